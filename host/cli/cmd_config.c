@@ -1,0 +1,8 @@
+/* cmd_config.c: PLACEHOLDER until its owner implements it (see commands.h). */
+#include <stdio.h>
+#include "commands.h"
+int calhost_cmd_config(calhost_cli *cli, int argc, char **argv) {
+  (void)cli; (void)argc;
+  fprintf(stderr, "calhost: %s: not implemented yet\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,13 @@
+/* cmd_plugins.c: PLACEHOLDER until its owner implements it (see commands.h). */
+#include <stdio.h>
+#include "commands.h"
+int calhost_cmd_plugins(calhost_cli *cli, int argc, char **argv) {
+  (void)cli; (void)argc;
+  fprintf(stderr, "calhost: %s: not implemented yet\n", argv[0]);
+  return 2;
+}
+int calhost_cmd_plugin(calhost_cli *cli, int argc, char **argv) {
+  (void)cli; (void)argc;
+  fprintf(stderr, "calhost: %s: not implemented yet\n", argv[0]);
+  return 2;
+}

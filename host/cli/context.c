@@ -1,0 +1,60 @@
+/*
+ * context.c: what every subcommand shares: usage errors, resolving and
+ * loading the configuration, and opening the store the host owns.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../config/config.h"
+#include "commands.h"
+
+int calhost_cli_usage_error(const calhost_cli *cli, const char *fmt, ...) {
+  va_list ap;
+  (void)cli;
+  fputs("calhost: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\nTry 'calhost --help'.\n", stderr);
+  return 2;
+}
+
+int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
+  char path[4096], err[1024];
+  const char *file = cli->config_path;
+  if (!file && calhost_config_find_default(path, sizeof path) == 0)
+    file = path;
+  if (!file)
+    return calhost_config_defaults(cfg) == 0 ? 0 : -1;
+  if (calhost_config_load(file, cfg, err, sizeof err) != 0) {
+    fprintf(stderr, "calhost: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out) {
+  calstore_options opts;
+  calstore_error err = {0};
+  calhost_config cfg = {0};
+  int have_cfg = 0;
+  calstore_options_init(&opts);
+  if (cli->config_path || !cli->store_path) {
+    if (calhost_cli_load_config(cli, &cfg) != 0)
+      return CALSTORE_INVALID_ARGUMENT;
+    have_cfg = 1;
+    if (cfg.store_path)
+      opts.path = cfg.store_path;
+    opts.persistence_enabled = cfg.persistence_enabled;
+  }
+  if (cli->store_path)
+    opts.path = cli->store_path;
+  calstore_status st = calstore_open(&opts, out, &err);
+  if (st != CALSTORE_OK)
+    fprintf(stderr, "calhost: %s%s%.0u: %s: %s\n", err.path[0] ? err.path : "store",
+            err.line ? ":" : "", err.line, calstore_status_name(st), err.message);
+  if (have_cfg)
+    calhost_config_free(&cfg);
+  return st;
+}

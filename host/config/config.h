@@ -1,0 +1,124 @@
+/*
+ * config.h: calhost's configuration, read from an INI file with inih.
+ *
+ * Owns the typed, validated form of calhost.ini: the [store], [plugins],
+ * [calibration] and [lookup] sections, the [workload NAME] sections and the
+ * [plugin NAME] sections handed to plugins. Every value remembers the file
+ * and line it came from (for `calhost config show`), and every error names
+ * the file and line (unknown sections and keys, bad values, duplicates).
+ * Internal to the host (not a public header).
+ */
+#ifndef CALHOST_CONFIG_H
+#define CALHOST_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calhost/plugin.h" /* calhost_property */
+
+typedef enum calhost_rigor {
+  CALHOST_RIGOR_QUICK = 0,
+  CALHOST_RIGOR_MEASURE = 1, /* the default */
+  CALHOST_RIGOR_EXHAUSTIVE = 2,
+} calhost_rigor;
+
+/* Where a value came from: a file and line, or a built-in default
+ * (file NULL, line 0), or the command line (file "<command line>"). */
+typedef struct calhost_config_origin {
+  const char *file;
+  unsigned line;
+} calhost_config_origin;
+
+typedef struct calhost_config_workload {
+  char *name;          /* from [workload NAME] */
+  char *operator_name; /* operator = MatMul (required) */
+  char *dtype;         /* dtype = float32 (default float32) */
+  int64_t *shape;      /* shape = 256,256,256 (required; positive integers) */
+  size_t shape_rank;
+  char *model_file;    /* model = PATH (optional; relative to the config's dir) */
+  char *model_digest;  /* "sha256:<hex>" of model_file, else of the canonical
+                          workload description; filled by calhost_config_load */
+  calhost_property *properties; /* every other key of the section, e.g. accumulate = 1 */
+  size_t property_count;
+  calhost_config_origin origin; /* the section header's line */
+} calhost_config_workload;
+
+typedef struct calhost_config_plugin_section {
+  char *name;                   /* from [plugin NAME]: the backend name */
+  calhost_property *settings;   /* passed to the plugin's create() */
+  size_t setting_count;
+  calhost_config_origin origin;
+} calhost_config_plugin_section;
+
+typedef struct calhost_config {
+  char *source_path; /* the file read; NULL when only defaults */
+
+  /* [store] */
+  char *store_path;        /* path = ...; NULL: the store's default path */
+  int persistence_enabled; /* persistence_enabled = true|false (default true) */
+
+  /* [plugins] */
+  char **plugin_dirs;      /* directories = a:b (':'-separated, also ';' on Windows) */
+  size_t plugin_dir_count;
+  char **plugin_paths;     /* paths = explicit plugin files */
+  size_t plugin_path_count;
+  char **enabled_backends; /* enabled = a,b (empty: all) */
+  size_t enabled_count;
+  char **disabled_backends;/* disabled = c,d */
+  size_t disabled_count;
+
+  /* [calibration] */
+  int *cpus;               /* cpus = all | 0-3,6 ; NULL/0 = all */
+  size_t cpu_count;
+  int cpus_all;
+  uint32_t *thread_counts; /* threads = 1,2,max ; 0 stands for max */
+  size_t thread_count_count;
+  calhost_rigor rigor;     /* rigor = quick|measure|exhaustive */
+  double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin) */
+  uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
+  double plugin_timeout_seconds; /* plugin_timeout = 120: child-process limit */
+
+  /* [lookup] */
+  int force_portable;      /* force_portable = true|false */
+
+  calhost_config_workload *workloads;
+  size_t workload_count;
+  calhost_config_plugin_section *plugin_sections;
+  size_t plugin_section_count;
+
+  /* Origins of the scalar keys, for `config show`; indexed by name through
+   * calhost_config_origin_of. */
+  void *origins;
+} calhost_config;
+
+/* Fills *cfg with the built-in defaults (no file). Returns 0, or -1 on
+ * allocation failure. */
+int calhost_config_defaults(calhost_config *cfg);
+
+/* Reads and validates the INI file at path into *cfg (starting from the
+ * defaults). On error returns -1, leaves *cfg freed and writes
+ * "FILE:LINE: message" into err (NUL-terminated, at most err_capacity). */
+int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t err_capacity);
+
+/* The default search: ./calhost.ini, then $XDG_CONFIG_HOME/calhost/calhost.ini
+ * (or ~/.config/calhost/calhost.ini), then the installed config/calhost.ini.
+ * Writes the first that exists into buf and returns 0; -1 when none does. */
+int calhost_config_find_default(char *buf, size_t capacity);
+
+/* Frees everything *cfg owns and zeroes it. NULL-safe. */
+void calhost_config_free(calhost_config *cfg);
+
+/* Finds a workload / plugin section by name; NULL when absent. */
+const calhost_config_workload *calhost_config_workload_named(const calhost_config *cfg,
+                                                             const char *name);
+const calhost_config_plugin_section *calhost_config_plugin_named(const calhost_config *cfg,
+                                                                 const char *name);
+
+/* Nonzero when the backend may be used (enabled list empty or naming it, and
+ * not in the disabled list). */
+int calhost_config_backend_enabled(const calhost_config *cfg, const char *backend);
+
+/* Where the value of "section.key" (e.g. "calibration.rigor") came from. */
+calhost_config_origin calhost_config_origin_of(const calhost_config *cfg, const char *dotted_key);
+
+#endif /* CALHOST_CONFIG_H */

@@ -1,0 +1,372 @@
+/*
+ * calstore.h: the public C API of libcalstore, calhost's calibration profile
+ * store (see ../shared/spec/calibration-profile-store.rst and README.md).
+ *
+ * What a deployment, a host or a test links. The store owns loading,
+ * locking, merging and atomic replacement of the one profile file; callers
+ * (backends) only build keys, serialize policies and validate them.
+ *
+ * Conventions:
+ *  - Every function returns a calstore_status; misuse (NULL handle, bad key,
+ *    unrepresentable value) is CALSTORE_INVALID_ARGUMENT, never an abort.
+ *  - Every function that can fail takes an optional `calstore_error *err`
+ *    (may be NULL); on failure it is filled with the status, a human message
+ *    and, where a file was at fault, the line number.
+ *  - Strings passed in are borrowed for the duration of the call only; the
+ *    store copies what it keeps.
+ *  - A calstore handle may be used from many threads at once.
+ */
+#ifndef CALHOST_CALSTORE_H
+#define CALHOST_CALSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(CALSTORE_BUILDING_DLL)
+#define CALSTORE_API __declspec(dllexport)
+#elif defined(_WIN32) && !defined(CALSTORE_STATIC)
+#define CALSTORE_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define CALSTORE_API __attribute__((visibility("default")))
+#else
+#define CALSTORE_API
+#endif
+
+/* The magic word and schema version that start every store file. */
+#define CALSTORE_FORMAT_MAGIC "onnx_light_calibration_profiles"
+#define CALSTORE_FORMAT_VERSION 1
+
+/* Result codes. Append-only: values never change meaning. */
+typedef enum calstore_status {
+  CALSTORE_OK = 0,
+  CALSTORE_NOT_FOUND = 1,           /* no such profile / no file / nothing selected */
+  CALSTORE_DISABLED = 2,            /* operation needs persistence, which is off */
+  CALSTORE_UNREADABLE = 3,          /* the file exists but cannot be read (I/O, permissions) */
+  CALSTORE_MALFORMED = 4,           /* the file breaks the version-1 grammar (line in err) */
+  CALSTORE_UNSUPPORTED_VERSION = 5, /* the header names a schema version other than 1 */
+  CALSTORE_POLICY_REJECTED = 6,     /* the backend's validator refused the policy */
+  CALSTORE_WRITE_FAILED = 7,        /* write, fsync, rename or directory creation failed */
+  CALSTORE_INVALID_ARGUMENT = 8,    /* bad key, bad measurement, NULL where not allowed */
+  CALSTORE_NO_MEMORY = 9,           /* allocation failed; nothing was changed */
+  CALSTORE_LOCK_FAILED = 10,        /* the inter-process lock could not be taken */
+} calstore_status;
+
+/* Stable lower-case word for a status ("ok", "not_found", "disabled",
+ * "unreadable", "malformed", "unsupported_version", "policy_rejected",
+ * "write_failed", "invalid_argument", "no_memory", "lock_failed"); "unknown"
+ * for values outside the enum. The string is static. */
+CALSTORE_API const char *calstore_status_name(calstore_status status);
+
+/* Error details of a failed call. `line` is 1-based, 0 when no file line is
+ * concerned; `path` names the file at fault, empty when none. */
+typedef struct calstore_error {
+  calstore_status status;
+  unsigned line;
+  char path[512];
+  char message[1024];
+} calstore_error;
+
+typedef enum calstore_key_kind {
+  CALSTORE_KEY_EXACT = 1,    /* backend, operator, implementation, model, processor, threads */
+  CALSTORE_KEY_PORTABLE = 2, /* backend, operator, implementation, sorted structure */
+} calstore_key_kind;
+
+typedef enum calstore_source {
+  CALSTORE_SOURCE_CALIBRATED = 1, /* written by a calibration sweep */
+  CALSTORE_SOURCE_OVERRIDE = 2,   /* installed by a user; wins over calibrated */
+} calstore_source;
+
+typedef struct calstore_property {
+  const char *name;
+  const char *value;
+} calstore_property;
+
+typedef struct calstore_measurement {
+  const char *name; /* non-empty */
+  double value;     /* finite */
+  const char *unit; /* may be empty, not NULL */
+} calstore_measurement;
+
+/* The identity of a profile.
+ *
+ * An exact key sets model_digest, processor (non-empty) and thread_count
+ * (>= 1) and leaves structure empty. A portable key sets structure (at least
+ * one property, names unique; order does not matter, the store sorts them by
+ * name) and leaves model_digest and processor NULL and thread_count 0.
+ * backend, operator_name and implementation are always required. A key that
+ * is incomplete or mixes the two kinds is CALSTORE_INVALID_ARGUMENT.
+ * No field may contain a line break or NUL (the format cannot carry them). */
+typedef struct calstore_key {
+  calstore_key_kind kind;
+  const char *backend;
+  const char *operator_name;
+  const char *implementation;
+  /* exact keys only */
+  const char *model_digest;
+  const char *processor;
+  uint32_t thread_count;
+  /* portable keys only */
+  const calstore_property *structure;
+  size_t structure_count;
+} calstore_key;
+
+/* A read-only view of one stored profile. Pointers stay valid as stated by
+ * the function that handed the view out. structure is sorted by name;
+ * measurements are in their original order. */
+typedef struct calstore_profile {
+  calstore_key key;
+  calstore_source source;
+  const calstore_measurement *measurements;
+  size_t measurement_count;
+  const char *policy; /* NUL-terminated, non-empty */
+  size_t policy_length;
+} calstore_profile;
+
+/* Policy serializer: returns the policy text (borrowed from the caller; must
+ * stay valid until the store call that invoked it returns) and its length in
+ * *length, or NULL on failure (optionally explaining why in err). The store
+ * calls it exactly once per Store/InstallOverride. */
+typedef const char *(*calstore_serializer_fn)(void *user, size_t *length, char *err,
+                                              size_t err_capacity);
+
+/* Policy validator/deserializer: returns nonzero when `policy` is acceptable
+ * to the backend (and may deserialize it into `user`), 0 when it is not,
+ * writing the backend's reason into err (NUL-terminated, at most
+ * err_capacity bytes). Must not keep `policy` after returning. */
+typedef int (*calstore_validator_fn)(void *user, const char *policy, size_t length, char *err,
+                                     size_t err_capacity);
+
+typedef struct calstore calstore;
+
+/* Options of calstore_open. Initialise with calstore_options_init. */
+typedef struct calstore_options {
+  uint32_t struct_size;    /* sizeof(calstore_options), set by calstore_options_init */
+  const char *path;        /* the store file; NULL: calstore_default_path */
+  int persistence_enabled; /* 0: no disk read or write at all; default 1 */
+} calstore_options;
+
+/* Fills *options with the defaults (default path, persistence enabled). */
+CALSTORE_API void calstore_options_init(calstore_options *options);
+
+/* Writes the default store file path into buf (NUL-terminated):
+ * %LOCALAPPDATA%\calhost\profiles.txt on Windows, else
+ * $XDG_CACHE_HOME/calhost/profiles.txt when XDG_CACHE_HOME is set, else
+ * $HOME/.cache/calhost/profiles.txt. Returns CALSTORE_INVALID_ARGUMENT when
+ * buf is too small or no base directory is known. */
+CALSTORE_API calstore_status calstore_default_path(char *buf, size_t capacity);
+
+/* Opens a store. *out receives a usable handle whenever memory allows, even
+ * when loading the file failed (like sqlite3_open): the return value is the
+ * load status. A missing file is CALSTORE_OK with an empty store. A
+ * malformed file or unknown version leaves the handle empty and returns
+ * CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION with the line in err.
+ * With persistence disabled nothing on disk is touched. */
+CALSTORE_API calstore_status calstore_open(const calstore_options *options, calstore **out,
+                                           calstore_error *err);
+
+/* Closes a store, frees its memory and sets *store to NULL. NULL-safe. */
+CALSTORE_API void calstore_close(calstore **store);
+
+/* The path this store reads and writes (valid until calstore_close). */
+CALSTORE_API const char *calstore_path(const calstore *store);
+
+/* Re-reads the file. On any failure the in-memory snapshot is unchanged.
+ * CALSTORE_DISABLED when persistence is off. */
+CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *err);
+
+/* Stores a calibrated profile: validates the key and measurements, calls
+ * serializer once, runs validator (if not NULL) on the result, then commits
+ * (lock, reload and merge the latest file, write a temporary sibling, fsync,
+ * rename, fsync the directory). A profile with the same key and source is
+ * replaced. On any failure neither the file nor the in-memory snapshot
+ * changes. */
+CALSTORE_API calstore_status calstore_store(calstore *store, const calstore_key *key,
+                                            const calstore_measurement *measurements,
+                                            size_t measurement_count,
+                                            calstore_serializer_fn serializer,
+                                            void *serializer_user,
+                                            calstore_validator_fn validator,
+                                            void *validator_user, calstore_error *err);
+
+/* Same as calstore_store for a user override. */
+CALSTORE_API calstore_status calstore_install_override(
+    calstore *store, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, calstore_error *err);
+
+/* Removes the user override with this key. CALSTORE_NOT_FOUND when none. */
+CALSTORE_API calstore_status calstore_clear_override(calstore *store, const calstore_key *key,
+                                                     calstore_error *err);
+
+/* Removes every profile (both sources) of a backend, or only those of one
+ * implementation version when implementation is not NULL. *removed (may be
+ * NULL) receives the count. Removing nothing is CALSTORE_OK. */
+CALSTORE_API calstore_status calstore_invalidate(calstore *store, const char *backend,
+                                                 const char *implementation, size_t *removed,
+                                                 calstore_error *err);
+
+/* Calls visit for every profile in memory, in file order, until it returns
+ * nonzero. The view is valid only during the callback; the store is
+ * read-locked meanwhile, so visit must not call back into the same store. */
+typedef int (*calstore_visit_fn)(void *user, const calstore_profile *profile);
+CALSTORE_API calstore_status calstore_inspect(calstore *store, calstore_visit_fn visit,
+                                              void *user);
+
+/* Number of profiles in memory. */
+CALSTORE_API size_t calstore_count(calstore *store);
+
+/* ---- Batches: many changes, one lock/reload/merge/write. ---------------- */
+
+typedef struct calstore_batch calstore_batch;
+
+/* Starts a batch. Nothing is written until calstore_batch_commit. */
+CALSTORE_API calstore_status calstore_batch_begin(calstore *store, calstore_batch **out,
+                                                  calstore_error *err);
+/* Queue a change. The key, measurements and serialized policy are checked
+ * (and the serializer and validator called) now, so a bad entry is refused
+ * at once and the rest of the batch is unaffected. */
+CALSTORE_API calstore_status calstore_batch_store(calstore_batch *batch, const calstore_key *key,
+                                                  const calstore_measurement *measurements,
+                                                  size_t measurement_count,
+                                                  calstore_serializer_fn serializer,
+                                                  void *serializer_user,
+                                                  calstore_validator_fn validator,
+                                                  void *validator_user, calstore_error *err);
+CALSTORE_API calstore_status calstore_batch_install_override(
+    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, calstore_error *err);
+/* Queue an already-serialized profile (used by import); profile->policy is
+ * checked like a serializer's output. */
+CALSTORE_API calstore_status calstore_batch_put(calstore_batch *batch,
+                                                const calstore_profile *profile,
+                                                calstore_error *err);
+CALSTORE_API calstore_status calstore_batch_clear_override(calstore_batch *batch,
+                                                           const calstore_key *key,
+                                                           calstore_error *err);
+CALSTORE_API calstore_status calstore_batch_invalidate(calstore_batch *batch, const char *backend,
+                                                       const char *implementation,
+                                                       calstore_error *err);
+/* Number of queued changes. */
+CALSTORE_API size_t calstore_batch_size(const calstore_batch *batch);
+/* Applies every queued change in order in one commit, then frees the batch
+ * and sets *batch to NULL (also on failure). All or nothing: on failure
+ * neither the file nor the in-memory snapshot changes. */
+CALSTORE_API calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *err);
+/* Drops a batch without committing; NULL-safe, sets *batch to NULL. */
+CALSTORE_API void calstore_batch_abort(calstore_batch **batch);
+
+/* ---- Lookup ---------------------------------------------------------- */
+
+/* Why a candidate was not selected. Append-only. */
+typedef enum calstore_reject_reason {
+  CALSTORE_REJECT_OUTDATED_IMPLEMENTATION = 1,
+  CALSTORE_REJECT_DIFFERENT_MODEL = 2,
+  CALSTORE_REJECT_DIFFERENT_PROCESSOR = 3,
+  CALSTORE_REJECT_DIFFERENT_THREAD_COUNT = 4,
+  CALSTORE_REJECT_DIFFERENT_STRUCTURE = 5,
+  CALSTORE_REJECT_POLICY_REJECTED = 6, /* the backend's validator refused it */
+  CALSTORE_REJECT_FORCE_PORTABLE = 7,  /* exact profile skipped by force_portable */
+} calstore_reject_reason;
+
+/* Stable word for a reason ("outdated_implementation", "different_model",
+ * "different_processor", "different_thread_count", "different_structure",
+ * "policy_rejected", "force_portable"). */
+CALSTORE_API const char *calstore_reject_reason_name(calstore_reject_reason reason);
+
+/* What to look up. backend, operator_name and implementation are required.
+ * The exact levels are consulted only when model_digest and processor are
+ * set and thread_count >= 1 (and force_portable is 0); the portable levels
+ * only when structure_count > 0. */
+typedef struct calstore_lookup_options {
+  const char *backend;
+  const char *operator_name;
+  const char *implementation;
+  const char *model_digest;
+  const char *processor;
+  uint32_t thread_count;
+  const calstore_property *structure;
+  size_t structure_count;
+  int force_portable;
+} calstore_lookup_options;
+
+/* Precedence levels, in the order they are walked. */
+typedef enum calstore_level {
+  CALSTORE_LEVEL_NONE = 0,
+  CALSTORE_LEVEL_EXACT_OVERRIDE = 1,
+  CALSTORE_LEVEL_PORTABLE_OVERRIDE = 2,
+  CALSTORE_LEVEL_EXACT_CALIBRATED = 3,
+  CALSTORE_LEVEL_PORTABLE_CALIBRATED = 4,
+} calstore_level;
+
+typedef struct calstore_rejection {
+  calstore_reject_reason reason;
+  const char *message; /* human explanation, e.g. "implementation 2, wanted 3" */
+  calstore_profile profile;
+} calstore_rejection;
+
+/* The outcome of a lookup; owned by the caller, freed with
+ * calstore_lookup_result_free. Every pointer inside stays valid until then,
+ * independent of later changes to the store. */
+typedef struct calstore_lookup_result {
+  calstore_status status;          /* CALSTORE_OK when a profile was selected, else NOT_FOUND */
+  calstore_level level;            /* where the selection came from */
+  const calstore_profile *profile; /* the selected profile, NULL when none */
+  const calstore_rejection *rejections; /* candidates of the same backend and operator */
+  size_t rejection_count;
+} calstore_lookup_result;
+
+/* Walks the precedence (exact override, portable override, exact calibrated,
+ * portable calibrated; force_portable skips the exact levels). A candidate
+ * matching the level's key is offered to validator (if not NULL); one it
+ * refuses is recorded as CALSTORE_REJECT_POLICY_REJECTED and the walk goes
+ * on. Profiles of the same backend and operator that do not match are
+ * recorded with the first reason that applies (implementation, model,
+ * processor, thread count, structure). Returns CALSTORE_OK (selected),
+ * CALSTORE_NOT_FOUND (none; *out still describes the rejections) or an
+ * error (then *out is NULL). */
+CALSTORE_API calstore_status calstore_lookup(calstore *store,
+                                             const calstore_lookup_options *options,
+                                             calstore_validator_fn validator,
+                                             void *validator_user,
+                                             calstore_lookup_result **out, calstore_error *err);
+
+CALSTORE_API void calstore_lookup_result_free(calstore_lookup_result **result);
+
+/* ---- Files ------------------------------------------------------------ */
+
+/* One problem found in a file. */
+typedef void (*calstore_diagnostic_fn)(void *user, calstore_status status, unsigned line,
+                                       const char *message);
+
+/* Parses the file at path without a store: calls visit for each profile (the
+ * view is valid during the callback; may be NULL) only if the whole file is
+ * valid, and reports every problem found through diagnostic (may be NULL).
+ * Returns the file's verdict: OK, NOT_FOUND, UNREADABLE, MALFORMED or
+ * UNSUPPORTED_VERSION; *profile_count (may be NULL) receives the number of
+ * profiles of a valid file. */
+CALSTORE_API calstore_status calstore_read_file(const char *path, calstore_visit_fn visit,
+                                                void *visit_user,
+                                                calstore_diagnostic_fn diagnostic,
+                                                void *diagnostic_user, size_t *profile_count);
+
+/* The same, for text already in memory (used by the fuzzer and by tests). */
+CALSTORE_API calstore_status calstore_read_buffer(const char *data, size_t length,
+                                                  calstore_visit_fn visit, void *visit_user,
+                                                  calstore_diagnostic_fn diagnostic,
+                                                  void *diagnostic_user, size_t *profile_count);
+
+/* Writes the in-memory profiles to path in canonical version-1 form (file
+ * order), atomically (temporary sibling, fsync, rename). Works also with
+ * persistence disabled: it is an explicit export. */
+CALSTORE_API calstore_status calstore_export(calstore *store, const char *path,
+                                             calstore_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CALHOST_CALSTORE_H */

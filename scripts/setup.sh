@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# calhost's set-up script: installs the Debian packages calhost needs, builds
+# it, and runs one of the two jobs of the README.
+#
+#   scripts/setup.sh calibrate   calibrate the installed plugins with the
+#                                default config and show the stored results
+#   scripts/setup.sh test        run the whole test suite: the cmocka suite,
+#                                again under ASan+UBSan, and the reliability
+#                                checks (fuzzing, cross build)
+#   scripts/setup.sh deps        only install the packages
+#
+# BUILD_DIR (default: build) and SAN_BUILD_DIR (default: build-asan) may be
+# set to build elsewhere.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+BUILD_DIR=${BUILD_DIR:-build}
+SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+# Debian packages: build tools, libraries, test and reliability tooling.
+PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
+          libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
+          libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64)
+
+install_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() { # build DIR [cmake options...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$JOBS"
+}
+
+case "${1:-}" in
+  deps)
+    install_deps ;;
+  calibrate)
+    install_deps
+    build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+    store="${CALHOST_DEMO_STORE:-$here/$BUILD_DIR/demo-store/profiles.txt}"
+    "$BUILD_DIR/bin/calhost" --store "$store" --config config/calhost.ini calibrate
+    echo
+    echo "== stored profiles ($store)"
+    "$BUILD_DIR/bin/calhost" --store "$store" list
+    ;;
+  test)
+    install_deps
+    build "$BUILD_DIR"
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS")
+    build "$SAN_BUILD_DIR" -DCALHOST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+    (cd "$SAN_BUILD_DIR" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
+    if [ -x tests/reliability/run.sh ]; then
+      tests/reliability/run.sh
+    fi
+    ;;
+  *)
+    echo "usage: scripts/setup.sh calibrate|test|deps" >&2
+    exit 2 ;;
+esac
