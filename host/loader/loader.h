@@ -1,0 +1,267 @@
+/*
+ * loader.h: the host's plugin loader (internal to calhost, not installed).
+ *
+ * Owns discovery (configured directories, CALHOST_PLUGIN_PATH, explicit
+ * paths, the build tree's or installation's lib/calhost/plugins), the safety
+ * checks (owner and mode of the file and of every directory above it), the
+ * probe of each plugin in a forked child (a plugin that crashes or hangs while
+ * negotiating is reported, never loaded in the host), negotiation of the ABI,
+ * in-process loading of the plugins that passed, and the host-services table
+ * handed to each plugin.
+ *
+ * Typical use (the sweep engine, `calhost plugins`):
+ *
+ *   calhost_loader_options o;
+ *   calhost_loader_options_init(&o);
+ *   o.config_dirs = cfg.plugin_dirs; o.config_dir_count = cfg.plugin_dir_count;
+ *   o.services.is_cancelled = my_cancel; o.services.user = my_state;
+ *   calhost_plugin_list list;
+ *   calhost_loader_discover(&o, &list);
+ *   for (size_t i = 0; i < list.count; i++) {
+ *     calhost_plugin *p = list.items[i];
+ *     if (!p->loaded) { printf("%s: %s\n", p->path, p->reason); continue; }
+ *     if (CALHOST_PLUGIN_HAS(p, default_policy, 1)) p->vtable.default_policy(...);
+ *   }
+ *   calhost_plugin_list_free(&list);
+ *
+ * Everything returned is owned by the list and valid until
+ * calhost_plugin_list_free. Not thread-safe: discover and free from one
+ * thread; a loaded plugin's vtable may then be used as plugin.h allows.
+ */
+#ifndef CALHOST_LOADER_H
+#define CALHOST_LOADER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calhost/plugin.h"
+
+#if defined(__GNUC__) && !defined(_WIN32)
+#define CALHOST_LOADER_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define CALHOST_LOADER_HIDDEN
+#endif
+
+struct calhost_module;
+
+/* ---- Host services -----------------------------------------------------
+ * What the caller can plug into the calhost_host_services table the loader
+ * gives each plugin. Every callback is optional (NULL: the loader's default);
+ * `user` is passed back to each. The loader keeps one context per plugin, so
+ * messages and errors are attributed to their backend. */
+typedef struct calhost_services_hooks {
+  void *user;
+  /* Log sink. Default: "calhost: [backend] LEVEL: message" on stderr for
+   * levels >= min_log_level. backend may be NULL (before identity is known). */
+  void (*log)(void *user, const char *backend, calhost_log_level level, const char *message);
+  calhost_log_level min_log_level; /* default CALHOST_LOG_WARNING */
+  /* Cancellation: the plugin sees cancellation when *cancel_flag != 0 or
+   * is_cancelled(user) != 0. Both may be set; both may be NULL (never). */
+  volatile sig_atomic_t *cancel_flag;
+  int (*is_cancelled)(void *user);
+  /* Progress of a long plugin call. Default: ignored. */
+  void (*progress)(void *user, const char *backend, double fraction, const char *what);
+} calhost_services_hooks;
+
+/* The context behind a plugin's calhost_host_services (one per plugin,
+ * embedded in calhost_plugin, so its address is stable). */
+typedef struct calhost_services_context {
+  const calhost_services_hooks *hooks; /* borrowed from the options copy in the list */
+  const char *backend;                 /* the plugin's backend name, or NULL */
+  char error[1024];                    /* last set_error message, "" when none */
+  int has_error;
+} calhost_services_context;
+
+/* Fills *table with the loader's host-services implementation bound to ctx
+ * (log, set_error, is_cancelled, progress, allocate, free_memory). ctx must
+ * outlive every use of the table. hooks may be NULL (defaults). */
+CALHOST_LOADER_HIDDEN void calhost_services_init(calhost_host_services *table,
+                                                 calhost_services_context *ctx,
+                                                 const calhost_services_hooks *hooks,
+                                                 const char *backend);
+
+/* Returns the message the plugin attached with set_error since the last
+ * call (a pointer into ctx, valid until the next plugin call) and clears it;
+ * returns NULL when there is none. */
+CALHOST_LOADER_HIDDEN const char *calhost_services_take_error(calhost_services_context *ctx);
+
+/* ---- Options -------------------------------------------------------- */
+
+typedef struct calhost_loader_options {
+  /* Directories from the configuration ([plugins] directories), scanned in
+   * order, each listing sorted by name. Borrowed for the call. */
+  char *const *config_dirs;
+  size_t config_dir_count;
+  /* Explicit plugin files ([plugins] paths, tests, `plugin check`). */
+  char *const *explicit_paths;
+  size_t explicit_path_count;
+  /* Honour CALHOST_PLUGIN_PATH (':'-separated directories or files; read with
+   * secure_getenv, so ignored under elevated privileges). Default 1. */
+  int use_environment;
+  /* Add the default directories: <dir of /proc/self/exe>/../lib/calhost/plugins
+   * (the build tree and a relocated installation) and the configured
+   * installation's <prefix>/<libdir>/calhost/plugins. Default 1. */
+  int use_default_dirs;
+  /* Backend filters from the configuration: enabled (empty: all) and
+   * disabled. A filtered plugin is listed as rejected "disabled by
+   * configuration" and not loaded. Borrowed for the call. */
+  char *const *enabled;
+  size_t enabled_count;
+  char *const *disabled;
+  size_t disabled_count;
+  /* Probe each plugin in a forked child before loading it. Default 1.
+   * Timeout of one probe in seconds; default 10. */
+  int probe;
+  double probe_timeout_seconds;
+  /* Load the plugins that passed into this process (dlopen + negotiate).
+   * 0: discover and probe only (identity still filled in). Default 1. */
+  int load;
+  /* The host's ABI range offered in negotiation. Default
+   * [CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION]; tests narrow or widen it. */
+  uint32_t host_abi_min, host_abi_max;
+  /* Hooks for the host services (copied into the list). */
+  calhost_services_hooks services;
+} calhost_loader_options;
+
+/* Fills *o with the defaults described above. */
+CALHOST_LOADER_HIDDEN void calhost_loader_options_init(calhost_loader_options *o);
+
+/* ---- Results ------------------------------------------------------------ */
+
+/* Where a plugin was found. */
+typedef enum calhost_plugin_origin {
+  CALHOST_ORIGIN_EXPLICIT = 0,    /* explicit_paths */
+  CALHOST_ORIGIN_ENVIRONMENT = 1, /* CALHOST_PLUGIN_PATH */
+  CALHOST_ORIGIN_CONFIG = 2,      /* config_dirs */
+  CALHOST_ORIGIN_DEFAULT = 3,     /* build tree / installation */
+} calhost_plugin_origin;
+
+/* One discovered plugin. Strings are owned by the record (NULL when not
+ * known, e.g. backend of a file without entry point). */
+typedef struct calhost_plugin {
+  char *path; /* as found (made absolute); realpath when it resolves */
+  calhost_plugin_origin origin;
+  char *backend;
+  char *implementation_version;
+  char *description;
+  char **operators; /* operator_count strings */
+  size_t operator_count;
+  uint32_t abi_version;              /* chosen in negotiation; 0 when none */
+  uint32_t plugin_abi_min, plugin_abi_max; /* as the plugin reported; 0 unknown */
+  int loaded;  /* 1: in this process, vtable usable */
+  char *reason; /* why rejected (one line, NUL-terminated); NULL when loaded
+                   or when only probed (load == 0) and fine */
+  /* Valid when loaded: a copy of the plugin's vtable, zero-filled past the
+   * plugin's struct_size, so an entry the plugin did not compile is NULL. */
+  calhost_plugin_vtable vtable;
+  calhost_host_services services;          /* the table handed to the plugin */
+  calhost_services_context services_ctx;   /* its context */
+  struct calhost_module *module;           /* NULL when not loaded */
+} calhost_plugin;
+
+typedef struct calhost_plugin_list {
+  calhost_plugin **items; /* count records, in discovery order */
+  size_t count;
+  calhost_services_hooks hooks; /* the copy the plugins' contexts point to */
+} calhost_plugin_list;
+
+/* True when a loaded plugin offers vtable entry `field`, introduced in ABI
+ * version `since`: the chosen version is at least `since` and the pointer is
+ * not NULL. Use before calling any OPTIONAL entry (REQUIRED ones were checked
+ * at load time). */
+#define CALHOST_PLUGIN_HAS(p, field, since)                                                        \
+  ((p)->loaded && (p)->abi_version >= (since) && (p)->vtable.field != NULL)
+
+/* Discovers, checks, probes and (when o->load) loads every plugin the
+ * options name, into *out (always initialised; free with
+ * calhost_plugin_list_free). Never stops at a bad plugin: each failure is in
+ * its record's reason. Order: explicit paths, CALHOST_PLUGIN_PATH, config
+ * dirs, default dirs; each directory listing sorted; the same file found twice
+ * is listed once; a second plugin with an already-seen backend is rejected
+ * naming both files. Returns the number of loaded plugins (or probed-OK ones
+ * when !o->load), or -1 on allocation failure. */
+CALHOST_LOADER_HIDDEN int calhost_loader_discover(const calhost_loader_options *o,
+                                                  calhost_plugin_list *out);
+
+/* Checks, probes and loads one file as calhost_loader_discover would (no
+ * duplicate check). Returns a new record (free with calhost_plugin_free), or
+ * NULL on allocation failure. */
+CALHOST_LOADER_HIDDEN calhost_plugin *calhost_loader_open(const calhost_loader_options *o,
+                                                          const calhost_services_hooks *hooks,
+                                                          const char *path);
+
+/* Unloads a loaded plugin (dlclose); the record keeps its identity, loaded
+ * becomes 0 and the vtable is zeroed. The caller must have destroyed every
+ * instance first. NULL-safe. */
+CALHOST_LOADER_HIDDEN void calhost_loader_unload(calhost_plugin *p);
+
+/* Unloads and frees one record. NULL-safe. */
+CALHOST_LOADER_HIDDEN void calhost_plugin_free(calhost_plugin *p);
+
+/* Unloads and frees every record and zeroes *list. NULL-safe. */
+CALHOST_LOADER_HIDDEN void calhost_plugin_list_free(calhost_plugin_list *list);
+
+/* The loaded (or probed-OK) plugin of a backend, or NULL. */
+CALHOST_LOADER_HIDDEN calhost_plugin *calhost_plugin_list_find(const calhost_plugin_list *list,
+                                                               const char *backend);
+
+/* The message the plugin attached with set_error during its last failing
+ * call, cleared by this call; NULL when none. Valid until the next call into
+ * the plugin. */
+CALHOST_LOADER_HIDDEN const char *calhost_plugin_take_error(calhost_plugin *p);
+
+/* ---- Lower-level pieces (also used by `calhost plugin check`) --------- */
+
+/* Checks that path is a regular file owned by root or the effective user,
+ * not writable by group or others, and that every directory above it (from
+ * "/", through fds) is owned by root or the effective user and not writable
+ * by group or others (a sticky directory such as /tmp is allowed above the
+ * plugin's own directory). Returns 0, or -1 with a one-line reason in err. */
+CALHOST_LOADER_HIDDEN int calhost_loader_check_path(const char *path, char *err, size_t err_cap);
+
+/* Negotiates with an opened module: looks up the entry point, offers
+ * [host_min, host_max] and services, validates the reply and the vtable
+ * (identity, struct_size, every REQUIRED entry). On success fills
+ * *vtable_copy (zero-filled past the plugin's struct_size) and *chosen and
+ * returns 0; else -1 with the reason in err, e.g.
+ * "plugin supports ABI 2..3, host supports 1..1" or
+ * "required vtable entry 'validate_policy' is missing". plugin_min/max get
+ * the plugin's range when it answered (else 0). */
+CALHOST_LOADER_HIDDEN int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min,
+                                                   uint32_t host_max,
+                                                   const calhost_host_services *services,
+                                                   calhost_plugin_vtable *vtable_copy,
+                                                   uint32_t *chosen, uint32_t *plugin_min,
+                                                   uint32_t *plugin_max, char *err,
+                                                   size_t err_cap);
+
+/* Writes "signal 11 SIGSEGV" style text for a signal number into buf;
+ * returns buf. */
+CALHOST_LOADER_HIDDEN const char *calhost_signal_text(int sig, char *buf, size_t cap);
+
+/* ---- Conformance checker (`calhost plugin check`) -------------------- */
+
+typedef struct calhost_check_options {
+  double timeout_seconds; /* per check, default 30 */
+  int verbose;            /* print details of passing checks too */
+  /* Workload for the tiny sweep; NULL: a representative one for the
+   * plugin's first operator (MatMul 32,32,32 float32; ReduceSum 4096 ...). */
+  const char *operator_name;
+  const char *dtype;
+  const int64_t *shape;
+  size_t shape_rank;
+} calhost_check_options;
+
+/* Fills *o with the defaults. */
+CALHOST_LOADER_HIDDEN void calhost_check_options_init(calhost_check_options *o);
+
+/* Runs every conformance check on the plugin file at path, each in a forked
+ * child (a crash or hang is a FAIL with the signal or the timeout, never a
+ * crash of the caller), printing "PASS name" / "FAIL name: reason" lines to
+ * out. Returns 0 when all passed, 1 when any failed. */
+CALHOST_LOADER_HIDDEN int calhost_plugin_check(const char *path, const calhost_check_options *o,
+                                               FILE *out);
+
+#endif /* CALHOST_LOADER_H */
