@@ -23,6 +23,17 @@
  *    policies, and runs candidates.
  *  - Functions return calhost_status; on failure a plugin may explain itself
  *    with host->set_error before returning.
+ *  - The entry point may be called more than once, and first in a short-lived
+ *    child process (the host probes every plugin in a fork before loading it):
+ *    it and the library's constructors must be cheap and side-effect free
+ *    (no threads, no I/O, nothing written to stdout).
+ *  - Strings the plugin hands over (identity, keys, policies) are printable
+ *    and one line: no control characters, no line breaks.
+ *
+ * Compatibility of this header: ABI 1 is frozen. Later versions only append
+ * fields to the end of structs, entries to the end of the vtable, values to
+ * the enums, and macros/inline helpers; a plugin compiled against ABI 1
+ * keeps loading in every host whose range includes 1.
  *
  * See plugin-sdk/README.md for the author's guide and the sweep lifecycle.
  */
@@ -52,6 +63,19 @@ extern "C" {
 /* The one exported symbol's name, for dlsym/GetProcAddress. */
 #define CALHOST_PLUGIN_ENTRY_POINT "calhost_plugin_negotiate"
 
+/* The longest policy (bytes, without the NUL) the host accepts from
+ * serialize_candidate / default_policy, and the longest payload it ever hands
+ * to validate_policy from its own store. `calhost plugin check` fails a
+ * plugin whose policies are longer. Since ABI 1. */
+#define CALHOST_POLICY_MAX_LENGTH 65536u
+
+/* For a struct the host writes (workload, target, ...): nonzero when the
+ * host's copy includes `field`, i.e. the host was compiled with a version of
+ * the struct that has it. Check before reading a field appended after ABI 1:
+ *   if (CALHOST_HAS_FIELD(target, calhost_target, some_new_field)) ... */
+#define CALHOST_HAS_FIELD(ptr, type, field)                                                        \
+  ((ptr)->header.struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
 /* Results of plugin calls. Append-only. */
 typedef enum calhost_status {
   CALHOST_OK = 0,
@@ -65,6 +89,23 @@ typedef enum calhost_status {
   CALHOST_ABI_MISMATCH = 8,        /* negotiation: no common ABI version */
 } calhost_status;
 
+/* The enumerator's name ("CALHOST_OK", ...), for messages; "unknown status"
+ * for a value this header does not know. Since ABI 1. */
+static inline const char *calhost_status_name(calhost_status status) {
+  switch (status) {
+  case CALHOST_OK: return "CALHOST_OK";
+  case CALHOST_ERROR: return "CALHOST_ERROR";
+  case CALHOST_INVALID_ARGUMENT: return "CALHOST_INVALID_ARGUMENT";
+  case CALHOST_UNSUPPORTED: return "CALHOST_UNSUPPORTED";
+  case CALHOST_BUFFER_TOO_SMALL: return "CALHOST_BUFFER_TOO_SMALL";
+  case CALHOST_NO_MEMORY: return "CALHOST_NO_MEMORY";
+  case CALHOST_CANCELLED: return "CALHOST_CANCELLED";
+  case CALHOST_CHECK_FAILED: return "CALHOST_CHECK_FAILED";
+  case CALHOST_ABI_MISMATCH: return "CALHOST_ABI_MISMATCH";
+  }
+  return "unknown status";
+}
+
 /* Identifies what a calhost_struct_header starts. */
 typedef enum calhost_struct_type {
   CALHOST_STRUCT_NEGOTIATE_REQUEST = 1,
@@ -76,6 +117,9 @@ typedef enum calhost_struct_type {
   CALHOST_STRUCT_RUN_RESULT = 7,
 } calhost_struct_type;
 
+/* Starts every struct that crosses the boundary except the vtable. Written by
+ * whoever allocates the struct (the "writer"); a reader never reads past
+ * struct_size (see CALHOST_HAS_FIELD). Since ABI 1. */
 typedef struct calhost_struct_header {
   uint32_t struct_type;    /* a calhost_struct_type */
   uint32_t struct_version; /* 1 for every struct of ABI 1 */
@@ -97,8 +141,10 @@ typedef struct calhost_property {
 } calhost_property;
 
 /* ---- Host services ------------------------------------------------------
- * Provided by the host; the table and the context are valid from negotiation
- * until the plugin is unloaded. All entries are since ABI 1 and never NULL.
+ * Provided by the host (owned by it); the table and the context are valid
+ * from negotiation until the plugin is unloaded. The same table is passed to
+ * negotiation and to create(). All entries are since ABI 1 and never NULL
+ * (a plugin reading an entry appended later checks CALHOST_HAS_FIELD first).
  * They are safe to call from any thread the plugin creates. */
 typedef struct calhost_host_services {
   calhost_struct_header header; /* CALHOST_STRUCT_HOST_SERVICES */
@@ -163,17 +209,26 @@ typedef struct calhost_built_key {
   size_t structure_count;
 } calhost_built_key;
 
-/* Timings a backend with its own device timers may report from run(). */
+/* Timings a backend with its own device timers may report from run().
+ * Owned by the host; the host sets device_seconds to -1 before each call. */
 typedef struct calhost_run_result {
   calhost_struct_header header; /* CALHOST_STRUCT_RUN_RESULT, set by the host */
-  double device_seconds;        /* total for all iterations; < 0: the host times it */
+  double device_seconds;        /* since 1; total for all iterations; < 0: the host times it */
 } calhost_run_result;
 
 typedef struct calhost_plugin_instance calhost_plugin_instance; /* plugin-defined */
 typedef struct calhost_session calhost_session;                 /* plugin-defined */
 
 /* ---- The vtable -------------------------------------------------------
- * Owned by the plugin, static or valid until the plugin is unloaded.
+ * Owned by the plugin, static or valid until the plugin is unloaded. The host
+ * copies the first struct_size bytes at load time and treats every entry past
+ * them as NULL; it calls an entry only when the negotiated version is at
+ * least the entry's "since" version and the pointer is not NULL. A plugin
+ * missing a REQUIRED entry (of a version <= the chosen one) is rejected with
+ * "required vtable entry 'NAME' is missing". Every entry below is since ABI 1.
+ * All instance/session pointers passed back are the plugin's own, from
+ * create() / open_session(). Strings written into host buffers are
+ * NUL-terminated and owned by the host.
  * The lifecycle of a sweep, as the host drives it:
  *
  *   create -> [build_key] -> open_session -> candidate_count ->
