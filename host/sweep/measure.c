@@ -1,0 +1,583 @@
+/*
+ * measure.c: the measurement engine for one sweep (see measure.h).
+ *
+ * Plan: the default policy (if the plugin has one) and the candidates the
+ * rigor level selects are measured in up to two rounds. Round one prepares
+ * each, runs it once and checks its output against the reference (a wrong
+ * or failing candidate is rejected with the reason), sizes a sample to the
+ * rigor's minimum time (this doubles as warm-up), warms up, then takes
+ * prune_after samples (or every sample when pruning is off); a candidate
+ * whose lower quartile is above the leader's median x (1 + margin) is
+ * pruned. With halving, only the better half of the survivors goes on.
+ * Round two re-prepares the survivors and completes their samples. The
+ * winner is the lowest median; the default wins when nothing beats it.
+ */
+#include "measure.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stats.h"
+
+/* Is a vtable entry present in the struct the plugin compiled? */
+#define VT_HAS(vt, field)                                                                    \
+  ((vt)->struct_size >= offsetof(calhost_plugin_vtable, field) + sizeof((vt)->field) &&      \
+   (vt)->field != NULL)
+
+enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED };
+
+typedef struct entry {
+  uint32_t index;
+  char *policy;
+  size_t policy_length;
+  enum entry_state state;
+  double *samples;
+  uint32_t n;
+  uint32_t iterations;
+  double median;
+} entry;
+
+typedef struct sweep {
+  const calhost_sweep_request *req;
+  const calhost_plugin_vtable *vt;
+  calhost_session *session;
+  calhost_sweep_result *out;
+  size_t max_policy;
+  int any_device_timing;
+  int all_device_timing;
+} sweep;
+
+double calhost_sweep_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *status_word(calhost_status st) {
+  switch (st) {
+  case CALHOST_OK:
+    return "ok";
+  case CALHOST_ERROR:
+    return "error";
+  case CALHOST_INVALID_ARGUMENT:
+    return "invalid argument";
+  case CALHOST_UNSUPPORTED:
+    return "unsupported";
+  case CALHOST_BUFFER_TOO_SMALL:
+    return "buffer too small";
+  case CALHOST_NO_MEMORY:
+    return "out of memory";
+  case CALHOST_CANCELLED:
+    return "cancelled";
+  case CALHOST_CHECK_FAILED:
+    return "check failed";
+  case CALHOST_ABI_MISMATCH:
+    return "ABI mismatch";
+  }
+  return "unknown status";
+}
+
+static const char *plugin_message(sweep *s) {
+  const calhost_sweep_hooks *h = &s->req->hooks;
+  const char *m = h->take_plugin_error ? h->take_plugin_error(h->user) : NULL;
+  return m && *m ? m : NULL;
+}
+
+/* "what: status (plugin message)" into buf. */
+static void describe_failure(sweep *s, char *buf, size_t cap, const char *what,
+                             calhost_status st) {
+  const char *m = plugin_message(s);
+  if (m)
+    snprintf(buf, cap, "%s: %s (%s)", what, status_word(st), m);
+  else
+    snprintf(buf, cap, "%s: %s", what, status_word(st));
+}
+
+static int cancelled(sweep *s) {
+  const calhost_sweep_hooks *h = &s->req->hooks;
+  if (h->is_cancelled && h->is_cancelled(h->user)) {
+    s->out->cancelled = 1;
+    return 1;
+  }
+  return 0;
+}
+
+static int over_budget(sweep *s) {
+  return s->req->deadline > 0 && calhost_sweep_now() >= s->req->deadline;
+}
+
+static char *dup_text(const char *t) {
+  if (!t)
+    return NULL;
+  size_t n = strlen(t);
+  char *d = malloc(n + 1);
+  if (d)
+    memcpy(d, t, n + 1);
+  return d;
+}
+
+static void add_rejection(sweep *s, entry *e, const char *reason) {
+  calhost_sweep_result *o = s->out;
+  calhost_sweep_rejection *r = realloc(o->rejections, (o->rejection_count + 1) * sizeof *r);
+  e->state = ENTRY_REJECTED;
+  if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
+    o->rejected++;
+  if (!r)
+    return;
+  o->rejections = r;
+  r[o->rejection_count].index = e->index;
+  r[o->rejection_count].policy = dup_text(e->policy);
+  r[o->rejection_count].reason = dup_text(reason);
+  o->rejection_count++;
+}
+
+/* Checks the policy text itself: non-empty, printable, no line breaks. */
+static int policy_text_ok(const char *p, size_t n, char *why, size_t cap) {
+  if (n == 0) {
+    snprintf(why, cap, "empty policy");
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c == '\n' || c == '\r' || c == 0 || c < 0x20 || c == 0x7f) {
+      snprintf(why, cap, "policy contains a control character (byte %zu)", i);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Serializes candidate `index` (or the default) into a fresh string.
+ * Returns 0, or -1 with the reason in why. */
+static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, char *why,
+                     size_t cap) {
+  size_t bufcap = 256, len = 0;
+  *policy = NULL;
+  for (int attempt = 0; attempt < 4; attempt++) {
+    char *buf = malloc(bufcap);
+    if (!buf) {
+      snprintf(why, cap, "out of memory");
+      return -1;
+    }
+    calhost_status st;
+    len = 0;
+    if (index == CALHOST_SWEEP_DEFAULT_INDEX)
+      st = s->vt->default_policy(s->session, buf, bufcap, &len);
+    else
+      st = s->vt->serialize_candidate(s->session, index, buf, bufcap, &len);
+    if (st == CALHOST_BUFFER_TOO_SMALL) {
+      free(buf);
+      if (len > s->max_policy + 1) {
+        snprintf(why, cap, "policy too large (%zu bytes, limit %zu)", len, s->max_policy);
+        return -1;
+      }
+      bufcap = len > bufcap ? len : bufcap * 2;
+      continue;
+    }
+    if (st != CALHOST_OK) {
+      free(buf);
+      describe_failure(s, why, cap, "serialization failed", st);
+      return -1;
+    }
+    if (len >= bufcap) { /* a plugin that lies about the length */
+      free(buf);
+      snprintf(why, cap, "serializer reported length %zu for a %zu-byte buffer", len, bufcap);
+      return -1;
+    }
+    buf[len] = '\0';
+    if (len > s->max_policy) {
+      free(buf);
+      snprintf(why, cap, "policy too large (%zu bytes, limit %zu)", len, s->max_policy);
+      return -1;
+    }
+    if (!policy_text_ok(buf, len, why, cap)) {
+      free(buf);
+      return -1;
+    }
+    *policy = buf;
+    *length = len;
+    return 0;
+  }
+  snprintf(why, cap, "serializer keeps asking for a larger buffer");
+  return -1;
+}
+
+/* Runs the prepared candidate `iterations` times; returns the seconds per
+ * iteration in *per_iter, or a failure status. */
+static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) {
+  calhost_run_result rr;
+  memset(&rr, 0, sizeof rr);
+  rr.header.struct_type = CALHOST_STRUCT_RUN_RESULT;
+  rr.header.struct_version = 1;
+  rr.header.struct_size = sizeof rr;
+  rr.device_seconds = -1.0;
+  double t0 = calhost_sweep_now();
+  calhost_status st = s->vt->run(s->session, iterations, &rr);
+  double t1 = calhost_sweep_now();
+  if (st != CALHOST_OK)
+    return st;
+  if (rr.device_seconds >= 0 && isfinite(rr.device_seconds)) {
+    *seconds = rr.device_seconds;
+    s->any_device_timing = 1;
+  } else {
+    *seconds = t1 - t0;
+    s->all_device_timing = 0;
+  }
+  return CALHOST_OK;
+}
+
+/* prepare; and in the first round run once, check, size samples. */
+static int ready_entry(sweep *s, entry *e, int first_round) {
+  char why[640];
+  calhost_status st = s->vt->prepare(s->session, e->policy, e->policy_length);
+  if (st != CALHOST_OK) {
+    if (st == CALHOST_CANCELLED)
+      s->out->cancelled = 1;
+    describe_failure(s, why, sizeof why, "prepare failed", st);
+    add_rejection(s, e, why);
+    return -1;
+  }
+  if (!first_round)
+    return 0;
+  double t;
+  st = timed_run(s, 1, &t);
+  if (st != CALHOST_OK) {
+    if (st == CALHOST_CANCELLED)
+      s->out->cancelled = 1;
+    describe_failure(s, why, sizeof why, "run failed", st);
+    add_rejection(s, e, why);
+    return -1;
+  }
+  if (VT_HAS(s->vt, check)) {
+    char err[512] = "";
+    st = s->vt->check(s->session, err, sizeof err);
+    err[sizeof err - 1] = '\0';
+    if (st != CALHOST_OK) {
+      if (st == CALHOST_CHECK_FAILED)
+        snprintf(why, sizeof why, "wrong output: %s",
+                 err[0] ? err : (plugin_message(s) ? plugin_message(s) : "differs from reference"));
+      else
+        describe_failure(s, why, sizeof why, "check failed", st);
+      add_rejection(s, e, why);
+      return -1;
+    }
+  } else {
+    s->out->unchecked = 1;
+  }
+  /* Size a sample: grow iterations until one sample lasts min_sample_seconds. */
+  double min_t = s->req->params.min_sample_seconds;
+  uint32_t iters = 1;
+  for (int step = 0; step < 24 && t < min_t; step++) {
+    double grow = t > 0 ? min_t / t * 1.2 : 10.0;
+    if (grow > 10.0)
+      grow = 10.0;
+    if (grow < 1.5)
+      grow = 1.5;
+    double next = ceil((double)iters * grow);
+    if (next > (double)(1u << 24)) {
+      iters = 1u << 24;
+      break;
+    }
+    iters = (uint32_t)next;
+    st = timed_run(s, iters, &t);
+    if (st != CALHOST_OK) {
+      describe_failure(s, why, sizeof why, "run failed", st);
+      add_rejection(s, e, why);
+      return -1;
+    }
+    if (cancelled(s))
+      return -1;
+  }
+  e->iterations = iters;
+  return 0;
+}
+
+static int take_samples(sweep *s, entry *e, uint32_t upto) {
+  char why[640];
+  for (uint32_t w = 0; w < s->req->params.warmup_samples; w++) {
+    double t;
+    calhost_status st = timed_run(s, e->iterations, &t);
+    if (st != CALHOST_OK) {
+      describe_failure(s, why, sizeof why, "run failed", st);
+      add_rejection(s, e, why);
+      return -1;
+    }
+  }
+  while (e->n < upto) {
+    if (cancelled(s))
+      return -1;
+    double t;
+    calhost_status st = timed_run(s, e->iterations, &t);
+    if (st != CALHOST_OK) {
+      if (st == CALHOST_CANCELLED)
+        s->out->cancelled = 1;
+      describe_failure(s, why, sizeof why, "run failed", st);
+      add_rejection(s, e, why);
+      return -1;
+    }
+    e->samples[e->n++] = t / (double)e->iterations * 1e6;
+  }
+  e->median = calhost_stats_median(e->samples, e->n);
+  return 0;
+}
+
+/* The best median among active, measured entries, or INFINITY. */
+static double leader_median(entry *es, size_t n) {
+  double best = INFINITY;
+  for (size_t i = 0; i < n; i++)
+    if (es[i].state == ENTRY_ACTIVE && es[i].n > 0 && es[i].median < best)
+      best = es[i].median;
+  return best;
+}
+
+static int cmp_median(const void *a, const void *b) {
+  const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
+  return (x->median > y->median) - (x->median < y->median);
+}
+
+static void free_entries(entry *es, size_t n) {
+  for (size_t i = 0; es && i < n; i++) {
+    free(es[i].policy);
+    free(es[i].samples);
+  }
+  free(es);
+}
+
+static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
+  const calhost_sweep_hooks *h = &s->req->hooks;
+  if (h->candidate_start)
+    h->candidate_start(h->user, e->index, ordinal, total, e->policy);
+}
+
+int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out) {
+  memset(out, 0, sizeof *out);
+  out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
+  if (!req || !req->vtable || !req->workload || !req->target) {
+    snprintf(out->error, sizeof out->error, "invalid sweep request");
+    return -1;
+  }
+  const calhost_rigor_params *p = &req->params;
+  sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
+  s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
+  const calhost_plugin_vtable *vt = req->vtable;
+  entry *es = NULL;
+  size_t ne = 0;
+  uint32_t *sel = NULL;
+  int rc = -1;
+  char why[640];
+
+  calhost_status st = vt->open_session(req->instance, req->workload, req->target, &s.session);
+  if (st != CALHOST_OK || !s.session) {
+    describe_failure(&s, out->error, sizeof out->error, "open_session failed",
+                     st == CALHOST_OK ? CALHOST_ERROR : st);
+    return -1;
+  }
+  uint32_t count = 0;
+  st = vt->candidate_count(s.session, &count);
+  if (st != CALHOST_OK || count == 0) {
+    if (st == CALHOST_OK)
+      snprintf(out->error, sizeof out->error, "the plugin offers no candidates");
+    else
+      describe_failure(&s, out->error, sizeof out->error, "candidate_count failed", st);
+    goto done;
+  }
+  out->candidate_count = count;
+  size_t nsel = calhost_plan_select(count, p->max_candidates, NULL, 0);
+  sel = malloc((nsel ? nsel : 1) * sizeof *sel);
+  es = calloc(nsel + 1, sizeof *es);
+  if (!sel || !es) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
+  }
+  calhost_plan_select(count, p->max_candidates, sel, nsel);
+  out->planned = (uint32_t)nsel;
+
+  /* The default first: it is the first leader, and never pruned. */
+  int has_default = req->abi_version >= 1 && VT_HAS(vt, default_policy);
+  uint32_t reps = p->repetitions ? p->repetitions : 1;
+  if (has_default)
+    es[ne++].index = CALHOST_SWEEP_DEFAULT_INDEX;
+  for (size_t i = 0; i < nsel; i++)
+    es[ne++].index = sel[i];
+  for (size_t i = 0; i < ne; i++) {
+    es[i].samples = calloc(reps, sizeof *es[i].samples);
+    if (!es[i].samples) {
+      snprintf(out->error, sizeof out->error, "out of memory");
+      goto done;
+    }
+  }
+
+  /* Round one. */
+  uint32_t first = p->prune ? (p->prune_after < reps ? p->prune_after : reps) : reps;
+  for (size_t i = 0; i < ne; i++) {
+    entry *e = &es[i];
+    int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
+    if (cancelled(&s))
+      break;
+    if (!is_default && over_budget(&s)) {
+      out->budget_exhausted = 1;
+      out->budget_after = out->tried;
+      for (size_t j = i; j < ne; j++)
+        es[j].state = ENTRY_PRUNED; /* never measured: not counted as pruned */
+      break;
+    }
+    if (serialize(&s, e->index, &e->policy, &e->policy_length, why, sizeof why) != 0) {
+      if (!is_default)
+        out->tried++;
+      add_rejection(&s, e, why);
+      continue;
+    }
+    if (!is_default)
+      out->tried++;
+    char err[512] = "";
+    st = vt->validate_policy(req->instance, e->policy, e->policy_length, err, sizeof err);
+    err[sizeof err - 1] = '\0';
+    if (st != CALHOST_OK) {
+      snprintf(why, sizeof why, "invalid policy: %s", err[0] ? err : status_word(st));
+      add_rejection(&s, e, why);
+      continue;
+    }
+    notify(&s, e, (uint32_t)i + 1, (uint32_t)ne);
+    if (ready_entry(&s, e, 1) != 0 || take_samples(&s, e, is_default ? reps : first) != 0) {
+      if (out->cancelled)
+        break;
+      continue;
+    }
+    if (!is_default && p->prune) {
+      double lead = leader_median(es, ne);
+      if (e->median > lead &&
+          calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
+        e->state = ENTRY_PRUNED;
+        out->pruned++;
+      }
+    }
+  }
+  if (out->cancelled) {
+    snprintf(out->error, sizeof out->error, "cancelled");
+    goto done;
+  }
+
+  /* Prune again against the final leader of round one, then halve. */
+  entry **act = malloc(ne * sizeof *act);
+  size_t nact = 0;
+  if (!act) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
+  }
+  if (p->prune) {
+    double lead = leader_median(es, ne);
+    for (size_t i = 0; i < ne; i++) {
+      entry *e = &es[i];
+      if (e->state == ENTRY_ACTIVE && e->n > 0 && e->index != CALHOST_SWEEP_DEFAULT_INDEX &&
+          e->median > lead &&
+          calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
+        e->state = ENTRY_PRUNED;
+        out->pruned++;
+      }
+    }
+  }
+  for (size_t i = 0; i < ne; i++)
+    if (es[i].state == ENTRY_ACTIVE && es[i].n > 0 && es[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
+      act[nact++] = &es[i];
+  if (p->halving && nact > 2) {
+    qsort(act, nact, sizeof *act, cmp_median);
+    size_t keep = (nact + 1) / 2;
+    for (size_t i = keep; i < nact; i++) {
+      act[i]->state = ENTRY_PRUNED;
+      out->pruned++;
+    }
+    nact = keep;
+  }
+
+  /* Round two: complete the survivors' samples. */
+  for (size_t i = 0; i < nact && !out->budget_exhausted; i++) {
+    entry *e = act[i];
+    if (e->n >= reps)
+      continue;
+    if (cancelled(&s))
+      break;
+    if (over_budget(&s)) {
+      out->budget_exhausted = 1;
+      out->budget_after = out->tried;
+      break;
+    }
+    notify(&s, e, (uint32_t)i + 1, (uint32_t)nact);
+    if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, reps) != 0) {
+      if (out->cancelled)
+        break;
+      continue;
+    }
+  }
+  free(act);
+  if (out->cancelled) {
+    snprintf(out->error, sizeof out->error, "cancelled");
+    goto done;
+  }
+
+  /* The winner: the lowest median; the default when nothing beats it. */
+  entry *best = NULL, *def = NULL;
+  for (size_t i = 0; i < ne; i++) {
+    entry *e = &es[i];
+    if (e->state != ENTRY_ACTIVE || e->n == 0)
+      continue;
+    if (e->index == CALHOST_SWEEP_DEFAULT_INDEX) {
+      def = e;
+      continue;
+    }
+    if (!best || e->median < best->median)
+      best = e;
+  }
+  if (def) {
+    out->have_default = 1;
+    out->default_policy = dup_text(def->policy);
+    out->default_median_us = def->median;
+    if (!best || def->median < best->median)
+      best = def;
+  }
+  if (!best) {
+    snprintf(out->error, sizeof out->error, "no valid candidate (%u tried, %u rejected%s)",
+             out->tried, out->rejected, out->budget_exhausted ? ", budget exhausted" : "");
+    goto done;
+  }
+  calhost_stats sm;
+  if (calhost_stats_summarize(best->samples, best->n, p->noise_threshold, &sm) != 0) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
+  }
+  out->winner_policy = dup_text(best->policy);
+  out->winner_index = best->index;
+  out->median_us = sm.median;
+  out->mad_us = sm.mad;
+  out->cv = sm.cv;
+  out->min_us = sm.min;
+  out->noisy = sm.noisy;
+  out->samples = (uint32_t)sm.n;
+  out->iterations = best->iterations;
+  out->device_timed = s.any_device_timing && s.all_device_timing;
+  out->speedup = out->have_default && sm.median > 0 ? out->default_median_us / sm.median : 0;
+  out->ok = out->winner_policy != NULL;
+  rc = out->ok ? 0 : -1;
+
+done:
+  free_entries(es, ne);
+  free(sel);
+  vt->close_session(s.session);
+  return rc;
+}
+
+void calhost_sweep_result_free(calhost_sweep_result *r) {
+  if (!r)
+    return;
+  free(r->winner_policy);
+  free(r->default_policy);
+  for (size_t i = 0; i < r->rejection_count; i++) {
+    free(r->rejections[i].policy);
+    free(r->rejections[i].reason);
+  }
+  free(r->rejections);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,256 @@
+/*
+ * proto.c: the framed record stream between a sweep child and its parent
+ * (see proto.h): frame building, complete writes, an incremental reader and
+ * a field cursor.
+ */
+#include "proto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void put_le32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_le64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+static unsigned char *reserve(calhost_proto_buf *b, size_t n) {
+  if (b->failed)
+    return NULL;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n)
+      cap *= 2;
+    unsigned char *d = realloc(b->data, cap);
+    if (!d) {
+      b->failed = 1;
+      return NULL;
+    }
+    b->data = d;
+    b->cap = cap;
+  }
+  unsigned char *p = b->data + b->len;
+  b->len += n;
+  return p;
+}
+
+void calhost_proto_begin(calhost_proto_buf *b, uint32_t type) {
+  b->len = 0;
+  b->failed = 0;
+  unsigned char *p = reserve(b, CALHOST_PROTO_HEADER);
+  if (!p)
+    return;
+  put_le32(p, CALHOST_PROTO_MAGIC);
+  put_le32(p + 4, type);
+  put_le32(p + 8, 0);
+}
+
+void calhost_proto_put_u64(calhost_proto_buf *b, uint64_t v) {
+  unsigned char *p = reserve(b, 9);
+  if (!p)
+    return;
+  p[0] = 'u';
+  put_le64(p + 1, v);
+}
+
+void calhost_proto_put_f64(calhost_proto_buf *b, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  unsigned char *p = reserve(b, 9);
+  if (!p)
+    return;
+  p[0] = 'd';
+  put_le64(p + 1, bits);
+}
+
+void calhost_proto_put_str(calhost_proto_buf *b, const char *s) {
+  if (!s) {
+    unsigned char *p = reserve(b, 1);
+    if (p)
+      p[0] = 'n';
+    return;
+  }
+  size_t n = strlen(s);
+  if (n > CALHOST_PROTO_MAX_FRAME) {
+    b->failed = 1;
+    return;
+  }
+  unsigned char *p = reserve(b, 1 + 4 + n + 1);
+  if (!p)
+    return;
+  p[0] = 's';
+  put_le32(p + 1, (uint32_t)n);
+  memcpy(p + 5, s, n + 1);
+}
+
+int calhost_proto_finish(calhost_proto_buf *b) {
+  if (b->failed || b->len < CALHOST_PROTO_HEADER ||
+      b->len - CALHOST_PROTO_HEADER > CALHOST_PROTO_MAX_FRAME)
+    return -1;
+  put_le32(b->data + 8, (uint32_t)(b->len - CALHOST_PROTO_HEADER));
+  return 0;
+}
+
+int calhost_proto_write(int fd, const calhost_proto_buf *b) {
+  size_t off = 0;
+  while (off < b->len) {
+    ssize_t w = write(fd, b->data + off, b->len - off);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return 0;
+}
+
+void calhost_proto_buf_free(calhost_proto_buf *b) {
+  free(b->data);
+  memset(b, 0, sizeof *b);
+}
+
+void calhost_proto_cursor_init(calhost_proto_cursor *c, const calhost_proto_msg *m) {
+  c->p = m->payload;
+  c->left = m->length;
+  c->failed = 0;
+}
+
+static int take(calhost_proto_cursor *c, char kind) {
+  if (c->failed || c->left < 1 || c->p[0] != (unsigned char)kind)
+    return c->failed = 1, 0;
+  c->p++;
+  c->left--;
+  return 1;
+}
+
+uint64_t calhost_proto_get_u64(calhost_proto_cursor *c) {
+  if (!take(c, 'u'))
+    return 0;
+  if (c->left < 8)
+    return c->failed = 1, 0;
+  uint64_t v = get_le64(c->p);
+  c->p += 8;
+  c->left -= 8;
+  return v;
+}
+
+double calhost_proto_get_f64(calhost_proto_cursor *c) {
+  if (!take(c, 'd'))
+    return 0;
+  if (c->left < 8)
+    return c->failed = 1, 0;
+  uint64_t bits = get_le64(c->p);
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  c->p += 8;
+  c->left -= 8;
+  return v;
+}
+
+const char *calhost_proto_get_str(calhost_proto_cursor *c) {
+  if (!c->failed && c->left >= 1 && c->p[0] == 'n') {
+    c->p++;
+    c->left--;
+    return NULL;
+  }
+  if (!take(c, 's'))
+    return NULL;
+  if (c->left < 4)
+    return c->failed = 1, NULL;
+  uint32_t n = get_le32(c->p);
+  if ((size_t)n + 1 > c->left - 4 || c->p[4 + n] != '\0' || memchr(c->p + 4, '\0', n))
+    return c->failed = 1, NULL;
+  const char *s = (const char *)c->p + 4;
+  c->p += 4 + (size_t)n + 1;
+  c->left -= 4 + (size_t)n + 1;
+  return s;
+}
+
+char *calhost_proto_dup_str(calhost_proto_cursor *c) {
+  const char *s = calhost_proto_get_str(c);
+  if (!s)
+    return NULL;
+  size_t n = strlen(s);
+  char *d = malloc(n + 1);
+  if (d)
+    memcpy(d, s, n + 1);
+  return d;
+}
+
+int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t n) {
+  if (r->pos > 0 && r->pos == r->len) {
+    r->pos = r->len = 0;
+  } else if (r->pos > 0 && r->len + n > r->cap) {
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->len -= r->pos;
+    r->pos = 0;
+  }
+  if (r->len + n > r->cap) {
+    size_t cap = r->cap ? r->cap : 4096;
+    while (cap < r->len + n)
+      cap *= 2;
+    unsigned char *b = realloc(r->buf, cap);
+    if (!b)
+      return -1;
+    r->buf = b;
+    r->cap = cap;
+  }
+  if (n)
+    memcpy(r->buf + r->len, data, n);
+  r->len += n;
+  return 0;
+}
+
+int calhost_proto_reader_next(calhost_proto_reader *r, calhost_proto_msg *msg) {
+  if (r->corrupt)
+    return -1;
+  size_t avail = r->len - r->pos;
+  if (avail < CALHOST_PROTO_HEADER)
+    return 0;
+  const unsigned char *h = r->buf + r->pos;
+  if (get_le32(h) != CALHOST_PROTO_MAGIC) {
+    r->corrupt = 1;
+    strcpy(r->error, "bad frame magic");
+    return -1;
+  }
+  uint32_t length = get_le32(h + 8);
+  if (length > CALHOST_PROTO_MAX_FRAME) {
+    r->corrupt = 1;
+    strcpy(r->error, "oversized frame");
+    return -1;
+  }
+  if (avail < CALHOST_PROTO_HEADER + (size_t)length)
+    return 0;
+  msg->type = get_le32(h + 4);
+  msg->payload = h + CALHOST_PROTO_HEADER;
+  msg->length = length;
+  r->pos += CALHOST_PROTO_HEADER + (size_t)length;
+  return 1;
+}
+
+size_t calhost_proto_reader_pending(const calhost_proto_reader *r) {
+  return r->len - r->pos;
+}
+
+void calhost_proto_reader_free(calhost_proto_reader *r) {
+  free(r->buf);
+  memset(r, 0, sizeof *r);
+}

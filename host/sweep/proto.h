@@ -1,0 +1,96 @@
+/*
+ * proto.h: the framed, serialized record stream a sweep child sends to its
+ * parent over a dedicated pipe (see isolate.h).
+ *
+ * A frame is a 12-byte header — magic "CHSW", record type, payload length,
+ * each a little-endian u32 — and a payload of typed fields: 'u' + u64,
+ * 'd' + f64 (IEEE bits as u64), 's' + u32 length + bytes + NUL, 'n' (a NULL
+ * string). Both ends run on the same machine from the same binary, but the
+ * encoding is explicit anyway so a truncated or corrupt stream is always
+ * detected rather than misread. Frames are limited to CALHOST_PROTO_MAX_FRAME.
+ * Internal to the host.
+ */
+#ifndef CALHOST_SWEEP_PROTO_H
+#define CALHOST_SWEEP_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CALHOST_PROTO_MAGIC 0x57534843u /* "CHSW" little-endian */
+#define CALHOST_PROTO_HEADER 12u
+#define CALHOST_PROTO_MAX_FRAME (4u * 1024u * 1024u)
+
+/* ---- Writing ------------------------------------------------------------ */
+
+/* A frame being built. Zero-initialise, then begin/put/finish; reuse after
+ * begin; free with calhost_proto_buf_free. A failed allocation sets failed
+ * and makes finish fail. */
+typedef struct calhost_proto_buf {
+  unsigned char *data;
+  size_t len, cap;
+  int failed;
+} calhost_proto_buf;
+
+/* Starts a frame of record type `type` (drops what b held). */
+void calhost_proto_begin(calhost_proto_buf *b, uint32_t type);
+/* Appends a field. put_str(NULL) writes a NULL string. */
+void calhost_proto_put_u64(calhost_proto_buf *b, uint64_t v);
+void calhost_proto_put_f64(calhost_proto_buf *b, double v);
+void calhost_proto_put_str(calhost_proto_buf *b, const char *s);
+/* Writes the header's length. Returns 0, or -1 when an allocation failed or
+ * the frame is larger than CALHOST_PROTO_MAX_FRAME. */
+int calhost_proto_finish(calhost_proto_buf *b);
+/* Writes the finished frame to fd completely (retrying on EINTR and short
+ * writes). Returns 0, or -1 (errno set; EPIPE when the reader is gone). */
+int calhost_proto_write(int fd, const calhost_proto_buf *b);
+/* Frees the buffer and zeroes *b. */
+void calhost_proto_buf_free(calhost_proto_buf *b);
+
+/* ---- Reading ------------------------------------------------------------ */
+
+/* One received frame: type and payload (borrowed from the reader, valid
+ * until the next feed or next call). */
+typedef struct calhost_proto_msg {
+  uint32_t type;
+  const unsigned char *payload;
+  size_t length;
+} calhost_proto_msg;
+
+/* A sequential reader of a message's fields. Any mismatch (wrong kind, past
+ * the end, bad string) sets failed; later gets return 0 / NULL. */
+typedef struct calhost_proto_cursor {
+  const unsigned char *p;
+  size_t left;
+  int failed;
+} calhost_proto_cursor;
+
+void calhost_proto_cursor_init(calhost_proto_cursor *c, const calhost_proto_msg *m);
+uint64_t calhost_proto_get_u64(calhost_proto_cursor *c);
+double calhost_proto_get_f64(calhost_proto_cursor *c);
+/* A NUL-terminated string inside the message (borrowed), or NULL for a NULL
+ * string or on failure (check c->failed to tell them apart). */
+const char *calhost_proto_get_str(calhost_proto_cursor *c);
+/* Copy of the next string (malloc'd, caller frees); NULL for NULL/failure. */
+char *calhost_proto_dup_str(calhost_proto_cursor *c);
+
+/* An incremental frame reader for a byte stream. Zero-initialise; free with
+ * calhost_proto_reader_free. */
+typedef struct calhost_proto_reader {
+  unsigned char *buf;
+  size_t len, cap, pos;
+  int corrupt;       /* a bad header was seen: the stream is unusable */
+  char error[128];
+} calhost_proto_reader;
+
+/* Appends received bytes. Returns 0, or -1 on allocation failure. */
+int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t n);
+/* Extracts the next complete frame into *msg: returns 1 (a frame), 0 (need
+ * more bytes) or -1 (corrupt stream: bad magic or oversized length; error
+ * says which). */
+int calhost_proto_reader_next(calhost_proto_reader *r, calhost_proto_msg *msg);
+/* Bytes of an incomplete frame still buffered: nonzero at end of stream
+ * means the stream was truncated. */
+size_t calhost_proto_reader_pending(const calhost_proto_reader *r);
+void calhost_proto_reader_free(calhost_proto_reader *r);
+
+#endif /* CALHOST_SWEEP_PROTO_H */

@@ -1,0 +1,349 @@
+/*
+ * test_measure.c: one sweep (host/sweep/measure.c) against an in-test fake
+ * backend whose candidates spin for known times: the fastest correct
+ * candidate wins, wrong / invalid / oversized candidates are rejected with
+ * their reasons, clear losers are pruned, rigor levels choose their subset,
+ * the budget and cancellation stop the sweep, and the default is measured.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sweep/measure.h"
+
+/* ---- the fake backend --------------------------------------------------- */
+
+static struct fake {
+  uint32_t count;
+  double cost_us[64];    /* per-iteration cost of each candidate */
+  double default_cost_us;
+  int wrong;             /* index with a wrong output, -1 none */
+  int invalid;           /* index whose policy the validator refuses, -1 none */
+  int huge;              /* index with a 100 KB policy, -1 none */
+  int with_check;
+  int with_default;
+  int device_timing;     /* report device_seconds = iterations * cost */
+  unsigned starts;       /* candidate_start hook calls */
+  int cancel_after;      /* is_cancelled returns 1 after this many starts; -1 never */
+} F;
+
+struct calhost_session {
+  double cost;
+  int wrong;
+};
+
+static char huge_policy[100 * 1024];
+
+static void spin_us(double us) {
+  double end = calhost_sweep_now() + us * 1e-6;
+  while (calhost_sweep_now() < end)
+    ;
+}
+
+static calhost_status f_open(calhost_plugin_instance *i, const calhost_workload *w,
+                             const calhost_target *t, calhost_session **out) {
+  (void)i, (void)w, (void)t;
+  *out = calloc(1, sizeof **out);
+  return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
+}
+static void f_close(calhost_session *s) { free(s); }
+static calhost_status f_count(calhost_session *s, uint32_t *n) {
+  (void)s;
+  *n = F.count;
+  return CALHOST_OK;
+}
+static calhost_status f_serialize(calhost_session *s, uint32_t idx, char *buf, size_t cap,
+                                  size_t *len) {
+  (void)s;
+  char text[32];
+  if ((int)idx == F.huge)
+    return calhost_copy_out(huge_policy, buf, cap, len);
+  snprintf(text, sizeof text, "c=%u", idx);
+  return calhost_copy_out(text, buf, cap, len);
+}
+static calhost_status f_default(calhost_session *s, char *buf, size_t cap, size_t *len) {
+  (void)s;
+  return calhost_copy_out("c=default", buf, cap, len);
+}
+static calhost_status f_validate(calhost_plugin_instance *i, const char *p, size_t n, char *err,
+                                 size_t cap) {
+  (void)i;
+  char want[32];
+  snprintf(want, sizeof want, "c=%d", F.invalid);
+  if (F.invalid >= 0 && n == strlen(want) && !memcmp(p, want, n)) {
+    snprintf(err, cap, "candidate %d is not allowed", F.invalid);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  return CALHOST_OK;
+}
+static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
+  if (n == 9 && !memcmp(p, "c=default", 9)) {
+    s->cost = F.default_cost_us;
+    s->wrong = 0;
+    return CALHOST_OK;
+  }
+  unsigned idx = (unsigned)atoi(p + 2);
+  s->cost = F.cost_us[idx];
+  s->wrong = (int)idx == F.wrong;
+  return CALHOST_OK;
+}
+static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
+  if (F.device_timing) {
+    r->device_seconds = iters * s->cost * 1e-6;
+    return CALHOST_OK;
+  }
+  spin_us(iters * s->cost);
+  return CALHOST_OK;
+}
+static calhost_status f_check(calhost_session *s, char *err, size_t cap) {
+  if (s->wrong) {
+    snprintf(err, cap, "output 3.5 differs from reference 3.0");
+    return CALHOST_CHECK_FAILED;
+  }
+  return CALHOST_OK;
+}
+
+static calhost_plugin_vtable vt;
+
+static void make_vtable(void) {
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.abi_version = 1;
+  vt.backend_name = "fake";
+  vt.implementation_version = "1";
+  vt.open_session = f_open;
+  vt.close_session = f_close;
+  vt.candidate_count = f_count;
+  vt.serialize_candidate = f_serialize;
+  vt.default_policy = F.with_default ? f_default : NULL;
+  vt.validate_policy = f_validate;
+  vt.prepare = f_prepare;
+  vt.run = f_run;
+  vt.check = F.with_check ? f_check : NULL;
+}
+
+static void on_start(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
+                     const char *policy) {
+  (void)user, (void)index;
+  assert_non_null(policy);
+  assert_true(ordinal >= 1 && ordinal <= total);
+  F.starts++;
+}
+static int on_cancel(void *user) {
+  (void)user;
+  return F.cancel_after >= 0 && F.starts > (unsigned)F.cancel_after;
+}
+
+static calhost_workload W = {.name = "w", .operator_name = "Op", .dtype = "float32"};
+static calhost_target T = {.processor = "cpu", .thread_count = 1};
+
+static void setup_fake(uint32_t count) {
+  memset(&F, 0, sizeof F);
+  F.count = count;
+  for (uint32_t i = 0; i < count; i++)
+    F.cost_us[i] = 40.0;
+  F.default_cost_us = 30.0;
+  F.wrong = F.invalid = F.huge = -1;
+  F.with_check = F.with_default = 1;
+  F.cancel_after = -1;
+  memset(huge_policy, 'x', sizeof huge_policy - 1);
+  huge_policy[sizeof huge_policy - 1] = '\0';
+}
+
+static int run_sweep(calhost_rigor rigor, double deadline, calhost_sweep_result *r) {
+  make_vtable();
+  calhost_sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
+  calhost_rigor_params_init(rigor, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002; /* keep the test fast */
+  req.params.warmup_samples = 0;
+  req.deadline = deadline;
+  req.hooks.candidate_start = on_start;
+  req.hooks.is_cancelled = on_cancel;
+  return calhost_sweep_run(&req, r);
+}
+
+static int rejected_with(const calhost_sweep_result *r, uint32_t index, const char *needle) {
+  for (size_t i = 0; i < r->rejection_count; i++)
+    if (r->rejections[i].index == index && r->rejections[i].reason &&
+        strstr(r->rejections[i].reason, needle))
+      return 1;
+  return 0;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void exhaustive_picks_the_fastest_correct_candidate(void **state) {
+  (void)state;
+  setup_fake(8);
+  F.cost_us[2] = 5;  /* fastest but wrong */
+  F.wrong = 2;
+  F.cost_us[5] = 10; /* fastest correct */
+  F.invalid = 6;
+  F.huge = 7;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
+  assert_true(r.ok);
+  assert_string_equal(r.winner_policy, "c=5");
+  assert_int_equal(r.winner_index, 5);
+  assert_int_equal(r.candidate_count, 8);
+  assert_int_equal(r.tried, 8);
+  assert_int_equal(r.pruned, 0);
+  assert_int_equal(r.rejected, 3);
+  assert_true(rejected_with(&r, 2, "wrong output"));
+  assert_true(rejected_with(&r, 6, "candidate 6 is not allowed"));
+  assert_true(rejected_with(&r, 7, "too large"));
+  assert_int_equal(r.samples, 20);
+  assert_false(r.unchecked);
+  assert_true(r.have_default);
+  assert_string_equal(r.default_policy, "c=default");
+  assert_true(r.median_us > 5 && r.median_us < 30);
+  assert_true(r.speedup > 1.5);
+  assert_true(r.mad_us >= 0 && r.cv >= 0);
+  calhost_sweep_result_free(&r);
+}
+
+static void measure_prunes_clear_losers(void **state) {
+  (void)state;
+  setup_fake(10);
+  F.cost_us[0] = 10;
+  for (int i = 1; i < 10; i++)
+    F.cost_us[i] = 80; /* 8x slower than the leader: clearly slower */
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_MEASURE, 0, &r), 0);
+  assert_string_equal(r.winner_policy, "c=0");
+  assert_int_equal(r.tried, 10);
+  assert_true(r.pruned >= 8);
+  assert_int_equal(r.rejected, 0);
+  calhost_sweep_result_free(&r);
+}
+
+static void quick_measures_an_even_subset(void **state) {
+  (void)state;
+  setup_fake(40);
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_QUICK, 0, &r), 0);
+  assert_int_equal(r.candidate_count, 40);
+  assert_int_equal(r.planned, 12);
+  assert_int_equal(r.tried, 12);
+  calhost_sweep_result_free(&r);
+}
+
+static void default_wins_when_nothing_beats_it(void **state) {
+  (void)state;
+  setup_fake(4);
+  F.default_cost_us = 5;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
+  assert_string_equal(r.winner_policy, "c=default");
+  assert_int_equal(r.winner_index, CALHOST_SWEEP_DEFAULT_INDEX);
+  assert_float_equal(r.speedup, 1.0, 1e-9);
+  calhost_sweep_result_free(&r);
+}
+
+static void no_check_marks_unchecked_and_no_default_means_no_speedup(void **state) {
+  (void)state;
+  setup_fake(3);
+  F.with_check = 0;
+  F.with_default = 0;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
+  assert_true(r.unchecked);
+  assert_false(r.have_default);
+  assert_float_equal(r.speedup, 0.0, 0);
+  calhost_sweep_result_free(&r);
+}
+
+static void exhausted_budget_stops_enumeration(void **state) {
+  (void)state;
+  setup_fake(6);
+  calhost_sweep_result r;
+  /* a deadline already past: only the default is measured */
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, calhost_sweep_now() - 1, &r), 0);
+  assert_true(r.budget_exhausted);
+  assert_int_equal(r.budget_after, 0);
+  assert_int_equal(r.tried, 0);
+  assert_string_equal(r.winner_policy, "c=default");
+  calhost_sweep_result_free(&r);
+}
+
+static void exhausted_budget_without_default_is_a_failure(void **state) {
+  (void)state;
+  setup_fake(6);
+  F.with_default = 0;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, calhost_sweep_now() - 1, &r), -1);
+  assert_false(r.ok);
+  assert_non_null(strstr(r.error, "budget"));
+  calhost_sweep_result_free(&r);
+}
+
+static void cancellation_stops_the_sweep(void **state) {
+  (void)state;
+  setup_fake(6);
+  F.cancel_after = 2;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), -1);
+  assert_true(r.cancelled);
+  assert_false(r.ok);
+  calhost_sweep_result_free(&r);
+}
+
+static void every_candidate_is_announced_before_it_runs(void **state) {
+  (void)state;
+  setup_fake(5);
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
+  assert_int_equal(F.starts, 6); /* default + 5 */
+  calhost_sweep_result_free(&r);
+}
+
+static void device_timings_are_used_when_reported(void **state) {
+  (void)state;
+  setup_fake(3);
+  F.device_timing = 1;
+  F.cost_us[1] = 7;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
+  assert_true(r.device_timed);
+  assert_string_equal(r.winner_policy, "c=1");
+  assert_float_equal(r.median_us, 7.0, 1e-6);
+  assert_float_equal(r.mad_us, 0.0, 1e-9);
+  assert_false(r.noisy);
+  calhost_sweep_result_free(&r);
+}
+
+static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
+  (void)state;
+  setup_fake(1);
+  F.wrong = 0;
+  F.with_default = 0;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_MEASURE, 0, &r), -1);
+  assert_int_equal(r.rejected, 1);
+  assert_non_null(strstr(r.error, "no valid candidate"));
+  calhost_sweep_result_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
+      cmocka_unit_test(measure_prunes_clear_losers),
+      cmocka_unit_test(quick_measures_an_even_subset),
+      cmocka_unit_test(default_wins_when_nothing_beats_it),
+      cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
+      cmocka_unit_test(exhausted_budget_stops_enumeration),
+      cmocka_unit_test(exhausted_budget_without_default_is_a_failure),
+      cmocka_unit_test(cancellation_stops_the_sweep),
+      cmocka_unit_test(every_candidate_is_announced_before_it_runs),
+      cmocka_unit_test(device_timings_are_used_when_reported),
+      cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
+  };
+  return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
+}

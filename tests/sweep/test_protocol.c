@@ -1,0 +1,154 @@
+/*
+ * test_protocol.c: the framed record stream between a sweep child and its
+ * parent: round trip of every field kind, frames split at every byte,
+ * truncated and corrupt streams, and cursor mismatches.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sweep/proto.h"
+
+static void build(calhost_proto_buf *b, uint32_t type, const char *text) {
+  calhost_proto_begin(b, type);
+  calhost_proto_put_u64(b, 42);
+  calhost_proto_put_f64(b, 2.5);
+  calhost_proto_put_str(b, text);
+  calhost_proto_put_str(b, NULL);
+  calhost_proto_put_u64(b, UINT64_MAX);
+  assert_int_equal(calhost_proto_finish(b), 0);
+}
+
+static void check_msg(const calhost_proto_msg *m, uint32_t type, const char *text) {
+  calhost_proto_cursor c;
+  assert_int_equal(m->type, type);
+  calhost_proto_cursor_init(&c, m);
+  assert_int_equal(calhost_proto_get_u64(&c), 42);
+  assert_float_equal(calhost_proto_get_f64(&c), 2.5, 0);
+  assert_string_equal(calhost_proto_get_str(&c), text);
+  assert_null(calhost_proto_get_str(&c));
+  assert_false(c.failed);
+  assert_true(calhost_proto_get_u64(&c) == UINT64_MAX);
+  assert_false(c.failed);
+  assert_int_equal(c.left, 0);
+}
+
+static void round_trip_of_every_field_kind(void **state) {
+  (void)state;
+  calhost_proto_buf b = {0};
+  calhost_proto_reader r = {0};
+  calhost_proto_msg m;
+  build(&b, 7, "block=64;unroll=2");
+  assert_int_equal(calhost_proto_reader_feed(&r, b.data, b.len), 0);
+  assert_int_equal(calhost_proto_reader_next(&r, &m), 1);
+  check_msg(&m, 7, "block=64;unroll=2");
+  assert_int_equal(calhost_proto_reader_next(&r, &m), 0);
+  assert_int_equal(calhost_proto_reader_pending(&r), 0);
+  calhost_proto_reader_free(&r);
+  calhost_proto_buf_free(&b);
+}
+
+static void frames_split_at_every_byte_are_reassembled(void **state) {
+  (void)state;
+  calhost_proto_buf a = {0}, b = {0};
+  build(&a, 1, "first");
+  build(&b, 2, "second, a little longer");
+  unsigned char all[512];
+  memcpy(all, a.data, a.len);
+  memcpy(all + a.len, b.data, b.len);
+  size_t total = a.len + b.len;
+  for (size_t split = 0; split <= total; split++) {
+    calhost_proto_reader r = {0};
+    calhost_proto_msg m;
+    int got = 0;
+    calhost_proto_reader_feed(&r, all, split);
+    while (calhost_proto_reader_next(&r, &m) == 1) {
+      got++;
+      check_msg(&m, (uint32_t)got, got == 1 ? "first" : "second, a little longer");
+    }
+    calhost_proto_reader_feed(&r, all + split, total - split);
+    while (calhost_proto_reader_next(&r, &m) == 1) {
+      got++;
+      check_msg(&m, (uint32_t)got, got == 1 ? "first" : "second, a little longer");
+    }
+    assert_int_equal(got, 2);
+    calhost_proto_reader_free(&r);
+  }
+  calhost_proto_buf_free(&a);
+  calhost_proto_buf_free(&b);
+}
+
+static void truncated_stream_is_detected(void **state) {
+  (void)state;
+  calhost_proto_buf b = {0};
+  calhost_proto_reader r = {0};
+  calhost_proto_msg m;
+  build(&b, 3, "cut short");
+  calhost_proto_reader_feed(&r, b.data, b.len - 5);
+  assert_int_equal(calhost_proto_reader_next(&r, &m), 0);
+  assert_true(calhost_proto_reader_pending(&r) > 0); /* EOF now means truncated */
+  calhost_proto_reader_free(&r);
+  calhost_proto_buf_free(&b);
+}
+
+static void garbage_is_a_corrupt_stream(void **state) {
+  (void)state;
+  calhost_proto_reader r = {0};
+  calhost_proto_msg m;
+  const char junk[] = "hello from a plugin that printf()s\n";
+  calhost_proto_reader_feed(&r, junk, sizeof junk - 1);
+  assert_int_equal(calhost_proto_reader_next(&r, &m), -1);
+  assert_true(r.corrupt);
+  assert_int_equal(calhost_proto_reader_next(&r, &m), -1);
+  calhost_proto_reader_free(&r);
+}
+
+static void oversized_length_is_refused(void **state) {
+  (void)state;
+  unsigned char h[12] = {0x43, 0x48, 0x53, 0x57, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f};
+  calhost_proto_reader r = {0};
+  calhost_proto_msg m;
+  calhost_proto_reader_feed(&r, h, sizeof h);
+  assert_int_equal(calhost_proto_reader_next(&r, &m), -1);
+  calhost_proto_reader_free(&r);
+}
+
+static void cursor_mismatch_fails_softly(void **state) {
+  (void)state;
+  calhost_proto_buf b = {0};
+  calhost_proto_reader r = {0};
+  calhost_proto_msg m;
+  calhost_proto_cursor c;
+  build(&b, 1, "x");
+  calhost_proto_reader_feed(&r, b.data, b.len);
+  assert_int_equal(calhost_proto_reader_next(&r, &m), 1);
+  calhost_proto_cursor_init(&c, &m);
+  assert_null(calhost_proto_get_str(&c)); /* a u64 is next */
+  assert_true(c.failed);
+  assert_int_equal(calhost_proto_get_u64(&c), 0);
+  /* a string whose length points past the payload */
+  m.length = 12;
+  calhost_proto_cursor_init(&c, &m);
+  calhost_proto_get_u64(&c);
+  calhost_proto_get_f64(&c);
+  assert_true(c.failed);
+  calhost_proto_reader_free(&r);
+  calhost_proto_buf_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(round_trip_of_every_field_kind),
+      cmocka_unit_test(frames_split_at_every_byte_are_reassembled),
+      cmocka_unit_test(truncated_stream_is_detected),
+      cmocka_unit_test(garbage_is_a_corrupt_stream),
+      cmocka_unit_test(oversized_length_is_refused),
+      cmocka_unit_test(cursor_mismatch_fails_softly),
+  };
+  return cmocka_run_group_tests_name("sweep child protocol", tests, NULL, NULL);
+}
