@@ -121,4 +121,45 @@ int calhost_config_backend_enabled(const calhost_config *cfg, const char *backen
 /* Where the value of "section.key" (e.g. "calibration.rigor") came from. */
 calhost_config_origin calhost_config_origin_of(const calhost_config *cfg, const char *dotted_key);
 
+/* ---- Added after the first draft (additive) ---------------------------- */
+
+/* Bytes needed for a digest string: "sha256:" + 64 hex digits + NUL. */
+#define CALHOST_DIGEST_CAPACITY 72
+
+/* Like calhost_config_load, from text in memory (length bytes; it may hold
+ * no NUL). name is used in messages and origins ("FILE:LINE"), and relative
+ * paths in the text resolve against name's directory. */
+int calhost_config_load_string(const char *text, size_t length, const char *name,
+                               calhost_config *cfg, char *err, size_t err_capacity);
+
+/* "quick", "measure", "exhaustive" (static strings; "?" when out of range). */
+const char *calhost_rigor_name(calhost_rigor rigor);
+
+/* The canonical description of a workload, the input of its digest when it
+ * has no model file:
+ *   "operator=OP;dtype=DT;shape=D1,D2,...;" then "NAME=VALUE;" for each
+ *   property, sorted by name (bytewise).
+ * The workload's name is not part of it. Returns the full length like
+ * snprintf (truncated when >= capacity). */
+size_t calhost_config_workload_canonical(const calhost_config_workload *workload, char *buf,
+                                         size_t capacity);
+
+/* SHA-256 (OpenSSL libcrypto) of bytes / of a file's contents, written as
+ * "sha256:<64 lowercase hex>" into out (CALHOST_DIGEST_CAPACITY bytes): the
+ * same hex as `sha256sum`. Return 0, or -1 (with a message naming the file
+ * in err for calhost_digest_file). */
+int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]);
+int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
+                        size_t err_capacity);
+
+/* Visits every key of the effective configuration in a stable order (the
+ * order of `calhost config show`): section ("store", "calibration",
+ * "workload NAME", "plugin NAME", ...), key, the value as text (lists
+ * joined as they would be written in the file) and its origin. Keys that
+ * are unset and have no default (e.g. store.path) are visited with value
+ * NULL. Stops early and returns the callback's value when it is nonzero. */
+typedef int (*calhost_config_visit_fn)(void *user, const char *section, const char *key,
+                                       const char *value, calhost_config_origin origin);
+int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user);
+
 #endif /* CALHOST_CONFIG_H */

@@ -1,0 +1,586 @@
+/*
+ * processor.c: processor identity (hwloc topology + cpuid / auxv ISA
+ * features), the canonical processor description string, pinning, and the
+ * calibration targets. The grammar of the description string is in
+ * processor.h.
+ */
+#define _GNU_SOURCE
+#include "processor.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <hwloc.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  int k;
+  va_start(ap, fmt);
+  if (buf && *len < capacity)
+    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
+  else
+    k = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *len += (size_t)k;
+}
+
+/* ---- ISA features --------------------------------------------------------- */
+
+/* The canonical order of features, in the info and in the string. */
+static const char *const known_features[] = {
+    /* x86 */
+    "sse4_2", "avx", "f16c", "fma", "avx2", "avx_vnni", "avx512f", "avx512dq", "avx512cd",
+    "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8",
+    "amx_bf16",
+    /* aarch64 */
+    "asimd", "fp16", "dotprod", "i8mm", "bf16", "sve", "sve2", "sme", NULL};
+
+const char *const *calhost_processor_known_features(void) {
+  return known_features;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+static unsigned long long read_xcr0(void) {
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return ((unsigned long long)hi << 32) | lo;
+}
+#endif
+
+/* Sets have[i] for each known feature the running CPU (and OS) supports. */
+static void detect_features(int have[]) {
+  memset(have, 0, sizeof(int) * (sizeof known_features / sizeof known_features[0]));
+#define HAVE(name)                                                                               \
+  do {                                                                                           \
+    for (size_t i_ = 0; known_features[i_]; i_++)                                                \
+      if (!strcmp(known_features[i_], name))                                                     \
+        have[i_] = 1;                                                                            \
+  } while (0)
+#if defined(__x86_64__) || defined(__i386__)
+  {
+    unsigned a, b, c, d, max_leaf;
+    unsigned long long xcr0 = 0;
+    int ymm = 0, zmm = 0, amx = 0;
+    max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
+      if (c & (1u << 20))
+        HAVE("sse4_2");
+      if (c & (1u << 27)) { /* OSXSAVE: the OS manages extended state */
+        xcr0 = read_xcr0();
+        ymm = (xcr0 & 0x6) == 0x6;
+        zmm = ymm && (xcr0 & 0xe0) == 0xe0;
+        amx = (xcr0 & (3ull << 17)) == (3ull << 17);
+      }
+      if (ymm && (c & (1u << 28)))
+        HAVE("avx");
+      if (ymm && (c & (1u << 29)))
+        HAVE("f16c");
+      if (ymm && (c & (1u << 12)))
+        HAVE("fma");
+    }
+    if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+      unsigned leaf7_max = a;
+      if (ymm && (b & (1u << 5)))
+        HAVE("avx2");
+      if (zmm) {
+        if (b & (1u << 16))
+          HAVE("avx512f");
+        if (b & (1u << 17))
+          HAVE("avx512dq");
+        if (b & (1u << 28))
+          HAVE("avx512cd");
+        if (b & (1u << 30))
+          HAVE("avx512bw");
+        if (b & (1u << 31))
+          HAVE("avx512vl");
+        if (c & (1u << 11))
+          HAVE("avx512_vnni");
+        if (d & (1u << 23))
+          HAVE("avx512_fp16");
+      }
+      if (amx) {
+        if (d & (1u << 24))
+          HAVE("amx_tile");
+        if (d & (1u << 25))
+          HAVE("amx_int8");
+        if (d & (1u << 22))
+          HAVE("amx_bf16");
+      }
+      if (leaf7_max >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+        if (ymm && (a & (1u << 4)))
+          HAVE("avx_vnni");
+        if (zmm && (a & (1u << 5)))
+          HAVE("avx512_bf16");
+      }
+    }
+  }
+#elif defined(__aarch64__) && defined(__linux__)
+  {
+    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    (void)hw2;
+#ifdef HWCAP_ASIMD
+    if (hw & HWCAP_ASIMD)
+      HAVE("asimd");
+#endif
+#ifdef HWCAP_ASIMDHP
+    if (hw & HWCAP_ASIMDHP)
+      HAVE("fp16");
+#endif
+#ifdef HWCAP_ASIMDDP
+    if (hw & HWCAP_ASIMDDP)
+      HAVE("dotprod");
+#endif
+#ifdef HWCAP_SVE
+    if (hw & HWCAP_SVE)
+      HAVE("sve");
+#endif
+#ifdef HWCAP2_I8MM
+    if (hw2 & HWCAP2_I8MM)
+      HAVE("i8mm");
+#endif
+#ifdef HWCAP2_BF16
+    if (hw2 & HWCAP2_BF16)
+      HAVE("bf16");
+#endif
+#ifdef HWCAP2_SVE2
+    if (hw2 & HWCAP2_SVE2)
+      HAVE("sve2");
+#endif
+#ifdef HWCAP2_SME
+    if (hw2 & HWCAP2_SME)
+      HAVE("sme");
+#endif
+  }
+#endif
+#undef HAVE
+}
+
+static void fill_features(calhost_processor_info *out) {
+  int have[sizeof known_features / sizeof known_features[0]];
+  size_t len = 0;
+  detect_features(have);
+  out->features[0] = '\0';
+  for (size_t i = 0; known_features[i]; i++)
+    if (have[i])
+      append(out->features, sizeof out->features, &len, "%s%s", len ? " " : "",
+             known_features[i]);
+}
+
+/* ---- the description string --------------------------------------------- */
+
+/* Copies a text field: printable ASCII, ';' '=' ',' and others made '_',
+ * runs of blanks collapsed, trimmed; "unknown" when empty. */
+static void clean_text(char *dst, size_t cap, const char *src) {
+  size_t n = 0;
+  int space = 0;
+  if (!cap)
+    return;
+  for (const unsigned char *s = (const unsigned char *)(src ? src : ""); *s && n + 1 < cap; s++) {
+    unsigned char ch = *s;
+    if (isspace(ch)) {
+      space = n > 0;
+      continue;
+    }
+    if (space && n + 2 < cap)
+      dst[n++] = ' ';
+    space = 0;
+    if (ch < 0x21 || ch > 0x7e || ch == ';' || ch == '=' || ch == ',')
+      ch = '_';
+    dst[n++] = (char)ch;
+  }
+  dst[n] = '\0';
+  if (n == 0)
+    snprintf(dst, cap, "unknown");
+}
+
+static const char *cache_name(const calhost_cache_level *c, char *buf, size_t cap) {
+  const char *suffix = c->kind == CALHOST_CACHE_DATA          ? "d"
+                       : c->kind == CALHOST_CACHE_INSTRUCTION ? "i"
+                                                              : "";
+  snprintf(buf, cap, "l%u%s", c->level, suffix);
+  return buf;
+}
+
+size_t calhost_processor_describe(const calhost_processor_info *info, char *buf, size_t capacity) {
+  size_t len = 0;
+  char arch[sizeof info->arch], vendor[sizeof info->vendor], model[sizeof info->model];
+  char name[16];
+  int any = 0;
+  if (buf && capacity)
+    buf[0] = '\0';
+  clean_text(arch, sizeof arch, info->arch);
+  clean_text(vendor, sizeof vendor, info->vendor);
+  clean_text(model, sizeof model, info->model);
+  append(buf, capacity, &len, "%s;vendor=%s;model=%s;isa=", arch, vendor, model);
+  /* features: the canonical order, whatever the order in info->features */
+  for (size_t i = 0; known_features[i]; i++) {
+    const char *f = info->features;
+    size_t fl = strlen(known_features[i]);
+    while ((f = strstr(f, known_features[i])) != NULL) {
+      int start_ok = f == info->features || f[-1] == ' ' || f[-1] == ',';
+      int end_ok = f[fl] == '\0' || f[fl] == ' ' || f[fl] == ',';
+      if (start_ok && end_ok) {
+        append(buf, capacity, &len, "%s%s", any ? "," : "", known_features[i]);
+        any = 1;
+        break;
+      }
+      f += fl;
+    }
+  }
+  if (!any)
+    append(buf, capacity, &len, "none");
+  for (size_t i = 0; i < info->cache_count && i < CALHOST_PROCESSOR_MAX_CACHES; i++) {
+    const calhost_cache_level *c = &info->caches[i];
+    append(buf, capacity, &len, ";%s=%llu/%u/%u", cache_name(c, name, sizeof name),
+           (unsigned long long)c->size, c->pus_per_instance, c->instances);
+  }
+  append(buf, capacity, &len, ";cores=%u;pus=%u", info->cores, info->pus);
+  return len;
+}
+
+/* ---- hwloc ------------------------------------------------------------------ */
+
+static int cmp_cache(const void *a, const void *b) {
+  const calhost_cache_level *x = a, *y = b;
+  if (x->level != y->level)
+    return x->level < y->level ? -1 : 1;
+  /* unified / data before instruction */
+  return (x->kind == CALHOST_CACHE_INSTRUCTION) - (y->kind == CALHOST_CACHE_INSTRUCTION);
+}
+
+static const char *info_of(hwloc_topology_t topo, hwloc_const_cpuset_t set, const char *name) {
+  hwloc_obj_t obj = NULL;
+  const char *v;
+  while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, obj)) != NULL)
+    if (obj->cpuset && hwloc_bitmap_intersects(obj->cpuset, set) &&
+        (v = hwloc_obj_get_info_by_name(obj, name)) != NULL)
+      return v;
+  /* some platforms attach them to the machine (root) object */
+  return hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), name);
+}
+
+/* Fills everything but features and description from a loaded topology. */
+static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_count,
+                             int live, calhost_processor_info *out, char *err, size_t cap) {
+  static const hwloc_obj_type_t cache_types[] = {
+      HWLOC_OBJ_L1CACHE,  HWLOC_OBJ_L2CACHE,  HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
+      HWLOC_OBJ_L5CACHE,  HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3ICACHE};
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  hwloc_obj_t obj;
+  const char *v;
+  int rc = 0;
+  if (!set)
+    return fail(err, cap, "out of memory");
+  if (cpu_count == 0 && live) {
+    int *allowed = NULL;
+    size_t n = 0;
+    if (calhost_processor_allowed_cpus(&allowed, &n, err, cap) != 0) {
+      hwloc_bitmap_free(set);
+      return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+      hwloc_bitmap_set(set, (unsigned)allowed[i]);
+    free(allowed);
+  } else if (cpu_count == 0) {
+    hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(topo));
+  } else {
+    for (size_t i = 0; i < cpu_count; i++) {
+      if (cpus[i] < 0 || !hwloc_get_pu_obj_by_os_index(topo, (unsigned)cpus[i])) {
+        hwloc_bitmap_free(set);
+        return fail(err, cap, "CPU %d is not online on this machine", cpus[i]);
+      }
+      hwloc_bitmap_set(set, (unsigned)cpus[i]);
+    }
+  }
+  /* only PUs the topology knows */
+  hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(topo));
+  if (hwloc_bitmap_iszero(set)) {
+    hwloc_bitmap_free(set);
+    return fail(err, cap, "the CPU set is empty");
+  }
+
+  out->pus = (unsigned)hwloc_bitmap_weight(set);
+  out->cores = 0;
+  obj = NULL;
+  while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, obj)) != NULL)
+    if (obj->cpuset && hwloc_bitmap_intersects(obj->cpuset, set))
+      out->cores++;
+  if (out->cores == 0)
+    out->cores = out->pus;
+
+  out->cache_count = 0;
+  for (size_t t = 0; t < sizeof cache_types / sizeof cache_types[0]; t++) {
+    calhost_cache_level c;
+    int found = 0;
+    memset(&c, 0, sizeof c);
+    obj = NULL;
+    while ((obj = hwloc_get_next_obj_by_type(topo, cache_types[t], obj)) != NULL) {
+      if (!obj->cpuset || !hwloc_bitmap_intersects(obj->cpuset, set) || !obj->attr)
+        continue;
+      if (!found) {
+        c.level = obj->attr->cache.depth;
+        c.kind = obj->attr->cache.type == HWLOC_OBJ_CACHE_DATA ? CALHOST_CACHE_DATA
+                 : obj->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION
+                     ? CALHOST_CACHE_INSTRUCTION
+                     : CALHOST_CACHE_UNIFIED;
+        c.size = obj->attr->cache.size;
+        c.line_size = obj->attr->cache.linesize;
+        c.pus_per_instance = (unsigned)hwloc_bitmap_weight(obj->cpuset);
+        found = 1;
+      }
+      c.instances++;
+    }
+    if (found && out->cache_count < CALHOST_PROCESSOR_MAX_CACHES)
+      out->caches[out->cache_count++] = c;
+  }
+  qsort(out->caches, out->cache_count, sizeof out->caches[0], cmp_cache);
+
+  v = info_of(topo, set, "CPUVendor");
+  if (!v)
+    v = info_of(topo, set, "CPUImplementer");
+  clean_text(out->vendor, sizeof out->vendor, v);
+  v = info_of(topo, set, "CPUModel");
+  if (!v)
+    v = info_of(topo, set, "CPUPartNumber");
+  clean_text(out->model, sizeof out->model, v);
+  v = live ? NULL : hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "Architecture");
+  if (!v) {
+    struct utsname u;
+    v = uname(&u) == 0 ? u.machine : "unknown";
+    clean_text(out->arch, sizeof out->arch, v);
+  } else {
+    clean_text(out->arch, sizeof out->arch, v);
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  if (live && (!strcmp(out->vendor, "unknown") || !strcmp(out->model, "unknown"))) {
+    unsigned r[12], a, b, c, d;
+    if (!strcmp(out->vendor, "unknown") && __get_cpuid(0, &a, &b, &c, &d)) {
+      char vend[13];
+      memcpy(vend, &b, 4);
+      memcpy(vend + 4, &d, 4);
+      memcpy(vend + 8, &c, 4);
+      vend[12] = '\0';
+      clean_text(out->vendor, sizeof out->vendor, vend);
+    }
+    if (!strcmp(out->model, "unknown") && __get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
+      char brand[49];
+      for (unsigned i = 0; i < 3; i++)
+        __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
+      memcpy(brand, r, 48);
+      brand[48] = '\0';
+      clean_text(out->model, sizeof out->model, brand);
+    }
+  }
+#endif
+  hwloc_bitmap_free(set);
+  return rc;
+}
+
+static int identify(const char *xml, const int *cpus, size_t cpu_count,
+                    calhost_processor_info *out, char *err, size_t cap) {
+  hwloc_topology_t topo;
+  int rc;
+  memset(out, 0, sizeof *out);
+  if (hwloc_topology_init(&topo) != 0)
+    return fail(err, cap, "hwloc: cannot initialize a topology");
+  if (xml) {
+    size_t n = strlen(xml);
+    if (n > 0x7ffffffe || hwloc_topology_set_xmlbuffer(topo, xml, (int)n + 1) != 0) {
+      int e = errno;
+      hwloc_topology_destroy(topo);
+      return fail(err, cap, "hwloc: cannot read the XML topology: %s", strerror(e));
+    }
+  }
+  if (hwloc_topology_load(topo) != 0) {
+    int e = errno;
+    hwloc_topology_destroy(topo);
+    return fail(err, cap, "hwloc: cannot load the topology: %s", strerror(e));
+  }
+  rc = describe_topology(topo, cpus, cpu_count, xml == NULL, out, err, cap);
+  hwloc_topology_destroy(topo);
+  if (rc != 0)
+    return rc;
+  fill_features(out);
+  calhost_processor_describe(out, out->description, sizeof out->description);
+  return 0;
+}
+
+int calhost_processor_identify(const int *cpus, size_t cpu_count, calhost_processor_info *out,
+                               char *err, size_t err_capacity) {
+  return identify(NULL, cpus, cpu_count, out, err, err_capacity);
+}
+
+int calhost_processor_identify_xml(const char *xml, const int *cpus, size_t cpu_count,
+                                   calhost_processor_info *out, char *err, size_t err_capacity) {
+  if (!xml)
+    return fail(err, err_capacity, "no XML topology given");
+  return identify(xml, cpus, cpu_count, out, err, err_capacity);
+}
+
+/* ---- pinning ---------------------------------------------------------------- */
+
+static int set_affinity(const int *cpus, size_t cpu_count, char *err, size_t cap) {
+  size_t setsize = CPU_ALLOC_SIZE(CALHOST_CPU_LIMIT);
+  cpu_set_t *set = CPU_ALLOC(CALHOST_CPU_LIMIT);
+  int rc;
+  if (!set)
+    return fail(err, cap, "out of memory");
+  CPU_ZERO_S(setsize, set);
+  if (cpu_count == 0) {
+    /* every CPU; the kernel keeps the ones the process may use */
+    if (sched_getaffinity(getpid(), setsize, set) != 0) {
+      int e = errno;
+      CPU_FREE(set);
+      return fail(err, cap, "sched_getaffinity: %s", strerror(e));
+    }
+  } else {
+    for (size_t i = 0; i < cpu_count; i++) {
+      if (cpus[i] < 0 || cpus[i] >= CALHOST_CPU_LIMIT) {
+        CPU_FREE(set);
+        return fail(err, cap, "CPU %d is out of range", cpus[i]);
+      }
+      CPU_SET_S((size_t)cpus[i], setsize, set);
+    }
+  }
+  rc = sched_setaffinity(0, setsize, set);
+  if (rc != 0) {
+    int e = errno;
+    char list[256];
+    CPU_FREE(set);
+    calhost_cpulist_format(cpus, cpu_count, list, sizeof list);
+    return fail(err, cap, "cannot pin to CPUs %s: %s", list, strerror(e));
+  }
+  CPU_FREE(set);
+  return 0;
+}
+
+int calhost_processor_pin_thread(const int *cpus, size_t cpu_count, char *err,
+                                 size_t err_capacity) {
+  return set_affinity(cpus, cpu_count, err, err_capacity);
+}
+
+int calhost_processor_pin_worker(const int *cpus, size_t cpu_count, unsigned worker, char *err,
+                                 size_t err_capacity) {
+  if (cpu_count == 0)
+    return set_affinity(NULL, 0, err, err_capacity);
+  return set_affinity(&cpus[worker % cpu_count], 1, err, err_capacity);
+}
+
+/* ---- targets ----------------------------------------------------------------- */
+
+int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
+                              const uint32_t *thread_counts, size_t thread_count_count,
+                              calhost_target_list *out, char *err, size_t err_capacity) {
+  int *allowed = NULL;
+  size_t allowed_n = 0;
+  memset(out, 0, sizeof *out);
+  if (calhost_processor_allowed_cpus(&allowed, &allowed_n, err, err_capacity) != 0)
+    return -1;
+  if (cpus_all || cpu_count == 0) {
+    out->cpus = allowed;
+    out->cpu_count = allowed_n;
+  } else {
+    out->cpus = malloc(cpu_count * sizeof *out->cpus);
+    if (!out->cpus) {
+      free(allowed);
+      return fail(err, err_capacity, "out of memory");
+    }
+    for (size_t i = 0; i < cpu_count; i++) {
+      int ok = 0;
+      for (size_t j = 0; j < allowed_n && !ok; j++)
+        ok = allowed[j] == cpus[i];
+      if (!ok) {
+        char list[512];
+        calhost_cpulist_format(allowed, allowed_n, list, sizeof list);
+        fail(err, err_capacity,
+             "CPU %d of the configured set is not available to calhost (online and allowed: "
+             "%s)",
+             cpus[i], list);
+        free(allowed);
+        calhost_target_list_free(out);
+        return -1;
+      }
+      out->cpus[i] = cpus[i];
+    }
+    out->cpu_count = cpu_count;
+    free(allowed);
+    /* ascending, like the parser gives them */
+    for (size_t i = 1; i < out->cpu_count; i++)
+      for (size_t j = i; j > 0 && out->cpus[j - 1] > out->cpus[j]; j--) {
+        int t = out->cpus[j];
+        out->cpus[j] = out->cpus[j - 1];
+        out->cpus[j - 1] = t;
+      }
+  }
+  if (out->cpu_count == 0) {
+    calhost_target_list_free(out);
+    return fail(err, err_capacity, "no CPU available");
+  }
+  if (calhost_processor_identify(out->cpus, out->cpu_count, &out->processor, err,
+                                 err_capacity) != 0) {
+    calhost_target_list_free(out);
+    return -1;
+  }
+  out->items = calloc(thread_count_count ? thread_count_count : 1, sizeof *out->items);
+  if (!out->items) {
+    calhost_target_list_free(out);
+    return fail(err, err_capacity, "out of memory");
+  }
+  for (size_t i = 0; i < thread_count_count; i++) {
+    uint32_t t = thread_counts[i] ? thread_counts[i] : out->processor.pus;
+    int dup = 0;
+    if (t > out->processor.pus) {
+      char list[512];
+      calhost_cpulist_format(out->cpus, out->cpu_count, list, sizeof list);
+      fail(err, err_capacity,
+           "threads = %u exceeds the %u hardware threads of the target CPUs %s", t,
+           out->processor.pus, list);
+      calhost_target_list_free(out);
+      return -1;
+    }
+    for (size_t j = 0; j < out->count; j++)
+      dup |= out->items[j].thread_count == t;
+    if (dup)
+      continue;
+    out->items[out->count].cpus = out->cpus;
+    out->items[out->count].cpu_count = out->cpu_count;
+    out->items[out->count].thread_count = t;
+    out->count++;
+  }
+  return 0;
+}
+
+void calhost_target_list_free(calhost_target_list *list) {
+  if (!list)
+    return;
+  free(list->cpus);
+  free(list->items);
+  memset(list, 0, sizeof *list);
+}
