@@ -1,0 +1,175 @@
+/*
+ * matmul.c: the MatMul workload parser, session inputs, reference and check
+ * shared by the cpu_gemm and openblas plugins (see matmul.h).
+ */
+#include "matmul.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_error(const calhost_host_services *host, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_error(const calhost_host_services *host, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  if (!host || !host->set_error)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  host->set_error(host->context, msg);
+}
+
+calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
+                                     const calhost_workload *w, matmul_shape *s) {
+  if (!w || !w->operator_name || strcmp(w->operator_name, "MatMul") != 0) {
+    set_error(host, "%s serves operator MatMul only", backend);
+    return CALHOST_UNSUPPORTED;
+  }
+  if (!w->dtype || strcmp(w->dtype, "float32") != 0) {
+    set_error(host, "%s serves dtype float32 only (got %s)", backend, w->dtype ? w->dtype : "none");
+    return CALHOST_UNSUPPORTED;
+  }
+  if (!w->shape || w->shape_rank != 3) {
+    set_error(host, "%s: MatMul needs a shape of rank 3 {M, N, K}", backend);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  for (int i = 0; i < 3; i++)
+    if (w->shape[i] < 1 || w->shape[i] > MATMUL_DIM_MAX) {
+      set_error(host, "%s: shape dimension %d = %lld out of range [1, %d]", backend, i,
+                (long long)w->shape[i], MATMUL_DIM_MAX);
+      return CALHOST_UNSUPPORTED;
+    }
+  s->m = (size_t)w->shape[0];
+  s->n = (size_t)w->shape[1];
+  s->k = (size_t)w->shape[2];
+  s->accumulate = 0;
+  if ((uint64_t)s->m * s->k > MATMUL_MATRIX_MAX || (uint64_t)s->k * s->n > MATMUL_MATRIX_MAX ||
+      (uint64_t)s->m * s->n > MATMUL_MATRIX_MAX ||
+      (uint64_t)s->m * s->n * s->k > MATMUL_WORK_MAX) {
+    set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n, s->k);
+    return CALHOST_UNSUPPORTED;
+  }
+  for (size_t i = 0; i < w->property_count; i++) {
+    const calhost_property *p = &w->properties[i];
+    if (!p->name || !p->value) {
+      set_error(host, "%s: workload property without name or value", backend);
+      return CALHOST_INVALID_ARGUMENT;
+    }
+    if (strcmp(p->name, "accumulate") == 0) {
+      if (strcmp(p->value, "0") == 0)
+        s->accumulate = 0;
+      else if (strcmp(p->value, "1") == 0)
+        s->accumulate = 1;
+      else {
+        set_error(host, "%s: accumulate must be 0 or 1 (got '%s')", backend, p->value);
+        return CALHOST_INVALID_ARGUMENT;
+      }
+    } else {
+      set_error(host, "%s: unknown MatMul property '%s' (known: accumulate)", backend, p->name);
+      return CALHOST_UNSUPPORTED;
+    }
+  }
+  return CALHOST_OK;
+}
+
+/* Deterministic values in [-1, 1): a 64-bit LCG, 24 high bits. */
+static void fill_random(float *x, size_t count, uint64_t seed) {
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (size_t i = 0; i < count; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)((double)(s >> 40) / (double)(1ull << 23) - 1.0);
+  }
+}
+
+/* ref = A*B and mag = |A|*|B| (m x n), in double: the trusted triple loop. */
+static void reference(const float *a, const float *b, size_t m, size_t n, size_t k, double *ref,
+                      double *mag) {
+  for (size_t i = 0; i < m; i++) {
+    double *r = ref + i * n, *g = mag + i * n;
+    for (size_t j = 0; j < n; j++)
+      r[j] = g[j] = 0.0;
+    for (size_t p = 0; p < k; p++) {
+      double av = a[i * k + p], aa = fabs(av);
+      const float *brow = b + p * n;
+      for (size_t j = 0; j < n; j++) {
+        r[j] += av * (double)brow[j];
+        g[j] += aa * fabs((double)brow[j]);
+      }
+    }
+  }
+}
+
+int matmul_data_init(matmul_data *d, const matmul_shape *s) {
+  size_t mk = s->m * s->k, kn = s->k * s->n, mn = s->m * s->n;
+  memset(d, 0, sizeof *d);
+  d->shape = *s;
+  d->a = malloc(mk * sizeof(float));
+  d->b = malloc(kn * sizeof(float));
+  d->c = calloc(mn, sizeof(float));
+  d->c0 = s->accumulate ? malloc(mn * sizeof(float)) : NULL;
+  d->ref = malloc(mn * sizeof(double));
+  d->mag = malloc(mn * sizeof(double));
+  if (!d->a || !d->b || !d->c || (s->accumulate && !d->c0) || !d->ref || !d->mag) {
+    matmul_data_free(d);
+    return -1;
+  }
+  fill_random(d->a, mk, 1);
+  fill_random(d->b, kn, 2);
+  if (d->c0)
+    fill_random(d->c0, mn, 3);
+  reference(d->a, d->b, s->m, s->n, s->k, d->ref, d->mag);
+  return 0;
+}
+
+void matmul_data_free(matmul_data *d) {
+  if (!d)
+    return;
+  free(d->a);
+  free(d->b);
+  free(d->c);
+  free(d->c0);
+  free(d->ref);
+  free(d->mag);
+  d->a = d->b = d->c = d->c0 = NULL;
+  d->ref = d->mag = NULL;
+}
+
+void matmul_data_reset(matmul_data *d) {
+  if (d->c0)
+    memcpy(d->c, d->c0, d->shape.m * d->shape.n * sizeof(float));
+}
+
+calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err, size_t cap) {
+  const double u = 1.0 / 16777216.0;
+  size_t mn = d->shape.m * d->shape.n, n = d->shape.n;
+  double it = d->c0 ? (double)iterations : 1.0;
+  double scale = 16.0 * u * sqrt((double)d->shape.k + it);
+  if (iterations == 0) {
+    if (err && cap)
+      snprintf(err, cap, "no completed run to check");
+    return CALHOST_CHECK_FAILED;
+  }
+  for (size_t x = 0; x < mn; x++) {
+    double got = d->c[x], want = it * d->ref[x], mag = it * d->mag[x];
+    if (d->c0) {
+      want += d->c0[x];
+      mag += fabs((double)d->c0[x]);
+    }
+    if (!isfinite(got)) {
+      if (err && cap)
+        snprintf(err, cap, "C[%zu][%zu] is %s", x / n, x % n, isnan(got) ? "NaN" : "Inf");
+      return CALHOST_CHECK_FAILED;
+    }
+    if (fabs(got - want) > scale * mag + 1e-30) {
+      if (err && cap)
+        snprintf(err, cap, "C[%zu][%zu] = %.9g, reference %.9g (tolerance %.3g)", x / n, x % n,
+                 got, want, scale * mag);
+      return CALHOST_CHECK_FAILED;
+    }
+  }
+  return CALHOST_OK;
+}

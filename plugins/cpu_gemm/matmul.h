@@ -1,0 +1,70 @@
+/*
+ * matmul.h: what the MatMul backends (cpu_gemm, openblas) share: parsing a
+ * float32 MatMul workload, the session's deterministic inputs, and the
+ * trusted double-precision reference with its check. Internal (hidden).
+ */
+#ifndef CALHOST_CPU_GEMM_MATMUL_H
+#define CALHOST_CPU_GEMM_MATMUL_H
+
+#include <calhost/plugin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define MATMUL_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define MATMUL_HIDDEN
+#endif
+
+/* Largest dimension, matrix (elements) and product (multiply-adds) served:
+ * inputs, output and reference must fit in memory and the reference must
+ * finish in seconds. */
+#define MATMUL_DIM_MAX (1 << 20)
+#define MATMUL_MATRIX_MAX ((uint64_t)1 << 27)
+#define MATMUL_WORK_MAX ((uint64_t)1 << 34)
+
+typedef struct matmul_shape {
+  size_t m, n, k;
+  int accumulate; /* C += A*B instead of C = A*B */
+} matmul_shape;
+
+/* Checks that w is a float32 MatMul with shape {M, N, K} (each in
+ * [1, MATMUL_DIM_MAX], within the size limits) and only the property
+ * accumulate=0|1; fills *s. On failure returns CALHOST_UNSUPPORTED or
+ * CALHOST_INVALID_ARGUMENT after host->set_error (host may be NULL),
+ * messages prefixed with backend. */
+MATMUL_HIDDEN calhost_status matmul_parse_workload(const calhost_host_services *host,
+                                                   const char *backend, const calhost_workload *w,
+                                                   matmul_shape *s);
+
+/* A session's matrices, row-major and dense: A (m x k), B (k x n), C (m x n);
+ * C0 the starting C when accumulating (else NULL); ref = A*B and
+ * mag = |A|*|B| in double. */
+typedef struct matmul_data {
+  matmul_shape shape;
+  float *a, *b, *c, *c0;
+  double *ref, *mag;
+} matmul_data;
+
+/* Allocates and fills d for shape s: deterministic inputs in [-1, 1) and the
+ * reference (a triple loop in double). Returns 0, or -1 when out of memory
+ * (d is then freed). */
+MATMUL_HIDDEN int matmul_data_init(matmul_data *d, const matmul_shape *s);
+
+/* Frees d's buffers; safe on a zeroed or freed d. */
+MATMUL_HIDDEN void matmul_data_free(matmul_data *d);
+
+/* Before a run: copies C0 into C when accumulating (so every run() call
+ * starts from the same C); no-op otherwise. */
+MATMUL_HIDDEN void matmul_data_reset(matmul_data *d);
+
+/* Compares C, the output of a run of `iterations` products (C = C0 +
+ * iterations*A*B when accumulating, else A*B), with the reference. The
+ * tolerance per element is 16 u sqrt(K + it) (sum |a||b| + |C0|), u = 2^-24:
+ * a statistical bound for float sums of these uniform inputs, far below one
+ * missing or doubled product. NaN/Inf fail. Returns CALHOST_OK or
+ * CALHOST_CHECK_FAILED with the first bad element in err. */
+MATMUL_HIDDEN calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err,
+                                          size_t err_capacity);
+
+#endif /* CALHOST_CPU_GEMM_MATMUL_H */

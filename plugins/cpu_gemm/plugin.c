@@ -1,0 +1,329 @@
+/*
+ * plugin.c: the cpu_gemm backend's calhost vtable (operator "MatMul",
+ * float32, row-major). Thin glue: gemm.c is the algorithm, policy.c the
+ * policy language, matmul.c the workload, inputs and reference check.
+ */
+#include <calhost/plugin.h>
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "matmul.h"
+#include "policy.h"
+
+/* One thread per this many multiply-adds is worth its dispatch cost
+ * (about 4 MFLOP, some 40 us of work; see README). */
+#define CPU_GEMM_WORK_PER_THREAD ((uint64_t)1 << 21)
+
+struct calhost_plugin_instance {
+  const calhost_host_services *host;
+  int max_isa; /* min(this processor, setting "max_isa") */
+  /* storage behind the last built key */
+  char m_buf[24], n_buf[24], k_buf[24];
+  calhost_property structure[6];
+};
+
+struct calhost_session {
+  calhost_plugin_instance *inst;
+  matmul_data data;
+  unsigned threads;
+  int isa; /* the best kernel class this session may run */
+  gemm_ctx *ctx;
+  gemm_config *candidates;
+  size_t candidate_count;
+  gemm_config prepared;
+  int has_prepared;
+  uint32_t last_iterations;
+};
+
+static void set_error(const calhost_host_services *host, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_error(const calhost_host_services *host, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  if (!host || !host->set_error)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  host->set_error(host->context, msg);
+}
+
+static int has_word(const char *list, const char *word) {
+  size_t wl = strlen(word);
+  const char *p = list;
+  while (*p) {
+    const char *e;
+    while (*p == ' ')
+      p++;
+    e = p;
+    while (*e && *e != ' ')
+      e++;
+    if ((size_t)(e - p) == wl && memcmp(p, word, wl) == 0)
+      return 1;
+    p = e;
+  }
+  return 0;
+}
+
+/* The ISA class of a target: from its feature list when it has one (keys
+ * follow the target's description), else from this processor; capped by
+ * the instance's max_isa. */
+static int target_isa(const calhost_plugin_instance *inst, const calhost_target *t) {
+  int isa;
+  if (t && t->features && t->features[0]) {
+    if (has_word(t->features, "avx512f"))
+      isa = GEMM_ISA_AVX512;
+    else if (has_word(t->features, "avx2") && has_word(t->features, "fma"))
+      isa = GEMM_ISA_AVX2;
+    else
+      isa = GEMM_ISA_PORTABLE;
+  } else {
+    isa = (int)gemm_isa_detect();
+  }
+  return isa < inst->max_isa ? isa : inst->max_isa;
+}
+
+/* Threads worth using: one per CPU_GEMM_WORK_PER_THREAD multiply-adds, at
+ * least 1, at most the target's. */
+static unsigned useful_threads(const matmul_shape *s, uint32_t target_threads) {
+  uint64_t t = (uint64_t)s->m * s->n * s->k / CPU_GEMM_WORK_PER_THREAD;
+  if (t < 1)
+    t = 1;
+  if (target_threads < 1)
+    target_threads = 1;
+  return (unsigned)(t < target_threads ? t : target_threads);
+}
+
+static calhost_status cg_create(const calhost_host_services *host, const calhost_property *settings,
+                                size_t setting_count, calhost_plugin_instance **out) {
+  calhost_plugin_instance *inst;
+  int max_isa = (int)gemm_isa_detect();
+  if (!out || (setting_count && !settings))
+    return CALHOST_INVALID_ARGUMENT;
+  *out = NULL;
+  for (size_t i = 0; i < setting_count; i++) {
+    const char *name = settings[i].name, *value = settings[i].value;
+    if (name && value && strcmp(name, "max_isa") == 0) {
+      int isa = -1;
+      for (int c = GEMM_ISA_PORTABLE; c <= GEMM_ISA_AVX512; c++)
+        if (strcmp(value, gemm_isa_name((gemm_isa)c)) == 0)
+          isa = c;
+      if (isa < 0) {
+        set_error(host, "cpu_gemm: max_isa must be portable, avx2 or avx512 (got '%s')", value);
+        return CALHOST_INVALID_ARGUMENT;
+      }
+      if (isa < max_isa)
+        max_isa = isa;
+    } else {
+      set_error(host, "cpu_gemm: unknown setting '%s' (known: max_isa)", name ? name : "(null)");
+      return CALHOST_INVALID_ARGUMENT;
+    }
+  }
+  inst = calloc(1, sizeof *inst);
+  if (!inst)
+    return CALHOST_NO_MEMORY;
+  inst->host = host;
+  inst->max_isa = max_isa;
+  *out = inst;
+  return CALHOST_OK;
+}
+
+static void cg_destroy(calhost_plugin_instance *inst) { free(inst); }
+
+/* Exact key: the workload's digest, the target's processor, and the threads
+ * the plugin will really use. Portable key: dtype, m, n, k, accumulate and
+ * the ISA class (a policy names a kernel of one class). */
+static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                   const calhost_target *t, calhost_built_key *out) {
+  matmul_shape s;
+  calhost_status st;
+  if (!inst || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  st = matmul_parse_workload(inst->host, "cpu_gemm", w, &s);
+  if (st != CALHOST_OK)
+    return st;
+  snprintf(inst->m_buf, sizeof inst->m_buf, "%zu", s.m);
+  snprintf(inst->n_buf, sizeof inst->n_buf, "%zu", s.n);
+  snprintf(inst->k_buf, sizeof inst->k_buf, "%zu", s.k);
+  inst->structure[0] = (calhost_property){"dtype", "float32"};
+  inst->structure[1] = (calhost_property){"m", inst->m_buf};
+  inst->structure[2] = (calhost_property){"n", inst->n_buf};
+  inst->structure[3] = (calhost_property){"k", inst->k_buf};
+  inst->structure[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
+  inst->structure[5] = (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
+  out->model_digest = w->model_digest;
+  out->processor = t->processor;
+  out->thread_count = useful_threads(&s, t->thread_count);
+  out->structure = inst->structure;
+  out->structure_count = 6;
+  return CALHOST_OK;
+}
+
+static calhost_status cg_validate_policy(calhost_plugin_instance *inst, const char *policy,
+                                         size_t length, char *err, size_t err_capacity) {
+  int max_isa = inst ? inst->max_isa : (int)gemm_isa_detect();
+  if (cpu_gemm_policy_parse(policy, length, max_isa, NULL, err, err_capacity) != 0)
+    return CALHOST_INVALID_ARGUMENT;
+  return CALHOST_OK;
+}
+
+static void cg_close_session(calhost_session *s) {
+  if (!s)
+    return;
+  gemm_ctx_destroy(s->ctx);
+  matmul_data_free(&s->data);
+  free(s->candidates);
+  free(s);
+}
+
+static calhost_status cg_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
+                                      const calhost_target *t, calhost_session **out) {
+  calhost_session *s;
+  calhost_status st;
+  matmul_shape shape;
+  if (!inst || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  *out = NULL;
+  st = matmul_parse_workload(inst->host, "cpu_gemm", w, &shape);
+  if (st != CALHOST_OK)
+    return st;
+  s = calloc(1, sizeof *s);
+  if (!s)
+    return CALHOST_NO_MEMORY;
+  s->inst = inst;
+  s->threads = useful_threads(&shape, t->thread_count);
+  s->isa = target_isa(inst, t);
+  if (s->isa > (int)gemm_isa_detect())
+    s->isa = (int)gemm_isa_detect(); /* never run what this processor lacks */
+  s->candidate_count = cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, NULL, 0);
+  s->candidates = malloc(s->candidate_count * sizeof *s->candidates);
+  s->ctx = gemm_ctx_create(s->threads, t->cpus, t->cpu_count);
+  if (!s->candidates || !s->ctx || matmul_data_init(&s->data, &shape) != 0) {
+    set_error(inst->host, "cpu_gemm: out of memory (or threads) opening a %zux%zux%zu session",
+              shape.m, shape.n, shape.k);
+    cg_close_session(s);
+    return CALHOST_NO_MEMORY;
+  }
+  cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, s->candidates,
+                      s->candidate_count);
+  *out = s;
+  return CALHOST_OK;
+}
+
+static calhost_status cg_candidate_count(calhost_session *s, uint32_t *count) {
+  if (!s || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  *count = (uint32_t)s->candidate_count;
+  return CALHOST_OK;
+}
+
+static calhost_status format_out(const gemm_config *cfg, char *buf, size_t capacity,
+                                 size_t *length) {
+  char text[CPU_GEMM_POLICY_MAX + 1];
+  int n = cpu_gemm_policy_format(cfg, text, sizeof text);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return CALHOST_ERROR;
+  return calhost_copy_out(text, buf, capacity, length);
+}
+
+static calhost_status cg_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
+                                             size_t capacity, size_t *length) {
+  if (!s || index >= s->candidate_count)
+    return CALHOST_INVALID_ARGUMENT;
+  return format_out(&s->candidates[index], buf, capacity, length);
+}
+
+static calhost_status cg_default_policy(calhost_session *s, char *buf, size_t capacity,
+                                        size_t *length) {
+  gemm_config cfg;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  cpu_gemm_policy_default(&cfg);
+  return format_out(&cfg, buf, capacity, length);
+}
+
+static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t length) {
+  char err[160];
+  gemm_config cfg;
+  const matmul_shape *sh;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  sh = &s->data.shape;
+  s->has_prepared = 0;
+  if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, err, sizeof err) != 0) {
+    set_error(s->inst->host, "cpu_gemm policy refused: %s", err);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  if (gemm_ctx_reserve(s->ctx, &cfg, sh->m, sh->n, sh->k) != 0) {
+    set_error(s->inst->host, "cpu_gemm: out of memory for packing buffers");
+    return CALHOST_NO_MEMORY;
+  }
+  s->prepared = cfg;
+  s->has_prepared = 1;
+  s->last_iterations = 0;
+  return CALHOST_OK;
+}
+
+static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
+  const calhost_host_services *host;
+  const matmul_shape *sh;
+  if (!s || !s->has_prepared)
+    return CALHOST_INVALID_ARGUMENT;
+  (void)result; /* the host times the call */
+  host = s->inst->host;
+  sh = &s->data.shape;
+  s->last_iterations = 0;
+  matmul_data_reset(&s->data);
+  for (uint32_t it = 0; it < iterations; it++) {
+    if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, s->data.a, sh->k, s->data.b, sh->n,
+                   s->data.c, sh->n, sh->accumulate) != 0) {
+      set_error(host, "cpu_gemm: out of memory");
+      return CALHOST_NO_MEMORY;
+    }
+    if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))
+      return CALHOST_CANCELLED;
+  }
+  s->last_iterations = iterations;
+  return CALHOST_OK;
+}
+
+static calhost_status cg_check(calhost_session *s, char *err, size_t cap) {
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_check(&s->data, s->has_prepared ? s->last_iterations : 0, err, cap);
+}
+
+static const char *const cg_operators[] = {"MatMul", NULL};
+
+static const calhost_plugin_vtable cg_vtable = {
+    .struct_size = sizeof(calhost_plugin_vtable),
+    .abi_version = 1u, /* the ABI this file implements, not the header's newest */
+    .backend_name = "cpu_gemm",
+    .implementation_version = "1.0.0",
+    .operators = cg_operators,
+    .description = "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
+    .create = cg_create,
+    .destroy = cg_destroy,
+    .build_key = cg_build_key,
+    .validate_policy = cg_validate_policy,
+    .open_session = cg_open_session,
+    .close_session = cg_close_session,
+    .candidate_count = cg_candidate_count,
+    .serialize_candidate = cg_serialize_candidate,
+    .default_policy = cg_default_policy,
+    .prepare = cg_prepare,
+    .run = cg_run,
+    .check = cg_check,
+};
+
+/* The plugin's one exported symbol: negotiates the ABI and hands out the
+ * static vtable above (see calhost/plugin.h). No other work. */
+CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(const calhost_negotiate_request *request,
+                                                              calhost_negotiate_reply *reply) {
+  return calhost_negotiate_default(request, reply, &cg_vtable);
+}

@@ -1,0 +1,196 @@
+/*
+ * policy.c: parsing, validation, serialization, default and candidate
+ * enumeration of cpu_gemm policies (see policy.h for the grammar).
+ */
+#include "policy.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+enum { F_KERNEL, F_MC, F_NC, F_KC, F_SPLIT, F_COUNT };
+static const char *const field_names[F_COUNT] = {"kernel", "mc", "nc", "kc", "split"};
+
+/* Parses a decimal number without sign or leading zero, at most 9 digits. */
+static int parse_number(const char *s, size_t len, const char *field, int *out, char *err,
+                        size_t cap) {
+  int v = 0;
+  if (len == 0)
+    return fail(err, cap, "%s: empty value", field);
+  for (size_t i = 0; i < len; i++)
+    if (s[i] < '0' || s[i] > '9')
+      return fail(err, cap, "%s: not a decimal number", field);
+  if (len > 1 && s[0] == '0')
+    return fail(err, cap, "%s: leading zero", field);
+  if (len > 9)
+    return fail(err, cap, "%s: value too large (overflow)", field);
+  for (size_t i = 0; i < len; i++)
+    v = v * 10 + (s[i] - '0');
+  *out = v;
+  return 0;
+}
+
+int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config *out, char *err,
+                          size_t cap) {
+  int seen[F_COUNT] = {0};
+  gemm_config cfg = {0, 0, 0, 0, GEMM_SPLIT_N};
+  size_t pos = 0;
+
+  if (!text || len == 0)
+    return fail(err, cap, "empty policy");
+  if (len > CPU_GEMM_POLICY_MAX)
+    return fail(err, cap, "policy longer than %d bytes", CPU_GEMM_POLICY_MAX);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)text[i];
+    if (ch <= ' ' || ch >= 0x7f)
+      return fail(err, cap, "invalid byte 0x%02x at offset %zu (no spaces or control bytes)", ch,
+                  i);
+  }
+  while (pos < len) {
+    size_t end = pos, eq;
+    const char *key, *val;
+    size_t key_len, val_len;
+    int f;
+    while (end < len && text[end] != ';')
+      end++;
+    if (end == pos)
+      return fail(err, cap, "empty field at offset %zu", pos);
+    if (end + 1 == len && text[end] == ';')
+      return fail(err, cap, "trailing ';' at offset %zu", end);
+    for (eq = pos; eq < end && text[eq] != '='; eq++)
+      ;
+    if (eq == end)
+      return fail(err, cap, "field at offset %zu has no '='", pos);
+    key = text + pos;
+    key_len = eq - pos;
+    val = text + eq + 1;
+    val_len = end - eq - 1;
+    for (f = 0; f < F_COUNT; f++)
+      if (strlen(field_names[f]) == key_len && memcmp(field_names[f], key, key_len) == 0)
+        break;
+    if (f == F_COUNT)
+      return fail(err, cap, "unknown field '%.*s'", (int)(key_len > 32 ? 32 : key_len), key);
+    if (seen[f])
+      return fail(err, cap, "duplicate field %s", field_names[f]);
+    seen[f] = 1;
+    if (memchr(val, '=', val_len))
+      return fail(err, cap, "%s: unexpected '=' in value", field_names[f]);
+    switch (f) {
+    case F_KERNEL:
+      cfg.kernel = gemm_kernel_find(val, val_len);
+      if (cfg.kernel < 0)
+        return fail(err, cap, "unknown kernel '%.*s'", (int)(val_len > 32 ? 32 : val_len), val);
+      break;
+    case F_MC:
+      if (parse_number(val, val_len, "mc", &cfg.mc, err, cap))
+        return -1;
+      break;
+    case F_NC:
+      if (parse_number(val, val_len, "nc", &cfg.nc, err, cap))
+        return -1;
+      break;
+    case F_KC:
+      if (parse_number(val, val_len, "kc", &cfg.kc, err, cap))
+        return -1;
+      break;
+    default:
+      if (val_len == 1 && val[0] == 'n')
+        cfg.split = GEMM_SPLIT_N;
+      else if (val_len == 1 && val[0] == 'm')
+        cfg.split = GEMM_SPLIT_M;
+      else
+        return fail(err, cap, "split: expected 'n' or 'm'");
+      break;
+    }
+    pos = end + 1;
+  }
+  for (int f = 0; f < F_COUNT; f++)
+    if (!seen[f])
+      return fail(err, cap, "missing field %s", field_names[f]);
+  if (gemm_config_check(&cfg, err, cap) != 0)
+    return -1;
+  if (max_isa >= 0 && (int)gemm_kernel_at(cfg.kernel)->isa > max_isa)
+    return fail(err, cap, "kernel %s needs %s; this processor supports up to %s",
+                gemm_kernel_at(cfg.kernel)->name, gemm_isa_name(gemm_kernel_at(cfg.kernel)->isa),
+                gemm_isa_name((gemm_isa)max_isa));
+  if (out)
+    *out = cfg;
+  return 0;
+}
+
+int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity) {
+  int n;
+  if (!cfg || gemm_config_check(cfg, NULL, 0) != 0)
+    return -1;
+  n = snprintf(buf, buf ? capacity : 0, "kernel=%s;mc=%d;nc=%d;kc=%d;split=%s",
+               gemm_kernel_at(cfg->kernel)->name, cfg->mc, cfg->nc, cfg->kc,
+               cfg->split == GEMM_SPLIT_M ? "m" : "n");
+  return n;
+}
+
+void cpu_gemm_policy_default(gemm_config *out) {
+  out->kernel = gemm_kernel_find("gen_4x8", 7);
+  out->mc = 64;
+  out->nc = 512;
+  out->kc = 128;
+  out->split = GEMM_SPLIT_N;
+}
+
+static size_t clamp_tile(size_t target, size_t tile, size_t dim) {
+  size_t v = (target + tile / 2) / tile * tile; /* nearest multiple */
+  size_t whole = (dim + tile - 1) / tile * tile;
+  if (v < tile)
+    v = tile;
+  return v < whole ? v : whole;
+}
+
+size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned threads,
+                           gemm_config *out, size_t capacity) {
+  static const size_t mc_targets[] = {64, 128, 256};
+  static const size_t nc_targets[] = {256, 1024, 4096};
+  static const size_t kc_values[] = {128, 256, 512};
+  size_t count = 0;
+  int splits = threads > 1 ? 2 : 1;
+  for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+    const gemm_kernel_info *kern = gemm_kernel_at(ki);
+    if ((int)kern->isa > max_isa)
+      continue;
+    for (size_t a = 0; a < 3; a++) {
+      size_t mc = clamp_tile(mc_targets[a], (size_t)kern->mr, m);
+      if (a > 0 && mc == clamp_tile(mc_targets[a - 1], (size_t)kern->mr, m))
+        continue; /* collapsed onto the previous value */
+      for (size_t b = 0; b < 3; b++) {
+        size_t nc = clamp_tile(nc_targets[b], (size_t)kern->nr, n);
+        if (b > 0 && nc == clamp_tile(nc_targets[b - 1], (size_t)kern->nr, n))
+          continue;
+        for (size_t c = 0; c < 3; c++) {
+          size_t kc = kc_values[c] < k ? kc_values[c] : k;
+          if (c > 0 && kc == (kc_values[c - 1] < k ? kc_values[c - 1] : k))
+            continue;
+          for (int s = 0; s < splits; s++) {
+            if (out && count < capacity) {
+              out[count].kernel = ki;
+              out[count].mc = (int)mc;
+              out[count].nc = (int)nc;
+              out[count].kc = (int)kc;
+              out[count].split = s ? GEMM_SPLIT_M : GEMM_SPLIT_N;
+            }
+            count++;
+          }
+        }
+      }
+    }
+  }
+  return count;
+}

@@ -1,0 +1,358 @@
+/*
+ * plugin.c: the openblas backend: Debian's OpenBLAS cblas_sgemm for
+ * "MatMul" (float32, row-major), calibrating what OpenBLAS leaves to its
+ * caller: how many threads to use for each shape. The policy is
+ * "threads=N", N in [1, target threads]; since every workload is one shape,
+ * the winners across shapes also give the size below which one thread is
+ * faster (see README.md).
+ *
+ * OpenBLAS is dlopen()ed in create(), never linked: its constructor starts a
+ * thread pool, and the host probes plugins in a child process where loading
+ * must be side-effect free. Its threads are created by OpenBLAS; each run
+ * sets the thread count explicitly, and a session pins OpenBLAS's worker
+ * threads to the target's CPU set when the library offers
+ * openblas_setaffinity.
+ */
+#define _GNU_SOURCE
+#include <calhost/plugin.h>
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matmul.h"
+
+#ifndef CALHOST_OPENBLAS_LIBDIR
+#define CALHOST_OPENBLAS_LIBDIR ""
+#endif
+#ifndef CALHOST_OPENBLAS_VERSION
+#define CALHOST_OPENBLAS_VERSION "unknown"
+#endif
+
+#define OB_THREADS_MAX 256
+
+typedef __typeof__(cblas_sgemm) ob_sgemm_fn;
+typedef void ob_set_threads_fn(int);
+typedef int ob_get_threads_fn(void);
+typedef int ob_setaffinity_fn(int, size_t, cpu_set_t *);
+
+struct calhost_plugin_instance {
+  const calhost_host_services *host;
+  void *lib;
+  ob_sgemm_fn *sgemm;
+  ob_set_threads_fn *set_threads;
+  ob_get_threads_fn *get_threads;
+  ob_setaffinity_fn *setaffinity; /* may be NULL */
+  char m_buf[24], n_buf[24], k_buf[24];
+  calhost_property structure[5];
+};
+
+struct calhost_session {
+  calhost_plugin_instance *inst;
+  matmul_data data;
+  unsigned max_threads;
+  int threads; /* prepared; 0 = none */
+  uint32_t last_iterations;
+};
+
+static void set_error(const calhost_host_services *host, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_error(const calhost_host_services *host, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  if (!host || !host->set_error)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  host->set_error(host->context, msg);
+}
+
+/* Parses "threads=N" (strict: no spaces, no sign, no leading zero, N in
+ * [1, OB_THREADS_MAX]). Returns N, or 0 with a reason in err. */
+static int parse_policy(const char *p, size_t len, char *err, size_t cap) {
+  static const char prefix[] = "threads=";
+  const size_t pl = sizeof prefix - 1;
+  int v = 0;
+#define OB_FAIL(...)                                                                             \
+  do {                                                                                           \
+    if (err && cap)                                                                              \
+      snprintf(err, cap, __VA_ARGS__);                                                           \
+    return 0;                                                                                    \
+  } while (0)
+  if (!p || len == 0)
+    OB_FAIL("empty policy");
+  if (len > 32)
+    OB_FAIL("policy longer than 32 bytes");
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
+      OB_FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  if (len < pl || memcmp(p, prefix, pl) != 0)
+    OB_FAIL("expected threads=N");
+  if (len == pl)
+    OB_FAIL("threads: empty value");
+  for (size_t i = pl; i < len; i++)
+    if (p[i] < '0' || p[i] > '9')
+      OB_FAIL("threads: not a decimal number (or trailing garbage)");
+  if (p[pl] == '0')
+    OB_FAIL(len == pl + 1 ? "threads=0 out of range [1, %d]" : "threads: leading zero",
+            OB_THREADS_MAX);
+  if (len - pl > 4)
+    OB_FAIL("threads out of range [1, %d]", OB_THREADS_MAX);
+  for (size_t i = pl; i < len; i++)
+    v = v * 10 + (p[i] - '0');
+  if (v > OB_THREADS_MAX)
+    OB_FAIL("threads=%d out of range [1, %d]", v, OB_THREADS_MAX);
+#undef OB_FAIL
+  return v;
+}
+
+static calhost_status ob_create(const calhost_host_services *host, const calhost_property *settings,
+                                size_t setting_count, calhost_plugin_instance **out) {
+  const char *library = NULL;
+  calhost_plugin_instance *inst;
+  if (!out || (setting_count && !settings))
+    return CALHOST_INVALID_ARGUMENT;
+  *out = NULL;
+  for (size_t i = 0; i < setting_count; i++) {
+    if (settings[i].name && settings[i].value && strcmp(settings[i].name, "library") == 0) {
+      library = settings[i].value;
+    } else {
+      set_error(host, "openblas: unknown setting '%s' (known: library)",
+                settings[i].name ? settings[i].name : "(null)");
+      return CALHOST_INVALID_ARGUMENT;
+    }
+  }
+  inst = calloc(1, sizeof *inst);
+  if (!inst)
+    return CALHOST_NO_MEMORY;
+  inst->host = host;
+  if (library) {
+    inst->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  } else {
+    char path[512];
+    snprintf(path, sizeof path, "%s/libopenblas.so.0", CALHOST_OPENBLAS_LIBDIR);
+    if (CALHOST_OPENBLAS_LIBDIR[0])
+      inst->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!inst->lib)
+      inst->lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  }
+  if (inst->lib) {
+    inst->sgemm = (ob_sgemm_fn *)dlsym(inst->lib, "cblas_sgemm");
+    inst->set_threads = (ob_set_threads_fn *)dlsym(inst->lib, "openblas_set_num_threads");
+    inst->get_threads = (ob_get_threads_fn *)dlsym(inst->lib, "openblas_get_num_threads");
+    inst->setaffinity = (ob_setaffinity_fn *)dlsym(inst->lib, "openblas_setaffinity");
+  }
+  if (!inst->lib || !inst->sgemm || !inst->set_threads || !inst->get_threads) {
+    set_error(host, "openblas: cannot load OpenBLAS (%s)",
+              inst->lib ? "cblas_sgemm/openblas_set_num_threads missing" : dlerror());
+    if (inst->lib)
+      dlclose(inst->lib);
+    free(inst);
+    return CALHOST_UNSUPPORTED;
+  }
+  *out = inst;
+  return CALHOST_OK;
+}
+
+static void ob_destroy(calhost_plugin_instance *inst) {
+  if (!inst)
+    return;
+  /* OpenBLAS stays loaded: unloading a library with a live thread pool is
+   * not reliably safe, and another instance may use it. */
+  free(inst);
+}
+
+/* Exact key: digest, processor, the target's thread count (the budget the
+ * policy divides). Portable key: dtype, m, n, k, accumulate. */
+static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                   const calhost_target *t, calhost_built_key *out) {
+  matmul_shape s;
+  calhost_status st;
+  if (!inst || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  st = matmul_parse_workload(inst->host, "openblas", w, &s);
+  if (st != CALHOST_OK)
+    return st;
+  snprintf(inst->m_buf, sizeof inst->m_buf, "%zu", s.m);
+  snprintf(inst->n_buf, sizeof inst->n_buf, "%zu", s.n);
+  snprintf(inst->k_buf, sizeof inst->k_buf, "%zu", s.k);
+  inst->structure[0] = (calhost_property){"dtype", "float32"};
+  inst->structure[1] = (calhost_property){"m", inst->m_buf};
+  inst->structure[2] = (calhost_property){"n", inst->n_buf};
+  inst->structure[3] = (calhost_property){"k", inst->k_buf};
+  inst->structure[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
+  out->model_digest = w->model_digest;
+  out->processor = t->processor;
+  out->thread_count = t->thread_count < 1 ? 1
+                      : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
+                                                         : t->thread_count;
+  out->structure = inst->structure;
+  out->structure_count = 5;
+  return CALHOST_OK;
+}
+
+static calhost_status ob_validate_policy(calhost_plugin_instance *inst, const char *policy,
+                                         size_t length, char *err, size_t err_capacity) {
+  (void)inst;
+  return parse_policy(policy, length, err, err_capacity) ? CALHOST_OK : CALHOST_INVALID_ARGUMENT;
+}
+
+static void ob_close_session(calhost_session *s) {
+  if (!s)
+    return;
+  matmul_data_free(&s->data);
+  free(s);
+}
+
+static calhost_status ob_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
+                                      const calhost_target *t, calhost_session **out) {
+  calhost_session *s;
+  calhost_status st;
+  matmul_shape shape;
+  if (!inst || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  *out = NULL;
+  st = matmul_parse_workload(inst->host, "openblas", w, &shape);
+  if (st != CALHOST_OK)
+    return st;
+  s = calloc(1, sizeof *s);
+  if (!s)
+    return CALHOST_NO_MEMORY;
+  s->inst = inst;
+  s->max_threads = t->thread_count < 1 ? 1
+                   : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
+                                                      : t->thread_count;
+  if (matmul_data_init(&s->data, &shape) != 0) {
+    set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
+              shape.n, shape.k);
+    free(s);
+    return CALHOST_NO_MEMORY;
+  }
+  /* Pin OpenBLAS's workers to the target's CPU set (the caller is pinned
+   * there by the host); the last index may be the calling thread itself. */
+  inst->set_threads((int)s->max_threads);
+  if (inst->setaffinity && t->cpus && t->cpu_count) {
+    cpu_set_t set;
+    int n = inst->get_threads();
+    CPU_ZERO(&set);
+    for (size_t i = 0; i < t->cpu_count; i++)
+      if (t->cpus[i] >= 0 && t->cpus[i] < CPU_SETSIZE)
+        CPU_SET(t->cpus[i], &set);
+    for (int i = 0; i + 1 < n; i++)
+      (void)inst->setaffinity(i, sizeof set, &set);
+  }
+  *out = s;
+  return CALHOST_OK;
+}
+
+/* Candidates: threads = 1 .. the target's thread count. */
+static calhost_status ob_candidate_count(calhost_session *s, uint32_t *count) {
+  if (!s || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  *count = s->max_threads;
+  return CALHOST_OK;
+}
+
+static calhost_status ob_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
+                                             size_t capacity, size_t *length) {
+  char text[32];
+  if (!s || index >= s->max_threads)
+    return CALHOST_INVALID_ARGUMENT;
+  snprintf(text, sizeof text, "threads=%u", index + 1);
+  return calhost_copy_out(text, buf, capacity, length);
+}
+
+/* The untuned default is OpenBLAS's own: every thread of the target. */
+static calhost_status ob_default_policy(calhost_session *s, char *buf, size_t capacity,
+                                        size_t *length) {
+  char text[32];
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  snprintf(text, sizeof text, "threads=%u", s->max_threads);
+  return calhost_copy_out(text, buf, capacity, length);
+}
+
+static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t length) {
+  char err[128];
+  int threads;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  s->threads = 0;
+  threads = parse_policy(policy, length, err, sizeof err);
+  if (!threads) {
+    set_error(s->inst->host, "openblas policy refused: %s", err);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  if ((unsigned)threads > s->max_threads) {
+    set_error(s->inst->host, "openblas: threads=%d exceeds the target's %u threads", threads,
+              s->max_threads);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  s->threads = threads;
+  s->last_iterations = 0;
+  return CALHOST_OK;
+}
+
+static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
+  const matmul_shape *sh;
+  const calhost_host_services *host;
+  if (!s || !s->threads)
+    return CALHOST_INVALID_ARGUMENT;
+  (void)result; /* the host times the call */
+  sh = &s->data.shape;
+  host = s->inst->host;
+  s->last_iterations = 0;
+  s->inst->set_threads(s->threads); /* explicit on every call: the count is global */
+  matmul_data_reset(&s->data);
+  for (uint32_t it = 0; it < iterations; it++) {
+    s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
+                   (blasint)sh->k, 1.0f, s->data.a, (blasint)sh->k, s->data.b, (blasint)sh->n,
+                   sh->accumulate ? 1.0f : 0.0f, s->data.c, (blasint)sh->n);
+    if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))
+      return CALHOST_CANCELLED;
+  }
+  s->last_iterations = iterations;
+  return CALHOST_OK;
+}
+
+static calhost_status ob_check(calhost_session *s, char *err, size_t cap) {
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_check(&s->data, s->threads ? s->last_iterations : 0, err, cap);
+}
+
+static const char *const ob_operators[] = {"MatMul", NULL};
+
+static const calhost_plugin_vtable ob_vtable = {
+    .struct_size = sizeof(calhost_plugin_vtable),
+    .abi_version = 1u,
+    .backend_name = "openblas",
+    .implementation_version = "1.0.0+openblas" CALHOST_OPENBLAS_VERSION,
+    .operators = ob_operators,
+    .description = "OpenBLAS cblas_sgemm; calibrates the thread count per shape",
+    .create = ob_create,
+    .destroy = ob_destroy,
+    .build_key = ob_build_key,
+    .validate_policy = ob_validate_policy,
+    .open_session = ob_open_session,
+    .close_session = ob_close_session,
+    .candidate_count = ob_candidate_count,
+    .serialize_candidate = ob_serialize_candidate,
+    .default_policy = ob_default_policy,
+    .prepare = ob_prepare,
+    .run = ob_run,
+    .check = ob_check,
+};
+
+/* The plugin's one exported symbol: negotiates the ABI and hands out the
+ * static vtable above. Loads nothing (OpenBLAS is opened in create()). */
+CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(const calhost_negotiate_request *request,
+                                                              calhost_negotiate_reply *reply) {
+  return calhost_negotiate_default(request, reply, &ob_vtable);
+}
