@@ -335,6 +335,17 @@ CALSTORE_API calstore_status calstore_lookup(calstore *store,
                                              void *validator_user,
                                              calstore_lookup_result **out, calstore_error *err);
 
+/* calstore_lookup without the rejection report: the same walk and the same
+ * validator calls, but *out never lists rejections (rejection_count 0).
+ * What a deployment calls on its hot path: an exact hit costs one hash probe
+ * and no copy (the result references the stored record). */
+CALSTORE_API calstore_status calstore_select(calstore *store,
+                                             const calstore_lookup_options *options,
+                                             calstore_validator_fn validator,
+                                             void *validator_user,
+                                             calstore_lookup_result **out, calstore_error *err);
+
+/* Frees a lookup result and sets *result to NULL. NULL-safe. */
 CALSTORE_API void calstore_lookup_result_free(calstore_lookup_result **result);
 
 /* ---- Files ------------------------------------------------------------ */

@@ -1,0 +1,145 @@
+/*
+ * batch.c: batches (transactions): changes are checked and queued as
+ * operations when added, then applied in order by one cs_commit (one lock,
+ * one reload check, one write). All or nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct calstore_batch {
+  calstore *store;
+  cs_op *ops;
+  size_t n, cap;
+};
+
+calstore_status calstore_batch_begin(calstore *store, calstore_batch **out, calstore_error *err) {
+  if (!out)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "out is NULL");
+  *out = NULL;
+  if (!store)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
+  calstore_batch *b = calloc(1, sizeof *b);
+  if (!b)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+  b->store = store;
+  *out = b;
+  return CALSTORE_OK;
+}
+
+/* Appends op (taking it) or releases it on OOM. */
+static calstore_status push(calstore_batch *b, cs_op *op, calstore_error *err) {
+  if (b->n == b->cap) {
+    size_t ncap = b->cap ? b->cap * 2 : 16;
+    cs_op *n = realloc(b->ops, ncap * sizeof *n);
+    if (!n) {
+      cs_op_release(op);
+      return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+    }
+    b->ops = n;
+    b->cap = ncap;
+  }
+  b->ops[b->n++] = *op;
+  return CALSTORE_OK;
+}
+
+calstore_status calstore_batch_store(calstore_batch *batch, const calstore_key *key,
+                                     const calstore_measurement *measurements,
+                                     size_t measurement_count, calstore_serializer_fn serializer,
+                                     void *serializer_user, calstore_validator_fn validator,
+                                     void *validator_user, calstore_error *err) {
+  if (!batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  cs_op op;
+  calstore_status st =
+      cs_make_put(key, CALSTORE_SOURCE_CALIBRATED, measurements, measurement_count, serializer,
+                  serializer_user, validator, validator_user, &op, err);
+  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+}
+
+calstore_status calstore_batch_install_override(
+    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, calstore_error *err) {
+  if (!batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  cs_op op;
+  calstore_status st =
+      cs_make_put(key, CALSTORE_SOURCE_OVERRIDE, measurements, measurement_count, serializer,
+                  serializer_user, validator, validator_user, &op, err);
+  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+}
+
+typedef struct fixed_policy {
+  const char *policy;
+  size_t length;
+} fixed_policy;
+
+static const char *give_policy(void *user, size_t *length, char *err, size_t cap) {
+  const fixed_policy *f = user;
+  (void)err;
+  (void)cap;
+  *length = f->length;
+  return f->policy;
+}
+
+calstore_status calstore_batch_put(calstore_batch *batch, const calstore_profile *profile,
+                                   calstore_error *err) {
+  if (!batch || !profile)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch or profile is NULL");
+  if (profile->source != CALSTORE_SOURCE_CALIBRATED && profile->source != CALSTORE_SOURCE_OVERRIDE)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "profile source %d is unknown",
+                   (int)profile->source);
+  fixed_policy f = {profile->policy,
+                    profile->policy ? (profile->policy_length ? profile->policy_length
+                                                              : strlen(profile->policy))
+                                    : 0};
+  cs_op op;
+  calstore_status st =
+      cs_make_put(&profile->key, profile->source, profile->measurements,
+                  profile->measurement_count, give_policy, &f, NULL, NULL, &op, err);
+  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+}
+
+calstore_status calstore_batch_clear_override(calstore_batch *batch, const calstore_key *key,
+                                              calstore_error *err) {
+  if (!batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  cs_op op;
+  calstore_status st = cs_make_clear(key, &op, err);
+  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+}
+
+calstore_status calstore_batch_invalidate(calstore_batch *batch, const char *backend,
+                                          const char *implementation, calstore_error *err) {
+  if (!batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  cs_op op;
+  calstore_status st = cs_make_invalidate(backend, implementation, &op, err);
+  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+}
+
+size_t calstore_batch_size(const calstore_batch *batch) {
+  return batch ? batch->n : 0;
+}
+
+void calstore_batch_abort(calstore_batch **batch) {
+  if (!batch || !*batch)
+    return;
+  calstore_batch *b = *batch;
+  for (size_t i = 0; i < b->n; i++)
+    cs_op_release(&b->ops[i]);
+  free(b->ops);
+  free(b);
+  *batch = NULL;
+}
+
+calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *err) {
+  if (!batch || !*batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  calstore_batch *b = *batch;
+  calstore_status st = b->n ? cs_commit(b->store, b->ops, b->n, err) : CALSTORE_OK;
+  calstore_batch_abort(batch);
+  return st;
+}

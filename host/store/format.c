@@ -1,0 +1,646 @@
+/*
+ * format.c: the version-1 text format: the parser (one pass, in place,
+ * linear; every problem reported with its 1-based line, resynchronising at
+ * the next `profile` line) and the canonical writer (std::quoted escaping,
+ * %.17g numbers, LF), plus the status and reason words.
+ *
+ * Grammar accepted (what the reference implementation accepts, see
+ * shared/vectors/store-v1): a header `onnx_light_calibration_profiles 1`
+ * (comment and blank lines may precede it), then records:
+ *
+ *   profile exact|portable calibrated|override
+ *   backend "B"
+ *   operator "O"
+ *   implementation "V"
+ *   model_digest "D"   processor "P"   thread_count N      (exact, in this order)
+ *   structure "NAME" "VALUE"  (one or more)                 (portable)
+ *   measurement "NAME" VALUE "UNIT"  (zero or more)
+ *   policy "TEXT"
+ *   end
+ *
+ * Fields must come in this order; tokens are separated by spaces or tabs;
+ * lines whose first non-blank character is '#' and blank lines are ignored
+ * anywhere. Key fields, measurement names and the policy are non-empty;
+ * thread_count >= 1; values finite; no duplicate identity; no duplicate
+ * structure name; nothing after a field's value.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *calstore_status_name(calstore_status status) {
+  switch (status) {
+  case CALSTORE_OK:
+    return "ok";
+  case CALSTORE_NOT_FOUND:
+    return "not_found";
+  case CALSTORE_DISABLED:
+    return "disabled";
+  case CALSTORE_UNREADABLE:
+    return "unreadable";
+  case CALSTORE_MALFORMED:
+    return "malformed";
+  case CALSTORE_UNSUPPORTED_VERSION:
+    return "unsupported_version";
+  case CALSTORE_POLICY_REJECTED:
+    return "policy_rejected";
+  case CALSTORE_WRITE_FAILED:
+    return "write_failed";
+  case CALSTORE_INVALID_ARGUMENT:
+    return "invalid_argument";
+  case CALSTORE_NO_MEMORY:
+    return "no_memory";
+  case CALSTORE_LOCK_FAILED:
+    return "lock_failed";
+  }
+  return "unknown";
+}
+
+const char *calstore_reject_reason_name(calstore_reject_reason reason) {
+  switch (reason) {
+  case CALSTORE_REJECT_OUTDATED_IMPLEMENTATION:
+    return "outdated_implementation";
+  case CALSTORE_REJECT_DIFFERENT_MODEL:
+    return "different_model";
+  case CALSTORE_REJECT_DIFFERENT_PROCESSOR:
+    return "different_processor";
+  case CALSTORE_REJECT_DIFFERENT_THREAD_COUNT:
+    return "different_thread_count";
+  case CALSTORE_REJECT_DIFFERENT_STRUCTURE:
+    return "different_structure";
+  case CALSTORE_REJECT_POLICY_REJECTED:
+    return "policy_rejected";
+  case CALSTORE_REJECT_FORCE_PORTABLE:
+    return "force_portable";
+  }
+  return "unknown";
+}
+
+/* ---- buffer ---------------------------------------------------------------- */
+
+void cs_buf_put(cs_buf *b, const char *s, size_t n) {
+  if (b->oom)
+    return;
+  if (b->len + n + 1 > b->cap) {
+    size_t ncap = b->cap ? b->cap : 4096;
+    while (b->len + n + 1 > ncap)
+      ncap *= 2;
+    char *nd = realloc(b->data, ncap);
+    if (!nd) {
+      b->oom = 1;
+      return;
+    }
+    b->data = nd;
+    b->cap = ncap;
+  }
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+}
+
+void cs_buf_free(cs_buf *b) {
+  free(b->data);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- writer ---------------------------------------------------------------- */
+
+static void put_lit(cs_buf *b, const char *s) {
+  cs_buf_put(b, s, strlen(s));
+}
+
+/* std::quoted: a backslash before every '"' and '\'. */
+static void put_quoted(cs_buf *b, const char *s, size_t n) {
+  cs_buf_put(b, "\"", 1);
+  size_t start = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '"' || s[i] == '\\') {
+      cs_buf_put(b, s + start, i - start);
+      cs_buf_put(b, "\\", 1);
+      start = i;
+    }
+  }
+  cs_buf_put(b, s + start, n - start);
+  cs_buf_put(b, "\"", 1);
+}
+
+static void put_field(cs_buf *b, const char *name, const char *value) {
+  put_lit(b, name);
+  cs_buf_put(b, " ", 1);
+  put_quoted(b, value, strlen(value));
+  cs_buf_put(b, "\n", 1);
+}
+
+/* Formats v exactly like printf("%.17g"), with a fast path for integers. */
+static int format_double(char *out, size_t cap, double v) {
+  if (v == 0.0 || !(fabs(v) < 1e17) || v != (double)(long long)v)
+    return snprintf(out, cap, "%.17g", v);
+  return snprintf(out, cap, "%lld", (long long)v);
+}
+
+void cs_write_header(cs_buf *b) {
+  put_lit(b, CALSTORE_FORMAT_MAGIC " 1\n");
+}
+
+void cs_write_prof(cs_buf *b, const calstore_profile *p) {
+  char num[64];
+  put_lit(b, p->key.kind == CALSTORE_KEY_EXACT ? "profile exact " : "profile portable ");
+  put_lit(b, p->source == CALSTORE_SOURCE_OVERRIDE ? "override\n" : "calibrated\n");
+  put_field(b, "backend", p->key.backend);
+  put_field(b, "operator", p->key.operator_name);
+  put_field(b, "implementation", p->key.implementation);
+  if (p->key.kind == CALSTORE_KEY_EXACT) {
+    put_field(b, "model_digest", p->key.model_digest);
+    put_field(b, "processor", p->key.processor);
+    int n = snprintf(num, sizeof num, "thread_count %u\n", (unsigned)p->key.thread_count);
+    cs_buf_put(b, num, (size_t)n);
+  } else {
+    for (size_t i = 0; i < p->key.structure_count; i++) {
+      put_lit(b, "structure ");
+      put_quoted(b, p->key.structure[i].name, strlen(p->key.structure[i].name));
+      cs_buf_put(b, " ", 1);
+      put_quoted(b, p->key.structure[i].value, strlen(p->key.structure[i].value));
+      cs_buf_put(b, "\n", 1);
+    }
+  }
+  for (size_t i = 0; i < p->measurement_count; i++) {
+    const calstore_measurement *m = &p->measurements[i];
+    put_lit(b, "measurement ");
+    put_quoted(b, m->name, strlen(m->name));
+    cs_buf_put(b, " ", 1);
+    int n = format_double(num, sizeof num, m->value);
+    cs_buf_put(b, num, (size_t)n);
+    cs_buf_put(b, " ", 1);
+    put_quoted(b, m->unit, strlen(m->unit));
+    cs_buf_put(b, "\n", 1);
+  }
+  put_lit(b, "policy ");
+  put_quoted(b, p->policy, p->policy_length);
+  put_lit(b, "\nend\n");
+}
+
+void cs_write_set(cs_buf *b, const cs_set *set) {
+  cs_write_header(b);
+  for (size_t i = 0; i < set->n; i++)
+    if (set->items[i])
+      cs_write_prof(b, &set->items[i]->v);
+}
+
+/* ---- parser ---------------------------------------------------------------- */
+
+typedef enum state {
+  ST_OUTSIDE,
+  ST_SKIP, /* after an error: until the next `profile` line */
+  ST_BACKEND,
+  ST_OPERATOR,
+  ST_IMPL,
+  ST_DIGEST,
+  ST_PROC,
+  ST_THREADS,
+  ST_STRUCT1, /* portable: the first structure line */
+  ST_BODY,    /* structure (portable, before measurements), measurement, policy */
+  ST_END,
+} state;
+
+static const char *const expected_word[] = {
+    [ST_BACKEND] = "backend",         [ST_OPERATOR] = "operator",
+    [ST_IMPL] = "implementation",     [ST_DIGEST] = "model_digest",
+    [ST_PROC] = "processor",          [ST_THREADS] = "thread_count",
+    [ST_STRUCT1] = "structure",       [ST_END] = "end",
+};
+
+typedef struct parser {
+  unsigned line;
+  calstore_diagnostic_fn diag;
+  void *diag_user;
+  calstore_error *first;
+  calstore_status verdict;
+  int oom;
+  /* the record being read */
+  state st;
+  unsigned rec_line;
+  calstore_key key;
+  calstore_source source;
+  int have_measurements;
+  const char *policy;
+  size_t policy_len;
+  calstore_measurement *m;
+  size_t mn, mcap;
+  calstore_property *s;
+  size_t sn, scap;
+} parser;
+
+static void report(parser *ps, calstore_status status, unsigned line, const char *fmt, ...)
+    CS_PRINTF(4, 5);
+static void report(parser *ps, calstore_status status, unsigned line, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (ps->verdict == CALSTORE_OK) {
+    ps->verdict = status;
+    if (ps->first)
+      cs_fail(ps->first, status, line, NULL, "line %u: %s", line, msg);
+  }
+  if (ps->diag)
+    ps->diag(ps->diag_user, status, line, msg);
+}
+
+static int is_ws(char c) {
+  return c == ' ' || c == '\t';
+}
+
+static char *skip_ws(char *p, char *le) {
+  while (p < le && is_ws(*p))
+    p++;
+  return p;
+}
+
+/* Reads a bare word; returns its end. */
+static char *word_end(char *p, char *le) {
+  while (p < le && !is_ws(*p))
+    p++;
+  return p;
+}
+
+/* Reads a std::quoted string at *pp, unescaping in place and terminating it
+ * with NUL. Returns the string or NULL (error message in *why). */
+static char *read_quoted(char **pp, char *le, size_t *out_len, const char **why) {
+  char *p = skip_ws(*pp, le);
+  if (p >= le || *p != '"') {
+    *why = "expected a quoted string";
+    return NULL;
+  }
+  char *start = ++p, *dst = p;
+  for (;;) {
+    if (p >= le) {
+      *why = "unterminated quoted string";
+      return NULL;
+    }
+    char c = *p++;
+    if (c == '\0') {
+      *why = "NUL byte in a quoted string";
+      return NULL;
+    }
+    if (c == '"')
+      break;
+    if (c == '\\') {
+      if (p >= le) {
+        *why = "unterminated quoted string";
+        return NULL;
+      }
+      c = *p++;
+      if (c == '\0') {
+        *why = "NUL byte in a quoted string";
+        return NULL;
+      }
+    }
+    *dst++ = c;
+  }
+  *dst = '\0';
+  *out_len = (size_t)(dst - start);
+  *pp = p;
+  return start;
+}
+
+static int at_end(char *p, char *le) {
+  return skip_ws(p, le) == le;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  void *n = realloc(*arr, ncap * elem);
+  if (!n)
+    return -1;
+  *arr = n;
+  *cap = ncap;
+  return 0;
+}
+
+static void start_record(parser *ps, char *p, char *le) {
+  char *w = skip_ws(p, le), *we = word_end(w, le);
+  calstore_key_kind kind;
+  memset(&ps->key, 0, sizeof ps->key);
+  ps->mn = ps->sn = 0;
+  ps->have_measurements = 0;
+  ps->policy = NULL;
+  ps->rec_line = ps->line;
+  if (we - w == 5 && !memcmp(w, "exact", 5))
+    kind = CALSTORE_KEY_EXACT;
+  else if (we - w == 8 && !memcmp(w, "portable", 8))
+    kind = CALSTORE_KEY_PORTABLE;
+  else {
+    report(ps, CALSTORE_MALFORMED, ps->line, "unknown profile kind '%.*s' (exact or portable)",
+           (int)(we - w), w);
+    ps->st = ST_SKIP;
+    return;
+  }
+  w = skip_ws(we, le);
+  we = word_end(w, le);
+  if (we - w == 10 && !memcmp(w, "calibrated", 10))
+    ps->source = CALSTORE_SOURCE_CALIBRATED;
+  else if (we - w == 8 && !memcmp(w, "override", 8))
+    ps->source = CALSTORE_SOURCE_OVERRIDE;
+  else {
+    report(ps, CALSTORE_MALFORMED, ps->line,
+           "unknown profile source '%.*s' (calibrated or override)", (int)(we - w), w);
+    ps->st = ST_SKIP;
+    return;
+  }
+  if (!at_end(we, le)) {
+    report(ps, CALSTORE_MALFORMED, ps->line, "unexpected text after the profile line");
+    ps->st = ST_SKIP;
+    return;
+  }
+  ps->key.kind = kind;
+  ps->st = ST_BACKEND;
+}
+
+/* Ends a record at `end`: builds and indexes it. */
+static void finish_record(parser *ps, cs_set *set) {
+  if (ps->sn) {
+    if (cs_sort_properties(ps->s, ps->sn)) {
+      report(ps, CALSTORE_MALFORMED, ps->rec_line,
+             "record has the same structure name twice");
+      return;
+    }
+    ps->key.structure = ps->s;
+    ps->key.structure_count = ps->sn;
+  }
+  if (ps->oom)
+    return;
+  cs_prof *p = cs_prof_create(&ps->key, ps->source, ps->m, ps->mn, ps->policy, ps->policy_len);
+  if (!p) {
+    ps->oom = 1;
+    return;
+  }
+  if (cs_set_find(set, &p->v.key, p->v.source, p->id_hash) >= 0) {
+    report(ps, CALSTORE_MALFORMED, ps->rec_line,
+           "duplicate profile: the same identity and source appear earlier in the file");
+    cs_prof_unref(p);
+    return;
+  }
+  if (cs_set_append(set, p) != 0)
+    ps->oom = 1;
+}
+
+/* One line inside a record; word [w, we) is its first token. */
+static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le) {
+  size_t wl = (size_t)(we - w);
+  const char *why = NULL;
+  char *p = we;
+  size_t len;
+#define IS(lit) (wl == sizeof(lit) - 1 && !memcmp(w, lit, sizeof(lit) - 1))
+#define FAIL(...)                                                                                 \
+  do {                                                                                            \
+    report(ps, CALSTORE_MALFORMED, ps->line, __VA_ARGS__);                                        \
+    ps->st = ST_SKIP;                                                                             \
+    return;                                                                                       \
+  } while (0)
+  if (ps->st == ST_BODY) {
+    if (IS("structure") && ps->key.kind == CALSTORE_KEY_PORTABLE && !ps->have_measurements)
+      goto structure;
+    if (IS("measurement"))
+      goto measurement;
+    if (IS("policy"))
+      goto policy;
+    if (IS("structure"))
+      FAIL(ps->key.kind == CALSTORE_KEY_EXACT ? "'structure' in an exact record"
+                                              : "'structure' after a measurement");
+    FAIL("unexpected '%.*s' (expected measurement or policy)", (int)wl, w);
+  }
+  if (ps->st == ST_END && IS("policy"))
+    FAIL("a record has one policy");
+  if (ps->st == ST_END && IS("measurement"))
+    FAIL("'measurement' after the policy");
+  if (!(wl == strlen(expected_word[ps->st]) && !memcmp(w, expected_word[ps->st], wl)))
+    FAIL("expected '%s', found '%.*s'", expected_word[ps->st], (int)wl, w);
+  switch (ps->st) {
+  case ST_BACKEND:
+  case ST_OPERATOR:
+  case ST_IMPL:
+  case ST_DIGEST:
+  case ST_PROC: {
+    char *v = read_quoted(&p, le, &len, &why);
+    if (!v)
+      FAIL("%s: %s", expected_word[ps->st], why);
+    if (!at_end(p, le))
+      FAIL("%s: unexpected text after the value", expected_word[ps->st]);
+    if (!len)
+      FAIL("%s is empty", expected_word[ps->st]);
+    switch (ps->st) {
+    case ST_BACKEND:
+      ps->key.backend = v;
+      ps->st = ST_OPERATOR;
+      break;
+    case ST_OPERATOR:
+      ps->key.operator_name = v;
+      ps->st = ST_IMPL;
+      break;
+    case ST_IMPL:
+      ps->key.implementation = v;
+      ps->st = ps->key.kind == CALSTORE_KEY_EXACT ? ST_DIGEST : ST_STRUCT1;
+      break;
+    case ST_DIGEST:
+      ps->key.model_digest = v;
+      ps->st = ST_PROC;
+      break;
+    default:
+      ps->key.processor = v;
+      ps->st = ST_THREADS;
+      break;
+    }
+    return;
+  }
+  case ST_THREADS: {
+    char *n = skip_ws(p, le), *ne = word_end(n, le);
+    unsigned long long v = 0;
+    if (n == ne)
+      FAIL("thread_count: missing value");
+    for (char *c = n; c < ne; c++) {
+      if (*c < '0' || *c > '9')
+        FAIL("thread_count: '%.*s' is not a number", (int)(ne - n), n);
+      v = v * 10 + (unsigned)(*c - '0');
+      if (v > UINT32_MAX)
+        FAIL("thread_count: %.*s is too large", (int)(ne - n), n);
+    }
+    if (!at_end(ne, le))
+      FAIL("thread_count: unexpected text after the value");
+    if (v < 1)
+      FAIL("thread_count must be at least 1");
+    ps->key.thread_count = (uint32_t)v;
+    ps->st = ST_BODY;
+    return;
+  }
+  case ST_STRUCT1:
+    goto structure;
+  case ST_END:
+    if (!at_end(p, le))
+      FAIL("end: unexpected text after 'end'");
+    ps->st = ST_OUTSIDE;
+    finish_record(ps, set);
+    return;
+  default:
+    return;
+  }
+structure : {
+  char *name = read_quoted(&p, le, &len, &why), *value;
+  if (!name)
+    FAIL("structure name: %s", why);
+  if (!len)
+    FAIL("structure name is empty");
+  size_t vlen;
+  if (!(value = read_quoted(&p, le, &vlen, &why)))
+    FAIL("structure value: %s", why);
+  if (!at_end(p, le))
+    FAIL("structure: unexpected text after the value");
+  if (grow((void **)&ps->s, &ps->scap, ps->sn + 1, sizeof *ps->s)) {
+    ps->oom = 1;
+    return;
+  }
+  ps->s[ps->sn].name = name;
+  ps->s[ps->sn].value = value;
+  ps->sn++;
+  ps->st = ST_BODY;
+  return;
+}
+measurement : {
+  char *name = read_quoted(&p, le, &len, &why), *unit;
+  if (!name)
+    FAIL("measurement name: %s", why);
+  if (!len)
+    FAIL("measurement name is empty");
+  char *n = skip_ws(p, le), *ne = word_end(n, le), *conv;
+  if (n == ne)
+    FAIL("measurement '%s': missing value", name);
+  char saved = *ne;
+  *ne = '\0';
+  double v = strtod(n, &conv);
+  *ne = saved;
+  if (conv != ne)
+    FAIL("measurement '%s': '%.*s' is not a number", name, (int)(ne - n), n);
+  if (!isfinite(v))
+    FAIL("measurement '%s': value %.*s is not finite", name, (int)(ne - n), n);
+  p = ne;
+  if (!(unit = read_quoted(&p, le, &len, &why)))
+    FAIL("measurement '%s' unit: %s", name, why);
+  if (!at_end(p, le))
+    FAIL("measurement '%s': unexpected text after the unit", name);
+  if (grow((void **)&ps->m, &ps->mcap, ps->mn + 1, sizeof *ps->m)) {
+    ps->oom = 1;
+    return;
+  }
+  ps->m[ps->mn].name = name;
+  ps->m[ps->mn].value = v;
+  ps->m[ps->mn].unit = unit;
+  ps->mn++;
+  ps->have_measurements = 1;
+  return;
+}
+policy : {
+  char *v = read_quoted(&p, le, &len, &why);
+  if (!v)
+    FAIL("policy: %s", why);
+  if (!at_end(p, le))
+    FAIL("policy: unexpected text after the value");
+  if (!len)
+    FAIL("policy is empty");
+  ps->policy = v;
+  ps->policy_len = len;
+  ps->st = ST_END;
+  return;
+}
+#undef IS
+#undef FAIL
+}
+
+calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic_fn diag,
+                         void *diag_user, calstore_error *first) {
+  parser ps = {0};
+  ps.diag = diag;
+  ps.diag_user = diag_user;
+  ps.first = first;
+  ps.st = ST_OUTSIDE;
+  char *cur = buf, *end = buf + len;
+  int have_header = 0;
+  while (cur < end && !ps.oom) {
+    char *nl = memchr(cur, '\n', (size_t)(end - cur));
+    char *ls = cur, *le = nl ? nl : end;
+    cur = nl ? nl + 1 : end;
+    ps.line++;
+    char *w = skip_ws(ls, le);
+    if (w == le || *w == '#')
+      continue;
+    char *we = word_end(w, le);
+    if (!have_header) {
+      have_header = 1;
+      size_t ml = sizeof(CALSTORE_FORMAT_MAGIC) - 1;
+      if ((size_t)(we - w) != ml || memcmp(w, CALSTORE_FORMAT_MAGIC, ml)) {
+        report(&ps, CALSTORE_MALFORMED, ps.line,
+               "not a profile store: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
+               CALSTORE_FORMAT_VERSION);
+        goto done;
+      }
+      char *v = skip_ws(we, le), *ve = word_end(v, le);
+      unsigned long version = 0;
+      int digits = v < ve;
+      for (char *c = v; c < ve && digits; c++) {
+        if (*c < '0' || *c > '9')
+          digits = 0;
+        else if (version < 1000000)
+          version = version * 10 + (unsigned)(*c - '0');
+      }
+      if (!digits || !at_end(ve, le)) {
+        report(&ps, CALSTORE_MALFORMED, ps.line, "bad header: expected '%s %d'",
+               CALSTORE_FORMAT_MAGIC, CALSTORE_FORMAT_VERSION);
+        goto done;
+      }
+      if (version != CALSTORE_FORMAT_VERSION) {
+        report(&ps, CALSTORE_UNSUPPORTED_VERSION, ps.line,
+               "unsupported schema version %.*s (this store reads version %d)", (int)(ve - v), v,
+               CALSTORE_FORMAT_VERSION);
+        goto done;
+      }
+      continue;
+    }
+    int is_profile = (we - w == 7 && !memcmp(w, "profile", 7));
+    if (is_profile) {
+      if (ps.st != ST_OUTSIDE && ps.st != ST_SKIP)
+        report(&ps, CALSTORE_MALFORMED, ps.line,
+               "'profile' before the record started at line %u ended with 'end'", ps.rec_line);
+      start_record(&ps, we, le);
+      continue;
+    }
+    if (ps.st == ST_SKIP)
+      continue;
+    if (ps.st == ST_OUTSIDE) {
+      report(&ps, CALSTORE_MALFORMED, ps.line, "expected 'profile', found '%.*s'", (int)(we - w),
+             w);
+      ps.st = ST_SKIP;
+      continue;
+    }
+    record_line(&ps, set, w, we, le);
+  }
+  if (!ps.oom) {
+    if (!have_header)
+      report(&ps, CALSTORE_MALFORMED, ps.line ? ps.line : 1,
+             "empty file: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
+             CALSTORE_FORMAT_VERSION);
+    else if (ps.st != ST_OUTSIDE && ps.st != ST_SKIP)
+      report(&ps, CALSTORE_MALFORMED, ps.line,
+             "the record started at line %u is not terminated by 'end'", ps.rec_line);
+  }
+done:
+  free(ps.m);
+  free(ps.s);
+  if (ps.oom) {
+    cs_fail(first, CALSTORE_NO_MEMORY, 0, NULL, "out of memory while parsing");
+    return CALSTORE_NO_MEMORY;
+  }
+  return ps.verdict;
+}

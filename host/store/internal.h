@@ -1,0 +1,179 @@
+/*
+ * internal.h: libcalstore's internal interfaces, shared by the store's .c
+ * files and never installed. Owns the in-memory representation:
+ *
+ *  - cs_prof: one immutable, reference-counted profile record (a single
+ *    allocation holding the public view and every string it points to).
+ *    Sets and lookup results hold references, so a lookup result stays valid
+ *    after the store changes without deep-copying anything.
+ *  - cs_set: a snapshot: records in file order, a hash index by identity
+ *    (kind, source, key) for O(1) exact hits, and an index by
+ *    (backend, operator) for the rejection report.
+ *  - the parser / canonical writer (format.c), the commit path (store.c) and
+ *    the platform layer (platform.h).
+ */
+#ifndef CALHOST_STORE_INTERNAL_H
+#define CALHOST_STORE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calhost/calstore.h"
+
+#if defined(__GNUC__) && !defined(_WIN32)
+#define CS_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define CS_HIDDEN
+#endif
+
+#if defined(__GNUC__)
+#define CS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CS_PRINTF(a, b)
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Fills err (may be NULL) with status, line, path (may be NULL) and a
+ * printf-formatted message; returns status. */
+CS_HIDDEN calstore_status cs_fail(calstore_error *err, calstore_status status, unsigned line,
+                                  const char *path, const char *fmt, ...) CS_PRINTF(5, 6);
+
+/* ---- records ----------------------------------------------------------- */
+
+typedef struct cs_prof {
+  calstore_profile v; /* the public view; every pointer points into this block */
+  uint64_t id_hash;   /* hash of (kind, source, key) */
+  uint64_t bo_hash;   /* hash of (backend, operator) */
+  int refs;           /* reference count, atomic builtins only */
+} cs_prof;
+
+/* Checks a key: complete, not mixed, no line break in any field, sorted
+ * structure names unique. Writes a message into msg. Returns OK or
+ * CALSTORE_INVALID_ARGUMENT. */
+CS_HIDDEN calstore_status cs_check_key(const calstore_key *key, char *msg, size_t cap);
+/* Checks measurements (name non-empty, finite value, unit not NULL, no line
+ * break) and a policy (non-empty, no line break, no NUL within length). */
+CS_HIDDEN calstore_status cs_check_measurements(const calstore_measurement *m, size_t n,
+                                                char *msg, size_t cap);
+CS_HIDDEN calstore_status cs_check_policy(const char *policy, size_t length, char *msg,
+                                          size_t cap);
+/* Nonzero when s contains '\n' or '\r'. */
+CS_HIDDEN int cs_has_line_break(const char *s, size_t n);
+
+/* Creates a record (refs = 1) deep-copying key (structure sorted by name),
+ * measurements and policy[0..policy_length). Inputs must already be
+ * checked. NULL on allocation failure. */
+CS_HIDDEN cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
+                                  const calstore_measurement *m, size_t n, const char *policy,
+                                  size_t policy_length);
+CS_HIDDEN void cs_prof_ref(cs_prof *p);
+CS_HIDDEN void cs_prof_unref(cs_prof *p);
+
+/* Identity hash of (key, source); key->structure must be sorted by name. */
+CS_HIDDEN uint64_t cs_identity_hash(const calstore_key *key, calstore_source source);
+CS_HIDDEN uint64_t cs_bo_hash(const char *backend, const char *op);
+/* Nonzero when two keys (structure sorted) are the same identity. */
+CS_HIDDEN int cs_key_equal(const calstore_key *a, const calstore_key *b);
+/* Sorts properties by name (insertion sort; small arrays). Returns nonzero
+ * when two names are equal (after sorting). */
+CS_HIDDEN int cs_sort_properties(calstore_property *p, size_t n);
+
+/* ---- sets -------------------------------------------------------------- */
+
+typedef struct cs_group {
+  uint64_t hash;
+  char *backend, *op;
+  uint32_t *pos; /* positions in cs_set.items, ascending (file order); may be stale */
+  size_t n, cap;
+} cs_group;
+
+typedef struct cs_set {
+  cs_prof **items; /* file order; NULL = removed */
+  size_t n, cap, live;
+  uint32_t *tab; /* identity index: 0 empty, UINT32_MAX tombstone, else pos + 1 */
+  size_t tab_cap, tab_used;
+  cs_group *groups; /* open addressing by hash; backend == NULL: empty slot */
+  size_t group_cap, group_used;
+} cs_set;
+
+CS_HIDDEN cs_set *cs_set_new(void);
+CS_HIDDEN void cs_set_free(cs_set *set);
+/* A new set sharing (referencing) every record of set; NULL on OOM. */
+CS_HIDDEN cs_set *cs_set_clone(const cs_set *set);
+/* Position of the record with this identity, or -1. */
+CS_HIDDEN long cs_set_find(const cs_set *set, const calstore_key *key, calstore_source source,
+                           uint64_t hash);
+/* Appends p (taking its reference) without looking for a duplicate.
+ * Returns 0, -1 on OOM (the reference is then dropped). */
+CS_HIDDEN int cs_set_append(cs_set *set, cs_prof *p);
+/* Replaces the record with p's identity in place or appends p; takes p's
+ * reference. Returns 0, -1 on OOM. */
+CS_HIDDEN int cs_set_put(cs_set *set, cs_prof *p);
+CS_HIDDEN void cs_set_remove_at(cs_set *set, size_t pos);
+/* Removes every record of backend (and implementation when not NULL);
+ * returns how many. */
+CS_HIDDEN size_t cs_set_invalidate(cs_set *set, const char *backend, const char *implementation);
+/* The (backend, operator) group, or NULL. */
+CS_HIDDEN const cs_group *cs_set_group(const cs_set *set, const char *backend, const char *op);
+/* Drops removed slots and rebuilds the indexes when worthwhile. Returns 0 or
+ * -1 on OOM (set unchanged). */
+CS_HIDDEN int cs_set_compact(cs_set *set);
+
+/* ---- format ------------------------------------------------------------ */
+
+/* Growable byte buffer. */
+typedef struct cs_buf {
+  char *data;
+  size_t len, cap;
+  int oom;
+} cs_buf;
+CS_HIDDEN void cs_buf_put(cs_buf *b, const char *s, size_t n);
+CS_HIDDEN void cs_buf_free(cs_buf *b);
+
+/* Parses version-1 text in buf[0..len) (modified in place) into set (which
+ * must be empty). Reports each problem through diag (may be NULL); the first
+ * error is also written into first (may be NULL) with its line. Returns OK,
+ * MALFORMED, UNSUPPORTED_VERSION or NO_MEMORY. */
+CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set,
+                                   calstore_diagnostic_fn diag, void *diag_user,
+                                   calstore_error *first);
+/* Appends the canonical header / one record to b. */
+CS_HIDDEN void cs_write_header(cs_buf *b);
+CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);
+/* Serializes a whole set (header + live records in order). */
+CS_HIDDEN void cs_write_set(cs_buf *b, const cs_set *set);
+
+/* ---- store internals shared by store.c, batch.c, lookup.c -------------- */
+
+typedef enum cs_op_kind { CS_OP_PUT = 1, CS_OP_CLEAR, CS_OP_INVALIDATE } cs_op_kind;
+
+typedef struct cs_op {
+  cs_op_kind kind;
+  cs_prof *prof;        /* PUT: the new record; CLEAR: a record carrying the key */
+  char *backend;        /* INVALIDATE */
+  char *implementation; /* INVALIDATE, may be NULL */
+  size_t affected;      /* after commit: records removed / replaced */
+} cs_op;
+
+CS_HIDDEN void cs_op_release(cs_op *op);
+/* Builds a PUT op: checks key, measurements, calls serializer once and the
+ * validator. */
+CS_HIDDEN calstore_status cs_make_put(const calstore_key *key, calstore_source source,
+                                      const calstore_measurement *m, size_t n,
+                                      calstore_serializer_fn serializer, void *serializer_user,
+                                      calstore_validator_fn validator, void *validator_user,
+                                      cs_op *op, calstore_error *err);
+CS_HIDDEN calstore_status cs_make_clear(const calstore_key *key, cs_op *op, calstore_error *err);
+CS_HIDDEN calstore_status cs_make_invalidate(const char *backend, const char *implementation,
+                                             cs_op *op, calstore_error *err);
+/* Applies ops in one commit (lock, reload if changed, merge, write, swap).
+ * All or nothing. */
+CS_HIDDEN calstore_status cs_commit(calstore *store, cs_op *ops, size_t n, calstore_error *err);
+
+/* Read access to the live snapshot for lookup.c: returns it read-locked. */
+CS_HIDDEN const cs_set *cs_store_read_begin(calstore *store);
+CS_HIDDEN void cs_store_read_end(calstore *store);
+
+#endif /* CALHOST_STORE_INTERNAL_H */

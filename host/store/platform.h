@@ -1,0 +1,76 @@
+/*
+ * platform.h: the store's operating-system layer, implemented once per
+ * platform (platform_posix.c, platform_win32.c): locks between threads and
+ * processes, whole-file reads, atomic replacement, directory creation, and
+ * the fault-injection hooks (CALHOST_FAULT_INJECTION builds only).
+ *
+ * Fault injection: when compiled with CALHOST_FAULT_INJECTION, the
+ * environment variable CALSTORE_FAULT holds comma-separated rules checked at
+ * each step of a write: "STEP:ERRNO" makes STEP fail with that errno
+ * (EIO, ENOSPC, EFBIG, EXDEV, EAGAIN, EACCES, EROFS, EINTR), and
+ * "crash_after:STEP" kills the process (SIGKILL / TerminateProcess) right
+ * after STEP succeeded. Steps: mkdir, lock, open_tmp, write, fsync, rename,
+ * fsync_dir, read.
+ */
+#ifndef CALHOST_STORE_PLATFORM_H
+#define CALHOST_STORE_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+typedef SRWLOCK cs_rwlock;
+typedef CRITICAL_SECTION cs_mutex;
+#else
+#include <pthread.h>
+typedef pthread_rwlock_t cs_rwlock;
+typedef pthread_mutex_t cs_mutex;
+#endif
+
+CS_HIDDEN int cs_rwlock_init(cs_rwlock *l);
+CS_HIDDEN void cs_rwlock_destroy(cs_rwlock *l);
+CS_HIDDEN void cs_rwlock_rd(cs_rwlock *l);
+CS_HIDDEN void cs_rwlock_rdunlock(cs_rwlock *l);
+CS_HIDDEN void cs_rwlock_wr(cs_rwlock *l);
+CS_HIDDEN void cs_rwlock_wrunlock(cs_rwlock *l);
+CS_HIDDEN int cs_mutex_init(cs_mutex *m);
+CS_HIDDEN void cs_mutex_destroy(cs_mutex *m);
+CS_HIDDEN void cs_mutex_lock(cs_mutex *m);
+CS_HIDDEN void cs_mutex_unlock(cs_mutex *m);
+
+/* What identifies one version of a file on disk. */
+typedef struct cs_file_id {
+  uint64_t dev, ino, size;
+  int64_t mtime_ns, ctime_ns;
+} cs_file_id;
+
+/* Reads the whole file (NUL-terminated buffer of *len + 1 bytes, caller
+ * frees) and its identity. NOT_FOUND when absent, UNREADABLE otherwise. */
+CS_HIDDEN calstore_status cs_plat_read_file(const char *path, char **data, size_t *len,
+                                            cs_file_id *id, calstore_error *err);
+/* Identity of the file now: OK, NOT_FOUND or UNREADABLE. */
+CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err);
+/* Creates the directory holding path (and its parents), mode 0700. */
+CS_HIDDEN calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err);
+/* Takes the exclusive inter-process lock on lock_path (created 0600);
+ * blocks until held. *handle receives what cs_plat_unlock needs. */
+CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle,
+                                       calstore_error *err);
+CS_HIDDEN void cs_plat_unlock(intptr_t handle);
+/* Writes data to tmp_path (a fresh 0600 file, never through a planted
+ * link), syncs it, renames it over path and syncs the directory. On failure
+ * the tmp file is removed and path is untouched. *id receives the new
+ * file's identity. */
+CS_HIDDEN calstore_status cs_plat_replace(const char *path, const char *tmp_path,
+                                          const char *data, size_t len, cs_file_id *id,
+                                          calstore_error *err);
+/* Default store path (see calstore_default_path). */
+CS_HIDDEN calstore_status cs_plat_default_path(char *buf, size_t capacity);
+
+#endif /* CALHOST_STORE_PLATFORM_H */

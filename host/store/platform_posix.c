@@ -1,0 +1,405 @@
+/*
+ * platform_posix.c: the store's POSIX layer (see platform.h): pthread locks,
+ * flock on the sibling .lock file, whole-file reads, the atomic replace
+ * sequence (fresh O_EXCL|O_NOFOLLOW temp, write, fsync, rename, fsync dir),
+ * mkdir -p 0700, the default path, and the fault-injection hooks.
+ */
+#ifndef _WIN32
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "platform.h"
+
+/* ---- fault injection ----------------------------------------------------- */
+
+#ifdef CALHOST_FAULT_INJECTION
+static const struct {
+  const char *name;
+  int value;
+} fault_errnos[] = {{"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EFBIG", EFBIG},
+                    {"EXDEV", EXDEV},   {"EAGAIN", EAGAIN}, {"EACCES", EACCES},
+                    {"EROFS", EROFS},   {"EINTR", EINTR}};
+
+/* Returns the errno CALSTORE_FAULT injects at step, else 0. */
+static int fault_at(const char *step) {
+  const char *spec = getenv("CALSTORE_FAULT");
+  size_t sl = strlen(step);
+  while (spec && *spec) {
+    const char *end = strchr(spec, ',');
+    size_t n = end ? (size_t)(end - spec) : strlen(spec);
+    if (n > sl + 1 && !strncmp(spec, step, sl) && spec[sl] == ':') {
+      for (size_t i = 0; i < sizeof fault_errnos / sizeof fault_errnos[0]; i++) {
+        size_t en = strlen(fault_errnos[i].name);
+        if (n - sl - 1 == en && !strncmp(spec + sl + 1, fault_errnos[i].name, en))
+          return fault_errnos[i].value;
+      }
+    }
+    spec = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Kills the process when CALSTORE_FAULT says crash_after:step. */
+static void crash_after(const char *step) {
+  const char *spec = getenv("CALSTORE_FAULT");
+  size_t sl = strlen(step);
+  while (spec && *spec) {
+    const char *end = strchr(spec, ',');
+    size_t n = end ? (size_t)(end - spec) : strlen(spec);
+    if (n == 12 + sl && !strncmp(spec, "crash_after:", 12) && !strncmp(spec + 12, step, sl))
+      kill(getpid(), SIGKILL);
+    spec = end ? end + 1 : NULL;
+  }
+}
+#define FAULT(step) fault_at(step)
+#define CRASH_AFTER(step) crash_after(step)
+#else
+#define FAULT(step) 0
+#define CRASH_AFTER(step) ((void)0)
+#endif
+
+/* ---- threads ------------------------------------------------------------- */
+
+int cs_rwlock_init(cs_rwlock *l) {
+  return pthread_rwlock_init(l, NULL);
+}
+void cs_rwlock_destroy(cs_rwlock *l) {
+  pthread_rwlock_destroy(l);
+}
+void cs_rwlock_rd(cs_rwlock *l) {
+  pthread_rwlock_rdlock(l);
+}
+void cs_rwlock_rdunlock(cs_rwlock *l) {
+  pthread_rwlock_unlock(l);
+}
+void cs_rwlock_wr(cs_rwlock *l) {
+  pthread_rwlock_wrlock(l);
+}
+void cs_rwlock_wrunlock(cs_rwlock *l) {
+  pthread_rwlock_unlock(l);
+}
+int cs_mutex_init(cs_mutex *m) {
+  return pthread_mutex_init(m, NULL);
+}
+void cs_mutex_destroy(cs_mutex *m) {
+  pthread_mutex_destroy(m);
+}
+void cs_mutex_lock(cs_mutex *m) {
+  pthread_mutex_lock(m);
+}
+void cs_mutex_unlock(cs_mutex *m) {
+  pthread_mutex_unlock(m);
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+static void fill_id(const struct stat *st, cs_file_id *id) {
+  id->dev = (uint64_t)st->st_dev;
+  id->ino = (uint64_t)st->st_ino;
+  id->size = (uint64_t)st->st_size;
+  id->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+  id->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT)
+      return CALSTORE_NOT_FOUND;
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot stat %s: %s", path,
+                   strerror(errno));
+  }
+  fill_id(&st, id);
+  return CALSTORE_OK;
+}
+
+calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
+                                  calstore_error *err) {
+  int e;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  *data = NULL;
+  *len = 0;
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return cs_fail(err, CALSTORE_NOT_FOUND, 0, path, "%s does not exist", path);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot open %s: %s", path,
+                   strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || (e = FAULT("read")) != 0) {
+    e = errno;
+    close(fd);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "%s is not a regular file", path);
+  }
+  size_t cap = (size_t)st.st_size + 1, n = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) {
+    close(fd);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
+  }
+  for (;;) {
+    if (n == cap) { /* the file grew since fstat */
+      char *nb = realloc(buf, cap * 2 + 1);
+      if (!nb) {
+        free(buf);
+        close(fd);
+        return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      e = errno;
+      free(buf);
+      close(fd);
+      return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path,
+                     strerror(e));
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  if (id)
+    fill_id(&st, id);
+  close(fd);
+  buf[n] = '\0';
+  *data = buf;
+  *len = n;
+  return CALSTORE_OK;
+}
+
+/* mkdir -p of dir (modified temporarily), mode 0700 for what it creates. */
+static int mkdirs(char *dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0)
+    return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+      *p = '/';
+      return -1;
+    }
+    *p = '/';
+  }
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    return -1;
+  return 0;
+}
+
+calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
+  char *dir = strdup(path);
+  if (!dir)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  char *slash = strrchr(dir, '/');
+  int rc = 0, e = 0;
+  if (slash && slash != dir) {
+    *slash = '\0';
+    if ((e = FAULT("mkdir")) != 0)
+      rc = -1, errno = e;
+    else
+      rc = mkdirs(dir);
+  }
+  e = errno;
+  calstore_status st = CALSTORE_OK;
+  if (rc != 0)
+    st = cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "cannot create directory %s: %s", dir,
+                 strerror(e));
+  free(dir);
+  return st;
+}
+
+calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_error *err) {
+  int e;
+  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    e = errno;
+    return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot open lock file %s: %s",
+                   lock_path, strerror(e));
+  }
+  int rc;
+  if ((e = FAULT("lock")) != 0) {
+    rc = -1;
+    errno = e;
+  } else {
+    do
+      rc = flock(fd, LOCK_EX);
+    while (rc != 0 && errno == EINTR);
+  }
+  if (rc != 0) {
+    e = errno;
+    close(fd);
+    return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot lock %s: %s", lock_path,
+                   strerror(e));
+  }
+  CRASH_AFTER("lock");
+  *handle = fd;
+  return CALSTORE_OK;
+}
+
+void cs_plat_unlock(intptr_t handle) {
+  int fd = (int)handle;
+  flock(fd, LOCK_UN);
+  close(fd);
+}
+
+static int write_all(int fd, const char *data, size_t len) {
+  int e = FAULT("write");
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  while (len > 0) {
+    size_t chunk = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len;
+    ssize_t w = write(fd, data, chunk);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    if (w == 0) {
+      errno = EIO;
+      return -1;
+    }
+    data += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static int fsync_dir(const char *path) {
+  char *dir = strdup(path);
+  if (!dir)
+    return -1;
+  char *slash = strrchr(dir, '/');
+  const char *d = ".";
+  if (slash == dir)
+    d = "/";
+  else if (slash) {
+    *slash = '\0';
+    d = dir;
+  }
+  int e = FAULT("fsync_dir");
+  int rc = -1;
+  if (e) {
+    errno = e;
+  } else {
+    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      rc = fsync(fd);
+      if (rc != 0 && (errno == EINVAL || errno == ENOTSUP))
+        rc = 0; /* file systems that cannot sync directories */
+      e = errno;
+      close(fd);
+      errno = e;
+    }
+  }
+  e = errno;
+  free(dir);
+  errno = e;
+  return rc;
+}
+
+calstore_status cs_plat_replace(const char *path, const char *tmp_path, const char *data,
+                                size_t len, cs_file_id *id, calstore_error *err) {
+  int e;
+  const char *what;
+  /* A fresh file: whatever sits at the temp name (a stray temp, a planted
+   * symlink or hard link) is unlinked, never written through. */
+  if (unlink(tmp_path) != 0 && errno != ENOENT) {
+    e = errno;
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot remove stale %s: %s",
+                   tmp_path, strerror(e));
+  }
+  int fd = -1;
+  if ((e = FAULT("open_tmp")) != 0)
+    errno = e;
+  else
+    fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    e = errno;
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot create %s: %s", tmp_path,
+                   strerror(e));
+  }
+  CRASH_AFTER("open_tmp");
+  what = "write";
+  if (write_all(fd, data, len) != 0)
+    goto fail;
+  CRASH_AFTER("write");
+  what = "fsync";
+  if ((e = FAULT("fsync")) != 0) {
+    errno = e;
+    goto fail;
+  }
+  if (fsync(fd) != 0)
+    goto fail;
+  CRASH_AFTER("fsync");
+  struct stat st;
+  what = "stat";
+  if (fstat(fd, &st) != 0)
+    goto fail;
+  what = "close";
+  if (close(fd) != 0) {
+    fd = -1;
+    goto fail;
+  }
+  fd = -1;
+  what = "rename";
+  if ((e = FAULT("rename")) != 0) {
+    errno = e;
+    goto fail;
+  }
+  if (rename(tmp_path, path) != 0)
+    goto fail;
+  CRASH_AFTER("rename");
+  fill_id(&st, id);
+  if (fsync_dir(path) != 0) {
+    e = errno;
+    /* The new file is in place; only its durability is in doubt. */
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "replaced %s but could not sync its directory: %s", path, strerror(e));
+  }
+  CRASH_AFTER("fsync_dir");
+  return CALSTORE_OK;
+fail:
+  e = errno;
+  if (fd >= 0)
+    close(fd);
+  unlink(tmp_path);
+  return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "%s of %s failed: %s", what, tmp_path,
+                 strerror(e));
+}
+
+calstore_status cs_plat_default_path(char *buf, size_t capacity) {
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  int n;
+  if (xdg && xdg[0])
+    n = snprintf(buf, capacity, "%s/calhost/profiles.txt", xdg);
+  else if (home && home[0])
+    n = snprintf(buf, capacity, "%s/.cache/calhost/profiles.txt", home);
+  else
+    return CALSTORE_INVALID_ARGUMENT;
+  if (n < 0 || (size_t)n >= capacity)
+    return CALSTORE_INVALID_ARGUMENT;
+  return CALSTORE_OK;
+}
+#endif /* !_WIN32 */

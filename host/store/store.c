@@ -1,0 +1,575 @@
+/*
+ * store.c: the calstore handle and its commit path.
+ *
+ * Readers take the handle's rwlock shared and see an immutable snapshot
+ * (cs_set). Every change is a list of operations (cs_op) applied by
+ * cs_commit: process-local commit mutex -> inter-process lock on
+ * `<path>.lock` -> reload the file unless its identity (dev, inode, size,
+ * mtime, ctime) is what we last loaded or wrote -> apply the operations to a
+ * copy -> write `<path>.tmp`, fsync, rename, fsync the directory -> swap the
+ * copy in under the write lock. Any failure leaves file and snapshot as they
+ * were (all or nothing).
+ *
+ * A writer that finds the file on disk malformed or of an unknown version
+ * refuses the commit with CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION
+ * and the file's line: the file is never overwritten, so nothing in it is
+ * lost (repair or remove it, then retry).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "platform.h"
+
+struct calstore {
+  char *path, *lock_path, *tmp_path;
+  int persistence;
+  cs_rwlock rw;      /* guards snap */
+  cs_mutex commit;   /* serializes commits, reloads and disk_id */
+  cs_set *snap;      /* the live snapshot */
+  cs_file_id disk;   /* the file version snap reflects */
+  int disk_known;    /* disk is valid (the file existed and was loaded or written) */
+};
+
+void calstore_options_init(calstore_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+  options->path = NULL;
+  options->persistence_enabled = 1;
+}
+
+calstore_status calstore_default_path(char *buf, size_t capacity) {
+  if (!buf || !capacity)
+    return CALSTORE_INVALID_ARGUMENT;
+  return cs_plat_default_path(buf, capacity);
+}
+
+static char *concat(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  char *r = malloc(la + lb + 1);
+  if (r) {
+    memcpy(r, a, la);
+    memcpy(r + la, b, lb + 1);
+  }
+  return r;
+}
+
+static int same_id(const cs_file_id *a, const cs_file_id *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+         a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* Reads and parses path into a new set. NOT_FOUND gives an empty set. */
+static calstore_status load_file(const char *path, cs_set **out, cs_file_id *id, int *exists,
+                                 calstore_error *err) {
+  char *data;
+  size_t len;
+  *out = NULL;
+  *exists = 0;
+  calstore_status st = cs_plat_read_file(path, &data, &len, id, err);
+  if (st == CALSTORE_NOT_FOUND) {
+    *out = cs_set_new();
+    return *out ? CALSTORE_OK : cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  if (st != CALSTORE_OK)
+    return st;
+  *exists = 1;
+  cs_set *set = cs_set_new();
+  if (!set) {
+    free(data);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  calstore_error perr = {0};
+  st = cs_parse(data, len, set, NULL, NULL, &perr);
+  free(data);
+  if (st != CALSTORE_OK) {
+    cs_set_free(set);
+    return cs_fail(err, st, perr.line, path, "%s: %s", path, perr.message);
+  }
+  *out = set;
+  return CALSTORE_OK;
+}
+
+calstore_status calstore_open(const calstore_options *options, calstore **out,
+                              calstore_error *err) {
+  char def[4096];
+  if (!out)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "calstore_open: out is NULL");
+  *out = NULL;
+  calstore_options o;
+  calstore_options_init(&o);
+  if (options) {
+    if (options->struct_size < sizeof(uint32_t) + sizeof(const char *) + sizeof(int))
+      return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
+                     "calstore_open: options not initialised (use calstore_options_init)");
+    o.path = options->path;
+    o.persistence_enabled = options->persistence_enabled;
+  }
+  const char *path = o.path;
+  if (!path) {
+    if (cs_plat_default_path(def, sizeof def) != CALSTORE_OK)
+      return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
+                     "no store path given and no default (HOME / XDG_CACHE_HOME unset)");
+    path = def;
+  }
+  if (!path[0])
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "the store path is empty");
+  calstore *s = calloc(1, sizeof *s);
+  if (!s)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  s->persistence = o.persistence_enabled != 0;
+  s->path = strdup(path);
+  s->lock_path = concat(path, ".lock");
+  s->tmp_path = concat(path, ".tmp");
+  s->snap = cs_set_new();
+  if (!s->path || !s->lock_path || !s->tmp_path || !s->snap) {
+    cs_set_free(s->snap);
+    free(s->path);
+    free(s->lock_path);
+    free(s->tmp_path);
+    free(s);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  if (cs_rwlock_init(&s->rw) != 0) {
+    cs_set_free(s->snap);
+    free(s->path);
+    free(s->lock_path);
+    free(s->tmp_path);
+    free(s);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot create a lock");
+  }
+  if (cs_mutex_init(&s->commit) != 0) {
+    cs_rwlock_destroy(&s->rw);
+    cs_set_free(s->snap);
+    free(s->path);
+    free(s->lock_path);
+    free(s->tmp_path);
+    free(s);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot create a lock");
+  }
+  *out = s;
+  if (!s->persistence)
+    return CALSTORE_OK;
+  return calstore_reload(s, err);
+}
+
+void calstore_close(calstore **store) {
+  if (!store || !*store)
+    return;
+  calstore *s = *store;
+  cs_set_free(s->snap);
+  cs_rwlock_destroy(&s->rw);
+  cs_mutex_destroy(&s->commit);
+  free(s->path);
+  free(s->lock_path);
+  free(s->tmp_path);
+  free(s);
+  *store = NULL;
+}
+
+const char *calstore_path(const calstore *store) {
+  return store ? store->path : NULL;
+}
+
+/* Swaps in a new snapshot; frees the old one outside the lock. */
+static void swap_snapshot(calstore *s, cs_set *next) {
+  cs_rwlock_wr(&s->rw);
+  cs_set *old = s->snap;
+  s->snap = next;
+  cs_rwlock_wrunlock(&s->rw);
+  cs_set_free(old);
+}
+
+calstore_status calstore_reload(calstore *store, calstore_error *err) {
+  if (!store)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
+  if (!store->persistence)
+    return cs_fail(err, CALSTORE_DISABLED, 0, store->path, "persistence is disabled");
+  cs_mutex_lock(&store->commit);
+  cs_set *next;
+  cs_file_id id;
+  int exists;
+  calstore_status st = load_file(store->path, &next, &id, &exists, err);
+  if (st == CALSTORE_OK) {
+    store->disk = id;
+    store->disk_known = exists;
+    swap_snapshot(store, next);
+  }
+  cs_mutex_unlock(&store->commit);
+  return st;
+}
+
+const cs_set *cs_store_read_begin(calstore *store) {
+  cs_rwlock_rd(&store->rw);
+  return store->snap;
+}
+
+void cs_store_read_end(calstore *store) {
+  cs_rwlock_rdunlock(&store->rw);
+}
+
+/* ---- operations ---------------------------------------------------------- */
+
+void cs_op_release(cs_op *op) {
+  cs_prof_unref(op->prof);
+  free(op->backend);
+  free(op->implementation);
+  memset(op, 0, sizeof *op);
+}
+
+calstore_status cs_make_put(const calstore_key *key, calstore_source source,
+                            const calstore_measurement *m, size_t n,
+                            calstore_serializer_fn serializer, void *serializer_user,
+                            calstore_validator_fn validator, void *validator_user, cs_op *op,
+                            calstore_error *err) {
+  char msg[1024] = "";
+  calstore_status st;
+  memset(op, 0, sizeof *op);
+  if ((st = cs_check_key(key, msg, sizeof msg)) || (st = cs_check_measurements(m, n, msg, sizeof msg)))
+    return cs_fail(err, st, 0, NULL, "%s", msg);
+  if (!serializer)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "no policy serializer given");
+  size_t len = 0;
+  const char *policy = serializer(serializer_user, &len, msg, sizeof msg);
+  if (!policy)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "the policy serializer failed: %s",
+                   msg[0] ? msg : "no reason given");
+  if ((st = cs_check_policy(policy, len, msg, sizeof msg)))
+    return cs_fail(err, st, 0, NULL, "%s", msg);
+  if (validator) {
+    msg[0] = '\0';
+    if (!validator(validator_user, policy, len, msg, sizeof msg)) {
+      msg[sizeof msg - 1] = '\0';
+      return cs_fail(err, CALSTORE_POLICY_REJECTED, 0, NULL,
+                     "the backend's validator rejected the policy: %s",
+                     msg[0] ? msg : "no reason given");
+    }
+  }
+  op->kind = CS_OP_PUT;
+  op->prof = cs_prof_create(key, source, m, n, policy, len);
+  if (!op->prof)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+  return CALSTORE_OK;
+}
+
+calstore_status cs_make_clear(const calstore_key *key, cs_op *op, calstore_error *err) {
+  char msg[1024] = "";
+  calstore_status st;
+  memset(op, 0, sizeof *op);
+  if ((st = cs_check_key(key, msg, sizeof msg)))
+    return cs_fail(err, st, 0, NULL, "%s", msg);
+  op->kind = CS_OP_CLEAR;
+  op->prof = cs_prof_create(key, CALSTORE_SOURCE_OVERRIDE, NULL, 0, "", 0);
+  if (!op->prof)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+  return CALSTORE_OK;
+}
+
+calstore_status cs_make_invalidate(const char *backend, const char *implementation, cs_op *op,
+                                   calstore_error *err) {
+  memset(op, 0, sizeof *op);
+  if (!backend || !backend[0])
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "invalidate needs a backend");
+  op->kind = CS_OP_INVALIDATE;
+  op->backend = strdup(backend);
+  op->implementation = implementation ? strdup(implementation) : NULL;
+  if (!op->backend || (implementation && !op->implementation)) {
+    cs_op_release(op);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+  }
+  return CALSTORE_OK;
+}
+
+/* Applies ops to set; returns nonzero when something changed, -1 on OOM. */
+static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
+  int changed = 0;
+  for (size_t i = 0; i < n; i++) {
+    cs_op *op = &ops[i];
+    op->affected = 0;
+    if (op->kind == CS_OP_PUT) {
+      cs_prof_ref(op->prof);
+      if (cs_set_put(set, op->prof) != 0)
+        return -1;
+      op->affected = 1;
+      changed = 1;
+    } else if (op->kind == CS_OP_CLEAR) {
+      long pos = cs_set_find(set, &op->prof->v.key, CALSTORE_SOURCE_OVERRIDE, op->prof->id_hash);
+      if (pos >= 0) {
+        cs_set_remove_at(set, (size_t)pos);
+        op->affected = 1;
+        changed = 1;
+      }
+    } else if (op->kind == CS_OP_INVALIDATE) {
+      op->affected = cs_set_invalidate(set, op->backend, op->implementation);
+      if (op->affected)
+        changed = 1;
+    }
+  }
+  if (changed && set->live * 2 < set->n && cs_set_compact(set) != 0)
+    return -1;
+  return changed;
+}
+
+calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err) {
+  calstore_status st = CALSTORE_OK;
+  intptr_t lock = 0;
+  int locked = 0, fresh = 0;
+  cs_set *base = NULL;
+  cs_file_id id;
+  cs_buf buf = {0};
+  cs_mutex_lock(&s->commit);
+  if (s->persistence) {
+    if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
+      goto out;
+    if ((st = cs_plat_lock(s->lock_path, &lock, err)) != CALSTORE_OK)
+      goto out;
+    locked = 1;
+    st = cs_plat_stat(s->path, &id, err);
+    if (st == CALSTORE_OK && s->disk_known && same_id(&id, &s->disk)) {
+      st = CALSTORE_OK; /* our snapshot is the file: no reload */
+    } else if (st == CALSTORE_NOT_FOUND || st == CALSTORE_OK) {
+      int exists;
+      st = load_file(s->path, &base, &id, &exists, err);
+      if (st != CALSTORE_OK) {
+        if (st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION) {
+          char m[sizeof err->message];
+          if (err) {
+            snprintf(m, sizeof m, "%s", err->message);
+            snprintf(err->message, sizeof err->message,
+                     "refusing to overwrite the store file, which is %s (%.800s); the file is kept "
+                     "unchanged: repair or remove it",
+                     calstore_status_name(st), m);
+          }
+        }
+        goto out;
+      }
+      fresh = 1;
+    } else {
+      goto out;
+    }
+  }
+  if (!base) {
+    cs_rwlock_rd(&s->rw);
+    base = cs_set_clone(s->snap);
+    cs_rwlock_rdunlock(&s->rw);
+    if (!base) {
+      st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+      goto out;
+    }
+  }
+  int changed = apply_ops(base, ops, n);
+  if (changed < 0) {
+    st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+    goto out;
+  }
+  if (changed && s->persistence) {
+    cs_write_set(&buf, base);
+    if (buf.oom) {
+      st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+      goto out;
+    }
+    if ((st = cs_plat_replace(s->path, s->tmp_path, buf.data, buf.len, &id, err)) !=
+        CALSTORE_OK) {
+      s->disk_known = 0; /* e.g. renamed but the directory sync failed: reload next time */
+      goto out;
+    }
+    s->disk = id;
+    s->disk_known = 1;
+  } else if (fresh) {
+    s->disk = id; /* adopt the reloaded file even when nothing changed */
+    s->disk_known = 1;
+  }
+  if (changed || fresh) {
+    swap_snapshot(s, base);
+    base = NULL;
+  }
+out:
+  cs_buf_free(&buf);
+  cs_set_free(base);
+  if (locked)
+    cs_plat_unlock(lock);
+  cs_mutex_unlock(&s->commit);
+  return st;
+}
+
+/* ---- the public changes ---------------------------------------------------- */
+
+static calstore_status put_one(calstore *store, calstore_source source, const calstore_key *key,
+                               const calstore_measurement *m, size_t n,
+                               calstore_serializer_fn ser, void *ser_user,
+                               calstore_validator_fn val, void *val_user, calstore_error *err) {
+  if (!store)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
+  cs_op op;
+  calstore_status st = cs_make_put(key, source, m, n, ser, ser_user, val, val_user, &op, err);
+  if (st != CALSTORE_OK)
+    return st;
+  st = cs_commit(store, &op, 1, err);
+  cs_op_release(&op);
+  return st;
+}
+
+calstore_status calstore_store(calstore *store, const calstore_key *key,
+                               const calstore_measurement *measurements,
+                               size_t measurement_count, calstore_serializer_fn serializer,
+                               void *serializer_user, calstore_validator_fn validator,
+                               void *validator_user, calstore_error *err) {
+  return put_one(store, CALSTORE_SOURCE_CALIBRATED, key, measurements, measurement_count,
+                 serializer, serializer_user, validator, validator_user, err);
+}
+
+calstore_status calstore_install_override(calstore *store, const calstore_key *key,
+                                          const calstore_measurement *measurements,
+                                          size_t measurement_count,
+                                          calstore_serializer_fn serializer,
+                                          void *serializer_user, calstore_validator_fn validator,
+                                          void *validator_user, calstore_error *err) {
+  return put_one(store, CALSTORE_SOURCE_OVERRIDE, key, measurements, measurement_count,
+                 serializer, serializer_user, validator, validator_user, err);
+}
+
+calstore_status calstore_clear_override(calstore *store, const calstore_key *key,
+                                        calstore_error *err) {
+  if (!store)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
+  cs_op op;
+  calstore_status st = cs_make_clear(key, &op, err);
+  if (st != CALSTORE_OK)
+    return st;
+  st = cs_commit(store, &op, 1, err);
+  if (st == CALSTORE_OK && !op.affected)
+    st = cs_fail(err, CALSTORE_NOT_FOUND, 0, NULL, "no override with this key");
+  cs_op_release(&op);
+  return st;
+}
+
+calstore_status calstore_invalidate(calstore *store, const char *backend,
+                                    const char *implementation, size_t *removed,
+                                    calstore_error *err) {
+  if (removed)
+    *removed = 0;
+  if (!store)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
+  cs_op op;
+  calstore_status st = cs_make_invalidate(backend, implementation, &op, err);
+  if (st != CALSTORE_OK)
+    return st;
+  st = cs_commit(store, &op, 1, err);
+  if (st == CALSTORE_OK && removed)
+    *removed = op.affected;
+  cs_op_release(&op);
+  return st;
+}
+
+calstore_status calstore_inspect(calstore *store, calstore_visit_fn visit, void *user) {
+  if (!store || !visit)
+    return CALSTORE_INVALID_ARGUMENT;
+  cs_rwlock_rd(&store->rw);
+  const cs_set *set = store->snap;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->items[i] && visit(user, &set->items[i]->v))
+      break;
+  cs_rwlock_rdunlock(&store->rw);
+  return CALSTORE_OK;
+}
+
+size_t calstore_count(calstore *store) {
+  if (!store)
+    return 0;
+  cs_rwlock_rd(&store->rw);
+  size_t n = store->snap->live;
+  cs_rwlock_rdunlock(&store->rw);
+  return n;
+}
+
+calstore_status calstore_export(calstore *store, const char *path, calstore_error *err) {
+  if (!store || !path || !path[0])
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "export needs a store and a path");
+  cs_buf buf = {0};
+  cs_rwlock_rd(&store->rw);
+  cs_write_set(&buf, store->snap);
+  cs_rwlock_rdunlock(&store->rw);
+  if (buf.oom) {
+    cs_buf_free(&buf);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  char *tmp = concat(path, ".tmp");
+  calstore_status st;
+  cs_file_id id;
+  if (!tmp)
+    st = cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  else
+    st = cs_plat_replace(path, tmp, buf.data, buf.len, &id, err);
+  free(tmp);
+  cs_buf_free(&buf);
+  return st;
+}
+
+/* ---- files without a store ------------------------------------------------- */
+
+calstore_status calstore_read_buffer(const char *data, size_t length, calstore_visit_fn visit,
+                                     void *visit_user, calstore_diagnostic_fn diagnostic,
+                                     void *diagnostic_user, size_t *profile_count) {
+  if (profile_count)
+    *profile_count = 0;
+  if (!data && length)
+    return CALSTORE_INVALID_ARGUMENT;
+  char *copy = malloc(length + 1);
+  cs_set *set = cs_set_new();
+  if (!copy || !set) {
+    free(copy);
+    cs_set_free(set);
+    return CALSTORE_NO_MEMORY;
+  }
+  if (length)
+    memcpy(copy, data, length);
+  copy[length] = '\0';
+  calstore_status st = cs_parse(copy, length, set, diagnostic, diagnostic_user, NULL);
+  free(copy);
+  if (st == CALSTORE_OK) {
+    if (profile_count)
+      *profile_count = set->live;
+    for (size_t i = 0; visit && i < set->n; i++)
+      if (set->items[i] && visit(visit_user, &set->items[i]->v))
+        break;
+  }
+  cs_set_free(set);
+  return st;
+}
+
+calstore_status calstore_read_file(const char *path, calstore_visit_fn visit, void *visit_user,
+                                   calstore_diagnostic_fn diagnostic, void *diagnostic_user,
+                                   size_t *profile_count) {
+  if (profile_count)
+    *profile_count = 0;
+  if (!path)
+    return CALSTORE_INVALID_ARGUMENT;
+  char *data;
+  size_t len;
+  calstore_error err = {0};
+  calstore_status st = cs_plat_read_file(path, &data, &len, NULL, &err);
+  if (st != CALSTORE_OK) {
+    if (diagnostic)
+      diagnostic(diagnostic_user, st, 0, err.message);
+    return st;
+  }
+  cs_set *set = cs_set_new();
+  if (!set) {
+    free(data);
+    return CALSTORE_NO_MEMORY;
+  }
+  st = cs_parse(data, len, set, diagnostic, diagnostic_user, NULL);
+  free(data);
+  if (st == CALSTORE_OK) {
+    if (profile_count)
+      *profile_count = set->live;
+    for (size_t i = 0; visit && i < set->n; i++)
+      if (set->items[i] && visit(visit_user, &set->items[i]->v))
+        break;
+  }
+  cs_set_free(set);
+  return st;
+}
