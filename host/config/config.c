@@ -808,6 +808,8 @@ static int handle_key(parser *p, const char *name, const char *value) {
     if (!valid_name(name))
       return perr(p, p->line, "bad property name '%s' in %s (use letters, digits, '_', '.', '-')",
                   name, p->section);
+    if (!strcmp(name, "model_digest") || !strcmp(name, "name"))
+      return perr(p, p->line, "'%s' is reserved and cannot be set in %s", name, p->section);
     if (!*value || strpbrk(value, ";\"\\"))
       return perr(p, p->line,
                   "bad value for property '%s' in %s: '%s' (non-empty, without ';', '\"' or "
