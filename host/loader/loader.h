@@ -159,12 +159,13 @@ typedef struct calhost_plugin {
   calhost_host_services services;          /* the table handed to the plugin */
   calhost_services_context services_ctx;   /* its context */
   struct calhost_module *module;           /* NULL when not loaded */
+  calhost_services_hooks hooks;            /* this plugin's copy of the hooks */
 } calhost_plugin;
 
 typedef struct calhost_plugin_list {
   calhost_plugin **items; /* count records, in discovery order */
   size_t count;
-  calhost_services_hooks hooks; /* the copy the plugins' contexts point to */
+  calhost_services_hooks hooks; /* the options' hooks (each record has its copy) */
 } calhost_plugin_list;
 
 /* True when a loaded plugin offers vtable entry `field`, introduced in ABI
@@ -186,8 +187,9 @@ CALHOST_LOADER_HIDDEN int calhost_loader_discover(const calhost_loader_options *
                                                   calhost_plugin_list *out);
 
 /* Checks, probes and loads one file as calhost_loader_discover would (no
- * duplicate check). Returns a new record (free with calhost_plugin_free), or
- * NULL on allocation failure. */
+ * duplicate check, no enabled/disabled filter). hooks NULL: o->services.
+ * Returns a new record (free with calhost_plugin_free), or NULL on
+ * allocation failure. */
 CALHOST_LOADER_HIDDEN calhost_plugin *calhost_loader_open(const calhost_loader_options *o,
                                                           const calhost_services_hooks *hooks,
                                                           const char *path);

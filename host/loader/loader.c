@@ -1,0 +1,493 @@
+/*
+ * loader.c: discovery and loading of plugins (loader.h). Gathers candidate
+ * files (explicit paths, CALHOST_PLUGIN_PATH, configured directories, the
+ * build tree's or installation's lib/calhost/plugins), checks each file's
+ * owner and mode, probes it in a forked child (probe.c), rejects disabled
+ * backends and duplicates, and loads the survivors into the host.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loader.h"
+#include "module.h"
+#include "probe.h"
+
+#ifndef CALHOST_INSTALLED_PLUGIN_DIR
+#define CALHOST_INSTALLED_PLUGIN_DIR "/usr/local/lib/calhost/plugins"
+#endif
+#ifndef CALHOST_RELATIVE_PLUGIN_DIR
+#define CALHOST_RELATIVE_PLUGIN_DIR "lib/calhost/plugins"
+#endif
+
+void calhost_loader_options_init(calhost_loader_options *o) {
+  memset(o, 0, sizeof *o);
+  o->use_environment = 1;
+  o->use_default_dirs = 1;
+  o->probe = 1;
+  o->probe_timeout_seconds = 10.0;
+  o->load = 1;
+  o->host_abi_min = CALHOST_ABI_VERSION_MIN;
+  o->host_abi_max = CALHOST_ABI_VERSION;
+  o->services.min_log_level = CALHOST_LOG_WARNING;
+}
+
+/* ---- small helpers ---- */
+
+static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
+
+static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *format(const char *fmt, ...) {
+  va_list ap;
+  char *s = NULL;
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) < 0)
+    s = NULL;
+  va_end(ap);
+  return s;
+}
+
+static void warn(const calhost_services_hooks *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(const calhost_services_hooks *h, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (h && h->log)
+    h->log(h->user, NULL, CALHOST_LOG_WARNING, msg);
+  else if (!h || h->min_log_level <= CALHOST_LOG_WARNING)
+    fprintf(stderr, "calhost: warning: %s\n", msg);
+}
+
+/* A growable list of candidate paths with their origin. */
+typedef struct cand {
+  char *path;
+  calhost_plugin_origin origin;
+} cand;
+typedef struct cands {
+  cand *v;
+  size_t n, cap;
+} cands;
+
+static int cands_add(cands *c, const char *path, calhost_plugin_origin origin) {
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    cand *v = realloc(c->v, cap * sizeof *v);
+    if (!v)
+      return -1;
+    c->v = v;
+    c->cap = cap;
+  }
+  if (!(c->v[c->n].path = strdup(path)))
+    return -1;
+  c->v[c->n++].origin = origin;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int has_suffix(const char *name, const char *suffix) {
+  size_t n = strlen(name), s = strlen(suffix);
+  return n > s && !strcmp(name + n - s, suffix);
+}
+
+/* Adds the plugin files of a directory, sorted by name. quiet: a missing
+ * directory is not worth a warning (default directories). */
+static int scan_dir(cands *c, const char *dir, calhost_plugin_origin origin, int quiet,
+                    const calhost_services_hooks *hooks) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 0;
+  if (!d) {
+    if (!quiet)
+      warn(hooks, "plugin directory %s: %s", dir, strerror(errno));
+    return 0;
+  }
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.' || !has_suffix(e->d_name, calhost_module_suffix()))
+      continue;
+    if (n == cap) {
+      char **v = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *v);
+      if (!v) {
+        rc = -1;
+        break;
+      }
+      names = v;
+    }
+    if (!(names[n] = strdup(e->d_name))) {
+      rc = -1;
+      break;
+    }
+    n++;
+  }
+  closedir(d);
+  if (rc == 0)
+    qsort(names, n, sizeof *names, cmp_str);
+  for (size_t i = 0; i < n; i++) {
+    if (rc == 0) {
+      char *p = format("%s/%s", dir, names[i]);
+      if (!p || cands_add(c, p, origin) != 0)
+        rc = -1;
+      free(p);
+    }
+    free(names[i]);
+  }
+  free(names);
+  return rc;
+}
+
+/* Adds a directory's plugins, or the file itself when path is a file. */
+static int add_entry(cands *c, const char *path, calhost_plugin_origin origin,
+                     const calhost_services_hooks *hooks) {
+  struct stat st;
+  if (!*path)
+    return 0;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return scan_dir(c, path, origin, 0, hooks);
+  return cands_add(c, path, origin);
+}
+
+/* The directory of the running executable, or NULL. */
+static char *exe_dir(void) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  char *slash;
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  slash = strrchr(buf, '/');
+  if (!slash)
+    return NULL;
+  *slash = '\0';
+  return strdup(buf);
+}
+
+static int gather(const calhost_loader_options *o, cands *c, const calhost_services_hooks *hooks) {
+  for (size_t i = 0; i < o->explicit_path_count; i++)
+    if (cands_add(c, o->explicit_paths[i], CALHOST_ORIGIN_EXPLICIT) != 0)
+      return -1;
+  if (o->use_environment) {
+    const char *env = secure_getenv("CALHOST_PLUGIN_PATH");
+    if (env && *env) {
+      char *copy = strdup(env), *save = NULL;
+      if (!copy)
+        return -1;
+      for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
+        if (add_entry(c, t, CALHOST_ORIGIN_ENVIRONMENT, hooks) != 0) {
+          free(copy);
+          return -1;
+        }
+      free(copy);
+    }
+  }
+  for (size_t i = 0; i < o->config_dir_count; i++)
+    if (add_entry(c, o->config_dirs[i], CALHOST_ORIGIN_CONFIG, hooks) != 0)
+      return -1;
+  if (o->use_default_dirs) {
+    char *dir = exe_dir();
+    const char *defaults[3] = {NULL, NULL, CALHOST_INSTALLED_PLUGIN_DIR};
+    char *a = dir ? format("%s/../lib/calhost/plugins", dir) : NULL;
+    char *b = dir ? format("%s/../%s", dir, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
+    char *seen[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    defaults[0] = a;
+    defaults[1] = b;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+      char *real = defaults[i] ? realpath(defaults[i], NULL) : NULL;
+      int dup = !real;
+      for (int j = 0; j < i && !dup; j++)
+        dup = seen[j] && !strcmp(seen[j], real);
+      seen[i] = real;
+      if (!dup)
+        rc = scan_dir(c, real, CALHOST_ORIGIN_DEFAULT, 1, hooks);
+    }
+    for (int i = 0; i < 3; i++)
+      free(seen[i]);
+    free(a);
+    free(b);
+    free(dir);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- records ---- */
+
+static void set_reason(calhost_plugin *p, const char *reason) {
+  free(p->reason);
+  p->reason = dupstr(reason);
+}
+
+static int set_identity(calhost_plugin *p, const char *backend, const char *impl,
+                        const char *desc, const char *const *ops, size_t op_count) {
+  free(p->backend);
+  free(p->implementation_version);
+  free(p->description);
+  for (size_t i = 0; i < p->operator_count; i++)
+    free(p->operators[i]);
+  free(p->operators);
+  p->operators = NULL;
+  p->operator_count = 0;
+  p->backend = dupstr(backend);
+  p->implementation_version = dupstr(impl);
+  p->description = dupstr(desc);
+  if (op_count) {
+    p->operators = calloc(op_count, sizeof *p->operators);
+    if (!p->operators)
+      return -1;
+    for (size_t i = 0; i < op_count; i++)
+      if (!(p->operators[p->operator_count++] = strdup(ops[i])))
+        return -1;
+  }
+  p->services_ctx.backend = p->backend;
+  return 0;
+}
+
+/* Runs fn with the process's stdout pointed at stderr, so a plugin that
+ * prints while loading cannot corrupt the host's output (e.g. --json). */
+static int stdout_guard_begin(void) {
+  int saved;
+  fflush(stdout);
+  saved = dup(STDOUT_FILENO);
+  if (saved >= 0)
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+  return saved;
+}
+
+static void stdout_guard_end(int saved) {
+  fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+  }
+}
+
+/* dlopen + negotiate in this process; fills the record. */
+static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) {
+  char err[1024];
+  uint32_t chosen, pmin, pmax;
+  int saved = stdout_guard_begin();
+  p->module = calhost_module_open(p->path, err, sizeof err);
+  if (!p->module) {
+    stdout_guard_end(saved);
+    char *r = format("cannot load: %s", err);
+    set_reason(p, r ? r : err);
+    free(r);
+    return;
+  }
+  if (calhost_loader_negotiate(p->module, o->host_abi_min, o->host_abi_max, &p->services,
+                               &p->vtable, &chosen, &pmin, &pmax, err, sizeof err) != 0) {
+    stdout_guard_end(saved);
+    p->plugin_abi_min = pmin;
+    p->plugin_abi_max = pmax;
+    set_reason(p, err);
+    memset(&p->vtable, 0, sizeof p->vtable);
+    calhost_module_close(&p->module);
+    return;
+  }
+  stdout_guard_end(saved);
+  p->abi_version = chosen;
+  p->plugin_abi_min = pmin;
+  p->plugin_abi_max = pmax;
+  if (!p->backend) { /* not probed: identity from the vtable */
+    size_t n = 0;
+    while (p->vtable.operators[n])
+      n++;
+    set_identity(p, p->vtable.backend_name, p->vtable.implementation_version,
+                 p->vtable.description, p->vtable.operators, n);
+  } else if (strcmp(p->backend, p->vtable.backend_name) != 0) {
+    set_reason(p, "the plugin changed its backend name between probe and load");
+    memset(&p->vtable, 0, sizeof p->vtable);
+    calhost_module_close(&p->module);
+    return;
+  }
+  set_reason(p, NULL);
+  p->loaded = 1;
+}
+
+/* Checks, probes (identity) but does not load; returns the record. */
+static calhost_plugin *examine(const calhost_loader_options *o, const calhost_services_hooks *hooks,
+                               const char *path, calhost_plugin_origin origin) {
+  calhost_plugin *p = calloc(1, sizeof *p);
+  char err[1024];
+  if (!p)
+    return NULL;
+  p->origin = origin;
+  {
+    char *real = realpath(path, NULL);
+    if (real)
+      p->path = real;
+    else if (path[0] == '/')
+      p->path = strdup(path);
+    else {
+      char cwd[PATH_MAX];
+      p->path = getcwd(cwd, sizeof cwd) ? format("%s/%s", cwd, path) : strdup(path);
+    }
+  }
+  if (!p->path) {
+    free(p);
+    return NULL;
+  }
+  p->hooks = hooks ? *hooks : o->services;
+  calhost_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
+  if (calhost_loader_check_path(p->path, err, sizeof err) != 0) {
+    char *r = format("unsafe: %s", err);
+    set_reason(p, r ? r : err);
+    free(r);
+    return p;
+  }
+  if (o->probe) {
+    calhost_probe_result r;
+    calhost_probe(p->path, o->host_abi_min, o->host_abi_max, o->probe_timeout_seconds, hooks, &r);
+    p->abi_version = r.chosen;
+    p->plugin_abi_min = r.plugin_min;
+    p->plugin_abi_max = r.plugin_max;
+    if (r.ok)
+      set_identity(p, r.backend, r.implementation_version, r.description,
+                   (const char *const *)r.operators, r.operator_count);
+    else
+      set_reason(p, r.reason[0] ? r.reason : "probe failed");
+    calhost_probe_result_free(&r);
+  }
+  return p;
+}
+
+static int backend_listed(char *const *list, size_t n, const char *backend) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(list[i], backend))
+      return 1;
+  return 0;
+}
+
+calhost_plugin *calhost_loader_open(const calhost_loader_options *o,
+                                    const calhost_services_hooks *hooks, const char *path) {
+  calhost_plugin *p = examine(o, hooks, path, CALHOST_ORIGIN_EXPLICIT);
+  if (p && !p->reason && o->load)
+    load_in_process(o, p);
+  return p;
+}
+
+int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list *out) {
+  cands c = {0};
+  int good = 0;
+  memset(out, 0, sizeof *out);
+  out->hooks = o->services;
+  if (gather(o, &c, &out->hooks) != 0)
+    goto fail;
+  out->items = calloc(c.n ? c.n : 1, sizeof *out->items);
+  if (!out->items)
+    goto fail;
+  for (size_t i = 0; i < c.n; i++) {
+    calhost_plugin *p;
+    char *real = realpath(c.v[i].path, NULL);
+    int seen = 0;
+    for (size_t j = 0; j < out->count && real && !seen; j++)
+      seen = !strcmp(out->items[j]->path, real);
+    free(real);
+    if (seen)
+      continue; /* the same file through two routes: list it once */
+    p = examine(o, &out->hooks, c.v[i].path, c.v[i].origin);
+    if (!p)
+      goto fail;
+    out->items[out->count++] = p;
+    if (p->reason || !p->backend) {
+      if (!o->probe && !p->reason && o->load)
+        load_in_process(o, p); /* identity comes from the load */
+      if (!p->backend)
+        continue;
+    }
+    if (p->reason)
+      continue;
+    for (size_t j = 0; j + 1 < out->count; j++) {
+      calhost_plugin *q = out->items[j];
+      if (q->backend && !strcmp(q->backend, p->backend) &&
+          (!q->reason || !strncmp(q->reason, "disabled", 8))) {
+        char *r = format("duplicate backend '%s': already provided by %s (this file: %s)",
+                         p->backend, q->path, p->path);
+        set_reason(p, r ? r : "duplicate backend");
+        free(r);
+        if (p->loaded)
+          calhost_loader_unload(p);
+        break;
+      }
+    }
+    if (p->reason)
+      continue;
+    if ((o->enabled_count && !backend_listed(o->enabled, o->enabled_count, p->backend)) ||
+        backend_listed(o->disabled, o->disabled_count, p->backend)) {
+      set_reason(p, "disabled by configuration");
+      if (p->loaded)
+        calhost_loader_unload(p);
+      continue;
+    }
+    if (o->load && !p->loaded)
+      load_in_process(o, p);
+    if (!p->reason)
+      good++;
+  }
+  for (size_t i = 0; i < c.n; i++)
+    free(c.v[i].path);
+  free(c.v);
+  return good;
+fail:
+  for (size_t i = 0; i < c.n; i++)
+    free(c.v[i].path);
+  free(c.v);
+  calhost_plugin_list_free(out);
+  return -1;
+}
+
+void calhost_loader_unload(calhost_plugin *p) {
+  if (!p)
+    return;
+  calhost_module_close(&p->module);
+  memset(&p->vtable, 0, sizeof p->vtable);
+  p->loaded = 0;
+}
+
+void calhost_plugin_free(calhost_plugin *p) {
+  if (!p)
+    return;
+  calhost_loader_unload(p);
+  set_identity(p, NULL, NULL, NULL, NULL, 0);
+  free(p->path);
+  free(p->reason);
+  free(p);
+}
+
+void calhost_plugin_list_free(calhost_plugin_list *list) {
+  if (!list)
+    return;
+  for (size_t i = 0; i < list->count; i++)
+    calhost_plugin_free(list->items[i]);
+  free(list->items);
+  memset(list, 0, sizeof *list);
+}
+
+calhost_plugin *calhost_plugin_list_find(const calhost_plugin_list *list, const char *backend) {
+  for (size_t i = 0; list && i < list->count; i++) {
+    calhost_plugin *p = list->items[i];
+    if (p->backend && !p->reason && !strcmp(p->backend, backend))
+      return p;
+  }
+  return NULL;
+}
+
+const char *calhost_plugin_take_error(calhost_plugin *p) {
+  return p ? calhost_services_take_error(&p->services_ctx) : NULL;
+}

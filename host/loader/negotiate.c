@@ -1,0 +1,187 @@
+/*
+ * negotiate.c: the host's side of the plugin ABI handshake (plugin.h): offer
+ * the host's ABI range and services, validate the plugin's reply and vtable
+ * (range overlap, chosen version, struct sizes, identity strings, every
+ * REQUIRED entry), and keep a zero-filled copy of the vtable so an entry the
+ * plugin did not compile reads as NULL. Portable (also built for Windows).
+ */
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader.h"
+#include "module.h"
+
+/* The size of the ABI 1 vtable: every ABI 1 entry must be inside it. */
+#define VTABLE_V1_SIZE (offsetof(calhost_plugin_vtable, check) + sizeof(void (*)(void)))
+
+/* A vtable entry the loader checks: name, offset, since which ABI, required. */
+static const struct entry {
+  const char *name;
+  size_t offset;
+  uint32_t since;
+  int required;
+} entries[] = {
+#define E(f, since, req) {#f, offsetof(calhost_plugin_vtable, f), since, req}
+    E(create, 1, 1),          E(destroy, 1, 1),       E(build_key, 1, 1),
+    E(validate_policy, 1, 1), E(open_session, 1, 1),  E(close_session, 1, 1),
+    E(candidate_count, 1, 1), E(serialize_candidate, 1, 1), E(default_policy, 1, 0),
+    E(prepare, 1, 1),         E(run, 1, 1),           E(check, 1, 0),
+#undef E
+};
+
+/* Nonzero when s is a non-empty printable one-line string of at most max. */
+static int printable(const char *s, size_t max) {
+  size_t n = 0;
+  if (!s || !*s)
+    return 0;
+  for (; s[n]; n++)
+    if (n >= max || (unsigned char)s[n] < 0x20 || s[n] == 0x7f)
+      return 0;
+  return 1;
+}
+
+static int backend_name_ok(const char *s) {
+  if (!printable(s, 64))
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_' || *s == '.' || *s == '-'))
+      return 0;
+  return 1;
+}
+
+int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, uint32_t host_max,
+                             const calhost_host_services *services,
+                             calhost_plugin_vtable *vtable_copy, uint32_t *chosen,
+                             uint32_t *plugin_min, uint32_t *plugin_max, char *err,
+                             size_t err_cap) {
+  calhost_negotiate_fn fn =
+      (calhost_negotiate_fn)calhost_module_symbol(module, CALHOST_PLUGIN_ENTRY_POINT);
+  calhost_negotiate_request req;
+  calhost_negotiate_reply rep;
+  const calhost_plugin_vtable *vt;
+  calhost_status st;
+  size_t n;
+
+  *chosen = *plugin_min = *plugin_max = 0;
+  memset(vtable_copy, 0, sizeof *vtable_copy);
+  if (!fn) {
+    snprintf(err, err_cap, "no entry point '%s' (not a calhost plugin?)",
+             CALHOST_PLUGIN_ENTRY_POINT);
+    return -1;
+  }
+  memset(&req, 0, sizeof req);
+  memset(&rep, 0, sizeof rep);
+  req.header.struct_type = CALHOST_STRUCT_NEGOTIATE_REQUEST;
+  req.header.struct_version = 1;
+  req.header.struct_size = (uint32_t)sizeof req;
+  req.host_abi_min = host_min;
+  req.host_abi_max = host_max;
+  req.host = services;
+  rep.header.struct_type = CALHOST_STRUCT_NEGOTIATE_REPLY;
+  rep.header.struct_version = 1;
+  rep.header.struct_size = (uint32_t)sizeof rep;
+
+  st = fn(&req, &rep);
+  *plugin_min = rep.plugin_abi_min;
+  *plugin_max = rep.plugin_abi_max;
+  if (rep.plugin_abi_min && rep.plugin_abi_max &&
+      (rep.plugin_abi_max < host_min || rep.plugin_abi_min > host_max)) {
+    snprintf(err, err_cap, "ABI mismatch: plugin supports ABI %u..%u, host supports %u..%u",
+             rep.plugin_abi_min, rep.plugin_abi_max, host_min, host_max);
+    return -1;
+  }
+  if (st == CALHOST_ABI_MISMATCH) {
+    snprintf(err, err_cap, "ABI mismatch: the plugin found no common version (host supports %u..%u)",
+             host_min, host_max);
+    return -1;
+  }
+  if (st != CALHOST_OK) {
+    snprintf(err, err_cap, "negotiation failed: %s", calhost_status_name(st));
+    return -1;
+  }
+  if (rep.chosen_abi_version < host_min || rep.chosen_abi_version > host_max ||
+      (rep.plugin_abi_min && rep.chosen_abi_version < rep.plugin_abi_min) ||
+      (rep.plugin_abi_max && rep.chosen_abi_version > rep.plugin_abi_max)) {
+    snprintf(err, err_cap,
+             "plugin chose ABI %u, outside the common range (plugin supports %u..%u, host "
+             "supports %u..%u)",
+             rep.chosen_abi_version, rep.plugin_abi_min, rep.plugin_abi_max, host_min, host_max);
+    return -1;
+  }
+  vt = rep.vtable;
+  if (!vt) {
+    snprintf(err, err_cap, "negotiation returned no vtable");
+    return -1;
+  }
+  if (vt->struct_size < VTABLE_V1_SIZE) {
+    snprintf(err, err_cap, "vtable is %u bytes, smaller than the ABI 1 table (%zu bytes)",
+             vt->struct_size, (size_t)VTABLE_V1_SIZE);
+    return -1;
+  }
+  if (vt->abi_version < rep.chosen_abi_version) {
+    snprintf(err, err_cap, "vtable follows ABI %u but the plugin chose ABI %u", vt->abi_version,
+             rep.chosen_abi_version);
+    return -1;
+  }
+  n = vt->struct_size < sizeof *vtable_copy ? vt->struct_size : sizeof *vtable_copy;
+  memcpy(vtable_copy, vt, n);
+  if (!backend_name_ok(vtable_copy->backend_name)) {
+    snprintf(err, err_cap, "backend name is missing or not [A-Za-z0-9_.-]{1,64}");
+    return -1;
+  }
+  if (!printable(vtable_copy->implementation_version, 128)) {
+    snprintf(err, err_cap, "implementation version is missing or not one printable line");
+    return -1;
+  }
+  if (!vtable_copy->operators || !printable(vtable_copy->operators[0], 128)) {
+    snprintf(err, err_cap, "the plugin lists no operators");
+    return -1;
+  }
+  for (size_t i = 0; vtable_copy->operators[i]; i++)
+    if (i >= 256 || !printable(vtable_copy->operators[i], 128)) {
+      snprintf(err, err_cap, "operator %zu is not one printable line (or too many operators)", i);
+      return -1;
+    }
+  if (vtable_copy->description && !printable(vtable_copy->description, 1024) &&
+      vtable_copy->description[0]) {
+    snprintf(err, err_cap, "description is not one printable line");
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    void (*f)(void);
+    if (!entries[i].required || entries[i].since > rep.chosen_abi_version)
+      continue;
+    memcpy(&f, (const char *)vtable_copy + entries[i].offset, sizeof f);
+    if (!f) {
+      snprintf(err, err_cap, "required vtable entry '%s' is missing", entries[i].name);
+      return -1;
+    }
+  }
+  *chosen = rep.chosen_abi_version;
+  return 0;
+}
+
+const char *calhost_signal_text(int sig, char *buf, size_t cap) {
+  static const struct {
+    int sig;
+    const char *name;
+  } names[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGILL, "SIGILL"},
+      {SIGFPE, "SIGFPE"},   {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
+#ifdef SIGBUS
+      {SIGBUS, "SIGBUS"},   {SIGKILL, "SIGKILL"}, {SIGTRAP, "SIGTRAP"},
+      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGSYS, "SIGSYS"},
+      {SIGXCPU, "SIGXCPU"}, {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"},
+#endif
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].sig == sig) {
+      snprintf(buf, cap, "signal %d %s", sig, names[i].name);
+      return buf;
+    }
+  snprintf(buf, cap, "signal %d", sig);
+  return buf;
+}

@@ -1,0 +1,123 @@
+/*
+ * services.c: the host-services table (plugin.h's calhost_host_services) the
+ * loader hands to every plugin: logging with levels, error messages attached
+ * to a failed call, cancellation, progress and aligned allocation. One
+ * context per plugin attributes messages to their backend; the caller plugs
+ * its own sinks in through calhost_services_hooks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+
+static const char *level_name(calhost_log_level level) {
+  switch (level) {
+  case CALHOST_LOG_DEBUG:
+    return "debug";
+  case CALHOST_LOG_INFO:
+    return "info";
+  case CALHOST_LOG_WARNING:
+    return "warning";
+  case CALHOST_LOG_ERROR:
+    return "error";
+  }
+  return "log";
+}
+
+static void svc_log(void *context, calhost_log_level level, const char *message) {
+  calhost_services_context *ctx = context;
+  const calhost_services_hooks *h = ctx ? ctx->hooks : NULL;
+  if (!message)
+    return;
+  if (h && h->log) {
+    h->log(h->user, ctx->backend, level, message);
+    return;
+  }
+  if ((int)level < (int)(h ? h->min_log_level : CALHOST_LOG_WARNING))
+    return;
+  fprintf(stderr, "calhost: [%s] %s: %s\n", ctx && ctx->backend ? ctx->backend : "plugin",
+          level_name(level), message);
+}
+
+static void svc_set_error(void *context, const char *message) {
+  calhost_services_context *ctx = context;
+  size_t n = 0;
+  if (!ctx)
+    return;
+  if (!message)
+    message = "(no message)";
+  /* Keep it on one line: a reason is printed in listings and reports. */
+  for (; message[n] && n + 1 < sizeof ctx->error; n++)
+    ctx->error[n] = (message[n] == '\n' || message[n] == '\r') ? ' ' : message[n];
+  ctx->error[n] = '\0';
+  ctx->has_error = 1;
+}
+
+static int svc_is_cancelled(void *context) {
+  calhost_services_context *ctx = context;
+  const calhost_services_hooks *h = ctx ? ctx->hooks : NULL;
+  if (!h)
+    return 0;
+  if (h->cancel_flag && *h->cancel_flag)
+    return 1;
+  return h->is_cancelled ? h->is_cancelled(h->user) != 0 : 0;
+}
+
+static void svc_progress(void *context, double fraction, const char *what) {
+  calhost_services_context *ctx = context;
+  const calhost_services_hooks *h = ctx ? ctx->hooks : NULL;
+  if (h && h->progress)
+    h->progress(h->user, ctx->backend, fraction, what);
+}
+
+static void *svc_allocate(void *context, size_t size, size_t alignment) {
+  void *p = NULL;
+  (void)context;
+  if (alignment < sizeof(void *))
+    alignment = sizeof(void *);
+  if (alignment & (alignment - 1))
+    return NULL;
+  if (size == 0)
+    size = 1;
+#if defined(_WIN32)
+  p = _aligned_malloc(size, alignment);
+  return p;
+#else
+  return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
+#endif
+}
+
+static void svc_free(void *context, void *pointer) {
+  (void)context;
+#if defined(_WIN32)
+  _aligned_free(pointer);
+#else
+  free(pointer);
+#endif
+}
+
+void calhost_services_init(calhost_host_services *table, calhost_services_context *ctx,
+                           const calhost_services_hooks *hooks, const char *backend) {
+  memset(table, 0, sizeof *table);
+  memset(ctx, 0, sizeof *ctx);
+  ctx->hooks = hooks;
+  ctx->backend = backend;
+  table->header.struct_type = CALHOST_STRUCT_HOST_SERVICES;
+  table->header.struct_version = 1;
+  table->header.struct_size = (uint32_t)sizeof *table;
+  table->context = ctx;
+  table->log = svc_log;
+  table->set_error = svc_set_error;
+  table->is_cancelled = svc_is_cancelled;
+  table->progress = svc_progress;
+  table->allocate = svc_allocate;
+  table->free_memory = svc_free;
+}
+
+const char *calhost_services_take_error(calhost_services_context *ctx) {
+  if (!ctx || !ctx->has_error)
+    return NULL;
+  ctx->has_error = 0;
+  return ctx->error;
+}

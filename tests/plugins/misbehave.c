@@ -1,0 +1,217 @@
+/*
+ * misbehave.c: test-only plugins for the loader's, the checker's and the
+ * sweep's tests. One small, correct backend ("test_good": operator
+ * ReduceSum, policies "p=1".."p=4") that each -DBAD_* macro breaks in exactly
+ * one way; tests/plugins/CMakeLists.txt builds one module per macro into
+ * lib/calhost/test-plugins. Never installed.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calhost/plugin.h"
+
+#ifndef BACKEND
+#define BACKEND "test_good"
+#endif
+#ifndef PLUGIN_ABI_MIN
+#define PLUGIN_ABI_MIN CALHOST_ABI_VERSION_MIN
+#endif
+#ifndef PLUGIN_ABI_MAX
+#define PLUGIN_ABI_MAX CALHOST_ABI_VERSION
+#endif
+#define OVERSIZE (CALHOST_POLICY_MAX_LENGTH * 16u)
+
+struct calhost_plugin_instance {
+  const calhost_host_services *host;
+  calhost_property structure[1];
+};
+struct calhost_session {
+  int p;
+  double out;
+};
+
+static void garbage(const char *where) {
+#ifdef BAD_STDOUT
+  printf("garbage from %s \x01\x02 {not json\n", where);
+  fflush(stdout);
+#else
+  (void)where;
+#endif
+}
+
+static calhost_status create(const calhost_host_services *host, const calhost_property *settings,
+                             size_t setting_count, calhost_plugin_instance **out) {
+  (void)settings;
+  (void)setting_count;
+  garbage("create");
+  *out = calloc(1, sizeof **out);
+  if (!*out)
+    return CALHOST_NO_MEMORY;
+  (*out)->host = host;
+  return CALHOST_OK;
+}
+
+static void destroy(calhost_plugin_instance *inst) { free(inst); }
+
+static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                const calhost_target *t, calhost_built_key *out) {
+  inst->structure[0] = (calhost_property){"operator", w->operator_name};
+  out->model_digest = w->model_digest;
+  out->processor = t->processor;
+  out->thread_count = t->thread_count ? t->thread_count : 1;
+  out->structure = inst->structure;
+  out->structure_count = 1;
+  return CALHOST_OK;
+}
+
+static calhost_status validate_policy(calhost_plugin_instance *inst, const char *policy,
+                                      size_t length, char *err, size_t cap) {
+  (void)inst;
+#ifdef BAD_REFUSE_ALL
+  (void)policy;
+  (void)length;
+#else
+  size_t need = 3;
+#ifdef BAD_OVERSIZED
+  need = OVERSIZE;
+#endif
+  if (length == need && policy[0] == 'p' && policy[1] == '=' && policy[2] >= '1' &&
+      policy[2] <= '4') {
+    size_t i = 3;
+    while (i < length && policy[i] == 'x')
+      i++;
+    if (i == length)
+      return CALHOST_OK;
+  }
+#endif
+  snprintf(err, cap, "not a test policy");
+  return CALHOST_INVALID_ARGUMENT;
+}
+
+static calhost_status open_session(calhost_plugin_instance *inst, const calhost_workload *w,
+                                   const calhost_target *t, calhost_session **out) {
+  (void)inst;
+  (void)w;
+  (void)t;
+  *out = calloc(1, sizeof **out);
+  return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
+}
+
+static void close_session(calhost_session *s) { free(s); }
+
+static calhost_status candidate_count(calhost_session *s, uint32_t *count) {
+  (void)s;
+  *count = 4;
+  return CALHOST_OK;
+}
+
+static calhost_status serialize_candidate(calhost_session *s, uint32_t index, char *buf,
+                                          size_t capacity, size_t *length) {
+  (void)s;
+  if (index >= 4)
+    return CALHOST_INVALID_ARGUMENT;
+#if defined(BAD_EMPTY_POLICY)
+  return calhost_copy_out("", buf, capacity, length);
+#elif defined(BAD_OVERSIZED)
+  if (capacity < OVERSIZE + 1) {
+    *length = OVERSIZE + 1;
+    return CALHOST_BUFFER_TOO_SMALL;
+  }
+  memset(buf, 'x', OVERSIZE);
+  buf[0] = 'p';
+  buf[1] = '=';
+  buf[2] = (char)('1' + index);
+  buf[OVERSIZE] = '\0';
+  *length = OVERSIZE;
+  return CALHOST_OK;
+#else
+  char text[8] = {'p', '=', (char)('1' + index), 0};
+  return calhost_copy_out(text, buf, capacity, length);
+#endif
+}
+
+static calhost_status prepare(calhost_session *s, const char *policy, size_t length) {
+  s->p = length >= 3 ? policy[2] - '0' : 0;
+  return CALHOST_OK;
+}
+
+static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
+  (void)result;
+  garbage("run");
+#if defined(BAD_CRASH_RUN)
+  raise(SIGSEGV);
+#elif defined(BAD_HANG)
+  for (;;)
+    sleep(1);
+#elif defined(BAD_EXIT)
+  exit(3);
+#elif defined(BAD_ABORT)
+  abort();
+#endif
+  for (uint32_t i = 0; i < iterations; i++)
+    s->out = 1.5 * s->p;
+  return CALHOST_OK;
+}
+
+static calhost_status check(calhost_session *s, char *err, size_t cap) {
+  if (s->out == 1.5 * s->p)
+    return CALHOST_OK;
+  snprintf(err, cap, "wrong output");
+  return CALHOST_CHECK_FAILED;
+}
+
+static const char *const operators[] = {"ReduceSum", NULL};
+
+static const calhost_plugin_vtable vtable = {
+    .struct_size = sizeof(calhost_plugin_vtable),
+    .abi_version = PLUGIN_ABI_MAX,
+    .backend_name = BACKEND,
+    .implementation_version = "1",
+    .operators = operators,
+    .description = "test plugin " BACKEND,
+    .create = create,
+    .destroy = destroy,
+    .build_key = build_key,
+#ifndef BAD_MISSING
+    .validate_policy = validate_policy,
+#endif
+    .open_session = open_session,
+    .close_session = close_session,
+    .candidate_count = candidate_count,
+    .serialize_candidate = serialize_candidate,
+    .prepare = prepare,
+    .run = run,
+    .check = check,
+};
+
+#ifdef BAD_NO_ENTRY
+#define ENTRY_NAME test_not_the_entry_point /* hidden: no exported entry point */
+#define ENTRY_EXPORT
+#else
+#define ENTRY_NAME calhost_plugin_negotiate
+#define ENTRY_EXPORT CALHOST_PLUGIN_EXPORT
+#endif
+
+ENTRY_EXPORT calhost_status ENTRY_NAME(const calhost_negotiate_request *request,
+                                       calhost_negotiate_reply *reply);
+ENTRY_EXPORT calhost_status ENTRY_NAME(const calhost_negotiate_request *request,
+                                       calhost_negotiate_reply *reply) {
+  uint32_t lo, hi;
+  garbage("negotiate");
+#ifdef BAD_CRASH_NEGOTIATE
+  raise(SIGSEGV);
+#endif
+  (void)validate_policy;
+  reply->plugin_abi_min = PLUGIN_ABI_MIN;
+  reply->plugin_abi_max = PLUGIN_ABI_MAX;
+  lo = request->host_abi_min > PLUGIN_ABI_MIN ? request->host_abi_min : PLUGIN_ABI_MIN;
+  hi = request->host_abi_max < PLUGIN_ABI_MAX ? request->host_abi_max : PLUGIN_ABI_MAX;
+  if (lo > hi)
+    return CALHOST_ABI_MISMATCH;
+  reply->chosen_abi_version = hi;
+  reply->vtable = &vtable;
+  return CALHOST_OK;
+}
