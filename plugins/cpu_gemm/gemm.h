@@ -85,7 +85,7 @@ typedef struct gemm_config {
 #define GEMM_MC_MAX 4096
 #define GEMM_NC_MAX 16384
 #define GEMM_KC_MAX 4096
-#define GEMM_PANEL_FLOATS_MAX (1u << 24) /* mc*kc and kc*nc, 64 MiB each */
+#define GEMM_PANEL_FLOATS_MAX (1u << 22) /* mc*kc and kc*nc, 16 MiB each */
 
 /* Checks cfg's consistency (not whether this processor can run the kernel).
  * Returns 0, or -1 with a reason written into err (NUL-terminated, at most

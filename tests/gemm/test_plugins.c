@@ -1,0 +1,412 @@
+/*
+ * test_plugins.c: the cpu_gemm and openblas plugins driven like the host
+ * drives them: dlopen of the built .so, negotiation, hidden internals,
+ * deterministic keys, refused workloads and settings, every candidate of
+ * small sessions validated, prepared, run and checked (overwrite and
+ * accumulate, 1 and 2 threads), the validator on random bytes, and the
+ * shared reference check catching wrong, NaN and Inf outputs.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <calhost/plugin.h>
+
+#include "matmul.h"
+
+/* ---- a minimal host ----------------------------------------------------- */
+
+static char last_error[512];
+
+static void h_log(void *ctx, calhost_log_level level, const char *message) {
+  (void)ctx;
+  (void)level;
+  (void)message;
+}
+static void h_set_error(void *ctx, const char *message) {
+  (void)ctx;
+  snprintf(last_error, sizeof last_error, "%s", message);
+}
+static int h_is_cancelled(void *ctx) {
+  (void)ctx;
+  return 0;
+}
+static void h_progress(void *ctx, double fraction, const char *what) {
+  (void)ctx;
+  (void)fraction;
+  (void)what;
+}
+static void *h_allocate(void *ctx, size_t size, size_t alignment) {
+  void *p = NULL;
+  (void)ctx;
+  return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
+}
+static void h_free(void *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+
+static const calhost_host_services host = {
+    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
+    NULL, h_log, h_set_error, h_is_cancelled, h_progress, h_allocate, h_free};
+
+typedef struct loaded {
+  void *dl;
+  const calhost_plugin_vtable *vt;
+  calhost_plugin_instance *inst;
+} loaded;
+
+/* Loads build/lib/calhost/plugins/<name>.so; returns 0, or -1 when absent. */
+static int load(const char *name, loaded *out) {
+  char path[1024];
+  const char *dir = getenv("CALHOST_BUILD_DIR");
+  calhost_negotiate_fn fn;
+  calhost_negotiate_request req = {{CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, 1, &host};
+  calhost_negotiate_reply rep;
+  memset(out, 0, sizeof *out);
+  snprintf(path, sizeof path, "%s/lib/calhost/plugins/%s.so", dir ? dir : ".", name);
+  out->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!out->dl)
+    return -1;
+  fn = (calhost_negotiate_fn)dlsym(out->dl, CALHOST_PLUGIN_ENTRY_POINT);
+  assert_non_null(fn);
+  memset(&rep, 0, sizeof rep);
+  rep.header = (calhost_struct_header){CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep};
+  assert_int_equal(fn(&req, &rep), CALHOST_OK);
+  assert_int_equal(rep.chosen_abi_version, 1);
+  out->vt = rep.vtable;
+  assert_non_null(out->vt);
+  assert_string_equal(out->vt->backend_name, name);
+  assert_string_equal(out->vt->operators[0], "MatMul");
+  assert_null(out->vt->operators[1]);
+  assert_int_equal(out->vt->create(&host, NULL, 0, &out->inst), CALHOST_OK);
+  return 0;
+}
+
+static void unload(loaded *l) {
+  l->vt->destroy(l->inst);
+  dlclose(l->dl);
+}
+
+static calhost_workload workload(const char *op, const char *dtype, const int64_t *shape,
+                                 size_t rank, const calhost_property *props, size_t nprops) {
+  calhost_workload w;
+  memset(&w, 0, sizeof w);
+  w.header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof w};
+  w.name = "test";
+  w.operator_name = op;
+  w.dtype = dtype;
+  w.shape = shape;
+  w.shape_rank = rank;
+  w.properties = props;
+  w.property_count = nprops;
+  w.model_digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+  return w;
+}
+
+static const int cpus[] = {0, 1};
+
+static calhost_target target(uint32_t threads, const char *features) {
+  calhost_target t;
+  memset(&t, 0, sizeof t);
+  t.header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof t};
+  t.processor = "test-cpu";
+  t.thread_count = threads;
+  t.cpus = cpus;
+  t.cpu_count = 1;
+  t.features = features;
+  return t;
+}
+
+/* Runs every candidate (or every `stride`-th) of a session and the default:
+ * serialize, validate, prepare, run, check. Returns the candidate count. */
+static uint32_t sweep(loaded *l, const calhost_workload *w, const calhost_target *t,
+                      uint32_t stride) {
+  calhost_session *s = NULL;
+  uint32_t count = 0;
+  char policy[256], err[256];
+  size_t len;
+  assert_int_equal(l->vt->open_session(l->inst, w, t, &s), CALHOST_OK);
+  assert_int_equal(l->vt->candidate_count(s, &count), CALHOST_OK);
+  assert_true(count >= 1);
+  for (uint32_t i = 0; i <= count; i += stride) {
+    calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1.0};
+    if (i == count)
+      assert_int_equal(l->vt->default_policy(s, policy, sizeof policy, &len), CALHOST_OK);
+    else
+      assert_int_equal(l->vt->serialize_candidate(s, i, policy, sizeof policy, &len), CALHOST_OK);
+    assert_int_equal(len, strlen(policy));
+    if (l->vt->validate_policy(l->inst, policy, len, err, sizeof err) != CALHOST_OK)
+      fail_msg("%s: candidate %u '%s' refused: %s", l->vt->backend_name, i, policy, err);
+    assert_int_equal(l->vt->prepare(s, policy, len), CALHOST_OK);
+    assert_int_equal(l->vt->run(s, 1, &rr), CALHOST_OK);
+    if (l->vt->check(s, err, sizeof err) != CALHOST_OK)
+      fail_msg("%s: candidate '%s' failed its check: %s", l->vt->backend_name, policy, err);
+    assert_int_equal(l->vt->run(s, 3, &rr), CALHOST_OK);
+    if (l->vt->check(s, err, sizeof err) != CALHOST_OK)
+      fail_msg("%s: candidate '%s' failed after 3 iterations: %s", l->vt->backend_name, policy, err);
+    if (i + stride > count && i != count)
+      i = count - stride; /* always end with the default */
+  }
+  /* a too-small buffer reports the size needed */
+  assert_int_equal(l->vt->serialize_candidate(s, 0, policy, 2, &len), CALHOST_BUFFER_TOO_SMALL);
+  assert_true(len > 2);
+  assert_int_equal(l->vt->serialize_candidate(s, count, policy, sizeof policy, &len),
+                   CALHOST_INVALID_ARGUMENT);
+  l->vt->close_session(s);
+  return count;
+}
+
+static const int64_t odd_shapes[][3] = {{1, 1, 1}, {17, 31, 13}, {5, 40, 1}, {33, 9, 70}};
+
+/* ---- cpu_gemm ------------------------------------------------------------ */
+
+static void test_cpu_gemm_internals_hidden(void **state) {
+  loaded l;
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  assert_null(dlsym(l.dl, "gemm_sgemm"));
+  assert_null(dlsym(l.dl, "cpu_gemm_policy_parse"));
+  assert_null(dlsym(l.dl, "matmul_check"));
+  unload(&l);
+}
+
+static void test_cpu_gemm_keys_deterministic(void **state) {
+  loaded l;
+  int64_t big[] = {1024, 1024, 1024}, small[] = {32, 32, 32};
+  calhost_property acc = {"accumulate", "1"};
+  calhost_workload wb = workload("MatMul", "float32", big, 3, NULL, 0);
+  calhost_workload ws = workload("MatMul", "float32", small, 3, &acc, 1);
+  calhost_target t2 = target(2, "sse4_2 avx2 fma");
+  calhost_built_key k1, k2;
+  char first[512], second[512];
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  assert_int_equal(l.vt->build_key(l.inst, &wb, &t2, &k1), CALHOST_OK);
+  snprintf(first, sizeof first, "%s|%s|%u", k1.model_digest, k1.processor, k1.thread_count);
+  for (size_t i = 0; i < k1.structure_count; i++)
+    snprintf(first + strlen(first), sizeof first - strlen(first), "|%s=%s", k1.structure[i].name,
+             k1.structure[i].value);
+  assert_int_equal(l.vt->build_key(l.inst, &wb, &t2, &k2), CALHOST_OK);
+  snprintf(second, sizeof second, "%s|%s|%u", k2.model_digest, k2.processor, k2.thread_count);
+  for (size_t i = 0; i < k2.structure_count; i++)
+    snprintf(second + strlen(second), sizeof second - strlen(second), "|%s=%s",
+             k2.structure[i].name, k2.structure[i].value);
+  assert_string_equal(first, second);
+  assert_non_null(strstr(first, "|2|dtype=float32|m=1024|n=1024|k=1024|accumulate=0|isa=avx2"));
+  /* a small product uses one thread whatever the target offers */
+  assert_int_equal(l.vt->build_key(l.inst, &ws, &t2, &k1), CALHOST_OK);
+  assert_int_equal(k1.thread_count, 1);
+  assert_string_equal(k1.structure[4].value, "1");
+  unload(&l);
+}
+
+static void test_cpu_gemm_refuses_bad_workloads(void **state) {
+  loaded l;
+  int64_t shape[] = {4, 4, 4}, zero[] = {4, 0, 4};
+  calhost_property bad_acc = {"accumulate", "2"}, unknown = {"transpose_a", "1"};
+  calhost_target t = target(1, NULL);
+  calhost_built_key k;
+  calhost_session *s = NULL;
+  calhost_workload w;
+  calhost_property setting = {"colour", "blue"}, isa_bad = {"max_isa", "sse9"};
+  calhost_plugin_instance *inst = NULL;
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  w = workload("Conv", "float32", shape, 3, NULL, 0);
+  assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_UNSUPPORTED);
+  w = workload("MatMul", "float16", shape, 3, NULL, 0);
+  assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_UNSUPPORTED);
+  w = workload("MatMul", "float32", shape, 2, NULL, 0);
+  assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_INVALID_ARGUMENT);
+  w = workload("MatMul", "float32", zero, 3, NULL, 0);
+  assert_int_equal(l.vt->open_session(l.inst, &w, &t, &s), CALHOST_UNSUPPORTED);
+  w = workload("MatMul", "float32", shape, 3, &bad_acc, 1);
+  assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_INVALID_ARGUMENT);
+  w = workload("MatMul", "float32", shape, 3, &unknown, 1);
+  assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_UNSUPPORTED);
+  assert_non_null(strstr(last_error, "transpose_a"));
+  assert_null(s);
+  assert_int_equal(l.vt->create(&host, &setting, 1, &inst), CALHOST_INVALID_ARGUMENT);
+  assert_non_null(strstr(last_error, "colour"));
+  assert_int_equal(l.vt->create(&host, &isa_bad, 1, &inst), CALHOST_INVALID_ARGUMENT);
+  assert_null(inst);
+  unload(&l);
+}
+
+static void test_cpu_gemm_sessions_all_candidates(void **state) {
+  loaded l;
+  calhost_property acc = {"accumulate", "1"};
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  for (size_t i = 0; i < sizeof odd_shapes / sizeof odd_shapes[0]; i++)
+    for (int a = 0; a < 2; a++) {
+      calhost_workload w = workload("MatMul", "float32", odd_shapes[i], 3, &acc, (size_t)a);
+      calhost_target t = target(1, NULL);
+      sweep(&l, &w, &t, 1);
+    }
+  { /* a product big enough for two threads: both splits, a sample */
+    int64_t shape[] = {96, 130, 200};
+    calhost_workload w = workload("MatMul", "float32", shape, 3, &acc, 1);
+    calhost_target t = target(2, NULL);
+    uint32_t n = sweep(&l, &w, &t, 17);
+    assert_true(n >= 20);
+  }
+  unload(&l);
+}
+
+/* max_isa=portable: only portable kernels, and the validator refuses others. */
+static void test_cpu_gemm_max_isa_setting(void **state) {
+  loaded l;
+  calhost_property setting = {"max_isa", "portable"};
+  calhost_plugin_instance *inst = NULL;
+  int64_t shape[] = {300, 300, 300};
+  calhost_workload w = workload("MatMul", "float32", shape, 3, NULL, 0);
+  calhost_target t = target(1, NULL);
+  calhost_session *s = NULL;
+  uint32_t count;
+  char policy[256], err[256];
+  size_t len;
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  assert_int_equal(l.vt->create(&host, &setting, 1, &inst), CALHOST_OK);
+  assert_int_equal(l.vt->open_session(inst, &w, &t, &s), CALHOST_OK);
+  assert_int_equal(l.vt->candidate_count(s, &count), CALHOST_OK);
+  for (uint32_t i = 0; i < count; i++) {
+    assert_int_equal(l.vt->serialize_candidate(s, i, policy, sizeof policy, &len), CALHOST_OK);
+    assert_non_null(strstr(policy, "kernel=gen_"));
+  }
+  assert_int_equal(l.vt->validate_policy(inst, "kernel=avx2_6x16;mc=96;nc=256;kc=128;split=n", 44,
+                                         err, sizeof err),
+                   CALHOST_INVALID_ARGUMENT);
+  assert_non_null(strstr(err, "needs avx2"));
+  assert_int_equal(l.vt->prepare(s, "kernel=avx2_6x16;mc=96;nc=256;kc=128;split=n", 44),
+                   CALHOST_INVALID_ARGUMENT);
+  /* run before a successful prepare, and check before a run, are refused */
+  assert_int_equal(l.vt->run(s, 1, NULL), CALHOST_INVALID_ARGUMENT);
+  assert_int_equal(l.vt->check(s, err, sizeof err), CALHOST_CHECK_FAILED);
+  l.vt->close_session(s);
+  l.vt->destroy(inst);
+  unload(&l);
+}
+
+static void fuzz_validator(loaded *l) {
+  uint64_t s = 7;
+  char err[128];
+  for (int round = 0; round < 5000; round++) {
+    size_t len = (size_t)(s % 100);
+    char *buf = malloc(len ? len : 1);
+    assert_non_null(buf);
+    for (size_t i = 0; i < len; i++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      buf[i] = (char)(s >> 56);
+    }
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    (void)l->vt->validate_policy(l->inst, buf, len, err, sizeof err);
+    free(buf);
+  }
+}
+
+static void test_validators_survive_random_bytes(void **state) {
+  loaded l;
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  fuzz_validator(&l);
+  unload(&l);
+  if (load("openblas", &l) == 0) {
+    fuzz_validator(&l);
+    unload(&l);
+  }
+}
+
+/* ---- openblas ------------------------------------------------------------ */
+
+static void test_openblas_basic(void **state) {
+  loaded l;
+  calhost_property acc = {"accumulate", "1"};
+  char err[256];
+  static const char *const bad[] = {"",          "threads=",   "threads=0",  "threads=01",
+                                    "threads=-1", "threads=2;", "thread=2",   "threads=99999",
+                                    "threads=2 ", "threads=1x", "THREADS=1",  "threads=257"};
+  (void)state;
+  if (load("openblas", &l) != 0) {
+    print_message("openblas plugin not built; skipped\n");
+    skip();
+  }
+  assert_non_null(strstr(l.vt->implementation_version, "openblas"));
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (l.vt->validate_policy(l.inst, bad[i], strlen(bad[i]), err, sizeof err) !=
+        CALHOST_INVALID_ARGUMENT)
+      fail_msg("openblas accepted '%s'", bad[i]);
+  assert_int_equal(l.vt->validate_policy(l.inst, "threads=3", 9, err, sizeof err), CALHOST_OK);
+  for (size_t i = 0; i < sizeof odd_shapes / sizeof odd_shapes[0]; i++)
+    for (int a = 0; a < 2; a++) {
+      calhost_workload w = workload("MatMul", "float32", odd_shapes[i], 3, &acc, (size_t)a);
+      calhost_target t = target(2, NULL);
+      assert_int_equal(sweep(&l, &w, &t, 1), 2);
+    }
+  { /* more threads than the target offers is refused at prepare */
+    calhost_workload w = workload("MatMul", "float32", odd_shapes[1], 3, NULL, 0);
+    calhost_target t = target(1, NULL);
+    calhost_session *s = NULL;
+    calhost_built_key k;
+    assert_int_equal(l.vt->open_session(l.inst, &w, &t, &s), CALHOST_OK);
+    assert_int_equal(l.vt->prepare(s, "threads=2", 9), CALHOST_INVALID_ARGUMENT);
+    l.vt->close_session(s);
+    assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_OK);
+    assert_int_equal(k.thread_count, 1);
+    assert_int_equal(k.structure_count, 5);
+  }
+  unload(&l);
+}
+
+/* ---- the shared reference check ----------------------------------------- */
+
+static void test_reference_check_catches_errors(void **state) {
+  matmul_shape shape = {7, 9, 300, 1};
+  matmul_data d;
+  char err[256];
+  (void)state;
+  assert_int_equal(matmul_data_init(&d, &shape), 0);
+  /* C = C0 + 2 A*B, computed exactly enough */
+  for (size_t x = 0; x < 63; x++)
+    d.c[x] = (float)(d.c0[x] + 2.0 * d.ref[x]);
+  assert_int_equal(matmul_check(&d, 2, err, sizeof err), CALHOST_OK);
+  assert_int_equal(matmul_check(&d, 1, err, sizeof err), CALHOST_CHECK_FAILED);
+  assert_int_equal(matmul_check(&d, 0, err, sizeof err), CALHOST_CHECK_FAILED);
+  /* one missing product a[i][p]*b[p][j] */
+  d.c[10] -= d.a[1 * 300 + 5] * d.b[5 * 9 + 1];
+  assert_int_equal(matmul_check(&d, 2, err, sizeof err), CALHOST_CHECK_FAILED);
+  assert_non_null(strstr(err, "C[1][1]"));
+  d.c[10] = (float)(d.c0[10] + 2.0 * d.ref[10]);
+  d.c[62] = NAN;
+  assert_int_equal(matmul_check(&d, 2, err, sizeof err), CALHOST_CHECK_FAILED);
+  assert_non_null(strstr(err, "NaN"));
+  d.c[62] = INFINITY;
+  assert_int_equal(matmul_check(&d, 2, err, sizeof err), CALHOST_CHECK_FAILED);
+  assert_non_null(strstr(err, "Inf"));
+  matmul_data_free(&d);
+  matmul_data_free(&d); /* idempotent */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cpu_gemm_internals_hidden),
+      cmocka_unit_test(test_cpu_gemm_keys_deterministic),
+      cmocka_unit_test(test_cpu_gemm_refuses_bad_workloads),
+      cmocka_unit_test(test_cpu_gemm_sessions_all_candidates),
+      cmocka_unit_test(test_cpu_gemm_max_isa_setting),
+      cmocka_unit_test(test_validators_survive_random_bytes),
+      cmocka_unit_test(test_openblas_basic),
+      cmocka_unit_test(test_reference_check_catches_errors),
+  };
+  return cmocka_run_group_tests_name("gemm_plugins", tests, NULL, NULL);
+}

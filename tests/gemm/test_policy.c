@@ -1,0 +1,201 @@
+/*
+ * test_policy.c: the cpu_gemm policy language: a table of malformed and
+ * inconsistent policies, each refused with the expected reason; every
+ * candidate of several shapes and thread counts accepted and round-tripped;
+ * the default accepted; random bytes never crash the parser.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gemm.h"
+#include "policy.h"
+
+typedef struct bad_policy {
+  const char *text;
+  const char *reason; /* expected substring of the error */
+} bad_policy;
+
+static const bad_policy bad[] = {
+    {"", "empty policy"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128", "missing field split"},
+    {"kernel=gen_4x8;nc=512;kc=128;split=n", "missing field mc"},
+    {"mc=64;nc=512;kc=128;split=n", "missing field kernel"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;", "trailing ';'"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;x", "no '='"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;mc=64", "duplicate field mc"},
+    {"kernel=gen_4x8;kernel=gen_4x8;mc=64;nc=512;kc=128;split=n", "duplicate field kernel"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;foo=1", "unknown field 'foo'"},
+    {"kernel=gen_4x8;;mc=64;nc=512;kc=128;split=n", "empty field"},
+    {";kernel=gen_4x8;mc=64;nc=512;kc=128;split=n", "empty field"},
+    {"kernel=gen_9x9;mc=63;nc=512;kc=128;split=n", "unknown kernel"},
+    {"kernel=;mc=64;nc=512;kc=128;split=n", "unknown kernel"},
+    {"kernel=gen_4x8;mc=66;nc=512;kc=128;split=n", "not a multiple of MR=4"},
+    {"kernel=gen_4x8;mc=64;nc=516;kc=128;split=n", "not a multiple of NR=8"},
+    {"kernel=gen_4x8;mc=0;nc=512;kc=128;split=n", "out of range"},
+    {"kernel=gen_4x8;mc=8192;nc=512;kc=128;split=n", "out of range"},
+    {"kernel=gen_4x8;mc=64;nc=32768;kc=128;split=n", "out of range"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=0;split=n", "kc=0 out of range"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=5000;split=n", "out of range"},
+    {"kernel=gen_4x8;mc=4096;nc=512;kc=4096;split=n", "packed-A limit"},
+    {"kernel=gen_4x8;mc=64;nc=16384;kc=4096;split=n", "packed-B limit"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=x", "split: expected"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=nm", "split: expected"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=", "split: expected"},
+    {"kernel=gen_4x8;mc=6a4;nc=512;kc=128;split=n", "mc: not a decimal number"},
+    {"kernel=gen_4x8;mc=-64;nc=512;kc=128;split=n", "mc: not a decimal number"},
+    {"kernel=gen_4x8;mc=+64;nc=512;kc=128;split=n", "mc: not a decimal number"},
+    {"kernel=gen_4x8;mc=064;nc=512;kc=128;split=n", "mc: leading zero"},
+    {"kernel=gen_4x8;mc=;nc=512;kc=128;split=n", "mc: empty value"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=99999999999999999999;split=n", "overflow"},
+    {"kernel=gen_4x8;mc=64;nc=4294967808;kc=128;split=n", "overflow"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=1e3;split=n", "kc: not a decimal number"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=0x80;split=n", "kc: not a decimal number"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n trailing", "invalid byte 0x20"},
+    {"kernel=gen_4x8; mc=64;nc=512;kc=128;split=n", "invalid byte 0x20"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n\n", "invalid byte 0x0a"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n=m", "unexpected '='"},
+    {"KERNEL=gen_4x8;mc=64;nc=512;kc=128;split=n", "unknown field"},
+    {"kernel=gen_4x8,mc=64,nc=512,kc=128,split=n", "unexpected '='"},
+    {"kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;"
+     "kernel=gen_4x8;mc=64;nc=512;kc=128;split=n;kernel=gen_4x8;mc=64;nc=512;kc=128;split=n",
+     "longer than"},
+};
+
+static void test_bad_policies_refused_with_reason(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char err[256] = "";
+    gemm_config cfg;
+    int rc = cpu_gemm_policy_parse(bad[i].text, strlen(bad[i].text), -1, &cfg, err, sizeof err);
+    if (rc != -1)
+      fail_msg("accepted bad policy [%zu] '%s'", i, bad[i].text);
+    if (!strstr(err, bad[i].reason))
+      fail_msg("policy [%zu] '%s': reason '%s' lacks '%s'", i, bad[i].text, err, bad[i].reason);
+  }
+}
+
+/* A NUL inside the length and a length that cuts a valid policy short. */
+static void test_length_is_respected(void **state) {
+  static const char good[] = "kernel=gen_4x8;mc=64;nc=512;kc=128;split=n";
+  char buf[sizeof good + 8];
+  char err[128];
+  (void)state;
+  assert_int_equal(cpu_gemm_policy_parse(good, strlen(good), -1, NULL, err, sizeof err), 0);
+  assert_int_equal(cpu_gemm_policy_parse(good, strlen(good) - 1, -1, NULL, err, sizeof err), -1);
+  assert_non_null(strstr(err, "split: expected"));
+  memcpy(buf, good, sizeof good); /* NUL included in the length */
+  assert_int_equal(cpu_gemm_policy_parse(buf, sizeof good, -1, NULL, err, sizeof err), -1);
+  assert_non_null(strstr(err, "invalid byte 0x00"));
+  /* fields in another order are accepted */
+  assert_int_equal(
+      cpu_gemm_policy_parse("split=m;kc=7;nc=16;mc=4;kernel=gen_4x8", 38, -1, NULL, NULL, 0), 0);
+  /* tiny error buffers are safe */
+  assert_int_equal(cpu_gemm_policy_parse("x", 1, -1, NULL, err, 1), -1);
+  assert_int_equal(err[0], '\0');
+}
+
+/* A kernel above the processor's ISA class is refused by name. */
+static void test_isa_cap(void **state) {
+  char err[160];
+  char text[128];
+  (void)state;
+  for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+    const gemm_kernel_info *kern = gemm_kernel_at(ki);
+    gemm_config cfg = {ki, kern->mr, kern->nr, 64, GEMM_SPLIT_N};
+    int n = cpu_gemm_policy_format(&cfg, text, sizeof text);
+    assert_true(n > 0 && n < (int)sizeof text);
+    if (kern->isa == GEMM_ISA_PORTABLE)
+      continue;
+    assert_int_equal(cpu_gemm_policy_parse(text, (size_t)n, GEMM_ISA_PORTABLE, NULL, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "needs"));
+    assert_int_equal(cpu_gemm_policy_parse(text, (size_t)n, (int)kern->isa, NULL, err, sizeof err),
+                     0);
+  }
+}
+
+static void test_every_candidate_accepted_and_round_trips(void **state) {
+  static const size_t dims[][3] = {{1, 1, 1},   {17, 31, 13}, {32, 32, 32}, {256, 256, 256},
+                                   {1024, 1024, 1024}, {2048, 64, 512}, {64, 2048, 512}};
+  size_t biggest = 0;
+  (void)state;
+  for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+    for (unsigned threads = 1; threads <= 2; threads++) {
+      size_t count = cpu_gemm_candidates(gemm_isa_detect(), dims[d][0], dims[d][1], dims[d][2],
+                                         threads, NULL, 0);
+      gemm_config *c = malloc(count * sizeof *c);
+      assert_non_null(c);
+      assert_true(count >= 1);
+      assert_int_equal(cpu_gemm_candidates(gemm_isa_detect(), dims[d][0], dims[d][1], dims[d][2],
+                                           threads, c, count),
+                       count);
+      for (size_t i = 0; i < count; i++) {
+        char text[CPU_GEMM_POLICY_MAX + 1], err[160];
+        gemm_config back;
+        int n = cpu_gemm_policy_format(&c[i], text, sizeof text);
+        assert_true(n > 0 && n <= CPU_GEMM_POLICY_MAX);
+        if (cpu_gemm_policy_parse(text, (size_t)n, (int)gemm_isa_detect(), &back, err, sizeof err))
+          fail_msg("candidate '%s' refused: %s", text, err);
+        assert_memory_equal(&back, &c[i], sizeof back);
+        for (size_t j = 0; j < i; j++) /* distinct */
+          assert_false(memcmp(&c[j], &c[i], sizeof back) == 0);
+      }
+      if (count > biggest)
+        biggest = count;
+      free(c);
+    }
+  assert_true(biggest >= 200); /* "a few hundred points" on the big shapes */
+}
+
+static void test_default_is_valid_everywhere(void **state) {
+  gemm_config cfg;
+  char text[128];
+  int n;
+  (void)state;
+  cpu_gemm_policy_default(&cfg);
+  n = cpu_gemm_policy_format(&cfg, text, sizeof text);
+  assert_string_equal(text, "kernel=gen_4x8;mc=64;nc=512;kc=128;split=n");
+  assert_int_equal(cpu_gemm_policy_parse(text, (size_t)n, GEMM_ISA_PORTABLE, NULL, NULL, 0), 0);
+  /* a too-small buffer reports the length needed */
+  assert_int_equal(cpu_gemm_policy_format(&cfg, text, 4), n);
+}
+
+static void test_random_bytes_never_crash(void **state) {
+  uint64_t s = 42;
+  char buf[200];
+  static const char alphabet[] = "kernel=gen_4x8;mcnkspliavx2_6x160123456789=;m";
+  (void)state;
+  for (int round = 0; round < 20000; round++) {
+    size_t len = (size_t)(s % sizeof buf);
+    char *heap;
+    for (size_t i = 0; i < len; i++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      buf[i] = (round & 1) ? (char)(s >> 56) : alphabet[(s >> 33) % (sizeof alphabet - 1)];
+    }
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    heap = malloc(len ? len : 1); /* exact-size copy: ASan sees any over-read */
+    assert_non_null(heap);
+    memcpy(heap, buf, len);
+    (void)cpu_gemm_policy_parse(heap, len, (int)gemm_isa_detect(), NULL, buf, 64);
+    free(heap);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bad_policies_refused_with_reason),
+      cmocka_unit_test(test_length_is_respected),
+      cmocka_unit_test(test_isa_cap),
+      cmocka_unit_test(test_every_candidate_accepted_and_round_trips),
+      cmocka_unit_test(test_default_is_valid_everywhere),
+      cmocka_unit_test(test_random_bytes_never_crash),
+  };
+  return cmocka_run_group_tests_name("gemm_policy", tests, NULL, NULL);
+}
