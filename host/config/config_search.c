@@ -27,9 +27,11 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* 0: path is a file and was copied out; 1: no such file; -1: it is a file
+ * but does not fit in buf (the search stops there rather than skip it). */
 static int offer(const char *path, char *buf, size_t capacity) {
   if (!is_file(path))
-    return -1;
+    return 1;
   if (strlen(path) + 1 > capacity)
     return -1;
   memcpy(buf, path, strlen(path) + 1);
@@ -60,25 +62,26 @@ int calhost_config_find_default(char *buf, size_t capacity) {
   char path[PATH_MAX];
   const char *xdg = secure_getenv("XDG_CONFIG_HOME");
   const char *home = secure_getenv("HOME");
-  if (offer("calhost.ini", buf, capacity) == 0)
-    return 0;
+  int rc;
+  if ((rc = offer("calhost.ini", buf, capacity)) <= 0)
+    return rc;
   /* XDG: an unset, empty or relative XDG_CONFIG_HOME means ~/.config. */
   if (xdg && xdg[0] == '/') {
     if (snprintf(path, sizeof path, "%s/calhost/calhost.ini", xdg) < (int)sizeof path &&
-        offer(path, buf, capacity) == 0)
-      return 0;
+        (rc = offer(path, buf, capacity)) <= 0)
+      return rc;
   } else if (home && home[0]) {
     if (snprintf(path, sizeof path, "%s/.config/calhost/calhost.ini", home) < (int)sizeof path &&
-        offer(path, buf, capacity) == 0)
-      return 0;
+        (rc = offer(path, buf, capacity)) <= 0)
+      return rc;
   }
 #ifdef CALHOST_INSTALLED_CONFIG
-  if (offer(CALHOST_INSTALLED_CONFIG, buf, capacity) == 0)
-    return 0;
+  if ((rc = offer(CALHOST_INSTALLED_CONFIG, buf, capacity)) <= 0)
+    return rc;
 #endif
 #ifdef CALHOST_SOURCE_CONFIG
-  if (running_from_build_tree() && offer(CALHOST_SOURCE_CONFIG, buf, capacity) == 0)
-    return 0;
+  if (running_from_build_tree() && (rc = offer(CALHOST_SOURCE_CONFIG, buf, capacity)) <= 0)
+    return rc;
 #endif
   return -1;
 }

@@ -1,0 +1,624 @@
+/*
+ * test_config.c: behaviours of calhost's INI configuration (host/config):
+ * every kind of error names its file and line, defaults, values and their
+ * origins, model digests (checked against known SHA-256 vectors, not
+ * against the code under test), the default search order, and the shipped
+ * files config/calhost.ini and config/deploy-portable.ini.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/config.h"
+
+/* sha256("abc") and sha256("") as printed by sha256sum (FIPS 180-2 vectors). */
+#define SHA256_ABC "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+#define SHA256_EMPTY "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+/* printf 'operator=MatMul;dtype=float32;shape=256,256,256;alpha=2;zeta=1;' | sha256sum */
+#define SHA256_CANON_SORTED                                                                        \
+  "sha256:191413a045ac8a42791176e4f8f6e55bb18df4c6800d408c872ad74c4d7f31c8"
+
+static char tmpdir[PATH_MAX];
+
+static int setup_dir(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/calhost-config-test-XXXXXX");
+  if (!mkdtemp(tmpdir))
+    return -1;
+  return 0;
+}
+
+static int teardown_dir(void **state) {
+  char cmd[PATH_MAX + 16];
+  (void)state;
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes text to tmpdir/name; returns the path (static buffer rotation). */
+static const char *write_file(const char *name, const char *text) {
+  static char paths[4][PATH_MAX];
+  static int next;
+  char *path = paths[next++ % 4];
+  FILE *f;
+  if (snprintf(path, PATH_MAX, "%s/%s", tmpdir, name) >= PATH_MAX)
+    fail_msg("path too long");
+  f = fopen(path, "wb");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* Loads text as tmpdir/name and expects an error "PATH:LINE: ..." whose
+ * message contains needle. */
+static void expect_error(const char *text, unsigned line, const char *needle) {
+  calhost_config cfg;
+  char err[1024], prefix[PATH_MAX + 32];
+  const char *path = write_file("bad.ini", text);
+  int rc = calhost_config_load(path, &cfg, err, sizeof err);
+  if (rc == 0) {
+    calhost_config_free(&cfg);
+    fail_msg("accepted: %s", text);
+  }
+  snprintf(prefix, sizeof prefix, "%s:%u: ", path, line);
+  if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, needle))
+    fail_msg("for:\n%s\nexpected '%s...%s', got '%s'", text, prefix, needle, err);
+  /* a refused load leaves the config zeroed */
+  assert_null(cfg.workloads);
+  assert_null(cfg.source_path);
+}
+
+static void load_ok(const char *text, calhost_config *cfg) {
+  char err[1024];
+  const char *path = write_file("good.ini", text);
+  if (calhost_config_load(path, cfg, err, sizeof err) != 0)
+    fail_msg("refused: %s\n%s", err, text);
+}
+
+/* ---- errors, each with its line ---------------------------------------- */
+
+static void unknown_section_is_an_error(void **state) {
+  (void)state;
+  expect_error("[store]\npath = x\n\n[stor]\n", 4, "unknown section [stor]");
+  expect_error("[workloads a]\noperator = MatMul\n", 1, "unknown section");
+}
+
+static void unknown_key_is_an_error(void **state) {
+  (void)state;
+  expect_error("[store]\npaht = x\n", 2, "unknown key 'paht' in [store]");
+  expect_error("[calibration]\nrigor = quick\nthread = 2\n", 3, "unknown key 'thread'");
+  expect_error("[lookup]\nforce_portabel = true\n", 2, "unknown key");
+}
+
+static void bad_boolean_is_an_error(void **state) {
+  (void)state;
+  expect_error("[store]\npersistence_enabled = maybe\n", 2, "persistence_enabled");
+  expect_error("[lookup]\n\nforce_portable = 2\n", 3, "force_portable");
+}
+
+static void every_boolean_spelling_is_accepted(void **state) {
+  static const char *yes[] = {"true", "yes", "on", "1", "TRUE", "Yes"};
+  static const char *no[] = {"false", "no", "off", "0", "False", "OFF"};
+  (void)state;
+  for (size_t i = 0; i < 6; i++) {
+    char text[128];
+    calhost_config cfg;
+    snprintf(text, sizeof text, "[lookup]\nforce_portable = %s\n", yes[i]);
+    load_ok(text, &cfg);
+    assert_int_equal(cfg.force_portable, 1);
+    calhost_config_free(&cfg);
+    snprintf(text, sizeof text, "[store]\npersistence_enabled = %s\n", no[i]);
+    load_ok(text, &cfg);
+    assert_int_equal(cfg.persistence_enabled, 0);
+    calhost_config_free(&cfg);
+  }
+}
+
+static void bad_number_is_an_error(void **state) {
+  (void)state;
+  expect_error("[calibration]\nrepetitions = 12x\n", 2, "repetitions");
+  expect_error("[calibration]\nrepetitions = -1\n", 2, "repetitions");
+  expect_error("[calibration]\ntime_budget = fast\n", 2, "time_budget");
+  expect_error("[calibration]\ntime_budget = 10 days\n", 2, "time_budget");
+  expect_error("[calibration]\nplugin_timeout = 0\n", 2, "plugin_timeout");
+  expect_error("[calibration]\nthreads = 0\n", 2, "threads");
+  expect_error("[calibration]\nthreads = 1,1\n", 2, "listed twice");
+  expect_error("[calibration]\nthreads = 1,maximum\n", 2, "threads");
+}
+
+static void durations_take_units(void **state) {
+  calhost_config cfg;
+  (void)state;
+  load_ok("[calibration]\ntime_budget = 1.5m\nplugin_timeout = 1h\n", &cfg);
+  assert_true(cfg.time_budget_seconds == 90.0);
+  assert_true(cfg.plugin_timeout_seconds == 3600.0);
+  calhost_config_free(&cfg);
+  load_ok("[calibration]\ntime_budget = 20s\nplugin_timeout = 45\n", &cfg);
+  assert_true(cfg.time_budget_seconds == 20.0);
+  assert_true(cfg.plugin_timeout_seconds == 45.0);
+  calhost_config_free(&cfg);
+}
+
+static void bad_shape_is_an_error(void **state) {
+  (void)state;
+  expect_error("[workload a]\noperator = MatMul\nshape = 256,0,256\n", 3, "shape");
+  expect_error("[workload a]\noperator = MatMul\nshape = 256,,256\n", 3, "shape");
+  expect_error("[workload a]\noperator = MatMul\nshape = -4\n", 3, "shape");
+  expect_error("[workload a]\noperator = MatMul\nshape = 4x4\n", 3, "shape");
+  expect_error("[workload a]\noperator = MatMul\nshape = 1,2,3,4,5,6,7,8,9\n", 3, "shape");
+  expect_error("[workload a]\noperator = MatMul\nshape = 99999999999999999999\n", 3, "shape");
+}
+
+static void bad_cpu_list_is_an_error(void **state) {
+  (void)state;
+  expect_error("[calibration]\ncpus = 3-1\n", 2, "cpus");
+  expect_error("[calibration]\ncpus = 0,0\n", 2, "listed twice");
+  expect_error("[calibration]\ncpus = some\n", 2, "cpus");
+  expect_error("[calibration]\ncpus = 0-\n", 2, "cpus");
+}
+
+static void bad_rigor_is_an_error(void **state) {
+  (void)state;
+  expect_error("[calibration]\nrigor = thorough\n", 2, "quick, measure or exhaustive");
+}
+
+static void duplicate_key_is_an_error(void **state) {
+  (void)state;
+  expect_error("[calibration]\nrigor = quick\n; again\nrigor = measure\n", 4,
+               "duplicate key 'rigor' in [calibration] (first at line 2)");
+  expect_error("[workload a]\noperator = MatMul\nshape = 1\nshape = 2\n", 4, "duplicate key");
+  expect_error("[plugin cpu_gemm]\nmax_isa = avx2\nmax_isa = avx512\n", 3, "duplicate key");
+}
+
+static void duplicate_section_is_an_error(void **state) {
+  (void)state;
+  expect_error("[workload a]\noperator = MatMul\nshape = 1\n\n[workload a]\n", 5,
+               "duplicate section [workload a] (first at line 1)");
+  expect_error("[plugin p]\n[plugin p]\n", 2, "duplicate section");
+  /* a repeated [store] too, even when empty the first time */
+  expect_error("[store]\n[lookup]\n[store]\npath = x\n", 3, "duplicate section [store]");
+}
+
+static void workload_needs_operator_and_shape(void **state) {
+  (void)state;
+  expect_error("[store]\n\n[workload a]\nshape = 4,4,4\n", 3, "lacks the required key 'operator'");
+  expect_error("[workload a]\noperator = MatMul\n[lookup]\n", 1, "lacks the required key 'shape'");
+  expect_error("[workload b]\noperator = MatMul\n", 1, "'shape'"); /* at the end of the file */
+  expect_error("[workload]\noperator = MatMul\n", 1, "needs a name");
+  expect_error("[store main]\n", 1, "takes no name");
+}
+
+static void missing_model_file_is_an_error(void **state) {
+  (void)state;
+  expect_error("[workload a]\noperator = MatMul\nshape = 4\n\nmodel = no-such-model.onnx\n", 5,
+               "no-such-model.onnx");
+}
+
+static void syntax_errors_and_stray_keys_name_their_line(void **state) {
+  (void)state;
+  expect_error("[store]\npersistence_enabled = true\njust some words\n", 3, "syntax error");
+  expect_error("path = x\n[store]\n", 1, "outside any section");
+  expect_error("[store\npath = x\n", 1, "']'");
+  expect_error("[store] trailing\n", 1, "after the section header");
+  /* a syntax error before a bad value: the first one wins */
+  expect_error("[store]\nnonsense\npersistence_enabled = maybe\n", 2, "syntax error");
+  /* a bad value before a syntax error: the first one wins */
+  expect_error("[store]\npersistence_enabled = maybe\nnonsense\n", 2, "persistence_enabled");
+}
+
+static void overlong_line_is_an_error_not_a_split(void **state) {
+  char text[1024];
+  (void)state;
+  strcpy(text, "[store]\npath = /");
+  for (int i = 0; i < 400; i++)
+    strcat(text, "x");
+  strcat(text, "\n");
+  expect_error(text, 2, "line too long");
+}
+
+static void enabled_and_disabled_conflict(void **state) {
+  (void)state;
+  expect_error("[plugins]\nenabled = a, b\ndisabled = b\n", 3, "both enabled and disabled");
+  expect_error("[plugins]\nenabled = a, a\n", 2, "twice");
+  expect_error("[plugins]\nenabled = a b\n", 2, "bad backend name");
+}
+
+static void workload_property_rules(void **state) {
+  (void)state;
+  expect_error("[workload a]\noperator = MatMul\nshape = 4\nmodel_digest = x\n", 4, "reserved");
+  expect_error("[workload a]\noperator = MatMul\nshape = 4\nlayout = a;b\n", 4, "layout");
+  expect_error("[workload a]\noperator = Mat Mul\nshape = 4\n", 2, "operator");
+}
+
+/* ---- accepted files ------------------------------------------------------ */
+
+static void defaults_are_documented_values(void **state) {
+  calhost_config cfg;
+  (void)state;
+  assert_int_equal(calhost_config_defaults(&cfg), 0);
+  assert_null(cfg.source_path);
+  assert_null(cfg.store_path);
+  assert_int_equal(cfg.persistence_enabled, 1);
+  assert_int_equal(cfg.cpus_all, 1);
+  assert_int_equal(cfg.thread_count_count, 2);
+  assert_int_equal(cfg.thread_counts[0], 1);
+  assert_int_equal(cfg.thread_counts[1], 0); /* max */
+  assert_int_equal(cfg.rigor, CALHOST_RIGOR_MEASURE);
+  assert_true(cfg.time_budget_seconds == 60.0);
+  assert_int_equal(cfg.repetitions, 0);
+  assert_true(cfg.plugin_timeout_seconds == 120.0);
+  assert_int_equal(cfg.force_portable, 0);
+  assert_int_equal(cfg.workload_count, 0);
+  assert_null(calhost_config_origin_of(&cfg, "calibration.rigor").file);
+  assert_int_equal(calhost_config_backend_enabled(&cfg, "anything"), 1);
+  calhost_config_free(&cfg);
+  calhost_config_free(&cfg); /* freeing twice is harmless: it was zeroed */
+  calhost_config_free(NULL);
+}
+
+static void a_full_file_is_read_with_origins(void **state) {
+  calhost_config cfg;
+  const calhost_config_workload *w;
+  const calhost_config_plugin_section *ps;
+  calhost_config_origin o;
+  char path[PATH_MAX + 32];
+  (void)state;
+  load_ok("; comment\n"
+          "[store]\n"
+          "path = profiles.txt\n"
+          "persistence_enabled = off\n"
+          "[plugins]\n"
+          "directories = /opt/a:plugins\n"
+          "enabled = cpu_gemm, openblas\n"
+          "disabled = example\n"
+          "[calibration]\n"
+          "  cpus = 0-1 ; indented keys are ordinary keys\n"
+          "  threads = 1, 2, max\n"
+          "rigor = exhaustive\n"
+          "[workload sq]\n"
+          "operator = MatMul\n"
+          "shape = 256, 256, 256\n"
+          "accumulate = 1\n"
+          "[plugin cpu_gemm]\n"
+          "max_isa = avx2\n",
+          &cfg);
+  snprintf(path, sizeof path, "%s/profiles.txt", tmpdir);
+  assert_string_equal(cfg.store_path, path); /* relative to the config's dir */
+  assert_int_equal(cfg.persistence_enabled, 0);
+  assert_int_equal(cfg.plugin_dir_count, 2);
+  assert_string_equal(cfg.plugin_dirs[0], "/opt/a");
+  snprintf(path, sizeof path, "%s/plugins", tmpdir);
+  assert_string_equal(cfg.plugin_dirs[1], path);
+  assert_int_equal(cfg.enabled_count, 2);
+  assert_true(calhost_config_backend_enabled(&cfg, "openblas"));
+  assert_false(calhost_config_backend_enabled(&cfg, "example"));
+  assert_false(calhost_config_backend_enabled(&cfg, "other"));
+  assert_int_equal(cfg.cpus_all, 0);
+  assert_int_equal(cfg.cpu_count, 2);
+  assert_int_equal(cfg.cpus[1], 1);
+  assert_int_equal(cfg.thread_count_count, 3);
+  assert_int_equal(cfg.thread_counts[2], 0);
+  assert_int_equal(cfg.rigor, CALHOST_RIGOR_EXHAUSTIVE);
+  assert_string_equal(calhost_rigor_name(cfg.rigor), "exhaustive");
+
+  w = calhost_config_workload_named(&cfg, "sq");
+  assert_non_null(w);
+  assert_null(calhost_config_workload_named(&cfg, "nope"));
+  assert_string_equal(w->operator_name, "MatMul");
+  assert_string_equal(w->dtype, "float32"); /* default */
+  assert_int_equal(w->shape_rank, 3);
+  assert_int_equal(w->shape[2], 256);
+  assert_int_equal(w->property_count, 1);
+  assert_string_equal(w->properties[0].name, "accumulate");
+  assert_string_equal(w->properties[0].value, "1");
+  assert_int_equal(w->origin.line, 13);
+  ps = calhost_config_plugin_named(&cfg, "cpu_gemm");
+  assert_non_null(ps);
+  assert_int_equal(ps->setting_count, 1);
+  assert_string_equal(ps->settings[0].value, "avx2");
+  assert_int_equal(ps->origin.line, 17);
+
+  o = calhost_config_origin_of(&cfg, "calibration.rigor");
+  assert_string_equal(o.file, cfg.source_path);
+  assert_int_equal(o.line, 12);
+  assert_int_equal(calhost_config_origin_of(&cfg, "calibration.cpus").line, 10);
+  assert_int_equal(calhost_config_origin_of(&cfg, "workload.sq.shape").line, 15);
+  assert_int_equal(calhost_config_origin_of(&cfg, "plugin.cpu_gemm.max_isa").line, 18);
+  o = calhost_config_origin_of(&cfg, "calibration.time_budget");
+  assert_null(o.file); /* default */
+  assert_int_equal(o.line, 0);
+  calhost_config_free(&cfg);
+}
+
+typedef struct visit_log {
+  int rigor_line;
+  int budget_default;
+  int digest_seen;
+  int keys;
+} visit_log;
+
+static int record_visit(void *user, const char *section, const char *key, const char *value,
+                        calhost_config_origin origin) {
+  visit_log *log = user;
+  log->keys++;
+  if (!strcmp(section, "calibration") && !strcmp(key, "rigor")) {
+    assert_string_equal(value, "quick");
+    log->rigor_line = (int)origin.line;
+  }
+  if (!strcmp(section, "calibration") && !strcmp(key, "time_budget"))
+    log->budget_default = origin.file == NULL && !strcmp(value, "60");
+  if (!strcmp(section, "workload w") && !strcmp(key, "model_digest"))
+    log->digest_seen = value && !strncmp(value, "sha256:", 7);
+  return 0;
+}
+
+static void visit_walks_every_key_with_its_origin(void **state) {
+  calhost_config cfg;
+  visit_log log = {0};
+  (void)state;
+  load_ok("[calibration]\n\nrigor = quick\n[workload w]\noperator = Add\nshape = 8\n", &cfg);
+  assert_int_equal(calhost_config_visit(&cfg, record_visit, &log), 0);
+  assert_int_equal(log.rigor_line, 3);
+  assert_true(log.budget_default);
+  assert_true(log.digest_seen);
+  assert_true(log.keys >= 17);
+  calhost_config_free(&cfg);
+}
+
+/* ---- digests --------------------------------------------------------------- */
+
+static void model_digest_matches_sha256sum(void **state) {
+  calhost_config cfg;
+  char out[CALHOST_DIGEST_CAPACITY], err[256];
+  (void)state;
+  write_file("abc.model", "abc");
+  write_file("empty.model", "");
+  load_ok("[workload a]\noperator = MatMul\nshape = 4\nmodel = abc.model\n"
+          "[workload e]\noperator = MatMul\nshape = 4\nmodel = empty.model\n",
+          &cfg);
+  assert_string_equal(cfg.workloads[0].model_digest, SHA256_ABC);
+  assert_string_equal(cfg.workloads[1].model_digest, SHA256_EMPTY);
+  calhost_config_free(&cfg);
+
+  assert_int_equal(calhost_digest_bytes("abc", 3, out), 0);
+  assert_string_equal(out, SHA256_ABC);
+  assert_int_equal(calhost_digest_bytes("", 0, out), 0);
+  assert_string_equal(out, SHA256_EMPTY);
+  assert_int_equal(calhost_digest_file("/nonexistent/model", out, err, sizeof err), -1);
+  assert_non_null(strstr(err, "/nonexistent/model"));
+}
+
+static void workload_without_model_digests_its_canonical_description(void **state) {
+  calhost_config cfg;
+  char canon[256];
+  size_t n;
+  (void)state;
+  /* properties given out of order: the canonical form sorts them */
+  load_ok("[workload w]\nzeta = 1\noperator = MatMul\nshape = 256,256,256\nalpha = 2\n", &cfg);
+  n = calhost_config_workload_canonical(&cfg.workloads[0], canon, sizeof canon);
+  assert_string_equal(canon, "operator=MatMul;dtype=float32;shape=256,256,256;alpha=2;zeta=1;");
+  assert_int_equal(n, strlen(canon));
+  assert_string_equal(cfg.workloads[0].model_digest, SHA256_CANON_SORTED);
+  /* truncation is reported like snprintf */
+  assert_int_equal(calhost_config_workload_canonical(&cfg.workloads[0], canon, 8), n);
+  assert_int_equal(strlen(canon), 7);
+  calhost_config_free(&cfg);
+}
+
+static void equal_workloads_under_other_names_share_a_digest(void **state) {
+  calhost_config cfg;
+  (void)state;
+  load_ok("[workload a]\noperator = MatMul\nshape = 8,8,8\n"
+          "[workload b]\nshape = 8,8,8\noperator = MatMul\n"
+          "[workload c]\noperator = MatMul\nshape = 8,8,9\n",
+          &cfg);
+  assert_string_equal(cfg.workloads[0].model_digest, cfg.workloads[1].model_digest);
+  assert_string_not_equal(cfg.workloads[0].model_digest, cfg.workloads[2].model_digest);
+  calhost_config_free(&cfg);
+}
+
+/* ---- load_string, odd input ------------------------------------------------- */
+
+static void load_string_names_its_source(void **state) {
+  calhost_config cfg;
+  char err[256];
+  static const char text[] = "[lookup]\nforce_portable = nah\n";
+  (void)state;
+  assert_int_equal(calhost_config_load_string(text, sizeof text - 1, "inline.ini", &cfg, err,
+                                              sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "inline.ini:2: "));
+  assert_int_equal(calhost_config_load_string("[lookup]\nforce_portable = on", 28, "x.ini", &cfg,
+                                              err, sizeof err),
+                   0);
+  assert_int_equal(cfg.force_portable, 1);
+  calhost_config_free(&cfg);
+  /* a NUL byte is refused with its line */
+  assert_int_equal(calhost_config_load_string("[store]\n\0x", 10, "nul.ini", &cfg, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "nul.ini:2: "));
+  /* CRLF line ends and a UTF-8 BOM are fine */
+  {
+    static const char crlf[] = "\xEF\xBB\xBF[lookup]\r\nforce_portable = yes\r\n";
+    assert_int_equal(calhost_config_load_string(crlf, sizeof crlf - 1, "crlf.ini", &cfg, err,
+                                                sizeof err),
+                     0);
+  }
+  assert_int_equal(cfg.force_portable, 1);
+  calhost_config_free(&cfg);
+}
+
+static void missing_file_is_an_error(void **state) {
+  calhost_config cfg;
+  char err[512];
+  (void)state;
+  assert_int_equal(calhost_config_load("/nonexistent/calhost.ini", &cfg, err, sizeof err), -1);
+  assert_non_null(strstr(err, "/nonexistent/calhost.ini"));
+  assert_int_equal(calhost_config_load(tmpdir, &cfg, err, sizeof err), -1); /* a directory */
+}
+
+/* ---- default search ------------------------------------------------------------ */
+
+static void default_search_order(void **state) {
+  char cwd[PATH_MAX], buf[PATH_MAX], want[PATH_MAX + 64], sub[PATH_MAX + 32];
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  char *old_xdg = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
+  (void)state;
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  snprintf(sub, sizeof sub, "%s/work", tmpdir);
+  mkdir(sub, 0700);
+  snprintf(sub, sizeof sub, "%s/xdg", tmpdir);
+  mkdir(sub, 0700);
+  snprintf(sub, sizeof sub, "%s/xdg/calhost", tmpdir);
+  mkdir(sub, 0700);
+  snprintf(sub, sizeof sub, "%s/home", tmpdir);
+  mkdir(sub, 0700);
+  snprintf(sub, sizeof sub, "%s/home/.config", tmpdir);
+  mkdir(sub, 0700);
+  snprintf(sub, sizeof sub, "%s/home/.config/calhost", tmpdir);
+  mkdir(sub, 0700);
+  write_file("work/calhost.ini", "[store]\n");
+  write_file("xdg/calhost/calhost.ini", "[store]\n");
+  write_file("home/.config/calhost/calhost.ini", "[store]\n");
+  snprintf(sub, sizeof sub, "%s/work", tmpdir);
+  assert_int_equal(chdir(sub), 0);
+  snprintf(sub, sizeof sub, "%s/xdg", tmpdir);
+  setenv("XDG_CONFIG_HOME", sub, 1);
+  snprintf(sub, sizeof sub, "%s/home", tmpdir);
+  setenv("HOME", sub, 1);
+
+  /* 1. ./calhost.ini */
+  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  assert_string_equal(buf, "calhost.ini");
+  /* 2. $XDG_CONFIG_HOME/calhost/calhost.ini */
+  unlink("calhost.ini");
+  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  snprintf(want, sizeof want, "%s/xdg/calhost/calhost.ini", tmpdir);
+  assert_string_equal(buf, want);
+  /* 3. without XDG_CONFIG_HOME (or with a relative one): ~/.config */
+  unsetenv("XDG_CONFIG_HOME");
+  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  snprintf(want, sizeof want, "%s/home/.config/calhost/calhost.ini", tmpdir);
+  assert_string_equal(buf, want);
+  setenv("XDG_CONFIG_HOME", "relative/dir", 1);
+  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  assert_string_equal(buf, want);
+  /* a set XDG_CONFIG_HOME without the file does not fall back to ~/.config */
+  snprintf(sub, sizeof sub, "%s/work", tmpdir);
+  setenv("XDG_CONFIG_HOME", sub, 1);
+  /* 4. then the installed config, then (from the build tree) the source's */
+  if (calhost_config_find_default(buf, sizeof buf) == 0) {
+    char src_cfg[PATH_MAX];
+    snprintf(src_cfg, sizeof src_cfg, "%s/config/calhost.ini", src ? src : "");
+    if (strcmp(buf, src_cfg) != 0 && !strstr(buf, "/calhost/calhost.ini"))
+      fail_msg("unexpected fallback %s", buf);
+    if (src)
+      assert_true(strcmp(buf, src_cfg) == 0 || access(buf, R_OK) == 0);
+  } else {
+    assert_null(src); /* from the build tree the source config is always found */
+  }
+  /* a small buffer is refused, not overrun */
+  assert_int_equal(chdir(tmpdir), 0);
+  write_file("calhost.ini", "[store]\n");
+  assert_int_equal(calhost_config_find_default(buf, 5), -1);
+
+  assert_int_equal(chdir(cwd), 0);
+  if (old_home)
+    setenv("HOME", old_home, 1);
+  else
+    unsetenv("HOME");
+  if (old_xdg)
+    setenv("XDG_CONFIG_HOME", old_xdg, 1);
+  else
+    unsetenv("XDG_CONFIG_HOME");
+  free(old_home);
+  free(old_xdg);
+}
+
+/* ---- the shipped files ---------------------------------------------------------- */
+
+static void shipped_configs_load_cleanly(void **state) {
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  char path[PATH_MAX], err[1024];
+  calhost_config cfg;
+  (void)state;
+  if (!src)
+    skip();
+  snprintf(path, sizeof path, "%s/config/calhost.ini", src);
+  if (calhost_config_load(path, &cfg, err, sizeof err) != 0)
+    fail_msg("%s", err);
+  assert_true(cfg.workload_count >= 3);
+  assert_int_equal(cfg.force_portable, 0);
+  assert_int_equal(cfg.rigor, CALHOST_RIGOR_MEASURE);
+  for (size_t i = 0; i < cfg.workload_count; i++) {
+    assert_string_equal(cfg.workloads[i].operator_name, "MatMul");
+    assert_int_equal(cfg.workloads[i].shape_rank, 3);
+    assert_int_equal(strlen(cfg.workloads[i].model_digest), 71);
+  }
+  calhost_config_free(&cfg);
+
+  snprintf(path, sizeof path, "%s/config/deploy-portable.ini", src);
+  if (calhost_config_load(path, &cfg, err, sizeof err) != 0)
+    fail_msg("%s", err);
+  assert_int_equal(cfg.force_portable, 1);
+  assert_true(cfg.workload_count >= 3);
+  {
+    /* the same workloads as calhost.ini, with the same digests */
+    calhost_config def;
+    snprintf(path, sizeof path, "%s/config/calhost.ini", src);
+    assert_int_equal(calhost_config_load(path, &def, err, sizeof err), 0);
+    for (size_t i = 0; i < def.workload_count; i++) {
+      const calhost_config_workload *w =
+          calhost_config_workload_named(&cfg, def.workloads[i].name);
+      assert_non_null(w);
+      assert_string_equal(w->model_digest, def.workloads[i].model_digest);
+    }
+    calhost_config_free(&def);
+  }
+  calhost_config_free(&cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(unknown_section_is_an_error),
+      cmocka_unit_test(unknown_key_is_an_error),
+      cmocka_unit_test(bad_boolean_is_an_error),
+      cmocka_unit_test(every_boolean_spelling_is_accepted),
+      cmocka_unit_test(bad_number_is_an_error),
+      cmocka_unit_test(durations_take_units),
+      cmocka_unit_test(bad_shape_is_an_error),
+      cmocka_unit_test(bad_cpu_list_is_an_error),
+      cmocka_unit_test(bad_rigor_is_an_error),
+      cmocka_unit_test(duplicate_key_is_an_error),
+      cmocka_unit_test(duplicate_section_is_an_error),
+      cmocka_unit_test(workload_needs_operator_and_shape),
+      cmocka_unit_test(missing_model_file_is_an_error),
+      cmocka_unit_test(syntax_errors_and_stray_keys_name_their_line),
+      cmocka_unit_test(overlong_line_is_an_error_not_a_split),
+      cmocka_unit_test(enabled_and_disabled_conflict),
+      cmocka_unit_test(workload_property_rules),
+      cmocka_unit_test(defaults_are_documented_values),
+      cmocka_unit_test(a_full_file_is_read_with_origins),
+      cmocka_unit_test(visit_walks_every_key_with_its_origin),
+      cmocka_unit_test(model_digest_matches_sha256sum),
+      cmocka_unit_test(workload_without_model_digests_its_canonical_description),
+      cmocka_unit_test(equal_workloads_under_other_names_share_a_digest),
+      cmocka_unit_test(load_string_names_its_source),
+      cmocka_unit_test(missing_file_is_an_error),
+      cmocka_unit_test(default_search_order),
+      cmocka_unit_test(shipped_configs_load_cleanly),
+  };
+  return cmocka_run_group_tests_name("config", tests, setup_dir, teardown_dir);
+}
