@@ -1,0 +1,732 @@
+/*
+ * test_store_api.c: the store's behaviour through its public API: keys and
+ * values it refuses, the serializer/validator contract, round trips across
+ * instances and processes, lookup precedence, force_portable, rejections,
+ * invalidation, overrides, batches, disabled persistence, default path.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <sys/wait.h>
+
+#include "util.h"
+
+typedef struct fixture {
+  char *dir;
+  char *path;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tu_mkdtemp();
+  f->path = tu_path(f->dir, "profiles.txt");
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tu_rmtree(f->dir);
+  free(f->dir);
+  free(f->path);
+  free(f);
+  return 0;
+}
+
+static const calstore_property S16[] = {{"shape", "m,n,4096"}, {"dtype", "float16"}};
+static const calstore_property S32[] = {{"dtype", "float32"}, {"shape", "m,n,4096"}};
+
+static calstore_lookup_options lookup_opts(const char *impl) {
+  calstore_lookup_options o = {0};
+  o.backend = "gpu";
+  o.operator_name = "MatMul";
+  o.implementation = impl;
+  o.model_digest = "sha256:ab12";
+  o.processor = "x86:l2=1M";
+  o.thread_count = 8;
+  o.structure = S16;
+  o.structure_count = 2;
+  return o;
+}
+
+static const char *lookup_policy(calstore *s, const calstore_lookup_options *o,
+                                 calstore_level *level) {
+  static char buf[256];
+  calstore_lookup_result *r = NULL;
+  calstore_error err = {0};
+  calstore_status st = calstore_lookup(s, o, NULL, NULL, &r, &err);
+  assert_non_null(r);
+  *level = r->level;
+  if (st != CALSTORE_OK) {
+    assert_int_equal(st, CALSTORE_NOT_FOUND);
+    assert_null(r->profile);
+    calstore_lookup_result_free(&r);
+    return NULL;
+  }
+  snprintf(buf, sizeof buf, "%s", r->profile->policy);
+  calstore_lookup_result_free(&r);
+  assert_null(r);
+  return buf;
+}
+
+/* ---- refusals ------------------------------------------------------------ */
+
+static void test_bad_keys_refused(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key k;
+  k = tu_exact(NULL, "3", "d", "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu", "3", NULL, "p", 8); /* incomplete */
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu", "3", "d", "", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu", "3", "d", "p", 0);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu", "3", "d", "p", 8); /* mixed: exact with structure */
+  k.structure = S16;
+  k.structure_count = 2;
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_portable("gpu", "3", S16, 2); /* mixed: portable with a digest */
+  k.model_digest = "d";
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_portable("gpu", "3", S16, 2);
+  k.thread_count = 4;
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_portable("gpu", "3", NULL, 0); /* no structure */
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  calstore_property dup[] = {{"a", "1"}, {"a", "2"}};
+  k = tu_portable("gpu", "3", dup, 2);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu", "3", "d", "p", 8);
+  k.kind = (calstore_key_kind)9;
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(tu_store(NULL, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_count(s), 0);
+  assert_false(tu_exists(f->path)); /* nothing was written */
+  calstore_close(&s);
+  assert_null(s);
+  calstore_close(&s); /* NULL-safe */
+}
+
+static void test_unrepresentable_values_refused(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_error err = {0};
+  calstore_key k = tu_exact("gpu", "3", "d", "line\nbreak", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu\r", "3", "d", "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  calstore_property nl[] = {{"dtype", "a\nb"}};
+  k = tu_portable("gpu", "3", nl, 1);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  k = tu_exact("gpu", "3", "d", "p", 8);
+  /* policies: line break, NUL inside, empty */
+  tu_policy p = {"two\nlines", 0, 0};
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &p, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "line break"));
+  tu_policy pn = {"a\0b", 3, 0};
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &pn, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "NUL"));
+  tu_policy pe = {"", 0, 0};
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &pe, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  /* measurements: non-finite, empty name, NULL unit, line break */
+  tu_policy ok = {"fine", 0, 0};
+  calstore_measurement m1[] = {{"lat", NAN, "us"}};
+  assert_int_equal(calstore_store(s, &k, m1, 1, tu_serialize, &ok, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "finite"));
+  calstore_measurement m2[] = {{"lat", INFINITY, "us"}};
+  assert_int_equal(calstore_store(s, &k, m2, 1, tu_serialize, &ok, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_measurement m3[] = {{"", 1, "us"}};
+  assert_int_equal(calstore_store(s, &k, m3, 1, tu_serialize, &ok, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_measurement m4[] = {{"lat", 1, NULL}};
+  assert_int_equal(calstore_store(s, &k, m4, 1, tu_serialize, &ok, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_measurement m5[] = {{"lat", 1, "u\ns"}};
+  assert_int_equal(calstore_store(s, &k, m5, 1, tu_serialize, &ok, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  /* serializer failure and missing serializer */
+  tu_policy none = {NULL, 0, 0};
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &none, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "test serializer has no policy"));
+  assert_int_equal(calstore_store(s, &k, NULL, 0, NULL, NULL, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_count(s), 0);
+  assert_false(tu_exists(f->path));
+  calstore_close(&s);
+}
+
+static void test_serializer_once_and_validator(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_error err = {0};
+  calstore_key k = tu_exact("gpu", "3", "d", "p", 8);
+  calstore_measurement m[] = {{"median_latency", 2.5, "us"}, {"gflops", 1e3, "GFLOP/s"}};
+  tu_policy p = {"tile=64", 0, 0};
+  tu_validator v = {NULL, 0};
+  assert_int_equal(calstore_store(s, &k, m, 2, tu_serialize, &p, tu_validate, &v, &err),
+                   CALSTORE_OK);
+  assert_int_equal(p.calls, 1);
+  assert_int_equal(v.calls, 1);
+  /* a refused policy is not stored and the status carries the backend's message */
+  tu_policy bad = {"tile=BAD", 0, 0};
+  tu_validator refuse = {"BAD", 0};
+  calstore_key k2 = tu_exact("gpu", "3", "d2", "p", 8);
+  assert_int_equal(calstore_store(s, &k2, m, 2, tu_serialize, &bad, tu_validate, &refuse, &err),
+                   CALSTORE_POLICY_REJECTED);
+  assert_int_equal(err.status, CALSTORE_POLICY_REJECTED);
+  assert_non_null(strstr(err.message, "policy contains 'BAD'"));
+  assert_int_equal(bad.calls, 1);
+  assert_int_equal(calstore_count(s), 1);
+  /* overrides call the serializer once too */
+  tu_policy o = {"user", 0, 0};
+  assert_int_equal(calstore_install_override(s, &k, NULL, 0, tu_serialize, &o, NULL, NULL, &err),
+                   CALSTORE_OK);
+  assert_int_equal(o.calls, 1);
+  assert_int_equal(calstore_count(s), 2);
+  calstore_close(&s);
+}
+
+/* ---- round trips ----------------------------------------------------------- */
+
+typedef struct collected {
+  int n;
+  char policies[16][64];
+  double first_value;
+  size_t first_nm;
+  char first_unit[32];
+} collected;
+
+static int collect(void *user, const calstore_profile *p) {
+  collected *c = user;
+  if (c->n == 0) {
+    c->first_nm = p->measurement_count;
+    c->first_value = p->measurement_count ? p->measurements[0].value : 0;
+    snprintf(c->first_unit, sizeof c->first_unit, "%s",
+             p->measurement_count ? p->measurements[0].unit : "");
+  }
+  if (c->n < 16)
+    snprintf(c->policies[c->n], sizeof c->policies[0], "%s", p->policy);
+  c->n++;
+  return 0;
+}
+
+static void test_round_trip_instances(void **state) {
+  fixture *f = *state;
+  calstore *a = tu_open(f->path, NULL);
+  calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  calstore_key pk = tu_portable("gpu", "3", S16, 2);
+  assert_int_equal(tu_store(a, &k, "say \"hi\" C:\\x", 0.1), CALSTORE_OK);
+  assert_int_equal(tu_store(a, &pk, "portable", 3.25), CALSTORE_OK);
+  assert_int_equal(tu_override(a, &k, "user"), CALSTORE_OK);
+  calstore_status st;
+  calstore *b = tu_open(f->path, &st);
+  assert_int_equal(st, CALSTORE_OK);
+  assert_int_equal(calstore_count(b), 3);
+  collected c = {0};
+  assert_int_equal(calstore_inspect(b, collect, &c), CALSTORE_OK);
+  assert_int_equal(c.n, 3);
+  assert_string_equal(c.policies[0], "say \"hi\" C:\\x");
+  assert_string_equal(c.policies[1], "portable");
+  assert_string_equal(c.policies[2], "user");
+  assert_true(c.first_value == 0.1); /* %.17g round-trips exactly */
+  assert_string_equal(c.first_unit, "us");
+  /* replacing keeps one profile per identity and source, in place */
+  assert_int_equal(tu_store(b, &k, "newer", 1), CALSTORE_OK);
+  calstore_close(&b);
+  b = tu_open(f->path, &st);
+  memset(&c, 0, sizeof c);
+  calstore_inspect(b, collect, &c);
+  assert_int_equal(c.n, 3);
+  assert_string_equal(c.policies[0], "newer");
+  /* a stays stale until it reloads, then sees b's change */
+  memset(&c, 0, sizeof c);
+  calstore_inspect(a, collect, &c);
+  assert_string_equal(c.policies[0], "say \"hi\" C:\\x");
+  assert_int_equal(calstore_reload(a, NULL), CALSTORE_OK);
+  memset(&c, 0, sizeof c);
+  calstore_inspect(a, collect, &c);
+  assert_string_equal(c.policies[0], "newer");
+  /* a writer merges the latest file: a's write keeps b's change */
+  calstore_key k2 = tu_exact("gpu", "3", "other", "x86:l2=1M", 8);
+  calstore_close(&a);
+  a = tu_open(f->path, NULL);
+  assert_int_equal(tu_store(b, &k2, "from b", 1), CALSTORE_OK);
+  calstore_key k3 = tu_exact("gpu", "3", "third", "x86:l2=1M", 8);
+  assert_int_equal(tu_store(a, &k3, "from a", 1), CALSTORE_OK);
+  assert_int_equal(calstore_count(a), 5);
+  calstore_close(&b);
+  b = tu_open(f->path, NULL);
+  assert_int_equal(calstore_count(b), 5);
+  /* inspect stops when the visitor says so */
+  calstore_close(&a);
+  calstore_close(&b);
+}
+
+static int stop_at_first(void *user, const calstore_profile *p) {
+  (void)p;
+  (*(int *)user)++;
+  return 1;
+}
+
+static void test_round_trip_processes(void **state) {
+  fixture *f = *state;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    calstore *s = tu_open(f->path, NULL);
+    calstore_key k = tu_exact("gpu", "3", "child", "p", 4);
+    int rc = tu_store(s, &k, "from the child", 42) == CALSTORE_OK ? 0 : 1;
+    calstore_close(&s);
+    _exit(rc);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  calstore *s = tu_open(f->path, NULL);
+  assert_int_equal(calstore_count(s), 1);
+  calstore_lookup_options o = {0};
+  o.backend = "gpu";
+  o.operator_name = "MatMul";
+  o.implementation = "3";
+  o.model_digest = "child";
+  o.processor = "p";
+  o.thread_count = 4;
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_string_equal(r->profile->policy, "from the child");
+  assert_int_equal(r->profile->measurement_count, 1);
+  assert_true(r->profile->measurements[0].value == 42);
+  calstore_lookup_result_free(&r);
+  int visits = 0;
+  calstore_inspect(s, stop_at_first, &visits);
+  assert_int_equal(visits, 1);
+  calstore_close(&s);
+}
+
+/* ---- lookup -------------------------------------------------------------- */
+
+static void fill_four(calstore *s) {
+  calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  calstore_key pk = tu_portable("gpu", "3", S16, 2);
+  assert_int_equal(tu_store(s, &k, "exact calibrated", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &pk, "portable calibrated", 2), CALSTORE_OK);
+  assert_int_equal(tu_override(s, &pk, "portable override"), CALSTORE_OK);
+  assert_int_equal(tu_override(s, &k, "exact override"), CALSTORE_OK);
+}
+
+static void test_precedence(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  fill_four(s);
+  calstore_lookup_options o = lookup_opts("3");
+  calstore_level level;
+  calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  calstore_key pk = tu_portable("gpu", "3", S16, 2);
+  assert_string_equal(lookup_policy(s, &o, &level), "exact override");
+  assert_int_equal(level, CALSTORE_LEVEL_EXACT_OVERRIDE);
+  assert_int_equal(calstore_clear_override(s, &k, NULL), CALSTORE_OK);
+  assert_string_equal(lookup_policy(s, &o, &level), "portable override");
+  assert_int_equal(level, CALSTORE_LEVEL_PORTABLE_OVERRIDE);
+  assert_int_equal(calstore_clear_override(s, &pk, NULL), CALSTORE_OK);
+  assert_string_equal(lookup_policy(s, &o, &level), "exact calibrated");
+  assert_int_equal(level, CALSTORE_LEVEL_EXACT_CALIBRATED);
+  /* force_portable skips the exact level */
+  o.force_portable = 1;
+  assert_string_equal(lookup_policy(s, &o, &level), "portable calibrated");
+  assert_int_equal(level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  /* clear of a missing override */
+  calstore_error err = {0};
+  assert_int_equal(calstore_clear_override(s, &k, &err), CALSTORE_NOT_FOUND);
+  /* without structure, only exact levels */
+  o.force_portable = 0;
+  o.structure_count = 0;
+  assert_string_equal(lookup_policy(s, &o, &level), "exact calibrated");
+  o.force_portable = 1;
+  assert_null(lookup_policy(s, &o, &level));
+  assert_int_equal(level, CALSTORE_LEVEL_NONE);
+  calstore_close(&s);
+}
+
+static void test_force_portable_over_exact_override(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  fill_four(s);
+  calstore_lookup_options o = lookup_opts("3");
+  o.force_portable = 1;
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_OVERRIDE);
+  assert_string_equal(r->profile->policy, "portable override");
+  size_t fp = 0;
+  for (size_t i = 0; i < r->rejection_count; i++)
+    if (r->rejections[i].reason == CALSTORE_REJECT_FORCE_PORTABLE) {
+      fp++;
+      assert_int_equal(r->rejections[i].profile.key.kind, CALSTORE_KEY_EXACT);
+    }
+  assert_int_equal(fp, 2); /* both exact profiles */
+  calstore_lookup_result_free(&r);
+  calstore_close(&s);
+}
+
+static void test_validator_falls_through_to_portable(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  calstore_key pk = tu_portable("gpu", "3", S16, 2);
+  assert_int_equal(tu_store(s, &k, "exact BROKEN", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &pk, "portable fine", 2), CALSTORE_OK);
+  calstore_lookup_options o = lookup_opts("3");
+  tu_validator v = {"BROKEN", 0};
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_lookup(s, &o, tu_validate, &v, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  assert_string_equal(r->profile->policy, "portable fine");
+  assert_int_equal(r->rejection_count, 1);
+  assert_int_equal(r->rejections[0].reason, CALSTORE_REJECT_POLICY_REJECTED);
+  assert_string_equal(r->rejections[0].profile.policy, "exact BROKEN");
+  assert_non_null(strstr(r->rejections[0].message, "policy contains 'BROKEN'"));
+  assert_int_equal(v.calls, 2);
+  calstore_lookup_result_free(&r);
+  /* everything refused: NOT_FOUND, the result still lists the rejections */
+  tu_validator all = {"e", 0};
+  assert_int_equal(calstore_lookup(s, &o, tu_validate, &all, &r, NULL), CALSTORE_NOT_FOUND);
+  assert_non_null(r);
+  assert_int_equal(r->status, CALSTORE_NOT_FOUND);
+  assert_int_equal(r->rejection_count, 2);
+  calstore_lookup_result_free(&r);
+  calstore_close(&s);
+}
+
+static const calstore_rejection *find_rejection(const calstore_lookup_result *r,
+                                                const char *policy) {
+  for (size_t i = 0; i < r->rejection_count; i++)
+    if (!strcmp(r->rejections[i].profile.policy, policy))
+      return &r->rejections[i];
+  return NULL;
+}
+
+static void test_rejection_reasons(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key k;
+  k = tu_exact("gpu", "2", "sha256:ab12", "x86:l2=1M", 8);
+  assert_int_equal(tu_store(s, &k, "old impl", 1), CALSTORE_OK);
+  k = tu_exact("gpu", "3", "other-model", "x86:l2=1M", 8);
+  assert_int_equal(tu_store(s, &k, "model", 1), CALSTORE_OK);
+  k = tu_exact("gpu", "3", "sha256:ab12", "arm", 8);
+  assert_int_equal(tu_store(s, &k, "processor", 1), CALSTORE_OK);
+  k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 4);
+  assert_int_equal(tu_store(s, &k, "threads", 1), CALSTORE_OK);
+  calstore_key pk = tu_portable("gpu", "3", S32, 2);
+  assert_int_equal(tu_store(s, &pk, "structure", 1), CALSTORE_OK);
+  /* the implementation is checked first, before the model */
+  k = tu_exact("gpu", "1", "other-model", "arm", 2);
+  assert_int_equal(tu_store(s, &k, "old and different", 1), CALSTORE_OK);
+  /* other backends and operators are not reported */
+  k = tu_exact("cpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  assert_int_equal(tu_store(s, &k, "other backend", 1), CALSTORE_OK);
+  k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  k.operator_name = "Conv";
+  assert_int_equal(tu_store(s, &k, "other operator", 1), CALSTORE_OK);
+  calstore_lookup_options o = lookup_opts("3");
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, NULL), CALSTORE_NOT_FOUND);
+  assert_int_equal(r->rejection_count, 6);
+  const struct {
+    const char *policy;
+    calstore_reject_reason reason;
+    const char *msg;
+  } want[] = {
+      {"old impl", CALSTORE_REJECT_OUTDATED_IMPLEMENTATION, "implementation 2, wanted 3"},
+      {"model", CALSTORE_REJECT_DIFFERENT_MODEL, "other-model"},
+      {"processor", CALSTORE_REJECT_DIFFERENT_PROCESSOR, "arm"},
+      {"threads", CALSTORE_REJECT_DIFFERENT_THREAD_COUNT, "thread_count 4, wanted 8"},
+      {"structure", CALSTORE_REJECT_DIFFERENT_STRUCTURE, "float32"},
+      {"old and different", CALSTORE_REJECT_OUTDATED_IMPLEMENTATION, "implementation 1"},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const calstore_rejection *j = find_rejection(r, want[i].policy);
+    assert_non_null(j);
+    assert_int_equal(j->reason, want[i].reason);
+    assert_non_null(strstr(j->message, want[i].msg));
+  }
+  assert_null(find_rejection(r, "other backend"));
+  assert_null(find_rejection(r, "other operator"));
+  /* the result owns its data: it survives changes to and closing of the store */
+  size_t removed = 0;
+  assert_int_equal(calstore_invalidate(s, "gpu", NULL, &removed, NULL), CALSTORE_OK);
+  assert_int_equal(removed, 7);
+  calstore_close(&s);
+  assert_string_equal(find_rejection(r, "model")->profile.key.model_digest, "other-model");
+  assert_string_equal(find_rejection(r, "structure")->profile.key.structure[0].value, "float32");
+  calstore_lookup_result_free(&r);
+}
+
+static void test_select_fast_path(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  fill_four(s);
+  calstore_key k = tu_exact("gpu", "2", "sha256:ab12", "x86:l2=1M", 8);
+  assert_int_equal(tu_store(s, &k, "old", 1), CALSTORE_OK);
+  calstore_lookup_options o = lookup_opts("3");
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_select(s, &o, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_string_equal(r->profile->policy, "exact override");
+  assert_int_equal(r->rejection_count, 0);
+  calstore_lookup_result_free(&r);
+  calstore_lookup_options bad = o;
+  bad.backend = NULL;
+  assert_int_equal(calstore_lookup(s, &bad, NULL, NULL, &r, NULL), CALSTORE_INVALID_ARGUMENT);
+  assert_null(r);
+  calstore_property dup[] = {{"a", "1"}, {"a", "2"}};
+  bad = o;
+  bad.structure = dup;
+  bad.structure_count = 2;
+  assert_int_equal(calstore_lookup(s, &bad, NULL, NULL, &r, NULL), CALSTORE_INVALID_ARGUMENT);
+  calstore_close(&s);
+}
+
+/* ---- invalidation ---------------------------------------------------------- */
+
+static void test_invalidate(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key k;
+  for (int impl = 1; impl <= 3; impl++) {
+    char v[8];
+    snprintf(v, sizeof v, "%d", impl);
+    k = tu_exact("gpu", v, "d", "p", 8);
+    assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+    assert_int_equal(tu_override(s, &k, "o"), CALSTORE_OK);
+    k = tu_exact("cpu", v, "d", "p", 8);
+    assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  }
+  size_t removed = 99;
+  assert_int_equal(calstore_invalidate(s, "gpu", "2", &removed, NULL), CALSTORE_OK);
+  assert_int_equal(removed, 2); /* both sources */
+  assert_int_equal(calstore_count(s), 7);
+  assert_int_equal(calstore_invalidate(s, "gpu", NULL, &removed, NULL), CALSTORE_OK);
+  assert_int_equal(removed, 4);
+  assert_int_equal(calstore_invalidate(s, "gpu", NULL, &removed, NULL), CALSTORE_OK);
+  assert_int_equal(removed, 0);
+  assert_int_equal(calstore_invalidate(s, NULL, NULL, &removed, NULL), CALSTORE_INVALID_ARGUMENT);
+  calstore_close(&s);
+  s = tu_open(f->path, NULL);
+  assert_int_equal(calstore_count(s), 3); /* persisted */
+  calstore_close(&s);
+}
+
+/* ---- batches ----------------------------------------------------------------- */
+
+static void test_batch(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_batch *b = NULL;
+  calstore_error err = {0};
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  char digest[32];
+  for (int i = 0; i < 100; i++) {
+    snprintf(digest, sizeof digest, "model-%d", i);
+    calstore_key k = tu_exact("gpu", "3", digest, "p", 8);
+    tu_policy p = {"batched", 0, 0};
+    calstore_measurement m[] = {{"lat", i, "us"}};
+    assert_int_equal(calstore_batch_store(b, &k, m, 1, tu_serialize, &p, NULL, NULL, &err),
+                     CALSTORE_OK);
+    assert_int_equal(p.calls, 1);
+  }
+  /* a bad entry is refused at once; the rest is unaffected */
+  calstore_key bad = tu_exact("gpu", "3", "d", NULL, 8);
+  tu_policy p = {"x", 0, 0};
+  assert_int_equal(calstore_batch_store(b, &bad, NULL, 0, tu_serialize, &p, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_key ok = tu_exact("gpu", "3", "model-0", "p", 8);
+  assert_int_equal(calstore_batch_install_override(b, &ok, NULL, 0, tu_serialize, &p, NULL, NULL,
+                                                   &err),
+                   CALSTORE_OK);
+  assert_int_equal(calstore_batch_size(b), 101);
+  assert_int_equal(calstore_count(s), 0); /* nothing before commit */
+  assert_false(tu_exists(f->path));
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_OK);
+  assert_null(b);
+  assert_int_equal(calstore_count(s), 101);
+  /* a second batch: clear, invalidate an implementation, put */
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_clear_override(b, &ok, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_invalidate(b, "gpu", "3", &err), CALSTORE_OK);
+  calstore_measurement m[] = {{"lat", 1, "us"}};
+  calstore_key nk = tu_exact("gpu", "4", "m", "p", 8);
+  calstore_profile prof = {nk, CALSTORE_SOURCE_CALIBRATED, m, 1, "imported", 8};
+  assert_int_equal(calstore_batch_put(b, &prof, &err), CALSTORE_OK);
+  prof.policy = "bad\npolicy";
+  prof.policy_length = 10;
+  assert_int_equal(calstore_batch_put(b, &prof, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_OK);
+  calstore_close(&s);
+  s = tu_open(f->path, NULL);
+  assert_int_equal(calstore_count(s), 1);
+  /* abort drops everything */
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_invalidate(b, "gpu", NULL, &err), CALSTORE_OK);
+  calstore_batch_abort(&b);
+  assert_null(b);
+  calstore_batch_abort(&b);
+  assert_int_equal(calstore_count(s), 1);
+  calstore_close(&s);
+}
+
+/* ---- disabled persistence ---------------------------------------------------- */
+
+static void test_disabled_persistence(void **state) {
+  fixture *f = *state;
+  char *sub = tu_path(f->dir, "never/created");
+  char *path = tu_path(sub, "profiles.txt");
+  calstore_options o;
+  calstore_options_init(&o);
+  o.path = path;
+  o.persistence_enabled = 0;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  assert_int_equal(calstore_open(&o, &s, &err), CALSTORE_OK);
+  fill_four(s);
+  calstore_lookup_options lo = lookup_opts("3");
+  calstore_level level;
+  assert_string_equal(lookup_policy(s, &lo, &level), "exact override");
+  calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  assert_int_equal(calstore_clear_override(s, &k, &err), CALSTORE_OK);
+  assert_string_equal(lookup_policy(s, &lo, &level), "portable override");
+  size_t removed;
+  assert_int_equal(calstore_invalidate(s, "gpu", "3", &removed, &err), CALSTORE_OK);
+  assert_int_equal(removed, 3);
+  calstore_batch *b;
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_invalidate(b, "gpu", NULL, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_OK);
+  assert_int_equal(calstore_reload(s, &err), CALSTORE_DISABLED);
+  assert_int_equal(tu_store(s, &k, "again", 1), CALSTORE_OK);
+  assert_int_equal(calstore_count(s), 1);
+  assert_string_equal(calstore_path(s), path);
+  char *parent = tu_path(f->dir, "never");
+  assert_false(tu_exists(parent)); /* not even the directory */
+  /* explicit export still works */
+  char *out = tu_path(f->dir, "export.txt");
+  assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
+  size_t n = 0;
+  assert_int_equal(calstore_read_file(out, NULL, NULL, NULL, NULL, &n), CALSTORE_OK);
+  assert_int_equal(n, 1);
+  calstore_close(&s);
+  assert_false(tu_exists(parent));
+  /* a disabled store does not read an existing file either */
+  tu_write(out, "garbage\n");
+  o.path = out;
+  assert_int_equal(calstore_open(&o, &s, &err), CALSTORE_OK);
+  assert_int_equal(calstore_count(s), 0);
+  calstore_close(&s);
+  free(out);
+  free(parent);
+  free(sub);
+  free(path);
+}
+
+/* ---- default path ------------------------------------------------------------ */
+
+static void test_default_path(void **state) {
+  (void)state;
+  char buf[512];
+  const char *old_xdg = getenv("XDG_CACHE_HOME"), *old_home = getenv("HOME");
+  char *sx = old_xdg ? strdup(old_xdg) : NULL, *sh = old_home ? strdup(old_home) : NULL;
+  setenv("XDG_CACHE_HOME", "/xdg/cache", 1);
+  assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_OK);
+  assert_string_equal(buf, "/xdg/cache/calhost/profiles.txt");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_OK);
+  assert_string_equal(buf, "/home/u/.cache/calhost/profiles.txt");
+  assert_int_equal(calstore_default_path(buf, 8), CALSTORE_INVALID_ARGUMENT);
+  unsetenv("HOME");
+  assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_INVALID_ARGUMENT);
+  /* calstore_options_init and calstore_open use it */
+  char *dir = tu_mkdtemp();
+  setenv("XDG_CACHE_HOME", dir, 1);
+  calstore_options o;
+  calstore_options_init(&o);
+  assert_null(o.path);
+  assert_int_equal(o.persistence_enabled, 1);
+  assert_int_equal(o.struct_size, sizeof o);
+  calstore *s = NULL;
+  assert_int_equal(calstore_open(&o, &s, NULL), CALSTORE_OK);
+  char want[600];
+  snprintf(want, sizeof want, "%s/calhost/profiles.txt", dir);
+  assert_string_equal(calstore_path(s), want);
+  calstore_key k = tu_exact("gpu", "3", "d", "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  assert_true(tu_exists(want));
+  calstore_close(&s);
+  tu_rmtree(dir);
+  free(dir);
+  if (sx)
+    setenv("XDG_CACHE_HOME", sx, 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  if (sh)
+    setenv("HOME", sh, 1);
+  free(sx);
+  free(sh);
+}
+
+static void test_misuse_never_aborts(void **state) {
+  (void)state;
+  calstore_error err = {0};
+  assert_int_equal(calstore_open(NULL, NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_reload(NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_inspect(NULL, NULL, NULL), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_count(NULL), 0);
+  assert_null(calstore_path(NULL));
+  assert_int_equal(calstore_clear_override(NULL, NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_export(NULL, "x", &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_batch_begin(NULL, NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_batch_commit(NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_batch_size(NULL), 0);
+  assert_int_equal(calstore_read_buffer(NULL, 3, NULL, NULL, NULL, NULL, NULL),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_read_file(NULL, NULL, NULL, NULL, NULL, NULL),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_lookup_result_free(NULL);
+  calstore_options o = {0}; /* not initialised */
+  calstore *s = NULL;
+  assert_int_equal(calstore_open(&o, &s, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_null(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_bad_keys_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unrepresentable_values_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_serializer_once_and_validator, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_round_trip_instances, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_round_trip_processes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_precedence, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_force_portable_over_exact_override, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_validator_falls_through_to_portable, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rejection_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_select_fast_path, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invalidate, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_disabled_persistence, setup, teardown),
+      cmocka_unit_test(test_default_path),
+      cmocka_unit_test(test_misuse_never_aborts),
+  };
+  return cmocka_run_group_tests_name("store_api", tests, NULL, NULL);
+}
