@@ -619,18 +619,20 @@ static int parse_threads(parser *p, const char *value) {
     } else if (parse_uint(tok, MAX_THREADS, &x) == 0 && x >= 1) {
       t = (uint32_t)x;
     } else {
+      perr(p, p->line,
+           "bad value for 'threads': '%s' (expected positive thread counts up to %d "
+           "or 'max', comma-separated)",
+           tok, MAX_THREADS);
       free(copy);
       free(list);
-      return perr(p, p->line,
-                  "bad value for 'threads': '%s' (expected positive thread counts up to %d "
-                  "or 'max', comma-separated)",
-                  tok, MAX_THREADS);
+      return 0;
     }
     for (size_t i = 0; i < n; i++)
       if (list[i] == t) {
+        perr(p, p->line, "bad value for 'threads': '%s' is listed twice", tok);
         free(copy);
         free(list);
-        return perr(p, p->line, "bad value for 'threads': '%s' is listed twice", tok);
+        return 0;
       }
     nl = realloc(list, (n + 1) * sizeof *nl);
     if (!nl) {
