@@ -115,7 +115,7 @@ static void fill_id(const struct stat *st, cs_file_id *id) {
 calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err) {
   struct stat st;
   if (stat(path, &st) != 0) {
-    if (errno == ENOENT)
+    if (errno == ENOENT || errno == ENOTDIR)
       return CALSTORE_NOT_FOUND;
     return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot stat %s: %s", path,
                    strerror(errno));
@@ -131,14 +131,14 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
   *data = NULL;
   *len = 0;
   if (fd < 0) {
-    if (errno == ENOENT)
+    if (errno == ENOENT || errno == ENOTDIR)
       return cs_fail(err, CALSTORE_NOT_FOUND, 0, path, "%s does not exist", path);
     return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot open %s: %s", path,
                    strerror(errno));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || (e = FAULT("read")) != 0) {
-    e = errno;
+  if ((e = FAULT("read")) != 0 || fstat(fd, &st) != 0) {
+    e = e ? e : errno;
     close(fd);
     return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
   }
