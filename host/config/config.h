@@ -101,8 +101,11 @@ int calhost_config_defaults(calhost_config *cfg);
 int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t err_capacity);
 
 /* The default search: ./calhost.ini, then $XDG_CONFIG_HOME/calhost/calhost.ini
- * (or ~/.config/calhost/calhost.ini), then the installed config/calhost.ini.
- * Writes the first that exists into buf and returns 0; -1 when none does. */
+ * (or ~/.config/calhost/calhost.ini when XDG_CONFIG_HOME is unset or not
+ * absolute), then the installed ${datadir}/calhost/calhost.ini, then (only
+ * for programs running from the build tree) the source tree's
+ * config/calhost.ini. Writes the first that exists into buf and returns 0;
+ * -1 when none does, or when the first that exists does not fit in buf. */
 int calhost_config_find_default(char *buf, size_t capacity);
 
 /* Frees everything *cfg owns and zeroes it. NULL-safe. */
