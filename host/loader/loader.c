@@ -158,7 +158,11 @@ static int add_entry(cands *c, const char *path, calhost_plugin_origin origin,
     return 0;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return scan_dir(c, path, origin, 0, hooks);
-  return cands_add(c, path, origin);
+  if (stat(path, &st) != 0 && !has_suffix(path, calhost_module_suffix())) {
+    warn(hooks, "plugin directory %s: %s", path, strerror(errno)); /* a missing directory */
+    return 0;
+  }
+  return cands_add(c, path, origin); /* a file, listed even when missing: the user named it */
 }
 
 /* The directory of the running executable, or NULL. */

@@ -204,6 +204,10 @@ ENTRY_EXPORT calhost_status ENTRY_NAME(const calhost_negotiate_request *request,
 #ifdef BAD_CRASH_NEGOTIATE
   raise(SIGSEGV);
 #endif
+#ifdef BAD_HANG_NEGOTIATE
+  for (;;)
+    sleep(1);
+#endif
   (void)validate_policy;
   reply->plugin_abi_min = PLUGIN_ABI_MIN;
   reply->plugin_abi_max = PLUGIN_ABI_MAX;
