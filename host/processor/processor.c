@@ -267,12 +267,20 @@ size_t calhost_processor_describe(const calhost_processor_info *info, char *buf,
 
 /* ---- hwloc ------------------------------------------------------------------ */
 
+/* By level; unified / data before instruction; then larger before smaller,
+ * wider sharing before narrower. */
 static int cmp_cache(const void *a, const void *b) {
   const calhost_cache_level *x = a, *y = b;
+  int xi = x->kind == CALHOST_CACHE_INSTRUCTION, yi = y->kind == CALHOST_CACHE_INSTRUCTION;
   if (x->level != y->level)
     return x->level < y->level ? -1 : 1;
-  /* unified / data before instruction */
-  return (x->kind == CALHOST_CACHE_INSTRUCTION) - (y->kind == CALHOST_CACHE_INSTRUCTION);
+  if (xi != yi)
+    return xi - yi;
+  if (x->size != y->size)
+    return x->size > y->size ? -1 : 1;
+  if (x->pus_per_instance != y->pus_per_instance)
+    return x->pus_per_instance > y->pus_per_instance ? -1 : 1;
+  return 0;
 }
 
 static const char *info_of(hwloc_topology_t topo, hwloc_const_cpuset_t set, const char *name) {
@@ -335,30 +343,37 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   if (out->cores == 0)
     out->cores = out->pus;
 
+  /* One entry per cache type and distinct (size, sharing): a hybrid set
+   * (big and little cores with different L2s) lists each kind. */
   out->cache_count = 0;
   for (size_t t = 0; t < sizeof cache_types / sizeof cache_types[0]; t++) {
-    calhost_cache_level c;
-    int found = 0;
-    memset(&c, 0, sizeof c);
     obj = NULL;
     while ((obj = hwloc_get_next_obj_by_type(topo, cache_types[t], obj)) != NULL) {
+      calhost_cache_level c;
+      size_t k;
       if (!obj->cpuset || !hwloc_bitmap_intersects(obj->cpuset, set) || !obj->attr)
         continue;
-      if (!found) {
-        c.level = obj->attr->cache.depth;
-        c.kind = obj->attr->cache.type == HWLOC_OBJ_CACHE_DATA ? CALHOST_CACHE_DATA
-                 : obj->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION
-                     ? CALHOST_CACHE_INSTRUCTION
-                     : CALHOST_CACHE_UNIFIED;
-        c.size = obj->attr->cache.size;
-        c.line_size = obj->attr->cache.linesize;
-        c.pus_per_instance = (unsigned)hwloc_bitmap_weight(obj->cpuset);
-        found = 1;
+      memset(&c, 0, sizeof c);
+      c.level = obj->attr->cache.depth;
+      c.kind = obj->attr->cache.type == HWLOC_OBJ_CACHE_DATA          ? CALHOST_CACHE_DATA
+               : obj->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION ? CALHOST_CACHE_INSTRUCTION
+                                                                      : CALHOST_CACHE_UNIFIED;
+      c.size = obj->attr->cache.size;
+      c.line_size = obj->attr->cache.linesize;
+      c.pus_per_instance = (unsigned)hwloc_bitmap_weight(obj->cpuset);
+      for (k = 0; k < out->cache_count; k++) {
+        calhost_cache_level *e = &out->caches[k];
+        if (e->level == c.level && e->kind == c.kind && e->size == c.size &&
+            e->pus_per_instance == c.pus_per_instance)
+          break;
       }
-      c.instances++;
+      if (k == out->cache_count) {
+        if (out->cache_count == CALHOST_PROCESSOR_MAX_CACHES)
+          continue;
+        out->caches[out->cache_count++] = c;
+      }
+      out->caches[k].instances++;
     }
-    if (found && out->cache_count < CALHOST_PROCESSOR_MAX_CACHES)
-      out->caches[out->cache_count++] = c;
   }
   qsort(out->caches, out->cache_count, sizeof out->caches[0], cmp_cache);
 

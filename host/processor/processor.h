@@ -38,7 +38,11 @@
  *   count       = how many instances the target CPU set touches
  *   uint        = decimal; cores and PUs (hardware threads) in the set
  *
- * Caches are listed by level, then l1d before l1i. Example:
+ * Caches are listed by level, then l1d before l1i. A level whose instances
+ * in the set differ (hybrid processors: big cores with one L2 size, little
+ * cores with another) has one entry per distinct size and sharing, larger
+ * first, e.g. "l2=2097152/2/2;l2=4194304/4/1" sorted as
+ * "l2=4194304/4/1;l2=2097152/2/2". Example:
  *
  *   x86_64;vendor=GenuineIntel;model=Intel(R) Xeon(R) Processor;
  *   isa=sse4_2,avx,f16c,fma,avx2,avx512f,avx512dq,avx512cd,avx512bw,avx512vl;

@@ -18,7 +18,7 @@
 #include "processor/processor.h"
 
 /* A 1-package, 2-core, 2-PUs-per-core machine: L3 shared by all, one L2 and
- * one L1d per core. %llu: the L2 size. */
+ * one L1d per core. The two %llu: the L2 sizes of core 0 and core 1. */
 static const char xml_template[] =
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
@@ -72,12 +72,16 @@ static const char xml_template[] =
     " </object>\n"
     "</topology>\n";
 
-static char *make_xml(unsigned long long l2) {
+static char *make_xml2(unsigned long long l2_core0, unsigned long long l2_core1) {
   size_t cap = sizeof xml_template + 64;
   char *xml = malloc(cap);
   assert_non_null(xml);
-  snprintf(xml, cap, xml_template, l2, l2);
+  snprintf(xml, cap, xml_template, l2_core0, l2_core1);
   return xml;
+}
+
+static char *make_xml(unsigned long long l2) {
+  return make_xml2(l2, l2);
 }
 
 static void identify_xml(unsigned long long l2, const int *cpus, size_t n,
@@ -162,6 +166,21 @@ static void cpu_set_shapes_the_string(void **state) {
     assert_non_null(strstr(err, "7"));
   }
   assert_int_equal(calhost_processor_identify_xml("<not xml", NULL, 0, &a, err, sizeof err), -1);
+  free(xml);
+}
+
+static void hybrid_levels_list_each_kind(void **state) {
+  static const int core0[] = {0, 1};
+  calhost_processor_info info;
+  char err[128];
+  char *xml = make_xml2(1048576, 2097152);
+  (void)state;
+  assert_int_equal(calhost_processor_identify_xml(xml, NULL, 0, &info, err, sizeof err), 0);
+  assert_string_equal(after_isa(info.description),
+                      ";l1d=32768/2/2;l2=2097152/2/1;l2=1048576/2/1;l3=8388608/4/1;cores=2;pus=4");
+  assert_int_equal(calhost_processor_identify_xml(xml, core0, 2, &info, err, sizeof err), 0);
+  assert_string_equal(after_isa(info.description),
+                      ";l1d=32768/2/1;l2=1048576/2/1;l3=8388608/4/1;cores=1;pus=2");
   free(xml);
 }
 
@@ -291,6 +310,7 @@ int main(void) {
       cmocka_unit_test(same_topology_same_string),
       cmocka_unit_test(different_l2_size_different_string),
       cmocka_unit_test(cpu_set_shapes_the_string),
+      cmocka_unit_test(hybrid_levels_list_each_kind),
       cmocka_unit_test(describe_is_a_pure_function),
       cmocka_unit_test(text_fields_are_sanitized),
       cmocka_unit_test(this_machine_is_stable_across_calls),
