@@ -214,7 +214,8 @@ cs_set *cs_set_clone(const cs_set *set) {
   c->groups = set->group_cap ? calloc(set->group_cap, sizeof *c->groups) : NULL;
   if (!c->items || (set->tab_cap && !c->tab) || (set->group_cap && !c->groups))
     goto oom;
-  memcpy(c->items, set->items, set->n * sizeof *c->items);
+  if (set->n)
+    memcpy(c->items, set->items, set->n * sizeof *c->items);
   c->n = set->n;
   c->cap = set->cap ? set->cap : 1;
   c->live = set->live;
@@ -236,7 +237,8 @@ cs_set *cs_set_clone(const cs_set *set) {
     d->pos = malloc((g->cap ? g->cap : 1) * sizeof *d->pos);
     if (!d->backend || !d->op || !d->pos)
       goto oom;
-    memcpy(d->pos, g->pos, g->n * sizeof *d->pos);
+    if (g->n)
+      memcpy(d->pos, g->pos, g->n * sizeof *d->pos);
     d->n = g->n;
     d->cap = g->cap ? g->cap : 1;
     d->hash = g->hash;
