@@ -54,13 +54,15 @@ typedef struct calhost_config {
   char *source_path; /* the file read; NULL when only defaults */
 
   /* [store] */
-  char *store_path;        /* path = ...; NULL: the store's default path */
+  char *store_path;        /* path = ...; NULL: the store's default path;
+                              resolved like plugin_dirs */
   int persistence_enabled; /* persistence_enabled = true|false (default true) */
 
   /* [plugins] */
-  char **plugin_dirs;      /* directories = a:b (':'-separated, also ';' on Windows) */
+  char **plugin_dirs;      /* directories = a:b (':' or ','-separated; relative
+                              to the config file's dir; "~/" = $HOME) */
   size_t plugin_dir_count;
-  char **plugin_paths;     /* paths = explicit plugin files */
+  char **plugin_paths;     /* paths = explicit plugin files (same rules) */
   size_t plugin_path_count;
   char **enabled_backends; /* enabled = a,b (empty: all) */
   size_t enabled_count;
@@ -68,13 +70,14 @@ typedef struct calhost_config {
   size_t disabled_count;
 
   /* [calibration] */
-  int *cpus;               /* cpus = all | 0-3,6 ; NULL/0 = all */
+  int *cpus;               /* cpus = all | 0-3,6 ; NULL/0 = all; ascending, unique */
   size_t cpu_count;
   int cpus_all;
   uint32_t *thread_counts; /* threads = 1,2,max ; 0 stands for max */
   size_t thread_count_count;
   calhost_rigor rigor;     /* rigor = quick|measure|exhaustive */
-  double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin) */
+  double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin; 0: none;
+                                    suffixes s, m, h accepted) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
   double plugin_timeout_seconds; /* plugin_timeout = 120: child-process limit */
 
