@@ -110,6 +110,21 @@ static int over_budget(sweep *s) {
   return s->req->deadline > 0 && calhost_sweep_now() >= s->req->deadline;
 }
 
+/* A plugin call returned CALHOST_CANCELLED: the user's cancellation when the
+ * hook says so, else the plugin saw the time budget run out (its host
+ * services report the budget too): stop measuring, keep what was measured. */
+static void plugin_cancelled(sweep *s, entry *e) {
+  if (!cancelled(s) && !s->out->budget_exhausted) {
+    s->out->budget_exhausted = 1;
+    s->out->budget_after = s->out->tried;
+  }
+  e->state = ENTRY_PRUNED; /* incomplete: not a contender, not counted */
+}
+
+static int stopped(const sweep *s) {
+  return s->out->cancelled || s->out->budget_exhausted;
+}
+
 static char *dup_text(const char *t) {
   if (!t)
     return NULL;
@@ -234,9 +249,11 @@ static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) 
 static int ready_entry(sweep *s, entry *e, int first_round) {
   char why[640];
   calhost_status st = s->vt->prepare(s->session, e->policy, e->policy_length);
+  if (st == CALHOST_CANCELLED) {
+    plugin_cancelled(s, e);
+    return -1;
+  }
   if (st != CALHOST_OK) {
-    if (st == CALHOST_CANCELLED)
-      s->out->cancelled = 1;
     describe_failure(s, why, sizeof why, "prepare failed", st);
     add_rejection(s, e, why);
     return -1;
@@ -245,9 +262,11 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
     return 0;
   double t;
   st = timed_run(s, 1, &t);
+  if (st == CALHOST_CANCELLED) {
+    plugin_cancelled(s, e);
+    return -1;
+  }
   if (st != CALHOST_OK) {
-    if (st == CALHOST_CANCELLED)
-      s->out->cancelled = 1;
     describe_failure(s, why, sizeof why, "run failed", st);
     add_rejection(s, e, why);
     return -1;
@@ -284,13 +303,37 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
     }
     iters = (uint32_t)next;
     st = timed_run(s, iters, &t);
+    if (st == CALHOST_CANCELLED) {
+      plugin_cancelled(s, e);
+      return -1;
+    }
     if (st != CALHOST_OK) {
       describe_failure(s, why, sizeof why, "run failed", st);
       add_rejection(s, e, why);
       return -1;
     }
-    if (cancelled(s))
+    if (cancelled(s)) {
+      e->state = ENTRY_PRUNED;
       return -1;
+    }
+  }
+  /* Confirm: one preempted run can end sizing early; re-time and rescale. */
+  for (int confirm = 0; confirm < 3 && iters < (1u << 24); confirm++) {
+    st = timed_run(s, iters, &t);
+    if (st == CALHOST_CANCELLED) {
+      plugin_cancelled(s, e);
+      return -1;
+    }
+    if (st != CALHOST_OK) {
+      describe_failure(s, why, sizeof why, "run failed", st);
+      add_rejection(s, e, why);
+      return -1;
+    }
+    if (t >= min_t * 0.8)
+      break;
+    double grow = t > 0 ? min_t / t * 1.2 : 10.0;
+    double next = ceil((double)iters * (grow > 10.0 ? 10.0 : grow));
+    iters = next > (double)(1u << 24) ? (1u << 24) : (uint32_t)next;
   }
   e->iterations = iters;
   return 0;
@@ -301,6 +344,10 @@ static int take_samples(sweep *s, entry *e, uint32_t upto) {
   for (uint32_t w = 0; w < s->req->params.warmup_samples; w++) {
     double t;
     calhost_status st = timed_run(s, e->iterations, &t);
+    if (st == CALHOST_CANCELLED) {
+      plugin_cancelled(s, e);
+      return -1;
+    }
     if (st != CALHOST_OK) {
       describe_failure(s, why, sizeof why, "run failed", st);
       add_rejection(s, e, why);
@@ -308,13 +355,17 @@ static int take_samples(sweep *s, entry *e, uint32_t upto) {
     }
   }
   while (e->n < upto) {
-    if (cancelled(s))
+    if (cancelled(s)) {
+      e->state = ENTRY_PRUNED;
       return -1;
+    }
     double t;
     calhost_status st = timed_run(s, e->iterations, &t);
+    if (st == CALHOST_CANCELLED) {
+      plugin_cancelled(s, e);
+      return -1;
+    }
     if (st != CALHOST_OK) {
-      if (st == CALHOST_CANCELLED)
-        s->out->cancelled = 1;
       describe_failure(s, why, sizeof why, "run failed", st);
       add_rejection(s, e, why);
       return -1;
@@ -443,7 +494,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     }
     notify(&s, e, (uint32_t)i + 1, (uint32_t)ne);
     if (ready_entry(&s, e, 1) != 0 || take_samples(&s, e, is_default ? reps : first) != 0) {
-      if (out->cancelled)
+      if (stopped(&s))
         break;
       continue;
     }
@@ -507,7 +558,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     }
     notify(&s, e, (uint32_t)i + 1, (uint32_t)nact);
     if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, reps) != 0) {
-      if (out->cancelled)
+      if (stopped(&s))
         break;
       continue;
     }

@@ -45,18 +45,6 @@ void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
     out->repetitions = out->prune_after;
 }
 
-const char *calhost_rigor_name(calhost_rigor rigor) {
-  switch (rigor) {
-  case CALHOST_RIGOR_QUICK:
-    return "quick";
-  case CALHOST_RIGOR_MEASURE:
-    return "measure";
-  case CALHOST_RIGOR_EXHAUSTIVE:
-    return "exhaustive";
-  }
-  return "unknown";
-}
-
 int calhost_rigor_parse(const char *word, calhost_rigor *out) {
   static const calhost_rigor all[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
                                       CALHOST_RIGOR_EXHAUSTIVE};

@@ -36,8 +36,7 @@ typedef struct calhost_rigor_params {
 void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
                                calhost_rigor_params *out);
 
-/* Stable word for a rigor level ("quick", "measure", "exhaustive"). */
-const char *calhost_rigor_name(calhost_rigor rigor);
+/* (The word of a level is calhost_rigor_name, in config/config.h.) */
 
 /* Parses a rigor word; returns 0 and sets *out, or -1 for an unknown word. */
 int calhost_rigor_parse(const char *word, calhost_rigor *out);

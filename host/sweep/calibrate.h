@@ -1,0 +1,62 @@
+/*
+ * calibrate.h: `calhost calibrate` — the driver that runs every selected
+ * plugin's sweeps (each plugin in its own forked child, see isolate.h) over
+ * the configured workloads and targets, stores the winners in batches, and
+ * reports progress, a summary table or a JSON report.
+ *
+ * What is stored, per (plugin, workload, thread count) winner, as an exact
+ * calibrated profile, in this order: median_latency (us), spread (us, the
+ * MAD), cv, samples (count), candidates_tried, candidates_pruned,
+ * candidates_rejected (count), speedup_vs_default (x, when the backend has a
+ * default policy), load_average (1-minute, at the start of the run, when
+ * known), noisy and unchecked (flag, 0/1).
+ *
+ * The portable rule: each workload also gets a portable calibrated profile
+ * holding the winner of the smallest thread count calibrated for it in this
+ * run (the most conservative policy: it runs well on any machine with at
+ * least that many threads), with the same measurements plus source_threads.
+ * It is written when the portable key has no calibrated profile of the
+ * current implementation yet (from this machine or another), or with
+ * --force; otherwise the existing one is kept (so a fleet sharing a store
+ * keeps a stable portable profile until someone recalibrates on purpose).
+ *
+ * Durability: results are committed in one batch per workload (after every
+ * thread count of it is done), again when a child dies (its finished sweeps
+ * are kept) and on SIGINT/SIGTERM, which stop the run (exit 130 / 143).
+ * A rerun skips keys that already hold a calibrated profile of the current
+ * implementation, unless force is set.
+ * Internal to the host.
+ */
+#ifndef CALHOST_SWEEP_CALIBRATE_H
+#define CALHOST_SWEEP_CALIBRATE_H
+
+#include <stdio.h>
+
+#include "config/config.h"
+
+typedef struct calhost_calibrate_options {
+  const calhost_config *config; /* the effective configuration (flags applied) */
+  const char *store_path;       /* --store: overrides config's [store] path; may be NULL */
+  char *const *plugins;         /* --plugin filters (empty: every enabled plugin) */
+  size_t plugin_count;
+  char *const *workloads;       /* --workload filters (empty: every workload) */
+  size_t workload_count;
+  int force;                    /* --force: recalibrate keys that already have a profile */
+  int json;                     /* --json: print the full report as JSON on out */
+  int quiet;                    /* --quiet: no progress, no table (failures still on err) */
+  int progress;                 /* -1: bar when err is a terminal, else plain lines; 0: lines */
+  const char *rigor_origin;     /* where rigor came from, for the report (may be NULL) */
+  const char *threads_origin;   /* where threads came from (may be NULL) */
+  FILE *out;                    /* NULL: stdout */
+  FILE *err;                    /* NULL: stderr */
+} calhost_calibrate_options;
+
+/* Runs the calibration and returns the process exit status: 0 every sweep
+ * stored or skipped; 1 some plugin, workload or sweep failed (everything
+ * else was still stored, failures are listed); 2 an operational error
+ * (store unreadable, no targets, no plugin); 130 / 143 interrupted by
+ * SIGINT / SIGTERM (what finished was committed). Installs SIGINT and
+ * SIGTERM handlers for the duration of the call. */
+int calhost_calibrate(const calhost_calibrate_options *o);
+
+#endif /* CALHOST_SWEEP_CALIBRATE_H */

@@ -1,0 +1,63 @@
+/*
+ * records.h: the records a plugin's sweep child sends its parent (types and
+ * payloads, built on proto.h), and the encoding of a sweep result.
+ *
+ *   HELLO          s backend
+ *   CANDIDATE      u workload, u threads, u index, u ordinal, u total, s policy
+ *                  ("starting candidate X of workload W": sent before it runs)
+ *   RESULT         u workload, u threads, key, result   (a finished sweep)
+ *   SKIPPED        u workload, u threads, s reason, key (already calibrated,
+ *                  unsupported, budget)
+ *   FAILED         u workload, u threads, s message     (a sweep that chose nothing)
+ *   WORKLOAD_DONE  u workload                           (every thread count done)
+ *   PLUGIN_FAILED  s message                            (create failed, ...)
+ *   DONE           (nothing)                            (clean end)
+ *
+ * key = s model_digest, s processor, u thread_count, u n, n x (s name, s value)
+ * Internal to the host.
+ */
+#ifndef CALHOST_SWEEP_RECORDS_H
+#define CALHOST_SWEEP_RECORDS_H
+
+#include "measure.h"
+#include "proto.h"
+
+enum calhost_record_type {
+  CALHOST_REC_HELLO = 1,
+  CALHOST_REC_CANDIDATE = 2,
+  CALHOST_REC_RESULT = 3,
+  CALHOST_REC_SKIPPED = 4,
+  CALHOST_REC_FAILED = 5,
+  CALHOST_REC_WORKLOAD_DONE = 6,
+  CALHOST_REC_PLUGIN_FAILED = 7,
+  CALHOST_REC_DONE = 8,
+};
+
+/* At most this many rejections travel with a result (the count is exact). */
+#define CALHOST_RECORD_MAX_REJECTIONS 256
+
+/* A key as the plugin built it, owned (strings malloc'd). */
+typedef struct calhost_record_key {
+  char *model_digest;
+  char *processor;
+  uint32_t thread_count;
+  calhost_property *structure; /* names and values malloc'd */
+  size_t structure_count;
+} calhost_record_key;
+
+/* Appends a key (borrowed fields) to a frame being built. */
+void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest,
+                            const char *processor, uint32_t thread_count,
+                            const calhost_property *structure, size_t structure_count);
+/* Reads a key into *k (owned; free with calhost_record_key_free). Returns 0,
+ * or -1 on a malformed payload (c->failed) or allocation failure. */
+int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k);
+void calhost_record_key_free(calhost_record_key *k);
+
+/* Appends a sweep result (at most CALHOST_RECORD_MAX_REJECTIONS rejections). */
+void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result *r);
+/* Reads a result into *r (owned; free with calhost_sweep_result_free).
+ * Returns 0, or -1 on a malformed payload or allocation failure. */
+int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r);
+
+#endif /* CALHOST_SWEEP_RECORDS_H */

@@ -1,0 +1,344 @@
+/*
+ * report.c: what `calhost calibrate` prints: the progress bar (terminal) or
+ * plain progress lines, the summary table with the failures after it, and
+ * the full JSON report (--json).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run.h"
+
+static const char *kind_word(cal_kind k) {
+  switch (k) {
+  case CAL_PENDING:
+    return "pending";
+  case CAL_STORED:
+    return "stored";
+  case CAL_SKIPPED:
+    return "skipped";
+  case CAL_FAILED:
+    return "failed";
+  case CAL_NOT_STORED:
+    return "not_stored";
+  }
+  return "unknown";
+}
+
+void cal_progress(cal_run *r) {
+  if (!r->bar || !r->cur)
+    return;
+  const int width = 20;
+  size_t total = r->sweeps_total ? r->sweeps_total : 1;
+  int fill = (int)((double)r->sweeps_done / (double)total * width);
+  if (fill > width)
+    fill = width;
+  char bar[32];
+  for (int i = 0; i < width; i++)
+    bar[i] = i < fill ? '#' : ' ';
+  bar[width] = '\0';
+  fprintf(r->err, "\r\033[K[%s] %s %s t=%u candidate %u/%u", bar, r->cur->backend,
+          cal_workload_name(r, r->cur_workload), r->cur_threads, r->cur_ordinal, r->cur_total);
+  fflush(r->err);
+  r->bar_drawn = 1;
+}
+
+void cal_progress_line(cal_run *r, const cal_result *x) {
+  if (r->o->quiet || r->o->json)
+    return;
+  if (r->bar) {
+    cal_progress(r);
+    return;
+  }
+  fprintf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
+          x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
+  if (x->kind == CAL_PENDING || x->kind == CAL_STORED)
+    fprintf(r->err, "%s %.3f us\n", x->sweep.winner_policy, x->sweep.median_us);
+  else
+    fprintf(r->err, "%s: %s\n", kind_word(x->kind), x->message ? x->message : "");
+  fflush(r->err);
+}
+
+void cal_progress_end(cal_run *r) {
+  if (r->bar && r->bar_drawn) {
+    fprintf(r->err, "\r\033[K");
+    fflush(r->err);
+  }
+}
+
+void cal_print_summary(cal_run *r) {
+  FILE *o = r->out;
+  if (!r->o->quiet) {
+    size_t pw = 6, ww = 8, lw = 14;
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      size_t n = x->backend ? strlen(x->backend) : 1;
+      pw = n > pw ? n : pw;
+      n = strlen(cal_workload_name(r, x->workload));
+      ww = n > ww ? n : ww;
+      n = x->sweep.winner_policy ? strlen(x->sweep.winner_policy) : 1;
+      lw = n > lw ? (n > 48 ? 48 : n) : lw;
+    }
+    fprintf(o, "%-*s  %-*s  %7s  %-*s  %12s  %10s  %8s  %s\n", (int)pw, "plugin", (int)ww,
+            "workload", "threads", (int)lw, "winning policy", "median (us)", "spread", "speedup",
+            "status");
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      const char *name = cal_workload_name(r, x->workload);
+      if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED) {
+        char speed[32] = "-";
+        if (x->sweep.have_default && x->sweep.speedup > 0)
+          snprintf(speed, sizeof speed, "%.2fx", x->sweep.speedup);
+        char spread[32];
+        snprintf(spread, sizeof spread, "%.3f", x->sweep.mad_us);
+        fprintf(o, "%-*s  %-*s  %7u  %-*.*s  %12.3f  %10s  %8s  %s%s%s\n", (int)pw, x->backend,
+                (int)ww, name, x->threads, (int)lw, 48, x->sweep.winner_policy,
+                x->sweep.median_us, spread, speed, kind_word(x->kind),
+                x->sweep.noisy ? " (noisy)" : "", x->sweep.unchecked ? " (unchecked)" : "");
+      } else {
+        fprintf(o, "%-*s  %-*s  %7u  %-*s  %12s  %10s  %8s  %s: %s\n", (int)pw,
+                x->backend ? x->backend : "-", (int)ww, name, x->threads, (int)lw, "-", "-", "-",
+                "-", kind_word(x->kind), x->message ? x->message : "");
+      }
+    }
+    if (!r->result_count)
+      fprintf(o, "(no sweeps ran)\n");
+  }
+  FILE *f = r->o->quiet ? r->err : o;
+  if (r->failure_count) {
+    fprintf(f, "\nfailures:\n");
+    for (size_t i = 0; i < r->failure_count; i++) {
+      const cal_failure *x = &r->failures[i];
+      fprintf(f, "  %s", x->backend ? x->backend : "calhost");
+      if (x->workload)
+        fprintf(f, " workload %s t=%u", x->workload, x->threads);
+      fprintf(f, ": %s\n", x->message ? x->message : "failed");
+      if (x->output) {
+        char first[200];
+        snprintf(first, sizeof first, "%s", x->output);
+        char *nl = strchr(first, '\n');
+        if (nl)
+          *nl = '\0';
+        fprintf(f, "    plugin output began: %s\n", first);
+      }
+    }
+  }
+  if (!r->o->quiet) {
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      if (x->kind != CAL_FAILED || !x->sweep.rejection_count)
+        continue;
+      fprintf(o, "\n%s %s t=%u rejected candidates:\n", x->backend,
+              cal_workload_name(r, x->workload), x->threads);
+      for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++)
+        fprintf(o, "  %s: %s\n", x->sweep.rejections[j].policy ? x->sweep.rejections[j].policy : "?",
+                x->sweep.rejections[j].reason ? x->sweep.rejections[j].reason : "");
+    }
+    if (r->warning_count) {
+      fprintf(o, "\nwarnings:\n");
+      for (size_t i = 0; i < r->warning_count; i++)
+        fprintf(o, "  %s\n", r->warnings[i]);
+    }
+    fprintf(o, "\nrigor %s; store %s\n", r->rigor_name,
+            r->store ? calstore_path(r->store) : "-");
+  }
+  if (r->interrupted)
+    fprintf(r->err, "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
+            r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+static void js(FILE *o, const char *s) {
+  if (!s) {
+    fputs("null", o);
+    return;
+  }
+  fputc('"', o);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"':
+      fputs("\\\"", o);
+      break;
+    case '\\':
+      fputs("\\\\", o);
+      break;
+    case '\n':
+      fputs("\\n", o);
+      break;
+    case '\r':
+      fputs("\\r", o);
+      break;
+    case '\t':
+      fputs("\\t", o);
+      break;
+    default:
+      if (*p < 0x20 || *p == 0x7f)
+        fprintf(o, "\\u%04x", *p);
+      else
+        fputc(*p, o);
+    }
+  }
+  fputc('"', o);
+}
+
+static void jnum(FILE *o, double v) {
+  if (isfinite(v))
+    fprintf(o, "%.17g", v);
+  else
+    fputs("null", o);
+}
+
+static void json_result(cal_run *r, const cal_result *x, FILE *o) {
+  const calhost_sweep_result *s = &x->sweep;
+  fputs("{\"plugin\":", o);
+  js(o, x->backend);
+  fputs(",\"implementation\":", o);
+  js(o, x->implementation);
+  fputs(",\"workload\":", o);
+  js(o, cal_workload_name(r, x->workload));
+  fputs(",\"operator\":", o);
+  js(o, r->cfg->workloads[x->workload].operator_name);
+  fprintf(o, ",\"threads\":%u,\"status\":", x->threads);
+  js(o, kind_word(x->kind));
+  fputs(",\"message\":", o);
+  js(o, x->message);
+  fputs(",\"key\":", o);
+  if (x->key.processor) {
+    fputs("{\"model_digest\":", o);
+    js(o, x->key.model_digest);
+    fputs(",\"processor\":", o);
+    js(o, x->key.processor);
+    fprintf(o, ",\"thread_count\":%u,\"structure\":{", x->key.thread_count);
+    for (size_t i = 0; i < x->key.structure_count; i++) {
+      if (i)
+        fputc(',', o);
+      js(o, x->key.structure[i].name);
+      fputc(':', o);
+      js(o, x->key.structure[i].value);
+    }
+    fputs("}}", o);
+  } else {
+    fputs("null", o);
+  }
+  if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED || x->kind == CAL_FAILED ||
+      x->kind == CAL_PENDING) {
+    fputs(",\"winner\":", o);
+    js(o, s->winner_policy);
+    fputs(",\"winner_is_default\":", o);
+    fputs(s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false", o);
+    fputs(",\"measurements\":{\"median_latency_us\":", o);
+    jnum(o, s->median_us);
+    fputs(",\"spread_us\":", o);
+    jnum(o, s->mad_us);
+    fputs(",\"cv\":", o);
+    jnum(o, s->cv);
+    fputs(",\"min_latency_us\":", o);
+    jnum(o, s->min_us);
+    fprintf(o, ",\"samples\":%u,\"iterations_per_sample\":%u", s->samples, s->iterations);
+    fputs(",\"speedup_vs_default\":", o);
+    if (s->have_default && s->speedup > 0)
+      jnum(o, s->speedup);
+    else
+      fputs("null", o);
+    fputs(",\"default_median_latency_us\":", o);
+    if (s->have_default)
+      jnum(o, s->default_median_us);
+    else
+      fputs("null", o);
+    fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
+            s->unchecked ? "true" : "false", s->device_timed ? "true" : "false");
+    fprintf(o,
+            ",\"counts\":{\"candidates\":%u,\"planned\":%u,\"tried\":%u,\"pruned\":%u,"
+            "\"rejected\":%u},\"budget_exhausted\":%s",
+            s->candidate_count, s->planned, s->tried, s->pruned, s->rejected,
+            s->budget_exhausted ? "true" : "false");
+    fputs(",\"default_policy\":", o);
+    js(o, s->default_policy);
+    fputs(",\"rejected\":[", o);
+    for (size_t i = 0; i < s->rejection_count; i++) {
+      if (i)
+        fputc(',', o);
+      fputs("{\"policy\":", o);
+      js(o, s->rejections[i].policy);
+      fputs(",\"reason\":", o);
+      js(o, s->rejections[i].reason);
+      fputc('}', o);
+    }
+    fputc(']', o);
+    fprintf(o, ",\"portable_stored\":%s,\"portable_note\":", x->portable_stored ? "true" : "false");
+    js(o, x->portable_note);
+  }
+  fputc('}', o);
+}
+
+void cal_print_json(cal_run *r, int exit_status) {
+  FILE *o = r->out;
+  fputs("{\"rigor\":", o);
+  js(o, r->rigor_name);
+  fputs(",\"rigor_origin\":", o);
+  js(o, r->o->rigor_origin);
+  fputs(",\"threads_origin\":", o);
+  js(o, r->o->threads_origin);
+  fputs(",\"store\":", o);
+  js(o, r->store ? calstore_path(r->store) : NULL);
+  fputs(",\"force\":", o);
+  fputs(r->o->force ? "true" : "false", o);
+  fputs(",\"environment\":{\"processor\":", o);
+  js(o, r->targets.processor.description[0] ? r->targets.processor.description : NULL);
+  fputs(",\"governor\":", o);
+  js(o, r->env.governor[0] ? r->env.governor : NULL);
+  fputs(",\"load_average\":[", o);
+  for (int i = 0; i < 3; i++) {
+    if (i)
+      fputc(',', o);
+    if (r->env.load_average[i] >= 0)
+      jnum(o, r->env.load_average[i]);
+    else
+      fputs("null", o);
+  }
+  fprintf(o, "],\"online_cpus\":%u,\"target_cpus\":[", r->env.online_cpus);
+  for (size_t i = 0; i < r->targets.cpu_count; i++)
+    fprintf(o, "%s%d", i ? "," : "", r->targets.cpus[i]);
+  fputs("],\"thread_counts\":[", o);
+  for (size_t i = 0; i < r->targets.count; i++)
+    fprintf(o, "%s%u", i ? "," : "", r->targets.items[i].thread_count);
+  fputs("]},\"results\":[", o);
+  for (size_t i = 0; i < r->result_count; i++) {
+    if (i)
+      fputc(',', o);
+    json_result(r, &r->results[i], o);
+  }
+  fputs("],\"failures\":[", o);
+  for (size_t i = 0; i < r->failure_count; i++) {
+    const cal_failure *f = &r->failures[i];
+    if (i)
+      fputc(',', o);
+    fputs("{\"plugin\":", o);
+    js(o, f->backend);
+    fputs(",\"workload\":", o);
+    js(o, f->workload);
+    fputs(",\"threads\":", o);
+    if (f->workload)
+      fprintf(o, "%u", f->threads);
+    else
+      fputs("null", o);
+    fputs(",\"candidate\":", o);
+    js(o, f->candidate);
+    fputs(",\"message\":", o);
+    js(o, f->message);
+    fputs(",\"output\":", o);
+    js(o, f->output);
+    fputc('}', o);
+  }
+  fputs("],\"warnings\":[", o);
+  for (size_t i = 0; i < r->warning_count; i++) {
+    if (i)
+      fputc(',', o);
+    js(o, r->warnings[i]);
+  }
+  fprintf(o, "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
+          exit_status);
+  jnum(o, calhost_sweep_now() - r->started);
+  fputs("}\n", o);
+}

@@ -1,0 +1,111 @@
+/*
+ * run.h: the state of one `calhost calibrate` run shared by the driver
+ * (calibrate.c) and its output (report.c): the results of every sweep, the
+ * failures with where they happened, warnings and the environment.
+ * Internal to the sweep part.
+ */
+#ifndef CALHOST_SWEEP_RUN_H
+#define CALHOST_SWEEP_RUN_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "calhost/calstore.h"
+#include "calibrate.h"
+#include "loader/loader.h"
+#include "measure.h"
+#include "processor/processor.h"
+#include "records.h"
+
+typedef enum cal_kind {
+  CAL_PENDING = 0,    /* measured, not yet committed */
+  CAL_STORED = 1,     /* committed to the store */
+  CAL_SKIPPED = 2,    /* already calibrated / not applicable */
+  CAL_FAILED = 3,     /* the sweep chose nothing */
+  CAL_NOT_STORED = 4, /* measured, but the store refused it */
+} cal_kind;
+
+/* One sweep: plugin x workload x thread count. */
+typedef struct cal_result {
+  char *backend;
+  char *implementation;
+  size_t workload; /* index into config->workloads */
+  uint32_t threads;
+  cal_kind kind;
+  char *message;   /* skip reason, failure, store error */
+  calhost_record_key key;
+  calhost_sweep_result sweep;
+  int portable_stored; /* this winner also became the portable profile */
+  char *portable_note; /* why the portable profile was not written, or NULL */
+} cal_result;
+
+/* A failure of a plugin (or of a sweep inside it, with where it died). */
+typedef struct cal_failure {
+  char *backend;   /* NULL: not a plugin's failure */
+  char *workload;  /* NULL: outside any workload */
+  uint32_t threads;
+  char *candidate; /* the candidate in progress, or NULL */
+  char *message;
+  char *output;    /* the first bytes the plugin printed, or NULL */
+} cal_failure;
+
+typedef struct cal_run {
+  const calhost_calibrate_options *o;
+  const calhost_config *cfg;
+  FILE *out, *err;
+  calstore *store;
+  calhost_target_list targets;
+  calhost_processor_environment env;
+  calhost_plugin_list plugins;
+  calhost_rigor_params params;
+  size_t *workloads; /* selected workload indices */
+  size_t workload_count;
+
+  cal_result *results;
+  size_t result_count;
+  cal_failure *failures;
+  size_t failure_count;
+  char **warnings;
+  size_t warning_count;
+
+  /* the plugin being calibrated */
+  calhost_plugin *cur;
+  calhost_plugin_instance *validator; /* parent-side instance for validate_policy */
+  int validator_failed;
+  int cur_in_workload;
+  size_t cur_workload;
+  uint32_t cur_threads;
+  char *cur_candidate;
+  uint32_t cur_ordinal, cur_total;
+  /* exact keys already calibrated (for skipping), built before each fork */
+  calhost_record_key *have;
+  char **have_ops;
+  size_t have_count;
+  /* child only */
+  double child_deadline;
+
+  /* progress */
+  int bar;             /* draw a bar on err */
+  int bar_drawn;
+  size_t sweeps_total, sweeps_done;
+  int interrupted;     /* the signal that stopped the run, 0 when none */
+  double started;
+  char rigor_name[16];
+} cal_run;
+
+/* Records a warning (printf-style); kept for the report. */
+void cal_warn(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Progress: update the bar / print a plain line; end the bar line. */
+void cal_progress(cal_run *r);
+void cal_progress_line(cal_run *r, const cal_result *res);
+void cal_progress_end(cal_run *r);
+
+/* The summary table and failures (human), or the JSON report, on r->out. */
+void cal_print_summary(cal_run *r);
+void cal_print_json(cal_run *r, int exit_status);
+
+/* The name of a result's workload. */
+const char *cal_workload_name(const cal_run *r, size_t index);
+
+#endif /* CALHOST_SWEEP_RUN_H */
