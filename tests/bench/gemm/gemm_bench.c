@@ -1,0 +1,660 @@
+/*
+ * gemm_bench.c: gemm-bench, the figures of the MatMul backends. Loads the
+ * built cpu_gemm and openblas plugins through dlopen and drives their
+ * vtables like the host does: for each shape and thread count it measures
+ * the untuned default, finds the calibrated winner with its own two-stage
+ * search (every candidate checked against the reference, then timed once;
+ * the best few re-timed, median of repeats), and re-times default, winner
+ * and OpenBLAS side by side (interleaved samples, median). With the host's
+ * sweep engine linked it also runs `measure` and `exhaustive` sweeps to give
+ * regret_pct and sweep_time_ratio. Prints key=value lines and a table.
+ *
+ *   gemm-bench [--quick] [--no-regret] [--plugin-dir DIR] [--fma-units N]
+ */
+#define _GNU_SOURCE
+#include <calhost/plugin.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef CALHOST_BENCH_HAVE_SWEEP
+#include "sweep/measure.h"
+#include "sweep/plan.h"
+#endif
+
+/* ---- options and a minimal host ----------------------------------------- */
+
+static struct {
+  int quick;
+  int regret;
+  int fma_units;
+  char plugin_dir[PATH_MAX];
+} opt = {0, 1, 2, ""};
+
+static char plugin_error[512];
+
+static void h_log(void *c, calhost_log_level l, const char *m) {
+  (void)c;
+  (void)l;
+  (void)m;
+}
+static void h_set_error(void *c, const char *m) {
+  (void)c;
+  snprintf(plugin_error, sizeof plugin_error, "%s", m);
+}
+static int h_cancelled(void *c) {
+  (void)c;
+  return 0;
+}
+static void h_progress(void *c, double f, const char *w) {
+  (void)c;
+  (void)f;
+  (void)w;
+}
+static void *h_alloc(void *c, size_t size, size_t align) {
+  void *p = NULL;
+  (void)c;
+  return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+static void h_free(void *c, void *p) {
+  (void)c;
+  free(p);
+}
+static const calhost_host_services host = {
+    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
+    NULL, h_log, h_set_error, h_cancelled, h_progress, h_alloc, h_free};
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "gemm-bench: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "%s%s\n", plugin_error[0] ? ": " : "", plugin_error);
+  va_end(ap);
+  exit(1);
+}
+
+/* ---- plugins ------------------------------------------------------------- */
+
+typedef struct plugin {
+  void *dl;
+  const calhost_plugin_vtable *vt;
+  uint32_t abi;
+  calhost_plugin_instance *inst;
+} plugin;
+
+static int plugin_load(const char *name, plugin *p) {
+  char path[PATH_MAX + 64];
+  calhost_negotiate_fn fn;
+  calhost_negotiate_request req = {{CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, 1, &host};
+  calhost_negotiate_reply rep;
+  memset(p, 0, sizeof *p);
+  snprintf(path, sizeof path, "%s/%s.so", opt.plugin_dir, name);
+  p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!p->dl)
+    return -1;
+  fn = (calhost_negotiate_fn)dlsym(p->dl, CALHOST_PLUGIN_ENTRY_POINT);
+  memset(&rep, 0, sizeof rep);
+  rep.header = (calhost_struct_header){CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep};
+  if (!fn || fn(&req, &rep) != CALHOST_OK)
+    return -1;
+  p->vt = rep.vtable;
+  p->abi = rep.chosen_abi_version;
+  if (!p->vt || p->vt->create(&host, NULL, 0, &p->inst) != CALHOST_OK)
+    return -1;
+  return 0;
+}
+
+static int cpu_list[] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+static void pin_to(unsigned threads) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (unsigned i = 0; i < threads; i++)
+    CPU_SET(cpu_list[i], &set);
+  (void)sched_setaffinity(0, sizeof set, &set);
+}
+
+static calhost_target make_target(unsigned threads, const char *processor) {
+  calhost_target t;
+  memset(&t, 0, sizeof t);
+  t.header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof t};
+  t.processor = processor;
+  t.thread_count = threads;
+  t.cpus = cpu_list;
+  t.cpu_count = threads;
+  t.features = NULL; /* the plugin asks the processor */
+  return t;
+}
+
+static calhost_workload make_workload(const int64_t *shape) {
+  calhost_workload w;
+  memset(&w, 0, sizeof w);
+  w.header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof w};
+  w.name = "bench";
+  w.operator_name = "MatMul";
+  w.dtype = "float32";
+  w.shape = shape;
+  w.shape_rank = 3;
+  w.model_digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+  return w;
+}
+
+/* ---- timing -------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Prepares policy, runs it once and checks it. Returns 0 or -1 (reason in
+ * plugin_error). */
+static int prepare_checked(plugin *p, calhost_session *s, const char *policy) {
+  char err[256];
+  calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1.0};
+  plugin_error[0] = '\0';
+  if (p->vt->prepare(s, policy, strlen(policy)) != CALHOST_OK)
+    return -1;
+  if (p->vt->run(s, 1, &rr) != CALHOST_OK)
+    return -1;
+  if (p->vt->check && p->vt->check(s, err, sizeof err) != CALHOST_OK) {
+    snprintf(plugin_error, sizeof plugin_error, "check failed: %s", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Iterations so that one sample lasts at least min_s. */
+static uint32_t size_sample(plugin *p, calhost_session *s, double min_s) {
+  uint32_t it = 1;
+  calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1.0};
+  for (;;) {
+    double t = now();
+    p->vt->run(s, it, &rr);
+    t = now() - t;
+    if (t >= min_s || it >= (1u << 24))
+      return it;
+    it = t <= 0 ? it * 16 : (uint32_t)fmin((double)it * 16, ceil((double)it * min_s * 1.2 / t));
+  }
+}
+
+/* Seconds per iteration of one sample of `it` iterations of what is prepared. */
+static double sample(plugin *p, calhost_session *s, uint32_t it) {
+  calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1.0};
+  double t = now();
+  p->vt->run(s, it, &rr);
+  return (now() - t) / it;
+}
+
+/* A contender re-timed side by side with others: its plugin, session and
+ * policy; the median seconds per iteration land in sec. */
+typedef struct contender {
+  plugin *p;
+  calhost_session *s;
+  char policy[256];
+  uint32_t it;
+  double sec;
+} contender;
+
+/* Interleaved samples: for each repeat every contender is prepared and
+ * sampled in turn, so slow drifts of the machine hit them all alike. */
+static void side_by_side(contender *c, size_t n, int reps, double min_s) {
+  double *v = calloc((size_t)reps * n, sizeof *v);
+  if (!v)
+    die("out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (prepare_checked(c[i].p, c[i].s, c[i].policy) != 0)
+      die("%s '%s' refused", c[i].p->vt->backend_name, c[i].policy);
+    c[i].it = size_sample(c[i].p, c[i].s, min_s);
+  }
+  for (int r = 0; r < reps; r++)
+    for (size_t i = 0; i < n; i++) {
+      c[i].p->vt->prepare(c[i].s, c[i].policy, strlen(c[i].policy));
+      if (r == 0)
+        (void)sample(c[i].p, c[i].s, c[i].it); /* warm-up after the switch */
+      v[(size_t)r * n + i] = sample(c[i].p, c[i].s, c[i].it);
+    }
+  for (size_t i = 0; i < n; i++) {
+    double *col = calloc((size_t)reps, sizeof *col);
+    for (int r = 0; r < reps; r++)
+      col[r] = v[(size_t)r * n + i];
+    c[i].sec = median(col, (size_t)reps);
+    free(col);
+  }
+  free(v);
+}
+
+typedef struct scored {
+  uint32_t index;
+  double sec;
+} scored;
+
+static int cmp_scored(const void *a, const void *b) {
+  return cmp_double(&((const scored *)a)->sec, &((const scored *)b)->sec);
+}
+
+/* The bench's own search: every candidate (every 4th with --quick) checked
+ * then timed once; the best `keep` re-timed with a median of reps. Writes
+ * the winner's policy. Returns candidates tried; *rejected counts failures. */
+static uint32_t search(plugin *p, calhost_session *s, double min_s, int reps, char *winner,
+                       size_t cap, uint32_t *rejected) {
+  uint32_t count = 0, n = 0, stride = opt.quick ? 4 : 1;
+  scored *sc;
+  const size_t keep = 6;
+  char policy[256];
+  size_t len;
+  p->vt->candidate_count(s, &count);
+  sc = calloc(count, sizeof *sc);
+  if (!sc)
+    die("out of memory");
+  *rejected = 0;
+  for (uint32_t i = 0; i < count; i += stride) {
+    if (p->vt->serialize_candidate(s, i, policy, sizeof policy, &len) != CALHOST_OK)
+      continue;
+    if (prepare_checked(p, s, policy) != 0) {
+      (*rejected)++;
+      continue;
+    }
+    sc[n].index = i;
+    sc[n].sec = sample(p, s, size_sample(p, s, min_s / 2));
+    n++;
+  }
+  if (n == 0)
+    die("%s: no candidate passed its check", p->vt->backend_name);
+  qsort(sc, n, sizeof *sc, cmp_scored);
+  for (size_t j = 0; j < n && j < keep; j++) {
+    double v[32];
+    uint32_t it;
+    p->vt->serialize_candidate(s, sc[j].index, policy, sizeof policy, &len);
+    p->vt->prepare(s, policy, len);
+    it = size_sample(p, s, min_s);
+    for (int r = 0; r < reps && r < 32; r++)
+      v[r] = sample(p, s, it);
+    sc[j].sec = median(v, (size_t)(reps < 32 ? reps : 32));
+  }
+  qsort(sc, n < keep ? n : keep, sizeof *sc, cmp_scored);
+  p->vt->serialize_candidate(s, sc[0].index, winner, cap, &len);
+  free(sc);
+  return n + *rejected;
+}
+
+/* ---- the machine --------------------------------------------------------- */
+
+typedef struct machine {
+  char model[128];
+  double mhz;        /* the frequency assumed for the peak */
+  const char *mhz_from;
+  int lanes;         /* float32 lanes of the widest vector unit */
+  const char *isa;
+  double peak_core;  /* GFLOP/s per core */
+} machine;
+
+static void read_machine(machine *m) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[4096];
+  int avx512 = 0, avx2 = 0, fma = 0;
+  memset(m, 0, sizeof *m);
+  snprintf(m->model, sizeof m->model, "unknown");
+  while (f && fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "model name", 10) && strchr(line, ':') && !strcmp(m->model, "unknown")) {
+      snprintf(m->model, sizeof m->model, "%s", strchr(line, ':') + 2);
+      m->model[strcspn(m->model, "\n")] = '\0';
+    } else if (!strncmp(line, "cpu MHz", 7) && strchr(line, ':') && m->mhz == 0) {
+      m->mhz = atof(strchr(line, ':') + 1);
+      m->mhz_from = "/proc/cpuinfo cpu MHz";
+    } else if (!strncmp(line, "flags", 5) && !avx2) {
+      avx512 = strstr(line, " avx512f") != NULL;
+      avx2 = strstr(line, " avx2") != NULL;
+      fma = strstr(line, " fma") != NULL;
+    }
+  }
+  if (f)
+    fclose(f);
+  f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+  if (f) {
+    long khz = 0;
+    if (fscanf(f, "%ld", &khz) == 1 && khz > 0) {
+      m->mhz = (double)khz / 1000.0;
+      m->mhz_from = "cpufreq cpuinfo_max_freq";
+    }
+    fclose(f);
+  }
+  m->lanes = avx512 ? 16 : (avx2 && fma) ? 8 : 4;
+  m->isa = avx512 ? "avx512" : (avx2 && fma) ? "avx2+fma" : "sse";
+  m->peak_core = (double)m->lanes * opt.fma_units * 2.0 * m->mhz / 1000.0;
+  if (!(avx2 && fma) && !avx512)
+    m->peak_core /= 2.0; /* no FMA: a mul and an add per lane and cycle, counted once each */
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+typedef struct result {
+  int64_t shape[3];
+  unsigned threads;
+  unsigned used_threads;
+  double gf_default, gf_isa_default, gf_winner, gf_openblas, gf_openblas_1t, gf_openblas_best;
+  char winner[160];
+  char openblas_best[32];
+  uint32_t tried, rejected;
+  double gain, gain_isa;
+} result;
+
+static double gflops(const int64_t *s, double sec) {
+  return 2.0 * (double)s[0] * (double)s[1] * (double)s[2] / sec / 1e9;
+}
+
+/* The best-ISA kernel with the default's blocking: the default a backend
+ * with run-time ISA dispatch but no tuning would ship. */
+static const char *isa_default_policy(const machine *m) {
+  if (m->lanes == 16)
+    return "kernel=avx512_8x32;mc=64;nc=512;kc=128;split=n";
+  if (m->lanes == 8)
+    return "kernel=avx2_8x8;mc=64;nc=512;kc=128;split=n";
+  return "kernel=gen_4x8;mc=64;nc=512;kc=128;split=n";
+}
+
+static void bench_one(plugin *cg, plugin *ob, const machine *m, const int64_t *shape,
+                      unsigned threads, result *r) {
+  calhost_workload w = make_workload(shape);
+  calhost_target t = make_target(threads, m->model);
+  calhost_built_key key;
+  calhost_session *s = NULL, *so = NULL;
+  double min_s = opt.quick ? 0.004 : 0.01;
+  int reps = opt.quick ? 5 : 9;
+  contender c[6];
+  size_t n = 0, len;
+  memset(r, 0, sizeof *r);
+  memcpy(r->shape, shape, sizeof r->shape);
+  r->threads = threads;
+  pin_to(threads);
+  if (cg->vt->build_key(cg->inst, &w, &t, &key) != CALHOST_OK)
+    die("build_key");
+  r->used_threads = key.thread_count;
+  if (cg->vt->open_session(cg->inst, &w, &t, &s) != CALHOST_OK)
+    die("open_session");
+  r->tried = search(cg, s, min_s, reps, r->winner, sizeof r->winner, &r->rejected);
+  memset(c, 0, sizeof c);
+  c[n].p = cg;
+  c[n].s = s;
+  cg->vt->default_policy(s, c[n].policy, sizeof c[n].policy, &len);
+  n++;
+  c[n].p = cg;
+  c[n].s = s;
+  snprintf(c[n].policy, sizeof c[n].policy, "%s", isa_default_policy(m));
+  n++;
+  c[n].p = cg;
+  c[n].s = s;
+  snprintf(c[n].policy, sizeof c[n].policy, "%s", r->winner);
+  n++;
+  if (ob->vt) {
+    if (ob->vt->open_session(ob->inst, &w, &t, &so) != CALHOST_OK)
+      die("openblas open_session");
+    c[n].p = ob;
+    c[n].s = so;
+    ob->vt->default_policy(so, c[n].policy, sizeof c[n].policy, &len); /* threads=T */
+    n++;
+    if (threads > 1) {
+      c[n].p = ob;
+      c[n].s = so;
+      snprintf(c[n].policy, sizeof c[n].policy, "threads=1");
+      n++;
+    }
+  }
+  side_by_side(c, n, reps, min_s);
+  r->gf_default = gflops(shape, c[0].sec);
+  r->gf_isa_default = gflops(shape, c[1].sec);
+  r->gf_winner = gflops(shape, c[2].sec);
+  r->gain = c[0].sec / c[2].sec;
+  r->gain_isa = c[1].sec / c[2].sec;
+  if (ob->vt) {
+    r->gf_openblas = gflops(shape, c[3].sec);
+    r->gf_openblas_1t = threads > 1 ? gflops(shape, c[4].sec) : r->gf_openblas;
+    r->gf_openblas_best = fmax(r->gf_openblas, r->gf_openblas_1t);
+    snprintf(r->openblas_best, sizeof r->openblas_best, "threads=%u",
+             r->gf_openblas >= r->gf_openblas_1t ? threads : 1);
+    ob->vt->close_session(so);
+  }
+  cg->vt->close_session(s);
+}
+
+#ifdef CALHOST_BENCH_HAVE_SWEEP
+/* regret: the measure sweep's winner vs the exhaustive sweep's, re-timed
+ * side by side; sweep_time_ratio: measure's wall time over exhaustive's. */
+static void regret_one(plugin *cg, const machine *m, const int64_t *shape, double *regret_pct,
+                       double *time_ratio) {
+  calhost_workload w = make_workload(shape);
+  calhost_target t = make_target(1, m->model);
+  calhost_sweep_request req;
+  calhost_sweep_result rm, rx;
+  double t_m, t_x;
+  calhost_session *s = NULL;
+  contender c[2];
+  pin_to(1);
+  memset(&req, 0, sizeof req);
+  req.vtable = cg->vt;
+  req.abi_version = 1;
+  req.instance = cg->inst;
+  req.workload = &w;
+  req.target = &t;
+  calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &req.params);
+  t_m = now();
+  if (calhost_sweep_run(&req, &rm) != 0)
+    die("measure sweep failed: %s", rm.error);
+  t_m = now() - t_m;
+  calhost_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 0, &req.params);
+  t_x = now();
+  if (calhost_sweep_run(&req, &rx) != 0)
+    die("exhaustive sweep failed: %s", rx.error);
+  t_x = now() - t_x;
+  if (cg->vt->open_session(cg->inst, &w, &t, &s) != CALHOST_OK)
+    die("open_session");
+  memset(c, 0, sizeof c);
+  c[0].p = c[1].p = cg;
+  c[0].s = c[1].s = s;
+  snprintf(c[0].policy, sizeof c[0].policy, "%s", rm.winner_policy);
+  snprintf(c[1].policy, sizeof c[1].policy, "%s", rx.winner_policy);
+  side_by_side(c, 2, opt.quick ? 7 : 15, 0.01);
+  *regret_pct = (c[0].sec / c[1].sec - 1.0) * 100.0;
+  *time_ratio = t_m / t_x;
+  printf("regret shape=%lldx%lldx%lld threads=1 measure_winner=%s exhaustive_winner=%s "
+         "measure_sweep_s=%.2f exhaustive_sweep_s=%.2f measure_tried=%u measure_pruned=%u "
+         "regret_pct=%.2f sweep_time_ratio=%.3f\n",
+         (long long)shape[0], (long long)shape[1], (long long)shape[2], rm.winner_policy,
+         rx.winner_policy, t_m, t_x, rm.tried, rm.pruned, *regret_pct, *time_ratio);
+  fflush(stdout);
+  cg->vt->close_session(s);
+  calhost_sweep_result_free(&rm);
+  calhost_sweep_result_free(&rx);
+}
+#endif
+
+/* openblas_single_below: the smallest square size from which OpenBLAS on
+ * two threads beats one thread at every larger size measured. */
+static void openblas_threshold(plugin *ob, const machine *m) {
+  static const int64_t sizes[] = {16, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+  const size_t ns = sizeof sizes / sizeof sizes[0];
+  double ratio[sizeof sizes / sizeof sizes[0]];
+  int64_t below = 0;
+  pin_to(2);
+  for (size_t i = 0; i < ns; i++) {
+    int64_t shape[3] = {sizes[i], sizes[i], sizes[i]};
+    calhost_workload w = make_workload(shape);
+    calhost_target t = make_target(2, m->model);
+    calhost_session *s = NULL;
+    contender c[2];
+    if (ob->vt->open_session(ob->inst, &w, &t, &s) != CALHOST_OK)
+      die("openblas open_session");
+    memset(c, 0, sizeof c);
+    c[0].p = c[1].p = ob;
+    c[0].s = c[1].s = s;
+    snprintf(c[0].policy, sizeof c[0].policy, "threads=1");
+    snprintf(c[1].policy, sizeof c[1].policy, "threads=2");
+    side_by_side(c, 2, opt.quick ? 5 : 9, 0.005);
+    ratio[i] = c[0].sec / c[1].sec; /* > 1: two threads faster */
+    ob->vt->close_session(s);
+  }
+  for (size_t i = ns; i-- > 0;) {
+    if (ratio[i] <= 1.0)
+      break;
+    below = sizes[i];
+  }
+  printf("openblas_speedup_2t_vs_1t=");
+  for (size_t i = 0; i < ns; i++)
+    printf("%s%lld:%.2f", i ? "," : "", (long long)sizes[i], ratio[i]);
+  printf("\nopenblas_single_below=%lld (square size from which 2 threads win; 0: never)\n",
+         (long long)below);
+}
+
+static int cmp_result_gain(const void *a, const void *b) {
+  return cmp_double(&((const result *)a)->gain, &((const result *)b)->gain);
+}
+
+int main(int argc, char **argv) {
+  static const int64_t shapes[][3] = {{32, 32, 32},     {48, 48, 48},    {64, 64, 64},
+                                      {256, 256, 256},  {512, 512, 512}, {1024, 1024, 1024},
+                                      {2048, 64, 512},  {64, 2048, 512}};
+  const size_t nshapes = sizeof shapes / sizeof shapes[0];
+  result res[2 * sizeof shapes / sizeof shapes[0]];
+  size_t nres = 0;
+  plugin cg, ob;
+  machine m;
+  double pct_of_openblas = -1, t0 = now();
+  unsigned max_threads = (unsigned)sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick"))
+      opt.quick = 1;
+    else if (!strcmp(argv[i], "--no-regret"))
+      opt.regret = 0;
+    else if (!strcmp(argv[i], "--plugin-dir") && i + 1 < argc)
+      snprintf(opt.plugin_dir, sizeof opt.plugin_dir, "%s", argv[++i]);
+    else if (!strcmp(argv[i], "--fma-units") && i + 1 < argc)
+      opt.fma_units = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: gemm-bench [--quick] [--no-regret] [--plugin-dir DIR] [--fma-units N]\n");
+      return 2;
+    }
+  }
+  if (!opt.plugin_dir[0]) {
+    const char *b = getenv("CALHOST_BUILD_DIR");
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (b)
+      snprintf(opt.plugin_dir, sizeof opt.plugin_dir, "%s/lib/calhost/plugins", b);
+    else if (k > 0) {
+      exe[k] = '\0';
+      snprintf(opt.plugin_dir, sizeof opt.plugin_dir, "%s/../lib/calhost/plugins", dirname(exe));
+    }
+  }
+  for (unsigned i = 0; i < sizeof cpu_list / sizeof cpu_list[0]; i++)
+    cpu_list[i] = (int)i;
+  read_machine(&m);
+  if (plugin_load("cpu_gemm", &cg) != 0)
+    die("cannot load %s/cpu_gemm.so (%s)", opt.plugin_dir, dlerror() ? dlerror() : "negotiation");
+  if (plugin_load("openblas", &ob) != 0) {
+    fprintf(stderr, "gemm-bench: openblas plugin not available; OpenBLAS figures skipped\n");
+    memset(&ob, 0, sizeof ob);
+  }
+
+  printf("machine=%s\n", m.model);
+  printf("isa=%s lanes=%d fma_units=%d (assumed) freq_mhz=%.0f (from %s)\n", m.isa, m.lanes,
+         opt.fma_units, m.mhz, m.mhz_from ? m.mhz_from : "nowhere");
+  printf("peak_sp_gflops_per_core=%.1f (= %d lanes x %d FMA units x 2 flops x %.2f GHz; "
+         "turbo and AVX-512 frequency licences ignored)\n",
+         m.peak_core, m.lanes, opt.fma_units, m.mhz / 1000.0);
+  printf("mode=%s\n", opt.quick ? "quick" : "full");
+  fflush(stdout);
+
+  for (unsigned threads = 1; threads <= max_threads; threads++)
+    for (size_t i = 0; i < nshapes; i++) {
+      result *r = &res[nres++];
+      double peak = m.peak_core * threads;
+      bench_one(&cg, &ob, &m, shapes[i], threads, r);
+      printf("shape=%lldx%lldx%lld threads=%u used_threads=%u default_gflops=%.1f "
+             "isa_default_gflops=%.1f calibrated_gflops=%.1f openblas_gflops=%.1f "
+             "default_pct_peak=%.1f calibrated_pct_peak=%.1f openblas_pct_peak=%.1f "
+             "gain_vs_default=%.2f gain_vs_isa_default=%.2f candidates_tried=%u rejected=%u "
+             "winner=%s openblas_best=%s\n",
+             (long long)r->shape[0], (long long)r->shape[1], (long long)r->shape[2], threads,
+             r->used_threads, r->gf_default, r->gf_isa_default, r->gf_winner, r->gf_openblas,
+             100 * r->gf_default / peak, 100 * r->gf_winner / peak, 100 * r->gf_openblas / peak,
+             r->gain, r->gain_isa, r->tried, r->rejected, r->winner,
+             r->openblas_best[0] ? r->openblas_best : "n/a");
+      fflush(stdout);
+      if (threads == 1 && r->shape[0] == 1024 && r->shape[1] == 1024 && r->gf_openblas > 0)
+        pct_of_openblas = 100.0 * r->gf_winner / r->gf_openblas;
+    }
+
+  printf("\n%-16s %3s %9s %9s %9s %9s %7s %7s %6s  %s\n", "shape", "thr", "default", "isa_def",
+         "calib", "openblas", "gain", "gain_isa", "%peak", "winner");
+  for (size_t i = 0; i < nres; i++) {
+    char sh[32];
+    snprintf(sh, sizeof sh, "%lldx%lldx%lld", (long long)res[i].shape[0],
+             (long long)res[i].shape[1], (long long)res[i].shape[2]);
+    printf("%-16s %3u %9.1f %9.1f %9.1f %9.1f %6.2fx %6.2fx %5.1f%%  %s\n", sh, res[i].threads,
+           res[i].gf_default, res[i].gf_isa_default, res[i].gf_winner, res[i].gf_openblas,
+           res[i].gain, res[i].gain_isa, 100 * res[i].gf_winner / (m.peak_core * res[i].threads),
+           res[i].winner);
+  }
+  printf("(GFLOP/s; gain = default latency / calibrated latency, re-timed side by side)\n\n");
+  {
+    result sorted[sizeof res / sizeof res[0]];
+    double gi[sizeof res / sizeof res[0]];
+    memcpy(sorted, res, nres * sizeof *res);
+    qsort(sorted, nres, sizeof *sorted, cmp_result_gain);
+    for (size_t i = 0; i < nres; i++)
+      gi[i] = res[i].gain_isa;
+    printf("gain_vs_default_median=%.2f (over %zu shape x thread configurations; min %.2f, max "
+           "%.2f)\n",
+           nres % 2 ? sorted[nres / 2].gain
+                    : 0.5 * (sorted[nres / 2 - 1].gain + sorted[nres / 2].gain),
+           nres, sorted[0].gain, sorted[nres - 1].gain);
+    printf("gain_vs_isa_default_median=%.2f\n", median(gi, nres));
+  }
+  if (pct_of_openblas >= 0)
+    printf("pct_of_openblas=%.1f (calibrated cpu_gemm vs OpenBLAS sgemm, 1 thread, 1024^3)\n",
+           pct_of_openblas);
+  fflush(stdout);
+  if (ob.vt)
+    openblas_threshold(&ob, &m);
+#ifdef CALHOST_BENCH_HAVE_SWEEP
+  if (opt.regret) {
+    static const int64_t rshapes[][3] = {{256, 256, 256}, {2048, 64, 512}};
+    double rp[2], tr[2];
+    size_t nr = opt.quick ? 1 : 2;
+    for (size_t i = 0; i < nr; i++)
+      regret_one(&cg, &m, rshapes[i], &rp[i], &tr[i]);
+    printf("regret_pct=%.2f (max over %zu shapes; measure vs exhaustive rigor winners re-timed side "
+           "by side)\nsweep_time_ratio=%.3f (max over the same shapes)\n",
+           nr > 1 ? fmax(rp[0], rp[1]) : rp[0], nr, nr > 1 ? fmax(tr[0], tr[1]) : tr[0]);
+  }
+#else
+  printf("regret_pct=n/a (the host's sweep engine is not part of this build)\n");
+  printf("sweep_time_ratio=n/a\n");
+#endif
+  printf("bench_seconds=%.1f\n", now() - t0);
+  return 0;
+}
