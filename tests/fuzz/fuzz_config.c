@@ -1,7 +1,9 @@
 /*
  * fuzz_config.c: libFuzzer target for calhost's INI configuration
- * (host/config, inih underneath): every input is written to a scratch
- * calhost.ini and loaded with calhost_config_load.
+ * (host/config, inih underneath): every input is loaded with
+ * calhost_config_load_string as if it were a calhost.ini in a private scratch
+ * directory (relative model paths resolve there); one input in 64 also goes
+ * through a real file and calhost_config_load.
  *
  * Properties beyond "no crash, no leak, no undefined behaviour": a refused
  * file yields a non-empty "FILE:LINE: message" error and a zeroed config; an
@@ -28,12 +30,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* Keep inputs small: the INI grammar has nothing that needs megabytes. */
   if (size > 64 * 1024)
     return 0;
-  const char *path = fuzz_write_file("calhost.ini", data, size);
+  static char name[512];
+  if (!name[0])
+    snprintf(name, sizeof name, "%s/calhost.ini", fuzz_scratch());
   calhost_config cfg;
   char err[1024];
+  int rc;
   memset(&cfg, 0xA5, sizeof cfg); /* the loader must not rely on a zeroed cfg */
   err[0] = '\0';
-  if (calhost_config_load(path, &cfg, err, sizeof err) != 0) {
+  if (size % 64 == 0)
+    rc = calhost_config_load(fuzz_write_file("calhost.ini", data, size), &cfg, err, sizeof err);
+  else
+    rc = calhost_config_load_string((const char *)data, size, name, &cfg, err, sizeof err);
+  if (rc != 0) {
     FUZZ_CHECK(err[0] != '\0', "refused without a message");
     FUZZ_CHECK(memchr(err, '\0', sizeof err) != NULL, "error message not terminated");
     return 0;
