@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "sweep/proto.h"
+#include "sweep/records.h"
 
 static void build(calhost_proto_buf *b, uint32_t type, const char *text) {
   calhost_proto_begin(b, type);
@@ -141,6 +142,72 @@ static void cursor_mismatch_fails_softly(void **state) {
   calhost_proto_buf_free(&b);
 }
 
+static void sweep_result_round_trips(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  memset(&r, 0, sizeof r);
+  r.ok = 1;
+  r.winner_policy = "block=64;unroll=2";
+  r.winner_index = 5;
+  r.median_us = 12.5;
+  r.mad_us = 0.25;
+  r.cv = 0.02;
+  r.samples = 10;
+  r.tried = 16;
+  r.pruned = 7;
+  r.rejected = 2;
+  r.have_default = 1;
+  r.default_policy = "block=1024;unroll=1";
+  r.speedup = 1.75;
+  calhost_sweep_rejection rej[2] = {{3, "p=3", "wrong output: 2 != 3"}, {9, NULL, "too large"}};
+  r.rejections = rej;
+  r.rejection_count = 2;
+  calhost_property st[2] = {{"dtype", "float32"}, {"elements", "4096"}};
+  calhost_proto_buf b = {0};
+  calhost_proto_begin(&b, CALHOST_REC_RESULT);
+  calhost_record_put_key(&b, "sha256:ab", "x86_64;cores=2", 2, st, 2);
+  calhost_record_put_result(&b, &r);
+  assert_int_equal(calhost_proto_finish(&b), 0);
+
+  calhost_proto_reader rd = {0};
+  calhost_proto_msg m;
+  calhost_proto_cursor c;
+  calhost_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(calhost_proto_reader_next(&rd, &m), 1);
+  calhost_proto_cursor_init(&c, &m);
+  calhost_record_key k;
+  calhost_sweep_result out;
+  assert_int_equal(calhost_record_get_key(&c, &k), 0);
+  assert_int_equal(calhost_record_get_result(&c, &out), 0);
+  assert_string_equal(k.model_digest, "sha256:ab");
+  assert_int_equal(k.thread_count, 2);
+  assert_int_equal(k.structure_count, 2);
+  assert_string_equal(k.structure[1].value, "4096");
+  assert_string_equal(out.winner_policy, "block=64;unroll=2");
+  assert_string_equal(out.default_policy, "block=1024;unroll=1");
+  assert_float_equal(out.median_us, 12.5, 0);
+  assert_float_equal(out.speedup, 1.75, 0);
+  assert_int_equal(out.pruned, 7);
+  assert_int_equal(out.rejection_count, 2);
+  assert_string_equal(out.rejections[0].reason, "wrong output: 2 != 3");
+  assert_null(out.rejections[1].policy);
+  calhost_sweep_result_free(&out);
+  calhost_record_key_free(&k);
+
+  /* the same payload cut short: decoding fails softly, nothing leaks */
+  for (size_t cut = 0; cut < m.length; cut += 7) {
+    calhost_proto_msg part = m;
+    part.length = cut;
+    calhost_proto_cursor_init(&c, &part);
+    if (calhost_record_get_key(&c, &k) == 0) {
+      assert_int_equal(calhost_record_get_result(&c, &out), -1);
+      calhost_record_key_free(&k);
+    }
+  }
+  calhost_proto_reader_free(&rd);
+  calhost_proto_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip_of_every_field_kind),
@@ -149,6 +216,7 @@ int main(void) {
       cmocka_unit_test(garbage_is_a_corrupt_stream),
       cmocka_unit_test(oversized_length_is_refused),
       cmocka_unit_test(cursor_mismatch_fails_softly),
+      cmocka_unit_test(sweep_result_round_trips),
   };
   return cmocka_run_group_tests_name("sweep child protocol", tests, NULL, NULL);
 }

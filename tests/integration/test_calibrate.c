@@ -1,0 +1,439 @@
+/*
+ * test_calibrate.c: `calhost calibrate`, `lookup --workload` and `override
+ * --workload` end to end, running bin/calhost from CALHOST_BUILD_DIR against
+ * temporary configurations and stores:
+ *  - crashing, hanging, exiting, aborting and oversized-policy plugins among
+ *    good ones: the good results are stored, the failures reported with
+ *    plugin, workload and candidate;
+ *  - plugin stdout garbage never reaches the --json report;
+ *  - SIGINT stops a run: exit 130, the store file is valid and holds the
+ *    workloads finished before the signal;
+ *  - a rerun skips calibrated keys unless --force;
+ *  - a deployment config with force_portable selects the portable profile
+ *    while the default selects the exact one; overrides win and are
+ *    validated by the plugin.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "calhost/calstore.h"
+
+static char g_build[1024];
+static char g_dir[256];
+
+static void die_with(const char *what) {
+  fprintf(stderr, "%s\n", what);
+  fail();
+}
+
+/* Reads a whole file (malloc'd, NUL-terminated); "" when missing. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    char *e = malloc(1);
+    e[0] = '\0';
+    return e;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  size_t got = fread(b, 1, (size_t)n, f);
+  b[got] = '\0';
+  fclose(f);
+  return b;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void path_in(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/%s", g_dir, name);
+}
+
+/* Starts bin/calhost with args (NULL-terminated) and stdout/stderr to
+ * files in the temp dir; returns the pid. */
+static pid_t start(const char *const *args) {
+  char out[512], err[512], bin[1200];
+  path_in(out, sizeof out, "out.txt");
+  path_in(err, sizeof err, "err.txt");
+  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
+  const char *argv[32];
+  size_t n = 0;
+  argv[n++] = bin;
+  for (size_t i = 0; args[i] && n < 31; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(o, 1);
+    dup2(e, 2);
+    setenv("XDG_CACHE_HOME", g_dir, 1);
+    unsetenv("CALHOST_PLUGIN_PATH");
+    execv(bin, (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int wait_exit(pid_t pid) {
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED(st))
+    return WEXITSTATUS(st);
+  return 128 + WTERMSIG(st);
+}
+
+/* Runs calhost; returns its exit status; *out / *err receive its output. */
+static int run(char **out, char **err, const char *const *args) {
+  int rc = wait_exit(start(args));
+  char p[512];
+  path_in(p, sizeof p, "out.txt");
+  *out = slurp(p);
+  path_in(p, sizeof p, "err.txt");
+  *err = slurp(p);
+  return rc;
+}
+
+typedef struct store_count {
+  unsigned exact, portable;
+  char backends[1024];
+} store_count;
+
+static int count_visit(void *user, const calstore_profile *p) {
+  store_count *c = user;
+  if (p->key.kind == CALSTORE_KEY_EXACT)
+    c->exact++;
+  else
+    c->portable++;
+  if (!strstr(c->backends, p->key.backend)) {
+    strncat(c->backends, p->key.backend, sizeof c->backends - strlen(c->backends) - 2);
+    strcat(c->backends, " ");
+  }
+  return 0;
+}
+
+/* Reads the store file: valid and counted, else fails the test. */
+static store_count read_store(const char *path) {
+  store_count c;
+  memset(&c, 0, sizeof c);
+  calstore_status st = calstore_read_file(path, count_visit, &c, NULL, NULL, NULL);
+  if (st != CALSTORE_OK) {
+    fprintf(stderr, "store %s: %s\n", path, calstore_status_name(st));
+    fail();
+  }
+  return c;
+}
+
+/* A config in the temp dir: plugins from the build tree's test-plugins and
+ * plugins directories, rigor quick, small budgets. */
+static void write_config(const char *name, const char *enabled, int timeout_seconds,
+                         int force_portable, const char *workloads) {
+  char path[512], store[512], text[8192];
+  path_in(path, sizeof path, name);
+  path_in(store, sizeof store, "store.txt");
+  snprintf(text, sizeof text,
+           "[store]\npath = %s\n"
+           "[plugins]\ndirectories = %s/lib/calhost/test-plugins:%s/lib/calhost/plugins\n"
+           "enabled = %s\n"
+           "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 3\nplugin_timeout = %d\n"
+           "[lookup]\nforce_portable = %s\n%s",
+           store, g_build, g_build, enabled, timeout_seconds,
+           force_portable ? "true" : "false",
+           workloads ? workloads
+                     : "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n"
+                       "[workload sum_16k]\noperator = ReduceSum\nshape = 16384\n");
+  write_file(path, text);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-integration-XXXXXX");
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[512];
+  if (!getenv("CALHOST_KEEP_TEST_DIR")) {
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* `calhost lookup` / `override` hand the --workload forms over to the sweep
+ * part from cmd_store.c; until that dispatcher lands the tests are skipped. */
+static void skip_unless_dispatched(const char *err) {
+  if (strstr(err, "not implemented yet")) {
+    fprintf(stderr, "skipped: `calhost lookup/override` do not dispatch --workload yet\n");
+    skip();
+  }
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static void failing_plugins_do_not_take_good_results_down(void **state) {
+  (void)state;
+  char cfg[512], store[512], *out, *err;
+  write_config("mixed.ini",
+               "test_good, test_crash_run, test_hang, test_exit, test_abort, test_oversized, "
+               "example",
+               3, 0, NULL);
+  path_in(cfg, sizeof cfg, "mixed.ini");
+  path_in(store, sizeof store, "store.txt");
+  const char *args[] = {"calibrate", "--config", cfg, NULL};
+  int rc = run(&out, &err, args);
+  if (rc != 1) {
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+    die_with("expected exit status 1 (some plugins failed)");
+  }
+  /* good ones stored: 2 workloads each, exact + portable */
+  store_count c = read_store(store);
+  assert_non_null(strstr(c.backends, "test_good"));
+  assert_non_null(strstr(c.backends, "example"));
+  assert_null(strstr(c.backends, "test_crash_run"));
+  assert_null(strstr(c.backends, "test_hang"));
+  assert_null(strstr(c.backends, "test_oversized"));
+  assert_int_equal(c.exact, 4);
+  assert_true(c.portable >= 2);
+  /* failures, with plugin, workload and candidate */
+  assert_non_null(strstr(out, "failures:"));
+  const char *crash = strstr(out, "  test_crash_run workload sum_4k t=1:");
+  if (!crash)
+    fprintf(stderr, "stdout:\n%s\n", out);
+  assert_non_null(crash);
+  /* SIGSEGV in a plain build; the sanitizer's report-and-exit under ASan */
+  assert_true(strstr(crash, "SIGSEGV") || strstr(crash, "exited with status"));
+  assert_non_null(strstr(crash, "candidate p=1"));
+  assert_non_null(strstr(out, "test_hang workload sum_4k t=1: timed out"));
+  assert_non_null(strstr(out, "test_exit workload sum_4k t=1: exited with status 3"));
+  assert_non_null(strstr(out, "test_abort workload sum_4k t=1: killed by signal 6 (SIGABRT)"));
+  /* oversized policies are rejected, reported, never stored */
+  assert_non_null(strstr(out, "policy too large"));
+  /* the summary table names the winners */
+  assert_non_null(strstr(out, "test_good"));
+  assert_non_null(strstr(out, "block="));
+  free(out);
+  free(err);
+}
+
+static void plugin_stdout_never_reaches_the_json_report(void **state) {
+  (void)state;
+  char cfg[512], *out, *err;
+  write_config("stdout.ini", "test_stdout", 3, 0, NULL);
+  path_in(cfg, sizeof cfg, "stdout.ini");
+  const char *args[] = {"calibrate", "--config", cfg, "--json", "--force", NULL};
+  int rc = run(&out, &err, args);
+  assert_int_equal(rc, 0);
+  assert_int_equal(out[0], '{');
+  size_t n = strlen(out);
+  assert_true(n > 2 && out[n - 1] == '\n' && out[n - 2] == '}');
+  assert_null(strstr(out, "garbage"));
+  assert_non_null(strstr(out, "\"plugin\":\"test_stdout\""));
+  assert_non_null(strstr(out, "\"status\":\"stored\""));
+  free(out);
+  free(err);
+}
+
+static void rerun_skips_calibrated_keys_unless_forced(void **state) {
+  (void)state;
+  char cfg[512], store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  write_config("rerun.ini", "test_good", 3, 0, NULL);
+  path_in(cfg, sizeof cfg, "rerun.ini");
+  const char *args[] = {"calibrate", "--config", cfg, NULL};
+  assert_int_equal(run(&out, &err, args), 0);
+  assert_non_null(strstr(out, "stored"));
+  store_count first = read_store(store);
+  free(out);
+  free(err);
+
+  assert_int_equal(run(&out, &err, args), 0);
+  assert_null(strstr(out, " stored"));
+  assert_non_null(strstr(out, "already calibrated"));
+  store_count second = read_store(store);
+  assert_int_equal(first.exact, second.exact);
+  free(out);
+  free(err);
+
+  const char *forced[] = {"calibrate", "--config", cfg, "--force", NULL};
+  assert_int_equal(run(&out, &err, forced), 0);
+  assert_non_null(strstr(out, "stored"));
+  assert_null(strstr(out, "already calibrated"));
+  free(out);
+  free(err);
+}
+
+static void sigint_commits_finished_workloads(void **state) {
+  (void)state;
+  char cfg[512], store[512], err_path[512];
+  path_in(store, sizeof store, "store.txt");
+  path_in(err_path, sizeof err_path, "err.txt");
+  unlink(store);
+  /* test_good finishes quickly, then test_hang hangs until the signal */
+  write_config("sigint.ini", "test_good, test_hang", 60, 0, NULL);
+  path_in(cfg, sizeof cfg, "sigint.ini");
+  const char *args[] = {"calibrate", "--config", cfg, NULL};
+  pid_t pid = start(args);
+  int seen = 0;
+  for (int i = 0; i < 400 && !seen; i++) { /* up to 40 s */
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    store_count c;
+    memset(&c, 0, sizeof c);
+    if (calstore_read_file(store, count_visit, &c, NULL, NULL, NULL) == CALSTORE_OK)
+      seen = c.exact == 2; /* both workloads of test_good committed */
+  }
+  assert_true(seen);
+  /* now test_hang's child runs (and hangs): interrupt it */
+  struct timespec ts = {0, 500 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGINT);
+  int rc = wait_exit(pid);
+  assert_int_equal(rc, 130);
+  store_count c = read_store(store);
+  assert_int_equal(c.exact, 2); /* both workloads of test_good */
+  assert_null(strstr(c.backends, "test_hang"));
+  char *e = slurp(err_path);
+  assert_non_null(strstr(e, "interrupted"));
+  free(e);
+  /* no leftover temporary file */
+  char tmp[600];
+  snprintf(tmp, sizeof tmp, "%s.tmp", store);
+  assert_int_equal(access(tmp, F_OK), -1);
+}
+
+static void force_portable_selects_the_portable_profile(void **state) {
+  (void)state;
+  char cfg[512], deploy[512], store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  const char *wl = "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n";
+  write_config("calib.ini", "example", 3, 0, wl);
+  write_config("deploy.ini", "example", 3, 1, wl);
+  path_in(cfg, sizeof cfg, "calib.ini");
+  path_in(deploy, sizeof deploy, "deploy.ini");
+  const char *cal[] = {"calibrate", "--config", cfg, NULL};
+  assert_int_equal(run(&out, &err, cal), 0);
+  free(out);
+  free(err);
+
+  const char *exact[] = {"--config", cfg, "lookup", "--workload", "sum_4k", "--json", NULL};
+  int rc = run(&out, &err, exact);
+  skip_unless_dispatched(err);
+  if (rc != 0)
+    fprintf(stderr, "stdout:\n%s\nstderr:\n%s\n", out, err);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"level\":\"exact_calibrated\""));
+  assert_non_null(strstr(out, "\"median_latency\""));
+  free(out);
+  free(err);
+
+  const char *port[] = {"--config", deploy, "lookup", "--workload", "sum_4k", "--json", NULL};
+  assert_int_equal(run(&out, &err, port), 0);
+  assert_non_null(strstr(out, "\"level\":\"portable_calibrated\""));
+  assert_non_null(strstr(out, "\"reason\":\"force_portable\""));
+  free(out);
+  free(err);
+
+  const char *flag[] = {"--config",         cfg,         "lookup", "--workload", "sum_4k",
+                        "--force-portable", "--explain", NULL};
+  assert_int_equal(run(&out, &err, flag), 0);
+  assert_non_null(strstr(out, "skipped (force_portable)"));
+  assert_non_null(strstr(out, "selected portable_calibrated"));
+  free(out);
+  free(err);
+
+  /* an override wins; a policy the plugin refuses is not installed */
+  const char *bad[] = {"--config", cfg, "override", "set", "--workload", "sum_4k",
+                       "--policy", "bogus", NULL};
+  assert_int_equal(run(&out, &err, bad), 2);
+  assert_non_null(strstr(err, "policy_rejected"));
+  free(out);
+  free(err);
+  const char *set[] = {"--config", cfg, "override", "set", "--workload", "sum_4k",
+                       "--policy", "block=64;unroll=1", NULL};
+  assert_int_equal(run(&out, &err, set), 0);
+  free(out);
+  free(err);
+  assert_int_equal(run(&out, &err, exact), 0);
+  assert_non_null(strstr(out, "\"level\":\"exact_override\""));
+  assert_non_null(strstr(out, "block=64;unroll=1"));
+  free(out);
+  free(err);
+  const char *clear[] = {"--config", cfg, "override", "clear", "--workload", "sum_4k", NULL};
+  assert_int_equal(run(&out, &err, clear), 0);
+  free(out);
+  free(err);
+  assert_int_equal(run(&out, &err, exact), 0);
+  assert_non_null(strstr(out, "\"level\":\"exact_calibrated\""));
+  free(out);
+  free(err);
+}
+
+static void lookup_without_a_profile_exits_1(void **state) {
+  (void)state;
+  char cfg[512], store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  write_config("empty.ini", "example", 3, 0, NULL);
+  path_in(cfg, sizeof cfg, "empty.ini");
+  const char *args[] = {"--config", cfg, "lookup", "--workload", "sum_4k", "--json", NULL};
+  int rc = run(&out, &err, args);
+  skip_unless_dispatched(err);
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(out, "\"profile\":null"));
+  free(out);
+  free(err);
+  const char *unknown[] = {"--config", cfg, "lookup", "--workload", "nope", NULL};
+  assert_int_equal(run(&out, &err, unknown), 2);
+  free(out);
+  free(err);
+}
+
+int main(void) {
+  const char *b = getenv("CALHOST_BUILD_DIR");
+  if (!b) {
+    fprintf(stderr, "CALHOST_BUILD_DIR is not set (run through ctest)\n");
+    return 1;
+  }
+  snprintf(g_build, sizeof g_build, "%s", b);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(failing_plugins_do_not_take_good_results_down, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(plugin_stdout_never_reaches_the_json_report, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(rerun_skips_calibrated_keys_unless_forced, setup, teardown),
+      cmocka_unit_test_setup_teardown(sigint_commits_finished_workloads, setup, teardown),
+      cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(lookup_without_a_profile_exits_1, setup, teardown),
+  };
+  return cmocka_run_group_tests_name("integration: calibrate, lookup, override", tests, NULL,
+                                     NULL);
+}
