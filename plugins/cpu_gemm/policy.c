@@ -155,42 +155,63 @@ static size_t clamp_tile(size_t target, size_t tile, size_t dim) {
   return v < whole ? v : whole;
 }
 
+static size_t clamp_k(size_t kc, size_t k) { return kc < k ? kc : k; }
+
+/* Value a of a list after collapsing onto the problem, or 0 when an earlier
+ * entry of the list collapses onto the same value. */
+static size_t mc_at(const size_t *t, size_t a, size_t tile, size_t dim) {
+  size_t v = clamp_tile(t[a], tile, dim);
+  for (size_t b = 0; b < a; b++)
+    if (clamp_tile(t[b], tile, dim) == v)
+      return 0;
+  return v;
+}
+
+static size_t kc_at(const size_t *t, size_t a, size_t k) {
+  size_t v = clamp_k(t[a], k);
+  for (size_t b = 0; b < a; b++)
+    if (clamp_k(t[b], k) == v)
+      return 0;
+  return v;
+}
+
 size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned threads,
                            gemm_config *out, size_t capacity) {
-  static const size_t mc_targets[] = {64, 128, 256};
-  static const size_t nc_targets[] = {256, 1024, 4096};
-  static const size_t kc_values[] = {128, 256, 512};
+  /* Most plausible values first within each list, so that any prefix of the
+   * space (a sweep stopped by its time budget) already covers every kernel
+   * of the best ISA class with a typical blocking. */
+  static const size_t kc_values[] = {256, 128, 512};
+  static const size_t mc_targets[] = {128, 64, 256};
+  static const size_t nc_targets[] = {1024, 4096, 256};
   size_t count = 0;
   int splits = threads > 1 ? 2 : 1;
-  for (int ki = 0; ki < gemm_kernel_count(); ki++) {
-    const gemm_kernel_info *kern = gemm_kernel_at(ki);
-    if ((int)kern->isa > max_isa)
-      continue;
-    for (size_t a = 0; a < 3; a++) {
-      size_t mc = clamp_tile(mc_targets[a], (size_t)kern->mr, m);
-      if (a > 0 && mc == clamp_tile(mc_targets[a - 1], (size_t)kern->mr, m))
-        continue; /* collapsed onto the previous value */
-      for (size_t b = 0; b < 3; b++) {
-        size_t nc = clamp_tile(nc_targets[b], (size_t)kern->nr, n);
-        if (b > 0 && nc == clamp_tile(nc_targets[b - 1], (size_t)kern->nr, n))
-          continue;
-        for (size_t c = 0; c < 3; c++) {
-          size_t kc = kc_values[c] < k ? kc_values[c] : k;
-          if (c > 0 && kc == (kc_values[c - 1] < k ? kc_values[c - 1] : k))
-            continue;
-          for (int s = 0; s < splits; s++) {
-            if (out && count < capacity) {
-              out[count].kernel = ki;
-              out[count].mc = (int)mc;
-              out[count].nc = (int)nc;
-              out[count].kc = (int)kc;
-              out[count].split = s ? GEMM_SPLIT_M : GEMM_SPLIT_N;
+  for (int isa = max_isa; isa >= GEMM_ISA_PORTABLE; isa--)
+    for (size_t c = 0; c < 3; c++) {
+      size_t kc = kc_at(kc_values, c, k);
+      if (!kc)
+        continue;
+      for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 3; b++)
+          for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel_info *kern = gemm_kernel_at(ki);
+            size_t mc, nc;
+            if ((int)kern->isa != isa)
+              continue;
+            mc = mc_at(mc_targets, a, (size_t)kern->mr, m);
+            nc = mc_at(nc_targets, b, (size_t)kern->nr, n);
+            if (!mc || !nc)
+              continue;
+            for (int sp = 0; sp < splits; sp++) {
+              if (out && count < capacity) {
+                out[count].kernel = ki;
+                out[count].mc = (int)mc;
+                out[count].nc = (int)nc;
+                out[count].kc = (int)kc;
+                out[count].split = sp ? GEMM_SPLIT_M : GEMM_SPLIT_N;
+              }
+              count++;
             }
-            count++;
           }
-        }
-      }
     }
-  }
   return count;
 }

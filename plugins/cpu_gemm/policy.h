@@ -34,13 +34,18 @@ GEMM_HIDDEN int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t
 GEMM_HIDDEN void cpu_gemm_policy_default(gemm_config *out);
 
 /* The candidate space for an m x n x k product on `threads` threads with
- * kernels up to max_isa: every kernel the processor supports x mc targets
- * {64, 128, 256} (rounded to a multiple of MR) x nc targets {256, 1024, 4096}
- * (rounded to a multiple of NR) x kc {128, 256, 512} x split {n, m} (split
- * only when threads > 1). Values that exceed the problem collapse to the
- * problem's size (rounded up to the tile), and duplicates are dropped, so
- * small problems get small spaces. Deterministic order. Writes at most
- * capacity configs to out (may be NULL) and returns the total count. */
+ * kernels up to max_isa: every kernel the processor supports x kc
+ * {256, 128, 512} x mc targets {128, 64, 256} (rounded to a multiple of MR)
+ * x nc targets {1024, 4096, 256} (rounded to a multiple of NR) x split
+ * {n, m} (split only when threads > 1): 324 points on one thread, 648 on
+ * more, for an AVX-512 processor and a large product. Values that exceed
+ * the problem collapse to the problem's size (rounded up to the tile) and
+ * duplicates are dropped, so small problems get small spaces. Order: best
+ * ISA class first, then kc, mc, nc, kernel, split, the most plausible value
+ * of each list first, so a prefix (a sweep cut short by its time budget)
+ * covers every kernel of the best class with typical tiles. Deterministic.
+ * Writes at most capacity configs to out (may be NULL) and returns the total
+ * count. */
 GEMM_HIDDEN size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned threads,
                                        gemm_config *out, size_t capacity);
 

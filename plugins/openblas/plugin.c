@@ -235,9 +235,12 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
     return CALHOST_NO_MEMORY;
   }
   /* Pin OpenBLAS's workers to the target's CPU set (the caller is pinned
-   * there by the host); the last index may be the calling thread itself. */
+   * there by the host; the last index may be the calling thread itself).
+   * Only for targets of several threads: a one-thread target never wakes
+   * them, and a worker still spinning after an earlier multi-threaded call
+   * must not be put on the caller's CPU. */
   inst->set_threads((int)s->max_threads);
-  if (inst->setaffinity && t->cpus && t->cpu_count) {
+  if (inst->setaffinity && t->cpus && t->cpu_count > 1 && s->max_threads > 1) {
     cpu_set_t set;
     int n = inst->get_threads();
     CPU_ZERO(&set);
