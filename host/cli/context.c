@@ -1,6 +1,8 @@
 /*
  * context.c: what every subcommand shares: usage errors, resolving and
- * loading the configuration, and opening the store the host owns.
+ * loading the configuration (--config, else the default search of
+ * calhost_config_find_default, else the built-in defaults), and opening the
+ * store the host owns (--store, else the configuration's [store]).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,8 +27,17 @@ int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
   const char *file = cli->config_path;
   if (!file && calhost_config_find_default(path, sizeof path) == 0)
     file = path;
-  if (!file)
-    return calhost_config_defaults(cfg) == 0 ? 0 : -1;
+  if (!file) {
+    if (cli->verbose)
+      fprintf(stderr, "calhost: no configuration file found; using the built-in defaults\n");
+    if (calhost_config_defaults(cfg) != 0) {
+      fprintf(stderr, "calhost: out of memory\n");
+      return -1;
+    }
+    return 0;
+  }
+  if (cli->verbose)
+    fprintf(stderr, "calhost: configuration: %s\n", file);
   if (calhost_config_load(file, cfg, err, sizeof err) != 0) {
     fprintf(stderr, "calhost: %s\n", err);
     return -1;
