@@ -404,7 +404,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
       vend[12] = '\0';
       clean_text(out->vendor, sizeof out->vendor, vend);
     }
-    if (!strcmp(out->model, "unknown") && __get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
+    if (!strcmp(out->model, "unknown") && (unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
       char brand[49];
       for (unsigned i = 0; i < 3; i++)
         __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
