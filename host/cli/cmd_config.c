@@ -94,8 +94,8 @@ static int config_check(calhost_cli *cli, int argc, char **argv) {
   if (cli->json) {
     fputs("{\"file\": ", stdout);
     json_string(stdout, file);
-    printf(", \"valid\": true, \"workloads\": %zu, \"plugin_sections\": %zu}\n",
-           cfg.workload_count, cfg.plugin_section_count);
+    printf(", \"valid\": true, \"workloads\": %zu, \"plugin_sections\": %zu}\n", cfg.workload_count,
+           cfg.plugin_section_count);
   } else if (!cli->quiet) {
     printf("ok: %s\n", file);
   }
@@ -179,7 +179,8 @@ static int config_show(calhost_cli *cli, int argc, char **argv) {
     json_string(stdout, file);
     fputs(", \"keys\": [", stdout);
   } else {
-    printf("; effective configuration from %s\n", file ? file : "built-in defaults (no file found)");
+    printf("; effective configuration from %s\n",
+           file ? file : "built-in defaults (no file found)");
     printf("; each key's origin: FILE:LINE, default, or computed\n\n");
   }
   calhost_config_visit(&cfg, show_key, &st);

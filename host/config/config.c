@@ -267,14 +267,14 @@ typedef struct parser {
   char section[300]; /* "[workload sq]" for messages */
   char prefix[280];  /* "calibration" or "workload.sq": origin keys */
   unsigned section_line;
-  size_t index;      /* workload / plugin section index */
+  size_t index; /* workload / plugin section index */
   seen_entry *sections;
   size_t section_count;
   seen_entry *keys; /* keys of the current section */
   size_t key_count;
   /* the first error */
-  unsigned err_line;    /* the line it names */
-  unsigned err_detect;  /* the line being read when it was found */
+  unsigned err_line;   /* the line it names */
+  unsigned err_detect; /* the line being read when it was found */
   int has_error;
   int out_of_memory;
   char err[900];
@@ -778,8 +778,7 @@ static int handle_key(parser *p, const char *name, const char *value) {
       c->repetitions = (uint32_t)x;
       return 1;
     }
-    return unknown_key(p, name,
-                       "cpus, threads, rigor, time_budget, repetitions, plugin_timeout");
+    return unknown_key(p, name, "cpus, threads, rigor, time_budget, repetitions, plugin_timeout");
   case SEC_LOOKUP:
     if (!strcmp(name, "force_portable"))
       return parse_bool(value, &c->force_portable) == 0
@@ -831,8 +830,9 @@ static int handle_key(parser *p, const char *name, const char *value) {
     return props_push(&s->settings, &s->setting_count, name, value) == 0 ? 1 : oom(p);
   }
   case SEC_NONE:
-    return perr(p, p->line, "key '%s' outside any section (put it under [store], [plugins], "
-                            "[calibration], [lookup], [workload NAME] or [plugin NAME])",
+    return perr(p, p->line,
+                "key '%s' outside any section (put it under [store], [plugins], "
+                "[calibration], [lookup], [workload NAME] or [plugin NAME])",
                 name);
   case SEC_BAD:
     return 1; /* the header's error was already reported */
@@ -952,7 +952,8 @@ size_t calhost_config_workload_canonical(const calhost_config_workload *w, char 
   calhost_property *sorted = NULL;
   if (buf && capacity)
     buf[0] = '\0';
-  append(buf, capacity, &len, "operator=%s;dtype=%s;shape=", w->operator_name ? w->operator_name : "",
+  append(buf, capacity, &len,
+         "operator=%s;dtype=%s;shape=", w->operator_name ? w->operator_name : "",
          w->dtype ? w->dtype : "");
   for (size_t i = 0; i < w->shape_rank; i++)
     append(buf, capacity, &len, "%s%lld", i ? "," : "", (long long)w->shape[i]);

@@ -35,17 +35,17 @@ typedef struct calhost_config_workload {
   char *dtype;         /* dtype = float32 (default float32) */
   int64_t *shape;      /* shape = 256,256,256 (required; positive integers) */
   size_t shape_rank;
-  char *model_file;    /* model = PATH (optional; relative to the config's dir) */
-  char *model_digest;  /* "sha256:<hex>" of model_file, else of the canonical
-                          workload description; filled by calhost_config_load */
+  char *model_file;             /* model = PATH (optional; relative to the config's dir) */
+  char *model_digest;           /* "sha256:<hex>" of model_file, else of the canonical
+                                   workload description; filled by calhost_config_load */
   calhost_property *properties; /* every other key of the section, e.g. accumulate = 1 */
   size_t property_count;
   calhost_config_origin origin; /* the section header's line */
 } calhost_config_workload;
 
 typedef struct calhost_config_plugin_section {
-  char *name;                   /* from [plugin NAME]: the backend name */
-  calhost_property *settings;   /* passed to the plugin's create() */
+  char *name;                 /* from [plugin NAME]: the backend name */
+  calhost_property *settings; /* passed to the plugin's create() */
   size_t setting_count;
   calhost_config_origin origin;
 } calhost_config_plugin_section;
@@ -59,30 +59,30 @@ typedef struct calhost_config {
   int persistence_enabled; /* persistence_enabled = true|false (default true) */
 
   /* [plugins] */
-  char **plugin_dirs;      /* directories = a:b (':' or ','-separated; relative
-                              to the config file's dir; "~/" = $HOME) */
+  char **plugin_dirs; /* directories = a:b (':' or ','-separated; relative
+                         to the config file's dir; "~/" = $HOME) */
   size_t plugin_dir_count;
-  char **plugin_paths;     /* paths = explicit plugin files (same rules) */
+  char **plugin_paths; /* paths = explicit plugin files (same rules) */
   size_t plugin_path_count;
   char **enabled_backends; /* enabled = a,b (empty: all) */
   size_t enabled_count;
-  char **disabled_backends;/* disabled = c,d */
+  char **disabled_backends; /* disabled = c,d */
   size_t disabled_count;
 
   /* [calibration] */
-  int *cpus;               /* cpus = all | 0-3,6 ; NULL/0 = all; ascending, unique */
+  int *cpus; /* cpus = all | 0-3,6 ; NULL/0 = all; ascending, unique */
   size_t cpu_count;
   int cpus_all;
   uint32_t *thread_counts; /* threads = 1,2,max ; 0 stands for max */
   size_t thread_count_count;
-  calhost_rigor rigor;     /* rigor = quick|measure|exhaustive */
+  calhost_rigor rigor;           /* rigor = quick|measure|exhaustive */
   double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin; 0: none;
                                     suffixes s, m, h accepted) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
   double plugin_timeout_seconds; /* plugin_timeout = 120: child-process limit */
 
   /* [lookup] */
-  int force_portable;      /* force_portable = true|false */
+  int force_portable; /* force_portable = true|false */
 
   calhost_config_workload *workloads;
   size_t workload_count;

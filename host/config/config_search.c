@@ -113,8 +113,7 @@ static void put(text *t, const char *s) {
 }
 
 static int emit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
-                const char *section, const char *okey_section, const char *key,
-                const char *value) {
+                const char *section, const char *okey_section, const char *key, const char *value) {
   char okey[600];
   snprintf(okey, sizeof okey, "%s.%s", okey_section, key);
   return fn(user, section, key, value, calhost_config_origin_of(cfg, okey));
@@ -143,18 +142,18 @@ static int emit_list(const calhost_config *cfg, calhost_config_visit_fn fn, void
 int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user) {
   char num[64];
   int rc;
-#define EMIT(sec, key, val)                                                                      \
-  do {                                                                                           \
-    if ((rc = emit(cfg, fn, user, sec, sec, key, val)) != 0)                                     \
-      return rc;                                                                                 \
+#define EMIT(sec, key, val)                                                                        \
+  do {                                                                                             \
+    if ((rc = emit(cfg, fn, user, sec, sec, key, val)) != 0)                                       \
+      return rc;                                                                                   \
   } while (0)
   EMIT("store", "path", cfg->store_path);
   EMIT("store", "persistence_enabled", cfg->persistence_enabled ? "true" : "false");
   if ((rc = emit_list(cfg, fn, user, "plugins", "directories", cfg->plugin_dirs,
                       cfg->plugin_dir_count, ":")) != 0)
     return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "paths", cfg->plugin_paths,
-                      cfg->plugin_path_count, ":")) != 0)
+  if ((rc = emit_list(cfg, fn, user, "plugins", "paths", cfg->plugin_paths, cfg->plugin_path_count,
+                      ":")) != 0)
     return rc;
   if ((rc = emit_list(cfg, fn, user, "plugins", "enabled", cfg->enabled_backends,
                       cfg->enabled_count, ",")) != 0)
@@ -242,8 +241,7 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
     snprintf(section, sizeof section, "plugin %s", s->name);
     snprintf(osec, sizeof osec, "plugin.%s", s->name);
     for (size_t k = 0; k < s->setting_count; k++)
-      if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) !=
-          0)
+      if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
         return rc;
   }
   return 0;

@@ -95,8 +95,7 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
       hi = read_index(&p);
       if (hi < 0) {
         free(seen);
-        return fail(err, err_capacity, "bad CPU list '%s': expected a CPU number after '-'",
-                    text);
+        return fail(err, err_capacity, "bad CPU list '%s': expected a CPU number after '-'", text);
       }
     }
     if (lo >= CALHOST_CPU_LIMIT || hi >= CALHOST_CPU_LIMIT) {

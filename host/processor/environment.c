@@ -100,7 +100,7 @@ void calhost_processor_environment_assess(calhost_processor_environment *env) {
 size_t calhost_processor_environment_format(const calhost_processor_environment *env, char *buf,
                                             size_t capacity) {
   int n = snprintf(buf, capacity, "governor=%s;load1=%.2f;load5=%.2f;load15=%.2f;online=%u;set=%u",
-                   env->governor, env->load_average[0], env->load_average[1],
-                   env->load_average[2], env->online_cpus, env->set_cpus);
+                   env->governor, env->load_average[0], env->load_average[1], env->load_average[2],
+                   env->online_cpus, env->set_cpus);
   return n > 0 ? (size_t)n : 0;
 }

@@ -77,11 +77,11 @@ static unsigned long long read_xcr0(void) {
 /* Sets have[i] for each known feature the running CPU (and OS) supports. */
 static void detect_features(int have[]) {
   memset(have, 0, sizeof(int) * (sizeof known_features / sizeof known_features[0]));
-#define HAVE(name)                                                                               \
-  do {                                                                                           \
-    for (size_t i_ = 0; known_features[i_]; i_++)                                                \
-      if (!strcmp(known_features[i_], name))                                                     \
-        have[i_] = 1;                                                                            \
+#define HAVE(name)                                                                                 \
+  do {                                                                                             \
+    for (size_t i_ = 0; known_features[i_]; i_++)                                                  \
+      if (!strcmp(known_features[i_], name))                                                       \
+        have[i_] = 1;                                                                              \
   } while (0)
 #if defined(__x86_64__) || defined(__i386__)
   {
@@ -189,8 +189,7 @@ static void fill_features(calhost_processor_info *out) {
   out->features[0] = '\0';
   for (size_t i = 0; known_features[i]; i++)
     if (have[i])
-      append(out->features, sizeof out->features, &len, "%s%s", len ? " " : "",
-             known_features[i]);
+      append(out->features, sizeof out->features, &len, "%s%s", len ? " " : "", known_features[i]);
 }
 
 /* ---- the description string --------------------------------------------- */
@@ -295,11 +294,11 @@ static const char *info_of(hwloc_topology_t topo, hwloc_const_cpuset_t set, cons
 }
 
 /* Fills everything but features and description from a loaded topology. */
-static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_count,
-                             int live, calhost_processor_info *out, char *err, size_t cap) {
+static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_count, int live,
+                             calhost_processor_info *out, char *err, size_t cap) {
   static const hwloc_obj_type_t cache_types[] = {
-      HWLOC_OBJ_L1CACHE,  HWLOC_OBJ_L2CACHE,  HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
-      HWLOC_OBJ_L5CACHE,  HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3ICACHE};
+      HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,  HWLOC_OBJ_L3CACHE,  HWLOC_OBJ_L4CACHE,
+      HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3ICACHE};
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
   hwloc_obj_t obj;
   const char *v;
@@ -404,7 +403,8 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
       vend[12] = '\0';
       clean_text(out->vendor, sizeof out->vendor, vend);
     }
-    if (!strcmp(out->model, "unknown") && (unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
+    if (!strcmp(out->model, "unknown") &&
+        (unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
       char brand[49];
       for (unsigned i = 0; i < 3; i++)
         __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
@@ -418,8 +418,8 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   return rc;
 }
 
-static int identify(const char *xml, const int *cpus, size_t cpu_count,
-                    calhost_processor_info *out, char *err, size_t cap) {
+static int identify(const char *xml, const int *cpus, size_t cpu_count, calhost_processor_info *out,
+                    char *err, size_t cap) {
   hwloc_topology_t topo;
   int rc;
   memset(out, 0, sizeof *out);
@@ -558,8 +558,8 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     calhost_target_list_free(out);
     return fail(err, err_capacity, "no CPU available");
   }
-  if (calhost_processor_identify(out->cpus, out->cpu_count, &out->processor, err,
-                                 err_capacity) != 0) {
+  if (calhost_processor_identify(out->cpus, out->cpu_count, &out->processor, err, err_capacity) !=
+      0) {
     calhost_target_list_free(out);
     return -1;
   }
@@ -574,9 +574,8 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     if (t > out->processor.pus) {
       char list[512];
       calhost_cpulist_format(out->cpus, out->cpu_count, list, sizeof list);
-      fail(err, err_capacity,
-           "threads = %u exceeds the %u hardware threads of the target CPUs %s", t,
-           out->processor.pus, list);
+      fail(err, err_capacity, "threads = %u exceeds the %u hardware threads of the target CPUs %s",
+           t, out->processor.pus, list);
       calhost_target_list_free(out);
       return -1;
     }

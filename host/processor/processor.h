@@ -101,23 +101,23 @@ typedef enum calhost_cache_kind {
 
 /* One cache level as seen from the target CPU set. */
 typedef struct calhost_cache_level {
-  unsigned level;          /* 1, 2, 3, ... */
+  unsigned level; /* 1, 2, 3, ... */
   calhost_cache_kind kind;
-  uint64_t size;           /* bytes of one instance */
-  unsigned line_size;      /* bytes; 0 when unknown */
+  uint64_t size;             /* bytes of one instance */
+  unsigned line_size;        /* bytes; 0 when unknown */
   unsigned pus_per_instance; /* PUs of the machine sharing one instance */
-  unsigned instances;      /* instances the target set touches */
+  unsigned instances;        /* instances the target set touches */
 } calhost_cache_level;
 
 typedef struct calhost_processor_info {
-  char arch[32];           /* "x86_64", "aarch64", ... */
-  char vendor[64];         /* "GenuineIntel", "AuthenticAMD", ...; "unknown" */
-  char model[128];         /* marketing name; "unknown" */
-  char features[256];      /* space-separated, canonical order: "sse4_2 avx avx2 fma" */
+  char arch[32];      /* "x86_64", "aarch64", ... */
+  char vendor[64];    /* "GenuineIntel", "AuthenticAMD", ...; "unknown" */
+  char model[128];    /* marketing name; "unknown" */
+  char features[256]; /* space-separated, canonical order: "sse4_2 avx avx2 fma" */
   calhost_cache_level caches[CALHOST_PROCESSOR_MAX_CACHES]; /* ordered as in the string */
   size_t cache_count;
-  unsigned cores;          /* cores the set touches */
-  unsigned pus;            /* PUs (hardware threads) in the set */
+  unsigned cores;                                      /* cores the set touches */
+  unsigned pus;                                        /* PUs (hardware threads) in the set */
   char description[CALHOST_PROCESSOR_DESCRIPTION_MAX]; /* calhost_processor_describe() */
 } calhost_processor_info;
 
@@ -149,8 +149,7 @@ const char *const *calhost_processor_known_features(void);
 
 /* Binds the calling thread to the CPU set (cpu_count 0: every CPU the process
  * may run on). Threads it creates afterwards inherit the binding. */
-int calhost_processor_pin_thread(const int *cpus, size_t cpu_count, char *err,
-                                 size_t err_capacity);
+int calhost_processor_pin_thread(const int *cpus, size_t cpu_count, char *err, size_t err_capacity);
 
 /* Binds the calling thread to one CPU of the set: cpus[worker % cpu_count].
  * For a backend's or a sweep's worker threads that want one CPU each. */
@@ -162,11 +161,11 @@ int calhost_processor_pin_worker(const int *cpus, size_t cpu_count, unsigned wor
 #define CALHOST_PROCESSOR_MAX_WARNINGS 4
 
 typedef struct calhost_processor_environment {
-  char governor[32];       /* scaling_governor of the set's CPUs; "mixed" when
-                              they differ; "unknown" without cpufreq */
-  double load_average[3];  /* 1, 5, 15 minutes; -1 when unknown */
-  unsigned online_cpus;    /* CPUs online on the machine */
-  unsigned set_cpus;       /* CPUs in the target set */
+  char governor[32];      /* scaling_governor of the set's CPUs; "mixed" when
+                             they differ; "unknown" without cpufreq */
+  double load_average[3]; /* 1, 5, 15 minutes; -1 when unknown */
+  unsigned online_cpus;   /* CPUs online on the machine */
+  unsigned set_cpus;      /* CPUs in the target set */
   size_t warning_count;
   char warnings[CALHOST_PROCESSOR_MAX_WARNINGS][160]; /* why timings may be unreliable */
 } calhost_processor_environment;
@@ -197,7 +196,7 @@ typedef struct calhost_processor_target {
 } calhost_processor_target;
 
 typedef struct calhost_target_list {
-  int *cpus;                       /* the resolved set (ascending), owned */
+  int *cpus; /* the resolved set (ascending), owned */
   size_t cpu_count;
   calhost_processor_target *items; /* one per distinct thread count, in config order */
   size_t count;

@@ -435,9 +435,8 @@ static void load_string_names_its_source(void **state) {
   char err[256];
   static const char text[] = "[lookup]\nforce_portable = nah\n";
   (void)state;
-  assert_int_equal(calhost_config_load_string(text, sizeof text - 1, "inline.ini", &cfg, err,
-                                              sizeof err),
-                   -1);
+  assert_int_equal(
+      calhost_config_load_string(text, sizeof text - 1, "inline.ini", &cfg, err, sizeof err), -1);
   assert_non_null(strstr(err, "inline.ini:2: "));
   assert_int_equal(calhost_config_load_string("[lookup]\nforce_portable = on", 28, "x.ini", &cfg,
                                               err, sizeof err),
@@ -451,9 +450,8 @@ static void load_string_names_its_source(void **state) {
   /* CRLF line ends and a UTF-8 BOM are fine */
   {
     static const char crlf[] = "\xEF\xBB\xBF[lookup]\r\nforce_portable = yes\r\n";
-    assert_int_equal(calhost_config_load_string(crlf, sizeof crlf - 1, "crlf.ini", &cfg, err,
-                                                sizeof err),
-                     0);
+    assert_int_equal(
+        calhost_config_load_string(crlf, sizeof crlf - 1, "crlf.ini", &cfg, err, sizeof err), 0);
   }
   assert_int_equal(cfg.force_portable, 1);
   calhost_config_free(&cfg);
@@ -580,8 +578,7 @@ static void shipped_configs_load_cleanly(void **state) {
     snprintf(path, sizeof path, "%s/config/calhost.ini", src);
     assert_int_equal(calhost_config_load(path, &def, err, sizeof err), 0);
     for (size_t i = 0; i < def.workload_count; i++) {
-      const calhost_config_workload *w =
-          calhost_config_workload_named(&cfg, def.workloads[i].name);
+      const calhost_config_workload *w = calhost_config_workload_named(&cfg, def.workloads[i].name);
       assert_non_null(w);
       assert_string_equal(w->model_digest, def.workloads[i].model_digest);
     }

@@ -49,8 +49,9 @@ static void all_means_every_cpu(void **state) {
 }
 
 static void refuses_bad_lists_with_a_reason(void **state) {
-  static const char *bad[] = {"", "  ", "3-1", "0,0", "0-3,2", "a", "1-", "-1", "1,,2", ",1",
-                              "1,", "4096", "0-4096", "1 2", "1;2", "al", "all,1", "99999999999"};
+  static const char *bad[] = {"",       "  ",  "3-1",  "0,0", "0-3,2", "a",
+                              "1-",     "-1",  "1,,2", ",1",  "1,",    "4096",
+                              "0-4096", "1 2", "1;2",  "al",  "all,1", "99999999999"};
   (void)state;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int *cpus = (int *)1, all = 1;
