@@ -27,6 +27,12 @@
  * Everything returned is owned by the list and valid until
  * calhost_plugin_list_free. Not thread-safe: discover and free from one
  * thread; a loaded plugin's vtable may then be used as plugin.h allows.
+ *
+ * Probing forks: call calhost_loader_discover (and calhost_plugin_check)
+ * before starting threads, and do not reap children you did not start
+ * (a SIGCHLD handler calling waitpid(-1, ...) would steal the probe's
+ * status). A plugin that prints to stdout while being loaded in-process has
+ * its output sent to stderr instead.
  */
 #ifndef CALHOST_LOADER_H
 #define CALHOST_LOADER_H

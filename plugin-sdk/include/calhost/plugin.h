@@ -360,10 +360,14 @@ static inline calhost_status calhost_negotiate_default(const calhost_negotiate_r
 }
 
 /* Copies a NUL-terminated string into a caller's buffer with the
- * serialize_candidate conventions. */
+ * serialize_candidate conventions: CALHOST_OK and *length = strlen(text), or
+ * CALHOST_BUFFER_TOO_SMALL and *length = the size needed including the NUL.
+ * A NULL text is copied as "". */
 static inline calhost_status calhost_copy_out(const char *text, char *buf, size_t capacity,
                                               size_t *length) {
   size_t n = 0;
+  if (!text)
+    text = "";
   while (text[n])
     n++;
   if (!buf || capacity < n + 1) {
