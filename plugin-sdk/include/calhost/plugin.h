@@ -134,7 +134,8 @@ typedef enum calhost_log_level {
 } calhost_log_level;
 
 /* A name/value pair (structure of a workload, settings of a [plugin NAME]
- * section). Both strings are NUL-terminated. */
+ * section, structural properties of a key). Both strings are NUL-terminated
+ * and owned by whoever wrote the array. Since ABI 1. */
 typedef struct calhost_property {
   const char *name;
   const char *value;
@@ -167,8 +168,10 @@ typedef struct calhost_host_services {
 
 /* ---- Workloads and targets ------------------------------------------- */
 
-/* What to calibrate, from a [workload NAME] section. Borrowed by every call
- * that receives it; copy what you keep. */
+/* What to calibrate, from a [workload NAME] section. Written and owned by
+ * the host; borrowed by every call that receives it (copy what you keep).
+ * Every field since ABI 1; every pointer non-NULL (properties may be NULL
+ * when property_count is 0). */
 typedef struct calhost_workload {
   calhost_struct_header header;      /* CALHOST_STRUCT_WORKLOAD */
   const char *name;                  /* the workload's name in the config */
@@ -181,7 +184,9 @@ typedef struct calhost_workload {
   const char *model_digest;          /* "sha256:<64 hex>" */
 } calhost_workload;
 
-/* Where to calibrate: a set of processors and a thread count. Borrowed. */
+/* Where to calibrate: a set of processors and a thread count. Written and
+ * owned by the host, borrowed by the call. Every field since ABI 1; strings
+ * non-NULL (features may be ""), cpus may be NULL when cpu_count is 0. */
 typedef struct calhost_target {
   calhost_struct_header header; /* CALHOST_STRUCT_TARGET */
   const char *processor;        /* the host's canonical processor description */
@@ -192,8 +197,9 @@ typedef struct calhost_target {
   const char *features;         /* space-separated ISA features: "sse4_2 avx2 fma ..." */
 } calhost_target;
 
-/* The key-builder's answer. Filled by the plugin; every pointer must stay
- * valid until the next call into the same plugin instance (the host copies
+/* The key-builder's answer. The struct is the host's (zeroed, header set);
+ * the plugin fills every field (all since ABI 1) with pointers it owns, which
+ * must stay valid until its next call on the same instance (the host copies
  * them at once). */
 typedef struct calhost_built_key {
   calhost_struct_header header; /* CALHOST_STRUCT_BUILT_KEY, set by the host */
@@ -241,8 +247,9 @@ typedef struct calhost_session calhost_session;                 /* plugin-define
  * used from different threads (the host does not do that in ABI 1).
  */
 typedef struct calhost_plugin_vtable {
-  uint32_t struct_size; /* sizeof(calhost_plugin_vtable) as the plugin compiled it */
-  uint32_t abi_version; /* the ABI version this table follows */
+  uint32_t struct_size; /* REQUIRED, since 1: sizeof(calhost_plugin_vtable) as compiled */
+  uint32_t abi_version; /* REQUIRED, since 1: the newest ABI this table follows
+                           (usually CALHOST_ABI_VERSION) */
 
   /* -- identity (since 1, REQUIRED; static strings) -- */
   const char *backend_name;           /* unique, [A-Za-z0-9_.-]+, e.g. "cpu_gemm" */
@@ -313,6 +320,8 @@ typedef struct calhost_plugin_vtable {
 
 /* ---- Negotiation ------------------------------------------------------ */
 
+/* The host's offer. Written and owned by the host, borrowed for the call
+ * (except `host`, see below). Every field since ABI 1. */
 typedef struct calhost_negotiate_request {
   calhost_struct_header header;        /* CALHOST_STRUCT_NEGOTIATE_REQUEST */
   uint32_t host_abi_min;               /* the oldest ABI the host can drive */
@@ -320,6 +329,8 @@ typedef struct calhost_negotiate_request {
   const calhost_host_services *host;   /* valid until the plugin is unloaded */
 } calhost_negotiate_request;
 
+/* The plugin's answer. The struct is the host's (zeroed, header set); the
+ * plugin fills the fields below (all since ABI 1). */
 typedef struct calhost_negotiate_reply {
   calhost_struct_header header;        /* CALHOST_STRUCT_NEGOTIATE_REPLY, set by the host */
   uint32_t plugin_abi_min;             /* the plugin's range, always filled in */
