@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -111,18 +112,21 @@ static void put_lit(cs_buf *b, const char *s) {
   cs_buf_put(b, s, strlen(s));
 }
 
-/* std::quoted: a backslash before every '"' and '\'. */
+/* std::quoted: a backslash before every '"' and '\\'. */
 static void put_quoted(cs_buf *b, const char *s, size_t n) {
   cs_buf_put(b, "\"", 1);
   size_t start = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '"' || s[i] == '\\') {
-      cs_buf_put(b, s + start, i - start);
-      cs_buf_put(b, "\\", 1);
-      start = i;
+  for (;;) {
+    size_t run = strcspn(s + start, "\"\\");
+    if (start + run >= n) {
+      cs_buf_put(b, s + start, n - start);
+      break;
     }
+    cs_buf_put(b, s + start, run);
+    cs_buf_put(b, "\\", 1);
+    cs_buf_put(b, s + start + run, 1);
+    start += run + 1;
   }
-  cs_buf_put(b, s + start, n - start);
   cs_buf_put(b, "\"", 1);
 }
 
@@ -133,11 +137,108 @@ static void put_field(cs_buf *b, const char *name, const char *value) {
   cs_buf_put(b, "\n", 1);
 }
 
-/* Formats v exactly like printf("%.17g"), with a fast path for integers. */
-static int format_double(char *out, size_t cap, double v) {
-  if (v == 0.0 || !(fabs(v) < 1e17) || v != (double)(long long)v)
-    return snprintf(out, cap, "%.17g", v);
-  return snprintf(out, cap, "%lld", (long long)v);
+static const uint64_t pow10_u64[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
+#if defined(__SIZEOF_INT128__)
+/* round(m * 10^k / 2^s) with ties to even, exactly (m < 2^53, k <= 21,
+ * 1 <= s <= 120). */
+static uint64_t scaled_round(uint64_t m, int k, int s) {
+  unsigned __int128 x = (unsigned __int128)m;
+  for (int i = 0; i < k; i += 19) {
+    int step = k - i < 19 ? k - i : 19;
+    x *= pow10_u64[step];
+  }
+  unsigned __int128 q = x >> s, r = x - (q << s), half = (unsigned __int128)1 << (s - 1);
+  if (r > half || (r == half && (q & 1)))
+    q++;
+  return (uint64_t)q;
+}
+#endif
+
+/* Formats v exactly like printf("%.17g"): an exact 128-bit fast path for
+ * the usual magnitudes (1e-5 <= |v| < 2^52) and integers, snprintf
+ * otherwise. Returns the length. */
+int cs_format_double(char *out, size_t cap, double v) {
+  if (v != 0.0 && fabs(v) < 1e17 && v == (double)(long long)v)
+    return snprintf(out, cap, "%lld", (long long)v);
+#if defined(__SIZEOF_INT128__)
+  double a = fabs(v);
+  if (cap >= 32 && a >= 1e-5 && a < 4503599627370496.0) {
+    int e2;
+    double fr = frexp(a, &e2); /* a = fr * 2^e2, fr in [0.5, 1) */
+    uint64_t m = (uint64_t)ldexp(fr, 53);
+    int s = 53 - e2; /* a = m / 2^s, s >= 1 here */
+    int x = (int)floor(log10(a));
+    uint64_t q = 0;
+    for (int tries = 0; tries < 3; tries++) {
+      int k = 16 - x;
+      if (k < 0 || k > 21 || s > 120)
+        goto slow;
+      q = scaled_round(m, k, s);
+      if (q >= pow10_u64[17])
+        x++;
+      else if (q < pow10_u64[16])
+        x--;
+      else
+        break;
+    }
+    if (q < pow10_u64[16] || q >= pow10_u64[17])
+      goto slow;
+    char dig[17];
+    for (int i = 16; i >= 0; i--) {
+      dig[i] = (char)('0' + q % 10);
+      q /= 10;
+    }
+    int nd = 17;
+    while (nd > 1 && dig[nd - 1] == '0')
+      nd--;
+    char *o = out;
+    if (v < 0)
+      *o++ = '-';
+    if (x >= -4 && x < 17) { /* fixed notation */
+      if (x < 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = -1; i > x; i--)
+          *o++ = '0';
+        memcpy(o, dig, (size_t)nd);
+        o += nd;
+      } else {
+        int intd = x + 1;
+        for (int i = 0; i < intd; i++)
+          *o++ = i < nd ? dig[i] : '0';
+        if (nd > intd) {
+          *o++ = '.';
+          memcpy(o, dig + intd, (size_t)(nd - intd));
+          o += nd - intd;
+        }
+      }
+      *o = '\0';
+      return (int)(o - out);
+    }
+  }
+slow:
+#endif
+  return snprintf(out, cap, "%.17g", v);
 }
 
 void cs_write_header(cs_buf *b) {
@@ -170,7 +271,7 @@ void cs_write_prof(cs_buf *b, const calstore_profile *p) {
     put_lit(b, "measurement ");
     put_quoted(b, m->name, strlen(m->name));
     cs_buf_put(b, " ", 1);
-    int n = format_double(num, sizeof num, m->value);
+    int n = cs_format_double(num, sizeof num, m->value);
     cs_buf_put(b, num, (size_t)n);
     cs_buf_put(b, " ", 1);
     put_quoted(b, m->unit, strlen(m->unit));
@@ -182,10 +283,23 @@ void cs_write_prof(cs_buf *b, const calstore_profile *p) {
 }
 
 void cs_write_set(cs_buf *b, const cs_set *set) {
+  size_t want = sizeof(CALSTORE_FORMAT_MAGIC) + 4;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->items[i])
+      want += set->items[i]->text_len;
+  if (b->cap < b->len + want + 1) {
+    char *nd = realloc(b->data, b->len + want + 1);
+    if (!nd) {
+      b->oom = 1;
+      return;
+    }
+    b->data = nd;
+    b->cap = b->len + want + 1;
+  }
   cs_write_header(b);
   for (size_t i = 0; i < set->n; i++)
     if (set->items[i])
-      cs_write_prof(b, &set->items[i]->v);
+      cs_buf_put(b, set->items[i]->text, set->items[i]->text_len);
 }
 
 /* ---- parser ---------------------------------------------------------------- */
@@ -230,6 +344,10 @@ typedef struct parser {
   size_t mn, mcap;
   calstore_property *s;
   size_t sn, scap;
+  char *scratch; /* unescaped strings of the record being read */
+  size_t scratch_len;
+  int canon;      /* the record's text is already canonical */
+  char *rec_text; /* where the record's text starts */
 } parser;
 
 static void report(parser *ps, calstore_status status, unsigned line, const char *fmt, ...)
@@ -266,15 +384,30 @@ static char *word_end(char *p, char *le) {
   return p;
 }
 
-/* Reads a std::quoted string at *pp, unescaping in place and terminating it
- * with NUL. Returns the string or NULL (error message in *why). */
-static char *read_quoted(char **pp, char *le, size_t *out_len, const char **why) {
+/* Reads a std::quoted string at *pp into the parser's scratch space,
+ * unescaped and NUL-terminated. Returns the string or NULL (error message
+ * in *why). Clears ps->canon when the text is not in canonical form. */
+static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const char **why) {
   char *p = skip_ws(*pp, le);
+  if (p != *pp + 1 || **pp != ' ')
+    ps->canon = 0;
   if (p >= le || *p != '"') {
     *why = "expected a quoted string";
     return NULL;
   }
-  char *start = ++p, *dst = p;
+  p++;
+  char *d0 = ps->scratch + ps->scratch_len, *dst = d0;
+  /* fast path: no escape before the closing quote, no NUL */
+  char *q = memchr(p, '"', (size_t)(le - p));
+  if (q && !memchr(p, '\\', (size_t)(q - p)) && !memchr(p, '\0', (size_t)(q - p))) {
+    size_t n = (size_t)(q - p);
+    memcpy(d0, p, n);
+    d0[n] = '\0';
+    ps->scratch_len += n + 1;
+    *out_len = n;
+    *pp = q + 1;
+    return d0;
+  }
   for (;;) {
     if (p >= le) {
       *why = "unterminated quoted string";
@@ -297,17 +430,34 @@ static char *read_quoted(char **pp, char *le, size_t *out_len, const char **why)
         *why = "NUL byte in a quoted string";
         return NULL;
       }
+      if (c != '"' && c != '\\')
+        ps->canon = 0;
     }
     *dst++ = c;
   }
   *dst = '\0';
-  *out_len = (size_t)(dst - start);
+  *out_len = (size_t)(dst - d0);
+  ps->scratch_len += *out_len + 1;
   *pp = p;
-  return start;
+  return d0;
+}
+
+static int all_digits(const char *p, const char *e) {
+  for (; p < e; p++)
+    if (*p < '0' || *p > '9')
+      return 0;
+  return 1;
 }
 
 static int at_end(char *p, char *le) {
   return skip_ws(p, le) == le;
+}
+
+/* at_end, clearing ps->canon when blanks trail the line. */
+static int at_end_c(parser *ps, char *p, char *le) {
+  if (p != le)
+    ps->canon = 0;
+  return at_end(p, le);
 }
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
@@ -322,14 +472,18 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-static void start_record(parser *ps, char *p, char *le) {
+static void start_record(parser *ps, char *ls, char *p, char *le) {
   char *w = skip_ws(p, le), *we = word_end(w, le);
+  size_t kind_len = (size_t)(we - w);
   calstore_key_kind kind;
   memset(&ps->key, 0, sizeof ps->key);
   ps->mn = ps->sn = 0;
   ps->have_measurements = 0;
   ps->policy = NULL;
   ps->rec_line = ps->line;
+  ps->rec_text = ls;
+  ps->scratch_len = 0;
+  ps->canon = *ls == 'p';
   if (we - w == 5 && !memcmp(w, "exact", 5))
     kind = CALSTORE_KEY_EXACT;
   else if (we - w == 8 && !memcmp(w, "portable", 8))
@@ -357,13 +511,18 @@ static void start_record(parser *ps, char *p, char *le) {
     ps->st = ST_SKIP;
     return;
   }
+  if ((size_t)(le - ls) != 7 + 1 + kind_len + 1 + (size_t)(we - w))
+    ps->canon = 0;
   ps->key.kind = kind;
   ps->st = ST_BACKEND;
 }
 
 /* Ends a record at `end`: builds and indexes it. */
-static void finish_record(parser *ps, cs_set *set) {
+static void finish_record(parser *ps, cs_set *set, char *rec_end) {
   if (ps->sn) {
+    for (size_t i = 1; i < ps->sn && ps->canon; i++)
+      if (strcmp(ps->s[i - 1].name, ps->s[i].name) >= 0)
+        ps->canon = 0; /* the writer sorts them */
     if (cs_sort_properties(ps->s, ps->sn)) {
       report(ps, CALSTORE_MALFORMED, ps->rec_line,
              "record has the same structure name twice");
@@ -374,7 +533,9 @@ static void finish_record(parser *ps, cs_set *set) {
   }
   if (ps->oom)
     return;
-  cs_prof *p = cs_prof_create(&ps->key, ps->source, ps->m, ps->mn, ps->policy, ps->policy_len);
+  cs_prof *p = cs_prof_create(&ps->key, ps->source, ps->m, ps->mn, ps->policy, ps->policy_len,
+                              ps->canon ? ps->rec_text : NULL,
+                              ps->canon ? (size_t)(rec_end - ps->rec_text) : 0);
   if (!p) {
     ps->oom = 1;
     return;
@@ -389,8 +550,9 @@ static void finish_record(parser *ps, cs_set *set) {
     ps->oom = 1;
 }
 
-/* One line inside a record; word [w, we) is its first token. */
-static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le) {
+/* One line inside a record; word [w, we) is its first token; the line
+ * ends at le, the next one starts at next. */
+static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, char *next) {
   size_t wl = (size_t)(we - w);
   const char *why = NULL;
   char *p = we;
@@ -426,10 +588,10 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le) {
   case ST_IMPL:
   case ST_DIGEST:
   case ST_PROC: {
-    char *v = read_quoted(&p, le, &len, &why);
+    char *v = read_quoted(ps, &p, le, &len, &why);
     if (!v)
       FAIL("%s: %s", expected_word[ps->st], why);
-    if (!at_end(p, le))
+    if (!at_end_c(ps, p, le))
       FAIL("%s: unexpected text after the value", expected_word[ps->st]);
     if (!len)
       FAIL("%s is empty", expected_word[ps->st]);
@@ -462,6 +624,8 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le) {
     unsigned long long v = 0;
     if (n == ne)
       FAIL("thread_count: missing value");
+    if (n != p + 1 || *n == '0')
+      ps->canon = 0;
     for (char *c = n; c < ne; c++) {
       if (*c < '0' || *c > '9')
         FAIL("thread_count: '%.*s' is not a number", (int)(ne - n), n);
@@ -469,7 +633,7 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le) {
       if (v > UINT32_MAX)
         FAIL("thread_count: %.*s is too large", (int)(ne - n), n);
     }
-    if (!at_end(ne, le))
+    if (!at_end_c(ps, ne, le))
       FAIL("thread_count: unexpected text after the value");
     if (v < 1)
       FAIL("thread_count must be at least 1");
@@ -480,24 +644,24 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le) {
   case ST_STRUCT1:
     goto structure;
   case ST_END:
-    if (!at_end(p, le))
+    if (!at_end_c(ps, p, le))
       FAIL("end: unexpected text after 'end'");
     ps->st = ST_OUTSIDE;
-    finish_record(ps, set);
+    finish_record(ps, set, next);
     return;
   default:
     return;
   }
 structure : {
-  char *name = read_quoted(&p, le, &len, &why), *value;
+  char *name = read_quoted(ps, &p, le, &len, &why), *value;
   if (!name)
     FAIL("structure name: %s", why);
   if (!len)
     FAIL("structure name is empty");
   size_t vlen;
-  if (!(value = read_quoted(&p, le, &vlen, &why)))
+  if (!(value = read_quoted(ps, &p, le, &vlen, &why)))
     FAIL("structure value: %s", why);
-  if (!at_end(p, le))
+  if (!at_end_c(ps, p, le))
     FAIL("structure: unexpected text after the value");
   if (grow((void **)&ps->s, &ps->scap, ps->sn + 1, sizeof *ps->s)) {
     ps->oom = 1;
@@ -510,7 +674,7 @@ structure : {
   return;
 }
 measurement : {
-  char *name = read_quoted(&p, le, &len, &why), *unit;
+  char *name = read_quoted(ps, &p, le, &len, &why), *unit;
   if (!name)
     FAIL("measurement name: %s", why);
   if (!len)
@@ -518,18 +682,33 @@ measurement : {
   char *n = skip_ws(p, le), *ne = word_end(n, le), *conv;
   if (n == ne)
     FAIL("measurement '%s': missing value", name);
-  char saved = *ne;
-  *ne = '\0';
-  double v = strtod(n, &conv);
-  *ne = saved;
+  double v;
+  if (ne - n <= 15 && all_digits(n, ne)) { /* exact: fewer than 2^53 */
+    uint64_t iv = 0;
+    for (char *c = n; c < ne; c++)
+      iv = iv * 10 + (uint64_t)(*c - '0');
+    v = (double)iv;
+    conv = ne;
+  } else {
+    char saved = *ne;
+    *ne = '\0';
+    v = strtod(n, &conv);
+    *ne = saved;
+  }
   if (conv != ne)
     FAIL("measurement '%s': '%.*s' is not a number", name, (int)(ne - n), n);
   if (!isfinite(v))
     FAIL("measurement '%s': value %.*s is not finite", name, (int)(ne - n), n);
+  if (ps->canon) {
+    char num[64];
+    int nl = cs_format_double(num, sizeof num, v);
+    if (n != p + 1 || (size_t)nl != (size_t)(ne - n) || memcmp(num, n, (size_t)nl))
+      ps->canon = 0;
+  }
   p = ne;
-  if (!(unit = read_quoted(&p, le, &len, &why)))
+  if (!(unit = read_quoted(ps, &p, le, &len, &why)))
     FAIL("measurement '%s' unit: %s", name, why);
-  if (!at_end(p, le))
+  if (!at_end_c(ps, p, le))
     FAIL("measurement '%s': unexpected text after the unit", name);
   if (grow((void **)&ps->m, &ps->mcap, ps->mn + 1, sizeof *ps->m)) {
     ps->oom = 1;
@@ -543,10 +722,10 @@ measurement : {
   return;
 }
 policy : {
-  char *v = read_quoted(&p, le, &len, &why);
+  char *v = read_quoted(ps, &p, le, &len, &why);
   if (!v)
     FAIL("policy: %s", why);
-  if (!at_end(p, le))
+  if (!at_end_c(ps, p, le))
     FAIL("policy: unexpected text after the value");
   if (!len)
     FAIL("policy is empty");
@@ -566,6 +745,11 @@ calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic
   ps.diag_user = diag_user;
   ps.first = first;
   ps.st = ST_OUTSIDE;
+  ps.scratch = malloc(len + 1);
+  if (!ps.scratch) {
+    cs_fail(first, CALSTORE_NO_MEMORY, 0, NULL, "out of memory while parsing");
+    return CALSTORE_NO_MEMORY;
+  }
   char *cur = buf, *end = buf + len;
   int have_header = 0;
   while (cur < end && !ps.oom) {
@@ -574,8 +758,12 @@ calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic
     cur = nl ? nl + 1 : end;
     ps.line++;
     char *w = skip_ws(ls, le);
-    if (w == le || *w == '#')
+    if (w != ls || !nl)
+      ps.canon = 0;
+    if (w == le || *w == '#') {
+      ps.canon = 0; /* only matters inside a record */
       continue;
+    }
     char *we = word_end(w, le);
     if (!have_header) {
       have_header = 1;
@@ -613,7 +801,7 @@ calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic
       if (ps.st != ST_OUTSIDE && ps.st != ST_SKIP)
         report(&ps, CALSTORE_MALFORMED, ps.line,
                "'profile' before the record started at line %u ended with 'end'", ps.rec_line);
-      start_record(&ps, we, le);
+      start_record(&ps, ls, we, le);
       continue;
     }
     if (ps.st == ST_SKIP)
@@ -624,7 +812,7 @@ calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic
       ps.st = ST_SKIP;
       continue;
     }
-    record_line(&ps, set, w, we, le);
+    record_line(&ps, set, w, we, le, cur);
   }
   if (!ps.oom) {
     if (!have_header)
@@ -638,6 +826,7 @@ calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic
 done:
   free(ps.m);
   free(ps.s);
+  free(ps.scratch);
   if (ps.oom) {
     cs_fail(first, CALSTORE_NO_MEMORY, 0, NULL, "out of memory while parsing");
     return CALSTORE_NO_MEMORY;

@@ -47,6 +47,8 @@ typedef struct cs_prof {
   uint64_t id_hash;   /* hash of (kind, source, key) */
   uint64_t bo_hash;   /* hash of (backend, operator) */
   int refs;           /* reference count, atomic builtins only */
+  char *text;         /* the record's canonical text (profile ... end\n), own allocation */
+  size_t text_len;
 } cs_prof;
 
 /* Checks a key: complete, not mixed, no line break in any field, sorted
@@ -63,11 +65,13 @@ CS_HIDDEN calstore_status cs_check_policy(const char *policy, size_t length, cha
 CS_HIDDEN int cs_has_line_break(const char *s, size_t n);
 
 /* Creates a record (refs = 1) deep-copying key (structure sorted by name),
- * measurements and policy[0..policy_length). Inputs must already be
- * checked. NULL on allocation failure. */
+ * measurements and policy[0..policy_length), with its canonical text: a
+ * copy of text[0..text_len) when the caller knows it (the parser, for a
+ * record already in canonical form), else rendered by the writer. Inputs
+ * must already be checked. NULL on allocation failure. */
 CS_HIDDEN cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
                                   const calstore_measurement *m, size_t n, const char *policy,
-                                  size_t policy_length);
+                                  size_t policy_length, const char *text, size_t text_len);
 CS_HIDDEN void cs_prof_ref(cs_prof *p);
 CS_HIDDEN void cs_prof_unref(cs_prof *p);
 
@@ -139,10 +143,12 @@ CS_HIDDEN void cs_buf_free(cs_buf *b);
 CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set,
                                    calstore_diagnostic_fn diag, void *diag_user,
                                    calstore_error *first);
-/* Appends the canonical header / one record to b. */
+/* Appends the canonical header / one record (rendered from its fields) to b. */
 CS_HIDDEN void cs_write_header(cs_buf *b);
 CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);
-/* Serializes a whole set (header + live records in order). */
+/* printf("%.17g") of v into out (cap >= 32), fast; returns the length. */
+CS_HIDDEN int cs_format_double(char *out, size_t cap, double v);
+/* Serializes a whole set (header + each live record's cached text, in order). */
 CS_HIDDEN void cs_write_set(cs_buf *b, const cs_set *set);
 
 /* ---- store internals shared by store.c, batch.c, lookup.c -------------- */

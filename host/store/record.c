@@ -186,7 +186,7 @@ static size_t slen(const char *s) {
 
 cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
                         const calstore_measurement *m, size_t n, const char *policy,
-                        size_t policy_length) {
+                        size_t policy_length, const char *text, size_t text_len) {
   size_t strings = slen(key->backend) + slen(key->operator_name) + slen(key->implementation) +
                    slen(key->model_digest) + slen(key->processor) + policy_length + 1;
   for (size_t i = 0; i < key->structure_count; i++)
@@ -234,6 +234,28 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   p->v.policy_length = policy_length;
   p->id_hash = cs_identity_hash(&p->v.key, source);
   p->bo_hash = cs_bo_hash(p->v.key.backend, p->v.key.operator_name);
+  if (text) {
+    p->text = malloc(text_len + 1);
+    if (!p->text) {
+      free(p);
+      return NULL;
+    }
+    memcpy(p->text, text, text_len);
+    p->text[text_len] = '\0';
+    p->text_len = text_len;
+  } else {
+    cs_buf b = {0};
+    cs_write_prof(&b, &p->v);
+    if (b.oom || !b.data) {
+      cs_buf_free(&b);
+      free(p);
+      return NULL;
+    }
+    char *shrunk = realloc(b.data, b.len + 1);
+    p->text = shrunk ? shrunk : b.data;
+    p->text[b.len] = '\0';
+    p->text_len = b.len;
+  }
   return p;
 }
 
@@ -242,8 +264,10 @@ void cs_prof_ref(cs_prof *p) {
 }
 
 void cs_prof_unref(cs_prof *p) {
-  if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
+  if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    free(p->text);
     free(p);
+  }
 }
 
 #define FNV_OFFSET 14695981039346656037ull

@@ -249,7 +249,7 @@ calstore_status cs_make_put(const calstore_key *key, calstore_source source,
     }
   }
   op->kind = CS_OP_PUT;
-  op->prof = cs_prof_create(key, source, m, n, policy, len);
+  op->prof = cs_prof_create(key, source, m, n, policy, len, NULL, 0);
   if (!op->prof)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
   return CALSTORE_OK;
@@ -262,7 +262,7 @@ calstore_status cs_make_clear(const calstore_key *key, cs_op *op, calstore_error
   if ((st = cs_check_key(key, msg, sizeof msg)))
     return cs_fail(err, st, 0, NULL, "%s", msg);
   op->kind = CS_OP_CLEAR;
-  op->prof = cs_prof_create(key, CALSTORE_SOURCE_OVERRIDE, NULL, 0, "", 0);
+  op->prof = cs_prof_create(key, CALSTORE_SOURCE_OVERRIDE, NULL, 0, "", 0, NULL, 0);
   if (!op->prof)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
   return CALSTORE_OK;

@@ -1,0 +1,147 @@
+/*
+ * test_store_internal.c: internals that the public API exercises only
+ * indirectly: the fast %.17g formatter against printf on millions of
+ * values, the identity index under heavy churn. Compiled from the store's
+ * sources.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "internal.h"
+#include "util.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static void check(double v) {
+  char a[64], b[64];
+  cs_format_double(a, sizeof a, v);
+  snprintf(b, sizeof b, "%.17g", v);
+  if (strcmp(a, b))
+    fail_msg("%%.17g of %a: fast '%s', printf '%s'", v, a, b);
+}
+
+static void test_format_double_matches_printf(void **state) {
+  (void)state;
+  static const double fixed[] = {0.0,  -0.0, 1.0,     2.5,    0.1,    1e-07, 1e-5, 9.99999e-6,
+                                 1e-4, 0.3,  1234.5678901234567, 1e15, 1e16, 1e17, 4503599627370495.5,
+                                 4503599627370496.0, 9007199254740993.0, -3.25, 1e300, 5e-324,
+                                 0.99999999999999999, 9.9999999999999995e-08, 123456789.123};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    check(fixed[i]);
+  for (int i = 0; i < 2000000; i++) {
+    uint64_t bits = rng();
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    if (isfinite(v))
+      check(v);
+    /* and values in the usual range of measurements */
+    check((double)(rng() >> 11) / 9007199254740992.0 * 5000.0);
+    check(ldexp((double)(rng() >> 11), -(int)(rng() % 90)));
+  }
+}
+
+static void test_index_churn(void **state) {
+  (void)state;
+  cs_set *set = cs_set_new();
+  char digest[32];
+  for (int round = 0; round < 5; round++) {
+    for (int i = 0; i < 5000; i++) {
+      snprintf(digest, sizeof digest, "m%d", i);
+      calstore_key k = {CALSTORE_KEY_EXACT, "b", i % 2 ? "op1" : "op2", "1", digest, "p", 1,
+                        NULL, 0};
+      cs_prof *p = cs_prof_create(&k, CALSTORE_SOURCE_CALIBRATED, NULL, 0, "x", 1, NULL, 0);
+      assert_int_equal(cs_set_put(set, p), 0);
+    }
+    assert_int_equal(set->live, 5000);
+    for (int i = 0; i < 5000; i += 2) {
+      snprintf(digest, sizeof digest, "m%d", i);
+      calstore_key k = {CALSTORE_KEY_EXACT, "b", "op2", "1", digest, "p", 1, NULL, 0};
+      long pos = cs_set_find(set, &k, CALSTORE_SOURCE_CALIBRATED,
+                             cs_identity_hash(&k, CALSTORE_SOURCE_CALIBRATED));
+      assert_true(pos >= 0);
+      cs_set_remove_at(set, (size_t)pos);
+    }
+    assert_int_equal(set->live, 2500);
+    assert_int_equal(cs_set_compact(set), 0);
+    assert_int_equal(set->n, 2500);
+    const cs_group *g = cs_set_group(set, "b", "op1");
+    assert_non_null(g);
+    assert_int_equal(g->n, 2500);
+    assert_null(cs_set_group(set, "b", "op2") ? (void *)(uintptr_t)(cs_set_group(set, "b", "op2")->n) : NULL);
+    cs_set *c = cs_set_clone(set);
+    assert_int_equal(cs_set_invalidate(c, "b", NULL), 2500);
+    assert_int_equal(c->live, 0);
+    cs_set_free(c);
+  }
+  cs_set_free(set);
+}
+
+/* The parser keeps a record's own text only when it is exactly what the
+ * writer renders; every variant below must end up with canonical text. */
+static void test_cached_text_is_canonical(void **state) {
+  (void)state;
+  static const char *variants[] = {
+      "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "model_digest \"d\"\nprocessor \"p \\\"q\\\" \\\\\"\nthread_count 8\n"
+      "measurement \"m\" 2.5 \"us\"\nmeasurement \"n\" 57 \"count\"\npolicy \"x\"\nend\n",
+      "profile exact calibrated \nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "model_digest \"d\"\nprocessor \"p\"\nthread_count 8\npolicy \"x\"\nend\n",
+      "profile  exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "model_digest \"d\"\nprocessor \"p\"\nthread_count 8\npolicy \"x\"\nend\n",
+      "profile exact calibrated\nbackend  \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "model_digest \"d\"\nprocessor \"p\"\nthread_count 08\npolicy \"x\"\nend\n",
+      "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "model_digest \"\\d\"\nprocessor \"p\"\nthread_count 8\npolicy \"x\" \nend\n",
+      "profile exact calibrated\nbackend \"b\"\n# note\noperator \"o\"\nimplementation "
+      "\"1\"\nmodel_digest \"d\"\nprocessor \"p\"\nthread_count 8\n\npolicy \"x\"\n end\n",
+      "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "model_digest \"d\"\nprocessor \"p\"\nthread_count 8\nmeasurement \"m\" 1e-07 \"s\"\n"
+      "measurement \"m2\" 0.1 \"s\"\nmeasurement \"m3\" 2.50 \"s\"\npolicy \"x\"\nend\n",
+      "profile portable override\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "structure \"z\" \"1\"\nstructure \"a\" \"2\"\npolicy \"x\"\nend\n",
+      "profile portable override\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+      "structure \"a\" \"1\"\nstructure \"z\" \"2\"\npolicy \"x\"\nend",
+  };
+  for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+    cs_buf in = {0};
+    cs_write_header(&in);
+    cs_buf_put(&in, variants[i], strlen(variants[i]));
+    cs_set *set = cs_set_new();
+    calstore_error err = {0};
+    calstore_status st = cs_parse(in.data, in.len, set, NULL, NULL, &err);
+    if (st != CALSTORE_OK)
+      fail_msg("variant %zu: %s", i, err.message);
+    assert_int_equal(set->live, 1);
+    cs_prof *p = set->items[0];
+    cs_buf out = {0};
+    cs_write_prof(&out, &p->v);
+    cs_buf_put(&out, "", 0);
+    out.data[out.len] = '\0';
+    if (out.len != p->text_len || memcmp(out.data, p->text, out.len))
+      fail_msg("variant %zu: cached\n%s\nrendered\n%s", i, p->text, out.data);
+    cs_buf_free(&out);
+    cs_buf_free(&in);
+    cs_set_free(set);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_format_double_matches_printf),
+      cmocka_unit_test(test_index_churn),
+      cmocka_unit_test(test_cached_text_is_canonical),
+  };
+  return cmocka_run_group_tests_name("store_internal", tests, NULL, NULL);
+}
