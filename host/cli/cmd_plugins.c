@@ -63,8 +63,8 @@ static void print_json(FILE *out, const calhost_plugin_list *list) {
     json_string(out, p->backend);
     fputs(",\"implementation_version\":", out);
     json_string(out, p->implementation_version);
-    fprintf(out, ",\"abi_version\":%u,\"plugin_abi_min\":%u,\"plugin_abi_max\":%u",
-            p->abi_version, p->plugin_abi_min, p->plugin_abi_max);
+    fprintf(out, ",\"abi_version\":%u,\"plugin_abi_min\":%u,\"plugin_abi_max\":%u", p->abi_version,
+            p->plugin_abi_min, p->plugin_abi_max);
     fputs(",\"operators\":[", out);
     for (size_t k = 0; k < p->operator_count; k++) {
       if (k)
@@ -89,9 +89,10 @@ static void print_text(FILE *out, const calhost_plugin_list *list) {
     const calhost_plugin *p = list->items[i];
     fprintf(out, "%s (%s)\n", p->path, origin_name(p->origin));
     if (p->backend) {
-      fprintf(out, "  backend %s, implementation %s, ABI %u (plugin %u..%u), operators:",
-              p->backend, p->implementation_version ? p->implementation_version : "?",
-              p->abi_version, p->plugin_abi_min, p->plugin_abi_max);
+      fprintf(out,
+              "  backend %s, implementation %s, ABI %u (plugin %u..%u), operators:", p->backend,
+              p->implementation_version ? p->implementation_version : "?", p->abi_version,
+              p->plugin_abi_min, p->plugin_abi_max);
       for (size_t k = 0; k < p->operator_count; k++)
         fprintf(out, " %s", p->operators[k]);
       fputc('\n', out);

@@ -96,8 +96,8 @@ static const char *workload_text(checker *c) {
   static char buf[256];
   size_t n = (size_t)snprintf(buf, sizeof buf, "%s %s ", c->w.operator_name, c->w.dtype);
   for (size_t i = 0; i < c->w.shape_rank && n < sizeof buf; i++)
-    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", i ? "," : "",
-                          (long long)c->w.shape[i]);
+    n +=
+        (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", i ? "," : "", (long long)c->w.shape[i]);
   return buf;
 }
 
@@ -274,8 +274,7 @@ static char *policy_of(checker *c, calhost_session *s, long index, size_t *len) 
     if (st == CALHOST_OK) {
       if (n >= cap || buf[n] != '\0' || strlen(buf) != n) {
         free(buf);
-        return fail(c, "policy %ld: *length does not match the NUL-terminated string", index),
-               NULL;
+        return fail(c, "policy %ld: *length does not match the NUL-terminated string", index), NULL;
       }
       *len = n;
       return buf;
@@ -284,8 +283,7 @@ static char *policy_of(checker *c, calhost_session *s, long index, size_t *len) 
     if (st != CALHOST_BUFFER_TOO_SMALL)
       return fail(c, "serializing policy %ld returned %s", index, calhost_status_name(st)), NULL;
     if (n <= cap || n > CALHOST_POLICY_MAX_LENGTH + 1)
-      return fail(c,
-                  "policy %ld: CALHOST_BUFFER_TOO_SMALL asks for %zu bytes (at most %u allowed)",
+      return fail(c, "policy %ld: CALHOST_BUFFER_TOO_SMALL asks for %zu bytes (at most %u allowed)",
                   index, n, CALHOST_POLICY_MAX_LENGTH + 1),
              NULL;
     cap = n;
@@ -408,8 +406,8 @@ static int ck_refuses_truncated(checker *c) {
   }
   if (tried && accepted * 2 > tried)
     return fail(c, "the validator accepts %zu of %zu truncated policies", accepted, tried);
-  snprintf(c->msg, sizeof c->msg, "%zu truncations, %zu accepted (prefixes that are themselves valid)",
-           tried, accepted);
+  snprintf(c->msg, sizeof c->msg,
+           "%zu truncations, %zu accepted (prefixes that are themselves valid)", tried, accepted);
   return 0;
 }
 
@@ -597,8 +595,9 @@ int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE 
         sample[k] = '.';
     if (n >= 0)
       sample[n] = '\0';
-    fprintf(out, "FAIL quiet_stdout: the plugin wrote %lld bytes to stdout (\"%s\"); use "
-                 "host->log instead\n",
+    fprintf(out,
+            "FAIL quiet_stdout: the plugin wrote %lld bytes to stdout (\"%s\"); use "
+            "host->log instead\n",
             (long long)st.st_size, sample);
     failed++;
   } else {

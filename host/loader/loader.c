@@ -42,7 +42,9 @@ void calhost_loader_options_init(calhost_loader_options *o) {
 
 /* ---- small helpers ---- */
 
-static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
+static char *dupstr(const char *s) {
+  return s ? strdup(s) : NULL;
+}
 
 static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *format(const char *fmt, ...) {
@@ -237,8 +239,8 @@ static void set_reason(calhost_plugin *p, const char *reason) {
   p->reason = dupstr(reason);
 }
 
-static int set_identity(calhost_plugin *p, const char *backend, const char *impl,
-                        const char *desc, const char *const *ops, size_t op_count) {
+static int set_identity(calhost_plugin *p, const char *backend, const char *impl, const char *desc,
+                        const char *const *ops, size_t op_count) {
   free(p->backend);
   free(p->implementation_version);
   free(p->description);
@@ -312,8 +314,8 @@ static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) 
     size_t n = 0;
     while (p->vtable.operators[n])
       n++;
-    set_identity(p, p->vtable.backend_name, p->vtable.implementation_version,
-                 p->vtable.description, p->vtable.operators, n);
+    set_identity(p, p->vtable.backend_name, p->vtable.implementation_version, p->vtable.description,
+                 p->vtable.operators, n);
   } else if (strcmp(p->backend, p->vtable.backend_name) != 0) {
     set_reason(p, "the plugin changed its backend name between probe and load");
     memset(&p->vtable, 0, sizeof p->vtable);

@@ -154,18 +154,18 @@ typedef struct calhost_plugin {
   char *description;
   char **operators; /* operator_count strings */
   size_t operator_count;
-  uint32_t abi_version;              /* chosen in negotiation; 0 when none */
+  uint32_t abi_version;                    /* chosen in negotiation; 0 when none */
   uint32_t plugin_abi_min, plugin_abi_max; /* as the plugin reported; 0 unknown */
-  int loaded;  /* 1: in this process, vtable usable */
+  int loaded;                              /* 1: in this process, vtable usable */
   char *reason; /* why rejected (one line, NUL-terminated); NULL when loaded
                    or when only probed (load == 0) and fine */
   /* Valid when loaded: a copy of the plugin's vtable, zero-filled past the
    * plugin's struct_size, so an entry the plugin did not compile is NULL. */
   calhost_plugin_vtable vtable;
-  calhost_host_services services;          /* the table handed to the plugin */
-  calhost_services_context services_ctx;   /* its context */
-  struct calhost_module *module;           /* NULL when not loaded */
-  calhost_services_hooks hooks;            /* this plugin's copy of the hooks */
+  calhost_host_services services;        /* the table handed to the plugin */
+  calhost_services_context services_ctx; /* its context */
+  struct calhost_module *module;         /* NULL when not loaded */
+  calhost_services_hooks hooks;          /* this plugin's copy of the hooks */
 } calhost_plugin;
 
 typedef struct calhost_plugin_list {
@@ -242,8 +242,7 @@ CALHOST_LOADER_HIDDEN int calhost_loader_negotiate(struct calhost_module *module
                                                    const calhost_host_services *services,
                                                    calhost_plugin_vtable *vtable_copy,
                                                    uint32_t *chosen, uint32_t *plugin_min,
-                                                   uint32_t *plugin_max, char *err,
-                                                   size_t err_cap);
+                                                   uint32_t *plugin_max, char *err, size_t err_cap);
 
 /* Writes "signal 11 SIGSEGV" style text for a signal number into buf;
  * returns buf. */

@@ -87,4 +87,6 @@ void calhost_module_close(calhost_module **module) {
   *module = NULL;
 }
 
-const char *calhost_module_suffix(void) { return ".dll"; }
+const char *calhost_module_suffix(void) {
+  return ".dll";
+}

@@ -23,11 +23,20 @@ static const struct entry {
   uint32_t since;
   int required;
 } entries[] = {
-#define E(f, since, req) {#f, offsetof(calhost_plugin_vtable, f), since, req}
-    E(create, 1, 1),          E(destroy, 1, 1),       E(build_key, 1, 1),
-    E(validate_policy, 1, 1), E(open_session, 1, 1),  E(close_session, 1, 1),
-    E(candidate_count, 1, 1), E(serialize_candidate, 1, 1), E(default_policy, 1, 0),
-    E(prepare, 1, 1),         E(run, 1, 1),           E(check, 1, 0),
+#define E(f, since, req)                                                                           \
+  { #f, offsetof(calhost_plugin_vtable, f), since, req }
+    E(create, 1, 1),
+    E(destroy, 1, 1),
+    E(build_key, 1, 1),
+    E(validate_policy, 1, 1),
+    E(open_session, 1, 1),
+    E(close_session, 1, 1),
+    E(candidate_count, 1, 1),
+    E(serialize_candidate, 1, 1),
+    E(default_policy, 1, 0),
+    E(prepare, 1, 1),
+    E(run, 1, 1),
+    E(check, 1, 0),
 #undef E
 };
 
@@ -94,8 +103,9 @@ int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, u
     return -1;
   }
   if (st == CALHOST_ABI_MISMATCH) {
-    snprintf(err, err_cap, "ABI mismatch: the plugin found no common version (host supports %u..%u)",
-             host_min, host_max);
+    snprintf(err, err_cap,
+             "ABI mismatch: the plugin found no common version (host supports %u..%u)", host_min,
+             host_max);
     return -1;
   }
   if (st != CALHOST_OK) {

@@ -10,12 +10,12 @@
 #include "loader.h"
 
 typedef struct calhost_probe_result {
-  int ok;               /* 1: negotiated; identity below is filled */
-  char reason[1024];    /* why not, one line */
+  int ok;            /* 1: negotiated; identity below is filled */
+  char reason[1024]; /* why not, one line */
   char backend[128];
   char implementation_version[160];
   char description[1100];
-  char **operators;     /* operator_count strings (malloc'd) */
+  char **operators; /* operator_count strings (malloc'd) */
   size_t operator_count;
   uint32_t chosen, plugin_min, plugin_max;
 } calhost_probe_result;

@@ -52,7 +52,9 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   return CALHOST_OK;
 }
 
-static void destroy(calhost_plugin_instance *inst) { free(inst); }
+static void destroy(calhost_plugin_instance *inst) {
+  free(inst);
+}
 
 static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                 const calhost_target *t, calhost_built_key *out) {
@@ -201,7 +203,7 @@ static const calhost_plugin_vtable vtable = {
     .check = check,
 };
 
-CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(
-    const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
   return calhost_negotiate_default(request, reply, &vtable);
 }

@@ -53,7 +53,9 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   return CALHOST_OK;
 }
 
-static void destroy(calhost_plugin_instance *inst) { free(inst); }
+static void destroy(calhost_plugin_instance *inst) {
+  free(inst);
+}
 
 /* The element count of a supported workload, or 0. */
 static size_t elements(const calhost_workload *w) {
@@ -211,14 +213,21 @@ static const calhost_plugin_vtable vtable = {
     .implementation_version = "1",
     .operators = operators,
     .description = "example ReduceSum float32 with tunable block size and unroll factor",
-    .create = create, .destroy = destroy, .build_key = build_key,
-    .validate_policy = validate_policy, .open_session = open_session,
-    .close_session = close_session, .candidate_count = candidate_count,
-    .serialize_candidate = serialize_candidate, .default_policy = default_policy,
-    .prepare = prepare, .run = run, .check = check,
+    .create = create,
+    .destroy = destroy,
+    .build_key = build_key,
+    .validate_policy = validate_policy,
+    .open_session = open_session,
+    .close_session = close_session,
+    .candidate_count = candidate_count,
+    .serialize_candidate = serialize_candidate,
+    .default_policy = default_policy,
+    .prepare = prepare,
+    .run = run,
+    .check = check,
 };
 
-CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(
-    const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
   return calhost_negotiate_default(request, reply, &vtable);
 }

@@ -73,8 +73,8 @@ static void bad_plugins_fail_with_report(void **state) {
     char path[4096], *report;
     int rc = check_report(test_plugin(path, sizeof path, expect[i].plugin), 2, &report);
     if (rc != 1 || !strstr(report, expect[i].line))
-      fail_msg("%s: status %d, expected a line '%s' in:\n%s", expect[i].plugin, rc,
-               expect[i].line, report);
+      fail_msg("%s: status %d, expected a line '%s' in:\n%s", expect[i].plugin, rc, expect[i].line,
+               report);
     free(report);
   }
 }

@@ -108,8 +108,8 @@ static void direct_negotiate(void **state) {
   calhost_plugin_vtable vt;
   uint32_t chosen, lo, hi;
   (void)state;
-  calhost_module *m = calhost_module_open(test_plugin(path, sizeof path, "test_good"), err,
-                                          sizeof err);
+  calhost_module *m =
+      calhost_module_open(test_plugin(path, sizeof path, "test_good"), err, sizeof err);
   assert_non_null(m);
   calhost_services_init(&svc, &ctx, NULL, NULL);
   assert_int_equal(calhost_loader_negotiate(m, 1, 1, &svc, &vt, &chosen, &lo, &hi, err, sizeof err),
@@ -133,8 +133,15 @@ static void services_errors_and_cancellation(void **state) {
   calhost_run_result r = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof r}, -1};
   calhost_built_key key = {.header = {CALHOST_STRUCT_BUILT_KEY, 1, sizeof key}};
   int64_t shape[1] = {1024};
-  calhost_workload w = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof w}, "w", "MatMul", "float32",
-                        shape, 1, NULL, 0, "sha256:00"};
+  calhost_workload w = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof w},
+                        "w",
+                        "MatMul",
+                        "float32",
+                        shape,
+                        1,
+                        NULL,
+                        0,
+                        "sha256:00"};
   calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu", 1, NULL, 0, ""};
   (void)state;
   calhost_loader_options_init(&o);

@@ -54,7 +54,9 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   return CALHOST_OK;
 }
 
-static void destroy(calhost_plugin_instance *inst) { free(inst); }
+static void destroy(calhost_plugin_instance *inst) {
+  free(inst);
+}
 
 static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                 const calhost_target *t, calhost_built_key *out) {
@@ -100,7 +102,9 @@ static calhost_status open_session(calhost_plugin_instance *inst, const calhost_
   return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
 }
 
-static void close_session(calhost_session *s) { free(s); }
+static void close_session(calhost_session *s) {
+  free(s);
+}
 
 static calhost_status candidate_count(calhost_session *s, uint32_t *count) {
   (void)s;

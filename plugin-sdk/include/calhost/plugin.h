@@ -79,29 +79,38 @@ extern "C" {
 /* Results of plugin calls. Append-only. */
 typedef enum calhost_status {
   CALHOST_OK = 0,
-  CALHOST_ERROR = 1,               /* generic failure; see the attached message */
-  CALHOST_INVALID_ARGUMENT = 2,    /* bad input (unsupported workload, bad policy, ...) */
-  CALHOST_UNSUPPORTED = 3,         /* the operator, dtype or shape is not supported */
-  CALHOST_BUFFER_TOO_SMALL = 4,    /* *length holds the size needed (with the NUL) */
+  CALHOST_ERROR = 1,            /* generic failure; see the attached message */
+  CALHOST_INVALID_ARGUMENT = 2, /* bad input (unsupported workload, bad policy, ...) */
+  CALHOST_UNSUPPORTED = 3,      /* the operator, dtype or shape is not supported */
+  CALHOST_BUFFER_TOO_SMALL = 4, /* *length holds the size needed (with the NUL) */
   CALHOST_NO_MEMORY = 5,
-  CALHOST_CANCELLED = 6,           /* the host's cancellation flag was seen */
-  CALHOST_CHECK_FAILED = 7,        /* the candidate's output differs from the reference */
-  CALHOST_ABI_MISMATCH = 8,        /* negotiation: no common ABI version */
+  CALHOST_CANCELLED = 6,    /* the host's cancellation flag was seen */
+  CALHOST_CHECK_FAILED = 7, /* the candidate's output differs from the reference */
+  CALHOST_ABI_MISMATCH = 8, /* negotiation: no common ABI version */
 } calhost_status;
 
 /* The enumerator's name ("CALHOST_OK", ...), for messages; "unknown status"
  * for a value this header does not know. Since ABI 1. */
 static inline const char *calhost_status_name(calhost_status status) {
   switch (status) {
-  case CALHOST_OK: return "CALHOST_OK";
-  case CALHOST_ERROR: return "CALHOST_ERROR";
-  case CALHOST_INVALID_ARGUMENT: return "CALHOST_INVALID_ARGUMENT";
-  case CALHOST_UNSUPPORTED: return "CALHOST_UNSUPPORTED";
-  case CALHOST_BUFFER_TOO_SMALL: return "CALHOST_BUFFER_TOO_SMALL";
-  case CALHOST_NO_MEMORY: return "CALHOST_NO_MEMORY";
-  case CALHOST_CANCELLED: return "CALHOST_CANCELLED";
-  case CALHOST_CHECK_FAILED: return "CALHOST_CHECK_FAILED";
-  case CALHOST_ABI_MISMATCH: return "CALHOST_ABI_MISMATCH";
+  case CALHOST_OK:
+    return "CALHOST_OK";
+  case CALHOST_ERROR:
+    return "CALHOST_ERROR";
+  case CALHOST_INVALID_ARGUMENT:
+    return "CALHOST_INVALID_ARGUMENT";
+  case CALHOST_UNSUPPORTED:
+    return "CALHOST_UNSUPPORTED";
+  case CALHOST_BUFFER_TOO_SMALL:
+    return "CALHOST_BUFFER_TOO_SMALL";
+  case CALHOST_NO_MEMORY:
+    return "CALHOST_NO_MEMORY";
+  case CALHOST_CANCELLED:
+    return "CALHOST_CANCELLED";
+  case CALHOST_CHECK_FAILED:
+    return "CALHOST_CHECK_FAILED";
+  case CALHOST_ABI_MISMATCH:
+    return "CALHOST_ABI_MISMATCH";
   }
   return "unknown status";
 }
@@ -173,15 +182,15 @@ typedef struct calhost_host_services {
  * Every field since ABI 1; every pointer non-NULL (properties may be NULL
  * when property_count is 0). */
 typedef struct calhost_workload {
-  calhost_struct_header header;      /* CALHOST_STRUCT_WORKLOAD */
-  const char *name;                  /* the workload's name in the config */
-  const char *operator_name;         /* e.g. "MatMul" */
-  const char *dtype;                 /* e.g. "float32" */
-  const int64_t *shape;              /* dimensions, e.g. {M, N, K} for MatMul */
+  calhost_struct_header header; /* CALHOST_STRUCT_WORKLOAD */
+  const char *name;             /* the workload's name in the config */
+  const char *operator_name;    /* e.g. "MatMul" */
+  const char *dtype;            /* e.g. "float32" */
+  const int64_t *shape;         /* dimensions, e.g. {M, N, K} for MatMul */
   size_t shape_rank;
   const calhost_property *properties; /* other structure (e.g. "accumulate"="1") */
   size_t property_count;
-  const char *model_digest;          /* "sha256:<64 hex>" */
+  const char *model_digest; /* "sha256:<64 hex>" */
 } calhost_workload;
 
 /* Where to calibrate: a set of processors and a thread count. Written and
@@ -194,7 +203,7 @@ typedef struct calhost_target {
   const int *cpus;              /* OS CPU indices of the target set; the host
                                    has pinned the calling thread to them */
   size_t cpu_count;
-  const char *features;         /* space-separated ISA features: "sse4_2 avx2 fma ..." */
+  const char *features; /* space-separated ISA features: "sse4_2 avx2 fma ..." */
 } calhost_target;
 
 /* The key-builder's answer. The struct is the host's (zeroed, header set);
@@ -309,8 +318,7 @@ typedef struct calhost_plugin_vtable {
   /* REQUIRED. Runs the prepared candidate `iterations` times on the
    * session's inputs. The host times the call; a backend with its own
    * device timers may set result->device_seconds. */
-  calhost_status (*run)(calhost_session *session, uint32_t iterations,
-                        calhost_run_result *result);
+  calhost_status (*run)(calhost_session *session, uint32_t iterations, calhost_run_result *result);
   /* OPTIONAL (strongly advised). Compares the output of the last run with the
    * backend's trusted reference; CALHOST_CHECK_FAILED with a reason in err
    * when it differs (NaN/Inf included). Without it results are marked
@@ -323,17 +331,17 @@ typedef struct calhost_plugin_vtable {
 /* The host's offer. Written and owned by the host, borrowed for the call
  * (except `host`, see below). Every field since ABI 1. */
 typedef struct calhost_negotiate_request {
-  calhost_struct_header header;        /* CALHOST_STRUCT_NEGOTIATE_REQUEST */
-  uint32_t host_abi_min;               /* the oldest ABI the host can drive */
-  uint32_t host_abi_max;               /* the newest ABI the host knows */
-  const calhost_host_services *host;   /* valid until the plugin is unloaded */
+  calhost_struct_header header;      /* CALHOST_STRUCT_NEGOTIATE_REQUEST */
+  uint32_t host_abi_min;             /* the oldest ABI the host can drive */
+  uint32_t host_abi_max;             /* the newest ABI the host knows */
+  const calhost_host_services *host; /* valid until the plugin is unloaded */
 } calhost_negotiate_request;
 
 /* The plugin's answer. The struct is the host's (zeroed, header set); the
  * plugin fills the fields below (all since ABI 1). */
 typedef struct calhost_negotiate_reply {
-  calhost_struct_header header;        /* CALHOST_STRUCT_NEGOTIATE_REPLY, set by the host */
-  uint32_t plugin_abi_min;             /* the plugin's range, always filled in */
+  calhost_struct_header header; /* CALHOST_STRUCT_NEGOTIATE_REPLY, set by the host */
+  uint32_t plugin_abi_min;      /* the plugin's range, always filled in */
   uint32_t plugin_abi_max;
   uint32_t chosen_abi_version;         /* in both ranges, never above host_abi_max */
   const calhost_plugin_vtable *vtable; /* static or valid until unload */
@@ -346,8 +354,8 @@ typedef struct calhost_negotiate_reply {
 typedef calhost_status (*calhost_negotiate_fn)(const calhost_negotiate_request *request,
                                                calhost_negotiate_reply *reply);
 
-CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(
-    const calhost_negotiate_request *request, calhost_negotiate_reply *reply);
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply);
 
 /* A helper for the usual negotiation: call it from calhost_plugin_negotiate
  * with your vtable. Header-only so plugins need no library. */
