@@ -28,6 +28,13 @@
 #define CALHOST_RELATIVE_PLUGIN_DIR "lib/calhost/plugins"
 #endif
 
+#if !defined(__GLIBC__)
+/* secure_getenv for the BSDs and macOS: no environment under set-id. */
+static char *secure_getenv(const char *name) {
+  return issetugid() ? NULL : getenv(name);
+}
+#endif
+
 void calhost_loader_options_init(calhost_loader_options *o) {
   memset(o, 0, sizeof *o);
   o->use_environment = 1;
