@@ -905,23 +905,47 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.config_dir_count = r->cfg->plugin_dir_count;
   lo.explicit_paths = r->cfg->plugin_paths;
   lo.explicit_path_count = r->cfg->plugin_path_count;
-  lo.enabled = r->cfg->enabled_backends;
-  lo.enabled_count = r->cfg->enabled_count;
+  /* --plugin narrows the configuration's enabled list (nothing else is loaded) */
+  char **only = calloc(o->plugin_count + 1, sizeof *only);
+  size_t nonly = 0;
+  if (!only) {
+    status = 2;
+    goto out;
+  }
+  for (size_t i = 0; i < o->plugin_count; i++) {
+    if (r->cfg->enabled_count &&
+        !in_list(r->cfg->enabled_backends, r->cfg->enabled_count, o->plugins[i])) {
+      add_failure(r, o->plugins[i], NULL, 0, NULL, "not enabled in the configuration", NULL);
+      continue;
+    }
+    only[nonly++] = o->plugins[i];
+  }
+  if (o->plugin_count && !nonly) {
+    free(only);
+    fprintf(r->err, "calhost: calibrate: none of the --plugin backends is enabled\n");
+    status = 2;
+    goto report;
+  }
+  lo.enabled = nonly ? only : r->cfg->enabled_backends;
+  lo.enabled_count = nonly ? nonly : r->cfg->enabled_count;
   lo.disabled = r->cfg->disabled_backends;
   lo.disabled_count = r->cfg->disabled_count;
   lo.services.user = r;
   lo.services.cancel_flag = &g_cancel;
   lo.services.is_cancelled = budget_over;
-  if (calhost_loader_discover(&lo, &r->plugins) < 0) {
+  int found = calhost_loader_discover(&lo, &r->plugins);
+  if (found < 0) {
+    free(only);
     fprintf(r->err, "calhost: calibrate: out of memory while loading plugins\n");
     status = 2;
     goto out;
   }
-  for (size_t i = 0; i < o->plugin_count; i++)
-    if (!calhost_plugin_list_find(&r->plugins, o->plugins[i])) {
-      add_failure(r, o->plugins[i], NULL, 0, NULL, "no such plugin (not found or not loaded)",
+  for (size_t i = 0; i < nonly; i++)
+    if (!calhost_plugin_list_find(&r->plugins, only[i])) {
+      add_failure(r, only[i], NULL, 0, NULL, "no such plugin (not found or not loaded)",
                   NULL);
     }
+  free(only);
   size_t usable = 0;
   for (size_t i = 0; i < r->plugins.count; i++) {
     calhost_plugin *p = r->plugins.items[i];

@@ -84,7 +84,9 @@ double calhost_stats_cv(const double *v, size_t n) {
 }
 
 int calhost_stats_is_noisy(double median, double mad, double cv, double threshold) {
-  if (isfinite(cv) && cv > threshold)
+  /* The MAD is robust to one preempted sample; the CV is not, so it only
+   * flags a result when the spread is several times the threshold. */
+  if (isfinite(cv) && cv > CALHOST_STATS_CV_FACTOR * threshold)
     return 1;
   if (median > 0 && isfinite(mad) && mad / median > threshold)
     return 1;

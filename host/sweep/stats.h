@@ -19,12 +19,14 @@ typedef struct calhost_stats {
   double mean;
   double mad;    /* median absolute deviation from the median (unscaled) */
   double cv;     /* coefficient of variation: sample stddev / mean (0 when n < 2) */
-  int noisy;     /* 1 when cv or mad/median exceed the noise threshold */
+  int noisy;     /* see calhost_stats_is_noisy */
 } calhost_stats;
 
-/* Default noise threshold: a result whose CV or relative MAD is above 5% is
+/* Default noise threshold: a result whose relative MAD (MAD / median) is
+ * above 5%, or whose CV is above CALHOST_STATS_CV_FACTOR times that, is
  * flagged noisy. */
 #define CALHOST_STATS_NOISE_THRESHOLD 0.05
+#define CALHOST_STATS_CV_FACTOR 5.0
 
 /* The q-quantile (0 <= q <= 1, linear interpolation between order
  * statistics) of n values; v is not modified. NAN when n == 0 or on
@@ -41,7 +43,8 @@ double calhost_stats_mad(const double *v, size_t n);
  * n < 2, NAN when n == 0 or the mean is 0. */
 double calhost_stats_cv(const double *v, size_t n);
 
-/* Noise flag: nonzero when cv > threshold or mad / median > threshold. */
+/* Noise flag: nonzero when mad / median > threshold or
+ * cv > CALHOST_STATS_CV_FACTOR * threshold. */
 int calhost_stats_is_noisy(double median, double mad, double cv, double threshold);
 
 /* Fills *out with the summary of n samples (noise flag with `threshold`).

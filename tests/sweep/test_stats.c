@@ -64,7 +64,8 @@ static void cv_of_constant_and_spread_samples(void **state) {
 static void noise_flag_follows_threshold(void **state) {
   (void)state;
   assert_false(calhost_stats_is_noisy(100, 1, 0.01, 0.05));
-  assert_true(calhost_stats_is_noisy(100, 1, 0.20, 0.05));  /* CV */
+  assert_true(calhost_stats_is_noisy(100, 1, 0.30, 0.05));  /* CV, far above */
+  assert_false(calhost_stats_is_noisy(100, 1, 0.20, 0.05)); /* CV alone: one outlier */
   assert_true(calhost_stats_is_noisy(100, 10, 0.01, 0.05)); /* relative MAD */
   calhost_stats s;
   double quiet[] = {100, 101, 99, 100, 100};

@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
   lo.config_dir_count = cfg.plugin_dir_count;
   lo.explicit_paths = cfg.plugin_paths;
   lo.explicit_path_count = cfg.plugin_path_count;
+  lo.enabled = cfg.enabled_backends;
+  lo.enabled_count = cfg.enabled_count;
+  lo.disabled = cfg.disabled_backends;
+  lo.disabled_count = cfg.disabled_count;
   calhost_loader_discover(&lo, &plugins);
   for (size_t i = 0; i < plugins.count && !p; i++) {
     calhost_plugin *c = plugins.items[i];
