@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../config/config.h"
 #include "commands.h"
@@ -210,6 +211,10 @@ static int plugin_check(calhost_cli *cli, int argc, char **argv) {
   if (!path)
     return calhost_cli_usage_error(cli, "usage: calhost plugin check PATH [--timeout S] "
                                         "[--operator OP] [--dtype T] [--shape D,D,...] [-v]");
+  if (access(path, R_OK) != 0) {
+    fprintf(stderr, "calhost: plugin check: %s: %s\n", path, strerror(errno));
+    return 2;
+  }
   return calhost_plugin_check(path, &o, stdout);
 }
 

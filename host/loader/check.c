@@ -559,6 +559,11 @@ int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE 
   FILE *capture = tmpfile();
   int cfd = capture ? fileno(capture) : -1, failed = 0, passed = 0;
   struct stat st;
+  /* dlopen searches the library path for a name without a slash: always
+   * hand it the absolute path of the file the user named. */
+  char *real = realpath(path, NULL);
+  if (real)
+    path = real;
   if (!o) {
     calhost_check_options_init(&defaults);
     o = &defaults;
@@ -607,5 +612,6 @@ int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE 
   if (capture)
     fclose(capture);
   fprintf(out, "%d of %d checks passed\n", passed, passed + failed);
+  free(real);
   return failed ? 1 : 0;
 }
