@@ -69,8 +69,8 @@ static int serves(const calhost_plugin *p, const char *op) {
 }
 
 /* Loads config, store, the plugin and builds the key. Returns 0 or 2. */
-static int wl_open(calhost_cli *cli, const char *workload, const char *plugin,
-                   const char *threads, wl_ctx *c) {
+static int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const char *threads,
+                   wl_ctx *c) {
   char err[1024];
   memset(c, 0, sizeof *c);
   if (calhost_cli_load_config(cli, &c->cfg) != 0)
@@ -97,8 +97,8 @@ static int wl_open(calhost_cli *cli, const char *workload, const char *plugin,
     }
     tc = (uint32_t)v;
   }
-  if (calhost_processor_targets(c->cfg.cpus, c->cfg.cpu_count, c->cfg.cpus_all, &tc, 1,
-                                &c->targets, err, sizeof err) != 0) {
+  if (calhost_processor_targets(c->cfg.cpus, c->cfg.cpu_count, c->cfg.cpus_all, &tc, 1, &c->targets,
+                                err, sizeof err) != 0) {
     fprintf(stderr, "calhost: %s\n", err);
     return 2;
   }
@@ -295,10 +295,9 @@ static int profile_level(const calstore_profile *p) {
   return exact ? CALSTORE_LEVEL_EXACT_CALIBRATED : CALSTORE_LEVEL_PORTABLE_CALIBRATED;
 }
 
-static void explain(FILE *o, const wl_ctx *c, int force_portable,
-                    const calstore_lookup_result *r) {
-  fprintf(o, "lookup %s %s implementation %s (workload %s)\n", c->p->backend,
-          c->w->operator_name, c->p->implementation_version, c->w->name);
+static void explain(FILE *o, const wl_ctx *c, int force_portable, const calstore_lookup_result *r) {
+  fprintf(o, "lookup %s %s implementation %s (workload %s)\n", c->p->backend, c->w->operator_name,
+          c->p->implementation_version, c->w->name);
   fprintf(o, "  exact key:    model %s\n                processor %s\n                threads %u\n",
           c->key.model_digest, c->key.processor, c->key.thread_count);
   fprintf(o, "  portable key:");
@@ -320,9 +319,8 @@ static void explain(FILE *o, const wl_ctx *c, int force_portable,
     for (size_t i = 0; i < r->rejection_count; i++) {
       const calstore_rejection *x = &r->rejections[i];
       if (profile_level(&x->profile) == lvl)
-        fprintf(o, "       rejected [%s] %s: policy %s\n",
-                calstore_reject_reason_name(x->reason), x->message ? x->message : "",
-                x->profile.policy);
+        fprintf(o, "       rejected [%s] %s: policy %s\n", calstore_reject_reason_name(x->reason),
+                x->message ? x->message : "", x->profile.policy);
     }
   }
   if (r->profile) {
@@ -472,9 +470,9 @@ int calhost_cmd_override_workload(calhost_cli *cli, int argc, char **argv) {
     st = calstore_clear_override(c.store, &k, &err);
   if (st == CALSTORE_OK) {
     if (!cli->quiet)
-      printf("%s %s override for %s workload %s%s\n", !strcmp(action, "set") ? "installed" : "cleared",
-             portable ? "portable" : "exact", c.p->backend, workload,
-             portable ? "" : " on this machine");
+      printf("%s %s override for %s workload %s%s\n",
+             !strcmp(action, "set") ? "installed" : "cleared", portable ? "portable" : "exact",
+             c.p->backend, workload, portable ? "" : " on this machine");
     rc = 0;
   } else {
     fprintf(stderr, "calhost: override %s: %s: %s\n", action, calstore_status_name(st),

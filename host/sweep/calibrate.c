@@ -165,8 +165,8 @@ static void child_skip(child_ctx *c, const char *reason, const calhost_built_key
   calhost_proto_put_u64(&c->buf, c->threads);
   calhost_proto_put_str(&c->buf, reason);
   if (k)
-    calhost_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count,
-                           k->structure, k->structure_count);
+    calhost_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count, k->structure,
+                           k->structure_count);
   else
     calhost_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
   child_send(c);
@@ -185,9 +185,9 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
 static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
   for (size_t i = 0; i < r->have_count; i++) {
     const calhost_record_key *h = &r->have[i];
-    if (h->thread_count == k->thread_count && !strcmp(r->have_ops[i], op) &&
-        h->model_digest && k->model_digest && !strcmp(h->model_digest, k->model_digest) &&
-        h->processor && k->processor && !strcmp(h->processor, k->processor))
+    if (h->thread_count == k->thread_count && !strcmp(r->have_ops[i], op) && h->model_digest &&
+        k->model_digest && !strcmp(h->model_digest, k->model_digest) && h->processor &&
+        k->processor && !strcmp(h->processor, k->processor))
       return 1;
   }
   return 0;
@@ -245,8 +245,8 @@ static int child_main(void *user, int fd) {
   child_send(&c);
 
   calhost_plugin_instance *inst = NULL;
-  calhost_status st = vt->create(&p->services, sec ? sec->settings : NULL,
-                                 sec ? sec->setting_count : 0, &inst);
+  calhost_status st =
+      vt->create(&p->services, sec ? sec->settings : NULL, sec ? sec->setting_count : 0, &inst);
   if (st != CALHOST_OK || !inst) {
     const char *m = calhost_services_take_error(&p->services_ctx);
     snprintf(why, sizeof why, "create failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
@@ -355,8 +355,8 @@ static int child_main(void *user, int fd) {
       calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);
       calhost_proto_put_u64(&c.buf, c.workload);
       calhost_proto_put_u64(&c.buf, c.threads);
-      calhost_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count,
-                             kc.structure, kc.structure_count);
+      calhost_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count, kc.structure,
+                             kc.structure_count);
       calhost_record_key_free(&kc);
       calhost_record_put_result(&c.buf, &res);
       child_send(&c);
@@ -485,8 +485,7 @@ static int visit_portable(void *user, const calstore_profile *p) {
   find_portable *f = user;
   const calstore_key *k = &p->key;
   if (p->source == CALSTORE_SOURCE_CALIBRATED && k->kind == CALSTORE_KEY_PORTABLE &&
-      !strcmp(k->backend, f->key->backend) &&
-      !strcmp(k->operator_name, f->key->operator_name) &&
+      !strcmp(k->backend, f->key->backend) && !strcmp(k->operator_name, f->key->operator_name) &&
       !strcmp(k->implementation, f->key->implementation) && same_structure(k, f->key)) {
     f->found = 1;
     return 1;
@@ -661,8 +660,8 @@ static void on_record(void *user, const calhost_proto_msg *m) {
                    cal_workload_name(r, w), t, x->sweep.budget_after);
         }
         if (x->sweep.noisy)
-          cal_warn(r, "%s %s t=%u: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w),
-                   t, x->sweep.cv);
+          cal_warn(r, "%s %s t=%u: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), t,
+                   x->sweep.cv);
       }
     } else if (m->type == CALHOST_REC_SKIPPED) {
       x->kind = CAL_SKIPPED;
@@ -852,8 +851,8 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   so.persistence_enabled = r->cfg->persistence_enabled;
   calstore_status sst = calstore_open(&so, &r->store, &se);
   if (sst != CALSTORE_OK || !r->store) {
-    fprintf(r->err, "calhost: %s%s%u: %s: %s\n", se.path[0] ? se.path : "store",
-            se.line ? ":" : "", se.line, calstore_status_name(sst), se.message);
+    fprintf(r->err, "calhost: %s%s%u: %s: %s\n", se.path[0] ? se.path : "store", se.line ? ":" : "",
+            se.line, calstore_status_name(sst), se.message);
     status = 2;
     goto out;
   }
@@ -942,8 +941,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   for (size_t i = 0; i < nonly; i++)
     if (!calhost_plugin_list_find(&r->plugins, only[i])) {
-      add_failure(r, only[i], NULL, 0, NULL, "no such plugin (not found or not loaded)",
-                  NULL);
+      add_failure(r, only[i], NULL, 0, NULL, "no such plugin (not found or not loaded)", NULL);
     }
   free(only);
   size_t usable = 0;

@@ -39,16 +39,16 @@ typedef struct calhost_calibrate_options {
   const char *store_path;       /* --store: overrides config's [store] path; may be NULL */
   char *const *plugins;         /* --plugin filters (empty: every enabled plugin) */
   size_t plugin_count;
-  char *const *workloads;       /* --workload filters (empty: every workload) */
+  char *const *workloads; /* --workload filters (empty: every workload) */
   size_t workload_count;
-  int force;                    /* --force: recalibrate keys that already have a profile */
-  int json;                     /* --json: print the full report as JSON on out */
-  int quiet;                    /* --quiet: no progress, no table (failures still on err) */
-  int progress;                 /* -1: bar when err is a terminal, else plain lines; 0: lines */
-  const char *rigor_origin;     /* where rigor came from, for the report (may be NULL) */
-  const char *threads_origin;   /* where threads came from (may be NULL) */
-  FILE *out;                    /* NULL: stdout */
-  FILE *err;                    /* NULL: stderr */
+  int force;                  /* --force: recalibrate keys that already have a profile */
+  int json;                   /* --json: print the full report as JSON on out */
+  int quiet;                  /* --quiet: no progress, no table (failures still on err) */
+  int progress;               /* -1: bar when err is a terminal, else plain lines; 0: lines */
+  const char *rigor_origin;   /* where rigor came from, for the report (may be NULL) */
+  const char *threads_origin; /* where threads came from (may be NULL) */
+  FILE *out;                  /* NULL: stdout */
+  FILE *err;                  /* NULL: stderr */
 } calhost_calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep

@@ -83,9 +83,8 @@ static int drain(int fd, calhost_proto_reader *rd, calhost_child_outcome *out) {
     if (calhost_proto_reader_feed(rd, buf, (size_t)n) != 0)
       return 0;
   } else {
-    size_t have = out->output_total < CALHOST_CHILD_OUTPUT_MAX - 1
-                      ? out->output_total
-                      : CALHOST_CHILD_OUTPUT_MAX - 1;
+    size_t have = out->output_total < CALHOST_CHILD_OUTPUT_MAX - 1 ? out->output_total
+                                                                   : CALHOST_CHILD_OUTPUT_MAX - 1;
     size_t room = CALHOST_CHILD_OUTPUT_MAX - 1 - have;
     size_t k = (size_t)n < room ? (size_t)n : room;
     memcpy(out->output + have, buf, k);
@@ -107,8 +106,8 @@ static void dispatch(calhost_proto_reader *rd, const calhost_isolate_options *o,
   }
 }
 
-int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child,
-                        void *child_user, calhost_record_fn on_record, void *parent_user,
+int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child, void *child_user,
+                        calhost_record_fn on_record, void *parent_user,
                         calhost_child_outcome *out) {
   memset(out, 0, sizeof *out);
   int rec[2], cap[2];

@@ -31,11 +31,11 @@ typedef enum calhost_child_end {
 
 typedef struct calhost_child_outcome {
   calhost_child_end end;
-  int exit_code;   /* when it exited */
-  int signal;      /* when a signal killed it */
-  int saw_done;    /* the done record arrived */
-  int truncated;   /* the stream ended inside a frame */
-  double seconds;  /* wall time of the child */
+  int exit_code;     /* when it exited */
+  int signal;        /* when a signal killed it */
+  int saw_done;      /* the done record arrived */
+  int truncated;     /* the stream ended inside a frame */
+  double seconds;    /* wall time of the child */
   char message[256]; /* one line: "killed by signal 11 (SIGSEGV)", "timed out after 5 s", ... */
   char output[CALHOST_CHILD_OUTPUT_MAX]; /* first bytes of the child's stdout, NUL-terminated */
   size_t output_total;                   /* bytes it wrote to stdout in all */
@@ -49,9 +49,9 @@ typedef int (*calhost_child_fn)(void *user, int record_fd);
 typedef void (*calhost_record_fn)(void *user, const calhost_proto_msg *msg);
 
 typedef struct calhost_isolate_options {
-  double timeout_seconds;                /* <= 0: no limit */
-  volatile sig_atomic_t *cancel_flag;    /* may be NULL */
-  uint32_t done_type;                    /* the record type that marks a clean finish */
+  double timeout_seconds;             /* <= 0: no limit */
+  volatile sig_atomic_t *cancel_flag; /* may be NULL */
+  uint32_t done_type;                 /* the record type that marks a clean finish */
 } calhost_isolate_options;
 
 /* Forks; in the child: default SIGINT/SIGTERM, SIGPIPE ignored, stdout to
@@ -60,9 +60,8 @@ typedef struct calhost_isolate_options {
  * until the child ends, the limit passes (SIGKILL) or *cancel_flag is raised
  * (SIGKILL), calling on_record for each record, and fills *out. Returns 0
  * when the child ended cleanly (out->end == CALHOST_CHILD_OK), else -1. */
-int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child,
-                        void *child_user, calhost_record_fn on_record, void *parent_user,
-                        calhost_child_outcome *out);
+int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child, void *child_user,
+                        calhost_record_fn on_record, void *parent_user, calhost_child_outcome *out);
 
 /* "SIGSEGV"-style name of a signal number (static), "signal" when unknown. */
 const char *calhost_isolate_signal_name(int sig);

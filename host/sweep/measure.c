@@ -24,8 +24,8 @@
 #include "stats.h"
 
 /* Is a vtable entry present in the struct the plugin compiled? */
-#define VT_HAS(vt, field)                                                                    \
-  ((vt)->struct_size >= offsetof(calhost_plugin_vtable, field) + sizeof((vt)->field) &&      \
+#define VT_HAS(vt, field)                                                                          \
+  ((vt)->struct_size >= offsetof(calhost_plugin_vtable, field) + sizeof((vt)->field) &&            \
    (vt)->field != NULL)
 
 enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED };
@@ -88,8 +88,7 @@ static const char *plugin_message(sweep *s) {
 }
 
 /* "what: status (plugin message)" into buf. */
-static void describe_failure(sweep *s, char *buf, size_t cap, const char *what,
-                             calhost_status st) {
+static void describe_failure(sweep *s, char *buf, size_t cap, const char *what, calhost_status st) {
   const char *m = plugin_message(s);
   if (m)
     snprintf(buf, cap, "%s: %s (%s)", what, status_word(st), m);

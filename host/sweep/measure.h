@@ -65,16 +65,16 @@ typedef struct calhost_sweep_rejection {
 /* The outcome of a sweep; owned by the caller, freed with
  * calhost_sweep_result_free. Latencies are per iteration, in microseconds. */
 typedef struct calhost_sweep_result {
-  int ok;             /* 1: a winner was chosen */
-  char error[512];    /* why not, when ok == 0 */
+  int ok;          /* 1: a winner was chosen */
+  char error[512]; /* why not, when ok == 0 */
   char *winner_policy;
   uint32_t winner_index; /* CALHOST_SWEEP_DEFAULT_INDEX when the default won */
   double median_us, mad_us, cv, min_us;
-  uint32_t samples;   /* timed samples of the winner */
-  uint32_t iterations;/* iterations per sample of the winner */
-  int noisy;          /* the winner's spread is above the noise threshold */
-  int unchecked;      /* the plugin has no check(): outputs were not verified */
-  int device_timed;   /* timings came from the plugin's device_seconds */
+  uint32_t samples;         /* timed samples of the winner */
+  uint32_t iterations;      /* iterations per sample of the winner */
+  int noisy;                /* the winner's spread is above the noise threshold */
+  int unchecked;            /* the plugin has no check(): outputs were not verified */
+  int device_timed;         /* timings came from the plugin's device_seconds */
   uint32_t candidate_count; /* size of the plugin's candidate space */
   uint32_t planned;         /* candidates the rigor level selected */
   uint32_t tried;           /* candidates run (prepared) */
@@ -83,10 +83,10 @@ typedef struct calhost_sweep_result {
   int have_default;         /* the default was measured: speedup is meaningful */
   char *default_policy;
   double default_median_us;
-  double speedup;           /* default median / winner median; 0 when no default */
-  int budget_exhausted;     /* the time budget stopped the enumeration */
-  uint32_t budget_after;    /* ... after this many candidates */
-  int cancelled;            /* hooks.is_cancelled stopped it */
+  double speedup;        /* default median / winner median; 0 when no default */
+  int budget_exhausted;  /* the time budget stopped the enumeration */
+  uint32_t budget_after; /* ... after this many candidates */
+  int cancelled;         /* hooks.is_cancelled stopped it */
   calhost_sweep_rejection *rejections;
   size_t rejection_count;
 } calhost_sweep_result;

@@ -15,15 +15,15 @@
 /* The parameters of one rigor level. */
 typedef struct calhost_rigor_params {
   calhost_rigor rigor;
-  uint32_t max_candidates;    /* 0: every candidate; else an evenly spread subset */
-  double min_sample_seconds;  /* each timed sample lasts at least this long */
-  uint32_t repetitions;       /* samples per surviving candidate */
-  uint32_t warmup_samples;    /* untimed samples after sizing */
-  int prune;                  /* prune candidates clearly slower than the leader */
-  uint32_t prune_after;       /* samples before a candidate may be pruned (>= 3) */
-  double prune_margin;        /* "clearly slower": lower quartile > leader median x (1+margin) */
-  int halving;                /* after the first round keep only the better half */
-  double noise_threshold;     /* CV or relative MAD above this flags a result noisy */
+  uint32_t max_candidates;   /* 0: every candidate; else an evenly spread subset */
+  double min_sample_seconds; /* each timed sample lasts at least this long */
+  uint32_t repetitions;      /* samples per surviving candidate */
+  uint32_t warmup_samples;   /* untimed samples after sizing */
+  int prune;                 /* prune candidates clearly slower than the leader */
+  uint32_t prune_after;      /* samples before a candidate may be pruned (>= 3) */
+  double prune_margin;       /* "clearly slower": lower quartile > leader median x (1+margin) */
+  int halving;               /* after the first round keep only the better half */
+  double noise_threshold;    /* CV or relative MAD above this flags a result noisy */
 } calhost_rigor_params;
 
 /* Fills *out with the defaults of a rigor level:
@@ -46,7 +46,6 @@ int calhost_rigor_parse(const char *word, calhost_rigor *out);
  * over [0, count) (always including the first and the last), ascending and
  * distinct. Writes at most `capacity` indices to out and returns how many
  * were chosen (which may exceed capacity: call again with more room). */
-size_t calhost_plan_select(uint32_t count, uint32_t max_candidates, uint32_t *out,
-                           size_t capacity);
+size_t calhost_plan_select(uint32_t count, uint32_t max_candidates, uint32_t *out, size_t capacity);
 
 #endif /* CALHOST_SWEEP_PLAN_H */

@@ -78,7 +78,7 @@ char *calhost_proto_dup_str(calhost_proto_cursor *c);
 typedef struct calhost_proto_reader {
   unsigned char *buf;
   size_t len, cap, pos;
-  int corrupt;       /* a bad header was seen: the stream is unusable */
+  int corrupt; /* a bad header was seen: the stream is unusable */
   char error[128];
 } calhost_proto_reader;
 

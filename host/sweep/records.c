@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest,
-                            const char *processor, uint32_t thread_count,
-                            const calhost_property *structure, size_t structure_count) {
+void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest, const char *processor,
+                            uint32_t thread_count, const calhost_property *structure,
+                            size_t structure_count) {
   calhost_proto_put_str(b, model_digest);
   calhost_proto_put_str(b, processor);
   calhost_proto_put_u64(b, thread_count);
@@ -88,7 +88,7 @@ void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result 
   calhost_proto_put_u64(b, r->budget_after);
   calhost_proto_put_u64(b, (uint64_t)r->cancelled);
   size_t n = r->rejection_count < CALHOST_RECORD_MAX_REJECTIONS ? r->rejection_count
-                                                               : CALHOST_RECORD_MAX_REJECTIONS;
+                                                                : CALHOST_RECORD_MAX_REJECTIONS;
   calhost_proto_put_u64(b, n);
   for (size_t i = 0; i < n; i++) {
     calhost_proto_put_u64(b, r->rejections[i].index);

@@ -46,9 +46,9 @@ typedef struct calhost_record_key {
 } calhost_record_key;
 
 /* Appends a key (borrowed fields) to a frame being built. */
-void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest,
-                            const char *processor, uint32_t thread_count,
-                            const calhost_property *structure, size_t structure_count);
+void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest, const char *processor,
+                            uint32_t thread_count, const calhost_property *structure,
+                            size_t structure_count);
 /* Reads a key into *k (owned; free with calhost_record_key_free). Returns 0,
  * or -1 on a malformed payload (c->failed) or allocation failure. */
 int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k);

@@ -92,9 +92,9 @@ void cal_print_summary(cal_run *r) {
         char spread[32];
         snprintf(spread, sizeof spread, "%.3f", x->sweep.mad_us);
         fprintf(o, "%-*s  %-*s  %7u  %-*.*s  %12.3f  %10s  %8s  %s%s%s\n", (int)pw, x->backend,
-                (int)ww, name, x->threads, (int)lw, 48, x->sweep.winner_policy,
-                x->sweep.median_us, spread, speed, kind_word(x->kind),
-                x->sweep.noisy ? " (noisy)" : "", x->sweep.unchecked ? " (unchecked)" : "");
+                (int)ww, name, x->threads, (int)lw, 48, x->sweep.winner_policy, x->sweep.median_us,
+                spread, speed, kind_word(x->kind), x->sweep.noisy ? " (noisy)" : "",
+                x->sweep.unchecked ? " (unchecked)" : "");
       } else {
         fprintf(o, "%-*s  %-*s  %7u  %-*s  %12s  %10s  %8s  %s: %s\n", (int)pw,
                 x->backend ? x->backend : "-", (int)ww, name, x->threads, (int)lw, "-", "-", "-",
@@ -131,7 +131,8 @@ void cal_print_summary(cal_run *r) {
       fprintf(o, "\n%s %s t=%u rejected candidates:\n", x->backend,
               cal_workload_name(r, x->workload), x->threads);
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++)
-        fprintf(o, "  %s: %s\n", x->sweep.rejections[j].policy ? x->sweep.rejections[j].policy : "?",
+        fprintf(o, "  %s: %s\n",
+                x->sweep.rejections[j].policy ? x->sweep.rejections[j].policy : "?",
                 x->sweep.rejections[j].reason ? x->sweep.rejections[j].reason : "");
     }
     if (r->warning_count) {
@@ -139,7 +140,8 @@ void cal_print_summary(cal_run *r) {
       for (size_t i = 0; i < r->warning_count; i++)
         fprintf(o, "  %s\n", r->warnings[i]);
     }
-    fprintf(o, "\nrigor %s; store %s\n", r->rigor_name,
+    fprintf(o, "\nrigor %s; governor %s; load average %.2f; store %s\n", r->rigor_name,
+            r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
             r->store ? calstore_path(r->store) : "-");
   }
   if (r->interrupted)
@@ -337,7 +339,8 @@ void cal_print_json(cal_run *r, int exit_status) {
       fputc(',', o);
     js(o, r->warnings[i]);
   }
-  fprintf(o, "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
+  fprintf(o,
+          "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
           exit_status);
   jnum(o, calhost_sweep_now() - r->started);
   fputs("}\n", o);

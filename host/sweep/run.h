@@ -32,7 +32,7 @@ typedef struct cal_result {
   size_t workload; /* index into config->workloads */
   uint32_t threads;
   cal_kind kind;
-  char *message;   /* skip reason, failure, store error */
+  char *message; /* skip reason, failure, store error */
   calhost_record_key key;
   calhost_sweep_result sweep;
   int portable_stored; /* this winner also became the portable profile */
@@ -41,12 +41,12 @@ typedef struct cal_result {
 
 /* A failure of a plugin (or of a sweep inside it, with where it died). */
 typedef struct cal_failure {
-  char *backend;   /* NULL: not a plugin's failure */
-  char *workload;  /* NULL: outside any workload */
+  char *backend;  /* NULL: not a plugin's failure */
+  char *workload; /* NULL: outside any workload */
   uint32_t threads;
   char *candidate; /* the candidate in progress, or NULL */
   char *message;
-  char *output;    /* the first bytes the plugin printed, or NULL */
+  char *output; /* the first bytes the plugin printed, or NULL */
 } cal_failure;
 
 typedef struct cal_run {
@@ -85,10 +85,10 @@ typedef struct cal_run {
   double child_deadline;
 
   /* progress */
-  int bar;             /* draw a bar on err */
+  int bar; /* draw a bar on err */
   int bar_drawn;
   size_t sweeps_total, sweeps_done;
-  int interrupted;     /* the signal that stopped the run, 0 when none */
+  int interrupted; /* the signal that stopped the run, 0 when none */
   double started;
   char rigor_name[16];
 } cal_run;

@@ -17,9 +17,9 @@ typedef struct calhost_stats {
   double q1;     /* lower quartile */
   double median; /* the decision statistic */
   double mean;
-  double mad;    /* median absolute deviation from the median (unscaled) */
-  double cv;     /* coefficient of variation: sample stddev / mean (0 when n < 2) */
-  int noisy;     /* see calhost_stats_is_noisy */
+  double mad; /* median absolute deviation from the median (unscaled) */
+  double cv;  /* coefficient of variation: sample stddev / mean (0 when n < 2) */
+  int noisy;  /* see calhost_stats_is_noisy */
 } calhost_stats;
 
 /* Default noise threshold: a result whose relative MAD (MAD / median) is

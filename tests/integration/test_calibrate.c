@@ -160,8 +160,7 @@ static void write_config(const char *name, const char *enabled, int timeout_seco
            "enabled = %s\n"
            "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 3\nplugin_timeout = %d\n"
            "[lookup]\nforce_portable = %s\n%s",
-           store, g_build, g_build, enabled, timeout_seconds,
-           force_portable ? "true" : "false",
+           store, g_build, g_build, enabled, timeout_seconds, force_portable ? "true" : "false",
            workloads ? workloads
                      : "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n"
                        "[workload sum_16k]\noperator = ReduceSum\nshape = 16384\n");
@@ -372,14 +371,14 @@ static void force_portable_selects_the_portable_profile(void **state) {
   free(err);
 
   /* an override wins; a policy the plugin refuses is not installed */
-  const char *bad[] = {"--config", cfg, "override", "set", "--workload", "sum_4k",
-                       "--policy", "bogus", NULL};
+  const char *bad[] = {"--config", cfg,        "override", "set", "--workload",
+                       "sum_4k",   "--policy", "bogus",    NULL};
   assert_int_equal(run(&out, &err, bad), 2);
   assert_non_null(strstr(err, "policy_rejected"));
   free(out);
   free(err);
-  const char *set[] = {"--config", cfg, "override", "set", "--workload", "sum_4k",
-                       "--policy", "block=64;unroll=1", NULL};
+  const char *set[] = {"--config", cfg,        "override",          "set", "--workload",
+                       "sum_4k",   "--policy", "block=64;unroll=1", NULL};
   assert_int_equal(run(&out, &err, set), 0);
   free(out);
   free(err);
@@ -476,16 +475,12 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(failing_plugins_do_not_take_good_results_down, setup,
                                       teardown),
-      cmocka_unit_test_setup_teardown(plugin_stdout_never_reaches_the_json_report, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(plugin_stdout_never_reaches_the_json_report, setup, teardown),
       cmocka_unit_test_setup_teardown(rerun_skips_calibrated_keys_unless_forced, setup, teardown),
       cmocka_unit_test_setup_teardown(sigint_commits_finished_workloads, setup, teardown),
-      cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup, teardown),
       cmocka_unit_test_setup_teardown(lookup_without_a_profile_exits_1, setup, teardown),
-      cmocka_unit_test_setup_teardown(deployment_example_honours_force_portable, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(deployment_example_honours_force_portable, setup, teardown),
   };
-  return cmocka_run_group_tests_name("integration: calibrate, lookup, override", tests, NULL,
-                                     NULL);
+  return cmocka_run_group_tests_name("integration: calibrate, lookup, override", tests, NULL, NULL);
 }

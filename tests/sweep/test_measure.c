@@ -22,16 +22,16 @@
 
 static struct fake {
   uint32_t count;
-  double cost_us[64];    /* per-iteration cost of each candidate */
+  double cost_us[64]; /* per-iteration cost of each candidate */
   double default_cost_us;
-  int wrong;             /* index with a wrong output, -1 none */
-  int invalid;           /* index whose policy the validator refuses, -1 none */
-  int huge;              /* index with a 100 KB policy, -1 none */
+  int wrong;   /* index with a wrong output, -1 none */
+  int invalid; /* index whose policy the validator refuses, -1 none */
+  int huge;    /* index with a 100 KB policy, -1 none */
   int with_check;
   int with_default;
-  int device_timing;     /* report device_seconds = iterations * cost */
-  unsigned starts;       /* candidate_start hook calls */
-  int cancel_after;      /* is_cancelled returns 1 after this many starts; -1 never */
+  int device_timing; /* report device_seconds = iterations * cost */
+  unsigned starts;   /* candidate_start hook calls */
+  int cancel_after;  /* is_cancelled returns 1 after this many starts; -1 never */
 } F;
 
 struct calhost_session {
@@ -53,7 +53,9 @@ static calhost_status f_open(calhost_plugin_instance *i, const calhost_workload 
   *out = calloc(1, sizeof **out);
   return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
 }
-static void f_close(calhost_session *s) { free(s); }
+static void f_close(calhost_session *s) {
+  free(s);
+}
 static calhost_status f_count(calhost_session *s, uint32_t *n) {
   (void)s;
   *n = F.count;
@@ -182,7 +184,7 @@ static int rejected_with(const calhost_sweep_result *r, uint32_t index, const ch
 static void exhaustive_picks_the_fastest_correct_candidate(void **state) {
   (void)state;
   setup_fake(8);
-  F.cost_us[2] = 5;  /* fastest but wrong */
+  F.cost_us[2] = 5; /* fastest but wrong */
   F.wrong = 2;
   F.cost_us[5] = 10; /* fastest correct */
   F.invalid = 6;

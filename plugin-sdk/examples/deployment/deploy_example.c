@@ -95,12 +95,21 @@ int main(int argc, char **argv) {
   }
 
   /* 4. The keys, from the backend's key-builder. */
-  calhost_workload wl = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof wl}, w->name, w->operator_name,
-                         w->dtype, w->shape, w->shape_rank, w->properties, w->property_count,
+  calhost_workload wl = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof wl},
+                         w->name,
+                         w->operator_name,
+                         w->dtype,
+                         w->shape,
+                         w->shape_rank,
+                         w->properties,
+                         w->property_count,
                          w->model_digest};
-  calhost_target tg = {{CALHOST_STRUCT_TARGET, 1, sizeof tg}, targets.processor.description,
-                       targets.items[0].thread_count, targets.items[0].cpus,
-                       targets.items[0].cpu_count, targets.processor.features};
+  calhost_target tg = {{CALHOST_STRUCT_TARGET, 1, sizeof tg},
+                       targets.processor.description,
+                       targets.items[0].thread_count,
+                       targets.items[0].cpus,
+                       targets.items[0].cpu_count,
+                       targets.processor.features};
   calhost_built_key key = {.header = {CALHOST_STRUCT_BUILT_KEY, 1, sizeof key}};
   if (p->vtable.build_key(inst, &wl, &tg, &key) != CALHOST_OK) {
     fprintf(stderr, "%s cannot serve workload %s\n", p->backend, w->name);
@@ -135,8 +144,8 @@ int main(int argc, char **argv) {
     printf(")\n");
     rc = 0;
   } else {
-    printf("%s %s: no calibrated policy (%zu rejected); using the backend's default\n",
-           p->backend, w->name, res->rejection_count);
+    printf("%s %s: no calibrated policy (%zu rejected); using the backend's default\n", p->backend,
+           w->name, res->rejection_count);
     rc = 1;
   }
   for (size_t i = 0; i < res->rejection_count; i++)
