@@ -1,0 +1,342 @@
+/*
+ * test_cli_store.c: `calhost check|list|export|import|lookup|override|
+ * invalidate` run as a child process over temporary stores: output, JSON
+ * shape and exit codes, usage errors naming the flag.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char calhost[PATH_MAX];
+static char vectors[PATH_MAX];
+static char dir[64];
+static char store[PATH_MAX];
+
+typedef struct run_result {
+  int code;
+  char out[65536];
+  char err[16384];
+} run_result;
+
+static void read_all(int fd, char *buf, size_t cap) {
+  size_t n = 0;
+  ssize_t r;
+  while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
+    n += (size_t)r;
+  buf[n] = '\0';
+}
+
+/* Runs calhost with args (NULL-terminated) and captures stdout/stderr. */
+static run_result *run(const char *first, ...) {
+  const char *argv[64];
+  int argc = 0;
+  argv[argc++] = calhost;
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
+    argv[argc++] = a;
+  va_end(ap);
+  argv[argc] = NULL;
+  char outp[PATH_MAX], errp[PATH_MAX];
+  snprintf(outp, sizeof outp, "%s/stdout", dir);
+  snprintf(errp, sizeof errp, "%s/stderr", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(o, 1);
+    dup2(e, 2);
+    /* no config or cache from the user running the tests */
+    setenv("XDG_CONFIG_HOME", dir, 1);
+    setenv("XDG_CACHE_HOME", dir, 1);
+    setenv("HOME", dir, 1);
+    execv(calhost, (char *const *)argv);
+    _exit(127);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  static run_result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int fd = open(outp, O_RDONLY);
+  read_all(fd, r.out, sizeof r.out);
+  close(fd);
+  fd = open(errp, O_RDONLY);
+  read_all(fd, r.err, sizeof r.err);
+  close(fd);
+  return &r;
+}
+
+static const char *vec(const char *name) {
+  static char p[4][PATH_MAX + 64];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", vectors, name);
+  return p[k];
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *b = getenv("CALHOST_BUILD_DIR"), *s = getenv("CALHOST_SHARED_DIR");
+  if (!b || !s)
+    return -1;
+  snprintf(calhost, sizeof calhost, "%s/bin/calhost", b);
+  snprintf(vectors, sizeof vectors, "%s/vectors/store-v1", s);
+  snprintf(dir, sizeof dir, "/tmp/calhost-cli-XXXXXX");
+  if (!mkdtemp(dir))
+    return -1;
+  snprintf(store, sizeof store, "%s/store/profiles.txt", dir);
+  return access(calhost, X_OK);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static int reset(void **state) {
+  (void)state;
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s/store'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+#define HAS(hay, needle)                                                                           \
+  do {                                                                                             \
+    if (!strstr((hay), (needle)))                                                                  \
+      fail_msg("expected '%s' in:\n%s", (needle), (hay));                                          \
+  } while (0)
+
+static void test_check(void **state) {
+  (void)state;
+  run_result *r = run("--store", vec("ok_mixed_sources.txt"), "check", NULL);
+  assert_int_equal(r->code, 0);
+  assert_true(!strncmp(r->out, "ok\n", 3));
+  r = run("--store", vec("bad_trailing_garbage.txt"), "check", NULL);
+  assert_int_equal(r->code, 1);
+  assert_true(!strncmp(r->out, "malformed\n", 10));
+  HAS(r->out, "bad_trailing_garbage.txt:3:");
+  r = run("--store", vec("bad_future_version.txt"), "check", NULL);
+  assert_int_equal(r->code, 1);
+  assert_true(!strncmp(r->out, "unsupported_version\n", 20));
+  HAS(r->out, ":1:");
+  r = run("--store", store, "check", NULL);
+  assert_int_equal(r->code, 1);
+  assert_true(!strncmp(r->out, "not_found\n", 10));
+  r = run("--store", dir, "check", NULL);
+  assert_int_equal(r->code, 1);
+  assert_true(!strncmp(r->out, "unreadable\n", 11));
+  /* --json after the command */
+  r = run("--store", vec("bad_zero_threads.txt"), "check", "--json", NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->out, "\"status\":\"malformed\"");
+  HAS(r->out, "\"line\":8");
+}
+
+static void test_import_list_export(void **state) {
+  (void)state;
+  run_result *r = run("--store", store, "import", vec("ok_mixed_sources.txt"),
+                      vec("ok_escapes.txt"), NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "imported 5 profiles");
+  /* a malformed input is refused whole, with its diagnostics; nothing changes */
+  r = run("--store", store, "import", vec("ok_seed_example.txt"), vec("bad_nan_measurement.txt"),
+          NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "bad_nan_measurement.txt:9:");
+  r = run("--store", store, "list", "--json", NULL);
+  assert_int_equal(r->code, 0);
+  assert_int_equal(r->out[0], '[');
+  HAS(r->out, "\"kind\":\"portable\",\"source\":\"override\"");
+  HAS(r->out, "\"structure\":{\"dtype\":\"float16\",\"shape\":\"m,n,4096\"}");
+  HAS(r->out, "\"measurements\":[{\"name\":\"median_latency\",\"value\":2.5,\"unit\":\"us\"}]");
+  HAS(r->out, "\"processor\":\"cpu \\\"quoted\\\" name\"");
+  HAS(r->out, "\"policy\":\"say \\\"hi\\\" C:\\\\path\\\\x\"");
+  HAS(r->out, "\"thread_count\":8");
+  int objects = 0;
+  for (const char *p = r->out; (p = strstr(p, "{\"kind\"")); p++)
+    objects++;
+  assert_int_equal(objects, 5);
+  r = run("--store", store, "--json", "list", "--backend", "nobody", NULL);
+  assert_int_equal(r->code, 0);
+  assert_string_equal(r->out, "[]\n");
+  r = run("--store", store, "list", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "portable override backend=\"example_gpu\"");
+  /* export writes the canonical form, in file order */
+  char out[PATH_MAX + 16];
+  snprintf(out, sizeof out, "%s/exported.txt", dir);
+  r = run("--store", vec("ok_many_measurements.txt"), "export", out, NULL);
+  assert_int_equal(r->code, 0);
+  char canon[PATH_MAX + 64];
+  snprintf(canon, sizeof canon, "%s/canonical/ok_many_measurements.txt", vectors);
+  char cmd[3 * PATH_MAX];
+  snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", out, canon);
+  assert_int_equal(system(cmd), 0);
+  r = run("--store", store, "export", NULL);
+  assert_int_equal(r->code, 2);
+}
+
+static void test_lookup_and_override(void **state) {
+  (void)state;
+  run_result *r = run("--store", store, "import", vec("ok_mixed_sources.txt"), NULL);
+  assert_int_equal(r->code, 0);
+#define KEY                                                                                        \
+  "--backend", "example_gpu", "--operator", "MatMul", "--implementation", "3", "--model-digest",   \
+      "sha256:ab12", "--processor", "x86_64:l2=1048576", "--threads", "8"
+  r = run("--store", store, "lookup", KEY, "--structure", "dtype=float16", "--structure",
+          "shape=m,n,4096", "--json", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "{\"status\":\"ok\"");
+  HAS(r->out, "\"profile\":{\"kind\":\"exact\",\"source\":\"override\"");
+  HAS(r->out, "\"rejections\":[");
+  HAS(r->out, "\"diagnostics\":[]");
+  /* force_portable: the portable override wins, exact ones are rejected */
+  r = run("--store", store, "lookup", KEY, "--structure", "shape=m,n,4096", "--structure",
+          "dtype=float16", "--force-portable", "--json", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"profile\":{\"kind\":\"portable\",\"source\":\"override\"");
+  HAS(r->out, "\"reason\":\"force_portable\"");
+  /* outdated implementation: nothing selected, exit 1, rejection listed */
+  r = run("--store", store, "lookup", "--backend", "example_gpu", "--operator", "MatMul",
+          "--implementation", "4", "--model-digest", "sha256:ab12", "--processor",
+          "x86_64:l2=1048576", "--threads", "8", NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->out, "no profile selected");
+  HAS(r->out, "outdated_implementation");
+  r = run("--store", store, "--json", "lookup", "--backend", "example_gpu", "--operator",
+          "MatMul", "--implementation", "4", "--threads=8", "--model-digest=m", "--processor=p",
+          NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->out, "\"status\":\"not_found\",\"level\":\"none\",\"profile\":null");
+  /* override set / clear on an exact key, then lookups see it */
+  r = run("--store", store, "override", "set", "--backend", "b", "--operator", "Conv",
+          "--implementation", "1", "--model-digest", "m", "--processor", "p", "--threads", "2",
+          "--policy", "user \"pick\"", NULL);
+  assert_int_equal(r->code, 0);
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "Conv", "--implementation",
+          "1", "--model-digest", "m", "--processor", "p", "--threads", "2", "--json", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"policy\":\"user \\\"pick\\\"\"");
+  HAS(r->out, "\"level\":\"exact_override\"");
+  r = run("--store", store, "override", "clear", "--backend", "b", "--operator", "Conv",
+          "--implementation", "1", "--model-digest", "m", "--processor", "p", "--threads", "2",
+          NULL);
+  assert_int_equal(r->code, 0);
+  r = run("--store", store, "override", "clear", "--backend", "b", "--operator", "Conv",
+          "--implementation", "1", "--model-digest", "m", "--processor", "p", "--threads", "2",
+          NULL);
+  assert_int_equal(r->code, 1);
+  /* portable override */
+  r = run("--store", store, "override", "set", "--portable", "--backend", "b", "--operator", "Conv",
+          "--implementation", "1", "--structure", "dtype=int8", "--policy", "p8", NULL);
+  assert_int_equal(r->code, 0);
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "Conv", "--implementation",
+          "1", "--structure", "dtype=int8", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "selected (portable_override)");
+  /* a policy the format cannot carry is refused */
+  r = run("--store", store, "override", "set", "--portable", "--backend", "b", "--operator", "Conv",
+          "--implementation", "1", "--structure", "dtype=int8", "--policy", "a\nb", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "invalid_argument");
+}
+
+static void test_invalidate(void **state) {
+  (void)state;
+  run_result *r = run("--store", store, "import", vec("ok_mixed_sources.txt"), NULL);
+  assert_int_equal(r->code, 0);
+  r = run("--store", store, "invalidate", "--backend", "example_gpu", "--implementation", "2",
+          NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "removed 0 profiles");
+  r = run("--store", store, "invalidate", "--backend", "example_gpu", "--json", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"removed\":4");
+  r = run("--store", store, "check", NULL);
+  assert_int_equal(r->code, 0);
+  r = run("--store", store, "list", "--json", NULL);
+  assert_string_equal(r->out, "[]\n");
+}
+
+static void test_usage_errors(void **state) {
+  (void)state;
+  run_result *r = run("--store", store, "list", "--bogus", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--bogus");
+  r = run("--store", store, "lookup", "--backend", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--backend needs a value");
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--implementation",
+          "1", "--model-digest", "m", "--processor", "p", "--threads", "x8", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--threads");
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--threads", "0",
+          NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--threads");
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--model-digest", "m",
+          NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--implementation");
+  r = run("--store", store, "override", "set", "--backend", "b", "--operator", "o",
+          "--implementation", "1", "--model-digest", "m", "--processor", "p", "--threads", "1",
+          NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--policy");
+  r = run("--store", store, "override", "set", "--backend", "b", "--operator", "o",
+          "--implementation", "1", "--structure", "a=1", "--policy", "x", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--portable");
+  r = run("--store", store, "override", "set", "--portable", "--backend", "b", "--operator", "o",
+          "--implementation", "1", "--structure", "novalue", "--policy", "x", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--structure");
+  r = run("--store", store, "override", "frob", NULL);
+  assert_int_equal(r->code, 2);
+  r = run("--store", store, "invalidate", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--backend");
+  r = run("--store", store, "import", NULL);
+  assert_int_equal(r->code, 2);
+  r = run("--store", store, "check", "extra", NULL);
+  assert_int_equal(r->code, 2);
+  /* nothing above created the store */
+  assert_int_not_equal(access(store, F_OK), 0);
+}
+
+static void test_malformed_store_is_an_error(void **state) {
+  (void)state;
+  run_result *r = run("--store", vec("bad_unknown_field.txt"), "list", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "malformed");
+  r = run("--store", vec("bad_unknown_field.txt"), "lookup", "--backend", "b", "--operator", "o",
+          "--implementation", "1", "--structure", "a=1", "--json", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->out, "\"status\":\"malformed\"");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_check, reset),
+      cmocka_unit_test_setup(test_import_list_export, reset),
+      cmocka_unit_test_setup(test_lookup_and_override, reset),
+      cmocka_unit_test_setup(test_invalidate, reset),
+      cmocka_unit_test_setup(test_usage_errors, reset),
+      cmocka_unit_test_setup(test_malformed_store_is_an_error, reset),
+  };
+  return cmocka_run_group_tests_name("cli_store", tests, setup, teardown);
+}
