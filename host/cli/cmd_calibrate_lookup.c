@@ -6,13 +6,13 @@
  * --workload W` installs or clears a user override validated by the plugin.
  * cmd_store.c hands these forms over (see commands.h).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "config/config.h"
+#include "json.h"
 #include "loader/loader.h"
 #include "processor/processor.h"
 
@@ -178,109 +178,28 @@ static int validate(void *user, const char *policy, size_t length, char *err, si
   return c->p->vtable.validate_policy(c->inst, policy, length, err, cap) == CALHOST_OK;
 }
 
-/* ---- JSON (same object as the store-level lookup) --------------------- */
-
-static void js(FILE *o, const char *s) {
-  if (!s) {
-    fputs("null", o);
-    return;
-  }
-  fputc('"', o);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(o, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", o);
-    else if (*p < 0x20 || *p == 0x7f)
-      fprintf(o, "\\u%04x", *p);
-    else
-      fputc(*p, o);
-  }
-  fputc('"', o);
-}
-
-static void json_profile(FILE *o, const calstore_profile *p) {
-  if (!p) {
-    fputs("null", o);
-    return;
-  }
-  const calstore_key *k = &p->key;
-  fputs("{\"kind\":", o);
-  js(o, k->kind == CALSTORE_KEY_EXACT ? "exact" : "portable");
-  fputs(",\"source\":", o);
-  js(o, p->source == CALSTORE_SOURCE_OVERRIDE ? "override" : "calibrated");
-  fputs(",\"backend\":", o);
-  js(o, k->backend);
-  fputs(",\"operator\":", o);
-  js(o, k->operator_name);
-  fputs(",\"implementation\":", o);
-  js(o, k->implementation);
-  if (k->kind == CALSTORE_KEY_EXACT) {
-    fputs(",\"model_digest\":", o);
-    js(o, k->model_digest);
-    fputs(",\"processor\":", o);
-    js(o, k->processor);
-    fprintf(o, ",\"thread_count\":%u", k->thread_count);
-  } else {
-    fputs(",\"structure\":{", o);
-    for (size_t i = 0; i < k->structure_count; i++) {
-      if (i)
-        fputc(',', o);
-      js(o, k->structure[i].name);
-      fputc(':', o);
-      js(o, k->structure[i].value);
-    }
-    fputc('}', o);
-  }
-  fputs(",\"measurements\":[", o);
-  for (size_t i = 0; i < p->measurement_count; i++) {
-    const calstore_measurement *m = &p->measurements[i];
-    fputs(i ? ",{\"name\":" : "{\"name\":", o);
-    js(o, m->name);
-    if (isfinite(m->value))
-      fprintf(o, ",\"value\":%.17g,\"unit\":", m->value);
-    else
-      fputs(",\"value\":null,\"unit\":", o);
-    js(o, m->unit);
-    fputc('}', o);
-  }
-  fputs("],\"policy\":", o);
-  js(o, p->policy);
-  fputc('}', o);
-}
+/* ---- JSON (the same object as the store-level lookup, through json.h) -- */
 
 static const char *level_word(calstore_level l) {
-  switch (l) {
-  case CALSTORE_LEVEL_EXACT_OVERRIDE:
-    return "exact_override";
-  case CALSTORE_LEVEL_PORTABLE_OVERRIDE:
-    return "portable_override";
-  case CALSTORE_LEVEL_EXACT_CALIBRATED:
-    return "exact_calibrated";
-  case CALSTORE_LEVEL_PORTABLE_CALIBRATED:
-    return "portable_calibrated";
-  case CALSTORE_LEVEL_NONE:
-    break;
-  }
-  return "none";
+  return calhost_level_name(l);
 }
 
 static void json_result(FILE *o, const calstore_lookup_result *r) {
   fputs("{\"status\":", o);
-  js(o, calstore_status_name(r->status));
+  calhost_json_string(o, calstore_status_name(r->status));
   fputs(",\"level\":", o);
-  js(o, level_word(r->level));
+  calhost_json_string(o, level_word(r->level));
   fputs(",\"profile\":", o);
-  json_profile(o, r->profile);
+  calhost_json_profile(o, r->profile);
   fputs(",\"rejections\":[", o);
   for (size_t i = 0; i < r->rejection_count; i++) {
     const calstore_rejection *x = &r->rejections[i];
     fputs(i ? ",{\"reason\":" : "{\"reason\":", o);
-    js(o, calstore_reject_reason_name(x->reason));
+    calhost_json_string(o, calstore_reject_reason_name(x->reason));
     fputs(",\"message\":", o);
-    js(o, x->message);
+    calhost_json_string(o, x->message);
     fputs(",\"profile\":", o);
-    json_profile(o, &x->profile);
+    calhost_json_profile(o, &x->profile);
     fputc('}', o);
   }
   fputs("],\"diagnostics\":[]}\n", o);
