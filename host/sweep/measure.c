@@ -589,8 +589,11 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
       best = def;
   }
   if (!best) {
-    snprintf(out->error, sizeof out->error, "no valid candidate (%u tried, %u rejected%s)",
-             out->tried, out->rejected, out->budget_exhausted ? ", budget exhausted" : "");
+    const char *first_why =
+        out->rejection_count && out->rejections[0].reason ? out->rejections[0].reason : NULL;
+    snprintf(out->error, sizeof out->error, "no valid candidate (%u tried, %u rejected%s)%s%.400s",
+             out->tried, out->rejected, out->budget_exhausted ? ", budget exhausted" : "",
+             first_why ? "; first: " : "", first_why ? first_why : "");
     goto done;
   }
   calhost_stats sm;

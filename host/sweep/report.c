@@ -105,8 +105,17 @@ void cal_print_summary(cal_run *r) {
       fprintf(o, "(no sweeps ran)\n");
   }
   FILE *f = r->o->quiet ? r->err : o;
-  if (r->failure_count) {
+  size_t failed_sweeps = 0;
+  for (size_t i = 0; i < r->result_count; i++)
+    failed_sweeps += r->results[i].kind == CAL_FAILED || r->results[i].kind == CAL_NOT_STORED;
+  if (r->failure_count || failed_sweeps) {
     fprintf(f, "\nfailures:\n");
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
+        fprintf(f, "  %s workload %s t=%u: %s\n", x->backend ? x->backend : "?",
+                cal_workload_name(r, x->workload), x->threads, x->message ? x->message : "failed");
+    }
     for (size_t i = 0; i < r->failure_count; i++) {
       const cal_failure *x = &r->failures[i];
       fprintf(f, "  %s", x->backend ? x->backend : "calhost");
@@ -130,10 +139,17 @@ void cal_print_summary(cal_run *r) {
         continue;
       fprintf(o, "\n%s %s t=%u rejected candidates:\n", x->backend,
               cal_workload_name(r, x->workload), x->threads);
-      for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++)
-        fprintf(o, "  %s: %s\n",
-                x->sweep.rejections[j].policy ? x->sweep.rejections[j].policy : "?",
-                x->sweep.rejections[j].reason ? x->sweep.rejections[j].reason : "");
+      for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
+        const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
+        if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
+          fprintf(o, "  default policy");
+        else
+          fprintf(o, "  candidate %u", rj->index);
+        fprintf(o, "%s%.60s: %s\n", rj->policy ? " " : "", rj->policy ? rj->policy : "",
+                rj->reason ? rj->reason : "");
+      }
+      if (x->sweep.rejection_count > 10)
+        fprintf(o, "  ... and %zu more (see --json)\n", x->sweep.rejection_count - 10);
     }
     if (r->warning_count) {
       fprintf(o, "\nwarnings:\n");
