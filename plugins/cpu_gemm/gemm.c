@@ -232,6 +232,11 @@ typedef struct gemm_job {
   float *c;
   size_t ldc;
   int accumulate;
+  /* dynamic distribution: the split dimension's micro-panels, cut into
+   * `chunks` contiguous slabs that threads claim with next_chunk */
+  size_t panels;
+  unsigned chunks;
+  atomic_uint next_chunk;
 } gemm_job;
 
 static void *aligned_floats(size_t count) {
@@ -321,20 +326,28 @@ static void gemm_slab(const gemm_job *job, gemm_workspace *ws, size_t m0, size_t
   }
 }
 
-/* Thread t's share of the job: a slab of whole micro-panels. */
-static void gemm_job_run(const gemm_job *job, gemm_workspace *ws, unsigned t, unsigned threads) {
-  if (job->cfg->split == GEMM_SPLIT_M) {
-    size_t mr = (size_t)job->kern->mr, panels = (job->m + mr - 1) / mr;
-    size_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-    size_t m0 = min_sz(p0 * mr, job->m), m1 = min_sz(p1 * mr, job->m);
-    if (m0 < m1)
-      gemm_slab(job, ws, m0, m1, 0, job->n);
-  } else {
-    size_t nr = (size_t)job->kern->nr, panels = (job->n + nr - 1) / nr;
-    size_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-    size_t n0 = min_sz(p0 * nr, job->n), n1 = min_sz(p1 * nr, job->n);
-    if (n0 < n1)
-      gemm_slab(job, ws, 0, job->m, n0, n1);
+/* A thread's share of the job: it claims slabs of whole micro-panels (rows
+ * for split M, columns for split N) until none is left, so a thread slowed
+ * by other work on its CPU simply takes fewer slabs. */
+static void gemm_job_run(gemm_job *job, gemm_workspace *ws) {
+  const int split_m = job->cfg->split == GEMM_SPLIT_M;
+  const size_t tile = split_m ? (size_t)job->kern->mr : (size_t)job->kern->nr;
+  const size_t dim = split_m ? job->m : job->n;
+  for (;;) {
+    unsigned c = atomic_fetch_add_explicit(&job->next_chunk, 1, memory_order_relaxed);
+    size_t p0, p1, lo, hi;
+    if (c >= job->chunks)
+      break;
+    p0 = job->panels * c / job->chunks;
+    p1 = job->panels * (c + 1) / job->chunks;
+    lo = min_sz(p0 * tile, dim);
+    hi = min_sz(p1 * tile, dim);
+    if (lo >= hi)
+      continue;
+    if (split_m)
+      gemm_slab(job, ws, lo, hi, 0, job->n);
+    else
+      gemm_slab(job, ws, 0, job->m, lo, hi);
   }
 }
 
@@ -344,6 +357,13 @@ static void gemm_job_run(const gemm_job *job, gemm_workspace *ws, unsigned t, un
  * `pending`; the caller runs share 0 and waits for pending to reach 0. */
 
 #define GEMM_SPIN 4000
+
+/* Slabs per thread with several threads: enough to even out a thread that
+ * shares its CPU with other work, few enough to keep repacking cheap. */
+#define GEMM_CHUNKS_PER_THREAD 4
+/* ... each of at least this many rows or columns: a slab repacks the whole
+ * of the other operand, which must stay cheap next to its arithmetic. */
+#define GEMM_CHUNK_MIN 64
 
 typedef struct gemm_worker {
   struct gemm_ctx *ctx;
@@ -363,7 +383,7 @@ struct gemm_ctx {
   atomic_uint generation;
   atomic_uint pending;
   atomic_int quit;
-  const gemm_job *job;
+  gemm_job *job;
 };
 
 static void *worker_main(void *arg) {
@@ -385,7 +405,7 @@ static void *worker_main(void *arg) {
     seen = g;
     if (atomic_load(&ctx->quit))
       break;
-    gemm_job_run(ctx->job, &ctx->ws[w->index], w->index, ctx->threads);
+    gemm_job_run(ctx->job, &ctx->ws[w->index]);
     if (atomic_fetch_sub_explicit(&ctx->pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&ctx->mu);
       pthread_cond_signal(&ctx->cv_done);
@@ -515,8 +535,20 @@ int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t
   job.c = c;
   job.ldc = ldc;
   job.accumulate = accumulate;
+  {
+    size_t tile = cfg->split == GEMM_SPLIT_M ? (size_t)job.kern->mr : (size_t)job.kern->nr;
+    size_t dim = cfg->split == GEMM_SPLIT_M ? m : n;
+    size_t threads = ctx->threads, want = threads * GEMM_CHUNKS_PER_THREAD;
+    size_t by_size; /* slabs of at least GEMM_CHUNK_MIN rows or columns */
+    job.panels = (dim + tile - 1) / tile;
+    by_size = job.panels / ((GEMM_CHUNK_MIN + tile - 1) / tile);
+    if (by_size < threads)
+      by_size = min_sz(threads, job.panels);
+    job.chunks = threads == 1 ? 1u : (unsigned)min_sz(want, by_size);
+    atomic_init(&job.next_chunk, 0);
+  }
   if (ctx->threads == 1) {
-    gemm_job_run(&job, &ctx->ws[0], 0, 1);
+    gemm_job_run(&job, &ctx->ws[0]);
     return 0;
   }
   ctx->job = &job;
@@ -525,7 +557,7 @@ int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t
   atomic_fetch_add_explicit(&ctx->generation, 1, memory_order_release);
   pthread_cond_broadcast(&ctx->cv_start);
   pthread_mutex_unlock(&ctx->mu);
-  gemm_job_run(&job, &ctx->ws[0], 0, ctx->threads);
+  gemm_job_run(&job, &ctx->ws[0]);
   for (int s = 0; atomic_load_explicit(&ctx->pending, memory_order_acquire) != 0 && s < GEMM_SPIN;
        s++)
     GEMM_PAUSE();

@@ -10,9 +10,11 @@
  * multiplies one A micro-panel by one B micro-panel. Micro-kernels are
  * written with GCC vector extensions in three instruction-set classes
  * (portable 128-bit, AVX2+FMA 256-bit, AVX-512 512-bit), selected at run time.
- * Threads (a persistent pthread pool, pinned) each take a contiguous slab of
- * the rows (split M) or of the columns (split N) and run the blocked
- * algorithm on it independently, with their own packing buffers.
+ * Threads (a persistent pthread pool, pinned) claim contiguous slabs of the
+ * rows (split M) or of the columns (split N), about four per thread, from a
+ * shared counter, and run the blocked algorithm on each independently with
+ * their own packing buffers: a thread slowed by other work on its CPU just
+ * takes fewer slabs.
  *
  * Everything here is internal to the plugin's shared object (hidden
  * visibility); tests and benchmarks link gemm.c directly.

@@ -180,13 +180,13 @@ size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned t
   /* Most plausible values first within each list, so that any prefix of the
    * space (a sweep stopped by its time budget) already covers every kernel
    * of the best ISA class with a typical blocking. */
-  static const size_t kc_values[] = {256, 128, 512};
+  static const size_t kc_values[] = {256, 128, 512, 384};
   static const size_t mc_targets[] = {128, 64, 256};
   static const size_t nc_targets[] = {1024, 4096, 256};
   size_t count = 0;
   int splits = threads > 1 ? 2 : 1;
   for (int isa = max_isa; isa >= GEMM_ISA_PORTABLE; isa--)
-    for (size_t c = 0; c < 3; c++) {
+    for (size_t c = 0; c < 4; c++) {
       size_t kc = kc_at(kc_values, c, k);
       if (!kc)
         continue;

@@ -35,10 +35,11 @@ GEMM_HIDDEN void cpu_gemm_policy_default(gemm_config *out);
 
 /* The candidate space for an m x n x k product on `threads` threads with
  * kernels up to max_isa: every kernel the processor supports x kc
- * {256, 128, 512} x mc targets {128, 64, 256} (rounded to a multiple of MR)
- * x nc targets {1024, 4096, 256} (rounded to a multiple of NR) x split
- * {n, m} (split only when threads > 1): 324 points on one thread, 648 on
- * more, for an AVX-512 processor and a large product. Values that exceed
+ * {256, 128, 512, 384} x mc targets {128, 64, 256} (rounded to a multiple of
+ * MR) x nc targets {1024, 4096, 256} (rounded to a multiple of NR) x split
+ * {n, m} (split only when threads > 1): 432 points on one thread, 864 on
+ * more, for an AVX-512 processor and a product of N >= 4096 (312 / 624 at
+ * 1024^3, where nc 4096 collapses onto 1024). Values that exceed
  * the problem collapse to the problem's size (rounded up to the tile) and
  * duplicates are dropped, so small problems get small spaces. Order: best
  * ISA class first, then kc, mc, nc, kernel, split, the most plausible value

@@ -2,7 +2,8 @@
  * test_kernels.c: every micro-kernel variant this processor can run, and a
  * sample of tile combinations, against a double-precision triple loop on odd
  * shapes: 1x1x1, K=1, primes, tiles larger than the matrix, non-multiples of
- * the tiles, accumulate mode, 1 and 3 threads with both splits.
+ * the tiles, accumulate mode, 1 to 4 threads with both splits, more threads
+ * than panels and many more slabs than threads.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -138,6 +139,22 @@ static void test_threads_exceed_panels(void **state) {
   gemm_ctx_destroy(ctx);
 }
 
+/* Many more slabs than threads (dynamic distribution), both splits. */
+static void test_many_slabs(void **state) {
+  gemm_ctx *ctx = gemm_ctx_create(2, NULL, 0);
+  const gemm_kernel_info *kern = gemm_kernel_at(1); /* gen_6x8 */
+  gemm_config n_split = {1, kern->mr * 4, kern->nr * 10, 16, GEMM_SPLIT_N};
+  gemm_config m_split = n_split;
+  (void)state;
+  m_split.split = GEMM_SPLIT_M;
+  assert_non_null(ctx);
+  check_product(ctx, &n_split, 37, 601, 20, 0);
+  check_product(ctx, &m_split, 601, 37, 20, 1);
+  check_product(ctx, &m_split, 37, 601, 20, 0);
+  check_product(ctx, &n_split, 601, 37, 20, 1);
+  gemm_ctx_destroy(ctx);
+}
+
 static void test_config_check_reasons(void **state) {
   char err[128];
   int ki = gemm_kernel_find("gen_4x8", 7);
@@ -166,6 +183,7 @@ int main(void) {
       cmocka_unit_test(test_every_kernel_odd_shapes),
       cmocka_unit_test(test_candidate_sample),
       cmocka_unit_test(test_threads_exceed_panels),
+      cmocka_unit_test(test_many_slabs),
       cmocka_unit_test(test_config_check_reasons),
   };
   return cmocka_run_group_tests_name("gemm_kernels", tests, NULL, NULL);
