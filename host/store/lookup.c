@@ -158,7 +158,8 @@ static calstore_status do_lookup(calstore *store, const calstore_lookup_options 
     if (!sorted[i].name || !sorted[i].value) {
       if (sorted != local)
         free(sorted);
-      return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "structural property %zu is NULL", i);
+      return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "structural property %lu is NULL",
+                     (unsigned long)i);
     }
   }
   if (cs_sort_properties(sorted, sn)) {

@@ -103,7 +103,7 @@ calstore_status cs_check_key(const calstore_key *key, char *msg, size_t cap) {
   for (size_t i = 0; i < key->structure_count; i++) {
     const calstore_property *p = &key->structure[i];
     if (!p->name || !p->name[0] || !p->value) {
-      snprintf(msg, cap, "structural property %zu has no name or value", i);
+      snprintf(msg, cap, "structural property %lu has no name or value", (unsigned long)i);
       return CALSTORE_INVALID_ARGUMENT;
     }
     if (cs_has_line_break(p->name, strlen(p->name)) ||
@@ -126,12 +126,12 @@ calstore_status cs_check_key(const calstore_key *key, char *msg, size_t cap) {
 calstore_status cs_check_measurements(const calstore_measurement *m, size_t n, char *msg,
                                       size_t cap) {
   if (n && !m) {
-    snprintf(msg, cap, "measurements is NULL with a count of %zu", n);
+    snprintf(msg, cap, "measurements is NULL with a count of %lu", (unsigned long)n);
     return CALSTORE_INVALID_ARGUMENT;
   }
   for (size_t i = 0; i < n; i++) {
     if (!m[i].name || !m[i].name[0]) {
-      snprintf(msg, cap, "measurement %zu has an empty name", i);
+      snprintf(msg, cap, "measurement %lu has an empty name", (unsigned long)i);
       return CALSTORE_INVALID_ARGUMENT;
     }
     if (!m[i].unit) {

@@ -33,9 +33,7 @@ static double now(void) {
 }
 
 static void die(const char *fmt, const char *arg) {
-  fprintf(stderr, "calstore-bench: ");
-  fprintf(stderr, fmt, arg);
-  fputc('\n', stderr);
+  fprintf(stderr, "calstore-bench: %s %s\n", fmt, arg);
   exit(2);
 }
 
@@ -58,7 +56,7 @@ static size_t heap_bytes(void) {
 static char *slurp(const char *path, size_t *len) {
   int fd = open(path, O_RDONLY);
   if (fd < 0)
-    die("cannot open %s", path);
+    die("cannot open", path);
   struct stat st;
   fstat(fd, &st);
   char *b = malloc((size_t)st.st_size + 1);
@@ -139,13 +137,13 @@ static calstore *open_store(const char *path, double *seconds) {
 static void sql_exec(sqlite3 *db, const char *sql) {
   char *msg = NULL;
   if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-    die("sqlite: %s", msg ? msg : "?");
+    die("sqlite:", msg ? msg : "?");
 }
 
 static sqlite3 *sql_open(const char *path) {
   sqlite3 *db;
   if (sqlite3_open(path, &db) != SQLITE_OK)
-    die("cannot open %s", path);
+    die("cannot open", path);
   sql_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                "CREATE TABLE IF NOT EXISTS profiles(kind INT, source INT, backend TEXT, op TEXT,"
                " impl TEXT, model TEXT, processor TEXT, threads INT, structure TEXT,"
@@ -190,7 +188,7 @@ static int sql_insert_visit(void *user, const calstore_profile *p) {
   sqlite3_stmt *st = user;
   sql_bind_profile(st, p);
   if (sqlite3_step(st) != SQLITE_DONE)
-    die("sqlite insert failed%s", "");
+    die("sqlite insert failed", "");
   sqlite3_reset(st);
   return 0;
 }
@@ -212,7 +210,7 @@ static char *tmpdir_make(void) {
   char tmpl[] = "/tmp/calstore-bench-XXXXXX";
   char *d = mkdtemp(tmpl);
   if (!d)
-    die("mkdtemp failed%s", "");
+    die("mkdtemp failed", "");
   return strdup(d);
 }
 
@@ -228,7 +226,7 @@ static void copy_file(const char *from, const char *to) {
   char *data = slurp(from, &len);
   FILE *f = fopen(to, "wb");
   if (!f || fwrite(data, 1, len, f) != len)
-    die("cannot write %s", to);
+    die("cannot write", to);
   fclose(f);
   free(data);
 }
@@ -239,7 +237,7 @@ static int cmd_load(const char *file) {
   size_t lines, len;
   struct stat st;
   if (stat(file, &st) != 0)
-    die("cannot stat %s", file);
+    die("cannot stat", file);
   /* warm the page cache so every contender reads from memory */
   free(slurp(file, &len));
   double wc_c = wc_l_c(file, &lines);
@@ -354,7 +352,7 @@ static int cmd_lookup(const char *file, const char *keys, long n) {
   size_t nk;
   key_row *rows = read_keys(keys, &nk);
   if (!nk)
-    die("no keys in %s", keys);
+    die("no keys in", keys);
   double load;
   calstore *s = open_store(file, &load);
   calstore_lookup_options *opts = malloc(nk * sizeof *opts);

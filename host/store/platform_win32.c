@@ -1,0 +1,409 @@
+/*
+ * platform_win32.c: the store's Windows layer (see platform.h): SRWLOCK and
+ * CRITICAL_SECTION, LockFileEx on the sibling .lock file, whole-file reads,
+ * the atomic replace sequence (fresh CREATE_NEW temp, write,
+ * FlushFileBuffers, MoveFileExW with MOVEFILE_REPLACE_EXISTING |
+ * MOVEFILE_WRITE_THROUGH), recursive directory creation, the
+ * %LOCALAPPDATA% default path, and the fault-injection hooks. Paths are
+ * UTF-8 and converted to UTF-16 for the wide API.
+ */
+#ifdef _WIN32
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform.h"
+
+/* ---- fault injection ----------------------------------------------------- */
+
+#ifdef CALHOST_FAULT_INJECTION
+static const struct {
+  const char *name;
+  DWORD value;
+} fault_errors[] = {{"EIO", ERROR_IO_DEVICE},          {"ENOSPC", ERROR_DISK_FULL},
+                    {"EFBIG", ERROR_FILE_TOO_LARGE},    {"EXDEV", ERROR_NOT_SAME_DEVICE},
+                    {"EAGAIN", ERROR_LOCK_VIOLATION},   {"EACCES", ERROR_ACCESS_DENIED},
+                    {"EROFS", ERROR_WRITE_PROTECT},     {"EINTR", ERROR_OPERATION_ABORTED}};
+
+static DWORD fault_at(const char *step) {
+  const char *spec = getenv("CALSTORE_FAULT");
+  size_t sl = strlen(step);
+  while (spec && *spec) {
+    const char *end = strchr(spec, ',');
+    size_t n = end ? (size_t)(end - spec) : strlen(spec);
+    if (n > sl + 1 && !strncmp(spec, step, sl) && spec[sl] == ':') {
+      for (size_t i = 0; i < sizeof fault_errors / sizeof fault_errors[0]; i++) {
+        size_t en = strlen(fault_errors[i].name);
+        if (n - sl - 1 == en && !strncmp(spec + sl + 1, fault_errors[i].name, en))
+          return fault_errors[i].value;
+      }
+    }
+    spec = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+static void crash_after(const char *step) {
+  const char *spec = getenv("CALSTORE_FAULT");
+  size_t sl = strlen(step);
+  while (spec && *spec) {
+    const char *end = strchr(spec, ',');
+    size_t n = end ? (size_t)(end - spec) : strlen(spec);
+    if (n == 12 + sl && !strncmp(spec, "crash_after:", 12) && !strncmp(spec + 12, step, sl))
+      TerminateProcess(GetCurrentProcess(), 9);
+    spec = end ? end + 1 : NULL;
+  }
+}
+#define FAULT(step) fault_at(step)
+#define CRASH_AFTER(step) crash_after(step)
+#else
+#define FAULT(step) 0
+#define CRASH_AFTER(step) ((void)0)
+#endif
+
+/* ---- threads ------------------------------------------------------------- */
+
+int cs_rwlock_init(cs_rwlock *l) {
+  InitializeSRWLock(l);
+  return 0;
+}
+void cs_rwlock_destroy(cs_rwlock *l) {
+  (void)l;
+}
+void cs_rwlock_rd(cs_rwlock *l) {
+  AcquireSRWLockShared(l);
+}
+void cs_rwlock_rdunlock(cs_rwlock *l) {
+  ReleaseSRWLockShared(l);
+}
+void cs_rwlock_wr(cs_rwlock *l) {
+  AcquireSRWLockExclusive(l);
+}
+void cs_rwlock_wrunlock(cs_rwlock *l) {
+  ReleaseSRWLockExclusive(l);
+}
+int cs_mutex_init(cs_mutex *m) {
+  InitializeCriticalSection(m);
+  return 0;
+}
+void cs_mutex_destroy(cs_mutex *m) {
+  DeleteCriticalSection(m);
+}
+void cs_mutex_lock(cs_mutex *m) {
+  EnterCriticalSection(m);
+}
+void cs_mutex_unlock(cs_mutex *m) {
+  LeaveCriticalSection(m);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static wchar_t *widen(const char *s) {
+  int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
+  if (n <= 0)
+    return NULL;
+  wchar_t *w = malloc((size_t)n * sizeof *w);
+  if (w && MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n) <= 0) {
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+static void win_message(DWORD code, char *buf, size_t cap) {
+  DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code,
+                           0, buf, (DWORD)cap, NULL);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+    buf[--n] = '\0';
+  if (!n)
+    snprintf(buf, cap, "Windows error %lu", (unsigned long)code);
+}
+
+static calstore_status fail_win(calstore_error *err, calstore_status st, const char *path,
+                                const char *what, DWORD code) {
+  char msg[256];
+  win_message(code, msg, sizeof msg);
+  return cs_fail(err, st, 0, path, "%s %s: %s", what, path, msg);
+}
+
+static void fill_id(const BY_HANDLE_FILE_INFORMATION *fi, cs_file_id *id) {
+  id->dev = fi->dwVolumeSerialNumber;
+  id->ino = ((uint64_t)fi->nFileIndexHigh << 32) | fi->nFileIndexLow;
+  id->size = ((uint64_t)fi->nFileSizeHigh << 32) | fi->nFileSizeLow;
+  id->mtime_ns = (int64_t)((((uint64_t)fi->ftLastWriteTime.dwHighDateTime << 32) |
+                            fi->ftLastWriteTime.dwLowDateTime) *
+                           100);
+  id->ctime_ns = (int64_t)((((uint64_t)fi->ftCreationTime.dwHighDateTime << 32) |
+                            fi->ftCreationTime.dwLowDateTime) *
+                           100);
+}
+
+static int is_missing(DWORD code) {
+  return code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND;
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err) {
+  wchar_t *w = widen(path);
+  if (!w)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
+  HANDLE h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                         OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) {
+    DWORD e = GetLastError();
+    if (is_missing(e))
+      return CALSTORE_NOT_FOUND;
+    return fail_win(err, CALSTORE_UNREADABLE, path, "cannot stat", e);
+  }
+  BY_HANDLE_FILE_INFORMATION fi;
+  BOOL ok = GetFileInformationByHandle(h, &fi);
+  DWORD e = GetLastError();
+  CloseHandle(h);
+  if (!ok)
+    return fail_win(err, CALSTORE_UNREADABLE, path, "cannot stat", e);
+  fill_id(&fi, id);
+  return CALSTORE_OK;
+}
+
+calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
+                                  calstore_error *err) {
+  *data = NULL;
+  *len = 0;
+  wchar_t *w = widen(path);
+  if (!w)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
+  HANDLE h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                         NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) {
+    DWORD e = GetLastError();
+    if (is_missing(e))
+      return cs_fail(err, CALSTORE_NOT_FOUND, 0, path, "%s does not exist", path);
+    return fail_win(err, CALSTORE_UNREADABLE, path, "cannot open", e);
+  }
+  BY_HANDLE_FILE_INFORMATION fi;
+  DWORD fe = FAULT("read");
+  if (fe || !GetFileInformationByHandle(h, &fi)) {
+    DWORD e = fe ? fe : GetLastError();
+    CloseHandle(h);
+    return fail_win(err, CALSTORE_UNREADABLE, path, "cannot read", e);
+  }
+  if (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+    CloseHandle(h);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "%s is not a regular file", path);
+  }
+  uint64_t size = ((uint64_t)fi.nFileSizeHigh << 32) | fi.nFileSizeLow;
+  if (size > (uint64_t)SIZE_MAX / 2) {
+    CloseHandle(h);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "%s is too large", path);
+  }
+  size_t cap = (size_t)size + 1, n = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) {
+    CloseHandle(h);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
+  }
+  for (;;) {
+    if (n == cap) {
+      char *nb = realloc(buf, cap * 2 + 1);
+      if (!nb) {
+        free(buf);
+        CloseHandle(h);
+        return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    DWORD want = (DWORD)((cap - n) > 0x40000000 ? 0x40000000 : (cap - n)), got = 0;
+    if (!ReadFile(h, buf + n, want, &got, NULL)) {
+      DWORD e = GetLastError();
+      free(buf);
+      CloseHandle(h);
+      return fail_win(err, CALSTORE_UNREADABLE, path, "cannot read", e);
+    }
+    if (got == 0)
+      break;
+    n += got;
+  }
+  if (id)
+    fill_id(&fi, id);
+  CloseHandle(h);
+  buf[n] = '\0';
+  *data = buf;
+  *len = n;
+  return CALSTORE_OK;
+}
+
+static int is_sep(char c) {
+  return c == '\\' || c == '/';
+}
+
+calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
+  char *dir = _strdup(path);
+  if (!dir)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  char *last = NULL;
+  for (char *p = dir; *p; p++)
+    if (is_sep(*p))
+      last = p;
+  calstore_status st = CALSTORE_OK;
+  if (last && last != dir) {
+    *last = '\0';
+    DWORD fe = FAULT("mkdir");
+    /* create each component after the drive / UNC prefix */
+    for (char *p = dir + 1; fe == 0 && *p; p++) {
+      if (!is_sep(*p) || p[-1] == ':' || is_sep(p[-1]))
+        continue;
+      char c = *p;
+      *p = '\0';
+      wchar_t *w = widen(dir);
+      if (w && !CreateDirectoryW(w, NULL) && GetLastError() != ERROR_ALREADY_EXISTS &&
+          GetLastError() != ERROR_ACCESS_DENIED)
+        fe = GetLastError();
+      free(w);
+      *p = c;
+    }
+    if (!fe) {
+      wchar_t *w = widen(dir);
+      if (!w)
+        fe = ERROR_NOT_ENOUGH_MEMORY;
+      else if (!CreateDirectoryW(w, NULL) && GetLastError() != ERROR_ALREADY_EXISTS)
+        fe = GetLastError();
+      free(w);
+    }
+    if (fe)
+      st = fail_win(err, CALSTORE_WRITE_FAILED, dir, "cannot create directory", fe);
+  }
+  free(dir);
+  return st;
+}
+
+calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_error *err) {
+  wchar_t *w = widen(lock_path);
+  if (!w)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, lock_path, "cannot convert %s", lock_path);
+  HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE,
+                         FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                         OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE)
+    return fail_win(err, CALSTORE_LOCK_FAILED, lock_path, "cannot open lock file",
+                    GetLastError());
+  OVERLAPPED ov;
+  memset(&ov, 0, sizeof ov);
+  DWORD fe = FAULT("lock");
+  if (fe || !LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ov)) {
+    DWORD e = fe ? fe : GetLastError();
+    CloseHandle(h);
+    return fail_win(err, CALSTORE_LOCK_FAILED, lock_path, "cannot lock", e);
+  }
+  CRASH_AFTER("lock");
+  *handle = (intptr_t)h;
+  return CALSTORE_OK;
+}
+
+void cs_plat_unlock(intptr_t handle) {
+  HANDLE h = (HANDLE)handle;
+  OVERLAPPED ov;
+  memset(&ov, 0, sizeof ov);
+  UnlockFileEx(h, 0, 1, 0, &ov);
+  CloseHandle(h);
+}
+
+calstore_status cs_plat_replace(const char *path, const char *tmp_path, const char *data,
+                                size_t len, cs_file_id *id, calstore_error *err) {
+  wchar_t *wtmp = widen(tmp_path), *wpath = widen(path);
+  calstore_status st = CALSTORE_OK;
+  HANDLE h = INVALID_HANDLE_VALUE;
+  const char *what = "create";
+  DWORD e = 0;
+  if (!wtmp || !wpath) {
+    free(wtmp);
+    free(wpath);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
+  }
+  /* never write through whatever sits at the temp name */
+  if (!DeleteFileW(wtmp) && !is_missing(GetLastError())) {
+    e = GetLastError();
+    free(wtmp);
+    free(wpath);
+    return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+  }
+  if ((e = FAULT("open_tmp")) == 0) {
+    h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+                    FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (h == INVALID_HANDLE_VALUE)
+      e = GetLastError();
+  }
+  if (e)
+    goto fail;
+  CRASH_AFTER("open_tmp");
+  what = "write";
+  if ((e = FAULT("write")) != 0)
+    goto fail;
+  for (size_t off = 0; off < len;) {
+    DWORD chunk = (DWORD)((len - off) > 0x40000000 ? 0x40000000 : (len - off)), wrote = 0;
+    if (!WriteFile(h, data + off, chunk, &wrote, NULL) || wrote == 0) {
+      e = GetLastError();
+      if (!e)
+        e = ERROR_WRITE_FAULT;
+      goto fail;
+    }
+    off += wrote;
+  }
+  CRASH_AFTER("write");
+  what = "flush";
+  if ((e = FAULT("fsync")) != 0)
+    goto fail;
+  if (!FlushFileBuffers(h)) {
+    e = GetLastError();
+    goto fail;
+  }
+  CRASH_AFTER("fsync");
+  BY_HANDLE_FILE_INFORMATION fi;
+  if (!GetFileInformationByHandle(h, &fi)) {
+    e = GetLastError();
+    goto fail;
+  }
+  CloseHandle(h);
+  h = INVALID_HANDLE_VALUE;
+  what = "rename";
+  if ((e = FAULT("rename")) != 0)
+    goto fail;
+  if (!MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+    e = GetLastError();
+    goto fail;
+  }
+  CRASH_AFTER("rename");
+  fill_id(&fi, id);
+  /* MOVEFILE_WRITE_THROUGH made the rename durable: no directory sync */
+  free(wtmp);
+  free(wpath);
+  return CALSTORE_OK;
+fail:
+  if (h != INVALID_HANDLE_VALUE)
+    CloseHandle(h);
+  DeleteFileW(wtmp);
+  free(wtmp);
+  free(wpath);
+  {
+    char msg[256];
+    win_message(e, msg, sizeof msg);
+    st = cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "%s of %s failed: %s", what, tmp_path, msg);
+  }
+  return st;
+}
+
+calstore_status cs_plat_default_path(char *buf, size_t capacity) {
+  const char *base = getenv("LOCALAPPDATA");
+  if (!base || !base[0])
+    return CALSTORE_INVALID_ARGUMENT;
+  int n = snprintf(buf, capacity, "%s\\calhost\\profiles.txt", base);
+  if (n < 0 || (size_t)n >= capacity)
+    return CALSTORE_INVALID_ARGUMENT;
+  return CALSTORE_OK;
+}
+#endif /* _WIN32 */
