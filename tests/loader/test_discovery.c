@@ -34,32 +34,47 @@ static void options_for_dir(calhost_loader_options *o, char **dirs) {
   o->probe_timeout_seconds = 3;
 }
 
+/* The test plugins of tests/plugins and what discovery must say of each. */
+static const struct {
+  const char *file, *reason; /* reason NULL: must load */
+} expect[] = {
+    {"test_good.so", NULL},
+    {"test_abi_newer.so", NULL},
+    {"test_crash_run.so", NULL}, /* misbehaves only when run */
+    {"test_hang.so", NULL},
+    {"test_stdout.so", NULL},
+    {"test_refuse_all.so", NULL},
+    {"test_empty_policy.so", NULL},
+    {"test_exit.so", NULL},
+    {"test_abort.so", NULL},
+    {"test_oversized.so", NULL},
+    {"test_noentry.so", "no entry point 'calhost_plugin_negotiate'"},
+    {"test_abi_range.so", "plugin supports ABI 2..3, host supports 1..1"},
+    {"test_missing.so", "required vtable entry 'validate_policy' is missing"},
+    {"test_crash_negotiate.so", "crashed during negotiation (signal 11 SIGSEGV)"},
+    {"test_hang_negotiate.so", "timed out during negotiation"},
+};
+
+/* Copies the test plugins above into a private directory (other groups'
+ * test plugins share lib/calhost/test-plugins). */
+static void populate(char *tmp, size_t cap) {
+  assert_non_null(make_tmpdir(tmp, cap));
+  for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s/lib/calhost/test-plugins/%s", build_dir(), expect[i].file);
+    snprintf(dst, sizeof dst, "%s/%s", tmp, expect[i].file);
+    if (copy_file(src, dst) != 0)
+      fail_msg("cannot copy %s", src);
+  }
+}
+
 static void bad_plugins_reported_good_loaded(void **state) {
-  static const struct {
-    const char *file, *reason; /* reason NULL: must load */
-  } expect[] = {
-      {"test_good.so", NULL},
-      {"test_abi_newer.so", NULL},
-      {"test_crash_run.so", NULL}, /* misbehaves only when run */
-      {"test_hang.so", NULL},
-      {"test_stdout.so", NULL},
-      {"test_refuse_all.so", NULL},
-      {"test_empty_policy.so", NULL},
-      {"test_exit.so", NULL},
-      {"test_abort.so", NULL},
-      {"test_oversized.so", NULL},
-      {"test_noentry.so", "no entry point 'calhost_plugin_negotiate'"},
-      {"test_abi_range.so", "plugin supports ABI 2..3, host supports 1..1"},
-      {"test_missing.so", "required vtable entry 'validate_policy' is missing"},
-      {"test_crash_negotiate.so", "crashed during negotiation (signal 11 SIGSEGV)"},
-      {"test_hang_negotiate.so", "timed out during negotiation"},
-  };
-  char dir[4096];
+  char dir[256];
   char *dirs[1] = {dir};
   calhost_loader_options o;
   calhost_plugin_list list;
   (void)state;
-  snprintf(dir, sizeof dir, "%s/lib/calhost/test-plugins", build_dir());
+  populate(dir, sizeof dir);
   options_for_dir(&o, dirs);
   o.services.min_log_level = CALHOST_LOG_ERROR;
   int good = calhost_loader_discover(&o, &list);
@@ -83,6 +98,7 @@ static void bad_plugins_reported_good_loaded(void **state) {
     assert_true(strcmp(list.items[i - 1]->path, list.items[i]->path) < 0);
   calhost_plugin_list_free(&list);
   assert_null(list.items);
+  remove_tmpdir(dir);
 }
 
 static void duplicate_backend_names_both(void **state) {
@@ -144,14 +160,14 @@ static void environment_path_honoured(void **state) {
 }
 
 static void enabled_disabled_filters(void **state) {
-  char dir[4096];
+  char dir[256];
   char *dirs[1] = {dir};
   char *disabled[1] = {"test_good"};
   char *enabled[2] = {"test_good", "test_stdout"};
   calhost_loader_options o;
   calhost_plugin_list list;
   (void)state;
-  snprintf(dir, sizeof dir, "%s/lib/calhost/test-plugins", build_dir());
+  populate(dir, sizeof dir);
   options_for_dir(&o, dirs);
   o.services.min_log_level = CALHOST_LOG_ERROR;
   o.probe_timeout_seconds = 1; /* test_hang_negotiate is in this directory too */
@@ -171,6 +187,7 @@ static void enabled_disabled_filters(void **state) {
   assert_true(find_file(&list, "test_stdout.so")->loaded);
   assert_false(find_file(&list, "test_exit.so")->loaded);
   calhost_plugin_list_free(&list);
+  remove_tmpdir(dir);
 }
 
 static void stdout_protected_while_loading(void **state) {
