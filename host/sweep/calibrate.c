@@ -820,6 +820,10 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   r->bar = !o->quiet && !o->json && o->progress != 0 && isatty(fileno(r->err));
   int status = 0;
   char err[1024];
+  char **only = NULL; /* --plugin names that are enabled */
+  size_t nonly = 0;
+  char *const *want = NULL; /* backends that must load */
+  size_t nwant = 0;
 
   g_cancel = 0;
   g_signal = 0;
@@ -905,8 +909,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.explicit_paths = r->cfg->plugin_paths;
   lo.explicit_path_count = r->cfg->plugin_path_count;
   /* --plugin narrows the configuration's enabled list (nothing else is loaded) */
-  char **only = calloc(o->plugin_count + 1, sizeof *only);
-  size_t nonly = 0;
+  only = calloc(o->plugin_count + 1, sizeof *only);
   if (!only) {
     status = 2;
     goto out;
@@ -920,7 +923,6 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     only[nonly++] = o->plugins[i];
   }
   if (o->plugin_count && !nonly) {
-    free(only);
     fprintf(r->err, "calhost: calibrate: none of the --plugin backends is enabled\n");
     status = 2;
     goto report;
@@ -934,24 +936,29 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.services.is_cancelled = budget_over;
   int found = calhost_loader_discover(&lo, &r->plugins);
   if (found < 0) {
-    free(only);
     fprintf(r->err, "calhost: calibrate: out of memory while loading plugins\n");
     status = 2;
     goto out;
   }
-  for (size_t i = 0; i < nonly; i++)
-    if (!calhost_plugin_list_find(&r->plugins, only[i])) {
-      add_failure(r, only[i], NULL, 0, NULL, "no such plugin (not found or not loaded)", NULL);
-    }
-  free(only);
+  /* every backend asked for (--plugin, else the enabled list) must be loaded */
+  want = nonly ? only : r->cfg->enabled_backends;
+  nwant = nonly ? nonly : r->cfg->enabled_count;
+  for (size_t i = 0; i < nwant; i++) {
+    calhost_plugin *p = calhost_plugin_list_find(&r->plugins, want[i]);
+    if (!p || !p->loaded)
+      add_failure(r, want[i], NULL, 0, NULL,
+                  p && p->reason ? p->reason : "not found (or it failed to load)", NULL);
+  }
   size_t usable = 0;
   for (size_t i = 0; i < r->plugins.count; i++) {
     calhost_plugin *p = r->plugins.items[i];
     if (o->plugin_count && !in_list(o->plugins, o->plugin_count, p->backend))
       continue;
     if (!p->loaded) {
-      if (p->reason && (!p->backend || !strstr(p->reason, "disabled by configuration")))
-        add_failure(r, p->backend, NULL, 0, NULL, p->reason, NULL);
+      /* named in the enabled list: a failure above; otherwise a warning */
+      int wanted = p->backend && in_list(want, nwant, p->backend);
+      if (p->reason && !wanted && !strstr(p->reason, "disabled by configuration"))
+        cal_warn(r, "plugin %s not loaded: %s", p->path ? p->path : "?", p->reason);
       continue;
     }
     usable++;
@@ -1001,6 +1008,7 @@ out:
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  free(only);
   free_run(r);
   return status;
 }
