@@ -178,8 +178,21 @@ static uint64_t scaled_round(uint64_t m, int k, int s) {
  * the usual magnitudes (1e-5 <= |v| < 2^52) and integers, snprintf
  * otherwise. Returns the length. */
 int cs_format_double(char *out, size_t cap, double v) {
-  if (v != 0.0 && fabs(v) < 1e17 && v == (double)(long long)v)
-    return snprintf(out, cap, "%lld", (long long)v);
+  if (v != 0.0 && fabs(v) < 1e17 && v == (double)(long long)v && cap >= 20) {
+    long long iv = (long long)v;
+    unsigned long long u = iv < 0 ? (unsigned long long)-iv : (unsigned long long)iv;
+    char tmp[24];
+    int n = 0, k = 0;
+    do
+      tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (iv < 0)
+      out[k++] = '-';
+    while (n)
+      out[k++] = tmp[--n];
+    out[k] = '\0';
+    return k;
+  }
 #if defined(__SIZEOF_INT128__)
   double a = fabs(v);
   if (cap >= 32 && a >= 1e-5 && a < 4503599627370496.0) {
@@ -832,4 +845,21 @@ done:
     return CALSTORE_NO_MEMORY;
   }
   return ps.verdict;
+}
+
+cs_chunk *cs_set_chunks(const cs_set *set, size_t *n) {
+  static const char header[] = CALSTORE_FORMAT_MAGIC " 1\n";
+  cs_chunk *c = malloc((set->live + 1) * sizeof *c);
+  if (!c)
+    return NULL;
+  size_t k = 0;
+  c[k].data = header;
+  c[k++].len = sizeof header - 1;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->items[i]) {
+      c[k].data = set->items[i]->text;
+      c[k++].len = set->items[i]->text_len;
+    }
+  *n = k;
+  return c;
 }

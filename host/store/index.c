@@ -10,7 +10,12 @@
 
 #include "internal.h"
 
-#define TOMB UINT32_MAX
+#define TOMB 0xffffffffu
+/* A table entry: the high 32 bits of the identity hash (compared before a
+ * record is touched), then pos + 1 (0: empty slot, TOMB: removed). */
+#define ENTRY(hash, pos) ((((hash) >> 32) << 32) | (uint64_t)((uint32_t)(pos) + 1))
+#define SLOT(e) ((uint32_t)(e))
+#define TAG(e) ((e) >> 32)
 
 cs_set *cs_set_new(void) {
   return calloc(1, sizeof(cs_set));
@@ -37,16 +42,16 @@ void cs_set_free(cs_set *set) {
 }
 
 /* Inserts pos into the identity table (no duplicate check, no growth). */
-static void tab_insert(uint32_t *tab, size_t cap, uint64_t hash, size_t pos) {
+static void tab_insert(uint64_t *tab, size_t cap, uint64_t hash, size_t pos) {
   size_t mask = cap - 1, i = (size_t)hash & mask;
-  while (tab[i] != 0 && tab[i] != TOMB)
+  while (SLOT(tab[i]) != 0 && SLOT(tab[i]) != TOMB)
     i = (i + 1) & mask;
-  tab[i] = (uint32_t)pos + 1;
+  tab[i] = ENTRY(hash, pos);
 }
 
 /* Rebuilds the identity table with capacity cap from items. */
 static int tab_rebuild(cs_set *set, size_t cap) {
-  uint32_t *tab = calloc(cap, sizeof *tab);
+  uint64_t *tab = calloc(cap, sizeof *tab);
   if (!tab)
     return -1;
   for (size_t i = 0; i < set->n; i++)
@@ -125,12 +130,12 @@ long cs_set_find(const cs_set *set, const calstore_key *key, calstore_source sou
   if (!set->tab_cap)
     return -1;
   size_t mask = set->tab_cap - 1, i = (size_t)hash & mask;
-  for (uint32_t e; (e = set->tab[i]) != 0; i = (i + 1) & mask) {
-    if (e == TOMB)
+  for (uint64_t e; SLOT(e = set->tab[i]) != 0; i = (i + 1) & mask) {
+    if (SLOT(e) == TOMB || TAG(e) != hash >> 32)
       continue;
-    const cs_prof *p = set->items[e - 1];
+    const cs_prof *p = set->items[SLOT(e) - 1];
     if (p->id_hash == hash && p->v.source == source && cs_key_equal(&p->v.key, key))
-      return (long)(e - 1);
+      return (long)(SLOT(e) - 1);
   }
   return -1;
 }
@@ -184,7 +189,7 @@ void cs_set_remove_at(cs_set *set, size_t pos) {
   if (!p)
     return;
   size_t mask = set->tab_cap - 1, i = (size_t)p->id_hash & mask;
-  while (set->tab[i] != pos + 1)
+  while (SLOT(set->tab[i]) != pos + 1)
     i = (i + 1) & mask;
   set->tab[i] = TOMB; /* tab_used keeps counting it until the next rebuild */
   set->items[pos] = NULL;

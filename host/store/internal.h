@@ -96,7 +96,7 @@ typedef struct cs_group {
 typedef struct cs_set {
   cs_prof **items; /* file order; NULL = removed */
   size_t n, cap, live;
-  uint32_t *tab; /* identity index: 0 empty, UINT32_MAX tombstone, else pos + 1 */
+  uint64_t *tab; /* identity index: hash tag << 32 | slot (0 empty, ~0u removed, else pos + 1) */
   size_t tab_cap, tab_used;
   cs_group *groups; /* open addressing by hash; backend == NULL: empty slot */
   size_t group_cap, group_used;
@@ -150,6 +150,16 @@ CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);
 CS_HIDDEN int cs_format_double(char *out, size_t cap, double v);
 /* Serializes a whole set (header + each live record's cached text, in order). */
 CS_HIDDEN void cs_write_set(cs_buf *b, const cs_set *set);
+
+/* A piece of a file to write. */
+typedef struct cs_chunk {
+  const char *data;
+  size_t len;
+} cs_chunk;
+/* The same serialization as pieces pointing into the records (valid while
+ * the set holds them): header first. Returns a malloc'ed array of *n
+ * chunks, NULL on OOM. */
+CS_HIDDEN cs_chunk *cs_set_chunks(const cs_set *set, size_t *n);
 
 /* ---- store internals shared by store.c, batch.c, lookup.c -------------- */
 

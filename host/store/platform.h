@@ -63,12 +63,12 @@ CS_HIDDEN calstore_status cs_plat_mkdir_parent(const char *path, calstore_error 
 CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle,
                                        calstore_error *err);
 CS_HIDDEN void cs_plat_unlock(intptr_t handle);
-/* Writes data to tmp_path (a fresh 0600 file, never through a planted
- * link), syncs it, renames it over path and syncs the directory. On failure
- * the tmp file is removed and path is untouched. *id receives the new
- * file's identity. */
+/* Writes the chunks, in order, to tmp_path (a fresh 0600 file, never
+ * through a planted link), syncs it, renames it over path and syncs the
+ * directory. On failure the tmp file is removed and path is untouched.
+ * *id receives the new file's identity. */
 CS_HIDDEN calstore_status cs_plat_replace(const char *path, const char *tmp_path,
-                                          const char *data, size_t len, cs_file_id *id,
+                                          const cs_chunk *chunks, size_t nchunks, cs_file_id *id,
                                           calstore_error *err);
 /* Default store path (see calstore_default_path). */
 CS_HIDDEN calstore_status cs_plat_default_path(char *buf, size_t capacity);

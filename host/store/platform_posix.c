@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "platform.h"
@@ -262,15 +263,23 @@ void cs_plat_unlock(intptr_t handle) {
   close(fd);
 }
 
-static int write_all(int fd, const char *data, size_t len) {
+/* Writes every chunk with writev, retrying on EINTR and short writes. */
+static int write_all(int fd, const cs_chunk *chunks, size_t n) {
   int e = FAULT("write");
   if (e) {
     errno = e;
     return -1;
   }
-  while (len > 0) {
-    size_t chunk = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len;
-    ssize_t w = write(fd, data, chunk);
+  struct iovec iov[512];
+  size_t next = 0, skip = 0; /* next chunk, bytes of it already written */
+  while (next < n) {
+    int cnt = 0;
+    for (size_t i = next; i < n && cnt < 512; i++, cnt++) {
+      size_t off = i == next ? skip : 0;
+      iov[cnt].iov_base = (void *)(chunks[i].data + off);
+      iov[cnt].iov_len = chunks[i].len - off;
+    }
+    ssize_t w = writev(fd, iov, cnt);
     if (w < 0 && errno == EINTR)
       continue;
     if (w < 0)
@@ -279,8 +288,13 @@ static int write_all(int fd, const char *data, size_t len) {
       errno = EIO;
       return -1;
     }
-    data += w;
-    len -= (size_t)w;
+    size_t left = (size_t)w;
+    while (next < n && left >= chunks[next].len - skip) {
+      left -= chunks[next].len - skip;
+      next++;
+      skip = 0;
+    }
+    skip += left;
   }
   return 0;
 }
@@ -318,8 +332,8 @@ static int fsync_dir(const char *path) {
   return rc;
 }
 
-calstore_status cs_plat_replace(const char *path, const char *tmp_path, const char *data,
-                                size_t len, cs_file_id *id, calstore_error *err) {
+calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
+                                size_t nchunks, cs_file_id *id, calstore_error *err) {
   int e;
   const char *what;
   /* A fresh file: whatever sits at the temp name (a stray temp, a planted
@@ -341,7 +355,7 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const ch
   }
   CRASH_AFTER("open_tmp");
   what = "write";
-  if (write_all(fd, data, len) != 0)
+  if (write_all(fd, chunks, nchunks) != 0)
     goto fail;
   CRASH_AFTER("write");
   what = "fsync";
@@ -370,7 +384,10 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const ch
   if (rename(tmp_path, path) != 0)
     goto fail;
   CRASH_AFTER("rename");
-  fill_id(&st, id);
+  /* rename changed the inode's ctime: take the identity the file has now
+   * (we hold the lock, nobody else replaces it meanwhile) */
+  struct stat now;
+  fill_id(stat(path, &now) == 0 ? &now : &st, id);
   if (fsync_dir(path) != 0) {
     e = errno;
     /* The new file is in place; only its durability is in doubt. */

@@ -313,8 +313,8 @@ void cs_plat_unlock(intptr_t handle) {
   CloseHandle(h);
 }
 
-calstore_status cs_plat_replace(const char *path, const char *tmp_path, const char *data,
-                                size_t len, cs_file_id *id, calstore_error *err) {
+calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
+                                size_t nchunks, cs_file_id *id, calstore_error *err) {
   wchar_t *wtmp = widen(tmp_path), *wpath = widen(path);
   calstore_status st = CALSTORE_OK;
   HANDLE h = INVALID_HANDLE_VALUE;
@@ -344,15 +344,19 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const ch
   what = "write";
   if ((e = FAULT("write")) != 0)
     goto fail;
-  for (size_t off = 0; off < len;) {
-    DWORD chunk = (DWORD)((len - off) > 0x40000000 ? 0x40000000 : (len - off)), wrote = 0;
-    if (!WriteFile(h, data + off, chunk, &wrote, NULL) || wrote == 0) {
-      e = GetLastError();
-      if (!e)
-        e = ERROR_WRITE_FAULT;
-      goto fail;
+  for (size_t c = 0; c < nchunks; c++) {
+    const char *data = chunks[c].data;
+    size_t len = chunks[c].len;
+    for (size_t off = 0; off < len;) {
+      DWORD piece = (DWORD)((len - off) > 0x40000000 ? 0x40000000 : (len - off)), wrote = 0;
+      if (!WriteFile(h, data + off, piece, &wrote, NULL) || wrote == 0) {
+        e = GetLastError();
+        if (!e)
+          e = ERROR_WRITE_FAULT;
+        goto fail;
+      }
+      off += wrote;
     }
-    off += wrote;
   }
   CRASH_AFTER("write");
   what = "flush";

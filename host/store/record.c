@@ -167,6 +167,8 @@ calstore_status cs_check_policy(const char *policy, size_t length, char *msg, si
   return CALSTORE_OK;
 }
 
+static uint64_t identity_from(uint64_t bo, const calstore_key *key, calstore_source source);
+
 /* Bump allocator over the record's trailing bytes. */
 typedef struct carve {
   char *p;
@@ -232,8 +234,8 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   p->v.measurement_count = n;
   p->v.policy = carve_str(&c, policy, policy_length);
   p->v.policy_length = policy_length;
-  p->id_hash = cs_identity_hash(&p->v.key, source);
   p->bo_hash = cs_bo_hash(p->v.key.backend, p->v.key.operator_name);
+  p->id_hash = identity_from(p->bo_hash, &p->v.key, source);
   if (text) {
     p->text = malloc(text_len + 1);
     if (!p->text) {
@@ -270,37 +272,57 @@ void cs_prof_unref(cs_prof *p) {
   }
 }
 
-#define FNV_OFFSET 14695981039346656037ull
-#define FNV_PRIME 1099511628211ull
+/* A word-at-a-time multiplicative hash (no cryptographic strength needed:
+ * the table is in memory and probes compare the full key). */
+#define H_SEED 0x9e3779b97f4a7c15ull
+#define H_MUL 0xff51afd7ed558ccdull
 
-static uint64_t fnv_str(uint64_t h, const char *s) {
-  if (s)
-    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
-      h = (h ^ *u) * FNV_PRIME;
-  return (h ^ 0xffu) * FNV_PRIME; /* field separator (0xff never ends a valid string) */
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v;
+  h *= H_MUL;
+  return h ^ (h >> 32);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  const char *p = s;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = mix(h, w);
+  }
+  uint64_t tail = 0;
+  if (n)
+    memcpy(&tail, p, n);
+  h = mix(h, tail ^ ((uint64_t)n << 56) ^ (s ? 0 : 0xa5));
+  return h;
 }
 
 uint64_t cs_bo_hash(const char *backend, const char *op) {
-  return fnv_str(fnv_str(FNV_OFFSET, backend), op);
+  return hash_str(hash_str(H_SEED, backend), op);
+}
+
+/* Identity hash, given the (backend, operator) hash. */
+static uint64_t identity_from(uint64_t bo, const calstore_key *key, calstore_source source) {
+  uint64_t h = mix(bo, ((uint64_t)key->kind << 8) | (uint64_t)source);
+  h = hash_str(h, key->implementation);
+  if (key->kind == CALSTORE_KEY_EXACT) {
+    h = hash_str(h, key->model_digest);
+    h = hash_str(h, key->processor);
+    h = mix(h, key->thread_count);
+  } else {
+    for (size_t i = 0; i < key->structure_count; i++) {
+      h = hash_str(h, key->structure[i].name);
+      h = hash_str(h, key->structure[i].value);
+    }
+  }
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 31);
 }
 
 uint64_t cs_identity_hash(const calstore_key *key, calstore_source source) {
-  uint64_t h = cs_bo_hash(key->backend, key->operator_name);
-  h = (h ^ (unsigned)key->kind) * FNV_PRIME;
-  h = (h ^ (unsigned)source) * FNV_PRIME;
-  h = fnv_str(h, key->implementation);
-  if (key->kind == CALSTORE_KEY_EXACT) {
-    h = fnv_str(h, key->model_digest);
-    h = fnv_str(h, key->processor);
-    for (int i = 0; i < 4; i++)
-      h = (h ^ ((key->thread_count >> (8 * i)) & 0xffu)) * FNV_PRIME;
-  } else {
-    for (size_t i = 0; i < key->structure_count; i++) {
-      h = fnv_str(h, key->structure[i].name);
-      h = fnv_str(h, key->structure[i].value);
-    }
-  }
-  return h ^ (h >> 29);
+  return identity_from(cs_bo_hash(key->backend, key->operator_name), key, source);
 }
 
 static int streq(const char *a, const char *b) {

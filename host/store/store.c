@@ -319,7 +319,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
   int locked = 0, fresh = 0;
   cs_set *base = NULL;
   cs_file_id id;
-  cs_buf buf = {0};
+  cs_chunk *chunks = NULL;
   cs_mutex_lock(&s->commit);
   if (s->persistence) {
     if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
@@ -366,13 +366,13 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     goto out;
   }
   if (changed && s->persistence) {
-    cs_write_set(&buf, base);
-    if (buf.oom) {
+    size_t nchunks;
+    chunks = cs_set_chunks(base, &nchunks);
+    if (!chunks) {
       st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
       goto out;
     }
-    if ((st = cs_plat_replace(s->path, s->tmp_path, buf.data, buf.len, &id, err)) !=
-        CALSTORE_OK) {
+    if ((st = cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &id, err)) != CALSTORE_OK) {
       s->disk_known = 0; /* e.g. renamed but the directory sync failed: reload next time */
       goto out;
     }
@@ -387,7 +387,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     base = NULL;
   }
 out:
-  cs_buf_free(&buf);
+  free(chunks);
   cs_set_free(base);
   if (locked)
     cs_plat_unlock(lock);
@@ -502,7 +502,10 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
   if (!tmp)
     st = cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   else
-    st = cs_plat_replace(path, tmp, buf.data, buf.len, &id, err);
+  {
+    cs_chunk one = {buf.data, buf.len};
+    st = cs_plat_replace(path, tmp, &one, 1, &id, err);
+  }
   free(tmp);
   cs_buf_free(&buf);
   return st;
