@@ -33,7 +33,7 @@ static void free_groups(cs_group *g, size_t cap) {
 void cs_set_free(cs_set *set) {
   if (!set)
     return;
-  for (size_t i = 0; i < set->n; i++)
+  for (size_t i = 0; i < set->n && !set->borrowed; i++)
     cs_prof_unref(set->items[i]);
   free(set->items);
   free(set->tab);
@@ -170,14 +170,16 @@ int cs_set_append(cs_set *set, cs_prof *p) {
   set->tab_used++;
   return 0;
 oom:
-  cs_prof_unref(p);
+  if (!set->borrowed)
+    cs_prof_unref(p);
   return -1;
 }
 
 int cs_set_put(cs_set *set, cs_prof *p) {
   long pos = cs_set_find(set, &p->v.key, p->v.source, p->id_hash);
   if (pos >= 0) {
-    cs_prof_unref(set->items[pos]);
+    if (!set->borrowed)
+      cs_prof_unref(set->items[pos]);
     set->items[pos] = p; /* same identity: hash, group and position unchanged */
     return 0;
   }
@@ -194,7 +196,8 @@ void cs_set_remove_at(cs_set *set, size_t pos) {
   set->tab[i] = TOMB; /* tab_used keeps counting it until the next rebuild */
   set->items[pos] = NULL;
   set->live--;
-  cs_prof_unref(p);
+  if (!set->borrowed)
+    cs_prof_unref(p);
 }
 
 size_t cs_set_invalidate(cs_set *set, const char *backend, const char *implementation) {
@@ -210,10 +213,11 @@ size_t cs_set_invalidate(cs_set *set, const char *backend, const char *implement
   return removed;
 }
 
-cs_set *cs_set_clone(const cs_set *set) {
+cs_set *cs_set_clone(const cs_set *set, int borrowed) {
   cs_set *c = cs_set_new();
   if (!c)
     return NULL;
+  c->borrowed = borrowed;
   c->items = malloc((set->cap ? set->cap : 1) * sizeof *c->items);
   c->tab = set->tab_cap ? malloc(set->tab_cap * sizeof *c->tab) : NULL;
   c->groups = set->group_cap ? calloc(set->group_cap, sizeof *c->groups) : NULL;
@@ -224,7 +228,7 @@ cs_set *cs_set_clone(const cs_set *set) {
   c->n = set->n;
   c->cap = set->cap ? set->cap : 1;
   c->live = set->live;
-  for (size_t i = 0; i < set->n; i++)
+  for (size_t i = 0; i < set->n && !borrowed; i++)
     if (c->items[i])
       cs_prof_ref(c->items[i]);
   if (set->tab_cap)
@@ -261,10 +265,12 @@ int cs_set_compact(cs_set *set) {
   cs_set *fresh = cs_set_new();
   if (!fresh)
     return -1;
+  fresh->borrowed = set->borrowed;
   for (size_t i = 0; i < set->n; i++) {
     if (!set->items[i])
       continue;
-    cs_prof_ref(set->items[i]);
+    if (!set->borrowed)
+      cs_prof_ref(set->items[i]);
     if (cs_set_append(fresh, set->items[i]) != 0) {
       cs_set_free(fresh);
       return -1;

@@ -100,12 +100,15 @@ typedef struct cs_set {
   size_t tab_cap, tab_used;
   cs_group *groups; /* open addressing by hash; backend == NULL: empty slot */
   size_t group_cap, group_used;
+  int borrowed; /* holds no references: the records belong to another set or to ops */
 } cs_set;
 
 CS_HIDDEN cs_set *cs_set_new(void);
 CS_HIDDEN void cs_set_free(cs_set *set);
-/* A new set sharing (referencing) every record of set; NULL on OOM. */
-CS_HIDDEN cs_set *cs_set_clone(const cs_set *set);
+/* A new set sharing every record of set; NULL on OOM. borrowed: the copy
+ * takes no references (cheap: no record is touched) and must not outlive
+ * set's records; records put into it must be kept alive by the caller. */
+CS_HIDDEN cs_set *cs_set_clone(const cs_set *set, int borrowed);
 /* Position of the record with this identity, or -1. */
 CS_HIDDEN long cs_set_find(const cs_set *set, const calstore_key *key, calstore_source source,
                            uint64_t hash);

@@ -290,7 +290,8 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
     cs_op *op = &ops[i];
     op->affected = 0;
     if (op->kind == CS_OP_PUT) {
-      cs_prof_ref(op->prof);
+      if (!set->borrowed)
+        cs_prof_ref(op->prof);
       if (cs_set_put(set, op->prof) != 0)
         return -1;
       op->affected = 1;
@@ -352,8 +353,11 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     }
   }
   if (!base) {
+    /* Only commits change the live snapshot and we hold the commit mutex: a
+     * borrowed copy (no reference counting) is safe until we apply the ops
+     * to the live snapshot itself below. */
     cs_rwlock_rd(&s->rw);
-    base = cs_set_clone(s->snap);
+    base = cs_set_clone(s->snap, 1);
     cs_rwlock_rdunlock(&s->rw);
     if (!base) {
       st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
@@ -382,9 +386,29 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     s->disk = id; /* adopt the reloaded file even when nothing changed */
     s->disk_known = 1;
   }
-  if (changed || fresh) {
+  if (fresh) {
     swap_snapshot(s, base);
     base = NULL;
+  } else if (changed) {
+    /* the file now holds base: make the live snapshot equal by applying the
+     * same operations to it (few changes, under the write lock) */
+    cs_rwlock_wr(&s->rw);
+    int rc = apply_ops(s->snap, ops, n);
+    cs_rwlock_wrunlock(&s->rw);
+    if (rc < 0) { /* out of memory half-way: resynchronise from the file */
+      cs_set *again;
+      int exists;
+      s->disk_known = 0;
+      if (s->persistence && load_file(s->path, &again, &id, &exists, NULL) == CALSTORE_OK) {
+        s->disk = id;
+        s->disk_known = exists;
+        swap_snapshot(s, again);
+      } else {
+        st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path,
+                     "the change was written but the in-memory snapshot could not be updated "
+                     "(out of memory); reload the store");
+      }
+    }
   }
 out:
   free(chunks);

@@ -80,7 +80,7 @@ static void test_index_churn(void **state) {
     assert_non_null(g);
     assert_int_equal(g->n, 2500);
     assert_null(cs_set_group(set, "b", "op2") ? (void *)(uintptr_t)(cs_set_group(set, "b", "op2")->n) : NULL);
-    cs_set *c = cs_set_clone(set);
+    cs_set *c = cs_set_clone(set, round % 2);
     assert_int_equal(cs_set_invalidate(c, "b", NULL), 2500);
     assert_int_equal(c->live, 0);
     cs_set_free(c);
