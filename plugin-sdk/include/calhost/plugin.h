@@ -208,8 +208,9 @@ typedef struct calhost_target {
 
 /* The key-builder's answer. The struct is the host's (zeroed, header set);
  * the plugin fills every field (all since ABI 1) with pointers it owns, which
- * must stay valid until its next call on the same instance (the host copies
- * them at once). */
+ * must stay valid until its next call on the same instance, or with pointers
+ * into the workload and target of this call (the host copies them all before
+ * build_key's inputs go away). */
 typedef struct calhost_built_key {
   calhost_struct_header header; /* CALHOST_STRUCT_BUILT_KEY, set by the host */
   /* Exact key: usually the workload's digest and the target's processor and
