@@ -47,7 +47,7 @@ typedef struct cs_prof {
   uint64_t id_hash;   /* hash of (kind, source, key) */
   uint64_t bo_hash;   /* hash of (backend, operator) */
   int refs;           /* reference count, atomic builtins only */
-  char *text;         /* the record's canonical text (profile ... end\n), own allocation */
+  char *text;         /* the record's canonical text (profile ... end\n), in the block */
   size_t text_len;
 } cs_prof;
 

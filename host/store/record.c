@@ -189,8 +189,33 @@ static size_t slen(const char *s) {
 cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
                         const calstore_measurement *m, size_t n, const char *policy,
                         size_t policy_length, const char *text, size_t text_len) {
-  size_t strings = slen(key->backend) + slen(key->operator_name) + slen(key->implementation) +
-                   slen(key->model_digest) + slen(key->processor) + policy_length + 1;
+  cs_buf rendered = {0};
+  calstore_property local[16], *sorted = local;
+  if (!text) { /* render the canonical text from the inputs first */
+    size_t sn = key->structure_count;
+    if (sn > 16 && !(sorted = malloc(sn * sizeof *sorted)))
+      return NULL;
+    for (size_t i = 0; i < sn; i++)
+      sorted[i] = key->structure[i];
+    cs_sort_properties(sorted, sn);
+    calstore_profile view = {*key, source, m, n, policy, policy_length};
+    view.key.structure = sn ? sorted : NULL;
+    cs_write_prof(&rendered, &view);
+    if (sorted != local)
+      free(sorted);
+    if (rendered.oom || !rendered.data) {
+      cs_buf_free(&rendered);
+      return NULL;
+    }
+    text = rendered.data;
+    text_len = rendered.len;
+  }
+  size_t lb = strlen(key->backend), lo = strlen(key->operator_name),
+         li = strlen(key->implementation);
+  size_t ld = key->model_digest ? strlen(key->model_digest) : 0,
+         lp = key->processor ? strlen(key->processor) : 0;
+  size_t strings = lb + lo + li + 3 + (key->model_digest ? ld + 1 : 0) +
+                   (key->processor ? lp + 1 : 0) + policy_length + 1 + text_len + 1;
   for (size_t i = 0; i < key->structure_count; i++)
     strings += slen(key->structure[i].name) + slen(key->structure[i].value);
   for (size_t i = 0; i < n; i++)
@@ -199,8 +224,10 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   size_t total = head + n * sizeof(calstore_measurement) +
                  key->structure_count * sizeof(calstore_property) + strings;
   cs_prof *p = malloc(total);
-  if (!p)
+  if (!p) {
+    cs_buf_free(&rendered);
     return NULL;
+  }
   memset(p, 0, sizeof *p);
   calstore_measurement *mm = (calstore_measurement *)((char *)p + head);
   calstore_property *pp = (calstore_property *)(mm + n);
@@ -208,13 +235,13 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   p->refs = 1;
   p->v.source = source;
   p->v.key.kind = key->kind;
-  p->v.key.backend = carve_str(&c, key->backend, strlen(key->backend));
-  p->v.key.operator_name = carve_str(&c, key->operator_name, strlen(key->operator_name));
-  p->v.key.implementation = carve_str(&c, key->implementation, strlen(key->implementation));
+  p->v.key.backend = carve_str(&c, key->backend, lb);
+  p->v.key.operator_name = carve_str(&c, key->operator_name, lo);
+  p->v.key.implementation = carve_str(&c, key->implementation, li);
   if (key->model_digest)
-    p->v.key.model_digest = carve_str(&c, key->model_digest, strlen(key->model_digest));
+    p->v.key.model_digest = carve_str(&c, key->model_digest, ld);
   if (key->processor)
-    p->v.key.processor = carve_str(&c, key->processor, strlen(key->processor));
+    p->v.key.processor = carve_str(&c, key->processor, lp);
   p->v.key.thread_count = key->thread_count;
   for (size_t i = 0; i < key->structure_count; i++) {
     pp[i].name = carve_str(&c, key->structure[i].name, strlen(key->structure[i].name));
@@ -234,30 +261,11 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   p->v.measurement_count = n;
   p->v.policy = carve_str(&c, policy, policy_length);
   p->v.policy_length = policy_length;
+  p->text = (char *)carve_str(&c, text, text_len);
+  p->text_len = text_len;
+  cs_buf_free(&rendered);
   p->bo_hash = cs_bo_hash(p->v.key.backend, p->v.key.operator_name);
   p->id_hash = identity_from(p->bo_hash, &p->v.key, source);
-  if (text) {
-    p->text = malloc(text_len + 1);
-    if (!p->text) {
-      free(p);
-      return NULL;
-    }
-    memcpy(p->text, text, text_len);
-    p->text[text_len] = '\0';
-    p->text_len = text_len;
-  } else {
-    cs_buf b = {0};
-    cs_write_prof(&b, &p->v);
-    if (b.oom || !b.data) {
-      cs_buf_free(&b);
-      free(p);
-      return NULL;
-    }
-    char *shrunk = realloc(b.data, b.len + 1);
-    p->text = shrunk ? shrunk : b.data;
-    p->text[b.len] = '\0';
-    p->text_len = b.len;
-  }
   return p;
 }
 
@@ -266,10 +274,8 @@ void cs_prof_ref(cs_prof *p) {
 }
 
 void cs_prof_unref(cs_prof *p) {
-  if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    free(p->text);
-    free(p);
-  }
+  if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    free(p); /* one block: view, strings and text */
 }
 
 /* A word-at-a-time multiplicative hash (no cryptographic strength needed:
