@@ -52,11 +52,11 @@ static const struct flag {
   int bit;
   int takes_value;
 } flags[] = {
-    {"--backend", F_BACKEND, 1},       {"--operator", F_OPERATOR, 1},
-    {"--implementation", F_IMPL, 1},   {"--model-digest", F_DIGEST, 1},
-    {"--processor", F_PROC, 1},        {"--threads", F_THREADS, 1},
-    {"--structure", F_STRUCT, 1},      {"--force-portable", F_FORCE, 0},
-    {"--portable", F_PORTABLE, 0},     {"--policy", F_POLICY, 1},
+    {"--backend", F_BACKEND, 1},     {"--operator", F_OPERATOR, 1},
+    {"--implementation", F_IMPL, 1}, {"--model-digest", F_DIGEST, 1},
+    {"--processor", F_PROC, 1},      {"--threads", F_THREADS, 1},
+    {"--structure", F_STRUCT, 1},    {"--force-portable", F_FORCE, 0},
+    {"--portable", F_PORTABLE, 0},   {"--policy", F_POLICY, 1},
     {"--workload", F_WORKLOAD, 1},
 };
 
@@ -141,8 +141,8 @@ static int parse_args(calhost_cli *cli, int argc, char **argv, int allowed, size
       unsigned long v = strtoul(value, &end, 10);
       if (!value[0] || *end || errno || value[0] == '-' || value[0] == '+' || v < 1 ||
           v > UINT32_MAX)
-        return calhost_cli_usage_error(cli, "%s: --threads: '%s' is not a thread count >= 1",
-                                       cmd, value);
+        return calhost_cli_usage_error(cli, "%s: --threads: '%s' is not a thread count >= 1", cmd,
+                                       value);
       a->threads = (uint32_t)v;
       a->have_threads = 1;
       break;
@@ -150,8 +150,7 @@ static int parse_args(calhost_cli *cli, int argc, char **argv, int allowed, size
     case F_STRUCT: {
       const char *eq = strchr(value, '=');
       if (!eq || eq == value)
-        return calhost_cli_usage_error(cli, "%s: --structure: '%s' is not NAME=VALUE", cmd,
-                                       value);
+        return calhost_cli_usage_error(cli, "%s: --structure: '%s' is not NAME=VALUE", cmd, value);
       if (a->structure_count >= MAX_STRUCTURE)
         return calhost_cli_usage_error(cli, "%s: --structure: more than %d properties", cmd,
                                        MAX_STRUCTURE);
@@ -223,7 +222,7 @@ typedef struct diag_list {
     calstore_status status;
     unsigned line;
     char *message;
-  } *items;
+  } * items;
   size_t n, cap;
 } diag_list;
 
@@ -606,8 +605,8 @@ int calhost_cmd_override(calhost_cli *cli, int argc, char **argv) {
   calstore_error err = {0};
   calstore_status st;
   if (set)
-    st = calstore_install_override(s, &k, NULL, 0, fixed_policy, (void *)a.policy, NULL, NULL,
-                                   &err);
+    st =
+        calstore_install_override(s, &k, NULL, 0, fixed_policy, (void *)a.policy, NULL, NULL, &err);
   else
     st = calstore_clear_override(s, &k, &err);
   calstore_close(&s);

@@ -91,14 +91,14 @@ calstore_status calstore_batch_put(calstore_batch *batch, const calstore_profile
   if (profile->source != CALSTORE_SOURCE_CALIBRATED && profile->source != CALSTORE_SOURCE_OVERRIDE)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "profile source %d is unknown",
                    (int)profile->source);
-  fixed_policy f = {profile->policy,
-                    profile->policy ? (profile->policy_length ? profile->policy_length
-                                                              : strlen(profile->policy))
-                                    : 0};
+  fixed_policy f = {profile->policy, profile->policy
+                                         ? (profile->policy_length ? profile->policy_length
+                                                                   : strlen(profile->policy))
+                                         : 0};
   cs_op op;
   calstore_status st =
-      cs_make_put(&profile->key, profile->source, profile->measurements,
-                  profile->measurement_count, give_policy, &f, NULL, NULL, &op, err);
+      cs_make_put(&profile->key, profile->source, profile->measurements, profile->measurement_count,
+                  give_policy, &f, NULL, NULL, &op, err);
   return st == CALSTORE_OK ? push(batch, &op, err) : st;
 }
 

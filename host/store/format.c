@@ -332,10 +332,9 @@ typedef enum state {
 } state;
 
 static const char *const expected_word[] = {
-    [ST_BACKEND] = "backend",         [ST_OPERATOR] = "operator",
-    [ST_IMPL] = "implementation",     [ST_DIGEST] = "model_digest",
-    [ST_PROC] = "processor",          [ST_THREADS] = "thread_count",
-    [ST_STRUCT1] = "structure",       [ST_END] = "end",
+    [ST_BACKEND] = "backend",     [ST_OPERATOR] = "operator", [ST_IMPL] = "implementation",
+    [ST_DIGEST] = "model_digest", [ST_PROC] = "processor",    [ST_THREADS] = "thread_count",
+    [ST_STRUCT1] = "structure",   [ST_END] = "end",
 };
 
 typedef struct parser {
@@ -537,8 +536,7 @@ static void finish_record(parser *ps, cs_set *set, char *rec_end) {
       if (strcmp(ps->s[i - 1].name, ps->s[i].name) >= 0)
         ps->canon = 0; /* the writer sorts them */
     if (cs_sort_properties(ps->s, ps->sn)) {
-      report(ps, CALSTORE_MALFORMED, ps->rec_line,
-             "record has the same structure name twice");
+      report(ps, CALSTORE_MALFORMED, ps->rec_line, "record has the same structure name twice");
       return;
     }
     ps->key.structure = ps->s;
@@ -571,11 +569,11 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
   char *p = we;
   size_t len;
 #define IS(lit) (wl == sizeof(lit) - 1 && !memcmp(w, lit, sizeof(lit) - 1))
-#define FAIL(...)                                                                                 \
-  do {                                                                                            \
-    report(ps, CALSTORE_MALFORMED, ps->line, __VA_ARGS__);                                        \
-    ps->st = ST_SKIP;                                                                             \
-    return;                                                                                       \
+#define FAIL(...)                                                                                  \
+  do {                                                                                             \
+    report(ps, CALSTORE_MALFORMED, ps->line, __VA_ARGS__);                                         \
+    ps->st = ST_SKIP;                                                                              \
+    return;                                                                                        \
   } while (0)
   if (ps->st == ST_BODY) {
     if (IS("structure") && ps->key.kind == CALSTORE_KEY_PORTABLE && !ps->have_measurements)

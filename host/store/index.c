@@ -68,8 +68,7 @@ static cs_group *group_slot(cs_group *groups, size_t cap, uint64_t hash, const c
                             const char *op) {
   size_t mask = cap - 1, i = (size_t)hash & mask;
   while (groups[i].backend) {
-    if (groups[i].hash == hash && !strcmp(groups[i].backend, backend) &&
-        !strcmp(groups[i].op, op))
+    if (groups[i].hash == hash && !strcmp(groups[i].backend, backend) && !strcmp(groups[i].op, op))
       return &groups[i];
     i = (i + 1) & mask;
   }
@@ -99,8 +98,8 @@ static int group_add(cs_set *set, size_t pos) {
     set->groups = ng;
     set->group_cap = ncap;
   }
-  cs_group *g = group_slot(set->groups, set->group_cap, p->bo_hash, p->v.key.backend,
-                           p->v.key.operator_name);
+  cs_group *g =
+      group_slot(set->groups, set->group_cap, p->bo_hash, p->v.key.backend, p->v.key.operator_name);
   if (!g->backend) {
     char *b = strdup(p->v.key.backend), *o = strdup(p->v.key.operator_name);
     if (!b || !o) {

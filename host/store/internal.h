@@ -57,10 +57,9 @@ typedef struct cs_prof {
 CS_HIDDEN calstore_status cs_check_key(const calstore_key *key, char *msg, size_t cap);
 /* Checks measurements (name non-empty, finite value, unit not NULL, no line
  * break) and a policy (non-empty, no line break, no NUL within length). */
-CS_HIDDEN calstore_status cs_check_measurements(const calstore_measurement *m, size_t n,
-                                                char *msg, size_t cap);
-CS_HIDDEN calstore_status cs_check_policy(const char *policy, size_t length, char *msg,
-                                          size_t cap);
+CS_HIDDEN calstore_status cs_check_measurements(const calstore_measurement *m, size_t n, char *msg,
+                                                size_t cap);
+CS_HIDDEN calstore_status cs_check_policy(const char *policy, size_t length, char *msg, size_t cap);
 /* Nonzero when s contains '\n' or '\r'. */
 CS_HIDDEN int cs_has_line_break(const char *s, size_t n);
 
@@ -143,9 +142,8 @@ CS_HIDDEN void cs_buf_free(cs_buf *b);
  * must be empty). Reports each problem through diag (may be NULL); the first
  * error is also written into first (may be NULL) with its line. Returns OK,
  * MALFORMED, UNSUPPORTED_VERSION or NO_MEMORY. */
-CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set,
-                                   calstore_diagnostic_fn diag, void *diag_user,
-                                   calstore_error *first);
+CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic_fn diag,
+                                   void *diag_user, calstore_error *first);
 /* Appends the canonical header / one record (rendered from its fields) to b. */
 CS_HIDDEN void cs_write_header(cs_buf *b);
 CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);

@@ -39,8 +39,7 @@ void calstore_lookup_result_free(calstore_lookup_result **result) {
 }
 
 /* Adds a rejection (takes a new reference to p). Returns -1 on OOM. */
-static int add_rejection(cs_result *r, cs_prof *p, calstore_reject_reason reason,
-                         const char *msg) {
+static int add_rejection(cs_result *r, cs_prof *p, calstore_reject_reason reason, const char *msg) {
   if (r->n == r->cap) {
     size_t ncap = r->cap ? r->cap * 2 : 8;
     calstore_rejection *nr = realloc(r->rej, ncap * sizeof *nr);
@@ -138,12 +137,13 @@ static calstore_reject_reason reason_for(const calstore_profile *p,
 }
 
 static calstore_status do_lookup(calstore *store, const calstore_lookup_options *o,
-                                 calstore_validator_fn validator, void *validator_user,
-                                 int report, calstore_lookup_result **out, calstore_error *err) {
+                                 calstore_validator_fn validator, void *validator_user, int report,
+                                 calstore_lookup_result **out, calstore_error *err) {
   if (out)
     *out = NULL;
   if (!store || !o || !out)
-    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "lookup needs a store, options and out");
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
+                   "lookup needs a store, options and out");
   if (!o->backend || !o->operator_name || !o->implementation)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
                    "lookup needs backend, operator_name and implementation");
@@ -170,10 +170,24 @@ static calstore_status do_lookup(calstore *store, const calstore_lookup_options 
   }
   int exact_ok = o->model_digest && o->processor && o->thread_count >= 1 && !o->force_portable;
   int portable_ok = sn > 0;
-  calstore_key ek = {CALSTORE_KEY_EXACT, o->backend, o->operator_name, o->implementation,
-                     o->model_digest, o->processor, o->thread_count, NULL, 0};
-  calstore_key pk = {CALSTORE_KEY_PORTABLE, o->backend, o->operator_name, o->implementation,
-                     NULL, NULL, 0, sorted, sn};
+  calstore_key ek = {CALSTORE_KEY_EXACT,
+                     o->backend,
+                     o->operator_name,
+                     o->implementation,
+                     o->model_digest,
+                     o->processor,
+                     o->thread_count,
+                     NULL,
+                     0};
+  calstore_key pk = {CALSTORE_KEY_PORTABLE,
+                     o->backend,
+                     o->operator_name,
+                     o->implementation,
+                     NULL,
+                     NULL,
+                     0,
+                     sorted,
+                     sn};
   static const struct {
     calstore_level level;
     int exact;

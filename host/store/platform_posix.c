@@ -28,9 +28,8 @@
 static const struct {
   const char *name;
   int value;
-} fault_errnos[] = {{"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EFBIG", EFBIG},
-                    {"EXDEV", EXDEV},   {"EAGAIN", EAGAIN}, {"EACCES", EACCES},
-                    {"EROFS", EROFS},   {"EINTR", EINTR}};
+} fault_errnos[] = {{"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EFBIG", EFBIG}, {"EXDEV", EXDEV},
+                    {"EAGAIN", EAGAIN}, {"EACCES", EACCES}, {"EROFS", EROFS}, {"EINTR", EINTR}};
 
 /* Returns the errno CALSTORE_FAULT injects at step, else 0. */
 static int fault_at(const char *step) {
@@ -118,8 +117,7 @@ calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *e
   if (stat(path, &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return CALSTORE_NOT_FOUND;
-    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot stat %s: %s", path,
-                   strerror(errno));
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot stat %s: %s", path, strerror(errno));
   }
   fill_id(&st, id);
   return CALSTORE_OK;
@@ -134,8 +132,7 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return cs_fail(err, CALSTORE_NOT_FOUND, 0, path, "%s does not exist", path);
-    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot open %s: %s", path,
-                   strerror(errno));
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot open %s: %s", path, strerror(errno));
   }
   struct stat st;
   if ((e = FAULT("read")) != 0 || fstat(fd, &st) != 0) {
@@ -171,8 +168,7 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
       e = errno;
       free(buf);
       close(fd);
-      return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path,
-                     strerror(e));
+      return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
     }
     if (r == 0)
       break;
@@ -340,8 +336,8 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
    * symlink or hard link) is unlinked, never written through. */
   if (unlink(tmp_path) != 0 && errno != ENOENT) {
     e = errno;
-    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot remove stale %s: %s",
-                   tmp_path, strerror(e));
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot remove stale %s: %s", tmp_path,
+                   strerror(e));
   }
   int fd = -1;
   if ((e = FAULT("open_tmp")) != 0)

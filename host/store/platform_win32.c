@@ -21,10 +21,10 @@
 static const struct {
   const char *name;
   DWORD value;
-} fault_errors[] = {{"EIO", ERROR_IO_DEVICE},          {"ENOSPC", ERROR_DISK_FULL},
-                    {"EFBIG", ERROR_FILE_TOO_LARGE},    {"EXDEV", ERROR_NOT_SAME_DEVICE},
-                    {"EAGAIN", ERROR_LOCK_VIOLATION},   {"EACCES", ERROR_ACCESS_DENIED},
-                    {"EROFS", ERROR_WRITE_PROTECT},     {"EINTR", ERROR_OPERATION_ABORTED}};
+} fault_errors[] = {{"EIO", ERROR_IO_DEVICE},         {"ENOSPC", ERROR_DISK_FULL},
+                    {"EFBIG", ERROR_FILE_TOO_LARGE},  {"EXDEV", ERROR_NOT_SAME_DEVICE},
+                    {"EAGAIN", ERROR_LOCK_VIOLATION}, {"EACCES", ERROR_ACCESS_DENIED},
+                    {"EROFS", ERROR_WRITE_PROTECT},   {"EINTR", ERROR_OPERATION_ABORTED}};
 
 static DWORD fault_at(const char *step) {
   const char *spec = getenv("CALSTORE_FAULT");
@@ -286,12 +286,11 @@ calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_e
   if (!w)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, lock_path, "cannot convert %s", lock_path);
   HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE,
-                         FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                         OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+                         FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_ALWAYS,
+                         FILE_ATTRIBUTE_NORMAL, NULL);
   free(w);
   if (h == INVALID_HANDLE_VALUE)
-    return fail_win(err, CALSTORE_LOCK_FAILED, lock_path, "cannot open lock file",
-                    GetLastError());
+    return fail_win(err, CALSTORE_LOCK_FAILED, lock_path, "cannot open lock file", GetLastError());
   OVERLAPPED ov;
   memset(&ov, 0, sizeof ov);
   DWORD fe = FAULT("lock");

@@ -25,11 +25,11 @@
 struct calstore {
   char *path, *lock_path, *tmp_path;
   int persistence;
-  cs_rwlock rw;      /* guards snap */
-  cs_mutex commit;   /* serializes commits, reloads and disk_id */
-  cs_set *snap;      /* the live snapshot */
-  cs_file_id disk;   /* the file version snap reflects */
-  int disk_known;    /* disk is valid (the file existed and was loaded or written) */
+  cs_rwlock rw;    /* guards snap */
+  cs_mutex commit; /* serializes commits, reloads and disk_id */
+  cs_set *snap;    /* the live snapshot */
+  cs_file_id disk; /* the file version snap reflects */
+  int disk_known;  /* disk is valid (the file existed and was loaded or written) */
 };
 
 void calstore_options_init(calstore_options *options) {
@@ -58,8 +58,8 @@ static char *concat(const char *a, const char *b) {
 }
 
 static int same_id(const cs_file_id *a, const cs_file_id *b) {
-  return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-         a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+         a->ctime_ns == b->ctime_ns;
 }
 
 /* Reads and parses path into a new set. NOT_FOUND gives an empty set. */
@@ -228,7 +228,8 @@ calstore_status cs_make_put(const calstore_key *key, calstore_source source,
   char msg[1024] = "";
   calstore_status st;
   memset(op, 0, sizeof *op);
-  if ((st = cs_check_key(key, msg, sizeof msg)) || (st = cs_check_measurements(m, n, msg, sizeof msg)))
+  if ((st = cs_check_key(key, msg, sizeof msg)) ||
+      (st = cs_check_measurements(m, n, msg, sizeof msg)))
     return cs_fail(err, st, 0, NULL, "%s", msg);
   if (!serializer)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "no policy serializer given");
@@ -422,9 +423,9 @@ out:
 /* ---- the public changes ---------------------------------------------------- */
 
 static calstore_status put_one(calstore *store, calstore_source source, const calstore_key *key,
-                               const calstore_measurement *m, size_t n,
-                               calstore_serializer_fn ser, void *ser_user,
-                               calstore_validator_fn val, void *val_user, calstore_error *err) {
+                               const calstore_measurement *m, size_t n, calstore_serializer_fn ser,
+                               void *ser_user, calstore_validator_fn val, void *val_user,
+                               calstore_error *err) {
   if (!store)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
   cs_op op;
@@ -437,10 +438,10 @@ static calstore_status put_one(calstore *store, calstore_source source, const ca
 }
 
 calstore_status calstore_store(calstore *store, const calstore_key *key,
-                               const calstore_measurement *measurements,
-                               size_t measurement_count, calstore_serializer_fn serializer,
-                               void *serializer_user, calstore_validator_fn validator,
-                               void *validator_user, calstore_error *err) {
+                               const calstore_measurement *measurements, size_t measurement_count,
+                               calstore_serializer_fn serializer, void *serializer_user,
+                               calstore_validator_fn validator, void *validator_user,
+                               calstore_error *err) {
   return put_one(store, CALSTORE_SOURCE_CALIBRATED, key, measurements, measurement_count,
                  serializer, serializer_user, validator, validator_user, err);
 }
@@ -448,11 +449,11 @@ calstore_status calstore_store(calstore *store, const calstore_key *key,
 calstore_status calstore_install_override(calstore *store, const calstore_key *key,
                                           const calstore_measurement *measurements,
                                           size_t measurement_count,
-                                          calstore_serializer_fn serializer,
-                                          void *serializer_user, calstore_validator_fn validator,
-                                          void *validator_user, calstore_error *err) {
-  return put_one(store, CALSTORE_SOURCE_OVERRIDE, key, measurements, measurement_count,
-                 serializer, serializer_user, validator, validator_user, err);
+                                          calstore_serializer_fn serializer, void *serializer_user,
+                                          calstore_validator_fn validator, void *validator_user,
+                                          calstore_error *err) {
+  return put_one(store, CALSTORE_SOURCE_OVERRIDE, key, measurements, measurement_count, serializer,
+                 serializer_user, validator, validator_user, err);
 }
 
 calstore_status calstore_clear_override(calstore *store, const calstore_key *key,
@@ -525,8 +526,7 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
   cs_file_id id;
   if (!tmp)
     st = cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
-  else
-  {
+  else {
     cs_chunk one = {buf.data, buf.len};
     st = cs_plat_replace(path, tmp, &one, 1, &id, err);
   }

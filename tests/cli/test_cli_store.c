@@ -148,8 +148,8 @@ static void test_check(void **state) {
 
 static void test_import_list_export(void **state) {
   (void)state;
-  run_result *r = run("--store", store, "import", vec("ok_mixed_sources.txt"),
-                      vec("ok_escapes.txt"), NULL);
+  run_result *r =
+      run("--store", store, "import", vec("ok_mixed_sources.txt"), vec("ok_escapes.txt"), NULL);
   assert_int_equal(r->code, 0);
   HAS(r->out, "imported 5 profiles");
   /* a malformed input is refused whole, with its diagnostics; nothing changes */
@@ -217,9 +217,8 @@ static void test_lookup_and_override(void **state) {
   assert_int_equal(r->code, 1);
   HAS(r->out, "no profile selected");
   HAS(r->out, "outdated_implementation");
-  r = run("--store", store, "--json", "lookup", "--backend", "example_gpu", "--operator",
-          "MatMul", "--implementation", "4", "--threads=8", "--model-digest=m", "--processor=p",
-          NULL);
+  r = run("--store", store, "--json", "lookup", "--backend", "example_gpu", "--operator", "MatMul",
+          "--implementation", "4", "--threads=8", "--model-digest=m", "--processor=p", NULL);
   assert_int_equal(r->code, 1);
   HAS(r->out, "\"status\":\"not_found\",\"level\":\"none\",\"profile\":null");
   /* override set / clear on an exact key, then lookups see it */
@@ -280,12 +279,11 @@ static void test_usage_errors(void **state) {
   r = run("--store", store, "lookup", "--backend", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "--backend needs a value");
-  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--implementation",
-          "1", "--model-digest", "m", "--processor", "p", "--threads", "x8", NULL);
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--implementation", "1",
+          "--model-digest", "m", "--processor", "p", "--threads", "x8", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "--threads");
-  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--threads", "0",
-          NULL);
+  r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--threads", "0", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "--threads");
   r = run("--store", store, "lookup", "--backend", "b", "--operator", "o", "--model-digest", "m",

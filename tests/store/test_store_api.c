@@ -553,9 +553,9 @@ static void test_batch(void **state) {
   assert_int_equal(calstore_batch_store(b, &bad, NULL, 0, tu_serialize, &p, NULL, NULL, &err),
                    CALSTORE_INVALID_ARGUMENT);
   calstore_key ok = tu_exact("gpu", "3", "model-0", "p", 8);
-  assert_int_equal(calstore_batch_install_override(b, &ok, NULL, 0, tu_serialize, &p, NULL, NULL,
-                                                   &err),
-                   CALSTORE_OK);
+  assert_int_equal(
+      calstore_batch_install_override(b, &ok, NULL, 0, tu_serialize, &p, NULL, NULL, &err),
+      CALSTORE_OK);
   assert_int_equal(calstore_batch_size(b), 101);
   assert_int_equal(calstore_count(s), 0); /* nothing before commit */
   assert_false(tu_exists(f->path));

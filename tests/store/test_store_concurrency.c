@@ -37,8 +37,7 @@ static int write_some(calstore *s, int id) {
       calstore_batch *b = NULL;
       tu_policy p = {"batched", 0, 0};
       if (calstore_batch_begin(s, &b, NULL) != CALSTORE_OK ||
-          calstore_batch_store(b, &k, NULL, 0, tu_serialize, &p, NULL, NULL, NULL) !=
-              CALSTORE_OK ||
+          calstore_batch_store(b, &k, NULL, 0, tu_serialize, &p, NULL, NULL, NULL) != CALSTORE_OK ||
           calstore_batch_commit(&b, NULL) != CALSTORE_OK)
         failures++;
       calstore_batch_abort(&b);

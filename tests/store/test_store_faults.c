@@ -149,7 +149,7 @@ static void test_crash_mid_write(void **state) {
   char *now = tu_read(f->path, NULL);
   assert_string_equal(now, f->before); /* the store is intact */
   free(now);
-  assert_true(tu_exists(f->tmp));      /* only an ignored temp remains */
+  assert_true(tu_exists(f->tmp)); /* only an ignored temp remains */
   calstore *s = tu_open(f->path, NULL);
   assert_int_equal(calstore_count(s), 1);
   calstore_key k = tu_exact("gpu", "3", "after", "p", 8);

@@ -164,14 +164,14 @@ static void test_vector_line_numbers(void **state) {
     calstore_status st;
     unsigned line = first_line_of(cases[i].file, &st);
     if (line != cases[i].line || st != cases[i].st)
-      fail_msg("%s: line %u status %s, want line %u", cases[i].file, line,
-               calstore_status_name(st), cases[i].line);
+      fail_msg("%s: line %u status %s, want line %u", cases[i].file, line, calstore_status_name(st),
+               cases[i].line);
   }
 }
 
 #define HDR "onnx_light_calibration_profiles 1\n"
 #define REC(backend, tc)                                                                           \
-  "profile exact calibrated\nbackend \"" backend "\"\noperator \"MatMul\"\nimplementation "     \
+  "profile exact calibrated\nbackend \"" backend "\"\noperator \"MatMul\"\nimplementation "        \
   "\"3\"\nmodel_digest \"d\"\nprocessor \"p\"\nthread_count " tc "\npolicy \"x\"\nend\n"
 
 /* Every problem is reported (resynchronising at the next profile), the
@@ -198,9 +198,9 @@ static void test_all_diagnostics_reported(void **state) {
   /* a valid one visits every profile in order */
   const char *good = HDR "# c\n\n" REC("a", "1") REC("b", "4");
   visits = 0;
-  assert_int_equal(calstore_read_buffer(good, strlen(good), count_visits, &visits, NULL, NULL,
-                                        &count),
-                   CALSTORE_OK);
+  assert_int_equal(
+      calstore_read_buffer(good, strlen(good), count_visits, &visits, NULL, NULL, &count),
+      CALSTORE_OK);
   assert_int_equal(visits, 2);
   assert_int_equal(count, 2);
 }
@@ -248,8 +248,7 @@ static void test_grammar_edges(void **state) {
   assert_int_equal(d.first_line, 3);
   /* header only: ok and empty; whitespace and structure order are lenient */
   size_t n = 9;
-  assert_int_equal(calstore_read_buffer(HDR, strlen(HDR), NULL, NULL, NULL, NULL, &n),
-                   CALSTORE_OK);
+  assert_int_equal(calstore_read_buffer(HDR, strlen(HDR), NULL, NULL, NULL, NULL, &n), CALSTORE_OK);
   assert_int_equal(n, 0);
   const char *lenient = HDR "profile  portable\toverride\n  backend \"b\"  \noperator \"o\"\n"
                             "implementation \"1\"\nstructure \"z\" \"1\"\nstructure \"a\" \"\"\n"
@@ -292,9 +291,9 @@ static void test_escapes_and_values(void **state) {
                             "implementation \"1\"\nstructure \"z\" \"1\"\nstructure \"a\" \"2\"\n"
                             "measurement \"m\" 1e-07 \"s\"\npolicy \"p\"\nend\n";
   memset(&c, 0, sizeof c);
-  assert_int_equal(calstore_read_buffer(lenient, strlen(lenient), capture_first, &c, NULL, NULL,
-                                        NULL),
-                   CALSTORE_OK);
+  assert_int_equal(
+      calstore_read_buffer(lenient, strlen(lenient), capture_first, &c, NULL, NULL, NULL),
+      CALSTORE_OK);
   assert_int_equal(c.nstruct, 2);
   assert_string_equal(c.first_struct, "a"); /* sorted by name */
   assert_true(c.value == 1e-07);

@@ -34,10 +34,29 @@ static void check(double v) {
 
 static void test_format_double_matches_printf(void **state) {
   (void)state;
-  static const double fixed[] = {0.0,  -0.0, 1.0,     2.5,    0.1,    1e-07, 1e-5, 9.99999e-6,
-                                 1e-4, 0.3,  1234.5678901234567, 1e15, 1e16, 1e17, 4503599627370495.5,
-                                 4503599627370496.0, 9007199254740993.0, -3.25, 1e300, 5e-324,
-                                 0.99999999999999999, 9.9999999999999995e-08, 123456789.123};
+  static const double fixed[] = {0.0,
+                                 -0.0,
+                                 1.0,
+                                 2.5,
+                                 0.1,
+                                 1e-07,
+                                 1e-5,
+                                 9.99999e-6,
+                                 1e-4,
+                                 0.3,
+                                 1234.5678901234567,
+                                 1e15,
+                                 1e16,
+                                 1e17,
+                                 4503599627370495.5,
+                                 4503599627370496.0,
+                                 9007199254740993.0,
+                                 -3.25,
+                                 1e300,
+                                 5e-324,
+                                 0.99999999999999999,
+                                 9.9999999999999995e-08,
+                                 123456789.123};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     check(fixed[i]);
   for (int i = 0; i < 2000000; i++) {
@@ -59,8 +78,8 @@ static void test_index_churn(void **state) {
   for (int round = 0; round < 5; round++) {
     for (int i = 0; i < 5000; i++) {
       snprintf(digest, sizeof digest, "m%d", i);
-      calstore_key k = {CALSTORE_KEY_EXACT, "b", i % 2 ? "op1" : "op2", "1", digest, "p", 1,
-                        NULL, 0};
+      calstore_key k = {
+          CALSTORE_KEY_EXACT, "b", i % 2 ? "op1" : "op2", "1", digest, "p", 1, NULL, 0};
       cs_prof *p = cs_prof_create(&k, CALSTORE_SOURCE_CALIBRATED, NULL, 0, "x", 1, NULL, 0);
       assert_int_equal(cs_set_put(set, p), 0);
     }
@@ -79,7 +98,9 @@ static void test_index_churn(void **state) {
     const cs_group *g = cs_set_group(set, "b", "op1");
     assert_non_null(g);
     assert_int_equal(g->n, 2500);
-    assert_null(cs_set_group(set, "b", "op2") ? (void *)(uintptr_t)(cs_set_group(set, "b", "op2")->n) : NULL);
+    assert_null(cs_set_group(set, "b", "op2")
+                    ? (void *)(uintptr_t)(cs_set_group(set, "b", "op2")->n)
+                    : NULL);
     cs_set *c = cs_set_clone(set, round % 2);
     assert_int_equal(cs_set_invalidate(c, "b", NULL), 2500);
     assert_int_equal(c->live, 0);

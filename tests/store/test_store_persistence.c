@@ -44,7 +44,7 @@ static int teardown(void **state) {
 
 #define HDR "onnx_light_calibration_profiles 1\n"
 #define GOOD                                                                                       \
-  HDR "profile exact calibrated\nbackend \"gpu\"\noperator \"MatMul\"\nimplementation "           \
+  HDR "profile exact calibrated\nbackend \"gpu\"\noperator \"MatMul\"\nimplementation "            \
       "\"3\"\nmodel_digest \"d\"\nprocessor \"p\"\nthread_count 8\npolicy \"on disk\"\nend\n"
 #define BAD_LINE5                                                                                  \
   HDR "profile exact calibrated\nbackend \"gpu\"\noperator \"MatMul\"\nimplementation 3\n"
@@ -178,7 +178,8 @@ static void test_modes(void **state) {
   assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
   umask(old);
   struct stat st;
-  char *a = tu_path(f->dir, "a"), *b = tu_path(f->dir, "a/b"), *lock = tu_path(b, "profiles.txt.lock");
+  char *a = tu_path(f->dir, "a"), *b = tu_path(f->dir, "a/b"),
+       *lock = tu_path(b, "profiles.txt.lock");
   assert_int_equal(stat(a, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0700);
   assert_int_equal(stat(b, &st), 0);

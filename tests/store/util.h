@@ -141,7 +141,6 @@ static inline calstore_key tu_portable(const char *backend, const char *impl,
   return k;
 }
 
-
 /* Opens a store at dir/profiles.txt with persistence on. */
 static inline calstore *tu_open(const char *path, calstore_status *st_out) {
   calstore_options o;

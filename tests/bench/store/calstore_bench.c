@@ -176,8 +176,8 @@ static void structure_text(const calstore_key *k, char *out, size_t cap) {
   size_t used = 0;
   out[0] = 0;
   for (size_t i = 0; i < k->structure_count && used < cap; i++)
-    used += (size_t)snprintf(out + used, cap - used, "%s%s=%s", i ? ";" : "",
-                             k->structure[i].name, k->structure[i].value);
+    used += (size_t)snprintf(out + used, cap - used, "%s%s=%s", i ? ";" : "", k->structure[i].name,
+                             k->structure[i].value);
 }
 
 static void sql_bind_profile(sqlite3_stmt *st, const calstore_profile *p) {
@@ -505,16 +505,16 @@ static double commit_once(calstore *s, long k, int round) {
   double t0 = now();
   if (k <= 0) {
     snprintf(digest, sizeof digest, "bench-model-r%d", round);
-    calstore_key key = {CALSTORE_KEY_EXACT, "backend_0", "MatMul", "1", digest, "bench-cpu", 8,
-                        NULL, 0};
+    calstore_key key = {CALSTORE_KEY_EXACT, "backend_0", "MatMul", "1", digest,
+                        "bench-cpu",        8,           NULL,     0};
     st = calstore_store(s, &key, m, 2, bench_policy, policy, NULL, NULL, &err);
   } else {
     calstore_batch *b = NULL;
     st = calstore_batch_begin(s, &b, &err);
     for (long i = 0; i < k && st == CALSTORE_OK; i++) {
       snprintf(digest, sizeof digest, "bench-model-r%d-%ld", round, i);
-      calstore_key key = {CALSTORE_KEY_EXACT, "backend_0", "MatMul", "1", digest, "bench-cpu",
-                          8, NULL, 0};
+      calstore_key key = {CALSTORE_KEY_EXACT, "backend_0", "MatMul", "1", digest,
+                          "bench-cpu",        8,           NULL,     0};
       st = calstore_batch_store(b, &key, m, 2, bench_policy, policy, NULL, NULL, &err);
     }
     if (st == CALSTORE_OK)
@@ -541,8 +541,8 @@ static double sqlite_once(sqlite3 *sdb, long k, int round) {
   long rows = k <= 0 ? 1 : k;
   for (long i = 0; i < rows; i++) {
     snprintf(digest, sizeof digest, "bench-model-r%d-%ld", round, i);
-    calstore_key key = {CALSTORE_KEY_EXACT, "backend_0", "MatMul", "1", digest, "bench-cpu", 8,
-                        NULL, 0};
+    calstore_key key = {CALSTORE_KEY_EXACT, "backend_0", "MatMul", "1", digest,
+                        "bench-cpu",        8,           NULL,     0};
     calstore_profile p = {key, CALSTORE_SOURCE_CALIBRATED, m, 2, policy, strlen(policy)};
     sql_insert_visit(ins, &p);
   }
