@@ -76,7 +76,8 @@ static void plugin_dir(char *buf, size_t cap) {
   }
   env = getenv("CALHOST_BUILD_DIR");
   if (env) {
-    snprintf(buf, cap, "%s/lib/calhost/plugins", env);
+    if (snprintf(buf, cap, "%s/lib/calhost/plugins", env) >= (int)cap)
+      buf[0] = '\0';
     return;
   }
   /* bin/fuzz/<exe> or bin/tests/<exe>: the build tree is two levels up. */
@@ -92,7 +93,8 @@ static void plugin_dir(char *buf, size_t cap) {
     if (slash)
       *slash = '\0';
   }
-  snprintf(buf, cap, "%s/lib/calhost/plugins", exe);
+  if (snprintf(buf, cap, "%s/lib/calhost/plugins", exe) >= (int)cap)
+    buf[0] = '\0';
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -130,7 +132,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   qsort(names, n, sizeof names[0], cmp_str);
   for (size_t i = 0; i < n; i++) {
     char path[PATH_MAX + 256];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path)
+      continue;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       fprintf(stderr, "fuzz_policy_validators: %s\n", dlerror());
@@ -150,7 +153,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
       exit(1);
     }
     loaded *l = &plugins[plugin_count];
-    snprintf(l->name, sizeof l->name, "%s", names[i]);
+    memcpy(l->name, names[i], sizeof l->name);
+    l->name[sizeof l->name - 1] = '\0';
     l->handle = h;
     l->vt = rep.vtable;
     if (l->vt->create(&services, NULL, 0, &l->inst) != CALHOST_OK) {

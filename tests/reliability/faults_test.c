@@ -253,7 +253,7 @@ static void readonly_directory_is_reported(void **state) {
                   strerror(errno));
     skip();
   }
-  if (mount(NULL, f->dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+  if (mount(f->dir, f->dir, "none", MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
     umount2(f->dir, MNT_DETACH);
     print_message("   SKIPPED: read-only remount not allowed (%s)\n", strerror(errno));
     skip();

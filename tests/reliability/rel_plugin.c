@@ -2,7 +2,7 @@
  * rel_plugin.c: test-only plugins for the reliability suite's sweep checks
  * (sweep_plugins.sh), beyond the misbehaviours of tests/plugins: one small
  * correct ReduceSum-like backend (policies "p=1".."p=4") that each -DREL_*
- * macro breaks in exactly one way. Built as lib/calhost/test-plugins/
+ * macro breaks in exactly one way. Built as lib/calhost/reliability-plugins/
  * rel_<variant>.so by tests/reliability/CMakeLists.txt; never installed.
  *
  *   REL_FLOOD          run() writes 256 KiB to stdout on every call

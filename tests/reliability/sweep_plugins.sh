@@ -14,6 +14,7 @@ build=${CALHOST_BUILD_DIR:?set CALHOST_BUILD_DIR to the build tree}
 calhost="$build/bin/calhost"
 dump="$build/bin/tests/store_dump"
 tp="$build/lib/calhost/test-plugins"
+rp="$build/lib/calhost/reliability-plugins"
 good=(test_good example)
 stored_ok=(rel_flood rel_quotes rel_max_policy)
 must_fail=(test_abort test_exit rel_exit0 rel_flood_forever rel_newline rel_nul rel_length_lie
@@ -21,7 +22,8 @@ must_fail=(test_abort test_exit rel_exit0 rel_flood_forever rel_newline rel_nul 
 missing=()
 for f in "$calhost" "$dump"; do [ -x "$f" ] || missing+=("$f"); done
 for p in "${stored_ok[@]}" "${must_fail[@]}" test_good rel_flood_create; do
-  [ -f "$tp/$p.so" ] || missing+=("$tp/$p.so")
+  case "$p" in rel_*) d=$rp ;; *) d=$tp ;; esac
+  [ -f "$d/$p.so" ] || missing+=("$d/$p.so")
 done
 [ -f "$build/lib/calhost/plugins/example.so" ] || missing+=("$build/lib/calhost/plugins/example.so")
 if [ ${#missing[@]} -gt 0 ]; then
@@ -42,7 +44,7 @@ config() { # config FILE PLUGIN...
 [store]
 path = $dir/store.txt
 [plugins]
-directories = $tp:$build/lib/calhost/plugins
+directories = $tp:$rp:$build/lib/calhost/plugins
 enabled = $enabled
 [calibration]
 threads = 1
