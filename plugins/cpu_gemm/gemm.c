@@ -41,7 +41,7 @@
       VT bv[NV];                                                                                 \
       _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) bv[j] = bp[j];                        \
       _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                    \
-        VT av = (VT){0} + a[i];                                                                  \
+        VT av = a[i] - (VT){0}; /* x - 0 == x: folds to a memory broadcast */                    \
         _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] += av * bv[j];            \
       }                                                                                          \
       a += MR;                                                                                   \
