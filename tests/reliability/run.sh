@@ -123,14 +123,17 @@ if ! skipped fuzz; then
       t=${bin##*/fuzz_}
       corpus="$work/corpus-$t"
       seed_corpus "$t" "$corpus"
-      dict=()
-      [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+      extra=()
+      [ -f "tests/fuzz/$t.dict" ] && extra+=(-dict="tests/fuzz/$t.dict")
+      # The command-line target runs real commands, which print: keep
+      # libFuzzer's (and the sanitizers') reports, drop the commands' output.
+      [ "$t" = cli_args ] && extra+=(-close_fd_mask=3)
       mkdir -p "$work/artifacts"
       t0=$(date +%s)
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         CALHOST_FUZZ_QUIET=1 CALHOST_BUILD_DIR="$FUZZ_BUILD_DIR" \
         "$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" "${dict[@]}" "$corpus" \
+        -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" "${extra[@]}" "$corpus" \
         >"$work/fuzz-$t.log" 2>&1
       rc=$?
       secs=$(( $(date +%s) - t0 ))
