@@ -241,10 +241,25 @@ if ! skipped mingw; then
       elif cmake --build "$MINGW_BUILD_DIR" -j "$JOBS" --target "${targets[@]}" >"$work/mingw-build.log" 2>&1; then
         warnings=$(grep -c 'warning:' "$work/mingw-build.log")
         ls -l "$MINGW_BUILD_DIR"/bin/*.dll "$MINGW_BUILD_DIR"/lib/*.a 2>/dev/null | awk '{print "    " $NF " (" $5 " bytes)"}'
+        # The Windows code paths are really compiled in: their imports and
+        # the LOCALAPPDATA lookup are in the objects.
+        absent=""
+        nm_out=$(x86_64-w64-mingw32-nm "$MINGW_BUILD_DIR"/lib/*.a 2>/dev/null)
+        for sym in LockFileEx MoveFileEx LoadLibrary GetProcAddress; do
+          grep -q "__imp_$sym" <<<"$nm_out" && echo "    imports $sym" || absent="$absent $sym"
+        done
+        if (strings -a "$MINGW_BUILD_DIR"/lib/*.a; strings -a -el "$MINGW_BUILD_DIR"/lib/*.a) |
+             grep -q LOCALAPPDATA; then
+          echo "    reads LOCALAPPDATA"
+        else
+          absent="$absent LOCALAPPDATA"
+        fi
         if [ -n "$missing" ]; then
           result mingw FAIL "built ${targets[*]} but missing:$missing"
+        elif [ -n "$absent" ]; then
+          result mingw FAIL "built ${targets[*]}, but not found in the objects:$absent"
         else
-          result mingw PASS "${targets[*]}: $warnings warnings (-Werror)"
+          result mingw PASS "${targets[*]}: $warnings warnings (-Werror); LockFileEx, MoveFileEx, LoadLibrary, LOCALAPPDATA compiled in"
         fi
       else
         grep -E 'error|warning' "$work/mingw-build.log" | head -n 40
