@@ -360,6 +360,7 @@ typedef struct parser {
   size_t scratch_len;
   int canon;      /* the record's text is already canonical */
   char *rec_text; /* where the record's text starts */
+  cs_blob *blob;  /* holds buf, or NULL */
 } parser;
 
 static void report(parser *ps, calstore_status status, unsigned line, const char *fmt, ...)
@@ -546,7 +547,7 @@ static void finish_record(parser *ps, cs_set *set, char *rec_end) {
     return;
   cs_prof *p = cs_prof_create(&ps->key, ps->source, ps->m, ps->mn, ps->policy, ps->policy_len,
                               ps->canon ? ps->rec_text : NULL,
-                              ps->canon ? (size_t)(rec_end - ps->rec_text) : 0);
+                              ps->canon ? (size_t)(rec_end - ps->rec_text) : 0, ps->blob);
   if (!p) {
     ps->oom = 1;
     return;
@@ -749,9 +750,10 @@ policy : {
 #undef FAIL
 }
 
-calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic_fn diag,
-                         void *diag_user, calstore_error *first) {
+calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
+                         calstore_diagnostic_fn diag, void *diag_user, calstore_error *first) {
   parser ps = {0};
+  ps.blob = blob;
   ps.diag = diag;
   ps.diag_user = diag_user;
   ps.first = first;

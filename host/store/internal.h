@@ -42,13 +42,25 @@ CS_HIDDEN calstore_status cs_fail(calstore_error *err, calstore_status status, u
 
 /* ---- records ----------------------------------------------------------- */
 
+/* A loaded file's bytes, shared by the records whose canonical text lies in
+ * it (reference counted; freed with the last such record). */
+typedef struct cs_blob {
+  int refs; /* atomic builtins only */
+  char *data;
+} cs_blob;
+
+/* Wraps a malloc'ed buffer (refs = 1); NULL on OOM (data is then freed). */
+CS_HIDDEN cs_blob *cs_blob_new(char *data);
+CS_HIDDEN void cs_blob_unref(cs_blob *b);
+
 typedef struct cs_prof {
   calstore_profile v; /* the public view; every pointer points into this block */
   uint64_t id_hash;   /* hash of (kind, source, key) */
   uint64_t bo_hash;   /* hash of (backend, operator) */
   int refs;           /* reference count, atomic builtins only */
-  char *text;         /* the record's canonical text (profile ... end\n), in the block */
-  size_t text_len;
+  const char *text;   /* the record's canonical text (profile ... end\n): in the block, */
+  size_t text_len;    /* or in blob when the file held it in canonical form */
+  cs_blob *blob;
 } cs_prof;
 
 /* Checks a key: complete, not mixed, no line break in any field, sorted
@@ -64,13 +76,15 @@ CS_HIDDEN calstore_status cs_check_policy(const char *policy, size_t length, cha
 CS_HIDDEN int cs_has_line_break(const char *s, size_t n);
 
 /* Creates a record (refs = 1) deep-copying key (structure sorted by name),
- * measurements and policy[0..policy_length), with its canonical text: a
- * copy of text[0..text_len) when the caller knows it (the parser, for a
- * record already in canonical form), else rendered by the writer. Inputs
- * must already be checked. NULL on allocation failure. */
+ * measurements and policy[0..policy_length), with its canonical text:
+ * text[0..text_len) when the caller knows it (the parser, for a record
+ * already in canonical form), referenced in blob when blob is not NULL
+ * (taking a blob reference), else copied; rendered by the writer when text
+ * is NULL. Inputs must already be checked. NULL on allocation failure. */
 CS_HIDDEN cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
                                   const calstore_measurement *m, size_t n, const char *policy,
-                                  size_t policy_length, const char *text, size_t text_len);
+                                  size_t policy_length, const char *text, size_t text_len,
+                                  cs_blob *blob);
 CS_HIDDEN void cs_prof_ref(cs_prof *p);
 CS_HIDDEN void cs_prof_unref(cs_prof *p);
 
@@ -138,12 +152,15 @@ typedef struct cs_buf {
 CS_HIDDEN void cs_buf_put(cs_buf *b, const char *s, size_t n);
 CS_HIDDEN void cs_buf_free(cs_buf *b);
 
-/* Parses version-1 text in buf[0..len) (modified in place) into set (which
- * must be empty). Reports each problem through diag (may be NULL); the first
- * error is also written into first (may be NULL) with its line. Returns OK,
- * MALFORMED, UNSUPPORTED_VERSION or NO_MEMORY. */
-CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set, calstore_diagnostic_fn diag,
-                                   void *diag_user, calstore_error *first);
+/* Parses version-1 text in buf[0..len) into set (which must be empty);
+ * buf[len] must be writable, the text is left as it was. Records already in
+ * canonical form reference their text in blob when blob is not NULL
+ * (blob->data == buf), else copy it. Reports each problem through diag (may
+ * be NULL); the first error is also written into first (may be NULL) with
+ * its line. Returns OK, MALFORMED, UNSUPPORTED_VERSION or NO_MEMORY. */
+CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
+                                   calstore_diagnostic_fn diag, void *diag_user,
+                                   calstore_error *first);
 /* Appends the canonical header / one record (rendered from its fields) to b. */
 CS_HIDDEN void cs_write_header(cs_buf *b);
 CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);

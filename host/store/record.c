@@ -188,8 +188,10 @@ static size_t slen(const char *s) {
 
 cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
                         const calstore_measurement *m, size_t n, const char *policy,
-                        size_t policy_length, const char *text, size_t text_len) {
+                        size_t policy_length, const char *text, size_t text_len, cs_blob *blob) {
   cs_buf rendered = {0};
+  if (!text)
+    blob = NULL;
   calstore_property local[16], *sorted = local;
   if (!text) { /* render the canonical text from the inputs first */
     size_t sn = key->structure_count;
@@ -215,7 +217,7 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   size_t ld = key->model_digest ? strlen(key->model_digest) : 0,
          lp = key->processor ? strlen(key->processor) : 0;
   size_t strings = lb + lo + li + 3 + (key->model_digest ? ld + 1 : 0) +
-                   (key->processor ? lp + 1 : 0) + policy_length + 1 + text_len + 1;
+                   (key->processor ? lp + 1 : 0) + policy_length + 1 + (blob ? 0 : text_len + 1);
   for (size_t i = 0; i < key->structure_count; i++)
     strings += slen(key->structure[i].name) + slen(key->structure[i].value);
   for (size_t i = 0; i < n; i++)
@@ -261,7 +263,13 @@ cs_prof *cs_prof_create(const calstore_key *key, calstore_source source,
   p->v.measurement_count = n;
   p->v.policy = carve_str(&c, policy, policy_length);
   p->v.policy_length = policy_length;
-  p->text = (char *)carve_str(&c, text, text_len);
+  if (blob) {
+    p->text = text;
+    p->blob = blob;
+    __atomic_fetch_add(&blob->refs, 1, __ATOMIC_RELAXED);
+  } else {
+    p->text = carve_str(&c, text, text_len);
+  }
   p->text_len = text_len;
   cs_buf_free(&rendered);
   p->bo_hash = cs_bo_hash(p->v.key.backend, p->v.key.operator_name);
@@ -274,8 +282,28 @@ void cs_prof_ref(cs_prof *p) {
 }
 
 void cs_prof_unref(cs_prof *p) {
-  if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
-    free(p); /* one block: view, strings and text */
+  if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    cs_blob_unref(p->blob);
+    free(p); /* one block: view, strings and (unless in a blob) text */
+  }
+}
+
+cs_blob *cs_blob_new(char *data) {
+  cs_blob *b = malloc(sizeof *b);
+  if (!b) {
+    free(data);
+    return NULL;
+  }
+  b->refs = 1;
+  b->data = data;
+  return b;
+}
+
+void cs_blob_unref(cs_blob *b) {
+  if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    free(b->data);
+    free(b);
+  }
 }
 
 /* A word-at-a-time multiplicative hash (no cryptographic strength needed:

@@ -82,9 +82,14 @@ static calstore_status load_file(const char *path, cs_set **out, cs_file_id *id,
     free(data);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   }
+  cs_blob *blob = cs_blob_new(data); /* canonical records keep their text in it */
+  if (!blob) {
+    cs_set_free(set);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
   calstore_error perr = {0};
-  st = cs_parse(data, len, set, NULL, NULL, &perr);
-  free(data);
+  st = cs_parse(data, len, set, blob, NULL, NULL, &perr);
+  cs_blob_unref(blob);
   if (st != CALSTORE_OK) {
     cs_set_free(set);
     return cs_fail(err, st, perr.line, path, "%s: %s", path, perr.message);
@@ -250,7 +255,7 @@ calstore_status cs_make_put(const calstore_key *key, calstore_source source,
     }
   }
   op->kind = CS_OP_PUT;
-  op->prof = cs_prof_create(key, source, m, n, policy, len, NULL, 0);
+  op->prof = cs_prof_create(key, source, m, n, policy, len, NULL, 0, NULL);
   if (!op->prof)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
   return CALSTORE_OK;
@@ -263,7 +268,7 @@ calstore_status cs_make_clear(const calstore_key *key, cs_op *op, calstore_error
   if ((st = cs_check_key(key, msg, sizeof msg)))
     return cs_fail(err, st, 0, NULL, "%s", msg);
   op->kind = CS_OP_CLEAR;
-  op->prof = cs_prof_create(key, CALSTORE_SOURCE_OVERRIDE, NULL, 0, "", 0, NULL, 0);
+  op->prof = cs_prof_create(key, CALSTORE_SOURCE_OVERRIDE, NULL, 0, "", 0, NULL, 0, NULL);
   if (!op->prof)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
   return CALSTORE_OK;
@@ -554,7 +559,7 @@ calstore_status calstore_read_buffer(const char *data, size_t length, calstore_v
   if (length)
     memcpy(copy, data, length);
   copy[length] = '\0';
-  calstore_status st = cs_parse(copy, length, set, diagnostic, diagnostic_user, NULL);
+  calstore_status st = cs_parse(copy, length, set, NULL, diagnostic, diagnostic_user, NULL);
   free(copy);
   if (st == CALSTORE_OK) {
     if (profile_count)
@@ -588,7 +593,7 @@ calstore_status calstore_read_file(const char *path, calstore_visit_fn visit, vo
     free(data);
     return CALSTORE_NO_MEMORY;
   }
-  st = cs_parse(data, len, set, diagnostic, diagnostic_user, NULL);
+  st = cs_parse(data, len, set, NULL, diagnostic, diagnostic_user, NULL);
   free(data);
   if (st == CALSTORE_OK) {
     if (profile_count)

@@ -80,7 +80,7 @@ static void test_index_churn(void **state) {
       snprintf(digest, sizeof digest, "m%d", i);
       calstore_key k = {
           CALSTORE_KEY_EXACT, "b", i % 2 ? "op1" : "op2", "1", digest, "p", 1, NULL, 0};
-      cs_prof *p = cs_prof_create(&k, CALSTORE_SOURCE_CALIBRATED, NULL, 0, "x", 1, NULL, 0);
+      cs_prof *p = cs_prof_create(&k, CALSTORE_SOURCE_CALIBRATED, NULL, 0, "x", 1, NULL, 0, NULL);
       assert_int_equal(cs_set_put(set, p), 0);
     }
     assert_int_equal(set->live, 5000);
@@ -141,7 +141,7 @@ static void test_cached_text_is_canonical(void **state) {
     cs_buf_put(&in, variants[i], strlen(variants[i]));
     cs_set *set = cs_set_new();
     calstore_error err = {0};
-    calstore_status st = cs_parse(in.data, in.len, set, NULL, NULL, &err);
+    calstore_status st = cs_parse(in.data, in.len, set, NULL, NULL, NULL, &err);
     if (st != CALSTORE_OK)
       fail_msg("variant %zu: %s", i, err.message);
     assert_int_equal(set->live, 1);
@@ -151,7 +151,7 @@ static void test_cached_text_is_canonical(void **state) {
     cs_buf_put(&out, "", 0);
     out.data[out.len] = '\0';
     if (out.len != p->text_len || memcmp(out.data, p->text, out.len))
-      fail_msg("variant %zu: cached\n%s\nrendered\n%s", i, p->text, out.data);
+      fail_msg("variant %zu: cached\n%.*s\nrendered\n%s", i, (int)p->text_len, p->text, out.data);
     cs_buf_free(&out);
     cs_buf_free(&in);
     cs_set_free(set);
