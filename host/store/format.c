@@ -200,9 +200,10 @@ int cs_format_double(char *out, size_t cap, double v) {
     double fr = frexp(a, &e2); /* a = fr * 2^e2, fr in [0.5, 1) */
     uint64_t m = (uint64_t)ldexp(fr, 53);
     int s = 53 - e2; /* a = m / 2^s, s >= 1 here */
-    int x = (int)floor(log10(a));
+    /* floor(log10(a)) within one: the loop below corrects it */
+    int x = (int)floor((double)(e2 - 1) * 0.30102999566398120);
     uint64_t q = 0;
-    for (int tries = 0; tries < 3; tries++) {
+    for (int tries = 0; tries < 4; tries++) {
       int k = 16 - x;
       if (k < 0 || k > 21 || s > 120)
         goto slow;
@@ -397,6 +398,9 @@ static char *word_end(char *p, char *le) {
   return p;
 }
 
+/* Bytes that end the fast scan of a quoted string. */
+static const unsigned char quote_special[256] = {['"'] = 1, ['\\'] = 1, [0] = 1};
+
 /* Reads a std::quoted string at *pp into the parser's scratch space,
  * unescaped and NUL-terminated. Returns the string or NULL (error message
  * in *why). Clears ps->canon when the text is not in canonical form. */
@@ -410,9 +414,11 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
   }
   p++;
   char *d0 = ps->scratch + ps->scratch_len, *dst = d0;
-  /* fast path: no escape before the closing quote, no NUL */
-  char *q = memchr(p, '"', (size_t)(le - p));
-  if (q && !memchr(p, '\\', (size_t)(q - p)) && !memchr(p, '\0', (size_t)(q - p))) {
+  /* fast path: one scan to the first '"', '\\' or NUL; done if it is '"' */
+  char *q = p;
+  while (q < le && !quote_special[(unsigned char)*q])
+    q++;
+  if (q < le && *q == '"') {
     size_t n = (size_t)(q - p);
     memcpy(d0, p, n);
     d0[n] = '\0';
