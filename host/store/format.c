@@ -24,7 +24,14 @@
  * thread_count >= 1; values finite; no duplicate identity; no duplicate
  * structure name; nothing after a field's value.
  */
+#if !defined(_WIN32) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* memmem */
+#endif
 #include <math.h>
+#if !defined(_WIN32)
+#include <pthread.h>
+#include <unistd.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -362,6 +369,10 @@ typedef struct parser {
   int canon;      /* the record's text is already canonical */
   char *rec_text; /* where the record's text starts */
   cs_blob *blob;  /* holds buf, or NULL */
+  int have_header, stop;
+  int collect; /* parallel pieces: records go to vec, duplicates are checked later */
+  cs_prof **vec;
+  size_t vn, vcap;
 } parser;
 
 static void report(parser *ps, calstore_status status, unsigned line, const char *fmt, ...)
@@ -556,6 +567,15 @@ static void finish_record(parser *ps, cs_set *set, char *rec_end) {
                               ps->canon ? (size_t)(rec_end - ps->rec_text) : 0, ps->blob);
   if (!p) {
     ps->oom = 1;
+    return;
+  }
+  if (ps->collect) {
+    if (grow((void **)&ps->vec, &ps->vcap, ps->vn + 1, sizeof *ps->vec)) {
+      cs_prof_unref(p);
+      ps->oom = 1;
+      return;
+    }
+    ps->vec[ps->vn++] = p;
     return;
   }
   if (cs_set_find(set, &p->v.key, p->v.source, p->id_hash) >= 0) {
@@ -756,42 +776,31 @@ policy : {
 #undef FAIL
 }
 
-calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
-                         calstore_diagnostic_fn diag, void *diag_user, calstore_error *first) {
-  parser ps = {0};
-  ps.blob = blob;
-  ps.diag = diag;
-  ps.diag_user = diag_user;
-  ps.first = first;
-  ps.st = ST_OUTSIDE;
-  ps.scratch = malloc(len + 1);
-  if (!ps.scratch) {
-    cs_fail(first, CALSTORE_NO_MEMORY, 0, NULL, "out of memory while parsing");
-    return CALSTORE_NO_MEMORY;
-  }
-  char *cur = buf, *end = buf + len;
-  int have_header = 0;
-  while (cur < end && !ps.oom) {
+/* Parses the lines in [cur, end): the header (unless ps->have_header) and
+ * records. Stops early on a bad header (ps->stop). */
+static void parse_range(parser *ps, char *cur, char *end, cs_set *set) {
+  while (cur < end && !ps->oom && !ps->stop) {
     char *nl = memchr(cur, '\n', (size_t)(end - cur));
     char *ls = cur, *le = nl ? nl : end;
     cur = nl ? nl + 1 : end;
-    ps.line++;
+    ps->line++;
     char *w = skip_ws(ls, le);
     if (w != ls || !nl)
-      ps.canon = 0;
+      ps->canon = 0;
     if (w == le || *w == '#') {
-      ps.canon = 0; /* only matters inside a record */
+      ps->canon = 0; /* only matters inside a record */
       continue;
     }
     char *we = word_end(w, le);
-    if (!have_header) {
-      have_header = 1;
+    if (!ps->have_header) {
+      ps->have_header = 1;
       size_t ml = sizeof(CALSTORE_FORMAT_MAGIC) - 1;
       if ((size_t)(we - w) != ml || memcmp(w, CALSTORE_FORMAT_MAGIC, ml)) {
-        report(&ps, CALSTORE_MALFORMED, ps.line,
+        report(ps, CALSTORE_MALFORMED, ps->line,
                "not a profile store: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
                CALSTORE_FORMAT_VERSION);
-        goto done;
+        ps->stop = 1;
+        return;
       }
       char *v = skip_ws(we, le), *ve = word_end(v, le);
       unsigned long version = 0;
@@ -803,49 +812,187 @@ calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
           version = version * 10 + (unsigned)(*c - '0');
       }
       if (!digits || !at_end(ve, le)) {
-        report(&ps, CALSTORE_MALFORMED, ps.line, "bad header: expected '%s %d'",
+        report(ps, CALSTORE_MALFORMED, ps->line, "bad header: expected '%s %d'",
                CALSTORE_FORMAT_MAGIC, CALSTORE_FORMAT_VERSION);
-        goto done;
+        ps->stop = 1;
+        return;
       }
       if (version != CALSTORE_FORMAT_VERSION) {
-        report(&ps, CALSTORE_UNSUPPORTED_VERSION, ps.line,
+        report(ps, CALSTORE_UNSUPPORTED_VERSION, ps->line,
                "unsupported schema version %.*s (this store reads version %d)", (int)(ve - v), v,
                CALSTORE_FORMAT_VERSION);
-        goto done;
+        ps->stop = 1;
+        return;
       }
       continue;
     }
     int is_profile = (we - w == 7 && !memcmp(w, "profile", 7));
     if (is_profile) {
-      if (ps.st != ST_OUTSIDE && ps.st != ST_SKIP)
-        report(&ps, CALSTORE_MALFORMED, ps.line,
-               "'profile' before the record started at line %u ended with 'end'", ps.rec_line);
-      start_record(&ps, ls, we, le);
+      if (ps->st != ST_OUTSIDE && ps->st != ST_SKIP)
+        report(ps, CALSTORE_MALFORMED, ps->line,
+               "'profile' before the record started at line %u ended with 'end'", ps->rec_line);
+      start_record(ps, ls, we, le);
       continue;
     }
-    if (ps.st == ST_SKIP)
+    if (ps->st == ST_SKIP)
       continue;
-    if (ps.st == ST_OUTSIDE) {
-      report(&ps, CALSTORE_MALFORMED, ps.line, "expected 'profile', found '%.*s'", (int)(we - w),
+    if (ps->st == ST_OUTSIDE) {
+      report(ps, CALSTORE_MALFORMED, ps->line, "expected 'profile', found '%.*s'", (int)(we - w),
              w);
-      ps.st = ST_SKIP;
+      ps->st = ST_SKIP;
       continue;
     }
-    record_line(&ps, set, w, we, le, cur);
+    record_line(ps, set, w, we, le, cur);
   }
-  if (!ps.oom) {
-    if (!have_header)
-      report(&ps, CALSTORE_MALFORMED, ps.line ? ps.line : 1,
-             "empty file: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
-             CALSTORE_FORMAT_VERSION);
-    else if (ps.st != ST_OUTSIDE && ps.st != ST_SKIP)
-      report(&ps, CALSTORE_MALFORMED, ps.line,
-             "the record started at line %u is not terminated by 'end'", ps.rec_line);
+}
+
+/* The checks at the end of the input. */
+static void parse_finish(parser *ps) {
+  if (ps->oom || ps->stop)
+    return;
+  if (!ps->have_header)
+    report(ps, CALSTORE_MALFORMED, ps->line ? ps->line : 1,
+           "empty file: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
+           CALSTORE_FORMAT_VERSION);
+  else if (ps->st != ST_OUTSIDE && ps->st != ST_SKIP)
+    report(ps, CALSTORE_MALFORMED, ps->line,
+           "the record started at line %u is not terminated by 'end'", ps->rec_line);
+}
+
+static void parser_free(parser *ps) {
+  free(ps->m);
+  free(ps->s);
+  free(ps->scratch);
+  for (size_t i = 0; i < ps->vn; i++)
+    cs_prof_unref(ps->vec[i]);
+  free(ps->vec);
+}
+
+#if !defined(_WIN32)
+/* ---- parallel load ----------------------------------------------------------
+ * A large file is cut at lines that start a record and the pieces are parsed
+ * by threads into record lists, then indexed in file order (duplicates
+ * checked there). Any problem at all sends the whole file through the serial
+ * parser, which reports it with the exact lines and messages. */
+
+#define CS_PARALLEL_MIN (8u << 20) /* bytes */
+#define CS_PARALLEL_MAX 8          /* threads */
+
+typedef struct piece {
+  parser ps;
+  char *start, *end;
+  pthread_t thread;
+  int started;
+} piece;
+
+static void *piece_run(void *arg) {
+  piece *pc = arg;
+  pc->ps.scratch = malloc((size_t)(pc->end - pc->start) + 1);
+  if (!pc->ps.scratch) {
+    pc->ps.oom = 1;
+    return NULL;
   }
-done:
-  free(ps.m);
-  free(ps.s);
-  free(ps.scratch);
+  parse_range(&pc->ps, pc->start, pc->end, NULL);
+  parse_finish(&pc->ps);
+  return NULL;
+}
+
+/* Returns 1 when set was filled, 0 when the serial parser must run. */
+static int parse_parallel(char *buf, size_t len, cs_set *set, cs_blob *blob) {
+  static const char header[] = CALSTORE_FORMAT_MAGIC " 1\n";
+  size_t hl = sizeof header - 1;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (len < CS_PARALLEL_MIN || cpus < 2 || memcmp(buf, header, hl))
+    return 0;
+  size_t n = (size_t)cpus < CS_PARALLEL_MAX ? (size_t)cpus : CS_PARALLEL_MAX;
+  if (n > len / (CS_PARALLEL_MIN / 2))
+    n = len / (CS_PARALLEL_MIN / 2);
+  piece pcs[CS_PARALLEL_MAX];
+  memset(pcs, 0, sizeof pcs);
+  char *end = buf + len, *at = buf + hl;
+  size_t k = 0;
+  for (; k < n && at < end; k++) {
+    char *cut = end;
+    if (k + 1 < n) {
+      char *target = buf + hl + (len - hl) / n * (k + 1) - 1;
+      if (target < at)
+        target = at;
+      char *found = memmem(target, (size_t)(end - target), "\nprofile ", 9);
+      cut = found ? found + 1 : end;
+    }
+    pcs[k].start = at;
+    pcs[k].end = cut;
+    pcs[k].ps.st = ST_OUTSIDE;
+    pcs[k].ps.have_header = 1;
+    pcs[k].ps.collect = 1;
+    pcs[k].ps.blob = blob;
+    at = cut;
+  }
+  n = k;
+  if (n < 2)
+    return 0;
+  for (size_t i = 1; i < n; i++)
+    pcs[i].started = pthread_create(&pcs[i].thread, NULL, piece_run, &pcs[i]) == 0;
+  piece_run(&pcs[0]);
+  for (size_t i = 1; i < n; i++) {
+    if (pcs[i].started)
+      pthread_join(pcs[i].thread, NULL);
+    else
+      piece_run(&pcs[i]);
+  }
+  int ok = 1;
+  for (size_t i = 0; i < n; i++)
+    if (pcs[i].ps.oom || pcs[i].ps.verdict != CALSTORE_OK)
+      ok = 0;
+  cs_set *tmp = ok ? cs_set_new() : NULL;
+  for (size_t i = 0; tmp && i < n; i++) {
+    parser *ps = &pcs[i].ps;
+    for (size_t j = 0; j < ps->vn; j++) {
+      cs_prof *p = ps->vec[j];
+      int dup = cs_set_find(tmp, &p->v.key, p->v.source, p->id_hash) >= 0;
+      ps->vec[j] = NULL;
+      if (dup)
+        cs_prof_unref(p);
+      if (dup || cs_set_append(tmp, p) != 0) { /* append dropped p on OOM */
+        /* a duplicate (or OOM): the serial parser reports it properly */
+        cs_set_free(tmp);
+        tmp = NULL;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    parser_free(&pcs[i].ps);
+  if (!tmp)
+    return 0;
+  cs_set old = *set; /* empty */
+  *set = *tmp;
+  *tmp = old;
+  cs_set_free(tmp);
+  return 1;
+}
+#endif
+
+calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
+                         calstore_diagnostic_fn diag, void *diag_user, calstore_error *first) {
+#if !defined(_WIN32)
+  if (parse_parallel(buf, len, set, blob))
+    return CALSTORE_OK;
+#endif
+  parser ps = {0};
+  ps.blob = blob;
+  ps.diag = diag;
+  ps.diag_user = diag_user;
+  ps.first = first;
+  ps.st = ST_OUTSIDE;
+  ps.scratch = malloc(len + 1);
+  if (!ps.scratch) {
+    cs_fail(first, CALSTORE_NO_MEMORY, 0, NULL, "out of memory while parsing");
+    return CALSTORE_NO_MEMORY;
+  }
+  parse_range(&ps, buf, buf + len, set);
+  parse_finish(&ps);
+  parser_free(&ps);
   if (ps.oom) {
     cs_fail(first, CALSTORE_NO_MEMORY, 0, NULL, "out of memory while parsing");
     return CALSTORE_NO_MEMORY;

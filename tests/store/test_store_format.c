@@ -325,6 +325,127 @@ static void test_status_and_reason_words(void **state) {
                       "force_portable");
 }
 
+/* ---- large files (the parallel loader) ------------------------------------ */
+
+#define BIG_RECORDS 40000 /* about 13 MB: several pieces */
+
+/* Appends record i (11 or 12 lines) in canonical form. */
+static size_t big_record(char *out, int i, int comment) {
+  if (i % 7 == 3)
+    return (size_t)sprintf(out,
+                           "profile portable calibrated\nbackend \"backend_%d\"\noperator "
+                           "\"Op%d\"\nimplementation \"2\"\n%sstructure \"dtype\" \"f16\"\n"
+                           "structure \"shape\" \"m,n,%d\"\nmeasurement \"median_latency\" "
+                           "%.17g \"us\"\npolicy \"tile=%d \\\"q\\\"\"\nend\n",
+                           i % 12, i % 8, comment ? "# piece comment\n" : "", i, 1.0 + i / 7.0, i);
+  return (size_t)sprintf(out,
+                         "profile exact %s\nbackend \"backend_%d\"\noperator \"Op%d\"\n"
+                         "implementation \"1\"\nmodel_digest \"sha256:%08x%08x\"\n%sprocessor "
+                         "\"x86_64:Xeon:l2=%d\"\nthread_count %d\nmeasurement \"median_latency\" "
+                         "%.17g \"us\"\nmeasurement \"samples\" %d \"count\"\npolicy "
+                         "\"algorithm=blocked;n=%d\"\nend\n",
+                         i % 20 == 0 ? "override" : "calibrated", i % 12, i % 8, (unsigned)i,
+                         (unsigned)(i * 2654435761u), comment ? "# piece comment\n" : "",
+                         1 << (i % 5), 1 + i % 32, 3.25 + i * 0.001, 5 + i % 100, i);
+}
+
+/* Builds the big text; with_comments adds comment lines inside records. */
+static char *big_text(int with_comments, size_t *len, unsigned *lines_before) {
+  char *t = malloc((size_t)BIG_RECORDS * 512 + 64);
+  size_t n = (size_t)sprintf(t, "onnx_light_calibration_profiles 1\n");
+  unsigned line = 2;
+  for (int i = 0; i < BIG_RECORDS; i++) {
+    if (lines_before)
+      lines_before[i] = line;
+    size_t w = big_record(t + n, i, with_comments && i % 1000 == 1);
+    for (size_t k = 0; k < w; k++)
+      line += t[n + k] == '\n';
+    n += w;
+  }
+  *len = n;
+  return t;
+}
+
+static void test_large_file_round_trip(void **state) {
+  (void)state;
+  size_t len, clen;
+  char *canon = big_text(0, &clen, NULL);
+  char *commented = big_text(1, &len, NULL);
+  char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.txt"), *out = tu_path(dir, "out.txt");
+  for (int variant = 0; variant < 2; variant++) {
+    FILE *f = fopen(in, "wb");
+    fwrite(variant ? commented : canon, 1, variant ? len : clen, f);
+    fclose(f);
+    calstore *s = tu_open(in, NULL);
+    assert_int_equal(calstore_count(s), BIG_RECORDS);
+    calstore_error err = {0};
+    assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
+    size_t olen = 0;
+    char *got = tu_read(out, &olen);
+    assert_int_equal(olen, clen);
+    assert_true(!memcmp(got, canon, clen)); /* canonical, in file order */
+    free(got);
+    /* a commit rewrites it byte for byte plus the new profile */
+    calstore_key k = tu_exact("zz", "1", "d", "p", 1);
+    assert_int_equal(tu_store(s, &k, "new", 1), CALSTORE_OK);
+    got = tu_read(in, &olen);
+    assert_true(olen > clen && !memcmp(got, canon, clen));
+    free(got);
+    calstore_close(&s);
+  }
+  tu_rmtree(dir);
+  free(dir);
+  free(in);
+  free(out);
+  free(canon);
+  free(commented);
+}
+
+static void test_large_file_errors_have_exact_lines(void **state) {
+  (void)state;
+  size_t len;
+  unsigned *starts = malloc(BIG_RECORDS * sizeof *starts);
+  char *t = big_text(0, &len, starts);
+  /* a duplicate far from its original: the second one's profile line */
+  char *dup = malloc(len + 1024);
+  memcpy(dup, t, len);
+  size_t dl = len + big_record(dup + len, 5, 0);
+  diags d = {0};
+  size_t count = 9;
+  assert_int_equal(calstore_read_buffer(dup, dl, NULL, NULL, on_diag, &d, &count),
+                   CALSTORE_MALFORMED);
+  assert_int_equal(d.count, 1);
+  unsigned total_lines = 0;
+  for (size_t i = 0; i < len; i++)
+    total_lines += t[i] == '\n';
+  assert_int_equal(d.first_line, total_lines + 1);
+  assert_int_equal(count, 0);
+  /* a broken thread_count in the middle */
+  int victim = BIG_RECORDS * 2 / 3 + 1; /* an exact record */
+  if (victim % 7 == 3)
+    victim++;
+  char *bad = malloc(len + 1);
+  memcpy(bad, t, len);
+  bad[len] = '\0';
+  char *rec = bad;
+  for (unsigned line = 1; line < starts[victim]; rec++)
+    line += *rec == '\n';
+  char *tc = strstr(rec, "thread_count ");
+  tc[13] = 'x';
+  memset(&d, 0, sizeof d);
+  assert_int_equal(calstore_read_buffer(bad, len, NULL, NULL, on_diag, &d, NULL),
+                   CALSTORE_MALFORMED);
+  assert_int_equal(d.count, 1);
+  assert_int_equal(d.first_line, starts[victim] + 6);
+  /* and the valid text loads with every profile */
+  assert_int_equal(calstore_read_buffer(t, len, NULL, NULL, on_diag, &d, &count), CALSTORE_OK);
+  assert_int_equal(count, BIG_RECORDS);
+  free(bad);
+  free(dup);
+  free(t);
+  free(starts);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_vectors),
@@ -334,6 +455,8 @@ int main(void) {
       cmocka_unit_test(test_escapes_and_values),
       cmocka_unit_test(test_missing_and_unreadable),
       cmocka_unit_test(test_status_and_reason_words),
+      cmocka_unit_test(test_large_file_round_trip),
+      cmocka_unit_test(test_large_file_errors_have_exact_lines),
   };
   return cmocka_run_group_tests_name("store_format", tests, setup, NULL);
 }
