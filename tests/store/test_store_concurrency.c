@@ -57,7 +57,7 @@ static void *writer(void *arg) {
   return NULL;
 }
 
-static volatile int stop_readers;
+static int stop_readers; /* atomic builtins only */
 
 static void *reader(void *arg) {
   calstore *s = arg;
@@ -68,7 +68,7 @@ static void *reader(void *arg) {
   o.model_digest = "writer-0-model-0";
   o.processor = "cpu0";
   o.thread_count = 1;
-  while (!stop_readers) {
+  while (!__atomic_load_n(&stop_readers, __ATOMIC_ACQUIRE)) {
     calstore_lookup_result *r = NULL;
     calstore_lookup(s, &o, NULL, NULL, &r, NULL);
     calstore_lookup_result_free(&r);
@@ -91,7 +91,7 @@ static void test_threads_shared_handle(void **state) {
   calstore *s = tu_open(path, NULL);
   pthread_t t[WRITERS], rd[2];
   job jobs[WRITERS];
-  stop_readers = 0;
+  __atomic_store_n(&stop_readers, 0, __ATOMIC_RELEASE);
   for (int i = 0; i < 2; i++)
     pthread_create(&rd[i], NULL, reader, s);
   for (int i = 0; i < WRITERS; i++) {
@@ -102,7 +102,7 @@ static void test_threads_shared_handle(void **state) {
     pthread_join(t[i], NULL);
     assert_int_equal(jobs[i].failures, 0);
   }
-  stop_readers = 1;
+  __atomic_store_n(&stop_readers, 1, __ATOMIC_RELEASE);
   for (int i = 0; i < 2; i++)
     pthread_join(rd[i], NULL);
   check_all(path, s);
