@@ -18,6 +18,8 @@
 /* One thread per this many multiply-adds is worth its dispatch cost
  * (about 4 MFLOP, some 40 us of work; see README). */
 #define CPU_GEMM_WORK_PER_THREAD ((uint64_t)1 << 21)
+/* The pool's ceiling (gemm_ctx_create accepts up to 1024). */
+#define CPU_GEMM_THREADS_MAX 256
 
 struct calhost_plugin_instance {
   const calhost_host_services *host;
@@ -89,11 +91,13 @@ static int target_isa(const calhost_plugin_instance *inst, const calhost_target 
 }
 
 /* Threads worth using: one per CPU_GEMM_WORK_PER_THREAD multiply-adds, at
- * least 1, at most the target's. */
+ * least 1, at most the target's and CPU_GEMM_THREADS_MAX. */
 static unsigned useful_threads(const matmul_shape *s, uint32_t target_threads) {
   uint64_t t = (uint64_t)s->m * s->n * s->k / CPU_GEMM_WORK_PER_THREAD;
   if (t < 1)
     t = 1;
+  if (t > CPU_GEMM_THREADS_MAX)
+    t = CPU_GEMM_THREADS_MAX;
   if (target_threads < 1)
     target_threads = 1;
   return (unsigned)(t < target_threads ? t : target_threads);
@@ -304,7 +308,7 @@ static const calhost_plugin_vtable cg_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = 1u, /* the ABI this file implements, not the header's newest */
     .backend_name = "cpu_gemm",
-    .implementation_version = "1.0.0",
+    .implementation_version = "1.1.0", /* 1.1: memory-broadcast kernels, dynamic slabs */
     .operators = cg_operators,
     .description = "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
     .create = cg_create,
