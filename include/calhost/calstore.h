@@ -183,7 +183,18 @@ CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *er
  * (lock, reload and merge the latest file, write a temporary sibling, fsync,
  * rename, fsync the directory). A profile with the same key and source is
  * replaced. On any failure neither the file nor the in-memory snapshot
- * changes. */
+ * changes.
+ *
+ * Refusals: a value the format cannot carry (line break or NUL in any
+ * string, non-finite measurement, empty measurement name or policy) is
+ * CALSTORE_INVALID_ARGUMENT; a policy the validator refuses is
+ * CALSTORE_POLICY_REJECTED with the backend's message. When the file on
+ * disk is malformed or of an unknown version, the commit is refused with
+ * CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION and the file's line in
+ * err: the file is never overwritten (repair or remove it, then retry).
+ * Write failures are CALSTORE_WRITE_FAILED / CALSTORE_LOCK_FAILED with the
+ * failing step, the path and the system's error text. (All of this holds
+ * for every function that commits: overrides, clear, invalidate, batches.) */
 CALSTORE_API calstore_status calstore_store(calstore *store, const calstore_key *key,
                                             const calstore_measurement *measurements,
                                             size_t measurement_count,
@@ -322,9 +333,12 @@ typedef struct calstore_lookup_result {
 
 /* Walks the precedence (exact override, portable override, exact calibrated,
  * portable calibrated; force_portable skips the exact levels). A candidate
- * matching the level's key is offered to validator (if not NULL); one it
- * refuses is recorded as CALSTORE_REJECT_POLICY_REJECTED and the walk goes
- * on. Profiles of the same backend and operator that do not match are
+ * matching the level's key is offered to validator (if not NULL; it is
+ * called without the store's lock held, and must not close the store); one
+ * it refuses is recorded as CALSTORE_REJECT_POLICY_REJECTED and the walk goes
+ * on. With force_portable, exact profiles of the requested implementation
+ * are reported as CALSTORE_REJECT_FORCE_PORTABLE. A profile that matches a
+ * lower level than the selected one is not a rejection (it was not needed). Profiles of the same backend and operator that do not match are
  * recorded with the first reason that applies (implementation, model,
  * processor, thread count, structure). Returns CALSTORE_OK (selected),
  * CALSTORE_NOT_FOUND (none; *out still describes the rejections) or an
