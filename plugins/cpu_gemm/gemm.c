@@ -177,6 +177,23 @@ int gemm_config_check(const gemm_config *cfg, char *err, size_t cap) {
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
+/* Packs one full micro-panel of MR rows of A (row stride lda) over kcur
+ * columns: for each p, the MR values A[0..MR-1][p]. MR is a compile-time
+ * constant in each instance so the row loop unrolls. */
+#define GEMM_DEFINE_PACK_A(MR)                                                                   \
+  static void pack_a_panel_##MR(size_t kcur, const float *restrict src, size_t lda,             \
+                                float *restrict dst) {                                           \
+    for (size_t p = 0; p < kcur; p++) {                                                          \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) dst[i] = src[(size_t)i * lda + p];   \
+      dst += MR;                                                                                 \
+    }                                                                                            \
+  }
+GEMM_DEFINE_PACK_A(4)
+GEMM_DEFINE_PACK_A(6)
+GEMM_DEFINE_PACK_A(8)
+GEMM_DEFINE_PACK_A(12)
+GEMM_DEFINE_PACK_A(14)
+
 /* Packs the mcur x kcur block of A at a (row stride lda) into micro-panels
  * of mr rows: panel r holds, for each p, rows r*mr..r*mr+mr-1 (zero-padded). */
 static void pack_a(size_t mcur, size_t kcur, const float *a, size_t lda, int mr, float *dst) {
@@ -184,9 +201,29 @@ static void pack_a(size_t mcur, size_t kcur, const float *a, size_t lda, int mr,
     size_t rows = min_sz((size_t)mr, mcur - ir);
     const float *src = a + ir * lda;
     if (rows == (size_t)mr) {
-      for (size_t p = 0; p < kcur; p++)
-        for (int i = 0; i < mr; i++)
-          *dst++ = src[(size_t)i * lda + p];
+      switch (mr) {
+      case 4:
+        pack_a_panel_4(kcur, src, lda, dst);
+        break;
+      case 6:
+        pack_a_panel_6(kcur, src, lda, dst);
+        break;
+      case 8:
+        pack_a_panel_8(kcur, src, lda, dst);
+        break;
+      case 12:
+        pack_a_panel_12(kcur, src, lda, dst);
+        break;
+      case 14:
+        pack_a_panel_14(kcur, src, lda, dst);
+        break;
+      default:
+        for (size_t p = 0; p < kcur; p++)
+          for (int i = 0; i < mr; i++)
+            dst[p * (size_t)mr + (size_t)i] = src[(size_t)i * lda + p];
+        break;
+      }
+      dst += (size_t)mr * kcur;
     } else {
       for (size_t p = 0; p < kcur; p++) {
         size_t i = 0;
