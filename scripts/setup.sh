@@ -49,11 +49,16 @@ case "${1:-}" in
   calibrate)
     install_deps
     build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
-    store="${CALHOST_DEMO_STORE:-$here/$BUILD_DIR/demo-store/profiles.txt}"
-    "$BUILD_DIR/bin/calhost" --store "$store" --config config/calhost.ini calibrate
+    # The default config and the store's default path (set CALHOST_STORE to
+    # calibrate into another store file); plugins come from the build tree.
+    store_opt=()
+    [ -n "${CALHOST_STORE:-}" ] && store_opt=(--store "$CALHOST_STORE")
+    calhost="$BUILD_DIR/bin/calhost"
+    "$calhost" "${store_opt[@]}" --config config/calhost.ini calibrate
     echo
-    echo "== stored profiles ($store)"
-    "$BUILD_DIR/bin/calhost" --store "$store" list
+    echo "== the store after calibration"
+    "$calhost" "${store_opt[@]}" --config config/calhost.ini check
+    "$calhost" "${store_opt[@]}" --config config/calhost.ini list
     ;;
   test)
     install_deps
