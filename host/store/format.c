@@ -18,7 +18,8 @@
  *   policy "TEXT"
  *   end
  *
- * Fields must come in this order; tokens are separated by spaces or tabs;
+ * Fields must come in this order; tokens are separated by blanks (space,
+ * tab, CR, VT, FF: a CRLF file reads like an LF one);
  * lines whose first non-blank character is '#' and blank lines are ignored
  * anywhere. Key fields, measurement names and the policy are non-empty;
  * thread_count >= 1; values finite; no duplicate identity; no duplicate
@@ -392,8 +393,10 @@ static void report(parser *ps, calstore_status status, unsigned line, const char
     ps->diag(ps->diag_user, status, line, msg);
 }
 
+/* Token separators: what isspace() accepts except the line break, as the
+ * reference reads fields with operator>> (so CRLF files load too). */
 static int is_ws(char c) {
-  return c == ' ' || c == '\t';
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
 static char *skip_ws(char *p, char *le) {

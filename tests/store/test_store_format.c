@@ -299,6 +299,42 @@ static void test_escapes_and_values(void **state) {
   assert_true(c.value == 1e-07);
 }
 
+/* CRLF line ends read like LF ones (the reference reads with operator>>);
+ * the rewrite is canonical LF. */
+static void test_crlf(void **state) {
+  (void)state;
+  char path[PATH_MAX + 300], canon[PATH_MAX + 300];
+  snprintf(path, sizeof path, "%s/ok_mixed_sources.txt", vec_dir);
+  snprintf(canon, sizeof canon, "%s/canonical/ok_mixed_sources.txt", vec_dir);
+  size_t len = 0;
+  char *text = tu_read(path, &len);
+  char *crlf = malloc(2 * len + 1);
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '\n')
+      crlf[n++] = '\r';
+    crlf[n++] = text[i];
+  }
+  char *dir = tu_mkdtemp(), *in = tu_path(dir, "crlf.txt"), *out = tu_path(dir, "out.txt");
+  FILE *f = fopen(in, "wb");
+  fwrite(crlf, 1, n, f);
+  fclose(f);
+  calstore *s = tu_open(in, NULL);
+  assert_int_equal(calstore_count(s), 4);
+  assert_int_equal(calstore_export(s, out, NULL), CALSTORE_OK);
+  char *a = tu_read(out, NULL), *b = tu_read(canon, NULL);
+  assert_string_equal(a, b);
+  calstore_close(&s);
+  free(a);
+  free(b);
+  free(text);
+  free(crlf);
+  tu_rmtree(dir);
+  free(dir);
+  free(in);
+  free(out);
+}
+
 /* A file that does not exist / cannot be read. */
 static void test_missing_and_unreadable(void **state) {
   (void)state;
@@ -453,6 +489,7 @@ int main(void) {
       cmocka_unit_test(test_all_diagnostics_reported),
       cmocka_unit_test(test_grammar_edges),
       cmocka_unit_test(test_escapes_and_values),
+      cmocka_unit_test(test_crlf),
       cmocka_unit_test(test_missing_and_unreadable),
       cmocka_unit_test(test_status_and_reason_words),
       cmocka_unit_test(test_large_file_round_trip),
