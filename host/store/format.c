@@ -18,6 +18,8 @@
  *   policy "TEXT"
  *   end
  *
+ * Values are std::quoted strings (an unquoted word is read as it is, like
+ * std::quoted does; the writer always quotes).
  * Fields must come in this order; tokens are separated by blanks (space,
  * tab, CR, VT, FF: a CRLF file reads like an LF one);
  * lines whose first non-blank character is '#' and blank lines are ignored
@@ -422,12 +424,27 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
   char *p = skip_ws(*pp, le);
   if (p != *pp + 1 || **pp != ' ')
     ps->canon = 0;
-  if (p >= le || *p != '"') {
+  if (p >= le) {
     *why = "expected a quoted string";
     return NULL;
   }
-  p++;
   char *d0 = ps->scratch + ps->scratch_len, *dst = d0;
+  if (*p != '"') { /* std::quoted reads an unquoted word as it is */
+    char *we = word_end(p, le);
+    size_t n = (size_t)(we - p);
+    if (memchr(p, '\0', n)) {
+      *why = "NUL byte in a value";
+      return NULL;
+    }
+    memcpy(d0, p, n);
+    d0[n] = '\0';
+    ps->scratch_len += n + 1;
+    ps->canon = 0;
+    *out_len = n;
+    *pp = we;
+    return d0;
+  }
+  p++;
   /* fast path: one scan to the first '"', '\\' or NUL; done if it is '"' */
   char *q = p;
   while (q < le && !quote_special[(unsigned char)*q])
