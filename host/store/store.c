@@ -195,7 +195,7 @@ calstore_status calstore_reload(calstore *store, calstore_error *err) {
     return cs_fail(err, CALSTORE_DISABLED, 0, store->path, "persistence is disabled");
   cs_mutex_lock(&store->commit);
   cs_set *next;
-  cs_file_id id;
+  cs_file_id id = {0};
   int exists;
   calstore_status st = load_file(store->path, &next, &id, &exists, err);
   if (st == CALSTORE_OK) {
@@ -323,9 +323,9 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
 calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err) {
   calstore_status st = CALSTORE_OK;
   intptr_t lock = 0;
-  int locked = 0, fresh = 0;
+  int locked = 0, fresh = 0, exists = 0;
   cs_set *base = NULL;
-  cs_file_id id;
+  cs_file_id id = {0};
   cs_chunk *chunks = NULL;
   cs_mutex_lock(&s->commit);
   if (s->persistence) {
@@ -338,7 +338,6 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     if (st == CALSTORE_OK && s->disk_known && same_id(&id, &s->disk)) {
       st = CALSTORE_OK; /* our snapshot is the file: no reload */
     } else if (st == CALSTORE_NOT_FOUND || st == CALSTORE_OK) {
-      int exists;
       st = load_file(s->path, &base, &id, &exists, err);
       if (st != CALSTORE_OK) {
         if (st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION) {
@@ -390,7 +389,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     s->disk_known = 1;
   } else if (fresh) {
     s->disk = id; /* adopt the reloaded file even when nothing changed */
-    s->disk_known = 1;
+    s->disk_known = exists;
   }
   if (fresh) {
     swap_snapshot(s, base);
@@ -403,7 +402,6 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     cs_rwlock_wrunlock(&s->rw);
     if (rc < 0) { /* out of memory half-way: resynchronise from the file */
       cs_set *again;
-      int exists;
       s->disk_known = 0;
       if (s->persistence && load_file(s->path, &again, &id, &exists, NULL) == CALSTORE_OK) {
         s->disk = id;
