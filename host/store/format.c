@@ -184,6 +184,85 @@ static uint64_t scaled_round(uint64_t m, int k, int s) {
 }
 #endif
 
+int cs_parse_decimal(const char *s, size_t n, double *out) {
+#if defined(__SIZEOF_INT128__)
+  /* [-]digits[.digits] only: no exponent, no sign other than '-' */
+  size_t i = 0;
+  int neg = 0;
+  if (i < n && s[i] == '-') {
+    neg = 1;
+    i++;
+  }
+  uint64_t d = 0;
+  int digits = 0, frac = 0, dot = 0;
+  for (; i < n; i++) {
+    char c = s[i];
+    if (c == '.' && !dot) {
+      dot = 1;
+      continue;
+    }
+    if (c < '0' || c > '9')
+      return 0;
+    if (digits == 0 && c == '0') { /* leading zeros do not count */
+      if (dot)
+        frac++;
+      continue;
+    }
+    if (++digits > 19)
+      return 0;
+    d = d * 10 + (uint64_t)(c - '0');
+    if (dot)
+      frac++;
+  }
+  if (i != n || (dot && n == (size_t)neg + 1) || n == (size_t)neg)
+    return 0;
+  if (d == 0) {
+    *out = neg ? -0.0 : 0.0;
+    return 1;
+  }
+  double v;
+  if (frac == 0) {
+    v = (double)d; /* one rounding to nearest, ties to even */
+  } else {
+    if (frac > 21)
+      return 0;
+    /* v = d / 10^frac, correctly rounded: enough quotient bits plus sticky */
+    unsigned __int128 den = 1;
+    for (int k = 0; k < frac; k += 19)
+      den *= pow10_u64[frac - k < 19 ? frac - k : 19];
+    int lz = 0;
+    for (uint64_t t = d; !(t & (1ull << 63)); t <<= 1)
+      lz++;
+    int sh = 63 + lz; /* d << sh has its top bit at 126 */
+    unsigned __int128 num = (unsigned __int128)d << sh;
+    unsigned __int128 q = num / den, r = num - q * den;
+    int bits = 0;
+    for (unsigned __int128 t = q; t; t >>= 1)
+      bits++;
+    if (bits < 56)
+      return 0;
+    int drop = bits - 53;
+    uint64_t mant = (uint64_t)(q >> drop);
+    unsigned __int128 rest = q & (((unsigned __int128)1 << drop) - 1);
+    unsigned __int128 half = (unsigned __int128)1 << (drop - 1);
+    if (rest > half || (rest == half && (r != 0 || (mant & 1))))
+      mant++;
+    if (mant == (1ull << 53)) {
+      mant >>= 1;
+      drop++;
+    }
+    v = ldexp((double)mant, drop - sh);
+  }
+  *out = neg ? -v : v;
+  return 1;
+#else
+  (void)s;
+  (void)n;
+  (void)out;
+  return 0;
+#endif
+}
+
 /* Formats v exactly like printf("%.17g"): an exact 128-bit fast path for
  * the usual magnitudes (1e-5 <= |v| < 2^52) and integers, snprintf
  * otherwise. Returns the length. */
@@ -492,13 +571,6 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
   return d0;
 }
 
-static int all_digits(const char *p, const char *e) {
-  for (; p < e; p++)
-    if (*p < '0' || *p > '9')
-      return 0;
-  return 1;
-}
-
 static int at_end(char *p, char *le) {
   return skip_ws(p, le) == le;
 }
@@ -741,11 +813,7 @@ measurement : {
   if (n == ne)
     FAIL("measurement '%s': missing value", name);
   double v;
-  if (ne - n <= 15 && all_digits(n, ne)) { /* exact: fewer than 2^53 */
-    uint64_t iv = 0;
-    for (char *c = n; c < ne; c++)
-      iv = iv * 10 + (uint64_t)(*c - '0');
-    v = (double)iv;
+  if (cs_parse_decimal(n, (size_t)(ne - n), &v)) {
     conv = ne;
   } else {
     char saved = *ne;

@@ -164,6 +164,11 @@ CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *
 /* Appends the canonical header / one record (rendered from its fields) to b. */
 CS_HIDDEN void cs_write_header(cs_buf *b);
 CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);
+/* strtod of s[0..n) for plain decimals ([-]digits[.digits], at most 19
+ * significant digits, at most 21 after the point), correctly rounded with
+ * 128-bit arithmetic. Returns 0 (out untouched) when the text is outside
+ * that form: call strtod then. */
+CS_HIDDEN int cs_parse_decimal(const char *s, size_t n, double *out);
 /* printf("%.17g") of v into out (cap >= 32), fast; returns the length. */
 CS_HIDDEN int cs_format_double(char *out, size_t cap, double v);
 /* Serializes a whole set (header + each live record's cached text, in order). */

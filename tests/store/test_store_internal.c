@@ -71,6 +71,64 @@ static void test_format_double_matches_printf(void **state) {
   }
 }
 
+static void check_parse(const char *text) {
+  double fast, slow = strtod(text, NULL);
+  if (!cs_parse_decimal(text, strlen(text), &fast))
+    return; /* outside the fast form: the caller uses strtod */
+  if (memcmp(&fast, &slow, sizeof fast))
+    fail_msg("'%s': fast %a, strtod %a", text, fast, slow);
+}
+
+static void test_parse_decimal_matches_strtod(void **state) {
+  (void)state;
+  static const char *fixed[] = {"0",
+                                "-0",
+                                "0.0",
+                                "2.5",
+                                "0.1",
+                                "1234.5678901234567",
+                                "9007199254740993",
+                                "18446744073709551615",
+                                "0.30000000000000004",
+                                "4999.9999999999991",
+                                "1.0000000000000002",
+                                "0.000001",
+                                "123456789012345678.9",
+                                "-3.25",
+                                "5e3",
+                                "1.",
+                                ".5",
+                                "-",
+                                "",
+                                "1.2.3",
+                                "00012.500",
+                                "0.99999999999999999999"};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    check_parse(fixed[i]);
+  double v;
+  assert_int_equal(cs_parse_decimal("1e5", 3, &v), 0);
+  assert_int_equal(cs_parse_decimal("", 0, &v), 0);
+  assert_int_equal(cs_parse_decimal("-", 1, &v), 0);
+  assert_int_equal(cs_parse_decimal("2.5", 3, &v), 1);
+  assert_true(v == 2.5);
+  char buf[64];
+  for (int i = 0; i < 3000000; i++) {
+    /* %.17g of a random value, and random digit strings with a point */
+    double x = (double)(rng() >> 11) / 9007199254740992.0 * (double)(1ull << (rng() % 40));
+    snprintf(buf, sizeof buf, "%.17g", x);
+    check_parse(buf);
+    int len = 1 + (int)(rng() % 19), point = (int)(rng() % (uint64_t)(len + 1));
+    int k = 0;
+    for (int j = 0; j < len; j++) {
+      if (j == point)
+        buf[k++] = '.';
+      buf[k++] = (char)('0' + rng() % 10);
+    }
+    buf[k] = '\0';
+    check_parse(buf);
+  }
+}
+
 static void test_index_churn(void **state) {
   (void)state;
   cs_set *set = cs_set_new();
@@ -161,6 +219,7 @@ static void test_cached_text_is_canonical(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format_double_matches_printf),
+      cmocka_unit_test(test_parse_decimal_matches_strtod),
       cmocka_unit_test(test_index_churn),
       cmocka_unit_test(test_cached_text_is_canonical),
   };
