@@ -30,35 +30,35 @@
  * kernel of MR rows and NV vectors (NR = NV * lanes) columns. The MR x NV
  * accumulators live in registers: the constant loops are fully unrolled and
  * the compiler contracts a*b+c into FMA where the target has it. */
-#define GEMM_DEFINE_KERNEL(NAME, ATTR, VT, W, MR, NV)                                           \
-  ATTR static void NAME(size_t kc, const float *restrict a, const float *restrict b,             \
-                        float *restrict c, size_t ldc, int overwrite) {                          \
-    VT acc[MR][NV];                                                                              \
-    const VT *bp = (const VT *)__builtin_assume_aligned(b, GEMM_ALIGN);                          \
-    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                        \
-      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] = (VT){0};                  \
-    _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++) {                                    \
-      VT bv[NV];                                                                                 \
-      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) bv[j] = bp[j];                        \
-      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                    \
-        VT av = a[i] - (VT){0}; /* x - 0 == x: folds to a memory broadcast */                    \
-        _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] += av * bv[j];            \
-      }                                                                                          \
-      a += MR;                                                                                   \
-      bp += NV;                                                                                  \
-    }                                                                                            \
-    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                      \
-      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {                                     \
-        float *cp = c + (size_t)i * ldc + (size_t)j * (W);                                       \
-        VT t = acc[i][j];                                                                        \
-        if (!overwrite) {                                                                        \
-          VT old;                                                                                \
-          memcpy(&old, cp, sizeof old);                                                          \
-          t += old;                                                                              \
-        }                                                                                        \
-        memcpy(cp, &t, sizeof t);                                                                \
-      }                                                                                          \
-    }                                                                                            \
+#define GEMM_DEFINE_KERNEL(NAME, ATTR, VT, W, MR, NV)                                              \
+  ATTR static void NAME(size_t kc, const float *restrict a, const float *restrict b,               \
+                        float *restrict c, size_t ldc, int overwrite) {                            \
+    VT acc[MR][NV];                                                                                \
+    const VT *bp = (const VT *)__builtin_assume_aligned(b, GEMM_ALIGN);                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                          \
+        _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] = (VT){0};                  \
+    _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++) {                                      \
+      VT bv[NV];                                                                                   \
+      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) bv[j] = bp[j];                          \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                      \
+        VT av = a[i] - (VT){0}; /* x - 0 == x: folds to a memory broadcast */                      \
+        _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] += av * bv[j];              \
+      }                                                                                            \
+      a += MR;                                                                                     \
+      bp += NV;                                                                                    \
+    }                                                                                              \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
+      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {                                       \
+        float *cp = c + (size_t)i * ldc + (size_t)j * (W);                                         \
+        VT t = acc[i][j];                                                                          \
+        if (!overwrite) {                                                                          \
+          VT old;                                                                                  \
+          memcpy(&old, cp, sizeof old);                                                            \
+          t += old;                                                                                \
+        }                                                                                          \
+        memcpy(cp, &t, sizeof t);                                                                  \
+      }                                                                                            \
+    }                                                                                              \
   }
 
 typedef float gemm_v4 __attribute__((vector_size(16)));
@@ -103,7 +103,9 @@ static const gemm_kernel_info kernels[] = {
 #define GEMM_MR_MAX 16
 #define GEMM_NR_MAX 48
 
-int gemm_kernel_count(void) { return GEMM_KERNEL_COUNT; }
+int gemm_kernel_count(void) {
+  return GEMM_KERNEL_COUNT;
+}
 
 const gemm_kernel_info *gemm_kernel_at(int i) {
   return i >= 0 && i < GEMM_KERNEL_COUNT ? &kernels[i] : NULL;
@@ -142,11 +144,11 @@ const char *gemm_isa_name(gemm_isa isa) {
 
 int gemm_config_check(const gemm_config *cfg, char *err, size_t cap) {
   const gemm_kernel_info *kern = cfg ? gemm_kernel_at(cfg->kernel) : NULL;
-#define GEMM_FAIL(...)                                                                           \
-  do {                                                                                           \
-    if (err && cap)                                                                              \
-      snprintf(err, cap, __VA_ARGS__);                                                           \
-    return -1;                                                                                   \
+#define GEMM_FAIL(...)                                                                             \
+  do {                                                                                             \
+    if (err && cap)                                                                                \
+      snprintf(err, cap, __VA_ARGS__);                                                             \
+    return -1;                                                                                     \
   } while (0)
   if (!kern)
     GEMM_FAIL("unknown kernel");
@@ -174,19 +176,23 @@ int gemm_config_check(const gemm_config *cfg, char *err, size_t cap) {
 
 /* ---- Packing ------------------------------------------------------------ */
 
-static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+static size_t round_up(size_t x, size_t m) {
+  return (x + m - 1) / m * m;
+}
+static size_t min_sz(size_t a, size_t b) {
+  return a < b ? a : b;
+}
 
 /* Packs one full micro-panel of MR rows of A (row stride lda) over kcur
  * columns: for each p, the MR values A[0..MR-1][p]. MR is a compile-time
  * constant in each instance so the row loop unrolls. */
-#define GEMM_DEFINE_PACK_A(MR)                                                                   \
-  static void pack_a_panel_##MR(size_t kcur, const float *restrict src, size_t lda,             \
-                                float *restrict dst) {                                           \
-    for (size_t p = 0; p < kcur; p++) {                                                          \
-      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) dst[i] = src[(size_t)i * lda + p];   \
-      dst += MR;                                                                                 \
-    }                                                                                            \
+#define GEMM_DEFINE_PACK_A(MR)                                                                     \
+  static void pack_a_panel_##MR(size_t kcur, const float *restrict src, size_t lda,                \
+                                float *restrict dst) {                                             \
+    for (size_t p = 0; p < kcur; p++) {                                                            \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) dst[i] = src[(size_t)i * lda + p];     \
+      dst += MR;                                                                                   \
+    }                                                                                              \
   }
 GEMM_DEFINE_PACK_A(4)
 GEMM_DEFINE_PACK_A(6)
@@ -533,7 +539,9 @@ void gemm_ctx_destroy(gemm_ctx *ctx) {
   free(ctx);
 }
 
-unsigned gemm_ctx_threads(const gemm_ctx *ctx) { return ctx ? ctx->threads : 0; }
+unsigned gemm_ctx_threads(const gemm_ctx *ctx) {
+  return ctx ? ctx->threads : 0;
+}
 
 int gemm_ctx_reserve(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t k) {
   size_t a_need, b_need;
@@ -546,9 +554,8 @@ int gemm_ctx_reserve(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, 
   return 0;
 }
 
-int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t k,
-               const float *a, size_t lda, const float *b, size_t ldb, float *c, size_t ldc,
-               int accumulate) {
+int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t k, const float *a,
+               size_t lda, const float *b, size_t ldb, float *c, size_t ldc, int accumulate) {
   gemm_job job;
   if (!ctx || !cfg || m == 0 || n == 0)
     return 0;

@@ -48,8 +48,7 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
   s->k = (size_t)w->shape[2];
   s->accumulate = 0;
   if ((uint64_t)s->m * s->k > MATMUL_MATRIX_MAX || (uint64_t)s->k * s->n > MATMUL_MATRIX_MAX ||
-      (uint64_t)s->m * s->n > MATMUL_MATRIX_MAX ||
-      (uint64_t)s->m * s->n * s->k > MATMUL_WORK_MAX) {
+      (uint64_t)s->m * s->n > MATMUL_MATRIX_MAX || (uint64_t)s->m * s->n * s->k > MATMUL_WORK_MAX) {
     set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n, s->k);
     return CALHOST_UNSUPPORTED;
   }
@@ -166,8 +165,8 @@ calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err
     }
     if (fabs(got - want) > scale * mag + 1e-30) {
       if (err && cap)
-        snprintf(err, cap, "C[%zu][%zu] = %.9g, reference %.9g (tolerance %.3g)", x / n, x % n,
-                 got, want, scale * mag);
+        snprintf(err, cap, "C[%zu][%zu] = %.9g, reference %.9g (tolerance %.3g)", x / n, x % n, got,
+                 want, scale * mag);
       return CALHOST_CHECK_FAILED;
     }
   }

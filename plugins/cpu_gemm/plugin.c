@@ -137,7 +137,9 @@ static calhost_status cg_create(const calhost_host_services *host, const calhost
   return CALHOST_OK;
 }
 
-static void cg_destroy(calhost_plugin_instance *inst) { free(inst); }
+static void cg_destroy(calhost_plugin_instance *inst) {
+  free(inst);
+}
 
 /* Exact key: the workload's digest, the target's processor, and the threads
  * the plugin will really use. Portable key: dtype, m, n, k, accumulate and
@@ -310,7 +312,8 @@ static const calhost_plugin_vtable cg_vtable = {
     .backend_name = "cpu_gemm",
     .implementation_version = "1.1.0", /* 1.1: memory-broadcast kernels, dynamic slabs */
     .operators = cg_operators,
-    .description = "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
+    .description =
+        "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
     .create = cg_create,
     .destroy = cg_destroy,
     .build_key = cg_build_key,
@@ -327,7 +330,7 @@ static const calhost_plugin_vtable cg_vtable = {
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the
  * static vtable above (see calhost/plugin.h). No other work. */
-CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(const calhost_negotiate_request *request,
-                                                              calhost_negotiate_reply *reply) {
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
   return calhost_negotiate_default(request, reply, &cg_vtable);
 }

@@ -155,7 +155,9 @@ static size_t clamp_tile(size_t target, size_t tile, size_t dim) {
   return v < whole ? v : whole;
 }
 
-static size_t clamp_k(size_t kc, size_t k) { return kc < k ? kc : k; }
+static size_t clamp_k(size_t kc, size_t k) {
+  return kc < k ? kc : k;
+}
 
 /* Value a of a list after collapsing onto the problem, or 0 when an earlier
  * entry of the list collapses onto the same value. */

@@ -79,11 +79,11 @@ static int parse_policy(const char *p, size_t len, char *err, size_t cap) {
   static const char prefix[] = "threads=";
   const size_t pl = sizeof prefix - 1;
   int v = 0;
-#define OB_FAIL(...)                                                                             \
-  do {                                                                                           \
-    if (err && cap)                                                                              \
-      snprintf(err, cap, __VA_ARGS__);                                                           \
-    return 0;                                                                                    \
+#define OB_FAIL(...)                                                                               \
+  do {                                                                                             \
+    if (err && cap)                                                                                \
+      snprintf(err, cap, __VA_ARGS__);                                                             \
+    return 0;                                                                                      \
   } while (0)
   if (!p || len == 0)
     OB_FAIL("empty policy");
@@ -189,7 +189,7 @@ static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_
   inst->structure[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
   out->model_digest = w->model_digest;
   out->processor = t->processor;
-  out->thread_count = t->thread_count < 1 ? 1
+  out->thread_count = t->thread_count < 1                ? 1
                       : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
                                                          : t->thread_count;
   out->structure = inst->structure;
@@ -225,12 +225,12 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
   if (!s)
     return CALHOST_NO_MEMORY;
   s->inst = inst;
-  s->max_threads = t->thread_count < 1 ? 1
+  s->max_threads = t->thread_count < 1                ? 1
                    : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
                                                       : t->thread_count;
   if (matmul_data_init(&s->data, &shape) != 0) {
-    set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
-              shape.n, shape.k);
+    set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m, shape.n,
+              shape.k);
     free(s);
     return CALHOST_NO_MEMORY;
   }
@@ -355,7 +355,7 @@ static const calhost_plugin_vtable ob_vtable = {
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the
  * static vtable above. Loads nothing (OpenBLAS is opened in create()). */
-CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(const calhost_negotiate_request *request,
-                                                              calhost_negotiate_reply *reply) {
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
   return calhost_negotiate_default(request, reply, &ob_vtable);
 }

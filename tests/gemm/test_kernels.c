@@ -66,7 +66,8 @@ static void check_product(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_
 }
 
 static const size_t shapes[][3] = {
-    {1, 1, 1}, {1, 1, 7}, {17, 31, 13}, {5, 3, 1}, {1, 40, 9}, {29, 1, 19}, {33, 65, 37}, {64, 48, 1},
+    {1, 1, 1},  {1, 1, 7},   {17, 31, 13}, {5, 3, 1},
+    {1, 40, 9}, {29, 1, 19}, {33, 65, 37}, {64, 48, 1},
 };
 
 /* Every supported kernel, its smallest tiles (multi-block paths) and tiles
@@ -180,10 +181,8 @@ static void test_config_check_reasons(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_kernel_odd_shapes),
-      cmocka_unit_test(test_candidate_sample),
-      cmocka_unit_test(test_threads_exceed_panels),
-      cmocka_unit_test(test_many_slabs),
+      cmocka_unit_test(test_every_kernel_odd_shapes), cmocka_unit_test(test_candidate_sample),
+      cmocka_unit_test(test_threads_exceed_panels),   cmocka_unit_test(test_many_slabs),
       cmocka_unit_test(test_config_check_reasons),
   };
   return cmocka_run_group_tests_name("gemm_kernels", tests, NULL, NULL);

@@ -56,7 +56,13 @@ static void h_free(void *ctx, void *p) {
 
 static const calhost_host_services host = {
     {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL, h_log, h_set_error, h_is_cancelled, h_progress, h_allocate, h_free};
+    NULL,
+    h_log,
+    h_set_error,
+    h_is_cancelled,
+    h_progress,
+    h_allocate,
+    h_free};
 
 typedef struct loaded {
   void *dl;
@@ -152,7 +158,8 @@ static uint32_t sweep(loaded *l, const calhost_workload *w, const calhost_target
       fail_msg("%s: candidate '%s' failed its check: %s", l->vt->backend_name, policy, err);
     assert_int_equal(l->vt->run(s, 3, &rr), CALHOST_OK);
     if (l->vt->check(s, err, sizeof err) != CALHOST_OK)
-      fail_msg("%s: candidate '%s' failed after 3 iterations: %s", l->vt->backend_name, policy, err);
+      fail_msg("%s: candidate '%s' failed after 3 iterations: %s", l->vt->backend_name, policy,
+               err);
     if (i + stride > count && i != count)
       i = count - stride; /* always end with the default */
   }
@@ -333,9 +340,9 @@ static void test_openblas_basic(void **state) {
   loaded l;
   calhost_property acc = {"accumulate", "1"};
   char err[256];
-  static const char *const bad[] = {"",          "threads=",   "threads=0",  "threads=01",
-                                    "threads=-1", "threads=2;", "thread=2",   "threads=99999",
-                                    "threads=2 ", "threads=1x", "THREADS=1",  "threads=257"};
+  static const char *const bad[] = {"",           "threads=",   "threads=0", "threads=01",
+                                    "threads=-1", "threads=2;", "thread=2",  "threads=99999",
+                                    "threads=2 ", "threads=1x", "THREADS=1", "threads=257"};
   (void)state;
   if (load("openblas", &l) != 0) {
     print_message("openblas plugin not built; skipped\n");

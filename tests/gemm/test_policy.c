@@ -113,8 +113,8 @@ static void test_isa_cap(void **state) {
     assert_true(n > 0 && n < (int)sizeof text);
     if (kern->isa == GEMM_ISA_PORTABLE)
       continue;
-    assert_int_equal(cpu_gemm_policy_parse(text, (size_t)n, GEMM_ISA_PORTABLE, NULL, err, sizeof err),
-                     -1);
+    assert_int_equal(
+        cpu_gemm_policy_parse(text, (size_t)n, GEMM_ISA_PORTABLE, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "needs"));
     assert_int_equal(cpu_gemm_policy_parse(text, (size_t)n, (int)kern->isa, NULL, err, sizeof err),
                      0);
@@ -122,8 +122,9 @@ static void test_isa_cap(void **state) {
 }
 
 static void test_every_candidate_accepted_and_round_trips(void **state) {
-  static const size_t dims[][3] = {{1, 1, 1},   {17, 31, 13}, {32, 32, 32}, {256, 256, 256},
-                                   {1024, 1024, 1024}, {2048, 64, 512}, {64, 2048, 512}};
+  static const size_t dims[][3] = {{1, 1, 1},       {17, 31, 13},       {32, 32, 32},
+                                   {256, 256, 256}, {1024, 1024, 1024}, {2048, 64, 512},
+                                   {64, 2048, 512}};
   size_t biggest = 0;
   (void)state;
   for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)

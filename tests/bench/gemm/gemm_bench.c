@@ -9,7 +9,7 @@
  * sweep engine linked it also runs `measure` and `exhaustive` sweeps to give
  * regret_pct and sweep_time_ratio. Prints key=value lines and a table.
  *
- *   gemm-bench [--quick] [--no-regret] [--plugin-dir DIR] [--fma-units N]
+ *   gemm-bench [--quick] [--no-regret | --regret-only] [--plugin-dir DIR] [--fma-units N]
  */
 #define _GNU_SOURCE
 #include <calhost/plugin.h>
@@ -38,9 +38,10 @@
 static struct {
   int quick;
   int regret;
+  int regret_only; /* skip the table: only regret_pct and sweep_time_ratio */
   int fma_units;
   char plugin_dir[PATH_MAX];
-} opt = {0, 1, 2, ""};
+} opt = {0, 1, 0, 2, ""};
 
 static char plugin_error[512];
 
@@ -73,7 +74,13 @@ static void h_free(void *c, void *p) {
 }
 static const calhost_host_services host = {
     {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL, h_log, h_set_error, h_cancelled, h_progress, h_alloc, h_free};
+    NULL,
+    h_log,
+    h_set_error,
+    h_cancelled,
+    h_progress,
+    h_alloc,
+    h_free};
 
 static double now(void) {
   struct timespec ts;
@@ -311,12 +318,12 @@ static uint32_t search(plugin *p, calhost_session *s, double min_s, int reps, ch
 
 typedef struct machine {
   char model[128];
-  double mhz;        /* the frequency assumed for the peak */
+  double mhz; /* the frequency assumed for the peak */
   double nominal_mhz, measured_mhz;
   const char *mhz_from;
-  int lanes;         /* float32 lanes of the widest vector unit */
+  int lanes; /* float32 lanes of the widest vector unit */
   const char *isa;
-  double peak_core;  /* GFLOP/s per core */
+  double peak_core; /* GFLOP/s per core */
 } machine;
 
 /* The core's clock measured with a chain of dependent integer adds (one
@@ -515,8 +522,12 @@ static void regret_one(plugin *cg, const machine *m, const int64_t *shape, doubl
   c[0].s = c[1].s = s;
   snprintf(c[0].policy, sizeof c[0].policy, "%s", rm.winner_policy);
   snprintf(c[1].policy, sizeof c[1].policy, "%s", rx.winner_policy);
-  side_by_side(c, 2, opt.quick ? 7 : 15, 0.01);
-  *regret_pct = (c[0].sec / c[1].sec - 1.0) * 100.0;
+  if (strcmp(rm.winner_policy, rx.winner_policy) == 0) {
+    *regret_pct = 0.0; /* the same candidate: no regret by definition */
+  } else {
+    side_by_side(c, 2, opt.quick ? 9 : 21, 0.01);
+    *regret_pct = (c[0].sec / c[1].sec - 1.0) * 100.0;
+  }
   *time_ratio = t_m / t_x;
   printf("regret shape=%lldx%lldx%lld threads=1 measure_winner=%s exhaustive_winner=%s "
          "measure_sweep_s=%.2f exhaustive_sweep_s=%.2f measure_tried=%u measure_pruned=%u "
@@ -572,9 +583,9 @@ static int cmp_result_gain(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  static const int64_t shapes[][3] = {{32, 32, 32},     {48, 48, 48},    {64, 64, 64},
-                                      {256, 256, 256},  {512, 512, 512}, {1024, 1024, 1024},
-                                      {2048, 64, 512},  {64, 2048, 512}};
+  static const int64_t shapes[][3] = {{32, 32, 32},    {48, 48, 48},    {64, 64, 64},
+                                      {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
+                                      {2048, 64, 512}, {64, 2048, 512}};
   const size_t nshapes = sizeof shapes / sizeof shapes[0];
   result res[2 * sizeof shapes / sizeof shapes[0]];
   size_t nres = 0;
@@ -588,12 +599,16 @@ int main(int argc, char **argv) {
       opt.quick = 1;
     else if (!strcmp(argv[i], "--no-regret"))
       opt.regret = 0;
+    else if (!strcmp(argv[i], "--regret-only"))
+      opt.regret_only = 1;
     else if (!strcmp(argv[i], "--plugin-dir") && i + 1 < argc)
       snprintf(opt.plugin_dir, sizeof opt.plugin_dir, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--fma-units") && i + 1 < argc)
       opt.fma_units = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: gemm-bench [--quick] [--no-regret] [--plugin-dir DIR] [--fma-units N]\n");
+      fprintf(stderr,
+              "usage: gemm-bench [--quick] [--no-regret | --regret-only] [--plugin-dir DIR] "
+              "[--fma-units N]\n");
       return 2;
     }
   }
@@ -637,7 +652,7 @@ int main(int argc, char **argv) {
   printf("mode=%s\n", opt.quick ? "quick" : "full");
   fflush(stdout);
 
-  for (unsigned threads = 1; threads <= max_threads; threads++)
+  for (unsigned threads = 1; threads <= max_threads && !opt.regret_only; threads++)
     for (size_t i = 0; i < nshapes; i++) {
       result *r = &res[nres++];
       double peak = m.peak_core * threads;
@@ -657,37 +672,39 @@ int main(int argc, char **argv) {
         pct_of_openblas = 100.0 * r->gf_winner / r->gf_openblas;
     }
 
-  printf("\n%-16s %3s %9s %9s %9s %9s %7s %7s %6s  %s\n", "shape", "thr", "default", "isa_def",
-         "calib", "openblas", "gain", "gain_isa", "%peak", "winner");
-  for (size_t i = 0; i < nres; i++) {
-    char sh[32];
-    snprintf(sh, sizeof sh, "%lldx%lldx%lld", (long long)res[i].shape[0],
-             (long long)res[i].shape[1], (long long)res[i].shape[2]);
-    printf("%-16s %3u %9.1f %9.1f %9.1f %9.1f %6.2fx %6.2fx %5.1f%%  %s\n", sh, res[i].threads,
-           res[i].gf_default, res[i].gf_isa_default, res[i].gf_winner, res[i].gf_openblas,
-           res[i].gain, res[i].gain_isa, 100 * res[i].gf_winner / (m.peak_core * res[i].threads),
-           res[i].winner);
+  if (nres > 0) {
+    printf("\n%-16s %3s %9s %9s %9s %9s %7s %7s %6s  %s\n", "shape", "thr", "default", "isa_def",
+           "calib", "openblas", "gain", "gain_isa", "%peak", "winner");
+    for (size_t i = 0; i < nres; i++) {
+      char sh[32];
+      snprintf(sh, sizeof sh, "%lldx%lldx%lld", (long long)res[i].shape[0],
+               (long long)res[i].shape[1], (long long)res[i].shape[2]);
+      printf("%-16s %3u %9.1f %9.1f %9.1f %9.1f %6.2fx %6.2fx %5.1f%%  %s\n", sh, res[i].threads,
+             res[i].gf_default, res[i].gf_isa_default, res[i].gf_winner, res[i].gf_openblas,
+             res[i].gain, res[i].gain_isa, 100 * res[i].gf_winner / (m.peak_core * res[i].threads),
+             res[i].winner);
+    }
+    printf("(GFLOP/s; gain = default latency / calibrated latency, re-timed side by side)\n\n");
+    {
+      result sorted[sizeof res / sizeof res[0]];
+      double gi[sizeof res / sizeof res[0]];
+      memcpy(sorted, res, nres * sizeof *res);
+      qsort(sorted, nres, sizeof *sorted, cmp_result_gain);
+      for (size_t i = 0; i < nres; i++)
+        gi[i] = res[i].gain_isa;
+      printf("gain_vs_default_median=%.2f (over %zu shape x thread configurations; min %.2f, max "
+             "%.2f)\n",
+             nres % 2 ? sorted[nres / 2].gain
+                      : 0.5 * (sorted[nres / 2 - 1].gain + sorted[nres / 2].gain),
+             nres, sorted[0].gain, sorted[nres - 1].gain);
+      printf("gain_vs_isa_default_median=%.2f\n", median(gi, nres));
+    }
+    if (pct_of_openblas >= 0)
+      printf("pct_of_openblas=%.1f (calibrated cpu_gemm vs OpenBLAS sgemm, 1 thread, 1024^3)\n",
+             pct_of_openblas);
+    fflush(stdout);
   }
-  printf("(GFLOP/s; gain = default latency / calibrated latency, re-timed side by side)\n\n");
-  {
-    result sorted[sizeof res / sizeof res[0]];
-    double gi[sizeof res / sizeof res[0]];
-    memcpy(sorted, res, nres * sizeof *res);
-    qsort(sorted, nres, sizeof *sorted, cmp_result_gain);
-    for (size_t i = 0; i < nres; i++)
-      gi[i] = res[i].gain_isa;
-    printf("gain_vs_default_median=%.2f (over %zu shape x thread configurations; min %.2f, max "
-           "%.2f)\n",
-           nres % 2 ? sorted[nres / 2].gain
-                    : 0.5 * (sorted[nres / 2 - 1].gain + sorted[nres / 2].gain),
-           nres, sorted[0].gain, sorted[nres - 1].gain);
-    printf("gain_vs_isa_default_median=%.2f\n", median(gi, nres));
-  }
-  if (pct_of_openblas >= 0)
-    printf("pct_of_openblas=%.1f (calibrated cpu_gemm vs OpenBLAS sgemm, 1 thread, 1024^3)\n",
-           pct_of_openblas);
-  fflush(stdout);
-  if (ob.vt)
+  if (ob.vt && !opt.regret_only)
     openblas_threshold(&ob, &m);
 #ifdef CALHOST_BENCH_HAVE_SWEEP
   if (opt.regret) {
@@ -696,9 +713,10 @@ int main(int argc, char **argv) {
     size_t nr = opt.quick ? 1 : 2;
     for (size_t i = 0; i < nr; i++)
       regret_one(&cg, &m, rshapes[i], &rp[i], &tr[i]);
-    printf("regret_pct=%.2f (max over %zu shapes; measure vs exhaustive rigor winners re-timed side "
-           "by side)\nsweep_time_ratio=%.3f (max over the same shapes)\n",
-           nr > 1 ? fmax(rp[0], rp[1]) : rp[0], nr, nr > 1 ? fmax(tr[0], tr[1]) : tr[0]);
+    printf(
+        "regret_pct=%.2f (max over %zu shapes; measure vs exhaustive rigor winners re-timed side "
+        "by side)\nsweep_time_ratio=%.3f (max over the same shapes)\n",
+        nr > 1 ? fmax(rp[0], rp[1]) : rp[0], nr, nr > 1 ? fmax(tr[0], tr[1]) : tr[0]);
   }
 #else
   printf("regret_pct=n/a (the host's sweep engine is not part of this build)\n");
