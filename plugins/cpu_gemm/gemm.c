@@ -168,7 +168,7 @@ int gemm_config_check(const gemm_config *cfg, char *err, size_t cap) {
   if ((size_t)cfg->nc * (size_t)cfg->kc > GEMM_PANEL_FLOATS_MAX)
     GEMM_FAIL("nc*kc=%zu exceeds the packed-B limit %u", (size_t)cfg->nc * (size_t)cfg->kc,
               GEMM_PANEL_FLOATS_MAX);
-  if (cfg->split != GEMM_SPLIT_N && cfg->split != GEMM_SPLIT_M)
+  if (cfg->split != GEMM_SPLIT_N && cfg->split != GEMM_SPLIT_M && cfg->split != GEMM_SPLIT_SERIAL)
     GEMM_FAIL("unknown split");
 #undef GEMM_FAIL
   return 0;
@@ -582,7 +582,8 @@ int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t
   {
     size_t tile = cfg->split == GEMM_SPLIT_M ? (size_t)job.kern->mr : (size_t)job.kern->nr;
     size_t dim = cfg->split == GEMM_SPLIT_M ? m : n;
-    size_t threads = ctx->threads, want = threads * GEMM_CHUNKS_PER_THREAD;
+    size_t threads = cfg->split == GEMM_SPLIT_SERIAL ? 1 : ctx->threads;
+    size_t want = threads * GEMM_CHUNKS_PER_THREAD;
     size_t by_size; /* slabs of at least GEMM_CHUNK_MIN rows or columns */
     job.panels = (dim + tile - 1) / tile;
     by_size = job.panels / ((GEMM_CHUNK_MIN + tile - 1) / tile);
@@ -591,7 +592,7 @@ int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t
     job.chunks = threads == 1 ? 1u : (unsigned)min_sz(want, by_size);
     atomic_init(&job.next_chunk, 0);
   }
-  if (ctx->threads == 1) {
+  if (job.chunks == 1) { /* one thread, split=s, or a single slab: the caller alone */
     gemm_job_run(&job, &ctx->ws[0]);
     return 0;
   }

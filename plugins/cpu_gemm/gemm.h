@@ -70,8 +70,10 @@ GEMM_HIDDEN const char *gemm_isa_name(gemm_isa isa);
 
 /* How threads share the work. */
 typedef enum gemm_split {
-  GEMM_SPLIT_N = 0, /* each thread takes a slab of columns of B and C */
-  GEMM_SPLIT_M = 1, /* each thread takes a slab of rows of A and C */
+  GEMM_SPLIT_N = 0,      /* each thread takes a slab of columns of B and C */
+  GEMM_SPLIT_M = 1,      /* each thread takes a slab of rows of A and C */
+  GEMM_SPLIT_SERIAL = 2, /* the caller alone, whatever the context's threads: on a
+                            busy machine or a small product one thread can win */
 } gemm_split;
 
 /* A blocking configuration. Valid when: kernel is a known index, mc is a

@@ -109,8 +109,10 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
         cfg.split = GEMM_SPLIT_N;
       else if (val_len == 1 && val[0] == 'm')
         cfg.split = GEMM_SPLIT_M;
+      else if (val_len == 1 && val[0] == 's')
+        cfg.split = GEMM_SPLIT_SERIAL;
       else
-        return fail(err, cap, "split: expected 'n' or 'm'");
+        return fail(err, cap, "split: expected 'n', 'm' or 's'");
       break;
     }
     pos = end + 1;
@@ -135,7 +137,9 @@ int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity) {
     return -1;
   n = snprintf(buf, buf ? capacity : 0, "kernel=%s;mc=%d;nc=%d;kc=%d;split=%s",
                gemm_kernel_at(cfg->kernel)->name, cfg->mc, cfg->nc, cfg->kc,
-               cfg->split == GEMM_SPLIT_M ? "m" : "n");
+               cfg->split == GEMM_SPLIT_M        ? "m"
+               : cfg->split == GEMM_SPLIT_SERIAL ? "s"
+                                                 : "n");
   return n;
 }
 
@@ -186,7 +190,8 @@ size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned t
   static const size_t mc_targets[] = {128, 64, 256};
   static const size_t nc_targets[] = {1024, 4096, 256};
   size_t count = 0;
-  int splits = threads > 1 ? 2 : 1;
+  static const gemm_split split_values[] = {GEMM_SPLIT_N, GEMM_SPLIT_M, GEMM_SPLIT_SERIAL};
+  int splits = threads > 1 ? 3 : 1;
   for (int isa = max_isa; isa >= GEMM_ISA_PORTABLE; isa--)
     for (size_t c = 0; c < 4; c++) {
       size_t kc = kc_at(kc_values, c, k);
@@ -209,7 +214,7 @@ size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned t
                 out[count].mc = (int)mc;
                 out[count].nc = (int)nc;
                 out[count].kc = (int)kc;
-                out[count].split = sp ? GEMM_SPLIT_M : GEMM_SPLIT_N;
+                out[count].split = split_values[sp];
               }
               count++;
             }

@@ -1,6 +1,6 @@
 /*
  * policy.h: the cpu_gemm policy: its text form ("kernel=K;mc=N;nc=N;kc=N;
- * split=n|m"), the strict parser/validator, the serializer, the untuned
+ * split=n|m|s"), the strict parser/validator, the serializer, the untuned
  * default and the candidate space of a shape. Internal to the plugin; tests
  * link policy.c and gemm.c directly.
  */
@@ -37,8 +37,8 @@ GEMM_HIDDEN void cpu_gemm_policy_default(gemm_config *out);
  * kernels up to max_isa: every kernel the processor supports x kc
  * {256, 128, 512, 384} x mc targets {128, 64, 256} (rounded to a multiple of
  * MR) x nc targets {1024, 4096, 256} (rounded to a multiple of NR) x split
- * {n, m} (split only when threads > 1): 432 points on one thread, 864 on
- * more, for an AVX-512 processor and a product of N >= 4096 (312 / 624 at
+ * {n, m, s} (split only when threads > 1): 432 points on one thread, 1296 on
+ * more, for an AVX-512 processor and a product of N >= 4096 (312 / 936 at
  * 1024^3, where nc 4096 collapses onto 1024). Values that exceed
  * the problem collapse to the problem's size (rounded up to the tile) and
  * duplicates are dropped, so small problems get small spaces. Order: best

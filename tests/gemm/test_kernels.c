@@ -134,6 +134,12 @@ static void test_threads_exceed_panels(void **state) {
   assert_non_null(ctx);
   check_product(ctx, &n_split, 3, 5, 11, 0);
   check_product(ctx, &m_split, 3, 5, 11, 1);
+  {
+    gemm_config serial = n_split;
+    serial.split = GEMM_SPLIT_SERIAL; /* the caller alone on a 4-thread context */
+    check_product(ctx, &serial, 33, 70, 9, 0);
+    check_product(ctx, &serial, 33, 70, 9, 1);
+  }
   check_product(ctx, &n_split, 1, 1, 1, 1);
   for (int rep = 0; rep < 50; rep++) /* the pool's hand-off, repeatedly */
     check_product(ctx, &m_split, 9, 17, 3, 0);

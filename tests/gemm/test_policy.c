@@ -93,9 +93,15 @@ static void test_length_is_respected(void **state) {
   memcpy(buf, good, sizeof good); /* NUL included in the length */
   assert_int_equal(cpu_gemm_policy_parse(buf, sizeof good, -1, NULL, err, sizeof err), -1);
   assert_non_null(strstr(err, "invalid byte 0x00"));
-  /* fields in another order are accepted */
+  /* fields in another order are accepted; split=s (serial) too */
   assert_int_equal(
       cpu_gemm_policy_parse("split=m;kc=7;nc=16;mc=4;kernel=gen_4x8", 38, -1, NULL, NULL, 0), 0);
+  {
+    gemm_config cfg;
+    assert_int_equal(
+        cpu_gemm_policy_parse("split=s;kc=7;nc=16;mc=4;kernel=gen_4x8", 38, -1, &cfg, NULL, 0), 0);
+    assert_int_equal(cfg.split, GEMM_SPLIT_SERIAL);
+  }
   /* tiny error buffers are safe */
   assert_int_equal(cpu_gemm_policy_parse("x", 1, -1, NULL, err, 1), -1);
   assert_int_equal(err[0], '\0');
