@@ -139,7 +139,8 @@ typedef struct rel_buf {
   size_t len, cap;
 } rel_buf;
 
-REL_UNUSED static void rel_buf_add(rel_buf *b, const char *fmt, ...) {
+REL_UNUSED __attribute__((format(printf, 2, 3))) static void rel_buf_add(rel_buf *b,
+                                                                        const char *fmt, ...) {
   va_list ap;
   for (;;) {
     size_t room = b->cap - b->len;
