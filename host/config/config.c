@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <limits.h>
 #include <math.h>
@@ -890,18 +891,30 @@ int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], cha
   unsigned len = 0;
   size_t n;
   int rc = -1;
-  struct stat st;
-  FILE *f = fopen(path, "rb");
+  struct stat st = {0};
+  FILE *f = NULL;
   EVP_MD_CTX *ctx;
-  if (!f) {
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer. Only a regular
+   * file is a model: a device (/dev/zero) or a FIFO would never end. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
     return -1;
   }
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: is a directory", path);
+      snprintf(err, err_capacity, "%s: %s", path,
+               S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  f = fdopen(fd, "rb");
+  if (!f) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
+    close(fd);
     return -1;
   }
   ctx = EVP_MD_CTX_new();

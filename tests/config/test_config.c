@@ -205,6 +205,20 @@ static void missing_model_file_is_an_error(void **state) {
                "no-such-model.onnx");
 }
 
+/* A model must be a regular file: hashing a device or a FIFO would never end
+ * (or, for a FIFO, never start). */
+static void non_regular_model_file_is_an_error(void **state) {
+  char fifo[PATH_MAX + 16], text[PATH_MAX + 128];
+  (void)state;
+  expect_error("[workload a]\noperator = MatMul\nshape = 4\nmodel = /dev/zero\n", 4,
+               "/dev/zero: is not a regular file");
+  snprintf(fifo, sizeof fifo, "%s/model.fifo", tmpdir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  snprintf(text, sizeof text, "[workload a]\noperator = MatMul\nshape = 4\nmodel = %s\n", fifo);
+  expect_error(text, 4, "is not a regular file");
+  unlink(fifo);
+}
+
 static void syntax_errors_and_stray_keys_name_their_line(void **state) {
   (void)state;
   expect_error("[store]\npersistence_enabled = true\njust some words\n", 3, "syntax error");
@@ -602,6 +616,7 @@ int main(void) {
       cmocka_unit_test(duplicate_section_is_an_error),
       cmocka_unit_test(workload_needs_operator_and_shape),
       cmocka_unit_test(missing_model_file_is_an_error),
+      cmocka_unit_test(non_regular_model_file_is_an_error),
       cmocka_unit_test(syntax_errors_and_stray_keys_name_their_line),
       cmocka_unit_test(overlong_line_is_an_error_not_a_split),
       cmocka_unit_test(enabled_and_disabled_conflict),
