@@ -58,18 +58,22 @@ CS_HIDDEN calstore_status cs_plat_read_file(const char *path, char **data, size_
 CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err);
 /* Creates the directory holding path (and its parents), mode 0700. */
 CS_HIDDEN calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err);
-/* Takes the exclusive inter-process lock on lock_path (created 0600);
- * blocks until held. *handle receives what cs_plat_unlock needs. */
-CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle,
-                                       calstore_error *err);
+/* Takes the exclusive inter-process lock on lock_path (created 0600),
+ * waiting at most timeout_ms (0: one try; UINT32_MAX: for ever); then
+ * CALSTORE_LOCK_FAILED naming the lock file. *handle receives what
+ * cs_plat_unlock needs. */
+CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms,
+                                       intptr_t *handle, calstore_error *err);
 CS_HIDDEN void cs_plat_unlock(intptr_t handle);
 /* Writes the chunks, in order, to tmp_path (a fresh 0600 file, never
  * through a planted link), syncs it, renames it over path and syncs the
- * directory. On failure the tmp file is removed and path is untouched.
+ * directory. On failure before the rename the tmp file is removed, path is
+ * untouched and *replaced is 0; *replaced is 1 once path holds the new file
+ * (so a failure after it, the directory sync, leaves the change visible).
  * *id receives the new file's identity. */
 CS_HIDDEN calstore_status cs_plat_replace(const char *path, const char *tmp_path,
                                           const cs_chunk *chunks, size_t nchunks, cs_file_id *id,
-                                          calstore_error *err);
+                                          int *replaced, calstore_error *err);
 /* Default store path (see calstore_default_path). */
 CS_HIDDEN calstore_status cs_plat_default_path(char *buf, size_t capacity);
 

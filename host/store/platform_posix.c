@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "platform.h"
@@ -225,7 +226,46 @@ calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
   return st;
 }
 
-calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_error *err) {
+/* Milliseconds on the monotonic clock. */
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* flock(LOCK_EX) bounded by timeout_ms: non-blocking tries with a growing
+ * pause (1 ms up to 50 ms). Returns 0, or -1 with errno (ETIMEDOUT when
+ * the time ran out). */
+static int flock_bounded(int fd, uint32_t timeout_ms) {
+  if (timeout_ms == UINT32_MAX) {
+    int rc;
+    do
+      rc = flock(fd, LOCK_EX);
+    while (rc != 0 && errno == EINTR);
+    return rc;
+  }
+  uint64_t deadline = now_ms() + timeout_ms;
+  long pause_us = 1000;
+  for (;;) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+      return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return -1;
+    uint64_t now = now_ms();
+    if (now >= deadline) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    long left_us = (long)(deadline - now) * 1000;
+    struct timespec ts = {0, (pause_us < left_us ? pause_us : left_us) * 1000};
+    nanosleep(&ts, NULL);
+    if (pause_us < 50000)
+      pause_us *= 2;
+  }
+}
+
+calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
+                             calstore_error *err) {
   int e;
   int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
@@ -238,13 +278,15 @@ calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_e
     rc = -1;
     errno = e;
   } else {
-    do
-      rc = flock(fd, LOCK_EX);
-    while (rc != 0 && errno == EINTR);
+    rc = flock_bounded(fd, timeout_ms);
   }
   if (rc != 0) {
     e = errno;
     close(fd);
+    if (e == ETIMEDOUT)
+      return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path,
+                     "cannot lock %s: another writer has held it for over %u ms", lock_path,
+                     (unsigned)timeout_ms);
     return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot lock %s: %s", lock_path,
                    strerror(e));
   }
@@ -329,8 +371,10 @@ static int fsync_dir(const char *path) {
 }
 
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
-                                size_t nchunks, cs_file_id *id, calstore_error *err) {
+                                size_t nchunks, cs_file_id *id, int *replaced,
+                                calstore_error *err) {
   int e;
+  *replaced = 0;
   const char *what;
   /* A fresh file: whatever sits at the temp name (a stray temp, a planted
    * symlink or hard link) is unlinked, never written through. */
@@ -384,6 +428,7 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
    * (we hold the lock, nobody else replaces it meanwhile) */
   struct stat now;
   fill_id(stat(path, &now) == 0 ? &now : &st, id);
+  *replaced = 1;
   if (fsync_dir(path) != 0) {
     e = errno;
     /* The new file is in place; only its durability is in doubt. */

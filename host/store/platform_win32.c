@@ -281,7 +281,8 @@ calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
   return st;
 }
 
-calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_error *err) {
+calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
+                             calstore_error *err) {
   wchar_t *w = widen(lock_path);
   if (!w)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, lock_path, "cannot convert %s", lock_path);
@@ -294,7 +295,22 @@ calstore_status cs_plat_lock(const char *lock_path, intptr_t *handle, calstore_e
   OVERLAPPED ov;
   memset(&ov, 0, sizeof ov);
   DWORD fe = FAULT("lock");
-  if (fe || !LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ov)) {
+  BOOL locked = FALSE;
+  if (!fe && timeout_ms == UINT32_MAX) {
+    locked = LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ov);
+  } else if (!fe) {
+    /* bounded: non-blocking tries with a growing pause (1 ms up to 50 ms) */
+    ULONGLONG deadline = GetTickCount64() + timeout_ms;
+    DWORD pause = 1;
+    while (!(locked = LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1,
+                                 0, &ov)) &&
+           GetLastError() == ERROR_LOCK_VIOLATION && GetTickCount64() < deadline) {
+      Sleep(pause);
+      if (pause < 50)
+        pause *= 2;
+    }
+  }
+  if (fe || !locked) {
     DWORD e = fe ? fe : GetLastError();
     CloseHandle(h);
     return fail_win(err, CALSTORE_LOCK_FAILED, lock_path, "cannot lock", e);
@@ -313,7 +329,9 @@ void cs_plat_unlock(intptr_t handle) {
 }
 
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
-                                size_t nchunks, cs_file_id *id, calstore_error *err) {
+                                size_t nchunks, cs_file_id *id, int *replaced,
+                                calstore_error *err) {
+  *replaced = 0;
   wchar_t *wtmp = widen(tmp_path), *wpath = widen(path);
   calstore_status st = CALSTORE_OK;
   HANDLE h = INVALID_HANDLE_VALUE;
@@ -381,6 +399,7 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     goto fail;
   }
   CRASH_AFTER("rename");
+  *replaced = 1;
   fill_id(&fi, id);
   /* MOVEFILE_WRITE_THROUGH made the rename durable: no directory sync */
   free(wtmp);

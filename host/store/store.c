@@ -15,6 +15,7 @@
  * and the file's line: the file is never overwritten, so nothing in it is
  * lost (repair or remove it, then retry).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 struct calstore {
   char *path, *lock_path, *tmp_path;
   int persistence;
+  uint32_t lock_timeout_ms; /* see calstore_options */
   cs_rwlock rw;    /* guards snap */
   cs_mutex commit; /* serializes commits, reloads and disk_id */
   cs_set *snap;    /* the live snapshot */
@@ -39,6 +41,7 @@ void calstore_options_init(calstore_options *options) {
   options->struct_size = sizeof *options;
   options->path = NULL;
   options->persistence_enabled = 1;
+  options->lock_timeout_ms = CALSTORE_LOCK_TIMEOUT_DEFAULT_MS;
 }
 
 calstore_status calstore_default_path(char *buf, size_t capacity) {
@@ -112,6 +115,8 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
                      "calstore_open: options not initialised (use calstore_options_init)");
     o.path = options->path;
     o.persistence_enabled = options->persistence_enabled;
+    if (options->struct_size >= offsetof(calstore_options, lock_timeout_ms) + sizeof(uint32_t))
+      o.lock_timeout_ms = options->lock_timeout_ms;
   }
   const char *path = o.path;
   if (!path) {
@@ -126,6 +131,7 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   if (!s)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   s->persistence = o.persistence_enabled != 0;
+  s->lock_timeout_ms = o.lock_timeout_ms;
   s->path = strdup(path);
   s->lock_path = concat(path, ".lock");
   s->tmp_path = concat(path, ".tmp");
@@ -331,7 +337,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
   if (s->persistence) {
     if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
       goto out;
-    if ((st = cs_plat_lock(s->lock_path, &lock, err)) != CALSTORE_OK)
+    if ((st = cs_plat_lock(s->lock_path, s->lock_timeout_ms, &lock, err)) != CALSTORE_OK)
       goto out;
     locked = 1;
     st = cs_plat_stat(s->path, &id, err);
@@ -381,12 +387,19 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
       st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
       goto out;
     }
-    if ((st = cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &id, err)) != CALSTORE_OK) {
-      s->disk_known = 0; /* e.g. renamed but the directory sync failed: reload next time */
-      goto out;
+    int replaced = 0;
+    st = cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &id, &replaced, err);
+    if (st == CALSTORE_OK) {
+      s->disk = id;
+      s->disk_known = 1;
+    } else {
+      s->disk_known = 0; /* reload at the next commit */
+      if (!replaced)
+        goto out;
+      /* Renamed, but the directory sync failed: other processes already see
+       * the change, so the snapshot follows the file; st stays
+       * CALSTORE_WRITE_FAILED (its durability is in doubt). */
     }
-    s->disk = id;
-    s->disk_known = 1;
   } else if (fresh) {
     s->disk = id; /* adopt the reloaded file even when nothing changed */
     s->disk_known = exists;
@@ -531,7 +544,8 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
     st = cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   else {
     cs_chunk one = {buf.data, buf.len};
-    st = cs_plat_replace(path, tmp, &one, 1, &id, err);
+    int replaced;
+    st = cs_plat_replace(path, tmp, &one, 1, &id, &replaced, err);
   }
   free(tmp);
   cs_buf_free(&buf);

@@ -147,9 +147,17 @@ typedef struct calstore_options {
   uint32_t struct_size;    /* sizeof(calstore_options), set by calstore_options_init */
   const char *path;        /* the store file; NULL: calstore_default_path */
   int persistence_enabled; /* 0: no disk read or write at all; default 1 */
+  /* Appended fields (read only when struct_size covers them): */
+  uint32_t lock_timeout_ms; /* how long a writer waits for the inter-process
+                               lock before CALSTORE_LOCK_FAILED; default
+                               CALSTORE_LOCK_TIMEOUT_DEFAULT_MS, 0 = try once,
+                               UINT32_MAX = wait for ever */
 } calstore_options;
 
-/* Fills *options with the defaults (default path, persistence enabled). */
+#define CALSTORE_LOCK_TIMEOUT_DEFAULT_MS 30000u
+
+/* Fills *options with the defaults (default path, persistence enabled,
+ * a 30 s lock timeout). */
 CALSTORE_API void calstore_options_init(calstore_options *options);
 
 /* Writes the default store file path into buf (NUL-terminated):
@@ -183,7 +191,12 @@ CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *er
  * (lock, reload and merge the latest file, write a temporary sibling, fsync,
  * rename, fsync the directory). A profile with the same key and source is
  * replaced. On any failure neither the file nor the in-memory snapshot
- * changes.
+ * changes, with one exception: when only the directory sync after the
+ * rename fails, the new file is already what every process reads, so the
+ * snapshot follows it and the status is CALSTORE_WRITE_FAILED with a
+ * message saying the change may not survive a power loss. A writer waits
+ * at most the lock timeout (calstore_options) for another writer's lock,
+ * then returns CALSTORE_LOCK_FAILED.
  *
  * Refusals: a value the format cannot carry (line break or NUL in any
  * string, non-finite measurement, empty measurement name or policy) is
