@@ -52,8 +52,12 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
   }
   fprintf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
           x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
-  if (x->kind == CAL_PENDING || x->kind == CAL_STORED)
-    fprintf(r->err, "%s %.3f us\n", x->sweep.winner_policy, x->sweep.median_us);
+  if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
+    const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
+    /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
+    fprintf(r->err, "%.60s%s %.3f us\n", pol, strlen(pol) > 60 ? "..." : "",
+            x->sweep.median_us);
+  }
   else
     fprintf(r->err, "%s: %s\n", kind_word(x->kind), x->message ? x->message : "");
   fflush(r->err);

@@ -131,6 +131,13 @@ if grep -F " rel_max_policy|" "$dir/dump.txt" | grep -q "(65536 bytes)"; then
 elif grep -qF " rel_max_policy|" "$dir/dump.txt"; then
   fail "rel_max_policy: stored policy is not 65536 bytes: $(grep -F " rel_max_policy|" "$dir/dump.txt" | head -n 1)"
 fi
+# A 64 KiB policy must not be echoed whole on the progress lines.
+longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$dir/err.txt")
+if [ "$longest" -le 1024 ]; then
+  echo "   ok   progress lines stay short with 64 KiB policies (longest stderr line: $longest bytes)"
+else
+  fail "a progress line on stderr is $longest bytes long (a long policy printed whole)"
+fi
 
 echo "== a plugin flooding stdout from create(), with --json"
 config "$dir/json.ini" p-json test_good rel_flood_create
