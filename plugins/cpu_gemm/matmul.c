@@ -172,3 +172,14 @@ calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err
   }
   return CALHOST_OK;
 }
+
+void matmul_structure_fill(matmul_structure *out, const matmul_shape *s) {
+  snprintf(out->m, sizeof out->m, "%zu", s->m);
+  snprintf(out->n, sizeof out->n, "%zu", s->n);
+  snprintf(out->k, sizeof out->k, "%zu", s->k);
+  out->props[0] = (calhost_property){"dtype", "float32"};
+  out->props[1] = (calhost_property){"m", out->m};
+  out->props[2] = (calhost_property){"n", out->n};
+  out->props[3] = (calhost_property){"k", out->k};
+  out->props[4] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
+}

@@ -37,6 +37,18 @@ MATMUL_HIDDEN calhost_status matmul_parse_workload(const calhost_host_services *
                                                    const char *backend, const calhost_workload *w,
                                                    matmul_shape *s);
 
+/* The portable key's structural properties of a MatMul shape, in storage
+ * the caller owns (it must outlive the build_key call that returns them). */
+#define MATMUL_STRUCTURE_COUNT 5
+typedef struct matmul_structure {
+  char m[24], n[24], k[24];
+  calhost_property props[MATMUL_STRUCTURE_COUNT]; /* dtype, m, n, k, accumulate */
+} matmul_structure;
+
+/* Fills *out with dtype=float32, m, n, k and accumulate=0|1 for s; its
+ * props point into *out. */
+MATMUL_HIDDEN void matmul_structure_fill(matmul_structure *out, const matmul_shape *s);
+
 /* A session's matrices, row-major and dense: A (m x k), B (k x n), C (m x n);
  * C0 the starting C when accumulating (else NULL); ref = A*B and
  * mag = |A|*|B| in double. */

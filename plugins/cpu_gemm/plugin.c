@@ -25,8 +25,8 @@ struct calhost_plugin_instance {
   const calhost_host_services *host;
   int max_isa; /* min(this processor, setting "max_isa") */
   /* storage behind the last built key */
-  char m_buf[24], n_buf[24], k_buf[24];
-  calhost_property structure[6];
+  matmul_structure shape;                                   /* the key's properties */
+  calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* + isa */
 };
 
 struct calhost_session {
@@ -153,20 +153,15 @@ static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_
   st = matmul_parse_workload(inst->host, "cpu_gemm", w, &s);
   if (st != CALHOST_OK)
     return st;
-  snprintf(inst->m_buf, sizeof inst->m_buf, "%zu", s.m);
-  snprintf(inst->n_buf, sizeof inst->n_buf, "%zu", s.n);
-  snprintf(inst->k_buf, sizeof inst->k_buf, "%zu", s.k);
-  inst->structure[0] = (calhost_property){"dtype", "float32"};
-  inst->structure[1] = (calhost_property){"m", inst->m_buf};
-  inst->structure[2] = (calhost_property){"n", inst->n_buf};
-  inst->structure[3] = (calhost_property){"k", inst->k_buf};
-  inst->structure[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
-  inst->structure[5] = (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
+  matmul_structure_fill(&inst->shape, &s);
+  memcpy(inst->structure, inst->shape.props, sizeof inst->shape.props);
+  inst->structure[MATMUL_STRUCTURE_COUNT] =
+      (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
   out->model_digest = w->model_digest;
   out->processor = t->processor;
   out->thread_count = useful_threads(&s, t->thread_count);
   out->structure = inst->structure;
-  out->structure_count = 6;
+  out->structure_count = MATMUL_STRUCTURE_COUNT + 1;
   return CALHOST_OK;
 }
 

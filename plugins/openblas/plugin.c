@@ -48,8 +48,7 @@ struct calhost_plugin_instance {
   ob_set_threads_fn *set_threads;
   ob_get_threads_fn *get_threads;
   ob_setaffinity_fn *setaffinity; /* may be NULL */
-  char m_buf[24], n_buf[24], k_buf[24];
-  calhost_property structure[5];
+  matmul_structure shape; /* the key's properties */
 };
 
 struct calhost_session {
@@ -179,21 +178,14 @@ static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_
   st = matmul_parse_workload(inst->host, "openblas", w, &s);
   if (st != CALHOST_OK)
     return st;
-  snprintf(inst->m_buf, sizeof inst->m_buf, "%zu", s.m);
-  snprintf(inst->n_buf, sizeof inst->n_buf, "%zu", s.n);
-  snprintf(inst->k_buf, sizeof inst->k_buf, "%zu", s.k);
-  inst->structure[0] = (calhost_property){"dtype", "float32"};
-  inst->structure[1] = (calhost_property){"m", inst->m_buf};
-  inst->structure[2] = (calhost_property){"n", inst->n_buf};
-  inst->structure[3] = (calhost_property){"k", inst->k_buf};
-  inst->structure[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
+  matmul_structure_fill(&inst->shape, &s);
   out->model_digest = w->model_digest;
   out->processor = t->processor;
   out->thread_count = t->thread_count < 1                ? 1
                       : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
                                                          : t->thread_count;
-  out->structure = inst->structure;
-  out->structure_count = 5;
+  out->structure = inst->shape.props;
+  out->structure_count = MATMUL_STRUCTURE_COUNT;
   return CALHOST_OK;
 }
 
