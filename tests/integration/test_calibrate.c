@@ -498,6 +498,84 @@ static void lookup_without_a_profile_exits_1(void **state) {
   free(err);
 }
 
+/* The shipped default configuration (config/calhost.ini) calibrates both
+ * real MatMul backends, and `calhost lookup --workload` then selects each
+ * one's exact calibrated profile for every workload. Quick rigor and a short
+ * budget keep it to seconds; the plugins come from the build tree, as in the
+ * README's main job. */
+static void default_config_calibrates_and_selects_both_gemm_plugins(void **state) {
+  (void)state;
+  static const char *const backends[] = {"cpu_gemm", "openblas"};
+  static const char *const workloads[] = {"matmul_small_64", "matmul_square_256",
+                                          "matmul_square_512",
+                                          "matmul_tall_skinny_1024x64x256"};
+  char config[1200], store[512], lib[1400];
+  snprintf(config, sizeof config, "%s/config/calhost.ini", getenv("CALHOST_SOURCE_DIR"));
+  path_in(store, sizeof store, "gemm-store.txt");
+  for (size_t b = 0; b < 2; b++) {
+    snprintf(lib, sizeof lib, "%s/lib/calhost/plugins/%s.so", g_build, backends[b]);
+    if (access(lib, R_OK) != 0)
+      skip(); /* openblas is built only where OpenBLAS is found */
+  }
+  char *out, *err;
+  int rc = run(&out, &err,
+               (const char *const[]){"--store", store, "--config", config, "calibrate", "--rigor",
+                                     "quick", "--time-budget", "2", "--json", NULL});
+  if (rc != 0)
+    fprintf(stderr, "calibrate exited %d\n%s\n", rc, err);
+  assert_int_equal(rc, 0);
+  free(out);
+  free(err);
+  store_count c = read_store(store);
+  for (size_t b = 0; b < 2; b++) {
+    for (size_t w = 0; w < sizeof workloads / sizeof workloads[0]; w++) {
+      rc = run(&out, &err,
+               (const char *const[]){"--store", store, "--config", config, "lookup",
+                                     "--workload", workloads[w], "--plugin", backends[b],
+                                     "--json", NULL});
+      if (rc != 0 || !strstr(out, "\"status\":\"ok\"") ||
+          !strstr(out, "\"kind\":\"exact\",\"source\":\"calibrated\""))
+        fprintf(stderr, "lookup %s %s exited %d:\n%s\n%s\n", backends[b], workloads[w], rc, out,
+                err);
+      assert_int_equal(rc, 0);
+      assert_non_null(strstr(out, "\"status\":\"ok\""));
+      char want[64];
+      snprintf(want, sizeof want, "\"backend\":\"%s\"", backends[b]);
+      assert_non_null(strstr(out, want));
+      /* the selection is the exact calibrated profile of this machine */
+      assert_non_null(strstr(out, "\"profile\":{\"kind\":\"exact\",\"source\":\"calibrated\""));
+      free(out);
+      free(err);
+    }
+  }
+  /* every workload has an exact and a portable profile of each backend */
+  assert_non_null(strstr(c.backends, "cpu_gemm"));
+  assert_non_null(strstr(c.backends, "openblas"));
+  assert_true(c.exact >= 8);
+  assert_true(c.portable >= 8);
+}
+
+/* `calhost plugin check` passes for both shipped MatMul backends. */
+static void plugin_check_passes_for_the_gemm_plugins(void **state) {
+  (void)state;
+  static const char *const backends[] = {"cpu_gemm", "openblas"};
+  for (size_t b = 0; b < 2; b++) {
+    char lib[1400];
+    snprintf(lib, sizeof lib, "%s/lib/calhost/plugins/%s.so", g_build, backends[b]);
+    if (access(lib, R_OK) != 0)
+      skip();
+    char *out, *err;
+    int rc = run(&out, &err, (const char *const[]){"plugin", "check", lib, NULL});
+    if (rc != 0)
+      fprintf(stderr, "plugin check %s exited %d:\n%s\n%s\n", lib, rc, out, err);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, "FAIL"));
+    assert_non_null(strstr(out, "PASS tiny_sweep"));
+    free(out);
+    free(err);
+  }
+}
+
 int main(void) {
   const char *b = getenv("CALHOST_BUILD_DIR");
   if (!b) {
@@ -514,6 +592,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup, teardown),
       cmocka_unit_test_setup_teardown(lookup_without_a_profile_exits_1, setup, teardown),
       cmocka_unit_test_setup_teardown(deployment_example_honours_force_portable, setup, teardown),
+      cmocka_unit_test_setup_teardown(default_config_calibrates_and_selects_both_gemm_plugins,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(plugin_check_passes_for_the_gemm_plugins, setup, teardown),
   };
   return cmocka_run_group_tests_name("integration: calibrate, lookup, override", tests, NULL, NULL);
 }
