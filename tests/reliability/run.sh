@@ -144,6 +144,9 @@ if ! skipped fuzz; then
       if [ $rc -ne 0 ]; then
         verdict="FAILED (exit $rc)"
         fuzz_failed=1
+      elif [ "${execs:-0}" -le 0 ] 2>/dev/null || [ -z "$execs" ]; then
+        verdict="FAILED (no executions reported)"
+        fuzz_failed=1
       fi
       row=$(printf '%-20s %8s %12s %10s %8s %s' "$t" "$secs" "${execs:-?}" "${rate:-?}" "${new:-?}" "$verdict")
       echo "$row"
