@@ -520,7 +520,7 @@ static void default_config_calibrates_and_selects_both_gemm_plugins(void **state
   char *out, *err;
   int rc = run(&out, &err,
                (const char *const[]){"--store", store, "--config", config, "calibrate", "--rigor",
-                                     "quick", "--time-budget", "2", "--json", NULL});
+                                     "quick", "--time-budget", "60", "--json", NULL});
   if (rc != 0)
     fprintf(stderr, "calibrate exited %d\n%s\n", rc, err);
   assert_int_equal(rc, 0);
