@@ -42,6 +42,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* calhost_copy_out */
 
 #ifdef __cplusplus
 extern "C" {
@@ -385,18 +386,16 @@ static inline calhost_status calhost_negotiate_default(const calhost_negotiate_r
  * A NULL text is copied as "". */
 static inline calhost_status calhost_copy_out(const char *text, char *buf, size_t capacity,
                                               size_t *length) {
-  size_t n = 0;
+  size_t n;
   if (!text)
     text = "";
-  while (text[n])
-    n++;
+  n = strlen(text);
   if (!buf || capacity < n + 1) {
     if (length)
       *length = n + 1;
     return CALHOST_BUFFER_TOO_SMALL;
   }
-  for (size_t i = 0; i <= n; i++)
-    buf[i] = text[i];
+  memcpy(buf, text, n + 1);
   if (length)
     *length = n;
   return CALHOST_OK;
