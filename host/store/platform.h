@@ -20,6 +20,14 @@
 
 #include "internal.h"
 
+#ifdef CALHOST_FAULT_INJECTION
+/* fault.c: the index in names[0..count) of the error CALSTORE_FAULT
+ * injects at step ("STEP:NAME"), or -1. */
+CS_HIDDEN int cs_fault_error_index(const char *step, const char *const *names, size_t count);
+/* fault.c: nonzero when CALSTORE_FAULT says "crash_after:STEP". */
+CS_HIDDEN int cs_fault_crash_after(const char *step);
+#endif
+
 #ifdef _WIN32
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN

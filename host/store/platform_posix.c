@@ -26,42 +26,21 @@
 /* ---- fault injection ----------------------------------------------------- */
 
 #ifdef CALHOST_FAULT_INJECTION
-static const struct {
-  const char *name;
-  int value;
-} fault_errnos[] = {{"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EFBIG", EFBIG}, {"EXDEV", EXDEV},
-                    {"EAGAIN", EAGAIN}, {"EACCES", EACCES}, {"EROFS", EROFS}, {"EINTR", EINTR}};
+/* The error names CALSTORE_FAULT may use, and their errno values. */
+static const char *const fault_names[] = {"EIO",    "ENOSPC", "EFBIG", "EXDEV",
+                                          "EAGAIN", "EACCES", "EROFS", "EINTR"};
+static const int fault_errnos[] = {EIO, ENOSPC, EFBIG, EXDEV, EAGAIN, EACCES, EROFS, EINTR};
 
 /* Returns the errno CALSTORE_FAULT injects at step, else 0. */
 static int fault_at(const char *step) {
-  const char *spec = getenv("CALSTORE_FAULT");
-  size_t sl = strlen(step);
-  while (spec && *spec) {
-    const char *end = strchr(spec, ',');
-    size_t n = end ? (size_t)(end - spec) : strlen(spec);
-    if (n > sl + 1 && !strncmp(spec, step, sl) && spec[sl] == ':') {
-      for (size_t i = 0; i < sizeof fault_errnos / sizeof fault_errnos[0]; i++) {
-        size_t en = strlen(fault_errnos[i].name);
-        if (n - sl - 1 == en && !strncmp(spec + sl + 1, fault_errnos[i].name, en))
-          return fault_errnos[i].value;
-      }
-    }
-    spec = end ? end + 1 : NULL;
-  }
-  return 0;
+  int i = cs_fault_error_index(step, fault_names, sizeof fault_names / sizeof fault_names[0]);
+  return i < 0 ? 0 : fault_errnos[i];
 }
 
 /* Kills the process when CALSTORE_FAULT says crash_after:step. */
 static void crash_after(const char *step) {
-  const char *spec = getenv("CALSTORE_FAULT");
-  size_t sl = strlen(step);
-  while (spec && *spec) {
-    const char *end = strchr(spec, ',');
-    size_t n = end ? (size_t)(end - spec) : strlen(spec);
-    if (n == 12 + sl && !strncmp(spec, "crash_after:", 12) && !strncmp(spec + 12, step, sl))
-      kill(getpid(), SIGKILL);
-    spec = end ? end + 1 : NULL;
-  }
+  if (cs_fault_crash_after(step))
+    kill(getpid(), SIGKILL);
 }
 #define FAULT(step) fault_at(step)
 #define CRASH_AFTER(step) crash_after(step)

@@ -18,42 +18,22 @@
 /* ---- fault injection ----------------------------------------------------- */
 
 #ifdef CALHOST_FAULT_INJECTION
-static const struct {
-  const char *name;
-  DWORD value;
-} fault_errors[] = {{"EIO", ERROR_IO_DEVICE},         {"ENOSPC", ERROR_DISK_FULL},
-                    {"EFBIG", ERROR_FILE_TOO_LARGE},  {"EXDEV", ERROR_NOT_SAME_DEVICE},
-                    {"EAGAIN", ERROR_LOCK_VIOLATION}, {"EACCES", ERROR_ACCESS_DENIED},
-                    {"EROFS", ERROR_WRITE_PROTECT},   {"EINTR", ERROR_OPERATION_ABORTED}};
+/* The error names CALSTORE_FAULT may use, and the Windows errors they mean. */
+static const char *const fault_names[] = {"EIO",    "ENOSPC", "EFBIG", "EXDEV",
+                                          "EAGAIN", "EACCES", "EROFS", "EINTR"};
+static const DWORD fault_errors[] = {ERROR_IO_DEVICE,      ERROR_DISK_FULL,
+                                     ERROR_FILE_TOO_LARGE, ERROR_NOT_SAME_DEVICE,
+                                     ERROR_LOCK_VIOLATION, ERROR_ACCESS_DENIED,
+                                     ERROR_WRITE_PROTECT,  ERROR_OPERATION_ABORTED};
 
 static DWORD fault_at(const char *step) {
-  const char *spec = getenv("CALSTORE_FAULT");
-  size_t sl = strlen(step);
-  while (spec && *spec) {
-    const char *end = strchr(spec, ',');
-    size_t n = end ? (size_t)(end - spec) : strlen(spec);
-    if (n > sl + 1 && !strncmp(spec, step, sl) && spec[sl] == ':') {
-      for (size_t i = 0; i < sizeof fault_errors / sizeof fault_errors[0]; i++) {
-        size_t en = strlen(fault_errors[i].name);
-        if (n - sl - 1 == en && !strncmp(spec + sl + 1, fault_errors[i].name, en))
-          return fault_errors[i].value;
-      }
-    }
-    spec = end ? end + 1 : NULL;
-  }
-  return 0;
+  int i = cs_fault_error_index(step, fault_names, sizeof fault_names / sizeof fault_names[0]);
+  return i < 0 ? 0 : fault_errors[i];
 }
 
 static void crash_after(const char *step) {
-  const char *spec = getenv("CALSTORE_FAULT");
-  size_t sl = strlen(step);
-  while (spec && *spec) {
-    const char *end = strchr(spec, ',');
-    size_t n = end ? (size_t)(end - spec) : strlen(spec);
-    if (n == 12 + sl && !strncmp(spec, "crash_after:", 12) && !strncmp(spec + 12, step, sl))
-      TerminateProcess(GetCurrentProcess(), 9);
-    spec = end ? end + 1 : NULL;
-  }
+  if (cs_fault_crash_after(step))
+    TerminateProcess(GetCurrentProcess(), 9);
 }
 #define FAULT(step) fault_at(step)
 #define CRASH_AFTER(step) crash_after(step)

@@ -1,0 +1,66 @@
+/*
+ * fault.c: the platform-neutral half of the store's fault injection
+ * (CALHOST_FAULT_INJECTION builds only; see platform.h): reading the
+ * CALSTORE_FAULT rules. Each platform file maps the error names to its own
+ * error codes and does the killing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform.h"
+
+#ifdef CALHOST_FAULT_INJECTION
+/* Calls match(rule, length, user) for each comma-separated rule of
+ * CALSTORE_FAULT until it returns nonzero; returns that value, else 0. */
+static int each_rule(int (*match)(const char *rule, size_t n, const void *user),
+                     const void *user) {
+  const char *spec = getenv("CALSTORE_FAULT");
+  while (spec && *spec) {
+    const char *end = strchr(spec, ',');
+    size_t n = end ? (size_t)(end - spec) : strlen(spec);
+    int r = match(spec, n, user);
+    if (r)
+      return r;
+    spec = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+typedef struct error_query {
+  const char *step;
+  const char *const *names;
+  size_t count;
+} error_query;
+
+/* "STEP:NAME": 1 + the index of NAME in the query's names. */
+static int match_error(const char *rule, size_t n, const void *user) {
+  const error_query *q = user;
+  size_t sl = strlen(q->step);
+  if (n <= sl + 1 || strncmp(rule, q->step, sl) != 0 || rule[sl] != ':')
+    return 0;
+  for (size_t i = 0; i < q->count; i++) {
+    size_t en = strlen(q->names[i]);
+    if (n - sl - 1 == en && !strncmp(rule + sl + 1, q->names[i], en))
+      return (int)i + 1;
+  }
+  return 0;
+}
+
+/* "crash_after:STEP". */
+static int match_crash(const char *rule, size_t n, const void *user) {
+  const char *step = user;
+  size_t sl = strlen(step);
+  return n == 12 + sl && !strncmp(rule, "crash_after:", 12) && !strncmp(rule + 12, step, sl);
+}
+
+int cs_fault_error_index(const char *step, const char *const *names, size_t count) {
+  error_query q = {step, names, count};
+  return each_rule(match_error, &q) - 1;
+}
+
+int cs_fault_crash_after(const char *step) {
+  return each_rule(match_crash, step);
+}
+#else
+typedef int cs_fault_unused; /* an ISO C translation unit may not be empty */
+#endif
