@@ -244,32 +244,37 @@ static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) 
   return CALHOST_OK;
 }
 
+/* Settles a plugin call made for entry e: 0 when st is CALHOST_OK; else -1
+ * after recording the cancellation or rejecting e with "WHAT: reason". */
+static int outcome(sweep *s, entry *e, calhost_status st, const char *what) {
+  char why[640];
+  if (st == CALHOST_OK)
+    return 0;
+  if (st == CALHOST_CANCELLED) {
+    plugin_cancelled(s, e);
+    return -1;
+  }
+  describe_failure(s, why, sizeof why, what, st);
+  add_rejection(s, e, why);
+  return -1;
+}
+
+/* timed_run for entry e, settled by outcome(): 0 with *seconds, else -1. */
+static int run_entry(sweep *s, entry *e, uint32_t iterations, double *seconds) {
+  return outcome(s, e, timed_run(s, iterations, seconds), "run failed");
+}
+
 /* prepare; and in the first round run once, check, size samples. */
 static int ready_entry(sweep *s, entry *e, int first_round) {
   char why[640];
   calhost_status st = s->vt->prepare(s->session, e->policy, e->policy_length);
-  if (st == CALHOST_CANCELLED) {
-    plugin_cancelled(s, e);
+  if (outcome(s, e, st, "prepare failed") != 0)
     return -1;
-  }
-  if (st != CALHOST_OK) {
-    describe_failure(s, why, sizeof why, "prepare failed", st);
-    add_rejection(s, e, why);
-    return -1;
-  }
   if (!first_round)
     return 0;
   double t;
-  st = timed_run(s, 1, &t);
-  if (st == CALHOST_CANCELLED) {
-    plugin_cancelled(s, e);
+  if (run_entry(s, e, 1, &t) != 0)
     return -1;
-  }
-  if (st != CALHOST_OK) {
-    describe_failure(s, why, sizeof why, "run failed", st);
-    add_rejection(s, e, why);
-    return -1;
-  }
   if (VT_HAS(s->vt, check)) {
     char err[512] = "";
     st = s->vt->check(s->session, err, sizeof err);
@@ -301,16 +306,8 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
       break;
     }
     iters = (uint32_t)next;
-    st = timed_run(s, iters, &t);
-    if (st == CALHOST_CANCELLED) {
-      plugin_cancelled(s, e);
+    if (run_entry(s, e, iters, &t) != 0)
       return -1;
-    }
-    if (st != CALHOST_OK) {
-      describe_failure(s, why, sizeof why, "run failed", st);
-      add_rejection(s, e, why);
-      return -1;
-    }
     if (cancelled(s)) {
       e->state = ENTRY_PRUNED;
       return -1;
@@ -318,16 +315,8 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
   }
   /* Confirm: one preempted run can end sizing early; re-time and rescale. */
   for (int confirm = 0; confirm < 3 && iters < (1u << 24); confirm++) {
-    st = timed_run(s, iters, &t);
-    if (st == CALHOST_CANCELLED) {
-      plugin_cancelled(s, e);
+    if (run_entry(s, e, iters, &t) != 0)
       return -1;
-    }
-    if (st != CALHOST_OK) {
-      describe_failure(s, why, sizeof why, "run failed", st);
-      add_rejection(s, e, why);
-      return -1;
-    }
     if (t >= min_t * 0.8)
       break;
     double grow = t > 0 ? min_t / t * 1.2 : 10.0;
@@ -339,19 +328,10 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
 }
 
 static int take_samples(sweep *s, entry *e, uint32_t upto) {
-  char why[640];
   for (uint32_t w = 0; w < s->req->params.warmup_samples; w++) {
     double t;
-    calhost_status st = timed_run(s, e->iterations, &t);
-    if (st == CALHOST_CANCELLED) {
-      plugin_cancelled(s, e);
+    if (run_entry(s, e, e->iterations, &t) != 0)
       return -1;
-    }
-    if (st != CALHOST_OK) {
-      describe_failure(s, why, sizeof why, "run failed", st);
-      add_rejection(s, e, why);
-      return -1;
-    }
   }
   while (e->n < upto) {
     if (cancelled(s)) {
@@ -359,16 +339,8 @@ static int take_samples(sweep *s, entry *e, uint32_t upto) {
       return -1;
     }
     double t;
-    calhost_status st = timed_run(s, e->iterations, &t);
-    if (st == CALHOST_CANCELLED) {
-      plugin_cancelled(s, e);
+    if (run_entry(s, e, e->iterations, &t) != 0)
       return -1;
-    }
-    if (st != CALHOST_OK) {
-      describe_failure(s, why, sizeof why, "run failed", st);
-      add_rejection(s, e, why);
-      return -1;
-    }
     e->samples[e->n++] = t / (double)e->iterations * 1e6;
   }
   e->median = calhost_stats_median(e->samples, e->n);
