@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "config/config.h"
+#include "config/values.h"
 #include "sweep/calibrate.h"
 #include "sweep/plan.h"
 
@@ -29,36 +30,6 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name) {
 static int is_opt(const char *a, const char *name) {
   size_t n = strlen(name);
   return !strcmp(a, name) || (!strncmp(a, name, n) && a[n] == '=');
-}
-
-/* "1,2,max" -> counts (0 stands for max). Returns the count, or 0 on error. */
-static size_t parse_threads(const char *text, uint32_t *out, size_t cap) {
-  size_t n = 0;
-  const char *p = text;
-  while (*p) {
-    char tok[32];
-    size_t len = strcspn(p, ",");
-    if (len == 0 || len >= sizeof tok || n >= cap)
-      return 0;
-    memcpy(tok, p, len);
-    tok[len] = '\0';
-    if (!strcmp(tok, "max")) {
-      out[n++] = 0;
-    } else {
-      char *end;
-      unsigned long v = strtoul(tok, &end, 10);
-      if (*end || v == 0 || v > 4096)
-        return 0;
-      out[n++] = (uint32_t)v;
-    }
-    p += len;
-    if (*p == ',') {
-      p++;
-      if (!*p)
-        return 0;
-    }
-  }
-  return n;
 }
 
 int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
@@ -132,46 +103,32 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
     cfg.rigor = rg;
     rigor_origin = "<command line>";
   }
+  /* The values parse as in calhost.ini (config/values.h): same syntax, same limits. */
+  char why[300];
   if (threads) {
-    uint32_t tc[64];
-    size_t n = parse_threads(threads, tc, 64);
-    uint32_t *copy = n ? malloc(n * sizeof *copy) : NULL;
-    if (!copy) {
+    uint32_t *list;
+    size_t n;
+    if (calhost_value_threads(threads, &list, &n, why, sizeof why) != 0) {
       calhost_config_free(&cfg);
-      return calhost_cli_usage_error(cli, "calibrate: bad --threads '%s' (e.g. 1,2,max)", threads);
+      return calhost_cli_usage_error(cli, "calibrate: bad --threads '%s': %s", threads, why);
     }
-    memcpy(copy, tc, n * sizeof *copy);
     free(cfg.thread_counts);
-    cfg.thread_counts = copy;
+    cfg.thread_counts = list;
     cfg.thread_count_count = n;
     threads_origin = "<command line>";
   }
-  if (budget) {
-    char *end;
-    double b = strtod(budget, &end);
-    if (*end || !(b >= 0)) {
-      calhost_config_free(&cfg);
-      return calhost_cli_usage_error(cli, "calibrate: bad --time-budget '%s'", budget);
-    }
-    cfg.time_budget_seconds = b;
+  if (budget && calhost_value_duration(budget, 1, &cfg.time_budget_seconds, why, sizeof why) != 0) {
+    calhost_config_free(&cfg);
+    return calhost_cli_usage_error(cli, "calibrate: bad --time-budget '%s': %s", budget, why);
   }
-  if (timeout) {
-    char *end;
-    double t = strtod(timeout, &end);
-    if (*end || !(t > 0)) {
-      calhost_config_free(&cfg);
-      return calhost_cli_usage_error(cli, "calibrate: bad --timeout '%s'", timeout);
-    }
-    cfg.plugin_timeout_seconds = t;
+  if (timeout &&
+      calhost_value_duration(timeout, 0, &cfg.plugin_timeout_seconds, why, sizeof why) != 0) {
+    calhost_config_free(&cfg);
+    return calhost_cli_usage_error(cli, "calibrate: bad --timeout '%s': %s", timeout, why);
   }
-  if (reps) {
-    char *end;
-    unsigned long n = strtoul(reps, &end, 10);
-    if (*end || n == 0 || n > 100000) {
-      calhost_config_free(&cfg);
-      return calhost_cli_usage_error(cli, "calibrate: bad --repetitions '%s'", reps);
-    }
-    cfg.repetitions = (uint32_t)n;
+  if (reps && calhost_value_repetitions(reps, &cfg.repetitions, why, sizeof why) != 0) {
+    calhost_config_free(&cfg);
+    return calhost_cli_usage_error(cli, "calibrate: bad --repetitions '%s': %s", reps, why);
   }
   if (!rigor_origin) {
     calhost_config_origin o = calhost_config_origin_of(&cfg, "calibration.rigor");

@@ -12,6 +12,8 @@
 
 #include "commands.h"
 #include "config/config.h"
+#include "config/digest.h"
+#include "config/values.h"
 #include "json.h"
 #include "loader/loader.h"
 #include "processor/processor.h"
@@ -81,21 +83,18 @@ static int wl_open(calhost_cli *cli, const char *workload, const char *plugin, c
     fprintf(stderr, "calhost: no workload named '%s' in the configuration\n", workload);
     return 2;
   }
-  calstore_status st = calhost_cli_open_store(cli, &c->store);
+  if (!calhost_config_workload_digest(c->w, err, sizeof err)) {
+    fprintf(stderr, "calhost: %s\n", err);
+    return 2;
+  }
+  calstore_status st = calhost_cli_open_store_config(cli, &c->cfg, &c->store);
   if (st != CALSTORE_OK || !c->store)
     return 2;
 
   uint32_t tc = c->cfg.thread_count_count ? c->cfg.thread_counts[0] : 1;
-  if (threads) {
-    char *end;
-    unsigned long v = strtoul(threads, &end, 10);
-    if (!strcmp(threads, "max"))
-      v = 0, end = (char *)"";
-    if (*end || v > 4096) {
-      fprintf(stderr, "calhost: bad --threads '%s'\n", threads);
-      return 2;
-    }
-    tc = (uint32_t)v;
+  if (threads && calhost_value_thread_count(threads, &tc, err, sizeof err) != 0) {
+    fprintf(stderr, "calhost: bad --threads '%s': %s\n", threads, err);
+    return 2;
   }
   if (calhost_processor_targets(c->cfg.cpus, c->cfg.cpu_count, c->cfg.cpus_all, &tc, 1, &c->targets,
                                 err, sizeof err) != 0) {

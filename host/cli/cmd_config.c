@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../config/config.h"
+#include "../config/digest.h"
 #include "commands.h"
 
 /* The file `show` and `check` read: --config, else the default search;
@@ -76,11 +77,19 @@ static int config_check(calhost_cli *cli, int argc, char **argv) {
   if (!file)
     file = resolve_file(cli, found, sizeof found);
   if (!file) {
-    fprintf(stderr, "calhost: config check: no configuration file given or found "
-                    "(./calhost.ini, $XDG_CONFIG_HOME/calhost/calhost.ini, the installed one)\n");
+    char places[4 * 4096];
+    calhost_config_search_places(places, sizeof places);
+    fprintf(stderr, "calhost: config check: no configuration file given or found (searched %s)\n",
+            places);
     return 2;
   }
-  if (calhost_config_load(file, &cfg, err, sizeof err) != 0) {
+  /* A check reads the model files too: their digests are what keys need. */
+  int bad = calhost_config_load(file, &cfg, err, sizeof err) != 0;
+  if (!bad && calhost_config_digest_all(&cfg, err, sizeof err) != 0) {
+    calhost_config_free(&cfg);
+    bad = 1;
+  }
+  if (bad) {
     if (cli->json) {
       fputs("{\"file\": ", stdout);
       json_string(stdout, file);
@@ -167,6 +176,11 @@ static int config_show(calhost_cli *cli, int argc, char **argv) {
     char err[1024];
     if (calhost_config_load(file, &cfg, err, sizeof err) != 0) {
       fprintf(stderr, "calhost: %s\n", err);
+      return 1;
+    }
+    if (calhost_config_digest_all(&cfg, err, sizeof err) != 0) {
+      fprintf(stderr, "calhost: %s\n", err);
+      calhost_config_free(&cfg);
       return 1;
     }
   } else if (calhost_config_defaults(&cfg) != 0) {

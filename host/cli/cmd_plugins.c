@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../config/config.h"
+#include "../config/values.h"
 #include "commands.h"
 #include "loader/loader.h"
 
@@ -149,30 +150,11 @@ int calhost_cmd_plugins(calhost_cli *cli, int argc, char **argv) {
   return 0;
 }
 
-/* Parses "32,32,32" into shape; returns the rank or -1. */
-static int parse_shape(const char *s, int64_t *shape, int max) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    long long v;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (end == s || errno || v <= 0 || n >= max)
-      return -1;
-    shape[n++] = v;
-    if (*end == ',')
-      end++;
-    else if (*end)
-      return -1;
-    s = end;
-  }
-  return n ? n : -1;
-}
-
 static int plugin_check(calhost_cli *cli, int argc, char **argv) {
   calhost_check_options o;
   const char *path = NULL;
-  int64_t shape[16];
+  int64_t shape[CALHOST_MAX_SHAPE_RANK];
+  char why[300];
   calhost_check_options_init(&o);
   o.verbose = cli->verbose;
   for (int i = 1; i < argc; i++) {
@@ -182,20 +164,18 @@ static int plugin_check(calhost_cli *cli, int argc, char **argv) {
         i + 1 >= argc)
       return calhost_cli_usage_error(cli, "plugin check: %s needs a value", a);
     if (!strcmp(a, "--timeout")) {
-      o.timeout_seconds = atof(argv[++i]);
-      if (o.timeout_seconds <= 0)
-        return calhost_cli_usage_error(cli, "plugin check: --timeout needs seconds > 0");
+      if (calhost_value_duration(argv[++i], 0, &o.timeout_seconds, why, sizeof why) != 0)
+        return calhost_cli_usage_error(cli, "plugin check: bad --timeout '%s': %s", argv[i], why);
     } else if (!strcmp(a, "--operator")) {
       o.operator_name = argv[++i];
     } else if (!strcmp(a, "--dtype")) {
       o.dtype = argv[++i];
     } else if (!strcmp(a, "--shape")) {
-      int rank = parse_shape(argv[++i], shape, 16);
-      if (rank < 0)
-        return calhost_cli_usage_error(cli, "plugin check: bad --shape '%s' (e.g. 32,32,32)",
-                                       argv[i]);
+      size_t rank;
+      if (calhost_value_shape(argv[++i], shape, &rank, why, sizeof why) != 0)
+        return calhost_cli_usage_error(cli, "plugin check: bad --shape '%s': %s", argv[i], why);
       o.shape = shape;
-      o.shape_rank = (size_t)rank;
+      o.shape_rank = rank;
     } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
       o.verbose = 1;
     } else if (!strcmp(a, "--json")) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "config/values.h"
 #include "json.h"
 
 #define MAX_STRUCTURE 64
@@ -136,13 +137,11 @@ static int parse_args(calhost_cli *cli, int argc, char **argv, int allowed, size
       a->portable = 1;
       break;
     case F_THREADS: {
-      char *end;
-      errno = 0;
-      unsigned long v = strtoul(value, &end, 10);
-      if (!value[0] || *end || errno || value[0] == '-' || value[0] == '+' || v < 1 ||
-          v > UINT32_MAX)
-        return calhost_cli_usage_error(cli, "%s: --threads: '%s' is not a thread count >= 1", cmd,
-                                       value);
+      /* a key's thread count: any the store format holds (config/values.h) */
+      unsigned long long v;
+      char why[200];
+      if (calhost_value_uint(value, 1, UINT32_MAX, &v, why, sizeof why) != 0)
+        return calhost_cli_usage_error(cli, "%s: --threads: '%s': %s", cmd, value, why);
       a->threads = (uint32_t)v;
       a->have_threads = 1;
       break;

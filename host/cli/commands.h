@@ -33,11 +33,17 @@ int calhost_cli_usage_error(const calhost_cli *cli, const char *fmt, ...)
  * Returns 0, or prints the error (with file and line) and returns -1. */
 int calhost_cli_load_config(const calhost_cli *cli, struct calhost_config *cfg);
 
-/* Opens the store: --store PATH wins, then the config's [store] path and
- * persistence_enabled (when a config is given or found), then the default
- * path. A load failure is printed with its line and returned; *out is still
- * set when the handle is usable (see calstore_open). */
+/* Opens the store: the configuration of calhost_cli_load_config (always
+ * the same rule, whatever other flags are given) supplies [store] path and
+ * persistence_enabled; --store PATH replaces only the path; else the
+ * default path. A load failure is printed with its line and returned; *out
+ * is still set when the handle is usable (see calstore_open). */
 calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out);
+
+/* Like calhost_cli_open_store, with a configuration the command already
+ * loaded (so a command loads it once). cfg is only read. */
+calstore_status calhost_cli_open_store_config(const calhost_cli *cli,
+                                              const struct calhost_config *cfg, calstore **out);
 
 /* Store commands (cmd_store.c). */
 int calhost_cmd_check(calhost_cli *cli, int argc, char **argv);

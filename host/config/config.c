@@ -27,14 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "../processor/processor.h" /* calhost_cpulist_parse */
-
-#define MAX_SHAPE_RANK 8
-#define MAX_THREADS 4096
-#define MAX_REPETITIONS 1000000u
-#define MAX_SECONDS 1e7
+#include "values.h"
 
 /* ---- origins -------------------------------------------------------- */
 
@@ -166,74 +160,6 @@ const char *calhost_rigor_name(calhost_rigor rigor) {
     return "exhaustive";
   }
   return "?";
-}
-
-/* ---- value parsers (0 ok, -1 bad) ---------------------------------------- */
-
-static int parse_bool(const char *v, int *out) {
-  static const char *yes[] = {"true", "yes", "on", "1"};
-  static const char *no[] = {"false", "no", "off", "0"};
-  for (size_t i = 0; i < 4; i++) {
-    if (!strcasecmp(v, yes[i])) {
-      *out = 1;
-      return 0;
-    }
-    if (!strcasecmp(v, no[i])) {
-      *out = 0;
-      return 0;
-    }
-  }
-  return -1;
-}
-
-/* Decimal unsigned integer, whole string, <= max. */
-static int parse_uint(const char *v, unsigned long long max, unsigned long long *out) {
-  char *end;
-  unsigned long long x;
-  while (isspace((unsigned char)*v))
-    v++;
-  if (!isdigit((unsigned char)*v))
-    return -1;
-  errno = 0;
-  x = strtoull(v, &end, 10);
-  while (isspace((unsigned char)*end))
-    end++;
-  if (errno || *end || x > max)
-    return -1;
-  *out = x;
-  return 0;
-}
-
-/* A duration: a non-negative decimal number with an optional unit
- * s (seconds, the default), m (minutes) or h (hours). */
-static int parse_duration(const char *v, double *out) {
-  char *end;
-  double x, mult = 1;
-  while (isspace((unsigned char)*v))
-    v++;
-  if (!isdigit((unsigned char)*v) && *v != '.')
-    return -1;
-  errno = 0;
-  x = strtod(v, &end);
-  if (errno || end == v)
-    return -1;
-  while (*end == ' ' || *end == '\t')
-    end++;
-  if (*end == 's' || *end == 'S') {
-    end++;
-  } else if (*end == 'm' || *end == 'M') {
-    mult = 60;
-    end++;
-  } else if (*end == 'h' || *end == 'H') {
-    mult = 3600;
-    end++;
-  }
-  while (isspace((unsigned char)*end))
-    end++;
-  if (*end || !isfinite(x) || x < 0 || x * mult > MAX_SECONDS)
-    return -1;
-  *out = x * mult;
-  return 0;
 }
 
 /* ---- the parser ------------------------------------------------------- */
@@ -600,55 +526,13 @@ static int set_list(parser *p, const char *key, const char *value, char ***v, si
 
 static int parse_threads(parser *p, const char *value) {
   calhost_config *c = p->cfg;
-  char *copy = strdup(value), *save = NULL, *tok;
-  uint32_t *list = NULL;
-  size_t n = 0;
-  if (!copy)
-    return oom(p);
-  for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    unsigned long long x;
-    char *e;
-    uint32_t t;
-    uint32_t *nl;
-    while (isspace((unsigned char)*tok))
-      tok++;
-    e = tok + strlen(tok);
-    while (e > tok && isspace((unsigned char)e[-1]))
-      *--e = '\0';
-    if (!strcasecmp(tok, "max")) {
-      t = 0;
-    } else if (parse_uint(tok, MAX_THREADS, &x) == 0 && x >= 1) {
-      t = (uint32_t)x;
-    } else {
-      perr(p, p->line,
-           "bad value for 'threads': '%s' (expected positive thread counts up to %d "
-           "or 'max', comma-separated)",
-           tok, MAX_THREADS);
-      free(copy);
-      free(list);
-      return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-      if (list[i] == t) {
-        perr(p, p->line, "bad value for 'threads': '%s' is listed twice", tok);
-        free(copy);
-        free(list);
-        return 0;
-      }
-    nl = realloc(list, (n + 1) * sizeof *nl);
-    if (!nl) {
-      free(copy);
-      free(list);
-      return oom(p);
-    }
-    list = nl;
-    list[n++] = t;
-  }
-  free(copy);
-  if (n == 0) {
-    free(list);
-    return perr(p, p->line, "bad value for 'threads': empty (e.g. threads = 1,max)");
-  }
+  uint32_t *list;
+  size_t n;
+  char why[300];
+  if (calhost_value_threads(value, &list, &n, why, sizeof why) != 0)
+    return !strcmp(why, "out of memory")
+               ? oom(p)
+               : perr(p, p->line, "bad value for 'threads' in %s: %s", p->section, why);
   free(c->thread_counts);
   c->thread_counts = list;
   c->thread_count_count = n;
@@ -656,27 +540,11 @@ static int parse_threads(parser *p, const char *value) {
 }
 
 static int parse_shape(parser *p, calhost_config_workload *w, const char *value) {
-  int64_t dims[MAX_SHAPE_RANK];
-  size_t rank = 0;
-  const char *s = value;
-  for (;;) {
-    unsigned long long x;
-    char item[64];
-    size_t k = 0;
-    while (*s && *s != ',' && k + 1 < sizeof item)
-      item[k++] = *s++;
-    item[k] = '\0';
-    if ((*s && *s != ',') || parse_uint(item, INT64_MAX, &x) != 0 || x == 0 ||
-        rank == MAX_SHAPE_RANK)
-      return perr(p, p->line,
-                  "bad value for 'shape': '%s' (expected 1 to %d positive integers, "
-                  "comma-separated, e.g. 256,256,256)",
-                  value, MAX_SHAPE_RANK);
-    dims[rank++] = (int64_t)x;
-    if (*s == '\0')
-      break;
-    s++; /* ',' */
-  }
+  int64_t dims[CALHOST_MAX_SHAPE_RANK];
+  size_t rank;
+  char why[300];
+  if (calhost_value_shape(value, dims, &rank, why, sizeof why) != 0)
+    return perr(p, p->line, "bad value for 'shape' in %s: '%s': %s", p->section, value, why);
   free(w->shape);
   w->shape = malloc(rank * sizeof *w->shape);
   if (!w->shape)
@@ -689,6 +557,11 @@ static int parse_shape(parser *p, calhost_config_workload *w, const char *value)
 static int bad_value(parser *p, const char *key, const char *value, const char *expected) {
   return perr(p, p->line, "bad value for '%s' in %s: '%s' (expected %s)", key, p->section, value,
               expected);
+}
+
+/* A value refused by a values.h parser: its explanation follows. */
+static int refused(parser *p, const char *key, const char *value, const char *why) {
+  return perr(p, p->line, "bad value for '%s' in %s: '%s' (%s)", key, p->section, value, why);
 }
 
 static int unknown_key(parser *p, const char *key, const char *known) {
@@ -706,6 +579,7 @@ static int set_string(parser *p, char **dst, const char *value) {
 
 static int handle_key(parser *p, const char *name, const char *value) {
   calhost_config *c = p->cfg;
+  char why[300];
   switch (p->kind) {
   case SEC_STORE:
     if (!strcmp(name, "path")) {
@@ -720,9 +594,9 @@ static int handle_key(parser *p, const char *name, const char *value) {
       return 1;
     }
     if (!strcmp(name, "persistence_enabled"))
-      return parse_bool(value, &c->persistence_enabled) == 0
+      return calhost_value_bool(value, &c->persistence_enabled, why, sizeof why) == 0
                  ? 1
-                 : bad_value(p, name, value, "true/false, yes/no, on/off or 1/0");
+                 : refused(p, name, value, why);
     return unknown_key(p, name, "path, persistence_enabled");
   case SEC_PLUGINS:
     if (!strcmp(name, "directories"))
@@ -738,7 +612,6 @@ static int handle_key(parser *p, const char *name, const char *value) {
     if (!strcmp(name, "cpus")) {
       int *cpus = NULL, all = 0;
       size_t n = 0;
-      char why[256];
       if (calhost_cpulist_parse(value, &cpus, &n, &all, why, sizeof why) != 0)
         return perr(p, p->line, "bad value for 'cpus' in %s: %s", p->section, why);
       free(c->cpus);
@@ -761,30 +634,23 @@ static int handle_key(parser *p, const char *name, const char *value) {
       return 1;
     }
     if (!strcmp(name, "time_budget"))
-      return parse_duration(value, &c->time_budget_seconds) == 0
+      return calhost_value_duration(value, 1, &c->time_budget_seconds, why, sizeof why) == 0
                  ? 1
-                 : bad_value(p, name, value,
-                             "a duration in seconds, e.g. 20, 20s, 1.5m, 1h; 0 for no budget");
-    if (!strcmp(name, "plugin_timeout")) {
-      double t;
-      if (parse_duration(value, &t) != 0 || t <= 0)
-        return bad_value(p, name, value, "a positive duration, e.g. 120, 120s, 2m");
-      c->plugin_timeout_seconds = t;
-      return 1;
-    }
-    if (!strcmp(name, "repetitions")) {
-      unsigned long long x;
-      if (parse_uint(value, MAX_REPETITIONS, &x) != 0)
-        return bad_value(p, name, value, "an integer from 0 (the rigor's default) to 1000000");
-      c->repetitions = (uint32_t)x;
-      return 1;
-    }
+                 : refused(p, name, value, why);
+    if (!strcmp(name, "plugin_timeout"))
+      return calhost_value_duration(value, 0, &c->plugin_timeout_seconds, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    if (!strcmp(name, "repetitions"))
+      return calhost_value_repetitions(value, &c->repetitions, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
     return unknown_key(p, name, "cpus, threads, rigor, time_budget, repetitions, plugin_timeout");
   case SEC_LOOKUP:
     if (!strcmp(name, "force_portable"))
-      return parse_bool(value, &c->force_portable) == 0
+      return calhost_value_bool(value, &c->force_portable, why, sizeof why) == 0
                  ? 1
-                 : bad_value(p, name, value, "true/false, yes/no, on/off or 1/0");
+                 : refused(p, name, value, why);
     return unknown_key(p, name, "force_portable");
   case SEC_WORKLOAD: {
     calhost_config_workload *w = &c->workloads[p->index];
@@ -805,6 +671,8 @@ static int handle_key(parser *p, const char *name, const char *value) {
         return oom(p);
       free(w->model_file);
       w->model_file = r;
+      w->model_origin.file = c->source_path;
+      w->model_origin.line = p->line;
       return 1;
     }
     if (!valid_name(name))
@@ -864,126 +732,6 @@ static int handler(void *user, const char *section, const char *name, const char
   return 1;
 }
 
-/* ---- digests ---------------------------------------------------------- */
-
-static void hex_digest(const unsigned char *md, unsigned len, char out[CALHOST_DIGEST_CAPACITY]) {
-  static const char hex[] = "0123456789abcdef";
-  memcpy(out, "sha256:", 7);
-  for (unsigned i = 0; i < len && i < 32; i++) {
-    out[7 + 2 * i] = hex[md[i] >> 4];
-    out[8 + 2 * i] = hex[md[i] & 15];
-  }
-  out[7 + 64] = '\0';
-}
-
-int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  if (EVP_Digest(data, length, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
-    return -1;
-  hex_digest(md, len, out);
-  return 0;
-}
-
-int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
-                        size_t err_capacity) {
-  unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
-  unsigned len = 0;
-  size_t n;
-  int rc = -1;
-  struct stat st = {0};
-  FILE *f = NULL;
-  EVP_MD_CTX *ctx;
-  /* O_NONBLOCK: opening a FIFO must not wait for a writer. Only a regular
-   * file is a model: a device (/dev/zero) or a FIFO would never end. */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
-    return -1;
-  }
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: %s", path,
-               S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-    close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  f = fdopen(fd, "rb");
-  if (!f) {
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
-    close(fd);
-    return -1;
-  }
-  ctx = EVP_MD_CTX_new();
-  if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1) {
-    int ok = 1;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-      if (EVP_DigestUpdate(ctx, buf, n) != 1)
-        ok = 0;
-    if (ferror(f)) {
-      if (err && err_capacity)
-        snprintf(err, err_capacity, "%s: read error: %s", path, strerror(errno));
-    } else if (ok && EVP_DigestFinal_ex(ctx, md, &len) == 1 && len == 32) {
-      hex_digest(md, len, out);
-      rc = 0;
-    } else if (err && err_capacity) {
-      snprintf(err, err_capacity, "%s: SHA-256 failed", path);
-    }
-  } else if (err && err_capacity) {
-    snprintf(err, err_capacity, "%s: SHA-256 unavailable", path);
-  }
-  EVP_MD_CTX_free(ctx);
-  fclose(f);
-  return rc;
-}
-
-static int cmp_prop(const void *a, const void *b) {
-  return strcmp(((const calhost_property *)a)->name, ((const calhost_property *)b)->name);
-}
-
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
-  va_list ap;
-  int k;
-  va_start(ap, fmt);
-  if (buf && *len < capacity)
-    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
-  else
-    k = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (k > 0)
-    *len += (size_t)k;
-}
-
-size_t calhost_config_workload_canonical(const calhost_config_workload *w, char *buf,
-                                         size_t capacity) {
-  size_t len = 0;
-  calhost_property *sorted = NULL;
-  if (buf && capacity)
-    buf[0] = '\0';
-  append(buf, capacity, &len,
-         "operator=%s;dtype=%s;shape=", w->operator_name ? w->operator_name : "",
-         w->dtype ? w->dtype : "");
-  for (size_t i = 0; i < w->shape_rank; i++)
-    append(buf, capacity, &len, "%s%lld", i ? "," : "", (long long)w->shape[i]);
-  append(buf, capacity, &len, ";");
-  if (w->property_count) {
-    sorted = malloc(w->property_count * sizeof *sorted);
-    if (sorted) {
-      memcpy(sorted, w->properties, w->property_count * sizeof *sorted);
-      qsort(sorted, w->property_count, sizeof *sorted, cmp_prop);
-      for (size_t i = 0; i < w->property_count; i++)
-        append(buf, capacity, &len, "%s=%s;", sorted[i].name, sorted[i].value);
-      free(sorted);
-    }
-  }
-  return len;
-}
-
 /* ---- load / defaults / free ----------------------------------------------- */
 
 int calhost_config_defaults(calhost_config *cfg) {
@@ -1036,45 +784,6 @@ void calhost_config_free(calhost_config *cfg) {
   free(cfg->plugin_sections);
   origins_free(cfg->origins);
   memset(cfg, 0, sizeof *cfg);
-}
-
-/* Digests of every workload; the first failure is reported at its line. */
-static int finish_workloads(parser *p) {
-  calhost_config *c = p->cfg;
-  for (size_t i = 0; i < c->workload_count; i++) {
-    calhost_config_workload *w = &c->workloads[i];
-    char digest[CALHOST_DIGEST_CAPACITY], why[700];
-    if (w->model_file) {
-      char okey[600];
-      calhost_config_origin o;
-      snprintf(okey, sizeof okey, "workload.%s.model", w->name);
-      o = calhost_config_origin_of(c, okey);
-      if (calhost_digest_file(w->model_file, digest, why, sizeof why) != 0) {
-        perr(p, o.line, "model file of [workload %s]: %s", w->name, why);
-        return -1;
-      }
-    } else {
-      size_t n = calhost_config_workload_canonical(w, NULL, 0);
-      char *text = malloc(n + 1);
-      if (!text) {
-        oom(p);
-        return -1;
-      }
-      calhost_config_workload_canonical(w, text, n + 1);
-      if (calhost_digest_bytes(text, n, digest) != 0) {
-        free(text);
-        perr(p, w->origin.line, "SHA-256 failed");
-        return -1;
-      }
-      free(text);
-    }
-    w->model_digest = strdup(digest);
-    if (!w->model_digest) {
-      oom(p);
-      return -1;
-    }
-  }
-  return 0;
 }
 
 /* Cross-key checks after the parse. */
@@ -1148,8 +857,6 @@ int calhost_config_load_string(const char *text, size_t length, const char *name
   }
   if (!p.has_error)
     finish_checks(&p);
-  if (!p.has_error)
-    finish_workloads(&p);
   seen_free(&p.sections, &p.section_count);
   seen_free(&p.keys, &p.key_count);
   free(p.base_dir);

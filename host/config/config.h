@@ -6,7 +6,11 @@
  * [plugin NAME] sections handed to plugins. Every value remembers the file
  * and line it came from (for `calhost config show`), and every error names
  * the file and line (unknown sections and keys, bad values, duplicates).
- * Internal to the host (not a public header).
+ * Where the file is searched for: calhost_config_find_default
+ * (config_search.c). Value syntax and limits: values.h (shared with the
+ * command line). Model digests: digest.h (computed on demand; loading a
+ * configuration reads no model file). Internal to the host (not a public
+ * header).
  */
 #ifndef CALHOST_CONFIG_H
 #define CALHOST_CONFIG_H
@@ -35,9 +39,10 @@ typedef struct calhost_config_workload {
   char *dtype;         /* dtype = float32 (default float32) */
   int64_t *shape;      /* shape = 256,256,256 (required; positive integers) */
   size_t shape_rank;
-  char *model_file;             /* model = PATH (optional; relative to the config's dir) */
-  char *model_digest;           /* "sha256:<hex>" of model_file, else of the canonical
-                                   workload description; filled by calhost_config_load */
+  char *model_file;                   /* model = PATH (optional; relative to the config's dir) */
+  calhost_config_origin model_origin; /* the model key's file and line, for messages */
+  char *model_digest;           /* cache of calhost_config_workload_digest (digest.h): NULL until a
+                                   command needs the key; read it through that function */
   calhost_property *properties; /* every other key of the section, e.g. accumulate = 1 */
   size_t property_count;
   calhost_config_origin origin; /* the section header's line */
@@ -103,13 +108,26 @@ int calhost_config_defaults(calhost_config *cfg);
  * "FILE:LINE: message" into err (NUL-terminated, at most err_capacity). */
 int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t err_capacity);
 
-/* The default search: ./calhost.ini, then $XDG_CONFIG_HOME/calhost/calhost.ini
- * (or ~/.config/calhost/calhost.ini when XDG_CONFIG_HOME is unset or not
- * absolute), then the installed ${datadir}/calhost/calhost.ini, then (only
- * for programs running from the build tree) the source tree's
- * config/calhost.ini. Writes the first that exists into buf and returns 0;
- * -1 when none does, or when the first that exists does not fit in buf. */
+/* The default search, used whenever no --config is given (whatever other
+ * flags are): the first regular file of
+ *   1. ./calhost.ini
+ *   2. $XDG_CONFIG_HOME/calhost/calhost.ini, or ~/.config/calhost/calhost.ini
+ *      when XDG_CONFIG_HOME is unset, empty or not absolute
+ *   3. the installation's own config, found relative to the running
+ *      executable: <dir of /proc/self/exe>/../share/calhost/calhost.ini
+ *      (bin and datadir as installed), so an installation moved or installed
+ *      with `cmake --install --prefix P` finds P/share/calhost/calhost.ini
+ *   4. the compiled-in ${datadir}/calhost/calhost.ini
+ *   5. only for programs running from the build tree: the source tree's
+ *      config/calhost.ini.
+ * Writes the first that exists into buf and returns 0; -1 when none does,
+ * or when the first that exists does not fit in buf. */
 int calhost_config_find_default(char *buf, size_t capacity);
+
+/* The places calhost_config_find_default looks at, in order, as one line
+ * for messages ("./calhost.ini, /home/u/.config/calhost/calhost.ini, ...").
+ * Returns the full length like snprintf (truncated when >= capacity). */
+size_t calhost_config_search_places(char *buf, size_t capacity);
 
 /* Frees everything *cfg owns and zeroes it. NULL-safe. */
 void calhost_config_free(calhost_config *cfg);
@@ -127,11 +145,6 @@ int calhost_config_backend_enabled(const calhost_config *cfg, const char *backen
 /* Where the value of "section.key" (e.g. "calibration.rigor") came from. */
 calhost_config_origin calhost_config_origin_of(const calhost_config *cfg, const char *dotted_key);
 
-/* ---- Added after the first draft (additive) ---------------------------- */
-
-/* Bytes needed for a digest string: "sha256:" + 64 hex digits + NUL. */
-#define CALHOST_DIGEST_CAPACITY 72
-
 /* Like calhost_config_load, from text in memory (length bytes; it may hold
  * no NUL). name is used in messages and origins ("FILE:LINE"), and relative
  * paths in the text resolve against name's directory. */
@@ -141,29 +154,14 @@ int calhost_config_load_string(const char *text, size_t length, const char *name
 /* "quick", "measure", "exhaustive" (static strings; "?" when out of range). */
 const char *calhost_rigor_name(calhost_rigor rigor);
 
-/* The canonical description of a workload, the input of its digest when it
- * has no model file:
- *   "operator=OP;dtype=DT;shape=D1,D2,...;" then "NAME=VALUE;" for each
- *   property, sorted by name (bytewise).
- * The workload's name is not part of it. Returns the full length like
- * snprintf (truncated when >= capacity). */
-size_t calhost_config_workload_canonical(const calhost_config_workload *workload, char *buf,
-                                         size_t capacity);
-
-/* SHA-256 (OpenSSL libcrypto) of bytes / of a file's contents, written as
- * "sha256:<64 lowercase hex>" into out (CALHOST_DIGEST_CAPACITY bytes): the
- * same hex as `sha256sum`. Return 0, or -1 (with a message naming the file
- * in err for calhost_digest_file). */
-int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]);
-int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
-                        size_t err_capacity);
-
 /* Visits every key of the effective configuration in a stable order (the
  * order of `calhost config show`): section ("store", "calibration",
  * "workload NAME", "plugin NAME", ...), key, the value as text (lists
  * joined as they would be written in the file) and its origin. Keys that
  * are unset and have no default (e.g. store.path) are visited with value
- * NULL. Stops early and returns the callback's value when it is nonzero. */
+ * NULL; so is a workload's model_digest until it has been computed
+ * (calhost_config_digest_all). Stops early and returns the callback's value
+ * when it is nonzero. */
 typedef int (*calhost_config_visit_fn)(void *user, const char *section, const char *key,
                                        const char *value, calhost_config_origin origin);
 int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user);

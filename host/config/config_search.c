@@ -4,11 +4,15 @@
  * effective key that `calhost config show` prints (calhost_config_visit).
  *
  * Build-time paths come from compile definitions set in CMakeLists.txt:
+ *   CALHOST_RELATIVE_CONFIG   the installed config relative to the installed
+ *                             executable's directory (../share/calhost/calhost.ini)
  *   CALHOST_INSTALLED_CONFIG  ${CMAKE_INSTALL_FULL_DATADIR}/calhost/calhost.ini
  *   CALHOST_SOURCE_CONFIG     ${CMAKE_SOURCE_DIR}/config/calhost.ini
  *   CALHOST_BUILD_DIR         ${CMAKE_BINARY_DIR}
- * The source tree's config is used only by programs that run from the build
- * tree (their /proc/self/exe lies below CALHOST_BUILD_DIR).
+ * The executable's directory comes from /proc/self/exe, as plugin discovery
+ * finds bin/../lib/calhost/plugins (host/loader/loader.c). The source
+ * tree's config is used only by programs that run from the build tree
+ * (their /proc/self/exe lies below CALHOST_BUILD_DIR).
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -27,14 +31,19 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* 0: path is a file and was copied out; 1: no such file; -1: it is a file
- * but does not fit in buf (the search stops there rather than skip it). */
-static int offer(const char *path, char *buf, size_t capacity) {
-  if (!is_file(path))
-    return 1;
-  if (strlen(path) + 1 > capacity)
+/* The directory of the running executable into buf; 0, or -1. */
+static int exe_dir(char *buf, size_t capacity) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash;
+  if (n <= 0)
     return -1;
-  memcpy(buf, path, strlen(path) + 1);
+  exe[n] = '\0';
+  slash = strrchr(exe, '/');
+  if (!slash || (size_t)(slash - exe) + 1 > capacity)
+    return -1;
+  *slash = '\0';
+  memcpy(buf, exe, (size_t)(slash - exe) + 1);
   return 0;
 }
 
@@ -43,47 +52,97 @@ static int offer(const char *path, char *buf, size_t capacity) {
 static int running_from_build_tree(void) {
 #ifdef CALHOST_BUILD_DIR
   char exe[PATH_MAX], build[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   size_t bl;
-  if (n <= 0)
-    return 0;
-  exe[n] = '\0';
-  if (!realpath(CALHOST_BUILD_DIR, build))
+  if (exe_dir(exe, sizeof exe) != 0 || !realpath(CALHOST_BUILD_DIR, build))
     return 0;
   bl = strlen(build);
-  return strncmp(exe, build, bl) == 0 && exe[bl] == '/';
+  return strncmp(exe, build, bl) == 0 && (exe[bl] == '/' || exe[bl] == '\0');
 #else
   return 0;
 #endif
 }
 #endif
 
-int calhost_config_find_default(char *buf, size_t capacity) {
-  char path[PATH_MAX];
+#define MAX_PLACES 5
+
+/* The places of the default search, in order (see config.h); each is
+ * written into its own row of places. Returns how many. */
+static size_t search_places(char places[MAX_PLACES][PATH_MAX]) {
   const char *xdg = secure_getenv("XDG_CONFIG_HOME");
   const char *home = secure_getenv("HOME");
-  int rc;
-  if ((rc = offer("calhost.ini", buf, capacity)) <= 0)
-    return rc;
+  size_t n = 0;
+  snprintf(places[n++], PATH_MAX, "calhost.ini");
   /* XDG: an unset, empty or relative XDG_CONFIG_HOME means ~/.config. */
   if (xdg && xdg[0] == '/') {
-    if (snprintf(path, sizeof path, "%s/calhost/calhost.ini", xdg) < (int)sizeof path &&
-        (rc = offer(path, buf, capacity)) <= 0)
-      return rc;
+    if (snprintf(places[n], PATH_MAX, "%s/calhost/calhost.ini", xdg) < PATH_MAX)
+      n++;
   } else if (home && home[0]) {
-    if (snprintf(path, sizeof path, "%s/.config/calhost/calhost.ini", home) < (int)sizeof path &&
-        (rc = offer(path, buf, capacity)) <= 0)
-      return rc;
+    if (snprintf(places[n], PATH_MAX, "%s/.config/calhost/calhost.ini", home) < PATH_MAX)
+      n++;
   }
+#ifdef CALHOST_RELATIVE_CONFIG
+  {
+    /* /proc/self/exe is canonical (no links, no dots), so each leading
+     * "../" of the relative path just drops the directory's last part. */
+    char dir[PATH_MAX];
+    const char *rel = CALHOST_RELATIVE_CONFIG;
+    if (exe_dir(dir, sizeof dir) == 0) {
+      while (!strncmp(rel, "../", 3)) {
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+          *slash = '\0';
+        else
+          snprintf(dir, sizeof dir, "/");
+        rel += 3;
+      }
+      if (snprintf(places[n], PATH_MAX, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", rel) <
+          PATH_MAX)
+        n++;
+    }
+  }
+#endif
 #ifdef CALHOST_INSTALLED_CONFIG
-  if ((rc = offer(CALHOST_INSTALLED_CONFIG, buf, capacity)) <= 0)
-    return rc;
+  if (n == 0 || strcmp(places[n - 1], CALHOST_INSTALLED_CONFIG) != 0)
+    snprintf(places[n++], PATH_MAX, "%s", CALHOST_INSTALLED_CONFIG);
 #endif
 #ifdef CALHOST_SOURCE_CONFIG
-  if (running_from_build_tree() && (rc = offer(CALHOST_SOURCE_CONFIG, buf, capacity)) <= 0)
-    return rc;
+  if (running_from_build_tree())
+    snprintf(places[n++], PATH_MAX, "%s", CALHOST_SOURCE_CONFIG);
 #endif
+  return n;
+}
+
+int calhost_config_find_default(char *buf, size_t capacity) {
+  char places[MAX_PLACES][PATH_MAX];
+  size_t n = search_places(places);
+  for (size_t i = 0; i < n; i++) {
+    if (!is_file(places[i]))
+      continue;
+    /* The first that exists; if it does not fit, stop rather than skip it. */
+    if (strlen(places[i]) + 1 > capacity)
+      return -1;
+    memcpy(buf, places[i], strlen(places[i]) + 1);
+    return 0;
+  }
   return -1;
+}
+
+size_t calhost_config_search_places(char *buf, size_t capacity) {
+  char places[MAX_PLACES][PATH_MAX];
+  size_t n = search_places(places), len = 0;
+  if (buf && capacity)
+    buf[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    int k;
+    const char *shown = strcmp(places[i], "calhost.ini") ? places[i] : "./calhost.ini";
+    if (buf && len < capacity)
+      k = snprintf(buf + len, capacity - len, "%s%s", i ? ", " : "", shown);
+    else
+      k = snprintf(NULL, 0, "%s%s", i ? ", " : "", shown);
+    if (k > 0)
+      len += (size_t)k;
+  }
+  return len;
 }
 
 /* ---- calhost_config_visit ------------------------------------------------ */

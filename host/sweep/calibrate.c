@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/digest.h"
 #include "isolate.h"
 #include "run.h"
 
@@ -111,7 +112,7 @@ static void fill_workload(const calhost_config_workload *w, calhost_workload *ou
   out->shape_rank = w->shape_rank;
   out->properties = w->properties;
   out->property_count = w->property_count;
-  out->model_digest = w->model_digest;
+  out->model_digest = w->model_digest; /* computed before the children fork (below) */
 }
 
 static void fill_target(const cal_run *r, size_t t, calhost_target *out) {
@@ -875,8 +876,16 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       goto out;
     }
   for (size_t i = 0; i < r->cfg->workload_count; i++)
-    if (!o->workload_count || in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name))
+    if (!o->workload_count || in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
+      /* The model digest, hashed once here in the parent: every child
+       * inherits it. */
+      if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
+        fprintf(r->err, "calhost: calibrate: %s\n", err);
+        status = 2;
+        goto out;
+      }
       r->workloads[r->workload_count++] = i;
+    }
   if (!r->workload_count) {
     fprintf(r->err, "calhost: calibrate: the configuration has no workload\n");
     status = 2;

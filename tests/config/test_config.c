@@ -2,8 +2,10 @@
  * test_config.c: behaviours of calhost's INI configuration (host/config):
  * every kind of error names its file and line, defaults, values and their
  * origins, model digests (checked against known SHA-256 vectors, not
- * against the code under test), the default search order, and the shipped
- * files config/calhost.ini and config/deploy-portable.ini.
+ * against the code under test; computed on demand, never while loading),
+ * the value parsers shared with the command line (values.h), the default
+ * search order, and the shipped files config/calhost.ini and
+ * config/deploy-portable.ini.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -20,6 +22,8 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/digest.h"
+#include "config/values.h"
 
 /* sha256("abc") and sha256("") as printed by sha256sum (FIPS 180-2 vectors). */
 #define SHA256_ABC "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -137,6 +141,127 @@ static void bad_number_is_an_error(void **state) {
   expect_error("[calibration]\nthreads = 1,maximum\n", 2, "threads");
 }
 
+/* The reference says "decimal": no empty list items, no hexadecimal, no
+ * exponent, no sign, no inf/nan (these were accepted once). */
+static void numbers_are_decimal_and_lists_have_no_empty_items(void **state) {
+  (void)state;
+  expect_error("[calibration]\nthreads = 1,,2\n", 2, "empty item");
+  expect_error("[calibration]\nthreads = 1,\n", 2, "empty item");
+  expect_error("[calibration]\nthreads = ,1\n", 2, "empty item");
+  expect_error("[calibration]\ntime_budget = 0x10\n", 2, "time_budget");
+  expect_error("[calibration]\ntime_budget = 1e3\n", 2, "time_budget");
+  expect_error("[calibration]\ntime_budget = inf\n", 2, "time_budget");
+  expect_error("[calibration]\nplugin_timeout = nan\n", 2, "plugin_timeout");
+  expect_error("[calibration]\nplugin_timeout = +5\n", 2, "plugin_timeout");
+  expect_error("[calibration]\nrepetitions = +5\n", 2, "repetitions");
+  expect_error("[calibration]\nrepetitions = 1000001\n", 2, "repetitions");
+  expect_error("[workload a]\noperator = MatMul\nshape = 0x10\n", 3, "shape");
+  expect_error("[workload a]\noperator = MatMul\nshape = 4,\n", 3, "shape");
+}
+
+/* ---- the value parsers shared with the command line ---------------------- */
+
+static void thread_lists_parse_with_one_set_of_limits(void **state) {
+  uint32_t *list = NULL, one = 7;
+  size_t n = 0;
+  char why[256];
+  (void)state;
+  assert_int_equal(calhost_value_threads(" 1, 2 ,MAX", &list, &n, why, sizeof why), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(list[0], 1);
+  assert_int_equal(list[1], 2);
+  assert_int_equal(list[2], 0); /* max */
+  free(list);
+  assert_int_equal(calhost_value_threads("4096", &list, &n, why, sizeof why), 0);
+  assert_int_equal(list[0], 4096);
+  free(list);
+  list = NULL;
+  assert_int_equal(calhost_value_threads("1,1", &list, &n, why, sizeof why), -1);
+  assert_non_null(strstr(why, "listed twice"));
+  assert_null(list);
+  assert_int_equal(calhost_value_threads("max,max", &list, &n, why, sizeof why), -1);
+  assert_int_equal(calhost_value_threads("1,,2", &list, &n, why, sizeof why), -1);
+  assert_non_null(strstr(why, "empty item"));
+  assert_int_equal(calhost_value_threads("", &list, &n, why, sizeof why), -1);
+  assert_int_equal(calhost_value_threads("4097", &list, &n, why, sizeof why), -1);
+  assert_non_null(strstr(why, "'4097'"));
+  assert_int_equal(calhost_value_threads("0", &list, &n, why, sizeof why), -1);
+  assert_int_equal(calhost_value_threads("0x2", &list, &n, why, sizeof why), -1);
+  assert_int_equal(calhost_value_threads("-1", &list, &n, why, sizeof why), -1);
+  assert_null(list);
+
+  assert_int_equal(calhost_value_thread_count("max", &one, why, sizeof why), 0);
+  assert_int_equal(one, 0);
+  assert_int_equal(calhost_value_thread_count(" 3 ", &one, why, sizeof why), 0);
+  assert_int_equal(one, 3);
+  assert_int_equal(calhost_value_thread_count("0", &one, why, sizeof why), -1);
+  assert_int_equal(calhost_value_thread_count("1,2", &one, why, sizeof why), -1);
+  assert_int_equal(calhost_value_thread_count("4097", &one, why, sizeof why), -1);
+  assert_int_equal(one, 3); /* unchanged on failure */
+}
+
+static void durations_are_decimal_with_a_unit(void **state) {
+  double d = -1;
+  char why[256];
+  (void)state;
+  static const struct {
+    const char *text;
+    double seconds;
+  } good[] = {{"20", 20}, {"20s", 20},  {"1.5m", 90}, {"1h", 3600},     {".5", 0.5},
+              {"5.", 5},  {"2 M", 120}, {"0", 0},     {"10000000", 1e7}};
+  static const char *bad[] = {"",    ".",   "0x10",    "1e3",   "-1",       "+1",   "inf",
+                              "nan", "1ms", "10 days", "1.2.3", "10000001", "2h30m"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    if (calhost_value_duration(good[i].text, 1, &d, why, sizeof why) != 0)
+      fail_msg("refused '%s': %s", good[i].text, why);
+    assert_true(d == good[i].seconds);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    d = -1;
+    if (calhost_value_duration(bad[i], 1, &d, why, sizeof why) == 0)
+      fail_msg("accepted '%s' as %g s", bad[i], d);
+    assert_true(d == -1);
+    assert_non_null(strstr(why, "decimal"));
+  }
+  assert_int_equal(calhost_value_duration("0", 0, &d, why, sizeof why), -1);
+  assert_non_null(strstr(why, "positive"));
+  assert_int_equal(calhost_value_duration("0.0s", 0, &d, why, sizeof why), -1);
+}
+
+static void counts_shapes_and_booleans_parse_strictly(void **state) {
+  unsigned long long x = 0;
+  uint32_t reps = 9;
+  int64_t dims[CALHOST_MAX_SHAPE_RANK];
+  size_t rank = 0;
+  int b = -1;
+  char why[256];
+  (void)state;
+  assert_int_equal(calhost_value_repetitions("0", &reps, why, sizeof why), 0);
+  assert_int_equal(reps, 0);
+  assert_int_equal(calhost_value_repetitions("1000000", &reps, why, sizeof why), 0);
+  assert_int_equal(calhost_value_repetitions("1000001", &reps, why, sizeof why), -1);
+  assert_int_equal(calhost_value_repetitions("12x", &reps, why, sizeof why), -1);
+  assert_int_equal(calhost_value_uint("18446744073709551616", 0, ~0ULL, &x, why, sizeof why), -1);
+  assert_int_equal(calhost_value_uint("4294967295", 1, 4294967295ULL, &x, why, sizeof why), 0);
+  assert_true(x == 4294967295ULL);
+
+  assert_int_equal(calhost_value_shape("256, 64 ,32", dims, &rank, why, sizeof why), 0);
+  assert_int_equal(rank, 3);
+  assert_int_equal(dims[1], 64);
+  assert_int_equal(calhost_value_shape("1,2,3,4,5,6,7,8", dims, &rank, why, sizeof why), 0);
+  assert_int_equal(rank, 8);
+  assert_int_equal(calhost_value_shape("1,2,3,4,5,6,7,8,9", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(calhost_value_shape("4,,4", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(calhost_value_shape("4,0", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(calhost_value_shape("9223372036854775808", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(rank, 8); /* unchanged */
+
+  assert_int_equal(calhost_value_bool(" Off ", &b, why, sizeof why), 0);
+  assert_int_equal(b, 0);
+  assert_int_equal(calhost_value_bool("truthy", &b, why, sizeof why), -1);
+  assert_int_equal(calhost_value_bool("", &b, why, sizeof why), -1);
+}
+
 static void durations_take_units(void **state) {
   calhost_config cfg;
   (void)state;
@@ -199,24 +324,65 @@ static void workload_needs_operator_and_shape(void **state) {
   expect_error("[store main]\n", 1, "takes no name");
 }
 
-static void missing_model_file_is_an_error(void **state) {
+/* Loads text as tmpdir/name (it must load) and expects the first workload's
+ * digest to fail with "PATH:LINE: model file of [workload a]: ...needle". */
+static void expect_digest_error(const char *text, unsigned line, const char *needle) {
+  calhost_config cfg;
+  char err[1024], prefix[PATH_MAX + 32];
+  const char *path = write_file("model.ini", text);
+  if (calhost_config_load(path, &cfg, err, sizeof err) != 0)
+    fail_msg("refused: %s", err);
+  assert_null(cfg.workloads[0].model_digest); /* loading hashes nothing */
+  assert_null(calhost_config_workload_digest(&cfg.workloads[0], err, sizeof err));
+  snprintf(prefix, sizeof prefix, "%s:%u: model file of [workload a]: ", path, line);
+  if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, needle))
+    fail_msg("expected '%s...%s', got '%s'", prefix, needle, err);
+  assert_int_equal(calhost_config_digest_all(&cfg, err, sizeof err), -1);
+  assert_non_null(strstr(err, needle));
+  calhost_config_free(&cfg);
+}
+
+/* A missing model file does not stop the configuration from loading (a
+ * command that needs no key never reads it); its digest fails with the
+ * model key's line. */
+static void missing_model_file_fails_its_digest_with_its_line(void **state) {
   (void)state;
-  expect_error("[workload a]\noperator = MatMul\nshape = 4\n\nmodel = no-such-model.onnx\n", 5,
-               "no-such-model.onnx");
+  expect_digest_error("[workload a]\noperator = MatMul\nshape = 4\n\nmodel = no-such-model.onnx\n",
+                      5, "no-such-model.onnx");
 }
 
 /* A model must be a regular file: hashing a device or a FIFO would never end
  * (or, for a FIFO, never start). */
-static void non_regular_model_file_is_an_error(void **state) {
+static void non_regular_model_file_fails_its_digest(void **state) {
   char fifo[PATH_MAX + 16], text[PATH_MAX + 128];
   (void)state;
-  expect_error("[workload a]\noperator = MatMul\nshape = 4\nmodel = /dev/zero\n", 4,
-               "/dev/zero: is not a regular file");
+  expect_digest_error("[workload a]\noperator = MatMul\nshape = 4\nmodel = /dev/zero\n", 4,
+                      "/dev/zero: is not a regular file");
   snprintf(fifo, sizeof fifo, "%s/model.fifo", tmpdir);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   snprintf(text, sizeof text, "[workload a]\noperator = MatMul\nshape = 4\nmodel = %s\n", fifo);
-  expect_error(text, 4, "is not a regular file");
+  expect_digest_error(text, 4, "is not a regular file");
   unlink(fifo);
+}
+
+/* Digests are computed on first use and cached: a model file changed after
+ * the first use does not change the digest of this configuration. */
+static void digest_is_computed_once_on_demand(void **state) {
+  calhost_config cfg;
+  char err[512];
+  const char *d1, *d2;
+  (void)state;
+  write_file("lazy.model", "abc");
+  load_ok("[workload a]\noperator = MatMul\nshape = 4\nmodel = lazy.model\n", &cfg);
+  assert_null(cfg.workloads[0].model_digest);
+  d1 = calhost_config_workload_digest(&cfg.workloads[0], err, sizeof err);
+  assert_non_null(d1);
+  assert_string_equal(d1, SHA256_ABC);
+  write_file("lazy.model", "");
+  d2 = calhost_config_workload_digest(&cfg.workloads[0], err, sizeof err);
+  assert_ptr_equal(d1, d2);
+  assert_string_equal(d2, SHA256_ABC);
+  calhost_config_free(&cfg);
 }
 
 static void syntax_errors_and_stray_keys_name_their_line(void **state) {
@@ -382,6 +548,7 @@ static void visit_walks_every_key_with_its_origin(void **state) {
   visit_log log = {0};
   (void)state;
   load_ok("[calibration]\n\nrigor = quick\n[workload w]\noperator = Add\nshape = 8\n", &cfg);
+  assert_int_equal(calhost_config_digest_all(&cfg, NULL, 0), 0);
   assert_int_equal(calhost_config_visit(&cfg, record_visit, &log), 0);
   assert_int_equal(log.rigor_line, 3);
   assert_true(log.budget_default);
@@ -401,6 +568,7 @@ static void model_digest_matches_sha256sum(void **state) {
   load_ok("[workload a]\noperator = MatMul\nshape = 4\nmodel = abc.model\n"
           "[workload e]\noperator = MatMul\nshape = 4\nmodel = empty.model\n",
           &cfg);
+  assert_int_equal(calhost_config_digest_all(&cfg, err, sizeof err), 0);
   assert_string_equal(cfg.workloads[0].model_digest, SHA256_ABC);
   assert_string_equal(cfg.workloads[1].model_digest, SHA256_EMPTY);
   calhost_config_free(&cfg);
@@ -423,7 +591,8 @@ static void workload_without_model_digests_its_canonical_description(void **stat
   n = calhost_config_workload_canonical(&cfg.workloads[0], canon, sizeof canon);
   assert_string_equal(canon, "operator=MatMul;dtype=float32;shape=256,256,256;alpha=2;zeta=1;");
   assert_int_equal(n, strlen(canon));
-  assert_string_equal(cfg.workloads[0].model_digest, SHA256_CANON_SORTED);
+  assert_string_equal(calhost_config_workload_digest(&cfg.workloads[0], NULL, 0),
+                      SHA256_CANON_SORTED);
   /* truncation is reported like snprintf */
   assert_int_equal(calhost_config_workload_canonical(&cfg.workloads[0], canon, 8), n);
   assert_int_equal(strlen(canon), 7);
@@ -437,6 +606,7 @@ static void equal_workloads_under_other_names_share_a_digest(void **state) {
           "[workload b]\nshape = 8,8,8\noperator = MatMul\n"
           "[workload c]\noperator = MatMul\nshape = 8,8,9\n",
           &cfg);
+  assert_int_equal(calhost_config_digest_all(&cfg, NULL, 0), 0);
   assert_string_equal(cfg.workloads[0].model_digest, cfg.workloads[1].model_digest);
   assert_string_not_equal(cfg.workloads[0].model_digest, cfg.workloads[2].model_digest);
   calhost_config_free(&cfg);
@@ -577,7 +747,7 @@ static void shipped_configs_load_cleanly(void **state) {
   for (size_t i = 0; i < cfg.workload_count; i++) {
     assert_string_equal(cfg.workloads[i].operator_name, "MatMul");
     assert_int_equal(cfg.workloads[i].shape_rank, 3);
-    assert_int_equal(strlen(cfg.workloads[i].model_digest), 71);
+    assert_int_equal(strlen(calhost_config_workload_digest(&cfg.workloads[i], NULL, 0)), 71);
   }
   calhost_config_free(&cfg);
 
@@ -594,7 +764,8 @@ static void shipped_configs_load_cleanly(void **state) {
     for (size_t i = 0; i < def.workload_count; i++) {
       const calhost_config_workload *w = calhost_config_workload_named(&cfg, def.workloads[i].name);
       assert_non_null(w);
-      assert_string_equal(w->model_digest, def.workloads[i].model_digest);
+      assert_string_equal(calhost_config_workload_digest(w, NULL, 0),
+                          calhost_config_workload_digest(&def.workloads[i], NULL, 0));
     }
     calhost_config_free(&def);
   }
@@ -609,14 +780,19 @@ int main(void) {
       cmocka_unit_test(every_boolean_spelling_is_accepted),
       cmocka_unit_test(bad_number_is_an_error),
       cmocka_unit_test(durations_take_units),
+      cmocka_unit_test(numbers_are_decimal_and_lists_have_no_empty_items),
+      cmocka_unit_test(thread_lists_parse_with_one_set_of_limits),
+      cmocka_unit_test(durations_are_decimal_with_a_unit),
+      cmocka_unit_test(counts_shapes_and_booleans_parse_strictly),
       cmocka_unit_test(bad_shape_is_an_error),
       cmocka_unit_test(bad_cpu_list_is_an_error),
       cmocka_unit_test(bad_rigor_is_an_error),
       cmocka_unit_test(duplicate_key_is_an_error),
       cmocka_unit_test(duplicate_section_is_an_error),
       cmocka_unit_test(workload_needs_operator_and_shape),
-      cmocka_unit_test(missing_model_file_is_an_error),
-      cmocka_unit_test(non_regular_model_file_is_an_error),
+      cmocka_unit_test(missing_model_file_fails_its_digest_with_its_line),
+      cmocka_unit_test(non_regular_model_file_fails_its_digest),
+      cmocka_unit_test(digest_is_computed_once_on_demand),
       cmocka_unit_test(syntax_errors_and_stray_keys_name_their_line),
       cmocka_unit_test(overlong_line_is_an_error_not_a_split),
       cmocka_unit_test(enabled_and_disabled_conflict),

@@ -2,7 +2,9 @@
  * test_config_cli.c: `calhost config check` and `calhost config show`, run
  * as the built program ($CALHOST_BUILD_DIR/bin/calhost): exit statuses,
  * "ok: FILE", errors with FILE:LINE, and the origins `show` prints (text
- * and --json).
+ * and --json); and how every command uses the configuration: one rule for
+ * which file is read (--store does not skip ./calhost.ini), loaded once,
+ * model files hashed only for a key, flags parsed like the config's values.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,17 +54,19 @@ static const char *write_file(const char *name, const char *text) {
   return path;
 }
 
-/* Runs calhost with args (a shell fragment) in tmpdir, stdout and stderr
- * into output; returns the exit status. */
-static int run(const char *args) {
-  char cmd[PATH_MAX * 5];
+/* Runs calhost with args (a shell fragment) in tmpdir/sub, stdout and
+ * stderr into output; returns the exit status. */
+static int run_in(const char *sub, const char *args) {
+  char cmd[PATH_MAX * 6];
   FILE *p;
   size_t n;
   int st;
-  if (strlen(args) > PATH_MAX)
+  if (strlen(args) > PATH_MAX || strlen(sub) > 64)
     fail_msg("arguments too long");
-  snprintf(cmd, sizeof cmd, "cd '%s' && HOME='%s' XDG_CONFIG_HOME='%s/xdg' '%s' %s 2>&1", tmpdir,
-           tmpdir, tmpdir, calhost, args);
+  snprintf(
+      cmd, sizeof cmd,
+      "cd '%s/%s' && HOME='%s' XDG_CONFIG_HOME='%s/xdg' XDG_CACHE_HOME='%s/cache' '%s' %s 2>&1",
+      tmpdir, sub, tmpdir, tmpdir, tmpdir, calhost, args);
   p = popen(cmd, "r");
   assert_non_null(p);
   n = fread(output, 1, sizeof output - 1, p);
@@ -70,6 +75,24 @@ static int run(const char *args) {
   assert_true(WIFEXITED(st));
   return WEXITSTATUS(st);
 }
+
+static int run(const char *args) {
+  return run_in("", args);
+}
+
+/* How many times needle occurs in output. */
+static int count(const char *needle) {
+  int k = 0;
+  for (const char *p = strstr(output, needle); p; p = strstr(p + 1, needle))
+    k++;
+  return k;
+}
+
+static const char fleet_store[] =
+    "onnx_light_calibration_profiles 1\n"
+    "profile exact calibrated\nbackend \"b\"\noperator \"MatMul\"\nimplementation \"1\"\n"
+    "model_digest \"sha256:00\"\nprocessor \"cpu\"\nthread_count 4\n"
+    "measurement \"median_latency\" 2.5 \"us\"\npolicy \"tile=8\"\nend\n";
 
 static void check_accepts_a_good_file(void **state) {
   char want[PATH_MAX + 8];
@@ -153,6 +176,88 @@ static void shipped_configs_pass_check(void **state) {
   assert_int_equal(run(args), 0);
 }
 
+/* Issue 9 item 12: --store replaces only the store's path; the implicit
+ * ./calhost.ini is still read, so its persistence_enabled = false holds. */
+static void store_flag_keeps_the_implicit_config(void **state) {
+  char sub[PATH_MAX + 16], store[PATH_MAX + 32];
+  (void)state;
+  snprintf(sub, sizeof sub, "%s/persist", tmpdir);
+  assert_int_equal(mkdir(sub, 0700), 0);
+  write_file("persist/calhost.ini", "[store]\npersistence_enabled = false\n");
+  write_file("persist/fleet.txt", fleet_store);
+  snprintf(store, sizeof store, "%s/s.txt", sub);
+  assert_int_equal(run_in("persist", "--store s.txt import fleet.txt"), 0);
+  if (access(store, F_OK) == 0)
+    fail_msg("--store wrote %s although ./calhost.ini disables persistence", store);
+  /* the same rule with --config given too, and without --store */
+  assert_int_equal(run_in("persist", "--config calhost.ini --store s.txt import fleet.txt"), 0);
+  assert_int_equal(access(store, F_OK), -1);
+  /* and a config that persists does write the --store path */
+  write_file("persist/calhost.ini", "[store]\npersistence_enabled = true\n");
+  assert_int_equal(run_in("persist", "--store s.txt import fleet.txt"), 0);
+  assert_int_equal(access(store, F_OK), 0);
+}
+
+/* Issue 10 §4: a command that builds no key reads no model file, so a
+ * configuration whose model file is missing still serves `list`; `config
+ * check` and `lookup --workload` (which need the digest) report it with the
+ * model key's line. */
+static void model_files_are_hashed_only_when_a_key_is_needed(void **state) {
+  (void)state;
+  write_file("model.ini", "[workload w]\noperator = MatMul\nshape = 8,8,8\n"
+                          "model = absent.onnx\n");
+  write_file("fleet.txt", fleet_store);
+  assert_int_equal(run("--config model.ini --store s.txt list"), 0);
+  assert_null(strstr(output, "absent.onnx"));
+  assert_int_equal(run("config check model.ini"), 1);
+  assert_non_null(strstr(output, "model.ini:4: model file of [workload w]: "));
+  assert_non_null(strstr(output, "absent.onnx"));
+  assert_int_equal(run("--config model.ini --store s.txt lookup --workload w"), 2);
+  assert_non_null(strstr(output, "model.ini:4: model file of [workload w]: "));
+  write_file("absent.onnx", "abc");
+  assert_int_equal(run("--config model.ini config show"), 0);
+  assert_non_null(strstr(output, "model_digest = sha256:ba7816bf8f01cfea414140de5dae2223b00361a3"));
+}
+
+/* Issue 10 §4: one command loads the configuration once (--verbose names
+ * each load); `lookup --workload` loaded it twice. */
+static void a_command_loads_the_configuration_once(void **state) {
+  (void)state;
+  write_file("once.ini", "[workload w]\noperator = MatMul\nshape = 8,8,8\n");
+  run("--verbose --config once.ini --store s.txt lookup --workload w --plugin no_such_plugin");
+  assert_non_null(strstr(output, "no_such_plugin"));
+  assert_int_equal(count("calhost: configuration: once.ini"), 1);
+  assert_int_equal(run("--verbose --config once.ini --store s.txt list"), 0);
+  assert_int_equal(count("calhost: configuration: once.ini"), 1);
+}
+
+/* Issue 9 item 16: the command line parses thread lists, durations and
+ * counts as calhost.ini does (values.h), with the same limits. */
+static void flags_parse_like_the_config(void **state) {
+  (void)state;
+  write_file("flags.ini", "[workload w]\noperator = MatMul\nshape = 8,8,8\n");
+  assert_int_equal(run("--config flags.ini calibrate --threads 1,1"), 2);
+  assert_non_null(strstr(output, "bad --threads '1,1': '1' is listed twice"));
+  assert_int_equal(run("--config flags.ini calibrate --threads 1,,2"), 2);
+  assert_non_null(strstr(output, "empty item"));
+  assert_int_equal(run("--config flags.ini calibrate --threads 4097"), 2);
+  assert_non_null(strstr(output, "bad --threads"));
+  assert_int_equal(run("--config flags.ini calibrate --time-budget 0x10"), 2);
+  assert_non_null(strstr(output, "bad --time-budget '0x10'"));
+  assert_int_equal(run("--config flags.ini calibrate --time-budget inf"), 2);
+  assert_non_null(strstr(output, "bad --time-budget"));
+  assert_int_equal(run("--config flags.ini calibrate --timeout 0"), 2);
+  assert_non_null(strstr(output, "bad --timeout"));
+  assert_int_equal(run("--config flags.ini calibrate --repetitions 1e3"), 2);
+  assert_non_null(strstr(output, "bad --repetitions"));
+  assert_int_equal(run("--config flags.ini --store s.txt lookup --workload w --threads 0"), 2);
+  assert_non_null(strstr(output, "bad --threads '0'"));
+  assert_int_equal(run("plugin check --shape 4,,4 /dev/null"), 2);
+  assert_non_null(strstr(output, "bad --shape"));
+  assert_int_equal(run("plugin check --timeout 0x10 /dev/null"), 2);
+  assert_non_null(strstr(output, "bad --timeout"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(check_accepts_a_good_file),
@@ -161,6 +266,10 @@ int main(void) {
       cmocka_unit_test(show_prints_every_key_with_its_origin),
       cmocka_unit_test(show_uses_the_default_search),
       cmocka_unit_test(shipped_configs_pass_check),
+      cmocka_unit_test(store_flag_keeps_the_implicit_config),
+      cmocka_unit_test(model_files_are_hashed_only_when_a_key_is_needed),
+      cmocka_unit_test(a_command_loads_the_configuration_once),
+      cmocka_unit_test(flags_parse_like_the_config),
   };
   return cmocka_run_group_tests_name("config_cli", tests, setup, teardown);
 }

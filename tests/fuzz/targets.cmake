@@ -23,7 +23,7 @@ macro(_calhost_fuzz_declare name)
 endmacro()
 
 _calhost_fuzz_declare(store_parse calstore_static)
-_calhost_fuzz_declare(config calhost_config)
+_calhost_fuzz_declare(config calhost_config_core)
 _calhost_fuzz_declare(policy_validators calhost::plugin_sdk)
 if(EXISTS "${CALHOST_FUZZ_DIR}/fuzz_cli_args.c")
   _calhost_fuzz_declare(cli_args calstore_static)
@@ -36,7 +36,7 @@ function(calhost_fuzz_setup target name)
   if(name STREQUAL "store_parse")
     target_link_libraries(${target} PRIVATE calstore_static m)
   elseif(name STREQUAL "config")
-    target_link_libraries(${target} PRIVATE calhost_config)
+    target_link_libraries(${target} PRIVATE calhost_config_core) # the parser alone: no OpenSSL
   elseif(name STREQUAL "policy_validators")
     target_link_libraries(${target} PRIVATE calhost::plugin_sdk ${CMAKE_DL_LIBS})
     # The validators come from the shipped plugins: build them first.

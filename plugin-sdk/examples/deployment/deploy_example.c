@@ -18,6 +18,7 @@
 #include "calhost/calstore.h"
 #include "calhost/plugin.h"
 #include "config/config.h"
+#include "config/digest.h"
 #include "loader/loader.h"
 #include "processor/processor.h"
 
@@ -94,7 +95,13 @@ int main(int argc, char **argv) {
     goto out;
   }
 
-  /* 4. The keys, from the backend's key-builder. */
+  /* 4. The keys, from the backend's key-builder (the model digest is
+   * hashed here, on first use). */
+  const char *digest = calhost_config_workload_digest(w, err, sizeof err);
+  if (!digest) {
+    fprintf(stderr, "%s\n", err);
+    goto out;
+  }
   calhost_workload wl = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof wl},
                          w->name,
                          w->operator_name,
@@ -103,7 +110,7 @@ int main(int argc, char **argv) {
                          w->shape_rank,
                          w->properties,
                          w->property_count,
-                         w->model_digest};
+                         digest};
   calhost_target tg = {{CALHOST_STRUCT_TARGET, 1, sizeof tg},
                        targets.processor.description,
                        targets.items[0].thread_count,

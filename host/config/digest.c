@@ -1,0 +1,193 @@
+/*
+ * digest.c: SHA-256 (OpenSSL libcrypto) of bytes and of model files, the
+ * canonical description of a workload, and the lazy, cached model digest
+ * of each workload (see digest.h). The INI parser (config.c) never calls
+ * into this file.
+ */
+#define _GNU_SOURCE
+#include "digest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+static void hex_digest(const unsigned char *md, unsigned len, char out[CALHOST_DIGEST_CAPACITY]) {
+  static const char hex[] = "0123456789abcdef";
+  memcpy(out, "sha256:", 7);
+  for (unsigned i = 0; i < len && i < 32; i++) {
+    out[7 + 2 * i] = hex[md[i] >> 4];
+    out[8 + 2 * i] = hex[md[i] & 15];
+  }
+  out[7 + 64] = '\0';
+}
+
+int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (EVP_Digest(data, length, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
+    return -1;
+  hex_digest(md, len, out);
+  return 0;
+}
+
+int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
+                        size_t err_capacity) {
+  unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
+  unsigned len = 0;
+  size_t n;
+  int rc = -1;
+  struct stat st = {0};
+  FILE *f = NULL;
+  EVP_MD_CTX *ctx;
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer. Only a regular
+   * file is a model: a device (/dev/zero) or a FIFO would never end. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: %s", path,
+               S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  f = fdopen(fd, "rb");
+  if (!f) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  ctx = EVP_MD_CTX_new();
+  if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1) {
+    int ok = 1;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+      if (EVP_DigestUpdate(ctx, buf, n) != 1)
+        ok = 0;
+    if (ferror(f)) {
+      if (err && err_capacity)
+        snprintf(err, err_capacity, "%s: read error: %s", path, strerror(errno));
+    } else if (ok && EVP_DigestFinal_ex(ctx, md, &len) == 1 && len == 32) {
+      hex_digest(md, len, out);
+      rc = 0;
+    } else if (err && err_capacity) {
+      snprintf(err, err_capacity, "%s: SHA-256 failed", path);
+    }
+  } else if (err && err_capacity) {
+    snprintf(err, err_capacity, "%s: SHA-256 unavailable", path);
+  }
+  EVP_MD_CTX_free(ctx);
+  fclose(f);
+  return rc;
+}
+
+static int cmp_prop(const void *a, const void *b) {
+  return strcmp(((const calhost_property *)a)->name, ((const calhost_property *)b)->name);
+}
+
+static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  int k;
+  va_start(ap, fmt);
+  if (buf && *len < capacity)
+    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
+  else
+    k = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *len += (size_t)k;
+}
+
+size_t calhost_config_workload_canonical(const calhost_config_workload *w, char *buf,
+                                         size_t capacity) {
+  size_t len = 0;
+  calhost_property *sorted = NULL;
+  if (buf && capacity)
+    buf[0] = '\0';
+  append(buf, capacity, &len,
+         "operator=%s;dtype=%s;shape=", w->operator_name ? w->operator_name : "",
+         w->dtype ? w->dtype : "");
+  for (size_t i = 0; i < w->shape_rank; i++)
+    append(buf, capacity, &len, "%s%lld", i ? "," : "", (long long)w->shape[i]);
+  append(buf, capacity, &len, ";");
+  if (w->property_count) {
+    sorted = malloc(w->property_count * sizeof *sorted);
+    if (sorted) {
+      memcpy(sorted, w->properties, w->property_count * sizeof *sorted);
+      qsort(sorted, w->property_count, sizeof *sorted, cmp_prop);
+      for (size_t i = 0; i < w->property_count; i++)
+        append(buf, capacity, &len, "%s=%s;", sorted[i].name, sorted[i].value);
+      free(sorted);
+    }
+  }
+  return len;
+}
+
+const char *calhost_config_workload_digest(const calhost_config_workload *w, char *err,
+                                           size_t err_capacity) {
+  char digest[CALHOST_DIGEST_CAPACITY], why[700];
+  char *copy;
+  if (err && err_capacity)
+    err[0] = '\0';
+  if (!w)
+    return NULL;
+  if (w->model_digest)
+    return w->model_digest;
+  if (w->model_file) {
+    if (calhost_digest_file(w->model_file, digest, why, sizeof why) != 0) {
+      if (err && err_capacity)
+        snprintf(err, err_capacity, "%s:%u: model file of [workload %s]: %s",
+                 w->model_origin.file ? w->model_origin.file : "<config>", w->model_origin.line,
+                 w->name, why);
+      return NULL;
+    }
+  } else {
+    size_t n = calhost_config_workload_canonical(w, NULL, 0);
+    char *text = malloc(n + 1);
+    int rc;
+    if (!text) {
+      if (err && err_capacity)
+        snprintf(err, err_capacity, "[workload %s]: out of memory", w->name);
+      return NULL;
+    }
+    calhost_config_workload_canonical(w, text, n + 1);
+    rc = calhost_digest_bytes(text, n, digest);
+    free(text);
+    if (rc != 0) {
+      if (err && err_capacity)
+        snprintf(err, err_capacity, "[workload %s]: SHA-256 failed", w->name);
+      return NULL;
+    }
+  }
+  copy = strdup(digest);
+  if (!copy) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "[workload %s]: out of memory", w->name);
+    return NULL;
+  }
+  /* The cache: the workload lives in memory the configuration malloc'd, so
+   * it may be written through a pointer to it; its value is logically part
+   * of the workload (a pure function of its fields and model file). */
+  ((calhost_config_workload *)w)->model_digest = copy;
+  return copy;
+}
+
+int calhost_config_digest_all(const calhost_config *cfg, char *err, size_t err_capacity) {
+  for (size_t i = 0; cfg && i < cfg->workload_count; i++)
+    if (!calhost_config_workload_digest(&cfg->workloads[i], err, err_capacity))
+      return -1;
+  return 0;
+}

@@ -1,0 +1,274 @@
+/*
+ * values.c: the value parsers shared by calhost.ini and the command line
+ * (see values.h): one scanner for decimal digits, one for list items, and
+ * the limits of each kind of value.
+ */
+#define _GNU_SOURCE
+#include "values.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define THREADS_EXPECTED "expected 1 to 4096 or 'max'"
+#define THREAD_LIST_EXPECTED                                                                       \
+  "expected thread counts from 1 to 4096 or 'max', comma-separated, e.g. 1,2,max"
+#define SHAPE_EXPECTED                                                                             \
+  "expected 1 to 8 positive decimal integers, comma-separated, e.g. 256,256,256"
+#define DURATION_EXPECTED                                                                          \
+  "a decimal number of seconds with an optional unit s, m or h, e.g. 20, 20s, 1.5m, 1h; at most "  \
+  "10000000 s"
+
+static int fail(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  if (why && cap) {
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static int is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+static int is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/* Trims blanks from [*b, *e). */
+static void trim(const char **b, const char **e) {
+  while (*b < *e && is_blank(**b))
+    (*b)++;
+  while (*e > *b && is_blank((*e)[-1]))
+    (*e)--;
+}
+
+/* The span [b, e) as a quoted string for messages (at most 40 bytes). */
+static const char *shown(const char *b, const char *e, char buf[48]) {
+  size_t n = (size_t)(e - b);
+  if (n > 40)
+    n = 40;
+  memcpy(buf, b, n);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* Decimal digits spanning exactly [b, e) into *out; -1 when not all digits
+ * or on overflow. */
+static int digits(const char *b, const char *e, unsigned long long *out) {
+  unsigned long long x = 0;
+  if (b == e)
+    return -1;
+  for (; b < e; b++) {
+    unsigned d;
+    if (!is_digit(*b))
+      return -1;
+    d = (unsigned)(*b - '0');
+    if (x > (~0ULL - d) / 10)
+      return -1;
+    x = x * 10 + d;
+  }
+  *out = x;
+  return 0;
+}
+
+int calhost_value_bool(const char *text, int *out, char *why, size_t why_capacity) {
+  static const char *yes[] = {"true", "yes", "on", "1"};
+  static const char *no[] = {"false", "no", "off", "0"};
+  const char *b = text ? text : "", *e = b + strlen(b);
+  char word[8];
+  trim(&b, &e);
+  if ((size_t)(e - b) < sizeof word) {
+    memcpy(word, b, (size_t)(e - b));
+    word[e - b] = '\0';
+    for (size_t i = 0; i < 4; i++) {
+      if (!strcasecmp(word, yes[i])) {
+        *out = 1;
+        return 0;
+      }
+      if (!strcasecmp(word, no[i])) {
+        *out = 0;
+        return 0;
+      }
+    }
+  }
+  return fail(why, why_capacity, "expected true/false, yes/no, on/off or 1/0");
+}
+
+int calhost_value_uint(const char *text, unsigned long long min, unsigned long long max,
+                       unsigned long long *out, char *why, size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b);
+  unsigned long long x;
+  trim(&b, &e);
+  if (digits(b, e, &x) != 0 || x < min || x > max)
+    return fail(why, why_capacity, "expected a decimal integer from %llu to %llu", min, max);
+  *out = x;
+  return 0;
+}
+
+int calhost_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity) {
+  unsigned long long x;
+  if (calhost_value_uint(text, 0, CALHOST_MAX_REPETITIONS, &x, NULL, 0) != 0)
+    return fail(why, why_capacity, "expected a decimal integer from 0 (the rigor's default) to %u",
+                CALHOST_MAX_REPETITIONS);
+  *out = (uint32_t)x;
+  return 0;
+}
+
+int calhost_value_duration(const char *text, int allow_zero, double *seconds, char *why,
+                           size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b), *p, *num_end;
+  char num[64];
+  double x, mult = 1;
+  trim(&b, &e);
+  /* digits [. digits] | . digits */
+  p = b;
+  while (p < e && is_digit(*p))
+    p++;
+  if (p < e && *p == '.') {
+    const char *frac = ++p;
+    while (p < e && is_digit(*p))
+      p++;
+    if (p == frac && p - 1 == b)
+      p = b; /* a lone '.' */
+  }
+  num_end = p;
+  if (num_end == b || (size_t)(num_end - b) >= sizeof num)
+    goto bad;
+  while (p < e && is_blank(*p))
+    p++;
+  if (p < e) {
+    switch (*p) {
+    case 's':
+    case 'S':
+      break;
+    case 'm':
+    case 'M':
+      mult = 60;
+      break;
+    case 'h':
+    case 'H':
+      mult = 3600;
+      break;
+    default:
+      goto bad;
+    }
+    if (++p != e)
+      goto bad;
+  }
+  memcpy(num, b, (size_t)(num_end - b));
+  num[num_end - b] = '\0';
+  errno = 0;
+  x = strtod(num, NULL) * mult; /* only digits and one '.': strtod reads it all */
+  if (errno || x > CALHOST_MAX_SECONDS)
+    goto bad;
+  if (x == 0 && !allow_zero)
+    return fail(why, why_capacity, "expected a positive duration: %s", DURATION_EXPECTED);
+  *seconds = x;
+  return 0;
+bad:
+  return fail(why, why_capacity, "expected %s%s",
+              allow_zero ? "" : "a positive duration: ", DURATION_EXPECTED);
+}
+
+/* One thread count in [b, e) (already trimmed). */
+static int thread_item(const char *b, const char *e, uint32_t *out) {
+  unsigned long long x;
+  if (e - b == 3 && !strncasecmp(b, "max", 3)) {
+    *out = 0;
+    return 0;
+  }
+  if (digits(b, e, &x) != 0 || x < 1 || x > CALHOST_MAX_THREADS)
+    return -1;
+  *out = (uint32_t)x;
+  return 0;
+}
+
+int calhost_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b);
+  char buf[48];
+  trim(&b, &e);
+  if (thread_item(b, e, out) != 0)
+    return fail(why, why_capacity, "'%s' is not a thread count (" THREADS_EXPECTED ")",
+                shown(b, e, buf));
+  return 0;
+}
+
+int calhost_value_threads(const char *text, uint32_t **out, size_t *count, char *why,
+                          size_t why_capacity) {
+  const char *s = text ? text : "", *end = s + strlen(s);
+  uint32_t *list = NULL;
+  size_t n = 0;
+  char buf[48];
+  for (;;) {
+    const char *comma = memchr(s, ',', (size_t)(end - s));
+    const char *b = s, *e = comma ? comma : end;
+    uint32_t t, *nl;
+    trim(&b, &e);
+    if (b == e) {
+      free(list);
+      if (!comma && n == 0)
+        return fail(why, why_capacity, "empty list (%s)", THREAD_LIST_EXPECTED);
+      return fail(why, why_capacity, "empty item in '%s' (%s)", shown(text, end, buf),
+                  THREAD_LIST_EXPECTED);
+    }
+    if (thread_item(b, e, &t) != 0) {
+      free(list);
+      return fail(why, why_capacity, "'%s' is not a thread count (%s)", shown(b, e, buf),
+                  THREAD_LIST_EXPECTED);
+    }
+    for (size_t i = 0; i < n; i++)
+      if (list[i] == t) {
+        free(list);
+        return fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
+      }
+    nl = realloc(list, (n + 1) * sizeof *nl);
+    if (!nl) {
+      free(list);
+      return fail(why, why_capacity, "out of memory");
+    }
+    list = nl;
+    list[n++] = t;
+    if (!comma)
+      break;
+    s = comma + 1;
+  }
+  *out = list;
+  *count = n;
+  return 0;
+}
+
+int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
+                        char *why, size_t why_capacity) {
+  const char *s = text ? text : "", *end = s + strlen(s);
+  int64_t tmp[CALHOST_MAX_SHAPE_RANK];
+  size_t n = 0;
+  char buf[48];
+  for (;;) {
+    const char *comma = memchr(s, ',', (size_t)(end - s));
+    const char *b = s, *e = comma ? comma : end;
+    unsigned long long x;
+    trim(&b, &e);
+    if (n == CALHOST_MAX_SHAPE_RANK)
+      return fail(why, why_capacity, "more than %d dimensions (%s)", CALHOST_MAX_SHAPE_RANK,
+                  SHAPE_EXPECTED);
+    if (b == e)
+      return fail(why, why_capacity, "empty dimension (%s)", SHAPE_EXPECTED);
+    if (digits(b, e, &x) != 0 || x == 0 || x > INT64_MAX)
+      return fail(why, why_capacity, "'%s' is not a dimension (%s)", shown(b, e, buf),
+                  SHAPE_EXPECTED);
+    tmp[n++] = (int64_t)x;
+    if (!comma)
+      break;
+    s = comma + 1;
+  }
+  memcpy(dims, tmp, n * sizeof *tmp);
+  *rank = n;
+  return 0;
+}

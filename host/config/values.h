@@ -1,0 +1,64 @@
+/*
+ * values.h: the one parser of the values that calhost.ini and the command
+ * line share: booleans, decimal counts, durations, thread lists, single
+ * thread counts and shapes, each with one set of limits. The configuration
+ * (config.c) and the CLI's flags (--threads, --time-budget, --timeout,
+ * --repetitions, --shape) call these functions, so a value accepted in one
+ * place is accepted in the other and refused with the same explanation.
+ *
+ * Numbers are decimal only: digits, and for durations one optional '.'
+ * followed by digits; no sign, no hexadecimal, no exponent, no "inf" or
+ * "nan". Blanks around a value and around each list item are ignored.
+ *
+ * Every parser returns 0 and writes *out, or returns -1, leaves *out
+ * unchanged and writes into why (NUL-terminated, at most why_capacity;
+ * why may be NULL) what was wrong and what is expected, e.g.
+ * "'0' is not a thread count (expected 1 to 4096 or 'max')". Callers prefix
+ * it with the place ("FILE:LINE: bad value for 'threads' ...", "calibrate:
+ * bad --threads ...").
+ */
+#ifndef CALHOST_CONFIG_VALUES_H
+#define CALHOST_CONFIG_VALUES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CALHOST_MAX_THREADS 4096         /* a thread count: 1 to this, or max */
+#define CALHOST_MAX_SHAPE_RANK 8         /* a shape: 1 to this many dimensions */
+#define CALHOST_MAX_REPETITIONS 1000000u /* repetitions: 0 (the rigor's default) to this */
+#define CALHOST_MAX_SECONDS 1e7          /* a duration: at most this many seconds */
+
+/* true/false, yes/no, on/off, 1/0 (any case) into *out (1 or 0). */
+int calhost_value_bool(const char *text, int *out, char *why, size_t why_capacity);
+
+/* A decimal integer from min to max (inclusive) into *out. */
+int calhost_value_uint(const char *text, unsigned long long min, unsigned long long max,
+                       unsigned long long *out, char *why, size_t why_capacity);
+
+/* Repetitions: 0 (the rigor's default) to CALHOST_MAX_REPETITIONS. */
+int calhost_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity);
+
+/* A duration: a decimal number with an optional unit s (the default), m or
+ * h ("20", "20s", "1.5m", "1h"), at most CALHOST_MAX_SECONDS, into *seconds.
+ * Zero is accepted only when allow_zero is nonzero. */
+int calhost_value_duration(const char *text, int allow_zero, double *seconds, char *why,
+                           size_t why_capacity);
+
+/* One thread count: 1 to CALHOST_MAX_THREADS, or "max" (any case), which is
+ * written as 0. */
+int calhost_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity);
+
+/* A comma-separated list of thread counts ("1,2,max"): at least one item,
+ * no empty item, no item twice. On success *out is a malloc'd array of
+ * *count values (0 stands for max) that the caller frees; on failure *out
+ * and *count are unchanged (-1 also on allocation failure, why "out of
+ * memory"). */
+int calhost_value_threads(const char *text, uint32_t **out, size_t *count, char *why,
+                          size_t why_capacity);
+
+/* A shape: 1 to CALHOST_MAX_SHAPE_RANK positive decimal integers (at most
+ * INT64_MAX), comma-separated ("256,256,256"), into dims[0..*rank). */
+int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
+                        char *why, size_t why_capacity);
+
+#endif /* CALHOST_CONFIG_VALUES_H */
