@@ -6,11 +6,15 @@
  * [plugin NAME] sections handed to plugins. Every value remembers the file
  * and line it came from (for `calhost config show`), and every error names
  * the file and line (unknown sections and keys, bad values, duplicates).
- * Where the file is searched for: calhost_config_find_default
- * (config_search.c). Value syntax and limits: values.h (shared with the
- * command line). Model digests: digest.h (computed on demand; loading a
- * configuration reads no model file). Internal to the host (not a public
- * header).
+ *
+ * The part's files: config.c (this value: defaults, free, queries, the
+ * walk of `config show`), parse.c (the INI reader: lines, headers,
+ * duplicates, the first error), keys.c (the sections and keys and what
+ * they accept), values.c/values.h (value syntax and limits, shared with the
+ * command line), config_search.c (where the file is searched for) and
+ * digest.c/digest.h (model digests, computed on demand: loading a
+ * configuration reads no model file and links no OpenSSL). Internal to the
+ * host (not a public header).
  */
 #ifndef CALHOST_CONFIG_H
 #define CALHOST_CONFIG_H

@@ -1,7 +1,7 @@
 /*
  * config_search.c: where calhost looks for its configuration when no
- * --config is given (calhost_config_find_default), and the walk over every
- * effective key that `calhost config show` prints (calhost_config_visit).
+ * --config is given (calhost_config_find_default), and that list of places
+ * for messages (calhost_config_search_places).
  *
  * Build-time paths come from compile definitions set in CMakeLists.txt:
  *   CALHOST_RELATIVE_CONFIG   the installed config relative to the installed
@@ -23,8 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "../processor/processor.h" /* calhost_cpulist_format */
 
 static int is_file(const char *path) {
   struct stat st;
@@ -95,8 +93,7 @@ static size_t search_places(char places[MAX_PLACES][PATH_MAX]) {
           snprintf(dir, sizeof dir, "/");
         rel += 3;
       }
-      if (snprintf(places[n], PATH_MAX, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", rel) <
-          PATH_MAX)
+      if (snprintf(places[n], PATH_MAX, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", rel) < PATH_MAX)
         n++;
     }
   }
@@ -143,165 +140,4 @@ size_t calhost_config_search_places(char *buf, size_t capacity) {
       len += (size_t)k;
   }
   return len;
-}
-
-/* ---- calhost_config_visit ------------------------------------------------ */
-
-typedef struct text {
-  char *s;
-  size_t len, cap;
-  int oom;
-} text;
-
-static void put(text *t, const char *s) {
-  size_t n = strlen(s);
-  if (t->oom)
-    return;
-  if (t->len + n + 1 > t->cap) {
-    size_t cap = (t->len + n + 1) * 2;
-    char *ns = realloc(t->s, cap);
-    if (!ns) {
-      t->oom = 1;
-      return;
-    }
-    t->s = ns;
-    t->cap = cap;
-  }
-  memcpy(t->s + t->len, s, n + 1);
-  t->len += n;
-}
-
-static int emit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
-                const char *section, const char *okey_section, const char *key, const char *value) {
-  char okey[600];
-  snprintf(okey, sizeof okey, "%s.%s", okey_section, key);
-  return fn(user, section, key, value, calhost_config_origin_of(cfg, okey));
-}
-
-static int emit_list(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
-                     const char *section, const char *key, char *const *items, size_t n,
-                     const char *sep) {
-  text t = {0};
-  int rc;
-  put(&t, "");
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      put(&t, sep);
-    put(&t, items[i]);
-  }
-  if (t.oom) {
-    free(t.s);
-    return -1;
-  }
-  rc = emit(cfg, fn, user, section, section, key, t.s);
-  free(t.s);
-  return rc;
-}
-
-int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user) {
-  char num[64];
-  int rc;
-#define EMIT(sec, key, val)                                                                        \
-  do {                                                                                             \
-    if ((rc = emit(cfg, fn, user, sec, sec, key, val)) != 0)                                       \
-      return rc;                                                                                   \
-  } while (0)
-  EMIT("store", "path", cfg->store_path);
-  EMIT("store", "persistence_enabled", cfg->persistence_enabled ? "true" : "false");
-  if ((rc = emit_list(cfg, fn, user, "plugins", "directories", cfg->plugin_dirs,
-                      cfg->plugin_dir_count, ":")) != 0)
-    return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "paths", cfg->plugin_paths, cfg->plugin_path_count,
-                      ":")) != 0)
-    return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "enabled", cfg->enabled_backends,
-                      cfg->enabled_count, ",")) != 0)
-    return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "disabled", cfg->disabled_backends,
-                      cfg->disabled_count, ",")) != 0)
-    return rc;
-  {
-    char cpus[4096];
-    if (cfg->cpus_all || cfg->cpu_count == 0)
-      snprintf(cpus, sizeof cpus, "all");
-    else
-      calhost_cpulist_format(cfg->cpus, cfg->cpu_count, cpus, sizeof cpus);
-    EMIT("calibration", "cpus", cpus);
-  }
-  {
-    text t = {0};
-    put(&t, "");
-    for (size_t i = 0; i < cfg->thread_count_count; i++) {
-      if (i)
-        put(&t, ",");
-      if (cfg->thread_counts[i] == 0) {
-        put(&t, "max");
-      } else {
-        snprintf(num, sizeof num, "%u", (unsigned)cfg->thread_counts[i]);
-        put(&t, num);
-      }
-    }
-    if (t.oom) {
-      free(t.s);
-      return -1;
-    }
-    rc = emit(cfg, fn, user, "calibration", "calibration", "threads", t.s);
-    free(t.s);
-    if (rc)
-      return rc;
-  }
-  EMIT("calibration", "rigor", calhost_rigor_name(cfg->rigor));
-  snprintf(num, sizeof num, "%g", cfg->time_budget_seconds);
-  EMIT("calibration", "time_budget", num);
-  snprintf(num, sizeof num, "%u", (unsigned)cfg->repetitions);
-  EMIT("calibration", "repetitions", num);
-  snprintf(num, sizeof num, "%g", cfg->plugin_timeout_seconds);
-  EMIT("calibration", "plugin_timeout", num);
-  EMIT("lookup", "force_portable", cfg->force_portable ? "true" : "false");
-#undef EMIT
-
-  for (size_t i = 0; i < cfg->workload_count; i++) {
-    const calhost_config_workload *w = &cfg->workloads[i];
-    char section[300], osec[300];
-    text t = {0};
-    calhost_config_origin o = w->origin;
-    snprintf(section, sizeof section, "workload %s", w->name);
-    snprintf(osec, sizeof osec, "workload.%s", w->name);
-    if ((rc = emit(cfg, fn, user, section, osec, "operator", w->operator_name)) != 0)
-      return rc;
-    if ((rc = emit(cfg, fn, user, section, osec, "dtype", w->dtype)) != 0)
-      return rc;
-    put(&t, "");
-    for (size_t d = 0; d < w->shape_rank; d++) {
-      snprintf(num, sizeof num, "%s%lld", d ? "," : "", (long long)w->shape[d]);
-      put(&t, num);
-    }
-    if (t.oom) {
-      free(t.s);
-      return -1;
-    }
-    rc = emit(cfg, fn, user, section, osec, "shape", t.s);
-    free(t.s);
-    if (rc)
-      return rc;
-    if (w->model_file && (rc = emit(cfg, fn, user, section, osec, "model", w->model_file)) != 0)
-      return rc;
-    for (size_t k = 0; k < w->property_count; k++)
-      if ((rc = emit(cfg, fn, user, section, osec, w->properties[k].name,
-                     w->properties[k].value)) != 0)
-        return rc;
-    /* Computed, not read: its origin is the section header. */
-    if ((rc = fn(user, section, "model_digest", w->model_digest, o)) != 0)
-      return rc;
-  }
-  for (size_t i = 0; i < cfg->plugin_section_count; i++) {
-    const calhost_config_plugin_section *s = &cfg->plugin_sections[i];
-    char section[300], osec[300];
-    snprintf(section, sizeof section, "plugin %s", s->name);
-    snprintf(osec, sizeof osec, "plugin.%s", s->name);
-    for (size_t k = 0; k < s->setting_count; k++)
-      if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
-        return rc;
-  }
-  return 0;
 }

@@ -1,0 +1,383 @@
+/*
+ * keys.c: the rules of calhost.ini: which sections exist, which keys each
+ * takes, what a key means in the typed calhost_config and which values it
+ * accepts (through the value parsers of values.c, shared with the command
+ * line), how paths resolve, which keys are required and which combinations
+ * are refused. The reader that feeds it lines and keys is parse.c.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../processor/processor.h" /* calhost_cpulist_parse */
+#include "parser.h"
+#include "values.h"
+
+/* Resolves a path value: "~/" against $HOME, a relative path against the
+ * config file's directory. Returns a malloc'd string or NULL. */
+static char *resolve_path(const parser *p, const char *v) {
+  char *out = NULL;
+  if (v[0] == '~' && (v[1] == '/' || v[1] == '\0')) {
+    const char *home = secure_getenv("HOME");
+    if (home && *home && asprintf(&out, "%s%s", home, v + 1) < 0)
+      out = NULL;
+    else if (!home || !*home)
+      out = strdup(v);
+    return out;
+  }
+  if (v[0] == '/' || !p->base_dir || !strcmp(p->base_dir, "."))
+    return strdup(v);
+  if (asprintf(&out, "%s/%s", p->base_dir, v) < 0)
+    return NULL;
+  return out;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+section_kind cfg_section_kind(parser *p, const char *word, const char *name) {
+  static const struct {
+    const char *word;
+    section_kind kind;
+  } plain[] = {{"store", SEC_STORE},
+               {"plugins", SEC_PLUGINS},
+               {"calibration", SEC_CALIBRATION},
+               {"lookup", SEC_LOOKUP}};
+  section_kind kind = SEC_BAD;
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    if (!strcmp(word, plain[i].word))
+      kind = plain[i].kind;
+  if (!strcmp(word, "workload"))
+    kind = SEC_WORKLOAD;
+  else if (!strcmp(word, "plugin"))
+    kind = SEC_PLUGIN;
+  if (kind == SEC_BAD) {
+    cfg_perr(p, p->line,
+             "unknown section %s (expected [store], [plugins], [calibration], [lookup], "
+             "[workload NAME] or [plugin NAME])",
+             p->section);
+    return SEC_BAD;
+  }
+  if (kind == SEC_WORKLOAD || kind == SEC_PLUGIN) {
+    if (!name[0]) {
+      cfg_perr(p, p->line, "[%s] needs a name: [%s NAME]", word, word);
+      return SEC_BAD;
+    }
+    if (!cfg_valid_name(name)) {
+      cfg_perr(p, p->line, "bad %s name '%s' (use letters, digits, '_', '.', '-')", word, name);
+      return SEC_BAD;
+    }
+  } else if (name[0]) {
+    cfg_perr(p, p->line, "[%s] takes no name (found '%s')", word, name);
+    return SEC_BAD;
+  }
+  return kind;
+}
+
+void cfg_section_open(parser *p, const char *name) {
+  calhost_config *c = p->cfg;
+  if (p->kind == SEC_WORKLOAD) {
+    calhost_config_workload *nw = realloc(c->workloads, (c->workload_count + 1) * sizeof *nw);
+    if (!nw) {
+      cfg_oom(p);
+      return;
+    }
+    c->workloads = nw;
+    memset(&nw[c->workload_count], 0, sizeof *nw);
+    nw[c->workload_count].name = strdup(name);
+    nw[c->workload_count].dtype = strdup("float32");
+    nw[c->workload_count].origin.file = c->source_path;
+    nw[c->workload_count].origin.line = p->line;
+    p->index = c->workload_count++;
+    if (!nw[p->index].name || !nw[p->index].dtype)
+      cfg_oom(p);
+  } else if (p->kind == SEC_PLUGIN) {
+    calhost_config_plugin_section *np =
+        realloc(c->plugin_sections, (c->plugin_section_count + 1) * sizeof *np);
+    if (!np) {
+      cfg_oom(p);
+      return;
+    }
+    c->plugin_sections = np;
+    memset(&np[c->plugin_section_count], 0, sizeof *np);
+    np[c->plugin_section_count].name = strdup(name);
+    np[c->plugin_section_count].origin.file = c->source_path;
+    np[c->plugin_section_count].origin.line = p->line;
+    p->index = c->plugin_section_count++;
+    if (!np[p->index].name)
+      cfg_oom(p);
+  }
+}
+
+void cfg_section_close(parser *p) {
+  if (p->kind == SEC_WORKLOAD) {
+    calhost_config_workload *w = &p->cfg->workloads[p->index];
+    if (!w->operator_name)
+      cfg_perr(p, p->section_line, "%s lacks the required key 'operator'", p->section);
+    else if (!w->shape)
+      cfg_perr(p, p->section_line, "%s lacks the required key 'shape'", p->section);
+  }
+}
+
+/* ---- keys -------------------------------------------------------------- */
+
+/* Splits a list value at any of seps, trimming items; calls add for each
+ * non-empty item. Returns 0 or the first nonzero add result. */
+static int split_list(const char *v, const char *seps, int (*add)(parser *, const char *, void *),
+                      parser *p, void *ctx) {
+  char *copy = strdup(v), *save = NULL, *tok;
+  int rc = 0;
+  if (!copy)
+    return cfg_oom(p), -1;
+  for (tok = strtok_r(copy, seps, &save); tok && !rc; tok = strtok_r(NULL, seps, &save)) {
+    char *e;
+    while (isspace((unsigned char)*tok))
+      tok++;
+    e = tok + strlen(tok);
+    while (e > tok && isspace((unsigned char)e[-1]))
+      *--e = '\0';
+    if (*tok)
+      rc = add(p, tok, ctx);
+  }
+  free(copy);
+  return rc;
+}
+
+typedef struct strv_ctx {
+  char ***v;
+  size_t *n;
+  const char *key;
+  int is_path;
+  int is_backend;
+} strv_ctx;
+
+static int add_item(parser *p, const char *item, void *vctx) {
+  strv_ctx *c = vctx;
+  if (c->is_backend && !cfg_valid_name(item)) {
+    cfg_perr(p, p->line, "%s: bad backend name '%s' in '%s'", p->section, item, c->key);
+    return -1;
+  }
+  for (size_t i = 0; c->is_backend && i < *c->n; i++)
+    if (!strcmp((*c->v)[i], item)) {
+      cfg_perr(p, p->line, "%s: backend '%s' is listed twice in '%s'", p->section, item, c->key);
+      return -1;
+    }
+  if (c->is_path) {
+    char *r = resolve_path(p, item);
+    int ok = r && cfg_strv_push(c->v, c->n, r);
+    free(r);
+    if (!ok)
+      return cfg_oom(p), -1;
+  } else if (!cfg_strv_push(c->v, c->n, item)) {
+    return cfg_oom(p), -1;
+  }
+  return 0;
+}
+
+static int set_list(parser *p, const char *key, const char *value, char ***v, size_t *n,
+                    const char *seps, int is_path, int is_backend) {
+  strv_ctx c = {v, n, key, is_path, is_backend};
+  cfg_strv_free(v, n);
+  return split_list(value, seps, add_item, p, &c) == 0;
+}
+
+static int parse_threads(parser *p, const char *value) {
+  calhost_config *c = p->cfg;
+  uint32_t *list;
+  size_t n;
+  char why[300];
+  if (calhost_value_threads(value, &list, &n, why, sizeof why) != 0)
+    return !strcmp(why, "out of memory")
+               ? cfg_oom(p)
+               : cfg_perr(p, p->line, "bad value for 'threads' in %s: %s", p->section, why);
+  free(c->thread_counts);
+  c->thread_counts = list;
+  c->thread_count_count = n;
+  return 1;
+}
+
+static int parse_shape(parser *p, calhost_config_workload *w, const char *value) {
+  int64_t dims[CALHOST_MAX_SHAPE_RANK];
+  size_t rank;
+  char why[300];
+  if (calhost_value_shape(value, dims, &rank, why, sizeof why) != 0)
+    return cfg_perr(p, p->line, "bad value for 'shape' in %s: '%s': %s", p->section, value, why);
+  free(w->shape);
+  w->shape = malloc(rank * sizeof *w->shape);
+  if (!w->shape)
+    return cfg_oom(p);
+  memcpy(w->shape, dims, rank * sizeof *dims);
+  w->shape_rank = rank;
+  return 1;
+}
+
+static int bad_value(parser *p, const char *key, const char *value, const char *expected) {
+  return cfg_perr(p, p->line, "bad value for '%s' in %s: '%s' (expected %s)", key, p->section,
+                  value, expected);
+}
+
+/* A value refused by a values.h parser: its explanation follows. */
+static int refused(parser *p, const char *key, const char *value, const char *why) {
+  return cfg_perr(p, p->line, "bad value for '%s' in %s: '%s' (%s)", key, p->section, value, why);
+}
+
+static int unknown_key(parser *p, const char *key, const char *known) {
+  return cfg_perr(p, p->line, "unknown key '%s' in %s (known keys: %s)", key, p->section, known);
+}
+
+static int set_string(parser *p, char **dst, const char *value) {
+  char *s = strdup(value);
+  if (!s)
+    return cfg_oom(p);
+  free(*dst);
+  *dst = s;
+  return 1;
+}
+
+int cfg_key(parser *p, const char *name, const char *value) {
+  calhost_config *c = p->cfg;
+  char why[300];
+  switch (p->kind) {
+  case SEC_STORE:
+    if (!strcmp(name, "path")) {
+      char *r;
+      if (!*value)
+        return bad_value(p, name, value, "a file path");
+      r = resolve_path(p, value);
+      if (!r)
+        return cfg_oom(p);
+      free(c->store_path);
+      c->store_path = r;
+      return 1;
+    }
+    if (!strcmp(name, "persistence_enabled"))
+      return calhost_value_bool(value, &c->persistence_enabled, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    return unknown_key(p, name, "path, persistence_enabled");
+  case SEC_PLUGINS:
+    if (!strcmp(name, "directories"))
+      return set_list(p, name, value, &c->plugin_dirs, &c->plugin_dir_count, ":,", 1, 0);
+    if (!strcmp(name, "paths"))
+      return set_list(p, name, value, &c->plugin_paths, &c->plugin_path_count, ":,", 1, 0);
+    if (!strcmp(name, "enabled"))
+      return set_list(p, name, value, &c->enabled_backends, &c->enabled_count, ",", 0, 1);
+    if (!strcmp(name, "disabled"))
+      return set_list(p, name, value, &c->disabled_backends, &c->disabled_count, ",", 0, 1);
+    return unknown_key(p, name, "directories, paths, enabled, disabled");
+  case SEC_CALIBRATION:
+    if (!strcmp(name, "cpus")) {
+      int *cpus = NULL, all = 0;
+      size_t n = 0;
+      if (calhost_cpulist_parse(value, &cpus, &n, &all, why, sizeof why) != 0)
+        return cfg_perr(p, p->line, "bad value for 'cpus' in %s: %s", p->section, why);
+      free(c->cpus);
+      c->cpus = cpus;
+      c->cpu_count = n;
+      c->cpus_all = all;
+      return 1;
+    }
+    if (!strcmp(name, "threads"))
+      return parse_threads(p, value);
+    if (!strcmp(name, "rigor")) {
+      if (!strcmp(value, "quick"))
+        c->rigor = CALHOST_RIGOR_QUICK;
+      else if (!strcmp(value, "measure"))
+        c->rigor = CALHOST_RIGOR_MEASURE;
+      else if (!strcmp(value, "exhaustive"))
+        c->rigor = CALHOST_RIGOR_EXHAUSTIVE;
+      else
+        return bad_value(p, name, value, "quick, measure or exhaustive");
+      return 1;
+    }
+    if (!strcmp(name, "time_budget"))
+      return calhost_value_duration(value, 1, &c->time_budget_seconds, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    if (!strcmp(name, "plugin_timeout"))
+      return calhost_value_duration(value, 0, &c->plugin_timeout_seconds, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    if (!strcmp(name, "repetitions"))
+      return calhost_value_repetitions(value, &c->repetitions, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    return unknown_key(p, name, "cpus, threads, rigor, time_budget, repetitions, plugin_timeout");
+  case SEC_LOOKUP:
+    if (!strcmp(name, "force_portable"))
+      return calhost_value_bool(value, &c->force_portable, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    return unknown_key(p, name, "force_portable");
+  case SEC_WORKLOAD: {
+    calhost_config_workload *w = &c->workloads[p->index];
+    if (!strcmp(name, "operator"))
+      return cfg_valid_name(value) ? set_string(p, &w->operator_name, value)
+                                   : bad_value(p, name, value, "an operator name such as MatMul");
+    if (!strcmp(name, "dtype"))
+      return cfg_valid_name(value) ? set_string(p, &w->dtype, value)
+                                   : bad_value(p, name, value, "a type name such as float32");
+    if (!strcmp(name, "shape"))
+      return parse_shape(p, w, value);
+    if (!strcmp(name, "model")) {
+      char *r;
+      if (!*value)
+        return bad_value(p, name, value, "a file path");
+      r = resolve_path(p, value);
+      if (!r)
+        return cfg_oom(p);
+      free(w->model_file);
+      w->model_file = r;
+      w->model_origin.file = c->source_path;
+      w->model_origin.line = p->line;
+      return 1;
+    }
+    if (!cfg_valid_name(name))
+      return cfg_perr(p, p->line,
+                      "bad property name '%s' in %s (use letters, digits, '_', '.', '-')", name,
+                      p->section);
+    if (!strcmp(name, "model_digest") || !strcmp(name, "name"))
+      return cfg_perr(p, p->line, "'%s' is reserved and cannot be set in %s", name, p->section);
+    if (!*value || strpbrk(value, ";\"\\"))
+      return cfg_perr(p, p->line,
+                      "bad value for property '%s' in %s: '%s' (non-empty, without ';', '\"' or "
+                      "'\\')",
+                      name, p->section, value);
+    for (const char *q = value; *q; q++)
+      if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f)
+        return cfg_perr(p, p->line, "bad value for property '%s' in %s: control character", name,
+                        p->section);
+    return cfg_props_push(&w->properties, &w->property_count, name, value) == 0 ? 1 : cfg_oom(p);
+  }
+  case SEC_PLUGIN: {
+    calhost_config_plugin_section *s = &c->plugin_sections[p->index];
+    if (!cfg_valid_name(name))
+      return cfg_perr(p, p->line,
+                      "bad setting name '%s' in %s (use letters, digits, '_', '.', '-')", name,
+                      p->section);
+    return cfg_props_push(&s->settings, &s->setting_count, name, value) == 0 ? 1 : cfg_oom(p);
+  }
+  case SEC_NONE:
+    return cfg_perr(p, p->line,
+                    "key '%s' outside any section (put it under [store], [plugins], "
+                    "[calibration], [lookup], [workload NAME] or [plugin NAME])",
+                    name);
+  case SEC_BAD:
+    return 1; /* the header's error was already reported */
+  }
+  return 1;
+}
+
+int cfg_finish(parser *p) {
+  calhost_config *c = p->cfg;
+  for (size_t i = 0; i < c->enabled_count; i++)
+    for (size_t j = 0; j < c->disabled_count; j++)
+      if (!strcmp(c->enabled_backends[i], c->disabled_backends[j])) {
+        calhost_config_origin o = calhost_config_origin_of(c, "plugins.disabled");
+        cfg_perr(p, o.line, "backend '%s' is both enabled and disabled in [plugins]",
+                 c->disabled_backends[j]);
+        return -1;
+      }
+  return 0;
+}

@@ -1,0 +1,346 @@
+/*
+ * parse.c: reads calhost.ini with inih (calhost_config_load,
+ * calhost_config_load_string): lines, section headers, duplicate sections
+ * and keys, and the first error as "FILE:LINE: message". What each section
+ * and key means is keys.c's.
+ *
+ * inih drives the parse through ini_parse_stream with our own line reader.
+ * The reader counts lines (Debian's libinih is built without line numbers
+ * in the handler), sees every section header (inih does not report empty
+ * sections, and we must catch repeated ones), strips leading whitespace (so
+ * that indented keys are never taken for inih's multi-line continuations)
+ * and refuses lines longer than inih's line buffer instead of letting inih
+ * split them. The first error wins and is reported as "FILE:LINE: message".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "parser.h"
+
+int cfg_perr(parser *p, unsigned line, const char *fmt, ...) {
+  va_list ap;
+  if (p->has_error)
+    return 0;
+  p->has_error = 1;
+  p->err_line = line;
+  p->err_detect = p->line;
+  va_start(ap, fmt);
+  vsnprintf(p->err, sizeof p->err, fmt, ap);
+  va_end(ap);
+  return 0; /* inih: this line failed */
+}
+
+int cfg_oom(parser *p) {
+  p->out_of_memory = 1;
+  return cfg_perr(p, p->line, "out of memory");
+}
+
+static void seen_free(seen_entry **v, size_t *n) {
+  for (size_t i = 0; i < *n; i++)
+    free((*v)[i].name);
+  free(*v);
+  *v = NULL;
+  *n = 0;
+}
+
+static int seen_push(seen_entry **v, size_t *n, const char *name, unsigned line) {
+  seen_entry *nv = realloc(*v, (*n + 1) * sizeof **v);
+  if (!nv)
+    return -1;
+  *v = nv;
+  nv[*n].name = strdup(name);
+  if (!nv[*n].name)
+    return -1;
+  nv[*n].line = line;
+  (*n)++;
+  return 0;
+}
+
+static const seen_entry *seen_find(const seen_entry *v, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(v[i].name, name))
+      return &v[i];
+  return NULL;
+}
+
+/* Ends the current section: the key rules check it, its keys are forgotten. */
+static void end_section(parser *p) {
+  cfg_section_close(p);
+  seen_free(&p->keys, &p->key_count);
+  p->kind = SEC_NONE;
+}
+
+/* A section header line (text after '[' ... up to the end of the line). */
+static void begin_section(parser *p, const char *start) {
+  const char *close = strchr(start, ']');
+  char inner[128], word[128], name[128];
+  const char *s;
+  size_t len;
+  end_section(p);
+  p->kind = SEC_BAD;
+  p->section_line = p->line;
+  if (!close) {
+    cfg_perr(p, p->line, "section header without a closing ']'");
+    return;
+  }
+  for (s = close + 1; *s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'; s++)
+    ;
+  if (*s && *s != ';' && *s != '#') {
+    cfg_perr(p, p->line, "unexpected text after the section header's ']'");
+    return;
+  }
+  len = (size_t)(close - start);
+  if (len >= sizeof inner) {
+    cfg_perr(p, p->line, "section header too long (at most %zu characters)", sizeof inner - 1);
+    return;
+  }
+  memcpy(inner, start, len);
+  inner[len] = '\0';
+  word[0] = name[0] = '\0';
+  {
+    const char *q = inner;
+    size_t wl = 0, nl = 0;
+    while (*q == ' ' || *q == '\t')
+      q++;
+    while (*q && *q != ' ' && *q != '\t')
+      word[wl++] = *q++;
+    word[wl] = '\0';
+    while (*q == ' ' || *q == '\t')
+      q++;
+    while (*q)
+      name[nl++] = *q++;
+    while (nl && (name[nl - 1] == ' ' || name[nl - 1] == '\t'))
+      nl--;
+    name[nl] = '\0';
+  }
+  if (name[0])
+    snprintf(p->section, sizeof p->section, "[%s %s]", word, name);
+  else
+    snprintf(p->section, sizeof p->section, "[%s]", word);
+
+  {
+    section_kind kind = cfg_section_kind(p, word, name);
+    char canon[300];
+    const seen_entry *prev;
+    if (kind == SEC_BAD)
+      return;
+    snprintf(canon, sizeof canon, "%s%s%s", word, name[0] ? " " : "", name);
+    prev = seen_find(p->sections, p->section_count, canon);
+    if (prev) {
+      cfg_perr(p, p->line, "duplicate section %s (first at line %u)", p->section, prev->line);
+      return;
+    }
+    if (seen_push(&p->sections, &p->section_count, canon, p->line) != 0) {
+      cfg_oom(p);
+      return;
+    }
+    if (name[0])
+      snprintf(p->prefix, sizeof p->prefix, "%s.%s", word, name);
+    else
+      snprintf(p->prefix, sizeof p->prefix, "%s", word);
+    p->kind = kind;
+    cfg_section_open(p, name);
+  }
+}
+
+/* inih's line reader: one line per call, counted; see the file comment. */
+static char *read_line(char *str, int num, void *stream) {
+  parser *p = stream;
+  const char *start, *nl, *s;
+  size_t len, body;
+  if (p->pos >= p->length)
+    return NULL;
+  start = p->text + p->pos;
+  nl = memchr(start, '\n', p->length - p->pos);
+  len = nl ? (size_t)(nl - start) + 1 : p->length - p->pos;
+  p->pos += len;
+  p->line++;
+  s = start;
+  if (p->line == 1 && len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3))
+    s += 3;
+  while (s < start + len && (*s == ' ' || *s == '\t'))
+    s++;
+  body = len - (size_t)(s - start);
+  while (body && (s[body - 1] == '\n' || s[body - 1] == '\r'))
+    body--;
+  /* What inih gets: the line without its leading blanks and its line break,
+   * NUL-terminated; inih's buffer wants 3 bytes to spare. */
+  if (num < 4 || body > (size_t)num - 3) {
+    cfg_perr(p, p->line, "line too long (at most %d characters)", num < 4 ? 0 : num - 3);
+    str[0] = '\0';
+    return str;
+  }
+  memcpy(str, s, body);
+  str[body] = '\0';
+  if (str[0] == '[')
+    begin_section(p, str + 1);
+  return str;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value) {
+  parser *p = user;
+  const seen_entry *prev;
+  char okey[600];
+  (void)section; /* we track sections ourselves, in read_line */
+  if (p->kind == SEC_BAD)
+    return 1;
+  if (p->kind != SEC_NONE) {
+    prev = seen_find(p->keys, p->key_count, name);
+    if (prev)
+      return cfg_perr(p, p->line, "duplicate key '%s' in %s (first at line %u)", name, p->section,
+                      prev->line);
+    if (seen_push(&p->keys, &p->key_count, name, p->line) != 0)
+      return cfg_oom(p);
+  }
+  if (!cfg_key(p, name, value))
+    return 0;
+  snprintf(okey, sizeof okey, "%s.%s", p->prefix, name);
+  if (cfg_origins_add(p->cfg, okey, p->line) != 0)
+    return cfg_oom(p);
+  return 1;
+}
+
+/* ---- load ------------------------------------------------------------- */
+
+int calhost_config_load_string(const char *text, size_t length, const char *name,
+                               calhost_config *cfg, char *err, size_t err_capacity) {
+  parser p;
+  int rc;
+  const char *slash;
+  if (err && err_capacity)
+    err[0] = '\0';
+  if (!name)
+    name = "<string>";
+  if (calhost_config_defaults(cfg) != 0) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: out of memory", name);
+    return -1;
+  }
+  memset(&p, 0, sizeof p);
+  cfg->source_path = strdup(name);
+  slash = strrchr(name, '/');
+  if (slash == name)
+    p.base_dir = strdup("/");
+  else if (slash)
+    p.base_dir = strndup(name, (size_t)(slash - name));
+  else
+    p.base_dir = strdup(".");
+  if (!cfg->source_path || !p.base_dir) {
+    free(p.base_dir);
+    calhost_config_free(cfg);
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: out of memory", name);
+    return -1;
+  }
+  p.cfg = cfg;
+  p.file = cfg->source_path;
+  p.text = text;
+  p.length = length;
+  {
+    const char *nul = memchr(text, '\0', length);
+    if (nul) {
+      unsigned line = 1;
+      for (const char *q = text; q < nul; q++)
+        line += *q == '\n';
+      p.line = line;
+      cfg_perr(&p, line, "NUL byte in the file (not a text file?)");
+      p.length = 0;
+    }
+  }
+  rc = ini_parse_stream(read_line, &p, handler, &p);
+  if (!p.has_error || !(rc > 0 && (unsigned)rc < p.err_detect))
+    end_section(&p);
+  if (rc > 0 && (!p.has_error || (unsigned)rc < p.err_detect)) {
+    p.has_error = 0;
+    cfg_perr(&p, (unsigned)rc, "syntax error (expected 'key = value', '[section]' or a comment)");
+  } else if (rc < 0 && !p.has_error) {
+    cfg_perr(&p, 0, "out of memory");
+  }
+  if (!p.has_error)
+    cfg_finish(&p);
+  seen_free(&p.sections, &p.section_count);
+  seen_free(&p.keys, &p.key_count);
+  free(p.base_dir);
+  if (p.has_error) {
+    if (err && err_capacity) {
+      if (p.err_line)
+        snprintf(err, err_capacity, "%s:%u: %s", name, p.err_line, p.err);
+      else
+        snprintf(err, err_capacity, "%s: %s", name, p.err);
+    }
+    calhost_config_free(cfg);
+    return -1;
+  }
+  return 0;
+}
+
+int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t err_capacity) {
+  FILE *f;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int rc;
+  struct stat st;
+  memset(cfg, 0, sizeof *cfg);
+  if (!path) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "no configuration file given");
+    return -1;
+  }
+  f = fopen(path, "rb");
+  if (!f) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: is a directory", path);
+    return -1;
+  }
+  for (;;) {
+    size_t n;
+    if (len == cap) {
+      char *nb;
+      cap = cap ? cap * 2 : 8192;
+      if (cap > (64u << 20)) {
+        free(buf);
+        fclose(f);
+        if (err && err_capacity)
+          snprintf(err, err_capacity, "%s: too large for a configuration file", path);
+        return -1;
+      }
+      nb = realloc(buf, cap);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        if (err && err_capacity)
+          snprintf(err, err_capacity, "%s: out of memory", path);
+        return -1;
+      }
+      buf = nb;
+    }
+    n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0)
+      break;
+  }
+  if (ferror(f)) {
+    int e = errno;
+    free(buf);
+    fclose(f);
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: read error: %s", path, strerror(e));
+    return -1;
+  }
+  fclose(f);
+  rc = calhost_config_load_string(buf ? buf : "", len, path, cfg, err, err_capacity);
+  free(buf);
+  return rc;
+}

@@ -1,0 +1,102 @@
+/*
+ * parser.h: internal to host/config: the state of one parse of calhost.ini,
+ * shared by the INI reader (parse.c: lines, section headers, duplicates,
+ * the first error) and the rules of the sections and keys (keys.c: what
+ * each key means and which values it takes), and the small containers of
+ * config.c that both fill. Not included outside host/config.
+ */
+#ifndef CALHOST_CONFIG_PARSER_H
+#define CALHOST_CONFIG_PARSER_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+typedef enum section_kind {
+  SEC_NONE = 0,
+  SEC_STORE,
+  SEC_PLUGINS,
+  SEC_CALIBRATION,
+  SEC_LOOKUP,
+  SEC_WORKLOAD,
+  SEC_PLUGIN,
+  SEC_BAD, /* an erroneous header: its keys are skipped */
+} section_kind;
+
+typedef struct seen_entry {
+  char *name;
+  unsigned line;
+} seen_entry;
+
+typedef struct parser {
+  calhost_config *cfg;
+  const char *file; /* display name, for messages */
+  char *base_dir;   /* relative paths resolve against it */
+  /* the reader */
+  const char *text;
+  size_t length, pos;
+  unsigned line;
+  /* the current section */
+  section_kind kind;
+  char section[300]; /* "[workload sq]" for messages */
+  char prefix[280];  /* "calibration" or "workload.sq": origin keys */
+  unsigned section_line;
+  size_t index; /* workload / plugin section index */
+  seen_entry *sections;
+  size_t section_count;
+  seen_entry *keys; /* keys of the current section */
+  size_t key_count;
+  /* the first error */
+  unsigned err_line;   /* the line it names */
+  unsigned err_detect; /* the line being read when it was found */
+  int has_error;
+  int out_of_memory;
+  char err[900];
+} parser;
+
+/* Records the first error ("message" at line) and returns 0 (inih: this
+ * line failed); later errors are ignored. */
+int cfg_perr(parser *p, unsigned line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Records "out of memory" at the current line; returns 0. */
+int cfg_oom(parser *p);
+
+/* ---- keys.c: the sections and keys calhost.ini knows ------------------- */
+
+/* The kind of the section "[word name]" (name "" when none), or SEC_BAD
+ * after reporting an unknown section or a missing, bad or unexpected name. */
+section_kind cfg_section_kind(parser *p, const char *word, const char *name);
+
+/* Opens a section of p->kind named name: a [workload NAME] or [plugin NAME]
+ * gets its entry in the configuration (p->index). */
+void cfg_section_open(parser *p, const char *name);
+
+/* Closes the current section: reports a [workload] without its required
+ * keys (at the header's line). */
+void cfg_section_close(parser *p);
+
+/* Applies "name = value" in the current section; 1 accepted, 0 refused
+ * (the error is recorded). */
+int cfg_key(parser *p, const char *name, const char *value);
+
+/* Checks across keys after the whole file was read; 0, or -1 (recorded). */
+int cfg_finish(parser *p);
+
+/* ---- config.c: the containers of calhost_config ------------------------ */
+
+/* Appends a copy of s to the string vector; NULL on allocation failure. */
+char **cfg_strv_push(char ***v, size_t *n, const char *s);
+
+/* Frees the string vector and zeroes it. */
+void cfg_strv_free(char ***v, size_t *n);
+
+/* Appends copies of name and value; 0, or -1 on allocation failure. */
+int cfg_props_push(calhost_property **p, size_t *n, const char *name, const char *value);
+
+/* Nonzero for a name: [A-Za-z0-9_.-]+ */
+int cfg_valid_name(const char *s);
+
+/* Records where "section.key" was set; 0, or -1 on allocation failure. */
+int cfg_origins_add(calhost_config *cfg, const char *dotted_key, unsigned line);
+
+#endif /* CALHOST_CONFIG_PARSER_H */
