@@ -30,8 +30,9 @@ typedef enum calhost_rigor {
   CALHOST_RIGOR_EXHAUSTIVE = 2,
 } calhost_rigor;
 
-/* Where a value came from: a file and line, or a built-in default
- * (file NULL, line 0), or the command line (file "<command line>"). */
+/* Where a value came from: a file and line, or a built-in default (file
+ * NULL, line 0). The configuration records no other origin: a command-line
+ * flag that overrides a value is the CLI's to report. */
 typedef struct calhost_config_origin {
   const char *file;
   unsigned line;
@@ -41,7 +42,7 @@ typedef struct calhost_config_workload {
   char *name;          /* from [workload NAME] */
   char *operator_name; /* operator = MatMul (required) */
   char *dtype;         /* dtype = float32 (default float32) */
-  int64_t *shape;      /* shape = 256,256,256 (required; positive integers) */
+  int64_t *shape;      /* shape = 256,256,256 (required; 1 to 8 positive integers) */
   size_t shape_rank;
   char *model_file;                   /* model = PATH (optional; relative to the config's dir) */
   calhost_config_origin model_origin; /* the model key's file and line, for messages */
@@ -86,7 +87,7 @@ typedef struct calhost_config {
   size_t thread_count_count;
   calhost_rigor rigor;           /* rigor = quick|measure|exhaustive */
   double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin; 0: none;
-                                    suffixes s, m, h accepted) */
+                                    units s, m, h accepted; values.h) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
   double plugin_timeout_seconds; /* plugin_timeout = 120: child-process limit */
 
@@ -98,8 +99,9 @@ typedef struct calhost_config {
   calhost_config_plugin_section *plugin_sections;
   size_t plugin_section_count;
 
-  /* Origins of the scalar keys, for `config show`; indexed by name through
-   * calhost_config_origin_of. */
+  /* Where each key set in the file was set ("calibration.rigor",
+   * "workload.NAME.shape", "plugin.NAME.max_isa"), for messages and `config
+   * show`; private to config.c, read through calhost_config_origin_of. */
   void *origins;
 } calhost_config;
 
