@@ -193,8 +193,14 @@ static int config_show(calhost_cli *cli, int argc, char **argv) {
     json_string(stdout, file);
     fputs(", \"keys\": [", stdout);
   } else {
-    printf("; effective configuration from %s\n",
-           file ? file : "built-in defaults (no file found)");
+    if (file) {
+      printf("; effective configuration from %s\n", file);
+    } else {
+      char places[4 * 4096];
+      calhost_config_search_places(places, sizeof places);
+      printf("; effective configuration from built-in defaults (no file found; searched %s)\n",
+             places);
+    }
     printf("; each key's origin: FILE:LINE, default, or computed\n\n");
   }
   calhost_config_visit(&cfg, show_key, &st);
