@@ -226,6 +226,19 @@ static int unknown_key(parser *p, const char *key, const char *known) {
   return cfg_perr(p, p->line, "unknown key '%s' in %s (known keys: %s)", key, p->section, known);
 }
 
+/* A path value (non-empty), resolved as resolve_path says, into *dst. */
+static int set_path(parser *p, const char *key, const char *value, char **dst) {
+  char *r;
+  if (!*value)
+    return bad_value(p, key, value, "a file path");
+  r = resolve_path(p, value);
+  if (!r)
+    return cfg_oom(p);
+  free(*dst);
+  *dst = r;
+  return 1;
+}
+
 static int set_string(parser *p, char **dst, const char *value) {
   char *s = strdup(value);
   if (!s)
@@ -240,17 +253,8 @@ int cfg_key(parser *p, const char *name, const char *value) {
   char why[300];
   switch (p->kind) {
   case SEC_STORE:
-    if (!strcmp(name, "path")) {
-      char *r;
-      if (!*value)
-        return bad_value(p, name, value, "a file path");
-      r = resolve_path(p, value);
-      if (!r)
-        return cfg_oom(p);
-      free(c->store_path);
-      c->store_path = r;
-      return 1;
-    }
+    if (!strcmp(name, "path"))
+      return set_path(p, name, value, &c->store_path);
     if (!strcmp(name, "persistence_enabled"))
       return calhost_value_bool(value, &c->persistence_enabled, why, sizeof why) == 0
                  ? 1
@@ -321,17 +325,9 @@ int cfg_key(parser *p, const char *name, const char *value) {
     if (!strcmp(name, "shape"))
       return parse_shape(p, w, value);
     if (!strcmp(name, "model")) {
-      char *r;
-      if (!*value)
-        return bad_value(p, name, value, "a file path");
-      r = resolve_path(p, value);
-      if (!r)
-        return cfg_oom(p);
-      free(w->model_file);
-      w->model_file = r;
       w->model_origin.file = c->source_path;
       w->model_origin.line = p->line;
-      return 1;
+      return set_path(p, name, value, &w->model_file);
     }
     if (!cfg_valid_name(name))
       return cfg_perr(p, p->line,
