@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,43 +95,56 @@ static int cmp_prop(const void *a, const void *b) {
   return strcmp(((const calhost_property *)a)->name, ((const calhost_property *)b)->name);
 }
 
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
-  va_list ap;
-  int k;
-  va_start(ap, fmt);
-  if (buf && *len < capacity)
-    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
-  else
-    k = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (k > 0)
-    *len += (size_t)k;
+/* The canonical description as a malloc'd string (*length bytes before its
+ * NUL), or NULL when memory runs out: never a description that silently
+ * lacks a part (that would be another workload's digest). */
+static char *canonical_text(const calhost_config_workload *w, size_t *length) {
+  char *text = NULL;
+  size_t len = 0;
+  calhost_property *sorted = NULL;
+  FILE *f;
+  if (w->property_count) {
+    sorted = malloc(w->property_count * sizeof *sorted);
+    if (!sorted)
+      return NULL;
+    memcpy(sorted, w->properties, w->property_count * sizeof *sorted);
+    qsort(sorted, w->property_count, sizeof *sorted, cmp_prop);
+  }
+  f = open_memstream(&text, &len);
+  if (!f) {
+    free(sorted);
+    return NULL;
+  }
+  fprintf(f, "operator=%s;dtype=%s;shape=", w->operator_name ? w->operator_name : "",
+          w->dtype ? w->dtype : "");
+  for (size_t i = 0; i < w->shape_rank; i++)
+    fprintf(f, "%s%lld", i ? "," : "", (long long)w->shape[i]);
+  fputc(';', f);
+  for (size_t i = 0; i < w->property_count; i++)
+    fprintf(f, "%s=%s;", sorted[i].name, sorted[i].value);
+  free(sorted);
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) {
+    free(text);
+    return NULL;
+  }
+  *length = len;
+  return text;
 }
 
 size_t calhost_config_workload_canonical(const calhost_config_workload *w, char *buf,
                                          size_t capacity) {
   size_t len = 0;
-  calhost_property *sorted = NULL;
-  if (buf && capacity)
-    buf[0] = '\0';
-  append(buf, capacity, &len,
-         "operator=%s;dtype=%s;shape=", w->operator_name ? w->operator_name : "",
-         w->dtype ? w->dtype : "");
-  for (size_t i = 0; i < w->shape_rank; i++)
-    append(buf, capacity, &len, "%s%lld", i ? "," : "", (long long)w->shape[i]);
-  append(buf, capacity, &len, ";");
-  if (w->property_count) {
-    sorted = malloc(w->property_count * sizeof *sorted);
-    if (sorted) {
-      memcpy(sorted, w->properties, w->property_count * sizeof *sorted);
-      qsort(sorted, w->property_count, sizeof *sorted, cmp_prop);
-      for (size_t i = 0; i < w->property_count; i++)
-        append(buf, capacity, &len, "%s=%s;", sorted[i].name, sorted[i].value);
-      free(sorted);
-    }
+  char *text = canonical_text(w, &len);
+  if (!text)
+    len = 0;
+  if (buf && capacity) {
+    size_t n = text ? (len < capacity ? len : capacity - 1) : 0;
+    if (n)
+      memcpy(buf, text, n);
+    buf[n] = '\0';
   }
+  free(text);
   return len;
 }
 
@@ -155,15 +167,14 @@ const char *calhost_config_workload_digest(const calhost_config_workload *w, cha
       return NULL;
     }
   } else {
-    size_t n = calhost_config_workload_canonical(w, NULL, 0);
-    char *text = malloc(n + 1);
+    size_t n = 0;
+    char *text = canonical_text(w, &n);
     int rc;
     if (!text) {
       if (err && err_capacity)
         snprintf(err, err_capacity, "[workload %s]: out of memory", w->name);
       return NULL;
     }
-    calhost_config_workload_canonical(w, text, n + 1);
     rc = calhost_digest_bytes(text, n, digest);
     free(text);
     if (rc != 0) {

@@ -31,7 +31,8 @@ int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], cha
  *   "operator=OP;dtype=DT;shape=D1,D2,...;" then "NAME=VALUE;" for each
  *   property, sorted by name (bytewise).
  * The workload's name is not part of it. Returns the full length like
- * snprintf (truncated when >= capacity; buf may be NULL with capacity 0). */
+ * snprintf (truncated when >= capacity; buf may be NULL with capacity 0),
+ * or 0 (buf "") when memory runs out: a description is never empty. */
 size_t calhost_config_workload_canonical(const calhost_config_workload *workload, char *buf,
                                          size_t capacity);
 
