@@ -102,6 +102,37 @@ calstore_status calstore_batch_put(calstore_batch *batch, const calstore_profile
   return st == CALSTORE_OK ? push(batch, &op, err) : st;
 }
 
+calstore_status calstore_batch_store_if_absent(
+    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, int *stored, calstore_error *err) {
+  if (stored)
+    *stored = 0;
+  if (!batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  cs_op op;
+  calstore_status st =
+      cs_make_put(key, CALSTORE_SOURCE_CALIBRATED, measurements, measurement_count, serializer,
+                  serializer_user, validator, validator_user, &op, err);
+  if (st != CALSTORE_OK)
+    return st;
+  op.if_absent = 1;
+  op.stored = stored;
+  return push(batch, &op, err);
+}
+
+calstore_status calstore_batch_put_if_absent(calstore_batch *batch, const calstore_profile *profile,
+                                             int *stored, calstore_error *err) {
+  if (stored)
+    *stored = 0;
+  calstore_status st = calstore_batch_put(batch, profile, err);
+  if (st == CALSTORE_OK) {
+    batch->ops[batch->n - 1].if_absent = 1;
+    batch->ops[batch->n - 1].stored = stored;
+  }
+  return st;
+}
+
 calstore_status calstore_batch_clear_override(calstore_batch *batch, const calstore_key *key,
                                               calstore_error *err) {
   if (!batch)
@@ -140,6 +171,11 @@ calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *er
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
   calstore_batch *b = *batch;
   calstore_status st = b->n ? cs_commit(b->store, b->ops, b->n, err) : CALSTORE_OK;
+  /* a conditional put learns whether it was written (cs_commit leaves
+   * affected 0 when the change did not take effect) */
+  for (size_t i = 0; i < b->n; i++)
+    if (b->ops[i].stored)
+      *b->ops[i].stored = b->ops[i].affected != 0;
   calstore_batch_abort(batch);
   return st;
 }

@@ -1061,10 +1061,12 @@ static int parse_parallel(char *buf, size_t len, cs_set *set, cs_blob *blob) {
 }
 #endif
 
-calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
+calstore_status cs_parse(char *buf, size_t len, int threads, cs_set *set, cs_blob *blob,
                          calstore_diagnostic_fn diag, void *diag_user, calstore_error *first) {
-#if !defined(_WIN32)
-  if (parse_parallel(buf, len, set, blob))
+#if defined(_WIN32)
+  (void)threads;
+#else
+  if (threads && parse_parallel(buf, len, set, blob))
     return CALSTORE_OK;
 #endif
   parser ps = {0};

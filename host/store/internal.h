@@ -153,12 +153,14 @@ CS_HIDDEN void cs_buf_put(cs_buf *b, const char *s, size_t n);
 CS_HIDDEN void cs_buf_free(cs_buf *b);
 
 /* Parses version-1 text in buf[0..len) into set (which must be empty);
- * buf[len] must be writable, the text is left as it was. Records already in
+ * buf[len] must be writable, the text is left as it was. threads: nonzero
+ * lets a large file be parsed by helper threads (the store's
+ * CALSTORE_OPEN_NO_THREADS clears it); 0 parses in the caller. Records already in
  * canonical form reference their text in blob when blob is not NULL
  * (blob->data == buf), else copy it. Reports each problem through diag (may
  * be NULL); the first error is also written into first (may be NULL) with
  * its line. Returns OK, MALFORMED, UNSUPPORTED_VERSION or NO_MEMORY. */
-CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, cs_set *set, cs_blob *blob,
+CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, int threads, cs_set *set, cs_blob *blob,
                                    calstore_diagnostic_fn diag, void *diag_user,
                                    calstore_error *first);
 /* Appends the canonical header / one record (rendered from its fields) to b. */
@@ -191,9 +193,11 @@ typedef enum cs_op_kind { CS_OP_PUT = 1, CS_OP_CLEAR, CS_OP_INVALIDATE } cs_op_k
 typedef struct cs_op {
   cs_op_kind kind;
   cs_prof *prof;        /* PUT: the new record; CLEAR: a record carrying the key */
+  int if_absent;        /* PUT: only when no record has this identity at commit */
+  int *stored;          /* PUT if_absent: receives affected after the commit (may be NULL) */
   char *backend;        /* INVALIDATE */
   char *implementation; /* INVALIDATE, may be NULL */
-  size_t affected;      /* after commit: records removed / replaced */
+  size_t affected;      /* after commit: records removed / replaced / written */
 } cs_op;
 
 CS_HIDDEN void cs_op_release(cs_op *op);
@@ -208,7 +212,9 @@ CS_HIDDEN calstore_status cs_make_clear(const calstore_key *key, cs_op *op, cals
 CS_HIDDEN calstore_status cs_make_invalidate(const char *backend, const char *implementation,
                                              cs_op *op, calstore_error *err);
 /* Applies ops in one commit (lock, reload if changed, merge, write, swap).
- * All or nothing. */
+ * All or nothing. Each op's affected says what it did; all are 0 when the
+ * change did not take effect (any failure but a failed directory sync after
+ * the rename). */
 CS_HIDDEN calstore_status cs_commit(calstore *store, cs_op *ops, size_t n, calstore_error *err);
 
 /* Read access to the live snapshot for lookup.c: returns it read-locked. */

@@ -1,7 +1,8 @@
 /*
  * lookup.c: the precedence walk (exact override, portable override, exact
  * calibrated, portable calibrated; force_portable skips the exact levels)
- * and the rejection report.
+ * and the rejection report; calstore_get, the one-probe fetch of a single
+ * identity; the level names.
  *
  * Each level is one hash probe. Candidates and the (backend, operator)
  * group are referenced under the read lock; the backend's validator and the
@@ -299,4 +300,72 @@ calstore_status calstore_select(calstore *store, const calstore_lookup_options *
                                 calstore_validator_fn validator, void *validator_user,
                                 calstore_lookup_result **out, calstore_error *err) {
   return do_lookup(store, options, validator, validator_user, 0, out, err);
+}
+
+const char *calstore_level_name(calstore_level level) {
+  switch (level) {
+  case CALSTORE_LEVEL_NONE:
+    return "none";
+  case CALSTORE_LEVEL_EXACT_OVERRIDE:
+    return "exact_override";
+  case CALSTORE_LEVEL_PORTABLE_OVERRIDE:
+    return "portable_override";
+  case CALSTORE_LEVEL_EXACT_CALIBRATED:
+    return "exact_calibrated";
+  case CALSTORE_LEVEL_PORTABLE_CALIBRATED:
+    return "portable_calibrated";
+  }
+  return "unknown";
+}
+
+calstore_status calstore_get(calstore *store, const calstore_key *key, calstore_source source,
+                             calstore_lookup_result **out, calstore_error *err) {
+  if (out)
+    *out = NULL;
+  if (!store || !key || !out)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "get needs a store, a key and out");
+  if (source != CALSTORE_SOURCE_CALIBRATED && source != CALSTORE_SOURCE_OVERRIDE)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "profile source %d is unknown",
+                   (int)source);
+  char msg[1024];
+  calstore_status st = cs_check_key(key, msg, sizeof msg);
+  if (st != CALSTORE_OK)
+    return cs_fail(err, st, 0, NULL, "%s", msg);
+  /* the identity hash wants the structure sorted by name */
+  calstore_property local[16], *sorted = local;
+  size_t sn = key->structure_count;
+  if (sn > 16 && !(sorted = malloc(sn * sizeof *sorted)))
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+  for (size_t i = 0; i < sn; i++)
+    sorted[i] = key->structure[i];
+  cs_sort_properties(sorted, sn); /* names are unique: cs_check_key said so */
+  calstore_key k = *key;
+  k.structure = sn ? sorted : NULL;
+  cs_prof *hit = NULL;
+  const cs_set *set = cs_store_read_begin(store);
+  long pos = cs_set_find(set, &k, source, cs_identity_hash(&k, source));
+  if (pos >= 0) {
+    hit = set->items[pos];
+    cs_prof_ref(hit);
+  }
+  cs_store_read_end(store);
+  if (sorted != local)
+    free(sorted);
+  if (!hit)
+    return cs_fail(err, CALSTORE_NOT_FOUND, 0, NULL, "no profile with this key and source");
+  cs_result *r = calloc(1, sizeof *r);
+  if (!r) {
+    cs_prof_unref(hit);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
+  }
+  int exact = key->kind == CALSTORE_KEY_EXACT;
+  r->selected = hit;
+  r->pub.status = CALSTORE_OK;
+  r->pub.profile = &hit->v;
+  r->pub.level =
+      source == CALSTORE_SOURCE_OVERRIDE
+          ? (exact ? CALSTORE_LEVEL_EXACT_OVERRIDE : CALSTORE_LEVEL_PORTABLE_OVERRIDE)
+          : (exact ? CALSTORE_LEVEL_EXACT_CALIBRATED : CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  *out = &r->pub;
+  return CALSTORE_OK;
 }

@@ -59,26 +59,41 @@ typedef struct cs_file_id {
 } cs_file_id;
 
 /* Reads the whole file (NUL-terminated buffer of *len + 1 bytes, caller
- * frees) and its identity. NOT_FOUND when absent, UNREADABLE otherwise. */
+ * frees) and its identity. NOT_FOUND when absent, UNREADABLE otherwise,
+ * also (naming path) when path is not a regular file: it is opened without
+ * blocking, so a FIFO or a device never stalls the caller. */
 CS_HIDDEN calstore_status cs_plat_read_file(const char *path, char **data, size_t *len,
                                             cs_file_id *id, calstore_error *err);
 /* Identity of the file now: OK, NOT_FOUND or UNREADABLE. */
 CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err);
+/* Resolves a symbolic link at path (the last component, link after link,
+ * a relative target against the link's directory, at most 40 links): *out
+ * receives a malloc'ed copy of the file the link leads to, which need not
+ * exist, or of path itself when it is not a link. UNREADABLE for a loop. */
+CS_HIDDEN calstore_status cs_plat_resolve(const char *path, char **out, calstore_error *err);
 /* Creates the directory holding path (and its parents), mode 0700. */
 CS_HIDDEN calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err);
-/* Takes the exclusive inter-process lock on lock_path (created 0600),
+/* Takes the exclusive inter-process lock on lock_path (created 0600, must
+ * be a regular file),
  * waiting at most timeout_ms (0: one try; UINT32_MAX: for ever); then
  * CALSTORE_LOCK_FAILED naming the lock file. *handle receives what
  * cs_plat_unlock needs. */
-CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms,
-                                       intptr_t *handle, calstore_error *err);
+CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
+                                       calstore_error *err);
 CS_HIDDEN void cs_plat_unlock(intptr_t handle);
-/* Writes the chunks, in order, to tmp_path (a fresh 0600 file, never
- * through a planted link), syncs it, renames it over path and syncs the
- * directory. On failure before the rename the tmp file is removed, path is
- * untouched and *replaced is 0; *replaced is 1 once path holds the new file
- * (so a failure after it, the directory sync, leaves the change visible).
- * *id receives the new file's identity. */
+/* Writes the chunks, in order, to a temporary file, syncs it, renames it
+ * over path and syncs the directory. The temporary file is tmp_path when
+ * not NULL: the caller's own name, used under its lock, so whatever sits
+ * there (a stale temp of an interrupted writer, a planted link) is unlinked
+ * and a fresh file created, never written through. With tmp_path NULL it is
+ * a unique name next to path (`<path>.XXXXXX.tmp`, created exclusively) and
+ * nothing but that file is ever removed. The new file takes the mode of
+ * the existing path, and its owner and group where allowed (best effort);
+ * 0600 when path does not exist. An existing path that is not a regular
+ * file is refused. On failure before the rename the temporary file is
+ * removed, path is untouched and *replaced is 0; *replaced is 1 once path
+ * holds the new file (so a failure after it, the directory sync, leaves the
+ * change visible). *id receives the new file's identity. */
 CS_HIDDEN calstore_status cs_plat_replace(const char *path, const char *tmp_path,
                                           const cs_chunk *chunks, size_t nchunks, cs_file_id *id,
                                           int *replaced, calstore_error *err);

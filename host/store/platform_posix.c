@@ -92,6 +92,21 @@ static void fill_id(const struct stat *st, cs_file_id *id) {
   id->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a plain file";
+}
+
 calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err) {
   struct stat st;
   if (stat(path, &st) != 0) {
@@ -106,7 +121,9 @@ calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *e
 calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
                                   calstore_error *err) {
   int e;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer;
+   * what is not a regular file is refused below, before any read. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   *data = NULL;
   *len = 0;
   if (fd < 0) {
@@ -122,7 +139,15 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "%s is not a regular file", path);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path,
+                   "%s is not a regular file (%s); refusing to read it", path,
+                   file_kind(st.st_mode));
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    e = errno;
+    close(fd);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
   }
   size_t cap = (size_t)st.st_size + 1, n = 0;
   char *buf = malloc(cap + 1);
@@ -160,6 +185,53 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
   buf[n] = '\0';
   *data = buf;
   *len = n;
+  return CALSTORE_OK;
+}
+
+calstore_status cs_plat_resolve(const char *path, char **out, calstore_error *err) {
+  char *cur = strdup(path);
+  *out = NULL;
+  if (!cur)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  for (int hops = 0;; hops++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+      break; /* not a link (or nothing there yet): this is the file */
+    if (hops == 40) {
+      free(cur);
+      return cs_fail(err, CALSTORE_UNREADABLE, 0, path,
+                     "cannot resolve %s: too many levels of symbolic links", path);
+    }
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    char *target = malloc(cap);
+    ssize_t n = target ? readlink(cur, target, cap) : -1;
+    if (n < 0 || (size_t)n >= cap) {
+      int e = target ? (n < 0 ? errno : ENAMETOOLONG) : ENOMEM;
+      free(target);
+      free(cur);
+      return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot resolve the link %s: %s", path,
+                     strerror(e));
+    }
+    target[n] = '\0';
+    char *next;
+    const char *slash = strrchr(cur, '/');
+    if (target[0] == '/' || !slash) {
+      next = target; /* absolute, or relative to the current directory like cur */
+    } else {
+      size_t dl = (size_t)(slash - cur) + 1;
+      next = malloc(dl + (size_t)n + 1);
+      if (next) {
+        memcpy(next, cur, dl);
+        memcpy(next + dl, target, (size_t)n + 1);
+      }
+      free(target);
+    }
+    free(cur);
+    if (!next)
+      return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+    cur = next;
+  }
+  *out = cur;
   return CALSTORE_OK;
 }
 
@@ -246,11 +318,24 @@ static int flock_bounded(int fd, uint32_t timeout_ms) {
 calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
                              calstore_error *err) {
   int e;
-  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) {
     e = errno;
     return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot open lock file %s: %s",
                    lock_path, strerror(e));
+  }
+  struct stat lst;
+  if (fstat(fd, &lst) != 0) {
+    e = errno;
+    close(fd);
+    return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot use lock file %s: %s",
+                   lock_path, strerror(e));
+  }
+  if (!S_ISREG(lst.st_mode)) {
+    close(fd);
+    return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path,
+                   "cannot use lock file %s: it is %s, not a regular file", lock_path,
+                   file_kind(lst.st_mode));
   }
   int rc;
   if ((e = FAULT("lock")) != 0) {
@@ -349,30 +434,91 @@ static int fsync_dir(const char *path) {
   return rc;
 }
 
+/* Gives the new file at fd the mode of the file it replaces, and its owner
+ * and group where this process may (chown of both, else of the group
+ * alone; an unprivileged writer cannot give a file away). Returns 0, or -1
+ * with errno when the mode cannot be set. */
+static int keep_attributes(int fd, const struct stat *old) {
+  struct stat now;
+  if (fstat(fd, &now) == 0 && (now.st_uid != old->st_uid || now.st_gid != old->st_gid)) {
+    if (fchown(fd, old->st_uid, old->st_gid) != 0 && now.st_gid != old->st_gid &&
+        fchown(fd, (uid_t)-1, old->st_gid) != 0) {
+      /* best effort: the writer owns the file (as a new file would be) */
+    }
+  }
+  return fchmod(fd, old->st_mode & 07777);
+}
+
+/* Creates the temporary file: the caller's own tmp_path (a stale file there
+ * is unlinked first: never written through) or, with tmp_path NULL, a
+ * unique `<path>.XXXXXX.tmp` created exclusively (*made receives its name,
+ * malloc'ed). Returns the descriptor or -1 with errno. */
+static int open_tmp(const char *path, const char *tmp_path, char **made, int *unlink_failed) {
+  *made = NULL;
+  *unlink_failed = 0;
+  int e;
+  if (tmp_path) {
+    if (unlink(tmp_path) != 0 && errno != ENOENT) {
+      *unlink_failed = 1;
+      return -1;
+    }
+    if ((e = FAULT("open_tmp")) != 0) {
+      errno = e;
+      return -1;
+    }
+    return open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }
+  size_t n = strlen(path);
+  char *name = malloc(n + sizeof ".XXXXXX.tmp");
+  if (!name) {
+    errno = ENOMEM;
+    return -1;
+  }
+  memcpy(name, path, n);
+  memcpy(name + n, ".XXXXXX.tmp", sizeof ".XXXXXX.tmp");
+  if ((e = FAULT("open_tmp")) != 0) {
+    free(name);
+    errno = e;
+    return -1;
+  }
+  int fd = mkostemps(name, 4, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
+  if (fd < 0) {
+    e = errno;
+    free(name);
+    errno = e;
+    return -1;
+  }
+  *made = name;
+  return fd;
+}
+
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
                                 size_t nchunks, cs_file_id *id, int *replaced,
                                 calstore_error *err) {
   int e;
   *replaced = 0;
   const char *what;
-  /* A fresh file: whatever sits at the temp name (a stray temp, a planted
-   * symlink or hard link) is unlinked, never written through. */
-  if (unlink(tmp_path) != 0 && errno != ENOENT) {
-    e = errno;
-    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot remove stale %s: %s", tmp_path,
-                   strerror(e));
-  }
-  int fd = -1;
-  if ((e = FAULT("open_tmp")) != 0)
-    errno = e;
-  else
-    fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat old;
+  int have_old = stat(path, &old) == 0;
+  if (have_old && !S_ISREG(old.st_mode))
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "cannot replace %s: it is %s, not a regular file", path, file_kind(old.st_mode));
+  char *made = NULL;
+  int unlink_failed = 0;
+  int fd = open_tmp(path, tmp_path, &made, &unlink_failed);
   if (fd < 0) {
     e = errno;
-    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot create %s: %s", tmp_path,
-                   strerror(e));
+    if (unlink_failed)
+      return cs_fail(err, CALSTORE_WRITE_FAILED, 0, tmp_path, "cannot remove stale %s: %s",
+                     tmp_path, strerror(e));
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "cannot create a temporary file %s: %s",
+                   tmp_path ? tmp_path : "next to it", strerror(e));
   }
+  const char *tmp = made ? made : tmp_path;
   CRASH_AFTER("open_tmp");
+  what = "chmod";
+  if (have_old && keep_attributes(fd, &old) != 0)
+    goto fail;
   what = "write";
   if (write_all(fd, chunks, nchunks) != 0)
     goto fail;
@@ -400,9 +546,11 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     errno = e;
     goto fail;
   }
-  if (rename(tmp_path, path) != 0)
+  if (rename(tmp, path) != 0)
     goto fail;
   CRASH_AFTER("rename");
+  free(made);
+  made = NULL;
   /* rename changed the inode's ctime: take the identity the file has now
    * (we hold the lock, nobody else replaces it meanwhile) */
   struct stat now;
@@ -420,16 +568,20 @@ fail:
   e = errno;
   if (fd >= 0)
     close(fd);
-  unlink(tmp_path);
-  return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "%s of %s failed: %s", what, tmp_path,
-                 strerror(e));
+  unlink(tmp); /* the file this call created, nothing else */
+  cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "%s of %s failed while replacing %s: %s", what, tmp,
+          path, strerror(e));
+  free(made);
+  return CALSTORE_WRITE_FAILED;
 }
 
 calstore_status cs_plat_default_path(char *buf, size_t capacity) {
   const char *xdg = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
   int n;
-  if (xdg && xdg[0])
+  /* The XDG rule: a relative XDG_CACHE_HOME is invalid and ignored (it
+   * would make the store depend on the current directory). */
+  if (xdg && xdg[0] == '/')
     n = snprintf(buf, capacity, "%s/calhost/profiles.txt", xdg);
   else if (home && home[0])
     n = snprintf(buf, capacity, "%s/.cache/calhost/profiles.txt", home);

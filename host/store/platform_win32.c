@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "platform.h"
 
@@ -21,10 +22,9 @@
 /* The error names CALSTORE_FAULT may use, and the Windows errors they mean. */
 static const char *const fault_names[] = {"EIO",    "ENOSPC", "EFBIG", "EXDEV",
                                           "EAGAIN", "EACCES", "EROFS", "EINTR"};
-static const DWORD fault_errors[] = {ERROR_IO_DEVICE,      ERROR_DISK_FULL,
-                                     ERROR_FILE_TOO_LARGE, ERROR_NOT_SAME_DEVICE,
-                                     ERROR_LOCK_VIOLATION, ERROR_ACCESS_DENIED,
-                                     ERROR_WRITE_PROTECT,  ERROR_OPERATION_ABORTED};
+static const DWORD fault_errors[] = {
+    ERROR_IO_DEVICE,      ERROR_DISK_FULL,     ERROR_FILE_TOO_LARGE, ERROR_NOT_SAME_DEVICE,
+    ERROR_LOCK_VIOLATION, ERROR_ACCESS_DENIED, ERROR_WRITE_PROTECT,  ERROR_OPERATION_ABORTED};
 
 static DWORD fault_at(const char *step) {
   int i = cs_fault_error_index(step, fault_names, sizeof fault_names / sizeof fault_names[0]);
@@ -171,9 +171,11 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
     CloseHandle(h);
     return fail_win(err, CALSTORE_UNREADABLE, path, "cannot read", e);
   }
-  if (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+  if ((fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) || GetFileType(h) != FILE_TYPE_DISK) {
     CloseHandle(h);
-    return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "%s is not a regular file", path);
+    return cs_fail(err, CALSTORE_UNREADABLE, 0, path,
+                   "%s is not a regular file (a directory, pipe or device); refusing to read it",
+                   path);
   }
   uint64_t size = ((uint64_t)fi.nFileSizeHigh << 32) | fi.nFileSizeLow;
   if (size > (uint64_t)SIZE_MAX / 2) {
@@ -219,6 +221,48 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
 
 static int is_sep(char c) {
   return c == '\\' || c == '/';
+}
+
+calstore_status cs_plat_resolve(const char *path, char **out, calstore_error *err) {
+  *out = NULL;
+  wchar_t *w = widen(path);
+  if (!w)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
+  DWORD attr = GetFileAttributesW(w);
+  if (attr == INVALID_FILE_ATTRIBUTES || !(attr & FILE_ATTRIBUTE_REPARSE_POINT)) {
+    free(w); /* not a link (or nothing there yet): this is the file */
+    *out = _strdup(path);
+    return *out ? CALSTORE_OK : cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  /* a symbolic link: the final path of what it leads to (it must exist) */
+  HANDLE h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                         OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) {
+    *out = _strdup(path); /* a dangling link: the load reports the problem */
+    return *out ? CALSTORE_OK : cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  wchar_t final[32768];
+  DWORD n = GetFinalPathNameByHandleW(h, final, 32768, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+  DWORD e = GetLastError();
+  CloseHandle(h);
+  if (n == 0 || n >= 32768)
+    return fail_win(err, CALSTORE_UNREADABLE, path, "cannot resolve the link", e);
+  const wchar_t *f = final;
+  if (!wcsncmp(f, L"\\\\?\\UNC\\", 8)) {
+    f += 6; /* \\?\UNC\server\share -> \\server\share */
+    final[6] = L'\\';
+  } else if (!wcsncmp(f, L"\\\\?\\", 4)) {
+    f += 4;
+  }
+  int len = WideCharToMultiByte(CP_UTF8, 0, f, -1, NULL, 0, NULL, NULL);
+  char *r = len > 0 ? malloc((size_t)len) : NULL;
+  if (!r || WideCharToMultiByte(CP_UTF8, 0, f, -1, r, len, NULL, NULL) <= 0) {
+    free(r);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert the target of %s", path);
+  }
+  *out = r;
+  return CALSTORE_OK;
 }
 
 calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
@@ -272,6 +316,11 @@ calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_
   free(w);
   if (h == INVALID_HANDLE_VALUE)
     return fail_win(err, CALSTORE_LOCK_FAILED, lock_path, "cannot open lock file", GetLastError());
+  if (GetFileType(h) != FILE_TYPE_DISK) {
+    CloseHandle(h);
+    return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path,
+                   "cannot use lock file %s: not a regular file", lock_path);
+  }
   OVERLAPPED ov;
   memset(&ov, 0, sizeof ov);
   DWORD fe = FAULT("lock");
@@ -282,8 +331,8 @@ calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_
     /* bounded: non-blocking tries with a growing pause (1 ms up to 50 ms) */
     ULONGLONG deadline = GetTickCount64() + timeout_ms;
     DWORD pause = 1;
-    while (!(locked = LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1,
-                                 0, &ov)) &&
+    while (!(locked = LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0,
+                                 &ov)) &&
            GetLastError() == ERROR_LOCK_VIOLATION && GetTickCount64() < deadline) {
       Sleep(pause);
       if (pause < 50)
@@ -312,31 +361,79 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
                                 size_t nchunks, cs_file_id *id, int *replaced,
                                 calstore_error *err) {
   *replaced = 0;
-  wchar_t *wtmp = widen(tmp_path), *wpath = widen(path);
   calstore_status st = CALSTORE_OK;
   HANDLE h = INVALID_HANDLE_VALUE;
   const char *what = "create";
   DWORD e = 0;
-  if (!wtmp || !wpath) {
-    free(wtmp);
+  /* the caller's own temp name, or a unique one (`<path>.<pid>-<n>.tmp`,
+   * created with CREATE_NEW: another process's file is never touched) */
+  char *made = NULL;
+  if (!tmp_path) {
+    made = malloc(strlen(path) + 48);
+    if (!made)
+      return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  }
+  wchar_t *wtmp = NULL, *wpath = widen(path);
+  if (!wpath) {
+    free(made);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
+  }
+  DWORD attr = GetFileAttributesW(wpath);
+  if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY)) {
+    free(made);
+    free(wpath);
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "cannot replace %s: it is a directory, not a regular file", path);
+  }
+  if (tmp_path) {
+    wtmp = widen(tmp_path);
+    /* never write through whatever sits at the store's own temp name */
+    if (wtmp && !DeleteFileW(wtmp) && !is_missing(GetLastError())) {
+      e = GetLastError();
+      free(wtmp);
+      free(wpath);
+      return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+    }
+    if (wtmp && (e = FAULT("open_tmp")) == 0) {
+      h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+                      FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+      if (h == INVALID_HANDLE_VALUE)
+        e = GetLastError();
+    }
+  } else if ((e = FAULT("open_tmp")) == 0) {
+    static volatile LONG counter;
+    for (int tries = 0; tries < 100 && h == INVALID_HANDLE_VALUE; tries++) {
+      snprintf(made, strlen(path) + 48, "%s.%lu-%ld.tmp", path,
+               (unsigned long)GetCurrentProcessId(), (long)InterlockedIncrement(&counter));
+      free(wtmp);
+      wtmp = widen(made);
+      if (!wtmp)
+        break;
+      h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+                      FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+      e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+      if (e && e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS)
+        break;
+    }
+  }
+  if (made)
+    tmp_path = made;
+  if (!wtmp) {
+    free(made);
     free(wpath);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
   }
-  /* never write through whatever sits at the temp name */
-  if (!DeleteFileW(wtmp) && !is_missing(GetLastError())) {
-    e = GetLastError();
+  if (e || h == INVALID_HANDLE_VALUE) {
+    if (!e)
+      e = ERROR_FILE_EXISTS;
+    CloseHandle(h);
+    h = INVALID_HANDLE_VALUE;
     free(wtmp);
     free(wpath);
-    return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+    st = fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot create", e);
+    free(made);
+    return st;
   }
-  if ((e = FAULT("open_tmp")) == 0) {
-    h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW,
-                    FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-    if (h == INVALID_HANDLE_VALUE)
-      e = GetLastError();
-  }
-  if (e)
-    goto fail;
   CRASH_AFTER("open_tmp");
   what = "write";
   if ((e = FAULT("write")) != 0)
@@ -384,18 +481,21 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   /* MOVEFILE_WRITE_THROUGH made the rename durable: no directory sync */
   free(wtmp);
   free(wpath);
+  free(made);
   return CALSTORE_OK;
 fail:
   if (h != INVALID_HANDLE_VALUE)
     CloseHandle(h);
-  DeleteFileW(wtmp);
+  DeleteFileW(wtmp); /* the file this call created, nothing else */
   free(wtmp);
   free(wpath);
   {
     char msg[256];
     win_message(e, msg, sizeof msg);
-    st = cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "%s of %s failed: %s", what, tmp_path, msg);
+    st = cs_fail(err, CALSTORE_WRITE_FAILED, 0, path, "%s of %s failed while replacing %s: %s",
+                 what, tmp_path, path, msg);
   }
+  free(made);
   return st;
 }
 

@@ -4,11 +4,15 @@
  * Readers take the handle's rwlock shared and see an immutable snapshot
  * (cs_set). Every change is a list of operations (cs_op) applied by
  * cs_commit: process-local commit mutex -> inter-process lock on
- * `<path>.lock` -> reload the file unless its identity (dev, inode, size,
+ * `<path>.lock` (path: the real file, a symbolic link given at open is
+ * resolved there) -> reload the file unless its identity (dev, inode, size,
  * mtime, ctime) is what we last loaded or wrote -> apply the operations to a
- * copy -> write `<path>.tmp`, fsync, rename, fsync the directory -> swap the
- * copy in under the write lock. Any failure leaves file and snapshot as they
- * were (all or nothing).
+ * copy (conditional puts decide here, against the reloaded file) -> write
+ * `<path>.tmp` (the store's own temporary name: under the lock a stale one
+ * is an interrupted writer's and is replaced), fsync, rename over the file
+ * keeping its mode and owner, fsync the directory -> swap the copy in under
+ * the write lock. Any failure leaves file and snapshot as they were (all or
+ * nothing).
  *
  * A writer that finds the file on disk malformed or of an unknown version
  * refuses the commit with CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION
@@ -26,13 +30,28 @@
 struct calstore {
   char *path, *lock_path, *tmp_path;
   int persistence;
+  int threads;              /* the parallel loader may start threads */
   uint32_t lock_timeout_ms; /* see calstore_options */
-  cs_rwlock rw;    /* guards snap */
-  cs_mutex commit; /* serializes commits, reloads and disk_id */
-  cs_set *snap;    /* the live snapshot */
-  cs_file_id disk; /* the file version snap reflects */
-  int disk_known;  /* disk is valid (the file existed and was loaded or written) */
+  cs_rwlock rw;             /* guards snap */
+  cs_mutex commit;          /* serializes commits, reloads and disk_id */
+  cs_set *snap;             /* the live snapshot */
+  cs_file_id disk;          /* the file version snap reflects */
+  int disk_known;           /* disk is valid (the file existed and was loaded or written) */
 };
+
+#define CS_STR2(x) #x
+#define CS_STR(x) CS_STR2(x)
+
+const char *calstore_version(uint32_t *number) {
+  if (number)
+    *number = CALSTORE_VERSION_NUMBER;
+  return CS_STR(CALSTORE_VERSION_MAJOR) "." CS_STR(CALSTORE_VERSION_MINOR) "." CS_STR(
+      CALSTORE_VERSION_PATCH);
+}
+
+/* The struct_size that covers field of calstore_options. */
+#define CS_OPTIONS_COVER(field)                                                                    \
+  (offsetof(calstore_options, field) + sizeof(((calstore_options *)0)->field))
 
 void calstore_options_init(calstore_options *options) {
   if (!options)
@@ -42,6 +61,7 @@ void calstore_options_init(calstore_options *options) {
   options->path = NULL;
   options->persistence_enabled = 1;
   options->lock_timeout_ms = CALSTORE_LOCK_TIMEOUT_DEFAULT_MS;
+  options->flags = 0;
 }
 
 calstore_status calstore_default_path(char *buf, size_t capacity) {
@@ -66,8 +86,8 @@ static int same_id(const cs_file_id *a, const cs_file_id *b) {
 }
 
 /* Reads and parses path into a new set. NOT_FOUND gives an empty set. */
-static calstore_status load_file(const char *path, cs_set **out, cs_file_id *id, int *exists,
-                                 calstore_error *err) {
+static calstore_status load_file(const char *path, int threads, cs_set **out, cs_file_id *id,
+                                 int *exists, calstore_error *err) {
   char *data;
   size_t len;
   *out = NULL;
@@ -91,7 +111,7 @@ static calstore_status load_file(const char *path, cs_set **out, cs_file_id *id,
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   }
   calstore_error perr = {0};
-  st = cs_parse(data, len, set, blob, NULL, NULL, &perr);
+  st = cs_parse(data, len, threads, set, blob, NULL, NULL, &perr);
   cs_blob_unref(blob);
   if (st != CALSTORE_OK) {
     cs_set_free(set);
@@ -110,13 +130,16 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   calstore_options o;
   calstore_options_init(&o);
   if (options) {
-    if (options->struct_size < sizeof(uint32_t) + sizeof(const char *) + sizeof(int))
+    /* the fields of the first version end with persistence_enabled */
+    if (options->struct_size < CS_OPTIONS_COVER(persistence_enabled))
       return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
                      "calstore_open: options not initialised (use calstore_options_init)");
     o.path = options->path;
     o.persistence_enabled = options->persistence_enabled;
-    if (options->struct_size >= offsetof(calstore_options, lock_timeout_ms) + sizeof(uint32_t))
+    if (options->struct_size >= CS_OPTIONS_COVER(lock_timeout_ms))
       o.lock_timeout_ms = options->lock_timeout_ms;
+    if (options->struct_size >= CS_OPTIONS_COVER(flags))
+      o.flags = options->flags;
   }
   const char *path = o.path;
   if (!path) {
@@ -131,10 +154,18 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   if (!s)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   s->persistence = o.persistence_enabled != 0;
+  s->threads = !(o.flags & CALSTORE_OPEN_NO_THREADS);
   s->lock_timeout_ms = o.lock_timeout_ms;
-  s->path = strdup(path);
-  s->lock_path = concat(path, ".lock");
-  s->tmp_path = concat(path, ".tmp");
+  if (s->persistence) {
+    /* a symbolic link is resolved once: the store lives next to the real
+     * file (its lock, its temporary file, the rename) */
+    if (cs_plat_resolve(path, &s->path, NULL) != CALSTORE_OK)
+      s->path = strdup(path); /* a link loop: the load below reports it */
+  } else {
+    s->path = strdup(path);
+  }
+  s->lock_path = s->path ? concat(s->path, ".lock") : NULL;
+  s->tmp_path = s->path ? concat(s->path, ".tmp") : NULL;
   s->snap = cs_set_new();
   if (!s->path || !s->lock_path || !s->tmp_path || !s->snap) {
     cs_set_free(s->snap);
@@ -203,7 +234,7 @@ calstore_status calstore_reload(calstore *store, calstore_error *err) {
   cs_set *next;
   cs_file_id id = {0};
   int exists;
-  calstore_status st = load_file(store->path, &next, &id, &exists, err);
+  calstore_status st = load_file(store->path, store->threads, &next, &id, &exists, err);
   if (st == CALSTORE_OK) {
     store->disk = id;
     store->disk_known = exists;
@@ -302,6 +333,9 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
     cs_op *op = &ops[i];
     op->affected = 0;
     if (op->kind == CS_OP_PUT) {
+      if (op->if_absent &&
+          cs_set_find(set, &op->prof->v.key, op->prof->v.source, op->prof->id_hash) >= 0)
+        continue; /* put if absent: the existing record stays */
       if (!set->borrowed)
         cs_prof_ref(op->prof);
       if (cs_set_put(set, op->prof) != 0)
@@ -329,7 +363,7 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
 calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err) {
   calstore_status st = CALSTORE_OK;
   intptr_t lock = 0;
-  int locked = 0, fresh = 0, exists = 0;
+  int locked = 0, fresh = 0, exists = 0, took = 0;
   cs_set *base = NULL;
   cs_file_id id = {0};
   cs_chunk *chunks = NULL;
@@ -344,7 +378,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     if (st == CALSTORE_OK && s->disk_known && same_id(&id, &s->disk)) {
       st = CALSTORE_OK; /* our snapshot is the file: no reload */
     } else if (st == CALSTORE_NOT_FOUND || st == CALSTORE_OK) {
-      st = load_file(s->path, &base, &id, &exists, err);
+      st = load_file(s->path, s->threads, &base, &id, &exists, err);
       if (st != CALSTORE_OK) {
         if (st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION) {
           char m[sizeof err->message];
@@ -404,6 +438,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     s->disk = id; /* adopt the reloaded file even when nothing changed */
     s->disk_known = exists;
   }
+  took = 1; /* the file (and next the snapshot) holds the change */
   if (fresh) {
     swap_snapshot(s, base);
     base = NULL;
@@ -416,7 +451,8 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     if (rc < 0) { /* out of memory half-way: resynchronise from the file */
       cs_set *again;
       s->disk_known = 0;
-      if (s->persistence && load_file(s->path, &again, &id, &exists, NULL) == CALSTORE_OK) {
+      if (s->persistence &&
+          load_file(s->path, s->threads, &again, &id, &exists, NULL) == CALSTORE_OK) {
         s->disk = id;
         s->disk_known = exists;
         swap_snapshot(s, again);
@@ -428,6 +464,9 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     }
   }
 out:
+  if (!took)
+    for (size_t i = 0; i < n; i++)
+      ops[i].affected = 0; /* nothing of it happened */
   free(chunks);
   cs_set_free(base);
   if (locked)
@@ -537,17 +576,17 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
     cs_buf_free(&buf);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   }
-  char *tmp = concat(path, ".tmp");
-  calstore_status st;
-  cs_file_id id;
-  if (!tmp)
-    st = cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
-  else {
+  /* a unique temporary name (NULL): export holds no lock, and a `<path>.tmp`
+   * may be anybody's file */
+  char *real = NULL;
+  calstore_status st = cs_plat_resolve(path, &real, err);
+  if (st == CALSTORE_OK) {
+    cs_file_id id;
     cs_chunk one = {buf.data, buf.len};
     int replaced;
-    st = cs_plat_replace(path, tmp, &one, 1, &id, &replaced, err);
+    st = cs_plat_replace(real, NULL, &one, 1, &id, &replaced, err);
   }
-  free(tmp);
+  free(real);
   cs_buf_free(&buf);
   return st;
 }
@@ -571,7 +610,7 @@ calstore_status calstore_read_buffer(const char *data, size_t length, calstore_v
   if (length)
     memcpy(copy, data, length);
   copy[length] = '\0';
-  calstore_status st = cs_parse(copy, length, set, NULL, diagnostic, diagnostic_user, NULL);
+  calstore_status st = cs_parse(copy, length, 1, set, NULL, diagnostic, diagnostic_user, NULL);
   free(copy);
   if (st == CALSTORE_OK) {
     if (profile_count)
@@ -605,7 +644,7 @@ calstore_status calstore_read_file(const char *path, calstore_visit_fn visit, vo
     free(data);
     return CALSTORE_NO_MEMORY;
   }
-  st = cs_parse(data, len, set, NULL, diagnostic, diagnostic_user, NULL);
+  st = cs_parse(data, len, 1, set, NULL, diagnostic, diagnostic_user, NULL);
   free(data);
   if (st == CALSTORE_OK) {
     if (profile_count)

@@ -183,15 +183,23 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
   child_send(c);
 }
 
+/* Whether the store (as read before the child was forked) holds a
+ * calibrated profile with this exact key: one index probe. Only saves the
+ * sweep; the commit decides again against the file (put if absent). */
 static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
-  for (size_t i = 0; i < r->have_count; i++) {
-    const calhost_record_key *h = &r->have[i];
-    if (h->thread_count == k->thread_count && !strcmp(r->have_ops[i], op) && h->model_digest &&
-        k->model_digest && !strcmp(h->model_digest, k->model_digest) && h->processor &&
-        k->processor && !strcmp(h->processor, k->processor))
-      return 1;
-  }
-  return 0;
+  calstore_key key = {CALSTORE_KEY_EXACT,
+                      r->cur->backend,
+                      op,
+                      r->cur->implementation_version,
+                      k->model_digest,
+                      k->processor,
+                      k->thread_count,
+                      NULL,
+                      0};
+  calstore_lookup_result *res = NULL;
+  int have = calstore_get(r->store, &key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
+  calstore_lookup_result_free(&res);
+  return have;
 }
 
 static int key_usable(const calhost_built_key *k, char *why, size_t cap) {
@@ -463,39 +471,14 @@ static void portable_key(const cal_run *r, const cal_result *x, calstore_key *k)
   k->structure_count = x->key.structure_count;
 }
 
-typedef struct find_portable {
-  const calstore_key *key;
-  int found;
-} find_portable;
-
-static int same_structure(const calstore_key *a, const calstore_key *b) {
-  if (a->structure_count != b->structure_count)
-    return 0;
-  for (size_t i = 0; i < a->structure_count; i++) {
-    int hit = 0;
-    for (size_t j = 0; j < b->structure_count && !hit; j++)
-      hit = !strcmp(a->structure[i].name, b->structure[j].name) &&
-            !strcmp(a->structure[i].value, b->structure[j].value);
-    if (!hit)
-      return 0;
-  }
-  return 1;
-}
-
-static int visit_portable(void *user, const calstore_profile *p) {
-  find_portable *f = user;
-  const calstore_key *k = &p->key;
-  if (p->source == CALSTORE_SOURCE_CALIBRATED && k->kind == CALSTORE_KEY_PORTABLE &&
-      !strcmp(k->backend, f->key->backend) && !strcmp(k->operator_name, f->key->operator_name) &&
-      !strcmp(k->implementation, f->key->implementation) && same_structure(k, f->key)) {
-    f->found = 1;
-    return 1;
-  }
-  return 0;
-}
-
 /* Commits every pending result of the current plugin in one batch, with
- * the portable profile of each workload among them. */
+ * the portable profile of each workload among them.
+ *
+ * Without --force nothing stored is replaced, and that is decided by the
+ * commit itself (conditional puts, against the file as reloaded under the
+ * lock), not by this process's snapshot: an exact profile or a portable
+ * profile of this implementation and structure that another process stored
+ * meanwhile (a concurrent calibrate, an import) is kept. */
 static void commit_pending(cal_run *r) {
   size_t pending = 0;
   for (size_t i = 0; i < r->result_count; i++)
@@ -503,6 +486,7 @@ static void commit_pending(cal_run *r) {
   if (!pending)
     return;
   ensure_validator(r);
+  int force = r->o->force;
   calstore_error err = {0};
   calstore_batch *b = NULL;
   calstore_status st = calstore_batch_begin(r->store, &b, &err);
@@ -516,9 +500,18 @@ static void commit_pending(cal_run *r) {
     return;
   }
   calstore_measurement m[16];
+  /* what was queued: results, whether their exact profile was written, and
+   * the results whose winner is queued as a workload's portable profile */
   size_t *queued = calloc(pending, sizeof *queued);
-  size_t nqueued = 0;
-  if (!queued) {
+  int *exact_stored = calloc(pending, sizeof *exact_stored);
+  size_t *port = calloc(pending, sizeof *port);
+  int *port_stored = calloc(pending, sizeof *port_stored);
+  size_t nqueued = 0, nport = 0;
+  if (!queued || !exact_stored || !port || !port_stored) {
+    free(queued);
+    free(exact_stored);
+    free(port);
+    free(port_stored);
     calstore_batch_abort(&b);
     return;
   }
@@ -526,7 +519,6 @@ static void commit_pending(cal_run *r) {
     cal_result *x = &r->results[i];
     if (x->kind != CAL_PENDING)
       continue;
-    queued[nqueued++] = i;
     calstore_key k;
     exact_key(r, x, &k);
     policy_ref ref = {x->sweep.winner_policy};
@@ -537,7 +529,12 @@ static void commit_pending(cal_run *r) {
       x->message = dupstr("oversized policy (not stored)");
       continue;
     }
-    st = calstore_batch_store(b, &k, m, n, serialize_ref, &ref, validate_with_plugin, r, &err);
+    exact_stored[nqueued] = 1;
+    st =
+        force
+            ? calstore_batch_store(b, &k, m, n, serialize_ref, &ref, validate_with_plugin, r, &err)
+            : calstore_batch_store_if_absent(b, &k, m, n, serialize_ref, &ref, validate_with_plugin,
+                                             r, &exact_stored[nqueued], &err);
     if (st != CALSTORE_OK) {
       char msg[1200];
       snprintf(msg, sizeof msg, "not stored: %s: %s", calstore_status_name(st), err.message);
@@ -545,6 +542,7 @@ static void commit_pending(cal_run *r) {
       x->message = dupstr(msg);
       continue;
     }
+    queued[nqueued++] = i;
     x->kind = CAL_STORED;
   }
   /* The portable rule: per workload, the winner of the smallest thread count. */
@@ -562,26 +560,23 @@ static void commit_pending(cal_run *r) {
     }
     calstore_key k;
     portable_key(r, best, &k);
-    find_portable f = {&k, 0};
-    if (!r->o->force)
-      calstore_inspect(r->store, visit_portable, &f);
     for (size_t j = 0; j < r->result_count; j++) {
       cal_result *y = &r->results[j];
       if (y != best && y->kind == CAL_STORED && y->workload == best->workload &&
           !strcmp(y->backend, best->backend) && !y->portable_note && !y->portable_stored)
         y->portable_note = dupstr("portable profile taken from the smallest thread count");
     }
-    if (f.found) {
-      best->portable_note = dupstr("portable profile kept (one of this implementation exists; "
-                                   "--force replaces it)");
-      continue;
-    }
     policy_ref ref = {best->sweep.winner_policy};
     size_t n = build_measurements(r, best, m, 1);
     memset(&err, 0, sizeof err);
-    st = calstore_batch_store(b, &k, m, n, serialize_ref, &ref, validate_with_plugin, r, &err);
+    port_stored[nport] = 1;
+    st = force
+             ? calstore_batch_store(b, &k, m, n, serialize_ref, &ref, validate_with_plugin, r, &err)
+             : calstore_batch_store_if_absent(b, &k, m, n, serialize_ref, &ref,
+                                              validate_with_plugin, r, &port_stored[nport], &err);
     if (st == CALSTORE_OK) {
-      best->portable_stored = 1;
+      best->portable_stored = 1; /* settled after the commit */
+      port[nport++] = (size_t)(best - r->results);
     } else {
       char msg[1200];
       snprintf(msg, sizeof msg, "portable profile not stored: %s", err.message);
@@ -603,8 +598,31 @@ static void commit_pending(cal_run *r) {
       }
     }
     add_failure(r, r->cur->backend, NULL, 0, NULL, msg, NULL);
+  } else {
+    /* what the commit kept instead of writing (stored meanwhile elsewhere) */
+    for (size_t i = 0; i < nqueued; i++) {
+      cal_result *x = &r->results[queued[i]];
+      if (!exact_stored[i] && x->kind == CAL_STORED) {
+        x->kind = CAL_SKIPPED;
+        free(x->message);
+        x->message = dupstr("already calibrated: another writer stored this key meanwhile; "
+                            "kept (use --force to recalibrate)");
+      }
+    }
+    for (size_t i = 0; i < nport; i++) {
+      cal_result *x = &r->results[port[i]];
+      if (!port_stored[i]) {
+        x->portable_stored = 0;
+        free(x->portable_note);
+        x->portable_note = dupstr("portable profile kept (one of this implementation exists; "
+                                  "--force replaces it)");
+      }
+    }
   }
   free(queued);
+  free(exact_stored);
+  free(port);
+  free(port_stored);
 }
 
 /* ---- the parent: records ---------------------------------------------- */
@@ -692,44 +710,6 @@ static void on_record(void *user, const calhost_proto_msg *m) {
   }
 }
 
-/* ---- skip list ------------------------------------------------------- */
-
-static int visit_have(void *user, const calstore_profile *p) {
-  cal_run *r = user;
-  const calstore_key *k = &p->key;
-  if (p->source != CALSTORE_SOURCE_CALIBRATED || k->kind != CALSTORE_KEY_EXACT ||
-      strcmp(k->backend, r->cur->backend) ||
-      strcmp(k->implementation, r->cur->implementation_version))
-    return 0;
-  calhost_record_key *h = realloc(r->have, (r->have_count + 1) * sizeof *h);
-  if (!h)
-    return 1;
-  r->have = h;
-  char **o = realloc(r->have_ops, (r->have_count + 1) * sizeof *o);
-  if (!o)
-    return 1;
-  r->have_ops = o;
-  memset(&h[r->have_count], 0, sizeof *h);
-  h[r->have_count].model_digest = dupstr(k->model_digest);
-  h[r->have_count].processor = dupstr(k->processor);
-  h[r->have_count].thread_count = k->thread_count;
-  o[r->have_count] = dupstr(k->operator_name);
-  r->have_count++;
-  return 0;
-}
-
-static void free_have(cal_run *r) {
-  for (size_t i = 0; i < r->have_count; i++) {
-    calhost_record_key_free(&r->have[i]);
-    free(r->have_ops[i]);
-  }
-  free(r->have);
-  free(r->have_ops);
-  r->have = NULL;
-  r->have_ops = NULL;
-  r->have_count = 0;
-}
-
 /* ---- one plugin ------------------------------------------------------- */
 
 static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
@@ -740,8 +720,11 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   free(r->cur_candidate);
   r->cur_candidate = NULL;
   calhost_services_take_error(&p->services_ctx);
+  /* the child skips keys already calibrated (calstore_get on this
+   * snapshot): take the file's latest state first (ignore a failure: the
+   * snapshot stays, and the commit decides against the file anyway) */
   if (!r->o->force)
-    calstore_inspect(r->store, visit_have, r);
+    calstore_reload(r->store, NULL);
 
   calhost_isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
                                 .cancel_flag = &g_cancel,
@@ -771,7 +754,6 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
     p->vtable.destroy(r->validator);
     r->validator = NULL;
   }
-  free_have(r);
   free(r->cur_candidate);
   r->cur_candidate = NULL;
   r->cur = NULL;
@@ -828,12 +810,15 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
 
   g_cancel = 0;
   g_signal = 0;
-  struct sigaction sa, old_int, old_term;
+  /* SIGINT, SIGTERM and SIGHUP (the terminal went away) stop the run; the
+   * finished work is committed and the exit status is 128 + the signal */
+  struct sigaction sa, old_int, old_term, old_hup;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
 
   /* Plugins run in this process too (negotiation, validation): whatever they
    * print on stdout goes to stderr, so the report on stdout stays clean. */
@@ -1017,6 +1002,7 @@ out:
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGHUP, &old_hup, NULL);
   free(only);
   free_run(r);
   return status;

@@ -77,10 +77,6 @@ typedef struct cal_run {
   uint32_t cur_threads;
   char *cur_candidate;
   uint32_t cur_ordinal, cur_total;
-  /* exact keys already calibrated (for skipping), built before each fork */
-  calhost_record_key *have;
-  char **have_ops;
-  size_t have_count;
   /* child only */
   double child_deadline;
 

@@ -15,6 +15,20 @@
  *  - Strings passed in are borrowed for the duration of the call only; the
  *    store copies what it keeps.
  *  - A calstore handle may be used from many threads at once.
+ *
+ * Evolving the API (the ABI rule): libcalstore's soname carries
+ * CALSTORE_VERSION_MAJOR, which changes only when the ABI breaks. Within one
+ * major version functions and enum values are only added (MINOR), never
+ * changed or removed. Structs the caller fills in come in two kinds:
+ *  - sized: calstore_options starts with struct_size (set by
+ *    calstore_options_init); fields are only appended, and the library reads
+ *    an appended field only when struct_size covers it, so a program built
+ *    against an older header keeps working;
+ *  - frozen: every other struct (calstore_error, calstore_key,
+ *    calstore_property, calstore_measurement, calstore_profile,
+ *    calstore_lookup_options, calstore_lookup_result, calstore_rejection)
+ *    keeps its layout for the whole major version. A need for a new field is
+ *    met with a new struct and a new function, never by changing these.
  */
 #ifndef CALHOST_CALSTORE_H
 #define CALHOST_CALSTORE_H
@@ -35,6 +49,16 @@ extern "C" {
 #else
 #define CALSTORE_API
 #endif
+
+/* The library's version (semantic versioning; MAJOR is the ABI and the
+ * soname). CALSTORE_VERSION_NUMBER is MAJOR * 1000000 + MINOR * 1000 +
+ * PATCH, for preprocessor comparisons. Compare with calstore_version() to
+ * learn which library a program actually runs with. */
+#define CALSTORE_VERSION_MAJOR 1
+#define CALSTORE_VERSION_MINOR 1
+#define CALSTORE_VERSION_PATCH 0
+#define CALSTORE_VERSION_NUMBER                                                                    \
+  (CALSTORE_VERSION_MAJOR * 1000000 + CALSTORE_VERSION_MINOR * 1000 + CALSTORE_VERSION_PATCH)
 
 /* The magic word and schema version that start every store file. */
 #define CALSTORE_FORMAT_MAGIC "onnx_light_calibration_profiles"
@@ -60,6 +84,10 @@ typedef enum calstore_status {
  * "write_failed", "invalid_argument", "no_memory", "lock_failed"); "unknown"
  * for values outside the enum. The string is static. */
 CALSTORE_API const char *calstore_status_name(calstore_status status);
+
+/* The version of the library running ("MAJOR.MINOR.PATCH"; static) and,
+ * when number is not NULL, its CALSTORE_VERSION_NUMBER. */
+CALSTORE_API const char *calstore_version(uint32_t *number);
 
 /* Error details of a failed call. `line` is 1-based, 0 when no file line is
  * concerned; `path` names the file at fault, empty when none. */
@@ -152,9 +180,16 @@ typedef struct calstore_options {
                                lock before CALSTORE_LOCK_FAILED; default
                                CALSTORE_LOCK_TIMEOUT_DEFAULT_MS, 0 = try once,
                                UINT32_MAX = wait for ever */
+  uint32_t flags;           /* CALSTORE_OPEN_* bits; default 0 (since 1.1) */
 } calstore_options;
 
 #define CALSTORE_LOCK_TIMEOUT_DEFAULT_MS 30000u
+
+/* calstore_options.flags: never start a thread. By default a large store
+ * file (8 MiB and more) is parsed by up to 8 threads that live only during
+ * the load; a library embedded in a runtime that must not create threads
+ * sets this flag and every load runs in the calling thread. */
+#define CALSTORE_OPEN_NO_THREADS 0x1u
 
 /* Fills *options with the defaults (default path, persistence enabled,
  * a 30 s lock timeout). */
@@ -172,14 +207,24 @@ CALSTORE_API calstore_status calstore_default_path(char *buf, size_t capacity);
  * load status. A missing file is CALSTORE_OK with an empty store. A
  * malformed file or unknown version leaves the handle empty and returns
  * CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION with the line in err.
- * With persistence disabled nothing on disk is touched. */
+ * A path that is not a regular file (a FIFO, a device, a directory) is
+ * CALSTORE_UNREADABLE naming it; it is never opened for blocking reads.
+ * With persistence disabled nothing on disk is touched.
+ *
+ * A path that is a symbolic link is resolved once, here (links to links
+ * too, relative targets against the link's directory; a dangling link
+ * names the file to create): the store then reads, locks
+ * (`<real>.lock`) and replaces the real file, so the link stays a link
+ * and writers through the link and through the target share one lock.
+ * calstore_path returns the resolved path. */
 CALSTORE_API calstore_status calstore_open(const calstore_options *options, calstore **out,
                                            calstore_error *err);
 
 /* Closes a store, frees its memory and sets *store to NULL. NULL-safe. */
 CALSTORE_API void calstore_close(calstore **store);
 
-/* The path this store reads and writes (valid until calstore_close). */
+/* The path this store reads and writes, after resolving a symbolic link
+ * (valid until calstore_close). */
 CALSTORE_API const char *calstore_path(const calstore *store);
 
 /* Re-reads the file. On any failure the in-memory snapshot is unchanged.
@@ -206,14 +251,22 @@ CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *er
  * CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION and the file's line in
  * err: the file is never overwritten (repair or remove it, then retry).
  * Write failures are CALSTORE_WRITE_FAILED / CALSTORE_LOCK_FAILED with the
- * failing step, the path and the system's error text. (All of this holds
- * for every function that commits: overrides, clear, invalidate, batches.) */
+ * failing step, the path and the system's error text (a file size limit is
+ * EFBIG, "File too large": the library never raises SIGXFSZ itself, but a
+ * program must ignore SIGXFSZ to get the error instead of being killed).
+ * (All of this holds for every function that commits: overrides, clear,
+ * invalidate, batches.)
+ *
+ * The replaced file keeps the existing file's permission bits, and its
+ * owner and group where the writer may set them (best effort: a writer that
+ * is not allowed to give the file away keeps what it may, e.g. the group
+ * when it is a member). A new store file is created 0600 and the
+ * directories the store creates 0700. */
 CALSTORE_API calstore_status calstore_store(calstore *store, const calstore_key *key,
                                             const calstore_measurement *measurements,
                                             size_t measurement_count,
                                             calstore_serializer_fn serializer,
-                                            void *serializer_user,
-                                            calstore_validator_fn validator,
+                                            void *serializer_user, calstore_validator_fn validator,
                                             void *validator_user, calstore_error *err);
 
 /* Same as calstore_store for a user override. */
@@ -237,11 +290,22 @@ CALSTORE_API calstore_status calstore_invalidate(calstore *store, const char *ba
  * nonzero. The view is valid only during the callback; the store is
  * read-locked meanwhile, so visit must not call back into the same store. */
 typedef int (*calstore_visit_fn)(void *user, const calstore_profile *profile);
-CALSTORE_API calstore_status calstore_inspect(calstore *store, calstore_visit_fn visit,
-                                              void *user);
+CALSTORE_API calstore_status calstore_inspect(calstore *store, calstore_visit_fn visit, void *user);
 
 /* Number of profiles in memory. */
 CALSTORE_API size_t calstore_count(calstore *store);
+
+/* Fetches the profile with exactly this key (structure in any order) and
+ * source from memory: one hash probe, no scan. On CALSTORE_OK *out
+ * receives a result like calstore_lookup's (status OK, level from the key's
+ * kind and the source, no rejections) that stays valid until
+ * calstore_lookup_result_free whatever the store does later. Returns
+ * CALSTORE_NOT_FOUND (*out NULL) when there is none, CALSTORE_INVALID_ARGUMENT
+ * for a bad key. No validator runs: this is the stored profile as is. */
+typedef struct calstore_lookup_result calstore_lookup_result;
+CALSTORE_API calstore_status calstore_get(calstore *store, const calstore_key *key,
+                                          calstore_source source, calstore_lookup_result **out,
+                                          calstore_error *err);
 
 /* ---- Batches: many changes, one lock/reload/merge/write. ---------------- */
 
@@ -253,13 +317,10 @@ CALSTORE_API calstore_status calstore_batch_begin(calstore *store, calstore_batc
 /* Queue a change. The key, measurements and serialized policy are checked
  * (and the serializer and validator called) now, so a bad entry is refused
  * at once and the rest of the batch is unaffected. */
-CALSTORE_API calstore_status calstore_batch_store(calstore_batch *batch, const calstore_key *key,
-                                                  const calstore_measurement *measurements,
-                                                  size_t measurement_count,
-                                                  calstore_serializer_fn serializer,
-                                                  void *serializer_user,
-                                                  calstore_validator_fn validator,
-                                                  void *validator_user, calstore_error *err);
+CALSTORE_API calstore_status calstore_batch_store(
+    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, calstore_error *err);
 CALSTORE_API calstore_status calstore_batch_install_override(
     calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
     size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
@@ -269,6 +330,22 @@ CALSTORE_API calstore_status calstore_batch_install_override(
 CALSTORE_API calstore_status calstore_batch_put(calstore_batch *batch,
                                                 const calstore_profile *profile,
                                                 calstore_error *err);
+/* Conditional puts ("put if absent"): like calstore_batch_store (a
+ * calibrated profile) and calstore_batch_put, but the profile is written
+ * only when no profile with the same key and source exists at commit time,
+ * i.e. in the file as reloaded under the inter-process lock (and after the
+ * changes queued before it in the batch). The decision is the commit's, so
+ * a profile another process stored after this one read its snapshot is
+ * kept. *stored (may be NULL; must stay valid until calstore_batch_commit
+ * returns) receives 1 when the commit wrote this profile, 0 when an
+ * existing one was kept or the commit failed. (since 1.1) */
+CALSTORE_API calstore_status calstore_batch_store_if_absent(
+    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, int *stored, calstore_error *err);
+CALSTORE_API calstore_status calstore_batch_put_if_absent(calstore_batch *batch,
+                                                          const calstore_profile *profile,
+                                                          int *stored, calstore_error *err);
 CALSTORE_API calstore_status calstore_batch_clear_override(calstore_batch *batch,
                                                            const calstore_key *key,
                                                            calstore_error *err);
@@ -327,6 +404,11 @@ typedef enum calstore_level {
   CALSTORE_LEVEL_PORTABLE_CALIBRATED = 4,
 } calstore_level;
 
+/* Stable word for a level ("none", "exact_override", "portable_override",
+ * "exact_calibrated", "portable_calibrated"); "unknown" outside the enum.
+ * (since 1.1) */
+CALSTORE_API const char *calstore_level_name(calstore_level level);
+
 typedef struct calstore_rejection {
   calstore_reject_reason reason;
   const char *message; /* human explanation, e.g. "implementation 2, wanted 3" */
@@ -336,13 +418,13 @@ typedef struct calstore_rejection {
 /* The outcome of a lookup; owned by the caller, freed with
  * calstore_lookup_result_free. Every pointer inside stays valid until then,
  * independent of later changes to the store. */
-typedef struct calstore_lookup_result {
+struct calstore_lookup_result {
   calstore_status status;          /* CALSTORE_OK when a profile was selected, else NOT_FOUND */
   calstore_level level;            /* where the selection came from */
   const calstore_profile *profile; /* the selected profile, NULL when none */
   const calstore_rejection *rejections; /* candidates of the same backend and operator */
   size_t rejection_count;
-} calstore_lookup_result;
+};
 
 /* Walks the precedence (exact override, portable override, exact calibrated,
  * portable calibrated; force_portable skips the exact levels). A candidate
@@ -351,15 +433,14 @@ typedef struct calstore_lookup_result {
  * it refuses is recorded as CALSTORE_REJECT_POLICY_REJECTED and the walk goes
  * on. With force_portable, exact profiles of the requested implementation
  * are reported as CALSTORE_REJECT_FORCE_PORTABLE. A profile that matches a
- * lower level than the selected one is not a rejection (it was not needed). Profiles of the same backend and operator that do not match are
- * recorded with the first reason that applies (implementation, model,
- * processor, thread count, structure). Returns CALSTORE_OK (selected),
+ * lower level than the selected one is not a rejection (it was not needed). Profiles of the same
+ * backend and operator that do not match are recorded with the first reason that applies
+ * (implementation, model, processor, thread count, structure). Returns CALSTORE_OK (selected),
  * CALSTORE_NOT_FOUND (none; *out still describes the rejections) or an
  * error (then *out is NULL). */
 CALSTORE_API calstore_status calstore_lookup(calstore *store,
                                              const calstore_lookup_options *options,
-                                             calstore_validator_fn validator,
-                                             void *validator_user,
+                                             calstore_validator_fn validator, void *validator_user,
                                              calstore_lookup_result **out, calstore_error *err);
 
 /* calstore_lookup without the rejection report: the same walk and the same
@@ -368,8 +449,7 @@ CALSTORE_API calstore_status calstore_lookup(calstore *store,
  * and no copy (the result references the stored record). */
 CALSTORE_API calstore_status calstore_select(calstore *store,
                                              const calstore_lookup_options *options,
-                                             calstore_validator_fn validator,
-                                             void *validator_user,
+                                             calstore_validator_fn validator, void *validator_user,
                                              calstore_lookup_result **out, calstore_error *err);
 
 /* Frees a lookup result and sets *result to NULL. NULL-safe. */
@@ -384,12 +464,12 @@ typedef void (*calstore_diagnostic_fn)(void *user, calstore_status status, unsig
 /* Parses the file at path without a store: calls visit for each profile (the
  * view is valid during the callback; may be NULL) only if the whole file is
  * valid, and reports every problem found through diagnostic (may be NULL).
- * Returns the file's verdict: OK, NOT_FOUND, UNREADABLE, MALFORMED or
- * UNSUPPORTED_VERSION; *profile_count (may be NULL) receives the number of
+ * Returns the file's verdict: OK, NOT_FOUND, UNREADABLE (also for a path
+ * that is not a regular file, such as a FIFO: it is never read from),
+ * MALFORMED or UNSUPPORTED_VERSION; *profile_count (may be NULL) receives the number of
  * profiles of a valid file. */
 CALSTORE_API calstore_status calstore_read_file(const char *path, calstore_visit_fn visit,
-                                                void *visit_user,
-                                                calstore_diagnostic_fn diagnostic,
+                                                void *visit_user, calstore_diagnostic_fn diagnostic,
                                                 void *diagnostic_user, size_t *profile_count);
 
 /* The same, for text already in memory (used by the fuzzer and by tests). */
@@ -399,8 +479,13 @@ CALSTORE_API calstore_status calstore_read_buffer(const char *data, size_t lengt
                                                   void *diagnostic_user, size_t *profile_count);
 
 /* Writes the in-memory profiles to path in canonical version-1 form (file
- * order), atomically (temporary sibling, fsync, rename). Works also with
- * persistence disabled: it is an explicit export. */
+ * order), atomically: through a temporary sibling with a unique name
+ * (`<path>.XXXXXX.tmp`, created exclusively, removed on failure), fsync,
+ * rename. Nothing else is ever removed (an unrelated `<path>.tmp` is left
+ * alone). A symbolic link at path is followed (the real file is replaced);
+ * an existing file keeps its mode (and owner where possible), a new one is
+ * 0600; an existing path that is not a regular file is refused. Works also
+ * with persistence disabled: it is an explicit export. */
 CALSTORE_API calstore_status calstore_export(calstore *store, const char *path,
                                              calstore_error *err);
 

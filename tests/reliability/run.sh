@@ -252,7 +252,7 @@ if ! skipped mingw; then
           grep -q "__imp_$sym" <<<"$nm_out" && echo "    imports $sym" || absent="$absent $sym"
         done
         if (strings -a "$MINGW_BUILD_DIR"/lib/*.a; strings -a -el "$MINGW_BUILD_DIR"/lib/*.a) |
-             grep -q LOCALAPPDATA; then
+             grep LOCALAPPDATA >/dev/null; then # not -q: with pipefail an early exit fails strings
           echo "    reads LOCALAPPDATA"
         else
           absent="$absent LOCALAPPDATA"

@@ -199,7 +199,7 @@ static void test_cached_text_is_canonical(void **state) {
     cs_buf_put(&in, variants[i], strlen(variants[i]));
     cs_set *set = cs_set_new();
     calstore_error err = {0};
-    calstore_status st = cs_parse(in.data, in.len, set, NULL, NULL, NULL, &err);
+    calstore_status st = cs_parse(in.data, in.len, 1, set, NULL, NULL, NULL, &err);
     if (st != CALSTORE_OK)
       fail_msg("variant %zu: %s", i, err.message);
     assert_int_equal(set->live, 1);
