@@ -3,6 +3,7 @@
  * (--store, --config, --json, --quiet, --verbose) and dispatches to the
  * subcommand; each family of subcommands lives in its own cmd_*.c file.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,9 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  /* A file size limit (ulimit -f) makes a write fail with EFBIG, reported as
+   * write_failed naming the file, instead of killing calhost mid-commit. */
+  signal(SIGXFSZ, SIG_IGN);
   calhost_cli cli = {.argv0 = argv[0]};
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {

@@ -192,8 +192,12 @@ if ! skipped valgrind; then
     # _exit without freeing the parent's heap, and valgrind would turn their
     # exit status into its error code; ctest counts the defects of the main
     # processes instead ("Defects: N"), and a test that fails fails.
+    # Each test keeps its own ctest TIMEOUT (300 s by default; --timeout only
+    # covers tests without one), so the heavy randomized tests size
+    # themselves down under valgrind: CALHOST_UNDER_VALGRIND tells them
+    # (tests/store/util.h tu_under_valgrind; RUNNING_ON_VALGRIND also works).
     t0=$(date +%s)
-    (cd "$BUILD_DIR" && ctest -T memcheck -j "$JOBS" --timeout 1500 \
+    (cd "$BUILD_DIR" && CALHOST_UNDER_VALGRIND=1 ctest -T memcheck -j "$JOBS" --timeout 1500 \
         -E '^reliability_(load|crash)$' \
         --overwrite MemoryCheckCommand="$(command -v valgrind)" \
         --overwrite "MemoryCheckCommandOptions=--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --trace-children=no --child-silent-after-fork=yes --num-callers=30 --suppressions=$here/tests/reliability/valgrind.supp" \

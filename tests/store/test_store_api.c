@@ -654,6 +654,14 @@ static void test_default_path(void **state) {
   setenv("HOME", "/home/u", 1);
   assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_OK);
   assert_string_equal(buf, "/home/u/.cache/calhost/profiles.txt");
+  /* the XDG rule: a relative XDG_CACHE_HOME is ignored */
+  setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_OK);
+  assert_string_equal(buf, "/home/u/.cache/calhost/profiles.txt");
+  setenv("XDG_CACHE_HOME", "", 1);
+  assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_OK);
+  assert_string_equal(buf, "/home/u/.cache/calhost/profiles.txt");
+  unsetenv("XDG_CACHE_HOME");
   assert_int_equal(calstore_default_path(buf, 8), CALSTORE_INVALID_ARGUMENT);
   unsetenv("HOME");
   assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_INVALID_ARGUMENT);
@@ -710,6 +718,130 @@ static void test_misuse_never_aborts(void **state) {
   assert_null(s);
 }
 
+/* calstore_get: one identity (structure in any order), both sources, the
+ * level it would have in a lookup; NOT_FOUND and bad keys. */
+static void test_get_by_key_and_source(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_property st[] = {{"n", "64"}, {"dtype", "f32"}};
+  calstore_property st_rev[] = {{"dtype", "f32"}, {"n", "64"}};
+  calstore_key pk = tu_portable("gpu", "3", st, 2), pk_rev = tu_portable("gpu", "3", st_rev, 2);
+  calstore_key ek = tu_exact("gpu", "3", "d", "p", 8);
+  assert_int_equal(tu_store(s, &pk, "portable", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &ek, "exact", 2), CALSTORE_OK);
+  assert_int_equal(tu_override(s, &ek, "mine"), CALSTORE_OK);
+  calstore_lookup_result *r = NULL;
+  calstore_error err = {0};
+  assert_int_equal(calstore_get(s, &pk_rev, CALSTORE_SOURCE_CALIBRATED, &r, &err), CALSTORE_OK);
+  assert_string_equal(r->profile->policy, "portable");
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  assert_int_equal(r->rejection_count, 0);
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_get(s, &ek, CALSTORE_SOURCE_OVERRIDE, &r, &err), CALSTORE_OK);
+  assert_string_equal(r->profile->policy, "mine");
+  assert_int_equal(r->level, CALSTORE_LEVEL_EXACT_OVERRIDE);
+  /* the result outlives changes to the store */
+  assert_int_equal(calstore_clear_override(s, &ek, &err), CALSTORE_OK);
+  assert_string_equal(r->profile->policy, "mine");
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_get(s, &ek, CALSTORE_SOURCE_OVERRIDE, &r, &err), CALSTORE_NOT_FOUND);
+  assert_null(r);
+  assert_int_equal(calstore_get(s, &pk, CALSTORE_SOURCE_OVERRIDE, &r, &err), CALSTORE_NOT_FOUND);
+  calstore_key other = tu_exact("gpu", "3", "d", "p", 4);
+  assert_int_equal(calstore_get(s, &other, CALSTORE_SOURCE_CALIBRATED, &r, &err),
+                   CALSTORE_NOT_FOUND);
+  calstore_key bad = tu_exact("gpu", "3", NULL, "p", 8);
+  assert_int_equal(calstore_get(s, &bad, CALSTORE_SOURCE_CALIBRATED, &r, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_get(s, &ek, (calstore_source)9, &r, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_int_equal(calstore_get(NULL, &ek, CALSTORE_SOURCE_CALIBRATED, &r, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_close(&s);
+}
+
+static void test_version_and_names(void **state) {
+  (void)state;
+  uint32_t number = 0;
+  const char *v = calstore_version(&number);
+  char want[64];
+  snprintf(want, sizeof want, "%d.%d.%d", CALSTORE_VERSION_MAJOR, CALSTORE_VERSION_MINOR,
+           CALSTORE_VERSION_PATCH);
+  assert_string_equal(v, want);
+  assert_int_equal(number, CALSTORE_VERSION_NUMBER);
+  assert_int_equal(CALSTORE_VERSION_NUMBER, CALSTORE_VERSION_MAJOR * 1000000 +
+                                                CALSTORE_VERSION_MINOR * 1000 +
+                                                CALSTORE_VERSION_PATCH);
+  assert_non_null(calstore_version(NULL));
+  assert_string_equal(calstore_level_name(CALSTORE_LEVEL_NONE), "none");
+  assert_string_equal(calstore_level_name(CALSTORE_LEVEL_EXACT_OVERRIDE), "exact_override");
+  assert_string_equal(calstore_level_name(CALSTORE_LEVEL_PORTABLE_OVERRIDE), "portable_override");
+  assert_string_equal(calstore_level_name(CALSTORE_LEVEL_EXACT_CALIBRATED), "exact_calibrated");
+  assert_string_equal(calstore_level_name(CALSTORE_LEVEL_PORTABLE_CALIBRATED),
+                      "portable_calibrated");
+  assert_string_equal(calstore_level_name((calstore_level)42), "unknown");
+}
+
+/* struct_size: the first version's fields end with persistence_enabled; a
+ * size that does not cover it is refused, an old caller's size (without
+ * the appended fields) gets their defaults. */
+static void test_options_struct_size(void **state) {
+  fixture *f = *state;
+  calstore_options o;
+  calstore_options_init(&o);
+  o.path = f->path;
+  calstore *s = NULL;
+  size_t first = offsetof(calstore_options, persistence_enabled) + sizeof(int);
+  o.struct_size = (uint32_t)(first - 1);
+  assert_int_equal(calstore_open(&o, &s, NULL), CALSTORE_INVALID_ARGUMENT);
+  assert_null(s);
+  o.struct_size = (uint32_t)(offsetof(calstore_options, persistence_enabled));
+  assert_int_equal(calstore_open(&o, &s, NULL), CALSTORE_INVALID_ARGUMENT);
+  o.struct_size = (uint32_t)first;
+  o.lock_timeout_ms = 0;
+  o.flags = 0xffffffffu; /* not covered: ignored */
+  assert_int_equal(calstore_open(&o, &s, NULL), CALSTORE_OK);
+  calstore_close(&s);
+  o.struct_size = sizeof o;
+  o.flags = CALSTORE_OPEN_NO_THREADS;
+  assert_int_equal(calstore_open(&o, &s, NULL), CALSTORE_OK);
+  calstore_close(&s);
+}
+
+/* CALSTORE_OPEN_NO_THREADS: a file large enough for the parallel loader
+ * loads to the same profiles in the calling thread. */
+static void test_no_threads_loads_the_same(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_batch *b = NULL;
+  assert_int_equal(calstore_batch_begin(s, &b, NULL), CALSTORE_OK);
+  char digest[64];
+  static char policy[2048];
+  memset(policy, 'p', sizeof policy - 1);
+  int n = tu_under_valgrind() ? 200 : 5000; /* 5000 x ~2.2 KB: over the 8 MiB threshold */
+  for (int i = 0; i < n; i++) {
+    snprintf(digest, sizeof digest, "model-%d", i);
+    calstore_key k = tu_exact("gpu", "3", digest, "p", 8);
+    tu_policy p = {policy, 0, 0};
+    assert_int_equal(calstore_batch_store(b, &k, NULL, 0, tu_serialize, &p, NULL, NULL, NULL),
+                     CALSTORE_OK);
+  }
+  assert_int_equal(calstore_batch_commit(&b, NULL), CALSTORE_OK);
+  calstore_close(&s);
+  for (int flags = 0; flags < 2; flags++) {
+    calstore_options o;
+    calstore_options_init(&o);
+    o.path = f->path;
+    o.flags = flags ? CALSTORE_OPEN_NO_THREADS : 0;
+    assert_int_equal(calstore_open(&o, &s, NULL), CALSTORE_OK);
+    assert_int_equal(calstore_count(s), (size_t)n);
+    calstore_key k = tu_exact("gpu", "3", "model-7", "p", 8);
+    calstore_lookup_result *r = NULL;
+    assert_int_equal(calstore_get(s, &k, CALSTORE_SOURCE_CALIBRATED, &r, NULL), CALSTORE_OK);
+    calstore_lookup_result_free(&r);
+    calstore_close(&s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_bad_keys_refused, setup, teardown),
@@ -726,6 +858,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_disabled_persistence, setup, teardown),
       cmocka_unit_test(test_default_path),
+      cmocka_unit_test_setup_teardown(test_get_by_key_and_source, setup, teardown),
+      cmocka_unit_test(test_version_and_names),
+      cmocka_unit_test_setup_teardown(test_options_struct_size, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_threads_loads_the_same, setup, teardown),
       cmocka_unit_test(test_misuse_never_aborts),
   };
   return cmocka_run_group_tests_name("store_api", tests, NULL, NULL);

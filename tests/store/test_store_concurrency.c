@@ -2,7 +2,8 @@
  * test_store_concurrency.c: many writers at once: eight threads sharing one
  * handle, eight threads with their own handles, eight processes, while
  * readers look up; every profile of every writer must end up merged in the
- * file and in memory.
+ * file and in memory. Conditional puts ("put if absent") decided by the
+ * commit against what another process wrote after this one's snapshot.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -160,11 +161,115 @@ static void test_processes(void **state) {
   free(path);
 }
 
+/* Stores one calibrated profile through a handle of its own in a child
+ * process (another writer of the file); returns the child's status. */
+static int store_in_child(const char *path, const calstore_key *k, const char *policy) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    calstore *s = tu_open(path, NULL);
+    int rc = s && tu_store(s, k, policy, 1) == CALSTORE_OK ? 0 : 1;
+    calstore_close(&s);
+    _exit(rc);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+/* The repro of the portable rule's race: this process reads its snapshot
+ * (no portable profile yet) and queues its profiles; another process stores
+ * a profile with the same key before the commit. A conditional put keeps
+ * the other writer's profile (the decision is the commit's, against the
+ * file reloaded under the lock); an unconditional put replaces it; a
+ * conditional put of a key nobody wrote is written. */
+static void test_put_if_absent_decided_at_commit(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp(), *path = tu_path(dir, "profiles.txt");
+  calstore *s = tu_open(path, NULL);
+  assert_non_null(s);
+  calstore_property st1[] = {{"n", "4096"}, {"dtype", "float32"}};
+  calstore_property st1_other_order[] = {{"dtype", "float32"}, {"n", "4096"}};
+  calstore_property st2[] = {{"n", "16384"}};
+  calstore_key portable = tu_portable("gemm", "3", st1, 2);
+  calstore_key portable_reordered = tu_portable("gemm", "3", st1_other_order, 2);
+  calstore_key fresh = tu_portable("gemm", "3", st2, 1);
+  calstore_key exact = tu_exact("gemm", "3", "d", "cpu", 4);
+  calstore_key replaced = tu_exact("gemm", "3", "d", "cpu", 8);
+
+  /* the snapshot: nothing stored yet; queue the batch */
+  calstore_lookup_result *got = NULL;
+  assert_int_equal(calstore_get(s, &portable, CALSTORE_SOURCE_CALIBRATED, &got, NULL),
+                   CALSTORE_NOT_FOUND);
+  calstore_batch *b = NULL;
+  calstore_error err = {0};
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  tu_policy mine = {"mine", 0, 0};
+  int stored_portable = -1, stored_exact = -1, stored_fresh = -1, stored_dup = -1;
+  assert_int_equal(calstore_batch_store_if_absent(b, &portable_reordered, NULL, 0, tu_serialize,
+                                                  &mine, NULL, NULL, &stored_portable, &err),
+                   CALSTORE_OK);
+  assert_int_equal(stored_portable, 0); /* not before the commit */
+  assert_int_equal(calstore_batch_store_if_absent(b, &exact, NULL, 0, tu_serialize, &mine, NULL,
+                                                  NULL, &stored_exact, &err),
+                   CALSTORE_OK);
+  assert_int_equal(calstore_batch_store_if_absent(b, &fresh, NULL, 0, tu_serialize, &mine, NULL,
+                                                  NULL, &stored_fresh, &err),
+                   CALSTORE_OK);
+  assert_int_equal(
+      calstore_batch_store(b, &replaced, NULL, 0, tu_serialize, &mine, NULL, NULL, &err),
+      CALSTORE_OK);
+  /* a second conditional put of a key queued before it in the batch */
+  calstore_measurement m[] = {{"lat", 1, "us"}};
+  calstore_profile dup = {fresh, CALSTORE_SOURCE_CALIBRATED, m, 1, "dup", 3};
+  assert_int_equal(calstore_batch_put_if_absent(b, &dup, &stored_dup, &err), CALSTORE_OK);
+
+  /* meanwhile another process (an import, a concurrent calibrate) */
+  assert_int_equal(store_in_child(path, &portable, "fleet"), 0);
+  assert_int_equal(store_in_child(path, &exact, "fleet"), 0);
+  assert_int_equal(store_in_child(path, &replaced, "fleet"), 0);
+
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_OK);
+  assert_int_equal(stored_portable, 0);
+  assert_int_equal(stored_exact, 0);
+  assert_int_equal(stored_fresh, 1);
+  assert_int_equal(stored_dup, 0);
+
+  /* in memory and in the file: the other writer's profiles were kept */
+  calstore_close(&s);
+  s = tu_open(path, NULL);
+  assert_int_equal(calstore_count(s), 4);
+  const struct {
+    const calstore_key *key;
+    const char *policy;
+  } want[] = {{&portable, "fleet"}, {&exact, "fleet"}, {&fresh, "mine"}, {&replaced, "mine"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    assert_int_equal(calstore_get(s, want[i].key, CALSTORE_SOURCE_CALIBRATED, &got, &err),
+                     CALSTORE_OK);
+    assert_string_equal(got->profile->policy, want[i].policy);
+    calstore_lookup_result_free(&got);
+  }
+  /* a failed commit reports nothing stored */
+  calstore_key other = tu_exact("gemm", "3", "d2", "cpu", 1);
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  int stored_other = -1;
+  assert_int_equal(calstore_batch_store_if_absent(b, &other, NULL, 0, tu_serialize, &mine, NULL,
+                                                  NULL, &stored_other, &err),
+                   CALSTORE_OK);
+  tu_write(path, "not a store file\n");
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_MALFORMED);
+  assert_int_equal(stored_other, 0);
+  calstore_close(&s);
+  tu_rmtree(dir);
+  free(dir);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_threads_shared_handle),
       cmocka_unit_test(test_threads_own_handles),
       cmocka_unit_test(test_processes),
+      cmocka_unit_test(test_put_if_absent_decided_at_commit),
   };
   return cmocka_run_group_tests_name("store_concurrency", tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * test_store_internal.c: internals that the public API exercises only
  * indirectly: the fast %.17g formatter against printf on millions of
  * values, the identity index under heavy churn. Compiled from the store's
- * sources.
+ * sources. Under valgrind the randomized loops run 1/50 of their
+ * iterations (tu_iterations), so memcheck on a loaded CI machine stays
+ * within the ctest timeout.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -59,7 +61,8 @@ static void test_format_double_matches_printf(void **state) {
                                  123456789.123};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     check(fixed[i]);
-  for (int i = 0; i < 2000000; i++) {
+  long n = tu_iterations(2000000, 50);
+  for (long i = 0; i < n; i++) {
     uint64_t bits = rng();
     double v;
     memcpy(&v, &bits, sizeof v);
@@ -112,7 +115,8 @@ static void test_parse_decimal_matches_strtod(void **state) {
   assert_int_equal(cs_parse_decimal("2.5", 3, &v), 1);
   assert_true(v == 2.5);
   char buf[64];
-  for (int i = 0; i < 3000000; i++) {
+  long n = tu_iterations(3000000, 50);
+  for (long i = 0; i < n; i++) {
     /* %.17g of a random value, and random digit strings with a point */
     double x = (double)(rng() >> 11) / 9007199254740992.0 * (double)(1ull << (rng() % 40));
     snprintf(buf, sizeof buf, "%.17g", x);
@@ -133,7 +137,8 @@ static void test_index_churn(void **state) {
   (void)state;
   cs_set *set = cs_set_new();
   char digest[32];
-  for (int round = 0; round < 5; round++) {
+  long rounds = tu_iterations(5, 2);
+  for (int round = 0; round < rounds; round++) {
     for (int i = 0; i < 5000; i++) {
       snprintf(digest, sizeof digest, "m%d", i);
       calstore_key k = {

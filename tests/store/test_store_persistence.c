@@ -1,8 +1,11 @@
 /*
  * test_store_persistence.c: the store on disk: malformed files and unknown
  * versions reported with their line and never replacing the snapshot nor
- * destroyed by a writer, stray and planted temp files, file modes,
- * unreadable and unwritable paths, merging with other writers.
+ * destroyed by a writer, stray and planted temp files, file modes (new
+ * files private, rewritten files keep mode and owner), symbolic links to
+ * the store, FIFOs refused without blocking, export's own temporary file,
+ * a file size limit, unreadable and unwritable paths, merging with other
+ * writers.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -11,6 +14,9 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "util.h"
 
@@ -269,6 +275,230 @@ static void test_external_change_merged(void **state) {
   calstore_close(&a);
 }
 
+/* A rewrite keeps the file's permission bits and, where the writer may set
+ * them (here as root), its owner and group; a deployment reading the store
+ * as another user keeps reading it after a calibrate. */
+static void test_commit_keeps_mode_and_owner(void **state) {
+  fixture *f = *state;
+  static const mode_t modes[] = {0644, 0664, 0640, 0600};
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+    tu_write(f->path, GOOD);
+    assert_int_equal(chmod(f->path, modes[i]), 0);
+    int as_root = geteuid() == 0;
+    if (as_root)
+      assert_int_equal(chown(f->path, 1, 2), 0);
+    calstore *s = tu_open(f->path, NULL);
+    char digest[32];
+    snprintf(digest, sizeof digest, "d%zu", i);
+    calstore_key k = tu_exact("gpu", "3", digest, "p", 8);
+    assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+    calstore_close(&s);
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, modes[i]);
+    if (as_root) {
+      assert_int_equal(st.st_uid, 1);
+      assert_int_equal(st.st_gid, 2);
+    } else {
+      assert_int_equal(st.st_uid, geteuid());
+    }
+    char *text = tu_read(f->path, NULL);
+    assert_non_null(strstr(text, digest));
+    free(text);
+  }
+}
+
+/* --store link.txt (link -> shared.txt): the link is resolved once at open;
+ * the real file is read, locked and replaced, the link stays a link. */
+static void test_symlinked_store_follows_the_link(void **state) {
+  fixture *f = *state;
+  char *shared = tu_path(f->dir, "shared.txt"), *link1 = tu_path(f->dir, "link.txt"),
+       *link2 = tu_path(f->dir, "link2.txt"), *shared_lock = tu_path(f->dir, "shared.txt.lock"),
+       *link_lock = tu_path(f->dir, "link.txt.lock"), *link_tmp = tu_path(f->dir, "link.txt.tmp");
+  tu_write(shared, GOOD);
+  assert_int_equal(symlink("shared.txt", link1), 0); /* relative target */
+  assert_int_equal(symlink(link1, link2), 0);        /* a link to the link */
+  calstore *s = tu_open(link2, NULL);
+  assert_non_null(s);
+  assert_int_equal(calstore_count(s), 1);
+  assert_string_equal(calstore_path(s), shared);
+  calstore_key k = tu_exact("gpu", "3", "via-link", "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  calstore_close(&s);
+  struct stat st;
+  assert_int_equal(lstat(link1, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  assert_int_equal(lstat(link2, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  char *text = tu_read(shared, NULL);
+  assert_non_null(strstr(text, "via-link"));
+  assert_non_null(strstr(text, "on disk"));
+  free(text);
+  assert_true(tu_exists(shared_lock));
+  assert_false(tu_exists(link_lock));
+  assert_false(tu_exists(link_tmp));
+  /* a writer through the target and one through the link share the file */
+  s = tu_open(shared, NULL);
+  calstore_key k2 = tu_exact("gpu", "3", "via-target", "p", 8);
+  assert_int_equal(tu_store(s, &k2, "y", 1), CALSTORE_OK);
+  calstore_close(&s);
+  s = tu_open(link1, NULL);
+  assert_int_equal(calstore_count(s), 3);
+  calstore_close(&s);
+  /* a dangling link names the file to create (and its directory) */
+  char *dangling = tu_path(f->dir, "dangling.txt"), *target = tu_path(f->dir, "sub/new.txt");
+  assert_int_equal(symlink("sub/new.txt", dangling), 0);
+  s = tu_open(dangling, NULL);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  calstore_close(&s);
+  assert_int_equal(lstat(dangling, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  assert_int_equal(stat(target, &st), 0);
+  assert_true(S_ISREG(st.st_mode));
+  /* a loop is reported, not followed for ever */
+  char *loop = tu_path(f->dir, "loop.txt");
+  assert_int_equal(symlink("loop.txt", loop), 0);
+  calstore_status ost;
+  s = tu_open(loop, &ost);
+  assert_int_equal(ost, CALSTORE_UNREADABLE);
+  calstore_close(&s);
+  free(loop);
+  free(dangling);
+  free(target);
+  free(shared);
+  free(link1);
+  free(link2);
+  free(shared_lock);
+  free(link_lock);
+  free(link_tmp);
+}
+
+static void collect_message(void *user, calstore_status status, unsigned line,
+                            const char *message) {
+  (void)status;
+  (void)line;
+  snprintf(user, 1024, "%s", message);
+}
+
+/* A FIFO as the store or as a file to read is refused at once (opening it
+ * used to wait for a writer for ever). alarm() fails the test instead of
+ * hanging it. */
+static void test_fifo_refused_without_blocking(void **state) {
+  fixture *f = *state;
+  assert_int_equal(mkfifo(f->path, 0600), 0);
+  alarm(20);
+  calstore_options o;
+  calstore_options_init(&o);
+  o.path = f->path;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  assert_int_equal(calstore_open(&o, &s, &err), CALSTORE_UNREADABLE);
+  assert_non_null(strstr(err.message, f->path));
+  assert_non_null(strstr(err.message, "not a regular file"));
+  assert_non_null(strstr(err.message, "FIFO"));
+  /* a commit refuses it too (and never replaces it) */
+  calstore_key k = tu_exact("gpu", "3", "d", "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_UNREADABLE);
+  calstore_close(&s);
+  struct stat st;
+  assert_int_equal(lstat(f->path, &st), 0);
+  assert_true(S_ISFIFO(st.st_mode));
+  char msg[1024] = "";
+  assert_int_equal(calstore_read_file(f->path, NULL, NULL, collect_message, msg, NULL),
+                   CALSTORE_UNREADABLE);
+  assert_non_null(strstr(msg, "not a regular file"));
+  /* a FIFO at the lock file's name */
+  unlink(f->path);
+  unlink(f->lock); /* the refused commit above created it */
+  assert_int_equal(mkfifo(f->lock, 0600), 0);
+  s = tu_open(f->path, NULL);
+  calstore_error lerr = {0};
+  tu_policy p = {"x", 0, 0};
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &p, NULL, NULL, &lerr),
+                   CALSTORE_LOCK_FAILED);
+  assert_non_null(strstr(lerr.message, "not a regular file"));
+  calstore_close(&s);
+  alarm(0);
+}
+
+/* export OUT writes through a unique temporary file: an unrelated OUT.tmp
+ * is never deleted nor overwritten, and nothing is left behind. */
+static void test_export_leaves_other_files_alone(void **state) {
+  fixture *f = *state;
+  tu_write(f->path, GOOD);
+  char *out = tu_path(f->dir, "out.txt"), *out_tmp = tu_path(f->dir, "out.txt.tmp");
+  tu_write(out_tmp, "somebody else's file\n");
+  calstore *s = tu_open(f->path, NULL);
+  calstore_error err = {0};
+  assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
+  char *kept = tu_read(out_tmp, NULL);
+  assert_string_equal(kept, "somebody else's file\n");
+  free(kept);
+  assert_int_equal(calstore_read_file(out, NULL, NULL, NULL, NULL, NULL), CALSTORE_OK);
+  /* only the store, out.txt and out.txt.tmp: no temporary file left */
+  DIR *d = opendir(f->dir);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      n++;
+      assert_true(!strcmp(e->d_name, "profiles.txt") || !strcmp(e->d_name, "out.txt") ||
+                  !strcmp(e->d_name, "out.txt.tmp"));
+    }
+  closedir(d);
+  assert_int_equal(n, 3);
+  /* a re-export keeps the existing file's mode; a FIFO is refused */
+  assert_int_equal(chmod(out, 0644), 0);
+  assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
+  struct stat st;
+  assert_int_equal(stat(out, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0644);
+  char *fifo = tu_path(f->dir, "fifo");
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(calstore_export(s, fifo, &err), CALSTORE_WRITE_FAILED);
+  assert_non_null(strstr(err.message, "not a regular file"));
+  calstore_close(&s);
+  free(fifo);
+  free(out);
+  free(out_tmp);
+}
+
+/* Under a file size limit (ulimit -f) with SIGXFSZ ignored, a commit fails
+ * with write_failed, "File too large" and the path; no temp file is left
+ * and the store is unchanged. In a child: the limit is per process. */
+static void test_file_size_limit_reported(void **state) {
+  fixture *f = *state;
+  tu_write(f->path, GOOD);
+  pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {4096, 4096};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+      _exit(10);
+    calstore *s = tu_open(f->path, NULL);
+    static char big[20000];
+    memset(big, 'x', sizeof big - 1);
+    calstore_key k = tu_exact("gpu", "3", "big", "p", 8);
+    tu_policy p = {big, 0, 0};
+    calstore_error err = {0};
+    calstore_status st = calstore_store(s, &k, NULL, 0, tu_serialize, &p, NULL, NULL, &err);
+    calstore_close(&s);
+    if (st != CALSTORE_WRITE_FAILED)
+      _exit(11);
+    if (!strstr(err.message, "File too large") || !strstr(err.message, f->path))
+      _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_false(tu_exists(f->tmp));
+  char *text = tu_read(f->path, NULL);
+  assert_string_equal(text, GOOD);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_malformed_file_reported_and_kept, setup, teardown),
@@ -276,6 +506,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stray_tmp_never_replaces_store, setup, teardown),
       cmocka_unit_test_setup_teardown(test_planted_tmp_symlink_not_followed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_commit_keeps_mode_and_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symlinked_store_follows_the_link, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fifo_refused_without_blocking, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_export_leaves_other_files_alone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_file_size_limit_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_and_unwritable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_external_change_merged, setup, teardown),
   };

@@ -20,6 +20,34 @@
 
 #include "calhost/calstore.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+
+/* Nonzero when the test runs under valgrind (RUNNING_ON_VALGRIND, or
+ * CALHOST_UNDER_VALGRIND set by tests/reliability/run.sh): heavy randomized
+ * tests then use fewer iterations so a loaded 2-core CI machine finishes
+ * them within the ctest timeout. */
+static inline int tu_under_valgrind(void) {
+  const char *e = getenv("CALHOST_UNDER_VALGRIND");
+  if (e && e[0] && strcmp(e, "0"))
+    return 1;
+#ifdef RUNNING_ON_VALGRIND
+  return RUNNING_ON_VALGRIND ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+/* n, or n / divisor (at least 1) under valgrind. */
+static inline long tu_iterations(long n, long divisor) {
+  if (!tu_under_valgrind())
+    return n;
+  return n / divisor > 0 ? n / divisor : 1;
+}
+
 /* Creates a fresh temporary directory; aborts the test on failure. */
 static inline char *tu_mkdtemp(void) {
   char tmpl[] = "/tmp/calstore-test-XXXXXX";
