@@ -426,8 +426,6 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   if (e || h == INVALID_HANDLE_VALUE) {
     if (!e)
       e = ERROR_FILE_EXISTS;
-    CloseHandle(h);
-    h = INVALID_HANDLE_VALUE;
     free(wtmp);
     free(wpath);
     st = fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot create", e);
