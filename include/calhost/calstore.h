@@ -472,6 +472,10 @@ CALSTORE_API calstore_status calstore_read_file(const char *path, calstore_visit
                                                 void *visit_user, calstore_diagnostic_fn diagnostic,
                                                 void *diagnostic_user, size_t *profile_count);
 
+/* (calstore_read_file and calstore_read_buffer may parse a large text with
+ * short-lived helper threads, as calstore_open does without
+ * CALSTORE_OPEN_NO_THREADS.) */
+
 /* The same, for text already in memory (used by the fuzzer and by tests). */
 CALSTORE_API calstore_status calstore_read_buffer(const char *data, size_t length,
                                                   calstore_visit_fn visit, void *visit_user,
