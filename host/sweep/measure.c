@@ -28,7 +28,7 @@
   ((vt)->struct_size >= offsetof(calhost_plugin_vtable, field) + sizeof((vt)->field) &&            \
    (vt)->field != NULL)
 
-enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED };
+enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED, ENTRY_UNMEASURED };
 
 typedef struct entry {
   uint32_t index;
@@ -39,6 +39,7 @@ typedef struct entry {
   uint32_t n;
   uint32_t iterations;
   double median;
+  const char *why; /* why it was pruned (for the report), or NULL */
 } entry;
 
 typedef struct sweep {
@@ -118,6 +119,8 @@ static void plugin_cancelled(sweep *s, entry *e) {
     s->out->budget_after = s->out->tried;
   }
   e->state = ENTRY_PRUNED; /* incomplete: not a contender, not counted */
+  e->why =
+      s->out->cancelled ? "stopped: calibration cancelled" : "stopped: the time budget ran out";
 }
 
 static int stopped(const sweep *s) {
@@ -310,6 +313,7 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
       return -1;
     if (cancelled(s)) {
       e->state = ENTRY_PRUNED;
+      e->why = "stopped: calibration cancelled";
       return -1;
     }
   }
@@ -336,6 +340,7 @@ static int take_samples(sweep *s, entry *e, uint32_t upto) {
   while (e->n < upto) {
     if (cancelled(s)) {
       e->state = ENTRY_PRUNED;
+      e->why = "stopped: calibration cancelled";
       return -1;
     }
     double t;
@@ -367,6 +372,58 @@ static void free_entries(entry *es, size_t n) {
     free(es[i].samples);
   }
   free(es);
+}
+
+#define PRUNE_WHY                                                                                  \
+  "clearly slower than the leader (lower quartile above the leader's median plus the margin)"
+
+/* Fills out->candidates from the entries: what became of each, with the
+ * statistics of the samples it got (for the report). */
+static void record_candidates(sweep *s, const entry *es, size_t ne) {
+  calhost_sweep_result *o = s->out;
+  o->candidates = ne ? calloc(ne, sizeof *o->candidates) : NULL;
+  if (!o->candidates)
+    return;
+  for (size_t i = 0; i < ne; i++) {
+    const entry *e = &es[i];
+    calhost_sweep_candidate *c = &o->candidates[o->candidate_entries++];
+    const char *why = e->why;
+    c->index = e->index;
+    c->policy = dup_text(e->policy);
+    c->median_us = c->mad_us = c->min_us = c->cv = NAN;
+    calhost_stats sm;
+    if (e->n &&
+        calhost_stats_summarize(e->samples, e->n, s->req->params.noise_threshold, &sm) == 0) {
+      c->median_us = sm.median;
+      c->mad_us = sm.mad;
+      c->min_us = sm.min;
+      c->cv = sm.cv;
+      c->samples = (uint32_t)sm.n;
+      c->iterations = e->iterations;
+    }
+    switch (e->state) {
+    case ENTRY_ACTIVE:
+      c->status = CALHOST_CANDIDATE_MEASURED;
+      break;
+    case ENTRY_PRUNED:
+      c->status = CALHOST_CANDIDATE_PRUNED;
+      break;
+    case ENTRY_UNMEASURED:
+      c->status = CALHOST_CANDIDATE_UNMEASURED;
+      why = "not measured: the time budget ran out before it";
+      break;
+    case ENTRY_REJECTED:
+      c->status = CALHOST_CANDIDATE_REJECTED;
+      why = "rejected";
+      for (size_t j = 0; j < o->rejection_count; j++)
+        if (o->rejections[j].index == e->index && o->rejections[j].reason)
+          why = o->rejections[j].reason;
+      break;
+    }
+    if (e->state == ENTRY_ACTIVE && !e->n) /* stopped before its first sample */
+      c->status = CALHOST_CANDIDATE_UNMEASURED, why = "not measured: the sweep stopped before it";
+    c->reason = dup_text(why);
+  }
 }
 
 static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
@@ -444,7 +501,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
       out->budget_exhausted = 1;
       out->budget_after = out->tried;
       for (size_t j = i; j < ne; j++)
-        es[j].state = ENTRY_PRUNED; /* never measured: not counted as pruned */
+        es[j].state = ENTRY_UNMEASURED; /* not counted as pruned */
       break;
     }
     if (serialize(&s, e->index, &e->policy, &e->policy_length, why, sizeof why) != 0) {
@@ -474,6 +531,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
       if (e->median > lead &&
           calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
         e->state = ENTRY_PRUNED;
+        e->why = PRUNE_WHY;
         out->pruned++;
       }
     }
@@ -498,6 +556,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
           e->median > lead &&
           calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
         e->state = ENTRY_PRUNED;
+        e->why = PRUNE_WHY;
         out->pruned++;
       }
     }
@@ -510,6 +569,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     size_t keep = (nact + 1) / 2;
     for (size_t i = keep; i < nact; i++) {
       act[i]->state = ENTRY_PRUNED;
+      act[i]->why = "in the slower half after round one (successive halving)";
       out->pruned++;
     }
     nact = keep;
@@ -588,6 +648,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   rc = out->ok ? 0 : -1;
 
 done:
+  record_candidates(&s, es, ne);
   free_entries(es, ne);
   free(sel);
   vt->close_session(s.session);
@@ -604,5 +665,10 @@ void calhost_sweep_result_free(calhost_sweep_result *r) {
     free(r->rejections[i].reason);
   }
   free(r->rejections);
+  for (size_t i = 0; i < r->candidate_entries; i++) {
+    free(r->candidates[i].policy);
+    free(r->candidates[i].reason);
+  }
+  free(r->candidates);
   memset(r, 0, sizeof *r);
 }

@@ -62,6 +62,26 @@ typedef struct calhost_sweep_rejection {
   char *reason;
 } calhost_sweep_rejection;
 
+/* What became of one candidate (or the default) of a sweep. */
+typedef enum calhost_candidate_status {
+  CALHOST_CANDIDATE_MEASURED = 0,   /* every sample taken: a contender */
+  CALHOST_CANDIDATE_PRUNED = 1,     /* dropped as slower, or stopped early (reason says) */
+  CALHOST_CANDIDATE_REJECTED = 2,   /* refused: invalid, failed, wrong output */
+  CALHOST_CANDIDATE_UNMEASURED = 3, /* never run: the time budget ran out first */
+} calhost_candidate_status;
+
+/* One candidate as the report shows it: its statistics over the samples it
+ * got (pruned candidates have a few; rejected and unmeasured have none, and
+ * then median_us etc. are NAN). Latencies per iteration, in microseconds. */
+typedef struct calhost_sweep_candidate {
+  uint32_t index; /* CALHOST_SWEEP_DEFAULT_INDEX for the default */
+  char *policy;   /* may be NULL (not serialized, or dropped to bound the record) */
+  calhost_candidate_status status;
+  char *reason; /* why pruned / rejected / unmeasured; NULL when measured */
+  double median_us, mad_us, min_us, cv;
+  uint32_t samples, iterations;
+} calhost_sweep_candidate;
+
 /* The outcome of a sweep; owned by the caller, freed with
  * calhost_sweep_result_free. Latencies are per iteration, in microseconds. */
 typedef struct calhost_sweep_result {
@@ -89,6 +109,8 @@ typedef struct calhost_sweep_result {
   int cancelled;         /* hooks.is_cancelled stopped it */
   calhost_sweep_rejection *rejections;
   size_t rejection_count;
+  calhost_sweep_candidate *candidates; /* every planned candidate and the default, */
+  size_t candidate_entries;            /* in the order they were run (for the report) */
 } calhost_sweep_result;
 
 /* Current CLOCK_MONOTONIC time in seconds. */

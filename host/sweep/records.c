@@ -95,6 +95,28 @@ void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result 
     calhost_proto_put_str(b, r->rejections[i].policy);
     calhost_proto_put_str(b, r->rejections[i].reason);
   }
+  /* The candidates: as many as fit in the room left, texts while they fit. */
+  const size_t fixed = 96; /* 8 numeric fields and 2 string headers, rounded up */
+  size_t room = b->len < CALHOST_RECORD_CANDIDATE_ROOM ? CALHOST_RECORD_CANDIDATE_ROOM - b->len : 0;
+  size_t nc = r->candidate_entries < room / fixed ? r->candidate_entries : room / fixed;
+  room -= nc * fixed;
+  calhost_proto_put_u64(b, nc);
+  for (size_t i = 0; i < nc; i++) {
+    const calhost_sweep_candidate *c = &r->candidates[i];
+    size_t text = (c->policy ? strlen(c->policy) : 0) + (c->reason ? strlen(c->reason) : 0);
+    int keep = text <= room;
+    room -= keep ? text : 0;
+    calhost_proto_put_u64(b, c->index);
+    calhost_proto_put_u64(b, (uint64_t)c->status);
+    calhost_proto_put_str(b, keep ? c->policy : NULL);
+    calhost_proto_put_str(b, keep ? c->reason : NULL);
+    calhost_proto_put_f64(b, c->median_us);
+    calhost_proto_put_f64(b, c->mad_us);
+    calhost_proto_put_f64(b, c->min_us);
+    calhost_proto_put_f64(b, c->cv);
+    calhost_proto_put_u64(b, c->samples);
+    calhost_proto_put_u64(b, c->iterations);
+  }
 }
 
 int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) {
@@ -138,6 +160,32 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
       r->rejections[i].policy = calhost_proto_dup_str(c);
       r->rejections[i].reason = calhost_proto_dup_str(c);
       r->rejection_count = i + 1;
+    }
+  }
+  n = calhost_proto_get_u64(c);
+  if (c->failed || n > CALHOST_PROTO_MAX_FRAME / 16)
+    goto bad;
+  if (n) {
+    r->candidates = calloc((size_t)n, sizeof *r->candidates);
+    if (!r->candidates)
+      goto bad;
+    for (size_t i = 0; i < n; i++) {
+      calhost_sweep_candidate *x = &r->candidates[i];
+      x->index = (uint32_t)calhost_proto_get_u64(c);
+      uint64_t st = calhost_proto_get_u64(c);
+      x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (calhost_candidate_status)st
+                                                     : CALHOST_CANDIDATE_REJECTED;
+      x->policy = calhost_proto_dup_str(c);
+      x->reason = calhost_proto_dup_str(c);
+      x->median_us = calhost_proto_get_f64(c);
+      x->mad_us = calhost_proto_get_f64(c);
+      x->min_us = calhost_proto_get_f64(c);
+      x->cv = calhost_proto_get_f64(c);
+      x->samples = (uint32_t)calhost_proto_get_u64(c);
+      x->iterations = (uint32_t)calhost_proto_get_u64(c);
+      r->candidate_entries = i + 1;
+      if (c->failed)
+        goto bad;
     }
   }
   if (c->failed)

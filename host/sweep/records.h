@@ -36,6 +36,12 @@ enum calhost_record_type {
 /* At most this many rejections travel with a result (the count is exact). */
 #define CALHOST_RECORD_MAX_REJECTIONS 256
 
+/* The candidates of a result (calhost_sweep_candidate) travel after its
+ * rejections while the frame stays under this many bytes; past it, their
+ * policies and reasons are dropped (NULL), then the candidates themselves,
+ * so a result always fits in a frame. */
+#define CALHOST_RECORD_CANDIDATE_ROOM (3u * 1024u * 1024u)
+
 /* A key as the plugin built it, owned (strings malloc'd). */
 typedef struct calhost_record_key {
   char *model_digest;
@@ -54,7 +60,8 @@ void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest, cons
 int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k);
 void calhost_record_key_free(calhost_record_key *k);
 
-/* Appends a sweep result (at most CALHOST_RECORD_MAX_REJECTIONS rejections). */
+/* Appends a sweep result (at most CALHOST_RECORD_MAX_REJECTIONS rejections;
+ * candidates as CALHOST_RECORD_CANDIDATE_ROOM allows). */
 void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result *r);
 /* Reads a result into *r (owned; free with calhost_sweep_result_free).
  * Returns 0, or -1 on a malformed payload or allocation failure. */

@@ -9,6 +9,10 @@
 
 #include "run.h"
 
+#ifndef CALHOST_VERSION_STRING
+#define CALHOST_VERSION_STRING "unknown"
+#endif
+
 static const char *kind_word(cal_kind k) {
   switch (k) {
   case CAL_PENDING:
@@ -55,10 +59,8 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
   if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
-    fprintf(r->err, "%.60s%s %.3f us\n", pol, strlen(pol) > 60 ? "..." : "",
-            x->sweep.median_us);
-  }
-  else
+    fprintf(r->err, "%.60s%s %.3f us\n", pol, strlen(pol) > 60 ? "..." : "", x->sweep.median_us);
+  } else
     fprintf(r->err, "%s: %s\n", kind_word(x->kind), x->message ? x->message : "");
   fflush(r->err);
 }
@@ -211,6 +213,46 @@ static void jnum(FILE *o, double v) {
     fputs("null", o);
 }
 
+static const char *candidate_word(calhost_candidate_status st) {
+  switch (st) {
+  case CALHOST_CANDIDATE_MEASURED:
+    return "measured";
+  case CALHOST_CANDIDATE_PRUNED:
+    return "pruned";
+  case CALHOST_CANDIDATE_REJECTED:
+    return "rejected";
+  case CALHOST_CANDIDATE_UNMEASURED:
+    return "unmeasured";
+  }
+  return "unknown";
+}
+
+/* ,"candidates":[{"policy", "default", "winner", "status", "reason",
+ * "median_us", "spread_us", "min_us", "cv", "samples", "iterations"}]:
+ * every candidate of the sweep in the order run (for `calhost report`). */
+static void json_candidates(const calhost_sweep_result *s, FILE *o) {
+  fputs(",\"candidates\":[", o);
+  for (size_t i = 0; i < s->candidate_entries; i++) {
+    const calhost_sweep_candidate *c = &s->candidates[i];
+    fputs(i ? ",{\"policy\":" : "{\"policy\":", o);
+    js(o, c->policy);
+    fprintf(o, ",\"default\":%s,\"winner\":%s,\"status\":\"%s\",\"reason\":",
+            c->index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false",
+            s->ok && c->index == s->winner_index ? "true" : "false", candidate_word(c->status));
+    js(o, c->reason);
+    fputs(",\"median_us\":", o);
+    jnum(o, c->median_us);
+    fputs(",\"spread_us\":", o);
+    jnum(o, c->mad_us);
+    fputs(",\"min_us\":", o);
+    jnum(o, c->min_us);
+    fputs(",\"cv\":", o);
+    jnum(o, c->cv);
+    fprintf(o, ",\"samples\":%u,\"iterations\":%u}", c->samples, c->iterations);
+  }
+  fputc(']', o);
+}
+
 static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   const calhost_sweep_result *s = &x->sweep;
   fputs("{\"plugin\":", o);
@@ -288,6 +330,7 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
       fputc('}', o);
     }
     fputc(']', o);
+    json_candidates(s, o);
     fprintf(o, ",\"portable_stored\":%s,\"portable_note\":", x->portable_stored ? "true" : "false");
     js(o, x->portable_note);
   }
@@ -296,7 +339,7 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
 
 void cal_print_json(cal_run *r, int exit_status) {
   FILE *o = r->out;
-  fputs("{\"rigor\":", o);
+  fputs("{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"rigor\":", o);
   js(o, r->rigor_name);
   fputs(",\"rigor_origin\":", o);
   js(o, r->o->rigor_origin);
