@@ -59,8 +59,10 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
   if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
-    fprintf(r->err, "%.60s%s %.3f us\n", pol, strlen(pol) > 60 ? "..." : "", x->sweep.median_us);
-  } else
+    fprintf(r->err, "%.60s%s %.3f us\n", pol, strlen(pol) > 60 ? "..." : "",
+            x->sweep.median_us);
+  }
+  else
     fprintf(r->err, "%s: %s\n", kind_word(x->kind), x->message ? x->message : "");
   fflush(r->err);
 }
