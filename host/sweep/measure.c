@@ -400,6 +400,7 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
       c->cv = sm.cv;
       c->samples = (uint32_t)sm.n;
       c->iterations = e->iterations;
+      c->noisy = sm.noisy;
     }
     switch (e->state) {
     case ENTRY_ACTIVE:

@@ -80,6 +80,7 @@ typedef struct calhost_sweep_candidate {
   char *reason; /* why pruned / rejected / unmeasured; NULL when measured */
   double median_us, mad_us, min_us, cv;
   uint32_t samples, iterations;
+  int noisy; /* its spread is above the noise threshold */
 } calhost_sweep_candidate;
 
 /* The outcome of a sweep; owned by the caller, freed with

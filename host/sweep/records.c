@@ -96,7 +96,7 @@ void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result 
     calhost_proto_put_str(b, r->rejections[i].reason);
   }
   /* The candidates: as many as fit in the room left, texts while they fit. */
-  const size_t fixed = 96; /* 8 numeric fields and 2 string headers, rounded up */
+  const size_t fixed = 112; /* 9 numeric fields and 2 string headers, rounded up */
   size_t room = b->len < CALHOST_RECORD_CANDIDATE_ROOM ? CALHOST_RECORD_CANDIDATE_ROOM - b->len : 0;
   size_t nc = r->candidate_entries < room / fixed ? r->candidate_entries : room / fixed;
   room -= nc * fixed;
@@ -116,6 +116,7 @@ void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result 
     calhost_proto_put_f64(b, c->cv);
     calhost_proto_put_u64(b, c->samples);
     calhost_proto_put_u64(b, c->iterations);
+    calhost_proto_put_u64(b, (uint64_t)c->noisy);
   }
 }
 
@@ -183,6 +184,7 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
       x->cv = calhost_proto_get_f64(c);
       x->samples = (uint32_t)calhost_proto_get_u64(c);
       x->iterations = (uint32_t)calhost_proto_get_u64(c);
+      x->noisy = calhost_proto_get_u64(c) != 0;
       r->candidate_entries = i + 1;
       if (c->failed)
         goto bad;

@@ -230,7 +230,7 @@ static const char *candidate_word(calhost_candidate_status st) {
 }
 
 /* ,"candidates":[{"policy", "default", "winner", "status", "reason",
- * "median_us", "spread_us", "min_us", "cv", "samples", "iterations"}]:
+ * "median_us", "spread_us", "min_us", "cv", "samples", "iterations", "noisy"}]:
  * every candidate of the sweep in the order run (for `calhost report`). */
 static void json_candidates(const calhost_sweep_result *s, FILE *o) {
   fputs(",\"candidates\":[", o);
@@ -250,7 +250,8 @@ static void json_candidates(const calhost_sweep_result *s, FILE *o) {
     jnum(o, c->min_us);
     fputs(",\"cv\":", o);
     jnum(o, c->cv);
-    fprintf(o, ",\"samples\":%u,\"iterations\":%u}", c->samples, c->iterations);
+    fprintf(o, ",\"samples\":%u,\"iterations\":%u,\"noisy\":%s}", c->samples, c->iterations,
+            c->noisy ? "true" : "false");
   }
   fputc(']', o);
 }
