@@ -36,6 +36,7 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
   char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
   size_t np = 0, nw = 0;
   const char *rigor = NULL, *threads = NULL, *budget = NULL, *timeout = NULL, *reps = NULL;
+  const char *report = NULL; /* --report DIR (cmd_report.c) */
   int force = 0, json = cli->json, quiet = cli->quiet;
   calhost_cli local = *cli;
   for (int i = 1; i < argc; i++) {
@@ -71,6 +72,9 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
     } else if (is_opt(a, "--repetitions")) {
       if (!(reps = opt_value(argc, argv, &i, "--repetitions")))
         return calhost_cli_usage_error(cli, "calibrate: --repetitions needs a count");
+    } else if (is_opt(a, "--report")) {
+      if (!(report = opt_value(argc, argv, &i, "--report")))
+        return calhost_cli_usage_error(cli, "calibrate: --report needs a directory");
     } else if (!strcmp(a, "--force")) {
       force = 1;
     } else if (!strcmp(a, "--json")) {
@@ -81,7 +85,7 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
       printf("usage: calhost calibrate [--config F] [--plugin B]... [--workload W]...\n"
              "                         [--rigor quick|measure|exhaustive] [--threads LIST]\n"
              "                         [--time-budget S] [--timeout S] [--repetitions N]\n"
-             "                         [--force] [--json] [--quiet]\n");
+             "                         [--force] [--json] [--quiet] [--report DIR]\n");
       return 0;
     } else {
       return calhost_cli_usage_error(cli, "calibrate: unknown argument '%s'", a);
@@ -153,7 +157,13 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
   o.progress = -1;
   o.rigor_origin = rigor_origin;
   o.threads_origin = threads_origin;
+  if (report && !(o.json_out = calhost_cli_report_open(report))) {
+    calhost_config_free(&cfg);
+    return 2;
+  }
   int rc = calhost_calibrate(&o);
+  if (report)
+    rc = calhost_cli_report_finish(report, o.json_out, rc, quiet);
   calhost_config_free(&cfg);
   return rc;
 }

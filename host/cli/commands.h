@@ -10,6 +10,8 @@
 #ifndef CALHOST_CLI_COMMANDS_H
 #define CALHOST_CLI_COMMANDS_H
 
+#include <stdio.h>
+
 #include "calhost/calstore.h"
 
 struct calhost_config;
@@ -65,5 +67,14 @@ int calhost_cmd_config(calhost_cli *cli, int argc, char **argv);
 int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv);
 int calhost_cmd_lookup_workload(calhost_cli *cli, int argc, char **argv);
 int calhost_cmd_override_workload(calhost_cli *cli, int argc, char **argv);
+
+/* Report commands (cmd_report.c): `report RUN.json --html OUT`, and the two
+ * steps of `calibrate --report DIR`: report_open creates DIR (and its
+ * parents) and opens DIR/run.json for the run's JSON (NULL after printing
+ * the error); report_finish closes it, writes DIR/report.html from it and
+ * returns the exit status: status, or 2 when the report failed. */
+int calhost_cmd_report(calhost_cli *cli, int argc, char **argv);
+FILE *calhost_cli_report_open(const char *dir);
+int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet);
 
 #endif /* CALHOST_CLI_COMMANDS_H */

@@ -27,6 +27,7 @@ static const struct command {
     {"plugins", calhost_cmd_plugins, "list discovered plugins"},
     {"plugin", calhost_cmd_plugin, "plugin tools: plugin check PATH"},
     {"config", calhost_cmd_config, "config check [FILE] | config show"},
+    {"report", calhost_cmd_report, "write the HTML page of a calibrate run"},
 };
 
 static void usage(FILE *out) {

@@ -994,6 +994,10 @@ report:
     cal_print_json(r, status);
   else
     cal_print_summary(r);
+  if (o->json_out) { /* --report: the same JSON into the report's folder */
+    r->out = o->json_out;
+    cal_print_json(r, status);
+  }
 out:
   if (saved_stdout >= 0) {
     fflush(stdout);

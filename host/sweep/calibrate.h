@@ -49,6 +49,7 @@ typedef struct calhost_calibrate_options {
   const char *threads_origin; /* where threads came from (may be NULL) */
   FILE *out;                  /* NULL: stdout */
   FILE *err;                  /* NULL: stderr */
+  FILE *json_out;             /* also write the JSON report here (--report); may be NULL */
 } calhost_calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep
