@@ -227,17 +227,17 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
   double lx = ml;
   for (size_t k = 0; k < 5; k++) {
     if (!strcmp(legend[k].cls, "default"))
-      fprintf(o, "<rect class=\"pt default\" x=\"%.1f\" y=\"10\" width=\"8\" height=\"8\"/>",
+      fprintf(o, "<rect class=\"lg default\" x=\"%.1f\" y=\"10\" width=\"8\" height=\"8\"/>",
               lx + 1);
     else if (!strcmp(legend[k].cls, "noisy"))
-      fprintf(o, "<circle class=\"noisy\" cx=\"%.1f\" cy=\"14\" r=\"5\"/>", lx + 5);
+      fprintf(o, "<circle class=\"lg noisy\" cx=\"%.1f\" cy=\"14\" r=\"5\"/>", lx + 5);
     else
-      fprintf(o, "<circle class=\"pt %s\" cx=\"%.1f\" cy=\"14\" r=\"4.5\"/>", legend[k].cls,
+      fprintf(o, "<circle class=\"lg %s\" cx=\"%.1f\" cy=\"14\" r=\"4.5\"/>", legend[k].cls,
               lx + 5);
     fprintf(o, "<text class=\"legend\" x=\"%.1f\" y=\"18\">%s</text>", lx + 14, legend[k].text);
     lx += 26 + 6.7 * (double)strlen(legend[k].text);
   }
-  fprintf(o, "<line class=\"err measured\" x1=\"%.1f\" x2=\"%.1f\" y1=\"8\" y2=\"20\"/>", lx + 4,
+  fprintf(o, "<line class=\"lg err measured\" x1=\"%.1f\" x2=\"%.1f\" y1=\"8\" y2=\"20\"/>", lx + 4,
           lx + 4);
   fprintf(o, "<text class=\"legend\" x=\"%.1f\" y=\"18\">\xC2\xB1 spread (MAD)</text>\n", lx + 12);
   fputs("</svg>\n", o);

@@ -134,7 +134,9 @@ const char *rpt_us(char *buf, size_t cap, double us) {
     snprintf(buf, cap, "%.1f \xC2\xB5s", us);
   else if (fabs(us) >= 1)
     snprintf(buf, cap, "%.2f \xC2\xB5s", us);
+  else if (fabs(us) >= 0.001)
+    snprintf(buf, cap, "%.1f ns", us * 1000);
   else
-    snprintf(buf, cap, "%.3f \xC2\xB5s", us);
+    snprintf(buf, cap, "%.3g ns", us * 1000);
   return buf;
 }

@@ -34,7 +34,7 @@ RPT_HIDDEN void rpt_text(FILE *o, const char *s, size_t max);
  * breaks (e.g. ";" in policies, "_" in workload names). */
 RPT_HIDDEN void rpt_text_wbr(FILE *o, const char *s, size_t max, const char *breaks);
 
-/* A latency in microseconds for people: "5.48 µs", "319.5 µs", "2.31 ms";
+/* A latency in microseconds for people: "12.5 ns", "5.48 µs", "319.5 µs", "2.31 ms";
  * "–" when not a finite number. Returns buf. */
 RPT_HIDDEN const char *rpt_us(char *buf, size_t cap, double us);
 

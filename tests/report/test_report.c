@@ -1,0 +1,447 @@
+/*
+ * test_report.c: `calhost report` (host/report): the HTML page of a
+ * recorded quick calibration (tests/report/data/run-quick.json, written by
+ * a real `calhost calibrate --rigor quick --json`) has one candidate chart
+ * per measured sweep, one point per candidate with samples and a heat map
+ * where a parameter varies; hostile strings (markup, control characters,
+ * invalid UTF-8) are escaped; the page is self-contained; policies parse
+ * into parameters and the heat map has a cell per pair of values; broken
+ * run files are refused by name; a run file without per-candidate data
+ * still renders; the sweep's candidates fit in the child's record frame.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "report/internal.h"
+#include "report/report.h"
+#include "sweep/records.h"
+
+static char g_data[1024];
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *render(const json_t *run) {
+  char *buf = NULL, err[512] = "";
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  int rc = calhost_report_write_html(run, "run.json", f, err, sizeof err);
+  fclose(f);
+  if (rc != 0)
+    fprintf(stderr, "render: %s\n", err);
+  assert_int_equal(rc, 0);
+  return buf;
+}
+
+static size_t count(const char *hay, const char *needle) {
+  size_t n = 0, k = strlen(needle);
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + k, needle))
+    n++;
+  return n;
+}
+
+static json_t *load_recorded(void) {
+  char err[512];
+  json_t *run = calhost_report_load(g_data, err, sizeof err);
+  if (!run)
+    fprintf(stderr, "%s\n", err);
+  assert_non_null(run);
+  return run;
+}
+
+static void write_bytes(const char *path, const char *bytes, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(bytes, 1, n, f), n);
+  fclose(f);
+}
+
+/* The text between the n-th occurrence of open and the next close. */
+static char *nth_block(const char *html, const char *open, const char *close, size_t n) {
+  const char *p = html;
+  for (size_t i = 0; p && i <= n; i++) {
+    p = strstr(p, open);
+    if (p && i < n)
+      p += strlen(open);
+  }
+  if (!p)
+    return NULL;
+  const char *e = strstr(p, close);
+  assert_non_null(e);
+  return strndup(p, (size_t)(e - p));
+}
+
+/* ---- the recorded run ---------------------------------------------------- */
+
+static void recorded_run_draws_a_chart_and_a_point_per_candidate(void **state) {
+  (void)state;
+  json_t *run = load_recorded();
+  char *html = render(run);
+  const json_t *res = json_object_get(run, "results");
+  size_t charts = 0, measured_sweeps = 0;
+  for (size_t i = 0; i < json_array_size(res); i++) {
+    const json_t *r = json_array_get(res, i);
+    if (!json_is_object(json_object_get(r, "measurements")))
+      continue;
+    /* the i-th candidate chart belongs to the i-th measured sweep: one point
+     * (class "pt ...") per candidate with a median, one title per point */
+    size_t with_median = 0;
+    const json_t *cs = json_object_get(r, "candidates");
+    for (size_t k = 0; k < json_array_size(cs); k++)
+      with_median += json_is_number(json_object_get(json_array_get(cs, k), "median_us"));
+    assert_true(with_median >= 1);
+    char *svg = nth_block(html, "<svg class=\"chart candidates\"", "</svg>", measured_sweeps);
+    assert_non_null(svg);
+    assert_int_equal(count(svg, "class=\"pt "), with_median);
+    assert_int_equal(count(svg, "<title>"), with_median);
+    assert_int_equal(count(svg, "class=\"pt winner\""), 1);
+    free(svg);
+    measured_sweeps++;
+  }
+  charts = count(html, "<svg class=\"chart candidates\"");
+  assert_true(measured_sweeps >= 4);
+  assert_int_equal(charts, measured_sweeps);
+  /* a section per measured sweep, and the summary first, the environment last */
+  assert_int_equal(count(html, "<section class=\"result\""), measured_sweeps);
+  const char *sum = strstr(html, "id=\"summary\""), *env = strstr(html, "id=\"environment\"");
+  assert_non_null(sum);
+  assert_non_null(env);
+  assert_true(sum < strstr(html, "<section class=\"result\""));
+  assert_true(env > strstr(html, "</section>"));
+  /* the environment names the processor, the governor and every plugin version */
+  assert_non_null(strstr(env, "governor"));
+  assert_non_null(strstr(env, "1.1.0"));
+  assert_non_null(strstr(env, "AuthenticAMD") ? strstr(env, "AuthenticAMD") : strstr(env, "x86"));
+  free(html);
+  json_decref(run);
+}
+
+static void recorded_run_has_heat_maps_where_parameters_vary(void **state) {
+  (void)state;
+  json_t *run = load_recorded();
+  char *html = render(run);
+  size_t maps = count(html, "<svg class=\"chart heatmap\"");
+  /* every cpu_gemm sweep varies the kernel (at least two values) */
+  size_t gemm = 0;
+  const json_t *res = json_object_get(run, "results");
+  for (size_t i = 0; i < json_array_size(res); i++) {
+    const json_t *r = json_array_get(res, i);
+    const char *p = json_string_value(json_object_get(r, "plugin"));
+    gemm += p && !strcmp(p, "cpu_gemm") && json_is_object(json_object_get(r, "measurements"));
+  }
+  assert_true(gemm >= 2);
+  assert_true(maps >= gemm);
+  for (size_t i = 0; i < maps; i++) {
+    char *svg = nth_block(html, "<svg class=\"chart heatmap\"", "</svg>", i);
+    assert_true(count(svg, "<rect class=\"cell") >= 2);
+    assert_int_equal(count(svg, "class=\"cell win\""), 1); /* the winner's cell is framed */
+    free(svg);
+  }
+  assert_non_null(strstr(html, "kernel"));
+  free(html);
+  json_decref(run);
+}
+
+static void page_is_self_contained(void **state) {
+  (void)state;
+  json_t *run = load_recorded();
+  char *html = render(run);
+  assert_null(strstr(html, "http:"));
+  assert_null(strstr(html, "https:"));
+  assert_null(strstr(html, "<script"));
+  assert_null(strstr(html, "<link"));
+  assert_null(strstr(html, "<img"));
+  assert_null(strstr(html, "<iframe"));
+  assert_null(strstr(html, "@import"));
+  assert_null(strstr(html, " src="));
+  for (const char *p = strstr(html, "url("); p; p = strstr(p + 4, "url("))
+    assert_int_equal(p[4], '#'); /* only the page's own gradients */
+  assert_non_null(strstr(html, "<meta charset=\"utf-8\">"));
+  free(html);
+  json_decref(run);
+}
+
+/* ---- hostile strings ----------------------------------------------------- */
+
+static int valid_utf8(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t left = strlen(s);
+  while (left) {
+    size_t k = rpt_utf8_seq(p, left);
+    if (!k)
+      return 0;
+    p += k, left -= k;
+  }
+  return 1;
+}
+
+static void hostile_strings_are_escaped(void **state) {
+  (void)state;
+  char path[] = "/tmp/calhost-report-hostile-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  /* raw invalid UTF-8 (\xff, an overlong '/', a lone continuation byte, a
+   * surrogate) and escaped control characters in every kind of string */
+  static const char run[] =
+      "{\"calhost_version\":\"0.1.0<b>\",\"rigor\":\"quick\",\"environment\":{"
+      "\"processor\":\"x86_64;model=</code><script>alert(1)</"
+      "script>\",\"governor\":\"perf\\u001b[31m"
+      "\",\"load_average\":[0.5,\"x\",null]},"
+      "\"results\":[{\"plugin\":\"<script>alert('p')</script>\",\"implementation\":\"1\\u0000x\","
+      "\"workload\":\"w\\\"><img src=x onerror=alert(1)>\",\"operator\":\"Op\\u0007\","
+      "\"threads\":1,\"status\":\"stored\",\"message\":\"bad \xff\xfe bytes \xc0\xaf \x80 "
+      "\xed\xa0\x80 end\",\"key\":{\"structure\":{\"<k>\":\"<v>\"}},"
+      "\"winner\":\"a=<b>;c=&amp;\",\"winner_is_default\":false,"
+      "\"measurements\":{\"median_latency_us\":5,\"spread_us\":0.5,\"cv\":0.1,"
+      "\"samples\":5,\"speedup_vs_default\":2,\"default_median_latency_us\":10,\"noisy\":true},"
+      "\"counts\":{\"candidates\":3,\"planned\":3,\"tried\":3,\"pruned\":1,\"rejected\":1},"
+      "\"default_policy\":\"a=<i>;c=0\",\"rejected\":[],"
+      "\"candidates\":["
+      "{\"policy\":\"a=<i>;c=0\",\"default\":true,\"status\":\"measured\",\"median_us\":10,"
+      "\"spread_us\":1,\"samples\":5},"
+      "{\"policy\":\"a=<b>;c=&amp;\",\"winner\":true,\"status\":\"measured\",\"median_us\":5,"
+      "\"spread_us\":0.5,\"samples\":5,\"noisy\":true},"
+      "{\"policy\":\"a=\\u0001;c=</svg><script>\",\"status\":\"pruned\",\"reason\":"
+      "\"slow\\u0002</td>\",\"median_us\":9,\"spread_us\":0,\"samples\":3},"
+      "{\"policy\":\"a=\xff\",\"status\":\"rejected\",\"reason\":\"wrong output: <marquee>\","
+      "\"median_us\":null}]}],"
+      "\"failures\":[{\"plugin\":\"evil\",\"workload\":\"<w>\",\"threads\":1,\"candidate\":"
+      "\"<c>\",\"message\":\"crashed <blink>\",\"output\":\"\\u001b]0;title\\u0007<pre>\"}],"
+      "\"warnings\":[\"<warn>\\u0085 C1\"],\"seconds\":1.5,\"exit_status\":1}";
+  /* \u0000 needs JSON_ALLOW_NUL in jansson: the loader must refuse it by
+   * name, so first prove that, then use a string without it */
+  write_bytes(path, run, sizeof run - 1);
+  char err[512];
+  json_t *j = calhost_report_load(path, err, sizeof err);
+  assert_null(j);
+  assert_non_null(strstr(err, path));
+  char *fixed = strdup(run);
+  char *nul = strstr(fixed, "\\u0000");
+  memcpy(nul, "\\u0020", 6);
+  write_bytes(path, fixed, strlen(fixed));
+  free(fixed);
+  j = calhost_report_load(path, err, sizeof err);
+  if (!j)
+    fprintf(stderr, "%s\n", err);
+  assert_non_null(j);
+  char *html = render(j);
+  /* no markup from the run survives */
+  assert_null(strstr(html, "<script"));
+  assert_null(strstr(html, "<img"));
+  assert_null(strstr(html, "<marquee"));
+  assert_null(strstr(html, "<blink"));
+  assert_null(strstr(html, "<k>"));
+  assert_null(strstr(html, "<w>"));
+  assert_null(strstr(html, "<warn>"));
+  assert_null(strstr(html, "<b>"));
+  assert_int_equal(count(html, "<pre>"), 1); /* ours, around the plugin output */
+  assert_non_null(strstr(html, "&lt;script&gt;alert(&#39;p&#39;)&lt;/script&gt;"));
+  assert_non_null(strstr(html, "w&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+  assert_non_null(strstr(html, "c=&amp;amp;"));
+  /* no control character but line feed and tab; valid UTF-8 throughout,
+   * the bad bytes and controls shown as U+FFFD */
+  for (const unsigned char *p = (const unsigned char *)html; *p; p++)
+    assert_true(*p >= 0x20 || *p == '\n' || *p == '\t');
+  assert_true(valid_utf8(html));
+  assert_null(strstr(html, "\xC2\x85")); /* the C1 control */
+  assert_true(count(html, "\xEF\xBF\xBD") >= 8);
+  /* and the charts still drew: 3 points (the rejected one has no median) */
+  char *svg = nth_block(html, "<svg class=\"chart candidates\"", "</svg>", 0);
+  assert_int_equal(count(svg, "class=\"pt "), 3);
+  free(svg);
+  free(html);
+  json_decref(j);
+  unlink(path);
+}
+
+/* ---- parameters and the heat map ----------------------------------------- */
+
+static void policies_parse_into_parameters(void **state) {
+  (void)state;
+  rpt_policy p;
+  assert_int_equal(rpt_policy_parse("kernel=avx2;mc=64;;split=n", &p), 0);
+  assert_int_equal(p.count, 3);
+  assert_string_equal(rpt_policy_get(&p, "mc"), "64");
+  assert_string_equal(rpt_policy_get(&p, "split"), "n");
+  assert_null(rpt_policy_get(&p, "nc"));
+  rpt_policy_free(&p);
+  assert_int_equal(rpt_policy_parse("fast", &p), 0); /* no '=': one parameter */
+  assert_int_equal(p.count, 1);
+  assert_string_equal(rpt_policy_get(&p, "policy"), "fast");
+  rpt_policy_free(&p);
+  assert_int_equal(rpt_policy_parse("a=1;x;b=", &p), 0); /* positional and empty */
+  assert_string_equal(rpt_policy_get(&p, "#2"), "x");
+  assert_string_equal(rpt_policy_get(&p, "b"), "");
+  rpt_policy_free(&p);
+  assert_int_equal(rpt_policy_parse(NULL, &p), 0);
+  assert_int_equal(p.count, 0);
+}
+
+static void heat_map_has_a_cell_per_pair_of_values(void **state) {
+  (void)state;
+  /* a in {1, 2, 10} matters a lot, b in {x, y} a little, c never varies;
+   * (a=10, b=y) was not measured; one candidate has no median */
+  static const struct {
+    const char *policy;
+    double median;
+  } in[] = {{"a=1;b=x;c=0", 10}, {"a=1;b=y;c=0", 11},  {"a=2;b=x;c=0", 20},
+            {"a=2;b=y;c=0", 21}, {"a=10;b=x;c=0", 40}, {"a=10;b=y;c=0", NAN}};
+  rpt_cand c[6];
+  memset(c, 0, sizeof c);
+  for (size_t i = 0; i < 6; i++) {
+    c[i].policy = in[i].policy;
+    c[i].median = in[i].median;
+    c[i].spread = 0.1;
+    c[i].status = isfinite(in[i].median) ? "measured" : "rejected";
+    c[i].is_winner = i == 0;
+    assert_int_equal(rpt_policy_parse(c[i].policy, &c[i].params), 0);
+  }
+  rpt_effect *e;
+  size_t n = rpt_effects(c, 6, &e);
+  assert_int_equal(n, 2); /* c takes one value: no effect to show */
+  assert_string_equal(e[0].name, "a");
+  assert_string_equal(e[1].name, "b");
+  assert_int_equal(e[0].nvalues, 3);
+  assert_string_equal(e[0].values[2], "10"); /* numeric order, not text order */
+  assert_float_equal(e[0].influence, 4.0, 1e-9);
+  assert_float_equal(e[1].influence, 1.1, 1e-9);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  rpt_chart_heatmap(f, &e[0], &e[1], c, 6, 10, 7);
+  fclose(f);
+  assert_int_equal(count(buf, "<rect class=\"cell"), 6);
+  assert_int_equal(count(buf, "class=\"cell empty\""), 1);
+  assert_int_equal(count(buf, "class=\"cell win\""), 1);
+  assert_non_null(strstr(buf, ">4.00<"));
+  assert_non_null(strstr(buf, "id=\"hm7\""));
+  free(buf);
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  rpt_chart_candidates(f, c, 6, 15, 1);
+  fclose(f);
+  assert_int_equal(count(buf, "class=\"pt "), 5);
+  assert_int_equal(count(buf, "class=\"defline\""), 1);
+  free(buf);
+  rpt_effects_free(e, n);
+  for (size_t i = 0; i < 6; i++)
+    rpt_policy_free(&c[i].params);
+}
+
+/* ---- bad input ----------------------------------------------------------- */
+
+static void broken_run_files_are_refused_by_name(void **state) {
+  (void)state;
+  char path[] = "/tmp/calhost-report-bad-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  char err[512];
+  write_bytes(path, "{\n\"results\": [\n{\"plugin\": }\n", 29);
+  assert_null(calhost_report_load(path, err, sizeof err));
+  char want[128];
+  snprintf(want, sizeof want, "%s:3:", path); /* file and line of the syntax error */
+  assert_non_null(strstr(err, want));
+  write_bytes(path, "[1, 2]", 6);
+  assert_null(calhost_report_load(path, err, sizeof err));
+  assert_non_null(strstr(err, "not the JSON report"));
+  assert_non_null(strstr(err, path));
+  unlink(path);
+  assert_null(calhost_report_load(path, err, sizeof err));
+  assert_non_null(strstr(err, path));
+  assert_int_equal(calhost_report_html_file(g_data, "/nonexistent-dir/x.html", err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "/nonexistent-dir/x.html"));
+}
+
+static void run_without_candidates_still_renders(void **state) {
+  (void)state;
+  json_t *run = load_recorded();
+  json_t *res = json_object_get(run, "results");
+  for (size_t i = 0; i < json_array_size(res); i++)
+    json_object_del(json_array_get(res, i), "candidates");
+  char *html = render(run);
+  assert_non_null(strstr(html, "no per-candidate data"));
+  /* the winner and the default still make a chart with their two points */
+  char *svg = nth_block(html, "<svg class=\"chart candidates\"", "</svg>", 0);
+  assert_int_equal(count(svg, "class=\"pt "), 2);
+  free(svg);
+  free(html);
+  json_decref(run);
+}
+
+/* ---- the sweep's candidates in the child's record ------------------------ */
+
+static void candidates_always_fit_in_a_record_frame(void **state) {
+  (void)state;
+  /* 20000 candidates with 1 KiB policies (20 MiB of text) must not make
+   * the result frame too large: the texts, then candidates, are dropped */
+  calhost_sweep_result r;
+  memset(&r, 0, sizeof r);
+  r.ok = 1;
+  r.winner_policy = "p=0";
+  size_t n = 20000;
+  char *policy = malloc(1024);
+  memset(policy, 'p', 1023);
+  policy[1023] = '\0';
+  r.candidates = calloc(n, sizeof *r.candidates);
+  for (size_t i = 0; i < n; i++) {
+    r.candidates[i].index = (uint32_t)i;
+    r.candidates[i].policy = policy;
+    r.candidates[i].reason = "clearly slower";
+    r.candidates[i].status = CALHOST_CANDIDATE_PRUNED;
+    r.candidates[i].median_us = (double)i;
+    r.candidates[i].samples = 3;
+  }
+  r.candidate_entries = n;
+  calhost_proto_buf b = {0};
+  calhost_proto_begin(&b, CALHOST_REC_RESULT);
+  calhost_record_put_result(&b, &r);
+  assert_int_equal(calhost_proto_finish(&b), 0); /* under CALHOST_PROTO_MAX_FRAME */
+  calhost_proto_reader rd = {0};
+  calhost_proto_msg m;
+  calhost_proto_cursor c;
+  calhost_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(calhost_proto_reader_next(&rd, &m), 1);
+  calhost_proto_cursor_init(&c, &m);
+  calhost_sweep_result out;
+  assert_int_equal(calhost_record_get_result(&c, &out), 0);
+  assert_true(out.candidate_entries > 1000 && out.candidate_entries <= n);
+  assert_non_null(out.candidates[0].policy); /* the first keep their text */
+  assert_string_equal(out.candidates[0].reason, "clearly slower");
+  assert_null(out.candidates[out.candidate_entries - 1].policy);
+  assert_int_equal(out.candidates[out.candidate_entries - 1].status, CALHOST_CANDIDATE_PRUNED);
+  assert_float_equal(out.candidates[7].median_us, 7.0, 0);
+  calhost_sweep_result_free(&out);
+  calhost_proto_reader_free(&rd);
+  calhost_proto_buf_free(&b);
+  free(r.candidates);
+  free(policy);
+}
+
+int main(void) {
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  snprintf(g_data, sizeof g_data, "%s/tests/report/data/run-quick.json", src ? src : ".");
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(recorded_run_draws_a_chart_and_a_point_per_candidate),
+      cmocka_unit_test(recorded_run_has_heat_maps_where_parameters_vary),
+      cmocka_unit_test(page_is_self_contained),
+      cmocka_unit_test(hostile_strings_are_escaped),
+      cmocka_unit_test(policies_parse_into_parameters),
+      cmocka_unit_test(heat_map_has_a_cell_per_pair_of_values),
+      cmocka_unit_test(broken_run_files_are_refused_by_name),
+      cmocka_unit_test(run_without_candidates_still_renders),
+      cmocka_unit_test(candidates_always_fit_in_a_record_frame),
+  };
+  return cmocka_run_group_tests_name("report", tests, NULL, NULL);
+}
