@@ -3,7 +3,8 @@
 # it, and runs one of the two jobs of the README.
 #
 #   scripts/setup.sh calibrate   calibrate the installed plugins with the
-#                                default config and show the stored results
+#                                default config, show the stored results and
+#                                write the HTML report (BUILD_DIR/report)
 #   scripts/setup.sh test        run the whole test suite: the cmocka suite,
 #                                again under ASan+UBSan, and the reliability
 #                                checks (fuzzing, cross build)
@@ -21,7 +22,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # Debian packages: build tools, libraries, test and reliability tooling.
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
           libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
-          libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64)
+          libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64
+          libjansson-dev chromium)
 
 install_deps() {
   local missing=()
@@ -54,11 +56,14 @@ case "${1:-}" in
     store_opt=()
     [ -n "${CALHOST_STORE:-}" ] && store_opt=(--store "$CALHOST_STORE")
     calhost="$BUILD_DIR/bin/calhost"
-    "$calhost" "${store_opt[@]}" --config config/calhost.ini calibrate
+    report_dir="$BUILD_DIR/report"
+    "$calhost" "${store_opt[@]}" --config config/calhost.ini calibrate --report "$report_dir"
     echo
     echo "== the store after calibration"
     "$calhost" "${store_opt[@]}" --config config/calhost.ini check
     "$calhost" "${store_opt[@]}" --config config/calhost.ini list
+    echo
+    echo "== the report of this run: $report_dir/report.html (run data: $report_dir/run.json)"
     ;;
   test)
     install_deps
