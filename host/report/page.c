@@ -129,9 +129,9 @@ static const char STYLE[] =
     ".sub{color:var(--muted);margin:0 0 6px}\n"
     ".muted{color:var(--muted)}\n"
     "table{border-collapse:collapse;width:100%;font-size:13px}\n"
-    "th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;"
+    "th,td{padding:6px 6px;border-bottom:1px solid var(--line);text-align:left;"
     "vertical-align:top}\n"
-    "th{background:var(--panel);font-weight:600;white-space:nowrap}\n"
+    "th{background:var(--panel);font-weight:600}\n"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "tbody tr:hover{background:#fafbfc}\n"
     "code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
@@ -217,8 +217,8 @@ static void speedup_cell(FILE *o, double sp) {
     fputs("<td class=\"num muted\">\xE2\x80\x93</td>", o);
     return;
   }
-  double w = sp > 1 ? log2(sp) * 28 : 0;
-  w = w > 70 ? 70 : w;
+  double w = sp > 1 ? log2(sp) * 14 : 0;
+  w = w > 48 ? 48 : w;
   fprintf(o, "<td class=\"num\"><span class=\"%s\">%.2f\xC3\x97</span>", sp >= 1.02 ? "up" : "same",
           sp);
   fprintf(o, "<span class=\"sbar\" style=\"width:%.0fpx\"></span></td>", w < 2 ? 2 : w);
@@ -324,8 +324,8 @@ static void cand_table(FILE *o, const cands *cs, int all) {
   for (size_t i = 0; i < cs->n; i++) {
     const rpt_cand *c = &cs->c[i];
     const char *st = c->status ? c->status : "unknown";
-    if (!all && !strcmp(st, "measured"))
-      continue;
+    if ((!all && !strcmp(st, "measured")) || !strcmp(st, "unmeasured"))
+      continue; /* never-run candidates are counted in a note, not listed */
     char a[32], b[32];
     fputs("<tr>", o);
     if (all)
@@ -456,8 +456,8 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
   if (B(m, "noisy"))
     fprintf(o,
             "<div class=\"note\">Noisy: the winner's spread is %.1f%% of its median (cv %.1f%%), "
-            "above the noise threshold. Its lead may not hold; rerun on a quieter machine or with "
-            "<code>--rigor measure</code>.</div>\n",
+            "above the noise threshold. Its lead may not hold: rerun on a quieter machine, or with "
+            "more samples (<code>--repetitions N</code>, <code>--rigor exhaustive</code>).</div>\n",
             isfinite(med) && med > 0 ? N(m, "spread_us") / med * 100 : NAN, N(m, "cv") * 100);
   if (cs.noisy && cs.recorded)
     fprintf(
@@ -524,7 +524,7 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
   rpt_effects_free(ef, ne);
   fputs("</div>\n", o);
   /* tables */
-  size_t off = cs.pruned + cs.rejected + cs.unmeasured;
+  size_t off = cs.pruned + cs.rejected;
   for (size_t i = 0; i < cs.n; i++) /* a rejected default counts too */
     off += cs.c[i].is_default && cs.c[i].status && !strcmp(cs.c[i].status, "rejected");
   const json_t *rej = json_object_get(r, "rejected");
@@ -549,7 +549,8 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     fputs("</tbody></table></details>\n", o);
   }
   if (cs.recorded && cs.n) {
-    fprintf(o, "<details><summary>Every candidate (%zu)</summary>\n", cs.n);
+    fprintf(o, "<details><summary>Every candidate that ran (%zu)</summary>\n",
+            cs.n - cs.unmeasured);
     cand_table(o, &cs, 1);
     fputs("</details>\n", o);
   }
