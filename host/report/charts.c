@@ -96,8 +96,8 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
   size_t m = 0;
   if (!pts)
     return;
-  for (size_t i = 0; i < n; i++)
-    if (isfinite(c[i].median) && c[i].median >= 0)
+  for (size_t i = 0; i < n; i++) /* what a scale can hold: (0, 1e12] us */
+    if (c[i].median > 0 && c[i].median <= 1e12)
       pts[m++] = &c[i];
   if (!m) {
     fputs("<p class=\"muted\">No candidate was measured.</p>\n", o);
@@ -109,15 +109,16 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
   scale s = {.top = mt, .px = H - mt - mb, .unit = 1, .uname = "\xC2\xB5s"};
   double hi = 0, lo = INFINITY;
   for (size_t i = 0; i < m; i++) {
-    double sp = isfinite(pts[i]->spread) ? pts[i]->spread : 0;
+    double sp = pts[i]->spread >= 0 && pts[i]->spread <= 1e12 ? pts[i]->spread : 0;
     hi = pts[i]->median + sp > hi ? pts[i]->median + sp : hi;
     lo = pts[i]->median < lo ? pts[i]->median : lo;
   }
-  if (have_default && isfinite(default_median) && default_median > hi)
+  have_default = have_default && default_median > 0 && default_median <= 1e12;
+  if (have_default && default_median > hi)
     hi = default_median;
   if (!(hi > 0))
     hi = 1;
-  s.log = lo > 0 && hi / lo > 20;
+  s.log = lo >= 1e-9 && hi / lo > 20; /* at most 21 decades */
   double step = 0;
   if (s.log) {
     s.lo = pow(10, floor(log10(lo * 0.95)));
@@ -139,7 +140,7 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
   /* grid and y labels */
   char lab[32];
   if (s.log) {
-    for (double d = s.lo; d <= s.hi * 1.0001; d *= 10)
+    for (double d = s.lo; d > 0 && d <= s.hi * 1.0001; d *= 10)
       for (int k = 1; k <= 5; k += (k == 1 ? 1 : 3)) {
         double v = d * k;
         if (v > s.hi * 1.0001)
@@ -182,7 +183,7 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
   }
   fputc('\n', o);
   /* the default's median */
-  if (have_default && isfinite(default_median)) {
+  if (have_default) {
     double y = ypix(&s, default_median);
     char dm[32];
     fprintf(o, "<line class=\"defline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ml,
@@ -199,7 +200,7 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
     const rpt_cand *p = pts[i];
     double x = x0 + (i + 0.5) * pw / (double)m, y = ypix(&s, p->median);
     const char *cls = cand_class(p);
-    if (isfinite(p->spread) && p->spread > 0) {
+    if (p->spread > 0 && p->spread <= 1e12) {
       double y1 = ypix(&s, p->median - p->spread), y2 = ypix(&s, p->median + p->spread);
       fprintf(o, "<line class=\"err %s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", cls, x,
               x, y1, y2);
@@ -319,7 +320,7 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
   for (size_t i = 0; i < nc * nr; i++)
     cell[i] = INFINITY;
   for (size_t i = 0; i < n; i++) {
-    if (!isfinite(c[i].median))
+    if (!(c[i].median > 0) || !isfinite(c[i].median))
       continue;
     size_t x = rpt_effect_value(a, rpt_policy_get(&c[i].params, a->name));
     size_t y = b ? rpt_effect_value(b, rpt_policy_get(&c[i].params, b->name)) : 0;

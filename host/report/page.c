@@ -26,6 +26,16 @@ static double N(const json_t *o, const char *k) {
   const json_t *v = json_object_get(o, k);
   return json_is_number(v) ? json_number_value(v) : NAN;
 }
+/* A latency of the run that the charts can draw: in (0, 1e12] us, else NAN. */
+static double latency(const json_t *o, const char *k) {
+  double v = N(o, k);
+  return v > 0 && v <= 1e12 ? v : NAN;
+}
+/* A spread: in [0, 1e12] us, else NAN. */
+static double spread(const json_t *o, const char *k) {
+  double v = N(o, k);
+  return v >= 0 && v <= 1e12 ? v : NAN;
+}
 static long I(const json_t *o, const char *k) {
   const json_t *v = json_object_get(o, k);
   return json_is_integer(v) ? (long)json_integer_value(v) : -1;
@@ -66,8 +76,8 @@ static void cands_read(const json_t *res, cands *cs) {
       c->policy = S(x, "policy");
       c->status = S(x, "status");
       c->reason = S(x, "reason");
-      c->median = N(x, "median_us");
-      c->spread = N(x, "spread_us");
+      c->median = latency(x, "median_us");
+      c->spread = spread(x, "spread_us");
       c->cv = N(x, "cv");
       c->samples = I(x, "samples");
       c->is_default = B(x, "default");
@@ -92,8 +102,8 @@ static void cands_read(const json_t *res, cands *cs) {
     rpt_cand *c = &cs->c[cs->n++];
     c->policy = S(res, "winner");
     c->status = "measured";
-    c->median = N(m, "median_latency_us");
-    c->spread = N(m, "spread_us");
+    c->median = latency(m, "median_latency_us");
+    c->spread = spread(m, "spread_us");
     c->samples = I(m, "samples");
     c->is_winner = 1;
     c->is_default = B(res, "winner_is_default");
@@ -101,11 +111,11 @@ static void cands_read(const json_t *res, cands *cs) {
     rpt_policy_parse(c->policy, &c->params);
   }
   if (S(res, "default_policy") && !B(res, "winner_is_default") &&
-      isfinite(N(m, "default_median_latency_us"))) {
+      isfinite(latency(m, "default_median_latency_us"))) {
     rpt_cand *c = &cs->c[cs->n++];
     c->policy = S(res, "default_policy");
     c->status = "measured";
-    c->median = N(m, "default_median_latency_us");
+    c->median = latency(m, "default_median_latency_us");
     c->spread = NAN;
     c->samples = -1;
     c->is_default = 1;
@@ -483,8 +493,8 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     if (isfinite(cs.c[i].median) && cs.c[i].median < best)
       best = cs.c[i].median;
   fputs("<div class=\"charts\">\n<figure class=\"curve\">\n", o);
-  rpt_chart_candidates(o, cs.c, cs.n, N(m, "default_median_latency_us"),
-                       isfinite(N(m, "default_median_latency_us")));
+  rpt_chart_candidates(o, cs.c, cs.n, latency(m, "default_median_latency_us"),
+                       isfinite(latency(m, "default_median_latency_us")));
   fputs("<figcaption>Every candidate with samples, fastest first: the dot is its median "
         "latency, the bar its spread (median absolute deviation). Pruned candidates (hollow) "
         "were stopped after a few samples as clearly slower. The dashed line is the backend's "
@@ -735,7 +745,9 @@ static void environment(FILE *o, const json_t *run, const char *source) {
   }
   fputs(" <span class=\"muted\">(1 / 5 / 15 minutes, at the start)</span></td></tr>\n", o);
   env_row(o, "CPUs");
-  fprintf(o, "%ld online; targets ", I(env, "online_cpus"));
+  if (I(env, "online_cpus") >= 0)
+    fprintf(o, "%ld online; ", I(env, "online_cpus"));
+  fputs("targets ", o);
   const json_t *tc = json_object_get(env, "target_cpus");
   for (size_t i = 0; i < json_array_size(tc) && i < 512; i++)
     fprintf(o, "%s%lld", i ? "," : "", (long long)json_integer_value(json_array_get(tc, i)));

@@ -264,6 +264,39 @@ static void hostile_strings_are_escaped(void **state) {
   unlink(path);
 }
 
+static void absurd_numbers_are_not_drawn(void **state) {
+  (void)state;
+  /* medians of 0, below 0, 1e308 and a 1e308 spread: the page keeps its
+   * geometry finite (no nan or inf coordinate) and the sane points drawn */
+  static const char run[] =
+      "{\"results\":[{\"plugin\":\"p\",\"workload\":\"w\",\"threads\":1,"
+      "\"status\":\"stored\",\"winner\":\"a=1\",\"measurements\":{\"median_latency_us\":"
+      "1e308,\"spread_us\":1e308,\"speedup_vs_default\":1e308,"
+      "\"default_median_latency_us\":-3},\"candidates\":["
+      "{\"policy\":\"a=1\",\"status\":\"measured\",\"median_us\":1e308,\"spread_us\":1e308},"
+      "{\"policy\":\"a=2\",\"status\":\"measured\",\"median_us\":0,\"spread_us\":-1},"
+      "{\"policy\":\"a=3\",\"status\":\"measured\",\"median_us\":-5},"
+      "{\"policy\":\"a=4\",\"status\":\"measured\",\"median_us\":1e-300,\"spread_us\":1},"
+      "{\"policy\":\"a=5\",\"status\":\"measured\",\"median_us\":7,\"spread_us\":1e308},"
+      "{\"policy\":\"a=6\",\"status\":\"measured\",\"median_us\":8,\"spread_us\":0.5}]}]}";
+  json_error_t je;
+  json_t *j = json_loads(run, 0, &je);
+  assert_non_null(j);
+  char *html = render(j);
+  static const char *const bad[] = {"=\"nan\"", "=\"-nan\"", "=\"inf\"",      "=\"-inf\"",
+                                    ">nan",     ">inf",      "nan \xC2\xB5s", "inf \xC2\xB5s",
+                                    "nan ms",   "inf ms",    "inf\xC3\x97"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (strstr(html, bad[i]))
+      fail_msg("the page shows '%s'", bad[i]);
+  char *svg = nth_block(html, "<svg class=\"chart candidates\"", "</svg>", 0);
+  assert_non_null(svg);
+  assert_int_equal(count(svg, "class=\"pt "), 3); /* 1e-300, 7 and 8 */
+  free(svg);
+  free(html);
+  json_decref(j);
+}
+
 /* ---- parameters and the heat map ----------------------------------------- */
 
 static void policies_parse_into_parameters(void **state) {
@@ -437,6 +470,7 @@ int main(void) {
       cmocka_unit_test(recorded_run_has_heat_maps_where_parameters_vary),
       cmocka_unit_test(page_is_self_contained),
       cmocka_unit_test(hostile_strings_are_escaped),
+      cmocka_unit_test(absurd_numbers_are_not_drawn),
       cmocka_unit_test(policies_parse_into_parameters),
       cmocka_unit_test(heat_map_has_a_cell_per_pair_of_values),
       cmocka_unit_test(broken_run_files_are_refused_by_name),
