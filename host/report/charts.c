@@ -320,7 +320,7 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
   for (size_t i = 0; i < nc * nr; i++)
     cell[i] = INFINITY;
   for (size_t i = 0; i < n; i++) {
-    if (!(c[i].median > 0) || !isfinite(c[i].median))
+    if (!rpt_in_effects(&c[i]))
       continue;
     size_t x = rpt_effect_value(a, rpt_policy_get(&c[i].params, a->name));
     size_t y = b ? rpt_effect_value(b, rpt_policy_get(&c[i].params, b->name)) : 0;

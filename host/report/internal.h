@@ -65,7 +65,12 @@ typedef struct rpt_cand {
   rpt_policy params;
 } rpt_cand;
 
-/* The effect of one parameter over the candidates with a median: its
+/* Whether a candidate counts for the effects and the heat map: it has a
+ * median, and it is not the backend's default (a generic policy that would
+ * credit its own odd values with its slowness) unless the default won. */
+RPT_HIDDEN int rpt_in_effects(const rpt_cand *c);
+
+/* The effect of one parameter over the candidates that count: its
  * distinct values (numeric order when every value is a number, else text
  * order), the best median among the candidates with each value, and its
  * influence: the worst of those bests over the best of them (1 = no
@@ -80,7 +85,7 @@ typedef struct rpt_effect {
 } rpt_effect;
 
 /* The effects of every parameter that takes at least two values among the
- * candidates with a median, most influential first, in *out (malloc'd;
+ * candidates that count (rpt_in_effects), most influential first, in *out (malloc'd;
  * free with rpt_effects_free). Returns the count, or 0 (none, or out of
  * memory). */
 RPT_HIDDEN size_t rpt_effects(const rpt_cand *c, size_t n, rpt_effect **out);

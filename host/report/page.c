@@ -526,7 +526,7 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     }
     fputs("each cell is the best median of the candidates with that value, relative to the "
           "fastest candidate; the framed cell holds the winner; grey cells were not "
-          "measured.</figcaption>\n</figure>\n",
+          "measured. The backend's default is left out unless it won.</figcaption>\n</figure>\n",
           o);
   } else if (cs.n) {
     fputs("<p class=\"muted\">No parameter varies among the measured candidates.</p>\n", o);

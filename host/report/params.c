@@ -97,6 +97,10 @@ static int cmp_value(const void *a, const void *b) {
   return strcmp(x, y);
 }
 
+int rpt_in_effects(const rpt_cand *c) {
+  return c->median > 0 && isfinite(c->median) && (!c->is_default || c->is_winner);
+}
+
 size_t rpt_effect_value(const rpt_effect *e, const char *v) {
   for (size_t i = 0; v && i < e->nvalues; i++)
     if (!strcmp(e->values[i], v))
@@ -129,7 +133,7 @@ static int one_effect(const rpt_cand *c, size_t n, const char *name, rpt_effect 
   if (!e->values)
     return -1;
   for (size_t i = 0; i < n; i++) {
-    const char *v = isfinite(c[i].median) ? rpt_policy_get(&c[i].params, name) : NULL;
+    const char *v = rpt_in_effects(&c[i]) ? rpt_policy_get(&c[i].params, name) : NULL;
     if (v && rpt_effect_value(e, v) == (size_t)-1)
       e->values[e->nvalues++] = v;
   }
@@ -148,7 +152,7 @@ static int one_effect(const rpt_cand *c, size_t n, const char *name, rpt_effect 
   for (size_t i = 0; i < e->nvalues; i++)
     e->best[i] = INFINITY;
   for (size_t i = 0; i < n; i++) {
-    if (!isfinite(c[i].median))
+    if (!rpt_in_effects(&c[i]))
       continue;
     size_t k = rpt_effect_value(e, rpt_policy_get(&c[i].params, name));
     if (k == (size_t)-1)
