@@ -52,7 +52,7 @@ static int is_opt(const char *a, const char *name) {
 
 static void wl_close(wl_ctx *c) {
   if (c->inst && c->p)
-    c->p->vtable.destroy(c->inst);
+    calhost_plugin_destroy(c->p, c->inst);
   c->inst = NULL;
   if (c->have_plugins)
     calhost_plugin_list_free(&c->plugins);
@@ -133,8 +133,8 @@ static int wl_open(calhost_cli *cli, const char *workload, const char *plugin, c
     return 2;
   }
   const calhost_config_plugin_section *sec = calhost_config_plugin_named(&c->cfg, c->p->backend);
-  calhost_status cs = c->p->vtable.create(&c->p->services, sec ? sec->settings : NULL,
-                                          sec ? sec->setting_count : 0, &c->inst);
+  calhost_status cs = calhost_plugin_create(c->p, sec ? sec->settings : NULL,
+                                            sec ? sec->setting_count : 0, &c->inst);
   if (cs != CALHOST_OK || !c->inst) {
     const char *m = calhost_plugin_take_error(c->p);
     fprintf(stderr, "calhost: %s: create failed: %s%s%s\n", c->p->backend, calhost_status_name(cs),
@@ -161,7 +161,7 @@ static int wl_open(calhost_cli *cli, const char *workload, const char *plugin, c
   c->tg.features = c->targets.processor.features;
   memset(&c->key, 0, sizeof c->key);
   c->key.header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof c->key};
-  cs = c->p->vtable.build_key(c->inst, &c->wl, &c->tg, &c->key);
+  cs = calhost_plugin_build_key(c->p, c->inst, &c->wl, &c->tg, &c->key);
   if (cs != CALHOST_OK) {
     const char *m = calhost_plugin_take_error(c->p);
     fprintf(stderr, "calhost: %s: build_key failed for workload '%s': %s%s%s\n", c->p->backend,
@@ -174,7 +174,7 @@ static int wl_open(calhost_cli *cli, const char *workload, const char *plugin, c
 /* The plugin's validate_policy as a store validator. */
 static int validate(void *user, const char *policy, size_t length, char *err, size_t cap) {
   wl_ctx *c = user;
-  return c->p->vtable.validate_policy(c->inst, policy, length, err, cap) == CALHOST_OK;
+  return calhost_plugin_validate(c->p, c->inst, policy, length, err, cap) == CALHOST_OK;
 }
 
 /* ---- JSON (the same object as the store-level lookup, through json.h) -- */

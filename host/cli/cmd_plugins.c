@@ -17,6 +17,7 @@
 #include "../config/config.h"
 #include "../config/values.h"
 #include "commands.h"
+#include "check/check.h"
 #include "loader/loader.h"
 
 static const char *origin_name(calhost_plugin_origin o) {
@@ -160,12 +161,19 @@ static int plugin_check(calhost_cli *cli, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if ((!strcmp(a, "--timeout") || !strcmp(a, "--operator") || !strcmp(a, "--dtype") ||
-         !strcmp(a, "--shape")) &&
+         !strcmp(a, "--shape") || !strcmp(a, "--threads")) &&
         i + 1 >= argc)
       return calhost_cli_usage_error(cli, "plugin check: %s needs a value", a);
     if (!strcmp(a, "--timeout")) {
       if (calhost_value_duration(argv[++i], 0, &o.timeout_seconds, why, sizeof why) != 0)
         return calhost_cli_usage_error(cli, "plugin check: bad --timeout '%s': %s", argv[i], why);
+    } else if (!strcmp(a, "--threads")) {
+      if (calhost_value_thread_count(argv[++i], &o.thread_count, why, sizeof why) != 0)
+        return calhost_cli_usage_error(cli, "plugin check: bad --threads '%s': %s", argv[i], why);
+      if (o.thread_count == 0) { /* "max": every online CPU */
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o.thread_count = n > 0 ? (uint32_t)n : 1;
+      }
     } else if (!strcmp(a, "--operator")) {
       o.operator_name = argv[++i];
     } else if (!strcmp(a, "--dtype")) {
@@ -189,8 +197,9 @@ static int plugin_check(calhost_cli *cli, int argc, char **argv) {
     }
   }
   if (!path)
-    return calhost_cli_usage_error(cli, "usage: calhost plugin check PATH [--timeout S] "
-                                        "[--operator OP] [--dtype T] [--shape D,D,...] [-v]");
+    return calhost_cli_usage_error(
+        cli, "usage: calhost plugin check PATH [--timeout S] "
+             "[--operator OP] [--dtype T] [--shape D,D,...] [--threads N] [-v]");
   if (access(path, R_OK) != 0) {
     fprintf(stderr, "calhost: plugin check: %s: %s\n", path, strerror(errno));
     return 2;

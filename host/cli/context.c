@@ -11,6 +11,7 @@
 
 #include "../config/config.h"
 #include "commands.h"
+#include "loader/loader.h"
 
 int calhost_cli_usage_error(const calhost_cli *cli, const char *fmt, ...) {
   va_list ap;
@@ -26,6 +27,7 @@ int calhost_cli_usage_error(const calhost_cli *cli, const char *fmt, ...) {
 int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
   char path[4096], err[1024];
   const char *file = cli->config_path;
+  calhost_log_set_verbose(cli->verbose); /* --verbose shows plugins' debug and info logs */
   if (!file && calhost_config_find_default(path, sizeof path) == 0)
     file = path;
   if (!file) {

@@ -44,7 +44,7 @@ void calhost_loader_options_init(calhost_loader_options *o) {
   o->load = 1;
   o->host_abi_min = CALHOST_ABI_VERSION_MIN;
   o->host_abi_max = CALHOST_ABI_VERSION;
-  o->services.min_log_level = CALHOST_LOG_WARNING;
+  o->services.min_log_level = calhost_log_level_default();
 }
 
 /* ---- small helpers ---- */
@@ -241,7 +241,9 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
 
 /* ---- records ---- */
 
-static void set_reason(calhost_plugin *p, const char *reason) {
+/* Sets the record's state and the reason beside it (NULL: none). */
+static void set_state(calhost_plugin *p, calhost_plugin_state state, const char *reason) {
+  p->state = state;
   free(p->reason);
   p->reason = dupstr(reason);
 }
@@ -271,9 +273,7 @@ static int set_identity(calhost_plugin *p, const char *backend, const char *impl
   return 0;
 }
 
-/* Runs fn with the process's stdout pointed at stderr, so a plugin that
- * prints while loading cannot corrupt the host's output (e.g. --json). */
-static int stdout_guard_begin(void) {
+int calhost_stdout_guard_begin(void) {
   int saved;
   fflush(stdout);
   saved = dup(STDOUT_FILENO);
@@ -282,7 +282,7 @@ static int stdout_guard_begin(void) {
   return saved;
 }
 
-static void stdout_guard_end(int saved) {
+void calhost_stdout_guard_end(int saved) {
   fflush(stdout);
   if (saved >= 0) {
     dup2(saved, STDOUT_FILENO);
@@ -290,30 +290,70 @@ static void stdout_guard_end(int saved) {
   }
 }
 
+calhost_status calhost_plugin_create(calhost_plugin *p, const calhost_property *settings,
+                                     size_t setting_count, calhost_plugin_instance **out) {
+  *out = NULL;
+  if (!p || !p->loaded)
+    return CALHOST_INVALID_ARGUMENT;
+  int saved = calhost_stdout_guard_begin();
+  calhost_status st = p->vtable.create(&p->services, settings, setting_count, out);
+  calhost_stdout_guard_end(saved);
+  if (st != CALHOST_OK || !*out) {
+    *out = NULL;
+    return st == CALHOST_OK ? CALHOST_ERROR : st;
+  }
+  return CALHOST_OK;
+}
+
+void calhost_plugin_destroy(calhost_plugin *p, calhost_plugin_instance *inst) {
+  if (!p || !p->loaded || !inst)
+    return;
+  int saved = calhost_stdout_guard_begin();
+  p->vtable.destroy(inst);
+  calhost_stdout_guard_end(saved);
+}
+
+calhost_status calhost_plugin_build_key(calhost_plugin *p, calhost_plugin_instance *inst,
+                                        const calhost_workload *w, const calhost_target *t,
+                                        calhost_built_key *key) {
+  int saved = calhost_stdout_guard_begin();
+  calhost_status st = p->vtable.build_key(inst, w, t, key);
+  calhost_stdout_guard_end(saved);
+  return st;
+}
+
+calhost_status calhost_plugin_validate(calhost_plugin *p, calhost_plugin_instance *inst,
+                                       const char *policy, size_t length, char *err, size_t cap) {
+  int saved = calhost_stdout_guard_begin();
+  calhost_status st = p->vtable.validate_policy(inst, policy, length, err, cap);
+  calhost_stdout_guard_end(saved);
+  return st;
+}
+
 /* dlopen + negotiate in this process; fills the record. */
 static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) {
   char err[1024];
   uint32_t chosen, pmin, pmax;
-  int saved = stdout_guard_begin();
+  int saved = calhost_stdout_guard_begin();
   p->module = calhost_module_open(p->path, err, sizeof err);
   if (!p->module) {
-    stdout_guard_end(saved);
+    calhost_stdout_guard_end(saved);
     char *r = format("cannot load: %s", err);
-    set_reason(p, r ? r : err);
+    set_state(p, CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
     return;
   }
   if (calhost_loader_negotiate(p->module, o->host_abi_min, o->host_abi_max, &p->services,
                                &p->vtable, &chosen, &pmin, &pmax, err, sizeof err) != 0) {
-    stdout_guard_end(saved);
+    calhost_stdout_guard_end(saved);
     p->plugin_abi_min = pmin;
     p->plugin_abi_max = pmax;
-    set_reason(p, err);
+    set_state(p, CALHOST_PLUGIN_UNLOADABLE, err);
     memset(&p->vtable, 0, sizeof p->vtable);
     calhost_module_close(&p->module);
     return;
   }
-  stdout_guard_end(saved);
+  calhost_stdout_guard_end(saved);
   p->abi_version = chosen;
   p->plugin_abi_min = pmin;
   p->plugin_abi_max = pmax;
@@ -324,12 +364,13 @@ static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) 
     set_identity(p, p->vtable.backend_name, p->vtable.implementation_version, p->vtable.description,
                  p->vtable.operators, n);
   } else if (strcmp(p->backend, p->vtable.backend_name) != 0) {
-    set_reason(p, "the plugin changed its backend name between probe and load");
+    set_state(p, CALHOST_PLUGIN_UNLOADABLE,
+              "the plugin changed its backend name between probe and load");
     memset(&p->vtable, 0, sizeof p->vtable);
     calhost_module_close(&p->module);
     return;
   }
-  set_reason(p, NULL);
+  set_state(p, CALHOST_PLUGIN_LOADED, NULL);
   p->loaded = 1;
 }
 
@@ -360,7 +401,7 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
   calhost_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
   if (calhost_loader_check_path(p->path, err, sizeof err) != 0) {
     char *r = format("unsafe: %s", err);
-    set_reason(p, r ? r : err);
+    set_state(p, CALHOST_PLUGIN_UNSAFE, r ? r : err);
     free(r);
     return p;
   }
@@ -374,7 +415,7 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
       set_identity(p, r.backend, r.implementation_version, r.description,
                    (const char *const *)r.operators, r.operator_count);
     else
-      set_reason(p, r.reason[0] ? r.reason : "probe failed");
+      set_state(p, CALHOST_PLUGIN_UNLOADABLE, r.reason[0] ? r.reason : "probe failed");
     calhost_probe_result_free(&r);
   }
   return p;
@@ -429,10 +470,10 @@ int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list
     for (size_t j = 0; j + 1 < out->count; j++) {
       calhost_plugin *q = out->items[j];
       if (q->backend && !strcmp(q->backend, p->backend) &&
-          (!q->reason || !strncmp(q->reason, "disabled", 8))) {
+          (!q->reason || q->state == CALHOST_PLUGIN_DISABLED)) {
         char *r = format("duplicate backend '%s': already provided by %s (this file: %s)",
                          p->backend, q->path, p->path);
-        set_reason(p, r ? r : "duplicate backend");
+        set_state(p, CALHOST_PLUGIN_DUPLICATE, r ? r : "duplicate backend");
         free(r);
         if (p->loaded)
           calhost_loader_unload(p);
@@ -443,7 +484,7 @@ int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list
       continue;
     if ((o->enabled_count && !backend_listed(o->enabled, o->enabled_count, p->backend)) ||
         backend_listed(o->disabled, o->disabled_count, p->backend)) {
-      set_reason(p, "disabled by configuration");
+      set_state(p, CALHOST_PLUGIN_DISABLED, "disabled by configuration");
       if (p->loaded)
         calhost_loader_unload(p);
       continue;
@@ -471,6 +512,8 @@ void calhost_loader_unload(calhost_plugin *p) {
   calhost_module_close(&p->module);
   memset(&p->vtable, 0, sizeof p->vtable);
   p->loaded = 0;
+  if (p->state == CALHOST_PLUGIN_LOADED)
+    p->state = CALHOST_PLUGIN_FOUND;
 }
 
 void calhost_plugin_free(calhost_plugin *p) {

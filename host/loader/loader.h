@@ -20,7 +20,7 @@
  *   for (size_t i = 0; i < list.count; i++) {
  *     calhost_plugin *p = list.items[i];
  *     if (!p->loaded) { printf("%s: %s\n", p->path, p->reason); continue; }
- *     if (CALHOST_PLUGIN_HAS(p, default_policy, 1)) p->vtable.default_policy(...);
+ *     if (CALHOST_PLUGIN_HAS(p, default_policy)) p->vtable.default_policy(...);
  *   }
  *   calhost_plugin_list_free(&list);
  *
@@ -28,21 +28,24 @@
  * calhost_plugin_list_free. Not thread-safe: discover and free from one
  * thread; a loaded plugin's vtable may then be used as plugin.h allows.
  *
- * Probing forks: call calhost_loader_discover (and calhost_plugin_check)
+ * Probing forks: call calhost_loader_discover
  * before starting threads, and do not reap children you did not start
  * (a SIGCHLD handler calling waitpid(-1, ...) would steal the probe's
- * status). A plugin that prints to stdout while being loaded in-process has
- * its output sent to stderr instead.
+ * status). A plugin that prints to stdout while being loaded in-process, or
+ * in any call made through calhost_plugin_create & co. below, has its output
+ * sent to stderr instead.
  */
 #ifndef CALHOST_LOADER_H
 #define CALHOST_LOADER_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "calhost/plugin.h"
+#include "entries.h"
 
 #if defined(__GNUC__) && !defined(_WIN32)
 #define CALHOST_LOADER_HIDDEN __attribute__((visibility("hidden")))
@@ -62,7 +65,7 @@ typedef struct calhost_services_hooks {
   /* Log sink. Default: "calhost: [backend] LEVEL: message" on stderr for
    * levels >= min_log_level. backend may be NULL (before identity is known). */
   void (*log)(void *user, const char *backend, calhost_log_level level, const char *message);
-  calhost_log_level min_log_level; /* default CALHOST_LOG_WARNING */
+  calhost_log_level min_log_level; /* default calhost_log_level_default() */
   /* Cancellation: the plugin sees cancellation when *cancel_flag != 0 or
    * is_cancelled(user) != 0. Both may be set; both may be NULL (never). */
   volatile sig_atomic_t *cancel_flag;
@@ -76,8 +79,13 @@ typedef struct calhost_services_hooks {
 typedef struct calhost_services_context {
   const calhost_services_hooks *hooks; /* borrowed from the options copy in the list */
   const char *backend;                 /* the plugin's backend name, or NULL */
-  char error[1024];                    /* last set_error message, "" when none */
+  /* set_error may be called from any thread of the plugin: error and
+   * has_error are written under `lock`; take_error copies the message out
+   * to `taken` under it. */
+  atomic_flag lock;
+  char error[1024]; /* last set_error message, "" when none */
   int has_error;
+  char taken[1024]; /* what calhost_services_take_error returned last */
 } calhost_services_context;
 
 /* Fills *table with the loader's host-services implementation bound to ctx
@@ -89,9 +97,22 @@ CALHOST_LOADER_HIDDEN void calhost_services_init(calhost_host_services *table,
                                                  const char *backend);
 
 /* Returns the message the plugin attached with set_error since the last
- * call (a pointer into ctx, valid until the next plugin call) and clears it;
- * returns NULL when there is none. */
+ * call (a copy inside ctx, valid until the next call of this function) and
+ * clears it; returns NULL when there is none. Safe against set_error on
+ * other threads; call it from one host thread. */
 CALHOST_LOADER_HIDDEN const char *calhost_services_take_error(calhost_services_context *ctx);
+
+/* The level below which plugin log messages are dropped by default: the
+ * CALHOST_LOG_LEVEL environment variable (debug, info, warning, error) when
+ * set to one of those words, else warning; lowered to debug after
+ * calhost_log_set_verbose(1) (the CLI's --verbose). */
+CALHOST_LOADER_HIDDEN calhost_log_level calhost_log_level_default(void);
+/* Process-wide: verbose != 0 makes calhost_log_level_default() debug. */
+CALHOST_LOADER_HIDDEN void calhost_log_set_verbose(int verbose);
+/* Parses a level word (case-insensitive); returns 0 and sets *out, or -1. */
+CALHOST_LOADER_HIDDEN int calhost_log_level_parse(const char *word, calhost_log_level *out);
+/* "debug", "info", "warning", "error". */
+CALHOST_LOADER_HIDDEN const char *calhost_log_level_name(calhost_log_level level);
 
 /* ---- Options -------------------------------------------------------- */
 
@@ -144,11 +165,23 @@ typedef enum calhost_plugin_origin {
   CALHOST_ORIGIN_DEFAULT = 3,     /* build tree / installation */
 } calhost_plugin_origin;
 
+/* Where a plugin record stands: decide on this, never on the reason's
+ * words (the reason is the message beside it). */
+typedef enum calhost_plugin_state {
+  CALHOST_PLUGIN_FOUND = 0,      /* probed fine, not loaded (load == 0) or not yet */
+  CALHOST_PLUGIN_LOADED = 1,     /* in this process, vtable usable */
+  CALHOST_PLUGIN_UNSAFE = 2,     /* refused by the owner/mode checks */
+  CALHOST_PLUGIN_UNLOADABLE = 3, /* cannot be loaded, negotiation failed, crashed or hung */
+  CALHOST_PLUGIN_DUPLICATE = 4,  /* another file already provides its backend */
+  CALHOST_PLUGIN_DISABLED = 5,   /* filtered out by the enabled/disabled lists */
+} calhost_plugin_state;
+
 /* One discovered plugin. Strings are owned by the record (NULL when not
  * known, e.g. backend of a file without entry point). */
 typedef struct calhost_plugin {
   char *path; /* as found (made absolute); realpath when it resolves */
   calhost_plugin_origin origin;
+  calhost_plugin_state state;
   char *backend;
   char *implementation_version;
   char *description;
@@ -174,12 +207,11 @@ typedef struct calhost_plugin_list {
   calhost_services_hooks hooks; /* the options' hooks (each record has its copy) */
 } calhost_plugin_list;
 
-/* True when a loaded plugin offers vtable entry `field`, introduced in ABI
- * version `since`: the chosen version is at least `since` and the pointer is
- * not NULL. Use before calling any OPTIONAL entry (REQUIRED ones were checked
- * at load time). */
-#define CALHOST_PLUGIN_HAS(p, field, since)                                                        \
-  ((p)->loaded && (p)->abi_version >= (since) && (p)->vtable.field != NULL)
+/* True when a loaded plugin's vtable entry `field` may be called: the
+ * plugin is loaded and CALHOST_VTABLE_CALLABLE (entries.h: since-version,
+ * struct size, pointer) says so. Use before calling any OPTIONAL entry. */
+#define CALHOST_PLUGIN_HAS(p, field)                                                               \
+  ((p)->loaded && CALHOST_VTABLE_CALLABLE(&(p)->vtable, (p)->abi_version, field))
 
 /* Discovers, checks, probes and (when o->load) loads every plugin the
  * options name, into *out (always initialised; free with
@@ -220,7 +252,41 @@ CALHOST_LOADER_HIDDEN calhost_plugin *calhost_plugin_list_find(const calhost_plu
  * the plugin. */
 CALHOST_LOADER_HIDDEN const char *calhost_plugin_take_error(calhost_plugin *p);
 
-/* ---- Lower-level pieces (also used by `calhost plugin check`) --------- */
+/* ---- Calling a loaded plugin in this process ---------------------------
+ * Every call the host makes into a plugin in its own process goes through
+ * these: each runs with the process's stdout pointed at stderr (the stdout
+ * guard), so a plugin that prints cannot corrupt the host's output (`lookup
+ * --json`, `override set`). Not thread-safe (the guard swaps fd 1): call
+ * from the host's main thread. */
+
+/* Redirects stdout to stderr (after flushing it); returns what
+ * calhost_stdout_guard_end needs (-1 when stdout could not be saved). */
+CALHOST_LOADER_HIDDEN int calhost_stdout_guard_begin(void);
+/* Flushes and restores stdout saved by calhost_stdout_guard_begin. */
+CALHOST_LOADER_HIDDEN void calhost_stdout_guard_end(int saved);
+
+/* create() with the plugin's services; CALHOST_OK with *out set, else the
+ * plugin's status (CALHOST_ERROR when it said OK without an instance) and
+ * *out NULL. p must be loaded. */
+CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_create(calhost_plugin *p,
+                                                           const calhost_property *settings,
+                                                           size_t setting_count,
+                                                           calhost_plugin_instance **out);
+/* destroy(); NULL-safe for inst. */
+CALHOST_LOADER_HIDDEN void calhost_plugin_destroy(calhost_plugin *p, calhost_plugin_instance *inst);
+/* build_key(); the key's strings belong to the plugin until its next call. */
+CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_build_key(calhost_plugin *p,
+                                                              calhost_plugin_instance *inst,
+                                                              const calhost_workload *w,
+                                                              const calhost_target *t,
+                                                              calhost_built_key *key);
+/* validate_policy(). */
+CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_validate(calhost_plugin *p,
+                                                             calhost_plugin_instance *inst,
+                                                             const char *policy, size_t length,
+                                                             char *err, size_t cap);
+
+/* ---- Lower-level pieces (also used by `calhost plugin check`, check/) -- */
 
 /* Checks that path is a regular file owned by root or the effective user,
  * not writable by group or others, and that every directory above it (from
@@ -233,42 +299,23 @@ CALHOST_LOADER_HIDDEN int calhost_loader_check_path(const char *path, char *err,
  * [host_min, host_max] and services, validates the reply and the vtable
  * (identity, struct_size, every REQUIRED entry). On success fills
  * *vtable_copy (zero-filled past the plugin's struct_size) and *chosen and
- * returns 0; else -1 with the reason in err, e.g.
- * "plugin supports ABI 2..3, host supports 1..1" or
- * "required vtable entry 'validate_policy' is missing". plugin_min/max get
- * the plugin's range when it answered (else 0). */
+ * returns CALHOST_NEGOTIATE_OK (0); else one of the negative results below
+ * (decide on it, never on the words) with the reason in err, e.g.
+ * "plugin supports ABI 2..3, host supports 1..1" (CALHOST_NEGOTIATE_FAILED)
+ * or "required vtable entry 'validate_policy' is missing"
+ * (CALHOST_NEGOTIATE_MISSING_ENTRY). plugin_min/max get the plugin's range
+ * when it answered (else 0). */
+enum {
+  CALHOST_NEGOTIATE_OK = 0,
+  CALHOST_NEGOTIATE_FAILED = -1,        /* no entry point, no common ABI, bad reply or vtable */
+  CALHOST_NEGOTIATE_BAD_IDENTITY = -2,  /* backend name, version, operators or description */
+  CALHOST_NEGOTIATE_MISSING_ENTRY = -3, /* a REQUIRED entry of the chosen ABI is NULL */
+};
 CALHOST_LOADER_HIDDEN int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min,
                                                    uint32_t host_max,
                                                    const calhost_host_services *services,
                                                    calhost_plugin_vtable *vtable_copy,
                                                    uint32_t *chosen, uint32_t *plugin_min,
                                                    uint32_t *plugin_max, char *err, size_t err_cap);
-
-/* Writes "signal 11 SIGSEGV" style text for a signal number into buf;
- * returns buf. */
-CALHOST_LOADER_HIDDEN const char *calhost_signal_text(int sig, char *buf, size_t cap);
-
-/* ---- Conformance checker (`calhost plugin check`) -------------------- */
-
-typedef struct calhost_check_options {
-  double timeout_seconds; /* per check, default 30 */
-  int verbose;            /* print details of passing checks too */
-  /* Workload for the tiny sweep; NULL: a representative one for the
-   * plugin's first operator (MatMul 32,32,32 float32; ReduceSum 4096 ...). */
-  const char *operator_name;
-  const char *dtype;
-  const int64_t *shape;
-  size_t shape_rank;
-} calhost_check_options;
-
-/* Fills *o with the defaults. */
-CALHOST_LOADER_HIDDEN void calhost_check_options_init(calhost_check_options *o);
-
-/* Runs every conformance check on the plugin file at path, each in a forked
- * child (a crash or hang is a FAIL with the signal or the timeout, never a
- * crash of the caller), printing "PASS name" / "FAIL name: reason" lines to
- * out. Returns 0 when all passed, 1 when any failed. */
-CALHOST_LOADER_HIDDEN int calhost_plugin_check(const char *path, const calhost_check_options *o,
-                                               FILE *out);
 
 #endif /* CALHOST_LOADER_H */

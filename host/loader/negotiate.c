@@ -5,11 +5,11 @@
  * REQUIRED entry), and keep a zero-filled copy of the vtable so an entry the
  * plugin did not compile reads as NULL. Portable (also built for Windows).
  */
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "entries.h"
 #include "loader.h"
 #include "module.h"
 
@@ -140,25 +140,25 @@ int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, u
   memcpy(vtable_copy, vt, n);
   if (!backend_name_ok(vtable_copy->backend_name)) {
     snprintf(err, err_cap, "backend name is missing or not [A-Za-z0-9_.-]{1,64}");
-    return -1;
+    return CALHOST_NEGOTIATE_BAD_IDENTITY;
   }
   if (!printable(vtable_copy->implementation_version, 128)) {
     snprintf(err, err_cap, "implementation version is missing or not one printable line");
-    return -1;
+    return CALHOST_NEGOTIATE_BAD_IDENTITY;
   }
   if (!vtable_copy->operators || !printable(vtable_copy->operators[0], 128)) {
     snprintf(err, err_cap, "the plugin lists no operators");
-    return -1;
+    return CALHOST_NEGOTIATE_BAD_IDENTITY;
   }
   for (size_t i = 0; vtable_copy->operators[i]; i++)
     if (i >= 256 || !printable(vtable_copy->operators[i], 128)) {
       snprintf(err, err_cap, "operator %zu is not one printable line (or too many operators)", i);
-      return -1;
+      return CALHOST_NEGOTIATE_BAD_IDENTITY;
     }
   if (vtable_copy->description && !printable(vtable_copy->description, 1024) &&
       vtable_copy->description[0]) {
     snprintf(err, err_cap, "description is not one printable line");
-    return -1;
+    return CALHOST_NEGOTIATE_BAD_IDENTITY;
   }
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
     void (*f)(void);
@@ -167,31 +167,24 @@ int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, u
     memcpy(&f, (const char *)vtable_copy + entries[i].offset, sizeof f);
     if (!f) {
       snprintf(err, err_cap, "required vtable entry '%s' is missing", entries[i].name);
-      return -1;
+      return CALHOST_NEGOTIATE_MISSING_ENTRY;
     }
   }
   *chosen = rep.chosen_abi_version;
   return 0;
 }
 
-const char *calhost_signal_text(int sig, char *buf, size_t cap) {
-  static const struct {
-    int sig;
-    const char *name;
-  } names[] = {
-      {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGILL, "SIGILL"},
-      {SIGFPE, "SIGFPE"},   {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
-#ifdef SIGBUS
-      {SIGBUS, "SIGBUS"},   {SIGKILL, "SIGKILL"}, {SIGTRAP, "SIGTRAP"},
-      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGSYS, "SIGSYS"},
-      {SIGXCPU, "SIGXCPU"}, {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"},
-#endif
-  };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (names[i].sig == sig) {
-      snprintf(buf, cap, "signal %d %s", sig, names[i].name);
-      return buf;
-    }
-  snprintf(buf, cap, "signal %d", sig);
-  return buf;
+int calhost_vtable_callable(const calhost_plugin_vtable *vt, uint32_t abi_version, size_t offset) {
+  void (*f)(void);
+  if (!vt)
+    return 0;
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    if (entries[i].offset != offset)
+      continue;
+    if (entries[i].since > abi_version || vt->struct_size < offset + sizeof f)
+      return 0;
+    memcpy(&f, (const char *)vt + offset, sizeof f);
+    return f != NULL;
+  }
+  return 0; /* not an entry this host knows */
 }

@@ -1,8 +1,9 @@
 /*
- * probe.h: probing a plugin in a forked child (internal to the loader).
- * The child dlopens the file, negotiates, and reports the plugin's identity
- * over a pipe; the parent turns a crash, an early exit or a hang into a
- * reason, so a plugin that misbehaves while loading never runs in the host.
+ * probe.h: probing a plugin in an isolated child (isolate.h; internal to
+ * the loader). The child dlopens the file, negotiates, and reports the
+ * plugin's identity as framed records; a crash, an early exit or a hang
+ * becomes the reason, so a plugin that misbehaves while loading never runs
+ * in the host.
  */
 #ifndef CALHOST_LOADER_PROBE_H
 #define CALHOST_LOADER_PROBE_H
@@ -29,17 +30,5 @@ CALHOST_LOADER_HIDDEN void calhost_probe(const char *path, uint32_t host_min, ui
 
 /* Frees what *r owns. */
 CALHOST_LOADER_HIDDEN void calhost_probe_result_free(calhost_probe_result *r);
-
-/* Runs fn(arg, fd) in a forked child with stdout sent to /dev/null (or, when
- * capture_fd >= 0, to that fd), crash signals reset to their defaults and
- * `fd` the write end of a pipe; reads what the child writes (at most cap-1
- * bytes, NUL-terminated into buf) until it exits or timeout_seconds pass
- * (then it is killed). Returns 0 when the child exited with status 0, else
- * -1 with a description ("crashed (signal 11 SIGSEGV)", "timed out after 10
- * s", "exited with status 3") in why. Shared by the probe and the
- * conformance checker. */
-CALHOST_LOADER_HIDDEN int calhost_run_in_child(void (*fn)(void *arg, int fd), void *arg,
-                                               double timeout_seconds, int capture_fd, char *buf,
-                                               size_t cap, char *why, size_t why_cap);
 
 #endif /* CALHOST_LOADER_PROBE_H */

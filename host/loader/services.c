@@ -3,7 +3,8 @@
  * loader hands to every plugin: logging with levels, error messages attached
  * to a failed call, cancellation, progress and aligned allocation. One
  * context per plugin attributes messages to their backend; the caller plugs
- * its own sinks in through calhost_services_hooks.
+ * its own sinks in through calhost_services_hooks. Also the default log
+ * level (CALHOST_LOG_LEVEL, --verbose). set_error is safe from any thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 
 #include "loader.h"
 
-static const char *level_name(calhost_log_level level) {
+static int verbose_flag;
+
+const char *calhost_log_level_name(calhost_log_level level) {
   switch (level) {
   case CALHOST_LOG_DEBUG:
     return "debug";
@@ -34,10 +37,19 @@ static void svc_log(void *context, calhost_log_level level, const char *message)
     h->log(h->user, ctx->backend, level, message);
     return;
   }
-  if ((int)level < (int)(h ? h->min_log_level : CALHOST_LOG_WARNING))
+  if ((int)level < (int)(h ? h->min_log_level : calhost_log_level_default()))
     return;
   fprintf(stderr, "calhost: [%s] %s: %s\n", ctx && ctx->backend ? ctx->backend : "plugin",
-          level_name(level), message);
+          calhost_log_level_name(level), message);
+}
+
+static void lock(calhost_services_context *ctx) {
+  while (atomic_flag_test_and_set_explicit(&ctx->lock, memory_order_acquire))
+    ; /* held only for a copy of at most 1 KiB */
+}
+
+static void unlock(calhost_services_context *ctx) {
+  atomic_flag_clear_explicit(&ctx->lock, memory_order_release);
 }
 
 static void svc_set_error(void *context, const char *message) {
@@ -47,11 +59,13 @@ static void svc_set_error(void *context, const char *message) {
     return;
   if (!message)
     message = "(no message)";
+  lock(ctx);
   /* Keep it on one line: a reason is printed in listings and reports. */
   for (; message[n] && n + 1 < sizeof ctx->error; n++)
     ctx->error[n] = (message[n] == '\n' || message[n] == '\r') ? ' ' : message[n];
   ctx->error[n] = '\0';
   ctx->has_error = 1;
+  unlock(ctx);
 }
 
 static int svc_is_cancelled(void *context) {
@@ -101,6 +115,7 @@ void calhost_services_init(calhost_host_services *table, calhost_services_contex
                            const calhost_services_hooks *hooks, const char *backend) {
   memset(table, 0, sizeof *table);
   memset(ctx, 0, sizeof *ctx);
+  atomic_flag_clear(&ctx->lock);
   ctx->hooks = hooks;
   ctx->backend = backend;
   table->header.struct_type = CALHOST_STRUCT_HOST_SERVICES;
@@ -116,8 +131,41 @@ void calhost_services_init(calhost_host_services *table, calhost_services_contex
 }
 
 const char *calhost_services_take_error(calhost_services_context *ctx) {
-  if (!ctx || !ctx->has_error)
+  int had;
+  if (!ctx)
     return NULL;
+  lock(ctx);
+  had = ctx->has_error;
+  if (had)
+    memcpy(ctx->taken, ctx->error, sizeof ctx->taken);
   ctx->has_error = 0;
-  return ctx->error;
+  unlock(ctx);
+  return had ? ctx->taken : NULL;
+}
+
+int calhost_log_level_parse(const char *word, calhost_log_level *out) {
+  static const calhost_log_level levels[] = {CALHOST_LOG_DEBUG, CALHOST_LOG_INFO,
+                                             CALHOST_LOG_WARNING, CALHOST_LOG_ERROR};
+  for (size_t i = 0; word && i < sizeof levels / sizeof levels[0]; i++) {
+    const char *name = calhost_log_level_name(levels[i]);
+    size_t k = 0;
+    while (word[k] && name[k] && (word[k] | 0x20) == name[k])
+      k++;
+    if (!word[k] && !name[k]) {
+      *out = levels[i];
+      return 0;
+    }
+  }
+  return -1;
+}
+
+calhost_log_level calhost_log_level_default(void) {
+  calhost_log_level level = CALHOST_LOG_WARNING;
+  if (calhost_log_level_parse(getenv("CALHOST_LOG_LEVEL"), &level) != 0)
+    level = CALHOST_LOG_WARNING;
+  return verbose_flag ? CALHOST_LOG_DEBUG : level;
+}
+
+void calhost_log_set_verbose(int verbose) {
+  verbose_flag = verbose != 0;
 }

@@ -411,16 +411,15 @@ static int validate_with_plugin(void *user, const char *policy, size_t length, c
              CALHOST_POLICY_MAX_LENGTH);
     return 0;
   }
-  return r->cur->vtable.validate_policy(r->validator, policy, length, err, cap) == CALHOST_OK;
+  return calhost_plugin_validate(r->cur, r->validator, policy, length, err, cap) == CALHOST_OK;
 }
 
 static void ensure_validator(cal_run *r) {
   if (r->validator || r->validator_failed)
     return;
   const calhost_config_plugin_section *sec = calhost_config_plugin_named(r->cfg, r->cur->backend);
-  if (r->cur->vtable.create(&r->cur->services, sec ? sec->settings : NULL,
-                            sec ? sec->setting_count : 0, &r->validator) != CALHOST_OK ||
-      !r->validator) {
+  if (calhost_plugin_create(r->cur, sec ? sec->settings : NULL, sec ? sec->setting_count : 0,
+                            &r->validator) != CALHOST_OK) {
     r->validator = NULL;
     r->validator_failed = 1;
     cal_warn(r, "%s: could not create an instance to validate policies; stored unvalidated",
@@ -751,7 +750,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   }
   commit_pending(r); /* finished sweeps of a workload in progress are kept */
   if (r->validator) {
-    p->vtable.destroy(r->validator);
+    calhost_plugin_destroy(p, r->validator);
     r->validator = NULL;
   }
   free(r->cur_candidate);
@@ -951,7 +950,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     if (!p->loaded) {
       /* named in the enabled list: a failure above; otherwise a warning */
       int wanted = p->backend && in_list(want, nwant, p->backend);
-      if (p->reason && !wanted && !strstr(p->reason, "disabled by configuration"))
+      if (p->reason && !wanted && p->state != CALHOST_PLUGIN_DISABLED)
         cal_warn(r, "plugin %s not loaded: %s", p->path ? p->path : "?", p->reason);
       continue;
     }

@@ -19,14 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "isolate.h"
+#include "loader/entries.h"
 #include "stats.h"
 
-/* Is a vtable entry present in the struct the plugin compiled? */
-#define VT_HAS(vt, field)                                                                          \
-  ((vt)->struct_size >= offsetof(calhost_plugin_vtable, field) + sizeof((vt)->field) &&            \
-   (vt)->field != NULL)
+/* May the sweep call optional entry `field`? (the loader's one rule) */
+#define VT_HAS(s, field) CALHOST_VTABLE_CALLABLE((s)->vt, (s)->req->abi_version, field)
 
 enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED, ENTRY_UNMEASURED };
 
@@ -53,9 +52,7 @@ typedef struct sweep {
 } sweep;
 
 double calhost_sweep_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  return calhost_monotonic_seconds();
 }
 
 static const char *status_word(calhost_status st) {
@@ -278,7 +275,7 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
   double t;
   if (run_entry(s, e, 1, &t) != 0)
     return -1;
-  if (VT_HAS(s->vt, check)) {
+  if (VT_HAS(s, check)) {
     char err[512] = "";
     st = s->vt->check(s->session, err, sizeof err);
     err[sizeof err - 1] = '\0';
@@ -477,7 +474,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   out->planned = (uint32_t)nsel;
 
   /* The default first: it is the first leader, and never pruned. */
-  int has_default = req->abi_version >= 1 && VT_HAS(vt, default_policy);
+  int has_default = VT_HAS(&s, default_policy);
   uint32_t reps = p->repetitions ? p->repetitions : 1;
   if (has_default)
     es[ne++].index = CALHOST_SWEEP_DEFAULT_INDEX;

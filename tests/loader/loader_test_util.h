@@ -21,11 +21,15 @@ static inline const char *build_dir(void) {
 
 /* Writes the path of test plugin `name` (e.g. "test_good") into buf: in
  * lib/calhost/test-plugins, or in its unloadable/ subdirectory (the plugins
- * that fail negotiation, see tests/plugins/CMakeLists.txt). */
+ * that fail negotiation) or its checker/ subdirectory (the checker's own; see
+ * tests/plugins/CMakeLists.txt). */
 static inline const char *test_plugin(char *buf, size_t cap, const char *name) {
-  snprintf(buf, cap, "%s/lib/calhost/test-plugins/%s.so", build_dir(), name);
-  if (access(buf, F_OK) != 0)
-    snprintf(buf, cap, "%s/lib/calhost/test-plugins/unloadable/%s.so", build_dir(), name);
+  static const char *const dirs[] = {"", "unloadable/", "checker/"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    snprintf(buf, cap, "%s/lib/calhost/test-plugins/%s%s.so", build_dir(), dirs[i], name);
+    if (access(buf, F_OK) == 0)
+      break;
+  }
   return buf;
 }
 

@@ -1,10 +1,14 @@
 /*
- * test_check.c: loader_check: the conformance checker passes the example and
- * the good test plugin and fails each misbehaving plugin with a report
- * naming the failed check (a crash, an exit or a hang is a FAIL, not a crash
- * of the checker); and, through the calhost binary when it is built,
- * `calhost plugin check` exits 0 / 1 and `calhost plugins --json` stays
- * valid with a plugin that prints to stdout.
+ * test_check.c: loader_check: the conformance checker (host/check) passes
+ * the example and the good test plugin and fails each misbehaving plugin
+ * with a report naming the failed check (a crash, an exit or a hang is a
+ * FAIL, not a crash of the checker), including what discovery would refuse
+ * (permissions), extra exported symbols, output on stderr and output left in
+ * stdio's buffer; a Transpose plugin passes with the guessed 2-D workload
+ * and with an explicit one; and, through the calhost binary when it is
+ * built, `calhost plugin check` exits 0 / 1, takes --threads and shows the
+ * plugin's debug/info logs with -v (or CALHOST_LOG_LEVEL), and
+ * `calhost plugins --json` stays valid with a plugin that prints to stdout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,17 +17,23 @@
 #include <cmocka.h>
 #include <sys/wait.h>
 
+#include "check.h"
 #include "loader.h"
 #include "loader_test_util.h"
 
-/* Runs the checker on path; returns its status and the report (malloc'd). */
-static int check_report(const char *path, double timeout, char **report) {
+/* Runs the checker on path with options (NULL: defaults) and a timeout;
+ * returns its status and the report (malloc'd). */
+static int check_report_with(const char *path, const calhost_check_options *opt, double timeout,
+                             char **report) {
   calhost_check_options o;
   FILE *out = tmpfile();
   long n;
   int rc;
   assert_non_null(out);
-  calhost_check_options_init(&o);
+  if (opt)
+    o = *opt;
+  else
+    calhost_check_options_init(&o);
   o.timeout_seconds = timeout;
   rc = calhost_plugin_check(path, &o, out);
   fflush(out);
@@ -36,6 +46,10 @@ static int check_report(const char *path, double timeout, char **report) {
   return rc;
 }
 
+static int check_report(const char *path, double timeout, char **report) {
+  return check_report_with(path, NULL, timeout, report);
+}
+
 static void example_passes(void **state) {
   char path[4096], *report;
   (void)state;
@@ -43,7 +57,10 @@ static void example_passes(void **state) {
   assert_null(strstr(report, "FAIL"));
   assert_non_null(strstr(report, "PASS tiny_sweep"));
   assert_non_null(strstr(report, "PASS validator_refuses_random"));
-  assert_non_null(strstr(report, "12 of 12 checks passed"));
+  assert_non_null(strstr(report, "PASS file_permissions"));
+  assert_non_null(strstr(report, "PASS exported_symbols"));
+  assert_non_null(strstr(report, "PASS quiet_stderr"));
+  assert_non_null(strstr(report, "15 of 15 checks passed"));
   free(report);
   assert_int_equal(check_report(test_plugin(path, sizeof path, "test_good"), 30, &report), 0);
   free(report);
@@ -58,12 +75,17 @@ static void bad_plugins_fail_with_report(void **state) {
                          "supports 1..1"},
       {"test_missing", "FAIL required_functions: required vtable entry 'validate_policy' is "
                        "missing"},
-      {"test_crash_negotiate", "FAIL negotiation: crashed (signal 11 SIGSEGV)"},
-      {"test_crash_run", "FAIL tiny_sweep: crashed (signal 11 SIGSEGV)"},
+      {"test_crash_negotiate", "FAIL negotiation: killed by signal 11 (SIGSEGV)"},
+      {"test_crash_run", "FAIL tiny_sweep: killed by signal 11 (SIGSEGV)"},
       {"test_hang", "FAIL tiny_sweep: timed out after 2 s"},
       {"test_exit", "FAIL tiny_sweep: exited with status 3"},
-      {"test_abort", "FAIL tiny_sweep: crashed (signal 6 SIGABRT)"},
+      {"test_abort", "FAIL tiny_sweep: killed by signal 6 (SIGABRT)"},
       {"test_stdout", "FAIL quiet_stdout: the plugin wrote"},
+      /* output left in stdio's buffer is output too (the child flushes) */
+      {"test_stdout_buffered", "FAIL quiet_stdout: the plugin wrote"},
+      {"test_stderr", "FAIL quiet_stderr: the plugin wrote"},
+      {"test_export", "FAIL exported_symbols: 1 symbol besides calhost_plugin_negotiate "
+                      "exported (test_extra_symbol)"},
       {"test_refuse_all", "FAIL policy_roundtrip: the validator refuses policy 0"},
       {"test_empty_policy", "FAIL policy_roundtrip: policy 0 is empty"},
       {"test_oversized", "FAIL policy_roundtrip: policy 0: CALHOST_BUFFER_TOO_SMALL asks for"},
@@ -106,7 +128,7 @@ static void cli_plugin_check_and_plugins_json(void **state) {
   snprintf(cmd, sizeof cmd, "'%s' plugin check --timeout 2 '%s' 2>&1", calhost,
            test_plugin(path, sizeof path, "test_crash_run"));
   assert_int_equal(run(cmd, &out), 1);
-  assert_non_null(strstr(out, "FAIL tiny_sweep: crashed (signal 11 SIGSEGV)"));
+  assert_non_null(strstr(out, "FAIL tiny_sweep: killed by signal 11 (SIGSEGV)"));
   free(out);
   /* The build tree's plugins are found from bin/../lib/calhost/plugins, and a
    * plugin that prints while loading does not corrupt the JSON on stdout. */
@@ -126,10 +148,85 @@ static void cli_plugin_check_and_plugins_json(void **state) {
   free(out);
 }
 
+/* A plugin file discovery would refuse (group/other-writable) fails the
+ * check that says so, although everything else passes. */
+static void refused_permissions_fail(void **state) {
+  char dir[256], dst[512], path[4096], *report;
+  (void)state;
+  assert_non_null(make_tmpdir(dir, sizeof dir));
+  snprintf(dst, sizeof dst, "%s/test_good.so", dir);
+  assert_int_equal(copy_file(test_plugin(path, sizeof path, "test_good"), dst), 0);
+  assert_int_equal(chmod(dst, 0666), 0);
+  assert_int_equal(check_report(dst, 30, &report), 1);
+  if (!strstr(report, "FAIL file_permissions: discovery would refuse it: file ") ||
+      !strstr(report, "is writable by group and others") || !strstr(report, "14 of 15"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+  remove_tmpdir(dir);
+}
+
+/* Operators other than MatMul: the guessed workload of a Transpose plugin is
+ * 2-D (a 1-D guess failed 7 checks), and an explicit one works too. */
+static void transpose_plugin_passes(void **state) {
+  char path[4096], *report;
+  calhost_check_options o;
+  static const int64_t shape[] = {8, 16};
+  (void)state;
+  test_plugin(path, sizeof path, "test_transpose");
+  if (check_report(path, 30, &report) != 0)
+    fail_msg("bare check of a Transpose plugin failed:\n%s", report);
+  free(report);
+  calhost_check_options_init(&o);
+  o.operator_name = "Transpose";
+  o.shape = shape;
+  o.shape_rank = 2;
+  o.verbose = 1;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 0);
+  assert_non_null(strstr(report, "Transpose float32 8,16"));
+  free(report);
+  o.shape_rank = 1; /* a workload the plugin refuses: a clear FAIL */
+  assert_int_equal(check_report_with(path, &o, 30, &report), 1);
+  assert_non_null(strstr(report, "(choose a workload with --operator/--shape)"));
+  free(report);
+}
+
+/* `plugin check -v` shows the plugin's debug and info logs; without -v they
+ * are hidden unless CALHOST_LOG_LEVEL lowers the level; --threads N sets
+ * the target's thread count. */
+static void cli_logs_and_threads(void **state) {
+  char calhost[4096], cmd[16384], path[4096], *out;
+  (void)state;
+  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
+  if (access(calhost, X_OK) != 0)
+    skip();
+  test_plugin(path, sizeof path, "test_good");
+  snprintf(cmd, sizeof cmd, "'%s' plugin check -v --threads 3 '%s' 2>&1", calhost, path);
+  assert_int_equal(run(cmd, &out), 0);
+  assert_non_null(strstr(out, "log debug: debug message from create"));
+  assert_non_null(strstr(out, "log info: info message from create"));
+  assert_non_null(strstr(out, "PASS key_complete (1 structural properties, 3 threads)"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "env -u CALHOST_LOG_LEVEL '%s' plugin check '%s' 2>&1", calhost, path);
+  assert_int_equal(run(cmd, &out), 0);
+  assert_null(strstr(out, "message from create"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "CALHOST_LOG_LEVEL=info '%s' plugin check '%s' 2>&1", calhost, path);
+  assert_int_equal(run(cmd, &out), 0);
+  assert_non_null(strstr(out, "log info: info message from create"));
+  assert_null(strstr(out, "debug message"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "'%s' plugin check --threads 0 '%s' 2>&1", calhost, path);
+  assert_int_equal(run(cmd, &out), 2);
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(example_passes),
       cmocka_unit_test(bad_plugins_fail_with_report),
+      cmocka_unit_test(refused_permissions_fail),
+      cmocka_unit_test(transpose_plugin_passes),
+      cmocka_unit_test(cli_logs_and_threads),
       cmocka_unit_test(cli_plugin_check_and_plugins_json),
   };
   return cmocka_run_group_tests_name("loader_check", tests, NULL, NULL);

@@ -38,9 +38,16 @@ static void match(void **state) {
     assert_string_equal(p->implementation_version, "1");
     assert_int_equal(p->operator_count, 1);
     assert_string_equal(p->operators[0], "ReduceSum");
-    assert_true(CALHOST_PLUGIN_HAS(p, check, 1));
-    assert_false(CALHOST_PLUGIN_HAS(p, default_policy, 1)); /* optional, absent */
-    assert_false(CALHOST_PLUGIN_HAS(p, check, 2));          /* not in the chosen version */
+    assert_true(CALHOST_PLUGIN_HAS(p, check));
+    assert_false(CALHOST_PLUGIN_HAS(p, default_policy)); /* optional, absent */
+    /* the one rule: since-version, struct size and pointer */
+    assert_false(CALHOST_VTABLE_CALLABLE(&p->vtable, 0, check)); /* before its version */
+    calhost_plugin_vtable short_table = p->vtable;
+    short_table.struct_size = (uint32_t)offsetof(calhost_plugin_vtable, check);
+    assert_false(CALHOST_VTABLE_CALLABLE(&short_table, 1, check)); /* not compiled in */
+    assert_true(CALHOST_VTABLE_CALLABLE(&p->vtable, 1, check));
+    assert_false(calhost_vtable_callable(&p->vtable, 1, 1)); /* not an entry offset */
+    assert_false(CALHOST_VTABLE_CALLABLE(NULL, 1, check));
     calhost_plugin_free(p);
   }
 }

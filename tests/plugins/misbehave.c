@@ -1,9 +1,10 @@
 /*
  * misbehave.c: test-only plugins for the loader's, the checker's and the
  * sweep's tests. One small, correct backend ("test_good": operator
- * ReduceSum, policies "p=1".."p=4") that each -DBAD_* macro breaks in exactly
- * one way; tests/plugins/CMakeLists.txt builds one module per macro into
- * lib/calhost/test-plugins. Never installed.
+ * ReduceSum, policies "p=1".."p=4", debug and info log lines in create) that
+ * each -DBAD_* macro breaks in exactly one way (OP_TRANSPOSE: a correct
+ * Transpose backend that needs a 2-D shape); tests/plugins/CMakeLists.txt builds one module per
+ * macro into lib/calhost/test-plugins. Never installed.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -34,19 +35,42 @@ struct calhost_session {
 };
 
 static void garbage(const char *where) {
-#ifdef BAD_STDOUT
+#if defined(BAD_STDOUT)
   printf("garbage from %s \x01\x02 {not json\n", where);
   fflush(stdout);
+#elif defined(BAD_STDOUT_BUFFERED)
+  printf("buffered garbage from %s {not json\n", where); /* left in stdio's buffer */
+#elif defined(BAD_STDERR)
+  fprintf(stderr, "chatter on stderr from %s\n", where);
 #else
   (void)where;
 #endif
 }
+
+#ifdef BAD_EXPORT
+/* A second exported symbol (the guide: only the entry point). */
+CALHOST_PLUGIN_EXPORT int test_extra_symbol(void);
+CALHOST_PLUGIN_EXPORT int test_extra_symbol(void) {
+  return 42;
+}
+#endif
+
+/* The operator and the shape rank build_key accepts (0: any). */
+#ifdef OP_TRANSPOSE
+#define OPERATOR "Transpose"
+#define REQUIRE_RANK 2
+#else
+#define OPERATOR "ReduceSum"
+#define REQUIRE_RANK 0
+#endif
 
 static calhost_status create(const calhost_host_services *host, const calhost_property *settings,
                              size_t setting_count, calhost_plugin_instance **out) {
   (void)settings;
   (void)setting_count;
   garbage("create");
+  host->log(host->context, CALHOST_LOG_DEBUG, "debug message from create");
+  host->log(host->context, CALHOST_LOG_INFO, "info message from create");
   *out = calloc(1, sizeof **out);
   if (!*out)
     return CALHOST_NO_MEMORY;
@@ -60,6 +84,10 @@ static void destroy(calhost_plugin_instance *inst) {
 
 static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                 const calhost_target *t, calhost_built_key *out) {
+  if (REQUIRE_RANK && w->shape_rank != REQUIRE_RANK) {
+    inst->host->set_error(inst->host->context, "needs a 2-D shape");
+    return CALHOST_UNSUPPORTED;
+  }
   inst->structure[0] = (calhost_property){"operator", w->operator_name};
   out->model_digest = w->model_digest;
   out->processor = t->processor;
@@ -167,7 +195,7 @@ static calhost_status check(calhost_session *s, char *err, size_t cap) {
   return CALHOST_CHECK_FAILED;
 }
 
-static const char *const operators[] = {"ReduceSum", NULL};
+static const char *const operators[] = {OPERATOR, NULL};
 
 static const calhost_plugin_vtable vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/isolate.h"
+#include "isolate/isolate.h"
 
 enum { REC_NOTE = 1, REC_DONE = 99 };
 

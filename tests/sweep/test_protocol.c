@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/proto.h"
+#include "isolate/proto.h"
 #include "sweep/records.h"
 
 static void build(calhost_proto_buf *b, uint32_t type, const char *text) {

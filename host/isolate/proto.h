@@ -1,6 +1,8 @@
 /*
- * proto.h: the framed, serialized record stream a sweep child sends to its
- * parent over a dedicated pipe (see isolate.h).
+ * proto.h: the one framed, serialized record stream an isolated child
+ * (isolate.h: the probe, each `plugin check` check, a plugin's sweeps)
+ * sends to its parent over a dedicated pipe. Each user numbers its own
+ * record types.
  *
  * A frame is a 12-byte header — magic "CHSW", record type, payload length,
  * each a little-endian u32 — and a payload of typed fields: 'u' + u64,
@@ -10,8 +12,8 @@
  * detected rather than misread. Frames are limited to CALHOST_PROTO_MAX_FRAME.
  * Internal to the host.
  */
-#ifndef CALHOST_SWEEP_PROTO_H
-#define CALHOST_SWEEP_PROTO_H
+#ifndef CALHOST_ISOLATE_PROTO_H
+#define CALHOST_ISOLATE_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -93,4 +95,4 @@ int calhost_proto_reader_next(calhost_proto_reader *r, calhost_proto_msg *msg);
 size_t calhost_proto_reader_pending(const calhost_proto_reader *r);
 void calhost_proto_reader_free(calhost_proto_reader *r);
 
-#endif /* CALHOST_SWEEP_PROTO_H */
+#endif /* CALHOST_ISOLATE_PROTO_H */

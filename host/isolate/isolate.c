@@ -1,6 +1,8 @@
 /*
- * isolate.c: fork-based isolation of a plugin's sweeps (see isolate.h).
+ * isolate.c: the host's one fork-and-timeout runtime for plugin code (see
+ * isolate.h), its signal-name table and its monotonic clock.
  */
+#define _GNU_SOURCE
 #include "isolate.h"
 
 #include <errno.h>
@@ -17,35 +19,25 @@
 #include <sys/prctl.h>
 #endif
 
-static double now_s(void) {
+double calhost_monotonic_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-const char *calhost_isolate_signal_name(int sig) {
-  switch (sig) {
-  case SIGSEGV:
-    return "SIGSEGV";
-  case SIGABRT:
-    return "SIGABRT";
-  case SIGBUS:
-    return "SIGBUS";
-  case SIGFPE:
-    return "SIGFPE";
-  case SIGILL:
-    return "SIGILL";
-  case SIGKILL:
-    return "SIGKILL";
-  case SIGTERM:
-    return "SIGTERM";
-  case SIGINT:
-    return "SIGINT";
-  case SIGPIPE:
-    return "SIGPIPE";
-  case SIGTRAP:
-    return "SIGTRAP";
-  }
+const char *calhost_signal_name(int sig) {
+  static const struct {
+    int sig;
+    const char *name;
+  } names[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+      {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
+      {SIGPIPE, "SIGPIPE"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGALRM, "SIGALRM"},
+      {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].sig == sig)
+      return names[i].name;
   return "signal";
 }
 
@@ -55,50 +47,68 @@ static void set_nonblock(int fd) {
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static void child_main(int rec_fd, int out_fd, calhost_child_fn child, void *user) {
+static void child_main(pid_t parent, int rec_fd, int out_fd, int err_fd, calhost_child_fn child,
+                       void *user) {
+  static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+  /* Let a crash be a crash (a sanitizer's handler would turn it into an
+   * exit status) and a hang be killable. */
+  for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
+    signal(crash[i], SIG_DFL);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_IGN);
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(125); /* the parent died before prctl */
 #endif
-  if (out_fd != STDOUT_FILENO) {
-    dup2(out_fd, STDOUT_FILENO);
-    close(out_fd);
+  dup2(out_fd, STDOUT_FILENO); /* dup2 clears close-on-exec on the copy */
+  close(out_fd);
+  if (err_fd >= 0) {
+    dup2(err_fd, STDERR_FILENO);
+    close(err_fd);
   }
   int rc = child(user, rec_fd);
-  fflush(stdout);
+  fflush(NULL); /* what the plugin left in stdio buffers is output too */
   _exit(rc);
 }
 
-/* Reads what is available on fd; returns 1 data, 0 EOF, -1 nothing now. */
-static int drain(int fd, calhost_proto_reader *rd, calhost_child_outcome *out) {
+/* Keeps the first bytes of a capture stream in buf (cap bytes with NUL). */
+static void keep(char *buf, size_t *total, const unsigned char *data, size_t n) {
+  size_t have = *total < CALHOST_CHILD_OUTPUT_MAX - 1 ? *total : CALHOST_CHILD_OUTPUT_MAX - 1;
+  size_t room = CALHOST_CHILD_OUTPUT_MAX - 1 - have;
+  size_t k = n < room ? n : room;
+  memcpy(buf + have, data, k);
+  buf[have + k] = '\0';
+  *total += n;
+}
+
+/* The parent's end of one pipe: records (rd) or a capture stream. */
+typedef struct stream {
+  int fd, open;
+  calhost_proto_reader *rd; /* NULL: a capture stream */
+  char *buf;
+  size_t *total;
+} stream;
+
+/* Reads what is available; returns 1 data, 0 EOF (or unusable), -1 nothing now. */
+static int drain(stream *s) {
   unsigned char buf[8192];
-  ssize_t n = read(fd, buf, sizeof buf);
+  ssize_t n = read(s->fd, buf, sizeof buf);
   if (n == 0)
     return 0;
   if (n < 0)
     return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -1 : 0;
-  if (rd) {
-    if (calhost_proto_reader_feed(rd, buf, (size_t)n) != 0)
-      return 0;
-  } else {
-    size_t have = out->output_total < CALHOST_CHILD_OUTPUT_MAX - 1 ? out->output_total
-                                                                   : CALHOST_CHILD_OUTPUT_MAX - 1;
-    size_t room = CALHOST_CHILD_OUTPUT_MAX - 1 - have;
-    size_t k = (size_t)n < room ? (size_t)n : room;
-    memcpy(out->output + have, buf, k);
-    out->output[have + k] = '\0';
-    out->output_total += (size_t)n;
-  }
+  if (s->rd)
+    return calhost_proto_reader_feed(s->rd, buf, (size_t)n) != 0 ? 0 : 1;
+  keep(s->buf, s->total, buf, (size_t)n);
   return 1;
 }
 
 static void dispatch(calhost_proto_reader *rd, const calhost_isolate_options *o,
                      calhost_record_fn on_record, void *user, calhost_child_outcome *out) {
   calhost_proto_msg m;
-  int r;
-  while ((r = calhost_proto_reader_next(rd, &m)) == 1) {
+  while (calhost_proto_reader_next(rd, &m) == 1) {
     if (m.type == o->done_type)
       out->saw_done = 1;
     if (on_record)
@@ -106,79 +116,88 @@ static void dispatch(calhost_proto_reader *rd, const calhost_isolate_options *o,
   }
 }
 
+static void close_pair(int p[2]) {
+  if (p[0] >= 0)
+    close(p[0]);
+  if (p[1] >= 0)
+    close(p[1]);
+  p[0] = p[1] = -1;
+}
+
 int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child, void *child_user,
                         calhost_record_fn on_record, void *parent_user,
                         calhost_child_outcome *out) {
   memset(out, 0, sizeof *out);
-  int rec[2], cap[2];
-  if (pipe(rec) != 0) {
+  int rec[2] = {-1, -1}, cap[2] = {-1, -1}, ecap[2] = {-1, -1};
+  if (pipe2(rec, O_CLOEXEC) != 0 || pipe2(cap, O_CLOEXEC) != 0 ||
+      (o->capture_stderr && pipe2(ecap, O_CLOEXEC) != 0)) {
     out->end = CALHOST_CHILD_START_FAILED;
     snprintf(out->message, sizeof out->message, "pipe: %s", strerror(errno));
-    return -1;
-  }
-  if (pipe(cap) != 0) {
-    close(rec[0]);
-    close(rec[1]);
-    out->end = CALHOST_CHILD_START_FAILED;
-    snprintf(out->message, sizeof out->message, "pipe: %s", strerror(errno));
+    close_pair(rec);
+    close_pair(cap);
+    close_pair(ecap);
     return -1;
   }
   fflush(NULL);
-  double t0 = now_s();
+  pid_t parent = getpid();
+  double t0 = calhost_monotonic_seconds();
   pid_t pid = fork();
   if (pid < 0) {
     out->end = CALHOST_CHILD_START_FAILED;
     snprintf(out->message, sizeof out->message, "fork: %s", strerror(errno));
-    close(rec[0]);
-    close(rec[1]);
-    close(cap[0]);
-    close(cap[1]);
+    close_pair(rec);
+    close_pair(cap);
+    close_pair(ecap);
     return -1;
   }
   if (pid == 0) {
     close(rec[0]);
     close(cap[0]);
-    child_main(rec[1], cap[1], child, child_user);
+    if (ecap[0] >= 0)
+      close(ecap[0]);
+    child_main(parent, rec[1], cap[1], ecap[1], child, child_user);
   }
   close(rec[1]);
   close(cap[1]);
-  set_nonblock(rec[0]);
-  set_nonblock(cap[0]);
+  if (ecap[1] >= 0)
+    close(ecap[1]);
 
   calhost_proto_reader rd = {0};
-  int rec_open = 1, cap_open = 1, reaped = 0, status = 0, killed_for = 0;
+  stream st[3] = {{rec[0], 1, &rd, NULL, NULL},
+                  {cap[0], 1, NULL, out->output, &out->output_total},
+                  {ecap[0], ecap[0] >= 0, NULL, out->errors, &out->errors_total}};
+  for (int i = 0; i < 3; i++)
+    if (st[i].open)
+      set_nonblock(st[i].fd);
+  int reaped = 0, status = 0, killed_for = 0;
   double deadline = o->timeout_seconds > 0 ? t0 + o->timeout_seconds : 0;
-  while (!reaped || rec_open) {
+  while (!reaped || st[0].open) {
     if (!killed_for && o->cancel_flag && *o->cancel_flag) {
       kill(pid, SIGKILL);
       killed_for = CALHOST_CHILD_CANCELLED;
-    } else if (!killed_for && deadline > 0 && now_s() >= deadline) {
+    } else if (!killed_for && deadline > 0 && calhost_monotonic_seconds() >= deadline) {
       kill(pid, SIGKILL);
       killed_for = CALHOST_CHILD_TIMEOUT;
     }
-    struct pollfd pf[2];
+    struct pollfd pf[3];
+    stream *ps[3];
     nfds_t np = 0;
-    if (rec_open)
-      pf[np++] = (struct pollfd){.fd = rec[0], .events = POLLIN};
-    if (cap_open)
-      pf[np++] = (struct pollfd){.fd = cap[0], .events = POLLIN};
-    int wait_ms = 50;
+    for (int i = 0; i < 3; i++)
+      if (st[i].open) {
+        ps[np] = &st[i];
+        pf[np++] = (struct pollfd){.fd = st[i].fd, .events = POLLIN};
+      }
     if (np > 0) {
-      int pr = poll(pf, np, reaped ? 0 : wait_ms);
+      int pr = poll(pf, np, reaped ? 0 : 50);
       for (nfds_t i = 0; pr > 0 && i < np; i++) {
         if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
           continue;
-        int is_rec = pf[i].fd == rec[0];
         int d;
-        while ((d = drain(pf[i].fd, is_rec ? &rd : NULL, out)) == 1)
-          if (is_rec)
+        while ((d = drain(ps[i])) == 1)
+          if (ps[i]->rd)
             dispatch(&rd, o, on_record, parent_user, out);
-        if (d == 0) {
-          if (is_rec)
-            rec_open = 0;
-          else
-            cap_open = 0;
-        }
+        if (d == 0)
+          ps[i]->open = 0;
       }
       if (pr == 0 && reaped)
         break; /* child gone and nothing more to read (a grandchild may hold the pipe) */
@@ -195,12 +214,14 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
     }
   }
   /* Last bytes of output, without blocking. */
-  if (cap_open)
-    while (drain(cap[0], NULL, out) == 1)
-      ;
-  close(rec[0]);
-  close(cap[0]);
-  out->seconds = now_s() - t0;
+  for (int i = 1; i < 3; i++)
+    if (st[i].open)
+      while (drain(&st[i]) == 1)
+        ;
+  for (int i = 0; i < 3; i++)
+    if (st[i].fd >= 0)
+      close(st[i].fd);
+  out->seconds = calhost_monotonic_seconds() - t0;
   out->truncated = calhost_proto_reader_pending(&rd) > 0;
   int corrupt = rd.corrupt;
 
@@ -215,7 +236,7 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
     out->end = CALHOST_CHILD_SIGNALED;
     out->signal = WTERMSIG(status);
     snprintf(out->message, sizeof out->message, "killed by signal %d (%s)", out->signal,
-             calhost_isolate_signal_name(out->signal));
+             calhost_signal_name(out->signal));
   } else if (WIFEXITED(status) && (WEXITSTATUS(status) != 0 || !out->saw_done)) {
     out->end = CALHOST_CHILD_EXITED;
     out->exit_code = WEXITSTATUS(status);

@@ -1,5 +1,5 @@
 /*
- * proto.c: the framed record stream between a sweep child and its parent
+ * proto.c: the framed record stream between an isolated child and its parent
  * (see proto.h): frame building, complete writes, an incremental reader and
  * a field cursor.
  */

@@ -1,15 +1,19 @@
 /*
- * isolate.h: running untrusted plugin code in a forked child with a time
- * limit, receiving its results as framed records (proto.h) over a dedicated
- * pipe. The child's stdout (where a plugin may print garbage) goes to a
- * second pipe; the parent keeps a bounded amount of it for the report and it
- * never reaches the record stream. A crash (signal), hang (timeout: SIGKILL),
- * abort, exit() or truncated stream is reported in the outcome; whatever
- * records arrived before it were already handed to the parent's callback.
- * Internal to the host (POSIX only).
+ * isolate.h: the one way calhost runs untrusted plugin code in a child
+ * process (probing a plugin, every `plugin check` check, each plugin's
+ * sweeps). A forked child gets the crash signals reset to their defaults (a
+ * crash is a crash, even under a sanitizer's handler), SIGINT/SIGTERM
+ * default, SIGPIPE ignored, the parent-death signal SIGKILL (Linux), and its
+ * stdout (and, on request, stderr) sent to capture pipes; every pipe is
+ * close-on-exec. It sends its results as framed records (proto.h) over a
+ * dedicated pipe. The parent reads records and output until the child ends,
+ * the time limit passes or the cancel flag is raised (then SIGKILL), and
+ * reports how it ended as an enum with a one-line message beside it: callers
+ * decide on the enum, never on the message. Also the host's one monotonic
+ * clock and one signal-name table. Internal to the host (POSIX only).
  */
-#ifndef CALHOST_SWEEP_ISOLATE_H
-#define CALHOST_SWEEP_ISOLATE_H
+#ifndef CALHOST_ISOLATE_H
+#define CALHOST_ISOLATE_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -36,9 +40,11 @@ typedef struct calhost_child_outcome {
   int saw_done;      /* the done record arrived */
   int truncated;     /* the stream ended inside a frame */
   double seconds;    /* wall time of the child */
-  char message[256]; /* one line: "killed by signal 11 (SIGSEGV)", "timed out after 5 s", ... */
+  char message[256]; /* one line: "killed by signal 11 (SIGSEGV)", "timed out after 5 s (killed)" */
   char output[CALHOST_CHILD_OUTPUT_MAX]; /* first bytes of the child's stdout, NUL-terminated */
   size_t output_total;                   /* bytes it wrote to stdout in all */
+  char errors[CALHOST_CHILD_OUTPUT_MAX]; /* first bytes of its stderr (capture_stderr only) */
+  size_t errors_total;                   /* bytes it wrote to stderr (capture_stderr only) */
 } calhost_child_outcome;
 
 /* The child's work: write records to record_fd (calhost_proto_write);
@@ -52,18 +58,26 @@ typedef struct calhost_isolate_options {
   double timeout_seconds;             /* <= 0: no limit */
   volatile sig_atomic_t *cancel_flag; /* may be NULL */
   uint32_t done_type;                 /* the record type that marks a clean finish */
+  int capture_stderr; /* 1: the child's stderr goes to a capture pipe too (errors[]) */
 } calhost_isolate_options;
 
-/* Forks; in the child: default SIGINT/SIGTERM, SIGPIPE ignored, stdout to
- * the capture pipe, parent-death signal SIGKILL (Linux), then
- * _exit(child(child_user, fd)). In the parent: reads records and output
+/* Forks; in the child: the signal set-up above, stdout (and stderr when
+ * o->capture_stderr) to capture pipes, then child(child_user, fd); stdio is
+ * flushed after it returns, so buffered output is captured too, then
+ * _exit with its return value. In the parent: reads records and output
  * until the child ends, the limit passes (SIGKILL) or *cancel_flag is raised
- * (SIGKILL), calling on_record for each record, and fills *out. Returns 0
- * when the child ended cleanly (out->end == CALHOST_CHILD_OK), else -1. */
+ * (SIGKILL), calling on_record (may be NULL) for each record, and fills
+ * *out. Returns 0 when the child ended cleanly (out->end ==
+ * CALHOST_CHILD_OK), else -1. Do not reap children you did not start
+ * elsewhere while this runs. */
 int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child, void *child_user,
                         calhost_record_fn on_record, void *parent_user, calhost_child_outcome *out);
 
 /* "SIGSEGV"-style name of a signal number (static), "signal" when unknown. */
-const char *calhost_isolate_signal_name(int sig);
+const char *calhost_signal_name(int sig);
 
-#endif /* CALHOST_SWEEP_ISOLATE_H */
+/* The current CLOCK_MONOTONIC time in seconds (the host's one clock for
+ * deadlines and timings). */
+double calhost_monotonic_seconds(void);
+
+#endif /* CALHOST_ISOLATE_H */

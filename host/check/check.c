@@ -1,0 +1,828 @@
+/*
+ * check.c: the conformance checker behind `calhost plugin check PATH` (see
+ * check.h). Two checks read the file without running it (permissions as
+ * discovery checks them, the exported dynamic symbols); every other check
+ * runs in its own isolated child (calhost_isolate_run), which sends its
+ * verdict and the plugin's log messages as framed records, so a plugin that
+ * crashes, exits or hangs yields "FAIL name: killed by signal 11 (SIGSEGV)"
+ * and the remaining checks still run. Whatever the plugin writes to stdout
+ * or stderr (buffered output included) is counted by the last two checks.
+ */
+#define _GNU_SOURCE
+#include "check.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "isolate.h"
+#include "loader/loader.h"
+#include "loader/module.h"
+#include "sweep/measure.h"
+
+/* The records a check's child sends. */
+enum {
+  CK_REC_LOG = 1,    /* u64 level, str message: the plugin logged */
+  CK_REC_RESULT = 2, /* u64 passed, str details or reason */
+  CK_REC_DONE = 3,
+};
+
+typedef struct checker {
+  const char *path;
+  const calhost_check_options *o;
+  int fd; /* the record pipe */
+  calhost_module *m;
+  calhost_plugin_vtable vt;
+  uint32_t abi, pmin, pmax;
+  calhost_services_hooks hooks;
+  calhost_host_services svc;
+  calhost_services_context sctx;
+  calhost_plugin_instance *inst;
+  calhost_workload w;
+  calhost_target t;
+  int64_t shape[16];
+  int cpus[256];
+  char msg[2048];
+} checker;
+
+static const char digest[] =
+    "sha256:4c1f0d6b0b5d3c2a9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d";
+
+void calhost_check_options_init(calhost_check_options *o) {
+  memset(o, 0, sizeof *o);
+  o->timeout_seconds = 30;
+  o->thread_count = 1;
+}
+
+/* Appends the plugin's set_error message (if any) to c->msg. */
+static int fail(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(checker *c, const char *fmt, ...) {
+  va_list ap;
+  const char *e = calhost_services_take_error(&c->sctx);
+  size_t n;
+  va_start(ap, fmt);
+  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+  va_end(ap);
+  n = strlen(c->msg);
+  if (e && n + 4 < sizeof c->msg)
+    snprintf(c->msg + n, sizeof c->msg - n, " (plugin says: %s)", e);
+  return -1;
+}
+
+/* Picks the workload for the plugin's first operator (or the options'). */
+static void choose_workload(checker *c) {
+  const char *op = c->o->operator_name ? c->o->operator_name : c->vt.operators[0];
+  size_t rank = 0;
+  if (c->o->shape && c->o->shape_rank) {
+    rank = c->o->shape_rank < 16 ? c->o->shape_rank : 16;
+    memcpy(c->shape, c->o->shape, rank * sizeof *c->shape);
+  } else if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) {
+    c->shape[0] = c->shape[1] = c->shape[2] = 32;
+    rank = 3;
+  } else if (!strcmp(op, "Transpose")) {
+    c->shape[0] = c->shape[1] = 64;
+    rank = 2;
+  } else if (!strcmp(op, "Conv")) {
+    c->shape[0] = 1; /* N, C, H, W */
+    c->shape[1] = 8;
+    c->shape[2] = c->shape[3] = 16;
+    rank = 4;
+  } else {
+    c->shape[0] = 4096;
+    rank = 1;
+  }
+  c->w.header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof c->w};
+  c->w.name = "plugin-check";
+  c->w.operator_name = op;
+  c->w.dtype = c->o->dtype ? c->o->dtype : "float32";
+  c->w.shape = c->shape;
+  c->w.shape_rank = rank;
+  c->w.model_digest = digest;
+  c->t.header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof c->t};
+  c->t.processor = "calhost-plugin-check generic processor";
+  c->t.thread_count = c->o->thread_count ? c->o->thread_count : 1;
+  if (c->t.thread_count > sizeof c->cpus / sizeof c->cpus[0])
+    c->t.thread_count = sizeof c->cpus / sizeof c->cpus[0];
+  for (uint32_t i = 0; i < c->t.thread_count; i++)
+    c->cpus[i] = (int)i;
+  c->t.cpus = c->cpus;
+  c->t.cpu_count = c->t.thread_count;
+  c->t.features = "";
+}
+
+static const char *workload_text(checker *c) {
+  static char buf[256];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "%s %s ", c->w.operator_name, c->w.dtype);
+  for (size_t i = 0; i < c->w.shape_rank && n < sizeof buf; i++)
+    n +=
+        (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", i ? "," : "", (long long)c->w.shape[i]);
+  return buf;
+}
+
+/* The plugin's log messages go to the parent as records (shown there). */
+static void child_log(void *user, const char *backend, calhost_log_level level,
+                      const char *message) {
+  checker *c = user;
+  calhost_proto_buf b = {0};
+  (void)backend;
+  calhost_proto_begin(&b, CK_REC_LOG);
+  calhost_proto_put_u64(&b, (uint64_t)level);
+  calhost_proto_put_str(&b, message);
+  if (calhost_proto_finish(&b) == 0)
+    calhost_proto_write(c->fd, &b);
+  calhost_proto_buf_free(&b);
+}
+
+/* Opens the module and negotiates: a CALHOST_NEGOTIATE_* result (a module
+ * that cannot be opened is CALHOST_NEGOTIATE_FAILED), the reason in err. */
+static int open_and_negotiate(checker *c, char *err, size_t cap) {
+  char why[1024];
+  c->m = calhost_module_open(c->path, why, sizeof why);
+  if (!c->m) {
+    snprintf(err, cap, "cannot load: %s", why);
+    return CALHOST_NEGOTIATE_FAILED;
+  }
+  int rc = calhost_loader_negotiate(c->m, CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION, &c->svc,
+                                    &c->vt, &c->abi, &c->pmin, &c->pmax, err, cap);
+  if (c->vt.backend_name)
+    c->sctx.backend = c->vt.backend_name;
+  return rc;
+}
+
+/* level 0: services only; 1: + module and negotiation; 2: + an instance. */
+static int setup(checker *c, int level) {
+  char err[1024];
+  c->hooks.user = c;
+  c->hooks.log = child_log;
+  c->hooks.min_log_level = CALHOST_LOG_DEBUG; /* the parent filters */
+  calhost_services_init(&c->svc, &c->sctx, &c->hooks, NULL);
+  if (level < 1)
+    return 0;
+  if (open_and_negotiate(c, err, sizeof err) != CALHOST_NEGOTIATE_OK)
+    return fail(c, "%s", err);
+  choose_workload(c);
+  if (level < 2)
+    return 0;
+  calhost_status st = c->vt.create(&c->svc, NULL, 0, &c->inst);
+  if (st != CALHOST_OK || !c->inst)
+    return fail(c, "create() with no settings returned %s", calhost_status_name(st));
+  return 0;
+}
+
+/* ---- checks ---- */
+
+static int ck_negotiation(checker *c) {
+  char err[1024];
+  if (open_and_negotiate(c, err, sizeof err) == CALHOST_NEGOTIATE_FAILED)
+    return fail(c, "%s", err); /* identity and entries have their own checks */
+  snprintf(c->msg, sizeof c->msg, "plugin supports ABI %u..%u, host %u..%u", c->pmin, c->pmax,
+           CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION);
+  return 0;
+}
+
+static int ck_identity(checker *c) {
+  char err[1024];
+  int rc = open_and_negotiate(c, err, sizeof err);
+  if (rc == CALHOST_NEGOTIATE_BAD_IDENTITY)
+    return fail(c, "%s", err);
+  if (rc == CALHOST_NEGOTIATE_FAILED)
+    return fail(c, "not run: %s", err);
+  if (!c->vt.description || !c->vt.description[0])
+    return fail(c, "the description is empty");
+  snprintf(c->msg, sizeof c->msg, "backend '%s' version '%s', first operator '%s'",
+           c->vt.backend_name, c->vt.implementation_version, c->vt.operators[0]);
+  return 0;
+}
+
+static int ck_required(checker *c) {
+  char err[1024];
+  int rc = open_and_negotiate(c, err, sizeof err);
+  if (rc != CALHOST_NEGOTIATE_OK)
+    return fail(c, "%s%s", rc == CALHOST_NEGOTIATE_MISSING_ENTRY ? "" : "not run: ", err);
+  snprintf(c->msg, sizeof c->msg, "optional: default_policy %s, check %s",
+           CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, default_policy) ? "present" : "absent",
+           CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, check) ? "present" : "absent");
+  return 0;
+}
+
+typedef struct key_copy {
+  char digest[512], processor[512], structure[4096];
+  uint32_t threads;
+  size_t count;
+} key_copy;
+
+static int build(checker *c, calhost_plugin_instance *inst, key_copy *k) {
+  calhost_built_key key;
+  memset(&key, 0, sizeof key);
+  key.header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof key};
+  calhost_status st = c->vt.build_key(inst, &c->w, &c->t, &key);
+  if (st != CALHOST_OK)
+    return fail(c, "build_key(%s) returned %s (choose a workload with --operator/--shape)",
+                workload_text(c), calhost_status_name(st));
+  memset(k, 0, sizeof *k);
+  snprintf(k->digest, sizeof k->digest, "%s", key.model_digest ? key.model_digest : "");
+  snprintf(k->processor, sizeof k->processor, "%s", key.processor ? key.processor : "");
+  k->threads = key.thread_count;
+  k->count = key.structure_count;
+  for (size_t i = 0, n = 0; i < key.structure_count && key.structure && n < sizeof k->structure;
+       i++)
+    n += (size_t)snprintf(k->structure + n, sizeof k->structure - n, "%s=%s\x1f",
+                          key.structure[i].name ? key.structure[i].name : "(null)",
+                          key.structure[i].value ? key.structure[i].value : "(null)");
+  return 0;
+}
+
+static int ck_key_deterministic(checker *c) {
+  key_copy a, b, d;
+  calhost_plugin_instance *other = NULL;
+  if (build(c, c->inst, &a) || build(c, c->inst, &b))
+    return -1;
+  if (memcmp(&a, &b, sizeof a))
+    return fail(c, "two calls with the same workload and target gave different keys");
+  if (c->vt.create(&c->svc, NULL, 0, &other) != CALHOST_OK)
+    return fail(c, "a second create() failed");
+  int rc = build(c, other, &d);
+  c->vt.destroy(other);
+  if (rc)
+    return -1;
+  if (memcmp(&a, &d, sizeof a))
+    return fail(c, "two instances gave different keys for the same workload and target");
+  snprintf(c->msg, sizeof c->msg, "%s", workload_text(c));
+  return 0;
+}
+
+static int one_line(const char *s) {
+  for (; s && *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
+static int ck_key_complete(checker *c) {
+  calhost_built_key k;
+  memset(&k, 0, sizeof k);
+  k.header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof k};
+  calhost_status st = c->vt.build_key(c->inst, &c->w, &c->t, &k);
+  if (st != CALHOST_OK)
+    return fail(c, "build_key(%s) returned %s", workload_text(c), calhost_status_name(st));
+  if (!k.model_digest || !k.model_digest[0])
+    return fail(c, "the exact key has an empty model digest");
+  if (!k.processor || !k.processor[0])
+    return fail(c, "the exact key has an empty processor");
+  if (k.thread_count < 1)
+    return fail(c, "the exact key has thread count 0");
+  if (!one_line(k.model_digest) || !one_line(k.processor))
+    return fail(c, "the exact key contains a line break or control character");
+  if (k.structure_count < 1 || !k.structure)
+    return fail(c, "the portable key has no structural property");
+  for (size_t i = 0; i < k.structure_count; i++) {
+    const calhost_property *p = &k.structure[i];
+    if (!p->name || !p->name[0] || !p->value)
+      return fail(c, "structural property %zu has an empty name or a NULL value", i);
+    if (!one_line(p->name) || !one_line(p->value))
+      return fail(c, "structural property '%s' contains a line break or control character",
+                  p->name);
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(k.structure[j].name, p->name))
+        return fail(c, "structural property '%s' appears twice", p->name);
+  }
+  snprintf(c->msg, sizeof c->msg, "%zu structural properties, %u threads", k.structure_count,
+           k.thread_count);
+  return 0;
+}
+
+/* Serializes candidate index (or the default when index < 0) into a malloc'd
+ * string; NULL with c->msg on failure. */
+static char *policy_of(checker *c, calhost_session *s, long index, size_t *len) {
+  size_t cap = 256, n = 0;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    char *buf = malloc(cap);
+    calhost_status st;
+    if (!buf)
+      return fail(c, "out of memory"), NULL;
+    n = 0;
+    st = index < 0 ? c->vt.default_policy(s, buf, cap, &n)
+                   : c->vt.serialize_candidate(s, (uint32_t)index, buf, cap, &n);
+    if (st == CALHOST_OK) {
+      if (n >= cap || buf[n] != '\0' || strlen(buf) != n) {
+        free(buf);
+        return fail(c, "policy %ld: *length does not match the NUL-terminated string", index), NULL;
+      }
+      *len = n;
+      return buf;
+    }
+    free(buf);
+    if (st != CALHOST_BUFFER_TOO_SMALL)
+      return fail(c, "serializing policy %ld returned %s", index, calhost_status_name(st)), NULL;
+    if (n <= cap || n > CALHOST_POLICY_MAX_LENGTH + 1)
+      return fail(c, "policy %ld: CALHOST_BUFFER_TOO_SMALL asks for %zu bytes (at most %u allowed)",
+                  index, n, CALHOST_POLICY_MAX_LENGTH + 1),
+             NULL;
+    cap = n;
+  }
+  return fail(c, "policy %ld: the serializer keeps asking for a bigger buffer", index), NULL;
+}
+
+/* Checks a policy's form and that the validator accepts it. */
+static int good_policy(checker *c, long index, const char *p, size_t n) {
+  char err[512] = "";
+  if (n == 0)
+    return fail(c, "policy %ld is empty", index);
+  if (n > CALHOST_POLICY_MAX_LENGTH)
+    return fail(c, "policy %ld is %zu bytes, more than %u", index, n, CALHOST_POLICY_MAX_LENGTH);
+  if (!one_line(p))
+    return fail(c, "policy %ld contains a line break or control character", index);
+  if (c->vt.validate_policy(c->inst, p, n, err, sizeof err) != CALHOST_OK)
+    return fail(c, "the validator refuses policy %ld '%.80s': %s", index, p, err);
+  return 0;
+}
+
+static int open_session(checker *c, calhost_session **s) {
+  calhost_status st = c->vt.open_session(c->inst, &c->w, &c->t, s);
+  if (st != CALHOST_OK || !*s)
+    return fail(c, "open_session(%s) returned %s", workload_text(c), calhost_status_name(st));
+  return 0;
+}
+
+static int ck_policy_roundtrip(checker *c) {
+  calhost_session *s = NULL;
+  uint32_t count = 0, n;
+  if (open_session(c, &s))
+    return -1;
+  if (c->vt.candidate_count(s, &count) != CALHOST_OK || count == 0)
+    return fail(c, "candidate_count failed or returned 0");
+  n = count < 4096 ? count : 4096;
+  for (uint32_t i = 0; i < n; i++) {
+    size_t len;
+    char *p = policy_of(c, s, i, &len);
+    if (!p || good_policy(c, i, p, len)) {
+      free(p);
+      return -1;
+    }
+    free(p);
+  }
+  c->vt.close_session(s);
+  snprintf(c->msg, sizeof c->msg, "%u of %u candidates", n, count);
+  return 0;
+}
+
+static int ck_default_policy(checker *c) {
+  calhost_session *s = NULL;
+  size_t len;
+  char *p;
+  if (!CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, default_policy)) {
+    snprintf(c->msg, sizeof c->msg, "not provided (optional)");
+    return 0;
+  }
+  if (open_session(c, &s))
+    return -1;
+  if (!(p = policy_of(c, s, -1, &len)) || good_policy(c, -1, p, len)) {
+    free(p);
+    return -1;
+  }
+  snprintf(c->msg, sizeof c->msg, "'%.80s'", p);
+  free(p);
+  c->vt.close_session(s);
+  return 0;
+}
+
+/* Calls the validator on an exact-size copy (no NUL after it, so a reader
+ * past length is caught by ASan); returns 1 when it accepts. */
+static int accepts(checker *c, const char *bytes, size_t n) {
+  char err[512];
+  char *copy = malloc(n ? n : 1);
+  calhost_status st;
+  if (!copy)
+    return 0;
+  memcpy(copy, bytes, n);
+  st = c->vt.validate_policy(c->inst, copy, n, err, sizeof err);
+  free(copy);
+  calhost_services_take_error(&c->sctx);
+  return st == CALHOST_OK;
+}
+
+static int ck_refuses_empty(checker *c) {
+  if (accepts(c, "", 0))
+    return fail(c, "the validator accepts an empty payload");
+  return 0;
+}
+
+/* The first few candidates' policies, for the payload checks. */
+static int sample_policies(checker *c, char **out, size_t *lens, size_t max, size_t *count) {
+  calhost_session *s = NULL;
+  uint32_t total = 0;
+  *count = 0;
+  if (open_session(c, &s))
+    return -1;
+  if (c->vt.candidate_count(s, &total) != CALHOST_OK)
+    return fail(c, "candidate_count failed");
+  for (uint32_t i = 0; i < total && *count < max; i++) {
+    char *p = policy_of(c, s, i, &lens[*count]);
+    if (!p)
+      return -1;
+    out[(*count)++] = p;
+  }
+  c->vt.close_session(s);
+  return 0;
+}
+
+static int ck_refuses_truncated(checker *c) {
+  char *pol[8];
+  size_t lens[8], count, tried = 0, accepted = 0;
+  if (sample_policies(c, pol, lens, 8, &count))
+    return -1;
+  for (size_t i = 0; i < count; i++) {
+    for (size_t k = 1; k < lens[i] && k <= 512; k++, tried++)
+      accepted += (size_t)accepts(c, pol[i], k);
+    free(pol[i]);
+  }
+  if (tried && accepted * 2 > tried)
+    return fail(c, "the validator accepts %zu of %zu truncated policies", accepted, tried);
+  snprintf(c->msg, sizeof c->msg,
+           "%zu truncations, %zu accepted (prefixes that are themselves valid)", tried, accepted);
+  return 0;
+}
+
+static int ck_refuses_random(checker *c) {
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  unsigned char buf[300];
+  char *pol[1];
+  size_t lens[1], count;
+  for (int i = 0; i < 500; i++) {
+    size_t n = 1 + (size_t)(i % 257);
+    for (size_t j = 0; j < n; j++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      buf[j] = (unsigned char)(i < 250 ? x : 0x20 + x % 95); /* bytes, then printable text */
+    }
+    if (accepts(c, (const char *)buf, n) && (i < 250 || !one_line((const char *)buf)))
+      return fail(c, "the validator accepts random payload %d (%zu bytes)", i, n);
+  }
+  if (sample_policies(c, pol, lens, 1, &count))
+    return -1;
+  if (count) {
+    char *nl = malloc(lens[0] + 2);
+    int bad = 0;
+    if (nl) {
+      memcpy(nl, pol[0], lens[0]);
+      nl[lens[0]] = '\n';
+      bad = accepts(c, nl, lens[0] + 1);
+      memcpy(nl + 1, pol[0], lens[0]);
+      nl[0] = '\0';
+      bad = bad || accepts(c, nl, lens[0] + 1);
+      free(nl);
+    }
+    free(pol[0]);
+    if (bad)
+      return fail(c, "the validator accepts a policy with a line break or NUL byte added");
+  }
+  snprintf(c->msg, sizeof c->msg, "500 random payloads refused");
+  return 0;
+}
+
+static const char *take_error(void *user) {
+  checker *c = user;
+  return calhost_services_take_error(&c->sctx);
+}
+
+/* A small sweep through the measurement engine (measure.h), as calibrate
+ * runs it: the default and up to 3 candidates, each validated, prepared,
+ * run, checked against the reference and timed. Any rejection is a FAIL:
+ * every candidate the plugin offers must work. */
+static int ck_tiny_sweep(checker *c) {
+  calhost_sweep_request req;
+  calhost_sweep_result r;
+  memset(&req, 0, sizeof req);
+  calhost_rigor_params_init(CALHOST_RIGOR_QUICK, 3, &req.params);
+  req.params.max_candidates = 3;
+  req.params.prune = 0;
+  req.params.halving = 0;
+  req.params.warmup_samples = 0;
+  req.params.repetitions = 3;
+  req.vtable = &c->vt;
+  req.abi_version = c->abi;
+  req.instance = c->inst;
+  req.workload = &c->w;
+  req.target = &c->t;
+  req.max_policy_length = CALHOST_POLICY_MAX_LENGTH;
+  req.hooks.user = c;
+  req.hooks.take_plugin_error = take_error;
+  int rc = calhost_sweep_run(&req, &r);
+  int failed = rc != 0 || r.rejection_count > 0;
+  if (r.rejection_count > 0) {
+    const calhost_sweep_rejection *x = &r.rejections[0];
+    char which[32];
+    if (x->index == CALHOST_SWEEP_DEFAULT_INDEX)
+      snprintf(which, sizeof which, "the default policy");
+    else
+      snprintf(which, sizeof which, "candidate %u", x->index);
+    fail(c, "%s: %s '%.60s' rejected: %s", workload_text(c), which, x->policy ? x->policy : "",
+         x->reason ? x->reason : "?");
+  } else if (rc != 0) {
+    fail(c, "%s: %s", workload_text(c), r.error);
+  } else {
+    snprintf(c->msg, sizeof c->msg, "%s: %u candidates%s measured, winner '%.60s'%s",
+             workload_text(c), r.tried, r.have_default ? " and the default" : "", r.winner_policy,
+             r.unchecked ? " (no check(): unchecked)" : "");
+  }
+  calhost_sweep_result_free(&r);
+  c->vt.destroy(c->inst);
+  c->inst = NULL;
+  return failed ? -1 : 0;
+}
+
+static const struct check {
+  const char *name;
+  int level;
+  int (*fn)(checker *c);
+} checks[] = {
+    {"negotiation", 0, ck_negotiation},
+    {"identity", 0, ck_identity},
+    {"required_functions", 0, ck_required},
+    {"key_deterministic", 2, ck_key_deterministic},
+    {"key_complete", 2, ck_key_complete},
+    {"policy_roundtrip", 2, ck_policy_roundtrip},
+    {"default_policy", 2, ck_default_policy},
+    {"validator_refuses_empty", 2, ck_refuses_empty},
+    {"validator_refuses_truncated", 2, ck_refuses_truncated},
+    {"validator_refuses_random", 2, ck_refuses_random},
+    {"tiny_sweep", 2, ck_tiny_sweep},
+};
+
+/* ---- checks that read the file without running it ---- */
+
+/* Linker-defined symbols every shared object exports. */
+static int linker_symbol(const char *name) {
+  static const char *const names[] = {"_init", "_fini", "_edata", "_end", "__bss_start"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i]))
+      return 1;
+  return 0;
+}
+
+/* Appends the defined, exported dynamic symbols of an ELF image other than
+ * the entry point and the linker's to list; returns their number, or -1
+ * with the reason in list when the file is not a readable ELF object. */
+#define SCAN_DYNSYM(EHDR, SHDR, SYM, ST_BIND, ST_TYPE, ST_VIS)                                     \
+  do {                                                                                             \
+    const EHDR *eh = (const EHDR *)img;                                                            \
+    if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(SHDR) ||                                     \
+        eh->e_shoff + (size_t)eh->e_shnum * sizeof(SHDR) > size)                                   \
+      return snprintf(list, cap, "no section headers"), -1;                                        \
+    const SHDR *sh = (const SHDR *)(img + eh->e_shoff);                                            \
+    for (size_t i = 0; i < eh->e_shnum; i++) {                                                     \
+      if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)                             \
+        continue;                                                                                  \
+      const SHDR *str = &sh[sh[i].sh_link];                                                        \
+      if (sh[i].sh_offset + sh[i].sh_size > size || str->sh_offset + str->sh_size > size ||        \
+          sh[i].sh_entsize != sizeof(SYM))                                                         \
+        return snprintf(list, cap, "damaged dynamic symbol table"), -1;                            \
+      const SYM *sym = (const SYM *)(img + sh[i].sh_offset);                                       \
+      const char *names = (const char *)(img + str->sh_offset);                                    \
+      for (size_t k = 1; k < sh[i].sh_size / sizeof(SYM); k++) {                                   \
+        int bind = ST_BIND(sym[k].st_info), type = ST_TYPE(sym[k].st_info);                        \
+        if (sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= str->sh_size ||                      \
+            (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) ||                  \
+            type == STT_SECTION || type == STT_FILE ||                                             \
+            (ST_VIS(sym[k].st_other) != STV_DEFAULT && ST_VIS(sym[k].st_other) != STV_PROTECTED))  \
+          continue;                                                                                \
+        const char *name = names + sym[k].st_name;                                                 \
+        if (!memchr(name, '\0', str->sh_size - sym[k].st_name) ||                                  \
+            !strcmp(name, CALHOST_PLUGIN_ENTRY_POINT) || linker_symbol(name))                      \
+          continue;                                                                                \
+        if (count < 8) {                                                                           \
+          size_t used = strlen(list);                                                              \
+          snprintf(list + used, cap - used, "%s%s", count ? ", " : "", name);                      \
+        }                                                                                          \
+        count++;                                                                                   \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+static int extra_exports(const char *path, char *list, size_t cap) {
+  struct stat st;
+  int count = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+  list[0] = '\0';
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)EI_NIDENT) {
+    snprintf(list, cap, "cannot read the file");
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  size_t size = (size_t)st.st_size;
+  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED)
+    return snprintf(list, cap, "cannot map the file"), -1;
+  const unsigned char *img = map;
+  if (memcmp(img, ELFMAG, SELFMAG) != 0) {
+    snprintf(list, cap, "not an ELF object");
+    count = -1;
+  } else if (img[EI_CLASS] == ELFCLASS64 && size >= sizeof(Elf64_Ehdr)) {
+    SCAN_DYNSYM(Elf64_Ehdr, Elf64_Shdr, Elf64_Sym, ELF64_ST_BIND, ELF64_ST_TYPE,
+                ELF64_ST_VISIBILITY);
+  } else if (img[EI_CLASS] == ELFCLASS32 && size >= sizeof(Elf32_Ehdr)) {
+    SCAN_DYNSYM(Elf32_Ehdr, Elf32_Shdr, Elf32_Sym, ELF32_ST_BIND, ELF32_ST_TYPE,
+                ELF32_ST_VISIBILITY);
+  } else {
+    snprintf(list, cap, "unknown ELF class");
+    count = -1;
+  }
+  munmap(map, size);
+  return count;
+}
+
+/* Discovery's owner and mode checks on the file and every directory. */
+static int ck_file_permissions(const char *path, char *msg, size_t cap) {
+  char err[1024];
+  if (calhost_loader_check_path(path, err, sizeof err) != 0) {
+    snprintf(msg, cap, "discovery would refuse it: %s", err);
+    return -1;
+  }
+  snprintf(msg, cap, "file and directories owned by root or you, not group/other-writable");
+  return 0;
+}
+
+/* The guide: only calhost_plugin_negotiate is exported. */
+static int ck_exported_symbols(const char *path, char *msg, size_t cap) {
+  char list[512];
+  int n = extra_exports(path, list, sizeof list);
+  if (n < 0) {
+    snprintf(msg, cap, "not run: %s", list);
+    return -1;
+  }
+  if (n > 0) {
+    snprintf(msg, cap,
+             "%d symbol%s besides %s exported (%s%s); build with -fvisibility=hidden "
+             "(CALHOST_PLUGIN_EXPORT marks the entry point)",
+             n, n == 1 ? "" : "s", CALHOST_PLUGIN_ENTRY_POINT, list, n > 8 ? ", ..." : "");
+    return -1;
+  }
+  snprintf(msg, cap, "only %s", CALHOST_PLUGIN_ENTRY_POINT);
+  return 0;
+}
+
+/* ---- running a check in a child ---- */
+
+typedef struct job {
+  const char *path;
+  const calhost_check_options *o;
+  const struct check *check;
+} job;
+
+static int check_child(void *arg, int fd) {
+  job *j = arg;
+  checker *c = calloc(1, sizeof *c);
+  calhost_proto_buf b = {0};
+  int rc;
+  if (!c)
+    return 3;
+  c->path = j->path;
+  c->o = j->o;
+  c->fd = fd;
+  rc = setup(c, j->check->level);
+  if (rc != 0) {
+    static const char prefix[] = "not run: ";
+    size_t n = strnlen(c->msg, sizeof c->msg - sizeof prefix);
+    memmove(c->msg + sizeof prefix - 1, c->msg, n);
+    memcpy(c->msg, prefix, sizeof prefix - 1);
+    c->msg[sizeof prefix - 1 + n] = '\0';
+  } else {
+    rc = j->check->fn(c);
+  }
+  calhost_proto_begin(&b, CK_REC_RESULT);
+  calhost_proto_put_u64(&b, rc == 0);
+  calhost_proto_put_str(&b, c->msg);
+  if (calhost_proto_finish(&b) == 0)
+    calhost_proto_write(fd, &b);
+  calhost_proto_begin(&b, CK_REC_DONE);
+  if (calhost_proto_finish(&b) == 0)
+    calhost_proto_write(fd, &b);
+  calhost_proto_buf_free(&b);
+  return 0; /* the instance and module are left to the process's end */
+}
+
+/* What the parent gathers from one check's child. */
+typedef struct verdict {
+  FILE *out;
+  const calhost_check_options *o;
+  calhost_log_level show; /* log messages from this level up are printed */
+  int have, passed;
+  char msg[2048];
+} verdict;
+
+static void on_record(void *user, const calhost_proto_msg *m) {
+  verdict *v = user;
+  calhost_proto_cursor c;
+  calhost_proto_cursor_init(&c, m);
+  if (m->type == CK_REC_LOG) {
+    calhost_log_level level = (calhost_log_level)calhost_proto_get_u64(&c);
+    const char *text = calhost_proto_get_str(&c);
+    if (!c.failed && text && (int)level >= (int)v->show)
+      fprintf(v->out, "  log %s: %s\n", calhost_log_level_name(level), text);
+  } else if (m->type == CK_REC_RESULT) {
+    v->passed = calhost_proto_get_u64(&c) != 0;
+    const char *text = calhost_proto_get_str(&c);
+    snprintf(v->msg, sizeof v->msg, "%s", text ? text : "");
+    v->have = !c.failed;
+  }
+}
+
+/* One line of captured output for a report: control characters and quotes
+ * become '.', at most 40 bytes. */
+static void sample_of(const char *text, char *buf, size_t cap) {
+  size_t n = 0;
+  for (; text[n] && n < 40 && n + 1 < cap; n++)
+    buf[n] = ((unsigned char)text[n] < 0x20 || text[n] == 0x7f || text[n] == '"') ? '.' : text[n];
+  buf[n] = '\0';
+}
+
+static void report(FILE *out, const calhost_check_options *o, const char *name, int ok,
+                   const char *msg, int *passed, int *failed) {
+  if (ok) {
+    (*passed)++;
+    if (o->verbose && msg[0])
+      fprintf(out, "PASS %s (%s)\n", name, msg);
+    else
+      fprintf(out, "PASS %s\n", name);
+  } else {
+    (*failed)++;
+    fprintf(out, "FAIL %s: %s\n", name, msg);
+  }
+}
+
+int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE *out) {
+  calhost_check_options defaults;
+  int failed = 0, passed = 0;
+  size_t stdout_total = 0, stderr_total = 0;
+  char stdout_sample[64] = "", stderr_sample[64] = "", msg[2048];
+  /* dlopen searches the library path for a name without a slash: always
+   * hand it the absolute path of the file the user named. */
+  char *real = realpath(path, NULL);
+  if (real)
+    path = real;
+  if (!o) {
+    calhost_check_options_init(&defaults);
+    o = &defaults;
+  }
+  fprintf(out, "checking %s\n", path);
+  report(out, o, "file_permissions", ck_file_permissions(path, msg, sizeof msg) == 0, msg, &passed,
+         &failed);
+  report(out, o, "exported_symbols", ck_exported_symbols(path, msg, sizeof msg) == 0, msg, &passed,
+         &failed);
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+    job j = {path, o, &checks[i]};
+    verdict v = {.out = out, .o = o};
+    calhost_isolate_options io = {.timeout_seconds =
+                                      o->timeout_seconds > 0 ? o->timeout_seconds : 30,
+                                  .done_type = CK_REC_DONE,
+                                  .capture_stderr = 1};
+    calhost_child_outcome oc;
+    v.show = o->verbose ? CALHOST_LOG_DEBUG : calhost_log_level_default();
+    fflush(out);
+    calhost_isolate_run(&io, check_child, &j, on_record, &v, &oc);
+    if (oc.output_total && !stdout_total)
+      sample_of(oc.output, stdout_sample, sizeof stdout_sample);
+    if (oc.errors_total && !stderr_total)
+      sample_of(oc.errors, stderr_sample, sizeof stderr_sample);
+    stdout_total += oc.output_total;
+    stderr_total += oc.errors_total;
+    if (oc.end == CALHOST_CHILD_OK && v.have)
+      report(out, o, checks[i].name, v.passed, v.msg, &passed, &failed);
+    else if (oc.end == CALHOST_CHILD_OK) {
+      report(out, o, checks[i].name, 0, "the check ended without a verdict", &passed, &failed);
+    } else {
+      /* The child did not finish: the outcome is the verdict (a verdict
+       * already sent is kept as context). */
+      char why[2400];
+      snprintf(why, sizeof why, "%s%s%s", oc.message, v.have ? ": " : "", v.have ? v.msg : "");
+      report(out, o, checks[i].name, 0, why, &passed, &failed);
+    }
+  }
+  if (stdout_total) {
+    snprintf(msg, sizeof msg,
+             "the plugin wrote %zu bytes to stdout (\"%s\"); use host->log instead", stdout_total,
+             stdout_sample);
+  } else {
+    snprintf(msg, sizeof msg, "nothing written to stdout");
+  }
+  report(out, o, "quiet_stdout", stdout_total == 0, msg, &passed, &failed);
+  if (stderr_total) {
+    snprintf(msg, sizeof msg,
+             "the plugin wrote %zu bytes to stderr (\"%s\"); use host->log instead", stderr_total,
+             stderr_sample);
+  } else {
+    snprintf(msg, sizeof msg, "nothing written to stderr");
+  }
+  report(out, o, "quiet_stderr", stderr_total == 0, msg, &passed, &failed);
+  fprintf(out, "%d of %d checks passed\n", passed, passed + failed);
+  free(real);
+  return failed ? 1 : 0;
+}
