@@ -18,19 +18,27 @@ install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/include/calhost/plugin.h"
 install(EXPORT calhost-plugin-targets NAMESPACE calhost::
         FILE calhost-plugin-targets.cmake DESTINATION "${CALHOST_SDK_CMAKE_DIR}")
 
-# The ABI version, read from the header so the package states what it offers.
+# The ABI range, read from the header so the package states what it offers.
 file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/include/calhost/plugin.h" _abi_line
      REGEX "^#define CALHOST_ABI_VERSION [0-9]+u?")
 string(REGEX MATCH "[0-9]+" CALHOST_SDK_ABI_VERSION "${_abi_line}")
+file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/include/calhost/plugin.h" _abi_min_line
+     REGEX "^#define CALHOST_ABI_VERSION_MIN [0-9]+u?")
+string(REGEX MATCH "[0-9]+" CALHOST_SDK_ABI_VERSION_MIN "${_abi_min_line}")
+if(NOT CALHOST_SDK_ABI_VERSION OR NOT CALHOST_SDK_ABI_VERSION_MIN)
+  message(FATAL_ERROR "cannot read the ABI range from plugin.h")
+endif()
 
 configure_package_config_file(
   "${CMAKE_CURRENT_SOURCE_DIR}/cmake/calhost-plugin-config.cmake.in"
   "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config.cmake"
   INSTALL_DESTINATION "${CALHOST_SDK_CMAKE_DIR}"
   PATH_VARS CMAKE_INSTALL_BINDIR CALHOST_PLUGIN_INSTALL_DIR)
-write_basic_package_version_file(
-  "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config-version.cmake"
-  VERSION "${PROJECT_VERSION}" COMPATIBILITY SameMajorVersion)
+# The package's version is the ABI, not calhost's release: a plugin asks for
+# the ABI it was written against (find_package(calhost-plugin 1)) and keeps
+# building with every release whose loader still accepts that ABI.
+configure_file("${CMAKE_CURRENT_SOURCE_DIR}/cmake/calhost-plugin-config-version.cmake.in"
+               "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config-version.cmake" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config.cmake"
               "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config-version.cmake"
         DESTINATION "${CALHOST_SDK_CMAKE_DIR}")

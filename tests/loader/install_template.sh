@@ -5,6 +5,10 @@
 # tree with find_package(calhost-plugin) and again with pkg-config, and runs
 # the installed `calhost plugin check` on both results (exit 0 expected); the
 # installed calhost must also find the installed example plugin by itself.
+# The CMake package: its version is the plugin ABI (find_package(... 1)
+# works, one past the newest ABI does not), it is found when the installed
+# plugin directory does not exist, and calhost_plugin_add(... CHECK
+# CHECK_ARGS ...) passes its arguments to `calhost plugin check`.
 set -eu
 build=$1
 template=$2
@@ -45,6 +49,38 @@ step "calhost plugin check (CMake build)"
 
 step "ctest in the template (calhost_plugin_add CHECK)"
 ctest --test-dir "$work/template-build" --output-on-failure || fail "the template's ctest failed"
+
+step "find_package follows the ABI; no plugin directory needed"
+abi=$(sed -n 's/^#define CALHOST_ABI_VERSION \([0-9]*\)u*$/\1/p' "$prefix/include/calhost/plugin.h")
+test -n "$abi" || fail "cannot read CALHOST_ABI_VERSION"
+plugindir=$(find "$prefix" -type d -path '*/calhost/plugins' | head -n 1)
+test -n "$plugindir" || fail "no installed plugin directory"
+mv "$plugindir" "$plugindir.away"
+probe() { # probe VERSION: configures a project asking for calhost-plugin VERSION
+  mkdir -p "$work/probe-$1"
+  printf '%s\n' "cmake_minimum_required(VERSION 3.18)" "project(probe LANGUAGES C)" \
+    "find_package(calhost-plugin $1 REQUIRED)" >"$work/probe-$1/CMakeLists.txt"
+  cmake -S "$work/probe-$1" -B "$work/probe-$1/build" -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$work/probe-$1.log" 2>&1
+}
+probe 1 || { cat "$work/probe-1.log"; fail "find_package(calhost-plugin 1) (no plugin directory)"; }
+next=$((abi + 1))
+if probe "$next"; then fail "find_package(calhost-plugin $next) accepted by an ABI $abi SDK"; fi
+mv "$plugindir.away" "$plugindir"
+
+step "calhost_plugin_add CHECK_ARGS reaches plugin check"
+mkdir -p "$work/args"
+cp "$template/my_backend.c" "$work/args/"
+sed 's/calhost_plugin_add(my_backend SOURCES my_backend.c CHECK)/calhost_plugin_add(my_backend SOURCES my_backend.c CHECK CHECK_ARGS --operator Add --shape 64,8 --threads 2 -v)/' \
+  "$template/CMakeLists.txt" >"$work/args/CMakeLists.txt"
+grep -q CHECK_ARGS "$work/args/CMakeLists.txt" || fail "could not add CHECK_ARGS to the template"
+{ cmake -S "$work/args" -B "$work/args/build" -DCMAKE_PREFIX_PATH="$prefix" &&
+  cmake --build "$work/args/build"; } >"$work/args.log" 2>&1 ||
+  { cat "$work/args.log"; fail "template with CHECK_ARGS"; }
+ctest --test-dir "$work/args/build" -V >"$work/args-ctest.log" 2>&1 ||
+  { cat "$work/args-ctest.log"; fail "the CHECK_ARGS ctest failed"; }
+{ grep -q "Add float32 64,8" "$work/args-ctest.log" && grep -q "\"--threads\" \"2\"" "$work/args-ctest.log"; } ||
+  { cat "$work/args-ctest.log"; fail "CHECK_ARGS did not reach plugin check"; }
 
 step "build the template with pkg-config"
 PKG_CONFIG_PATH=$(dirname "$pc")
