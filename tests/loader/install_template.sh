@@ -86,8 +86,15 @@ step "build the template with pkg-config"
 PKG_CONFIG_PATH=$(dirname "$pc")
 export PKG_CONFIG_PATH
 cflags=$(pkg-config --cflags calhost-plugin) || fail "pkg-config --cflags calhost-plugin"
+# The guide's documented cc line, as installed, builds optimised code; build
+# with it (plus warnings).
+guide="$prefix/share/doc/calhost/plugin-sdk.md"
+ccline=$(grep -E '^cc .*pkg-config --cflags calhost-plugin' "$guide" | head -n 1)
+test -n "$ccline" || fail "no cc line in $guide"
+echo "$ccline" | grep -Eq ' -O[23s]( |$)' || fail "the guide's cc line does not optimise: $ccline"
+echo "$ccline" | grep -q ' -O2 ' || fail "the guide's cc line changed: update this test ($ccline)"
 # shellcheck disable=SC2086
-cc -std=c11 -Wall -Wextra -shared -fPIC $cflags "$template/my_backend.c" -o "$work/pc_backend.so" ||
+cc -std=c11 -O2 -Wall -Wextra -shared -fPIC $cflags "$template/my_backend.c" -o "$work/pc_backend.so" ||
   fail "pkg-config build"
 "$prefix/bin/calhost" plugin check "$work/pc_backend.so" || fail "plugin check (pkg-config build)"
 
