@@ -163,7 +163,9 @@ typedef struct calhost_host_services {
   /* Log a message (borrowed) at a level. */
   void (*log)(void *context, calhost_log_level level, const char *message);
   /* Attach a message (borrowed, copied by the host) to the call that is
-   * about to fail; the host shows it with the plugin's name. */
+   * about to fail; the host shows it with the plugin's name. Safe from any
+   * thread, also from several at once: each message is copied whole, and
+   * the failing call reports the last one set before it returned. */
   void (*set_error)(void *context, const char *message);
   /* Nonzero when the user asked to stop (SIGINT, time budget): a plugin
    * running a long call should return CALHOST_CANCELLED soon. */
