@@ -3,7 +3,8 @@
  * own process (calhost_plugin_create, _build_key, _validate, _destroy) runs
  * with stdout pointed at stderr, so a plugin that prints cannot corrupt the
  * host's output; and, through the calhost binary, `lookup --json` stays
- * clean JSON with such a plugin.
+ * clean JSON with such a plugin, and `--verbose` (or CALHOST_LOG_LEVEL)
+ * shows a plugin's debug and info logs on stderr.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -73,9 +74,12 @@ static void in_process_calls_keep_stdout_clean(void **state) {
   remove_tmpdir(dir);
 }
 
-static void lookup_json_is_clean_with_a_printing_plugin(void **state) {
+/* Runs `calhost [flags] --config CFG lookup --workload sum --json` with the
+ * plugin `plugin` in a private directory, env prepended; returns the exit
+ * status and what went to stdout (stderr too when with_stderr). */
+static int run_lookup(const char *env, const char *flags, const char *plugin, int with_stderr,
+                      char *out, size_t cap) {
   char calhost[4096], dir[256], cfg[512], cmd[16384], path[4096];
-  (void)state;
   snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
   if (access(calhost, X_OK) != 0)
     skip();
@@ -84,30 +88,50 @@ static void lookup_json_is_clean_with_a_printing_plugin(void **state) {
   FILE *f = fopen(cfg, "w");
   assert_non_null(f);
   fprintf(f,
-          "[store]\npath = %s/store.txt\n[plugins]\npaths = %s\nenabled = test_stdout\n"
+          "[store]\npath = %s/store.txt\n[plugins]\npaths = %s\nenabled = %s\n"
           "[workload sum]\noperator = ReduceSum\nshape = 4096\n",
-          dir, test_plugin(path, sizeof path, "test_stdout"));
+          dir, test_plugin(path, sizeof path, plugin), plugin);
   fclose(f);
   snprintf(cmd, sizeof cmd,
-           "cd '%s' && CALHOST_PLUGIN_PATH= '%s' --config '%s' lookup --workload sum --json "
-           "2>/dev/null",
-           dir, calhost, cfg);
+           "cd '%s' && env -u CALHOST_LOG_LEVEL CALHOST_PLUGIN_PATH= %s '%s' %s --config '%s' "
+           "lookup --workload sum --json %s",
+           dir, env, calhost, flags, cfg, with_stderr ? "2>&1" : "2>/dev/null");
   FILE *p = popen(cmd, "r");
   assert_non_null(p);
-  char out[65536];
-  size_t n = fread(out, 1, sizeof out - 1, p);
+  size_t n = fread(out, 1, cap - 1, p);
   out[n] = '\0';
   int status = pclose(p);
-  assert_true(WIFEXITED(status));
-  if (strstr(out, "garbage") || out[0] != '{')
-    fail_msg("lookup --json printed (status %d):\n%s", WEXITSTATUS(status), out);
   remove_tmpdir(dir);
+  assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+static void lookup_json_is_clean_with_a_printing_plugin(void **state) {
+  char out[65536];
+  (void)state;
+  int rc = run_lookup("", "", "test_stdout", 0, out, sizeof out);
+  if (strstr(out, "garbage") || out[0] != '{')
+    fail_msg("lookup --json printed (status %d):\n%s", rc, out);
+}
+
+static void verbose_shows_plugin_logs(void **state) {
+  char out[65536];
+  (void)state;
+  run_lookup("", "", "test_good", 1, out, sizeof out);
+  assert_null(strstr(out, "message from create"));
+  run_lookup("", "--verbose", "test_good", 1, out, sizeof out);
+  assert_non_null(strstr(out, "[test_good] debug: debug message from create"));
+  assert_non_null(strstr(out, "[test_good] info: info message from create"));
+  run_lookup("CALHOST_LOG_LEVEL=info", "", "test_good", 1, out, sizeof out);
+  assert_non_null(strstr(out, "[test_good] info: info message from create"));
+  assert_null(strstr(out, "debug message from create"));
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(in_process_calls_keep_stdout_clean),
       cmocka_unit_test(lookup_json_is_clean_with_a_printing_plugin),
+      cmocka_unit_test(verbose_shows_plugin_logs),
   };
   return cmocka_run_group_tests_name("loader_guard", tests, NULL, NULL);
 }
