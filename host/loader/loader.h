@@ -80,9 +80,9 @@ typedef struct calhost_services_context {
   const calhost_services_hooks *hooks; /* borrowed from the options copy in the list */
   const char *backend;                 /* the plugin's backend name, or NULL */
   /* set_error may be called from any thread of the plugin: error and
-   * has_error are written under `lock`; take_error copies the message out
-   * to `taken` under it. */
-  atomic_flag lock;
+   * has_error are written under a ticket lock (lock_next, lock_serving);
+   * take_error copies the message out to `taken` under it. */
+  atomic_uint lock_next, lock_serving;
   char error[1024]; /* last set_error message, "" when none */
   int has_error;
   char taken[1024]; /* what calhost_services_take_error returned last */

@@ -7,6 +7,11 @@
  * level (CALHOST_LOG_LEVEL, --verbose). set_error is safe from any thread.
  */
 #include <stdio.h>
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <sched.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,13 +48,21 @@ static void svc_log(void *context, calhost_log_level level, const char *message)
           calhost_log_level_name(level), message);
 }
 
+/* A ticket lock (first come, first served: a thread calling set_error in a
+ * loop cannot starve the host's take_error). Held only for a copy of at
+ * most 1 KiB; a waiter gives the processor away so the holder can finish. */
 static void lock(calhost_services_context *ctx) {
-  while (atomic_flag_test_and_set_explicit(&ctx->lock, memory_order_acquire))
-    ; /* held only for a copy of at most 1 KiB */
+  unsigned ticket = atomic_fetch_add_explicit(&ctx->lock_next, 1u, memory_order_relaxed);
+  while (atomic_load_explicit(&ctx->lock_serving, memory_order_acquire) != ticket)
+#if defined(_WIN32)
+    SwitchToThread();
+#else
+    sched_yield();
+#endif
 }
 
 static void unlock(calhost_services_context *ctx) {
-  atomic_flag_clear_explicit(&ctx->lock, memory_order_release);
+  atomic_fetch_add_explicit(&ctx->lock_serving, 1u, memory_order_release);
 }
 
 static void svc_set_error(void *context, const char *message) {
@@ -115,7 +128,8 @@ void calhost_services_init(calhost_host_services *table, calhost_services_contex
                            const calhost_services_hooks *hooks, const char *backend) {
   memset(table, 0, sizeof *table);
   memset(ctx, 0, sizeof *ctx);
-  atomic_flag_clear(&ctx->lock);
+  atomic_init(&ctx->lock_next, 0u);
+  atomic_init(&ctx->lock_serving, 0u);
   ctx->hooks = hooks;
   ctx->backend = backend;
   table->header.struct_type = CALHOST_STRUCT_HOST_SERVICES;

@@ -11,18 +11,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "loader.h"
 
-enum { WRITERS = 4, LENGTH = 1000 };
+enum { WRITERS = 3, LENGTH = 1000 };
 
 typedef struct shared {
   calhost_host_services svc;
   calhost_services_context ctx;
-  atomic_int stop;
+  atomic_int stop, finished;
 } shared;
 
 typedef struct writer {
@@ -32,8 +33,9 @@ typedef struct writer {
 
 static void *write_errors(void *arg) {
   writer *w = arg;
-  while (!atomic_load(&w->s->stop))
+  for (int i = 0; i < 20000 && !atomic_load(&w->s->stop); i++)
     w->s->svc.set_error(w->s->svc.context, w->message);
+  atomic_fetch_add(&w->s->finished, 1);
   return NULL;
 }
 
@@ -51,16 +53,26 @@ static void set_error_is_thread_safe(void **state) {
     w[i].message[LENGTH] = '\0';
     assert_int_equal(pthread_create(&t[i], NULL, write_errors, &w[i]), 0);
   }
-  for (int round = 0; round < 200000 && seen < 20000; round++) {
+  /* Take messages while the writers write (each writes 20000), up to 500
+   * of them; no time limit (on a busy machine the writers may start late),
+   * and a last take after they finished always finds a message. */
+  for (;;) {
+    int done = atomic_load(&s->finished) == WRITERS;
     const char *m = calhost_services_take_error(&s->ctx);
-    if (!m)
+    if (!m) {
+      if (done)
+        break;
+      sched_yield();
       continue;
+    }
     seen++;
     size_t n = strlen(m);
     for (size_t k = 0; k < n && !mixed; k++)
       mixed += m[k] != m[0];
     if (n != LENGTH)
       mixed++;
+    if (seen >= 500)
+      break;
   }
   atomic_store(&s->stop, 1);
   for (int i = 0; i < WRITERS; i++)
