@@ -758,6 +758,19 @@ static void report(FILE *out, const calhost_check_options *o, const char *name, 
   }
 }
 
+/* quiet_stdout / quiet_stderr: what the plugin wrote on `stream` in all. */
+static void quiet_check(FILE *out, const calhost_check_options *o, const char *stream, size_t total,
+                        const char *sample, int *passed, int *failed) {
+  char name[32], msg[256];
+  snprintf(name, sizeof name, "quiet_%s", stream);
+  if (total)
+    snprintf(msg, sizeof msg, "the plugin wrote %zu bytes to %s (\"%s\"); use host->log instead",
+             total, stream, sample);
+  else
+    snprintf(msg, sizeof msg, "nothing written to %s", stream);
+  report(out, o, name, total == 0, msg, passed, failed);
+}
+
 int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE *out) {
   calhost_check_options defaults;
   int failed = 0, passed = 0;
@@ -806,22 +819,8 @@ int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE 
       report(out, o, checks[i].name, 0, why, &passed, &failed);
     }
   }
-  if (stdout_total) {
-    snprintf(msg, sizeof msg,
-             "the plugin wrote %zu bytes to stdout (\"%s\"); use host->log instead", stdout_total,
-             stdout_sample);
-  } else {
-    snprintf(msg, sizeof msg, "nothing written to stdout");
-  }
-  report(out, o, "quiet_stdout", stdout_total == 0, msg, &passed, &failed);
-  if (stderr_total) {
-    snprintf(msg, sizeof msg,
-             "the plugin wrote %zu bytes to stderr (\"%s\"); use host->log instead", stderr_total,
-             stderr_sample);
-  } else {
-    snprintf(msg, sizeof msg, "nothing written to stderr");
-  }
-  report(out, o, "quiet_stderr", stderr_total == 0, msg, &passed, &failed);
+  quiet_check(out, o, "stdout", stdout_total, stdout_sample, &passed, &failed);
+  quiet_check(out, o, "stderr", stderr_total, stderr_sample, &passed, &failed);
   fprintf(out, "%d of %d checks passed\n", passed, passed + failed);
   free(real);
   return failed ? 1 : 0;

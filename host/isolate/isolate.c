@@ -129,22 +129,19 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
                         calhost_child_outcome *out) {
   memset(out, 0, sizeof *out);
   int rec[2] = {-1, -1}, cap[2] = {-1, -1}, ecap[2] = {-1, -1};
-  if (pipe2(rec, O_CLOEXEC) != 0 || pipe2(cap, O_CLOEXEC) != 0 ||
-      (o->capture_stderr && pipe2(ecap, O_CLOEXEC) != 0)) {
-    out->end = CALHOST_CHILD_START_FAILED;
-    snprintf(out->message, sizeof out->message, "pipe: %s", strerror(errno));
-    close_pair(rec);
-    close_pair(cap);
-    close_pair(ecap);
-    return -1;
+  pid_t pid = -1, parent = getpid();
+  double t0 = 0;
+  const char *step = "pipe";
+  if (pipe2(rec, O_CLOEXEC) == 0 && pipe2(cap, O_CLOEXEC) == 0 &&
+      (!o->capture_stderr || pipe2(ecap, O_CLOEXEC) == 0)) {
+    fflush(NULL);
+    t0 = calhost_monotonic_seconds();
+    step = "fork";
+    pid = fork();
   }
-  fflush(NULL);
-  pid_t parent = getpid();
-  double t0 = calhost_monotonic_seconds();
-  pid_t pid = fork();
   if (pid < 0) {
     out->end = CALHOST_CHILD_START_FAILED;
-    snprintf(out->message, sizeof out->message, "fork: %s", strerror(errno));
+    snprintf(out->message, sizeof out->message, "%s: %s", step, strerror(errno));
     close_pair(rec);
     close_pair(cap);
     close_pair(ecap);
