@@ -1054,8 +1054,9 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
      * chosen plugins) is a "no", not a success */
     if (!calibrated) {
       status = 1;
-      if (!r->result_count)
-        cal_warn(r, "no configured workload uses an operator of the selected plugins");
+      cal_warn(r, "nothing was calibrated: %s",
+               r->result_count ? "every sweep was skipped or failed"
+                               : "no configured workload uses an operator of the selected plugins");
     }
   }
 

@@ -197,7 +197,8 @@ void cal_print_summary(cal_run *r) {
       const cal_result *x = &r->results[i];
       if (x->kind != CAL_FAILED || !x->sweep.rejection_count)
         continue;
-      calhost_text_printf(o, "\n%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
+      fputc('\n', o);
+      calhost_text_printf(o, "%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
                           cal_workload_name(r, x->workload), x->threads);
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
         const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
@@ -219,9 +220,10 @@ void cal_print_summary(cal_run *r) {
       for (size_t i = 0; i < r->warning_count; i++)
         calhost_text_printf(o, "  %s\n", r->warnings[i]);
     }
-    calhost_text_printf(o, "\nrigor %s; governor %s; load average %.2f; store %s%s\n",
-                        r->rigor_name, r->env.governor[0] ? r->env.governor : "unknown",
-                        r->env.load_average[0], r->store ? calstore_path(r->store) : "-",
+    fputc('\n', o);
+    calhost_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s\n", r->rigor_name,
+                        r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
+                        r->store ? calstore_path(r->store) : "-",
                         r->cfg->persistence_enabled ? ""
                                                     : " (persistence disabled: not persisted)");
   }
