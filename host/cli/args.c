@@ -89,7 +89,8 @@ static void print_usage(FILE *out, const cli_command *const *commands, size_t co
 }
 
 static void print_command_help(FILE *out, const cli_command *c) {
-  fprintf(out, "usage: calhost [GLOBAL FLAGS] %s %s\n\n%s\n", c->name, c->synopsis, c->summary);
+  fprintf(out, "usage: calhost [GLOBAL FLAGS] %s%s%s\n\n%s\n", c->name, c->synopsis[0] ? " " : "",
+          c->synopsis, c->summary);
   if (c->details)
     fprintf(out, "\n%s", c->details);
   if (c->flags && c->flags[0].id != FL_NONE) {
