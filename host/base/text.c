@@ -2,9 +2,11 @@
  * text.c: terminal-safe text (see text.h): the UTF-8 decoder both writers
  * share, the escaper, the one "PATH:LINE" formatter and the cursor test.
  */
+#define _GNU_SOURCE /* fopencookie */
 #include "text.h"
 
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,6 +42,8 @@ size_t calhost_utf8_decode(const unsigned char *p, uint32_t *cp) {
 /* Calls emit(user, chunk, len) for the escaped form of s[0..len). */
 typedef void (*emit_fn)(void *user, const char *chunk, size_t len);
 
+/* keep_newline: 1 the last character when it is a newline, 2 every newline
+ * and tab (the filter stream). */
 static void escape(const char *s, size_t len, int keep_last_newline, emit_fn emit, void *user) {
   const unsigned char *p = (const unsigned char *)s, *end = p + len;
   char tmp[16];
@@ -68,8 +72,10 @@ static void escape(const char *s, size_t len, int keep_last_newline, emit_fn emi
       continue;
     }
     /* a C0 control, DEL, NUL inside a counted buffer, or an invalid byte */
-    if (*p == '\n' && keep_last_newline && p + 1 == end)
+    if (*p == '\n' && keep_last_newline && (p + 1 == end || keep_last_newline == 2))
       emit(user, "\n", 1);
+    else if (*p == '\t' && keep_last_newline == 2)
+      emit(user, "\t", 1);
     else if (*p == '\n')
       emit(user, "\\n", 2);
     else if (*p == '\r')
@@ -178,6 +184,74 @@ void calhost_text_diag(FILE *out, const char *prefix, const char *path, unsigned
   va_end(ap);
   calhost_text_where(where, sizeof where, path, line);
   calhost_text_printf(out, "%s%s: %s\n", prefix ? prefix : "", where, msg);
+}
+
+typedef struct filter {
+  FILE *out;
+  unsigned char pending[4]; /* the start of a UTF-8 sequence cut by a write */
+  size_t npending;
+} filter;
+
+/* Length a sequence starting with byte c needs (1 when c starts none). */
+static size_t utf8_need(unsigned char c) {
+  if (c >= 0xc2 && c <= 0xdf)
+    return 2;
+  if (c >= 0xe0 && c <= 0xef)
+    return 3;
+  if (c >= 0xf0 && c <= 0xf4)
+    return 4;
+  return 1;
+}
+
+static ssize_t filter_write(void *cookie, const char *buf, size_t size) {
+  filter *f = cookie;
+  size_t done = 0;
+  while (done < size) {
+    unsigned char chunk[4096 + 4];
+    size_t n = f->npending;
+    memcpy(chunk, f->pending, n);
+    size_t take = size - done < 4096 ? size - done : 4096;
+    memcpy(chunk + n, buf + done, take);
+    n += take;
+    done += take;
+    /* hold back a tail that may be the start of a sequence cut here */
+    size_t keep = 0;
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+      unsigned char c = chunk[n - back];
+      if ((c & 0xc0) == 0x80)
+        continue;
+      if (utf8_need(c) > back)
+        keep = back;
+      break;
+    }
+    f->npending = keep;
+    memcpy(f->pending, chunk + n - keep, keep);
+    chunk[n - keep] = '\0';
+    /* NUL bytes cannot come from text output; escape stops at none */
+    escape((const char *)chunk, n - keep, 2, emit_file, f->out);
+  }
+  return (ssize_t)size;
+}
+
+static int filter_close(void *cookie) {
+  filter *f = cookie;
+  if (f->npending)
+    escape((const char *)f->pending, f->npending, 2, emit_file, f->out);
+  fflush(f->out);
+  free(f);
+  return 0;
+}
+
+FILE *calhost_text_filter_open(FILE *out) {
+  filter *f = calloc(1, sizeof *f);
+  if (!f)
+    return NULL;
+  f->out = out;
+  cookie_io_functions_t io = {NULL, filter_write, NULL, filter_close};
+  FILE *s = fopencookie(f, "w", io);
+  if (!s)
+    free(f);
+  return s;
 }
 
 int calhost_text_cursor_ok(FILE *out) {

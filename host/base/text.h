@@ -48,6 +48,13 @@ const char *calhost_text_where(char *buf, size_t cap, const char *path, unsigned
 void calhost_text_diag(FILE *out, const char *prefix, const char *path, unsigned line,
                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* A write-only stream that passes what is written to it on to out with the
+ * escaping above, except that newlines and tabs pass through (for output
+ * produced line by line elsewhere, e.g. a report that prints plugin text).
+ * A UTF-8 sequence split across writes is kept whole. fclose() flushes it
+ * and leaves out open. NULL when the stream cannot be made. */
+FILE *calhost_text_filter_open(FILE *out);
+
 /* Nonzero when out is a terminal that understands cursor escapes: a tty and
  * TERM set, non-empty and not "dumb". Progress bars draw only then. */
 int calhost_text_cursor_ok(FILE *out);

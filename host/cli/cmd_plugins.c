@@ -162,7 +162,13 @@ static int run_plugin(calhost_cli *cli, cli_args *a) {
   }
   if (access(path, R_OK) != 0)
     return calhost_cli_error("plugin check: %s: %s", path, strerror(errno));
-  return calhost_plugin_check(path, &o, stdout);
+  /* the checker prints what the plugin says (its error messages): through
+   * the escaping filter, like every other human-readable output */
+  FILE *out = calhost_text_filter_open(stdout);
+  int rc = calhost_plugin_check(path, &o, out ? out : stdout);
+  if (out)
+    fclose(out);
+  return rc;
 }
 
 const cli_command calhost_cmd_plugins = {

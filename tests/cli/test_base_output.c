@@ -114,6 +114,24 @@ static void text_rule(void **state) {
   free(out);
 }
 
+/* The filter stream escapes what passes through it, keeps newlines, and a
+ * UTF-8 sequence cut between two writes stays whole. */
+static void filter_stream(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  FILE *f = calhost_text_filter_open(mem);
+  assert_non_null(f);
+  setvbuf(f, NULL, _IONBF, 0);
+  fputs("ok \033]0;x\007\n\xc3", f);
+  fputs("\xa9 \xe9\n", f);
+  fclose(f);
+  fclose(mem);
+  assert_string_equal(buf, "ok \\x1b]0;x\\x07\n\xc3\xa9 \\xe9\n");
+  free(buf);
+}
+
 static void where_omits_line_zero(void **state) {
   (void)state;
   char buf[64];
@@ -127,6 +145,7 @@ int main(void) {
       cmocka_unit_test(json_rule),
       cmocka_unit_test(random_bytes),
       cmocka_unit_test(text_rule),
+      cmocka_unit_test(filter_stream),
       cmocka_unit_test(where_omits_line_zero),
   };
   return cmocka_run_group_tests_name("base_output", tests, NULL, NULL);

@@ -158,7 +158,8 @@ static const char *config_for(const char *name, const char *op, const char *extr
   static char ini[64];
   char text[PATH_MAX * 2];
   snprintf(text, sizeof text,
-           "[plugins]\ndirectories = %s/p_%s\nenabled = test_%s\n[calibration]\nrigor = quick\nthreads = 1\n"
+           "[plugins]\ndirectories = %s/p_%s\nenabled = test_%s\n[calibration]\nrigor = "
+           "quick\nthreads = 1\n"
            "%s\n[workload w1]\noperator = %s\nshape = 4096\n",
            dir, name, name, extra ? extra : "", op ? op : "ReduceSum");
   snprintf(ini, sizeof ini, "%s.ini", name);
@@ -281,6 +282,12 @@ static void plugin_text_never_reaches_the_terminal_raw(void **state) {
   r = run("--config", ini, "plugins", NULL);
   assert_int_equal(r->code, 0);
   assert_no_controls("plugins", r->out);
+  /* plugin check prints the plugin's create() error */
+  ini = config_for("create", NULL, NULL);
+  r = run("--config", ini, "plugin", "check", path("p_create/test_create.so"), NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->out, "\\x1b]0;retitled\\x07");
+  assert_no_controls("plugin check", r->out);
 }
 
 /* ---- 6: --json is valid UTF-8 JSON ---------------------------------------- */
@@ -349,6 +356,7 @@ static void messages_name_the_place_once(void **state) {
   const char *ini = config_for("create", NULL, NULL);
   r = run("--config", ini, "--store", path("c2.txt"), "calibrate", NULL);
   assert_int_equal(count(r->out, "create failed") + count(r->err, "create failed"), 1);
+  HASNT(r->out, "exited with status"); /* the child's exit after it reported */
 }
 
 /* ---- 14: the command line as people expect it ----------------------------- */
