@@ -2,9 +2,13 @@
 # calhost's set-up script: installs the Debian packages calhost needs, builds
 # it, and runs one of the two jobs of the README.
 #
-#   scripts/setup.sh calibrate   calibrate the installed plugins with the
-#                                default config, show the stored results and
-#                                write the HTML report (BUILD_DIR/report)
+#   scripts/setup.sh calibrate [--force]
+#                                calibrate the built plugins with the default
+#                                config, show the stored results and write the
+#                                HTML report (BUILD_DIR/report); builds only
+#                                calhost and the plugins (build output in
+#                                BUILD_DIR/setup-build.log, shown on failure);
+#                                --force recalibrates what is already stored
 #   scripts/setup.sh test        run the whole test suite: the cmocka suite,
 #                                again under ASan+UBSan, and the reliability
 #                                checks (fuzzing, cross build)
@@ -45,19 +49,44 @@ build() { # build DIR [cmake options...]
   cmake --build "$dir" -j "$JOBS"
 }
 
+# build_quietly DIR [cmake options...]: the calibrate job's build: calhost and
+# the plugins only (no tests, benchmarks or fuzzers), its output in
+# DIR/setup-build.log, printed only when the build fails.
+build_quietly() {
+  local dir=$1; shift
+  mkdir -p "$dir"
+  local log="$dir/setup-build.log"
+  echo "setup: building calhost and the plugins in $dir (log: $log)"
+  if ! { cmake -S . -B "$dir" -DCALHOST_TESTS=OFF -DCALHOST_BENCH=OFF -DCALHOST_FUZZ=OFF "$@" &&
+         cmake --build "$dir" -j "$JOBS"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: the build failed (log above, also in $log)" >&2
+    exit 1
+  fi
+}
+
 case "${1:-}" in
   deps)
     install_deps ;;
   calibrate)
+    shift
+    calibrate_opt=()
+    for a in "$@"; do
+      case "$a" in
+        --force) calibrate_opt+=(--force) ;;
+        *) echo "usage: scripts/setup.sh calibrate [--force]" >&2; exit 2 ;;
+      esac
+    done
     install_deps
-    build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+    build_quietly "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
     # The default config and the store's default path (set CALHOST_STORE to
     # calibrate into another store file); plugins come from the build tree.
     store_opt=()
     [ -n "${CALHOST_STORE:-}" ] && store_opt=(--store "$CALHOST_STORE")
     calhost="$BUILD_DIR/bin/calhost"
     report_dir="$BUILD_DIR/report"
-    "$calhost" "${store_opt[@]}" --config config/calhost.ini calibrate --report "$report_dir"
+    "$calhost" "${store_opt[@]}" --config config/calhost.ini calibrate --report "$report_dir" \
+      "${calibrate_opt[@]}"
     echo
     echo "== the store after calibration"
     "$calhost" "${store_opt[@]}" --config config/calhost.ini check
@@ -67,7 +96,8 @@ case "${1:-}" in
     ;;
   test)
     install_deps
-    build "$BUILD_DIR"
+    # explicit: a calibrate job may have configured BUILD_DIR without them
+    build "$BUILD_DIR" -DCALHOST_TESTS=ON -DCALHOST_BENCH=ON
     (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS")
     build "$SAN_BUILD_DIR" -DCALHOST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
     (cd "$SAN_BUILD_DIR" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
@@ -76,6 +106,6 @@ case "${1:-}" in
     fi
     ;;
   *)
-    echo "usage: scripts/setup.sh calibrate|test|deps" >&2
+    echo "usage: scripts/setup.sh calibrate [--force] | test | deps" >&2
     exit 2 ;;
 esac

@@ -142,7 +142,7 @@ static void child_log(void *user, const char *backend, calhost_log_level level,
 /* Opens the module and negotiates: a CALHOST_NEGOTIATE_* result (a module
  * that cannot be opened is CALHOST_NEGOTIATE_FAILED), the reason in err. */
 static int open_and_negotiate(checker *c, char *err, size_t cap) {
-  char why[1024];
+  char why[768]; /* leaves room for the prefix in err */
   c->m = calhost_module_open(c->path, why, sizeof why);
   if (!c->m) {
     snprintf(err, cap, "cannot load: %s", why);

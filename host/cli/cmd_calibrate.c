@@ -1,14 +1,14 @@
 /*
- * cmd_calibrate.c: `calhost calibrate`: parses its flags, applies them over
- * the configuration (flags win; their origin is "<command line>") and hands
- * over to the sweep driver (host/sweep/calibrate.h). The deployment commands
- * `lookup --workload` and `override set|clear --workload` live in
- * cmd_calibrate_lookup.c.
+ * cmd_calibrate.c: `calhost calibrate`: applies its flags over the
+ * configuration (flags win; their origin is "<command line>") and hands
+ * over to the sweep driver (host/sweep/calibrate.h), which prints the
+ * progress and the report.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "commands.h"
 #include "config/config.h"
 #include "config/values.h"
@@ -17,80 +17,31 @@
 
 #define MAX_FILTERS 64
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (!strncmp(a, name, n) && a[n] == '=')
-    return a + n + 1;
-  if (!strcmp(a, name) && *i + 1 < argc)
-    return argv[++*i];
-  return NULL;
-}
+static const cli_flag calibrate_flags[] = {
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "calibrate only this backend (repeatable)"},
+    {FL_WORKLOAD, "--workload", NULL, "NAME", "calibrate only this workload (repeatable)"},
+    {FL_RIGOR, "--rigor", NULL, "LEVEL", "quick, measure or exhaustive"},
+    {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
+    {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},
+    {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"},
+    {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per candidate"},
+    {FL_FORCE, "--force", NULL, NULL, "recalibrate keys that already have a profile"},
+    {FL_REPORT, "--report", NULL, "DIR", "also write DIR/run.json and DIR/report.html"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
 
-static int is_opt(const char *a, const char *name) {
-  size_t n = strlen(name);
-  return !strcmp(a, name) || (!strncmp(a, name, n) && a[n] == '=');
-}
-
-int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
+static int run_calibrate(calhost_cli *cli, cli_args *a) {
   char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
-  size_t np = 0, nw = 0;
-  const char *rigor = NULL, *threads = NULL, *budget = NULL, *timeout = NULL, *reps = NULL;
-  const char *report = NULL; /* --report DIR (cmd_report.c) */
-  int force = 0, json = cli->json, quiet = cli->quiet;
-  calhost_cli local = *cli;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if (is_opt(a, "--config")) {
-      if (!(v = opt_value(argc, argv, &i, "--config")))
-        return calhost_cli_usage_error(cli, "calibrate: --config needs a file");
-      local.config_path = v;
-    } else if (is_opt(a, "--store")) {
-      if (!(v = opt_value(argc, argv, &i, "--store")))
-        return calhost_cli_usage_error(cli, "calibrate: --store needs a path");
-      local.store_path = v;
-    } else if (is_opt(a, "--plugin")) {
-      if (!(v = opt_value(argc, argv, &i, "--plugin")) || np >= MAX_FILTERS)
-        return calhost_cli_usage_error(cli, "calibrate: --plugin needs a backend name");
-      plugins[np++] = (char *)v;
-    } else if (is_opt(a, "--workload")) {
-      if (!(v = opt_value(argc, argv, &i, "--workload")) || nw >= MAX_FILTERS)
-        return calhost_cli_usage_error(cli, "calibrate: --workload needs a workload name");
-      workloads[nw++] = (char *)v;
-    } else if (is_opt(a, "--rigor")) {
-      if (!(rigor = opt_value(argc, argv, &i, "--rigor")))
-        return calhost_cli_usage_error(cli, "calibrate: --rigor needs quick|measure|exhaustive");
-    } else if (is_opt(a, "--threads")) {
-      if (!(threads = opt_value(argc, argv, &i, "--threads")))
-        return calhost_cli_usage_error(cli, "calibrate: --threads needs a list, e.g. 1,2,max");
-    } else if (is_opt(a, "--time-budget")) {
-      if (!(budget = opt_value(argc, argv, &i, "--time-budget")))
-        return calhost_cli_usage_error(cli, "calibrate: --time-budget needs seconds");
-    } else if (is_opt(a, "--timeout")) {
-      if (!(timeout = opt_value(argc, argv, &i, "--timeout")))
-        return calhost_cli_usage_error(cli, "calibrate: --timeout needs seconds");
-    } else if (is_opt(a, "--repetitions")) {
-      if (!(reps = opt_value(argc, argv, &i, "--repetitions")))
-        return calhost_cli_usage_error(cli, "calibrate: --repetitions needs a count");
-    } else if (is_opt(a, "--report")) {
-      if (!(report = opt_value(argc, argv, &i, "--report")))
-        return calhost_cli_usage_error(cli, "calibrate: --report needs a directory");
-    } else if (!strcmp(a, "--force")) {
-      force = 1;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-      quiet = 1;
-    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: calhost calibrate [--config F] [--plugin B]... [--workload W]...\n"
-             "                         [--rigor quick|measure|exhaustive] [--threads LIST]\n"
-             "                         [--time-budget S] [--timeout S] [--repetitions N]\n"
-             "                         [--force] [--json] [--quiet] [--report DIR]\n");
-      return 0;
-    } else {
-      return calhost_cli_usage_error(cli, "calibrate: unknown argument '%s'", a);
-    }
-  }
+  size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
+  size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
+  if (np > MAX_FILTERS || nw > MAX_FILTERS)
+    return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
+  const char *rigor = a->value[FL_RIGOR], *threads = a->value[FL_THREADS];
+  const char *budget = a->value[FL_TIME_BUDGET], *timeout = a->value[FL_TIMEOUT];
+  const char *reps = a->value[FL_REPETITIONS];
+  const char *report = a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
+  int force = cli_has(a, FL_FORCE), json = cli->json, quiet = cli->quiet;
+  const calhost_cli local = *cli;
 
   calhost_config cfg;
   memset(&cfg, 0, sizeof cfg);
@@ -101,8 +52,7 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
     calhost_rigor rg;
     if (calhost_rigor_parse(rigor, &rg) != 0) {
       calhost_config_free(&cfg);
-      return calhost_cli_usage_error(cli, "calibrate: bad --rigor '%s' (quick|measure|exhaustive)",
-                                     rigor);
+      return cli_usage(a, "bad --rigor '%s' (quick|measure|exhaustive)", rigor);
     }
     cfg.rigor = rg;
     rigor_origin = "<command line>";
@@ -114,7 +64,7 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
     size_t n;
     if (calhost_value_threads(threads, &list, &n, why, sizeof why) != 0) {
       calhost_config_free(&cfg);
-      return calhost_cli_usage_error(cli, "calibrate: bad --threads '%s': %s", threads, why);
+      return cli_usage(a, "bad --threads '%s': %s", threads, why);
     }
     free(cfg.thread_counts);
     cfg.thread_counts = list;
@@ -123,16 +73,16 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
   }
   if (budget && calhost_value_duration(budget, 1, &cfg.time_budget_seconds, why, sizeof why) != 0) {
     calhost_config_free(&cfg);
-    return calhost_cli_usage_error(cli, "calibrate: bad --time-budget '%s': %s", budget, why);
+    return cli_usage(a, "bad --time-budget '%s': %s", budget, why);
   }
   if (timeout &&
       calhost_value_duration(timeout, 0, &cfg.plugin_timeout_seconds, why, sizeof why) != 0) {
     calhost_config_free(&cfg);
-    return calhost_cli_usage_error(cli, "calibrate: bad --timeout '%s': %s", timeout, why);
+    return cli_usage(a, "bad --timeout '%s': %s", timeout, why);
   }
   if (reps && calhost_value_repetitions(reps, &cfg.repetitions, why, sizeof why) != 0) {
     calhost_config_free(&cfg);
-    return calhost_cli_usage_error(cli, "calibrate: bad --repetitions '%s': %s", reps, why);
+    return cli_usage(a, "bad --repetitions '%s': %s", reps, why);
   }
   if (!rigor_origin) {
     calhost_config_origin o = calhost_config_origin_of(&cfg, "calibration.rigor");
@@ -167,3 +117,19 @@ int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv) {
   calhost_config_free(&cfg);
   return rc;
 }
+
+const cli_command calhost_cmd_calibrate = {
+    "calibrate",
+    "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
+    "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N] [--force]\n"
+    "       [--report DIR]",
+    "run calibration sweeps and store the winners",
+    "Flags win over the configuration. Exit 0 when every sweep was stored or\n"
+    "already calibrated, 1 when some failed or nothing was calibrated (every\n"
+    "sweep unsupported, or no workload for the chosen plugins), 2 on errors,\n"
+    "130/143 when interrupted (finished workloads are committed).\n",
+    calibrate_flags,
+    0,
+    0,
+    run_calibrate,
+};

@@ -14,10 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../config/config.h"
-#include "../config/values.h"
+#include "base/json.h"
+#include "base/text.h"
 #include "commands.h"
 #include "check/check.h"
+#include "config/config.h"
+#include "config/values.h"
 #include "loader/loader.h"
 
 static const char *origin_name(calhost_plugin_origin o) {
@@ -34,50 +36,31 @@ static const char *origin_name(calhost_plugin_origin o) {
   return "unknown";
 }
 
-/* Writes s as a JSON string (or null). */
-static void json_string(FILE *out, const char *s) {
-  if (!s) {
-    fputs("null", out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(out, "\\%c", ch);
-    else if (ch < 0x20 || ch == 0x7f)
-      fprintf(out, "\\u%04x", ch);
-    else
-      fputc(ch, out);
-  }
-  fputc('"', out);
-}
-
 static void print_json(FILE *out, const calhost_plugin_list *list) {
   fputs("{\"plugins\":[", out);
   for (size_t i = 0; i < list->count; i++) {
     const calhost_plugin *p = list->items[i];
     fputs(i ? ",\n{" : "\n{", out);
     fputs("\"path\":", out);
-    json_string(out, p->path);
+    calhost_json_string(out, p->path);
     fputs(",\"origin\":", out);
-    json_string(out, origin_name(p->origin));
+    calhost_json_string(out, origin_name(p->origin));
     fputs(",\"backend\":", out);
-    json_string(out, p->backend);
+    calhost_json_string(out, p->backend);
     fputs(",\"implementation_version\":", out);
-    json_string(out, p->implementation_version);
+    calhost_json_string(out, p->implementation_version);
     fprintf(out, ",\"abi_version\":%u,\"plugin_abi_min\":%u,\"plugin_abi_max\":%u", p->abi_version,
             p->plugin_abi_min, p->plugin_abi_max);
     fputs(",\"operators\":[", out);
     for (size_t k = 0; k < p->operator_count; k++) {
       if (k)
         fputc(',', out);
-      json_string(out, p->operators[k]);
+      calhost_json_string(out, p->operators[k]);
     }
     fputs("],\"description\":", out);
-    json_string(out, p->description);
+    calhost_json_string(out, p->description);
     fprintf(out, ",\"status\":\"%s\",\"reason\":", p->loaded ? "loaded" : "rejected");
-    json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
+    calhost_json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
     fputc('}', out);
   }
   fputs("\n]}\n", out);
@@ -90,40 +73,36 @@ static void print_text(FILE *out, const calhost_plugin_list *list) {
                  "CALHOST_PLUGIN_PATH)\n");
   for (size_t i = 0; i < list->count; i++) {
     const calhost_plugin *p = list->items[i];
-    fprintf(out, "%s (%s)\n", p->path, origin_name(p->origin));
+    calhost_text_printf(out, "%s (%s)\n", p->path, origin_name(p->origin));
     if (p->backend) {
-      fprintf(out,
-              "  backend %s, implementation %s, ABI %u (plugin %u..%u), operators:", p->backend,
-              p->implementation_version ? p->implementation_version : "?", p->abi_version,
-              p->plugin_abi_min, p->plugin_abi_max);
-      for (size_t k = 0; k < p->operator_count; k++)
-        fprintf(out, " %s", p->operators[k]);
-      fputc('\n', out);
+      char ops[2048] = "";
+      for (size_t k = 0, n = 0; k < p->operator_count; k++)
+        n += (size_t)snprintf(ops + n, n < sizeof ops ? sizeof ops - n : 0, " %s", p->operators[k]);
+      calhost_text_printf(out,
+                          "  backend %s, implementation %s, ABI %u (plugin %u..%u), "
+                          "operators:%s\n",
+                          p->backend, p->implementation_version ? p->implementation_version : "?",
+                          p->abi_version, p->plugin_abi_min, p->plugin_abi_max, ops);
       if (p->description && *p->description)
-        fprintf(out, "  %s\n", p->description);
+        calhost_text_printf(out, "  %s\n", p->description);
     }
     if (p->loaded) {
       fprintf(out, "  loaded\n");
       loaded++;
     } else {
-      fprintf(out, "  rejected: %s\n", p->reason ? p->reason : "not loaded");
+      calhost_text_printf(out, "  rejected: %s\n", p->reason ? p->reason : "not loaded");
     }
   }
   fprintf(out, "%zu plugin%s found, %zu loaded\n", list->count, list->count == 1 ? "" : "s",
           loaded);
 }
 
-int calhost_cmd_plugins(calhost_cli *cli, int argc, char **argv) {
+static int run_plugins(calhost_cli *cli, cli_args *a) {
   calhost_config cfg;
   calhost_loader_options o;
   calhost_plugin_list list;
+  (void)a;
   memset(&cfg, 0, sizeof cfg);
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json"))
-      cli->json = 1;
-    else
-      return calhost_cli_usage_error(cli, "plugins: unknown argument '%s'", argv[i]);
-  }
   if (calhost_cli_load_config(cli, &cfg) != 0)
     return 2;
   calhost_loader_options_init(&o);
@@ -138,7 +117,7 @@ int calhost_cmd_plugins(calhost_cli *cli, int argc, char **argv) {
   if (cli->quiet)
     o.services.min_log_level = CALHOST_LOG_ERROR;
   if (calhost_loader_discover(&o, &list) < 0) {
-    fprintf(stderr, "calhost: plugins: out of memory\n");
+    calhost_cli_error("plugins: out of memory");
     calhost_config_free(&cfg);
     return 2;
   }
@@ -151,64 +130,78 @@ int calhost_cmd_plugins(calhost_cli *cli, int argc, char **argv) {
   return 0;
 }
 
-static int plugin_check(calhost_cli *cli, int argc, char **argv) {
+static const cli_flag plugin_flags[] = {
+    {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "time limit of each plugin call"},
+    {FL_OPERATOR, "--operator", NULL, "OP", "operator of the sample workload"},
+    {FL_DTYPE, "--dtype", NULL, "TYPE", "element type of the sample workload"},
+    {FL_SHAPE, "--shape", NULL, "D,D,...", "shape of the sample workload"},
+    {FL_THREADS, "--threads", NULL, "N|max", "thread count of the sample target"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+static int run_plugin(calhost_cli *cli, cli_args *a) {
   calhost_check_options o;
-  const char *path = NULL;
   int64_t shape[CALHOST_MAX_SHAPE_RANK];
   char why[300];
+  if (strcmp(a->positional[0], "check"))
+    return cli_usage(a, "unknown subcommand '%s' (check)", a->positional[0]);
+  if (a->positional_count < 2)
+    return cli_usage(a, "check needs the plugin file: plugin check PATH");
+  const char *path = a->positional[1];
   calhost_check_options_init(&o);
   o.verbose = cli->verbose;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if ((!strcmp(a, "--timeout") || !strcmp(a, "--operator") || !strcmp(a, "--dtype") ||
-         !strcmp(a, "--shape") || !strcmp(a, "--threads")) &&
-        i + 1 >= argc)
-      return calhost_cli_usage_error(cli, "plugin check: %s needs a value", a);
-    if (!strcmp(a, "--timeout")) {
-      if (calhost_value_duration(argv[++i], 0, &o.timeout_seconds, why, sizeof why) != 0)
-        return calhost_cli_usage_error(cli, "plugin check: bad --timeout '%s': %s", argv[i], why);
-    } else if (!strcmp(a, "--threads")) {
-      if (calhost_value_thread_count(argv[++i], &o.thread_count, why, sizeof why) != 0)
-        return calhost_cli_usage_error(cli, "plugin check: bad --threads '%s': %s", argv[i], why);
-      if (o.thread_count == 0) { /* "max": every online CPU */
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        o.thread_count = n > 0 ? (uint32_t)n : 1;
-      }
-    } else if (!strcmp(a, "--operator")) {
-      o.operator_name = argv[++i];
-    } else if (!strcmp(a, "--dtype")) {
-      o.dtype = argv[++i];
-    } else if (!strcmp(a, "--shape")) {
-      size_t rank;
-      if (calhost_value_shape(argv[++i], shape, &rank, why, sizeof why) != 0)
-        return calhost_cli_usage_error(cli, "plugin check: bad --shape '%s': %s", argv[i], why);
-      o.shape = shape;
-      o.shape_rank = rank;
-    } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-      o.verbose = 1;
-    } else if (!strcmp(a, "--json")) {
-      cli->json = 1; /* accepted; the report is text */
-    } else if (a[0] == '-') {
-      return calhost_cli_usage_error(cli, "plugin check: unknown option '%s'", a);
-    } else if (!path) {
-      path = a;
-    } else {
-      return calhost_cli_usage_error(cli, "plugin check: one PATH only");
+  if (cli_has(a, FL_TIMEOUT) &&
+      calhost_value_duration(a->value[FL_TIMEOUT], 0, &o.timeout_seconds, why, sizeof why) != 0)
+    return cli_usage(a, "bad --timeout '%s': %s", a->value[FL_TIMEOUT], why);
+  o.operator_name = a->value[FL_OPERATOR];
+  o.dtype = a->value[FL_DTYPE];
+  if (cli_has(a, FL_SHAPE)) {
+    size_t rank;
+    if (calhost_value_shape(a->value[FL_SHAPE], shape, &rank, why, sizeof why) != 0)
+      return cli_usage(a, "bad --shape '%s': %s", a->value[FL_SHAPE], why);
+    o.shape = shape;
+    o.shape_rank = rank;
+  }
+  if (cli_has(a, FL_THREADS)) {
+    if (calhost_value_thread_count(a->value[FL_THREADS], &o.thread_count, why, sizeof why) != 0)
+      return cli_usage(a, "bad --threads '%s': %s", a->value[FL_THREADS], why);
+    if (o.thread_count == 0) { /* "max": every online CPU */
+      long n = sysconf(_SC_NPROCESSORS_ONLN);
+      o.thread_count = n > 0 ? (uint32_t)n : 1;
     }
   }
-  if (!path)
-    return calhost_cli_usage_error(
-        cli, "usage: calhost plugin check PATH [--timeout S] "
-             "[--operator OP] [--dtype T] [--shape D,D,...] [--threads N] [-v]");
-  if (access(path, R_OK) != 0) {
-    fprintf(stderr, "calhost: plugin check: %s: %s\n", path, strerror(errno));
-    return 2;
-  }
-  return calhost_plugin_check(path, &o, stdout);
+  if (access(path, R_OK) != 0)
+    return calhost_cli_error("plugin check: %s: %s", path, strerror(errno));
+  /* the checker prints what the plugin says (its error messages): through
+   * the escaping filter, like every other human-readable output */
+  FILE *out = calhost_text_filter_open(stdout);
+  int rc = calhost_plugin_check(path, &o, out ? out : stdout);
+  if (out)
+    fclose(out);
+  return rc;
 }
 
-int calhost_cmd_plugin(calhost_cli *cli, int argc, char **argv) {
-  if (argc >= 2 && !strcmp(argv[1], "check"))
-    return plugin_check(cli, argc - 1, argv + 1);
-  return calhost_cli_usage_error(cli, "usage: calhost plugin check PATH");
-}
+const cli_command calhost_cmd_plugins = {
+    "plugins",
+    "",
+    "list discovered plugins",
+    "Every plugin file found (configured directories, CALHOST_PLUGIN_PATH,\n"
+    "explicit paths): backend, versions, operators, loaded or rejected and why.\n",
+    NULL,
+    0,
+    0,
+    run_plugins,
+};
+
+const cli_command calhost_cmd_plugin = {
+    "plugin",
+    "check PATH [--timeout S] [--operator OP] [--dtype T] [--shape D,D,...] [--threads N] [-v]",
+    "plugin tools: plugin check PATH",
+    "check: runs the conformance checker on one plugin file (exit 0 when every\n"
+    "check passes); --verbose (-v) shows each check's details and the plugin's\n"
+    "debug and info logs.\n",
+    plugin_flags,
+    1,
+    2,
+    run_plugin,
+};

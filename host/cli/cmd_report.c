@@ -9,42 +9,37 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/text.h"
 #include "commands.h"
 #include "report/report.h"
 
-int calhost_cmd_report(calhost_cli *cli, int argc, char **argv) {
-  const char *run = NULL, *html = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--html")) {
-      if (i + 1 >= argc)
-        return calhost_cli_usage_error(cli, "report: --html needs an output file");
-      html = argv[++i];
-    } else if (!strncmp(a, "--html=", 7)) {
-      html = a + 7;
-    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: calhost report RUN.json --html OUT.html\n"
-             "  RUN.json: what `calhost calibrate --json` printed ('-': standard input)\n");
-      return 0;
-    } else if (a[0] == '-' && a[1]) {
-      return calhost_cli_usage_error(cli, "report: unknown option '%s'", a);
-    } else if (!run) {
-      run = a;
-    } else {
-      return calhost_cli_usage_error(cli, "report: one run file only ('%s')", a);
-    }
-  }
-  if (!run || !html)
-    return calhost_cli_usage_error(cli, "report: usage: calhost report RUN.json --html OUT.html");
+static const cli_flag report_flags[] = {
+    {FL_HTML, "--html", NULL, "OUT", "the HTML page to write (required)"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+static int run_report(calhost_cli *cli, cli_args *a) {
+  const char *run = a->positional[0], *html = a->value[FL_HTML];
+  if (!html)
+    return cli_usage(a, "--html OUT is required");
   char err[1024];
-  if (calhost_report_html_file(run, html, err, sizeof err) != 0) {
-    fprintf(stderr, "calhost: report: %s\n", err);
-    return 2;
-  }
+  if (calhost_report_html_file(run, html, err, sizeof err) != 0)
+    return calhost_cli_error("report: %s", err);
   if (!cli->quiet)
-    fprintf(stderr, "calhost: report written to %s\n", html);
+    calhost_text_printf(stderr, "calhost: report written to %s\n", html);
   return 0;
 }
+
+const cli_command calhost_cmd_report = {
+    "report",
+    "RUN.json --html OUT.html",
+    "write the HTML page of a calibrate run",
+    "RUN.json: what `calhost calibrate --json` printed ('-': standard input).\n",
+    report_flags,
+    1,
+    1,
+    run_report,
+};
 
 /* mkdir -p: 0, or -1 with errno. */
 static int make_dirs(const char *dir) {
@@ -71,13 +66,13 @@ static int make_dirs(const char *dir) {
 FILE *calhost_cli_report_open(const char *dir) {
   char path[4096];
   if (make_dirs(dir) != 0) {
-    fprintf(stderr, "calhost: calibrate: --report %s: %s\n", dir, strerror(errno));
+    calhost_cli_error("calibrate: --report %s: %s", dir, strerror(errno));
     return NULL;
   }
   snprintf(path, sizeof path, "%s/run.json", dir);
   FILE *f = fopen(path, "w");
   if (!f)
-    fprintf(stderr, "calhost: calibrate: %s: %s\n", path, strerror(errno));
+    calhost_cli_error("calibrate: %s: %s", path, strerror(errno));
   return f;
 }
 
@@ -87,7 +82,7 @@ int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet
   snprintf(html, sizeof html, "%s/report.html", dir);
   long written = ftell(json);
   if (fclose(json) != 0) {
-    fprintf(stderr, "calhost: calibrate: %s: %s\n", run, strerror(errno));
+    calhost_cli_error("calibrate: %s: %s", run, strerror(errno));
     return status < 2 ? 2 : status;
   }
   if (written <= 0) { /* calibrate stopped before it had a report */
@@ -96,10 +91,10 @@ int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet
     return status;
   }
   if (calhost_report_html_file(run, html, err, sizeof err) != 0) {
-    fprintf(stderr, "calhost: calibrate: report: %s\n", err);
+    calhost_cli_error("calibrate: report: %s", err);
     return status < 2 ? 2 : status;
   }
   if (!quiet)
-    fprintf(stderr, "calhost: report written to %s (run data: %s)\n", html, run);
+    calhost_text_printf(stderr, "calhost: report written to %s (run data: %s)\n", html, run);
   return status;
 }

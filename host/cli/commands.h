@@ -1,34 +1,44 @@
 /*
- * commands.h: the subcommands of the calhost command line and the context
- * they share (global options, store and config resolution).
+ * commands.h: the commands of the calhost command line and what they share:
+ * the global options, error output, configuration and store resolution.
  *
- * Each cmd_*.c file owns one family of subcommands. Every command gets the
- * arguments after its name (argv[0] is the command name) and returns the
- * process exit status: 0 success, 1 "no" (check failed, nothing selected),
- * 2 usage or operational error.
+ * Each command lives in the file named after it (cmd_calibrate.c,
+ * cmd_lookup.c, cmd_override.c, cmd_invalidate.c, cmd_check.c, cmd_list.c,
+ * cmd_export.c, cmd_import.c, cmd_plugins.c for `plugins` and `plugin`,
+ * cmd_config.c, cmd_report.c) and describes itself, with its flag table, in one
+ * cli_command (args.h); main.c lists them. A command's run function returns
+ * the process exit status: 0 success, 1 "no" (check failed, nothing
+ * selected or calibrated, override refused, no such override), 2 usage or
+ * operational error.
  */
 #ifndef CALHOST_CLI_COMMANDS_H
 #define CALHOST_CLI_COMMANDS_H
 
 #include <stdio.h>
 
+#include "args.h"
 #include "calhost/calstore.h"
 
 struct calhost_config;
 
-/* Global options, parsed by main before the command name. */
+/* Global options: set by the parser wherever they appear on the line. */
 typedef struct calhost_cli {
   const char *argv0;
   const char *store_path;  /* --store PATH, or NULL */
   const char *config_path; /* --config FILE, or NULL */
-  int json;                /* --json (also accepted after the command) */
-  int quiet;               /* --quiet */
-  int verbose;             /* --verbose */
+  int json;                /* --json */
+  int quiet;               /* --quiet / -q */
+  int verbose;             /* --verbose / -v (other parts read it for log levels) */
 } calhost_cli;
 
-/* Usage error: prints "calhost: MESSAGE" and a hint to stderr; returns 2. */
-int calhost_cli_usage_error(const calhost_cli *cli, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Prints "calhost: MESSAGE" (escaped: store and plugin text may hold
+ * control characters) to stderr. Returns 2 for `return calhost_cli_error`. */
+int calhost_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints a store failure: "calhost: [WHAT: ]PATH[:LINE]: STATUS: message",
+ * the line omitted when 0, with "repair or remove it" advice for a
+ * malformed file. what may be NULL. */
+void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err);
 
 /* Loads the configuration named by --config, else the default search
  * (calhost_config_find_default), else the built-in defaults, into *cfg.
@@ -38,8 +48,9 @@ int calhost_cli_load_config(const calhost_cli *cli, struct calhost_config *cfg);
 /* Opens the store: the configuration of calhost_cli_load_config (always
  * the same rule, whatever other flags are given) supplies [store] path and
  * persistence_enabled; --store PATH replaces only the path; else the
- * default path. A load failure is printed with its line and returned; *out
- * is still set when the handle is usable (see calstore_open). */
+ * default path. A load failure is printed (calhost_cli_store_error) and
+ * returned; *out is still set when the handle is usable (see
+ * calstore_open). */
 calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out);
 
 /* Like calhost_cli_open_store, with a configuration the command already
@@ -47,33 +58,40 @@ calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out);
 calstore_status calhost_cli_open_store_config(const calhost_cli *cli,
                                               const struct calhost_config *cfg, calstore **out);
 
-/* Store commands (cmd_store.c). */
-int calhost_cmd_check(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_list(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_export(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_import(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_lookup(calhost_cli *cli, int argc, char **argv);     /* with --workload: */
-int calhost_cmd_override(calhost_cli *cli, int argc, char **argv);   /* hands over to the */
-int calhost_cmd_invalidate(calhost_cli *cli, int argc, char **argv); /* workload forms below */
+/* The store path the commands work on (the same rule as
+ * calhost_cli_open_store) into buf, without reading the store. Returns 0,
+ * or prints why and returns -1. */
+int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap);
 
-/* Plugin commands (cmd_plugins.c): `plugins [--json]`, `plugin check PATH`. */
-int calhost_cmd_plugins(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_plugin(calhost_cli *cli, int argc, char **argv);
+/* The key flags of `lookup` and `override` (--backend, --operator,
+ * --implementation, --model-digest, --processor, --threads, --structure)
+ * as a store key; portable selects the portable form. structure receives
+ * the --structure pairs (split in place in argv). Returns 0, or a usage
+ * error's exit status. For lookup (lookup nonzero) both forms may be
+ * given together. */
+#define CALHOST_CLI_MAX_STRUCTURE 64
+int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
+                          calstore_property *structure);
 
-/* Configuration commands (cmd_config.c): `config check [FILE]`, `config show`. */
-int calhost_cmd_config(calhost_cli *cli, int argc, char **argv);
+/* The commands (each in its cmd_NAME.c). */
+extern const cli_command calhost_cmd_calibrate;
+extern const cli_command calhost_cmd_lookup;
+extern const cli_command calhost_cmd_override;
+extern const cli_command calhost_cmd_invalidate;
+extern const cli_command calhost_cmd_check;
+extern const cli_command calhost_cmd_list;
+extern const cli_command calhost_cmd_export;
+extern const cli_command calhost_cmd_import;
+extern const cli_command calhost_cmd_plugins;
+extern const cli_command calhost_cmd_plugin;
+extern const cli_command calhost_cmd_config;
+extern const cli_command calhost_cmd_report;
 
-/* Calibration and deployment commands (cmd_calibrate.c). */
-int calhost_cmd_calibrate(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_lookup_workload(calhost_cli *cli, int argc, char **argv);
-int calhost_cmd_override_workload(calhost_cli *cli, int argc, char **argv);
-
-/* Report commands (cmd_report.c): `report RUN.json --html OUT`, and the two
- * steps of `calibrate --report DIR`: report_open creates DIR (and its
- * parents) and opens DIR/run.json for the run's JSON (NULL after printing
- * the error); report_finish closes it, writes DIR/report.html from it and
- * returns the exit status: status, or 2 when the report failed. */
-int calhost_cmd_report(calhost_cli *cli, int argc, char **argv);
+/* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
+ * creates DIR (and its parents) and opens DIR/run.json for the run's JSON
+ * (NULL after printing the error); report_finish closes it, writes
+ * DIR/report.html from it and returns the exit status: status, or 2 when
+ * the report failed. */
 FILE *calhost_cli_report_open(const char *dir);
 int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet);
 

@@ -1,27 +1,41 @@
 /*
- * context.c: what every subcommand shares: usage errors, resolving and
+ * context.c: what every command shares: error output, resolving and
  * loading the configuration (--config, else the default search of
  * calhost_config_find_default, else the built-in defaults: one rule,
- * whatever other flags are given), and opening the store the host owns
- * (the configuration's [store], its path replaced by --store when given).
+ * whatever other flags are given), the store the host owns (the
+ * configuration's [store], its path replaced by --store when given) and the
+ * key flags of `lookup` and `override`.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../config/config.h"
+#include "base/text.h"
 #include "commands.h"
+#include "config/config.h"
+#include "config/values.h"
 #include "loader/loader.h"
 
-int calhost_cli_usage_error(const calhost_cli *cli, const char *fmt, ...) {
+int calhost_cli_error(const char *fmt, ...) {
+  char msg[4096];
   va_list ap;
-  (void)cli;
-  fputs("calhost: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputs("\nTry 'calhost --help'.\n", stderr);
+  calhost_text_printf(stderr, "calhost: %s\n", msg);
   return 2;
+}
+
+void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err) {
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "calhost: %s%s", what ? what : "", what ? ": " : "");
+  calhost_text_diag(stderr, prefix, err->path[0] ? err->path : "store", err->line, "%s: %s%s",
+                    calstore_status_name(st), err->message,
+                    st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION
+                        ? " (repair or remove the file; `calhost check` lists its problems)"
+                        : "");
 }
 
 int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
@@ -36,10 +50,10 @@ int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
     if (!cli->quiet) {
       char places[4 * 4096];
       calhost_config_search_places(places, sizeof places);
-      fprintf(stderr,
-              "calhost: no configuration file found (searched %s); using the built-in "
-              "defaults, which have no workloads\n",
-              places);
+      calhost_text_printf(stderr,
+                          "calhost: no configuration file found (searched %s); using the "
+                          "built-in defaults, which have no workloads\n",
+                          places);
     }
     if (calhost_config_defaults(cfg) != 0) {
       fprintf(stderr, "calhost: out of memory\n");
@@ -48,39 +62,134 @@ int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
     return 0;
   }
   if (cli->verbose)
-    fprintf(stderr, "calhost: configuration: %s\n", file);
+    calhost_text_printf(stderr, "calhost: configuration: %s\n", file);
   if (calhost_config_load(file, cfg, err, sizeof err) != 0) {
-    fprintf(stderr, "calhost: %s\n", err);
+    calhost_cli_error("%s", err);
     return -1;
   }
   return 0;
+}
+
+/* The options calstore_open gets from a loaded configuration: its [store]
+ * path and persistence_enabled, the path replaced by --store when given. */
+static void store_options(const calhost_cli *cli, const calhost_config *cfg,
+                          calstore_options *opts) {
+  calstore_options_init(opts);
+  if (cfg->store_path)
+    opts->path = cfg->store_path;
+  opts->persistence_enabled = cfg->persistence_enabled;
+  if (cli->store_path)
+    opts->path = cli->store_path;
 }
 
 calstore_status calhost_cli_open_store_config(const calhost_cli *cli, const calhost_config *cfg,
                                               calstore **out) {
   calstore_options opts;
   calstore_error err = {0};
-  calstore_options_init(&opts);
-  if (cfg->store_path)
-    opts.path = cfg->store_path;
-  opts.persistence_enabled = cfg->persistence_enabled;
-  if (cli->store_path)
-    opts.path = cli->store_path;
+  store_options(cli, cfg, &opts);
   calstore_status st = calstore_open(&opts, out, &err);
-  if (st != CALSTORE_OK)
-    fprintf(stderr, "calhost: %s%s%.0u: %s: %s\n", err.path[0] ? err.path : "store",
-            err.line ? ":" : "", err.line, calstore_status_name(st), err.message);
+  if (st != CALSTORE_OK) {
+    if (!err.path[0] && opts.path)
+      snprintf(err.path, sizeof err.path, "%s", opts.path);
+    calhost_cli_store_error(NULL, st, &err);
+  }
   return st;
 }
 
 calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out) {
   calhost_config cfg = {0};
-  calstore_status st;
   /* The same configuration whatever other flags are given: --store replaces
    * only the path, [store] persistence_enabled still applies. */
   if (calhost_cli_load_config(cli, &cfg) != 0)
     return CALSTORE_INVALID_ARGUMENT;
-  st = calhost_cli_open_store_config(cli, &cfg, out);
+  calstore_status st = calhost_cli_open_store_config(cli, &cfg, out);
   calhost_config_free(&cfg);
   return st;
+}
+
+int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap) {
+  calstore_options opts;
+  calhost_config cfg = {0};
+  int rc = 0;
+  if (calhost_cli_load_config(cli, &cfg) != 0)
+    return -1;
+  store_options(cli, &cfg, &opts);
+  if (opts.path) {
+    if (snprintf(buf, cap, "%s", opts.path) >= (int)cap) {
+      calhost_cli_error("store path too long");
+      rc = -1;
+    }
+  } else if (calstore_default_path(buf, cap) != CALSTORE_OK) {
+    calhost_cli_error("no store path: set --store, [store] path, XDG_CACHE_HOME or HOME");
+    rc = -1;
+  }
+  calhost_config_free(&cfg);
+  return rc;
+}
+
+int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
+                          calstore_property *structure) {
+  memset(k, 0, sizeof *k);
+  static const struct {
+    cli_flag_id id;
+    const char *name;
+  } required[] = {{FL_BACKEND, "--backend"},
+                  {FL_OPERATOR, "--operator"},
+                  {FL_IMPLEMENTATION, "--implementation"}};
+  k->backend = a->value[FL_BACKEND];
+  k->operator_name = a->value[FL_OPERATOR];
+  k->implementation = a->value[FL_IMPLEMENTATION];
+  k->model_digest = a->value[FL_MODEL_DIGEST];
+  k->processor = a->value[FL_PROCESSOR];
+  if (cli_has(a, FL_THREADS)) {
+    /* a key's thread count: any the store format holds (config/values.h) */
+    unsigned long long v;
+    char why[200];
+    if (calhost_value_uint(a->value[FL_THREADS], 1, UINT32_MAX, &v, why, sizeof why) != 0)
+      return cli_usage(a, "--threads: '%s': %s", a->value[FL_THREADS], why);
+    k->thread_count = (uint32_t)v;
+  }
+  for (size_t i = 0; i < 3; i++)
+    if (!cli_has(a, required[i].id))
+      return cli_usage(a, "%s is required", required[i].name);
+  char *pairs[CALHOST_CLI_MAX_STRUCTURE];
+  size_t n = cli_all(a, FL_STRUCTURE, pairs, CALHOST_CLI_MAX_STRUCTURE);
+  if (n > CALHOST_CLI_MAX_STRUCTURE)
+    return cli_usage(a, "--structure: more than %d properties", CALHOST_CLI_MAX_STRUCTURE);
+  for (size_t i = 0; i < n; i++) {
+    char *eq = strchr(pairs[i], '=');
+    if (!eq || eq == pairs[i])
+      return cli_usage(a, "--structure: '%s' is not NAME=VALUE", pairs[i]);
+    *eq = '\0'; /* split in place: argv strings are writable */
+    structure[i].name = pairs[i];
+    structure[i].value = eq + 1;
+  }
+  k->structure = structure;
+  k->structure_count = n;
+  int exact_given = k->model_digest || k->processor || cli_has(a, FL_THREADS);
+  if (lookup) {
+    if (!exact_given && !n)
+      return cli_usage(a, "give the exact key (--model-digest, --processor, --threads) "
+                          "and/or --structure");
+    return 0;
+  }
+  if (portable) {
+    if (exact_given)
+      return cli_usage(a, "--portable takes --structure, not --model-digest/--processor/--threads");
+    if (!n)
+      return cli_usage(a, "--portable needs at least one --structure");
+    k->kind = CALSTORE_KEY_PORTABLE;
+    return 0;
+  }
+  if (n)
+    return cli_usage(a, "--structure needs --portable");
+  if (!k->model_digest)
+    return cli_usage(a, "--model-digest is required");
+  if (!k->processor)
+    return cli_usage(a, "--processor is required");
+  if (!cli_has(a, FL_THREADS))
+    return cli_usage(a, "--threads is required");
+  k->kind = CALSTORE_KEY_EXACT;
+  k->structure = NULL;
+  return 0;
 }

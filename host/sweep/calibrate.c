@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "config/digest.h"
 #include "isolate.h"
 #include "run.h"
@@ -729,9 +731,13 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
                                 .cancel_flag = &g_cancel,
                                 .done_type = CALHOST_REC_DONE};
   calhost_child_outcome oc;
-  size_t done_before = r->sweeps_done;
+  size_t done_before = r->sweeps_done, failures_before = r->failure_count;
   calhost_isolate_run(&io, child_main, r, on_record, r, &oc);
-  if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED) {
+  /* a child that reported its plugin's failure (create failed) and exited
+   * was already reported once: its exit is not a second failure */
+  int reported =
+      oc.end == CALHOST_CHILD_EXITED && r->failure_count > failures_before && !r->cur_in_workload;
+  if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
     char msg[512];
     const char *where = r->cur_candidate ? " while running candidate " : "";
     snprintf(msg, sizeof msg, "%s%s%s", oc.message, where,
@@ -756,6 +762,53 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   free(r->cur_candidate);
   r->cur_candidate = NULL;
   r->cur = NULL;
+}
+
+/* Whether the store file at path could be committed: the file (when it
+ * exists) and its folder (where the temporary file and the rename happen,
+ * else the nearest existing ancestor that would hold the created folders)
+ * are writable. A pre-flight check so that an unwritable store fails before
+ * the sweeps, not after; the commit still reports what really happens. */
+static int store_writable(const char *path, char *why, size_t cap) {
+  struct stat st;
+  char dir[4096];
+  if (!path)
+    return 1;
+  if (stat(path, &st) == 0 && access(path, W_OK) != 0) {
+    snprintf(why, cap, "the store %.400s is not writable: %s", path, strerror(errno));
+    return 0;
+  }
+  snprintf(dir, sizeof dir, "%s", path);
+  for (;;) {
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+      snprintf(dir, sizeof dir, ".");
+    } else if (slash == dir) {
+      dir[1] = '\0';
+    } else {
+      *slash = '\0';
+    }
+    if (stat(dir, &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "the store %.400s cannot be written: %.400s is not a directory", path,
+                 dir);
+        return 0;
+      }
+      if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, cap, "the store %.400s cannot be written: folder %.400s: %s", path, dir,
+                 strerror(errno));
+        return 0;
+      }
+      return 1;
+    }
+    if (errno == ENOTDIR) {
+      snprintf(why, cap, "the store %.400s cannot be written: a parent of it is not a directory",
+               path);
+      return 0;
+    }
+    if (!strcmp(dir, ".") || !strcmp(dir, "/"))
+      return 1;
+  }
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -799,7 +852,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   r->out = o->out ? o->out : stdout;
   r->err = o->err ? o->err : stderr;
   r->started = calhost_sweep_now();
-  r->bar = !o->quiet && !o->json && o->progress != 0 && isatty(fileno(r->err));
+  r->bar = !o->quiet && !o->json && o->progress != 0 && calhost_text_cursor_ok(r->err);
   int status = 0;
   char err[1024];
   char **only = NULL; /* --plugin names that are enabled */
@@ -840,8 +893,17 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   so.persistence_enabled = r->cfg->persistence_enabled;
   calstore_status sst = calstore_open(&so, &r->store, &se);
   if (sst != CALSTORE_OK || !r->store) {
-    fprintf(r->err, "calhost: %s%s%u: %s: %s\n", se.path[0] ? se.path : "store", se.line ? ":" : "",
-            se.line, calstore_status_name(sst), se.message);
+    calhost_text_diag(r->err, "calhost: ", se.path[0] ? se.path : so.path, se.line, "%s: %s%s",
+                      calstore_status_name(sst), se.message,
+                      sst == CALSTORE_MALFORMED || sst == CALSTORE_UNSUPPORTED_VERSION
+                          ? " (repair or remove the file; `calhost check` lists its problems)"
+                          : "");
+    status = 2;
+    goto out;
+  }
+  /* a store that cannot take the results fails now, not after the sweeps */
+  if (r->cfg->persistence_enabled && !store_writable(calstore_path(r->store), err, sizeof err)) {
+    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
     status = 2;
     goto out;
   }
@@ -854,8 +916,9 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   for (size_t i = 0; i < o->workload_count; i++)
     if (!calhost_config_workload_named(r->cfg, o->workloads[i])) {
-      fprintf(r->err, "calhost: calibrate: no workload named '%s' in the configuration\n",
-              o->workloads[i]);
+      calhost_text_printf(r->err,
+                          "calhost: calibrate: no workload named '%s' in the configuration\n",
+                          o->workloads[i]);
       status = 2;
       goto out;
     }
@@ -864,7 +927,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
       if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
-        fprintf(r->err, "calhost: calibrate: %s\n", err);
+        calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
         status = 2;
         goto out;
       }
@@ -886,7 +949,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   if (calhost_processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc,
                                 &r->targets, err, sizeof err) != 0) {
-    fprintf(r->err, "calhost: calibrate: %s\n", err);
+    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
     status = 2;
     goto out;
   }
@@ -977,9 +1040,23 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     status = 128 + r->interrupted;
   } else {
     status = r->failure_count ? 1 : 0;
-    for (size_t i = 0; i < r->result_count; i++)
-      if (r->results[i].kind == CAL_FAILED || r->results[i].kind == CAL_NOT_STORED)
+    size_t calibrated = 0; /* stored now, or already calibrated before */
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
         status = 1;
+      if (x->kind == CAL_STORED || x->kind == CAL_PENDING ||
+          (x->kind == CAL_SKIPPED && x->key.processor)) /* skips with a key: calibrated */
+        calibrated++;
+    }
+    /* nothing calibrated (every sweep unsupported, or no workload for the
+     * chosen plugins) is a "no", not a success */
+    if (!calibrated) {
+      status = 1;
+      cal_warn(r, "nothing was calibrated: %s",
+               r->result_count ? "every sweep was skipped or failed"
+                               : "no configured workload uses an operator of the selected plugins");
+    }
   }
 
 report:

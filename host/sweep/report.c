@@ -1,12 +1,16 @@
 /*
- * report.c: what `calhost calibrate` prints: the progress bar (terminal) or
- * plain progress lines, the summary table with the failures after it, and
- * the full JSON report (--json).
+ * report.c: what `calhost calibrate` prints: the progress bar (a terminal
+ * that understands cursor escapes) or plain progress lines, the summary
+ * table with the failures and warnings after it, and the full JSON report
+ * (--json). Every text line goes through base/text.h (store and plugin
+ * text is escaped), every JSON value through base/json.h.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json.h"
+#include "base/text.h"
 #include "run.h"
 
 #ifndef CALHOST_VERSION_STRING
@@ -29,6 +33,18 @@ static const char *kind_word(cal_kind k) {
   return "unknown";
 }
 
+/* The status word of the summary table: with persistence off nothing
+ * reaches a file, so "stored" would be a lie. */
+static const char *status_word(const cal_run *r, cal_kind k) {
+  if (k == CAL_STORED && !r->cfg->persistence_enabled)
+    return "not persisted";
+  return kind_word(k);
+}
+
+static const char *nz(const char *s, const char *dflt) {
+  return s ? s : dflt;
+}
+
 void cal_progress(cal_run *r) {
   if (!r->bar || !r->cur)
     return;
@@ -37,12 +53,15 @@ void cal_progress(cal_run *r) {
   int fill = (int)((double)r->sweeps_done / (double)total * width);
   if (fill > width)
     fill = width;
-  char bar[32];
+  char bar[32], be[256], we[256];
   for (int i = 0; i < width; i++)
     bar[i] = i < fill ? '#' : ' ';
   bar[width] = '\0';
-  fprintf(r->err, "\r\033[K[%s] %s %s t=%u candidate %u/%u", bar, r->cur->backend,
-          cal_workload_name(r, r->cur_workload), r->cur_threads, r->cur_ordinal, r->cur_total);
+  /* the cursor escapes are ours; the names are escaped */
+  fprintf(r->err, "\r\033[K[%s] %s %s t=%u candidate %u/%u", bar,
+          calhost_text_escape(be, sizeof be, r->cur->backend),
+          calhost_text_escape(we, sizeof we, cal_workload_name(r, r->cur_workload)), r->cur_threads,
+          r->cur_ordinal, r->cur_total);
   fflush(r->err);
   r->bar_drawn = 1;
 }
@@ -54,16 +73,17 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
     cal_progress(r);
     return;
   }
-  fprintf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
-          x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
   if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
-    fprintf(r->err, "%.60s%s %.3f us\n", pol, strlen(pol) > 60 ? "..." : "",
-            x->sweep.median_us);
+    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: %.60s%s %.3f us\n", r->sweeps_done,
+                        r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
+                        x->threads, pol, strlen(pol) > 60 ? "..." : "", x->sweep.median_us);
+  } else {
+    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: %s: %s\n", r->sweeps_done,
+                        r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
+                        x->threads, kind_word(x->kind), nz(x->message, ""));
   }
-  else
-    fprintf(r->err, "%s: %s\n", kind_word(x->kind), x->message ? x->message : "");
   fflush(r->err);
 }
 
@@ -72,6 +92,35 @@ void cal_progress_end(cal_run *r) {
     fprintf(r->err, "\r\033[K");
     fflush(r->err);
   }
+}
+
+/* Candidates a successful sweep rejected (wrong output, refused policy):
+ * not failures, but an operator should see them without --json. */
+static size_t print_rejection_warnings(cal_run *r, FILE *o) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->result_count; i++) {
+    const cal_result *x = &r->results[i];
+    if (x->kind == CAL_FAILED)
+      continue;
+    for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
+      const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
+      char who[32];
+      if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
+        snprintf(who, sizeof who, "default policy");
+      else
+        snprintf(who, sizeof who, "candidate %u", rj->index);
+      if (!n++)
+        fprintf(o, "\nwarnings:\n");
+      calhost_text_printf(o, "  %s %s t=%u: %s%s%.60s rejected: %s\n", nz(x->backend, "?"),
+                          cal_workload_name(r, x->workload), x->threads, who, rj->policy ? " " : "",
+                          nz(rj->policy, ""), nz(rj->reason, ""));
+    }
+    if (x->sweep.rejection_count > 10)
+      calhost_text_printf(o, "  %s %s t=%u: ... and %zu more rejected candidates (see --json)\n",
+                          nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
+                          x->sweep.rejection_count - 10);
+  }
+  return n;
 }
 
 void cal_print_summary(cal_run *r) {
@@ -99,14 +148,15 @@ void cal_print_summary(cal_run *r) {
           snprintf(speed, sizeof speed, "%.2fx", x->sweep.speedup);
         char spread[32];
         snprintf(spread, sizeof spread, "%.3f", x->sweep.mad_us);
-        fprintf(o, "%-*s  %-*s  %7u  %-*.*s  %12.3f  %10s  %8s  %s%s%s\n", (int)pw, x->backend,
-                (int)ww, name, x->threads, (int)lw, 48, x->sweep.winner_policy, x->sweep.median_us,
-                spread, speed, kind_word(x->kind), x->sweep.noisy ? " (noisy)" : "",
-                x->sweep.unchecked ? " (unchecked)" : "");
+        calhost_text_printf(o, "%-*s  %-*s  %7u  %-*.*s  %12.3f  %10s  %8s  %s%s%s\n", (int)pw,
+                            x->backend, (int)ww, name, x->threads, (int)lw, 48,
+                            x->sweep.winner_policy, x->sweep.median_us, spread, speed,
+                            status_word(r, x->kind), x->sweep.noisy ? " (noisy)" : "",
+                            x->sweep.unchecked ? " (unchecked)" : "");
       } else {
-        fprintf(o, "%-*s  %-*s  %7u  %-*s  %12s  %10s  %8s  %s: %s\n", (int)pw,
-                x->backend ? x->backend : "-", (int)ww, name, x->threads, (int)lw, "-", "-", "-",
-                "-", kind_word(x->kind), x->message ? x->message : "");
+        calhost_text_printf(o, "%-*s  %-*s  %7u  %-*s  %12s  %10s  %8s  %s: %s\n", (int)pw,
+                            nz(x->backend, "-"), (int)ww, name, x->threads, (int)lw, "-", "-", "-",
+                            "-", kind_word(x->kind), nz(x->message, ""));
       }
     }
     if (!r->result_count)
@@ -121,22 +171,24 @@ void cal_print_summary(cal_run *r) {
     for (size_t i = 0; i < r->result_count; i++) {
       const cal_result *x = &r->results[i];
       if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
-        fprintf(f, "  %s workload %s t=%u: %s\n", x->backend ? x->backend : "?",
-                cal_workload_name(r, x->workload), x->threads, x->message ? x->message : "failed");
+        calhost_text_printf(f, "  %s workload %s t=%u: %s\n", nz(x->backend, "?"),
+                            cal_workload_name(r, x->workload), x->threads,
+                            nz(x->message, "failed"));
     }
     for (size_t i = 0; i < r->failure_count; i++) {
       const cal_failure *x = &r->failures[i];
-      fprintf(f, "  %s", x->backend ? x->backend : "calhost");
+      char where[512] = "";
       if (x->workload)
-        fprintf(f, " workload %s t=%u", x->workload, x->threads);
-      fprintf(f, ": %s\n", x->message ? x->message : "failed");
+        snprintf(where, sizeof where, " workload %s t=%u", x->workload, x->threads);
+      calhost_text_printf(f, "  %s%s: %s\n", nz(x->backend, "calhost"), where,
+                          nz(x->message, "failed"));
       if (x->output) {
         char first[200];
         snprintf(first, sizeof first, "%s", x->output);
         char *nl = strchr(first, '\n');
         if (nl)
           *nl = '\0';
-        fprintf(f, "    plugin output began: %s\n", first);
+        calhost_text_printf(f, "    plugin output began: %s\n", first);
       }
     }
   }
@@ -145,28 +197,35 @@ void cal_print_summary(cal_run *r) {
       const cal_result *x = &r->results[i];
       if (x->kind != CAL_FAILED || !x->sweep.rejection_count)
         continue;
-      fprintf(o, "\n%s %s t=%u rejected candidates:\n", x->backend,
-              cal_workload_name(r, x->workload), x->threads);
+      fputc('\n', o);
+      calhost_text_printf(o, "%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
+                          cal_workload_name(r, x->workload), x->threads);
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
         const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
+        char who[32];
         if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
-          fprintf(o, "  default policy");
+          snprintf(who, sizeof who, "default policy");
         else
-          fprintf(o, "  candidate %u", rj->index);
-        fprintf(o, "%s%.60s: %s\n", rj->policy ? " " : "", rj->policy ? rj->policy : "",
-                rj->reason ? rj->reason : "");
+          snprintf(who, sizeof who, "candidate %u", rj->index);
+        calhost_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
+                            nz(rj->reason, ""));
       }
       if (x->sweep.rejection_count > 10)
         fprintf(o, "  ... and %zu more (see --json)\n", x->sweep.rejection_count - 10);
     }
+    size_t shown = print_rejection_warnings(r, o);
     if (r->warning_count) {
-      fprintf(o, "\nwarnings:\n");
+      if (!shown)
+        fprintf(o, "\nwarnings:\n");
       for (size_t i = 0; i < r->warning_count; i++)
-        fprintf(o, "  %s\n", r->warnings[i]);
+        calhost_text_printf(o, "  %s\n", r->warnings[i]);
     }
-    fprintf(o, "\nrigor %s; governor %s; load average %.2f; store %s\n", r->rigor_name,
-            r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
-            r->store ? calstore_path(r->store) : "-");
+    fputc('\n', o);
+    calhost_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s\n", r->rigor_name,
+                        r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
+                        r->store ? calstore_path(r->store) : "-",
+                        r->cfg->persistence_enabled ? ""
+                                                    : " (persistence disabled: not persisted)");
   }
   if (r->interrupted)
     fprintf(r->err, "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
@@ -174,46 +233,6 @@ void cal_print_summary(cal_run *r) {
 }
 
 /* ---- JSON ------------------------------------------------------------- */
-
-static void js(FILE *o, const char *s) {
-  if (!s) {
-    fputs("null", o);
-    return;
-  }
-  fputc('"', o);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"':
-      fputs("\\\"", o);
-      break;
-    case '\\':
-      fputs("\\\\", o);
-      break;
-    case '\n':
-      fputs("\\n", o);
-      break;
-    case '\r':
-      fputs("\\r", o);
-      break;
-    case '\t':
-      fputs("\\t", o);
-      break;
-    default:
-      if (*p < 0x20 || *p == 0x7f)
-        fprintf(o, "\\u%04x", *p);
-      else
-        fputc(*p, o);
-    }
-  }
-  fputc('"', o);
-}
-
-static void jnum(FILE *o, double v) {
-  if (isfinite(v))
-    fprintf(o, "%.17g", v);
-  else
-    fputs("null", o);
-}
 
 static const char *candidate_word(calhost_candidate_status st) {
   switch (st) {
@@ -237,19 +256,19 @@ static void json_candidates(const calhost_sweep_result *s, FILE *o) {
   for (size_t i = 0; i < s->candidate_entries; i++) {
     const calhost_sweep_candidate *c = &s->candidates[i];
     fputs(i ? ",{\"policy\":" : "{\"policy\":", o);
-    js(o, c->policy);
+    calhost_json_string(o, c->policy);
     fprintf(o, ",\"default\":%s,\"winner\":%s,\"status\":\"%s\",\"reason\":",
             c->index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false",
             s->ok && c->index == s->winner_index ? "true" : "false", candidate_word(c->status));
-    js(o, c->reason);
+    calhost_json_string(o, c->reason);
     fputs(",\"median_us\":", o);
-    jnum(o, c->median_us);
+    calhost_json_number(o, c->median_us);
     fputs(",\"spread_us\":", o);
-    jnum(o, c->mad_us);
+    calhost_json_number(o, c->mad_us);
     fputs(",\"min_us\":", o);
-    jnum(o, c->min_us);
+    calhost_json_number(o, c->min_us);
     fputs(",\"cv\":", o);
-    jnum(o, c->cv);
+    calhost_json_number(o, c->cv);
     fprintf(o, ",\"samples\":%u,\"iterations\":%u,\"noisy\":%s}", c->samples, c->iterations,
             c->noisy ? "true" : "false");
   }
@@ -259,30 +278,30 @@ static void json_candidates(const calhost_sweep_result *s, FILE *o) {
 static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   const calhost_sweep_result *s = &x->sweep;
   fputs("{\"plugin\":", o);
-  js(o, x->backend);
+  calhost_json_string(o, x->backend);
   fputs(",\"implementation\":", o);
-  js(o, x->implementation);
+  calhost_json_string(o, x->implementation);
   fputs(",\"workload\":", o);
-  js(o, cal_workload_name(r, x->workload));
+  calhost_json_string(o, cal_workload_name(r, x->workload));
   fputs(",\"operator\":", o);
-  js(o, r->cfg->workloads[x->workload].operator_name);
+  calhost_json_string(o, r->cfg->workloads[x->workload].operator_name);
   fprintf(o, ",\"threads\":%u,\"status\":", x->threads);
-  js(o, kind_word(x->kind));
+  calhost_json_string(o, kind_word(x->kind));
   fputs(",\"message\":", o);
-  js(o, x->message);
+  calhost_json_string(o, x->message);
   fputs(",\"key\":", o);
   if (x->key.processor) {
     fputs("{\"model_digest\":", o);
-    js(o, x->key.model_digest);
+    calhost_json_string(o, x->key.model_digest);
     fputs(",\"processor\":", o);
-    js(o, x->key.processor);
+    calhost_json_string(o, x->key.processor);
     fprintf(o, ",\"thread_count\":%u,\"structure\":{", x->key.thread_count);
     for (size_t i = 0; i < x->key.structure_count; i++) {
       if (i)
         fputc(',', o);
-      js(o, x->key.structure[i].name);
+      calhost_json_string(o, x->key.structure[i].name);
       fputc(':', o);
-      js(o, x->key.structure[i].value);
+      calhost_json_string(o, x->key.structure[i].value);
     }
     fputs("}}", o);
   } else {
@@ -291,26 +310,26 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED || x->kind == CAL_FAILED ||
       x->kind == CAL_PENDING) {
     fputs(",\"winner\":", o);
-    js(o, s->winner_policy);
+    calhost_json_string(o, s->winner_policy);
     fputs(",\"winner_is_default\":", o);
     fputs(s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false", o);
     fputs(",\"measurements\":{\"median_latency_us\":", o);
-    jnum(o, s->median_us);
+    calhost_json_number(o, s->median_us);
     fputs(",\"spread_us\":", o);
-    jnum(o, s->mad_us);
+    calhost_json_number(o, s->mad_us);
     fputs(",\"cv\":", o);
-    jnum(o, s->cv);
+    calhost_json_number(o, s->cv);
     fputs(",\"min_latency_us\":", o);
-    jnum(o, s->min_us);
+    calhost_json_number(o, s->min_us);
     fprintf(o, ",\"samples\":%u,\"iterations_per_sample\":%u", s->samples, s->iterations);
     fputs(",\"speedup_vs_default\":", o);
     if (s->have_default && s->speedup > 0)
-      jnum(o, s->speedup);
+      calhost_json_number(o, s->speedup);
     else
       fputs("null", o);
     fputs(",\"default_median_latency_us\":", o);
     if (s->have_default)
-      jnum(o, s->default_median_us);
+      calhost_json_number(o, s->default_median_us);
     else
       fputs("null", o);
     fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
@@ -321,21 +340,21 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
             s->candidate_count, s->planned, s->tried, s->pruned, s->rejected,
             s->budget_exhausted ? "true" : "false");
     fputs(",\"default_policy\":", o);
-    js(o, s->default_policy);
+    calhost_json_string(o, s->default_policy);
     fputs(",\"rejected\":[", o);
     for (size_t i = 0; i < s->rejection_count; i++) {
       if (i)
         fputc(',', o);
       fputs("{\"policy\":", o);
-      js(o, s->rejections[i].policy);
+      calhost_json_string(o, s->rejections[i].policy);
       fputs(",\"reason\":", o);
-      js(o, s->rejections[i].reason);
+      calhost_json_string(o, s->rejections[i].reason);
       fputc('}', o);
     }
     fputc(']', o);
     json_candidates(s, o);
     fprintf(o, ",\"portable_stored\":%s,\"portable_note\":", x->portable_stored ? "true" : "false");
-    js(o, x->portable_note);
+    calhost_json_string(o, x->portable_note);
   }
   fputc('}', o);
 }
@@ -343,25 +362,26 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
 void cal_print_json(cal_run *r, int exit_status) {
   FILE *o = r->out;
   fputs("{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"rigor\":", o);
-  js(o, r->rigor_name);
+  calhost_json_string(o, r->rigor_name);
   fputs(",\"rigor_origin\":", o);
-  js(o, r->o->rigor_origin);
+  calhost_json_string(o, r->o->rigor_origin);
   fputs(",\"threads_origin\":", o);
-  js(o, r->o->threads_origin);
+  calhost_json_string(o, r->o->threads_origin);
   fputs(",\"store\":", o);
-  js(o, r->store ? calstore_path(r->store) : NULL);
+  calhost_json_string(o, r->store ? calstore_path(r->store) : NULL);
   fputs(",\"force\":", o);
   fputs(r->o->force ? "true" : "false", o);
   fputs(",\"environment\":{\"processor\":", o);
-  js(o, r->targets.processor.description[0] ? r->targets.processor.description : NULL);
+  calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description
+                                                             : NULL);
   fputs(",\"governor\":", o);
-  js(o, r->env.governor[0] ? r->env.governor : NULL);
+  calhost_json_string(o, r->env.governor[0] ? r->env.governor : NULL);
   fputs(",\"load_average\":[", o);
   for (int i = 0; i < 3; i++) {
     if (i)
       fputc(',', o);
     if (r->env.load_average[i] >= 0)
-      jnum(o, r->env.load_average[i]);
+      calhost_json_number(o, r->env.load_average[i]);
     else
       fputs("null", o);
   }
@@ -383,31 +403,31 @@ void cal_print_json(cal_run *r, int exit_status) {
     if (i)
       fputc(',', o);
     fputs("{\"plugin\":", o);
-    js(o, f->backend);
+    calhost_json_string(o, f->backend);
     fputs(",\"workload\":", o);
-    js(o, f->workload);
+    calhost_json_string(o, f->workload);
     fputs(",\"threads\":", o);
     if (f->workload)
       fprintf(o, "%u", f->threads);
     else
       fputs("null", o);
     fputs(",\"candidate\":", o);
-    js(o, f->candidate);
+    calhost_json_string(o, f->candidate);
     fputs(",\"message\":", o);
-    js(o, f->message);
+    calhost_json_string(o, f->message);
     fputs(",\"output\":", o);
-    js(o, f->output);
+    calhost_json_string(o, f->output);
     fputc('}', o);
   }
   fputs("],\"warnings\":[", o);
   for (size_t i = 0; i < r->warning_count; i++) {
     if (i)
       fputc(',', o);
-    js(o, r->warnings[i]);
+    calhost_json_string(o, r->warnings[i]);
   }
   fprintf(o,
           "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
           exit_status);
-  jnum(o, calhost_sweep_now() - r->started);
+  calhost_json_number(o, calhost_sweep_now() - r->started);
   fputs("}\n", o);
 }

@@ -1,9 +1,9 @@
 /*
- * fuzz_cli_args.c: libFuzzer target for the command line's key and
- * structure parsing (host/cli/cmd_store.c): `lookup`, `override set|clear`
- * and `invalidate` with arbitrary flags, through the real command functions
- * (calhost_cmd_lookup, calhost_cmd_override, calhost_cmd_invalidate) over a
- * small scratch store that is reset before every input.
+ * fuzz_cli_args.c: libFuzzer target for the command line's argument parser
+ * (host/cli/args.c) and the key and structure flags (context.c): `lookup`,
+ * `override set|clear` and `invalidate` with arbitrary flags, through
+ * cli_main and the real command descriptors over a small scratch store that
+ * is reset before every input.
  *
  * Input: arguments separated by '\n' (a NUL ends the input); the first line
  * names the command ("lookup", "override", "invalidate"), anything else is
@@ -12,10 +12,7 @@
  * crash, leak or undefined behaviour, an exit status of 0, 1 or 2, and the
  * store file still loads afterwards. run.sh passes -close_fd_mask=3 so the
  * commands' own output does not drown libFuzzer's.
- *
- * The parsing functions are static in cmd_store.c, so this links the whole
- * command line but main.c (see cli_args.cmake); an exported parser would
- * let it fuzz the parsing alone.
+ * It links the calhost_cli library (see cli_args.cmake).
  */
 #include <string.h>
 
@@ -41,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   memcpy(text, data, size);
   text[size] = '\0';
-  char *argv[MAX_ARGS + 1];
+  char *argv[MAX_ARGS + 4];
   int argc = 0;
   for (char *save = NULL, *tok = strtok_r(text, "\n", &save); tok && argc < MAX_ARGS;
        tok = strtok_r(NULL, "\n", &save)) {
@@ -58,25 +55,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     argc++;
   }
   argv[argc] = NULL;
-  int (*cmd)(calhost_cli *, int, char **) = NULL;
+  const cli_command *cmd = NULL;
   if (argc > 0 && !strcmp(argv[0], "lookup"))
-    cmd = calhost_cmd_lookup;
+    cmd = &calhost_cmd_lookup;
   else if (argc > 0 && !strcmp(argv[0], "override"))
-    cmd = calhost_cmd_override;
+    cmd = &calhost_cmd_override;
   else if (argc > 0 && !strcmp(argv[0], "invalidate"))
-    cmd = calhost_cmd_invalidate;
+    cmd = &calhost_cmd_invalidate;
   if (cmd) {
     const char *store =
         fuzz_write_file("profiles.txt", (const uint8_t *)seed_store, sizeof seed_store - 1);
+    /* calhost --store STORE [--quiet] ARGS... */
+    char *full[MAX_ARGS + 4];
+    int n = 0;
+    full[n++] = (char *)"calhost";
+    full[n++] = (char *)"--store";
+    full[n++] = (char *)store;
+    if (size % 2)
+      full[n++] = (char *)"--quiet";
+    for (int i = 0; i < argc; i++)
+      full[n++] = argv[i];
+    full[n] = NULL;
     calhost_cli cli;
     memset(&cli, 0, sizeof cli);
     cli.argv0 = "calhost";
-    cli.store_path = store;
-    cli.quiet = size % 2;
-    int rc = cmd(&cli, argc, argv);
+    const cli_command *table[] = {cmd};
+    int rc = cli_main(&cli, table, 1, n, full);
     FUZZ_CHECK(rc >= 0 && rc <= 2, "%s returned exit status %d", argv[0], rc);
-    size_t n = 0;
-    calstore_status st = calstore_read_file(store, NULL, NULL, NULL, NULL, &n);
+    size_t count = 0;
+    calstore_status st = calstore_read_file(store, NULL, NULL, NULL, NULL, &count);
     FUZZ_CHECK(st == CALSTORE_OK, "after `%s` the store no longer loads: %s", argv[0],
                calstore_status_name(st));
   }

@@ -71,6 +71,10 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   garbage("create");
   host->log(host->context, CALHOST_LOG_DEBUG, "debug message from create");
   host->log(host->context, CALHOST_LOG_INFO, "info message from create");
+#ifdef BAD_CREATE
+  host->set_error(host->context, "no device for \033]0;retitled\007 this test");
+  return CALHOST_UNSUPPORTED;
+#endif
   *out = calloc(1, sizeof **out);
   if (!*out)
     return CALHOST_NO_MEMORY;
@@ -88,6 +92,10 @@ static calhost_status build_key(calhost_plugin_instance *inst, const calhost_wor
     inst->host->set_error(inst->host->context, "needs a 2-D shape");
     return CALHOST_UNSUPPORTED;
   }
+#ifdef BAD_UNSUPPORTED
+  inst->host->set_error(inst->host->context, "this test supports no workload");
+  return CALHOST_UNSUPPORTED;
+#endif
   inst->structure[0] = (calhost_property){"operator", w->operator_name};
   out->model_digest = w->model_digest;
   out->processor = t->processor;
@@ -189,6 +197,12 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
 }
 
 static calhost_status check(calhost_session *s, char *err, size_t cap) {
+#ifdef BAD_WRONG_OUTPUT
+  if (s->p == 2) { /* one candidate computes garbage (its message holds an escape) */
+    snprintf(err, cap, "wrong output \033]0;retitled\007 at 0");
+    return CALHOST_CHECK_FAILED;
+  }
+#endif
   if (s->out == 1.5 * s->p)
     return CALHOST_OK;
   snprintf(err, cap, "wrong output");

@@ -1,0 +1,75 @@
+/*
+ * json.c: the one JSON writer (see json.h for the string rule).
+ */
+#include "json.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#include "text.h"
+
+void calhost_json_string(FILE *out, const char *s) {
+  if (!s) {
+    fputs("null", out);
+    return;
+  }
+  fputc('"', out);
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    uint32_t cp = 0;
+    size_t n = calhost_utf8_decode(p, &cp);
+    if (n == 0) { /* not UTF-8: the byte's value as U+00XX */
+      fprintf(out, "\\u%04x", *p);
+      p++;
+      continue;
+    }
+    switch (cp) {
+    case '"':
+      fputs("\\\"", out);
+      break;
+    case '\\':
+      fputs("\\\\", out);
+      break;
+    case '\b':
+      fputs("\\b", out);
+      break;
+    case '\f':
+      fputs("\\f", out);
+      break;
+    case '\n':
+      fputs("\\n", out);
+      break;
+    case '\r':
+      fputs("\\r", out);
+      break;
+    case '\t':
+      fputs("\\t", out);
+      break;
+    default:
+      if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+        fprintf(out, "\\u%04x", (unsigned)cp);
+      else
+        fwrite(p, 1, n, out);
+    }
+    p += n;
+  }
+  fputc('"', out);
+}
+
+void calhost_json_number(FILE *out, double v) {
+  if (isfinite(v))
+    fprintf(out, "%.17g", v);
+  else
+    fputs("null", out);
+}
+
+void calhost_json_bool(FILE *out, int v) {
+  fputs(v ? "true" : "false", out);
+}
+
+void calhost_json_key(FILE *out, int first, const char *key) {
+  if (!first)
+    fputc(',', out);
+  calhost_json_string(out, key);
+  fputc(':', out);
+}

@@ -1,0 +1,33 @@
+/*
+ * json.h: the one JSON writer of calhost (every --json output of the
+ * command line and the calibrate report). Output is always valid UTF-8 JSON,
+ * whatever bytes the strings hold.
+ *
+ * The string rule (documented in README.md, "Output"): '"' and '\' are
+ * escaped; \b \f \n \r \t use their short forms; other control characters
+ * (U+0000..U+001F, U+007F) and C1 controls (U+0080..U+009F) are written as
+ * \u00XX; valid UTF-8 passes through; each byte that is not part of a valid
+ * UTF-8 sequence is written as \u00XX with the byte's value (so a Latin-1
+ * byte 0xE9 reads as U+00E9 "é"; a decoder cannot tell it from a real
+ * U+00E9, which is the price of always-valid output).
+ * Part of the base layer: depends on nothing but libc.
+ */
+#ifndef CALHOST_BASE_JSON_H
+#define CALHOST_BASE_JSON_H
+
+#include <stdio.h>
+
+/* Writes s as a JSON string by the rule above; "null" when s is NULL. */
+void calhost_json_string(FILE *out, const char *s);
+
+/* Writes v with 17 significant digits; "null" when v is not finite. */
+void calhost_json_number(FILE *out, double v);
+
+/* Writes "true" or "false". */
+void calhost_json_bool(FILE *out, int v);
+
+/* Writes "KEY": (the key as a JSON string, then a colon), preceded by a
+ * comma unless first is nonzero. For object members. */
+void calhost_json_key(FILE *out, int first, const char *key);
+
+#endif /* CALHOST_BASE_JSON_H */

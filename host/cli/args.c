@@ -1,0 +1,307 @@
+/*
+ * args.c: the one argument parser of the command line (see args.h): global
+ * and per-command flag tables, help and version output, suggestions.
+ */
+#include "args.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/text.h"
+#include "calhost/calstore.h"
+#include "calhost/plugin.h"
+#include "commands.h"
+
+#ifndef CALHOST_VERSION
+#define CALHOST_VERSION "unknown"
+#endif
+
+static const cli_flag global_flags[] = {
+    {FL_CONFIG, "--config", NULL, "FILE", "read this configuration file"},
+    {FL_STORE, "--store", NULL, "PATH", "use this profile store file"},
+    {FL_JSON, "--json", NULL, NULL, "print the result as JSON on stdout"},
+    {FL_QUIET, "--quiet", "-q", NULL, "print only errors (and the JSON result)"},
+    {FL_VERBOSE, "--verbose", "-v", NULL, "say more (configuration used, plugin logs)"},
+    {FL_HELP, "--help", "-h", NULL, "show this help"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+size_t cli_edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  size_t row[65];
+  if (la > 64)
+    la = 64;
+  if (lb > 64)
+    lb = 64;
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* Keeps the closest candidate to word in *best (close enough to suggest:
+ * at most 2 edits, and fewer than half the word). */
+static void consider(const char *word, const char *candidate, const char **best, size_t *dist) {
+  if (!candidate)
+    return;
+  size_t d = cli_edit_distance(word, candidate);
+  size_t len = strlen(candidate);
+  if (d <= 2 && d * 2 < len && d < *dist) {
+    *best = candidate;
+    *dist = d;
+  }
+}
+
+static void print_flags(FILE *out, const cli_flag *flags) {
+  for (const cli_flag *f = flags; f && f->id != FL_NONE; f++) {
+    char left[64];
+    snprintf(left, sizeof left, "%s%s%s%s%s", f->short_name ? f->short_name : "",
+             f->short_name ? ", " : "", f->name, f->value ? " " : "", f->value ? f->value : "");
+    fprintf(out, "  %-26s %s\n", left, f->help);
+  }
+}
+
+static void print_usage(FILE *out, const cli_command *const *commands, size_t count) {
+  fprintf(out, "usage: calhost [--store PATH] [--config FILE] [--json] [--quiet] [--verbose]\n"
+               "               COMMAND [ARGS...]\n"
+               "       calhost help COMMAND | COMMAND --help | --version\n\ncommands:\n");
+  for (size_t i = 0; i < count; i++)
+    fprintf(out, "  %-11s %s\n", commands[i]->name, commands[i]->summary);
+  fprintf(out, "\nglobal flags (before or after the command):\n");
+  print_flags(out, global_flags);
+  fprintf(out, "  %-26s %s\n", "--version", "print the version and exit");
+  fprintf(out, "\nexit status: 0 success, 1 \"no\" (check failed, nothing selected or\n"
+               "calibrated), 2 usage or operational error.\n");
+}
+
+static void print_command_help(FILE *out, const cli_command *c) {
+  fprintf(out, "usage: calhost [GLOBAL FLAGS] %s%s%s\n\n%s\n", c->name, c->synopsis[0] ? " " : "",
+          c->synopsis, c->summary);
+  if (c->details)
+    fprintf(out, "\n%s", c->details);
+  if (c->flags && c->flags[0].id != FL_NONE) {
+    fprintf(out, "\nflags:\n");
+    print_flags(out, c->flags);
+  }
+  fprintf(out, "\nglobal flags (before or after the command):\n");
+  print_flags(out, global_flags);
+}
+
+static void print_version(FILE *out) {
+  fprintf(out, "calhost %s (plugin ABI %u..%u, store format %d)\n", CALHOST_VERSION,
+          (unsigned)CALHOST_ABI_VERSION_MIN, (unsigned)CALHOST_ABI_VERSION,
+          CALSTORE_FORMAT_VERSION);
+}
+
+int cli_usage(const cli_args *a, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (a && a->command) {
+    calhost_text_printf(stderr, "calhost: %s: %s\n", a->command, msg);
+    calhost_text_printf(stderr, "Try 'calhost help %s'.\n", a->command);
+  } else {
+    calhost_text_printf(stderr, "calhost: %s\n", msg);
+    fputs("Try 'calhost --help'.\n", stderr);
+  }
+  return 2;
+}
+
+/* The flag of arg in table (exact name, NAME=VALUE, or short name), or
+ * NULL; *inline_value gets the text after '='. */
+static const cli_flag *match(const cli_flag *table, char *arg, char **inline_value) {
+  for (const cli_flag *f = table; f && f->id != FL_NONE; f++) {
+    size_t n = strlen(f->name);
+    if (!strncmp(arg, f->name, n) && (arg[n] == '\0' || arg[n] == '=')) {
+      *inline_value = arg[n] == '=' ? arg + n + 1 : NULL;
+      return f;
+    }
+    if (f->short_name && !strcmp(arg, f->short_name)) {
+      *inline_value = NULL;
+      return f;
+    }
+  }
+  return NULL;
+}
+
+static const cli_command *find_command(const cli_command *const *commands, size_t count,
+                                       const char *name) {
+  for (size_t i = 0; i < count; i++)
+    if (!strcmp(commands[i]->name, name))
+      return commands[i];
+  return NULL;
+}
+
+static int unknown_command(const cli_command *const *commands, size_t count, const char *name) {
+  const char *best = NULL;
+  size_t dist = (size_t)-1;
+  for (size_t i = 0; i < count; i++)
+    consider(name, commands[i]->name, &best, &dist);
+  consider(name, "help", &best, &dist);
+  if (best)
+    return cli_usage(NULL, "unknown command '%s' (did you mean '%s'?)", name, best);
+  return cli_usage(NULL, "unknown command '%s'", name);
+}
+
+static int unknown_flag(const cli_args *a, const cli_command *cmd, const char *arg) {
+  char name[128];
+  const char *best = NULL;
+  size_t dist = (size_t)-1;
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+  for (const cli_flag *f = cmd ? cmd->flags : NULL; f && f->id != FL_NONE; f++)
+    consider(name, f->name, &best, &dist);
+  for (const cli_flag *f = global_flags; f->id != FL_NONE; f++)
+    consider(name, f->name, &best, &dist);
+  if (!cmd)
+    consider(name, "--version", &best, &dist);
+  if (best)
+    return cli_usage(a, "unknown option '%s' (did you mean '%s'?)", name, best);
+  return cli_usage(a, "unknown option '%s'", name);
+}
+
+static void apply_global(calhost_cli *cli, cli_flag_id id, char *value, int *help) {
+  switch (id) {
+  case FL_CONFIG:
+    cli->config_path = value;
+    break;
+  case FL_STORE:
+    cli->store_path = value;
+    break;
+  case FL_JSON:
+    cli->json = 1;
+    break;
+  case FL_QUIET:
+    cli->quiet = 1;
+    break;
+  case FL_VERBOSE:
+    cli->verbose = 1;
+    break;
+  case FL_HELP:
+    *help = 1;
+    break;
+  default:
+    break;
+  }
+}
+
+int cli_main(calhost_cli *cli, const cli_command *const *commands, size_t count, int argc,
+             char **argv) {
+  static cli_args args;
+  cli_args *a = &args;
+  const cli_command *cmd = NULL;
+  int help = 0, help_command = 0, only_plain = 0;
+  memset(a, 0, sizeof *a);
+  for (int i = 1; i < argc; i++) {
+    char *arg = argv[i];
+    if (!only_plain && !strcmp(arg, "--")) {
+      only_plain = 1;
+      continue;
+    }
+    if (!only_plain && arg[0] == '-' && arg[1]) {
+      if (!cmd && !help_command && !strcmp(arg, "--version")) {
+        print_version(stdout);
+        return 0;
+      }
+      char *value = NULL;
+      const cli_flag *f = cmd ? match(cmd->flags, arg, &value) : NULL;
+      int global = 0;
+      if (!f) {
+        f = match(global_flags, arg, &value);
+        global = f != NULL;
+      }
+      if (!f)
+        return unknown_flag(a, cmd, arg);
+      if (f->value && !value) {
+        if (i + 1 >= argc)
+          return cli_usage(a, "%s needs a value (%s)", f->name, f->value);
+        value = argv[++i];
+      } else if (!f->value && value) {
+        return cli_usage(a, "%s takes no value", f->name);
+      }
+      if (!f->value)
+        value = (char *)"";
+      if (global)
+        apply_global(cli, f->id, value, &help);
+      a->value[f->id] = value;
+      if (a->seen_count >= CLI_MAX_OCCURRENCES)
+        return cli_usage(a, "too many flags");
+      a->seen[a->seen_count].id = f->id;
+      a->seen[a->seen_count].value = value;
+      a->seen_count++;
+      continue;
+    }
+    if (!cmd && !help_command) {
+      if (!strcmp(arg, "help")) {
+        help_command = 1;
+        continue;
+      }
+      cmd = find_command(commands, count, arg);
+      if (!cmd)
+        return unknown_command(commands, count, arg);
+      a->command = cmd->name;
+      continue;
+    }
+    if (a->positional_count >= CLI_MAX_POSITIONAL)
+      return cli_usage(a, "too many arguments");
+    a->positional[a->positional_count++] = arg;
+  }
+  if (help_command) {
+    if (!a->positional_count) {
+      print_usage(stdout, commands, count);
+      return 0;
+    }
+    const cli_command *c = find_command(commands, count, a->positional[0]);
+    if (!c)
+      return unknown_command(commands, count, a->positional[0]);
+    print_command_help(stdout, c);
+    return 0;
+  }
+  if (help) {
+    if (cmd)
+      print_command_help(stdout, cmd);
+    else
+      print_usage(stdout, commands, count);
+    return 0;
+  }
+  if (!cmd) {
+    print_usage(stderr, commands, count);
+    return 2;
+  }
+  if (a->positional_count > cmd->max_positional)
+    return cli_usage(a, "unexpected argument '%s' (usage: calhost %s %s)",
+                     a->positional[cmd->max_positional], cmd->name, cmd->synopsis);
+  if (a->positional_count < cmd->min_positional)
+    return cli_usage(a, "missing argument (usage: calhost %s %s)", cmd->name, cmd->synopsis);
+  return cmd->run(cli, a);
+}
+
+int cli_has(const cli_args *a, cli_flag_id id) {
+  return a->value[id] != NULL;
+}
+
+size_t cli_all(const cli_args *a, cli_flag_id id, char **out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < a->seen_count; i++)
+    if (a->seen[i].id == id) {
+      if (n < cap)
+        out[n] = a->seen[i].value;
+      n++;
+    }
+  return n;
+}

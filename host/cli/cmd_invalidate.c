@@ -1,0 +1,46 @@
+/*
+ * cmd_invalidate.c: `calhost invalidate --backend B [--implementation V]`:
+ * removes a backend's profiles (of one implementation version, or all).
+ */
+#include <stdio.h>
+
+#include "commands.h"
+
+static const cli_flag invalidate_flags[] = {
+    {FL_BACKEND, "--backend", NULL, "NAME", "the backend whose profiles go (required)"},
+    {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "only this implementation version"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+static int run_invalidate(calhost_cli *cli, cli_args *a) {
+  if (!cli_has(a, FL_BACKEND))
+    return cli_usage(a, "--backend is required");
+  calstore *s = NULL;
+  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+    calstore_close(&s);
+    return 2;
+  }
+  calstore_error err = {0};
+  size_t removed = 0;
+  calstore_status st =
+      calstore_invalidate(s, a->value[FL_BACKEND], a->value[FL_IMPLEMENTATION], &removed, &err);
+  calstore_close(&s);
+  if (st != CALSTORE_OK)
+    return calhost_cli_error("invalidate: %s: %s", calstore_status_name(st), err.message);
+  if (cli->json)
+    printf("{\"status\":\"ok\",\"removed\":%zu}\n", removed);
+  else if (!cli->quiet)
+    printf("removed %zu profiles\n", removed);
+  return 0;
+}
+
+const cli_command calhost_cmd_invalidate = {
+    "invalidate",
+    "--backend B [--implementation V]",
+    "remove a backend's profiles",
+    NULL,
+    invalidate_flags,
+    0,
+    0,
+    run_invalidate,
+};

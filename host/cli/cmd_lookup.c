@@ -1,0 +1,222 @@
+/*
+ * cmd_lookup.c: `calhost lookup`, both of its forms:
+ *   lookup --backend B --operator OP --implementation V [exact key]
+ *          [--structure N=V]... [--force-portable]
+ *       walks the store's precedence for a key given on the command line
+ *       (no validator);
+ *   lookup --workload W [--plugin B] [--threads N|max] [--explain]
+ *       builds the exact and portable keys of a configured workload through
+ *       the plugin's key-builder for this machine (workload.c) and walks the
+ *       precedence with the plugin's validator; --explain shows every level.
+ * --json prints the lookup result object (store_json.h) either way. Exit 0
+ * when a profile was selected, 1 when none, 2 on errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/text.h"
+#include "commands.h"
+#include "store_json.h"
+#include "workload.h"
+
+static const cli_flag lookup_flags[] = {
+    {FL_WORKLOAD, "--workload", NULL, "NAME", "the configured workload (deployment form)"},
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "with --workload: the plugin to ask"},
+    {FL_EXPLAIN, "--explain", NULL, NULL, "with --workload: show every precedence level"},
+    {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
+    {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},
+    {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},
+    {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},
+    {FL_MODEL_DIGEST, "--model-digest", NULL, "DIGEST", "exact key: model digest"},
+    {FL_PROCESSOR, "--processor", NULL, "TEXT", "exact key: processor"},
+    {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"},
+    {FL_FORCE_PORTABLE, "--force-portable", NULL, NULL, "skip the exact levels"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+/* ---- the key form ----------------------------------------------------- */
+
+static int lookup_key(calhost_cli *cli, cli_args *a) {
+  calstore_property structure[CALHOST_CLI_MAX_STRUCTURE];
+  calstore_key k;
+  int rc = calhost_cli_key_flags(a, 0, 1, &k, structure);
+  if (rc)
+    return rc;
+  calstore *s = NULL;
+  calstore_status st = calhost_cli_open_store(cli, &s);
+  if (st != CALSTORE_OK) {
+    if (cli->json)
+      calhost_json_lookup_result(stdout, NULL, st, s ? calstore_path(s) : NULL);
+    calstore_close(&s);
+    return 2;
+  }
+  calstore_lookup_options o = {0};
+  o.backend = k.backend;
+  o.operator_name = k.operator_name;
+  o.implementation = k.implementation;
+  o.model_digest = k.model_digest;
+  o.processor = k.processor;
+  o.thread_count = k.thread_count;
+  o.structure = k.structure;
+  o.structure_count = k.structure_count;
+  o.force_portable = cli_has(a, FL_FORCE_PORTABLE);
+  calstore_lookup_result *r = NULL;
+  calstore_error err = {0};
+  st = calstore_lookup(s, &o, NULL, NULL, &r, &err);
+  if (!r) {
+    calhost_cli_error("lookup: %s: %s", calstore_status_name(st), err.message);
+    calstore_close(&s);
+    return 2;
+  }
+  if (cli->json) {
+    calhost_json_lookup_result(stdout, r, st, NULL);
+  } else {
+    if (r->profile) {
+      printf("selected (%s): ", calhost_level_name(r->level));
+      calhost_text_profile(stdout, r->profile);
+    } else {
+      printf("no profile selected\n");
+    }
+    for (size_t i = 0; i < r->rejection_count; i++) {
+      const calstore_rejection *x = &r->rejections[i];
+      calhost_text_printf(stdout, "rejected (%s: %s): ", calstore_reject_reason_name(x->reason),
+                          x->message ? x->message : "");
+      calhost_text_profile(stdout, &x->profile);
+    }
+  }
+  int code = r->status == CALSTORE_OK ? 0 : 1;
+  calstore_lookup_result_free(&r);
+  calstore_close(&s);
+  return code;
+}
+
+/* ---- the workload form -------------------------------------------------- */
+
+static int profile_level(const calstore_profile *p) {
+  int exact = p->key.kind == CALSTORE_KEY_EXACT;
+  if (p->source == CALSTORE_SOURCE_OVERRIDE)
+    return exact ? CALSTORE_LEVEL_EXACT_OVERRIDE : CALSTORE_LEVEL_PORTABLE_OVERRIDE;
+  return exact ? CALSTORE_LEVEL_EXACT_CALIBRATED : CALSTORE_LEVEL_PORTABLE_CALIBRATED;
+}
+
+static void explain(FILE *o, const wl_ctx *c, int force_portable, const calstore_lookup_result *r) {
+  calhost_text_printf(o, "lookup %s %s implementation %s (workload %s)\n", c->p->backend,
+                      c->w->operator_name, c->p->implementation_version, c->w->name);
+  calhost_text_printf(o, "  exact key:    model %s\n", c->key.model_digest);
+  calhost_text_printf(o, "                processor %s\n", c->key.processor);
+  calhost_text_printf(o, "                threads %u\n", c->key.thread_count);
+  char structure[4096] = "";
+  for (size_t i = 0, n = 0; i < c->key.structure_count; i++)
+    n += (size_t)snprintf(structure + n, n < sizeof structure ? sizeof structure - n : 0, " %s=%s",
+                          c->key.structure[i].name, c->key.structure[i].value);
+  calhost_text_printf(o, "  portable key:%s\n", structure);
+  fprintf(o, "  force_portable: %s\n", force_portable ? "yes" : "no");
+  for (int lvl = CALSTORE_LEVEL_EXACT_OVERRIDE; lvl <= CALSTORE_LEVEL_PORTABLE_CALIBRATED; lvl++) {
+    const char *what;
+    int exact = lvl == CALSTORE_LEVEL_EXACT_OVERRIDE || lvl == CALSTORE_LEVEL_EXACT_CALIBRATED;
+    if (force_portable && exact)
+      what = "skipped (force_portable)";
+    else if ((int)r->level == lvl)
+      what = "SELECTED";
+    else if (r->level != CALSTORE_LEVEL_NONE && lvl > (int)r->level)
+      what = "not consulted (a higher level was selected)";
+    else
+      what = "no acceptable profile";
+    fprintf(o, "  %d. %-20s %s\n", lvl, calhost_level_name((calstore_level)lvl), what);
+    for (size_t i = 0; i < r->rejection_count; i++) {
+      const calstore_rejection *x = &r->rejections[i];
+      if (profile_level(&x->profile) == lvl)
+        calhost_text_printf(o, "       rejected [%s] %s: policy %s\n",
+                            calstore_reject_reason_name(x->reason), x->message ? x->message : "",
+                            x->profile.policy);
+    }
+  }
+  if (r->profile) {
+    calhost_text_printf(o, "selected %s: %s\n", calhost_level_name(r->level), r->profile->policy);
+    for (size_t i = 0; i < r->profile->measurement_count; i++)
+      calhost_text_printf(o, "  %s = %g %s\n", r->profile->measurements[i].name,
+                          r->profile->measurements[i].value, r->profile->measurements[i].unit);
+  } else {
+    fprintf(o, "nothing selected\n");
+  }
+}
+
+static int lookup_workload(calhost_cli *cli, cli_args *a) {
+  static const cli_flag_id key_only[] = {FL_BACKEND,      FL_OPERATOR,  FL_IMPLEMENTATION,
+                                         FL_MODEL_DIGEST, FL_PROCESSOR, FL_STRUCTURE};
+  for (size_t i = 0; i < sizeof key_only / sizeof key_only[0]; i++)
+    if (cli_has(a, key_only[i]))
+      for (const cli_flag *f = lookup_flags; f->id != FL_NONE; f++)
+        if (f->id == key_only[i])
+          return cli_usage(a, "%s cannot be combined with --workload (the plugin builds the key)",
+                           f->name);
+  const char *workload = a->value[FL_WORKLOAD];
+  int force_portable = cli_has(a, FL_FORCE_PORTABLE);
+  wl_ctx c;
+  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], &c);
+  if (rc != 0) {
+    wl_close(&c);
+    return rc;
+  }
+  force_portable = force_portable || c.cfg.force_portable;
+  calstore_lookup_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.backend = c.p->backend;
+  lo.operator_name = c.w->operator_name;
+  lo.implementation = c.p->implementation_version;
+  lo.model_digest = c.key.model_digest;
+  lo.processor = c.key.processor;
+  lo.thread_count = c.key.thread_count;
+  lo.structure = (const calstore_property *)c.key.structure;
+  lo.structure_count = c.key.structure_count;
+  lo.force_portable = force_portable;
+  calstore_lookup_result *res = NULL;
+  calstore_error err = {0};
+  calstore_status st = calstore_lookup(c.store, &lo, wl_validate, &c, &res, &err);
+  if (!res) {
+    calhost_cli_error("lookup: %s: %s", calstore_status_name(st), err.message);
+    wl_close(&c);
+    return 2;
+  }
+  if (cli_has(a, FL_EXPLAIN))
+    explain(cli->json ? stderr : stdout, &c, force_portable, res);
+  if (cli->json)
+    calhost_json_lookup_result(stdout, res, st, NULL);
+  else if (!cli_has(a, FL_EXPLAIN)) {
+    if (res->profile)
+      calhost_text_printf(stdout, "%s %s: %s\n", calhost_level_name(res->level), c.p->backend,
+                          res->profile->policy);
+    else
+      calhost_text_printf(stdout, "none: no acceptable profile for workload %s (%zu rejected)\n",
+                          workload, res->rejection_count);
+  }
+  rc = res->profile ? 0 : 1;
+  calstore_lookup_result_free(&res);
+  wl_close(&c);
+  return rc;
+}
+
+static int run_lookup(calhost_cli *cli, cli_args *a) {
+  if (cli_has(a, FL_WORKLOAD))
+    return lookup_workload(cli, a);
+  if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_EXPLAIN))
+    return cli_usage(a, "%s needs --workload", cli_has(a, FL_PLUGIN) ? "--plugin" : "--explain");
+  return lookup_key(cli, a);
+}
+
+const cli_command calhost_cmd_lookup = {
+    "lookup",
+    "--backend B --operator OP --implementation V [--model-digest D --processor P --threads N]\n"
+    "       [--structure NAME=VALUE]... [--force-portable]\n"
+    "   or: calhost lookup --workload W [--plugin B] [--threads N|max] [--force-portable] "
+    "[--explain]",
+    "select a profile for a key or a configured workload",
+    "Walks the precedence: exact override, portable override, exact calibrated,\n"
+    "portable calibrated. With --workload the plugin builds the keys for this\n"
+    "machine and validates each candidate policy. Exit 0 selected, 1 none.\n",
+    lookup_flags,
+    0,
+    0,
+    run_lookup,
+};

@@ -1,0 +1,162 @@
+/*
+ * cmd_override.c: `calhost override set|clear`, both of its forms:
+ *   override set|clear --backend B --operator OP --implementation V
+ *       (--model-digest D --processor P --threads N | --portable
+ *        --structure NAME=VALUE...) [--policy TEXT]
+ *       a key given on the command line; the policy is not validated;
+ *   override set|clear --workload W [--plugin B] [--threads N|max]
+ *       [--portable] [--policy TEXT]
+ *       the key the plugin builds for this machine (workload.c); `set`
+ *       validates the policy with the plugin first.
+ * Exit 0 done, 1 the plugin refused the policy or (clear) no such
+ * override, 2 usage or operational error.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/text.h"
+#include "commands.h"
+#include "workload.h"
+
+static const cli_flag override_flags[] = {
+    {FL_POLICY, "--policy", NULL, "TEXT", "the policy to install (set)"},
+    {FL_PORTABLE, "--portable", NULL, NULL, "the portable key instead of the exact one"},
+    {FL_WORKLOAD, "--workload", NULL, "NAME", "the configured workload (deployment form)"},
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "with --workload: the plugin that builds the key"},
+    {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
+    {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},
+    {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},
+    {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},
+    {FL_MODEL_DIGEST, "--model-digest", NULL, "DIGEST", "exact key: model digest"},
+    {FL_PROCESSOR, "--processor", NULL, "TEXT", "exact key: processor"},
+    {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+static const char *fixed_policy(void *user, size_t *length, char *err, size_t cap) {
+  (void)err;
+  (void)cap;
+  *length = strlen(user);
+  return user;
+}
+
+/* The exit status and message of a store answer. */
+static int finish(calhost_cli *cli, const char *cmd, calstore_status st, const calstore_error *err,
+                  const char *done) {
+  if (st == CALSTORE_NOT_FOUND) {
+    calhost_cli_error("%s: no override with this key", cmd);
+    return 1;
+  }
+  if (st == CALSTORE_POLICY_REJECTED) {
+    calhost_cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
+                      err->message);
+    return 1;
+  }
+  if (st != CALSTORE_OK) {
+    calhost_cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
+    return 2;
+  }
+  if (cli->json)
+    printf("{\"status\":\"ok\"}\n");
+  else if (!cli->quiet)
+    calhost_text_printf(stdout, "%s\n", done);
+  return 0;
+}
+
+static int override_workload(calhost_cli *cli, cli_args *a, int set, const char *cmd) {
+  static const cli_flag_id key_only[] = {FL_BACKEND,      FL_OPERATOR,  FL_IMPLEMENTATION,
+                                         FL_MODEL_DIGEST, FL_PROCESSOR, FL_STRUCTURE};
+  for (size_t i = 0; i < sizeof key_only / sizeof key_only[0]; i++)
+    if (cli_has(a, key_only[i]))
+      return cli_usage(a, "key flags cannot be combined with --workload (the plugin builds the "
+                          "key)");
+  const char *workload = a->value[FL_WORKLOAD], *policy = a->value[FL_POLICY];
+  int portable = cli_has(a, FL_PORTABLE);
+  wl_ctx c;
+  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], &c);
+  if (rc != 0) {
+    wl_close(&c);
+    return rc;
+  }
+  calstore_key k;
+  memset(&k, 0, sizeof k);
+  k.backend = c.p->backend;
+  k.operator_name = c.w->operator_name;
+  k.implementation = c.p->implementation_version;
+  if (portable) {
+    k.kind = CALSTORE_KEY_PORTABLE;
+    k.structure = (const calstore_property *)c.key.structure;
+    k.structure_count = c.key.structure_count;
+  } else {
+    k.kind = CALSTORE_KEY_EXACT;
+    k.model_digest = c.key.model_digest;
+    k.processor = c.key.processor;
+    k.thread_count = c.key.thread_count;
+  }
+  calstore_error err = {0};
+  calstore_status st;
+  if (set)
+    st = calstore_install_override(c.store, &k, NULL, 0, fixed_policy, (void *)policy, wl_validate,
+                                   &c, &err);
+  else
+    st = calstore_clear_override(c.store, &k, &err);
+  char done[1024];
+  snprintf(done, sizeof done, "%s %s override for %s workload %s%s", set ? "installed" : "cleared",
+           portable ? "portable" : "exact", c.p->backend, workload,
+           portable ? "" : " on this machine");
+  rc = finish(cli, cmd, st, &err, done);
+  wl_close(&c);
+  return rc;
+}
+
+static int run_override(calhost_cli *cli, cli_args *a) {
+  const char *action = a->positional[0];
+  if (strcmp(action, "set") && strcmp(action, "clear"))
+    return cli_usage(a, "use 'override set' or 'override clear', not '%s'", action);
+  int set = !strcmp(action, "set");
+  const char *cmd = set ? "override set" : "override clear";
+  if (set && !cli_has(a, FL_POLICY))
+    return cli_usage(a, "set: --policy TEXT is required");
+  if (!set && cli_has(a, FL_POLICY))
+    return cli_usage(a, "clear takes no --policy");
+  if (cli_has(a, FL_WORKLOAD))
+    return override_workload(cli, a, set, cmd);
+  if (cli_has(a, FL_PLUGIN))
+    return cli_usage(a, "--plugin needs --workload");
+  calstore_property structure[CALHOST_CLI_MAX_STRUCTURE];
+  calstore_key k;
+  int rc = calhost_cli_key_flags(a, cli_has(a, FL_PORTABLE), 0, &k, structure);
+  if (rc)
+    return rc;
+  calstore *s = NULL;
+  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+    calstore_close(&s);
+    return 2;
+  }
+  calstore_error err = {0};
+  calstore_status st;
+  if (set)
+    st = calstore_install_override(s, &k, NULL, 0, fixed_policy, (void *)a->value[FL_POLICY], NULL,
+                                   NULL, &err);
+  else
+    st = calstore_clear_override(s, &k, &err);
+  calstore_close(&s);
+  return finish(cli, cmd, st, &err, set ? "override installed" : "override cleared");
+}
+
+const cli_command calhost_cmd_override = {
+    "override",
+    "set|clear --backend B --operator OP --implementation V\n"
+    "       (--model-digest D --processor P --threads N | --portable --structure N=V...)\n"
+    "       [--policy TEXT]\n"
+    "   or: calhost override set|clear --workload W [--plugin B] [--threads N|max] [--portable]\n"
+    "       [--policy TEXT]",
+    "set or clear a user override",
+    "An override wins over calibrated profiles of the same key. With --workload\n"
+    "the plugin builds the key for this machine and validates the policy; a\n"
+    "refused policy exits 1.\n",
+    override_flags,
+    1,
+    1,
+    run_override,
+};

@@ -1,0 +1,38 @@
+/*
+ * store_json.h: the store's objects as the command line prints them: a
+ * profile and a lookup result as JSON, through the one JSON writer
+ * (base/json.h), and a profile as one line of text. Both forms of `lookup`
+ * and `list` print these; nothing else writes them.
+ */
+#ifndef CALHOST_CLI_STORE_JSON_H
+#define CALHOST_CLI_STORE_JSON_H
+
+#include <stdio.h>
+
+#include "calhost/calstore.h"
+
+/* Writes a profile object: {"kind", "source", "backend", "operator",
+ * "implementation", "model_digest", "processor", "thread_count",
+ * "structure": {name: value}, "measurements": [{"name", "value", "unit"}],
+ * "policy"}; the fields a kind lacks are null (structure {} for exact
+ * keys). "null" when p is NULL. */
+void calhost_json_profile(FILE *out, const calstore_profile *p);
+
+/* Writes a lookup result and a newline: {"status", "level", "profile",
+ * "rejections": [{"reason", "message", "profile"}], "diagnostics": []}.
+ * r NULL (the store could not be opened): status st, level "none",
+ * profile null, and one diagnostic {"path", "status"} when path is set. */
+void calhost_json_lookup_result(FILE *out, const calstore_lookup_result *r, calstore_status st,
+                                const char *path);
+
+/* Writes a profile as one line of text: "exact|portable calibrated|override
+ * backend=\"...\" ... policy=\"...\"", the values as JSON strings (so control
+ * characters are escaped), measurement names and units escaped. The text
+ * form of `list` and of the key form of `lookup`. */
+void calhost_text_profile(FILE *out, const calstore_profile *p);
+
+/* Stable word for a precedence level: "exact_override", "portable_override",
+ * "exact_calibrated", "portable_calibrated", "none". */
+const char *calhost_level_name(calstore_level level);
+
+#endif /* CALHOST_CLI_STORE_JSON_H */

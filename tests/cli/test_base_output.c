@@ -1,0 +1,152 @@
+/*
+ * test_base_output.c: the base layer's one JSON writer and terminal-text
+ * escaper (host/base): every string, whatever its bytes, becomes valid
+ * UTF-8 JSON by the documented rule, and terminal text keeps no control
+ * character; "PATH:LINE" omits line 0.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/text.h"
+
+static char *json_of(const char *s) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  calhost_json_string(f, s);
+  fclose(f);
+  return buf;
+}
+
+static char *text_of(const char *s) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  calhost_text_put(f, s);
+  fclose(f);
+  return buf;
+}
+
+static void json_rule(void **state) {
+  (void)state;
+  static const struct {
+    const char *in, *want;
+  } cases[] = {
+      {"plain", "\"plain\""},
+      {"q\"b\\", "\"q\\\"b\\\\\""},
+      {"\n\t\r\b\f", "\"\\n\\t\\r\\b\\f\""},
+      {"\033]0;x\007", "\"\\u001b]0;x\\u0007\""},
+      {"\x7f", "\"\\u007f\""},
+      {"caf\xe9", "\"caf\\u00e9\""},                            /* a Latin-1 byte */
+      {"\xc3\xa9", "\"\xc3\xa9\""},                             /* valid UTF-8 kept */
+      {"\xc2\x9b", "\"\\u009b\""},                              /* C1 control (CSI) */
+      {"\xc0\xaf", "\"\\u00c0\\u00af\""},                       /* overlong */
+      {"\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\""},            /* surrogate */
+      {"\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\""}, /* past U+10FFFF */
+      {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},             /* U+1F600 kept */
+      {"\xe2\x82", "\"\\u00e2\\u0082\""},                       /* truncated */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = json_of(cases[i].in);
+    assert_string_equal(got, cases[i].want);
+    free(got);
+  }
+  char *got = json_of(NULL);
+  assert_string_equal(got, "null");
+  free(got);
+}
+
+/* Random byte strings: the JSON is strict UTF-8 with no raw control, and
+ * the text form has no control byte at all. */
+static void random_bytes(void **state) {
+  (void)state;
+  srand(12345);
+  for (int round = 0; round < 2000; round++) {
+    unsigned char in[33];
+    size_t n = (size_t)(rand() % 32);
+    for (size_t i = 0; i < n; i++)
+      in[i] = (unsigned char)(1 + rand() % 255);
+    in[n] = 0;
+    char *j = json_of((const char *)in), *t = text_of((const char *)in);
+    for (const unsigned char *p = (const unsigned char *)j; *p;) {
+      uint32_t cp;
+      size_t len = calhost_utf8_decode(p, &cp);
+      assert_true(len > 0);
+      assert_true(cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f));
+      p += len;
+    }
+    for (const unsigned char *p = (const unsigned char *)t; *p;) {
+      uint32_t cp;
+      size_t len = calhost_utf8_decode(p, &cp);
+      assert_true(len > 0);
+      assert_true(cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f));
+      p += len;
+    }
+    free(j);
+    free(t);
+  }
+}
+
+static void text_rule(void **state) {
+  (void)state;
+  char *got = text_of("a\033]0;x\007\n\xe9\xc2\x9b\xc3\xa9");
+  assert_string_equal(got, "a\\x1b]0;x\\x07\\n\\xe9\\u009b\xc3\xa9");
+  free(got);
+  char buf[8];
+  assert_string_equal(calhost_text_escape(buf, sizeof buf, "ab\033cd"), "ab\\x1bc");
+  assert_string_equal(calhost_text_escape(buf, 6, "ab\033cd"), "ab");
+  /* one line per printf: only the final newline is kept */
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  calhost_text_printf(f, "v=%s\n", "x\ny");
+  fclose(f);
+  assert_string_equal(out, "v=x\\ny\n");
+  free(out);
+}
+
+/* The filter stream escapes what passes through it, keeps newlines, and a
+ * UTF-8 sequence cut between two writes stays whole. */
+static void filter_stream(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  FILE *f = calhost_text_filter_open(mem);
+  assert_non_null(f);
+  setvbuf(f, NULL, _IONBF, 0);
+  fputs("ok \033]0;x\007\n\xc3", f);
+  fputs("\xa9 \xe9\n", f);
+  fclose(f);
+  fclose(mem);
+  assert_string_equal(buf, "ok \\x1b]0;x\\x07\n\xc3\xa9 \\xe9\n");
+  free(buf);
+}
+
+static void where_omits_line_zero(void **state) {
+  (void)state;
+  char buf[64];
+  assert_string_equal(calhost_text_where(buf, sizeof buf, "/tmp/s.txt", 0), "/tmp/s.txt");
+  assert_string_equal(calhost_text_where(buf, sizeof buf, "/tmp/s.txt", 12), "/tmp/s.txt:12");
+  assert_string_equal(calhost_text_where(buf, sizeof buf, NULL, 3), "-:3");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(json_rule),
+      cmocka_unit_test(random_bytes),
+      cmocka_unit_test(text_rule),
+      cmocka_unit_test(filter_stream),
+      cmocka_unit_test(where_omits_line_zero),
+  };
+  return cmocka_run_group_tests_name("base_output", tests, NULL, NULL);
+}
