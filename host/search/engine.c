@@ -425,11 +425,15 @@ int search_random_neighbour(search_ctx *c, const uint32_t *cfg, uint32_t *out) {
   return 1;
 }
 
-int search_start(search_ctx *c, uint32_t *out) {
-  if (!c->space->start)
+int search_plausible(search_ctx *c, size_t i, uint32_t *out) {
+  if (!c->space->starts || i >= c->space->start_count)
     return 0;
-  memcpy(out, c->space->start, c->np * sizeof *out);
+  memcpy(out, c->space->starts + i * c->np, c->np * sizeof *out);
   return search_is_valid(c, out);
+}
+
+int search_start(search_ctx *c, uint32_t *out) {
+  return search_plausible(c, 0, out);
 }
 
 /* ---- the run ------------------------------------------------------------- */
@@ -461,7 +465,7 @@ calhost_search_strategy calhost_search_default_strategy(uint64_t budget, uint64_
     return CALHOST_SEARCH_EXHAUSTIVE;
   if (budget == 0)
     return CALHOST_SEARCH_EXHAUSTIVE; /* no budget: everything */
-  return CALHOST_SEARCH_LOCAL;
+  return CALHOST_SEARCH_MODEL;
 }
 
 void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
@@ -487,10 +491,7 @@ void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
   if (n > UINT32_MAX)
     n = UINT32_MAX;
   *evaluations = (uint32_t)n;
-  if (rigor == CALHOST_SEARCH_RIGOR_QUICK && space_size && n < space_size)
-    *strategy = CALHOST_SEARCH_LOCAL;
-  else
-    *strategy = calhost_search_default_strategy(n, space_size);
+  *strategy = calhost_search_default_strategy(n, space_size);
 }
 
 /* The product of the value counts, or 0 when it exceeds 2^64 - 1. */

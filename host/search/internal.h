@@ -104,7 +104,10 @@ SEARCH_HIDDEN int search_random_neighbour(search_ctx *c, const uint32_t *config,
 /* Makes config valid by the smallest change found (one parameter, then two
  * ordered ones moved outward); returns 1 when config is now valid. */
 SEARCH_HIDDEN int search_repair(search_ctx *c, uint32_t *config);
-/* The start configuration when the space has a valid one (1), else 0. */
+/* The i-th configuration of the plausible order into out when there is a
+ * valid one (1), else 0. */
+SEARCH_HIDDEN int search_plausible(search_ctx *c, size_t i, uint32_t *out);
+/* The first configuration of the plausible order (1), else 0. */
 SEARCH_HIDDEN int search_start(search_ctx *c, uint32_t *out);
 
 /* The strategies: run until search_done or the space is exhausted. Return

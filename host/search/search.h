@@ -26,13 +26,14 @@
 
 /* The strategies (append-only numbering). */
 typedef enum calhost_search_strategy {
-  CALHOST_SEARCH_DEFAULT = 0,    /* choose by budget: calhost_search_default_strategy */
-  CALHOST_SEARCH_EXHAUSTIVE = 1, /* every valid configuration, in code order */
-  CALHOST_SEARCH_RANDOM = 2,     /* uniform sampling without replacement (the baseline) */
-  CALHOST_SEARCH_LOCAL = 3,      /* hill climbing over neighbours with restarts (iterated) */
-  CALHOST_SEARCH_ANNEALING = 4,  /* simulated annealing over neighbours */
-  CALHOST_SEARCH_GENETIC = 5,    /* steady (mu+lambda) genetic algorithm */
-  CALHOST_SEARCH_MODEL = 6,      /* regression-forest surrogate with a confidence bound */
+  CALHOST_SEARCH_DEFAULT = 0, /* choose by budget: calhost_search_default_strategy */
+  CALHOST_SEARCH_EXHAUSTIVE =
+      1,                     /* every valid configuration: the plausible order, then code order */
+  CALHOST_SEARCH_RANDOM = 2, /* uniform sampling without replacement (the baseline) */
+  CALHOST_SEARCH_LOCAL = 3,  /* hill climbing over neighbours with restarts (iterated) */
+  CALHOST_SEARCH_ANNEALING = 4, /* simulated annealing over neighbours */
+  CALHOST_SEARCH_GENETIC = 5,   /* steady (mu+lambda) genetic algorithm */
+  CALHOST_SEARCH_MODEL = 6,     /* regression-forest surrogate with a confidence bound */
 } calhost_search_strategy;
 #define CALHOST_SEARCH_STRATEGY_COUNT 7
 
@@ -68,10 +69,15 @@ typedef struct calhost_search_space {
    * configuration is not counted. */
   int (*evaluate)(void *user, const uint32_t *config, calhost_search_outcome *out);
   void *user;
-  /* A plausible configuration to begin from (the plugin's first candidate or
-   * default), or NULL. The neighbourhood strategies start there; random and
-   * exhaustive ignore it. */
-  const uint32_t *start;
+  /* The plugin's configurations in its order of plausibility, most
+   * plausible first (numbered candidates: 0, 1, 2, ...; a recording: the
+   * order it was recorded in): start_count configurations of param_count
+   * positions each, flattened; NULL / 0 when there is no such order. The
+   * neighbourhood strategies start from the first, the model-based one
+   * begins with the first few, exhaustive follows the order (then the rest
+   * in code order); random ignores it. */
+  const uint32_t *starts;
+  size_t start_count;
 } calhost_search_space;
 
 /* Why a search stopped. */

@@ -687,10 +687,14 @@ int calhost_space_replay_init(const calhost_space *s, int use_start, calhost_spa
   memset(out, 0, sizeof *out);
   r->space = s;
   if (use_start && s->entry_count) {
-    r->start = malloc(s->param_count * sizeof *r->start);
+    r->start = malloc(s->entry_count * s->param_count * sizeof *r->start);
     if (!r->start)
       return -1;
-    memcpy(r->start, s->entries[0].config, s->param_count * sizeof *r->start);
+    for (size_t i = 0; i < s->entry_count; i++)
+      memcpy(r->start + i * s->param_count, s->entries[i].config,
+             s->param_count * sizeof *r->start);
+    out->starts = r->start;
+    out->start_count = s->entry_count;
   }
   out->name = s->name;
   out->params = s->params;
@@ -698,7 +702,6 @@ int calhost_space_replay_init(const calhost_space *s, int use_start, calhost_spa
   out->valid = replay_valid;
   out->evaluate = replay_evaluate;
   out->user = r;
-  out->start = r->start;
   return 0;
 }
 

@@ -111,8 +111,9 @@ typedef struct calhost_space_replay {
 
 /* Sets up *r and *out so that a search over *out replays s: valid() is "was
  * recorded", evaluate() returns the recorded median (or rejected) and
- * charges the recorded seconds to r->clock; out->start is the first recorded
- * configuration when use_start. Use calhost_space_replay_clock with r as the
+ * charges the recorded seconds to r->clock; out->starts is every recorded
+ * configuration in recorded order (the plugin's candidate order) when
+ * use_start. Use calhost_space_replay_clock with r as the
  * options' clock for a seconds budget. s and r must outlive the search.
  * Returns 0, or -1 when out of memory. Release with
  * calhost_space_replay_free. */

@@ -16,6 +16,11 @@ int search_exhaustive(search_ctx *c) {
   uint32_t *cfg = malloc(c->np * sizeof *cfg);
   if (!cfg)
     return -1;
+  for (size_t i = 0; i < c->space->start_count; i++)
+    if (search_plausible(c, i, cfg) && search_try(c, cfg, NULL) == SEARCH_STOPPED) {
+      free(cfg);
+      return 0;
+    }
   uint64_t n = c->valid_listed ? c->valid_count : c->total;
   for (uint64_t i = 0; i < n; i++) {
     search_decode(c, c->valid_listed ? c->valid_list[i] : i, cfg);
