@@ -356,6 +356,39 @@ static void test_numbered_candidates(void **state) {
   calhost_search_numbered_free(words, 100);
 }
 
+/* The plausible order: exhaustive follows it, then code order; the
+ * neighbourhood strategies and the model begin with its first entry. */
+static void test_plausible_order(void **state) {
+  (void)state;
+  const uint32_t starts[] = {9, 1, 0, /* a=9 b=1 c=0 */ 2, 3, 4, 0, 0, 0 /* invalid: skipped */};
+  for (size_t k = 0; k < NSTRAT; k++) {
+    synth s = {0};
+    calhost_search_space sp = synth_space(&s);
+    sp.starts = starts;
+    sp.start_count = 3;
+    tape t;
+    memset(&t, 0, sizeof t);
+    calhost_search_options o;
+    calhost_search_result r;
+    calhost_search_options_init(&o);
+    o.strategy = all_strategies[k];
+    o.max_evaluations = 4;
+    o.observe = record_tape;
+    o.observe_user = &t;
+    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    if (all_strategies[k] != CALHOST_SEARCH_RANDOM)
+      assert_int_equal(t.codes[0], 910);
+    if (all_strategies[k] == CALHOST_SEARCH_EXHAUSTIVE) {
+      assert_int_equal(t.codes[1], 234);
+      assert_int_equal(t.codes[2], 10); /* code order: a=0 b=0 is invalid */
+      assert_int_equal(t.codes[3], 11);
+    }
+    if (all_strategies[k] == CALHOST_SEARCH_MODEL)
+      assert_int_equal(t.codes[1], 234);
+    calhost_search_result_free(&r);
+  }
+}
+
 /* ---- space files ---------------------------------------------------------- */
 
 static char tmpdir[64];
@@ -588,6 +621,45 @@ static void test_space_file_errors(void **state) {
   calhost_space_free(&s);
 }
 
+/* Every recording kept in the repository loads and replays. */
+static void test_recorded_spaces_load(void **state) {
+  (void)state;
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  if (!src)
+    skip();
+  const char *names[] = {"cpu_gemm-256x4096x512-t1", "cpu_gemm-512x512x512-t1",
+                         "cpu_gemm-2048x64x512-t1", "cpu_gemm-64x2048x512-t1",
+                         "cpu_gemm-1024x1024x1024-t1"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/tests/bench/search/spaces/%s.space", src, names[i]);
+    calhost_space s;
+    if (calhost_space_load(path, &s, err, sizeof err) != 0)
+      fail_msg("%s", err);
+    assert_string_equal(s.name, names[i]);
+    assert_int_equal(s.param_count, 5);
+    assert_true(s.entry_count >= 100);
+    assert_true(isfinite(calhost_space_best(&s)));
+    calhost_space_replay rp;
+    calhost_search_space sp;
+    calhost_search_options o;
+    calhost_search_result r;
+    assert_int_equal(calhost_space_replay_init(&s, 1, &rp, &sp), 0);
+    calhost_search_options_init(&o);
+    o.max_evaluations = 20;
+    o.clock = calhost_space_replay_clock;
+    o.clock_user = &rp;
+    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+    assert_int_equal(r.evaluations, 20);
+    assert_true(r.found && r.best_cost >= calhost_space_best(&s));
+    assert_true(r.seconds > 0 && r.seconds == rp.clock);
+    calhost_search_result_free(&r);
+    calhost_space_replay_free(&rp);
+    calhost_space_free(&s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_count_valid),
@@ -601,9 +673,11 @@ int main(void) {
       cmocka_unit_test(test_invalid_spaces_and_names),
       cmocka_unit_test(test_rigor_mapping),
       cmocka_unit_test(test_numbered_candidates),
+      cmocka_unit_test(test_plausible_order),
       cmocka_unit_test(test_space_round_trip),
       cmocka_unit_test(test_replay_deterministic),
       cmocka_unit_test(test_space_file_errors),
+      cmocka_unit_test(test_recorded_spaces_load),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
 }
