@@ -1,0 +1,700 @@
+/*
+ * engine.c: the search engine (see search.h): the PRNG, configuration codes,
+ * the evaluation cache that makes "never evaluate twice" hold for every
+ * strategy, the budget (evaluations, seconds on an injectable clock, target),
+ * the moves shared by the strategies (random valid configurations,
+ * neighbours, repair), the dispatch and the documented defaults.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Spaces with at most this many configurations in all have their valid ones
+ * listed once (sampling without replacement is then exact). */
+#define SEARCH_LIST_LIMIT ((uint64_t)1 << 20)
+
+/* ---- PRNG ------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void search_rng_seed(search_rng *r, uint64_t seed) {
+  for (int i = 0; i < 4; i++)
+    r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t search_rng_next(search_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return out;
+}
+
+uint64_t search_rng_below(search_rng *r, uint64_t n) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do
+    x = search_rng_next(r);
+  while (x >= limit);
+  return x % n;
+}
+
+double search_rng_unit(search_rng *r) {
+  return (double)(search_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* ---- codes and validity ------------------------------------------------ */
+
+uint64_t search_encode(const search_ctx *c, const uint32_t *config) {
+  uint64_t code = 0;
+  for (size_t i = 0; i < c->np; i++)
+    code += (uint64_t)config[i] * c->radix[i];
+  return code;
+}
+
+void search_decode(const search_ctx *c, uint64_t code, uint32_t *config) {
+  for (size_t i = 0; i < c->np; i++) {
+    config[i] = (uint32_t)(code / c->radix[i]);
+    code %= c->radix[i];
+  }
+}
+
+int search_is_valid(search_ctx *c, const uint32_t *config) {
+  for (size_t i = 0; i < c->np; i++)
+    if (config[i] >= c->space->params[i].value_count)
+      return 0;
+  return !c->space->valid || c->space->valid(c->space->user, config);
+}
+
+static size_t slot_of(uint64_t code, size_t cap) {
+  uint64_t h = code * 0x9e3779b97f4a7c15ull;
+  return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+const search_eval *search_lookup(const search_ctx *c, uint64_t code) {
+  if (!c->slot_cap)
+    return NULL;
+  for (size_t i = slot_of(code, c->slot_cap);; i = (i + 1) & (c->slot_cap - 1)) {
+    if (c->slots[i] == 0)
+      return NULL;
+    if (c->slots[i] == code + 1)
+      return &c->evals[c->slot_eval[i]];
+  }
+}
+
+static int cache_grow(search_ctx *c) {
+  size_t cap = c->slot_cap ? c->slot_cap * 2 : 256;
+  uint64_t *slots = calloc(cap, sizeof *slots);
+  uint32_t *idx = calloc(cap, sizeof *idx);
+  if (!slots || !idx) {
+    free(slots);
+    free(idx);
+    return -1;
+  }
+  for (size_t e = 0; e < c->eval_count; e++) {
+    size_t i = slot_of(c->evals[e].code, cap);
+    while (slots[i])
+      i = (i + 1) & (cap - 1);
+    slots[i] = c->evals[e].code + 1;
+    idx[i] = (uint32_t)e;
+  }
+  free(c->slots);
+  free(c->slot_eval);
+  c->slots = slots;
+  c->slot_eval = idx;
+  c->slot_cap = cap;
+  return 0;
+}
+
+static int cache_add(search_ctx *c, const search_eval *ev) {
+  if (c->eval_count == c->eval_cap) {
+    size_t cap = c->eval_cap ? c->eval_cap * 2 : 64;
+    search_eval *e = realloc(c->evals, cap * sizeof *e);
+    if (!e)
+      return -1;
+    c->evals = e;
+    c->eval_cap = cap;
+  }
+  if ((c->eval_count + 1) * 2 > c->slot_cap && cache_grow(c) != 0)
+    return -1;
+  c->evals[c->eval_count] = *ev;
+  size_t i = slot_of(ev->code, c->slot_cap);
+  while (c->slots[i])
+    i = (i + 1) & (c->slot_cap - 1);
+  c->slots[i] = ev->code + 1;
+  c->slot_eval[i] = (uint32_t)c->eval_count;
+  c->eval_count++;
+  return 0;
+}
+
+/* ---- budget ------------------------------------------------------------ */
+
+static double system_clock(void *user) {
+  (void)user;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now(const search_ctx *c) {
+  return c->opt->clock ? c->opt->clock(c->opt->clock_user) : system_clock(NULL);
+}
+
+int search_done(search_ctx *c) {
+  if (c->stopped)
+    return 1;
+  const calhost_search_options *o = c->opt;
+  if (o->max_evaluations && c->eval_count >= o->max_evaluations) {
+    c->stopped = 1;
+    c->stop = CALHOST_SEARCH_STOP_EVALUATIONS;
+  } else if (o->max_seconds > 0 && now(c) - c->clock0 >= o->max_seconds) {
+    c->stopped = 1;
+    c->stop = CALHOST_SEARCH_STOP_SECONDS;
+  } else if (c->valid_listed && c->unseen_valid == 0) {
+    c->stopped = 1;
+    c->stop = CALHOST_SEARCH_STOP_EXHAUSTED;
+  }
+  return c->stopped;
+}
+
+uint32_t search_evals_left(const search_ctx *c) {
+  uint64_t left = UINT32_MAX;
+  if (c->opt->max_evaluations)
+    left = c->opt->max_evaluations > c->eval_count ? c->opt->max_evaluations - c->eval_count : 0;
+  if (c->valid_listed && c->unseen_valid < left)
+    left = c->unseen_valid;
+  return (uint32_t)left;
+}
+
+double search_progress(search_ctx *c) {
+  double p = 0;
+  const calhost_search_options *o = c->opt;
+  if (o->max_evaluations)
+    p = (double)c->eval_count / o->max_evaluations;
+  else if (c->valid_listed && c->valid_count)
+    p = (double)c->eval_count / (double)c->valid_count;
+  if (o->max_seconds > 0) {
+    double t = (now(c) - c->clock0) / o->max_seconds;
+    if (t > p)
+      p = t;
+  }
+  return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+int search_try(search_ctx *c, const uint32_t *config, double *cost) {
+  if (search_done(c))
+    return SEARCH_STOPPED;
+  uint64_t code = search_encode(c, config);
+  const search_eval *seen = search_lookup(c, code);
+  if (seen) {
+    if (cost)
+      *cost = seen->cost;
+    return SEARCH_SEEN;
+  }
+  if (!search_is_valid(c, config))
+    return SEARCH_INVALID;
+  calhost_search_outcome o;
+  memset(&o, 0, sizeof o);
+  if (c->space->evaluate(c->space->user, config, &o) != 0) {
+    c->stopped = 1;
+    c->stop = CALHOST_SEARCH_STOP_CALLER;
+    return SEARCH_STOPPED;
+  }
+  search_eval ev = {.code = code,
+                    .rejected = o.rejected != 0,
+                    .cost = o.rejected || !(o.cost >= 0) ? INFINITY : o.cost};
+  if (!o.rejected && !(o.cost >= 0))
+    ev.rejected = 1; /* a NaN or negative cost is a broken measurement */
+  if (cache_add(c, &ev) != 0) {
+    c->stopped = 1;
+    c->stop = CALHOST_SEARCH_STOP_CALLER;
+    return SEARCH_STOPPED;
+  }
+  if (c->valid_listed && c->unseen_valid)
+    c->unseen_valid--;
+  if (ev.rejected)
+    c->rejected++;
+  else if (!c->found || ev.cost < c->best_cost) {
+    c->found = 1;
+    c->best_cost = ev.cost;
+    c->best_code = code;
+  }
+  if (c->opt->observe) {
+    calhost_search_outcome seen_o = o;
+    seen_o.rejected = ev.rejected;
+    c->opt->observe(c->opt->observe_user, config, &seen_o, (uint32_t)c->eval_count,
+                    c->found ? c->best_cost : INFINITY);
+  }
+  if (c->opt->has_target && c->found && c->best_cost <= c->opt->target_cost) {
+    c->stopped = 1;
+    c->stop = CALHOST_SEARCH_STOP_TARGET;
+  }
+  if (cost)
+    *cost = ev.cost;
+  return SEARCH_NEW;
+}
+
+/* ---- moves -------------------------------------------------------------- */
+
+int search_random_valid(search_ctx *c, uint32_t *out) {
+  if (c->valid_listed) {
+    if (!c->valid_count)
+      return 0;
+    search_decode(c, c->valid_list[search_rng_below(&c->rng, c->valid_count)], out);
+    return 1;
+  }
+  for (int tries = 0; tries < 100000; tries++) {
+    for (size_t i = 0; i < c->np; i++)
+      out[i] = (uint32_t)search_rng_below(&c->rng, c->space->params[i].value_count);
+    if (search_is_valid(c, out))
+      return 1;
+  }
+  return 0;
+}
+
+int search_random_unseen(search_ctx *c, uint32_t *out) {
+  if (c->valid_listed) {
+    if (c->unseen_valid == 0)
+      return 0;
+    /* rejection while most are unseen; else pick the k-th unseen */
+    if (c->unseen_valid * 4 >= c->valid_count) {
+      for (;;) {
+        uint64_t code = c->valid_list[search_rng_below(&c->rng, c->valid_count)];
+        if (!search_lookup(c, code)) {
+          search_decode(c, code, out);
+          return 1;
+        }
+      }
+    }
+    uint64_t k = search_rng_below(&c->rng, c->unseen_valid);
+    for (size_t i = 0; i < c->valid_count; i++) {
+      if (search_lookup(c, c->valid_list[i]))
+        continue;
+      if (k-- == 0) {
+        search_decode(c, c->valid_list[i], out);
+        return 1;
+      }
+    }
+    return 0;
+  }
+  for (int tries = 0; tries < 1000; tries++) {
+    if (!search_random_valid(c, out))
+      return 0;
+    if (!search_lookup(c, search_encode(c, out)))
+      return 1;
+  }
+  return 0;
+}
+
+/* Moves parameter q of cfg outward from its value to the nearest position
+ * that makes cfg valid; 1 when found (cfg changed), else cfg unchanged. */
+static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q) {
+  uint32_t orig = cfg[q], n = c->space->params[q].value_count;
+  for (uint32_t d = 1; d < n; d++) {
+    for (int sign = -1; sign <= 1; sign += 2) {
+      int64_t v = (int64_t)orig + sign * (int64_t)d;
+      if (v < 0 || v >= (int64_t)n)
+        continue;
+      cfg[q] = (uint32_t)v;
+      if (search_is_valid(c, cfg))
+        return 1;
+    }
+  }
+  cfg[q] = orig;
+  return 0;
+}
+
+int search_repair(search_ctx *c, uint32_t *cfg) {
+  if (search_is_valid(c, cfg))
+    return 1;
+  for (size_t q = 0; q < c->np; q++)
+    if (c->space->params[q].ordered && nearest_valid_along(c, cfg, q))
+      return 1;
+  for (size_t q = 0; q < c->np; q++) {
+    if (!c->space->params[q].ordered)
+      continue;
+    for (size_t r = q + 1; r < c->np; r++) {
+      if (!c->space->params[r].ordered)
+        continue;
+      uint32_t orig = cfg[q], n = c->space->params[q].value_count;
+      for (uint32_t d = 1; d < n; d++) {
+        for (int sign = -1; sign <= 1; sign += 2) {
+          int64_t v = (int64_t)orig + sign * (int64_t)d;
+          if (v < 0 || v >= (int64_t)n)
+            continue;
+          cfg[q] = (uint32_t)v;
+          if (nearest_valid_along(c, cfg, r))
+            return 1;
+        }
+      }
+      cfg[q] = orig;
+    }
+  }
+  return 0;
+}
+
+static int push_code(uint64_t code, uint64_t **out, size_t *n, size_t *cap) {
+  for (size_t i = 0; i < *n; i++)
+    if ((*out)[i] == code)
+      return 0;
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 32;
+    uint64_t *p = realloc(*out, nc * sizeof *p);
+    if (!p)
+      return -1;
+    *out = p;
+    *cap = nc;
+  }
+  (*out)[(*n)++] = code;
+  return 0;
+}
+
+/* cfg with parameter p set to v, repaired through another ordered
+ * parameter when invalid; 1 with the code, else 0. */
+static int moved(search_ctx *c, const uint32_t *cfg, size_t p, uint32_t v, uint64_t *code) {
+  uint32_t *t = c->scratch;
+  memcpy(t, cfg, c->np * sizeof *t);
+  t[p] = v;
+  if (search_is_valid(c, t)) {
+    *code = search_encode(c, t);
+    return 1;
+  }
+  for (size_t q = 0; q < c->np; q++) {
+    if (q == p || !c->space->params[q].ordered)
+      continue;
+    if (nearest_valid_along(c, t, q)) {
+      *code = search_encode(c, t);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int search_neighbours(search_ctx *c, const uint32_t *cfg, uint64_t **out, size_t *n, size_t *cap) {
+  uint64_t self = search_encode(c, cfg), code;
+  for (size_t p = 0; p < c->np; p++) {
+    const calhost_search_param *par = &c->space->params[p];
+    if (par->ordered) {
+      /* the nearest valid value on each side (skipping invalid ones) */
+      for (int sign = -1; sign <= 1; sign += 2) {
+        for (int64_t v = (int64_t)cfg[p] + sign; v >= 0 && v < (int64_t)par->value_count;
+             v += sign) {
+          if (moved(c, cfg, p, (uint32_t)v, &code)) {
+            if (code != self && push_code(code, out, n, cap) != 0)
+              return -1;
+            break;
+          }
+        }
+      }
+    } else {
+      for (uint32_t v = 0; v < par->value_count; v++)
+        if (v != cfg[p] && moved(c, cfg, p, v, &code) && code != self &&
+            push_code(code, out, n, cap) != 0)
+          return -1;
+    }
+  }
+  return 0;
+}
+
+int search_random_neighbour(search_ctx *c, const uint32_t *cfg, uint32_t *out) {
+  uint64_t *codes = NULL;
+  size_t n = 0, cap = 0;
+  if (search_neighbours(c, cfg, &codes, &n, &cap) != 0 || n == 0) {
+    free(codes);
+    return 0;
+  }
+  search_decode(c, codes[search_rng_below(&c->rng, n)], out);
+  free(codes);
+  return 1;
+}
+
+int search_plausible(search_ctx *c, size_t i, uint32_t *out) {
+  if (!c->space->starts || i >= c->space->start_count)
+    return 0;
+  memcpy(out, c->space->starts + i * c->np, c->np * sizeof *out);
+  return search_is_valid(c, out);
+}
+
+int search_start(search_ctx *c, uint32_t *out) {
+  return search_plausible(c, 0, out);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+void calhost_search_options_init(calhost_search_options *o) {
+  memset(o, 0, sizeof *o);
+  o->strategy = CALHOST_SEARCH_DEFAULT;
+  o->seed = 1;
+}
+
+static const char *const strategy_names[CALHOST_SEARCH_STRATEGY_COUNT] = {
+    "default", "exhaustive", "random", "local", "annealing", "genetic", "model"};
+
+const char *calhost_search_strategy_name(calhost_search_strategy s) {
+  return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategy_names[s] : "?";
+}
+
+int calhost_search_strategy_parse(const char *word, calhost_search_strategy *out) {
+  for (int i = 0; word && i < CALHOST_SEARCH_STRATEGY_COUNT; i++)
+    if (strcmp(word, strategy_names[i]) == 0) {
+      *out = (calhost_search_strategy)i;
+      return 0;
+    }
+  return -1;
+}
+
+calhost_search_strategy calhost_search_default_strategy(uint64_t budget, uint64_t space_size) {
+  if (space_size && (budget == 0 || budget >= space_size))
+    return CALHOST_SEARCH_EXHAUSTIVE;
+  if (budget == 0)
+    return CALHOST_SEARCH_EXHAUSTIVE; /* no budget: everything */
+  return CALHOST_SEARCH_MODEL;
+}
+
+void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
+                               calhost_search_strategy *strategy, uint32_t *evaluations) {
+  uint64_t n;
+  switch (rigor) {
+  case CALHOST_SEARCH_RIGOR_QUICK:
+    n = (space_size * 2 + 99) / 100;
+    if (n < 8)
+      n = 8;
+    break;
+  case CALHOST_SEARCH_RIGOR_MEASURE:
+    n = (space_size * 10 + 99) / 100;
+    if (n < 32)
+      n = 32;
+    break;
+  default:
+    n = space_size;
+    break;
+  }
+  if (space_size && n > space_size)
+    n = space_size;
+  if (n > UINT32_MAX)
+    n = UINT32_MAX;
+  *evaluations = (uint32_t)n;
+  *strategy = calhost_search_default_strategy(n, space_size);
+}
+
+/* The product of the value counts, or 0 when it exceeds 2^64 - 1. */
+static uint64_t space_total(const calhost_search_space *s) {
+  uint64_t t = 1;
+  for (size_t i = 0; i < s->param_count; i++) {
+    uint64_t n = s->params[i].value_count;
+    if (n == 0 || t > UINT64_MAX / n)
+      return 0;
+    t *= n;
+  }
+  return t;
+}
+
+uint64_t calhost_search_count_valid(const calhost_search_space *space, uint64_t limit) {
+  uint64_t total = space_total(space);
+  if (!total || total > limit || !space->param_count)
+    return 0;
+  uint32_t *cfg = calloc(space->param_count, sizeof *cfg);
+  if (!cfg)
+    return 0;
+  uint64_t count = 0;
+  for (uint64_t code = 0; code < total; code++) {
+    uint64_t rest = code;
+    for (size_t i = space->param_count; i-- > 0;) {
+      cfg[i] = (uint32_t)(rest % space->params[i].value_count);
+      rest /= space->params[i].value_count;
+    }
+    if (!space->valid || space->valid(space->user, cfg))
+      count++;
+  }
+  free(cfg);
+  return count;
+}
+
+static void ctx_free(search_ctx *c) {
+  free(c->radix);
+  free(c->evals);
+  free(c->slots);
+  free(c->slot_eval);
+  free(c->valid_list);
+  free(c->scratch);
+}
+
+static int list_valid(search_ctx *c) {
+  uint32_t *cfg = malloc(c->np * sizeof *cfg);
+  if (!cfg)
+    return -1;
+  size_t cap = 0;
+  for (uint64_t code = 0; code < c->total; code++) {
+    search_decode(c, code, cfg);
+    if (!search_is_valid(c, cfg))
+      continue;
+    if (c->valid_count == cap) {
+      cap = cap ? cap * 2 : 256;
+      uint64_t *p = realloc(c->valid_list, cap * sizeof *p);
+      if (!p) {
+        free(cfg);
+        return -1;
+      }
+      c->valid_list = p;
+    }
+    c->valid_list[c->valid_count++] = code;
+  }
+  free(cfg);
+  c->valid_listed = 1;
+  c->unseen_valid = c->valid_count;
+  return 0;
+}
+
+int calhost_search_run(const calhost_search_space *space, const calhost_search_options *options,
+                       calhost_search_result *out) {
+  calhost_search_options defaults;
+  memset(out, 0, sizeof *out);
+  out->best_cost = INFINITY;
+  if (!options) {
+    calhost_search_options_init(&defaults);
+    options = &defaults;
+  }
+  if (!space || !space->evaluate || !space->params || space->param_count == 0) {
+    snprintf(out->error, sizeof out->error, "search space without parameters or evaluate");
+    return -1;
+  }
+  for (size_t i = 0; i < space->param_count; i++)
+    if (space->params[i].value_count == 0 || !space->params[i].values) {
+      snprintf(out->error, sizeof out->error, "parameter '%s' has no values",
+               space->params[i].name ? space->params[i].name : "?");
+      return -1;
+    }
+  search_ctx c;
+  memset(&c, 0, sizeof c);
+  c.space = space;
+  c.opt = options;
+  c.np = space->param_count;
+  c.total = space_total(space);
+  c.best_cost = INFINITY;
+  if (!c.total) {
+    snprintf(out->error, sizeof out->error, "search space '%s' has more than 2^64 configurations",
+             space->name ? space->name : "?");
+    return -1;
+  }
+  c.radix = malloc(c.np * sizeof *c.radix);
+  c.scratch = malloc(c.np * sizeof *c.scratch);
+  if (!c.radix || !c.scratch)
+    goto oom;
+  for (size_t i = c.np, r = 1; i-- > 0;) {
+    c.radix[i] = (uint64_t)r;
+    r *= space->params[i].value_count;
+  }
+  search_rng_seed(&c.rng, options->seed);
+  if (c.total <= SEARCH_LIST_LIMIT && list_valid(&c) != 0)
+    goto oom;
+  c.clock0 = now(&c);
+
+  calhost_search_strategy st = options->strategy;
+  if (st == CALHOST_SEARCH_DEFAULT)
+    st = calhost_search_default_strategy(options->max_evaluations,
+                                         c.valid_listed ? c.valid_count : 0);
+  int rc;
+  switch (st) {
+  case CALHOST_SEARCH_EXHAUSTIVE:
+    rc = search_exhaustive(&c);
+    break;
+  case CALHOST_SEARCH_RANDOM:
+    rc = search_random(&c);
+    break;
+  case CALHOST_SEARCH_LOCAL:
+    rc = search_local(&c);
+    break;
+  case CALHOST_SEARCH_ANNEALING:
+    rc = search_annealing(&c);
+    break;
+  case CALHOST_SEARCH_GENETIC:
+    rc = search_genetic(&c);
+    break;
+  case CALHOST_SEARCH_MODEL:
+    rc = search_model(&c);
+    break;
+  default:
+    snprintf(out->error, sizeof out->error, "unknown strategy %d", (int)st);
+    ctx_free(&c);
+    return -1;
+  }
+  if (rc != 0)
+    goto oom;
+  if (!c.stopped) {
+    c.stop = CALHOST_SEARCH_STOP_EXHAUSTED;
+    search_done(&c); /* a budget that ended exactly now is reported as such */
+  }
+  out->strategy = st;
+  out->evaluations = (uint32_t)c.eval_count;
+  out->rejected = c.rejected;
+  out->seconds = now(&c) - c.clock0;
+  out->stop = c.stop;
+  if (c.found) {
+    out->best = malloc(c.np * sizeof *out->best);
+    if (!out->best)
+      goto oom;
+    search_decode(&c, c.best_code, out->best);
+    out->found = 1;
+    out->best_cost = c.best_cost;
+  }
+  ctx_free(&c);
+  return 0;
+oom:
+  ctx_free(&c);
+  calhost_search_result_free(out);
+  snprintf(out->error, sizeof out->error, "out of memory");
+  return -1;
+}
+
+void calhost_search_result_free(calhost_search_result *r) {
+  if (!r)
+    return;
+  free(r->best);
+  memset(r, 0, sizeof *r);
+  r->best_cost = INFINITY;
+}
+
+int calhost_search_numbered(uint32_t count, calhost_search_param *param, char ***words) {
+  char **w = calloc(count ? count : 1, sizeof *w);
+  if (!w)
+    return -1;
+  for (uint32_t i = 0; i < count; i++) {
+    char buf[16];
+    int n = snprintf(buf, sizeof buf, "%u", i);
+    w[i] = malloc((size_t)n + 1);
+    if (!w[i]) {
+      calhost_search_numbered_free(w, i);
+      return -1;
+    }
+    memcpy(w[i], buf, (size_t)n + 1);
+  }
+  param->name = "index";
+  param->values = (const char *const *)w;
+  param->value_count = count;
+  param->ordered = 1;
+  *words = w;
+  return 0;
+}
+
+void calhost_search_numbered_free(char **words, uint32_t count) {
+  for (uint32_t i = 0; words && i < count; i++)
+    free(words[i]);
+  free(words);
+}

@@ -1,0 +1,713 @@
+/*
+ * spacefile.c: recorded search spaces (see spacefile.h): building one in
+ * memory, the version-1 text format's writer and strict reader, and replay.
+ *
+ *   calhost-search-space 1
+ *   space NAME
+ *   meta KEY VALUE...
+ *   param NAME ordered|categorical VALUE...
+ *   config VALUE... MEDIAN SPREAD COMPILE_S SECONDS POLICY [REASON...]
+ *
+ * MEDIAN is "-" for a rejected configuration, whose REASON (the rest of the
+ * line) is then required. POLICY is "-" when unknown, else the policy with
+ * '%', '-' at its start, and bytes outside '!'..'~' written as %XX.
+ */
+#include "spacefile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPACE_MAGIC "calhost-search-space"
+
+static char *dup_str(const char *t) {
+  if (!t)
+    return NULL;
+  size_t n = strlen(t);
+  char *d = malloc(n + 1);
+  if (d)
+    memcpy(d, t, n + 1);
+  return d;
+}
+
+static void set_err(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  if (!err || !cap)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(err, cap, fmt, ap);
+  va_end(ap);
+}
+
+static int is_word(const char *w) {
+  if (!w || !*w)
+    return 0;
+  for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+    if (*p <= ' ' || *p == 0x7f)
+      return 0;
+  return 1;
+}
+
+int calhost_space_init(calhost_space *s, const char *name) {
+  memset(s, 0, sizeof *s);
+  s->name = dup_str(name ? name : "");
+  return s->name ? 0 : -1;
+}
+
+int calhost_space_add_meta(calhost_space *s, const char *key, const char *value) {
+  size_t kl = strlen(key), vl = value ? strlen(value) : 0;
+  if (!is_word(key) || (value && (strchr(value, '\n') || strchr(value, '\r'))))
+    return -1;
+  char *line = malloc(kl + vl + 2);
+  char **m = realloc(s->meta, (s->meta_count + 1) * sizeof *m);
+  if (!line || !m) {
+    free(line);
+    if (m)
+      s->meta = m;
+    return -1;
+  }
+  s->meta = m;
+  memcpy(line, key, kl);
+  line[kl] = ' ';
+  memcpy(line + kl + 1, value ? value : "", vl + 1);
+  if (!vl)
+    line[kl] = '\0';
+  s->meta[s->meta_count++] = line;
+  return 0;
+}
+
+static void free_param(calhost_search_param *p) {
+  for (uint32_t i = 0; p->values && i < p->value_count; i++)
+    free((char *)p->values[i]);
+  free((void *)p->values);
+  free((char *)p->name);
+}
+
+int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
+                            const char *const *values, uint32_t value_count, char *err,
+                            size_t cap) {
+  if (s->entry_count) {
+    set_err(err, cap, "parameter '%s' after the first configuration", name);
+    return -1;
+  }
+  if (!is_word(name)) {
+    set_err(err, cap, "parameter name must be a non-empty word without spaces");
+    return -1;
+  }
+  for (size_t i = 0; i < s->param_count; i++)
+    if (strcmp(s->params[i].name, name) == 0) {
+      set_err(err, cap, "duplicate parameter '%s'", name);
+      return -1;
+    }
+  if (value_count == 0) {
+    set_err(err, cap, "parameter '%s' has no values", name);
+    return -1;
+  }
+  uint64_t total = 1;
+  for (size_t i = 0; i < s->param_count; i++)
+    total *= s->params[i].value_count;
+  if (total > UINT64_MAX / value_count) {
+    set_err(err, cap, "parameter '%s': more than 2^64 configurations", name);
+    return -1;
+  }
+  for (uint32_t i = 0; i < value_count; i++) {
+    if (!is_word(values[i])) {
+      set_err(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
+      return -1;
+    }
+    for (uint32_t j = 0; j < i; j++)
+      if (strcmp(values[i], values[j]) == 0) {
+        set_err(err, cap, "parameter '%s': duplicate value '%s'", name, values[i]);
+        return -1;
+      }
+  }
+  calhost_search_param *ps = realloc(s->params, (s->param_count + 1) * sizeof *ps);
+  if (!ps) {
+    set_err(err, cap, "out of memory");
+    return -1;
+  }
+  s->params = ps;
+  calhost_search_param p = {.name = dup_str(name), .ordered = ordered ? 1 : 0};
+  char **v = calloc(value_count, sizeof *v);
+  p.values = (const char *const *)v;
+  p.value_count = value_count;
+  int ok = p.name && v;
+  for (uint32_t i = 0; ok && i < value_count; i++)
+    ok = (v[i] = dup_str(values[i])) != NULL;
+  if (!ok) {
+    free_param(&p);
+    set_err(err, cap, "out of memory");
+    return -1;
+  }
+  s->params[s->param_count++] = p;
+  return 0;
+}
+
+int64_t calhost_space_value_index(const calhost_space *s, size_t p, const char *word) {
+  for (uint32_t i = 0; i < s->params[p].value_count; i++)
+    if (strcmp(s->params[p].values[i], word) == 0)
+      return i;
+  return -1;
+}
+
+static uint64_t code_of(const calhost_space *s, const uint32_t *config) {
+  uint64_t code = 0;
+  for (size_t i = 0; i < s->param_count; i++)
+    code = code * s->params[i].value_count + config[i];
+  return code;
+}
+
+/* Position in keys where code is or would go. */
+static size_t key_pos(const calhost_space *s, uint64_t code) {
+  size_t lo = 0, hi = s->entry_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->keys[mid].code < code)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+const calhost_space_entry *calhost_space_find(const calhost_space *s, const uint32_t *config) {
+  for (size_t i = 0; i < s->param_count; i++)
+    if (config[i] >= s->params[i].value_count)
+      return NULL;
+  uint64_t code = code_of(s, config);
+  size_t k = key_pos(s, code);
+  return k < s->entry_count && s->keys[k].code == code ? &s->entries[s->keys[k].entry] : NULL;
+}
+
+int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char *err, size_t cap) {
+  if (!s->param_count) {
+    set_err(err, cap, "configuration before any parameter");
+    return -1;
+  }
+  for (size_t i = 0; i < s->param_count; i++)
+    if (e->config[i] >= s->params[i].value_count) {
+      set_err(err, cap, "parameter '%s': position %u out of range", s->params[i].name,
+              e->config[i]);
+      return -1;
+    }
+  uint64_t code = code_of(s, e->config);
+  size_t k = key_pos(s, code);
+  if (k < s->entry_count && s->keys[k].code == code) {
+    set_err(err, cap, "duplicate configuration (first recorded as configuration %zu)",
+            s->keys[k].entry + 1);
+    return -1;
+  }
+  if (s->entry_count == s->key_cap) {
+    size_t nc = s->key_cap ? s->key_cap * 2 : 64;
+    calhost_space_entry *es = realloc(s->entries, nc * sizeof *es);
+    if (es)
+      s->entries = es;
+    struct calhost_space_key *ks = es ? realloc(s->keys, nc * sizeof *ks) : NULL;
+    if (!es || !ks) {
+      set_err(err, cap, "out of memory");
+      return -1;
+    }
+    s->keys = ks;
+    s->key_cap = nc;
+  }
+  calhost_space_entry c = *e;
+  c.config = malloc(s->param_count * sizeof *c.config);
+  c.policy = dup_str(e->policy);
+  c.reason = dup_str(e->reason);
+  if (!c.config || (e->policy && !c.policy) || (e->reason && !c.reason)) {
+    free(c.config);
+    free(c.policy);
+    free(c.reason);
+    set_err(err, cap, "out of memory");
+    return -1;
+  }
+  memcpy(c.config, e->config, s->param_count * sizeof *c.config);
+  memmove(&s->keys[k + 1], &s->keys[k], (s->entry_count - k) * sizeof *s->keys);
+  s->keys[k].code = code;
+  s->keys[k].entry = s->entry_count;
+  s->entries[s->entry_count++] = c;
+  return 0;
+}
+
+double calhost_space_best(const calhost_space *s) {
+  double best = INFINITY;
+  for (size_t i = 0; i < s->entry_count; i++)
+    if (!s->entries[i].rejected && s->entries[i].median < best)
+      best = s->entries[i].median;
+  return best;
+}
+
+size_t calhost_space_ok_count(const calhost_space *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->entry_count; i++)
+    n += !s->entries[i].rejected;
+  return n;
+}
+
+void calhost_space_free(calhost_space *s) {
+  if (!s)
+    return;
+  free(s->name);
+  for (size_t i = 0; i < s->meta_count; i++)
+    free(s->meta[i]);
+  free(s->meta);
+  for (size_t i = 0; i < s->param_count; i++)
+    free_param(&s->params[i]);
+  free(s->params);
+  for (size_t i = 0; i < s->entry_count; i++) {
+    free(s->entries[i].config);
+    free(s->entries[i].policy);
+    free(s->entries[i].reason);
+  }
+  free(s->entries);
+  free(s->keys);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+int calhost_space_write_header(FILE *f, const calhost_space *s) {
+  fprintf(f, "%s %d\n", SPACE_MAGIC, CALHOST_SPACE_FORMAT_VERSION);
+  fprintf(f, "space %s\n", s->name && *s->name ? s->name : "unnamed");
+  for (size_t i = 0; i < s->meta_count; i++)
+    fprintf(f, "meta %s\n", s->meta[i]);
+  for (size_t i = 0; i < s->param_count; i++) {
+    const calhost_search_param *p = &s->params[i];
+    fprintf(f, "param %s %s", p->name, p->ordered ? "ordered" : "categorical");
+    for (uint32_t v = 0; v < p->value_count; v++)
+      fprintf(f, " %s", p->values[v]);
+    fputc('\n', f);
+  }
+  return ferror(f) ? -1 : 0;
+}
+
+static void write_policy(FILE *f, const char *p) {
+  if (!p || !*p) {
+    fputc('-', f);
+    return;
+  }
+  for (const unsigned char *c = (const unsigned char *)p; *c; c++) {
+    if (*c == '%' || *c <= ' ' || *c >= 0x7f || (*c == '-' && c == (const unsigned char *)p))
+      fprintf(f, "%%%02X", *c);
+    else
+      fputc(*c, f);
+  }
+}
+
+int calhost_space_write_entry(FILE *f, const calhost_space *s, const calhost_space_entry *e) {
+  fputs("config", f);
+  for (size_t i = 0; i < s->param_count; i++)
+    fprintf(f, " %s", s->params[i].values[e->config[i]]);
+  if (e->rejected)
+    fputs(" -", f);
+  else
+    fprintf(f, " %.6g", e->median);
+  fprintf(f, " %.4g %.4g %.4g ", e->spread, e->compile_seconds, e->seconds);
+  write_policy(f, e->policy);
+  if (e->rejected) {
+    fputc(' ', f);
+    /* one line: line breaks and tabs become spaces */
+    const char *r = e->reason && *e->reason ? e->reason : "rejected";
+    for (; *r; r++)
+      fputc(*r == '\n' || *r == '\r' || *r == '\t' ? ' ' : *r, f);
+  }
+  fputc('\n', f);
+  return ferror(f) ? -1 : 0;
+}
+
+int calhost_space_save(const calhost_space *s, const char *path, char *err, size_t cap) {
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 5);
+  if (!tmp) {
+    set_err(err, cap, "%s: out of memory", path);
+    return -1;
+  }
+  memcpy(tmp, path, n);
+  memcpy(tmp + n, ".tmp", 5);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    set_err(err, cap, "%s: %s", tmp, strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  int rc = calhost_space_write_header(f, s);
+  for (size_t i = 0; rc == 0 && i < s->entry_count; i++)
+    rc = calhost_space_write_entry(f, s, &s->entries[i]);
+  if (fclose(f) != 0 || rc != 0) {
+    set_err(err, cap, "%s: write error: %s", tmp, strerror(errno));
+    remove(tmp);
+    free(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    set_err(err, cap, "%s: %s", path, strerror(errno));
+    remove(tmp);
+    free(tmp);
+    return -1;
+  }
+  free(tmp);
+  return 0;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+typedef struct reader {
+  const char *name;
+  size_t line;
+  char *err;
+  size_t cap;
+} reader;
+
+static int fail(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(reader *r, const char *fmt, ...) {
+  char msg[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  set_err(r->err, r->cap, "%s:%zu: %s", r->name, r->line, msg);
+  return -1;
+}
+
+/* Splits line into at most max words (in place); *rest points after the
+ * last word taken (at its remaining text, spaces skipped). */
+static size_t split_words(char *line, char **words, size_t max, char **rest) {
+  size_t n = 0;
+  char *p = line;
+  while (*p == ' ')
+    p++;
+  while (*p && n < max) {
+    words[n++] = p;
+    while (*p && *p != ' ')
+      p++;
+    if (*p)
+      *p++ = '\0';
+    while (*p == ' ')
+      p++;
+  }
+  if (rest)
+    *rest = p;
+  return n;
+}
+
+static int parse_number(const char *w, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(w, &end);
+  if (end == w || *end || errno || !isfinite(v) || v < 0)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int hexval(int c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Decodes a POLICY word into a new string (NULL for "-"); -1 if malformed. */
+static int parse_policy(const char *w, char **out) {
+  *out = NULL;
+  if (strcmp(w, "-") == 0)
+    return 0;
+  size_t n = strlen(w);
+  char *d = malloc(n + 1), *o = d;
+  if (!d)
+    return -1;
+  for (const char *p = w; *p; p++) {
+    if (*p == '%') {
+      int hi = p[1] ? hexval(p[1]) : -1, lo = hi >= 0 && p[2] ? hexval(p[2]) : -1;
+      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+        free(d);
+        return -1;
+      }
+      *o++ = (char)(hi * 16 + lo);
+      p += 2;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+  *out = d;
+  return 0;
+}
+
+static int read_config(reader *r, calhost_space *s, char *text) {
+  size_t np = s->param_count, want = np + 5;
+  char **w = malloc((want + 1) * sizeof *w);
+  uint32_t *cfg = malloc((np ? np : 1) * sizeof *cfg);
+  char *rest = NULL;
+  int rc = -1;
+  calhost_space_entry e;
+  memset(&e, 0, sizeof e);
+  if (!w || !cfg) {
+    rc = fail(r, "out of memory");
+    goto out;
+  }
+  if (!np) {
+    rc = fail(r, "config line before any param line");
+    goto out;
+  }
+  size_t n = split_words(text, w, want, &rest);
+  if (n < want) {
+    rc = fail(r,
+              "config line has %zu fields; expected %zu values, median, spread, compile "
+              "seconds, seconds and policy",
+              n, want);
+    goto out;
+  }
+  for (size_t i = 0; i < np; i++) {
+    int64_t v = calhost_space_value_index(s, i, w[i]);
+    if (v < 0) {
+      rc = fail(r, "'%s' is not a value of parameter '%s'", w[i], s->params[i].name);
+      goto out;
+    }
+    cfg[i] = (uint32_t)v;
+  }
+  e.config = cfg;
+  if (strcmp(w[np], "-") == 0) {
+    e.rejected = 1;
+    if (!*rest) {
+      rc = fail(r, "rejected configuration without a reason");
+      goto out;
+    }
+    e.reason = rest;
+  } else {
+    if (parse_number(w[np], &e.median) != 0 || e.median <= 0) {
+      rc = fail(r, "median '%s' is not a positive number", w[np]);
+      goto out;
+    }
+    if (*rest) {
+      rc = fail(r, "text after the policy of a configuration that was not rejected");
+      goto out;
+    }
+  }
+  static const char *const names[] = {"spread", "compile seconds", "seconds"};
+  double *fields[] = {&e.spread, &e.compile_seconds, &e.seconds};
+  for (int i = 0; i < 3; i++)
+    if (parse_number(w[np + 1 + i], fields[i]) != 0) {
+      rc = fail(r, "%s '%s' is not a number >= 0", names[i], w[np + 1 + i]);
+      goto out;
+    }
+  char *policy = NULL;
+  if (parse_policy(w[np + 4], &policy) != 0) {
+    rc = fail(r, "policy '%s' has a malformed %%XX escape", w[np + 4]);
+    goto out;
+  }
+  e.policy = policy;
+  char why[256];
+  if (calhost_space_add_entry(s, &e, why, sizeof why) != 0) {
+    free(policy);
+    rc = fail(r, "%s", why);
+    goto out;
+  }
+  free(policy);
+  rc = 0;
+out:
+  free(w);
+  free(cfg);
+  return rc;
+}
+
+static int read_param(reader *r, calhost_space *s, char *text) {
+  size_t max = 8;
+  for (const char *p = text; *p; p++)
+    max += *p == ' ';
+  char **w = malloc(max * sizeof *w);
+  if (!w)
+    return fail(r, "out of memory");
+  size_t n = split_words(text, w, max, NULL);
+  int rc = 0;
+  int ordered = 0;
+  if (n < 3) {
+    rc = fail(r, "param line needs a name, ordered|categorical and at least one value");
+  } else if (strcmp(w[1], "ordered") == 0 || strcmp(w[1], "categorical") == 0) {
+    ordered = w[1][0] == 'o';
+    char why[256];
+    if (calhost_space_add_param(s, w[0], ordered, (const char *const *)&w[2], (uint32_t)(n - 2),
+                                why, sizeof why) != 0)
+      rc = fail(r, "%s", why);
+  } else {
+    rc = fail(r, "parameter '%s': kind '%s' is neither ordered nor categorical", w[0], w[1]);
+  }
+  free(w);
+  return rc;
+}
+
+int calhost_space_read(FILE *f, const char *name, calhost_space *s, char *err, size_t cap) {
+  reader r = {.name = name ? name : "(space)", .err = err, .cap = cap};
+  char *line = NULL;
+  size_t lcap = 0;
+  ssize_t len;
+  int rc = -1, have_magic = 0, have_space = 0;
+  if (calhost_space_init(s, "") != 0) {
+    set_err(err, cap, "%s: out of memory", r.name);
+    return -1;
+  }
+  while ((len = getline(&line, &lcap, f)) >= 0) {
+    r.line++;
+    if (len > 0 && line[len - 1] == '\n')
+      line[--len] = '\0';
+    if (len > 0 && line[len - 1] == '\r')
+      line[--len] = '\0';
+    if ((size_t)len != strlen(line)) {
+      fail(&r, "NUL byte in line");
+      goto out;
+    }
+    for (char *p = line; *p; p++)
+      if (*p == '\t') {
+        fail(&r, "tab character (fields are separated by single spaces)");
+        goto out;
+      }
+    char *p = line;
+    while (*p == ' ')
+      p++;
+    if (!*p || *p == '#')
+      continue;
+    char *kw = p;
+    while (*p && *p != ' ')
+      p++;
+    if (*p)
+      *p++ = '\0';
+    while (*p == ' ')
+      p++;
+    if (!have_magic) {
+      if (strcmp(kw, SPACE_MAGIC) != 0) {
+        fail(&r, "not a space file (expected '%s %d')", SPACE_MAGIC, CALHOST_SPACE_FORMAT_VERSION);
+        goto out;
+      }
+      if (strcmp(p, "1") != 0) {
+        fail(&r, "unsupported space format version '%s' (this reader knows 1)", p);
+        goto out;
+      }
+      have_magic = 1;
+    } else if (strcmp(kw, "space") == 0) {
+      if (have_space || s->param_count) {
+        fail(&r, have_space ? "second space line" : "space line after a param line");
+        goto out;
+      }
+      if (!is_word(p)) {
+        fail(&r, "space name must be one word");
+        goto out;
+      }
+      free(s->name);
+      if (!(s->name = dup_str(p))) {
+        fail(&r, "out of memory");
+        goto out;
+      }
+      have_space = 1;
+    } else if (strcmp(kw, "meta") == 0) {
+      char *v = p;
+      while (*v && *v != ' ')
+        v++;
+      if (*v)
+        *v++ = '\0';
+      if (!*p || calhost_space_add_meta(s, p, v) != 0) {
+        fail(&r, "meta line needs a key");
+        goto out;
+      }
+    } else if (strcmp(kw, "param") == 0) {
+      if (!have_space) {
+        fail(&r, "param line before the space line");
+        goto out;
+      }
+      if (read_param(&r, s, p) != 0)
+        goto out;
+    } else if (strcmp(kw, "config") == 0) {
+      if (read_config(&r, s, p) != 0)
+        goto out;
+    } else {
+      fail(&r, "unknown line '%.40s'", kw);
+      goto out;
+    }
+  }
+  if (ferror(f)) {
+    set_err(err, cap, "%s: read error", r.name);
+    goto out;
+  }
+  if (!have_magic || !have_space || !s->param_count) {
+    r.line++;
+    fail(&r,
+         !have_magic   ? "empty file (no '%s 1' line)"
+         : !have_space ? "no space line%s"
+                       : "no param line%s",
+         have_magic ? "" : SPACE_MAGIC);
+    goto out;
+  }
+  rc = 0;
+out:
+  free(line);
+  return rc;
+}
+
+int calhost_space_load(const char *path, calhost_space *s, char *err, size_t cap) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    memset(s, 0, sizeof *s);
+    set_err(err, cap, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  int rc = calhost_space_read(f, path, s, err, cap);
+  fclose(f);
+  return rc;
+}
+
+/* ---- replay ------------------------------------------------------------- */
+
+static int replay_valid(void *user, const uint32_t *config) {
+  calhost_space_replay *r = user;
+  return calhost_space_find(r->space, config) != NULL;
+}
+
+static int replay_evaluate(void *user, const uint32_t *config, calhost_search_outcome *out) {
+  calhost_space_replay *r = user;
+  const calhost_space_entry *e = calhost_space_find(r->space, config);
+  r->evaluated++;
+  if (!e) { /* the engine only evaluates valid configurations */
+    out->rejected = 1;
+    return 0;
+  }
+  out->rejected = e->rejected;
+  out->cost = e->rejected ? 0 : e->median;
+  out->seconds = e->seconds;
+  r->clock += e->seconds;
+  return 0;
+}
+
+double calhost_space_replay_clock(void *replay) {
+  return ((calhost_space_replay *)replay)->clock;
+}
+
+int calhost_space_replay_init(const calhost_space *s, int use_start, calhost_space_replay *r,
+                              calhost_search_space *out) {
+  memset(r, 0, sizeof *r);
+  memset(out, 0, sizeof *out);
+  r->space = s;
+  if (use_start && s->entry_count) {
+    r->start = malloc(s->entry_count * s->param_count * sizeof *r->start);
+    if (!r->start)
+      return -1;
+    for (size_t i = 0; i < s->entry_count; i++)
+      memcpy(r->start + i * s->param_count, s->entries[i].config,
+             s->param_count * sizeof *r->start);
+    out->starts = r->start;
+    out->start_count = s->entry_count;
+  }
+  out->name = s->name;
+  out->params = s->params;
+  out->param_count = s->param_count;
+  out->valid = replay_valid;
+  out->evaluate = replay_evaluate;
+  out->user = r;
+  return 0;
+}
+
+void calhost_space_replay_free(calhost_space_replay *r) {
+  if (!r)
+    return;
+  free(r->start);
+  memset(r, 0, sizeof *r);
+}
