@@ -88,11 +88,11 @@ static const char *vec(const char *name) {
 
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR"), *s = getenv("CALHOST_SHARED_DIR");
+  const char *b = getenv("CALHOST_BUILD_DIR"), *s = getenv("CALHOST_SOURCE_DIR");
   if (!b || !s)
     return -1;
   snprintf(calhost, sizeof calhost, "%s/bin/calhost", b);
-  snprintf(vectors, sizeof vectors, "%s/vectors/store-v1", s);
+  snprintf(vectors, sizeof vectors, "%s/tests/store/vectors/store-v1", s);
   snprintf(dir, sizeof dir, "/tmp/calhost-cli-XXXXXX");
   if (!mkdtemp(dir))
     return -1;

@@ -10,7 +10,7 @@
  * accepted one has its required workload fields set, and calhost_config_free
  * leaves it zeroed; loading hashes nothing (model digests are computed on
  * demand by digest.c, which this target does not link: no OpenSSL). Seeds: the config/ INI files
- * and ../shared/vectors/ (copied at run time by run.sh) plus the committed corpus.
+ * (copied at run time by run.sh) plus the committed corpus.
  */
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * policy or write past the buffer. plugin.h says the validator "must never
  * crash on arbitrary bytes"; it must also answer CALHOST_OK or
  * CALHOST_INVALID_ARGUMENT and, when refusing, leave a NUL-terminated reason.
- * Seeds: policies printed by `calhost list` over ../shared/vectors and the
+ * Seeds: policies printed by `calhost list` over tests/store/vectors and the
  * committed corpus.
  */
 #include <dirent.h>

@@ -10,7 +10,7 @@
 #   2. fuzz       every libFuzzer target for $FUZZ_SECONDS (default 60) in a
 #                 clang build with -fsanitize=fuzzer,address,undefined
 #                 ($FUZZ_BUILD_DIR, default build-fuzz), seeded from the
-#                 committed corpus and ../shared/vectors; any crash, leak,
+#                 committed corpus and tests/store/vectors; any crash, leak,
 #                 timeout or sanitizer report fails the run
 #   3. valgrind   the cmocka suite of $BUILD_DIR under valgrind memcheck
 #                 (ctest -T memcheck; definite leaks and every error fail)
@@ -29,7 +29,7 @@ SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
 FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 MINGW_BUILD_DIR=${MINGW_BUILD_DIR:-build-mingw}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-SHARED_DIR=${CALHOST_SHARED_DIR:-$here/../shared}
+VECTORS_DIR=$here/tests/store/vectors/store-v1
 JOBS=$(nproc 2>/dev/null || echo 2)
 SKIP=" ${RELIABILITY_SKIP:-} "
 abspath() { case "$1" in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
@@ -84,16 +84,16 @@ seed_corpus() { # seed_corpus TARGET DIR: committed corpus + shared seeds
   [ -d "tests/fuzz/corpus/$t" ] && cp tests/fuzz/corpus/"$t"/* "$d"/ 2>/dev/null
   case "$t" in
     store_parse)
-      cp "$SHARED_DIR"/vectors/store-v1/*.txt "$d"/ 2>/dev/null
-      for f in "$SHARED_DIR"/vectors/store-v1/canonical/*; do
+      cp "$VECTORS_DIR"/*.txt "$d"/ 2>/dev/null
+      for f in "$VECTORS_DIR"/canonical/*; do
         [ -f "$f" ] && cp "$f" "$d/canonical-$(basename "$f")"
       done ;;
     config)
       for f in config/*.ini; do [ -f "$f" ] && cp "$f" "$d/shipped-$(basename "$f")"; done ;;
     policy_validators)
-      # Every policy of the shared store vectors, one file each.
+      # Every policy of the store's format vectors, one file each.
       local i=0
-      grep -ho '^policy ".*"$' "$SHARED_DIR"/vectors/store-v1/*.txt 2>/dev/null |
+      grep -ho '^policy ".*"$' "$VECTORS_DIR"/*.txt 2>/dev/null |
         sed -e 's/^policy "//' -e 's/"$//' | sort -u | while IFS= read -r p; do
           i=$((i + 1)); printf '%s' "$p" >"$d/vector-policy-$i"
         done ;;
@@ -108,7 +108,7 @@ if ! skipped fuzz; then
     result fuzz FAIL "clang is not installed"
   elif ! (CC=clang cmake -S . -B "$FUZZ_BUILD_DIR" -DCALHOST_FUZZ=ON -DCALHOST_SANITIZE=ON \
             -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
-            -DCALHOST_SHARED_DIR="$SHARED_DIR" >"$work/fuzz-cmake.log" 2>&1 &&
+            >"$work/fuzz-cmake.log" 2>&1 &&
           cmake --build "$FUZZ_BUILD_DIR" -j "$JOBS" --target fuzzers >"$work/fuzz-build.log" 2>&1); then
     tail -n 40 "$work/fuzz-cmake.log" "$work/fuzz-build.log"
     result fuzz FAIL "the fuzz build failed"

@@ -1,6 +1,6 @@
 /*
- * test_store_format.c: the version-1 format against the shared vectors
- * (read from $CALHOST_SHARED_DIR/vectors/store-v1 at test time): verdicts,
+ * test_store_format.c: the version-1 format against the project's vectors
+ * (tests/store/vectors/store-v1, found through $CALHOST_SOURCE_DIR): verdicts,
  * profile counts, byte-exact canonical rewrites, line numbers of
  * diagnostics, resynchronisation, and std::quoted escaping round trips.
  */
@@ -18,10 +18,10 @@ static char vec_dir[PATH_MAX];
 
 static int setup(void **state) {
   (void)state;
-  const char *shared = getenv("CALHOST_SHARED_DIR");
-  if (!shared)
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  if (!src)
     return -1;
-  snprintf(vec_dir, sizeof vec_dir, "%s/vectors/store-v1", shared);
+  snprintf(vec_dir, sizeof vec_dir, "%s/tests/store/vectors/store-v1", src);
   return 0;
 }
 
