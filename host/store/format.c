@@ -1,35 +1,49 @@
 /*
- * format.c: the version-1 text format: the parser (one pass, in place,
+ * format.c: the reader of the version-1 text format: one pass, in place,
  * linear; every problem reported with its 1-based line, resynchronising at
- * the next `profile` line) and the canonical writer (std::quoted escaping,
- * %.17g numbers, LF), plus the status and reason words.
+ * the next `profile` line; files over 8 MB parsed in pieces by threads.
+ * What it accepts and why (where it differs from the reference reader) is
+ * README.md's "Reading files written by hand"; the writer is write.c, the
+ * number grammars are number.c.
  *
- * Grammar accepted (what the reference implementation accepts, see
- * shared/vectors/store-v1): a header `onnx_light_calibration_profiles 1`
- * (comment and blank lines may precede it), then records:
- *
+ *   onnx_light_calibration_profiles 1      (header; comments and blank lines may precede it)
  *   profile exact|portable calibrated|override
  *   backend "B"
  *   operator "O"
  *   implementation "V"
- *   model_digest "D"   processor "P"   thread_count N      (exact, in this order)
- *   structure "NAME" "VALUE"  (one or more)                 (portable)
- *   measurement "NAME" VALUE "UNIT"  (zero or more)
+ *   model_digest "D"                       (exact)
+ *   processor "P"                          (exact)
+ *   thread_count N                         (exact, N >= 1)
+ *   structure "NAME" "VALUE"               (portable, one or more, names unique)
+ *   measurement "NAME" VALUE "UNIT"        (zero or more, kept in file order)
  *   policy "TEXT"
  *   end
  *
- * Values are std::quoted strings (an unquoted word is read as it is, like
- * std::quoted does; the writer always quotes).
- * Fields must come in this order; tokens are separated by blanks (space,
- * tab, CR, VT, FF: a CRLF file reads like an LF one);
- * lines whose first non-blank character is '#' and blank lines are ignored
- * anywhere. Key fields, measurement names and the policy are non-empty;
- * thread_count >= 1; values finite; no duplicate identity; no duplicate
- * structure name; nothing after a field's value.
+ * Fields may come in any order between `profile` and `end`; each field other
+ * than structure and measurement appears at most once. Values are
+ * std::quoted strings (an unquoted word is read as it is, as std::quoted
+ * does); tokens are separated by blanks (space, tab, CR, VT, FF: a CRLF file
+ * reads like an LF one); lines whose first non-blank character is '#' and
+ * blank lines are ignored anywhere. Key fields, measurement names and the
+ * policy are non-empty; values finite; no NUL byte; no duplicate identity;
+ * nothing after a field's value. In a portable record an empty model_digest
+ * or processor and a thread_count of 0 mean "absent" (as the reference reads
+ * them) and are dropped.
+ *
+ * A record keeps its own text as its canonical text (zero-copy, in the
+ * loaded buffer) only when that text is exactly what the writer renders for
+ * it; otherwise the writer renders it once. The parser decides this on the
+ * fly (ps->canon, cleared by any deviation: a blank other than one space
+ * between tokens, a leading or trailing blank, a CR, a comment or blank line
+ * inside the record, an unquoted value or a needless escape, a number not
+ * spelled as the writer spells it, fields out of the canonical order, a
+ * dropped field, structure lines not sorted); builds with assertions check
+ * every decision against the writer (cs_text_is_canonical).
  */
 #if !defined(_WIN32) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* memmem */
 #endif
+#include <assert.h>
 #include <math.h>
 #if !defined(_WIN32)
 #include <pthread.h>
@@ -42,390 +56,73 @@
 
 #include "internal.h"
 
-const char *calstore_status_name(calstore_status status) {
-  switch (status) {
-  case CALSTORE_OK:
-    return "ok";
-  case CALSTORE_NOT_FOUND:
-    return "not_found";
-  case CALSTORE_DISABLED:
-    return "disabled";
-  case CALSTORE_UNREADABLE:
-    return "unreadable";
-  case CALSTORE_MALFORMED:
-    return "malformed";
-  case CALSTORE_UNSUPPORTED_VERSION:
-    return "unsupported_version";
-  case CALSTORE_POLICY_REJECTED:
-    return "policy_rejected";
-  case CALSTORE_WRITE_FAILED:
-    return "write_failed";
-  case CALSTORE_INVALID_ARGUMENT:
-    return "invalid_argument";
-  case CALSTORE_NO_MEMORY:
-    return "no_memory";
-  case CALSTORE_LOCK_FAILED:
-    return "lock_failed";
-  }
-  return "unknown";
-}
-
-const char *calstore_reject_reason_name(calstore_reject_reason reason) {
-  switch (reason) {
-  case CALSTORE_REJECT_OUTDATED_IMPLEMENTATION:
-    return "outdated_implementation";
-  case CALSTORE_REJECT_DIFFERENT_MODEL:
-    return "different_model";
-  case CALSTORE_REJECT_DIFFERENT_PROCESSOR:
-    return "different_processor";
-  case CALSTORE_REJECT_DIFFERENT_THREAD_COUNT:
-    return "different_thread_count";
-  case CALSTORE_REJECT_DIFFERENT_STRUCTURE:
-    return "different_structure";
-  case CALSTORE_REJECT_POLICY_REJECTED:
-    return "policy_rejected";
-  case CALSTORE_REJECT_FORCE_PORTABLE:
-    return "force_portable";
-  }
-  return "unknown";
-}
-
-/* ---- buffer ---------------------------------------------------------------- */
-
-void cs_buf_put(cs_buf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->len + n + 1 > b->cap) {
-    size_t ncap = b->cap ? b->cap : 4096;
-    while (b->len + n + 1 > ncap)
-      ncap *= 2;
-    char *nd = realloc(b->data, ncap);
-    if (!nd) {
-      b->oom = 1;
-      return;
-    }
-    b->data = nd;
-    b->cap = ncap;
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-}
-
-void cs_buf_free(cs_buf *b) {
-  free(b->data);
-  memset(b, 0, sizeof *b);
-}
-
-/* ---- writer ---------------------------------------------------------------- */
-
-static void put_lit(cs_buf *b, const char *s) {
-  cs_buf_put(b, s, strlen(s));
-}
-
-/* std::quoted: a backslash before every '"' and '\\'. */
-static void put_quoted(cs_buf *b, const char *s, size_t n) {
-  cs_buf_put(b, "\"", 1);
-  size_t start = 0;
-  for (;;) {
-    size_t run = strcspn(s + start, "\"\\");
-    if (start + run >= n) {
-      cs_buf_put(b, s + start, n - start);
-      break;
-    }
-    cs_buf_put(b, s + start, run);
-    cs_buf_put(b, "\\", 1);
-    cs_buf_put(b, s + start + run, 1);
-    start += run + 1;
-  }
-  cs_buf_put(b, "\"", 1);
-}
-
-static void put_field(cs_buf *b, const char *name, const char *value) {
-  put_lit(b, name);
-  cs_buf_put(b, " ", 1);
-  put_quoted(b, value, strlen(value));
-  cs_buf_put(b, "\n", 1);
-}
-
-static const uint64_t pow10_u64[20] = {1ull,
-                                       10ull,
-                                       100ull,
-                                       1000ull,
-                                       10000ull,
-                                       100000ull,
-                                       1000000ull,
-                                       10000000ull,
-                                       100000000ull,
-                                       1000000000ull,
-                                       10000000000ull,
-                                       100000000000ull,
-                                       1000000000000ull,
-                                       10000000000000ull,
-                                       100000000000000ull,
-                                       1000000000000000ull,
-                                       10000000000000000ull,
-                                       100000000000000000ull,
-                                       1000000000000000000ull,
-                                       10000000000000000000ull};
-
-#if defined(__SIZEOF_INT128__)
-/* round(m * 10^k / 2^s) with ties to even, exactly (m < 2^53, k <= 21,
- * 1 <= s <= 120). */
-static uint64_t scaled_round(uint64_t m, int k, int s) {
-  unsigned __int128 x = (unsigned __int128)m;
-  for (int i = 0; i < k; i += 19) {
-    int step = k - i < 19 ? k - i : 19;
-    x *= pow10_u64[step];
-  }
-  unsigned __int128 q = x >> s, r = x - (q << s), half = (unsigned __int128)1 << (s - 1);
-  if (r > half || (r == half && (q & 1)))
-    q++;
-  return (uint64_t)q;
-}
-#endif
-
-int cs_parse_decimal(const char *s, size_t n, double *out) {
-#if defined(__SIZEOF_INT128__)
-  /* [-]digits[.digits] only: no exponent, no sign other than '-' */
-  size_t i = 0;
-  int neg = 0;
-  if (i < n && s[i] == '-') {
-    neg = 1;
-    i++;
-  }
-  uint64_t d = 0;
-  int digits = 0, frac = 0, dot = 0;
-  for (; i < n; i++) {
-    char c = s[i];
-    if (c == '.' && !dot) {
-      dot = 1;
-      continue;
-    }
-    if (c < '0' || c > '9')
-      return 0;
-    if (digits == 0 && c == '0') { /* leading zeros do not count */
-      if (dot)
-        frac++;
-      continue;
-    }
-    if (++digits > 19)
-      return 0;
-    d = d * 10 + (uint64_t)(c - '0');
-    if (dot)
-      frac++;
-  }
-  if (i != n || (dot && n == (size_t)neg + 1) || n == (size_t)neg)
-    return 0;
-  if (d == 0) {
-    *out = neg ? -0.0 : 0.0;
-    return 1;
-  }
-  double v;
-  if (frac == 0) {
-    v = (double)d; /* one rounding to nearest, ties to even */
-  } else {
-    if (frac > 21)
-      return 0;
-    /* v = d / 10^frac, correctly rounded: enough quotient bits plus sticky */
-    unsigned __int128 den = 1;
-    for (int k = 0; k < frac; k += 19)
-      den *= pow10_u64[frac - k < 19 ? frac - k : 19];
-    int lz = 0;
-    for (uint64_t t = d; !(t & (1ull << 63)); t <<= 1)
-      lz++;
-    int sh = 63 + lz; /* d << sh has its top bit at 126 */
-    unsigned __int128 num = (unsigned __int128)d << sh;
-    unsigned __int128 q = num / den, r = num - q * den;
-    int bits = 0;
-    for (unsigned __int128 t = q; t; t >>= 1)
-      bits++;
-    if (bits < 56)
-      return 0;
-    int drop = bits - 53;
-    uint64_t mant = (uint64_t)(q >> drop);
-    unsigned __int128 rest = q & (((unsigned __int128)1 << drop) - 1);
-    unsigned __int128 half = (unsigned __int128)1 << (drop - 1);
-    if (rest > half || (rest == half && (r != 0 || (mant & 1))))
-      mant++;
-    if (mant == (1ull << 53)) {
-      mant >>= 1;
-      drop++;
-    }
-    v = ldexp((double)mant, drop - sh);
-  }
-  *out = neg ? -v : v;
-  return 1;
-#else
-  (void)s;
-  (void)n;
-  (void)out;
-  return 0;
-#endif
-}
-
-/* Formats v exactly like printf("%.17g"): an exact 128-bit fast path for
- * the usual magnitudes (1e-5 <= |v| < 2^52) and integers, snprintf
- * otherwise. Returns the length. */
-int cs_format_double(char *out, size_t cap, double v) {
-  if (v != 0.0 && fabs(v) < 1e17 && v == (double)(long long)v && cap >= 20) {
-    long long iv = (long long)v;
-    unsigned long long u = iv < 0 ? (unsigned long long)-iv : (unsigned long long)iv;
-    char tmp[24];
-    int n = 0, k = 0;
-    do
-      tmp[n++] = (char)('0' + u % 10);
-    while ((u /= 10) != 0);
-    if (iv < 0)
-      out[k++] = '-';
-    while (n)
-      out[k++] = tmp[--n];
-    out[k] = '\0';
-    return k;
-  }
-#if defined(__SIZEOF_INT128__)
-  double a = fabs(v);
-  if (cap >= 32 && a >= 1e-5 && a < 4503599627370496.0) {
-    int e2;
-    double fr = frexp(a, &e2); /* a = fr * 2^e2, fr in [0.5, 1) */
-    uint64_t m = (uint64_t)ldexp(fr, 53);
-    int s = 53 - e2; /* a = m / 2^s, s >= 1 here */
-    /* floor(log10(a)) within one: the loop below corrects it */
-    int x = (int)floor((double)(e2 - 1) * 0.30102999566398120);
-    uint64_t q = 0;
-    for (int tries = 0; tries < 4; tries++) {
-      int k = 16 - x;
-      if (k < 0 || k > 21 || s > 120)
-        goto slow;
-      q = scaled_round(m, k, s);
-      if (q >= pow10_u64[17])
-        x++;
-      else if (q < pow10_u64[16])
-        x--;
-      else
-        break;
-    }
-    if (q < pow10_u64[16] || q >= pow10_u64[17])
-      goto slow;
-    char dig[17];
-    for (int i = 16; i >= 0; i--) {
-      dig[i] = (char)('0' + q % 10);
-      q /= 10;
-    }
-    int nd = 17;
-    while (nd > 1 && dig[nd - 1] == '0')
-      nd--;
-    char *o = out;
-    if (v < 0)
-      *o++ = '-';
-    if (x >= -4 && x < 17) { /* fixed notation */
-      if (x < 0) {
-        *o++ = '0';
-        *o++ = '.';
-        for (int i = -1; i > x; i--)
-          *o++ = '0';
-        memcpy(o, dig, (size_t)nd);
-        o += nd;
-      } else {
-        int intd = x + 1;
-        for (int i = 0; i < intd; i++)
-          *o++ = i < nd ? dig[i] : '0';
-        if (nd > intd) {
-          *o++ = '.';
-          memcpy(o, dig + intd, (size_t)(nd - intd));
-          o += nd - intd;
-        }
-      }
-      *o = '\0';
-      return (int)(o - out);
-    }
-  }
-slow:
-#endif
-  return snprintf(out, cap, "%.17g", v);
-}
-
-void cs_write_header(cs_buf *b) {
-  put_lit(b, CALSTORE_FORMAT_MAGIC " 1\n");
-}
-
-void cs_write_prof(cs_buf *b, const calstore_profile *p) {
-  char num[64];
-  put_lit(b, p->key.kind == CALSTORE_KEY_EXACT ? "profile exact " : "profile portable ");
-  put_lit(b, p->source == CALSTORE_SOURCE_OVERRIDE ? "override\n" : "calibrated\n");
-  put_field(b, "backend", p->key.backend);
-  put_field(b, "operator", p->key.operator_name);
-  put_field(b, "implementation", p->key.implementation);
-  if (p->key.kind == CALSTORE_KEY_EXACT) {
-    put_field(b, "model_digest", p->key.model_digest);
-    put_field(b, "processor", p->key.processor);
-    int n = snprintf(num, sizeof num, "thread_count %u\n", (unsigned)p->key.thread_count);
-    cs_buf_put(b, num, (size_t)n);
-  } else {
-    for (size_t i = 0; i < p->key.structure_count; i++) {
-      put_lit(b, "structure ");
-      put_quoted(b, p->key.structure[i].name, strlen(p->key.structure[i].name));
-      cs_buf_put(b, " ", 1);
-      put_quoted(b, p->key.structure[i].value, strlen(p->key.structure[i].value));
-      cs_buf_put(b, "\n", 1);
-    }
-  }
-  for (size_t i = 0; i < p->measurement_count; i++) {
-    const calstore_measurement *m = &p->measurements[i];
-    put_lit(b, "measurement ");
-    put_quoted(b, m->name, strlen(m->name));
-    cs_buf_put(b, " ", 1);
-    int n = cs_format_double(num, sizeof num, m->value);
-    cs_buf_put(b, num, (size_t)n);
-    cs_buf_put(b, " ", 1);
-    put_quoted(b, m->unit, strlen(m->unit));
-    cs_buf_put(b, "\n", 1);
-  }
-  put_lit(b, "policy ");
-  put_quoted(b, p->policy, p->policy_length);
-  put_lit(b, "\nend\n");
-}
-
-void cs_write_set(cs_buf *b, const cs_set *set) {
-  size_t want = sizeof(CALSTORE_FORMAT_MAGIC) + 4;
-  for (size_t i = 0; i < set->n; i++)
-    if (set->items[i])
-      want += set->items[i]->text_len;
-  if (b->cap < b->len + want + 1) {
-    char *nd = realloc(b->data, b->len + want + 1);
-    if (!nd) {
-      b->oom = 1;
-      return;
-    }
-    b->data = nd;
-    b->cap = b->len + want + 1;
-  }
-  cs_write_header(b);
-  for (size_t i = 0; i < set->n; i++)
-    if (set->items[i])
-      cs_buf_put(b, set->items[i]->text, set->items[i]->text_len);
-}
-
-/* ---- parser ---------------------------------------------------------------- */
-
 typedef enum state {
   ST_OUTSIDE,
-  ST_SKIP, /* after an error: until the next `profile` line */
-  ST_BACKEND,
-  ST_OPERATOR,
-  ST_IMPL,
-  ST_DIGEST,
-  ST_PROC,
-  ST_THREADS,
-  ST_STRUCT1, /* portable: the first structure line */
-  ST_BODY,    /* structure (portable, before measurements), measurement, policy */
-  ST_END,
+  ST_SKIP,   /* after an error: until the next `profile` line */
+  ST_RECORD, /* between `profile` and `end` */
 } state;
 
-static const char *const expected_word[] = {
-    [ST_BACKEND] = "backend",     [ST_OPERATOR] = "operator", [ST_IMPL] = "implementation",
-    [ST_DIGEST] = "model_digest", [ST_PROC] = "processor",    [ST_THREADS] = "thread_count",
-    [ST_STRUCT1] = "structure",   [ST_END] = "end",
+/* The fields of a record; the ones before F_STRUCTURE appear at most once. */
+typedef enum field {
+  F_BACKEND,
+  F_OPERATOR,
+  F_IMPL,
+  F_DIGEST,
+  F_PROC,
+  F_THREADS,
+  F_POLICY,
+  F_STRUCTURE,
+  F_MEASUREMENT,
+  F_END,
+  F_UNKNOWN,
+} field;
+
+#define F_SINGLE F_STRUCTURE /* fields below this one appear at most once */
+
+static const char *const field_name[] = {
+    "backend",      "operator", "implementation", "model_digest", "processor",
+    "thread_count", "policy",   "structure",      "measurement",  "end",
 };
+static const unsigned char field_len[] = {7, 8, 14, 12, 9, 12, 6, 9, 11, 3};
+/* Each field's place in the canonical order (structure replaces the exact
+ * fields in a portable record). */
+static const unsigned char field_rank[] = {
+    [F_BACKEND] = 0, [F_OPERATOR] = 1,  [F_IMPL] = 2,        [F_DIGEST] = 3, [F_PROC] = 4,
+    [F_THREADS] = 5, [F_STRUCTURE] = 5, [F_MEASUREMENT] = 6, [F_POLICY] = 7, [F_END] = 8,
+};
+
+static field field_of(const char *w, size_t n) {
+  field f;
+  switch (n ? w[0] : 0) { /* one comparison per line */
+  case 'b':
+    f = F_BACKEND;
+    break;
+  case 'o':
+    f = F_OPERATOR;
+    break;
+  case 'i':
+    f = F_IMPL;
+    break;
+  case 'm':
+    f = n == field_len[F_MEASUREMENT] ? F_MEASUREMENT : F_DIGEST;
+    break;
+  case 'p':
+    f = n == field_len[F_POLICY] ? F_POLICY : F_PROC;
+    break;
+  case 't':
+    f = F_THREADS;
+    break;
+  case 's':
+    f = F_STRUCTURE;
+    break;
+  case 'e':
+    f = F_END;
+    break;
+  default:
+    return F_UNKNOWN;
+  }
+  return n == field_len[f] && !memcmp(w, field_name[f], n) ? f : F_UNKNOWN;
+}
 
 typedef struct parser {
   unsigned line;
@@ -437,9 +134,9 @@ typedef struct parser {
   /* the record being read */
   state st;
   unsigned rec_line;
+  unsigned seen_line[F_SINGLE]; /* line of each single field, 0 = not yet */
   calstore_key key;
   calstore_source source;
-  int have_measurements;
   const char *policy;
   size_t policy_len;
   calstore_measurement *m;
@@ -448,8 +145,10 @@ typedef struct parser {
   size_t sn, scap;
   char *scratch; /* unescaped strings of the record being read */
   size_t scratch_len;
-  int canon;      /* the record's text is already canonical */
+  cs_buf render;  /* the writer's text of the record, to compare with the file's */
   char *rec_text; /* where the record's text starts */
+  int canon;      /* the record's text is so far what the writer renders */
+  int rank;       /* field_rank of the record's last field */
   cs_blob *blob;  /* holds buf, or NULL */
   int have_header, stop;
   int collect; /* parallel pieces: records go to vec, duplicates are checked later */
@@ -486,6 +185,12 @@ static char *skip_ws(char *p, char *le) {
   return p;
 }
 
+/* Nonzero when the token at tok follows the one ending at prev_end as the
+ * writer separates them: exactly one space. */
+static int one_space(const char *prev_end, const char *tok) {
+  return tok == prev_end + 1 && *prev_end == ' ';
+}
+
 /* Reads a bare word; returns its end. */
 static char *word_end(char *p, char *le) {
   while (p < le && !is_ws(*p))
@@ -493,15 +198,26 @@ static char *word_end(char *p, char *le) {
   return p;
 }
 
+static int at_end(char *p, char *le) {
+  return skip_ws(p, le) == le;
+}
+
+/* at_end, clearing ps->canon when blanks trail the line. */
+static int at_end_c(parser *ps, char *p, char *le) {
+  if (p != le)
+    ps->canon = 0;
+  return at_end(p, le);
+}
+
 /* Bytes that end the fast scan of a quoted string. */
 static const unsigned char quote_special[256] = {['"'] = 1, ['\\'] = 1, [0] = 1};
 
-/* Reads a std::quoted string at *pp into the parser's scratch space,
- * unescaped and NUL-terminated. Returns the string or NULL (error message
- * in *why). Clears ps->canon when the text is not in canonical form. */
+/* Reads a std::quoted string at *pp (after blanks) into the parser's scratch
+ * space, unescaped and NUL-terminated. Returns the string or NULL (error
+ * message in *why). */
 static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const char **why) {
   char *p = skip_ws(*pp, le);
-  if (p != *pp + 1 || **pp != ' ')
+  if (!one_space(*pp, p))
     ps->canon = 0;
   if (p >= le) {
     *why = "expected a quoted string";
@@ -518,7 +234,7 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
     memcpy(d0, p, n);
     d0[n] = '\0';
     ps->scratch_len += n + 1;
-    ps->canon = 0;
+    ps->canon = 0; /* the writer quotes every value */
     *out_len = n;
     *pp = we;
     return d0;
@@ -560,7 +276,7 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
         return NULL;
       }
       if (c != '"' && c != '\\')
-        ps->canon = 0;
+        ps->canon = 0; /* the writer escapes only '"' and '\\' */
     }
     *dst++ = c;
   }
@@ -569,17 +285,6 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
   ps->scratch_len += *out_len + 1;
   *pp = p;
   return d0;
-}
-
-static int at_end(char *p, char *le) {
-  return skip_ws(p, le) == le;
-}
-
-/* at_end, clearing ps->canon when blanks trail the line. */
-static int at_end_c(parser *ps, char *p, char *le) {
-  if (p != le)
-    ps->canon = 0;
-  return at_end(p, le);
 }
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
@@ -594,18 +299,20 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-static void start_record(parser *ps, char *ls, char *p, char *le) {
+/* A `profile` line: [ls, le) is the line, p the end of the word `profile`;
+ * line_canon: the line starts with that word and ends with a line break. */
+static void start_record(parser *ps, char *ls, char *p, char *le, int line_canon) {
   char *w = skip_ws(p, le), *we = word_end(w, le);
-  size_t kind_len = (size_t)(we - w);
   calstore_key_kind kind;
   memset(&ps->key, 0, sizeof ps->key);
+  memset(ps->seen_line, 0, sizeof ps->seen_line);
   ps->mn = ps->sn = 0;
-  ps->have_measurements = 0;
   ps->policy = NULL;
   ps->rec_line = ps->line;
   ps->rec_text = ls;
   ps->scratch_len = 0;
-  ps->canon = *ls == 'p';
+  ps->rank = 0;
+  ps->canon = line_canon && one_space(p, w);
   if (we - w == 5 && !memcmp(w, "exact", 5))
     kind = CALSTORE_KEY_EXACT;
   else if (we - w == 8 && !memcmp(w, "portable", 8))
@@ -617,6 +324,8 @@ static void start_record(parser *ps, char *ls, char *p, char *le) {
     return;
   }
   w = skip_ws(we, le);
+  if (!one_space(we, w))
+    ps->canon = 0;
   we = word_end(w, le);
   if (we - w == 10 && !memcmp(w, "calibrated", 10))
     ps->source = CALSTORE_SOURCE_CALIBRATED;
@@ -628,35 +337,38 @@ static void start_record(parser *ps, char *ls, char *p, char *le) {
     ps->st = ST_SKIP;
     return;
   }
-  if (!at_end(we, le)) {
+  if (!at_end_c(ps, we, le)) {
     report(ps, CALSTORE_MALFORMED, ps->line, "unexpected text after the profile line");
     ps->st = ST_SKIP;
     return;
   }
-  if ((size_t)(le - ls) != 7 + 1 + kind_len + 1 + (size_t)(we - w))
-    ps->canon = 0;
   ps->key.kind = kind;
-  ps->st = ST_BACKEND;
+  ps->st = ST_RECORD;
 }
 
-/* Ends a record at `end`: builds and indexes it. */
+/* Builds and indexes the record that ends at rec_end (after its `end` line). */
 static void finish_record(parser *ps, cs_set *set, char *rec_end) {
   if (ps->sn) {
-    for (size_t i = 1; i < ps->sn && ps->canon; i++)
-      if (strcmp(ps->s[i - 1].name, ps->s[i].name) >= 0)
-        ps->canon = 0; /* the writer sorts them */
-    if (cs_sort_properties(ps->s, ps->sn)) {
-      report(ps, CALSTORE_MALFORMED, ps->rec_line, "record has the same structure name twice");
-      return;
-    }
+    cs_sort_properties(ps->s, ps->sn); /* names are unique (checked per line) */
     ps->key.structure = ps->s;
     ps->key.structure_count = ps->sn;
   }
-  if (ps->oom)
-    return;
+  size_t text_len = (size_t)(rec_end - ps->rec_text);
+  int canon = ps->canon;
+#ifndef NDEBUG
+  /* The writer is the definition of canonical; the parser's test is checked
+   * against it wherever assertions are on (Debug and sanitizer builds). */
+  calstore_profile view = {.key = ps->key,
+                           .source = ps->source,
+                           .measurements = ps->m,
+                           .measurement_count = ps->mn,
+                           .policy = ps->policy,
+                           .policy_length = ps->policy_len};
+  assert(canon == cs_text_is_canonical(&view, ps->rec_text, text_len, &ps->render) ||
+         ps->render.oom);
+#endif
   cs_prof *p = cs_prof_create(&ps->key, ps->source, ps->m, ps->mn, ps->policy, ps->policy_len,
-                              ps->canon ? ps->rec_text : NULL,
-                              ps->canon ? (size_t)(rec_end - ps->rec_text) : 0, ps->blob);
+                              canon ? ps->rec_text : NULL, canon ? text_len : 0, ps->blob);
   if (!p) {
     ps->oom = 1;
     return;
@@ -680,188 +392,236 @@ static void finish_record(parser *ps, cs_set *set, char *rec_end) {
     ps->oom = 1;
 }
 
+/* The `end` line: checks that the record is complete, then builds it. */
+static void end_record(parser *ps, cs_set *set, char *rec_end) {
+  const char *missing = NULL;
+  if (!ps->key.backend)
+    missing = "backend";
+  else if (!ps->key.operator_name)
+    missing = "operator";
+  else if (!ps->key.implementation)
+    missing = "implementation";
+  else if (ps->key.kind == CALSTORE_KEY_EXACT && !ps->key.model_digest)
+    missing = "model_digest";
+  else if (ps->key.kind == CALSTORE_KEY_EXACT && !ps->key.processor)
+    missing = "processor";
+  else if (ps->key.kind == CALSTORE_KEY_EXACT && !ps->key.thread_count)
+    missing = "thread_count";
+  else if (ps->key.kind == CALSTORE_KEY_PORTABLE && !ps->sn)
+    missing = "structure";
+  else if (!ps->policy)
+    missing = "policy";
+  ps->st = ST_OUTSIDE;
+  if (missing) {
+    report(ps, CALSTORE_MALFORMED, ps->line, "the %s record started at line %u has no '%s' line",
+           ps->key.kind == CALSTORE_KEY_EXACT ? "exact" : "portable", ps->rec_line, missing);
+    return;
+  }
+  finish_record(ps, set, rec_end);
+}
+
+/* The end of a measurement's number: a blank or a quote (a quoted unit may
+ * follow the number without a blank: no number contains a quote). */
+static char *number_end(char *p, char *le) {
+  while (p < le && !is_ws(*p) && *p != '"')
+    p++;
+  return p;
+}
+
 /* One line inside a record; word [w, we) is its first token; the line
  * ends at le, the next one starts at next. */
 static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, char *next) {
-  size_t wl = (size_t)(we - w);
-  const char *why = NULL;
+  field f = field_of(w, (size_t)(we - w));
+  const char *why = NULL, *name = f < F_UNKNOWN ? field_name[f] : "";
+  int portable = ps->key.kind == CALSTORE_KEY_PORTABLE;
   char *p = we;
   size_t len;
-#define IS(lit) (wl == sizeof(lit) - 1 && !memcmp(w, lit, sizeof(lit) - 1))
 #define FAIL(...)                                                                                  \
   do {                                                                                             \
     report(ps, CALSTORE_MALFORMED, ps->line, __VA_ARGS__);                                         \
     ps->st = ST_SKIP;                                                                              \
     return;                                                                                        \
   } while (0)
-  if (ps->st == ST_BODY) {
-    if (IS("structure") && ps->key.kind == CALSTORE_KEY_PORTABLE && !ps->have_measurements)
-      goto structure;
-    if (IS("measurement"))
-      goto measurement;
-    if (IS("policy"))
-      goto policy;
-    if (IS("structure"))
-      FAIL(ps->key.kind == CALSTORE_KEY_EXACT ? "'structure' in an exact record"
-                                              : "'structure' after a measurement");
-    FAIL("unexpected '%.*s' (expected measurement or policy)", (int)wl, w);
+  if (f == F_UNKNOWN)
+    FAIL("unknown field '%.*s'", (int)(we - w), w);
+  if (f < F_SINGLE) {
+    if (ps->seen_line[f])
+      FAIL("a record has one '%s' (line %u has it already)", name, ps->seen_line[f]);
+    ps->seen_line[f] = ps->line;
   }
-  if (ps->st == ST_END && IS("policy"))
-    FAIL("a record has one policy");
-  if (ps->st == ST_END && IS("measurement"))
-    FAIL("'measurement' after the policy");
-  if (!(wl == strlen(expected_word[ps->st]) && !memcmp(w, expected_word[ps->st], wl)))
-    FAIL("expected '%s', found '%.*s'", expected_word[ps->st], (int)wl, w);
-  switch (ps->st) {
-  case ST_BACKEND:
-  case ST_OPERATOR:
-  case ST_IMPL:
-  case ST_DIGEST:
-  case ST_PROC: {
-    char *v = read_quoted(ps, &p, le, &len, &why);
-    if (!v)
-      FAIL("%s: %s", expected_word[ps->st], why);
+  if (field_rank[f] < ps->rank)
+    ps->canon = 0; /* out of the canonical order */
+  ps->rank = field_rank[f];
+  switch (f) {
+  case F_END:
     if (!at_end_c(ps, p, le))
-      FAIL("%s: unexpected text after the value", expected_word[ps->st]);
-    if (!len)
-      FAIL("%s is empty", expected_word[ps->st]);
-    switch (ps->st) {
-    case ST_BACKEND:
-      ps->key.backend = v;
-      ps->st = ST_OPERATOR;
-      break;
-    case ST_OPERATOR:
-      ps->key.operator_name = v;
-      ps->st = ST_IMPL;
-      break;
-    case ST_IMPL:
-      ps->key.implementation = v;
-      ps->st = ps->key.kind == CALSTORE_KEY_EXACT ? ST_DIGEST : ST_STRUCT1;
-      break;
-    case ST_DIGEST:
-      ps->key.model_digest = v;
-      ps->st = ST_PROC;
-      break;
-    default:
-      ps->key.processor = v;
-      ps->st = ST_THREADS;
-      break;
-    }
+      FAIL("unexpected text after 'end'");
+    end_record(ps, set, next);
     return;
-  }
-  case ST_THREADS: {
+  case F_THREADS: {
     char *n = skip_ws(p, le), *ne = word_end(n, le);
-    unsigned long long v = 0;
+    uint32_t v = 0;
     if (n == ne)
       FAIL("thread_count: missing value");
-    if (n != p + 1 || *n == '0')
-      ps->canon = 0;
-    for (char *c = n; c < ne; c++) {
-      if (*c < '0' || *c > '9')
-        FAIL("thread_count: '%.*s' is not a number", (int)(ne - n), n);
-      v = v * 10 + (unsigned)(*c - '0');
-      if (v > UINT32_MAX)
-        FAIL("thread_count: %.*s is too large", (int)(ne - n), n);
+    if (!one_space(p, n) || *n == '0' || *n == '+')
+      ps->canon = 0; /* the writer prints no sign and no leading zero */
+    switch (cs_read_count(n, (size_t)(ne - n), &v)) {
+    case CS_COUNT_OK:
+      break;
+    case CS_COUNT_NEGATIVE:
+      FAIL("thread_count: %.*s is negative", (int)(ne - n), n);
+    case CS_COUNT_TOO_LARGE:
+      FAIL("thread_count: %.*s is too large", (int)(ne - n), n);
+    default:
+      FAIL("thread_count: '%.*s' is not a number", (int)(ne - n), n);
     }
     if (!at_end_c(ps, ne, le))
       FAIL("thread_count: unexpected text after the value");
+    if (portable) {
+      if (v)
+        FAIL("'thread_count' in a portable record");
+      ps->canon = 0; /* 0: absent, dropped by the writer */
+      return;
+    }
     if (v < 1)
       FAIL("thread_count must be at least 1");
-    ps->key.thread_count = (uint32_t)v;
-    ps->st = ST_BODY;
+    ps->key.thread_count = v;
     return;
   }
-  case ST_STRUCT1:
-    goto structure;
-  case ST_END:
+  case F_STRUCTURE: {
+    if (!portable)
+      FAIL("'structure' in an exact record");
+    char *sname = read_quoted(ps, &p, le, &len, &why), *value;
+    if (!sname)
+      FAIL("structure name: %s", why);
+    if (!len)
+      FAIL("structure name is empty");
+    size_t vlen;
+    if (!(value = read_quoted(ps, &p, le, &vlen, &why)))
+      FAIL("structure value: %s", why);
     if (!at_end_c(ps, p, le))
-      FAIL("end: unexpected text after 'end'");
-    ps->st = ST_OUTSIDE;
-    finish_record(ps, set, next);
-    return;
-  default:
-    return;
-  }
-structure : {
-  char *name = read_quoted(ps, &p, le, &len, &why), *value;
-  if (!name)
-    FAIL("structure name: %s", why);
-  if (!len)
-    FAIL("structure name is empty");
-  size_t vlen;
-  if (!(value = read_quoted(ps, &p, le, &vlen, &why)))
-    FAIL("structure value: %s", why);
-  if (!at_end_c(ps, p, le))
-    FAIL("structure: unexpected text after the value");
-  if (grow((void **)&ps->s, &ps->scap, ps->sn + 1, sizeof *ps->s)) {
-    ps->oom = 1;
+      FAIL("structure: unexpected text after the value");
+    for (size_t i = 0; i < ps->sn; i++)
+      if (!strcmp(ps->s[i].name, sname))
+        FAIL("the record has structure '%s' twice", sname);
+    if (ps->sn && strcmp(ps->s[ps->sn - 1].name, sname) > 0)
+      ps->canon = 0; /* the writer sorts them by name */
+    if (grow((void **)&ps->s, &ps->scap, ps->sn + 1, sizeof *ps->s)) {
+      ps->oom = 1;
+      return;
+    }
+    ps->s[ps->sn].name = sname;
+    ps->s[ps->sn].value = value;
+    ps->sn++;
     return;
   }
-  ps->s[ps->sn].name = name;
-  ps->s[ps->sn].value = value;
-  ps->sn++;
-  ps->st = ST_BODY;
-  return;
-}
-measurement : {
-  char *name = read_quoted(ps, &p, le, &len, &why), *unit;
-  if (!name)
-    FAIL("measurement name: %s", why);
-  if (!len)
-    FAIL("measurement name is empty");
-  char *n = skip_ws(p, le), *ne = word_end(n, le), *conv;
-  if (n == ne)
-    FAIL("measurement '%s': missing value", name);
-  double v;
-  if (cs_parse_decimal(n, (size_t)(ne - n), &v)) {
-    conv = ne;
-  } else {
-    char saved = *ne;
-    *ne = '\0';
-    v = strtod(n, &conv);
-    *ne = saved;
-  }
-  if (conv != ne)
-    FAIL("measurement '%s': '%.*s' is not a number", name, (int)(ne - n), n);
-  if (!isfinite(v))
-    FAIL("measurement '%s': value %.*s is not finite", name, (int)(ne - n), n);
-  if (ps->canon) {
-    char num[64];
-    int nl = cs_format_double(num, sizeof num, v);
-    if (n != p + 1 || (size_t)nl != (size_t)(ne - n) || memcmp(num, n, (size_t)nl))
-      ps->canon = 0;
-  }
-  p = ne;
-  if (!(unit = read_quoted(ps, &p, le, &len, &why)))
-    FAIL("measurement '%s' unit: %s", name, why);
-  if (!at_end_c(ps, p, le))
-    FAIL("measurement '%s': unexpected text after the unit", name);
-  if (grow((void **)&ps->m, &ps->mcap, ps->mn + 1, sizeof *ps->m)) {
-    ps->oom = 1;
+  case F_MEASUREMENT: {
+    char *mname = read_quoted(ps, &p, le, &len, &why), *unit;
+    if (!mname)
+      FAIL("measurement name: %s", why);
+    if (!len)
+      FAIL("measurement name is empty");
+    char *n = skip_ws(p, le), *ne = number_end(n, le);
+    if (n == ne)
+      FAIL("measurement '%s': missing value", mname);
+    double v;
+    int r = cs_read_double(n, (size_t)(ne - n), &v);
+    if (r < 0) {
+      ps->oom = 1;
+      return;
+    }
+    if (!r)
+      FAIL("measurement '%s': '%.*s' is not a decimal number", mname, (int)(ne - n), n);
+    if (!isfinite(v))
+      FAIL("measurement '%s': value %.*s is not finite", mname, (int)(ne - n), n);
+    if (ps->canon) {
+      char num[64];
+      int nl = cs_format_double(num, sizeof num, v);
+      if (!one_space(p, n) || (size_t)nl != (size_t)(ne - n) || memcmp(num, n, (size_t)nl))
+        ps->canon = 0;
+    }
+    p = ne;
+    if (!(unit = read_quoted(ps, &p, le, &len, &why)))
+      FAIL("measurement '%s' unit: %s", mname, why);
+    if (!at_end_c(ps, p, le))
+      FAIL("measurement '%s': unexpected text after the unit", mname);
+    if (grow((void **)&ps->m, &ps->mcap, ps->mn + 1, sizeof *ps->m)) {
+      ps->oom = 1;
+      return;
+    }
+    ps->m[ps->mn].name = mname;
+    ps->m[ps->mn].value = v;
+    ps->m[ps->mn].unit = unit;
+    ps->mn++;
     return;
   }
-  ps->m[ps->mn].name = name;
-  ps->m[ps->mn].value = v;
-  ps->m[ps->mn].unit = unit;
-  ps->mn++;
-  ps->have_measurements = 1;
-  return;
-}
-policy : {
-  char *v = read_quoted(ps, &p, le, &len, &why);
-  if (!v)
-    FAIL("policy: %s", why);
-  if (!at_end_c(ps, p, le))
-    FAIL("policy: unexpected text after the value");
-  if (!len)
-    FAIL("policy is empty");
-  ps->policy = v;
-  ps->policy_len = len;
-  ps->st = ST_END;
-  return;
-}
-#undef IS
+  default: { /* backend, operator, implementation, model_digest, processor, policy */
+    char *v = read_quoted(ps, &p, le, &len, &why);
+    if (!v)
+      FAIL("%s: %s", name, why);
+    if (!at_end_c(ps, p, le))
+      FAIL("%s: unexpected text after the value", name);
+    if (f == F_DIGEST || f == F_PROC) {
+      if (portable && len)
+        FAIL("'%s' in a portable record", name);
+      if (portable) {
+        ps->canon = 0; /* empty: absent, dropped by the writer */
+        return;
+      }
+    }
+    if (!len)
+      FAIL("%s is empty", name);
+    switch (f) {
+    case F_BACKEND:
+      ps->key.backend = v;
+      break;
+    case F_OPERATOR:
+      ps->key.operator_name = v;
+      break;
+    case F_IMPL:
+      ps->key.implementation = v;
+      break;
+    case F_DIGEST:
+      ps->key.model_digest = v;
+      break;
+    case F_PROC:
+      ps->key.processor = v;
+      break;
+    default:
+      ps->policy = v;
+      ps->policy_len = len;
+      break;
+    }
+    return;
+  }
+  }
 #undef FAIL
+}
+
+/* The header line: [w, we) is its first word. Returns 0, or -1 when parsing
+ * stops (reported). */
+static int read_header(parser *ps, char *w, char *we, char *le) {
+  size_t ml = sizeof(CALSTORE_FORMAT_MAGIC) - 1;
+  if ((size_t)(we - w) != ml || memcmp(w, CALSTORE_FORMAT_MAGIC, ml)) {
+    report(ps, CALSTORE_MALFORMED, ps->line, "not a profile store: the first line must be '%s %d'",
+           CALSTORE_FORMAT_MAGIC, CALSTORE_FORMAT_VERSION);
+    return -1;
+  }
+  char *v = skip_ws(we, le), *ve = word_end(v, le);
+  uint32_t version = 0;
+  cs_count_result r = cs_read_count(v, (size_t)(ve - v), &version);
+  if ((r != CS_COUNT_OK && r != CS_COUNT_TOO_LARGE) || !at_end(ve, le)) {
+    report(ps, CALSTORE_MALFORMED, ps->line, "bad header: expected '%s %d'", CALSTORE_FORMAT_MAGIC,
+           CALSTORE_FORMAT_VERSION);
+    return -1;
+  }
+  if (r != CS_COUNT_OK || version != CALSTORE_FORMAT_VERSION) {
+    report(ps, CALSTORE_UNSUPPORTED_VERSION, ps->line,
+           "unsupported schema version %.*s (this store reads version %d)", (int)(ve - v), v,
+           CALSTORE_FORMAT_VERSION);
+    return -1;
+  }
+  return 0;
 }
 
 /* Parses the lines in [cur, end): the header (unless ps->have_header) and
@@ -873,53 +633,25 @@ static void parse_range(parser *ps, char *cur, char *end, cs_set *set) {
     cur = nl ? nl + 1 : end;
     ps->line++;
     char *w = skip_ws(ls, le);
-    if (w != ls || !nl)
+    int line_canon = w == ls && nl; /* no leading blank, a line break at the end */
+    if (!line_canon)
       ps->canon = 0;
     if (w == le || *w == '#') {
-      ps->canon = 0; /* only matters inside a record */
+      ps->canon = 0; /* a blank or comment line (only matters inside a record) */
       continue;
     }
     char *we = word_end(w, le);
     if (!ps->have_header) {
       ps->have_header = 1;
-      size_t ml = sizeof(CALSTORE_FORMAT_MAGIC) - 1;
-      if ((size_t)(we - w) != ml || memcmp(w, CALSTORE_FORMAT_MAGIC, ml)) {
-        report(ps, CALSTORE_MALFORMED, ps->line,
-               "not a profile store: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
-               CALSTORE_FORMAT_VERSION);
+      if (read_header(ps, w, we, le))
         ps->stop = 1;
-        return;
-      }
-      char *v = skip_ws(we, le), *ve = word_end(v, le);
-      unsigned long version = 0;
-      int digits = v < ve;
-      for (char *c = v; c < ve && digits; c++) {
-        if (*c < '0' || *c > '9')
-          digits = 0;
-        else if (version < 1000000)
-          version = version * 10 + (unsigned)(*c - '0');
-      }
-      if (!digits || !at_end(ve, le)) {
-        report(ps, CALSTORE_MALFORMED, ps->line, "bad header: expected '%s %d'",
-               CALSTORE_FORMAT_MAGIC, CALSTORE_FORMAT_VERSION);
-        ps->stop = 1;
-        return;
-      }
-      if (version != CALSTORE_FORMAT_VERSION) {
-        report(ps, CALSTORE_UNSUPPORTED_VERSION, ps->line,
-               "unsupported schema version %.*s (this store reads version %d)", (int)(ve - v), v,
-               CALSTORE_FORMAT_VERSION);
-        ps->stop = 1;
-        return;
-      }
       continue;
     }
-    int is_profile = (we - w == 7 && !memcmp(w, "profile", 7));
-    if (is_profile) {
-      if (ps->st != ST_OUTSIDE && ps->st != ST_SKIP)
+    if (we - w == 7 && !memcmp(w, "profile", 7)) {
+      if (ps->st == ST_RECORD)
         report(ps, CALSTORE_MALFORMED, ps->line,
                "'profile' before the record started at line %u ended with 'end'", ps->rec_line);
-      start_record(ps, ls, we, le);
+      start_record(ps, ls, we, le, line_canon);
       continue;
     }
     if (ps->st == ST_SKIP)
@@ -942,12 +674,13 @@ static void parse_finish(parser *ps) {
     report(ps, CALSTORE_MALFORMED, ps->line ? ps->line : 1,
            "empty file: the first line must be '%s %d'", CALSTORE_FORMAT_MAGIC,
            CALSTORE_FORMAT_VERSION);
-  else if (ps->st != ST_OUTSIDE && ps->st != ST_SKIP)
+  else if (ps->st == ST_RECORD)
     report(ps, CALSTORE_MALFORMED, ps->line,
            "the record started at line %u is not terminated by 'end'", ps->rec_line);
 }
 
 static void parser_free(parser *ps) {
+  cs_buf_free(&ps->render);
   free(ps->m);
   free(ps->s);
   free(ps->scratch);
@@ -1088,21 +821,4 @@ calstore_status cs_parse(char *buf, size_t len, int threads, cs_set *set, cs_blo
     return CALSTORE_NO_MEMORY;
   }
   return ps.verdict;
-}
-
-cs_chunk *cs_set_chunks(const cs_set *set, size_t *n) {
-  static const char header[] = CALSTORE_FORMAT_MAGIC " 1\n";
-  cs_chunk *c = malloc((set->live + 1) * sizeof *c);
-  if (!c)
-    return NULL;
-  size_t k = 0;
-  c[k].data = header;
-  c[k++].len = sizeof header - 1;
-  for (size_t i = 0; i < set->n; i++)
-    if (set->items[i]) {
-      c[k].data = set->items[i]->text;
-      c[k++].len = set->items[i]->text_len;
-    }
-  *n = k;
-  return c;
 }

@@ -9,8 +9,9 @@
  *  - cs_set: a snapshot: records in file order, a hash index by identity
  *    (kind, source, key) for O(1) exact hits, and an index by
  *    (backend, operator) for the rejection report.
- *  - the parser / canonical writer (format.c), the commit path (store.c) and
- *    the platform layer (platform.h).
+ *  - the reader (format.c), the canonical writer (write.c), the format's
+ *    numbers (number.c), the commit path (store.c) and the platform layer
+ *    (platform.h).
  */
 #ifndef CALHOST_STORE_INTERNAL_H
 #define CALHOST_STORE_INTERNAL_H
@@ -163,9 +164,31 @@ CS_HIDDEN void cs_buf_free(cs_buf *b);
 CS_HIDDEN calstore_status cs_parse(char *buf, size_t len, int threads, cs_set *set, cs_blob *blob,
                                    calstore_diagnostic_fn diag, void *diag_user,
                                    calstore_error *first);
-/* Appends the canonical header / one record (rendered from its fields) to b. */
+/* Appends the canonical header / one record (rendered from its fields) to b
+ * (write.c, the only record serializer). */
 CS_HIDDEN void cs_write_header(cs_buf *b);
 CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);
+/* Nonzero when text[0..len) is exactly what cs_write_prof renders for p
+ * (p's strings NUL-terminated, structure sorted); renders into scratch
+ * (reused: its length is reset; freed by the caller). Zero on OOM. */
+CS_HIDDEN int cs_text_is_canonical(const calstore_profile *p, const char *text, size_t len,
+                                   cs_buf *scratch);
+/* Serializes a whole set (cs_set_chunks joined into b). */
+CS_HIDDEN void cs_write_set(cs_buf *b, const cs_set *set);
+
+/* Numbers (number.c). A count: [+]digits up to UINT32_MAX. */
+typedef enum cs_count_result {
+  CS_COUNT_OK,
+  CS_COUNT_SYNTAX,
+  CS_COUNT_NEGATIVE,
+  CS_COUNT_TOO_LARGE
+} cs_count_result;
+CS_HIDDEN cs_count_result cs_read_count(const char *s, size_t n, uint32_t *out);
+/* A measurement value: s[0..n) must be a plain decimal
+ * [+-](digits[.digits]|.digits)[(e|E)[+-]digits] (no hexadecimal, inf or
+ * nan); converted correctly rounded. Returns 1, 0 when the text is not such
+ * a number (out untouched), -1 on OOM. The result may be infinite (1e999). */
+CS_HIDDEN int cs_read_double(const char *s, size_t n, double *out);
 /* strtod of s[0..n) for plain decimals ([-]digits[.digits], at most 19
  * significant digits, at most 21 after the point), correctly rounded with
  * 128-bit arithmetic. Returns 0 (out untouched) when the text is outside
@@ -173,8 +196,8 @@ CS_HIDDEN void cs_write_prof(cs_buf *b, const calstore_profile *p);
 CS_HIDDEN int cs_parse_decimal(const char *s, size_t n, double *out);
 /* printf("%.17g") of v into out (cap >= 32), fast; returns the length. */
 CS_HIDDEN int cs_format_double(char *out, size_t cap, double v);
-/* Serializes a whole set (header + each live record's cached text, in order). */
-CS_HIDDEN void cs_write_set(cs_buf *b, const cs_set *set);
+/* printf("%llu") of v into out (room for 21 bytes); returns the length. */
+CS_HIDDEN int cs_format_uint(char *out, uint64_t v);
 
 /* A piece of a file to write. */
 typedef struct cs_chunk {

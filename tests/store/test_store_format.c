@@ -1,8 +1,10 @@
 /*
  * test_store_format.c: the version-1 format against the project's vectors
  * (tests/store/vectors/store-v1, found through $CALHOST_SOURCE_DIR): verdicts,
- * profile counts, byte-exact canonical rewrites, line numbers of
- * diagnostics, resynchronisation, and std::quoted escaping round trips.
+ * profile counts, byte-exact canonical rewrites (by export and by commit,
+ * serial and parallel loader), every row of host/store/README.md's table of
+ * differences from the reference reader, line numbers of diagnostics,
+ * resynchronisation, and std::quoted escaping round trips.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -11,6 +13,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "util.h"
 
@@ -49,8 +52,91 @@ static calstore_status status_from_word(const char *w) {
   return CALSTORE_OK;
 }
 
-/* Every line of expected.tsv: verdict and count by calstore_read_file and by
- * calstore_open; canonical rewrite for ok files. */
+/* Compares a file with the expected bytes; returns 0 or a message in why. */
+static int same_file(const char *got, const char *want, char *why, size_t cap) {
+  size_t la = 0, lb = 0;
+  char *a = tu_read(got, &la), *b = tu_read(want, &lb);
+  int differs = !a || !b || la != lb || memcmp(a, b, la);
+  if (differs) {
+    size_t at = 0;
+    while (a && b && at < la && at < lb && a[at] == b[at])
+      at++;
+    snprintf(why, cap, "%s differs from %s at byte %zu (%zu vs %zu bytes)", got, want, at, la, lb);
+  }
+  free(a);
+  free(b);
+  return differs;
+}
+
+/* One vector: verdict and count by calstore_read_file and by calstore_open;
+ * for ok files the canonical rewrite by export, and the canonical file
+ * exporting to itself. Returns 0 or writes what went wrong into why. */
+static int check_vector(const char *name, calstore_status expect, size_t want, const char *tmp,
+                        char *why, size_t cap) {
+  char path[PATH_MAX + 300];
+  snprintf(path, sizeof path, "%s/%s", vec_dir, name);
+  diags d = {0};
+  size_t count = 99;
+  calstore_status st = calstore_read_file(path, NULL, NULL, on_diag, &d, &count);
+  if (st != expect) {
+    snprintf(why, cap, "read_file: got %s, want %s (%.300s)", calstore_status_name(st),
+             calstore_status_name(expect), d.first_msg);
+    return 1;
+  }
+  if (expect == CALSTORE_OK
+          ? count != want || d.count != 0
+          : count != 0 || d.count < 1 || d.first_line < 1 || d.first_status != expect) {
+    snprintf(why, cap, "read_file: count %zu (want %zu), %d diagnostics, first line %u", count,
+             expect == CALSTORE_OK ? want : 0, d.count, d.first_line);
+    return 1;
+  }
+  /* the same through a store handle */
+  calstore_options o;
+  calstore_options_init(&o);
+  o.path = path;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  st = calstore_open(&o, &s, &err);
+  int bad = 0;
+  if (!s || st != expect) {
+    snprintf(why, cap, "open: got %s (%.300s)", calstore_status_name(st), err.message);
+    bad = 1;
+  } else if (expect != CALSTORE_OK) {
+    if (calstore_count(s) != 0 || err.line != d.first_line || strcmp(err.path, path)) {
+      snprintf(why, cap, "open: %zu profiles, line %u (read_file said %u), path %s",
+               calstore_count(s), err.line, d.first_line, err.path);
+      bad = 1;
+    }
+  } else if (calstore_count(s) != want) {
+    snprintf(why, cap, "open: %zu profiles, want %zu", calstore_count(s), want);
+    bad = 1;
+  } else {
+    char out[PATH_MAX + 300], canon[PATH_MAX + 300];
+    snprintf(out, sizeof out, "%s/%s", tmp, name);
+    snprintf(canon, sizeof canon, "%s/canonical/%s", vec_dir, name);
+    if (calstore_export(s, out, &err) != CALSTORE_OK) {
+      snprintf(why, cap, "export: %.300s", err.message);
+      bad = 1;
+    } else if (same_file(out, canon, why, cap)) {
+      bad = 1; /* the canonical rewrite */
+    } else {
+      /* the canonical file reads back to the same canonical text */
+      calstore *s2 = NULL;
+      o.path = canon;
+      if (calstore_open(&o, &s2, &err) != CALSTORE_OK ||
+          calstore_export(s2, out, &err) != CALSTORE_OK || same_file(out, canon, why, cap)) {
+        snprintf(why + strlen(why), cap - strlen(why), " (re-export of the canonical file) %.300s",
+                 err.message);
+        bad = 1;
+      }
+      calstore_close(&s2);
+    }
+  }
+  calstore_close(&s);
+  return bad;
+}
+
+/* Every line of expected.tsv; every failing vector is listed. */
 static void test_all_vectors(void **state) {
   (void)state;
   char tsv[PATH_MAX + 32];
@@ -58,75 +144,24 @@ static void test_all_vectors(void **state) {
   FILE *f = fopen(tsv, "r");
   assert_non_null(f);
   char line[1024];
-  int files = 0;
+  int files = 0, failed = 0;
   char *tmp = tu_mkdtemp();
   while (fgets(line, sizeof line, f)) {
-    char name[256], word[64];
+    char name[256], word[64], why[1024] = "";
     size_t want;
     if (sscanf(line, "%255s %63s %zu", name, word, &want) != 3 || !strcmp(name, "file"))
       continue;
     files++;
-    calstore_status expect = status_from_word(word);
-    char path[PATH_MAX + 300];
-    snprintf(path, sizeof path, "%s/%s", vec_dir, name);
-    diags d = {0};
-    size_t count = 99;
-    calstore_status st = calstore_read_file(path, NULL, NULL, on_diag, &d, &count);
-    if (st != expect)
-      fail_msg("%s: got %s, want %s (%s)", name, calstore_status_name(st), word, d.first_msg);
-    if (expect == CALSTORE_OK) {
-      assert_int_equal(count, want);
-      assert_int_equal(d.count, 0);
-    } else {
-      assert_int_equal(count, 0);
-      assert_true(d.count >= 1);
-      assert_true(d.first_line >= 1);
-      assert_int_equal(d.first_status, expect);
+    if (check_vector(name, status_from_word(word), want, tmp, why, sizeof why)) {
+      print_message("vector %s: %s\n", name, why);
+      failed++;
     }
-    /* the same through a store handle */
-    calstore_options o;
-    calstore_options_init(&o);
-    o.path = path;
-    calstore *s = NULL;
-    calstore_error err = {0};
-    st = calstore_open(&o, &s, &err);
-    assert_non_null(s);
-    assert_int_equal(st, expect);
-    if (expect != CALSTORE_OK) {
-      assert_int_equal(calstore_count(s), 0);
-      assert_true(err.line >= 1);
-      assert_int_equal(err.line, d.first_line);
-      assert_string_equal(err.path, path);
-    } else {
-      assert_int_equal(calstore_count(s), want);
-      char out[PATH_MAX + 300], canon[PATH_MAX + 300];
-      snprintf(out, sizeof out, "%s/%s", tmp, name);
-      snprintf(canon, sizeof canon, "%s/canonical/%s", vec_dir, name);
-      assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
-      size_t la = 0, lb = 0;
-      char *a = tu_read(out, &la), *b = tu_read(canon, &lb);
-      assert_non_null(a);
-      assert_non_null(b);
-      if (la != lb || memcmp(a, b, la))
-        fail_msg("%s: canonical rewrite differs:\n%s\n--- want ---\n%s", name, a, b);
-      /* the canonical file reads back to the same canonical text */
-      calstore *s2 = NULL;
-      o.path = canon;
-      assert_int_equal(calstore_open(&o, &s2, &err), CALSTORE_OK);
-      assert_int_equal(calstore_export(s2, out, &err), CALSTORE_OK);
-      free(a);
-      a = tu_read(out, &la);
-      assert_true(la == lb && !memcmp(a, b, la));
-      calstore_close(&s2);
-      free(a);
-      free(b);
-    }
-    calstore_close(&s);
   }
   fclose(f);
-  assert_true(files >= 20);
   tu_rmtree(tmp);
   free(tmp);
+  assert_int_equal(failed, 0);
+  assert_true(files >= 40);
 }
 
 static unsigned first_line_of(const char *vector, calstore_status *st) {
@@ -224,10 +259,10 @@ static void test_grammar_edges(void **state) {
   expect_bad("onnx_light_calibration_profiles one\n", 1);
   expect_bad(HDR "profile portable calibrated\nbackend \"b\"\noperator \"o\"\nimplementation "
                  "\"1\"\nmeasurement \"m\" 1 \"u\"\npolicy \"p\"\nend\n",
-             6); /* portable without structure */
+             8); /* portable without structure: at its `end` */
   expect_bad(HDR "profile portable calibrated\nbackend \"b\"\noperator \"o\"\nimplementation "
                  "\"1\"\nstructure \"a\" \"1\"\nstructure \"a\" \"2\"\npolicy \"p\"\nend\n",
-             2); /* duplicate structure name */
+             7); /* duplicate structure name: the second one's line */
   expect_bad(HDR "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation "
                  "\"1\"\nmodel_digest \"d\"\nprocessor \"p\"\nthread_count 4294967296\n",
              8);
@@ -305,6 +340,261 @@ static void test_escapes_and_values(void **state) {
                    CALSTORE_OK);
   assert_string_equal(bc.policy, "fast");
   assert_string_equal(bc.processor, "p\\x");
+}
+
+/* ---- host/store/README.md, "Reading files written by hand" --------------- */
+
+typedef struct loaded {
+  size_t n;
+  struct {
+    calstore_key_kind kind;
+    char backend[64], digest[80], processor[128];
+    int has_digest, has_processor;
+    uint32_t threads;
+    size_t nstruct, nmeas;
+    char struct0[32], struct1[32];
+    char meas[12][32], unit[12][16];
+    double value[12];
+    char policy[64];
+  } p[8];
+} loaded;
+
+static int load_visit(void *user, const calstore_profile *p) {
+  loaded *l = user;
+  if (l->n >= 8)
+    return 0;
+  memset(&l->p[l->n], 0, sizeof l->p[l->n]);
+  l->p[l->n].kind = p->key.kind;
+  snprintf(l->p[l->n].backend, sizeof l->p[l->n].backend, "%s", p->key.backend);
+  if ((l->p[l->n].has_digest = p->key.model_digest != NULL))
+    snprintf(l->p[l->n].digest, sizeof l->p[l->n].digest, "%s", p->key.model_digest);
+  if ((l->p[l->n].has_processor = p->key.processor != NULL))
+    snprintf(l->p[l->n].processor, sizeof l->p[l->n].processor, "%s", p->key.processor);
+  l->p[l->n].threads = p->key.thread_count;
+  l->p[l->n].nstruct = p->key.structure_count;
+  if (p->key.structure_count > 1) {
+    snprintf(l->p[l->n].struct0, 32, "%s", p->key.structure[0].name);
+    snprintf(l->p[l->n].struct1, 32, "%s", p->key.structure[1].name);
+  }
+  l->p[l->n].nmeas = p->measurement_count;
+  for (size_t i = 0; i < p->measurement_count && i < 12; i++) {
+    snprintf(l->p[l->n].meas[i], 32, "%s", p->measurements[i].name);
+    snprintf(l->p[l->n].unit[i], 16, "%s", p->measurements[i].unit);
+    l->p[l->n].value[i] = p->measurements[i].value;
+  }
+  snprintf(l->p[l->n].policy, sizeof l->p[l->n].policy, "%s", p->policy);
+  l->n++;
+  return 0;
+}
+
+static void check_field_order(const loaded *l) {
+  assert_int_equal(l->n, 2);
+  assert_string_equal(l->p[0].backend, "example_gpu");
+  assert_int_equal(l->p[0].threads, 8);
+  assert_int_equal(l->p[0].nmeas, 2); /* in file order */
+  assert_string_equal(l->p[0].meas[0], "median_latency");
+  assert_string_equal(l->p[0].meas[1], "p90_latency");
+  assert_string_equal(l->p[0].policy, "opaque backend data");
+  assert_int_equal(l->p[1].nstruct, 2);
+  assert_string_equal(l->p[1].struct0, "dtype"); /* sorted by name */
+  assert_string_equal(l->p[1].struct1, "shape");
+}
+
+static void check_portable_empty(const loaded *l) {
+  assert_int_equal(l->n, 1);
+  assert_int_equal(l->p[0].kind, CALSTORE_KEY_PORTABLE);
+  assert_false(l->p[0].has_digest); /* absent, not "" */
+  assert_false(l->p[0].has_processor);
+  assert_int_equal(l->p[0].threads, 0);
+  assert_int_equal(l->p[0].nstruct, 2);
+}
+
+static void check_counts(const loaded *l) {
+  assert_int_equal(l->n, 2);
+  assert_int_equal(l->p[0].threads, 8);
+  assert_int_equal(l->p[1].threads, 4);
+}
+
+static void check_numbers(const loaded *l) {
+  static const double want[] = {2.5, 0.5, 5, 1000, 2.5, -0.0, 1e-7, 2.5, 7, 0.1};
+  assert_int_equal(l->n, 1);
+  assert_int_equal(l->p[0].nmeas, 10);
+  for (size_t i = 0; i < 10; i++)
+    if (l->p[0].value[i] != want[i] || signbit(l->p[0].value[i]) != signbit(want[i]))
+      fail_msg("measurement %s: %.17g, want %.17g", l->p[0].meas[i], l->p[0].value[i], want[i]);
+  assert_string_equal(l->p[0].meas[7], "h");
+  assert_string_equal(l->p[0].unit[7], "us"); /* 2.5"us" */
+}
+
+static void check_one(const loaded *l) {
+  assert_int_equal(l->n, 1);
+  assert_string_equal(l->p[0].backend, "example_gpu");
+}
+
+static void check_blanks(const loaded *l) {
+  assert_true(l->n >= 2);
+  assert_string_equal(l->p[0].backend, "example_gpu");
+  assert_string_equal(l->p[0].processor, "x86_64:l2=1048576");
+  assert_int_equal(l->p[0].threads, 8);
+  assert_true(l->p[0].nmeas >= 1 && l->p[0].value[0] == 2.5);
+  assert_string_equal(l->p[0].unit[0], "us");
+}
+
+/* Each row of the table: its vector, what calhost does with it (loaded
+ * profiles checked by `check`, or the refusal's line and message). The
+ * canonical rewrite of each loading vector is checked by test_all_vectors. */
+static const struct deviation {
+  const char *vector;
+  void (*check)(const loaded *l); /* NULL: refused */
+  unsigned line;
+  const char *message;
+} deviations[] = {
+    {"ok_tabs.txt", check_blanks, 0, NULL},
+    {"ok_blanks_vt.txt", check_blanks, 0, NULL},
+    {"ok_blanks_ff.txt", check_blanks, 0, NULL},
+    {"ok_blanks_cr.txt", check_blanks, 0, NULL},
+    {"ok_blanks_two_spaces.txt", check_blanks, 0, NULL},
+    {"ok_crlf.txt", check_blanks, 0, NULL},
+    {"ok_blanks_mixed.txt", check_blanks, 0, NULL},
+    {"ok_field_order.txt", check_field_order, 0, NULL},
+    {"bad_repeated_policy.txt", NULL, 11, "a record has one 'policy' (line 10 has it already)"},
+    {"bad_repeated_key_field.txt", NULL, 4, "a record has one 'backend' (line 3 has it already)"},
+    {"ok_portable_empty_exact_fields.txt", check_portable_empty, 0, NULL},
+    {"bad_portable_with_threads.txt", NULL, 6, "'thread_count' in a portable record"},
+    {"ok_header_plus_one.txt", check_one, 0, NULL},
+    {"bad_header_minus_one.txt", NULL, 1, "bad header"},
+    {"ok_count_forms.txt", check_counts, 0, NULL},
+    {"bad_negative_threads.txt", NULL, 8, "thread_count: -1 is negative"},
+    {"ok_number_forms.txt", check_numbers, 0, NULL},
+    {"bad_glued_unit.txt", NULL, 9, "'5us' is not a decimal number"},
+    {"bad_hex_measurement.txt", NULL, 9, "'0x10' is not a decimal number"},
+    {"bad_nul_in_value.txt", NULL, 10, "NUL byte"},
+    {"ok_comment_before_header.txt", check_one, 0, NULL},
+    {"ok_vt_ff_lines.txt", check_one, 0, NULL},
+};
+
+static void test_reference_deviations(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof deviations / sizeof deviations[0]; i++) {
+    const struct deviation *d = &deviations[i];
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", vec_dir, d->vector);
+    loaded l = {0};
+    diags dg = {0};
+    calstore_status st = calstore_read_file(path, load_visit, &l, on_diag, &dg, NULL);
+    if (d->check) {
+      if (st != CALSTORE_OK)
+        fail_msg("%s: %s (%s)", d->vector, calstore_status_name(st), dg.first_msg);
+      d->check(&l);
+    } else {
+      if (st != CALSTORE_MALFORMED || dg.first_line != d->line)
+        fail_msg("%s: %s at line %u, want malformed at line %u", d->vector,
+                 calstore_status_name(st), dg.first_line, d->line);
+      if (!strstr(dg.first_msg, d->message))
+        fail_msg("%s: message '%s' lacks '%s'", d->vector, dg.first_msg, d->message);
+      assert_int_equal(l.n, 0);
+    }
+  }
+}
+
+/* The README's table names exactly the vectors above, and its calhost
+ * column says "loads" or "malformed" as they do. */
+static void test_deviation_table_is_documented(void **state) {
+  (void)state;
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  char path[PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/host/store/README.md", src);
+  char *text = tu_read(path, NULL);
+  assert_non_null(text);
+  char *sec = strstr(text, "## Reading files written by hand");
+  assert_non_null(sec);
+  char *sec_end = strstr(sec + 3, "\n## ");
+  if (sec_end)
+    *sec_end = '\0';
+  size_t n = sizeof deviations / sizeof deviations[0], rows = 0;
+  int *seen = calloc(n, sizeof *seen);
+  for (char *line = sec; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (strncmp(line, "| ", 2) || !strncmp(line, "| input", 7))
+      continue;
+    char *eol = strchr(line, '\n');
+    if (eol)
+      *eol = '\0';
+    /* columns: input | reference | calhost | why | vector */
+    char *col[6] = {0};
+    int k = 0;
+    for (char *c = line; (c = strchr(c, '|')) && k < 6; c++)
+      col[k++] = c + 1;
+    assert_true(k == 6);
+    rows++;
+    int loads = !strncmp(col[2], " loads", 6), refused = !strncmp(col[2], " malformed", 10);
+    if (!loads && !refused)
+      fail_msg("README row without 'loads' or 'malformed' in the calhost column: %s", line);
+    int vectors = 0;
+    for (char *v = col[4]; (v = strchr(v, '`')) && v < col[5]; v = strchr(v + 1, '`') + 1) {
+      char name[128];
+      size_t len = (size_t)(strchr(v + 1, '`') - (v + 1));
+      snprintf(name, sizeof name, "%.*s", (int)len, v + 1);
+      size_t j = 0;
+      while (j < n && strcmp(deviations[j].vector, name))
+        j++;
+      if (j == n)
+        fail_msg("README names %s, which test_reference_deviations does not check", name);
+      if ((deviations[j].check != NULL) != loads)
+        fail_msg("README says %s for %s", loads ? "loads" : "malformed", name);
+      seen[j] = 1;
+      vectors++;
+    }
+    if (!vectors)
+      fail_msg("README row without a vector: %s", line);
+    if (eol)
+      *eol = '\n';
+  }
+  for (size_t j = 0; j < n; j++)
+    if (!seen[j])
+      fail_msg("%s is checked but not in the README's table", deviations[j].vector);
+  assert_true(rows >= 10);
+  free(seen);
+  free(text);
+}
+
+/* A commit rewrites every record it keeps; those of a hand-edited file come
+ * out canonical (the file's own text is reused only when it is canonical). */
+static void test_commit_rewrites_kept_records_canonically(void **state) {
+  (void)state;
+  static const char *files[] = {"ok_tabs.txt", "ok_blanks_cr.txt", "ok_blanks_mixed.txt",
+                                "ok_field_order.txt", "ok_number_forms.txt"};
+  char *dir = tu_mkdtemp(), *store = tu_path(dir, "profiles.txt");
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char in[PATH_MAX + 300], canon[PATH_MAX + 300];
+    snprintf(in, sizeof in, "%s/%s", vec_dir, files[i]);
+    snprintf(canon, sizeof canon, "%s/canonical/%s", vec_dir, files[i]);
+    char *text = tu_read(in, NULL), *want = tu_read(canon, NULL);
+    size_t text_len = 0;
+    free(text);
+    text = tu_read(in, &text_len);
+    FILE *f = fopen(store, "wb");
+    fwrite(text, 1, text_len, f);
+    fclose(f);
+    calstore *s = tu_open(store, NULL);
+    assert_non_null(s);
+    calstore_key k = tu_exact("zz_new", "1", "d", "p", 2);
+    assert_int_equal(tu_store(s, &k, "new", 1.5), CALSTORE_OK);
+    char *got = tu_read(store, NULL);
+    const char *added = "profile exact calibrated\nbackend \"zz_new\"\noperator \"MatMul\"\n"
+                        "implementation \"1\"\nmodel_digest \"d\"\nprocessor \"p\"\n"
+                        "thread_count 2\nmeasurement \"median_latency\" 1.5 \"us\"\n"
+                        "policy \"new\"\nend\n";
+    size_t wl = strlen(want);
+    if (strncmp(got, want, wl) || strcmp(got + wl, added))
+      fail_msg("%s: the commit wrote\n%s\n--- want ---\n%s%s", files[i], got, want, added);
+    calstore_close(&s);
+    free(got);
+    free(text);
+    free(want);
+  }
+  tu_rmtree(dir);
+  free(dir);
+  free(store);
 }
 
 /* CRLF line ends read like LF ones (the reference reads with operator>>);
@@ -415,10 +705,21 @@ static void test_large_file_round_trip(void **state) {
   size_t len, clen;
   char *canon = big_text(0, &clen, NULL);
   char *commented = big_text(1, &len, NULL);
+  /* tabs where only the separators differ (same length, records in place):
+   * the parallel loader must not keep such text either */
+  char *tabbed = malloc(clen + 1);
+  memcpy(tabbed, canon, clen + 1);
+  size_t replaced = 0;
+  for (char *t = tabbed; (t = strstr(t, "\nthread_count ")) != NULL; t += 13)
+    if (++replaced % 3 == 0)
+      t[13] = '\t';
+  for (char *t = tabbed; (t = strstr(t, "\nprofile portable ")) != NULL; t += 9)
+    t[8] = '\t';
   char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.txt"), *out = tu_path(dir, "out.txt");
-  for (int variant = 0; variant < 2; variant++) {
+  for (int variant = 0; variant < 3; variant++) {
+    const char *text = variant == 0 ? canon : variant == 1 ? commented : tabbed;
     FILE *f = fopen(in, "wb");
-    fwrite(variant ? commented : canon, 1, variant ? len : clen, f);
+    fwrite(text, 1, variant == 1 ? len : clen, f);
     fclose(f);
     calstore *s = tu_open(in, NULL);
     assert_int_equal(calstore_count(s), BIG_RECORDS);
@@ -443,6 +744,7 @@ static void test_large_file_round_trip(void **state) {
   free(out);
   free(canon);
   free(commented);
+  free(tabbed);
 }
 
 static void test_large_file_errors_have_exact_lines(void **state) {
@@ -497,6 +799,9 @@ int main(void) {
       cmocka_unit_test(test_all_diagnostics_reported),
       cmocka_unit_test(test_grammar_edges),
       cmocka_unit_test(test_escapes_and_values),
+      cmocka_unit_test(test_reference_deviations),
+      cmocka_unit_test(test_deviation_table_is_documented),
+      cmocka_unit_test(test_commit_rewrites_kept_records_canonically),
       cmocka_unit_test(test_crlf),
       cmocka_unit_test(test_missing_and_unreadable),
       cmocka_unit_test(test_status_and_reason_words),
