@@ -37,6 +37,12 @@ static const struct entry {
     E(prepare, 1, 1),
     E(run, 1, 1),
     E(check, 1, 0),
+    E(device_count, 2, 0),
+    E(list_device, 2, 0),
+    E(describe_space, 2, 0),
+    E(assignment_valid, 2, 0),
+    E(serialize_assignment, 2, 0),
+    E(policy_assignment, 2, 0),
 #undef E
 };
 
@@ -59,6 +65,35 @@ static int backend_name_ok(const char *s) {
           *s == '_' || *s == '.' || *s == '-'))
       return 0;
   return 1;
+}
+
+/* The ABI 2 groups that come together (devices; parameter space) and the
+ * sample workloads' shape. Returns 0, or -1 with the reason in err. */
+static int check_abi2(const calhost_plugin_vtable *vt, char *err, size_t err_cap) {
+  if (!vt->device_count != !vt->list_device) {
+    snprintf(err, err_cap, "vtable entries 'device_count' and 'list_device' come together");
+    return -1;
+  }
+  if (!vt->describe_space != !vt->assignment_valid ||
+      !vt->describe_space != !vt->serialize_assignment ||
+      (vt->policy_assignment && !vt->describe_space)) {
+    snprintf(err, err_cap,
+             "vtable entries 'describe_space', 'assignment_valid' and 'serialize_assignment' "
+             "come together");
+    return -1;
+  }
+  for (size_t i = 0; vt->sample_workloads && vt->sample_workloads[i]; i++) {
+    const calhost_workload *w = vt->sample_workloads[i];
+    if (i >= 64 || w->header.struct_type != CALHOST_STRUCT_WORKLOAD ||
+        w->header.struct_size < offsetof(calhost_workload, model_digest) ||
+        !printable(w->name, 128) || !printable(w->operator_name, 128) || !printable(w->dtype, 64) ||
+        w->shape_rank > 16 || (w->shape_rank && !w->shape) ||
+        (w->property_count && !w->properties)) {
+      snprintf(err, err_cap, "sample workload %zu is malformed (or more than 64)", i);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, uint32_t host_max,
@@ -170,6 +205,8 @@ int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, u
       return CALHOST_NEGOTIATE_MISSING_ENTRY;
     }
   }
+  if (rep.chosen_abi_version >= 2 && check_abi2(vtable_copy, err, err_cap) != 0)
+    return -1;
   *chosen = rep.chosen_abi_version;
   return 0;
 }

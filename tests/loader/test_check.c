@@ -71,8 +71,8 @@ static void bad_plugins_fail_with_report(void **state) {
     const char *plugin, *line;
   } expect[] = {
       {"test_noentry", "FAIL negotiation: no entry point 'calhost_plugin_negotiate'"},
-      {"test_abi_range", "FAIL negotiation: ABI mismatch: plugin supports ABI 2..3, host "
-                         "supports 1..1"},
+      {"test_abi_range", "FAIL negotiation: ABI mismatch: plugin supports ABI 3..4, host "
+                         "supports 1..2"},
       {"test_missing", "FAIL required_functions: required vtable entry 'validate_policy' is "
                        "missing"},
       {"test_crash_negotiate", "FAIL negotiation: killed by signal 11 (SIGSEGV)"},

@@ -49,7 +49,7 @@ static const struct {
     {"test_abort.so", NULL},
     {"test_oversized.so", NULL},
     {"test_noentry.so", "no entry point 'calhost_plugin_negotiate'"},
-    {"test_abi_range.so", "plugin supports ABI 2..3, host supports 1..1"},
+    {"test_abi_range.so", "plugin supports ABI 3..4, host supports 1..2"},
     {"test_missing.so", "required vtable entry 'validate_policy' is missing"},
     {"test_crash_negotiate.so", "killed by signal 11 (SIGSEGV) during negotiation"},
     {"test_hang_negotiate.so", "(killed) during negotiation"},

@@ -77,9 +77,9 @@ static void no_overlap_plugin_newer(void **state) {
     calhost_plugin *p = open_with_range("test_abi_range", 1, 1, probe);
     assert_false(p->loaded);
     assert_non_null(p->reason);
-    assert_non_null(strstr(p->reason, "plugin supports ABI 2..3, host supports 1..1"));
-    assert_int_equal(p->plugin_abi_min, 2);
-    assert_int_equal(p->plugin_abi_max, 3);
+    assert_non_null(strstr(p->reason, "plugin supports ABI 3..4, host supports 1..1"));
+    assert_int_equal(p->plugin_abi_min, 3);
+    assert_int_equal(p->plugin_abi_max, 4);
     calhost_plugin_free(p);
   }
 }
@@ -149,7 +149,7 @@ static void services_errors_and_cancellation(void **state) {
                         NULL,
                         0,
                         "sha256:00"};
-  calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu", 1, NULL, 0, ""};
+  calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu", 1, NULL, 0, "", NULL, 0};
   (void)state;
   calhost_loader_options_init(&o);
   o.services.cancel_flag = &cancel_flag;

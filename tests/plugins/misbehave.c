@@ -14,6 +14,10 @@
 
 #include "calhost/plugin.h"
 
+#ifdef CALHOST_TEST_FROZEN_ABI1 /* test_abi1: built against tests/plugins/abi1 */
+_Static_assert(CALHOST_ABI_VERSION == 1u, "test_abi1 must see the frozen ABI 1 header");
+#endif
+
 #ifndef BACKEND
 #define BACKEND "test_good"
 #endif
@@ -21,7 +25,7 @@
 #define PLUGIN_ABI_MIN CALHOST_ABI_VERSION_MIN
 #endif
 #ifndef PLUGIN_ABI_MAX
-#define PLUGIN_ABI_MAX CALHOST_ABI_VERSION
+#define PLUGIN_ABI_MAX 1u /* the test plugins are ABI 1 unless a variant says otherwise */
 #endif
 #define OVERSIZE (CALHOST_POLICY_MAX_LENGTH * 16u)
 

@@ -116,7 +116,9 @@ int main(int argc, char **argv) {
                        targets.items[0].thread_count,
                        targets.items[0].cpus,
                        targets.items[0].cpu_count,
-                       targets.processor.features};
+                       targets.processor.features,
+                       NULL, /* device_identity (ABI 2): a CPU target */
+                       0};
   calhost_built_key key = {.header = {CALHOST_STRUCT_BUILT_KEY, 1, sizeof key}};
   if (p->vtable.build_key(inst, &wl, &tg, &key) != CALHOST_OK) {
     fprintf(stderr, "%s cannot serve workload %s\n", p->backend, w->name);

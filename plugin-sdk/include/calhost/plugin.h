@@ -30,10 +30,19 @@
  *  - Strings the plugin hands over (identity, keys, policies) are printable
  *    and one line: no control characters, no line breaks.
  *
- * Compatibility of this header: ABI 1 is frozen. Later versions only append
- * fields to the end of structs, entries to the end of the vtable, values to
- * the enums, and macros/inline helpers; a plugin compiled against ABI 1
- * keeps loading in every host whose range includes 1.
+ * Compatibility of this header: ABI 1 is frozen (a copy of its header is
+ * kept in tests/plugins/abi1 and a plugin built against it is tested in
+ * every build). Later versions only append fields to the end of structs,
+ * entries to the end of the vtable, values to the enums, and macros/inline
+ * helpers; a plugin compiled against ABI 1 keeps loading in every host whose
+ * range includes 1.
+ *
+ * ABI 2 adds (each marked "since 2" below): devices (device_count,
+ * list_device, calhost_device_info; the device fields of calhost_target),
+ * parameter spaces (describe_space, assignment_valid, serialize_assignment,
+ * policy_assignment, calhost_parameter_space), and sample workloads
+ * (sample_workloads). None is required: an ABI 1 plugin rebuilt against
+ * this header is a valid ABI 2 plugin.
  *
  * See plugin-sdk/README.md for the author's guide and the sweep lifecycle.
  */
@@ -58,7 +67,7 @@ extern "C" {
 
 /* ABI versions this header describes. A plugin built against this header
  * supports [CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION]. */
-#define CALHOST_ABI_VERSION 1u
+#define CALHOST_ABI_VERSION 2u
 #define CALHOST_ABI_VERSION_MIN 1u
 
 /* The one exported symbol's name, for dlsym/GetProcAddress. */
@@ -125,6 +134,8 @@ typedef enum calhost_struct_type {
   CALHOST_STRUCT_TARGET = 5,
   CALHOST_STRUCT_BUILT_KEY = 6,
   CALHOST_STRUCT_RUN_RESULT = 7,
+  CALHOST_STRUCT_DEVICE_INFO = 8,     /* since 2 */
+  CALHOST_STRUCT_PARAMETER_SPACE = 9, /* since 2 */
 } calhost_struct_type;
 
 /* Starts every struct that crosses the boundary except the vtable. Written by
@@ -196,17 +207,35 @@ typedef struct calhost_workload {
   const char *model_digest; /* "sha256:<64 hex>" */
 } calhost_workload;
 
-/* Where to calibrate: a set of processors and a thread count. Written and
- * owned by the host, borrowed by the call. Every field since ABI 1; strings
- * non-NULL (features may be ""), cpus may be NULL when cpu_count is 0. */
+/* Where to calibrate: a set of processors and a thread count, and since
+ * ABI 2 optionally one device of the plugin. Written and owned by the host,
+ * borrowed by the call. Fields up to `features` since ABI 1; strings non-NULL
+ * (features may be ""), cpus may be NULL when cpu_count is 0.
+ *
+ * Device targets (since 2): device_identity non-NULL names the plugin's
+ * device device_index (both as list_device reported them). The host then
+ * sets processor to the device's identity too, so the exact key's processor
+ * is the device identity (build_key may refine it, as for CPU targets);
+ * thread_count and cpus describe the host thread(s) feeding the device.
+ * A target without the fields (an ABI 1 host: check CALHOST_HAS_FIELD) or
+ * with device_identity NULL names no device: a device backend then uses its
+ * device 0 and keys by that device's identity itself. A plugin whose device
+ * at device_index no longer has device_identity (hardware or driver changed
+ * since the host listed it) returns CALHOST_UNSUPPORTED with a message. */
 typedef struct calhost_target {
   calhost_struct_header header; /* CALHOST_STRUCT_TARGET */
-  const char *processor;        /* the host's canonical processor description */
+  const char *processor;        /* the host's canonical processor description,
+                                   or the device identity for a device target */
   uint32_t thread_count;        /* threads the candidate may use, >= 1 */
   const int *cpus;              /* OS CPU indices of the target set; the host
                                    has pinned the calling thread to them */
   size_t cpu_count;
   const char *features; /* space-separated ISA features: "sse4_2 avx2 fma ..." */
+  /* since 2: the device's identity (borrowed), NULL for a CPU target */
+  const char *device_identity;
+  /* since 2: the plugin's index of that device (calhost_device_info.index);
+   * 0 and meaningless when device_identity is NULL */
+  uint32_t device_index;
 } calhost_target;
 
 /* The key-builder's answer. The struct is the host's (zeroed, header set);
@@ -229,11 +258,91 @@ typedef struct calhost_built_key {
 } calhost_built_key;
 
 /* Timings a backend with its own device timers may report from run().
- * Owned by the host; the host sets device_seconds to -1 before each call. */
+ * Owned by the host; the host sets device_seconds to -1 before each call.
+ * A device backend should report device_seconds (e.g. the sum over the
+ * iterations of OpenCL profiling events' END - START, cudaEventElapsedTime,
+ * Vulkan timestamp queries): the host then trusts it for the median instead
+ * of its wall clock, which includes launch and synchronisation overhead. */
 typedef struct calhost_run_result {
   calhost_struct_header header; /* CALHOST_STRUCT_RUN_RESULT, set by the host */
   double device_seconds;        /* since 1; total for all iterations; < 0: the host times it */
 } calhost_run_result;
+
+/* ---- ABI 2: devices, parameter spaces, sample workloads -------------- */
+
+/* What kind of hardware a device is. Append-only. Since ABI 2. The host
+ * serialises sweeps on CALHOST_DEVICE_CPU devices with its CPU sweeps (they
+ * share cores and would disturb each other's timings). */
+typedef enum calhost_device_kind {
+  CALHOST_DEVICE_OTHER = 0,
+  CALHOST_DEVICE_CPU = 1, /* runs on the host's CPUs (PoCL, oneAPI CPU, ...) */
+  CALHOST_DEVICE_GPU = 2,
+  CALHOST_DEVICE_ACCELERATOR = 3, /* NPU, DSP, FPGA, ... */
+} calhost_device_kind;
+
+/* One device of a plugin, as list_device describes it. The struct is the
+ * host's (zeroed, header set); the plugin fills the fields (all since 2)
+ * with pointers it owns that stay valid until the instance is destroyed
+ * (devices are enumerated once, in create() or on first use). */
+typedef struct calhost_device_info {
+  calhost_struct_header header; /* CALHOST_STRUCT_DEVICE_INFO, set by the host */
+  /* The plugin's index of the device: what the host passes back in
+   * calhost_target.device_index. Usually the position in the list; a
+   * plugin may use its runtime's ordinal instead. Unique per instance. */
+  uint32_t index;
+  uint32_t kind; /* a calhost_device_kind */
+  /* Stable identity: every property that determines performance and that the
+   * plugin knows (vendor, device name, driver/runtime version, compute
+   * units, memory size, clocks), one printable line without spaces at the
+   * ends, at most 512 bytes; equal hardware with equal drivers gives equal
+   * identities on every machine, and a driver upgrade changes it. It becomes
+   * the exact key's processor of a device target. E.g.
+   * "opencl:NVIDIA Corporation/NVIDIA GeForce RTX 4090/driver 550.54/cu 128/mem 24564MiB/1050MHz".
+   */
+  const char *identity;
+  /* Short display name for tables, e.g. "RTX 4090" or "pocl cpu". */
+  const char *name;
+  /* The physical hardware behind the device, to tell when two devices (of
+   * one plugin or of two plugins) share it: equal strings share hardware.
+   * E.g. "pci:0000:01:00.0" (PCI bus id), "cpu" for devices that run on the
+   * host's CPUs. NULL or "": unknown (the host assumes it may be shared). */
+  const char *hardware;
+  /* Further details for `calhost devices --json` (e.g. "compute_units"="64",
+   * "global_memory_bytes"=..., "driver"=...); names unique. May be NULL
+   * when detail_count is 0. */
+  const calhost_property *details;
+  size_t detail_count;
+} calhost_device_info;
+
+/* One named tunable parameter of a candidate space. Since ABI 2. Strings are
+ * owned by the plugin (see describe_space). */
+typedef struct calhost_parameter {
+  const char *name;          /* [A-Za-z0-9_]+, unique within the space */
+  const char *const *values; /* value_count printable strings, distinct */
+  uint32_t value_count;      /* >= 1 */
+  uint32_t flags;            /* CALHOST_PARAMETER_* bits */
+} calhost_parameter;
+
+/* calhost_parameter.flags: the values are ordered (numbers in increasing
+ * order, or levels): neighbouring values tend to perform alike, so a search
+ * may step to a neighbour. Without it the values are categories. */
+#define CALHOST_PARAMETER_ORDERED 1u
+
+/* A session's candidate space as named parameters. The struct is the host's
+ * (zeroed, header set); the plugin fills it (all fields since 2) with
+ * pointers it owns that stay valid until close_session. An assignment is an
+ * array of parameter_count value indices, assignment[i] < parameters[i].
+ * value_count. The space may be far larger than the numbered candidates
+ * (which stay the plugin's curated list, e.g. for the quick rigor); the
+ * product of the value counts may overflow 32 bits. */
+typedef struct calhost_parameter_space {
+  calhost_struct_header header; /* CALHOST_STRUCT_PARAMETER_SPACE, set by the host */
+  const calhost_parameter *parameters;
+  uint32_t parameter_count; /* >= 1, at most 64 */
+  /* The default policy's assignment (parameter_count indices), or NULL when
+   * the default is not a point of the space. */
+  const uint32_t *default_assignment;
+} calhost_parameter_space;
 
 typedef struct calhost_plugin_instance calhost_plugin_instance; /* plugin-defined */
 typedef struct calhost_session calhost_session;                 /* plugin-defined */
@@ -244,7 +353,8 @@ typedef struct calhost_session calhost_session;                 /* plugin-define
  * them as NULL; it calls an entry only when the negotiated version is at
  * least the entry's "since" version and the pointer is not NULL. A plugin
  * missing a REQUIRED entry (of a version <= the chosen one) is rejected with
- * "required vtable entry 'NAME' is missing". Every entry below is since ABI 1.
+ * "required vtable entry 'NAME' is missing". The entries up to `check` are
+ * since ABI 1, those after it since ABI 2 (all OPTIONAL).
  * All instance/session pointers passed back are the plugin's own, from
  * create() / open_session(). Strings written into host buffers are
  * NUL-terminated and owned by the host.
@@ -258,6 +368,13 @@ typedef struct calhost_session calhost_session;                 /* plugin-define
  *
  * One session is used from one thread at a time; different instances may be
  * used from different threads (the host does not do that in ABI 1).
+ *
+ * Since ABI 2 (all OPTIONAL, after `check`): a device backend lists its
+ * devices (device_count, list_device) right after create, and the host
+ * opens one session per device target. A plugin with a parameter space lets
+ * the host search it (describe_space, then repeatedly assignment_valid and
+ * serialize_assignment, whose policies go through prepare/run/check like
+ * numbered candidates) instead of, or besides, enumerating candidates.
  */
 typedef struct calhost_plugin_vtable {
   uint32_t struct_size; /* REQUIRED, since 1: sizeof(calhost_plugin_vtable) as compiled */
@@ -328,6 +445,48 @@ typedef struct calhost_plugin_vtable {
    * when it differs (NaN/Inf included). Without it results are marked
    * "unchecked". */
   calhost_status (*check)(calhost_session *session, char *err, size_t err_capacity);
+
+  /* -- devices (since 2, OPTIONAL; both or neither) --
+   * A plugin without them has no devices: its targets are CPU targets. */
+  /* Number of devices the instance can drive (0 allowed: none usable here). */
+  calhost_status (*device_count)(calhost_plugin_instance *instance, uint32_t *count);
+  /* Describes device `position` (0 .. count-1, the listing order) into
+   * *out (see calhost_device_info for ownership). */
+  calhost_status (*list_device)(calhost_plugin_instance *instance, uint32_t position,
+                                calhost_device_info *out);
+
+  /* -- parameter space (since 2, OPTIONAL; all three or none) -- */
+  /* Describes the session's space (it may depend on the workload and on the
+   * device's limits) into *out; CALHOST_UNSUPPORTED when the session has
+   * only numbered candidates. */
+  calhost_status (*describe_space)(calhost_session *session, calhost_parameter_space *out);
+  /* The validity test: CALHOST_OK when `assignment` (count value indices,
+   * count == parameter_count) is a runnable candidate on this session's
+   * device and workload, CALHOST_INVALID_ARGUMENT with a reason in err when
+   * it is not (a constraint between parameters, a device limit such as the
+   * work-group size or local memory). Cheap: no compilation, no device work.
+   * Indices out of range are invalid, never a crash. */
+  calhost_status (*assignment_valid)(calhost_session *session, const uint32_t *assignment,
+                                     size_t count, char *err, size_t err_capacity);
+  /* Maps a valid assignment to its policy, with the serialize_candidate
+   * conventions (buffer, *length, CALHOST_BUFFER_TOO_SMALL). Equal
+   * assignments give equal policies; validate_policy accepts the result. */
+  calhost_status (*serialize_assignment)(calhost_session *session, const uint32_t *assignment,
+                                         size_t count, char *buf, size_t capacity, size_t *length);
+  /* OPTIONAL (with the three above): the inverse, a policy (length bytes)
+   * to its assignment (count == parameter_count entries written), e.g. to
+   * start a search from a stored winner; CALHOST_INVALID_ARGUMENT when the
+   * policy is not a point of the space. */
+  calhost_status (*policy_assignment)(calhost_session *session, const char *policy, size_t length,
+                                      uint32_t *assignment, size_t count);
+
+  /* -- sample workloads (since 2, OPTIONAL; static data) --
+   * NULL-terminated list of workloads the plugin accepts, smallest first,
+   * for `calhost plugin check` and the template's tests (the host otherwise
+   * guesses one for the first operator). Each is a full calhost_workload
+   * (header set by the plugin, name unique, model_digest may be NULL: the
+   * host substitutes one), static or valid until the plugin is unloaded. */
+  const calhost_workload *const *sample_workloads;
 } calhost_plugin_vtable;
 
 /* ---- Negotiation ------------------------------------------------------ */

@@ -1,0 +1,407 @@
+/*
+ * plugin.h: the calhost plugin ABI, the only header a backend plugin needs.
+ *
+ * A plugin is a shared object (.so / .dll / .dylib) that exports exactly one
+ * symbol, calhost_plugin_negotiate (use CALHOST_PLUGIN_EXPORT). The host calls
+ * it with a calhost_negotiate_request offering its ABI range and its host
+ * services; the plugin answers, in a calhost_negotiate_reply, with the ABI
+ * version it chose and its vtable (calhost_plugin_vtable).
+ *
+ * Rules (after the Vulkan and OpenXR loaders and ONNX Runtime's plugin EPs):
+ *  - Every struct crossing the boundary starts with a calhost_struct_header
+ *    or with a struct_size/abi_version pair. Fields are only ever appended;
+ *    a reader never reads a field past the struct_size the writer gave.
+ *  - Each vtable entry says since which ABI version it exists and whether it
+ *    is REQUIRED or OPTIONAL. The host calls an entry only when the plugin's
+ *    chosen version is at least that version and the pointer is not NULL; a
+ *    plugin missing a REQUIRED entry is rejected at load time, by name.
+ *  - Ownership is stated at every pointer. "Borrowed" means: valid only for
+ *    the duration of the call that passed it. Nothing allocated on one side
+ *    is ever freed on the other (different C runtimes on Windows).
+ *  - Plugins never touch the file system for persistence: the host and its
+ *    store own profiles. A plugin builds keys, serializes and validates
+ *    policies, and runs candidates.
+ *  - Functions return calhost_status; on failure a plugin may explain itself
+ *    with host->set_error before returning.
+ *  - The entry point may be called more than once, and first in a short-lived
+ *    child process (the host probes every plugin in a fork before loading it):
+ *    it and the library's constructors must be cheap and side-effect free
+ *    (no threads, no I/O, nothing written to stdout).
+ *  - Strings the plugin hands over (identity, keys, policies) are printable
+ *    and one line: no control characters, no line breaks.
+ *
+ * Compatibility of this header: ABI 1 is frozen. Later versions only append
+ * fields to the end of structs, entries to the end of the vtable, values to
+ * the enums, and macros/inline helpers; a plugin compiled against ABI 1
+ * keeps loading in every host whose range includes 1.
+ *
+ * See plugin-sdk/README.md for the author's guide and the sweep lifecycle.
+ */
+#ifndef CALHOST_PLUGIN_H
+#define CALHOST_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h> /* calhost_copy_out */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define CALHOST_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
+#define CALHOST_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define CALHOST_PLUGIN_EXPORT
+#endif
+
+/* ABI versions this header describes. A plugin built against this header
+ * supports [CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION]. */
+#define CALHOST_ABI_VERSION 1u
+#define CALHOST_ABI_VERSION_MIN 1u
+
+/* The one exported symbol's name, for dlsym/GetProcAddress. */
+#define CALHOST_PLUGIN_ENTRY_POINT "calhost_plugin_negotiate"
+
+/* The longest policy (bytes, without the NUL) the host accepts from
+ * serialize_candidate / default_policy, and the longest payload it ever hands
+ * to validate_policy from its own store. `calhost plugin check` fails a
+ * plugin whose policies are longer. Since ABI 1. */
+#define CALHOST_POLICY_MAX_LENGTH 65536u
+
+/* For a struct the host writes (workload, target, ...): nonzero when the
+ * host's copy includes `field`, i.e. the host was compiled with a version of
+ * the struct that has it. Check before reading a field appended after ABI 1:
+ *   if (CALHOST_HAS_FIELD(target, calhost_target, some_new_field)) ... */
+#define CALHOST_HAS_FIELD(ptr, type, field)                                                        \
+  ((ptr)->header.struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* Results of plugin calls. Append-only. */
+typedef enum calhost_status {
+  CALHOST_OK = 0,
+  CALHOST_ERROR = 1,            /* generic failure; see the attached message */
+  CALHOST_INVALID_ARGUMENT = 2, /* bad input (unsupported workload, bad policy, ...) */
+  CALHOST_UNSUPPORTED = 3,      /* the operator, dtype or shape is not supported */
+  CALHOST_BUFFER_TOO_SMALL = 4, /* *length holds the size needed (with the NUL) */
+  CALHOST_NO_MEMORY = 5,
+  CALHOST_CANCELLED = 6,    /* the host's cancellation flag was seen */
+  CALHOST_CHECK_FAILED = 7, /* the candidate's output differs from the reference */
+  CALHOST_ABI_MISMATCH = 8, /* negotiation: no common ABI version */
+} calhost_status;
+
+/* The enumerator's name ("CALHOST_OK", ...), for messages; "unknown status"
+ * for a value this header does not know. Since ABI 1. */
+static inline const char *calhost_status_name(calhost_status status) {
+  switch (status) {
+  case CALHOST_OK:
+    return "CALHOST_OK";
+  case CALHOST_ERROR:
+    return "CALHOST_ERROR";
+  case CALHOST_INVALID_ARGUMENT:
+    return "CALHOST_INVALID_ARGUMENT";
+  case CALHOST_UNSUPPORTED:
+    return "CALHOST_UNSUPPORTED";
+  case CALHOST_BUFFER_TOO_SMALL:
+    return "CALHOST_BUFFER_TOO_SMALL";
+  case CALHOST_NO_MEMORY:
+    return "CALHOST_NO_MEMORY";
+  case CALHOST_CANCELLED:
+    return "CALHOST_CANCELLED";
+  case CALHOST_CHECK_FAILED:
+    return "CALHOST_CHECK_FAILED";
+  case CALHOST_ABI_MISMATCH:
+    return "CALHOST_ABI_MISMATCH";
+  }
+  return "unknown status";
+}
+
+/* Identifies what a calhost_struct_header starts. */
+typedef enum calhost_struct_type {
+  CALHOST_STRUCT_NEGOTIATE_REQUEST = 1,
+  CALHOST_STRUCT_NEGOTIATE_REPLY = 2,
+  CALHOST_STRUCT_HOST_SERVICES = 3,
+  CALHOST_STRUCT_WORKLOAD = 4,
+  CALHOST_STRUCT_TARGET = 5,
+  CALHOST_STRUCT_BUILT_KEY = 6,
+  CALHOST_STRUCT_RUN_RESULT = 7,
+} calhost_struct_type;
+
+/* Starts every struct that crosses the boundary except the vtable. Written by
+ * whoever allocates the struct (the "writer"); a reader never reads past
+ * struct_size (see CALHOST_HAS_FIELD). Since ABI 1. */
+typedef struct calhost_struct_header {
+  uint32_t struct_type;    /* a calhost_struct_type */
+  uint32_t struct_version; /* 1 for every struct of ABI 1 */
+  uint32_t struct_size;    /* sizeof the struct as the writer compiled it */
+} calhost_struct_header;
+
+typedef enum calhost_log_level {
+  CALHOST_LOG_DEBUG = 0,
+  CALHOST_LOG_INFO = 1,
+  CALHOST_LOG_WARNING = 2,
+  CALHOST_LOG_ERROR = 3,
+} calhost_log_level;
+
+/* A name/value pair (structure of a workload, settings of a [plugin NAME]
+ * section, structural properties of a key). Both strings are NUL-terminated
+ * and owned by whoever wrote the array. Since ABI 1. */
+typedef struct calhost_property {
+  const char *name;
+  const char *value;
+} calhost_property;
+
+/* ---- Host services ------------------------------------------------------
+ * Provided by the host (owned by it); the table and the context are valid
+ * from negotiation until the plugin is unloaded. The same table is passed to
+ * negotiation and to create(). All entries are since ABI 1 and never NULL
+ * (a plugin reading an entry appended later checks CALHOST_HAS_FIELD first).
+ * They are safe to call from any thread the plugin creates. */
+typedef struct calhost_host_services {
+  calhost_struct_header header; /* CALHOST_STRUCT_HOST_SERVICES */
+  void *context;                /* pass back as the first argument */
+  /* Log a message (borrowed) at a level. */
+  void (*log)(void *context, calhost_log_level level, const char *message);
+  /* Attach a message (borrowed, copied by the host) to the call that is
+   * about to fail; the host shows it with the plugin's name. */
+  void (*set_error)(void *context, const char *message);
+  /* Nonzero when the user asked to stop (SIGINT, time budget): a plugin
+   * running a long call should return CALHOST_CANCELLED soon. */
+  int (*is_cancelled)(void *context);
+  /* Progress of a long call, fraction in [0, 1]; what may be NULL. */
+  void (*progress)(void *context, double fraction, const char *what);
+  /* Aligned allocation if the plugin wants the host's allocator (alignment a
+   * power of two, at least sizeof(void *)). Free with free_memory. */
+  void *(*allocate)(void *context, size_t size, size_t alignment);
+  void (*free_memory)(void *context, void *pointer);
+} calhost_host_services;
+
+/* ---- Workloads and targets ------------------------------------------- */
+
+/* What to calibrate, from a [workload NAME] section. Written and owned by
+ * the host; borrowed by every call that receives it (copy what you keep).
+ * Every field since ABI 1; every pointer non-NULL (properties may be NULL
+ * when property_count is 0). */
+typedef struct calhost_workload {
+  calhost_struct_header header; /* CALHOST_STRUCT_WORKLOAD */
+  const char *name;             /* the workload's name in the config */
+  const char *operator_name;    /* e.g. "MatMul" */
+  const char *dtype;            /* e.g. "float32" */
+  const int64_t *shape;         /* dimensions, e.g. {M, N, K} for MatMul */
+  size_t shape_rank;
+  const calhost_property *properties; /* other structure (e.g. "accumulate"="1") */
+  size_t property_count;
+  const char *model_digest; /* "sha256:<64 hex>" */
+} calhost_workload;
+
+/* Where to calibrate: a set of processors and a thread count. Written and
+ * owned by the host, borrowed by the call. Every field since ABI 1; strings
+ * non-NULL (features may be ""), cpus may be NULL when cpu_count is 0. */
+typedef struct calhost_target {
+  calhost_struct_header header; /* CALHOST_STRUCT_TARGET */
+  const char *processor;        /* the host's canonical processor description */
+  uint32_t thread_count;        /* threads the candidate may use, >= 1 */
+  const int *cpus;              /* OS CPU indices of the target set; the host
+                                   has pinned the calling thread to them */
+  size_t cpu_count;
+  const char *features; /* space-separated ISA features: "sse4_2 avx2 fma ..." */
+} calhost_target;
+
+/* The key-builder's answer. The struct is the host's (zeroed, header set);
+ * the plugin fills every field (all since ABI 1) with pointers it owns, which
+ * must stay valid until its next call on the same instance, or with pointers
+ * into the workload and target of this call (the host copies them all before
+ * build_key's inputs go away). */
+typedef struct calhost_built_key {
+  calhost_struct_header header; /* CALHOST_STRUCT_BUILT_KEY, set by the host */
+  /* Exact key: usually the workload's digest and the target's processor and
+   * thread count; a backend may refine them (append its own cache identity to
+   * the processor, cap the thread count to what it will really use). */
+  const char *model_digest;
+  const char *processor;
+  uint32_t thread_count;
+  /* Portable key: the structural properties (names unique; the host sorts
+   * them). At least one. No machine or model identity here. */
+  const calhost_property *structure;
+  size_t structure_count;
+} calhost_built_key;
+
+/* Timings a backend with its own device timers may report from run().
+ * Owned by the host; the host sets device_seconds to -1 before each call. */
+typedef struct calhost_run_result {
+  calhost_struct_header header; /* CALHOST_STRUCT_RUN_RESULT, set by the host */
+  double device_seconds;        /* since 1; total for all iterations; < 0: the host times it */
+} calhost_run_result;
+
+typedef struct calhost_plugin_instance calhost_plugin_instance; /* plugin-defined */
+typedef struct calhost_session calhost_session;                 /* plugin-defined */
+
+/* ---- The vtable -------------------------------------------------------
+ * Owned by the plugin, static or valid until the plugin is unloaded. The host
+ * copies the first struct_size bytes at load time and treats every entry past
+ * them as NULL; it calls an entry only when the negotiated version is at
+ * least the entry's "since" version and the pointer is not NULL. A plugin
+ * missing a REQUIRED entry (of a version <= the chosen one) is rejected with
+ * "required vtable entry 'NAME' is missing". Every entry below is since ABI 1.
+ * All instance/session pointers passed back are the plugin's own, from
+ * create() / open_session(). Strings written into host buffers are
+ * NUL-terminated and owned by the host.
+ * The lifecycle of a sweep, as the host drives it:
+ *
+ *   create -> [build_key] -> open_session -> candidate_count ->
+ *     (serialize_candidate, validate_policy)* -> default_policy ->
+ *     for each candidate: prepare -> run (once, to produce output) -> check
+ *       -> run (timed, repeatedly)
+ *   -> close_session -> destroy
+ *
+ * One session is used from one thread at a time; different instances may be
+ * used from different threads (the host does not do that in ABI 1).
+ */
+typedef struct calhost_plugin_vtable {
+  uint32_t struct_size; /* REQUIRED, since 1: sizeof(calhost_plugin_vtable) as compiled */
+  uint32_t abi_version; /* REQUIRED, since 1: the newest ABI this table follows
+                           (usually CALHOST_ABI_VERSION) */
+
+  /* -- identity (since 1, REQUIRED; static strings) -- */
+  const char *backend_name;           /* unique, [A-Za-z0-9_.-]+, e.g. "cpu_gemm" */
+  const char *implementation_version; /* change it and every stored profile of
+                                         the backend becomes "outdated" */
+  const char *const *operators;       /* NULL-terminated list, e.g. {"MatMul", NULL} */
+  const char *description;            /* one line */
+
+  /* -- lifetime (since 1) -- */
+  /* REQUIRED. Creates an instance with the settings of the config's
+   * [plugin NAME] section (borrowed). Unknown settings should be refused with
+   * CALHOST_INVALID_ARGUMENT and a message naming them. */
+  calhost_status (*create)(const calhost_host_services *host, const calhost_property *settings,
+                           size_t setting_count, calhost_plugin_instance **out);
+  /* REQUIRED. Frees the instance; NULL-safe. */
+  void (*destroy)(calhost_plugin_instance *instance);
+
+  /* -- key-builder (since 1, REQUIRED) --
+   * Deterministic: equal inputs give equal keys. Returns CALHOST_UNSUPPORTED
+   * for a workload the backend cannot serve. */
+  calhost_status (*build_key)(calhost_plugin_instance *instance, const calhost_workload *workload,
+                              const calhost_target *target, calhost_built_key *out);
+
+  /* -- policies (since 1, REQUIRED) --
+   * validate_policy is the validator/deserializer the store calls: it parses
+   * `policy` (length bytes, not necessarily NUL-terminated) and returns
+   * CALHOST_OK when the backend accepts it, else CALHOST_INVALID_ARGUMENT
+   * with a reason in err (NUL-terminated, at most err_capacity bytes).
+   * It must never crash on arbitrary bytes. */
+  calhost_status (*validate_policy)(calhost_plugin_instance *instance, const char *policy,
+                                    size_t length, char *err, size_t err_capacity);
+
+  /* -- calibration (since 1) -- */
+  /* REQUIRED. Opens a session for a workload on a target (the calling thread
+   * is pinned to target->cpus); allocates inputs and the reference. */
+  calhost_status (*open_session)(calhost_plugin_instance *instance,
+                                 const calhost_workload *workload, const calhost_target *target,
+                                 calhost_session **out);
+  /* REQUIRED. Frees the session; NULL-safe. */
+  void (*close_session)(calhost_session *session);
+  /* REQUIRED. Number of candidates in this session's space (>= 1). */
+  calhost_status (*candidate_count)(calhost_session *session, uint32_t *count);
+  /* REQUIRED. The policy serializer: writes candidate `index`'s policy as a
+   * NUL-terminated string into buf. *length receives strlen of the policy;
+   * when capacity is too small, returns CALHOST_BUFFER_TOO_SMALL and
+   * *length the size needed including the NUL. Policies are non-empty,
+   * printable, without line breaks. */
+  calhost_status (*serialize_candidate)(calhost_session *session, uint32_t index, char *buf,
+                                        size_t capacity, size_t *length);
+  /* OPTIONAL. The backend's untuned default policy, same conventions as
+   * serialize_candidate. Without it the host reports no speedup. */
+  calhost_status (*default_policy)(calhost_session *session, char *buf, size_t capacity,
+                                   size_t *length);
+  /* REQUIRED. Deserializes a policy (one validate_policy accepts) and gets
+   * ready to run it: packs buffers, creates threads. */
+  calhost_status (*prepare)(calhost_session *session, const char *policy, size_t length);
+  /* REQUIRED. Runs the prepared candidate `iterations` times on the
+   * session's inputs. The host times the call; a backend with its own
+   * device timers may set result->device_seconds. */
+  calhost_status (*run)(calhost_session *session, uint32_t iterations, calhost_run_result *result);
+  /* OPTIONAL (strongly advised). Compares the output of the last run with the
+   * backend's trusted reference; CALHOST_CHECK_FAILED with a reason in err
+   * when it differs (NaN/Inf included). Without it results are marked
+   * "unchecked". */
+  calhost_status (*check)(calhost_session *session, char *err, size_t err_capacity);
+} calhost_plugin_vtable;
+
+/* ---- Negotiation ------------------------------------------------------ */
+
+/* The host's offer. Written and owned by the host, borrowed for the call
+ * (except `host`, see below). Every field since ABI 1. */
+typedef struct calhost_negotiate_request {
+  calhost_struct_header header;      /* CALHOST_STRUCT_NEGOTIATE_REQUEST */
+  uint32_t host_abi_min;             /* the oldest ABI the host can drive */
+  uint32_t host_abi_max;             /* the newest ABI the host knows */
+  const calhost_host_services *host; /* valid until the plugin is unloaded */
+} calhost_negotiate_request;
+
+/* The plugin's answer. The struct is the host's (zeroed, header set); the
+ * plugin fills the fields below (all since ABI 1). */
+typedef struct calhost_negotiate_reply {
+  calhost_struct_header header; /* CALHOST_STRUCT_NEGOTIATE_REPLY, set by the host */
+  uint32_t plugin_abi_min;      /* the plugin's range, always filled in */
+  uint32_t plugin_abi_max;
+  uint32_t chosen_abi_version;         /* in both ranges, never above host_abi_max */
+  const calhost_plugin_vtable *vtable; /* static or valid until unload */
+} calhost_negotiate_reply;
+
+/* The entry point every plugin exports. Fills reply->plugin_abi_min/max
+ * always; when the ranges overlap, chooses the highest common version, sets
+ * chosen_abi_version and vtable, and returns CALHOST_OK; else returns
+ * CALHOST_ABI_MISMATCH. Must not do any other work (no threads, no I/O). */
+typedef calhost_status (*calhost_negotiate_fn)(const calhost_negotiate_request *request,
+                                               calhost_negotiate_reply *reply);
+
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply);
+
+/* A helper for the usual negotiation: call it from calhost_plugin_negotiate
+ * with your vtable. Header-only so plugins need no library. */
+static inline calhost_status calhost_negotiate_default(const calhost_negotiate_request *request,
+                                                       calhost_negotiate_reply *reply,
+                                                       const calhost_plugin_vtable *vtable) {
+  uint32_t lo, hi;
+  if (!request || !reply || !vtable ||
+      request->header.struct_type != CALHOST_STRUCT_NEGOTIATE_REQUEST)
+    return CALHOST_INVALID_ARGUMENT;
+  reply->plugin_abi_min = CALHOST_ABI_VERSION_MIN;
+  reply->plugin_abi_max = vtable->abi_version;
+  lo = request->host_abi_min > CALHOST_ABI_VERSION_MIN ? request->host_abi_min
+                                                       : CALHOST_ABI_VERSION_MIN;
+  hi = request->host_abi_max < vtable->abi_version ? request->host_abi_max : vtable->abi_version;
+  if (lo > hi)
+    return CALHOST_ABI_MISMATCH;
+  reply->chosen_abi_version = hi;
+  reply->vtable = vtable;
+  return CALHOST_OK;
+}
+
+/* Copies a NUL-terminated string into a caller's buffer with the
+ * serialize_candidate conventions: CALHOST_OK and *length = strlen(text), or
+ * CALHOST_BUFFER_TOO_SMALL and *length = the size needed including the NUL.
+ * A NULL text is copied as "". */
+static inline calhost_status calhost_copy_out(const char *text, char *buf, size_t capacity,
+                                              size_t *length) {
+  size_t n;
+  if (!text)
+    text = "";
+  n = strlen(text);
+  if (!buf || capacity < n + 1) {
+    if (length)
+      *length = n + 1;
+    return CALHOST_BUFFER_TOO_SMALL;
+  }
+  memcpy(buf, text, n + 1);
+  if (length)
+    *length = n;
+  return CALHOST_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CALHOST_PLUGIN_H */

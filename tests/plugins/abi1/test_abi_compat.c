@@ -1,0 +1,134 @@
+/*
+ * test_abi_compat.c: abi_compat: the ABI rules of plugin.h, end to end.
+ *  - test_abi1 (built against the frozen ABI 1 header) loads in the ABI 1..2
+ *    host at ABI 1, its ABI 2 entries read as absent, and it calibrates and
+ *    looks up through bin/calhost exactly as an ABI 1 plugin always did;
+ *  - test_abi2_only (requires ABI 2) is refused by a host offering only
+ *    ABI 1 with a message naming both ranges, and loads at ABI 2 in the
+ *    default host.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "loader.h"
+#include "loader_test_util.h"
+
+static const char *abi_plugin(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/lib/calhost/test-plugins/abi/%s.so", build_dir(), name);
+  return buf;
+}
+
+static calhost_plugin *open_range(const char *name, uint32_t lo, uint32_t hi, int probe) {
+  calhost_loader_options o;
+  char path[4096];
+  calhost_loader_options_init(&o);
+  if (lo)
+    o.host_abi_min = lo;
+  if (hi)
+    o.host_abi_max = hi;
+  o.probe = probe;
+  calhost_plugin *p = calhost_loader_open(&o, NULL, abi_plugin(path, sizeof path, name));
+  assert_non_null(p);
+  return p;
+}
+
+static void host_offers_abi2(void **state) {
+  calhost_loader_options o;
+  (void)state;
+  calhost_loader_options_init(&o);
+  assert_int_equal(o.host_abi_min, 1);
+  assert_int_equal(o.host_abi_max, 2);
+}
+
+static void abi1_plugin_loads_at_abi1(void **state) {
+  (void)state;
+  for (int probe = 0; probe < 2; probe++) {
+    calhost_plugin *p = open_range("test_abi1", 0, 0, probe);
+    if (p->reason)
+      fprintf(stderr, "reason: %s\n", p->reason);
+    assert_true(p->loaded);
+    assert_int_equal(p->abi_version, 1);
+    assert_int_equal(p->plugin_abi_min, 1);
+    assert_int_equal(p->plugin_abi_max, 1);
+    assert_true(CALHOST_PLUGIN_HAS(p, check, 1));
+    /* the ABI 2 entries lie past the plugin's vtable: zero-filled copy */
+    assert_false(CALHOST_PLUGIN_HAS(p, device_count, 2));
+    assert_false(CALHOST_PLUGIN_HAS(p, describe_space, 2));
+    assert_null(p->vtable.sample_workloads);
+    calhost_plugin_free(p);
+  }
+}
+
+static void abi2_plugin_in_abi1_host_refused(void **state) {
+  (void)state;
+  for (int probe = 0; probe < 2; probe++) {
+    calhost_plugin *p = open_range("test_abi2_only", 1, 1, probe);
+    assert_false(p->loaded);
+    assert_non_null(p->reason);
+    assert_non_null(
+        strstr(p->reason, "ABI mismatch: plugin supports ABI 2..2, host supports 1..1"));
+    calhost_plugin_free(p);
+  }
+  calhost_plugin *p = open_range("test_abi2_only", 0, 0, 1);
+  assert_true(p->loaded);
+  assert_int_equal(p->abi_version, 2);
+  calhost_plugin_free(p);
+}
+
+/* Runs a shell command line; returns its exit status and its stdout in out. */
+static int sh(char *out, size_t cap, const char *fmt, ...) {
+  char cmd[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  size_t n = fread(out, 1, cap - 1, f);
+  out[n] = '\0';
+  int st = pclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void abi1_plugin_calibrates_and_looks_up(void **state) {
+  char dir[256], cfg[512], out[16384];
+  (void)state;
+  assert_non_null(make_tmpdir(dir, sizeof dir));
+  snprintf(cfg, sizeof cfg, "%s/calib.ini", dir);
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s/store\n[plugins]\ndirectories = %s/lib/calhost/test-plugins/abi\n"
+          "enabled = test_abi1\n[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 5\n"
+          "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n",
+          dir, build_dir());
+  fclose(f);
+  int rc =
+      sh(out, sizeof out, "'%s/bin/calhost' calibrate --config '%s' --json 2>&1", build_dir(), cfg);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "test_abi1"));
+  rc = sh(out, sizeof out,
+          "'%s/bin/calhost' --config '%s' lookup --workload sum_4k --plugin test_abi1 --json 2>&1",
+          build_dir(), cfg);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"level\":\"exact_calibrated\""));
+  assert_non_null(strstr(out, "p="));
+  sh(out, sizeof out, "rm -rf '%s'", dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(host_offers_abi2),
+      cmocka_unit_test(abi1_plugin_loads_at_abi1),
+      cmocka_unit_test(abi2_plugin_in_abi1_host_refused),
+      cmocka_unit_test(abi1_plugin_calibrates_and_looks_up),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
