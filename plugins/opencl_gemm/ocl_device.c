@@ -1,0 +1,293 @@
+/*
+ * ocl_device.c: OpenCL device enumeration, identities and per-device
+ * contexts shared by the opencl_gemm and clblast backends (see ocl_device.h).
+ */
+#include "ocl_device.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ocl_set_error(const calhost_host_services *host, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  if (!host || !host->set_error)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  host->set_error(host->context, msg);
+}
+
+const char *ocl_error_name(cl_int err) {
+  switch (err) {
+#define N(x)                                                                                       \
+  case x:                                                                                          \
+    return #x;
+    N(CL_SUCCESS)
+    N(CL_DEVICE_NOT_FOUND)
+    N(CL_DEVICE_NOT_AVAILABLE)
+    N(CL_COMPILER_NOT_AVAILABLE)
+    N(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    N(CL_OUT_OF_RESOURCES)
+    N(CL_OUT_OF_HOST_MEMORY)
+    N(CL_PROFILING_INFO_NOT_AVAILABLE)
+    N(CL_BUILD_PROGRAM_FAILURE)
+    N(CL_INVALID_VALUE)
+    N(CL_INVALID_DEVICE)
+    N(CL_INVALID_CONTEXT)
+    N(CL_INVALID_COMMAND_QUEUE)
+    N(CL_INVALID_MEM_OBJECT)
+    N(CL_INVALID_BUILD_OPTIONS)
+    N(CL_INVALID_PROGRAM_EXECUTABLE)
+    N(CL_INVALID_KERNEL_NAME)
+    N(CL_INVALID_KERNEL_ARGS)
+    N(CL_INVALID_WORK_GROUP_SIZE)
+    N(CL_INVALID_WORK_ITEM_SIZE)
+    N(CL_INVALID_GLOBAL_WORK_SIZE)
+    N(CL_INVALID_BUFFER_SIZE)
+#undef N
+  }
+  return "CL_ERROR";
+}
+
+/* Copies an info string into buf as one printable line: control bytes
+ * become '?', '/' becomes '_' (it separates the identity's fields), leading
+ * and trailing blanks are dropped. */
+static void clean(char *buf, size_t cap, const char *s) {
+  size_t n = 0;
+  while (*s == ' ')
+    s++;
+  for (; *s && n + 1 < cap; s++)
+    buf[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s == '/' ? '_' : *s;
+  while (n && buf[n - 1] == ' ')
+    n--;
+  buf[n] = '\0';
+}
+
+static void dev_string(cl_device_id id, cl_device_info what, char *buf, size_t cap) {
+  char raw[512] = "";
+  if (clGetDeviceInfo(id, what, sizeof raw - 1, raw, NULL) != CL_SUCCESS)
+    snprintf(raw, sizeof raw, "unknown");
+  raw[sizeof raw - 1] = '\0';
+  clean(buf, cap, raw);
+}
+
+static void plat_string(cl_platform_id id, cl_platform_info what, char *buf, size_t cap) {
+  char raw[512] = "";
+  if (clGetPlatformInfo(id, what, sizeof raw - 1, raw, NULL) != CL_SUCCESS)
+    snprintf(raw, sizeof raw, "unknown");
+  raw[sizeof raw - 1] = '\0';
+  clean(buf, cap, raw);
+}
+
+/* Fills everything but platform/id from the device's info. */
+static void describe(ocl_device *d) {
+  char vendor[128], name[160], version[128], platform[128], platform_version[128];
+  cl_device_type type = 0;
+  cl_uint vendor_id = 0;
+  dev_string(d->id, CL_DEVICE_VENDOR, vendor, sizeof vendor);
+  dev_string(d->id, CL_DEVICE_NAME, name, sizeof name);
+  dev_string(d->id, CL_DEVICE_VERSION, version, sizeof version);
+  dev_string(d->id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
+  plat_string(d->platform, CL_PLATFORM_NAME, platform, sizeof platform);
+  plat_string(d->platform, CL_PLATFORM_VERSION, platform_version, sizeof platform_version);
+  clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group,
+                  &d->max_work_group, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof d->max_item, d->max_item, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units,
+                  NULL);
+  clGetDeviceInfo(d->id, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof d->clock_mhz, &d->clock_mhz, NULL);
+  d->kind = (type & CL_DEVICE_TYPE_GPU)           ? CALHOST_DEVICE_GPU
+            : (type & CL_DEVICE_TYPE_CPU)         ? CALHOST_DEVICE_CPU
+            : (type & CL_DEVICE_TYPE_ACCELERATOR) ? CALHOST_DEVICE_ACCELERATOR
+                                                  : CALHOST_DEVICE_OTHER;
+  /* Everything that determines performance and that OpenCL reports: the
+   * platform and its version (PoCL's version is its compiler), vendor,
+   * device name, device version, driver version, compute units, memory,
+   * local memory, clock. */
+  snprintf(d->identity, sizeof d->identity,
+           "opencl:%.60s %.60s/%.60s/%.120s/%.60s/driver %.60s/cu %u/mem %lluMiB/local %lluKiB/%uMHz", platform,
+           platform_version, vendor, name, version, d->driver, d->compute_units,
+           (unsigned long long)(d->global_mem >> 20), (unsigned long long)(d->local_mem >> 10),
+           d->clock_mhz);
+  snprintf(d->name, sizeof d->name, "%.40s %s", name,
+           d->kind == CALHOST_DEVICE_GPU   ? "gpu"
+           : d->kind == CALHOST_DEVICE_CPU ? "cpu"
+                                           : "device");
+  /* Devices on the host's CPUs share one piece of hardware ("cpu"); others
+   * are told apart by vendor id and name (two platforms exposing one GPU
+   * agree on both). */
+  if (d->kind == CALHOST_DEVICE_CPU)
+    snprintf(d->hardware, sizeof d->hardware, "cpu");
+  else
+    snprintf(d->hardware, sizeof d->hardware, "opencl-vendor-%#x:%.120s", vendor_id, name);
+  static const char *const names[OCL_DETAIL_COUNT] = {"platform",           "driver",
+                                                      "compute_units",      "global_memory_bytes",
+                                                      "local_memory_bytes", "max_work_group_size"};
+  snprintf(d->detail_values[0], sizeof d->detail_values[0], "%s", platform);
+  snprintf(d->detail_values[1], sizeof d->detail_values[1], "%s", d->driver);
+  snprintf(d->detail_values[2], sizeof d->detail_values[2], "%u", d->compute_units);
+  snprintf(d->detail_values[3], sizeof d->detail_values[3], "%llu",
+           (unsigned long long)d->global_mem);
+  snprintf(d->detail_values[4], sizeof d->detail_values[4], "%llu",
+           (unsigned long long)d->local_mem);
+  snprintf(d->detail_values[5], sizeof d->detail_values[5], "%zu", d->max_work_group);
+  for (int i = 0; i < OCL_DETAIL_COUNT; i++)
+    d->details[i] = (calhost_property){names[i], d->detail_values[i]};
+}
+
+calhost_status ocl_devices_init(ocl_devices *d) {
+  cl_uint np = 0;
+  cl_platform_id *plats = NULL;
+  if (d->initialised)
+    return CALHOST_OK;
+  d->initialised = 1;
+  d->items = NULL;
+  d->count = 0;
+  if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0)
+    return CALHOST_OK; /* no platform: no device */
+  plats = calloc(np, sizeof *plats);
+  if (!plats || clGetPlatformIDs(np, plats, NULL) != CL_SUCCESS) {
+    free(plats);
+    return plats ? CALHOST_OK : CALHOST_NO_MEMORY;
+  }
+  for (cl_uint p = 0; p < np; p++) {
+    cl_uint nd = 0;
+    cl_device_id *ids;
+    if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0)
+      continue;
+    ids = calloc(nd, sizeof *ids);
+    ocl_device *grown = realloc(d->items, (d->count + nd) * sizeof *grown);
+    if (!ids || !grown) {
+      free(ids);
+      if (grown)
+        d->items = grown;
+      free(plats);
+      return CALHOST_NO_MEMORY;
+    }
+    d->items = grown;
+    if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL) == CL_SUCCESS)
+      for (cl_uint i = 0; i < nd; i++) {
+        ocl_device *dev = &d->items[d->count++];
+        memset(dev, 0, sizeof *dev);
+        dev->platform = plats[p];
+        dev->id = ids[i];
+        describe(dev);
+      }
+    free(ids);
+  }
+  free(plats);
+  return CALHOST_OK;
+}
+
+void ocl_devices_free(ocl_devices *d) {
+  if (!d)
+    return;
+  for (uint32_t i = 0; i < d->count; i++) {
+    if (d->items[i].queue)
+      clReleaseCommandQueue(d->items[i].queue);
+    if (d->items[i].context)
+      clReleaseContext(d->items[i].context);
+  }
+  free(d->items);
+  d->items = NULL;
+  d->count = 0;
+  d->initialised = 0;
+}
+
+calhost_status ocl_device_info(const ocl_devices *d, uint32_t position, calhost_device_info *out) {
+  const ocl_device *dev;
+  if (!d || !out || position >= d->count)
+    return CALHOST_INVALID_ARGUMENT;
+  dev = &d->items[position];
+  out->index = position;
+  out->kind = dev->kind;
+  out->identity = dev->identity;
+  out->name = dev->name;
+  out->hardware = dev->hardware;
+  out->details = dev->details;
+  out->detail_count = OCL_DETAIL_COUNT;
+  return CALHOST_OK;
+}
+
+ocl_device *ocl_target_device(ocl_devices *d, const calhost_target *t,
+                              const calhost_host_services *host, const char *backend) {
+  uint32_t index = 0;
+  const char *identity = NULL;
+  if (ocl_devices_init(d) != CALHOST_OK) {
+    ocl_set_error(host, "%s: out of memory listing OpenCL devices", backend);
+    return NULL;
+  }
+  if (t && CALHOST_HAS_FIELD(t, calhost_target, device_index) && t->device_identity) {
+    identity = t->device_identity;
+    index = t->device_index;
+  }
+  if (d->count == 0) {
+    ocl_set_error(host, "%s: no OpenCL device (is an ICD such as pocl-opencl-icd installed?)",
+                  backend);
+    return NULL;
+  }
+  if (index >= d->count) {
+    ocl_set_error(host, "%s: no OpenCL device %u (there are %u)", backend, index, d->count);
+    return NULL;
+  }
+  if (identity && strcmp(identity, d->items[index].identity) != 0) {
+    ocl_set_error(host, "%s: device %u is now '%s', not '%s' (hardware or driver changed)", backend,
+                  index, d->items[index].identity, identity);
+    return NULL;
+  }
+  return &d->items[index];
+}
+
+calhost_status ocl_device_open(ocl_device *dev, const calhost_host_services *host,
+                               const char *backend) {
+  cl_int err = CL_SUCCESS;
+  if (dev->queue)
+    return CALHOST_OK;
+  if (!dev->context) {
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
+    dev->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
+    if (!dev->context) {
+      ocl_set_error(host, "%s: clCreateContext on '%s': %s", backend, dev->name,
+                    ocl_error_name(err));
+      return CALHOST_ERROR;
+    }
+  }
+  dev->queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
+  if (!dev->queue) {
+    ocl_set_error(host, "%s: clCreateCommandQueue on '%s': %s", backend, dev->name,
+                  ocl_error_name(err));
+    return CALHOST_ERROR;
+  }
+  return CALHOST_OK;
+}
+
+double ocl_events_seconds(cl_event *events, uint32_t count, int *ok) {
+  double total = 0;
+  *ok = 1;
+  for (uint32_t i = 0; i < count; i++) {
+    cl_ulong start = 0, end = 0;
+    if (!events[i]) {
+      *ok = 0;
+      continue;
+    }
+    if (clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                NULL) != CL_SUCCESS ||
+        clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
+            CL_SUCCESS ||
+        end < start)
+      *ok = 0;
+    else
+      total += (double)(end - start) * 1e-9;
+    clReleaseEvent(events[i]);
+    events[i] = NULL;
+  }
+  return total;
+}

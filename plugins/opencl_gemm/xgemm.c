@@ -1,0 +1,226 @@
+/*
+ * xgemm.c: opencl_gemm's parameters, policy text, rules, curated candidates
+ * and kernel source (see xgemm.h).
+ */
+#include "xgemm.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const uint32_t v_tile[] = {16, 32, 64}, v_kwg[] = {8, 16, 32}, v_dim[] = {4, 8, 16},
+                      v_vw[] = {1, 2, 4, 8}, v_bool[] = {0, 1}, v_ku[] = {1, 2, 4, 8};
+static const char *const t_tile[] = {"16", "32", "64"}, *const t_kwg[] = {"8", "16", "32"},
+                         *const t_dim[] = {"4", "8", "16"}, *const t_vw[] = {"1", "2", "4", "8"},
+                         *const t_bool[] = {"0", "1"}, *const t_ku[] = {"1", "2", "4", "8"};
+
+const xgemm_param xgemm_params[XG_COUNT] = {
+    {"mwg", v_tile, 3, t_tile}, {"nwg", v_tile, 3, t_tile}, {"kwg", v_kwg, 3, t_kwg},
+    {"mdimc", v_dim, 3, t_dim}, {"ndimc", v_dim, 3, t_dim}, {"vw", v_vw, 4, t_vw},
+    {"sa", v_bool, 2, t_bool},  {"sb", v_bool, 2, t_bool},  {"ku", v_ku, 4, t_ku},
+};
+
+/*                                 mwg nwg kwg mdimc ndimc vw sa sb ku */
+const xgemm_config xgemm_default = {{32, 32, 16, 8, 8, 1, 1, 1, 1}};
+
+const xgemm_config xgemm_curated[] = {
+    {{64, 64, 16, 8, 8, 4, 1, 1, 4}},   {{32, 64, 32, 4, 8, 8, 0, 0, 8}},
+    {{64, 64, 32, 16, 8, 8, 0, 1, 4}},  {{32, 32, 16, 8, 8, 1, 1, 1, 1}},
+    {{64, 32, 16, 8, 4, 4, 1, 1, 2}},   {{16, 64, 8, 4, 8, 8, 0, 0, 8}},
+    {{64, 64, 8, 16, 16, 4, 1, 1, 8}},  {{32, 32, 32, 4, 4, 8, 0, 0, 4}},
+    {{64, 64, 16, 8, 16, 4, 0, 1, 2}},  {{32, 64, 16, 8, 8, 8, 1, 1, 4}},
+    {{16, 16, 16, 4, 4, 4, 0, 0, 4}},   {{64, 64, 32, 8, 8, 8, 1, 1, 8}},
+    {{32, 32, 8, 8, 8, 4, 1, 1, 2}},    {{64, 32, 32, 8, 4, 8, 0, 0, 4}},
+    {{64, 64, 16, 16, 8, 8, 1, 0, 4}},  {{16, 32, 16, 4, 4, 8, 0, 0, 2}},
+    {{32, 64, 8, 4, 16, 4, 0, 1, 8}},   {{64, 64, 32, 8, 8, 4, 0, 0, 2}},
+    {{32, 32, 16, 16, 16, 2, 1, 1, 1}}, {{64, 32, 8, 16, 8, 2, 1, 1, 8}},
+    {{32, 64, 32, 8, 8, 8, 0, 1, 8}},   {{64, 16, 16, 8, 4, 4, 1, 0, 4}},
+    {{16, 64, 32, 4, 16, 4, 0, 1, 4}},  {{64, 64, 8, 8, 8, 8, 0, 0, 4}},
+};
+const uint32_t xgemm_curated_count = sizeof xgemm_curated / sizeof xgemm_curated[0];
+
+#define FAIL(...)                                                                                  \
+  do {                                                                                             \
+    if (err && cap)                                                                                \
+      snprintf(err, cap, __VA_ARGS__);                                                             \
+    return -1;                                                                                     \
+  } while (0)
+
+int xgemm_valid(const xgemm_config *c, char *err, size_t cap) {
+  const uint32_t *v = c->v;
+  if (v[XG_MDIMC] > v[XG_MWG])
+    FAIL("mdimc=%u exceeds mwg=%u", v[XG_MDIMC], v[XG_MWG]);
+  if (v[XG_NDIMC] * v[XG_VW] > v[XG_NWG])
+    FAIL("ndimc*vw=%u exceeds nwg=%u", v[XG_NDIMC] * v[XG_VW], v[XG_NWG]);
+  if (v[XG_KU] > v[XG_KWG])
+    FAIL("ku=%u exceeds kwg=%u", v[XG_KU], v[XG_KWG]);
+  if ((v[XG_MWG] / v[XG_MDIMC]) * (v[XG_NWG] / v[XG_NDIMC]) > 64)
+    FAIL("work-item tile %ux%u exceeds 64 accumulators", v[XG_MWG] / v[XG_MDIMC],
+         v[XG_NWG] / v[XG_NDIMC]);
+  return 0;
+}
+
+int xgemm_fits(const xgemm_config *c, size_t max_wg, const size_t max_item[3], uint64_t local_mem,
+               char *err, size_t cap) {
+  const uint32_t *v = c->v;
+  uint64_t wg = (uint64_t)v[XG_MDIMC] * v[XG_NDIMC];
+  uint64_t lmem = 4ull * v[XG_KWG] * (v[XG_SA] * v[XG_MWG] + v[XG_SB] * v[XG_NWG]);
+  if (wg > max_wg)
+    FAIL("work-group size %llu exceeds the device's %zu", (unsigned long long)wg, max_wg);
+  if ((max_item[0] && v[XG_MDIMC] > max_item[0]) || (max_item[1] && v[XG_NDIMC] > max_item[1]))
+    FAIL("work-group %ux%u exceeds the device's item sizes %zux%zu", v[XG_MDIMC], v[XG_NDIMC],
+         max_item[0], max_item[1]);
+  if (lmem > local_mem)
+    FAIL("local memory %llu bytes exceeds the device's %llu", (unsigned long long)lmem,
+         (unsigned long long)local_mem);
+  return 0;
+}
+
+int xgemm_parse(const char *p, size_t len, xgemm_config *out, char *err, size_t cap) {
+  size_t pos = 0;
+  if (!p || len == 0)
+    FAIL("empty policy");
+  if (len > 128)
+    FAIL("policy longer than 128 bytes");
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
+      FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  for (int k = 0; k < XG_COUNT; k++) {
+    const xgemm_param *par = &xgemm_params[k];
+    size_t nl = strlen(par->name), vl = 0;
+    uint32_t i;
+    if (k > 0) {
+      if (pos >= len || p[pos] != ',')
+        FAIL("expected ',' before %s at offset %zu", par->name, pos);
+      pos++;
+    }
+    if (len - pos < nl + 1 || memcmp(p + pos, par->name, nl) != 0 || p[pos + nl] != '=')
+      FAIL("expected %s= at offset %zu", par->name, pos);
+    pos += nl + 1;
+    while (pos + vl < len && p[pos + vl] != ',')
+      vl++;
+    for (i = 0; i < par->count; i++)
+      if (strlen(par->texts[i]) == vl && memcmp(p + pos, par->texts[i], vl) == 0)
+        break;
+    if (i == par->count)
+      FAIL("%s: '%.*s' is not one of the allowed values", par->name, (int)(vl > 16 ? 16 : vl),
+           p + pos);
+    out->v[k] = par->values[i];
+    pos += vl;
+  }
+  if (pos != len)
+    FAIL("trailing text at offset %zu", pos);
+  return xgemm_valid(out, err, cap);
+}
+
+void xgemm_format(const xgemm_config *c, char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < XG_COUNT && n < cap; k++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s=%u", k ? "," : "", xgemm_params[k].name, c->v[k]);
+}
+
+void xgemm_build_options(const xgemm_config *c, char *buf, size_t cap) {
+  const uint32_t *v = c->v;
+  snprintf(buf, cap,
+           "-cl-mad-enable -DMWG=%u -DNWG=%u -DKWG=%u -DMDIMC=%u -DNDIMC=%u -DVW=%u -DSA=%u "
+           "-DSB=%u -DKU=%u",
+           v[XG_MWG], v[XG_NWG], v[XG_KWG], v[XG_MDIMC], v[XG_NDIMC], v[XG_VW], v[XG_SA], v[XG_SB],
+           v[XG_KU]);
+}
+
+/* Row-major C[M x N] = A[M x K] * B[K x N] + beta C, M, N, K padded to the
+ * tiles. Work-group (gm, gn) computes the MWG x NWG tile at (gm*MWG,
+ * gn*NWG); work-item (tm, tn) its rows tm*MWI .. +MWI and its vector columns
+ * tn, tn + NDIMC, ... (strided, so neighbouring work-items touch
+ * neighbouring vectors). B and C are read as vectors of VW floats; NV is
+ * N / VW. */
+const char xgemm_source[] =
+    "#if VW == 1\n"
+    "typedef float realV;\n"
+    "#elif VW == 2\n"
+    "typedef float2 realV;\n"
+    "#elif VW == 4\n"
+    "typedef float4 realV;\n"
+    "#else\n"
+    "typedef float8 realV;\n"
+    "#endif\n"
+    "#define MWI (MWG / MDIMC)\n"
+    "#define NWI (NWG / NDIMC)\n"
+    "#define NVI (NWI / VW)\n"
+    "#define NWGV (NWG / VW)\n"
+    "__kernel __attribute__((reqd_work_group_size(MDIMC, NDIMC, 1)))\n"
+    "void xgemm(const int K, const int NV, const float beta,\n"
+    "           const __global float *restrict A, const __global realV *restrict B,\n"
+    "           __global realV *C) {\n"
+    "  const int tm = get_local_id(0), tn = get_local_id(1);\n"
+    "  const int m0 = get_group_id(0) * MWG + tm * MWI;\n"
+    "  const int nv0 = get_group_id(1) * NWGV;\n"
+    "#if SA || SB\n"
+    "  const int lid = tn * MDIMC + tm;\n"
+    "#endif\n"
+    "#if SA\n"
+    "  __local float alm[KWG * MWG];\n"
+    "  const int am0 = get_group_id(0) * MWG;\n"
+    "#endif\n"
+    "#if SB\n"
+    "  __local realV blm[KWG * NWGV];\n"
+    "#endif\n"
+    "  realV acc[MWI][NVI];\n"
+    "  for (int mi = 0; mi < MWI; mi++)\n"
+    "    for (int ni = 0; ni < NVI; ni++)\n"
+    "      acc[mi][ni] = (realV)(0.0f);\n"
+    "  for (int k0 = 0; k0 < K; k0 += KWG) {\n"
+    "#if SA\n"
+    "    for (int i = lid; i < KWG * MWG; i += MDIMC * NDIMC) {\n"
+    "      const int kk = i % KWG, mm = i / KWG;\n"
+    "      alm[kk * MWG + mm] = A[(am0 + mm) * K + k0 + kk];\n"
+    "    }\n"
+    "#endif\n"
+    "#if SB\n"
+    "    for (int i = lid; i < KWG * NWGV; i += MDIMC * NDIMC) {\n"
+    "      const int nn = i % NWGV, kk = i / NWGV;\n"
+    "      blm[kk * NWGV + nn] = B[(k0 + kk) * NV + nv0 + nn];\n"
+    "    }\n"
+    "#endif\n"
+    "#if SA || SB\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "#endif\n"
+#ifdef OPENCL_GEMM_TEST_WRONG_KERNEL
+    /* test builds only (tests/opencl): drops the last k of each tile, so the
+     * reference check must reject every candidate */
+    "    for (int kk = 0; kk < KWG - 1; kk += 1) {\n"
+    "      for (int u = 0; u < 1; u++) {\n"
+#else
+    "    for (int kk = 0; kk < KWG; kk += KU) {\n"
+    "#pragma unroll\n"
+    "      for (int u = 0; u < KU; u++) {\n"
+#endif
+    "        const int k = kk + u;\n"
+    "        realV bv[NVI];\n"
+    "        for (int ni = 0; ni < NVI; ni++)\n"
+    "#if SB\n"
+    "          bv[ni] = blm[k * NWGV + ni * NDIMC + tn];\n"
+    "#else\n"
+    "          bv[ni] = B[(k0 + k) * NV + nv0 + ni * NDIMC + tn];\n"
+    "#endif\n"
+    "        for (int mi = 0; mi < MWI; mi++) {\n"
+    "#if SA\n"
+    "          const float av = alm[k * MWG + tm * MWI + mi];\n"
+    "#else\n"
+    "          const float av = A[(m0 + mi) * K + k0 + k];\n"
+    "#endif\n"
+    "          for (int ni = 0; ni < NVI; ni++)\n"
+    "            acc[mi][ni] += av * bv[ni];\n"
+    "        }\n"
+    "      }\n"
+    "    }\n"
+    "#if SA || SB\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "#endif\n"
+    "  }\n"
+    "  for (int mi = 0; mi < MWI; mi++)\n"
+    "    for (int ni = 0; ni < NVI; ni++) {\n"
+    "      const int idx = (m0 + mi) * NV + nv0 + ni * NDIMC + tn;\n"
+    "      C[idx] = beta != 0.0f ? acc[mi][ni] + beta * C[idx] : acc[mi][ni];\n"
+    "    }\n"
+    "}\n";
