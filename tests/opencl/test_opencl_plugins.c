@@ -1,0 +1,418 @@
+/*
+ * test_opencl_plugins.c: opencl_plugins: the OpenCL backends through their
+ * vtables, loaded with dlopen from the build tree as the host loads them:
+ *  - ABI 2 negotiation and the ABI 2 entries (devices, sample workloads;
+ *    opencl_gemm's parameter space);
+ *  - devices: at least one, identity printable, one line, with the driver
+ *    version; kind, name, hardware, details;
+ *  - keys: the exact key's processor is the device identity, for an ABI 1
+ *    target (no device fields: device 0) and for a device target alike; a
+ *    target naming a missing device or a changed identity is refused;
+ *  - validators: a table of bad policies refused with their reasons;
+ *  - every candidate is accepted by the validator and, for opencl_gemm, is a
+ *    valid point of the space on this device; invalid assignments refused;
+ *  - runs are checked against the reference (a sample workload, accumulate
+ *    included); opencl_gemm reports device_seconds; a build of it with a
+ *    wrong kernel fails the check;
+ *  - `calhost plugin check` passes on both.
+ * Skips (exit 77 is not used by this project: each test skips itself) when
+ * no OpenCL device is present.
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include <calhost/plugin.h>
+
+static char last_error[1024];
+static void h_log(void *c, calhost_log_level l, const char *m) {
+  (void)c;
+  (void)l;
+  (void)m;
+}
+static void h_set_error(void *c, const char *m) {
+  (void)c;
+  snprintf(last_error, sizeof last_error, "%s", m);
+}
+static int h_cancelled(void *c) {
+  (void)c;
+  return 0;
+}
+static void h_progress(void *c, double f, const char *w) {
+  (void)c;
+  (void)f;
+  (void)w;
+}
+static void *h_alloc(void *c, size_t n, size_t a) {
+  void *p = NULL;
+  (void)c;
+  return posix_memalign(&p, a, n) ? NULL : p;
+}
+static void h_free(void *c, void *p) {
+  (void)c;
+  free(p);
+}
+static const calhost_host_services services = {
+    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
+    NULL,
+    h_log,
+    h_set_error,
+    h_cancelled,
+    h_progress,
+    h_alloc,
+    h_free};
+
+static const char *build_dir(void) {
+  const char *b = getenv("CALHOST_BUILD_DIR");
+  return b && *b ? b : ".";
+}
+
+typedef struct plug {
+  const calhost_plugin_vtable *vt;
+  calhost_plugin_instance *inst;
+  calhost_device_info dev;
+  uint32_t device_count;
+} plug;
+
+/* Loads lib/calhost/<sub>/<name>.so, negotiates ABI 1..2, creates an
+ * instance and describes device 0. Skips the test when there is no device. */
+static void open_plugin(plug *p, const char *sub, const char *name) {
+  char path[4096];
+  calhost_negotiate_request req = {
+      {CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, CALHOST_ABI_VERSION, &services};
+  calhost_negotiate_reply rep = {{CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep}, 0, 0, 0, NULL};
+  snprintf(path, sizeof path, "%s/lib/calhost/%s/%s.so", build_dir(), sub, name);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    fail_msg("dlopen %s: %s", path, dlerror());
+  calhost_negotiate_fn fn = (calhost_negotiate_fn)dlsym(h, CALHOST_PLUGIN_ENTRY_POINT);
+  assert_non_null(fn);
+  assert_int_equal(fn(&req, &rep), CALHOST_OK);
+  assert_int_equal(rep.chosen_abi_version, 2);
+  p->vt = rep.vtable;
+  assert_non_null(p->vt->device_count);
+  assert_non_null(p->vt->list_device);
+  assert_non_null(p->vt->sample_workloads);
+  assert_int_equal(p->vt->create(&services, NULL, 0, &p->inst), CALHOST_OK);
+  assert_int_equal(p->vt->device_count(p->inst, &p->device_count), CALHOST_OK);
+  if (p->device_count == 0) {
+    p->vt->destroy(p->inst);
+    skip();
+  }
+  memset(&p->dev, 0, sizeof p->dev);
+  p->dev.header = (calhost_struct_header){CALHOST_STRUCT_DEVICE_INFO, 1, sizeof p->dev};
+  assert_int_equal(p->vt->list_device(p->inst, 0, &p->dev), CALHOST_OK);
+}
+
+static void close_plugin(plug *p) {
+  p->vt->destroy(p->inst);
+}
+
+static calhost_target device_target(const plug *p) {
+  calhost_target t;
+  memset(&t, 0, sizeof t);
+  t.header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof t};
+  t.processor = p->dev.identity;
+  t.thread_count = 1;
+  t.features = "";
+  t.device_identity = p->dev.identity;
+  t.device_index = p->dev.index;
+  return t;
+}
+
+static const char *const backends[] = {"opencl_gemm",
+#ifdef HAVE_CLBLAST
+                                       "clblast",
+#endif
+                                       NULL};
+
+static int one_line(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
+static void devices_listed(void **state) {
+  (void)state;
+  for (int b = 0; backends[b]; b++) {
+    plug p;
+    open_plugin(&p, "plugins", backends[b]);
+    for (uint32_t i = 0; i < p.device_count; i++) {
+      calhost_device_info d;
+      memset(&d, 0, sizeof d);
+      d.header = (calhost_struct_header){CALHOST_STRUCT_DEVICE_INFO, 1, sizeof d};
+      assert_int_equal(p.vt->list_device(p.inst, i, &d), CALHOST_OK);
+      assert_int_equal(d.index, i);
+      assert_true(d.kind <= CALHOST_DEVICE_ACCELERATOR);
+      assert_non_null(d.identity);
+      assert_true(strlen(d.identity) > 10 && strlen(d.identity) <= 512);
+      assert_true(one_line(d.identity) && one_line(d.name) && one_line(d.hardware));
+      assert_non_null(strstr(d.identity, "/driver "));
+      assert_true(d.name[0] != '\0');
+      assert_true(d.detail_count > 0);
+      if (d.kind == CALHOST_DEVICE_CPU)
+        assert_string_equal(d.hardware, "cpu");
+    }
+    calhost_device_info d;
+    memset(&d, 0, sizeof d);
+    d.header = (calhost_struct_header){CALHOST_STRUCT_DEVICE_INFO, 1, sizeof d};
+    assert_int_not_equal(p.vt->list_device(p.inst, p.device_count, &d), CALHOST_OK);
+    close_plugin(&p);
+  }
+}
+
+static const int64_t shape64[] = {64, 64, 64};
+
+static void keys_carry_device_identity(void **state) {
+  (void)state;
+  for (int b = 0; backends[b]; b++) {
+    plug p;
+    open_plugin(&p, "plugins", backends[b]);
+    calhost_workload w = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof w},
+                          "w",
+                          "MatMul",
+                          "float32",
+                          shape64,
+                          3,
+                          NULL,
+                          0,
+                          "sha256:00"};
+    calhost_target t = device_target(&p);
+    calhost_built_key k = {.header = {CALHOST_STRUCT_BUILT_KEY, 1, sizeof k}};
+    char first[1024];
+    assert_int_equal(p.vt->build_key(p.inst, &w, &t, &k), CALHOST_OK);
+    assert_non_null(strstr(k.processor, p.dev.identity));
+    assert_int_equal(k.thread_count, 1);
+    snprintf(first, sizeof first, "%s", k.processor);
+    /* an ABI 1 target: no device fields at all -> device 0, same key */
+    calhost_target t1 = t;
+    t1.processor = "x86_64 some cpu";
+    t1.header.struct_size = (uint32_t)offsetof(calhost_target, device_identity);
+    assert_int_equal(p.vt->build_key(p.inst, &w, &t1, &k), CALHOST_OK);
+    assert_string_equal(k.processor, first);
+    /* a changed identity or a missing device is refused */
+    calhost_target t2 = t;
+    t2.device_identity = "opencl:some other device/driver 0";
+    last_error[0] = '\0';
+    assert_int_equal(p.vt->build_key(p.inst, &w, &t2, &k), CALHOST_UNSUPPORTED);
+    assert_non_null(strstr(last_error, "hardware or driver changed"));
+    t2 = t;
+    t2.device_index = p.device_count;
+    assert_int_equal(p.vt->build_key(p.inst, &w, &t2, &k), CALHOST_UNSUPPORTED);
+    assert_non_null(strstr(last_error, "no OpenCL device"));
+    close_plugin(&p);
+  }
+}
+
+static void validators_refuse_with_reasons(void **state) {
+  static const struct {
+    const char *backend, *policy, *reason;
+  } bad[] = {
+      {"opencl_gemm", "", "empty policy"},
+      {"opencl_gemm", "database", "expected mwg="},
+      {"opencl_gemm", "mwg=64,nwg=64,kwg=16,mdimc=8,ndimc=8,vw=3,sa=1,sb=1,ku=4", "vw: '3'"},
+      {"opencl_gemm", "mwg=16,nwg=16,kwg=16,mdimc=4,ndimc=4,vw=8,sa=1,sb=1,ku=4",
+       "ndimc*vw=32 exceeds nwg=16"},
+      {"clblast", "", "empty policy"},
+      {"clblast", "databasex", "expected 'database' or 'xgemm:"},
+      {"clblast",
+       "xgemm:GEMMK=1,KREG=1,KWG=32,KWI=2,MDIMA=16,MDIMC=16,MWG=64,NDIMB=16,NDIMC=16,NWG=64,SA=1,"
+       "SB=1,STRM=0,STRN=0,VWM=2,VWN=2",
+       "GEMMK=1 is not an allowed value"},
+      {"clblast",
+       "xgemm:GEMMK=0,KREG=1,KWG=32,KWI=2,MDIMA=16,MDIMC=16,MWG=16,NDIMB=16,NDIMC=16,NWG=64,SA=1,"
+       "SB=1,STRM=0,STRN=0,VWM=2,VWN=2",
+       "MWG=16 is not a multiple of MDIMC*VWM=32"},
+      {"clblast",
+       "xgemm:GEMMK=0,KREG=1,KWG=8,KWI=2,MDIMA=8,MDIMC=16,MWG=64,NDIMB=16,NDIMC=16,NWG=64,SA=1,"
+       "SB=1,STRM=0,STRN=0,VWM=2,VWN=2",
+       "KWG=8 is not a multiple of MDIMC*NDIMC/MDIMA"},
+      {"clblast",
+       "xgemm:GEMMK=0,KREG=1,KWG=32,KWI=2,MDIMA=16,MDIMC=16,MWG=64,NDIMB=16,NDIMC=16,NWG=64,SA=1,"
+       "SB=1,STRM=0,STRN=0,VWM=2,VWN=02",
+       "VWN: not a decimal number"},
+  };
+  (void)state;
+  for (int b = 0; backends[b]; b++) {
+    plug p;
+    open_plugin(&p, "plugins", backends[b]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      char err[256] = "";
+      if (strcmp(bad[i].backend, backends[b]))
+        continue;
+      calhost_status st =
+          p.vt->validate_policy(p.inst, bad[i].policy, strlen(bad[i].policy), err, sizeof err);
+      if (st != CALHOST_INVALID_ARGUMENT || !strstr(err, bad[i].reason))
+        fail_msg("%s: policy '%s': %s '%s', expected '%s'", backends[b], bad[i].policy,
+                 calhost_status_name(st), err, bad[i].reason);
+    }
+    close_plugin(&p);
+  }
+}
+
+static calhost_session *open_sample(plug *p, size_t sample) {
+  calhost_session *s = NULL;
+  calhost_target t = device_target(p);
+  const calhost_workload *w = p->vt->sample_workloads[sample];
+  assert_non_null(w);
+  if (p->vt->open_session(p->inst, w, &t, &s) != CALHOST_OK)
+    fail_msg("open_session: %s", last_error);
+  return s;
+}
+
+static void candidates_valid_for_device(void **state) {
+  (void)state;
+  for (int b = 0; backends[b]; b++) {
+    plug p;
+    open_plugin(&p, "plugins", backends[b]);
+    calhost_session *s = open_sample(&p, 0);
+    uint32_t n = 0;
+    char pol[512], err[256];
+    size_t len;
+    assert_int_equal(p.vt->candidate_count(s, &n), CALHOST_OK);
+    assert_true(n >= 12);
+    calhost_parameter_space sp = {.header = {CALHOST_STRUCT_PARAMETER_SPACE, 1, sizeof sp}};
+    int has_space = p.vt->describe_space && p.vt->describe_space(s, &sp) == CALHOST_OK;
+    if (!strcmp(backends[b], "opencl_gemm"))
+      assert_true(has_space);
+    for (uint32_t i = 0; i < n; i++) {
+      assert_int_equal(p.vt->serialize_candidate(s, i, pol, sizeof pol, &len), CALHOST_OK);
+      if (p.vt->validate_policy(p.inst, pol, len, err, sizeof err) != CALHOST_OK)
+        fail_msg("%s candidate %u '%s' refused: %s", backends[b], i, pol, err);
+      if (has_space) {
+        uint32_t a[64];
+        char back[512];
+        size_t blen;
+        assert_int_equal(p.vt->policy_assignment(s, pol, len, a, sp.parameter_count), CALHOST_OK);
+        if (p.vt->assignment_valid(s, a, sp.parameter_count, err, sizeof err) != CALHOST_OK)
+          fail_msg("candidate %u '%s' invalid on the device: %s", i, pol, err);
+        assert_int_equal(
+            p.vt->serialize_assignment(s, a, sp.parameter_count, back, sizeof back, &blen),
+            CALHOST_OK);
+        assert_string_equal(back, pol);
+      }
+    }
+    if (has_space) {
+      uint32_t a[64];
+      assert_int_equal(sp.parameter_count, 9);
+      assert_non_null(sp.default_assignment);
+      memcpy(a, sp.default_assignment, sp.parameter_count * sizeof a[0]);
+      assert_int_equal(p.vt->assignment_valid(s, a, sp.parameter_count, err, sizeof err),
+                       CALHOST_OK);
+      a[0] = sp.parameters[0].value_count; /* out of range: refused, no crash */
+      assert_int_equal(p.vt->assignment_valid(s, a, sp.parameter_count, err, sizeof err),
+                       CALHOST_INVALID_ARGUMENT);
+      assert_non_null(strstr(err, "out of range"));
+      for (uint32_t k = 0; k < sp.parameter_count; k++) /* the largest of everything */
+        a[k] = sp.parameters[k].value_count - 1;
+      assert_int_equal(p.vt->assignment_valid(s, a, sp.parameter_count, err, sizeof err),
+                       CALHOST_INVALID_ARGUMENT);
+      assert_int_equal(p.vt->assignment_valid(s, a, 3, err, sizeof err), CALHOST_INVALID_ARGUMENT);
+    }
+    p.vt->close_session(s);
+    close_plugin(&p);
+  }
+}
+
+/* prepare + run(iterations) + check of one policy on sample workload ws. */
+static calhost_status run_checked(plug *p, calhost_session *s, const char *pol, uint32_t iterations,
+                                  double *device_seconds, char *err, size_t cap) {
+  calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1};
+  if (p->vt->prepare(s, pol, strlen(pol)) != CALHOST_OK)
+    fail_msg("prepare '%s': %s", pol, last_error);
+  if (p->vt->run(s, iterations, &rr) != CALHOST_OK)
+    fail_msg("run '%s': %s", pol, last_error);
+  *device_seconds = rr.device_seconds;
+  return p->vt->check(s, err, cap);
+}
+
+static void runs_checked_and_device_timed(void **state) {
+  (void)state;
+  for (int b = 0; backends[b]; b++) {
+    plug p;
+    char pol[512], err[256];
+    size_t len;
+    double dev;
+    open_plugin(&p, "plugins", backends[b]);
+    for (size_t w = 0; p.vt->sample_workloads[w]; w++) {
+      calhost_session *s = open_sample(&p, w);
+      /* the default and the first candidate; opencl_gemm also the last */
+      uint32_t n = 0;
+      assert_int_equal(p.vt->candidate_count(s, &n), CALHOST_OK);
+      for (int k = 0; k < 3; k++) {
+        if (k == 0)
+          assert_int_equal(p.vt->default_policy(s, pol, sizeof pol, &len), CALHOST_OK);
+        else if (k == 2 && strcmp(backends[b], "opencl_gemm"))
+          break;
+        else
+          assert_int_equal(
+              p.vt->serialize_candidate(s, k == 1 ? (n > 1 ? 1 : 0) : n - 1, pol, sizeof pol, &len),
+              CALHOST_OK);
+        calhost_status st = run_checked(&p, s, pol, 3, &dev, err, sizeof err);
+        if (st != CALHOST_OK)
+          fail_msg("%s %s '%s': %s", backends[b], p.vt->sample_workloads[w]->name, pol, err);
+        if (!strcmp(backends[b], "opencl_gemm"))
+          assert_true(dev > 0); /* profiling events */
+      }
+      p.vt->close_session(s);
+    }
+    close_plugin(&p);
+  }
+}
+
+static void wrong_kernel_fails_check(void **state) {
+  plug p;
+  char pol[512], err[256] = "";
+  size_t len;
+  double dev;
+  (void)state;
+  open_plugin(&p, "test-plugins/opencl", "test_opencl_gemm_wrong");
+  calhost_session *s = open_sample(&p, 0);
+  assert_int_equal(p.vt->serialize_candidate(s, 0, pol, sizeof pol, &len), CALHOST_OK);
+  assert_int_equal(run_checked(&p, s, pol, 1, &dev, err, sizeof err), CALHOST_CHECK_FAILED);
+  assert_non_null(strstr(err, "reference"));
+  p.vt->close_session(s);
+  close_plugin(&p);
+}
+
+static void plugin_check_passes(void **state) {
+  (void)state;
+  plug p;
+  open_plugin(&p, "plugins", "opencl_gemm"); /* skips without a device */
+  close_plugin(&p);
+  for (int b = 0; backends[b]; b++) {
+    char cmd[8192], out[16384];
+    snprintf(cmd, sizeof cmd,
+             "'%s/bin/calhost' plugin check '%s/lib/calhost/plugins/%s.so' --timeout 600 2>&1",
+             build_dir(), build_dir(), backends[b]);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    int st = pclose(f);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      fail_msg("%s:\n%s", cmd, out);
+    assert_non_null(strstr(out, "12 of 12 checks passed"));
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(devices_listed),
+      cmocka_unit_test(keys_carry_device_identity),
+      cmocka_unit_test(validators_refuse_with_reasons),
+      cmocka_unit_test(candidates_valid_for_device),
+      cmocka_unit_test(runs_checked_and_device_timed),
+      cmocka_unit_test(wrong_kernel_fails_check),
+      cmocka_unit_test(plugin_check_passes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
