@@ -27,7 +27,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
           libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
           libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64
-          libjansson-dev chromium)
+          libjansson-dev chromium
+          pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libclblast-dev)
 
 install_deps() {
   local missing=()

@@ -140,7 +140,7 @@ static double time_it(backend *b, calhost_session *s, int samples, double *devic
 typedef struct result {
   double t_default, t_tuned, dev_tuned, sweep_s, compile_s;
   uint32_t candidates, checked;
-  char winner[300];
+  char winner[512];
 } result;
 
 static int prepare(backend *b, calhost_session *s, const char *pol, double *seconds) {
