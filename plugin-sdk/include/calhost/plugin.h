@@ -448,7 +448,10 @@ typedef struct calhost_plugin_vtable {
 
   /* -- devices (since 2, OPTIONAL; both or neither) --
    * A plugin without them has no devices: its targets are CPU targets. */
-  /* Number of devices the instance can drive (0 allowed: none usable here). */
+  /* Number of devices the instance can drive (0 allowed: none usable here).
+   * The first call may initialise the device runtime (OpenCL, CUDA and
+   * Vulkan runtimes start threads): a host calls it in a process that does
+   * not fork afterwards (e.g. the sweep's child), never in the probe. */
   calhost_status (*device_count)(calhost_plugin_instance *instance, uint32_t *count);
   /* Describes device `position` (0 .. count-1, the listing order) into
    * *out (see calhost_device_info for ownership). */
