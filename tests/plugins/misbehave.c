@@ -213,6 +213,14 @@ static calhost_status check(calhost_session *s, char *err, size_t cap) {
   return CALHOST_CHECK_FAILED;
 }
 
+#ifdef BAD_HALF_DEVICES /* ABI 2: device_count without list_device */
+static calhost_status device_count(calhost_plugin_instance *inst, uint32_t *count) {
+  (void)inst;
+  *count = 0;
+  return CALHOST_OK;
+}
+#endif
+
 static const char *const operators[] = {OPERATOR, NULL};
 
 static const calhost_plugin_vtable vtable = {
@@ -235,6 +243,9 @@ static const calhost_plugin_vtable vtable = {
     .prepare = prepare,
     .run = run,
     .check = check,
+#ifdef BAD_HALF_DEVICES
+    .device_count = device_count,
+#endif
 };
 
 #ifdef BAD_NO_ENTRY

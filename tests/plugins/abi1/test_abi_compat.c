@@ -5,7 +5,9 @@
  *    looks up through bin/calhost exactly as an ABI 1 plugin always did;
  *  - test_abi2_only (requires ABI 2) is refused by a host offering only
  *    ABI 1 with a message naming both ranges, and loads at ABI 2 in the
- *    default host.
+ *    default host;
+ *  - half of an ABI 2 entry group (device_count without list_device) is
+ *    refused by name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,6 +80,18 @@ static void abi2_plugin_in_abi1_host_refused(void **state) {
   calhost_plugin_free(p);
 }
 
+static void abi2_half_group_refused(void **state) {
+  (void)state;
+  calhost_plugin *p = open_range("test_abi2_half", 0, 0, 0);
+  assert_false(p->loaded);
+  assert_non_null(p->reason);
+  assert_non_null(strstr(p->reason, "'device_count' and 'list_device' come together"));
+  calhost_plugin_free(p);
+  p = open_range("test_abi2_half", 1, 1, 0); /* not checked below the entries' version */
+  assert_false(p->loaded);                   /* (its range is 2..2) */
+  calhost_plugin_free(p);
+}
+
 /* Runs a shell command line; returns its exit status and its stdout in out. */
 static int sh(char *out, size_t cap, const char *fmt, ...) {
   char cmd[8192];
@@ -128,6 +142,7 @@ int main(void) {
       cmocka_unit_test(host_offers_abi2),
       cmocka_unit_test(abi1_plugin_loads_at_abi1),
       cmocka_unit_test(abi2_plugin_in_abi1_host_refused),
+      cmocka_unit_test(abi2_half_group_refused),
       cmocka_unit_test(abi1_plugin_calibrates_and_looks_up),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
