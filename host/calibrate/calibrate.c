@@ -17,7 +17,7 @@
 
 #include "base/text.h"
 #include "config/digest.h"
-#include "isolate.h"
+#include "isolate/isolate.h"
 #include "run.h"
 
 /* ---- signals --------------------------------------------------------- */

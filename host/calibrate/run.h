@@ -2,10 +2,10 @@
  * run.h: the state of one `calhost calibrate` run shared by the driver
  * (calibrate.c) and its output (report.c): the results of every sweep, the
  * failures with where they happened, warnings and the environment.
- * Internal to the sweep part.
+ * Internal to host/calibrate.
  */
-#ifndef CALHOST_SWEEP_RUN_H
-#define CALHOST_SWEEP_RUN_H
+#ifndef CALHOST_CALIBRATE_RUN_H
+#define CALHOST_CALIBRATE_RUN_H
 
 #include <signal.h>
 #include <stdio.h>
@@ -13,9 +13,9 @@
 #include "calhost/calstore.h"
 #include "calibrate.h"
 #include "loader/loader.h"
-#include "measure.h"
+#include "sweep/measure.h"
 #include "processor/processor.h"
-#include "records.h"
+#include "sweep/records.h"
 
 typedef enum cal_kind {
   CAL_PENDING = 0,    /* measured, not yet committed */
@@ -104,4 +104,4 @@ void cal_print_json(cal_run *r, int exit_status);
 /* The name of a result's workload. */
 const char *cal_workload_name(const cal_run *r, size_t index);
 
-#endif /* CALHOST_SWEEP_RUN_H */
+#endif /* CALHOST_CALIBRATE_RUN_H */
