@@ -1,8 +1,9 @@
 /*
- * calibrate.c: the `calhost calibrate` driver (see calibrate.h): targets,
- * plugins, one forked child per plugin running its sweeps, batched commits
- * per workload, the portable rule, signals and the exit status. Output lives
- * in report.c.
+ * calibrate.c: the orchestration of `calhost calibrate` (calibrate.h):
+ * open the store, select workloads (hashing their models once), targets and
+ * plugins, run each plugin's sweeps in one isolated child (child.c),
+ * receive its records, commit per workload (commit.c), stop on signals and
+ * decide the exit status. Output lives in report.c.
  */
 #include "calibrate.h"
 
@@ -28,602 +29,6 @@ static volatile sig_atomic_t g_signal;
 static void on_signal(int sig) {
   g_cancel = 1;
   g_signal = sig;
-}
-
-/* ---- small helpers ---------------------------------------------------- */
-
-static char *dupstr(const char *s) {
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, s, n + 1);
-  return d;
-}
-
-void cal_warn(cal_run *r, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  char **w = realloc(r->warnings, (r->warning_count + 1) * sizeof *w);
-  if (!w)
-    return;
-  r->warnings = w;
-  w[r->warning_count] = dupstr(buf);
-  if (w[r->warning_count])
-    r->warning_count++;
-}
-
-const char *cal_workload_name(const cal_run *r, size_t index) {
-  return index < r->cfg->workload_count ? r->cfg->workloads[index].name : "?";
-}
-
-static cal_result *add_result(cal_run *r) {
-  cal_result *n = realloc(r->results, (r->result_count + 1) * sizeof *n);
-  if (!n)
-    return NULL;
-  r->results = n;
-  cal_result *x = &n[r->result_count++];
-  memset(x, 0, sizeof *x);
-  x->backend = dupstr(r->cur ? r->cur->backend : NULL);
-  x->implementation = dupstr(r->cur ? r->cur->implementation_version : NULL);
-  return x;
-}
-
-static void add_failure(cal_run *r, const char *backend, const char *workload, uint32_t threads,
-                        const char *candidate, const char *message, const char *output) {
-  cal_failure *n = realloc(r->failures, (r->failure_count + 1) * sizeof *n);
-  if (!n)
-    return;
-  r->failures = n;
-  cal_failure *f = &n[r->failure_count++];
-  f->backend = dupstr(backend);
-  f->workload = dupstr(workload);
-  f->threads = threads;
-  f->candidate = dupstr(candidate);
-  f->message = dupstr(message);
-  f->output = output && *output ? dupstr(output) : NULL;
-}
-
-static int in_list(char *const *list, size_t n, const char *s) {
-  for (size_t i = 0; i < n; i++)
-    if (s && !strcmp(list[i], s))
-      return 1;
-  return 0;
-}
-
-static int plugin_serves(const calhost_plugin *p, const char *op) {
-  for (size_t i = 0; i < p->operator_count; i++)
-    if (!strcmp(p->operators[i], op))
-      return 1;
-  return 0;
-}
-
-static void fill_workload(const calhost_config_workload *w, calhost_workload *out) {
-  memset(out, 0, sizeof *out);
-  out->header.struct_type = CALHOST_STRUCT_WORKLOAD;
-  out->header.struct_version = 1;
-  out->header.struct_size = sizeof *out;
-  out->name = w->name;
-  out->operator_name = w->operator_name;
-  out->dtype = w->dtype ? w->dtype : "float32";
-  out->shape = w->shape;
-  out->shape_rank = w->shape_rank;
-  out->properties = w->properties;
-  out->property_count = w->property_count;
-  out->model_digest = w->model_digest; /* computed before the children fork (below) */
-}
-
-static void fill_target(const cal_run *r, size_t t, calhost_target *out) {
-  memset(out, 0, sizeof *out);
-  out->header.struct_type = CALHOST_STRUCT_TARGET;
-  out->header.struct_version = 1;
-  out->header.struct_size = sizeof *out;
-  out->processor = r->targets.processor.description;
-  out->thread_count = r->targets.items[t].thread_count;
-  out->cpus = r->targets.items[t].cpus;
-  out->cpu_count = r->targets.items[t].cpu_count;
-  out->features = r->targets.processor.features;
-}
-
-/* ---- the child: one plugin's sweeps ----------------------------------- */
-
-typedef struct child_ctx {
-  cal_run *r;
-  int fd;
-  size_t workload;
-  uint32_t threads;
-  calhost_proto_buf buf;
-} child_ctx;
-
-static void child_send(child_ctx *c) {
-  if (calhost_proto_finish(&c->buf) == 0)
-    calhost_proto_write(c->fd, &c->buf);
-}
-
-static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
-                            const char *policy) {
-  child_ctx *c = user;
-  calhost_proto_begin(&c->buf, CALHOST_REC_CANDIDATE);
-  calhost_proto_put_u64(&c->buf, c->workload);
-  calhost_proto_put_u64(&c->buf, c->threads);
-  calhost_proto_put_u64(&c->buf, index);
-  calhost_proto_put_u64(&c->buf, ordinal);
-  calhost_proto_put_u64(&c->buf, total);
-  calhost_proto_put_str(&c->buf, policy);
-  child_send(c);
-}
-
-static const char *child_take_error(void *user) {
-  child_ctx *c = user;
-  return calhost_services_take_error(&c->r->cur->services_ctx);
-}
-
-static void child_skip(child_ctx *c, const char *reason, const calhost_built_key *k) {
-  calhost_proto_begin(&c->buf, CALHOST_REC_SKIPPED);
-  calhost_proto_put_u64(&c->buf, c->workload);
-  calhost_proto_put_u64(&c->buf, c->threads);
-  calhost_proto_put_str(&c->buf, reason);
-  if (k)
-    calhost_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count, k->structure,
-                           k->structure_count);
-  else
-    calhost_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
-  child_send(c);
-}
-
-static void child_fail(child_ctx *c, uint32_t type, const char *message) {
-  calhost_proto_begin(&c->buf, type);
-  if (type == CALHOST_REC_FAILED) {
-    calhost_proto_put_u64(&c->buf, c->workload);
-    calhost_proto_put_u64(&c->buf, c->threads);
-  }
-  calhost_proto_put_str(&c->buf, message);
-  child_send(c);
-}
-
-/* Whether the store (as read before the child was forked) holds a
- * calibrated profile with this exact key: one index probe. Only saves the
- * sweep; the commit decides again against the file (put if absent). */
-static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
-  calstore_key key = {CALSTORE_KEY_EXACT,
-                      r->cur->backend,
-                      op,
-                      r->cur->implementation_version,
-                      k->model_digest,
-                      k->processor,
-                      k->thread_count,
-                      NULL,
-                      0};
-  calstore_lookup_result *res = NULL;
-  int have = calstore_get(r->store, &key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
-  calstore_lookup_result_free(&res);
-  return have;
-}
-
-static int key_usable(const calhost_built_key *k, char *why, size_t cap) {
-  if (!k->model_digest || !*k->model_digest || !k->processor || !*k->processor ||
-      k->thread_count < 1) {
-    snprintf(why, cap, "build_key returned an incomplete exact key");
-    return 0;
-  }
-  if (!k->structure || k->structure_count < 1) {
-    snprintf(why, cap, "build_key returned no portable structure");
-    return 0;
-  }
-  for (size_t i = 0; i < k->structure_count; i++)
-    if (!k->structure[i].name || !k->structure[i].value || !*k->structure[i].name) {
-      snprintf(why, cap, "build_key returned an empty structure property");
-      return 0;
-    }
-  return 1;
-}
-
-static int copy_key(const calhost_built_key *k, calhost_record_key *out) {
-  memset(out, 0, sizeof *out);
-  out->model_digest = dupstr(k->model_digest);
-  out->processor = dupstr(k->processor);
-  out->thread_count = k->thread_count;
-  out->structure = calloc(k->structure_count, sizeof *out->structure);
-  if (!out->model_digest || !out->processor || !out->structure)
-    goto bad;
-  for (size_t i = 0; i < k->structure_count; i++) {
-    out->structure[i].name = dupstr(k->structure[i].name);
-    out->structure[i].value = dupstr(k->structure[i].value);
-    out->structure_count = i + 1;
-    if (!out->structure[i].name || !out->structure[i].value)
-      goto bad;
-  }
-  return 0;
-bad:
-  calhost_record_key_free(out);
-  return -1;
-}
-
-static int child_main(void *user, int fd) {
-  cal_run *r = user;
-  calhost_plugin *p = r->cur;
-  const calhost_plugin_vtable *vt = &p->vtable;
-  child_ctx c = {.r = r, .fd = fd};
-  char why[1024];
-  const calhost_config_plugin_section *sec = calhost_config_plugin_named(r->cfg, p->backend);
-
-  calhost_proto_begin(&c.buf, CALHOST_REC_HELLO);
-  calhost_proto_put_str(&c.buf, p->backend);
-  child_send(&c);
-
-  calhost_plugin_instance *inst = NULL;
-  calhost_status st =
-      vt->create(&p->services, sec ? sec->settings : NULL, sec ? sec->setting_count : 0, &inst);
-  if (st != CALHOST_OK || !inst) {
-    const char *m = calhost_services_take_error(&p->services_ctx);
-    snprintf(why, sizeof why, "create failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
-             m ? m : "");
-    child_fail(&c, CALHOST_REC_PLUGIN_FAILED, why);
-    calhost_proto_buf_free(&c.buf);
-    return 3;
-  }
-  calhost_processor_pin_thread(r->targets.cpus, r->targets.cpu_count, NULL, 0);
-
-  double budget = r->cfg->time_budget_seconds;
-  double plugin_deadline = budget > 0 ? calhost_sweep_now() + budget : 0;
-  size_t sweeps_left = 0;
-  for (size_t i = 0; i < r->workload_count; i++)
-    if (plugin_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
-      sweeps_left += r->targets.count;
-
-  /* exact keys built in this run: a backend that caps its thread count
-   * gives the same key for several targets; calibrate it once */
-  struct built_rec {
-    size_t workload;
-    uint32_t thread_count, target_threads;
-  } built[256];
-  size_t nbuilt = 0;
-  for (size_t i = 0; i < r->workload_count; i++) {
-    const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[i]];
-    if (!plugin_serves(p, cw->operator_name))
-      continue;
-    calhost_workload w;
-    fill_workload(cw, &w);
-    c.workload = r->workloads[i];
-    for (size_t t = 0; t < r->targets.count; t++, sweeps_left--) {
-      calhost_target tg;
-      fill_target(r, t, &tg);
-      c.threads = tg.thread_count;
-      calhost_built_key k;
-      memset(&k, 0, sizeof k);
-      k.header.struct_type = CALHOST_STRUCT_BUILT_KEY;
-      k.header.struct_version = 1;
-      k.header.struct_size = sizeof k;
-      st = vt->build_key(inst, &w, &tg, &k);
-      if (st == CALHOST_UNSUPPORTED) {
-        const char *m = calhost_services_take_error(&p->services_ctx);
-        snprintf(why, sizeof why, "unsupported%s%s", m ? ": " : "", m ? m : "");
-        child_skip(&c, why, NULL);
-        continue;
-      }
-      if (st != CALHOST_OK) {
-        const char *m = calhost_services_take_error(&p->services_ctx);
-        snprintf(why, sizeof why, "build_key failed: %s%s%s", calhost_status_name(st),
-                 m ? ": " : "", m ? m : "");
-        child_fail(&c, CALHOST_REC_FAILED, why);
-        continue;
-      }
-      if (!key_usable(&k, why, sizeof why)) {
-        child_fail(&c, CALHOST_REC_FAILED, why);
-        continue;
-      }
-      uint32_t dup_of = 0;
-      for (size_t j = 0; j < nbuilt && !dup_of; j++)
-        if (built[j].thread_count == k.thread_count && built[j].workload == c.workload)
-          dup_of = built[j].target_threads;
-      if (dup_of) {
-        snprintf(why, sizeof why, "same exact key as threads=%u (the plugin uses %u thread%s)",
-                 dup_of, k.thread_count, k.thread_count == 1 ? "" : "s");
-        child_skip(&c, why, &k);
-        continue;
-      }
-      if (nbuilt < sizeof built / sizeof built[0])
-        built[nbuilt++] = (struct built_rec){c.workload, k.thread_count, tg.thread_count};
-      if (!r->o->force && already_calibrated(r, cw->operator_name, &k)) {
-        child_skip(&c, "already calibrated (use --force to recalibrate)", &k);
-        continue;
-      }
-      /* The key stays valid only until the next plugin call: copy it. */
-      calhost_record_key kc;
-      if (copy_key(&k, &kc) != 0) {
-        child_fail(&c, CALHOST_REC_FAILED, "out of memory");
-        continue;
-      }
-      double now = calhost_sweep_now();
-      double deadline = 0;
-      if (plugin_deadline > 0) {
-        if (now >= plugin_deadline) {
-          calhost_record_key_free(&kc);
-          child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
-          continue;
-        }
-        deadline = now + (plugin_deadline - now) / (double)(sweeps_left ? sweeps_left : 1);
-      }
-      r->child_deadline = deadline;
-      calhost_sweep_request req = {.vtable = vt,
-                                   .abi_version = p->abi_version,
-                                   .instance = inst,
-                                   .workload = &w,
-                                   .target = &tg,
-                                   .params = r->params,
-                                   .deadline = deadline,
-                                   .max_policy_length = CALHOST_POLICY_MAX_LENGTH};
-      req.hooks.user = &c;
-      req.hooks.candidate_start = child_candidate;
-      req.hooks.take_plugin_error = child_take_error;
-      calhost_sweep_result res;
-      calhost_sweep_run(&req, &res);
-      r->child_deadline = 0;
-      calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);
-      calhost_proto_put_u64(&c.buf, c.workload);
-      calhost_proto_put_u64(&c.buf, c.threads);
-      calhost_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count, kc.structure,
-                             kc.structure_count);
-      calhost_record_key_free(&kc);
-      calhost_record_put_result(&c.buf, &res);
-      child_send(&c);
-      calhost_sweep_result_free(&res);
-    }
-    calhost_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
-    calhost_proto_put_u64(&c.buf, c.workload);
-    child_send(&c);
-  }
-  vt->destroy(inst);
-  calhost_proto_begin(&c.buf, CALHOST_REC_DONE);
-  child_send(&c);
-  calhost_proto_buf_free(&c.buf);
-  return 0;
-}
-
-/* Budget as the plugin's is_cancelled sees it (in the child). */
-static int budget_over(void *user) {
-  cal_run *r = user;
-  return r->child_deadline > 0 && calhost_sweep_now() > r->child_deadline + 0.5;
-}
-
-/* ---- the parent: storing ---------------------------------------------- */
-
-typedef struct policy_ref {
-  const char *text;
-} policy_ref;
-
-static const char *serialize_ref(void *user, size_t *length, char *err, size_t cap) {
-  policy_ref *p = user;
-  (void)err, (void)cap;
-  *length = strlen(p->text);
-  return p->text;
-}
-
-static int validate_with_plugin(void *user, const char *policy, size_t length, char *err,
-                                size_t cap) {
-  cal_run *r = user;
-  if (!r->validator)
-    return 1;
-  if (length > CALHOST_POLICY_MAX_LENGTH) {
-    snprintf(err, cap, "policy of %zu bytes exceeds the limit of %u", length,
-             CALHOST_POLICY_MAX_LENGTH);
-    return 0;
-  }
-  return calhost_plugin_validate(r->cur, r->validator, policy, length, err, cap) == CALHOST_OK;
-}
-
-static void ensure_validator(cal_run *r) {
-  if (r->validator || r->validator_failed)
-    return;
-  const calhost_config_plugin_section *sec = calhost_config_plugin_named(r->cfg, r->cur->backend);
-  if (calhost_plugin_create(r->cur, sec ? sec->settings : NULL, sec ? sec->setting_count : 0,
-                            &r->validator) != CALHOST_OK) {
-    r->validator = NULL;
-    r->validator_failed = 1;
-    cal_warn(r, "%s: could not create an instance to validate policies; stored unvalidated",
-             r->cur->backend);
-  }
-}
-
-static size_t build_measurements(const cal_run *r, const cal_result *x, calstore_measurement *m,
-                                 int portable) {
-  const calhost_sweep_result *s = &x->sweep;
-  size_t n = 0;
-  m[n++] = (calstore_measurement){"median_latency", s->median_us, "us"};
-  m[n++] = (calstore_measurement){"spread", s->mad_us, "us"};
-  m[n++] = (calstore_measurement){"cv", s->cv, ""};
-  m[n++] = (calstore_measurement){"samples", (double)s->samples, "count"};
-  m[n++] = (calstore_measurement){"candidates_tried", (double)s->tried, "count"};
-  m[n++] = (calstore_measurement){"candidates_pruned", (double)s->pruned, "count"};
-  m[n++] = (calstore_measurement){"candidates_rejected", (double)s->rejected, "count"};
-  if (s->have_default && s->speedup > 0)
-    m[n++] = (calstore_measurement){"speedup_vs_default", s->speedup, "x"};
-  if (r->env.load_average[0] >= 0)
-    m[n++] = (calstore_measurement){"load_average", r->env.load_average[0], ""};
-  m[n++] = (calstore_measurement){"noisy", s->noisy ? 1.0 : 0.0, "flag"};
-  m[n++] = (calstore_measurement){"unchecked", s->unchecked ? 1.0 : 0.0, "flag"};
-  if (portable)
-    m[n++] = (calstore_measurement){"source_threads", (double)x->key.thread_count, "count"};
-  return n;
-}
-
-static void exact_key(const cal_run *r, const cal_result *x, calstore_key *k) {
-  memset(k, 0, sizeof *k);
-  k->kind = CALSTORE_KEY_EXACT;
-  k->backend = x->backend;
-  k->operator_name = r->cfg->workloads[x->workload].operator_name;
-  k->implementation = x->implementation;
-  k->model_digest = x->key.model_digest;
-  k->processor = x->key.processor;
-  k->thread_count = x->key.thread_count;
-}
-
-static void portable_key(const cal_run *r, const cal_result *x, calstore_key *k) {
-  memset(k, 0, sizeof *k);
-  k->kind = CALSTORE_KEY_PORTABLE;
-  k->backend = x->backend;
-  k->operator_name = r->cfg->workloads[x->workload].operator_name;
-  k->implementation = x->implementation;
-  k->structure = (const calstore_property *)x->key.structure;
-  k->structure_count = x->key.structure_count;
-}
-
-/* Commits every pending result of the current plugin in one batch, with
- * the portable profile of each workload among them.
- *
- * Without --force nothing stored is replaced, and that is decided by the
- * commit itself (conditional puts, against the file as reloaded under the
- * lock), not by this process's snapshot: an exact profile or a portable
- * profile of this implementation and structure that another process stored
- * meanwhile (a concurrent calibrate, an import) is kept. */
-static void commit_pending(cal_run *r) {
-  size_t pending = 0;
-  for (size_t i = 0; i < r->result_count; i++)
-    pending += r->results[i].kind == CAL_PENDING;
-  if (!pending)
-    return;
-  ensure_validator(r);
-  int force = r->o->force;
-  calstore_error err = {0};
-  calstore_batch *b = NULL;
-  calstore_status st = calstore_batch_begin(r->store, &b, &err);
-  if (st != CALSTORE_OK) {
-    for (size_t i = 0; i < r->result_count; i++)
-      if (r->results[i].kind == CAL_PENDING) {
-        r->results[i].kind = CAL_NOT_STORED;
-        r->results[i].message = dupstr(err.message);
-      }
-    add_failure(r, r->cur->backend, NULL, 0, NULL, err.message, NULL);
-    return;
-  }
-  calstore_measurement m[16];
-  /* what was queued: results, whether their exact profile was written, and
-   * the results whose winner is queued as a workload's portable profile */
-  size_t *queued = calloc(pending, sizeof *queued);
-  int *exact_stored = calloc(pending, sizeof *exact_stored);
-  size_t *port = calloc(pending, sizeof *port);
-  int *port_stored = calloc(pending, sizeof *port_stored);
-  size_t nqueued = 0, nport = 0;
-  if (!queued || !exact_stored || !port || !port_stored) {
-    free(queued);
-    free(exact_stored);
-    free(port);
-    free(port_stored);
-    calstore_batch_abort(&b);
-    return;
-  }
-  for (size_t i = 0; i < r->result_count; i++) {
-    cal_result *x = &r->results[i];
-    if (x->kind != CAL_PENDING)
-      continue;
-    calstore_key k;
-    exact_key(r, x, &k);
-    policy_ref ref = {x->sweep.winner_policy};
-    size_t n = build_measurements(r, x, m, 0);
-    memset(&err, 0, sizeof err);
-    if (strlen(ref.text) > CALHOST_POLICY_MAX_LENGTH) {
-      x->kind = CAL_NOT_STORED;
-      x->message = dupstr("oversized policy (not stored)");
-      continue;
-    }
-    exact_stored[nqueued] = 1;
-    st =
-        force
-            ? calstore_batch_store(b, &k, m, n, serialize_ref, &ref, validate_with_plugin, r, &err)
-            : calstore_batch_store_if_absent(b, &k, m, n, serialize_ref, &ref, validate_with_plugin,
-                                             r, &exact_stored[nqueued], &err);
-    if (st != CALSTORE_OK) {
-      char msg[1200];
-      snprintf(msg, sizeof msg, "not stored: %s: %s", calstore_status_name(st), err.message);
-      x->kind = CAL_NOT_STORED;
-      x->message = dupstr(msg);
-      continue;
-    }
-    queued[nqueued++] = i;
-    x->kind = CAL_STORED;
-  }
-  /* The portable rule: per workload, the winner of the smallest thread count. */
-  for (size_t i = 0; i < r->result_count; i++) {
-    cal_result *x = &r->results[i];
-    if (x->kind != CAL_STORED || x->portable_stored || x->portable_note)
-      continue;
-    cal_result *best = x;
-    for (size_t j = 0; j < r->result_count; j++) {
-      cal_result *y = &r->results[j];
-      if (y->kind == CAL_STORED && !y->portable_stored && !y->portable_note &&
-          y->workload == x->workload && !strcmp(y->backend, x->backend) &&
-          y->key.thread_count < best->key.thread_count)
-        best = y;
-    }
-    calstore_key k;
-    portable_key(r, best, &k);
-    for (size_t j = 0; j < r->result_count; j++) {
-      cal_result *y = &r->results[j];
-      if (y != best && y->kind == CAL_STORED && y->workload == best->workload &&
-          !strcmp(y->backend, best->backend) && !y->portable_note && !y->portable_stored)
-        y->portable_note = dupstr("portable profile taken from the smallest thread count");
-    }
-    policy_ref ref = {best->sweep.winner_policy};
-    size_t n = build_measurements(r, best, m, 1);
-    memset(&err, 0, sizeof err);
-    port_stored[nport] = 1;
-    st = force
-             ? calstore_batch_store(b, &k, m, n, serialize_ref, &ref, validate_with_plugin, r, &err)
-             : calstore_batch_store_if_absent(b, &k, m, n, serialize_ref, &ref,
-                                              validate_with_plugin, r, &port_stored[nport], &err);
-    if (st == CALSTORE_OK) {
-      best->portable_stored = 1; /* settled after the commit */
-      port[nport++] = (size_t)(best - r->results);
-    } else {
-      char msg[1200];
-      snprintf(msg, sizeof msg, "portable profile not stored: %s", err.message);
-      best->portable_note = dupstr(msg);
-    }
-  }
-  memset(&err, 0, sizeof err);
-  st = calstore_batch_commit(&b, &err);
-  if (st != CALSTORE_OK) {
-    char msg[1200];
-    snprintf(msg, sizeof msg, "commit failed: %s: %s", calstore_status_name(st), err.message);
-    for (size_t i = 0; i < nqueued; i++) {
-      cal_result *x = &r->results[queued[i]];
-      if (x->kind == CAL_STORED) {
-        x->kind = CAL_NOT_STORED;
-        free(x->message);
-        x->message = dupstr(msg);
-        x->portable_stored = 0;
-      }
-    }
-    add_failure(r, r->cur->backend, NULL, 0, NULL, msg, NULL);
-  } else {
-    /* what the commit kept instead of writing (stored meanwhile elsewhere) */
-    for (size_t i = 0; i < nqueued; i++) {
-      cal_result *x = &r->results[queued[i]];
-      if (!exact_stored[i] && x->kind == CAL_STORED) {
-        x->kind = CAL_SKIPPED;
-        free(x->message);
-        x->message = dupstr("already calibrated: another writer stored this key meanwhile; "
-                            "kept (use --force to recalibrate)");
-      }
-    }
-    for (size_t i = 0; i < nport; i++) {
-      cal_result *x = &r->results[port[i]];
-      if (!port_stored[i]) {
-        x->portable_stored = 0;
-        free(x->portable_note);
-        x->portable_note = dupstr("portable profile kept (one of this implementation exists; "
-                                  "--force replaces it)");
-      }
-    }
-  }
-  free(queued);
-  free(exact_stored);
-  free(port);
-  free(port_stored);
 }
 
 /* ---- the parent: records ---------------------------------------------- */
@@ -652,7 +57,7 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     uint32_t t = (uint32_t)calhost_proto_get_u64(&c);
     if (c.failed || w >= r->cfg->workload_count)
       break;
-    cal_result *x = add_result(r);
+    cal_result *x = cal_add_result(r);
     if (!x)
       break;
     x->workload = w;
@@ -665,14 +70,14 @@ static void on_record(void *user, const calhost_proto_msg *m) {
       calhost_record_get_result(&c, &x->sweep);
       if (c.failed) {
         x->kind = CAL_FAILED;
-        x->message = dupstr("malformed result record");
+        x->message = cal_dupstr("malformed result record");
       } else if (!x->sweep.ok) {
         x->kind = CAL_FAILED;
-        x->message = dupstr(x->sweep.error);
+        x->message = cal_dupstr(x->sweep.error);
       } else if (!x->sweep.winner_policy ||
                  strlen(x->sweep.winner_policy) > CALHOST_POLICY_MAX_LENGTH) {
         x->kind = CAL_NOT_STORED;
-        x->message = dupstr("oversized or missing policy (not stored)");
+        x->message = cal_dupstr("oversized or missing policy (not stored)");
       } else {
         x->kind = CAL_PENDING;
         if (x->sweep.budget_exhausted) {
@@ -698,12 +103,12 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     break;
   }
   case CALHOST_REC_WORKLOAD_DONE:
-    commit_pending(r);
+    cal_commit_pending(r);
     r->cur_in_workload = 0;
     break;
   case CALHOST_REC_PLUGIN_FAILED: {
     const char *msg = calhost_proto_get_str(&c);
-    add_failure(r, r->cur->backend, NULL, 0, NULL, msg ? msg : "plugin failed", NULL);
+    cal_add_failure(r, r->cur->backend, NULL, 0, NULL, msg ? msg : "plugin failed", NULL);
     break;
   }
   default:
@@ -715,8 +120,6 @@ static void on_record(void *user, const calhost_proto_msg *m) {
 
 static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   r->cur = p;
-  r->validator = NULL;
-  r->validator_failed = 0;
   r->cur_in_workload = 0;
   free(r->cur_candidate);
   r->cur_candidate = NULL;
@@ -732,7 +135,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
                                 .done_type = CALHOST_REC_DONE};
   calhost_child_outcome oc;
   size_t done_before = r->sweeps_done, failures_before = r->failure_count;
-  calhost_isolate_run(&io, child_main, r, on_record, r, &oc);
+  calhost_isolate_run(&io, cal_child_main, r, on_record, r, &oc);
   /* a child that reported its plugin's failure (create failed) and exited
    * was already reported once: its exit is not a second failure */
   int reported =
@@ -742,23 +145,20 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
     const char *where = r->cur_candidate ? " while running candidate " : "";
     snprintf(msg, sizeof msg, "%s%s%s", oc.message, where,
              r->cur_candidate ? r->cur_candidate : "");
-    add_failure(r, p->backend, r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
-                r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
+    cal_add_failure(r, p->backend,
+                    r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
+                    r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
     /* the sweeps the child never reached */
     size_t expected = 0;
     for (size_t i = 0; i < r->workload_count; i++)
-      if (plugin_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
+      if (cal_plugin_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
         expected += r->targets.count;
     r->sweeps_done = done_before + expected;
   } else if (oc.output_total > 0 && r->o->progress != 0) {
     cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
              oc.output_total);
   }
-  commit_pending(r); /* finished sweeps of a workload in progress are kept */
-  if (r->validator) {
-    calhost_plugin_destroy(p, r->validator);
-    r->validator = NULL;
-  }
+  cal_commit_pending(r); /* finished sweeps of a workload in progress are kept */
   free(r->cur_candidate);
   r->cur_candidate = NULL;
   r->cur = NULL;
@@ -813,36 +213,6 @@ static int store_writable(const char *path, char *why, size_t cap) {
 
 /* ---- the run ---------------------------------------------------------- */
 
-static void free_run(cal_run *r) {
-  for (size_t i = 0; i < r->result_count; i++) {
-    cal_result *x = &r->results[i];
-    free(x->backend);
-    free(x->implementation);
-    free(x->message);
-    free(x->portable_note);
-    calhost_record_key_free(&x->key);
-    calhost_sweep_result_free(&x->sweep);
-  }
-  free(r->results);
-  for (size_t i = 0; i < r->failure_count; i++) {
-    cal_failure *f = &r->failures[i];
-    free(f->backend);
-    free(f->workload);
-    free(f->candidate);
-    free(f->message);
-    free(f->output);
-  }
-  free(r->failures);
-  for (size_t i = 0; i < r->warning_count; i++)
-    free(r->warnings[i]);
-  free(r->warnings);
-  free(r->workloads);
-  free(r->cur_candidate);
-  calhost_plugin_list_free(&r->plugins);
-  calhost_target_list_free(&r->targets);
-  calstore_close(&r->store);
-}
-
 int calhost_calibrate(const calhost_calibrate_options *o) {
   cal_run run;
   cal_run *r = &run;
@@ -872,8 +242,9 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
 
-  /* Plugins run in this process too (negotiation, validation): whatever they
-   * print on stdout goes to stderr, so the report on stdout stays clean. */
+  /* Plugins' entry points run in this process while they load
+   * (negotiation): whatever they print on stdout goes to stderr, so the
+   * report on stdout stays clean. */
   int saved_stdout = -1;
   if (r->out == stdout) {
     fflush(stdout);
@@ -923,7 +294,8 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       goto out;
     }
   for (size_t i = 0; i < r->cfg->workload_count; i++)
-    if (!o->workload_count || in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
+    if (!o->workload_count ||
+        cal_in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
       if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
@@ -972,8 +344,8 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   for (size_t i = 0; i < o->plugin_count; i++) {
     if (r->cfg->enabled_count &&
-        !in_list(r->cfg->enabled_backends, r->cfg->enabled_count, o->plugins[i])) {
-      add_failure(r, o->plugins[i], NULL, 0, NULL, "not enabled in the configuration", NULL);
+        !cal_in_list(r->cfg->enabled_backends, r->cfg->enabled_count, o->plugins[i])) {
+      cal_add_failure(r, o->plugins[i], NULL, 0, NULL, "not enabled in the configuration", NULL);
       continue;
     }
     only[nonly++] = o->plugins[i];
@@ -989,7 +361,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.disabled_count = r->cfg->disabled_count;
   lo.services.user = r;
   lo.services.cancel_flag = &g_cancel;
-  lo.services.is_cancelled = budget_over;
+  lo.services.is_cancelled = cal_budget_over;
   int found = calhost_loader_discover(&lo, &r->plugins);
   if (found < 0) {
     fprintf(r->err, "calhost: calibrate: out of memory while loading plugins\n");
@@ -1002,24 +374,24 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   for (size_t i = 0; i < nwant; i++) {
     calhost_plugin *p = calhost_plugin_list_find(&r->plugins, want[i]);
     if (!p || !p->loaded)
-      add_failure(r, want[i], NULL, 0, NULL,
-                  p && p->reason ? p->reason : "not found (or it failed to load)", NULL);
+      cal_add_failure(r, want[i], NULL, 0, NULL,
+                      p && p->reason ? p->reason : "not found (or it failed to load)", NULL);
   }
   size_t usable = 0;
   for (size_t i = 0; i < r->plugins.count; i++) {
     calhost_plugin *p = r->plugins.items[i];
-    if (o->plugin_count && !in_list(o->plugins, o->plugin_count, p->backend))
+    if (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend))
       continue;
     if (!p->loaded) {
       /* named in the enabled list: a failure above; otherwise a warning */
-      int wanted = p->backend && in_list(want, nwant, p->backend);
+      int wanted = p->backend && cal_in_list(want, nwant, p->backend);
       if (p->reason && !wanted && p->state != CALHOST_PLUGIN_DISABLED)
         cal_warn(r, "plugin %s not loaded: %s", p->path ? p->path : "?", p->reason);
       continue;
     }
     usable++;
     for (size_t w = 0; w < r->workload_count; w++)
-      if (plugin_serves(p, r->cfg->workloads[r->workloads[w]].operator_name))
+      if (cal_plugin_serves(p, r->cfg->workloads[r->workloads[w]].operator_name))
         r->sweeps_total += r->targets.count;
   }
   if (!usable) {
@@ -1030,7 +402,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
 
   for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
     calhost_plugin *p = r->plugins.items[i];
-    if (!p->loaded || (o->plugin_count && !in_list(o->plugins, o->plugin_count, p->backend)))
+    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
     calibrate_plugin(r, p);
   }
@@ -1084,6 +456,6 @@ out:
   sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGHUP, &old_hup, NULL);
   free(only);
-  free_run(r);
+  cal_run_free(r);
   return status;
 }

@@ -23,8 +23,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h" /* calhost_property */
-#include "sweep/plan.h"      /* calhost_rigor: the engine owns its vocabulary */
-
+#include "sweep/plan.h"     /* calhost_rigor: the engine owns its vocabulary */
 
 /* Where a value came from: a file and line, or a built-in default (file
  * NULL, line 0). The configuration records no other origin: a command-line
