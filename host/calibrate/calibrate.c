@@ -20,6 +20,7 @@
 #include "config/digest.h"
 #include "isolate/isolate.h"
 #include "run.h"
+#include "runtime/binding.h"
 
 /* ---- signals --------------------------------------------------------- */
 
@@ -151,7 +152,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
     /* the sweeps the child never reached */
     size_t expected = 0;
     for (size_t i = 0; i < r->workload_count; i++)
-      if (cal_plugin_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
+      if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
         expected += r->targets.count;
     r->sweeps_done = done_before + expected;
   } else if (oc.output_total > 0 && r->o->progress != 0) {
@@ -224,7 +225,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   r->started = calhost_sweep_now();
   r->bar = !o->quiet && !o->json && o->progress != 0 && calhost_text_cursor_ok(r->err);
   int status = 0;
-  char err[1024];
+  char err[4608];
   char **only = NULL; /* --plugin names that are enabled */
   size_t nonly = 0;
   char *const *want = NULL; /* backends that must load */
@@ -256,19 +257,11 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   calhost_rigor_params_init(r->cfg->rigor, r->cfg->repetitions, &r->params);
   snprintf(r->rigor_name, sizeof r->rigor_name, "%s", calhost_rigor_name(r->cfg->rigor));
 
-  /* The store. */
-  calstore_options so;
-  calstore_error se = {0};
-  calstore_options_init(&so);
-  so.path = o->store_path ? o->store_path : r->cfg->store_path;
-  so.persistence_enabled = r->cfg->persistence_enabled;
-  calstore_status sst = calstore_open(&so, &r->store, &se);
-  if (sst != CALSTORE_OK || !r->store) {
-    calhost_text_diag(r->err, "calhost: ", se.path[0] ? se.path : so.path, se.line, "%s: %s%s",
-                      calstore_status_name(sst), se.message,
-                      sst == CALSTORE_MALFORMED || sst == CALSTORE_UNSUPPORTED_VERSION
-                          ? " (repair or remove the file; `calhost check` lists its problems)"
-                          : "");
+  /* The store: --store > [store] path > the default path (the binding's rule). */
+  if (calhost_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
+          CALSTORE_OK ||
+      !r->store) {
+    calhost_text_printf(r->err, "calhost: %s\n", err);
     status = 2;
     goto out;
   }
@@ -332,10 +325,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   /* Plugins. */
   calhost_loader_options lo;
   calhost_loader_options_init(&lo);
-  lo.config_dirs = r->cfg->plugin_dirs;
-  lo.config_dir_count = r->cfg->plugin_dir_count;
-  lo.explicit_paths = r->cfg->plugin_paths;
-  lo.explicit_path_count = r->cfg->plugin_path_count;
+  calhost_binding_loader_options(r->cfg, &lo);
   /* --plugin narrows the configuration's enabled list (nothing else is loaded) */
   only = calloc(o->plugin_count + 1, sizeof *only);
   if (!only) {
@@ -357,8 +347,6 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   lo.enabled = nonly ? only : r->cfg->enabled_backends;
   lo.enabled_count = nonly ? nonly : r->cfg->enabled_count;
-  lo.disabled = r->cfg->disabled_backends;
-  lo.disabled_count = r->cfg->disabled_count;
   lo.services.user = r;
   lo.services.cancel_flag = &g_cancel;
   lo.services.is_cancelled = cal_budget_over;
@@ -391,7 +379,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     }
     usable++;
     for (size_t w = 0; w < r->workload_count; w++)
-      if (cal_plugin_serves(p, r->cfg->workloads[r->workloads[w]].operator_name))
+      if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[w]].operator_name))
         r->sweeps_total += r->targets.count;
   }
   if (!usable) {

@@ -12,33 +12,7 @@
 #include <string.h>
 
 #include "isolate/isolate.h"
-
-static void fill_workload(const calhost_config_workload *w, calhost_workload *out) {
-  memset(out, 0, sizeof *out);
-  out->header.struct_type = CALHOST_STRUCT_WORKLOAD;
-  out->header.struct_version = 1;
-  out->header.struct_size = sizeof *out;
-  out->name = w->name;
-  out->operator_name = w->operator_name;
-  out->dtype = w->dtype ? w->dtype : "float32";
-  out->shape = w->shape;
-  out->shape_rank = w->shape_rank;
-  out->properties = w->properties;
-  out->property_count = w->property_count;
-  out->model_digest = w->model_digest; /* computed in the parent before the child forks */
-}
-
-static void fill_target(const cal_run *r, size_t t, calhost_target *out) {
-  memset(out, 0, sizeof *out);
-  out->header.struct_type = CALHOST_STRUCT_TARGET;
-  out->header.struct_version = 1;
-  out->header.struct_size = sizeof *out;
-  out->processor = r->targets.processor.description;
-  out->thread_count = r->targets.items[t].thread_count;
-  out->cpus = r->targets.items[t].cpus;
-  out->cpu_count = r->targets.items[t].cpu_count;
-  out->features = r->targets.processor.features;
-}
+#include "runtime/binding.h"
 
 typedef struct child_ctx {
   cal_run *r;
@@ -98,37 +72,17 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
  * calibrated profile with this exact key: one index probe. Only saves the
  * sweep; the commit decides again against the file (put if absent). */
 static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
-  calstore_key key = {CALSTORE_KEY_EXACT,
-                      r->cur->backend,
-                      op,
-                      r->cur->implementation_version,
-                      k->model_digest,
-                      k->processor,
-                      k->thread_count,
-                      NULL,
-                      0};
+  calhost_binding_key key;
+  if (calhost_binding_store_key(CALSTORE_KEY_EXACT, r->cur->backend, op,
+                                r->cur->implementation_version, k->model_digest, k->processor,
+                                k->thread_count, NULL, 0, &key) != 0)
+    return 0;
   calstore_lookup_result *res = NULL;
-  int have = calstore_get(r->store, &key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
+  int have =
+      calstore_get(r->store, &key.key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
   calstore_lookup_result_free(&res);
+  calhost_binding_key_free(&key);
   return have;
-}
-
-static int key_usable(const calhost_built_key *k, char *why, size_t cap) {
-  if (!k->model_digest || !*k->model_digest || !k->processor || !*k->processor ||
-      k->thread_count < 1) {
-    snprintf(why, cap, "build_key returned an incomplete exact key");
-    return 0;
-  }
-  if (!k->structure || k->structure_count < 1) {
-    snprintf(why, cap, "build_key returned no portable structure");
-    return 0;
-  }
-  for (size_t i = 0; i < k->structure_count; i++)
-    if (!k->structure[i].name || !k->structure[i].value || !*k->structure[i].name) {
-      snprintf(why, cap, "build_key returned an empty structure property");
-      return 0;
-    }
-  return 1;
 }
 
 static int copy_key(const calhost_built_key *k, calhost_record_key *out) {
@@ -158,15 +112,16 @@ int cal_child_main(void *user, int fd) {
   const calhost_plugin_vtable *vt = &p->vtable;
   child_ctx c = {.r = r, .fd = fd};
   char why[1024];
-  const calhost_config_plugin_section *sec = calhost_config_plugin_named(r->cfg, p->backend);
+  const calhost_property *settings; /* [plugin NAME], as every instance gets them */
+  size_t setting_count;
+  calhost_binding_plugin_settings(r->cfg, p->backend, &settings, &setting_count);
 
   calhost_proto_begin(&c.buf, CALHOST_REC_HELLO);
   calhost_proto_put_str(&c.buf, p->backend);
   child_send(&c);
 
   calhost_plugin_instance *inst = NULL;
-  calhost_status st =
-      vt->create(&p->services, sec ? sec->settings : NULL, sec ? sec->setting_count : 0, &inst);
+  calhost_status st = vt->create(&p->services, settings, setting_count, &inst);
   if (st != CALHOST_OK || !inst) {
     const char *m = calhost_services_take_error(&p->services_ctx);
     snprintf(why, sizeof why, "create failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
@@ -181,7 +136,7 @@ int cal_child_main(void *user, int fd) {
   double plugin_deadline = budget > 0 ? calhost_sweep_now() + budget : 0;
   size_t sweeps_left = 0;
   for (size_t i = 0; i < r->workload_count; i++)
-    if (cal_plugin_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
+    if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
       sweeps_left += r->targets.count;
 
   /* exact keys built in this run: a backend that caps its thread count
@@ -193,20 +148,17 @@ int cal_child_main(void *user, int fd) {
   size_t nbuilt = 0;
   for (size_t i = 0; i < r->workload_count; i++) {
     const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[i]];
-    if (!cal_plugin_serves(p, cw->operator_name))
+    if (!calhost_binding_serves(p, cw->operator_name))
       continue;
     calhost_workload w;
-    fill_workload(cw, &w);
+    calhost_binding_workload(cw, &w);
     c.workload = r->workloads[i];
     for (size_t t = 0; t < r->targets.count; t++, sweeps_left--) {
       calhost_target tg;
-      fill_target(r, t, &tg);
+      calhost_binding_target(&r->targets, t, &tg);
       c.threads = tg.thread_count;
       calhost_built_key k;
-      memset(&k, 0, sizeof k);
-      k.header.struct_type = CALHOST_STRUCT_BUILT_KEY;
-      k.header.struct_version = 1;
-      k.header.struct_size = sizeof k;
+      calhost_binding_built_key_init(&k);
       st = vt->build_key(inst, &w, &tg, &k);
       if (st == CALHOST_UNSUPPORTED) {
         const char *m = calhost_services_take_error(&p->services_ctx);
@@ -221,7 +173,7 @@ int cal_child_main(void *user, int fd) {
         child_fail(&c, CALHOST_REC_FAILED, why);
         continue;
       }
-      if (!key_usable(&k, why, sizeof why)) {
+      if (!calhost_binding_key_usable(&k, why, sizeof why)) {
         child_fail(&c, CALHOST_REC_FAILED, why);
         continue;
       }

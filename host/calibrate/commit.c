@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/binding.h"
+
 typedef struct policy_ref {
   const char *text;
 } policy_ref;
@@ -44,25 +46,14 @@ static size_t build_measurements(const cal_run *r, const cal_result *x, calstore
   return n;
 }
 
-static void exact_key(const cal_run *r, const cal_result *x, calstore_key *k) {
-  memset(k, 0, sizeof *k);
-  k->kind = CALSTORE_KEY_EXACT;
-  k->backend = x->backend;
-  k->operator_name = r->cfg->workloads[x->workload].operator_name;
-  k->implementation = x->implementation;
-  k->model_digest = x->key.model_digest;
-  k->processor = x->key.processor;
-  k->thread_count = x->key.thread_count;
-}
-
-static void portable_key(const cal_run *r, const cal_result *x, calstore_key *k) {
-  memset(k, 0, sizeof *k);
-  k->kind = CALSTORE_KEY_PORTABLE;
-  k->backend = x->backend;
-  k->operator_name = r->cfg->workloads[x->workload].operator_name;
-  k->implementation = x->implementation;
-  k->structure = (const calstore_property *)x->key.structure;
-  k->structure_count = x->key.structure_count;
+/* The store key of a result (exact or portable), through the binding's one
+ * conversion of a built key. Returns 0, or -1 out of memory. */
+static int store_key(const cal_run *r, const cal_result *x, calstore_key_kind kind,
+                     calhost_binding_key *k) {
+  return calhost_binding_store_key(kind, x->backend, r->cfg->workloads[x->workload].operator_name,
+                                   x->implementation, x->key.model_digest, x->key.processor,
+                                   x->key.thread_count, x->key.structure, x->key.structure_count,
+                                   k);
 }
 
 /* Commits every pending result of the current plugin in one batch, with
@@ -112,8 +103,7 @@ void cal_commit_pending(cal_run *r) {
     cal_result *x = &r->results[i];
     if (x->kind != CAL_PENDING)
       continue;
-    calstore_key k;
-    exact_key(r, x, &k);
+    calhost_binding_key k;
     policy_ref ref = {x->sweep.winner_policy};
     size_t n = build_measurements(r, x, m, 0);
     memset(&err, 0, sizeof err);
@@ -122,10 +112,17 @@ void cal_commit_pending(cal_run *r) {
       x->message = cal_dupstr("oversized policy (not stored)");
       continue;
     }
+    if (store_key(r, x, CALSTORE_KEY_EXACT, &k) != 0) {
+      x->kind = CAL_NOT_STORED;
+      x->message = cal_dupstr("out of memory (not stored)");
+      continue;
+    }
     exact_stored[nqueued] = 1;
-    st = force ? calstore_batch_store(b, &k, m, n, serialize_ref, &ref, NULL, NULL, &err)
-               : calstore_batch_store_if_absent(b, &k, m, n, serialize_ref, &ref, NULL, NULL,
+    /* no validator: the plugin validated the policy in the child */
+    st = force ? calstore_batch_store(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL, &err)
+               : calstore_batch_store_if_absent(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL,
                                                 &exact_stored[nqueued], &err);
+    calhost_binding_key_free(&k);
     if (st != CALSTORE_OK) {
       char msg[1200];
       snprintf(msg, sizeof msg, "not stored: %s: %s", calstore_status_name(st), err.message);
@@ -149,8 +146,11 @@ void cal_commit_pending(cal_run *r) {
           y->key.thread_count < best->key.thread_count)
         best = y;
     }
-    calstore_key k;
-    portable_key(r, best, &k);
+    calhost_binding_key k;
+    if (store_key(r, best, CALSTORE_KEY_PORTABLE, &k) != 0) {
+      best->portable_note = cal_dupstr("portable profile not stored: out of memory");
+      continue;
+    }
     for (size_t j = 0; j < r->result_count; j++) {
       cal_result *y = &r->results[j];
       if (y != best && y->kind == CAL_STORED && y->workload == best->workload &&
@@ -161,9 +161,10 @@ void cal_commit_pending(cal_run *r) {
     size_t n = build_measurements(r, best, m, 1);
     memset(&err, 0, sizeof err);
     port_stored[nport] = 1;
-    st = force ? calstore_batch_store(b, &k, m, n, serialize_ref, &ref, NULL, NULL, &err)
-               : calstore_batch_store_if_absent(b, &k, m, n, serialize_ref, &ref, NULL, NULL,
+    st = force ? calstore_batch_store(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL, &err)
+               : calstore_batch_store_if_absent(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL,
                                                 &port_stored[nport], &err);
+    calhost_binding_key_free(&k);
     if (st == CALSTORE_OK) {
       best->portable_stored = 1; /* settled after the commit */
       port[nport++] = (size_t)(best - r->results);

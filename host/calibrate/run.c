@@ -73,13 +73,6 @@ int cal_in_list(char *const *list, size_t n, const char *s) {
   return 0;
 }
 
-int cal_plugin_serves(const calhost_plugin *p, const char *op) {
-  for (size_t i = 0; i < p->operator_count; i++)
-    if (!strcmp(p->operators[i], op))
-      return 1;
-  return 0;
-}
-
 void cal_run_free(cal_run *r) {
   for (size_t i = 0; i < r->result_count; i++) {
     cal_result *x = &r->results[i];

@@ -17,6 +17,7 @@
 #include "loader/loader.h"
 #include "sweep/measure.h"
 #include "processor/processor.h"
+#include "runtime/binding.h"
 #include "sweep/records.h"
 
 typedef enum cal_kind {
@@ -110,9 +111,6 @@ const char *cal_workload_name(const cal_run *r, size_t index);
 
 /* Whether s is one of list[0..n). */
 int cal_in_list(char *const *list, size_t n, const char *s);
-
-/* Whether plugin p serves the operator op. */
-int cal_plugin_serves(const calhost_plugin *p, const char *op);
 
 /* Frees everything the run holds (results, failures, warnings, plugins,
  * targets, the store); r itself is the caller's. */
