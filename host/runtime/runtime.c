@@ -37,7 +37,9 @@ struct calhost_runtime {
     return (code);                                                                                 \
   } while (0)
 
-const char *calhost_runtime_version(void) {
+const char *calhost_runtime_version(uint32_t *number) {
+  if (number)
+    *number = CALHOST_RUNTIME_VERSION_NUMBER;
 #define CALHOST_RUNTIME_STR2(x) #x
 #define CALHOST_RUNTIME_STR(x) CALHOST_RUNTIME_STR2(x)
   return CALHOST_RUNTIME_STR(CALHOST_RUNTIME_VERSION_MAJOR) "." CALHOST_RUNTIME_STR(
@@ -49,25 +51,25 @@ const char *calhost_runtime_status_name(calhost_runtime_status status) {
   case CALHOST_RUNTIME_OK:
     return "ok";
   case CALHOST_RUNTIME_NOT_FOUND:
-    return "not found";
+    return "not_found";
   case CALHOST_RUNTIME_CONFIG:
-    return "configuration error";
+    return "config_error";
   case CALHOST_RUNTIME_STORE:
-    return "store error";
+    return "store_error";
   case CALHOST_RUNTIME_PLUGIN:
-    return "plugin error";
+    return "plugin_error";
   case CALHOST_RUNTIME_UNSUPPORTED:
     return "unsupported";
   case CALHOST_RUNTIME_INVALID_ARGUMENT:
-    return "invalid argument";
+    return "invalid_argument";
   case CALHOST_RUNTIME_NO_MEMORY:
-    return "out of memory";
+    return "no_memory";
   case CALHOST_RUNTIME_MODEL:
-    return "model error";
+    return "model_error";
   case CALHOST_RUNTIME_TARGET:
-    return "target error";
+    return "target_error";
   }
-  return "unknown status";
+  return "unknown";
 }
 
 void calhost_runtime_options_init(calhost_runtime_options *options) {

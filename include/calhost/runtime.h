@@ -68,9 +68,9 @@ extern "C" {
   (CALHOST_RUNTIME_VERSION_MAJOR * 1000000 + CALHOST_RUNTIME_VERSION_MINOR * 1000 +                \
    CALHOST_RUNTIME_VERSION_PATCH)
 
-/* The version of the library the program runs with, "MAJOR.MINOR.PATCH"
- * (static string). */
-CALHOST_RUNTIME_API const char *calhost_runtime_version(void);
+/* The version of the library the program runs with ("MAJOR.MINOR.PATCH";
+ * static) and, when number is not NULL, its CALHOST_RUNTIME_VERSION_NUMBER. */
+CALHOST_RUNTIME_API const char *calhost_runtime_version(uint32_t *number);
 
 /* Result codes. Append-only. */
 typedef enum calhost_runtime_status {
@@ -86,7 +86,9 @@ typedef enum calhost_runtime_status {
   CALHOST_RUNTIME_TARGET = 9,           /* the CPU set or thread count is not available here */
 } calhost_runtime_status;
 
-/* A short English name of a status ("ok", "not found", ...); static. */
+/* The name of a status ("ok", "not_found", "config_error", "store_error",
+ * "plugin_error", "unsupported", "invalid_argument", "no_memory",
+ * "model_error", "target_error"); "unknown" outside the enum. Static. */
 CALHOST_RUNTIME_API const char *calhost_runtime_status_name(calhost_runtime_status status);
 
 /* A thread count meaning every processing unit of the configured CPU set. */

@@ -459,54 +459,6 @@ static void force_portable_selects_the_portable_profile(void **state) {
   free(err);
 }
 
-/* Runs another program of the build tree (bin/NAME) like run() runs calhost. */
-static int run_program(const char *name, char **out, const char *a1, const char *a2) {
-  char bin[1200], o[512];
-  snprintf(bin, sizeof bin, "%s/bin/%s", g_build, name);
-  if (access(bin, X_OK) != 0)
-    return -1;
-  path_in(o, sizeof o, "prog.txt");
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fd = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    execl(bin, bin, a1, a2, (char *)NULL);
-    _exit(127);
-  }
-  int rc = wait_exit(pid);
-  *out = slurp(o);
-  return rc;
-}
-
-static void deployment_example_honours_force_portable(void **state) {
-  (void)state;
-  char cfg[512], deploy[512], store[512], *out, *err;
-  path_in(store, sizeof store, "store.txt");
-  unlink(store);
-  const char *wl = "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n";
-  write_config("calib.ini", "example", 3, 0, wl);
-  write_config("deploy.ini", "example", 3, 1, wl);
-  path_in(cfg, sizeof cfg, "calib.ini");
-  path_in(deploy, sizeof deploy, "deploy.ini");
-  const char *cal[] = {"calibrate", "--config", cfg, NULL};
-  assert_int_equal(run(&out, &err, cal), 0);
-  free(out);
-  free(err);
-  int rc = run_program("calhost-deploy-example", &out, cfg, "sum_4k");
-  if (rc == -1) {
-    fprintf(stderr, "skipped: bin/calhost-deploy-example is not built\n");
-    skip();
-  }
-  assert_int_equal(rc, 0);
-  assert_non_null(strstr(out, "exact calibrated profile"));
-  free(out);
-  assert_int_equal(run_program("calhost-deploy-example", &out, deploy, "sum_4k"), 0);
-  assert_non_null(strstr(out, "portable calibrated profile"));
-  assert_non_null(strstr(out, "force_portable"));
-  free(out);
-}
-
 static void lookup_without_a_profile_exits_1(void **state) {
   (void)state;
   char cfg[512], store[512], *out, *err;
@@ -620,7 +572,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(sigint_commits_finished_workloads, setup, teardown),
       cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup, teardown),
       cmocka_unit_test_setup_teardown(lookup_without_a_profile_exits_1, setup, teardown),
-      cmocka_unit_test_setup_teardown(deployment_example_honours_force_portable, setup, teardown),
       cmocka_unit_test_setup_teardown(default_config_calibrates_and_selects_both_gemm_plugins,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(plugin_check_passes_for_the_gemm_plugins, setup, teardown),
