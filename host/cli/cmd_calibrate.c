@@ -1,7 +1,7 @@
 /*
  * cmd_calibrate.c: `calhost calibrate`: applies its flags over the
  * configuration (flags win; their origin is "<command line>") and hands
- * over to the sweep driver (host/sweep/calibrate.h), which prints the
+ * over to the sweep driver (host/calibrate/calibrate.h), which prints the
  * progress and the report.
  */
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "commands.h"
 #include "config/config.h"
 #include "config/values.h"
-#include "sweep/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "sweep/plan.h"
 
 #define MAX_FILTERS 64

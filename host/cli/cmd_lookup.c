@@ -6,8 +6,9 @@
  *       (no validator);
  *   lookup --workload W [--plugin B] [--threads N|max] [--explain]
  *       builds the exact and portable keys of a configured workload through
- *       the plugin's key-builder for this machine (workload.c) and walks the
- *       precedence with the plugin's validator; --explain shows every level.
+ *       the plugin's key-builder for this machine and walks the precedence
+ *       with the plugin's validator, through the deployment runtime
+ *       (workload.c, host/runtime); --explain shows every level.
  * --json prints the lookup result object (store_json.h) either way. Exit 0
  * when a profile was selected, 1 when none, 2 on errors.
  */
@@ -100,16 +101,19 @@ static int profile_level(const calstore_profile *p) {
   return exact ? CALSTORE_LEVEL_EXACT_CALIBRATED : CALSTORE_LEVEL_PORTABLE_CALIBRATED;
 }
 
-static void explain(FILE *o, const wl_ctx *c, int force_portable, const calstore_lookup_result *r) {
-  calhost_text_printf(o, "lookup %s %s implementation %s (workload %s)\n", c->p->backend,
-                      c->w->operator_name, c->p->implementation_version, c->w->name);
-  calhost_text_printf(o, "  exact key:    model %s\n", c->key.model_digest);
-  calhost_text_printf(o, "                processor %s\n", c->key.processor);
-  calhost_text_printf(o, "                threads %u\n", c->key.thread_count);
+static void explain(FILE *o, const calhost_runtime_selection *sel,
+                    const calstore_lookup_result *r) {
+  const calstore_key *ek = &sel->exact, *pk = &sel->portable;
+  int force_portable = sel->force_portable;
+  calhost_text_printf(o, "lookup %s %s implementation %s (workload %s)\n", ek->backend,
+                      ek->operator_name, ek->implementation, sel->workload);
+  calhost_text_printf(o, "  exact key:    model %s\n", ek->model_digest);
+  calhost_text_printf(o, "                processor %s\n", ek->processor);
+  calhost_text_printf(o, "                threads %u\n", ek->thread_count);
   char structure[4096] = "";
-  for (size_t i = 0, n = 0; i < c->key.structure_count; i++)
+  for (size_t i = 0, n = 0; i < pk->structure_count; i++)
     n += (size_t)snprintf(structure + n, n < sizeof structure ? sizeof structure - n : 0, " %s=%s",
-                          c->key.structure[i].name, c->key.structure[i].value);
+                          pk->structure[i].name, pk->structure[i].value);
   calhost_text_printf(o, "  portable key:%s\n", structure);
   fprintf(o, "  force_portable: %s\n", force_portable ? "yes" : "no");
   for (int lvl = CALSTORE_LEVEL_EXACT_OVERRIDE; lvl <= CALSTORE_LEVEL_PORTABLE_CALIBRATED; lvl++) {
@@ -152,47 +156,29 @@ static int lookup_workload(calhost_cli *cli, cli_args *a) {
           return cli_usage(a, "%s cannot be combined with --workload (the plugin builds the key)",
                            f->name);
   const char *workload = a->value[FL_WORKLOAD];
-  int force_portable = cli_has(a, FL_FORCE_PORTABLE);
   wl_ctx c;
-  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], &c);
+  /* --force-portable forces it; else the configuration's [lookup] */
+  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS],
+                   cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, 1, &c);
   if (rc != 0) {
     wl_close(&c);
     return rc;
   }
-  force_portable = force_portable || c.cfg.force_portable;
-  calstore_lookup_options lo;
-  memset(&lo, 0, sizeof lo);
-  lo.backend = c.p->backend;
-  lo.operator_name = c.w->operator_name;
-  lo.implementation = c.p->implementation_version;
-  lo.model_digest = c.key.model_digest;
-  lo.processor = c.key.processor;
-  lo.thread_count = c.key.thread_count;
-  lo.structure = (const calstore_property *)c.key.structure;
-  lo.structure_count = c.key.structure_count;
-  lo.force_portable = force_portable;
-  calstore_lookup_result *res = NULL;
-  calstore_error err = {0};
-  calstore_status st = calstore_lookup(c.store, &lo, wl_validate, &c, &res, &err);
-  if (!res) {
-    calhost_cli_error("lookup: %s: %s", calstore_status_name(st), err.message);
-    wl_close(&c);
-    return 2;
-  }
+  const calstore_lookup_result *res = c.sel->result;
+  calstore_status st = c.sel->status;
   if (cli_has(a, FL_EXPLAIN))
-    explain(cli->json ? stderr : stdout, &c, force_portable, res);
+    explain(cli->json ? stderr : stdout, c.sel, res);
   if (cli->json)
     calhost_json_lookup_result(stdout, res, st, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)
-      calhost_text_printf(stdout, "%s %s: %s\n", calhost_level_name(res->level), c.p->backend,
-                          res->profile->policy);
+      calhost_text_printf(stdout, "%s %s: %s\n", calhost_level_name(res->level),
+                          c.sel->exact.backend, res->profile->policy);
     else
       calhost_text_printf(stdout, "none: no acceptable profile for workload %s (%zu rejected)\n",
                           workload, res->rejection_count);
   }
   rc = res->profile ? 0 : 1;
-  calstore_lookup_result_free(&res);
   wl_close(&c);
   return rc;
 }

@@ -73,36 +73,23 @@ static int override_workload(calhost_cli *cli, cli_args *a, int set, const char 
   const char *workload = a->value[FL_WORKLOAD], *policy = a->value[FL_POLICY];
   int portable = cli_has(a, FL_PORTABLE);
   wl_ctx c;
-  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], &c);
+  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], -1, 0, &c);
   if (rc != 0) {
     wl_close(&c);
     return rc;
   }
-  calstore_key k;
-  memset(&k, 0, sizeof k);
-  k.backend = c.p->backend;
-  k.operator_name = c.w->operator_name;
-  k.implementation = c.p->implementation_version;
-  if (portable) {
-    k.kind = CALSTORE_KEY_PORTABLE;
-    k.structure = (const calstore_property *)c.key.structure;
-    k.structure_count = c.key.structure_count;
-  } else {
-    k.kind = CALSTORE_KEY_EXACT;
-    k.model_digest = c.key.model_digest;
-    k.processor = c.key.processor;
-    k.thread_count = c.key.thread_count;
-  }
+  const calstore_key *k = portable ? &c.sel->portable : &c.sel->exact;
+  calstore *store = calhost_runtime_store(c.rt);
   calstore_error err = {0};
   calstore_status st;
   if (set)
-    st = calstore_install_override(c.store, &k, NULL, 0, fixed_policy, (void *)policy, wl_validate,
-                                   &c, &err);
+    st = calstore_install_override(store, k, NULL, 0, fixed_policy, (void *)policy,
+                                   calhost_runtime_validate_policy, c.plugin, &err);
   else
-    st = calstore_clear_override(c.store, &k, &err);
+    st = calstore_clear_override(store, k, &err);
   char done[1024];
   snprintf(done, sizeof done, "%s %s override for %s workload %s%s", set ? "installed" : "cleared",
-           portable ? "portable" : "exact", c.p->backend, workload,
+           portable ? "portable" : "exact", c.sel->exact.backend, workload,
            portable ? "" : " on this machine");
   rc = finish(cli, cmd, st, &err, done);
   wl_close(&c);

@@ -2,8 +2,8 @@
  * context.c: what every command shares: error output, resolving and
  * loading the configuration (--config, else the default search of
  * calhost_config_find_default, else the built-in defaults: one rule,
- * whatever other flags are given), the store the host owns (the
- * configuration's [store], its path replaced by --store when given) and the
+ * whatever other flags are given), opening the store the host owns (the
+ * binding's precedence: --store > [store] path > the default path) and the
  * key flags of `lookup` and `override`.
  */
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "loader/loader.h"
+#include "runtime/binding.h"
 
 int calhost_cli_error(const char *fmt, ...) {
   char msg[4096];
@@ -29,13 +30,9 @@ int calhost_cli_error(const char *fmt, ...) {
 }
 
 void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err) {
-  char prefix[128];
-  snprintf(prefix, sizeof prefix, "calhost: %s%s", what ? what : "", what ? ": " : "");
-  calhost_text_diag(stderr, prefix, err->path[0] ? err->path : "store", err->line, "%s: %s%s",
-                    calstore_status_name(st), err->message,
-                    st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION
-                        ? " (repair or remove the file; `calhost check` lists its problems)"
-                        : "");
+  char msg[4608];
+  calhost_binding_store_error(msg, sizeof msg, st, err, NULL);
+  calhost_cli_error("%s%s%s", what ? what : "", what ? ": " : "", msg);
 }
 
 int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
@@ -70,29 +67,12 @@ int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
   return 0;
 }
 
-/* The options calstore_open gets from a loaded configuration: its [store]
- * path and persistence_enabled, the path replaced by --store when given. */
-static void store_options(const calhost_cli *cli, const calhost_config *cfg,
-                          calstore_options *opts) {
-  calstore_options_init(opts);
-  if (cfg->store_path)
-    opts->path = cfg->store_path;
-  opts->persistence_enabled = cfg->persistence_enabled;
-  if (cli->store_path)
-    opts->path = cli->store_path;
-}
-
 calstore_status calhost_cli_open_store_config(const calhost_cli *cli, const calhost_config *cfg,
                                               calstore **out) {
-  calstore_options opts;
-  calstore_error err = {0};
-  store_options(cli, cfg, &opts);
-  calstore_status st = calstore_open(&opts, out, &err);
-  if (st != CALSTORE_OK) {
-    if (!err.path[0] && opts.path)
-      snprintf(err.path, sizeof err.path, "%s", opts.path);
-    calhost_cli_store_error(NULL, st, &err);
-  }
+  char msg[4608];
+  calstore_status st = calhost_binding_open_store(cfg, cli->store_path, out, msg, sizeof msg);
+  if (st != CALSTORE_OK)
+    calhost_cli_error("%s", msg);
   return st;
 }
 
@@ -113,7 +93,8 @@ int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap) {
   int rc = 0;
   if (calhost_cli_load_config(cli, &cfg) != 0)
     return -1;
-  store_options(cli, &cfg, &opts);
+  calstore_options_init(&opts);
+  calhost_binding_store_options(&cfg, cli->store_path, &opts);
   if (opts.path) {
     if (snprintf(buf, cap, "%s", opts.path) >= (int)cap) {
       calhost_cli_error("store path too long");

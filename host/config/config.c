@@ -130,18 +130,6 @@ int cfg_valid_name(const char *s) {
   return 1;
 }
 
-const char *calhost_rigor_name(calhost_rigor rigor) {
-  switch (rigor) {
-  case CALHOST_RIGOR_QUICK:
-    return "quick";
-  case CALHOST_RIGOR_MEASURE:
-    return "measure";
-  case CALHOST_RIGOR_EXHAUSTIVE:
-    return "exhaustive";
-  }
-  return "?";
-}
-
 /* ---- defaults / free ----------------------------------------------------- */
 
 int calhost_config_defaults(calhost_config *cfg) {

@@ -23,12 +23,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h" /* calhost_property */
-
-typedef enum calhost_rigor {
-  CALHOST_RIGOR_QUICK = 0,
-  CALHOST_RIGOR_MEASURE = 1, /* the default */
-  CALHOST_RIGOR_EXHAUSTIVE = 2,
-} calhost_rigor;
+#include "sweep/plan.h"     /* calhost_rigor: the engine owns its vocabulary */
 
 /* Where a value came from: a file and line, or a built-in default (file
  * NULL, line 0). The configuration records no other origin: a command-line
@@ -156,9 +151,6 @@ calhost_config_origin calhost_config_origin_of(const calhost_config *cfg, const 
  * paths in the text resolve against name's directory. */
 int calhost_config_load_string(const char *text, size_t length, const char *name,
                                calhost_config *cfg, char *err, size_t err_capacity);
-
-/* "quick", "measure", "exhaustive" (static strings; "?" when out of range). */
-const char *calhost_rigor_name(calhost_rigor rigor);
 
 /* Visits every key of the effective configuration in a stable order (the
  * order of `calhost config show`): section ("store", "calibration",

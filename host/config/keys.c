@@ -285,13 +285,7 @@ int cfg_key(parser *p, const char *name, const char *value) {
     if (!strcmp(name, "threads"))
       return parse_threads(p, value);
     if (!strcmp(name, "rigor")) {
-      if (!strcmp(value, "quick"))
-        c->rigor = CALHOST_RIGOR_QUICK;
-      else if (!strcmp(value, "measure"))
-        c->rigor = CALHOST_RIGOR_MEASURE;
-      else if (!strcmp(value, "exhaustive"))
-        c->rigor = CALHOST_RIGOR_EXHAUSTIVE;
-      else
+      if (calhost_rigor_parse(value, &c->rigor) != 0)
         return bad_value(p, name, value, "quick, measure or exhaustive");
       return 1;
     }

@@ -1,6 +1,6 @@
 /*
  * report.h: `calhost report`: turns the JSON report of a calibrate run
- * (what `calhost calibrate --json` prints, see host/sweep/report.c) into one
+ * (what `calhost calibrate --json` prints, see host/calibrate/report.c) into one
  * self-contained HTML page: no network, no external assets, no scripts;
  * every chart is inline SVG written here. Every string of the run (plugin,
  * store and processor strings are untrusted) is HTML-escaped, with control

@@ -1,5 +1,6 @@
 /*
- * plan.c: rigor levels and candidate-subset selection (see plan.h).
+ * plan.c: rigor levels (their words and parameters) and candidate-subset
+ * selection (see plan.h).
  */
 #include "plan.h"
 
@@ -43,6 +44,18 @@ void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
     out->repetitions = repetitions;
   if (out->prune && out->repetitions < out->prune_after)
     out->repetitions = out->prune_after;
+}
+
+const char *calhost_rigor_name(calhost_rigor rigor) {
+  switch (rigor) {
+  case CALHOST_RIGOR_QUICK:
+    return "quick";
+  case CALHOST_RIGOR_MEASURE:
+    return "measure";
+  case CALHOST_RIGOR_EXHAUSTIVE:
+    return "exhaustive";
+  }
+  return "?";
 }
 
 int calhost_rigor_parse(const char *word, calhost_rigor *out) {

@@ -10,7 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h" /* calhost_rigor */
+/* The rigor levels: the engine's vocabulary. The configuration and the
+ * command line hold this enum and parse words with calhost_rigor_parse. */
+typedef enum calhost_rigor {
+  CALHOST_RIGOR_QUICK = 0,
+  CALHOST_RIGOR_MEASURE = 1, /* the default */
+  CALHOST_RIGOR_EXHAUSTIVE = 2,
+} calhost_rigor;
 
 /* The parameters of one rigor level. */
 typedef struct calhost_rigor_params {
@@ -36,9 +42,11 @@ typedef struct calhost_rigor_params {
 void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
                                calhost_rigor_params *out);
 
-/* (The word of a level is calhost_rigor_name, in config/config.h.) */
+/* "quick", "measure", "exhaustive" (static strings; "?" when out of range). */
+const char *calhost_rigor_name(calhost_rigor rigor);
 
-/* Parses a rigor word; returns 0 and sets *out, or -1 for an unknown word. */
+/* Parses a rigor word ("quick", "measure", "exhaustive"; the one parser of
+ * them); returns 0 and sets *out, or -1 for an unknown word (*out unchanged). */
 int calhost_rigor_parse(const char *word, calhost_rigor *out);
 
 /* Chooses which of `count` candidates a sweep measures: every index when

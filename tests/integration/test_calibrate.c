@@ -323,6 +323,35 @@ static void rerun_skips_calibrated_keys_unless_forced(void **state) {
   free(err);
 }
 
+/* Plugin code runs only in children during calibrate: every instance is
+ * created in a child (the sweeps' children; no second instance in the
+ * calibrate process to re-validate the winners the child validated). */
+static void plugin_instances_are_created_only_in_children(void **state) {
+  (void)state;
+  char cfg[512], store[512], log[512];
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  path_in(log, sizeof log, "creates.txt");
+  write_config("children.ini", "test_good", 3, 0, NULL);
+  path_in(cfg, sizeof cfg, "children.ini");
+  const char *args[] = {"calibrate", "--config", cfg, NULL};
+  setenv("CALHOST_TEST_CREATE_LOG", log, 1);
+  pid_t pid = start(args);
+  int rc = wait_exit(pid);
+  unsetenv("CALHOST_TEST_CREATE_LOG");
+  assert_int_equal(rc, 0);
+  assert_int_equal(read_store(store).exact, 2); /* the commit happened */
+  char *pids = slurp(log);
+  size_t creates = 0;
+  for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
+    creates++;
+    if (atol(line) == (long)pid)
+      die_with("a plugin instance was created in the calibrate process itself");
+  }
+  assert_true(creates >= 1); /* the child's instance */
+  free(pids);
+}
+
 static void sigint_commits_finished_workloads(void **state) {
   (void)state;
   char cfg[512], store[512], err_path[512];
@@ -430,54 +459,6 @@ static void force_portable_selects_the_portable_profile(void **state) {
   free(err);
 }
 
-/* Runs another program of the build tree (bin/NAME) like run() runs calhost. */
-static int run_program(const char *name, char **out, const char *a1, const char *a2) {
-  char bin[1200], o[512];
-  snprintf(bin, sizeof bin, "%s/bin/%s", g_build, name);
-  if (access(bin, X_OK) != 0)
-    return -1;
-  path_in(o, sizeof o, "prog.txt");
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fd = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    execl(bin, bin, a1, a2, (char *)NULL);
-    _exit(127);
-  }
-  int rc = wait_exit(pid);
-  *out = slurp(o);
-  return rc;
-}
-
-static void deployment_example_honours_force_portable(void **state) {
-  (void)state;
-  char cfg[512], deploy[512], store[512], *out, *err;
-  path_in(store, sizeof store, "store.txt");
-  unlink(store);
-  const char *wl = "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n";
-  write_config("calib.ini", "example", 3, 0, wl);
-  write_config("deploy.ini", "example", 3, 1, wl);
-  path_in(cfg, sizeof cfg, "calib.ini");
-  path_in(deploy, sizeof deploy, "deploy.ini");
-  const char *cal[] = {"calibrate", "--config", cfg, NULL};
-  assert_int_equal(run(&out, &err, cal), 0);
-  free(out);
-  free(err);
-  int rc = run_program("calhost-deploy-example", &out, cfg, "sum_4k");
-  if (rc == -1) {
-    fprintf(stderr, "skipped: bin/calhost-deploy-example is not built\n");
-    skip();
-  }
-  assert_int_equal(rc, 0);
-  assert_non_null(strstr(out, "exact calibrated profile"));
-  free(out);
-  assert_int_equal(run_program("calhost-deploy-example", &out, deploy, "sum_4k"), 0);
-  assert_non_null(strstr(out, "portable calibrated profile"));
-  assert_non_null(strstr(out, "force_portable"));
-  free(out);
-}
-
 static void lookup_without_a_profile_exits_1(void **state) {
   (void)state;
   char cfg[512], store[512], *out, *err;
@@ -507,8 +488,7 @@ static void default_config_calibrates_and_selects_both_gemm_plugins(void **state
   (void)state;
   static const char *const backends[] = {"cpu_gemm", "openblas"};
   static const char *const workloads[] = {"matmul_small_64", "matmul_square_256",
-                                          "matmul_square_512",
-                                          "matmul_tall_skinny_1024x64x256"};
+                                          "matmul_square_512", "matmul_tall_skinny_1024x64x256"};
   char config[1200], store[512], lib[1400];
   snprintf(config, sizeof config, "%s/config/calhost.ini", getenv("CALHOST_SOURCE_DIR"));
   path_in(store, sizeof store, "gemm-store.txt");
@@ -530,9 +510,8 @@ static void default_config_calibrates_and_selects_both_gemm_plugins(void **state
   for (size_t b = 0; b < 2; b++) {
     for (size_t w = 0; w < sizeof workloads / sizeof workloads[0]; w++) {
       rc = run(&out, &err,
-               (const char *const[]){"--store", store, "--config", config, "lookup",
-                                     "--workload", workloads[w], "--plugin", backends[b],
-                                     "--json", NULL});
+               (const char *const[]){"--store", store, "--config", config, "lookup", "--workload",
+                                     workloads[w], "--plugin", backends[b], "--json", NULL});
       if (rc != 0 || !strstr(out, "\"status\":\"ok\"") ||
           !strstr(out, "\"kind\":\"exact\",\"source\":\"calibrated\""))
         fprintf(stderr, "lookup %s %s exited %d:\n%s\n%s\n", backends[b], workloads[w], rc, out,
@@ -588,10 +567,11 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(plugin_stdout_never_reaches_the_json_report, setup, teardown),
       cmocka_unit_test_setup_teardown(rerun_skips_calibrated_keys_unless_forced, setup, teardown),
+      cmocka_unit_test_setup_teardown(plugin_instances_are_created_only_in_children, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(sigint_commits_finished_workloads, setup, teardown),
       cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup, teardown),
       cmocka_unit_test_setup_teardown(lookup_without_a_profile_exits_1, setup, teardown),
-      cmocka_unit_test_setup_teardown(deployment_example_honours_force_portable, setup, teardown),
       cmocka_unit_test_setup_teardown(default_config_calibrates_and_selects_both_gemm_plugins,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(plugin_check_passes_for_the_gemm_plugins, setup, teardown),

@@ -73,6 +73,14 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   (void)settings;
   (void)setting_count;
   garbage("create");
+  /* CALHOST_TEST_CREATE_LOG=FILE: append the creating process's id (the
+   * calibrate test checks that instances are created in children only) */
+  const char *log = getenv("CALHOST_TEST_CREATE_LOG");
+  FILE *lf = log && *log ? fopen(log, "a") : NULL;
+  if (lf) {
+    fprintf(lf, "%ld\n", (long)getpid());
+    fclose(lf);
+  }
   host->log(host->context, CALHOST_LOG_DEBUG, "debug message from create");
   host->log(host->context, CALHOST_LOG_INFO, "info message from create");
 #ifdef BAD_CREATE

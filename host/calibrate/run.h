@@ -1,11 +1,13 @@
 /*
- * run.h: the state of one `calhost calibrate` run shared by the driver
- * (calibrate.c) and its output (report.c): the results of every sweep, the
+ * run.h: the state of one `calhost calibrate` run shared by the files of
+ * host/calibrate: the orchestration (calibrate.c), the child loop
+ * (child.c), the commit and portable rule (commit.c), the run's state
+ * (run.c) and its output (report.c): the results of every sweep, the
  * failures with where they happened, warnings and the environment.
- * Internal to the sweep part.
+ * Internal to host/calibrate.
  */
-#ifndef CALHOST_SWEEP_RUN_H
-#define CALHOST_SWEEP_RUN_H
+#ifndef CALHOST_CALIBRATE_RUN_H
+#define CALHOST_CALIBRATE_RUN_H
 
 #include <signal.h>
 #include <stdio.h>
@@ -13,9 +15,10 @@
 #include "calhost/calstore.h"
 #include "calibrate.h"
 #include "loader/loader.h"
-#include "measure.h"
+#include "sweep/measure.h"
 #include "processor/processor.h"
-#include "records.h"
+#include "runtime/binding.h"
+#include "sweep/records.h"
 
 typedef enum cal_kind {
   CAL_PENDING = 0,    /* measured, not yet committed */
@@ -70,8 +73,6 @@ typedef struct cal_run {
 
   /* the plugin being calibrated */
   calhost_plugin *cur;
-  calhost_plugin_instance *validator; /* parent-side instance for validate_policy */
-  int validator_failed;
   int cur_in_workload;
   size_t cur_workload;
   uint32_t cur_threads;
@@ -89,8 +90,52 @@ typedef struct cal_run {
   char rigor_name[16];
 } cal_run;
 
+/* ---- run.c ---- */
+
+/* A malloc'd copy of s (NULL for NULL or out of memory). */
+char *cal_dupstr(const char *s);
+
+/* Appends a zeroed result of the current plugin (r->cur) and returns it,
+ * or NULL when out of memory. */
+cal_result *cal_add_result(cal_run *r);
+
+/* Records a failure (strings copied; any may be NULL). */
+void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint32_t threads,
+                     const char *candidate, const char *message, const char *output);
+
 /* Records a warning (printf-style); kept for the report. */
 void cal_warn(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The name of a result's workload ("?" when out of range). */
+const char *cal_workload_name(const cal_run *r, size_t index);
+
+/* Whether s is one of list[0..n). */
+int cal_in_list(char *const *list, size_t n, const char *s);
+
+/* Frees everything the run holds (results, failures, warnings, plugins,
+ * targets, the store); r itself is the caller's. */
+void cal_run_free(cal_run *r);
+
+/* ---- child.c ---- */
+
+/* The child of one plugin (r->cur; user is the cal_run): creates the
+ * instance with the plugin's [plugin NAME] settings, runs every selected
+ * (workload, target) sweep and writes the records of records.h to fd.
+ * Returns the child's exit status (calhost_isolate_run's child function). */
+int cal_child_main(void *user, int fd);
+
+/* The plugin's is_cancelled, as the loader's services call it (user is the
+ * cal_run): 1 when the child's current sweep is past its time budget. */
+int cal_budget_over(void *user);
+
+/* ---- commit.c ---- */
+
+/* Commits every pending result of the current plugin in one batch, with
+ * the portable profile of each workload among them; marks each result
+ * stored, skipped (kept what another writer stored) or not stored. */
+void cal_commit_pending(cal_run *r);
+
+/* ---- report.c ---- */
 
 /* Progress: update the bar / print a plain line; end the bar line. */
 void cal_progress(cal_run *r);
@@ -101,7 +146,4 @@ void cal_progress_end(cal_run *r);
 void cal_print_summary(cal_run *r);
 void cal_print_json(cal_run *r, int exit_status);
 
-/* The name of a result's workload. */
-const char *cal_workload_name(const cal_run *r, size_t index);
-
-#endif /* CALHOST_SWEEP_RUN_H */
+#endif /* CALHOST_CALIBRATE_RUN_H */

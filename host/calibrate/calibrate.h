@@ -27,8 +27,8 @@
  * implementation, unless force is set.
  * Internal to the host.
  */
-#ifndef CALHOST_SWEEP_CALIBRATE_H
-#define CALHOST_SWEEP_CALIBRATE_H
+#ifndef CALHOST_CALIBRATE_CALIBRATE_H
+#define CALHOST_CALIBRATE_CALIBRATE_H
 
 #include <stdio.h>
 
@@ -60,4 +60,4 @@ typedef struct calhost_calibrate_options {
  * SIGTERM handlers for the duration of the call. */
 int calhost_calibrate(const calhost_calibrate_options *o);
 
-#endif /* CALHOST_SWEEP_CALIBRATE_H */
+#endif /* CALHOST_CALIBRATE_CALIBRATE_H */

@@ -1,0 +1,449 @@
+/*
+ * calibrate.c: the orchestration of `calhost calibrate` (calibrate.h):
+ * open the store, select workloads (hashing their models once), targets and
+ * plugins, run each plugin's sweeps in one isolated child (child.c),
+ * receive its records, commit per workload (commit.c), stop on signals and
+ * decide the exit status. Output lives in report.c.
+ */
+#include "calibrate.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/text.h"
+#include "config/digest.h"
+#include "isolate/isolate.h"
+#include "run.h"
+#include "runtime/binding.h"
+
+/* ---- signals --------------------------------------------------------- */
+
+static volatile sig_atomic_t g_cancel;
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig) {
+  g_cancel = 1;
+  g_signal = sig;
+}
+
+/* ---- the parent: records ---------------------------------------------- */
+
+static void on_record(void *user, const calhost_proto_msg *m) {
+  cal_run *r = user;
+  calhost_proto_cursor c;
+  calhost_proto_cursor_init(&c, m);
+  switch (m->type) {
+  case CALHOST_REC_CANDIDATE: {
+    r->cur_in_workload = 1;
+    r->cur_workload = (size_t)calhost_proto_get_u64(&c);
+    r->cur_threads = (uint32_t)calhost_proto_get_u64(&c);
+    calhost_proto_get_u64(&c);
+    r->cur_ordinal = (uint32_t)calhost_proto_get_u64(&c);
+    r->cur_total = (uint32_t)calhost_proto_get_u64(&c);
+    free(r->cur_candidate);
+    r->cur_candidate = calhost_proto_dup_str(&c);
+    cal_progress(r);
+    break;
+  }
+  case CALHOST_REC_RESULT:
+  case CALHOST_REC_SKIPPED:
+  case CALHOST_REC_FAILED: {
+    size_t w = (size_t)calhost_proto_get_u64(&c);
+    uint32_t t = (uint32_t)calhost_proto_get_u64(&c);
+    if (c.failed || w >= r->cfg->workload_count)
+      break;
+    cal_result *x = cal_add_result(r);
+    if (!x)
+      break;
+    x->workload = w;
+    x->threads = t;
+    r->cur_in_workload = 1;
+    r->cur_workload = w;
+    r->cur_threads = t;
+    if (m->type == CALHOST_REC_RESULT) {
+      calhost_record_get_key(&c, &x->key);
+      calhost_record_get_result(&c, &x->sweep);
+      if (c.failed) {
+        x->kind = CAL_FAILED;
+        x->message = cal_dupstr("malformed result record");
+      } else if (!x->sweep.ok) {
+        x->kind = CAL_FAILED;
+        x->message = cal_dupstr(x->sweep.error);
+      } else if (!x->sweep.winner_policy ||
+                 strlen(x->sweep.winner_policy) > CALHOST_POLICY_MAX_LENGTH) {
+        x->kind = CAL_NOT_STORED;
+        x->message = cal_dupstr("oversized or missing policy (not stored)");
+      } else {
+        x->kind = CAL_PENDING;
+        if (x->sweep.budget_exhausted) {
+          cal_warn(r, "%s %s t=%u: budget exhausted after %u candidates", x->backend,
+                   cal_workload_name(r, w), t, x->sweep.budget_after);
+        }
+        if (x->sweep.noisy)
+          cal_warn(r, "%s %s t=%u: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), t,
+                   x->sweep.cv);
+      }
+    } else if (m->type == CALHOST_REC_SKIPPED) {
+      x->kind = CAL_SKIPPED;
+      x->message = calhost_proto_dup_str(&c);
+      calhost_record_get_key(&c, &x->key);
+    } else {
+      x->kind = CAL_FAILED;
+      x->message = calhost_proto_dup_str(&c);
+    }
+    r->sweeps_done++;
+    free(r->cur_candidate);
+    r->cur_candidate = NULL;
+    cal_progress_line(r, x);
+    break;
+  }
+  case CALHOST_REC_WORKLOAD_DONE:
+    cal_commit_pending(r);
+    r->cur_in_workload = 0;
+    break;
+  case CALHOST_REC_PLUGIN_FAILED: {
+    const char *msg = calhost_proto_get_str(&c);
+    cal_add_failure(r, r->cur->backend, NULL, 0, NULL, msg ? msg : "plugin failed", NULL);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* ---- one plugin ------------------------------------------------------- */
+
+static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
+  r->cur = p;
+  r->cur_in_workload = 0;
+  free(r->cur_candidate);
+  r->cur_candidate = NULL;
+  calhost_services_take_error(&p->services_ctx);
+  /* the child skips keys already calibrated (calstore_get on this
+   * snapshot): take the file's latest state first (ignore a failure: the
+   * snapshot stays, and the commit decides against the file anyway) */
+  if (!r->o->force)
+    calstore_reload(r->store, NULL);
+
+  calhost_isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
+                                .cancel_flag = &g_cancel,
+                                .done_type = CALHOST_REC_DONE};
+  calhost_child_outcome oc;
+  size_t done_before = r->sweeps_done, failures_before = r->failure_count;
+  calhost_isolate_run(&io, cal_child_main, r, on_record, r, &oc);
+  /* a child that reported its plugin's failure (create failed) and exited
+   * was already reported once: its exit is not a second failure */
+  int reported =
+      oc.end == CALHOST_CHILD_EXITED && r->failure_count > failures_before && !r->cur_in_workload;
+  if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
+    char msg[512];
+    const char *where = r->cur_candidate ? " while running candidate " : "";
+    snprintf(msg, sizeof msg, "%s%s%s", oc.message, where,
+             r->cur_candidate ? r->cur_candidate : "");
+    cal_add_failure(r, p->backend,
+                    r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
+                    r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
+    /* the sweeps the child never reached */
+    size_t expected = 0;
+    for (size_t i = 0; i < r->workload_count; i++)
+      if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
+        expected += r->targets.count;
+    r->sweeps_done = done_before + expected;
+  } else if (oc.output_total > 0 && r->o->progress != 0) {
+    cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
+             oc.output_total);
+  }
+  cal_commit_pending(r); /* finished sweeps of a workload in progress are kept */
+  free(r->cur_candidate);
+  r->cur_candidate = NULL;
+  r->cur = NULL;
+}
+
+/* Whether the store file at path could be committed: the file (when it
+ * exists) and its folder (where the temporary file and the rename happen,
+ * else the nearest existing ancestor that would hold the created folders)
+ * are writable. A pre-flight check so that an unwritable store fails before
+ * the sweeps, not after; the commit still reports what really happens. */
+static int store_writable(const char *path, char *why, size_t cap) {
+  struct stat st;
+  char dir[4096];
+  if (!path)
+    return 1;
+  if (stat(path, &st) == 0 && access(path, W_OK) != 0) {
+    snprintf(why, cap, "the store %.400s is not writable: %s", path, strerror(errno));
+    return 0;
+  }
+  snprintf(dir, sizeof dir, "%s", path);
+  for (;;) {
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+      snprintf(dir, sizeof dir, ".");
+    } else if (slash == dir) {
+      dir[1] = '\0';
+    } else {
+      *slash = '\0';
+    }
+    if (stat(dir, &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "the store %.400s cannot be written: %.400s is not a directory", path,
+                 dir);
+        return 0;
+      }
+      if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, cap, "the store %.400s cannot be written: folder %.400s: %s", path, dir,
+                 strerror(errno));
+        return 0;
+      }
+      return 1;
+    }
+    if (errno == ENOTDIR) {
+      snprintf(why, cap, "the store %.400s cannot be written: a parent of it is not a directory",
+               path);
+      return 0;
+    }
+    if (!strcmp(dir, ".") || !strcmp(dir, "/"))
+      return 1;
+  }
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+int calhost_calibrate(const calhost_calibrate_options *o) {
+  cal_run run;
+  cal_run *r = &run;
+  memset(r, 0, sizeof *r);
+  r->o = o;
+  r->cfg = o->config;
+  r->out = o->out ? o->out : stdout;
+  r->err = o->err ? o->err : stderr;
+  r->started = calhost_sweep_now();
+  r->bar = !o->quiet && !o->json && o->progress != 0 && calhost_text_cursor_ok(r->err);
+  int status = 0;
+  char err[4608];
+  char **only = NULL; /* --plugin names that are enabled */
+  size_t nonly = 0;
+  char *const *want = NULL; /* backends that must load */
+  size_t nwant = 0;
+
+  g_cancel = 0;
+  g_signal = 0;
+  /* SIGINT, SIGTERM and SIGHUP (the terminal went away) stop the run; the
+   * finished work is committed and the exit status is 128 + the signal */
+  struct sigaction sa, old_int, old_term, old_hup;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+
+  /* Plugins' entry points run in this process while they load
+   * (negotiation): whatever they print on stdout goes to stderr, so the
+   * report on stdout stays clean. */
+  int saved_stdout = -1;
+  if (r->out == stdout) {
+    fflush(stdout);
+    saved_stdout = dup(STDOUT_FILENO);
+    if (saved_stdout >= 0)
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+
+  calhost_rigor_params_init(r->cfg->rigor, r->cfg->repetitions, &r->params);
+  snprintf(r->rigor_name, sizeof r->rigor_name, "%s", calhost_rigor_name(r->cfg->rigor));
+
+  /* The store: --store > [store] path > the default path (the binding's rule). */
+  if (calhost_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
+          CALSTORE_OK ||
+      !r->store) {
+    calhost_text_printf(r->err, "calhost: %s\n", err);
+    status = 2;
+    goto out;
+  }
+  /* a store that cannot take the results fails now, not after the sweeps */
+  if (r->cfg->persistence_enabled && !store_writable(calstore_path(r->store), err, sizeof err)) {
+    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+    status = 2;
+    goto out;
+  }
+
+  /* Workloads. */
+  r->workloads = calloc(r->cfg->workload_count + 1, sizeof *r->workloads);
+  if (!r->workloads) {
+    status = 2;
+    goto out;
+  }
+  for (size_t i = 0; i < o->workload_count; i++)
+    if (!calhost_config_workload_named(r->cfg, o->workloads[i])) {
+      calhost_text_printf(r->err,
+                          "calhost: calibrate: no workload named '%s' in the configuration\n",
+                          o->workloads[i]);
+      status = 2;
+      goto out;
+    }
+  for (size_t i = 0; i < r->cfg->workload_count; i++)
+    if (!o->workload_count ||
+        cal_in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
+      /* The model digest, hashed once here in the parent: every child
+       * inherits it. */
+      if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
+        calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+        status = 2;
+        goto out;
+      }
+      r->workloads[r->workload_count++] = i;
+    }
+  if (!r->workload_count) {
+    fprintf(r->err, "calhost: calibrate: the configuration has no workload\n");
+    status = 2;
+    goto out;
+  }
+
+  /* Targets and environment. */
+  static const uint32_t one_thread = 1;
+  const uint32_t *tc = r->cfg->thread_counts;
+  size_t ntc = r->cfg->thread_count_count;
+  if (!tc || !ntc) {
+    tc = &one_thread;
+    ntc = 1;
+  }
+  if (calhost_processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc,
+                                &r->targets, err, sizeof err) != 0) {
+    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+    status = 2;
+    goto out;
+  }
+  calhost_processor_environment_record(r->targets.cpus, r->targets.cpu_count, &r->env);
+  for (size_t i = 0; i < r->env.warning_count; i++)
+    cal_warn(r, "%s", r->env.warnings[i]);
+
+  /* Plugins. */
+  calhost_loader_options lo;
+  calhost_loader_options_init(&lo);
+  calhost_binding_loader_options(r->cfg, &lo);
+  /* --plugin narrows the configuration's enabled list (nothing else is loaded) */
+  only = calloc(o->plugin_count + 1, sizeof *only);
+  if (!only) {
+    status = 2;
+    goto out;
+  }
+  for (size_t i = 0; i < o->plugin_count; i++) {
+    if (r->cfg->enabled_count &&
+        !cal_in_list(r->cfg->enabled_backends, r->cfg->enabled_count, o->plugins[i])) {
+      cal_add_failure(r, o->plugins[i], NULL, 0, NULL, "not enabled in the configuration", NULL);
+      continue;
+    }
+    only[nonly++] = o->plugins[i];
+  }
+  if (o->plugin_count && !nonly) {
+    fprintf(r->err, "calhost: calibrate: none of the --plugin backends is enabled\n");
+    status = 2;
+    goto report;
+  }
+  lo.enabled = nonly ? only : r->cfg->enabled_backends;
+  lo.enabled_count = nonly ? nonly : r->cfg->enabled_count;
+  lo.services.user = r;
+  lo.services.cancel_flag = &g_cancel;
+  lo.services.is_cancelled = cal_budget_over;
+  int found = calhost_loader_discover(&lo, &r->plugins);
+  if (found < 0) {
+    fprintf(r->err, "calhost: calibrate: out of memory while loading plugins\n");
+    status = 2;
+    goto out;
+  }
+  /* every backend asked for (--plugin, else the enabled list) must be loaded */
+  want = nonly ? only : r->cfg->enabled_backends;
+  nwant = nonly ? nonly : r->cfg->enabled_count;
+  for (size_t i = 0; i < nwant; i++) {
+    calhost_plugin *p = calhost_plugin_list_find(&r->plugins, want[i]);
+    if (!p || !p->loaded)
+      cal_add_failure(r, want[i], NULL, 0, NULL,
+                      p && p->reason ? p->reason : "not found (or it failed to load)", NULL);
+  }
+  size_t usable = 0;
+  for (size_t i = 0; i < r->plugins.count; i++) {
+    calhost_plugin *p = r->plugins.items[i];
+    if (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend))
+      continue;
+    if (!p->loaded) {
+      /* named in the enabled list: a failure above; otherwise a warning */
+      int wanted = p->backend && cal_in_list(want, nwant, p->backend);
+      if (p->reason && !wanted && p->state != CALHOST_PLUGIN_DISABLED)
+        cal_warn(r, "plugin %s not loaded: %s", p->path ? p->path : "?", p->reason);
+      continue;
+    }
+    usable++;
+    for (size_t w = 0; w < r->workload_count; w++)
+      if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[w]].operator_name))
+        r->sweeps_total += r->targets.count;
+  }
+  if (!usable) {
+    fprintf(r->err, "calhost: calibrate: no plugin to calibrate\n");
+    status = 2;
+    goto report;
+  }
+
+  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
+    calhost_plugin *p = r->plugins.items[i];
+    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
+      continue;
+    calibrate_plugin(r, p);
+  }
+  cal_progress_end(r);
+  if (g_cancel) {
+    r->interrupted = g_signal ? g_signal : SIGINT;
+    status = 128 + r->interrupted;
+  } else {
+    status = r->failure_count ? 1 : 0;
+    size_t calibrated = 0; /* stored now, or already calibrated before */
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
+        status = 1;
+      if (x->kind == CAL_STORED || x->kind == CAL_PENDING ||
+          (x->kind == CAL_SKIPPED && x->key.processor)) /* skips with a key: calibrated */
+        calibrated++;
+    }
+    /* nothing calibrated (every sweep unsupported, or no workload for the
+     * chosen plugins) is a "no", not a success */
+    if (!calibrated) {
+      status = 1;
+      cal_warn(r, "nothing was calibrated: %s",
+               r->result_count ? "every sweep was skipped or failed"
+                               : "no configured workload uses an operator of the selected plugins");
+    }
+  }
+
+report:
+  if (saved_stdout >= 0) {
+    fflush(stdout);
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+    saved_stdout = -1;
+  }
+  if (o->json)
+    cal_print_json(r, status);
+  else
+    cal_print_summary(r);
+  if (o->json_out) { /* --report: the same JSON into the report's folder */
+    r->out = o->json_out;
+    cal_print_json(r, status);
+  }
+out:
+  if (saved_stdout >= 0) {
+    fflush(stdout);
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+  }
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGHUP, &old_hup, NULL);
+  free(only);
+  cal_run_free(r);
+  return status;
+}

@@ -1,0 +1,252 @@
+/*
+ * child.c: what runs in the forked child of one plugin during calibrate
+ * (run.h): create the plugin instance with its [plugin NAME] settings, build
+ * each (workload, target) key, skip duplicates and keys already calibrated,
+ * run the measurement engine's sweep, and send every outcome to the parent
+ * as framed records (records.h). The only place calibrate runs plugin code.
+ */
+#include "run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isolate/isolate.h"
+#include "runtime/binding.h"
+
+typedef struct child_ctx {
+  cal_run *r;
+  int fd;
+  size_t workload;
+  uint32_t threads;
+  calhost_proto_buf buf;
+} child_ctx;
+
+static void child_send(child_ctx *c) {
+  if (calhost_proto_finish(&c->buf) == 0)
+    calhost_proto_write(c->fd, &c->buf);
+}
+
+static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
+                            const char *policy) {
+  child_ctx *c = user;
+  calhost_proto_begin(&c->buf, CALHOST_REC_CANDIDATE);
+  calhost_proto_put_u64(&c->buf, c->workload);
+  calhost_proto_put_u64(&c->buf, c->threads);
+  calhost_proto_put_u64(&c->buf, index);
+  calhost_proto_put_u64(&c->buf, ordinal);
+  calhost_proto_put_u64(&c->buf, total);
+  calhost_proto_put_str(&c->buf, policy);
+  child_send(c);
+}
+
+static const char *child_take_error(void *user) {
+  child_ctx *c = user;
+  return calhost_services_take_error(&c->r->cur->services_ctx);
+}
+
+static void child_skip(child_ctx *c, const char *reason, const calhost_built_key *k) {
+  calhost_proto_begin(&c->buf, CALHOST_REC_SKIPPED);
+  calhost_proto_put_u64(&c->buf, c->workload);
+  calhost_proto_put_u64(&c->buf, c->threads);
+  calhost_proto_put_str(&c->buf, reason);
+  if (k)
+    calhost_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count, k->structure,
+                           k->structure_count);
+  else
+    calhost_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
+  child_send(c);
+}
+
+static void child_fail(child_ctx *c, uint32_t type, const char *message) {
+  calhost_proto_begin(&c->buf, type);
+  if (type == CALHOST_REC_FAILED) {
+    calhost_proto_put_u64(&c->buf, c->workload);
+    calhost_proto_put_u64(&c->buf, c->threads);
+  }
+  calhost_proto_put_str(&c->buf, message);
+  child_send(c);
+}
+
+/* Whether the store (as read before the child was forked) holds a
+ * calibrated profile with this exact key: one index probe. Only saves the
+ * sweep; the commit decides again against the file (put if absent). */
+static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
+  calhost_binding_key key;
+  if (calhost_binding_store_key(CALSTORE_KEY_EXACT, r->cur->backend, op,
+                                r->cur->implementation_version, k->model_digest, k->processor,
+                                k->thread_count, NULL, 0, &key) != 0)
+    return 0;
+  calstore_lookup_result *res = NULL;
+  int have =
+      calstore_get(r->store, &key.key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
+  calstore_lookup_result_free(&res);
+  calhost_binding_key_free(&key);
+  return have;
+}
+
+static int copy_key(const calhost_built_key *k, calhost_record_key *out) {
+  memset(out, 0, sizeof *out);
+  out->model_digest = cal_dupstr(k->model_digest);
+  out->processor = cal_dupstr(k->processor);
+  out->thread_count = k->thread_count;
+  out->structure = calloc(k->structure_count, sizeof *out->structure);
+  if (!out->model_digest || !out->processor || !out->structure)
+    goto bad;
+  for (size_t i = 0; i < k->structure_count; i++) {
+    out->structure[i].name = cal_dupstr(k->structure[i].name);
+    out->structure[i].value = cal_dupstr(k->structure[i].value);
+    out->structure_count = i + 1;
+    if (!out->structure[i].name || !out->structure[i].value)
+      goto bad;
+  }
+  return 0;
+bad:
+  calhost_record_key_free(out);
+  return -1;
+}
+
+int cal_child_main(void *user, int fd) {
+  cal_run *r = user;
+  calhost_plugin *p = r->cur;
+  const calhost_plugin_vtable *vt = &p->vtable;
+  child_ctx c = {.r = r, .fd = fd};
+  char why[1024];
+  const calhost_property *settings; /* [plugin NAME], as every instance gets them */
+  size_t setting_count;
+  calhost_binding_plugin_settings(r->cfg, p->backend, &settings, &setting_count);
+
+  calhost_proto_begin(&c.buf, CALHOST_REC_HELLO);
+  calhost_proto_put_str(&c.buf, p->backend);
+  child_send(&c);
+
+  calhost_plugin_instance *inst = NULL;
+  calhost_status st = vt->create(&p->services, settings, setting_count, &inst);
+  if (st != CALHOST_OK || !inst) {
+    const char *m = calhost_services_take_error(&p->services_ctx);
+    snprintf(why, sizeof why, "create failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
+             m ? m : "");
+    child_fail(&c, CALHOST_REC_PLUGIN_FAILED, why);
+    calhost_proto_buf_free(&c.buf);
+    return 3;
+  }
+  calhost_processor_pin_thread(r->targets.cpus, r->targets.cpu_count, NULL, 0);
+
+  double budget = r->cfg->time_budget_seconds;
+  double plugin_deadline = budget > 0 ? calhost_sweep_now() + budget : 0;
+  size_t sweeps_left = 0;
+  for (size_t i = 0; i < r->workload_count; i++)
+    if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
+      sweeps_left += r->targets.count;
+
+  /* exact keys built in this run: a backend that caps its thread count
+   * gives the same key for several targets; calibrate it once */
+  struct built_rec {
+    size_t workload;
+    uint32_t thread_count, target_threads;
+  } built[256];
+  size_t nbuilt = 0;
+  for (size_t i = 0; i < r->workload_count; i++) {
+    const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[i]];
+    if (!calhost_binding_serves(p, cw->operator_name))
+      continue;
+    calhost_workload w;
+    calhost_binding_workload(cw, &w);
+    c.workload = r->workloads[i];
+    for (size_t t = 0; t < r->targets.count; t++, sweeps_left--) {
+      calhost_target tg;
+      calhost_binding_target(&r->targets, t, &tg);
+      c.threads = tg.thread_count;
+      calhost_built_key k;
+      calhost_binding_built_key_init(&k);
+      st = vt->build_key(inst, &w, &tg, &k);
+      if (st == CALHOST_UNSUPPORTED) {
+        const char *m = calhost_services_take_error(&p->services_ctx);
+        snprintf(why, sizeof why, "unsupported%s%s", m ? ": " : "", m ? m : "");
+        child_skip(&c, why, NULL);
+        continue;
+      }
+      if (st != CALHOST_OK) {
+        const char *m = calhost_services_take_error(&p->services_ctx);
+        snprintf(why, sizeof why, "build_key failed: %s%s%s", calhost_status_name(st),
+                 m ? ": " : "", m ? m : "");
+        child_fail(&c, CALHOST_REC_FAILED, why);
+        continue;
+      }
+      if (!calhost_binding_key_usable(&k, why, sizeof why)) {
+        child_fail(&c, CALHOST_REC_FAILED, why);
+        continue;
+      }
+      uint32_t dup_of = 0;
+      for (size_t j = 0; j < nbuilt && !dup_of; j++)
+        if (built[j].thread_count == k.thread_count && built[j].workload == c.workload)
+          dup_of = built[j].target_threads;
+      if (dup_of) {
+        snprintf(why, sizeof why, "same exact key as threads=%u (the plugin uses %u thread%s)",
+                 dup_of, k.thread_count, k.thread_count == 1 ? "" : "s");
+        child_skip(&c, why, &k);
+        continue;
+      }
+      if (nbuilt < sizeof built / sizeof built[0])
+        built[nbuilt++] = (struct built_rec){c.workload, k.thread_count, tg.thread_count};
+      if (!r->o->force && already_calibrated(r, cw->operator_name, &k)) {
+        child_skip(&c, "already calibrated (use --force to recalibrate)", &k);
+        continue;
+      }
+      /* The key stays valid only until the next plugin call: copy it. */
+      calhost_record_key kc;
+      if (copy_key(&k, &kc) != 0) {
+        child_fail(&c, CALHOST_REC_FAILED, "out of memory");
+        continue;
+      }
+      double now = calhost_sweep_now();
+      double deadline = 0;
+      if (plugin_deadline > 0) {
+        if (now >= plugin_deadline) {
+          calhost_record_key_free(&kc);
+          child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
+          continue;
+        }
+        deadline = now + (plugin_deadline - now) / (double)(sweeps_left ? sweeps_left : 1);
+      }
+      r->child_deadline = deadline;
+      calhost_sweep_request req = {.vtable = vt,
+                                   .abi_version = p->abi_version,
+                                   .instance = inst,
+                                   .workload = &w,
+                                   .target = &tg,
+                                   .params = r->params,
+                                   .deadline = deadline,
+                                   .max_policy_length = CALHOST_POLICY_MAX_LENGTH};
+      req.hooks.user = &c;
+      req.hooks.candidate_start = child_candidate;
+      req.hooks.take_plugin_error = child_take_error;
+      calhost_sweep_result res;
+      calhost_sweep_run(&req, &res);
+      r->child_deadline = 0;
+      calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);
+      calhost_proto_put_u64(&c.buf, c.workload);
+      calhost_proto_put_u64(&c.buf, c.threads);
+      calhost_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count, kc.structure,
+                             kc.structure_count);
+      calhost_record_key_free(&kc);
+      calhost_record_put_result(&c.buf, &res);
+      child_send(&c);
+      calhost_sweep_result_free(&res);
+    }
+    calhost_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
+    calhost_proto_put_u64(&c.buf, c.workload);
+    child_send(&c);
+  }
+  vt->destroy(inst);
+  calhost_proto_begin(&c.buf, CALHOST_REC_DONE);
+  child_send(&c);
+  calhost_proto_buf_free(&c.buf);
+  return 0;
+}
+
+/* Budget as the plugin's is_cancelled sees it (in the child). */
+int cal_budget_over(void *user) {
+  cal_run *r = user;
+  return r->child_deadline > 0 && calhost_sweep_now() > r->child_deadline + 0.5;
+}

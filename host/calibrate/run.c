@@ -1,0 +1,104 @@
+/*
+ * run.c: the state of one calibrate run (run.h): results, failures and
+ * warnings as they are recorded, the small lookups over the selection, and
+ * freeing the run.
+ */
+#include "run.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *cal_dupstr(const char *s) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s);
+  char *d = malloc(n + 1);
+  if (d)
+    memcpy(d, s, n + 1);
+  return d;
+}
+
+void cal_warn(cal_run *r, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **w = realloc(r->warnings, (r->warning_count + 1) * sizeof *w);
+  if (!w)
+    return;
+  r->warnings = w;
+  w[r->warning_count] = cal_dupstr(buf);
+  if (w[r->warning_count])
+    r->warning_count++;
+}
+
+const char *cal_workload_name(const cal_run *r, size_t index) {
+  return index < r->cfg->workload_count ? r->cfg->workloads[index].name : "?";
+}
+
+cal_result *cal_add_result(cal_run *r) {
+  cal_result *n = realloc(r->results, (r->result_count + 1) * sizeof *n);
+  if (!n)
+    return NULL;
+  r->results = n;
+  cal_result *x = &n[r->result_count++];
+  memset(x, 0, sizeof *x);
+  x->backend = cal_dupstr(r->cur ? r->cur->backend : NULL);
+  x->implementation = cal_dupstr(r->cur ? r->cur->implementation_version : NULL);
+  return x;
+}
+
+void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint32_t threads,
+                     const char *candidate, const char *message, const char *output) {
+  cal_failure *n = realloc(r->failures, (r->failure_count + 1) * sizeof *n);
+  if (!n)
+    return;
+  r->failures = n;
+  cal_failure *f = &n[r->failure_count++];
+  f->backend = cal_dupstr(backend);
+  f->workload = cal_dupstr(workload);
+  f->threads = threads;
+  f->candidate = cal_dupstr(candidate);
+  f->message = cal_dupstr(message);
+  f->output = output && *output ? cal_dupstr(output) : NULL;
+}
+
+int cal_in_list(char *const *list, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (s && !strcmp(list[i], s))
+      return 1;
+  return 0;
+}
+
+void cal_run_free(cal_run *r) {
+  for (size_t i = 0; i < r->result_count; i++) {
+    cal_result *x = &r->results[i];
+    free(x->backend);
+    free(x->implementation);
+    free(x->message);
+    free(x->portable_note);
+    calhost_record_key_free(&x->key);
+    calhost_sweep_result_free(&x->sweep);
+  }
+  free(r->results);
+  for (size_t i = 0; i < r->failure_count; i++) {
+    cal_failure *f = &r->failures[i];
+    free(f->backend);
+    free(f->workload);
+    free(f->candidate);
+    free(f->message);
+    free(f->output);
+  }
+  free(r->failures);
+  for (size_t i = 0; i < r->warning_count; i++)
+    free(r->warnings[i]);
+  free(r->warnings);
+  free(r->workloads);
+  free(r->cur_candidate);
+  calhost_plugin_list_free(&r->plugins);
+  calhost_target_list_free(&r->targets);
+  calstore_close(&r->store);
+}

@@ -1,0 +1,185 @@
+/*
+ * binding.c: the binding between configuration, loader, this machine and
+ * the store (see binding.h): one owner for each of those steps.
+ */
+#include "binding.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/text.h"
+
+/* calhost_property (the plugin ABI) and calstore_property (the store) are
+ * two types with one shape; keys are converted between them field by field
+ * (calhost_binding_store_key), never cast. These checks keep the shapes
+ * equal so a conversion loses nothing. */
+_Static_assert(sizeof(calhost_property) == sizeof(calstore_property),
+               "calhost_property and calstore_property differ");
+_Static_assert(offsetof(calhost_property, name) == offsetof(calstore_property, name) &&
+                   offsetof(calhost_property, value) == offsetof(calstore_property, value),
+               "calhost_property and calstore_property differ");
+
+void calhost_binding_loader_options(const calhost_config *cfg, calhost_loader_options *lo) {
+  lo->config_dirs = cfg->plugin_dirs;
+  lo->config_dir_count = cfg->plugin_dir_count;
+  lo->explicit_paths = cfg->plugin_paths;
+  lo->explicit_path_count = cfg->plugin_path_count;
+  lo->enabled = cfg->enabled_backends;
+  lo->enabled_count = cfg->enabled_count;
+  lo->disabled = cfg->disabled_backends;
+  lo->disabled_count = cfg->disabled_count;
+}
+
+void calhost_binding_store_options(const calhost_config *cfg, const char *store_path,
+                                   calstore_options *opts) {
+  if (cfg->store_path)
+    opts->path = cfg->store_path;
+  opts->persistence_enabled = cfg->persistence_enabled;
+  if (store_path)
+    opts->path = store_path;
+}
+
+void calhost_binding_store_error(char *buf, size_t cap, calstore_status st,
+                                 const calstore_error *err, const char *path_if_none) {
+  char where[4200];
+  const char *path = err && err->path[0] ? err->path : path_if_none ? path_if_none : "store";
+  calhost_text_where(where, sizeof where, path, err ? err->line : 0);
+  snprintf(buf, cap, "%s: %s: %s%s", where, calstore_status_name(st), err ? err->message : "",
+           st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION
+               ? " (repair or remove the file; `calhost check` lists its problems)"
+               : "");
+}
+
+calstore_status calhost_binding_open_store(const calhost_config *cfg, const char *store_path,
+                                           calstore **out, char *why, size_t cap) {
+  calstore_options opts;
+  calstore_error err = {0};
+  calstore_options_init(&opts);
+  calhost_binding_store_options(cfg, store_path, &opts);
+  calstore_status st = calstore_open(&opts, out, &err);
+  if (st != CALSTORE_OK && why)
+    calhost_binding_store_error(why, cap, st, &err, opts.path);
+  return st;
+}
+
+void calhost_binding_plugin_settings(const calhost_config *cfg, const char *backend,
+                                     const calhost_property **settings, size_t *count) {
+  const calhost_config_plugin_section *sec =
+      backend ? calhost_config_plugin_named(cfg, backend) : NULL;
+  *settings = sec ? sec->settings : NULL;
+  *count = sec ? sec->setting_count : 0;
+}
+
+calhost_status calhost_binding_create(const calhost_config *cfg, calhost_plugin *p,
+                                      calhost_plugin_instance **inst) {
+  const calhost_property *settings;
+  size_t n;
+  calhost_binding_plugin_settings(cfg, p->backend, &settings, &n);
+  calhost_status st = calhost_plugin_create(p, settings, n, inst);
+  if (st != CALHOST_OK)
+    *inst = NULL;
+  return st;
+}
+
+int calhost_binding_serves(const calhost_plugin *p, const char *op) {
+  for (size_t i = 0; op && i < p->operator_count; i++)
+    if (!strcmp(p->operators[i], op))
+      return 1;
+  return 0;
+}
+
+void calhost_binding_workload(const calhost_config_workload *w, calhost_workload *out) {
+  memset(out, 0, sizeof *out);
+  out->header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof *out};
+  out->name = w->name;
+  out->operator_name = w->operator_name;
+  out->dtype = w->dtype ? w->dtype : "float32";
+  out->shape = w->shape;
+  out->shape_rank = w->shape_rank;
+  out->properties = w->properties;
+  out->property_count = w->property_count;
+  out->model_digest = w->model_digest;
+}
+
+void calhost_binding_target(const calhost_target_list *targets, size_t i, calhost_target *out) {
+  memset(out, 0, sizeof *out);
+  out->header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof *out};
+  out->processor = targets->processor.description;
+  out->thread_count = targets->items[i].thread_count;
+  out->cpus = targets->items[i].cpus;
+  out->cpu_count = targets->items[i].cpu_count;
+  out->features = targets->processor.features;
+}
+
+void calhost_binding_built_key_init(calhost_built_key *k) {
+  memset(k, 0, sizeof *k);
+  k->header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof *k};
+}
+
+int calhost_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
+  if (!k->model_digest || !*k->model_digest || !k->processor || !*k->processor ||
+      k->thread_count < 1) {
+    snprintf(why, cap, "build_key returned an incomplete exact key");
+    return 0;
+  }
+  if (!k->structure || k->structure_count < 1) {
+    snprintf(why, cap, "build_key returned no portable structure");
+    return 0;
+  }
+  for (size_t i = 0; i < k->structure_count; i++)
+    if (!k->structure[i].name || !k->structure[i].value || !*k->structure[i].name) {
+      snprintf(why, cap, "build_key returned an empty structure property");
+      return 0;
+    }
+  return 1;
+}
+
+int calhost_binding_store_key(calstore_key_kind kind, const char *backend,
+                              const char *operator_name, const char *implementation,
+                              const char *model_digest, const char *processor,
+                              uint32_t thread_count, const calhost_property *structure,
+                              size_t structure_count, calhost_binding_key *out) {
+  memset(out, 0, sizeof *out);
+  out->key.kind = kind;
+  out->key.backend = backend;
+  out->key.operator_name = operator_name;
+  out->key.implementation = implementation;
+  if (kind == CALSTORE_KEY_EXACT) {
+    out->key.model_digest = model_digest;
+    out->key.processor = processor;
+    out->key.thread_count = thread_count;
+    return 0;
+  }
+  if (structure_count) {
+    out->structure = calloc(structure_count, sizeof *out->structure);
+    if (!out->structure)
+      return -1;
+    for (size_t i = 0; i < structure_count; i++) {
+      out->structure[i].name = structure[i].name;
+      out->structure[i].value = structure[i].value;
+    }
+  }
+  out->key.structure = out->structure;
+  out->key.structure_count = structure_count;
+  return 0;
+}
+
+void calhost_binding_key_free(calhost_binding_key *k) {
+  if (!k)
+    return;
+  free(k->structure);
+  k->structure = NULL;
+  k->key.structure = NULL;
+  k->key.structure_count = 0;
+}
+
+int calhost_binding_validate(void *user, const char *policy, size_t length, char *err, size_t cap) {
+  const calhost_binding_validator *v = user;
+  if (length > CALHOST_POLICY_MAX_LENGTH) {
+    snprintf(err, cap, "policy of %zu bytes exceeds the limit of %u", length,
+             CALHOST_POLICY_MAX_LENGTH);
+    return 0;
+  }
+  return calhost_plugin_validate(v->plugin, v->instance, policy, length, err, cap) == CALHOST_OK;
+}

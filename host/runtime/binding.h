@@ -1,0 +1,115 @@
+/*
+ * binding.h: the binding between the configuration, the loader, this
+ * machine and the store: the one owner of each step that calibrate, lookup,
+ * override, plugin check and the deployment runtime (runtime.h) share:
+ *   - config -> loader options (plugin directories, files, enabled/disabled);
+ *   - the store options and their precedence (--store > [store] path >
+ *     libcalstore's default path; [store] persistence_enabled always holds)
+ *     and opening the store with a diagnostic naming the file and line;
+ *   - a configured workload -> the plugin ABI's calhost_workload, a target
+ *     of this machine -> calhost_target, an empty calhost_built_key;
+ *   - a key the plugin built -> the store's keys (exact and portable),
+ *     converting calhost_property to calstore_property (never a cast);
+ *   - the plugin's validate_policy as a calstore_validator_fn;
+ *   - creating a plugin instance with its [plugin NAME] settings.
+ * Internal to the host (the public face is include/calhost/runtime.h).
+ */
+#ifndef CALHOST_RUNTIME_BINDING_H
+#define CALHOST_RUNTIME_BINDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calhost/calstore.h"
+#include "calhost/plugin.h"
+#include "config/config.h"
+#include "loader/loader.h"
+#include "processor/processor.h"
+
+/* Fills *lo (after calhost_loader_options_init) with the configuration's
+ * plugin directories, explicit plugin files and enabled / disabled lists.
+ * The arrays stay the configuration's (borrowed: keep cfg alive). */
+void calhost_binding_loader_options(const calhost_config *cfg, calhost_loader_options *lo);
+
+/* Fills *opts (calstore_options_init first) from the configuration's
+ * [store] with the one precedence rule: store_path (the --store flag, may
+ * be NULL) > [store] path > libcalstore's default path (opts->path NULL);
+ * persistence_enabled from [store]. Strings are borrowed. */
+void calhost_binding_store_options(const calhost_config *cfg, const char *store_path,
+                                   calstore_options *opts);
+
+/* Opens the store of calhost_binding_store_options. Returns the status of
+ * calstore_open; *out gets the handle (possibly empty on failure: close it).
+ * On failure why (may be NULL) gets one line naming the file and line:
+ * "PATH[:LINE]: STATUS: message", with a repair hint for a malformed file. */
+calstore_status calhost_binding_open_store(const calhost_config *cfg, const char *store_path,
+                                           calstore **out, char *why, size_t cap);
+
+/* The one wording of a store failure: "PATH[:LINE]: STATUS: message" (+
+ * the repair hint for a malformed file or an unknown version) into buf;
+ * path_if_none names the file when err carries none. */
+void calhost_binding_store_error(char *buf, size_t cap, calstore_status st,
+                                 const calstore_error *err, const char *path_if_none);
+
+/* The plugin's [plugin NAME] settings (NULL / 0 when the configuration has
+ * no such section). */
+void calhost_binding_plugin_settings(const calhost_config *cfg, const char *backend,
+                                     const calhost_property **settings, size_t *count);
+
+/* Creates an instance of p with its [plugin NAME] settings through the
+ * loader's guarded call. Returns the plugin's status; on failure *inst is
+ * NULL and the plugin's message (if any) is in the loader's error slot
+ * (calhost_plugin_take_error). */
+calhost_status calhost_binding_create(const calhost_config *cfg, calhost_plugin *p,
+                                      calhost_plugin_instance **inst);
+
+/* Whether p serves operator op. */
+int calhost_binding_serves(const calhost_plugin *p, const char *op);
+
+/* The plugin ABI's view of a configured workload (strings borrowed from w;
+ * dtype defaults to "float32"). The model digest must have been computed
+ * (calhost_config_workload_digest) when the workload has a model file. */
+void calhost_binding_workload(const calhost_config_workload *w, calhost_workload *out);
+
+/* The plugin ABI's view of target i of a target list (borrowed). */
+void calhost_binding_target(const calhost_target_list *targets, size_t i, calhost_target *out);
+
+/* An empty built key with its struct header, ready for build_key. */
+void calhost_binding_built_key_init(calhost_built_key *k);
+
+/* Checks a key a plugin built: complete exact part and at least one
+ * non-empty structure property. Returns 1, or 0 with why. */
+int calhost_binding_key_usable(const calhost_built_key *k, char *why, size_t cap);
+
+/* A store key and the storage for its converted structure. */
+typedef struct calhost_binding_key {
+  calstore_key key;
+  calstore_property *structure; /* malloc'd (portable keys), converted from the built key */
+} calhost_binding_key;
+
+/* The store key of a built key (strings borrowed from the arguments; the
+ * structure array is converted into a new array owned by *out). kind
+ * CALSTORE_KEY_EXACT takes model digest, processor and thread count;
+ * CALSTORE_KEY_PORTABLE takes the structure. Returns 0, or -1 out of
+ * memory. Free with calhost_binding_key_free. */
+int calhost_binding_store_key(calstore_key_kind kind, const char *backend,
+                              const char *operator_name, const char *implementation,
+                              const char *model_digest, const char *processor,
+                              uint32_t thread_count, const calhost_property *structure,
+                              size_t structure_count, calhost_binding_key *out);
+
+/* Frees what calhost_binding_store_key allocated. NULL-safe. */
+void calhost_binding_key_free(calhost_binding_key *k);
+
+/* A plugin instance as a store validator: user of calhost_binding_validate. */
+typedef struct calhost_binding_validator {
+  calhost_plugin *plugin;
+  calhost_plugin_instance *instance;
+} calhost_binding_validator;
+
+/* calstore_validator_fn over the plugin's validate_policy (user: a
+ * calhost_binding_validator): 1 accepted, 0 refused with the plugin's
+ * message (a policy over CALHOST_POLICY_MAX_LENGTH is refused unasked). */
+int calhost_binding_validate(void *user, const char *policy, size_t length, char *err, size_t cap);
+
+#endif /* CALHOST_RUNTIME_BINDING_H */

@@ -1,0 +1,29 @@
+/*
+ * internal.h: what the calhost command line uses of the runtime beyond the
+ * public runtime.h: opening a runtime over a configuration the command
+ * already loaded (its own search rule and --store), and the loader's record
+ * and instance of a loaded plugin. Internal to the host.
+ */
+#ifndef CALHOST_RUNTIME_INTERNAL_H
+#define CALHOST_RUNTIME_INTERNAL_H
+
+#include "calhost/runtime.h"
+#include "config/config.h"
+#include "loader/loader.h"
+
+/* As calhost_runtime_open, over a loaded configuration: the runtime takes
+ * *cfg over (it is zeroed; calhost_runtime_close frees it) whatever the
+ * outcome. store_path as the option (--store), force_portable as the
+ * option (-1: the configuration's). */
+calhost_runtime_status calhost_runtime_open_config(calhost_config *cfg, const char *store_path,
+                                                   int force_portable, calhost_runtime **out,
+                                                   char *err, size_t err_capacity);
+
+/* The runtime's configuration (owned by the runtime). */
+const calhost_config *calhost_runtime_config(const calhost_runtime *runtime);
+
+/* The loader's record and the instance of a loaded plugin. */
+calhost_plugin *calhost_runtime_plugin_record(const calhost_runtime_plugin *p);
+calhost_plugin_instance *calhost_runtime_plugin_instance(const calhost_runtime_plugin *p);
+
+#endif /* CALHOST_RUNTIME_INTERNAL_H */

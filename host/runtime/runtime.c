@@ -1,0 +1,479 @@
+/*
+ * runtime.c: the deployment runtime (include/calhost/runtime.h): a
+ * configuration, its store, the plugins a program loaded, and the
+ * selection of a workload's policy on this machine, built on the binding
+ * (binding.h) that calibrate uses, so the keys are the ones it stored.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binding.h"
+#include "config/digest.h"
+#include "internal.h"
+
+struct calhost_runtime_plugin {
+  calhost_plugin_list list; /* the loader's records (this plugin and what it probed) */
+  calhost_plugin *p;
+  calhost_plugin_instance *inst;
+  calhost_runtime_plugin *next;
+};
+
+struct calhost_runtime {
+  calhost_config cfg;
+  calstore *store;
+  int force_portable;
+  char **extra_paths; /* options' plugin files and directories, copied */
+  size_t extra_path_count;
+  char **extra_dirs;
+  size_t extra_dir_count;
+  calhost_runtime_plugin *plugins;
+};
+
+#define FAIL(code, ...)                                                                            \
+  do {                                                                                             \
+    if (err && err_capacity)                                                                       \
+      snprintf(err, err_capacity, __VA_ARGS__);                                                    \
+    return (code);                                                                                 \
+  } while (0)
+
+const char *calhost_runtime_version(uint32_t *number) {
+  if (number)
+    *number = CALHOST_RUNTIME_VERSION_NUMBER;
+#define CALHOST_RUNTIME_STR2(x) #x
+#define CALHOST_RUNTIME_STR(x) CALHOST_RUNTIME_STR2(x)
+  return CALHOST_RUNTIME_STR(CALHOST_RUNTIME_VERSION_MAJOR) "." CALHOST_RUNTIME_STR(
+      CALHOST_RUNTIME_VERSION_MINOR) "." CALHOST_RUNTIME_STR(CALHOST_RUNTIME_VERSION_PATCH);
+}
+
+const char *calhost_runtime_status_name(calhost_runtime_status status) {
+  switch (status) {
+  case CALHOST_RUNTIME_OK:
+    return "ok";
+  case CALHOST_RUNTIME_NOT_FOUND:
+    return "not_found";
+  case CALHOST_RUNTIME_CONFIG:
+    return "config_error";
+  case CALHOST_RUNTIME_STORE:
+    return "store_error";
+  case CALHOST_RUNTIME_PLUGIN:
+    return "plugin_error";
+  case CALHOST_RUNTIME_UNSUPPORTED:
+    return "unsupported";
+  case CALHOST_RUNTIME_INVALID_ARGUMENT:
+    return "invalid_argument";
+  case CALHOST_RUNTIME_NO_MEMORY:
+    return "no_memory";
+  case CALHOST_RUNTIME_MODEL:
+    return "model_error";
+  case CALHOST_RUNTIME_TARGET:
+    return "target_error";
+  }
+  return "unknown";
+}
+
+void calhost_runtime_options_init(calhost_runtime_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+  options->force_portable = -1;
+}
+
+static char **copy_strings(const char *const *v, size_t n) {
+  char **out = calloc(n + 1, sizeof *out);
+  for (size_t i = 0; out && i < n; i++) {
+    size_t len = strlen(v[i]);
+    out[i] = malloc(len + 1);
+    if (!out[i]) {
+      for (size_t j = 0; j < i; j++)
+        free(out[j]);
+      free(out);
+      return NULL;
+    }
+    memcpy(out[i], v[i], len + 1);
+  }
+  return out;
+}
+
+static void free_strings(char **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+calhost_runtime_status calhost_runtime_open_config(calhost_config *cfg, const char *store_path,
+                                                   int force_portable, calhost_runtime **out,
+                                                   char *err, size_t err_capacity) {
+  if (out)
+    *out = NULL;
+  calhost_runtime *rt = calloc(1, sizeof *rt);
+  if (!rt) {
+    calhost_config_free(cfg);
+    memset(cfg, 0, sizeof *cfg);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
+  rt->cfg = *cfg;
+  memset(cfg, 0, sizeof *cfg);
+  rt->force_portable = force_portable >= 0 ? force_portable != 0 : rt->cfg.force_portable;
+  char why[4600];
+  if (calhost_binding_open_store(&rt->cfg, store_path, &rt->store, why, sizeof why) !=
+      CALSTORE_OK) {
+    calhost_runtime_close(&rt);
+    FAIL(CALHOST_RUNTIME_STORE, "%s", why);
+  }
+  *out = rt;
+  return CALHOST_RUNTIME_OK;
+}
+
+calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *options,
+                                            calhost_runtime **out, char *err, size_t err_capacity) {
+  calhost_runtime_options defaults;
+  if (!out)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "calhost_runtime_open: out is NULL");
+  *out = NULL;
+  if (!options) {
+    calhost_runtime_options_init(&defaults);
+    options = &defaults;
+  }
+  /* the fields of the first version end with plugin_dir_count */
+  if (options->struct_size < offsetof(calhost_runtime_options, plugin_dir_count) + sizeof(size_t))
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_open: options.struct_size %zu is too small (call "
+         "calhost_runtime_options_init)",
+         options->struct_size);
+  calhost_config cfg;
+  char why[2048];
+  if (options->config_path) {
+    if (calhost_config_load(options->config_path, &cfg, why, sizeof why) != 0)
+      FAIL(CALHOST_RUNTIME_CONFIG, "%s", why);
+  } else if (calhost_config_defaults(&cfg) != 0) {
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
+  calhost_runtime_status st = calhost_runtime_open_config(
+      &cfg, options->store_path, options->force_portable, out, err, err_capacity);
+  if (st != CALHOST_RUNTIME_OK)
+    return st;
+  calhost_runtime *rt = *out;
+  if (options->plugin_path_count) {
+    rt->extra_paths = copy_strings(options->plugin_paths, options->plugin_path_count);
+    rt->extra_path_count = rt->extra_paths ? options->plugin_path_count : 0;
+  }
+  if (options->plugin_dir_count) {
+    rt->extra_dirs = copy_strings(options->plugin_dirs, options->plugin_dir_count);
+    rt->extra_dir_count = rt->extra_dirs ? options->plugin_dir_count : 0;
+  }
+  if ((options->plugin_path_count && !rt->extra_paths) ||
+      (options->plugin_dir_count && !rt->extra_dirs)) {
+    calhost_runtime_close(out);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
+  return CALHOST_RUNTIME_OK;
+}
+
+void calhost_runtime_close(calhost_runtime **runtime) {
+  if (!runtime || !*runtime)
+    return;
+  calhost_runtime *rt = *runtime;
+  while (rt->plugins) {
+    calhost_runtime_plugin *p = rt->plugins;
+    rt->plugins = p->next;
+    if (p->inst)
+      calhost_plugin_destroy(p->p, p->inst);
+    calhost_plugin_list_free(&p->list);
+    free(p);
+  }
+  calstore_close(&rt->store);
+  free_strings(rt->extra_paths, rt->extra_path_count);
+  free_strings(rt->extra_dirs, rt->extra_dir_count);
+  calhost_config_free(&rt->cfg);
+  free(rt);
+  *runtime = NULL;
+}
+
+calstore *calhost_runtime_store(calhost_runtime *runtime) {
+  return runtime ? runtime->store : NULL;
+}
+
+int calhost_runtime_force_portable(const calhost_runtime *runtime) {
+  return runtime ? runtime->force_portable : 0;
+}
+
+const calhost_config *calhost_runtime_config(const calhost_runtime *runtime) {
+  return &runtime->cfg;
+}
+
+calhost_plugin *calhost_runtime_plugin_record(const calhost_runtime_plugin *p) {
+  return p->p;
+}
+
+calhost_plugin_instance *calhost_runtime_plugin_instance(const calhost_runtime_plugin *p) {
+  return p->inst;
+}
+
+const char *calhost_runtime_plugin_backend(const calhost_runtime_plugin *p) {
+  return p ? p->p->backend : NULL;
+}
+
+const char *calhost_runtime_plugin_implementation(const calhost_runtime_plugin *p) {
+  return p ? p->p->implementation_version : NULL;
+}
+
+int calhost_runtime_validate_policy(void *plugin, const char *policy, size_t length, char *err,
+                                    size_t err_capacity) {
+  calhost_runtime_plugin *p = plugin;
+  if (!p || !policy) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "no plugin or no policy");
+    return 0;
+  }
+  calhost_binding_validator v = {p->p, p->inst};
+  return calhost_binding_validate(&v, policy, length, err, err_capacity);
+}
+
+calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const char *backend,
+                                                   const char *workload,
+                                                   calhost_runtime_plugin **out, char *err,
+                                                   size_t err_capacity) {
+  if (!rt || !out || (!backend && !workload))
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_load_plugin: needs a runtime, out and a backend or a workload");
+  *out = NULL;
+  const calhost_config_workload *w = NULL;
+  if (!backend) {
+    w = calhost_config_workload_named(&rt->cfg, workload);
+    if (!w)
+      FAIL(CALHOST_RUNTIME_NOT_FOUND, "no workload named '%s' in the configuration", workload);
+  }
+  for (calhost_runtime_plugin *q = rt->plugins; q; q = q->next)
+    if (backend ? !strcmp(q->p->backend, backend)
+                : calhost_binding_serves(q->p, w->operator_name)) {
+      *out = q;
+      return CALHOST_RUNTIME_OK;
+    }
+  calhost_runtime_plugin *rp = calloc(1, sizeof *rp);
+  if (!rp)
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  /* the configuration's directories and files, and the options' */
+  const char **dirs = calloc(rt->cfg.plugin_dir_count + rt->extra_dir_count + 1, sizeof *dirs);
+  const char **paths = calloc(rt->cfg.plugin_path_count + rt->extra_path_count + 1, sizeof *paths);
+  if (!dirs || !paths) {
+    free(dirs);
+    free(paths);
+    free(rp);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
+  size_t nd = 0, np = 0;
+  for (size_t i = 0; i < rt->cfg.plugin_dir_count; i++)
+    dirs[nd++] = rt->cfg.plugin_dirs[i];
+  for (size_t i = 0; i < rt->extra_dir_count; i++)
+    dirs[nd++] = rt->extra_dirs[i];
+  for (size_t i = 0; i < rt->cfg.plugin_path_count; i++)
+    paths[np++] = rt->cfg.plugin_paths[i];
+  for (size_t i = 0; i < rt->extra_path_count; i++)
+    paths[np++] = rt->extra_paths[i];
+  calhost_loader_options lo;
+  calhost_loader_options_init(&lo);
+  calhost_binding_loader_options(&rt->cfg, &lo);
+  lo.config_dirs = (char *const *)dirs;
+  lo.config_dir_count = nd;
+  lo.explicit_paths = (char *const *)paths;
+  lo.explicit_path_count = np;
+  char *only[1] = {(char *)backend};
+  if (backend) { /* only that plugin is loaded */
+    lo.enabled = only;
+    lo.enabled_count = 1;
+  }
+  int found = calhost_loader_discover(&lo, &rp->list);
+  free(dirs);
+  free(paths);
+  if (found < 0) {
+    calhost_plugin_list_free(&rp->list);
+    free(rp);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory while loading plugins");
+  }
+  for (size_t i = 0; i < rp->list.count && !rp->p; i++) {
+    calhost_plugin *p = rp->list.items[i];
+    if (p->loaded &&
+        (backend ? !strcmp(p->backend, backend) : calhost_binding_serves(p, w->operator_name)))
+      rp->p = p;
+  }
+  if (!rp->p) {
+    calhost_plugin_list_free(&rp->list);
+    free(rp);
+    if (backend)
+      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable", backend);
+    FAIL(CALHOST_RUNTIME_NOT_FOUND, "no plugin serves operator %s of workload '%s'",
+         w->operator_name, workload);
+  }
+  calhost_status cs = calhost_binding_create(&rt->cfg, rp->p, &rp->inst);
+  if (cs != CALHOST_OK || !rp->inst) {
+    const char *m = calhost_plugin_take_error(rp->p);
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: create failed: %s%s%s", rp->p->backend,
+               calhost_status_name(cs), m ? ": " : "", m ? m : "");
+    calhost_plugin_list_free(&rp->list);
+    free(rp);
+    return CALHOST_RUNTIME_PLUGIN;
+  }
+  rp->next = rt->plugins;
+  rt->plugins = rp;
+  *out = rp;
+  return CALHOST_RUNTIME_OK;
+}
+
+/* ---- selections ------------------------------------------------------- */
+
+/* A selection and the strings it owns, in one allocation of its own. */
+typedef struct selection_box {
+  calhost_runtime_selection sel;
+  char *strings[6]; /* backend, operator, implementation, digest, processor, workload */
+  calstore_property *structure;
+  size_t structure_count;
+} selection_box;
+
+void calhost_runtime_selection_free(calhost_runtime_selection **selection) {
+  if (!selection || !*selection)
+    return;
+  selection_box *b = (selection_box *)*selection;
+  calstore_lookup_result_free(&b->sel.result);
+  for (size_t i = 0; i < 6; i++)
+    free(b->strings[i]);
+  for (size_t i = 0; i < b->structure_count; i++) {
+    free((char *)b->structure[i].name);
+    free((char *)b->structure[i].value);
+  }
+  free(b->structure);
+  free(b);
+  *selection = NULL;
+}
+
+static char *dup_or_null(const char *s, int *oom) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s);
+  char *d = malloc(n + 1);
+  if (!d)
+    *oom = 1;
+  else
+    memcpy(d, s, n + 1);
+  return d;
+}
+
+calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_runtime_plugin *p,
+                                                  const char *workload, uint32_t threads,
+                                                  calhost_runtime_selection **out, char *err,
+                                                  size_t err_capacity) {
+  if (!rt || !p || !workload || !out)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_build_keys: needs a runtime, a plugin, a workload and out");
+  *out = NULL;
+  const calhost_config_workload *w = calhost_config_workload_named(&rt->cfg, workload);
+  if (!w)
+    FAIL(CALHOST_RUNTIME_NOT_FOUND, "no workload named '%s' in the configuration", workload);
+  char why[2048];
+  if (!calhost_config_workload_digest(w, why, sizeof why))
+    FAIL(CALHOST_RUNTIME_MODEL, "%s", why);
+  /* threads: 0 the configured first count; MAX every PU (0 to the processor part) */
+  uint32_t tc = threads == 0 ? (rt->cfg.thread_count_count ? rt->cfg.thread_counts[0] : 1)
+                : threads == CALHOST_RUNTIME_THREADS_MAX ? 0
+                                                         : threads;
+  calhost_target_list targets;
+  memset(&targets, 0, sizeof targets);
+  if (calhost_processor_targets(rt->cfg.cpus, rt->cfg.cpu_count, rt->cfg.cpus_all, &tc, 1, &targets,
+                                why, sizeof why) != 0)
+    FAIL(CALHOST_RUNTIME_TARGET, "%s", why);
+  calhost_workload wl;
+  calhost_target tg;
+  calhost_built_key key;
+  calhost_binding_workload(w, &wl);
+  calhost_binding_target(&targets, 0, &tg);
+  calhost_binding_built_key_init(&key);
+  calhost_status cs = calhost_plugin_build_key(p->p, p->inst, &wl, &tg, &key);
+  if (cs != CALHOST_OK) {
+    const char *m = calhost_plugin_take_error(p->p);
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: build_key failed for workload '%s': %s%s%s", p->p->backend,
+               workload, calhost_status_name(cs), m ? ": " : "", m ? m : "");
+    calhost_target_list_free(&targets);
+    return cs == CALHOST_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED : CALHOST_RUNTIME_PLUGIN;
+  }
+  if (!calhost_binding_key_usable(&key, why, sizeof why)) {
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: workload '%s': %s", p->p->backend, workload, why);
+    calhost_target_list_free(&targets);
+    return CALHOST_RUNTIME_PLUGIN;
+  }
+  /* Copy the key (valid only until the plugin's next call) into the
+   * selection, then make the store keys of it (binding: the conversion
+   * calibrate uses). */
+  selection_box *b = calloc(1, sizeof *b);
+  int oom = !b;
+  if (b) {
+    b->strings[0] = dup_or_null(p->p->backend, &oom);
+    b->strings[1] = dup_or_null(w->operator_name, &oom);
+    b->strings[2] = dup_or_null(p->p->implementation_version, &oom);
+    b->strings[3] = dup_or_null(key.model_digest, &oom);
+    b->strings[4] = dup_or_null(key.processor, &oom);
+    b->strings[5] = dup_or_null(w->name, &oom);
+    b->structure = calloc(key.structure_count, sizeof *b->structure);
+    oom |= !b->structure;
+    for (size_t i = 0; !oom && i < key.structure_count; i++) {
+      b->structure[i].name = dup_or_null(key.structure[i].name, &oom);
+      b->structure[i].value = dup_or_null(key.structure[i].value, &oom);
+      b->structure_count = i + 1;
+    }
+  }
+  uint32_t target_threads = tg.thread_count;
+  calhost_target_list_free(&targets);
+  if (oom) {
+    calhost_runtime_selection *tmp = b ? &b->sel : NULL;
+    calhost_runtime_selection_free(&tmp);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
+  calhost_runtime_selection *s = &b->sel;
+  s->exact = (calstore_key){CALSTORE_KEY_EXACT, b->strings[0], b->strings[1],
+                            b->strings[2],      b->strings[3], b->strings[4],
+                            key.thread_count,   NULL,          0};
+  s->portable = (calstore_key){
+      CALSTORE_KEY_PORTABLE, b->strings[0],     b->strings[1], b->strings[2], NULL, NULL, 0,
+      b->structure,          b->structure_count};
+  s->workload = b->strings[5];
+  s->target_threads = target_threads;
+  s->force_portable = rt->force_portable;
+  s->status = CALSTORE_NOT_FOUND;
+  *out = s;
+  return CALHOST_RUNTIME_OK;
+}
+
+calhost_runtime_status calhost_runtime_select(calhost_runtime *rt, calhost_runtime_plugin *p,
+                                              const char *workload, uint32_t threads,
+                                              calhost_runtime_selection **out, char *err,
+                                              size_t err_capacity) {
+  calhost_runtime_status st =
+      calhost_runtime_build_keys(rt, p, workload, threads, out, err, err_capacity);
+  if (st != CALHOST_RUNTIME_OK)
+    return st;
+  calhost_runtime_selection *s = *out;
+  calstore_lookup_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.backend = s->exact.backend;
+  lo.operator_name = s->exact.operator_name;
+  lo.implementation = s->exact.implementation;
+  lo.model_digest = s->exact.model_digest;
+  lo.processor = s->exact.processor;
+  lo.thread_count = s->exact.thread_count;
+  lo.structure = s->portable.structure;
+  lo.structure_count = s->portable.structure_count;
+  lo.force_portable = s->force_portable;
+  calhost_binding_validator v = {p->p, p->inst};
+  calstore_error se = {0};
+  s->status = calstore_lookup(rt->store, &lo, calhost_binding_validate, &v, &s->result, &se);
+  if (!s->result) {
+    char why[4600];
+    calhost_binding_store_error(why, sizeof why, s->status, &se, calstore_path(rt->store));
+    calhost_runtime_selection_free(out);
+    FAIL(CALHOST_RUNTIME_STORE, "lookup: %s", why);
+  }
+  return CALHOST_RUNTIME_OK;
+}

@@ -1,0 +1,215 @@
+/*
+ * runtime.h: the public C API of libcalhost_runtime, calhost's deployment
+ * runtime: what an inference runtime links to use, on a production
+ * machine, the policies `calhost calibrate` stored.
+ *
+ * It does what `calhost lookup --workload` does, from installed files only:
+ * open a runtime from a configuration file (the same calhost.ini, or a
+ * deployment one such as config/deploy-portable.ini) or from options set
+ * in code, load the one plugin it needs (with its [plugin NAME] settings),
+ * build the keys of a workload on this machine with the plugin's
+ * key-builder (exactly the keys calibrate stored), and select the policy
+ * with the store's precedence (exact override, portable override, exact
+ * calibrated, portable calibrated; only the portable levels with
+ * force_portable), every candidate checked by the plugin's validator. The
+ * answer is the store's calstore_lookup_result: the profile, its level and
+ * the rejections. No calibration happens here and nothing is written.
+ *
+ * Conventions (as calstore.h):
+ *  - Functions return a calhost_runtime_status; misuse (NULL handle, NULL
+ *    where not allowed) is CALHOST_RUNTIME_INVALID_ARGUMENT, never an abort.
+ *  - Functions that can fail take `char *err, size_t err_capacity` (err may
+ *    be NULL): on failure one line saying what failed, naming the file and
+ *    line or the plugin.
+ *  - Strings passed in are borrowed for the call; the runtime copies what
+ *    it keeps. What a function returns through a pointer is owned by the
+ *    runtime (valid until calhost_runtime_close) unless its comment says it
+ *    is the caller's to free.
+ *  - A runtime handle is used from one thread at a time: plugin calls run
+ *    with stdout pointed at stderr (so a plugin's chatter cannot corrupt the
+ *    program's output), which swaps the process's file descriptor 1.
+ *
+ * Evolving the API: the soname carries CALHOST_RUNTIME_VERSION_MAJOR, which
+ * changes only when the ABI breaks; within a major version functions and
+ * enum values are only added. calhost_runtime_options starts with
+ * struct_size (set by calhost_runtime_options_init): fields are only
+ * appended and read only when struct_size covers them. Structs the library
+ * allocates and returns (calhost_runtime_selection) only grow at their end.
+ */
+#ifndef CALHOST_RUNTIME_H
+#define CALHOST_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calhost/calstore.h"
+#include "calhost/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(CALHOST_RUNTIME_BUILDING_DLL)
+#define CALHOST_RUNTIME_API __declspec(dllexport)
+#elif defined(_WIN32) && !defined(CALHOST_RUNTIME_STATIC)
+#define CALHOST_RUNTIME_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define CALHOST_RUNTIME_API __attribute__((visibility("default")))
+#else
+#define CALHOST_RUNTIME_API
+#endif
+
+/* The library's version (semantic versioning; MAJOR is the ABI and the
+ * soname). */
+#define CALHOST_RUNTIME_VERSION_MAJOR 0
+#define CALHOST_RUNTIME_VERSION_MINOR 1
+#define CALHOST_RUNTIME_VERSION_PATCH 0
+#define CALHOST_RUNTIME_VERSION_NUMBER                                                             \
+  (CALHOST_RUNTIME_VERSION_MAJOR * 1000000 + CALHOST_RUNTIME_VERSION_MINOR * 1000 +                \
+   CALHOST_RUNTIME_VERSION_PATCH)
+
+/* The version of the library the program runs with ("MAJOR.MINOR.PATCH";
+ * static) and, when number is not NULL, its CALHOST_RUNTIME_VERSION_NUMBER. */
+CALHOST_RUNTIME_API const char *calhost_runtime_version(uint32_t *number);
+
+/* Result codes. Append-only. */
+typedef enum calhost_runtime_status {
+  CALHOST_RUNTIME_OK = 0,
+  CALHOST_RUNTIME_NOT_FOUND = 1,        /* no such workload / no plugin to load */
+  CALHOST_RUNTIME_CONFIG = 2,           /* the configuration is unreadable or invalid */
+  CALHOST_RUNTIME_STORE = 3,            /* the store could not be opened or read */
+  CALHOST_RUNTIME_PLUGIN = 4,           /* the plugin failed (create, build_key) */
+  CALHOST_RUNTIME_UNSUPPORTED = 5,      /* the plugin does not serve this workload */
+  CALHOST_RUNTIME_INVALID_ARGUMENT = 6, /* NULL where not allowed, bad struct_size */
+  CALHOST_RUNTIME_NO_MEMORY = 7,        /* allocation failed */
+  CALHOST_RUNTIME_MODEL = 8,            /* the workload's model file cannot be hashed */
+  CALHOST_RUNTIME_TARGET = 9,           /* the CPU set or thread count is not available here */
+} calhost_runtime_status;
+
+/* The name of a status ("ok", "not_found", "config_error", "store_error",
+ * "plugin_error", "unsupported", "invalid_argument", "no_memory",
+ * "model_error", "target_error"); "unknown" outside the enum. Static. */
+CALHOST_RUNTIME_API const char *calhost_runtime_status_name(calhost_runtime_status status);
+
+/* A thread count meaning every processing unit of the configured CPU set. */
+#define CALHOST_RUNTIME_THREADS_MAX UINT32_MAX
+
+/* How to open a runtime. Sized: call calhost_runtime_options_init first. */
+typedef struct calhost_runtime_options {
+  size_t struct_size;              /* sizeof(calhost_runtime_options), set by _init */
+  const char *config_path;         /* the configuration file (calhost.ini syntax); NULL: the
+                                      built-in defaults (no workloads, the default store path) */
+  const char *store_path;          /* replaces the configuration's [store] path (as --store);
+                                      NULL: [store] path, else libcalstore's default path */
+  int force_portable;              /* -1 (default): the configuration's [lookup] force_portable;
+                                      0: walk every level; 1: the portable levels only */
+  const char *const *plugin_paths; /* plugin files to consider besides the configuration's
+                                      [plugins] (may be NULL) */
+  size_t plugin_path_count;
+  const char *const *plugin_dirs; /* directories to search besides the configuration's */
+  size_t plugin_dir_count;
+} calhost_runtime_options;
+
+/* Sets every field to its default (and struct_size). */
+CALHOST_RUNTIME_API void calhost_runtime_options_init(calhost_runtime_options *options);
+
+typedef struct calhost_runtime calhost_runtime;
+typedef struct calhost_runtime_plugin calhost_runtime_plugin;
+
+/* Opens a runtime: reads the configuration (options->config_path; options
+ * NULL: every default), and opens the store (persistence as the
+ * configuration's [store] says; a missing file is an empty store). Returns
+ * CALHOST_RUNTIME_OK with *out set; CALHOST_RUNTIME_CONFIG ("FILE:LINE:
+ * reason") or CALHOST_RUNTIME_STORE ("FILE:LINE: status: reason") with *out
+ * NULL. Close with calhost_runtime_close. */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_open(
+    const calhost_runtime_options *options, calhost_runtime **out, char *err, size_t err_capacity);
+
+/* Destroys every plugin instance, unloads the plugins, closes the store,
+ * frees the runtime and sets *runtime to NULL. NULL-safe. */
+CALHOST_RUNTIME_API void calhost_runtime_close(calhost_runtime **runtime);
+
+/* The store the runtime reads (owned by the runtime): for a program that
+ * also wants calstore's other functions (list, export, install overrides). */
+CALHOST_RUNTIME_API calstore *calhost_runtime_store(calhost_runtime *runtime);
+
+/* Whether selections use only the portable levels (the option, else the
+ * configuration's [lookup] force_portable). */
+CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *runtime);
+
+/* Loads one plugin and creates its instance with the configuration's
+ * [plugin NAME] settings (exactly as calibrate creates it):
+ *   backend given: that backend (searched in the configured directories and
+ *     files; only it is loaded); workload may be NULL;
+ *   backend NULL: the first enabled plugin that serves the operator of the
+ *     configured workload `workload`.
+ * Plugins are probed in a child process before loading (a crashing plugin
+ * is reported, not fatal). Returns CALHOST_RUNTIME_OK with *out (owned by
+ * the runtime); CALHOST_RUNTIME_NOT_FOUND (no such plugin / workload, or no
+ * plugin serves the operator), CALHOST_RUNTIME_PLUGIN (create failed, with
+ * the plugin's message). Loading the same backend twice returns the same
+ * plugin. */
+CALHOST_RUNTIME_API calhost_runtime_status
+calhost_runtime_load_plugin(calhost_runtime *runtime, const char *backend, const char *workload,
+                            calhost_runtime_plugin **out, char *err, size_t err_capacity);
+
+/* The loaded plugin's backend name and implementation version (owned by
+ * the runtime). */
+CALHOST_RUNTIME_API const char *calhost_runtime_plugin_backend(const calhost_runtime_plugin *p);
+CALHOST_RUNTIME_API const char *
+calhost_runtime_plugin_implementation(const calhost_runtime_plugin *p);
+
+/* The plugin's validate_policy as a calstore_validator_fn (user: the
+ * calhost_runtime_plugin *): 1 accepted, 0 refused with the plugin's
+ * message in err. For calstore_install_override and friends. */
+CALHOST_RUNTIME_API int calhost_runtime_validate_policy(void *plugin, const char *policy,
+                                                        size_t length, char *err,
+                                                        size_t err_capacity);
+
+/* The keys of one workload on this machine and, after a selection, the
+ * store's answer. Allocated by the library, freed with
+ * calhost_runtime_selection_free; every string in it is its own. */
+typedef struct calhost_runtime_selection {
+  calstore_key exact;             /* the exact key (kind CALSTORE_KEY_EXACT) */
+  calstore_key portable;          /* the portable key (kind CALSTORE_KEY_PORTABLE) */
+  const char *workload;           /* the workload's name */
+  uint32_t target_threads;        /* the target's thread count (the exact key's may be
+                                     smaller: the plugin caps it) */
+  int force_portable;             /* whether the selection skipped the exact levels */
+  calstore_status status;         /* the lookup's status (CALSTORE_OK: a profile selected,
+                                     CALSTORE_NOT_FOUND: none); unset by build_keys */
+  calstore_lookup_result *result; /* profile, level and rejections; NULL from build_keys */
+} calhost_runtime_selection;
+
+/* Builds the exact and portable keys of the configured workload `workload`
+ * for this machine with `threads` threads (0: the configuration's first
+ * thread count, else 1; CALHOST_RUNTIME_THREADS_MAX: every PU of the
+ * configured CPU set) through the plugin's key-builder: the model file is
+ * hashed (once per runtime), the target is the configured CPU set.
+ * Returns CALHOST_RUNTIME_OK with *out (result NULL); NOT_FOUND (no such
+ * workload), MODEL, TARGET, UNSUPPORTED (the plugin does not serve it, with
+ * its message), PLUGIN (build_key failed or returned an unusable key). */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_build_keys(
+    calhost_runtime *runtime, calhost_runtime_plugin *p, const char *workload, uint32_t threads,
+    calhost_runtime_selection **out, char *err, size_t err_capacity);
+
+/* Builds the keys (as calhost_runtime_build_keys) and selects the policy:
+ * the store's precedence walk, each candidate policy checked by the
+ * plugin's validator, only the portable levels when force_portable.
+ * Returns CALHOST_RUNTIME_OK with *out whether or not a profile was
+ * selected: (*out)->result->profile is the selected profile or NULL (use
+ * the backend's default), with the rejections; errors as build_keys, and
+ * CALHOST_RUNTIME_STORE when the lookup itself failed. */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_select(
+    calhost_runtime *runtime, calhost_runtime_plugin *p, const char *workload, uint32_t threads,
+    calhost_runtime_selection **out, char *err, size_t err_capacity);
+
+/* Frees a selection (and its lookup result) and sets *selection to NULL.
+ * NULL-safe. */
+CALHOST_RUNTIME_API void calhost_runtime_selection_free(calhost_runtime_selection **selection);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CALHOST_RUNTIME_H */

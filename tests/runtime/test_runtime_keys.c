@@ -1,0 +1,271 @@
+/*
+ * test_runtime_keys.c: the deployment runtime (calhost/runtime.h, linked as
+ * the shared libcalhost_runtime) computes exactly the keys `calhost
+ * calibrate` stored, for every shipped plugin (cpu_gemm, openblas, example),
+ * with and without [plugin NAME] settings: for each case bin/calhost
+ * calibrates one workload into a fresh store, then the runtime opened from
+ * the same configuration builds the exact and portable keys, both of which
+ * the store holds as calibrated profiles, and selects the exact calibrated
+ * profile (the portable one with force_portable). With max_isa = portable,
+ * cpu_gemm's keys differ from its keys without settings on a machine with
+ * AVX2 (the settings reach the plugin).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "calhost/runtime.h"
+
+static char g_dir[256];
+
+typedef struct key_case {
+  const char *backend;
+  const char *workload; /* the [workload w] body */
+  const char *settings; /* the [plugin NAME] body, or NULL */
+} key_case;
+
+static const char *build_dir(void) {
+  const char *b = getenv("CALHOST_BUILD_DIR");
+  assert_non_null(b);
+  return b;
+}
+
+static int plugin_built(const char *backend) {
+  char p[1400];
+  snprintf(p, sizeof p, "%s/lib/calhost/plugins/%s.so", build_dir(), backend);
+  return access(p, R_OK) == 0;
+}
+
+/* Writes the configuration of a case; returns its path in cfg. */
+static void write_case(const key_case *c, size_t n, char *cfg, size_t cap) {
+  char store[600];
+  snprintf(cfg, cap, "%s/case-%zu.ini", g_dir, n);
+  snprintf(store, sizeof store, "%s/store-%zu.txt", g_dir, n);
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s\n"
+          "[plugins]\ndirectories = %s/lib/calhost/plugins\nenabled = %s\n"
+          "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 2\n"
+          "[workload w]\n%s\n",
+          store, build_dir(), c->backend, c->workload);
+  if (c->settings)
+    fprintf(f, "[plugin %s]\n%s\n", c->backend, c->settings);
+  fclose(f);
+}
+
+static int calibrate(const char *cfg) {
+  char bin[1400];
+  snprintf(bin, sizeof bin, "%s/bin/calhost", build_dir());
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout))
+      _exit(126);
+    execl(bin, bin, "--config", cfg, "--quiet", "calibrate", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Opens the runtime of cfg, loads the backend and builds (select: and
+ * selects) the keys of workload w. */
+static calhost_runtime_selection *keys_of(const char *cfg, const char *backend, int force_portable,
+                                          int select, calhost_runtime **rt) {
+  char err[4096];
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = cfg;
+  o.force_portable = force_portable;
+  if (calhost_runtime_open(&o, rt, err, sizeof err) != CALHOST_RUNTIME_OK)
+    fail_msg("open %s: %s", cfg, err);
+  calhost_runtime_plugin *p = NULL;
+  if (calhost_runtime_load_plugin(*rt, backend, NULL, &p, err, sizeof err) != CALHOST_RUNTIME_OK)
+    fail_msg("load %s: %s", backend, err);
+  assert_string_equal(calhost_runtime_plugin_backend(p), backend);
+  calhost_runtime_selection *s = NULL;
+  calhost_runtime_status st = select
+                                  ? calhost_runtime_select(*rt, p, "w", 0, &s, err, sizeof err)
+                                  : calhost_runtime_build_keys(*rt, p, "w", 0, &s, err, sizeof err);
+  if (st != CALHOST_RUNTIME_OK)
+    fail_msg("keys of %s: %s: %s", backend, calhost_runtime_status_name(st), err);
+  return s;
+}
+
+static int stored(calstore *store, const calstore_key *k) {
+  calstore_lookup_result *r = NULL;
+  calstore_status st = calstore_get(store, k, CALSTORE_SOURCE_CALIBRATED, &r, NULL);
+  calstore_lookup_result_free(&r);
+  return st == CALSTORE_OK;
+}
+
+static void check_case(const key_case *c, size_t n) {
+  char cfg[600];
+  write_case(c, n, cfg, sizeof cfg);
+  int rc = calibrate(cfg);
+  if (rc != 0)
+    fail_msg("calhost calibrate (%s%s) exited %d", c->backend, c->settings ? " with settings" : "",
+             rc);
+  calhost_runtime *rt = NULL;
+  calhost_runtime_selection *s = keys_of(cfg, c->backend, -1, 1, &rt);
+  /* the runtime's keys are the ones calibrate stored */
+  if (!stored(calhost_runtime_store(rt), &s->exact))
+    fail_msg("%s: the exact key (processor %s, threads %u) is not in the store", c->backend,
+             s->exact.processor, s->exact.thread_count);
+  if (!stored(calhost_runtime_store(rt), &s->portable))
+    fail_msg("%s: the portable key is not in the store", c->backend);
+  assert_non_null(s->result);
+  assert_non_null(s->result->profile);
+  assert_int_equal(s->result->level, CALSTORE_LEVEL_EXACT_CALIBRATED);
+  calhost_runtime_selection_free(&s);
+  calhost_runtime_close(&rt);
+  assert_null(rt);
+
+  s = keys_of(cfg, c->backend, 1, 1, &rt);
+  assert_int_equal(s->force_portable, 1);
+  assert_non_null(s->result->profile);
+  assert_int_equal(s->result->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  calhost_runtime_selection_free(&s);
+  calhost_runtime_close(&rt);
+}
+
+#define MATMUL "operator = MatMul\nshape = 64,64,64"
+#define REDUCE "operator = ReduceSum\nshape = 4096"
+
+static void runtime_keys_equal_calibrate_keys_for_every_shipped_plugin(void **state) {
+  (void)state;
+  static const key_case cases[] = {
+      {"cpu_gemm", MATMUL, NULL}, {"cpu_gemm", MATMUL, "max_isa = portable"},
+      {"openblas", MATMUL, NULL}, {"openblas", MATMUL, "library = libopenblas.so.0"},
+      {"example", REDUCE, NULL}, /* the example backend takes no settings */
+  };
+  size_t ran = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (!plugin_built(cases[i].backend)) {
+      /* openblas is built only where OpenBLAS is found */
+      assert_string_equal(cases[i].backend, "openblas");
+      continue;
+    }
+    check_case(&cases[i], i);
+    ran++;
+  }
+  assert_true(ran >= 3);
+}
+
+/* The [plugin cpu_gemm] settings reach the instance the runtime creates:
+ * with max_isa = portable the portable key names the portable ISA. */
+static void runtime_creates_the_plugin_with_its_settings(void **state) {
+  (void)state;
+  static const key_case plain = {"cpu_gemm", MATMUL, NULL};
+  static const key_case capped = {"cpu_gemm", MATMUL, "max_isa = portable"};
+  char a[600], b[600];
+  write_case(&plain, 100, a, sizeof a);
+  write_case(&capped, 101, b, sizeof b);
+  calhost_runtime *ra = NULL, *rb = NULL;
+  calhost_runtime_selection *sa = keys_of(a, "cpu_gemm", -1, 0, &ra);
+  calhost_runtime_selection *sb = keys_of(b, "cpu_gemm", -1, 0, &rb);
+  assert_null(sa->result); /* build_keys selects nothing */
+  const char *isa_a = NULL, *isa_b = NULL;
+  for (size_t i = 0; i < sa->portable.structure_count; i++)
+    if (!strcmp(sa->portable.structure[i].name, "isa"))
+      isa_a = sa->portable.structure[i].value;
+  for (size_t i = 0; i < sb->portable.structure_count; i++)
+    if (!strcmp(sb->portable.structure[i].name, "isa"))
+      isa_b = sb->portable.structure[i].value;
+  assert_non_null(isa_a);
+  assert_non_null(isa_b);
+  assert_string_equal(isa_b, "portable");
+  if (strcmp(isa_a, "portable") == 0)
+    fprintf(stderr, "note: this processor's best ISA is portable; the keys coincide\n");
+  calhost_runtime_selection_free(&sa);
+  calhost_runtime_selection_free(&sb);
+  calhost_runtime_close(&ra);
+  calhost_runtime_close(&rb);
+}
+
+/* Errors name what failed; misuse is an error, not a crash. */
+static void runtime_reports_errors(void **state) {
+  (void)state;
+  char err[4096] = "", cfg[600];
+  calhost_runtime *rt = NULL;
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = "/nonexistent/calhost.ini";
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_CONFIG);
+  assert_null(rt);
+  assert_non_null(strstr(err, "/nonexistent/calhost.ini"));
+  o.struct_size = 8;
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err),
+                   CALHOST_RUNTIME_INVALID_ARGUMENT);
+  static const key_case c = {"example", REDUCE, NULL};
+  write_case(&c, 200, cfg, sizeof cfg);
+  calhost_runtime_options_init(&o);
+  o.config_path = cfg;
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+  calhost_runtime_plugin *p = NULL;
+  assert_int_equal(calhost_runtime_load_plugin(rt, "no_such_backend", NULL, &p, err, sizeof err),
+                   CALHOST_RUNTIME_NOT_FOUND);
+  assert_non_null(strstr(err, "no_such_backend"));
+  assert_int_equal(calhost_runtime_load_plugin(rt, NULL, "nope", &p, err, sizeof err),
+                   CALHOST_RUNTIME_NOT_FOUND);
+  assert_int_equal(calhost_runtime_load_plugin(rt, NULL, "w", &p, err, sizeof err),
+                   CALHOST_RUNTIME_OK);
+  calhost_runtime_plugin *again = NULL;
+  assert_int_equal(calhost_runtime_load_plugin(rt, "example", NULL, &again, err, sizeof err),
+                   CALHOST_RUNTIME_OK);
+  assert_ptr_equal(p, again);
+  calhost_runtime_selection *s = NULL;
+  assert_int_equal(calhost_runtime_select(rt, p, "nope", 0, &s, err, sizeof err),
+                   CALHOST_RUNTIME_NOT_FOUND);
+  assert_null(s);
+  /* nothing calibrated: OK, no profile */
+  assert_int_equal(calhost_runtime_select(rt, p, "w", 0, &s, err, sizeof err), CALHOST_RUNTIME_OK);
+  assert_null(s->result->profile);
+  assert_int_equal(s->status, CALSTORE_NOT_FOUND);
+  calhost_runtime_selection_free(&s);
+  /* the plugin's validator, for overrides */
+  assert_int_equal(calhost_runtime_validate_policy(p, "not a policy", 12, err, sizeof err), 0);
+  assert_int_equal(calhost_runtime_select(NULL, p, "w", 0, &s, err, sizeof err),
+                   CALHOST_RUNTIME_INVALID_ARGUMENT);
+  calhost_runtime_close(&rt);
+  calhost_runtime_close(&rt); /* NULL-safe */
+  assert_string_equal(calhost_runtime_status_name(CALHOST_RUNTIME_OK), "ok");
+  uint32_t number = 0;
+  assert_non_null(strstr(calhost_runtime_version(&number), "."));
+  assert_int_equal(number, CALHOST_RUNTIME_VERSION_NUMBER);
+  assert_string_equal(calhost_runtime_status_name((calhost_runtime_status)99), "unknown");
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-runtime-XXXXXX");
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(runtime_keys_equal_calibrate_keys_for_every_shipped_plugin),
+      cmocka_unit_test(runtime_creates_the_plugin_with_its_settings),
+      cmocka_unit_test(runtime_reports_errors),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
