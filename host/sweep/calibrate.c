@@ -19,6 +19,7 @@
 #include "config/digest.h"
 #include "isolate.h"
 #include "run.h"
+#include "verify.h"
 
 /* ---- signals --------------------------------------------------------- */
 
@@ -185,10 +186,11 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
   child_send(c);
 }
 
-/* Whether the store (as read before the child was forked) holds a
- * calibrated profile with this exact key: one index probe. Only saves the
- * sweep; the commit decides again against the file (put if absent). */
-static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
+/* The calibrated profile with this exact key in the store as read before
+ * the child was forked (one index probe), or NULL; free with
+ * calstore_lookup_result_free. */
+static calstore_lookup_result *stored_exact(const cal_run *r, const char *op,
+                                            const calhost_built_key *k) {
   calstore_key key = {CALSTORE_KEY_EXACT,
                       r->cur->backend,
                       op,
@@ -199,9 +201,34 @@ static int already_calibrated(const cal_run *r, const char *op, const calhost_bu
                       NULL,
                       0};
   calstore_lookup_result *res = NULL;
-  int have = calstore_get(r->store, &key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
+  if (calstore_get(r->store, &key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) != CALSTORE_OK ||
+      !res->profile)
+    calstore_lookup_result_free(&res);
+  return res;
+}
+
+/* Whether the key holds a calibrated profile already. Only saves the
+ * sweep; the commit decides again against the file (put if absent). */
+static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
+  calstore_lookup_result *res = stored_exact(r, op, k);
+  int have = res != NULL;
   calstore_lookup_result_free(&res);
   return have;
+}
+
+/* verify's measuring pass (not its recalibration, not calibrate) */
+static int verify_measuring(const cal_run *r) {
+  return r->o->verify && !r->recalibrating;
+}
+
+/* verify's recalibration: is this one of the keys to recalibrate? */
+static int wanted_key(const cal_run *r, const char *backend, size_t workload,
+                      uint32_t thread_count) {
+  for (size_t i = 0; i < r->only_key_count; i++)
+    if (r->only_keys[i].workload == workload && r->only_keys[i].thread_count == thread_count &&
+        !strcmp(r->only_keys[i].backend, backend))
+      return 1;
+  return 0;
 }
 
 static int key_usable(const calhost_built_key *k, char *why, size_t cap) {
@@ -328,13 +355,25 @@ static int child_main(void *user, int fd) {
       }
       if (nbuilt < sizeof built / sizeof built[0])
         built[nbuilt++] = (struct built_rec){c.workload, k.thread_count, tg.thread_count};
-      if (!r->o->force && already_calibrated(r, cw->operator_name, &k)) {
+      if (r->recalibrating && !wanted_key(r, p->backend, c.workload, k.thread_count))
+        continue; /* verify --recalibrate: only the keys that failed */
+      /* verify: the stored exact profile's policy is the one candidate */
+      calstore_lookup_result *stored = NULL;
+      const char *explicit_policy = NULL;
+      if (verify_measuring(r)) {
+        if (!(stored = stored_exact(r, cw->operator_name, &k))) {
+          child_skip(&c, "no stored exact profile of this implementation", &k);
+          continue;
+        }
+        explicit_policy = stored->profile->policy;
+      } else if (!r->force && already_calibrated(r, cw->operator_name, &k)) {
         child_skip(&c, "already calibrated (use --force to recalibrate)", &k);
         continue;
       }
       /* The key stays valid only until the next plugin call: copy it. */
       calhost_record_key kc;
       if (copy_key(&k, &kc) != 0) {
+        calstore_lookup_result_free(&stored);
         child_fail(&c, CALHOST_REC_FAILED, "out of memory");
         continue;
       }
@@ -343,6 +382,7 @@ static int child_main(void *user, int fd) {
       if (plugin_deadline > 0) {
         if (now >= plugin_deadline) {
           calhost_record_key_free(&kc);
+          calstore_lookup_result_free(&stored);
           child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
           continue;
         }
@@ -360,8 +400,15 @@ static int child_main(void *user, int fd) {
       req.hooks.user = &c;
       req.hooks.candidate_start = child_candidate;
       req.hooks.take_plugin_error = child_take_error;
+      if (explicit_policy) { /* compare the two fully: no pruning */
+        req.policies = &explicit_policy;
+        req.policy_count = 1;
+        req.params.prune = 0;
+        req.params.halving = 0;
+      }
       calhost_sweep_result res;
       calhost_sweep_run(&req, &res);
+      calstore_lookup_result_free(&stored);
       r->child_deadline = 0;
       calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);
       calhost_proto_put_u64(&c.buf, c.workload);
@@ -429,6 +476,25 @@ static void ensure_validator(cal_run *r) {
   }
 }
 
+static void drop_validator(cal_run *r) {
+  if (r->validator && r->cur)
+    calhost_plugin_destroy(r->cur, r->validator);
+  r->validator = NULL;
+  r->validator_failed = 0;
+}
+
+/* Makes backend's plugin the current one, with its validator: a held
+ * commit (verify --recalibrate) spans plugins. While one plugin is being
+ * calibrated every pending result is its own, and this does nothing. */
+static void use_plugin(cal_run *r, const char *backend) {
+  if (r->cur && backend && !strcmp(r->cur->backend, backend))
+    return;
+  drop_validator(r);
+  r->cur = backend ? calhost_plugin_list_find(&r->plugins, backend) : NULL;
+  if (r->cur)
+    ensure_validator(r);
+}
+
 static size_t build_measurements(const cal_run *r, const cal_result *x, calstore_measurement *m,
                                  int portable) {
   const calhost_sweep_result *s = &x->sweep;
@@ -482,12 +548,21 @@ static void portable_key(const cal_run *r, const cal_result *x, calstore_key *k)
  * meanwhile (a concurrent calibrate, an import) is kept. */
 static void commit_pending(cal_run *r) {
   size_t pending = 0;
+  const char *first = NULL;
+  if (r->hold_commits) /* verify --recalibrate: one batch at the end */
+    return;
   for (size_t i = 0; i < r->result_count; i++)
-    pending += r->results[i].kind == CAL_PENDING;
+    if (r->results[i].kind == CAL_PENDING) {
+      pending++;
+      first = first ? first : r->results[i].backend;
+    }
   if (!pending)
     return;
+  use_plugin(r, first);
+  if (!r->cur)
+    return;
   ensure_validator(r);
-  int force = r->o->force;
+  int force = r->force;
   calstore_error err = {0};
   calstore_batch *b = NULL;
   calstore_status st = calstore_batch_begin(r->store, &b, &err);
@@ -520,6 +595,7 @@ static void commit_pending(cal_run *r) {
     cal_result *x = &r->results[i];
     if (x->kind != CAL_PENDING)
       continue;
+    use_plugin(r, x->backend);
     calstore_key k;
     exact_key(r, x, &k);
     policy_ref ref = {x->sweep.winner_policy};
@@ -546,11 +622,13 @@ static void commit_pending(cal_run *r) {
     queued[nqueued++] = i;
     x->kind = CAL_STORED;
   }
-  /* The portable rule: per workload, the winner of the smallest thread count. */
-  for (size_t i = 0; i < r->result_count; i++) {
+  /* The portable rule: per workload, the winner of the smallest thread
+   * count (verify's recalibration replaces exact profiles only). */
+  for (size_t i = 0; i < r->result_count && !r->recalibrating; i++) {
     cal_result *x = &r->results[i];
     if (x->kind != CAL_STORED || x->portable_stored || x->portable_note)
       continue;
+    use_plugin(r, x->backend);
     cal_result *best = x;
     for (size_t j = 0; j < r->result_count; j++) {
       cal_result *y = &r->results[j];
@@ -600,6 +678,7 @@ static void commit_pending(cal_run *r) {
     }
     add_failure(r, r->cur->backend, NULL, 0, NULL, msg, NULL);
   } else {
+    r->commits++;
     /* what the commit kept instead of writing (stored meanwhile elsewhere) */
     for (size_t i = 0; i < nqueued; i++) {
       cal_result *x = &r->results[queued[i]];
@@ -674,7 +753,7 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         x->kind = CAL_NOT_STORED;
         x->message = dupstr("oversized or missing policy (not stored)");
       } else {
-        x->kind = CAL_PENDING;
+        x->kind = verify_measuring(r) ? CAL_MEASURED : CAL_PENDING;
         if (x->sweep.budget_exhausted) {
           cal_warn(r, "%s %s t=%u: budget exhausted after %u candidates", x->backend,
                    cal_workload_name(r, w), t, x->sweep.budget_after);
@@ -694,7 +773,10 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     r->sweeps_done++;
     free(r->cur_candidate);
     r->cur_candidate = NULL;
-    cal_progress_line(r, x);
+    if (verify_measuring(r))
+      cal_verify_progress(r, x);
+    else
+      cal_progress_line(r, x);
     break;
   }
   case CALHOST_REC_WORKLOAD_DONE:
@@ -724,7 +806,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   /* the child skips keys already calibrated (calstore_get on this
    * snapshot): take the file's latest state first (ignore a failure: the
    * snapshot stays, and the commit decides against the file anyway) */
-  if (!r->o->force)
+  if (!r->force && !r->o->verify) /* verify judges on the one snapshot it opened */
     calstore_reload(r->store, NULL);
 
   calhost_isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
@@ -755,12 +837,16 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
              oc.output_total);
   }
   commit_pending(r); /* finished sweeps of a workload in progress are kept */
-  if (r->validator) {
-    calhost_plugin_destroy(p, r->validator);
-    r->validator = NULL;
-  }
+  drop_validator(r);
   free(r->cur_candidate);
   r->cur_candidate = NULL;
+  r->cur = NULL;
+}
+
+void cal_commit_held(cal_run *r) {
+  r->hold_commits = 0;
+  commit_pending(r);
+  drop_validator(r);
   r->cur = NULL;
 }
 
@@ -813,6 +899,22 @@ static int store_writable(const char *path, char *why, size_t cap) {
 
 /* ---- the run ---------------------------------------------------------- */
 
+void cal_run_plugins(cal_run *r) {
+  const calhost_calibrate_options *o = r->o;
+  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
+    calhost_plugin *p = r->plugins.items[i];
+    if (!p->loaded || (o->plugin_count && !in_list(o->plugins, o->plugin_count, p->backend)))
+      continue;
+    int wanted = !r->recalibrating;
+    for (size_t k = 0; k < r->only_key_count && !wanted; k++)
+      wanted = !strcmp(r->only_keys[k].backend, p->backend);
+    if (wanted)
+      calibrate_plugin(r, p);
+  }
+  if (g_cancel && !r->interrupted)
+    r->interrupted = g_signal ? g_signal : SIGINT;
+}
+
 static void free_run(cal_run *r) {
   for (size_t i = 0; i < r->result_count; i++) {
     cal_result *x = &r->results[i];
@@ -852,6 +954,8 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   r->out = o->out ? o->out : stdout;
   r->err = o->err ? o->err : stderr;
   r->started = calhost_sweep_now();
+  r->force = o->force && !o->verify;
+  const char *cmd = o->verify ? "verify" : "calibrate"; /* for messages */
   r->bar = !o->quiet && !o->json && o->progress != 0 && calhost_text_cursor_ok(r->err);
   int status = 0;
   char err[1024];
@@ -902,8 +1006,9 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     goto out;
   }
   /* a store that cannot take the results fails now, not after the sweeps */
-  if (r->cfg->persistence_enabled && !store_writable(calstore_path(r->store), err, sizeof err)) {
-    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+  if (r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
+      !store_writable(calstore_path(r->store), err, sizeof err)) {
+    calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;
   }
@@ -916,8 +1021,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   for (size_t i = 0; i < o->workload_count; i++)
     if (!calhost_config_workload_named(r->cfg, o->workloads[i])) {
-      calhost_text_printf(r->err,
-                          "calhost: calibrate: no workload named '%s' in the configuration\n",
+      calhost_text_printf(r->err, "calhost: %s: no workload named '%s' in the configuration\n", cmd,
                           o->workloads[i]);
       status = 2;
       goto out;
@@ -927,14 +1031,14 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
       if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
-        calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+        calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
         status = 2;
         goto out;
       }
       r->workloads[r->workload_count++] = i;
     }
   if (!r->workload_count) {
-    fprintf(r->err, "calhost: calibrate: the configuration has no workload\n");
+    fprintf(r->err, "calhost: %s: the configuration has no workload\n", cmd);
     status = 2;
     goto out;
   }
@@ -949,7 +1053,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   if (calhost_processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc,
                                 &r->targets, err, sizeof err) != 0) {
-    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+    calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;
   }
@@ -979,7 +1083,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     only[nonly++] = o->plugins[i];
   }
   if (o->plugin_count && !nonly) {
-    fprintf(r->err, "calhost: calibrate: none of the --plugin backends is enabled\n");
+    fprintf(r->err, "calhost: %s: none of the --plugin backends is enabled\n", cmd);
     status = 2;
     goto report;
   }
@@ -992,7 +1096,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.services.is_cancelled = budget_over;
   int found = calhost_loader_discover(&lo, &r->plugins);
   if (found < 0) {
-    fprintf(r->err, "calhost: calibrate: out of memory while loading plugins\n");
+    fprintf(r->err, "calhost: %s: out of memory while loading plugins\n", cmd);
     status = 2;
     goto out;
   }
@@ -1023,21 +1127,18 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
         r->sweeps_total += r->targets.count;
   }
   if (!usable) {
-    fprintf(r->err, "calhost: calibrate: no plugin to calibrate\n");
+    fprintf(r->err, "calhost: %s: no plugin to calibrate\n", cmd);
     status = 2;
     goto report;
   }
 
-  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
-    calhost_plugin *p = r->plugins.items[i];
-    if (!p->loaded || (o->plugin_count && !in_list(o->plugins, o->plugin_count, p->backend)))
-      continue;
-    calibrate_plugin(r, p);
-  }
+  cal_run_plugins(r);
   cal_progress_end(r);
   if (g_cancel) {
     r->interrupted = g_signal ? g_signal : SIGINT;
     status = 128 + r->interrupted;
+  } else if (o->verify) {
+    status = 0; /* verify.c decides (cal_verify_finish) */
   } else {
     status = r->failure_count ? 1 : 0;
     size_t calibrated = 0; /* stored now, or already calibrated before */
@@ -1060,13 +1161,17 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
 
 report:
+  if (o->verify) /* verdicts and --recalibrate (plugin code: stdout still aside) */
+    status = cal_verify_finish(r, status);
   if (saved_stdout >= 0) {
     fflush(stdout);
     dup2(saved_stdout, STDOUT_FILENO);
     close(saved_stdout);
     saved_stdout = -1;
   }
-  if (o->json)
+  if (o->verify)
+    cal_verify_print(r, status);
+  else if (o->json)
     cal_print_json(r, status);
   else
     cal_print_summary(r);

@@ -50,6 +50,11 @@ typedef struct calhost_calibrate_options {
   FILE *out;                  /* NULL: stdout */
   FILE *err;                  /* NULL: stderr */
   FILE *json_out;             /* also write the JSON report here (--report); may be NULL */
+  /* verify mode (`calhost verify`, verify.h; set by calhost_verify): each
+   * key's sweep measures the stored exact profile's policy and the default
+   * (explicit candidates) and nothing is stored; keys without a stored
+   * profile are reported, not measured. NULL: calibrate. */
+  const struct calhost_verify_options *verify;
 } calhost_calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep

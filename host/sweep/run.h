@@ -23,6 +23,7 @@ typedef enum cal_kind {
   CAL_SKIPPED = 2,    /* already calibrated / not applicable */
   CAL_FAILED = 3,     /* the sweep chose nothing */
   CAL_NOT_STORED = 4, /* measured, but the store refused it */
+  CAL_MEASURED = 5,   /* measured by verify: compared, never stored */
 } cal_kind;
 
 /* One sweep: plugin x workload x thread count. */
@@ -48,6 +49,13 @@ typedef struct cal_failure {
   char *message;
   char *output; /* the first bytes the plugin printed, or NULL */
 } cal_failure;
+
+/* A key verify wants recalibrated: a backend's exact key of a workload. */
+typedef struct cal_key_ref {
+  const char *backend;
+  size_t workload; /* index into config->workloads */
+  uint32_t thread_count;
+} cal_key_ref;
 
 typedef struct cal_run {
   const calhost_calibrate_options *o;
@@ -80,6 +88,15 @@ typedef struct cal_run {
   /* child only */
   double child_deadline;
 
+  /* modes */
+  int force;         /* replace stored profiles (--force; verify's recalibration) */
+  int recalibrating; /* verify's second pass: only only_keys, exact profiles only, */
+  int hold_commits;  /* commits held until cal_commit_held (one batch) */
+  const cal_key_ref *only_keys;
+  size_t only_key_count;
+  size_t commits;            /* batches committed */
+  struct cal_verify *verify; /* verify's rows (verify.c), or NULL */
+
   /* progress */
   int bar; /* draw a bar on err */
   int bar_drawn;
@@ -100,6 +117,19 @@ void cal_progress_end(cal_run *r);
 /* The summary table and failures (human), or the JSON report, on r->out. */
 void cal_print_summary(cal_run *r);
 void cal_print_json(cal_run *r, int exit_status);
+
+/* Runs every selected, loaded plugin once in the current mode (calibrate.c). */
+void cal_run_plugins(cal_run *r);
+/* Commits every pending result of every plugin in one batch (calibrate.c). */
+void cal_commit_held(cal_run *r);
+
+/* Verify mode (verify.c): the progress line of a measured key; the end of
+ * the run: the verdicts and --recalibrate (status: the run's so far; returns
+ * the exit status), then the output (on r->out, stdout restored), which
+ * also frees verify's state. */
+void cal_verify_progress(cal_run *r, const cal_result *x);
+int cal_verify_finish(cal_run *r, int status);
+void cal_verify_print(cal_run *r, int status);
 
 /* The name of a result's workload. */
 const char *cal_workload_name(const cal_run *r, size_t index);
