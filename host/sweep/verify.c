@@ -564,20 +564,23 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     ww = n > ww ? n : ww;
   }
   if (!r->o->quiet && cv && cv->count) {
-    fprintf(o, "%-*s  %-*s  %7s  %-15s  %12s  %12s  %7s  %12s  %s\n", (int)bw, "backend", (int)ww,
-            "workload", "threads", "verdict", "stored (us)", "current (us)", "ratio",
-            "default (us)", "stored policy");
+    fprintf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw, "backend",
+            (int)ww, "workload", "threads", "verdict", "stored us", "current us", "fastest us",
+            "ratio", "default us", "stored policy");
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
       const cal_result *x = &r->results[row->result];
-      char a[32], b[32], c[32], d[32];
+      char a[32], b[32], c[32], d[32], e[32];
       double q = ratio(row->current_median, row->stored_median);
       const char *pol = row->stored_policy ? row->stored_policy : "-";
-      fprintf(o, "%-*s  %-*s  %7u  %-15s  %12s  %12s  %7s  %12s  %.48s%s\n", (int)bw,
+      if (isfinite(q))
+        snprintf(c, sizeof c, "%.2f", q);
+      else
+        snprintf(c, sizeof c, "-");
+      fprintf(o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
               x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload), x->threads,
               calhost_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
-              us(b, sizeof b, row->current_median),
-              isfinite(q) ? (snprintf(c, sizeof c, "%.2f", q), c) : "-",
+              us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
               us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
     }
   }
