@@ -309,22 +309,23 @@ void cal_verify_progress(cal_run *r, const cal_result *x) {
     cal_progress(r);
     return;
   }
-  fprintf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
-          x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
+  calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
+                      x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
   for (const cal_result *y = r->results; y < x; y++)
     if (has_key(y) && same_key(x, y)) { /* one key for several targets */
-      fprintf(r->err, "%s\n", x->message ? x->message : "same key as before");
+      calhost_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
       return;
     }
   verify_row row;
   char a[32], b[32], c[32];
   judge(r, (size_t)(x - r->results), r->o->verify->threshold, &row);
-  fprintf(r->err, "%s", calhost_verdict_name(row.verdict));
+  calhost_text_printf(r->err, "%s", calhost_verdict_name(row.verdict));
   if (isfinite(row.current_median))
-    fprintf(r->err, " (%s us, stored %s us, default %s us)", us(a, sizeof a, row.current_median),
-            us(b, sizeof b, row.stored_median), us(c, sizeof c, row.default_median));
+    calhost_text_printf(r->err, " (%s us, stored %s us, default %s us)",
+                        us(a, sizeof a, row.current_median), us(b, sizeof b, row.stored_median),
+                        us(c, sizeof c, row.default_median));
   else if (row.reason)
-    fprintf(r->err, ": %s", row.reason);
+    calhost_text_printf(r->err, ": %s", row.reason);
   fputc('\n', r->err);
   fflush(r->err);
   free_row(&row);
@@ -356,7 +357,8 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     r->sweeps_total = n;
     cv->commits_before = r->commits;
     if (!r->o->quiet && !r->o->json)
-      fprintf(r->err, "calhost: verify: recalibrating %zu key%s\n", n, n == 1 ? "" : "s");
+      calhost_text_printf(r->err, "calhost: verify: recalibrating %zu key%s\n", n,
+                          n == 1 ? "" : "s");
     cal_run_plugins(r);
     cal_progress_end(r);
     cal_commit_held(r); /* one batch, also after an interrupt: what finished is kept */
@@ -448,7 +450,8 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
   fputs(",\"store\":", o);
   calhost_json_string(o, r->store ? calstore_path(r->store) : NULL);
   fputs(",\"processor\":", o);
-  calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description : NULL);
+  calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description
+                                                             : NULL);
   fputs(",\"results\":[", o);
   for (size_t i = 0; cv && i < cv->count; i++) {
     const verify_row *row = &cv->rows[i];
@@ -564,9 +567,9 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     ww = n > ww ? n : ww;
   }
   if (!r->o->quiet && cv && cv->count) {
-    fprintf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw, "backend",
-            (int)ww, "workload", "threads", "verdict", "stored us", "current us", "fastest us",
-            "ratio", "default us", "stored policy");
+    calhost_text_printf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
+                        "backend", (int)ww, "workload", "threads", "verdict", "stored us",
+                        "current us", "fastest us", "ratio", "default us", "stored policy");
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
       const cal_result *x = &r->results[row->result];
@@ -577,11 +580,12 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         snprintf(c, sizeof c, "%.2f", q);
       else
         snprintf(c, sizeof c, "-");
-      fprintf(o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
-              x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload), x->threads,
-              calhost_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
-              us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
-              us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
+      calhost_text_printf(
+          o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
+          x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload), x->threads,
+          calhost_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
+          us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
+          us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
     }
   }
   for (size_t i = 0; cv && i < cv->count; i++)
@@ -595,16 +599,17 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       const cal_result *x = &r->results[row->result];
       if (!any++)
         fprintf(o, "\nwhy:\n");
-      fprintf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload), x->threads,
-              calhost_verdict_name(row->verdict));
+      calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
+                          x->threads, calhost_verdict_name(row->verdict));
       if (row->verdict == CALHOST_VERDICT_SLOWER)
-        fprintf(o, ": %.2fx the stored median", ratio(row->current_median, row->stored_median));
+        calhost_text_printf(o, ": %.2fx the stored median",
+                            ratio(row->current_median, row->stored_median));
       else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
-        fprintf(o, ": %.2fx the default's median (default %.60s)",
-                ratio(row->current_median, row->default_median),
-                row->default_policy ? row->default_policy : "?");
+        calhost_text_printf(o, ": %.2fx the default's median (default %.60s)",
+                            ratio(row->current_median, row->default_median),
+                            row->default_policy ? row->default_policy : "?");
       else if (row->reason)
-        fprintf(o, ": %s", row->reason);
+        calhost_text_printf(o, ": %s", row->reason);
       fputc('\n', o);
     }
     if (cv->recalibrated) {
@@ -618,12 +623,12 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         const cal_result *x = &r->results[row->result];
         const cal_result *y =
             row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
-        fprintf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload), x->threads,
-                recal_word(r, row));
+        calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
+                            x->threads, recal_word(r, row));
         if (y && y->sweep.ok)
-          fprintf(o, " %.60s %.3f us", y->sweep.winner_policy, y->sweep.median_us);
+          calhost_text_printf(o, " %.60s %.3f us", y->sweep.winner_policy, y->sweep.median_us);
         if (y && y->message && y->kind != CAL_STORED)
-          fprintf(o, ": %s", y->message);
+          calhost_text_printf(o, ": %s", y->message);
         fputc('\n', o);
       }
     }
@@ -633,36 +638,38 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     fprintf(f, "\nfailures:\n");
     for (size_t i = 0; i < r->failure_count; i++) {
       const cal_failure *x = &r->failures[i];
-      fprintf(f, "  %s", x->backend ? x->backend : "calhost");
+      calhost_text_printf(f, "  %s", x->backend ? x->backend : "calhost");
       if (x->workload)
-        fprintf(f, " workload %s t=%u", x->workload, x->threads);
-      fprintf(f, ": %s\n", x->message ? x->message : "failed");
+        calhost_text_printf(f, " workload %s t=%u", x->workload, x->threads);
+      calhost_text_printf(f, ": %s\n", x->message ? x->message : "failed");
     }
   }
   if (!r->o->quiet) {
     if (r->warning_count) {
       fprintf(o, "\nwarnings:\n");
       for (size_t i = 0; i < r->warning_count; i++)
-        fprintf(o, "  %s\n", r->warnings[i]);
+        calhost_text_printf(o, "  %s\n", r->warnings[i]);
     }
     if (cv) {
       fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
       int first = 1;
       for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
         if (counts[i]) {
-          fprintf(o, "%s %zu %s", first ? "" : ",", counts[i],
-                  calhost_verdict_name((calhost_verdict)i));
+          calhost_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
+                              calhost_verdict_name((calhost_verdict)i));
           first = 0;
         }
       if (!cv->count)
         fprintf(o, " nothing to verify (no configured workload for the selected plugins)");
-      fprintf(o, "\nthreshold %g%% (median and fastest sample); rigor %s; store %s\n",
-              cv->v->threshold * 100.0, r->rigor_name, r->store ? calstore_path(r->store) : "-");
+      fputc('\n', o);
+      calhost_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
+                          cv->v->threshold * 100.0, r->rigor_name,
+                          r->store ? calstore_path(r->store) : "-");
     }
   }
   if (r->interrupted)
-    fprintf(r->err, "calhost: verify: interrupted by %s\n",
-            r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+    calhost_text_printf(r->err, "calhost: verify: interrupted by %s\n",
+                        r->interrupted == 15 ? "SIGTERM" : "SIGINT");
 }
 
 void cal_verify_print(cal_run *r, int status) {
