@@ -15,7 +15,9 @@
  * shape of each result), exit statuses 0/1/2, the store byte-identical
  * after verify without --recalibrate, and --recalibrate replacing exactly
  * the failed keys of both plugins in one commit (one rename of the store
- * file, watched with inotify).
+ * file, watched with inotify); a budget too small to measure gives errors
+ * (exit 2); a read-only store is verified; a key built for several thread
+ * counts is judged once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -507,10 +509,58 @@ static void recalibrate_replaces_exactly_the_failed_keys_in_one_commit(void **st
   free(err);
 }
 
+static void errors_read_only_stores_and_one_row_per_key(void **state) {
+  (void)state;
+  build_store();
+  char *out, *err;
+  /* a budget too small to measure anything: every measured key is an error */
+  const char *tiny[] = {"verify", "--config", g_cfg, "--time-budget", "0.001", "--json", NULL};
+  int rc = run(&out, &err, tiny);
+  if (rc != 2)
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+  assert_int_equal(rc, 2);
+  json_t *doc = json_loads(out, 0, NULL);
+  assert_non_null(doc);
+  json_t *results = json_object_get(doc, "results");
+  assert_string_equal(verdict_of(results, "test_speed", "w_slow"), "error");
+  assert_string_equal(verdict_of(results, "test_speed", "w_missing"), "missing");
+  assert_string_equal(verdict_of(results, "test_speed", "w_outdated"), "outdated");
+  json_decref(doc);
+  free(out);
+  free(err);
+
+  /* a store (and folder) nobody may write: verify only reads */
+  size_t n, m;
+  char *before = slurp(g_store, &n);
+  assert_int_equal(chmod(g_store, 0444), 0);
+  assert_int_equal(chmod(g_dir, 0555), 0);
+  /* a backend that builds one key for several thread counts is judged once */
+  const char *ro[] = {"verify",    "--config", g_cfg,    "--threshold", "3",
+                      "--threads", "1,max",    "--json", NULL};
+  rc = run(&out, &err, ro);
+  chmod(g_dir, 0700);
+  chmod(g_store, 0600);
+  if (rc != 1)
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+  assert_int_equal(rc, 1);
+  doc = json_loads(out, 0, NULL);
+  assert_non_null(doc);
+  assert_int_equal(json_array_size(json_object_get(doc, "results")), 14);
+  json_decref(doc);
+  free(out);
+  free(err);
+  char *text = slurp(g_store, &m);
+  assert_int_equal(m, n);
+  assert_memory_equal(before, text, n);
+  free(text);
+  free(before);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(verdicts_exit_status_and_an_untouched_store),
       cmocka_unit_test(recalibrate_replaces_exactly_the_failed_keys_in_one_commit),
+      cmocka_unit_test(errors_read_only_stores_and_one_row_per_key),
   };
   return cmocka_run_group_tests_name("verify_cli", tests, setup, teardown);
 }
