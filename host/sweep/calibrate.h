@@ -25,6 +25,12 @@
  * are kept) and on SIGINT/SIGTERM, which stop the run (exit 130 / 143).
  * A rerun skips keys that already hold a calibrated profile of the current
  * implementation, unless force is set.
+ *
+ * Verify mode (options.verify, set by calhost_verify in verify.h): the same
+ * driver, children and engine, but each key's sweep measures the stored
+ * exact profile's policy against the default and nothing is stored; its
+ * --recalibrate pass calibrates only the failing keys and commits them in
+ * one batch, exact profiles only.
  * Internal to the host.
  */
 #ifndef CALHOST_SWEEP_CALIBRATE_H

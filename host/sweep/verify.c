@@ -96,8 +96,7 @@ typedef struct cal_verify {
   const calhost_verify_options *v;
   verify_row *rows;
   size_t count;
-  size_t measured_results; /* r->results of the measuring pass */
-  int recalibrated;        /* the second pass ran */
+  int recalibrated; /* the second pass ran */
   size_t keys_recalibrated;
   size_t commits_before;
 } cal_verify;
@@ -385,7 +384,6 @@ int cal_verify_finish(cal_run *r, int status) {
     return 2;
   r->verify = cv;
   cv->v = v;
-  cv->measured_results = r->result_count;
   cv->rows = calloc(r->result_count + 1, sizeof *cv->rows);
   if (!cv->rows)
     return 2;
