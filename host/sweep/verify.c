@@ -621,10 +621,12 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         const cal_result *x = &r->results[row->result];
         const cal_result *y =
             row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
+        char a[32];
         calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
                             x->threads, recal_word(r, row));
         if (y && y->sweep.ok)
-          calhost_text_printf(o, " %.60s %.3f us", y->sweep.winner_policy, y->sweep.median_us);
+          calhost_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
+                              us(a, sizeof a, y->sweep.median_us));
         if (y && y->message && y->kind != CAL_STORED)
           calhost_text_printf(o, ": %s", y->message);
         fputc('\n', o);
