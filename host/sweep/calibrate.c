@@ -301,6 +301,9 @@ static int child_main(void *user, int fd) {
   for (size_t i = 0; i < r->workload_count; i++)
     if (plugin_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
       sweeps_left += r->targets.count;
+  size_t recal_left = 0; /* verify --recalibrate: the budget is the failing keys' */
+  for (size_t i = 0; r->recalibrating && i < r->only_key_count; i++)
+    recal_left += !strcmp(r->only_keys[i].backend, p->backend);
 
   /* exact keys built in this run: a backend that caps its thread count
    * gives the same key for several targets; calibrate it once */
@@ -387,7 +390,8 @@ static int child_main(void *user, int fd) {
           child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
           continue;
         }
-        deadline = now + (plugin_deadline - now) / (double)(sweeps_left ? sweeps_left : 1);
+        size_t share = r->recalibrating ? (recal_left ? recal_left-- : 1) : sweeps_left;
+        deadline = now + (plugin_deadline - now) / (double)(share ? share : 1);
       }
       r->child_deadline = deadline;
       calhost_sweep_request req = {.vtable = vt,
