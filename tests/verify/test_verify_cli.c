@@ -17,9 +17,11 @@
  * the failed keys of both plugins in one commit (one rename of the store
  * file, watched with inotify); a budget too small to measure gives errors
  * (exit 2); a read-only store is verified; a key built for several thread
- * counts is judged once.
+ * counts is judged once; SIGINT stops verify (exit 130, the keys measured
+ * so far listed) before --recalibrate touches anything.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -556,11 +558,63 @@ static void errors_read_only_stores_and_one_row_per_key(void **state) {
   free(before);
 }
 
+static void sigint_stops_verify_and_leaves_the_store(void **state) {
+  (void)state;
+  build_store();
+  size_t n, m;
+  char *before = slurp(g_store, &n);
+  char o[512], e[512], bin[1200];
+  path_in(o, sizeof o, "out.txt");
+  path_in(e, sizeof e, "err.txt");
+  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
+  /* exhaustive: 20 samples of 5 ms per policy and key, seconds in all */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execl(bin, bin, "verify", "--config", g_cfg, "--rigor", "exhaustive", "--recalibrate",
+          (char *)NULL);
+    _exit(127);
+  }
+  /* interrupt once the first key was measured */
+  for (int i = 0; i < 400; i++) {
+    usleep(10000);
+    char *progress = slurp(e, NULL);
+    int started = strstr(progress, "[1/") != NULL || strstr(progress, "[2/") != NULL;
+    free(progress);
+    if (started)
+      break;
+  }
+  kill(pid, SIGINT);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 130);
+  char *out = slurp(o, NULL), *err = slurp(e, NULL);
+  if (!strstr(err, "interrupted by SIGINT"))
+    fprintf(stderr, "stdout:\n%s\nstderr:\n%s\n", out, err);
+  assert_non_null(strstr(err, "interrupted by SIGINT"));
+  assert_null(strstr(err, "recalibrating")); /* stopped before --recalibrate */
+  assert_non_null(strstr(out, "verify: "));  /* what was measured is listed */
+  free(out);
+  free(err);
+  char *after = slurp(g_store, &m);
+  assert_int_equal(m, n);
+  assert_memory_equal(before, after, n);
+  free(after);
+  free(before);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(verdicts_exit_status_and_an_untouched_store),
       cmocka_unit_test(recalibrate_replaces_exactly_the_failed_keys_in_one_commit),
       cmocka_unit_test(errors_read_only_stores_and_one_row_per_key),
+      cmocka_unit_test(sigint_stops_verify_and_leaves_the_store),
   };
   return cmocka_run_group_tests_name("verify_cli", tests, setup, teardown);
 }
