@@ -3,7 +3,8 @@
  * open the store, select workloads (hashing their models once), targets and
  * plugins, run each plugin's sweeps in one isolated child (child.c),
  * receive its records, commit per workload (commit.c), stop on signals and
- * decide the exit status. Output lives in report.c.
+ * decide the exit status. Output lives in report.c. The same driver runs
+ * `calhost verify` (verify.c) in its verify mode.
  */
 #include "calibrate.h"
 
@@ -21,6 +22,7 @@
 #include "isolate/isolate.h"
 #include "run.h"
 #include "runtime/binding.h"
+#include "verify.h"
 
 /* ---- signals --------------------------------------------------------- */
 
@@ -80,7 +82,7 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         x->kind = CAL_NOT_STORED;
         x->message = cal_dupstr("oversized or missing policy (not stored)");
       } else {
-        x->kind = CAL_PENDING;
+        x->kind = r->o->verify && !r->recalibrating ? CAL_MEASURED : CAL_PENDING;
         if (x->sweep.budget_exhausted) {
           cal_warn(r, "%s %s t=%u: budget exhausted after %u candidates", x->backend,
                    cal_workload_name(r, w), t, x->sweep.budget_after);
@@ -100,7 +102,10 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     r->sweeps_done++;
     free(r->cur_candidate);
     r->cur_candidate = NULL;
-    cal_progress_line(r, x);
+    if (r->o->verify && !r->recalibrating)
+      cal_verify_progress(r, x);
+    else
+      cal_progress_line(r, x);
     break;
   }
   case CALHOST_REC_WORKLOAD_DONE:
@@ -128,7 +133,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   /* the child skips keys already calibrated (calstore_get on this
    * snapshot): take the file's latest state first (ignore a failure: the
    * snapshot stays, and the commit decides against the file anyway) */
-  if (!r->o->force)
+  if (!r->force && !r->o->verify) /* verify judges on the one snapshot it opened */
     calstore_reload(r->store, NULL);
 
   calhost_isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
@@ -214,6 +219,22 @@ static int store_writable(const char *path, char *why, size_t cap) {
 
 /* ---- the run ---------------------------------------------------------- */
 
+void cal_run_plugins(cal_run *r) {
+  const calhost_calibrate_options *o = r->o;
+  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
+    calhost_plugin *p = r->plugins.items[i];
+    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
+      continue;
+    int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
+    for (size_t k = 0; k < r->only_key_count && !wanted; k++)
+      wanted = !strcmp(r->only_keys[k].backend, p->backend);
+    if (wanted)
+      calibrate_plugin(r, p);
+  }
+  if (g_cancel && !r->interrupted)
+    r->interrupted = g_signal ? g_signal : SIGINT;
+}
+
 int calhost_calibrate(const calhost_calibrate_options *o) {
   cal_run run;
   cal_run *r = &run;
@@ -223,6 +244,8 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   r->out = o->out ? o->out : stdout;
   r->err = o->err ? o->err : stderr;
   r->started = calhost_sweep_now();
+  r->force = o->force && !o->verify;
+  const char *cmd = o->verify ? "verify" : "calibrate"; /* for messages */
   r->bar = !o->quiet && !o->json && o->progress != 0 && calhost_text_cursor_ok(r->err);
   int status = 0;
   char err[4608];
@@ -266,8 +289,9 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     goto out;
   }
   /* a store that cannot take the results fails now, not after the sweeps */
-  if (r->cfg->persistence_enabled && !store_writable(calstore_path(r->store), err, sizeof err)) {
-    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+  if (r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
+      !store_writable(calstore_path(r->store), err, sizeof err)) {
+    calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;
   }
@@ -280,8 +304,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   for (size_t i = 0; i < o->workload_count; i++)
     if (!calhost_config_workload_named(r->cfg, o->workloads[i])) {
-      calhost_text_printf(r->err,
-                          "calhost: calibrate: no workload named '%s' in the configuration\n",
+      calhost_text_printf(r->err, "calhost: %s: no workload named '%s' in the configuration\n", cmd,
                           o->workloads[i]);
       status = 2;
       goto out;
@@ -292,14 +315,14 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
       if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
-        calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+        calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
         status = 2;
         goto out;
       }
       r->workloads[r->workload_count++] = i;
     }
   if (!r->workload_count) {
-    fprintf(r->err, "calhost: calibrate: the configuration has no workload\n");
+    fprintf(r->err, "calhost: %s: the configuration has no workload\n", cmd);
     status = 2;
     goto out;
   }
@@ -314,7 +337,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
   if (calhost_processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc,
                                 &r->targets, err, sizeof err) != 0) {
-    calhost_text_printf(r->err, "calhost: calibrate: %s\n", err);
+    calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;
   }
@@ -341,7 +364,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     only[nonly++] = o->plugins[i];
   }
   if (o->plugin_count && !nonly) {
-    fprintf(r->err, "calhost: calibrate: none of the --plugin backends is enabled\n");
+    fprintf(r->err, "calhost: %s: none of the --plugin backends is enabled\n", cmd);
     status = 2;
     goto report;
   }
@@ -352,7 +375,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.services.is_cancelled = cal_budget_over;
   int found = calhost_loader_discover(&lo, &r->plugins);
   if (found < 0) {
-    fprintf(r->err, "calhost: calibrate: out of memory while loading plugins\n");
+    fprintf(r->err, "calhost: %s: out of memory while loading plugins\n", cmd);
     status = 2;
     goto out;
   }
@@ -383,21 +406,18 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
         r->sweeps_total += r->targets.count;
   }
   if (!usable) {
-    fprintf(r->err, "calhost: calibrate: no plugin to calibrate\n");
+    fprintf(r->err, "calhost: %s: no plugin to calibrate\n", cmd);
     status = 2;
     goto report;
   }
 
-  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
-    calhost_plugin *p = r->plugins.items[i];
-    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
-      continue;
-    calibrate_plugin(r, p);
-  }
+  cal_run_plugins(r);
   cal_progress_end(r);
   if (g_cancel) {
     r->interrupted = g_signal ? g_signal : SIGINT;
     status = 128 + r->interrupted;
+  } else if (o->verify) {
+    status = 0; /* verify.c decides (cal_verify_finish) */
   } else {
     status = r->failure_count ? 1 : 0;
     size_t calibrated = 0; /* stored now, or already calibrated before */
@@ -420,17 +440,21 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   }
 
 report:
+  if (o->verify) /* verdicts and --recalibrate (plugin code: stdout still aside) */
+    status = cal_verify_finish(r, status);
   if (saved_stdout >= 0) {
     fflush(stdout);
     dup2(saved_stdout, STDOUT_FILENO);
     close(saved_stdout);
     saved_stdout = -1;
   }
-  if (o->json)
+  if (o->verify)
+    cal_verify_print(r, status); /* also its JSON into json_out */
+  else if (o->json)
     cal_print_json(r, status);
   else
     cal_print_summary(r);
-  if (o->json_out) { /* --report: the same JSON into the report's folder */
+  if (o->json_out && !o->verify) { /* --report: the same JSON into the report's folder */
     r->out = o->json_out;
     cal_print_json(r, status);
   }

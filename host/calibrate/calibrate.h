@@ -25,6 +25,12 @@
  * are kept) and on SIGINT/SIGTERM, which stop the run (exit 130 / 143).
  * A rerun skips keys that already hold a calibrated profile of the current
  * implementation, unless force is set.
+ *
+ * Verify mode (options.verify, set by calhost_verify in verify.h): the same
+ * driver, children and engine, but each key's sweep measures the stored
+ * exact profile's policy against the default and nothing is stored; its
+ * --recalibrate pass calibrates only the failing keys and commits them in
+ * one batch, exact profiles only.
  * Internal to the host.
  */
 #ifndef CALHOST_CALIBRATE_CALIBRATE_H
@@ -50,6 +56,11 @@ typedef struct calhost_calibrate_options {
   FILE *out;                  /* NULL: stdout */
   FILE *err;                  /* NULL: stderr */
   FILE *json_out;             /* also write the JSON report here (--report); may be NULL */
+  /* verify mode (`calhost verify`, verify.h; set by calhost_verify): each
+   * key's sweep measures the stored exact profile's policy and the default
+   * (explicit candidates) and nothing is stored; keys without a stored
+   * profile are reported, not measured. NULL: calibrate. */
+  const struct calhost_verify_options *verify;
 } calhost_calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep

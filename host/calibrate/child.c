@@ -2,7 +2,9 @@
  * child.c: what runs in the forked child of one plugin during calibrate
  * (run.h): create the plugin instance with its [plugin NAME] settings, build
  * each (workload, target) key, skip duplicates and keys already calibrated,
- * run the measurement engine's sweep, and send every outcome to the parent
+ * run the measurement engine's sweep (in verify mode: the stored exact
+ * profile's policy against the default, as explicit candidates; in its
+ * recalibration: only the failed keys), and send every outcome to the parent
  * as framed records (records.h). The only place calibrate runs plugin code.
  */
 #include "run.h"
@@ -68,21 +70,46 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
   child_send(c);
 }
 
-/* Whether the store (as read before the child was forked) holds a
- * calibrated profile with this exact key: one index probe. Only saves the
- * sweep; the commit decides again against the file (put if absent). */
-static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
+/* The calibrated profile with this exact key in the store as read before
+ * the child was forked (one index probe), or NULL; free with
+ * calstore_lookup_result_free. */
+static calstore_lookup_result *stored_exact(const cal_run *r, const char *op,
+                                            const calhost_built_key *k) {
   calhost_binding_key key;
   if (calhost_binding_store_key(CALSTORE_KEY_EXACT, r->cur->backend, op,
                                 r->cur->implementation_version, k->model_digest, k->processor,
                                 k->thread_count, NULL, 0, &key) != 0)
-    return 0;
+    return NULL;
   calstore_lookup_result *res = NULL;
-  int have =
-      calstore_get(r->store, &key.key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) == CALSTORE_OK;
-  calstore_lookup_result_free(&res);
+  if (calstore_get(r->store, &key.key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) != CALSTORE_OK ||
+      !res->profile)
+    calstore_lookup_result_free(&res);
   calhost_binding_key_free(&key);
+  return res;
+}
+
+/* Whether the key holds a calibrated profile already. Only saves the
+ * sweep; the commit decides again against the file (put if absent). */
+static int already_calibrated(const cal_run *r, const char *op, const calhost_built_key *k) {
+  calstore_lookup_result *res = stored_exact(r, op, k);
+  int have = res != NULL;
+  calstore_lookup_result_free(&res);
   return have;
+}
+
+/* verify's measuring pass (not its recalibration, not calibrate) */
+static int verify_measuring(const cal_run *r) {
+  return r->o->verify && !r->recalibrating;
+}
+
+/* verify's recalibration: is this one of the keys to recalibrate? */
+static int wanted_key(const cal_run *r, const char *backend, size_t workload,
+                      uint32_t thread_count) {
+  for (size_t i = 0; i < r->only_key_count; i++)
+    if (r->only_keys[i].workload == workload && r->only_keys[i].thread_count == thread_count &&
+        !strcmp(r->only_keys[i].backend, backend))
+      return 1;
+  return 0;
 }
 
 static int copy_key(const calhost_built_key *k, calhost_record_key *out) {
@@ -138,6 +165,9 @@ int cal_child_main(void *user, int fd) {
   for (size_t i = 0; i < r->workload_count; i++)
     if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
       sweeps_left += r->targets.count;
+  size_t recal_left = 0; /* verify --recalibrate: the budget is the failing keys' */
+  for (size_t i = 0; r->recalibrating && i < r->only_key_count; i++)
+    recal_left += !strcmp(r->only_keys[i].backend, p->backend);
 
   /* exact keys built in this run: a backend that caps its thread count
    * gives the same key for several targets; calibrate it once */
@@ -184,18 +214,31 @@ int cal_child_main(void *user, int fd) {
       if (dup_of) {
         snprintf(why, sizeof why, "same exact key as threads=%u (the plugin uses %u thread%s)",
                  dup_of, k.thread_count, k.thread_count == 1 ? "" : "s");
-        child_skip(&c, why, &k);
+        /* verify judges the key once, at its first target: no key here */
+        child_skip(&c, why, verify_measuring(r) ? NULL : &k);
         continue;
       }
       if (nbuilt < sizeof built / sizeof built[0])
         built[nbuilt++] = (struct built_rec){c.workload, k.thread_count, tg.thread_count};
-      if (!r->o->force && already_calibrated(r, cw->operator_name, &k)) {
+      if (r->recalibrating && !wanted_key(r, p->backend, c.workload, k.thread_count))
+        continue; /* verify --recalibrate: only the keys that failed */
+      /* verify: the stored exact profile's policy is the one candidate */
+      calstore_lookup_result *stored = NULL;
+      const char *explicit_policy = NULL;
+      if (verify_measuring(r)) {
+        if (!(stored = stored_exact(r, cw->operator_name, &k))) {
+          child_skip(&c, "no stored exact profile of this implementation", &k);
+          continue;
+        }
+        explicit_policy = stored->profile->policy;
+      } else if (!r->force && already_calibrated(r, cw->operator_name, &k)) {
         child_skip(&c, "already calibrated (use --force to recalibrate)", &k);
         continue;
       }
       /* The key stays valid only until the next plugin call: copy it. */
       calhost_record_key kc;
       if (copy_key(&k, &kc) != 0) {
+        calstore_lookup_result_free(&stored);
         child_fail(&c, CALHOST_REC_FAILED, "out of memory");
         continue;
       }
@@ -204,10 +247,12 @@ int cal_child_main(void *user, int fd) {
       if (plugin_deadline > 0) {
         if (now >= plugin_deadline) {
           calhost_record_key_free(&kc);
+          calstore_lookup_result_free(&stored);
           child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
           continue;
         }
-        deadline = now + (plugin_deadline - now) / (double)(sweeps_left ? sweeps_left : 1);
+        size_t share = r->recalibrating ? (recal_left ? recal_left-- : 1) : sweeps_left;
+        deadline = now + (plugin_deadline - now) / (double)(share ? share : 1);
       }
       r->child_deadline = deadline;
       calhost_sweep_request req = {.vtable = vt,
@@ -221,8 +266,15 @@ int cal_child_main(void *user, int fd) {
       req.hooks.user = &c;
       req.hooks.candidate_start = child_candidate;
       req.hooks.take_plugin_error = child_take_error;
+      if (explicit_policy) { /* compare the two fully: no pruning */
+        req.policies = &explicit_policy;
+        req.policy_count = 1;
+        req.params.prune = 0;
+        req.params.halving = 0;
+      }
       calhost_sweep_result res;
       calhost_sweep_run(&req, &res);
+      calstore_lookup_result_free(&stored);
       r->child_deadline = 0;
       calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);
       calhost_proto_put_u64(&c.buf, c.workload);

@@ -3,7 +3,9 @@
  * commit, the measurements of each profile, the exact keys, and the
  * portable rule (per workload, the winner of the smallest thread count
  * becomes the portable profile unless one of this implementation exists).
- * Runs in the parent; policies were validated by the plugin in the child.
+ * Runs in the parent; policies were validated by the plugin in the child,
+ * so a commit needs no plugin: verify --recalibrate holds every plugin's
+ * results and commits them in one batch at the end (cal_commit_held).
  */
 #include "run.h"
 
@@ -66,11 +68,26 @@ static int store_key(const cal_run *r, const cal_result *x, calstore_key_kind ki
  * meanwhile (a concurrent calibrate, an import) is kept. */
 void cal_commit_pending(cal_run *r) {
   size_t pending = 0;
+  const char *batch_backend = NULL; /* whose failure a failed batch is */
+  int mixed = 0;
+  if (r->hold_commits) /* verify --recalibrate: one batch at the end */
+    return;
   for (size_t i = 0; i < r->result_count; i++)
-    pending += r->results[i].kind == CAL_PENDING;
+    if (r->results[i].kind == CAL_PENDING) {
+      pending++;
+      if (!batch_backend)
+        batch_backend = r->results[i].backend;
+      else if (strcmp(batch_backend, r->results[i].backend))
+        mixed = 1;
+    }
   if (!pending)
     return;
-  int force = r->o->force;
+  /* a held commit (cal_commit_held) may span plugins: then it is calhost's */
+  if (r->cur)
+    batch_backend = r->cur->backend;
+  else if (mixed)
+    batch_backend = NULL;
+  int force = r->force;
   calstore_error err = {0};
   calstore_batch *b = NULL;
   calstore_status st = calstore_batch_begin(r->store, &b, &err);
@@ -80,7 +97,7 @@ void cal_commit_pending(cal_run *r) {
         r->results[i].kind = CAL_NOT_STORED;
         r->results[i].message = cal_dupstr(err.message);
       }
-    cal_add_failure(r, r->cur->backend, NULL, 0, NULL, err.message, NULL);
+    cal_add_failure(r, batch_backend, NULL, 0, NULL, err.message, NULL);
     return;
   }
   calstore_measurement m[16];
@@ -133,8 +150,9 @@ void cal_commit_pending(cal_run *r) {
     queued[nqueued++] = i;
     x->kind = CAL_STORED;
   }
-  /* The portable rule: per workload, the winner of the smallest thread count. */
-  for (size_t i = 0; i < r->result_count; i++) {
+  /* The portable rule: per workload, the winner of the smallest thread
+   * count (verify's recalibration replaces exact profiles only). */
+  for (size_t i = 0; i < r->result_count && !r->recalibrating; i++) {
     cal_result *x = &r->results[i];
     if (x->kind != CAL_STORED || x->portable_stored || x->portable_note)
       continue;
@@ -188,8 +206,9 @@ void cal_commit_pending(cal_run *r) {
         x->portable_stored = 0;
       }
     }
-    cal_add_failure(r, r->cur->backend, NULL, 0, NULL, msg, NULL);
+    cal_add_failure(r, batch_backend, NULL, 0, NULL, msg, NULL);
   } else {
+    r->commits++;
     /* what the commit kept instead of writing (stored meanwhile elsewhere) */
     for (size_t i = 0; i < nqueued; i++) {
       cal_result *x = &r->results[queued[i]];
@@ -214,4 +233,10 @@ void cal_commit_pending(cal_run *r) {
   free(exact_stored);
   free(port);
   free(port_stored);
+}
+
+void cal_commit_held(cal_run *r) {
+  r->hold_commits = 0;
+  r->cur = NULL;
+  cal_commit_pending(r);
 }

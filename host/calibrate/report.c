@@ -29,6 +29,8 @@ static const char *kind_word(cal_kind k) {
     return "failed";
   case CAL_NOT_STORED:
     return "not_stored";
+  case CAL_MEASURED:
+    return "measured";
   }
   return "unknown";
 }

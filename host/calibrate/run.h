@@ -1,9 +1,10 @@
 /*
- * run.h: the state of one `calhost calibrate` run shared by the files of
- * host/calibrate: the orchestration (calibrate.c), the child loop
- * (child.c), the commit and portable rule (commit.c), the run's state
- * (run.c) and its output (report.c): the results of every sweep, the
- * failures with where they happened, warnings and the environment.
+ * run.h: the state of one `calhost calibrate` (or `calhost verify`) run
+ * shared by the files of host/calibrate: the orchestration (calibrate.c),
+ * the child loop (child.c), the commit and portable rule (commit.c), the
+ * run's state (run.c), its output (report.c) and the verify mode
+ * (verify.c): the results of every sweep, the failures with where they
+ * happened, warnings and the environment.
  * Internal to host/calibrate.
  */
 #ifndef CALHOST_CALIBRATE_RUN_H
@@ -26,6 +27,7 @@ typedef enum cal_kind {
   CAL_SKIPPED = 2,    /* already calibrated / not applicable */
   CAL_FAILED = 3,     /* the sweep chose nothing */
   CAL_NOT_STORED = 4, /* measured, but the store refused it */
+  CAL_MEASURED = 5,   /* measured by verify: compared, never stored */
 } cal_kind;
 
 /* One sweep: plugin x workload x thread count. */
@@ -51,6 +53,13 @@ typedef struct cal_failure {
   char *message;
   char *output; /* the first bytes the plugin printed, or NULL */
 } cal_failure;
+
+/* A key verify wants recalibrated: a backend's exact key of a workload. */
+typedef struct cal_key_ref {
+  const char *backend;
+  size_t workload; /* index into config->workloads */
+  uint32_t thread_count;
+} cal_key_ref;
 
 typedef struct cal_run {
   const calhost_calibrate_options *o;
@@ -80,6 +89,15 @@ typedef struct cal_run {
   uint32_t cur_ordinal, cur_total;
   /* child only */
   double child_deadline;
+
+  /* modes */
+  int force;         /* replace stored profiles (--force; verify's recalibration) */
+  int recalibrating; /* verify's second pass: only only_keys, exact profiles only, */
+  int hold_commits;  /* commits held until cal_commit_held (one batch) */
+  const cal_key_ref *only_keys;
+  size_t only_key_count;
+  size_t commits;            /* batches committed */
+  struct cal_verify *verify; /* verify's rows (verify.c), or NULL */
 
   /* progress */
   int bar; /* draw a bar on err */
@@ -135,6 +153,11 @@ int cal_budget_over(void *user);
  * stored, skipped (kept what another writer stored) or not stored. */
 void cal_commit_pending(cal_run *r);
 
+/* Commits what r->hold_commits held back: every pending result of every
+ * plugin (verify --recalibrate) in one batch, with no plugin current
+ * (nothing of a plugin is needed: the child validated each policy). */
+void cal_commit_held(cal_run *r);
+
 /* ---- report.c ---- */
 
 /* Progress: update the bar / print a plain line; end the bar line. */
@@ -145,5 +168,22 @@ void cal_progress_end(cal_run *r);
 /* The summary table and failures (human), or the JSON report, on r->out. */
 void cal_print_summary(cal_run *r);
 void cal_print_json(cal_run *r, int exit_status);
+
+/* ---- calibrate.c ---- */
+
+/* Runs every selected, loaded plugin once in the current mode (calibrate,
+ * verify's measuring pass, or its recalibration of r->only_keys), each in
+ * its own child; sets r->interrupted when a signal stopped it. */
+void cal_run_plugins(cal_run *r);
+
+/* ---- verify.c ---- */
+
+/* Verify mode: the progress line of a measured key; the end of the run:
+ * the verdicts and --recalibrate (status: the run's so far; returns the
+ * exit status), then the output (on r->out, stdout restored), which also
+ * frees verify's state. */
+void cal_verify_progress(cal_run *r, const cal_result *x);
+int cal_verify_finish(cal_run *r, int status);
+void cal_verify_print(cal_run *r, int status);
 
 #endif /* CALHOST_CALIBRATE_RUN_H */

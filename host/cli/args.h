@@ -47,6 +47,8 @@ typedef enum cli_flag_id {
   FL_SHAPE,
   FL_REPORT,
   FL_HTML,
+  FL_THRESHOLD,
+  FL_RECALIBRATE,
   FL_COUNT
 } cli_flag_id;
 

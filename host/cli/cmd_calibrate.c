@@ -30,32 +30,23 @@ static const cli_flag calibrate_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-static int run_calibrate(calhost_cli *cli, cli_args *a) {
-  char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
-  size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
-  size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
-  if (np > MAX_FILTERS || nw > MAX_FILTERS)
-    return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
+int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config *cfg,
+                             const char **rigor_origin, const char **threads_origin) {
   const char *rigor = a->value[FL_RIGOR], *threads = a->value[FL_THREADS];
   const char *budget = a->value[FL_TIME_BUDGET], *timeout = a->value[FL_TIMEOUT];
   const char *reps = a->value[FL_REPETITIONS];
-  const char *report = a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
-  int force = cli_has(a, FL_FORCE), json = cli->json, quiet = cli->quiet;
-  const calhost_cli local = *cli;
-
-  calhost_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  if (calhost_cli_load_config(&local, &cfg) != 0)
+  memset(cfg, 0, sizeof *cfg);
+  if (calhost_cli_load_config(cli, cfg) != 0)
     return 2;
-  const char *rigor_origin = NULL, *threads_origin = NULL;
+  *rigor_origin = *threads_origin = NULL;
   if (rigor) {
     calhost_rigor rg;
     if (calhost_rigor_parse(rigor, &rg) != 0) {
-      calhost_config_free(&cfg);
+      calhost_config_free(cfg);
       return cli_usage(a, "bad --rigor '%s' (quick|measure|exhaustive)", rigor);
     }
-    cfg.rigor = rg;
-    rigor_origin = "<command line>";
+    cfg->rigor = rg;
+    *rigor_origin = "<command line>";
   }
   /* The values parse as in calhost.ini (config/values.h): same syntax, same limits. */
   char why[300];
@@ -63,35 +54,54 @@ static int run_calibrate(calhost_cli *cli, cli_args *a) {
     uint32_t *list;
     size_t n;
     if (calhost_value_threads(threads, &list, &n, why, sizeof why) != 0) {
-      calhost_config_free(&cfg);
+      calhost_config_free(cfg);
       return cli_usage(a, "bad --threads '%s': %s", threads, why);
     }
-    free(cfg.thread_counts);
-    cfg.thread_counts = list;
-    cfg.thread_count_count = n;
-    threads_origin = "<command line>";
+    free(cfg->thread_counts);
+    cfg->thread_counts = list;
+    cfg->thread_count_count = n;
+    *threads_origin = "<command line>";
   }
-  if (budget && calhost_value_duration(budget, 1, &cfg.time_budget_seconds, why, sizeof why) != 0) {
-    calhost_config_free(&cfg);
+  if (budget &&
+      calhost_value_duration(budget, 1, &cfg->time_budget_seconds, why, sizeof why) != 0) {
+    calhost_config_free(cfg);
     return cli_usage(a, "bad --time-budget '%s': %s", budget, why);
   }
   if (timeout &&
-      calhost_value_duration(timeout, 0, &cfg.plugin_timeout_seconds, why, sizeof why) != 0) {
-    calhost_config_free(&cfg);
+      calhost_value_duration(timeout, 0, &cfg->plugin_timeout_seconds, why, sizeof why) != 0) {
+    calhost_config_free(cfg);
     return cli_usage(a, "bad --timeout '%s': %s", timeout, why);
   }
-  if (reps && calhost_value_repetitions(reps, &cfg.repetitions, why, sizeof why) != 0) {
-    calhost_config_free(&cfg);
+  if (reps && calhost_value_repetitions(reps, &cfg->repetitions, why, sizeof why) != 0) {
+    calhost_config_free(cfg);
     return cli_usage(a, "bad --repetitions '%s': %s", reps, why);
   }
-  if (!rigor_origin) {
-    calhost_config_origin o = calhost_config_origin_of(&cfg, "calibration.rigor");
-    rigor_origin = o.file ? o.file : "<default>";
+  if (!*rigor_origin) {
+    calhost_config_origin o = calhost_config_origin_of(cfg, "calibration.rigor");
+    *rigor_origin = o.file ? o.file : "<default>";
   }
-  if (!threads_origin) {
-    calhost_config_origin o = calhost_config_origin_of(&cfg, "calibration.threads");
-    threads_origin = o.file ? o.file : "<default>";
+  if (!*threads_origin) {
+    calhost_config_origin o = calhost_config_origin_of(cfg, "calibration.threads");
+    *threads_origin = o.file ? o.file : "<default>";
   }
+  return 0;
+}
+
+static int run_calibrate(calhost_cli *cli, cli_args *a) {
+  char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
+  size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
+  size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
+  if (np > MAX_FILTERS || nw > MAX_FILTERS)
+    return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
+  const char *report = a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
+  int force = cli_has(a, FL_FORCE), json = cli->json, quiet = cli->quiet;
+  const calhost_cli local = *cli;
+
+  calhost_config cfg;
+  const char *rigor_origin, *threads_origin;
+  int bad = calhost_cli_sweep_config(&local, a, &cfg, &rigor_origin, &threads_origin);
+  if (bad)
+    return bad;
 
   calhost_calibrate_options o;
   memset(&o, 0, sizeof o);

@@ -73,6 +73,16 @@ int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap);
 int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
                           calstore_property *structure);
 
+/* Loads the configuration (calhost_cli_load_config) into *cfg and applies
+ * the sweep flags that calibrate and verify share over it: --rigor,
+ * --threads, --time-budget, --timeout, --repetitions (the syntax and limits
+ * of the same keys in calhost.ini). *rigor_origin and *threads_origin say
+ * where those values came from ("<command line>", a file, "<default>").
+ * Returns 0 (free cfg with calhost_config_free), or the exit status of the
+ * failure, already reported (cfg freed). In cmd_calibrate.c. */
+int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, struct calhost_config *cfg,
+                             const char **rigor_origin, const char **threads_origin);
+
 /* The commands (each in its cmd_NAME.c). */
 extern const cli_command calhost_cmd_calibrate;
 extern const cli_command calhost_cmd_lookup;
@@ -86,6 +96,7 @@ extern const cli_command calhost_cmd_plugins;
 extern const cli_command calhost_cmd_plugin;
 extern const cli_command calhost_cmd_config;
 extern const cli_command calhost_cmd_report;
+extern const cli_command calhost_cmd_verify;
 
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens DIR/run.json for the run's JSON

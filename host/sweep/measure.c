@@ -11,6 +11,8 @@
  * pruned. With halving, only the better half of the survivors goes on.
  * Round two re-prepares the survivors and completes their samples. The
  * winner is the lowest median; the default wins when nothing beats it.
+ * With explicit candidate policies in the request the plan is those
+ * policies and the default, measured the same way.
  */
 #include "measure.h"
 
@@ -179,7 +181,10 @@ static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, ch
     }
     calhost_status st;
     len = 0;
-    if (index == CALHOST_SWEEP_DEFAULT_INDEX)
+    if (index != CALHOST_SWEEP_DEFAULT_INDEX && s->req->policy_count) /* explicit */
+      st = calhost_copy_out(s->req->policies[index] ? s->req->policies[index] : "", buf, bufcap,
+                            &len);
+    else if (index == CALHOST_SWEEP_DEFAULT_INDEX)
       st = s->vt->default_policy(s->session, buf, bufcap, &len);
     else
       st = s->vt->serialize_candidate(s->session, index, buf, bufcap, &len);
@@ -453,8 +458,8 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
                      st == CALHOST_OK ? CALHOST_ERROR : st);
     return -1;
   }
-  uint32_t count = 0;
-  st = vt->candidate_count(s.session, &count);
+  uint32_t count = (uint32_t)req->policy_count;
+  st = count ? CALHOST_OK : vt->candidate_count(s.session, &count);
   if (st != CALHOST_OK || count == 0) {
     if (st == CALHOST_OK)
       snprintf(out->error, sizeof out->error, "the plugin offers no candidates");
@@ -463,14 +468,15 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     goto done;
   }
   out->candidate_count = count;
-  size_t nsel = calhost_plan_select(count, p->max_candidates, NULL, 0);
+  uint32_t plan_max = req->policy_count ? 0 : p->max_candidates; /* explicit: every one */
+  size_t nsel = calhost_plan_select(count, plan_max, NULL, 0);
   sel = malloc((nsel ? nsel : 1) * sizeof *sel);
   es = calloc(nsel + 1, sizeof *es);
   if (!sel || !es) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
-  calhost_plan_select(count, p->max_candidates, sel, nsel);
+  calhost_plan_select(count, plan_max, sel, nsel);
   out->planned = (uint32_t)nsel;
 
   /* The default first: it is the first leader, and never pruned. */

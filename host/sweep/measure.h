@@ -53,6 +53,13 @@ typedef struct calhost_sweep_request {
   double deadline;          /* CLOCK_MONOTONIC seconds when the budget ends; 0: none */
   size_t max_policy_length; /* 0: CALHOST_SWEEP_MAX_POLICY */
   calhost_sweep_hooks hooks;
+  /* Explicit candidate policies (a caller re-timing known policies, as
+   * calhost verify does): when policy_count > 0 the sweep
+   * measures exactly these policies (candidate i is policies[i]; validated,
+   * checked and timed like any candidate) besides the default, instead of
+   * the plugin's candidate space; max_candidates does not apply. Borrowed. */
+  const char *const *policies;
+  size_t policy_count;
 } calhost_sweep_request;
 
 /* A candidate that was refused, with the reason. */

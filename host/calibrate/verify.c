@@ -1,0 +1,692 @@
+/*
+ * verify.c: `calhost verify` (see verify.h): the verdict rule, the rows
+ * built from what calibrate's driver measured in verify mode (one per exact
+ * key), --recalibrate (a second pass of the driver over exactly the failed
+ * keys, committed in one batch) and the output (table or JSON). The driver,
+ * its children and commits are calibrate.c's, child.c's and commit.c's;
+ * the measurement engine (host/sweep/measure.c) measures the explicit
+ * candidates. Application code: the engine knows nothing of verdicts.
+ */
+#include "verify.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/text.h"
+#include "run.h"
+#include "runtime/binding.h"
+
+#ifndef CALHOST_VERSION_STRING
+#define CALHOST_VERSION_STRING "unknown"
+#endif
+
+/* ---- the rule --------------------------------------------------------- */
+
+const char *calhost_verdict_name(calhost_verdict v) {
+  switch (v) {
+  case CALHOST_VERDICT_OK:
+    return "ok";
+  case CALHOST_VERDICT_SLOWER:
+    return "slower";
+  case CALHOST_VERDICT_LOST_TO_DEFAULT:
+    return "lost-to-default";
+  case CALHOST_VERDICT_OUTDATED:
+    return "outdated";
+  case CALHOST_VERDICT_INVALID:
+    return "invalid";
+  case CALHOST_VERDICT_MISSING:
+    return "missing";
+  case CALHOST_VERDICT_ERROR:
+    return "error";
+  }
+  return "unknown";
+}
+
+int calhost_verdict_failed(calhost_verdict v) {
+  return v == CALHOST_VERDICT_SLOWER || v == CALHOST_VERDICT_LOST_TO_DEFAULT ||
+         v == CALHOST_VERDICT_OUTDATED || v == CALHOST_VERDICT_INVALID;
+}
+
+/* a is clearly slower than b: its median beyond b's median x (1 + threshold),
+ * and its fastest sample beyond b's fastest (b's median when b has no
+ * fastest, as a stored profile) x (1 + threshold); an unknown fastest
+ * sample leaves the medians to decide */
+static int clearly_slower(double a_median, double a_min, double b_median, double b_min,
+                          double threshold) {
+  if (!isfinite(a_median) || !isfinite(b_median) || b_median <= 0)
+    return 0;
+  double limit = 1.0 + threshold;
+  if (!(a_median > b_median * limit))
+    return 0;
+  double b_fast = isfinite(b_min) && b_min > 0 ? b_min : b_median;
+  return !isfinite(a_min) || a_min > b_fast * limit;
+}
+
+calhost_verdict calhost_verify_judge(const calhost_verify_numbers *n, double threshold) {
+  if (!(threshold >= 0))
+    threshold = CALHOST_VERIFY_DEFAULT_THRESHOLD;
+  if (!n->policy_is_default && clearly_slower(n->current_median, n->current_min, n->default_median,
+                                              n->default_min, threshold))
+    return CALHOST_VERDICT_LOST_TO_DEFAULT;
+  if (clearly_slower(n->current_median, n->current_min, n->stored_median, NAN, threshold))
+    return CALHOST_VERDICT_SLOWER;
+  return CALHOST_VERDICT_OK;
+}
+
+/* ---- rows ------------------------------------------------------------- */
+
+typedef struct verify_row {
+  calhost_verdict verdict;
+  size_t result; /* index into r->results (the measuring pass) */
+  char *reason;  /* why invalid / error / outdated / missing; NULL for ok */
+  char *stored_policy, *stored_implementation;
+  double stored_median, stored_spread;
+  double current_median, current_spread, current_cv, current_min;
+  uint32_t current_samples;
+  int noisy;
+  char *default_policy;
+  double default_median, default_spread, default_min;
+  /* --recalibrate */
+  int recal_tried;
+  size_t recal_result; /* index into r->results when recal_tried */
+} verify_row;
+
+typedef struct cal_verify {
+  const calhost_verify_options *v;
+  verify_row *rows;
+  size_t count;
+  int recalibrated; /* the second pass ran */
+  size_t keys_recalibrated;
+  size_t commits_before;
+} cal_verify;
+
+static double measurement(const calstore_profile *p, const char *name) {
+  for (size_t i = 0; p && i < p->measurement_count; i++)
+    if (p->measurements[i].name && !strcmp(p->measurements[i].name, name))
+      return p->measurements[i].value;
+  return NAN;
+}
+
+static const char *operator_of(const cal_run *r, const cal_result *x) {
+  return x->workload < r->cfg->workload_count ? r->cfg->workloads[x->workload].operator_name : "?";
+}
+
+static int has_key(const cal_result *x) {
+  return x->key.model_digest && x->key.processor && x->key.thread_count;
+}
+
+/* A calibrated exact profile of the key under another implementation. */
+typedef struct other_impl {
+  const cal_run *r;
+  const cal_result *x;
+  verify_row *row;
+  int found;
+} other_impl;
+
+static int find_other(void *user, const calstore_profile *p) {
+  other_impl *o = user;
+  const cal_result *x = o->x;
+  const calstore_key *k = &p->key;
+  if (p->source != CALSTORE_SOURCE_CALIBRATED || k->kind != CALSTORE_KEY_EXACT ||
+      strcmp(k->backend, x->backend) || strcmp(k->operator_name, operator_of(o->r, x)) ||
+      strcmp(k->model_digest, x->key.model_digest) || strcmp(k->processor, x->key.processor) ||
+      k->thread_count != x->key.thread_count ||
+      (x->implementation && !strcmp(k->implementation, x->implementation)))
+    return 0;
+  o->row->stored_policy = cal_dupstr(p->policy);
+  o->row->stored_implementation = cal_dupstr(k->implementation);
+  o->row->stored_median = measurement(p, "median_latency");
+  o->row->stored_spread = measurement(p, "spread");
+  o->found = 1;
+  return 1;
+}
+
+static const calhost_sweep_candidate *candidate(const calhost_sweep_result *s, uint32_t index) {
+  for (size_t i = 0; i < s->candidate_entries; i++)
+    if (s->candidates[i].index == index)
+      return &s->candidates[i];
+  return NULL;
+}
+
+static void set_reason(verify_row *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(verify_row *row, const char *fmt, ...) {
+  char buf[1400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  free(row->reason);
+  row->reason = cal_dupstr(buf);
+}
+
+/* Judges one result of the measuring pass into *row (zeroed here). */
+static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
+  const cal_result *x = &r->results[index];
+  memset(row, 0, sizeof *row);
+  row->result = index;
+  row->stored_median = row->stored_spread = NAN;
+  row->current_median = row->current_spread = row->current_cv = row->current_min = NAN;
+  row->default_median = row->default_spread = row->default_min = NAN;
+  if (!has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
+    row->verdict = CALHOST_VERDICT_ERROR;
+    set_reason(row, "%s", x->message ? x->message : "not measured");
+    return;
+  }
+  calhost_binding_key k; /* the binding's one conversion of a built key */
+  if (calhost_binding_store_key(CALSTORE_KEY_EXACT, x->backend, operator_of(r, x),
+                                x->implementation, x->key.model_digest, x->key.processor,
+                                x->key.thread_count, NULL, 0, &k) != 0) {
+    row->verdict = CALHOST_VERDICT_ERROR;
+    set_reason(row, "out of memory");
+    return;
+  }
+  calstore_lookup_result *got = NULL;
+  calstore_status gs = calstore_get(r->store, &k.key, CALSTORE_SOURCE_CALIBRATED, &got, NULL);
+  calhost_binding_key_free(&k);
+  if (gs != CALSTORE_OK || !got->profile) {
+    calstore_lookup_result_free(&got);
+    other_impl o = {r, x, row, 0};
+    calstore_inspect(r->store, find_other, &o);
+    if (o.found) {
+      row->verdict = CALHOST_VERDICT_OUTDATED;
+      set_reason(row, "stored by implementation %s; the plugin is implementation %s",
+                 row->stored_implementation, x->implementation ? x->implementation : "?");
+    } else {
+      row->verdict = CALHOST_VERDICT_MISSING;
+      set_reason(row, "no exact calibrated profile for this key (run calhost calibrate)");
+    }
+    return;
+  }
+  const calstore_profile *p = got->profile;
+  row->stored_policy = cal_dupstr(p->policy);
+  row->stored_implementation = cal_dupstr(p->key.implementation);
+  row->stored_median = measurement(p, "median_latency");
+  row->stored_spread = measurement(p, "spread");
+  calstore_lookup_result_free(&got);
+
+  const calhost_sweep_result *s = &x->sweep;
+  const calhost_sweep_candidate *mine = candidate(s, 0);
+  const calhost_sweep_candidate *def = candidate(s, CALHOST_SWEEP_DEFAULT_INDEX);
+  if (def) {
+    row->default_policy = cal_dupstr(def->policy);
+    if (def->status == CALHOST_CANDIDATE_MEASURED) {
+      row->default_median = def->median_us;
+      row->default_spread = def->mad_us;
+      row->default_min = def->min_us;
+    }
+  }
+  if (x->kind == CAL_SKIPPED || !mine) {
+    row->verdict = CALHOST_VERDICT_ERROR;
+    set_reason(row, "not measured: %s",
+               x->message ? x->message : (s->error[0] ? s->error : "no result"));
+    return;
+  }
+  if (mine->status == CALHOST_CANDIDATE_REJECTED) {
+    row->verdict = CALHOST_VERDICT_INVALID;
+    set_reason(row, "%s", mine->reason ? mine->reason : "rejected");
+    return;
+  }
+  if (mine->status != CALHOST_CANDIDATE_MEASURED || !isfinite(mine->median_us)) {
+    row->verdict = CALHOST_VERDICT_ERROR;
+    set_reason(row, "%s", mine->reason ? mine->reason : "not measured");
+    return;
+  }
+  row->current_median = mine->median_us;
+  row->current_spread = mine->mad_us;
+  row->current_cv = mine->cv;
+  row->current_min = mine->min_us;
+  row->current_samples = mine->samples;
+  row->noisy = mine->noisy;
+  calhost_verify_numbers n = {row->stored_median,
+                              row->current_median,
+                              row->current_min,
+                              row->default_median,
+                              row->default_min,
+                              def && def->policy && row->stored_policy &&
+                                  !strcmp(def->policy, row->stored_policy)};
+  row->verdict = calhost_verify_judge(&n, threshold);
+}
+
+static void free_row(verify_row *row) {
+  free(row->reason);
+  free(row->stored_policy);
+  free(row->stored_implementation);
+  free(row->default_policy);
+}
+
+/* Same exact key (a backend that caps its thread count builds one key for
+ * several targets): verified once. */
+static int same_key(const cal_result *a, const cal_result *b) {
+  return a->workload == b->workload && a->key.thread_count == b->key.thread_count && a->backend &&
+         b->backend && !strcmp(a->backend, b->backend);
+}
+
+/* y (of the recalibration pass) is x's key recalibrated: the same key, or
+ * a failure without a key at the same target */
+static int recal_of(const cal_result *x, const cal_result *y) {
+  if (has_key(y))
+    return same_key(x, y);
+  return x->workload == y->workload && x->threads == y->threads && x->backend && y->backend &&
+         !strcmp(x->backend, y->backend);
+}
+
+static double ratio(double a, double b) {
+  return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
+}
+
+/* ---- progress --------------------------------------------------------- */
+
+/* "%.4g" of a latency, "-" when unknown */
+static const char *us(char *buf, size_t cap, double v) {
+  if (isfinite(v))
+    snprintf(buf, cap, "%.4g", v);
+  else
+    snprintf(buf, cap, "-");
+  return buf;
+}
+
+void cal_verify_progress(cal_run *r, const cal_result *x) {
+  if (r->o->quiet || r->o->json || (x->kind == CAL_SKIPPED && !has_key(x)))
+    return;
+  if (r->bar) {
+    cal_progress(r);
+    return;
+  }
+  calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
+                      x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
+  for (const cal_result *y = r->results; y < x; y++)
+    if (has_key(y) && same_key(x, y)) { /* one key for several targets */
+      calhost_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
+      return;
+    }
+  verify_row row;
+  char a[32], b[32], c[32];
+  judge(r, (size_t)(x - r->results), r->o->verify->threshold, &row);
+  calhost_text_printf(r->err, "%s", calhost_verdict_name(row.verdict));
+  if (isfinite(row.current_median))
+    calhost_text_printf(r->err, " (%s us, stored %s us, default %s us)",
+                        us(a, sizeof a, row.current_median), us(b, sizeof b, row.stored_median),
+                        us(c, sizeof c, row.default_median));
+  else if (row.reason)
+    calhost_text_printf(r->err, ": %s", row.reason);
+  fputc('\n', r->err);
+  fflush(r->err);
+  free_row(&row);
+}
+
+/* ---- the end of the run ----------------------------------------------- */
+
+static void recalibrate(cal_run *r, cal_verify *cv) {
+  cal_key_ref *keys = calloc(cv->count + 1, sizeof *keys);
+  size_t n = 0;
+  if (!keys)
+    return;
+  for (size_t i = 0; i < cv->count; i++) {
+    const cal_result *x = &r->results[cv->rows[i].result];
+    if (calhost_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
+      keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count};
+      cv->rows[i].recal_tried = 1;
+      cv->rows[i].recal_result = (size_t)-1;
+    }
+  }
+  if (n) {
+    size_t before = r->result_count;
+    r->recalibrating = 1;
+    r->hold_commits = 1;
+    r->force = 1; /* replace the failed profiles */
+    r->only_keys = keys;
+    r->only_key_count = n;
+    r->sweeps_done = 0;
+    r->sweeps_total = n;
+    cv->commits_before = r->commits;
+    if (!r->o->quiet && !r->o->json)
+      calhost_text_printf(r->err, "calhost: verify: recalibrating %zu key%s\n", n,
+                          n == 1 ? "" : "s");
+    cal_run_plugins(r);
+    cal_progress_end(r);
+    cal_commit_held(r); /* one batch, also after an interrupt: what finished is kept */
+    cv->recalibrated = 1;
+    cv->keys_recalibrated = n;
+    /* the keys of the rows point into r->results, which the pass grew:
+     * match by (backend, workload, exact thread count) */
+    for (size_t j = before; j < r->result_count; j++)
+      for (size_t i = 0; i < cv->count; i++)
+        if (cv->rows[i].recal_tried && r->results[j].kind != CAL_SKIPPED &&
+            recal_of(&r->results[cv->rows[i].result], &r->results[j]))
+          cv->rows[i].recal_result = j;
+    r->only_keys = NULL;
+    r->only_key_count = 0;
+    r->recalibrating = 0;
+  }
+  free(keys);
+}
+
+int cal_verify_finish(cal_run *r, int status) {
+  const calhost_verify_options *v = r->o->verify;
+  cal_verify *cv = calloc(1, sizeof *cv);
+  if (!cv)
+    return 2;
+  r->verify = cv;
+  cv->v = v;
+  cv->rows = calloc(r->result_count + 1, sizeof *cv->rows);
+  if (!cv->rows)
+    return 2;
+  for (size_t i = 0; i < r->result_count; i++) {
+    const cal_result *x = &r->results[i];
+    if (x->kind == CAL_SKIPPED && !has_key(x))
+      continue; /* unsupported: the plugin does not serve this workload */
+    int dup = 0;
+    for (size_t j = 0; j < cv->count && !dup; j++)
+      dup = has_key(x) && same_key(&r->results[cv->rows[j].result], x);
+    if (!dup)
+      judge(r, i, v->threshold, &cv->rows[cv->count++]);
+  }
+  if (status != 0)
+    return status; /* interrupted, or an error before anything was measured */
+  if (v->recalibrate)
+    recalibrate(r, cv);
+  if (r->interrupted)
+    return 128 + r->interrupted;
+  if (r->failure_count || !cv->count)
+    return 2;
+  int rc = 0;
+  for (size_t i = 0; i < cv->count; i++) {
+    const verify_row *row = &cv->rows[i];
+    if (row->verdict == CALHOST_VERDICT_ERROR)
+      return 2;
+    if (!calhost_verdict_failed(row->verdict))
+      continue;
+    int fixed = row->recal_tried && row->recal_result != (size_t)-1 &&
+                r->results[row->recal_result].kind == CAL_STORED;
+    if (!fixed)
+      rc = 1;
+  }
+  return rc;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static const char *recal_word(const cal_run *r, const verify_row *row) {
+  if (!row->recal_tried)
+    return NULL;
+  if (row->recal_result == (size_t)-1)
+    return "not_run";
+  switch (r->results[row->recal_result].kind) {
+  case CAL_STORED:
+    return "stored";
+  case CAL_FAILED:
+    return "failed";
+  default:
+    return "not_stored";
+  }
+}
+
+static void print_json(cal_run *r, const cal_verify *cv, int status) {
+  FILE *o = r->out;
+  size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
+  fprintf(o, "{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"command\":\"verify\",");
+  fputs("\"rigor\":", o);
+  calhost_json_string(o, r->rigor_name);
+  fputs(",\"threshold\":", o);
+  calhost_json_number(o, cv ? cv->v->threshold : NAN);
+  fputs(",\"store\":", o);
+  calhost_json_string(o, r->store ? calstore_path(r->store) : NULL);
+  fputs(",\"processor\":", o);
+  calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description
+                                                             : NULL);
+  fputs(",\"results\":[", o);
+  for (size_t i = 0; cv && i < cv->count; i++) {
+    const verify_row *row = &cv->rows[i];
+    const cal_result *x = &r->results[row->result];
+    counts[row->verdict]++;
+    fputs(i ? ",{\"verdict\":" : "{\"verdict\":", o);
+    calhost_json_string(o, calhost_verdict_name(row->verdict));
+    fputs(",\"backend\":", o);
+    calhost_json_string(o, x->backend);
+    fputs(",\"operator\":", o);
+    calhost_json_string(o, operator_of(r, x));
+    fputs(",\"workload\":", o);
+    calhost_json_string(o, cal_workload_name(r, x->workload));
+    fprintf(o, ",\"threads\":%u,\"thread_count\":", x->threads);
+    if (has_key(x))
+      fprintf(o, "%u", x->key.thread_count);
+    else
+      fputs("null", o);
+    fputs(",\"implementation\":", o);
+    calhost_json_string(o, x->implementation);
+    fputs(",\"stored_implementation\":", o);
+    calhost_json_string(o, row->stored_implementation);
+    fputs(",\"stored_policy\":", o);
+    calhost_json_string(o, row->stored_policy);
+    fputs(",\"stored_median\":", o);
+    calhost_json_number(o, row->stored_median);
+    fputs(",\"stored_spread\":", o);
+    calhost_json_number(o, row->stored_spread);
+    fputs(",\"current_median\":", o);
+    calhost_json_number(o, row->current_median);
+    fputs(",\"current_spread\":", o);
+    calhost_json_number(o, row->current_spread);
+    fputs(",\"current_min\":", o);
+    calhost_json_number(o, row->current_min);
+    fputs(",\"current_cv\":", o);
+    calhost_json_number(o, row->current_cv);
+    fprintf(o, ",\"samples\":%u,\"noisy\":%s,\"ratio\":", row->current_samples,
+            row->noisy ? "true" : "false");
+    calhost_json_number(o, ratio(row->current_median, row->stored_median));
+    fputs(",\"default_policy\":", o);
+    calhost_json_string(o, row->default_policy);
+    fputs(",\"default_median\":", o);
+    calhost_json_number(o, row->default_median);
+    fputs(",\"default_min\":", o);
+    calhost_json_number(o, row->default_min);
+    fputs(",\"default_ratio\":", o);
+    calhost_json_number(o, ratio(row->current_median, row->default_median));
+    fputs(",\"reason\":", o);
+    calhost_json_string(o, row->reason);
+    fputs(",\"recalibration\":", o);
+    if (!row->recal_tried) {
+      fputs("null", o);
+    } else {
+      const cal_result *y = row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
+      fputs("{\"status\":", o);
+      calhost_json_string(o, recal_word(r, row));
+      fputs(",\"policy\":", o);
+      calhost_json_string(o, y && y->sweep.ok ? y->sweep.winner_policy : NULL);
+      fputs(",\"median\":", o);
+      calhost_json_number(o, y && y->sweep.ok ? y->sweep.median_us : NAN);
+      fputs(",\"message\":", o);
+      calhost_json_string(o, y ? y->message : "the recalibration did not reach this key");
+      fputc('}', o);
+    }
+    fputc('}', o);
+  }
+  fputs("],\"counts\":{", o);
+  for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+    fprintf(o, "%s\"%s\":%zu", i ? "," : "", calhost_verdict_name((calhost_verdict)i), counts[i]);
+  fputs("},\"recalibrated\":", o);
+  if (cv && cv->recalibrated)
+    fprintf(o, "{\"keys\":%zu,\"commits\":%zu}", cv->keys_recalibrated,
+            r->commits - cv->commits_before);
+  else
+    fputs("null", o);
+  fputs(",\"failures\":[", o);
+  for (size_t i = 0; i < r->failure_count; i++) {
+    const cal_failure *f = &r->failures[i];
+    fputs(i ? ",{\"plugin\":" : "{\"plugin\":", o);
+    calhost_json_string(o, f->backend);
+    fputs(",\"workload\":", o);
+    calhost_json_string(o, f->workload);
+    fputs(",\"candidate\":", o);
+    calhost_json_string(o, f->candidate);
+    fputs(",\"message\":", o);
+    calhost_json_string(o, f->message);
+    fputs(",\"output\":", o);
+    calhost_json_string(o, f->output);
+    fputc('}', o);
+  }
+  fputs("],\"warnings\":[", o);
+  for (size_t i = 0; i < r->warning_count; i++) {
+    if (i)
+      fputc(',', o);
+    calhost_json_string(o, r->warnings[i]);
+  }
+  fprintf(o,
+          "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
+          status);
+  calhost_json_number(o, calhost_sweep_now() - r->started);
+  fputs("}\n", o);
+}
+
+static void print_table(cal_run *r, const cal_verify *cv) {
+  FILE *o = r->out;
+  size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
+  size_t bw = 7, ww = 8;
+  for (size_t i = 0; cv && i < cv->count; i++) {
+    const cal_result *x = &r->results[cv->rows[i].result];
+    size_t n = x->backend ? strlen(x->backend) : 1;
+    bw = n > bw ? n : bw;
+    n = strlen(cal_workload_name(r, x->workload));
+    ww = n > ww ? n : ww;
+  }
+  if (!r->o->quiet && cv && cv->count) {
+    calhost_text_printf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
+                        "backend", (int)ww, "workload", "threads", "verdict", "stored us",
+                        "current us", "fastest us", "ratio", "default us", "stored policy");
+    for (size_t i = 0; i < cv->count; i++) {
+      const verify_row *row = &cv->rows[i];
+      const cal_result *x = &r->results[row->result];
+      char a[32], b[32], c[32], d[32], e[32];
+      double q = ratio(row->current_median, row->stored_median);
+      const char *pol = row->stored_policy ? row->stored_policy : "-";
+      if (isfinite(q))
+        snprintf(c, sizeof c, "%.2f", q);
+      else
+        snprintf(c, sizeof c, "-");
+      calhost_text_printf(
+          o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
+          x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload), x->threads,
+          calhost_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
+          us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
+          us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
+    }
+  }
+  for (size_t i = 0; cv && i < cv->count; i++)
+    counts[cv->rows[i].verdict]++;
+  if (!r->o->quiet && cv) {
+    int any = 0;
+    for (size_t i = 0; i < cv->count; i++) {
+      const verify_row *row = &cv->rows[i];
+      if (row->verdict == CALHOST_VERDICT_OK)
+        continue;
+      const cal_result *x = &r->results[row->result];
+      if (!any++)
+        fprintf(o, "\nwhy:\n");
+      calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
+                          x->threads, calhost_verdict_name(row->verdict));
+      if (row->verdict == CALHOST_VERDICT_SLOWER)
+        calhost_text_printf(o, ": %.2fx the stored median",
+                            ratio(row->current_median, row->stored_median));
+      else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
+        calhost_text_printf(o, ": %.2fx the default's median (default %.60s)",
+                            ratio(row->current_median, row->default_median),
+                            row->default_policy ? row->default_policy : "?");
+      else if (row->reason)
+        calhost_text_printf(o, ": %s", row->reason);
+      fputc('\n', o);
+    }
+    if (cv->recalibrated) {
+      fprintf(o, "\nrecalibrated %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
+              cv->keys_recalibrated == 1 ? "" : "s", r->commits - cv->commits_before,
+              r->commits - cv->commits_before == 1 ? "" : "s");
+      for (size_t i = 0; i < cv->count; i++) {
+        const verify_row *row = &cv->rows[i];
+        if (!row->recal_tried)
+          continue;
+        const cal_result *x = &r->results[row->result];
+        const cal_result *y =
+            row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
+        char a[32];
+        calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
+                            x->threads, recal_word(r, row));
+        if (y && y->sweep.ok)
+          calhost_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
+                              us(a, sizeof a, y->sweep.median_us));
+        if (y && y->message && y->kind != CAL_STORED)
+          calhost_text_printf(o, ": %s", y->message);
+        fputc('\n', o);
+      }
+    }
+  }
+  FILE *f = r->o->quiet ? r->err : o;
+  if (r->failure_count) {
+    fprintf(f, "\nfailures:\n");
+    for (size_t i = 0; i < r->failure_count; i++) {
+      const cal_failure *x = &r->failures[i];
+      calhost_text_printf(f, "  %s", x->backend ? x->backend : "calhost");
+      if (x->workload)
+        calhost_text_printf(f, " workload %s t=%u", x->workload, x->threads);
+      calhost_text_printf(f, ": %s\n", x->message ? x->message : "failed");
+    }
+  }
+  if (!r->o->quiet) {
+    if (r->warning_count) {
+      fprintf(o, "\nwarnings:\n");
+      for (size_t i = 0; i < r->warning_count; i++)
+        calhost_text_printf(o, "  %s\n", r->warnings[i]);
+    }
+    if (cv) {
+      fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
+      int first = 1;
+      for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+        if (counts[i]) {
+          calhost_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
+                              calhost_verdict_name((calhost_verdict)i));
+          first = 0;
+        }
+      if (!cv->count)
+        fprintf(o, " nothing to verify (no configured workload for the selected plugins)");
+      fputc('\n', o);
+      calhost_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
+                          cv->v->threshold * 100.0, r->rigor_name,
+                          r->store ? calstore_path(r->store) : "-");
+    }
+  }
+  if (r->interrupted)
+    calhost_text_printf(r->err, "calhost: verify: interrupted by %s\n",
+                        r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+}
+
+void cal_verify_print(cal_run *r, int status) {
+  cal_verify *cv = r->verify;
+  if (r->o->json)
+    print_json(r, cv, status);
+  else
+    print_table(r, cv);
+  if (r->o->json_out) {
+    FILE *keep = r->out;
+    r->out = r->o->json_out;
+    print_json(r, cv, status);
+    r->out = keep;
+  }
+  if (cv) {
+    for (size_t i = 0; i < cv->count; i++)
+      free_row(&cv->rows[i]);
+    free(cv->rows);
+    free(cv);
+    r->verify = NULL;
+  }
+}
+
+int calhost_verify(const calhost_calibrate_options *o, const calhost_verify_options *v) {
+  calhost_calibrate_options copy = *o;
+  calhost_verify_options vo = *v;
+  if (!(vo.threshold >= 0))
+    vo.threshold = CALHOST_VERIFY_DEFAULT_THRESHOLD;
+  copy.verify = &vo;
+  copy.force = 0;
+  return calhost_calibrate(&copy);
+}

@@ -1,0 +1,98 @@
+/*
+ * cmd_verify.c: `calhost verify`: applies its flags over the configuration
+ * like calibrate's (calhost_cli_sweep_config) and hands over to the verify
+ * mode of the calibrate driver (host/calibrate/verify.h), which prints the
+ * verdicts.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config/config.h"
+#include "calibrate/verify.h"
+
+#define MAX_FILTERS 64
+
+static const cli_flag verify_flags[] = {
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "verify only this backend (repeatable)"},
+    {FL_WORKLOAD, "--workload", NULL, "NAME", "verify only this workload (repeatable)"},
+    {FL_RIGOR, "--rigor", NULL, "LEVEL", "quick, measure or exhaustive"},
+    {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
+    {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},
+    {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"},
+    {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per policy"},
+    {FL_THRESHOLD, "--threshold", NULL, "T", "slowdown tolerated: 0.25 or 25% (default)"},
+    {FL_RECALIBRATE, "--recalibrate", NULL, NULL, "recalibrate the failing keys, one commit"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+/* A threshold: a fraction ("0.25") or a percentage ("25%"), 0 .. 100. */
+static int parse_threshold(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s)
+    return -1;
+  if (*end == '%') {
+    v /= 100.0;
+    end++;
+  }
+  if (*end || !isfinite(v) || v < 0 || v > 100)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int run_verify(calhost_cli *cli, cli_args *a) {
+  char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
+  size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
+  size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
+  if (np > MAX_FILTERS || nw > MAX_FILTERS)
+    return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
+  calhost_verify_options vo = {CALHOST_VERIFY_DEFAULT_THRESHOLD, cli_has(a, FL_RECALIBRATE)};
+  const char *threshold = a->value[FL_THRESHOLD];
+  if (threshold && parse_threshold(threshold, &vo.threshold) != 0)
+    return cli_usage(a, "bad --threshold '%s' (a fraction such as 0.25, or 25%%)", threshold);
+
+  calhost_config cfg;
+  const char *rigor_origin, *threads_origin;
+  int bad = calhost_cli_sweep_config(cli, a, &cfg, &rigor_origin, &threads_origin);
+  if (bad)
+    return bad;
+  calhost_calibrate_options o;
+  memset(&o, 0, sizeof o);
+  o.config = &cfg;
+  o.store_path = cli->store_path;
+  o.plugins = plugins;
+  o.plugin_count = np;
+  o.workloads = workloads;
+  o.workload_count = nw;
+  o.json = cli->json;
+  o.quiet = cli->quiet;
+  o.progress = -1;
+  o.rigor_origin = rigor_origin;
+  o.threads_origin = threads_origin;
+  int rc = calhost_verify(&o, &vo);
+  calhost_config_free(&cfg);
+  return rc;
+}
+
+const cli_command calhost_cmd_verify = {
+    "verify",
+    "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
+    "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N]\n"
+    "       [--threshold T] [--recalibrate]",
+    "re-time the stored profiles against the default and judge them",
+    "For the configured workloads, re-times each stored exact profile's policy\n"
+    "and the backend default with calibrate's engine and prints a verdict per\n"
+    "key: ok, slower, lost-to-default, outdated, invalid, missing (or error).\n"
+    "Never changes the store without --recalibrate, which recalibrates exactly\n"
+    "the failing keys and commits them in one batch. Exit 0 when every key\n"
+    "holds (missing keys do not fail), 1 when one is slower, lost-to-default,\n"
+    "outdated or invalid (with --recalibrate: was not recalibrated), 2 on\n"
+    "errors, 130/143 when interrupted.\n",
+    verify_flags,
+    0,
+    0,
+    run_verify,
+};
