@@ -7,10 +7,13 @@
  * it). Operator "Spin"; candidates work=1,2,4,8; default work=2. The exact
  * key's model digest is the workload's name, so a test can tell the keys in
  * the store apart. Built twice (test_speed, test_speed2; BACKEND macro).
+ * CALHOST_TEST_CREATE_LOG=FILE: create appends the creating process's id
+ * (a test checks that instances are created in calhost's children only).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calhost/plugin.h"
 
@@ -33,6 +36,12 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   (void)host;
   (void)settings;
   (void)setting_count;
+  const char *log = getenv("CALHOST_TEST_CREATE_LOG");
+  FILE *lf = log && *log ? fopen(log, "a") : NULL;
+  if (lf) {
+    fprintf(lf, "%ld\n", (long)getpid());
+    fclose(lf);
+  }
   *out = calloc(1, sizeof **out);
   return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
 }

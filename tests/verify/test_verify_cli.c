@@ -45,6 +45,7 @@
 static char g_build[1024];
 static char g_dir[256];
 static char g_cfg[512], g_store[512];
+static pid_t g_last_pid; /* the calhost process of the last run() */
 
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -95,6 +96,7 @@ static int run(char **out, char **err, const char *const *args) {
     execv(bin, (char *const *)argv);
     _exit(127);
   }
+  g_last_pid = pid;
   int st;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
     ;
@@ -444,10 +446,27 @@ static void recalibrate_replaces_exactly_the_failed_keys_in_one_commit(void **st
 #endif
   const char *args[] = {"verify", "--config",      g_cfg,    "--threshold",
                         "3",      "--recalibrate", "--json", NULL};
+  char log[512];
+  path_in(log, sizeof log, "creates.txt");
+  unlink(log);
+  setenv("CALHOST_TEST_CREATE_LOG", log, 1);
   int rc = run(&out, &err, args);
+  unsetenv("CALHOST_TEST_CREATE_LOG");
   if (rc != 0)
     fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
   assert_int_equal(rc, 0);
+  /* the one commit across both plugins needs no plugin instance in the
+   * calhost process: every instance was created in a child (measuring and
+   * recalibrating, each plugin: at least four) */
+  char *pids = slurp(log, NULL);
+  assert_non_null(pids);
+  size_t creates = 0;
+  for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
+    creates++;
+    assert_int_not_equal(atol(line), (long)g_last_pid);
+  }
+  assert_true(creates >= 4);
+  free(pids);
 #ifdef __linux__
   /* one commit: the store file was replaced (renamed onto) exactly once */
   size_t renames = 0;
