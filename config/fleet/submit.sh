@@ -23,7 +23,7 @@
 #   --sbatch OPT      an extra sbatch option for every job (repeatable),
 #                     e.g. --sbatch=--time=04:00:00 --sbatch=--account=x
 #   --no-merge        submit the arrays only
-#   --wait            wait until the merge job ends; exit with its status
+#   --wait            wait until the merge job ends; exit 0 when it completed
 #
 # The calibrate flags (--config FILE, --plugin, --workload, --threads,
 # --rigor, ...) go to every shard; `calhost plan --shards N FLAGS` shows the
@@ -116,15 +116,36 @@ dep=$(
 opts=(--parsable --dependency="afterok:$dep" --kill-on-invalid-dep=yes
   --output="$dir/logs/%x-%j.out")
 [ -n "$partition" ] && opts+=(--partition="$partition")
-[ $wait = 1 ] && opts+=(--wait)
-mjid=$(CALHOST=$calhost sbatch "${opts[@]}" "${extra[@]}" "$here/merge.sbatch" "$dir" "${specs[@]}")
-rc=$?
+mjid=$(CALHOST=$calhost sbatch "${opts[@]}" "${extra[@]}" "$here/merge.sbatch" "$dir" "${specs[@]}") ||
+  die "sbatch of the merge job failed"
 mjid=${mjid%%;*}
-if [ $wait = 1 ]; then
-  echo "submit: merge job ${mjid:-?} ended with status $rc (log: $dir/logs/calhost-merge-${mjid:-?}.out)" >&2
-  echo "$mjid"
-  exit $rc
-fi
-[ $rc = 0 ] || die "sbatch of the merge job failed"
 echo "submit: merge job $mjid after $dep -> $dir/fleet.txt" >&2
 echo "$mjid"
+[ $wait = 1 ] || exit 0
+
+# --wait: poll the merge job every second (sbatch --wait sleeps 2, 8, then
+# 32 s between its polls) until it has ended; its exit code is ours.
+while state=$(squeue -h -j "$mjid" -o %T 2>/dev/null) && [ -n "$state" ]; do
+  case $state in
+  PENDING | CONFIGURING | RUNNING | COMPLETING | SUSPENDED | REQUEUED | RESIZING) sleep 1 ;;
+  *) break ;;
+  esac
+done
+info=$(scontrol show job -o "$mjid" 2>/dev/null)
+state=$(sed -n 's/.* JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
+code=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<<"$info")
+if [ -z "$state" ] && command -v sacct >/dev/null; then # purged from slurmctld: accounting
+  read -r state code <<<"$(sacct -n -X -P -j "$mjid" -o State,ExitCode 2>/dev/null | head -n 1 | tr '|' ' ')"
+  state=${state%% *} code=${code%%:*}
+fi
+log="$dir/logs/calhost-merge-$mjid.out"
+case $state in
+COMPLETED) echo "submit: merge job $mjid completed: $dir/fleet.txt (log: $log)" >&2 && exit 0 ;;
+"") echo "submit: merge job $mjid: its end state is unknown (purged; no accounting); see $log" >&2 && exit 1 ;;
+*)
+  echo "submit: merge job $mjid ended $state (exit ${code:-?}): when it was cancelled, a shard" \
+    "failed or was cancelled first; see $dir/logs/ and resubmit the failed shards with" \
+    "--retry LIST" >&2
+  exit 1
+  ;;
+esac

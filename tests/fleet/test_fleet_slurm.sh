@@ -5,10 +5,12 @@
 # config/fleet/submit.sh and a small configuration (quick rigor; cpu_gemm
 # and example on two small workloads each; threads 1,max, where one
 # MatMul is large enough for cpu_gemm to use 2 threads):
-#   1. a 2-shard array and its merge job: every work item of `calhost plan`
-#      in exactly one shard, shards disjoint, `check` ok, the fleet store
-#      holding exactly the keys of an unsharded run of the same configuration;
-#   2. shard 1 resubmitted alone (--retry 1): it skips everything (already
+#   1. a 2-shard array and its merge job, shard 1 failing once: the merge is
+#      cancelled; shard 1 resubmitted alone (--retry 1) completes the
+#      campaign: every work item of `calhost plan` in exactly one shard,
+#      shards disjoint, `check` ok, the fleet store holding exactly the keys
+#      of an unsharded run of the same configuration;
+#   2. shard 0 resubmitted (a rerun): it skips everything (already
 #      calibrated) and the merge leaves the fleet store as it was;
 #   3. the heterogeneous variant: one array per partition (p1: 2 shards,
 #      p2: 1 shard) and one merge after both.
@@ -86,21 +88,38 @@ EOF
 # the unsharded run of the same configuration (the reference)
 "$calhost" --quiet calibrate --config "$cfg" --store "$T/full.txt" || fail "unsharded calibrate"
 
-# 1. a 2-shard campaign
+# 1. a 2-shard campaign whose shard 1 fails once (a calhost that exits 3
+#    the first time it is asked for shard 1/2): the merge is cancelled and
+#    submit --wait says so; resubmitting shard 1 alone completes it
 "$calhost" plan --config "$cfg" --shards 2 --json >"$T/plan2.json" || fail "plan --shards 2"
 "$calhost" plan --config "$cfg" --shards 1 --json >"$T/plan1.json" || fail "plan --shards 1"
 "$calhost" plan --config "$cfg" --shards 2 | tail -n 1
-"$submit" --dir "$T/fleet" --shards 2 --calhost "$calhost" --wait -- --config "$cfg" ||
-  fail "the 2-shard campaign (array + merge) failed"
+flaky=$T/flaky-calhost
+cat >"$flaky" <<EOF
+#!/bin/bash
+case " \$* " in
+*" --shard 1/2 "*) [ -e "$T/failed-once" ] || { touch "$T/failed-once"; echo "flaky: shard 1 fails" >&2; exit 3; } ;;
+esac
+exec "$calhost" "\$@"
+EOF
+chmod 755 "$flaky"
+if "$submit" --dir "$T/fleet" --shards 2 --calhost "$flaky" --wait -- --config "$cfg"; then
+  fail "submit --wait succeeded although shard 1 failed"
+fi
+[ -e "$T/failed-once" ] || fail "shard 1 never ran"
+[ ! -e "$T/fleet/fleet.txt" ] || fail "the merge ran although shard 1 failed"
+"$submit" --dir "$T/fleet" --shards 2 --retry 1 --calhost "$flaky" --wait -- --config "$cfg" ||
+  fail "the resubmitted shard 1 (and its merge) failed"
 python3 "$check" campaign "$calhost" "$T/fleet" "$T/full.txt" "$T/fleet/stores:2:$T/plan2.json" ||
   fail "the 2-shard campaign's fleet store"
 "$calhost" --store "$T/fleet/fleet.txt" list --by-processor
 
-# 2. retry one shard: a rerun skips what is calibrated, the store stays
-before=$("$calhost" --store "$T/fleet/fleet.txt" check --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["profiles"])')
-"$submit" --dir "$T/fleet" --shards 2 --retry 1 --calhost "$calhost" --wait -- --config "$cfg" ||
-  fail "the resubmitted shard 1 (and its merge) failed"
-python3 "$check" rerun "$calhost" "$T/fleet" "$T/fleet/stores" 1 "$before" || fail "the rerun"
+# 2. a rerun of shard 0: it skips what is calibrated, the store stays
+before=$("$calhost" --store "$T/fleet/fleet.txt" check --json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["profiles"])')
+"$submit" --dir "$T/fleet" --shards 2 --retry 0 --calhost "$calhost" --wait -- --config "$cfg" ||
+  fail "the resubmitted shard 0 (and its merge) failed"
+python3 "$check" rerun "$calhost" "$T/fleet" "$T/fleet/stores" 0 "$before" || fail "the rerun"
 
 # 3. heterogeneous: one array per partition (node type), one merge
 "$submit" --dir "$T/hetero" --type p1:2 --type p2:1 --calhost "$calhost" --wait -- --config "$cfg" ||
