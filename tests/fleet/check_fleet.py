@@ -75,6 +75,9 @@ def campaign(exe, fleet_dir, full_store, *arrays):
         shard_keys = []
         for s in range(n):
             report = json.load(open(f"{stores}/shard-{s}.json"))
+            want = {"index": s, "count": n} if n > 1 else None
+            if report.get("shard") != want:
+                fail(f"{stores} shard {s}: the report says shard {report.get('shard')}")
             for r in report["results"]:
                 item = (r["plugin"], r["workload"], r["threads"])
                 if item not in items:
