@@ -104,6 +104,17 @@ slurm_stop() {
     [ -f "$f" ] && pid=$(cat "$f" 2>/dev/null) && [ -n "$pid" ] && pids+=("$pid")
   done
   if [ -f "$T/slurm.conf" ]; then
+    # jobs still queued or running (a failed test): cancel them first, so
+    # that no job step outlives the cluster
+    local jobs i
+    jobs=$(SLURM_CONF=$T/slurm.conf timeout 10 squeue -h -o %A 2>/dev/null)
+    if [ -n "$jobs" ]; then
+      SLURM_CONF=$T/slurm.conf timeout 10 scancel $jobs >/dev/null 2>&1
+      for ((i = 0; i < 20; i++)); do
+        [ -z "$(SLURM_CONF=$T/slurm.conf timeout 10 squeue -h -o %A 2>/dev/null)" ] && break
+        sleep 0.5
+      done
+    fi
     SLURM_CONF=$T/slurm.conf timeout 10 scontrol shutdown >/dev/null 2>&1
   fi
   for pid in "${pids[@]}"; do

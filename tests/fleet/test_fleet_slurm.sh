@@ -57,6 +57,9 @@ fail() {
   show_logs
   exit 1
 }
+# every campaign within a limit, so that a stuck job fails the test with
+# its logs and the trap still stops the daemons (ctest's own TIMEOUT kills)
+submit() { timeout 180 "$submit" "$@"; }
 
 slurm_start "$T/slurm" || fail "could not start the single-host Slurm cluster"
 echo "slurm: $(sinfo -h -o '%P %D %T' | tr '\n' ';')"
@@ -103,12 +106,12 @@ esac
 exec "$calhost" "\$@"
 EOF
 chmod 755 "$flaky"
-if "$submit" --dir "$T/fleet" --shards 2 --calhost "$flaky" --wait -- --config "$cfg"; then
+if submit --dir "$T/fleet" --shards 2 --calhost "$flaky" --wait -- --config "$cfg"; then
   fail "submit --wait succeeded although shard 1 failed"
 fi
 [ -e "$T/failed-once" ] || fail "shard 1 never ran"
 [ ! -e "$T/fleet/fleet.txt" ] || fail "the merge ran although shard 1 failed"
-"$submit" --dir "$T/fleet" --shards 2 --retry 1 --calhost "$flaky" --wait -- --config "$cfg" ||
+submit --dir "$T/fleet" --shards 2 --retry 1 --calhost "$flaky" --wait -- --config "$cfg" ||
   fail "the resubmitted shard 1 (and its merge) failed"
 python3 "$check" campaign "$calhost" "$T/fleet" "$T/full.txt" "$T/fleet/stores:2:$T/plan2.json" ||
   fail "the 2-shard campaign's fleet store"
@@ -117,12 +120,12 @@ python3 "$check" campaign "$calhost" "$T/fleet" "$T/full.txt" "$T/fleet/stores:2
 # 2. a rerun of shard 0: it skips what is calibrated, the store stays
 before=$("$calhost" --store "$T/fleet/fleet.txt" check --json |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["profiles"])')
-"$submit" --dir "$T/fleet" --shards 2 --retry 0 --calhost "$calhost" --wait -- --config "$cfg" ||
+submit --dir "$T/fleet" --shards 2 --retry 0 --calhost "$calhost" --wait -- --config "$cfg" ||
   fail "the resubmitted shard 0 (and its merge) failed"
 python3 "$check" rerun "$calhost" "$T/fleet" "$T/fleet/stores" 0 "$before" || fail "the rerun"
 
 # 3. heterogeneous: one array per partition (node type), one merge
-"$submit" --dir "$T/hetero" --type p1:2 --type p2:1 --calhost "$calhost" --wait -- --config "$cfg" ||
+submit --dir "$T/hetero" --type p1:2 --type p2:1 --calhost "$calhost" --wait -- --config "$cfg" ||
   fail "the heterogeneous campaign failed"
 python3 "$check" campaign "$calhost" "$T/hetero" "$T/full.txt" \
   "$T/hetero/stores/p1:2:$T/plan2.json" "$T/hetero/stores/p2:1:$T/plan1.json" ||
