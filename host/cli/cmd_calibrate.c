@@ -139,7 +139,8 @@ const cli_command calhost_cmd_calibrate = {
     "run calibration sweeps and store the winners",
     "Flags win over the configuration. Exit 0 when every sweep was stored or\n"
     "already calibrated, 1 when some failed or nothing was calibrated (every\n"
-    "sweep unsupported, or no workload for the chosen plugins), 2 on errors,\n"
+    "sweep unsupported, or no workload for the chosen plugins; a shard of\n"
+    "--shard I/N only warns), 2 on errors,\n"
     "130/143 when interrupted (finished workloads are committed).\n",
     calibrate_flags,
     0,

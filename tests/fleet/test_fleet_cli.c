@@ -217,6 +217,31 @@ static void plan_shards_partition_the_items(void **state) {
   free(unsharded);
 }
 
+/* A shard with no item (one item, two shards) succeeds with a note: the
+ * array task must not fail (that would cancel the fleet's merge). */
+static void empty_shard_succeeds(void **state) {
+  (void)state;
+  char *out, *err;
+  assert_int_equal(RUN(&out, &err, "plan", "--config", "fleet.ini", "--plugin", "example",
+                       "--workload", "sum_4k", "--threads", "1", "--shards", "2", "--json"),
+                   0);
+  const char *counts = strstr(out, "\"counts\":[");
+  assert_non_null(counts);
+  int empty = !strncmp(counts, "\"counts\":[0,1]", 13) ? 0 : 1;
+  assert_non_null(strstr(out, empty ? "\"counts\":[1,0]" : "\"counts\":[0,1]"));
+  free(out);
+  free(err);
+  char spec[8];
+  snprintf(spec, sizeof spec, "%d/2", empty);
+  assert_int_equal(RUN(&out, &err, "calibrate", "--config", "fleet.ini", "--plugin", "example",
+                       "--workload", "sum_4k", "--threads", "1", "--shard", spec, "--store",
+                       "empty.txt"),
+                   0);
+  assert_non_null(strstr(out, "holds no item of this run"));
+  free(out);
+  free(err);
+}
+
 static void bad_shard_is_a_usage_error(void **state) {
   (void)state;
   const char *bad[] = {"2/2", "1/0", "x", "1/2/3", "-1/2", NULL};
@@ -466,6 +491,7 @@ int main(void) {
   snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(plan_shards_partition_the_items, setup, teardown),
+      cmocka_unit_test_setup_teardown(empty_shard_succeeds, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_shard_is_a_usage_error, setup, teardown),
       cmocka_unit_test_setup_teardown(shards_store_what_the_unsharded_run_stores, setup, teardown),
       cmocka_unit_test_setup_teardown(import_keeps_the_first_portable_profile, setup, teardown),
