@@ -68,6 +68,13 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$dir" ] || die "--dir DIR is required"
+for f in "$@"; do # the shard script sets these itself
+  case $f in
+  --store | --store=* | --shard | --shard=* | --report | --report=* | --json)
+    die "'$f' is set by the fleet scripts (stores under --dir); leave it out of the calibrate flags"
+    ;;
+  esac
+done
 command -v sbatch >/dev/null || die "sbatch not found (is this a Slurm login node?)"
 if [ -z "$calhost" ]; then
   calhost=$(command -v calhost) || die "calhost not on PATH: give --calhost PATH"
