@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # slurm_cluster.sh: starts and stops a real single-host Slurm cluster for
 # the fleet tests (sourced by test_fleet_slurm.sh and measure.sh): munged
 # with a generated key, slurmctld and two slurmd (node1, node2, both
@@ -10,7 +11,7 @@
 #   slurm_start DIR          starts the cluster in DIR; exports SLURM_CONF; 0 when both nodes are idle
 #   slurm_stop               stops every daemon slurm_start started (safe to call twice)
 
-SLURM_PIDS=()
+SLURM_T=
 
 slurm_missing() {
   local m=()
@@ -36,7 +37,7 @@ EOF
 }
 
 slurm_start() {
-  local T=$1 host ports p_ctl p_d p_n1 p_n2
+  local T=$1 host p_ctl p_d p_n1 p_n2
   PATH=$PATH:/usr/sbin
   mkdir -p "$T"/{state,spool,log,munge} && chmod 700 "$T/munge" || return 1
   mungekey -c -k "$T/munge/munge.key" -b 1024 && chmod 600 "$T/munge/munge.key" || return 1
