@@ -1,5 +1,5 @@
 /*
- * test_shard.c: the shard rule of fleet calibration (host/sweep/shard.h):
+ * test_shard.c: the shard rule of fleet calibration (host/calibrate/shard.h):
  * "I/N" parsing, every item in exactly one shard for every N, the split
  * independent of the other items and of their order, a statistically even
  * split of many items, the device part of the identity, and the rule's
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/shard.h"
+#include "calibrate/shard.h"
 
 static void parse_accepts_i_of_n(void **state) {
   (void)state;
