@@ -47,6 +47,9 @@ typedef enum cli_flag_id {
   FL_SHAPE,
   FL_REPORT,
   FL_HTML,
+  FL_SHARD,        /* calibrate, plan: I/N */
+  FL_SHARDS,       /* plan: N */
+  FL_BY_PROCESSOR, /* list */
   FL_COUNT
 } cli_flag_id;
 
