@@ -23,8 +23,10 @@ BUILD_DIR=${BUILD_DIR:-build}
 SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-# Debian packages: build tools, libraries, test and reliability tooling.
+# Debian packages: build tools, libraries, test and reliability tooling
+# (slurm*, munge: the single-host Slurm cluster of tests/fleet).
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
+          slurmctld slurmd slurm-client munge
           libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
           libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64
           libjansson-dev chromium

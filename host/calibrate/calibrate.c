@@ -155,11 +155,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
                     r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
                     r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
     /* the sweeps the child never reached */
-    size_t expected = 0;
-    for (size_t i = 0; i < r->workload_count; i++)
-      if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
-        expected += r->targets.count;
-    r->sweeps_done = done_before + expected;
+    r->sweeps_done = done_before + cal_sweeps_of(r, p);
   } else if (oc.output_total > 0 && r->o->progress != 0) {
     cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
              oc.output_total);
@@ -219,12 +215,63 @@ static int store_writable(const char *path, char *why, size_t cap) {
 
 /* ---- the run ---------------------------------------------------------- */
 
+/* ---- the plan (calhost plan) ------------------------------------------- */
+
+void calhost_work_list_free(calhost_work_list *list) {
+  if (!list)
+    return;
+  for (size_t i = 0; i < list->count; i++) {
+    calhost_work_item *x = &list->items[i];
+    free(x->backend);
+    free(x->implementation);
+    free(x->workload);
+    free(x->operator_name);
+  }
+  free(list->items);
+  memset(list, 0, sizeof *list);
+}
+
+/* Every item the run would calibrate, all shards; -1 when out of memory. */
+static int fill_plan(const cal_run *r, calhost_work_list *out) {
+  const calhost_calibrate_options *o = r->o;
+  for (size_t i = 0; i < r->plugins.count; i++) {
+    const calhost_plugin *p = r->plugins.items[i];
+    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
+      continue;
+    for (size_t w = 0; w < r->workload_count; w++) {
+      const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[w]];
+      if (!calhost_binding_serves(p, cw->operator_name))
+        continue;
+      for (size_t t = 0; t < r->targets.count; t++) {
+        calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
+        if (!n)
+          return -1;
+        out->items = n;
+        calhost_work_item *x = &n[out->count++];
+        x->backend = cal_dupstr(p->backend);
+        x->implementation = cal_dupstr(p->implementation_version);
+        x->workload = cal_dupstr(cw->name);
+        x->operator_name = cal_dupstr(cw->operator_name);
+        x->threads = r->targets.items[t].thread_count;
+        x->shard = calhost_shard_of(p->backend, cw->name, x->threads, NULL, o->shard.count);
+        if (!x->backend || !x->implementation || !x->workload || !x->operator_name)
+          return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
 void cal_run_plugins(cal_run *r) {
   const calhost_calibrate_options *o = r->o;
   for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
     calhost_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
+    if (o->shard.count > 1 && !cal_sweeps_of(r, p))
+      continue;                     /* every item of this plugin is another shard's */
     int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
     for (size_t k = 0; k < r->only_key_count && !wanted; k++)
       wanted = !strcmp(r->only_keys[k].backend, p->backend);
@@ -280,16 +327,17 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   calhost_rigor_params_init(r->cfg->rigor, r->cfg->repetitions, &r->params);
   snprintf(r->rigor_name, sizeof r->rigor_name, "%s", calhost_rigor_name(r->cfg->rigor));
 
-  /* The store: --store > [store] path > the default path (the binding's rule). */
-  if (calhost_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
-          CALSTORE_OK ||
-      !r->store) {
+  /* The store: --store > [store] path > the default path (the binding's
+   * rule). A plan needs none. */
+  if (!o->plan && (calhost_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
+                       CALSTORE_OK ||
+                   !r->store)) {
     calhost_text_printf(r->err, "calhost: %s\n", err);
     status = 2;
     goto out;
   }
   /* a store that cannot take the results fails now, not after the sweeps */
-  if (r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
+  if (!o->plan && r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
       !store_writable(calstore_path(r->store), err, sizeof err)) {
     calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
@@ -314,7 +362,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
         cal_in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
-      if (!calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
+      if (!o->plan && !calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
         calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
         status = 2;
         goto out;
@@ -341,9 +389,11 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     status = 2;
     goto out;
   }
-  calhost_processor_environment_record(r->targets.cpus, r->targets.cpu_count, &r->env);
-  for (size_t i = 0; i < r->env.warning_count; i++)
-    cal_warn(r, "%s", r->env.warnings[i]);
+  if (!o->plan) {
+    calhost_processor_environment_record(r->targets.cpus, r->targets.cpu_count, &r->env);
+    for (size_t i = 0; i < r->env.warning_count; i++)
+      cal_warn(r, "%s", r->env.warnings[i]);
+  }
 
   /* Plugins. */
   calhost_loader_options lo;
@@ -401,13 +451,15 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       continue;
     }
     usable++;
-    for (size_t w = 0; w < r->workload_count; w++)
-      if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[w]].operator_name))
-        r->sweeps_total += r->targets.count;
+    r->sweeps_total += cal_sweeps_of(r, p);
   }
   if (!usable) {
     fprintf(r->err, "calhost: %s: no plugin to calibrate\n", cmd);
     status = 2;
+    goto report;
+  }
+  if (o->plan) {
+    status = fill_plan(r, o->plan) != 0 ? 2 : r->failure_count ? 1 : 0;
     goto report;
   }
 
@@ -430,8 +482,17 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
         calibrated++;
     }
     /* nothing calibrated (every sweep unsupported, or no workload for the
-     * chosen plugins) is a "no", not a success */
-    if (!calibrated) {
+     * chosen plugins) is a "no", not a success; but one shard of a fleet
+     * run may hold no item, or only unsupported ones, while the others
+     * calibrate (the merge's check judges the whole) */
+    if (!calibrated && o->shard.count > 1) {
+      if (!r->sweeps_total)
+        cal_warn(r, "shard %u/%u holds no item of this run (calhost plan --shards %u)",
+                 (unsigned)o->shard.index, (unsigned)o->shard.count, (unsigned)o->shard.count);
+      else
+        cal_warn(r, "nothing was calibrated in shard %u/%u: every sweep was skipped or failed",
+                 (unsigned)o->shard.index, (unsigned)o->shard.count);
+    } else if (!calibrated) {
       status = 1;
       cal_warn(r, "nothing was calibrated: %s",
                r->result_count ? "every sweep was skipped or failed"
@@ -448,13 +509,21 @@ report:
     close(saved_stdout);
     saved_stdout = -1;
   }
-  if (o->verify)
+  if (o->plan) { /* the caller prints the plan; what is missing from it goes to err */
+    for (size_t i = 0; i < r->failure_count; i++)
+      calhost_text_printf(r->err, "calhost: plan: %s: %s\n", r->failures[i].backend,
+                          r->failures[i].message);
+    for (size_t i = 0; i < r->warning_count; i++)
+      calhost_text_printf(r->err, "calhost: plan: %s\n", r->warnings[i]);
+  } else if (o->verify) {
     cal_verify_print(r, status); /* also its JSON into json_out */
-  else if (o->json)
+  } else if (o->json) {
     cal_print_json(r, status);
-  else
+  } else {
     cal_print_summary(r);
-  if (o->json_out && !o->verify) { /* --report: the same JSON into the report's folder */
+  }
+  if (o->json_out && !o->plan &&
+      !o->verify) { /* --report: the same JSON into the report's folder */
     r->out = o->json_out;
     cal_print_json(r, status);
   }

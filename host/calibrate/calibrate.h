@@ -39,6 +39,25 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "calibrate/shard.h"
+
+/* One work item of a run (one sweep): what `calhost plan` prints. */
+typedef struct calhost_work_item {
+  char *backend;
+  char *implementation; /* the plugin's implementation version */
+  char *workload;       /* the workload's name */
+  char *operator_name;
+  uint32_t threads; /* the target thread count */
+  uint32_t shard;   /* its shard of the run's shard count (0 when unsharded) */
+} calhost_work_item;
+
+typedef struct calhost_work_list {
+  calhost_work_item *items; /* plugin order, then configuration order, then targets */
+  size_t count;
+} calhost_work_list;
+
+/* Frees every item and zeroes the list. NULL-safe. */
+void calhost_work_list_free(calhost_work_list *list);
 
 typedef struct calhost_calibrate_options {
   const calhost_config *config; /* the effective configuration (flags applied) */
@@ -56,6 +75,9 @@ typedef struct calhost_calibrate_options {
   FILE *out;                  /* NULL: stdout */
   FILE *err;                  /* NULL: stderr */
   FILE *json_out;             /* also write the JSON report here (--report); may be NULL */
+  calhost_shard shard;        /* --shard I/N: only this shard's items ({0,0}: all) */
+  calhost_work_list *plan;    /* not NULL: calibrate nothing; fill *plan with every item of
+                                 the run (all shards, each with its shard of shard.count) */
   /* verify mode (`calhost verify`, verify.h; set by calhost_verify): each
    * key's sweep measures the stored exact profile's policy and the default
    * (explicit candidates) and nothing is stored; keys without a stored
@@ -68,7 +90,16 @@ typedef struct calhost_calibrate_options {
  * else was still stored, failures are listed); 2 an operational error
  * (store unreadable, no targets, no plugin); 130 / 143 interrupted by
  * SIGINT / SIGTERM (what finished was committed). Installs SIGINT and
- * SIGTERM handlers for the duration of the call. */
+ * SIGTERM handlers for the duration of the call.
+ *
+ * With o->shard set, only the items of that shard run (shard.h); the
+ * portable profile of a workload is then written only by the shard that
+ * owns the workload's item of the smallest target thread count, so the N
+ * shards together store what the unsharded run stores.
+ * With o->plan set, the same plugins, workloads and targets are chosen
+ * (the store is not opened, no model is hashed, nothing runs) and *plan
+ * receives the items (the caller frees it with calhost_work_list_free);
+ * returns 0, or 2 after printing why on err. */
 int calhost_calibrate(const calhost_calibrate_options *o);
 
 #endif /* CALHOST_CALIBRATE_CALIBRATE_H */

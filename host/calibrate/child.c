@@ -161,10 +161,7 @@ int cal_child_main(void *user, int fd) {
 
   double budget = r->cfg->time_budget_seconds;
   double plugin_deadline = budget > 0 ? calhost_sweep_now() + budget : 0;
-  size_t sweeps_left = 0;
-  for (size_t i = 0; i < r->workload_count; i++)
-    if (calhost_binding_serves(p, r->cfg->workloads[r->workloads[i]].operator_name))
-      sweeps_left += r->targets.count;
+  size_t sweeps_left = cal_sweeps_of(r, p);
   size_t recal_left = 0; /* verify --recalibrate: the budget is the failing keys' */
   for (size_t i = 0; r->recalibrating && i < r->only_key_count; i++)
     recal_left += !strcmp(r->only_keys[i].backend, p->backend);
@@ -183,7 +180,12 @@ int cal_child_main(void *user, int fd) {
     calhost_workload w;
     calhost_binding_workload(cw, &w);
     c.workload = r->workloads[i];
-    for (size_t t = 0; t < r->targets.count; t++, sweeps_left--) {
+    for (size_t t = 0; t < r->targets.count; t++) {
+      /* Another shard's item: only its key is built, so that an item of
+       * this shard with the same exact key (a backend that caps its thread
+       * count) is skipped as in the unsharded run. */
+      int mine = cal_item_selected(r, p, c.workload, t);
+      size_t left_here = mine ? sweeps_left-- : 0;
       calhost_target tg;
       calhost_binding_target(&r->targets, t, &tg);
       c.threads = tg.thread_count;
@@ -193,18 +195,21 @@ int cal_child_main(void *user, int fd) {
       if (st == CALHOST_UNSUPPORTED) {
         const char *m = calhost_services_take_error(&p->services_ctx);
         snprintf(why, sizeof why, "unsupported%s%s", m ? ": " : "", m ? m : "");
-        child_skip(&c, why, NULL);
+        if (mine)
+          child_skip(&c, why, NULL);
         continue;
       }
       if (st != CALHOST_OK) {
         const char *m = calhost_services_take_error(&p->services_ctx);
         snprintf(why, sizeof why, "build_key failed: %s%s%s", calhost_status_name(st),
                  m ? ": " : "", m ? m : "");
-        child_fail(&c, CALHOST_REC_FAILED, why);
+        if (mine)
+          child_fail(&c, CALHOST_REC_FAILED, why);
         continue;
       }
       if (!calhost_binding_key_usable(&k, why, sizeof why)) {
-        child_fail(&c, CALHOST_REC_FAILED, why);
+        if (mine)
+          child_fail(&c, CALHOST_REC_FAILED, why);
         continue;
       }
       uint32_t dup_of = 0;
@@ -215,11 +220,14 @@ int cal_child_main(void *user, int fd) {
         snprintf(why, sizeof why, "same exact key as threads=%u (the plugin uses %u thread%s)",
                  dup_of, k.thread_count, k.thread_count == 1 ? "" : "s");
         /* verify judges the key once, at its first target: no key here */
-        child_skip(&c, why, verify_measuring(r) ? NULL : &k);
+        if (mine)
+          child_skip(&c, why, verify_measuring(r) ? NULL : &k);
         continue;
       }
       if (nbuilt < sizeof built / sizeof built[0])
         built[nbuilt++] = (struct built_rec){c.workload, k.thread_count, tg.thread_count};
+      if (!mine)
+        continue;
       if (r->recalibrating && !wanted_key(r, p->backend, c.workload, k.thread_count))
         continue; /* verify --recalibrate: only the keys that failed */
       /* verify: the stored exact profile's policy is the one candidate */
@@ -251,7 +259,7 @@ int cal_child_main(void *user, int fd) {
           child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
           continue;
         }
-        size_t share = r->recalibrating ? (recal_left ? recal_left-- : 1) : sweeps_left;
+        size_t share = r->recalibrating ? (recal_left ? recal_left-- : 1) : left_here;
         deadline = now + (plugin_deadline - now) / (double)(share ? share : 1);
       }
       r->child_deadline = deadline;

@@ -58,6 +58,19 @@ static int store_key(const cal_run *r, const cal_result *x, calstore_key_kind ki
                                    k);
 }
 
+/* A sharded run writes a workload's portable profile only in the shard
+ * that owns the workload's item of the smallest target thread count, so
+ * the shards together write what the unsharded run writes (calibrate.h). */
+static int owns_portable(const cal_run *r, const cal_result *best) {
+  if (r->o->shard.count <= 1)
+    return 1;
+  uint32_t smallest = UINT32_MAX;
+  for (size_t t = 0; t < r->targets.count; t++)
+    if (r->targets.items[t].thread_count < smallest)
+      smallest = r->targets.items[t].thread_count;
+  return best->threads == smallest;
+}
+
 /* Commits every pending result of the current plugin in one batch, with
  * the portable profile of each workload among them.
  *
@@ -163,6 +176,11 @@ void cal_commit_pending(cal_run *r) {
           y->workload == x->workload && !strcmp(y->backend, x->backend) &&
           y->key.thread_count < best->key.thread_count)
         best = y;
+    }
+    if (!owns_portable(r, best)) {
+      best->portable_note =
+          cal_dupstr("portable profile left to the shard of the smallest thread count");
+      continue;
     }
     calhost_binding_key k;
     if (store_key(r, best, CALSTORE_KEY_PORTABLE, &k) != 0) {

@@ -223,11 +223,15 @@ void cal_print_summary(cal_run *r) {
         calhost_text_printf(o, "  %s\n", r->warnings[i]);
     }
     fputc('\n', o);
-    calhost_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s\n", r->rigor_name,
-                        r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
-                        r->store ? calstore_path(r->store) : "-",
-                        r->cfg->persistence_enabled ? ""
-                                                    : " (persistence disabled: not persisted)");
+    char shard[48] = "";
+    if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
+      snprintf(shard, sizeof shard, "; shard %u/%u", (unsigned)r->o->shard.index,
+               (unsigned)r->o->shard.count);
+    calhost_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s%s\n",
+                        r->rigor_name, r->env.governor[0] ? r->env.governor : "unknown",
+                        r->env.load_average[0], r->store ? calstore_path(r->store) : "-",
+                        r->cfg->persistence_enabled ? "" : " (persistence disabled: not persisted)",
+                        shard);
   }
   if (r->interrupted)
     fprintf(r->err, "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
@@ -373,6 +377,11 @@ void cal_print_json(cal_run *r, int exit_status) {
   calhost_json_string(o, r->store ? calstore_path(r->store) : NULL);
   fputs(",\"force\":", o);
   fputs(r->o->force ? "true" : "false", o);
+  if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
+    fprintf(o, ",\"shard\":{\"index\":%u,\"count\":%u}", (unsigned)r->o->shard.index,
+            (unsigned)r->o->shard.count);
+  else
+    fputs(",\"shard\":null", o);
   fputs(",\"environment\":{\"processor\":", o);
   calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description
                                                              : NULL);

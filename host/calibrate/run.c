@@ -73,6 +73,21 @@ int cal_in_list(char *const *list, size_t n, const char *s) {
   return 0;
 }
 
+int cal_item_selected(const cal_run *r, const calhost_plugin *p, size_t workload, size_t target) {
+  const calhost_config_workload *w = &r->cfg->workloads[workload];
+  return calhost_binding_serves(p, w->operator_name) &&
+         calhost_shard_has(&r->o->shard, p->backend, w->name, r->targets.items[target].thread_count,
+                           NULL);
+}
+
+size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->workload_count; i++)
+    for (size_t t = 0; t < r->targets.count; t++)
+      n += (size_t)cal_item_selected(r, p, r->workloads[i], t);
+  return n;
+}
+
 void cal_run_free(cal_run *r) {
   for (size_t i = 0; i < r->result_count; i++) {
     cal_result *x = &r->results[i];

@@ -130,6 +130,14 @@ const char *cal_workload_name(const cal_run *r, size_t index);
 /* Whether s is one of list[0..n). */
 int cal_in_list(char *const *list, size_t n, const char *s);
 
+/* Whether the run calibrates this item (plugin x workload index x target
+ * index): the plugin serves the workload's operator and the item is in the
+ * run's shard (calibrate/shard.h). */
+int cal_item_selected(const cal_run *r, const calhost_plugin *p, size_t workload, size_t target);
+
+/* The number of sweeps (selected items) the run has for a plugin. */
+size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p);
+
 /* Frees everything the run holds (results, failures, warnings, plugins,
  * targets, the store); r itself is the caller's. */
 void cal_run_free(cal_run *r);

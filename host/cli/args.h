@@ -49,6 +49,9 @@ typedef enum cli_flag_id {
   FL_HTML,
   FL_THRESHOLD,
   FL_RECALIBRATE,
+  FL_SHARD,        /* calibrate, plan: I/N */
+  FL_SHARDS,       /* plan: N */
+  FL_BY_PROCESSOR, /* list */
   FL_COUNT
 } cli_flag_id;
 

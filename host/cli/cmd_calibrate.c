@@ -27,6 +27,7 @@ static const cli_flag calibrate_flags[] = {
     {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per candidate"},
     {FL_FORCE, "--force", NULL, NULL, "recalibrate keys that already have a profile"},
     {FL_REPORT, "--report", NULL, "DIR", "also write DIR/run.json and DIR/report.html"},
+    {FL_SHARD, "--shard", NULL, "I/N", "only shard I of N of the work items (calhost plan)"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -88,12 +89,17 @@ int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config
 }
 
 static int run_calibrate(calhost_cli *cli, cli_args *a) {
+  return calhost_calibrate_run(cli, a, NULL);
+}
+
+int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan) {
   char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
   size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
   size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
   if (np > MAX_FILTERS || nw > MAX_FILTERS)
     return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
-  const char *report = a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
+  const char *report = plan ? NULL : a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
+  const char *shard = a->value[FL_SHARD];
   int force = cli_has(a, FL_FORCE), json = cli->json, quiet = cli->quiet;
   const calhost_cli local = *cli;
 
@@ -102,6 +108,12 @@ static int run_calibrate(calhost_cli *cli, cli_args *a) {
   int bad = calhost_cli_sweep_config(&local, a, &cfg, &rigor_origin, &threads_origin);
   if (bad)
     return bad;
+  char why[300];
+  calhost_shard sh = {0, 0};
+  if (shard && calhost_shard_parse(shard, &sh, why, sizeof why) != 0) {
+    calhost_config_free(&cfg);
+    return cli_usage(a, "bad --shard: %s", why);
+  }
 
   calhost_calibrate_options o;
   memset(&o, 0, sizeof o);
@@ -117,6 +129,8 @@ static int run_calibrate(calhost_cli *cli, cli_args *a) {
   o.progress = -1;
   o.rigor_origin = rigor_origin;
   o.threads_origin = threads_origin;
+  o.shard = sh;
+  o.plan = plan;
   if (report && !(o.json_out = calhost_cli_report_open(report))) {
     calhost_config_free(&cfg);
     return 2;
@@ -132,11 +146,12 @@ const cli_command calhost_cmd_calibrate = {
     "calibrate",
     "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
     "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N] [--force]\n"
-    "       [--report DIR]",
+    "       [--report DIR] [--shard I/N]",
     "run calibration sweeps and store the winners",
     "Flags win over the configuration. Exit 0 when every sweep was stored or\n"
     "already calibrated, 1 when some failed or nothing was calibrated (every\n"
-    "sweep unsupported, or no workload for the chosen plugins), 2 on errors,\n"
+    "sweep unsupported, or no workload for the chosen plugins; a shard of\n"
+    "--shard I/N only warns), 2 on errors,\n"
     "130/143 when interrupted (finished workloads are committed).\n",
     calibrate_flags,
     0,

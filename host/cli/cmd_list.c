@@ -1,16 +1,23 @@
 /*
  * cmd_list.c: `calhost list [--backend B]`: every stored profile, one line
  * of text each (control characters escaped) or a JSON array of profile
- * objects (store_json.h).
+ * objects (store_json.h); `list --by-processor`: which node types
+ * (processor identities of exact keys) a store covers, with counts (fleet
+ * calibration, config/fleet/README.md).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
+#include "base/text.h"
 #include "commands.h"
 #include "store_json.h"
 
 static const cli_flag list_flags[] = {
     {FL_BACKEND, "--backend", NULL, "NAME", "only this backend's profiles"},
+    {FL_BY_PROCESSOR, "--by-processor", NULL, NULL,
+     "per processor identity (node type): counts, backends, thread counts"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -34,11 +41,151 @@ static int list_visit(void *user, const calstore_profile *p) {
   return 0;
 }
 
+/* list --by-processor: which node types (processor identities of exact
+ * keys) a store covers, with counts; portable profiles hold no processor. */
+typedef struct proc_group {
+  char *processor;
+  size_t calibrated, overrides;
+  char **backends;
+  size_t backend_count;
+  uint32_t *threads;
+  size_t thread_count;
+} proc_group;
+
+typedef struct by_proc_ctx {
+  const char *backend;
+  proc_group *groups;
+  size_t count;
+  size_t portable_calibrated, portable_overrides;
+  int failed;
+} by_proc_ctx;
+
+static int by_proc_visit(void *user, const calstore_profile *p) {
+  by_proc_ctx *c = user;
+  const calstore_key *k = &p->key;
+  int calibrated = p->source == CALSTORE_SOURCE_CALIBRATED;
+  if (c->backend && strcmp(c->backend, k->backend))
+    return 0;
+  if (k->kind != CALSTORE_KEY_EXACT) {
+    calibrated ? c->portable_calibrated++ : c->portable_overrides++;
+    return 0;
+  }
+  proc_group *g = NULL;
+  for (size_t i = 0; i < c->count && !g; i++)
+    if (!strcmp(c->groups[i].processor, k->processor))
+      g = &c->groups[i];
+  if (!g) {
+    proc_group *n = realloc(c->groups, (c->count + 1) * sizeof *n);
+    if (!n)
+      goto oom;
+    c->groups = n;
+    g = &n[c->count];
+    memset(g, 0, sizeof *g);
+    if (!(g->processor = strdup(k->processor)))
+      goto oom;
+    c->count++;
+  }
+  calibrated ? g->calibrated++ : g->overrides++;
+  size_t i = 0;
+  while (i < g->backend_count && strcmp(g->backends[i], k->backend))
+    i++;
+  if (i == g->backend_count) {
+    char **n = realloc(g->backends, (i + 1) * sizeof *n);
+    if (!n)
+      goto oom;
+    g->backends = n;
+    if (!(n[i] = strdup(k->backend)))
+      goto oom;
+    g->backend_count++;
+  }
+  i = 0;
+  while (i < g->thread_count && g->threads[i] != k->thread_count)
+    i++;
+  if (i == g->thread_count) {
+    uint32_t *n = realloc(g->threads, (i + 1) * sizeof *n);
+    if (!n)
+      goto oom;
+    g->threads = n;
+    for (; i > 0 && n[i - 1] > k->thread_count; i--) /* kept ascending */
+      n[i] = n[i - 1];
+    n[i] = k->thread_count;
+    g->thread_count++;
+  }
+  return 0;
+oom:
+  c->failed = 1;
+  return 1;
+}
+
+static void print_by_processor(const by_proc_ctx *c, int json) {
+  if (json) {
+    printf("{\"processors\":[");
+    for (size_t i = 0; i < c->count; i++) {
+      const proc_group *g = &c->groups[i];
+      printf("%s\n{\"processor\":", i ? "," : "");
+      calhost_json_string(stdout, g->processor);
+      printf(",\"exact_calibrated\":%zu,\"exact_overrides\":%zu,\"backends\":[", g->calibrated,
+             g->overrides);
+      for (size_t j = 0; j < g->backend_count; j++) {
+        fputs(j ? "," : "", stdout);
+        calhost_json_string(stdout, g->backends[j]);
+      }
+      printf("],\"thread_counts\":[");
+      for (size_t j = 0; j < g->thread_count; j++)
+        printf("%s%u", j ? "," : "", (unsigned)g->threads[j]);
+      printf("]}");
+    }
+    printf("%s],\"portable_calibrated\":%zu,\"portable_overrides\":%zu}\n", c->count ? "\n" : "",
+           c->portable_calibrated, c->portable_overrides);
+    return;
+  }
+  for (size_t i = 0; i < c->count; i++) {
+    const proc_group *g = &c->groups[i];
+    printf("processor ");
+    calhost_json_string(stdout, g->processor);
+    printf("\n  %zu exact calibrated, %zu exact overrides; backends", g->calibrated, g->overrides);
+    for (size_t j = 0; j < g->backend_count; j++) {
+      fputs(j ? "," : " ", stdout);
+      calhost_text_put(stdout, g->backends[j]);
+    }
+    printf("; thread counts");
+    for (size_t j = 0; j < g->thread_count; j++)
+      printf("%s%u", j ? "," : " ", (unsigned)g->threads[j]);
+    printf("\n");
+  }
+  printf("%zu processor type%s; portable (any processor): %zu calibrated, %zu overrides\n",
+         c->count, c->count == 1 ? "" : "s", c->portable_calibrated, c->portable_overrides);
+}
+
+static int list_by_processor(calstore *s, const char *backend, int json) {
+  by_proc_ctx c = {0};
+  c.backend = backend;
+  calstore_inspect(s, by_proc_visit, &c);
+  if (c.failed)
+    calhost_cli_error("list: out of memory");
+  else
+    print_by_processor(&c, json);
+  for (size_t i = 0; i < c.count; i++) {
+    for (size_t j = 0; j < c.groups[i].backend_count; j++)
+      free(c.groups[i].backends[j]);
+    free(c.groups[i].backends);
+    free(c.groups[i].threads);
+    free(c.groups[i].processor);
+  }
+  free(c.groups);
+  return c.failed ? 2 : 0;
+}
+
 static int run_list(calhost_cli *cli, cli_args *a) {
   calstore *s = NULL;
   if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
     calstore_close(&s);
     return 2;
+  }
+  if (cli_has(a, FL_BY_PROCESSOR)) {
+    int rc = list_by_processor(s, a->value[FL_BACKEND], cli->json);
+    calstore_close(&s);
+    return rc;
   }
   list_ctx c = {a->value[FL_BACKEND], cli->json, 0};
   if (c.json)
@@ -51,5 +198,6 @@ static int run_list(calhost_cli *cli, cli_args *a) {
 }
 
 const cli_command calhost_cmd_list = {
-    "list", "[--backend B]", "list stored profiles", NULL, list_flags, 0, 0, run_list,
+    "list",   "[--backend B] [--by-processor]", "list stored profiles", NULL, list_flags, 0, 0,
+    run_list,
 };

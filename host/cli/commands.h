@@ -106,4 +106,15 @@ extern const cli_command calhost_cmd_verify;
 FILE *calhost_cli_report_open(const char *dir);
 int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet);
 
+/* Fleet planning (cmd_plan.c): `plan [--shard I/N | --shards N] [calibrate's flags]`. */
+extern const cli_command calhost_cmd_plan;
+
+/* calibrate's flags (a: parsed with calhost_calibrate_flags, or a table
+ * holding them) over the configuration, then the sweep driver: with plan
+ * NULL it calibrates; otherwise nothing runs and *plan receives the run's
+ * work items (`calhost plan`; free with calhost_work_list_free). Returns
+ * the exit status. */
+struct calhost_work_list;
+int calhost_calibrate_run(calhost_cli *cli, cli_args *a, struct calhost_work_list *plan);
+
 #endif /* CALHOST_CLI_COMMANDS_H */

@@ -1,0 +1,84 @@
+/*
+ * shard.c: the shard of a work item and the "I/N" syntax (see shard.h).
+ */
+#include "shard.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static uint64_t mix64(uint64_t h) { /* MurmurHash3 fmix64 */
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+uint32_t calhost_shard_of(const char *backend, const char *workload, uint32_t threads,
+                          const char *device, uint32_t count) {
+  if (count <= 1)
+    return 0;
+  char num[16];
+  int len = snprintf(num, sizeof num, "%u", (unsigned)threads);
+  uint64_t h = 14695981039346656037ull;
+  h = fnv1a(h, backend ? backend : "", strlen(backend ? backend : "") + 1);
+  h = fnv1a(h, workload ? workload : "", strlen(workload ? workload : "") + 1);
+  h = fnv1a(h, num, (size_t)len);
+  if (device && *device) {
+    h = fnv1a(h, "", 1);
+    h = fnv1a(h, device, strlen(device));
+  }
+  return (uint32_t)(mix64(h) % count);
+}
+
+int calhost_shard_has(const calhost_shard *s, const char *backend, const char *workload,
+                      uint32_t threads, const char *device) {
+  if (!s || s->count <= 1)
+    return 1;
+  return calhost_shard_of(backend, workload, threads, device, s->count) == s->index;
+}
+
+/* A decimal number without sign; returns the end, or NULL. */
+static const char *parse_uint(const char *p, unsigned long long *v) {
+  if (*p < '0' || *p > '9')
+    return NULL;
+  unsigned long long x = 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    x = x * 10 + (unsigned)(*p - '0');
+    if (x > CALHOST_SHARD_MAX)
+      return NULL;
+  }
+  *v = x;
+  return p;
+}
+
+int calhost_shard_parse(const char *text, calhost_shard *out, char *why, size_t cap) {
+  unsigned long long i, n;
+  const char *p = text ? parse_uint(text, &i) : NULL;
+  if (!p || *p != '/' || !(p = parse_uint(p + 1, &n)) || *p) {
+    snprintf(why, cap, "'%s' is not I/N (two decimal numbers, at most %u)", text ? text : "",
+             CALHOST_SHARD_MAX);
+    return -1;
+  }
+  if (n < 1) {
+    snprintf(why, cap, "'%s': the shard count N must be at least 1", text);
+    return -1;
+  }
+  if (i >= n) {
+    snprintf(why, cap, "'%s': the shard index I must be below N (0 .. %llu)", text, n - 1);
+    return -1;
+  }
+  out->index = (uint32_t)i;
+  out->count = (uint32_t)n;
+  return 0;
+}

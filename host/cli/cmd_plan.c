@@ -1,0 +1,165 @@
+/*
+ * cmd_plan.c: `calhost plan`: the work items of a calibration run (plugin
+ * x workload x target thread count) and the shard of each, so an operator
+ * can size a fleet's job array (config/fleet/README.md). It takes
+ * calibrate's flags (the plan of a command line is that command's items:
+ * the same configuration, plugins, --plugin/--workload filters and thread
+ * counts) and runs nothing:
+ *
+ *   plan                  every item (one shard)
+ *   plan --shard I/N      the items of shard I of N (what `calibrate --shard I/N` runs)
+ *   plan --shards N       every item with its shard of N, and each shard's count
+ *
+ * The shard rule is host/calibrate/shard.h's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "base/json.h"
+#include "base/text.h"
+#include "calibrate/calibrate.h"
+
+static void print_json(const calhost_work_list *l, uint32_t shards, int only,
+                       const calhost_shard *sh, const size_t *counts) {
+  printf("{\"shards\":%u,\"shard\":", (unsigned)shards);
+  if (only)
+    printf("%u", (unsigned)sh->index);
+  else
+    printf("null");
+  printf(",\"items\":[");
+  size_t n = 0;
+  for (size_t i = 0; i < l->count; i++) {
+    const calhost_work_item *x = &l->items[i];
+    if (only && x->shard != sh->index)
+      continue;
+    printf("%s\n{\"backend\":", n++ ? "," : "");
+    calhost_json_string(stdout, x->backend);
+    printf(",\"implementation\":");
+    calhost_json_string(stdout, x->implementation);
+    printf(",\"workload\":");
+    calhost_json_string(stdout, x->workload);
+    printf(",\"operator\":");
+    calhost_json_string(stdout, x->operator_name);
+    printf(",\"threads\":%u,\"shard\":%u}", (unsigned)x->threads, (unsigned)x->shard);
+  }
+  printf("%s],\"total\":%zu,\"counts\":[", n ? "\n" : "", l->count);
+  for (uint32_t s = 0; s < shards; s++)
+    printf("%s%zu", s ? "," : "", counts[s]);
+  printf("]}\n");
+}
+
+static void print_text(const calhost_work_list *l, uint32_t shards, int only,
+                       const calhost_shard *sh, const size_t *counts, int quiet) {
+  int wb = 7, ww = 8;
+  for (size_t i = 0; i < l->count; i++) {
+    int b = (int)strlen(l->items[i].backend), w = (int)strlen(l->items[i].workload);
+    wb = b > wb ? b : wb;
+    ww = w > ww ? w : ww;
+  }
+  if (!quiet)
+    printf("%-*s  %-*s  %7s  %s\n", wb, "backend", ww, "workload", "threads", "shard");
+  for (size_t i = 0; i < l->count; i++) {
+    const calhost_work_item *x = &l->items[i];
+    if (only && x->shard != sh->index)
+      continue;
+    calhost_text_printf(stdout, "%-*s  %-*s  %7u  %u/%u\n", wb, x->backend, ww, x->workload,
+                        (unsigned)x->threads, (unsigned)x->shard, (unsigned)shards);
+  }
+  if (quiet)
+    return;
+  if (only) {
+    printf("%zu of %zu items in shard %u/%u\n", counts[sh->index], l->count, (unsigned)sh->index,
+           (unsigned)shards);
+    return;
+  }
+  printf("%zu items", l->count);
+  if (shards > 1) {
+    size_t empty = 0;
+    printf(" in %u shards:", (unsigned)shards);
+    for (uint32_t s = 0; s < shards; s++) {
+      if (shards <= 16)
+        printf(" %zu", counts[s]);
+      empty += counts[s] == 0;
+    }
+    if (empty)
+      printf(" (%zu empty: fewer items than shards, or an uneven hash split)", empty);
+  }
+  printf("\n");
+}
+
+static const cli_flag plan_flags[] = {
+    {FL_SHARD, "--shard", NULL, "I/N", "only the items of shard I of N"},
+    {FL_SHARDS, "--shards", NULL, "N", "every item with its shard of N, and each shard's count"},
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "only this backend (repeatable)"},
+    {FL_WORKLOAD, "--workload", NULL, "NAME", "only this workload (repeatable)"},
+    {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
+    /* calibrate's other flags, accepted (and ignored) so that a calibrate
+     * command line can be planned as it is */
+    {FL_RIGOR, "--rigor", NULL, "LEVEL", "(calibrate's; no effect on the items)"},
+    {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "(calibrate's; no effect on the items)"},
+    {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "(calibrate's; no effect on the items)"},
+    {FL_REPETITIONS, "--repetitions", NULL, "N", "(calibrate's; no effect on the items)"},
+    {FL_FORCE, "--force", NULL, NULL, "(calibrate's; no effect on the items)"},
+    {FL_REPORT, "--report", NULL, "DIR", "(calibrate's; ignored)"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+static int run_plan(calhost_cli *cli, cli_args *a) {
+  const char *shard = a->value[FL_SHARD], *shards_text = a->value[FL_SHARDS];
+  calhost_shard sh = {0, 0};
+  uint32_t shards = 1;
+  char why[200], spec[32];
+  if (shard && shards_text)
+    return cli_usage(a, "give --shard I/N or --shards N, not both");
+  if (shard) {
+    if (calhost_shard_parse(shard, &sh, why, sizeof why) != 0)
+      return cli_usage(a, "bad --shard: %s", why);
+    shards = sh.count;
+  } else if (shards_text) {
+    char *end;
+    unsigned long c = strtoul(shards_text, &end, 10);
+    if (!*shards_text || *end || *shards_text == '-' || *shards_text == '+' || c < 1 ||
+        c > CALHOST_SHARD_MAX)
+      return cli_usage(a, "bad --shards '%s' (1 .. %u)", shards_text, CALHOST_SHARD_MAX);
+    shards = (uint32_t)c;
+    /* the items are numbered by calibrate's --shard: any index of N */
+    snprintf(spec, sizeof spec, "0/%u", (unsigned)shards);
+    a->value[FL_SHARD] = spec;
+  }
+  calhost_work_list list = {0};
+  int rc = calhost_calibrate_run(cli, a, &list);
+  if (rc == 0 || rc == 1) {
+    size_t *counts = calloc(shards, sizeof *counts);
+    if (!counts) {
+      calhost_work_list_free(&list);
+      return 2;
+    }
+    for (size_t i = 0; i < list.count; i++)
+      counts[list.items[i].shard]++;
+    if (cli->json)
+      print_json(&list, shards, shard != NULL, &sh, counts);
+    else
+      print_text(&list, shards, shard != NULL, &sh, counts, cli->quiet);
+    free(counts);
+  }
+  calhost_work_list_free(&list);
+  return rc;
+}
+
+const cli_command calhost_cmd_plan = {
+    "plan",
+    "[--shard I/N | --shards N] [--plugin B]... [--workload W]... [--threads LIST]\n"
+    "       [calibrate's other flags]",
+    "list a calibrate run's work items and their shards (fleet calibration)",
+    "The items (plugin x workload x thread count) of the calibrate command with\n"
+    "the same flags, and the shard of each (calibrate --shard I/N runs shard I);\n"
+    "nothing runs. The rule and fleet calibration on Slurm: config/fleet/README.md.\n"
+    "Exit 0, 1 when a plugin asked for did not load (its items are missing), 2 on\n"
+    "errors.\n",
+    plan_flags,
+    0,
+    0,
+    run_plan,
+};
