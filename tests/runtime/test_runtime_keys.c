@@ -153,12 +153,20 @@ static void runtime_keys_equal_calibrate_keys_for_every_shipped_plugin(void **st
       {"openblas", MATMUL, NULL},
       {"openblas", MATMUL, "library = libopenblas.so.0"},
       {"example", REDUCE, NULL}, /* the example backend takes no settings */
-      /* the OpenCL backends (no settings), where they are built */
+      /* the OpenCL backends (no settings), where they are built: run by the
+       * ctest runtime_keys_opencl (CALHOST_RUNTIME_KEYS_OPENCL=1), whose
+       * process the ICD loader (libOpenCL) leaves with memory it never frees */
       {"opencl_gemm", MATMUL, NULL},
       {"clblast", MATMUL, NULL},
   };
+  const char *only_opencl = getenv("CALHOST_RUNTIME_KEYS_OPENCL");
+  int opencl = only_opencl && !strcmp(only_opencl, "1");
   size_t ran = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int is_opencl =
+        !strcmp(cases[i].backend, "opencl_gemm") || !strcmp(cases[i].backend, "clblast");
+    if (is_opencl != opencl)
+      continue;
     if (!plugin_built(cases[i].backend)) {
       /* openblas, opencl_gemm and clblast are built only where their
        * libraries are found; cpu_gemm and example always */
@@ -168,7 +176,7 @@ static void runtime_keys_equal_calibrate_keys_for_every_shipped_plugin(void **st
     check_case(&cases[i], i);
     ran++;
   }
-  assert_true(ran >= 3);
+  assert_true(opencl || ran >= 3);
 }
 
 /* The [plugin cpu_gemm] settings reach the instance the runtime creates:
