@@ -1,7 +1,7 @@
 /*
  * cmd_calibrate.c: `calhost calibrate`: applies its flags over the
  * configuration (flags win; their origin is "<command line>") and hands
- * over to the sweep driver (host/calibrate/calibrate.h), which prints the
+ * over to the calibrate application (host/calibrate/calibrate.h), which prints the
  * progress and the report.
  */
 #include <stdio.h>

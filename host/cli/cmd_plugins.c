@@ -21,6 +21,7 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "loader/loader.h"
+#include "runtime/binding.h"
 
 static const char *origin_name(calhost_plugin_origin o) {
   switch (o) {
@@ -106,14 +107,7 @@ static int run_plugins(calhost_cli *cli, cli_args *a) {
   if (calhost_cli_load_config(cli, &cfg) != 0)
     return 2;
   calhost_loader_options_init(&o);
-  o.config_dirs = cfg.plugin_dirs;
-  o.config_dir_count = cfg.plugin_dir_count;
-  o.explicit_paths = cfg.plugin_paths;
-  o.explicit_path_count = cfg.plugin_path_count;
-  o.enabled = cfg.enabled_backends;
-  o.enabled_count = cfg.enabled_count;
-  o.disabled = cfg.disabled_backends;
-  o.disabled_count = cfg.disabled_count;
+  calhost_binding_loader_options(&cfg, &o);
   if (cli->quiet)
     o.services.min_log_level = CALHOST_LOG_ERROR;
   if (calhost_loader_discover(&o, &list) < 0) {

@@ -136,8 +136,8 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
     calhost_runtime_options_init(&defaults);
     options = &defaults;
   }
-  /* the fields of the first version end with plugin_dir_count */
-  if (options->struct_size < offsetof(calhost_runtime_options, plugin_dir_count) + sizeof(size_t))
+  /* the fields of the first version end with config_text_length */
+  if (options->struct_size < offsetof(calhost_runtime_options, config_text_length) + sizeof(size_t))
     FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
          "calhost_runtime_open: options.struct_size %zu is too small (call "
          "calhost_runtime_options_init)",
@@ -146,6 +146,10 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
   char why[2048];
   if (options->config_path) {
     if (calhost_config_load(options->config_path, &cfg, why, sizeof why) != 0)
+      FAIL(CALHOST_RUNTIME_CONFIG, "%s", why);
+  } else if (options->config_text) {
+    if (calhost_config_load_string(options->config_text, options->config_text_length,
+                                   "<config_text>", &cfg, why, sizeof why) != 0)
       FAIL(CALHOST_RUNTIME_CONFIG, "%s", why);
   } else if (calhost_config_defaults(&cfg) != 0) {
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");

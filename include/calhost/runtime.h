@@ -6,7 +6,8 @@
  * It does what `calhost lookup --workload` does, from installed files only:
  * open a runtime from a configuration file (the same calhost.ini, or a
  * deployment one such as config/deploy-portable.ini) or from options set
- * in code, load the one plugin it needs (with its [plugin NAME] settings),
+ * in code (the same text, or only a store and plugin files), load the one
+ * plugin it needs (with its [plugin NAME] settings),
  * build the keys of a workload on this machine with the plugin's
  * key-builder (exactly the keys calibrate stored), and select the policy
  * with the store's precedence (exact override, portable override, exact
@@ -108,6 +109,11 @@ typedef struct calhost_runtime_options {
   size_t plugin_path_count;
   const char *const *plugin_dirs; /* directories to search besides the configuration's */
   size_t plugin_dir_count;
+  const char *config_text;   /* the configuration as text set in code (calhost.ini syntax;
+                                used when config_path is NULL; relative paths in it resolve
+                                against the current directory; messages name it
+                                "<config_text>:LINE") */
+  size_t config_text_length; /* its length in bytes */
 } calhost_runtime_options;
 
 /* Sets every field to its default (and struct_size). */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# install_deployment.sh BUILD_DIR: the deployment runtime's installation test
+# install_deployment.sh BUILD_DIR [CFLAGS]: the deployment runtime's installation test
 # (ctest runtime_install). Installs the build tree to a temporary prefix,
 # checks the public headers, libraries, CMake packages and pkg-config files
 # of libcalstore and the runtime are there, builds the installed deployment
@@ -8,9 +8,17 @@
 # workload with the installed calhost, and runs both builds: the default
 # configuration selects the exact calibrated profile, a deployment
 # configuration with force_portable the portable one. A program linking
-# libcalstore alone (find_package(calstore)) builds and runs too.
+# libcalstore alone (find_package(calstore)) builds and runs too. CFLAGS
+# (e.g. -fsanitize=address,undefined for a sanitizer build) go to every
+# program built here.
 set -eu
 build=$1
+cflags=${2:-}
+cmake_flags() { # the CMake arguments that pass CFLAGS on
+  if [ -n "$cflags" ]; then
+    printf '%s\n' "-DCMAKE_C_FLAGS=$cflags" "-DCMAKE_EXE_LINKER_FLAGS=$cflags"
+  fi
+}
 work=$(mktemp -d /tmp/calhost-runtime-install-XXXXXX)
 trap 'rm -rf "$work"' EXIT INT TERM
 prefix="$work/prefix"
@@ -38,7 +46,8 @@ if nm -D --defined-only "$(find "$prefix" -name libcalhost_runtime.so | head -n 
 fi
 
 step "build the deployment example with find_package(calhost-runtime)"
-cmake -S "$example" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+# shellcheck disable=SC2046
+cmake -S "$example" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" $(cmake_flags) \
   >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "example configure"; }
 cmake --build "$work/cmake-build" >"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; fail "example build"; }
@@ -50,7 +59,7 @@ PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name calhost-runtime.pc | head -n 1
 export PKG_CONFIG_PATH
 flags=$(pkg-config --cflags --libs calhost-runtime) || fail "pkg-config calhost-runtime"
 # shellcheck disable=SC2086
-cc -std=c11 -Wall -Wextra -Werror "$example/deploy_example.c" $flags -o "$work/pc-deploy" ||
+cc -std=c11 -Wall -Wextra -Werror $cflags "$example/deploy_example.c" $flags -o "$work/pc-deploy" ||
   fail "pkg-config build"
 libdir=$(dirname "$(find "$prefix" -name libcalhost_runtime.so | head -n 1)")
 
@@ -67,7 +76,8 @@ C
 printf '%s\n' "cmake_minimum_required(VERSION 3.18)" "project(store_only LANGUAGES C)" \
   "find_package(calstore 1 REQUIRED)" "add_executable(store_only main.c)" \
   "target_link_libraries(store_only PRIVATE calhost::calstore)" >"$work/store-only/CMakeLists.txt"
-{ cmake -S "$work/store-only" -B "$work/store-only/build" -DCMAKE_PREFIX_PATH="$prefix" &&
+# shellcheck disable=SC2046
+{ cmake -S "$work/store-only" -B "$work/store-only/build" -DCMAKE_PREFIX_PATH="$prefix" $(cmake_flags) &&
   cmake --build "$work/store-only/build"; } >"$work/store-only.log" 2>&1 ||
   { cat "$work/store-only.log"; fail "calstore package"; }
 "$work/store-only/build/store_only" || fail "the calstore program"
