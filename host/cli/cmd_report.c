@@ -1,6 +1,6 @@
 /*
- * cmd_report.c: `calhost report RUN.json --html OUT` (the HTML page of a
- * calibrate run, see host/report/report.h) and the two steps of
+ * cmd_report.c: `calhost report RUN.json|SPACE --html OUT` (the HTML page of
+ * a calibrate run or of a recorded space, see host/report/report.h) and the two steps of
  * `calhost calibrate --report DIR`: open DIR/run.json before the run, write
  * DIR/report.html from it after.
  */
@@ -32,9 +32,10 @@ static int run_report(calhost_cli *cli, cli_args *a) {
 
 const cli_command calhost_cmd_report = {
     "report",
-    "RUN.json --html OUT.html",
-    "write the HTML page of a calibrate run",
-    "RUN.json: what `calhost calibrate --json` printed ('-': standard input).\n",
+    "RUN.json|SPACE --html OUT.html",
+    "write the HTML page of a calibrate run or a recorded space",
+    "RUN.json: what `calhost calibrate --json` printed ('-': standard input);\n"
+    "SPACE: a recorded search space (calibrate --record, search-record).\n",
     report_flags,
     1,
     1,

@@ -1,7 +1,8 @@
 /*
  * internal.h: what the files of the report part share: HTML text output
  * (html.c), policies as parameters and their effect (params.c), and the
- * SVG charts (charts.c) that page.c assembles.
+ * SVG charts (charts.c) that page.c assembles, and recorded spaces read as
+ * runs (space.c).
  * Internal to host/report.
  */
 #ifndef CALHOST_REPORT_INTERNAL_H
@@ -10,7 +11,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #define RPT_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- space.c ----------------------------------------------------------- */
+
+/* Whether a file starting with head[0..len) is a recorded search space
+ * (host/search's space file) rather than a run's JSON. */
+RPT_HIDDEN int rpt_is_space_file(const char *head, size_t len);
+
+/* Parses the space file text[0..len) (name for messages) into a run object
+ * of one result whose candidates are the recorded configurations (rejected
+ * ones with their reason) and whose winner is the fastest. Returns the
+ * object (caller json_decref()s it), or NULL with "name:line: ..." in err. */
+RPT_HIDDEN json_t *rpt_space_load(const char *text, size_t len, const char *name, char *err,
+                                  size_t cap);
 
 /* ---- html.c ------------------------------------------------------------ */
 

@@ -59,6 +59,11 @@ json_t *calhost_report_load(const char *path, char *err, size_t cap) {
     snprintf(err, cap, "%s: cannot read: %s", name, strerror(e));
     return NULL;
   }
+  if (rpt_is_space_file(raw, len)) { /* a recorded space, not a run */
+    json_t *run = rpt_space_load(raw, len, name, err, cap);
+    free(raw);
+    return run;
+  }
   size_t fixed_len = 0;
   char *fixed = rpt_utf8_repair(raw, len, &fixed_len);
   free(raw);

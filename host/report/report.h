@@ -16,7 +16,9 @@
 #include <jansson.h>
 
 /* Reads a run file ("-": standard input) and parses it. Invalid UTF-8 in
- * the file is replaced by U+FFFD first (the report is still readable).
+ * the file is replaced by U+FFFD first (the report is still readable). A
+ * recorded search space (first line "calhost-search-space 1") is read with
+ * host/search's reader and returned as a run of one result (see space.c).
  * Returns the root object (the caller json_decref()s it), or NULL with a
  * message in err naming the file (and line and column for a JSON syntax
  * error), also when the root is not an object with a "results" array. */

@@ -373,6 +373,54 @@ static void heat_map_has_a_cell_per_pair_of_values(void **state) {
     rpt_policy_free(&c[i].params);
 }
 
+/* ---- a recorded space ------------------------------------------------------ */
+
+/* A space file (calibrate --record, search-record) reads as a run of one
+ * result: a point per measured configuration, the fastest the winner, the
+ * rejected ones listed with their reason; a broken one is named by line. */
+static void recorded_space_reads_as_a_run(void **state) {
+  (void)state;
+  char path[] = "/tmp/calhost-report-space-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char text[] = "calhost-search-space 1\n"
+                             "space tiny\n"
+                             "meta plugin demo\n"
+                             "meta threads 2\n"
+                             "param tile ordered 8 16 32\n"
+                             "param unroll categorical no yes\n"
+                             "config 8 no 30 1 0 0.1 tile=8;unroll=no\n"
+                             "config 16 no 20 1 0 0.1 tile=16;unroll=no\n"
+                             "config 32 yes 10 1 0 0.1 tile=32;unroll=yes\n"
+                             "config 32 no - 0 0 0.1 tile=32;unroll=no wrong_output\n";
+  write_bytes(path, text, sizeof text - 1);
+  char err[512] = "";
+  json_t *run = calhost_report_load(path, err, sizeof err);
+  if (!run)
+    fprintf(stderr, "%s\n", err);
+  assert_non_null(run);
+  const json_t *r = json_array_get(json_object_get(run, "results"), 0);
+  assert_string_equal(json_string_value(json_object_get(r, "plugin")), "demo");
+  assert_string_equal(json_string_value(json_object_get(r, "workload")), "tiny");
+  assert_string_equal(json_string_value(json_object_get(r, "winner")), "tile=32;unroll=yes");
+  char *html = render(run);
+  char *svg = nth_block(html, "<svg class=\"chart candidates\"", "</svg>", 0);
+  assert_non_null(svg);
+  assert_int_equal(count(svg, "class=\"pt "), 3);
+  assert_int_equal(count(svg, "class=\"pt winner\""), 1);
+  assert_non_null(strstr(html, "wrong_output"));
+  free(svg);
+  free(html);
+  json_decref(run);
+  write_bytes(path, "calhost-search-space 1\nspace x\nbogus line\n", 42);
+  assert_null(calhost_report_load(path, err, sizeof err));
+  char want[128];
+  snprintf(want, sizeof want, "%s:3:", path);
+  assert_non_null(strstr(err, want));
+  unlink(path);
+}
+
 /* ---- bad input ----------------------------------------------------------- */
 
 static void broken_run_files_are_refused_by_name(void **state) {
@@ -475,6 +523,7 @@ int main(void) {
       cmocka_unit_test(absurd_numbers_are_not_drawn),
       cmocka_unit_test(policies_parse_into_parameters),
       cmocka_unit_test(heat_map_has_a_cell_per_pair_of_values),
+      cmocka_unit_test(recorded_space_reads_as_a_run),
       cmocka_unit_test(broken_run_files_are_refused_by_name),
       cmocka_unit_test(run_without_candidates_still_renders),
       cmocka_unit_test(candidates_always_fit_in_a_record_frame),

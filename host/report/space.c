@@ -1,0 +1,146 @@
+/*
+ * space.c: a recorded search space (host/search's space file, written by
+ * `calhost calibrate --record` or search-record) as a run the page can
+ * show: one result per space, every recorded configuration a candidate
+ * (rejected ones with their reason), the fastest one the winner. The
+ * space's meta lines (plugin, implementation, threads, processor...) fill
+ * what the page shows of the run; what a recording does not know (the
+ * backend's default, the store's verdict) is left out and shown as unknown.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "report.h"
+#include "search/spacefile.h"
+
+/* The value of meta line "KEY VALUE", or NULL. */
+static const char *meta(const calhost_space *s, const char *key) {
+  size_t n = strlen(key);
+  for (size_t i = 0; i < s->meta_count; i++)
+    if (!strncmp(s->meta[i], key, n) && s->meta[i][n] == ' ')
+      return s->meta[i] + n + 1;
+  return NULL;
+}
+
+/* The entry's policy, or "name=value;..." from its configuration (malloc). */
+static char *entry_policy(const calhost_space *s, const calhost_space_entry *e) {
+  if (e->policy)
+    return strdup(e->policy);
+  size_t cap = 1;
+  for (size_t p = 0; p < s->param_count; p++)
+    cap += strlen(s->params[p].name) + strlen(s->params[p].values[e->config[p]]) + 2;
+  char *out = malloc(cap);
+  if (!out)
+    return NULL;
+  size_t n = 0;
+  for (size_t p = 0; p < s->param_count; p++)
+    n += (size_t)snprintf(out + n, cap - n, "%s%s=%s", p ? ";" : "", s->params[p].name,
+                          s->params[p].values[e->config[p]]);
+  out[n] = '\0';
+  return out;
+}
+
+static int set_str(json_t *o, const char *key, const char *value) {
+  return value ? json_object_set_new(o, key, json_string(value)) : 0;
+}
+
+/* The run object of a loaded space (NULL when out of memory). */
+static json_t *space_run(const calhost_space *s) {
+  json_t *run = json_object(), *results = json_array(), *env = json_object();
+  json_t *res = json_object(), *cands = json_array(), *m = json_object(), *counts = json_object();
+  if (!run || !results || !env || !res || !cands || !m || !counts)
+    goto oom;
+  const char *threads = meta(s, "threads");
+  set_str(run, "rigor", "recorded space");
+  set_str(env, "processor", meta(s, "processor"));
+  set_str(res, "plugin", meta(s, "plugin") ? meta(s, "plugin") : "unknown");
+  set_str(res, "implementation", meta(s, "implementation"));
+  set_str(res, "workload", s->name);
+  set_str(res, "operator", meta(s, "operator"));
+  if (threads)
+    json_object_set_new(res, "threads", json_integer(strtol(threads, NULL, 10)));
+  set_str(res, "status", "recorded");
+
+  const calhost_space_entry *best = NULL;
+  size_t rejected = 0;
+  for (size_t i = 0; i < s->entry_count; i++) {
+    const calhost_space_entry *e = &s->entries[i];
+    if (e->rejected)
+      rejected++;
+    else if (isfinite(e->median) && (!best || e->median < best->median))
+      best = e;
+  }
+  for (size_t i = 0; i < s->entry_count; i++) {
+    const calhost_space_entry *e = &s->entries[i];
+    json_t *c = json_object();
+    char *policy = entry_policy(s, e);
+    if (!c || !policy || json_array_append_new(cands, c) != 0) {
+      free(policy);
+      goto oom;
+    }
+    set_str(c, "policy", policy);
+    free(policy);
+    json_object_set_new(c, "default", json_false());
+    json_object_set_new(c, "winner", json_boolean(e == best));
+    set_str(c, "status", e->rejected ? "rejected" : "measured");
+    json_object_set_new(c, "reason", e->reason ? json_string(e->reason) : json_null());
+    if (!e->rejected) {
+      json_object_set_new(c, "median_us", json_real(e->median));
+      json_object_set_new(c, "spread_us", json_real(e->spread));
+    }
+  }
+  json_object_set_new(counts, "candidates", json_integer((json_int_t)s->entry_count));
+  json_object_set_new(counts, "planned", json_integer((json_int_t)s->entry_count));
+  json_object_set_new(counts, "tried", json_integer((json_int_t)s->entry_count));
+  json_object_set_new(counts, "pruned", json_integer(0));
+  json_object_set_new(counts, "rejected", json_integer((json_int_t)rejected));
+  if (best) {
+    char *policy = entry_policy(s, best);
+    set_str(res, "winner", policy);
+    free(policy);
+    json_object_set_new(m, "median_latency_us", json_real(best->median));
+    json_object_set_new(m, "spread_us", json_real(best->spread));
+    json_object_set_new(res, "measurements", m);
+  } else {
+    json_decref(m);
+  }
+  m = NULL;
+  json_object_set_new(res, "candidates", cands);
+  json_object_set_new(res, "counts", counts);
+  json_array_append_new(results, res);
+  json_object_set_new(run, "results", results);
+  json_object_set_new(run, "environment", env);
+  return run;
+oom:
+  json_decref(run);
+  json_decref(results);
+  json_decref(env);
+  json_decref(res);
+  json_decref(cands);
+  json_decref(m);
+  json_decref(counts);
+  return NULL;
+}
+
+int rpt_is_space_file(const char *head, size_t len) {
+  static const char magic[] = "calhost-search-space ";
+  return len >= sizeof magic - 1 && !memcmp(head, magic, sizeof magic - 1);
+}
+
+json_t *rpt_space_load(const char *text, size_t len, const char *name, char *err, size_t cap) {
+  calhost_space s;
+  FILE *f = fmemopen((void *)text, len, "r");
+  if (!f) {
+    snprintf(err, cap, "%s: out of memory", name);
+    return NULL;
+  }
+  int rc = calhost_space_read(f, name, &s, err, cap);
+  fclose(f);
+  json_t *run = rc == 0 ? space_run(&s) : NULL;
+  calhost_space_free(&s);
+  if (rc == 0 && !run)
+    snprintf(err, cap, "%s: out of memory", name);
+  return run;
+}
