@@ -317,8 +317,8 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
       calhost_value_strings_free(list, n);
       if (!comma && n == 0)
         return fail(why, why_capacity, "empty list (%s)", DEVICES_EXPECTED);
-      return fail(why, why_capacity, "empty item in '%s' (%s)",
-                  shown(text ? text : "", end, buf), DEVICES_EXPECTED);
+      return fail(why, why_capacity, "empty item in '%s' (%s)", shown(text ? text : "", end, buf),
+                  DEVICES_EXPECTED);
     }
     for (const char *q = b; q < e; q++)
       if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f) {
