@@ -82,13 +82,18 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         x->kind = CAL_NOT_STORED;
         x->message = cal_dupstr("oversized or missing policy (not stored)");
       } else {
+        char tw[48];
+        if (x->on_device)
+          snprintf(tw, sizeof tw, "device %u", x->device_index);
+        else
+          snprintf(tw, sizeof tw, "t=%u", t);
         x->kind = r->o->verify && !r->recalibrating ? CAL_MEASURED : CAL_PENDING;
         if (x->sweep.budget_exhausted) {
-          cal_warn(r, "%s %s t=%u: budget exhausted after %u candidates", x->backend,
-                   cal_workload_name(r, w), t, x->sweep.budget_after);
+          cal_warn(r, "%s %s %s: budget exhausted after %u candidates", x->backend,
+                   cal_workload_name(r, w), tw, x->sweep.budget_after);
         }
         if (x->sweep.noisy)
-          cal_warn(r, "%s %s t=%u: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), t,
+          cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
                    x->sweep.cv);
       }
     } else if (m->type == CALHOST_REC_SKIPPED) {
@@ -124,7 +129,8 @@ static void on_record(void *user, const calhost_proto_msg *m) {
 
 /* ---- one plugin ------------------------------------------------------- */
 
-static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
+/* The sweeps of p's child (r->cur_device set or not). */
+static void run_child(cal_run *r, calhost_plugin *p) {
   r->cur = p;
   r->cur_in_workload = 0;
   free(r->cur_candidate);
@@ -149,7 +155,10 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
     char msg[512];
     const char *where = r->cur_candidate ? " while running candidate " : "";
-    snprintf(msg, sizeof msg, "%s%s%s", oc.message, where,
+    char dev[64] = "";
+    if (r->cur_device)
+      snprintf(dev, sizeof dev, "device %u: ", r->cur_device->index);
+    snprintf(msg, sizeof msg, "%s%s%s%s", dev, oc.message, where,
              r->cur_candidate ? r->cur_candidate : "");
     cal_add_failure(r, p->backend,
                     r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
@@ -164,6 +173,51 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   free(r->cur_candidate);
   r->cur_candidate = NULL;
   r->cur = NULL;
+}
+
+/* One plugin: a CPU backend's sweeps in one child; a device backend's
+ * devices listed in a child, then one child per selected device
+ * ([plugin NAME] devices), one after the other. */
+static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
+  r->cur_device = NULL;
+  if (!calhost_devices_supported(p)) {
+    run_child(r, p);
+    return;
+  }
+  calhost_device_list devices;
+  char why[1200];
+  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
+                                    sizeof why) != 0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    return;
+  }
+  size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
+  if (!sel) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
+  } else if (calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why, sizeof why) !=
+             0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    nsel = 0;
+  } else if (!devices.count) {
+    cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+  }
+  /* the devices with sweeps in this run's shard */
+  size_t kept = 0;
+  for (size_t i = 0; i < nsel; i++) {
+    r->cur_device = &devices.items[sel[i]];
+    size_t n = cal_sweeps_of(r, p);
+    r->sweeps_total += n;
+    if (n)
+      sel[kept++] = sel[i];
+  }
+  nsel = kept;
+  for (size_t i = 0; i < nsel && !g_cancel; i++) {
+    r->cur_device = &devices.items[sel[i]];
+    run_child(r, p);
+  }
+  r->cur_device = NULL;
+  free(sel);
+  calhost_device_list_free(&devices);
 }
 
 /* Whether the store file at path could be committed: the file (when it
@@ -270,7 +324,7 @@ void cal_run_plugins(cal_run *r) {
     calhost_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
-    if (o->shard.count > 1 && !cal_sweeps_of(r, p))
+    if (o->shard.count > 1 && !calhost_devices_supported(p) && !cal_sweeps_of(r, p))
       continue;                     /* every item of this plugin is another shard's */
     int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
     for (size_t k = 0; k < r->only_key_count && !wanted; k++)
@@ -451,7 +505,10 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       continue;
     }
     usable++;
-    r->sweeps_total += cal_sweeps_of(r, p);
+    /* a device backend's sweeps are counted once its devices are listed
+     * (calibrate_plugin) */
+    if (!calhost_devices_supported(p))
+      r->sweeps_total += cal_sweeps_of(r, p);
   }
   if (!usable) {
     fprintf(r->err, "calhost: %s: no plugin to calibrate\n", cmd);
