@@ -10,6 +10,7 @@
 #ifndef CALHOST_CALIBRATE_RUN_H
 #define CALHOST_CALIBRATE_RUN_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -89,6 +90,9 @@ typedef struct cal_run {
   /* the plugin being calibrated */
   calhost_plugin *cur;
   const calhost_device *cur_device; /* its device being calibrated, NULL for CPU sweeps */
+  /* set while devices are calibrated at once (each in a copy of the run):
+   * held around every use of the store */
+  pthread_mutex_t *store_lock;
   int cur_in_workload;
   size_t cur_workload;
   uint32_t cur_threads;

@@ -357,3 +357,24 @@ int calhost_devices_share_hardware(const calhost_device *a, const calhost_device
     return 1;
   return !strcmp(a->hardware, b->hardware);
 }
+
+size_t calhost_devices_schedule(const calhost_device *const *devices, size_t n, size_t *wave) {
+  size_t waves = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t w = waves; /* a new wave unless one below takes it */
+    if (!calhost_device_on_cpu(devices[i])) {
+      for (size_t cand = 0; cand < waves && w == waves; cand++) {
+        int fits = 1;
+        for (size_t j = 0; j < i && fits; j++)
+          if (wave[j] == cand && calhost_devices_share_hardware(devices[i], devices[j]))
+            fits = 0;
+        if (fits)
+          w = cand;
+      }
+    }
+    wave[i] = w;
+    if (w == waves)
+      waves++;
+  }
+  return waves;
+}

@@ -81,4 +81,11 @@ int calhost_device_on_cpu(const calhost_device *d);
  * equal. Devices that do not share hardware may be calibrated at once. */
 int calhost_devices_share_hardware(const calhost_device *a, const calhost_device *b);
 
+/* Groups devices into waves whose members may be calibrated at once: a
+ * device on the CPUs is alone in its wave, and two devices share a wave only
+ * when they do not share hardware (calhost_devices_share_hardware). Greedy,
+ * in order: wave[i] (capacity n) gets device i's wave, numbered from 0 in
+ * order of first use. Returns the number of waves. */
+size_t calhost_devices_schedule(const calhost_device *const *devices, size_t n, size_t *wave);
+
 #endif /* CALHOST_RUNTIME_DEVICES_H */
