@@ -461,38 +461,79 @@ void calhost_work_list_free(calhost_work_list *list) {
     free(x->implementation);
     free(x->workload);
     free(x->operator_name);
+    free(x->device);
   }
   free(list->items);
   memset(list, 0, sizeof *list);
 }
 
 /* Every item the run would calibrate, all shards; -1 when out of memory. */
-static int fill_plan(const cal_run *r, calhost_work_list *out) {
+/* The items of plugin p on device d (NULL: its CPU targets). */
+static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_device *d,
+                      calhost_work_list *out) {
+  const calhost_calibrate_options *o = r->o;
+  for (size_t w = 0; w < r->workload_count; w++) {
+    const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[w]];
+    if (!calhost_binding_serves(p, cw->operator_name))
+      continue;
+    for (size_t t = 0; t < (d ? 1 : r->targets.count); t++) {
+      calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
+      if (!n)
+        return -1;
+      out->items = n;
+      calhost_work_item *x = &n[out->count++];
+      memset(x, 0, sizeof *x);
+      x->backend = cal_dupstr(p->backend);
+      x->implementation = cal_dupstr(p->implementation_version);
+      x->workload = cal_dupstr(cw->name);
+      x->operator_name = cal_dupstr(cw->operator_name);
+      x->threads = r->targets.items[t].thread_count;
+      x->device = d ? cal_dupstr(d->identity) : NULL;
+      x->device_index = d ? d->index : 0;
+      x->shard = calhost_shard_of(p->backend, cw->name, x->threads, d ? d->identity : NULL,
+                                  o->shard.count);
+      if (!x->backend || !x->implementation || !x->workload || !x->operator_name ||
+          (d && !x->device))
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* Every item the run would calibrate, all shards; -1 when out of memory.
+ * A device backend's devices are listed (in a child) for it: one item per
+ * selected device and workload. */
+static int fill_plan(cal_run *r, calhost_work_list *out) {
   const calhost_calibrate_options *o = r->o;
   for (size_t i = 0; i < r->plugins.count; i++) {
-    const calhost_plugin *p = r->plugins.items[i];
+    calhost_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
-    for (size_t w = 0; w < r->workload_count; w++) {
-      const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[w]];
-      if (!calhost_binding_serves(p, cw->operator_name))
+    if (calhost_devices_supported(p)) {
+      calhost_device_list devices;
+      char why[1200];
+      if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
+                                        sizeof why) != 0) {
+        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
         continue;
-      for (size_t t = 0; t < r->targets.count; t++) {
-        calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
-        if (!n)
-          return -1;
-        out->items = n;
-        calhost_work_item *x = &n[out->count++];
-        x->backend = cal_dupstr(p->backend);
-        x->implementation = cal_dupstr(p->implementation_version);
-        x->workload = cal_dupstr(cw->name);
-        x->operator_name = cal_dupstr(cw->operator_name);
-        x->threads = r->targets.items[t].thread_count;
-        x->shard = calhost_shard_of(p->backend, cw->name, x->threads, NULL, o->shard.count);
-        if (!x->backend || !x->implementation || !x->workload || !x->operator_name)
-          return -1;
       }
+      size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
+      int rc = sel ? 0 : -1;
+      if (sel && calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why,
+                                          sizeof why) != 0) {
+        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+        nsel = 0;
+      }
+      for (size_t k = 0; rc == 0 && k < nsel; k++)
+        rc = plan_items(r, p, &devices.items[sel[k]], out);
+      free(sel);
+      calhost_device_list_free(&devices);
+      if (rc != 0)
+        return -1;
+      continue;
     }
+    if (plan_items(r, p, NULL, out) != 0)
+      return -1;
   }
   return 0;
 }

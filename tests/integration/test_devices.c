@@ -9,7 +9,9 @@
  *     timing) and the CPU device alone; each result names its device and
  *     its exact key's processor is the device identity;
  *   - [plugin NAME] devices selects devices by index and identity;
- *   - `calhost devices --json` lists the three.
+ *   - `calhost devices --json` lists the three;
+ *   - `calhost plan` has one item per device, in the shard calibrate
+ *     --shard gives that device's sweep.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,6 +148,42 @@ static void configured_devices_select_by_index_and_identity(void **state) {
   free(out);
 }
 
+/* calhost plan lists one item per device (with the device), and the
+ * shards of calibrate --shard are the plan's: each device's sweep runs in
+ * exactly the shard the plan gives it. */
+static void plan_and_shards_have_the_device_dimension(void **state) {
+  (void)state;
+  char cfg[600], *out;
+  write_config("shards", NULL, cfg, sizeof cfg);
+  assert_int_equal(run(&out, "'%s' --config '%s' plan --shards 2 --json", bin(), cfg), 0);
+  int shard_of[3] = {-1, -1, -1};
+  const char *q = out;
+  for (int i = 0; i < 3; i++) {
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"device\":{\"index\":%d,", i);
+    const char *d = strstr(q, needle);
+    assert_non_null(d);
+    const char *sh = strstr(d, "\"shard\":");
+    assert_non_null(sh);
+    shard_of[i] = atoi(sh + 8);
+  }
+  free(out);
+  for (int s = 0; s < 2; s++) {
+    assert_int_equal(
+        run(&out, "'%s' --config '%s' --json calibrate --shard %d/2 2>/dev/null", bin(), cfg, s),
+        0);
+    for (int i = 0; i < 3; i++) {
+      char needle[64];
+      snprintf(needle, sizeof needle, "\"device\":{\"index\":%d,", i);
+      if (shard_of[i] == s)
+        assert_non_null(strstr(out, needle));
+      else
+        assert_null(strstr(out, needle));
+    }
+    free(out);
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   if (!getenv("CALHOST_BUILD_DIR"))
@@ -166,6 +204,7 @@ int main(void) {
       cmocka_unit_test(schedule_groups_devices_that_do_not_share_hardware),
       cmocka_unit_test(calibrate_runs_gpus_at_once_and_the_cpu_device_alone),
       cmocka_unit_test(configured_devices_select_by_index_and_identity),
+      cmocka_unit_test(plan_and_shards_have_the_device_dimension),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
