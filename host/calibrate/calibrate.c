@@ -9,6 +9,7 @@
 #include "calibrate.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,44 @@ static void on_signal(int sig) {
 }
 
 /* ---- the parent: records ---------------------------------------------- */
+
+/* The store is shared by the copies of the run that calibrate devices at
+ * once: every use of it holds the lock. */
+static void store_begin(cal_run *r) {
+  if (r->store_lock)
+    pthread_mutex_lock(r->store_lock);
+}
+
+static void store_end(cal_run *r) {
+  if (r->store_lock)
+    pthread_mutex_unlock(r->store_lock);
+}
+
+/* A child forked while another thread commits would inherit a store in
+ * the middle of a change (the child reads it to skip calibrated keys):
+ * while devices are calibrated at once, every fork waits for the lock. */
+static pthread_mutex_t *volatile g_fork_lock;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void) {
+  if (g_fork_lock)
+    pthread_mutex_lock(g_fork_lock);
+}
+
+static void fork_done(void) {
+  if (g_fork_lock)
+    pthread_mutex_unlock(g_fork_lock);
+}
+
+static void install_atfork(void) {
+  pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+static void commit(cal_run *r) {
+  store_begin(r);
+  cal_commit_pending(r);
+  store_end(r);
+}
 
 static void on_record(void *user, const calhost_proto_msg *m) {
   cal_run *r = user;
@@ -82,13 +121,18 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         x->kind = CAL_NOT_STORED;
         x->message = cal_dupstr("oversized or missing policy (not stored)");
       } else {
+        char tw[48];
+        if (x->on_device)
+          snprintf(tw, sizeof tw, "device %u", x->device_index);
+        else
+          snprintf(tw, sizeof tw, "t=%u", t);
         x->kind = r->o->verify && !r->recalibrating ? CAL_MEASURED : CAL_PENDING;
         if (x->sweep.budget_exhausted) {
-          cal_warn(r, "%s %s t=%u: budget exhausted after %u candidates", x->backend,
-                   cal_workload_name(r, w), t, x->sweep.budget_after);
+          cal_warn(r, "%s %s %s: budget exhausted after %u candidates", x->backend,
+                   cal_workload_name(r, w), tw, x->sweep.budget_after);
         }
         if (x->sweep.noisy)
-          cal_warn(r, "%s %s t=%u: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), t,
+          cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
                    x->sweep.cv);
       }
     } else if (m->type == CALHOST_REC_SKIPPED) {
@@ -109,7 +153,7 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     break;
   }
   case CALHOST_REC_WORKLOAD_DONE:
-    cal_commit_pending(r);
+    commit(r);
     r->cur_in_workload = 0;
     break;
   case CALHOST_REC_PLUGIN_FAILED: {
@@ -124,7 +168,8 @@ static void on_record(void *user, const calhost_proto_msg *m) {
 
 /* ---- one plugin ------------------------------------------------------- */
 
-static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
+/* The sweeps of p's child (r->cur_device set or not). */
+static void run_child(cal_run *r, calhost_plugin *p) {
   r->cur = p;
   r->cur_in_workload = 0;
   free(r->cur_candidate);
@@ -133,8 +178,11 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   /* the child skips keys already calibrated (calstore_get on this
    * snapshot): take the file's latest state first (ignore a failure: the
    * snapshot stays, and the commit decides against the file anyway) */
-  if (!r->force && !r->o->verify) /* verify judges on the one snapshot it opened */
+  if (!r->force && !r->o->verify) { /* verify judges on the one snapshot it opened */
+    store_begin(r);
     calstore_reload(r->store, NULL);
+    store_end(r);
+  }
 
   calhost_isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
                                 .cancel_flag = &g_cancel,
@@ -149,7 +197,10 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
     char msg[512];
     const char *where = r->cur_candidate ? " while running candidate " : "";
-    snprintf(msg, sizeof msg, "%s%s%s", oc.message, where,
+    char dev[64] = "";
+    if (r->cur_device)
+      snprintf(dev, sizeof dev, "device %u: ", r->cur_device->index);
+    snprintf(msg, sizeof msg, "%s%s%s%s", dev, oc.message, where,
              r->cur_candidate ? r->cur_candidate : "");
     cal_add_failure(r, p->backend,
                     r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
@@ -160,10 +211,194 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
     cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
              oc.output_total);
   }
-  cal_commit_pending(r); /* finished sweeps of a workload in progress are kept */
+  commit(r); /* finished sweeps of a workload in progress are kept */
   free(r->cur_candidate);
   r->cur_candidate = NULL;
   r->cur = NULL;
+}
+
+/* Appends the n items of from (each `size` bytes) to *to and frees from;
+ * returns -1 (from untouched) when out of memory. */
+static int append(void **to, size_t *to_count, void *from, size_t n, size_t size) {
+  if (!n) {
+    free(from);
+    return 0;
+  }
+  char *a = realloc(*to, (*to_count + n) * size);
+  if (!a)
+    return -1;
+  memcpy(a + *to_count * size, from, n * size);
+  *to = a;
+  *to_count += n;
+  free(from);
+  return 0;
+}
+
+/* Moves what a copy of the run gathered (results, failures, warnings,
+ * progress) into the run; what cannot move (out of memory) is freed. */
+static void merge(cal_run *r, cal_run *c, size_t done_before) {
+  if (append((void **)&r->results, &r->result_count, c->results, c->result_count,
+             sizeof *c->results) == 0) {
+    c->results = NULL;
+    c->result_count = 0;
+  }
+  if (append((void **)&r->failures, &r->failure_count, c->failures, c->failure_count,
+             sizeof *c->failures) == 0) {
+    c->failures = NULL;
+    c->failure_count = 0;
+  }
+  if (append((void **)&r->warnings, &r->warning_count, c->warnings, c->warning_count,
+             sizeof *c->warnings) == 0) {
+    c->warnings = NULL;
+    c->warning_count = 0;
+  }
+  cal_run rest; /* only what did not move: nothing the run shares */
+  memset(&rest, 0, sizeof rest);
+  rest.results = c->results;
+  rest.result_count = c->result_count;
+  rest.failures = c->failures;
+  rest.failure_count = c->failure_count;
+  rest.warnings = c->warnings;
+  rest.warning_count = c->warning_count;
+  cal_run_free(&rest);
+  r->sweeps_done += c->sweeps_done - done_before;
+}
+
+typedef struct wave_job {
+  cal_run run; /* a copy of the parent's run with its own results */
+  calhost_plugin *p;
+  pthread_t thread;
+} wave_job;
+
+static void *wave_main(void *user) {
+  wave_job *j = user;
+  run_child(&j->run, j->p);
+  return NULL;
+}
+
+/* The devices of one wave: one child each, at once when there are several
+ * (each thread drives one child, on a copy of the run; the store is shared
+ * under a lock); results are merged in device order. */
+static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const *members,
+                     size_t n) {
+  if (n == 1) {
+    r->cur_device = members[0];
+    run_child(r, p);
+    r->cur_device = NULL;
+    return;
+  }
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  wave_job *jobs = calloc(n, sizeof *jobs);
+  if (!jobs) {
+    for (size_t i = 0; i < n; i++) { /* one after the other */
+      r->cur_device = members[i];
+      run_child(r, p);
+    }
+    r->cur_device = NULL;
+    return;
+  }
+  cal_progress_end(r); /* plain lines while several children report */
+  size_t done_before = r->sweeps_done;
+  for (size_t i = 0; i < n; i++) {
+    wave_job *j = &jobs[i];
+    j->run = *r;
+    j->run.results = NULL;
+    j->run.result_count = 0;
+    j->run.failures = NULL;
+    j->run.failure_count = 0;
+    j->run.warnings = NULL;
+    j->run.warning_count = 0;
+    j->run.cur_candidate = NULL;
+    j->run.bar = 0;
+    j->run.cur_device = members[i];
+    j->run.store_lock = &lock;
+    j->p = p;
+  }
+  r->store_lock = &lock;
+  pthread_once(&g_atfork_once, install_atfork);
+  g_fork_lock = &lock;
+  size_t started = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (pthread_create(&jobs[i].thread, NULL, wave_main, &jobs[i]) != 0)
+      break;
+    started++;
+  }
+  for (size_t i = 0; i < started; i++)
+    pthread_join(jobs[i].thread, NULL);
+  g_fork_lock = NULL;
+  r->store_lock = NULL;
+  for (size_t i = started; i < n; i++) /* threads that could not start: now */
+    run_child(&jobs[i].run, p);
+  for (size_t i = 0; i < n; i++)
+    merge(r, &jobs[i].run, done_before);
+  pthread_mutex_destroy(&lock);
+  free(jobs);
+}
+
+/* One plugin: a CPU backend's sweeps in one child; a device backend's
+ * devices listed in a child, then one child per selected device
+ * ([plugin NAME] devices), in waves of devices that do not share hardware
+ * (devices.h): the members of a wave at once, the waves one after the
+ * other, after or before every other plugin's sweeps. */
+static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
+  r->cur_device = NULL;
+  if (!calhost_devices_supported(p)) {
+    run_child(r, p);
+    return;
+  }
+  calhost_device_list devices;
+  char why[1200];
+  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
+                                    sizeof why) != 0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    return;
+  }
+  size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
+  if (!sel) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
+  } else if (calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why, sizeof why) !=
+             0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    nsel = 0;
+  } else if (!devices.count) {
+    cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+  }
+  /* the devices with sweeps in this run's shard */
+  size_t kept = 0;
+  for (size_t i = 0; i < nsel; i++) {
+    r->cur_device = &devices.items[sel[i]];
+    size_t n = cal_sweeps_of(r, p);
+    r->sweeps_total += n;
+    if (n)
+      sel[kept++] = sel[i];
+  }
+  nsel = kept;
+  r->cur_device = NULL;
+  /* waves of devices that do not share hardware run at once; a device on
+   * the CPUs (PoCL) is alone in its wave */
+  const calhost_device **devs = calloc(nsel + 1, sizeof *devs);
+  size_t *wave = calloc(nsel + 1, sizeof *wave);
+  size_t waves = 0;
+  if (devs && wave) {
+    for (size_t i = 0; i < nsel; i++)
+      devs[i] = &devices.items[sel[i]];
+    waves = calhost_devices_schedule(devs, nsel, wave);
+  } else if (nsel) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
+  }
+  for (size_t w = 0; w < waves && !g_cancel; w++) {
+    const calhost_device *members[64];
+    size_t n = 0;
+    for (size_t i = 0; i < nsel; i++)
+      if (wave[i] == w && n < sizeof members / sizeof members[0])
+        members[n++] = devs[i];
+    run_wave(r, p, members, n);
+  }
+  r->cur_device = NULL;
+  free(devs);
+  free(wave);
+  free(sel);
+  calhost_device_list_free(&devices);
 }
 
 /* Whether the store file at path could be committed: the file (when it
@@ -226,38 +461,79 @@ void calhost_work_list_free(calhost_work_list *list) {
     free(x->implementation);
     free(x->workload);
     free(x->operator_name);
+    free(x->device);
   }
   free(list->items);
   memset(list, 0, sizeof *list);
 }
 
 /* Every item the run would calibrate, all shards; -1 when out of memory. */
-static int fill_plan(const cal_run *r, calhost_work_list *out) {
+/* The items of plugin p on device d (NULL: its CPU targets). */
+static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_device *d,
+                      calhost_work_list *out) {
+  const calhost_calibrate_options *o = r->o;
+  for (size_t w = 0; w < r->workload_count; w++) {
+    const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[w]];
+    if (!calhost_binding_serves(p, cw->operator_name))
+      continue;
+    for (size_t t = 0; t < (d ? 1 : r->targets.count); t++) {
+      calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
+      if (!n)
+        return -1;
+      out->items = n;
+      calhost_work_item *x = &n[out->count++];
+      memset(x, 0, sizeof *x);
+      x->backend = cal_dupstr(p->backend);
+      x->implementation = cal_dupstr(p->implementation_version);
+      x->workload = cal_dupstr(cw->name);
+      x->operator_name = cal_dupstr(cw->operator_name);
+      x->threads = r->targets.items[t].thread_count;
+      x->device = d ? cal_dupstr(d->identity) : NULL;
+      x->device_index = d ? d->index : 0;
+      x->shard = calhost_shard_of(p->backend, cw->name, x->threads, d ? d->identity : NULL,
+                                  o->shard.count);
+      if (!x->backend || !x->implementation || !x->workload || !x->operator_name ||
+          (d && !x->device))
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* Every item the run would calibrate, all shards; -1 when out of memory.
+ * A device backend's devices are listed (in a child) for it: one item per
+ * selected device and workload. */
+static int fill_plan(cal_run *r, calhost_work_list *out) {
   const calhost_calibrate_options *o = r->o;
   for (size_t i = 0; i < r->plugins.count; i++) {
-    const calhost_plugin *p = r->plugins.items[i];
+    calhost_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
-    for (size_t w = 0; w < r->workload_count; w++) {
-      const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[w]];
-      if (!calhost_binding_serves(p, cw->operator_name))
+    if (calhost_devices_supported(p)) {
+      calhost_device_list devices;
+      char why[1200];
+      if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
+                                        sizeof why) != 0) {
+        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
         continue;
-      for (size_t t = 0; t < r->targets.count; t++) {
-        calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
-        if (!n)
-          return -1;
-        out->items = n;
-        calhost_work_item *x = &n[out->count++];
-        x->backend = cal_dupstr(p->backend);
-        x->implementation = cal_dupstr(p->implementation_version);
-        x->workload = cal_dupstr(cw->name);
-        x->operator_name = cal_dupstr(cw->operator_name);
-        x->threads = r->targets.items[t].thread_count;
-        x->shard = calhost_shard_of(p->backend, cw->name, x->threads, NULL, o->shard.count);
-        if (!x->backend || !x->implementation || !x->workload || !x->operator_name)
-          return -1;
       }
+      size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
+      int rc = sel ? 0 : -1;
+      if (sel && calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why,
+                                          sizeof why) != 0) {
+        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+        nsel = 0;
+      }
+      for (size_t k = 0; rc == 0 && k < nsel; k++)
+        rc = plan_items(r, p, &devices.items[sel[k]], out);
+      free(sel);
+      calhost_device_list_free(&devices);
+      if (rc != 0)
+        return -1;
+      continue;
     }
+    if (plan_items(r, p, NULL, out) != 0)
+      return -1;
   }
   return 0;
 }
@@ -270,7 +546,7 @@ void cal_run_plugins(cal_run *r) {
     calhost_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
-    if (o->shard.count > 1 && !cal_sweeps_of(r, p))
+    if (o->shard.count > 1 && !calhost_devices_supported(p) && !cal_sweeps_of(r, p))
       continue;                     /* every item of this plugin is another shard's */
     int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
     for (size_t k = 0; k < r->only_key_count && !wanted; k++)
@@ -451,7 +727,10 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       continue;
     }
     usable++;
-    r->sweeps_total += cal_sweeps_of(r, p);
+    /* a device backend's sweeps are counted once its devices are listed
+     * (calibrate_plugin) */
+    if (!calhost_devices_supported(p))
+      r->sweeps_total += cal_sweeps_of(r, p);
   }
   if (!usable) {
     fprintf(r->err, "calhost: %s: no plugin to calibrate\n", cmd);

@@ -49,6 +49,9 @@ typedef struct calhost_work_item {
   char *operator_name;
   uint32_t threads; /* the target thread count */
   uint32_t shard;   /* its shard of the run's shard count (0 when unsharded) */
+  char *device;     /* a device backend's device identity (the item is one per
+                       device, threads the first count), NULL for CPU items */
+  uint32_t device_index;
 } calhost_work_item;
 
 typedef struct calhost_work_list {

@@ -1,8 +1,8 @@
 /*
  * child.c: what runs in the forked child of one plugin during calibrate
  * (run.h): create the plugin instance with its [plugin NAME] settings, build
- * each (workload, target) key, skip duplicates and keys already calibrated,
- * run the measurement engine's sweep (in verify mode: the stored exact
+ * each (workload, target) key (on the run's current device, if any), skip duplicates and keys
+ * already calibrated, run the measurement engine's sweep (in verify mode: the stored exact
  * profile's policy against the default, as explicit candidates; in its
  * recalibration: only the failed keys), and send every outcome to the parent
  * as framed records (records.h). The only place calibrate runs plugin code.
@@ -180,14 +180,18 @@ int cal_child_main(void *user, int fd) {
     calhost_workload w;
     calhost_binding_workload(cw, &w);
     c.workload = r->workloads[i];
-    for (size_t t = 0; t < r->targets.count; t++) {
+    for (size_t t = 0; t < cal_targets_per_workload(r); t++) {
       /* Another shard's item: only its key is built, so that an item of
        * this shard with the same exact key (a backend that caps its thread
        * count) is skipped as in the unsharded run. */
       int mine = cal_item_selected(r, p, c.workload, t);
       size_t left_here = mine ? sweeps_left-- : 0;
       calhost_target tg;
-      calhost_binding_target(&r->targets, t, &tg);
+      if (r->cur_device) /* one target per device: the first thread count feeds it */
+        calhost_binding_device_target(&r->targets, t, r->cur_device->identity, r->cur_device->index,
+                                      &tg);
+      else
+        calhost_binding_target(&r->targets, t, &tg);
       c.threads = tg.thread_count;
       calhost_built_key k;
       calhost_binding_built_key_init(&k);

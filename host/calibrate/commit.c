@@ -64,6 +64,11 @@ static int store_key(const cal_run *r, const cal_result *x, calstore_key_kind ki
 static int owns_portable(const cal_run *r, const cal_result *best) {
   if (r->o->shard.count <= 1)
     return 1;
+  /* a device item has one target per device: every shard holding one may
+   * write the portable profile (a put if absent, as the unsharded run's
+   * later devices do) */
+  if (best->on_device)
+    return 1;
   uint32_t smallest = UINT32_MAX;
   for (size_t t = 0; t < r->targets.count; t++)
     if (r->targets.items[t].thread_count < smallest)

@@ -60,15 +60,35 @@ void cal_progress(cal_run *r) {
     bar[i] = i < fill ? '#' : ' ';
   bar[width] = '\0';
   /* the cursor escapes are ours; the names are escaped */
-  fprintf(r->err, "\r\033[K[%s] %s %s t=%u candidate %u/%u", bar,
+  char tw[48];
+  if (r->cur_device)
+    snprintf(tw, sizeof tw, "device %u", r->cur_device->index);
+  else
+    snprintf(tw, sizeof tw, "t=%u", r->cur_threads);
+  fprintf(r->err, "\r\033[K[%s] %s %s %s candidate %u/%u", bar,
           calhost_text_escape(be, sizeof be, r->cur->backend),
-          calhost_text_escape(we, sizeof we, cal_workload_name(r, r->cur_workload)), r->cur_threads,
+          calhost_text_escape(we, sizeof we, cal_workload_name(r, r->cur_workload)), tw,
           r->cur_ordinal, r->cur_total);
   fflush(r->err);
   r->bar_drawn = 1;
 }
 
+/* "t=N" for a CPU sweep, "device N" for a device sweep. */
+static const char *target_word(const cal_result *x, char buf[48]) {
+  if (x->on_device)
+    snprintf(buf, 48, "device %u", x->device_index);
+  else
+    snprintf(buf, 48, "t=%u", x->threads);
+  return buf;
+}
+
+/* The clock the median came from: the plugin's device timers or the host's. */
+static const char *clock_word(const cal_result *x) {
+  return x->sweep.device_timed ? "device" : "host";
+}
+
 void cal_progress_line(cal_run *r, const cal_result *x) {
+  char tw[48];
   if (r->o->quiet || r->o->json)
     return;
   if (r->bar) {
@@ -78,13 +98,14 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
   if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
-    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: %.60s%s %.3f us\n", r->sweeps_done,
-                        r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
-                        x->threads, pol, strlen(pol) > 60 ? "..." : "", x->sweep.median_us);
+    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %.3f us (%s clock)\n",
+                        r->sweeps_done, r->sweeps_total, nz(x->backend, "?"),
+                        cal_workload_name(r, x->workload), target_word(x, tw), pol,
+                        strlen(pol) > 60 ? "..." : "", x->sweep.median_us, clock_word(x));
   } else {
-    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: %s: %s\n", r->sweeps_done,
+    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", r->sweeps_done,
                         r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
-                        x->threads, kind_word(x->kind), nz(x->message, ""));
+                        target_word(x, tw), kind_word(x->kind), nz(x->message, ""));
   }
   fflush(r->err);
 }
@@ -138,27 +159,30 @@ void cal_print_summary(cal_run *r) {
       n = x->sweep.winner_policy ? strlen(x->sweep.winner_policy) : 1;
       lw = n > lw ? (n > 48 ? 48 : n) : lw;
     }
-    fprintf(o, "%-*s  %-*s  %7s  %-*s  %12s  %10s  %8s  %s\n", (int)pw, "plugin", (int)ww,
-            "workload", "threads", (int)lw, "winning policy", "median (us)", "spread", "speedup",
-            "status");
+    fprintf(o, "%-*s  %-*s  %7s  %6s  %-*s  %12s  %10s  %8s  %6s  %s\n", (int)pw, "plugin", (int)ww,
+            "workload", "threads", "device", (int)lw, "winning policy", "median (us)", "spread",
+            "speedup", "clock", "status");
     for (size_t i = 0; i < r->result_count; i++) {
       const cal_result *x = &r->results[i];
       const char *name = cal_workload_name(r, x->workload);
+      char dev[16] = "-";
+      if (x->on_device)
+        snprintf(dev, sizeof dev, "%u", x->device_index);
       if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED) {
         char speed[32] = "-";
         if (x->sweep.have_default && x->sweep.speedup > 0)
           snprintf(speed, sizeof speed, "%.2fx", x->sweep.speedup);
         char spread[32];
         snprintf(spread, sizeof spread, "%.3f", x->sweep.mad_us);
-        calhost_text_printf(o, "%-*s  %-*s  %7u  %-*.*s  %12.3f  %10s  %8s  %s%s%s\n", (int)pw,
-                            x->backend, (int)ww, name, x->threads, (int)lw, 48,
-                            x->sweep.winner_policy, x->sweep.median_us, spread, speed,
-                            status_word(r, x->kind), x->sweep.noisy ? " (noisy)" : "",
-                            x->sweep.unchecked ? " (unchecked)" : "");
+        calhost_text_printf(
+            o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12.3f  %10s  %8s  %6s  %s%s%s\n", (int)pw,
+            x->backend, (int)ww, name, x->threads, dev, (int)lw, 48, x->sweep.winner_policy,
+            x->sweep.median_us, spread, speed, clock_word(x), status_word(r, x->kind),
+            x->sweep.noisy ? " (noisy)" : "", x->sweep.unchecked ? " (unchecked)" : "");
       } else {
-        calhost_text_printf(o, "%-*s  %-*s  %7u  %-*s  %12s  %10s  %8s  %s: %s\n", (int)pw,
-                            nz(x->backend, "-"), (int)ww, name, x->threads, (int)lw, "-", "-", "-",
-                            "-", kind_word(x->kind), nz(x->message, ""));
+        calhost_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n",
+                            (int)pw, nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw,
+                            "-", "-", "-", "-", "-", kind_word(x->kind), nz(x->message, ""));
       }
     }
     if (!r->result_count)
@@ -291,7 +315,17 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   calhost_json_string(o, cal_workload_name(r, x->workload));
   fputs(",\"operator\":", o);
   calhost_json_string(o, r->cfg->workloads[x->workload].operator_name);
-  fprintf(o, ",\"threads\":%u,\"status\":", x->threads);
+  fprintf(o, ",\"threads\":%u,\"device\":", x->threads);
+  if (x->on_device) {
+    fprintf(o, "{\"index\":%u,\"name\":", x->device_index);
+    calhost_json_string(o, x->device_name);
+    fputs(",\"identity\":", o);
+    calhost_json_string(o, x->device_identity);
+    fputc('}', o);
+  } else {
+    fputs("null", o);
+  }
+  fputs(",\"status\":", o);
   calhost_json_string(o, kind_word(x->kind));
   fputs(",\"message\":", o);
   calhost_json_string(o, x->message);
@@ -340,6 +374,8 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
       fputs("null", o);
     fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
             s->unchecked ? "true" : "false", s->device_timed ? "true" : "false");
+    fputs(",\"clock\":", o);
+    calhost_json_string(o, clock_word(x));
     fprintf(o,
             ",\"counts\":{\"candidates\":%u,\"planned\":%u,\"tried\":%u,\"pruned\":%u,"
             "\"rejected\":%u},\"budget_exhausted\":%s",

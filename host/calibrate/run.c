@@ -39,6 +39,10 @@ const char *cal_workload_name(const cal_run *r, size_t index) {
   return index < r->cfg->workload_count ? r->cfg->workloads[index].name : "?";
 }
 
+size_t cal_targets_per_workload(const cal_run *r) {
+  return r->cur_device ? 1 : r->targets.count;
+}
+
 cal_result *cal_add_result(cal_run *r) {
   cal_result *n = realloc(r->results, (r->result_count + 1) * sizeof *n);
   if (!n)
@@ -48,6 +52,12 @@ cal_result *cal_add_result(cal_run *r) {
   memset(x, 0, sizeof *x);
   x->backend = cal_dupstr(r->cur ? r->cur->backend : NULL);
   x->implementation = cal_dupstr(r->cur ? r->cur->implementation_version : NULL);
+  if (r->cur_device) {
+    x->on_device = 1;
+    x->device_index = r->cur_device->index;
+    x->device_name = cal_dupstr(r->cur_device->name);
+    x->device_identity = cal_dupstr(r->cur_device->identity);
+  }
   return x;
 }
 
@@ -77,13 +87,13 @@ int cal_item_selected(const cal_run *r, const calhost_plugin *p, size_t workload
   const calhost_config_workload *w = &r->cfg->workloads[workload];
   return calhost_binding_serves(p, w->operator_name) &&
          calhost_shard_has(&r->o->shard, p->backend, w->name, r->targets.items[target].thread_count,
-                           NULL);
+                           r->cur_device ? r->cur_device->identity : NULL);
 }
 
 size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p) {
   size_t n = 0;
   for (size_t i = 0; i < r->workload_count; i++)
-    for (size_t t = 0; t < r->targets.count; t++)
+    for (size_t t = 0; t < cal_targets_per_workload(r); t++)
       n += (size_t)cal_item_selected(r, p, r->workloads[i], t);
   return n;
 }
@@ -95,6 +105,8 @@ void cal_run_free(cal_run *r) {
     free(x->implementation);
     free(x->message);
     free(x->portable_note);
+    free(x->device_name);
+    free(x->device_identity);
     calhost_record_key_free(&x->key);
     calhost_sweep_result_free(&x->sweep);
   }

@@ -10,6 +10,7 @@
 #ifndef CALHOST_CALIBRATE_RUN_H
 #define CALHOST_CALIBRATE_RUN_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -19,6 +20,7 @@
 #include "sweep/measure.h"
 #include "processor/processor.h"
 #include "runtime/binding.h"
+#include "runtime/devices.h"
 #include "sweep/records.h"
 
 typedef enum cal_kind {
@@ -42,6 +44,11 @@ typedef struct cal_result {
   calhost_sweep_result sweep;
   int portable_stored; /* this winner also became the portable profile */
   char *portable_note; /* why the portable profile was not written, or NULL */
+  /* the device of a device backend's sweep (on_device 0: a CPU target) */
+  int on_device;
+  uint32_t device_index;
+  char *device_name;
+  char *device_identity;
 } cal_result;
 
 /* A failure of a plugin (or of a sweep inside it, with where it died). */
@@ -82,6 +89,10 @@ typedef struct cal_run {
 
   /* the plugin being calibrated */
   calhost_plugin *cur;
+  const calhost_device *cur_device; /* its device being calibrated, NULL for CPU sweeps */
+  /* set while devices are calibrated at once (each in a copy of the run):
+   * held around every use of the store */
+  pthread_mutex_t *store_lock;
   int cur_in_workload;
   size_t cur_workload;
   uint32_t cur_threads;
@@ -124,6 +135,11 @@ void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint
 /* Records a warning (printf-style); kept for the report. */
 void cal_warn(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The number of targets one of the plugin's sweeps runs per workload: one
+ * on a device (thread counts do not multiply device targets), else every
+ * thread count of the target list. */
+size_t cal_targets_per_workload(const cal_run *r);
+
 /* The name of a result's workload ("?" when out of range). */
 const char *cal_workload_name(const cal_run *r, size_t index);
 
@@ -131,11 +147,13 @@ const char *cal_workload_name(const cal_run *r, size_t index);
 int cal_in_list(char *const *list, size_t n, const char *s);
 
 /* Whether the run calibrates this item (plugin x workload index x target
- * index): the plugin serves the workload's operator and the item is in the
- * run's shard (calibrate/shard.h). */
+ * index, on r->cur_device when set): the plugin serves the workload's
+ * operator and the item is in the run's shard (calibrate/shard.h; a device
+ * item hashes the device identity too). */
 int cal_item_selected(const cal_run *r, const calhost_plugin *p, size_t workload, size_t target);
 
-/* The number of sweeps (selected items) the run has for a plugin. */
+/* The number of sweeps (selected items) the run has for a plugin (on
+ * r->cur_device when set: cal_targets_per_workload targets). */
 size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p);
 
 /* Frees everything the run holds (results, failures, warnings, plugins,

@@ -75,11 +75,33 @@ static int fail(checker *c, const char *fmt, ...) {
   return -1;
 }
 
-/* Picks the workload for the plugin's first operator (or the options'). */
+/* The plugin's first sample workload (ABI 2 sample_workloads, smallest
+ * first) of operator op (NULL: any), or NULL. */
+static const calhost_workload *declared_sample(const checker *c, const char *op) {
+  /* data, not an entry: the copy is zero past the plugin's struct_size,
+   * and negotiation checked the list */
+  if (c->abi < 2 || !c->vt.sample_workloads)
+    return NULL;
+  for (size_t i = 0; i < 64 && c->vt.sample_workloads[i]; i++)
+    if (!op || !strcmp(c->vt.sample_workloads[i]->operator_name, op))
+      return c->vt.sample_workloads[i];
+  return NULL;
+}
+
+/* Picks the workload: the options' shape; else the plugin's declared
+ * sample workload (of the options' operator, if given); else a guess for
+ * the plugin's first operator (or the options'). */
 static void choose_workload(checker *c) {
   const char *op = c->o->operator_name ? c->o->operator_name : c->vt.operators[0];
+  const calhost_workload *sample =
+      c->o->shape && c->o->shape_rank ? NULL : declared_sample(c, c->o->operator_name);
   size_t rank = 0;
-  if (c->o->shape && c->o->shape_rank) {
+  if (sample) {
+    op = sample->operator_name;
+    rank = sample->shape_rank < 16 ? sample->shape_rank : 16;
+    if (rank)
+      memcpy(c->shape, sample->shape, rank * sizeof *c->shape);
+  } else if (c->o->shape && c->o->shape_rank) {
     rank = c->o->shape_rank < 16 ? c->o->shape_rank : 16;
     memcpy(c->shape, c->o->shape, rank * sizeof *c->shape);
   } else if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) {
@@ -100,10 +122,15 @@ static void choose_workload(checker *c) {
   c->w.header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof c->w};
   c->w.name = "plugin-check";
   c->w.operator_name = op;
-  c->w.dtype = c->o->dtype ? c->o->dtype : "float32";
+  c->w.dtype = c->o->dtype ? c->o->dtype : sample && sample->dtype ? sample->dtype : "float32";
   c->w.shape = c->shape;
   c->w.shape_rank = rank;
   c->w.model_digest = digest;
+  if (sample) { /* its structure too (static data of the plugin) */
+    c->w.name = sample->name;
+    c->w.properties = sample->properties;
+    c->w.property_count = sample->property_count;
+  }
   c->t.header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof c->t};
   c->t.processor = "calhost-plugin-check generic processor";
   c->t.thread_count = c->o->thread_count ? c->o->thread_count : 1;

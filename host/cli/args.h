@@ -52,6 +52,7 @@ typedef enum cli_flag_id {
   FL_SHARD,        /* calibrate, plan: I/N */
   FL_SHARDS,       /* plan: N */
   FL_BY_PROCESSOR, /* list */
+  FL_DEVICE,
   FL_COUNT
 } cli_flag_id;
 

@@ -4,7 +4,7 @@
  *          [--structure N=V]... [--force-portable]
  *       walks the store's precedence for a key given on the command line
  *       (no validator);
- *   lookup --workload W [--plugin B] [--threads N|max] [--explain]
+ *   lookup --workload W [--plugin B] [--threads N|max] [--device D] [--explain]
  *       builds the exact and portable keys of a configured workload through
  *       the plugin's key-builder for this machine and walks the precedence
  *       with the plugin's validator, through the deployment runtime
@@ -26,6 +26,8 @@ static const cli_flag lookup_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "with --workload: the plugin to ask"},
     {FL_EXPLAIN, "--explain", NULL, NULL, "with --workload: show every precedence level"},
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
+    {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
+     "with --workload: the device of a device backend (see calhost devices)"},
     {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},
     {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},
     {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},
@@ -110,6 +112,8 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
   calhost_text_printf(o, "  exact key:    model %s\n", ek->model_digest);
   calhost_text_printf(o, "                processor %s\n", ek->processor);
   calhost_text_printf(o, "                threads %u\n", ek->thread_count);
+  if (sel->device_identity)
+    calhost_text_printf(o, "  device:       %u (%s)\n", sel->device_index, sel->device_identity);
   char structure[4096] = "";
   for (size_t i = 0, n = 0; i < pk->structure_count; i++)
     n += (size_t)snprintf(structure + n, n < sizeof structure ? sizeof structure - n : 0, " %s=%s",
@@ -158,7 +162,7 @@ static int lookup_workload(calhost_cli *cli, cli_args *a) {
   const char *workload = a->value[FL_WORKLOAD];
   wl_ctx c;
   /* --force-portable forces it; else the configuration's [lookup] */
-  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS],
+  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], a->value[FL_DEVICE],
                    cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, 1, &c);
   if (rc != 0) {
     wl_close(&c);
@@ -186,8 +190,11 @@ static int lookup_workload(calhost_cli *cli, cli_args *a) {
 static int run_lookup(calhost_cli *cli, cli_args *a) {
   if (cli_has(a, FL_WORKLOAD))
     return lookup_workload(cli, a);
-  if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_EXPLAIN))
-    return cli_usage(a, "%s needs --workload", cli_has(a, FL_PLUGIN) ? "--plugin" : "--explain");
+  if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE))
+    return cli_usage(a, "%s needs --workload",
+                     cli_has(a, FL_PLUGIN)    ? "--plugin"
+                     : cli_has(a, FL_EXPLAIN) ? "--explain"
+                                              : "--device");
   return lookup_key(cli, a);
 }
 
@@ -195,7 +202,8 @@ const cli_command calhost_cmd_lookup = {
     "lookup",
     "--backend B --operator OP --implementation V [--model-digest D --processor P --threads N]\n"
     "       [--structure NAME=VALUE]... [--force-portable]\n"
-    "   or: calhost lookup --workload W [--plugin B] [--threads N|max] [--force-portable] "
+    "   or: calhost lookup --workload W [--plugin B] [--threads N|max] [--device D] "
+    "[--force-portable] "
     "[--explain]",
     "select a profile for a key or a configured workload",
     "Walks the precedence: exact override, portable override, exact calibrated,\n"

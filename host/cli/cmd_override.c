@@ -4,7 +4,7 @@
  *       (--model-digest D --processor P --threads N | --portable
  *        --structure NAME=VALUE...) [--policy TEXT]
  *       a key given on the command line; the policy is not validated;
- *   override set|clear --workload W [--plugin B] [--threads N|max]
+ *   override set|clear --workload W [--plugin B] [--threads N|max] [--device D]
  *       [--portable] [--policy TEXT]
  *       the key the plugin builds for this machine (workload.c); `set`
  *       validates the policy with the plugin first.
@@ -24,6 +24,8 @@ static const cli_flag override_flags[] = {
     {FL_WORKLOAD, "--workload", NULL, "NAME", "the configured workload (deployment form)"},
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "with --workload: the plugin that builds the key"},
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
+    {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
+     "with --workload: the device of a device backend (see calhost devices)"},
     {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},
     {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},
     {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},
@@ -73,7 +75,8 @@ static int override_workload(calhost_cli *cli, cli_args *a, int set, const char 
   const char *workload = a->value[FL_WORKLOAD], *policy = a->value[FL_POLICY];
   int portable = cli_has(a, FL_PORTABLE);
   wl_ctx c;
-  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], -1, 0, &c);
+  int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], a->value[FL_DEVICE],
+                   -1, 0, &c);
   if (rc != 0) {
     wl_close(&c);
     return rc;
@@ -108,8 +111,8 @@ static int run_override(calhost_cli *cli, cli_args *a) {
     return cli_usage(a, "clear takes no --policy");
   if (cli_has(a, FL_WORKLOAD))
     return override_workload(cli, a, set, cmd);
-  if (cli_has(a, FL_PLUGIN))
-    return cli_usage(a, "--plugin needs --workload");
+  if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_DEVICE))
+    return cli_usage(a, "%s needs --workload", cli_has(a, FL_PLUGIN) ? "--plugin" : "--device");
   calstore_property structure[CALHOST_CLI_MAX_STRUCTURE];
   calstore_key k;
   int rc = calhost_cli_key_flags(a, cli_has(a, FL_PORTABLE), 0, &k, structure);
@@ -136,7 +139,8 @@ const cli_command calhost_cmd_override = {
     "set|clear --backend B --operator OP --implementation V\n"
     "       (--model-digest D --processor P --threads N | --portable --structure N=V...)\n"
     "       [--policy TEXT]\n"
-    "   or: calhost override set|clear --workload W [--plugin B] [--threads N|max] [--portable]\n"
+    "   or: calhost override set|clear --workload W [--plugin B] [--threads N|max] [--device D] "
+    "[--portable]\n"
     "       [--policy TEXT]",
     "set or clear a user override",
     "An override wins over calibrated profiles of the same key. With --workload\n"

@@ -42,7 +42,15 @@ static void print_json(const calhost_work_list *l, uint32_t shards, int only,
     calhost_json_string(stdout, x->workload);
     printf(",\"operator\":");
     calhost_json_string(stdout, x->operator_name);
-    printf(",\"threads\":%u,\"shard\":%u}", (unsigned)x->threads, (unsigned)x->shard);
+    printf(",\"threads\":%u,\"device\":", (unsigned)x->threads);
+    if (x->device) {
+      printf("{\"index\":%u,\"identity\":", (unsigned)x->device_index);
+      calhost_json_string(stdout, x->device);
+      printf("}");
+    } else {
+      printf("null");
+    }
+    printf(",\"shard\":%u}", (unsigned)x->shard);
   }
   printf("%s],\"total\":%zu,\"counts\":[", n ? "\n" : "", l->count);
   for (uint32_t s = 0; s < shards; s++)
@@ -59,13 +67,17 @@ static void print_text(const calhost_work_list *l, uint32_t shards, int only,
     ww = w > ww ? w : ww;
   }
   if (!quiet)
-    printf("%-*s  %-*s  %7s  %s\n", wb, "backend", ww, "workload", "threads", "shard");
+    printf("%-*s  %-*s  %7s  %6s  %s\n", wb, "backend", ww, "workload", "threads", "device",
+           "shard");
   for (size_t i = 0; i < l->count; i++) {
     const calhost_work_item *x = &l->items[i];
     if (only && x->shard != sh->index)
       continue;
-    calhost_text_printf(stdout, "%-*s  %-*s  %7u  %u/%u\n", wb, x->backend, ww, x->workload,
-                        (unsigned)x->threads, (unsigned)x->shard, (unsigned)shards);
+    char dev[16] = "-";
+    if (x->device)
+      snprintf(dev, sizeof dev, "%u", (unsigned)x->device_index);
+    calhost_text_printf(stdout, "%-*s  %-*s  %7u  %6s  %u/%u\n", wb, x->backend, ww, x->workload,
+                        (unsigned)x->threads, dev, (unsigned)x->shard, (unsigned)shards);
   }
   if (quiet)
     return;

@@ -94,6 +94,7 @@ extern const cli_command calhost_cmd_export;
 extern const cli_command calhost_cmd_import;
 extern const cli_command calhost_cmd_plugins;
 extern const cli_command calhost_cmd_plugin;
+extern const cli_command calhost_cmd_devices;
 extern const cli_command calhost_cmd_config;
 extern const cli_command calhost_cmd_report;
 extern const cli_command calhost_cmd_verify;

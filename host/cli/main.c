@@ -9,8 +9,8 @@
 static const cli_command *const commands[] = {
     &calhost_cmd_calibrate, &calhost_cmd_plan, &calhost_cmd_lookup, &calhost_cmd_override, &calhost_cmd_invalidate,
     &calhost_cmd_check,     &calhost_cmd_list,   &calhost_cmd_export,   &calhost_cmd_import,
-    &calhost_cmd_plugins,   &calhost_cmd_plugin, &calhost_cmd_config,   &calhost_cmd_report,
-    &calhost_cmd_verify,
+    &calhost_cmd_plugins,   &calhost_cmd_plugin, &calhost_cmd_devices,  &calhost_cmd_config,
+    &calhost_cmd_report,    &calhost_cmd_verify,
 };
 
 int main(int argc, char **argv) {

@@ -17,7 +17,7 @@ void wl_close(wl_ctx *c) {
 }
 
 int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const char *threads,
-            int force_portable, int select, wl_ctx *c) {
+            const char *device, int force_portable, int select, wl_ctx *c) {
   char err[4608];
   memset(c, 0, sizeof *c);
   uint32_t tc = 0; /* the runtime's default: the first configured count */
@@ -34,6 +34,8 @@ int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const ch
     return 2;
   calhost_runtime_status st =
       calhost_runtime_open_config(&cfg, cli->store_path, force_portable, &c->rt, err, sizeof err);
+  if (st == CALHOST_RUNTIME_OK && device)
+    st = calhost_runtime_set_device(c->rt, device);
   if (st == CALHOST_RUNTIME_OK)
     st = calhost_runtime_load_plugin(c->rt, plugin, workload, &c->plugin, err, sizeof err);
   if (st == CALHOST_RUNTIME_OK)

@@ -22,11 +22,12 @@ typedef struct wl_ctx {
  * with --store (force_portable 1: forced, -1: the configuration's), loads
  * `plugin` (else the first enabled plugin serving the workload's operator)
  * and builds the keys of `workload` for `threads` ("N" or "max"; NULL: the
- * first configured thread count). With select set, also selects the
+ * first configured thread count) on `device` (--device INDEX|IDENTITY of
+ * a device backend; NULL: its first device). With select set, also selects the
  * policy (c->sel->result). Returns 0, or prints why and returns 2; call
  * wl_close either way. */
 int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const char *threads,
-            int force_portable, int select, wl_ctx *c);
+            const char *device, int force_portable, int select, wl_ctx *c);
 
 /* Releases everything wl_open acquired. */
 void wl_close(wl_ctx *c);

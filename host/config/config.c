@@ -13,6 +13,7 @@
 
 #include "../processor/processor.h" /* calhost_cpulist_format */
 #include "parser.h"
+#include "values.h"
 
 /* ---- origins -------------------------------------------------------- */
 
@@ -177,6 +178,8 @@ void calhost_config_free(calhost_config *cfg) {
   free(cfg->workloads);
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     free(cfg->plugin_sections[i].name);
+    calhost_value_strings_free(cfg->plugin_sections[i].devices,
+                               cfg->plugin_sections[i].device_count);
     props_free(&cfg->plugin_sections[i].settings, &cfg->plugin_sections[i].setting_count);
   }
   free(cfg->plugin_sections);
@@ -374,6 +377,24 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
     char section[300], osec[300];
     snprintf(section, sizeof section, "plugin %s", s->name);
     snprintf(osec, sizeof osec, "plugin.%s", s->name);
+    if (s->device_count) {
+      size_t len = 1;
+      for (size_t k = 0; k < s->device_count; k++)
+        len += strlen(s->devices[k]) + 2;
+      char *list = malloc(len);
+      if (!list)
+        return -1;
+      list[0] = '\0';
+      for (size_t k = 0; k < s->device_count; k++) {
+        if (k)
+          strcat(list, ", ");
+        strcat(list, s->devices[k]);
+      }
+      rc = emit(cfg, fn, user, section, osec, "devices", list);
+      free(list);
+      if (rc)
+        return rc;
+    }
     for (size_t k = 0; k < s->setting_count; k++)
       if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
         return rc;

@@ -50,9 +50,14 @@ typedef struct calhost_config_workload {
 
 typedef struct calhost_config_plugin_section {
   char *name;                 /* from [plugin NAME]: the backend name */
-  calhost_property *settings; /* passed to the plugin's create() */
+  calhost_property *settings; /* passed to the plugin's create() (every key but devices) */
   size_t setting_count;
   calhost_config_origin origin;
+  /* devices = all | LIST: the host's key (never passed to the plugin), the
+   * devices calibrate runs on: indices or identities (values.h); NULL and
+   * 0 for all (the default) */
+  char **devices;
+  size_t device_count;
 } calhost_config_plugin_section;
 
 typedef struct calhost_config {

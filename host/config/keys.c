@@ -342,6 +342,17 @@ int cfg_key(parser *p, const char *name, const char *value) {
   }
   case SEC_PLUGIN: {
     calhost_config_plugin_section *s = &c->plugin_sections[p->index];
+    if (!strcmp(name, "devices")) { /* the host's key: which devices to calibrate */
+      char dwhy[300], **list;
+      size_t n;
+      int all;
+      if (calhost_value_devices(value, &list, &n, &all, dwhy, sizeof dwhy) != 0)
+        return !strcmp(dwhy, "out of memory") ? cfg_oom(p) : refused(p, name, value, dwhy);
+      calhost_value_strings_free(s->devices, s->device_count);
+      s->devices = list;
+      s->device_count = n;
+      return 1;
+    }
     if (!cfg_valid_name(name))
       return cfg_perr(p, p->line,
                       "bad setting name '%s' in %s (use letters, digits, '_', '.', '-')", name,

@@ -272,3 +272,91 @@ int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], 
   *rank = n;
   return 0;
 }
+
+#define DEVICES_EXPECTED                                                                           \
+  "expected 'all' or device indices or identities (as `calhost devices` prints them), "            \
+  "comma-separated, e.g. 0,1"
+
+void calhost_value_strings_free(char **v, size_t count) {
+  for (size_t i = 0; v && i < count; i++)
+    free(v[i]);
+  free(v);
+}
+
+int calhost_value_device_index(const char *item, uint32_t *index) {
+  unsigned long long x;
+  if (!item || digits(item, item + strlen(item), &x) != 0 || x > CALHOST_MAX_DEVICE_INDEX)
+    return 0;
+  if (index)
+    *index = (uint32_t)x;
+  return 1;
+}
+
+int calhost_value_devices(const char *text, char ***out, size_t *count, int *all, char *why,
+                          size_t why_capacity) {
+  const char *s = text ? text : "", *end = s + strlen(s);
+  char **list = NULL;
+  size_t n = 0;
+  char buf[48];
+  {
+    const char *b = s, *e = end;
+    trim(&b, &e);
+    if (e - b == 3 && !strncasecmp(b, "all", 3)) {
+      *out = NULL;
+      *count = 0;
+      *all = 1;
+      return 0;
+    }
+  }
+  for (;;) {
+    const char *comma = memchr(s, ',', (size_t)(end - s));
+    const char *b = s, *e = comma ? comma : end;
+    char *item, **nl;
+    trim(&b, &e);
+    if (b == e) {
+      calhost_value_strings_free(list, n);
+      if (!comma && n == 0)
+        return fail(why, why_capacity, "empty list (%s)", DEVICES_EXPECTED);
+      return fail(why, why_capacity, "empty item in '%s' (%s)", shown(text ? text : "", end, buf),
+                  DEVICES_EXPECTED);
+    }
+    for (const char *q = b; q < e; q++)
+      if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f) {
+        calhost_value_strings_free(list, n);
+        return fail(why, why_capacity, "control character in a device (%s)", DEVICES_EXPECTED);
+      }
+    if (is_digit(*b)) {
+      unsigned long long x;
+      int numeric = 1;
+      for (const char *q = b; q < e; q++)
+        numeric &= is_digit(*q);
+      if (numeric && (digits(b, e, &x) != 0 || x > CALHOST_MAX_DEVICE_INDEX)) {
+        calhost_value_strings_free(list, n);
+        return fail(why, why_capacity, "'%s' is not a device index (0 to %u)", shown(b, e, buf),
+                    CALHOST_MAX_DEVICE_INDEX);
+      }
+    }
+    item = strndup(b, (size_t)(e - b));
+    nl = item ? realloc(list, (n + 1) * sizeof *nl) : NULL;
+    if (!nl) {
+      free(item);
+      calhost_value_strings_free(list, n);
+      return fail(why, why_capacity, "out of memory");
+    }
+    list = nl;
+    for (size_t i = 0; i < n; i++)
+      if (!strcmp(list[i], item)) {
+        free(item);
+        calhost_value_strings_free(list, n);
+        return fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
+      }
+    list[n++] = item;
+    if (!comma)
+      break;
+    s = comma + 1;
+  }
+  *out = list;
+  *count = n;
+  *all = 0;
+  return 0;
+}

@@ -61,4 +61,23 @@ int calhost_value_threads(const char *text, uint32_t **out, size_t *count, char 
 int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
                         char *why, size_t why_capacity);
 
+/* A device selection: "all" (any case; *all = 1, *out NULL, *count 0) or
+ * a comma-separated list of devices, each a device index (decimal, 0 to
+ * 65535) or a device identity as `calhost devices` prints it (printable,
+ * without ',' or control characters; blanks around an item are dropped):
+ * at least one item, no empty item, no item twice. On success *out is a
+ * malloc'd array of *count malloc'd strings (the caller frees them with
+ * calhost_value_strings_free); on failure *out, *count and *all are
+ * unchanged. */
+#define CALHOST_MAX_DEVICE_INDEX 65535u
+int calhost_value_devices(const char *text, char ***out, size_t *count, int *all, char *why,
+                          size_t why_capacity);
+
+/* Frees an array of count malloc'd strings (calhost_value_devices). */
+void calhost_value_strings_free(char **v, size_t count);
+
+/* Whether a device selection item is an index (all decimal digits), and
+ * its value (0 to CALHOST_MAX_DEVICE_INDEX) in *index. */
+int calhost_value_device_index(const char *item, uint32_t *index);
+
 #endif /* CALHOST_CONFIG_VALUES_H */

@@ -112,6 +112,14 @@ void calhost_binding_target(const calhost_target_list *targets, size_t i, calhos
   out->features = targets->processor.features;
 }
 
+void calhost_binding_device_target(const calhost_target_list *targets, size_t i,
+                                   const char *identity, uint32_t index, calhost_target *out) {
+  calhost_binding_target(targets, i, out);
+  out->processor = identity;
+  out->device_identity = identity;
+  out->device_index = index;
+}
+
 void calhost_binding_built_key_init(calhost_built_key *k) {
   memset(k, 0, sizeof *k);
   k->header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof *k};

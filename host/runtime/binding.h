@@ -74,6 +74,13 @@ void calhost_binding_workload(const calhost_config_workload *w, calhost_workload
 /* The plugin ABI's view of target i of a target list (borrowed). */
 void calhost_binding_target(const calhost_target_list *targets, size_t i, calhost_target *out);
 
+/* The plugin ABI's view of target i on a device (since ABI 2): as
+ * calhost_binding_target, with device_identity and device_index set and
+ * processor = the device identity (what plugin.h promises for a device
+ * target). identity is borrowed. */
+void calhost_binding_device_target(const calhost_target_list *targets, size_t i,
+                                   const char *identity, uint32_t index, calhost_target *out);
+
 /* An empty built key with its struct header, ready for build_key. */
 void calhost_binding_built_key_init(calhost_built_key *k);
 

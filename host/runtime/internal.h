@@ -19,6 +19,10 @@ calhost_runtime_status calhost_runtime_open_config(calhost_config *cfg, const ch
                                                    int force_portable, calhost_runtime **out,
                                                    char *err, size_t err_capacity);
 
+/* Sets the device keys are built for (the options' device; copied; NULL:
+ * the first listed device). Returns CALHOST_RUNTIME_OK or NO_MEMORY. */
+calhost_runtime_status calhost_runtime_set_device(calhost_runtime *runtime, const char *device);
+
 /* The runtime's configuration (owned by the runtime). */
 const calhost_config *calhost_runtime_config(const calhost_runtime *runtime);
 

@@ -10,12 +10,15 @@
 
 #include "binding.h"
 #include "config/digest.h"
+#include "devices.h"
 #include "internal.h"
 
 struct calhost_runtime_plugin {
   calhost_plugin_list list; /* the loader's records (this plugin and what it probed) */
   calhost_plugin *p;
   calhost_plugin_instance *inst;
+  calhost_device_list devices; /* a device backend's devices, listed on first use */
+  int devices_listed;
   calhost_runtime_plugin *next;
 };
 
@@ -27,6 +30,7 @@ struct calhost_runtime {
   size_t extra_path_count;
   char **extra_dirs;
   size_t extra_dir_count;
+  char *device; /* the options' device (copied), or NULL */
   calhost_runtime_plugin *plugins;
 };
 
@@ -167,6 +171,11 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
     rt->extra_dirs = copy_strings(options->plugin_dirs, options->plugin_dir_count);
     rt->extra_dir_count = rt->extra_dirs ? options->plugin_dir_count : 0;
   }
+  if (options->struct_size >= offsetof(calhost_runtime_options, device) + sizeof options->device &&
+      calhost_runtime_set_device(rt, options->device) != CALHOST_RUNTIME_OK) {
+    calhost_runtime_close(out);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
   if ((options->plugin_path_count && !rt->extra_paths) ||
       (options->plugin_dir_count && !rt->extra_dirs)) {
     calhost_runtime_close(out);
@@ -182,6 +191,7 @@ void calhost_runtime_close(calhost_runtime **runtime) {
   while (rt->plugins) {
     calhost_runtime_plugin *p = rt->plugins;
     rt->plugins = p->next;
+    calhost_device_list_free(&p->devices);
     if (p->inst)
       calhost_plugin_destroy(p->p, p->inst);
     calhost_plugin_list_free(&p->list);
@@ -190,6 +200,7 @@ void calhost_runtime_close(calhost_runtime **runtime) {
   calstore_close(&rt->store);
   free_strings(rt->extra_paths, rt->extra_path_count);
   free_strings(rt->extra_dirs, rt->extra_dir_count);
+  free(rt->device);
   calhost_config_free(&rt->cfg);
   free(rt);
   *runtime = NULL;
@@ -201,6 +212,19 @@ calstore *calhost_runtime_store(calhost_runtime *runtime) {
 
 int calhost_runtime_force_portable(const calhost_runtime *runtime) {
   return runtime ? runtime->force_portable : 0;
+}
+
+calhost_runtime_status calhost_runtime_set_device(calhost_runtime *runtime, const char *device) {
+  char *copy = NULL;
+  if (device) {
+    copy = malloc(strlen(device) + 1);
+    if (!copy)
+      return CALHOST_RUNTIME_NO_MEMORY;
+    strcpy(copy, device);
+  }
+  free(runtime->device);
+  runtime->device = copy;
+  return CALHOST_RUNTIME_OK;
 }
 
 const calhost_config *calhost_runtime_config(const calhost_runtime *runtime) {
@@ -331,7 +355,7 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
 /* A selection and the strings it owns, in one allocation of its own. */
 typedef struct selection_box {
   calhost_runtime_selection sel;
-  char *strings[6]; /* backend, operator, implementation, digest, processor, workload */
+  char *strings[7]; /* backend, operator, implementation, digest, processor, workload, device */
   calstore_property *structure;
   size_t structure_count;
 } selection_box;
@@ -341,7 +365,7 @@ void calhost_runtime_selection_free(calhost_runtime_selection **selection) {
     return;
   selection_box *b = (selection_box *)*selection;
   calstore_lookup_result_free(&b->sel.result);
-  for (size_t i = 0; i < 6; i++)
+  for (size_t i = 0; i < 7; i++)
     free(b->strings[i]);
   for (size_t i = 0; i < b->structure_count; i++) {
     free((char *)b->structure[i].name);
@@ -391,7 +415,36 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
   calhost_target tg;
   calhost_built_key key;
   calhost_binding_workload(w, &wl);
-  calhost_binding_target(&targets, 0, &tg);
+  /* a device backend: the options' device, else its first listed one (the
+   * target calibrate built for that device) */
+  const calhost_device *dev = NULL;
+  if (calhost_devices_supported(p->p)) {
+    if (!p->devices_listed) {
+      if (calhost_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
+        calhost_target_list_free(&targets);
+        FAIL(CALHOST_RUNTIME_PLUGIN, "%s", why);
+      }
+      p->devices_listed = 1;
+    }
+    if (rt->device)
+      dev = calhost_devices_find(&p->devices, rt->device, why, sizeof why);
+    else if (p->devices.count)
+      dev = &p->devices.items[0];
+    else
+      snprintf(why, sizeof why, "no device on this machine");
+    if (!dev) {
+      calhost_target_list_free(&targets);
+      FAIL(CALHOST_RUNTIME_TARGET, "%s: %s", p->p->backend, why);
+    }
+  } else if (rt->device) {
+    calhost_target_list_free(&targets);
+    FAIL(CALHOST_RUNTIME_TARGET, "%s drives no devices (it runs on the host's CPUs): no --device",
+         p->p->backend);
+  }
+  if (dev)
+    calhost_binding_device_target(&targets, 0, dev->identity, dev->index, &tg);
+  else
+    calhost_binding_target(&targets, 0, &tg);
   calhost_binding_built_key_init(&key);
   calhost_status cs = calhost_plugin_build_key(p->p, p->inst, &wl, &tg, &key);
   if (cs != CALHOST_OK) {
@@ -420,6 +473,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     b->strings[3] = dup_or_null(key.model_digest, &oom);
     b->strings[4] = dup_or_null(key.processor, &oom);
     b->strings[5] = dup_or_null(w->name, &oom);
+    b->strings[6] = dup_or_null(dev ? dev->identity : NULL, &oom);
     b->structure = calloc(key.structure_count, sizeof *b->structure);
     oom |= !b->structure;
     for (size_t i = 0; !oom && i < key.structure_count; i++) {
@@ -443,6 +497,8 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
       CALSTORE_KEY_PORTABLE, b->strings[0],     b->strings[1], b->strings[2], NULL, NULL, 0,
       b->structure,          b->structure_count};
   s->workload = b->strings[5];
+  s->device_identity = b->strings[6];
+  s->device_index = dev ? dev->index : 0;
   s->target_threads = target_threads;
   s->force_portable = rt->force_portable;
   s->status = CALSTORE_NOT_FOUND;

@@ -63,7 +63,7 @@ extern "C" {
 /* The library's version (semantic versioning; MAJOR is the ABI and the
  * soname). */
 #define CALHOST_RUNTIME_VERSION_MAJOR 0
-#define CALHOST_RUNTIME_VERSION_MINOR 1
+#define CALHOST_RUNTIME_VERSION_MINOR 2
 #define CALHOST_RUNTIME_VERSION_PATCH 0
 #define CALHOST_RUNTIME_VERSION_NUMBER                                                             \
   (CALHOST_RUNTIME_VERSION_MAJOR * 1000000 + CALHOST_RUNTIME_VERSION_MINOR * 1000 +                \
@@ -114,6 +114,13 @@ typedef struct calhost_runtime_options {
                                 against the current directory; messages name it
                                 "<config_text>:LINE") */
   size_t config_text_length; /* its length in bytes */
+  /* Since 0.2: the device of a device backend (one that lists devices,
+   * plugin ABI 2) the keys are built for: its index or its identity, as
+   * `calhost devices` prints them. NULL (default): the backend's first
+   * listed device. A backend without devices refuses a device
+   * (CALHOST_RUNTIME_TARGET). Keys are built exactly as calibrate built
+   * them for that device. */
+  const char *device;
 } calhost_runtime_options;
 
 /* Sets every field to its default (and struct_size). */
@@ -185,10 +192,16 @@ typedef struct calhost_runtime_selection {
   calstore_status status;         /* the lookup's status (CALSTORE_OK: a profile selected,
                                      CALSTORE_NOT_FOUND: none); unset by build_keys */
   calstore_lookup_result *result; /* profile, level and rejections; NULL from build_keys */
+  /* since 0.2: the device the keys were built for (device backends), else
+   * device_identity NULL */
+  const char *device_identity;
+  uint32_t device_index;
 } calhost_runtime_selection;
 
 /* Builds the exact and portable keys of the configured workload `workload`
- * for this machine with `threads` threads (0: the configuration's first
+ * for this machine (on the options' device, for a device backend: listed
+ * in this process once per plugin; TARGET when it has no such device) with
+ * `threads` threads (0: the configuration's first
  * thread count, else 1; CALHOST_RUNTIME_THREADS_MAX: every PU of the
  * configured CPU set) through the plugin's key-builder: the model file is
  * hashed (once per runtime), the target is the configured CPU set.

@@ -90,6 +90,51 @@ static void load_ok(const char *text, calhost_config *cfg) {
     fail_msg("refused: %s\n%s", err, text);
 }
 
+/* [plugin NAME] devices: the host's key (never a plugin setting), all or
+ * indices and identities, with the list rules of the other lists. */
+static void plugin_devices_select_indices_or_identities(void **state) {
+  (void)state;
+  calhost_config cfg;
+  char **list = NULL, why[300];
+  size_t n = 0;
+  int all = -1;
+  assert_int_equal(calhost_value_devices(" ALL ", &list, &n, &all, why, sizeof why), 0);
+  assert_int_equal(all, 1);
+  assert_null(list);
+  assert_int_equal(calhost_value_devices(" 1 , opencl:a b/c ", &list, &n, &all, why, sizeof why),
+                   0);
+  assert_int_equal(all, 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(list[0], "1");
+  assert_string_equal(list[1], "opencl:a b/c");
+  calhost_value_strings_free(list, n);
+  uint32_t idx = 0;
+  assert_true(calhost_value_device_index("12", &idx));
+  assert_int_equal(idx, 12);
+  assert_false(calhost_value_device_index("1a", &idx));
+  assert_int_equal(calhost_value_devices("0,0", &list, &n, &all, why, sizeof why), -1);
+  assert_non_null(strstr(why, "twice"));
+  assert_int_equal(calhost_value_devices("0,,1", &list, &n, &all, why, sizeof why), -1);
+  assert_int_equal(calhost_value_devices("99999999", &list, &n, &all, why, sizeof why), -1);
+  assert_non_null(strstr(why, "device index"));
+  assert_int_equal(calhost_value_devices("", &list, &n, &all, why, sizeof why), -1);
+
+  load_ok("[plugin opencl_gemm]\ndevices = 0, opencl:x\nwidth = 4\n", &cfg);
+  const calhost_config_plugin_section *sec = calhost_config_plugin_named(&cfg, "opencl_gemm");
+  assert_non_null(sec);
+  assert_int_equal(sec->device_count, 2);
+  assert_string_equal(sec->devices[1], "opencl:x");
+  assert_int_equal(sec->setting_count, 1); /* devices is not handed to the plugin */
+  assert_string_equal(sec->settings[0].name, "width");
+  calhost_config_free(&cfg);
+  load_ok("[plugin opencl_gemm]\ndevices = all\n", &cfg);
+  sec = calhost_config_plugin_named(&cfg, "opencl_gemm");
+  assert_int_equal(sec->device_count, 0);
+  assert_int_equal(sec->setting_count, 0);
+  calhost_config_free(&cfg);
+  expect_error("[plugin x]\n\ndevices = 1,1\n", 3, "bad value for 'devices'");
+}
+
 /* ---- errors, each with its line ---------------------------------------- */
 
 static void unknown_section_is_an_error(void **state) {
@@ -782,6 +827,7 @@ int main(void) {
       cmocka_unit_test(durations_take_units),
       cmocka_unit_test(numbers_are_decimal_and_lists_have_no_empty_items),
       cmocka_unit_test(thread_lists_parse_with_one_set_of_limits),
+      cmocka_unit_test(plugin_devices_select_indices_or_identities),
       cmocka_unit_test(durations_are_decimal_with_a_unit),
       cmocka_unit_test(counts_shapes_and_booleans_parse_strictly),
       cmocka_unit_test(bad_shape_is_an_error),

@@ -8,7 +8,8 @@
  * and with an explicit one; and, through the calhost binary when it is
  * built, `calhost plugin check` exits 0 / 1, takes --threads and shows the
  * plugin's debug/info logs with -v (or CALHOST_LOG_LEVEL), and
- * `calhost plugins --json` stays valid with a plugin that prints to stdout.
+ * `calhost plugins --json` stays valid with a plugin that prints to stdout;
+ * a plugin's declared sample workload (opencl_gemm) replaces the guess.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -220,6 +221,30 @@ static void cli_logs_and_threads(void **state) {
   free(out);
 }
 
+/* A plugin that declares sample workloads (ABI 2) is checked on its first
+ * one, not on a guessed workload; --shape still wins. */
+static void declared_sample_workloads_are_used(void **state) {
+  char path[4096], *report;
+  calhost_check_options o;
+  int64_t shape[3] = {16, 16, 16};
+  (void)state;
+  snprintf(path, sizeof path, "%s/lib/calhost/plugins/opencl_gemm.so", build_dir());
+  if (access(path, R_OK) != 0)
+    skip(); /* built only where OpenCL is found */
+  calhost_check_options_init(&o);
+  o.verbose = 1;
+  assert_int_equal(check_report_with(path, &o, 60, &report), 0);
+  /* opencl_gemm's first sample is matmul_64 (64,64,64); the guess for
+   * MatMul would be 32,32,32 */
+  assert_non_null(strstr(report, "key_deterministic (MatMul float32 64,64,64)"));
+  free(report);
+  o.shape = shape;
+  o.shape_rank = 3;
+  assert_int_equal(check_report_with(path, &o, 60, &report), 0);
+  assert_non_null(strstr(report, "key_deterministic (MatMul float32 16,16,16)"));
+  free(report);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(example_passes),
@@ -227,6 +252,7 @@ int main(void) {
       cmocka_unit_test(refused_permissions_fail),
       cmocka_unit_test(transpose_plugin_passes),
       cmocka_unit_test(cli_logs_and_threads),
+      cmocka_unit_test(declared_sample_workloads_are_used),
       cmocka_unit_test(cli_plugin_check_and_plugins_json),
   };
   return cmocka_run_group_tests_name("loader_check", tests, NULL, NULL);

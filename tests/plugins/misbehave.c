@@ -36,6 +36,7 @@ struct calhost_plugin_instance {
 struct calhost_session {
   int p;
   double out;
+  int device; /* FAKE_DEVICES: 1 + the device index, 0 for none */
 };
 
 static void garbage(const char *where) {
@@ -141,16 +142,89 @@ static calhost_status validate_policy(calhost_plugin_instance *inst, const char 
   return CALHOST_INVALID_ARGUMENT;
 }
 
+#ifdef FAKE_DEVICES
+/* Three devices (ABI 2): two GPUs on different hardware and one device on
+ * the host's CPUs. With CALHOST_TEST_DEVICE_DIR set, a session on device i
+ * leaves start-i (open) and done-i (close) there, and writes overlap-i:
+ * for a GPU whether the other GPU's session started while it waited (up to
+ * 20 s: a rendezvous, no timing), for the CPU device whether a GPU session
+ * was open when it started. */
+static const char *const fake_identity[] = {"fake-gpu-a v1", "fake-gpu-b v1", "fake-cpu v1"};
+static const char *const fake_hardware[] = {"hw-a", "hw-b", "cpu"};
+
+static int fake_marker(const char *what, uint32_t i, int create) {
+  const char *dir = getenv("CALHOST_TEST_DEVICE_DIR");
+  char path[1024];
+  if (!dir || !*dir)
+    return 0;
+  snprintf(path, sizeof path, "%s/%s-%u", dir, what, i);
+  if (!create)
+    return access(path, F_OK) == 0;
+  FILE *f = fopen(path, "a");
+  if (f)
+    fclose(f);
+  return 1;
+}
+
+static void fake_session_start(uint32_t i) {
+  const char *dir = getenv("CALHOST_TEST_DEVICE_DIR");
+  if (!dir || !*dir || fake_marker("start", i, 0))
+    return;
+  fake_marker("start", i, 1);
+  int overlap = 0;
+  if (i < 2) {
+    for (int k = 0; k < 2000 && !overlap; k++) {
+      overlap = fake_marker("start", 1 - i, 0);
+      if (!overlap)
+        usleep(10000);
+    }
+  } else {
+    overlap = (fake_marker("start", 0, 0) && !fake_marker("done", 0, 0)) ||
+              (fake_marker("start", 1, 0) && !fake_marker("done", 1, 0));
+  }
+  fake_marker(overlap ? "overlap" : "alone", i, 1);
+}
+
+static calhost_status device_count(calhost_plugin_instance *inst, uint32_t *count) {
+  (void)inst;
+  *count = 3;
+  return CALHOST_OK;
+}
+
+static calhost_status list_device(calhost_plugin_instance *inst, uint32_t position,
+                                  calhost_device_info *out) {
+  (void)inst;
+  if (position >= 3)
+    return CALHOST_INVALID_ARGUMENT;
+  out->index = position;
+  out->kind = position < 2 ? CALHOST_DEVICE_GPU : CALHOST_DEVICE_CPU;
+  out->identity = fake_identity[position];
+  out->name = position < 2 ? "fake gpu" : "fake cpu device";
+  out->hardware = fake_hardware[position];
+  return CALHOST_OK;
+}
+#endif
+
 static calhost_status open_session(calhost_plugin_instance *inst, const calhost_workload *w,
                                    const calhost_target *t, calhost_session **out) {
   (void)inst;
   (void)w;
   (void)t;
   *out = calloc(1, sizeof **out);
+#ifdef FAKE_DEVICES
+  if (*out && CALHOST_HAS_FIELD(t, calhost_target, device_index) && t->device_identity) {
+    (*out)->device = 1 + (int)t->device_index;
+    fake_session_start(t->device_index);
+  }
+#endif
   return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
 }
 
 static void close_session(calhost_session *s) {
+#ifdef FAKE_DEVICES
+  if (s && s->device)
+    fake_marker("done", (uint32_t)(s->device - 1), 1);
+#endif
   free(s);
 }
 
@@ -253,6 +327,10 @@ static const calhost_plugin_vtable vtable = {
     .check = check,
 #ifdef BAD_HALF_DEVICES
     .device_count = device_count,
+#endif
+#ifdef FAKE_DEVICES
+    .device_count = device_count,
+    .list_device = list_device,
 #endif
 };
 

@@ -32,6 +32,7 @@ typedef struct key_case {
   const char *backend;
   const char *workload; /* the [workload w] body */
   const char *settings; /* the [plugin NAME] body, or NULL */
+  const char *device;   /* the runtime's device option, or NULL */
 } key_case;
 
 static const char *build_dir(void) {
@@ -83,13 +84,15 @@ static int calibrate(const char *cfg) {
 
 /* Opens the runtime of cfg, loads the backend and builds (select: and
  * selects) the keys of workload w. */
-static calhost_runtime_selection *keys_of(const char *cfg, const char *backend, int force_portable,
-                                          int select, calhost_runtime **rt) {
+static calhost_runtime_selection *keys_of_device(const char *cfg, const char *backend,
+                                                 const char *device, int force_portable, int select,
+                                                 calhost_runtime **rt) {
   char err[4096];
   calhost_runtime_options o;
   calhost_runtime_options_init(&o);
   o.config_path = cfg;
   o.force_portable = force_portable;
+  o.device = device;
   if (calhost_runtime_open(&o, rt, err, sizeof err) != CALHOST_RUNTIME_OK)
     fail_msg("open %s: %s", cfg, err);
   calhost_runtime_plugin *p = NULL;
@@ -103,6 +106,11 @@ static calhost_runtime_selection *keys_of(const char *cfg, const char *backend, 
   if (st != CALHOST_RUNTIME_OK)
     fail_msg("keys of %s: %s: %s", backend, calhost_runtime_status_name(st), err);
   return s;
+}
+
+static calhost_runtime_selection *keys_of(const char *cfg, const char *backend, int force_portable,
+                                          int select, calhost_runtime **rt) {
+  return keys_of_device(cfg, backend, NULL, force_portable, select, rt);
 }
 
 static int stored(calstore *store, const calstore_key *k) {
@@ -120,7 +128,7 @@ static void check_case(const key_case *c, size_t n) {
     fail_msg("calhost calibrate (%s%s) exited %d", c->backend, c->settings ? " with settings" : "",
              rc);
   calhost_runtime *rt = NULL;
-  calhost_runtime_selection *s = keys_of(cfg, c->backend, -1, 1, &rt);
+  calhost_runtime_selection *s = keys_of_device(cfg, c->backend, c->device, -1, 1, &rt);
   /* the runtime's keys are the ones calibrate stored */
   if (!stored(calhost_runtime_store(rt), &s->exact))
     fail_msg("%s: the exact key (processor %s, threads %u) is not in the store", c->backend,
@@ -130,11 +138,29 @@ static void check_case(const key_case *c, size_t n) {
   assert_non_null(s->result);
   assert_non_null(s->result->profile);
   assert_int_equal(s->result->level, CALSTORE_LEVEL_EXACT_CALIBRATED);
+  if (!strcmp(c->backend, "opencl_gemm") || !strcmp(c->backend, "clblast")) {
+    /* a device backend: the key was built on the device, whose identity
+     * starts the exact key's processor (clblast appends its version);
+     * naming it by identity gives the same key */
+    assert_non_null(s->device_identity);
+    assert_int_equal(strncmp(s->exact.processor, s->device_identity, strlen(s->device_identity)),
+                     0);
+    char *identity = strdup(s->device_identity), *processor = strdup(s->exact.processor);
+    calhost_runtime_selection_free(&s);
+    calhost_runtime_close(&rt);
+    s = keys_of_device(cfg, c->backend, identity, -1, 1, &rt);
+    assert_string_equal(s->exact.processor, processor);
+    assert_int_equal(s->result->level, CALSTORE_LEVEL_EXACT_CALIBRATED);
+    free(identity);
+    free(processor);
+  } else {
+    assert_null(s->device_identity);
+  }
   calhost_runtime_selection_free(&s);
   calhost_runtime_close(&rt);
   assert_null(rt);
 
-  s = keys_of(cfg, c->backend, 1, 1, &rt);
+  s = keys_of_device(cfg, c->backend, c->device, 1, 1, &rt);
   assert_int_equal(s->force_portable, 1);
   assert_non_null(s->result->profile);
   assert_int_equal(s->result->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
@@ -148,16 +174,16 @@ static void check_case(const key_case *c, size_t n) {
 static void runtime_keys_equal_calibrate_keys_for_every_shipped_plugin(void **state) {
   (void)state;
   static const key_case cases[] = {
-      {"cpu_gemm", MATMUL, NULL},
-      {"cpu_gemm", MATMUL, "max_isa = portable"},
-      {"openblas", MATMUL, NULL},
-      {"openblas", MATMUL, "library = libopenblas.so.0"},
-      {"example", REDUCE, NULL}, /* the example backend takes no settings */
-      /* the OpenCL backends (no settings), where they are built: run by the
-       * ctest runtime_keys_opencl (CALHOST_RUNTIME_KEYS_OPENCL=1), whose
-       * process the ICD loader (libOpenCL) leaves with memory it never frees */
-      {"opencl_gemm", MATMUL, NULL},
-      {"clblast", MATMUL, NULL},
+      {"cpu_gemm", MATMUL, NULL, NULL},
+      {"cpu_gemm", MATMUL, "max_isa = portable", NULL},
+      {"openblas", MATMUL, NULL, NULL},
+      {"openblas", MATMUL, "library = libopenblas.so.0", NULL},
+      {"example", REDUCE, NULL, NULL}, /* the example backend takes no settings */
+      /* a device backend: calibrate's device targets, the runtime's device
+       * option (by index, and by default the first device) */
+      {"opencl_gemm", MATMUL, "devices = 0", "0"},
+      {"opencl_gemm", MATMUL, NULL, NULL},
+      {"clblast", MATMUL, NULL, NULL},
   };
   const char *only_opencl = getenv("CALHOST_RUNTIME_KEYS_OPENCL");
   int opencl = only_opencl && !strcmp(only_opencl, "1");
@@ -183,8 +209,8 @@ static void runtime_keys_equal_calibrate_keys_for_every_shipped_plugin(void **st
  * with max_isa = portable the portable key names the portable ISA. */
 static void runtime_creates_the_plugin_with_its_settings(void **state) {
   (void)state;
-  static const key_case plain = {"cpu_gemm", MATMUL, NULL};
-  static const key_case capped = {"cpu_gemm", MATMUL, "max_isa = portable"};
+  static const key_case plain = {"cpu_gemm", MATMUL, NULL, NULL};
+  static const key_case capped = {"cpu_gemm", MATMUL, "max_isa = portable", NULL};
   char a[600], b[600];
   write_case(&plain, 100, a, sizeof a);
   write_case(&capped, 101, b, sizeof b);
@@ -224,7 +250,7 @@ static void runtime_reports_errors(void **state) {
   o.struct_size = 8;
   assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err),
                    CALHOST_RUNTIME_INVALID_ARGUMENT);
-  static const key_case c = {"example", REDUCE, NULL};
+  static const key_case c = {"example", REDUCE, NULL, NULL};
   write_case(&c, 200, cfg, sizeof cfg);
   calhost_runtime_options_init(&o);
   o.config_path = cfg;
@@ -256,6 +282,27 @@ static void runtime_reports_errors(void **state) {
                    CALHOST_RUNTIME_INVALID_ARGUMENT);
   calhost_runtime_close(&rt);
   calhost_runtime_close(&rt); /* NULL-safe */
+  /* a device for a backend without devices, a device a backend lacks */
+  o.device = "0";
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+  assert_int_equal(calhost_runtime_load_plugin(rt, "example", NULL, &p, err, sizeof err),
+                   CALHOST_RUNTIME_OK);
+  assert_int_equal(calhost_runtime_build_keys(rt, p, "w", 0, &s, err, sizeof err),
+                   CALHOST_RUNTIME_TARGET);
+  assert_non_null(strstr(err, "drives no devices"));
+  calhost_runtime_close(&rt);
+  if (plugin_built("opencl_gemm")) {
+    static const key_case g = {"opencl_gemm", MATMUL, NULL, NULL};
+    write_case(&g, 201, cfg, sizeof cfg);
+    o.device = "4096";
+    assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+    assert_int_equal(calhost_runtime_load_plugin(rt, "opencl_gemm", NULL, &p, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_int_equal(calhost_runtime_build_keys(rt, p, "w", 0, &s, err, sizeof err),
+                     CALHOST_RUNTIME_TARGET);
+    assert_non_null(strstr(err, "no device 4096"));
+    calhost_runtime_close(&rt);
+  }
   assert_string_equal(calhost_runtime_status_name(CALHOST_RUNTIME_OK), "ok");
   uint32_t number = 0;
   assert_non_null(strstr(calhost_runtime_version(&number), "."));

@@ -1,0 +1,380 @@
+/*
+ * devices.c: listing, checking and choosing a device backend's devices
+ * (devices.h). The isolated listing is a child (isolate.h) that creates an
+ * instance, lists its devices and sends one record per device.
+ */
+#include "devices.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binding.h"
+#include "config/values.h"
+#include "isolate/isolate.h"
+
+#define IDENTITY_MAX 512u
+
+/* The listing child's records. */
+enum {
+  DEV_REC_DEVICE = 1, /* u index, u kind, s identity, s name, s hardware, u n, n x (s, s) */
+  DEV_REC_FAILED = 2, /* s message */
+  DEV_REC_DONE = 3,
+};
+
+static char *dup(const char *s) {
+  size_t n = strlen(s ? s : "");
+  char *d = malloc(n + 1);
+  if (d)
+    memcpy(d, s ? s : "", n + 1);
+  return d;
+}
+
+static int printable(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+      return 0;
+  return 1;
+}
+
+static void device_free(calhost_device *d) {
+  free(d->identity);
+  free(d->name);
+  free(d->hardware);
+  for (size_t i = 0; i < d->detail_count; i++) {
+    free((char *)d->details[i].name);
+    free((char *)d->details[i].value);
+  }
+  free(d->details);
+  memset(d, 0, sizeof *d);
+}
+
+void calhost_device_list_free(calhost_device_list *l) {
+  if (!l)
+    return;
+  for (size_t i = 0; i < l->count; i++)
+    device_free(&l->items[i]);
+  free(l->items);
+  l->items = NULL;
+  l->count = 0;
+}
+
+/* Appends a device (fields borrowed, copied) after checking it against
+ * the list: -1 with why on a bad or duplicate device or no memory. */
+static int add_device(calhost_device_list *l, const char *backend, uint32_t index, uint32_t kind,
+                      const char *identity, const char *name, const char *hardware,
+                      const calhost_property *details, size_t detail_count, char *why, size_t cap) {
+  size_t len = identity ? strlen(identity) : 0;
+  if (!len || len > IDENTITY_MAX || !printable(identity) || identity[0] == ' ' ||
+      identity[len - 1] == ' ') {
+    snprintf(why, cap,
+             "%s: device %u has no usable identity (printable, 1 to %u bytes, no blanks at the "
+             "ends)",
+             backend, index, IDENTITY_MAX);
+    return -1;
+  }
+  if ((name && !printable(name)) || (hardware && !printable(hardware))) {
+    snprintf(why, cap, "%s: device %u has a name or hardware string with control characters",
+             backend, index);
+    return -1;
+  }
+  for (size_t i = 0; i < l->count; i++)
+    if (l->items[i].index == index) {
+      snprintf(why, cap, "%s: two devices have index %u", backend, index);
+      return -1;
+    }
+  calhost_device *n = realloc(l->items, (l->count + 1) * sizeof *n);
+  if (!n) {
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
+  l->items = n;
+  calhost_device *d = &l->items[l->count];
+  memset(d, 0, sizeof *d);
+  d->index = index;
+  d->kind = kind;
+  d->identity = dup(identity);
+  d->name = dup(name && *name ? name : identity);
+  d->hardware = dup(hardware);
+  d->details = detail_count ? calloc(detail_count, sizeof *d->details) : NULL;
+  int oom = !d->identity || !d->name || !d->hardware || (detail_count && !d->details);
+  for (size_t i = 0; !oom && i < detail_count; i++) {
+    d->details[i].name = dup(details[i].name);
+    d->details[i].value = dup(details[i].value);
+    d->detail_count = i + 1;
+    oom = !d->details[i].name || !d->details[i].value;
+  }
+  if (oom) {
+    device_free(d);
+    snprintf(why, cap, "out of memory");
+    return -1;
+  }
+  l->count++;
+  return 0;
+}
+
+int calhost_devices_supported(const calhost_plugin *p) {
+  return p && CALHOST_PLUGIN_HAS(p, device_count) && CALHOST_PLUGIN_HAS(p, list_device);
+}
+
+int calhost_devices_list(calhost_plugin *p, calhost_plugin_instance *inst, calhost_device_list *out,
+                         char *why, size_t cap) {
+  memset(out, 0, sizeof *out);
+  if (!calhost_devices_supported(p))
+    return 0;
+  uint32_t count = 0;
+  int guard = calhost_stdout_guard_begin();
+  calhost_status st = p->vtable.device_count(inst, &count);
+  int rc = 0;
+  if (st != CALHOST_OK) {
+    const char *m = calhost_plugin_take_error(p);
+    snprintf(why, cap, "%s: device_count failed: %s%s%s", p->backend, calhost_status_name(st),
+             m ? ": " : "", m ? m : "");
+    rc = -1;
+  }
+  for (uint32_t i = 0; rc == 0 && i < count; i++) {
+    calhost_device_info info;
+    memset(&info, 0, sizeof info);
+    info.header = (calhost_struct_header){CALHOST_STRUCT_DEVICE_INFO, 1, sizeof info};
+    st = p->vtable.list_device(inst, i, &info);
+    if (st != CALHOST_OK) {
+      const char *m = calhost_plugin_take_error(p);
+      snprintf(why, cap, "%s: list_device %u failed: %s%s%s", p->backend, i,
+               calhost_status_name(st), m ? ": " : "", m ? m : "");
+      rc = -1;
+      break;
+    }
+    if (info.detail_count && !info.details)
+      info.detail_count = 0;
+    rc = add_device(out, p->backend, info.index, info.kind, info.identity, info.name, info.hardware,
+                    info.details, info.detail_count, why, cap);
+  }
+  calhost_stdout_guard_end(guard);
+  if (rc != 0)
+    calhost_device_list_free(out);
+  return rc;
+}
+
+/* ---- the isolated listing --------------------------------------------- */
+
+typedef struct list_job {
+  const calhost_config *cfg;
+  calhost_plugin *p;
+  calhost_device_list *out;
+  char failed[1024];
+  int bad;
+} list_job;
+
+static void send(int fd, calhost_proto_buf *b) {
+  if (calhost_proto_finish(b) == 0)
+    calhost_proto_write(fd, b);
+}
+
+static int list_child(void *user, int fd) {
+  list_job *j = user;
+  calhost_proto_buf b = {0};
+  calhost_plugin_instance *inst = NULL;
+  char why[1024];
+  calhost_device_list l = {0};
+  calhost_status st = calhost_binding_create(j->cfg, j->p, &inst);
+  if (st != CALHOST_OK) {
+    const char *m = calhost_plugin_take_error(j->p);
+    snprintf(why, sizeof why, "%s: create failed: %s%s%s", j->p->backend, calhost_status_name(st),
+             m ? ": " : "", m ? m : "");
+    calhost_proto_begin(&b, DEV_REC_FAILED);
+    calhost_proto_put_str(&b, why);
+    send(fd, &b);
+    calhost_proto_buf_free(&b);
+    return 3;
+  }
+  if (calhost_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
+    calhost_proto_begin(&b, DEV_REC_FAILED);
+    calhost_proto_put_str(&b, why);
+    send(fd, &b);
+  }
+  for (size_t i = 0; i < l.count; i++) {
+    const calhost_device *d = &l.items[i];
+    calhost_proto_begin(&b, DEV_REC_DEVICE);
+    calhost_proto_put_u64(&b, d->index);
+    calhost_proto_put_u64(&b, d->kind);
+    calhost_proto_put_str(&b, d->identity);
+    calhost_proto_put_str(&b, d->name);
+    calhost_proto_put_str(&b, d->hardware);
+    calhost_proto_put_u64(&b, d->detail_count);
+    for (size_t k = 0; k < d->detail_count; k++) {
+      calhost_proto_put_str(&b, d->details[k].name);
+      calhost_proto_put_str(&b, d->details[k].value);
+    }
+    send(fd, &b);
+  }
+  calhost_device_list_free(&l);
+  calhost_plugin_destroy(j->p, inst);
+  calhost_proto_begin(&b, DEV_REC_DONE);
+  send(fd, &b);
+  calhost_proto_buf_free(&b);
+  return 0;
+}
+
+static void list_record(void *user, const calhost_proto_msg *m) {
+  list_job *j = user;
+  calhost_proto_cursor c;
+  calhost_proto_cursor_init(&c, m);
+  if (j->bad)
+    return;
+  if (m->type == DEV_REC_FAILED) {
+    const char *s = calhost_proto_get_str(&c);
+    snprintf(j->failed, sizeof j->failed, "%s", s ? s : "device listing failed");
+    j->bad = 1;
+  } else if (m->type == DEV_REC_DEVICE) {
+    uint32_t index = (uint32_t)calhost_proto_get_u64(&c);
+    uint32_t kind = (uint32_t)calhost_proto_get_u64(&c);
+    char *identity = calhost_proto_dup_str(&c);
+    char *name = calhost_proto_dup_str(&c);
+    char *hardware = calhost_proto_dup_str(&c);
+    uint64_t n = calhost_proto_get_u64(&c);
+    calhost_property *det = NULL;
+    size_t nd = 0;
+    if (!c.failed && n <= 1024) {
+      det = n ? calloc((size_t)n, sizeof *det) : NULL;
+      for (; det && nd < n; nd++) {
+        det[nd].name = calhost_proto_dup_str(&c);
+        det[nd].value = calhost_proto_dup_str(&c);
+        if (!det[nd].name || !det[nd].value) {
+          nd++;
+          break;
+        }
+      }
+    }
+    if (c.failed || n > 1024 || (n && !det) || !identity || !name || !hardware) {
+      snprintf(j->failed, sizeof j->failed, "%s: malformed device record", j->p->backend);
+      j->bad = 1;
+    } else if (add_device(j->out, j->p->backend, index, kind, identity, name, hardware, det, nd,
+                          j->failed, sizeof j->failed) != 0) {
+      j->bad = 1;
+    }
+    for (size_t i = 0; i < nd; i++) {
+      free((char *)det[i].name);
+      free((char *)det[i].value);
+    }
+    free(det);
+    free(identity);
+    free(name);
+    free(hardware);
+  }
+}
+
+int calhost_devices_list_isolated(const calhost_config *cfg, calhost_plugin *p,
+                                  double timeout_seconds, calhost_device_list *out, char *why,
+                                  size_t cap) {
+  memset(out, 0, sizeof *out);
+  if (!calhost_devices_supported(p))
+    return 0;
+  list_job j = {.cfg = cfg, .p = p, .out = out};
+  calhost_isolate_options io = {.timeout_seconds = timeout_seconds, .done_type = DEV_REC_DONE};
+  calhost_child_outcome oc;
+  calhost_isolate_run(&io, list_child, &j, list_record, &j, &oc);
+  if (j.bad) {
+    snprintf(why, cap, "%s", j.failed);
+  } else if (oc.end != CALHOST_CHILD_OK) {
+    snprintf(why, cap, "%s: listing devices: %s", p->backend, oc.message);
+  } else {
+    return 0;
+  }
+  calhost_device_list_free(out);
+  return -1;
+}
+
+/* ---- choosing --------------------------------------------------------- */
+
+const calhost_device *calhost_devices_find(const calhost_device_list *l, const char *spec,
+                                           char *why, size_t cap) {
+  uint32_t index;
+  if (spec && calhost_value_device_index(spec, &index)) {
+    for (size_t i = 0; i < l->count; i++)
+      if (l->items[i].index == index)
+        return &l->items[i];
+    snprintf(why, cap, "no device %u (the backend has %zu device%s; see `calhost devices`)", index,
+             l->count, l->count == 1 ? "" : "s");
+    return NULL;
+  }
+  for (size_t i = 0; spec && i < l->count; i++)
+    if (!strcmp(l->items[i].identity, spec))
+      return &l->items[i];
+  snprintf(why, cap, "no device with identity '%.600s' (see `calhost devices`)", spec ? spec : "");
+  return NULL;
+}
+
+int calhost_devices_selected(const calhost_config *cfg, const char *backend,
+                             const calhost_device_list *l, size_t *positions, size_t *count,
+                             char *why, size_t cap) {
+  const calhost_config_plugin_section *sec = calhost_config_plugin_named(cfg, backend);
+  *count = 0;
+  if (!sec || !sec->device_count) {
+    for (size_t i = 0; i < l->count; i++)
+      positions[(*count)++] = i;
+    return 0;
+  }
+  for (size_t i = 0; i < l->count; i++) {
+    for (size_t k = 0; k < sec->device_count; k++) {
+      char tmp[8];
+      if (calhost_devices_find(l, sec->devices[k], tmp, sizeof tmp) == &l->items[i]) {
+        positions[(*count)++] = i;
+        break;
+      }
+    }
+  }
+  for (size_t k = 0; k < sec->device_count; k++) {
+    char m[800];
+    if (!calhost_devices_find(l, sec->devices[k], m, sizeof m)) {
+      snprintf(why, cap, "[plugin %s] devices: %s", backend, m);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+const char *calhost_device_kind_name(uint32_t kind) {
+  switch (kind) {
+  case CALHOST_DEVICE_CPU:
+    return "cpu";
+  case CALHOST_DEVICE_GPU:
+    return "gpu";
+  case CALHOST_DEVICE_ACCELERATOR:
+    return "accelerator";
+  default:
+    return "other";
+  }
+}
+
+int calhost_device_on_cpu(const calhost_device *d) {
+  return d->kind == CALHOST_DEVICE_CPU || (d->hardware && !strcmp(d->hardware, "cpu"));
+}
+
+int calhost_devices_share_hardware(const calhost_device *a, const calhost_device *b) {
+  if (calhost_device_on_cpu(a) || calhost_device_on_cpu(b))
+    return 1;
+  if (!a->hardware || !*a->hardware || !b->hardware || !*b->hardware)
+    return 1;
+  return !strcmp(a->hardware, b->hardware);
+}
+
+size_t calhost_devices_schedule(const calhost_device *const *devices, size_t n, size_t *wave) {
+  size_t waves = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t w = waves; /* a new wave unless one below takes it */
+    if (!calhost_device_on_cpu(devices[i])) {
+      for (size_t cand = 0; cand < waves && w == waves; cand++) {
+        int fits = 1;
+        for (size_t j = 0; j < i && fits; j++)
+          if (wave[j] == cand && calhost_devices_share_hardware(devices[i], devices[j]))
+            fits = 0;
+        if (fits)
+          w = cand;
+      }
+    }
+    wave[i] = w;
+    if (w == waves)
+      waves++;
+  }
+  return waves;
+}

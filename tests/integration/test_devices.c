@@ -1,0 +1,210 @@
+/*
+ * test_devices.c: integration_devices: the devices of a device backend in
+ * calibrate, with the test plugin test_devices (two GPUs on different
+ * hardware, one device on the host's CPUs; tests/plugins/misbehave.c):
+ *   - the schedule (runtime/devices.c): devices that do not share hardware
+ *     share a wave, a CPU device is alone, equal hardware is serialised;
+ *   - calibrate runs one sweep per device, the two GPUs at once (each
+ *     device's session waits for the other GPU's: a rendezvous, not a
+ *     timing) and the CPU device alone; each result names its device and
+ *     its exact key's processor is the device identity;
+ *   - [plugin NAME] devices selects devices by index and identity;
+ *   - `calhost devices --json` lists the three;
+ *   - `calhost plan` has one item per device, in the shard calibrate
+ *     --shard gives that device's sweep.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "runtime/devices.h"
+
+static char g_dir[256];
+
+static void schedule_groups_devices_that_do_not_share_hardware(void **state) {
+  (void)state;
+  calhost_device a = {.index = 0, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-a"};
+  calhost_device b = {.index = 1, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-b"};
+  calhost_device a2 = {.index = 2, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-a"};
+  calhost_device cpu = {.index = 3, .kind = CALHOST_DEVICE_OTHER, .hardware = "cpu"};
+  calhost_device unknown = {.index = 4, .kind = CALHOST_DEVICE_GPU, .hardware = ""};
+  const calhost_device *d[] = {&a, &b, &a2, &cpu, &unknown};
+  size_t wave[5];
+  size_t n = calhost_devices_schedule(d, 5, wave);
+  assert_int_equal(wave[0], 0);
+  assert_int_equal(wave[1], 0); /* hw-b beside hw-a */
+  assert_int_equal(wave[2], 1); /* a second hw-a: after the first */
+  assert_int_equal(wave[3], 2); /* on the CPUs: alone */
+  assert_int_equal(wave[4], 3); /* unknown hardware: may be shared, alone */
+  assert_int_equal(n, 4);
+  assert_true(calhost_devices_share_hardware(&a, &a2));
+  assert_false(calhost_devices_share_hardware(&a, &b));
+  assert_true(calhost_device_on_cpu(&cpu));
+}
+
+static int run(char **out, const char *fmt, ...) {
+  char cmd[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t cap = 1 << 20, n = 0, k;
+  char *buf = malloc(cap);
+  assert_non_null(buf);
+  while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0)
+    n += k;
+  buf[n] = '\0';
+  int st = pclose(p);
+  *out = buf;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static const char *bin(void) {
+  static char b[1200];
+  snprintf(b, sizeof b, "%s/bin/calhost", getenv("CALHOST_BUILD_DIR"));
+  return b;
+}
+
+/* A configuration with test_devices only and its [plugin] body. */
+static void write_config(const char *name, const char *plugin_body, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s.ini", g_dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s/%s.txt\n"
+          "[plugins]\ndirectories = %s/lib/calhost/test-plugins/devices\nenabled = test_devices\n"
+          "[calibration]\nthreads = 1, 2\nrigor = quick\ntime_budget = 30\n"
+          "[workload w]\noperator = ReduceSum\nshape = 1024\n",
+          g_dir, name, getenv("CALHOST_BUILD_DIR"));
+  if (plugin_body)
+    fprintf(f, "[plugin test_devices]\n%s\n", plugin_body);
+  fclose(f);
+}
+
+static int marker(const char *dir, const char *what, int i) {
+  char p[1200];
+  snprintf(p, sizeof p, "%s/%s-%d", dir, what, i);
+  return access(p, F_OK) == 0;
+}
+
+static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
+  (void)state;
+  char cfg[600], mdir[600], *out;
+  write_config("all", NULL, cfg, sizeof cfg);
+  snprintf(mdir, sizeof mdir, "%s/markers", g_dir);
+  assert_int_equal(run(&out, "mkdir -p '%s'", mdir), 0);
+  free(out);
+  assert_int_equal(
+      run(&out, "CALHOST_TEST_DEVICE_DIR='%s' '%s' --config '%s' calibrate 2>&1", mdir, bin(), cfg),
+      0);
+  /* one row per device (thread counts do not multiply device sweeps) */
+  assert_non_null(strstr(out, "test_devices w device 0: "));
+  assert_non_null(strstr(out, "test_devices w device 1: "));
+  assert_non_null(strstr(out, "test_devices w device 2: "));
+  assert_null(strstr(out, "t=2"));
+  free(out);
+  assert_true(marker(mdir, "overlap", 0)); /* the GPUs met */
+  assert_true(marker(mdir, "overlap", 1));
+  assert_true(marker(mdir, "alone", 2)); /* the CPU device did not */
+  assert_true(marker(mdir, "done", 2));
+
+  /* the stored keys: one per device, processor = the identity */
+  assert_int_equal(run(&out, "'%s' --config '%s' list --json", bin(), cfg), 0);
+  assert_non_null(strstr(out, "\"fake-gpu-a v1\""));
+  assert_non_null(strstr(out, "\"fake-gpu-b v1\""));
+  assert_non_null(strstr(out, "\"fake-cpu v1\""));
+  free(out);
+  assert_int_equal(run(&out,
+                       "'%s' --config '%s' lookup --workload w --plugin test_devices --device "
+                       "'fake-gpu-b v1'",
+                       bin(), cfg),
+                   0);
+  assert_non_null(strstr(out, "exact_calibrated test_devices"));
+  free(out);
+}
+
+static void configured_devices_select_by_index_and_identity(void **state) {
+  (void)state;
+  char cfg[600], *out;
+  write_config("some", "devices = 2, fake-gpu-a v1", cfg, sizeof cfg);
+  assert_int_equal(run(&out, "'%s' --config '%s' --json calibrate 2>/dev/null", bin(), cfg), 0);
+  assert_non_null(strstr(out, "\"identity\":\"fake-gpu-a v1\""));
+  assert_non_null(strstr(out, "\"identity\":\"fake-cpu v1\""));
+  assert_null(strstr(out, "fake-gpu-b"));
+  assert_non_null(strstr(out, "\"clock\":\"host\""));
+  free(out);
+  assert_int_equal(run(&out, "'%s' --config '%s' devices --json", bin(), cfg), 0);
+  assert_non_null(strstr(out, "\"index\":1,\"kind\":\"gpu\""));
+  assert_non_null(strstr(out, "\"index\":2,\"kind\":\"cpu\""));
+  free(out);
+}
+
+/* calhost plan lists one item per device (with the device), and the
+ * shards of calibrate --shard are the plan's: each device's sweep runs in
+ * exactly the shard the plan gives it. */
+static void plan_and_shards_have_the_device_dimension(void **state) {
+  (void)state;
+  char cfg[600], *out;
+  write_config("shards", NULL, cfg, sizeof cfg);
+  assert_int_equal(run(&out, "'%s' --config '%s' plan --shards 2 --json", bin(), cfg), 0);
+  int shard_of[3] = {-1, -1, -1};
+  const char *q = out;
+  for (int i = 0; i < 3; i++) {
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"device\":{\"index\":%d,", i);
+    const char *d = strstr(q, needle);
+    assert_non_null(d);
+    const char *sh = strstr(d, "\"shard\":");
+    assert_non_null(sh);
+    shard_of[i] = atoi(sh + 8);
+  }
+  free(out);
+  for (int s = 0; s < 2; s++) {
+    assert_int_equal(
+        run(&out, "'%s' --config '%s' --json calibrate --shard %d/2 2>/dev/null", bin(), cfg, s),
+        0);
+    for (int i = 0; i < 3; i++) {
+      char needle[64];
+      snprintf(needle, sizeof needle, "\"device\":{\"index\":%d,", i);
+      if (shard_of[i] == s)
+        assert_non_null(strstr(out, needle));
+      else
+        assert_null(strstr(out, needle));
+    }
+    free(out);
+  }
+}
+
+static int setup(void **state) {
+  (void)state;
+  if (!getenv("CALHOST_BUILD_DIR"))
+    return -1;
+  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-devwaves-XXXXXX");
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(schedule_groups_devices_that_do_not_share_hardware),
+      cmocka_unit_test(calibrate_runs_gpus_at_once_and_the_cpu_device_alone),
+      cmocka_unit_test(configured_devices_select_by_index_and_identity),
+      cmocka_unit_test(plan_and_shards_have_the_device_dimension),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
