@@ -242,6 +242,24 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
 /* ---- records ---- */
 
 /* Sets the record's state and the reason beside it (NULL: none). */
+const char *calhost_plugin_state_name(calhost_plugin_state state) {
+  switch (state) {
+  case CALHOST_PLUGIN_FOUND:
+    return "found";
+  case CALHOST_PLUGIN_LOADED:
+    return "loaded";
+  case CALHOST_PLUGIN_UNSAFE:
+    return "unsafe";
+  case CALHOST_PLUGIN_UNLOADABLE:
+    return "unloadable";
+  case CALHOST_PLUGIN_DUPLICATE:
+    return "duplicate";
+  case CALHOST_PLUGIN_DISABLED:
+    return "disabled";
+  }
+  return "unknown";
+}
+
 static void set_state(calhost_plugin *p, calhost_plugin_state state, const char *reason) {
   p->state = state;
   free(p->reason);
@@ -399,9 +417,12 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
   }
   p->hooks = hooks ? *hooks : o->services;
   calhost_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
-  if (calhost_loader_check_path(p->path, err, sizeof err) != 0) {
-    char *r = format("unsafe: %s", err);
-    set_state(p, CALHOST_PLUGIN_UNSAFE, r ? r : err);
+  int checked = calhost_loader_check_path(p->path, err, sizeof err);
+  if (checked != 0) {
+    /* "unsafe" only for a refusal; a file that could not be checked (EMFILE,
+     * ENOENT...) says what went wrong and is not loaded either. */
+    char *r = format(checked == -1 ? "unsafe: %s" : "cannot check: %s", err);
+    set_state(p, checked == -1 ? CALHOST_PLUGIN_UNSAFE : CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
     return p;
   }

@@ -345,7 +345,9 @@ static void test_openblas_basic(void **state) {
                                     "threads=2 ", "threads=1x", "THREADS=1", "threads=257"};
   (void)state;
   if (load("openblas", &l) != 0) {
-    print_message("openblas plugin not built; skipped\n");
+    if (CALHOST_OPENBLAS_BUILT)
+      fail_msg("cannot load the openblas plugin (built: CALHOST_OPENBLAS=ON)");
+    print_message("openblas plugin off (CALHOST_OPENBLAS=OFF); skipped\n");
     skip();
   }
   assert_non_null(strstr(l.vt->implementation_version, "openblas"));

@@ -144,7 +144,7 @@ static void cli_plugin_check_and_plugins_json(void **state) {
   assert_non_null(strstr(out, "\"backend\":\"example\""));
   assert_non_null(strstr(out, "\"origin\":\"default\""));
   assert_non_null(strstr(out, "\"backend\":\"test_stdout\""));
-  assert_non_null(strstr(out, "\"status\":\"loaded\""));
+  assert_non_null(strstr(out, "\"status\":\"loaded\",\"state\":\"loaded\""));
   free(out);
 }
 

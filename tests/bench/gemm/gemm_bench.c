@@ -28,10 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef CALHOST_BENCH_HAVE_SWEEP
 #include "sweep/measure.h"
 #include "sweep/plan.h"
-#endif
 
 /* ---- options and a minimal host ----------------------------------------- */
 
@@ -486,7 +484,6 @@ static void bench_one(plugin *cg, plugin *ob, const machine *m, const int64_t *s
   cg->vt->close_session(s);
 }
 
-#ifdef CALHOST_BENCH_HAVE_SWEEP
 /* regret: the measure sweep's winner vs the exhaustive sweep's, re-timed
  * side by side; sweep_time_ratio: measure's wall time over exhaustive's. */
 static void regret_one(plugin *cg, const machine *m, const int64_t *shape, double *regret_pct,
@@ -539,7 +536,6 @@ static void regret_one(plugin *cg, const machine *m, const int64_t *shape, doubl
   calhost_sweep_result_free(&rm);
   calhost_sweep_result_free(&rx);
 }
-#endif
 
 /* openblas_single_below: the smallest square size from which OpenBLAS on
  * two threads beats one thread at every larger size measured. */
@@ -706,7 +702,6 @@ int main(int argc, char **argv) {
   }
   if (ob.vt && !opt.regret_only)
     openblas_threshold(&ob, &m);
-#ifdef CALHOST_BENCH_HAVE_SWEEP
   if (opt.regret) {
     static const int64_t rshapes[][3] = {{256, 256, 256}, {2048, 64, 512}};
     double rp[2], tr[2];
@@ -718,10 +713,6 @@ int main(int argc, char **argv) {
         "by side)\nsweep_time_ratio=%.3f (max over the same shapes)\n",
         nr > 1 ? fmax(rp[0], rp[1]) : rp[0], nr, nr > 1 ? fmax(tr[0], tr[1]) : tr[0]);
   }
-#else
-  printf("regret_pct=n/a (the host's sweep engine is not part of this build)\n");
-  printf("sweep_time_ratio=n/a\n");
-#endif
   {
     FILE *la = fopen("/proc/loadavg", "r");
     char buf[128] = "";
