@@ -119,7 +119,7 @@ static void cli_plugin_check_and_plugins_json(void **state) {
   (void)state;
   snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
   if (access(calhost, X_OK) != 0)
-    skip(); /* the CLI is not built in this tree */
+    fail_msg("%s is not built", calhost);
   snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' 2>&1", calhost,
            example_plugin(path, sizeof path));
   assert_int_equal(run(cmd, &out), 0);
@@ -136,9 +136,7 @@ static void cli_plugin_check_and_plugins_json(void **state) {
            "cd /tmp && CALHOST_PLUGIN_PATH='%s' '%s' --config /dev/null plugins --json "
            "2>/dev/null",
            test_plugin(path, sizeof path, "test_stdout"), calhost);
-  int rc = run(cmd, &out);
-  if (rc != 0)
-    skip(); /* e.g. the config library refuses an empty file: not ours to test */
+  assert_int_equal(run(cmd, &out), 0);
   assert_true(!strncmp(out, "{\"plugins\":[", 12));
   assert_null(strstr(out, "garbage"));
   assert_non_null(strstr(out, "\"backend\":\"example\""));
@@ -198,7 +196,7 @@ static void cli_logs_and_threads(void **state) {
   (void)state;
   snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
   if (access(calhost, X_OK) != 0)
-    skip();
+    fail_msg("%s is not built", calhost);
   test_plugin(path, sizeof path, "test_good");
   snprintf(cmd, sizeof cmd, "'%s' plugin check -v --threads 3 '%s' 2>&1", calhost, path);
   assert_int_equal(run(cmd, &out), 0);
