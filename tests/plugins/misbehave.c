@@ -4,8 +4,11 @@
  * ReduceSum, policies "p=1".."p=4", debug and info log lines in create) that
  * each -DBAD_* macro breaks in exactly one way (OP_TRANSPOSE: a correct
  * Transpose backend that needs a 2-D shape); tests/plugins/CMakeLists.txt builds one module per
- * macro into lib/calhost/test-plugins. Never installed.
+ * macro into lib/calhost/test-plugins. Never installed. BAD_HANG creates the
+ * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
+ * so a test can wait for a candidate to be running instead of sleeping.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +199,12 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
 #if defined(BAD_CRASH_RUN)
   raise(SIGSEGV);
 #elif defined(BAD_HANG)
+  const char *mark = getenv("CALHOST_TEST_RUNNING_MARK");
+  if (mark) {
+    int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      close(fd);
+  }
   for (;;)
     sleep(1);
 #elif defined(BAD_EXIT)
