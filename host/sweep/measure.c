@@ -127,13 +127,7 @@ static int stopped(const sweep *s) {
 }
 
 static char *dup_text(const char *t) {
-  if (!t)
-    return NULL;
-  size_t n = strlen(t);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, t, n + 1);
-  return d;
+  return t ? strdup(t) : NULL;
 }
 
 static void add_rejection(sweep *s, entry *e, const char *reason) {
