@@ -219,8 +219,10 @@ static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, ch
   return -1;
 }
 
-/* Runs the prepared candidate `iterations` times; returns the seconds per
- * iteration in *per_iter, or a failure status. */
+/* Runs the prepared candidate `iterations` times (one run() call); on
+ * CALHOST_OK *seconds is the whole call's time: the plugin's device_seconds
+ * when it reports a finite value >= 0, else the host's clock around run().
+ * Returns run()'s status. */
 static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) {
   calhost_run_result rr;
   memset(&rr, 0, sizeof rr);
