@@ -16,7 +16,7 @@ function(calhost_fuzz_setup target name)
   elseif(name STREQUAL "config")
     target_link_libraries(${target} PRIVATE calhost_config_core) # the parser alone: no OpenSSL
   elseif(name STREQUAL "policy_validators")
-    target_link_libraries(${target} PRIVATE calhost::plugin_sdk ${CMAKE_DL_LIBS})
+    target_link_libraries(${target} PRIVATE calhost_test_host)
     # The validators come from the shipped plugins: build them first.
     add_dependencies(${target} example cpu_gemm)
     if(CALHOST_OPENBLAS)
