@@ -123,7 +123,7 @@ static const int64_t odd_shapes[][3] = {{1, 1, 1}, {17, 31, 13}, {5, 40, 1}, {33
 
 /* ---- cpu_gemm ------------------------------------------------------------ */
 
-static void test_cpu_gemm_internals_hidden(void **state) {
+static void cpu_gemm_exports_no_internal_symbol(void **state) {
   loaded l;
   (void)state;
   assert_int_equal(load("cpu_gemm", &l), 0);
@@ -133,7 +133,7 @@ static void test_cpu_gemm_internals_hidden(void **state) {
   unload(&l);
 }
 
-static void test_cpu_gemm_keys_deterministic(void **state) {
+static void cpu_gemm_builds_the_same_key_every_time(void **state) {
   loaded l;
   int64_t big[] = {1024, 1024, 1024}, small[] = {32, 32, 32};
   calhost_property acc = {"accumulate", "1"};
@@ -163,7 +163,7 @@ static void test_cpu_gemm_keys_deterministic(void **state) {
   unload(&l);
 }
 
-static void test_cpu_gemm_refuses_bad_workloads(void **state) {
+static void cpu_gemm_refuses_bad_workloads(void **state) {
   loaded l;
   int64_t shape[] = {4, 4, 4}, zero[] = {4, 0, 4};
   calhost_property bad_acc = {"accumulate", "2"}, unknown = {"transpose_a", "1"};
@@ -196,7 +196,7 @@ static void test_cpu_gemm_refuses_bad_workloads(void **state) {
   unload(&l);
 }
 
-static void test_cpu_gemm_sessions_all_candidates(void **state) {
+static void cpu_gemm_sessions_run_and_check_every_candidate(void **state) {
   loaded l;
   calhost_property acc = {"accumulate", "1"};
   (void)state;
@@ -218,7 +218,7 @@ static void test_cpu_gemm_sessions_all_candidates(void **state) {
 }
 
 /* max_isa=portable: only portable kernels, and the validator refuses others. */
-static void test_cpu_gemm_max_isa_setting(void **state) {
+static void cpu_gemm_max_isa_portable_limits_kernels_and_the_validator(void **state) {
   loaded l;
   calhost_property setting = {"max_isa", "portable"};
   calhost_plugin_instance *inst = NULL;
@@ -269,7 +269,7 @@ static void fuzz_validator(loaded *l) {
   }
 }
 
-static void test_validators_survive_random_bytes(void **state) {
+static void validators_survive_random_bytes(void **state) {
   loaded l;
   (void)state;
   assert_int_equal(load("cpu_gemm", &l), 0);
@@ -283,7 +283,7 @@ static void test_validators_survive_random_bytes(void **state) {
 
 /* ---- openblas ------------------------------------------------------------ */
 
-static void test_openblas_basic(void **state) {
+static void openblas_validates_threads_and_computes_odd_shapes(void **state) {
   loaded l;
   calhost_property acc = {"accumulate", "1"};
   char err[256];
@@ -326,7 +326,7 @@ static void test_openblas_basic(void **state) {
 
 /* ---- the shared reference check ----------------------------------------- */
 
-static void test_reference_check_catches_errors(void **state) {
+static void reference_check_catches_wrong_outputs(void **state) {
   matmul_shape shape = {7, 9, 300, 1};
   matmul_data d;
   char err[256];
@@ -355,14 +355,14 @@ static void test_reference_check_catches_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cpu_gemm_internals_hidden),
-      cmocka_unit_test(test_cpu_gemm_keys_deterministic),
-      cmocka_unit_test(test_cpu_gemm_refuses_bad_workloads),
-      cmocka_unit_test(test_cpu_gemm_sessions_all_candidates),
-      cmocka_unit_test(test_cpu_gemm_max_isa_setting),
-      cmocka_unit_test(test_validators_survive_random_bytes),
-      cmocka_unit_test(test_openblas_basic),
-      cmocka_unit_test(test_reference_check_catches_errors),
+      cmocka_unit_test(cpu_gemm_exports_no_internal_symbol),
+      cmocka_unit_test(cpu_gemm_builds_the_same_key_every_time),
+      cmocka_unit_test(cpu_gemm_refuses_bad_workloads),
+      cmocka_unit_test(cpu_gemm_sessions_run_and_check_every_candidate),
+      cmocka_unit_test(cpu_gemm_max_isa_portable_limits_kernels_and_the_validator),
+      cmocka_unit_test(validators_survive_random_bytes),
+      cmocka_unit_test(openblas_validates_threads_and_computes_odd_shapes),
+      cmocka_unit_test(reference_check_catches_wrong_outputs),
   };
   return cmocka_run_group_tests_name("gemm_plugins", tests, NULL, NULL);
 }
