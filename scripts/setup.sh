@@ -100,9 +100,9 @@ case "${1:-}" in
   test)
     install_deps
     # explicit: a calibrate job may have configured BUILD_DIR without them
-    build "$BUILD_DIR" -DCALHOST_TESTS=ON -DCALHOST_BENCH=ON
+    build "$BUILD_DIR" -DCALHOST_TESTS=ON -DCALHOST_BENCH=ON -DCALHOST_WERROR=ON
     (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS")
-    build "$SAN_BUILD_DIR" -DCALHOST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+    build "$SAN_BUILD_DIR" -DCALHOST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCALHOST_WERROR=ON
     (cd "$SAN_BUILD_DIR" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
     if [ -x tests/reliability/run.sh ]; then
       tests/reliability/run.sh

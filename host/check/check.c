@@ -669,8 +669,9 @@ static int extra_exports(const char *path, char *list, size_t cap) {
 /* Discovery's owner and mode checks on the file and every directory. */
 static int ck_file_permissions(const char *path, char *msg, size_t cap) {
   char err[1024];
-  if (calhost_loader_check_path(path, err, sizeof err) != 0) {
-    snprintf(msg, cap, "discovery would refuse it: %s", err);
+  int checked = calhost_loader_check_path(path, err, sizeof err);
+  if (checked != 0) {
+    snprintf(msg, cap, checked == -1 ? "discovery would refuse it: %s" : "cannot check: %s", err);
     return -1;
   }
   snprintf(msg, cap, "file and directories owned by root or you, not group/other-writable");

@@ -28,12 +28,7 @@ static const cli_flag lookup_flags[] = {
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
     {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
      "with --workload: the device of a device backend (see calhost devices)"},
-    {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},
-    {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},
-    {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},
-    {FL_MODEL_DIGEST, "--model-digest", NULL, "DIGEST", "exact key: model digest"},
-    {FL_PROCESSOR, "--processor", NULL, "TEXT", "exact key: processor"},
-    {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"},
+    WL_KEY_FLAGS,
     {FL_FORCE_PORTABLE, "--force-portable", NULL, NULL, "skip the exact levels"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
@@ -151,14 +146,8 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
 }
 
 static int lookup_workload(calhost_cli *cli, cli_args *a) {
-  static const cli_flag_id key_only[] = {FL_BACKEND,      FL_OPERATOR,  FL_IMPLEMENTATION,
-                                         FL_MODEL_DIGEST, FL_PROCESSOR, FL_STRUCTURE};
-  for (size_t i = 0; i < sizeof key_only / sizeof key_only[0]; i++)
-    if (cli_has(a, key_only[i]))
-      for (const cli_flag *f = lookup_flags; f->id != FL_NONE; f++)
-        if (f->id == key_only[i])
-          return cli_usage(a, "%s cannot be combined with --workload (the plugin builds the key)",
-                           f->name);
+  if (wl_refuse_key_flags(a))
+    return 2;
   const char *workload = a->value[FL_WORKLOAD];
   wl_ctx c;
   /* --force-portable forces it; else the configuration's [lookup] */

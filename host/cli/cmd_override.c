@@ -26,12 +26,7 @@ static const cli_flag override_flags[] = {
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
     {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
      "with --workload: the device of a device backend (see calhost devices)"},
-    {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},
-    {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},
-    {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},
-    {FL_MODEL_DIGEST, "--model-digest", NULL, "DIGEST", "exact key: model digest"},
-    {FL_PROCESSOR, "--processor", NULL, "TEXT", "exact key: processor"},
-    {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"},
+    WL_KEY_FLAGS,
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -66,12 +61,8 @@ static int finish(calhost_cli *cli, const char *cmd, calstore_status st, const c
 }
 
 static int override_workload(calhost_cli *cli, cli_args *a, int set, const char *cmd) {
-  static const cli_flag_id key_only[] = {FL_BACKEND,      FL_OPERATOR,  FL_IMPLEMENTATION,
-                                         FL_MODEL_DIGEST, FL_PROCESSOR, FL_STRUCTURE};
-  for (size_t i = 0; i < sizeof key_only / sizeof key_only[0]; i++)
-    if (cli_has(a, key_only[i]))
-      return cli_usage(a, "key flags cannot be combined with --workload (the plugin builds the "
-                          "key)");
+  if (wl_refuse_key_flags(a))
+    return 2;
   const char *workload = a->value[FL_WORKLOAD], *policy = a->value[FL_POLICY];
   int portable = cli_has(a, FL_PORTABLE);
   wl_ctx c;

@@ -2,7 +2,9 @@
  * cmd_plugins.c: the plugin commands of the command line:
  *   calhost plugins [--json]      list every discovered plugin: path, backend,
  *                                 implementation and ABI versions, operators,
- *                                 loaded or rejected with the reason;
+ *                                 loaded or rejected, the loader's state
+ *                                 (unsafe, unloadable, duplicate, disabled)
+ *                                 and the reason;
  *   calhost plugin check PATH     run the conformance checker (host/loader/
  *                                 check.c) on one plugin file.
  * Plugin directories, explicit paths and the enabled/disabled lists come
@@ -60,7 +62,8 @@ static void print_json(FILE *out, const calhost_plugin_list *list) {
     }
     fputs("],\"description\":", out);
     calhost_json_string(out, p->description);
-    fprintf(out, ",\"status\":\"%s\",\"reason\":", p->loaded ? "loaded" : "rejected");
+    fprintf(out, ",\"status\":\"%s\",\"state\":\"%s\",\"reason\":",
+            p->loaded ? "loaded" : "rejected", calhost_plugin_state_name(p->state));
     calhost_json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
     fputc('}', out);
   }

@@ -36,8 +36,9 @@ typedef struct calhost_cli {
 int calhost_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints a store failure: "calhost: [WHAT: ]PATH[:LINE]: STATUS: message",
- * the line omitted when 0, with "repair or remove it" advice for a
- * malformed file. what may be NULL. */
+ * the line omitted when 0, with the advice of calhost_binding_store_error
+ * (runtime/binding.h) for a malformed file or an unsupported version. what may
+ * be NULL. */
 void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err);
 
 /* Loads the configuration named by --config, else the default search

@@ -10,6 +10,15 @@
 #include "config/values.h"
 #include "runtime/internal.h"
 
+int wl_refuse_key_flags(const cli_args *a) {
+  static const cli_flag key_flags[] = {WL_KEY_FLAGS, {FL_NONE, NULL, NULL, NULL, NULL}};
+  for (const cli_flag *f = key_flags; f->id != FL_NONE; f++)
+    if (cli_has(a, f->id))
+      return cli_usage(a, "%s cannot be combined with --workload (the plugin builds the key)",
+                       f->name);
+  return 0;
+}
+
 void wl_close(wl_ctx *c) {
   calhost_runtime_selection_free(&c->sel);
   calhost_runtime_close(&c->rt);

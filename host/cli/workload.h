@@ -18,6 +18,22 @@ typedef struct wl_ctx {
   calhost_runtime_selection *sel; /* the keys (and, after wl_select, the answer) */
 } wl_ctx;
 
+/* The key form's flags of lookup and override, as entries of a cli_flag
+ * table (the workload form refuses them: its plugin builds the key). */
+/* clang-format off */
+#define WL_KEY_FLAGS                                                                               \
+  {FL_BACKEND, "--backend", NULL, "NAME", "key: backend"},                                         \
+  {FL_OPERATOR, "--operator", NULL, "OP", "key: operator"},                                        \
+  {FL_IMPLEMENTATION, "--implementation", NULL, "VERSION", "key: implementation version"},         \
+  {FL_MODEL_DIGEST, "--model-digest", NULL, "DIGEST", "exact key: model digest"},                  \
+  {FL_PROCESSOR, "--processor", NULL, "TEXT", "exact key: processor"},                             \
+  {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"}
+/* clang-format on */
+
+/* With --workload: a usage error naming the first key flag given ("--backend
+ * cannot be combined with --workload ..."), returning 2; 0 when none is. */
+int wl_refuse_key_flags(const cli_args *a);
+
 /* Loads the configuration (the command's rule) and opens a runtime over it
  * with --store (force_portable 1: forced, -1: the configuration's), loads
  * `plugin` (else the first enabled plugin serving the workload's operator)

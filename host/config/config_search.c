@@ -9,12 +9,13 @@
  *   CALHOST_INSTALLED_CONFIG  ${CMAKE_INSTALL_FULL_DATADIR}/calhost/calhost.ini
  *   CALHOST_SOURCE_CONFIG     ${CMAKE_SOURCE_DIR}/config/calhost.ini
  *   CALHOST_BUILD_DIR         ${CMAKE_BINARY_DIR}
- * The executable's directory comes from /proc/self/exe, as plugin discovery
- * finds bin/../lib/calhost/plugins (host/loader/loader.c). The source
- * tree's config is used only by programs that run from the build tree
- * (their /proc/self/exe lies below CALHOST_BUILD_DIR).
+ * The executable's directory comes from calhost_exe_dir (base/paths.c, /proc/self/exe), as plugin
+ * discovery finds bin/../lib/calhost/plugins (host/loader/loader.c). The source tree's config is
+ * used only by programs that run from the build tree (their /proc/self/exe lies below
+ * CALHOST_BUILD_DIR).
  */
 #define _GNU_SOURCE
+#include "base/paths.h"
 #include "config.h"
 
 #include <limits.h>
@@ -29,29 +30,13 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The directory of the running executable into buf; 0, or -1. */
-static int exe_dir(char *buf, size_t capacity) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char *slash;
-  if (n <= 0)
-    return -1;
-  exe[n] = '\0';
-  slash = strrchr(exe, '/');
-  if (!slash || (size_t)(slash - exe) + 1 > capacity)
-    return -1;
-  *slash = '\0';
-  memcpy(buf, exe, (size_t)(slash - exe) + 1);
-  return 0;
-}
-
 #ifdef CALHOST_SOURCE_CONFIG
 /* Nonzero when this program's executable lies below the build tree. */
 static int running_from_build_tree(void) {
 #ifdef CALHOST_BUILD_DIR
   char exe[PATH_MAX], build[PATH_MAX];
   size_t bl;
-  if (exe_dir(exe, sizeof exe) != 0 || !realpath(CALHOST_BUILD_DIR, build))
+  if (calhost_exe_dir(exe, sizeof exe) != 0 || !realpath(CALHOST_BUILD_DIR, build))
     return 0;
   bl = strlen(build);
   return strncmp(exe, build, bl) == 0 && (exe[bl] == '/' || exe[bl] == '\0');
@@ -84,7 +69,7 @@ static size_t search_places(char places[MAX_PLACES][PATH_MAX]) {
      * "../" of the relative path just drops the directory's last part. */
     char dir[PATH_MAX];
     const char *rel = CALHOST_RELATIVE_CONFIG;
-    if (exe_dir(dir, sizeof dir) == 0) {
+    if (calhost_exe_dir(dir, sizeof dir) == 0) {
       while (!strncmp(rel, "../", 3)) {
         char *slash = strrchr(dir, '/');
         if (slash && slash != dir)

@@ -54,8 +54,11 @@ static void child_main(pid_t parent, int rec_fd, int out_fd, int err_fd, calhost
    * exit status) and a hang be killable. */
   for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
     signal(crash[i], SIG_DFL);
+  /* The host's SIGINT/SIGTERM/SIGHUP handlers commit finished work: a child
+   * ends on them instead (the parent reports the interruption). */
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  signal(SIGHUP, SIG_DFL);
   signal(SIGPIPE, SIG_IGN);
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);

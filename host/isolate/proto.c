@@ -186,13 +186,7 @@ const char *calhost_proto_get_str(calhost_proto_cursor *c) {
 
 char *calhost_proto_dup_str(calhost_proto_cursor *c) {
   const char *s = calhost_proto_get_str(c);
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, s, n + 1);
-  return d;
+  return s ? strdup(s) : NULL;
 }
 
 int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t n) {

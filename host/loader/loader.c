@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/paths.h"
 #include "loader.h"
 #include "module.h"
 #include "probe.h"
@@ -174,21 +175,6 @@ static int add_entry(cands *c, const char *path, calhost_plugin_origin origin,
   return cands_add(c, path, origin); /* a file, listed even when missing: the user named it */
 }
 
-/* The directory of the running executable, or NULL. */
-static char *exe_dir(void) {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  char *slash;
-  if (n <= 0)
-    return NULL;
-  buf[n] = '\0';
-  slash = strrchr(buf, '/');
-  if (!slash)
-    return NULL;
-  *slash = '\0';
-  return strdup(buf);
-}
-
 static int gather(const calhost_loader_options *o, cands *c, const calhost_services_hooks *hooks) {
   for (size_t i = 0; i < o->explicit_path_count; i++)
     if (cands_add(c, o->explicit_paths[i], CALHOST_ORIGIN_EXPLICIT) != 0)
@@ -211,7 +197,8 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
     if (add_entry(c, o->config_dirs[i], CALHOST_ORIGIN_CONFIG, hooks) != 0)
       return -1;
   if (o->use_default_dirs) {
-    char *dir = exe_dir();
+    char exe[PATH_MAX];
+    const char *dir = calhost_exe_dir(exe, sizeof exe) == 0 ? exe : NULL;
     const char *defaults[3] = {NULL, NULL, CALHOST_INSTALLED_PLUGIN_DIR};
     char *a = dir ? format("%s/../lib/calhost/plugins", dir) : NULL;
     char *b = dir ? format("%s/../%s", dir, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
@@ -232,7 +219,6 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
       free(seen[i]);
     free(a);
     free(b);
-    free(dir);
     if (rc != 0)
       return -1;
   }
@@ -242,6 +228,24 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
 /* ---- records ---- */
 
 /* Sets the record's state and the reason beside it (NULL: none). */
+const char *calhost_plugin_state_name(calhost_plugin_state state) {
+  switch (state) {
+  case CALHOST_PLUGIN_FOUND:
+    return "found";
+  case CALHOST_PLUGIN_LOADED:
+    return "loaded";
+  case CALHOST_PLUGIN_UNSAFE:
+    return "unsafe";
+  case CALHOST_PLUGIN_UNLOADABLE:
+    return "unloadable";
+  case CALHOST_PLUGIN_DUPLICATE:
+    return "duplicate";
+  case CALHOST_PLUGIN_DISABLED:
+    return "disabled";
+  }
+  return "unknown";
+}
+
 static void set_state(calhost_plugin *p, calhost_plugin_state state, const char *reason) {
   p->state = state;
   free(p->reason);
@@ -399,9 +403,12 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
   }
   p->hooks = hooks ? *hooks : o->services;
   calhost_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
-  if (calhost_loader_check_path(p->path, err, sizeof err) != 0) {
-    char *r = format("unsafe: %s", err);
-    set_state(p, CALHOST_PLUGIN_UNSAFE, r ? r : err);
+  int checked = calhost_loader_check_path(p->path, err, sizeof err);
+  if (checked != 0) {
+    /* "unsafe" only for a refusal; a file that could not be checked (EMFILE,
+     * ENOENT...) says what went wrong and is not loaded either. */
+    char *r = format(checked == -1 ? "unsafe: %s" : "cannot check: %s", err);
+    set_state(p, checked == -1 ? CALHOST_PLUGIN_UNSAFE : CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
     return p;
   }

@@ -176,6 +176,11 @@ typedef enum calhost_plugin_state {
   CALHOST_PLUGIN_DISABLED = 5,   /* filtered out by the enabled/disabled lists */
 } calhost_plugin_state;
 
+/* The state's name as `calhost plugins --json` prints it: "found",
+ * "loaded", "unsafe", "unloadable", "duplicate", "disabled" (a static
+ * string; "unknown" for a value outside the enum). */
+const char *calhost_plugin_state_name(calhost_plugin_state state);
+
 /* One discovered plugin. Strings are owned by the record (NULL when not
  * known, e.g. backend of a file without entry point). */
 typedef struct calhost_plugin {
@@ -292,7 +297,10 @@ CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_validate(calhost_plugin *p,
  * not writable by group or others, and that every directory above it (from
  * "/", through fds) is owned by root or the effective user and not writable
  * by group or others (a sticky directory such as /tmp is allowed above the
- * plugin's own directory). Returns 0, or -1 with a one-line reason in err. */
+ * plugin's own directory). Returns 0; -1 when the file is refused (unsafe),
+ * with a one-line reason in err; -2 when it could not be checked at all (it
+ * does not exist, or a resource ran out: "cannot open ...: Too many open
+ * files"), with the system's reason in err. */
 CALHOST_LOADER_HIDDEN int calhost_loader_check_path(const char *path, char *err, size_t err_cap);
 
 /* Negotiates with an opened module: looks up the entry point, offers

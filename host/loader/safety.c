@@ -51,11 +51,12 @@ int calhost_loader_check_path(const char *path, char *err, size_t err_cap) {
   int dirfd, rc = -1;
   if (!real) {
     snprintf(err, err_cap, "cannot resolve %s: %s", path, strerror(errno));
-    return -1;
+    return -2;
   }
   dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0 || fstat(dirfd, &st) != 0) {
     snprintf(err, err_cap, "cannot open /: %s", strerror(errno));
+    rc = -2;
     goto out;
   }
   walk = real + 1; /* realpath is absolute and canonical: no "." "..", no links */
@@ -81,6 +82,7 @@ int calhost_loader_check_path(const char *path, char *err, size_t err_cap) {
     fd = openat(dirfd, comp, (last ? 0 : O_DIRECTORY) | O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
       snprintf(err, err_cap, "cannot open %s: %s", real, strerror(errno));
+      rc = -2;
       if (fd >= 0)
         close(fd);
       goto out;

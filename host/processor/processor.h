@@ -1,7 +1,7 @@
 /*
  * processor.h: the processors calhost calibrates on.
  *
- * Owns four things, all internal to the host (not a public header):
+ * Owns five things, all internal to the host (not a public header):
  *  - CPU lists: parsing and formatting "0-3,6" / "all", the CPUs this
  *    process may run on, and the thread count `max` stands for;
  *  - identity: vendor, model, the ISA features that matter to backends and

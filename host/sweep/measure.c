@@ -127,13 +127,7 @@ static int stopped(const sweep *s) {
 }
 
 static char *dup_text(const char *t) {
-  if (!t)
-    return NULL;
-  size_t n = strlen(t);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, t, n + 1);
-  return d;
+  return t ? strdup(t) : NULL;
 }
 
 static void add_rejection(sweep *s, entry *e, const char *reason) {
@@ -225,8 +219,10 @@ static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, ch
   return -1;
 }
 
-/* Runs the prepared candidate `iterations` times; returns the seconds per
- * iteration in *per_iter, or a failure status. */
+/* Runs the prepared candidate `iterations` times (one run() call); on
+ * CALHOST_OK *seconds is the whole call's time: the plugin's device_seconds
+ * when it reports a finite value >= 0, else the host's clock around run().
+ * Returns run()'s status. */
 static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) {
   calhost_run_result rr;
   memset(&rr, 0, sizeof rr);

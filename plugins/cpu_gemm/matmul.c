@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_error(const calhost_host_services *host, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void set_error(const calhost_host_services *host, const char *fmt, ...) {
+void matmul_set_error(const calhost_host_services *host, const char *fmt, ...) {
   char msg[256];
   va_list ap;
   if (!host || !host->set_error)
@@ -26,21 +24,22 @@ static void set_error(const calhost_host_services *host, const char *fmt, ...) {
 calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
                                      const calhost_workload *w, matmul_shape *s) {
   if (!w || !w->operator_name || strcmp(w->operator_name, "MatMul") != 0) {
-    set_error(host, "%s serves operator MatMul only", backend);
+    matmul_set_error(host, "%s serves operator MatMul only", backend);
     return CALHOST_UNSUPPORTED;
   }
   if (!w->dtype || strcmp(w->dtype, "float32") != 0) {
-    set_error(host, "%s serves dtype float32 only (got %s)", backend, w->dtype ? w->dtype : "none");
+    matmul_set_error(host, "%s serves dtype float32 only (got %s)", backend,
+                     w->dtype ? w->dtype : "none");
     return CALHOST_UNSUPPORTED;
   }
   if (!w->shape || w->shape_rank != 3) {
-    set_error(host, "%s: MatMul needs a shape of rank 3 {M, N, K}", backend);
+    matmul_set_error(host, "%s: MatMul needs a shape of rank 3 {M, N, K}", backend);
     return CALHOST_INVALID_ARGUMENT;
   }
   for (int i = 0; i < 3; i++)
     if (w->shape[i] < 1 || w->shape[i] > MATMUL_DIM_MAX) {
-      set_error(host, "%s: shape dimension %d = %lld out of range [1, %d]", backend, i,
-                (long long)w->shape[i], MATMUL_DIM_MAX);
+      matmul_set_error(host, "%s: shape dimension %d = %lld out of range [1, %d]", backend, i,
+                       (long long)w->shape[i], MATMUL_DIM_MAX);
       return CALHOST_UNSUPPORTED;
     }
   s->m = (size_t)w->shape[0];
@@ -49,13 +48,14 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
   s->accumulate = 0;
   if ((uint64_t)s->m * s->k > MATMUL_MATRIX_MAX || (uint64_t)s->k * s->n > MATMUL_MATRIX_MAX ||
       (uint64_t)s->m * s->n > MATMUL_MATRIX_MAX || (uint64_t)s->m * s->n * s->k > MATMUL_WORK_MAX) {
-    set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n, s->k);
+    matmul_set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n,
+                     s->k);
     return CALHOST_UNSUPPORTED;
   }
   for (size_t i = 0; i < w->property_count; i++) {
     const calhost_property *p = &w->properties[i];
     if (!p->name || !p->value) {
-      set_error(host, "%s: workload property without name or value", backend);
+      matmul_set_error(host, "%s: workload property without name or value", backend);
       return CALHOST_INVALID_ARGUMENT;
     }
     if (strcmp(p->name, "accumulate") == 0) {
@@ -64,11 +64,12 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
       else if (strcmp(p->value, "1") == 0)
         s->accumulate = 1;
       else {
-        set_error(host, "%s: accumulate must be 0 or 1 (got '%s')", backend, p->value);
+        matmul_set_error(host, "%s: accumulate must be 0 or 1 (got '%s')", backend, p->value);
         return CALHOST_INVALID_ARGUMENT;
       }
     } else {
-      set_error(host, "%s: unknown MatMul property '%s' (known: accumulate)", backend, p->name);
+      matmul_set_error(host, "%s: unknown MatMul property '%s' (known: accumulate)", backend,
+                       p->name);
       return CALHOST_UNSUPPORTED;
     }
   }

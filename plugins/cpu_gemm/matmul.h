@@ -16,6 +16,12 @@
 #define MATMUL_HIDDEN
 #endif
 
+/* Formats a message (at most 255 bytes) and hands it to host->set_error;
+ * nothing when host or its set_error is NULL. The MatMul backends' one
+ * error reporter. */
+MATMUL_HIDDEN void matmul_set_error(const calhost_host_services *host, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Largest dimension, matrix (elements) and product (multiply-adds) served:
  * inputs, output and reference must fit in memory and the reference must
  * finish in seconds. */

@@ -25,7 +25,7 @@ struct calhost_plugin_instance {
   const calhost_host_services *host;
   int max_isa; /* min(this processor, setting "max_isa") */
   /* storage behind the last built key */
-  matmul_structure shape;                                   /* the key's properties */
+  matmul_structure shape;                                 /* the key's properties */
   calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* + isa */
 };
 
@@ -41,19 +41,6 @@ struct calhost_session {
   int has_prepared;
   uint32_t last_iterations;
 };
-
-static void set_error(const calhost_host_services *host, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void set_error(const calhost_host_services *host, const char *fmt, ...) {
-  char msg[256];
-  va_list ap;
-  if (!host || !host->set_error)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  host->set_error(host->context, msg);
-}
 
 static int has_word(const char *list, const char *word) {
   size_t wl = strlen(word);
@@ -118,13 +105,15 @@ static calhost_status cg_create(const calhost_host_services *host, const calhost
         if (strcmp(value, gemm_isa_name((gemm_isa)c)) == 0)
           isa = c;
       if (isa < 0) {
-        set_error(host, "cpu_gemm: max_isa must be portable, avx2 or avx512 (got '%s')", value);
+        matmul_set_error(host, "cpu_gemm: max_isa must be portable, avx2 or avx512 (got '%s')",
+                         value);
         return CALHOST_INVALID_ARGUMENT;
       }
       if (isa < max_isa)
         max_isa = isa;
     } else {
-      set_error(host, "cpu_gemm: unknown setting '%s' (known: max_isa)", name ? name : "(null)");
+      matmul_set_error(host, "cpu_gemm: unknown setting '%s' (known: max_isa)",
+                       name ? name : "(null)");
       return CALHOST_INVALID_ARGUMENT;
     }
   }
@@ -205,8 +194,9 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   s->candidates = malloc(s->candidate_count * sizeof *s->candidates);
   s->ctx = gemm_ctx_create(s->threads, t->cpus, t->cpu_count);
   if (!s->candidates || !s->ctx || matmul_data_init(&s->data, &shape) != 0) {
-    set_error(inst->host, "cpu_gemm: out of memory (or threads) opening a %zux%zux%zu session",
-              shape.m, shape.n, shape.k);
+    matmul_set_error(inst->host,
+                     "cpu_gemm: out of memory (or threads) opening a %zux%zux%zu session", shape.m,
+                     shape.n, shape.k);
     cg_close_session(s);
     return CALHOST_NO_MEMORY;
   }
@@ -257,11 +247,11 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   sh = &s->data.shape;
   s->has_prepared = 0;
   if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, err, sizeof err) != 0) {
-    set_error(s->inst->host, "cpu_gemm policy refused: %s", err);
+    matmul_set_error(s->inst->host, "cpu_gemm policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (gemm_ctx_reserve(s->ctx, &cfg, sh->m, sh->n, sh->k) != 0) {
-    set_error(s->inst->host, "cpu_gemm: out of memory for packing buffers");
+    matmul_set_error(s->inst->host, "cpu_gemm: out of memory for packing buffers");
     return CALHOST_NO_MEMORY;
   }
   s->prepared = cfg;
@@ -283,7 +273,7 @@ static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_ru
   for (uint32_t it = 0; it < iterations; it++) {
     if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, s->data.a, sh->k, s->data.b, sh->n,
                    s->data.c, sh->n, sh->accumulate) != 0) {
-      set_error(host, "cpu_gemm: out of memory");
+      matmul_set_error(host, "cpu_gemm: out of memory");
       return CALHOST_NO_MEMORY;
     }
     if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))

@@ -48,7 +48,7 @@ struct calhost_plugin_instance {
   ob_set_threads_fn *set_threads;
   ob_get_threads_fn *get_threads;
   ob_setaffinity_fn *setaffinity; /* may be NULL */
-  matmul_structure shape; /* the key's properties */
+  matmul_structure shape;         /* the key's properties */
 };
 
 struct calhost_session {
@@ -58,19 +58,6 @@ struct calhost_session {
   int threads; /* prepared; 0 = none */
   uint32_t last_iterations;
 };
-
-static void set_error(const calhost_host_services *host, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void set_error(const calhost_host_services *host, const char *fmt, ...) {
-  char msg[256];
-  va_list ap;
-  if (!host || !host->set_error)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  host->set_error(host->context, msg);
-}
 
 /* Parses "threads=N" (strict: no spaces, no sign, no leading zero, N in
  * [1, OB_THREADS_MAX]). Returns N, or 0 with a reason in err. */
@@ -122,8 +109,8 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
     if (settings[i].name && settings[i].value && strcmp(settings[i].name, "library") == 0) {
       library = settings[i].value;
     } else {
-      set_error(host, "openblas: unknown setting '%s' (known: library)",
-                settings[i].name ? settings[i].name : "(null)");
+      matmul_set_error(host, "openblas: unknown setting '%s' (known: library)",
+                       settings[i].name ? settings[i].name : "(null)");
       return CALHOST_INVALID_ARGUMENT;
     }
   }
@@ -148,8 +135,8 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
     inst->setaffinity = (ob_setaffinity_fn *)dlsym(inst->lib, "openblas_setaffinity");
   }
   if (!inst->lib || !inst->sgemm || !inst->set_threads || !inst->get_threads) {
-    set_error(host, "openblas: cannot load OpenBLAS (%s)",
-              inst->lib ? "cblas_sgemm/openblas_set_num_threads missing" : dlerror());
+    matmul_set_error(host, "openblas: cannot load OpenBLAS (%s)",
+                     inst->lib ? "cblas_sgemm/openblas_set_num_threads missing" : dlerror());
     if (inst->lib)
       dlclose(inst->lib);
     free(inst);
@@ -221,8 +208,8 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
                    : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
                                                       : t->thread_count;
   if (matmul_data_init(&s->data, &shape) != 0) {
-    set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m, shape.n,
-              shape.k);
+    matmul_set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
+                     shape.n, shape.k);
     free(s);
     return CALHOST_NO_MEMORY;
   }
@@ -281,12 +268,12 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   s->threads = 0;
   threads = parse_policy(policy, length, err, sizeof err);
   if (!threads) {
-    set_error(s->inst->host, "openblas policy refused: %s", err);
+    matmul_set_error(s->inst->host, "openblas policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if ((unsigned)threads > s->max_threads) {
-    set_error(s->inst->host, "openblas: threads=%d exceeds the target's %u threads", threads,
-              s->max_threads);
+    matmul_set_error(s->inst->host, "openblas: threads=%d exceeds the target's %u threads", threads,
+                     s->max_threads);
     return CALHOST_INVALID_ARGUMENT;
   }
   s->threads = threads;

@@ -120,7 +120,7 @@ static int reset(void **state) {
       fail_msg("expected '%s' in:\n%s", (needle), (hay));                                          \
   } while (0)
 
-static void test_check(void **state) {
+static void check_reports_problems_with_their_lines(void **state) {
   (void)state;
   run_result *r = run("--store", vec("ok_mixed_sources.txt"), "check", NULL);
   assert_int_equal(r->code, 0);
@@ -146,7 +146,7 @@ static void test_check(void **state) {
   HAS(r->out, "\"line\":8");
 }
 
-static void test_import_list_export(void **state) {
+static void import_list_and_export_round_trip(void **state) {
   (void)state;
   run_result *r =
       run("--store", store, "import", vec("ok_mixed_sources.txt"), vec("ok_escapes.txt"), NULL);
@@ -190,7 +190,7 @@ static void test_import_list_export(void **state) {
   assert_int_equal(r->code, 2);
 }
 
-static void test_lookup_and_override(void **state) {
+static void lookup_and_override_follow_the_precedence(void **state) {
   (void)state;
   run_result *r = run("--store", store, "import", vec("ok_mixed_sources.txt"), NULL);
   assert_int_equal(r->code, 0);
@@ -254,7 +254,7 @@ static void test_lookup_and_override(void **state) {
   HAS(r->err, "invalid_argument");
 }
 
-static void test_invalidate(void **state) {
+static void invalidate_removes_a_backends_profiles(void **state) {
   (void)state;
   run_result *r = run("--store", store, "import", vec("ok_mixed_sources.txt"), NULL);
   assert_int_equal(r->code, 0);
@@ -271,7 +271,7 @@ static void test_invalidate(void **state) {
   assert_string_equal(r->out, "[]\n");
 }
 
-static void test_usage_errors(void **state) {
+static void usage_errors_exit_2_and_touch_no_store(void **state) {
   (void)state;
   run_result *r = run("--store", store, "list", "--bogus", NULL);
   assert_int_equal(r->code, 2);
@@ -316,7 +316,7 @@ static void test_usage_errors(void **state) {
   assert_int_not_equal(access(store, F_OK), 0);
 }
 
-static void test_malformed_store_is_an_error(void **state) {
+static void a_malformed_store_is_an_error(void **state) {
   (void)state;
   run_result *r = run("--store", vec("bad_unknown_field.txt"), "list", NULL);
   assert_int_equal(r->code, 2);
@@ -329,12 +329,12 @@ static void test_malformed_store_is_an_error(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(test_check, reset),
-      cmocka_unit_test_setup(test_import_list_export, reset),
-      cmocka_unit_test_setup(test_lookup_and_override, reset),
-      cmocka_unit_test_setup(test_invalidate, reset),
-      cmocka_unit_test_setup(test_usage_errors, reset),
-      cmocka_unit_test_setup(test_malformed_store_is_an_error, reset),
+      cmocka_unit_test_setup(check_reports_problems_with_their_lines, reset),
+      cmocka_unit_test_setup(import_list_and_export_round_trip, reset),
+      cmocka_unit_test_setup(lookup_and_override_follow_the_precedence, reset),
+      cmocka_unit_test_setup(invalidate_removes_a_backends_profiles, reset),
+      cmocka_unit_test_setup(usage_errors_exit_2_and_touch_no_store, reset),
+      cmocka_unit_test_setup(a_malformed_store_is_an_error, reset),
   };
   return cmocka_run_group_tests_name("cli_store", tests, setup, teardown);
 }

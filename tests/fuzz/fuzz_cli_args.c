@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *store =
         fuzz_write_file("profiles.txt", (const uint8_t *)seed_store, sizeof seed_store - 1);
     /* calhost --store STORE [--quiet] ARGS... */
-    char *full[MAX_ARGS + 4];
+    char *full[MAX_ARGS + 5]; /* calhost --store STORE [--quiet] + MAX_ARGS + NULL */
     int n = 0;
     full[n++] = (char *)"calhost";
     full[n++] = (char *)"--store";

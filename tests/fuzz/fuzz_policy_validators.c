@@ -14,7 +14,6 @@
  * committed corpus.
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,49 +22,17 @@
 
 #include "calhost/plugin.h"
 #include "fuzz_common.h"
+#include "test_host.h"
 
 #define MAX_PLUGINS 16
 
 typedef struct loaded {
   char name[256];
-  void *handle;
-  const calhost_plugin_vtable *vt;
-  calhost_plugin_instance *inst;
+  test_host_plugin p;
 } loaded;
 
 static loaded plugins[MAX_PLUGINS];
 static size_t plugin_count;
-
-static void h_log(void *c, calhost_log_level l, const char *m) {
-  (void)c;
-  (void)l;
-  (void)m;
-}
-static void h_set_error(void *c, const char *m) {
-  (void)c;
-  (void)m;
-}
-static int h_cancelled(void *c) {
-  (void)c;
-  return 0;
-}
-static void h_progress(void *c, double f, const char *w) {
-  (void)c;
-  (void)f;
-  (void)w;
-}
-static void *h_alloc(void *c, size_t size, size_t alignment) {
-  void *p = NULL;
-  (void)c;
-  return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
-}
-static void h_free(void *c, void *p) {
-  (void)c;
-  free(p);
-}
-static const calhost_host_services services = {
-    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL, h_log, h_set_error, h_cancelled, h_progress, h_alloc, h_free};
 
 static void plugin_dir(char *buf, size_t cap) {
   const char *env = getenv("CALHOST_FUZZ_PLUGIN_DIR");
@@ -102,8 +69,8 @@ static int cmp_str(const void *a, const void *b) {
 
 static void unload_all(void) {
   for (size_t i = 0; i < plugin_count; i++) {
-    if (plugins[i].vt && plugins[i].inst)
-      plugins[i].vt->destroy(plugins[i].inst);
+    if (plugins[i].p.vt && plugins[i].p.inst)
+      plugins[i].p.vt->destroy(plugins[i].p.inst);
     /* Keep the handles open: LeakSanitizer reports leaks with symbolized
      * frames only while the objects stay mapped. */
   }
@@ -133,33 +100,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     char path[PATH_MAX + 256];
     if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path)
       continue;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      fprintf(stderr, "fuzz_policy_validators: %s\n", dlerror());
-      exit(1);
-    }
-    calhost_negotiate_fn neg = (calhost_negotiate_fn)dlsym(h, CALHOST_PLUGIN_ENTRY_POINT);
-    if (!neg) {
-      fprintf(stderr, "fuzz_policy_validators: %s: no %s\n", path, CALHOST_PLUGIN_ENTRY_POINT);
-      exit(1);
-    }
-    calhost_negotiate_request req = {{CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req},
-                                     CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION, &services};
-    calhost_negotiate_reply rep = {{CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep}, 0, 0, 0, NULL};
-    if (neg(&req, &rep) != CALHOST_OK || !rep.vtable || !rep.vtable->validate_policy ||
-        !rep.vtable->create) {
-      fprintf(stderr, "fuzz_policy_validators: %s: negotiation failed\n", path);
-      exit(1);
-    }
     loaded *l = &plugins[plugin_count];
+    if (test_host_load(path, CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION, &l->p) != 0) {
+      fprintf(stderr, "fuzz_policy_validators: %s\n", test_host_error);
+      exit(1);
+    }
+    if (!l->p.vt->validate_policy) {
+      fprintf(stderr, "fuzz_policy_validators: %s: no validate_policy\n", path);
+      exit(1);
+    }
     memcpy(l->name, names[i], sizeof l->name);
     l->name[sizeof l->name - 1] = '\0';
-    l->handle = h;
-    l->vt = rep.vtable;
-    if (l->vt->create(&services, NULL, 0, &l->inst) != CALHOST_OK) {
-      fprintf(stderr, "fuzz_policy_validators: %s: create() failed with no settings\n", path);
-      exit(1);
-    }
     plugin_count++;
   }
   if (plugin_count == 0) {
@@ -169,7 +120,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   if (getenv("CALHOST_REPLAY_VERBOSE") || !getenv("CALHOST_FUZZ_QUIET"))
     for (size_t i = 0; i < plugin_count; i++)
       fprintf(stderr, "fuzz_policy_validators: validating with %s (%s)\n", plugins[i].name,
-              plugins[i].vt->backend_name);
+              plugins[i].p.vt->backend_name);
   atexit(unload_all);
   return 0;
 }
@@ -180,8 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *err = malloc(err_capacity);
     FUZZ_CHECK(err != NULL, "out of memory");
     memset(err, 'X', err_capacity);
-    calhost_status st =
-        plugins[i].vt->validate_policy(plugins[i].inst, (const char *)data, size, err, err_capacity);
+    calhost_status st = plugins[i].p.vt->validate_policy(plugins[i].p.inst, (const char *)data,
+                                                         size, err, err_capacity);
     FUZZ_CHECK(st == CALHOST_OK || st == CALHOST_INVALID_ARGUMENT,
                "%s: validate_policy returned %d", plugins[i].name, (int)st);
     if (st != CALHOST_OK)

@@ -72,7 +72,7 @@ static const size_t shapes[][3] = {
 
 /* Every supported kernel, its smallest tiles (multi-block paths) and tiles
  * larger than the matrix, on every odd shape, overwrite and accumulate. */
-static void test_every_kernel_odd_shapes(void **state) {
+static void every_kernel_matches_the_reference_on_odd_shapes(void **state) {
   gemm_ctx *ctx = gemm_ctx_create(1, NULL, 0);
   gemm_isa isa = gemm_isa_detect();
   int tested = 0;
@@ -102,7 +102,7 @@ static void test_every_kernel_odd_shapes(void **state) {
 
 /* A sample of the candidate space (every 7th candidate of a 45x70x300
  * product) on one thread, and with three threads both splits. */
-static void test_candidate_sample(void **state) {
+static void sampled_candidates_match_the_reference_on_one_and_three_threads(void **state) {
   gemm_ctx *one = gemm_ctx_create(1, NULL, 0);
   int cpus[] = {0};
   gemm_ctx *three = gemm_ctx_create(3, cpus, 1);
@@ -125,7 +125,7 @@ static void test_candidate_sample(void **state) {
 }
 
 /* More threads than panels: some threads get empty slabs. */
-static void test_threads_exceed_panels(void **state) {
+static void more_threads_than_panels_leave_slabs_empty_and_stay_exact(void **state) {
   gemm_ctx *ctx = gemm_ctx_create(4, NULL, 0);
   gemm_config n_split = {0, gemm_kernel_at(0)->mr, gemm_kernel_at(0)->nr, 8, GEMM_SPLIT_N};
   gemm_config m_split = n_split;
@@ -147,7 +147,7 @@ static void test_threads_exceed_panels(void **state) {
 }
 
 /* Many more slabs than threads (dynamic distribution), both splits. */
-static void test_many_slabs(void **state) {
+static void many_more_slabs_than_threads_stay_exact(void **state) {
   gemm_ctx *ctx = gemm_ctx_create(2, NULL, 0);
   const gemm_kernel_info *kern = gemm_kernel_at(1); /* gen_6x8 */
   gemm_config n_split = {1, kern->mr * 4, kern->nr * 10, 16, GEMM_SPLIT_N};
@@ -162,7 +162,7 @@ static void test_many_slabs(void **state) {
   gemm_ctx_destroy(ctx);
 }
 
-static void test_config_check_reasons(void **state) {
+static void invalid_configurations_are_refused_with_a_reason(void **state) {
   char err[128];
   int ki = gemm_kernel_find("gen_4x8", 7);
   gemm_config cfg = {ki, 6, 8, 16, GEMM_SPLIT_N};
@@ -187,9 +187,9 @@ static void test_config_check_reasons(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_kernel_odd_shapes), cmocka_unit_test(test_candidate_sample),
-      cmocka_unit_test(test_threads_exceed_panels),   cmocka_unit_test(test_many_slabs),
-      cmocka_unit_test(test_config_check_reasons),
+      cmocka_unit_test(every_kernel_matches_the_reference_on_odd_shapes), cmocka_unit_test(sampled_candidates_match_the_reference_on_one_and_three_threads),
+      cmocka_unit_test(more_threads_than_panels_leave_slabs_empty_and_stay_exact),   cmocka_unit_test(many_more_slabs_than_threads_stay_exact),
+      cmocka_unit_test(invalid_configurations_are_refused_with_a_reason),
   };
   return cmocka_run_group_tests_name("gemm_kernels", tests, NULL, NULL);
 }

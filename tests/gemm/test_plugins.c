@@ -15,91 +15,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include <calhost/plugin.h>
 
 #include "matmul.h"
+#include "test_host.h"
 
-/* ---- a minimal host ----------------------------------------------------- */
+/* ---- the tests' minimal host (tests/common/test_host.c) ---------------- */
 
-static char last_error[512];
+typedef test_host_plugin loaded;
 
-static void h_log(void *ctx, calhost_log_level level, const char *message) {
-  (void)ctx;
-  (void)level;
-  (void)message;
-}
-static void h_set_error(void *ctx, const char *message) {
-  (void)ctx;
-  snprintf(last_error, sizeof last_error, "%s", message);
-}
-static int h_is_cancelled(void *ctx) {
-  (void)ctx;
-  return 0;
-}
-static void h_progress(void *ctx, double fraction, const char *what) {
-  (void)ctx;
-  (void)fraction;
-  (void)what;
-}
-static void *h_allocate(void *ctx, size_t size, size_t alignment) {
-  void *p = NULL;
-  (void)ctx;
-  return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
-}
-static void h_free(void *ctx, void *p) {
-  (void)ctx;
-  free(p);
-}
-
-static const calhost_host_services host = {
-    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL,
-    h_log,
-    h_set_error,
-    h_is_cancelled,
-    h_progress,
-    h_allocate,
-    h_free};
-
-typedef struct loaded {
-  void *dl;
-  const calhost_plugin_vtable *vt;
-  calhost_plugin_instance *inst;
-} loaded;
-
-/* Loads build/lib/calhost/plugins/<name>.so; returns 0, or -1 when absent. */
+/* Loads build/lib/calhost/plugins/<name>.so (ABI 1); returns 0, or -1 when absent. */
 static int load(const char *name, loaded *out) {
   char path[1024];
   const char *dir = getenv("CALHOST_BUILD_DIR");
-  calhost_negotiate_fn fn;
-  calhost_negotiate_request req = {{CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, 1, &host};
-  calhost_negotiate_reply rep;
-  memset(out, 0, sizeof *out);
   snprintf(path, sizeof path, "%s/lib/calhost/plugins/%s.so", dir ? dir : ".", name);
-  out->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!out->dl)
+  if (access(path, F_OK) != 0)
     return -1;
-  fn = (calhost_negotiate_fn)dlsym(out->dl, CALHOST_PLUGIN_ENTRY_POINT);
-  assert_non_null(fn);
-  memset(&rep, 0, sizeof rep);
-  rep.header = (calhost_struct_header){CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep};
-  assert_int_equal(fn(&req, &rep), CALHOST_OK);
-  assert_int_equal(rep.chosen_abi_version, 1);
-  out->vt = rep.vtable;
+  if (test_host_load(path, 1, 1, out) != 0)
+    fail_msg("%s", test_host_error);
+  assert_int_equal(out->abi, 1);
   assert_non_null(out->vt);
   assert_string_equal(out->vt->backend_name, name);
   assert_string_equal(out->vt->operators[0], "MatMul");
   assert_null(out->vt->operators[1]);
-  assert_int_equal(out->vt->create(&host, NULL, 0, &out->inst), CALHOST_OK);
   return 0;
 }
 
 static void unload(loaded *l) {
-  l->vt->destroy(l->inst);
-  dlclose(l->dl);
+  test_host_unload(l);
 }
 
 static calhost_workload workload(const char *op, const char *dtype, const int64_t *shape,
@@ -176,7 +123,7 @@ static const int64_t odd_shapes[][3] = {{1, 1, 1}, {17, 31, 13}, {5, 40, 1}, {33
 
 /* ---- cpu_gemm ------------------------------------------------------------ */
 
-static void test_cpu_gemm_internals_hidden(void **state) {
+static void cpu_gemm_exports_no_internal_symbol(void **state) {
   loaded l;
   (void)state;
   assert_int_equal(load("cpu_gemm", &l), 0);
@@ -186,7 +133,7 @@ static void test_cpu_gemm_internals_hidden(void **state) {
   unload(&l);
 }
 
-static void test_cpu_gemm_keys_deterministic(void **state) {
+static void cpu_gemm_builds_the_same_key_every_time(void **state) {
   loaded l;
   int64_t big[] = {1024, 1024, 1024}, small[] = {32, 32, 32};
   calhost_property acc = {"accumulate", "1"};
@@ -216,7 +163,7 @@ static void test_cpu_gemm_keys_deterministic(void **state) {
   unload(&l);
 }
 
-static void test_cpu_gemm_refuses_bad_workloads(void **state) {
+static void cpu_gemm_refuses_bad_workloads(void **state) {
   loaded l;
   int64_t shape[] = {4, 4, 4}, zero[] = {4, 0, 4};
   calhost_property bad_acc = {"accumulate", "2"}, unknown = {"transpose_a", "1"};
@@ -240,16 +187,16 @@ static void test_cpu_gemm_refuses_bad_workloads(void **state) {
   assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_INVALID_ARGUMENT);
   w = workload("MatMul", "float32", shape, 3, &unknown, 1);
   assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_UNSUPPORTED);
-  assert_non_null(strstr(last_error, "transpose_a"));
+  assert_non_null(strstr(test_host_error, "transpose_a"));
   assert_null(s);
-  assert_int_equal(l.vt->create(&host, &setting, 1, &inst), CALHOST_INVALID_ARGUMENT);
-  assert_non_null(strstr(last_error, "colour"));
-  assert_int_equal(l.vt->create(&host, &isa_bad, 1, &inst), CALHOST_INVALID_ARGUMENT);
+  assert_int_equal(l.vt->create(&test_host_services, &setting, 1, &inst), CALHOST_INVALID_ARGUMENT);
+  assert_non_null(strstr(test_host_error, "colour"));
+  assert_int_equal(l.vt->create(&test_host_services, &isa_bad, 1, &inst), CALHOST_INVALID_ARGUMENT);
   assert_null(inst);
   unload(&l);
 }
 
-static void test_cpu_gemm_sessions_all_candidates(void **state) {
+static void cpu_gemm_sessions_run_and_check_every_candidate(void **state) {
   loaded l;
   calhost_property acc = {"accumulate", "1"};
   (void)state;
@@ -271,7 +218,7 @@ static void test_cpu_gemm_sessions_all_candidates(void **state) {
 }
 
 /* max_isa=portable: only portable kernels, and the validator refuses others. */
-static void test_cpu_gemm_max_isa_setting(void **state) {
+static void cpu_gemm_max_isa_portable_limits_kernels_and_the_validator(void **state) {
   loaded l;
   calhost_property setting = {"max_isa", "portable"};
   calhost_plugin_instance *inst = NULL;
@@ -284,7 +231,7 @@ static void test_cpu_gemm_max_isa_setting(void **state) {
   size_t len;
   (void)state;
   assert_int_equal(load("cpu_gemm", &l), 0);
-  assert_int_equal(l.vt->create(&host, &setting, 1, &inst), CALHOST_OK);
+  assert_int_equal(l.vt->create(&test_host_services, &setting, 1, &inst), CALHOST_OK);
   assert_int_equal(l.vt->open_session(inst, &w, &t, &s), CALHOST_OK);
   assert_int_equal(l.vt->candidate_count(s, &count), CALHOST_OK);
   for (uint32_t i = 0; i < count; i++) {
@@ -322,7 +269,7 @@ static void fuzz_validator(loaded *l) {
   }
 }
 
-static void test_validators_survive_random_bytes(void **state) {
+static void validators_survive_random_bytes(void **state) {
   loaded l;
   (void)state;
   assert_int_equal(load("cpu_gemm", &l), 0);
@@ -336,7 +283,7 @@ static void test_validators_survive_random_bytes(void **state) {
 
 /* ---- openblas ------------------------------------------------------------ */
 
-static void test_openblas_basic(void **state) {
+static void openblas_validates_threads_and_computes_odd_shapes(void **state) {
   loaded l;
   calhost_property acc = {"accumulate", "1"};
   char err[256];
@@ -345,7 +292,9 @@ static void test_openblas_basic(void **state) {
                                     "threads=2 ", "threads=1x", "THREADS=1", "threads=257"};
   (void)state;
   if (load("openblas", &l) != 0) {
-    print_message("openblas plugin not built; skipped\n");
+    if (CALHOST_OPENBLAS_BUILT)
+      fail_msg("cannot load the openblas plugin (built: CALHOST_OPENBLAS=ON)");
+    print_message("openblas plugin off (CALHOST_OPENBLAS=OFF); skipped\n");
     skip();
   }
   assert_non_null(strstr(l.vt->implementation_version, "openblas"));
@@ -377,7 +326,7 @@ static void test_openblas_basic(void **state) {
 
 /* ---- the shared reference check ----------------------------------------- */
 
-static void test_reference_check_catches_errors(void **state) {
+static void reference_check_catches_wrong_outputs(void **state) {
   matmul_shape shape = {7, 9, 300, 1};
   matmul_data d;
   char err[256];
@@ -406,14 +355,14 @@ static void test_reference_check_catches_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cpu_gemm_internals_hidden),
-      cmocka_unit_test(test_cpu_gemm_keys_deterministic),
-      cmocka_unit_test(test_cpu_gemm_refuses_bad_workloads),
-      cmocka_unit_test(test_cpu_gemm_sessions_all_candidates),
-      cmocka_unit_test(test_cpu_gemm_max_isa_setting),
-      cmocka_unit_test(test_validators_survive_random_bytes),
-      cmocka_unit_test(test_openblas_basic),
-      cmocka_unit_test(test_reference_check_catches_errors),
+      cmocka_unit_test(cpu_gemm_exports_no_internal_symbol),
+      cmocka_unit_test(cpu_gemm_builds_the_same_key_every_time),
+      cmocka_unit_test(cpu_gemm_refuses_bad_workloads),
+      cmocka_unit_test(cpu_gemm_sessions_run_and_check_every_candidate),
+      cmocka_unit_test(cpu_gemm_max_isa_portable_limits_kernels_and_the_validator),
+      cmocka_unit_test(validators_survive_random_bytes),
+      cmocka_unit_test(openblas_validates_threads_and_computes_odd_shapes),
+      cmocka_unit_test(reference_check_catches_wrong_outputs),
   };
   return cmocka_run_group_tests_name("gemm_plugins", tests, NULL, NULL);
 }

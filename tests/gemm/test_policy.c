@@ -68,7 +68,7 @@ static const bad_policy bad[] = {
      "longer than"},
 };
 
-static void test_bad_policies_refused_with_reason(void **state) {
+static void bad_policies_are_refused_with_a_reason(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char err[256] = "";
@@ -82,7 +82,7 @@ static void test_bad_policies_refused_with_reason(void **state) {
 }
 
 /* A NUL inside the length and a length that cuts a valid policy short. */
-static void test_length_is_respected(void **state) {
+static void the_length_not_the_nul_ends_a_policy(void **state) {
   static const char good[] = "kernel=gen_4x8;mc=64;nc=512;kc=128;split=n";
   char buf[sizeof good + 8];
   char err[128];
@@ -108,7 +108,7 @@ static void test_length_is_respected(void **state) {
 }
 
 /* A kernel above the processor's ISA class is refused by name. */
-static void test_isa_cap(void **state) {
+static void a_kernel_above_the_isa_class_is_refused_by_name(void **state) {
   char err[160];
   char text[128];
   (void)state;
@@ -127,7 +127,7 @@ static void test_isa_cap(void **state) {
   }
 }
 
-static void test_every_candidate_accepted_and_round_trips(void **state) {
+static void every_candidate_is_accepted_and_round_trips(void **state) {
   static const size_t dims[][3] = {{1, 1, 1},       {17, 31, 13},       {32, 32, 32},
                                    {256, 256, 256}, {1024, 1024, 1024}, {2048, 64, 512},
                                    {64, 2048, 512}};
@@ -161,7 +161,7 @@ static void test_every_candidate_accepted_and_round_trips(void **state) {
   assert_true(biggest >= 200); /* "a few hundred points" on the big shapes */
 }
 
-static void test_default_is_valid_everywhere(void **state) {
+static void the_default_is_valid_for_every_shape(void **state) {
   gemm_config cfg;
   char text[128];
   int n;
@@ -174,7 +174,7 @@ static void test_default_is_valid_everywhere(void **state) {
   assert_int_equal(cpu_gemm_policy_format(&cfg, text, 4), n);
 }
 
-static void test_random_bytes_never_crash(void **state) {
+static void random_bytes_never_crash_the_parser(void **state) {
   uint64_t s = 42;
   char buf[200];
   static const char alphabet[] = "kernel=gen_4x8;mcnkspliavx2_6x160123456789=;m";
@@ -197,12 +197,12 @@ static void test_random_bytes_never_crash(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_policies_refused_with_reason),
-      cmocka_unit_test(test_length_is_respected),
-      cmocka_unit_test(test_isa_cap),
-      cmocka_unit_test(test_every_candidate_accepted_and_round_trips),
-      cmocka_unit_test(test_default_is_valid_everywhere),
-      cmocka_unit_test(test_random_bytes_never_crash),
+      cmocka_unit_test(bad_policies_are_refused_with_a_reason),
+      cmocka_unit_test(the_length_not_the_nul_ends_a_policy),
+      cmocka_unit_test(a_kernel_above_the_isa_class_is_refused_by_name),
+      cmocka_unit_test(every_candidate_is_accepted_and_round_trips),
+      cmocka_unit_test(the_default_is_valid_for_every_shape),
+      cmocka_unit_test(random_bytes_never_crash_the_parser),
   };
   return cmocka_run_group_tests_name("gemm_policy", tests, NULL, NULL);
 }

@@ -2,13 +2,16 @@
  * test_safety.c: loader_safety: a plugin file or directory writable by group
  * or others, or owned by neither root nor the current user, is refused with
  * the reason (and never probed or loaded); a private copy loads; a sticky
- * directory above the plugin's own is accepted.
+ * directory above the plugin's own is accepted; a file that cannot be
+ * checked (no file descriptors left) is not called unsafe.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <sys/resource.h>
 
 #include "loader.h"
 #include "loader_test_util.h"
@@ -112,8 +115,39 @@ static void not_a_file_refused(void **state) {
   assert_int_equal(mkdir(sub, 0755), 0);
   assert_int_equal(calhost_loader_check_path(sub, err, sizeof err), -1);
   assert_non_null(strstr(err, "not a regular file"));
-  assert_int_equal(calhost_loader_check_path("/nonexistent/x.so", err, sizeof err), -1);
+  assert_int_equal(calhost_loader_check_path("/nonexistent/x.so", err, sizeof err), -2);
   assert_non_null(strstr(err, "cannot resolve"));
+}
+
+/* Issue 9 item 13: with every file descriptor in use the check cannot open
+ * "/", and the plugin is reported as not checkable (EMFILE), not "unsafe". */
+static void out_of_descriptors_is_not_called_unsafe(void **state) {
+  fixture *f = *state;
+  int fds[256], n = 0;
+  struct rlimit old, low;
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+  low = old;
+  low.rlim_cur = 64; /* a limit the loop below can fill */
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  while (n < (int)(sizeof fds / sizeof fds[0])) {
+    int fd = dup(STDIN_FILENO);
+    if (fd < 0)
+      break;
+    fds[n++] = fd;
+  }
+  calhost_loader_options o;
+  calhost_loader_options_init(&o);
+  calhost_plugin *p = calhost_loader_open(&o, NULL, f->file);
+  while (n > 0)
+    close(fds[--n]);
+  setrlimit(RLIMIT_NOFILE, &old);
+  assert_non_null(p);
+  assert_false(p->loaded);
+  assert_null(strstr(p->reason, "unsafe"));
+  assert_non_null(strstr(p->reason, "cannot check:"));
+  assert_non_null(strstr(p->reason, strerror(EMFILE)));
+  assert_int_equal(p->state, CALHOST_PLUGIN_UNLOADABLE);
+  calhost_plugin_free(p);
 }
 
 int main(void) {
@@ -123,6 +157,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(directory_writable_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(foreign_owner_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(not_a_file_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(out_of_descriptors_is_not_called_unsafe, setup, teardown),
   };
   return cmocka_run_group_tests_name("loader_safety", tests, NULL, NULL);
 }

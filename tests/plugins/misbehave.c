@@ -1,11 +1,32 @@
 /*
- * misbehave.c: test-only plugins for the loader's, the checker's and the
- * sweep's tests. One small, correct backend ("test_good": operator
- * ReduceSum, policies "p=1".."p=4", debug and info log lines in create) that
- * each -DBAD_* macro breaks in exactly one way (OP_TRANSPOSE: a correct
- * Transpose backend that needs a 2-D shape); tests/plugins/CMakeLists.txt builds one module per
- * macro into lib/calhost/test-plugins. Never installed.
+ * misbehave.c: the one generator of test-only plugins, for the loader's,
+ * the checker's, the sweep's, the CLI's and the reliability suite's tests.
+ * One small, correct backend ("test_good": operator ReduceSum, policies
+ * "p=1".."p=4", debug and info log lines in create) that each -DBAD_* macro
+ * breaks in exactly one way (OP_TRANSPOSE: a correct Transpose backend that
+ * needs a 2-D shape); tests/plugins/CMakeLists.txt builds one module per
+ * macro (test_* into lib/calhost/test-plugins, rel_* into
+ * lib/calhost/reliability-plugins). Never installed. The reliability
+ * suite's variants (sweep_plugins.sh):
+ *   BAD_FLOOD          run() writes 256 KiB to stdout on every call
+ *   BAD_FLOOD_FOREVER  run() writes to stdout without end
+ *   BAD_FLOOD_CREATE   create() writes 1 MiB to stdout (in whatever process
+ *                      loads the plugin, the host's included)
+ *   BAD_EXIT0          run() calls exit(0): a "success" status mid-sweep
+ *   BAD_NEWLINE        the policy holds a line break (the store format
+ *                      cannot carry it), and the validator accepts it
+ *   BAD_NUL            the policy's length covers an embedded NUL
+ *   BAD_LENGTH_LIE     serialize_candidate says OK with a length larger
+ *                      than the buffer it was given
+ *   BAD_QUOTES         a valid policy full of quotes and backslashes (must be
+ *                      stored and read back byte for byte)
+ *   BAD_MAX_POLICY     valid policies of exactly CALHOST_POLICY_MAX_LENGTH
+ *                      bytes (the largest allowed: must be stored)
+ * BAD_HANG creates the
+ * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
+ * so a test can wait for a candidate to be running instead of sleeping.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +49,15 @@ _Static_assert(CALHOST_ABI_VERSION == 1u, "test_abi1 must see the frozen ABI 1 h
 #define PLUGIN_ABI_MAX 1u /* the test plugins are ABI 1 unless a variant says otherwise */
 #endif
 #define OVERSIZE (CALHOST_POLICY_MAX_LENGTH * 16u)
+/* Variants whose policies carry more than "p=N": the validator accepts
+ * "p=N" followed by anything (up to the maximum length), to see what the
+ * host and the store do with what a plugin accepts. */
+#if defined(BAD_NEWLINE) || defined(BAD_NUL) || defined(BAD_LENGTH_LIE) || defined(BAD_QUOTES) ||  \
+    defined(BAD_MAX_POLICY)
+#define ACCEPT_ANY_TAIL 1
+#else
+#define ACCEPT_ANY_TAIL 0
+#endif
 
 struct calhost_plugin_instance {
   const calhost_host_services *host;
@@ -50,6 +80,18 @@ static void garbage(const char *where) {
 #else
   (void)where;
 #endif
+}
+
+__attribute__((unused)) static void flood(size_t bytes) {
+  static char chunk[65536];
+  memset(chunk, 'F', sizeof chunk);
+  chunk[sizeof chunk - 1] = '\n';
+  while (bytes > 0) {
+    size_t n = bytes < sizeof chunk ? bytes : sizeof chunk;
+    if (write(STDOUT_FILENO, chunk, n) < 0)
+      return;
+    bytes -= n;
+  }
 }
 
 #ifdef BAD_EXPORT
@@ -82,6 +124,9 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
     fprintf(lf, "%ld\n", (long)getpid());
     fclose(lf);
   }
+#ifdef BAD_FLOOD_CREATE
+  flood(1u << 20);
+#endif
   host->log(host->context, CALHOST_LOG_DEBUG, "debug message from create");
   host->log(host->context, CALHOST_LOG_INFO, "info message from create");
 #ifdef BAD_CREATE
@@ -124,6 +169,10 @@ static calhost_status validate_policy(calhost_plugin_instance *inst, const char 
 #ifdef BAD_REFUSE_ALL
   (void)policy;
   (void)length;
+#elif ACCEPT_ANY_TAIL
+  if (length >= 3 && length <= CALHOST_POLICY_MAX_LENGTH && policy[0] == 'p' && policy[1] == '=' &&
+      policy[2] >= '1' && policy[2] <= '4')
+    return CALHOST_OK;
 #else
   size_t need = 3;
 #ifdef BAD_OVERSIZED
@@ -253,6 +302,39 @@ static calhost_status serialize_candidate(calhost_session *s, uint32_t index, ch
   buf[OVERSIZE] = '\0';
   *length = OVERSIZE;
   return CALHOST_OK;
+#elif defined(BAD_NEWLINE)
+  char text[] = {'p', '=', (char)('1' + index), '\n', 'e', 'n', 'd', 0};
+  return calhost_copy_out(text, buf, capacity, length);
+#elif defined(BAD_NUL)
+  if (capacity < 6) {
+    *length = 6;
+    return CALHOST_BUFFER_TOO_SMALL;
+  }
+  memcpy(buf, (char[]){'p', '=', (char)('1' + index), 0, 'x', 0}, 6);
+  *length = 5; /* covers the NUL */
+  return CALHOST_OK;
+#elif defined(BAD_LENGTH_LIE)
+  char text[] = {'p', '=', (char)('1' + index), 0};
+  calhost_status st = calhost_copy_out(text, buf, capacity, length);
+  if (st == CALHOST_OK)
+    *length = capacity + 1000; /* a lie: longer than the buffer */
+  return st;
+#elif defined(BAD_QUOTES)
+  char text[64];
+  snprintf(text, sizeof text, "p=%c \"quoted\" \\back\\slash\\ \"\" end\\", '1' + (int)index);
+  return calhost_copy_out(text, buf, capacity, length);
+#elif defined(BAD_MAX_POLICY)
+  if (capacity < CALHOST_POLICY_MAX_LENGTH + 1) {
+    *length = CALHOST_POLICY_MAX_LENGTH + 1;
+    return CALHOST_BUFFER_TOO_SMALL;
+  }
+  memset(buf, 'm', CALHOST_POLICY_MAX_LENGTH);
+  buf[0] = 'p';
+  buf[1] = '=';
+  buf[2] = (char)('1' + index);
+  buf[CALHOST_POLICY_MAX_LENGTH] = '\0';
+  *length = CALHOST_POLICY_MAX_LENGTH;
+  return CALHOST_OK;
 #else
   char text[8] = {'p', '=', (char)('1' + index), 0};
   return calhost_copy_out(text, buf, capacity, length);
@@ -270,12 +352,25 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
 #if defined(BAD_CRASH_RUN)
   raise(SIGSEGV);
 #elif defined(BAD_HANG)
+  const char *mark = getenv("CALHOST_TEST_RUNNING_MARK");
+  if (mark) {
+    int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      close(fd);
+  }
   for (;;)
     sleep(1);
 #elif defined(BAD_EXIT)
   exit(3);
 #elif defined(BAD_ABORT)
   abort();
+#elif defined(BAD_FLOOD)
+  flood(256u << 10);
+#elif defined(BAD_FLOOD_FOREVER)
+  for (;;)
+    flood(1u << 20);
+#elif defined(BAD_EXIT0)
+  exit(0);
 #endif
   for (uint32_t i = 0; i < iterations; i++)
     s->out = 1.5 * s->p;

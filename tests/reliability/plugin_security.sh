@@ -26,7 +26,7 @@ chmod 0755 "$top"
 trap 'chmod -R u+w "$top" 2>/dev/null; rm -rf "$top"' EXIT
 cases=0 refused=0 controls=0 failures=0 skipped=0
 
-# status_of PATH-IN-JSON JSON: "loaded", "rejected: REASON" or "absent".
+# status_of PATH-IN-JSON JSON: "loaded", "rejected: STATE: REASON" or "absent".
 status_of() {
   python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -37,7 +37,8 @@ except Exception as e:
     print("unparsable: %s" % e); sys.exit(0)
 for p in doc.get("plugins", []):
     if p.get("path") == path:
-        print("loaded" if p.get("status") == "loaded" else "rejected: %s" % p.get("reason"))
+        print("loaded" if p.get("status") == "loaded" else
+              "rejected: %s: %s" % (p.get("state"), p.get("reason")))
         break
 else:
     print("absent")
@@ -88,31 +89,31 @@ fresh() { # fresh NAME: a safe tree top/NAME/plugins/test_good.so
 echo "== plugin security: refusals through \`calhost plugins --json\` ($calhost)"
 d=$(fresh control); expect "safe tree (control)" "$d" "$d/test_good.so" loaded
 d=$(fresh dir777); chmod 0777 "$d"
-expect "directory 0777" "$d" "$d/test_good.so" rejected "writable by group and others"
+expect "directory 0777" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable by group and others"
 d=$(fresh dir775); chmod 0775 "$d"
-expect "directory 0775" "$d" "$d/test_good.so" rejected "writable by group"
+expect "directory 0775" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable by group"
 d=$(fresh dir757); chmod 0757 "$d"
-expect "directory 0757" "$d" "$d/test_good.so" rejected "writable by others"
+expect "directory 0757" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable by others"
 d=$(fresh file666); chmod 0666 "$d/test_good.so"
-expect "file 0666" "$d" "$d/test_good.so" rejected "writable by group and others"
+expect "file 0666" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable by group and others"
 d=$(fresh file664); chmod 0664 "$d/test_good.so"
-expect "file 0664" "$d" "$d/test_good.so" rejected "writable by group"
+expect "file 0664" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable by group"
 d=$(fresh ancestor); chmod 0775 "$top/ancestor"
-expect "ancestor directory 0775" "$d" "$d/test_good.so" rejected "writable by group"
+expect "ancestor directory 0775" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable by group"
 d=$(fresh sticky); chmod 1777 "$top/sticky"
 expect "sticky ancestor 1777 (like /tmp; allowed)" "$d" "$d/test_good.so" loaded
 d=$(fresh ownsticky); chmod 1777 "$d"
-expect "plugin's own directory 1777 (sticky not enough)" "$d" "$d/test_good.so" rejected "writable"
+expect "plugin's own directory 1777 (sticky not enough)" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable"
 # A symlink from a safe directory into an unsafe one is judged by its target.
 d=$(fresh link); u=$(fresh linktarget); chmod 0777 "$u"; rm "$d/test_good.so"
 ln -s "$u/test_good.so" "$d/test_good.so"
-expect "symlink into a 0777 directory" "$d" "$d/test_good.so" rejected "writable"
+expect "symlink into a 0777 directory" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*writable"
 
 if [ "$(id -u)" -eq 0 ]; then
   d=$(fresh fileowner); chown 65534 "$d/test_good.so"
-  expect "file owned by uid 65534" "$d" "$d/test_good.so" rejected "owned by uid 65534"
+  expect "file owned by uid 65534" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*owned by uid 65534"
   d=$(fresh dirowner); chown 65534 "$d"
-  expect "directory owned by uid 65534" "$d" "$d/test_good.so" rejected "owned by uid 65534"
+  expect "directory owned by uid 65534" "$d" "$d/test_good.so" rejected "^rejected: unsafe: .*owned by uid 65534"
 else
   echo "   skip ownership cases: chown needs root"; skipped=$((skipped + 2))
 fi

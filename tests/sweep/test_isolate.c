@@ -1,6 +1,7 @@
 /*
  * test_isolate.c: running work in a forked child (host/isolate): a clean
- * child's records all arrive; a crash, abort, hang, exit() or truncated
+ * child's records all arrive; the host's interrupt handlers (SIGINT,
+ * SIGTERM, SIGHUP) are reset in the child; a crash, abort, hang, exit() or truncated
  * stream is reported with the records sent before it; a crash is a signal
  * even when the parent has a SIGSEGV handler (crash signals are reset);
  * stdout garbage (buffered output included) is captured (bounded) and never
@@ -37,7 +38,7 @@ static void send(int fd, uint32_t type, uint64_t n) {
 
 typedef struct seen {
   unsigned notes;
-  uint64_t last;
+  uint64_t last, sum;
 } seen;
 
 static void on_record(void *user, const calhost_proto_msg *m) {
@@ -47,6 +48,7 @@ static void on_record(void *user, const calhost_proto_msg *m) {
   if (m->type == REC_NOTE) {
     s->notes++;
     s->last = calhost_proto_get_u64(&c);
+    s->sum += s->last;
   }
 }
 
@@ -161,6 +163,45 @@ static void parent_crash_handler_is_reset_in_the_child(void **state) {
   assert_int_equal(rc, -1);
   assert_int_equal(out.end, CALHOST_CHILD_SIGNALED);
   assert_int_equal(out.signal, SIGSEGV);
+}
+
+static void note_signal(int sig) {
+  (void)sig;
+}
+
+/* Sends one note per interrupt signal: 1 when its disposition is SIG_DFL. */
+static int child_reports_dispositions(void *user, int fd) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  (void)user;
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction cur;
+    sigaction(sigs[i], NULL, &cur);
+    send(fd, REC_NOTE, cur.sa_handler == SIG_DFL ? 1 : 0);
+  }
+  send(fd, REC_DONE, 0);
+  return 0;
+}
+
+/* The host catches SIGINT, SIGTERM and SIGHUP to commit finished work; a
+ * plugin child must not inherit those handlers (a closed terminal ends it). */
+static void host_interrupt_handlers_are_reset_in_the_child(void **state) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa, old[3];
+  (void)state;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = note_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(sigaction(sigs[i], &sa, &old[i]), 0);
+  calhost_isolate_options o = opts(10);
+  calhost_child_outcome out;
+  seen s = {0};
+  int rc = calhost_isolate_run(&o, child_reports_dispositions, NULL, on_record, &s, &out);
+  for (size_t i = 0; i < 3; i++)
+    sigaction(sigs[i], &old[i], NULL);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s.notes, 3);
+  assert_int_equal(s.sum, 3); /* every one SIG_DFL */
 }
 
 static int child_writes_both(void *user, int fd) {
@@ -300,6 +341,7 @@ int main(void) {
       cmocka_unit_test(truncated_stream_is_a_protocol_failure),
       cmocka_unit_test(cancel_flag_kills_the_child),
       cmocka_unit_test(parent_crash_handler_is_reset_in_the_child),
+      cmocka_unit_test(host_interrupt_handlers_are_reset_in_the_child),
       cmocka_unit_test(stderr_and_buffered_stdout_are_captured),
       cmocka_unit_test(record_pipe_is_close_on_exec),
       cmocka_unit_test(signal_names),

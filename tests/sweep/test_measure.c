@@ -1,9 +1,12 @@
 /*
  * test_measure.c: one sweep (host/sweep/measure.c) against an in-test fake
- * backend whose candidates spin for known times: the fastest correct
- * candidate wins, wrong / invalid / oversized candidates are rejected with
- * their reasons, clear losers are pruned, rigor levels choose their subset,
- * the budget and cancellation stop the sweep, and the default is measured.
+ * backend whose candidates report known device times (device_seconds, so
+ * no assertion depends on this machine's clock or load): the fastest
+ * correct candidate wins with its exact time, wrong / invalid / oversized
+ * candidates are rejected with their reasons, clear losers are pruned,
+ * rigor levels choose their subset, the budget and cancellation stop the
+ * sweep, and the default is measured. One test runs the host-timed path
+ * (the fake spins), asserting only what does not depend on the clock.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -29,7 +32,7 @@ static struct fake {
   int huge;    /* index with a 100 KB policy, -1 none */
   int with_check;
   int with_default;
-  int device_timing; /* report device_seconds = iterations * cost */
+  int device_timing; /* report device_seconds = iterations * cost (default); 0: spin */
   unsigned starts;   /* candidate_start hook calls */
   int cancel_after;  /* is_cancelled returns 1 after this many starts; -1 never */
 } F;
@@ -155,6 +158,7 @@ static void setup_fake(uint32_t count) {
   F.wrong = F.invalid = F.huge = -1;
   F.with_check = F.with_default = 1;
   F.cancel_after = -1;
+  F.device_timing = 1;
   memset(huge_policy, 'x', sizeof huge_policy - 1);
   huge_policy[sizeof huge_policy - 1] = '\0';
 }
@@ -205,9 +209,10 @@ static void exhaustive_picks_the_fastest_correct_candidate(void **state) {
   assert_false(r.unchecked);
   assert_true(r.have_default);
   assert_string_equal(r.default_policy, "c=default");
-  assert_true(r.median_us > 5 && r.median_us < 30);
-  assert_true(r.speedup > 1.5);
-  assert_true(r.mad_us >= 0 && r.cv >= 0);
+  assert_true(r.device_timed);
+  assert_float_equal(r.median_us, 10.0, 1e-9);
+  assert_float_equal(r.speedup, 3.0, 1e-9); /* the default costs 30 */
+  assert_float_equal(r.mad_us, 0.0, 1e-9);
   calhost_sweep_result_free(&r);
 }
 
@@ -306,10 +311,25 @@ static void every_candidate_is_announced_before_it_runs(void **state) {
   calhost_sweep_result_free(&r);
 }
 
+/* Without device_seconds the host times the runs itself: the result says
+ * so and every candidate gets a positive time (no bound on it: that would
+ * be a wall-clock assertion). */
+static void host_timing_is_used_without_device_seconds(void **state) {
+  (void)state;
+  setup_fake(3);
+  F.device_timing = 0;
+  calhost_sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
+  assert_true(r.ok);
+  assert_false(r.device_timed);
+  assert_int_equal(r.tried, 3);
+  assert_true(r.median_us > 0);
+  calhost_sweep_result_free(&r);
+}
+
 static void device_timings_are_used_when_reported(void **state) {
   (void)state;
   setup_fake(3);
-  F.device_timing = 1;
   F.cost_us[1] = 7;
   calhost_sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
@@ -345,6 +365,7 @@ int main(void) {
       cmocka_unit_test(cancellation_stops_the_sweep),
       cmocka_unit_test(every_candidate_is_announced_before_it_runs),
       cmocka_unit_test(device_timings_are_used_when_reported),
+      cmocka_unit_test(host_timing_is_used_without_device_seconds),
       cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);

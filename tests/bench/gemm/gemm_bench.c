@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <calhost/plugin.h>
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -28,12 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef CALHOST_BENCH_HAVE_SWEEP
 #include "sweep/measure.h"
 #include "sweep/plan.h"
-#endif
+#include "test_host.h"
 
-/* ---- options and a minimal host ----------------------------------------- */
+/* ---- options (the host: tests/common/test_host.c) ----------------------------------------- */
 
 static struct {
   int quick;
@@ -42,45 +40,6 @@ static struct {
   int fma_units;
   char plugin_dir[PATH_MAX];
 } opt = {0, 1, 0, 2, ""};
-
-static char plugin_error[512];
-
-static void h_log(void *c, calhost_log_level l, const char *m) {
-  (void)c;
-  (void)l;
-  (void)m;
-}
-static void h_set_error(void *c, const char *m) {
-  (void)c;
-  snprintf(plugin_error, sizeof plugin_error, "%s", m);
-}
-static int h_cancelled(void *c) {
-  (void)c;
-  return 0;
-}
-static void h_progress(void *c, double f, const char *w) {
-  (void)c;
-  (void)f;
-  (void)w;
-}
-static void *h_alloc(void *c, size_t size, size_t align) {
-  void *p = NULL;
-  (void)c;
-  return posix_memalign(&p, align, size) == 0 ? p : NULL;
-}
-static void h_free(void *c, void *p) {
-  (void)c;
-  free(p);
-}
-static const calhost_host_services host = {
-    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL,
-    h_log,
-    h_set_error,
-    h_cancelled,
-    h_progress,
-    h_alloc,
-    h_free};
 
 static double now(void) {
   struct timespec ts;
@@ -94,40 +53,20 @@ static void die(const char *fmt, ...) {
   va_start(ap, fmt);
   fprintf(stderr, "gemm-bench: ");
   vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "%s%s\n", plugin_error[0] ? ": " : "", plugin_error);
+  fprintf(stderr, "%s%s\n", test_host_error[0] ? ": " : "", test_host_error);
   va_end(ap);
   exit(1);
 }
 
 /* ---- plugins ------------------------------------------------------------- */
 
-typedef struct plugin {
-  void *dl;
-  const calhost_plugin_vtable *vt;
-  uint32_t abi;
-  calhost_plugin_instance *inst;
-} plugin;
+typedef test_host_plugin plugin;
 
+/* Loads opt.plugin_dir/NAME.so (ABI 1): 0, or -1 (reason in test_host_error). */
 static int plugin_load(const char *name, plugin *p) {
   char path[PATH_MAX + 64];
-  calhost_negotiate_fn fn;
-  calhost_negotiate_request req = {{CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, 1, &host};
-  calhost_negotiate_reply rep;
-  memset(p, 0, sizeof *p);
   snprintf(path, sizeof path, "%s/%s.so", opt.plugin_dir, name);
-  p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->dl)
-    return -1;
-  fn = (calhost_negotiate_fn)dlsym(p->dl, CALHOST_PLUGIN_ENTRY_POINT);
-  memset(&rep, 0, sizeof rep);
-  rep.header = (calhost_struct_header){CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep};
-  if (!fn || fn(&req, &rep) != CALHOST_OK)
-    return -1;
-  p->vt = rep.vtable;
-  p->abi = rep.chosen_abi_version;
-  if (!p->vt || p->vt->create(&host, NULL, 0, &p->inst) != CALHOST_OK)
-    return -1;
-  return 0;
+  return test_host_load(path, 1, 1, p);
 }
 
 static int cpu_list[] = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -178,17 +117,17 @@ static double median(double *v, size_t n) {
 }
 
 /* Prepares policy, runs it once and checks it. Returns 0 or -1 (reason in
- * plugin_error). */
+ * test_host_error). */
 static int prepare_checked(plugin *p, calhost_session *s, const char *policy) {
   char err[256];
   calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1.0};
-  plugin_error[0] = '\0';
+  test_host_error[0] = '\0';
   if (p->vt->prepare(s, policy, strlen(policy)) != CALHOST_OK)
     return -1;
   if (p->vt->run(s, 1, &rr) != CALHOST_OK)
     return -1;
   if (p->vt->check && p->vt->check(s, err, sizeof err) != CALHOST_OK) {
-    snprintf(plugin_error, sizeof plugin_error, "check failed: %s", err);
+    snprintf(test_host_error, sizeof test_host_error, "check failed: %s", err);
     return -1;
   }
   return 0;
@@ -486,7 +425,6 @@ static void bench_one(plugin *cg, plugin *ob, const machine *m, const int64_t *s
   cg->vt->close_session(s);
 }
 
-#ifdef CALHOST_BENCH_HAVE_SWEEP
 /* regret: the measure sweep's winner vs the exhaustive sweep's, re-timed
  * side by side; sweep_time_ratio: measure's wall time over exhaustive's. */
 static void regret_one(plugin *cg, const machine *m, const int64_t *shape, double *regret_pct,
@@ -539,7 +477,6 @@ static void regret_one(plugin *cg, const machine *m, const int64_t *shape, doubl
   calhost_sweep_result_free(&rm);
   calhost_sweep_result_free(&rx);
 }
-#endif
 
 /* openblas_single_below: the smallest square size from which OpenBLAS on
  * two threads beats one thread at every larger size measured. */
@@ -627,7 +564,7 @@ int main(int argc, char **argv) {
     cpu_list[i] = (int)i;
   read_machine(&m);
   if (plugin_load("cpu_gemm", &cg) != 0)
-    die("cannot load %s/cpu_gemm.so (%s)", opt.plugin_dir, dlerror() ? dlerror() : "negotiation");
+    die("cannot load %s/cpu_gemm.so", opt.plugin_dir); /* die() appends test_host_error */
   if (plugin_load("openblas", &ob) != 0) {
     fprintf(stderr, "gemm-bench: openblas plugin not available; OpenBLAS figures skipped\n");
     memset(&ob, 0, sizeof ob);
@@ -706,7 +643,6 @@ int main(int argc, char **argv) {
   }
   if (ob.vt && !opt.regret_only)
     openblas_threshold(&ob, &m);
-#ifdef CALHOST_BENCH_HAVE_SWEEP
   if (opt.regret) {
     static const int64_t rshapes[][3] = {{256, 256, 256}, {2048, 64, 512}};
     double rp[2], tr[2];
@@ -718,10 +654,6 @@ int main(int argc, char **argv) {
         "by side)\nsweep_time_ratio=%.3f (max over the same shapes)\n",
         nr > 1 ? fmax(rp[0], rp[1]) : rp[0], nr, nr > 1 ? fmax(tr[0], tr[1]) : tr[0]);
   }
-#else
-  printf("regret_pct=n/a (the host's sweep engine is not part of this build)\n");
-  printf("sweep_time_ratio=n/a\n");
-#endif
   {
     FILE *la = fopen("/proc/loadavg", "r");
     char buf[128] = "";
