@@ -1,18 +1,24 @@
 /*
  * measure.c: the measurement engine for one sweep (see measure.h).
  *
- * Plan: the default policy (if the plugin has one) and the candidates the
- * rigor level selects are measured in up to two rounds. Round one prepares
- * each, runs it once and checks its output against the reference (a wrong
- * or failing candidate is rejected with the reason), sizes a sample to the
- * rigor's minimum time (this doubles as warm-up), warms up, then takes
- * prune_after samples (or every sample when pruning is off); a candidate
- * whose lower quartile is above the leader's median x (1 + margin) is
- * pruned. With halving, only the better half of the survivors goes on.
- * Round two re-prepares the survivors and completes their samples. The
- * winner is the lowest median; the default wins when nothing beats it.
- * With explicit candidate policies in the request the plan is those
- * policies and the default, measured the same way.
+ * Plan: the default policy (if the plugin has one) is measured first, in
+ * full: it is the first leader and never pruned. Then the search part
+ * (host/search) chooses the candidates, one at a time, within its budget:
+ * its evaluate callback is round one of a candidate here: serialize,
+ * validate, prepare, run once and check the output against the reference (a
+ * wrong or failing candidate is rejected with the reason, and the search
+ * sees it rejected), size a sample to the rigor's minimum time (this doubles
+ * as warm-up), warm up, then take prune_after samples (or every sample when
+ * pruning is off); a candidate whose lower quartile is above the leader's
+ * median x (1 + margin) is pruned. The search is given the median of those
+ * samples. After the search, with halving, only the better half of the
+ * survivors goes on; round two re-prepares the survivors and completes
+ * their samples. The winner is the lowest median; the default wins when
+ * nothing beats it. The search's space is the numbered candidates (one
+ * ordered parameter "index", the plugin's order as the plausible order).
+ * With explicit candidate policies in the request (calhost verify) the
+ * space is those policies, every one measured (exhaustive), and the
+ * default, measured the same way.
  */
 #include "measure.h"
 
@@ -29,10 +35,11 @@
 /* May the sweep call optional entry `field`? (the loader's one rule) */
 #define VT_HAS(s, field) CALHOST_VTABLE_CALLABLE((s)->vt, (s)->req->abi_version, field)
 
-enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED, ENTRY_UNMEASURED };
+enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED };
 
 typedef struct entry {
   uint32_t index;
+  uint32_t *config; /* the search's configuration (param_count positions), NULL for the default */
   char *policy;
   size_t policy_length;
   enum entry_state state;
@@ -40,7 +47,9 @@ typedef struct entry {
   uint32_t n;
   uint32_t iterations;
   double median;
-  const char *why; /* why it was pruned (for the report), or NULL */
+  const char *why;        /* why it was pruned (for the report), or NULL */
+  char *reason;           /* why it was rejected, or NULL */
+  double compile_seconds; /* its first prepare */
 } entry;
 
 typedef struct sweep {
@@ -51,6 +60,17 @@ typedef struct sweep {
   size_t max_policy;
   int any_device_timing;
   int all_device_timing;
+  /* the candidates run so far: the default first, then in search order */
+  entry *es;
+  size_t ne, cap;
+  uint32_t reps, first; /* samples per candidate; in round one */
+  /* the search's space */
+  calhost_search_param param; /* numbered: the one parameter "index" */
+  char **words;
+  uint32_t count;
+  size_t last;    /* the entry evaluate filled last */
+  uint32_t shown; /* runs announced ahead of the search's (the default: 1) */
+  int oom;        /* evaluate ran out of memory */
 } sweep;
 
 double calhost_sweep_now(void) {
@@ -142,6 +162,8 @@ static void add_rejection(sweep *s, entry *e, const char *reason) {
   e->state = ENTRY_REJECTED;
   if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
     o->rejected++;
+  free(e->reason);
+  e->reason = dup_text(reason);
   if (!r)
     return;
   o->rejections = r;
@@ -272,7 +294,10 @@ static int run_entry(sweep *s, entry *e, uint32_t iterations, double *seconds) {
 /* prepare; and in the first round run once, check, size samples. */
 static int ready_entry(sweep *s, entry *e, int first_round) {
   char why[640];
+  double t0 = calhost_sweep_now();
   calhost_status st = s->vt->prepare(s->session, e->policy, e->policy_length);
+  if (first_round)
+    e->compile_seconds = calhost_sweep_now() - t0;
   if (outcome(s, e, st, "prepare failed") != 0)
     return -1;
   if (!first_round)
@@ -372,6 +397,8 @@ static void free_entries(entry *es, size_t n) {
   for (size_t i = 0; es && i < n; i++) {
     free(es[i].policy);
     free(es[i].samples);
+    free(es[i].config);
+    free(es[i].reason);
   }
   free(es);
 }
@@ -411,16 +438,9 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
     case ENTRY_PRUNED:
       c->status = CALHOST_CANDIDATE_PRUNED;
       break;
-    case ENTRY_UNMEASURED:
-      c->status = CALHOST_CANDIDATE_UNMEASURED;
-      why = "not measured: the time budget ran out before it";
-      break;
     case ENTRY_REJECTED:
       c->status = CALHOST_CANDIDATE_REJECTED;
-      why = "rejected";
-      for (size_t j = 0; j < o->rejection_count; j++)
-        if (o->rejections[j].index == e->index && o->rejections[j].reason)
-          why = o->rejections[j].reason;
+      why = e->reason ? e->reason : "rejected";
       break;
     }
     if (e->state == ENTRY_ACTIVE && !e->n) /* stopped before its first sample */
@@ -435,6 +455,162 @@ static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
     h->candidate_start(h->user, e->index, ordinal, total, e->policy);
 }
 
+/* Appends an entry for candidate `index` (its samples allocated); NULL when
+ * out of memory. Pointers into s->es are invalidated. */
+static entry *add_entry(sweep *s, uint32_t index) {
+  if (s->ne == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    entry *n = realloc(s->es, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    s->es = n;
+    s->cap = cap;
+  }
+  entry *e = &s->es[s->ne];
+  memset(e, 0, sizeof *e);
+  e->index = index;
+  e->samples = calloc(s->reps, sizeof *e->samples);
+  if (!e->samples)
+    return NULL;
+  s->ne++;
+  return e;
+}
+
+/* Round one of entry e (see the top of the file): serialize, validate,
+ * prepare, check, size, warm up, the first samples, prune. Returns 0 when e
+ * was measured (maybe pruned) or rejected, -1 when the sweep stopped
+ * (cancelled, the time budget). */
+static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
+  const calhost_rigor_params *p = &s->req->params;
+  int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
+  char why[640];
+  if (serialize(s, e->index, &e->policy, &e->policy_length, why, sizeof why) != 0) {
+    if (!is_default)
+      s->out->tried++;
+    add_rejection(s, e, why);
+    return 0;
+  }
+  if (!is_default)
+    s->out->tried++;
+  char err[512] = "";
+  calhost_status st =
+      s->vt->validate_policy(s->req->instance, e->policy, e->policy_length, err, sizeof err);
+  err[sizeof err - 1] = '\0';
+  if (st != CALHOST_OK) {
+    snprintf(why, sizeof why, "invalid policy: %s", err[0] ? err : status_word(st));
+    add_rejection(s, e, why);
+    return 0;
+  }
+  notify(s, e, ordinal, total);
+  if (ready_entry(s, e, 1) != 0 || take_samples(s, e, is_default ? s->reps : s->first) != 0)
+    return stopped(s) ? -1 : 0;
+  if (!is_default && p->prune) {
+    double lead = leader_median(s->es, s->ne);
+    if (e->median > lead &&
+        calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
+      e->state = ENTRY_PRUNED;
+      e->why = PRUNE_WHY;
+      s->out->pruned++;
+    }
+  }
+  return 0;
+}
+
+/* The search's evaluate callback: round one of a configuration. */
+static int search_evaluate(void *user, const uint32_t *config, calhost_search_outcome *o) {
+  sweep *s = user;
+  if (cancelled(s))
+    return 1;
+  if (over_budget(s)) {
+    s->out->budget_exhausted = 1;
+    s->out->budget_after = s->out->tried;
+    return 1;
+  }
+  entry *e = add_entry(s, config[0]);
+  if (!e || !(e->config = malloc(sizeof *e->config))) {
+    s->oom = 1;
+    return 1;
+  }
+  e->config[0] = config[0];
+  double t0 = calhost_sweep_now();
+  uint32_t total = (s->out->planned ? s->out->planned : s->count) + s->shown;
+  if (first_round(s, e, s->out->evaluated + 1 + s->shown, total) != 0)
+    return 1;
+  s->out->evaluated++;
+  s->last = (size_t)(e - s->es);
+  o->seconds = calhost_sweep_now() - t0;
+  if (e->state == ENTRY_REJECTED || e->n == 0)
+    o->rejected = 1;
+  else
+    o->cost = e->median;
+  return 0;
+}
+
+/* The search's observe hook: hands the evaluation to hooks.evaluated. */
+static void search_observe(void *user, const uint32_t *config, const calhost_search_outcome *o,
+                           uint32_t evaluation, double best) {
+  sweep *s = user;
+  const calhost_sweep_hooks *h = &s->req->hooks;
+  (void)best;
+  if (!h->evaluated)
+    return;
+  const entry *e = &s->es[s->last];
+  calhost_sweep_evaluation ev = {.evaluation = evaluation,
+                                 .index = e->index,
+                                 .config = config,
+                                 .policy = e->policy,
+                                 .rejected = o->rejected,
+                                 .reason =
+                                     o->rejected ? (e->reason ? e->reason : "rejected") : NULL,
+                                 .pruned = e->state == ENTRY_PRUNED,
+                                 .median_us = NAN,
+                                 .spread_us = NAN,
+                                 .samples = e->n,
+                                 .compile_seconds = e->compile_seconds,
+                                 .seconds = o->seconds};
+  if (!o->rejected) {
+    ev.median_us = e->median;
+    ev.spread_us = calhost_stats_mad(e->samples, e->n);
+  }
+  h->evaluated(h->user, &ev);
+}
+
+/* The search's strategy and budget for this sweep (see measure.h). */
+static void search_plan(const calhost_sweep_request *req, uint64_t size,
+                        calhost_search_strategy *strategy, uint32_t *evaluations, double *seconds) {
+  calhost_search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
+                            : req->params.rigor == CALHOST_RIGOR_EXHAUSTIVE
+                                ? CALHOST_SEARCH_RIGOR_EXHAUSTIVE
+                                : CALHOST_SEARCH_RIGOR_MEASURE;
+  calhost_search_strategy rigor_strategy;
+  uint32_t rigor_budget;
+  calhost_search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
+  *seconds = req->budget_seconds > 0 ? req->budget_seconds : 0;
+  if (req->budget_evaluations)
+    *evaluations =
+        size && req->budget_evaluations > size ? (uint32_t)size : req->budget_evaluations;
+  else if (*seconds > 0)
+    *evaluations = 0; /* the seconds alone bound it */
+  else
+    *evaluations = rigor_budget;
+  if (size && *evaluations >= size)
+    *evaluations = 0; /* the whole space: the search ends exhausted */
+  if (req->policy_count) { /* explicit candidates (verify): every one */
+    *evaluations = 0;
+    *seconds = 0;
+    *strategy = CALHOST_SEARCH_EXHAUSTIVE;
+    return;
+  }
+  if (req->strategy != CALHOST_SEARCH_DEFAULT)
+    *strategy = req->strategy;
+  else if (!req->budget_evaluations && *seconds == 0)
+    *strategy = rigor_strategy;
+  else if (!*evaluations && *seconds > 0) /* a time alone: presumed below the space */
+    *strategy = calhost_search_default_strategy(size > 1 ? size - 1 : 1, size);
+  else
+    *strategy = calhost_search_default_strategy(*evaluations, size);
+}
+
 int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out) {
   memset(out, 0, sizeof *out);
   out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
@@ -446,11 +622,8 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
   s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
   const calhost_plugin_vtable *vt = req->vtable;
-  entry *es = NULL;
-  size_t ne = 0;
-  uint32_t *sel = NULL;
+  uint32_t *starts = NULL;
   int rc = -1;
-  char why[640];
 
   calhost_status st = vt->open_session(req->instance, req->workload, req->target, &s.session);
   if (st != CALHOST_OK || !s.session) {
@@ -468,77 +641,76 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     goto done;
   }
   out->candidate_count = count;
-  uint32_t plan_max = req->policy_count ? 0 : p->max_candidates; /* explicit: every one */
-  size_t nsel = calhost_plan_select(count, plan_max, NULL, 0);
-  sel = malloc((nsel ? nsel : 1) * sizeof *sel);
-  es = calloc(nsel + 1, sizeof *es);
-  if (!sel || !es) {
+  s.count = count;
+  s.reps = p->repetitions ? p->repetitions : 1;
+  s.first = p->prune ? (p->prune_after < s.reps ? p->prune_after : s.reps) : s.reps;
+
+  /* The search's space: the numbered candidates, in the plugin's order. */
+  size_t nstart = count < 1024 ? count : 1024;
+  starts = malloc(nstart * sizeof *starts);
+  if (!starts || calhost_search_numbered(count, &s.param, &s.words) != 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
-  calhost_plan_select(count, plan_max, sel, nsel);
-  out->planned = (uint32_t)nsel;
+  for (size_t i = 0; i < nstart; i++)
+    starts[i] = (uint32_t)i;
+  calhost_search_space space = {.name = req->workload->name,
+                                .params = &s.param,
+                                .param_count = 1,
+                                .evaluate = search_evaluate,
+                                .user = &s,
+                                .starts = starts,
+                                .start_count = nstart};
+  calhost_search_options so;
+  calhost_search_options_init(&so);
+  search_plan(req, count, &so.strategy, &so.max_evaluations, &so.max_seconds);
+  so.seed = req->seed ? req->seed : 1;
+  so.observe = search_observe;
+  so.observe_user = &s;
+  out->numbered = 1;
+  out->space_size = count;
+  out->strategy = (uint32_t)so.strategy;
+  out->budget_evaluations = so.max_evaluations;
+  out->budget_seconds = so.max_seconds;
+  out->planned = so.max_evaluations ? so.max_evaluations : count;
 
   /* The default first: it is the first leader, and never pruned. */
-  int has_default = VT_HAS(&s, default_policy);
-  uint32_t reps = p->repetitions ? p->repetitions : 1;
-  if (has_default)
-    es[ne++].index = CALHOST_SWEEP_DEFAULT_INDEX;
-  for (size_t i = 0; i < nsel; i++)
-    es[ne++].index = sel[i];
-  for (size_t i = 0; i < ne; i++) {
-    es[i].samples = calloc(reps, sizeof *es[i].samples);
-    if (!es[i].samples) {
+  if (VT_HAS(&s, default_policy)) {
+    entry *e = add_entry(&s, CALHOST_SWEEP_DEFAULT_INDEX);
+    if (!e) {
       snprintf(out->error, sizeof out->error, "out of memory");
       goto done;
     }
+    s.shown = 1;
+    first_round(&s, e, 1, out->planned + 1);
   }
 
-  /* Round one. */
-  uint32_t first = p->prune ? (p->prune_after < reps ? p->prune_after : reps) : reps;
-  for (size_t i = 0; i < ne; i++) {
-    entry *e = &es[i];
-    int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
-    if (cancelled(&s))
-      break;
-    if (!is_default && over_budget(&s)) {
-      out->budget_exhausted = 1;
-      out->budget_after = out->tried;
-      for (size_t j = i; j < ne; j++)
-        es[j].state = ENTRY_UNMEASURED; /* not counted as pruned */
-      break;
+  /* Round one: the search chooses the candidates. */
+  if (!stopped(&s)) {
+    const calhost_sweep_hooks *h = &req->hooks;
+    if (h->search_start) {
+      calhost_sweep_search_info info = {.params = &s.param,
+                                        .param_count = 1,
+                                        .numbered = 1,
+                                        .space_size = count,
+                                        .strategy = so.strategy,
+                                        .budget_evaluations = so.max_evaluations,
+                                        .budget_seconds = so.max_seconds,
+                                        .request = req};
+      h->search_start(h->user, &info);
     }
-    if (serialize(&s, e->index, &e->policy, &e->policy_length, why, sizeof why) != 0) {
-      if (!is_default)
-        out->tried++;
-      add_rejection(&s, e, why);
-      continue;
+    calhost_search_result sr;
+    if (calhost_search_run(&space, &so, &sr) != 0) {
+      snprintf(out->error, sizeof out->error, "search: %s", sr.error);
+      goto done;
     }
-    if (!is_default)
-      out->tried++;
-    char err[512] = "";
-    st = vt->validate_policy(req->instance, e->policy, e->policy_length, err, sizeof err);
-    err[sizeof err - 1] = '\0';
-    if (st != CALHOST_OK) {
-      snprintf(why, sizeof why, "invalid policy: %s", err[0] ? err : status_word(st));
-      add_rejection(&s, e, why);
-      continue;
-    }
-    notify(&s, e, (uint32_t)i + 1, (uint32_t)ne);
-    if (ready_entry(&s, e, 1) != 0 || take_samples(&s, e, is_default ? reps : first) != 0) {
-      if (stopped(&s))
-        break;
-      continue;
-    }
-    if (!is_default && p->prune) {
-      double lead = leader_median(es, ne);
-      if (e->median > lead &&
-          calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
-        e->state = ENTRY_PRUNED;
-        e->why = PRUNE_WHY;
-        out->pruned++;
-      }
-    }
+    out->search_stop = (uint32_t)sr.stop;
+    out->search_seconds = sr.seconds;
+    calhost_search_result_free(&sr);
+  }
+  if (s.oom) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
   }
   if (out->cancelled) {
     snprintf(out->error, sizeof out->error, "cancelled");
@@ -546,7 +718,9 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   }
 
   /* Prune again against the final leader of round one, then halve. */
-  entry **act = malloc(ne * sizeof *act);
+  entry *es = s.es;
+  size_t ne = s.ne;
+  entry **act = malloc((ne ? ne : 1) * sizeof *act);
   size_t nact = 0;
   if (!act) {
     snprintf(out->error, sizeof out->error, "out of memory");
@@ -582,7 +756,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   /* Round two: complete the survivors' samples. */
   for (size_t i = 0; i < nact && !out->budget_exhausted; i++) {
     entry *e = act[i];
-    if (e->n >= reps)
+    if (e->n >= s.reps)
       continue;
     if (cancelled(&s))
       break;
@@ -592,7 +766,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
       break;
     }
     notify(&s, e, (uint32_t)i + 1, (uint32_t)nact);
-    if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, reps) != 0) {
+    if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, s.reps) != 0) {
       if (stopped(&s))
         break;
       continue;
@@ -652,9 +826,10 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   rc = out->ok ? 0 : -1;
 
 done:
-  record_candidates(&s, es, ne);
-  free_entries(es, ne);
-  free(sel);
+  record_candidates(&s, s.es, s.ne);
+  free_entries(s.es, s.ne);
+  free(starts);
+  calhost_search_numbered_free(s.words, s.words ? count : 0);
   vt->close_session(s.session);
   return rc;
 }

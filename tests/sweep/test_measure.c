@@ -2,7 +2,9 @@
  * test_measure.c: one sweep (host/sweep/measure.c) against an in-test fake
  * backend whose candidates spin for known times: the fastest correct
  * candidate wins, wrong / invalid / oversized candidates are rejected with
- * their reasons, clear losers are pruned, rigor levels choose their subset,
+ * their reasons, clear losers are pruned, the search chooses the candidates
+ * (the rigor mapping, --strategy/--budget overrides, every evaluation
+ * observed),
  * the budget and cancellation stop the sweep, and the default is measured.
  */
 #include <math.h>
@@ -226,14 +228,167 @@ static void measure_prunes_clear_losers(void **state) {
   calhost_sweep_result_free(&r);
 }
 
-static void quick_measures_an_even_subset(void **state) {
+static int run_search(calhost_rigor rigor, calhost_search_strategy strategy, uint32_t budget,
+                      calhost_sweep_hooks *hooks, calhost_sweep_result *r) {
+  make_vtable();
+  calhost_sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
+  calhost_rigor_params_init(rigor, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002;
+  req.params.warmup_samples = 0;
+  req.strategy = strategy;
+  req.budget_evaluations = budget;
+  if (hooks)
+    req.hooks = *hooks;
+  return calhost_sweep_run(&req, r);
+}
+
+/* Distinct candidate indices among r's candidates (the default excluded). */
+static uint32_t distinct_candidates(const calhost_sweep_result *r) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < r->candidate_entries; i++) {
+    uint32_t idx = r->candidates[i].index;
+    int seen = idx == CALHOST_SWEEP_DEFAULT_INDEX;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = r->candidates[j].index == idx;
+    n += !seen;
+  }
+  return n;
+}
+
+static void rigor_levels_map_onto_strategies_and_budgets(void **state) {
   (void)state;
-  setup_fake(40);
   calhost_sweep_result r;
-  assert_int_equal(run_sweep(CALHOST_RIGOR_QUICK, 0, &r), 0);
+  setup_fake(40);
+  F.device_timing = 1;
+  /* quick: 2% of 40, at least 8, with the default strategy for that share */
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
   assert_int_equal(r.candidate_count, 40);
-  assert_int_equal(r.planned, 12);
-  assert_int_equal(r.tried, 12);
+  assert_int_equal(r.planned, 8);
+  assert_int_equal(r.evaluated, 8);
+  assert_int_equal(r.tried, 8);
+  assert_int_equal(distinct_candidates(&r), 8);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  assert_int_equal(r.budget_evaluations, 8);
+  assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EVALUATIONS);
+  assert_true(r.numbered);
+  calhost_sweep_result_free(&r);
+  /* measure: 10%, at least 32 */
+  assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 32);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  calhost_sweep_result_free(&r);
+  /* exhaustive: every candidate */
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 40);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EXHAUSTED);
+  calhost_sweep_result_free(&r);
+  /* a space the quick budget covers is measured whole */
+  setup_fake(6);
+  F.device_timing = 1;
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 6);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  calhost_sweep_result_free(&r);
+}
+
+static void strategy_and_budget_override_the_rigor(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  setup_fake(40);
+  F.device_timing = 1;
+  F.cost_us[17] = 5; /* the optimum */
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_RANDOM, 5, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_RANDOM);
+  assert_int_equal(r.evaluated, 5);
+  assert_int_equal(r.tried, 5);
+  assert_int_equal(r.planned, 5);
+  assert_int_equal(distinct_candidates(&r), 5);
+  calhost_sweep_result_free(&r);
+  /* a budget alone: the default strategy for that budget */
+  assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 6, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  assert_int_equal(r.evaluated, 6);
+  calhost_sweep_result_free(&r);
+  /* a strategy alone: the rigor's budget */
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_LOCAL, 0, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_LOCAL);
+  assert_int_equal(r.evaluated, 8);
+  calhost_sweep_result_free(&r);
+  /* a budget above the space: the space, once each; the optimum found */
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_GENETIC, 1000, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 40);
+  assert_int_equal(distinct_candidates(&r), 40);
+  assert_int_equal(r.winner_index, 17);
+  calhost_sweep_result_free(&r);
+}
+
+static struct observed {
+  unsigned starts, evaluations, rejected;
+  uint32_t last_evaluation;
+  int numbered;
+  uint64_t size;
+  char param[16];
+  uint32_t values;
+  double best;
+  uint32_t best_index;
+} O;
+
+static void on_search_start(void *user, const calhost_sweep_search_info *info) {
+  (void)user;
+  O.starts++;
+  O.numbered = info->numbered;
+  O.size = info->space_size;
+  snprintf(O.param, sizeof O.param, "%s", info->params[0].name);
+  O.values = info->params[0].value_count;
+  assert_int_equal(info->param_count, 1);
+  assert_int_equal(info->strategy, CALHOST_SEARCH_EXHAUSTIVE);
+}
+
+static void on_evaluated(void *user, const calhost_sweep_evaluation *ev) {
+  (void)user;
+  O.evaluations++;
+  assert_int_equal(ev->evaluation, O.last_evaluation + 1);
+  O.last_evaluation = ev->evaluation;
+  assert_int_equal(ev->config[0], ev->index);
+  assert_true(ev->seconds >= ev->compile_seconds && ev->compile_seconds >= 0);
+  if (ev->rejected) {
+    O.rejected++;
+    assert_non_null(ev->reason);
+    assert_true(isnan(ev->median_us));
+    return;
+  }
+  assert_non_null(ev->policy);
+  assert_null(ev->reason);
+  assert_true(ev->median_us > 0 && ev->spread_us >= 0 && ev->samples > 0);
+  if (ev->median_us < O.best) {
+    O.best = ev->median_us;
+    O.best_index = ev->index;
+  }
+}
+
+static void every_evaluation_is_observed(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  calhost_sweep_hooks h = {.search_start = on_search_start, .evaluated = on_evaluated};
+  memset(&O, 0, sizeof O);
+  O.best = INFINITY;
+  setup_fake(12);
+  F.device_timing = 1;
+  F.cost_us[3] = 10;
+  F.wrong = 5;
+  F.invalid = 8;
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &h, &r), 0);
+  assert_int_equal(O.starts, 1);
+  assert_true(O.numbered);
+  assert_int_equal(O.size, 12);
+  assert_string_equal(O.param, "index");
+  assert_int_equal(O.values, 12);
+  assert_int_equal(O.evaluations, 12);
+  assert_int_equal(O.evaluations, r.evaluated);
+  assert_int_equal(O.rejected, 2);
+  assert_int_equal(O.best_index, 3);
+  assert_int_equal(r.winner_index, 3);
   calhost_sweep_result_free(&r);
 }
 
@@ -337,7 +492,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
       cmocka_unit_test(measure_prunes_clear_losers),
-      cmocka_unit_test(quick_measures_an_even_subset),
+      cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
+      cmocka_unit_test(strategy_and_budget_override_the_rigor),
+      cmocka_unit_test(every_evaluation_is_observed),
       cmocka_unit_test(default_wins_when_nothing_beats_it),
       cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
       cmocka_unit_test(exhausted_budget_stops_enumeration),
