@@ -127,6 +127,17 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         else
           snprintf(tw, sizeof tw, "t=%u", t);
         x->kind = r->o->verify && !r->recalibrating ? CAL_MEASURED : CAL_PENDING;
+      }
+      if (r->o->record_path) {
+        char path[4096] = "";
+        if (cal_record_path(r, x->backend, w, t, path, sizeof path, NULL, 0) == 0 &&
+            access(path, F_OK) == 0)
+          x->recorded = cal_dupstr(path);
+        else
+          cal_warn(r, "%s %s t=%u: --record: %s was not written", x->backend,
+                   cal_workload_name(r, w), t, path);
+      }
+      if (x->kind == CAL_PENDING || x->kind == CAL_MEASURED) {
         if (x->sweep.budget_exhausted) {
           cal_warn(r, "%s %s %s: budget exhausted after %u candidates", x->backend,
                    cal_workload_name(r, w), tw, x->sweep.budget_after);
