@@ -127,6 +127,13 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         else
           snprintf(tw, sizeof tw, "t=%u", t);
         x->kind = r->o->verify && !r->recalibrating ? CAL_MEASURED : CAL_PENDING;
+        if (x->sweep.budget_exhausted) {
+          cal_warn(r, "%s %s %s: budget exhausted after %u candidates", x->backend,
+                   cal_workload_name(r, w), tw, x->sweep.budget_after);
+        }
+        if (x->sweep.noisy)
+          cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
+                   x->sweep.cv);
       }
       if (r->o->record_path) {
         char path[4096] = "";
@@ -136,15 +143,6 @@ static void on_record(void *user, const calhost_proto_msg *m) {
         else
           cal_warn(r, "%s %s t=%u: --record: %s was not written", x->backend,
                    cal_workload_name(r, w), t, path);
-      }
-      if (x->kind == CAL_PENDING || x->kind == CAL_MEASURED) {
-        if (x->sweep.budget_exhausted) {
-          cal_warn(r, "%s %s %s: budget exhausted after %u candidates", x->backend,
-                   cal_workload_name(r, w), tw, x->sweep.budget_after);
-        }
-        if (x->sweep.noisy)
-          cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
-                   x->sweep.cv);
       }
     } else if (m->type == CALHOST_REC_SKIPPED) {
       x->kind = CAL_SKIPPED;

@@ -311,7 +311,8 @@ int cfg_key(parser *p, const char *name, const char *value) {
                  ? 1
                  : refused(p, name, value, why);
     return unknown_key(
-        p, name, "cpus, threads, rigor, strategy, budget, time_budget, repetitions, plugin_timeout");
+        p, name,
+        "cpus, threads, rigor, strategy, budget, time_budget, repetitions, plugin_timeout");
   case SEC_LOOKUP:
     if (!strcmp(name, "force_portable"))
       return calhost_value_bool(value, &c->force_portable, why, sizeof why) == 0

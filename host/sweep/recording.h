@@ -23,9 +23,9 @@
 
 /* One sweep's recording. */
 typedef struct calhost_recording {
-  char path[4096];     /* the final file */
-  char part[4096 + 8]; /* PATH.part while the sweep runs */
-  char name[256];      /* the space's name (one word) */
+  char path[4096];         /* the final file */
+  char part[4096 + 8];     /* PATH.part while the sweep runs */
+  char name[256];          /* the space's name (one word) */
   const char *const *meta; /* "KEY VALUE" lines to add (borrowed until start) */
   size_t meta_count;
   FILE *f;
