@@ -64,13 +64,18 @@ typedef struct sweep {
   entry *es;
   size_t ne, cap;
   uint32_t reps, first; /* samples per candidate; in round one */
-  /* the search's space */
+  /* the search's space: the numbered candidates (param, words), or the
+   * plugin's named parameters (ABI 2 describe_space) */
   calhost_search_param param; /* numbered: the one parameter "index" */
   char **words;
   uint32_t count;
-  size_t last;    /* the entry evaluate filled last */
-  uint32_t shown; /* runs announced ahead of the search's (the default: 1) */
-  int oom;        /* evaluate ran out of memory */
+  const calhost_search_param *params;
+  size_t np;
+  int named;
+  calhost_search_param *named_params; /* named: allocated here, strings the plugin's */
+  size_t last;                        /* the entry evaluate filled last */
+  uint32_t shown;                     /* runs announced ahead of the search's (the default: 1) */
+  int oom;                            /* evaluate ran out of memory */
 } sweep;
 
 double calhost_sweep_now(void) {
@@ -191,9 +196,10 @@ static int policy_text_ok(const char *p, size_t n, char *why, size_t cap) {
 
 /* Serializes candidate `index` (or the default) into a fresh string.
  * Returns 0, or -1 with the reason in why. */
-static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, char *why,
-                     size_t cap) {
+static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **policy,
+                     size_t *length, char *why, size_t cap) {
   size_t bufcap = 256, len = 0;
+  (void)config; /* (ABI 1 headers: numbered candidates only) */
   *policy = NULL;
   for (int attempt = 0; attempt < 4; attempt++) {
     char *buf = malloc(bufcap);
@@ -208,6 +214,10 @@ static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, ch
                             &len);
     else if (index == CALHOST_SWEEP_DEFAULT_INDEX)
       st = s->vt->default_policy(s->session, buf, bufcap, &len);
+#if CALHOST_ABI_VERSION >= 2
+    else if (s->named && config)
+      st = s->vt->serialize_assignment(s->session, config, s->np, buf, bufcap, &len);
+#endif
     else
       st = s->vt->serialize_candidate(s->session, index, buf, bufcap, &len);
     if (st == CALHOST_BUFFER_TOO_SMALL) {
@@ -484,7 +494,7 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
   const calhost_rigor_params *p = &s->req->params;
   int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
   char why[640];
-  if (serialize(s, e->index, &e->policy, &e->policy_length, why, sizeof why) != 0) {
+  if (serialize(s, e->index, e->config, &e->policy, &e->policy_length, why, sizeof why) != 0) {
     if (!is_default)
       s->out->tried++;
     add_rejection(s, e, why);
@@ -526,14 +536,14 @@ static int search_evaluate(void *user, const uint32_t *config, calhost_search_ou
     s->out->budget_after = s->out->tried;
     return 1;
   }
-  entry *e = add_entry(s, config[0]);
-  if (!e || !(e->config = malloc(sizeof *e->config))) {
+  entry *e = add_entry(s, s->named ? s->out->evaluated : config[0]);
+  if (!e || !(e->config = malloc(s->np * sizeof *e->config))) {
     s->oom = 1;
     return 1;
   }
-  e->config[0] = config[0];
+  memcpy(e->config, config, s->np * sizeof *config);
   double t0 = calhost_sweep_now();
-  uint32_t total = (s->out->planned ? s->out->planned : s->count) + s->shown;
+  uint32_t total = (s->out->planned ? s->out->planned : s->out->evaluated + 1) + s->shown;
   if (first_round(s, e, s->out->evaluated + 1 + s->shown, total) != 0)
     return 1;
   s->out->evaluated++;
@@ -611,6 +621,94 @@ static void search_plan(const calhost_sweep_request *req, uint64_t size,
     *strategy = calhost_search_default_strategy(*evaluations, size);
 }
 
+#if CALHOST_ABI_VERSION >= 2
+/* The named space's validity test: the plugin's assignment_valid. */
+static int named_valid(void *user, const uint32_t *config) {
+  sweep *s = user;
+  char err[256];
+  return s->vt->assignment_valid(s->session, config, s->np, err, sizeof err) == CALHOST_OK;
+}
+
+/* Appends config to the plausible order unless invalid or already there. */
+static int add_start(sweep *s, uint32_t **starts, size_t *n, size_t cap, const uint32_t *config) {
+  if (*n >= cap || !named_valid(s, config))
+    return 0;
+  for (size_t i = 0; i < *n; i++)
+    if (!memcmp(*starts + i * s->np, config, s->np * sizeof *config))
+      return 0;
+  memcpy(*starts + *n * s->np, config, s->np * sizeof *config);
+  (*n)++;
+  return 0;
+}
+
+/* The plugin's named parameters (ABI 2: describe_space, assignment_valid,
+ * serialize_assignment) as the search's space, with the plausible order:
+ * the default's assignment, then the numbered candidates (the plugin's
+ * curated list, in its order) mapped through policy_assignment when the
+ * plugin has it. Returns 1 when set up, 0 when the session has only
+ * numbered candidates (or describes an unusable space: a message goes to
+ * the report's warnings through the plugin error hook), -1 when out of
+ * memory. */
+static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nstart) {
+  if (!VT_HAS(s, describe_space) || !VT_HAS(s, assignment_valid) ||
+      !VT_HAS(s, serialize_assignment))
+    return 0;
+  calhost_parameter_space ps;
+  memset(&ps, 0, sizeof ps);
+  ps.header.struct_type = CALHOST_STRUCT_PARAMETER_SPACE;
+  ps.header.struct_version = 1;
+  ps.header.struct_size = sizeof ps;
+  if (s->vt->describe_space(s->session, &ps) != CALHOST_OK) {
+    plugin_message(s); /* CALHOST_UNSUPPORTED: numbered only */
+    return 0;
+  }
+  if (!ps.parameters || ps.parameter_count < 1 || ps.parameter_count > 64)
+    return 0;
+  for (uint32_t i = 0; i < ps.parameter_count; i++) {
+    const calhost_parameter *q = &ps.parameters[i];
+    if (!q->name || !q->values || q->value_count < 1)
+      return 0;
+    for (uint32_t v = 0; v < q->value_count; v++)
+      if (!q->values[v])
+        return 0;
+  }
+  s->named_params = calloc(ps.parameter_count, sizeof *s->named_params);
+  if (!s->named_params)
+    return -1;
+  for (uint32_t i = 0; i < ps.parameter_count; i++) {
+    s->named_params[i].name = ps.parameters[i].name;
+    s->named_params[i].values = ps.parameters[i].values;
+    s->named_params[i].value_count = ps.parameters[i].value_count;
+    s->named_params[i].ordered = (ps.parameters[i].flags & CALHOST_PARAMETER_ORDERED) != 0;
+  }
+  s->params = s->named_params;
+  s->np = ps.parameter_count;
+  s->named = 1;
+  size_t cap = 1 + (count < 1024 ? count : 1024), n = 0;
+  uint32_t *a = malloc(s->np * sizeof *a);
+  *starts = malloc(cap * s->np * sizeof **starts);
+  if (!a || !*starts) {
+    free(a);
+    return -1;
+  }
+  if (ps.default_assignment)
+    add_start(s, starts, &n, cap, ps.default_assignment);
+  if (VT_HAS(s, policy_assignment))
+    for (uint32_t i = 0; i < count && n < cap; i++) {
+      char *policy = NULL, why[640];
+      size_t len = 0;
+      if (serialize(s, i, NULL, &policy, &len, why, sizeof why) == 0 &&
+          s->vt->policy_assignment(s->session, policy, len, a, s->np) == CALHOST_OK)
+        add_start(s, starts, &n, cap, a);
+      free(policy);
+      plugin_message(s);
+    }
+  free(a);
+  *nstart = n;
+  return 1;
+}
+#endif
+
 int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out) {
   memset(out, 0, sizeof *out);
   out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
@@ -645,34 +743,55 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   s.reps = p->repetitions ? p->repetitions : 1;
   s.first = p->prune ? (p->prune_after < s.reps ? p->prune_after : s.reps) : s.reps;
 
-  /* The search's space: the numbered candidates, in the plugin's order. */
-  size_t nstart = count < 1024 ? count : 1024;
-  starts = malloc(nstart * sizeof *starts);
-  if (!starts || calhost_search_numbered(count, &s.param, &s.words) != 0) {
+  /* The search's space: the plugin's named parameters when it describes
+   * them (ABI 2), else the numbered candidates in the plugin's order. */
+  size_t nstart = 0;
+  int named = 0;
+#if CALHOST_ABI_VERSION >= 2
+  named = named_space(&s, count, &starts, &nstart);
+  if (named < 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
-  for (size_t i = 0; i < nstart; i++)
-    starts[i] = (uint32_t)i;
+#endif
+  if (!named) {
+    nstart = count < 1024 ? count : 1024;
+    starts = malloc(nstart * sizeof *starts);
+    if (!starts || calhost_search_numbered(count, &s.param, &s.words) != 0) {
+      snprintf(out->error, sizeof out->error, "out of memory");
+      goto done;
+    }
+    for (size_t i = 0; i < nstart; i++)
+      starts[i] = (uint32_t)i;
+    s.params = &s.param;
+    s.np = 1;
+  }
   calhost_search_space space = {.name = req->workload->name,
-                                .params = &s.param,
-                                .param_count = 1,
+                                .params = s.params,
+                                .param_count = s.np,
                                 .evaluate = search_evaluate,
                                 .user = &s,
                                 .starts = starts,
                                 .start_count = nstart};
+#if CALHOST_ABI_VERSION >= 2
+  if (named)
+    space.valid = named_valid;
+#endif
+  uint64_t size = named ? calhost_search_count_valid(&space, 1u << 20) : count;
   calhost_search_options so;
   calhost_search_options_init(&so);
-  search_plan(req, count, &so.strategy, &so.max_evaluations, &so.max_seconds);
+  search_plan(req, size, &so.strategy, &so.max_evaluations, &so.max_seconds);
   so.seed = req->seed ? req->seed : 1;
   so.observe = search_observe;
   so.observe_user = &s;
-  out->numbered = 1;
-  out->space_size = count;
+  out->numbered = !named;
+  out->space_size = size;
   out->strategy = (uint32_t)so.strategy;
   out->budget_evaluations = so.max_evaluations;
   out->budget_seconds = so.max_seconds;
-  out->planned = so.max_evaluations ? so.max_evaluations : count;
+  out->planned = so.max_evaluations                     ? so.max_evaluations
+                 : size && size <= (uint64_t)UINT32_MAX ? (uint32_t)size
+                                                        : 0;
 
   /* The default first: it is the first leader, and never pruned. */
   if (VT_HAS(&s, default_policy)) {
@@ -689,10 +808,10 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   if (!stopped(&s)) {
     const calhost_sweep_hooks *h = &req->hooks;
     if (h->search_start) {
-      calhost_sweep_search_info info = {.params = &s.param,
-                                        .param_count = 1,
-                                        .numbered = 1,
-                                        .space_size = count,
+      calhost_sweep_search_info info = {.params = s.params,
+                                        .param_count = s.np,
+                                        .numbered = !named,
+                                        .space_size = size,
                                         .strategy = so.strategy,
                                         .budget_evaluations = so.max_evaluations,
                                         .budget_seconds = so.max_seconds,
@@ -829,6 +948,7 @@ done:
   record_candidates(&s, s.es, s.ne);
   free_entries(s.es, s.ne);
   free(starts);
+  free(s.named_params);
   calhost_search_numbered_free(s.words, s.words ? count : 0);
   vt->close_session(s.session);
   return rc;
