@@ -488,21 +488,135 @@ static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
   calhost_sweep_result_free(&r);
 }
 
+#if CALHOST_ABI_VERSION >= 2
+/* ---- a described parameter space (ABI 2) -------------------------------- */
+
+/* a: ordered 1,2,4,8; b: categories x,y,z; (a=8, b=z) is invalid. The
+ * assignment (i, j) is the fake's candidate c=3i+j, so prepare, run and the
+ * costs work as for numbered candidates. */
+static const char *const A_VALUES[] = {"1", "2", "4", "8"}, *const B_VALUES[] = {"x", "y", "z"};
+static const calhost_parameter PARAMS[] = {{"a", A_VALUES, 4, CALHOST_PARAMETER_ORDERED},
+                                           {"b", B_VALUES, 3, 0}};
+static const uint32_t DEFAULT_ASSIGNMENT[] = {0, 0};
+static unsigned g_invalid_serialized;
+
+static int a_valid(const uint32_t *a, size_t n) {
+  return n == 2 && a[0] < 4 && a[1] < 3 && !(a[0] == 3 && a[1] == 2);
+}
+static calhost_status f_describe(calhost_session *s, calhost_parameter_space *out) {
+  (void)s;
+  out->parameters = PARAMS;
+  out->parameter_count = 2;
+  out->default_assignment = DEFAULT_ASSIGNMENT;
+  return CALHOST_OK;
+}
+static calhost_status f_valid(calhost_session *s, const uint32_t *a, size_t n, char *err,
+                              size_t cap) {
+  (void)s;
+  if (a_valid(a, n))
+    return CALHOST_OK;
+  snprintf(err, cap, "a=8 with b=z");
+  return CALHOST_INVALID_ARGUMENT;
+}
+static calhost_status f_serialize_a(calhost_session *s, const uint32_t *a, size_t n, char *buf,
+                                    size_t cap, size_t *len) {
+  (void)s;
+  char text[32];
+  if (!a_valid(a, n)) {
+    g_invalid_serialized++;
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  snprintf(text, sizeof text, "c=%u", a[0] * 3 + a[1]);
+  return calhost_copy_out(text, buf, cap, len);
+}
+static calhost_status f_policy_a(calhost_session *s, const char *p, size_t len, uint32_t *a,
+                                 size_t n) {
+  (void)s;
+  if (n != 2 || len < 3 || strncmp(p, "c=", 2))
+    return CALHOST_INVALID_ARGUMENT;
+  unsigned c = (unsigned)atoi(p + 2);
+  a[0] = c / 3;
+  a[1] = c % 3;
+  return CALHOST_OK;
+}
+
+static int run_named(calhost_rigor rigor, calhost_search_strategy strategy, uint32_t budget,
+                     calhost_sweep_result *r) {
+  make_vtable();
+  vt.abi_version = 2;
+  vt.describe_space = f_describe;
+  vt.assignment_valid = f_valid;
+  vt.serialize_assignment = f_serialize_a;
+  vt.policy_assignment = f_policy_a;
+  calhost_sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
+  calhost_rigor_params_init(rigor, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002;
+  req.params.warmup_samples = 0;
+  req.strategy = strategy;
+  req.budget_evaluations = budget;
+  return calhost_sweep_run(&req, r);
+}
+
+static void described_parameters_are_searched_by_name(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  setup_fake(4); /* 4 numbered candidates: c=0..3, the plausible order */
+  F.device_timing = 1;
+  for (int i = 0; i < 12; i++)
+    F.cost_us[i] = 40;
+  F.cost_us[7] = 5;  /* (a=4, b=y): the optimum */
+  F.cost_us[11] = 1; /* (a=8, b=z): faster still, but invalid: never run */
+  g_invalid_serialized = 0;
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  assert_false(r.numbered);
+  assert_int_equal(r.space_size, 11);
+  assert_int_equal(r.evaluated, 11);
+  assert_int_equal(distinct_candidates(&r), 11);
+  assert_int_equal(g_invalid_serialized, 0);
+  assert_string_equal(r.winner_policy, "c=7");
+  for (size_t i = 0; i < r.candidate_entries; i++)
+    assert_string_not_equal(r.candidates[i].policy, "c=11");
+  calhost_sweep_result_free(&r);
+  /* the plausible order: the default's assignment, then the numbered
+   * candidates through policy_assignment */
+  assert_int_equal(run_named(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_EXHAUSTIVE, 4, &r), 0);
+  assert_int_equal(r.evaluated, 4);
+  static const char *const order[] = {"c=0", "c=1", "c=2", "c=3"};
+  size_t k = 0;
+  for (size_t i = 0; i < r.candidate_entries; i++)
+    if (r.candidates[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
+      assert_string_equal(r.candidates[i].policy, order[k++]);
+  assert_int_equal(k, 4);
+  calhost_sweep_result_free(&r);
+  /* a budget: every strategy stays within it, valid and distinct */
+  for (int st = CALHOST_SEARCH_RANDOM; st < CALHOST_SEARCH_STRATEGY_COUNT; st++) {
+    assert_int_equal(run_named(CALHOST_RIGOR_QUICK, (calhost_search_strategy)st, 6, &r), 0);
+    assert_int_equal(r.evaluated, 6);
+    assert_int_equal(distinct_candidates(&r), 6);
+    assert_int_equal(g_invalid_serialized, 0);
+    calhost_sweep_result_free(&r);
+  }
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
-      cmocka_unit_test(measure_prunes_clear_losers),
-      cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
-      cmocka_unit_test(strategy_and_budget_override_the_rigor),
-      cmocka_unit_test(every_evaluation_is_observed),
-      cmocka_unit_test(default_wins_when_nothing_beats_it),
-      cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
-      cmocka_unit_test(exhausted_budget_stops_enumeration),
-      cmocka_unit_test(exhausted_budget_without_default_is_a_failure),
-      cmocka_unit_test(cancellation_stops_the_sweep),
-      cmocka_unit_test(every_candidate_is_announced_before_it_runs),
-      cmocka_unit_test(device_timings_are_used_when_reported),
-      cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
+    cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
+    cmocka_unit_test(measure_prunes_clear_losers),
+    cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
+    cmocka_unit_test(strategy_and_budget_override_the_rigor),
+    cmocka_unit_test(every_evaluation_is_observed),
+#if CALHOST_ABI_VERSION >= 2
+    cmocka_unit_test(described_parameters_are_searched_by_name),
+#endif
+    cmocka_unit_test(default_wins_when_nothing_beats_it),
+    cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
+    cmocka_unit_test(exhausted_budget_stops_enumeration),
+    cmocka_unit_test(exhausted_budget_without_default_is_a_failure),
+    cmocka_unit_test(cancellation_stops_the_sweep),
+    cmocka_unit_test(every_candidate_is_announced_before_it_runs),
+    cmocka_unit_test(device_timings_are_used_when_reported),
+    cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
 }
