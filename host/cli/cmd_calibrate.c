@@ -170,8 +170,8 @@ const cli_command calhost_cmd_calibrate = {
     "       [--report DIR] [--shard I/N]",
     "run calibration sweeps and store the winners",
     "Flags win over the configuration. The rigor level decides which candidates\n"
-    "run (quick: 2% of the space, at least 8, model search; measure: 10%, at\n"
-    "least 32; exhaustive: every one); --strategy and --budget override it.\n"
+    "run (quick: 2% of the space, 8 to 32, model search; measure: 10%, 32 to\n"
+    "256; exhaustive: every one); --strategy and --budget override it.\n"
     "--record FILE writes each sweep's evaluated candidates as a space file\n"
     "(FILE-BACKEND-WORKLOAD-tN.space when the run has several sweeps).\n"
     "Exit 0 when every sweep was stored or already calibrated, 1 when some\n"

@@ -818,6 +818,14 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
                                         .request = req};
       h->search_start(h->user, &info);
     }
+    /* Under the time budget, racing (halving, then round two) needs time
+     * after the search: the search gets 70% of what is left of the sweep's
+     * share, and stops there as on a seconds budget. */
+    if (req->deadline > 0 && p->halving) {
+      double left = (req->deadline - calhost_sweep_now()) * 0.7;
+      if (left > 0 && (so.max_seconds == 0 || left < so.max_seconds))
+        so.max_seconds = left;
+    }
     calhost_search_result sr;
     if (calhost_search_run(&space, &so, &sr) != 0) {
       snprintf(out->error, sizeof out->error, "search: %s", sr.error);
