@@ -20,9 +20,14 @@
  * quick and a measure sweep (calhost_sweep_run at each rigor level, whose
  * candidates the search chooses as calibrate does), one line each:
  *
- *   live plugin=NAME shape=MxNxK threads=1 candidates=N rigor=R strategy=S
- *   evaluated=N seconds=F time_vs_exhaustive=F winner_vs_exhaustive=F
+ *   live plugin=NAME shape=MxNxK threads=1 candidates=N space=numbered|parameters
+ *   space_size=N rigor=R strategy=S evaluated=N seconds=F time_vs_exhaustive=F
+ *   winner_vs_exhaustive=F
  *
+ * The exhaustive sweep runs only when the space has at most
+ * --max-exhaustive (2000) valid configurations (a described OpenCL space
+ * of 10 000 points takes hours on PoCL): otherwise a line says it was
+ * skipped and the ratios are nan.
  * time_vs_exhaustive: this sweep's wall time / the exhaustive sweep's, in
  * the same run; winner_vs_exhaustive: the quality of this sweep's choice,
  * judged in the exhaustive sweep (the same samples for both): the
@@ -32,6 +37,7 @@
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
  *                [--space NAME] [--no-start]
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
+ *                [--max-exhaustive N]
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -56,7 +62,7 @@
 
 /* One plugin's live sweeps: per shape, exhaustive then quick and measure. */
 static int live_plugin(const char *path, const long long (*shapes)[3], size_t nshapes,
-                       unsigned threads) {
+                       unsigned threads, uint64_t max_exhaustive) {
   calhost_loader_options lo;
   calhost_loader_options_init(&lo);
   calhost_plugin *p = calhost_loader_open(&lo, NULL, path);
@@ -98,52 +104,62 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
     t.cpus = cpus;
     t.cpu_count = threads;
     t.features = "";
-    static const calhost_rigor order[] = {CALHOST_RIGOR_EXHAUSTIVE, CALHOST_RIGOR_QUICK,
-                                          CALHOST_RIGOR_MEASURE};
-    double ex_seconds = 0, ex_median = 0;
-    calhost_sweep_result ex;
-    memset(&ex, 0, sizeof ex);
+    /* quick and measure first: their space size decides whether the
+     * exhaustive sweep is affordable (--max-exhaustive) */
+    static const calhost_rigor order[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
+                                          CALHOST_RIGOR_EXHAUSTIVE};
+    calhost_sweep_result res[3];
+    double took[3] = {0, 0, 0};
+    int ran[3] = {0, 0, 0};
+    memset(res, 0, sizeof res);
     for (int ri = 0; ri < 3; ri++) {
+      if (ri == 2 && (res[0].space_size == 0 || res[0].space_size > max_exhaustive)) {
+        printf("live plugin=%s shape=%s threads=%u space=%llu exhaustive=skipped "
+               "(more than --max-exhaustive %llu configurations)\n",
+               p->backend, name, threads, (unsigned long long)res[0].space_size,
+               (unsigned long long)max_exhaustive);
+        break;
+      }
       calhost_sweep_request req = {.vtable = vt,
                                    .abi_version = p->abi_version,
                                    .instance = inst,
                                    .workload = &w,
                                    .target = &t};
       calhost_rigor_params_init(order[ri], 0, &req.params);
-      calhost_sweep_result res;
       double t0 = calhost_sweep_now();
-      calhost_sweep_run(&req, &res);
-      double took = calhost_sweep_now() - t0;
-      if (!res.ok) {
+      calhost_sweep_run(&req, &res[ri]);
+      took[ri] = calhost_sweep_now() - t0;
+      ran[ri] = 1;
+      if (!res[ri].ok) {
         fprintf(stderr, "search-bench: %s %s %s: %s\n", p->backend, name,
-                calhost_rigor_name(order[ri]), res.error);
-        calhost_sweep_result_free(&res);
+                calhost_rigor_name(order[ri]), res[ri].error);
         failed = 1;
         break;
       }
-      if (ri == 0) {
-        ex_seconds = took;
-        ex_median = res.median_us;
-      }
+    }
+    const calhost_sweep_result *ex = ran[2] && res[2].ok ? &res[2] : NULL;
+    for (int ri = 0; ri < 3; ri++) {
+      if (!ran[ri] || !res[ri].ok)
+        continue;
       /* this sweep's winner as the exhaustive sweep measured it */
       double chosen = NAN;
-      const calhost_sweep_result *e = ri == 0 ? &res : &ex;
-      for (size_t c = 0; c < e->candidate_entries; c++)
-        if (e->candidates[c].policy && res.winner_policy &&
-            strcmp(e->candidates[c].policy, res.winner_policy) == 0)
-          chosen = e->candidates[c].median_us;
-      printf("live plugin=%s shape=%s threads=%u candidates=%u rigor=%s strategy=%s evaluated=%u "
-             "seconds=%.2f time_vs_exhaustive=%.3f winner_vs_exhaustive=%.3f\n",
-             p->backend, name, threads, res.candidate_count, calhost_rigor_name(order[ri]),
-             calhost_search_strategy_name((calhost_search_strategy)res.strategy), res.evaluated,
-             took, took / ex_seconds, ex_median / chosen);
+      for (size_t c = 0; ex && c < ex->candidate_entries; c++)
+        if (ex->candidates[c].policy && res[ri].winner_policy &&
+            strcmp(ex->candidates[c].policy, res[ri].winner_policy) == 0)
+          chosen = ex->candidates[c].median_us;
+      printf("live plugin=%s shape=%s threads=%u candidates=%u space=%s space_size=%llu rigor=%s "
+             "strategy=%s evaluated=%u seconds=%.2f time_vs_exhaustive=%.3f "
+             "winner_vs_exhaustive=%.3f\n",
+             p->backend, name, threads, res[ri].candidate_count,
+             res[ri].numbered ? "numbered" : "parameters", (unsigned long long)res[ri].space_size,
+             calhost_rigor_name(order[ri]),
+             calhost_search_strategy_name((calhost_search_strategy)res[ri].strategy),
+             res[ri].evaluated, took[ri], ex ? took[ri] / took[2] : NAN,
+             ex ? ex->median_us / chosen : NAN);
       fflush(stdout);
-      if (ri == 0)
-        ex = res;
-      else
-        calhost_sweep_result_free(&res);
     }
-    calhost_sweep_result_free(&ex);
+    for (int ri = 0; ri < 3; ri++)
+      calhost_sweep_result_free(&res[ri]);
   }
   vt->destroy(inst);
   calhost_plugin_free(p);
@@ -155,9 +171,14 @@ static int live_main(int argc, char **argv) {
   size_t np = 0, ns = 0;
   long long shapes[16][3];
   unsigned threads = 1;
+  uint64_t max_exhaustive = 2000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--live") == 0)
       continue;
+    if (strcmp(argv[i], "--max-exhaustive") == 0 && i + 1 < argc) {
+      max_exhaustive = strtoull(argv[++i], NULL, 10);
+      continue;
+    }
     if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc && np < 16)
       plugins[np++] = argv[++i];
     else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && ns < 16 &&
@@ -170,7 +191,7 @@ static int live_main(int argc, char **argv) {
       threads = (unsigned)atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: search-bench --live [--plugin PATH]... [--shape MxNxK]... "
-                      "[--threads N]\n");
+                      "[--threads N] [--max-exhaustive N]\n");
       return 2;
     }
   }
@@ -198,7 +219,7 @@ static int live_main(int argc, char **argv) {
   }
   int failed = 0;
   for (size_t i = 0; i < np; i++)
-    failed |= live_plugin(plugins[i], (const long long(*)[3])shapes, ns, threads);
+    failed |= live_plugin(plugins[i], (const long long(*)[3])shapes, ns, threads, max_exhaustive);
   return failed;
 }
 #endif
