@@ -9,6 +9,7 @@
  *  - --record writes a space file that the reader loads, whose entries are
  *    the evaluated candidates (all of them for an exhaustive run), and that
  *    replays deterministically; several sweeps write one file each;
+ *  - a plugin describing its parameters (opencl_gemm) is recorded by name;
  *  - bad strategy names and budgets, on the command line and in the
  *    configuration, are refused with clear errors.
  */
@@ -276,6 +277,46 @@ static void record_writes_a_space_that_replays(void **state) {
   }
 }
 
+/* A plugin that describes its parameters (ABI 2: opencl_gemm on the
+ * machine's OpenCL device, PoCL in CI) is searched and recorded by name. */
+static void described_parameters_are_recorded_by_name(void **state) {
+  (void)state;
+  char *out, *err, path[512], msg[512], cfg[512], store[512];
+  in_dir(cfg, sizeof cfg, "calhost.ini");
+  in_dir(store, sizeof store, "store.txt");
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/plugins\n"
+          "enabled = opencl_gemm\n[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 0\n"
+          "repetitions = 3\n%s",
+          store, g_build, TINY);
+  fclose(f);
+  in_dir(path, sizeof path, "ocl.space");
+  int rc = calhost(&out, &err, "--json", "calibrate", "--force", "--budget", "3", "--record", path,
+                   NULL);
+  if (rc != 0 || !strstr(out, "\"space\":\"parameters\"")) {
+    /* no usable OpenCL device here */
+    fprintf(stderr, "opencl_gemm not calibrated (rc %d): %.300s\n", rc, err);
+    free(out);
+    free(err);
+    skip();
+  }
+  assert_int_equal(search_number(out, "evaluated"), 3);
+  assert_true(search_number(out, "space_size") > 1000);
+  free(out);
+  free(err);
+  calhost_space sp;
+  assert_int_equal(calhost_space_load(path, &sp, msg, sizeof msg), 0);
+  assert_true(sp.param_count > 1);
+  assert_int_equal(sp.entry_count, 3);
+  for (size_t i = 0; i < sp.param_count; i++)
+    assert_string_not_equal(sp.params[i].name, "index");
+  for (size_t i = 0; i < sp.entry_count; i++)
+    assert_non_null(sp.entries[i].policy);
+  calhost_space_free(&sp);
+}
+
 static void bad_strategies_and_budgets_are_refused(void **state) {
   (void)state;
   char *out, *err;
@@ -341,6 +382,7 @@ int main(void) {
       cmocka_unit_test(budget_and_strategy_bound_the_evaluations),
       cmocka_unit_test(rigor_levels_map_onto_strategies),
       cmocka_unit_test(record_writes_a_space_that_replays),
+      cmocka_unit_test(described_parameters_are_recorded_by_name),
       cmocka_unit_test(bad_strategies_and_budgets_are_refused),
   };
   return cmocka_run_group_tests_name("calibrate --strategy/--budget/--record", tests, setup,
