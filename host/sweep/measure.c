@@ -14,11 +14,12 @@
  * samples. After the search, with halving, only the better half of the
  * survivors goes on; round two re-prepares the survivors and completes
  * their samples. The winner is the lowest median; the default wins when
- * nothing beats it. The search's space is the numbered candidates (one
- * ordered parameter "index", the plugin's order as the plausible order).
- * With explicit candidate policies in the request (calhost verify) the
- * space is those policies, every one measured (exhaustive), and the
- * default, measured the same way.
+ * nothing beats it. The search's space is the plugin's named parameters
+ * when it describes them (ABI 2 describe_space; the default's assignment and
+ * the numbered candidates as the plausible order), else the numbered
+ * candidates (one ordered parameter "index", the plugin's order as the
+ * plausible order). Under the time budget, measure's search stops at 70% of
+ * the sweep's share so that the racing has time.
  */
 #include "measure.h"
 
