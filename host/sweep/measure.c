@@ -200,7 +200,6 @@ static int policy_text_ok(const char *p, size_t n, char *why, size_t cap) {
 static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **policy,
                      size_t *length, char *why, size_t cap) {
   size_t bufcap = 256, len = 0;
-  (void)config; /* (ABI 1 headers: numbered candidates only) */
   *policy = NULL;
   for (int attempt = 0; attempt < 4; attempt++) {
     char *buf = malloc(bufcap);
@@ -215,10 +214,8 @@ static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **po
                             &len);
     else if (index == CALHOST_SWEEP_DEFAULT_INDEX)
       st = s->vt->default_policy(s->session, buf, bufcap, &len);
-#if CALHOST_ABI_VERSION >= 2
     else if (s->named && config)
       st = s->vt->serialize_assignment(s->session, config, s->np, buf, bufcap, &len);
-#endif
     else
       st = s->vt->serialize_candidate(s->session, index, buf, bufcap, &len);
     if (st == CALHOST_BUFFER_TOO_SMALL) {
@@ -622,7 +619,6 @@ static void search_plan(const calhost_sweep_request *req, uint64_t size,
     *strategy = calhost_search_default_strategy(*evaluations, size);
 }
 
-#if CALHOST_ABI_VERSION >= 2
 /* The named space's validity test: the plugin's assignment_valid. */
 static int named_valid(void *user, const uint32_t *config) {
   sweep *s = user;
@@ -708,7 +704,6 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
   *nstart = n;
   return 1;
 }
-#endif
 
 int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out) {
   memset(out, 0, sizeof *out);
@@ -748,13 +743,11 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
    * them (ABI 2), else the numbered candidates in the plugin's order. */
   size_t nstart = 0;
   int named = 0;
-#if CALHOST_ABI_VERSION >= 2
   named = named_space(&s, count, &starts, &nstart);
   if (named < 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
-#endif
   if (!named) {
     nstart = count < 1024 ? count : 1024;
     starts = malloc(nstart * sizeof *starts);
@@ -774,10 +767,8 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
                                 .user = &s,
                                 .starts = starts,
                                 .start_count = nstart};
-#if CALHOST_ABI_VERSION >= 2
   if (named)
     space.valid = named_valid;
-#endif
   uint64_t size = named ? calhost_search_count_valid(&space, 1u << 20) : count;
   calhost_search_options so;
   calhost_search_options_init(&so);

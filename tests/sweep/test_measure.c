@@ -488,7 +488,6 @@ static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
   calhost_sweep_result_free(&r);
 }
 
-#if CALHOST_ABI_VERSION >= 2
 /* ---- a described parameter space (ABI 2) -------------------------------- */
 
 /* a: ordered 1,2,4,8; b: categories x,y,z; (a=8, b=z) is invalid. The
@@ -597,26 +596,23 @@ static void described_parameters_are_searched_by_name(void **state) {
     calhost_sweep_result_free(&r);
   }
 }
-#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
-    cmocka_unit_test(measure_prunes_clear_losers),
-    cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
-    cmocka_unit_test(strategy_and_budget_override_the_rigor),
-    cmocka_unit_test(every_evaluation_is_observed),
-#if CALHOST_ABI_VERSION >= 2
-    cmocka_unit_test(described_parameters_are_searched_by_name),
-#endif
-    cmocka_unit_test(default_wins_when_nothing_beats_it),
-    cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
-    cmocka_unit_test(exhausted_budget_stops_enumeration),
-    cmocka_unit_test(exhausted_budget_without_default_is_a_failure),
-    cmocka_unit_test(cancellation_stops_the_sweep),
-    cmocka_unit_test(every_candidate_is_announced_before_it_runs),
-    cmocka_unit_test(device_timings_are_used_when_reported),
-    cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
+      cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
+      cmocka_unit_test(measure_prunes_clear_losers),
+      cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
+      cmocka_unit_test(strategy_and_budget_override_the_rigor),
+      cmocka_unit_test(every_evaluation_is_observed),
+      cmocka_unit_test(described_parameters_are_searched_by_name),
+      cmocka_unit_test(default_wins_when_nothing_beats_it),
+      cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
+      cmocka_unit_test(exhausted_budget_stops_enumeration),
+      cmocka_unit_test(exhausted_budget_without_default_is_a_failure),
+      cmocka_unit_test(cancellation_stops_the_sweep),
+      cmocka_unit_test(every_candidate_is_announced_before_it_runs),
+      cmocka_unit_test(device_timings_are_used_when_reported),
+      cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
 }
