@@ -18,8 +18,10 @@
  * when it describes them (ABI 2 describe_space; the default's assignment and
  * the numbered candidates as the plausible order), else the numbered
  * candidates (one ordered parameter "index", the plugin's order as the
- * plausible order). Under the time budget, measure's search stops at 70% of
- * the sweep's share so that the racing has time.
+ * plausible order). With explicit candidate policies in the request
+ * (calhost verify) the space is those policies, every one measured, and the
+ * default. Under the time budget, measure's search stops at 70% of the
+ * sweep's share so that the racing has time.
  */
 #include "measure.h"
 
@@ -743,7 +745,8 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
    * them (ABI 2), else the numbered candidates in the plugin's order. */
   size_t nstart = 0;
   int named = 0;
-  named = named_space(&s, count, &starts, &nstart);
+  if (!req->policy_count) /* explicit candidates (verify): numbered */
+    named = named_space(&s, count, &starts, &nstart);
   if (named < 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
