@@ -135,6 +135,15 @@ static void on_record(void *user, const calhost_proto_msg *m) {
           cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
                    x->sweep.cv);
       }
+      if (r->o->record_path) {
+        char path[4096] = "";
+        if (cal_record_path(r, x->backend, w, t, path, sizeof path, NULL, 0) == 0 &&
+            access(path, F_OK) == 0)
+          x->recorded = cal_dupstr(path);
+        else
+          cal_warn(r, "%s %s t=%u: --record: %s was not written", x->backend,
+                   cal_workload_name(r, w), t, path);
+      }
     } else if (m->type == CALHOST_REC_SKIPPED) {
       x->kind = CAL_SKIPPED;
       x->message = calhost_proto_dup_str(&c);

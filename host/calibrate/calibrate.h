@@ -86,6 +86,10 @@ typedef struct calhost_calibrate_options {
    * (explicit candidates) and nothing is stored; keys without a stored
    * profile are reported, not measured. NULL: calibrate. */
   const struct calhost_verify_options *verify;
+  /* --record FILE: every candidate each sweep's search evaluates goes to a
+   * space file (sweep/recording.h: FILE for a run of one sweep, else
+   * FILE-BACKEND-WORKLOAD-tN.space); NULL: no recording */
+  const char *record_path;
 } calhost_calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "isolate/isolate.h"
 #include "runtime/binding.h"
+#include "sweep/recording.h"
 
 typedef struct child_ctx {
   cal_run *r;
@@ -22,7 +24,47 @@ typedef struct child_ctx {
   size_t workload;
   uint32_t threads;
   calhost_proto_buf buf;
+  calhost_recording *rec; /* --record: this sweep's recording, or NULL */
 } child_ctx;
+
+static void child_search_start(void *user, const calhost_sweep_search_info *info) {
+  child_ctx *c = user;
+  if (c->rec)
+    calhost_recording_start(c->rec, info);
+}
+
+static void child_evaluated(void *user, const calhost_sweep_evaluation *ev) {
+  child_ctx *c = user;
+  if (c->rec)
+    calhost_recording_add(c->rec, ev);
+}
+
+/* --record: the metadata of a sweep's space file and its recording. */
+static void record_begin(child_ctx *c, calhost_recording *rec, const calhost_config_workload *cw,
+                         const calhost_workload *w, uint32_t threads, const char *processor,
+                         char meta[9][320], const char *metap[9]) {
+  cal_run *r = c->r;
+  char path[4096], name[256], shape[200] = "";
+  if (!r->o->record_path || cal_record_path(r, r->cur->backend, c->workload, threads, path,
+                                            sizeof path, name, sizeof name) != 0)
+    return;
+  for (size_t d = 0; d < cw->shape_rank; d++)
+    snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", d ? "x" : "",
+             (long long)cw->shape[d]);
+  snprintf(meta[0], 320, "plugin %s", r->cur->backend);
+  snprintf(meta[1], 320, "implementation %s", r->cur->implementation_version);
+  snprintf(meta[2], 320, "workload %s", cw->name);
+  snprintf(meta[3], 320, "operator %s", cw->operator_name);
+  snprintf(meta[4], 320, "shape %s", shape);
+  snprintf(meta[5], 320, "dtype %s", w->dtype);
+  snprintf(meta[6], 320, "threads %u", threads);
+  snprintf(meta[7], 320, "processor %.300s", processor);
+  snprintf(meta[8], 320, "rigor %s", r->rigor_name);
+  for (int m = 0; m < 9; m++)
+    metap[m] = meta[m];
+  calhost_recording_init(rec, path, name, metap, 9);
+  c->rec = rec;
+}
 
 static void child_send(child_ctx *c) {
   if (calhost_proto_finish(&c->buf) == 0)
@@ -275,6 +317,9 @@ int cal_child_main(void *user, int fd) {
                                    .params = r->params,
                                    .deadline = deadline,
                                    .max_policy_length = CALHOST_POLICY_MAX_LENGTH};
+      req.strategy = (calhost_search_strategy)r->cfg->strategy;
+      req.budget_evaluations = r->cfg->budget_evaluations;
+      req.budget_seconds = r->cfg->budget_seconds;
       req.hooks.user = &c;
       req.hooks.candidate_start = child_candidate;
       req.hooks.take_plugin_error = child_take_error;
@@ -284,8 +329,20 @@ int cal_child_main(void *user, int fd) {
         req.params.prune = 0;
         req.params.halving = 0;
       }
+      req.hooks.search_start = child_search_start;
+      req.hooks.evaluated = child_evaluated;
+      calhost_recording rec;
+      char meta[9][320];
+      const char *metap[9];
+      if (!explicit_policy)
+        record_begin(&c, &rec, cw, &w, tg.thread_count, kc.processor, meta, metap);
       calhost_sweep_result res;
       calhost_sweep_run(&req, &res);
+      if (c.rec) {
+        if (calhost_recording_finish(c.rec) != 0)
+          calhost_text_printf(stderr, "calhost: calibrate: --record: %s\n", c.rec->error);
+        c.rec = NULL;
+      }
       calstore_lookup_result_free(&stored);
       r->child_deadline = 0;
       calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);

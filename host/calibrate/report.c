@@ -239,6 +239,14 @@ void cal_print_summary(cal_run *r) {
       if (x->sweep.rejection_count > 10)
         fprintf(o, "  ... and %zu more (see --json)\n", x->sweep.rejection_count - 10);
     }
+    for (size_t i = 0; i < r->result_count; i++) {
+      const cal_result *x = &r->results[i];
+      if (x->recorded)
+        calhost_text_printf(
+            o, "%s %s t=%u: recorded %u evaluated candidates (%s) to %s\n", nz(x->backend, "?"),
+            cal_workload_name(r, x->workload), x->threads, x->sweep.evaluated,
+            calhost_search_strategy_name((calhost_search_strategy)x->sweep.strategy), x->recorded);
+    }
     size_t shown = print_rejection_warnings(r, o);
     if (r->warning_count) {
       if (!shown)
@@ -303,6 +311,50 @@ static void json_candidates(const calhost_sweep_result *s, FILE *o) {
             c->noisy ? "true" : "false");
   }
   fputc(']', o);
+}
+
+static const char *stop_word(uint32_t stop) {
+  switch (stop) {
+  case CALHOST_SEARCH_STOP_EXHAUSTED:
+    return "exhausted";
+  case CALHOST_SEARCH_STOP_EVALUATIONS:
+    return "evaluations";
+  case CALHOST_SEARCH_STOP_SECONDS:
+    return "seconds";
+  case CALHOST_SEARCH_STOP_TARGET:
+    return "target";
+  case CALHOST_SEARCH_STOP_CALLER:
+    return "stopped";
+  }
+  return "unknown";
+}
+
+/* ,"search":{"strategy", "space" (numbered|parameters), "space_size" (null:
+ * unknown), "budget_evaluations" (null: none), "budget_seconds" (null:
+ * none), "evaluated", "stopped" (exhausted|evaluations|seconds|target|
+ * stopped), "seconds"}: which candidates the search chose to run. */
+static void json_search(const calhost_sweep_result *s, FILE *o) {
+  fputs(",\"search\":{\"strategy\":", o);
+  calhost_json_string(o, calhost_search_strategy_name((calhost_search_strategy)s->strategy));
+  fprintf(o, ",\"space\":\"%s\",\"space_size\":", s->numbered ? "numbered" : "parameters");
+  if (s->space_size)
+    fprintf(o, "%llu", (unsigned long long)s->space_size);
+  else
+    fputs("null", o);
+  fputs(",\"budget_evaluations\":", o);
+  if (s->budget_evaluations)
+    fprintf(o, "%u", s->budget_evaluations);
+  else
+    fputs("null", o);
+  fputs(",\"budget_seconds\":", o);
+  if (s->budget_seconds > 0)
+    calhost_json_number(o, s->budget_seconds);
+  else
+    fputs("null", o);
+  fprintf(o, ",\"evaluated\":%u,\"stopped\":\"%s\",\"seconds\":", s->evaluated,
+          stop_word(s->search_stop));
+  calhost_json_number(o, s->search_seconds);
+  fputc('}', o);
 }
 
 static void json_result(cal_run *r, const cal_result *x, FILE *o) {
@@ -381,6 +433,7 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
             "\"rejected\":%u},\"budget_exhausted\":%s",
             s->candidate_count, s->planned, s->tried, s->pruned, s->rejected,
             s->budget_exhausted ? "true" : "false");
+    json_search(s, o);
     fputs(",\"default_policy\":", o);
     calhost_json_string(o, s->default_policy);
     fputs(",\"rejected\":[", o);
@@ -397,6 +450,8 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
     json_candidates(s, o);
     fprintf(o, ",\"portable_stored\":%s,\"portable_note\":", x->portable_stored ? "true" : "false");
     calhost_json_string(o, x->portable_note);
+    fputs(",\"recorded\":", o);
+    calhost_json_string(o, x->recorded);
   }
   fputc('}', o);
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sweep/recording.h"
+
 char *cal_dupstr(const char *s) {
   if (!s)
     return NULL;
@@ -98,6 +100,12 @@ size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p) {
   return n;
 }
 
+int cal_record_path(const cal_run *r, const char *backend, size_t workload, uint32_t threads,
+                    char *buf, size_t cap, char *name, size_t name_cap) {
+  return calhost_recording_path(r->o->record_path, r->sweeps_total == 1, backend,
+                                cal_workload_name(r, workload), threads, buf, cap, name, name_cap);
+}
+
 void cal_run_free(cal_run *r) {
   for (size_t i = 0; i < r->result_count; i++) {
     cal_result *x = &r->results[i];
@@ -107,6 +115,7 @@ void cal_run_free(cal_run *r) {
     free(x->portable_note);
     free(x->device_name);
     free(x->device_identity);
+    free(x->recorded);
     calhost_record_key_free(&x->key);
     calhost_sweep_result_free(&x->sweep);
   }

@@ -49,6 +49,7 @@ typedef struct cal_result {
   uint32_t device_index;
   char *device_name;
   char *device_identity;
+  char *recorded; /* --record: the space file written for this sweep, or NULL */
 } cal_result;
 
 /* A failure of a plugin (or of a sweep inside it, with where it died). */
@@ -142,6 +143,13 @@ size_t cal_targets_per_workload(const cal_run *r);
 
 /* The name of a result's workload ("?" when out of range). */
 const char *cal_workload_name(const cal_run *r, size_t index);
+
+/* --record: the space file of one sweep (sweep/recording.h: the --record
+ * path itself when the run has one sweep, else one file per sweep) into
+ * buf, the space's name into name (may be NULL). Returns 0, -1 when it does
+ * not fit. */
+int cal_record_path(const cal_run *r, const char *backend, size_t workload, uint32_t threads,
+                    char *buf, size_t cap, char *name, size_t name_cap);
 
 /* Whether s is one of list[0..n). */
 int cal_in_list(char *const *list, size_t n, const char *s);

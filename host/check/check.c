@@ -528,7 +528,8 @@ static int ck_tiny_sweep(checker *c) {
   calhost_sweep_result r;
   memset(&req, 0, sizeof req);
   calhost_rigor_params_init(CALHOST_RIGOR_QUICK, 3, &req.params);
-  req.params.max_candidates = 3;
+  req.strategy = CALHOST_SEARCH_EXHAUSTIVE; /* the plugin's first 3 candidates */
+  req.budget_evaluations = 3;
   req.params.prune = 0;
   req.params.halving = 0;
   req.params.warmup_samples = 0;

@@ -53,6 +53,9 @@ typedef enum cli_flag_id {
   FL_SHARDS,       /* plan: N */
   FL_BY_PROCESSOR, /* list */
   FL_DEVICE,
+  FL_STRATEGY,
+  FL_BUDGET,
+  FL_RECORD,
   FL_COUNT
 } cli_flag_id;
 

@@ -21,6 +21,10 @@ static const cli_flag calibrate_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "calibrate only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "calibrate only this workload (repeatable)"},
     {FL_RIGOR, "--rigor", NULL, "LEVEL", "quick, measure or exhaustive"},
+    {FL_STRATEGY, "--strategy", NULL, "NAME",
+     "search: default, exhaustive, random, local, annealing, genetic, model"},
+    {FL_BUDGET, "--budget", NULL, "N|Ts", "candidates evaluated per sweep, or seconds (30s)"},
+    {FL_RECORD, "--record", NULL, "FILE", "write every evaluated candidate to a space file"},
     {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
     {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},
     {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"},
@@ -36,6 +40,7 @@ int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config
   const char *rigor = a->value[FL_RIGOR], *threads = a->value[FL_THREADS];
   const char *budget = a->value[FL_TIME_BUDGET], *timeout = a->value[FL_TIMEOUT];
   const char *reps = a->value[FL_REPETITIONS];
+  const char *strategy = a->value[FL_STRATEGY], *search_budget = a->value[FL_BUDGET];
   memset(cfg, 0, sizeof *cfg);
   if (calhost_cli_load_config(cli, cfg) != 0)
     return 2;
@@ -77,6 +82,15 @@ int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config
     calhost_config_free(cfg);
     return cli_usage(a, "bad --repetitions '%s': %s", reps, why);
   }
+  if (strategy && calhost_value_strategy(strategy, &cfg->strategy, why, sizeof why) != 0) {
+    calhost_config_free(cfg);
+    return cli_usage(a, "bad --strategy: %s", why);
+  }
+  if (search_budget && calhost_value_search_budget(search_budget, &cfg->budget_evaluations,
+                                                   &cfg->budget_seconds, why, sizeof why) != 0) {
+    calhost_config_free(cfg);
+    return cli_usage(a, "bad --budget: %s", why);
+  }
   if (!*rigor_origin) {
     calhost_config_origin o = calhost_config_origin_of(cfg, "calibration.rigor");
     *rigor_origin = o.file ? o.file : "<default>";
@@ -100,6 +114,7 @@ int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan
     return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
   const char *report = plan ? NULL : a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
   const char *shard = a->value[FL_SHARD];
+  const char *record = plan ? NULL : a->value[FL_RECORD];
   int force = cli_has(a, FL_FORCE), json = cli->json, quiet = cli->quiet;
   const calhost_cli local = *cli;
 
@@ -109,6 +124,10 @@ int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan
   if (bad)
     return bad;
   char why[300];
+  if (record && !*record) {
+    calhost_config_free(&cfg);
+    return cli_usage(a, "bad --record: an empty file name");
+  }
   calhost_shard sh = {0, 0};
   if (shard && calhost_shard_parse(shard, &sh, why, sizeof why) != 0) {
     calhost_config_free(&cfg);
@@ -131,6 +150,7 @@ int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan
   o.threads_origin = threads_origin;
   o.shard = sh;
   o.plan = plan;
+  o.record_path = record;
   if (report && !(o.json_out = calhost_cli_report_open(report))) {
     calhost_config_free(&cfg);
     return 2;
@@ -145,13 +165,18 @@ int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan
 const cli_command calhost_cmd_calibrate = {
     "calibrate",
     "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
+    "       [--strategy NAME] [--budget N|Ts] [--record FILE]\n"
     "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N] [--force]\n"
     "       [--report DIR] [--shard I/N]",
     "run calibration sweeps and store the winners",
-    "Flags win over the configuration. Exit 0 when every sweep was stored or\n"
-    "already calibrated, 1 when some failed or nothing was calibrated (every\n"
-    "sweep unsupported, or no workload for the chosen plugins; a shard of\n"
-    "--shard I/N only warns), 2 on errors,\n"
+    "Flags win over the configuration. The rigor level decides which candidates\n"
+    "run (quick: 2% of the space, 8 to 32, model search; measure: 10%, 32 to\n"
+    "256; exhaustive: every one); --strategy and --budget override it.\n"
+    "--record FILE writes each sweep's evaluated candidates as a space file\n"
+    "(FILE-BACKEND-WORKLOAD-tN.space when the run has several sweeps).\n"
+    "Exit 0 when every sweep was stored or already calibrated, 1 when some\n"
+    "failed or nothing was calibrated (every sweep unsupported, or no workload\n"
+    "for the chosen plugins; a shard of --shard I/N only warns), 2 on errors,\n"
     "130/143 when interrupted (finished workloads are committed).\n",
     calibrate_flags,
     0,

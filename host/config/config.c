@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../processor/processor.h" /* calhost_cpulist_format */
+#include "../search/search.h"       /* calhost_search_strategy_name */
 #include "parser.h"
 #include "values.h"
 
@@ -329,6 +330,13 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
       return rc;
   }
   EMIT("calibration", "rigor", calhost_rigor_name(cfg->rigor));
+  EMIT("calibration", "strategy",
+       calhost_search_strategy_name((calhost_search_strategy)cfg->strategy));
+  if (cfg->budget_seconds > 0)
+    snprintf(num, sizeof num, "%gs", cfg->budget_seconds);
+  else
+    snprintf(num, sizeof num, "%u", (unsigned)cfg->budget_evaluations);
+  EMIT("calibration", "budget", num);
   snprintf(num, sizeof num, "%g", cfg->time_budget_seconds);
   EMIT("calibration", "time_budget", num);
   snprintf(num, sizeof num, "%u", (unsigned)cfg->repetitions);

@@ -89,6 +89,11 @@ typedef struct calhost_config {
   double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin; 0: none;
                                     units s, m, h accepted; values.h) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
+  int strategy;                  /* strategy = default|exhaustive|random|local|annealing|genetic|
+                                    model: the search (a calhost_search_strategy; 0: the rigor's) */
+  uint32_t budget_evaluations;   /* budget = N: candidates the search evaluates per sweep */
+  double budget_seconds;         /* budget = 30s: or seconds of search per sweep (0/0: the
+                                    rigor's budget) */
   double plugin_timeout_seconds; /* plugin_timeout = 120: child-process limit */
 
   /* [lookup] */

@@ -301,7 +301,18 @@ int cfg_key(parser *p, const char *name, const char *value) {
       return calhost_value_repetitions(value, &c->repetitions, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
-    return unknown_key(p, name, "cpus, threads, rigor, time_budget, repetitions, plugin_timeout");
+    if (!strcmp(name, "strategy"))
+      return calhost_value_strategy(value, &c->strategy, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    if (!strcmp(name, "budget"))
+      return calhost_value_search_budget(value, &c->budget_evaluations, &c->budget_seconds, why,
+                                         sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
+    return unknown_key(
+        p, name,
+        "cpus, threads, rigor, strategy, budget, time_budget, repetitions, plugin_timeout");
   case SEC_LOOKUP:
     if (!strcmp(name, "force_portable"))
       return calhost_value_bool(value, &c->force_portable, why, sizeof why) == 0

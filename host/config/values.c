@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "search/search.h"
+
 #define THREADS_EXPECTED "expected 1 to 4096 or 'max'"
 #define THREAD_LIST_EXPECTED                                                                       \
   "expected thread counts from 1 to 4096 or 'max', comma-separated, e.g. 1,2,max"
@@ -359,4 +361,51 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
   *count = n;
   *all = 0;
   return 0;
+}
+
+int calhost_value_strategy(const char *text, int *out, char *why, size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b);
+  char word[24], buf[48];
+  calhost_search_strategy st;
+  trim(&b, &e);
+  if ((size_t)(e - b) < sizeof word) {
+    memcpy(word, b, (size_t)(e - b));
+    word[e - b] = '\0';
+    if (calhost_search_strategy_parse(word, &st) == 0) {
+      *out = (int)st;
+      return 0;
+    }
+  }
+  return fail(why, why_capacity,
+              "'%s' is not a search strategy (expected default, exhaustive, random, local, "
+              "annealing, genetic or model)",
+              shown(b, e, buf));
+}
+
+int calhost_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
+                                size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b);
+  unsigned long long n;
+  char buf[48];
+  trim(&b, &e);
+  if (digits(b, e, &n) == 0) {
+    if (n > CALHOST_MAX_EVALUATIONS)
+      goto bad;
+    *evaluations = (uint32_t)n;
+    *seconds = 0;
+    return 0;
+  }
+  if (b < e && strchr("sSmMhH", e[-1]) && e - 1 > b) {
+    double t;
+    if (calhost_value_duration(text, 0, &t, NULL, 0) == 0) {
+      *evaluations = 0;
+      *seconds = t;
+      return 0;
+    }
+  }
+bad:
+  return fail(why, why_capacity,
+              "'%s' is not a search budget (expected a number of evaluations from 0 to %u, or a "
+              "positive duration with its unit s, m or h, e.g. 200, 30s, 1.5m)",
+              shown(b, e, buf), CALHOST_MAX_EVALUATIONS);
 }

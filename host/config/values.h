@@ -1,9 +1,10 @@
 /*
  * values.h: the one parser of the values that calhost.ini and the command
  * line share: booleans, decimal counts, durations, thread lists, single
- * thread counts and shapes, each with one set of limits. The configuration
- * (config.c) and the CLI's flags (--threads, --time-budget, --timeout,
- * --repetitions, --shape) call these functions, so a value accepted in one
+ * thread counts, shapes, search strategies and budgets, each with one set
+ * of limits. The configuration (config.c) and the CLI's flags (--threads,
+ * --time-budget, --timeout, --repetitions, --strategy, --budget, --shape)
+ * call these functions, so a value accepted in one
  * place is accepted in the other and refused with the same explanation.
  *
  * Numbers are decimal only: digits, and for durations one optional '.'
@@ -23,10 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CALHOST_MAX_THREADS 4096         /* a thread count: 1 to this, or max */
-#define CALHOST_MAX_SHAPE_RANK 8         /* a shape: 1 to this many dimensions */
-#define CALHOST_MAX_REPETITIONS 1000000u /* repetitions: 0 (the rigor's default) to this */
-#define CALHOST_MAX_SECONDS 1e7          /* a duration: at most this many seconds */
+#define CALHOST_MAX_THREADS 4096            /* a thread count: 1 to this, or max */
+#define CALHOST_MAX_SHAPE_RANK 8            /* a shape: 1 to this many dimensions */
+#define CALHOST_MAX_REPETITIONS 1000000u    /* repetitions: 0 (the rigor's default) to this */
+#define CALHOST_MAX_SECONDS 1e7             /* a duration: at most this many seconds */
+#define CALHOST_MAX_EVALUATIONS 1000000000u /* a search budget: at most this many evaluations */
 
 /* true/false, yes/no, on/off, 1/0 (any case) into *out (1 or 0). */
 int calhost_value_bool(const char *text, int *out, char *why, size_t why_capacity);
@@ -79,5 +81,18 @@ void calhost_value_strings_free(char **v, size_t count);
 /* Whether a device selection item is an index (all decimal digits), and
  * its value (0 to CALHOST_MAX_DEVICE_INDEX) in *index. */
 int calhost_value_device_index(const char *item, uint32_t *index);
+
+/* A search strategy (host/search): "default" (the rigor level decides),
+ * "exhaustive", "random", "local", "annealing", "genetic" or "model", into
+ * *out (a calhost_search_strategy; default is 0). */
+int calhost_value_strategy(const char *text, int *out, char *why, size_t why_capacity);
+
+/* A search budget: a number of evaluations ("200": candidates measured,
+ * 1 to CALHOST_MAX_EVALUATIONS), or a duration with its unit ("30s",
+ * "1.5m", "1h": as calhost_value_duration, but the unit is required so that
+ * "200" is never read as seconds), or "0" (none: the rigor level's budget).
+ * Sets *evaluations and *seconds (the other one 0). */
+int calhost_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
+                                size_t why_capacity);
 
 #endif /* CALHOST_CONFIG_VALUES_H */

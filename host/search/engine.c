@@ -474,13 +474,11 @@ void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
   switch (rigor) {
   case CALHOST_SEARCH_RIGOR_QUICK:
     n = (space_size * 2 + 99) / 100;
-    if (n < 8)
-      n = 8;
+    n = n < 8 ? 8 : n > 32 ? 32 : n;
     break;
   case CALHOST_SEARCH_RIGOR_MEASURE:
     n = (space_size * 10 + 99) / 100;
-    if (n < 32)
-      n = 32;
+    n = n < 32 ? 32 : n > 256 ? 256 : n;
     break;
   default:
     n = space_size;

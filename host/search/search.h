@@ -155,11 +155,12 @@ typedef enum calhost_search_rigor {
   CALHOST_SEARCH_RIGOR_EXHAUSTIVE = 2,
 } calhost_search_rigor;
 
-/* The documented mapping (README.md): quick: 2% of the space (at least 8
- * evaluations) with the best small-budget strategy; measure: 10% (at least
- * 32) with the default strategy; exhaustive: every configuration. space_size
- * is the number of valid configurations; the budget never exceeds it. Sets
- * *strategy and *evaluations. */
+/* The documented mapping (README.md): quick: 2% of the space (at least 8,
+ * at most 32 evaluations) with the best small-budget strategy; measure: 10%
+ * (at least 32, at most 256) with the default strategy; exhaustive: every
+ * configuration. space_size is the number of valid configurations (0:
+ * unknown, too many to count: the minimums); the budget never exceeds it.
+ * Sets *strategy and *evaluations. */
 void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
                                calhost_search_strategy *strategy, uint32_t *evaluations);
 

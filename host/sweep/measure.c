@@ -1,18 +1,27 @@
 /*
  * measure.c: the measurement engine for one sweep (see measure.h).
  *
- * Plan: the default policy (if the plugin has one) and the candidates the
- * rigor level selects are measured in up to two rounds. Round one prepares
- * each, runs it once and checks its output against the reference (a wrong
- * or failing candidate is rejected with the reason), sizes a sample to the
- * rigor's minimum time (this doubles as warm-up), warms up, then takes
- * prune_after samples (or every sample when pruning is off); a candidate
- * whose lower quartile is above the leader's median x (1 + margin) is
- * pruned. With halving, only the better half of the survivors goes on.
- * Round two re-prepares the survivors and completes their samples. The
- * winner is the lowest median; the default wins when nothing beats it.
- * With explicit candidate policies in the request the plan is those
- * policies and the default, measured the same way.
+ * Plan: the default policy (if the plugin has one) is measured first, in
+ * full: it is the first leader and never pruned. Then the search part
+ * (host/search) chooses the candidates, one at a time, within its budget:
+ * its evaluate callback is round one of a candidate here: serialize,
+ * validate, prepare, run once and check the output against the reference (a
+ * wrong or failing candidate is rejected with the reason, and the search
+ * sees it rejected), size a sample to the rigor's minimum time (this doubles
+ * as warm-up), warm up, then take prune_after samples (or every sample when
+ * pruning is off); a candidate whose lower quartile is above the leader's
+ * median x (1 + margin) is pruned. The search is given the median of those
+ * samples. After the search, with halving, only the better half of the
+ * survivors goes on; round two re-prepares the survivors and completes
+ * their samples. The winner is the lowest median; the default wins when
+ * nothing beats it. The search's space is the plugin's named parameters
+ * when it describes them (ABI 2 describe_space; the default's assignment and
+ * the numbered candidates as the plausible order), else the numbered
+ * candidates (one ordered parameter "index", the plugin's order as the
+ * plausible order). With explicit candidate policies in the request
+ * (calhost verify) the space is those policies, every one measured, and the
+ * default. Under the time budget, measure's search stops at 70% of the
+ * sweep's share so that the racing has time.
  */
 #include "measure.h"
 
@@ -29,10 +38,11 @@
 /* May the sweep call optional entry `field`? (the loader's one rule) */
 #define VT_HAS(s, field) CALHOST_VTABLE_CALLABLE((s)->vt, (s)->req->abi_version, field)
 
-enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED, ENTRY_UNMEASURED };
+enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED };
 
 typedef struct entry {
   uint32_t index;
+  uint32_t *config; /* the search's configuration (param_count positions), NULL for the default */
   char *policy;
   size_t policy_length;
   enum entry_state state;
@@ -40,7 +50,9 @@ typedef struct entry {
   uint32_t n;
   uint32_t iterations;
   double median;
-  const char *why; /* why it was pruned (for the report), or NULL */
+  const char *why;        /* why it was pruned (for the report), or NULL */
+  char *reason;           /* why it was rejected, or NULL */
+  double compile_seconds; /* its first prepare */
 } entry;
 
 typedef struct sweep {
@@ -51,6 +63,22 @@ typedef struct sweep {
   size_t max_policy;
   int any_device_timing;
   int all_device_timing;
+  /* the candidates run so far: the default first, then in search order */
+  entry *es;
+  size_t ne, cap;
+  uint32_t reps, first; /* samples per candidate; in round one */
+  /* the search's space: the numbered candidates (param, words), or the
+   * plugin's named parameters (ABI 2 describe_space) */
+  calhost_search_param param; /* numbered: the one parameter "index" */
+  char **words;
+  uint32_t count;
+  const calhost_search_param *params;
+  size_t np;
+  int named;
+  calhost_search_param *named_params; /* named: allocated here, strings the plugin's */
+  size_t last;                        /* the entry evaluate filled last */
+  uint32_t shown;                     /* runs announced ahead of the search's (the default: 1) */
+  int oom;                            /* evaluate ran out of memory */
 } sweep;
 
 double calhost_sweep_now(void) {
@@ -136,6 +164,8 @@ static void add_rejection(sweep *s, entry *e, const char *reason) {
   e->state = ENTRY_REJECTED;
   if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
     o->rejected++;
+  free(e->reason);
+  e->reason = dup_text(reason);
   if (!r)
     return;
   o->rejections = r;
@@ -163,8 +193,8 @@ static int policy_text_ok(const char *p, size_t n, char *why, size_t cap) {
 
 /* Serializes candidate `index` (or the default) into a fresh string.
  * Returns 0, or -1 with the reason in why. */
-static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, char *why,
-                     size_t cap) {
+static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **policy,
+                     size_t *length, char *why, size_t cap) {
   size_t bufcap = 256, len = 0;
   *policy = NULL;
   for (int attempt = 0; attempt < 4; attempt++) {
@@ -180,6 +210,8 @@ static int serialize(sweep *s, uint32_t index, char **policy, size_t *length, ch
                             &len);
     else if (index == CALHOST_SWEEP_DEFAULT_INDEX)
       st = s->vt->default_policy(s->session, buf, bufcap, &len);
+    else if (s->named && config)
+      st = s->vt->serialize_assignment(s->session, config, s->np, buf, bufcap, &len);
     else
       st = s->vt->serialize_candidate(s->session, index, buf, bufcap, &len);
     if (st == CALHOST_BUFFER_TOO_SMALL) {
@@ -268,7 +300,10 @@ static int run_entry(sweep *s, entry *e, uint32_t iterations, double *seconds) {
 /* prepare; and in the first round run once, check, size samples. */
 static int ready_entry(sweep *s, entry *e, int first_round) {
   char why[640];
+  double t0 = calhost_sweep_now();
   calhost_status st = s->vt->prepare(s->session, e->policy, e->policy_length);
+  if (first_round)
+    e->compile_seconds = calhost_sweep_now() - t0;
   if (outcome(s, e, st, "prepare failed") != 0)
     return -1;
   if (!first_round)
@@ -368,6 +403,8 @@ static void free_entries(entry *es, size_t n) {
   for (size_t i = 0; es && i < n; i++) {
     free(es[i].policy);
     free(es[i].samples);
+    free(es[i].config);
+    free(es[i].reason);
   }
   free(es);
 }
@@ -407,16 +444,9 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
     case ENTRY_PRUNED:
       c->status = CALHOST_CANDIDATE_PRUNED;
       break;
-    case ENTRY_UNMEASURED:
-      c->status = CALHOST_CANDIDATE_UNMEASURED;
-      why = "not measured: the time budget ran out before it";
-      break;
     case ENTRY_REJECTED:
       c->status = CALHOST_CANDIDATE_REJECTED;
-      why = "rejected";
-      for (size_t j = 0; j < o->rejection_count; j++)
-        if (o->rejections[j].index == e->index && o->rejections[j].reason)
-          why = o->rejections[j].reason;
+      why = e->reason ? e->reason : "rejected";
       break;
     }
     if (e->state == ENTRY_ACTIVE && !e->n) /* stopped before its first sample */
@@ -431,6 +461,248 @@ static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
     h->candidate_start(h->user, e->index, ordinal, total, e->policy);
 }
 
+/* Appends an entry for candidate `index` (its samples allocated); NULL when
+ * out of memory. Pointers into s->es are invalidated. */
+static entry *add_entry(sweep *s, uint32_t index) {
+  if (s->ne == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    entry *n = realloc(s->es, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    s->es = n;
+    s->cap = cap;
+  }
+  entry *e = &s->es[s->ne];
+  memset(e, 0, sizeof *e);
+  e->index = index;
+  e->samples = calloc(s->reps, sizeof *e->samples);
+  if (!e->samples)
+    return NULL;
+  s->ne++;
+  return e;
+}
+
+/* Round one of entry e (see the top of the file): serialize, validate,
+ * prepare, check, size, warm up, the first samples, prune. Returns 0 when e
+ * was measured (maybe pruned) or rejected, -1 when the sweep stopped
+ * (cancelled, the time budget). */
+static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
+  const calhost_rigor_params *p = &s->req->params;
+  int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
+  char why[640];
+  if (serialize(s, e->index, e->config, &e->policy, &e->policy_length, why, sizeof why) != 0) {
+    if (!is_default)
+      s->out->tried++;
+    add_rejection(s, e, why);
+    return 0;
+  }
+  if (!is_default)
+    s->out->tried++;
+  char err[512] = "";
+  calhost_status st =
+      s->vt->validate_policy(s->req->instance, e->policy, e->policy_length, err, sizeof err);
+  err[sizeof err - 1] = '\0';
+  if (st != CALHOST_OK) {
+    snprintf(why, sizeof why, "invalid policy: %s", err[0] ? err : status_word(st));
+    add_rejection(s, e, why);
+    return 0;
+  }
+  notify(s, e, ordinal, total);
+  if (ready_entry(s, e, 1) != 0 || take_samples(s, e, is_default ? s->reps : s->first) != 0)
+    return stopped(s) ? -1 : 0;
+  if (!is_default && p->prune) {
+    double lead = leader_median(s->es, s->ne);
+    if (e->median > lead &&
+        calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
+      e->state = ENTRY_PRUNED;
+      e->why = PRUNE_WHY;
+      s->out->pruned++;
+    }
+  }
+  return 0;
+}
+
+/* The search's evaluate callback: round one of a configuration. */
+static int search_evaluate(void *user, const uint32_t *config, calhost_search_outcome *o) {
+  sweep *s = user;
+  if (cancelled(s))
+    return 1;
+  if (over_budget(s)) {
+    s->out->budget_exhausted = 1;
+    s->out->budget_after = s->out->tried;
+    return 1;
+  }
+  entry *e = add_entry(s, s->named ? s->out->evaluated : config[0]);
+  if (!e || !(e->config = malloc(s->np * sizeof *e->config))) {
+    s->oom = 1;
+    return 1;
+  }
+  memcpy(e->config, config, s->np * sizeof *config);
+  double t0 = calhost_sweep_now();
+  uint32_t total = (s->out->planned ? s->out->planned : s->out->evaluated + 1) + s->shown;
+  if (first_round(s, e, s->out->evaluated + 1 + s->shown, total) != 0)
+    return 1;
+  s->out->evaluated++;
+  s->last = (size_t)(e - s->es);
+  o->seconds = calhost_sweep_now() - t0;
+  if (e->state == ENTRY_REJECTED || e->n == 0)
+    o->rejected = 1;
+  else
+    o->cost = e->median;
+  return 0;
+}
+
+/* The search's observe hook: hands the evaluation to hooks.evaluated. */
+static void search_observe(void *user, const uint32_t *config, const calhost_search_outcome *o,
+                           uint32_t evaluation, double best) {
+  sweep *s = user;
+  const calhost_sweep_hooks *h = &s->req->hooks;
+  (void)best;
+  if (!h->evaluated)
+    return;
+  const entry *e = &s->es[s->last];
+  calhost_sweep_evaluation ev = {.evaluation = evaluation,
+                                 .index = e->index,
+                                 .config = config,
+                                 .policy = e->policy,
+                                 .rejected = o->rejected,
+                                 .reason =
+                                     o->rejected ? (e->reason ? e->reason : "rejected") : NULL,
+                                 .pruned = e->state == ENTRY_PRUNED,
+                                 .median_us = NAN,
+                                 .spread_us = NAN,
+                                 .samples = e->n,
+                                 .compile_seconds = e->compile_seconds,
+                                 .seconds = o->seconds};
+  if (!o->rejected) {
+    ev.median_us = e->median;
+    ev.spread_us = calhost_stats_mad(e->samples, e->n);
+  }
+  h->evaluated(h->user, &ev);
+}
+
+/* The search's strategy and budget for this sweep (see measure.h). */
+static void search_plan(const calhost_sweep_request *req, uint64_t size,
+                        calhost_search_strategy *strategy, uint32_t *evaluations, double *seconds) {
+  calhost_search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
+                            : req->params.rigor == CALHOST_RIGOR_EXHAUSTIVE
+                                ? CALHOST_SEARCH_RIGOR_EXHAUSTIVE
+                                : CALHOST_SEARCH_RIGOR_MEASURE;
+  calhost_search_strategy rigor_strategy;
+  uint32_t rigor_budget;
+  calhost_search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
+  *seconds = req->budget_seconds > 0 ? req->budget_seconds : 0;
+  if (req->budget_evaluations)
+    *evaluations =
+        size && req->budget_evaluations > size ? (uint32_t)size : req->budget_evaluations;
+  else if (*seconds > 0)
+    *evaluations = 0; /* the seconds alone bound it */
+  else
+    *evaluations = rigor_budget;
+  if (size && *evaluations >= size)
+    *evaluations = 0; /* the whole space: the search ends exhausted */
+  if (req->policy_count) { /* explicit candidates (verify): every one */
+    *evaluations = 0;
+    *seconds = 0;
+    *strategy = CALHOST_SEARCH_EXHAUSTIVE;
+    return;
+  }
+  if (req->strategy != CALHOST_SEARCH_DEFAULT)
+    *strategy = req->strategy;
+  else if (!req->budget_evaluations && *seconds == 0)
+    *strategy = rigor_strategy;
+  else if (!*evaluations && *seconds > 0) /* a time alone: presumed below the space */
+    *strategy = calhost_search_default_strategy(size > 1 ? size - 1 : 1, size);
+  else
+    *strategy = calhost_search_default_strategy(*evaluations, size);
+}
+
+/* The named space's validity test: the plugin's assignment_valid. */
+static int named_valid(void *user, const uint32_t *config) {
+  sweep *s = user;
+  char err[256];
+  return s->vt->assignment_valid(s->session, config, s->np, err, sizeof err) == CALHOST_OK;
+}
+
+/* Appends config to the plausible order unless invalid or already there. */
+static int add_start(sweep *s, uint32_t **starts, size_t *n, size_t cap, const uint32_t *config) {
+  if (*n >= cap || !named_valid(s, config))
+    return 0;
+  for (size_t i = 0; i < *n; i++)
+    if (!memcmp(*starts + i * s->np, config, s->np * sizeof *config))
+      return 0;
+  memcpy(*starts + *n * s->np, config, s->np * sizeof *config);
+  (*n)++;
+  return 0;
+}
+
+/* The plugin's named parameters (ABI 2: describe_space, assignment_valid,
+ * serialize_assignment) as the search's space, with the plausible order:
+ * the default's assignment, then the numbered candidates (the plugin's
+ * curated list, in its order) mapped through policy_assignment when the
+ * plugin has it. Returns 1 when set up, 0 when the session has only
+ * numbered candidates (or describes an unusable space: a message goes to
+ * the report's warnings through the plugin error hook), -1 when out of
+ * memory. */
+static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nstart) {
+  if (!VT_HAS(s, describe_space) || !VT_HAS(s, assignment_valid) ||
+      !VT_HAS(s, serialize_assignment))
+    return 0;
+  calhost_parameter_space ps;
+  memset(&ps, 0, sizeof ps);
+  ps.header.struct_type = CALHOST_STRUCT_PARAMETER_SPACE;
+  ps.header.struct_version = 1;
+  ps.header.struct_size = sizeof ps;
+  if (s->vt->describe_space(s->session, &ps) != CALHOST_OK) {
+    plugin_message(s); /* CALHOST_UNSUPPORTED: numbered only */
+    return 0;
+  }
+  if (!ps.parameters || ps.parameter_count < 1 || ps.parameter_count > 64)
+    return 0;
+  for (uint32_t i = 0; i < ps.parameter_count; i++) {
+    const calhost_parameter *q = &ps.parameters[i];
+    if (!q->name || !q->values || q->value_count < 1)
+      return 0;
+    for (uint32_t v = 0; v < q->value_count; v++)
+      if (!q->values[v])
+        return 0;
+  }
+  s->named_params = calloc(ps.parameter_count, sizeof *s->named_params);
+  if (!s->named_params)
+    return -1;
+  for (uint32_t i = 0; i < ps.parameter_count; i++) {
+    s->named_params[i].name = ps.parameters[i].name;
+    s->named_params[i].values = ps.parameters[i].values;
+    s->named_params[i].value_count = ps.parameters[i].value_count;
+    s->named_params[i].ordered = (ps.parameters[i].flags & CALHOST_PARAMETER_ORDERED) != 0;
+  }
+  s->params = s->named_params;
+  s->np = ps.parameter_count;
+  s->named = 1;
+  size_t cap = 1 + (count < 1024 ? count : 1024), n = 0;
+  uint32_t *a = malloc(s->np * sizeof *a);
+  *starts = malloc(cap * s->np * sizeof **starts);
+  if (!a || !*starts) {
+    free(a);
+    return -1;
+  }
+  if (ps.default_assignment)
+    add_start(s, starts, &n, cap, ps.default_assignment);
+  if (VT_HAS(s, policy_assignment))
+    for (uint32_t i = 0; i < count && n < cap; i++) {
+      char *policy = NULL, why[640];
+      size_t len = 0;
+      if (serialize(s, i, NULL, &policy, &len, why, sizeof why) == 0 &&
+          s->vt->policy_assignment(s->session, policy, len, a, s->np) == CALHOST_OK)
+        add_start(s, starts, &n, cap, a);
+      free(policy);
+      plugin_message(s);
+    }
+  free(a);
+  *nstart = n;
+  return 1;
+}
+
 int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out) {
   memset(out, 0, sizeof *out);
   out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
@@ -442,11 +714,8 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
   s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
   const calhost_plugin_vtable *vt = req->vtable;
-  entry *es = NULL;
-  size_t ne = 0;
-  uint32_t *sel = NULL;
+  uint32_t *starts = NULL;
   int rc = -1;
-  char why[640];
 
   calhost_status st = vt->open_session(req->instance, req->workload, req->target, &s.session);
   if (st != CALHOST_OK || !s.session) {
@@ -464,77 +733,102 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     goto done;
   }
   out->candidate_count = count;
-  uint32_t plan_max = req->policy_count ? 0 : p->max_candidates; /* explicit: every one */
-  size_t nsel = calhost_plan_select(count, plan_max, NULL, 0);
-  sel = malloc((nsel ? nsel : 1) * sizeof *sel);
-  es = calloc(nsel + 1, sizeof *es);
-  if (!sel || !es) {
+  s.count = count;
+  s.reps = p->repetitions ? p->repetitions : 1;
+  s.first = p->prune ? (p->prune_after < s.reps ? p->prune_after : s.reps) : s.reps;
+
+  /* The search's space: the plugin's named parameters when it describes
+   * them (ABI 2), else the numbered candidates in the plugin's order. */
+  size_t nstart = 0;
+  int named = 0;
+  if (!req->policy_count) /* explicit candidates (verify): numbered */
+    named = named_space(&s, count, &starts, &nstart);
+  if (named < 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
-  calhost_plan_select(count, plan_max, sel, nsel);
-  out->planned = (uint32_t)nsel;
-
-  /* The default first: it is the first leader, and never pruned. */
-  int has_default = VT_HAS(&s, default_policy);
-  uint32_t reps = p->repetitions ? p->repetitions : 1;
-  if (has_default)
-    es[ne++].index = CALHOST_SWEEP_DEFAULT_INDEX;
-  for (size_t i = 0; i < nsel; i++)
-    es[ne++].index = sel[i];
-  for (size_t i = 0; i < ne; i++) {
-    es[i].samples = calloc(reps, sizeof *es[i].samples);
-    if (!es[i].samples) {
+  if (!named) {
+    nstart = count < 1024 ? count : 1024;
+    starts = malloc(nstart * sizeof *starts);
+    if (!starts || calhost_search_numbered(count, &s.param, &s.words) != 0) {
       snprintf(out->error, sizeof out->error, "out of memory");
       goto done;
     }
+    for (size_t i = 0; i < nstart; i++)
+      starts[i] = (uint32_t)i;
+    s.params = &s.param;
+    s.np = 1;
+  }
+  calhost_search_space space = {.name = req->workload->name,
+                                .params = s.params,
+                                .param_count = s.np,
+                                .evaluate = search_evaluate,
+                                .user = &s,
+                                .starts = starts,
+                                .start_count = nstart};
+  if (named)
+    space.valid = named_valid;
+  uint64_t size = named ? calhost_search_count_valid(&space, 1u << 20) : count;
+  calhost_search_options so;
+  calhost_search_options_init(&so);
+  search_plan(req, size, &so.strategy, &so.max_evaluations, &so.max_seconds);
+  so.seed = req->seed ? req->seed : 1;
+  so.observe = search_observe;
+  so.observe_user = &s;
+  out->numbered = !named;
+  out->space_size = size;
+  out->strategy = (uint32_t)so.strategy;
+  out->budget_evaluations = so.max_evaluations;
+  out->budget_seconds = so.max_seconds;
+  out->planned = so.max_evaluations                     ? so.max_evaluations
+                 : size && size <= (uint64_t)UINT32_MAX ? (uint32_t)size
+                                                        : 0;
+
+  /* The default first: it is the first leader, and never pruned. */
+  if (VT_HAS(&s, default_policy)) {
+    entry *e = add_entry(&s, CALHOST_SWEEP_DEFAULT_INDEX);
+    if (!e) {
+      snprintf(out->error, sizeof out->error, "out of memory");
+      goto done;
+    }
+    s.shown = 1;
+    first_round(&s, e, 1, out->planned + 1);
   }
 
-  /* Round one. */
-  uint32_t first = p->prune ? (p->prune_after < reps ? p->prune_after : reps) : reps;
-  for (size_t i = 0; i < ne; i++) {
-    entry *e = &es[i];
-    int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
-    if (cancelled(&s))
-      break;
-    if (!is_default && over_budget(&s)) {
-      out->budget_exhausted = 1;
-      out->budget_after = out->tried;
-      for (size_t j = i; j < ne; j++)
-        es[j].state = ENTRY_UNMEASURED; /* not counted as pruned */
-      break;
+  /* Round one: the search chooses the candidates. */
+  if (!stopped(&s)) {
+    const calhost_sweep_hooks *h = &req->hooks;
+    if (h->search_start) {
+      calhost_sweep_search_info info = {.params = s.params,
+                                        .param_count = s.np,
+                                        .numbered = !named,
+                                        .space_size = size,
+                                        .strategy = so.strategy,
+                                        .budget_evaluations = so.max_evaluations,
+                                        .budget_seconds = so.max_seconds,
+                                        .request = req};
+      h->search_start(h->user, &info);
     }
-    if (serialize(&s, e->index, &e->policy, &e->policy_length, why, sizeof why) != 0) {
-      if (!is_default)
-        out->tried++;
-      add_rejection(&s, e, why);
-      continue;
+    /* Under the time budget, racing (halving, then round two) needs time
+     * after the search: the search gets 70% of what is left of the sweep's
+     * share, and stops there as on a seconds budget. */
+    if (req->deadline > 0 && p->halving) {
+      double left = (req->deadline - calhost_sweep_now()) * 0.7;
+      if (left > 0 && (so.max_seconds == 0 || left < so.max_seconds))
+        so.max_seconds = left;
     }
-    if (!is_default)
-      out->tried++;
-    char err[512] = "";
-    st = vt->validate_policy(req->instance, e->policy, e->policy_length, err, sizeof err);
-    err[sizeof err - 1] = '\0';
-    if (st != CALHOST_OK) {
-      snprintf(why, sizeof why, "invalid policy: %s", err[0] ? err : status_word(st));
-      add_rejection(&s, e, why);
-      continue;
+    calhost_search_result sr;
+    if (calhost_search_run(&space, &so, &sr) != 0) {
+      snprintf(out->error, sizeof out->error, "search: %s", sr.error);
+      goto done;
     }
-    notify(&s, e, (uint32_t)i + 1, (uint32_t)ne);
-    if (ready_entry(&s, e, 1) != 0 || take_samples(&s, e, is_default ? reps : first) != 0) {
-      if (stopped(&s))
-        break;
-      continue;
-    }
-    if (!is_default && p->prune) {
-      double lead = leader_median(es, ne);
-      if (e->median > lead &&
-          calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
-        e->state = ENTRY_PRUNED;
-        e->why = PRUNE_WHY;
-        out->pruned++;
-      }
-    }
+    out->search_stop = (uint32_t)sr.stop;
+    out->search_seconds = sr.seconds;
+    calhost_search_result_free(&sr);
+  }
+  if (s.oom) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
   }
   if (out->cancelled) {
     snprintf(out->error, sizeof out->error, "cancelled");
@@ -542,7 +836,9 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   }
 
   /* Prune again against the final leader of round one, then halve. */
-  entry **act = malloc(ne * sizeof *act);
+  entry *es = s.es;
+  size_t ne = s.ne;
+  entry **act = malloc((ne ? ne : 1) * sizeof *act);
   size_t nact = 0;
   if (!act) {
     snprintf(out->error, sizeof out->error, "out of memory");
@@ -578,7 +874,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   /* Round two: complete the survivors' samples. */
   for (size_t i = 0; i < nact && !out->budget_exhausted; i++) {
     entry *e = act[i];
-    if (e->n >= reps)
+    if (e->n >= s.reps)
       continue;
     if (cancelled(&s))
       break;
@@ -588,7 +884,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
       break;
     }
     notify(&s, e, (uint32_t)i + 1, (uint32_t)nact);
-    if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, reps) != 0) {
+    if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, s.reps) != 0) {
       if (stopped(&s))
         break;
       continue;
@@ -648,9 +944,11 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   rc = out->ok ? 0 : -1;
 
 done:
-  record_candidates(&s, es, ne);
-  free_entries(es, ne);
-  free(sel);
+  record_candidates(&s, s.es, s.ne);
+  free_entries(s.es, s.ne);
+  free(starts);
+  free(s.named_params);
+  calhost_search_numbered_free(s.words, s.words ? count : 0);
   vt->close_session(s.session);
   return rc;
 }

@@ -1,10 +1,12 @@
 /*
  * measure.h: one calibration sweep — one plugin instance x one workload x
  * one target (CPU set and thread count). Drives the plugin's vtable through
- * the lifecycle of plugin.h: enumerate and validate candidates, check each
- * against the reference, warm up, size samples to a minimum time, repeat,
- * decide on the median, prune clear losers, respect the time budget, and
- * measure the backend's untuned default for the speedup.
+ * the lifecycle of plugin.h: the search part (host/search) chooses which
+ * candidates run (the one place that does: strategy and budget from the
+ * request, else the rigor's mapping, calhost_search_rigor_plan); each is
+ * validated, checked against the reference, warmed up, sampled to a minimum
+ * time; the sweep decides on the median, prunes clear losers, respects the
+ * time budget, and measures the backend's untuned default for the speedup.
  *
  * The sweep runs in the calling thread (which the caller has pinned to the
  * target's CPUs) and does no I/O: progress and "starting candidate" notices
@@ -19,12 +21,41 @@
 
 #include "calhost/plugin.h"
 #include "plan.h"
+#include "search/search.h"
 
 /* Policies longer than this are refused (reported, never stored). */
 #define CALHOST_SWEEP_MAX_POLICY (64u * 1024u)
 
 /* The candidate index used for the backend's default policy. */
 #define CALHOST_SWEEP_DEFAULT_INDEX UINT32_MAX
+
+/* The search of a sweep, as search_start reports it. */
+typedef struct calhost_sweep_search_info {
+  const calhost_search_param *params; /* the space's parameters */
+  size_t param_count;
+  int numbered;                     /* 1: the numbered candidates (one ordered parameter "index") */
+  uint64_t space_size;              /* valid configurations; 0 when too many to count */
+  calhost_search_strategy strategy; /* resolved (never DEFAULT) */
+  uint32_t budget_evaluations;      /* 0: no limit */
+  double budget_seconds;            /* 0: no limit */
+  const struct calhost_sweep_request *request; /* the sweep's (workload, target, params) */
+} calhost_sweep_search_info;
+
+/* One candidate the search evaluated. */
+typedef struct calhost_sweep_evaluation {
+  uint32_t evaluation;    /* 1-based, in the search's order */
+  uint32_t index;         /* the candidate's number (numbered) or its evaluation ordinal - 1 */
+  const uint32_t *config; /* param_count value positions */
+  const char *policy;     /* NULL when it could not be serialized */
+  int rejected;           /* refused, failed or wrong output: reason says why */
+  const char *reason;     /* NULL unless rejected */
+  int pruned;             /* dropped as clearly slower right after its samples */
+  double median_us;       /* the median the search was given (NAN when rejected) */
+  double spread_us;       /* the MAD of those samples */
+  uint32_t samples;       /* how many (prune_after under pruning, else every repetition) */
+  double compile_seconds; /* its first prepare (compiling, for a kernel backend) */
+  double seconds;         /* the whole evaluation, compile included */
+} calhost_sweep_evaluation;
 
 /* Callbacks from a running sweep; every member may be NULL. */
 typedef struct calhost_sweep_hooks {
@@ -35,6 +66,14 @@ typedef struct calhost_sweep_hooks {
    * this candidate. */
   void (*candidate_start)(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
                           const char *policy);
+  /* The search is about to start (once per sweep, after the default was
+   * measured): its space and the strategy and budget it runs with. info and
+   * what it points to are borrowed for the whole sweep (until
+   * calhost_sweep_run returns). The hook of `calibrate --record`. */
+  void (*search_start)(void *user, const calhost_sweep_search_info *info);
+  /* One candidate the search evaluated (the search's observe hook), with
+   * what the search was given for it; ev is borrowed for the call. */
+  void (*evaluated)(void *user, const calhost_sweep_evaluation *ev);
   /* Nonzero when the sweep must stop now (SIGINT, SIGTERM). */
   int (*is_cancelled)(void *user);
   /* The message the plugin attached with host->set_error since the last
@@ -50,8 +89,17 @@ typedef struct calhost_sweep_request {
   const calhost_workload *workload;
   const calhost_target *target;
   calhost_rigor_params params;
-  double deadline;          /* CLOCK_MONOTONIC seconds when the budget ends; 0: none */
-  size_t max_policy_length; /* 0: CALHOST_SWEEP_MAX_POLICY */
+  /* Which candidates run (host/search). DEFAULT with both budgets 0: the
+   * rigor's mapping (calhost_search_rigor_plan). A strategy without a
+   * budget gets the rigor's evaluation budget; a budget without a strategy
+   * gets calhost_search_default_strategy for it (a seconds budget alone:
+   * the default for a budget below the space). */
+  calhost_search_strategy strategy;
+  uint32_t budget_evaluations; /* 0: the rigor's (or none with budget_seconds) */
+  double budget_seconds;       /* 0: none; bounds the search (round one) */
+  uint64_t seed;               /* the search's seed; 0: 1 */
+  double deadline;             /* CLOCK_MONOTONIC seconds when the budget ends; 0: none */
+  size_t max_policy_length;    /* 0: CALHOST_SWEEP_MAX_POLICY */
   calhost_sweep_hooks hooks;
   /* Explicit candidate policies (a caller re-timing known policies, as
    * calhost verify does): when policy_count > 0 the sweep
@@ -104,7 +152,7 @@ typedef struct calhost_sweep_result {
   int unchecked;            /* the plugin has no check(): outputs were not verified */
   int device_timed;         /* timings came from the plugin's device_seconds */
   uint32_t candidate_count; /* size of the plugin's candidate space */
-  uint32_t planned;         /* candidates the rigor level selected */
+  uint32_t planned;         /* evaluations the search's budget allows (or the space) */
   uint32_t tried;           /* candidates run (prepared) */
   uint32_t pruned;          /* dropped as clearly slower */
   uint32_t rejected;        /* refused: invalid, failed, wrong output */
@@ -115,6 +163,15 @@ typedef struct calhost_sweep_result {
   int budget_exhausted;  /* the time budget stopped the enumeration */
   uint32_t budget_after; /* ... after this many candidates */
   int cancelled;         /* hooks.is_cancelled stopped it */
+  /* the search */
+  uint32_t strategy;           /* the calhost_search_strategy that ran */
+  int numbered;                /* the space was the numbered candidates */
+  uint64_t space_size;         /* valid configurations of the space, 0 when unknown */
+  uint32_t budget_evaluations; /* 0: none */
+  double budget_seconds;       /* 0: none */
+  uint32_t evaluated;          /* candidates the search evaluated (rejected ones included) */
+  uint32_t search_stop;        /* calhost_search_stop: why the search ended */
+  double search_seconds;       /* the search's time (round one) */
   calhost_sweep_rejection *rejections;
   size_t rejection_count;
   calhost_sweep_candidate *candidates; /* every planned candidate and the default, */

@@ -1,6 +1,5 @@
 /*
- * plan.c: rigor levels (their words and parameters) and candidate-subset
- * selection (see plan.h).
+ * plan.c: rigor levels (their words and parameters; see plan.h).
  */
 #include "plan.h"
 
@@ -15,14 +14,12 @@ void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
   out->prune_margin = 0.25;
   switch (rigor) {
   case CALHOST_RIGOR_QUICK:
-    out->max_candidates = 12;
     out->min_sample_seconds = 0.0005;
     out->repetitions = 5;
     out->warmup_samples = 1;
     out->prune = 1;
     break;
   case CALHOST_RIGOR_EXHAUSTIVE:
-    out->max_candidates = 0;
     out->min_sample_seconds = 0.005;
     out->repetitions = 20;
     out->warmup_samples = 2;
@@ -31,7 +28,6 @@ void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
   case CALHOST_RIGOR_MEASURE:
   default:
     out->rigor = CALHOST_RIGOR_MEASURE;
-    out->max_candidates = 0;
     out->min_sample_seconds = 0.002;
     out->repetitions = 10;
     out->warmup_samples = 1;
@@ -67,33 +63,4 @@ int calhost_rigor_parse(const char *word, calhost_rigor *out) {
       return 0;
     }
   return -1;
-}
-
-size_t calhost_plan_select(uint32_t count, uint32_t max_candidates, uint32_t *out,
-                           size_t capacity) {
-  if (count == 0)
-    return 0;
-  if (max_candidates == 0 || max_candidates >= count) {
-    for (uint32_t i = 0; i < count && i < capacity; i++)
-      out[i] = i;
-    return count;
-  }
-  if (max_candidates == 1) {
-    if (capacity)
-      out[0] = 0;
-    return 1;
-  }
-  /* index_k = round(k * (count-1) / (m-1)), k = 0..m-1: distinct because
-   * the step (count-1)/(m-1) is above 1 when m < count. */
-  size_t n = 0;
-  uint64_t span = count - 1, m1 = max_candidates - 1;
-  for (uint64_t k = 0; k < max_candidates; k++) {
-    uint32_t idx = (uint32_t)((k * span * 2 + m1) / (m1 * 2));
-    if (n > 0 && n <= capacity && out[n - 1] == idx)
-      continue;
-    if (n < capacity)
-      out[n] = idx;
-    n++;
-  }
-  return n;
 }

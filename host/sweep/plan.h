@@ -1,8 +1,10 @@
 /*
- * plan.h: what each rigor level means for a sweep (how many candidates, how
- * long each sample lasts, how many repetitions, whether to prune) and the
- * choice of the candidate subset. Pure functions, testable without plugins.
- * Internal to the host.
+ * plan.h: what each rigor level means for the measurement of a candidate
+ * (how long each sample lasts, how many repetitions, whether to prune).
+ * Which candidates a sweep measures is the search part's to decide
+ * (host/search: calhost_search_rigor_plan maps the rigor levels onto
+ * strategies and budgets; measure.c asks it). Pure functions, testable
+ * without plugins. Internal to the host.
  */
 #ifndef CALHOST_SWEEP_PLAN_H
 #define CALHOST_SWEEP_PLAN_H
@@ -21,7 +23,6 @@ typedef enum calhost_rigor {
 /* The parameters of one rigor level. */
 typedef struct calhost_rigor_params {
   calhost_rigor rigor;
-  uint32_t max_candidates;   /* 0: every candidate; else an evenly spread subset */
   double min_sample_seconds; /* each timed sample lasts at least this long */
   uint32_t repetitions;      /* samples per surviving candidate */
   uint32_t warmup_samples;   /* untimed samples after sizing */
@@ -32,11 +33,12 @@ typedef struct calhost_rigor_params {
   double noise_threshold;    /* CV or relative MAD above this flags a result noisy */
 } calhost_rigor_params;
 
-/* Fills *out with the defaults of a rigor level:
- *   quick:      12 evenly spread candidates, 0.5 ms samples, 5 repetitions, pruning;
- *   measure:    every candidate, 2 ms samples, 10 repetitions, pruning and halving
+/* Fills *out with the defaults of a rigor level (the candidates each level
+ * measures: host/search/README.md, "Default strategy and rigor levels"):
+ *   quick:      0.5 ms samples, 5 repetitions, pruning;
+ *   measure:    2 ms samples, 10 repetitions, pruning and halving
  *               (racing: 3 samples each, prune, keep the better half, then the rest);
- *   exhaustive: every candidate, 5 ms samples, 20 repetitions, no pruning.
+ *   exhaustive: 5 ms samples, 20 repetitions, no pruning.
  * repetitions > 0 overrides the level's repetitions (raised to prune_after
  * when pruning is on). */
 void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
@@ -48,12 +50,5 @@ const char *calhost_rigor_name(calhost_rigor rigor);
 /* Parses a rigor word ("quick", "measure", "exhaustive"; the one parser of
  * them); returns 0 and sets *out, or -1 for an unknown word (*out unchanged). */
 int calhost_rigor_parse(const char *word, calhost_rigor *out);
-
-/* Chooses which of `count` candidates a sweep measures: every index when
- * max_candidates is 0 or >= count, else max_candidates indices spread evenly
- * over [0, count) (always including the first and the last), ascending and
- * distinct. Writes at most `capacity` indices to out and returns how many
- * were chosen (which may exceed capacity: call again with more room). */
-size_t calhost_plan_select(uint32_t count, uint32_t max_candidates, uint32_t *out, size_t capacity);
 
 #endif /* CALHOST_SWEEP_PLAN_H */

@@ -87,6 +87,14 @@ void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result 
   calhost_proto_put_u64(b, (uint64_t)r->budget_exhausted);
   calhost_proto_put_u64(b, r->budget_after);
   calhost_proto_put_u64(b, (uint64_t)r->cancelled);
+  calhost_proto_put_u64(b, r->strategy);
+  calhost_proto_put_u64(b, (uint64_t)r->numbered);
+  calhost_proto_put_u64(b, r->space_size);
+  calhost_proto_put_u64(b, r->budget_evaluations);
+  calhost_proto_put_f64(b, r->budget_seconds);
+  calhost_proto_put_u64(b, r->evaluated);
+  calhost_proto_put_u64(b, r->search_stop);
+  calhost_proto_put_f64(b, r->search_seconds);
   size_t n = r->rejection_count < CALHOST_RECORD_MAX_REJECTIONS ? r->rejection_count
                                                                 : CALHOST_RECORD_MAX_REJECTIONS;
   calhost_proto_put_u64(b, n);
@@ -149,6 +157,14 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
   r->budget_exhausted = (int)calhost_proto_get_u64(c);
   r->budget_after = (uint32_t)calhost_proto_get_u64(c);
   r->cancelled = (int)calhost_proto_get_u64(c);
+  r->strategy = (uint32_t)calhost_proto_get_u64(c);
+  r->numbered = (int)calhost_proto_get_u64(c);
+  r->space_size = calhost_proto_get_u64(c);
+  r->budget_evaluations = (uint32_t)calhost_proto_get_u64(c);
+  r->budget_seconds = calhost_proto_get_f64(c);
+  r->evaluated = (uint32_t)calhost_proto_get_u64(c);
+  r->search_stop = (uint32_t)calhost_proto_get_u64(c);
+  r->search_seconds = calhost_proto_get_f64(c);
   uint64_t n = calhost_proto_get_u64(c);
   if (c->failed || n > CALHOST_RECORD_MAX_REJECTIONS)
     goto bad;

@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "config/digest.h"
 #include "config/values.h"
+#include "search/search.h"
 
 /* sha256("abc") and sha256("") as printed by sha256sum (FIPS 180-2 vectors). */
 #define SHA256_ABC "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -271,6 +272,37 @@ static void durations_are_decimal_with_a_unit(void **state) {
   assert_int_equal(calhost_value_duration("0", 0, &d, why, sizeof why), -1);
   assert_non_null(strstr(why, "positive"));
   assert_int_equal(calhost_value_duration("0.0s", 0, &d, why, sizeof why), -1);
+}
+
+static void search_strategies_and_budgets_parse_strictly(void **state) {
+  uint32_t n = 7;
+  double sec = -1;
+  int st = -1;
+  char why[256];
+  (void)state;
+  assert_int_equal(calhost_value_strategy(" annealing ", &st, why, sizeof why), 0);
+  assert_int_equal(st, CALHOST_SEARCH_ANNEALING);
+  assert_int_equal(calhost_value_strategy("default", &st, why, sizeof why), 0);
+  assert_int_equal(st, CALHOST_SEARCH_DEFAULT);
+  assert_int_equal(calhost_value_strategy("Model", &st, why, sizeof why), -1);
+  assert_non_null(strstr(why, "'Model' is not a search strategy"));
+  assert_int_equal(st, CALHOST_SEARCH_DEFAULT); /* unchanged */
+  /* a plain number is a count, a duration needs its unit */
+  assert_int_equal(calhost_value_search_budget("40", &n, &sec, why, sizeof why), 0);
+  assert_true(n == 40 && sec == 0);
+  assert_int_equal(calhost_value_search_budget("1.5m", &n, &sec, why, sizeof why), 0);
+  assert_true(n == 0 && sec == 90);
+  assert_int_equal(calhost_value_search_budget("0", &n, &sec, why, sizeof why), 0);
+  assert_true(n == 0 && sec == 0);
+  static const char *bad[] = {"", "s", "1.5", "-1", "0s", "1e3", "1000000001", "5 x", "30 sec"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    n = 7;
+    sec = -1;
+    if (calhost_value_search_budget(bad[i], &n, &sec, why, sizeof why) == 0)
+      fail_msg("accepted budget '%s'", bad[i]);
+    assert_true(n == 7 && sec == -1);
+    assert_non_null(strstr(why, "is not a search budget"));
+  }
 }
 
 static void counts_shapes_and_booleans_parse_strictly(void **state) {
@@ -829,6 +861,7 @@ int main(void) {
       cmocka_unit_test(thread_lists_parse_with_one_set_of_limits),
       cmocka_unit_test(plugin_devices_select_indices_or_identities),
       cmocka_unit_test(durations_are_decimal_with_a_unit),
+      cmocka_unit_test(search_strategies_and_budgets_parse_strictly),
       cmocka_unit_test(counts_shapes_and_booleans_parse_strictly),
       cmocka_unit_test(bad_shape_is_an_error),
       cmocka_unit_test(bad_cpu_list_is_an_error),

@@ -325,6 +325,19 @@ static void test_rigor_mapping(void **state) {
   assert_int_equal(n, 6);
   assert_int_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
   assert_int_equal(calhost_search_default_strategy(500, 432), CALHOST_SEARCH_EXHAUSTIVE);
+  /* a large described space (OpenCL): the budgets stop growing */
+  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 10272, &st, &n);
+  assert_int_equal(n, 32);
+  assert_int_equal(st, CALHOST_SEARCH_MODEL);
+  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 10272, &st, &n);
+  assert_int_equal(n, 256);
+  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_EXHAUSTIVE, 10272, &st, &n);
+  assert_int_equal(n, 10272);
+  /* unknown size: the minimums */
+  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 0, &st, &n);
+  assert_int_equal(n, 8);
+  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 0, &st, &n);
+  assert_int_equal(n, 32);
 }
 
 /* Numbered candidates: one parameter "index". */

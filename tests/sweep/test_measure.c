@@ -3,9 +3,10 @@
  * backend whose candidates report known device times (device_seconds, so
  * no assertion depends on this machine's clock or load): the fastest
  * correct candidate wins with its exact time, wrong / invalid / oversized
- * candidates are rejected with their reasons, clear losers are pruned,
- * rigor levels choose their subset, the budget and cancellation stop the
- * sweep, and the default is measured. One test runs the host-timed path
+ * candidates are rejected with their reasons, clear losers are pruned, the
+ * search chooses the candidates (the rigor mapping, --strategy/--budget
+ * overrides, every evaluation observed), the budget and cancellation stop
+ * the sweep, and the default is measured. One test runs the host-timed path
  * (the fake spins), asserting only what does not depend on the clock.
  */
 #include <math.h>
@@ -231,14 +232,167 @@ static void measure_prunes_clear_losers(void **state) {
   calhost_sweep_result_free(&r);
 }
 
-static void quick_measures_an_even_subset(void **state) {
+static int run_search(calhost_rigor rigor, calhost_search_strategy strategy, uint32_t budget,
+                      calhost_sweep_hooks *hooks, calhost_sweep_result *r) {
+  make_vtable();
+  calhost_sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
+  calhost_rigor_params_init(rigor, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002;
+  req.params.warmup_samples = 0;
+  req.strategy = strategy;
+  req.budget_evaluations = budget;
+  if (hooks)
+    req.hooks = *hooks;
+  return calhost_sweep_run(&req, r);
+}
+
+/* Distinct candidate indices among r's candidates (the default excluded). */
+static uint32_t distinct_candidates(const calhost_sweep_result *r) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < r->candidate_entries; i++) {
+    uint32_t idx = r->candidates[i].index;
+    int seen = idx == CALHOST_SWEEP_DEFAULT_INDEX;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = r->candidates[j].index == idx;
+    n += !seen;
+  }
+  return n;
+}
+
+static void rigor_levels_map_onto_strategies_and_budgets(void **state) {
   (void)state;
-  setup_fake(40);
   calhost_sweep_result r;
-  assert_int_equal(run_sweep(CALHOST_RIGOR_QUICK, 0, &r), 0);
+  setup_fake(40);
+  F.device_timing = 1;
+  /* quick: 2% of 40, at least 8, with the default strategy for that share */
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
   assert_int_equal(r.candidate_count, 40);
-  assert_int_equal(r.planned, 12);
-  assert_int_equal(r.tried, 12);
+  assert_int_equal(r.planned, 8);
+  assert_int_equal(r.evaluated, 8);
+  assert_int_equal(r.tried, 8);
+  assert_int_equal(distinct_candidates(&r), 8);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  assert_int_equal(r.budget_evaluations, 8);
+  assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EVALUATIONS);
+  assert_true(r.numbered);
+  calhost_sweep_result_free(&r);
+  /* measure: 10%, at least 32 */
+  assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 32);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  calhost_sweep_result_free(&r);
+  /* exhaustive: every candidate */
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 40);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EXHAUSTED);
+  calhost_sweep_result_free(&r);
+  /* a space the quick budget covers is measured whole */
+  setup_fake(6);
+  F.device_timing = 1;
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 6);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  calhost_sweep_result_free(&r);
+}
+
+static void strategy_and_budget_override_the_rigor(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  setup_fake(40);
+  F.device_timing = 1;
+  F.cost_us[17] = 5; /* the optimum */
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_RANDOM, 5, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_RANDOM);
+  assert_int_equal(r.evaluated, 5);
+  assert_int_equal(r.tried, 5);
+  assert_int_equal(r.planned, 5);
+  assert_int_equal(distinct_candidates(&r), 5);
+  calhost_sweep_result_free(&r);
+  /* a budget alone: the default strategy for that budget */
+  assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 6, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  assert_int_equal(r.evaluated, 6);
+  calhost_sweep_result_free(&r);
+  /* a strategy alone: the rigor's budget */
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_LOCAL, 0, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_LOCAL);
+  assert_int_equal(r.evaluated, 8);
+  calhost_sweep_result_free(&r);
+  /* a budget above the space: the space, once each; the optimum found */
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_GENETIC, 1000, NULL, &r), 0);
+  assert_int_equal(r.evaluated, 40);
+  assert_int_equal(distinct_candidates(&r), 40);
+  assert_int_equal(r.winner_index, 17);
+  calhost_sweep_result_free(&r);
+}
+
+static struct observed {
+  unsigned starts, evaluations, rejected;
+  uint32_t last_evaluation;
+  int numbered;
+  uint64_t size;
+  char param[16];
+  uint32_t values;
+  double best;
+  uint32_t best_index;
+} O;
+
+static void on_search_start(void *user, const calhost_sweep_search_info *info) {
+  (void)user;
+  O.starts++;
+  O.numbered = info->numbered;
+  O.size = info->space_size;
+  snprintf(O.param, sizeof O.param, "%s", info->params[0].name);
+  O.values = info->params[0].value_count;
+  assert_int_equal(info->param_count, 1);
+  assert_int_equal(info->strategy, CALHOST_SEARCH_EXHAUSTIVE);
+}
+
+static void on_evaluated(void *user, const calhost_sweep_evaluation *ev) {
+  (void)user;
+  O.evaluations++;
+  assert_int_equal(ev->evaluation, O.last_evaluation + 1);
+  O.last_evaluation = ev->evaluation;
+  assert_int_equal(ev->config[0], ev->index);
+  assert_true(ev->seconds >= ev->compile_seconds && ev->compile_seconds >= 0);
+  if (ev->rejected) {
+    O.rejected++;
+    assert_non_null(ev->reason);
+    assert_true(isnan(ev->median_us));
+    return;
+  }
+  assert_non_null(ev->policy);
+  assert_null(ev->reason);
+  assert_true(ev->median_us > 0 && ev->spread_us >= 0 && ev->samples > 0);
+  if (ev->median_us < O.best) {
+    O.best = ev->median_us;
+    O.best_index = ev->index;
+  }
+}
+
+static void every_evaluation_is_observed(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  calhost_sweep_hooks h = {.search_start = on_search_start, .evaluated = on_evaluated};
+  memset(&O, 0, sizeof O);
+  O.best = INFINITY;
+  setup_fake(12);
+  F.device_timing = 1;
+  F.cost_us[3] = 10;
+  F.wrong = 5;
+  F.invalid = 8;
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &h, &r), 0);
+  assert_int_equal(O.starts, 1);
+  assert_true(O.numbered);
+  assert_int_equal(O.size, 12);
+  assert_string_equal(O.param, "index");
+  assert_int_equal(O.values, 12);
+  assert_int_equal(O.evaluations, 12);
+  assert_int_equal(O.evaluations, r.evaluated);
+  assert_int_equal(O.rejected, 2);
+  assert_int_equal(O.best_index, 3);
+  assert_int_equal(r.winner_index, 3);
   calhost_sweep_result_free(&r);
 }
 
@@ -353,11 +507,123 @@ static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
   calhost_sweep_result_free(&r);
 }
 
+/* ---- a described parameter space (ABI 2) -------------------------------- */
+
+/* a: ordered 1,2,4,8; b: categories x,y,z; (a=8, b=z) is invalid. The
+ * assignment (i, j) is the fake's candidate c=3i+j, so prepare, run and the
+ * costs work as for numbered candidates. */
+static const char *const A_VALUES[] = {"1", "2", "4", "8"}, *const B_VALUES[] = {"x", "y", "z"};
+static const calhost_parameter PARAMS[] = {{"a", A_VALUES, 4, CALHOST_PARAMETER_ORDERED},
+                                           {"b", B_VALUES, 3, 0}};
+static const uint32_t DEFAULT_ASSIGNMENT[] = {0, 0};
+static unsigned g_invalid_serialized;
+
+static int a_valid(const uint32_t *a, size_t n) {
+  return n == 2 && a[0] < 4 && a[1] < 3 && !(a[0] == 3 && a[1] == 2);
+}
+static calhost_status f_describe(calhost_session *s, calhost_parameter_space *out) {
+  (void)s;
+  out->parameters = PARAMS;
+  out->parameter_count = 2;
+  out->default_assignment = DEFAULT_ASSIGNMENT;
+  return CALHOST_OK;
+}
+static calhost_status f_valid(calhost_session *s, const uint32_t *a, size_t n, char *err,
+                              size_t cap) {
+  (void)s;
+  if (a_valid(a, n))
+    return CALHOST_OK;
+  snprintf(err, cap, "a=8 with b=z");
+  return CALHOST_INVALID_ARGUMENT;
+}
+static calhost_status f_serialize_a(calhost_session *s, const uint32_t *a, size_t n, char *buf,
+                                    size_t cap, size_t *len) {
+  (void)s;
+  char text[32];
+  if (!a_valid(a, n)) {
+    g_invalid_serialized++;
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  snprintf(text, sizeof text, "c=%u", a[0] * 3 + a[1]);
+  return calhost_copy_out(text, buf, cap, len);
+}
+static calhost_status f_policy_a(calhost_session *s, const char *p, size_t len, uint32_t *a,
+                                 size_t n) {
+  (void)s;
+  if (n != 2 || len < 3 || strncmp(p, "c=", 2))
+    return CALHOST_INVALID_ARGUMENT;
+  unsigned c = (unsigned)atoi(p + 2);
+  a[0] = c / 3;
+  a[1] = c % 3;
+  return CALHOST_OK;
+}
+
+static int run_named(calhost_rigor rigor, calhost_search_strategy strategy, uint32_t budget,
+                     calhost_sweep_result *r) {
+  make_vtable();
+  vt.abi_version = 2;
+  vt.describe_space = f_describe;
+  vt.assignment_valid = f_valid;
+  vt.serialize_assignment = f_serialize_a;
+  vt.policy_assignment = f_policy_a;
+  calhost_sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
+  calhost_rigor_params_init(rigor, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002;
+  req.params.warmup_samples = 0;
+  req.strategy = strategy;
+  req.budget_evaluations = budget;
+  return calhost_sweep_run(&req, r);
+}
+
+static void described_parameters_are_searched_by_name(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  setup_fake(4); /* 4 numbered candidates: c=0..3, the plausible order */
+  F.device_timing = 1;
+  for (int i = 0; i < 12; i++)
+    F.cost_us[i] = 40;
+  F.cost_us[7] = 5;  /* (a=4, b=y): the optimum */
+  F.cost_us[11] = 1; /* (a=8, b=z): faster still, but invalid: never run */
+  g_invalid_serialized = 0;
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  assert_false(r.numbered);
+  assert_int_equal(r.space_size, 11);
+  assert_int_equal(r.evaluated, 11);
+  assert_int_equal(distinct_candidates(&r), 11);
+  assert_int_equal(g_invalid_serialized, 0);
+  assert_string_equal(r.winner_policy, "c=7");
+  for (size_t i = 0; i < r.candidate_entries; i++)
+    assert_string_not_equal(r.candidates[i].policy, "c=11");
+  calhost_sweep_result_free(&r);
+  /* the plausible order: the default's assignment, then the numbered
+   * candidates through policy_assignment */
+  assert_int_equal(run_named(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_EXHAUSTIVE, 4, &r), 0);
+  assert_int_equal(r.evaluated, 4);
+  static const char *const order[] = {"c=0", "c=1", "c=2", "c=3"};
+  size_t k = 0;
+  for (size_t i = 0; i < r.candidate_entries; i++)
+    if (r.candidates[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
+      assert_string_equal(r.candidates[i].policy, order[k++]);
+  assert_int_equal(k, 4);
+  calhost_sweep_result_free(&r);
+  /* a budget: every strategy stays within it, valid and distinct */
+  for (int st = CALHOST_SEARCH_RANDOM; st < CALHOST_SEARCH_STRATEGY_COUNT; st++) {
+    assert_int_equal(run_named(CALHOST_RIGOR_QUICK, (calhost_search_strategy)st, 6, &r), 0);
+    assert_int_equal(r.evaluated, 6);
+    assert_int_equal(distinct_candidates(&r), 6);
+    assert_int_equal(g_invalid_serialized, 0);
+    calhost_sweep_result_free(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
       cmocka_unit_test(measure_prunes_clear_losers),
-      cmocka_unit_test(quick_measures_an_even_subset),
+      cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
+      cmocka_unit_test(strategy_and_budget_override_the_rigor),
+      cmocka_unit_test(every_evaluation_is_observed),
+      cmocka_unit_test(described_parameters_are_searched_by_name),
       cmocka_unit_test(default_wins_when_nothing_beats_it),
       cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
       cmocka_unit_test(exhausted_budget_stops_enumeration),

@@ -241,7 +241,6 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
   snprintf(threads_text, sizeof threads_text, "%u", threads);
   calhost_rigor_params params;
   calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, reps, &params);
-  params.max_candidates = 0;
   snprintf(reps_text, sizeof reps_text, "%u", params.repetitions);
   calhost_processor_info info;
   char proc[256] = "unknown";
@@ -284,7 +283,8 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
                                  .instance = inst,
                                  .workload = &w,
                                  .target = &t,
-                                 .params = params};
+                                 .params = params,
+                                 .strategy = CALHOST_SEARCH_EXHAUSTIVE};
     calhost_sweep_result res;
     double t0 = now_s();
     calhost_sweep_run(&req, &res);

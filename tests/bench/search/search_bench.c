@@ -14,8 +14,30 @@
  * `default=1` marks the strategy the default picks for a 10% budget,
  * `quick=1` the one the quick rigor picks. Then a summary of the goals.
  *
+ * --live (instead of the replay) runs the live plugins (cpu_gemm, and
+ * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
+ * loader and measurement engine: per plugin and shape, an exhaustive, a
+ * quick and a measure sweep (calhost_sweep_run at each rigor level, whose
+ * candidates the search chooses as calibrate does), one line each:
+ *
+ *   live plugin=NAME shape=MxNxK threads=1 candidates=N space=numbered|parameters
+ *   space_size=N rigor=R strategy=S evaluated=N seconds=F time_vs_exhaustive=F
+ *   winner_vs_exhaustive=F
+ *
+ * The exhaustive sweep runs only when the space has at most
+ * --max-exhaustive (2000) valid configurations (a described OpenCL space
+ * of 10 000 points takes hours on PoCL): otherwise a line says it was
+ * skipped and the ratios are nan.
+ * time_vs_exhaustive: this sweep's wall time / the exhaustive sweep's, in
+ * the same run; winner_vs_exhaustive: the quality of this sweep's choice,
+ * judged in the exhaustive sweep (the same samples for both): the
+ * exhaustive winner's median / the median the exhaustive sweep measured for
+ * this sweep's winner (1: it chose the same or an equally fast candidate).
+ *
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
  *                [--space NAME] [--no-start]
+ *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
+ *                [--max-exhaustive N]
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -26,6 +48,181 @@
 
 #include "search/search.h"
 #include "search/spacefile.h"
+
+#ifdef CALHOST_SEARCH_BENCH_LIVE
+#include <libgen.h>
+#include <limits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loader/loader.h"
+#include "processor/processor.h"
+#include "sweep/measure.h"
+#include "sweep/plan.h"
+
+/* One plugin's live sweeps: per shape, exhaustive then quick and measure. */
+static int live_plugin(const char *path, const long long (*shapes)[3], size_t nshapes,
+                       unsigned threads, uint64_t max_exhaustive) {
+  calhost_loader_options lo;
+  calhost_loader_options_init(&lo);
+  calhost_plugin *p = calhost_loader_open(&lo, NULL, path);
+  if (!p || !p->loaded) {
+    fprintf(stderr, "search-bench: %s: %s\n", path, p && p->reason ? p->reason : "not loaded");
+    calhost_plugin_free(p);
+    return 1;
+  }
+  const calhost_plugin_vtable *vt = &p->vtable;
+  calhost_plugin_instance *inst = NULL;
+  if (vt->create(&p->services, NULL, 0, &inst) != CALHOST_OK || !inst) {
+    fprintf(stderr, "search-bench: %s: create failed\n", p->backend);
+    calhost_plugin_free(p);
+    return 1;
+  }
+  int cpus[256];
+  for (int i = 0; i < 256; i++)
+    cpus[i] = i;
+  calhost_processor_pin_thread(cpus, threads, NULL, 0);
+  int failed = 0;
+  for (size_t si = 0; si < nshapes; si++) {
+    int64_t dims[3] = {shapes[si][0], shapes[si][1], shapes[si][2]};
+    char name[96];
+    snprintf(name, sizeof name, "%lldx%lldx%lld", shapes[si][0], shapes[si][1], shapes[si][2]);
+    calhost_workload w;
+    memset(&w, 0, sizeof w);
+    w.header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof w};
+    w.name = name;
+    w.operator_name = "MatMul";
+    w.dtype = "float32";
+    w.shape = dims;
+    w.shape_rank = 3;
+    w.model_digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    calhost_target t;
+    memset(&t, 0, sizeof t);
+    t.header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof t};
+    t.processor = "search-bench";
+    t.thread_count = threads;
+    t.cpus = cpus;
+    t.cpu_count = threads;
+    t.features = "";
+    /* quick and measure first: their space size decides whether the
+     * exhaustive sweep is affordable (--max-exhaustive) */
+    static const calhost_rigor order[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
+                                          CALHOST_RIGOR_EXHAUSTIVE};
+    calhost_sweep_result res[3];
+    double took[3] = {0, 0, 0};
+    int ran[3] = {0, 0, 0};
+    memset(res, 0, sizeof res);
+    for (int ri = 0; ri < 3; ri++) {
+      if (ri == 2 && (res[0].space_size == 0 || res[0].space_size > max_exhaustive)) {
+        printf("live plugin=%s shape=%s threads=%u space=%llu exhaustive=skipped "
+               "(more than --max-exhaustive %llu configurations)\n",
+               p->backend, name, threads, (unsigned long long)res[0].space_size,
+               (unsigned long long)max_exhaustive);
+        break;
+      }
+      calhost_sweep_request req = {.vtable = vt,
+                                   .abi_version = p->abi_version,
+                                   .instance = inst,
+                                   .workload = &w,
+                                   .target = &t};
+      calhost_rigor_params_init(order[ri], 0, &req.params);
+      double t0 = calhost_sweep_now();
+      calhost_sweep_run(&req, &res[ri]);
+      took[ri] = calhost_sweep_now() - t0;
+      ran[ri] = 1;
+      if (!res[ri].ok) {
+        fprintf(stderr, "search-bench: %s %s %s: %s\n", p->backend, name,
+                calhost_rigor_name(order[ri]), res[ri].error);
+        failed = 1;
+        break;
+      }
+    }
+    const calhost_sweep_result *ex = ran[2] && res[2].ok ? &res[2] : NULL;
+    for (int ri = 0; ri < 3; ri++) {
+      if (!ran[ri] || !res[ri].ok)
+        continue;
+      /* this sweep's winner as the exhaustive sweep measured it */
+      double chosen = NAN;
+      for (size_t c = 0; ex && c < ex->candidate_entries; c++)
+        if (ex->candidates[c].policy && res[ri].winner_policy &&
+            strcmp(ex->candidates[c].policy, res[ri].winner_policy) == 0)
+          chosen = ex->candidates[c].median_us;
+      printf("live plugin=%s shape=%s threads=%u candidates=%u space=%s space_size=%llu rigor=%s "
+             "strategy=%s evaluated=%u seconds=%.2f time_vs_exhaustive=%.3f "
+             "winner_vs_exhaustive=%.3f\n",
+             p->backend, name, threads, res[ri].candidate_count,
+             res[ri].numbered ? "numbered" : "parameters", (unsigned long long)res[ri].space_size,
+             calhost_rigor_name(order[ri]),
+             calhost_search_strategy_name((calhost_search_strategy)res[ri].strategy),
+             res[ri].evaluated, took[ri], ex ? took[ri] / took[2] : NAN,
+             ex ? ex->median_us / chosen : NAN);
+      fflush(stdout);
+    }
+    for (int ri = 0; ri < 3; ri++)
+      calhost_sweep_result_free(&res[ri]);
+  }
+  vt->destroy(inst);
+  calhost_plugin_free(p);
+  return failed;
+}
+
+static int live_main(int argc, char **argv) {
+  const char *plugins[16];
+  size_t np = 0, ns = 0;
+  long long shapes[16][3];
+  unsigned threads = 1;
+  uint64_t max_exhaustive = 2000;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--live") == 0)
+      continue;
+    if (strcmp(argv[i], "--max-exhaustive") == 0 && i + 1 < argc) {
+      max_exhaustive = strtoull(argv[++i], NULL, 10);
+      continue;
+    }
+    if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc && np < 16)
+      plugins[np++] = argv[++i];
+    else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && ns < 16 &&
+             sscanf(argv[i + 1], "%lldx%lldx%lld", &shapes[ns][0], &shapes[ns][1],
+                    &shapes[ns][2]) == 3 &&
+             shapes[ns][0] > 0 && shapes[ns][1] > 0 && shapes[ns][2] > 0)
+      ns++, i++;
+    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
+             atoi(argv[i + 1]) <= 256)
+      threads = (unsigned)atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: search-bench --live [--plugin PATH]... [--shape MxNxK]... "
+                      "[--threads N] [--max-exhaustive N]\n");
+      return 2;
+    }
+  }
+  static char guess[2][PATH_MAX + 64];
+  if (!np) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+      fprintf(stderr, "search-bench: give --plugin PATH\n");
+      return 2;
+    }
+    exe[n] = '\0';
+    const char *dir = dirname(exe);
+    static const char *const names[2] = {"cpu_gemm", "opencl_gemm"};
+    for (int k = 0; k < 2; k++) {
+      snprintf(guess[k], sizeof guess[k], "%s/../lib/calhost/plugins/%s.so", dir, names[k]);
+      if (k == 0 || access(guess[k], R_OK) == 0)
+        plugins[np++] = guess[k];
+    }
+  }
+  if (!ns) {
+    static const long long def[2][3] = {{256, 256, 256}, {512, 512, 512}};
+    memcpy(shapes, def, sizeof def);
+    ns = 2;
+  }
+  int failed = 0;
+  for (size_t i = 0; i < np; i++)
+    failed |= live_plugin(plugins[i], (const long long(*)[3])shapes, ns, threads, max_exhaustive);
+  return failed;
+}
+#endif
 
 static const double pcts[] = {2, 5, 10, 20};
 #define NPCT 4
@@ -61,6 +258,11 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
+#ifdef CALHOST_SEARCH_BENCH_LIVE
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--live") == 0)
+      return live_main(argc, argv);
+#endif
   const char *dir = CALHOST_SEARCH_SPACES_DIR, *only_space = NULL;
   int seeds = 51, use_start = 1, only_strategy = -1;
   for (int i = 1; i < argc; i++) {
