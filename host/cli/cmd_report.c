@@ -82,6 +82,7 @@ int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet
   snprintf(run, sizeof run, "%s/run.json", dir);
   snprintf(html, sizeof html, "%s/report.html", dir);
   long written = ftell(json);
+  fflush(stdout); /* the run's table first: these lines go to stderr */
   if (fclose(json) != 0) {
     calhost_cli_error("calibrate: %s: %s", run, strerror(errno));
     return status < 2 ? 2 : status;
