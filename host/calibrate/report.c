@@ -379,6 +379,9 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   }
   fputs(",\"status\":", o);
   calhost_json_string(o, kind_word(x->kind));
+  /* "stored" in the in-memory store; whether it reached the file */
+  fprintf(o, ",\"persisted\":%s",
+          x->kind == CAL_STORED && r->cfg->persistence_enabled ? "true" : "false");
   fputs(",\"message\":", o);
   calhost_json_string(o, x->message);
   fputs(",\"key\":", o);

@@ -471,6 +471,15 @@ static void persistence_off_says_not_persisted(void **state) {
   assert_int_equal(r->code, 0);
   HAS(r->out, "not persisted");
   HASNT(r->out, " stored");
+  /* --json keeps the status word and says the file was not written */
+  r = run("--config", ini, "calibrate", "--json", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"persisted\":false");
+  HASNT(r->out, "\"persisted\":true");
+  r = run("--config", config_for("good", NULL, NULL), "--store", path("p.txt"), "calibrate",
+          "--json", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"persisted\":true");
 }
 
 static void rejected_candidates_are_warnings(void **state) {
