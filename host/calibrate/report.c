@@ -502,7 +502,12 @@ void cal_print_json(cal_run *r, int exit_status) {
       fputc(',', o);
     json_result(r, &r->results[i], o);
   }
-  fputs("],\"failures\":[", o);
+  fputs("],", o);
+  cal_json_failures_and_end(r, o, exit_status);
+}
+
+void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
+  fputs("\"failures\":[", o);
   for (size_t i = 0; i < r->failure_count; i++) {
     const cal_failure *f = &r->failures[i];
     if (i)

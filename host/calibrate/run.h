@@ -202,6 +202,11 @@ void cal_progress_end(cal_run *r);
 /* The summary table and failures (human), or the JSON report, on r->out. */
 void cal_print_summary(cal_run *r);
 void cal_print_json(cal_run *r, int exit_status);
+/* Ends a run's JSON object (calibrate's and verify's): the "failures" and
+ * "warnings" arrays, "interrupted", "exit_status" and "seconds", then the
+ * closing brace and a line break. The caller has written the members
+ * before them and the comma after the last one. */
+void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status);
 
 /* ---- calibrate.c ---- */
 

@@ -513,32 +513,8 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
             r->commits - cv->commits_before);
   else
     fputs("null", o);
-  fputs(",\"failures\":[", o);
-  for (size_t i = 0; i < r->failure_count; i++) {
-    const cal_failure *f = &r->failures[i];
-    fputs(i ? ",{\"plugin\":" : "{\"plugin\":", o);
-    calhost_json_string(o, f->backend);
-    fputs(",\"workload\":", o);
-    calhost_json_string(o, f->workload);
-    fputs(",\"candidate\":", o);
-    calhost_json_string(o, f->candidate);
-    fputs(",\"message\":", o);
-    calhost_json_string(o, f->message);
-    fputs(",\"output\":", o);
-    calhost_json_string(o, f->output);
-    fputc('}', o);
-  }
-  fputs("],\"warnings\":[", o);
-  for (size_t i = 0; i < r->warning_count; i++) {
-    if (i)
-      fputc(',', o);
-    calhost_json_string(o, r->warnings[i]);
-  }
-  fprintf(o,
-          "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
-          status);
-  calhost_json_number(o, calhost_sweep_now() - r->started);
-  fputs("}\n", o);
+  fputc(',', o);
+  cal_json_failures_and_end(r, o, status);
 }
 
 static void print_table(cal_run *r, const cal_verify *cv) {
