@@ -1,6 +1,7 @@
 /*
  * test_opencl_plugins.c: opencl_plugins: the OpenCL backends through their
- * vtables, loaded with dlopen from the build tree as the host loads them:
+ * vtables, loaded from the build tree through the tests' one minimal host
+ * (tests/common/test_host.c: dlopen, ABI 1..2 negotiation, create):
  *  - ABI 2 negotiation and the ABI 2 entries (devices, sample workloads;
  *    opencl_gemm's parameter space);
  *  - devices: at least one, identity printable, one line, with the driver
@@ -18,7 +19,6 @@
  * Skips (exit 77 is not used by this project: each test skips itself) when
  * no OpenCL device is present.
  */
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,43 +31,7 @@
 
 #include <calhost/plugin.h>
 
-static char last_error[1024];
-static void h_log(void *c, calhost_log_level l, const char *m) {
-  (void)c;
-  (void)l;
-  (void)m;
-}
-static void h_set_error(void *c, const char *m) {
-  (void)c;
-  snprintf(last_error, sizeof last_error, "%s", m);
-}
-static int h_cancelled(void *c) {
-  (void)c;
-  return 0;
-}
-static void h_progress(void *c, double f, const char *w) {
-  (void)c;
-  (void)f;
-  (void)w;
-}
-static void *h_alloc(void *c, size_t n, size_t a) {
-  void *p = NULL;
-  (void)c;
-  return posix_memalign(&p, a, n) ? NULL : p;
-}
-static void h_free(void *c, void *p) {
-  (void)c;
-  free(p);
-}
-static const calhost_host_services services = {
-    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL,
-    h_log,
-    h_set_error,
-    h_cancelled,
-    h_progress,
-    h_alloc,
-    h_free};
+#include "test_host.h"
 
 static const char *build_dir(void) {
   const char *b = getenv("CALHOST_BUILD_DIR");
@@ -75,6 +39,7 @@ static const char *build_dir(void) {
 }
 
 typedef struct plug {
+  test_host_plugin host; /* the file and the instance (tests/common) */
   const calhost_plugin_vtable *vt;
   calhost_plugin_instance *inst;
   calhost_device_info dev;
@@ -85,25 +50,18 @@ typedef struct plug {
  * instance and describes device 0. Skips the test when there is no device. */
 static void open_plugin(plug *p, const char *sub, const char *name) {
   char path[4096];
-  calhost_negotiate_request req = {
-      {CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, CALHOST_ABI_VERSION, &services};
-  calhost_negotiate_reply rep = {{CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep}, 0, 0, 0, NULL};
   snprintf(path, sizeof path, "%s/lib/calhost/%s/%s.so", build_dir(), sub, name);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h)
-    fail_msg("dlopen %s: %s", path, dlerror());
-  calhost_negotiate_fn fn = (calhost_negotiate_fn)dlsym(h, CALHOST_PLUGIN_ENTRY_POINT);
-  assert_non_null(fn);
-  assert_int_equal(fn(&req, &rep), CALHOST_OK);
-  assert_int_equal(rep.chosen_abi_version, 2);
-  p->vt = rep.vtable;
+  if (test_host_load(path, 1, CALHOST_ABI_VERSION, &p->host) != 0)
+    fail_msg("%s: %s", path, test_host_error);
+  assert_int_equal(p->host.abi, 2);
+  p->vt = p->host.vt;
+  p->inst = p->host.inst;
   assert_non_null(p->vt->device_count);
   assert_non_null(p->vt->list_device);
   assert_non_null(p->vt->sample_workloads);
-  assert_int_equal(p->vt->create(&services, NULL, 0, &p->inst), CALHOST_OK);
   assert_int_equal(p->vt->device_count(p->inst, &p->device_count), CALHOST_OK);
   if (p->device_count == 0) {
-    p->vt->destroy(p->inst);
+    test_host_unload(&p->host);
     skip();
   }
   memset(&p->dev, 0, sizeof p->dev);
@@ -112,7 +70,7 @@ static void open_plugin(plug *p, const char *sub, const char *name) {
 }
 
 static void close_plugin(plug *p) {
-  p->vt->destroy(p->inst);
+  test_host_unload(&p->host);
 }
 
 static calhost_target device_target(const plug *p) {
@@ -201,13 +159,13 @@ static void keys_carry_device_identity(void **state) {
     /* a changed identity or a missing device is refused */
     calhost_target t2 = t;
     t2.device_identity = "opencl:some other device/driver 0";
-    last_error[0] = '\0';
+    test_host_error[0] = '\0';
     assert_int_equal(p.vt->build_key(p.inst, &w, &t2, &k), CALHOST_UNSUPPORTED);
-    assert_non_null(strstr(last_error, "hardware or driver changed"));
+    assert_non_null(strstr(test_host_error, "hardware or driver changed"));
     t2 = t;
     t2.device_index = p.device_count;
     assert_int_equal(p.vt->build_key(p.inst, &w, &t2, &k), CALHOST_UNSUPPORTED);
-    assert_non_null(strstr(last_error, "no OpenCL device"));
+    assert_non_null(strstr(test_host_error, "no OpenCL device"));
     close_plugin(&p);
   }
 }
@@ -264,7 +222,7 @@ static calhost_session *open_sample(plug *p, size_t sample) {
   const calhost_workload *w = p->vt->sample_workloads[sample];
   assert_non_null(w);
   if (p->vt->open_session(p->inst, w, &t, &s) != CALHOST_OK)
-    fail_msg("open_session: %s", last_error);
+    fail_msg("open_session: %s", test_host_error);
   return s;
 }
 
@@ -327,9 +285,9 @@ static calhost_status run_checked(plug *p, calhost_session *s, const char *pol, 
                                   double *device_seconds, char *err, size_t cap) {
   calhost_run_result rr = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof rr}, -1};
   if (p->vt->prepare(s, pol, strlen(pol)) != CALHOST_OK)
-    fail_msg("prepare '%s': %s", pol, last_error);
+    fail_msg("prepare '%s': %s", pol, test_host_error);
   if (p->vt->run(s, iterations, &rr) != CALHOST_OK)
-    fail_msg("run '%s': %s", pol, last_error);
+    fail_msg("run '%s': %s", pol, test_host_error);
   *device_seconds = rr.device_seconds;
   return p->vt->check(s, err, cap);
 }
