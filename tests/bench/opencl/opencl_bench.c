@@ -1,7 +1,8 @@
 /*
  * opencl_bench.c: opencl-bench, the figures of the OpenCL MatMul backends.
- * Loads the built opencl_gemm and clblast plugins through dlopen and drives
- * their vtables like the host does, on device 0 (an ABI 2 device target):
+ * Loads the built opencl_gemm and clblast plugins through the tests' one
+ * minimal host (tests/common/test_host) and drives their vtables like the
+ * host does, on device 0 (an ABI 2 device target):
  * for each shape it sweeps each backend's candidates (all, or with --quick
  * 12 evenly spaced ones as the host's quick rigor picks), every candidate
  * prepared (compile seconds), run once, checked against the reference and
@@ -18,7 +19,8 @@
 #define _GNU_SOURCE
 #include <calhost/plugin.h>
 
-#include <dlfcn.h>
+#include "test_host.h"
+
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,44 +28,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static char plugin_error[512];
-static void h_log(void *c, calhost_log_level l, const char *m) {
-  (void)c;
-  (void)l;
-  (void)m;
-}
-static void h_set_error(void *c, const char *m) {
-  (void)c;
-  snprintf(plugin_error, sizeof plugin_error, "%s", m);
-}
-static int h_cancelled(void *c) {
-  (void)c;
-  return 0;
-}
-static void h_progress(void *c, double f, const char *w) {
-  (void)c;
-  (void)f;
-  (void)w;
-}
-static void *h_alloc(void *c, size_t n, size_t a) {
-  void *p = NULL;
-  (void)c;
-  return posix_memalign(&p, a, n) ? NULL : p;
-}
-static void h_free(void *c, void *p) {
-  (void)c;
-  free(p);
-}
-static const calhost_host_services services = {
-    {CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)},
-    NULL,
-    h_log,
-    h_set_error,
-    h_cancelled,
-    h_progress,
-    h_alloc,
-    h_free};
 
 static double now(void) {
   struct timespec ts;
@@ -78,6 +42,7 @@ static int cmp_double(const void *a, const void *b) {
 
 typedef struct backend {
   const char *name;
+  test_host_plugin host; /* the file and the instance (tests/common) */
   const calhost_plugin_vtable *vt;
   calhost_plugin_instance *inst;
   calhost_device_info dev;
@@ -85,24 +50,19 @@ typedef struct backend {
 
 static int load(backend *b, const char *dir) {
   char path[PATH_MAX + 64];
-  calhost_negotiate_request req = {
-      {CALHOST_STRUCT_NEGOTIATE_REQUEST, 1, sizeof req}, 1, CALHOST_ABI_VERSION, &services};
-  calhost_negotiate_reply rep = {{CALHOST_STRUCT_NEGOTIATE_REPLY, 1, sizeof rep}, 0, 0, 0, NULL};
   snprintf(path, sizeof path, "%s/%s.so", dir, b->name);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  calhost_negotiate_fn fn = h ? (calhost_negotiate_fn)dlsym(h, CALHOST_PLUGIN_ENTRY_POINT) : NULL;
-  if (!fn || fn(&req, &rep) != CALHOST_OK || rep.chosen_abi_version < 2) {
-    fprintf(stderr, "opencl-bench: cannot load %s (%s)\n", path, h ? "negotiation" : dlerror());
+  if (test_host_load(path, 2, CALHOST_ABI_VERSION, &b->host) != 0) {
+    fprintf(stderr, "opencl-bench: cannot load %s (%s)\n", path, test_host_error);
     return -1;
   }
-  b->vt = rep.vtable;
+  b->vt = b->host.vt;
+  b->inst = b->host.inst;
   uint32_t n = 0;
   memset(&b->dev, 0, sizeof b->dev);
   b->dev.header = (calhost_struct_header){CALHOST_STRUCT_DEVICE_INFO, 1, sizeof b->dev};
-  if (b->vt->create(&services, NULL, 0, &b->inst) != CALHOST_OK ||
-      b->vt->device_count(b->inst, &n) != CALHOST_OK || n == 0 ||
+  if (b->vt->device_count(b->inst, &n) != CALHOST_OK || n == 0 ||
       b->vt->list_device(b->inst, 0, &b->dev) != CALHOST_OK) {
-    fprintf(stderr, "opencl-bench: %s: no OpenCL device (%s)\n", b->name, plugin_error);
+    fprintf(stderr, "opencl-bench: %s: no OpenCL device (%s)\n", b->name, test_host_error);
     return -1;
   }
   return 0;
@@ -178,7 +138,7 @@ static int bench(backend *b, const int64_t shape[3], int quick, result *r) {
   if (b->vt->open_session(b->inst, &w, &t, &s) != CALHOST_OK ||
       b->vt->candidate_count(s, &count) != CALHOST_OK ||
       b->vt->default_policy(s, def, sizeof def, &len) != CALHOST_OK) {
-    fprintf(stderr, "opencl-bench: %s: session failed: %s\n", b->name, plugin_error);
+    fprintf(stderr, "opencl-bench: %s: session failed: %s\n", b->name, test_host_error);
     return -1;
   }
   double sweep0 = now();
@@ -193,7 +153,7 @@ static int bench(backend *b, const int64_t shape[3], int quick, result *r) {
       continue;
     r->candidates++;
     if (prepare(b, s, pol, &c) != 0) {
-      fprintf(stderr, "  %s: candidate %u refused: %s\n", b->name, i, plugin_error);
+      fprintf(stderr, "  %s: candidate %u refused: %s\n", b->name, i, test_host_error);
       continue;
     }
     r->compile_s += c;
@@ -299,6 +259,6 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   for (int i = 0; i < 2; i++)
-    bk[i].vt->destroy(bk[i].inst);
+    test_host_unload(&bk[i].host);
   return 0;
 }
