@@ -2,7 +2,8 @@
  * test_base_output.c: the base layer's one JSON writer and terminal-text
  * escaper (host/base): every string, whatever its bytes, becomes valid
  * UTF-8 JSON by the documented rule, and terminal text keeps no control
- * character; "PATH:LINE" omits line 0.
+ * character; "PATH:LINE" omits line 0; an array grows by doubling and
+ * refuses an overflowing size without losing what it holds.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/json.h"
 #include "base/text.h"
 
@@ -140,6 +142,31 @@ static void where_omits_line_zero(void **state) {
   assert_string_equal(calhost_text_where(buf, sizeof buf, NULL, 3), "-:3");
 }
 
+static void array_grows_by_doubling_and_keeps_contents(void **state) {
+  (void)state;
+  int *v = NULL;
+  size_t n = 0, cap = 0;
+  for (int i = 0; i < 100; i++) {
+    int *g = base_array_grow(v, n, &cap, sizeof *v, 4);
+    assert_non_null(g);
+    v = g;
+    v[n++] = i;
+    assert_true(cap >= n);
+  }
+  assert_int_equal(cap, 128); /* 4, 8, ..., 128 */
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(v[i], i);
+  /* no growth while there is room */
+  size_t before = cap;
+  assert_ptr_equal(base_array_grow(v, 50, &cap, sizeof *v, 4), v);
+  assert_int_equal(cap, before);
+  /* an element size whose doubled capacity overflows: NULL, nothing lost */
+  assert_null(base_array_grow(v, cap, &cap, SIZE_MAX / 100, 4));
+  assert_int_equal(cap, before);
+  assert_int_equal(v[99], 99);
+  free(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_rule),
@@ -147,6 +174,7 @@ int main(void) {
       cmocka_unit_test(text_rule),
       cmocka_unit_test(filter_stream),
       cmocka_unit_test(where_omits_line_zero),
+      cmocka_unit_test(array_grows_by_doubling_and_keeps_contents),
   };
   return cmocka_run_group_tests_name("base_output", tests, NULL, NULL);
 }
