@@ -112,14 +112,10 @@ static int group_add(cs_set *set, size_t pos) {
     g->hash = p->bo_hash;
     set->group_used++;
   }
-  if (g->n == g->cap) {
-    size_t ncap = g->cap ? g->cap * 2 : 8;
-    uint32_t *np = realloc(g->pos, ncap * sizeof *np);
-    if (!np)
-      return -1;
-    g->pos = np;
-    g->cap = ncap;
-  }
+  uint32_t *gpos = cs_grow(g->pos, g->n + 1, &g->cap, sizeof *gpos, 8);
+  if (!gpos)
+    return -1;
+  g->pos = gpos;
   g->pos[g->n++] = (uint32_t)pos;
   return 0;
 }
@@ -142,14 +138,10 @@ long cs_set_find(const cs_set *set, const calstore_key *key, calstore_source sou
 int cs_set_append(cs_set *set, cs_prof *p) {
   if (set->n >= UINT32_MAX - 1)
     goto oom;
-  if (set->n == set->cap) {
-    size_t ncap = set->cap ? set->cap * 2 : 64;
-    cs_prof **ni = realloc(set->items, ncap * sizeof *ni);
-    if (!ni)
-      goto oom;
-    set->items = ni;
-    set->cap = ncap;
-  }
+  cs_prof **items = cs_grow(set->items, set->n + 1, &set->cap, sizeof *items, 64);
+  if (!items)
+    goto oom;
+  set->items = items;
   if ((set->tab_used + 1) * 2 > set->tab_cap) {
     size_t ncap = 64; /* rebuilt at most 1/3 full, grown past 1/2 */
     while ((set->live + 1) * 3 > ncap)

@@ -2,7 +2,7 @@
  * lookup.c: the precedence walk (exact override, portable override, exact
  * calibrated, portable calibrated; force_portable skips the exact levels)
  * and the rejection report; calstore_get, the one-probe fetch of a single
- * identity; the level names.
+ * identity.
  *
  * Each level is one hash probe. Candidates and the (backend, operator)
  * group are referenced under the read lock; the backend's validator and the
@@ -41,18 +41,17 @@ void calstore_lookup_result_free(calstore_lookup_result **result) {
 
 /* Adds a rejection (takes a new reference to p). Returns -1 on OOM. */
 static int add_rejection(cs_result *r, cs_prof *p, calstore_reject_reason reason, const char *msg) {
-  if (r->n == r->cap) {
-    size_t ncap = r->cap ? r->cap * 2 : 8;
-    calstore_rejection *nr = realloc(r->rej, ncap * sizeof *nr);
-    if (!nr)
-      return -1;
-    r->rej = nr;
-    cs_prof **np = realloc(r->rej_prof, ncap * sizeof *np);
-    if (!np)
-      return -1;
-    r->rej_prof = np;
-    r->cap = ncap;
-  }
+  /* two arrays of one length: each grows from the same capacity */
+  size_t cap = r->cap, prof_cap = r->cap;
+  calstore_rejection *rej = cs_grow(r->rej, r->n + 1, &cap, sizeof *rej, 8);
+  if (!rej)
+    return -1;
+  r->rej = rej;
+  cs_prof **prof = cs_grow(r->rej_prof, r->n + 1, &prof_cap, sizeof *prof, 8);
+  if (!prof)
+    return -1;
+  r->rej_prof = prof;
+  r->cap = cap;
   char *m = strdup(msg);
   if (!m)
     return -1;
@@ -300,22 +299,6 @@ calstore_status calstore_select(calstore *store, const calstore_lookup_options *
                                 calstore_validator_fn validator, void *validator_user,
                                 calstore_lookup_result **out, calstore_error *err) {
   return do_lookup(store, options, validator, validator_user, 0, out, err);
-}
-
-const char *calstore_level_name(calstore_level level) {
-  switch (level) {
-  case CALSTORE_LEVEL_NONE:
-    return "none";
-  case CALSTORE_LEVEL_EXACT_OVERRIDE:
-    return "exact_override";
-  case CALSTORE_LEVEL_PORTABLE_OVERRIDE:
-    return "portable_override";
-  case CALSTORE_LEVEL_EXACT_CALIBRATED:
-    return "exact_calibrated";
-  case CALSTORE_LEVEL_PORTABLE_CALIBRATED:
-    return "portable_calibrated";
-  }
-  return "unknown";
 }
 
 calstore_status calstore_get(calstore *store, const calstore_key *key, calstore_source source,
