@@ -507,9 +507,7 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
     if (!sv)
       return;
     ps->s = sv;
-    ps->s[ps->sn].name = sname;
-    ps->s[ps->sn].value = value;
-    ps->sn++;
+    ps->s[ps->sn++] = (calstore_property){.name = sname, .value = value};
     return;
   }
   case F_MEASUREMENT: {
@@ -546,10 +544,7 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
     if (!mv)
       return;
     ps->m = mv;
-    ps->m[ps->mn].name = mname;
-    ps->m[ps->mn].value = v;
-    ps->m[ps->mn].unit = unit;
-    ps->mn++;
+    ps->m[ps->mn++] = (calstore_measurement){.name = mname, .value = v, .unit = unit};
     return;
   }
   default: { /* backend, operator, implementation, model_digest, processor, policy */

@@ -204,26 +204,31 @@ size_t cs_set_invalidate(cs_set *set, const char *backend, const char *implement
   return removed;
 }
 
+/* A malloc'ed copy of the n used elements of an array with capacity cap
+ * (at least 1), for a clone that keeps growing like the original. */
+static void *copy_array(const void *items, size_t n, size_t cap, size_t size) {
+  void *c = malloc((cap ? cap : 1) * size);
+  if (c && n)
+    memcpy(c, items, n * size);
+  return c;
+}
+
 cs_set *cs_set_clone(const cs_set *set, int borrowed) {
   cs_set *c = cs_set_new();
   if (!c)
     return NULL;
   c->borrowed = borrowed;
-  c->items = malloc((set->cap ? set->cap : 1) * sizeof *c->items);
-  c->tab = set->tab_cap ? malloc(set->tab_cap * sizeof *c->tab) : NULL;
+  c->items = copy_array(set->items, set->n, set->cap, sizeof *c->items);
+  c->tab = set->tab_cap ? copy_array(set->tab, set->tab_cap, set->tab_cap, sizeof *c->tab) : NULL;
   c->groups = set->group_cap ? calloc(set->group_cap, sizeof *c->groups) : NULL;
   if (!c->items || (set->tab_cap && !c->tab) || (set->group_cap && !c->groups))
     goto oom;
-  if (set->n)
-    memcpy(c->items, set->items, set->n * sizeof *c->items);
   c->n = set->n;
   c->cap = set->cap ? set->cap : 1;
   c->live = set->live;
   for (size_t i = 0; i < set->n && !borrowed; i++)
     if (c->items[i])
       cs_prof_ref(c->items[i]);
-  if (set->tab_cap)
-    memcpy(c->tab, set->tab, set->tab_cap * sizeof *c->tab);
   c->tab_cap = set->tab_cap;
   c->tab_used = set->tab_used;
   c->group_cap = set->group_cap;
@@ -234,11 +239,9 @@ cs_set *cs_set_clone(const cs_set *set, int borrowed) {
     cs_group *d = &c->groups[i];
     d->backend = strdup(g->backend);
     d->op = strdup(g->op);
-    d->pos = malloc((g->cap ? g->cap : 1) * sizeof *d->pos);
+    d->pos = copy_array(g->pos, g->n, g->cap, sizeof *d->pos);
     if (!d->backend || !d->op || !d->pos)
       goto oom;
-    if (g->n)
-      memcpy(d->pos, g->pos, g->n * sizeof *d->pos);
     d->n = g->n;
     d->cap = g->cap ? g->cap : 1;
     d->hash = g->hash;
