@@ -122,6 +122,12 @@ int calhost_proto_write(int fd, const calhost_proto_buf *b) {
   return 0;
 }
 
+int isolate_proto_send(int fd, calhost_proto_buf *b) {
+  if (calhost_proto_finish(b) != 0)
+    return -1;
+  return calhost_proto_write(fd, b);
+}
+
 void calhost_proto_buf_free(calhost_proto_buf *b) {
   free(b->data);
   memset(b, 0, sizeof *b);
@@ -141,27 +147,29 @@ static int take(calhost_proto_cursor *c, char kind) {
   return 1;
 }
 
-uint64_t calhost_proto_get_u64(calhost_proto_cursor *c) {
-  if (!take(c, 'u'))
+/* An 8-byte little-endian field of this kind: 1 with its bits in *v, or 0
+ * (the cursor failed). */
+static int take_le64(calhost_proto_cursor *c, char kind, uint64_t *v) {
+  if (!take(c, kind))
     return 0;
   if (c->left < 8)
     return c->failed = 1, 0;
-  uint64_t v = get_le64(c->p);
+  *v = get_le64(c->p);
   c->p += 8;
   c->left -= 8;
-  return v;
+  return 1;
+}
+
+uint64_t calhost_proto_get_u64(calhost_proto_cursor *c) {
+  uint64_t v;
+  return take_le64(c, 'u', &v) ? v : 0;
 }
 
 double calhost_proto_get_f64(calhost_proto_cursor *c) {
-  if (!take(c, 'd'))
-    return 0;
-  if (c->left < 8)
-    return c->failed = 1, 0;
-  uint64_t bits = get_le64(c->p);
-  double v;
-  memcpy(&v, &bits, sizeof v);
-  c->p += 8;
-  c->left -= 8;
+  uint64_t bits;
+  double v = 0;
+  if (take_le64(c, 'd', &bits))
+    memcpy(&v, &bits, sizeof v);
   return v;
 }
 

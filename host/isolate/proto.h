@@ -45,6 +45,11 @@ int calhost_proto_finish(calhost_proto_buf *b);
 /* Writes the finished frame to fd completely (retrying on EINTR and short
  * writes). Returns 0, or -1 (errno set; EPIPE when the reader is gone). */
 int calhost_proto_write(int fd, const calhost_proto_buf *b);
+/* Finishes b's frame and writes it to fd (calhost_proto_finish, then
+ * calhost_proto_write): how a child sends a record. Returns 0, or -1 when
+ * the frame could not be finished or written; a child whose parent is gone
+ * has nobody to tell, so callers may ignore it. */
+int isolate_proto_send(int fd, calhost_proto_buf *b);
 /* Frees the buffer and zeroes *b. */
 void calhost_proto_buf_free(calhost_proto_buf *b);
 

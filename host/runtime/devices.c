@@ -165,11 +165,6 @@ typedef struct list_job {
   int bad;
 } list_job;
 
-static void send(int fd, calhost_proto_buf *b) {
-  if (calhost_proto_finish(b) == 0)
-    calhost_proto_write(fd, b);
-}
-
 static int list_child(void *user, int fd) {
   list_job *j = user;
   calhost_proto_buf b = {0};
@@ -183,14 +178,14 @@ static int list_child(void *user, int fd) {
              m ? ": " : "", m ? m : "");
     calhost_proto_begin(&b, DEV_REC_FAILED);
     calhost_proto_put_str(&b, why);
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
     calhost_proto_buf_free(&b);
     return 3;
   }
   if (calhost_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
     calhost_proto_begin(&b, DEV_REC_FAILED);
     calhost_proto_put_str(&b, why);
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
   }
   for (size_t i = 0; i < l.count; i++) {
     const calhost_device *d = &l.items[i];
@@ -205,12 +200,12 @@ static int list_child(void *user, int fd) {
       calhost_proto_put_str(&b, d->details[k].name);
       calhost_proto_put_str(&b, d->details[k].value);
     }
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
   }
   calhost_device_list_free(&l);
   calhost_plugin_destroy(j->p, inst);
   calhost_proto_begin(&b, DEV_REC_DONE);
-  send(fd, &b);
+  isolate_proto_send(fd, &b);
   calhost_proto_buf_free(&b);
   return 0;
 }
