@@ -197,6 +197,46 @@ char *calhost_proto_dup_str(calhost_proto_cursor *c) {
   return s ? strdup(s) : NULL;
 }
 
+void isolate_proto_put_props(calhost_proto_buf *b, const calhost_property *p, size_t n) {
+  calhost_proto_put_u64(b, p ? n : 0);
+  for (size_t i = 0; p && i < n; i++) {
+    calhost_proto_put_str(b, p[i].name ? p[i].name : "");
+    calhost_proto_put_str(b, p[i].value ? p[i].value : "");
+  }
+}
+
+int isolate_proto_get_props(calhost_proto_cursor *c, size_t max, calhost_property **out,
+                            size_t *n) {
+  *out = NULL;
+  *n = 0;
+  uint64_t count = calhost_proto_get_u64(c);
+  if (c->failed || count > max)
+    return c->failed = 1, -1;
+  calhost_property *p = count ? calloc((size_t)count, sizeof *p) : NULL;
+  size_t got = 0;
+  int ok = !count || p;
+  for (; ok && got < count; got++) {
+    p[got].name = calhost_proto_dup_str(c);
+    p[got].value = calhost_proto_dup_str(c);
+    ok = !c->failed && p[got].name && p[got].value;
+  }
+  if (!ok) {
+    isolate_props_free(p, got);
+    return c->failed = 1, -1;
+  }
+  *out = p;
+  *n = got;
+  return 0;
+}
+
+void isolate_props_free(calhost_property *p, size_t n) {
+  for (size_t i = 0; p && i < n; i++) {
+    free((char *)p[i].name);
+    free((char *)p[i].value);
+  }
+  free(p);
+}
+
 int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t n) {
   if (r->pos > 0 && r->pos == r->len) {
     r->pos = r->len = 0;

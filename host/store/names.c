@@ -1,7 +1,7 @@
 /*
  * names.c: the words of libcalstore's enums (calstore_status_name,
- * calstore_reject_reason_name, calstore_level_name): what diagnostics, the
- * CLI and JSON output print. Unknown values give "unknown".
+ * calstore_reject_reason_name): what diagnostics, the CLI and JSON output
+ * print. Unknown values give "unknown".
  */
 #include "internal.h"
 
@@ -49,22 +49,6 @@ const char *calstore_reject_reason_name(calstore_reject_reason reason) {
     return "policy_rejected";
   case CALSTORE_REJECT_FORCE_PORTABLE:
     return "force_portable";
-  }
-  return "unknown";
-}
-
-const char *calstore_level_name(calstore_level level) {
-  switch (level) {
-  case CALSTORE_LEVEL_NONE:
-    return "none";
-  case CALSTORE_LEVEL_EXACT_OVERRIDE:
-    return "exact_override";
-  case CALSTORE_LEVEL_PORTABLE_OVERRIDE:
-    return "portable_override";
-  case CALSTORE_LEVEL_EXACT_CALIBRATED:
-    return "exact_calibrated";
-  case CALSTORE_LEVEL_PORTABLE_CALIBRATED:
-    return "portable_calibrated";
   }
   return "unknown";
 }
