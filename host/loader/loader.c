@@ -222,7 +222,6 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
 
 /* ---- records ---- */
 
-/* Sets the record's state and the reason beside it (NULL: none). */
 const char *calhost_plugin_state_name(calhost_plugin_state state) {
   switch (state) {
   case CALHOST_PLUGIN_FOUND:
@@ -241,6 +240,7 @@ const char *calhost_plugin_state_name(calhost_plugin_state state) {
   return "unknown";
 }
 
+/* Sets the record's state and the reason beside it (NULL: none). */
 static void set_state(calhost_plugin *p, calhost_plugin_state state, const char *reason) {
   p->state = state;
   free(p->reason);
