@@ -3,7 +3,7 @@
  *
  * Readers take the handle's rwlock shared and see an immutable snapshot
  * (cs_set). Every change is a list of operations (cs_op) applied by
- * cs_commit: process-local commit mutex -> inter-process lock on
+ * cs_commit: process-local commit lock -> inter-process lock on
  * `<path>.lock` (path: the real file, a symbolic link given at open is
  * resolved there) -> reload the file unless its identity (dev, inode, size,
  * mtime, ctime) is what we last loaded or wrote -> apply the operations to a
@@ -390,7 +390,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     }
   }
   if (!base) {
-    /* Only commits change the live snapshot and we hold the commit mutex: a
+    /* Only commits change the live snapshot and we hold the commit lock: a
      * borrowed copy (no reference counting) is safe until we apply the ops
      * to the live snapshot itself below. */
     cs_rwlock_lock(&s->rw, CS_SHARED);
