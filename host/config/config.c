@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "../processor/processor.h" /* calhost_cpulist_format */
+#include "../search/search.h"       /* calhost_search_strategy_name */
 #include "base/array.h"
-#include "../search/search.h" /* calhost_search_strategy_name */
 #include "parser.h"
 #include "values.h"
 
