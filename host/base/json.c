@@ -5,10 +5,13 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "text.h"
 
 void calhost_json_string(FILE *out, const char *s) {
+  /* the two-character escapes: \" \\ \b \f \n \r \t */
+  static const char escaped[] = "\"\\\b\f\n\r\t", letter[] = "\"\\bfnrt";
   if (!s) {
     fputs("null", out);
     return;
@@ -23,34 +26,13 @@ void calhost_json_string(FILE *out, const char *s) {
       p++;
       continue;
     }
-    switch (cp) {
-    case '"':
-      fputs("\\\"", out);
-      break;
-    case '\\':
-      fputs("\\\\", out);
-      break;
-    case '\b':
-      fputs("\\b", out);
-      break;
-    case '\f':
-      fputs("\\f", out);
-      break;
-    case '\n':
-      fputs("\\n", out);
-      break;
-    case '\r':
-      fputs("\\r", out);
-      break;
-    case '\t':
-      fputs("\\t", out);
-      break;
-    default:
-      if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-        fprintf(out, "\\u%04x", (unsigned)cp);
-      else
-        fwrite(p, 1, n, out);
-    }
+    const char *e = cp && cp < 0x80 ? strchr(escaped, (int)cp) : NULL;
+    if (e)
+      fprintf(out, "\\%c", letter[e - escaped]);
+    else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+      fprintf(out, "\\u%04x", (unsigned)cp);
+    else
+      fwrite(p, 1, n, out);
     p += n;
   }
   fputc('"', out);

@@ -161,8 +161,7 @@ static void child_log(void *user, const char *backend, calhost_log_level level,
   calhost_proto_begin(&b, CK_REC_LOG);
   calhost_proto_put_u64(&b, (uint64_t)level);
   calhost_proto_put_str(&b, message);
-  if (calhost_proto_finish(&b) == 0)
-    calhost_proto_write(c->fd, &b);
+  isolate_proto_send(c->fd, &b);
   calhost_proto_buf_free(&b);
 }
 
@@ -729,11 +728,9 @@ static int check_child(void *arg, int fd) {
   calhost_proto_begin(&b, CK_REC_RESULT);
   calhost_proto_put_u64(&b, rc == 0);
   calhost_proto_put_str(&b, c->msg);
-  if (calhost_proto_finish(&b) == 0)
-    calhost_proto_write(fd, &b);
+  isolate_proto_send(fd, &b);
   calhost_proto_begin(&b, CK_REC_DONE);
-  if (calhost_proto_finish(&b) == 0)
-    calhost_proto_write(fd, &b);
+  isolate_proto_send(fd, &b);
   calhost_proto_buf_free(&b);
   return 0; /* the instance and module are left to the process's end */
 }

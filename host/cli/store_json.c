@@ -86,19 +86,7 @@ void calhost_json_lookup_result(FILE *o, const calstore_lookup_result *r, calsto
 }
 
 const char *calhost_level_name(calstore_level level) {
-  switch (level) {
-  case CALSTORE_LEVEL_EXACT_OVERRIDE:
-    return "exact_override";
-  case CALSTORE_LEVEL_PORTABLE_OVERRIDE:
-    return "portable_override";
-  case CALSTORE_LEVEL_EXACT_CALIBRATED:
-    return "exact_calibrated";
-  case CALSTORE_LEVEL_PORTABLE_CALIBRATED:
-    return "portable_calibrated";
-  case CALSTORE_LEVEL_NONE:
-    break;
-  }
-  return "none";
+  return calstore_level_name(level); /* the store owns the words */
 }
 
 void calhost_text_profile(FILE *out, const calstore_profile *p) {

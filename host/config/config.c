@@ -13,6 +13,7 @@
 
 #include "../processor/processor.h" /* calhost_cpulist_format */
 #include "../search/search.h"       /* calhost_search_strategy_name */
+#include "base/array.h"
 #include "parser.h"
 #include "values.h"
 
@@ -40,14 +41,10 @@ static void origins_free(origin_table *t) {
 int cfg_origins_add(calhost_config *cfg, const char *key, unsigned line) {
   origin_table *t = cfg->origins;
   char *copy;
-  if (t->count == t->capacity) {
-    size_t cap = t->capacity ? t->capacity * 2 : 32;
-    origin_entry *n = realloc(t->items, cap * sizeof *n);
-    if (!n)
-      return -1;
-    t->items = n;
-    t->capacity = cap;
-  }
+  origin_entry *items = base_array_grow(t->items, t->count, &t->capacity, sizeof *items, 32);
+  if (!items)
+    return -1;
+  t->items = items;
   copy = strdup(key);
   if (!copy)
     return -1;
@@ -226,30 +223,6 @@ int calhost_config_backend_enabled(const calhost_config *cfg, const char *backen
 
 /* ---- calhost_config_visit ------------------------------------------------ */
 
-typedef struct text {
-  char *s;
-  size_t len, cap;
-  int oom;
-} text;
-
-static void put(text *t, const char *s) {
-  size_t n = strlen(s);
-  if (t->oom)
-    return;
-  if (t->len + n + 1 > t->cap) {
-    size_t cap = (t->len + n + 1) * 2;
-    char *ns = realloc(t->s, cap);
-    if (!ns) {
-      t->oom = 1;
-      return;
-    }
-    t->s = ns;
-    t->cap = cap;
-  }
-  memcpy(t->s + t->len, s, n + 1);
-  t->len += n;
-}
-
 static int emit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
                 const char *section, const char *okey_section, const char *key, const char *value) {
   char okey[600];
@@ -257,24 +230,37 @@ static int emit(const calhost_config *cfg, calhost_config_visit_fn fn, void *use
   return fn(user, section, key, value, calhost_config_origin_of(cfg, okey));
 }
 
-static int emit_list(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
-                     const char *section, const char *key, char *const *items, size_t n,
-                     const char *sep) {
-  text t = {0};
-  int rc;
-  put(&t, "");
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      put(&t, sep);
-    put(&t, items[i]);
-  }
-  if (t.oom) {
-    free(t.s);
-    return -1;
-  }
-  rc = emit(cfg, fn, user, section, section, key, t.s);
-  free(t.s);
+/* A value built piece by piece (a list): a memory stream. */
+typedef struct text {
+  FILE *f;
+  char *s;
+  size_t len;
+} text;
+
+static int text_open(text *t) {
+  t->s = NULL;
+  t->f = open_memstream(&t->s, &t->len);
+  return t->f ? 0 : -1;
+}
+
+/* Closes t and emits what was written to it as key's value (as emit). */
+static int emit_text(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
+                     const char *section, const char *okey_section, const char *key, text *t) {
+  int closed = fclose(t->f) == 0 && t->s;
+  int rc = closed ? emit(cfg, fn, user, section, okey_section, key, t->s) : -1;
+  free(t->s);
   return rc;
+}
+
+static int emit_list(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
+                     const char *section, const char *okey_section, const char *key,
+                     char *const *items, size_t n, const char *sep) {
+  text t;
+  if (text_open(&t) != 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    fprintf(t.f, "%s%s", i ? sep : "", items[i]);
+  return emit_text(cfg, fn, user, section, okey_section, key, &t);
 }
 
 int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user) {
@@ -287,16 +273,16 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
   } while (0)
   EMIT("store", "path", cfg->store_path);
   EMIT("store", "persistence_enabled", cfg->persistence_enabled ? "true" : "false");
-  if ((rc = emit_list(cfg, fn, user, "plugins", "directories", cfg->plugin_dirs,
+  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "directories", cfg->plugin_dirs,
                       cfg->plugin_dir_count, ":")) != 0)
     return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "paths", cfg->plugin_paths, cfg->plugin_path_count,
-                      ":")) != 0)
+  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "paths", cfg->plugin_paths,
+                      cfg->plugin_path_count, ":")) != 0)
     return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "enabled", cfg->enabled_backends,
+  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "enabled", cfg->enabled_backends,
                       cfg->enabled_count, ",")) != 0)
     return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "disabled", cfg->disabled_backends,
+  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "disabled", cfg->disabled_backends,
                       cfg->disabled_count, ",")) != 0)
     return rc;
   {
@@ -308,25 +294,16 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
     EMIT("calibration", "cpus", cpus);
   }
   {
-    text t = {0};
-    put(&t, "");
-    for (size_t i = 0; i < cfg->thread_count_count; i++) {
-      if (i)
-        put(&t, ",");
-      if (cfg->thread_counts[i] == 0) {
-        put(&t, "max");
-      } else {
-        snprintf(num, sizeof num, "%u", (unsigned)cfg->thread_counts[i]);
-        put(&t, num);
-      }
-    }
-    if (t.oom) {
-      free(t.s);
+    text t;
+    if (text_open(&t) != 0)
       return -1;
+    for (size_t i = 0; i < cfg->thread_count_count; i++) {
+      if (cfg->thread_counts[i] == 0)
+        fprintf(t.f, "%smax", i ? "," : "");
+      else
+        fprintf(t.f, "%s%u", i ? "," : "", (unsigned)cfg->thread_counts[i]);
     }
-    rc = emit(cfg, fn, user, "calibration", "calibration", "threads", t.s);
-    free(t.s);
-    if (rc)
+    if ((rc = emit_text(cfg, fn, user, "calibration", "calibration", "threads", &t)) != 0)
       return rc;
   }
   EMIT("calibration", "rigor", calhost_rigor_name(cfg->rigor));
@@ -349,7 +326,7 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
   for (size_t i = 0; i < cfg->workload_count; i++) {
     const calhost_config_workload *w = &cfg->workloads[i];
     char section[300], osec[300];
-    text t = {0};
+    text t;
     calhost_config_origin o = w->origin;
     snprintf(section, sizeof section, "workload %s", w->name);
     snprintf(osec, sizeof osec, "workload.%s", w->name);
@@ -357,18 +334,11 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
       return rc;
     if ((rc = emit(cfg, fn, user, section, osec, "dtype", w->dtype)) != 0)
       return rc;
-    put(&t, "");
-    for (size_t d = 0; d < w->shape_rank; d++) {
-      snprintf(num, sizeof num, "%s%lld", d ? "," : "", (long long)w->shape[d]);
-      put(&t, num);
-    }
-    if (t.oom) {
-      free(t.s);
+    if (text_open(&t) != 0)
       return -1;
-    }
-    rc = emit(cfg, fn, user, section, osec, "shape", t.s);
-    free(t.s);
-    if (rc)
+    for (size_t d = 0; d < w->shape_rank; d++)
+      fprintf(t.f, "%s%lld", d ? "," : "", (long long)w->shape[d]);
+    if ((rc = emit_text(cfg, fn, user, section, osec, "shape", &t)) != 0)
       return rc;
     if (w->model_file && (rc = emit(cfg, fn, user, section, osec, "model", w->model_file)) != 0)
       return rc;
@@ -385,24 +355,9 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
     char section[300], osec[300];
     snprintf(section, sizeof section, "plugin %s", s->name);
     snprintf(osec, sizeof osec, "plugin.%s", s->name);
-    if (s->device_count) {
-      size_t len = 1;
-      for (size_t k = 0; k < s->device_count; k++)
-        len += strlen(s->devices[k]) + 2;
-      char *list = malloc(len);
-      if (!list)
-        return -1;
-      list[0] = '\0';
-      for (size_t k = 0; k < s->device_count; k++) {
-        if (k)
-          strcat(list, ", ");
-        strcat(list, s->devices[k]);
-      }
-      rc = emit(cfg, fn, user, section, osec, "devices", list);
-      free(list);
-      if (rc)
-        return rc;
-    }
+    if (s->device_count && (rc = emit_list(cfg, fn, user, section, osec, "devices", s->devices,
+                                           s->device_count, ", ")) != 0)
+      return rc;
     for (size_t k = 0; k < s->setting_count; k++)
       if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
         return rc;

@@ -100,9 +100,9 @@ typedef struct calhost_config {
   int force_portable; /* force_portable = true|false */
 
   calhost_config_workload *workloads;
-  size_t workload_count;
+  size_t workload_count, workload_capacity;
   calhost_config_plugin_section *plugin_sections;
-  size_t plugin_section_count;
+  size_t plugin_section_count, plugin_section_capacity;
 
   /* Where each key set in the file was set ("calibration.rigor",
    * "workload.NAME.shape", "plugin.NAME.max_isa"), for messages and `config

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../processor/processor.h" /* calhost_cpulist_parse */
+#include "base/array.h"
 #include "parser.h"
 #include "values.h"
 
@@ -75,37 +76,43 @@ section_kind cfg_section_kind(parser *p, const char *word, const char *name) {
   return kind;
 }
 
+/* Appends a zeroed section record to items (*count used, *capacity
+ * allocated) and makes it the parser's current one (p->index). Returns the
+ * grown array, which the caller stores; NULL when out of memory (reported). */
+static void *section_add(parser *p, void *items, size_t *count, size_t *capacity, size_t size) {
+  void *grown = base_array_grow(items, *count, capacity, size, 4);
+  if (!grown) {
+    cfg_oom(p);
+    return NULL;
+  }
+  memset((char *)grown + *count * size, 0, size);
+  p->index = (*count)++;
+  return grown;
+}
+
 void cfg_section_open(parser *p, const char *name) {
   calhost_config *c = p->cfg;
+  calhost_config_origin origin = {c->source_path, p->line};
   if (p->kind == SEC_WORKLOAD) {
-    calhost_config_workload *nw = realloc(c->workloads, (c->workload_count + 1) * sizeof *nw);
-    if (!nw) {
-      cfg_oom(p);
+    calhost_config_workload *v =
+        section_add(p, c->workloads, &c->workload_count, &c->workload_capacity, sizeof *v);
+    if (!v)
       return;
-    }
-    c->workloads = nw;
-    memset(&nw[c->workload_count], 0, sizeof *nw);
-    nw[c->workload_count].name = strdup(name);
-    nw[c->workload_count].dtype = strdup("float32");
-    nw[c->workload_count].origin.file = c->source_path;
-    nw[c->workload_count].origin.line = p->line;
-    p->index = c->workload_count++;
-    if (!nw[p->index].name || !nw[p->index].dtype)
+    c->workloads = v;
+    v[p->index].name = strdup(name);
+    v[p->index].dtype = strdup("float32");
+    v[p->index].origin = origin;
+    if (!v[p->index].name || !v[p->index].dtype)
       cfg_oom(p);
   } else if (p->kind == SEC_PLUGIN) {
-    calhost_config_plugin_section *np =
-        realloc(c->plugin_sections, (c->plugin_section_count + 1) * sizeof *np);
-    if (!np) {
-      cfg_oom(p);
+    calhost_config_plugin_section *v = section_add(p, c->plugin_sections, &c->plugin_section_count,
+                                                   &c->plugin_section_capacity, sizeof *v);
+    if (!v)
       return;
-    }
-    c->plugin_sections = np;
-    memset(&np[c->plugin_section_count], 0, sizeof *np);
-    np[c->plugin_section_count].name = strdup(name);
-    np[c->plugin_section_count].origin.file = c->source_path;
-    np[c->plugin_section_count].origin.line = p->line;
-    p->index = c->plugin_section_count++;
-    if (!np[p->index].name)
+    c->plugin_sections = v;
+    v[p->index].name = strdup(name);
+    v[p->index].origin = origin;
+    if (!v[p->index].name)
       cfg_oom(p);
   }
 }

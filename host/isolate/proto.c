@@ -122,6 +122,12 @@ int calhost_proto_write(int fd, const calhost_proto_buf *b) {
   return 0;
 }
 
+int isolate_proto_send(int fd, calhost_proto_buf *b) {
+  if (calhost_proto_finish(b) != 0)
+    return -1;
+  return calhost_proto_write(fd, b);
+}
+
 void calhost_proto_buf_free(calhost_proto_buf *b) {
   free(b->data);
   memset(b, 0, sizeof *b);
@@ -141,27 +147,29 @@ static int take(calhost_proto_cursor *c, char kind) {
   return 1;
 }
 
-uint64_t calhost_proto_get_u64(calhost_proto_cursor *c) {
-  if (!take(c, 'u'))
+/* An 8-byte little-endian field of this kind: 1 with its bits in *v, or 0
+ * (the cursor failed). */
+static int take_le64(calhost_proto_cursor *c, char kind, uint64_t *v) {
+  if (!take(c, kind))
     return 0;
   if (c->left < 8)
     return c->failed = 1, 0;
-  uint64_t v = get_le64(c->p);
+  *v = get_le64(c->p);
   c->p += 8;
   c->left -= 8;
-  return v;
+  return 1;
+}
+
+uint64_t calhost_proto_get_u64(calhost_proto_cursor *c) {
+  uint64_t v;
+  return take_le64(c, 'u', &v) ? v : 0;
 }
 
 double calhost_proto_get_f64(calhost_proto_cursor *c) {
-  if (!take(c, 'd'))
-    return 0;
-  if (c->left < 8)
-    return c->failed = 1, 0;
-  uint64_t bits = get_le64(c->p);
-  double v;
-  memcpy(&v, &bits, sizeof v);
-  c->p += 8;
-  c->left -= 8;
+  uint64_t bits;
+  double v = 0;
+  if (take_le64(c, 'd', &bits))
+    memcpy(&v, &bits, sizeof v);
   return v;
 }
 
@@ -187,6 +195,46 @@ const char *calhost_proto_get_str(calhost_proto_cursor *c) {
 char *calhost_proto_dup_str(calhost_proto_cursor *c) {
   const char *s = calhost_proto_get_str(c);
   return s ? strdup(s) : NULL;
+}
+
+void isolate_proto_put_props(calhost_proto_buf *b, const calhost_property *p, size_t n) {
+  calhost_proto_put_u64(b, p ? n : 0);
+  for (size_t i = 0; p && i < n; i++) {
+    calhost_proto_put_str(b, p[i].name ? p[i].name : "");
+    calhost_proto_put_str(b, p[i].value ? p[i].value : "");
+  }
+}
+
+int isolate_proto_get_props(calhost_proto_cursor *c, size_t max, calhost_property **out,
+                            size_t *n) {
+  *out = NULL;
+  *n = 0;
+  uint64_t count = calhost_proto_get_u64(c);
+  if (c->failed || count > max)
+    return c->failed = 1, -1;
+  calhost_property *p = count ? calloc((size_t)count, sizeof *p) : NULL;
+  size_t got = 0;
+  int ok = !count || p;
+  for (; ok && got < count; got++) {
+    p[got].name = calhost_proto_dup_str(c);
+    p[got].value = calhost_proto_dup_str(c);
+    ok = !c->failed && p[got].name && p[got].value;
+  }
+  if (!ok) {
+    isolate_props_free(p, got);
+    return c->failed = 1, -1;
+  }
+  *out = p;
+  *n = got;
+  return 0;
+}
+
+void isolate_props_free(calhost_property *p, size_t n) {
+  for (size_t i = 0; p && i < n; i++) {
+    free((char *)p[i].name);
+    free((char *)p[i].value);
+  }
+  free(p);
 }
 
 int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t n) {

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calhost/plugin.h" /* calhost_property */
+
 #define CALHOST_PROTO_MAGIC 0x57534843u /* "CHSW" little-endian */
 #define CALHOST_PROTO_HEADER 12u
 #define CALHOST_PROTO_MAX_FRAME (4u * 1024u * 1024u)
@@ -45,6 +47,11 @@ int calhost_proto_finish(calhost_proto_buf *b);
 /* Writes the finished frame to fd completely (retrying on EINTR and short
  * writes). Returns 0, or -1 (errno set; EPIPE when the reader is gone). */
 int calhost_proto_write(int fd, const calhost_proto_buf *b);
+/* Finishes b's frame and writes it to fd (calhost_proto_finish, then
+ * calhost_proto_write): how a child sends a record. Returns 0, or -1 when
+ * the frame could not be finished or written; a child whose parent is gone
+ * has nobody to tell, so callers may ignore it. */
+int isolate_proto_send(int fd, calhost_proto_buf *b);
 /* Frees the buffer and zeroes *b. */
 void calhost_proto_buf_free(calhost_proto_buf *b);
 
@@ -74,6 +81,18 @@ double calhost_proto_get_f64(calhost_proto_cursor *c);
 const char *calhost_proto_get_str(calhost_proto_cursor *c);
 /* Copy of the next string (malloc'd, caller frees); NULL for NULL/failure. */
 char *calhost_proto_dup_str(calhost_proto_cursor *c);
+
+/* A property list on the wire: its count (u64), then name and value of each
+ * (a NULL name or value is sent as ""). */
+void isolate_proto_put_props(calhost_proto_buf *b, const calhost_property *p, size_t n);
+/* Reads a property list of at most max entries into *out (malloc'd names,
+ * values and array; free with isolate_props_free) and *n. Returns 0, or -1
+ * with c->failed set (a bad or missing field, more than max entries, out of
+ * memory) and *out NULL, *n 0. */
+int isolate_proto_get_props(calhost_proto_cursor *c, size_t max, calhost_property **out, size_t *n);
+/* Frees a property list whose names and values are malloc'd (as
+ * isolate_proto_get_props returns them); p may be NULL. */
+void isolate_props_free(calhost_property *p, size_t n);
 
 /* An incremental frame reader for a byte stream. Zero-initialise; free with
  * calhost_proto_reader_free. */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/paths.h"
 #include "loader.h"
 #include "module.h"
@@ -90,14 +91,10 @@ typedef struct cands {
 } cands;
 
 static int cands_add(cands *c, const char *path, calhost_plugin_origin origin) {
-  if (c->n == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 16;
-    cand *v = realloc(c->v, cap * sizeof *v);
-    if (!v)
-      return -1;
-    c->v = v;
-    c->cap = cap;
-  }
+  cand *v = base_array_grow(c->v, c->n, &c->cap, sizeof *v, 16);
+  if (!v)
+    return -1;
+  c->v = v;
   if (!(c->v[c->n].path = strdup(path)))
     return -1;
   c->v[c->n++].origin = origin;
@@ -130,14 +127,12 @@ static int scan_dir(cands *c, const char *dir, calhost_plugin_origin origin, int
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.' || !has_suffix(e->d_name, calhost_module_suffix()))
       continue;
-    if (n == cap) {
-      char **v = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *v);
-      if (!v) {
-        rc = -1;
-        break;
-      }
-      names = v;
+    char **v = base_array_grow(names, n, &cap, sizeof *v, 16);
+    if (!v) {
+      rc = -1;
+      break;
     }
+    names = v;
     if (!(names[n] = strdup(e->d_name))) {
       rc = -1;
       break;
@@ -227,7 +222,6 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
 
 /* ---- records ---- */
 
-/* Sets the record's state and the reason beside it (NULL: none). */
 const char *calhost_plugin_state_name(calhost_plugin_state state) {
   switch (state) {
   case CALHOST_PLUGIN_FOUND:
@@ -246,6 +240,7 @@ const char *calhost_plugin_state_name(calhost_plugin_state state) {
   return "unknown";
 }
 
+/* Sets the record's state and the reason beside it (NULL: none). */
 static void set_state(calhost_plugin *p, calhost_plugin_state state, const char *reason) {
   p->state = state;
   free(p->reason);

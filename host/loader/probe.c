@@ -27,11 +27,6 @@ typedef struct probe_args {
   const calhost_services_hooks *hooks;
 } probe_args;
 
-static void send(int fd, calhost_proto_buf *b) {
-  if (calhost_proto_finish(b) == 0)
-    calhost_proto_write(fd, b);
-}
-
 static int probe_child(void *arg, int fd) {
   probe_args *a = arg;
   char err[1024];
@@ -47,7 +42,7 @@ static int probe_child(void *arg, int fd) {
     snprintf(msg, sizeof msg, "cannot load: %s", err);
     calhost_proto_begin(&b, PROBE_REC_REASON);
     calhost_proto_put_str(&b, msg);
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
   } else {
     int rc = calhost_loader_negotiate(m, a->host_min, a->host_max, &svc, &vt, &chosen, &pmin, &pmax,
                                       err, sizeof err);
@@ -55,7 +50,7 @@ static int probe_child(void *arg, int fd) {
     calhost_proto_put_u64(&b, chosen);
     calhost_proto_put_u64(&b, pmin);
     calhost_proto_put_u64(&b, pmax);
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
     if (rc != 0) {
       calhost_proto_begin(&b, PROBE_REC_REASON);
       calhost_proto_put_str(&b, err);
@@ -71,10 +66,10 @@ static int probe_child(void *arg, int fd) {
       for (size_t i = 0; i < n; i++)
         calhost_proto_put_str(&b, vt.operators[i]);
     }
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
   }
   calhost_proto_begin(&b, PROBE_REC_DONE);
-  send(fd, &b);
+  isolate_proto_send(fd, &b);
   calhost_proto_buf_free(&b);
   return 0;
 }

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "internal.h"
 #include "processor.h"
 
-static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t cap, const char *fmt, ...) {
+int processor_fail(char *err, size_t cap, const char *fmt, ...) {
   if (err && cap) {
     va_list ap;
     va_start(ap, fmt);
@@ -24,6 +24,19 @@ static int fail(char *err, size_t cap, const char *fmt, ...) {
     va_end(ap);
   }
   return -1;
+}
+
+void processor_append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  int k;
+  va_start(ap, fmt);
+  if (buf && *len < capacity)
+    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
+  else
+    k = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *len += (size_t)k;
 }
 
 static int cmp_int(const void *a, const void *b) {
@@ -58,7 +71,7 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
   *count = 0;
   *all = 0;
   if (!text)
-    return fail(err, err_capacity, "empty CPU list");
+    return processor_fail(err, err_capacity, "empty CPU list");
   while (isspace((unsigned char)*p))
     p++;
   {
@@ -70,11 +83,11 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
       return 0;
     }
     if (len == 0)
-      return fail(err, err_capacity, "empty CPU list (use 'all' or e.g. '0-3,6')");
+      return processor_fail(err, err_capacity, "empty CPU list (use 'all' or e.g. '0-3,6')");
   }
   seen = calloc(CALHOST_CPU_LIMIT, 1);
   if (!seen)
-    return fail(err, err_capacity, "out of memory");
+    return processor_fail(err, err_capacity, "out of memory");
   for (;;) {
     long lo, hi;
     while (*p == ' ' || *p == '\t')
@@ -82,8 +95,8 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
     lo = read_index(&p);
     if (lo < 0) {
       free(seen);
-      return fail(err, err_capacity, "bad CPU list '%s': expected a CPU number at '%s'", text,
-                  *p ? p : "end");
+      return processor_fail(err, err_capacity, "bad CPU list '%s': expected a CPU number at '%s'",
+                            text, *p ? p : "end");
     }
     hi = lo;
     while (*p == ' ' || *p == '\t')
@@ -95,22 +108,25 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
       hi = read_index(&p);
       if (hi < 0) {
         free(seen);
-        return fail(err, err_capacity, "bad CPU list '%s': expected a CPU number after '-'", text);
+        return processor_fail(err, err_capacity,
+                              "bad CPU list '%s': expected a CPU number after '-'", text);
       }
     }
     if (lo >= CALHOST_CPU_LIMIT || hi >= CALHOST_CPU_LIMIT) {
       free(seen);
-      return fail(err, err_capacity, "bad CPU list '%s': CPU numbers must be below %d", text,
-                  CALHOST_CPU_LIMIT);
+      return processor_fail(err, err_capacity, "bad CPU list '%s': CPU numbers must be below %d",
+                            text, CALHOST_CPU_LIMIT);
     }
     if (hi < lo) {
       free(seen);
-      return fail(err, err_capacity, "bad CPU list '%s': reversed range %ld-%ld", text, lo, hi);
+      return processor_fail(err, err_capacity, "bad CPU list '%s': reversed range %ld-%ld", text,
+                            lo, hi);
     }
     for (long c = lo; c <= hi; c++) {
       if (seen[c]) {
         free(seen);
-        return fail(err, err_capacity, "bad CPU list '%s': CPU %ld is listed twice", text, c);
+        return processor_fail(err, err_capacity, "bad CPU list '%s': CPU %ld is listed twice", text,
+                              c);
       }
       seen[c] = 1;
       n++;
@@ -124,12 +140,12 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
     if (*p == '\0')
       break;
     free(seen);
-    return fail(err, err_capacity, "bad CPU list '%s': unexpected '%c'", text, *p);
+    return processor_fail(err, err_capacity, "bad CPU list '%s': unexpected '%c'", text, *p);
   }
   out = malloc(n * sizeof *out);
   if (!out) {
     free(seen);
-    return fail(err, err_capacity, "out of memory");
+    return processor_fail(err, err_capacity, "out of memory");
   }
   n = 0;
   for (int c = 0; c < CALHOST_CPU_LIMIT; c++)
@@ -141,29 +157,13 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
   return 0;
 }
 
-/* Appends to buf at *len (snprintf-style accounting). */
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
-  va_list ap;
-  int k;
-  va_start(ap, fmt);
-  if (*len < capacity)
-    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
-  else
-    k = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (k > 0)
-    *len += (size_t)k;
-}
-
 size_t calhost_cpulist_format(const int *cpus, size_t count, char *buf, size_t capacity) {
   size_t len = 0;
   int *sorted;
   if (buf && capacity)
     buf[0] = '\0';
   if (count == 0) {
-    append(buf, capacity, &len, "all");
+    processor_append(buf, capacity, &len, "all");
     return len;
   }
   sorted = malloc(count * sizeof *sorted);
@@ -176,9 +176,9 @@ size_t calhost_cpulist_format(const int *cpus, size_t count, char *buf, size_t c
     while (j + 1 < count && (sorted[j + 1] == sorted[j] || sorted[j + 1] == sorted[j] + 1))
       j++;
     if (sorted[j] == sorted[i])
-      append(buf, capacity, &len, "%s%d", len ? "," : "", sorted[i]);
+      processor_append(buf, capacity, &len, "%s%d", len ? "," : "", sorted[i]);
     else
-      append(buf, capacity, &len, "%s%d-%d", len ? "," : "", sorted[i], sorted[j]);
+      processor_append(buf, capacity, &len, "%s%d-%d", len ? "," : "", sorted[i], sorted[j]);
     i = j + 1;
   }
   free(sorted);
@@ -194,18 +194,18 @@ int calhost_processor_allowed_cpus(int **cpus, size_t *count, char *err, size_t 
   *count = 0;
   set = CPU_ALLOC(CALHOST_CPU_LIMIT);
   if (!set)
-    return fail(err, err_capacity, "out of memory");
+    return processor_fail(err, err_capacity, "out of memory");
   CPU_ZERO_S(setsize, set);
   if (sched_getaffinity(0, setsize, set) != 0) {
     int e = errno;
     CPU_FREE(set);
-    return fail(err, err_capacity, "sched_getaffinity: %s", strerror(e));
+    return processor_fail(err, err_capacity, "sched_getaffinity: %s", strerror(e));
   }
   n = (size_t)CPU_COUNT_S(setsize, set);
   out = malloc((n ? n : 1) * sizeof *out);
   if (!out) {
     CPU_FREE(set);
-    return fail(err, err_capacity, "out of memory");
+    return processor_fail(err, err_capacity, "out of memory");
   }
   n = 0;
   for (int c = 0; c < CALHOST_CPU_LIMIT; c++)

@@ -18,38 +18,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "internal.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #elif defined(__aarch64__) && defined(__linux__)
-#include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
-
-static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
-
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
-  va_list ap;
-  int k;
-  va_start(ap, fmt);
-  if (buf && *len < capacity)
-    k = vsnprintf(buf + *len, capacity - *len, fmt, ap);
-  else
-    k = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (k > 0)
-    *len += (size_t)k;
-}
 
 /* ---- ISA features --------------------------------------------------------- */
 
@@ -66,120 +41,97 @@ const char *const *calhost_processor_known_features(void) {
   return known_features;
 }
 
+/* Where a feature shows: bit `bit` of register word `word` (below), usable
+ * only when the OS saves the state the feature needs (`needs`). */
+typedef struct isa_bit {
+  unsigned char word, bit, needs;
+  const char *name;
+} isa_bit;
+
+enum { NEEDS_NONE, NEEDS_YMM, NEEDS_ZMM, NEEDS_AMX, NEEDS_COUNT };
+
 #if defined(__x86_64__) || defined(__i386__)
+/* The cpuid registers read: leaf 1 ECX, leaf 7.0 EBX/ECX/EDX, leaf 7.1 EAX
+ * (Intel SDM vol. 2A, CPUID). */
+enum { L1_ECX, L7_EBX, L7_ECX, L7_EDX, L7S1_EAX, WORD_COUNT };
+static const isa_bit isa_bits[] = {
+    {L1_ECX, 20, NEEDS_NONE, "sse4_2"},      {L1_ECX, 28, NEEDS_YMM, "avx"},
+    {L1_ECX, 29, NEEDS_YMM, "f16c"},         {L1_ECX, 12, NEEDS_YMM, "fma"},
+    {L7_EBX, 5, NEEDS_YMM, "avx2"},          {L7_EBX, 16, NEEDS_ZMM, "avx512f"},
+    {L7_EBX, 17, NEEDS_ZMM, "avx512dq"},     {L7_EBX, 28, NEEDS_ZMM, "avx512cd"},
+    {L7_EBX, 30, NEEDS_ZMM, "avx512bw"},     {L7_EBX, 31, NEEDS_ZMM, "avx512vl"},
+    {L7_ECX, 11, NEEDS_ZMM, "avx512_vnni"},  {L7_EDX, 23, NEEDS_ZMM, "avx512_fp16"},
+    {L7_EDX, 24, NEEDS_AMX, "amx_tile"},     {L7_EDX, 25, NEEDS_AMX, "amx_int8"},
+    {L7_EDX, 22, NEEDS_AMX, "amx_bf16"},     {L7S1_EAX, 4, NEEDS_YMM, "avx_vnni"},
+    {L7S1_EAX, 5, NEEDS_ZMM, "avx512_bf16"},
+};
+
 static unsigned long long read_xcr0(void) {
   unsigned lo, hi;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return ((unsigned long long)hi << 32) | lo;
 }
+
+/* Reads the registers and which extended state the OS manages. */
+static void read_isa_words(unsigned long long word[], int os_saves[]) {
+  unsigned a, b, c, d, max_leaf = __get_cpuid_max(0, NULL);
+  if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
+    word[L1_ECX] = c;
+    if (c & (1u << 27)) { /* OSXSAVE: the OS manages extended state */
+      unsigned long long xcr0 = read_xcr0();
+      os_saves[NEEDS_YMM] = (xcr0 & 0x6) == 0x6;
+      os_saves[NEEDS_ZMM] = os_saves[NEEDS_YMM] && (xcr0 & 0xe0) == 0xe0;
+      os_saves[NEEDS_AMX] = (xcr0 & (3ull << 17)) == (3ull << 17);
+    }
+  }
+  if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    word[L7_EBX] = b;
+    word[L7_ECX] = c;
+    word[L7_EDX] = d;
+    if (a >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d))
+      word[L7S1_EAX] = a;
+  }
+}
+#elif defined(__aarch64__) && defined(__linux__)
+/* AT_HWCAP and AT_HWCAP2, with the kernel's bit numbers (a stable ABI:
+ * arch/arm64/include/uapi/asm/hwcap.h); the OS enables what it reports. */
+enum { HWCAP1, HWCAP2, WORD_COUNT };
+static const isa_bit isa_bits[] = {
+    {HWCAP1, 1, NEEDS_NONE, "asimd"},    {HWCAP1, 10, NEEDS_NONE, "fp16"},
+    {HWCAP1, 20, NEEDS_NONE, "dotprod"}, {HWCAP1, 22, NEEDS_NONE, "sve"},
+    {HWCAP2, 13, NEEDS_NONE, "i8mm"},    {HWCAP2, 14, NEEDS_NONE, "bf16"},
+    {HWCAP2, 1, NEEDS_NONE, "sve2"},     {HWCAP2, 23, NEEDS_NONE, "sme"},
+};
+
+static void read_isa_words(unsigned long long word[], int os_saves[]) {
+  (void)os_saves;
+  word[HWCAP1] = getauxval(AT_HWCAP);
+  word[HWCAP2] = getauxval(AT_HWCAP2);
+}
+#else
+enum { WORD_COUNT = 1 };
+static const isa_bit isa_bits[] = {{0, 0, NEEDS_COUNT, NULL}}; /* none detected */
+
+static void read_isa_words(unsigned long long word[], int os_saves[]) {
+  (void)word;
+  (void)os_saves;
+}
 #endif
 
 /* Sets have[i] for each known feature the running CPU (and OS) supports. */
 static void detect_features(int have[]) {
+  unsigned long long word[WORD_COUNT] = {0};
+  int os_saves[NEEDS_COUNT + 1] = {[NEEDS_NONE] = 1};
   memset(have, 0, sizeof(int) * (sizeof known_features / sizeof known_features[0]));
-#define HAVE(name)                                                                                 \
-  do {                                                                                             \
-    for (size_t i_ = 0; known_features[i_]; i_++)                                                  \
-      if (!strcmp(known_features[i_], name))                                                       \
-        have[i_] = 1;                                                                              \
-  } while (0)
-#if defined(__x86_64__) || defined(__i386__)
-  {
-    unsigned a, b, c, d, max_leaf;
-    unsigned long long xcr0 = 0;
-    int ymm = 0, zmm = 0, amx = 0;
-    max_leaf = __get_cpuid_max(0, NULL);
-    if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
-      if (c & (1u << 20))
-        HAVE("sse4_2");
-      if (c & (1u << 27)) { /* OSXSAVE: the OS manages extended state */
-        xcr0 = read_xcr0();
-        ymm = (xcr0 & 0x6) == 0x6;
-        zmm = ymm && (xcr0 & 0xe0) == 0xe0;
-        amx = (xcr0 & (3ull << 17)) == (3ull << 17);
-      }
-      if (ymm && (c & (1u << 28)))
-        HAVE("avx");
-      if (ymm && (c & (1u << 29)))
-        HAVE("f16c");
-      if (ymm && (c & (1u << 12)))
-        HAVE("fma");
-    }
-    if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-      unsigned leaf7_max = a;
-      if (ymm && (b & (1u << 5)))
-        HAVE("avx2");
-      if (zmm) {
-        if (b & (1u << 16))
-          HAVE("avx512f");
-        if (b & (1u << 17))
-          HAVE("avx512dq");
-        if (b & (1u << 28))
-          HAVE("avx512cd");
-        if (b & (1u << 30))
-          HAVE("avx512bw");
-        if (b & (1u << 31))
-          HAVE("avx512vl");
-        if (c & (1u << 11))
-          HAVE("avx512_vnni");
-        if (d & (1u << 23))
-          HAVE("avx512_fp16");
-      }
-      if (amx) {
-        if (d & (1u << 24))
-          HAVE("amx_tile");
-        if (d & (1u << 25))
-          HAVE("amx_int8");
-        if (d & (1u << 22))
-          HAVE("amx_bf16");
-      }
-      if (leaf7_max >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) {
-        if (ymm && (a & (1u << 4)))
-          HAVE("avx_vnni");
-        if (zmm && (a & (1u << 5)))
-          HAVE("avx512_bf16");
-      }
-    }
+  read_isa_words(word, os_saves);
+  for (size_t b = 0; b < sizeof isa_bits / sizeof isa_bits[0]; b++) {
+    const isa_bit *e = &isa_bits[b];
+    if (!os_saves[e->needs] || !((word[e->word] >> e->bit) & 1))
+      continue;
+    for (size_t i = 0; known_features[i]; i++)
+      if (!strcmp(known_features[i], e->name))
+        have[i] = 1;
   }
-#elif defined(__aarch64__) && defined(__linux__)
-  {
-    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
-    (void)hw2;
-#ifdef HWCAP_ASIMD
-    if (hw & HWCAP_ASIMD)
-      HAVE("asimd");
-#endif
-#ifdef HWCAP_ASIMDHP
-    if (hw & HWCAP_ASIMDHP)
-      HAVE("fp16");
-#endif
-#ifdef HWCAP_ASIMDDP
-    if (hw & HWCAP_ASIMDDP)
-      HAVE("dotprod");
-#endif
-#ifdef HWCAP_SVE
-    if (hw & HWCAP_SVE)
-      HAVE("sve");
-#endif
-#ifdef HWCAP2_I8MM
-    if (hw2 & HWCAP2_I8MM)
-      HAVE("i8mm");
-#endif
-#ifdef HWCAP2_BF16
-    if (hw2 & HWCAP2_BF16)
-      HAVE("bf16");
-#endif
-#ifdef HWCAP2_SVE2
-    if (hw2 & HWCAP2_SVE2)
-      HAVE("sve2");
-#endif
-#ifdef HWCAP2_SME
-    if (hw2 & HWCAP2_SME)
-      HAVE("sme");
-#endif
-  }
-#endif
-#undef HAVE
 }
 
 static void fill_features(calhost_processor_info *out) {
@@ -189,7 +141,8 @@ static void fill_features(calhost_processor_info *out) {
   out->features[0] = '\0';
   for (size_t i = 0; known_features[i]; i++)
     if (have[i])
-      append(out->features, sizeof out->features, &len, "%s%s", len ? " " : "", known_features[i]);
+      processor_append(out->features, sizeof out->features, &len, "%s%s", len ? " " : "",
+                       known_features[i]);
 }
 
 /* ---- the description string --------------------------------------------- */
@@ -237,7 +190,7 @@ size_t calhost_processor_describe(const calhost_processor_info *info, char *buf,
   clean_text(arch, sizeof arch, info->arch);
   clean_text(vendor, sizeof vendor, info->vendor);
   clean_text(model, sizeof model, info->model);
-  append(buf, capacity, &len, "%s;vendor=%s;model=%s;isa=", arch, vendor, model);
+  processor_append(buf, capacity, &len, "%s;vendor=%s;model=%s;isa=", arch, vendor, model);
   /* features: the canonical order, whatever the order in info->features */
   for (size_t i = 0; known_features[i]; i++) {
     const char *f = info->features;
@@ -246,7 +199,7 @@ size_t calhost_processor_describe(const calhost_processor_info *info, char *buf,
       int start_ok = f == info->features || f[-1] == ' ' || f[-1] == ',';
       int end_ok = f[fl] == '\0' || f[fl] == ' ' || f[fl] == ',';
       if (start_ok && end_ok) {
-        append(buf, capacity, &len, "%s%s", any ? "," : "", known_features[i]);
+        processor_append(buf, capacity, &len, "%s%s", any ? "," : "", known_features[i]);
         any = 1;
         break;
       }
@@ -254,13 +207,13 @@ size_t calhost_processor_describe(const calhost_processor_info *info, char *buf,
     }
   }
   if (!any)
-    append(buf, capacity, &len, "none");
+    processor_append(buf, capacity, &len, "none");
   for (size_t i = 0; i < info->cache_count && i < CALHOST_PROCESSOR_MAX_CACHES; i++) {
     const calhost_cache_level *c = &info->caches[i];
-    append(buf, capacity, &len, ";%s=%llu/%u/%u", cache_name(c, name, sizeof name),
-           (unsigned long long)c->size, c->pus_per_instance, c->instances);
+    processor_append(buf, capacity, &len, ";%s=%llu/%u/%u", cache_name(c, name, sizeof name),
+                     (unsigned long long)c->size, c->pus_per_instance, c->instances);
   }
-  append(buf, capacity, &len, ";cores=%u;pus=%u", info->cores, info->pus);
+  processor_append(buf, capacity, &len, ";cores=%u;pus=%u", info->cores, info->pus);
   return len;
 }
 
@@ -304,7 +257,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   const char *v;
   int rc = 0;
   if (!set)
-    return fail(err, cap, "out of memory");
+    return processor_fail(err, cap, "out of memory");
   if (cpu_count == 0 && live) {
     int *allowed = NULL;
     size_t n = 0;
@@ -321,7 +274,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
     for (size_t i = 0; i < cpu_count; i++) {
       if (cpus[i] < 0 || !hwloc_get_pu_obj_by_os_index(topo, (unsigned)cpus[i])) {
         hwloc_bitmap_free(set);
-        return fail(err, cap, "CPU %d is not online on this machine", cpus[i]);
+        return processor_fail(err, cap, "CPU %d is not online on this machine", cpus[i]);
       }
       hwloc_bitmap_set(set, (unsigned)cpus[i]);
     }
@@ -330,7 +283,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(topo));
   if (hwloc_bitmap_iszero(set)) {
     hwloc_bitmap_free(set);
-    return fail(err, cap, "the CPU set is empty");
+    return processor_fail(err, cap, "the CPU set is empty");
   }
 
   out->pus = (unsigned)hwloc_bitmap_weight(set);
@@ -424,19 +377,19 @@ static int identify(const char *xml, const int *cpus, size_t cpu_count, calhost_
   int rc;
   memset(out, 0, sizeof *out);
   if (hwloc_topology_init(&topo) != 0)
-    return fail(err, cap, "hwloc: cannot initialize a topology");
+    return processor_fail(err, cap, "hwloc: cannot initialize a topology");
   if (xml) {
     size_t n = strlen(xml);
     if (n > 0x7ffffffe || hwloc_topology_set_xmlbuffer(topo, xml, (int)n + 1) != 0) {
       int e = errno;
       hwloc_topology_destroy(topo);
-      return fail(err, cap, "hwloc: cannot read the XML topology: %s", strerror(e));
+      return processor_fail(err, cap, "hwloc: cannot read the XML topology: %s", strerror(e));
     }
   }
   if (hwloc_topology_load(topo) != 0) {
     int e = errno;
     hwloc_topology_destroy(topo);
-    return fail(err, cap, "hwloc: cannot load the topology: %s", strerror(e));
+    return processor_fail(err, cap, "hwloc: cannot load the topology: %s", strerror(e));
   }
   rc = describe_topology(topo, cpus, cpu_count, xml == NULL, out, err, cap);
   hwloc_topology_destroy(topo);
@@ -455,7 +408,7 @@ int calhost_processor_identify(const int *cpus, size_t cpu_count, calhost_proces
 int calhost_processor_identify_xml(const char *xml, const int *cpus, size_t cpu_count,
                                    calhost_processor_info *out, char *err, size_t err_capacity) {
   if (!xml)
-    return fail(err, err_capacity, "no XML topology given");
+    return processor_fail(err, err_capacity, "no XML topology given");
   return identify(xml, cpus, cpu_count, out, err, err_capacity);
 }
 
@@ -466,20 +419,20 @@ static int set_affinity(const int *cpus, size_t cpu_count, char *err, size_t cap
   cpu_set_t *set = CPU_ALLOC(CALHOST_CPU_LIMIT);
   int rc;
   if (!set)
-    return fail(err, cap, "out of memory");
+    return processor_fail(err, cap, "out of memory");
   CPU_ZERO_S(setsize, set);
   if (cpu_count == 0) {
     /* every CPU; the kernel keeps the ones the process may use */
     if (sched_getaffinity(getpid(), setsize, set) != 0) {
       int e = errno;
       CPU_FREE(set);
-      return fail(err, cap, "sched_getaffinity: %s", strerror(e));
+      return processor_fail(err, cap, "sched_getaffinity: %s", strerror(e));
     }
   } else {
     for (size_t i = 0; i < cpu_count; i++) {
       if (cpus[i] < 0 || cpus[i] >= CALHOST_CPU_LIMIT) {
         CPU_FREE(set);
-        return fail(err, cap, "CPU %d is out of range", cpus[i]);
+        return processor_fail(err, cap, "CPU %d is out of range", cpus[i]);
       }
       CPU_SET_S((size_t)cpus[i], setsize, set);
     }
@@ -490,7 +443,7 @@ static int set_affinity(const int *cpus, size_t cpu_count, char *err, size_t cap
     char list[256];
     CPU_FREE(set);
     calhost_cpulist_format(cpus, cpu_count, list, sizeof list);
-    return fail(err, cap, "cannot pin to CPUs %s: %s", list, strerror(e));
+    return processor_fail(err, cap, "cannot pin to CPUs %s: %s", list, strerror(e));
   }
   CPU_FREE(set);
   return 0;
@@ -525,7 +478,7 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     out->cpus = malloc(cpu_count * sizeof *out->cpus);
     if (!out->cpus) {
       free(allowed);
-      return fail(err, err_capacity, "out of memory");
+      return processor_fail(err, err_capacity, "out of memory");
     }
     for (size_t i = 0; i < cpu_count; i++) {
       int ok = 0;
@@ -534,10 +487,11 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
       if (!ok) {
         char list[512];
         calhost_cpulist_format(allowed, allowed_n, list, sizeof list);
-        fail(err, err_capacity,
-             "CPU %d of the configured set is not available to calhost (online and allowed: "
-             "%s)",
-             cpus[i], list);
+        processor_fail(
+            err, err_capacity,
+            "CPU %d of the configured set is not available to calhost (online and allowed: "
+            "%s)",
+            cpus[i], list);
         free(allowed);
         calhost_target_list_free(out);
         return -1;
@@ -556,7 +510,7 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
   }
   if (out->cpu_count == 0) {
     calhost_target_list_free(out);
-    return fail(err, err_capacity, "no CPU available");
+    return processor_fail(err, err_capacity, "no CPU available");
   }
   if (calhost_processor_identify(out->cpus, out->cpu_count, &out->processor, err, err_capacity) !=
       0) {
@@ -566,7 +520,7 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
   out->items = calloc(thread_count_count ? thread_count_count : 1, sizeof *out->items);
   if (!out->items) {
     calhost_target_list_free(out);
-    return fail(err, err_capacity, "out of memory");
+    return processor_fail(err, err_capacity, "out of memory");
   }
   for (size_t i = 0; i < thread_count_count; i++) {
     uint32_t t = thread_counts[i] ? thread_counts[i] : out->processor.pus;
@@ -574,8 +528,9 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     if (t > out->processor.pus) {
       char list[512];
       calhost_cpulist_format(out->cpus, out->cpu_count, list, sizeof list);
-      fail(err, err_capacity, "threads = %u exceeds the %u hardware threads of the target CPUs %s",
-           t, out->processor.pus, list);
+      processor_fail(err, err_capacity,
+                     "threads = %u exceeds the %u hardware threads of the target CPUs %s", t,
+                     out->processor.pus, list);
       calhost_target_list_free(out);
       return -1;
     }

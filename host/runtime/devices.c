@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "binding.h"
 #include "config/values.h"
 #include "isolate/isolate.h"
@@ -41,11 +42,7 @@ static void device_free(calhost_device *d) {
   free(d->identity);
   free(d->name);
   free(d->hardware);
-  for (size_t i = 0; i < d->detail_count; i++) {
-    free((char *)d->details[i].name);
-    free((char *)d->details[i].value);
-  }
-  free(d->details);
+  isolate_props_free(d->details, d->detail_count);
   memset(d, 0, sizeof *d);
 }
 
@@ -55,8 +52,7 @@ void calhost_device_list_free(calhost_device_list *l) {
   for (size_t i = 0; i < l->count; i++)
     device_free(&l->items[i]);
   free(l->items);
-  l->items = NULL;
-  l->count = 0;
+  memset(l, 0, sizeof *l);
 }
 
 /* Appends a device (fields borrowed, copied) after checking it against
@@ -83,7 +79,7 @@ static int add_device(calhost_device_list *l, const char *backend, uint32_t inde
       snprintf(why, cap, "%s: two devices have index %u", backend, index);
       return -1;
     }
-  calhost_device *n = realloc(l->items, (l->count + 1) * sizeof *n);
+  calhost_device *n = base_array_grow(l->items, l->count, &l->capacity, sizeof *n, 4);
   if (!n) {
     snprintf(why, cap, "out of memory");
     return -1;
@@ -165,11 +161,6 @@ typedef struct list_job {
   int bad;
 } list_job;
 
-static void send(int fd, calhost_proto_buf *b) {
-  if (calhost_proto_finish(b) == 0)
-    calhost_proto_write(fd, b);
-}
-
 static int list_child(void *user, int fd) {
   list_job *j = user;
   calhost_proto_buf b = {0};
@@ -183,14 +174,14 @@ static int list_child(void *user, int fd) {
              m ? ": " : "", m ? m : "");
     calhost_proto_begin(&b, DEV_REC_FAILED);
     calhost_proto_put_str(&b, why);
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
     calhost_proto_buf_free(&b);
     return 3;
   }
   if (calhost_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
     calhost_proto_begin(&b, DEV_REC_FAILED);
     calhost_proto_put_str(&b, why);
-    send(fd, &b);
+    isolate_proto_send(fd, &b);
   }
   for (size_t i = 0; i < l.count; i++) {
     const calhost_device *d = &l.items[i];
@@ -200,17 +191,13 @@ static int list_child(void *user, int fd) {
     calhost_proto_put_str(&b, d->identity);
     calhost_proto_put_str(&b, d->name);
     calhost_proto_put_str(&b, d->hardware);
-    calhost_proto_put_u64(&b, d->detail_count);
-    for (size_t k = 0; k < d->detail_count; k++) {
-      calhost_proto_put_str(&b, d->details[k].name);
-      calhost_proto_put_str(&b, d->details[k].value);
-    }
-    send(fd, &b);
+    isolate_proto_put_props(&b, d->details, d->detail_count);
+    isolate_proto_send(fd, &b);
   }
   calhost_device_list_free(&l);
   calhost_plugin_destroy(j->p, inst);
   calhost_proto_begin(&b, DEV_REC_DONE);
-  send(fd, &b);
+  isolate_proto_send(fd, &b);
   calhost_proto_buf_free(&b);
   return 0;
 }
@@ -231,32 +218,17 @@ static void list_record(void *user, const calhost_proto_msg *m) {
     char *identity = calhost_proto_dup_str(&c);
     char *name = calhost_proto_dup_str(&c);
     char *hardware = calhost_proto_dup_str(&c);
-    uint64_t n = calhost_proto_get_u64(&c);
-    calhost_property *det = NULL;
-    size_t nd = 0;
-    if (!c.failed && n <= 1024) {
-      det = n ? calloc((size_t)n, sizeof *det) : NULL;
-      for (; det && nd < n; nd++) {
-        det[nd].name = calhost_proto_dup_str(&c);
-        det[nd].value = calhost_proto_dup_str(&c);
-        if (!det[nd].name || !det[nd].value) {
-          nd++;
-          break;
-        }
-      }
-    }
-    if (c.failed || n > 1024 || (n && !det) || !identity || !name || !hardware) {
+    calhost_property *det;
+    size_t nd;
+    isolate_proto_get_props(&c, 1024, &det, &nd);
+    if (c.failed || !identity || !name || !hardware) {
       snprintf(j->failed, sizeof j->failed, "%s: malformed device record", j->p->backend);
       j->bad = 1;
     } else if (add_device(j->out, j->p->backend, index, kind, identity, name, hardware, det, nd,
                           j->failed, sizeof j->failed) != 0) {
       j->bad = 1;
     }
-    for (size_t i = 0; i < nd; i++) {
-      free((char *)det[i].name);
-      free((char *)det[i].value);
-    }
-    free(det);
+    isolate_props_free(det, nd);
     free(identity);
     free(name);
     free(hardware);

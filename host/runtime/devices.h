@@ -30,7 +30,7 @@ typedef struct calhost_device {
 
 typedef struct calhost_device_list {
   calhost_device *items;
-  size_t count;
+  size_t count, capacity; /* capacity: items allocated (base_array_grow) */
 } calhost_device_list;
 
 /* Whether a loaded plugin has the ABI 2 device entries (a device backend). */

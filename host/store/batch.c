@@ -28,20 +28,37 @@ calstore_status calstore_batch_begin(calstore *store, calstore_batch **out, cals
   return CALSTORE_OK;
 }
 
-/* Appends op (taking it) or releases it on OOM. */
-static calstore_status push(calstore_batch *b, cs_op *op, calstore_error *err) {
-  if (b->n == b->cap) {
-    size_t ncap = b->cap ? b->cap * 2 : 16;
-    cs_op *n = realloc(b->ops, ncap * sizeof *n);
-    if (!n) {
-      cs_op_release(op);
-      return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
-    }
-    b->ops = n;
-    b->cap = ncap;
+/* Queues the op that make (the cs_make_* that filled op) built, taking it:
+ * if_absent and stored as calstore_batch_store_if_absent's. Releases the op
+ * on OOM. */
+static calstore_status push(calstore_batch *b, calstore_status made, cs_op *op, int if_absent,
+                            int *stored, calstore_error *err) {
+  if (made != CALSTORE_OK)
+    return made;
+  cs_op *ops = cs_grow(b->ops, b->n + 1, &b->cap, sizeof *ops, 16);
+  if (!ops) {
+    cs_op_release(op);
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
   }
+  b->ops = ops;
+  op->if_absent = if_absent;
+  op->stored = stored;
   b->ops[b->n++] = *op;
   return CALSTORE_OK;
+}
+
+/* The put of calstore_batch_store, _install_override and _store_if_absent. */
+static calstore_status push_put(calstore_batch *batch, calstore_source source,
+                                const calstore_key *key, const calstore_measurement *m, size_t n,
+                                calstore_serializer_fn serializer, void *serializer_user,
+                                calstore_validator_fn validator, void *validator_user,
+                                int if_absent, int *stored, calstore_error *err) {
+  if (!batch)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
+  cs_op op;
+  calstore_status made = cs_make_put(key, source, m, n, serializer, serializer_user, validator,
+                                     validator_user, &op, err);
+  return push(batch, made, &op, if_absent, stored, err);
 }
 
 calstore_status calstore_batch_store(calstore_batch *batch, const calstore_key *key,
@@ -49,26 +66,26 @@ calstore_status calstore_batch_store(calstore_batch *batch, const calstore_key *
                                      size_t measurement_count, calstore_serializer_fn serializer,
                                      void *serializer_user, calstore_validator_fn validator,
                                      void *validator_user, calstore_error *err) {
-  if (!batch)
-    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
-  cs_op op;
-  calstore_status st =
-      cs_make_put(key, CALSTORE_SOURCE_CALIBRATED, measurements, measurement_count, serializer,
-                  serializer_user, validator, validator_user, &op, err);
-  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+  return push_put(batch, CALSTORE_SOURCE_CALIBRATED, key, measurements, measurement_count,
+                  serializer, serializer_user, validator, validator_user, 0, NULL, err);
 }
 
 calstore_status calstore_batch_install_override(
     calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
     size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
     calstore_validator_fn validator, void *validator_user, calstore_error *err) {
-  if (!batch)
-    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
-  cs_op op;
-  calstore_status st =
-      cs_make_put(key, CALSTORE_SOURCE_OVERRIDE, measurements, measurement_count, serializer,
-                  serializer_user, validator, validator_user, &op, err);
-  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+  return push_put(batch, CALSTORE_SOURCE_OVERRIDE, key, measurements, measurement_count, serializer,
+                  serializer_user, validator, validator_user, 0, NULL, err);
+}
+
+calstore_status calstore_batch_store_if_absent(
+    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
+    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
+    calstore_validator_fn validator, void *validator_user, int *stored, calstore_error *err) {
+  if (stored)
+    *stored = 0;
+  return push_put(batch, CALSTORE_SOURCE_CALIBRATED, key, measurements, measurement_count,
+                  serializer, serializer_user, validator, validator_user, 1, stored, err);
 }
 
 typedef struct fixed_policy {
@@ -84,8 +101,9 @@ static const char *give_policy(void *user, size_t *length, char *err, size_t cap
   return f->policy;
 }
 
-calstore_status calstore_batch_put(calstore_batch *batch, const calstore_profile *profile,
-                                   calstore_error *err) {
+/* The put of calstore_batch_put and _put_if_absent: the profile as it is. */
+static calstore_status push_profile(calstore_batch *batch, const calstore_profile *profile,
+                                    int if_absent, int *stored, calstore_error *err) {
   if (!batch || !profile)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch or profile is NULL");
   if (profile->source != CALSTORE_SOURCE_CALIBRATED && profile->source != CALSTORE_SOURCE_OVERRIDE)
@@ -95,42 +113,20 @@ calstore_status calstore_batch_put(calstore_batch *batch, const calstore_profile
                                          ? (profile->policy_length ? profile->policy_length
                                                                    : strlen(profile->policy))
                                          : 0};
-  cs_op op;
-  calstore_status st =
-      cs_make_put(&profile->key, profile->source, profile->measurements, profile->measurement_count,
-                  give_policy, &f, NULL, NULL, &op, err);
-  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+  return push_put(batch, profile->source, &profile->key, profile->measurements,
+                  profile->measurement_count, give_policy, &f, NULL, NULL, if_absent, stored, err);
 }
 
-calstore_status calstore_batch_store_if_absent(
-    calstore_batch *batch, const calstore_key *key, const calstore_measurement *measurements,
-    size_t measurement_count, calstore_serializer_fn serializer, void *serializer_user,
-    calstore_validator_fn validator, void *validator_user, int *stored, calstore_error *err) {
-  if (stored)
-    *stored = 0;
-  if (!batch)
-    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
-  cs_op op;
-  calstore_status st =
-      cs_make_put(key, CALSTORE_SOURCE_CALIBRATED, measurements, measurement_count, serializer,
-                  serializer_user, validator, validator_user, &op, err);
-  if (st != CALSTORE_OK)
-    return st;
-  op.if_absent = 1;
-  op.stored = stored;
-  return push(batch, &op, err);
+calstore_status calstore_batch_put(calstore_batch *batch, const calstore_profile *profile,
+                                   calstore_error *err) {
+  return push_profile(batch, profile, 0, NULL, err);
 }
 
 calstore_status calstore_batch_put_if_absent(calstore_batch *batch, const calstore_profile *profile,
                                              int *stored, calstore_error *err) {
   if (stored)
     *stored = 0;
-  calstore_status st = calstore_batch_put(batch, profile, err);
-  if (st == CALSTORE_OK) {
-    batch->ops[batch->n - 1].if_absent = 1;
-    batch->ops[batch->n - 1].stored = stored;
-  }
-  return st;
+  return push_profile(batch, profile, 1, stored, err);
 }
 
 calstore_status calstore_batch_clear_override(calstore_batch *batch, const calstore_key *key,
@@ -138,8 +134,7 @@ calstore_status calstore_batch_clear_override(calstore_batch *batch, const calst
   if (!batch)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
   cs_op op;
-  calstore_status st = cs_make_clear(key, &op, err);
-  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+  return push(batch, cs_make_clear(key, &op, err), &op, 0, NULL, err);
 }
 
 calstore_status calstore_batch_invalidate(calstore_batch *batch, const char *backend,
@@ -147,8 +142,7 @@ calstore_status calstore_batch_invalidate(calstore_batch *batch, const char *bac
   if (!batch)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
   cs_op op;
-  calstore_status st = cs_make_invalidate(backend, implementation, &op, err);
-  return st == CALSTORE_OK ? push(batch, &op, err) : st;
+  return push(batch, cs_make_invalidate(backend, implementation, &op, err), &op, 0, NULL, err);
 }
 
 size_t calstore_batch_size(const calstore_batch *batch) {

@@ -287,16 +287,12 @@ static char *read_quoted(parser *ps, char **pp, char *le, size_t *out_len, const
   return d0;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return 0;
-  size_t ncap = *cap ? *cap * 2 : 8;
-  void *n = realloc(*arr, ncap * elem);
-  if (!n)
-    return -1;
-  *arr = n;
-  *cap = ncap;
-  return 0;
+/* cs_grow for the record being read: sets ps->oom when it fails. */
+static void *parser_grow(parser *ps, void *items, size_t need, size_t *cap, size_t size) {
+  void *grown = cs_grow(items, need, cap, size, 8);
+  if (!grown)
+    ps->oom = 1;
+  return grown;
 }
 
 /* A `profile` line: [ls, le) is the line, p the end of the word `profile`;
@@ -374,11 +370,12 @@ static void finish_record(parser *ps, cs_set *set, char *rec_end) {
     return;
   }
   if (ps->collect) {
-    if (grow((void **)&ps->vec, &ps->vcap, ps->vn + 1, sizeof *ps->vec)) {
+    cs_prof **vec = parser_grow(ps, ps->vec, ps->vn + 1, &ps->vcap, sizeof *vec);
+    if (!vec) {
       cs_prof_unref(p);
-      ps->oom = 1;
       return;
     }
+    ps->vec = vec;
     ps->vec[ps->vn++] = p;
     return;
   }
@@ -506,13 +503,11 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
         FAIL("the record has structure '%s' twice", sname);
     if (ps->sn && strcmp(ps->s[ps->sn - 1].name, sname) > 0)
       ps->canon = 0; /* the writer sorts them by name */
-    if (grow((void **)&ps->s, &ps->scap, ps->sn + 1, sizeof *ps->s)) {
-      ps->oom = 1;
+    calstore_property *sv = parser_grow(ps, ps->s, ps->sn + 1, &ps->scap, sizeof *sv);
+    if (!sv)
       return;
-    }
-    ps->s[ps->sn].name = sname;
-    ps->s[ps->sn].value = value;
-    ps->sn++;
+    ps->s = sv;
+    ps->s[ps->sn++] = (calstore_property){.name = sname, .value = value};
     return;
   }
   case F_MEASUREMENT: {
@@ -545,14 +540,11 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
       FAIL("measurement '%s' unit: %s", mname, why);
     if (!at_end_c(ps, p, le))
       FAIL("measurement '%s': unexpected text after the unit", mname);
-    if (grow((void **)&ps->m, &ps->mcap, ps->mn + 1, sizeof *ps->m)) {
-      ps->oom = 1;
+    calstore_measurement *mv = parser_grow(ps, ps->m, ps->mn + 1, &ps->mcap, sizeof *mv);
+    if (!mv)
       return;
-    }
-    ps->m[ps->mn].name = mname;
-    ps->m[ps->mn].value = v;
-    ps->m[ps->mn].unit = unit;
-    ps->mn++;
+    ps->m = mv;
+    ps->m[ps->mn++] = (calstore_measurement){.name = mname, .value = v, .unit = unit};
     return;
   }
   default: { /* backend, operator, implementation, model_digest, processor, policy */
@@ -571,27 +563,17 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
     }
     if (!len)
       FAIL("%s is empty", name);
-    switch (f) {
-    case F_BACKEND:
-      ps->key.backend = v;
-      break;
-    case F_OPERATOR:
-      ps->key.operator_name = v;
-      break;
-    case F_IMPL:
-      ps->key.implementation = v;
-      break;
-    case F_DIGEST:
-      ps->key.model_digest = v;
-      break;
-    case F_PROC:
-      ps->key.processor = v;
-      break;
-    default:
+    if (f == F_POLICY) {
       ps->policy = v;
       ps->policy_len = len;
-      break;
+      return;
     }
+    const char **key_string[] = {
+        [F_BACKEND] = &ps->key.backend,     [F_OPERATOR] = &ps->key.operator_name,
+        [F_IMPL] = &ps->key.implementation, [F_DIGEST] = &ps->key.model_digest,
+        [F_PROC] = &ps->key.processor,
+    };
+    *key_string[f] = v;
     return;
   }
   }

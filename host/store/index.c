@@ -112,14 +112,10 @@ static int group_add(cs_set *set, size_t pos) {
     g->hash = p->bo_hash;
     set->group_used++;
   }
-  if (g->n == g->cap) {
-    size_t ncap = g->cap ? g->cap * 2 : 8;
-    uint32_t *np = realloc(g->pos, ncap * sizeof *np);
-    if (!np)
-      return -1;
-    g->pos = np;
-    g->cap = ncap;
-  }
+  uint32_t *gpos = cs_grow(g->pos, g->n + 1, &g->cap, sizeof *gpos, 8);
+  if (!gpos)
+    return -1;
+  g->pos = gpos;
   g->pos[g->n++] = (uint32_t)pos;
   return 0;
 }
@@ -142,14 +138,10 @@ long cs_set_find(const cs_set *set, const calstore_key *key, calstore_source sou
 int cs_set_append(cs_set *set, cs_prof *p) {
   if (set->n >= UINT32_MAX - 1)
     goto oom;
-  if (set->n == set->cap) {
-    size_t ncap = set->cap ? set->cap * 2 : 64;
-    cs_prof **ni = realloc(set->items, ncap * sizeof *ni);
-    if (!ni)
-      goto oom;
-    set->items = ni;
-    set->cap = ncap;
-  }
+  cs_prof **items = cs_grow(set->items, set->n + 1, &set->cap, sizeof *items, 64);
+  if (!items)
+    goto oom;
+  set->items = items;
   if ((set->tab_used + 1) * 2 > set->tab_cap) {
     size_t ncap = 64; /* rebuilt at most 1/3 full, grown past 1/2 */
     while ((set->live + 1) * 3 > ncap)
@@ -212,26 +204,31 @@ size_t cs_set_invalidate(cs_set *set, const char *backend, const char *implement
   return removed;
 }
 
+/* A malloc'ed copy of the n used elements of an array with capacity cap
+ * (at least 1), for a clone that keeps growing like the original. */
+static void *copy_array(const void *items, size_t n, size_t cap, size_t size) {
+  void *c = malloc((cap ? cap : 1) * size);
+  if (c && n)
+    memcpy(c, items, n * size);
+  return c;
+}
+
 cs_set *cs_set_clone(const cs_set *set, int borrowed) {
   cs_set *c = cs_set_new();
   if (!c)
     return NULL;
   c->borrowed = borrowed;
-  c->items = malloc((set->cap ? set->cap : 1) * sizeof *c->items);
-  c->tab = set->tab_cap ? malloc(set->tab_cap * sizeof *c->tab) : NULL;
+  c->items = copy_array(set->items, set->n, set->cap, sizeof *c->items);
+  c->tab = set->tab_cap ? copy_array(set->tab, set->tab_cap, set->tab_cap, sizeof *c->tab) : NULL;
   c->groups = set->group_cap ? calloc(set->group_cap, sizeof *c->groups) : NULL;
   if (!c->items || (set->tab_cap && !c->tab) || (set->group_cap && !c->groups))
     goto oom;
-  if (set->n)
-    memcpy(c->items, set->items, set->n * sizeof *c->items);
   c->n = set->n;
   c->cap = set->cap ? set->cap : 1;
   c->live = set->live;
   for (size_t i = 0; i < set->n && !borrowed; i++)
     if (c->items[i])
       cs_prof_ref(c->items[i]);
-  if (set->tab_cap)
-    memcpy(c->tab, set->tab, set->tab_cap * sizeof *c->tab);
   c->tab_cap = set->tab_cap;
   c->tab_used = set->tab_used;
   c->group_cap = set->group_cap;
@@ -242,11 +239,9 @@ cs_set *cs_set_clone(const cs_set *set, int borrowed) {
     cs_group *d = &c->groups[i];
     d->backend = strdup(g->backend);
     d->op = strdup(g->op);
-    d->pos = malloc((g->cap ? g->cap : 1) * sizeof *d->pos);
+    d->pos = copy_array(g->pos, g->n, g->cap, sizeof *d->pos);
     if (!d->backend || !d->op || !d->pos)
       goto oom;
-    if (g->n)
-      memcpy(d->pos, g->pos, g->n * sizeof *d->pos);
     d->n = g->n;
     d->cap = g->cap ? g->cap : 1;
     d->hash = g->hash;

@@ -41,6 +41,17 @@
 CS_HIDDEN calstore_status cs_fail(calstore_error *err, calstore_status status, unsigned line,
                                   const char *path, const char *fmt, ...) CS_PRINTF(5, 6);
 
+/* ---- memory ------------------------------------------------------------ */
+
+/* The store's one way to grow an array (libcalstore links no host part;
+ * calhost's own rule is base_array_grow): makes room for need elements of
+ * size bytes in items, *cap allocated. Returns items unchanged when
+ * need <= *cap; otherwise reallocates to *cap (first when *cap is 0)
+ * doubled until it holds need, updates *cap and returns the new pointer,
+ * which the caller stores in place of items. NULL on OOM or size overflow;
+ * items and *cap are then unchanged and still the caller's. */
+CS_HIDDEN void *cs_grow(void *items, size_t need, size_t *cap, size_t size, size_t first);
+
 /* ---- records ----------------------------------------------------------- */
 
 /* A loaded file's bytes, shared by the records whose canonical text lies in

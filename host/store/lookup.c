@@ -41,18 +41,17 @@ void calstore_lookup_result_free(calstore_lookup_result **result) {
 
 /* Adds a rejection (takes a new reference to p). Returns -1 on OOM. */
 static int add_rejection(cs_result *r, cs_prof *p, calstore_reject_reason reason, const char *msg) {
-  if (r->n == r->cap) {
-    size_t ncap = r->cap ? r->cap * 2 : 8;
-    calstore_rejection *nr = realloc(r->rej, ncap * sizeof *nr);
-    if (!nr)
-      return -1;
-    r->rej = nr;
-    cs_prof **np = realloc(r->rej_prof, ncap * sizeof *np);
-    if (!np)
-      return -1;
-    r->rej_prof = np;
-    r->cap = ncap;
-  }
+  /* two arrays of one length: each grows from the same capacity */
+  size_t cap = r->cap, prof_cap = r->cap;
+  calstore_rejection *rej = cs_grow(r->rej, r->n + 1, &cap, sizeof *rej, 8);
+  if (!rej)
+    return -1;
+  r->rej = rej;
+  cs_prof **prof = cs_grow(r->rej_prof, r->n + 1, &prof_cap, sizeof *prof, 8);
+  if (!prof)
+    return -1;
+  r->rej_prof = prof;
+  r->cap = cap;
   char *m = strdup(msg);
   if (!m)
     return -1;

@@ -34,23 +34,20 @@ CS_HIDDEN int cs_fault_crash_after(const char *step);
 #endif
 #include <windows.h>
 typedef SRWLOCK cs_rwlock;
-typedef CRITICAL_SECTION cs_mutex;
 #else
 #include <pthread.h>
 typedef pthread_rwlock_t cs_rwlock;
-typedef pthread_mutex_t cs_mutex;
 #endif
 
+/* The store's one lock between threads: a reader-writer lock, taken shared
+ * by readers of the snapshot and exclusively by a writer (the commit lock is
+ * one such lock, only ever taken exclusively). unlock takes the mode the
+ * lock was taken in. init returns 0 or nonzero on failure. */
+typedef enum cs_lock_mode { CS_SHARED, CS_EXCLUSIVE } cs_lock_mode;
 CS_HIDDEN int cs_rwlock_init(cs_rwlock *l);
 CS_HIDDEN void cs_rwlock_destroy(cs_rwlock *l);
-CS_HIDDEN void cs_rwlock_rd(cs_rwlock *l);
-CS_HIDDEN void cs_rwlock_rdunlock(cs_rwlock *l);
-CS_HIDDEN void cs_rwlock_wr(cs_rwlock *l);
-CS_HIDDEN void cs_rwlock_wrunlock(cs_rwlock *l);
-CS_HIDDEN int cs_mutex_init(cs_mutex *m);
-CS_HIDDEN void cs_mutex_destroy(cs_mutex *m);
-CS_HIDDEN void cs_mutex_lock(cs_mutex *m);
-CS_HIDDEN void cs_mutex_unlock(cs_mutex *m);
+CS_HIDDEN void cs_rwlock_lock(cs_rwlock *l, cs_lock_mode mode);
+CS_HIDDEN void cs_rwlock_unlock(cs_rwlock *l, cs_lock_mode mode);
 
 /* What identifies one version of a file on disk. */
 typedef struct cs_file_id {

@@ -57,29 +57,15 @@ int cs_rwlock_init(cs_rwlock *l) {
 void cs_rwlock_destroy(cs_rwlock *l) {
   pthread_rwlock_destroy(l);
 }
-void cs_rwlock_rd(cs_rwlock *l) {
-  pthread_rwlock_rdlock(l);
+void cs_rwlock_lock(cs_rwlock *l, cs_lock_mode mode) {
+  if (mode == CS_EXCLUSIVE)
+    pthread_rwlock_wrlock(l);
+  else
+    pthread_rwlock_rdlock(l);
 }
-void cs_rwlock_rdunlock(cs_rwlock *l) {
+void cs_rwlock_unlock(cs_rwlock *l, cs_lock_mode mode) {
+  (void)mode; /* one call releases either mode */
   pthread_rwlock_unlock(l);
-}
-void cs_rwlock_wr(cs_rwlock *l) {
-  pthread_rwlock_wrlock(l);
-}
-void cs_rwlock_wrunlock(cs_rwlock *l) {
-  pthread_rwlock_unlock(l);
-}
-int cs_mutex_init(cs_mutex *m) {
-  return pthread_mutex_init(m, NULL);
-}
-void cs_mutex_destroy(cs_mutex *m) {
-  pthread_mutex_destroy(m);
-}
-void cs_mutex_lock(cs_mutex *m) {
-  pthread_mutex_lock(m);
-}
-void cs_mutex_unlock(cs_mutex *m) {
-  pthread_mutex_unlock(m);
 }
 
 /* ---- files --------------------------------------------------------------- */
@@ -149,22 +135,23 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
     close(fd);
     return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
   }
-  size_t cap = (size_t)st.st_size + 1, n = 0;
-  char *buf = malloc(cap + 1);
+  /* room for the file and its terminator; cap counts the file's bytes only */
+  size_t alloc = (size_t)st.st_size + 2, cap = alloc - 1, n = 0;
+  char *buf = malloc(alloc);
   if (!buf) {
     close(fd);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
   }
   for (;;) {
-    if (n == cap) { /* the file grew since fstat */
-      char *nb = realloc(buf, cap * 2 + 1);
+    if (n == cap) { /* the file grew since it was measured */
+      char *nb = cs_grow(buf, alloc + 1, &alloc, 1, 0);
       if (!nb) {
         free(buf);
         close(fd);
         return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
       }
       buf = nb;
-      cap *= 2;
+      cap = alloc - 1;
     }
     ssize_t r = read(fd, buf + n, cap - n);
     if (r < 0 && errno == EINTR)

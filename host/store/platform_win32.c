@@ -49,32 +49,19 @@ int cs_rwlock_init(cs_rwlock *l) {
   return 0;
 }
 void cs_rwlock_destroy(cs_rwlock *l) {
-  (void)l;
+  (void)l; /* an SRW lock holds no resources */
 }
-void cs_rwlock_rd(cs_rwlock *l) {
-  AcquireSRWLockShared(l);
+void cs_rwlock_lock(cs_rwlock *l, cs_lock_mode mode) {
+  if (mode == CS_EXCLUSIVE)
+    AcquireSRWLockExclusive(l);
+  else
+    AcquireSRWLockShared(l);
 }
-void cs_rwlock_rdunlock(cs_rwlock *l) {
-  ReleaseSRWLockShared(l);
-}
-void cs_rwlock_wr(cs_rwlock *l) {
-  AcquireSRWLockExclusive(l);
-}
-void cs_rwlock_wrunlock(cs_rwlock *l) {
-  ReleaseSRWLockExclusive(l);
-}
-int cs_mutex_init(cs_mutex *m) {
-  InitializeCriticalSection(m);
-  return 0;
-}
-void cs_mutex_destroy(cs_mutex *m) {
-  DeleteCriticalSection(m);
-}
-void cs_mutex_lock(cs_mutex *m) {
-  EnterCriticalSection(m);
-}
-void cs_mutex_unlock(cs_mutex *m) {
-  LeaveCriticalSection(m);
+void cs_rwlock_unlock(cs_rwlock *l, cs_lock_mode mode) {
+  if (mode == CS_EXCLUSIVE)
+    ReleaseSRWLockExclusive(l);
+  else
+    ReleaseSRWLockShared(l);
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -182,22 +169,23 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
     CloseHandle(h);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "%s is too large", path);
   }
-  size_t cap = (size_t)size + 1, n = 0;
-  char *buf = malloc(cap + 1);
+  /* room for the file and its terminator; cap counts the file's bytes only */
+  size_t alloc = (size_t)size + 2, cap = alloc - 1, n = 0;
+  char *buf = malloc(alloc);
   if (!buf) {
     CloseHandle(h);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
   }
   for (;;) {
-    if (n == cap) {
-      char *nb = realloc(buf, cap * 2 + 1);
+    if (n == cap) { /* the file grew since it was measured */
+      char *nb = cs_grow(buf, alloc + 1, &alloc, 1, 0);
       if (!nb) {
         free(buf);
         CloseHandle(h);
         return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
       }
       buf = nb;
-      cap *= 2;
+      cap = alloc - 1;
     }
     DWORD want = (DWORD)((cap - n) > 0x40000000 ? 0x40000000 : (cap - n)), got = 0;
     if (!ReadFile(h, buf + n, want, &got, NULL)) {

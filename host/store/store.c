@@ -3,7 +3,7 @@
  *
  * Readers take the handle's rwlock shared and see an immutable snapshot
  * (cs_set). Every change is a list of operations (cs_op) applied by
- * cs_commit: process-local commit mutex -> inter-process lock on
+ * cs_commit: process-local commit lock -> inter-process lock on
  * `<path>.lock` (path: the real file, a symbolic link given at open is
  * resolved there) -> reload the file unless its identity (dev, inode, size,
  * mtime, ctime) is what we last loaded or wrote -> apply the operations to a
@@ -33,7 +33,7 @@ struct calstore {
   int threads;              /* the parallel loader may start threads */
   uint32_t lock_timeout_ms; /* see calstore_options */
   cs_rwlock rw;             /* guards snap */
-  cs_mutex commit;          /* serializes commits, reloads and disk_id */
+  cs_rwlock commit;         /* taken exclusively: serializes commits, reloads and disk_id */
   cs_set *snap;             /* the live snapshot */
   cs_file_id disk;          /* the file version snap reflects */
   int disk_known;           /* disk is valid (the file existed and was loaded or written) */
@@ -167,30 +167,22 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   s->lock_path = s->path ? concat(s->path, ".lock") : NULL;
   s->tmp_path = s->path ? concat(s->path, ".tmp") : NULL;
   s->snap = cs_set_new();
-  if (!s->path || !s->lock_path || !s->tmp_path || !s->snap) {
-    cs_set_free(s->snap);
-    free(s->path);
-    free(s->lock_path);
-    free(s->tmp_path);
-    free(s);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
-  }
-  if (cs_rwlock_init(&s->rw) != 0) {
-    cs_set_free(s->snap);
-    free(s->path);
-    free(s->lock_path);
-    free(s->tmp_path);
-    free(s);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot create a lock");
-  }
-  if (cs_mutex_init(&s->commit) != 0) {
+  const char *why = NULL;
+  if (!s->path || !s->lock_path || !s->tmp_path || !s->snap)
+    why = "out of memory";
+  else if (cs_rwlock_init(&s->rw) != 0)
+    why = "cannot create a lock";
+  else if (cs_rwlock_init(&s->commit) != 0) {
     cs_rwlock_destroy(&s->rw);
+    why = "cannot create a lock";
+  }
+  if (why) {
     cs_set_free(s->snap);
     free(s->path);
     free(s->lock_path);
     free(s->tmp_path);
     free(s);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot create a lock");
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "%s", why);
   }
   *out = s;
   if (!s->persistence)
@@ -204,7 +196,7 @@ void calstore_close(calstore **store) {
   calstore *s = *store;
   cs_set_free(s->snap);
   cs_rwlock_destroy(&s->rw);
-  cs_mutex_destroy(&s->commit);
+  cs_rwlock_destroy(&s->commit);
   free(s->path);
   free(s->lock_path);
   free(s->tmp_path);
@@ -218,10 +210,10 @@ const char *calstore_path(const calstore *store) {
 
 /* Swaps in a new snapshot; frees the old one outside the lock. */
 static void swap_snapshot(calstore *s, cs_set *next) {
-  cs_rwlock_wr(&s->rw);
+  cs_rwlock_lock(&s->rw, CS_EXCLUSIVE);
   cs_set *old = s->snap;
   s->snap = next;
-  cs_rwlock_wrunlock(&s->rw);
+  cs_rwlock_unlock(&s->rw, CS_EXCLUSIVE);
   cs_set_free(old);
 }
 
@@ -230,7 +222,7 @@ calstore_status calstore_reload(calstore *store, calstore_error *err) {
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
   if (!store->persistence)
     return cs_fail(err, CALSTORE_DISABLED, 0, store->path, "persistence is disabled");
-  cs_mutex_lock(&store->commit);
+  cs_rwlock_lock(&store->commit, CS_EXCLUSIVE);
   cs_set *next;
   cs_file_id id = {0};
   int exists;
@@ -240,17 +232,17 @@ calstore_status calstore_reload(calstore *store, calstore_error *err) {
     store->disk_known = exists;
     swap_snapshot(store, next);
   }
-  cs_mutex_unlock(&store->commit);
+  cs_rwlock_unlock(&store->commit, CS_EXCLUSIVE);
   return st;
 }
 
 const cs_set *cs_store_read_begin(calstore *store) {
-  cs_rwlock_rd(&store->rw);
+  cs_rwlock_lock(&store->rw, CS_SHARED);
   return store->snap;
 }
 
 void cs_store_read_end(calstore *store) {
-  cs_rwlock_rdunlock(&store->rw);
+  cs_rwlock_unlock(&store->rw, CS_SHARED);
 }
 
 /* ---- operations ---------------------------------------------------------- */
@@ -367,7 +359,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
   cs_set *base = NULL;
   cs_file_id id = {0};
   cs_chunk *chunks = NULL;
-  cs_mutex_lock(&s->commit);
+  cs_rwlock_lock(&s->commit, CS_EXCLUSIVE);
   if (s->persistence) {
     if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
       goto out;
@@ -398,12 +390,12 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     }
   }
   if (!base) {
-    /* Only commits change the live snapshot and we hold the commit mutex: a
+    /* Only commits change the live snapshot and we hold the commit lock: a
      * borrowed copy (no reference counting) is safe until we apply the ops
      * to the live snapshot itself below. */
-    cs_rwlock_rd(&s->rw);
+    cs_rwlock_lock(&s->rw, CS_SHARED);
     base = cs_set_clone(s->snap, 1);
-    cs_rwlock_rdunlock(&s->rw);
+    cs_rwlock_unlock(&s->rw, CS_SHARED);
     if (!base) {
       st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
       goto out;
@@ -445,9 +437,9 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
   } else if (changed) {
     /* the file now holds base: make the live snapshot equal by applying the
      * same operations to it (few changes, under the write lock) */
-    cs_rwlock_wr(&s->rw);
+    cs_rwlock_lock(&s->rw, CS_EXCLUSIVE);
     int rc = apply_ops(s->snap, ops, n);
-    cs_rwlock_wrunlock(&s->rw);
+    cs_rwlock_unlock(&s->rw, CS_EXCLUSIVE);
     if (rc < 0) { /* out of memory half-way: resynchronise from the file */
       cs_set *again;
       s->disk_known = 0;
@@ -471,11 +463,24 @@ out:
   cs_set_free(base);
   if (locked)
     cs_plat_unlock(lock);
-  cs_mutex_unlock(&s->commit);
+  cs_rwlock_unlock(&s->commit, CS_EXCLUSIVE);
   return st;
 }
 
 /* ---- the public changes ---------------------------------------------------- */
+
+/* Commits the one op that make (the cs_make_* that filled op) built, then
+ * releases it; *affected (may be NULL) receives what it did. */
+static calstore_status commit_one(calstore *store, calstore_status made, cs_op *op,
+                                  size_t *affected, calstore_error *err) {
+  if (made != CALSTORE_OK)
+    return made;
+  calstore_status st = cs_commit(store, op, 1, err);
+  if (affected)
+    *affected = op->affected;
+  cs_op_release(op);
+  return st;
+}
 
 static calstore_status put_one(calstore *store, calstore_source source, const calstore_key *key,
                                const calstore_measurement *m, size_t n, calstore_serializer_fn ser,
@@ -484,12 +489,8 @@ static calstore_status put_one(calstore *store, calstore_source source, const ca
   if (!store)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
   cs_op op;
-  calstore_status st = cs_make_put(key, source, m, n, ser, ser_user, val, val_user, &op, err);
-  if (st != CALSTORE_OK)
-    return st;
-  st = cs_commit(store, &op, 1, err);
-  cs_op_release(&op);
-  return st;
+  return commit_one(store, cs_make_put(key, source, m, n, ser, ser_user, val, val_user, &op, err),
+                    &op, NULL, err);
 }
 
 calstore_status calstore_store(calstore *store, const calstore_key *key,
@@ -516,13 +517,10 @@ calstore_status calstore_clear_override(calstore *store, const calstore_key *key
   if (!store)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
   cs_op op;
-  calstore_status st = cs_make_clear(key, &op, err);
-  if (st != CALSTORE_OK)
-    return st;
-  st = cs_commit(store, &op, 1, err);
-  if (st == CALSTORE_OK && !op.affected)
+  size_t cleared = 0;
+  calstore_status st = commit_one(store, cs_make_clear(key, &op, err), &op, &cleared, err);
+  if (st == CALSTORE_OK && !cleared)
     st = cs_fail(err, CALSTORE_NOT_FOUND, 0, NULL, "no override with this key");
-  cs_op_release(&op);
   return st;
 }
 
@@ -534,34 +532,32 @@ calstore_status calstore_invalidate(calstore *store, const char *backend,
   if (!store)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "store is NULL");
   cs_op op;
-  calstore_status st = cs_make_invalidate(backend, implementation, &op, err);
-  if (st != CALSTORE_OK)
-    return st;
-  st = cs_commit(store, &op, 1, err);
+  size_t affected = 0;
+  calstore_status st =
+      commit_one(store, cs_make_invalidate(backend, implementation, &op, err), &op, &affected, err);
   if (st == CALSTORE_OK && removed)
-    *removed = op.affected;
-  cs_op_release(&op);
+    *removed = affected;
   return st;
 }
 
 calstore_status calstore_inspect(calstore *store, calstore_visit_fn visit, void *user) {
   if (!store || !visit)
     return CALSTORE_INVALID_ARGUMENT;
-  cs_rwlock_rd(&store->rw);
+  cs_rwlock_lock(&store->rw, CS_SHARED);
   const cs_set *set = store->snap;
   for (size_t i = 0; i < set->n; i++)
     if (set->items[i] && visit(user, &set->items[i]->v))
       break;
-  cs_rwlock_rdunlock(&store->rw);
+  cs_rwlock_unlock(&store->rw, CS_SHARED);
   return CALSTORE_OK;
 }
 
 size_t calstore_count(calstore *store) {
   if (!store)
     return 0;
-  cs_rwlock_rd(&store->rw);
+  cs_rwlock_lock(&store->rw, CS_SHARED);
   size_t n = store->snap->live;
-  cs_rwlock_rdunlock(&store->rw);
+  cs_rwlock_unlock(&store->rw, CS_SHARED);
   return n;
 }
 
@@ -569,9 +565,9 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
   if (!store || !path || !path[0])
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "export needs a store and a path");
   cs_buf buf = {0};
-  cs_rwlock_rd(&store->rw);
+  cs_rwlock_lock(&store->rw, CS_SHARED);
   cs_write_set(&buf, store->snap);
-  cs_rwlock_rdunlock(&store->rw);
+  cs_rwlock_unlock(&store->rw, CS_SHARED);
   if (buf.oom) {
     cs_buf_free(&buf);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
@@ -593,25 +589,18 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
 
 /* ---- files without a store ------------------------------------------------- */
 
-calstore_status calstore_read_buffer(const char *data, size_t length, calstore_visit_fn visit,
+/* Parses buf[0..len) (malloc'ed, buf[len] writable; freed here) without a
+ * store: the visit and count of calstore_read_buffer and calstore_read_file. */
+static calstore_status read_detached(char *buf, size_t len, calstore_visit_fn visit,
                                      void *visit_user, calstore_diagnostic_fn diagnostic,
                                      void *diagnostic_user, size_t *profile_count) {
-  if (profile_count)
-    *profile_count = 0;
-  if (!data && length)
-    return CALSTORE_INVALID_ARGUMENT;
-  char *copy = malloc(length + 1);
   cs_set *set = cs_set_new();
-  if (!copy || !set) {
-    free(copy);
-    cs_set_free(set);
+  if (!set) {
+    free(buf);
     return CALSTORE_NO_MEMORY;
   }
-  if (length)
-    memcpy(copy, data, length);
-  copy[length] = '\0';
-  calstore_status st = cs_parse(copy, length, 1, set, NULL, diagnostic, diagnostic_user, NULL);
-  free(copy);
+  calstore_status st = cs_parse(buf, len, 1, set, NULL, diagnostic, diagnostic_user, NULL);
+  free(buf);
   if (st == CALSTORE_OK) {
     if (profile_count)
       *profile_count = set->live;
@@ -621,6 +610,22 @@ calstore_status calstore_read_buffer(const char *data, size_t length, calstore_v
   }
   cs_set_free(set);
   return st;
+}
+
+calstore_status calstore_read_buffer(const char *data, size_t length, calstore_visit_fn visit,
+                                     void *visit_user, calstore_diagnostic_fn diagnostic,
+                                     void *diagnostic_user, size_t *profile_count) {
+  if (profile_count)
+    *profile_count = 0;
+  if (!data && length)
+    return CALSTORE_INVALID_ARGUMENT;
+  char *copy = malloc(length + 1);
+  if (!copy)
+    return CALSTORE_NO_MEMORY;
+  if (length)
+    memcpy(copy, data, length);
+  copy[length] = '\0';
+  return read_detached(copy, length, visit, visit_user, diagnostic, diagnostic_user, profile_count);
 }
 
 calstore_status calstore_read_file(const char *path, calstore_visit_fn visit, void *visit_user,
@@ -639,20 +644,5 @@ calstore_status calstore_read_file(const char *path, calstore_visit_fn visit, vo
       diagnostic(diagnostic_user, st, 0, err.message);
     return st;
   }
-  cs_set *set = cs_set_new();
-  if (!set) {
-    free(data);
-    return CALSTORE_NO_MEMORY;
-  }
-  st = cs_parse(data, len, 1, set, NULL, diagnostic, diagnostic_user, NULL);
-  free(data);
-  if (st == CALSTORE_OK) {
-    if (profile_count)
-      *profile_count = set->live;
-    for (size_t i = 0; visit && i < set->n; i++)
-      if (set->items[i] && visit(visit_user, &set->items[i]->v))
-        break;
-  }
-  cs_set_free(set);
-  return st;
+  return read_detached(data, len, visit, visit_user, diagnostic, diagnostic_user, profile_count);
 }

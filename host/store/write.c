@@ -11,7 +11,8 @@
  * canonical whatever blanks, line ends, spelling of numbers or field order
  * the file used). One set serializer,
  * cs_set_chunks(): the header, then each live record's text in file order;
- * cs_write_set() joins those chunks into one buffer.
+ * cs_write_set() joins those chunks into one buffer. Also the store's one
+ * grow rule (cs_grow), used by every growing array of libcalstore.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,18 +24,31 @@ static const char header[] = CALSTORE_FORMAT_MAGIC " 1\n";
 
 /* ---- buffer ---------------------------------------------------------------- */
 
+void *cs_grow(void *items, size_t need, size_t *cap, size_t size, size_t first) {
+  if (need <= *cap)
+    return items;
+  size_t ncap = *cap ? *cap : (first ? first : 1);
+  while (ncap < need) {
+    if (ncap > SIZE_MAX / 2)
+      return NULL;
+    ncap *= 2;
+  }
+  if (size == 0 || ncap > SIZE_MAX / size)
+    return NULL;
+  void *grown = realloc(items, ncap * size);
+  if (grown)
+    *cap = ncap;
+  return grown;
+}
+
 /* Makes room for n more bytes (and a terminator); sets b->oom on failure. */
 static void reserve_slow(cs_buf *b, size_t n) {
-  size_t ncap = b->cap ? b->cap : 4096;
-  while (b->len + n + 1 > ncap)
-    ncap *= 2;
-  char *nd = realloc(b->data, ncap);
+  char *nd = b->len + n + 1 < b->len ? NULL : cs_grow(b->data, b->len + n + 1, &b->cap, 1, 4096);
   if (!nd) {
     b->oom = 1;
     return;
   }
   b->data = nd;
-  b->cap = ncap;
 }
 
 static inline void put(cs_buf *b, const char *s, size_t n) {
@@ -195,14 +209,12 @@ void cs_write_set(cs_buf *b, const cs_set *set) {
   size_t want = b->len + 1;
   for (size_t i = 0; i < n; i++)
     want += c[i].len;
-  if (!b->oom && b->cap < want) {
-    char *nd = realloc(b->data, want);
-    if (nd) {
+  if (!b->oom) { /* one allocation of the exact size when b is empty */
+    char *nd = cs_grow(b->data, want, &b->cap, 1, want);
+    if (nd)
       b->data = nd;
-      b->cap = want;
-    } else {
+    else
       b->oom = 1;
-    }
   }
   for (size_t i = 0; i < n; i++)
     cs_buf_put(b, c[i].data, c[i].len);

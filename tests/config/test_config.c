@@ -634,6 +634,45 @@ static void visit_walks_every_key_with_its_origin(void **state) {
   calhost_config_free(&cfg);
 }
 
+/* The values built from lists: joined with their separator, in order. */
+typedef struct list_log {
+  char enabled[64], threads[64], shape[64], devices[64];
+} list_log;
+
+static int record_lists(void *user, const char *section, const char *key, const char *value,
+                        calhost_config_origin origin) {
+  list_log *log = user;
+  char *into = NULL;
+  (void)origin;
+  if (!strcmp(section, "plugins") && !strcmp(key, "enabled"))
+    into = log->enabled;
+  else if (!strcmp(section, "calibration") && !strcmp(key, "threads"))
+    into = log->threads;
+  else if (!strcmp(section, "workload w") && !strcmp(key, "shape"))
+    into = log->shape;
+  else if (!strcmp(section, "plugin x") && !strcmp(key, "devices"))
+    into = log->devices;
+  if (into)
+    snprintf(into, 64, "%s", value ? value : "(null)");
+  return 0;
+}
+
+static void visit_joins_list_values_in_order(void **state) {
+  calhost_config cfg;
+  list_log log;
+  memset(&log, 0, sizeof log);
+  (void)state;
+  load_ok("[plugins]\nenabled = b, a\n[calibration]\nthreads = 2, max\n"
+          "[workload w]\noperator = Add\nshape = 2, 3\n[plugin x]\ndevices = 1, 0\n",
+          &cfg);
+  assert_int_equal(calhost_config_visit(&cfg, record_lists, &log), 0);
+  assert_string_equal(log.enabled, "b,a");
+  assert_string_equal(log.threads, "2,max");
+  assert_string_equal(log.shape, "2,3");
+  assert_string_equal(log.devices, "1, 0");
+  calhost_config_free(&cfg);
+}
+
 /* ---- digests --------------------------------------------------------------- */
 
 static void model_digest_matches_sha256sum(void **state) {
@@ -879,6 +918,7 @@ int main(void) {
       cmocka_unit_test(defaults_are_documented_values),
       cmocka_unit_test(a_full_file_is_read_with_origins),
       cmocka_unit_test(visit_walks_every_key_with_its_origin),
+      cmocka_unit_test(visit_joins_list_values_in_order),
       cmocka_unit_test(model_digest_matches_sha256sum),
       cmocka_unit_test(workload_without_model_digests_its_canonical_description),
       cmocka_unit_test(equal_workloads_under_other_names_share_a_digest),

@@ -779,6 +779,17 @@ static void test_version_and_names(void **state) {
   assert_string_equal(calstore_level_name(CALSTORE_LEVEL_PORTABLE_CALIBRATED),
                       "portable_calibrated");
   assert_string_equal(calstore_level_name((calstore_level)42), "unknown");
+  assert_string_equal(calstore_level_name((calstore_level)-1), "unknown");
+  assert_string_equal(calstore_status_name(CALSTORE_OK), "ok");
+  assert_string_equal(calstore_status_name(CALSTORE_LOCK_FAILED), "lock_failed");
+  assert_string_equal(calstore_status_name((calstore_status)11), "unknown");
+  assert_string_equal(calstore_status_name((calstore_status)-1), "unknown");
+  assert_string_equal(calstore_reject_reason_name(CALSTORE_REJECT_OUTDATED_IMPLEMENTATION),
+                      "outdated_implementation");
+  assert_string_equal(calstore_reject_reason_name(CALSTORE_REJECT_FORCE_PORTABLE),
+                      "force_portable");
+  assert_string_equal(calstore_reject_reason_name((calstore_reject_reason)0), "unknown");
+  assert_string_equal(calstore_reject_reason_name((calstore_reject_reason)8), "unknown");
 }
 
 /* struct_size: the first version's fields end with persistence_enabled; a

@@ -221,8 +221,34 @@ static void test_cached_text_is_canonical(void **state) {
   }
 }
 
+/* cs_grow, the store's one grow rule: first capacity, doubling to what is
+ * needed, contents kept, and nothing lost when the size overflows. */
+static void test_grow_keeps_items_and_refuses_overflow(void **state) {
+  (void)state;
+  size_t cap = 0;
+  int *v = cs_grow(NULL, 1, &cap, sizeof *v, 8);
+  assert_non_null(v);
+  assert_int_equal(cap, 8);
+  for (int i = 0; i < 8; i++)
+    v[i] = i * 7;
+  assert_ptr_equal(cs_grow(v, 8, &cap, sizeof *v, 8), v); /* room already */
+  int *g = cs_grow(v, 33, &cap, sizeof *g, 8);            /* 8 -> 16 -> 32 -> 64 */
+  assert_non_null(g);
+  v = g;
+  assert_int_equal(cap, 64);
+  for (int i = 0; i < 8; i++)
+    assert_int_equal(v[i], i * 7);
+  size_t before = cap;
+  assert_null(cs_grow(v, SIZE_MAX / 2 + 2, &cap, sizeof *v, 8));
+  assert_null(cs_grow(v, SIZE_MAX / sizeof *v + 1, &cap, sizeof *v, 8));
+  assert_int_equal(cap, before);
+  assert_int_equal(v[7], 49);
+  free(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_grow_keeps_items_and_refuses_overflow),
       cmocka_unit_test(test_format_double_matches_printf),
       cmocka_unit_test(test_parse_decimal_matches_strtod),
       cmocka_unit_test(test_index_churn),

@@ -1,0 +1,21 @@
+/*
+ * internal.h: helpers shared by the processor part's files (cpulist.c owns
+ * them; processor.c uses them). Not for other parts.
+ */
+#ifndef CALHOST_PROCESSOR_INTERNAL_H
+#define CALHOST_PROCESSOR_INTERNAL_H
+
+#include <stddef.h>
+
+/* Writes the printf-formatted message into err (when err is not NULL and
+ * cap > 0); returns -1, for `return processor_fail(...)`. */
+int processor_fail(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends the printf-formatted text to buf at *len (buf may be NULL or
+ * full), advancing *len by the text's whole length as snprintf counts it:
+ * the caller learns the length it needed. */
+void processor_append(char *buf, size_t capacity, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif /* CALHOST_PROCESSOR_INTERNAL_H */
