@@ -102,31 +102,28 @@ static const xset curated[] = {
 };
 #define CURATED_COUNT (sizeof curated / sizeof curated[0])
 
-#define FAIL(...)                                                                                  \
-  do {                                                                                             \
-    if (err && cap)                                                                                \
-      snprintf(err, cap, __VA_ARGS__);                                                             \
-    return -1;                                                                                     \
-  } while (0)
-
 /* CLBlast's Xgemm constraints (its tuner's, for GEMMK=0). */
 static int xset_valid(const xset *x, char *err, size_t cap) {
   const size_t *v = x->v;
   if (v[P_KWG] % v[P_KWI])
-    FAIL("KWG=%zu is not a multiple of KWI=%zu", v[P_KWG], v[P_KWI]);
+    return matmul_fail(err, cap, "KWG=%zu is not a multiple of KWI=%zu", v[P_KWG], v[P_KWI]);
   if (v[P_MWG] % (v[P_MDIMC] * v[P_VWM]))
-    FAIL("MWG=%zu is not a multiple of MDIMC*VWM=%zu", v[P_MWG], v[P_MDIMC] * v[P_VWM]);
+    return matmul_fail(err, cap, "MWG=%zu is not a multiple of MDIMC*VWM=%zu", v[P_MWG],
+                       v[P_MDIMC] * v[P_VWM]);
   if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN]))
-    FAIL("NWG=%zu is not a multiple of NDIMC*VWN=%zu", v[P_NWG], v[P_NDIMC] * v[P_VWN]);
+    return matmul_fail(err, cap, "NWG=%zu is not a multiple of NDIMC*VWN=%zu", v[P_NWG],
+                       v[P_NDIMC] * v[P_VWN]);
   if (v[P_MWG] % (v[P_MDIMA] * v[P_VWM]))
-    FAIL("MWG=%zu is not a multiple of MDIMA*VWM=%zu", v[P_MWG], v[P_MDIMA] * v[P_VWM]);
+    return matmul_fail(err, cap, "MWG=%zu is not a multiple of MDIMA*VWM=%zu", v[P_MWG],
+                       v[P_MDIMA] * v[P_VWM]);
   if (v[P_NWG] % (v[P_NDIMB] * v[P_VWN]))
-    FAIL("NWG=%zu is not a multiple of NDIMB*VWN=%zu", v[P_NWG], v[P_NDIMB] * v[P_VWN]);
+    return matmul_fail(err, cap, "NWG=%zu is not a multiple of NDIMB*VWN=%zu", v[P_NWG],
+                       v[P_NDIMB] * v[P_VWN]);
   size_t wg = v[P_MDIMC] * v[P_NDIMC];
   if (wg % v[P_MDIMA] || v[P_KWG] % (wg / v[P_MDIMA]))
-    FAIL("KWG=%zu is not a multiple of MDIMC*NDIMC/MDIMA", v[P_KWG]);
+    return matmul_fail(err, cap, "KWG=%zu is not a multiple of MDIMC*NDIMC/MDIMA", v[P_KWG]);
   if (wg % v[P_NDIMB] || v[P_KWG] % (wg / v[P_NDIMB]))
-    FAIL("KWG=%zu is not a multiple of MDIMC*NDIMC/NDIMB", v[P_KWG]);
+    return matmul_fail(err, cap, "KWG=%zu is not a multiple of MDIMC*NDIMC/NDIMB", v[P_KWG]);
   return 0;
 }
 
@@ -136,10 +133,11 @@ static int xset_fits(const xset *x, const ocl_device *d, char *err, size_t cap) 
   unsigned long long lmem = 4ull * v[P_KWG] * (v[P_SA] * v[P_MWG] + v[P_SB] * v[P_NWG]);
   if (wg > d->max_work_group || (d->max_item[0] && v[P_MDIMC] > d->max_item[0]) ||
       (d->max_item[1] && v[P_NDIMC] > d->max_item[1]))
-    FAIL("work-group %zux%zu exceeds the device's limits", v[P_MDIMC], v[P_NDIMC]);
+    return matmul_fail(err, cap, "work-group %zux%zu exceeds the device's limits", v[P_MDIMC],
+                       v[P_NDIMC]);
   if (lmem > d->local_mem)
-    FAIL("local memory %llu bytes exceeds the device's %llu", lmem,
-         (unsigned long long)d->local_mem);
+    return matmul_fail(err, cap, "local memory %llu bytes exceeds the device's %llu", lmem,
+                       (unsigned long long)d->local_mem);
   return 0;
 }
 
@@ -148,45 +146,40 @@ static int xset_fits(const xset *x, const ocl_device *d, char *err, size_t cap) 
 static int parse_policy(const char *p, size_t len, int *is_db, xset *x, char *err, size_t cap) {
   static const char prefix[] = "xgemm:";
   size_t pos = sizeof prefix - 1;
-  if (!p || len == 0)
-    FAIL("empty policy");
-  if (len > 256)
-    FAIL("policy longer than 256 bytes");
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
-      FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  if (matmul_policy_text(p, len, 256, err, cap) != 0)
+    return -1;
   *is_db = 0;
   if (len == 8 && memcmp(p, "database", 8) == 0) {
     *is_db = 1;
     return 0;
   }
   if (len < pos || memcmp(p, prefix, pos) != 0)
-    FAIL("expected 'database' or 'xgemm:GEMMK=...'");
+    return matmul_fail(err, cap, "expected 'database' or 'xgemm:GEMMK=...'");
   for (int k = 0; k < P_COUNT; k++) {
     size_t nl = strlen(p_names[k]), digits = 0, val = 0, i;
     if (k > 0) {
       if (pos >= len || p[pos] != ',')
-        FAIL("expected ',' before %s at offset %zu", p_names[k], pos);
+        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", p_names[k], pos);
       pos++;
     }
     if (len - pos < nl + 1 || memcmp(p + pos, p_names[k], nl) != 0 || p[pos + nl] != '=')
-      FAIL("expected %s= at offset %zu", p_names[k], pos);
+      return matmul_fail(err, cap, "expected %s= at offset %zu", p_names[k], pos);
     pos += nl + 1;
     while (pos + digits < len && p[pos + digits] >= '0' && p[pos + digits] <= '9' && digits < 4)
       val = val * 10 + (size_t)(p[pos + digits++] - '0');
     if (digits == 0 || (digits > 1 && p[pos] == '0') ||
         (pos + digits < len && p[pos + digits] != ','))
-      FAIL("%s: not a decimal number", p_names[k]);
+      return matmul_fail(err, cap, "%s: not a decimal number", p_names[k]);
     for (i = 0; i < p_values[k].count; i++)
       if (p_values[k].v[i] == val)
         break;
     if (i == p_values[k].count)
-      FAIL("%s=%zu is not an allowed value", p_names[k], val);
+      return matmul_fail(err, cap, "%s=%zu is not an allowed value", p_names[k], val);
     x->v[k] = val;
     pos += digits;
   }
   if (pos != len)
-    FAIL("trailing text at offset %zu", pos);
+    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
   return xset_valid(x, err, cap);
 }
 
@@ -214,7 +207,7 @@ struct calhost_session {
   ocl_device *dev;
   device_db *db;
   matmul_data data;
-  cl_mem a, b, c, c0;
+  ocl_matmul_buffers buf; /* not padded */
   xset *cands;
   uint32_t cand_count; /* "database" is candidate 0, then cands */
   int prepared;
@@ -223,18 +216,11 @@ struct calhost_session {
 
 static calhost_status cb_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  calhost_plugin_instance *inst;
-  if (!out || (setting_count && !settings))
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  if (setting_count) {
-    ocl_set_error(host, BACKEND ": unknown setting '%s' (this backend has none)",
-                  settings[0].name ? settings[0].name : "(null)");
-    return CALHOST_INVALID_ARGUMENT;
-  }
-  inst = calloc(1, sizeof *inst);
+  calhost_status st;
+  calhost_plugin_instance *inst =
+      ocl_instance_alloc(host, BACKEND, settings, setting_count, out, sizeof *inst, &st);
   if (!inst)
-    return CALHOST_NO_MEMORY;
+    return st;
   inst->host = host;
   *out = inst;
   return CALHOST_OK;
@@ -260,21 +246,12 @@ static calhost_status init_devices(calhost_plugin_instance *inst) {
 }
 
 static calhost_status cb_device_count(calhost_plugin_instance *inst, uint32_t *count) {
-  if (!inst || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  *count = inst->devs.count;
-  return CALHOST_OK;
+  return inst ? ocl_device_count(&inst->devs, count) : CALHOST_INVALID_ARGUMENT;
 }
 
 static calhost_status cb_list_device(calhost_plugin_instance *inst, uint32_t position,
                                      calhost_device_info *out) {
-  if (!inst || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  return ocl_device_info(&inst->devs, position, out);
+  return inst ? ocl_device_info(&inst->devs, position, out) : CALHOST_INVALID_ARGUMENT;
 }
 
 /* Exact key: digest; the device identity (with its driver) and CLBlast's
@@ -285,9 +262,9 @@ static calhost_status cb_build_key(calhost_plugin_instance *inst, const calhost_
   matmul_shape s;
   calhost_status st;
   ocl_device *dev;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &s);
+  st = matmul_build_key(inst->host, BACKEND, &inst->shape, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
   if (init_devices(inst) != CALHOST_OK)
@@ -295,14 +272,10 @@ static calhost_status cb_build_key(calhost_plugin_instance *inst, const calhost_
   dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
   if (!dev)
     return CALHOST_UNSUPPORTED;
-  matmul_structure_fill(&inst->shape, &s);
   snprintf(inst->processor, sizeof inst->processor, "%s/clblast %s", dev->identity,
            CALHOST_CLBLAST_VERSION);
-  out->model_digest = w->model_digest;
   out->processor = inst->processor;
   out->thread_count = 1;
-  out->structure = inst->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
   return CALHOST_OK;
 }
 
@@ -318,23 +291,10 @@ static calhost_status cb_validate_policy(calhost_plugin_instance *inst, const ch
 static void cb_close_session(calhost_session *s) {
   if (!s)
     return;
-  if (s->a)
-    clReleaseMemObject(s->a);
-  if (s->b)
-    clReleaseMemObject(s->b);
-  if (s->c)
-    clReleaseMemObject(s->c);
-  if (s->c0)
-    clReleaseMemObject(s->c0);
+  ocl_matmul_buffers_release(&s->buf);
   free(s->cands);
   matmul_data_free(&s->data);
   free(s);
-}
-
-static cl_mem buffer(calhost_session *s, const float *src, size_t count, cl_mem_flags flags,
-                     cl_int *err) {
-  return clCreateBuffer(s->dev->context, flags | (src ? CL_MEM_COPY_HOST_PTR : 0),
-                        count * sizeof(float), (void *)src, err);
 }
 
 static calhost_status cb_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -342,19 +302,16 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape sh;
-  cl_int err = CL_SUCCESS;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &sh);
-  if (st != CALHOST_OK)
-    return st;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  s = calloc(1, sizeof *s);
+  s = matmul_session_alloc(inst->host, BACKEND, w, t, out, sizeof *s, &sh, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
+    return st;
   s->inst = inst;
+  if (init_devices(inst) != CALHOST_OK) {
+    free(s);
+    return CALHOST_NO_MEMORY;
+  }
   s->dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
   if (!s->dev) {
     free(s);
@@ -369,8 +326,8 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
   if (!s->db->have) {
     if (clb_retrieve(s->dev->id, "Xgemm", &s->db->xgemm) != 0 ||
         clb_retrieve(s->dev->id, "GemmRoutine", &s->db->routine) != 0) {
-      ocl_set_error(inst->host, BACKEND ": cannot read CLBlast's parameters for '%s'",
-                    s->dev->name);
+      matmul_set_error(inst->host, BACKEND ": cannot read CLBlast's parameters for '%s'",
+                       s->dev->name);
       free(s);
       return CALHOST_UNSUPPORTED;
     }
@@ -381,19 +338,8 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
     return CALHOST_NO_MEMORY;
   }
   s->cands = malloc(CURATED_COUNT * sizeof *s->cands);
-  if (!s->cands) {
-    cb_close_session(s);
-    return CALHOST_NO_MEMORY;
-  }
-  s->a = buffer(s, s->data.a, sh.m * sh.k, CL_MEM_READ_ONLY, &err);
-  if (s->a)
-    s->b = buffer(s, s->data.b, sh.k * sh.n, CL_MEM_READ_ONLY, &err);
-  if (s->b && sh.accumulate)
-    s->c0 = buffer(s, s->data.c0, sh.m * sh.n, CL_MEM_READ_ONLY, &err);
-  if (s->b && (!sh.accumulate || s->c0))
-    s->c = buffer(s, NULL, sh.m * sh.n, CL_MEM_READ_WRITE, &err);
-  if (!s->c) {
-    ocl_set_error(inst->host, BACKEND ": allocating device buffers: %s", ocl_error_name(err));
+  if (!s->cands || ocl_matmul_buffers_create(&s->buf, s->dev, &s->data, sh.m, sh.n, sh.k,
+                                             inst->host, BACKEND) != CALHOST_OK) {
     cb_close_session(s);
     return CALHOST_NO_MEMORY;
   }
@@ -437,8 +383,8 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
   CLBlastStatusCode st = CLBlastOverrideParameters(s->dev->id, kernel, CLBlastPrecisionSingle,
                                                    p->count, names, p->values);
   if (st != CLBlastSuccess) {
-    ocl_set_error(s->inst->host, BACKEND ": CLBlastOverrideParameters(%s): status %d", kernel,
-                  (int)st);
+    matmul_set_error(s->inst->host, BACKEND ": CLBlastOverrideParameters(%s): status %d", kernel,
+                     (int)st);
     return -1;
   }
   return 0;
@@ -449,10 +395,10 @@ static int sgemm(calhost_session *s, cl_event *event) {
   const matmul_shape *sh = &s->data.shape;
   CLBlastStatusCode st =
       CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, sh->m, sh->n,
-                   sh->k, 1.0f, s->a, 0, sh->k, s->b, 0, sh->n, sh->accumulate ? 1.0f : 0.0f, s->c,
-                   0, sh->n, &s->dev->queue, event);
+                   sh->k, 1.0f, s->buf.a, 0, sh->k, s->buf.b, 0, sh->n,
+                   sh->accumulate ? 1.0f : 0.0f, s->buf.c, 0, sh->n, &s->dev->queue, event);
   if (st != CLBlastSuccess) {
-    ocl_set_error(s->inst->host, BACKEND ": CLBlastSgemm: status %d", (int)st);
+    matmul_set_error(s->inst->host, BACKEND ": CLBlastSgemm: status %d", (int)st);
     return -1;
   }
   return 0;
@@ -468,7 +414,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   s->prepared = 0;
   s->last_iterations = 0;
   if (parse_policy(policy, length, &db, &x, err, sizeof err) != 0) {
-    ocl_set_error(s->inst->host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->inst->host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (db) {
@@ -476,7 +422,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
       return CALHOST_ERROR;
   } else {
     if (xset_fits(&x, s->dev, err, sizeof err) != 0) {
-      ocl_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
+      matmul_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
       return CALHOST_UNSUPPORTED;
     }
     p.count = P_COUNT;
@@ -508,10 +454,8 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
     return CALHOST_INVALID_ARGUMENT;
   host = s->inst->host;
   s->last_iterations = 0;
-  if (s->c0 && clEnqueueCopyBuffer(s->dev->queue, s->c0, s->c, 0, 0,
-                                   s->data.shape.m * s->data.shape.n * sizeof(float), 0, NULL,
-                                   NULL) != CL_SUCCESS) {
-    ocl_set_error(host, BACKEND ": resetting C failed");
+  if (ocl_matmul_buffers_reset(&s->buf, s->dev) != CL_SUCCESS) {
+    matmul_set_error(host, BACKEND ": resetting C failed");
     return CALHOST_ERROR;
   }
   for (uint32_t i = 0; i < iterations; i++) {
@@ -519,12 +463,12 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
       return CALHOST_ERROR;
     if ((i & 63) == 63) {
       clFinish(s->dev->queue);
-      if (i + 1 < iterations && host && host->is_cancelled && host->is_cancelled(host->context))
+      if (i + 1 < iterations && matmul_cancelled(host))
         return CALHOST_CANCELLED;
     }
   }
   if (clFinish(s->dev->queue) != CL_SUCCESS) {
-    ocl_set_error(host, BACKEND ": clFinish failed");
+    matmul_set_error(host, BACKEND ": clFinish failed");
     return CALHOST_ERROR;
   }
   s->last_iterations = iterations;
@@ -532,19 +476,9 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
 }
 
 static calhost_status cb_check(calhost_session *s, char *err, size_t cap) {
-  const matmul_shape *sh;
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  sh = &s->data.shape;
-  if (s->last_iterations) {
-    cl_int e = clEnqueueReadBuffer(s->dev->queue, s->c, CL_TRUE, 0, sh->m * sh->n * sizeof(float),
-                                   s->data.c, 0, NULL, NULL);
-    if (e != CL_SUCCESS) {
-      snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
-      return CALHOST_CHECK_FAILED;
-    }
-  }
-  return matmul_check(&s->data, s->last_iterations, err, cap);
+  return ocl_matmul_check(&s->buf, s->dev, &s->data, s->last_iterations, err, cap);
 }
 
 static const int64_t sample_shape[] = {64, 64, 64}, sample_odd[] = {100, 72, 40};

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "gemm.h"
+#include "matmul.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -144,33 +145,28 @@ const char *gemm_isa_name(gemm_isa isa) {
 
 int gemm_config_check(const gemm_config *cfg, char *err, size_t cap) {
   const gemm_kernel_info *kern = cfg ? gemm_kernel_at(cfg->kernel) : NULL;
-#define GEMM_FAIL(...)                                                                             \
-  do {                                                                                             \
-    if (err && cap)                                                                                \
-      snprintf(err, cap, __VA_ARGS__);                                                             \
-    return -1;                                                                                     \
-  } while (0)
   if (!kern)
-    GEMM_FAIL("unknown kernel");
+    return matmul_fail(err, cap, "unknown kernel");
   if (cfg->mc < kern->mr || cfg->mc > GEMM_MC_MAX)
-    GEMM_FAIL("mc=%d out of range [%d, %d]", cfg->mc, kern->mr, GEMM_MC_MAX);
+    return matmul_fail(err, cap, "mc=%d out of range [%d, %d]", cfg->mc, kern->mr, GEMM_MC_MAX);
   if (cfg->mc % kern->mr)
-    GEMM_FAIL("mc=%d is not a multiple of MR=%d of kernel %s", cfg->mc, kern->mr, kern->name);
+    return matmul_fail(err, cap, "mc=%d is not a multiple of MR=%d of kernel %s", cfg->mc, kern->mr,
+                       kern->name);
   if (cfg->nc < kern->nr || cfg->nc > GEMM_NC_MAX)
-    GEMM_FAIL("nc=%d out of range [%d, %d]", cfg->nc, kern->nr, GEMM_NC_MAX);
+    return matmul_fail(err, cap, "nc=%d out of range [%d, %d]", cfg->nc, kern->nr, GEMM_NC_MAX);
   if (cfg->nc % kern->nr)
-    GEMM_FAIL("nc=%d is not a multiple of NR=%d of kernel %s", cfg->nc, kern->nr, kern->name);
+    return matmul_fail(err, cap, "nc=%d is not a multiple of NR=%d of kernel %s", cfg->nc, kern->nr,
+                       kern->name);
   if (cfg->kc < 1 || cfg->kc > GEMM_KC_MAX)
-    GEMM_FAIL("kc=%d out of range [1, %d]", cfg->kc, GEMM_KC_MAX);
+    return matmul_fail(err, cap, "kc=%d out of range [1, %d]", cfg->kc, GEMM_KC_MAX);
   if ((size_t)cfg->mc * (size_t)cfg->kc > GEMM_PANEL_FLOATS_MAX)
-    GEMM_FAIL("mc*kc=%zu exceeds the packed-A limit %u", (size_t)cfg->mc * (size_t)cfg->kc,
-              GEMM_PANEL_FLOATS_MAX);
+    return matmul_fail(err, cap, "mc*kc=%zu exceeds the packed-A limit %u",
+                       (size_t)cfg->mc * (size_t)cfg->kc, GEMM_PANEL_FLOATS_MAX);
   if ((size_t)cfg->nc * (size_t)cfg->kc > GEMM_PANEL_FLOATS_MAX)
-    GEMM_FAIL("nc*kc=%zu exceeds the packed-B limit %u", (size_t)cfg->nc * (size_t)cfg->kc,
-              GEMM_PANEL_FLOATS_MAX);
+    return matmul_fail(err, cap, "nc*kc=%zu exceeds the packed-B limit %u",
+                       (size_t)cfg->nc * (size_t)cfg->kc, GEMM_PANEL_FLOATS_MAX);
   if (cfg->split != GEMM_SPLIT_N && cfg->split != GEMM_SPLIT_M && cfg->split != GEMM_SPLIT_SERIAL)
-    GEMM_FAIL("unknown split");
-#undef GEMM_FAIL
+    return matmul_fail(err, cap, "unknown split");
   return 0;
 }
 
@@ -200,35 +196,40 @@ GEMM_DEFINE_PACK_A(8)
 GEMM_DEFINE_PACK_A(12)
 GEMM_DEFINE_PACK_A(14)
 
+typedef void pack_a_panel_fn(size_t kcur, const float *restrict src, size_t lda,
+                             float *restrict dst);
+
+/* The unrolled panel packer for MR = mr, or NULL for a kernel height
+ * without one. */
+static pack_a_panel_fn *pack_a_panel_for(int mr) {
+  static const struct {
+    int mr;
+    pack_a_panel_fn *fn;
+  } panels[] = {{4, pack_a_panel_4},
+                {6, pack_a_panel_6},
+                {8, pack_a_panel_8},
+                {12, pack_a_panel_12},
+                {14, pack_a_panel_14}};
+  for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
+    if (panels[i].mr == mr)
+      return panels[i].fn;
+  return NULL;
+}
+
 /* Packs the mcur x kcur block of A at a (row stride lda) into micro-panels
  * of mr rows: panel r holds, for each p, rows r*mr..r*mr+mr-1 (zero-padded). */
 static void pack_a(size_t mcur, size_t kcur, const float *a, size_t lda, int mr, float *dst) {
+  pack_a_panel_fn *panel = pack_a_panel_for(mr);
   for (size_t ir = 0; ir < mcur; ir += (size_t)mr) {
     size_t rows = min_sz((size_t)mr, mcur - ir);
     const float *src = a + ir * lda;
     if (rows == (size_t)mr) {
-      switch (mr) {
-      case 4:
-        pack_a_panel_4(kcur, src, lda, dst);
-        break;
-      case 6:
-        pack_a_panel_6(kcur, src, lda, dst);
-        break;
-      case 8:
-        pack_a_panel_8(kcur, src, lda, dst);
-        break;
-      case 12:
-        pack_a_panel_12(kcur, src, lda, dst);
-        break;
-      case 14:
-        pack_a_panel_14(kcur, src, lda, dst);
-        break;
-      default:
+      if (panel)
+        panel(kcur, src, lda, dst);
+      else
         for (size_t p = 0; p < kcur; p++)
           for (int i = 0; i < mr; i++)
             dst[p * (size_t)mr + (size_t)i] = src[(size_t)i * lda + p];
-        break;
-      }
       dst += (size_t)mr * kcur;
     } else {
       for (size_t p = 0; p < kcur; p++) {

@@ -1,6 +1,7 @@
 /*
- * matmul.c: the MatMul workload parser, session inputs, reference and check
- * shared by the cpu_gemm and openblas plugins (see matmul.h).
+ * matmul.c: error reporting, policy-text preconditions, the MatMul workload
+ * parser, the common build_key/open_session steps, session inputs,
+ * reference and check shared by the MatMul backends (see matmul.h).
  */
 #include "matmul.h"
 
@@ -11,7 +12,7 @@
 #include <string.h>
 
 void matmul_set_error(const calhost_host_services *host, const char *fmt, ...) {
-  char msg[256];
+  char msg[512];
   va_list ap;
   if (!host || !host->set_error)
     return;
@@ -19,6 +20,31 @@ void matmul_set_error(const calhost_host_services *host, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   host->set_error(host->context, msg);
+}
+
+int matmul_fail(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+int matmul_cancelled(const calhost_host_services *host) {
+  return host && host->is_cancelled && host->is_cancelled(host->context);
+}
+
+int matmul_policy_text(const char *p, size_t len, size_t max, char *err, size_t cap) {
+  if (!p || len == 0)
+    return matmul_fail(err, cap, "empty policy");
+  if (len > max)
+    return matmul_fail(err, cap, "policy longer than %zu bytes", max);
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
+      return matmul_fail(err, cap, "invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  return 0;
 }
 
 calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
@@ -183,4 +209,41 @@ void matmul_structure_fill(matmul_structure *out, const matmul_shape *s) {
   out->props[2] = (calhost_property){"n", out->n};
   out->props[3] = (calhost_property){"k", out->k};
   out->props[4] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
+}
+
+calhost_status matmul_build_key(const calhost_host_services *host, const char *backend,
+                                matmul_structure *storage, const calhost_workload *w,
+                                const calhost_target *t, calhost_built_key *out, matmul_shape *s) {
+  calhost_status st;
+  if (!w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  st = matmul_parse_workload(host, backend, w, s);
+  if (st != CALHOST_OK)
+    return st;
+  matmul_structure_fill(storage, s);
+  out->model_digest = w->model_digest;
+  out->processor = t->processor;
+  out->thread_count = t->thread_count;
+  out->structure = storage->props;
+  out->structure_count = MATMUL_STRUCTURE_COUNT;
+  return CALHOST_OK;
+}
+
+void *matmul_session_alloc(const calhost_host_services *host, const char *backend,
+                           const calhost_workload *w, const calhost_target *t,
+                           calhost_session **out, size_t size, matmul_shape *s,
+                           calhost_status *status) {
+  void *session;
+  if (!w || !t || !out) {
+    *status = CALHOST_INVALID_ARGUMENT;
+    return NULL;
+  }
+  *out = NULL;
+  *status = matmul_parse_workload(host, backend, w, s);
+  if (*status != CALHOST_OK)
+    return NULL;
+  session = calloc(1, size);
+  if (!session)
+    *status = CALHOST_NO_MEMORY;
+  return session;
 }

@@ -1,7 +1,10 @@
 /*
- * matmul.h: what the MatMul backends (cpu_gemm, openblas) share: parsing a
- * float32 MatMul workload, the session's deterministic inputs, and the
- * trusted double-precision reference with its check. Internal (hidden).
+ * matmul.h: what the MatMul backends (cpu_gemm, openblas, opencl_gemm,
+ * clblast) share, compiled into each of them (hidden, never exported):
+ * error reporting, the policy-text preconditions, parsing a float32 MatMul
+ * workload, the common parts of build_key and open_session, the session's
+ * deterministic inputs, and the trusted double-precision reference with its
+ * check.
  */
 #ifndef CALHOST_CPU_GEMM_MATMUL_H
 #define CALHOST_CPU_GEMM_MATMUL_H
@@ -16,11 +19,28 @@
 #define MATMUL_HIDDEN
 #endif
 
-/* Formats a message (at most 255 bytes) and hands it to host->set_error;
+/* Formats a message (at most 511 bytes) and hands it to host->set_error;
  * nothing when host or its set_error is NULL. The MatMul backends' one
  * error reporter. */
 MATMUL_HIDDEN void matmul_set_error(const calhost_host_services *host, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Formats a reason into err (capacity cap; nothing when err is NULL or cap
+ * is 0) and returns -1: the backends' validators write
+ * `return matmul_fail(err, cap, ...)`. */
+MATMUL_HIDDEN int matmul_fail(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 1 when the host asks the running call to stop (host->is_cancelled says
+ * so), else 0; host or its is_cancelled may be NULL. */
+MATMUL_HIDDEN int matmul_cancelled(const calhost_host_services *host);
+
+/* The preconditions every policy text has: non-NULL, 1..max bytes, only
+ * printable ASCII without spaces. Returns 0, or -1 with the reason ("empty
+ * policy", "policy longer than MAX bytes", "invalid byte 0xHH at offset N")
+ * in err (matmul_fail). */
+MATMUL_HIDDEN int matmul_policy_text(const char *policy, size_t length, size_t max, char *err,
+                                     size_t cap);
 
 /* Largest dimension, matrix (elements) and product (multiply-adds) served:
  * inputs, output and reference must fit in memory and the reference must
@@ -54,6 +74,28 @@ typedef struct matmul_structure {
 /* Fills *out with dtype=float32, m, n, k and accumulate=0|1 for s; its
  * props point into *out. */
 MATMUL_HIDDEN void matmul_structure_fill(matmul_structure *out, const matmul_shape *s);
+
+/* The common part of build_key: CALHOST_INVALID_ARGUMENT when w, t or out
+ * is NULL, else parses w (matmul_parse_workload, messages prefixed with
+ * backend) into *s and fills *out: the workload's model digest,
+ * t->processor and t->thread_count (the backend adjusts those two where its
+ * key differs), and the portable structure of s, stored in *storage (which
+ * must outlive the returned key). */
+MATMUL_HIDDEN calhost_status matmul_build_key(const calhost_host_services *host,
+                                              const char *backend, matmul_structure *storage,
+                                              const calhost_workload *w, const calhost_target *t,
+                                              calhost_built_key *out, matmul_shape *s);
+
+/* The common start of open_session: CALHOST_INVALID_ARGUMENT when w, t or
+ * out is NULL; else sets *out = NULL, parses w into *s
+ * (matmul_parse_workload) and allocates `size` zeroed bytes for the
+ * backend's session (CALHOST_NO_MEMORY). Returns the allocation (the
+ * caller's to free) with *status = CALHOST_OK, or NULL with the failure in
+ * *status. */
+MATMUL_HIDDEN void *matmul_session_alloc(const calhost_host_services *host, const char *backend,
+                                         const calhost_workload *w, const calhost_target *t,
+                                         calhost_session **out, size_t size, matmul_shape *s,
+                                         calhost_status *status);
 
 /* A session's matrices, row-major and dense: A (m x k), B (k x n), C (m x n);
  * C0 the starting C when accumulating (else NULL); ref = A*B and

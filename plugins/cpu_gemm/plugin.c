@@ -137,17 +137,14 @@ static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
   calhost_status st;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, "cpu_gemm", w, &s);
+  st = matmul_build_key(inst->host, "cpu_gemm", &inst->shape, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
-  matmul_structure_fill(&inst->shape, &s);
   memcpy(inst->structure, inst->shape.props, sizeof inst->shape.props);
   inst->structure[MATMUL_STRUCTURE_COUNT] =
       (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
-  out->model_digest = w->model_digest;
-  out->processor = t->processor;
   out->thread_count = useful_threads(&s, t->thread_count);
   out->structure = inst->structure;
   out->structure_count = MATMUL_STRUCTURE_COUNT + 1;
@@ -176,15 +173,11 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, "cpu_gemm", w, &shape);
-  if (st != CALHOST_OK)
-    return st;
-  s = calloc(1, sizeof *s);
+  s = matmul_session_alloc(inst->host, "cpu_gemm", w, t, out, sizeof *s, &shape, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
+    return st;
   s->inst = inst;
   s->threads = useful_threads(&shape, t->thread_count);
   s->isa = target_isa(inst, t);
@@ -276,7 +269,7 @@ static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_ru
       matmul_set_error(host, "cpu_gemm: out of memory");
       return CALHOST_NO_MEMORY;
     }
-    if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))
+    if (iterations > 1 && matmul_cancelled(host))
       return CALHOST_CANCELLED;
   }
   s->last_iterations = iterations;

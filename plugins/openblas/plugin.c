@@ -60,42 +60,40 @@ struct calhost_session {
 };
 
 /* Parses "threads=N" (strict: no spaces, no sign, no leading zero, N in
- * [1, OB_THREADS_MAX]). Returns N, or 0 with a reason in err. */
-static int parse_policy(const char *p, size_t len, char *err, size_t cap) {
+ * [1, OB_THREADS_MAX]) into *threads. Returns 0, or -1 with a reason in err. */
+static int parse_policy(const char *p, size_t len, int *threads, char *err, size_t cap) {
   static const char prefix[] = "threads=";
   const size_t pl = sizeof prefix - 1;
   int v = 0;
-#define OB_FAIL(...)                                                                               \
-  do {                                                                                             \
-    if (err && cap)                                                                                \
-      snprintf(err, cap, __VA_ARGS__);                                                             \
-    return 0;                                                                                      \
-  } while (0)
-  if (!p || len == 0)
-    OB_FAIL("empty policy");
-  if (len > 32)
-    OB_FAIL("policy longer than 32 bytes");
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
-      OB_FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  if (matmul_policy_text(p, len, 32, err, cap) != 0)
+    return -1;
   if (len < pl || memcmp(p, prefix, pl) != 0)
-    OB_FAIL("expected threads=N");
+    return matmul_fail(err, cap, "expected threads=N");
   if (len == pl)
-    OB_FAIL("threads: empty value");
+    return matmul_fail(err, cap, "threads: empty value");
   for (size_t i = pl; i < len; i++)
     if (p[i] < '0' || p[i] > '9')
-      OB_FAIL("threads: not a decimal number (or trailing garbage)");
+      return matmul_fail(err, cap, "threads: not a decimal number (or trailing garbage)");
   if (p[pl] == '0')
-    OB_FAIL(len == pl + 1 ? "threads=0 out of range [1, %d]" : "threads: leading zero",
-            OB_THREADS_MAX);
+    return matmul_fail(err, cap,
+                       len == pl + 1 ? "threads=0 out of range [1, %d]" : "threads: leading zero",
+                       OB_THREADS_MAX);
   if (len - pl > 4)
-    OB_FAIL("threads out of range [1, %d]", OB_THREADS_MAX);
+    return matmul_fail(err, cap, "threads out of range [1, %d]", OB_THREADS_MAX);
   for (size_t i = pl; i < len; i++)
     v = v * 10 + (p[i] - '0');
   if (v > OB_THREADS_MAX)
-    OB_FAIL("threads=%d out of range [1, %d]", v, OB_THREADS_MAX);
-#undef OB_FAIL
-  return v;
+    return matmul_fail(err, cap, "threads=%d out of range [1, %d]", v, OB_THREADS_MAX);
+  *threads = v;
+  return 0;
+}
+
+/* The threads a target offers, within [1, OB_THREADS_MAX]: the exact key's
+ * thread count and the largest candidate. */
+static unsigned target_threads(const calhost_target *t) {
+  return t->thread_count < 1                ? 1
+         : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
+                                            : t->thread_count;
 }
 
 static calhost_status ob_create(const calhost_host_services *host, const calhost_property *settings,
@@ -160,26 +158,20 @@ static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
   calhost_status st;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, "openblas", w, &s);
-  if (st != CALHOST_OK)
-    return st;
-  matmul_structure_fill(&inst->shape, &s);
-  out->model_digest = w->model_digest;
-  out->processor = t->processor;
-  out->thread_count = t->thread_count < 1                ? 1
-                      : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
-                                                         : t->thread_count;
-  out->structure = inst->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
-  return CALHOST_OK;
+  st = matmul_build_key(inst->host, "openblas", &inst->shape, w, t, out, &s);
+  if (st == CALHOST_OK)
+    out->thread_count = target_threads(t);
+  return st;
 }
 
 static calhost_status ob_validate_policy(calhost_plugin_instance *inst, const char *policy,
                                          size_t length, char *err, size_t err_capacity) {
+  int threads;
   (void)inst;
-  return parse_policy(policy, length, err, err_capacity) ? CALHOST_OK : CALHOST_INVALID_ARGUMENT;
+  return parse_policy(policy, length, &threads, err, err_capacity) == 0 ? CALHOST_OK
+                                                                        : CALHOST_INVALID_ARGUMENT;
 }
 
 static void ob_close_session(calhost_session *s) {
@@ -194,19 +186,13 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, "openblas", w, &shape);
-  if (st != CALHOST_OK)
-    return st;
-  s = calloc(1, sizeof *s);
+  s = matmul_session_alloc(inst->host, "openblas", w, t, out, sizeof *s, &shape, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
+    return st;
   s->inst = inst;
-  s->max_threads = t->thread_count < 1                ? 1
-                   : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
-                                                      : t->thread_count;
+  s->max_threads = target_threads(t);
   if (matmul_data_init(&s->data, &shape) != 0) {
     matmul_set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
                      shape.n, shape.k);
@@ -266,8 +252,7 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   s->threads = 0;
-  threads = parse_policy(policy, length, err, sizeof err);
-  if (!threads) {
+  if (parse_policy(policy, length, &threads, err, sizeof err) != 0) {
     matmul_set_error(s->inst->host, "openblas policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
@@ -296,7 +281,7 @@ static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_ru
     s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
                    (blasint)sh->k, 1.0f, s->data.a, (blasint)sh->k, s->data.b, (blasint)sh->n,
                    sh->accumulate ? 1.0f : 0.0f, s->data.c, (blasint)sh->n);
-    if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))
+    if (iterations > 1 && matmul_cancelled(host))
       return CALHOST_CANCELLED;
   }
   s->last_iterations = iterations;

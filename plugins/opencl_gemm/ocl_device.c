@@ -1,23 +1,30 @@
 /*
- * ocl_device.c: OpenCL device enumeration, identities and per-device
- * contexts shared by the opencl_gemm and clblast backends (see ocl_device.h).
+ * ocl_device.c: instance creation, OpenCL device enumeration, identities,
+ * per-device contexts and MatMul device buffers shared by the opencl_gemm
+ * and clblast backends (see ocl_device.h).
  */
 #include "ocl_device.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void ocl_set_error(const calhost_host_services *host, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  if (!host || !host->set_error)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  host->set_error(host->context, msg);
+void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
+                         const calhost_property *settings, size_t setting_count,
+                         calhost_plugin_instance **out, size_t size, calhost_status *status) {
+  void *inst;
+  *status = CALHOST_INVALID_ARGUMENT;
+  if (!out || (setting_count && !settings))
+    return NULL;
+  *out = NULL;
+  if (setting_count) {
+    matmul_set_error(host, "%s: unknown setting '%s' (this backend has none)", backend,
+                     settings[0].name ? settings[0].name : "(null)");
+    return NULL;
+  }
+  inst = calloc(1, size);
+  *status = inst ? CALHOST_OK : CALHOST_NO_MEMORY;
+  return inst;
 }
 
 const char *ocl_error_name(cl_int err) {
@@ -66,17 +73,14 @@ static void clean(char *buf, size_t cap, const char *s) {
   buf[n] = '\0';
 }
 
-static void dev_string(cl_device_id id, cl_device_info what, char *buf, size_t cap) {
+/* A device string (platform NULL) or a platform string (device ignored)
+ * as one clean line; "unknown" when OpenCL does not answer. */
+static void info_string(cl_platform_id platform, cl_device_id device, cl_uint what, char *buf,
+                        size_t cap) {
   char raw[512] = "";
-  if (clGetDeviceInfo(id, what, sizeof raw - 1, raw, NULL) != CL_SUCCESS)
-    snprintf(raw, sizeof raw, "unknown");
-  raw[sizeof raw - 1] = '\0';
-  clean(buf, cap, raw);
-}
-
-static void plat_string(cl_platform_id id, cl_platform_info what, char *buf, size_t cap) {
-  char raw[512] = "";
-  if (clGetPlatformInfo(id, what, sizeof raw - 1, raw, NULL) != CL_SUCCESS)
+  cl_int e = platform ? clGetPlatformInfo(platform, what, sizeof raw - 1, raw, NULL)
+                      : clGetDeviceInfo(device, what, sizeof raw - 1, raw, NULL);
+  if (e != CL_SUCCESS)
     snprintf(raw, sizeof raw, "unknown");
   raw[sizeof raw - 1] = '\0';
   clean(buf, cap, raw);
@@ -87,12 +91,12 @@ static void describe(ocl_device *d) {
   char vendor[128], name[160], version[128], platform[128], platform_version[128];
   cl_device_type type = 0;
   cl_uint vendor_id = 0;
-  dev_string(d->id, CL_DEVICE_VENDOR, vendor, sizeof vendor);
-  dev_string(d->id, CL_DEVICE_NAME, name, sizeof name);
-  dev_string(d->id, CL_DEVICE_VERSION, version, sizeof version);
-  dev_string(d->id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
-  plat_string(d->platform, CL_PLATFORM_NAME, platform, sizeof platform);
-  plat_string(d->platform, CL_PLATFORM_VERSION, platform_version, sizeof platform_version);
+  info_string(NULL, d->id, CL_DEVICE_VENDOR, vendor, sizeof vendor);
+  info_string(NULL, d->id, CL_DEVICE_NAME, name, sizeof name);
+  info_string(NULL, d->id, CL_DEVICE_VERSION, version, sizeof version);
+  info_string(NULL, d->id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
+  info_string(d->platform, NULL, CL_PLATFORM_NAME, platform, sizeof platform);
+  info_string(d->platform, NULL, CL_PLATFORM_VERSION, platform_version, sizeof platform_version);
   clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
   clGetDeviceInfo(d->id, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL);
   clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group,
@@ -208,9 +212,22 @@ void ocl_devices_free(ocl_devices *d) {
   d->initialised = 0;
 }
 
-calhost_status ocl_device_info(const ocl_devices *d, uint32_t position, calhost_device_info *out) {
+calhost_status ocl_device_count(ocl_devices *d, uint32_t *count) {
+  if (!d || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  if (ocl_devices_init(d) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  *count = d->count;
+  return CALHOST_OK;
+}
+
+calhost_status ocl_device_info(ocl_devices *d, uint32_t position, calhost_device_info *out) {
   const ocl_device *dev;
-  if (!d || !out || position >= d->count)
+  if (!d || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  if (ocl_devices_init(d) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  if (position >= d->count)
     return CALHOST_INVALID_ARGUMENT;
   dev = &d->items[position];
   out->index = position;
@@ -228,7 +245,7 @@ ocl_device *ocl_target_device(ocl_devices *d, const calhost_target *t,
   uint32_t index = 0;
   const char *identity = NULL;
   if (ocl_devices_init(d) != CALHOST_OK) {
-    ocl_set_error(host, "%s: out of memory listing OpenCL devices", backend);
+    matmul_set_error(host, "%s: out of memory listing OpenCL devices", backend);
     return NULL;
   }
   if (t && CALHOST_HAS_FIELD(t, calhost_target, device_index) && t->device_identity) {
@@ -236,17 +253,17 @@ ocl_device *ocl_target_device(ocl_devices *d, const calhost_target *t,
     index = t->device_index;
   }
   if (d->count == 0) {
-    ocl_set_error(host, "%s: no OpenCL device (is an ICD such as pocl-opencl-icd installed?)",
-                  backend);
+    matmul_set_error(host, "%s: no OpenCL device (is an ICD such as pocl-opencl-icd installed?)",
+                     backend);
     return NULL;
   }
   if (index >= d->count) {
-    ocl_set_error(host, "%s: no OpenCL device %u (there are %u)", backend, index, d->count);
+    matmul_set_error(host, "%s: no OpenCL device %u (there are %u)", backend, index, d->count);
     return NULL;
   }
   if (identity && strcmp(identity, d->items[index].identity) != 0) {
-    ocl_set_error(host, "%s: device %u is now '%s', not '%s' (hardware or driver changed)", backend,
-                  index, d->items[index].identity, identity);
+    matmul_set_error(host, "%s: device %u is now '%s', not '%s' (hardware or driver changed)",
+                     backend, index, d->items[index].identity, identity);
     return NULL;
   }
   return &d->items[index];
@@ -261,15 +278,15 @@ calhost_status ocl_device_open(ocl_device *dev, const calhost_host_services *hos
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     dev->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
     if (!dev->context) {
-      ocl_set_error(host, "%s: clCreateContext on '%s': %s", backend, dev->name,
-                    ocl_error_name(err));
+      matmul_set_error(host, "%s: clCreateContext on '%s': %s", backend, dev->name,
+                       ocl_error_name(err));
       return CALHOST_ERROR;
     }
   }
   dev->queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
   if (!dev->queue) {
-    ocl_set_error(host, "%s: clCreateCommandQueue on '%s': %s", backend, dev->name,
-                  ocl_error_name(err));
+    matmul_set_error(host, "%s: clCreateCommandQueue on '%s': %s", backend, dev->name,
+                     ocl_error_name(err));
     return CALHOST_ERROR;
   }
   return CALHOST_OK;
@@ -296,4 +313,89 @@ double ocl_events_seconds(cl_event *events, uint32_t count, int *ok) {
     events[i] = NULL;
   }
   return total;
+}
+
+/* A rows x cols device buffer holding src (src_rows x src_cols) padded with
+ * zeros; src NULL: an uninitialised buffer. */
+static cl_mem upload(const ocl_device *dev, const float *src, size_t src_rows, size_t src_cols,
+                     size_t rows, size_t cols, cl_mem_flags flags, cl_int *err) {
+  float *pad;
+  cl_mem m;
+  if (!src)
+    return clCreateBuffer(dev->context, flags, rows * cols * sizeof(float), NULL, err);
+  pad = calloc(rows * cols, sizeof *pad);
+  if (!pad) {
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  for (size_t r = 0; r < src_rows; r++)
+    memcpy(pad + r * cols, src + r * src_cols, src_cols * sizeof *pad);
+  m = clCreateBuffer(dev->context, flags | CL_MEM_COPY_HOST_PTR, rows * cols * sizeof *pad, pad,
+                     err);
+  free(pad);
+  return m;
+}
+
+calhost_status ocl_matmul_buffers_create(ocl_matmul_buffers *b, const ocl_device *dev,
+                                         const matmul_data *d, size_t mp, size_t np, size_t kp,
+                                         const calhost_host_services *host, const char *backend) {
+  const matmul_shape *sh = &d->shape;
+  cl_int err = CL_SUCCESS;
+  b->mp = mp;
+  b->np = np;
+  b->kp = kp;
+  if (mp != sh->m || np != sh->n) {
+    b->staging = malloc(mp * np * sizeof *b->staging);
+    if (!b->staging)
+      err = CL_OUT_OF_HOST_MEMORY;
+  }
+  if (err == CL_SUCCESS)
+    b->a = upload(dev, d->a, sh->m, sh->k, mp, kp, CL_MEM_READ_ONLY, &err);
+  if (b->a)
+    b->b = upload(dev, d->b, sh->k, sh->n, kp, np, CL_MEM_READ_ONLY, &err);
+  if (b->b && sh->accumulate)
+    b->c0 = upload(dev, d->c0, sh->m, sh->n, mp, np, CL_MEM_READ_ONLY, &err);
+  if (b->b && (!sh->accumulate || b->c0))
+    b->c = upload(dev, NULL, mp, np, mp, np, CL_MEM_READ_WRITE, &err);
+  if (!b->c) {
+    matmul_set_error(host, "%s: allocating device buffers: %s", backend, ocl_error_name(err));
+    return CALHOST_NO_MEMORY;
+  }
+  return CALHOST_OK;
+}
+
+void ocl_matmul_buffers_release(ocl_matmul_buffers *b) {
+  cl_mem *mems[] = {&b->a, &b->b, &b->c, &b->c0};
+  for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) {
+    if (*mems[i])
+      clReleaseMemObject(*mems[i]);
+    *mems[i] = NULL;
+  }
+  free(b->staging);
+  b->staging = NULL;
+}
+
+cl_int ocl_matmul_buffers_reset(const ocl_matmul_buffers *b, const ocl_device *dev) {
+  if (!b->c0)
+    return CL_SUCCESS;
+  return clEnqueueCopyBuffer(dev->queue, b->c0, b->c, 0, 0, b->mp * b->np * sizeof(float), 0, NULL,
+                             NULL);
+}
+
+calhost_status ocl_matmul_check(const ocl_matmul_buffers *b, const ocl_device *dev, matmul_data *d,
+                                uint32_t iterations, char *err, size_t cap) {
+  const matmul_shape *sh = &d->shape;
+  if (iterations) {
+    float *dst = b->staging ? b->staging : d->c;
+    cl_int e = clEnqueueReadBuffer(dev->queue, b->c, CL_TRUE, 0, b->mp * b->np * sizeof(float), dst,
+                                   0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+      snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
+      return CALHOST_CHECK_FAILED;
+    }
+    if (b->staging)
+      for (size_t r = 0; r < sh->m; r++)
+        memcpy(d->c + r * sh->n, b->staging + r * b->np, sh->n * sizeof(float));
+  }
+  return matmul_check(d, iterations, err, cap);
 }

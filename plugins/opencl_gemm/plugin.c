@@ -50,9 +50,7 @@ struct calhost_session {
   calhost_plugin_instance *inst;
   ocl_device *dev;
   matmul_data data;
-  size_t mp, np, kp;
-  cl_mem a, b, c, c0;
-  float *staging; /* mp x np, for reading C back */
+  ocl_matmul_buffers buf; /* padded to XGEMM_PAD_MN, XGEMM_PAD_K */
   xgemm_config *cands;
   uint32_t cand_count;
   uint32_t default_assignment[XG_COUNT];
@@ -70,18 +68,11 @@ static double now_seconds(void) {
 
 static calhost_status og_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  calhost_plugin_instance *inst;
-  if (!out || (setting_count && !settings))
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  if (setting_count) {
-    ocl_set_error(host, BACKEND ": unknown setting '%s' (this backend has none)",
-                  settings[0].name ? settings[0].name : "(null)");
-    return CALHOST_INVALID_ARGUMENT;
-  }
-  inst = calloc(1, sizeof *inst);
+  calhost_status st;
+  calhost_plugin_instance *inst =
+      ocl_instance_alloc(host, BACKEND, settings, setting_count, out, sizeof *inst, &st);
   if (!inst)
-    return CALHOST_NO_MEMORY;
+    return st;
   inst->host = host;
   for (int k = 0; k < XG_COUNT; k++)
     inst->params[k] = (calhost_parameter){xgemm_params[k].name, xgemm_params[k].texts,
@@ -101,21 +92,12 @@ static void og_destroy(calhost_plugin_instance *inst) {
 }
 
 static calhost_status og_device_count(calhost_plugin_instance *inst, uint32_t *count) {
-  if (!inst || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  if (ocl_devices_init(&inst->devs) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  *count = inst->devs.count;
-  return CALHOST_OK;
+  return inst ? ocl_device_count(&inst->devs, count) : CALHOST_INVALID_ARGUMENT;
 }
 
 static calhost_status og_list_device(calhost_plugin_instance *inst, uint32_t position,
                                      calhost_device_info *out) {
-  if (!inst || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  if (ocl_devices_init(&inst->devs) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  return ocl_device_info(&inst->devs, position, out);
+  return inst ? ocl_device_info(&inst->devs, position, out) : CALHOST_INVALID_ARGUMENT;
 }
 
 /* Exact key: the workload's digest, the device's identity (which includes
@@ -126,20 +108,16 @@ static calhost_status og_build_key(calhost_plugin_instance *inst, const calhost_
   matmul_shape s;
   calhost_status st;
   ocl_device *dev;
-  if (!inst || !w || !t || !out)
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &s);
+  st = matmul_build_key(inst->host, BACKEND, &inst->shape, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
   dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
   if (!dev)
     return CALHOST_UNSUPPORTED;
-  matmul_structure_fill(&inst->shape, &s);
-  out->model_digest = w->model_digest;
   out->processor = dev->identity;
   out->thread_count = 1;
-  out->structure = inst->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
   return CALHOST_OK;
 }
 
@@ -156,15 +134,7 @@ static void og_close_session(calhost_session *s) {
     return;
   if (s->kernel)
     clReleaseKernel(s->kernel);
-  if (s->a)
-    clReleaseMemObject(s->a);
-  if (s->b)
-    clReleaseMemObject(s->b);
-  if (s->c)
-    clReleaseMemObject(s->c);
-  if (s->c0)
-    clReleaseMemObject(s->c0);
-  free(s->staging);
+  ocl_matmul_buffers_release(&s->buf);
   free(s->cands);
   matmul_data_free(&s->data);
   free(s);
@@ -174,39 +144,17 @@ static size_t round_up(size_t x, size_t to) {
   return (x + to - 1) / to * to;
 }
 
-/* A padded rows x cols copy of src (src_rows x src_cols), zeros elsewhere,
- * uploaded into a new read-only (or read-write) device buffer. */
-static cl_mem upload(calhost_session *s, const float *src, size_t src_rows, size_t src_cols,
-                     size_t rows, size_t cols, cl_mem_flags flags, cl_int *err) {
-  float *pad = calloc(rows * cols, sizeof *pad);
-  cl_mem m;
-  if (!pad) {
-    *err = CL_OUT_OF_HOST_MEMORY;
-    return NULL;
-  }
-  for (size_t r = 0; r < src_rows; r++)
-    memcpy(pad + r * cols, src + r * src_cols, src_cols * sizeof *pad);
-  m = clCreateBuffer(s->dev->context, flags | CL_MEM_COPY_HOST_PTR, rows * cols * sizeof *pad, pad,
-                     err);
-  free(pad);
-  return m;
-}
-
 static calhost_status og_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
                                       const calhost_target *t, calhost_session **out) {
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  cl_int err = CL_SUCCESS;
-  if (!inst || !w || !t || !out)
+  size_t mp, np, kp;
+  if (!inst)
     return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &shape);
-  if (st != CALHOST_OK)
-    return st;
-  s = calloc(1, sizeof *s);
+  s = matmul_session_alloc(inst->host, BACKEND, w, t, out, sizeof *s, &shape, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
+    return st;
   s->inst = inst;
   s->dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
   if (!s->dev) {
@@ -218,39 +166,25 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
     free(s);
     return st;
   }
-  s->mp = round_up(shape.m, XGEMM_PAD_MN);
-  s->np = round_up(shape.n, XGEMM_PAD_MN);
-  s->kp = round_up(shape.k, XGEMM_PAD_K);
-  if ((uint64_t)s->mp * s->kp * 4 > s->dev->max_alloc ||
-      (uint64_t)s->kp * s->np * 4 > s->dev->max_alloc ||
-      (uint64_t)s->mp * s->np * 4 > s->dev->max_alloc) {
-    ocl_set_error(inst->host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer", shape.m,
-                  shape.n, shape.k);
+  mp = round_up(shape.m, XGEMM_PAD_MN);
+  np = round_up(shape.n, XGEMM_PAD_MN);
+  kp = round_up(shape.k, XGEMM_PAD_K);
+  if ((uint64_t)mp * kp * 4 > s->dev->max_alloc || (uint64_t)kp * np * 4 > s->dev->max_alloc ||
+      (uint64_t)mp * np * 4 > s->dev->max_alloc) {
+    matmul_set_error(inst->host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer",
+                     shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_UNSUPPORTED;
   }
   if (matmul_data_init(&s->data, &shape) != 0) {
-    ocl_set_error(inst->host, BACKEND ": out of memory opening a %zux%zux%zu session", shape.m,
-                  shape.n, shape.k);
+    matmul_set_error(inst->host, BACKEND ": out of memory opening a %zux%zux%zu session", shape.m,
+                     shape.n, shape.k);
     free(s);
     return CALHOST_NO_MEMORY;
   }
-  s->staging = malloc(s->mp * s->np * sizeof *s->staging);
   s->cands = malloc(xgemm_curated_count * sizeof *s->cands);
-  if (!s->staging || !s->cands) {
-    og_close_session(s);
-    return CALHOST_NO_MEMORY;
-  }
-  s->a = upload(s, s->data.a, shape.m, shape.k, s->mp, s->kp, CL_MEM_READ_ONLY, &err);
-  if (s->a)
-    s->b = upload(s, s->data.b, shape.k, shape.n, s->kp, s->np, CL_MEM_READ_ONLY, &err);
-  if (s->b && shape.accumulate)
-    s->c0 = upload(s, s->data.c0, shape.m, shape.n, s->mp, s->np, CL_MEM_READ_ONLY, &err);
-  if (s->b && (!shape.accumulate || s->c0))
-    s->c = clCreateBuffer(s->dev->context, CL_MEM_READ_WRITE, s->mp * s->np * sizeof(float), NULL,
-                          &err);
-  if (!s->c) {
-    ocl_set_error(inst->host, BACKEND ": allocating device buffers: %s", ocl_error_name(err));
+  if (!s->cands || ocl_matmul_buffers_create(&s->buf, s->dev, &s->data, mp, np, kp, inst->host,
+                                             BACKEND) != CALHOST_OK) {
     og_close_session(s);
     return CALHOST_NO_MEMORY;
   }
@@ -260,7 +194,7 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
                    NULL, 0) == 0)
       s->cands[s->cand_count++] = xgemm_curated[i];
   if (s->cand_count == 0) {
-    ocl_set_error(inst->host, BACKEND ": no configuration fits device '%s'", s->dev->name);
+    matmul_set_error(inst->host, BACKEND ": no configuration fits device '%s'", s->dev->name);
     og_close_session(s);
     return CALHOST_UNSUPPORTED;
   }
@@ -313,7 +247,7 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
   t0 = now_seconds();
   prog = clCreateProgramWithSource(s->dev->context, 1, &src, NULL, &err);
   if (!prog) {
-    ocl_set_error(inst->host, BACKEND ": clCreateProgramWithSource: %s", ocl_error_name(err));
+    matmul_set_error(inst->host, BACKEND ": clCreateProgramWithSource: %s", ocl_error_name(err));
     return NULL;
   }
   err = clBuildProgram(prog, 1, &s->dev->id, options, NULL, NULL);
@@ -324,7 +258,8 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
     for (char *p = log; *p; p++)
       if ((unsigned char)*p < 0x20)
         *p = ' ';
-    ocl_set_error(inst->host, BACKEND ": building %s: %s: %s", options, ocl_error_name(err), log);
+    matmul_set_error(inst->host, BACKEND ": building %s: %s: %s", options, ocl_error_name(err),
+                     log);
     clReleaseProgram(prog);
     return NULL;
   }
@@ -361,12 +296,12 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   }
   s->last_iterations = 0;
   if (xgemm_parse(policy, length, &c, err, sizeof err) != 0) {
-    ocl_set_error(s->inst->host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->inst->host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (xgemm_fits(&c, s->dev->max_work_group, s->dev->max_item, s->dev->local_mem, err,
                  sizeof err) != 0) {
-    ocl_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
+    matmul_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
     return CALHOST_UNSUPPORTED;
   }
   cl_program prog = program_for(s, &c);
@@ -374,37 +309,38 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
     return CALHOST_ERROR;
   s->kernel = clCreateKernel(prog, "xgemm", &e);
   if (!s->kernel) {
-    ocl_set_error(s->inst->host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
+    matmul_set_error(s->inst->host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
     return CALHOST_ERROR;
   }
   /* The compiled kernel may allow less than the device (registers). */
   if (clGetKernelWorkGroupInfo(s->kernel, s->dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
                                NULL) == CL_SUCCESS &&
       kwg < (size_t)c.v[XG_MDIMC] * c.v[XG_NDIMC]) {
-    ocl_set_error(s->inst->host, BACKEND ": the compiled kernel allows work-groups of %zu, not %u",
-                  kwg, c.v[XG_MDIMC] * c.v[XG_NDIMC]);
+    matmul_set_error(s->inst->host,
+                     BACKEND ": the compiled kernel allows work-groups of %zu, not %u", kwg,
+                     c.v[XG_MDIMC] * c.v[XG_NDIMC]);
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
     return CALHOST_UNSUPPORTED;
   }
-  cl_int k = (cl_int)s->kp, nv = (cl_int)(s->np / c.v[XG_VW]);
+  cl_int k = (cl_int)s->buf.kp, nv = (cl_int)(s->buf.np / c.v[XG_VW]);
   float beta = s->data.shape.accumulate ? 1.0f : 0.0f;
   e = clSetKernelArg(s->kernel, 0, sizeof k, &k);
   e |= clSetKernelArg(s->kernel, 1, sizeof nv, &nv);
   e |= clSetKernelArg(s->kernel, 2, sizeof beta, &beta);
-  e |= clSetKernelArg(s->kernel, 3, sizeof s->a, &s->a);
-  e |= clSetKernelArg(s->kernel, 4, sizeof s->b, &s->b);
-  e |= clSetKernelArg(s->kernel, 5, sizeof s->c, &s->c);
+  e |= clSetKernelArg(s->kernel, 3, sizeof s->buf.a, &s->buf.a);
+  e |= clSetKernelArg(s->kernel, 4, sizeof s->buf.b, &s->buf.b);
+  e |= clSetKernelArg(s->kernel, 5, sizeof s->buf.c, &s->buf.c);
   if (e != CL_SUCCESS) {
-    ocl_set_error(s->inst->host, BACKEND ": clSetKernelArg failed");
+    matmul_set_error(s->inst->host, BACKEND ": clSetKernelArg failed");
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
     return CALHOST_ERROR;
   }
   s->lws[0] = c.v[XG_MDIMC];
   s->lws[1] = c.v[XG_NDIMC];
-  s->gws[0] = s->mp / c.v[XG_MWG] * c.v[XG_MDIMC];
-  s->gws[1] = s->np / c.v[XG_NWG] * c.v[XG_NDIMC];
+  s->gws[0] = s->buf.mp / c.v[XG_MWG] * c.v[XG_MDIMC];
+  s->gws[1] = s->buf.np / c.v[XG_NWG] * c.v[XG_NDIMC];
   return CALHOST_OK;
 }
 
@@ -420,13 +356,10 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
     return CALHOST_INVALID_ARGUMENT;
   host = s->inst->host;
   s->last_iterations = 0;
-  if (s->c0) {
-    e = clEnqueueCopyBuffer(s->dev->queue, s->c0, s->c, 0, 0, s->mp * s->np * sizeof(float), 0,
-                            NULL, NULL);
-    if (e != CL_SUCCESS) {
-      ocl_set_error(host, BACKEND ": resetting C: %s", ocl_error_name(e));
-      return CALHOST_ERROR;
-    }
+  e = ocl_matmul_buffers_reset(&s->buf, s->dev);
+  if (e != CL_SUCCESS) {
+    matmul_set_error(host, BACKEND ": resetting C: %s", ocl_error_name(e));
+    return CALHOST_ERROR;
   }
   for (uint32_t done = 0; done < iterations;) {
     uint32_t batch = iterations - done < RUN_BATCH ? iterations - done : RUN_BATCH, n = 0;
@@ -442,11 +375,11 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
     device += ocl_events_seconds(events, n, &ok);
     timed &= ok;
     if (e != CL_SUCCESS) {
-      ocl_set_error(host, BACKEND ": running the kernel: %s", ocl_error_name(e));
+      matmul_set_error(host, BACKEND ": running the kernel: %s", ocl_error_name(e));
       return CALHOST_ERROR;
     }
     done += batch;
-    if (done < iterations && host && host->is_cancelled && host->is_cancelled(host->context))
+    if (done < iterations && matmul_cancelled(host))
       return CALHOST_CANCELLED;
   }
   s->last_iterations = iterations;
@@ -456,22 +389,9 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
 }
 
 static calhost_status og_check(calhost_session *s, char *err, size_t cap) {
-  const matmul_shape *sh;
-  cl_int e;
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  sh = &s->data.shape;
-  if (s->last_iterations) {
-    e = clEnqueueReadBuffer(s->dev->queue, s->c, CL_TRUE, 0, s->mp * s->np * sizeof(float),
-                            s->staging, 0, NULL, NULL);
-    if (e != CL_SUCCESS) {
-      snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
-      return CALHOST_CHECK_FAILED;
-    }
-    for (size_t r = 0; r < sh->m; r++)
-      memcpy(s->data.c + r * sh->n, s->staging + r * s->np, sh->n * sizeof(float));
-  }
-  return matmul_check(&s->data, s->last_iterations, err, cap);
+  return ocl_matmul_check(&s->buf, s->dev, &s->data, s->last_iterations, err, cap);
 }
 
 /* ---- parameter space (ABI 2) ------------------------------------------ */
@@ -489,17 +409,12 @@ static calhost_status og_describe_space(calhost_session *s, calhost_parameter_sp
 static int from_assignment(const uint32_t *a, size_t count, xgemm_config *c, char *err,
                            size_t cap) {
   if (!a || count != XG_COUNT) {
-    if (err && cap)
-      snprintf(err, cap, "expected %d parameter indices, got %zu", XG_COUNT, count);
-    return -1;
+    return matmul_fail(err, cap, "expected %d parameter indices, got %zu", XG_COUNT, count);
   }
   for (int k = 0; k < XG_COUNT; k++) {
-    if (a[k] >= xgemm_params[k].count) {
-      if (err && cap)
-        snprintf(err, cap, "%s: value index %u out of range [0, %u)", xgemm_params[k].name, a[k],
-                 xgemm_params[k].count);
-      return -1;
-    }
+    if (a[k] >= xgemm_params[k].count)
+      return matmul_fail(err, cap, "%s: value index %u out of range [0, %u)", xgemm_params[k].name,
+                         a[k], xgemm_params[k].count);
     c->v[k] = xgemm_params[k].values[a[k]];
   }
   return 0;
