@@ -195,23 +195,18 @@ typedef struct device_db {
 } device_db;
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
-  ocl_devices devs;
-  device_db *dbs; /* one per device, allocated with the list */
-  matmul_structure shape;
+  ocl_instance ocl; /* first: host, devices, key storage */
+  device_db *dbs;   /* one per device, allocated by the first session */
   char processor[768];
 };
 
 struct calhost_session {
+  ocl_session
+      ocl; /* first: data, device, buffers (not padded); candidates: "database", then cands */
   calhost_plugin_instance *inst;
-  ocl_device *dev;
   device_db *db;
-  matmul_data data;
-  ocl_matmul_buffers buf; /* not padded */
   xset *cands;
-  uint32_t cand_count; /* "database" is candidate 0, then cands */
   int prepared;
-  uint32_t last_iterations;
 };
 
 static calhost_status cb_create(const calhost_host_services *host, const calhost_property *settings,
@@ -221,7 +216,6 @@ static calhost_status cb_create(const calhost_host_services *host, const calhost
       ocl_instance_alloc(host, BACKEND, settings, setting_count, out, sizeof *inst, &st);
   if (!inst)
     return st;
-  inst->host = host;
   *out = inst;
   return CALHOST_OK;
 }
@@ -230,52 +224,21 @@ static void cb_destroy(calhost_plugin_instance *inst) {
   if (!inst)
     return;
   free(inst->dbs);
-  ocl_devices_free(&inst->devs);
+  ocl_devices_free(&inst->ocl.devs);
   free(inst);
 }
 
-static calhost_status init_devices(calhost_plugin_instance *inst) {
-  if (ocl_devices_init(&inst->devs) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  if (!inst->dbs && inst->devs.count) {
-    inst->dbs = calloc(inst->devs.count, sizeof *inst->dbs);
-    if (!inst->dbs)
-      return CALHOST_NO_MEMORY;
-  }
-  return CALHOST_OK;
-}
-
-static calhost_status cb_device_count(calhost_plugin_instance *inst, uint32_t *count) {
-  return inst ? ocl_device_count(&inst->devs, count) : CALHOST_INVALID_ARGUMENT;
-}
-
-static calhost_status cb_list_device(calhost_plugin_instance *inst, uint32_t position,
-                                     calhost_device_info *out) {
-  return inst ? ocl_device_info(&inst->devs, position, out) : CALHOST_INVALID_ARGUMENT;
-}
-
-/* Exact key: digest; the device identity (with its driver) and CLBlast's
- * version (its database and kernels change with it); thread count 1.
- * Portable key: dtype, m, n, k, accumulate. */
+/* Exact key: as opencl_gemm's (ocl_instance_build_key), with CLBlast's
+ * version after the device identity (its database and kernels change with
+ * it). */
 static calhost_status cb_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                    const calhost_target *t, calhost_built_key *out) {
-  matmul_shape s;
-  calhost_status st;
-  ocl_device *dev;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_build_key(inst->host, BACKEND, &inst->shape, w, t, out, &s);
+  calhost_status st = ocl_instance_build_key(inst, w, t, out);
   if (st != CALHOST_OK)
     return st;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
-  if (!dev)
-    return CALHOST_UNSUPPORTED;
-  snprintf(inst->processor, sizeof inst->processor, "%s/clblast %s", dev->identity,
+  snprintf(inst->processor, sizeof inst->processor, "%s/clblast %s", out->processor,
            CALHOST_CLBLAST_VERSION);
   out->processor = inst->processor;
-  out->thread_count = 1;
   return CALHOST_OK;
 }
 
@@ -291,9 +254,8 @@ static calhost_status cb_validate_policy(calhost_plugin_instance *inst, const ch
 static void cb_close_session(calhost_session *s) {
   if (!s)
     return;
-  ocl_matmul_buffers_release(&s->buf);
+  ocl_session_release(&s->ocl);
   free(s->cands);
-  matmul_data_free(&s->data);
   free(s);
 }
 
@@ -302,65 +264,50 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape sh;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  s = matmul_session_alloc(inst->host, BACKEND, w, t, out, sizeof *s, &sh, &st);
+  ocl_device *dev;
+  s = ocl_session_alloc(inst, w, t, out, sizeof *s, &sh, &st);
   if (!s)
     return st;
   s->inst = inst;
-  if (init_devices(inst) != CALHOST_OK) {
+  dev = s->ocl.dev;
+  if (!inst->dbs)
+    inst->dbs = calloc(inst->ocl.devs.count, sizeof *inst->dbs);
+  if (!inst->dbs) {
     free(s);
     return CALHOST_NO_MEMORY;
   }
-  s->dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
-  if (!s->dev) {
-    free(s);
-    return CALHOST_UNSUPPORTED;
-  }
-  s->db = &inst->dbs[s->dev - inst->devs.items];
-  st = ocl_device_open(s->dev, inst->host, BACKEND);
-  if (st != CALHOST_OK) {
-    free(s);
-    return st;
-  }
+  s->db = &inst->dbs[dev - inst->ocl.devs.items];
   if (!s->db->have) {
-    if (clb_retrieve(s->dev->id, "Xgemm", &s->db->xgemm) != 0 ||
-        clb_retrieve(s->dev->id, "GemmRoutine", &s->db->routine) != 0) {
-      matmul_set_error(inst->host, BACKEND ": cannot read CLBlast's parameters for '%s'",
-                       s->dev->name);
+    if (clb_retrieve(dev->id, "Xgemm", &s->db->xgemm) != 0 ||
+        clb_retrieve(dev->id, "GemmRoutine", &s->db->routine) != 0) {
+      matmul_set_error(inst->ocl.host, BACKEND ": cannot read CLBlast's parameters for '%s'",
+                       dev->name);
       free(s);
       return CALHOST_UNSUPPORTED;
     }
     s->db->have = 1;
   }
-  if (matmul_data_init(&s->data, &sh) != 0) {
+  if (matmul_data_init(&s->ocl.mm.data, &sh) != 0) {
     free(s);
     return CALHOST_NO_MEMORY;
   }
   s->cands = malloc(CURATED_COUNT * sizeof *s->cands);
-  if (!s->cands || ocl_matmul_buffers_create(&s->buf, s->dev, &s->data, sh.m, sh.n, sh.k,
-                                             inst->host, BACKEND) != CALHOST_OK) {
+  if (!s->cands || ocl_session_buffers(&s->ocl, sh.m, sh.n, sh.k, BACKEND) != CALHOST_OK) {
     cb_close_session(s);
     return CALHOST_NO_MEMORY;
   }
   for (size_t i = 0; i < CURATED_COUNT; i++)
-    if (xset_valid(&curated[i], NULL, 0) == 0 && xset_fits(&curated[i], s->dev, NULL, 0) == 0)
-      s->cands[s->cand_count++] = curated[i];
+    if (xset_valid(&curated[i], NULL, 0) == 0 && xset_fits(&curated[i], dev, NULL, 0) == 0)
+      s->cands[s->ocl.mm.candidates++] = curated[i];
+  s->ocl.mm.candidates++; /* "database" */
   *out = s;
-  return CALHOST_OK;
-}
-
-static calhost_status cb_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = s->cand_count + 1;
   return CALHOST_OK;
 }
 
 static calhost_status cb_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
   char text[256];
-  if (!s || index > s->cand_count)
+  if (!s || index >= s->ocl.mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
   if (index == 0)
     return calhost_copy_out("database", buf, capacity, length);
@@ -380,11 +327,11 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
   const char *names[CLB_PARAMS_MAX];
   for (size_t i = 0; i < p->count; i++)
     names[i] = p->names[i];
-  CLBlastStatusCode st = CLBlastOverrideParameters(s->dev->id, kernel, CLBlastPrecisionSingle,
+  CLBlastStatusCode st = CLBlastOverrideParameters(s->ocl.dev->id, kernel, CLBlastPrecisionSingle,
                                                    p->count, names, p->values);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->inst->host, BACKEND ": CLBlastOverrideParameters(%s): status %d", kernel,
-                     (int)st);
+    matmul_set_error(s->inst->ocl.host, BACKEND ": CLBlastOverrideParameters(%s): status %d",
+                     kernel, (int)st);
     return -1;
   }
   return 0;
@@ -392,13 +339,13 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
 
 /* One CLBlastSgemm call on the session's buffers (C = A*B + beta C). */
 static int sgemm(calhost_session *s, cl_event *event) {
-  const matmul_shape *sh = &s->data.shape;
+  const matmul_shape *sh = &s->ocl.mm.data.shape;
   CLBlastStatusCode st =
       CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, sh->m, sh->n,
-                   sh->k, 1.0f, s->buf.a, 0, sh->k, s->buf.b, 0, sh->n,
-                   sh->accumulate ? 1.0f : 0.0f, s->buf.c, 0, sh->n, &s->dev->queue, event);
+                   sh->k, 1.0f, s->ocl.buf.a, 0, sh->k, s->ocl.buf.b, 0, sh->n,
+                   sh->accumulate ? 1.0f : 0.0f, s->ocl.buf.c, 0, sh->n, &s->ocl.dev->queue, event);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->inst->host, BACKEND ": CLBlastSgemm: status %d", (int)st);
+    matmul_set_error(s->inst->ocl.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
     return -1;
   }
   return 0;
@@ -412,17 +359,18 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   s->prepared = 0;
-  s->last_iterations = 0;
+  s->ocl.mm.last_iterations = 0;
   if (parse_policy(policy, length, &db, &x, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->inst->ocl.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (db) {
     if (override(s, "Xgemm", &s->db->xgemm) || override(s, "GemmRoutine", &s->db->routine))
       return CALHOST_ERROR;
   } else {
-    if (xset_fits(&x, s->dev, err, sizeof err) != 0) {
-      matmul_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
+    if (xset_fits(&x, s->ocl.dev, err, sizeof err) != 0) {
+      matmul_set_error(s->inst->ocl.host, BACKEND ": does not fit device '%s': %s",
+                       s->ocl.dev->name, err);
       return CALHOST_UNSUPPORTED;
     }
     p.count = P_COUNT;
@@ -442,7 +390,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   /* CLBlast compiles on the first call with new parameters: do it here. */
   if (sgemm(s, NULL) != 0)
     return CALHOST_ERROR;
-  clFinish(s->dev->queue);
+  clFinish(s->ocl.dev->queue);
   s->prepared = 1;
   return CALHOST_OK;
 }
@@ -452,9 +400,9 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
   (void)result; /* the host times the call */
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->host;
-  s->last_iterations = 0;
-  if (ocl_matmul_buffers_reset(&s->buf, s->dev) != CL_SUCCESS) {
+  host = s->inst->ocl.host;
+  s->ocl.mm.last_iterations = 0;
+  if (ocl_session_reset(&s->ocl) != CL_SUCCESS) {
     matmul_set_error(host, BACKEND ": resetting C failed");
     return CALHOST_ERROR;
   }
@@ -462,23 +410,17 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
     if (sgemm(s, NULL) != 0)
       return CALHOST_ERROR;
     if ((i & 63) == 63) {
-      clFinish(s->dev->queue);
+      clFinish(s->ocl.dev->queue);
       if (i + 1 < iterations && matmul_cancelled(host))
         return CALHOST_CANCELLED;
     }
   }
-  if (clFinish(s->dev->queue) != CL_SUCCESS) {
+  if (clFinish(s->ocl.dev->queue) != CL_SUCCESS) {
     matmul_set_error(host, BACKEND ": clFinish failed");
     return CALHOST_ERROR;
   }
-  s->last_iterations = iterations;
+  s->ocl.mm.last_iterations = iterations;
   return CALHOST_OK;
-}
-
-static calhost_status cb_check(calhost_session *s, char *err, size_t cap) {
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  return ocl_matmul_check(&s->buf, s->dev, &s->data, s->last_iterations, err, cap);
 }
 
 static const int64_t sample_shape[] = {64, 64, 64}, sample_odd[] = {100, 72, 40};
@@ -517,14 +459,14 @@ static const calhost_plugin_vtable cb_vtable = {
     .validate_policy = cb_validate_policy,
     .open_session = cb_open_session,
     .close_session = cb_close_session,
-    .candidate_count = cb_candidate_count,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = cb_serialize_candidate,
     .default_policy = cb_default_policy,
     .prepare = cb_prepare,
     .run = cb_run,
-    .check = cb_check,
-    .device_count = cb_device_count,
-    .list_device = cb_list_device,
+    .check = ocl_session_check,
+    .device_count = ocl_instance_device_count,
+    .list_device = ocl_instance_list_device,
     .sample_workloads = cb_samples,
 };
 

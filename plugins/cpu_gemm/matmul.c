@@ -211,13 +211,20 @@ void matmul_structure_fill(matmul_structure *out, const matmul_shape *s) {
   out->props[4] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
 }
 
+/* The common head of build_key and open_session: the arguments present,
+ * then the workload. */
+static calhost_status parse_request(const calhost_host_services *host, const char *backend,
+                                    const calhost_workload *w, const calhost_target *t,
+                                    const void *out, matmul_shape *s) {
+  if (!w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_parse_workload(host, backend, w, s);
+}
+
 calhost_status matmul_build_key(const calhost_host_services *host, const char *backend,
                                 matmul_structure *storage, const calhost_workload *w,
                                 const calhost_target *t, calhost_built_key *out, matmul_shape *s) {
-  calhost_status st;
-  if (!w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(host, backend, w, s);
+  calhost_status st = parse_request(host, backend, w, t, out, s);
   if (st != CALHOST_OK)
     return st;
   matmul_structure_fill(storage, s);
@@ -233,17 +240,50 @@ void *matmul_session_alloc(const calhost_host_services *host, const char *backen
                            const calhost_workload *w, const calhost_target *t,
                            calhost_session **out, size_t size, matmul_shape *s,
                            calhost_status *status) {
-  void *session;
-  if (!w || !t || !out) {
-    *status = CALHOST_INVALID_ARGUMENT;
-    return NULL;
-  }
-  *out = NULL;
-  *status = matmul_parse_workload(host, backend, w, s);
+  matmul_session *ms;
+  *status = parse_request(host, backend, w, t, out, s);
+  if (out)
+    *out = NULL;
   if (*status != CALHOST_OK)
     return NULL;
-  session = calloc(1, size);
-  if (!session)
+  ms = calloc(1, size < sizeof *ms ? sizeof *ms : size);
+  if (!ms) {
     *status = CALHOST_NO_MEMORY;
-  return session;
+    return NULL;
+  }
+  ms->host = host;
+  return ms;
+}
+
+/* The matmul_session a backend's session starts with. */
+static matmul_session *base(calhost_session *s) {
+  return (matmul_session *)(void *)s;
+}
+
+calhost_status matmul_candidate_count(calhost_session *s, uint32_t *count) {
+  if (!s || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  *count = base(s)->candidates;
+  return CALHOST_OK;
+}
+
+calhost_status matmul_session_check(calhost_session *s, char *err, size_t cap) {
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_check(&base(s)->data, base(s)->last_iterations, err, cap);
+}
+
+calhost_status matmul_run(calhost_session *s, uint32_t iterations, matmul_product_fn *product) {
+  matmul_session *ms = base(s);
+  ms->last_iterations = 0;
+  matmul_data_reset(&ms->data);
+  for (uint32_t it = 0; it < iterations; it++) {
+    calhost_status st = product(s);
+    if (st != CALHOST_OK)
+      return st;
+    if (iterations > 1 && matmul_cancelled(ms->host))
+      return CALHOST_CANCELLED;
+  }
+  ms->last_iterations = iterations;
+  return CALHOST_OK;
 }

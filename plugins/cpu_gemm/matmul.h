@@ -86,17 +86,6 @@ MATMUL_HIDDEN calhost_status matmul_build_key(const calhost_host_services *host,
                                               const calhost_workload *w, const calhost_target *t,
                                               calhost_built_key *out, matmul_shape *s);
 
-/* The common start of open_session: CALHOST_INVALID_ARGUMENT when w, t or
- * out is NULL; else sets *out = NULL, parses w into *s
- * (matmul_parse_workload) and allocates `size` zeroed bytes for the
- * backend's session (CALHOST_NO_MEMORY). Returns the allocation (the
- * caller's to free) with *status = CALHOST_OK, or NULL with the failure in
- * *status. */
-MATMUL_HIDDEN void *matmul_session_alloc(const calhost_host_services *host, const char *backend,
-                                         const calhost_workload *w, const calhost_target *t,
-                                         calhost_session **out, size_t size, matmul_shape *s,
-                                         calhost_status *status);
-
 /* A session's matrices, row-major and dense: A (m x k), B (k x n), C (m x n);
  * C0 the starting C when accumulating (else NULL); ref = A*B and
  * mag = |A|*|B| in double. */
@@ -126,5 +115,48 @@ MATMUL_HIDDEN void matmul_data_reset(matmul_data *d);
  * CALHOST_CHECK_FAILED with the first bad element in err. */
 MATMUL_HIDDEN calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err,
                                           size_t err_capacity);
+
+/* What every MatMul backend's session struct holds as its FIRST member, so
+ * that the entries below serve all of them (a calhost_session * of such a
+ * backend points to it). */
+typedef struct matmul_session {
+  const calhost_host_services *host;
+  matmul_data data;
+  uint32_t candidates;      /* what candidate_count answers */
+  uint32_t last_iterations; /* of the last completed run; 0 when none since prepare */
+} matmul_session;
+
+/* The common start of open_session: CALHOST_INVALID_ARGUMENT when w, t or
+ * out is NULL; else sets *out = NULL, parses w into *s
+ * (matmul_parse_workload) and allocates `size` zeroed bytes for the
+ * backend's session, a struct whose first member is a matmul_session, with
+ * its host set (CALHOST_NO_MEMORY). Returns the allocation (the caller's to
+ * free) with *status = CALHOST_OK, or NULL with the failure in *status.
+ * The caller fills data (matmul_data_init) and candidates. */
+MATMUL_HIDDEN void *matmul_session_alloc(const calhost_host_services *host, const char *backend,
+                                         const calhost_workload *w, const calhost_target *t,
+                                         calhost_session **out, size_t size, matmul_shape *s,
+                                         calhost_status *status);
+
+/* The candidate_count entry of a backend whose sessions start with a
+ * matmul_session: its `candidates`. */
+MATMUL_HIDDEN calhost_status matmul_candidate_count(calhost_session *s, uint32_t *count);
+
+/* The check entry of a backend whose sessions start with a matmul_session
+ * and compute C in data.c: matmul_check of the last completed run. */
+MATMUL_HIDDEN calhost_status matmul_session_check(calhost_session *s, char *err, size_t cap);
+
+/* One product C (+)= A*B of session s: CALHOST_OK, or a failure after
+ * host->set_error. */
+typedef calhost_status matmul_product_fn(calhost_session *s);
+
+/* The run loop of a backend whose sessions start with a matmul_session and
+ * compute on the host: resets C (matmul_data_reset), calls product
+ * `iterations` times, checking for cancellation between calls (when
+ * iterations > 1), and records the completed run in last_iterations (0
+ * when it stopped early). Returns CALHOST_OK, CALHOST_CANCELLED or
+ * product's failure. */
+MATMUL_HIDDEN calhost_status matmul_run(calhost_session *s, uint32_t iterations,
+                                        matmul_product_fn *product);
 
 #endif /* CALHOST_CPU_GEMM_MATMUL_H */

@@ -30,16 +30,14 @@ struct calhost_plugin_instance {
 };
 
 struct calhost_session {
+  matmul_session mm; /* first: data, candidate count, last run */
   calhost_plugin_instance *inst;
-  matmul_data data;
   unsigned threads;
   int isa; /* the best kernel class this session may run */
   gemm_ctx *ctx;
   gemm_config *candidates;
-  size_t candidate_count;
   gemm_config prepared;
   int has_prepared;
-  uint32_t last_iterations;
 };
 
 static int has_word(const char *list, const char *word) {
@@ -163,7 +161,7 @@ static void cg_close_session(calhost_session *s) {
   if (!s)
     return;
   gemm_ctx_destroy(s->ctx);
-  matmul_data_free(&s->data);
+  matmul_data_free(&s->mm.data);
   free(s->candidates);
   free(s);
 }
@@ -183,10 +181,11 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   s->isa = target_isa(inst, t);
   if (s->isa > (int)gemm_isa_detect())
     s->isa = (int)gemm_isa_detect(); /* never run what this processor lacks */
-  s->candidate_count = cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, NULL, 0);
-  s->candidates = malloc(s->candidate_count * sizeof *s->candidates);
+  s->mm.candidates =
+      (uint32_t)cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, NULL, 0);
+  s->candidates = malloc(s->mm.candidates * sizeof *s->candidates);
   s->ctx = gemm_ctx_create(s->threads, t->cpus, t->cpu_count);
-  if (!s->candidates || !s->ctx || matmul_data_init(&s->data, &shape) != 0) {
+  if (!s->candidates || !s->ctx || matmul_data_init(&s->mm.data, &shape) != 0) {
     matmul_set_error(inst->host,
                      "cpu_gemm: out of memory (or threads) opening a %zux%zux%zu session", shape.m,
                      shape.n, shape.k);
@@ -194,15 +193,8 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
     return CALHOST_NO_MEMORY;
   }
   cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, s->candidates,
-                      s->candidate_count);
+                      s->mm.candidates);
   *out = s;
-  return CALHOST_OK;
-}
-
-static calhost_status cg_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = (uint32_t)s->candidate_count;
   return CALHOST_OK;
 }
 
@@ -217,7 +209,7 @@ static calhost_status format_out(const gemm_config *cfg, char *buf, size_t capac
 
 static calhost_status cg_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
-  if (!s || index >= s->candidate_count)
+  if (!s || index >= s->mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
   return format_out(&s->candidates[index], buf, capacity, length);
 }
@@ -237,8 +229,9 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   const matmul_shape *sh;
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  sh = &s->data.shape;
+  sh = &s->mm.data.shape;
   s->has_prepared = 0;
+  s->mm.last_iterations = 0;
   if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, err, sizeof err) != 0) {
     matmul_set_error(s->inst->host, "cpu_gemm policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
@@ -249,37 +242,26 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   }
   s->prepared = cfg;
   s->has_prepared = 1;
-  s->last_iterations = 0;
+  return CALHOST_OK;
+}
+
+/* One product with the prepared configuration. */
+static calhost_status product(calhost_session *s) {
+  const matmul_shape *sh = &s->mm.data.shape;
+  const matmul_data *d = &s->mm.data;
+  if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, d->a, sh->k, d->b, sh->n, d->c, sh->n,
+                 sh->accumulate) != 0) {
+    matmul_set_error(s->inst->host, "cpu_gemm: out of memory");
+    return CALHOST_NO_MEMORY;
+  }
   return CALHOST_OK;
 }
 
 static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
-  const calhost_host_services *host;
-  const matmul_shape *sh;
   if (!s || !s->has_prepared)
     return CALHOST_INVALID_ARGUMENT;
   (void)result; /* the host times the call */
-  host = s->inst->host;
-  sh = &s->data.shape;
-  s->last_iterations = 0;
-  matmul_data_reset(&s->data);
-  for (uint32_t it = 0; it < iterations; it++) {
-    if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, s->data.a, sh->k, s->data.b, sh->n,
-                   s->data.c, sh->n, sh->accumulate) != 0) {
-      matmul_set_error(host, "cpu_gemm: out of memory");
-      return CALHOST_NO_MEMORY;
-    }
-    if (iterations > 1 && matmul_cancelled(host))
-      return CALHOST_CANCELLED;
-  }
-  s->last_iterations = iterations;
-  return CALHOST_OK;
-}
-
-static calhost_status cg_check(calhost_session *s, char *err, size_t cap) {
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  return matmul_check(&s->data, s->has_prepared ? s->last_iterations : 0, err, cap);
+  return matmul_run(s, iterations, product);
 }
 
 static const char *const cg_operators[] = {"MatMul", NULL};
@@ -298,12 +280,12 @@ static const calhost_plugin_vtable cg_vtable = {
     .validate_policy = cg_validate_policy,
     .open_session = cg_open_session,
     .close_session = cg_close_session,
-    .candidate_count = cg_candidate_count,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = cg_serialize_candidate,
     .default_policy = cg_default_policy,
     .prepare = cg_prepare,
     .run = cg_run,
-    .check = cg_check,
+    .check = matmul_session_check,
 };
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the

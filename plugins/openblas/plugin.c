@@ -52,11 +52,10 @@ struct calhost_plugin_instance {
 };
 
 struct calhost_session {
+  matmul_session mm; /* first: data, candidate count, last run */
   calhost_plugin_instance *inst;
-  matmul_data data;
   unsigned max_threads;
   int threads; /* prepared; 0 = none */
-  uint32_t last_iterations;
 };
 
 /* Parses "threads=N" (strict: no spaces, no sign, no leading zero, N in
@@ -177,7 +176,7 @@ static calhost_status ob_validate_policy(calhost_plugin_instance *inst, const ch
 static void ob_close_session(calhost_session *s) {
   if (!s)
     return;
-  matmul_data_free(&s->data);
+  matmul_data_free(&s->mm.data);
   free(s);
 }
 
@@ -193,7 +192,8 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
     return st;
   s->inst = inst;
   s->max_threads = target_threads(t);
-  if (matmul_data_init(&s->data, &shape) != 0) {
+  s->mm.candidates = s->max_threads; /* threads = 1 .. the target's thread count */
+  if (matmul_data_init(&s->mm.data, &shape) != 0) {
     matmul_set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
                      shape.n, shape.k);
     free(s);
@@ -216,14 +216,6 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
       (void)inst->setaffinity(i, sizeof set, &set);
   }
   *out = s;
-  return CALHOST_OK;
-}
-
-/* Candidates: threads = 1 .. the target's thread count. */
-static calhost_status ob_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = s->max_threads;
   return CALHOST_OK;
 }
 
@@ -252,6 +244,7 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   s->threads = 0;
+  s->mm.last_iterations = 0;
   if (parse_policy(policy, length, &threads, err, sizeof err) != 0) {
     matmul_set_error(s->inst->host, "openblas policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
@@ -262,36 +255,25 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
     return CALHOST_INVALID_ARGUMENT;
   }
   s->threads = threads;
-  s->last_iterations = 0;
+  return CALHOST_OK;
+}
+
+/* One cblas_sgemm with the session's matrices. */
+static calhost_status product(calhost_session *s) {
+  const matmul_shape *sh = &s->mm.data.shape;
+  const matmul_data *d = &s->mm.data;
+  s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
+                 (blasint)sh->k, 1.0f, d->a, (blasint)sh->k, d->b, (blasint)sh->n,
+                 sh->accumulate ? 1.0f : 0.0f, d->c, (blasint)sh->n);
   return CALHOST_OK;
 }
 
 static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
-  const matmul_shape *sh;
-  const calhost_host_services *host;
   if (!s || !s->threads)
     return CALHOST_INVALID_ARGUMENT;
   (void)result; /* the host times the call */
-  sh = &s->data.shape;
-  host = s->inst->host;
-  s->last_iterations = 0;
   s->inst->set_threads(s->threads); /* explicit on every call: the count is global */
-  matmul_data_reset(&s->data);
-  for (uint32_t it = 0; it < iterations; it++) {
-    s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
-                   (blasint)sh->k, 1.0f, s->data.a, (blasint)sh->k, s->data.b, (blasint)sh->n,
-                   sh->accumulate ? 1.0f : 0.0f, s->data.c, (blasint)sh->n);
-    if (iterations > 1 && matmul_cancelled(host))
-      return CALHOST_CANCELLED;
-  }
-  s->last_iterations = iterations;
-  return CALHOST_OK;
-}
-
-static calhost_status ob_check(calhost_session *s, char *err, size_t cap) {
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  return matmul_check(&s->data, s->threads ? s->last_iterations : 0, err, cap);
+  return matmul_run(s, iterations, product);
 }
 
 static const char *const ob_operators[] = {"MatMul", NULL};
@@ -309,12 +291,12 @@ static const calhost_plugin_vtable ob_vtable = {
     .validate_policy = ob_validate_policy,
     .open_session = ob_open_session,
     .close_session = ob_close_session,
-    .candidate_count = ob_candidate_count,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = ob_serialize_candidate,
     .default_policy = ob_default_policy,
     .prepare = ob_prepare,
     .run = ob_run,
-    .check = ob_check,
+    .check = matmul_session_check,
 };
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the

@@ -9,24 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
-                         const calhost_property *settings, size_t setting_count,
-                         calhost_plugin_instance **out, size_t size, calhost_status *status) {
-  void *inst;
-  *status = CALHOST_INVALID_ARGUMENT;
-  if (!out || (setting_count && !settings))
-    return NULL;
-  *out = NULL;
-  if (setting_count) {
-    matmul_set_error(host, "%s: unknown setting '%s' (this backend has none)", backend,
-                     settings[0].name ? settings[0].name : "(null)");
-    return NULL;
-  }
-  inst = calloc(1, size);
-  *status = inst ? CALHOST_OK : CALHOST_NO_MEMORY;
-  return inst;
-}
-
 const char *ocl_error_name(cl_int err) {
   switch (err) {
 #define N(x)                                                                                       \
@@ -212,22 +194,9 @@ void ocl_devices_free(ocl_devices *d) {
   d->initialised = 0;
 }
 
-calhost_status ocl_device_count(ocl_devices *d, uint32_t *count) {
-  if (!d || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  if (ocl_devices_init(d) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  *count = d->count;
-  return CALHOST_OK;
-}
-
-calhost_status ocl_device_info(ocl_devices *d, uint32_t position, calhost_device_info *out) {
+calhost_status ocl_device_info(const ocl_devices *d, uint32_t position, calhost_device_info *out) {
   const ocl_device *dev;
-  if (!d || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  if (ocl_devices_init(d) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  if (position >= d->count)
+  if (!d || !out || position >= d->count)
     return CALHOST_INVALID_ARGUMENT;
   dev = &d->items[position];
   out->index = position;
@@ -315,6 +284,96 @@ double ocl_events_seconds(cl_event *events, uint32_t count, int *ok) {
   return total;
 }
 
+/* ---- instances ----------------------------------------------------- */
+
+/* The ocl_instance a backend's instance starts with. */
+static ocl_instance *instance_base(calhost_plugin_instance *inst) {
+  return (ocl_instance *)(void *)inst;
+}
+
+void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
+                         const calhost_property *settings, size_t setting_count,
+                         calhost_plugin_instance **out, size_t size, calhost_status *status) {
+  ocl_instance *inst;
+  *status = CALHOST_INVALID_ARGUMENT;
+  if (!out || (setting_count && !settings))
+    return NULL;
+  *out = NULL;
+  if (setting_count) {
+    matmul_set_error(host, "%s: unknown setting '%s' (this backend has none)", backend,
+                     settings[0].name ? settings[0].name : "(null)");
+    return NULL;
+  }
+  inst = calloc(1, size < sizeof *inst ? sizeof *inst : size);
+  *status = inst ? CALHOST_OK : CALHOST_NO_MEMORY;
+  if (inst) {
+    inst->host = host;
+    inst->backend = backend;
+  }
+  return inst;
+}
+
+calhost_status ocl_instance_device_count(calhost_plugin_instance *inst, uint32_t *count) {
+  if (!inst || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  if (ocl_devices_init(&instance_base(inst)->devs) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  *count = instance_base(inst)->devs.count;
+  return CALHOST_OK;
+}
+
+calhost_status ocl_instance_list_device(calhost_plugin_instance *inst, uint32_t position,
+                                        calhost_device_info *out) {
+  if (!inst || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  if (ocl_devices_init(&instance_base(inst)->devs) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  return ocl_device_info(&instance_base(inst)->devs, position, out);
+}
+
+calhost_status ocl_instance_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                      const calhost_target *t, calhost_built_key *out) {
+  ocl_instance *oi = instance_base(inst);
+  matmul_shape s;
+  calhost_status st;
+  ocl_device *dev;
+  if (!inst)
+    return CALHOST_INVALID_ARGUMENT;
+  st = matmul_build_key(oi->host, oi->backend, &oi->shape, w, t, out, &s);
+  if (st != CALHOST_OK)
+    return st;
+  dev = ocl_target_device(&oi->devs, t, oi->host, oi->backend);
+  if (!dev)
+    return CALHOST_UNSUPPORTED;
+  out->processor = dev->identity;
+  out->thread_count = 1;
+  return CALHOST_OK;
+}
+
+/* ---- sessions ------------------------------------------------------ */
+
+void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                        const calhost_target *t, calhost_session **out, size_t size,
+                        matmul_shape *shape, calhost_status *status) {
+  ocl_instance *oi = instance_base(inst);
+  ocl_session *s;
+  if (!inst) {
+    *status = CALHOST_INVALID_ARGUMENT;
+    return NULL;
+  }
+  s = matmul_session_alloc(oi->host, oi->backend, w, t, out, size < sizeof *s ? sizeof *s : size,
+                           shape, status);
+  if (!s)
+    return NULL;
+  s->dev = ocl_target_device(&oi->devs, t, oi->host, oi->backend);
+  *status = s->dev ? ocl_device_open(s->dev, oi->host, oi->backend) : CALHOST_UNSUPPORTED;
+  if (*status != CALHOST_OK) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
 /* A rows x cols device buffer holding src (src_rows x src_cols) padded with
  * zeros; src NULL: an uninitialised buffer. */
 static cl_mem upload(const ocl_device *dev, const float *src, size_t src_rows, size_t src_cols,
@@ -336,9 +395,10 @@ static cl_mem upload(const ocl_device *dev, const float *src, size_t src_rows, s
   return m;
 }
 
-calhost_status ocl_matmul_buffers_create(ocl_matmul_buffers *b, const ocl_device *dev,
-                                         const matmul_data *d, size_t mp, size_t np, size_t kp,
-                                         const calhost_host_services *host, const char *backend) {
+calhost_status ocl_session_buffers(ocl_session *s, size_t mp, size_t np, size_t kp,
+                                   const char *backend) {
+  ocl_matmul_buffers *b = &s->buf;
+  const matmul_data *d = &s->mm.data;
   const matmul_shape *sh = &d->shape;
   cl_int err = CL_SUCCESS;
   b->mp = mp;
@@ -350,21 +410,22 @@ calhost_status ocl_matmul_buffers_create(ocl_matmul_buffers *b, const ocl_device
       err = CL_OUT_OF_HOST_MEMORY;
   }
   if (err == CL_SUCCESS)
-    b->a = upload(dev, d->a, sh->m, sh->k, mp, kp, CL_MEM_READ_ONLY, &err);
+    b->a = upload(s->dev, d->a, sh->m, sh->k, mp, kp, CL_MEM_READ_ONLY, &err);
   if (b->a)
-    b->b = upload(dev, d->b, sh->k, sh->n, kp, np, CL_MEM_READ_ONLY, &err);
+    b->b = upload(s->dev, d->b, sh->k, sh->n, kp, np, CL_MEM_READ_ONLY, &err);
   if (b->b && sh->accumulate)
-    b->c0 = upload(dev, d->c0, sh->m, sh->n, mp, np, CL_MEM_READ_ONLY, &err);
+    b->c0 = upload(s->dev, d->c0, sh->m, sh->n, mp, np, CL_MEM_READ_ONLY, &err);
   if (b->b && (!sh->accumulate || b->c0))
-    b->c = upload(dev, NULL, mp, np, mp, np, CL_MEM_READ_WRITE, &err);
+    b->c = upload(s->dev, NULL, mp, np, mp, np, CL_MEM_READ_WRITE, &err);
   if (!b->c) {
-    matmul_set_error(host, "%s: allocating device buffers: %s", backend, ocl_error_name(err));
+    matmul_set_error(s->mm.host, "%s: allocating device buffers: %s", backend, ocl_error_name(err));
     return CALHOST_NO_MEMORY;
   }
   return CALHOST_OK;
 }
 
-void ocl_matmul_buffers_release(ocl_matmul_buffers *b) {
+void ocl_session_release(ocl_session *s) {
+  ocl_matmul_buffers *b = &s->buf;
   cl_mem *mems[] = {&b->a, &b->b, &b->c, &b->c0};
   for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) {
     if (*mems[i])
@@ -373,29 +434,36 @@ void ocl_matmul_buffers_release(ocl_matmul_buffers *b) {
   }
   free(b->staging);
   b->staging = NULL;
+  matmul_data_free(&s->mm.data);
 }
 
-cl_int ocl_matmul_buffers_reset(const ocl_matmul_buffers *b, const ocl_device *dev) {
+cl_int ocl_session_reset(const ocl_session *s) {
+  const ocl_matmul_buffers *b = &s->buf;
   if (!b->c0)
     return CL_SUCCESS;
-  return clEnqueueCopyBuffer(dev->queue, b->c0, b->c, 0, 0, b->mp * b->np * sizeof(float), 0, NULL,
-                             NULL);
+  return clEnqueueCopyBuffer(s->dev->queue, b->c0, b->c, 0, 0, b->mp * b->np * sizeof(float), 0,
+                             NULL, NULL);
 }
 
-calhost_status ocl_matmul_check(const ocl_matmul_buffers *b, const ocl_device *dev, matmul_data *d,
-                                uint32_t iterations, char *err, size_t cap) {
-  const matmul_shape *sh = &d->shape;
-  if (iterations) {
+calhost_status ocl_session_check(calhost_session *session, char *err, size_t cap) {
+  ocl_session *s = (ocl_session *)(void *)session;
+  const ocl_matmul_buffers *b;
+  matmul_data *d;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  b = &s->buf;
+  d = &s->mm.data;
+  if (s->mm.last_iterations) {
     float *dst = b->staging ? b->staging : d->c;
-    cl_int e = clEnqueueReadBuffer(dev->queue, b->c, CL_TRUE, 0, b->mp * b->np * sizeof(float), dst,
-                                   0, NULL, NULL);
+    cl_int e = clEnqueueReadBuffer(s->dev->queue, b->c, CL_TRUE, 0, b->mp * b->np * sizeof(float),
+                                   dst, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
       snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
       return CALHOST_CHECK_FAILED;
     }
     if (b->staging)
-      for (size_t r = 0; r < sh->m; r++)
-        memcpy(d->c + r * sh->n, b->staging + r * b->np, sh->n * sizeof(float));
+      for (size_t r = 0; r < d->shape.m; r++)
+        memcpy(d->c + r * d->shape.n, b->staging + r * b->np, d->shape.n * sizeof(float));
   }
-  return matmul_check(d, iterations, err, cap);
+  return matmul_check(d, s->mm.last_iterations, err, cap);
 }

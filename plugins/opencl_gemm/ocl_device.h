@@ -69,16 +69,9 @@ OCL_HIDDEN calhost_status ocl_devices_init(ocl_devices *d);
 /* Releases the queues, contexts and the list. NULL-safe, idempotent. */
 OCL_HIDDEN void ocl_devices_free(ocl_devices *d);
 
-/* device_count for a backend listing *d: initialises the list, then sets
- * *count. CALHOST_INVALID_ARGUMENT when count is NULL, CALHOST_NO_MEMORY
- * when the list cannot be made. */
-OCL_HIDDEN calhost_status ocl_device_count(ocl_devices *d, uint32_t *count);
-
-/* list_device for a backend listing *d: initialises the list, then fills a
- * calhost_device_info for device `position` (pointers into *d, valid until
- * ocl_devices_free). CALHOST_INVALID_ARGUMENT for a NULL out or a position
- * past the list, CALHOST_NO_MEMORY when the list cannot be made. */
-OCL_HIDDEN calhost_status ocl_device_info(ocl_devices *d, uint32_t position,
+/* Fills a calhost_device_info for device `position` (pointers into *d,
+ * valid until ocl_devices_free). */
+OCL_HIDDEN calhost_status ocl_device_info(const ocl_devices *d, uint32_t position,
                                           calhost_device_info *out);
 
 /* The device a target names (ABI 2 device fields: index, identity checked),
@@ -97,16 +90,49 @@ OCL_HIDDEN calhost_status ocl_device_open(ocl_device *dev, const calhost_host_se
 /* The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL_ERROR". */
 OCL_HIDDEN const char *ocl_error_name(cl_int err);
 
+/* Sum of END - START of the events, in seconds (0 when profiling info is
+ * missing: *ok set to 0). Releases the events. */
+OCL_HIDDEN double ocl_events_seconds(cl_event *events, uint32_t count, int *ok);
+
+/* What an OpenCL backend's instance struct holds as its FIRST member, so
+ * that the ocl_instance_ entries serve both backends (a
+ * calhost_plugin_instance * of such a backend points to it). */
+typedef struct ocl_instance {
+  const calhost_host_services *host;
+  const char *backend; /* prefix of its messages */
+  ocl_devices devs;
+  matmul_structure shape; /* the last built key's properties */
+} ocl_instance;
+
 /* The create() of a backend that takes no settings: CALHOST_INVALID_ARGUMENT
  * for a NULL out, settings NULL with a count, or any setting (after
  * host->set_error "BACKEND: unknown setting 'NAME' (this backend has
- * none)"); else sets *out = NULL and returns `size` zeroed bytes (NULL with
- * CALHOST_NO_MEMORY), which the caller fills and hands out. *status tells
- * which. */
+ * none)"); else sets *out = NULL and returns `size` zeroed bytes with host
+ * and backend set in the ocl_instance they start with (NULL with
+ * CALHOST_NO_MEMORY), which the caller completes and hands out. *status
+ * tells which. */
 OCL_HIDDEN void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
                                     const calhost_property *settings, size_t setting_count,
                                     calhost_plugin_instance **out, size_t size,
                                     calhost_status *status);
+
+/* The device_count entry: lists the devices (once), then their count.
+ * CALHOST_INVALID_ARGUMENT for a NULL argument, CALHOST_NO_MEMORY when the
+ * list cannot be made. */
+OCL_HIDDEN calhost_status ocl_instance_device_count(calhost_plugin_instance *inst, uint32_t *count);
+
+/* The list_device entry: lists the devices (once), then describes device
+ * `position` (ocl_device_info). */
+OCL_HIDDEN calhost_status ocl_instance_list_device(calhost_plugin_instance *inst, uint32_t position,
+                                                   calhost_device_info *out);
+
+/* The build_key entry: matmul_build_key, then the target's device
+ * (ocl_target_device): the exact key's processor is the device's identity
+ * (which includes its driver version), its thread count 1 (one host thread
+ * feeds the device). Portable key: dtype, m, n, k, accumulate. */
+OCL_HIDDEN calhost_status ocl_instance_build_key(calhost_plugin_instance *inst,
+                                                 const calhost_workload *w, const calhost_target *t,
+                                                 calhost_built_key *out);
 
 /* A MatMul session's matrices on the device: A (mp x kp), B (kp x np), C
  * and, when accumulating, C0 (mp x np), each the host matrix padded with
@@ -118,34 +144,45 @@ typedef struct ocl_matmul_buffers {
   float *staging;
 } ocl_matmul_buffers;
 
-/* Creates b's buffers on dev for d's matrices padded to mp, np, kp (each at
- * least the shape's m, n, k): uploads A, B and C0, allocates C. Returns
- * CALHOST_OK, or CALHOST_NO_MEMORY after host->set_error ("BACKEND:
- * allocating device buffers: CL_...") with what was made left in *b for
- * ocl_matmul_buffers_release. */
-OCL_HIDDEN calhost_status ocl_matmul_buffers_create(ocl_matmul_buffers *b, const ocl_device *dev,
-                                                    const matmul_data *d, size_t mp, size_t np,
-                                                    size_t kp, const calhost_host_services *host,
-                                                    const char *backend);
+/* What an OpenCL backend's session struct holds as its FIRST member: the
+ * MatMul session (data, candidates, last run), the device and the device
+ * buffers. */
+typedef struct ocl_session {
+  matmul_session mm;
+  ocl_device *dev;
+  ocl_matmul_buffers buf;
+} ocl_session;
 
-/* Releases b's buffers and staging; safe on a zeroed or released b. */
-OCL_HIDDEN void ocl_matmul_buffers_release(ocl_matmul_buffers *b);
+/* The common start of open_session: matmul_session_alloc, then the target's
+ * device (ocl_target_device, CALHOST_UNSUPPORTED) with its context and
+ * queue (ocl_device_open). Returns the session (`size` bytes starting with
+ * an ocl_session, dev set; the caller's to free) with *status = CALHOST_OK,
+ * or NULL with the failure in *status after host->set_error. */
+OCL_HIDDEN void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                                   const calhost_target *t, calhost_session **out, size_t size,
+                                   matmul_shape *shape, calhost_status *status);
+
+/* Creates s->buf on s->dev for s's matrices padded to mp, np, kp (each at
+ * least the shape's m, n, k): uploads A, B and C0, allocates C. Returns
+ * CALHOST_OK, or CALHOST_NO_MEMORY after set_error ("BACKEND: allocating
+ * device buffers: CL_...") with what was made left for
+ * ocl_session_release. */
+OCL_HIDDEN calhost_status ocl_session_buffers(ocl_session *s, size_t mp, size_t np, size_t kp,
+                                              const char *backend);
+
+/* Releases s's device buffers and data; safe on a zeroed or released s
+ * (the caller frees s itself). */
+OCL_HIDDEN void ocl_session_release(ocl_session *s);
 
 /* Before a run: enqueues the copy of C0 into C when accumulating (every
  * run starts from the same C). Returns the OpenCL status (CL_SUCCESS when
  * there is nothing to copy). */
-OCL_HIDDEN cl_int ocl_matmul_buffers_reset(const ocl_matmul_buffers *b, const ocl_device *dev);
+OCL_HIDDEN cl_int ocl_session_reset(const ocl_session *s);
 
-/* check() of a device MatMul session: when iterations > 0, reads C back
- * into d->c (dropping the padding), then matmul_check. Returns CALHOST_OK,
- * or CALHOST_CHECK_FAILED with the reason ("reading C back: CL_..." or the
- * bad element) in err. */
-OCL_HIDDEN calhost_status ocl_matmul_check(const ocl_matmul_buffers *b, const ocl_device *dev,
-                                           matmul_data *d, uint32_t iterations, char *err,
-                                           size_t cap);
-
-/* Sum of END - START of the events, in seconds (0 when profiling info is
- * missing: *ok set to 0). Releases the events. */
-OCL_HIDDEN double ocl_events_seconds(cl_event *events, uint32_t count, int *ok);
+/* The check entry: when the last run completed iterations, reads C back
+ * into the host matrix (dropping the padding), then matmul_check. Returns
+ * CALHOST_OK, or CALHOST_CHECK_FAILED with the reason ("reading C back:
+ * CL_..." or the bad element) in err. */
+OCL_HIDDEN calhost_status ocl_session_check(calhost_session *s, char *err, size_t cap);
 
 #endif /* CALHOST_OCL_DEVICE_H */
