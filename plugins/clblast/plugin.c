@@ -256,7 +256,7 @@ static void cb_close_session(calhost_session *s) {
     return;
   ocl_session_release(&s->ocl);
   free(s->cands);
-  free(s);
+  matmul_session_close(s);
 }
 
 static calhost_status cb_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -280,7 +280,7 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
   if (!s->db->have) {
     if (clb_retrieve(dev->id, "Xgemm", &s->db->xgemm) != 0 ||
         clb_retrieve(dev->id, "GemmRoutine", &s->db->routine) != 0) {
-      matmul_set_error(inst->ocl.host, BACKEND ": cannot read CLBlast's parameters for '%s'",
+      matmul_set_error(inst->ocl.mm.host, BACKEND ": cannot read CLBlast's parameters for '%s'",
                        dev->name);
       free(s);
       return CALHOST_UNSUPPORTED;
@@ -330,7 +330,7 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
   CLBlastStatusCode st = CLBlastOverrideParameters(s->ocl.dev->id, kernel, CLBlastPrecisionSingle,
                                                    p->count, names, p->values);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->inst->ocl.host, BACKEND ": CLBlastOverrideParameters(%s): status %d",
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": CLBlastOverrideParameters(%s): status %d",
                      kernel, (int)st);
     return -1;
   }
@@ -345,7 +345,7 @@ static int sgemm(calhost_session *s, cl_event *event) {
                    sh->k, 1.0f, s->ocl.buf.a, 0, sh->k, s->ocl.buf.b, 0, sh->n,
                    sh->accumulate ? 1.0f : 0.0f, s->ocl.buf.c, 0, sh->n, &s->ocl.dev->queue, event);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->inst->ocl.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
     return -1;
   }
   return 0;
@@ -361,7 +361,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   s->prepared = 0;
   s->ocl.mm.last_iterations = 0;
   if (parse_policy(policy, length, &db, &x, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->ocl.host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (db) {
@@ -369,7 +369,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
       return CALHOST_ERROR;
   } else {
     if (xset_fits(&x, s->ocl.dev, err, sizeof err) != 0) {
-      matmul_set_error(s->inst->ocl.host, BACKEND ": does not fit device '%s': %s",
+      matmul_set_error(s->inst->ocl.mm.host, BACKEND ": does not fit device '%s': %s",
                        s->ocl.dev->name, err);
       return CALHOST_UNSUPPORTED;
     }
@@ -400,7 +400,7 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
   (void)result; /* the host times the call */
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->ocl.host;
+  host = s->inst->ocl.mm.host;
   s->ocl.mm.last_iterations = 0;
   if (ocl_session_reset(&s->ocl) != CL_SUCCESS) {
     matmul_set_error(host, BACKEND ": resetting C failed");

@@ -211,37 +211,45 @@ void matmul_structure_fill(matmul_structure *out, const matmul_shape *s) {
   out->props[4] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
 }
 
-/* The common head of build_key and open_session: the arguments present,
- * then the workload. */
-static calhost_status parse_request(const calhost_host_services *host, const char *backend,
-                                    const calhost_workload *w, const calhost_target *t,
-                                    const void *out, matmul_shape *s) {
-  if (!w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  return matmul_parse_workload(host, backend, w, s);
+void *matmul_instance_new(const calhost_host_services *host, const char *backend, size_t size) {
+  matmul_instance *inst = calloc(1, size < sizeof *inst ? sizeof *inst : size);
+  if (inst) {
+    inst->host = host;
+    inst->backend = backend;
+  }
+  return inst;
 }
 
-calhost_status matmul_build_key(const calhost_host_services *host, const char *backend,
-                                matmul_structure *storage, const calhost_workload *w,
+/* The common head of build_key and open_session: the arguments present,
+ * then the workload. */
+static calhost_status parse_request(const matmul_instance *mi, const calhost_workload *w,
+                                    const calhost_target *t, const void *out, matmul_shape *s) {
+  if (!mi || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_parse_workload(mi->host, mi->backend, w, s);
+}
+
+calhost_status matmul_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                 const calhost_target *t, calhost_built_key *out, matmul_shape *s) {
-  calhost_status st = parse_request(host, backend, w, t, out, s);
+  matmul_instance *mi = (matmul_instance *)(void *)inst;
+  calhost_status st = parse_request(mi, w, t, out, s);
   if (st != CALHOST_OK)
     return st;
-  matmul_structure_fill(storage, s);
+  matmul_structure_fill(&mi->shape, s);
   out->model_digest = w->model_digest;
   out->processor = t->processor;
   out->thread_count = t->thread_count;
-  out->structure = storage->props;
+  out->structure = mi->shape.props;
   out->structure_count = MATMUL_STRUCTURE_COUNT;
   return CALHOST_OK;
 }
 
-void *matmul_session_alloc(const calhost_host_services *host, const char *backend,
-                           const calhost_workload *w, const calhost_target *t,
-                           calhost_session **out, size_t size, matmul_shape *s,
-                           calhost_status *status) {
+void *matmul_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                           const calhost_target *t, calhost_session **out, size_t size,
+                           matmul_shape *s, calhost_status *status) {
+  const matmul_instance *mi = (const matmul_instance *)(void *)inst;
   matmul_session *ms;
-  *status = parse_request(host, backend, w, t, out, s);
+  *status = parse_request(mi, w, t, out, s);
   if (out)
     *out = NULL;
   if (*status != CALHOST_OK)
@@ -251,13 +259,20 @@ void *matmul_session_alloc(const calhost_host_services *host, const char *backen
     *status = CALHOST_NO_MEMORY;
     return NULL;
   }
-  ms->host = host;
+  ms->host = mi->host;
   return ms;
 }
 
 /* The matmul_session a backend's session starts with. */
 static matmul_session *base(calhost_session *s) {
   return (matmul_session *)(void *)s;
+}
+
+void matmul_session_close(calhost_session *s) {
+  if (!s)
+    return;
+  matmul_data_free(&base(s)->data);
+  free(s);
 }
 
 calhost_status matmul_candidate_count(calhost_session *s, uint32_t *count) {

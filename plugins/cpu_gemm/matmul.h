@@ -75,17 +75,6 @@ typedef struct matmul_structure {
  * props point into *out. */
 MATMUL_HIDDEN void matmul_structure_fill(matmul_structure *out, const matmul_shape *s);
 
-/* The common part of build_key: CALHOST_INVALID_ARGUMENT when w, t or out
- * is NULL, else parses w (matmul_parse_workload, messages prefixed with
- * backend) into *s and fills *out: the workload's model digest,
- * t->processor and t->thread_count (the backend adjusts those two where its
- * key differs), and the portable structure of s, stored in *storage (which
- * must outlive the returned key). */
-MATMUL_HIDDEN calhost_status matmul_build_key(const calhost_host_services *host,
-                                              const char *backend, matmul_structure *storage,
-                                              const calhost_workload *w, const calhost_target *t,
-                                              calhost_built_key *out, matmul_shape *s);
-
 /* A session's matrices, row-major and dense: A (m x k), B (k x n), C (m x n);
  * C0 the starting C when accumulating (else NULL); ref = A*B and
  * mag = |A|*|B| in double. */
@@ -116,6 +105,31 @@ MATMUL_HIDDEN void matmul_data_reset(matmul_data *d);
 MATMUL_HIDDEN calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err,
                                           size_t err_capacity);
 
+/* What every MatMul backend's instance struct holds as its FIRST member,
+ * so that the functions below serve all of them (a calhost_plugin_instance
+ * * of such a backend points to it). */
+typedef struct matmul_instance {
+  const calhost_host_services *host;
+  const char *backend;    /* its name, the prefix of its messages */
+  matmul_structure shape; /* storage behind the last built key */
+} matmul_instance;
+
+/* Allocates `size` zeroed bytes (at least a matmul_instance) for a
+ * backend's instance and sets its host and backend; NULL when out of
+ * memory. The caller completes it and frees it in destroy. */
+MATMUL_HIDDEN void *matmul_instance_new(const calhost_host_services *host, const char *backend,
+                                        size_t size);
+
+/* The common part of build_key for an instance starting with a
+ * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL, else
+ * parses w (matmul_parse_workload) into *s and fills *out: the workload's
+ * model digest, t->processor and t->thread_count (the backend adjusts
+ * those two where its key differs), and the portable structure of s (dtype,
+ * m, n, k, accumulate), stored in the instance's shape. */
+MATMUL_HIDDEN calhost_status matmul_build_key(calhost_plugin_instance *inst,
+                                              const calhost_workload *w, const calhost_target *t,
+                                              calhost_built_key *out, matmul_shape *s);
+
 /* What every MatMul backend's session struct holds as its FIRST member, so
  * that the entries below serve all of them (a calhost_session * of such a
  * backend points to it). */
@@ -126,17 +140,22 @@ typedef struct matmul_session {
   uint32_t last_iterations; /* of the last completed run; 0 when none since prepare */
 } matmul_session;
 
-/* The common start of open_session: CALHOST_INVALID_ARGUMENT when w, t or
- * out is NULL; else sets *out = NULL, parses w into *s
- * (matmul_parse_workload) and allocates `size` zeroed bytes for the
- * backend's session, a struct whose first member is a matmul_session, with
- * its host set (CALHOST_NO_MEMORY). Returns the allocation (the caller's to
- * free) with *status = CALHOST_OK, or NULL with the failure in *status.
- * The caller fills data (matmul_data_init) and candidates. */
-MATMUL_HIDDEN void *matmul_session_alloc(const calhost_host_services *host, const char *backend,
-                                         const calhost_workload *w, const calhost_target *t,
-                                         calhost_session **out, size_t size, matmul_shape *s,
-                                         calhost_status *status);
+/* The common start of open_session for an instance starting with a
+ * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL; else
+ * sets *out = NULL, parses w into *s (matmul_parse_workload) and allocates
+ * `size` zeroed bytes for the backend's session, a struct whose first
+ * member is a matmul_session, with its host set (CALHOST_NO_MEMORY).
+ * Returns the allocation with *status = CALHOST_OK, or NULL with the
+ * failure in *status. The caller fills data (matmul_data_init) and
+ * candidates, and frees it with matmul_session_close. */
+MATMUL_HIDDEN void *matmul_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                                         const calhost_target *t, calhost_session **out,
+                                         size_t size, matmul_shape *s, calhost_status *status);
+
+/* The close_session entry of a backend whose sessions start with a
+ * matmul_session and hold nothing else to release (else the tail of its
+ * close_session): frees data and s. NULL-safe. */
+MATMUL_HIDDEN void matmul_session_close(calhost_session *s);
 
 /* The candidate_count entry of a backend whose sessions start with a
  * matmul_session: its `candidates`. */

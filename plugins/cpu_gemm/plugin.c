@@ -22,11 +22,9 @@
 #define CPU_GEMM_THREADS_MAX 256
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
-  int max_isa; /* min(this processor, setting "max_isa") */
-  /* storage behind the last built key */
-  matmul_structure shape;                                 /* the key's properties */
-  calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* + isa */
+  matmul_instance mm; /* first: host, name, the last key's MatMul properties */
+  int max_isa;        /* min(this processor, setting "max_isa") */
+  calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* the last key's: + isa */
 };
 
 struct calhost_session {
@@ -115,10 +113,9 @@ static calhost_status cg_create(const calhost_host_services *host, const calhost
       return CALHOST_INVALID_ARGUMENT;
     }
   }
-  inst = calloc(1, sizeof *inst);
+  inst = matmul_instance_new(host, "cpu_gemm", sizeof *inst);
   if (!inst)
     return CALHOST_NO_MEMORY;
-  inst->host = host;
   inst->max_isa = max_isa;
   *out = inst;
   return CALHOST_OK;
@@ -135,12 +132,10 @@ static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
   calhost_status st;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_build_key(inst->host, "cpu_gemm", &inst->shape, w, t, out, &s);
+  st = matmul_build_key(inst, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
-  memcpy(inst->structure, inst->shape.props, sizeof inst->shape.props);
+  memcpy(inst->structure, inst->mm.shape.props, sizeof inst->mm.shape.props);
   inst->structure[MATMUL_STRUCTURE_COUNT] =
       (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
   out->thread_count = useful_threads(&s, t->thread_count);
@@ -161,9 +156,8 @@ static void cg_close_session(calhost_session *s) {
   if (!s)
     return;
   gemm_ctx_destroy(s->ctx);
-  matmul_data_free(&s->mm.data);
   free(s->candidates);
-  free(s);
+  matmul_session_close(s);
 }
 
 static calhost_status cg_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -171,9 +165,7 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  s = matmul_session_alloc(inst->host, "cpu_gemm", w, t, out, sizeof *s, &shape, &st);
+  s = matmul_session_alloc(inst, w, t, out, sizeof *s, &shape, &st);
   if (!s)
     return st;
   s->inst = inst;
@@ -186,7 +178,7 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   s->candidates = malloc(s->mm.candidates * sizeof *s->candidates);
   s->ctx = gemm_ctx_create(s->threads, t->cpus, t->cpu_count);
   if (!s->candidates || !s->ctx || matmul_data_init(&s->mm.data, &shape) != 0) {
-    matmul_set_error(inst->host,
+    matmul_set_error(inst->mm.host,
                      "cpu_gemm: out of memory (or threads) opening a %zux%zux%zu session", shape.m,
                      shape.n, shape.k);
     cg_close_session(s);
@@ -233,11 +225,11 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   s->has_prepared = 0;
   s->mm.last_iterations = 0;
   if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->host, "cpu_gemm policy refused: %s", err);
+    matmul_set_error(s->inst->mm.host, "cpu_gemm policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (gemm_ctx_reserve(s->ctx, &cfg, sh->m, sh->n, sh->k) != 0) {
-    matmul_set_error(s->inst->host, "cpu_gemm: out of memory for packing buffers");
+    matmul_set_error(s->inst->mm.host, "cpu_gemm: out of memory for packing buffers");
     return CALHOST_NO_MEMORY;
   }
   s->prepared = cfg;
@@ -251,7 +243,7 @@ static calhost_status product(calhost_session *s) {
   const matmul_data *d = &s->mm.data;
   if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, d->a, sh->k, d->b, sh->n, d->c, sh->n,
                  sh->accumulate) != 0) {
-    matmul_set_error(s->inst->host, "cpu_gemm: out of memory");
+    matmul_set_error(s->inst->mm.host, "cpu_gemm: out of memory");
     return CALHOST_NO_MEMORY;
   }
   return CALHOST_OK;

@@ -42,13 +42,12 @@ typedef int ob_get_threads_fn(void);
 typedef int ob_setaffinity_fn(int, size_t, cpu_set_t *);
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
+  matmul_instance mm; /* first: host, name, the last key's properties */
   void *lib;
   ob_sgemm_fn *sgemm;
   ob_set_threads_fn *set_threads;
   ob_get_threads_fn *get_threads;
   ob_setaffinity_fn *setaffinity; /* may be NULL */
-  matmul_structure shape;         /* the key's properties */
 };
 
 struct calhost_session {
@@ -111,10 +110,9 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
       return CALHOST_INVALID_ARGUMENT;
     }
   }
-  inst = calloc(1, sizeof *inst);
+  inst = matmul_instance_new(host, "openblas", sizeof *inst);
   if (!inst)
     return CALHOST_NO_MEMORY;
-  inst->host = host;
   if (library) {
     inst->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   } else {
@@ -157,9 +155,7 @@ static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
   calhost_status st;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_build_key(inst->host, "openblas", &inst->shape, w, t, out, &s);
+  st = matmul_build_key(inst, w, t, out, &s);
   if (st == CALHOST_OK)
     out->thread_count = target_threads(t);
   return st;
@@ -173,29 +169,20 @@ static calhost_status ob_validate_policy(calhost_plugin_instance *inst, const ch
                                                                         : CALHOST_INVALID_ARGUMENT;
 }
 
-static void ob_close_session(calhost_session *s) {
-  if (!s)
-    return;
-  matmul_data_free(&s->mm.data);
-  free(s);
-}
-
 static calhost_status ob_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
                                       const calhost_target *t, calhost_session **out) {
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  s = matmul_session_alloc(inst->host, "openblas", w, t, out, sizeof *s, &shape, &st);
+  s = matmul_session_alloc(inst, w, t, out, sizeof *s, &shape, &st);
   if (!s)
     return st;
   s->inst = inst;
   s->max_threads = target_threads(t);
   s->mm.candidates = s->max_threads; /* threads = 1 .. the target's thread count */
   if (matmul_data_init(&s->mm.data, &shape) != 0) {
-    matmul_set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
-                     shape.n, shape.k);
+    matmul_set_error(inst->mm.host, "openblas: out of memory opening a %zux%zux%zu session",
+                     shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_NO_MEMORY;
   }
@@ -246,12 +233,12 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   s->threads = 0;
   s->mm.last_iterations = 0;
   if (parse_policy(policy, length, &threads, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->host, "openblas policy refused: %s", err);
+    matmul_set_error(s->inst->mm.host, "openblas policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if ((unsigned)threads > s->max_threads) {
-    matmul_set_error(s->inst->host, "openblas: threads=%d exceeds the target's %u threads", threads,
-                     s->max_threads);
+    matmul_set_error(s->inst->mm.host, "openblas: threads=%d exceeds the target's %u threads",
+                     threads, s->max_threads);
     return CALHOST_INVALID_ARGUMENT;
   }
   s->threads = threads;
@@ -271,7 +258,7 @@ static calhost_status product(calhost_session *s) {
 static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
   if (!s || !s->threads)
     return CALHOST_INVALID_ARGUMENT;
-  (void)result; /* the host times the call */
+  (void)result;                     /* the host times the call */
   s->inst->set_threads(s->threads); /* explicit on every call: the count is global */
   return matmul_run(s, iterations, product);
 }
@@ -290,7 +277,7 @@ static const calhost_plugin_vtable ob_vtable = {
     .build_key = ob_build_key,
     .validate_policy = ob_validate_policy,
     .open_session = ob_open_session,
-    .close_session = ob_close_session,
+    .close_session = matmul_session_close,
     .candidate_count = matmul_candidate_count,
     .serialize_candidate = ob_serialize_candidate,
     .default_policy = ob_default_policy,

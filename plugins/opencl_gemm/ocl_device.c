@@ -294,7 +294,7 @@ static ocl_instance *instance_base(calhost_plugin_instance *inst) {
 void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
                          const calhost_property *settings, size_t setting_count,
                          calhost_plugin_instance **out, size_t size, calhost_status *status) {
-  ocl_instance *inst;
+  void *inst;
   *status = CALHOST_INVALID_ARGUMENT;
   if (!out || (setting_count && !settings))
     return NULL;
@@ -304,12 +304,9 @@ void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
                      settings[0].name ? settings[0].name : "(null)");
     return NULL;
   }
-  inst = calloc(1, size < sizeof *inst ? sizeof *inst : size);
+  inst =
+      matmul_instance_new(host, backend, size < sizeof(ocl_instance) ? sizeof(ocl_instance) : size);
   *status = inst ? CALHOST_OK : CALHOST_NO_MEMORY;
-  if (inst) {
-    inst->host = host;
-    inst->backend = backend;
-  }
   return inst;
 }
 
@@ -335,14 +332,11 @@ calhost_status ocl_instance_build_key(calhost_plugin_instance *inst, const calho
                                       const calhost_target *t, calhost_built_key *out) {
   ocl_instance *oi = instance_base(inst);
   matmul_shape s;
-  calhost_status st;
   ocl_device *dev;
-  if (!inst)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_build_key(oi->host, oi->backend, &oi->shape, w, t, out, &s);
+  calhost_status st = matmul_build_key(inst, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
-  dev = ocl_target_device(&oi->devs, t, oi->host, oi->backend);
+  dev = ocl_target_device(&oi->devs, t, oi->mm.host, oi->mm.backend);
   if (!dev)
     return CALHOST_UNSUPPORTED;
   out->processor = dev->identity;
@@ -356,17 +350,12 @@ void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w
                         const calhost_target *t, calhost_session **out, size_t size,
                         matmul_shape *shape, calhost_status *status) {
   ocl_instance *oi = instance_base(inst);
-  ocl_session *s;
-  if (!inst) {
-    *status = CALHOST_INVALID_ARGUMENT;
-    return NULL;
-  }
-  s = matmul_session_alloc(oi->host, oi->backend, w, t, out, size < sizeof *s ? sizeof *s : size,
-                           shape, status);
+  ocl_session *s =
+      matmul_session_alloc(inst, w, t, out, size < sizeof *s ? sizeof *s : size, shape, status);
   if (!s)
     return NULL;
-  s->dev = ocl_target_device(&oi->devs, t, oi->host, oi->backend);
-  *status = s->dev ? ocl_device_open(s->dev, oi->host, oi->backend) : CALHOST_UNSUPPORTED;
+  s->dev = ocl_target_device(&oi->devs, t, oi->mm.host, oi->mm.backend);
+  *status = s->dev ? ocl_device_open(s->dev, oi->mm.host, oi->mm.backend) : CALHOST_UNSUPPORTED;
   if (*status != CALHOST_OK) {
     free(s);
     return NULL;
@@ -434,7 +423,6 @@ void ocl_session_release(ocl_session *s) {
   }
   free(b->staging);
   b->staging = NULL;
-  matmul_data_free(&s->mm.data);
 }
 
 cl_int ocl_session_reset(const ocl_session *s) {

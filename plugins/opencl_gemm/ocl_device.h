@@ -98,10 +98,8 @@ OCL_HIDDEN double ocl_events_seconds(cl_event *events, uint32_t count, int *ok);
  * that the ocl_instance_ entries serve both backends (a
  * calhost_plugin_instance * of such a backend points to it). */
 typedef struct ocl_instance {
-  const calhost_host_services *host;
-  const char *backend; /* prefix of its messages */
+  matmul_instance mm; /* first: host, name, the last key's properties */
   ocl_devices devs;
-  matmul_structure shape; /* the last built key's properties */
 } ocl_instance;
 
 /* The create() of a backend that takes no settings: CALHOST_INVALID_ARGUMENT
@@ -170,8 +168,8 @@ OCL_HIDDEN void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_
 OCL_HIDDEN calhost_status ocl_session_buffers(ocl_session *s, size_t mp, size_t np, size_t kp,
                                               const char *backend);
 
-/* Releases s's device buffers and data; safe on a zeroed or released s
- * (the caller frees s itself). */
+/* Releases s's device buffers; safe on a zeroed or released s (the
+ * caller then closes it with matmul_session_close). */
 OCL_HIDDEN void ocl_session_release(ocl_session *s);
 
 /* Before a run: enqueues the copy of C0 into C when accumulating (every

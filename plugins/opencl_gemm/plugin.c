@@ -99,7 +99,7 @@ static void og_close_session(calhost_session *s) {
     clReleaseKernel(s->kernel);
   ocl_session_release(&s->ocl);
   free(s->cands);
-  free(s);
+  matmul_session_close(s);
 }
 
 static size_t round_up(size_t x, size_t to) {
@@ -123,13 +123,13 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
   kp = round_up(shape.k, XGEMM_PAD_K);
   if ((uint64_t)mp * kp * 4 > dev->max_alloc || (uint64_t)kp * np * 4 > dev->max_alloc ||
       (uint64_t)mp * np * 4 > dev->max_alloc) {
-    matmul_set_error(inst->ocl.host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer",
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer",
                      shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_UNSUPPORTED;
   }
   if (matmul_data_init(&s->ocl.mm.data, &shape) != 0) {
-    matmul_set_error(inst->ocl.host, BACKEND ": out of memory opening a %zux%zux%zu session",
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": out of memory opening a %zux%zux%zu session",
                      shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_NO_MEMORY;
@@ -145,7 +145,7 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
                    0) == 0)
       s->cands[s->ocl.mm.candidates++] = xgemm_curated[i];
   if (s->ocl.mm.candidates == 0) {
-    matmul_set_error(inst->ocl.host, BACKEND ": no configuration fits device '%s'", dev->name);
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": no configuration fits device '%s'", dev->name);
     og_close_session(s);
     return CALHOST_UNSUPPORTED;
   }
@@ -191,7 +191,7 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
   t0 = now_seconds();
   prog = clCreateProgramWithSource(s->ocl.dev->context, 1, &src, NULL, &err);
   if (!prog) {
-    matmul_set_error(inst->ocl.host, BACKEND ": clCreateProgramWithSource: %s",
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": clCreateProgramWithSource: %s",
                      ocl_error_name(err));
     return NULL;
   }
@@ -203,8 +203,8 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
     for (char *p = log; *p; p++)
       if ((unsigned char)*p < 0x20)
         *p = ' ';
-    matmul_set_error(inst->ocl.host, BACKEND ": building %s: %s: %s", options, ocl_error_name(err),
-                     log);
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": building %s: %s: %s", options,
+                     ocl_error_name(err), log);
     clReleaseProgram(prog);
     return NULL;
   }
@@ -220,10 +220,10 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
   snprintf(e->options, sizeof e->options, "%s", options);
   e->program = prog;
   e->compile_seconds = now_seconds() - t0;
-  if (inst->ocl.host && inst->ocl.host->log) {
+  if (inst->ocl.mm.host && inst->ocl.mm.host->log) {
     char msg[256];
     snprintf(msg, sizeof msg, BACKEND ": compiled %s in %.2f s", options, e->compile_seconds);
-    inst->ocl.host->log(inst->ocl.host->context, CALHOST_LOG_DEBUG, msg);
+    inst->ocl.mm.host->log(inst->ocl.mm.host->context, CALHOST_LOG_DEBUG, msg);
   }
   return prog;
 }
@@ -241,13 +241,13 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   }
   s->ocl.mm.last_iterations = 0;
   if (xgemm_parse(policy, length, &c, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->ocl.host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (xgemm_fits(&c, s->ocl.dev->max_work_group, s->ocl.dev->max_item, s->ocl.dev->local_mem, err,
                  sizeof err) != 0) {
-    matmul_set_error(s->inst->ocl.host, BACKEND ": does not fit device '%s': %s", s->ocl.dev->name,
-                     err);
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": does not fit device '%s': %s",
+                     s->ocl.dev->name, err);
     return CALHOST_UNSUPPORTED;
   }
   cl_program prog = program_for(s, &c);
@@ -255,14 +255,14 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
     return CALHOST_ERROR;
   s->kernel = clCreateKernel(prog, "xgemm", &e);
   if (!s->kernel) {
-    matmul_set_error(s->inst->ocl.host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
     return CALHOST_ERROR;
   }
   /* The compiled kernel may allow less than the device (registers). */
   if (clGetKernelWorkGroupInfo(s->kernel, s->ocl.dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
                                &kwg, NULL) == CL_SUCCESS &&
       kwg < (size_t)c.v[XG_MDIMC] * c.v[XG_NDIMC]) {
-    matmul_set_error(s->inst->ocl.host,
+    matmul_set_error(s->inst->ocl.mm.host,
                      BACKEND ": the compiled kernel allows work-groups of %zu, not %u", kwg,
                      c.v[XG_MDIMC] * c.v[XG_NDIMC]);
     clReleaseKernel(s->kernel);
@@ -278,7 +278,7 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   e |= clSetKernelArg(s->kernel, 4, sizeof s->ocl.buf.b, &s->ocl.buf.b);
   e |= clSetKernelArg(s->kernel, 5, sizeof s->ocl.buf.c, &s->ocl.buf.c);
   if (e != CL_SUCCESS) {
-    matmul_set_error(s->inst->ocl.host, BACKEND ": clSetKernelArg failed");
+    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": clSetKernelArg failed");
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
     return CALHOST_ERROR;
@@ -300,7 +300,7 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
   int timed = 1;
   if (!s || !s->kernel)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->ocl.host;
+  host = s->inst->ocl.mm.host;
   s->ocl.mm.last_iterations = 0;
   e = ocl_session_reset(&s->ocl);
   if (e != CL_SUCCESS) {
