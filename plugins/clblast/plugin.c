@@ -203,7 +203,6 @@ struct calhost_plugin_instance {
 struct calhost_session {
   ocl_session
       ocl; /* first: data, device, buffers (not padded); candidates: "database", then cands */
-  calhost_plugin_instance *inst;
   device_db *db;
   xset *cands;
   int prepared;
@@ -211,13 +210,7 @@ struct calhost_session {
 
 static calhost_status cb_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  calhost_status st;
-  calhost_plugin_instance *inst =
-      ocl_instance_alloc(host, BACKEND, settings, setting_count, out, sizeof *inst, &st);
-  if (!inst)
-    return st;
-  *out = inst;
-  return CALHOST_OK;
+  return ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
 }
 
 static void cb_destroy(calhost_plugin_instance *inst) {
@@ -268,7 +261,6 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
   s = ocl_session_alloc(inst, w, t, out, sizeof *s, &sh, &st);
   if (!s)
     return st;
-  s->inst = inst;
   dev = s->ocl.dev;
   if (!inst->dbs)
     inst->dbs = calloc(inst->ocl.devs.count, sizeof *inst->dbs);
@@ -287,12 +279,8 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
     }
     s->db->have = 1;
   }
-  if (matmul_data_init(&s->ocl.mm.data, &sh) != 0) {
-    free(s);
-    return CALHOST_NO_MEMORY;
-  }
   s->cands = malloc(CURATED_COUNT * sizeof *s->cands);
-  if (!s->cands || ocl_session_buffers(&s->ocl, sh.m, sh.n, sh.k, BACKEND) != CALHOST_OK) {
+  if (!s->cands || ocl_session_data(&s->ocl, &sh, sh.m, sh.n, sh.k, BACKEND) != CALHOST_OK) {
     cb_close_session(s);
     return CALHOST_NO_MEMORY;
   }
@@ -330,8 +318,8 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
   CLBlastStatusCode st = CLBlastOverrideParameters(s->ocl.dev->id, kernel, CLBlastPrecisionSingle,
                                                    p->count, names, p->values);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": CLBlastOverrideParameters(%s): status %d",
-                     kernel, (int)st);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastOverrideParameters(%s): status %d", kernel,
+                     (int)st);
     return -1;
   }
   return 0;
@@ -345,7 +333,7 @@ static int sgemm(calhost_session *s, cl_event *event) {
                    sh->k, 1.0f, s->ocl.buf.a, 0, sh->k, s->ocl.buf.b, 0, sh->n,
                    sh->accumulate ? 1.0f : 0.0f, s->ocl.buf.c, 0, sh->n, &s->ocl.dev->queue, event);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
     return -1;
   }
   return 0;
@@ -361,7 +349,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   s->prepared = 0;
   s->ocl.mm.last_iterations = 0;
   if (parse_policy(policy, length, &db, &x, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->ocl.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (db) {
@@ -369,8 +357,8 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
       return CALHOST_ERROR;
   } else {
     if (xset_fits(&x, s->ocl.dev, err, sizeof err) != 0) {
-      matmul_set_error(s->inst->ocl.mm.host, BACKEND ": does not fit device '%s': %s",
-                       s->ocl.dev->name, err);
+      matmul_set_error(s->ocl.mm.host, BACKEND ": does not fit device '%s': %s", s->ocl.dev->name,
+                       err);
       return CALHOST_UNSUPPORTED;
     }
     p.count = P_COUNT;
@@ -400,7 +388,7 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
   (void)result; /* the host times the call */
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->ocl.mm.host;
+  host = s->ocl.mm.host;
   s->ocl.mm.last_iterations = 0;
   if (ocl_session_reset(&s->ocl) != CL_SUCCESS) {
     matmul_set_error(host, BACKEND ": resetting C failed");
@@ -424,34 +412,16 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
 }
 
 static const int64_t sample_shape[] = {64, 64, 64}, sample_odd[] = {100, 72, 40};
-static const calhost_workload sample_w1 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_64",
-                                           "MatMul",
-                                           "float32",
-                                           sample_shape,
-                                           3,
-                                           NULL,
-                                           0,
-                                           NULL};
-static const calhost_workload sample_w2 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_100x72x40",
-                                           "MatMul",
-                                           "float32",
-                                           sample_odd,
-                                           3,
-                                           NULL,
-                                           0,
-                                           NULL};
+static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_64", sample_shape, NULL, 0);
+static const calhost_workload sample_w2 = MATMUL_SAMPLE("matmul_100x72x40", sample_odd, NULL, 0);
 static const calhost_workload *const cb_samples[] = {&sample_w1, &sample_w2, NULL};
-
-static const char *const cb_operators[] = {"MatMul", NULL};
 
 static const calhost_plugin_vtable cb_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = CALHOST_ABI_VERSION,
     .backend_name = BACKEND,
     .implementation_version = "1.0.0+clblast" CALHOST_CLBLAST_VERSION,
-    .operators = cb_operators,
+    .operators = matmul_operators,
     .description = "CLBlast SGEMM; its tuned database against Xgemm parameter sets, per device",
     .create = cb_create,
     .destroy = cb_destroy,

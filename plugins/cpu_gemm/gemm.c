@@ -303,22 +303,22 @@ static void workspace_need(const gemm_config *cfg, size_t m, size_t n, size_t k,
   *b_need = nc * kc;
 }
 
+/* Makes *buf (capacity *cap floats) hold at least need floats: a new
+ * aligned buffer when it is smaller (the contents are not kept). 0, or -1
+ * with *buf NULL and *cap 0 when out of memory. */
+static int reserve_floats(float **buf, size_t *cap, size_t need) {
+  if (*cap >= need)
+    return 0;
+  free(*buf);
+  *buf = aligned_floats(need);
+  *cap = *buf ? need : 0;
+  return *buf ? 0 : -1;
+}
+
 static int workspace_reserve(gemm_workspace *ws, size_t a_need, size_t b_need) {
-  if (ws->a_cap < a_need) {
-    free(ws->a_pack);
-    ws->a_pack = aligned_floats(a_need);
-    ws->a_cap = ws->a_pack ? a_need : 0;
-    if (!ws->a_pack)
-      return -1;
-  }
-  if (ws->b_cap < b_need) {
-    free(ws->b_pack);
-    ws->b_pack = aligned_floats(b_need);
-    ws->b_cap = ws->b_pack ? b_need : 0;
-    if (!ws->b_pack)
-      return -1;
-  }
-  return 0;
+  if (reserve_floats(&ws->a_pack, &ws->a_cap, a_need) != 0)
+    return -1;
+  return reserve_floats(&ws->b_pack, &ws->b_cap, b_need);
 }
 
 /* Adds (or stores) the rows x cols corner of an mr x nr tile into c. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const matmul_operators[] = {"MatMul", NULL};
+
 void matmul_set_error(const calhost_host_services *host, const char *fmt, ...) {
   char msg[512];
   va_list ap;

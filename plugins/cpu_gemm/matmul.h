@@ -42,6 +42,10 @@ MATMUL_HIDDEN int matmul_cancelled(const calhost_host_services *host);
 MATMUL_HIDDEN int matmul_policy_text(const char *policy, size_t length, size_t max, char *err,
                                      size_t cap);
 
+/* The operators a MatMul backend serves: {"MatMul", NULL}, for the
+ * vtable's operators. */
+MATMUL_HIDDEN extern const char *const matmul_operators[];
+
 /* Largest dimension, matrix (elements) and product (multiply-adds) served:
  * inputs, output and reference must fit in memory and the reference must
  * finish in seconds. */
@@ -62,6 +66,15 @@ typedef struct matmul_shape {
 MATMUL_HIDDEN calhost_status matmul_parse_workload(const calhost_host_services *host,
                                                    const char *backend, const calhost_workload *w,
                                                    matmul_shape *s);
+
+/* The initializer of a static float32 MatMul sample workload (for the
+ * vtable's sample_workloads): its name, its {M, N, K} (a static
+ * int64_t[3]) and its properties (static, or NULL with count 0). */
+#define MATMUL_SAMPLE(name, mnk, properties, property_count)                                       \
+  {                                                                                                \
+    {CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)}, (name), "MatMul", "float32", (mnk), 3, \
+        (properties), (property_count), NULL                                                       \
+  }
 
 /* The portable key's structural properties of a MatMul shape, in storage
  * the caller owns (it must outlive the build_key call that returns them). */

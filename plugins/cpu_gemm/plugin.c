@@ -29,7 +29,6 @@ struct calhost_plugin_instance {
 
 struct calhost_session {
   matmul_session mm; /* first: data, candidate count, last run */
-  calhost_plugin_instance *inst;
   unsigned threads;
   int isa; /* the best kernel class this session may run */
   gemm_ctx *ctx;
@@ -168,7 +167,6 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   s = matmul_session_alloc(inst, w, t, out, sizeof *s, &shape, &st);
   if (!s)
     return st;
-  s->inst = inst;
   s->threads = useful_threads(&shape, t->thread_count);
   s->isa = target_isa(inst, t);
   if (s->isa > (int)gemm_isa_detect())
@@ -225,11 +223,11 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   s->has_prepared = 0;
   s->mm.last_iterations = 0;
   if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->mm.host, "cpu_gemm policy refused: %s", err);
+    matmul_set_error(s->mm.host, "cpu_gemm policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (gemm_ctx_reserve(s->ctx, &cfg, sh->m, sh->n, sh->k) != 0) {
-    matmul_set_error(s->inst->mm.host, "cpu_gemm: out of memory for packing buffers");
+    matmul_set_error(s->mm.host, "cpu_gemm: out of memory for packing buffers");
     return CALHOST_NO_MEMORY;
   }
   s->prepared = cfg;
@@ -243,7 +241,7 @@ static calhost_status product(calhost_session *s) {
   const matmul_data *d = &s->mm.data;
   if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, d->a, sh->k, d->b, sh->n, d->c, sh->n,
                  sh->accumulate) != 0) {
-    matmul_set_error(s->inst->mm.host, "cpu_gemm: out of memory");
+    matmul_set_error(s->mm.host, "cpu_gemm: out of memory");
     return CALHOST_NO_MEMORY;
   }
   return CALHOST_OK;
@@ -256,14 +254,12 @@ static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_ru
   return matmul_run(s, iterations, product);
 }
 
-static const char *const cg_operators[] = {"MatMul", NULL};
-
 static const calhost_plugin_vtable cg_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = 1u, /* the ABI this file implements, not the header's newest */
     .backend_name = "cpu_gemm",
     .implementation_version = "1.1.0", /* 1.1: memory-broadcast kernels, dynamic slabs */
-    .operators = cg_operators,
+    .operators = matmul_operators,
     .description =
         "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
     .create = cg_create,

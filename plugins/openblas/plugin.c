@@ -233,12 +233,12 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   s->threads = 0;
   s->mm.last_iterations = 0;
   if (parse_policy(policy, length, &threads, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->mm.host, "openblas policy refused: %s", err);
+    matmul_set_error(s->mm.host, "openblas policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if ((unsigned)threads > s->max_threads) {
-    matmul_set_error(s->inst->mm.host, "openblas: threads=%d exceeds the target's %u threads",
-                     threads, s->max_threads);
+    matmul_set_error(s->mm.host, "openblas: threads=%d exceeds the target's %u threads", threads,
+                     s->max_threads);
     return CALHOST_INVALID_ARGUMENT;
   }
   s->threads = threads;
@@ -263,14 +263,12 @@ static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_ru
   return matmul_run(s, iterations, product);
 }
 
-static const char *const ob_operators[] = {"MatMul", NULL};
-
 static const calhost_plugin_vtable ob_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = 1u,
     .backend_name = "openblas",
     .implementation_version = "1.0.0+openblas" CALHOST_OPENBLAS_VERSION,
-    .operators = ob_operators,
+    .operators = matmul_operators,
     .description = "OpenBLAS cblas_sgemm; calibrates the thread count per shape",
     .create = ob_create,
     .destroy = ob_destroy,

@@ -291,23 +291,20 @@ static ocl_instance *instance_base(calhost_plugin_instance *inst) {
   return (ocl_instance *)(void *)inst;
 }
 
-void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
-                         const calhost_property *settings, size_t setting_count,
-                         calhost_plugin_instance **out, size_t size, calhost_status *status) {
-  void *inst;
-  *status = CALHOST_INVALID_ARGUMENT;
+calhost_status ocl_instance_create(const calhost_host_services *host, const char *backend,
+                                   const calhost_property *settings, size_t setting_count,
+                                   calhost_plugin_instance **out, size_t size) {
   if (!out || (setting_count && !settings))
-    return NULL;
+    return CALHOST_INVALID_ARGUMENT;
   *out = NULL;
   if (setting_count) {
     matmul_set_error(host, "%s: unknown setting '%s' (this backend has none)", backend,
                      settings[0].name ? settings[0].name : "(null)");
-    return NULL;
+    return CALHOST_INVALID_ARGUMENT;
   }
-  inst =
+  *out =
       matmul_instance_new(host, backend, size < sizeof(ocl_instance) ? sizeof(ocl_instance) : size);
-  *status = inst ? CALHOST_OK : CALHOST_NO_MEMORY;
-  return inst;
+  return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
 }
 
 calhost_status ocl_instance_device_count(calhost_plugin_instance *inst, uint32_t *count) {
@@ -384,12 +381,17 @@ static cl_mem upload(const ocl_device *dev, const float *src, size_t src_rows, s
   return m;
 }
 
-calhost_status ocl_session_buffers(ocl_session *s, size_t mp, size_t np, size_t kp,
-                                   const char *backend) {
+calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_t mp, size_t np,
+                                size_t kp, const char *backend) {
   ocl_matmul_buffers *b = &s->buf;
   const matmul_data *d = &s->mm.data;
   const matmul_shape *sh = &d->shape;
   cl_int err = CL_SUCCESS;
+  if (matmul_data_init(&s->mm.data, shape) != 0) {
+    matmul_set_error(s->mm.host, "%s: out of memory opening a %zux%zux%zu session", backend,
+                     shape->m, shape->n, shape->k);
+    return CALHOST_NO_MEMORY;
+  }
   b->mp = mp;
   b->np = np;
   b->kp = kp;

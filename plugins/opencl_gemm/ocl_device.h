@@ -105,14 +105,13 @@ typedef struct ocl_instance {
 /* The create() of a backend that takes no settings: CALHOST_INVALID_ARGUMENT
  * for a NULL out, settings NULL with a count, or any setting (after
  * host->set_error "BACKEND: unknown setting 'NAME' (this backend has
- * none)"); else sets *out = NULL and returns `size` zeroed bytes with host
- * and backend set in the ocl_instance they start with (NULL with
- * CALHOST_NO_MEMORY), which the caller completes and hands out. *status
- * tells which. */
-OCL_HIDDEN void *ocl_instance_alloc(const calhost_host_services *host, const char *backend,
-                                    const calhost_property *settings, size_t setting_count,
-                                    calhost_plugin_instance **out, size_t size,
-                                    calhost_status *status);
+ * none)"); CALHOST_NO_MEMORY; else CALHOST_OK with *out = `size` zeroed
+ * bytes (the backend's instance, destroyed by its destroy) whose
+ * ocl_instance has host and backend set. */
+OCL_HIDDEN calhost_status ocl_instance_create(const calhost_host_services *host,
+                                              const char *backend, const calhost_property *settings,
+                                              size_t setting_count, calhost_plugin_instance **out,
+                                              size_t size);
 
 /* The device_count entry: lists the devices (once), then their count.
  * CALHOST_INVALID_ARGUMENT for a NULL argument, CALHOST_NO_MEMORY when the
@@ -160,13 +159,14 @@ OCL_HIDDEN void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_session **out, size_t size,
                                    matmul_shape *shape, calhost_status *status);
 
-/* Creates s->buf on s->dev for s's matrices padded to mp, np, kp (each at
- * least the shape's m, n, k): uploads A, B and C0, allocates C. Returns
- * CALHOST_OK, or CALHOST_NO_MEMORY after set_error ("BACKEND: allocating
- * device buffers: CL_...") with what was made left for
- * ocl_session_release. */
-OCL_HIDDEN calhost_status ocl_session_buffers(ocl_session *s, size_t mp, size_t np, size_t kp,
-                                              const char *backend);
+/* Fills s's matrices for shape (matmul_data_init: inputs and reference),
+ * then creates s->buf on s->dev padded to mp, np, kp (each at least the
+ * shape's m, n, k): uploads A, B and C0, allocates C. Returns CALHOST_OK,
+ * or CALHOST_NO_MEMORY after set_error ("BACKEND: out of memory opening a
+ * MxNxK session" or "BACKEND: allocating device buffers: CL_...") with what
+ * was made left for ocl_session_release and matmul_session_close. */
+OCL_HIDDEN calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_t mp,
+                                           size_t np, size_t kp, const char *backend);
 
 /* Releases s's device buffers; safe on a zeroed or released s (the
  * caller then closes it with matmul_session_close). */

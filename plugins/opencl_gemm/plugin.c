@@ -62,16 +62,12 @@ static double now_seconds(void) {
 
 static calhost_status og_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  calhost_status st;
-  calhost_plugin_instance *inst =
-      ocl_instance_alloc(host, BACKEND, settings, setting_count, out, sizeof *inst, &st);
-  if (!inst)
-    return st;
-  for (int k = 0; k < XG_COUNT; k++)
-    inst->params[k] = (calhost_parameter){xgemm_params[k].name, xgemm_params[k].texts,
-                                          xgemm_params[k].count, CALHOST_PARAMETER_ORDERED};
-  *out = inst;
-  return CALHOST_OK;
+  calhost_status st =
+      ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
+  for (int k = 0; st == CALHOST_OK && k < XG_COUNT; k++)
+    (*out)->params[k] = (calhost_parameter){xgemm_params[k].name, xgemm_params[k].texts,
+                                            xgemm_params[k].count, CALHOST_PARAMETER_ORDERED};
+  return st;
 }
 
 static void og_destroy(calhost_plugin_instance *inst) {
@@ -128,14 +124,8 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
     free(s);
     return CALHOST_UNSUPPORTED;
   }
-  if (matmul_data_init(&s->ocl.mm.data, &shape) != 0) {
-    matmul_set_error(inst->ocl.mm.host, BACKEND ": out of memory opening a %zux%zux%zu session",
-                     shape.m, shape.n, shape.k);
-    free(s);
-    return CALHOST_NO_MEMORY;
-  }
   s->cands = malloc(xgemm_curated_count * sizeof *s->cands);
-  if (!s->cands || ocl_session_buffers(&s->ocl, mp, np, kp, BACKEND) != CALHOST_OK) {
+  if (!s->cands || ocl_session_data(&s->ocl, &shape, mp, np, kp, BACKEND) != CALHOST_OK) {
     og_close_session(s);
     return CALHOST_NO_MEMORY;
   }
@@ -241,13 +231,13 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   }
   s->ocl.mm.last_iterations = 0;
   if (xgemm_parse(policy, length, &c, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->ocl.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (xgemm_fits(&c, s->ocl.dev->max_work_group, s->ocl.dev->max_item, s->ocl.dev->local_mem, err,
                  sizeof err) != 0) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": does not fit device '%s': %s",
-                     s->ocl.dev->name, err);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": does not fit device '%s': %s", s->ocl.dev->name,
+                     err);
     return CALHOST_UNSUPPORTED;
   }
   cl_program prog = program_for(s, &c);
@@ -255,14 +245,14 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
     return CALHOST_ERROR;
   s->kernel = clCreateKernel(prog, "xgemm", &e);
   if (!s->kernel) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
+    matmul_set_error(s->ocl.mm.host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
     return CALHOST_ERROR;
   }
   /* The compiled kernel may allow less than the device (registers). */
   if (clGetKernelWorkGroupInfo(s->kernel, s->ocl.dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
                                &kwg, NULL) == CL_SUCCESS &&
       kwg < (size_t)c.v[XG_MDIMC] * c.v[XG_NDIMC]) {
-    matmul_set_error(s->inst->ocl.mm.host,
+    matmul_set_error(s->ocl.mm.host,
                      BACKEND ": the compiled kernel allows work-groups of %zu, not %u", kwg,
                      c.v[XG_MDIMC] * c.v[XG_NDIMC]);
     clReleaseKernel(s->kernel);
@@ -278,7 +268,7 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   e |= clSetKernelArg(s->kernel, 4, sizeof s->ocl.buf.b, &s->ocl.buf.b);
   e |= clSetKernelArg(s->kernel, 5, sizeof s->ocl.buf.c, &s->ocl.buf.c);
   if (e != CL_SUCCESS) {
-    matmul_set_error(s->inst->ocl.mm.host, BACKEND ": clSetKernelArg failed");
+    matmul_set_error(s->ocl.mm.host, BACKEND ": clSetKernelArg failed");
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
     return CALHOST_ERROR;
@@ -300,7 +290,7 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
   int timed = 1;
   if (!s || !s->kernel)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->ocl.mm.host;
+  host = s->ocl.mm.host;
   s->ocl.mm.last_iterations = 0;
   e = ocl_session_reset(&s->ocl);
   if (e != CL_SUCCESS) {
@@ -398,34 +388,17 @@ static calhost_status og_policy_assignment(calhost_session *s, const char *polic
 
 static const int64_t sample_small[] = {64, 64, 64}, sample_odd[] = {100, 72, 40};
 static const calhost_property sample_acc[] = {{"accumulate", "1"}};
-static const calhost_workload sample_w1 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_64",
-                                           "MatMul",
-                                           "float32",
-                                           sample_small,
-                                           3,
-                                           NULL,
-                                           0,
-                                           NULL};
-static const calhost_workload sample_w2 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_100x72x40_acc",
-                                           "MatMul",
-                                           "float32",
-                                           sample_odd,
-                                           3,
-                                           sample_acc,
-                                           1,
-                                           NULL};
+static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_64", sample_small, NULL, 0);
+static const calhost_workload sample_w2 =
+    MATMUL_SAMPLE("matmul_100x72x40_acc", sample_odd, sample_acc, 1);
 static const calhost_workload *const og_samples[] = {&sample_w1, &sample_w2, NULL};
-
-static const char *const og_operators[] = {"MatMul", NULL};
 
 static const calhost_plugin_vtable og_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = CALHOST_ABI_VERSION,
     .backend_name = BACKEND,
     .implementation_version = "1.0.0",
-    .operators = og_operators,
+    .operators = matmul_operators,
     .description = "OpenCL SGEMM with a tunable Xgemm-style kernel, calibrated per device",
     .create = og_create,
     .destroy = og_destroy,
