@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include "gemm.h"
-#include "matmul.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -145,28 +144,33 @@ const char *gemm_isa_name(gemm_isa isa) {
 
 int gemm_config_check(const gemm_config *cfg, char *err, size_t cap) {
   const gemm_kernel_info *kern = cfg ? gemm_kernel_at(cfg->kernel) : NULL;
+#define GEMM_FAIL(...)                                                                             \
+  do {                                                                                             \
+    if (err && cap)                                                                                \
+      snprintf(err, cap, __VA_ARGS__);                                                             \
+    return -1;                                                                                     \
+  } while (0)
   if (!kern)
-    return matmul_fail(err, cap, "unknown kernel");
+    GEMM_FAIL("unknown kernel");
   if (cfg->mc < kern->mr || cfg->mc > GEMM_MC_MAX)
-    return matmul_fail(err, cap, "mc=%d out of range [%d, %d]", cfg->mc, kern->mr, GEMM_MC_MAX);
+    GEMM_FAIL("mc=%d out of range [%d, %d]", cfg->mc, kern->mr, GEMM_MC_MAX);
   if (cfg->mc % kern->mr)
-    return matmul_fail(err, cap, "mc=%d is not a multiple of MR=%d of kernel %s", cfg->mc, kern->mr,
-                       kern->name);
+    GEMM_FAIL("mc=%d is not a multiple of MR=%d of kernel %s", cfg->mc, kern->mr, kern->name);
   if (cfg->nc < kern->nr || cfg->nc > GEMM_NC_MAX)
-    return matmul_fail(err, cap, "nc=%d out of range [%d, %d]", cfg->nc, kern->nr, GEMM_NC_MAX);
+    GEMM_FAIL("nc=%d out of range [%d, %d]", cfg->nc, kern->nr, GEMM_NC_MAX);
   if (cfg->nc % kern->nr)
-    return matmul_fail(err, cap, "nc=%d is not a multiple of NR=%d of kernel %s", cfg->nc, kern->nr,
-                       kern->name);
+    GEMM_FAIL("nc=%d is not a multiple of NR=%d of kernel %s", cfg->nc, kern->nr, kern->name);
   if (cfg->kc < 1 || cfg->kc > GEMM_KC_MAX)
-    return matmul_fail(err, cap, "kc=%d out of range [1, %d]", cfg->kc, GEMM_KC_MAX);
+    GEMM_FAIL("kc=%d out of range [1, %d]", cfg->kc, GEMM_KC_MAX);
   if ((size_t)cfg->mc * (size_t)cfg->kc > GEMM_PANEL_FLOATS_MAX)
-    return matmul_fail(err, cap, "mc*kc=%zu exceeds the packed-A limit %u",
-                       (size_t)cfg->mc * (size_t)cfg->kc, GEMM_PANEL_FLOATS_MAX);
+    GEMM_FAIL("mc*kc=%zu exceeds the packed-A limit %u", (size_t)cfg->mc * (size_t)cfg->kc,
+              GEMM_PANEL_FLOATS_MAX);
   if ((size_t)cfg->nc * (size_t)cfg->kc > GEMM_PANEL_FLOATS_MAX)
-    return matmul_fail(err, cap, "nc*kc=%zu exceeds the packed-B limit %u",
-                       (size_t)cfg->nc * (size_t)cfg->kc, GEMM_PANEL_FLOATS_MAX);
+    GEMM_FAIL("nc*kc=%zu exceeds the packed-B limit %u", (size_t)cfg->nc * (size_t)cfg->kc,
+              GEMM_PANEL_FLOATS_MAX);
   if (cfg->split != GEMM_SPLIT_N && cfg->split != GEMM_SPLIT_M && cfg->split != GEMM_SPLIT_SERIAL)
-    return matmul_fail(err, cap, "unknown split");
+    GEMM_FAIL("unknown split");
+#undef GEMM_FAIL
   return 0;
 }
 
