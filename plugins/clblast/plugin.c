@@ -201,8 +201,9 @@ struct calhost_plugin_instance {
 };
 
 struct calhost_session {
-  ocl_session
-      ocl; /* first: data, device, buffers (not padded); candidates: "database", then cands */
+  /* first: data, device, buffers (not padded); the candidates are
+   * "database", then cands */
+  ocl_session ocl;
   device_db *db;
   xset *cands;
   int prepared;

@@ -1,7 +1,9 @@
 /*
  * plugin.c: the cpu_gemm backend's calhost vtable (operator "MatMul",
  * float32, row-major). Thin glue: gemm.c is the algorithm, policy.c the
- * policy language, matmul.c the workload, inputs and reference check.
+ * policy language, matmul.c the workload, inputs and reference check and
+ * the entries every MatMul backend shares (candidate_count, check, the run
+ * loop).
  */
 #include <calhost/plugin.h>
 

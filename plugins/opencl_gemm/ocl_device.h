@@ -1,11 +1,14 @@
 /*
  * ocl_device.h: what the OpenCL backends (opencl_gemm, clblast) share:
- * creating an instance of a backend without settings, enumerating OpenCL
- * devices lazily into calhost devices (identity, display name, kind,
- * hardware, limits), resolving a calhost_target to a device, one context
- * and profiling queue per device, a MatMul session's device buffers
- * (upload, reset, read-back check), and OpenCL error names. Errors go
- * through matmul_set_error (../cpu_gemm/matmul.h, compiled into both).
+ * enumerating OpenCL devices lazily into calhost devices (identity, display
+ * name, kind, hardware, limits), resolving a calhost_target to a device, one
+ * context and profiling queue per device, OpenCL error names, and the
+ * instance and session both backends' structs start with (ocl_instance,
+ * ocl_session) with the vtable entries that serve both: create without
+ * settings, device_count, list_device, build_key, the start of
+ * open_session, the device buffers (padded upload, reset, read-back) and
+ * check. Errors go through matmul_set_error (../cpu_gemm/matmul.h,
+ * compiled into both).
  * Internal (hidden).
  *
  * Nothing here runs before the first call that needs a device: OpenCL
