@@ -102,31 +102,28 @@ static const xset curated[] = {
 };
 #define CURATED_COUNT (sizeof curated / sizeof curated[0])
 
-#define FAIL(...)                                                                                  \
-  do {                                                                                             \
-    if (err && cap)                                                                                \
-      snprintf(err, cap, __VA_ARGS__);                                                             \
-    return -1;                                                                                     \
-  } while (0)
-
 /* CLBlast's Xgemm constraints (its tuner's, for GEMMK=0). */
 static int xset_valid(const xset *x, char *err, size_t cap) {
   const size_t *v = x->v;
   if (v[P_KWG] % v[P_KWI])
-    FAIL("KWG=%zu is not a multiple of KWI=%zu", v[P_KWG], v[P_KWI]);
+    return matmul_fail(err, cap, "KWG=%zu is not a multiple of KWI=%zu", v[P_KWG], v[P_KWI]);
   if (v[P_MWG] % (v[P_MDIMC] * v[P_VWM]))
-    FAIL("MWG=%zu is not a multiple of MDIMC*VWM=%zu", v[P_MWG], v[P_MDIMC] * v[P_VWM]);
+    return matmul_fail(err, cap, "MWG=%zu is not a multiple of MDIMC*VWM=%zu", v[P_MWG],
+                       v[P_MDIMC] * v[P_VWM]);
   if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN]))
-    FAIL("NWG=%zu is not a multiple of NDIMC*VWN=%zu", v[P_NWG], v[P_NDIMC] * v[P_VWN]);
+    return matmul_fail(err, cap, "NWG=%zu is not a multiple of NDIMC*VWN=%zu", v[P_NWG],
+                       v[P_NDIMC] * v[P_VWN]);
   if (v[P_MWG] % (v[P_MDIMA] * v[P_VWM]))
-    FAIL("MWG=%zu is not a multiple of MDIMA*VWM=%zu", v[P_MWG], v[P_MDIMA] * v[P_VWM]);
+    return matmul_fail(err, cap, "MWG=%zu is not a multiple of MDIMA*VWM=%zu", v[P_MWG],
+                       v[P_MDIMA] * v[P_VWM]);
   if (v[P_NWG] % (v[P_NDIMB] * v[P_VWN]))
-    FAIL("NWG=%zu is not a multiple of NDIMB*VWN=%zu", v[P_NWG], v[P_NDIMB] * v[P_VWN]);
+    return matmul_fail(err, cap, "NWG=%zu is not a multiple of NDIMB*VWN=%zu", v[P_NWG],
+                       v[P_NDIMB] * v[P_VWN]);
   size_t wg = v[P_MDIMC] * v[P_NDIMC];
   if (wg % v[P_MDIMA] || v[P_KWG] % (wg / v[P_MDIMA]))
-    FAIL("KWG=%zu is not a multiple of MDIMC*NDIMC/MDIMA", v[P_KWG]);
+    return matmul_fail(err, cap, "KWG=%zu is not a multiple of MDIMC*NDIMC/MDIMA", v[P_KWG]);
   if (wg % v[P_NDIMB] || v[P_KWG] % (wg / v[P_NDIMB]))
-    FAIL("KWG=%zu is not a multiple of MDIMC*NDIMC/NDIMB", v[P_KWG]);
+    return matmul_fail(err, cap, "KWG=%zu is not a multiple of MDIMC*NDIMC/NDIMB", v[P_KWG]);
   return 0;
 }
 
@@ -136,10 +133,11 @@ static int xset_fits(const xset *x, const ocl_device *d, char *err, size_t cap) 
   unsigned long long lmem = 4ull * v[P_KWG] * (v[P_SA] * v[P_MWG] + v[P_SB] * v[P_NWG]);
   if (wg > d->max_work_group || (d->max_item[0] && v[P_MDIMC] > d->max_item[0]) ||
       (d->max_item[1] && v[P_NDIMC] > d->max_item[1]))
-    FAIL("work-group %zux%zu exceeds the device's limits", v[P_MDIMC], v[P_NDIMC]);
+    return matmul_fail(err, cap, "work-group %zux%zu exceeds the device's limits", v[P_MDIMC],
+                       v[P_NDIMC]);
   if (lmem > d->local_mem)
-    FAIL("local memory %llu bytes exceeds the device's %llu", lmem,
-         (unsigned long long)d->local_mem);
+    return matmul_fail(err, cap, "local memory %llu bytes exceeds the device's %llu", lmem,
+                       (unsigned long long)d->local_mem);
   return 0;
 }
 
@@ -148,45 +146,40 @@ static int xset_fits(const xset *x, const ocl_device *d, char *err, size_t cap) 
 static int parse_policy(const char *p, size_t len, int *is_db, xset *x, char *err, size_t cap) {
   static const char prefix[] = "xgemm:";
   size_t pos = sizeof prefix - 1;
-  if (!p || len == 0)
-    FAIL("empty policy");
-  if (len > 256)
-    FAIL("policy longer than 256 bytes");
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
-      FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  if (matmul_policy_text(p, len, 256, err, cap) != 0)
+    return -1;
   *is_db = 0;
   if (len == 8 && memcmp(p, "database", 8) == 0) {
     *is_db = 1;
     return 0;
   }
   if (len < pos || memcmp(p, prefix, pos) != 0)
-    FAIL("expected 'database' or 'xgemm:GEMMK=...'");
+    return matmul_fail(err, cap, "expected 'database' or 'xgemm:GEMMK=...'");
   for (int k = 0; k < P_COUNT; k++) {
     size_t nl = strlen(p_names[k]), digits = 0, val = 0, i;
     if (k > 0) {
       if (pos >= len || p[pos] != ',')
-        FAIL("expected ',' before %s at offset %zu", p_names[k], pos);
+        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", p_names[k], pos);
       pos++;
     }
     if (len - pos < nl + 1 || memcmp(p + pos, p_names[k], nl) != 0 || p[pos + nl] != '=')
-      FAIL("expected %s= at offset %zu", p_names[k], pos);
+      return matmul_fail(err, cap, "expected %s= at offset %zu", p_names[k], pos);
     pos += nl + 1;
     while (pos + digits < len && p[pos + digits] >= '0' && p[pos + digits] <= '9' && digits < 4)
       val = val * 10 + (size_t)(p[pos + digits++] - '0');
     if (digits == 0 || (digits > 1 && p[pos] == '0') ||
         (pos + digits < len && p[pos + digits] != ','))
-      FAIL("%s: not a decimal number", p_names[k]);
+      return matmul_fail(err, cap, "%s: not a decimal number", p_names[k]);
     for (i = 0; i < p_values[k].count; i++)
       if (p_values[k].v[i] == val)
         break;
     if (i == p_values[k].count)
-      FAIL("%s=%zu is not an allowed value", p_names[k], val);
+      return matmul_fail(err, cap, "%s=%zu is not an allowed value", p_names[k], val);
     x->v[k] = val;
     pos += digits;
   }
   if (pos != len)
-    FAIL("trailing text at offset %zu", pos);
+    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
   return xset_valid(x, err, cap);
 }
 
@@ -202,107 +195,44 @@ typedef struct device_db {
 } device_db;
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
-  ocl_devices devs;
-  device_db *dbs; /* one per device, allocated with the list */
-  matmul_structure shape;
+  ocl_instance ocl; /* first: host, devices, key storage */
+  device_db *dbs;   /* one per device, allocated by the first session */
   char processor[768];
 };
 
 struct calhost_session {
-  calhost_plugin_instance *inst;
-  ocl_device *dev;
+  /* first: data, device, buffers (not padded); the candidates are
+   * "database", then cands */
+  ocl_session ocl;
   device_db *db;
-  matmul_data data;
-  cl_mem a, b, c, c0;
   xset *cands;
-  uint32_t cand_count; /* "database" is candidate 0, then cands */
   int prepared;
-  uint32_t last_iterations;
 };
 
 static calhost_status cb_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  calhost_plugin_instance *inst;
-  if (!out || (setting_count && !settings))
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  if (setting_count) {
-    ocl_set_error(host, BACKEND ": unknown setting '%s' (this backend has none)",
-                  settings[0].name ? settings[0].name : "(null)");
-    return CALHOST_INVALID_ARGUMENT;
-  }
-  inst = calloc(1, sizeof *inst);
-  if (!inst)
-    return CALHOST_NO_MEMORY;
-  inst->host = host;
-  *out = inst;
-  return CALHOST_OK;
+  return ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
 }
 
 static void cb_destroy(calhost_plugin_instance *inst) {
   if (!inst)
     return;
   free(inst->dbs);
-  ocl_devices_free(&inst->devs);
+  ocl_devices_free(&inst->ocl.devs);
   free(inst);
 }
 
-static calhost_status init_devices(calhost_plugin_instance *inst) {
-  if (ocl_devices_init(&inst->devs) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  if (!inst->dbs && inst->devs.count) {
-    inst->dbs = calloc(inst->devs.count, sizeof *inst->dbs);
-    if (!inst->dbs)
-      return CALHOST_NO_MEMORY;
-  }
-  return CALHOST_OK;
-}
-
-static calhost_status cb_device_count(calhost_plugin_instance *inst, uint32_t *count) {
-  if (!inst || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  *count = inst->devs.count;
-  return CALHOST_OK;
-}
-
-static calhost_status cb_list_device(calhost_plugin_instance *inst, uint32_t position,
-                                     calhost_device_info *out) {
-  if (!inst || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  return ocl_device_info(&inst->devs, position, out);
-}
-
-/* Exact key: digest; the device identity (with its driver) and CLBlast's
- * version (its database and kernels change with it); thread count 1.
- * Portable key: dtype, m, n, k, accumulate. */
+/* Exact key: as opencl_gemm's (ocl_instance_build_key), with CLBlast's
+ * version after the device identity (its database and kernels change with
+ * it). */
 static calhost_status cb_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                    const calhost_target *t, calhost_built_key *out) {
-  matmul_shape s;
-  calhost_status st;
-  ocl_device *dev;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &s);
+  calhost_status st = ocl_instance_build_key(inst, w, t, out);
   if (st != CALHOST_OK)
     return st;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
-  if (!dev)
-    return CALHOST_UNSUPPORTED;
-  matmul_structure_fill(&inst->shape, &s);
-  snprintf(inst->processor, sizeof inst->processor, "%s/clblast %s", dev->identity,
+  snprintf(inst->processor, sizeof inst->processor, "%s/clblast %s", out->processor,
            CALHOST_CLBLAST_VERSION);
-  out->model_digest = w->model_digest;
   out->processor = inst->processor;
-  out->thread_count = 1;
-  out->structure = inst->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
   return CALHOST_OK;
 }
 
@@ -318,23 +248,9 @@ static calhost_status cb_validate_policy(calhost_plugin_instance *inst, const ch
 static void cb_close_session(calhost_session *s) {
   if (!s)
     return;
-  if (s->a)
-    clReleaseMemObject(s->a);
-  if (s->b)
-    clReleaseMemObject(s->b);
-  if (s->c)
-    clReleaseMemObject(s->c);
-  if (s->c0)
-    clReleaseMemObject(s->c0);
+  ocl_session_release(&s->ocl);
   free(s->cands);
-  matmul_data_free(&s->data);
-  free(s);
-}
-
-static cl_mem buffer(calhost_session *s, const float *src, size_t count, cl_mem_flags flags,
-                     cl_int *err) {
-  return clCreateBuffer(s->dev->context, flags | (src ? CL_MEM_COPY_HOST_PTR : 0),
-                        count * sizeof(float), (void *)src, err);
+  matmul_session_close(s);
 }
 
 static calhost_status cb_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -342,79 +258,45 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape sh;
-  cl_int err = CL_SUCCESS;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &sh);
-  if (st != CALHOST_OK)
-    return st;
-  if (init_devices(inst) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  s = calloc(1, sizeof *s);
+  ocl_device *dev;
+  s = ocl_session_alloc(inst, w, t, out, sizeof *s, &sh, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
-  s->inst = inst;
-  s->dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
-  if (!s->dev) {
-    free(s);
-    return CALHOST_UNSUPPORTED;
-  }
-  s->db = &inst->dbs[s->dev - inst->devs.items];
-  st = ocl_device_open(s->dev, inst->host, BACKEND);
-  if (st != CALHOST_OK) {
-    free(s);
     return st;
+  dev = s->ocl.dev;
+  if (!inst->dbs)
+    inst->dbs = calloc(inst->ocl.devs.count, sizeof *inst->dbs);
+  if (!inst->dbs) {
+    free(s);
+    return CALHOST_NO_MEMORY;
   }
+  s->db = &inst->dbs[dev - inst->ocl.devs.items];
   if (!s->db->have) {
-    if (clb_retrieve(s->dev->id, "Xgemm", &s->db->xgemm) != 0 ||
-        clb_retrieve(s->dev->id, "GemmRoutine", &s->db->routine) != 0) {
-      ocl_set_error(inst->host, BACKEND ": cannot read CLBlast's parameters for '%s'",
-                    s->dev->name);
+    if (clb_retrieve(dev->id, "Xgemm", &s->db->xgemm) != 0 ||
+        clb_retrieve(dev->id, "GemmRoutine", &s->db->routine) != 0) {
+      matmul_set_error(inst->ocl.mm.host, BACKEND ": cannot read CLBlast's parameters for '%s'",
+                       dev->name);
       free(s);
       return CALHOST_UNSUPPORTED;
     }
     s->db->have = 1;
   }
-  if (matmul_data_init(&s->data, &sh) != 0) {
-    free(s);
-    return CALHOST_NO_MEMORY;
-  }
   s->cands = malloc(CURATED_COUNT * sizeof *s->cands);
-  if (!s->cands) {
-    cb_close_session(s);
-    return CALHOST_NO_MEMORY;
-  }
-  s->a = buffer(s, s->data.a, sh.m * sh.k, CL_MEM_READ_ONLY, &err);
-  if (s->a)
-    s->b = buffer(s, s->data.b, sh.k * sh.n, CL_MEM_READ_ONLY, &err);
-  if (s->b && sh.accumulate)
-    s->c0 = buffer(s, s->data.c0, sh.m * sh.n, CL_MEM_READ_ONLY, &err);
-  if (s->b && (!sh.accumulate || s->c0))
-    s->c = buffer(s, NULL, sh.m * sh.n, CL_MEM_READ_WRITE, &err);
-  if (!s->c) {
-    ocl_set_error(inst->host, BACKEND ": allocating device buffers: %s", ocl_error_name(err));
+  if (!s->cands || ocl_session_data(&s->ocl, &sh, sh.m, sh.n, sh.k, BACKEND) != CALHOST_OK) {
     cb_close_session(s);
     return CALHOST_NO_MEMORY;
   }
   for (size_t i = 0; i < CURATED_COUNT; i++)
-    if (xset_valid(&curated[i], NULL, 0) == 0 && xset_fits(&curated[i], s->dev, NULL, 0) == 0)
-      s->cands[s->cand_count++] = curated[i];
+    if (xset_valid(&curated[i], NULL, 0) == 0 && xset_fits(&curated[i], dev, NULL, 0) == 0)
+      s->cands[s->ocl.mm.candidates++] = curated[i];
+  s->ocl.mm.candidates++; /* "database" */
   *out = s;
-  return CALHOST_OK;
-}
-
-static calhost_status cb_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = s->cand_count + 1;
   return CALHOST_OK;
 }
 
 static calhost_status cb_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
   char text[256];
-  if (!s || index > s->cand_count)
+  if (!s || index >= s->ocl.mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
   if (index == 0)
     return calhost_copy_out("database", buf, capacity, length);
@@ -434,11 +316,11 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
   const char *names[CLB_PARAMS_MAX];
   for (size_t i = 0; i < p->count; i++)
     names[i] = p->names[i];
-  CLBlastStatusCode st = CLBlastOverrideParameters(s->dev->id, kernel, CLBlastPrecisionSingle,
+  CLBlastStatusCode st = CLBlastOverrideParameters(s->ocl.dev->id, kernel, CLBlastPrecisionSingle,
                                                    p->count, names, p->values);
   if (st != CLBlastSuccess) {
-    ocl_set_error(s->inst->host, BACKEND ": CLBlastOverrideParameters(%s): status %d", kernel,
-                  (int)st);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastOverrideParameters(%s): status %d", kernel,
+                     (int)st);
     return -1;
   }
   return 0;
@@ -446,13 +328,13 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
 
 /* One CLBlastSgemm call on the session's buffers (C = A*B + beta C). */
 static int sgemm(calhost_session *s, cl_event *event) {
-  const matmul_shape *sh = &s->data.shape;
+  const matmul_shape *sh = &s->ocl.mm.data.shape;
   CLBlastStatusCode st =
       CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, sh->m, sh->n,
-                   sh->k, 1.0f, s->a, 0, sh->k, s->b, 0, sh->n, sh->accumulate ? 1.0f : 0.0f, s->c,
-                   0, sh->n, &s->dev->queue, event);
+                   sh->k, 1.0f, s->ocl.buf.a, 0, sh->k, s->ocl.buf.b, 0, sh->n,
+                   sh->accumulate ? 1.0f : 0.0f, s->ocl.buf.c, 0, sh->n, &s->ocl.dev->queue, event);
   if (st != CLBlastSuccess) {
-    ocl_set_error(s->inst->host, BACKEND ": CLBlastSgemm: status %d", (int)st);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
     return -1;
   }
   return 0;
@@ -466,17 +348,18 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   s->prepared = 0;
-  s->last_iterations = 0;
+  s->ocl.mm.last_iterations = 0;
   if (parse_policy(policy, length, &db, &x, err, sizeof err) != 0) {
-    ocl_set_error(s->inst->host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->ocl.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (db) {
     if (override(s, "Xgemm", &s->db->xgemm) || override(s, "GemmRoutine", &s->db->routine))
       return CALHOST_ERROR;
   } else {
-    if (xset_fits(&x, s->dev, err, sizeof err) != 0) {
-      ocl_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
+    if (xset_fits(&x, s->ocl.dev, err, sizeof err) != 0) {
+      matmul_set_error(s->ocl.mm.host, BACKEND ": does not fit device '%s': %s", s->ocl.dev->name,
+                       err);
       return CALHOST_UNSUPPORTED;
     }
     p.count = P_COUNT;
@@ -496,7 +379,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   /* CLBlast compiles on the first call with new parameters: do it here. */
   if (sgemm(s, NULL) != 0)
     return CALHOST_ERROR;
-  clFinish(s->dev->queue);
+  clFinish(s->ocl.dev->queue);
   s->prepared = 1;
   return CALHOST_OK;
 }
@@ -506,76 +389,40 @@ static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_ru
   (void)result; /* the host times the call */
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->host;
-  s->last_iterations = 0;
-  if (s->c0 && clEnqueueCopyBuffer(s->dev->queue, s->c0, s->c, 0, 0,
-                                   s->data.shape.m * s->data.shape.n * sizeof(float), 0, NULL,
-                                   NULL) != CL_SUCCESS) {
-    ocl_set_error(host, BACKEND ": resetting C failed");
+  host = s->ocl.mm.host;
+  s->ocl.mm.last_iterations = 0;
+  if (ocl_session_reset(&s->ocl) != CL_SUCCESS) {
+    matmul_set_error(host, BACKEND ": resetting C failed");
     return CALHOST_ERROR;
   }
   for (uint32_t i = 0; i < iterations; i++) {
     if (sgemm(s, NULL) != 0)
       return CALHOST_ERROR;
     if ((i & 63) == 63) {
-      clFinish(s->dev->queue);
-      if (i + 1 < iterations && host && host->is_cancelled && host->is_cancelled(host->context))
+      clFinish(s->ocl.dev->queue);
+      if (i + 1 < iterations && matmul_cancelled(host))
         return CALHOST_CANCELLED;
     }
   }
-  if (clFinish(s->dev->queue) != CL_SUCCESS) {
-    ocl_set_error(host, BACKEND ": clFinish failed");
+  if (clFinish(s->ocl.dev->queue) != CL_SUCCESS) {
+    matmul_set_error(host, BACKEND ": clFinish failed");
     return CALHOST_ERROR;
   }
-  s->last_iterations = iterations;
+  s->ocl.mm.last_iterations = iterations;
   return CALHOST_OK;
 }
 
-static calhost_status cb_check(calhost_session *s, char *err, size_t cap) {
-  const matmul_shape *sh;
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  sh = &s->data.shape;
-  if (s->last_iterations) {
-    cl_int e = clEnqueueReadBuffer(s->dev->queue, s->c, CL_TRUE, 0, sh->m * sh->n * sizeof(float),
-                                   s->data.c, 0, NULL, NULL);
-    if (e != CL_SUCCESS) {
-      snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
-      return CALHOST_CHECK_FAILED;
-    }
-  }
-  return matmul_check(&s->data, s->last_iterations, err, cap);
-}
-
 static const int64_t sample_shape[] = {64, 64, 64}, sample_odd[] = {100, 72, 40};
-static const calhost_workload sample_w1 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_64",
-                                           "MatMul",
-                                           "float32",
-                                           sample_shape,
-                                           3,
-                                           NULL,
-                                           0,
-                                           NULL};
-static const calhost_workload sample_w2 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_100x72x40",
-                                           "MatMul",
-                                           "float32",
-                                           sample_odd,
-                                           3,
-                                           NULL,
-                                           0,
-                                           NULL};
+static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_64", sample_shape, NULL, 0);
+static const calhost_workload sample_w2 = MATMUL_SAMPLE("matmul_100x72x40", sample_odd, NULL, 0);
 static const calhost_workload *const cb_samples[] = {&sample_w1, &sample_w2, NULL};
-
-static const char *const cb_operators[] = {"MatMul", NULL};
 
 static const calhost_plugin_vtable cb_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = CALHOST_ABI_VERSION,
     .backend_name = BACKEND,
     .implementation_version = "1.0.0+clblast" CALHOST_CLBLAST_VERSION,
-    .operators = cb_operators,
+    .operators = matmul_operators,
     .description = "CLBlast SGEMM; its tuned database against Xgemm parameter sets, per device",
     .create = cb_create,
     .destroy = cb_destroy,
@@ -583,14 +430,14 @@ static const calhost_plugin_vtable cb_vtable = {
     .validate_policy = cb_validate_policy,
     .open_session = cb_open_session,
     .close_session = cb_close_session,
-    .candidate_count = cb_candidate_count,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = cb_serialize_candidate,
     .default_policy = cb_default_policy,
     .prepare = cb_prepare,
     .run = cb_run,
-    .check = cb_check,
-    .device_count = cb_device_count,
-    .list_device = cb_list_device,
+    .check = ocl_session_check,
+    .device_count = ocl_instance_device_count,
+    .list_device = ocl_instance_list_device,
     .sample_workloads = cb_samples,
 };
 

@@ -200,35 +200,40 @@ GEMM_DEFINE_PACK_A(8)
 GEMM_DEFINE_PACK_A(12)
 GEMM_DEFINE_PACK_A(14)
 
+typedef void pack_a_panel_fn(size_t kcur, const float *restrict src, size_t lda,
+                             float *restrict dst);
+
+/* The unrolled panel packer for MR = mr, or NULL for a kernel height
+ * without one. */
+static pack_a_panel_fn *pack_a_panel_for(int mr) {
+  static const struct {
+    int mr;
+    pack_a_panel_fn *fn;
+  } panels[] = {{4, pack_a_panel_4},
+                {6, pack_a_panel_6},
+                {8, pack_a_panel_8},
+                {12, pack_a_panel_12},
+                {14, pack_a_panel_14}};
+  for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
+    if (panels[i].mr == mr)
+      return panels[i].fn;
+  return NULL;
+}
+
 /* Packs the mcur x kcur block of A at a (row stride lda) into micro-panels
  * of mr rows: panel r holds, for each p, rows r*mr..r*mr+mr-1 (zero-padded). */
 static void pack_a(size_t mcur, size_t kcur, const float *a, size_t lda, int mr, float *dst) {
+  pack_a_panel_fn *panel = pack_a_panel_for(mr);
   for (size_t ir = 0; ir < mcur; ir += (size_t)mr) {
     size_t rows = min_sz((size_t)mr, mcur - ir);
     const float *src = a + ir * lda;
     if (rows == (size_t)mr) {
-      switch (mr) {
-      case 4:
-        pack_a_panel_4(kcur, src, lda, dst);
-        break;
-      case 6:
-        pack_a_panel_6(kcur, src, lda, dst);
-        break;
-      case 8:
-        pack_a_panel_8(kcur, src, lda, dst);
-        break;
-      case 12:
-        pack_a_panel_12(kcur, src, lda, dst);
-        break;
-      case 14:
-        pack_a_panel_14(kcur, src, lda, dst);
-        break;
-      default:
+      if (panel)
+        panel(kcur, src, lda, dst);
+      else
         for (size_t p = 0; p < kcur; p++)
           for (int i = 0; i < mr; i++)
             dst[p * (size_t)mr + (size_t)i] = src[(size_t)i * lda + p];
-        break;
-      }
       dst += (size_t)mr * kcur;
     } else {
       for (size_t p = 0; p < kcur; p++) {
@@ -302,22 +307,22 @@ static void workspace_need(const gemm_config *cfg, size_t m, size_t n, size_t k,
   *b_need = nc * kc;
 }
 
+/* Makes *buf (capacity *cap floats) hold at least need floats: a new
+ * aligned buffer when it is smaller (the contents are not kept). 0, or -1
+ * with *buf NULL and *cap 0 when out of memory. */
+static int reserve_floats(float **buf, size_t *cap, size_t need) {
+  if (*cap >= need)
+    return 0;
+  free(*buf);
+  *buf = aligned_floats(need);
+  *cap = *buf ? need : 0;
+  return *buf ? 0 : -1;
+}
+
 static int workspace_reserve(gemm_workspace *ws, size_t a_need, size_t b_need) {
-  if (ws->a_cap < a_need) {
-    free(ws->a_pack);
-    ws->a_pack = aligned_floats(a_need);
-    ws->a_cap = ws->a_pack ? a_need : 0;
-    if (!ws->a_pack)
-      return -1;
-  }
-  if (ws->b_cap < b_need) {
-    free(ws->b_pack);
-    ws->b_pack = aligned_floats(b_need);
-    ws->b_cap = ws->b_pack ? b_need : 0;
-    if (!ws->b_pack)
-      return -1;
-  }
-  return 0;
+  if (reserve_floats(&ws->a_pack, &ws->a_cap, a_need) != 0)
+    return -1;
+  return reserve_floats(&ws->b_pack, &ws->b_cap, b_need);
 }
 
 /* Adds (or stores) the rows x cols corner of an mr x nr tile into c. */

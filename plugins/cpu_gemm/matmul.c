@@ -1,6 +1,7 @@
 /*
- * matmul.c: the MatMul workload parser, session inputs, reference and check
- * shared by the cpu_gemm and openblas plugins (see matmul.h).
+ * matmul.c: error reporting, policy-text preconditions, the MatMul workload
+ * parser, the common build_key/open_session steps, session inputs,
+ * reference and check shared by the MatMul backends (see matmul.h).
  */
 #include "matmul.h"
 
@@ -10,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const matmul_operators[] = {"MatMul", NULL};
+
 void matmul_set_error(const calhost_host_services *host, const char *fmt, ...) {
-  char msg[256];
+  char msg[512];
   va_list ap;
   if (!host || !host->set_error)
     return;
@@ -19,6 +22,31 @@ void matmul_set_error(const calhost_host_services *host, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   host->set_error(host->context, msg);
+}
+
+int matmul_fail(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+int matmul_cancelled(const calhost_host_services *host) {
+  return host && host->is_cancelled && host->is_cancelled(host->context);
+}
+
+int matmul_policy_text(const char *p, size_t len, size_t max, char *err, size_t cap) {
+  if (!p || len == 0)
+    return matmul_fail(err, cap, "empty policy");
+  if (len > max)
+    return matmul_fail(err, cap, "policy longer than %zu bytes", max);
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
+      return matmul_fail(err, cap, "invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  return 0;
 }
 
 calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
@@ -183,4 +211,96 @@ void matmul_structure_fill(matmul_structure *out, const matmul_shape *s) {
   out->props[2] = (calhost_property){"n", out->n};
   out->props[3] = (calhost_property){"k", out->k};
   out->props[4] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
+}
+
+void *matmul_instance_new(const calhost_host_services *host, const char *backend, size_t size) {
+  matmul_instance *inst = calloc(1, size < sizeof *inst ? sizeof *inst : size);
+  if (inst) {
+    inst->host = host;
+    inst->backend = backend;
+  }
+  return inst;
+}
+
+/* The common head of build_key and open_session: the arguments present,
+ * then the workload. */
+static calhost_status parse_request(const matmul_instance *mi, const calhost_workload *w,
+                                    const calhost_target *t, const void *out, matmul_shape *s) {
+  if (!mi || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_parse_workload(mi->host, mi->backend, w, s);
+}
+
+calhost_status matmul_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                const calhost_target *t, calhost_built_key *out, matmul_shape *s) {
+  matmul_instance *mi = (matmul_instance *)(void *)inst;
+  calhost_status st = parse_request(mi, w, t, out, s);
+  if (st != CALHOST_OK)
+    return st;
+  matmul_structure_fill(&mi->shape, s);
+  out->model_digest = w->model_digest;
+  out->processor = t->processor;
+  out->thread_count = t->thread_count;
+  out->structure = mi->shape.props;
+  out->structure_count = MATMUL_STRUCTURE_COUNT;
+  return CALHOST_OK;
+}
+
+void *matmul_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                           const calhost_target *t, calhost_session **out, size_t size,
+                           matmul_shape *s, calhost_status *status) {
+  const matmul_instance *mi = (const matmul_instance *)(void *)inst;
+  matmul_session *ms;
+  *status = parse_request(mi, w, t, out, s);
+  if (out)
+    *out = NULL;
+  if (*status != CALHOST_OK)
+    return NULL;
+  ms = calloc(1, size < sizeof *ms ? sizeof *ms : size);
+  if (!ms) {
+    *status = CALHOST_NO_MEMORY;
+    return NULL;
+  }
+  ms->host = mi->host;
+  return ms;
+}
+
+/* The matmul_session a backend's session starts with. */
+static matmul_session *base(calhost_session *s) {
+  return (matmul_session *)(void *)s;
+}
+
+void matmul_session_close(calhost_session *s) {
+  if (!s)
+    return;
+  matmul_data_free(&base(s)->data);
+  free(s);
+}
+
+calhost_status matmul_candidate_count(calhost_session *s, uint32_t *count) {
+  if (!s || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  *count = base(s)->candidates;
+  return CALHOST_OK;
+}
+
+calhost_status matmul_session_check(calhost_session *s, char *err, size_t cap) {
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  return matmul_check(&base(s)->data, base(s)->last_iterations, err, cap);
+}
+
+calhost_status matmul_run(calhost_session *s, uint32_t iterations, matmul_product_fn *product) {
+  matmul_session *ms = base(s);
+  ms->last_iterations = 0;
+  matmul_data_reset(&ms->data);
+  for (uint32_t it = 0; it < iterations; it++) {
+    calhost_status st = product(s);
+    if (st != CALHOST_OK)
+      return st;
+    if (iterations > 1 && matmul_cancelled(ms->host))
+      return CALHOST_CANCELLED;
+  }
+  ms->last_iterations = iterations;
+  return CALHOST_OK;
 }

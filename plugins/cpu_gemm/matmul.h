@@ -1,7 +1,10 @@
 /*
- * matmul.h: what the MatMul backends (cpu_gemm, openblas) share: parsing a
- * float32 MatMul workload, the session's deterministic inputs, and the
- * trusted double-precision reference with its check. Internal (hidden).
+ * matmul.h: what the MatMul backends (cpu_gemm, openblas, opencl_gemm,
+ * clblast) share, compiled into each of them (hidden, never exported):
+ * error reporting, the policy-text preconditions, parsing a float32 MatMul
+ * workload, the common parts of build_key and open_session, the session's
+ * deterministic inputs, and the trusted double-precision reference with its
+ * check.
  */
 #ifndef CALHOST_CPU_GEMM_MATMUL_H
 #define CALHOST_CPU_GEMM_MATMUL_H
@@ -16,11 +19,32 @@
 #define MATMUL_HIDDEN
 #endif
 
-/* Formats a message (at most 255 bytes) and hands it to host->set_error;
+/* Formats a message (at most 511 bytes) and hands it to host->set_error;
  * nothing when host or its set_error is NULL. The MatMul backends' one
  * error reporter. */
 MATMUL_HIDDEN void matmul_set_error(const calhost_host_services *host, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Formats a reason into err (capacity cap; nothing when err is NULL or cap
+ * is 0) and returns -1: the backends' validators write
+ * `return matmul_fail(err, cap, ...)`. */
+MATMUL_HIDDEN int matmul_fail(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 1 when the host asks the running call to stop (host->is_cancelled says
+ * so), else 0; host or its is_cancelled may be NULL. */
+MATMUL_HIDDEN int matmul_cancelled(const calhost_host_services *host);
+
+/* The preconditions every policy text has: non-NULL, 1..max bytes, only
+ * printable ASCII without spaces. Returns 0, or -1 with the reason ("empty
+ * policy", "policy longer than MAX bytes", "invalid byte 0xHH at offset N")
+ * in err (matmul_fail). */
+MATMUL_HIDDEN int matmul_policy_text(const char *policy, size_t length, size_t max, char *err,
+                                     size_t cap);
+
+/* The operators a MatMul backend serves: {"MatMul", NULL}, for the
+ * vtable's operators. */
+MATMUL_HIDDEN extern const char *const matmul_operators[];
 
 /* Largest dimension, matrix (elements) and product (multiply-adds) served:
  * inputs, output and reference must fit in memory and the reference must
@@ -42,6 +66,15 @@ typedef struct matmul_shape {
 MATMUL_HIDDEN calhost_status matmul_parse_workload(const calhost_host_services *host,
                                                    const char *backend, const calhost_workload *w,
                                                    matmul_shape *s);
+
+/* The initializer of a static float32 MatMul sample workload (for the
+ * vtable's sample_workloads): its name, its {M, N, K} (a static
+ * int64_t[3]) and its properties (static, or NULL with count 0). */
+#define MATMUL_SAMPLE(name, mnk, properties, property_count)                                       \
+  {                                                                                                \
+    {CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)}, (name), "MatMul", "float32", (mnk), 3, \
+        (properties), (property_count), NULL                                                       \
+  }
 
 /* The portable key's structural properties of a MatMul shape, in storage
  * the caller owns (it must outlive the build_key call that returns them). */
@@ -84,5 +117,78 @@ MATMUL_HIDDEN void matmul_data_reset(matmul_data *d);
  * CALHOST_CHECK_FAILED with the first bad element in err. */
 MATMUL_HIDDEN calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err,
                                           size_t err_capacity);
+
+/* What every MatMul backend's instance struct holds as its FIRST member,
+ * so that the functions below serve all of them (a calhost_plugin_instance
+ * * of such a backend points to it). */
+typedef struct matmul_instance {
+  const calhost_host_services *host;
+  const char *backend;    /* its name, the prefix of its messages */
+  matmul_structure shape; /* storage behind the last built key */
+} matmul_instance;
+
+/* Allocates `size` zeroed bytes (at least a matmul_instance) for a
+ * backend's instance and sets its host and backend; NULL when out of
+ * memory. The caller completes it and frees it in destroy. */
+MATMUL_HIDDEN void *matmul_instance_new(const calhost_host_services *host, const char *backend,
+                                        size_t size);
+
+/* The common part of build_key for an instance starting with a
+ * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL, else
+ * parses w (matmul_parse_workload) into *s and fills *out: the workload's
+ * model digest, t->processor and t->thread_count (the backend adjusts
+ * those two where its key differs), and the portable structure of s (dtype,
+ * m, n, k, accumulate), stored in the instance's shape. */
+MATMUL_HIDDEN calhost_status matmul_build_key(calhost_plugin_instance *inst,
+                                              const calhost_workload *w, const calhost_target *t,
+                                              calhost_built_key *out, matmul_shape *s);
+
+/* What every MatMul backend's session struct holds as its FIRST member, so
+ * that the entries below serve all of them (a calhost_session * of such a
+ * backend points to it). */
+typedef struct matmul_session {
+  const calhost_host_services *host;
+  matmul_data data;
+  uint32_t candidates;      /* what candidate_count answers */
+  uint32_t last_iterations; /* of the last completed run; 0 when none since prepare */
+} matmul_session;
+
+/* The common start of open_session for an instance starting with a
+ * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL; else
+ * sets *out = NULL, parses w into *s (matmul_parse_workload) and allocates
+ * `size` zeroed bytes for the backend's session, a struct whose first
+ * member is a matmul_session, with its host set (CALHOST_NO_MEMORY).
+ * Returns the allocation with *status = CALHOST_OK, or NULL with the
+ * failure in *status. The caller fills data (matmul_data_init) and
+ * candidates, and frees it with matmul_session_close. */
+MATMUL_HIDDEN void *matmul_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                                         const calhost_target *t, calhost_session **out,
+                                         size_t size, matmul_shape *s, calhost_status *status);
+
+/* The close_session entry of a backend whose sessions start with a
+ * matmul_session and hold nothing else to release (else the tail of its
+ * close_session): frees data and s. NULL-safe. */
+MATMUL_HIDDEN void matmul_session_close(calhost_session *s);
+
+/* The candidate_count entry of a backend whose sessions start with a
+ * matmul_session: its `candidates`. */
+MATMUL_HIDDEN calhost_status matmul_candidate_count(calhost_session *s, uint32_t *count);
+
+/* The check entry of a backend whose sessions start with a matmul_session
+ * and compute C in data.c: matmul_check of the last completed run. */
+MATMUL_HIDDEN calhost_status matmul_session_check(calhost_session *s, char *err, size_t cap);
+
+/* One product C (+)= A*B of session s: CALHOST_OK, or a failure after
+ * host->set_error. */
+typedef calhost_status matmul_product_fn(calhost_session *s);
+
+/* The run loop of a backend whose sessions start with a matmul_session and
+ * compute on the host: resets C (matmul_data_reset), calls product
+ * `iterations` times, checking for cancellation between calls (when
+ * iterations > 1), and records the completed run in last_iterations (0
+ * when it stopped early). Returns CALHOST_OK, CALHOST_CANCELLED or
+ * product's failure. */
+MATMUL_HIDDEN calhost_status matmul_run(calhost_session *s, uint32_t iterations,
+                                        matmul_product_fn *product);
 
 #endif /* CALHOST_CPU_GEMM_MATMUL_H */

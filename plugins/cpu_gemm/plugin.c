@@ -1,7 +1,9 @@
 /*
  * plugin.c: the cpu_gemm backend's calhost vtable (operator "MatMul",
  * float32, row-major). Thin glue: gemm.c is the algorithm, policy.c the
- * policy language, matmul.c the workload, inputs and reference check.
+ * policy language, matmul.c the workload, inputs and reference check and
+ * the entries every MatMul backend shares (candidate_count, check, the run
+ * loop).
  */
 #include <calhost/plugin.h>
 
@@ -22,24 +24,19 @@
 #define CPU_GEMM_THREADS_MAX 256
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
-  int max_isa; /* min(this processor, setting "max_isa") */
-  /* storage behind the last built key */
-  matmul_structure shape;                                 /* the key's properties */
-  calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* + isa */
+  matmul_instance mm; /* first: host, name, the last key's MatMul properties */
+  int max_isa;        /* min(this processor, setting "max_isa") */
+  calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* the last key's: + isa */
 };
 
 struct calhost_session {
-  calhost_plugin_instance *inst;
-  matmul_data data;
+  matmul_session mm; /* first: data, candidate count, last run */
   unsigned threads;
   int isa; /* the best kernel class this session may run */
   gemm_ctx *ctx;
   gemm_config *candidates;
-  size_t candidate_count;
   gemm_config prepared;
   int has_prepared;
-  uint32_t last_iterations;
 };
 
 static int has_word(const char *list, const char *word) {
@@ -117,10 +114,9 @@ static calhost_status cg_create(const calhost_host_services *host, const calhost
       return CALHOST_INVALID_ARGUMENT;
     }
   }
-  inst = calloc(1, sizeof *inst);
+  inst = matmul_instance_new(host, "cpu_gemm", sizeof *inst);
   if (!inst)
     return CALHOST_NO_MEMORY;
-  inst->host = host;
   inst->max_isa = max_isa;
   *out = inst;
   return CALHOST_OK;
@@ -137,17 +133,12 @@ static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
   calhost_status st;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, "cpu_gemm", w, &s);
+  st = matmul_build_key(inst, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
-  matmul_structure_fill(&inst->shape, &s);
-  memcpy(inst->structure, inst->shape.props, sizeof inst->shape.props);
+  memcpy(inst->structure, inst->mm.shape.props, sizeof inst->mm.shape.props);
   inst->structure[MATMUL_STRUCTURE_COUNT] =
       (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
-  out->model_digest = w->model_digest;
-  out->processor = t->processor;
   out->thread_count = useful_threads(&s, t->thread_count);
   out->structure = inst->structure;
   out->structure_count = MATMUL_STRUCTURE_COUNT + 1;
@@ -166,9 +157,8 @@ static void cg_close_session(calhost_session *s) {
   if (!s)
     return;
   gemm_ctx_destroy(s->ctx);
-  matmul_data_free(&s->data);
   free(s->candidates);
-  free(s);
+  matmul_session_close(s);
 }
 
 static calhost_status cg_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -176,40 +166,27 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, "cpu_gemm", w, &shape);
-  if (st != CALHOST_OK)
-    return st;
-  s = calloc(1, sizeof *s);
+  s = matmul_session_alloc(inst, w, t, out, sizeof *s, &shape, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
-  s->inst = inst;
+    return st;
   s->threads = useful_threads(&shape, t->thread_count);
   s->isa = target_isa(inst, t);
   if (s->isa > (int)gemm_isa_detect())
     s->isa = (int)gemm_isa_detect(); /* never run what this processor lacks */
-  s->candidate_count = cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, NULL, 0);
-  s->candidates = malloc(s->candidate_count * sizeof *s->candidates);
+  s->mm.candidates =
+      (uint32_t)cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, NULL, 0);
+  s->candidates = malloc(s->mm.candidates * sizeof *s->candidates);
   s->ctx = gemm_ctx_create(s->threads, t->cpus, t->cpu_count);
-  if (!s->candidates || !s->ctx || matmul_data_init(&s->data, &shape) != 0) {
-    matmul_set_error(inst->host,
+  if (!s->candidates || !s->ctx || matmul_data_init(&s->mm.data, &shape) != 0) {
+    matmul_set_error(inst->mm.host,
                      "cpu_gemm: out of memory (or threads) opening a %zux%zux%zu session", shape.m,
                      shape.n, shape.k);
     cg_close_session(s);
     return CALHOST_NO_MEMORY;
   }
   cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, s->candidates,
-                      s->candidate_count);
+                      s->mm.candidates);
   *out = s;
-  return CALHOST_OK;
-}
-
-static calhost_status cg_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = (uint32_t)s->candidate_count;
   return CALHOST_OK;
 }
 
@@ -224,7 +201,7 @@ static calhost_status format_out(const gemm_config *cfg, char *buf, size_t capac
 
 static calhost_status cg_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
-  if (!s || index >= s->candidate_count)
+  if (!s || index >= s->mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
   return format_out(&s->candidates[index], buf, capacity, length);
 }
@@ -244,59 +221,47 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   const matmul_shape *sh;
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  sh = &s->data.shape;
+  sh = &s->mm.data.shape;
   s->has_prepared = 0;
+  s->mm.last_iterations = 0;
   if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, err, sizeof err) != 0) {
-    matmul_set_error(s->inst->host, "cpu_gemm policy refused: %s", err);
+    matmul_set_error(s->mm.host, "cpu_gemm policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if (gemm_ctx_reserve(s->ctx, &cfg, sh->m, sh->n, sh->k) != 0) {
-    matmul_set_error(s->inst->host, "cpu_gemm: out of memory for packing buffers");
+    matmul_set_error(s->mm.host, "cpu_gemm: out of memory for packing buffers");
     return CALHOST_NO_MEMORY;
   }
   s->prepared = cfg;
   s->has_prepared = 1;
-  s->last_iterations = 0;
+  return CALHOST_OK;
+}
+
+/* One product with the prepared configuration. */
+static calhost_status product(calhost_session *s) {
+  const matmul_shape *sh = &s->mm.data.shape;
+  const matmul_data *d = &s->mm.data;
+  if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, d->a, sh->k, d->b, sh->n, d->c, sh->n,
+                 sh->accumulate) != 0) {
+    matmul_set_error(s->mm.host, "cpu_gemm: out of memory");
+    return CALHOST_NO_MEMORY;
+  }
   return CALHOST_OK;
 }
 
 static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
-  const calhost_host_services *host;
-  const matmul_shape *sh;
   if (!s || !s->has_prepared)
     return CALHOST_INVALID_ARGUMENT;
   (void)result; /* the host times the call */
-  host = s->inst->host;
-  sh = &s->data.shape;
-  s->last_iterations = 0;
-  matmul_data_reset(&s->data);
-  for (uint32_t it = 0; it < iterations; it++) {
-    if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, s->data.a, sh->k, s->data.b, sh->n,
-                   s->data.c, sh->n, sh->accumulate) != 0) {
-      matmul_set_error(host, "cpu_gemm: out of memory");
-      return CALHOST_NO_MEMORY;
-    }
-    if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))
-      return CALHOST_CANCELLED;
-  }
-  s->last_iterations = iterations;
-  return CALHOST_OK;
+  return matmul_run(s, iterations, product);
 }
-
-static calhost_status cg_check(calhost_session *s, char *err, size_t cap) {
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  return matmul_check(&s->data, s->has_prepared ? s->last_iterations : 0, err, cap);
-}
-
-static const char *const cg_operators[] = {"MatMul", NULL};
 
 static const calhost_plugin_vtable cg_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = 1u, /* the ABI this file implements, not the header's newest */
     .backend_name = "cpu_gemm",
     .implementation_version = "1.1.0", /* 1.1: memory-broadcast kernels, dynamic slabs */
-    .operators = cg_operators,
+    .operators = matmul_operators,
     .description =
         "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
     .create = cg_create,
@@ -305,12 +270,12 @@ static const calhost_plugin_vtable cg_vtable = {
     .validate_policy = cg_validate_policy,
     .open_session = cg_open_session,
     .close_session = cg_close_session,
-    .candidate_count = cg_candidate_count,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = cg_serialize_candidate,
     .default_policy = cg_default_policy,
     .prepare = cg_prepare,
     .run = cg_run,
-    .check = cg_check,
+    .check = matmul_session_check,
 };
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the

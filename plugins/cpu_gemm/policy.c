@@ -4,20 +4,10 @@
  */
 #include "policy.h"
 
-#include <stdarg.h>
+#include "matmul.h"
+
 #include <stdio.h>
 #include <string.h>
-
-static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 enum { F_KERNEL, F_MC, F_NC, F_KC, F_SPLIT, F_COUNT };
 static const char *const field_names[F_COUNT] = {"kernel", "mc", "nc", "kc", "split"};
@@ -27,14 +17,14 @@ static int parse_number(const char *s, size_t len, const char *field, int *out, 
                         size_t cap) {
   int v = 0;
   if (len == 0)
-    return fail(err, cap, "%s: empty value", field);
+    return matmul_fail(err, cap, "%s: empty value", field);
   for (size_t i = 0; i < len; i++)
     if (s[i] < '0' || s[i] > '9')
-      return fail(err, cap, "%s: not a decimal number", field);
+      return matmul_fail(err, cap, "%s: not a decimal number", field);
   if (len > 1 && s[0] == '0')
-    return fail(err, cap, "%s: leading zero", field);
+    return matmul_fail(err, cap, "%s: leading zero", field);
   if (len > 9)
-    return fail(err, cap, "%s: value too large (overflow)", field);
+    return matmul_fail(err, cap, "%s: value too large (overflow)", field);
   for (size_t i = 0; i < len; i++)
     v = v * 10 + (s[i] - '0');
   *out = v;
@@ -48,14 +38,14 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
   size_t pos = 0;
 
   if (!text || len == 0)
-    return fail(err, cap, "empty policy");
+    return matmul_fail(err, cap, "empty policy");
   if (len > CPU_GEMM_POLICY_MAX)
-    return fail(err, cap, "policy longer than %d bytes", CPU_GEMM_POLICY_MAX);
+    return matmul_fail(err, cap, "policy longer than %d bytes", CPU_GEMM_POLICY_MAX);
   for (size_t i = 0; i < len; i++) {
     unsigned char ch = (unsigned char)text[i];
     if (ch <= ' ' || ch >= 0x7f)
-      return fail(err, cap, "invalid byte 0x%02x at offset %zu (no spaces or control bytes)", ch,
-                  i);
+      return matmul_fail(err, cap, "invalid byte 0x%02x at offset %zu (no spaces or control bytes)",
+                         ch, i);
   }
   while (pos < len) {
     size_t end = pos, eq;
@@ -65,13 +55,13 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
     while (end < len && text[end] != ';')
       end++;
     if (end == pos)
-      return fail(err, cap, "empty field at offset %zu", pos);
+      return matmul_fail(err, cap, "empty field at offset %zu", pos);
     if (end + 1 == len && text[end] == ';')
-      return fail(err, cap, "trailing ';' at offset %zu", end);
+      return matmul_fail(err, cap, "trailing ';' at offset %zu", end);
     for (eq = pos; eq < end && text[eq] != '='; eq++)
       ;
     if (eq == end)
-      return fail(err, cap, "field at offset %zu has no '='", pos);
+      return matmul_fail(err, cap, "field at offset %zu has no '='", pos);
     key = text + pos;
     key_len = eq - pos;
     val = text + eq + 1;
@@ -80,17 +70,18 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
       if (strlen(field_names[f]) == key_len && memcmp(field_names[f], key, key_len) == 0)
         break;
     if (f == F_COUNT)
-      return fail(err, cap, "unknown field '%.*s'", (int)(key_len > 32 ? 32 : key_len), key);
+      return matmul_fail(err, cap, "unknown field '%.*s'", (int)(key_len > 32 ? 32 : key_len), key);
     if (seen[f])
-      return fail(err, cap, "duplicate field %s", field_names[f]);
+      return matmul_fail(err, cap, "duplicate field %s", field_names[f]);
     seen[f] = 1;
     if (memchr(val, '=', val_len))
-      return fail(err, cap, "%s: unexpected '=' in value", field_names[f]);
+      return matmul_fail(err, cap, "%s: unexpected '=' in value", field_names[f]);
     switch (f) {
     case F_KERNEL:
       cfg.kernel = gemm_kernel_find(val, val_len);
       if (cfg.kernel < 0)
-        return fail(err, cap, "unknown kernel '%.*s'", (int)(val_len > 32 ? 32 : val_len), val);
+        return matmul_fail(err, cap, "unknown kernel '%.*s'", (int)(val_len > 32 ? 32 : val_len),
+                           val);
       break;
     case F_MC:
       if (parse_number(val, val_len, "mc", &cfg.mc, err, cap))
@@ -112,20 +103,21 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
       else if (val_len == 1 && val[0] == 's')
         cfg.split = GEMM_SPLIT_SERIAL;
       else
-        return fail(err, cap, "split: expected 'n', 'm' or 's'");
+        return matmul_fail(err, cap, "split: expected 'n', 'm' or 's'");
       break;
     }
     pos = end + 1;
   }
   for (int f = 0; f < F_COUNT; f++)
     if (!seen[f])
-      return fail(err, cap, "missing field %s", field_names[f]);
+      return matmul_fail(err, cap, "missing field %s", field_names[f]);
   if (gemm_config_check(&cfg, err, cap) != 0)
     return -1;
   if (max_isa >= 0 && (int)gemm_kernel_at(cfg.kernel)->isa > max_isa)
-    return fail(err, cap, "kernel %s needs %s; this processor supports up to %s",
-                gemm_kernel_at(cfg.kernel)->name, gemm_isa_name(gemm_kernel_at(cfg.kernel)->isa),
-                gemm_isa_name((gemm_isa)max_isa));
+    return matmul_fail(err, cap, "kernel %s needs %s; this processor supports up to %s",
+                       gemm_kernel_at(cfg.kernel)->name,
+                       gemm_isa_name(gemm_kernel_at(cfg.kernel)->isa),
+                       gemm_isa_name((gemm_isa)max_isa));
   if (out)
     *out = cfg;
   return 0;

@@ -42,60 +42,56 @@ typedef int ob_get_threads_fn(void);
 typedef int ob_setaffinity_fn(int, size_t, cpu_set_t *);
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
+  matmul_instance mm; /* first: host, name, the last key's properties */
   void *lib;
   ob_sgemm_fn *sgemm;
   ob_set_threads_fn *set_threads;
   ob_get_threads_fn *get_threads;
   ob_setaffinity_fn *setaffinity; /* may be NULL */
-  matmul_structure shape;         /* the key's properties */
 };
 
 struct calhost_session {
+  matmul_session mm; /* first: data, candidate count, last run */
   calhost_plugin_instance *inst;
-  matmul_data data;
   unsigned max_threads;
   int threads; /* prepared; 0 = none */
-  uint32_t last_iterations;
 };
 
 /* Parses "threads=N" (strict: no spaces, no sign, no leading zero, N in
- * [1, OB_THREADS_MAX]). Returns N, or 0 with a reason in err. */
-static int parse_policy(const char *p, size_t len, char *err, size_t cap) {
+ * [1, OB_THREADS_MAX]) into *threads. Returns 0, or -1 with a reason in err. */
+static int parse_policy(const char *p, size_t len, int *threads, char *err, size_t cap) {
   static const char prefix[] = "threads=";
   const size_t pl = sizeof prefix - 1;
   int v = 0;
-#define OB_FAIL(...)                                                                               \
-  do {                                                                                             \
-    if (err && cap)                                                                                \
-      snprintf(err, cap, __VA_ARGS__);                                                             \
-    return 0;                                                                                      \
-  } while (0)
-  if (!p || len == 0)
-    OB_FAIL("empty policy");
-  if (len > 32)
-    OB_FAIL("policy longer than 32 bytes");
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
-      OB_FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  if (matmul_policy_text(p, len, 32, err, cap) != 0)
+    return -1;
   if (len < pl || memcmp(p, prefix, pl) != 0)
-    OB_FAIL("expected threads=N");
+    return matmul_fail(err, cap, "expected threads=N");
   if (len == pl)
-    OB_FAIL("threads: empty value");
+    return matmul_fail(err, cap, "threads: empty value");
   for (size_t i = pl; i < len; i++)
     if (p[i] < '0' || p[i] > '9')
-      OB_FAIL("threads: not a decimal number (or trailing garbage)");
+      return matmul_fail(err, cap, "threads: not a decimal number (or trailing garbage)");
   if (p[pl] == '0')
-    OB_FAIL(len == pl + 1 ? "threads=0 out of range [1, %d]" : "threads: leading zero",
-            OB_THREADS_MAX);
+    return matmul_fail(err, cap,
+                       len == pl + 1 ? "threads=0 out of range [1, %d]" : "threads: leading zero",
+                       OB_THREADS_MAX);
   if (len - pl > 4)
-    OB_FAIL("threads out of range [1, %d]", OB_THREADS_MAX);
+    return matmul_fail(err, cap, "threads out of range [1, %d]", OB_THREADS_MAX);
   for (size_t i = pl; i < len; i++)
     v = v * 10 + (p[i] - '0');
   if (v > OB_THREADS_MAX)
-    OB_FAIL("threads=%d out of range [1, %d]", v, OB_THREADS_MAX);
-#undef OB_FAIL
-  return v;
+    return matmul_fail(err, cap, "threads=%d out of range [1, %d]", v, OB_THREADS_MAX);
+  *threads = v;
+  return 0;
+}
+
+/* The threads a target offers, within [1, OB_THREADS_MAX]: the exact key's
+ * thread count and the largest candidate. */
+static unsigned target_threads(const calhost_target *t) {
+  return t->thread_count < 1                ? 1
+         : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
+                                            : t->thread_count;
 }
 
 static calhost_status ob_create(const calhost_host_services *host, const calhost_property *settings,
@@ -114,10 +110,9 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
       return CALHOST_INVALID_ARGUMENT;
     }
   }
-  inst = calloc(1, sizeof *inst);
+  inst = matmul_instance_new(host, "openblas", sizeof *inst);
   if (!inst)
     return CALHOST_NO_MEMORY;
-  inst->host = host;
   if (library) {
     inst->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   } else {
@@ -160,33 +155,18 @@ static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
   calhost_status st;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, "openblas", w, &s);
-  if (st != CALHOST_OK)
-    return st;
-  matmul_structure_fill(&inst->shape, &s);
-  out->model_digest = w->model_digest;
-  out->processor = t->processor;
-  out->thread_count = t->thread_count < 1                ? 1
-                      : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
-                                                         : t->thread_count;
-  out->structure = inst->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
-  return CALHOST_OK;
+  st = matmul_build_key(inst, w, t, out, &s);
+  if (st == CALHOST_OK)
+    out->thread_count = target_threads(t);
+  return st;
 }
 
 static calhost_status ob_validate_policy(calhost_plugin_instance *inst, const char *policy,
                                          size_t length, char *err, size_t err_capacity) {
+  int threads;
   (void)inst;
-  return parse_policy(policy, length, err, err_capacity) ? CALHOST_OK : CALHOST_INVALID_ARGUMENT;
-}
-
-static void ob_close_session(calhost_session *s) {
-  if (!s)
-    return;
-  matmul_data_free(&s->data);
-  free(s);
+  return parse_policy(policy, length, &threads, err, err_capacity) == 0 ? CALHOST_OK
+                                                                        : CALHOST_INVALID_ARGUMENT;
 }
 
 static calhost_status ob_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -194,22 +174,15 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, "openblas", w, &shape);
-  if (st != CALHOST_OK)
-    return st;
-  s = calloc(1, sizeof *s);
+  s = matmul_session_alloc(inst, w, t, out, sizeof *s, &shape, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
+    return st;
   s->inst = inst;
-  s->max_threads = t->thread_count < 1                ? 1
-                   : t->thread_count > OB_THREADS_MAX ? OB_THREADS_MAX
-                                                      : t->thread_count;
-  if (matmul_data_init(&s->data, &shape) != 0) {
-    matmul_set_error(inst->host, "openblas: out of memory opening a %zux%zux%zu session", shape.m,
-                     shape.n, shape.k);
+  s->max_threads = target_threads(t);
+  s->mm.candidates = s->max_threads; /* threads = 1 .. the target's thread count */
+  if (matmul_data_init(&s->mm.data, &shape) != 0) {
+    matmul_set_error(inst->mm.host, "openblas: out of memory opening a %zux%zux%zu session",
+                     shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_NO_MEMORY;
   }
@@ -230,14 +203,6 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
       (void)inst->setaffinity(i, sizeof set, &set);
   }
   *out = s;
-  return CALHOST_OK;
-}
-
-/* Candidates: threads = 1 .. the target's thread count. */
-static calhost_status ob_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = s->max_threads;
   return CALHOST_OK;
 }
 
@@ -266,70 +231,57 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   s->threads = 0;
-  threads = parse_policy(policy, length, err, sizeof err);
-  if (!threads) {
-    matmul_set_error(s->inst->host, "openblas policy refused: %s", err);
+  s->mm.last_iterations = 0;
+  if (parse_policy(policy, length, &threads, err, sizeof err) != 0) {
+    matmul_set_error(s->mm.host, "openblas policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
   if ((unsigned)threads > s->max_threads) {
-    matmul_set_error(s->inst->host, "openblas: threads=%d exceeds the target's %u threads", threads,
+    matmul_set_error(s->mm.host, "openblas: threads=%d exceeds the target's %u threads", threads,
                      s->max_threads);
     return CALHOST_INVALID_ARGUMENT;
   }
   s->threads = threads;
-  s->last_iterations = 0;
+  return CALHOST_OK;
+}
+
+/* One cblas_sgemm with the session's matrices. */
+static calhost_status product(calhost_session *s) {
+  const matmul_shape *sh = &s->mm.data.shape;
+  const matmul_data *d = &s->mm.data;
+  s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
+                 (blasint)sh->k, 1.0f, d->a, (blasint)sh->k, d->b, (blasint)sh->n,
+                 sh->accumulate ? 1.0f : 0.0f, d->c, (blasint)sh->n);
   return CALHOST_OK;
 }
 
 static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
-  const matmul_shape *sh;
-  const calhost_host_services *host;
   if (!s || !s->threads)
     return CALHOST_INVALID_ARGUMENT;
-  (void)result; /* the host times the call */
-  sh = &s->data.shape;
-  host = s->inst->host;
-  s->last_iterations = 0;
+  (void)result;                     /* the host times the call */
   s->inst->set_threads(s->threads); /* explicit on every call: the count is global */
-  matmul_data_reset(&s->data);
-  for (uint32_t it = 0; it < iterations; it++) {
-    s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
-                   (blasint)sh->k, 1.0f, s->data.a, (blasint)sh->k, s->data.b, (blasint)sh->n,
-                   sh->accumulate ? 1.0f : 0.0f, s->data.c, (blasint)sh->n);
-    if (iterations > 1 && host && host->is_cancelled && host->is_cancelled(host->context))
-      return CALHOST_CANCELLED;
-  }
-  s->last_iterations = iterations;
-  return CALHOST_OK;
+  return matmul_run(s, iterations, product);
 }
-
-static calhost_status ob_check(calhost_session *s, char *err, size_t cap) {
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  return matmul_check(&s->data, s->threads ? s->last_iterations : 0, err, cap);
-}
-
-static const char *const ob_operators[] = {"MatMul", NULL};
 
 static const calhost_plugin_vtable ob_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = 1u,
     .backend_name = "openblas",
     .implementation_version = "1.0.0+openblas" CALHOST_OPENBLAS_VERSION,
-    .operators = ob_operators,
+    .operators = matmul_operators,
     .description = "OpenBLAS cblas_sgemm; calibrates the thread count per shape",
     .create = ob_create,
     .destroy = ob_destroy,
     .build_key = ob_build_key,
     .validate_policy = ob_validate_policy,
     .open_session = ob_open_session,
-    .close_session = ob_close_session,
-    .candidate_count = ob_candidate_count,
+    .close_session = matmul_session_close,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = ob_serialize_candidate,
     .default_policy = ob_default_policy,
     .prepare = ob_prepare,
     .run = ob_run,
-    .check = ob_check,
+    .check = matmul_session_check,
 };
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the

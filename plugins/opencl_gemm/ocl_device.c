@@ -1,24 +1,13 @@
 /*
- * ocl_device.c: OpenCL device enumeration, identities and per-device
- * contexts shared by the opencl_gemm and clblast backends (see ocl_device.h).
+ * ocl_device.c: instance creation, OpenCL device enumeration, identities,
+ * per-device contexts and MatMul device buffers shared by the opencl_gemm
+ * and clblast backends (see ocl_device.h).
  */
 #include "ocl_device.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void ocl_set_error(const calhost_host_services *host, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  if (!host || !host->set_error)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  host->set_error(host->context, msg);
-}
 
 const char *ocl_error_name(cl_int err) {
   switch (err) {
@@ -66,17 +55,14 @@ static void clean(char *buf, size_t cap, const char *s) {
   buf[n] = '\0';
 }
 
-static void dev_string(cl_device_id id, cl_device_info what, char *buf, size_t cap) {
+/* A device string (platform NULL) or a platform string (device ignored)
+ * as one clean line; "unknown" when OpenCL does not answer. */
+static void info_string(cl_platform_id platform, cl_device_id device, cl_uint what, char *buf,
+                        size_t cap) {
   char raw[512] = "";
-  if (clGetDeviceInfo(id, what, sizeof raw - 1, raw, NULL) != CL_SUCCESS)
-    snprintf(raw, sizeof raw, "unknown");
-  raw[sizeof raw - 1] = '\0';
-  clean(buf, cap, raw);
-}
-
-static void plat_string(cl_platform_id id, cl_platform_info what, char *buf, size_t cap) {
-  char raw[512] = "";
-  if (clGetPlatformInfo(id, what, sizeof raw - 1, raw, NULL) != CL_SUCCESS)
+  cl_int e = platform ? clGetPlatformInfo(platform, what, sizeof raw - 1, raw, NULL)
+                      : clGetDeviceInfo(device, what, sizeof raw - 1, raw, NULL);
+  if (e != CL_SUCCESS)
     snprintf(raw, sizeof raw, "unknown");
   raw[sizeof raw - 1] = '\0';
   clean(buf, cap, raw);
@@ -87,12 +73,12 @@ static void describe(ocl_device *d) {
   char vendor[128], name[160], version[128], platform[128], platform_version[128];
   cl_device_type type = 0;
   cl_uint vendor_id = 0;
-  dev_string(d->id, CL_DEVICE_VENDOR, vendor, sizeof vendor);
-  dev_string(d->id, CL_DEVICE_NAME, name, sizeof name);
-  dev_string(d->id, CL_DEVICE_VERSION, version, sizeof version);
-  dev_string(d->id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
-  plat_string(d->platform, CL_PLATFORM_NAME, platform, sizeof platform);
-  plat_string(d->platform, CL_PLATFORM_VERSION, platform_version, sizeof platform_version);
+  info_string(NULL, d->id, CL_DEVICE_VENDOR, vendor, sizeof vendor);
+  info_string(NULL, d->id, CL_DEVICE_NAME, name, sizeof name);
+  info_string(NULL, d->id, CL_DEVICE_VERSION, version, sizeof version);
+  info_string(NULL, d->id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
+  info_string(d->platform, NULL, CL_PLATFORM_NAME, platform, sizeof platform);
+  info_string(d->platform, NULL, CL_PLATFORM_VERSION, platform_version, sizeof platform_version);
   clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
   clGetDeviceInfo(d->id, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL);
   clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group,
@@ -228,7 +214,7 @@ ocl_device *ocl_target_device(ocl_devices *d, const calhost_target *t,
   uint32_t index = 0;
   const char *identity = NULL;
   if (ocl_devices_init(d) != CALHOST_OK) {
-    ocl_set_error(host, "%s: out of memory listing OpenCL devices", backend);
+    matmul_set_error(host, "%s: out of memory listing OpenCL devices", backend);
     return NULL;
   }
   if (t && CALHOST_HAS_FIELD(t, calhost_target, device_index) && t->device_identity) {
@@ -236,17 +222,17 @@ ocl_device *ocl_target_device(ocl_devices *d, const calhost_target *t,
     index = t->device_index;
   }
   if (d->count == 0) {
-    ocl_set_error(host, "%s: no OpenCL device (is an ICD such as pocl-opencl-icd installed?)",
-                  backend);
+    matmul_set_error(host, "%s: no OpenCL device (is an ICD such as pocl-opencl-icd installed?)",
+                     backend);
     return NULL;
   }
   if (index >= d->count) {
-    ocl_set_error(host, "%s: no OpenCL device %u (there are %u)", backend, index, d->count);
+    matmul_set_error(host, "%s: no OpenCL device %u (there are %u)", backend, index, d->count);
     return NULL;
   }
   if (identity && strcmp(identity, d->items[index].identity) != 0) {
-    ocl_set_error(host, "%s: device %u is now '%s', not '%s' (hardware or driver changed)", backend,
-                  index, d->items[index].identity, identity);
+    matmul_set_error(host, "%s: device %u is now '%s', not '%s' (hardware or driver changed)",
+                     backend, index, d->items[index].identity, identity);
     return NULL;
   }
   return &d->items[index];
@@ -261,15 +247,15 @@ calhost_status ocl_device_open(ocl_device *dev, const calhost_host_services *hos
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     dev->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
     if (!dev->context) {
-      ocl_set_error(host, "%s: clCreateContext on '%s': %s", backend, dev->name,
-                    ocl_error_name(err));
+      matmul_set_error(host, "%s: clCreateContext on '%s': %s", backend, dev->name,
+                       ocl_error_name(err));
       return CALHOST_ERROR;
     }
   }
   dev->queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
   if (!dev->queue) {
-    ocl_set_error(host, "%s: clCreateCommandQueue on '%s': %s", backend, dev->name,
-                  ocl_error_name(err));
+    matmul_set_error(host, "%s: clCreateCommandQueue on '%s': %s", backend, dev->name,
+                     ocl_error_name(err));
     return CALHOST_ERROR;
   }
   return CALHOST_OK;
@@ -296,4 +282,178 @@ double ocl_events_seconds(cl_event *events, uint32_t count, int *ok) {
     events[i] = NULL;
   }
   return total;
+}
+
+/* ---- instances ----------------------------------------------------- */
+
+/* The ocl_instance a backend's instance starts with. */
+static ocl_instance *instance_base(calhost_plugin_instance *inst) {
+  return (ocl_instance *)(void *)inst;
+}
+
+calhost_status ocl_instance_create(const calhost_host_services *host, const char *backend,
+                                   const calhost_property *settings, size_t setting_count,
+                                   calhost_plugin_instance **out, size_t size) {
+  if (!out || (setting_count && !settings))
+    return CALHOST_INVALID_ARGUMENT;
+  *out = NULL;
+  if (setting_count) {
+    matmul_set_error(host, "%s: unknown setting '%s' (this backend has none)", backend,
+                     settings[0].name ? settings[0].name : "(null)");
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  *out =
+      matmul_instance_new(host, backend, size < sizeof(ocl_instance) ? sizeof(ocl_instance) : size);
+  return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
+}
+
+calhost_status ocl_instance_device_count(calhost_plugin_instance *inst, uint32_t *count) {
+  if (!inst || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  if (ocl_devices_init(&instance_base(inst)->devs) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  *count = instance_base(inst)->devs.count;
+  return CALHOST_OK;
+}
+
+calhost_status ocl_instance_list_device(calhost_plugin_instance *inst, uint32_t position,
+                                        calhost_device_info *out) {
+  if (!inst || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  if (ocl_devices_init(&instance_base(inst)->devs) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  return ocl_device_info(&instance_base(inst)->devs, position, out);
+}
+
+calhost_status ocl_instance_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                      const calhost_target *t, calhost_built_key *out) {
+  ocl_instance *oi = instance_base(inst);
+  matmul_shape s;
+  ocl_device *dev;
+  calhost_status st = matmul_build_key(inst, w, t, out, &s);
+  if (st != CALHOST_OK)
+    return st;
+  dev = ocl_target_device(&oi->devs, t, oi->mm.host, oi->mm.backend);
+  if (!dev)
+    return CALHOST_UNSUPPORTED;
+  out->processor = dev->identity;
+  out->thread_count = 1;
+  return CALHOST_OK;
+}
+
+/* ---- sessions ------------------------------------------------------ */
+
+void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,
+                        const calhost_target *t, calhost_session **out, size_t size,
+                        matmul_shape *shape, calhost_status *status) {
+  ocl_instance *oi = instance_base(inst);
+  ocl_session *s =
+      matmul_session_alloc(inst, w, t, out, size < sizeof *s ? sizeof *s : size, shape, status);
+  if (!s)
+    return NULL;
+  s->dev = ocl_target_device(&oi->devs, t, oi->mm.host, oi->mm.backend);
+  *status = s->dev ? ocl_device_open(s->dev, oi->mm.host, oi->mm.backend) : CALHOST_UNSUPPORTED;
+  if (*status != CALHOST_OK) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* A rows x cols device buffer holding src (src_rows x src_cols) padded with
+ * zeros; src NULL: an uninitialised buffer. */
+static cl_mem upload(const ocl_device *dev, const float *src, size_t src_rows, size_t src_cols,
+                     size_t rows, size_t cols, cl_mem_flags flags, cl_int *err) {
+  float *pad;
+  cl_mem m;
+  if (!src)
+    return clCreateBuffer(dev->context, flags, rows * cols * sizeof(float), NULL, err);
+  pad = calloc(rows * cols, sizeof *pad);
+  if (!pad) {
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  for (size_t r = 0; r < src_rows; r++)
+    memcpy(pad + r * cols, src + r * src_cols, src_cols * sizeof *pad);
+  m = clCreateBuffer(dev->context, flags | CL_MEM_COPY_HOST_PTR, rows * cols * sizeof *pad, pad,
+                     err);
+  free(pad);
+  return m;
+}
+
+calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_t mp, size_t np,
+                                size_t kp, const char *backend) {
+  ocl_matmul_buffers *b = &s->buf;
+  const matmul_data *d = &s->mm.data;
+  const matmul_shape *sh = &d->shape;
+  cl_int err = CL_SUCCESS;
+  if (matmul_data_init(&s->mm.data, shape) != 0) {
+    matmul_set_error(s->mm.host, "%s: out of memory opening a %zux%zux%zu session", backend,
+                     shape->m, shape->n, shape->k);
+    return CALHOST_NO_MEMORY;
+  }
+  b->mp = mp;
+  b->np = np;
+  b->kp = kp;
+  if (mp != sh->m || np != sh->n) {
+    b->staging = malloc(mp * np * sizeof *b->staging);
+    if (!b->staging)
+      err = CL_OUT_OF_HOST_MEMORY;
+  }
+  if (err == CL_SUCCESS)
+    b->a = upload(s->dev, d->a, sh->m, sh->k, mp, kp, CL_MEM_READ_ONLY, &err);
+  if (b->a)
+    b->b = upload(s->dev, d->b, sh->k, sh->n, kp, np, CL_MEM_READ_ONLY, &err);
+  if (b->b && sh->accumulate)
+    b->c0 = upload(s->dev, d->c0, sh->m, sh->n, mp, np, CL_MEM_READ_ONLY, &err);
+  if (b->b && (!sh->accumulate || b->c0))
+    b->c = upload(s->dev, NULL, mp, np, mp, np, CL_MEM_READ_WRITE, &err);
+  if (!b->c) {
+    matmul_set_error(s->mm.host, "%s: allocating device buffers: %s", backend, ocl_error_name(err));
+    return CALHOST_NO_MEMORY;
+  }
+  return CALHOST_OK;
+}
+
+void ocl_session_release(ocl_session *s) {
+  ocl_matmul_buffers *b = &s->buf;
+  cl_mem *mems[] = {&b->a, &b->b, &b->c, &b->c0};
+  for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) {
+    if (*mems[i])
+      clReleaseMemObject(*mems[i]);
+    *mems[i] = NULL;
+  }
+  free(b->staging);
+  b->staging = NULL;
+}
+
+cl_int ocl_session_reset(const ocl_session *s) {
+  const ocl_matmul_buffers *b = &s->buf;
+  if (!b->c0)
+    return CL_SUCCESS;
+  return clEnqueueCopyBuffer(s->dev->queue, b->c0, b->c, 0, 0, b->mp * b->np * sizeof(float), 0,
+                             NULL, NULL);
+}
+
+calhost_status ocl_session_check(calhost_session *session, char *err, size_t cap) {
+  ocl_session *s = (ocl_session *)(void *)session;
+  const ocl_matmul_buffers *b;
+  matmul_data *d;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  b = &s->buf;
+  d = &s->mm.data;
+  if (s->mm.last_iterations) {
+    float *dst = b->staging ? b->staging : d->c;
+    cl_int e = clEnqueueReadBuffer(s->dev->queue, b->c, CL_TRUE, 0, b->mp * b->np * sizeof(float),
+                                   dst, 0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+      snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
+      return CALHOST_CHECK_FAILED;
+    }
+    if (b->staging)
+      for (size_t r = 0; r < d->shape.m; r++)
+        memcpy(d->c + r * d->shape.n, b->staging + r * b->np, d->shape.n * sizeof(float));
+  }
+  return matmul_check(d, s->mm.last_iterations, err, cap);
 }

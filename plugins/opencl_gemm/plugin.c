@@ -38,28 +38,20 @@ typedef struct program_entry {
 } program_entry;
 
 struct calhost_plugin_instance {
-  const calhost_host_services *host;
-  ocl_devices devs;
+  ocl_instance ocl; /* first: host, devices, key storage */
   program_entry *programs;
   size_t program_count;
-  matmul_structure shape;
   calhost_parameter params[XG_COUNT];
 };
 
 struct calhost_session {
+  ocl_session ocl; /* first: data, device, buffers (padded to XGEMM_PAD_MN, XGEMM_PAD_K) */
   calhost_plugin_instance *inst;
-  ocl_device *dev;
-  matmul_data data;
-  size_t mp, np, kp;
-  cl_mem a, b, c, c0;
-  float *staging; /* mp x np, for reading C back */
   xgemm_config *cands;
-  uint32_t cand_count;
   uint32_t default_assignment[XG_COUNT];
   /* prepared candidate */
   cl_kernel kernel;
   size_t gws[2], lws[2];
-  uint32_t last_iterations;
 };
 
 static double now_seconds(void) {
@@ -70,24 +62,12 @@ static double now_seconds(void) {
 
 static calhost_status og_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  calhost_plugin_instance *inst;
-  if (!out || (setting_count && !settings))
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  if (setting_count) {
-    ocl_set_error(host, BACKEND ": unknown setting '%s' (this backend has none)",
-                  settings[0].name ? settings[0].name : "(null)");
-    return CALHOST_INVALID_ARGUMENT;
-  }
-  inst = calloc(1, sizeof *inst);
-  if (!inst)
-    return CALHOST_NO_MEMORY;
-  inst->host = host;
-  for (int k = 0; k < XG_COUNT; k++)
-    inst->params[k] = (calhost_parameter){xgemm_params[k].name, xgemm_params[k].texts,
-                                          xgemm_params[k].count, CALHOST_PARAMETER_ORDERED};
-  *out = inst;
-  return CALHOST_OK;
+  calhost_status st =
+      ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
+  for (int k = 0; st == CALHOST_OK && k < XG_COUNT; k++)
+    (*out)->params[k] = (calhost_parameter){xgemm_params[k].name, xgemm_params[k].texts,
+                                            xgemm_params[k].count, CALHOST_PARAMETER_ORDERED};
+  return st;
 }
 
 static void og_destroy(calhost_plugin_instance *inst) {
@@ -96,51 +76,8 @@ static void og_destroy(calhost_plugin_instance *inst) {
   for (size_t i = 0; i < inst->program_count; i++)
     clReleaseProgram(inst->programs[i].program);
   free(inst->programs);
-  ocl_devices_free(&inst->devs);
+  ocl_devices_free(&inst->ocl.devs);
   free(inst);
-}
-
-static calhost_status og_device_count(calhost_plugin_instance *inst, uint32_t *count) {
-  if (!inst || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  if (ocl_devices_init(&inst->devs) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  *count = inst->devs.count;
-  return CALHOST_OK;
-}
-
-static calhost_status og_list_device(calhost_plugin_instance *inst, uint32_t position,
-                                     calhost_device_info *out) {
-  if (!inst || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  if (ocl_devices_init(&inst->devs) != CALHOST_OK)
-    return CALHOST_NO_MEMORY;
-  return ocl_device_info(&inst->devs, position, out);
-}
-
-/* Exact key: the workload's digest, the device's identity (which includes
- * its driver version), thread count 1 (one host thread feeds the device).
- * Portable key: dtype, m, n, k, accumulate. */
-static calhost_status og_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
-                                   const calhost_target *t, calhost_built_key *out) {
-  matmul_shape s;
-  calhost_status st;
-  ocl_device *dev;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &s);
-  if (st != CALHOST_OK)
-    return st;
-  dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
-  if (!dev)
-    return CALHOST_UNSUPPORTED;
-  matmul_structure_fill(&inst->shape, &s);
-  out->model_digest = w->model_digest;
-  out->processor = dev->identity;
-  out->thread_count = 1;
-  out->structure = inst->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
-  return CALHOST_OK;
 }
 
 static calhost_status og_validate_policy(calhost_plugin_instance *inst, const char *policy,
@@ -156,40 +93,13 @@ static void og_close_session(calhost_session *s) {
     return;
   if (s->kernel)
     clReleaseKernel(s->kernel);
-  if (s->a)
-    clReleaseMemObject(s->a);
-  if (s->b)
-    clReleaseMemObject(s->b);
-  if (s->c)
-    clReleaseMemObject(s->c);
-  if (s->c0)
-    clReleaseMemObject(s->c0);
-  free(s->staging);
+  ocl_session_release(&s->ocl);
   free(s->cands);
-  matmul_data_free(&s->data);
-  free(s);
+  matmul_session_close(s);
 }
 
 static size_t round_up(size_t x, size_t to) {
   return (x + to - 1) / to * to;
-}
-
-/* A padded rows x cols copy of src (src_rows x src_cols), zeros elsewhere,
- * uploaded into a new read-only (or read-write) device buffer. */
-static cl_mem upload(calhost_session *s, const float *src, size_t src_rows, size_t src_cols,
-                     size_t rows, size_t cols, cl_mem_flags flags, cl_int *err) {
-  float *pad = calloc(rows * cols, sizeof *pad);
-  cl_mem m;
-  if (!pad) {
-    *err = CL_OUT_OF_HOST_MEMORY;
-    return NULL;
-  }
-  for (size_t r = 0; r < src_rows; r++)
-    memcpy(pad + r * cols, src + r * src_cols, src_cols * sizeof *pad);
-  m = clCreateBuffer(s->dev->context, flags | CL_MEM_COPY_HOST_PTR, rows * cols * sizeof *pad, pad,
-                     err);
-  free(pad);
-  return m;
 }
 
 static calhost_status og_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -197,70 +107,35 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
   calhost_session *s;
   calhost_status st;
   matmul_shape shape;
-  cl_int err = CL_SUCCESS;
-  if (!inst || !w || !t || !out)
-    return CALHOST_INVALID_ARGUMENT;
-  *out = NULL;
-  st = matmul_parse_workload(inst->host, BACKEND, w, &shape);
-  if (st != CALHOST_OK)
-    return st;
-  s = calloc(1, sizeof *s);
+  size_t mp, np, kp;
+  ocl_device *dev;
+  s = ocl_session_alloc(inst, w, t, out, sizeof *s, &shape, &st);
   if (!s)
-    return CALHOST_NO_MEMORY;
-  s->inst = inst;
-  s->dev = ocl_target_device(&inst->devs, t, inst->host, BACKEND);
-  if (!s->dev) {
-    free(s);
-    return CALHOST_UNSUPPORTED;
-  }
-  st = ocl_device_open(s->dev, inst->host, BACKEND);
-  if (st != CALHOST_OK) {
-    free(s);
     return st;
-  }
-  s->mp = round_up(shape.m, XGEMM_PAD_MN);
-  s->np = round_up(shape.n, XGEMM_PAD_MN);
-  s->kp = round_up(shape.k, XGEMM_PAD_K);
-  if ((uint64_t)s->mp * s->kp * 4 > s->dev->max_alloc ||
-      (uint64_t)s->kp * s->np * 4 > s->dev->max_alloc ||
-      (uint64_t)s->mp * s->np * 4 > s->dev->max_alloc) {
-    ocl_set_error(inst->host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer", shape.m,
-                  shape.n, shape.k);
+  s->inst = inst;
+  dev = s->ocl.dev;
+  mp = round_up(shape.m, XGEMM_PAD_MN);
+  np = round_up(shape.n, XGEMM_PAD_MN);
+  kp = round_up(shape.k, XGEMM_PAD_K);
+  if ((uint64_t)mp * kp * 4 > dev->max_alloc || (uint64_t)kp * np * 4 > dev->max_alloc ||
+      (uint64_t)mp * np * 4 > dev->max_alloc) {
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer",
+                     shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_UNSUPPORTED;
   }
-  if (matmul_data_init(&s->data, &shape) != 0) {
-    ocl_set_error(inst->host, BACKEND ": out of memory opening a %zux%zux%zu session", shape.m,
-                  shape.n, shape.k);
-    free(s);
-    return CALHOST_NO_MEMORY;
-  }
-  s->staging = malloc(s->mp * s->np * sizeof *s->staging);
   s->cands = malloc(xgemm_curated_count * sizeof *s->cands);
-  if (!s->staging || !s->cands) {
-    og_close_session(s);
-    return CALHOST_NO_MEMORY;
-  }
-  s->a = upload(s, s->data.a, shape.m, shape.k, s->mp, s->kp, CL_MEM_READ_ONLY, &err);
-  if (s->a)
-    s->b = upload(s, s->data.b, shape.k, shape.n, s->kp, s->np, CL_MEM_READ_ONLY, &err);
-  if (s->b && shape.accumulate)
-    s->c0 = upload(s, s->data.c0, shape.m, shape.n, s->mp, s->np, CL_MEM_READ_ONLY, &err);
-  if (s->b && (!shape.accumulate || s->c0))
-    s->c = clCreateBuffer(s->dev->context, CL_MEM_READ_WRITE, s->mp * s->np * sizeof(float), NULL,
-                          &err);
-  if (!s->c) {
-    ocl_set_error(inst->host, BACKEND ": allocating device buffers: %s", ocl_error_name(err));
+  if (!s->cands || ocl_session_data(&s->ocl, &shape, mp, np, kp, BACKEND) != CALHOST_OK) {
     og_close_session(s);
     return CALHOST_NO_MEMORY;
   }
   /* Candidates: the curated list, less what does not fit this device. */
   for (uint32_t i = 0; i < xgemm_curated_count; i++)
-    if (xgemm_fits(&xgemm_curated[i], s->dev->max_work_group, s->dev->max_item, s->dev->local_mem,
-                   NULL, 0) == 0)
-      s->cands[s->cand_count++] = xgemm_curated[i];
-  if (s->cand_count == 0) {
-    ocl_set_error(inst->host, BACKEND ": no configuration fits device '%s'", s->dev->name);
+    if (xgemm_fits(&xgemm_curated[i], dev->max_work_group, dev->max_item, dev->local_mem, NULL,
+                   0) == 0)
+      s->cands[s->ocl.mm.candidates++] = xgemm_curated[i];
+  if (s->ocl.mm.candidates == 0) {
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": no configuration fits device '%s'", dev->name);
     og_close_session(s);
     return CALHOST_UNSUPPORTED;
   }
@@ -272,17 +147,10 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
   return CALHOST_OK;
 }
 
-static calhost_status og_candidate_count(calhost_session *s, uint32_t *count) {
-  if (!s || !count)
-    return CALHOST_INVALID_ARGUMENT;
-  *count = s->cand_count;
-  return CALHOST_OK;
-}
-
 static calhost_status og_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
   char text[128];
-  if (!s || index >= s->cand_count)
+  if (!s || index >= s->ocl.mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
   xgemm_format(&s->cands[index], text, sizeof text);
   return calhost_copy_out(text, buf, capacity, length);
@@ -308,23 +176,25 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
   double t0;
   xgemm_build_options(c, options, sizeof options);
   for (size_t i = 0; i < inst->program_count; i++)
-    if (inst->programs[i].dev == s->dev && strcmp(inst->programs[i].options, options) == 0)
+    if (inst->programs[i].dev == s->ocl.dev && strcmp(inst->programs[i].options, options) == 0)
       return inst->programs[i].program;
   t0 = now_seconds();
-  prog = clCreateProgramWithSource(s->dev->context, 1, &src, NULL, &err);
+  prog = clCreateProgramWithSource(s->ocl.dev->context, 1, &src, NULL, &err);
   if (!prog) {
-    ocl_set_error(inst->host, BACKEND ": clCreateProgramWithSource: %s", ocl_error_name(err));
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": clCreateProgramWithSource: %s",
+                     ocl_error_name(err));
     return NULL;
   }
-  err = clBuildProgram(prog, 1, &s->dev->id, options, NULL, NULL);
+  err = clBuildProgram(prog, 1, &s->ocl.dev->id, options, NULL, NULL);
   if (err != CL_SUCCESS) {
     char log[400] = "";
-    clGetProgramBuildInfo(prog, s->dev->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+    clGetProgramBuildInfo(prog, s->ocl.dev->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
     log[sizeof log - 1] = '\0';
     for (char *p = log; *p; p++)
       if ((unsigned char)*p < 0x20)
         *p = ' ';
-    ocl_set_error(inst->host, BACKEND ": building %s: %s: %s", options, ocl_error_name(err), log);
+    matmul_set_error(inst->ocl.mm.host, BACKEND ": building %s: %s: %s", options,
+                     ocl_error_name(err), log);
     clReleaseProgram(prog);
     return NULL;
   }
@@ -336,14 +206,14 @@ static cl_program program_for(calhost_session *s, const xgemm_config *c) {
   }
   inst->programs = grown;
   program_entry *e = &inst->programs[inst->program_count++];
-  e->dev = s->dev;
+  e->dev = s->ocl.dev;
   snprintf(e->options, sizeof e->options, "%s", options);
   e->program = prog;
   e->compile_seconds = now_seconds() - t0;
-  if (inst->host && inst->host->log) {
+  if (inst->ocl.mm.host && inst->ocl.mm.host->log) {
     char msg[256];
     snprintf(msg, sizeof msg, BACKEND ": compiled %s in %.2f s", options, e->compile_seconds);
-    inst->host->log(inst->host->context, CALHOST_LOG_DEBUG, msg);
+    inst->ocl.mm.host->log(inst->ocl.mm.host->context, CALHOST_LOG_DEBUG, msg);
   }
   return prog;
 }
@@ -359,14 +229,15 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
   }
-  s->last_iterations = 0;
+  s->ocl.mm.last_iterations = 0;
   if (xgemm_parse(policy, length, &c, err, sizeof err) != 0) {
-    ocl_set_error(s->inst->host, BACKEND " policy refused: %s", err);
+    matmul_set_error(s->ocl.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
-  if (xgemm_fits(&c, s->dev->max_work_group, s->dev->max_item, s->dev->local_mem, err,
+  if (xgemm_fits(&c, s->ocl.dev->max_work_group, s->ocl.dev->max_item, s->ocl.dev->local_mem, err,
                  sizeof err) != 0) {
-    ocl_set_error(s->inst->host, BACKEND ": does not fit device '%s': %s", s->dev->name, err);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": does not fit device '%s': %s", s->ocl.dev->name,
+                     err);
     return CALHOST_UNSUPPORTED;
   }
   cl_program prog = program_for(s, &c);
@@ -374,37 +245,38 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
     return CALHOST_ERROR;
   s->kernel = clCreateKernel(prog, "xgemm", &e);
   if (!s->kernel) {
-    ocl_set_error(s->inst->host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
+    matmul_set_error(s->ocl.mm.host, BACKEND ": clCreateKernel: %s", ocl_error_name(e));
     return CALHOST_ERROR;
   }
   /* The compiled kernel may allow less than the device (registers). */
-  if (clGetKernelWorkGroupInfo(s->kernel, s->dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
-                               NULL) == CL_SUCCESS &&
+  if (clGetKernelWorkGroupInfo(s->kernel, s->ocl.dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                               &kwg, NULL) == CL_SUCCESS &&
       kwg < (size_t)c.v[XG_MDIMC] * c.v[XG_NDIMC]) {
-    ocl_set_error(s->inst->host, BACKEND ": the compiled kernel allows work-groups of %zu, not %u",
-                  kwg, c.v[XG_MDIMC] * c.v[XG_NDIMC]);
+    matmul_set_error(s->ocl.mm.host,
+                     BACKEND ": the compiled kernel allows work-groups of %zu, not %u", kwg,
+                     c.v[XG_MDIMC] * c.v[XG_NDIMC]);
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
     return CALHOST_UNSUPPORTED;
   }
-  cl_int k = (cl_int)s->kp, nv = (cl_int)(s->np / c.v[XG_VW]);
-  float beta = s->data.shape.accumulate ? 1.0f : 0.0f;
+  cl_int k = (cl_int)s->ocl.buf.kp, nv = (cl_int)(s->ocl.buf.np / c.v[XG_VW]);
+  float beta = s->ocl.mm.data.shape.accumulate ? 1.0f : 0.0f;
   e = clSetKernelArg(s->kernel, 0, sizeof k, &k);
   e |= clSetKernelArg(s->kernel, 1, sizeof nv, &nv);
   e |= clSetKernelArg(s->kernel, 2, sizeof beta, &beta);
-  e |= clSetKernelArg(s->kernel, 3, sizeof s->a, &s->a);
-  e |= clSetKernelArg(s->kernel, 4, sizeof s->b, &s->b);
-  e |= clSetKernelArg(s->kernel, 5, sizeof s->c, &s->c);
+  e |= clSetKernelArg(s->kernel, 3, sizeof s->ocl.buf.a, &s->ocl.buf.a);
+  e |= clSetKernelArg(s->kernel, 4, sizeof s->ocl.buf.b, &s->ocl.buf.b);
+  e |= clSetKernelArg(s->kernel, 5, sizeof s->ocl.buf.c, &s->ocl.buf.c);
   if (e != CL_SUCCESS) {
-    ocl_set_error(s->inst->host, BACKEND ": clSetKernelArg failed");
+    matmul_set_error(s->ocl.mm.host, BACKEND ": clSetKernelArg failed");
     clReleaseKernel(s->kernel);
     s->kernel = NULL;
     return CALHOST_ERROR;
   }
   s->lws[0] = c.v[XG_MDIMC];
   s->lws[1] = c.v[XG_NDIMC];
-  s->gws[0] = s->mp / c.v[XG_MWG] * c.v[XG_MDIMC];
-  s->gws[1] = s->np / c.v[XG_NWG] * c.v[XG_NDIMC];
+  s->gws[0] = s->ocl.buf.mp / c.v[XG_MWG] * c.v[XG_MDIMC];
+  s->gws[1] = s->ocl.buf.np / c.v[XG_NWG] * c.v[XG_NDIMC];
   return CALHOST_OK;
 }
 
@@ -418,60 +290,38 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
   int timed = 1;
   if (!s || !s->kernel)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->inst->host;
-  s->last_iterations = 0;
-  if (s->c0) {
-    e = clEnqueueCopyBuffer(s->dev->queue, s->c0, s->c, 0, 0, s->mp * s->np * sizeof(float), 0,
-                            NULL, NULL);
-    if (e != CL_SUCCESS) {
-      ocl_set_error(host, BACKEND ": resetting C: %s", ocl_error_name(e));
-      return CALHOST_ERROR;
-    }
+  host = s->ocl.mm.host;
+  s->ocl.mm.last_iterations = 0;
+  e = ocl_session_reset(&s->ocl);
+  if (e != CL_SUCCESS) {
+    matmul_set_error(host, BACKEND ": resetting C: %s", ocl_error_name(e));
+    return CALHOST_ERROR;
   }
   for (uint32_t done = 0; done < iterations;) {
     uint32_t batch = iterations - done < RUN_BATCH ? iterations - done : RUN_BATCH, n = 0;
     int ok;
     for (; n < batch; n++) {
-      e = clEnqueueNDRangeKernel(s->dev->queue, s->kernel, 2, NULL, s->gws, s->lws, 0, NULL,
+      e = clEnqueueNDRangeKernel(s->ocl.dev->queue, s->kernel, 2, NULL, s->gws, s->lws, 0, NULL,
                                  &events[n]);
       if (e != CL_SUCCESS)
         break;
     }
-    if (clFinish(s->dev->queue) != CL_SUCCESS && e == CL_SUCCESS)
+    if (clFinish(s->ocl.dev->queue) != CL_SUCCESS && e == CL_SUCCESS)
       e = CL_OUT_OF_RESOURCES;
     device += ocl_events_seconds(events, n, &ok);
     timed &= ok;
     if (e != CL_SUCCESS) {
-      ocl_set_error(host, BACKEND ": running the kernel: %s", ocl_error_name(e));
+      matmul_set_error(host, BACKEND ": running the kernel: %s", ocl_error_name(e));
       return CALHOST_ERROR;
     }
     done += batch;
-    if (done < iterations && host && host->is_cancelled && host->is_cancelled(host->context))
+    if (done < iterations && matmul_cancelled(host))
       return CALHOST_CANCELLED;
   }
-  s->last_iterations = iterations;
+  s->ocl.mm.last_iterations = iterations;
   if (result && timed && CALHOST_HAS_FIELD(result, calhost_run_result, device_seconds))
     result->device_seconds = device;
   return CALHOST_OK;
-}
-
-static calhost_status og_check(calhost_session *s, char *err, size_t cap) {
-  const matmul_shape *sh;
-  cl_int e;
-  if (!s)
-    return CALHOST_INVALID_ARGUMENT;
-  sh = &s->data.shape;
-  if (s->last_iterations) {
-    e = clEnqueueReadBuffer(s->dev->queue, s->c, CL_TRUE, 0, s->mp * s->np * sizeof(float),
-                            s->staging, 0, NULL, NULL);
-    if (e != CL_SUCCESS) {
-      snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
-      return CALHOST_CHECK_FAILED;
-    }
-    for (size_t r = 0; r < sh->m; r++)
-      memcpy(s->data.c + r * sh->n, s->staging + r * s->np, sh->n * sizeof(float));
-  }
-  return matmul_check(&s->data, s->last_iterations, err, cap);
 }
 
 /* ---- parameter space (ABI 2) ------------------------------------------ */
@@ -489,17 +339,12 @@ static calhost_status og_describe_space(calhost_session *s, calhost_parameter_sp
 static int from_assignment(const uint32_t *a, size_t count, xgemm_config *c, char *err,
                            size_t cap) {
   if (!a || count != XG_COUNT) {
-    if (err && cap)
-      snprintf(err, cap, "expected %d parameter indices, got %zu", XG_COUNT, count);
-    return -1;
+    return matmul_fail(err, cap, "expected %d parameter indices, got %zu", XG_COUNT, count);
   }
   for (int k = 0; k < XG_COUNT; k++) {
-    if (a[k] >= xgemm_params[k].count) {
-      if (err && cap)
-        snprintf(err, cap, "%s: value index %u out of range [0, %u)", xgemm_params[k].name, a[k],
-                 xgemm_params[k].count);
-      return -1;
-    }
+    if (a[k] >= xgemm_params[k].count)
+      return matmul_fail(err, cap, "%s: value index %u out of range [0, %u)", xgemm_params[k].name,
+                         a[k], xgemm_params[k].count);
     c->v[k] = xgemm_params[k].values[a[k]];
   }
   return 0;
@@ -511,7 +356,8 @@ static calhost_status og_assignment_valid(calhost_session *s, const uint32_t *a,
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   if (from_assignment(a, count, &c, err, cap) != 0 || xgemm_valid(&c, err, cap) != 0 ||
-      xgemm_fits(&c, s->dev->max_work_group, s->dev->max_item, s->dev->local_mem, err, cap) != 0)
+      xgemm_fits(&c, s->ocl.dev->max_work_group, s->ocl.dev->max_item, s->ocl.dev->local_mem, err,
+                 cap) != 0)
     return CALHOST_INVALID_ARGUMENT;
   return CALHOST_OK;
 }
@@ -542,49 +388,32 @@ static calhost_status og_policy_assignment(calhost_session *s, const char *polic
 
 static const int64_t sample_small[] = {64, 64, 64}, sample_odd[] = {100, 72, 40};
 static const calhost_property sample_acc[] = {{"accumulate", "1"}};
-static const calhost_workload sample_w1 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_64",
-                                           "MatMul",
-                                           "float32",
-                                           sample_small,
-                                           3,
-                                           NULL,
-                                           0,
-                                           NULL};
-static const calhost_workload sample_w2 = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
-                                           "matmul_100x72x40_acc",
-                                           "MatMul",
-                                           "float32",
-                                           sample_odd,
-                                           3,
-                                           sample_acc,
-                                           1,
-                                           NULL};
+static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_64", sample_small, NULL, 0);
+static const calhost_workload sample_w2 =
+    MATMUL_SAMPLE("matmul_100x72x40_acc", sample_odd, sample_acc, 1);
 static const calhost_workload *const og_samples[] = {&sample_w1, &sample_w2, NULL};
-
-static const char *const og_operators[] = {"MatMul", NULL};
 
 static const calhost_plugin_vtable og_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = CALHOST_ABI_VERSION,
     .backend_name = BACKEND,
     .implementation_version = "1.0.0",
-    .operators = og_operators,
+    .operators = matmul_operators,
     .description = "OpenCL SGEMM with a tunable Xgemm-style kernel, calibrated per device",
     .create = og_create,
     .destroy = og_destroy,
-    .build_key = og_build_key,
+    .build_key = ocl_instance_build_key,
     .validate_policy = og_validate_policy,
     .open_session = og_open_session,
     .close_session = og_close_session,
-    .candidate_count = og_candidate_count,
+    .candidate_count = matmul_candidate_count,
     .serialize_candidate = og_serialize_candidate,
     .default_policy = og_default_policy,
     .prepare = og_prepare,
     .run = og_run,
-    .check = og_check,
-    .device_count = og_device_count,
-    .list_device = og_list_device,
+    .check = ocl_session_check,
+    .device_count = ocl_instance_device_count,
+    .list_device = ocl_instance_list_device,
     .describe_space = og_describe_space,
     .assignment_valid = og_assignment_valid,
     .serialize_assignment = og_serialize_assignment,

@@ -4,6 +4,8 @@
  */
 #include "xgemm.h"
 
+#include "matmul.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -38,24 +40,17 @@ const xgemm_config xgemm_curated[] = {
 };
 const uint32_t xgemm_curated_count = sizeof xgemm_curated / sizeof xgemm_curated[0];
 
-#define FAIL(...)                                                                                  \
-  do {                                                                                             \
-    if (err && cap)                                                                                \
-      snprintf(err, cap, __VA_ARGS__);                                                             \
-    return -1;                                                                                     \
-  } while (0)
-
 int xgemm_valid(const xgemm_config *c, char *err, size_t cap) {
   const uint32_t *v = c->v;
   if (v[XG_MDIMC] > v[XG_MWG])
-    FAIL("mdimc=%u exceeds mwg=%u", v[XG_MDIMC], v[XG_MWG]);
+    return matmul_fail(err, cap, "mdimc=%u exceeds mwg=%u", v[XG_MDIMC], v[XG_MWG]);
   if (v[XG_NDIMC] * v[XG_VW] > v[XG_NWG])
-    FAIL("ndimc*vw=%u exceeds nwg=%u", v[XG_NDIMC] * v[XG_VW], v[XG_NWG]);
+    return matmul_fail(err, cap, "ndimc*vw=%u exceeds nwg=%u", v[XG_NDIMC] * v[XG_VW], v[XG_NWG]);
   if (v[XG_KU] > v[XG_KWG])
-    FAIL("ku=%u exceeds kwg=%u", v[XG_KU], v[XG_KWG]);
+    return matmul_fail(err, cap, "ku=%u exceeds kwg=%u", v[XG_KU], v[XG_KWG]);
   if ((v[XG_MWG] / v[XG_MDIMC]) * (v[XG_NWG] / v[XG_NDIMC]) > 64)
-    FAIL("work-item tile %ux%u exceeds 64 accumulators", v[XG_MWG] / v[XG_MDIMC],
-         v[XG_NWG] / v[XG_NDIMC]);
+    return matmul_fail(err, cap, "work-item tile %ux%u exceeds 64 accumulators",
+                       v[XG_MWG] / v[XG_MDIMC], v[XG_NWG] / v[XG_NDIMC]);
   return 0;
 }
 
@@ -65,36 +60,32 @@ int xgemm_fits(const xgemm_config *c, size_t max_wg, const size_t max_item[3], u
   uint64_t wg = (uint64_t)v[XG_MDIMC] * v[XG_NDIMC];
   uint64_t lmem = 4ull * v[XG_KWG] * (v[XG_SA] * v[XG_MWG] + v[XG_SB] * v[XG_NWG]);
   if (wg > max_wg)
-    FAIL("work-group size %llu exceeds the device's %zu", (unsigned long long)wg, max_wg);
+    return matmul_fail(err, cap, "work-group size %llu exceeds the device's %zu",
+                       (unsigned long long)wg, max_wg);
   if ((max_item[0] && v[XG_MDIMC] > max_item[0]) || (max_item[1] && v[XG_NDIMC] > max_item[1]))
-    FAIL("work-group %ux%u exceeds the device's item sizes %zux%zu", v[XG_MDIMC], v[XG_NDIMC],
-         max_item[0], max_item[1]);
+    return matmul_fail(err, cap, "work-group %ux%u exceeds the device's item sizes %zux%zu",
+                       v[XG_MDIMC], v[XG_NDIMC], max_item[0], max_item[1]);
   if (lmem > local_mem)
-    FAIL("local memory %llu bytes exceeds the device's %llu", (unsigned long long)lmem,
-         (unsigned long long)local_mem);
+    return matmul_fail(err, cap, "local memory %llu bytes exceeds the device's %llu",
+                       (unsigned long long)lmem, (unsigned long long)local_mem);
   return 0;
 }
 
 int xgemm_parse(const char *p, size_t len, xgemm_config *out, char *err, size_t cap) {
   size_t pos = 0;
-  if (!p || len == 0)
-    FAIL("empty policy");
-  if (len > 128)
-    FAIL("policy longer than 128 bytes");
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
-      FAIL("invalid byte 0x%02x at offset %zu", (unsigned char)p[i], i);
+  if (matmul_policy_text(p, len, 128, err, cap) != 0)
+    return -1;
   for (int k = 0; k < XG_COUNT; k++) {
     const xgemm_param *par = &xgemm_params[k];
     size_t nl = strlen(par->name), vl = 0;
     uint32_t i;
     if (k > 0) {
       if (pos >= len || p[pos] != ',')
-        FAIL("expected ',' before %s at offset %zu", par->name, pos);
+        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", par->name, pos);
       pos++;
     }
     if (len - pos < nl + 1 || memcmp(p + pos, par->name, nl) != 0 || p[pos + nl] != '=')
-      FAIL("expected %s= at offset %zu", par->name, pos);
+      return matmul_fail(err, cap, "expected %s= at offset %zu", par->name, pos);
     pos += nl + 1;
     while (pos + vl < len && p[pos + vl] != ',')
       vl++;
@@ -102,13 +93,13 @@ int xgemm_parse(const char *p, size_t len, xgemm_config *out, char *err, size_t 
       if (strlen(par->texts[i]) == vl && memcmp(p + pos, par->texts[i], vl) == 0)
         break;
     if (i == par->count)
-      FAIL("%s: '%.*s' is not one of the allowed values", par->name, (int)(vl > 16 ? 16 : vl),
-           p + pos);
+      return matmul_fail(err, cap, "%s: '%.*s' is not one of the allowed values", par->name,
+                         (int)(vl > 16 ? 16 : vl), p + pos);
     out->v[k] = par->values[i];
     pos += vl;
   }
   if (pos != len)
-    FAIL("trailing text at offset %zu", pos);
+    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
   return xgemm_valid(out, err, cap);
 }
 

@@ -3,8 +3,11 @@
  * drives them: dlopen of the built .so, negotiation, hidden internals,
  * deterministic keys, refused workloads and settings, every candidate of
  * small sessions validated, prepared, run and checked (overwrite and
- * accumulate, 1 and 2 threads), the validator on random bytes, and the
- * shared reference check catching wrong, NaN and Inf outputs.
+ * accumulate, 1 and 2 threads), the validator on random bytes, the
+ * shared reference check catching wrong, NaN and Inf outputs, and the
+ * backends' shared glue (matmul.c: policy-text preconditions, build_key,
+ * session allocation, the run loop with its cancellation, check) linked
+ * directly under a fake backend.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -353,6 +356,166 @@ static void reference_check_catches_wrong_outputs(void **state) {
   matmul_data_free(&d); /* idempotent */
 }
 
+/* ---- the backends' shared glue (matmul.c) under a fake backend ---------- */
+
+static void policy_text_preconditions_name_the_first_fault(void **state) {
+  char err[128];
+  (void)state;
+  assert_int_equal(matmul_policy_text("ab=1", 4, 4, err, sizeof err), 0);
+  assert_int_equal(matmul_policy_text(NULL, 4, 4, err, sizeof err), -1);
+  assert_string_equal(err, "empty policy");
+  assert_int_equal(matmul_policy_text("ab", 0, 4, err, sizeof err), -1);
+  assert_string_equal(err, "empty policy");
+  assert_int_equal(matmul_policy_text("ab=12", 5, 4, err, sizeof err), -1);
+  assert_string_equal(err, "policy longer than 4 bytes");
+  assert_int_equal(matmul_policy_text("a b", 3, 4, err, sizeof err), -1);
+  assert_string_equal(err, "invalid byte 0x20 at offset 1");
+  assert_int_equal(matmul_policy_text("ab\x7f", 3, 4, err, sizeof err), -1);
+  assert_string_equal(err, "invalid byte 0x7f at offset 2");
+  /* no reason buffer: still refused */
+  assert_int_equal(matmul_policy_text("a b", 3, 4, NULL, 0), -1);
+  assert_int_equal(matmul_fail(err, 4, "%d", 123456), -1);
+  assert_string_equal(err, "123");
+}
+
+struct calhost_plugin_instance {
+  matmul_instance mm;
+};
+
+struct calhost_session {
+  matmul_session mm;
+  int products; /* product() calls */
+  int fail_at;  /* the call that fails (1-based), 0: none */
+};
+
+typedef struct fake_host {
+  calhost_host_services services;
+  char error[512];
+  int cancel; /* is_cancelled answers this */
+} fake_host;
+
+static void fake_set_error(void *context, const char *message) {
+  snprintf(((fake_host *)context)->error, sizeof((fake_host *)context)->error, "%s", message);
+}
+
+static int fake_is_cancelled(void *context) {
+  return ((fake_host *)context)->cancel;
+}
+
+static void fake_host_init(fake_host *h) {
+  memset(h, 0, sizeof *h);
+  h->services.header =
+      (calhost_struct_header){CALHOST_STRUCT_HOST_SERVICES, 1, sizeof(calhost_host_services)};
+  h->services.context = h;
+  h->services.set_error = fake_set_error;
+  h->services.is_cancelled = fake_is_cancelled;
+}
+
+/* C (+)= A*B in double, rounded to float, or a failure at call fail_at. */
+static calhost_status fake_product(calhost_session *s) {
+  matmul_data *d = &s->mm.data;
+  const matmul_shape *sh = &d->shape;
+  if (++s->products == s->fail_at)
+    return CALHOST_NO_MEMORY;
+  for (size_t i = 0; i < sh->m; i++)
+    for (size_t j = 0; j < sh->n; j++) {
+      double acc = sh->accumulate ? d->c[i * sh->n + j] : 0.0;
+      for (size_t p = 0; p < sh->k; p++)
+        acc += (double)d->a[i * sh->k + p] * d->b[p * sh->n + j];
+      d->c[i * sh->n + j] = (float)acc;
+    }
+  return CALHOST_OK;
+}
+
+static void shared_build_key_fills_the_portable_structure(void **state) {
+  static const int64_t mnk[] = {5, 3, 7};
+  static const calhost_property acc[] = {{"accumulate", "1"}};
+  calhost_workload w = MATMUL_SAMPLE("w", mnk, acc, 1);
+  calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu-x", 4, NULL, 0, "", NULL, 0};
+  calhost_built_key k;
+  matmul_shape sh;
+  fake_host h;
+  calhost_plugin_instance *inst;
+  (void)state;
+  fake_host_init(&h);
+  inst = matmul_instance_new(&h.services, "fake", sizeof *inst);
+  assert_non_null(inst);
+  assert_ptr_equal(inst->mm.host, &h.services);
+  memset(&k, 0, sizeof k);
+  assert_int_equal(matmul_build_key(inst, &w, &t, NULL, &sh), CALHOST_INVALID_ARGUMENT);
+  assert_int_equal(matmul_build_key(NULL, &w, &t, &k, &sh), CALHOST_INVALID_ARGUMENT);
+  w.dtype = "float16";
+  assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_UNSUPPORTED);
+  assert_string_equal(h.error, "fake serves dtype float32 only (got float16)");
+  w.dtype = "float32";
+  assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_OK);
+  assert_string_equal(k.processor, "cpu-x");
+  assert_int_equal(k.thread_count, 4);
+  assert_int_equal(k.structure_count, MATMUL_STRUCTURE_COUNT);
+  assert_string_equal(k.structure[1].name, "m");
+  assert_string_equal(k.structure[1].value, "5");
+  assert_string_equal(k.structure[3].value, "7");
+  assert_string_equal(k.structure[4].value, "1");
+  assert_int_equal(sh.k, 7);
+  free(inst);
+}
+
+static void shared_run_loop_resets_checks_cancels_and_fails(void **state) {
+  static const int64_t mnk[] = {4, 6, 9};
+  static const calhost_property acc[] = {{"accumulate", "1"}};
+  const calhost_workload w = MATMUL_SAMPLE("w", mnk, acc, 1);
+  calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu-x", 1, NULL, 0, "", NULL, 0};
+  calhost_plugin_instance *inst;
+  calhost_session sentinel, *s = &sentinel; /* must be reset to NULL */
+  calhost_status st;
+  matmul_shape sh;
+  uint32_t count = 0;
+  char err[256];
+  fake_host h;
+  (void)state;
+  fake_host_init(&h);
+  inst = matmul_instance_new(&h.services, "fake", sizeof *inst);
+  assert_non_null(inst);
+  assert_null(matmul_session_alloc(inst, NULL, &t, &s, sizeof *s, &sh, &st));
+  assert_int_equal(st, CALHOST_INVALID_ARGUMENT);
+  assert_null(s);
+  s = matmul_session_alloc(inst, &w, &t, &s, sizeof *s, &sh, &st);
+  assert_non_null(s);
+  assert_int_equal(st, CALHOST_OK);
+  assert_ptr_equal(s->mm.host, &h.services);
+  assert_int_equal(matmul_data_init(&s->mm.data, &sh), 0);
+  s->mm.candidates = 3;
+  assert_int_equal(matmul_candidate_count(s, &count), CALHOST_OK);
+  assert_int_equal(count, 3);
+  assert_int_equal(matmul_candidate_count(s, NULL), CALHOST_INVALID_ARGUMENT);
+  /* nothing has run yet */
+  assert_int_equal(matmul_session_check(s, err, sizeof err), CALHOST_CHECK_FAILED);
+  /* two accumulating products, twice: C is reset from C0 before each run */
+  assert_int_equal(matmul_run(s, 2, fake_product), CALHOST_OK);
+  assert_int_equal(matmul_session_check(s, err, sizeof err), CALHOST_OK);
+  assert_int_equal(matmul_run(s, 2, fake_product), CALHOST_OK);
+  assert_int_equal(matmul_session_check(s, err, sizeof err), CALHOST_OK);
+  assert_int_equal(s->products, 4);
+  /* a failing product stops the run, which then has nothing to check */
+  s->fail_at = 6;
+  assert_int_equal(matmul_run(s, 3, fake_product), CALHOST_NO_MEMORY);
+  assert_int_equal(s->products, 6);
+  assert_int_equal(s->mm.last_iterations, 0);
+  assert_int_equal(matmul_session_check(s, err, sizeof err), CALHOST_CHECK_FAILED);
+  /* cancellation is polled between products of a longer run only */
+  s->fail_at = 0;
+  h.cancel = 1;
+  assert_int_equal(matmul_run(s, 3, fake_product), CALHOST_CANCELLED);
+  assert_int_equal(s->products, 7);
+  assert_int_equal(s->mm.last_iterations, 0);
+  assert_int_equal(matmul_run(s, 1, fake_product), CALHOST_OK);
+  assert_int_equal(s->mm.last_iterations, 1);
+  assert_int_equal(matmul_session_check(s, err, sizeof err), CALHOST_OK);
+  matmul_session_close(s);
+  matmul_session_close(NULL);
+  free(inst);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cpu_gemm_exports_no_internal_symbol),
@@ -363,6 +526,9 @@ int main(void) {
       cmocka_unit_test(validators_survive_random_bytes),
       cmocka_unit_test(openblas_validates_threads_and_computes_odd_shapes),
       cmocka_unit_test(reference_check_catches_wrong_outputs),
+      cmocka_unit_test(policy_text_preconditions_name_the_first_fault),
+      cmocka_unit_test(shared_build_key_fills_the_portable_structure),
+      cmocka_unit_test(shared_run_loop_resets_checks_cancels_and_fails),
   };
   return cmocka_run_group_tests_name("gemm_plugins", tests, NULL, NULL);
 }
