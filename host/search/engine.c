@@ -7,6 +7,8 @@
  */
 #include "internal.h"
 
+#include "base/array.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,14 +126,10 @@ static int cache_grow(search_ctx *c) {
 }
 
 static int cache_add(search_ctx *c, const search_eval *ev) {
-  if (c->eval_count == c->eval_cap) {
-    size_t cap = c->eval_cap ? c->eval_cap * 2 : 64;
-    search_eval *e = realloc(c->evals, cap * sizeof *e);
-    if (!e)
-      return -1;
-    c->evals = e;
-    c->eval_cap = cap;
-  }
+  search_eval *e = base_array_grow(c->evals, c->eval_count, &c->eval_cap, sizeof *e, 64);
+  if (!e)
+    return -1;
+  c->evals = e;
   if ((c->eval_count + 1) * 2 > c->slot_cap && cache_grow(c) != 0)
     return -1;
   c->evals[c->eval_count] = *ev;
@@ -354,14 +352,10 @@ static int push_code(uint64_t code, uint64_t **out, size_t *n, size_t *cap) {
   for (size_t i = 0; i < *n; i++)
     if ((*out)[i] == code)
       return 0;
-  if (*n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 32;
-    uint64_t *p = realloc(*out, nc * sizeof *p);
-    if (!p)
-      return -1;
-    *out = p;
-    *cap = nc;
-  }
+  uint64_t *p = base_array_grow(*out, *n, cap, sizeof *p, 32);
+  if (!p)
+    return -1;
+  *out = p;
   (*out)[(*n)++] = code;
   return 0;
 }
@@ -543,15 +537,12 @@ static int list_valid(search_ctx *c) {
     search_decode(c, code, cfg);
     if (!search_is_valid(c, cfg))
       continue;
-    if (c->valid_count == cap) {
-      cap = cap ? cap * 2 : 256;
-      uint64_t *p = realloc(c->valid_list, cap * sizeof *p);
-      if (!p) {
-        free(cfg);
-        return -1;
-      }
-      c->valid_list = p;
+    uint64_t *p = base_array_grow(c->valid_list, c->valid_count, &cap, sizeof *p, 256);
+    if (!p) {
+      free(cfg);
+      return -1;
     }
+    c->valid_list = p;
     c->valid_list[c->valid_count++] = code;
   }
   free(cfg);

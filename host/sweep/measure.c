@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "isolate.h"
 #include "loader/entries.h"
 #include "stats.h"
@@ -60,6 +61,7 @@ typedef struct sweep {
   const calhost_plugin_vtable *vt;
   calhost_session *session;
   calhost_sweep_result *out;
+  size_t rejection_cap; /* allocated in out->rejections */
   size_t max_policy;
   int any_device_timing;
   int all_device_timing;
@@ -160,7 +162,8 @@ static char *dup_text(const char *t) {
 
 static void add_rejection(sweep *s, entry *e, const char *reason) {
   calhost_sweep_result *o = s->out;
-  calhost_sweep_rejection *r = realloc(o->rejections, (o->rejection_count + 1) * sizeof *r);
+  calhost_sweep_rejection *r =
+      base_array_grow(o->rejections, o->rejection_count, &s->rejection_cap, sizeof *r, 8);
   e->state = ENTRY_REJECTED;
   if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
     o->rejected++;
@@ -464,14 +467,10 @@ static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
 /* Appends an entry for candidate `index` (its samples allocated); NULL when
  * out of memory. Pointers into s->es are invalidated. */
 static entry *add_entry(sweep *s, uint32_t index) {
-  if (s->ne == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    entry *n = realloc(s->es, cap * sizeof *n);
-    if (!n)
-      return NULL;
-    s->es = n;
-    s->cap = cap;
-  }
+  entry *n = base_array_grow(s->es, s->ne, &s->cap, sizeof *n, 16);
+  if (!n)
+    return NULL;
+  s->es = n;
   entry *e = &s->es[s->ne];
   memset(e, 0, sizeof *e);
   e->index = index;
