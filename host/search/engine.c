@@ -438,16 +438,24 @@ void calhost_search_options_init(calhost_search_options *o) {
   o->seed = 1;
 }
 
-static const char *const strategy_names[CALHOST_SEARCH_STRATEGY_COUNT] = {
-    "default", "exhaustive", "random", "local", "annealing", "genetic", "model"};
+/* The strategies by number: the word that names each and the function that
+ * runs it (none for the default, which is resolved to another first). */
+static const struct {
+  const char *name;
+  int (*run)(search_ctx *c);
+} strategies[CALHOST_SEARCH_STRATEGY_COUNT] = {
+    {"default", NULL},       {"exhaustive", search_exhaustive}, {"random", search_random},
+    {"local", search_local}, {"annealing", search_annealing},   {"genetic", search_genetic},
+    {"model", search_model},
+};
 
 const char *calhost_search_strategy_name(calhost_search_strategy s) {
-  return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategy_names[s] : "?";
+  return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategies[s].name : "?";
 }
 
 int calhost_search_strategy_parse(const char *word, calhost_search_strategy *out) {
   for (int i = 0; word && i < CALHOST_SEARCH_STRATEGY_COUNT; i++)
-    if (strcmp(word, strategy_names[i]) == 0) {
+    if (strcmp(word, strategies[i].name) == 0) {
       *out = (calhost_search_strategy)i;
       return 0;
     }
@@ -599,32 +607,12 @@ int calhost_search_run(const calhost_search_space *space, const calhost_search_o
   if (st == CALHOST_SEARCH_DEFAULT)
     st = calhost_search_default_strategy(options->max_evaluations,
                                          c.valid_listed ? c.valid_count : 0);
-  int rc;
-  switch (st) {
-  case CALHOST_SEARCH_EXHAUSTIVE:
-    rc = search_exhaustive(&c);
-    break;
-  case CALHOST_SEARCH_RANDOM:
-    rc = search_random(&c);
-    break;
-  case CALHOST_SEARCH_LOCAL:
-    rc = search_local(&c);
-    break;
-  case CALHOST_SEARCH_ANNEALING:
-    rc = search_annealing(&c);
-    break;
-  case CALHOST_SEARCH_GENETIC:
-    rc = search_genetic(&c);
-    break;
-  case CALHOST_SEARCH_MODEL:
-    rc = search_model(&c);
-    break;
-  default:
+  if ((unsigned)st >= CALHOST_SEARCH_STRATEGY_COUNT || !strategies[st].run) {
     snprintf(out->error, sizeof out->error, "unknown strategy %d", (int)st);
     ctx_free(&c);
     return -1;
   }
-  if (rc != 0)
+  if (strategies[st].run(&c) != 0)
     goto oom;
   if (!c.stopped) {
     c.stop = CALHOST_SEARCH_STOP_EXHAUSTED;

@@ -24,16 +24,6 @@
 
 #define SPACE_MAGIC "calhost-search-space"
 
-static char *dup_str(const char *t) {
-  if (!t)
-    return NULL;
-  size_t n = strlen(t);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, t, n + 1);
-  return d;
-}
-
 static void set_err(char *err, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t cap, const char *fmt, ...) {
@@ -56,7 +46,7 @@ static int is_word(const char *w) {
 
 int calhost_space_init(calhost_space *s, const char *name) {
   memset(s, 0, sizeof *s);
-  s->name = dup_str(name ? name : "");
+  s->name = strdup(name ? name : "");
   return s->name ? 0 : -1;
 }
 
@@ -132,13 +122,13 @@ int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
     return -1;
   }
   s->params = ps;
-  calhost_search_param p = {.name = dup_str(name), .ordered = ordered ? 1 : 0};
+  calhost_search_param p = {.name = strdup(name), .ordered = ordered ? 1 : 0};
   char **v = calloc(value_count, sizeof *v);
   p.values = (const char *const *)v;
   p.value_count = value_count;
   int ok = p.name && v;
   for (uint32_t i = 0; ok && i < value_count; i++)
-    ok = (v[i] = dup_str(values[i])) != NULL;
+    ok = (v[i] = strdup(values[i])) != NULL;
   if (!ok) {
     free_param(&p);
     set_err(err, cap, "out of memory");
@@ -215,8 +205,8 @@ int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char
   s->keys = ks;
   calhost_space_entry c = *e;
   c.config = malloc(s->param_count * sizeof *c.config);
-  c.policy = dup_str(e->policy);
-  c.reason = dup_str(e->reason);
+  c.policy = e->policy ? strdup(e->policy) : NULL;
+  c.reason = e->reason ? strdup(e->reason) : NULL;
   if (!c.config || (e->policy && !c.policy) || (e->reason && !c.reason)) {
     free(c.config);
     free(c.policy);
@@ -593,7 +583,7 @@ int calhost_space_read(FILE *f, const char *name, calhost_space *s, char *err, s
         goto out;
       }
       free(s->name);
-      if (!(s->name = dup_str(p))) {
+      if (!(s->name = strdup(p))) {
         fail(&r, "out of memory");
         goto out;
       }
