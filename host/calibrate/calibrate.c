@@ -344,6 +344,31 @@ static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const 
   free(jobs);
 }
 
+/* Lists device plugin p's devices (in a child) into *devices and selects
+ * those the configuration names: *sel (calloc'd, NULL when out of memory)
+ * holds *nsel indices into devices. Returns 0; 1 when the selection failed
+ * (recorded as p's failure, *nsel 0); -1 when the list failed (recorded;
+ * *devices and *sel hold nothing to free). */
+static int select_devices(cal_run *r, calhost_plugin *p, calhost_device_list *devices, size_t **sel,
+                          size_t *nsel) {
+  char why[1200];
+  *sel = NULL;
+  *nsel = 0;
+  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, devices, why,
+                                    sizeof why) != 0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    return -1;
+  }
+  *sel = calloc(devices->count + 1, sizeof **sel);
+  if (*sel &&
+      calhost_devices_selected(r->cfg, p->backend, devices, *sel, nsel, why, sizeof why) != 0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    *nsel = 0;
+    return 1;
+  }
+  return 0;
+}
+
 /* One plugin: a CPU backend's sweeps in one child; a device backend's
  * devices listed in a child, then one child per selected device
  * ([plugin NAME] devices), in waves of devices that do not share hardware
@@ -356,22 +381,14 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
     return;
   }
   calhost_device_list devices;
-  char why[1200];
-  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
-                                    sizeof why) != 0) {
-    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+  size_t *sel, nsel;
+  int st = select_devices(r, p, &devices, &sel, &nsel);
+  if (st < 0)
     return;
-  }
-  size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
-  if (!sel) {
+  if (!sel)
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
-  } else if (calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why, sizeof why) !=
-             0) {
-    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
-    nsel = 0;
-  } else if (!devices.count) {
+  else if (st == 0 && !devices.count)
     cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
-  }
   /* the devices with sweeps in this run's shard */
   size_t kept = 0;
   for (size_t i = 0; i < nsel; i++) {
@@ -520,19 +537,10 @@ static int fill_plan(cal_run *r, calhost_work_list *out) {
       continue;
     if (calhost_devices_supported(p)) {
       calhost_device_list devices;
-      char why[1200];
-      if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
-                                        sizeof why) != 0) {
-        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+      size_t *sel, nsel;
+      if (select_devices(r, p, &devices, &sel, &nsel) < 0)
         continue;
-      }
-      size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
       int rc = sel ? 0 : -1;
-      if (sel && calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why,
-                                          sizeof why) != 0) {
-        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
-        nsel = 0;
-      }
       for (size_t k = 0; rc == 0 && k < nsel; k++)
         rc = plan_items(r, p, &devices.items[sel[k]], out);
       free(sel);

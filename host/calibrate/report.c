@@ -17,22 +17,18 @@
 #define CALHOST_VERSION_STRING "unknown"
 #endif
 
+/* words[v] when v < n, else "unknown": the word of an enum value, from a
+ * table indexed by the enum. */
+static const char *word_of(const char *const *words, size_t n, unsigned v) {
+  return v < n ? words[v] : "unknown";
+}
+
+#define WORD_OF(words, v) word_of(words, sizeof words / sizeof *words, (unsigned)(v))
+
 static const char *kind_word(cal_kind k) {
-  switch (k) {
-  case CAL_PENDING:
-    return "pending";
-  case CAL_STORED:
-    return "stored";
-  case CAL_SKIPPED:
-    return "skipped";
-  case CAL_FAILED:
-    return "failed";
-  case CAL_NOT_STORED:
-    return "not_stored";
-  case CAL_MEASURED:
-    return "measured";
-  }
-  return "unknown";
+  static const char *const words[] = {"pending", "stored",     "skipped",
+                                      "failed",  "not_stored", "measured"};
+  return WORD_OF(words, k);
 }
 
 /* The status word of the summary table: with persistence off nothing
@@ -273,17 +269,8 @@ void cal_print_summary(cal_run *r) {
 /* ---- JSON ------------------------------------------------------------- */
 
 static const char *candidate_word(calhost_candidate_status st) {
-  switch (st) {
-  case CALHOST_CANDIDATE_MEASURED:
-    return "measured";
-  case CALHOST_CANDIDATE_PRUNED:
-    return "pruned";
-  case CALHOST_CANDIDATE_REJECTED:
-    return "rejected";
-  case CALHOST_CANDIDATE_UNMEASURED:
-    return "unmeasured";
-  }
-  return "unknown";
+  static const char *const words[] = {"measured", "pruned", "rejected", "unmeasured"};
+  return WORD_OF(words, st);
 }
 
 /* ,"candidates":[{"policy", "default", "winner", "status", "reason",
@@ -314,19 +301,8 @@ static void json_candidates(const calhost_sweep_result *s, FILE *o) {
 }
 
 static const char *stop_word(uint32_t stop) {
-  switch (stop) {
-  case CALHOST_SEARCH_STOP_EXHAUSTED:
-    return "exhausted";
-  case CALHOST_SEARCH_STOP_EVALUATIONS:
-    return "evaluations";
-  case CALHOST_SEARCH_STOP_SECONDS:
-    return "seconds";
-  case CALHOST_SEARCH_STOP_TARGET:
-    return "target";
-  case CALHOST_SEARCH_STOP_CALLER:
-    return "stopped";
-  }
-  return "unknown";
+  static const char *const words[] = {"exhausted", "evaluations", "seconds", "target", "stopped"};
+  return WORD_OF(words, stop);
 }
 
 /* ,"search":{"strategy", "space" (numbered|parameters), "space_size" (null:

@@ -13,13 +13,7 @@
 #include "sweep/recording.h"
 
 char *cal_dupstr(const char *s) {
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, s, n + 1);
-  return d;
+  return s ? strdup(s) : NULL;
 }
 
 void cal_warn(cal_run *r, const char *fmt, ...) {

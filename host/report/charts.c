@@ -308,6 +308,20 @@ static size_t label_chars(const rpt_effect *e, size_t cap, size_t nvals) {
 
 #define HEAT_MAX 24 /* values per axis */
 
+/* Writes the heat map cell's parameters: "A=value" of column x, then
+ * ", B=value" of row y when there is a row parameter b. */
+static void cell_title(FILE *o, const rpt_effect *a, size_t x, const rpt_effect *b, size_t y) {
+  rpt_text(o, a->name, 40);
+  fputc('=', o);
+  rpt_text(o, a->values[x], 40);
+  if (b) {
+    fputs(", ", o);
+    rpt_text(o, b->name, 40);
+    fputc('=', o);
+    rpt_text(o, b->values[y], 40);
+  }
+}
+
 void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const rpt_cand *c,
                        size_t n, double best, size_t id) {
   size_t nc = a->nvalues < HEAT_MAX ? a->nvalues : HEAT_MAX;
@@ -400,15 +414,7 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
                 "<rect class=\"cell empty\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
                 "<title>",
                 cx + 1, cy + 1, cw - 2, ch - 2);
-        rpt_text(o, a->name, 40);
-        fputc('=', o);
-        rpt_text(o, a->values[x], 40);
-        if (b) {
-          fputs(", ", o);
-          rpt_text(o, b->name, 40);
-          fputc('=', o);
-          rpt_text(o, b->values[y], 40);
-        }
+        cell_title(o, a, x, b, y);
         fputs(": not measured</title></rect>\n", o);
         continue;
       }
@@ -421,15 +427,7 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
               "<g><rect class=\"cell%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
               "fill=\"rgb(%d,%d,%d)\"/><title>",
               win[i] ? " win" : "", cx + 1, cy + 1, cw - 2, ch - 2, rgb[0], rgb[1], rgb[2]);
-      rpt_text(o, a->name, 40);
-      fputc('=', o);
-      rpt_text(o, a->values[x], 40);
-      if (b) {
-        fputs(", ", o);
-        rpt_text(o, b->name, 40);
-        fputc('=', o);
-        rpt_text(o, b->values[y], 40);
-      }
+      cell_title(o, a, x, b, y);
       fprintf(o, ": best %s, \xC3\x97%.2f the fastest (%zu candidate%s)%s</title>",
               rpt_us(m, sizeof m, cell[i]), ratio, cnt[i], cnt[i] == 1 ? "" : "s",
               win[i] ? ", holds the winner" : "");
