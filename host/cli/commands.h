@@ -20,6 +20,8 @@
 #include "calhost/calstore.h"
 
 struct calhost_config;
+struct calhost_loader_options;
+struct calhost_plugin_list;
 
 /* Global options: set by the parser wherever they appear on the line. */
 typedef struct calhost_cli {
@@ -40,6 +42,15 @@ int calhost_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))
  * (runtime/binding.h) for a malformed file or an unsupported version. what may
  * be NULL. */
 void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err);
+
+/* The configuration file of the one rule: --config, else the default
+ * search (calhost_config_find_default, its path into buf of cap bytes);
+ * NULL when none is found (the built-in defaults apply). */
+const char *calhost_cli_config_file(const calhost_cli *cli, char *buf, size_t cap);
+
+/* Writes "BEFORE(the places the default search looks)AFTER\n" to out,
+ * escaped: how a command says that no configuration file was found. */
+void calhost_cli_print_search_places(FILE *out, const char *before, const char *after);
 
 /* Loads the configuration named by --config, else the default search
  * (calhost_config_find_default), else the built-in defaults, into *cfg.
@@ -73,6 +84,13 @@ int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap);
 #define CALHOST_CLI_MAX_STRUCTURE 64
 int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
                           calstore_property *structure);
+
+/* Discovers and loads the plugins with loader options o (set from the
+ * configuration by the caller) into *list, logging only errors under
+ * --quiet. Returns 0 (free list with calhost_plugin_list_free), or prints
+ * "calhost: WHAT: out of memory" and returns -1. */
+int calhost_cli_discover(const calhost_cli *cli, const char *what, struct calhost_loader_options *o,
+                         struct calhost_plugin_list *list);
 
 /* Loads the configuration (calhost_cli_load_config) into *cfg and applies
  * the sweep flags that calibrate and verify share over it: --rigor,

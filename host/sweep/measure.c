@@ -88,27 +88,16 @@ double calhost_sweep_now(void) {
 }
 
 static const char *status_word(calhost_status st) {
-  switch (st) {
-  case CALHOST_OK:
-    return "ok";
-  case CALHOST_ERROR:
-    return "error";
-  case CALHOST_INVALID_ARGUMENT:
-    return "invalid argument";
-  case CALHOST_UNSUPPORTED:
-    return "unsupported";
-  case CALHOST_BUFFER_TOO_SMALL:
-    return "buffer too small";
-  case CALHOST_NO_MEMORY:
-    return "out of memory";
-  case CALHOST_CANCELLED:
-    return "cancelled";
-  case CALHOST_CHECK_FAILED:
-    return "check failed";
-  case CALHOST_ABI_MISMATCH:
-    return "ABI mismatch";
-  }
-  return "unknown status";
+  static const char *const words[] = {"ok",
+                                      "error",
+                                      "invalid argument",
+                                      "unsupported",
+                                      "buffer too small",
+                                      "out of memory",
+                                      "cancelled",
+                                      "check failed",
+                                      "ABI mismatch"};
+  return (unsigned)st < sizeof words / sizeof *words ? words[st] : "unknown status";
 }
 
 static const char *plugin_message(sweep *s) {
