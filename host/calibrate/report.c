@@ -113,6 +113,14 @@ void cal_progress_end(cal_run *r) {
   }
 }
 
+/* "default policy" or "candidate N": who a rejection names, into who. */
+static void rejected_who(const calhost_sweep_rejection *rj, char *who, size_t cap) {
+  if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
+    snprintf(who, cap, "default policy");
+  else
+    snprintf(who, cap, "candidate %u", rj->index);
+}
+
 /* Candidates a successful sweep rejected (wrong output, refused policy):
  * not failures, but an operator should see them without --json. */
 static size_t print_rejection_warnings(cal_run *r, FILE *o) {
@@ -124,10 +132,7 @@ static size_t print_rejection_warnings(cal_run *r, FILE *o) {
     for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
       const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
       char who[32];
-      if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
-        snprintf(who, sizeof who, "default policy");
-      else
-        snprintf(who, sizeof who, "candidate %u", rj->index);
+      rejected_who(rj, who, sizeof who);
       if (!n++)
         fprintf(o, "\nwarnings:\n");
       calhost_text_printf(o, "  %s %s t=%u: %s%s%.60s rejected: %s\n", nz(x->backend, "?"),
@@ -225,10 +230,7 @@ void cal_print_summary(cal_run *r) {
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
         const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
         char who[32];
-        if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
-          snprintf(who, sizeof who, "default policy");
-        else
-          snprintf(who, sizeof who, "candidate %u", rj->index);
+        rejected_who(rj, who, sizeof who);
         calhost_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
                             nz(rj->reason, ""));
       }

@@ -301,9 +301,11 @@ int search_random_unseen(search_ctx *c, uint32_t *out) {
   return 0;
 }
 
-/* Moves parameter q of cfg outward from its value to the nearest position
- * that makes cfg valid; 1 when found (cfg changed), else cfg unchanged. */
-static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q) {
+/* Moves parameter q of cfg outward from its value, nearest positions first,
+ * until cfg is valid: as it is, or (then < c->np) after moving parameter
+ * `then` the same way at each position of q. 1 when found (cfg changed),
+ * else cfg unchanged. */
+static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q, size_t then) {
   uint32_t orig = cfg[q], n = c->space->params[q].value_count;
   for (uint32_t d = 1; d < n; d++) {
     for (int sign = -1; sign <= 1; sign += 2) {
@@ -311,7 +313,7 @@ static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q) {
       if (v < 0 || v >= (int64_t)n)
         continue;
       cfg[q] = (uint32_t)v;
-      if (search_is_valid(c, cfg))
+      if (then < c->np ? nearest_valid_along(c, cfg, then, SIZE_MAX) : search_is_valid(c, cfg))
         return 1;
     }
   }
@@ -323,27 +325,14 @@ int search_repair(search_ctx *c, uint32_t *cfg) {
   if (search_is_valid(c, cfg))
     return 1;
   for (size_t q = 0; q < c->np; q++)
-    if (c->space->params[q].ordered && nearest_valid_along(c, cfg, q))
+    if (c->space->params[q].ordered && nearest_valid_along(c, cfg, q, SIZE_MAX))
       return 1;
   for (size_t q = 0; q < c->np; q++) {
     if (!c->space->params[q].ordered)
       continue;
-    for (size_t r = q + 1; r < c->np; r++) {
-      if (!c->space->params[r].ordered)
-        continue;
-      uint32_t orig = cfg[q], n = c->space->params[q].value_count;
-      for (uint32_t d = 1; d < n; d++) {
-        for (int sign = -1; sign <= 1; sign += 2) {
-          int64_t v = (int64_t)orig + sign * (int64_t)d;
-          if (v < 0 || v >= (int64_t)n)
-            continue;
-          cfg[q] = (uint32_t)v;
-          if (nearest_valid_along(c, cfg, r))
-            return 1;
-        }
-      }
-      cfg[q] = orig;
-    }
+    for (size_t r = q + 1; r < c->np; r++)
+      if (c->space->params[r].ordered && nearest_valid_along(c, cfg, q, r))
+        return 1;
   }
   return 0;
 }
@@ -373,7 +362,7 @@ static int moved(search_ctx *c, const uint32_t *cfg, size_t p, uint32_t v, uint6
   for (size_t q = 0; q < c->np; q++) {
     if (q == p || !c->space->params[q].ordered)
       continue;
-    if (nearest_valid_along(c, t, q)) {
+    if (nearest_valid_along(c, t, q, SIZE_MAX)) {
       *code = search_encode(c, t);
       return 1;
     }

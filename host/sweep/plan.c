@@ -5,45 +5,35 @@
 
 #include <string.h>
 
-/* The rigor levels by number: each one's word and plan (plan.h). */
+/* The rigor levels by number: each one's word and what its plan sets
+ * (plan.h); every level samples at least 3 times before pruning and flags
+ * a CV above 0.05 noisy. */
 static const struct {
   const char *name;
-  calhost_rigor_params params;
+  double min_sample_seconds, prune_margin;
+  uint32_t repetitions, warmup_samples;
+  int prune, halving;
 } levels[] = {
-    {"quick",
-     {.rigor = CALHOST_RIGOR_QUICK,
-      .min_sample_seconds = 0.0005,
-      .repetitions = 5,
-      .warmup_samples = 1,
-      .prune = 1,
-      .prune_after = 3,
-      .prune_margin = 0.25,
-      .noise_threshold = 0.05}},
-    {"measure",
-     {.rigor = CALHOST_RIGOR_MEASURE,
-      .min_sample_seconds = 0.002,
-      .repetitions = 10,
-      .warmup_samples = 1,
-      .prune = 1,
-      .prune_after = 3,
-      .prune_margin = 0.15,
-      .halving = 1,
-      .noise_threshold = 0.05}},
-    {"exhaustive",
-     {.rigor = CALHOST_RIGOR_EXHAUSTIVE,
-      .min_sample_seconds = 0.005,
-      .repetitions = 20,
-      .warmup_samples = 2,
-      .prune = 0,
-      .prune_after = 3,
-      .prune_margin = 0.25,
-      .noise_threshold = 0.05}},
+    /* name, sample seconds, prune margin, repetitions, warmup, prune, halving */
+    {"quick", 0.0005, 0.25, 5, 1, 1, 0},
+    {"measure", 0.002, 0.15, 10, 1, 1, 1},
+    {"exhaustive", 0.005, 0.25, 20, 2, 0, 0},
 };
 #define LEVEL_COUNT (sizeof levels / sizeof *levels)
 
 void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
                                calhost_rigor_params *out) {
-  *out = levels[(unsigned)rigor < LEVEL_COUNT ? rigor : CALHOST_RIGOR_MEASURE].params;
+  unsigned l = (unsigned)rigor < LEVEL_COUNT ? (unsigned)rigor : CALHOST_RIGOR_MEASURE;
+  memset(out, 0, sizeof *out);
+  out->rigor = (calhost_rigor)l;
+  out->noise_threshold = 0.05;
+  out->prune_after = 3;
+  out->min_sample_seconds = levels[l].min_sample_seconds;
+  out->prune_margin = levels[l].prune_margin;
+  out->repetitions = levels[l].repetitions;
+  out->warmup_samples = levels[l].warmup_samples;
+  out->prune = levels[l].prune;
+  out->halving = levels[l].halving;
   if (repetitions > 0)
     out->repetitions = repetitions;
   if (out->prune && out->repetitions < out->prune_after)
