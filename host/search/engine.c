@@ -181,6 +181,11 @@ uint32_t search_evals_left(const search_ctx *c) {
   return (uint32_t)left;
 }
 
+size_t search_evals_share(const search_ctx *c, uint32_t divisor, size_t lo, size_t hi) {
+  size_t n = search_evals_left(c) / divisor;
+  return n < lo ? lo : n > hi ? hi : n;
+}
+
 double search_progress(search_ctx *c) {
   double p = 0;
   const calhost_search_options *o = c->opt;

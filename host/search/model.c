@@ -235,12 +235,7 @@ int search_model(search_ctx *c) {
     goto out;
   }
   /* initial design: the start and a few random configurations */
-  uint32_t left = search_evals_left(c);
-  size_t initial = left / 8;
-  if (initial < 3)
-    initial = 3;
-  if (initial > 10)
-    initial = 10;
+  size_t initial = search_evals_share(c, 8, 3, 10);
   int r = SEARCH_NEW;
   for (size_t i = 0; i < PLAUSIBLE && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, cand))
