@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/text.h"
 #include "config/digest.h"
 #include "isolate/isolate.h"
@@ -226,9 +227,10 @@ static void run_child(cal_run *r, calhost_plugin *p) {
   r->cur = NULL;
 }
 
-/* Appends the n items of from (each `size` bytes) to *to and frees from;
- * returns -1 (from untouched) when out of memory. */
-static int append(void **to, size_t *to_count, void *from, size_t n, size_t size) {
+/* Appends the n items of from (each `size` bytes) to *to (*to_count used,
+ * *to_cap allocated) and frees from; returns -1 (from untouched) when out
+ * of memory. */
+static int append(void **to, size_t *to_count, size_t *to_cap, void *from, size_t n, size_t size) {
   if (!n) {
     free(from);
     return 0;
@@ -239,6 +241,7 @@ static int append(void **to, size_t *to_count, void *from, size_t n, size_t size
   memcpy(a + *to_count * size, from, n * size);
   *to = a;
   *to_count += n;
+  *to_cap = *to_count;
   free(from);
   return 0;
 }
@@ -246,18 +249,18 @@ static int append(void **to, size_t *to_count, void *from, size_t n, size_t size
 /* Moves what a copy of the run gathered (results, failures, warnings,
  * progress) into the run; what cannot move (out of memory) is freed. */
 static void merge(cal_run *r, cal_run *c, size_t done_before) {
-  if (append((void **)&r->results, &r->result_count, c->results, c->result_count,
+  if (append((void **)&r->results, &r->result_count, &r->result_cap, c->results, c->result_count,
              sizeof *c->results) == 0) {
     c->results = NULL;
     c->result_count = 0;
   }
-  if (append((void **)&r->failures, &r->failure_count, c->failures, c->failure_count,
-             sizeof *c->failures) == 0) {
+  if (append((void **)&r->failures, &r->failure_count, &r->failure_cap, c->failures,
+             c->failure_count, sizeof *c->failures) == 0) {
     c->failures = NULL;
     c->failure_count = 0;
   }
-  if (append((void **)&r->warnings, &r->warning_count, c->warnings, c->warning_count,
-             sizeof *c->warnings) == 0) {
+  if (append((void **)&r->warnings, &r->warning_count, &r->warning_cap, c->warnings,
+             c->warning_count, sizeof *c->warnings) == 0) {
     c->warnings = NULL;
     c->warning_count = 0;
   }
@@ -312,11 +315,11 @@ static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const 
     wave_job *j = &jobs[i];
     j->run = *r;
     j->run.results = NULL;
-    j->run.result_count = 0;
+    j->run.result_count = j->run.result_cap = 0;
     j->run.failures = NULL;
-    j->run.failure_count = 0;
+    j->run.failure_count = j->run.failure_cap = 0;
     j->run.warnings = NULL;
-    j->run.warning_count = 0;
+    j->run.warning_count = j->run.warning_cap = 0;
     j->run.cur_candidate = NULL;
     j->run.bar = 0;
     j->run.cur_device = members[i];
@@ -503,7 +506,7 @@ static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_d
     if (!calhost_binding_serves(p, cw->operator_name))
       continue;
     for (size_t t = 0; t < (d ? 1 : r->targets.count); t++) {
-      calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
+      calhost_work_item *n = base_array_grow(out->items, out->count, &out->cap, sizeof *n, 16);
       if (!n)
         return -1;
       out->items = n;

@@ -82,11 +82,11 @@ typedef struct cal_run {
   size_t workload_count;
 
   cal_result *results;
-  size_t result_count;
+  size_t result_count, result_cap;
   cal_failure *failures;
-  size_t failure_count;
+  size_t failure_count, failure_cap;
   char **warnings;
-  size_t warning_count;
+  size_t warning_count, warning_cap;
 
   /* the plugin being calibrated */
   calhost_plugin *cur;
