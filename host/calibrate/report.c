@@ -315,20 +315,11 @@ static void json_search(const calhost_sweep_result *s, FILE *o) {
   fputs(",\"search\":{\"strategy\":", o);
   calhost_json_string(o, calhost_search_strategy_name((calhost_search_strategy)s->strategy));
   fprintf(o, ",\"space\":\"%s\",\"space_size\":", s->numbered ? "numbered" : "parameters");
-  if (s->space_size)
-    fprintf(o, "%llu", (unsigned long long)s->space_size);
-  else
-    fputs("null", o);
+  cal_json_count(o, s->space_size != 0, s->space_size);
   fputs(",\"budget_evaluations\":", o);
-  if (s->budget_evaluations)
-    fprintf(o, "%u", s->budget_evaluations);
-  else
-    fputs("null", o);
+  cal_json_count(o, s->budget_evaluations != 0, s->budget_evaluations);
   fputs(",\"budget_seconds\":", o);
-  if (s->budget_seconds > 0)
-    calhost_json_number(o, s->budget_seconds);
-  else
-    fputs("null", o);
+  calhost_json_number(o, s->budget_seconds > 0 ? s->budget_seconds : NAN);
   fprintf(o, ",\"evaluated\":%u,\"stopped\":\"%s\",\"seconds\":", s->evaluated,
           stop_word(s->search_stop));
   calhost_json_number(o, s->search_seconds);
@@ -396,15 +387,9 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
     calhost_json_number(o, s->min_us);
     fprintf(o, ",\"samples\":%u,\"iterations_per_sample\":%u", s->samples, s->iterations);
     fputs(",\"speedup_vs_default\":", o);
-    if (s->have_default && s->speedup > 0)
-      calhost_json_number(o, s->speedup);
-    else
-      fputs("null", o);
+    calhost_json_number(o, s->have_default && s->speedup > 0 ? s->speedup : NAN);
     fputs(",\"default_median_latency_us\":", o);
-    if (s->have_default)
-      calhost_json_number(o, s->default_median_us);
-    else
-      fputs("null", o);
+    calhost_json_number(o, s->have_default ? s->default_median_us : NAN);
     fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
             s->unchecked ? "true" : "false", s->device_timed ? "true" : "false");
     fputs(",\"clock\":", o);
@@ -463,10 +448,7 @@ void cal_print_json(cal_run *r, int exit_status) {
   for (int i = 0; i < 3; i++) {
     if (i)
       fputc(',', o);
-    if (r->env.load_average[i] >= 0)
-      calhost_json_number(o, r->env.load_average[i]);
-    else
-      fputs("null", o);
+    calhost_json_number(o, r->env.load_average[i] >= 0 ? r->env.load_average[i] : NAN);
   }
   fprintf(o, "],\"online_cpus\":%u,\"target_cpus\":[", r->env.online_cpus);
   for (size_t i = 0; i < r->targets.cpu_count; i++)
@@ -484,6 +466,13 @@ void cal_print_json(cal_run *r, int exit_status) {
   cal_json_failures_and_end(r, o, exit_status);
 }
 
+void cal_json_count(FILE *o, int known, uint64_t v) {
+  if (known)
+    fprintf(o, "%llu", (unsigned long long)v);
+  else
+    fputs("null", o);
+}
+
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
   fputs("\"failures\":[", o);
   for (size_t i = 0; i < r->failure_count; i++) {
@@ -495,10 +484,7 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
     fputs(",\"workload\":", o);
     calhost_json_string(o, f->workload);
     fputs(",\"threads\":", o);
-    if (f->workload)
-      fprintf(o, "%u", f->threads);
-    else
-      fputs("null", o);
+    cal_json_count(o, f->workload != NULL, f->threads);
     fputs(",\"candidate\":", o);
     calhost_json_string(o, f->candidate);
     fputs(",\"message\":", o);

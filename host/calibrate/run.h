@@ -207,6 +207,8 @@ void cal_print_json(cal_run *r, int exit_status);
  * closing brace and a line break. The caller has written the members
  * before them and the comma after the last one. */
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status);
+/* Writes the count v as a JSON integer when known, else null. */
+void cal_json_count(FILE *o, int known, uint64_t v);
 
 /* ---- calibrate.c ---- */
 
