@@ -429,18 +429,14 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
       c->iterations = e->iterations;
       c->noisy = sm.noisy;
     }
-    switch (e->state) {
-    case ENTRY_ACTIVE:
-      c->status = CALHOST_CANDIDATE_MEASURED;
-      break;
-    case ENTRY_PRUNED:
-      c->status = CALHOST_CANDIDATE_PRUNED;
-      break;
-    case ENTRY_REJECTED:
-      c->status = CALHOST_CANDIDATE_REJECTED;
+    static const calhost_candidate_status status_of[] = {
+        [ENTRY_ACTIVE] = CALHOST_CANDIDATE_MEASURED,
+        [ENTRY_PRUNED] = CALHOST_CANDIDATE_PRUNED,
+        [ENTRY_REJECTED] = CALHOST_CANDIDATE_REJECTED,
+    };
+    c->status = status_of[e->state];
+    if (e->state == ENTRY_REJECTED)
       why = e->reason ? e->reason : "rejected";
-      break;
-    }
     if (e->state == ENTRY_ACTIVE && !e->n) /* stopped before its first sample */
       c->status = CALHOST_CANDIDATE_UNMEASURED, why = "not measured: the sweep stopped before it";
     c->reason = dup_text(why);
