@@ -102,6 +102,17 @@ int calhost_cli_discover(const calhost_cli *cli, const char *what, struct calhos
 int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, struct calhost_config *cfg,
                              const char **rigor_origin, const char **threads_origin);
 
+/* The flag-table entries of the sweep flags calhost_cli_sweep_config
+ * applies, described once for calibrate and verify (each command words its
+ * own --repetitions; calibrate lists its search flags after --rigor). */
+/* clang-format off */
+#define CALHOST_CLI_FLAG_RIGOR {FL_RIGOR, "--rigor", NULL, "LEVEL", "quick, measure or exhaustive"}
+#define CALHOST_CLI_FLAGS_SWEEP_LIMITS                                                     \
+  {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},                  \
+  {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},  \
+  {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"}
+/* clang-format on */
+
 /* The commands (each in its cmd_NAME.c). */
 extern const cli_command calhost_cmd_calibrate;
 extern const cli_command calhost_cmd_lookup;
