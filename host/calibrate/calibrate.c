@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/text.h"
 #include "config/digest.h"
 #include "isolate/isolate.h"
@@ -226,9 +227,10 @@ static void run_child(cal_run *r, calhost_plugin *p) {
   r->cur = NULL;
 }
 
-/* Appends the n items of from (each `size` bytes) to *to and frees from;
- * returns -1 (from untouched) when out of memory. */
-static int append(void **to, size_t *to_count, void *from, size_t n, size_t size) {
+/* Appends the n items of from (each `size` bytes) to *to (*to_count used,
+ * *to_cap allocated) and frees from; returns -1 (from untouched) when out
+ * of memory. */
+static int append(void **to, size_t *to_count, size_t *to_cap, void *from, size_t n, size_t size) {
   if (!n) {
     free(from);
     return 0;
@@ -239,6 +241,7 @@ static int append(void **to, size_t *to_count, void *from, size_t n, size_t size
   memcpy(a + *to_count * size, from, n * size);
   *to = a;
   *to_count += n;
+  *to_cap = *to_count;
   free(from);
   return 0;
 }
@@ -246,18 +249,18 @@ static int append(void **to, size_t *to_count, void *from, size_t n, size_t size
 /* Moves what a copy of the run gathered (results, failures, warnings,
  * progress) into the run; what cannot move (out of memory) is freed. */
 static void merge(cal_run *r, cal_run *c, size_t done_before) {
-  if (append((void **)&r->results, &r->result_count, c->results, c->result_count,
+  if (append((void **)&r->results, &r->result_count, &r->result_cap, c->results, c->result_count,
              sizeof *c->results) == 0) {
     c->results = NULL;
     c->result_count = 0;
   }
-  if (append((void **)&r->failures, &r->failure_count, c->failures, c->failure_count,
-             sizeof *c->failures) == 0) {
+  if (append((void **)&r->failures, &r->failure_count, &r->failure_cap, c->failures,
+             c->failure_count, sizeof *c->failures) == 0) {
     c->failures = NULL;
     c->failure_count = 0;
   }
-  if (append((void **)&r->warnings, &r->warning_count, c->warnings, c->warning_count,
-             sizeof *c->warnings) == 0) {
+  if (append((void **)&r->warnings, &r->warning_count, &r->warning_cap, c->warnings,
+             c->warning_count, sizeof *c->warnings) == 0) {
     c->warnings = NULL;
     c->warning_count = 0;
   }
@@ -312,11 +315,11 @@ static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const 
     wave_job *j = &jobs[i];
     j->run = *r;
     j->run.results = NULL;
-    j->run.result_count = 0;
+    j->run.result_count = j->run.result_cap = 0;
     j->run.failures = NULL;
-    j->run.failure_count = 0;
+    j->run.failure_count = j->run.failure_cap = 0;
     j->run.warnings = NULL;
-    j->run.warning_count = 0;
+    j->run.warning_count = j->run.warning_cap = 0;
     j->run.cur_candidate = NULL;
     j->run.bar = 0;
     j->run.cur_device = members[i];
@@ -344,6 +347,31 @@ static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const 
   free(jobs);
 }
 
+/* Lists device plugin p's devices (in a child) into *devices and selects
+ * those the configuration names: *sel (calloc'd, NULL when out of memory)
+ * holds *nsel indices into devices. Returns 0; 1 when the selection failed
+ * (recorded as p's failure, *nsel 0); -1 when the list failed (recorded;
+ * *devices and *sel hold nothing to free). */
+static int select_devices(cal_run *r, calhost_plugin *p, calhost_device_list *devices, size_t **sel,
+                          size_t *nsel) {
+  char why[1200];
+  *sel = NULL;
+  *nsel = 0;
+  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, devices, why,
+                                    sizeof why) != 0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    return -1;
+  }
+  *sel = calloc(devices->count + 1, sizeof **sel);
+  if (*sel &&
+      calhost_devices_selected(r->cfg, p->backend, devices, *sel, nsel, why, sizeof why) != 0) {
+    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+    *nsel = 0;
+    return 1;
+  }
+  return 0;
+}
+
 /* One plugin: a CPU backend's sweeps in one child; a device backend's
  * devices listed in a child, then one child per selected device
  * ([plugin NAME] devices), in waves of devices that do not share hardware
@@ -356,22 +384,14 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
     return;
   }
   calhost_device_list devices;
-  char why[1200];
-  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
-                                    sizeof why) != 0) {
-    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+  size_t *sel, nsel;
+  int st = select_devices(r, p, &devices, &sel, &nsel);
+  if (st < 0)
     return;
-  }
-  size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
-  if (!sel) {
+  if (!sel)
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
-  } else if (calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why, sizeof why) !=
-             0) {
-    cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
-    nsel = 0;
-  } else if (!devices.count) {
+  else if (st == 0 && !devices.count)
     cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
-  }
   /* the devices with sweeps in this run's shard */
   size_t kept = 0;
   for (size_t i = 0; i < nsel; i++) {
@@ -486,7 +506,7 @@ static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_d
     if (!calhost_binding_serves(p, cw->operator_name))
       continue;
     for (size_t t = 0; t < (d ? 1 : r->targets.count); t++) {
-      calhost_work_item *n = realloc(out->items, (out->count + 1) * sizeof *n);
+      calhost_work_item *n = base_array_grow(out->items, out->count, &out->cap, sizeof *n, 16);
       if (!n)
         return -1;
       out->items = n;
@@ -520,19 +540,10 @@ static int fill_plan(cal_run *r, calhost_work_list *out) {
       continue;
     if (calhost_devices_supported(p)) {
       calhost_device_list devices;
-      char why[1200];
-      if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, &devices, why,
-                                        sizeof why) != 0) {
-        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
+      size_t *sel, nsel;
+      if (select_devices(r, p, &devices, &sel, &nsel) < 0)
         continue;
-      }
-      size_t *sel = calloc(devices.count + 1, sizeof *sel), nsel = 0;
       int rc = sel ? 0 : -1;
-      if (sel && calhost_devices_selected(r->cfg, p->backend, &devices, sel, &nsel, why,
-                                          sizeof why) != 0) {
-        cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
-        nsel = 0;
-      }
       for (size_t k = 0; rc == 0 && k < nsel; k++)
         rc = plan_items(r, p, &devices.items[sel[k]], out);
       free(sel);

@@ -56,7 +56,7 @@ typedef struct calhost_work_item {
 
 typedef struct calhost_work_list {
   calhost_work_item *items; /* plugin order, then configuration order, then targets */
-  size_t count;
+  size_t count, cap;
 } calhost_work_list;
 
 /* Frees every item and zeroes the list. NULL-safe. */

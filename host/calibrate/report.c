@@ -17,22 +17,18 @@
 #define CALHOST_VERSION_STRING "unknown"
 #endif
 
+/* words[v] when v < n, else "unknown": the word of an enum value, from a
+ * table indexed by the enum. */
+static const char *word_of(const char *const *words, size_t n, unsigned v) {
+  return v < n ? words[v] : "unknown";
+}
+
+#define WORD_OF(words, v) word_of(words, sizeof words / sizeof *words, (unsigned)(v))
+
 static const char *kind_word(cal_kind k) {
-  switch (k) {
-  case CAL_PENDING:
-    return "pending";
-  case CAL_STORED:
-    return "stored";
-  case CAL_SKIPPED:
-    return "skipped";
-  case CAL_FAILED:
-    return "failed";
-  case CAL_NOT_STORED:
-    return "not_stored";
-  case CAL_MEASURED:
-    return "measured";
-  }
-  return "unknown";
+  static const char *const words[] = {"pending", "stored",     "skipped",
+                                      "failed",  "not_stored", "measured"};
+  return WORD_OF(words, k);
 }
 
 /* The status word of the summary table: with persistence off nothing
@@ -117,6 +113,14 @@ void cal_progress_end(cal_run *r) {
   }
 }
 
+/* "default policy" or "candidate N": who a rejection names, into who. */
+static void rejected_who(const calhost_sweep_rejection *rj, char *who, size_t cap) {
+  if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
+    snprintf(who, cap, "default policy");
+  else
+    snprintf(who, cap, "candidate %u", rj->index);
+}
+
 /* Candidates a successful sweep rejected (wrong output, refused policy):
  * not failures, but an operator should see them without --json. */
 static size_t print_rejection_warnings(cal_run *r, FILE *o) {
@@ -128,10 +132,7 @@ static size_t print_rejection_warnings(cal_run *r, FILE *o) {
     for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
       const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
       char who[32];
-      if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
-        snprintf(who, sizeof who, "default policy");
-      else
-        snprintf(who, sizeof who, "candidate %u", rj->index);
+      rejected_who(rj, who, sizeof who);
       if (!n++)
         fprintf(o, "\nwarnings:\n");
       calhost_text_printf(o, "  %s %s t=%u: %s%s%.60s rejected: %s\n", nz(x->backend, "?"),
@@ -229,10 +230,7 @@ void cal_print_summary(cal_run *r) {
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
         const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
         char who[32];
-        if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
-          snprintf(who, sizeof who, "default policy");
-        else
-          snprintf(who, sizeof who, "candidate %u", rj->index);
+        rejected_who(rj, who, sizeof who);
         calhost_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
                             nz(rj->reason, ""));
       }
@@ -273,17 +271,8 @@ void cal_print_summary(cal_run *r) {
 /* ---- JSON ------------------------------------------------------------- */
 
 static const char *candidate_word(calhost_candidate_status st) {
-  switch (st) {
-  case CALHOST_CANDIDATE_MEASURED:
-    return "measured";
-  case CALHOST_CANDIDATE_PRUNED:
-    return "pruned";
-  case CALHOST_CANDIDATE_REJECTED:
-    return "rejected";
-  case CALHOST_CANDIDATE_UNMEASURED:
-    return "unmeasured";
-  }
-  return "unknown";
+  static const char *const words[] = {"measured", "pruned", "rejected", "unmeasured"};
+  return WORD_OF(words, st);
 }
 
 /* ,"candidates":[{"policy", "default", "winner", "status", "reason",
@@ -314,19 +303,8 @@ static void json_candidates(const calhost_sweep_result *s, FILE *o) {
 }
 
 static const char *stop_word(uint32_t stop) {
-  switch (stop) {
-  case CALHOST_SEARCH_STOP_EXHAUSTED:
-    return "exhausted";
-  case CALHOST_SEARCH_STOP_EVALUATIONS:
-    return "evaluations";
-  case CALHOST_SEARCH_STOP_SECONDS:
-    return "seconds";
-  case CALHOST_SEARCH_STOP_TARGET:
-    return "target";
-  case CALHOST_SEARCH_STOP_CALLER:
-    return "stopped";
-  }
-  return "unknown";
+  static const char *const words[] = {"exhausted", "evaluations", "seconds", "target", "stopped"};
+  return WORD_OF(words, stop);
 }
 
 /* ,"search":{"strategy", "space" (numbered|parameters), "space_size" (null:
@@ -337,20 +315,11 @@ static void json_search(const calhost_sweep_result *s, FILE *o) {
   fputs(",\"search\":{\"strategy\":", o);
   calhost_json_string(o, calhost_search_strategy_name((calhost_search_strategy)s->strategy));
   fprintf(o, ",\"space\":\"%s\",\"space_size\":", s->numbered ? "numbered" : "parameters");
-  if (s->space_size)
-    fprintf(o, "%llu", (unsigned long long)s->space_size);
-  else
-    fputs("null", o);
+  cal_json_count(o, s->space_size != 0, s->space_size);
   fputs(",\"budget_evaluations\":", o);
-  if (s->budget_evaluations)
-    fprintf(o, "%u", s->budget_evaluations);
-  else
-    fputs("null", o);
+  cal_json_count(o, s->budget_evaluations != 0, s->budget_evaluations);
   fputs(",\"budget_seconds\":", o);
-  if (s->budget_seconds > 0)
-    calhost_json_number(o, s->budget_seconds);
-  else
-    fputs("null", o);
+  calhost_json_number(o, s->budget_seconds > 0 ? s->budget_seconds : NAN);
   fprintf(o, ",\"evaluated\":%u,\"stopped\":\"%s\",\"seconds\":", s->evaluated,
           stop_word(s->search_stop));
   calhost_json_number(o, s->search_seconds);
@@ -418,15 +387,9 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
     calhost_json_number(o, s->min_us);
     fprintf(o, ",\"samples\":%u,\"iterations_per_sample\":%u", s->samples, s->iterations);
     fputs(",\"speedup_vs_default\":", o);
-    if (s->have_default && s->speedup > 0)
-      calhost_json_number(o, s->speedup);
-    else
-      fputs("null", o);
+    calhost_json_number(o, s->have_default && s->speedup > 0 ? s->speedup : NAN);
     fputs(",\"default_median_latency_us\":", o);
-    if (s->have_default)
-      calhost_json_number(o, s->default_median_us);
-    else
-      fputs("null", o);
+    calhost_json_number(o, s->have_default ? s->default_median_us : NAN);
     fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
             s->unchecked ? "true" : "false", s->device_timed ? "true" : "false");
     fputs(",\"clock\":", o);
@@ -485,10 +448,7 @@ void cal_print_json(cal_run *r, int exit_status) {
   for (int i = 0; i < 3; i++) {
     if (i)
       fputc(',', o);
-    if (r->env.load_average[i] >= 0)
-      calhost_json_number(o, r->env.load_average[i]);
-    else
-      fputs("null", o);
+    calhost_json_number(o, r->env.load_average[i] >= 0 ? r->env.load_average[i] : NAN);
   }
   fprintf(o, "],\"online_cpus\":%u,\"target_cpus\":[", r->env.online_cpus);
   for (size_t i = 0; i < r->targets.cpu_count; i++)
@@ -506,6 +466,13 @@ void cal_print_json(cal_run *r, int exit_status) {
   cal_json_failures_and_end(r, o, exit_status);
 }
 
+void cal_json_count(FILE *o, int known, uint64_t v) {
+  if (known)
+    fprintf(o, "%llu", (unsigned long long)v);
+  else
+    fputs("null", o);
+}
+
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
   fputs("\"failures\":[", o);
   for (size_t i = 0; i < r->failure_count; i++) {
@@ -517,10 +484,7 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
     fputs(",\"workload\":", o);
     calhost_json_string(o, f->workload);
     fputs(",\"threads\":", o);
-    if (f->workload)
-      fprintf(o, "%u", f->threads);
-    else
-      fputs("null", o);
+    cal_json_count(o, f->workload != NULL, f->threads);
     fputs(",\"candidate\":", o);
     calhost_json_string(o, f->candidate);
     fputs(",\"message\":", o);

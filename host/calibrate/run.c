@@ -10,16 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "sweep/recording.h"
 
 char *cal_dupstr(const char *s) {
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, s, n + 1);
-  return d;
+  return s ? strdup(s) : NULL;
 }
 
 void cal_warn(cal_run *r, const char *fmt, ...) {
@@ -28,7 +23,7 @@ void cal_warn(cal_run *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  char **w = realloc(r->warnings, (r->warning_count + 1) * sizeof *w);
+  char **w = base_array_grow(r->warnings, r->warning_count, &r->warning_cap, sizeof *w, 8);
   if (!w)
     return;
   r->warnings = w;
@@ -46,7 +41,7 @@ size_t cal_targets_per_workload(const cal_run *r) {
 }
 
 cal_result *cal_add_result(cal_run *r) {
-  cal_result *n = realloc(r->results, (r->result_count + 1) * sizeof *n);
+  cal_result *n = base_array_grow(r->results, r->result_count, &r->result_cap, sizeof *n, 8);
   if (!n)
     return NULL;
   r->results = n;
@@ -65,7 +60,7 @@ cal_result *cal_add_result(cal_run *r) {
 
 void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint32_t threads,
                      const char *candidate, const char *message, const char *output) {
-  cal_failure *n = realloc(r->failures, (r->failure_count + 1) * sizeof *n);
+  cal_failure *n = base_array_grow(r->failures, r->failure_count, &r->failure_cap, sizeof *n, 8);
   if (!n)
     return;
   r->failures = n;

@@ -82,11 +82,11 @@ typedef struct cal_run {
   size_t workload_count;
 
   cal_result *results;
-  size_t result_count;
+  size_t result_count, result_cap;
   cal_failure *failures;
-  size_t failure_count;
+  size_t failure_count, failure_cap;
   char **warnings;
-  size_t warning_count;
+  size_t warning_count, warning_cap;
 
   /* the plugin being calibrated */
   calhost_plugin *cur;
@@ -207,6 +207,8 @@ void cal_print_json(cal_run *r, int exit_status);
  * closing brace and a line break. The caller has written the members
  * before them and the comma after the last one. */
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status);
+/* Writes the count v as a JSON integer when known, else null. */
+void cal_json_count(FILE *o, int known, uint64_t v);
 
 /* ---- calibrate.c ---- */
 

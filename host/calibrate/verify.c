@@ -27,23 +27,9 @@
 /* ---- the rule --------------------------------------------------------- */
 
 const char *calhost_verdict_name(calhost_verdict v) {
-  switch (v) {
-  case CALHOST_VERDICT_OK:
-    return "ok";
-  case CALHOST_VERDICT_SLOWER:
-    return "slower";
-  case CALHOST_VERDICT_LOST_TO_DEFAULT:
-    return "lost-to-default";
-  case CALHOST_VERDICT_OUTDATED:
-    return "outdated";
-  case CALHOST_VERDICT_INVALID:
-    return "invalid";
-  case CALHOST_VERDICT_MISSING:
-    return "missing";
-  case CALHOST_VERDICT_ERROR:
-    return "error";
-  }
-  return "unknown";
+  static const char *const names[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
+                                      "missing", "error"};
+  return (unsigned)v < sizeof names / sizeof *names ? names[v] : "unknown";
 }
 
 int calhost_verdict_failed(calhost_verdict v) {
@@ -452,10 +438,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     fputs(",\"workload\":", o);
     calhost_json_string(o, cal_workload_name(r, x->workload));
     fprintf(o, ",\"threads\":%u,\"thread_count\":", x->threads);
-    if (has_key(x))
-      fprintf(o, "%u", x->key.thread_count);
-    else
-      fputs("null", o);
+    cal_json_count(o, has_key(x), x->key.thread_count);
     fputs(",\"implementation\":", o);
     calhost_json_string(o, x->implementation);
     fputs(",\"stored_implementation\":", o);

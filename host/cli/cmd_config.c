@@ -23,30 +23,16 @@
 #include "config/config.h"
 #include "config/digest.h"
 
-/* The file `show` and `check` read: --config, else the default search;
- * NULL when none (built-in defaults). */
-static const char *resolve_file(const calhost_cli *cli, char *buf, size_t cap) {
-  if (cli->config_path)
-    return cli->config_path;
-  if (calhost_config_find_default(buf, cap) == 0)
-    return buf;
-  return NULL;
-}
-
 static int config_check(calhost_cli *cli, cli_args *a) {
   const char *file = a->positional_count > 1 ? a->positional[1] : NULL;
   char found[4096], err[1024];
   calhost_config cfg;
   struct stat sb;
   if (!file)
-    file = resolve_file(cli, found, sizeof found);
+    file = calhost_cli_config_file(cli, found, sizeof found);
   if (!file) {
-    char places[4 * 4096];
-    calhost_config_search_places(places, sizeof places);
-    calhost_text_printf(stderr,
-                        "calhost: config check: no configuration file given or found "
-                        "(searched %s)\n",
-                        places);
+    calhost_cli_print_search_places(
+        stderr, "calhost: config check: no configuration file given or found (searched ", ")");
     return 2;
   }
   /* a file that is not there (or not readable) is an operational error,
@@ -139,7 +125,7 @@ static int config_show(calhost_cli *cli, cli_args *a) {
   show_state st = {stdout, 0, 0, ""};
   if (a->positional_count > 1)
     return cli_usage(a, "show: unexpected argument '%s'", a->positional[1]);
-  file = resolve_file(cli, found, sizeof found);
+  file = calhost_cli_config_file(cli, found, sizeof found);
   if (file) {
     char err[1024];
     if (calhost_config_load(file, &cfg, err, sizeof err) != 0) {
@@ -164,12 +150,9 @@ static int config_show(calhost_cli *cli, cli_args *a) {
     if (file) {
       calhost_text_printf(stdout, "; effective configuration from %s\n", file);
     } else {
-      char places[4 * 4096];
-      calhost_config_search_places(places, sizeof places);
-      calhost_text_printf(stdout,
-                          "; effective configuration from built-in defaults (no file found; "
-                          "searched %s)\n",
-                          places);
+      calhost_cli_print_search_places(
+          stdout, "; effective configuration from built-in defaults (no file found; searched ",
+          ")");
     }
     printf("; each key's origin: FILE:LINE, default, or computed\n\n");
   }

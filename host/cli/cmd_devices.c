@@ -129,10 +129,7 @@ static int run_devices(calhost_cli *cli, cli_args *a) {
   o.enabled_count = nonly;
   o.disabled = NULL;
   o.disabled_count = 0;
-  if (cli->quiet)
-    o.services.min_log_level = CALHOST_LOG_ERROR;
-  if (calhost_loader_discover(&o, &list) < 0) {
-    calhost_cli_error("devices: out of memory");
+  if (calhost_cli_discover(cli, "devices", &o, &list) != 0) {
     calhost_config_free(&cfg);
     return 2;
   }

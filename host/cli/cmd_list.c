@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/json.h"
 #include "base/text.h"
 #include "commands.h"
@@ -47,15 +48,15 @@ typedef struct proc_group {
   char *processor;
   size_t calibrated, overrides;
   char **backends;
-  size_t backend_count;
+  size_t backend_count, backend_cap;
   uint32_t *threads;
-  size_t thread_count;
+  size_t thread_count, thread_cap;
 } proc_group;
 
 typedef struct by_proc_ctx {
   const char *backend;
   proc_group *groups;
-  size_t count;
+  size_t count, cap;
   size_t portable_calibrated, portable_overrides;
   int failed;
 } by_proc_ctx;
@@ -75,7 +76,7 @@ static int by_proc_visit(void *user, const calstore_profile *p) {
     if (!strcmp(c->groups[i].processor, k->processor))
       g = &c->groups[i];
   if (!g) {
-    proc_group *n = realloc(c->groups, (c->count + 1) * sizeof *n);
+    proc_group *n = base_array_grow(c->groups, c->count, &c->cap, sizeof *n, 4);
     if (!n)
       goto oom;
     c->groups = n;
@@ -90,7 +91,7 @@ static int by_proc_visit(void *user, const calstore_profile *p) {
   while (i < g->backend_count && strcmp(g->backends[i], k->backend))
     i++;
   if (i == g->backend_count) {
-    char **n = realloc(g->backends, (i + 1) * sizeof *n);
+    char **n = base_array_grow(g->backends, i, &g->backend_cap, sizeof *n, 4);
     if (!n)
       goto oom;
     g->backends = n;
@@ -102,7 +103,7 @@ static int by_proc_visit(void *user, const calstore_profile *p) {
   while (i < g->thread_count && g->threads[i] != k->thread_count)
     i++;
   if (i == g->thread_count) {
-    uint32_t *n = realloc(g->threads, (i + 1) * sizeof *n);
+    uint32_t *n = base_array_grow(g->threads, i, &g->thread_cap, sizeof *n, 4);
     if (!n)
       goto oom;
     g->threads = n;
@@ -117,6 +118,23 @@ oom:
   return 1;
 }
 
+/* Writes a group's backends through put (a JSON string or terminal text),
+ * comma-separated, the first preceded by lead. */
+static void print_backends(const proc_group *g, const char *lead,
+                           void (*put)(FILE *, const char *)) {
+  for (size_t j = 0; j < g->backend_count; j++) {
+    fputs(j ? "," : lead, stdout);
+    put(stdout, g->backends[j]);
+  }
+}
+
+/* Writes a group's thread counts, comma-separated, the first preceded by
+ * lead. */
+static void print_threads(const proc_group *g, const char *lead) {
+  for (size_t j = 0; j < g->thread_count; j++)
+    printf("%s%u", j ? "," : lead, (unsigned)g->threads[j]);
+}
+
 static void print_by_processor(const by_proc_ctx *c, int json) {
   if (json) {
     printf("{\"processors\":[");
@@ -126,13 +144,9 @@ static void print_by_processor(const by_proc_ctx *c, int json) {
       calhost_json_string(stdout, g->processor);
       printf(",\"exact_calibrated\":%zu,\"exact_overrides\":%zu,\"backends\":[", g->calibrated,
              g->overrides);
-      for (size_t j = 0; j < g->backend_count; j++) {
-        fputs(j ? "," : "", stdout);
-        calhost_json_string(stdout, g->backends[j]);
-      }
+      print_backends(g, "", calhost_json_string);
       printf("],\"thread_counts\":[");
-      for (size_t j = 0; j < g->thread_count; j++)
-        printf("%s%u", j ? "," : "", (unsigned)g->threads[j]);
+      print_threads(g, "");
       printf("]}");
     }
     printf("%s],\"portable_calibrated\":%zu,\"portable_overrides\":%zu}\n", c->count ? "\n" : "",
@@ -144,13 +158,9 @@ static void print_by_processor(const by_proc_ctx *c, int json) {
     printf("processor ");
     calhost_json_string(stdout, g->processor);
     printf("\n  %zu exact calibrated, %zu exact overrides; backends", g->calibrated, g->overrides);
-    for (size_t j = 0; j < g->backend_count; j++) {
-      fputs(j ? "," : " ", stdout);
-      calhost_text_put(stdout, g->backends[j]);
-    }
+    print_backends(g, " ", calhost_text_put);
     printf("; thread counts");
-    for (size_t j = 0; j < g->thread_count; j++)
-      printf("%s%u", j ? "," : " ", (unsigned)g->threads[j]);
+    print_threads(g, " ");
     printf("\n");
   }
   printf("%zu processor type%s; portable (any processor): %zu calibrated, %zu overrides\n",

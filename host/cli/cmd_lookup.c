@@ -71,7 +71,7 @@ static int lookup_key(calhost_cli *cli, cli_args *a) {
     calhost_json_lookup_result(stdout, r, st, NULL);
   } else {
     if (r->profile) {
-      printf("selected (%s): ", calhost_level_name(r->level));
+      printf("selected (%s): ", calstore_level_name(r->level));
       calhost_text_profile(stdout, r->profile);
     } else {
       printf("no profile selected\n");
@@ -126,7 +126,7 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
       what = "not consulted (a higher level was selected)";
     else
       what = "no acceptable profile";
-    fprintf(o, "  %d. %-20s %s\n", lvl, calhost_level_name((calstore_level)lvl), what);
+    fprintf(o, "  %d. %-20s %s\n", lvl, calstore_level_name((calstore_level)lvl), what);
     for (size_t i = 0; i < r->rejection_count; i++) {
       const calstore_rejection *x = &r->rejections[i];
       if (profile_level(&x->profile) == lvl)
@@ -136,7 +136,7 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
     }
   }
   if (r->profile) {
-    calhost_text_printf(o, "selected %s: %s\n", calhost_level_name(r->level), r->profile->policy);
+    calhost_text_printf(o, "selected %s: %s\n", calstore_level_name(r->level), r->profile->policy);
     for (size_t i = 0; i < r->profile->measurement_count; i++)
       calhost_text_printf(o, "  %s = %g %s\n", r->profile->measurements[i].name,
                           r->profile->measurements[i].value, r->profile->measurements[i].unit);
@@ -165,7 +165,7 @@ static int lookup_workload(calhost_cli *cli, cli_args *a) {
     calhost_json_lookup_result(stdout, res, st, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)
-      calhost_text_printf(stdout, "%s %s: %s\n", calhost_level_name(res->level),
+      calhost_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level),
                           c.sel->exact.backend, res->profile->policy);
     else
       calhost_text_printf(stdout, "none: no acceptable profile for workload %s (%zu rejected)\n",

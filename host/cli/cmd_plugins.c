@@ -26,17 +26,8 @@
 #include "runtime/binding.h"
 
 static const char *origin_name(calhost_plugin_origin o) {
-  switch (o) {
-  case CALHOST_ORIGIN_EXPLICIT:
-    return "explicit";
-  case CALHOST_ORIGIN_ENVIRONMENT:
-    return "CALHOST_PLUGIN_PATH";
-  case CALHOST_ORIGIN_CONFIG:
-    return "config";
-  case CALHOST_ORIGIN_DEFAULT:
-    return "default";
-  }
-  return "unknown";
+  static const char *const names[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
+  return (unsigned)o < sizeof names / sizeof *names ? names[o] : "unknown";
 }
 
 static void print_json(FILE *out, const calhost_plugin_list *list) {
@@ -62,8 +53,9 @@ static void print_json(FILE *out, const calhost_plugin_list *list) {
     }
     fputs("],\"description\":", out);
     calhost_json_string(out, p->description);
-    fprintf(out, ",\"status\":\"%s\",\"state\":\"%s\",\"reason\":",
-            p->loaded ? "loaded" : "rejected", calhost_plugin_state_name(p->state));
+    fprintf(out,
+            ",\"status\":\"%s\",\"state\":\"%s\",\"reason\":", p->loaded ? "loaded" : "rejected",
+            calhost_plugin_state_name(p->state));
     calhost_json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
     fputc('}', out);
   }
@@ -111,10 +103,7 @@ static int run_plugins(calhost_cli *cli, cli_args *a) {
     return 2;
   calhost_loader_options_init(&o);
   calhost_binding_loader_options(&cfg, &o);
-  if (cli->quiet)
-    o.services.min_log_level = CALHOST_LOG_ERROR;
-  if (calhost_loader_discover(&o, &list) < 0) {
-    calhost_cli_error("plugins: out of memory");
+  if (calhost_cli_discover(cli, "plugins", &o, &list) != 0) {
     calhost_config_free(&cfg);
     return 2;
   }

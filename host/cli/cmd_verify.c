@@ -17,10 +17,8 @@
 static const cli_flag verify_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "verify only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "verify only this workload (repeatable)"},
-    {FL_RIGOR, "--rigor", NULL, "LEVEL", "quick, measure or exhaustive"},
-    {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
-    {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},
-    {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"},
+    CALHOST_CLI_FLAG_RIGOR,
+    CALHOST_CLI_FLAGS_SWEEP_LIMITS,
     {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per policy"},
     {FL_THRESHOLD, "--threshold", NULL, "T", "slowdown tolerated: 0.25 or 25% (default)"},
     {FL_RECALIBRATE, "--recalibrate", NULL, NULL, "recalibrate the failing keys, one commit"},

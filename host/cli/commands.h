@@ -20,6 +20,8 @@
 #include "calhost/calstore.h"
 
 struct calhost_config;
+struct calhost_loader_options;
+struct calhost_plugin_list;
 
 /* Global options: set by the parser wherever they appear on the line. */
 typedef struct calhost_cli {
@@ -40,6 +42,15 @@ int calhost_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))
  * (runtime/binding.h) for a malformed file or an unsupported version. what may
  * be NULL. */
 void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err);
+
+/* The configuration file of the one rule: --config, else the default
+ * search (calhost_config_find_default, its path into buf of cap bytes);
+ * NULL when none is found (the built-in defaults apply). */
+const char *calhost_cli_config_file(const calhost_cli *cli, char *buf, size_t cap);
+
+/* Writes "BEFORE(the places the default search looks)AFTER\n" to out,
+ * escaped: how a command says that no configuration file was found. */
+void calhost_cli_print_search_places(FILE *out, const char *before, const char *after);
 
 /* Loads the configuration named by --config, else the default search
  * (calhost_config_find_default), else the built-in defaults, into *cfg.
@@ -74,6 +85,13 @@ int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap);
 int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
                           calstore_property *structure);
 
+/* Discovers and loads the plugins with loader options o (set from the
+ * configuration by the caller) into *list, logging only errors under
+ * --quiet. Returns 0 (free list with calhost_plugin_list_free), or prints
+ * "calhost: WHAT: out of memory" and returns -1. */
+int calhost_cli_discover(const calhost_cli *cli, const char *what, struct calhost_loader_options *o,
+                         struct calhost_plugin_list *list);
+
 /* Loads the configuration (calhost_cli_load_config) into *cfg and applies
  * the sweep flags that calibrate and verify share over it: --rigor,
  * --threads, --time-budget, --timeout, --repetitions (the syntax and limits
@@ -83,6 +101,17 @@ int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k
  * failure, already reported (cfg freed). In cmd_calibrate.c. */
 int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, struct calhost_config *cfg,
                              const char **rigor_origin, const char **threads_origin);
+
+/* The flag-table entries of the sweep flags calhost_cli_sweep_config
+ * applies, described once for calibrate and verify (each command words its
+ * own --repetitions; calibrate lists its search flags after --rigor). */
+/* clang-format off */
+#define CALHOST_CLI_FLAG_RIGOR {FL_RIGOR, "--rigor", NULL, "LEVEL", "quick, measure or exhaustive"}
+#define CALHOST_CLI_FLAGS_SWEEP_LIMITS                                                     \
+  {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},                  \
+  {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},  \
+  {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"}
+/* clang-format on */
 
 /* The commands (each in its cmd_NAME.c). */
 extern const cli_command calhost_cmd_calibrate;

@@ -35,23 +35,30 @@ void calhost_cli_store_error(const char *what, calstore_status st, const calstor
   calhost_cli_error("%s%s%s", what ? what : "", what ? ": " : "", msg);
 }
 
+const char *calhost_cli_config_file(const calhost_cli *cli, char *buf, size_t cap) {
+  if (cli->config_path)
+    return cli->config_path;
+  if (calhost_config_find_default(buf, cap) == 0)
+    return buf;
+  return NULL;
+}
+
+void calhost_cli_print_search_places(FILE *out, const char *before, const char *after) {
+  char places[4 * 4096];
+  calhost_config_search_places(places, sizeof places);
+  calhost_text_printf(out, "%s%s%s\n", before, places, after);
+}
+
 int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
   char path[4096], err[1024];
-  const char *file = cli->config_path;
   calhost_log_set_verbose(cli->verbose); /* --verbose shows plugins' debug and info logs */
-  if (!file && calhost_config_find_default(path, sizeof path) == 0)
-    file = path;
+  const char *file = calhost_cli_config_file(cli, path, sizeof path);
   if (!file) {
     /* Said always (not only with --verbose): an installation without its
      * config otherwise fails later with "no workload". */
-    if (!cli->quiet) {
-      char places[4 * 4096];
-      calhost_config_search_places(places, sizeof places);
-      calhost_text_printf(stderr,
-                          "calhost: no configuration file found (searched %s); using the "
-                          "built-in defaults, which have no workloads\n",
-                          places);
-    }
+    if (!cli->quiet)
+      calhost_cli_print_search_places(stderr, "calhost: no configuration file found (searched ",
+                                      "); using the built-in defaults, which have no workloads");
     if (calhost_config_defaults(cfg) != 0) {
       fprintf(stderr, "calhost: out of memory\n");
       return -1;
@@ -62,6 +69,17 @@ int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
     calhost_text_printf(stderr, "calhost: configuration: %s\n", file);
   if (calhost_config_load(file, cfg, err, sizeof err) != 0) {
     calhost_cli_error("%s", err);
+    return -1;
+  }
+  return 0;
+}
+
+int calhost_cli_discover(const calhost_cli *cli, const char *what, calhost_loader_options *o,
+                         calhost_plugin_list *list) {
+  if (cli->quiet)
+    o->services.min_log_level = CALHOST_LOG_ERROR;
+  if (calhost_loader_discover(o, list) < 0) {
+    calhost_cli_error("%s: out of memory", what);
     return -1;
   }
   return 0;

@@ -6,19 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/json.h"
 #include "base/text.h"
 
 void diag_collect(void *user, calstore_status status, unsigned line, const char *msg) {
   diag_list *d = user;
-  if (d->n == d->cap) {
-    size_t ncap = d->cap ? d->cap * 2 : 8;
-    void *ni = realloc(d->items, ncap * sizeof *d->items);
-    if (!ni)
-      return;
-    d->items = ni;
-    d->cap = ncap;
-  }
+  void *ni = base_array_grow(d->items, d->n, &d->cap, sizeof *d->items, 8);
+  if (!ni)
+    return;
+  d->items = ni;
   d->items[d->n].status = status;
   d->items[d->n].line = line;
   d->items[d->n].message = strdup(msg ? msg : "");

@@ -60,7 +60,7 @@ void calhost_json_lookup_result(FILE *o, const calstore_lookup_result *r, calsto
   fputs("{\"status\":", o);
   calhost_json_string(o, calstore_status_name(r ? r->status : st));
   fputs(",\"level\":", o);
-  calhost_json_string(o, calhost_level_name(r ? r->level : CALSTORE_LEVEL_NONE));
+  calhost_json_string(o, calstore_level_name(r ? r->level : CALSTORE_LEVEL_NONE));
   fputs(",\"profile\":", o);
   calhost_json_profile(o, r ? r->profile : NULL);
   fputs(",\"rejections\":[", o);
@@ -83,10 +83,6 @@ void calhost_json_lookup_result(FILE *o, const calstore_lookup_result *r, calsto
     fputc('}', o);
   }
   fputs("]}\n", o);
-}
-
-const char *calhost_level_name(calstore_level level) {
-  return calstore_level_name(level); /* the store owns the words */
 }
 
 void calhost_text_profile(FILE *out, const calstore_profile *p) {

@@ -31,8 +31,4 @@ void calhost_json_lookup_result(FILE *out, const calstore_lookup_result *r, cals
  * form of `list` and of the key form of `lookup`. */
 void calhost_text_profile(FILE *out, const calstore_profile *p);
 
-/* Stable word for a precedence level: "exact_override", "portable_override",
- * "exact_calibrated", "portable_calibrated", "none". */
-const char *calhost_level_name(calstore_level level);
-
 #endif /* CALHOST_CLI_STORE_JSON_H */

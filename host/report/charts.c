@@ -60,6 +60,18 @@ static void tick_label(char *buf, size_t cap, const scale *s, double v) {
 
 /* ---- the sorted curve of candidates ------------------------------------ */
 
+/* A horizontal grid line at value v from x1 to x2, with its label left of
+ * x1. */
+static void grid_line(FILE *o, const scale *s, double v, double x1, double x2) {
+  char lab[32];
+  double y = ypix(s, v);
+  tick_label(lab, sizeof lab, s, v);
+  fprintf(o, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", x1, x2, y,
+          y);
+  fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x1 - 6,
+          y + 4, lab);
+}
+
 static int cmp_median_idx(const void *a, const void *b) {
   const rpt_cand *x = *(const rpt_cand *const *)a, *y = *(const rpt_cand *const *)b;
   return (x->median > y->median) - (x->median < y->median);
@@ -138,28 +150,17 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
           "height=\"%.0f\" role=\"img\" aria-label=\"candidate medians, fastest first\">\n",
           W, H, W, H);
   /* grid and y labels */
-  char lab[32];
   if (s.log) {
     for (double d = s.lo; d > 0 && d <= s.hi * 1.0001; d *= 10)
       for (int k = 1; k <= 5; k += (k == 1 ? 1 : 3)) {
         double v = d * k;
         if (v > s.hi * 1.0001)
           break;
-        double y = ypix(&s, v);
-        tick_label(lab, sizeof lab, &s, v);
-        fprintf(o, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ml,
-                W - mr, y, y);
-        fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                ml - 6, y + 4, lab);
+        grid_line(o, &s, v, ml, W - mr);
       }
   } else {
     for (double v = 0; v <= s.hi * 1.0001; v += step) {
-      double y = ypix(&s, v);
-      tick_label(lab, sizeof lab, &s, v);
-      fprintf(o, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ml,
-              W - mr, y, y);
-      fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-              ml - 6, y + 4, lab);
+      grid_line(o, &s, v, ml, W - mr);
     }
   }
   double base = s.top + s.px;
@@ -308,6 +309,20 @@ static size_t label_chars(const rpt_effect *e, size_t cap, size_t nvals) {
 
 #define HEAT_MAX 24 /* values per axis */
 
+/* Writes the heat map cell's parameters: "A=value" of column x, then
+ * ", B=value" of row y when there is a row parameter b. */
+static void cell_title(FILE *o, const rpt_effect *a, size_t x, const rpt_effect *b, size_t y) {
+  rpt_text(o, a->name, 40);
+  fputc('=', o);
+  rpt_text(o, a->values[x], 40);
+  if (b) {
+    fputs(", ", o);
+    rpt_text(o, b->name, 40);
+    fputc('=', o);
+    rpt_text(o, b->values[y], 40);
+  }
+}
+
 void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const rpt_cand *c,
                        size_t n, double best, size_t id) {
   size_t nc = a->nvalues < HEAT_MAX ? a->nvalues : HEAT_MAX;
@@ -400,15 +415,7 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
                 "<rect class=\"cell empty\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
                 "<title>",
                 cx + 1, cy + 1, cw - 2, ch - 2);
-        rpt_text(o, a->name, 40);
-        fputc('=', o);
-        rpt_text(o, a->values[x], 40);
-        if (b) {
-          fputs(", ", o);
-          rpt_text(o, b->name, 40);
-          fputc('=', o);
-          rpt_text(o, b->values[y], 40);
-        }
+        cell_title(o, a, x, b, y);
         fputs(": not measured</title></rect>\n", o);
         continue;
       }
@@ -421,15 +428,7 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
               "<g><rect class=\"cell%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
               "fill=\"rgb(%d,%d,%d)\"/><title>",
               win[i] ? " win" : "", cx + 1, cy + 1, cw - 2, ch - 2, rgb[0], rgb[1], rgb[2]);
-      rpt_text(o, a->name, 40);
-      fputc('=', o);
-      rpt_text(o, a->values[x], 40);
-      if (b) {
-        fputs(", ", o);
-        rpt_text(o, b->name, 40);
-        fputc('=', o);
-        rpt_text(o, b->values[y], 40);
-      }
+      cell_title(o, a, x, b, y);
       fprintf(o, ": best %s, \xC3\x97%.2f the fastest (%zu candidate%s)%s</title>",
               rpt_us(m, sizeof m, cell[i]), ratio, cnt[i], cnt[i] == 1 ? "" : "s",
               win[i] ? ", holds the winner" : "");

@@ -69,6 +69,10 @@ char *rpt_utf8_repair(const char *buf, size_t len, size_t *out_len) {
   return out;
 }
 
+/* The characters HTML text escapes, and their entities (same order). */
+static const char html_specials[] = "&<>\"'";
+static const char *const html_entities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
+
 void rpt_text_wbr(FILE *o, const char *s, size_t max, const char *breaks) {
   if (!s)
     return;
@@ -88,28 +92,13 @@ void rpt_text_wbr(FILE *o, const char *s, size_t max, const char *breaks) {
     }
     if (k == 1) {
       unsigned char c = *p;
-      switch (c) {
-      case '&':
-        fputs("&amp;", o);
-        break;
-      case '<':
-        fputs("&lt;", o);
-        break;
-      case '>':
-        fputs("&gt;", o);
-        break;
-      case '"':
-        fputs("&quot;", o);
-        break;
-      case '\'':
-        fputs("&#39;", o);
-        break;
-      default:
-        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
-          fputs("\xEF\xBF\xBD", o);
-        else
-          fputc(c, o);
-      }
+      const char *special = c ? strchr(html_specials, c) : NULL;
+      if (special)
+        fputs(html_entities[special - html_specials], o);
+      else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
+        fputs("\xEF\xBF\xBD", o);
+      else
+        fputc(c, o);
       if (breaks && c && strchr(breaks, c) && left > 1)
         fputs("<wbr>", o);
     } else if (k == 2 && p[0] == 0xC2 && p[1] < 0xA0) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "internal.h"
 #include "report.h"
 
@@ -32,11 +33,10 @@ static char *read_all(FILE *f, size_t *len) {
       errno = EFBIG;
       return NULL;
     }
-    char *more = realloc(buf, cap * 2);
+    char *more = base_array_grow(buf, n, &cap, 1, 0);
     if (!more)
       free(buf);
     buf = more;
-    cap *= 2;
   }
   errno = ENOMEM;
   return NULL;

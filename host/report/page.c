@@ -209,6 +209,19 @@ static void pill(FILE *o, const char *cls, const char *text) {
   fputs("</span>", o);
 }
 
+/* The pills of a result r with measurement m: noisy, unchecked, the time
+ * budget ran out (labelled budget), timed on the device. */
+static void result_pills(FILE *o, const json_t *r, const json_t *m, const char *budget) {
+  if (B(m, "noisy"))
+    pill(o, "noisy", "noisy");
+  if (B(m, "unchecked"))
+    pill(o, "unchecked", "unchecked");
+  if (B(r, "budget_exhausted"))
+    pill(o, "budget", budget);
+  if (B(m, "device_timed"))
+    pill(o, "device", "device timed");
+}
+
 static const char *status_class(const char *st) {
   static const char *const known[] = {"stored",   "skipped", "failed",   "not_stored", "pending",
                                       "measured", "pruned",  "rejected", "unmeasured"};
@@ -295,14 +308,7 @@ static void summary(FILE *o, const json_t *results) {
       fputs("<td class=\"num muted\">\xE2\x80\x93</td>", o);
     }
     fputs("<td>", o);
-    if (B(m, "noisy"))
-      pill(o, "noisy", "noisy");
-    if (B(m, "unchecked"))
-      pill(o, "unchecked", "unchecked");
-    if (B(r, "budget_exhausted"))
-      pill(o, "budget", "budget");
-    if (B(m, "device_timed"))
-      pill(o, "device", "device timed");
+    result_pills(o, r, m, "budget");
     if (B(r, "winner_is_default"))
       pill(o, "default", "default won");
     fputs("</td></tr>\n", o);
@@ -381,14 +387,7 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     fprintf(o, " \xC2\xB7 %ld thread%s", t, t == 1 ? "" : "s");
   fputs("</span>", o);
   pill(o, status_class(S(r, "status")), S(r, "status") ? S(r, "status") : "unknown");
-  if (B(m, "noisy"))
-    pill(o, "noisy", "noisy");
-  if (B(m, "unchecked"))
-    pill(o, "unchecked", "unchecked");
-  if (B(r, "budget_exhausted"))
-    pill(o, "budget", "budget exhausted");
-  if (B(m, "device_timed"))
-    pill(o, "device", "device timed");
+  result_pills(o, r, m, "budget exhausted");
   fputs("</div>\n<div class=\"cards\">", o);
   double sp = N(m, "speedup_vs_default"), med = N(m, "median_latency_us");
   if (isfinite(sp) && sp > 0) {

@@ -7,6 +7,8 @@
  */
 #include "internal.h"
 
+#include "base/array.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,14 +126,10 @@ static int cache_grow(search_ctx *c) {
 }
 
 static int cache_add(search_ctx *c, const search_eval *ev) {
-  if (c->eval_count == c->eval_cap) {
-    size_t cap = c->eval_cap ? c->eval_cap * 2 : 64;
-    search_eval *e = realloc(c->evals, cap * sizeof *e);
-    if (!e)
-      return -1;
-    c->evals = e;
-    c->eval_cap = cap;
-  }
+  search_eval *e = base_array_grow(c->evals, c->eval_count, &c->eval_cap, sizeof *e, 64);
+  if (!e)
+    return -1;
+  c->evals = e;
   if ((c->eval_count + 1) * 2 > c->slot_cap && cache_grow(c) != 0)
     return -1;
   c->evals[c->eval_count] = *ev;
@@ -181,6 +179,11 @@ uint32_t search_evals_left(const search_ctx *c) {
   if (c->valid_listed && c->unseen_valid < left)
     left = c->unseen_valid;
   return (uint32_t)left;
+}
+
+size_t search_evals_share(const search_ctx *c, uint32_t divisor, size_t lo, size_t hi) {
+  size_t n = search_evals_left(c) / divisor;
+  return n < lo ? lo : n > hi ? hi : n;
 }
 
 double search_progress(search_ctx *c) {
@@ -303,9 +306,11 @@ int search_random_unseen(search_ctx *c, uint32_t *out) {
   return 0;
 }
 
-/* Moves parameter q of cfg outward from its value to the nearest position
- * that makes cfg valid; 1 when found (cfg changed), else cfg unchanged. */
-static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q) {
+/* Moves parameter q of cfg outward from its value, nearest positions first,
+ * until cfg is valid: as it is, or (then < c->np) after moving parameter
+ * `then` the same way at each position of q. 1 when found (cfg changed),
+ * else cfg unchanged. */
+static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q, size_t then) {
   uint32_t orig = cfg[q], n = c->space->params[q].value_count;
   for (uint32_t d = 1; d < n; d++) {
     for (int sign = -1; sign <= 1; sign += 2) {
@@ -313,7 +318,7 @@ static int nearest_valid_along(search_ctx *c, uint32_t *cfg, size_t q) {
       if (v < 0 || v >= (int64_t)n)
         continue;
       cfg[q] = (uint32_t)v;
-      if (search_is_valid(c, cfg))
+      if (then < c->np ? nearest_valid_along(c, cfg, then, SIZE_MAX) : search_is_valid(c, cfg))
         return 1;
     }
   }
@@ -325,27 +330,14 @@ int search_repair(search_ctx *c, uint32_t *cfg) {
   if (search_is_valid(c, cfg))
     return 1;
   for (size_t q = 0; q < c->np; q++)
-    if (c->space->params[q].ordered && nearest_valid_along(c, cfg, q))
+    if (c->space->params[q].ordered && nearest_valid_along(c, cfg, q, SIZE_MAX))
       return 1;
   for (size_t q = 0; q < c->np; q++) {
     if (!c->space->params[q].ordered)
       continue;
-    for (size_t r = q + 1; r < c->np; r++) {
-      if (!c->space->params[r].ordered)
-        continue;
-      uint32_t orig = cfg[q], n = c->space->params[q].value_count;
-      for (uint32_t d = 1; d < n; d++) {
-        for (int sign = -1; sign <= 1; sign += 2) {
-          int64_t v = (int64_t)orig + sign * (int64_t)d;
-          if (v < 0 || v >= (int64_t)n)
-            continue;
-          cfg[q] = (uint32_t)v;
-          if (nearest_valid_along(c, cfg, r))
-            return 1;
-        }
-      }
-      cfg[q] = orig;
-    }
+    for (size_t r = q + 1; r < c->np; r++)
+      if (c->space->params[r].ordered && nearest_valid_along(c, cfg, q, r))
+        return 1;
   }
   return 0;
 }
@@ -354,14 +346,10 @@ static int push_code(uint64_t code, uint64_t **out, size_t *n, size_t *cap) {
   for (size_t i = 0; i < *n; i++)
     if ((*out)[i] == code)
       return 0;
-  if (*n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 32;
-    uint64_t *p = realloc(*out, nc * sizeof *p);
-    if (!p)
-      return -1;
-    *out = p;
-    *cap = nc;
-  }
+  uint64_t *p = base_array_grow(*out, *n, cap, sizeof *p, 32);
+  if (!p)
+    return -1;
+  *out = p;
   (*out)[(*n)++] = code;
   return 0;
 }
@@ -379,7 +367,7 @@ static int moved(search_ctx *c, const uint32_t *cfg, size_t p, uint32_t v, uint6
   for (size_t q = 0; q < c->np; q++) {
     if (q == p || !c->space->params[q].ordered)
       continue;
-    if (nearest_valid_along(c, t, q)) {
+    if (nearest_valid_along(c, t, q, SIZE_MAX)) {
       *code = search_encode(c, t);
       return 1;
     }
@@ -444,16 +432,24 @@ void calhost_search_options_init(calhost_search_options *o) {
   o->seed = 1;
 }
 
-static const char *const strategy_names[CALHOST_SEARCH_STRATEGY_COUNT] = {
-    "default", "exhaustive", "random", "local", "annealing", "genetic", "model"};
+/* The strategies by number: the word that names each and the function that
+ * runs it (none for the default, which is resolved to another first). */
+static const struct {
+  const char *name;
+  int (*run)(search_ctx *c);
+} strategies[CALHOST_SEARCH_STRATEGY_COUNT] = {
+    {"default", NULL},       {"exhaustive", search_exhaustive}, {"random", search_random},
+    {"local", search_local}, {"annealing", search_annealing},   {"genetic", search_genetic},
+    {"model", search_model},
+};
 
 const char *calhost_search_strategy_name(calhost_search_strategy s) {
-  return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategy_names[s] : "?";
+  return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategies[s].name : "?";
 }
 
 int calhost_search_strategy_parse(const char *word, calhost_search_strategy *out) {
   for (int i = 0; word && i < CALHOST_SEARCH_STRATEGY_COUNT; i++)
-    if (strcmp(word, strategy_names[i]) == 0) {
+    if (strcmp(word, strategies[i].name) == 0) {
       *out = (calhost_search_strategy)i;
       return 0;
     }
@@ -543,15 +539,12 @@ static int list_valid(search_ctx *c) {
     search_decode(c, code, cfg);
     if (!search_is_valid(c, cfg))
       continue;
-    if (c->valid_count == cap) {
-      cap = cap ? cap * 2 : 256;
-      uint64_t *p = realloc(c->valid_list, cap * sizeof *p);
-      if (!p) {
-        free(cfg);
-        return -1;
-      }
-      c->valid_list = p;
+    uint64_t *p = base_array_grow(c->valid_list, c->valid_count, &cap, sizeof *p, 256);
+    if (!p) {
+      free(cfg);
+      return -1;
     }
+    c->valid_list = p;
     c->valid_list[c->valid_count++] = code;
   }
   free(cfg);
@@ -608,32 +601,12 @@ int calhost_search_run(const calhost_search_space *space, const calhost_search_o
   if (st == CALHOST_SEARCH_DEFAULT)
     st = calhost_search_default_strategy(options->max_evaluations,
                                          c.valid_listed ? c.valid_count : 0);
-  int rc;
-  switch (st) {
-  case CALHOST_SEARCH_EXHAUSTIVE:
-    rc = search_exhaustive(&c);
-    break;
-  case CALHOST_SEARCH_RANDOM:
-    rc = search_random(&c);
-    break;
-  case CALHOST_SEARCH_LOCAL:
-    rc = search_local(&c);
-    break;
-  case CALHOST_SEARCH_ANNEALING:
-    rc = search_annealing(&c);
-    break;
-  case CALHOST_SEARCH_GENETIC:
-    rc = search_genetic(&c);
-    break;
-  case CALHOST_SEARCH_MODEL:
-    rc = search_model(&c);
-    break;
-  default:
+  if ((unsigned)st >= CALHOST_SEARCH_STRATEGY_COUNT || !strategies[st].run) {
     snprintf(out->error, sizeof out->error, "unknown strategy %d", (int)st);
     ctx_free(&c);
     return -1;
   }
-  if (rc != 0)
+  if (strategies[st].run(&c) != 0)
     goto oom;
   if (!c.stopped) {
     c.stop = CALHOST_SEARCH_STOP_EXHAUSTED;

@@ -124,5 +124,9 @@ SEARCH_HIDDEN int search_model(search_ctx *c);
  * further along; 0 without a budget). */
 SEARCH_HIDDEN uint32_t search_evals_left(const search_ctx *c);
 SEARCH_HIDDEN double search_progress(search_ctx *c);
+/* A strategy's size from the budget: the evaluations left divided by
+ * divisor, clamped to [lo, hi]. */
+SEARCH_HIDDEN size_t search_evals_share(const search_ctx *c, uint32_t divisor, size_t lo,
+                                        size_t hi);
 
 #endif /* CALHOST_SEARCH_INTERNAL_H */

@@ -13,6 +13,8 @@
  */
 #include "internal.h"
 
+#include "base/array.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,14 +62,10 @@ static void features(const model *m, const uint32_t *cfg, float *out) {
 }
 
 static int add_node(forest *f, node nd) {
-  if (f->count == f->cap) {
-    size_t nc = f->cap ? f->cap * 2 : 1024;
-    node *p = realloc(f->nodes, nc * sizeof *p);
-    if (!p)
-      return -1;
-    f->nodes = p;
-    f->cap = nc;
-  }
+  node *p = base_array_grow(f->nodes, f->count, &f->cap, sizeof *p, 1024);
+  if (!p)
+    return -1;
+  f->nodes = p;
   f->nodes[f->count] = nd;
   return (int)f->count++;
 }
@@ -200,6 +198,17 @@ static int load_training(model *m) {
   return 0;
 }
 
+/* Appends code to the candidate pool (*n used, *cap allocated); 0, or -1
+ * when out of memory (the pool is then unchanged). */
+static int pool_add(uint64_t **pool, size_t *n, size_t *cap, uint64_t code) {
+  uint64_t *p = base_array_grow(*pool, *n, cap, sizeof *p, 256);
+  if (!p)
+    return -1;
+  *pool = p;
+  p[(*n)++] = code;
+  return 0;
+}
+
 int search_model(search_ctx *c) {
   model m;
   memset(&m, 0, sizeof m);
@@ -226,12 +235,7 @@ int search_model(search_ctx *c) {
     goto out;
   }
   /* initial design: the start and a few random configurations */
-  uint32_t left = search_evals_left(c);
-  size_t initial = left / 8;
-  if (initial < 3)
-    initial = 3;
-  if (initial > 10)
-    initial = 10;
+  size_t initial = search_evals_share(c, 8, 3, 10);
   int r = SEARCH_NEW;
   for (size_t i = 0; i < PLAUSIBLE && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, cand))
@@ -261,16 +265,10 @@ int search_model(search_ctx *c) {
     if (c->valid_listed && c->valid_count <= 4 * POOL_RANDOM) {
       for (size_t i = 0; i < c->valid_count; i++)
         if (!search_lookup(c, c->valid_list[i])) {
-          if (pool_n == pool_cap) {
-            pool_cap = pool_cap ? pool_cap * 2 : 256;
-            uint64_t *p = realloc(pool, pool_cap * sizeof *p);
-            if (!p) {
-              rc = -1;
-              goto out;
-            }
-            pool = p;
+          if (pool_add(&pool, &pool_n, &pool_cap, c->valid_list[i]) != 0) {
+            rc = -1;
+            goto out;
           }
-          pool[pool_n++] = c->valid_list[i];
         }
     } else {
       if (c->found) {
@@ -280,18 +278,11 @@ int search_model(search_ctx *c) {
           goto out;
         }
       }
-      for (int i = 0; i < POOL_RANDOM && search_random_unseen(c, cand); i++) {
-        if (pool_n == pool_cap) {
-          pool_cap = pool_cap ? pool_cap * 2 : 256;
-          uint64_t *p = realloc(pool, pool_cap * sizeof *p);
-          if (!p) {
-            rc = -1;
-            goto out;
-          }
-          pool = p;
+      for (int i = 0; i < POOL_RANDOM && search_random_unseen(c, cand); i++)
+        if (pool_add(&pool, &pool_n, &pool_cap, search_encode(c, cand)) != 0) {
+          rc = -1;
+          goto out;
         }
-        pool[pool_n++] = search_encode(c, cand);
-      }
     }
     /* Thompson sampling: the lowest prediction of one tree drawn at random
      * (the trees' disagreement is the model's uncertainty) */

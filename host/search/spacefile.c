@@ -14,6 +14,8 @@
  */
 #include "spacefile.h"
 
+#include "base/array.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,16 +23,6 @@
 #include <string.h>
 
 #define SPACE_MAGIC "calhost-search-space"
-
-static char *dup_str(const char *t) {
-  if (!t)
-    return NULL;
-  size_t n = strlen(t);
-  char *d = malloc(n + 1);
-  if (d)
-    memcpy(d, t, n + 1);
-  return d;
-}
 
 static void set_err(char *err, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -54,7 +46,7 @@ static int is_word(const char *w) {
 
 int calhost_space_init(calhost_space *s, const char *name) {
   memset(s, 0, sizeof *s);
-  s->name = dup_str(name ? name : "");
+  s->name = strdup(name ? name : "");
   return s->name ? 0 : -1;
 }
 
@@ -62,15 +54,13 @@ int calhost_space_add_meta(calhost_space *s, const char *key, const char *value)
   size_t kl = strlen(key), vl = value ? strlen(value) : 0;
   if (!is_word(key) || (value && (strchr(value, '\n') || strchr(value, '\r'))))
     return -1;
-  char *line = malloc(kl + vl + 2);
-  char **m = realloc(s->meta, (s->meta_count + 1) * sizeof *m);
-  if (!line || !m) {
-    free(line);
-    if (m)
-      s->meta = m;
+  char **m = base_array_grow(s->meta, s->meta_count, &s->meta_cap, sizeof *m, 8);
+  if (!m)
     return -1;
-  }
   s->meta = m;
+  char *line = malloc(kl + vl + 2);
+  if (!line)
+    return -1;
   memcpy(line, key, kl);
   line[kl] = ' ';
   memcpy(line + kl + 1, value ? value : "", vl + 1);
@@ -125,19 +115,20 @@ int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
         return -1;
       }
   }
-  calhost_search_param *ps = realloc(s->params, (s->param_count + 1) * sizeof *ps);
+  calhost_search_param *ps =
+      base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
   if (!ps) {
     set_err(err, cap, "out of memory");
     return -1;
   }
   s->params = ps;
-  calhost_search_param p = {.name = dup_str(name), .ordered = ordered ? 1 : 0};
+  calhost_search_param p = {.name = strdup(name), .ordered = ordered ? 1 : 0};
   char **v = calloc(value_count, sizeof *v);
   p.values = (const char *const *)v;
   p.value_count = value_count;
   int ok = p.name && v;
   for (uint32_t i = 0; ok && i < value_count; i++)
-    ok = (v[i] = dup_str(values[i])) != NULL;
+    ok = (v[i] = strdup(values[i])) != NULL;
   if (!ok) {
     free_param(&p);
     set_err(err, cap, "out of memory");
@@ -201,23 +192,21 @@ int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char
             s->keys[k].entry + 1);
     return -1;
   }
-  if (s->entry_count == s->key_cap) {
-    size_t nc = s->key_cap ? s->key_cap * 2 : 64;
-    calhost_space_entry *es = realloc(s->entries, nc * sizeof *es);
-    if (es)
-      s->entries = es;
-    struct calhost_space_key *ks = es ? realloc(s->keys, nc * sizeof *ks) : NULL;
-    if (!es || !ks) {
-      set_err(err, cap, "out of memory");
-      return -1;
-    }
-    s->keys = ks;
-    s->key_cap = nc;
+  calhost_space_entry *es =
+      base_array_grow(s->entries, s->entry_count, &s->entry_cap, sizeof *es, 64);
+  if (es)
+    s->entries = es;
+  struct calhost_space_key *ks =
+      es ? base_array_grow(s->keys, s->entry_count, &s->key_cap, sizeof *ks, 64) : NULL;
+  if (!ks) {
+    set_err(err, cap, "out of memory");
+    return -1;
   }
+  s->keys = ks;
   calhost_space_entry c = *e;
   c.config = malloc(s->param_count * sizeof *c.config);
-  c.policy = dup_str(e->policy);
-  c.reason = dup_str(e->reason);
+  c.policy = e->policy ? strdup(e->policy) : NULL;
+  c.reason = e->reason ? strdup(e->reason) : NULL;
   if (!c.config || (e->policy && !c.policy) || (e->reason && !c.reason)) {
     free(c.config);
     free(c.policy);
@@ -594,7 +583,7 @@ int calhost_space_read(FILE *f, const char *name, calhost_space *s, char *err, s
         goto out;
       }
       free(s->name);
-      if (!(s->name = dup_str(p))) {
+      if (!(s->name = strdup(p))) {
         fail(&r, "out of memory");
         goto out;
       }

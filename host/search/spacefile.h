@@ -36,11 +36,11 @@ typedef struct calhost_space_entry {
 typedef struct calhost_space {
   char *name;
   char **meta; /* "KEY VALUE..." lines (provenance: plugin, shape, machine...) */
-  size_t meta_count;
+  size_t meta_count, meta_cap;
   calhost_search_param *params; /* names and value words owned */
-  size_t param_count;
+  size_t param_count, param_cap;
   calhost_space_entry *entries; /* in evaluation (recording) order */
-  size_t entry_count;
+  size_t entry_count, entry_cap;
   /* lookup index: the entries' configuration codes, ascending */
   struct calhost_space_key {
     uint64_t code;

@@ -219,12 +219,7 @@ static void mutate_param(search_ctx *c, uint32_t *cfg, size_t p) {
 }
 
 int search_genetic(search_ctx *c) {
-  uint32_t left = search_evals_left(c);
-  size_t size = left / 6;
-  if (size < 6)
-    size = 6;
-  if (size > 24)
-    size = 24;
+  size_t size = search_evals_share(c, 6, 6, 24);
   member *pop = calloc(size, sizeof *pop);
   uint32_t *a = malloc(c->np * sizeof *a), *b = malloc(c->np * sizeof *b);
   int rc = 0;

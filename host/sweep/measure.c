@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "isolate.h"
 #include "loader/entries.h"
 #include "stats.h"
@@ -60,6 +61,7 @@ typedef struct sweep {
   const calhost_plugin_vtable *vt;
   calhost_session *session;
   calhost_sweep_result *out;
+  size_t rejection_cap; /* allocated in out->rejections */
   size_t max_policy;
   int any_device_timing;
   int all_device_timing;
@@ -86,27 +88,16 @@ double calhost_sweep_now(void) {
 }
 
 static const char *status_word(calhost_status st) {
-  switch (st) {
-  case CALHOST_OK:
-    return "ok";
-  case CALHOST_ERROR:
-    return "error";
-  case CALHOST_INVALID_ARGUMENT:
-    return "invalid argument";
-  case CALHOST_UNSUPPORTED:
-    return "unsupported";
-  case CALHOST_BUFFER_TOO_SMALL:
-    return "buffer too small";
-  case CALHOST_NO_MEMORY:
-    return "out of memory";
-  case CALHOST_CANCELLED:
-    return "cancelled";
-  case CALHOST_CHECK_FAILED:
-    return "check failed";
-  case CALHOST_ABI_MISMATCH:
-    return "ABI mismatch";
-  }
-  return "unknown status";
+  static const char *const words[] = {"ok",
+                                      "error",
+                                      "invalid argument",
+                                      "unsupported",
+                                      "buffer too small",
+                                      "out of memory",
+                                      "cancelled",
+                                      "check failed",
+                                      "ABI mismatch"};
+  return (unsigned)st < sizeof words / sizeof *words ? words[st] : "unknown status";
 }
 
 static const char *plugin_message(sweep *s) {
@@ -160,7 +151,8 @@ static char *dup_text(const char *t) {
 
 static void add_rejection(sweep *s, entry *e, const char *reason) {
   calhost_sweep_result *o = s->out;
-  calhost_sweep_rejection *r = realloc(o->rejections, (o->rejection_count + 1) * sizeof *r);
+  calhost_sweep_rejection *r =
+      base_array_grow(o->rejections, o->rejection_count, &s->rejection_cap, sizeof *r, 8);
   e->state = ENTRY_REJECTED;
   if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
     o->rejected++;
@@ -437,18 +429,14 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
       c->iterations = e->iterations;
       c->noisy = sm.noisy;
     }
-    switch (e->state) {
-    case ENTRY_ACTIVE:
-      c->status = CALHOST_CANDIDATE_MEASURED;
-      break;
-    case ENTRY_PRUNED:
-      c->status = CALHOST_CANDIDATE_PRUNED;
-      break;
-    case ENTRY_REJECTED:
-      c->status = CALHOST_CANDIDATE_REJECTED;
+    static const calhost_candidate_status status_of[] = {
+        [ENTRY_ACTIVE] = CALHOST_CANDIDATE_MEASURED,
+        [ENTRY_PRUNED] = CALHOST_CANDIDATE_PRUNED,
+        [ENTRY_REJECTED] = CALHOST_CANDIDATE_REJECTED,
+    };
+    c->status = status_of[e->state];
+    if (e->state == ENTRY_REJECTED)
       why = e->reason ? e->reason : "rejected";
-      break;
-    }
     if (e->state == ENTRY_ACTIVE && !e->n) /* stopped before its first sample */
       c->status = CALHOST_CANDIDATE_UNMEASURED, why = "not measured: the sweep stopped before it";
     c->reason = dup_text(why);
@@ -464,14 +452,10 @@ static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
 /* Appends an entry for candidate `index` (its samples allocated); NULL when
  * out of memory. Pointers into s->es are invalidated. */
 static entry *add_entry(sweep *s, uint32_t index) {
-  if (s->ne == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    entry *n = realloc(s->es, cap * sizeof *n);
-    if (!n)
-      return NULL;
-    s->es = n;
-    s->cap = cap;
-  }
+  entry *n = base_array_grow(s->es, s->ne, &s->cap, sizeof *n, 16);
+  if (!n)
+    return NULL;
+  s->es = n;
   entry *e = &s->es[s->ne];
   memset(e, 0, sizeof *e);
   e->index = index;

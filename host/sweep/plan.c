@@ -5,37 +5,35 @@
 
 #include <string.h>
 
+/* The rigor levels by number: each one's word and what its plan sets
+ * (plan.h); every level samples at least 3 times before pruning and flags
+ * a CV above 0.05 noisy. */
+static const struct {
+  const char *name;
+  double min_sample_seconds, prune_margin;
+  uint32_t repetitions, warmup_samples;
+  int prune, halving;
+} levels[] = {
+    /* name, sample seconds, prune margin, repetitions, warmup, prune, halving */
+    {"quick", 0.0005, 0.25, 5, 1, 1, 0},
+    {"measure", 0.002, 0.15, 10, 1, 1, 1},
+    {"exhaustive", 0.005, 0.25, 20, 2, 0, 0},
+};
+#define LEVEL_COUNT (sizeof levels / sizeof *levels)
+
 void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
                                calhost_rigor_params *out) {
+  unsigned l = (unsigned)rigor < LEVEL_COUNT ? (unsigned)rigor : CALHOST_RIGOR_MEASURE;
   memset(out, 0, sizeof *out);
-  out->rigor = rigor;
+  out->rigor = (calhost_rigor)l;
   out->noise_threshold = 0.05;
   out->prune_after = 3;
-  out->prune_margin = 0.25;
-  switch (rigor) {
-  case CALHOST_RIGOR_QUICK:
-    out->min_sample_seconds = 0.0005;
-    out->repetitions = 5;
-    out->warmup_samples = 1;
-    out->prune = 1;
-    break;
-  case CALHOST_RIGOR_EXHAUSTIVE:
-    out->min_sample_seconds = 0.005;
-    out->repetitions = 20;
-    out->warmup_samples = 2;
-    out->prune = 0;
-    break;
-  case CALHOST_RIGOR_MEASURE:
-  default:
-    out->rigor = CALHOST_RIGOR_MEASURE;
-    out->min_sample_seconds = 0.002;
-    out->repetitions = 10;
-    out->warmup_samples = 1;
-    out->prune = 1;
-    out->halving = 1;
-    out->prune_margin = 0.15;
-    break;
-  }
+  out->min_sample_seconds = levels[l].min_sample_seconds;
+  out->prune_margin = levels[l].prune_margin;
+  out->repetitions = levels[l].repetitions;
+  out->warmup_samples = levels[l].warmup_samples;
+  out->prune = levels[l].prune;
+  out->halving = levels[l].halving;
   if (repetitions > 0)
     out->repetitions = repetitions;
   if (out->prune && out->repetitions < out->prune_after)
@@ -43,23 +41,13 @@ void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
 }
 
 const char *calhost_rigor_name(calhost_rigor rigor) {
-  switch (rigor) {
-  case CALHOST_RIGOR_QUICK:
-    return "quick";
-  case CALHOST_RIGOR_MEASURE:
-    return "measure";
-  case CALHOST_RIGOR_EXHAUSTIVE:
-    return "exhaustive";
-  }
-  return "?";
+  return (unsigned)rigor < LEVEL_COUNT ? levels[rigor].name : "?";
 }
 
 int calhost_rigor_parse(const char *word, calhost_rigor *out) {
-  static const calhost_rigor all[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
-                                      CALHOST_RIGOR_EXHAUSTIVE};
-  for (size_t i = 0; word && i < 3; i++)
-    if (!strcmp(word, calhost_rigor_name(all[i]))) {
-      *out = all[i];
+  for (size_t i = 0; word && i < LEVEL_COUNT; i++)
+    if (!strcmp(word, levels[i].name)) {
+      *out = (calhost_rigor)i;
       return 0;
     }
   return -1;

@@ -4,6 +4,7 @@
  */
 #include "records.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,40 +62,122 @@ bad:
   return -1;
 }
 
+/* The plain fields of a result and of a candidate, in record order: one
+ * description that both the encoder and the decoder follow. */
+typedef enum field_kind {
+  FK_INT,  /* int, as u64 */
+  FK_BOOL, /* int read back as 0 or 1 */
+  FK_U32,  /* uint32_t, as u64 */
+  FK_U64,
+  FK_F64,
+  FK_STR /* char * (malloc'd when decoded) */
+} field_kind;
+
+typedef struct field {
+  field_kind kind;
+  size_t offset;
+} field;
+
+#define RESULT(kind, member)                                                                       \
+  { kind, offsetof(calhost_sweep_result, member) }
+static const field result_fields[] = {
+    RESULT(FK_STR, winner_policy),
+    RESULT(FK_U32, winner_index),
+    RESULT(FK_F64, median_us),
+    RESULT(FK_F64, mad_us),
+    RESULT(FK_F64, cv),
+    RESULT(FK_F64, min_us),
+    RESULT(FK_U32, samples),
+    RESULT(FK_U32, iterations),
+    RESULT(FK_INT, noisy),
+    RESULT(FK_INT, unchecked),
+    RESULT(FK_INT, device_timed),
+    RESULT(FK_U32, candidate_count),
+    RESULT(FK_U32, planned),
+    RESULT(FK_U32, tried),
+    RESULT(FK_U32, pruned),
+    RESULT(FK_U32, rejected),
+    RESULT(FK_INT, have_default),
+    RESULT(FK_STR, default_policy),
+    RESULT(FK_F64, default_median_us),
+    RESULT(FK_F64, speedup),
+    RESULT(FK_INT, budget_exhausted),
+    RESULT(FK_U32, budget_after),
+    RESULT(FK_INT, cancelled),
+    RESULT(FK_U32, strategy),
+    RESULT(FK_INT, numbered),
+    RESULT(FK_U64, space_size),
+    RESULT(FK_U32, budget_evaluations),
+    RESULT(FK_F64, budget_seconds),
+    RESULT(FK_U32, evaluated),
+    RESULT(FK_U32, search_stop),
+    RESULT(FK_F64, search_seconds),
+};
+
+/* after index, status, policy and reason */
+#define CANDIDATE(kind, member)                                                                    \
+  { kind, offsetof(calhost_sweep_candidate, member) }
+static const field candidate_fields[] = {
+    CANDIDATE(FK_F64, median_us), CANDIDATE(FK_F64, mad_us),  CANDIDATE(FK_F64, min_us),
+    CANDIDATE(FK_F64, cv),        CANDIDATE(FK_U32, samples), CANDIDATE(FK_U32, iterations),
+    CANDIDATE(FK_BOOL, noisy),
+};
+#define FIELD_COUNT(t) (sizeof t / sizeof *t)
+
+static void put_fields(calhost_proto_buf *b, const void *obj, const field *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *p = (const char *)obj + f[i].offset;
+    switch (f[i].kind) {
+    case FK_INT:
+    case FK_BOOL:
+      calhost_proto_put_u64(b, (uint64_t)(*(const int *)p));
+      break;
+    case FK_U32:
+      calhost_proto_put_u64(b, *(const uint32_t *)p);
+      break;
+    case FK_U64:
+      calhost_proto_put_u64(b, *(const uint64_t *)p);
+      break;
+    case FK_F64:
+      calhost_proto_put_f64(b, *(const double *)p);
+      break;
+    case FK_STR:
+      calhost_proto_put_str(b, *(char *const *)p);
+      break;
+    }
+  }
+}
+
+static void get_fields(calhost_proto_cursor *c, void *obj, const field *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char *p = (char *)obj + f[i].offset;
+    switch (f[i].kind) {
+    case FK_INT:
+      *(int *)p = (int)calhost_proto_get_u64(c);
+      break;
+    case FK_BOOL:
+      *(int *)p = calhost_proto_get_u64(c) != 0;
+      break;
+    case FK_U32:
+      *(uint32_t *)p = (uint32_t)calhost_proto_get_u64(c);
+      break;
+    case FK_U64:
+      *(uint64_t *)p = calhost_proto_get_u64(c);
+      break;
+    case FK_F64:
+      *(double *)p = calhost_proto_get_f64(c);
+      break;
+    case FK_STR:
+      *(char **)p = calhost_proto_dup_str(c);
+      break;
+    }
+  }
+}
+
 void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result *r) {
   calhost_proto_put_u64(b, (uint64_t)r->ok);
   calhost_proto_put_str(b, r->error);
-  calhost_proto_put_str(b, r->winner_policy);
-  calhost_proto_put_u64(b, r->winner_index);
-  calhost_proto_put_f64(b, r->median_us);
-  calhost_proto_put_f64(b, r->mad_us);
-  calhost_proto_put_f64(b, r->cv);
-  calhost_proto_put_f64(b, r->min_us);
-  calhost_proto_put_u64(b, r->samples);
-  calhost_proto_put_u64(b, r->iterations);
-  calhost_proto_put_u64(b, (uint64_t)r->noisy);
-  calhost_proto_put_u64(b, (uint64_t)r->unchecked);
-  calhost_proto_put_u64(b, (uint64_t)r->device_timed);
-  calhost_proto_put_u64(b, r->candidate_count);
-  calhost_proto_put_u64(b, r->planned);
-  calhost_proto_put_u64(b, r->tried);
-  calhost_proto_put_u64(b, r->pruned);
-  calhost_proto_put_u64(b, r->rejected);
-  calhost_proto_put_u64(b, (uint64_t)r->have_default);
-  calhost_proto_put_str(b, r->default_policy);
-  calhost_proto_put_f64(b, r->default_median_us);
-  calhost_proto_put_f64(b, r->speedup);
-  calhost_proto_put_u64(b, (uint64_t)r->budget_exhausted);
-  calhost_proto_put_u64(b, r->budget_after);
-  calhost_proto_put_u64(b, (uint64_t)r->cancelled);
-  calhost_proto_put_u64(b, r->strategy);
-  calhost_proto_put_u64(b, (uint64_t)r->numbered);
-  calhost_proto_put_u64(b, r->space_size);
-  calhost_proto_put_u64(b, r->budget_evaluations);
-  calhost_proto_put_f64(b, r->budget_seconds);
-  calhost_proto_put_u64(b, r->evaluated);
-  calhost_proto_put_u64(b, r->search_stop);
-  calhost_proto_put_f64(b, r->search_seconds);
+  put_fields(b, r, result_fields, FIELD_COUNT(result_fields));
   size_t n = r->rejection_count < CALHOST_RECORD_MAX_REJECTIONS ? r->rejection_count
                                                                 : CALHOST_RECORD_MAX_REJECTIONS;
   calhost_proto_put_u64(b, n);
@@ -118,13 +201,7 @@ void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result 
     calhost_proto_put_u64(b, (uint64_t)c->status);
     calhost_proto_put_str(b, keep ? c->policy : NULL);
     calhost_proto_put_str(b, keep ? c->reason : NULL);
-    calhost_proto_put_f64(b, c->median_us);
-    calhost_proto_put_f64(b, c->mad_us);
-    calhost_proto_put_f64(b, c->min_us);
-    calhost_proto_put_f64(b, c->cv);
-    calhost_proto_put_u64(b, c->samples);
-    calhost_proto_put_u64(b, c->iterations);
-    calhost_proto_put_u64(b, (uint64_t)c->noisy);
+    put_fields(b, c, candidate_fields, FIELD_COUNT(candidate_fields));
   }
 }
 
@@ -134,37 +211,7 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
   const char *err = calhost_proto_get_str(c);
   if (err)
     snprintf(r->error, sizeof r->error, "%s", err);
-  r->winner_policy = calhost_proto_dup_str(c);
-  r->winner_index = (uint32_t)calhost_proto_get_u64(c);
-  r->median_us = calhost_proto_get_f64(c);
-  r->mad_us = calhost_proto_get_f64(c);
-  r->cv = calhost_proto_get_f64(c);
-  r->min_us = calhost_proto_get_f64(c);
-  r->samples = (uint32_t)calhost_proto_get_u64(c);
-  r->iterations = (uint32_t)calhost_proto_get_u64(c);
-  r->noisy = (int)calhost_proto_get_u64(c);
-  r->unchecked = (int)calhost_proto_get_u64(c);
-  r->device_timed = (int)calhost_proto_get_u64(c);
-  r->candidate_count = (uint32_t)calhost_proto_get_u64(c);
-  r->planned = (uint32_t)calhost_proto_get_u64(c);
-  r->tried = (uint32_t)calhost_proto_get_u64(c);
-  r->pruned = (uint32_t)calhost_proto_get_u64(c);
-  r->rejected = (uint32_t)calhost_proto_get_u64(c);
-  r->have_default = (int)calhost_proto_get_u64(c);
-  r->default_policy = calhost_proto_dup_str(c);
-  r->default_median_us = calhost_proto_get_f64(c);
-  r->speedup = calhost_proto_get_f64(c);
-  r->budget_exhausted = (int)calhost_proto_get_u64(c);
-  r->budget_after = (uint32_t)calhost_proto_get_u64(c);
-  r->cancelled = (int)calhost_proto_get_u64(c);
-  r->strategy = (uint32_t)calhost_proto_get_u64(c);
-  r->numbered = (int)calhost_proto_get_u64(c);
-  r->space_size = calhost_proto_get_u64(c);
-  r->budget_evaluations = (uint32_t)calhost_proto_get_u64(c);
-  r->budget_seconds = calhost_proto_get_f64(c);
-  r->evaluated = (uint32_t)calhost_proto_get_u64(c);
-  r->search_stop = (uint32_t)calhost_proto_get_u64(c);
-  r->search_seconds = calhost_proto_get_f64(c);
+  get_fields(c, r, result_fields, FIELD_COUNT(result_fields));
   uint64_t n = calhost_proto_get_u64(c);
   if (c->failed || n > CALHOST_RECORD_MAX_REJECTIONS)
     goto bad;
@@ -194,13 +241,7 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
                                                      : CALHOST_CANDIDATE_REJECTED;
       x->policy = calhost_proto_dup_str(c);
       x->reason = calhost_proto_dup_str(c);
-      x->median_us = calhost_proto_get_f64(c);
-      x->mad_us = calhost_proto_get_f64(c);
-      x->min_us = calhost_proto_get_f64(c);
-      x->cv = calhost_proto_get_f64(c);
-      x->samples = (uint32_t)calhost_proto_get_u64(c);
-      x->iterations = (uint32_t)calhost_proto_get_u64(c);
-      x->noisy = calhost_proto_get_u64(c) != 0;
+      get_fields(c, x, candidate_fields, FIELD_COUNT(candidate_fields));
       r->candidate_entries = i + 1;
       if (c->failed)
         goto bad;

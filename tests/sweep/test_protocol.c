@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -208,9 +209,111 @@ static void sweep_result_round_trips(void **state) {
   calhost_proto_buf_free(&b);
 }
 
+/* Every field of a result and of its candidates survives the record
+ * stream: the encoder and the decoder follow one field table. */
+static void every_result_and_candidate_field_round_trips(void **state) {
+  (void)state;
+  calhost_sweep_result r;
+  memset(&r, 0, sizeof r);
+  r.ok = 1;
+  snprintf(r.error, sizeof r.error, "none");
+  r.winner_policy = "w";
+  r.winner_index = 1;
+  r.median_us = 2.5;
+  r.mad_us = 3.5;
+  r.cv = 4.5;
+  r.min_us = 5.5;
+  r.samples = 6;
+  r.iterations = 7;
+  r.noisy = 1;
+  r.unchecked = 1;
+  r.device_timed = 1;
+  r.candidate_count = 8;
+  r.planned = 9;
+  r.tried = 10;
+  r.pruned = 11;
+  r.rejected = 12;
+  r.have_default = 1;
+  r.default_policy = "d";
+  r.default_median_us = 13.5;
+  r.speedup = 14.5;
+  r.budget_exhausted = 1;
+  r.budget_after = 15;
+  r.cancelled = 1;
+  r.strategy = 6;
+  r.numbered = 1;
+  r.space_size = (uint64_t)1 << 40;
+  r.budget_evaluations = 16;
+  r.budget_seconds = 17.5;
+  r.evaluated = 18;
+  r.search_stop = 3;
+  r.search_seconds = 19.5;
+  calhost_sweep_candidate cand = {
+      20, "p", CALHOST_CANDIDATE_PRUNED, "slower", 21.5, 22.5, 23.5, 24.5, 25, 26, 1};
+  r.candidates = &cand;
+  r.candidate_entries = 1;
+  calhost_proto_buf b = {0};
+  calhost_proto_begin(&b, CALHOST_REC_RESULT);
+  calhost_record_put_result(&b, &r);
+  assert_int_equal(calhost_proto_finish(&b), 0);
+  calhost_proto_reader rd = {0};
+  calhost_proto_msg m;
+  calhost_proto_cursor c;
+  calhost_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(calhost_proto_reader_next(&rd, &m), 1);
+  calhost_proto_cursor_init(&c, &m);
+  calhost_sweep_result o;
+  assert_int_equal(calhost_record_get_result(&c, &o), 0);
+  assert_int_equal(o.ok, 1);
+  assert_string_equal(o.error, "none");
+  assert_string_equal(o.winner_policy, "w");
+  assert_int_equal(o.winner_index, 1);
+  assert_float_equal(o.median_us, 2.5, 0);
+  assert_float_equal(o.mad_us, 3.5, 0);
+  assert_float_equal(o.cv, 4.5, 0);
+  assert_float_equal(o.min_us, 5.5, 0);
+  assert_int_equal(o.samples, 6);
+  assert_int_equal(o.iterations, 7);
+  assert_true(o.noisy && o.unchecked && o.device_timed && o.have_default);
+  assert_true(o.budget_exhausted && o.cancelled && o.numbered);
+  assert_int_equal(o.candidate_count, 8);
+  assert_int_equal(o.planned, 9);
+  assert_int_equal(o.tried, 10);
+  assert_int_equal(o.pruned, 11);
+  assert_int_equal(o.rejected, 12);
+  assert_string_equal(o.default_policy, "d");
+  assert_float_equal(o.default_median_us, 13.5, 0);
+  assert_float_equal(o.speedup, 14.5, 0);
+  assert_int_equal(o.budget_after, 15);
+  assert_int_equal(o.strategy, 6);
+  assert_true(o.space_size == (uint64_t)1 << 40);
+  assert_int_equal(o.budget_evaluations, 16);
+  assert_float_equal(o.budget_seconds, 17.5, 0);
+  assert_int_equal(o.evaluated, 18);
+  assert_int_equal(o.search_stop, 3);
+  assert_float_equal(o.search_seconds, 19.5, 0);
+  assert_int_equal(o.candidate_entries, 1);
+  const calhost_sweep_candidate *x = &o.candidates[0];
+  assert_int_equal(x->index, 20);
+  assert_string_equal(x->policy, "p");
+  assert_int_equal(x->status, CALHOST_CANDIDATE_PRUNED);
+  assert_string_equal(x->reason, "slower");
+  assert_float_equal(x->median_us, 21.5, 0);
+  assert_float_equal(x->mad_us, 22.5, 0);
+  assert_float_equal(x->min_us, 23.5, 0);
+  assert_float_equal(x->cv, 24.5, 0);
+  assert_int_equal(x->samples, 25);
+  assert_int_equal(x->iterations, 26);
+  assert_int_equal(x->noisy, 1);
+  calhost_sweep_result_free(&o);
+  calhost_proto_reader_free(&rd);
+  calhost_proto_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip_of_every_field_kind),
+      cmocka_unit_test(every_result_and_candidate_field_round_trips),
       cmocka_unit_test(frames_split_at_every_byte_are_reassembled),
       cmocka_unit_test(truncated_stream_is_detected),
       cmocka_unit_test(garbage_is_a_corrupt_stream),
