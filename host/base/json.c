@@ -9,7 +9,7 @@
 
 #include "text.h"
 
-void calhost_json_string(FILE *out, const char *s) {
+void base_json_string(FILE *out, const char *s) {
   /* the two-character escapes: \" \\ \b \f \n \r \t */
   static const char escaped[] = "\"\\\b\f\n\r\t", letter[] = "\"\\bfnrt";
   if (!s) {
@@ -20,7 +20,7 @@ void calhost_json_string(FILE *out, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
     uint32_t cp = 0;
-    size_t n = calhost_utf8_decode(p, &cp);
+    size_t n = base_utf8_decode(p, &cp);
     if (n == 0) { /* not UTF-8: the byte's value as U+00XX */
       fprintf(out, "\\u%04x", *p);
       p++;
@@ -38,20 +38,20 @@ void calhost_json_string(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-void calhost_json_number(FILE *out, double v) {
+void base_json_number(FILE *out, double v) {
   if (isfinite(v))
     fprintf(out, "%.17g", v);
   else
     fputs("null", out);
 }
 
-void calhost_json_bool(FILE *out, int v) {
+void base_json_bool(FILE *out, int v) {
   fputs(v ? "true" : "false", out);
 }
 
-void calhost_json_key(FILE *out, int first, const char *key) {
+void base_json_key(FILE *out, int first, const char *key) {
   if (!first)
     fputc(',', out);
-  calhost_json_string(out, key);
+  base_json_string(out, key);
   fputc(':', out);
 }

@@ -18,16 +18,16 @@
 #include <stdio.h>
 
 /* Writes s as a JSON string by the rule above; "null" when s is NULL. */
-void calhost_json_string(FILE *out, const char *s);
+void base_json_string(FILE *out, const char *s);
 
 /* Writes v with 17 significant digits; "null" when v is not finite. */
-void calhost_json_number(FILE *out, double v);
+void base_json_number(FILE *out, double v);
 
 /* Writes "true" or "false". */
-void calhost_json_bool(FILE *out, int v);
+void base_json_bool(FILE *out, int v);
 
 /* Writes "KEY": (the key as a JSON string, then a colon), preceded by a
  * comma unless first is nonzero. For object members. */
-void calhost_json_key(FILE *out, int first, const char *key);
+void base_json_key(FILE *out, int first, const char *key);
 
 #endif /* CALHOST_BASE_JSON_H */

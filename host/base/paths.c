@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int calhost_exe_dir(char *buf, size_t capacity) {
+int base_exe_dir(char *buf, size_t capacity) {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   char *slash;

@@ -13,6 +13,6 @@
  * absolute and canonical, no trailing slash) into buf. Returns 0, or -1
  * when it cannot be read or does not fit in capacity bytes (buf is then
  * unchanged). */
-int calhost_exe_dir(char *buf, size_t capacity);
+int base_exe_dir(char *buf, size_t capacity);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-size_t calhost_utf8_decode(const unsigned char *p, uint32_t *cp) {
+size_t base_utf8_decode(const unsigned char *p, uint32_t *cp) {
   unsigned char c = p[0];
   size_t n;
   uint32_t v, min;
@@ -49,7 +49,7 @@ static void escape(const char *s, size_t len, int keep_last_newline, emit_fn emi
   char tmp[16];
   while (p < end) {
     uint32_t cp = 0;
-    size_t n = *p ? calhost_utf8_decode(p, &cp) : 0;
+    size_t n = *p ? base_utf8_decode(p, &cp) : 0;
     if (n && p + n > end)
       n = 0;
     if (n == 1 && cp >= 0x20 && cp != 0x7f) {
@@ -94,7 +94,7 @@ static void emit_file(void *user, const char *chunk, size_t len) {
   fwrite(chunk, 1, len, (FILE *)user);
 }
 
-void calhost_text_put(FILE *out, const char *s) {
+void base_text_put(FILE *out, const char *s) {
   if (!s)
     s = "(null)";
   escape(s, strlen(s), 0, emit_file, out);
@@ -124,7 +124,7 @@ static void emit_buf(void *user, const char *chunk, size_t len) {
   b->buf[b->len] = '\0';
 }
 
-const char *calhost_text_escape(char *buf, size_t cap, const char *s) {
+const char *base_text_escape(char *buf, size_t cap, const char *s) {
   buf_sink b = {buf, cap, 0, 0};
   if (!cap)
     return buf;
@@ -135,7 +135,7 @@ const char *calhost_text_escape(char *buf, size_t cap, const char *s) {
   return buf;
 }
 
-void calhost_text_vprintf(FILE *out, const char *fmt, va_list ap) {
+void base_text_vprintf(FILE *out, const char *fmt, va_list ap) {
   char small[1024];
   va_list copy;
   va_copy(copy, ap);
@@ -158,14 +158,14 @@ void calhost_text_vprintf(FILE *out, const char *fmt, va_list ap) {
     free(text);
 }
 
-void calhost_text_printf(FILE *out, const char *fmt, ...) {
+void base_text_printf(FILE *out, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  calhost_text_vprintf(out, fmt, ap);
+  base_text_vprintf(out, fmt, ap);
   va_end(ap);
 }
 
-const char *calhost_text_where(char *buf, size_t cap, const char *path, unsigned line) {
+const char *base_text_where(char *buf, size_t cap, const char *path, unsigned line) {
   if (!path || !*path)
     path = "-";
   if (line)
@@ -175,15 +175,15 @@ const char *calhost_text_where(char *buf, size_t cap, const char *path, unsigned
   return buf;
 }
 
-void calhost_text_diag(FILE *out, const char *prefix, const char *path, unsigned line,
-                       const char *fmt, ...) {
+void base_text_diag(FILE *out, const char *prefix, const char *path, unsigned line, const char *fmt,
+                    ...) {
   char where[4200], msg[4096];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  calhost_text_where(where, sizeof where, path, line);
-  calhost_text_printf(out, "%s%s: %s\n", prefix ? prefix : "", where, msg);
+  base_text_where(where, sizeof where, path, line);
+  base_text_printf(out, "%s%s: %s\n", prefix ? prefix : "", where, msg);
 }
 
 typedef struct filter {
@@ -242,7 +242,7 @@ static int filter_close(void *cookie) {
   return 0;
 }
 
-FILE *calhost_text_filter_open(FILE *out) {
+FILE *base_text_filter_open(FILE *out) {
   filter *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
@@ -254,7 +254,7 @@ FILE *calhost_text_filter_open(FILE *out) {
   return s;
 }
 
-int calhost_text_cursor_ok(FILE *out) {
+int base_text_cursor_ok(FILE *out) {
   const char *term = getenv("TERM");
   if (!term || !*term || !strcmp(term, "dumb"))
     return 0;

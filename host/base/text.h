@@ -22,41 +22,41 @@
 /* Length of the valid UTF-8 sequence at p (1..4; shortest form, no
  * surrogates, at most U+10FFFF), with its code point in *cp; 0 when the
  * byte at p does not start a valid sequence (or is NUL). */
-size_t calhost_utf8_decode(const unsigned char *p, uint32_t *cp);
+size_t base_utf8_decode(const unsigned char *p, uint32_t *cp);
 
 /* Writes s (NULL: "(null)") to out escaped as above. */
-void calhost_text_put(FILE *out, const char *s);
+void base_text_put(FILE *out, const char *s);
 
 /* Escapes s into buf (at most cap bytes, always NUL-terminated, cut at a
  * whole escape); returns buf. For a value that goes into a fixed field. */
-const char *calhost_text_escape(char *buf, size_t cap, const char *s);
+const char *base_text_escape(char *buf, size_t cap, const char *s);
 
 /* printf-style: formats the message, then writes it escaped. One line per
  * call: a single trailing newline of the formatted text is kept, any other
  * newline is escaped (a value cannot forge a line). */
-void calhost_text_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void calhost_text_vprintf(FILE *out, const char *fmt, va_list ap)
+void base_text_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void base_text_vprintf(FILE *out, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
 /* "PATH:LINE" into buf, or "PATH" when line is 0 (a file-level problem);
  * "-" when path is NULL or empty. Returns buf. The one formatter of a
  * location; messages read "PATH:LINE: message". */
-const char *calhost_text_where(char *buf, size_t cap, const char *path, unsigned line);
+const char *base_text_where(char *buf, size_t cap, const char *path, unsigned line);
 
 /* Writes "PREFIXPATH[:LINE]: MESSAGE\n" escaped (prefix may be NULL or
  * "calhost: "). */
-void calhost_text_diag(FILE *out, const char *prefix, const char *path, unsigned line,
-                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void base_text_diag(FILE *out, const char *prefix, const char *path, unsigned line, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
 
 /* A write-only stream that passes what is written to it on to out with the
  * escaping above, except that newlines and tabs pass through (for output
  * produced line by line elsewhere, e.g. a report that prints plugin text).
  * A UTF-8 sequence split across writes is kept whole. fclose() flushes it
  * and leaves out open. NULL when the stream cannot be made. */
-FILE *calhost_text_filter_open(FILE *out);
+FILE *base_text_filter_open(FILE *out);
 
 /* Nonzero when out is a terminal that understands cursor escapes: a tty and
  * TERM set, non-empty and not "dumb". Progress bars draw only then. */
-int calhost_text_cursor_ok(FILE *out);
+int base_text_cursor_ok(FILE *out);
 
 #endif /* CALHOST_BASE_TEXT_H */

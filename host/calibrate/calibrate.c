@@ -76,28 +76,28 @@ static void commit(cal_run *r) {
   store_end(r);
 }
 
-static void on_record(void *user, const calhost_proto_msg *m) {
+static void on_record(void *user, const isolate_proto_msg *m) {
   cal_run *r = user;
-  calhost_proto_cursor c;
-  calhost_proto_cursor_init(&c, m);
+  isolate_proto_cursor c;
+  isolate_proto_cursor_init(&c, m);
   switch (m->type) {
   case CALHOST_REC_CANDIDATE: {
     r->cur_in_workload = 1;
-    r->cur_workload = (size_t)calhost_proto_get_u64(&c);
-    r->cur_threads = (uint32_t)calhost_proto_get_u64(&c);
-    calhost_proto_get_u64(&c);
-    r->cur_ordinal = (uint32_t)calhost_proto_get_u64(&c);
-    r->cur_total = (uint32_t)calhost_proto_get_u64(&c);
+    r->cur_workload = (size_t)isolate_proto_get_u64(&c);
+    r->cur_threads = (uint32_t)isolate_proto_get_u64(&c);
+    isolate_proto_get_u64(&c);
+    r->cur_ordinal = (uint32_t)isolate_proto_get_u64(&c);
+    r->cur_total = (uint32_t)isolate_proto_get_u64(&c);
     free(r->cur_candidate);
-    r->cur_candidate = calhost_proto_dup_str(&c);
+    r->cur_candidate = isolate_proto_dup_str(&c);
     cal_progress(r);
     break;
   }
   case CALHOST_REC_RESULT:
   case CALHOST_REC_SKIPPED:
   case CALHOST_REC_FAILED: {
-    size_t w = (size_t)calhost_proto_get_u64(&c);
-    uint32_t t = (uint32_t)calhost_proto_get_u64(&c);
+    size_t w = (size_t)isolate_proto_get_u64(&c);
+    uint32_t t = (uint32_t)isolate_proto_get_u64(&c);
     if (c.failed || w >= r->cfg->workload_count)
       break;
     cal_result *x = cal_add_result(r);
@@ -109,8 +109,8 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     r->cur_workload = w;
     r->cur_threads = t;
     if (m->type == CALHOST_REC_RESULT) {
-      calhost_record_get_key(&c, &x->key);
-      calhost_record_get_result(&c, &x->sweep);
+      sweep_record_get_key(&c, &x->key);
+      sweep_record_get_result(&c, &x->sweep);
       if (c.failed) {
         x->kind = CAL_FAILED;
         x->message = cal_dupstr("malformed result record");
@@ -147,11 +147,11 @@ static void on_record(void *user, const calhost_proto_msg *m) {
       }
     } else if (m->type == CALHOST_REC_SKIPPED) {
       x->kind = CAL_SKIPPED;
-      x->message = calhost_proto_dup_str(&c);
-      calhost_record_get_key(&c, &x->key);
+      x->message = isolate_proto_dup_str(&c);
+      sweep_record_get_key(&c, &x->key);
     } else {
       x->kind = CAL_FAILED;
-      x->message = calhost_proto_dup_str(&c);
+      x->message = isolate_proto_dup_str(&c);
     }
     r->sweeps_done++;
     free(r->cur_candidate);
@@ -167,7 +167,7 @@ static void on_record(void *user, const calhost_proto_msg *m) {
     r->cur_in_workload = 0;
     break;
   case CALHOST_REC_PLUGIN_FAILED: {
-    const char *msg = calhost_proto_get_str(&c);
+    const char *msg = isolate_proto_get_str(&c);
     cal_add_failure(r, r->cur->backend, NULL, 0, NULL, msg ? msg : "plugin failed", NULL);
     break;
   }
@@ -179,12 +179,12 @@ static void on_record(void *user, const calhost_proto_msg *m) {
 /* ---- one plugin ------------------------------------------------------- */
 
 /* The sweeps of p's child (r->cur_device set or not). */
-static void run_child(cal_run *r, calhost_plugin *p) {
+static void run_child(cal_run *r, loader_plugin *p) {
   r->cur = p;
   r->cur_in_workload = 0;
   free(r->cur_candidate);
   r->cur_candidate = NULL;
-  calhost_services_take_error(&p->services_ctx);
+  loader_services_take_error(&p->services_ctx);
   /* the child skips keys already calibrated (calstore_get on this
    * snapshot): take the file's latest state first (ignore a failure: the
    * snapshot stays, and the commit decides against the file anyway) */
@@ -194,12 +194,12 @@ static void run_child(cal_run *r, calhost_plugin *p) {
     store_end(r);
   }
 
-  calhost_isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
-                                .cancel_flag = &g_cancel,
-                                .done_type = CALHOST_REC_DONE};
-  calhost_child_outcome oc;
+  isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
+                        .cancel_flag = &g_cancel,
+                        .done_type = CALHOST_REC_DONE};
+  isolate_child_outcome oc;
   size_t done_before = r->sweeps_done, failures_before = r->failure_count;
-  calhost_isolate_run(&io, cal_child_main, r, on_record, r, &oc);
+  isolate_run(&io, cal_child_main, r, on_record, r, &oc);
   /* a child that reported its plugin's failure (create failed) and exited
    * was already reported once: its exit is not a second failure */
   int reported =
@@ -278,7 +278,7 @@ static void merge(cal_run *r, cal_run *c, size_t done_before) {
 
 typedef struct wave_job {
   cal_run run; /* a copy of the parent's run with its own results */
-  calhost_plugin *p;
+  loader_plugin *p;
   pthread_t thread;
 } wave_job;
 
@@ -291,8 +291,7 @@ static void *wave_main(void *user) {
 /* The devices of one wave: one child each, at once when there are several
  * (each thread drives one child, on a copy of the run; the store is shared
  * under a lock); results are merged in device order. */
-static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const *members,
-                     size_t n) {
+static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *members, size_t n) {
   if (n == 1) {
     r->cur_device = members[0];
     run_child(r, p);
@@ -352,19 +351,19 @@ static void run_wave(cal_run *r, calhost_plugin *p, const calhost_device *const 
  * holds *nsel indices into devices. Returns 0; 1 when the selection failed
  * (recorded as p's failure, *nsel 0); -1 when the list failed (recorded;
  * *devices and *sel hold nothing to free). */
-static int select_devices(cal_run *r, calhost_plugin *p, calhost_device_list *devices, size_t **sel,
+static int select_devices(cal_run *r, loader_plugin *p, runtime_device_list *devices, size_t **sel,
                           size_t *nsel) {
   char why[1200];
   *sel = NULL;
   *nsel = 0;
-  if (calhost_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, devices, why,
+  if (runtime_devices_list_isolated(r->cfg, p, r->cfg->plugin_timeout_seconds, devices, why,
                                     sizeof why) != 0) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
     return -1;
   }
   *sel = calloc(devices->count + 1, sizeof **sel);
   if (*sel &&
-      calhost_devices_selected(r->cfg, p->backend, devices, *sel, nsel, why, sizeof why) != 0) {
+      runtime_devices_selected(r->cfg, p->backend, devices, *sel, nsel, why, sizeof why) != 0) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
     *nsel = 0;
     return 1;
@@ -377,13 +376,13 @@ static int select_devices(cal_run *r, calhost_plugin *p, calhost_device_list *de
  * ([plugin NAME] devices), in waves of devices that do not share hardware
  * (devices.h): the members of a wave at once, the waves one after the
  * other, after or before every other plugin's sweeps. */
-static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
+static void calibrate_plugin(cal_run *r, loader_plugin *p) {
   r->cur_device = NULL;
-  if (!calhost_devices_supported(p)) {
+  if (!runtime_devices_supported(p)) {
     run_child(r, p);
     return;
   }
-  calhost_device_list devices;
+  runtime_device_list devices;
   size_t *sel, nsel;
   int st = select_devices(r, p, &devices, &sel, &nsel);
   if (st < 0)
@@ -405,18 +404,18 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   r->cur_device = NULL;
   /* waves of devices that do not share hardware run at once; a device on
    * the CPUs (PoCL) is alone in its wave */
-  const calhost_device **devs = calloc(nsel + 1, sizeof *devs);
+  const runtime_device **devs = calloc(nsel + 1, sizeof *devs);
   size_t *wave = calloc(nsel + 1, sizeof *wave);
   size_t waves = 0;
   if (devs && wave) {
     for (size_t i = 0; i < nsel; i++)
       devs[i] = &devices.items[sel[i]];
-    waves = calhost_devices_schedule(devs, nsel, wave);
+    waves = runtime_devices_schedule(devs, nsel, wave);
   } else if (nsel) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
   }
   for (size_t w = 0; w < waves && !g_cancel; w++) {
-    const calhost_device *members[64];
+    const runtime_device *members[64];
     size_t n = 0;
     for (size_t i = 0; i < nsel; i++)
       if (wave[i] == w && n < sizeof members / sizeof members[0])
@@ -427,7 +426,7 @@ static void calibrate_plugin(cal_run *r, calhost_plugin *p) {
   free(devs);
   free(wave);
   free(sel);
-  calhost_device_list_free(&devices);
+  runtime_device_list_free(&devices);
 }
 
 /* Whether the store file at path could be committed: the file (when it
@@ -481,11 +480,11 @@ static int store_writable(const char *path, char *why, size_t cap) {
 
 /* ---- the plan (calhost plan) ------------------------------------------- */
 
-void calhost_work_list_free(calhost_work_list *list) {
+void calibrate_work_list_free(calibrate_work_list *list) {
   if (!list)
     return;
   for (size_t i = 0; i < list->count; i++) {
-    calhost_work_item *x = &list->items[i];
+    calibrate_work_item *x = &list->items[i];
     free(x->backend);
     free(x->implementation);
     free(x->workload);
@@ -498,19 +497,19 @@ void calhost_work_list_free(calhost_work_list *list) {
 
 /* Every item the run would calibrate, all shards; -1 when out of memory. */
 /* The items of plugin p on device d (NULL: its CPU targets). */
-static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_device *d,
-                      calhost_work_list *out) {
-  const calhost_calibrate_options *o = r->o;
+static int plan_items(const cal_run *r, const loader_plugin *p, const runtime_device *d,
+                      calibrate_work_list *out) {
+  const calibrate_options *o = r->o;
   for (size_t w = 0; w < r->workload_count; w++) {
-    const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[w]];
-    if (!calhost_binding_serves(p, cw->operator_name))
+    const config_workload *cw = &r->cfg->workloads[r->workloads[w]];
+    if (!runtime_binding_serves(p, cw->operator_name))
       continue;
     for (size_t t = 0; t < (d ? 1 : r->targets.count); t++) {
-      calhost_work_item *n = base_array_grow(out->items, out->count, &out->cap, sizeof *n, 16);
+      calibrate_work_item *n = base_array_grow(out->items, out->count, &out->cap, sizeof *n, 16);
       if (!n)
         return -1;
       out->items = n;
-      calhost_work_item *x = &n[out->count++];
+      calibrate_work_item *x = &n[out->count++];
       memset(x, 0, sizeof *x);
       x->backend = cal_dupstr(p->backend);
       x->implementation = cal_dupstr(p->implementation_version);
@@ -519,8 +518,8 @@ static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_d
       x->threads = r->targets.items[t].thread_count;
       x->device = d ? cal_dupstr(d->identity) : NULL;
       x->device_index = d ? d->index : 0;
-      x->shard = calhost_shard_of(p->backend, cw->name, x->threads, d ? d->identity : NULL,
-                                  o->shard.count);
+      x->shard = calibrate_shard_of(p->backend, cw->name, x->threads, d ? d->identity : NULL,
+                                    o->shard.count);
       if (!x->backend || !x->implementation || !x->workload || !x->operator_name ||
           (d && !x->device))
         return -1;
@@ -532,14 +531,14 @@ static int plan_items(const cal_run *r, const calhost_plugin *p, const calhost_d
 /* Every item the run would calibrate, all shards; -1 when out of memory.
  * A device backend's devices are listed (in a child) for it: one item per
  * selected device and workload. */
-static int fill_plan(cal_run *r, calhost_work_list *out) {
-  const calhost_calibrate_options *o = r->o;
+static int fill_plan(cal_run *r, calibrate_work_list *out) {
+  const calibrate_options *o = r->o;
   for (size_t i = 0; i < r->plugins.count; i++) {
-    calhost_plugin *p = r->plugins.items[i];
+    loader_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
-    if (calhost_devices_supported(p)) {
-      calhost_device_list devices;
+    if (runtime_devices_supported(p)) {
+      runtime_device_list devices;
       size_t *sel, nsel;
       if (select_devices(r, p, &devices, &sel, &nsel) < 0)
         continue;
@@ -547,7 +546,7 @@ static int fill_plan(cal_run *r, calhost_work_list *out) {
       for (size_t k = 0; rc == 0 && k < nsel; k++)
         rc = plan_items(r, p, &devices.items[sel[k]], out);
       free(sel);
-      calhost_device_list_free(&devices);
+      runtime_device_list_free(&devices);
       if (rc != 0)
         return -1;
       continue;
@@ -561,12 +560,12 @@ static int fill_plan(cal_run *r, calhost_work_list *out) {
 /* ---- the run ---------------------------------------------------------- */
 
 void cal_run_plugins(cal_run *r) {
-  const calhost_calibrate_options *o = r->o;
+  const calibrate_options *o = r->o;
   for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
-    calhost_plugin *p = r->plugins.items[i];
+    loader_plugin *p = r->plugins.items[i];
     if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
       continue;
-    if (o->shard.count > 1 && !calhost_devices_supported(p) && !cal_sweeps_of(r, p))
+    if (o->shard.count > 1 && !runtime_devices_supported(p) && !cal_sweeps_of(r, p))
       continue;                     /* every item of this plugin is another shard's */
     int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
     for (size_t k = 0; k < r->only_key_count && !wanted; k++)
@@ -578,7 +577,7 @@ void cal_run_plugins(cal_run *r) {
     r->interrupted = g_signal ? g_signal : SIGINT;
 }
 
-int calhost_calibrate(const calhost_calibrate_options *o) {
+int calibrate_execute(const calibrate_options *o) {
   cal_run run;
   cal_run *r = &run;
   memset(r, 0, sizeof *r);
@@ -586,10 +585,10 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   r->cfg = o->config;
   r->out = o->out ? o->out : stdout;
   r->err = o->err ? o->err : stderr;
-  r->started = calhost_sweep_now();
+  r->started = sweep_now();
   r->force = o->force && !o->verify;
   const char *cmd = o->verify ? "verify" : "calibrate"; /* for messages */
-  r->bar = !o->quiet && !o->json && o->progress != 0 && calhost_text_cursor_ok(r->err);
+  r->bar = !o->quiet && !o->json && o->progress != 0 && base_text_cursor_ok(r->err);
   int status = 0;
   char err[4608];
   char **only = NULL; /* --plugin names that are enabled */
@@ -620,22 +619,22 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
       dup2(STDERR_FILENO, STDOUT_FILENO);
   }
 
-  calhost_rigor_params_init(r->cfg->rigor, r->cfg->repetitions, &r->params);
-  snprintf(r->rigor_name, sizeof r->rigor_name, "%s", calhost_rigor_name(r->cfg->rigor));
+  sweep_rigor_params_init(r->cfg->rigor, r->cfg->repetitions, &r->params);
+  snprintf(r->rigor_name, sizeof r->rigor_name, "%s", sweep_rigor_name(r->cfg->rigor));
 
   /* The store: --store > [store] path > the default path (the binding's
    * rule). A plan needs none. */
-  if (!o->plan && (calhost_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
+  if (!o->plan && (runtime_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
                        CALSTORE_OK ||
                    !r->store)) {
-    calhost_text_printf(r->err, "calhost: %s\n", err);
+    base_text_printf(r->err, "calhost: %s\n", err);
     status = 2;
     goto out;
   }
   /* a store that cannot take the results fails now, not after the sweeps */
   if (!o->plan && r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
       !store_writable(calstore_path(r->store), err, sizeof err)) {
-    calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
+    base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;
   }
@@ -647,9 +646,9 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     goto out;
   }
   for (size_t i = 0; i < o->workload_count; i++)
-    if (!calhost_config_workload_named(r->cfg, o->workloads[i])) {
-      calhost_text_printf(r->err, "calhost: %s: no workload named '%s' in the configuration\n", cmd,
-                          o->workloads[i]);
+    if (!config_workload_named(r->cfg, o->workloads[i])) {
+      base_text_printf(r->err, "calhost: %s: no workload named '%s' in the configuration\n", cmd,
+                       o->workloads[i]);
       status = 2;
       goto out;
     }
@@ -658,8 +657,8 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
         cal_in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
-      if (!o->plan && !calhost_config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
-        calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
+      if (!o->plan && !config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
+        base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
         status = 2;
         goto out;
       }
@@ -679,22 +678,22 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     tc = &one_thread;
     ntc = 1;
   }
-  if (calhost_processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc,
-                                &r->targets, err, sizeof err) != 0) {
-    calhost_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
+  if (processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc, &r->targets,
+                        err, sizeof err) != 0) {
+    base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;
   }
   if (!o->plan) {
-    calhost_processor_environment_record(r->targets.cpus, r->targets.cpu_count, &r->env);
+    processor_environment_record(r->targets.cpus, r->targets.cpu_count, &r->env);
     for (size_t i = 0; i < r->env.warning_count; i++)
       cal_warn(r, "%s", r->env.warnings[i]);
   }
 
   /* Plugins. */
-  calhost_loader_options lo;
-  calhost_loader_options_init(&lo);
-  calhost_binding_loader_options(r->cfg, &lo);
+  loader_options lo;
+  loader_options_init(&lo);
+  runtime_binding_loader_options(r->cfg, &lo);
   /* --plugin narrows the configuration's enabled list (nothing else is loaded) */
   only = calloc(o->plugin_count + 1, sizeof *only);
   if (!only) {
@@ -719,7 +718,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   lo.services.user = r;
   lo.services.cancel_flag = &g_cancel;
   lo.services.is_cancelled = cal_budget_over;
-  int found = calhost_loader_discover(&lo, &r->plugins);
+  int found = loader_discover(&lo, &r->plugins);
   if (found < 0) {
     fprintf(r->err, "calhost: %s: out of memory while loading plugins\n", cmd);
     status = 2;
@@ -729,14 +728,14 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
   want = nonly ? only : r->cfg->enabled_backends;
   nwant = nonly ? nonly : r->cfg->enabled_count;
   for (size_t i = 0; i < nwant; i++) {
-    calhost_plugin *p = calhost_plugin_list_find(&r->plugins, want[i]);
+    loader_plugin *p = loader_plugin_list_find(&r->plugins, want[i]);
     if (!p || !p->loaded)
       cal_add_failure(r, want[i], NULL, 0, NULL,
                       p && p->reason ? p->reason : "not found (or it failed to load)", NULL);
   }
   size_t usable = 0;
   for (size_t i = 0; i < r->plugins.count; i++) {
-    calhost_plugin *p = r->plugins.items[i];
+    loader_plugin *p = r->plugins.items[i];
     if (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend))
       continue;
     if (!p->loaded) {
@@ -749,7 +748,7 @@ int calhost_calibrate(const calhost_calibrate_options *o) {
     usable++;
     /* a device backend's sweeps are counted once its devices are listed
      * (calibrate_plugin) */
-    if (!calhost_devices_supported(p))
+    if (!runtime_devices_supported(p))
       r->sweeps_total += cal_sweeps_of(r, p);
   }
   if (!usable) {
@@ -810,10 +809,10 @@ report:
   }
   if (o->plan) { /* the caller prints the plan; what is missing from it goes to err */
     for (size_t i = 0; i < r->failure_count; i++)
-      calhost_text_printf(r->err, "calhost: plan: %s: %s\n", r->failures[i].backend,
-                          r->failures[i].message);
+      base_text_printf(r->err, "calhost: plan: %s: %s\n", r->failures[i].backend,
+                       r->failures[i].message);
     for (size_t i = 0; i < r->warning_count; i++)
-      calhost_text_printf(r->err, "calhost: plan: %s\n", r->warnings[i]);
+      base_text_printf(r->err, "calhost: plan: %s\n", r->warnings[i]);
   } else if (o->verify) {
     cal_verify_print(r, status); /* also its JSON into json_out */
   } else if (o->json) {

@@ -26,7 +26,7 @@
  * A rerun skips keys that already hold a calibrated profile of the current
  * implementation, unless force is set.
  *
- * Verify mode (options.verify, set by calhost_verify in verify.h): the same
+ * Verify mode (options.verify, set by calibrate_verify in verify.h): the same
  * driver, children and engine, but each key's sweep measures the stored
  * exact profile's policy against the default and nothing is stored; its
  * --recalibrate pass calibrates only the failing keys and commits them in
@@ -42,7 +42,7 @@
 #include "calibrate/shard.h"
 
 /* One work item of a run (one sweep): what `calhost plan` prints. */
-typedef struct calhost_work_item {
+typedef struct calibrate_work_item {
   char *backend;
   char *implementation; /* the plugin's implementation version */
   char *workload;       /* the workload's name */
@@ -52,20 +52,20 @@ typedef struct calhost_work_item {
   char *device;     /* a device backend's device identity (the item is one per
                        device, threads the first count), NULL for CPU items */
   uint32_t device_index;
-} calhost_work_item;
+} calibrate_work_item;
 
-typedef struct calhost_work_list {
-  calhost_work_item *items; /* plugin order, then configuration order, then targets */
+typedef struct calibrate_work_list {
+  calibrate_work_item *items; /* plugin order, then configuration order, then targets */
   size_t count, cap;
-} calhost_work_list;
+} calibrate_work_list;
 
 /* Frees every item and zeroes the list. NULL-safe. */
-void calhost_work_list_free(calhost_work_list *list);
+void calibrate_work_list_free(calibrate_work_list *list);
 
-typedef struct calhost_calibrate_options {
-  const calhost_config *config; /* the effective configuration (flags applied) */
-  const char *store_path;       /* --store: overrides config's [store] path; may be NULL */
-  char *const *plugins;         /* --plugin filters (empty: every enabled plugin) */
+typedef struct calibrate_options {
+  const config_settings *config; /* the effective configuration (flags applied) */
+  const char *store_path;        /* --store: overrides config's [store] path; may be NULL */
+  char *const *plugins;          /* --plugin filters (empty: every enabled plugin) */
   size_t plugin_count;
   char *const *workloads; /* --workload filters (empty: every workload) */
   size_t workload_count;
@@ -78,19 +78,19 @@ typedef struct calhost_calibrate_options {
   FILE *out;                  /* NULL: stdout */
   FILE *err;                  /* NULL: stderr */
   FILE *json_out;             /* also write the JSON report here (--report); may be NULL */
-  calhost_shard shard;        /* --shard I/N: only this shard's items ({0,0}: all) */
-  calhost_work_list *plan;    /* not NULL: calibrate nothing; fill *plan with every item of
-                                 the run (all shards, each with its shard of shard.count) */
-  /* verify mode (`calhost verify`, verify.h; set by calhost_verify): each
+  calibrate_shard shard;      /* --shard I/N: only this shard's items ({0,0}: all) */
+  calibrate_work_list *plan;  /* not NULL: calibrate nothing; fill *plan with every item of
+                               the run (all shards, each with its shard of shard.count) */
+  /* verify mode (`calhost verify`, verify.h; set by calibrate_verify): each
    * key's sweep measures the stored exact profile's policy and the default
    * (explicit candidates) and nothing is stored; keys without a stored
    * profile are reported, not measured. NULL: calibrate. */
-  const struct calhost_verify_options *verify;
+  const struct calibrate_verify_options *verify;
   /* --record FILE: every candidate each sweep's search evaluates goes to a
    * space file (sweep/recording.h: FILE for a run of one sweep, else
    * FILE-BACKEND-WORKLOAD-tN.space); NULL: no recording */
   const char *record_path;
-} calhost_calibrate_options;
+} calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep
  * stored or skipped; 1 some plugin, workload or sweep failed (everything
@@ -105,8 +105,8 @@ typedef struct calhost_calibrate_options {
  * shards together store what the unsharded run stores.
  * With o->plan set, the same plugins, workloads and targets are chosen
  * (the store is not opened, no model is hashed, nothing runs) and *plan
- * receives the items (the caller frees it with calhost_work_list_free);
+ * receives the items (the caller frees it with calibrate_work_list_free);
  * returns 0, or 2 after printing why on err. */
-int calhost_calibrate(const calhost_calibrate_options *o);
+int calibrate_execute(const calibrate_options *o);
 
 #endif /* CALHOST_CALIBRATE_CALIBRATE_H */

@@ -23,24 +23,24 @@ typedef struct child_ctx {
   int fd;
   size_t workload;
   uint32_t threads;
-  calhost_proto_buf buf;
-  calhost_recording *rec; /* --record: this sweep's recording, or NULL */
+  isolate_proto_buf buf;
+  sweep_recording *rec; /* --record: this sweep's recording, or NULL */
 } child_ctx;
 
-static void child_search_start(void *user, const calhost_sweep_search_info *info) {
+static void child_search_start(void *user, const sweep_search_info *info) {
   child_ctx *c = user;
   if (c->rec)
-    calhost_recording_start(c->rec, info);
+    sweep_recording_start(c->rec, info);
 }
 
-static void child_evaluated(void *user, const calhost_sweep_evaluation *ev) {
+static void child_evaluated(void *user, const sweep_evaluation *ev) {
   child_ctx *c = user;
   if (c->rec)
-    calhost_recording_add(c->rec, ev);
+    sweep_recording_add(c->rec, ev);
 }
 
 /* --record: the metadata of a sweep's space file and its recording. */
-static void record_begin(child_ctx *c, calhost_recording *rec, const calhost_config_workload *cw,
+static void record_begin(child_ctx *c, sweep_recording *rec, const config_workload *cw,
                          const calhost_workload *w, uint32_t threads, const char *processor,
                          char meta[9][320], const char *metap[9]) {
   cal_run *r = c->r;
@@ -62,53 +62,53 @@ static void record_begin(child_ctx *c, calhost_recording *rec, const calhost_con
   snprintf(meta[8], 320, "rigor %s", r->rigor_name);
   for (int m = 0; m < 9; m++)
     metap[m] = meta[m];
-  calhost_recording_init(rec, path, name, metap, 9);
+  sweep_recording_init(rec, path, name, metap, 9);
   c->rec = rec;
 }
 
 static void child_send(child_ctx *c) {
-  if (calhost_proto_finish(&c->buf) == 0)
-    calhost_proto_write(c->fd, &c->buf);
+  if (isolate_proto_finish(&c->buf) == 0)
+    isolate_proto_write(c->fd, &c->buf);
 }
 
 static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
                             const char *policy) {
   child_ctx *c = user;
-  calhost_proto_begin(&c->buf, CALHOST_REC_CANDIDATE);
-  calhost_proto_put_u64(&c->buf, c->workload);
-  calhost_proto_put_u64(&c->buf, c->threads);
-  calhost_proto_put_u64(&c->buf, index);
-  calhost_proto_put_u64(&c->buf, ordinal);
-  calhost_proto_put_u64(&c->buf, total);
-  calhost_proto_put_str(&c->buf, policy);
+  isolate_proto_begin(&c->buf, CALHOST_REC_CANDIDATE);
+  isolate_proto_put_u64(&c->buf, c->workload);
+  isolate_proto_put_u64(&c->buf, c->threads);
+  isolate_proto_put_u64(&c->buf, index);
+  isolate_proto_put_u64(&c->buf, ordinal);
+  isolate_proto_put_u64(&c->buf, total);
+  isolate_proto_put_str(&c->buf, policy);
   child_send(c);
 }
 
 static const char *child_take_error(void *user) {
   child_ctx *c = user;
-  return calhost_services_take_error(&c->r->cur->services_ctx);
+  return loader_services_take_error(&c->r->cur->services_ctx);
 }
 
 static void child_skip(child_ctx *c, const char *reason, const calhost_built_key *k) {
-  calhost_proto_begin(&c->buf, CALHOST_REC_SKIPPED);
-  calhost_proto_put_u64(&c->buf, c->workload);
-  calhost_proto_put_u64(&c->buf, c->threads);
-  calhost_proto_put_str(&c->buf, reason);
+  isolate_proto_begin(&c->buf, CALHOST_REC_SKIPPED);
+  isolate_proto_put_u64(&c->buf, c->workload);
+  isolate_proto_put_u64(&c->buf, c->threads);
+  isolate_proto_put_str(&c->buf, reason);
   if (k)
-    calhost_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count, k->structure,
-                           k->structure_count);
+    sweep_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count, k->structure,
+                         k->structure_count);
   else
-    calhost_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
+    sweep_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
   child_send(c);
 }
 
 static void child_fail(child_ctx *c, uint32_t type, const char *message) {
-  calhost_proto_begin(&c->buf, type);
+  isolate_proto_begin(&c->buf, type);
   if (type == CALHOST_REC_FAILED) {
-    calhost_proto_put_u64(&c->buf, c->workload);
-    calhost_proto_put_u64(&c->buf, c->threads);
+    isolate_proto_put_u64(&c->buf, c->workload);
+    isolate_proto_put_u64(&c->buf, c->threads);
   }
-  calhost_proto_put_str(&c->buf, message);
+  isolate_proto_put_str(&c->buf, message);
   child_send(c);
 }
 
@@ -117,8 +117,8 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
  * calstore_lookup_result_free. */
 static calstore_lookup_result *stored_exact(const cal_run *r, const char *op,
                                             const calhost_built_key *k) {
-  calhost_binding_key key;
-  if (calhost_binding_store_key(CALSTORE_KEY_EXACT, r->cur->backend, op,
+  runtime_binding_key key;
+  if (runtime_binding_store_key(CALSTORE_KEY_EXACT, r->cur->backend, op,
                                 r->cur->implementation_version, k->model_digest, k->processor,
                                 k->thread_count, NULL, 0, &key) != 0)
     return NULL;
@@ -126,7 +126,7 @@ static calstore_lookup_result *stored_exact(const cal_run *r, const char *op,
   if (calstore_get(r->store, &key.key, CALSTORE_SOURCE_CALIBRATED, &res, NULL) != CALSTORE_OK ||
       !res->profile)
     calstore_lookup_result_free(&res);
-  calhost_binding_key_free(&key);
+  runtime_binding_key_free(&key);
   return res;
 }
 
@@ -154,7 +154,7 @@ static int wanted_key(const cal_run *r, const char *backend, size_t workload,
   return 0;
 }
 
-static int copy_key(const calhost_built_key *k, calhost_record_key *out) {
+static int copy_key(const calhost_built_key *k, sweep_record_key *out) {
   memset(out, 0, sizeof *out);
   out->model_digest = cal_dupstr(k->model_digest);
   out->processor = cal_dupstr(k->processor);
@@ -171,38 +171,38 @@ static int copy_key(const calhost_built_key *k, calhost_record_key *out) {
   }
   return 0;
 bad:
-  calhost_record_key_free(out);
+  sweep_record_key_free(out);
   return -1;
 }
 
 int cal_child_main(void *user, int fd) {
   cal_run *r = user;
-  calhost_plugin *p = r->cur;
+  loader_plugin *p = r->cur;
   const calhost_plugin_vtable *vt = &p->vtable;
   child_ctx c = {.r = r, .fd = fd};
   char why[1024];
   const calhost_property *settings; /* [plugin NAME], as every instance gets them */
   size_t setting_count;
-  calhost_binding_plugin_settings(r->cfg, p->backend, &settings, &setting_count);
+  runtime_binding_plugin_settings(r->cfg, p->backend, &settings, &setting_count);
 
-  calhost_proto_begin(&c.buf, CALHOST_REC_HELLO);
-  calhost_proto_put_str(&c.buf, p->backend);
+  isolate_proto_begin(&c.buf, CALHOST_REC_HELLO);
+  isolate_proto_put_str(&c.buf, p->backend);
   child_send(&c);
 
   calhost_plugin_instance *inst = NULL;
   calhost_status st = vt->create(&p->services, settings, setting_count, &inst);
   if (st != CALHOST_OK || !inst) {
-    const char *m = calhost_services_take_error(&p->services_ctx);
+    const char *m = loader_services_take_error(&p->services_ctx);
     snprintf(why, sizeof why, "create failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
              m ? m : "");
     child_fail(&c, CALHOST_REC_PLUGIN_FAILED, why);
-    calhost_proto_buf_free(&c.buf);
+    isolate_proto_buf_free(&c.buf);
     return 3;
   }
-  calhost_processor_pin_thread(r->targets.cpus, r->targets.cpu_count, NULL, 0);
+  processor_pin_thread(r->targets.cpus, r->targets.cpu_count, NULL, 0);
 
   double budget = r->cfg->time_budget_seconds;
-  double plugin_deadline = budget > 0 ? calhost_sweep_now() + budget : 0;
+  double plugin_deadline = budget > 0 ? sweep_now() + budget : 0;
   size_t sweeps_left = cal_sweeps_of(r, p);
   size_t recal_left = 0; /* verify --recalibrate: the budget is the failing keys' */
   for (size_t i = 0; r->recalibrating && i < r->only_key_count; i++)
@@ -216,11 +216,11 @@ int cal_child_main(void *user, int fd) {
   } built[256];
   size_t nbuilt = 0;
   for (size_t i = 0; i < r->workload_count; i++) {
-    const calhost_config_workload *cw = &r->cfg->workloads[r->workloads[i]];
-    if (!calhost_binding_serves(p, cw->operator_name))
+    const config_workload *cw = &r->cfg->workloads[r->workloads[i]];
+    if (!runtime_binding_serves(p, cw->operator_name))
       continue;
     calhost_workload w;
-    calhost_binding_workload(cw, &w);
+    runtime_binding_workload(cw, &w);
     c.workload = r->workloads[i];
     for (size_t t = 0; t < cal_targets_per_workload(r); t++) {
       /* Another shard's item: only its key is built, so that an item of
@@ -230,30 +230,30 @@ int cal_child_main(void *user, int fd) {
       size_t left_here = mine ? sweeps_left-- : 0;
       calhost_target tg;
       if (r->cur_device) /* one target per device: the first thread count feeds it */
-        calhost_binding_device_target(&r->targets, t, r->cur_device->identity, r->cur_device->index,
+        runtime_binding_device_target(&r->targets, t, r->cur_device->identity, r->cur_device->index,
                                       &tg);
       else
-        calhost_binding_target(&r->targets, t, &tg);
+        runtime_binding_target(&r->targets, t, &tg);
       c.threads = tg.thread_count;
       calhost_built_key k;
-      calhost_binding_built_key_init(&k);
+      runtime_binding_built_key_init(&k);
       st = vt->build_key(inst, &w, &tg, &k);
       if (st == CALHOST_UNSUPPORTED) {
-        const char *m = calhost_services_take_error(&p->services_ctx);
+        const char *m = loader_services_take_error(&p->services_ctx);
         snprintf(why, sizeof why, "unsupported%s%s", m ? ": " : "", m ? m : "");
         if (mine)
           child_skip(&c, why, NULL);
         continue;
       }
       if (st != CALHOST_OK) {
-        const char *m = calhost_services_take_error(&p->services_ctx);
+        const char *m = loader_services_take_error(&p->services_ctx);
         snprintf(why, sizeof why, "build_key failed: %s%s%s", calhost_status_name(st),
                  m ? ": " : "", m ? m : "");
         if (mine)
           child_fail(&c, CALHOST_REC_FAILED, why);
         continue;
       }
-      if (!calhost_binding_key_usable(&k, why, sizeof why)) {
+      if (!runtime_binding_key_usable(&k, why, sizeof why)) {
         if (mine)
           child_fail(&c, CALHOST_REC_FAILED, why);
         continue;
@@ -290,17 +290,17 @@ int cal_child_main(void *user, int fd) {
         continue;
       }
       /* The key stays valid only until the next plugin call: copy it. */
-      calhost_record_key kc;
+      sweep_record_key kc;
       if (copy_key(&k, &kc) != 0) {
         calstore_lookup_result_free(&stored);
         child_fail(&c, CALHOST_REC_FAILED, "out of memory");
         continue;
       }
-      double now = calhost_sweep_now();
+      double now = sweep_now();
       double deadline = 0;
       if (plugin_deadline > 0) {
         if (now >= plugin_deadline) {
-          calhost_record_key_free(&kc);
+          sweep_record_key_free(&kc);
           calstore_lookup_result_free(&stored);
           child_fail(&c, CALHOST_REC_FAILED, "time budget exhausted before this sweep");
           continue;
@@ -309,15 +309,15 @@ int cal_child_main(void *user, int fd) {
         deadline = now + (plugin_deadline - now) / (double)(share ? share : 1);
       }
       r->child_deadline = deadline;
-      calhost_sweep_request req = {.vtable = vt,
-                                   .abi_version = p->abi_version,
-                                   .instance = inst,
-                                   .workload = &w,
-                                   .target = &tg,
-                                   .params = r->params,
-                                   .deadline = deadline,
-                                   .max_policy_length = CALHOST_POLICY_MAX_LENGTH};
-      req.strategy = (calhost_search_strategy)r->cfg->strategy;
+      sweep_request req = {.vtable = vt,
+                           .abi_version = p->abi_version,
+                           .instance = inst,
+                           .workload = &w,
+                           .target = &tg,
+                           .params = r->params,
+                           .deadline = deadline,
+                           .max_policy_length = CALHOST_POLICY_MAX_LENGTH};
+      req.strategy = (search_strategy)r->cfg->strategy;
       req.budget_evaluations = r->cfg->budget_evaluations;
       req.budget_seconds = r->cfg->budget_seconds;
       req.hooks.user = &c;
@@ -331,43 +331,43 @@ int cal_child_main(void *user, int fd) {
       }
       req.hooks.search_start = child_search_start;
       req.hooks.evaluated = child_evaluated;
-      calhost_recording rec;
+      sweep_recording rec;
       char meta[9][320];
       const char *metap[9];
       if (!explicit_policy)
         record_begin(&c, &rec, cw, &w, tg.thread_count, kc.processor, meta, metap);
-      calhost_sweep_result res;
-      calhost_sweep_run(&req, &res);
+      sweep_result res;
+      sweep_run(&req, &res);
       if (c.rec) {
-        if (calhost_recording_finish(c.rec) != 0)
-          calhost_text_printf(stderr, "calhost: calibrate: --record: %s\n", c.rec->error);
+        if (sweep_recording_finish(c.rec) != 0)
+          base_text_printf(stderr, "calhost: calibrate: --record: %s\n", c.rec->error);
         c.rec = NULL;
       }
       calstore_lookup_result_free(&stored);
       r->child_deadline = 0;
-      calhost_proto_begin(&c.buf, CALHOST_REC_RESULT);
-      calhost_proto_put_u64(&c.buf, c.workload);
-      calhost_proto_put_u64(&c.buf, c.threads);
-      calhost_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count, kc.structure,
-                             kc.structure_count);
-      calhost_record_key_free(&kc);
-      calhost_record_put_result(&c.buf, &res);
+      isolate_proto_begin(&c.buf, CALHOST_REC_RESULT);
+      isolate_proto_put_u64(&c.buf, c.workload);
+      isolate_proto_put_u64(&c.buf, c.threads);
+      sweep_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count, kc.structure,
+                           kc.structure_count);
+      sweep_record_key_free(&kc);
+      sweep_record_put_result(&c.buf, &res);
       child_send(&c);
-      calhost_sweep_result_free(&res);
+      sweep_result_free(&res);
     }
-    calhost_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
-    calhost_proto_put_u64(&c.buf, c.workload);
+    isolate_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
+    isolate_proto_put_u64(&c.buf, c.workload);
     child_send(&c);
   }
   vt->destroy(inst);
-  calhost_proto_begin(&c.buf, CALHOST_REC_DONE);
+  isolate_proto_begin(&c.buf, CALHOST_REC_DONE);
   child_send(&c);
-  calhost_proto_buf_free(&c.buf);
+  isolate_proto_buf_free(&c.buf);
   return 0;
 }
 
 /* Budget as the plugin's is_cancelled sees it (in the child). */
 int cal_budget_over(void *user) {
   cal_run *r = user;
-  return r->child_deadline > 0 && calhost_sweep_now() > r->child_deadline + 0.5;
+  return r->child_deadline > 0 && sweep_now() > r->child_deadline + 0.5;
 }

@@ -28,7 +28,7 @@ static const char *serialize_ref(void *user, size_t *length, char *err, size_t c
 
 static size_t build_measurements(const cal_run *r, const cal_result *x, calstore_measurement *m,
                                  int portable) {
-  const calhost_sweep_result *s = &x->sweep;
+  const sweep_result *s = &x->sweep;
   size_t n = 0;
   m[n++] = (calstore_measurement){"median_latency", s->median_us, "us"};
   m[n++] = (calstore_measurement){"spread", s->mad_us, "us"};
@@ -51,8 +51,8 @@ static size_t build_measurements(const cal_run *r, const cal_result *x, calstore
 /* The store key of a result (exact or portable), through the binding's one
  * conversion of a built key. Returns 0, or -1 out of memory. */
 static int store_key(const cal_run *r, const cal_result *x, calstore_key_kind kind,
-                     calhost_binding_key *k) {
-  return calhost_binding_store_key(kind, x->backend, r->cfg->workloads[x->workload].operator_name,
+                     runtime_binding_key *k) {
+  return runtime_binding_store_key(kind, x->backend, r->cfg->workloads[x->workload].operator_name,
                                    x->implementation, x->key.model_digest, x->key.processor,
                                    x->key.thread_count, x->key.structure, x->key.structure_count,
                                    k);
@@ -138,7 +138,7 @@ void cal_commit_pending(cal_run *r) {
     cal_result *x = &r->results[i];
     if (x->kind != CAL_PENDING)
       continue;
-    calhost_binding_key k;
+    runtime_binding_key k;
     policy_ref ref = {x->sweep.winner_policy};
     size_t n = build_measurements(r, x, m, 0);
     memset(&err, 0, sizeof err);
@@ -157,7 +157,7 @@ void cal_commit_pending(cal_run *r) {
     st = force ? calstore_batch_store(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL, &err)
                : calstore_batch_store_if_absent(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL,
                                                 &exact_stored[nqueued], &err);
-    calhost_binding_key_free(&k);
+    runtime_binding_key_free(&k);
     if (st != CALSTORE_OK) {
       char msg[1200];
       snprintf(msg, sizeof msg, "not stored: %s: %s", calstore_status_name(st), err.message);
@@ -187,7 +187,7 @@ void cal_commit_pending(cal_run *r) {
           cal_dupstr("portable profile left to the shard of the smallest thread count");
       continue;
     }
-    calhost_binding_key k;
+    runtime_binding_key k;
     if (store_key(r, best, CALSTORE_KEY_PORTABLE, &k) != 0) {
       best->portable_note = cal_dupstr("portable profile not stored: out of memory");
       continue;
@@ -205,7 +205,7 @@ void cal_commit_pending(cal_run *r) {
     st = force ? calstore_batch_store(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL, &err)
                : calstore_batch_store_if_absent(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL,
                                                 &port_stored[nport], &err);
-    calhost_binding_key_free(&k);
+    runtime_binding_key_free(&k);
     if (st == CALSTORE_OK) {
       best->portable_stored = 1; /* settled after the commit */
       port[nport++] = (size_t)(best - r->results);

@@ -62,8 +62,8 @@ void cal_progress(cal_run *r) {
   else
     snprintf(tw, sizeof tw, "t=%u", r->cur_threads);
   fprintf(r->err, "\r\033[K[%s] %s %s %s candidate %u/%u", bar,
-          calhost_text_escape(be, sizeof be, r->cur->backend),
-          calhost_text_escape(we, sizeof we, cal_workload_name(r, r->cur_workload)), tw,
+          base_text_escape(be, sizeof be, r->cur->backend),
+          base_text_escape(we, sizeof we, cal_workload_name(r, r->cur_workload)), tw,
           r->cur_ordinal, r->cur_total);
   fflush(r->err);
   r->bar_drawn = 1;
@@ -94,14 +94,14 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
   if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
-    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %.3f us (%s clock)\n",
-                        r->sweeps_done, r->sweeps_total, nz(x->backend, "?"),
-                        cal_workload_name(r, x->workload), target_word(x, tw), pol,
-                        strlen(pol) > 60 ? "..." : "", x->sweep.median_us, clock_word(x));
+    base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %.3f us (%s clock)\n",
+                     r->sweeps_done, r->sweeps_total, nz(x->backend, "?"),
+                     cal_workload_name(r, x->workload), target_word(x, tw), pol,
+                     strlen(pol) > 60 ? "..." : "", x->sweep.median_us, clock_word(x));
   } else {
-    calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", r->sweeps_done,
-                        r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
-                        target_word(x, tw), kind_word(x->kind), nz(x->message, ""));
+    base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", r->sweeps_done,
+                     r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
+                     target_word(x, tw), kind_word(x->kind), nz(x->message, ""));
   }
   fflush(r->err);
 }
@@ -114,7 +114,7 @@ void cal_progress_end(cal_run *r) {
 }
 
 /* "default policy" or "candidate N": who a rejection names, into who. */
-static void rejected_who(const calhost_sweep_rejection *rj, char *who, size_t cap) {
+static void rejected_who(const sweep_rejection *rj, char *who, size_t cap) {
   if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
     snprintf(who, cap, "default policy");
   else
@@ -130,19 +130,19 @@ static size_t print_rejection_warnings(cal_run *r, FILE *o) {
     if (x->kind == CAL_FAILED)
       continue;
     for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
-      const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
+      const sweep_rejection *rj = &x->sweep.rejections[j];
       char who[32];
       rejected_who(rj, who, sizeof who);
       if (!n++)
         fprintf(o, "\nwarnings:\n");
-      calhost_text_printf(o, "  %s %s t=%u: %s%s%.60s rejected: %s\n", nz(x->backend, "?"),
-                          cal_workload_name(r, x->workload), x->threads, who, rj->policy ? " " : "",
-                          nz(rj->policy, ""), nz(rj->reason, ""));
+      base_text_printf(o, "  %s %s t=%u: %s%s%.60s rejected: %s\n", nz(x->backend, "?"),
+                       cal_workload_name(r, x->workload), x->threads, who, rj->policy ? " " : "",
+                       nz(rj->policy, ""), nz(rj->reason, ""));
     }
     if (x->sweep.rejection_count > 10)
-      calhost_text_printf(o, "  %s %s t=%u: ... and %zu more rejected candidates (see --json)\n",
-                          nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
-                          x->sweep.rejection_count - 10);
+      base_text_printf(o, "  %s %s t=%u: ... and %zu more rejected candidates (see --json)\n",
+                       nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
+                       x->sweep.rejection_count - 10);
   }
   return n;
 }
@@ -175,15 +175,15 @@ void cal_print_summary(cal_run *r) {
           snprintf(speed, sizeof speed, "%.2fx", x->sweep.speedup);
         char spread[32];
         snprintf(spread, sizeof spread, "%.3f", x->sweep.mad_us);
-        calhost_text_printf(
-            o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12.3f  %10s  %8s  %6s  %s%s%s\n", (int)pw,
-            x->backend, (int)ww, name, x->threads, dev, (int)lw, 48, x->sweep.winner_policy,
-            x->sweep.median_us, spread, speed, clock_word(x), status_word(r, x->kind),
-            x->sweep.noisy ? " (noisy)" : "", x->sweep.unchecked ? " (unchecked)" : "");
+        base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12.3f  %10s  %8s  %6s  %s%s%s\n",
+                         (int)pw, x->backend, (int)ww, name, x->threads, dev, (int)lw, 48,
+                         x->sweep.winner_policy, x->sweep.median_us, spread, speed, clock_word(x),
+                         status_word(r, x->kind), x->sweep.noisy ? " (noisy)" : "",
+                         x->sweep.unchecked ? " (unchecked)" : "");
       } else {
-        calhost_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n",
-                            (int)pw, nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw,
-                            "-", "-", "-", "-", "-", kind_word(x->kind), nz(x->message, ""));
+        base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n", (int)pw,
+                         nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw, "-", "-",
+                         "-", "-", "-", kind_word(x->kind), nz(x->message, ""));
       }
     }
     if (!r->result_count)
@@ -198,24 +198,23 @@ void cal_print_summary(cal_run *r) {
     for (size_t i = 0; i < r->result_count; i++) {
       const cal_result *x = &r->results[i];
       if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
-        calhost_text_printf(f, "  %s workload %s t=%u: %s\n", nz(x->backend, "?"),
-                            cal_workload_name(r, x->workload), x->threads,
-                            nz(x->message, "failed"));
+        base_text_printf(f, "  %s workload %s t=%u: %s\n", nz(x->backend, "?"),
+                         cal_workload_name(r, x->workload), x->threads, nz(x->message, "failed"));
     }
     for (size_t i = 0; i < r->failure_count; i++) {
       const cal_failure *x = &r->failures[i];
       char where[512] = "";
       if (x->workload)
         snprintf(where, sizeof where, " workload %s t=%u", x->workload, x->threads);
-      calhost_text_printf(f, "  %s%s: %s\n", nz(x->backend, "calhost"), where,
-                          nz(x->message, "failed"));
+      base_text_printf(f, "  %s%s: %s\n", nz(x->backend, "calhost"), where,
+                       nz(x->message, "failed"));
       if (x->output) {
         char first[200];
         snprintf(first, sizeof first, "%s", x->output);
         char *nl = strchr(first, '\n');
         if (nl)
           *nl = '\0';
-        calhost_text_printf(f, "    plugin output began: %s\n", first);
+        base_text_printf(f, "    plugin output began: %s\n", first);
       }
     }
   }
@@ -225,14 +224,14 @@ void cal_print_summary(cal_run *r) {
       if (x->kind != CAL_FAILED || !x->sweep.rejection_count)
         continue;
       fputc('\n', o);
-      calhost_text_printf(o, "%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
-                          cal_workload_name(r, x->workload), x->threads);
+      base_text_printf(o, "%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
+                       cal_workload_name(r, x->workload), x->threads);
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
-        const calhost_sweep_rejection *rj = &x->sweep.rejections[j];
+        const sweep_rejection *rj = &x->sweep.rejections[j];
         char who[32];
         rejected_who(rj, who, sizeof who);
-        calhost_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
-                            nz(rj->reason, ""));
+        base_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
+                         nz(rj->reason, ""));
       }
       if (x->sweep.rejection_count > 10)
         fprintf(o, "  ... and %zu more (see --json)\n", x->sweep.rejection_count - 10);
@@ -240,28 +239,28 @@ void cal_print_summary(cal_run *r) {
     for (size_t i = 0; i < r->result_count; i++) {
       const cal_result *x = &r->results[i];
       if (x->recorded)
-        calhost_text_printf(
-            o, "%s %s t=%u: recorded %u evaluated candidates (%s) to %s\n", nz(x->backend, "?"),
-            cal_workload_name(r, x->workload), x->threads, x->sweep.evaluated,
-            calhost_search_strategy_name((calhost_search_strategy)x->sweep.strategy), x->recorded);
+        base_text_printf(o, "%s %s t=%u: recorded %u evaluated candidates (%s) to %s\n",
+                         nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
+                         x->sweep.evaluated,
+                         search_strategy_name((search_strategy)x->sweep.strategy), x->recorded);
     }
     size_t shown = print_rejection_warnings(r, o);
     if (r->warning_count) {
       if (!shown)
         fprintf(o, "\nwarnings:\n");
       for (size_t i = 0; i < r->warning_count; i++)
-        calhost_text_printf(o, "  %s\n", r->warnings[i]);
+        base_text_printf(o, "  %s\n", r->warnings[i]);
     }
     fputc('\n', o);
     char shard[48] = "";
     if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
       snprintf(shard, sizeof shard, "; shard %u/%u", (unsigned)r->o->shard.index,
                (unsigned)r->o->shard.count);
-    calhost_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s%s\n",
-                        r->rigor_name, r->env.governor[0] ? r->env.governor : "unknown",
-                        r->env.load_average[0], r->store ? calstore_path(r->store) : "-",
-                        r->cfg->persistence_enabled ? "" : " (persistence disabled: not persisted)",
-                        shard);
+    base_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s%s\n", r->rigor_name,
+                     r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
+                     r->store ? calstore_path(r->store) : "-",
+                     r->cfg->persistence_enabled ? "" : " (persistence disabled: not persisted)",
+                     shard);
   }
   if (r->interrupted)
     fprintf(r->err, "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
@@ -270,7 +269,7 @@ void cal_print_summary(cal_run *r) {
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static const char *candidate_word(calhost_candidate_status st) {
+static const char *candidate_word(sweep_candidate_status st) {
   static const char *const words[] = {"measured", "pruned", "rejected", "unmeasured"};
   return WORD_OF(words, st);
 }
@@ -278,24 +277,24 @@ static const char *candidate_word(calhost_candidate_status st) {
 /* ,"candidates":[{"policy", "default", "winner", "status", "reason",
  * "median_us", "spread_us", "min_us", "cv", "samples", "iterations", "noisy"}]:
  * every candidate of the sweep in the order run (for `calhost report`). */
-static void json_candidates(const calhost_sweep_result *s, FILE *o) {
+static void json_candidates(const sweep_result *s, FILE *o) {
   fputs(",\"candidates\":[", o);
   for (size_t i = 0; i < s->candidate_entries; i++) {
-    const calhost_sweep_candidate *c = &s->candidates[i];
+    const sweep_candidate *c = &s->candidates[i];
     fputs(i ? ",{\"policy\":" : "{\"policy\":", o);
-    calhost_json_string(o, c->policy);
+    base_json_string(o, c->policy);
     fprintf(o, ",\"default\":%s,\"winner\":%s,\"status\":\"%s\",\"reason\":",
             c->index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false",
             s->ok && c->index == s->winner_index ? "true" : "false", candidate_word(c->status));
-    calhost_json_string(o, c->reason);
+    base_json_string(o, c->reason);
     fputs(",\"median_us\":", o);
-    calhost_json_number(o, c->median_us);
+    base_json_number(o, c->median_us);
     fputs(",\"spread_us\":", o);
-    calhost_json_number(o, c->mad_us);
+    base_json_number(o, c->mad_us);
     fputs(",\"min_us\":", o);
-    calhost_json_number(o, c->min_us);
+    base_json_number(o, c->min_us);
     fputs(",\"cv\":", o);
-    calhost_json_number(o, c->cv);
+    base_json_number(o, c->cv);
     fprintf(o, ",\"samples\":%u,\"iterations\":%u,\"noisy\":%s}", c->samples, c->iterations,
             c->noisy ? "true" : "false");
   }
@@ -311,61 +310,61 @@ static const char *stop_word(uint32_t stop) {
  * unknown), "budget_evaluations" (null: none), "budget_seconds" (null:
  * none), "evaluated", "stopped" (exhausted|evaluations|seconds|target|
  * stopped), "seconds"}: which candidates the search chose to run. */
-static void json_search(const calhost_sweep_result *s, FILE *o) {
+static void json_search(const sweep_result *s, FILE *o) {
   fputs(",\"search\":{\"strategy\":", o);
-  calhost_json_string(o, calhost_search_strategy_name((calhost_search_strategy)s->strategy));
+  base_json_string(o, search_strategy_name((search_strategy)s->strategy));
   fprintf(o, ",\"space\":\"%s\",\"space_size\":", s->numbered ? "numbered" : "parameters");
   cal_json_count(o, s->space_size != 0, s->space_size);
   fputs(",\"budget_evaluations\":", o);
   cal_json_count(o, s->budget_evaluations != 0, s->budget_evaluations);
   fputs(",\"budget_seconds\":", o);
-  calhost_json_number(o, s->budget_seconds > 0 ? s->budget_seconds : NAN);
+  base_json_number(o, s->budget_seconds > 0 ? s->budget_seconds : NAN);
   fprintf(o, ",\"evaluated\":%u,\"stopped\":\"%s\",\"seconds\":", s->evaluated,
           stop_word(s->search_stop));
-  calhost_json_number(o, s->search_seconds);
+  base_json_number(o, s->search_seconds);
   fputc('}', o);
 }
 
 static void json_result(cal_run *r, const cal_result *x, FILE *o) {
-  const calhost_sweep_result *s = &x->sweep;
+  const sweep_result *s = &x->sweep;
   fputs("{\"plugin\":", o);
-  calhost_json_string(o, x->backend);
+  base_json_string(o, x->backend);
   fputs(",\"implementation\":", o);
-  calhost_json_string(o, x->implementation);
+  base_json_string(o, x->implementation);
   fputs(",\"workload\":", o);
-  calhost_json_string(o, cal_workload_name(r, x->workload));
+  base_json_string(o, cal_workload_name(r, x->workload));
   fputs(",\"operator\":", o);
-  calhost_json_string(o, r->cfg->workloads[x->workload].operator_name);
+  base_json_string(o, r->cfg->workloads[x->workload].operator_name);
   fprintf(o, ",\"threads\":%u,\"device\":", x->threads);
   if (x->on_device) {
     fprintf(o, "{\"index\":%u,\"name\":", x->device_index);
-    calhost_json_string(o, x->device_name);
+    base_json_string(o, x->device_name);
     fputs(",\"identity\":", o);
-    calhost_json_string(o, x->device_identity);
+    base_json_string(o, x->device_identity);
     fputc('}', o);
   } else {
     fputs("null", o);
   }
   fputs(",\"status\":", o);
-  calhost_json_string(o, kind_word(x->kind));
+  base_json_string(o, kind_word(x->kind));
   /* "stored" in the in-memory store; whether it reached the file */
   fprintf(o, ",\"persisted\":%s",
           x->kind == CAL_STORED && r->cfg->persistence_enabled ? "true" : "false");
   fputs(",\"message\":", o);
-  calhost_json_string(o, x->message);
+  base_json_string(o, x->message);
   fputs(",\"key\":", o);
   if (x->key.processor) {
     fputs("{\"model_digest\":", o);
-    calhost_json_string(o, x->key.model_digest);
+    base_json_string(o, x->key.model_digest);
     fputs(",\"processor\":", o);
-    calhost_json_string(o, x->key.processor);
+    base_json_string(o, x->key.processor);
     fprintf(o, ",\"thread_count\":%u,\"structure\":{", x->key.thread_count);
     for (size_t i = 0; i < x->key.structure_count; i++) {
       if (i)
         fputc(',', o);
-      calhost_json_string(o, x->key.structure[i].name);
+      base_json_string(o, x->key.structure[i].name);
       fputc(':', o);
-      calhost_json_string(o, x->key.structure[i].value);
+      base_json_string(o, x->key.structure[i].value);
     }
     fputs("}}", o);
   } else {
@@ -374,26 +373,26 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED || x->kind == CAL_FAILED ||
       x->kind == CAL_PENDING) {
     fputs(",\"winner\":", o);
-    calhost_json_string(o, s->winner_policy);
+    base_json_string(o, s->winner_policy);
     fputs(",\"winner_is_default\":", o);
     fputs(s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false", o);
     fputs(",\"measurements\":{\"median_latency_us\":", o);
-    calhost_json_number(o, s->median_us);
+    base_json_number(o, s->median_us);
     fputs(",\"spread_us\":", o);
-    calhost_json_number(o, s->mad_us);
+    base_json_number(o, s->mad_us);
     fputs(",\"cv\":", o);
-    calhost_json_number(o, s->cv);
+    base_json_number(o, s->cv);
     fputs(",\"min_latency_us\":", o);
-    calhost_json_number(o, s->min_us);
+    base_json_number(o, s->min_us);
     fprintf(o, ",\"samples\":%u,\"iterations_per_sample\":%u", s->samples, s->iterations);
     fputs(",\"speedup_vs_default\":", o);
-    calhost_json_number(o, s->have_default && s->speedup > 0 ? s->speedup : NAN);
+    base_json_number(o, s->have_default && s->speedup > 0 ? s->speedup : NAN);
     fputs(",\"default_median_latency_us\":", o);
-    calhost_json_number(o, s->have_default ? s->default_median_us : NAN);
+    base_json_number(o, s->have_default ? s->default_median_us : NAN);
     fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
             s->unchecked ? "true" : "false", s->device_timed ? "true" : "false");
     fputs(",\"clock\":", o);
-    calhost_json_string(o, clock_word(x));
+    base_json_string(o, clock_word(x));
     fprintf(o,
             ",\"counts\":{\"candidates\":%u,\"planned\":%u,\"tried\":%u,\"pruned\":%u,"
             "\"rejected\":%u},\"budget_exhausted\":%s",
@@ -401,23 +400,23 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
             s->budget_exhausted ? "true" : "false");
     json_search(s, o);
     fputs(",\"default_policy\":", o);
-    calhost_json_string(o, s->default_policy);
+    base_json_string(o, s->default_policy);
     fputs(",\"rejected\":[", o);
     for (size_t i = 0; i < s->rejection_count; i++) {
       if (i)
         fputc(',', o);
       fputs("{\"policy\":", o);
-      calhost_json_string(o, s->rejections[i].policy);
+      base_json_string(o, s->rejections[i].policy);
       fputs(",\"reason\":", o);
-      calhost_json_string(o, s->rejections[i].reason);
+      base_json_string(o, s->rejections[i].reason);
       fputc('}', o);
     }
     fputc(']', o);
     json_candidates(s, o);
     fprintf(o, ",\"portable_stored\":%s,\"portable_note\":", x->portable_stored ? "true" : "false");
-    calhost_json_string(o, x->portable_note);
+    base_json_string(o, x->portable_note);
     fputs(",\"recorded\":", o);
-    calhost_json_string(o, x->recorded);
+    base_json_string(o, x->recorded);
   }
   fputc('}', o);
 }
@@ -425,13 +424,13 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
 void cal_print_json(cal_run *r, int exit_status) {
   FILE *o = r->out;
   fputs("{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"rigor\":", o);
-  calhost_json_string(o, r->rigor_name);
+  base_json_string(o, r->rigor_name);
   fputs(",\"rigor_origin\":", o);
-  calhost_json_string(o, r->o->rigor_origin);
+  base_json_string(o, r->o->rigor_origin);
   fputs(",\"threads_origin\":", o);
-  calhost_json_string(o, r->o->threads_origin);
+  base_json_string(o, r->o->threads_origin);
   fputs(",\"store\":", o);
-  calhost_json_string(o, r->store ? calstore_path(r->store) : NULL);
+  base_json_string(o, r->store ? calstore_path(r->store) : NULL);
   fputs(",\"force\":", o);
   fputs(r->o->force ? "true" : "false", o);
   if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
@@ -440,15 +439,15 @@ void cal_print_json(cal_run *r, int exit_status) {
   else
     fputs(",\"shard\":null", o);
   fputs(",\"environment\":{\"processor\":", o);
-  calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description
-                                                             : NULL);
+  base_json_string(o,
+                   r->targets.processor.description[0] ? r->targets.processor.description : NULL);
   fputs(",\"governor\":", o);
-  calhost_json_string(o, r->env.governor[0] ? r->env.governor : NULL);
+  base_json_string(o, r->env.governor[0] ? r->env.governor : NULL);
   fputs(",\"load_average\":[", o);
   for (int i = 0; i < 3; i++) {
     if (i)
       fputc(',', o);
-    calhost_json_number(o, r->env.load_average[i] >= 0 ? r->env.load_average[i] : NAN);
+    base_json_number(o, r->env.load_average[i] >= 0 ? r->env.load_average[i] : NAN);
   }
   fprintf(o, "],\"online_cpus\":%u,\"target_cpus\":[", r->env.online_cpus);
   for (size_t i = 0; i < r->targets.cpu_count; i++)
@@ -480,28 +479,28 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
     if (i)
       fputc(',', o);
     fputs("{\"plugin\":", o);
-    calhost_json_string(o, f->backend);
+    base_json_string(o, f->backend);
     fputs(",\"workload\":", o);
-    calhost_json_string(o, f->workload);
+    base_json_string(o, f->workload);
     fputs(",\"threads\":", o);
     cal_json_count(o, f->workload != NULL, f->threads);
     fputs(",\"candidate\":", o);
-    calhost_json_string(o, f->candidate);
+    base_json_string(o, f->candidate);
     fputs(",\"message\":", o);
-    calhost_json_string(o, f->message);
+    base_json_string(o, f->message);
     fputs(",\"output\":", o);
-    calhost_json_string(o, f->output);
+    base_json_string(o, f->output);
     fputc('}', o);
   }
   fputs("],\"warnings\":[", o);
   for (size_t i = 0; i < r->warning_count; i++) {
     if (i)
       fputc(',', o);
-    calhost_json_string(o, r->warnings[i]);
+    base_json_string(o, r->warnings[i]);
   }
   fprintf(o,
           "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
           exit_status);
-  calhost_json_number(o, calhost_sweep_now() - r->started);
+  base_json_number(o, sweep_now() - r->started);
   fputs("}\n", o);
 }

@@ -80,14 +80,15 @@ int cal_in_list(char *const *list, size_t n, const char *s) {
   return 0;
 }
 
-int cal_item_selected(const cal_run *r, const calhost_plugin *p, size_t workload, size_t target) {
-  const calhost_config_workload *w = &r->cfg->workloads[workload];
-  return calhost_binding_serves(p, w->operator_name) &&
-         calhost_shard_has(&r->o->shard, p->backend, w->name, r->targets.items[target].thread_count,
-                           r->cur_device ? r->cur_device->identity : NULL);
+int cal_item_selected(const cal_run *r, const loader_plugin *p, size_t workload, size_t target) {
+  const config_workload *w = &r->cfg->workloads[workload];
+  return runtime_binding_serves(p, w->operator_name) &&
+         calibrate_shard_has(&r->o->shard, p->backend, w->name,
+                             r->targets.items[target].thread_count,
+                             r->cur_device ? r->cur_device->identity : NULL);
 }
 
-size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p) {
+size_t cal_sweeps_of(const cal_run *r, const loader_plugin *p) {
   size_t n = 0;
   for (size_t i = 0; i < r->workload_count; i++)
     for (size_t t = 0; t < cal_targets_per_workload(r); t++)
@@ -97,8 +98,8 @@ size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p) {
 
 int cal_record_path(const cal_run *r, const char *backend, size_t workload, uint32_t threads,
                     char *buf, size_t cap, char *name, size_t name_cap) {
-  return calhost_recording_path(r->o->record_path, r->sweeps_total == 1, backend,
-                                cal_workload_name(r, workload), threads, buf, cap, name, name_cap);
+  return sweep_recording_path(r->o->record_path, r->sweeps_total == 1, backend,
+                              cal_workload_name(r, workload), threads, buf, cap, name, name_cap);
 }
 
 void cal_run_free(cal_run *r) {
@@ -111,8 +112,8 @@ void cal_run_free(cal_run *r) {
     free(x->device_name);
     free(x->device_identity);
     free(x->recorded);
-    calhost_record_key_free(&x->key);
-    calhost_sweep_result_free(&x->sweep);
+    sweep_record_key_free(&x->key);
+    sweep_result_free(&x->sweep);
   }
   free(r->results);
   for (size_t i = 0; i < r->failure_count; i++) {
@@ -129,7 +130,7 @@ void cal_run_free(cal_run *r) {
   free(r->warnings);
   free(r->workloads);
   free(r->cur_candidate);
-  calhost_plugin_list_free(&r->plugins);
-  calhost_target_list_free(&r->targets);
+  loader_plugin_list_free(&r->plugins);
+  processor_target_list_free(&r->targets);
   calstore_close(&r->store);
 }

@@ -40,8 +40,8 @@ typedef struct cal_result {
   uint32_t threads;
   cal_kind kind;
   char *message; /* skip reason, failure, store error */
-  calhost_record_key key;
-  calhost_sweep_result sweep;
+  sweep_record_key key;
+  sweep_result sweep;
   int portable_stored; /* this winner also became the portable profile */
   char *portable_note; /* why the portable profile was not written, or NULL */
   /* the device of a device backend's sweep (on_device 0: a CPU target) */
@@ -70,14 +70,14 @@ typedef struct cal_key_ref {
 } cal_key_ref;
 
 typedef struct cal_run {
-  const calhost_calibrate_options *o;
-  const calhost_config *cfg;
+  const calibrate_options *o;
+  const config_settings *cfg;
   FILE *out, *err;
   calstore *store;
-  calhost_target_list targets;
-  calhost_processor_environment env;
-  calhost_plugin_list plugins;
-  calhost_rigor_params params;
+  processor_target_list targets;
+  processor_environment env;
+  loader_plugin_list plugins;
+  sweep_rigor_params params;
   size_t *workloads; /* selected workload indices */
   size_t workload_count;
 
@@ -89,8 +89,8 @@ typedef struct cal_run {
   size_t warning_count, warning_cap;
 
   /* the plugin being calibrated */
-  calhost_plugin *cur;
-  const calhost_device *cur_device; /* its device being calibrated, NULL for CPU sweeps */
+  loader_plugin *cur;
+  const runtime_device *cur_device; /* its device being calibrated, NULL for CPU sweeps */
   /* set while devices are calibrated at once (each in a copy of the run):
    * held around every use of the store */
   pthread_mutex_t *store_lock;
@@ -158,11 +158,11 @@ int cal_in_list(char *const *list, size_t n, const char *s);
  * index, on r->cur_device when set): the plugin serves the workload's
  * operator and the item is in the run's shard (calibrate/shard.h; a device
  * item hashes the device identity too). */
-int cal_item_selected(const cal_run *r, const calhost_plugin *p, size_t workload, size_t target);
+int cal_item_selected(const cal_run *r, const loader_plugin *p, size_t workload, size_t target);
 
 /* The number of sweeps (selected items) the run has for a plugin (on
  * r->cur_device when set: cal_targets_per_workload targets). */
-size_t cal_sweeps_of(const cal_run *r, const calhost_plugin *p);
+size_t cal_sweeps_of(const cal_run *r, const loader_plugin *p);
 
 /* Frees everything the run holds (results, failures, warnings, plugins,
  * targets, the store); r itself is the caller's. */
@@ -173,7 +173,7 @@ void cal_run_free(cal_run *r);
 /* The child of one plugin (r->cur; user is the cal_run): creates the
  * instance with the plugin's [plugin NAME] settings, runs every selected
  * (workload, target) sweep and writes the records of records.h to fd.
- * Returns the child's exit status (calhost_isolate_run's child function). */
+ * Returns the child's exit status (isolate_run's child function). */
 int cal_child_main(void *user, int fd);
 
 /* The plugin's is_cancelled, as the loader's services call it (user is the

@@ -24,8 +24,8 @@ static uint64_t mix64(uint64_t h) { /* MurmurHash3 fmix64 */
   return h;
 }
 
-uint32_t calhost_shard_of(const char *backend, const char *workload, uint32_t threads,
-                          const char *device, uint32_t count) {
+uint32_t calibrate_shard_of(const char *backend, const char *workload, uint32_t threads,
+                            const char *device, uint32_t count) {
   if (count <= 1)
     return 0;
   char num[16];
@@ -41,11 +41,11 @@ uint32_t calhost_shard_of(const char *backend, const char *workload, uint32_t th
   return (uint32_t)(mix64(h) % count);
 }
 
-int calhost_shard_has(const calhost_shard *s, const char *backend, const char *workload,
-                      uint32_t threads, const char *device) {
+int calibrate_shard_has(const calibrate_shard *s, const char *backend, const char *workload,
+                        uint32_t threads, const char *device) {
   if (!s || s->count <= 1)
     return 1;
-  return calhost_shard_of(backend, workload, threads, device, s->count) == s->index;
+  return calibrate_shard_of(backend, workload, threads, device, s->count) == s->index;
 }
 
 /* A decimal number without sign; returns the end, or NULL. */
@@ -62,7 +62,7 @@ static const char *parse_uint(const char *p, unsigned long long *v) {
   return p;
 }
 
-int calhost_shard_parse(const char *text, calhost_shard *out, char *why, size_t cap) {
+int calibrate_shard_parse(const char *text, calibrate_shard *out, char *why, size_t cap) {
   unsigned long long i, n;
   const char *p = text ? parse_uint(text, &i) : NULL;
   if (!p || *p != '/' || !(p = parse_uint(p + 1, &n)) || *p) {

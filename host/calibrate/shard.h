@@ -33,23 +33,23 @@
 
 /* Which shard of how many a run calibrates; count 0 (all zero: the
  * default) means unsharded. */
-typedef struct calhost_shard {
+typedef struct calibrate_shard {
   uint32_t index; /* 0 .. count-1 */
   uint32_t count; /* N >= 1, or 0: unsharded */
-} calhost_shard;
+} calibrate_shard;
 
 /* Parses "I/N" (decimal, 0 <= I < N <= CALHOST_SHARD_MAX, no sign, no
  * spaces). Returns 0 and fills *out, or -1 with the reason in why. */
-int calhost_shard_parse(const char *text, calhost_shard *out, char *why, size_t cap);
+int calibrate_shard_parse(const char *text, calibrate_shard *out, char *why, size_t cap);
 
 /* The shard (0 .. count-1) of the item backend x workload x threads (x
  * device, NULL or "" when none); 0 when count <= 1. Deterministic across
  * runs, machines and byte orders. */
-uint32_t calhost_shard_of(const char *backend, const char *workload, uint32_t threads,
-                          const char *device, uint32_t count);
+uint32_t calibrate_shard_of(const char *backend, const char *workload, uint32_t threads,
+                            const char *device, uint32_t count);
 
 /* Nonzero when the item belongs to shard s (always for an unsharded s). */
-int calhost_shard_has(const calhost_shard *s, const char *backend, const char *workload,
-                      uint32_t threads, const char *device);
+int calibrate_shard_has(const calibrate_shard *s, const char *backend, const char *workload,
+                        uint32_t threads, const char *device);
 
 #endif /* CALHOST_CALIBRATE_SHARD_H */

@@ -26,13 +26,13 @@
 
 /* ---- the rule --------------------------------------------------------- */
 
-const char *calhost_verdict_name(calhost_verdict v) {
+const char *calibrate_verdict_name(calibrate_verdict v) {
   static const char *const names[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
                                       "missing", "error"};
   return (unsigned)v < sizeof names / sizeof *names ? names[v] : "unknown";
 }
 
-int calhost_verdict_failed(calhost_verdict v) {
+int calibrate_verdict_failed(calibrate_verdict v) {
   return v == CALHOST_VERDICT_SLOWER || v == CALHOST_VERDICT_LOST_TO_DEFAULT ||
          v == CALHOST_VERDICT_OUTDATED || v == CALHOST_VERDICT_INVALID;
 }
@@ -52,7 +52,7 @@ static int clearly_slower(double a_median, double a_min, double b_median, double
   return !isfinite(a_min) || a_min > b_fast * limit;
 }
 
-calhost_verdict calhost_verify_judge(const calhost_verify_numbers *n, double threshold) {
+calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, double threshold) {
   if (!(threshold >= 0))
     threshold = CALHOST_VERIFY_DEFAULT_THRESHOLD;
   if (!n->policy_is_default && clearly_slower(n->current_median, n->current_min, n->default_median,
@@ -66,7 +66,7 @@ calhost_verdict calhost_verify_judge(const calhost_verify_numbers *n, double thr
 /* ---- rows ------------------------------------------------------------- */
 
 typedef struct verify_row {
-  calhost_verdict verdict;
+  calibrate_verdict verdict;
   size_t result; /* index into r->results (the measuring pass) */
   char *reason;  /* why invalid / error / outdated / missing; NULL for ok */
   char *stored_policy, *stored_implementation;
@@ -82,7 +82,7 @@ typedef struct verify_row {
 } verify_row;
 
 typedef struct cal_verify {
-  const calhost_verify_options *v;
+  const calibrate_verify_options *v;
   verify_row *rows;
   size_t count;
   int recalibrated; /* the second pass ran */
@@ -131,7 +131,7 @@ static int find_other(void *user, const calstore_profile *p) {
   return 1;
 }
 
-static const calhost_sweep_candidate *candidate(const calhost_sweep_result *s, uint32_t index) {
+static const sweep_candidate *candidate(const sweep_result *s, uint32_t index) {
   for (size_t i = 0; i < s->candidate_entries; i++)
     if (s->candidates[i].index == index)
       return &s->candidates[i];
@@ -162,8 +162,8 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
     set_reason(row, "%s", x->message ? x->message : "not measured");
     return;
   }
-  calhost_binding_key k; /* the binding's one conversion of a built key */
-  if (calhost_binding_store_key(CALSTORE_KEY_EXACT, x->backend, operator_of(r, x),
+  runtime_binding_key k; /* the binding's one conversion of a built key */
+  if (runtime_binding_store_key(CALSTORE_KEY_EXACT, x->backend, operator_of(r, x),
                                 x->implementation, x->key.model_digest, x->key.processor,
                                 x->key.thread_count, NULL, 0, &k) != 0) {
     row->verdict = CALHOST_VERDICT_ERROR;
@@ -172,7 +172,7 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   }
   calstore_lookup_result *got = NULL;
   calstore_status gs = calstore_get(r->store, &k.key, CALSTORE_SOURCE_CALIBRATED, &got, NULL);
-  calhost_binding_key_free(&k);
+  runtime_binding_key_free(&k);
   if (gs != CALSTORE_OK || !got->profile) {
     calstore_lookup_result_free(&got);
     other_impl o = {r, x, row, 0};
@@ -194,9 +194,9 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   row->stored_spread = measurement(p, "spread");
   calstore_lookup_result_free(&got);
 
-  const calhost_sweep_result *s = &x->sweep;
-  const calhost_sweep_candidate *mine = candidate(s, 0);
-  const calhost_sweep_candidate *def = candidate(s, CALHOST_SWEEP_DEFAULT_INDEX);
+  const sweep_result *s = &x->sweep;
+  const sweep_candidate *mine = candidate(s, 0);
+  const sweep_candidate *def = candidate(s, CALHOST_SWEEP_DEFAULT_INDEX);
   if (def) {
     row->default_policy = cal_dupstr(def->policy);
     if (def->status == CALHOST_CANDIDATE_MEASURED) {
@@ -227,14 +227,14 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   row->current_min = mine->min_us;
   row->current_samples = mine->samples;
   row->noisy = mine->noisy;
-  calhost_verify_numbers n = {row->stored_median,
-                              row->current_median,
-                              row->current_min,
-                              row->default_median,
-                              row->default_min,
-                              def && def->policy && row->stored_policy &&
-                                  !strcmp(def->policy, row->stored_policy)};
-  row->verdict = calhost_verify_judge(&n, threshold);
+  calibrate_verify_numbers n = {row->stored_median,
+                                row->current_median,
+                                row->current_min,
+                                row->default_median,
+                                row->default_min,
+                                def && def->policy && row->stored_policy &&
+                                    !strcmp(def->policy, row->stored_policy)};
+  row->verdict = calibrate_verify_judge(&n, threshold);
 }
 
 static void free_row(verify_row *row) {
@@ -282,23 +282,23 @@ void cal_verify_progress(cal_run *r, const cal_result *x) {
     cal_progress(r);
     return;
   }
-  calhost_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
-                      x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
+  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
+                   x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
   for (const cal_result *y = r->results; y < x; y++)
     if (has_key(y) && same_key(x, y)) { /* one key for several targets */
-      calhost_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
+      base_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
       return;
     }
   verify_row row;
   char a[32], b[32], c[32];
   judge(r, (size_t)(x - r->results), r->o->verify->threshold, &row);
-  calhost_text_printf(r->err, "%s", calhost_verdict_name(row.verdict));
+  base_text_printf(r->err, "%s", calibrate_verdict_name(row.verdict));
   if (isfinite(row.current_median))
-    calhost_text_printf(r->err, " (%s us, stored %s us, default %s us)",
-                        us(a, sizeof a, row.current_median), us(b, sizeof b, row.stored_median),
-                        us(c, sizeof c, row.default_median));
+    base_text_printf(r->err, " (%s us, stored %s us, default %s us)",
+                     us(a, sizeof a, row.current_median), us(b, sizeof b, row.stored_median),
+                     us(c, sizeof c, row.default_median));
   else if (row.reason)
-    calhost_text_printf(r->err, ": %s", row.reason);
+    base_text_printf(r->err, ": %s", row.reason);
   fputc('\n', r->err);
   fflush(r->err);
   free_row(&row);
@@ -313,7 +313,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     return;
   for (size_t i = 0; i < cv->count; i++) {
     const cal_result *x = &r->results[cv->rows[i].result];
-    if (calhost_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
+    if (calibrate_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
       keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count};
       cv->rows[i].recal_tried = 1;
       cv->rows[i].recal_result = (size_t)-1;
@@ -330,8 +330,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     r->sweeps_total = n;
     cv->commits_before = r->commits;
     if (!r->o->quiet && !r->o->json)
-      calhost_text_printf(r->err, "calhost: verify: recalibrating %zu key%s\n", n,
-                          n == 1 ? "" : "s");
+      base_text_printf(r->err, "calhost: verify: recalibrating %zu key%s\n", n, n == 1 ? "" : "s");
     cal_run_plugins(r);
     cal_progress_end(r);
     cal_commit_held(r); /* one batch, also after an interrupt: what finished is kept */
@@ -352,7 +351,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
 }
 
 int cal_verify_finish(cal_run *r, int status) {
-  const calhost_verify_options *v = r->o->verify;
+  const calibrate_verify_options *v = r->o->verify;
   cal_verify *cv = calloc(1, sizeof *cv);
   if (!cv)
     return 2;
@@ -384,7 +383,7 @@ int cal_verify_finish(cal_run *r, int status) {
     const verify_row *row = &cv->rows[i];
     if (row->verdict == CALHOST_VERDICT_ERROR)
       return 2;
-    if (!calhost_verdict_failed(row->verdict))
+    if (!calibrate_verdict_failed(row->verdict))
       continue;
     int fixed = row->recal_tried && row->recal_result != (size_t)-1 &&
                 r->results[row->recal_result].kind == CAL_STORED;
@@ -416,80 +415,81 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
   size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
   fprintf(o, "{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"command\":\"verify\",");
   fputs("\"rigor\":", o);
-  calhost_json_string(o, r->rigor_name);
+  base_json_string(o, r->rigor_name);
   fputs(",\"threshold\":", o);
-  calhost_json_number(o, cv ? cv->v->threshold : NAN);
+  base_json_number(o, cv ? cv->v->threshold : NAN);
   fputs(",\"store\":", o);
-  calhost_json_string(o, r->store ? calstore_path(r->store) : NULL);
+  base_json_string(o, r->store ? calstore_path(r->store) : NULL);
   fputs(",\"processor\":", o);
-  calhost_json_string(o, r->targets.processor.description[0] ? r->targets.processor.description
-                                                             : NULL);
+  base_json_string(o,
+                   r->targets.processor.description[0] ? r->targets.processor.description : NULL);
   fputs(",\"results\":[", o);
   for (size_t i = 0; cv && i < cv->count; i++) {
     const verify_row *row = &cv->rows[i];
     const cal_result *x = &r->results[row->result];
     counts[row->verdict]++;
     fputs(i ? ",{\"verdict\":" : "{\"verdict\":", o);
-    calhost_json_string(o, calhost_verdict_name(row->verdict));
+    base_json_string(o, calibrate_verdict_name(row->verdict));
     fputs(",\"backend\":", o);
-    calhost_json_string(o, x->backend);
+    base_json_string(o, x->backend);
     fputs(",\"operator\":", o);
-    calhost_json_string(o, operator_of(r, x));
+    base_json_string(o, operator_of(r, x));
     fputs(",\"workload\":", o);
-    calhost_json_string(o, cal_workload_name(r, x->workload));
+    base_json_string(o, cal_workload_name(r, x->workload));
     fprintf(o, ",\"threads\":%u,\"thread_count\":", x->threads);
     cal_json_count(o, has_key(x), x->key.thread_count);
     fputs(",\"implementation\":", o);
-    calhost_json_string(o, x->implementation);
+    base_json_string(o, x->implementation);
     fputs(",\"stored_implementation\":", o);
-    calhost_json_string(o, row->stored_implementation);
+    base_json_string(o, row->stored_implementation);
     fputs(",\"stored_policy\":", o);
-    calhost_json_string(o, row->stored_policy);
+    base_json_string(o, row->stored_policy);
     fputs(",\"stored_median\":", o);
-    calhost_json_number(o, row->stored_median);
+    base_json_number(o, row->stored_median);
     fputs(",\"stored_spread\":", o);
-    calhost_json_number(o, row->stored_spread);
+    base_json_number(o, row->stored_spread);
     fputs(",\"current_median\":", o);
-    calhost_json_number(o, row->current_median);
+    base_json_number(o, row->current_median);
     fputs(",\"current_spread\":", o);
-    calhost_json_number(o, row->current_spread);
+    base_json_number(o, row->current_spread);
     fputs(",\"current_min\":", o);
-    calhost_json_number(o, row->current_min);
+    base_json_number(o, row->current_min);
     fputs(",\"current_cv\":", o);
-    calhost_json_number(o, row->current_cv);
+    base_json_number(o, row->current_cv);
     fprintf(o, ",\"samples\":%u,\"noisy\":%s,\"ratio\":", row->current_samples,
             row->noisy ? "true" : "false");
-    calhost_json_number(o, ratio(row->current_median, row->stored_median));
+    base_json_number(o, ratio(row->current_median, row->stored_median));
     fputs(",\"default_policy\":", o);
-    calhost_json_string(o, row->default_policy);
+    base_json_string(o, row->default_policy);
     fputs(",\"default_median\":", o);
-    calhost_json_number(o, row->default_median);
+    base_json_number(o, row->default_median);
     fputs(",\"default_min\":", o);
-    calhost_json_number(o, row->default_min);
+    base_json_number(o, row->default_min);
     fputs(",\"default_ratio\":", o);
-    calhost_json_number(o, ratio(row->current_median, row->default_median));
+    base_json_number(o, ratio(row->current_median, row->default_median));
     fputs(",\"reason\":", o);
-    calhost_json_string(o, row->reason);
+    base_json_string(o, row->reason);
     fputs(",\"recalibration\":", o);
     if (!row->recal_tried) {
       fputs("null", o);
     } else {
       const cal_result *y = row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
       fputs("{\"status\":", o);
-      calhost_json_string(o, recal_word(r, row));
+      base_json_string(o, recal_word(r, row));
       fputs(",\"policy\":", o);
-      calhost_json_string(o, y && y->sweep.ok ? y->sweep.winner_policy : NULL);
+      base_json_string(o, y && y->sweep.ok ? y->sweep.winner_policy : NULL);
       fputs(",\"median\":", o);
-      calhost_json_number(o, y && y->sweep.ok ? y->sweep.median_us : NAN);
+      base_json_number(o, y && y->sweep.ok ? y->sweep.median_us : NAN);
       fputs(",\"message\":", o);
-      calhost_json_string(o, y ? y->message : "the recalibration did not reach this key");
+      base_json_string(o, y ? y->message : "the recalibration did not reach this key");
       fputc('}', o);
     }
     fputc('}', o);
   }
   fputs("],\"counts\":{", o);
   for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
-    fprintf(o, "%s\"%s\":%zu", i ? "," : "", calhost_verdict_name((calhost_verdict)i), counts[i]);
+    fprintf(o, "%s\"%s\":%zu", i ? "," : "", calibrate_verdict_name((calibrate_verdict)i),
+            counts[i]);
   fputs("},\"recalibrated\":", o);
   if (cv && cv->recalibrated)
     fprintf(o, "{\"keys\":%zu,\"commits\":%zu}", cv->keys_recalibrated,
@@ -512,9 +512,9 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     ww = n > ww ? n : ww;
   }
   if (!r->o->quiet && cv && cv->count) {
-    calhost_text_printf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
-                        "backend", (int)ww, "workload", "threads", "verdict", "stored us",
-                        "current us", "fastest us", "ratio", "default us", "stored policy");
+    base_text_printf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
+                     "backend", (int)ww, "workload", "threads", "verdict", "stored us",
+                     "current us", "fastest us", "ratio", "default us", "stored policy");
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
       const cal_result *x = &r->results[row->result];
@@ -525,12 +525,12 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         snprintf(c, sizeof c, "%.2f", q);
       else
         snprintf(c, sizeof c, "-");
-      calhost_text_printf(
-          o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
-          x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload), x->threads,
-          calhost_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
-          us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
-          us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
+      base_text_printf(o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
+                       x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload),
+                       x->threads, calibrate_verdict_name(row->verdict),
+                       us(a, sizeof a, row->stored_median), us(b, sizeof b, row->current_median),
+                       us(e, sizeof e, row->current_min), c, us(d, sizeof d, row->default_median),
+                       pol, strlen(pol) > 48 ? "..." : "");
     }
   }
   for (size_t i = 0; cv && i < cv->count; i++)
@@ -544,17 +544,17 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       const cal_result *x = &r->results[row->result];
       if (!any++)
         fprintf(o, "\nwhy:\n");
-      calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
-                          x->threads, calhost_verdict_name(row->verdict));
+      base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
+                       x->threads, calibrate_verdict_name(row->verdict));
       if (row->verdict == CALHOST_VERDICT_SLOWER)
-        calhost_text_printf(o, ": %.2fx the stored median",
-                            ratio(row->current_median, row->stored_median));
+        base_text_printf(o, ": %.2fx the stored median",
+                         ratio(row->current_median, row->stored_median));
       else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
-        calhost_text_printf(o, ": %.2fx the default's median (default %.60s)",
-                            ratio(row->current_median, row->default_median),
-                            row->default_policy ? row->default_policy : "?");
+        base_text_printf(o, ": %.2fx the default's median (default %.60s)",
+                         ratio(row->current_median, row->default_median),
+                         row->default_policy ? row->default_policy : "?");
       else if (row->reason)
-        calhost_text_printf(o, ": %s", row->reason);
+        base_text_printf(o, ": %s", row->reason);
       fputc('\n', o);
     }
     if (cv->recalibrated) {
@@ -569,13 +569,13 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         const cal_result *y =
             row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
         char a[32];
-        calhost_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
-                            x->threads, recal_word(r, row));
+        base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
+                         x->threads, recal_word(r, row));
         if (y && y->sweep.ok)
-          calhost_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
-                              us(a, sizeof a, y->sweep.median_us));
+          base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
+                           us(a, sizeof a, y->sweep.median_us));
         if (y && y->message && y->kind != CAL_STORED)
-          calhost_text_printf(o, ": %s", y->message);
+          base_text_printf(o, ": %s", y->message);
         fputc('\n', o);
       }
     }
@@ -585,38 +585,38 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     fprintf(f, "\nfailures:\n");
     for (size_t i = 0; i < r->failure_count; i++) {
       const cal_failure *x = &r->failures[i];
-      calhost_text_printf(f, "  %s", x->backend ? x->backend : "calhost");
+      base_text_printf(f, "  %s", x->backend ? x->backend : "calhost");
       if (x->workload)
-        calhost_text_printf(f, " workload %s t=%u", x->workload, x->threads);
-      calhost_text_printf(f, ": %s\n", x->message ? x->message : "failed");
+        base_text_printf(f, " workload %s t=%u", x->workload, x->threads);
+      base_text_printf(f, ": %s\n", x->message ? x->message : "failed");
     }
   }
   if (!r->o->quiet) {
     if (r->warning_count) {
       fprintf(o, "\nwarnings:\n");
       for (size_t i = 0; i < r->warning_count; i++)
-        calhost_text_printf(o, "  %s\n", r->warnings[i]);
+        base_text_printf(o, "  %s\n", r->warnings[i]);
     }
     if (cv) {
       fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
       int first = 1;
       for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
         if (counts[i]) {
-          calhost_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
-                              calhost_verdict_name((calhost_verdict)i));
+          base_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
+                           calibrate_verdict_name((calibrate_verdict)i));
           first = 0;
         }
       if (!cv->count)
         fprintf(o, " nothing to verify (no configured workload for the selected plugins)");
       fputc('\n', o);
-      calhost_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
-                          cv->v->threshold * 100.0, r->rigor_name,
-                          r->store ? calstore_path(r->store) : "-");
+      base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
+                       cv->v->threshold * 100.0, r->rigor_name,
+                       r->store ? calstore_path(r->store) : "-");
     }
   }
   if (r->interrupted)
-    calhost_text_printf(r->err, "calhost: verify: interrupted by %s\n",
-                        r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+    base_text_printf(r->err, "calhost: verify: interrupted by %s\n",
+                     r->interrupted == 15 ? "SIGTERM" : "SIGINT");
 }
 
 void cal_verify_print(cal_run *r, int status) {
@@ -640,12 +640,12 @@ void cal_verify_print(cal_run *r, int status) {
   }
 }
 
-int calhost_verify(const calhost_calibrate_options *o, const calhost_verify_options *v) {
-  calhost_calibrate_options copy = *o;
-  calhost_verify_options vo = *v;
+int calibrate_verify(const calibrate_options *o, const calibrate_verify_options *v) {
+  calibrate_options copy = *o;
+  calibrate_verify_options vo = *v;
   if (!(vo.threshold >= 0))
     vo.threshold = CALHOST_VERIFY_DEFAULT_THRESHOLD;
   copy.verify = &vo;
   copy.force = 0;
-  return calhost_calibrate(&copy);
+  return calibrate_execute(&copy);
 }

@@ -38,7 +38,7 @@
 /* The default threshold: 25 % slower. */
 #define CALHOST_VERIFY_DEFAULT_THRESHOLD 0.25
 
-typedef enum calhost_verdict {
+typedef enum calibrate_verdict {
   CALHOST_VERDICT_OK = 0,
   CALHOST_VERDICT_SLOWER = 1,
   CALHOST_VERDICT_LOST_TO_DEFAULT = 2,
@@ -46,35 +46,35 @@ typedef enum calhost_verdict {
   CALHOST_VERDICT_INVALID = 4,
   CALHOST_VERDICT_MISSING = 5,
   CALHOST_VERDICT_ERROR = 6,
-} calhost_verdict;
+} calibrate_verdict;
 
 /* "ok", "slower", "lost-to-default", "outdated", "invalid", "missing",
  * "error" (static); "unknown" outside the enum. */
-const char *calhost_verdict_name(calhost_verdict v);
+const char *calibrate_verdict_name(calibrate_verdict v);
 
 /* Nonzero for the verdicts that make verify exit 1 (slower,
  * lost-to-default, outdated, invalid) and that --recalibrate recalibrates. */
-int calhost_verdict_failed(calhost_verdict v);
+int calibrate_verdict_failed(calibrate_verdict v);
 
 /* The numbers of a measured key (microseconds per iteration). NAN for what
  * is unknown: stored_median when the profile has no median_latency,
  * default_* when the backend has no default (or it could not run), a
  * fastest sample when it was not recorded (then the medians decide). */
-typedef struct calhost_verify_numbers {
+typedef struct calibrate_verify_numbers {
   double stored_median;
   double current_median, current_min; /* the stored policy, now */
   double default_median, default_min; /* the backend's default, now */
   int policy_is_default;              /* the stored policy is the default's text */
-} calhost_verify_numbers;
+} calibrate_verify_numbers;
 
 /* The verdict of a measured, valid key by the rule above: ok, slower or
  * lost-to-default. threshold is relative (0.25: 25 %), >= 0. Pure. */
-calhost_verdict calhost_verify_judge(const calhost_verify_numbers *n, double threshold);
+calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, double threshold);
 
-typedef struct calhost_verify_options {
+typedef struct calibrate_verify_options {
   double threshold; /* relative slowdown tolerated; CALHOST_VERIFY_DEFAULT_THRESHOLD */
   int recalibrate;  /* recalibrate the failed keys and commit them in one batch */
-} calhost_verify_options;
+} calibrate_verify_options;
 
 /* Runs `calhost verify` with calibrate's options (config, store, --plugin
  * and --workload filters, json, quiet, out/err; force and json_out are
@@ -84,6 +84,6 @@ typedef struct calhost_verify_options {
  * invalid (with recalibrate: some such key could not be recalibrated and
  * stored); 2 an error (store unreadable, no plugin, a plugin failed, a key
  * could not be measured); 128 + signal when interrupted. */
-int calhost_verify(const calhost_calibrate_options *o, const calhost_verify_options *v);
+int calibrate_verify(const calibrate_options *o, const calibrate_verify_options *v);
 
 #endif /* CALHOST_CALIBRATE_VERIFY_H */

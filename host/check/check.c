@@ -2,7 +2,7 @@
  * check.c: the conformance checker behind `calhost plugin check PATH` (see
  * check.h). Two checks read the file without running it (permissions as
  * discovery checks them, the exported dynamic symbols); every other check
- * runs in its own isolated child (calhost_isolate_run), which sends its
+ * runs in its own isolated child (isolate_run), which sends its
  * verdict and the plugin's log messages as framed records, so a plugin that
  * crashes, exits or hangs yields "FAIL name: killed by signal 11 (SIGSEGV)"
  * and the remaining checks still run. Whatever the plugin writes to stdout
@@ -35,14 +35,14 @@ enum {
 
 typedef struct checker {
   const char *path;
-  const calhost_check_options *o;
+  const check_options *o;
   int fd; /* the record pipe */
-  calhost_module *m;
+  loader_module *m;
   calhost_plugin_vtable vt;
   uint32_t abi, pmin, pmax;
-  calhost_services_hooks hooks;
+  loader_services_hooks hooks;
   calhost_host_services svc;
-  calhost_services_context sctx;
+  loader_services_context sctx;
   calhost_plugin_instance *inst;
   calhost_workload w;
   calhost_target t;
@@ -54,7 +54,7 @@ typedef struct checker {
 static const char digest[] =
     "sha256:4c1f0d6b0b5d3c2a9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d";
 
-void calhost_check_options_init(calhost_check_options *o) {
+void check_options_init(check_options *o) {
   memset(o, 0, sizeof *o);
   o->timeout_seconds = 30;
   o->thread_count = 1;
@@ -64,7 +64,7 @@ void calhost_check_options_init(calhost_check_options *o) {
 static int fail(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(checker *c, const char *fmt, ...) {
   va_list ap;
-  const char *e = calhost_services_take_error(&c->sctx);
+  const char *e = loader_services_take_error(&c->sctx);
   size_t n;
   va_start(ap, fmt);
   vsnprintf(c->msg, sizeof c->msg, fmt, ap);
@@ -156,26 +156,26 @@ static const char *workload_text(checker *c) {
 static void child_log(void *user, const char *backend, calhost_log_level level,
                       const char *message) {
   checker *c = user;
-  calhost_proto_buf b = {0};
+  isolate_proto_buf b = {0};
   (void)backend;
-  calhost_proto_begin(&b, CK_REC_LOG);
-  calhost_proto_put_u64(&b, (uint64_t)level);
-  calhost_proto_put_str(&b, message);
+  isolate_proto_begin(&b, CK_REC_LOG);
+  isolate_proto_put_u64(&b, (uint64_t)level);
+  isolate_proto_put_str(&b, message);
   isolate_proto_send(c->fd, &b);
-  calhost_proto_buf_free(&b);
+  isolate_proto_buf_free(&b);
 }
 
 /* Opens the module and negotiates: a CALHOST_NEGOTIATE_* result (a module
  * that cannot be opened is CALHOST_NEGOTIATE_FAILED), the reason in err. */
 static int open_and_negotiate(checker *c, char *err, size_t cap) {
   char why[768]; /* leaves room for the prefix in err */
-  c->m = calhost_module_open(c->path, why, sizeof why);
+  c->m = loader_module_open(c->path, why, sizeof why);
   if (!c->m) {
     snprintf(err, cap, "cannot load: %s", why);
     return CALHOST_NEGOTIATE_FAILED;
   }
-  int rc = calhost_loader_negotiate(c->m, CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION, &c->svc,
-                                    &c->vt, &c->abi, &c->pmin, &c->pmax, err, cap);
+  int rc = loader_negotiate(c->m, CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION, &c->svc, &c->vt,
+                            &c->abi, &c->pmin, &c->pmax, err, cap);
   if (c->vt.backend_name)
     c->sctx.backend = c->vt.backend_name;
   return rc;
@@ -187,7 +187,7 @@ static int setup(checker *c, int level) {
   c->hooks.user = c;
   c->hooks.log = child_log;
   c->hooks.min_log_level = CALHOST_LOG_DEBUG; /* the parent filters */
-  calhost_services_init(&c->svc, &c->sctx, &c->hooks, NULL);
+  loader_services_init(&c->svc, &c->sctx, &c->hooks, NULL);
   if (level < 1)
     return 0;
   if (open_and_negotiate(c, err, sizeof err) != CALHOST_NEGOTIATE_OK)
@@ -429,7 +429,7 @@ static int accepts(checker *c, const char *bytes, size_t n) {
   memcpy(copy, bytes, n);
   st = c->vt.validate_policy(c->inst, copy, n, err, sizeof err);
   free(copy);
-  calhost_services_take_error(&c->sctx);
+  loader_services_take_error(&c->sctx);
   return st == CALHOST_OK;
 }
 
@@ -515,7 +515,7 @@ static int ck_refuses_random(checker *c) {
 
 static const char *take_error(void *user) {
   checker *c = user;
-  return calhost_services_take_error(&c->sctx);
+  return loader_services_take_error(&c->sctx);
 }
 
 /* A small sweep through the measurement engine (measure.h), as calibrate
@@ -523,10 +523,10 @@ static const char *take_error(void *user) {
  * run, checked against the reference and timed. Any rejection is a FAIL:
  * every candidate the plugin offers must work. */
 static int ck_tiny_sweep(checker *c) {
-  calhost_sweep_request req;
-  calhost_sweep_result r;
+  sweep_request req;
+  sweep_result r;
   memset(&req, 0, sizeof req);
-  calhost_rigor_params_init(CALHOST_RIGOR_QUICK, 3, &req.params);
+  sweep_rigor_params_init(CALHOST_RIGOR_QUICK, 3, &req.params);
   req.strategy = CALHOST_SEARCH_EXHAUSTIVE; /* the plugin's first 3 candidates */
   req.budget_evaluations = 3;
   req.params.prune = 0;
@@ -541,10 +541,10 @@ static int ck_tiny_sweep(checker *c) {
   req.max_policy_length = CALHOST_POLICY_MAX_LENGTH;
   req.hooks.user = c;
   req.hooks.take_plugin_error = take_error;
-  int rc = calhost_sweep_run(&req, &r);
+  int rc = sweep_run(&req, &r);
   int failed = rc != 0 || r.rejection_count > 0;
   if (r.rejection_count > 0) {
-    const calhost_sweep_rejection *x = &r.rejections[0];
+    const sweep_rejection *x = &r.rejections[0];
     char which[32];
     if (x->index == CALHOST_SWEEP_DEFAULT_INDEX)
       snprintf(which, sizeof which, "the default policy");
@@ -559,7 +559,7 @@ static int ck_tiny_sweep(checker *c) {
              workload_text(c), r.tried, r.have_default ? " and the default" : "", r.winner_policy,
              r.unchecked ? " (no check(): unchecked)" : "");
   }
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   c->vt.destroy(c->inst);
   c->inst = NULL;
   return failed ? -1 : 0;
@@ -669,7 +669,7 @@ static int extra_exports(const char *path, char *list, size_t cap) {
 /* Discovery's owner and mode checks on the file and every directory. */
 static int ck_file_permissions(const char *path, char *msg, size_t cap) {
   char err[1024];
-  int checked = calhost_loader_check_path(path, err, sizeof err);
+  int checked = loader_check_path(path, err, sizeof err);
   if (checked != 0) {
     snprintf(msg, cap, checked == -1 ? "discovery would refuse it: %s" : "cannot check: %s", err);
     return -1;
@@ -701,14 +701,14 @@ static int ck_exported_symbols(const char *path, char *msg, size_t cap) {
 
 typedef struct job {
   const char *path;
-  const calhost_check_options *o;
+  const check_options *o;
   const struct check *check;
 } job;
 
 static int check_child(void *arg, int fd) {
   job *j = arg;
   checker *c = calloc(1, sizeof *c);
-  calhost_proto_buf b = {0};
+  isolate_proto_buf b = {0};
   int rc;
   if (!c)
     return 3;
@@ -725,37 +725,37 @@ static int check_child(void *arg, int fd) {
   } else {
     rc = j->check->fn(c);
   }
-  calhost_proto_begin(&b, CK_REC_RESULT);
-  calhost_proto_put_u64(&b, rc == 0);
-  calhost_proto_put_str(&b, c->msg);
+  isolate_proto_begin(&b, CK_REC_RESULT);
+  isolate_proto_put_u64(&b, rc == 0);
+  isolate_proto_put_str(&b, c->msg);
   isolate_proto_send(fd, &b);
-  calhost_proto_begin(&b, CK_REC_DONE);
+  isolate_proto_begin(&b, CK_REC_DONE);
   isolate_proto_send(fd, &b);
-  calhost_proto_buf_free(&b);
+  isolate_proto_buf_free(&b);
   return 0; /* the instance and module are left to the process's end */
 }
 
 /* What the parent gathers from one check's child. */
 typedef struct verdict {
   FILE *out;
-  const calhost_check_options *o;
+  const check_options *o;
   calhost_log_level show; /* log messages from this level up are printed */
   int have, passed;
   char msg[2048];
 } verdict;
 
-static void on_record(void *user, const calhost_proto_msg *m) {
+static void on_record(void *user, const isolate_proto_msg *m) {
   verdict *v = user;
-  calhost_proto_cursor c;
-  calhost_proto_cursor_init(&c, m);
+  isolate_proto_cursor c;
+  isolate_proto_cursor_init(&c, m);
   if (m->type == CK_REC_LOG) {
-    calhost_log_level level = (calhost_log_level)calhost_proto_get_u64(&c);
-    const char *text = calhost_proto_get_str(&c);
+    calhost_log_level level = (calhost_log_level)isolate_proto_get_u64(&c);
+    const char *text = isolate_proto_get_str(&c);
     if (!c.failed && text && (int)level >= (int)v->show)
-      fprintf(v->out, "  log %s: %s\n", calhost_log_level_name(level), text);
+      fprintf(v->out, "  log %s: %s\n", loader_log_level_name(level), text);
   } else if (m->type == CK_REC_RESULT) {
-    v->passed = calhost_proto_get_u64(&c) != 0;
-    const char *text = calhost_proto_get_str(&c);
+    v->passed = isolate_proto_get_u64(&c) != 0;
+    const char *text = isolate_proto_get_str(&c);
     snprintf(v->msg, sizeof v->msg, "%s", text ? text : "");
     v->have = !c.failed;
   }
@@ -770,8 +770,8 @@ static void sample_of(const char *text, char *buf, size_t cap) {
   buf[n] = '\0';
 }
 
-static void report(FILE *out, const calhost_check_options *o, const char *name, int ok,
-                   const char *msg, int *passed, int *failed) {
+static void report(FILE *out, const check_options *o, const char *name, int ok, const char *msg,
+                   int *passed, int *failed) {
   if (ok) {
     (*passed)++;
     if (o->verbose && msg[0])
@@ -785,7 +785,7 @@ static void report(FILE *out, const calhost_check_options *o, const char *name, 
 }
 
 /* quiet_stdout / quiet_stderr: what the plugin wrote on `stream` in all. */
-static void quiet_check(FILE *out, const calhost_check_options *o, const char *stream, size_t total,
+static void quiet_check(FILE *out, const check_options *o, const char *stream, size_t total,
                         const char *sample, int *passed, int *failed) {
   char name[32], msg[256];
   snprintf(name, sizeof name, "quiet_%s", stream);
@@ -797,8 +797,8 @@ static void quiet_check(FILE *out, const calhost_check_options *o, const char *s
   report(out, o, name, total == 0, msg, passed, failed);
 }
 
-int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE *out) {
-  calhost_check_options defaults;
+int check_plugin_check(const char *path, const check_options *o, FILE *out) {
+  check_options defaults;
   int failed = 0, passed = 0;
   size_t stdout_total = 0, stderr_total = 0;
   char stdout_sample[64] = "", stderr_sample[64] = "", msg[2048];
@@ -808,7 +808,7 @@ int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE 
   if (real)
     path = real;
   if (!o) {
-    calhost_check_options_init(&defaults);
+    check_options_init(&defaults);
     o = &defaults;
   }
   fprintf(out, "checking %s\n", path);
@@ -819,14 +819,13 @@ int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE 
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
     job j = {path, o, &checks[i]};
     verdict v = {.out = out, .o = o};
-    calhost_isolate_options io = {.timeout_seconds =
-                                      o->timeout_seconds > 0 ? o->timeout_seconds : 30,
-                                  .done_type = CK_REC_DONE,
-                                  .capture_stderr = 1};
-    calhost_child_outcome oc;
-    v.show = o->verbose ? CALHOST_LOG_DEBUG : calhost_log_level_default();
+    isolate_options io = {.timeout_seconds = o->timeout_seconds > 0 ? o->timeout_seconds : 30,
+                          .done_type = CK_REC_DONE,
+                          .capture_stderr = 1};
+    isolate_child_outcome oc;
+    v.show = o->verbose ? CALHOST_LOG_DEBUG : loader_log_level_default();
     fflush(out);
-    calhost_isolate_run(&io, check_child, &j, on_record, &v, &oc);
+    isolate_run(&io, check_child, &j, on_record, &v, &oc);
     if (oc.output_total && !stdout_total)
       sample_of(oc.output, stdout_sample, sizeof stdout_sample);
     if (oc.errors_total && !stderr_total)

@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef struct calhost_check_options {
+typedef struct check_options {
   double timeout_seconds; /* per check, default 30 */
   /* Print details of passing checks too, and the plugin's log messages of
-   * every level (else those at calhost_log_level_default() and above). */
+   * every level (else those at loader_log_level_default() and above). */
   int verbose;
   /* Workload for the checks; NULL/0: a representative one for the plugin's
    * first operator (MatMul/Gemm 32,32,32; Transpose 64,64; Conv
@@ -27,16 +27,16 @@ typedef struct calhost_check_options {
   const int64_t *shape;
   size_t shape_rank;
   uint32_t thread_count; /* the target's thread count (CPUs 0..N-1); 0: 1 */
-} calhost_check_options;
+} check_options;
 
 /* Fills *o with the defaults. */
-void calhost_check_options_init(calhost_check_options *o);
+void check_options_init(check_options *o);
 
 /* Runs every conformance check on the plugin file at path (a crash or hang
  * is a FAIL with the signal or the timeout, never a crash of the caller),
  * printing "PASS name" / "FAIL name: reason" lines and the plugin's log
  * lines to out, then "N of M checks passed". Returns 0 when all passed, 1
  * when any failed. Forks: call before starting threads. */
-int calhost_plugin_check(const char *path, const calhost_check_options *o, FILE *out);
+int check_plugin_check(const char *path, const check_options *o, FILE *out);
 
 #endif /* CALHOST_CHECK_H */

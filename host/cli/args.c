@@ -114,10 +114,10 @@ int cli_usage(const cli_args *a, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (a && a->command) {
-    calhost_text_printf(stderr, "calhost: %s: %s\n", a->command, msg);
-    calhost_text_printf(stderr, "Try 'calhost help %s'.\n", a->command);
+    base_text_printf(stderr, "calhost: %s: %s\n", a->command, msg);
+    base_text_printf(stderr, "Try 'calhost help %s'.\n", a->command);
   } else {
-    calhost_text_printf(stderr, "calhost: %s\n", msg);
+    base_text_printf(stderr, "calhost: %s\n", msg);
     fputs("Try 'calhost --help'.\n", stderr);
   }
   return 2;
@@ -175,7 +175,7 @@ static int unknown_flag(const cli_args *a, const cli_command *cmd, const char *a
   return cli_usage(a, "unknown option '%s'", name);
 }
 
-static void apply_global(calhost_cli *cli, cli_flag_id id, char *value, int *help) {
+static void apply_global(cli_context *cli, cli_flag_id id, char *value, int *help) {
   switch (id) {
   case FL_CONFIG:
     cli->config_path = value;
@@ -200,7 +200,7 @@ static void apply_global(calhost_cli *cli, cli_flag_id id, char *value, int *hel
   }
 }
 
-int cli_main(calhost_cli *cli, const cli_command *const *commands, size_t count, int argc,
+int cli_main(cli_context *cli, const cli_command *const *commands, size_t count, int argc,
              char **argv) {
   static cli_args args;
   cli_args *a = &args;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-struct calhost_cli;
+struct cli_context;
 
 /* Every flag of every command; a command's table lists the ones it takes. */
 typedef enum cli_flag_id {
@@ -95,7 +95,7 @@ typedef struct cli_command {
   const cli_flag *flags; /* the command's flags (not the global ones) */
   size_t min_positional; /* plain arguments it needs ... */
   size_t max_positional; /* ... and takes */
-  int (*run)(struct calhost_cli *cli, cli_args *args);
+  int (*run)(struct cli_context *cli, cli_args *args);
 } cli_command;
 
 /* Runs the command line: parses the global flags and the command, prints
@@ -103,7 +103,7 @@ typedef struct cli_command {
  * (`--version`), or calls the command's run function. commands is the
  * table of every command (count entries). Returns the exit status: the
  * command's, 0 for help and version, 2 for a usage error. */
-int cli_main(struct calhost_cli *cli, const cli_command *const *commands, size_t count, int argc,
+int cli_main(struct cli_context *cli, const cli_command *const *commands, size_t count, int argc,
              char **argv);
 
 /* Nonzero when the flag was given. */

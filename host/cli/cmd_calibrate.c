@@ -33,20 +33,20 @@ static const cli_flag calibrate_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config *cfg,
-                             const char **rigor_origin, const char **threads_origin) {
+int cli_sweep_config(const cli_context *cli, cli_args *a, config_settings *cfg,
+                     const char **rigor_origin, const char **threads_origin) {
   const char *rigor = a->value[FL_RIGOR], *threads = a->value[FL_THREADS];
   const char *budget = a->value[FL_TIME_BUDGET], *timeout = a->value[FL_TIMEOUT];
   const char *reps = a->value[FL_REPETITIONS];
   const char *strategy = a->value[FL_STRATEGY], *search_budget = a->value[FL_BUDGET];
   memset(cfg, 0, sizeof *cfg);
-  if (calhost_cli_load_config(cli, cfg) != 0)
+  if (cli_load_config(cli, cfg) != 0)
     return 2;
   *rigor_origin = *threads_origin = NULL;
   if (rigor) {
-    calhost_rigor rg;
-    if (calhost_rigor_parse(rigor, &rg) != 0) {
-      calhost_config_free(cfg);
+    sweep_rigor rg;
+    if (sweep_rigor_parse(rigor, &rg) != 0) {
+      config_free(cfg);
       return cli_usage(a, "bad --rigor '%s' (quick|measure|exhaustive)", rigor);
     }
     cfg->rigor = rg;
@@ -57,8 +57,8 @@ int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config
   if (threads) {
     uint32_t *list;
     size_t n;
-    if (calhost_value_threads(threads, &list, &n, why, sizeof why) != 0) {
-      calhost_config_free(cfg);
+    if (config_value_threads(threads, &list, &n, why, sizeof why) != 0) {
+      config_free(cfg);
       return cli_usage(a, "bad --threads '%s': %s", threads, why);
     }
     free(cfg->thread_counts);
@@ -66,45 +66,44 @@ int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, calhost_config
     cfg->thread_count_count = n;
     *threads_origin = "<command line>";
   }
-  if (budget &&
-      calhost_value_duration(budget, 1, &cfg->time_budget_seconds, why, sizeof why) != 0) {
-    calhost_config_free(cfg);
+  if (budget && config_value_duration(budget, 1, &cfg->time_budget_seconds, why, sizeof why) != 0) {
+    config_free(cfg);
     return cli_usage(a, "bad --time-budget '%s': %s", budget, why);
   }
   if (timeout &&
-      calhost_value_duration(timeout, 0, &cfg->plugin_timeout_seconds, why, sizeof why) != 0) {
-    calhost_config_free(cfg);
+      config_value_duration(timeout, 0, &cfg->plugin_timeout_seconds, why, sizeof why) != 0) {
+    config_free(cfg);
     return cli_usage(a, "bad --timeout '%s': %s", timeout, why);
   }
-  if (reps && calhost_value_repetitions(reps, &cfg->repetitions, why, sizeof why) != 0) {
-    calhost_config_free(cfg);
+  if (reps && config_value_repetitions(reps, &cfg->repetitions, why, sizeof why) != 0) {
+    config_free(cfg);
     return cli_usage(a, "bad --repetitions '%s': %s", reps, why);
   }
-  if (strategy && calhost_value_strategy(strategy, &cfg->strategy, why, sizeof why) != 0) {
-    calhost_config_free(cfg);
+  if (strategy && config_value_strategy(strategy, &cfg->strategy, why, sizeof why) != 0) {
+    config_free(cfg);
     return cli_usage(a, "bad --strategy: %s", why);
   }
-  if (search_budget && calhost_value_search_budget(search_budget, &cfg->budget_evaluations,
-                                                   &cfg->budget_seconds, why, sizeof why) != 0) {
-    calhost_config_free(cfg);
+  if (search_budget && config_value_search_budget(search_budget, &cfg->budget_evaluations,
+                                                  &cfg->budget_seconds, why, sizeof why) != 0) {
+    config_free(cfg);
     return cli_usage(a, "bad --budget: %s", why);
   }
   if (!*rigor_origin) {
-    calhost_config_origin o = calhost_config_origin_of(cfg, "calibration.rigor");
+    config_origin o = config_origin_of(cfg, "calibration.rigor");
     *rigor_origin = o.file ? o.file : "<default>";
   }
   if (!*threads_origin) {
-    calhost_config_origin o = calhost_config_origin_of(cfg, "calibration.threads");
+    config_origin o = config_origin_of(cfg, "calibration.threads");
     *threads_origin = o.file ? o.file : "<default>";
   }
   return 0;
 }
 
-static int run_calibrate(calhost_cli *cli, cli_args *a) {
-  return calhost_calibrate_run(cli, a, NULL);
+static int run_calibrate(cli_context *cli, cli_args *a) {
+  return cli_calibrate_run(cli, a, NULL);
 }
 
-int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan) {
+int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) {
   char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
   size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
   size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
@@ -114,25 +113,25 @@ int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan
   const char *shard = a->value[FL_SHARD];
   const char *record = plan ? NULL : a->value[FL_RECORD];
   int force = cli_has(a, FL_FORCE), json = cli->json, quiet = cli->quiet;
-  const calhost_cli local = *cli;
+  const cli_context local = *cli;
 
-  calhost_config cfg;
+  config_settings cfg;
   const char *rigor_origin, *threads_origin;
-  int bad = calhost_cli_sweep_config(&local, a, &cfg, &rigor_origin, &threads_origin);
+  int bad = cli_sweep_config(&local, a, &cfg, &rigor_origin, &threads_origin);
   if (bad)
     return bad;
   char why[300];
   if (record && !*record) {
-    calhost_config_free(&cfg);
+    config_free(&cfg);
     return cli_usage(a, "bad --record: an empty file name");
   }
-  calhost_shard sh = {0, 0};
-  if (shard && calhost_shard_parse(shard, &sh, why, sizeof why) != 0) {
-    calhost_config_free(&cfg);
+  calibrate_shard sh = {0, 0};
+  if (shard && calibrate_shard_parse(shard, &sh, why, sizeof why) != 0) {
+    config_free(&cfg);
     return cli_usage(a, "bad --shard: %s", why);
   }
 
-  calhost_calibrate_options o;
+  calibrate_options o;
   memset(&o, 0, sizeof o);
   o.config = &cfg;
   o.store_path = local.store_path;
@@ -149,18 +148,18 @@ int calhost_calibrate_run(calhost_cli *cli, cli_args *a, calhost_work_list *plan
   o.shard = sh;
   o.plan = plan;
   o.record_path = record;
-  if (report && !(o.json_out = calhost_cli_report_open(report))) {
-    calhost_config_free(&cfg);
+  if (report && !(o.json_out = cli_report_open(report))) {
+    config_free(&cfg);
     return 2;
   }
-  int rc = calhost_calibrate(&o);
+  int rc = calibrate_execute(&o);
   if (report)
-    rc = calhost_cli_report_finish(report, o.json_out, rc, quiet);
-  calhost_config_free(&cfg);
+    rc = cli_report_finish(report, o.json_out, rc, quiet);
+  config_free(&cfg);
   return rc;
 }
 
-const cli_command calhost_cmd_calibrate = {
+const cli_command cli_cmd_calibrate = {
     "calibrate",
     "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
     "       [--strategy NAME] [--budget N|Ts] [--record FILE]\n"

@@ -10,20 +10,20 @@
 #include "commands.h"
 #include "diag.h"
 
-static int run_check(calhost_cli *cli, cli_args *a) {
+static int run_check(cli_context *cli, cli_args *a) {
   (void)a;
   char path[4096];
   /* the path only: opening the store would report its problems a second time */
-  if (calhost_cli_store_path(cli, path, sizeof path) != 0)
+  if (cli_store_path(cli, path, sizeof path) != 0)
     return 2;
   diag_list d = {0};
   size_t count = 0;
   calstore_status st = calstore_read_file(path, NULL, NULL, diag_collect, &d, &count);
   if (cli->json) {
     printf("{\"status\":");
-    calhost_json_string(stdout, calstore_status_name(st));
+    base_json_string(stdout, calstore_status_name(st));
     printf(",\"path\":");
-    calhost_json_string(stdout, path);
+    base_json_string(stdout, path);
     printf(",\"profiles\":%zu,\"diagnostics\":", count);
     diag_print_json(stdout, &d);
     printf("}\n");
@@ -37,7 +37,7 @@ static int run_check(calhost_cli *cli, cli_args *a) {
   return st == CALSTORE_OK ? 0 : 1;
 }
 
-const cli_command calhost_cmd_check = {
+const cli_command cli_cmd_check = {
     "check",
     "",
     "check the store file",

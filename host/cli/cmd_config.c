@@ -23,48 +23,48 @@
 #include "config/config.h"
 #include "config/digest.h"
 
-static int config_check(calhost_cli *cli, cli_args *a) {
+static int config_check(cli_context *cli, cli_args *a) {
   const char *file = a->positional_count > 1 ? a->positional[1] : NULL;
   char found[4096], err[1024];
-  calhost_config cfg;
+  config_settings cfg;
   struct stat sb;
   if (!file)
-    file = calhost_cli_config_file(cli, found, sizeof found);
+    file = cli_config_file(cli, found, sizeof found);
   if (!file) {
-    calhost_cli_print_search_places(
+    cli_print_search_places(
         stderr, "calhost: config check: no configuration file given or found (searched ", ")");
     return 2;
   }
   /* a file that is not there (or not readable) is an operational error,
    * not an invalid configuration */
   if (stat(file, &sb) != 0 || access(file, R_OK) != 0)
-    return calhost_cli_error("config check: %s: %s", file, strerror(errno));
+    return cli_error("config check: %s: %s", file, strerror(errno));
   /* A check reads the model files too: their digests are what keys need. */
-  int bad = calhost_config_load(file, &cfg, err, sizeof err) != 0;
-  if (!bad && calhost_config_digest_all(&cfg, err, sizeof err) != 0) {
-    calhost_config_free(&cfg);
+  int bad = config_load(file, &cfg, err, sizeof err) != 0;
+  if (!bad && config_digest_all(&cfg, err, sizeof err) != 0) {
+    config_free(&cfg);
     bad = 1;
   }
   if (bad) {
     if (cli->json) {
       fputs("{\"file\": ", stdout);
-      calhost_json_string(stdout, file);
+      base_json_string(stdout, file);
       fputs(", \"valid\": false, \"error\": ", stdout);
-      calhost_json_string(stdout, err);
+      base_json_string(stdout, err);
       fputs("}\n", stdout);
     }
-    calhost_cli_error("%s", err);
+    cli_error("%s", err);
     return 1;
   }
   if (cli->json) {
     fputs("{\"file\": ", stdout);
-    calhost_json_string(stdout, file);
+    base_json_string(stdout, file);
     printf(", \"valid\": true, \"workloads\": %zu, \"plugin_sections\": %zu}\n", cfg.workload_count,
            cfg.plugin_section_count);
   } else if (!cli->quiet) {
-    calhost_text_printf(stdout, "ok: %s\n", file);
+    base_text_printf(stdout, "ok: %s\n", file);
   }
-  calhost_config_free(&cfg);
+  config_free(&cfg);
   return 0;
 }
 
@@ -75,7 +75,7 @@ typedef struct show_state {
   char section[300];
 } show_state;
 
-static void origin_text(const char *key, calhost_config_origin o, char *buf, size_t cap) {
+static void origin_text(const char *key, config_origin o, char *buf, size_t cap) {
   if (!strcmp(key, "model_digest"))
     snprintf(buf, cap, "computed");
   else if (o.file)
@@ -85,85 +85,85 @@ static void origin_text(const char *key, calhost_config_origin o, char *buf, siz
 }
 
 static int show_key(void *user, const char *section, const char *key, const char *value,
-                    calhost_config_origin origin) {
+                    config_origin origin) {
   show_state *st = user;
   char where[4200];
   origin_text(key, origin, where, sizeof where);
   if (st->json) {
     fputs(st->count ? ",\n    {" : "\n    {", st->out);
     fputs("\"section\": ", st->out);
-    calhost_json_string(st->out, section);
+    base_json_string(st->out, section);
     fputs(", \"key\": ", st->out);
-    calhost_json_string(st->out, key);
+    base_json_string(st->out, key);
     fputs(", \"value\": ", st->out);
-    calhost_json_string(st->out, value);
+    base_json_string(st->out, value);
     fputs(", \"origin\": ", st->out);
-    calhost_json_string(st->out, where);
+    base_json_string(st->out, where);
     fputs("}", st->out);
   } else {
     char line[1200];
     if (strcmp(st->section, section) != 0) {
       if (st->count)
         fputc('\n', st->out);
-      calhost_text_printf(st->out, "[%s]\n", section);
+      base_text_printf(st->out, "[%s]\n", section);
       snprintf(st->section, sizeof st->section, "%s", section);
     }
     if (value)
       snprintf(line, sizeof line, "%s = %s", key, value);
     else
       snprintf(line, sizeof line, "; %s (unset)", key);
-    calhost_text_printf(st->out, "%-44s ; %s\n", line, where);
+    base_text_printf(st->out, "%-44s ; %s\n", line, where);
   }
   st->count++;
   return 0;
 }
 
-static int config_show(calhost_cli *cli, cli_args *a) {
+static int config_show(cli_context *cli, cli_args *a) {
   char found[4096];
   const char *file;
-  calhost_config cfg;
+  config_settings cfg;
   show_state st = {stdout, 0, 0, ""};
   if (a->positional_count > 1)
     return cli_usage(a, "show: unexpected argument '%s'", a->positional[1]);
-  file = calhost_cli_config_file(cli, found, sizeof found);
+  file = cli_config_file(cli, found, sizeof found);
   if (file) {
     char err[1024];
-    if (calhost_config_load(file, &cfg, err, sizeof err) != 0) {
-      calhost_cli_error("%s", err);
+    if (config_load(file, &cfg, err, sizeof err) != 0) {
+      cli_error("%s", err);
       return 1;
     }
-    if (calhost_config_digest_all(&cfg, err, sizeof err) != 0) {
-      calhost_cli_error("%s", err);
-      calhost_config_free(&cfg);
+    if (config_digest_all(&cfg, err, sizeof err) != 0) {
+      cli_error("%s", err);
+      config_free(&cfg);
       return 1;
     }
-  } else if (calhost_config_defaults(&cfg) != 0) {
+  } else if (config_defaults(&cfg) != 0) {
     fprintf(stderr, "calhost: out of memory\n");
     return 2;
   }
   st.json = cli->json;
   if (st.json) {
     fputs("{\"file\": ", stdout);
-    calhost_json_string(stdout, file);
+    base_json_string(stdout, file);
     fputs(", \"keys\": [", stdout);
   } else {
     if (file) {
-      calhost_text_printf(stdout, "; effective configuration from %s\n", file);
+      base_text_printf(stdout, "; effective configuration from %s\n", file);
     } else {
-      calhost_cli_print_search_places(
+      cli_print_search_places(
           stdout, "; effective configuration from built-in defaults (no file found; searched ",
           ")");
     }
     printf("; each key's origin: FILE:LINE, default, or computed\n\n");
   }
-  calhost_config_visit(&cfg, show_key, &st);
+  config_visit(&cfg, show_key, &st);
   if (st.json)
     fputs("\n  ]}\n", stdout);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
   return 0;
 }
 
-static int run_config(calhost_cli *cli, cli_args *a) {
+static int run_config(cli_context *cli, cli_args *a) {
   if (!strcmp(a->positional[0], "check"))
     return config_check(cli, a);
   if (!strcmp(a->positional[0], "show"))
@@ -171,7 +171,7 @@ static int run_config(calhost_cli *cli, cli_args *a) {
   return cli_usage(a, "unknown subcommand '%s' (check, show)", a->positional[0]);
 }
 
-const cli_command calhost_cmd_config = {
+const cli_command cli_cmd_config = {
     "config",
     "check [FILE] | show",
     "check or show the configuration",

@@ -23,7 +23,7 @@
 #define MAX_FILTER 64
 
 /* Whether the configuration's enabled / disabled lists keep backend. */
-static int enabled_by_config(const calhost_config *cfg, const char *backend) {
+static int enabled_by_config(const config_settings *cfg, const char *backend) {
   int on = cfg->enabled_count == 0;
   for (size_t i = 0; i < cfg->enabled_count; i++)
     on |= !strcmp(cfg->enabled_backends[i], backend);
@@ -33,12 +33,12 @@ static int enabled_by_config(const calhost_config *cfg, const char *backend) {
 }
 
 typedef struct listed {
-  calhost_plugin *p;
+  loader_plugin *p;
   int enabled;
   int device_backend;
   int failed;
   char why[1024];
-  calhost_device_list devices;
+  runtime_device_list devices;
 } listed;
 
 static void print_text(FILE *out, const listed *l, size_t n) {
@@ -47,20 +47,20 @@ static void print_text(FILE *out, const listed *l, size_t n) {
     const listed *x = &l[i];
     const char *note = x->enabled ? "" : " (disabled in the configuration)";
     if (!x->device_backend) {
-      calhost_text_printf(out, "%s%s: no devices (runs on the host's CPUs)\n", x->p->backend, note);
+      base_text_printf(out, "%s%s: no devices (runs on the host's CPUs)\n", x->p->backend, note);
       continue;
     }
     if (x->failed) {
-      calhost_text_printf(out, "%s%s: cannot list devices: %s\n", x->p->backend, note, x->why);
+      base_text_printf(out, "%s%s: cannot list devices: %s\n", x->p->backend, note, x->why);
       continue;
     }
-    calhost_text_printf(out, "%s%s: %zu device%s\n", x->p->backend, note, x->devices.count,
-                        x->devices.count == 1 ? "" : "s");
+    base_text_printf(out, "%s%s: %zu device%s\n", x->p->backend, note, x->devices.count,
+                     x->devices.count == 1 ? "" : "s");
     for (size_t k = 0; k < x->devices.count; k++) {
-      const calhost_device *d = &x->devices.items[k];
-      calhost_text_printf(out, "  device %u (%s): %s\n", d->index,
-                          calhost_device_kind_name(d->kind), d->name);
-      calhost_text_printf(out, "    identity %s\n", d->identity);
+      const runtime_device *d = &x->devices.items[k];
+      base_text_printf(out, "  device %u (%s): %s\n", d->index, runtime_device_kind_name(d->kind),
+                       d->name);
+      base_text_printf(out, "    identity %s\n", d->identity);
       total++;
     }
   }
@@ -72,25 +72,25 @@ static void print_json(FILE *out, const listed *l, size_t n) {
   fputs("{\"devices\":[", out);
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < l[i].devices.count; k++) {
-      const calhost_device *d = &l[i].devices.items[k];
+      const runtime_device *d = &l[i].devices.items[k];
       fputs(first ? "\n{" : ",\n{", out);
       first = 0;
       fputs("\"backend\":", out);
-      calhost_json_string(out, l[i].p->backend);
+      base_json_string(out, l[i].p->backend);
       fprintf(out, ",\"index\":%u,\"kind\":", d->index);
-      calhost_json_string(out, calhost_device_kind_name(d->kind));
+      base_json_string(out, runtime_device_kind_name(d->kind));
       fputs(",\"name\":", out);
-      calhost_json_string(out, d->name);
+      base_json_string(out, d->name);
       fputs(",\"identity\":", out);
-      calhost_json_string(out, d->identity);
+      base_json_string(out, d->identity);
       fputs(",\"hardware\":", out);
-      calhost_json_string(out, d->hardware);
+      base_json_string(out, d->hardware);
       fputs(",\"enabled\":", out);
-      calhost_json_bool(out, l[i].enabled);
+      base_json_bool(out, l[i].enabled);
       fputs(",\"details\":{", out);
       for (size_t j = 0; j < d->detail_count; j++) {
-        calhost_json_key(out, j == 0, d->details[j].name);
-        calhost_json_string(out, d->details[j].value);
+        base_json_key(out, j == 0, d->details[j].name);
+        base_json_string(out, d->details[j].value);
       }
       fputs("}}", out);
     }
@@ -98,67 +98,67 @@ static void print_json(FILE *out, const listed *l, size_t n) {
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ",\n{" : "\n{", out);
     fputs("\"backend\":", out);
-    calhost_json_string(out, l[i].p->backend);
+    base_json_string(out, l[i].p->backend);
     fputs(",\"enabled\":", out);
-    calhost_json_bool(out, l[i].enabled);
+    base_json_bool(out, l[i].enabled);
     fputs(",\"device_backend\":", out);
-    calhost_json_bool(out, l[i].device_backend);
+    base_json_bool(out, l[i].device_backend);
     fprintf(out, ",\"device_count\":%zu,\"error\":", l[i].devices.count);
-    calhost_json_string(out, l[i].failed ? l[i].why : NULL);
+    base_json_string(out, l[i].failed ? l[i].why : NULL);
     fputc('}', out);
   }
   fputs("\n]}\n", out);
 }
 
-static int run_devices(calhost_cli *cli, cli_args *a) {
-  calhost_config cfg;
-  calhost_loader_options o;
-  calhost_plugin_list list;
+static int run_devices(cli_context *cli, cli_args *a) {
+  config_settings cfg;
+  loader_options o;
+  loader_plugin_list list;
   char *only[MAX_FILTER];
   size_t nonly = cli_all(a, FL_PLUGIN, only, MAX_FILTER);
   if (nonly > MAX_FILTER)
     return cli_usage(a, "at most %d --plugin flags", MAX_FILTER);
   memset(&cfg, 0, sizeof cfg);
-  if (calhost_cli_load_config(cli, &cfg) != 0)
+  if (cli_load_config(cli, &cfg) != 0)
     return 2;
-  calhost_loader_options_init(&o);
-  calhost_binding_loader_options(&cfg, &o);
+  loader_options_init(&o);
+  runtime_binding_loader_options(&cfg, &o);
   /* disabled backends are listed too (marked): load every plugin found,
    * or the --plugin ones */
   o.enabled = nonly ? only : NULL;
   o.enabled_count = nonly;
   o.disabled = NULL;
   o.disabled_count = 0;
-  if (calhost_cli_discover(cli, "devices", &o, &list) != 0) {
-    calhost_config_free(&cfg);
+  if (cli_discover(cli, "devices", &o, &list) != 0) {
+    config_free(&cfg);
     return 2;
   }
   int status = 0;
   listed *l = calloc(list.count + 1, sizeof *l);
   size_t n = 0;
   if (!l) {
-    calhost_cli_error("devices: out of memory");
+    cli_error("devices: out of memory");
     status = 2;
     goto out;
   }
   for (size_t i = 0; i < nonly; i++) {
-    calhost_plugin *p = calhost_plugin_list_find(&list, only[i]);
+    loader_plugin *p = loader_plugin_list_find(&list, only[i]);
     if (!p || !p->loaded) {
-      calhost_cli_error("devices: plugin %s: %s", only[i],
-                        p && p->reason ? p->reason : "not found (or it failed to load)");
+      cli_error("devices: plugin %s: %s", only[i],
+                p && p->reason ? p->reason : "not found (or it failed to load)");
       status = 1;
     }
   }
   for (size_t i = 0; i < list.count; i++) {
-    calhost_plugin *p = list.items[i];
+    loader_plugin *p = list.items[i];
     if (!p->loaded)
       continue;
     listed *x = &l[n++];
     x->p = p;
     x->enabled = enabled_by_config(&cfg, p->backend);
-    x->device_backend = calhost_devices_supported(p);
+    x->device_backend = runtime_devices_supported(p);
     if (x->device_backend &&
-        calhost_devices_list_isolated(&cfg, p, cfg.plugin_timeout_seconds, &x->devices, x->why,
+        runtime_devices_list_isolated(&cfg, p, cfg.plugin_timeout_seconds, &x->devices, x->why,
                                       sizeof x->why) != 0) {
       x->failed = 1;
       status = 1;
@@ -170,10 +170,10 @@ static int run_devices(calhost_cli *cli, cli_args *a) {
     print_text(stdout, l, n);
 out:
   for (size_t i = 0; i < n; i++)
-    calhost_device_list_free(&l[i].devices);
+    runtime_device_list_free(&l[i].devices);
   free(l);
-  calhost_plugin_list_free(&list);
-  calhost_config_free(&cfg);
+  loader_plugin_list_free(&list);
+  config_free(&cfg);
   return status;
 }
 
@@ -182,7 +182,7 @@ static const cli_flag devices_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-const cli_command calhost_cmd_devices = {
+const cli_command cli_cmd_devices = {
     "devices",
     "[--plugin BACKEND]... [--json]",
     "list the devices of every device backend",

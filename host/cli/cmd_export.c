@@ -7,10 +7,10 @@
 #include "base/text.h"
 #include "commands.h"
 
-static int run_export(calhost_cli *cli, cli_args *a) {
+static int run_export(cli_context *cli, cli_args *a) {
   const char *out = a->positional[0];
   calstore *s = NULL;
-  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+  if (cli_open_store(cli, &s) != CALSTORE_OK) {
     calstore_close(&s);
     return 2;
   }
@@ -19,14 +19,14 @@ static int run_export(calhost_cli *cli, cli_args *a) {
   size_t n = calstore_count(s);
   calstore_close(&s);
   if (st != CALSTORE_OK)
-    return calhost_cli_error("export: %s: %s", calstore_status_name(st), err.message);
+    return cli_error("export: %s: %s", calstore_status_name(st), err.message);
   if (cli->json)
     printf("{\"status\":\"ok\",\"profiles\":%zu}\n", n);
   else if (!cli->quiet)
-    calhost_text_printf(stdout, "exported %zu profiles to %s\n", n, out);
+    base_text_printf(stdout, "exported %zu profiles to %s\n", n, out);
   return 0;
 }
 
-const cli_command calhost_cmd_export = {
+const cli_command cli_cmd_export = {
     "export", "OUT", "write the profiles to a file", NULL, NULL, 1, 1, run_export,
 };

@@ -88,9 +88,9 @@ static const cli_flag import_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-static int run_import(calhost_cli *cli, cli_args *a) {
+static int run_import(cli_context *cli, cli_args *a) {
   calstore *s = NULL;
-  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+  if (cli_open_store(cli, &s) != CALSTORE_OK) {
     calstore_close(&s);
     return 2;
   }
@@ -99,25 +99,25 @@ static int run_import(calhost_cli *cli, cli_args *a) {
   calstore_error err = {0};
   calstore_status st = calstore_batch_begin(s, &c.batch, &err);
   if (st != CALSTORE_OK)
-    calhost_cli_error("import: %s: %s", calstore_status_name(st), err.message);
+    cli_error("import: %s: %s", calstore_status_name(st), err.message);
   for (size_t i = 0; i < a->positional_count && st == CALSTORE_OK; i++) {
     const char *file = a->positional[i];
     diag_list d = {0};
     c.st = CALSTORE_OK;
     st = calstore_read_file(file, import_visit, &c, diag_collect, &d, NULL);
     if (st != CALSTORE_OK) {
-      calhost_cli_error("import: %s is %s; nothing was imported", file, calstore_status_name(st));
+      cli_error("import: %s is %s; nothing was imported", file, calstore_status_name(st));
       diag_print(stderr, file, &d);
     } else if (c.st != CALSTORE_OK) {
       st = c.st;
-      calhost_cli_error("import: %s: %s; nothing was imported", file, c.err.message);
+      cli_error("import: %s: %s; nothing was imported", file, c.err.message);
     }
     diag_free(&d);
   }
   if (st == CALSTORE_OK) {
     st = calstore_batch_commit(&c.batch, &err);
     if (st != CALSTORE_OK)
-      calhost_cli_error("import: %s: %s", calstore_status_name(st), err.message);
+      cli_error("import: %s: %s", calstore_status_name(st), err.message);
   }
   calstore_batch_abort(&c.batch);
   calstore_close(&s);
@@ -137,7 +137,7 @@ static int run_import(calhost_cli *cli, cli_args *a) {
   return 0;
 }
 
-const cli_command calhost_cmd_import = {
+const cli_command cli_cmd_import = {
     "import",
     "[--force] FILE...",
     "merge profiles from other store files",

@@ -12,11 +12,11 @@ static const cli_flag invalidate_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-static int run_invalidate(calhost_cli *cli, cli_args *a) {
+static int run_invalidate(cli_context *cli, cli_args *a) {
   if (!cli_has(a, FL_BACKEND))
     return cli_usage(a, "--backend is required");
   calstore *s = NULL;
-  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+  if (cli_open_store(cli, &s) != CALSTORE_OK) {
     calstore_close(&s);
     return 2;
   }
@@ -26,7 +26,7 @@ static int run_invalidate(calhost_cli *cli, cli_args *a) {
       calstore_invalidate(s, a->value[FL_BACKEND], a->value[FL_IMPLEMENTATION], &removed, &err);
   calstore_close(&s);
   if (st != CALSTORE_OK)
-    return calhost_cli_error("invalidate: %s: %s", calstore_status_name(st), err.message);
+    return cli_error("invalidate: %s: %s", calstore_status_name(st), err.message);
   if (cli->json)
     printf("{\"status\":\"ok\",\"removed\":%zu}\n", removed);
   else if (!cli->quiet)
@@ -34,7 +34,7 @@ static int run_invalidate(calhost_cli *cli, cli_args *a) {
   return 0;
 }
 
-const cli_command calhost_cmd_invalidate = {
+const cli_command cli_cmd_invalidate = {
     "invalidate",
     "--backend B [--implementation V]",
     "remove a backend's profiles",

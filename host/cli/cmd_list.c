@@ -34,9 +34,9 @@ static int list_visit(void *user, const calstore_profile *p) {
     return 0;
   if (c->json) {
     fputs(c->printed ? ",\n" : "\n", stdout);
-    calhost_json_profile(stdout, p);
+    cli_json_profile(stdout, p);
   } else {
-    calhost_text_profile(stdout, p);
+    cli_text_profile(stdout, p);
   }
   c->printed++;
   return 0;
@@ -141,10 +141,10 @@ static void print_by_processor(const by_proc_ctx *c, int json) {
     for (size_t i = 0; i < c->count; i++) {
       const proc_group *g = &c->groups[i];
       printf("%s\n{\"processor\":", i ? "," : "");
-      calhost_json_string(stdout, g->processor);
+      base_json_string(stdout, g->processor);
       printf(",\"exact_calibrated\":%zu,\"exact_overrides\":%zu,\"backends\":[", g->calibrated,
              g->overrides);
-      print_backends(g, "", calhost_json_string);
+      print_backends(g, "", base_json_string);
       printf("],\"thread_counts\":[");
       print_threads(g, "");
       printf("]}");
@@ -156,9 +156,9 @@ static void print_by_processor(const by_proc_ctx *c, int json) {
   for (size_t i = 0; i < c->count; i++) {
     const proc_group *g = &c->groups[i];
     printf("processor ");
-    calhost_json_string(stdout, g->processor);
+    base_json_string(stdout, g->processor);
     printf("\n  %zu exact calibrated, %zu exact overrides; backends", g->calibrated, g->overrides);
-    print_backends(g, " ", calhost_text_put);
+    print_backends(g, " ", base_text_put);
     printf("; thread counts");
     print_threads(g, " ");
     printf("\n");
@@ -172,7 +172,7 @@ static int list_by_processor(calstore *s, const char *backend, int json) {
   c.backend = backend;
   calstore_inspect(s, by_proc_visit, &c);
   if (c.failed)
-    calhost_cli_error("list: out of memory");
+    cli_error("list: out of memory");
   else
     print_by_processor(&c, json);
   for (size_t i = 0; i < c.count; i++) {
@@ -186,9 +186,9 @@ static int list_by_processor(calstore *s, const char *backend, int json) {
   return c.failed ? 2 : 0;
 }
 
-static int run_list(calhost_cli *cli, cli_args *a) {
+static int run_list(cli_context *cli, cli_args *a) {
   calstore *s = NULL;
-  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+  if (cli_open_store(cli, &s) != CALSTORE_OK) {
     calstore_close(&s);
     return 2;
   }
@@ -207,7 +207,7 @@ static int run_list(calhost_cli *cli, cli_args *a) {
   return 0;
 }
 
-const cli_command calhost_cmd_list = {
+const cli_command cli_cmd_list = {
     "list",   "[--backend B] [--by-processor]", "list stored profiles", NULL, list_flags, 0, 0,
     run_list,
 };

@@ -35,17 +35,17 @@ static const cli_flag lookup_flags[] = {
 
 /* ---- the key form ----------------------------------------------------- */
 
-static int lookup_key(calhost_cli *cli, cli_args *a) {
+static int lookup_key(cli_context *cli, cli_args *a) {
   calstore_property structure[CALHOST_CLI_MAX_STRUCTURE];
   calstore_key k;
-  int rc = calhost_cli_key_flags(a, 0, 1, &k, structure);
+  int rc = cli_key_flags(a, 0, 1, &k, structure);
   if (rc)
     return rc;
   calstore *s = NULL;
-  calstore_status st = calhost_cli_open_store(cli, &s);
+  calstore_status st = cli_open_store(cli, &s);
   if (st != CALSTORE_OK) {
     if (cli->json)
-      calhost_json_lookup_result(stdout, NULL, st, s ? calstore_path(s) : NULL);
+      cli_json_lookup_result(stdout, NULL, st, s ? calstore_path(s) : NULL);
     calstore_close(&s);
     return 2;
   }
@@ -63,24 +63,24 @@ static int lookup_key(calhost_cli *cli, cli_args *a) {
   calstore_error err = {0};
   st = calstore_lookup(s, &o, NULL, NULL, &r, &err);
   if (!r) {
-    calhost_cli_error("lookup: %s: %s", calstore_status_name(st), err.message);
+    cli_error("lookup: %s: %s", calstore_status_name(st), err.message);
     calstore_close(&s);
     return 2;
   }
   if (cli->json) {
-    calhost_json_lookup_result(stdout, r, st, NULL);
+    cli_json_lookup_result(stdout, r, st, NULL);
   } else {
     if (r->profile) {
       printf("selected (%s): ", calstore_level_name(r->level));
-      calhost_text_profile(stdout, r->profile);
+      cli_text_profile(stdout, r->profile);
     } else {
       printf("no profile selected\n");
     }
     for (size_t i = 0; i < r->rejection_count; i++) {
       const calstore_rejection *x = &r->rejections[i];
-      calhost_text_printf(stdout, "rejected (%s: %s): ", calstore_reject_reason_name(x->reason),
-                          x->message ? x->message : "");
-      calhost_text_profile(stdout, &x->profile);
+      base_text_printf(stdout, "rejected (%s: %s): ", calstore_reject_reason_name(x->reason),
+                       x->message ? x->message : "");
+      cli_text_profile(stdout, &x->profile);
     }
   }
   int code = r->status == CALSTORE_OK ? 0 : 1;
@@ -102,18 +102,18 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
                     const calstore_lookup_result *r) {
   const calstore_key *ek = &sel->exact, *pk = &sel->portable;
   int force_portable = sel->force_portable;
-  calhost_text_printf(o, "lookup %s %s implementation %s (workload %s)\n", ek->backend,
-                      ek->operator_name, ek->implementation, sel->workload);
-  calhost_text_printf(o, "  exact key:    model %s\n", ek->model_digest);
-  calhost_text_printf(o, "                processor %s\n", ek->processor);
-  calhost_text_printf(o, "                threads %u\n", ek->thread_count);
+  base_text_printf(o, "lookup %s %s implementation %s (workload %s)\n", ek->backend,
+                   ek->operator_name, ek->implementation, sel->workload);
+  base_text_printf(o, "  exact key:    model %s\n", ek->model_digest);
+  base_text_printf(o, "                processor %s\n", ek->processor);
+  base_text_printf(o, "                threads %u\n", ek->thread_count);
   if (sel->device_identity)
-    calhost_text_printf(o, "  device:       %u (%s)\n", sel->device_index, sel->device_identity);
+    base_text_printf(o, "  device:       %u (%s)\n", sel->device_index, sel->device_identity);
   char structure[4096] = "";
   for (size_t i = 0, n = 0; i < pk->structure_count; i++)
     n += (size_t)snprintf(structure + n, n < sizeof structure ? sizeof structure - n : 0, " %s=%s",
                           pk->structure[i].name, pk->structure[i].value);
-  calhost_text_printf(o, "  portable key:%s\n", structure);
+  base_text_printf(o, "  portable key:%s\n", structure);
   fprintf(o, "  force_portable: %s\n", force_portable ? "yes" : "no");
   for (int lvl = CALSTORE_LEVEL_EXACT_OVERRIDE; lvl <= CALSTORE_LEVEL_PORTABLE_CALIBRATED; lvl++) {
     const char *what;
@@ -130,22 +130,22 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
     for (size_t i = 0; i < r->rejection_count; i++) {
       const calstore_rejection *x = &r->rejections[i];
       if (profile_level(&x->profile) == lvl)
-        calhost_text_printf(o, "       rejected [%s] %s: policy %s\n",
-                            calstore_reject_reason_name(x->reason), x->message ? x->message : "",
-                            x->profile.policy);
+        base_text_printf(o, "       rejected [%s] %s: policy %s\n",
+                         calstore_reject_reason_name(x->reason), x->message ? x->message : "",
+                         x->profile.policy);
     }
   }
   if (r->profile) {
-    calhost_text_printf(o, "selected %s: %s\n", calstore_level_name(r->level), r->profile->policy);
+    base_text_printf(o, "selected %s: %s\n", calstore_level_name(r->level), r->profile->policy);
     for (size_t i = 0; i < r->profile->measurement_count; i++)
-      calhost_text_printf(o, "  %s = %g %s\n", r->profile->measurements[i].name,
-                          r->profile->measurements[i].value, r->profile->measurements[i].unit);
+      base_text_printf(o, "  %s = %g %s\n", r->profile->measurements[i].name,
+                       r->profile->measurements[i].value, r->profile->measurements[i].unit);
   } else {
     fprintf(o, "nothing selected\n");
   }
 }
 
-static int lookup_workload(calhost_cli *cli, cli_args *a) {
+static int lookup_workload(cli_context *cli, cli_args *a) {
   if (wl_refuse_key_flags(a))
     return 2;
   const char *workload = a->value[FL_WORKLOAD];
@@ -162,21 +162,21 @@ static int lookup_workload(calhost_cli *cli, cli_args *a) {
   if (cli_has(a, FL_EXPLAIN))
     explain(cli->json ? stderr : stdout, c.sel, res);
   if (cli->json)
-    calhost_json_lookup_result(stdout, res, st, NULL);
+    cli_json_lookup_result(stdout, res, st, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)
-      calhost_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level),
-                          c.sel->exact.backend, res->profile->policy);
+      base_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level), c.sel->exact.backend,
+                       res->profile->policy);
     else
-      calhost_text_printf(stdout, "none: no acceptable profile for workload %s (%zu rejected)\n",
-                          workload, res->rejection_count);
+      base_text_printf(stdout, "none: no acceptable profile for workload %s (%zu rejected)\n",
+                       workload, res->rejection_count);
   }
   rc = res->profile ? 0 : 1;
   wl_close(&c);
   return rc;
 }
 
-static int run_lookup(calhost_cli *cli, cli_args *a) {
+static int run_lookup(cli_context *cli, cli_args *a) {
   if (cli_has(a, FL_WORKLOAD))
     return lookup_workload(cli, a);
   if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE))
@@ -187,7 +187,7 @@ static int run_lookup(calhost_cli *cli, cli_args *a) {
   return lookup_key(cli, a);
 }
 
-const cli_command calhost_cmd_lookup = {
+const cli_command cli_cmd_lookup = {
     "lookup",
     "--backend B --operator OP --implementation V [--model-digest D --processor P --threads N]\n"
     "       [--structure NAME=VALUE]... [--force-portable]\n"

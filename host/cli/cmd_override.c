@@ -38,29 +38,29 @@ static const char *fixed_policy(void *user, size_t *length, char *err, size_t ca
 }
 
 /* The exit status and message of a store answer. */
-static int finish(calhost_cli *cli, const char *cmd, calstore_status st, const calstore_error *err,
+static int finish(cli_context *cli, const char *cmd, calstore_status st, const calstore_error *err,
                   const char *done) {
   if (st == CALSTORE_NOT_FOUND) {
-    calhost_cli_error("%s: no override with this key", cmd);
+    cli_error("%s: no override with this key", cmd);
     return 1;
   }
   if (st == CALSTORE_POLICY_REJECTED) {
-    calhost_cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
-                      err->message);
+    cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
+              err->message);
     return 1;
   }
   if (st != CALSTORE_OK) {
-    calhost_cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
+    cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
     return 2;
   }
   if (cli->json)
     printf("{\"status\":\"ok\"}\n");
   else if (!cli->quiet)
-    calhost_text_printf(stdout, "%s\n", done);
+    base_text_printf(stdout, "%s\n", done);
   return 0;
 }
 
-static int override_workload(calhost_cli *cli, cli_args *a, int set, const char *cmd) {
+static int override_workload(cli_context *cli, cli_args *a, int set, const char *cmd) {
   if (wl_refuse_key_flags(a))
     return 2;
   const char *workload = a->value[FL_WORKLOAD], *policy = a->value[FL_POLICY];
@@ -90,7 +90,7 @@ static int override_workload(calhost_cli *cli, cli_args *a, int set, const char 
   return rc;
 }
 
-static int run_override(calhost_cli *cli, cli_args *a) {
+static int run_override(cli_context *cli, cli_args *a) {
   const char *action = a->positional[0];
   if (strcmp(action, "set") && strcmp(action, "clear"))
     return cli_usage(a, "use 'override set' or 'override clear', not '%s'", action);
@@ -106,11 +106,11 @@ static int run_override(calhost_cli *cli, cli_args *a) {
     return cli_usage(a, "%s needs --workload", cli_has(a, FL_PLUGIN) ? "--plugin" : "--device");
   calstore_property structure[CALHOST_CLI_MAX_STRUCTURE];
   calstore_key k;
-  int rc = calhost_cli_key_flags(a, cli_has(a, FL_PORTABLE), 0, &k, structure);
+  int rc = cli_key_flags(a, cli_has(a, FL_PORTABLE), 0, &k, structure);
   if (rc)
     return rc;
   calstore *s = NULL;
-  if (calhost_cli_open_store(cli, &s) != CALSTORE_OK) {
+  if (cli_open_store(cli, &s) != CALSTORE_OK) {
     calstore_close(&s);
     return 2;
   }
@@ -125,7 +125,7 @@ static int run_override(calhost_cli *cli, cli_args *a) {
   return finish(cli, cmd, st, &err, set ? "override installed" : "override cleared");
 }
 
-const cli_command calhost_cmd_override = {
+const cli_command cli_cmd_override = {
     "override",
     "set|clear --backend B --operator OP --implementation V\n"
     "       (--model-digest D --processor P --threads N | --portable --structure N=V...)\n"

@@ -21,8 +21,8 @@
 #include "base/text.h"
 #include "calibrate/calibrate.h"
 
-static void print_json(const calhost_work_list *l, uint32_t shards, int only,
-                       const calhost_shard *sh, const size_t *counts) {
+static void print_json(const calibrate_work_list *l, uint32_t shards, int only,
+                       const calibrate_shard *sh, const size_t *counts) {
   printf("{\"shards\":%u,\"shard\":", (unsigned)shards);
   if (only)
     printf("%u", (unsigned)sh->index);
@@ -31,21 +31,21 @@ static void print_json(const calhost_work_list *l, uint32_t shards, int only,
   printf(",\"items\":[");
   size_t n = 0;
   for (size_t i = 0; i < l->count; i++) {
-    const calhost_work_item *x = &l->items[i];
+    const calibrate_work_item *x = &l->items[i];
     if (only && x->shard != sh->index)
       continue;
     printf("%s\n{\"backend\":", n++ ? "," : "");
-    calhost_json_string(stdout, x->backend);
+    base_json_string(stdout, x->backend);
     printf(",\"implementation\":");
-    calhost_json_string(stdout, x->implementation);
+    base_json_string(stdout, x->implementation);
     printf(",\"workload\":");
-    calhost_json_string(stdout, x->workload);
+    base_json_string(stdout, x->workload);
     printf(",\"operator\":");
-    calhost_json_string(stdout, x->operator_name);
+    base_json_string(stdout, x->operator_name);
     printf(",\"threads\":%u,\"device\":", (unsigned)x->threads);
     if (x->device) {
       printf("{\"index\":%u,\"identity\":", (unsigned)x->device_index);
-      calhost_json_string(stdout, x->device);
+      base_json_string(stdout, x->device);
       printf("}");
     } else {
       printf("null");
@@ -58,8 +58,8 @@ static void print_json(const calhost_work_list *l, uint32_t shards, int only,
   printf("]}\n");
 }
 
-static void print_text(const calhost_work_list *l, uint32_t shards, int only,
-                       const calhost_shard *sh, const size_t *counts, int quiet) {
+static void print_text(const calibrate_work_list *l, uint32_t shards, int only,
+                       const calibrate_shard *sh, const size_t *counts, int quiet) {
   int wb = 7, ww = 8;
   for (size_t i = 0; i < l->count; i++) {
     int b = (int)strlen(l->items[i].backend), w = (int)strlen(l->items[i].workload);
@@ -70,14 +70,14 @@ static void print_text(const calhost_work_list *l, uint32_t shards, int only,
     printf("%-*s  %-*s  %7s  %6s  %s\n", wb, "backend", ww, "workload", "threads", "device",
            "shard");
   for (size_t i = 0; i < l->count; i++) {
-    const calhost_work_item *x = &l->items[i];
+    const calibrate_work_item *x = &l->items[i];
     if (only && x->shard != sh->index)
       continue;
     char dev[16] = "-";
     if (x->device)
       snprintf(dev, sizeof dev, "%u", (unsigned)x->device_index);
-    calhost_text_printf(stdout, "%-*s  %-*s  %7u  %6s  %u/%u\n", wb, x->backend, ww, x->workload,
-                        (unsigned)x->threads, dev, (unsigned)x->shard, (unsigned)shards);
+    base_text_printf(stdout, "%-*s  %-*s  %7u  %6s  %u/%u\n", wb, x->backend, ww, x->workload,
+                     (unsigned)x->threads, dev, (unsigned)x->shard, (unsigned)shards);
   }
   if (quiet)
     return;
@@ -118,15 +118,15 @@ static const cli_flag plan_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-static int run_plan(calhost_cli *cli, cli_args *a) {
+static int run_plan(cli_context *cli, cli_args *a) {
   const char *shard = a->value[FL_SHARD], *shards_text = a->value[FL_SHARDS];
-  calhost_shard sh = {0, 0};
+  calibrate_shard sh = {0, 0};
   uint32_t shards = 1;
   char why[200], spec[32];
   if (shard && shards_text)
     return cli_usage(a, "give --shard I/N or --shards N, not both");
   if (shard) {
-    if (calhost_shard_parse(shard, &sh, why, sizeof why) != 0)
+    if (calibrate_shard_parse(shard, &sh, why, sizeof why) != 0)
       return cli_usage(a, "bad --shard: %s", why);
     shards = sh.count;
   } else if (shards_text) {
@@ -140,12 +140,12 @@ static int run_plan(calhost_cli *cli, cli_args *a) {
     snprintf(spec, sizeof spec, "0/%u", (unsigned)shards);
     a->value[FL_SHARD] = spec;
   }
-  calhost_work_list list = {0};
-  int rc = calhost_calibrate_run(cli, a, &list);
+  calibrate_work_list list = {0};
+  int rc = cli_calibrate_run(cli, a, &list);
   if (rc == 0 || rc == 1) {
     size_t *counts = calloc(shards, sizeof *counts);
     if (!counts) {
-      calhost_work_list_free(&list);
+      calibrate_work_list_free(&list);
       return 2;
     }
     for (size_t i = 0; i < list.count; i++)
@@ -156,11 +156,11 @@ static int run_plan(calhost_cli *cli, cli_args *a) {
       print_text(&list, shards, shard != NULL, &sh, counts, cli->quiet);
     free(counts);
   }
-  calhost_work_list_free(&list);
+  calibrate_work_list_free(&list);
   return rc;
 }
 
-const cli_command calhost_cmd_plan = {
+const cli_command cli_cmd_plan = {
     "plan",
     "[--shard I/N | --shards N] [--plugin B]... [--workload W]... [--threads LIST]\n"
     "       [calibrate's other flags]",

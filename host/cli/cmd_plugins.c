@@ -25,94 +25,94 @@
 #include "loader/loader.h"
 #include "runtime/binding.h"
 
-static const char *origin_name(calhost_plugin_origin o) {
+static const char *origin_name(loader_plugin_origin o) {
   static const char *const names[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
   return (unsigned)o < sizeof names / sizeof *names ? names[o] : "unknown";
 }
 
-static void print_json(FILE *out, const calhost_plugin_list *list) {
+static void print_json(FILE *out, const loader_plugin_list *list) {
   fputs("{\"plugins\":[", out);
   for (size_t i = 0; i < list->count; i++) {
-    const calhost_plugin *p = list->items[i];
+    const loader_plugin *p = list->items[i];
     fputs(i ? ",\n{" : "\n{", out);
     fputs("\"path\":", out);
-    calhost_json_string(out, p->path);
+    base_json_string(out, p->path);
     fputs(",\"origin\":", out);
-    calhost_json_string(out, origin_name(p->origin));
+    base_json_string(out, origin_name(p->origin));
     fputs(",\"backend\":", out);
-    calhost_json_string(out, p->backend);
+    base_json_string(out, p->backend);
     fputs(",\"implementation_version\":", out);
-    calhost_json_string(out, p->implementation_version);
+    base_json_string(out, p->implementation_version);
     fprintf(out, ",\"abi_version\":%u,\"plugin_abi_min\":%u,\"plugin_abi_max\":%u", p->abi_version,
             p->plugin_abi_min, p->plugin_abi_max);
     fputs(",\"operators\":[", out);
     for (size_t k = 0; k < p->operator_count; k++) {
       if (k)
         fputc(',', out);
-      calhost_json_string(out, p->operators[k]);
+      base_json_string(out, p->operators[k]);
     }
     fputs("],\"description\":", out);
-    calhost_json_string(out, p->description);
+    base_json_string(out, p->description);
     fprintf(out,
             ",\"status\":\"%s\",\"state\":\"%s\",\"reason\":", p->loaded ? "loaded" : "rejected",
-            calhost_plugin_state_name(p->state));
-    calhost_json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
+            loader_plugin_state_name(p->state));
+    base_json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
     fputc('}', out);
   }
   fputs("\n]}\n", out);
 }
 
-static void print_text(FILE *out, const calhost_plugin_list *list) {
+static void print_text(FILE *out, const loader_plugin_list *list) {
   size_t loaded = 0;
   if (!list->count)
     fprintf(out, "no plugins found (configure [plugins] directories or set "
                  "CALHOST_PLUGIN_PATH)\n");
   for (size_t i = 0; i < list->count; i++) {
-    const calhost_plugin *p = list->items[i];
-    calhost_text_printf(out, "%s (%s)\n", p->path, origin_name(p->origin));
+    const loader_plugin *p = list->items[i];
+    base_text_printf(out, "%s (%s)\n", p->path, origin_name(p->origin));
     if (p->backend) {
       char ops[2048] = "";
       for (size_t k = 0, n = 0; k < p->operator_count; k++)
         n += (size_t)snprintf(ops + n, n < sizeof ops ? sizeof ops - n : 0, " %s", p->operators[k]);
-      calhost_text_printf(out,
-                          "  backend %s, implementation %s, ABI %u (plugin %u..%u), "
-                          "operators:%s\n",
-                          p->backend, p->implementation_version ? p->implementation_version : "?",
-                          p->abi_version, p->plugin_abi_min, p->plugin_abi_max, ops);
+      base_text_printf(out,
+                       "  backend %s, implementation %s, ABI %u (plugin %u..%u), "
+                       "operators:%s\n",
+                       p->backend, p->implementation_version ? p->implementation_version : "?",
+                       p->abi_version, p->plugin_abi_min, p->plugin_abi_max, ops);
       if (p->description && *p->description)
-        calhost_text_printf(out, "  %s\n", p->description);
+        base_text_printf(out, "  %s\n", p->description);
     }
     if (p->loaded) {
       fprintf(out, "  loaded\n");
       loaded++;
     } else {
-      calhost_text_printf(out, "  rejected: %s\n", p->reason ? p->reason : "not loaded");
+      base_text_printf(out, "  rejected: %s\n", p->reason ? p->reason : "not loaded");
     }
   }
   fprintf(out, "%zu plugin%s found, %zu loaded\n", list->count, list->count == 1 ? "" : "s",
           loaded);
 }
 
-static int run_plugins(calhost_cli *cli, cli_args *a) {
-  calhost_config cfg;
-  calhost_loader_options o;
-  calhost_plugin_list list;
+static int run_plugins(cli_context *cli, cli_args *a) {
+  config_settings cfg;
+  loader_options o;
+  loader_plugin_list list;
   (void)a;
   memset(&cfg, 0, sizeof cfg);
-  if (calhost_cli_load_config(cli, &cfg) != 0)
+  if (cli_load_config(cli, &cfg) != 0)
     return 2;
-  calhost_loader_options_init(&o);
-  calhost_binding_loader_options(&cfg, &o);
-  if (calhost_cli_discover(cli, "plugins", &o, &list) != 0) {
-    calhost_config_free(&cfg);
+  loader_options_init(&o);
+  runtime_binding_loader_options(&cfg, &o);
+  if (cli_discover(cli, "plugins", &o, &list) != 0) {
+    config_free(&cfg);
     return 2;
   }
   if (cli->json)
     print_json(stdout, &list);
   else
     print_text(stdout, &list);
-  calhost_plugin_list_free(&list);
-  calhost_config_free(&cfg);
+  loader_plugin_list_free(&list);
+  config_free(&cfg);
   return 0;
 }
 
@@ -125,8 +125,8 @@ static const cli_flag plugin_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-static int run_plugin(calhost_cli *cli, cli_args *a) {
-  calhost_check_options o;
+static int run_plugin(cli_context *cli, cli_args *a) {
+  check_options o;
   int64_t shape[CALHOST_MAX_SHAPE_RANK];
   char why[300];
   if (strcmp(a->positional[0], "check"))
@@ -134,22 +134,22 @@ static int run_plugin(calhost_cli *cli, cli_args *a) {
   if (a->positional_count < 2)
     return cli_usage(a, "check needs the plugin file: plugin check PATH");
   const char *path = a->positional[1];
-  calhost_check_options_init(&o);
+  check_options_init(&o);
   o.verbose = cli->verbose;
   if (cli_has(a, FL_TIMEOUT) &&
-      calhost_value_duration(a->value[FL_TIMEOUT], 0, &o.timeout_seconds, why, sizeof why) != 0)
+      config_value_duration(a->value[FL_TIMEOUT], 0, &o.timeout_seconds, why, sizeof why) != 0)
     return cli_usage(a, "bad --timeout '%s': %s", a->value[FL_TIMEOUT], why);
   o.operator_name = a->value[FL_OPERATOR];
   o.dtype = a->value[FL_DTYPE];
   if (cli_has(a, FL_SHAPE)) {
     size_t rank;
-    if (calhost_value_shape(a->value[FL_SHAPE], shape, &rank, why, sizeof why) != 0)
+    if (config_value_shape(a->value[FL_SHAPE], shape, &rank, why, sizeof why) != 0)
       return cli_usage(a, "bad --shape '%s': %s", a->value[FL_SHAPE], why);
     o.shape = shape;
     o.shape_rank = rank;
   }
   if (cli_has(a, FL_THREADS)) {
-    if (calhost_value_thread_count(a->value[FL_THREADS], &o.thread_count, why, sizeof why) != 0)
+    if (config_value_thread_count(a->value[FL_THREADS], &o.thread_count, why, sizeof why) != 0)
       return cli_usage(a, "bad --threads '%s': %s", a->value[FL_THREADS], why);
     if (o.thread_count == 0) { /* "max": every online CPU */
       long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -157,17 +157,17 @@ static int run_plugin(calhost_cli *cli, cli_args *a) {
     }
   }
   if (access(path, R_OK) != 0)
-    return calhost_cli_error("plugin check: %s: %s", path, strerror(errno));
+    return cli_error("plugin check: %s: %s", path, strerror(errno));
   /* the checker prints what the plugin says (its error messages): through
    * the escaping filter, like every other human-readable output */
-  FILE *out = calhost_text_filter_open(stdout);
-  int rc = calhost_plugin_check(path, &o, out ? out : stdout);
+  FILE *out = base_text_filter_open(stdout);
+  int rc = check_plugin_check(path, &o, out ? out : stdout);
   if (out)
     fclose(out);
   return rc;
 }
 
-const cli_command calhost_cmd_plugins = {
+const cli_command cli_cmd_plugins = {
     "plugins",
     "",
     "list discovered plugins",
@@ -179,7 +179,7 @@ const cli_command calhost_cmd_plugins = {
     run_plugins,
 };
 
-const cli_command calhost_cmd_plugin = {
+const cli_command cli_cmd_plugin = {
     "plugin",
     "check PATH [--timeout S] [--operator OP] [--dtype T] [--shape D,D,...] [--threads N] [-v]",
     "plugin tools: plugin check PATH",

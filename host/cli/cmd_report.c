@@ -18,19 +18,19 @@ static const cli_flag report_flags[] = {
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
-static int run_report(calhost_cli *cli, cli_args *a) {
+static int run_report(cli_context *cli, cli_args *a) {
   const char *run = a->positional[0], *html = a->value[FL_HTML];
   if (!html)
     return cli_usage(a, "--html OUT is required");
   char err[1024];
-  if (calhost_report_html_file(run, html, err, sizeof err) != 0)
-    return calhost_cli_error("report: %s", err);
+  if (report_html_file(run, html, err, sizeof err) != 0)
+    return cli_error("report: %s", err);
   if (!cli->quiet)
-    calhost_text_printf(stderr, "calhost: report written to %s\n", html);
+    base_text_printf(stderr, "calhost: report written to %s\n", html);
   return 0;
 }
 
-const cli_command calhost_cmd_report = {
+const cli_command cli_cmd_report = {
     "report",
     "RUN.json|SPACE --html OUT.html",
     "write the HTML page of a calibrate run or a recorded space",
@@ -64,27 +64,27 @@ static int make_dirs(const char *dir) {
   }
 }
 
-FILE *calhost_cli_report_open(const char *dir) {
+FILE *cli_report_open(const char *dir) {
   char path[4096];
   if (make_dirs(dir) != 0) {
-    calhost_cli_error("calibrate: --report %s: %s", dir, strerror(errno));
+    cli_error("calibrate: --report %s: %s", dir, strerror(errno));
     return NULL;
   }
   snprintf(path, sizeof path, "%s/run.json", dir);
   FILE *f = fopen(path, "w");
   if (!f)
-    calhost_cli_error("calibrate: %s: %s", path, strerror(errno));
+    cli_error("calibrate: %s: %s", path, strerror(errno));
   return f;
 }
 
-int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet) {
+int cli_report_finish(const char *dir, FILE *json, int status, int quiet) {
   char run[4096], html[4096], err[1024];
   snprintf(run, sizeof run, "%s/run.json", dir);
   snprintf(html, sizeof html, "%s/report.html", dir);
   long written = ftell(json);
   fflush(stdout); /* the run's table first: these lines go to stderr */
   if (fclose(json) != 0) {
-    calhost_cli_error("calibrate: %s: %s", run, strerror(errno));
+    cli_error("calibrate: %s: %s", run, strerror(errno));
     return status < 2 ? 2 : status;
   }
   if (written <= 0) { /* calibrate stopped before it had a report */
@@ -92,11 +92,11 @@ int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet
     fprintf(stderr, "calhost: calibrate: no report written (the run stopped before any sweep)\n");
     return status;
   }
-  if (calhost_report_html_file(run, html, err, sizeof err) != 0) {
-    calhost_cli_error("calibrate: report: %s", err);
+  if (report_html_file(run, html, err, sizeof err) != 0) {
+    cli_error("calibrate: report: %s", err);
     return status < 2 ? 2 : status;
   }
   if (!quiet)
-    calhost_text_printf(stderr, "calhost: report written to %s (run data: %s)\n", html, run);
+    base_text_printf(stderr, "calhost: report written to %s (run data: %s)\n", html, run);
   return status;
 }

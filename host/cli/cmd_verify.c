@@ -1,6 +1,6 @@
 /*
  * cmd_verify.c: `calhost verify`: applies its flags over the configuration
- * like calibrate's (calhost_cli_sweep_config) and hands over to the verify
+ * like calibrate's (cli_sweep_config) and hands over to the verify
  * mode of the calibrate driver (host/calibrate/verify.h), which prints the
  * verdicts.
  */
@@ -41,23 +41,23 @@ static int parse_threshold(const char *s, double *out) {
   return 0;
 }
 
-static int run_verify(calhost_cli *cli, cli_args *a) {
+static int run_verify(cli_context *cli, cli_args *a) {
   char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
   size_t np = cli_all(a, FL_PLUGIN, plugins, MAX_FILTERS);
   size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
   if (np > MAX_FILTERS || nw > MAX_FILTERS)
     return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
-  calhost_verify_options vo = {CALHOST_VERIFY_DEFAULT_THRESHOLD, cli_has(a, FL_RECALIBRATE)};
+  calibrate_verify_options vo = {CALHOST_VERIFY_DEFAULT_THRESHOLD, cli_has(a, FL_RECALIBRATE)};
   const char *threshold = a->value[FL_THRESHOLD];
   if (threshold && parse_threshold(threshold, &vo.threshold) != 0)
     return cli_usage(a, "bad --threshold '%s' (a fraction such as 0.25, or 25%%)", threshold);
 
-  calhost_config cfg;
+  config_settings cfg;
   const char *rigor_origin, *threads_origin;
-  int bad = calhost_cli_sweep_config(cli, a, &cfg, &rigor_origin, &threads_origin);
+  int bad = cli_sweep_config(cli, a, &cfg, &rigor_origin, &threads_origin);
   if (bad)
     return bad;
-  calhost_calibrate_options o;
+  calibrate_options o;
   memset(&o, 0, sizeof o);
   o.config = &cfg;
   o.store_path = cli->store_path;
@@ -70,12 +70,12 @@ static int run_verify(calhost_cli *cli, cli_args *a) {
   o.progress = -1;
   o.rigor_origin = rigor_origin;
   o.threads_origin = threads_origin;
-  int rc = calhost_verify(&o, &vo);
-  calhost_config_free(&cfg);
+  int rc = calibrate_verify(&o, &vo);
+  config_free(&cfg);
   return rc;
 }
 
-const cli_command calhost_cmd_verify = {
+const cli_command cli_cmd_verify = {
     "verify",
     "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
     "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N]\n"

@@ -19,61 +19,61 @@
 #include "args.h"
 #include "calhost/calstore.h"
 
-struct calhost_config;
-struct calhost_loader_options;
-struct calhost_plugin_list;
+struct config_settings;
+struct loader_options;
+struct loader_plugin_list;
 
 /* Global options: set by the parser wherever they appear on the line. */
-typedef struct calhost_cli {
+typedef struct cli_context {
   const char *argv0;
   const char *store_path;  /* --store PATH, or NULL */
   const char *config_path; /* --config FILE, or NULL */
   int json;                /* --json */
   int quiet;               /* --quiet / -q */
   int verbose;             /* --verbose / -v (other parts read it for log levels) */
-} calhost_cli;
+} cli_context;
 
 /* Prints "calhost: MESSAGE" (escaped: store and plugin text may hold
- * control characters) to stderr. Returns 2 for `return calhost_cli_error`. */
-int calhost_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ * control characters) to stderr. Returns 2 for `return cli_error`. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints a store failure: "calhost: [WHAT: ]PATH[:LINE]: STATUS: message",
- * the line omitted when 0, with the advice of calhost_binding_store_error
+ * the line omitted when 0, with the advice of runtime_binding_store_error
  * (runtime/binding.h) for a malformed file or an unsupported version. what may
  * be NULL. */
-void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err);
+void cli_store_error(const char *what, calstore_status st, const calstore_error *err);
 
 /* The configuration file of the one rule: --config, else the default
- * search (calhost_config_find_default, its path into buf of cap bytes);
+ * search (config_find_default, its path into buf of cap bytes);
  * NULL when none is found (the built-in defaults apply). */
-const char *calhost_cli_config_file(const calhost_cli *cli, char *buf, size_t cap);
+const char *cli_config_file(const cli_context *cli, char *buf, size_t cap);
 
 /* Writes "BEFORE(the places the default search looks)AFTER\n" to out,
  * escaped: how a command says that no configuration file was found. */
-void calhost_cli_print_search_places(FILE *out, const char *before, const char *after);
+void cli_print_search_places(FILE *out, const char *before, const char *after);
 
 /* Loads the configuration named by --config, else the default search
- * (calhost_config_find_default), else the built-in defaults, into *cfg.
+ * (config_find_default), else the built-in defaults, into *cfg.
  * Returns 0, or prints the error (with file and line) and returns -1. */
-int calhost_cli_load_config(const calhost_cli *cli, struct calhost_config *cfg);
+int cli_load_config(const cli_context *cli, struct config_settings *cfg);
 
-/* Opens the store: the configuration of calhost_cli_load_config (always
+/* Opens the store: the configuration of cli_load_config (always
  * the same rule, whatever other flags are given) supplies [store] path and
  * persistence_enabled; --store PATH replaces only the path; else the
- * default path. A load failure is printed (calhost_cli_store_error) and
+ * default path. A load failure is printed (cli_store_error) and
  * returned; *out is still set when the handle is usable (see
  * calstore_open). */
-calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out);
+calstore_status cli_open_store(const cli_context *cli, calstore **out);
 
-/* Like calhost_cli_open_store, with a configuration the command already
+/* Like cli_open_store, with a configuration the command already
  * loaded (so a command loads it once). cfg is only read. */
-calstore_status calhost_cli_open_store_config(const calhost_cli *cli,
-                                              const struct calhost_config *cfg, calstore **out);
+calstore_status cli_open_store_config(const cli_context *cli, const struct config_settings *cfg,
+                                      calstore **out);
 
 /* The store path the commands work on (the same rule as
- * calhost_cli_open_store) into buf, without reading the store. Returns 0,
+ * cli_open_store) into buf, without reading the store. Returns 0,
  * or prints why and returns -1. */
-int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap);
+int cli_store_path(const cli_context *cli, char *buf, size_t cap);
 
 /* The key flags of `lookup` and `override` (--backend, --operator,
  * --implementation, --model-digest, --processor, --threads, --structure)
@@ -82,27 +82,27 @@ int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap);
  * error's exit status. For lookup (lookup nonzero) both forms may be
  * given together. */
 #define CALHOST_CLI_MAX_STRUCTURE 64
-int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
-                          calstore_property *structure);
+int cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
+                  calstore_property *structure);
 
 /* Discovers and loads the plugins with loader options o (set from the
  * configuration by the caller) into *list, logging only errors under
- * --quiet. Returns 0 (free list with calhost_plugin_list_free), or prints
+ * --quiet. Returns 0 (free list with loader_plugin_list_free), or prints
  * "calhost: WHAT: out of memory" and returns -1. */
-int calhost_cli_discover(const calhost_cli *cli, const char *what, struct calhost_loader_options *o,
-                         struct calhost_plugin_list *list);
+int cli_discover(const cli_context *cli, const char *what, struct loader_options *o,
+                 struct loader_plugin_list *list);
 
-/* Loads the configuration (calhost_cli_load_config) into *cfg and applies
+/* Loads the configuration (cli_load_config) into *cfg and applies
  * the sweep flags that calibrate and verify share over it: --rigor,
  * --threads, --time-budget, --timeout, --repetitions (the syntax and limits
  * of the same keys in calhost.ini). *rigor_origin and *threads_origin say
  * where those values came from ("<command line>", a file, "<default>").
- * Returns 0 (free cfg with calhost_config_free), or the exit status of the
+ * Returns 0 (free cfg with config_free), or the exit status of the
  * failure, already reported (cfg freed). In cmd_calibrate.c. */
-int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, struct calhost_config *cfg,
-                             const char **rigor_origin, const char **threads_origin);
+int cli_sweep_config(const cli_context *cli, cli_args *a, struct config_settings *cfg,
+                     const char **rigor_origin, const char **threads_origin);
 
-/* The flag-table entries of the sweep flags calhost_cli_sweep_config
+/* The flag-table entries of the sweep flags cli_sweep_config
  * applies, described once for calibrate and verify (each command words its
  * own --repetitions; calibrate lists its search flags after --rigor). */
 /* clang-format off */
@@ -114,38 +114,38 @@ int calhost_cli_sweep_config(const calhost_cli *cli, cli_args *a, struct calhost
 /* clang-format on */
 
 /* The commands (each in its cmd_NAME.c). */
-extern const cli_command calhost_cmd_calibrate;
-extern const cli_command calhost_cmd_lookup;
-extern const cli_command calhost_cmd_override;
-extern const cli_command calhost_cmd_invalidate;
-extern const cli_command calhost_cmd_check;
-extern const cli_command calhost_cmd_list;
-extern const cli_command calhost_cmd_export;
-extern const cli_command calhost_cmd_import;
-extern const cli_command calhost_cmd_plugins;
-extern const cli_command calhost_cmd_plugin;
-extern const cli_command calhost_cmd_devices;
-extern const cli_command calhost_cmd_config;
-extern const cli_command calhost_cmd_report;
-extern const cli_command calhost_cmd_verify;
+extern const cli_command cli_cmd_calibrate;
+extern const cli_command cli_cmd_lookup;
+extern const cli_command cli_cmd_override;
+extern const cli_command cli_cmd_invalidate;
+extern const cli_command cli_cmd_check;
+extern const cli_command cli_cmd_list;
+extern const cli_command cli_cmd_export;
+extern const cli_command cli_cmd_import;
+extern const cli_command cli_cmd_plugins;
+extern const cli_command cli_cmd_plugin;
+extern const cli_command cli_cmd_devices;
+extern const cli_command cli_cmd_config;
+extern const cli_command cli_cmd_report;
+extern const cli_command cli_cmd_verify;
 
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens DIR/run.json for the run's JSON
  * (NULL after printing the error); report_finish closes it, writes
  * DIR/report.html from it and returns the exit status: status, or 2 when
  * the report failed. */
-FILE *calhost_cli_report_open(const char *dir);
-int calhost_cli_report_finish(const char *dir, FILE *json, int status, int quiet);
+FILE *cli_report_open(const char *dir);
+int cli_report_finish(const char *dir, FILE *json, int status, int quiet);
 
 /* Fleet planning (cmd_plan.c): `plan [--shard I/N | --shards N] [calibrate's flags]`. */
-extern const cli_command calhost_cmd_plan;
+extern const cli_command cli_cmd_plan;
 
-/* calibrate's flags (a: parsed with calhost_calibrate_flags, or a table
+/* calibrate's flags (a: parsed with cli_calibrate_flags, or a table
  * holding them) over the configuration, then the sweep driver: with plan
  * NULL it calibrates; otherwise nothing runs and *plan receives the run's
- * work items (`calhost plan`; free with calhost_work_list_free). Returns
+ * work items (`calhost plan`; free with calibrate_work_list_free). Returns
  * the exit status. */
-struct calhost_work_list;
-int calhost_calibrate_run(calhost_cli *cli, cli_args *a, struct calhost_work_list *plan);
+struct calibrate_work_list;
+int cli_calibrate_run(cli_context *cli, cli_args *a, struct calibrate_work_list *plan);
 
 #endif /* CALHOST_CLI_COMMANDS_H */

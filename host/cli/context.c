@@ -1,7 +1,7 @@
 /*
  * context.c: what every command shares: error output, resolving and
  * loading the configuration (--config, else the default search of
- * calhost_config_find_default, else the built-in defaults: one rule,
+ * config_find_default, else the built-in defaults: one rule,
  * whatever other flags are given), opening the store the host owns (the
  * binding's precedence: --store > [store] path > the default path) and the
  * key flags of `lookup` and `override`.
@@ -19,115 +19,115 @@
 #include "loader/loader.h"
 #include "runtime/binding.h"
 
-int calhost_cli_error(const char *fmt, ...) {
+int cli_error(const char *fmt, ...) {
   char msg[4096];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  calhost_text_printf(stderr, "calhost: %s\n", msg);
+  base_text_printf(stderr, "calhost: %s\n", msg);
   return 2;
 }
 
-void calhost_cli_store_error(const char *what, calstore_status st, const calstore_error *err) {
+void cli_store_error(const char *what, calstore_status st, const calstore_error *err) {
   char msg[4608];
-  calhost_binding_store_error(msg, sizeof msg, st, err, NULL);
-  calhost_cli_error("%s%s%s", what ? what : "", what ? ": " : "", msg);
+  runtime_binding_store_error(msg, sizeof msg, st, err, NULL);
+  cli_error("%s%s%s", what ? what : "", what ? ": " : "", msg);
 }
 
-const char *calhost_cli_config_file(const calhost_cli *cli, char *buf, size_t cap) {
+const char *cli_config_file(const cli_context *cli, char *buf, size_t cap) {
   if (cli->config_path)
     return cli->config_path;
-  if (calhost_config_find_default(buf, cap) == 0)
+  if (config_find_default(buf, cap) == 0)
     return buf;
   return NULL;
 }
 
-void calhost_cli_print_search_places(FILE *out, const char *before, const char *after) {
+void cli_print_search_places(FILE *out, const char *before, const char *after) {
   char places[4 * 4096];
-  calhost_config_search_places(places, sizeof places);
-  calhost_text_printf(out, "%s%s%s\n", before, places, after);
+  config_search_places(places, sizeof places);
+  base_text_printf(out, "%s%s%s\n", before, places, after);
 }
 
-int calhost_cli_load_config(const calhost_cli *cli, calhost_config *cfg) {
+int cli_load_config(const cli_context *cli, config_settings *cfg) {
   char path[4096], err[1024];
-  calhost_log_set_verbose(cli->verbose); /* --verbose shows plugins' debug and info logs */
-  const char *file = calhost_cli_config_file(cli, path, sizeof path);
+  loader_log_set_verbose(cli->verbose); /* --verbose shows plugins' debug and info logs */
+  const char *file = cli_config_file(cli, path, sizeof path);
   if (!file) {
     /* Said always (not only with --verbose): an installation without its
      * config otherwise fails later with "no workload". */
     if (!cli->quiet)
-      calhost_cli_print_search_places(stderr, "calhost: no configuration file found (searched ",
-                                      "); using the built-in defaults, which have no workloads");
-    if (calhost_config_defaults(cfg) != 0) {
+      cli_print_search_places(stderr, "calhost: no configuration file found (searched ",
+                              "); using the built-in defaults, which have no workloads");
+    if (config_defaults(cfg) != 0) {
       fprintf(stderr, "calhost: out of memory\n");
       return -1;
     }
     return 0;
   }
   if (cli->verbose)
-    calhost_text_printf(stderr, "calhost: configuration: %s\n", file);
-  if (calhost_config_load(file, cfg, err, sizeof err) != 0) {
-    calhost_cli_error("%s", err);
+    base_text_printf(stderr, "calhost: configuration: %s\n", file);
+  if (config_load(file, cfg, err, sizeof err) != 0) {
+    cli_error("%s", err);
     return -1;
   }
   return 0;
 }
 
-int calhost_cli_discover(const calhost_cli *cli, const char *what, calhost_loader_options *o,
-                         calhost_plugin_list *list) {
+int cli_discover(const cli_context *cli, const char *what, loader_options *o,
+                 loader_plugin_list *list) {
   if (cli->quiet)
     o->services.min_log_level = CALHOST_LOG_ERROR;
-  if (calhost_loader_discover(o, list) < 0) {
-    calhost_cli_error("%s: out of memory", what);
+  if (loader_discover(o, list) < 0) {
+    cli_error("%s: out of memory", what);
     return -1;
   }
   return 0;
 }
 
-calstore_status calhost_cli_open_store_config(const calhost_cli *cli, const calhost_config *cfg,
-                                              calstore **out) {
+calstore_status cli_open_store_config(const cli_context *cli, const config_settings *cfg,
+                                      calstore **out) {
   char msg[4608];
-  calstore_status st = calhost_binding_open_store(cfg, cli->store_path, out, msg, sizeof msg);
+  calstore_status st = runtime_binding_open_store(cfg, cli->store_path, out, msg, sizeof msg);
   if (st != CALSTORE_OK)
-    calhost_cli_error("%s", msg);
+    cli_error("%s", msg);
   return st;
 }
 
-calstore_status calhost_cli_open_store(const calhost_cli *cli, calstore **out) {
-  calhost_config cfg = {0};
+calstore_status cli_open_store(const cli_context *cli, calstore **out) {
+  config_settings cfg = {0};
   /* The same configuration whatever other flags are given: --store replaces
    * only the path, [store] persistence_enabled still applies. */
-  if (calhost_cli_load_config(cli, &cfg) != 0)
+  if (cli_load_config(cli, &cfg) != 0)
     return CALSTORE_INVALID_ARGUMENT;
-  calstore_status st = calhost_cli_open_store_config(cli, &cfg, out);
-  calhost_config_free(&cfg);
+  calstore_status st = cli_open_store_config(cli, &cfg, out);
+  config_free(&cfg);
   return st;
 }
 
-int calhost_cli_store_path(const calhost_cli *cli, char *buf, size_t cap) {
+int cli_store_path(const cli_context *cli, char *buf, size_t cap) {
   calstore_options opts;
-  calhost_config cfg = {0};
+  config_settings cfg = {0};
   int rc = 0;
-  if (calhost_cli_load_config(cli, &cfg) != 0)
+  if (cli_load_config(cli, &cfg) != 0)
     return -1;
   calstore_options_init(&opts);
-  calhost_binding_store_options(&cfg, cli->store_path, &opts);
+  runtime_binding_store_options(&cfg, cli->store_path, &opts);
   if (opts.path) {
     if (snprintf(buf, cap, "%s", opts.path) >= (int)cap) {
-      calhost_cli_error("store path too long");
+      cli_error("store path too long");
       rc = -1;
     }
   } else if (calstore_default_path(buf, cap) != CALSTORE_OK) {
-    calhost_cli_error("no store path: set --store, [store] path, XDG_CACHE_HOME or HOME");
+    cli_error("no store path: set --store, [store] path, XDG_CACHE_HOME or HOME");
     rc = -1;
   }
-  calhost_config_free(&cfg);
+  config_free(&cfg);
   return rc;
 }
 
-int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
-                          calstore_property *structure) {
+int cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k,
+                  calstore_property *structure) {
   memset(k, 0, sizeof *k);
   static const struct {
     cli_flag_id id;
@@ -144,7 +144,7 @@ int calhost_cli_key_flags(cli_args *a, int portable, int lookup, calstore_key *k
     /* a key's thread count: any the store format holds (config/values.h) */
     unsigned long long v;
     char why[200];
-    if (calhost_value_uint(a->value[FL_THREADS], 1, UINT32_MAX, &v, why, sizeof why) != 0)
+    if (config_value_uint(a->value[FL_THREADS], 1, UINT32_MAX, &v, why, sizeof why) != 0)
       return cli_usage(a, "--threads: '%s': %s", a->value[FL_THREADS], why);
     k->thread_count = (uint32_t)v;
   }

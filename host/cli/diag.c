@@ -31,17 +31,17 @@ void diag_free(diag_list *d) {
 
 void diag_print(FILE *out, const char *path, const diag_list *d) {
   for (size_t i = 0; i < d->n; i++)
-    calhost_text_diag(out, NULL, path, d->items[i].line, "%s",
-                      d->items[i].message ? d->items[i].message : "");
+    base_text_diag(out, NULL, path, d->items[i].line, "%s",
+                   d->items[i].message ? d->items[i].message : "");
 }
 
 void diag_print_json(FILE *out, const diag_list *d) {
   fputc('[', out);
   for (size_t i = 0; i < d->n; i++) {
     fprintf(out, "%s{\"line\":%u,\"status\":", i ? "," : "", d->items[i].line);
-    calhost_json_string(out, calstore_status_name(d->items[i].status));
+    base_json_string(out, calstore_status_name(d->items[i].status));
     fputs(",\"message\":", out);
-    calhost_json_string(out, d->items[i].message);
+    base_json_string(out, d->items[i].message);
     fputc('}', out);
   }
   fputc(']', out);

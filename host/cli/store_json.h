@@ -16,19 +16,19 @@
  * "structure": {name: value}, "measurements": [{"name", "value", "unit"}],
  * "policy"}; the fields a kind lacks are null (structure {} for exact
  * keys). "null" when p is NULL. */
-void calhost_json_profile(FILE *out, const calstore_profile *p);
+void cli_json_profile(FILE *out, const calstore_profile *p);
 
 /* Writes a lookup result and a newline: {"status", "level", "profile",
  * "rejections": [{"reason", "message", "profile"}], "diagnostics": []}.
  * r NULL (the store could not be opened): status st, level "none",
  * profile null, and one diagnostic {"path", "status"} when path is set. */
-void calhost_json_lookup_result(FILE *out, const calstore_lookup_result *r, calstore_status st,
-                                const char *path);
+void cli_json_lookup_result(FILE *out, const calstore_lookup_result *r, calstore_status st,
+                            const char *path);
 
 /* Writes a profile as one line of text: "exact|portable calibrated|override
  * backend=\"...\" ... policy=\"...\"", the values as JSON strings (so control
  * characters are escaped), measurement names and units escaped. The text
  * form of `list` and of the key form of `lookup`. */
-void calhost_text_profile(FILE *out, const calstore_profile *p);
+void cli_text_profile(FILE *out, const calstore_profile *p);
 
 #endif /* CALHOST_CLI_STORE_JSON_H */

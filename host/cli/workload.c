@@ -25,26 +25,26 @@ void wl_close(wl_ctx *c) {
   c->plugin = NULL;
 }
 
-int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const char *threads,
+int wl_open(cli_context *cli, const char *workload, const char *plugin, const char *threads,
             const char *device, int force_portable, int select, wl_ctx *c) {
   char err[4608];
   memset(c, 0, sizeof *c);
   uint32_t tc = 0; /* the runtime's default: the first configured count */
   if (threads) {
-    if (calhost_value_thread_count(threads, &tc, err, sizeof err) != 0) {
-      calhost_cli_error("bad --threads '%s': %s", threads, err);
+    if (config_value_thread_count(threads, &tc, err, sizeof err) != 0) {
+      cli_error("bad --threads '%s': %s", threads, err);
       return 2;
     }
     if (tc == 0) /* "max" */
       tc = CALHOST_RUNTIME_THREADS_MAX;
   }
-  calhost_config cfg;
-  if (calhost_cli_load_config(cli, &cfg) != 0)
+  config_settings cfg;
+  if (cli_load_config(cli, &cfg) != 0)
     return 2;
   calhost_runtime_status st =
-      calhost_runtime_open_config(&cfg, cli->store_path, force_portable, &c->rt, err, sizeof err);
+      runtime_open_config(&cfg, cli->store_path, force_portable, &c->rt, err, sizeof err);
   if (st == CALHOST_RUNTIME_OK && device)
-    st = calhost_runtime_set_device(c->rt, device);
+    st = runtime_set_device(c->rt, device);
   if (st == CALHOST_RUNTIME_OK)
     st = calhost_runtime_load_plugin(c->rt, plugin, workload, &c->plugin, err, sizeof err);
   if (st == CALHOST_RUNTIME_OK)
@@ -52,7 +52,7 @@ int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const ch
              ? calhost_runtime_select(c->rt, c->plugin, workload, tc, &c->sel, err, sizeof err)
              : calhost_runtime_build_keys(c->rt, c->plugin, workload, tc, &c->sel, err, sizeof err);
   if (st != CALHOST_RUNTIME_OK) {
-    calhost_cli_error("%s", err);
+    cli_error("%s", err);
     return 2;
   }
   return 0;

@@ -42,7 +42,7 @@ int wl_refuse_key_flags(const cli_args *a);
  * a device backend; NULL: its first device). With select set, also selects the
  * policy (c->sel->result). Returns 0, or prints why and returns 2; call
  * wl_close either way. */
-int wl_open(calhost_cli *cli, const char *workload, const char *plugin, const char *threads,
+int wl_open(cli_context *cli, const char *workload, const char *plugin, const char *threads,
             const char *device, int force_portable, int select, wl_ctx *c);
 
 /* Releases everything wl_open acquired. */

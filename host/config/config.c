@@ -1,5 +1,5 @@
 /*
- * config.c: the calhost_config value itself (config.h): built-in defaults,
+ * config.c: the config_settings value itself (config.h): built-in defaults,
  * freeing, the containers the parse fills (string vectors, properties, the
  * origin of each key), and the queries commands make (workload and plugin
  * section by name, enabled backends, origins, rigor names, and the walk
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../processor/processor.h" /* calhost_cpulist_format */
-#include "../search/search.h"       /* calhost_search_strategy_name */
+#include "../processor/processor.h" /* processor_cpulist_format */
+#include "../search/search.h"       /* search_strategy_name */
 #include "base/array.h"
 #include "parser.h"
 #include "values.h"
@@ -38,7 +38,7 @@ static void origins_free(origin_table *t) {
   free(t);
 }
 
-int cfg_origins_add(calhost_config *cfg, const char *key, unsigned line) {
+int cfg_origins_add(config_settings *cfg, const char *key, unsigned line) {
   origin_table *t = cfg->origins;
   char *copy;
   origin_entry *items = base_array_grow(t->items, t->count, &t->capacity, sizeof *items, 32);
@@ -54,8 +54,8 @@ int cfg_origins_add(calhost_config *cfg, const char *key, unsigned line) {
   return 0;
 }
 
-calhost_config_origin calhost_config_origin_of(const calhost_config *cfg, const char *dotted_key) {
-  calhost_config_origin o = {NULL, 0};
+config_origin config_origin_of(const config_settings *cfg, const char *dotted_key) {
+  config_origin o = {NULL, 0};
   const origin_table *t;
   if (!cfg || !dotted_key || !cfg->origins)
     return o;
@@ -131,14 +131,14 @@ int cfg_valid_name(const char *s) {
 
 /* ---- defaults / free ----------------------------------------------------- */
 
-int calhost_config_defaults(calhost_config *cfg) {
+int config_defaults(config_settings *cfg) {
   memset(cfg, 0, sizeof *cfg);
   cfg->persistence_enabled = 1;
   cfg->cpus_all = 1;
   cfg->thread_counts = malloc(2 * sizeof *cfg->thread_counts);
   cfg->origins = calloc(1, sizeof(origin_table));
   if (!cfg->thread_counts || !cfg->origins) {
-    calhost_config_free(cfg);
+    config_free(cfg);
     return -1;
   }
   cfg->thread_counts[0] = 1;
@@ -152,7 +152,7 @@ int calhost_config_defaults(calhost_config *cfg) {
   return 0;
 }
 
-void calhost_config_free(calhost_config *cfg) {
+void config_free(config_settings *cfg) {
   if (!cfg)
     return;
   free(cfg->source_path);
@@ -164,7 +164,7 @@ void calhost_config_free(calhost_config *cfg) {
   free(cfg->cpus);
   free(cfg->thread_counts);
   for (size_t i = 0; i < cfg->workload_count; i++) {
-    calhost_config_workload *w = &cfg->workloads[i];
+    config_workload *w = &cfg->workloads[i];
     free(w->name);
     free(w->operator_name);
     free(w->dtype);
@@ -176,8 +176,8 @@ void calhost_config_free(calhost_config *cfg) {
   free(cfg->workloads);
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     free(cfg->plugin_sections[i].name);
-    calhost_value_strings_free(cfg->plugin_sections[i].devices,
-                               cfg->plugin_sections[i].device_count);
+    config_value_strings_free(cfg->plugin_sections[i].devices,
+                              cfg->plugin_sections[i].device_count);
     props_free(&cfg->plugin_sections[i].settings, &cfg->plugin_sections[i].setting_count);
   }
   free(cfg->plugin_sections);
@@ -187,8 +187,7 @@ void calhost_config_free(calhost_config *cfg) {
 
 /* ---- queries ---------------------------------------------------------- */
 
-const calhost_config_workload *calhost_config_workload_named(const calhost_config *cfg,
-                                                             const char *name) {
+const config_workload *config_workload_named(const config_settings *cfg, const char *name) {
   if (!cfg || !name)
     return NULL;
   for (size_t i = 0; i < cfg->workload_count; i++)
@@ -197,8 +196,7 @@ const calhost_config_workload *calhost_config_workload_named(const calhost_confi
   return NULL;
 }
 
-const calhost_config_plugin_section *calhost_config_plugin_named(const calhost_config *cfg,
-                                                                 const char *name) {
+const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name) {
   if (!cfg || !name)
     return NULL;
   for (size_t i = 0; i < cfg->plugin_section_count; i++)
@@ -207,7 +205,7 @@ const calhost_config_plugin_section *calhost_config_plugin_named(const calhost_c
   return NULL;
 }
 
-int calhost_config_backend_enabled(const calhost_config *cfg, const char *backend) {
+int config_backend_enabled(const config_settings *cfg, const char *backend) {
   int enabled;
   if (!cfg || !backend)
     return 0;
@@ -221,13 +219,13 @@ int calhost_config_backend_enabled(const calhost_config *cfg, const char *backen
   return enabled;
 }
 
-/* ---- calhost_config_visit ------------------------------------------------ */
+/* ---- config_visit ------------------------------------------------ */
 
-static int emit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
-                const char *section, const char *okey_section, const char *key, const char *value) {
+static int emit(const config_settings *cfg, config_visit_fn fn, void *user, const char *section,
+                const char *okey_section, const char *key, const char *value) {
   char okey[600];
   snprintf(okey, sizeof okey, "%s.%s", okey_section, key);
-  return fn(user, section, key, value, calhost_config_origin_of(cfg, okey));
+  return fn(user, section, key, value, config_origin_of(cfg, okey));
 }
 
 /* A value built piece by piece (a list): a memory stream. */
@@ -244,7 +242,7 @@ static int text_open(text *t) {
 }
 
 /* Closes t and emits what was written to it as key's value (as emit). */
-static int emit_text(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
+static int emit_text(const config_settings *cfg, config_visit_fn fn, void *user,
                      const char *section, const char *okey_section, const char *key, text *t) {
   int closed = fclose(t->f) == 0 && t->s;
   int rc = closed ? emit(cfg, fn, user, section, okey_section, key, t->s) : -1;
@@ -252,7 +250,7 @@ static int emit_text(const calhost_config *cfg, calhost_config_visit_fn fn, void
   return rc;
 }
 
-static int emit_list(const calhost_config *cfg, calhost_config_visit_fn fn, void *user,
+static int emit_list(const config_settings *cfg, config_visit_fn fn, void *user,
                      const char *section, const char *okey_section, const char *key,
                      char *const *items, size_t n, const char *sep) {
   text t;
@@ -263,7 +261,7 @@ static int emit_list(const calhost_config *cfg, calhost_config_visit_fn fn, void
   return emit_text(cfg, fn, user, section, okey_section, key, &t);
 }
 
-int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user) {
+int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
   char num[64];
   int rc;
 #define EMIT(sec, key, val)                                                                        \
@@ -290,7 +288,7 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
     if (cfg->cpus_all || cfg->cpu_count == 0)
       snprintf(cpus, sizeof cpus, "all");
     else
-      calhost_cpulist_format(cfg->cpus, cfg->cpu_count, cpus, sizeof cpus);
+      processor_cpulist_format(cfg->cpus, cfg->cpu_count, cpus, sizeof cpus);
     EMIT("calibration", "cpus", cpus);
   }
   {
@@ -306,9 +304,8 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
     if ((rc = emit_text(cfg, fn, user, "calibration", "calibration", "threads", &t)) != 0)
       return rc;
   }
-  EMIT("calibration", "rigor", calhost_rigor_name(cfg->rigor));
-  EMIT("calibration", "strategy",
-       calhost_search_strategy_name((calhost_search_strategy)cfg->strategy));
+  EMIT("calibration", "rigor", sweep_rigor_name(cfg->rigor));
+  EMIT("calibration", "strategy", search_strategy_name((search_strategy)cfg->strategy));
   if (cfg->budget_seconds > 0)
     snprintf(num, sizeof num, "%gs", cfg->budget_seconds);
   else
@@ -324,10 +321,10 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
 #undef EMIT
 
   for (size_t i = 0; i < cfg->workload_count; i++) {
-    const calhost_config_workload *w = &cfg->workloads[i];
+    const config_workload *w = &cfg->workloads[i];
     char section[300], osec[300];
     text t;
-    calhost_config_origin o = w->origin;
+    config_origin o = w->origin;
     snprintf(section, sizeof section, "workload %s", w->name);
     snprintf(osec, sizeof osec, "workload.%s", w->name);
     if ((rc = emit(cfg, fn, user, section, osec, "operator", w->operator_name)) != 0)
@@ -351,7 +348,7 @@ int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, 
       return rc;
   }
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
-    const calhost_config_plugin_section *s = &cfg->plugin_sections[i];
+    const config_plugin_section *s = &cfg->plugin_sections[i];
     char section[300], osec[300];
     snprintf(section, sizeof section, "plugin %s", s->name);
     snprintf(osec, sizeof osec, "plugin.%s", s->name);

@@ -23,44 +23,44 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h" /* calhost_property */
-#include "sweep/plan.h"     /* calhost_rigor: the engine owns its vocabulary */
+#include "sweep/plan.h"     /* sweep_rigor: the engine owns its vocabulary */
 
 /* Where a value came from: a file and line, or a built-in default (file
  * NULL, line 0). The configuration records no other origin: a command-line
  * flag that overrides a value is the CLI's to report. */
-typedef struct calhost_config_origin {
+typedef struct config_origin {
   const char *file;
   unsigned line;
-} calhost_config_origin;
+} config_origin;
 
-typedef struct calhost_config_workload {
+typedef struct config_workload {
   char *name;          /* from [workload NAME] */
   char *operator_name; /* operator = MatMul (required) */
   char *dtype;         /* dtype = float32 (default float32) */
   int64_t *shape;      /* shape = 256,256,256 (required; 1 to 8 positive integers) */
   size_t shape_rank;
-  char *model_file;                   /* model = PATH (optional; relative to the config's dir) */
-  calhost_config_origin model_origin; /* the model key's file and line, for messages */
-  char *model_digest;           /* cache of calhost_config_workload_digest (digest.h): NULL until a
+  char *model_file;             /* model = PATH (optional; relative to the config's dir) */
+  config_origin model_origin;   /* the model key's file and line, for messages */
+  char *model_digest;           /* cache of config_workload_digest (digest.h): NULL until a
                                    command needs the key; read it through that function */
   calhost_property *properties; /* every other key of the section, e.g. accumulate = 1 */
   size_t property_count;
-  calhost_config_origin origin; /* the section header's line */
-} calhost_config_workload;
+  config_origin origin; /* the section header's line */
+} config_workload;
 
-typedef struct calhost_config_plugin_section {
+typedef struct config_plugin_section {
   char *name;                 /* from [plugin NAME]: the backend name */
   calhost_property *settings; /* passed to the plugin's create() (every key but devices) */
   size_t setting_count;
-  calhost_config_origin origin;
+  config_origin origin;
   /* devices = all | LIST: the host's key (never passed to the plugin), the
    * devices calibrate runs on: indices or identities (values.h); NULL and
    * 0 for all (the default) */
   char **devices;
   size_t device_count;
-} calhost_config_plugin_section;
+} config_plugin_section;
 
-typedef struct calhost_config {
+typedef struct config_settings {
   char *source_path; /* the file read; NULL when only defaults */
 
   /* [store] */
@@ -85,12 +85,12 @@ typedef struct calhost_config {
   int cpus_all;
   uint32_t *thread_counts; /* threads = 1,2,max ; 0 stands for max */
   size_t thread_count_count;
-  calhost_rigor rigor;           /* rigor = quick|measure|exhaustive */
+  sweep_rigor rigor;             /* rigor = quick|measure|exhaustive */
   double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin; 0: none;
                                     units s, m, h accepted; values.h) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
   int strategy;                  /* strategy = default|exhaustive|random|local|annealing|genetic|
-                                    model: the search (a calhost_search_strategy; 0: the rigor's) */
+                                    model: the search (a search_strategy; 0: the rigor's) */
   uint32_t budget_evaluations;   /* budget = N: candidates the search evaluates per sweep */
   double budget_seconds;         /* budget = 30s: or seconds of search per sweep (0/0: the
                                     rigor's budget) */
@@ -99,25 +99,25 @@ typedef struct calhost_config {
   /* [lookup] */
   int force_portable; /* force_portable = true|false */
 
-  calhost_config_workload *workloads;
+  config_workload *workloads;
   size_t workload_count, workload_capacity;
-  calhost_config_plugin_section *plugin_sections;
+  config_plugin_section *plugin_sections;
   size_t plugin_section_count, plugin_section_capacity;
 
   /* Where each key set in the file was set ("calibration.rigor",
    * "workload.NAME.shape", "plugin.NAME.max_isa"), for messages and `config
-   * show`; private to config.c, read through calhost_config_origin_of. */
+   * show`; private to config.c, read through config_origin_of. */
   void *origins;
-} calhost_config;
+} config_settings;
 
 /* Fills *cfg with the built-in defaults (no file). Returns 0, or -1 on
  * allocation failure. */
-int calhost_config_defaults(calhost_config *cfg);
+int config_defaults(config_settings *cfg);
 
 /* Reads and validates the INI file at path into *cfg (starting from the
  * defaults). On error returns -1, leaves *cfg freed and writes
  * "FILE:LINE: message" into err (NUL-terminated, at most err_capacity). */
-int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t err_capacity);
+int config_load(const char *path, config_settings *cfg, char *err, size_t err_capacity);
 
 /* The default search, used whenever no --config is given (whatever other
  * flags are): the first regular file of
@@ -133,34 +133,32 @@ int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t
  *      config/calhost.ini.
  * Writes the first that exists into buf and returns 0; -1 when none does,
  * or when the first that exists does not fit in buf. */
-int calhost_config_find_default(char *buf, size_t capacity);
+int config_find_default(char *buf, size_t capacity);
 
-/* The places calhost_config_find_default looks at, in order, as one line
+/* The places config_find_default looks at, in order, as one line
  * for messages ("./calhost.ini, /home/u/.config/calhost/calhost.ini, ...").
  * Returns the full length like snprintf (truncated when >= capacity). */
-size_t calhost_config_search_places(char *buf, size_t capacity);
+size_t config_search_places(char *buf, size_t capacity);
 
 /* Frees everything *cfg owns and zeroes it. NULL-safe. */
-void calhost_config_free(calhost_config *cfg);
+void config_free(config_settings *cfg);
 
 /* Finds a workload / plugin section by name; NULL when absent. */
-const calhost_config_workload *calhost_config_workload_named(const calhost_config *cfg,
-                                                             const char *name);
-const calhost_config_plugin_section *calhost_config_plugin_named(const calhost_config *cfg,
-                                                                 const char *name);
+const config_workload *config_workload_named(const config_settings *cfg, const char *name);
+const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name);
 
 /* Nonzero when the backend may be used (enabled list empty or naming it, and
  * not in the disabled list). */
-int calhost_config_backend_enabled(const calhost_config *cfg, const char *backend);
+int config_backend_enabled(const config_settings *cfg, const char *backend);
 
 /* Where the value of "section.key" (e.g. "calibration.rigor") came from. */
-calhost_config_origin calhost_config_origin_of(const calhost_config *cfg, const char *dotted_key);
+config_origin config_origin_of(const config_settings *cfg, const char *dotted_key);
 
-/* Like calhost_config_load, from text in memory (length bytes; it may hold
+/* Like config_load, from text in memory (length bytes; it may hold
  * no NUL). name is used in messages and origins ("FILE:LINE"), and relative
  * paths in the text resolve against name's directory. */
-int calhost_config_load_string(const char *text, size_t length, const char *name,
-                               calhost_config *cfg, char *err, size_t err_capacity);
+int config_load_string(const char *text, size_t length, const char *name, config_settings *cfg,
+                       char *err, size_t err_capacity);
 
 /* Visits every key of the effective configuration in a stable order (the
  * order of `calhost config show`): section ("store", "calibration",
@@ -168,10 +166,10 @@ int calhost_config_load_string(const char *text, size_t length, const char *name
  * joined as they would be written in the file) and its origin. Keys that
  * are unset and have no default (e.g. store.path) are visited with value
  * NULL; so is a workload's model_digest until it has been computed
- * (calhost_config_digest_all). Stops early and returns the callback's value
+ * (config_digest_all). Stops early and returns the callback's value
  * when it is nonzero. */
-typedef int (*calhost_config_visit_fn)(void *user, const char *section, const char *key,
-                                       const char *value, calhost_config_origin origin);
-int calhost_config_visit(const calhost_config *cfg, calhost_config_visit_fn fn, void *user);
+typedef int (*config_visit_fn)(void *user, const char *section, const char *key, const char *value,
+                               config_origin origin);
+int config_visit(const config_settings *cfg, config_visit_fn fn, void *user);
 
 #endif /* CALHOST_CONFIG_H */

@@ -1,7 +1,7 @@
 /*
  * config_search.c: where calhost looks for its configuration when no
- * --config is given (calhost_config_find_default), and that list of places
- * for messages (calhost_config_search_places).
+ * --config is given (config_find_default), and that list of places
+ * for messages (config_search_places).
  *
  * Build-time paths come from compile definitions set in CMakeLists.txt:
  *   CALHOST_RELATIVE_CONFIG   the installed config relative to the installed
@@ -9,7 +9,7 @@
  *   CALHOST_INSTALLED_CONFIG  ${CMAKE_INSTALL_FULL_DATADIR}/calhost/calhost.ini
  *   CALHOST_SOURCE_CONFIG     ${CMAKE_SOURCE_DIR}/config/calhost.ini
  *   CALHOST_BUILD_DIR         ${CMAKE_BINARY_DIR}
- * The executable's directory comes from calhost_exe_dir (base/paths.c, /proc/self/exe), as plugin
+ * The executable's directory comes from base_exe_dir (base/paths.c, /proc/self/exe), as plugin
  * discovery finds bin/../lib/calhost/plugins (host/loader/loader.c). The source tree's config is
  * used only by programs that run from the build tree (their /proc/self/exe lies below
  * CALHOST_BUILD_DIR).
@@ -36,7 +36,7 @@ static int running_from_build_tree(void) {
 #ifdef CALHOST_BUILD_DIR
   char exe[PATH_MAX], build[PATH_MAX];
   size_t bl;
-  if (calhost_exe_dir(exe, sizeof exe) != 0 || !realpath(CALHOST_BUILD_DIR, build))
+  if (base_exe_dir(exe, sizeof exe) != 0 || !realpath(CALHOST_BUILD_DIR, build))
     return 0;
   bl = strlen(build);
   return strncmp(exe, build, bl) == 0 && (exe[bl] == '/' || exe[bl] == '\0');
@@ -69,7 +69,7 @@ static size_t search_places(char places[MAX_PLACES][PATH_MAX]) {
      * "../" of the relative path just drops the directory's last part. */
     char dir[PATH_MAX];
     const char *rel = CALHOST_RELATIVE_CONFIG;
-    if (calhost_exe_dir(dir, sizeof dir) == 0) {
+    if (base_exe_dir(dir, sizeof dir) == 0) {
       while (!strncmp(rel, "../", 3)) {
         char *slash = strrchr(dir, '/');
         if (slash && slash != dir)
@@ -94,7 +94,7 @@ static size_t search_places(char places[MAX_PLACES][PATH_MAX]) {
   return n;
 }
 
-int calhost_config_find_default(char *buf, size_t capacity) {
+int config_find_default(char *buf, size_t capacity) {
   char places[MAX_PLACES][PATH_MAX];
   size_t n = search_places(places);
   for (size_t i = 0; i < n; i++) {
@@ -109,7 +109,7 @@ int calhost_config_find_default(char *buf, size_t capacity) {
   return -1;
 }
 
-size_t calhost_config_search_places(char *buf, size_t capacity) {
+size_t config_search_places(char *buf, size_t capacity) {
   char places[MAX_PLACES][PATH_MAX];
   size_t n = search_places(places), len = 0;
   if (buf && capacity)

@@ -27,7 +27,7 @@ static void hex_digest(const unsigned char *md, unsigned len, char out[CALHOST_D
   out[7 + 64] = '\0';
 }
 
-int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]) {
+int config_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned len = 0;
   if (EVP_Digest(data, length, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
@@ -36,8 +36,8 @@ int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGES
   return 0;
 }
 
-int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
-                        size_t err_capacity) {
+int config_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
+                       size_t err_capacity) {
   unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
   unsigned len = 0;
   size_t n;
@@ -98,7 +98,7 @@ static int cmp_prop(const void *a, const void *b) {
 /* The canonical description as a malloc'd string (*length bytes before its
  * NUL), or NULL when memory runs out: never a description that silently
  * lacks a part (that would be another workload's digest). */
-static char *canonical_text(const calhost_config_workload *w, size_t *length) {
+static char *canonical_text(const config_workload *w, size_t *length) {
   char *text = NULL;
   size_t len = 0;
   calhost_property *sorted = NULL;
@@ -132,8 +132,7 @@ static char *canonical_text(const calhost_config_workload *w, size_t *length) {
   return text;
 }
 
-size_t calhost_config_workload_canonical(const calhost_config_workload *w, char *buf,
-                                         size_t capacity) {
+size_t config_workload_canonical(const config_workload *w, char *buf, size_t capacity) {
   size_t len = 0;
   char *text = canonical_text(w, &len);
   if (!text)
@@ -148,8 +147,7 @@ size_t calhost_config_workload_canonical(const calhost_config_workload *w, char 
   return len;
 }
 
-const char *calhost_config_workload_digest(const calhost_config_workload *w, char *err,
-                                           size_t err_capacity) {
+const char *config_workload_digest(const config_workload *w, char *err, size_t err_capacity) {
   char digest[CALHOST_DIGEST_CAPACITY], why[700];
   char *copy;
   if (err && err_capacity)
@@ -159,7 +157,7 @@ const char *calhost_config_workload_digest(const calhost_config_workload *w, cha
   if (w->model_digest)
     return w->model_digest;
   if (w->model_file) {
-    if (calhost_digest_file(w->model_file, digest, why, sizeof why) != 0) {
+    if (config_digest_file(w->model_file, digest, why, sizeof why) != 0) {
       if (err && err_capacity)
         snprintf(err, err_capacity, "%s:%u: model file of [workload %s]: %s",
                  w->model_origin.file ? w->model_origin.file : "<config>", w->model_origin.line,
@@ -175,7 +173,7 @@ const char *calhost_config_workload_digest(const calhost_config_workload *w, cha
         snprintf(err, err_capacity, "[workload %s]: out of memory", w->name);
       return NULL;
     }
-    rc = calhost_digest_bytes(text, n, digest);
+    rc = config_digest_bytes(text, n, digest);
     free(text);
     if (rc != 0) {
       if (err && err_capacity)
@@ -192,13 +190,13 @@ const char *calhost_config_workload_digest(const calhost_config_workload *w, cha
   /* The cache: the workload lives in memory the configuration malloc'd, so
    * it may be written through a pointer to it; its value is logically part
    * of the workload (a pure function of its fields and model file). */
-  ((calhost_config_workload *)w)->model_digest = copy;
+  ((config_workload *)w)->model_digest = copy;
   return copy;
 }
 
-int calhost_config_digest_all(const calhost_config *cfg, char *err, size_t err_capacity) {
+int config_digest_all(const config_settings *cfg, char *err, size_t err_capacity) {
   for (size_t i = 0; cfg && i < cfg->workload_count; i++)
-    if (!calhost_config_workload_digest(&cfg->workloads[i], err, err_capacity))
+    if (!config_workload_digest(&cfg->workloads[i], err, err_capacity))
       return -1;
   return 0;
 }

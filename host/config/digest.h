@@ -4,7 +4,7 @@
  * configuration hashes nothing and links no OpenSSL.
  *
  * A workload's digest is computed on first use and cached in the workload
- * (calhost_config_workload_digest): commands that never build a key (list,
+ * (config_workload_digest): commands that never build a key (list,
  * check, plugins, ...) never read a model file.
  */
 #ifndef CALHOST_CONFIG_DIGEST_H
@@ -21,10 +21,10 @@
  * "sha256:<64 lowercase hex>" into out (CALHOST_DIGEST_CAPACITY bytes): the
  * same hex as `sha256sum`. A file must be a regular file (a device or a FIFO
  * is refused without blocking). Return 0, or -1 (with "PATH: reason" in err
- * for calhost_digest_file; err may be NULL). */
-int calhost_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]);
-int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
-                        size_t err_capacity);
+ * for config_digest_file; err may be NULL). */
+int config_digest_bytes(const void *data, size_t length, char out[CALHOST_DIGEST_CAPACITY]);
+int config_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char *err,
+                       size_t err_capacity);
 
 /* The canonical description of a workload, the input of its digest when it
  * has no model file:
@@ -33,22 +33,20 @@ int calhost_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], cha
  * The workload's name is not part of it. Returns the full length like
  * snprintf (truncated when >= capacity; buf may be NULL with capacity 0),
  * or 0 (buf "") when memory runs out: a description is never empty. */
-size_t calhost_config_workload_canonical(const calhost_config_workload *workload, char *buf,
-                                         size_t capacity);
+size_t config_workload_canonical(const config_workload *workload, char *buf, size_t capacity);
 
 /* The workload's model digest: of its model file when it has one, else of
  * its canonical description. Computed on the first call and cached in
  * workload->model_digest (owned by the configuration, freed by
- * calhost_config_free); later calls return the cached string without
+ * config_free); later calls return the cached string without
  * reading anything. Not thread-safe: call it before sharing the
  * configuration between threads (forked children inherit the cache).
  * Returns the digest, or NULL with "FILE:LINE: model file of [workload
  * NAME]: reason" in err (the model key's line; err may be NULL). */
-const char *calhost_config_workload_digest(const calhost_config_workload *workload, char *err,
-                                           size_t err_capacity);
+const char *config_workload_digest(const config_workload *workload, char *err, size_t err_capacity);
 
 /* Computes every workload's digest (`config check`, `config show`). Returns
  * 0, or -1 with the first failure in err as above. */
-int calhost_config_digest_all(const calhost_config *cfg, char *err, size_t err_capacity);
+int config_digest_all(const config_settings *cfg, char *err, size_t err_capacity);
 
 #endif /* CALHOST_CONFIG_DIGEST_H */

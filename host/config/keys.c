@@ -1,6 +1,6 @@
 /*
  * keys.c: the rules of calhost.ini: which sections exist, which keys each
- * takes, what a key means in the typed calhost_config and which values it
+ * takes, what a key means in the typed config_settings and which values it
  * accepts (through the value parsers of values.c, shared with the command
  * line), how paths resolve, which keys are required and which combinations
  * are refused. The reader that feeds it lines and keys is parse.c.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../processor/processor.h" /* calhost_cpulist_parse */
+#include "../processor/processor.h" /* processor_cpulist_parse */
 #include "base/array.h"
 #include "parser.h"
 #include "values.h"
@@ -91,10 +91,10 @@ static void *section_add(parser *p, void *items, size_t *count, size_t *capacity
 }
 
 void cfg_section_open(parser *p, const char *name) {
-  calhost_config *c = p->cfg;
-  calhost_config_origin origin = {c->source_path, p->line};
+  config_settings *c = p->cfg;
+  config_origin origin = {c->source_path, p->line};
   if (p->kind == SEC_WORKLOAD) {
-    calhost_config_workload *v =
+    config_workload *v =
         section_add(p, c->workloads, &c->workload_count, &c->workload_capacity, sizeof *v);
     if (!v)
       return;
@@ -105,8 +105,8 @@ void cfg_section_open(parser *p, const char *name) {
     if (!v[p->index].name || !v[p->index].dtype)
       cfg_oom(p);
   } else if (p->kind == SEC_PLUGIN) {
-    calhost_config_plugin_section *v = section_add(p, c->plugin_sections, &c->plugin_section_count,
-                                                   &c->plugin_section_capacity, sizeof *v);
+    config_plugin_section *v = section_add(p, c->plugin_sections, &c->plugin_section_count,
+                                           &c->plugin_section_capacity, sizeof *v);
     if (!v)
       return;
     c->plugin_sections = v;
@@ -119,7 +119,7 @@ void cfg_section_open(parser *p, const char *name) {
 
 void cfg_section_close(parser *p) {
   if (p->kind == SEC_WORKLOAD) {
-    calhost_config_workload *w = &p->cfg->workloads[p->index];
+    config_workload *w = &p->cfg->workloads[p->index];
     if (!w->operator_name)
       cfg_perr(p, p->section_line, "%s lacks the required key 'operator'", p->section);
     else if (!w->shape)
@@ -190,11 +190,11 @@ static int set_list(parser *p, const char *key, const char *value, char ***v, si
 }
 
 static int parse_threads(parser *p, const char *value) {
-  calhost_config *c = p->cfg;
+  config_settings *c = p->cfg;
   uint32_t *list;
   size_t n;
   char why[300];
-  if (calhost_value_threads(value, &list, &n, why, sizeof why) != 0)
+  if (config_value_threads(value, &list, &n, why, sizeof why) != 0)
     return !strcmp(why, "out of memory")
                ? cfg_oom(p)
                : cfg_perr(p, p->line, "bad value for 'threads' in %s: %s", p->section, why);
@@ -204,11 +204,11 @@ static int parse_threads(parser *p, const char *value) {
   return 1;
 }
 
-static int parse_shape(parser *p, calhost_config_workload *w, const char *value) {
+static int parse_shape(parser *p, config_workload *w, const char *value) {
   int64_t dims[CALHOST_MAX_SHAPE_RANK];
   size_t rank;
   char why[300];
-  if (calhost_value_shape(value, dims, &rank, why, sizeof why) != 0)
+  if (config_value_shape(value, dims, &rank, why, sizeof why) != 0)
     return cfg_perr(p, p->line, "bad value for 'shape' in %s: '%s': %s", p->section, value, why);
   free(w->shape);
   w->shape = malloc(rank * sizeof *w->shape);
@@ -256,14 +256,14 @@ static int set_string(parser *p, char **dst, const char *value) {
 }
 
 int cfg_key(parser *p, const char *name, const char *value) {
-  calhost_config *c = p->cfg;
+  config_settings *c = p->cfg;
   char why[300];
   switch (p->kind) {
   case SEC_STORE:
     if (!strcmp(name, "path"))
       return set_path(p, name, value, &c->store_path);
     if (!strcmp(name, "persistence_enabled"))
-      return calhost_value_bool(value, &c->persistence_enabled, why, sizeof why) == 0
+      return config_value_bool(value, &c->persistence_enabled, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     return unknown_key(p, name, "path, persistence_enabled");
@@ -281,7 +281,7 @@ int cfg_key(parser *p, const char *name, const char *value) {
     if (!strcmp(name, "cpus")) {
       int *cpus = NULL, all = 0;
       size_t n = 0;
-      if (calhost_cpulist_parse(value, &cpus, &n, &all, why, sizeof why) != 0)
+      if (processor_cpulist_parse(value, &cpus, &n, &all, why, sizeof why) != 0)
         return cfg_perr(p, p->line, "bad value for 'cpus' in %s: %s", p->section, why);
       free(c->cpus);
       c->cpus = cpus;
@@ -292,29 +292,29 @@ int cfg_key(parser *p, const char *name, const char *value) {
     if (!strcmp(name, "threads"))
       return parse_threads(p, value);
     if (!strcmp(name, "rigor")) {
-      if (calhost_rigor_parse(value, &c->rigor) != 0)
+      if (sweep_rigor_parse(value, &c->rigor) != 0)
         return bad_value(p, name, value, "quick, measure or exhaustive");
       return 1;
     }
     if (!strcmp(name, "time_budget"))
-      return calhost_value_duration(value, 1, &c->time_budget_seconds, why, sizeof why) == 0
+      return config_value_duration(value, 1, &c->time_budget_seconds, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     if (!strcmp(name, "plugin_timeout"))
-      return calhost_value_duration(value, 0, &c->plugin_timeout_seconds, why, sizeof why) == 0
+      return config_value_duration(value, 0, &c->plugin_timeout_seconds, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     if (!strcmp(name, "repetitions"))
-      return calhost_value_repetitions(value, &c->repetitions, why, sizeof why) == 0
+      return config_value_repetitions(value, &c->repetitions, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     if (!strcmp(name, "strategy"))
-      return calhost_value_strategy(value, &c->strategy, why, sizeof why) == 0
+      return config_value_strategy(value, &c->strategy, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     if (!strcmp(name, "budget"))
-      return calhost_value_search_budget(value, &c->budget_evaluations, &c->budget_seconds, why,
-                                         sizeof why) == 0
+      return config_value_search_budget(value, &c->budget_evaluations, &c->budget_seconds, why,
+                                        sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     return unknown_key(
@@ -322,12 +322,12 @@ int cfg_key(parser *p, const char *name, const char *value) {
         "cpus, threads, rigor, strategy, budget, time_budget, repetitions, plugin_timeout");
   case SEC_LOOKUP:
     if (!strcmp(name, "force_portable"))
-      return calhost_value_bool(value, &c->force_portable, why, sizeof why) == 0
+      return config_value_bool(value, &c->force_portable, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
     return unknown_key(p, name, "force_portable");
   case SEC_WORKLOAD: {
-    calhost_config_workload *w = &c->workloads[p->index];
+    config_workload *w = &c->workloads[p->index];
     if (!strcmp(name, "operator"))
       return cfg_valid_name(value) ? set_string(p, &w->operator_name, value)
                                    : bad_value(p, name, value, "an operator name such as MatMul");
@@ -359,14 +359,14 @@ int cfg_key(parser *p, const char *name, const char *value) {
     return cfg_props_push(&w->properties, &w->property_count, name, value) == 0 ? 1 : cfg_oom(p);
   }
   case SEC_PLUGIN: {
-    calhost_config_plugin_section *s = &c->plugin_sections[p->index];
+    config_plugin_section *s = &c->plugin_sections[p->index];
     if (!strcmp(name, "devices")) { /* the host's key: which devices to calibrate */
       char dwhy[300], **list;
       size_t n;
       int all;
-      if (calhost_value_devices(value, &list, &n, &all, dwhy, sizeof dwhy) != 0)
+      if (config_value_devices(value, &list, &n, &all, dwhy, sizeof dwhy) != 0)
         return !strcmp(dwhy, "out of memory") ? cfg_oom(p) : refused(p, name, value, dwhy);
-      calhost_value_strings_free(s->devices, s->device_count);
+      config_value_strings_free(s->devices, s->device_count);
       s->devices = list;
       s->device_count = n;
       return 1;
@@ -389,11 +389,11 @@ int cfg_key(parser *p, const char *name, const char *value) {
 }
 
 int cfg_finish(parser *p) {
-  calhost_config *c = p->cfg;
+  config_settings *c = p->cfg;
   for (size_t i = 0; i < c->enabled_count; i++)
     for (size_t j = 0; j < c->disabled_count; j++)
       if (!strcmp(c->enabled_backends[i], c->disabled_backends[j])) {
-        calhost_config_origin o = calhost_config_origin_of(c, "plugins.disabled");
+        config_origin o = config_origin_of(c, "plugins.disabled");
         cfg_perr(p, o.line, "backend '%s' is both enabled and disabled in [plugins]",
                  c->disabled_backends[j]);
         return -1;

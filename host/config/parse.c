@@ -1,6 +1,6 @@
 /*
- * parse.c: reads calhost.ini with inih (calhost_config_load,
- * calhost_config_load_string): lines, section headers, duplicate sections
+ * parse.c: reads calhost.ini with inih (config_load,
+ * config_load_string): lines, section headers, duplicate sections
  * and keys, and the first error as "FILE:LINE: message". What each section
  * and key means is keys.c's.
  *
@@ -208,8 +208,8 @@ static int handler(void *user, const char *section, const char *name, const char
 
 /* ---- load ------------------------------------------------------------- */
 
-int calhost_config_load_string(const char *text, size_t length, const char *name,
-                               calhost_config *cfg, char *err, size_t err_capacity) {
+int config_load_string(const char *text, size_t length, const char *name, config_settings *cfg,
+                       char *err, size_t err_capacity) {
   parser p;
   int rc;
   const char *slash;
@@ -217,7 +217,7 @@ int calhost_config_load_string(const char *text, size_t length, const char *name
     err[0] = '\0';
   if (!name)
     name = "<string>";
-  if (calhost_config_defaults(cfg) != 0) {
+  if (config_defaults(cfg) != 0) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: out of memory", name);
     return -1;
@@ -233,7 +233,7 @@ int calhost_config_load_string(const char *text, size_t length, const char *name
     p.base_dir = strdup(".");
   if (!cfg->source_path || !p.base_dir) {
     free(p.base_dir);
-    calhost_config_free(cfg);
+    config_free(cfg);
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: out of memory", name);
     return -1;
@@ -274,13 +274,13 @@ int calhost_config_load_string(const char *text, size_t length, const char *name
       else
         snprintf(err, err_capacity, "%s: %s", name, p.err);
     }
-    calhost_config_free(cfg);
+    config_free(cfg);
     return -1;
   }
   return 0;
 }
 
-int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t err_capacity) {
+int config_load(const char *path, config_settings *cfg, char *err, size_t err_capacity) {
   FILE *f;
   char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -340,7 +340,7 @@ int calhost_config_load(const char *path, calhost_config *cfg, char *err, size_t
     return -1;
   }
   fclose(f);
-  rc = calhost_config_load_string(buf ? buf : "", len, path, cfg, err, err_capacity);
+  rc = config_load_string(buf ? buf : "", len, path, cfg, err, err_capacity);
   free(buf);
   return rc;
 }

@@ -29,7 +29,7 @@ typedef struct seen_entry {
 } seen_entry;
 
 typedef struct parser {
-  calhost_config *cfg;
+  config_settings *cfg;
   const char *file; /* display name, for messages */
   char *base_dir;   /* relative paths resolve against it */
   /* the reader */
@@ -82,7 +82,7 @@ int cfg_key(parser *p, const char *name, const char *value);
 /* Checks across keys after the whole file was read; 0, or -1 (recorded). */
 int cfg_finish(parser *p);
 
-/* ---- config.c: the containers of calhost_config ------------------------ */
+/* ---- config.c: the containers of config_settings ------------------------ */
 
 /* Appends a copy of s to the string vector; NULL on allocation failure. */
 char **cfg_strv_push(char ***v, size_t *n, const char *s);
@@ -97,6 +97,6 @@ int cfg_props_push(calhost_property **p, size_t *n, const char *name, const char
 int cfg_valid_name(const char *s);
 
 /* Records where "section.key" was set; 0, or -1 on allocation failure. */
-int cfg_origins_add(calhost_config *cfg, const char *dotted_key, unsigned line);
+int cfg_origins_add(config_settings *cfg, const char *dotted_key, unsigned line);
 
 #endif /* CALHOST_CONFIG_PARSER_H */

@@ -80,7 +80,7 @@ static int digits(const char *b, const char *e, unsigned long long *out) {
   return 0;
 }
 
-int calhost_value_bool(const char *text, int *out, char *why, size_t why_capacity) {
+int config_value_bool(const char *text, int *out, char *why, size_t why_capacity) {
   static const char *yes[] = {"true", "yes", "on", "1"};
   static const char *no[] = {"false", "no", "off", "0"};
   const char *b = text ? text : "", *e = b + strlen(b);
@@ -103,8 +103,8 @@ int calhost_value_bool(const char *text, int *out, char *why, size_t why_capacit
   return fail(why, why_capacity, "expected true/false, yes/no, on/off or 1/0");
 }
 
-int calhost_value_uint(const char *text, unsigned long long min, unsigned long long max,
-                       unsigned long long *out, char *why, size_t why_capacity) {
+int config_value_uint(const char *text, unsigned long long min, unsigned long long max,
+                      unsigned long long *out, char *why, size_t why_capacity) {
   const char *b = text ? text : "", *e = b + strlen(b);
   unsigned long long x;
   trim(&b, &e);
@@ -114,17 +114,17 @@ int calhost_value_uint(const char *text, unsigned long long min, unsigned long l
   return 0;
 }
 
-int calhost_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity) {
+int config_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity) {
   unsigned long long x;
-  if (calhost_value_uint(text, 0, CALHOST_MAX_REPETITIONS, &x, NULL, 0) != 0)
+  if (config_value_uint(text, 0, CALHOST_MAX_REPETITIONS, &x, NULL, 0) != 0)
     return fail(why, why_capacity, "expected a decimal integer from 0 (the rigor's default) to %u",
                 CALHOST_MAX_REPETITIONS);
   *out = (uint32_t)x;
   return 0;
 }
 
-int calhost_value_duration(const char *text, int allow_zero, double *seconds, char *why,
-                           size_t why_capacity) {
+int config_value_duration(const char *text, int allow_zero, double *seconds, char *why,
+                          size_t why_capacity) {
   const char *b = text ? text : "", *e = b + strlen(b), *p, *num_end;
   char num[64];
   double x, mult = 1;
@@ -192,7 +192,7 @@ static int thread_item(const char *b, const char *e, uint32_t *out) {
   return 0;
 }
 
-int calhost_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity) {
+int config_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity) {
   const char *b = text ? text : "", *e = b + strlen(b);
   char buf[48];
   trim(&b, &e);
@@ -202,8 +202,8 @@ int calhost_value_thread_count(const char *text, uint32_t *out, char *why, size_
   return 0;
 }
 
-int calhost_value_threads(const char *text, uint32_t **out, size_t *count, char *why,
-                          size_t why_capacity) {
+int config_value_threads(const char *text, uint32_t **out, size_t *count, char *why,
+                         size_t why_capacity) {
   const char *s = text ? text : "", *end = s + strlen(s);
   uint32_t *list = NULL;
   size_t n = 0;
@@ -246,8 +246,8 @@ int calhost_value_threads(const char *text, uint32_t **out, size_t *count, char 
   return 0;
 }
 
-int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
-                        char *why, size_t why_capacity) {
+int config_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
+                       char *why, size_t why_capacity) {
   const char *s = text ? text : "", *end = s + strlen(s);
   int64_t tmp[CALHOST_MAX_SHAPE_RANK];
   size_t n = 0;
@@ -279,13 +279,13 @@ int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], 
   "expected 'all' or device indices or identities (as `calhost devices` prints them), "            \
   "comma-separated, e.g. 0,1"
 
-void calhost_value_strings_free(char **v, size_t count) {
+void config_value_strings_free(char **v, size_t count) {
   for (size_t i = 0; v && i < count; i++)
     free(v[i]);
   free(v);
 }
 
-int calhost_value_device_index(const char *item, uint32_t *index) {
+int config_value_device_index(const char *item, uint32_t *index) {
   unsigned long long x;
   if (!item || digits(item, item + strlen(item), &x) != 0 || x > CALHOST_MAX_DEVICE_INDEX)
     return 0;
@@ -294,8 +294,8 @@ int calhost_value_device_index(const char *item, uint32_t *index) {
   return 1;
 }
 
-int calhost_value_devices(const char *text, char ***out, size_t *count, int *all, char *why,
-                          size_t why_capacity) {
+int config_value_devices(const char *text, char ***out, size_t *count, int *all, char *why,
+                         size_t why_capacity) {
   const char *s = text ? text : "", *end = s + strlen(s);
   char **list = NULL;
   size_t n = 0;
@@ -316,7 +316,7 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
     char *item, **nl;
     trim(&b, &e);
     if (b == e) {
-      calhost_value_strings_free(list, n);
+      config_value_strings_free(list, n);
       if (!comma && n == 0)
         return fail(why, why_capacity, "empty list (%s)", DEVICES_EXPECTED);
       return fail(why, why_capacity, "empty item in '%s' (%s)", shown(text ? text : "", end, buf),
@@ -324,7 +324,7 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
     }
     for (const char *q = b; q < e; q++)
       if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f) {
-        calhost_value_strings_free(list, n);
+        config_value_strings_free(list, n);
         return fail(why, why_capacity, "control character in a device (%s)", DEVICES_EXPECTED);
       }
     if (is_digit(*b)) {
@@ -333,7 +333,7 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
       for (const char *q = b; q < e; q++)
         numeric &= is_digit(*q);
       if (numeric && (digits(b, e, &x) != 0 || x > CALHOST_MAX_DEVICE_INDEX)) {
-        calhost_value_strings_free(list, n);
+        config_value_strings_free(list, n);
         return fail(why, why_capacity, "'%s' is not a device index (0 to %u)", shown(b, e, buf),
                     CALHOST_MAX_DEVICE_INDEX);
       }
@@ -342,14 +342,14 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
     nl = item ? realloc(list, (n + 1) * sizeof *nl) : NULL;
     if (!nl) {
       free(item);
-      calhost_value_strings_free(list, n);
+      config_value_strings_free(list, n);
       return fail(why, why_capacity, "out of memory");
     }
     list = nl;
     for (size_t i = 0; i < n; i++)
       if (!strcmp(list[i], item)) {
         free(item);
-        calhost_value_strings_free(list, n);
+        config_value_strings_free(list, n);
         return fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
       }
     list[n++] = item;
@@ -363,15 +363,15 @@ int calhost_value_devices(const char *text, char ***out, size_t *count, int *all
   return 0;
 }
 
-int calhost_value_strategy(const char *text, int *out, char *why, size_t why_capacity) {
+int config_value_strategy(const char *text, int *out, char *why, size_t why_capacity) {
   const char *b = text ? text : "", *e = b + strlen(b);
   char word[24], buf[48];
-  calhost_search_strategy st;
+  search_strategy st;
   trim(&b, &e);
   if ((size_t)(e - b) < sizeof word) {
     memcpy(word, b, (size_t)(e - b));
     word[e - b] = '\0';
-    if (calhost_search_strategy_parse(word, &st) == 0) {
+    if (search_strategy_parse(word, &st) == 0) {
       *out = (int)st;
       return 0;
     }
@@ -382,8 +382,8 @@ int calhost_value_strategy(const char *text, int *out, char *why, size_t why_cap
               shown(b, e, buf));
 }
 
-int calhost_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
-                                size_t why_capacity) {
+int config_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
+                               size_t why_capacity) {
   const char *b = text ? text : "", *e = b + strlen(b);
   unsigned long long n;
   char buf[48];
@@ -397,7 +397,7 @@ int calhost_value_search_budget(const char *text, uint32_t *evaluations, double 
   }
   if (b < e && strchr("sSmMhH", e[-1]) && e - 1 > b) {
     double t;
-    if (calhost_value_duration(text, 0, &t, NULL, 0) == 0) {
+    if (config_value_duration(text, 0, &t, NULL, 0) == 0) {
       *evaluations = 0;
       *seconds = t;
       return 0;

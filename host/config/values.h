@@ -31,37 +31,37 @@
 #define CALHOST_MAX_EVALUATIONS 1000000000u /* a search budget: at most this many evaluations */
 
 /* true/false, yes/no, on/off, 1/0 (any case) into *out (1 or 0). */
-int calhost_value_bool(const char *text, int *out, char *why, size_t why_capacity);
+int config_value_bool(const char *text, int *out, char *why, size_t why_capacity);
 
 /* A decimal integer from min to max (inclusive) into *out. */
-int calhost_value_uint(const char *text, unsigned long long min, unsigned long long max,
-                       unsigned long long *out, char *why, size_t why_capacity);
+int config_value_uint(const char *text, unsigned long long min, unsigned long long max,
+                      unsigned long long *out, char *why, size_t why_capacity);
 
 /* Repetitions: 0 (the rigor's default) to CALHOST_MAX_REPETITIONS. */
-int calhost_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity);
+int config_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity);
 
 /* A duration: a decimal number with an optional unit s (the default), m or
  * h ("20", "20s", "1.5m", "1h"), at most CALHOST_MAX_SECONDS, into *seconds.
  * Zero is accepted only when allow_zero is nonzero. */
-int calhost_value_duration(const char *text, int allow_zero, double *seconds, char *why,
-                           size_t why_capacity);
+int config_value_duration(const char *text, int allow_zero, double *seconds, char *why,
+                          size_t why_capacity);
 
 /* One thread count: 1 to CALHOST_MAX_THREADS, or "max" (any case), which is
  * written as 0. */
-int calhost_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity);
+int config_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity);
 
 /* A comma-separated list of thread counts ("1,2,max"): at least one item,
  * no empty item, no item twice. On success *out is a malloc'd array of
  * *count values (0 stands for max) that the caller frees; on failure *out
  * and *count are unchanged (-1 also on allocation failure, why "out of
  * memory"). */
-int calhost_value_threads(const char *text, uint32_t **out, size_t *count, char *why,
-                          size_t why_capacity);
+int config_value_threads(const char *text, uint32_t **out, size_t *count, char *why,
+                         size_t why_capacity);
 
 /* A shape: 1 to CALHOST_MAX_SHAPE_RANK positive decimal integers (at most
  * INT64_MAX), comma-separated ("256,256,256"), into dims[0..*rank). */
-int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
-                        char *why, size_t why_capacity);
+int config_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], size_t *rank,
+                       char *why, size_t why_capacity);
 
 /* A device selection: "all" (any case; *all = 1, *out NULL, *count 0) or
  * a comma-separated list of devices, each a device index (decimal, 0 to
@@ -69,30 +69,30 @@ int calhost_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], 
  * without ',' or control characters; blanks around an item are dropped):
  * at least one item, no empty item, no item twice. On success *out is a
  * malloc'd array of *count malloc'd strings (the caller frees them with
- * calhost_value_strings_free); on failure *out, *count and *all are
+ * config_value_strings_free); on failure *out, *count and *all are
  * unchanged. */
 #define CALHOST_MAX_DEVICE_INDEX 65535u
-int calhost_value_devices(const char *text, char ***out, size_t *count, int *all, char *why,
-                          size_t why_capacity);
+int config_value_devices(const char *text, char ***out, size_t *count, int *all, char *why,
+                         size_t why_capacity);
 
-/* Frees an array of count malloc'd strings (calhost_value_devices). */
-void calhost_value_strings_free(char **v, size_t count);
+/* Frees an array of count malloc'd strings (config_value_devices). */
+void config_value_strings_free(char **v, size_t count);
 
 /* Whether a device selection item is an index (all decimal digits), and
  * its value (0 to CALHOST_MAX_DEVICE_INDEX) in *index. */
-int calhost_value_device_index(const char *item, uint32_t *index);
+int config_value_device_index(const char *item, uint32_t *index);
 
 /* A search strategy (host/search): "default" (the rigor level decides),
  * "exhaustive", "random", "local", "annealing", "genetic" or "model", into
- * *out (a calhost_search_strategy; default is 0). */
-int calhost_value_strategy(const char *text, int *out, char *why, size_t why_capacity);
+ * *out (a search_strategy; default is 0). */
+int config_value_strategy(const char *text, int *out, char *why, size_t why_capacity);
 
 /* A search budget: a number of evaluations ("200": candidates measured,
  * 1 to CALHOST_MAX_EVALUATIONS), or a duration with its unit ("30s",
- * "1.5m", "1h": as calhost_value_duration, but the unit is required so that
+ * "1.5m", "1h": as config_value_duration, but the unit is required so that
  * "200" is never read as seconds), or "0" (none: the rigor level's budget).
  * Sets *evaluations and *seconds (the other one 0). */
-int calhost_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
-                                size_t why_capacity);
+int config_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
+                               size_t why_capacity);
 
 #endif /* CALHOST_CONFIG_VALUES_H */

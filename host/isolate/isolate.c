@@ -19,13 +19,13 @@
 #include <sys/prctl.h>
 #endif
 
-double calhost_monotonic_seconds(void) {
+double isolate_monotonic_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-const char *calhost_signal_name(int sig) {
+const char *isolate_signal_name(int sig) {
   static const struct {
     int sig;
     const char *name;
@@ -47,7 +47,7 @@ static void set_nonblock(int fd) {
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static void child_main(pid_t parent, int rec_fd, int out_fd, int err_fd, calhost_child_fn child,
+static void child_main(pid_t parent, int rec_fd, int out_fd, int err_fd, isolate_child_fn child,
                        void *user) {
   static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
   /* Let a crash be a crash (a sanitizer's handler would turn it into an
@@ -89,7 +89,7 @@ static void keep(char *buf, size_t *total, const unsigned char *data, size_t n) 
 /* The parent's end of one pipe: records (rd) or a capture stream. */
 typedef struct stream {
   int fd, open;
-  calhost_proto_reader *rd; /* NULL: a capture stream */
+  isolate_proto_reader *rd; /* NULL: a capture stream */
   char *buf;
   size_t *total;
 } stream;
@@ -103,15 +103,15 @@ static int drain(stream *s) {
   if (n < 0)
     return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -1 : 0;
   if (s->rd)
-    return calhost_proto_reader_feed(s->rd, buf, (size_t)n) != 0 ? 0 : 1;
+    return isolate_proto_reader_feed(s->rd, buf, (size_t)n) != 0 ? 0 : 1;
   keep(s->buf, s->total, buf, (size_t)n);
   return 1;
 }
 
-static void dispatch(calhost_proto_reader *rd, const calhost_isolate_options *o,
-                     calhost_record_fn on_record, void *user, calhost_child_outcome *out) {
-  calhost_proto_msg m;
-  while (calhost_proto_reader_next(rd, &m) == 1) {
+static void dispatch(isolate_proto_reader *rd, const isolate_options *o,
+                     isolate_record_fn on_record, void *user, isolate_child_outcome *out) {
+  isolate_proto_msg m;
+  while (isolate_proto_reader_next(rd, &m) == 1) {
     if (m.type == o->done_type)
       out->saw_done = 1;
     if (on_record)
@@ -127,9 +127,8 @@ static void close_pair(int p[2]) {
   p[0] = p[1] = -1;
 }
 
-int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child, void *child_user,
-                        calhost_record_fn on_record, void *parent_user,
-                        calhost_child_outcome *out) {
+int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_user,
+                isolate_record_fn on_record, void *parent_user, isolate_child_outcome *out) {
   memset(out, 0, sizeof *out);
   int rec[2] = {-1, -1}, cap[2] = {-1, -1}, ecap[2] = {-1, -1};
   pid_t pid = -1, parent = getpid();
@@ -138,7 +137,7 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
   if (pipe2(rec, O_CLOEXEC) == 0 && pipe2(cap, O_CLOEXEC) == 0 &&
       (!o->capture_stderr || pipe2(ecap, O_CLOEXEC) == 0)) {
     fflush(NULL);
-    t0 = calhost_monotonic_seconds();
+    t0 = isolate_monotonic_seconds();
     step = "fork";
     pid = fork();
   }
@@ -162,7 +161,7 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
   if (ecap[1] >= 0)
     close(ecap[1]);
 
-  calhost_proto_reader rd = {0};
+  isolate_proto_reader rd = {0};
   stream st[3] = {{rec[0], 1, &rd, NULL, NULL},
                   {cap[0], 1, NULL, out->output, &out->output_total},
                   {ecap[0], ecap[0] >= 0, NULL, out->errors, &out->errors_total}};
@@ -175,7 +174,7 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
     if (!killed_for && o->cancel_flag && *o->cancel_flag) {
       kill(pid, SIGKILL);
       killed_for = CALHOST_CHILD_CANCELLED;
-    } else if (!killed_for && deadline > 0 && calhost_monotonic_seconds() >= deadline) {
+    } else if (!killed_for && deadline > 0 && isolate_monotonic_seconds() >= deadline) {
       kill(pid, SIGKILL);
       killed_for = CALHOST_CHILD_TIMEOUT;
     }
@@ -221,8 +220,8 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
   for (int i = 0; i < 3; i++)
     if (st[i].fd >= 0)
       close(st[i].fd);
-  out->seconds = calhost_monotonic_seconds() - t0;
-  out->truncated = calhost_proto_reader_pending(&rd) > 0;
+  out->seconds = isolate_monotonic_seconds() - t0;
+  out->truncated = isolate_proto_reader_pending(&rd) > 0;
   int corrupt = rd.corrupt;
 
   if (killed_for == CALHOST_CHILD_CANCELLED) {
@@ -236,7 +235,7 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
     out->end = CALHOST_CHILD_SIGNALED;
     out->signal = WTERMSIG(status);
     snprintf(out->message, sizeof out->message, "killed by signal %d (%s)", out->signal,
-             calhost_signal_name(out->signal));
+             isolate_signal_name(out->signal));
   } else if (WIFEXITED(status) && (WEXITSTATUS(status) != 0 || !out->saw_done)) {
     out->end = CALHOST_CHILD_EXITED;
     out->exit_code = WEXITSTATUS(status);
@@ -254,6 +253,6 @@ int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child
     snprintf(out->message + l, sizeof out->message - l, "; record stream %s",
              corrupt ? "corrupt" : "truncated");
   }
-  calhost_proto_reader_free(&rd);
+  isolate_proto_reader_free(&rd);
   return out->end == CALHOST_CHILD_OK ? 0 : -1;
 }

@@ -21,7 +21,7 @@
 
 #include "proto.h"
 
-typedef enum calhost_child_end {
+typedef enum isolate_child_end {
   CALHOST_CHILD_OK = 0,          /* sent the done record and exited 0 */
   CALHOST_CHILD_EXITED = 1,      /* exited (any status) before the done record, or nonzero */
   CALHOST_CHILD_SIGNALED = 2,    /* killed by a signal (crash, abort) */
@@ -29,12 +29,12 @@ typedef enum calhost_child_end {
   CALHOST_CHILD_CANCELLED = 4,   /* the cancel flag was raised; SIGKILLed */
   CALHOST_CHILD_PROTOCOL = 5,    /* corrupt or truncated record stream */
   CALHOST_CHILD_START_FAILED = 6 /* pipe or fork failed */
-} calhost_child_end;
+} isolate_child_end;
 
 #define CALHOST_CHILD_OUTPUT_MAX 2048
 
-typedef struct calhost_child_outcome {
-  calhost_child_end end;
+typedef struct isolate_child_outcome {
+  isolate_child_end end;
   int exit_code;     /* when it exited */
   int signal;        /* when a signal killed it */
   int saw_done;      /* the done record arrived */
@@ -45,21 +45,21 @@ typedef struct calhost_child_outcome {
   size_t output_total;                   /* bytes it wrote to stdout in all */
   char errors[CALHOST_CHILD_OUTPUT_MAX]; /* first bytes of its stderr (capture_stderr only) */
   size_t errors_total;                   /* bytes it wrote to stderr (capture_stderr only) */
-} calhost_child_outcome;
+} isolate_child_outcome;
 
-/* The child's work: write records to record_fd (calhost_proto_write);
+/* The child's work: write records to record_fd (isolate_proto_write);
  * the return value is the child's exit status. */
-typedef int (*calhost_child_fn)(void *user, int record_fd);
+typedef int (*isolate_child_fn)(void *user, int record_fd);
 
 /* Called in the parent for each complete record, in order. */
-typedef void (*calhost_record_fn)(void *user, const calhost_proto_msg *msg);
+typedef void (*isolate_record_fn)(void *user, const isolate_proto_msg *msg);
 
-typedef struct calhost_isolate_options {
+typedef struct isolate_options {
   double timeout_seconds;             /* <= 0: no limit */
   volatile sig_atomic_t *cancel_flag; /* may be NULL */
   uint32_t done_type;                 /* the record type that marks a clean finish */
   int capture_stderr; /* 1: the child's stderr goes to a capture pipe too (errors[]) */
-} calhost_isolate_options;
+} isolate_options;
 
 /* Forks; in the child: the signal set-up above, stdout (and stderr when
  * o->capture_stderr) to capture pipes, then child(child_user, fd); stdio is
@@ -70,14 +70,14 @@ typedef struct calhost_isolate_options {
  * *out. Returns 0 when the child ended cleanly (out->end ==
  * CALHOST_CHILD_OK), else -1. Do not reap children you did not start
  * elsewhere while this runs. */
-int calhost_isolate_run(const calhost_isolate_options *o, calhost_child_fn child, void *child_user,
-                        calhost_record_fn on_record, void *parent_user, calhost_child_outcome *out);
+int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_user,
+                isolate_record_fn on_record, void *parent_user, isolate_child_outcome *out);
 
 /* "SIGSEGV"-style name of a signal number (static), "signal" when unknown. */
-const char *calhost_signal_name(int sig);
+const char *isolate_signal_name(int sig);
 
 /* The current CLOCK_MONOTONIC time in seconds (the host's one clock for
  * deadlines and timings). */
-double calhost_monotonic_seconds(void);
+double isolate_monotonic_seconds(void);
 
 #endif /* CALHOST_ISOLATE_H */

@@ -31,7 +31,7 @@ static uint64_t get_le64(const unsigned char *p) {
   return v;
 }
 
-static unsigned char *reserve(calhost_proto_buf *b, size_t n) {
+static unsigned char *reserve(isolate_proto_buf *b, size_t n) {
   if (b->failed)
     return NULL;
   if (b->len + n > b->cap) {
@@ -51,7 +51,7 @@ static unsigned char *reserve(calhost_proto_buf *b, size_t n) {
   return p;
 }
 
-void calhost_proto_begin(calhost_proto_buf *b, uint32_t type) {
+void isolate_proto_begin(isolate_proto_buf *b, uint32_t type) {
   b->len = 0;
   b->failed = 0;
   unsigned char *p = reserve(b, CALHOST_PROTO_HEADER);
@@ -62,7 +62,7 @@ void calhost_proto_begin(calhost_proto_buf *b, uint32_t type) {
   put_le32(p + 8, 0);
 }
 
-void calhost_proto_put_u64(calhost_proto_buf *b, uint64_t v) {
+void isolate_proto_put_u64(isolate_proto_buf *b, uint64_t v) {
   unsigned char *p = reserve(b, 9);
   if (!p)
     return;
@@ -70,7 +70,7 @@ void calhost_proto_put_u64(calhost_proto_buf *b, uint64_t v) {
   put_le64(p + 1, v);
 }
 
-void calhost_proto_put_f64(calhost_proto_buf *b, double v) {
+void isolate_proto_put_f64(isolate_proto_buf *b, double v) {
   uint64_t bits;
   memcpy(&bits, &v, sizeof bits);
   unsigned char *p = reserve(b, 9);
@@ -80,7 +80,7 @@ void calhost_proto_put_f64(calhost_proto_buf *b, double v) {
   put_le64(p + 1, bits);
 }
 
-void calhost_proto_put_str(calhost_proto_buf *b, const char *s) {
+void isolate_proto_put_str(isolate_proto_buf *b, const char *s) {
   if (!s) {
     unsigned char *p = reserve(b, 1);
     if (p)
@@ -100,7 +100,7 @@ void calhost_proto_put_str(calhost_proto_buf *b, const char *s) {
   memcpy(p + 5, s, n + 1);
 }
 
-int calhost_proto_finish(calhost_proto_buf *b) {
+int isolate_proto_finish(isolate_proto_buf *b) {
   if (b->failed || b->len < CALHOST_PROTO_HEADER ||
       b->len - CALHOST_PROTO_HEADER > CALHOST_PROTO_MAX_FRAME)
     return -1;
@@ -108,7 +108,7 @@ int calhost_proto_finish(calhost_proto_buf *b) {
   return 0;
 }
 
-int calhost_proto_write(int fd, const calhost_proto_buf *b) {
+int isolate_proto_write(int fd, const isolate_proto_buf *b) {
   size_t off = 0;
   while (off < b->len) {
     ssize_t w = write(fd, b->data + off, b->len - off);
@@ -122,24 +122,24 @@ int calhost_proto_write(int fd, const calhost_proto_buf *b) {
   return 0;
 }
 
-int isolate_proto_send(int fd, calhost_proto_buf *b) {
-  if (calhost_proto_finish(b) != 0)
+int isolate_proto_send(int fd, isolate_proto_buf *b) {
+  if (isolate_proto_finish(b) != 0)
     return -1;
-  return calhost_proto_write(fd, b);
+  return isolate_proto_write(fd, b);
 }
 
-void calhost_proto_buf_free(calhost_proto_buf *b) {
+void isolate_proto_buf_free(isolate_proto_buf *b) {
   free(b->data);
   memset(b, 0, sizeof *b);
 }
 
-void calhost_proto_cursor_init(calhost_proto_cursor *c, const calhost_proto_msg *m) {
+void isolate_proto_cursor_init(isolate_proto_cursor *c, const isolate_proto_msg *m) {
   c->p = m->payload;
   c->left = m->length;
   c->failed = 0;
 }
 
-static int take(calhost_proto_cursor *c, char kind) {
+static int take(isolate_proto_cursor *c, char kind) {
   if (c->failed || c->left < 1 || c->p[0] != (unsigned char)kind)
     return c->failed = 1, 0;
   c->p++;
@@ -149,7 +149,7 @@ static int take(calhost_proto_cursor *c, char kind) {
 
 /* An 8-byte little-endian field of this kind: 1 with its bits in *v, or 0
  * (the cursor failed). */
-static int take_le64(calhost_proto_cursor *c, char kind, uint64_t *v) {
+static int take_le64(isolate_proto_cursor *c, char kind, uint64_t *v) {
   if (!take(c, kind))
     return 0;
   if (c->left < 8)
@@ -160,12 +160,12 @@ static int take_le64(calhost_proto_cursor *c, char kind, uint64_t *v) {
   return 1;
 }
 
-uint64_t calhost_proto_get_u64(calhost_proto_cursor *c) {
+uint64_t isolate_proto_get_u64(isolate_proto_cursor *c) {
   uint64_t v;
   return take_le64(c, 'u', &v) ? v : 0;
 }
 
-double calhost_proto_get_f64(calhost_proto_cursor *c) {
+double isolate_proto_get_f64(isolate_proto_cursor *c) {
   uint64_t bits;
   double v = 0;
   if (take_le64(c, 'd', &bits))
@@ -173,7 +173,7 @@ double calhost_proto_get_f64(calhost_proto_cursor *c) {
   return v;
 }
 
-const char *calhost_proto_get_str(calhost_proto_cursor *c) {
+const char *isolate_proto_get_str(isolate_proto_cursor *c) {
   if (!c->failed && c->left >= 1 && c->p[0] == 'n') {
     c->p++;
     c->left--;
@@ -192,32 +192,32 @@ const char *calhost_proto_get_str(calhost_proto_cursor *c) {
   return s;
 }
 
-char *calhost_proto_dup_str(calhost_proto_cursor *c) {
-  const char *s = calhost_proto_get_str(c);
+char *isolate_proto_dup_str(isolate_proto_cursor *c) {
+  const char *s = isolate_proto_get_str(c);
   return s ? strdup(s) : NULL;
 }
 
-void isolate_proto_put_props(calhost_proto_buf *b, const calhost_property *p, size_t n) {
-  calhost_proto_put_u64(b, p ? n : 0);
+void isolate_proto_put_props(isolate_proto_buf *b, const calhost_property *p, size_t n) {
+  isolate_proto_put_u64(b, p ? n : 0);
   for (size_t i = 0; p && i < n; i++) {
-    calhost_proto_put_str(b, p[i].name ? p[i].name : "");
-    calhost_proto_put_str(b, p[i].value ? p[i].value : "");
+    isolate_proto_put_str(b, p[i].name ? p[i].name : "");
+    isolate_proto_put_str(b, p[i].value ? p[i].value : "");
   }
 }
 
-int isolate_proto_get_props(calhost_proto_cursor *c, size_t max, calhost_property **out,
+int isolate_proto_get_props(isolate_proto_cursor *c, size_t max, calhost_property **out,
                             size_t *n) {
   *out = NULL;
   *n = 0;
-  uint64_t count = calhost_proto_get_u64(c);
+  uint64_t count = isolate_proto_get_u64(c);
   if (c->failed || count > max)
     return c->failed = 1, -1;
   calhost_property *p = count ? calloc((size_t)count, sizeof *p) : NULL;
   size_t got = 0;
   int ok = !count || p;
   for (; ok && got < count; got++) {
-    p[got].name = calhost_proto_dup_str(c);
-    p[got].value = calhost_proto_dup_str(c);
+    p[got].name = isolate_proto_dup_str(c);
+    p[got].value = isolate_proto_dup_str(c);
     ok = !c->failed && p[got].name && p[got].value;
   }
   if (!ok) {
@@ -237,7 +237,7 @@ void isolate_props_free(calhost_property *p, size_t n) {
   free(p);
 }
 
-int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t n) {
+int isolate_proto_reader_feed(isolate_proto_reader *r, const void *data, size_t n) {
   if (r->pos > 0 && r->pos == r->len) {
     r->pos = r->len = 0;
   } else if (r->pos > 0 && r->len + n > r->cap) {
@@ -261,7 +261,7 @@ int calhost_proto_reader_feed(calhost_proto_reader *r, const void *data, size_t 
   return 0;
 }
 
-int calhost_proto_reader_next(calhost_proto_reader *r, calhost_proto_msg *msg) {
+int isolate_proto_reader_next(isolate_proto_reader *r, isolate_proto_msg *msg) {
   if (r->corrupt)
     return -1;
   size_t avail = r->len - r->pos;
@@ -288,11 +288,11 @@ int calhost_proto_reader_next(calhost_proto_reader *r, calhost_proto_msg *msg) {
   return 1;
 }
 
-size_t calhost_proto_reader_pending(const calhost_proto_reader *r) {
+size_t isolate_proto_reader_pending(const isolate_proto_reader *r) {
   return r->len - r->pos;
 }
 
-void calhost_proto_reader_free(calhost_proto_reader *r) {
+void isolate_proto_reader_free(isolate_proto_reader *r) {
   free(r->buf);
   memset(r, 0, sizeof *r);
 }

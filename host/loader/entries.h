@@ -18,9 +18,9 @@
  * (vt->struct_size) contains it, and its pointer is not NULL; else 0. Use
  * through CALHOST_VTABLE_CALLABLE before calling any OPTIONAL entry
  * (REQUIRED ones are checked at negotiation). vt NULL: 0. */
-int calhost_vtable_callable(const calhost_plugin_vtable *vt, uint32_t abi_version, size_t offset);
+int loader_vtable_callable(const calhost_plugin_vtable *vt, uint32_t abi_version, size_t offset);
 
 #define CALHOST_VTABLE_CALLABLE(vt, abi_version, field)                                            \
-  calhost_vtable_callable((vt), (abi_version), offsetof(calhost_plugin_vtable, field))
+  loader_vtable_callable((vt), (abi_version), offsetof(calhost_plugin_vtable, field))
 
 #endif /* CALHOST_LOADER_ENTRIES_H */

@@ -37,7 +37,7 @@ static char *secure_getenv(const char *name) {
 }
 #endif
 
-void calhost_loader_options_init(calhost_loader_options *o) {
+void loader_options_init(loader_options *o) {
   memset(o, 0, sizeof *o);
   o->use_environment = 1;
   o->use_default_dirs = 1;
@@ -46,7 +46,7 @@ void calhost_loader_options_init(calhost_loader_options *o) {
   o->load = 1;
   o->host_abi_min = CALHOST_ABI_VERSION_MIN;
   o->host_abi_max = CALHOST_ABI_VERSION;
-  o->services.min_log_level = calhost_log_level_default();
+  o->services.min_log_level = loader_log_level_default();
 }
 
 /* ---- small helpers ---- */
@@ -66,9 +66,9 @@ static char *format(const char *fmt, ...) {
   return s;
 }
 
-static void warn(const calhost_services_hooks *h, const char *fmt, ...)
+static void warn(const loader_services_hooks *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void warn(const calhost_services_hooks *h, const char *fmt, ...) {
+static void warn(const loader_services_hooks *h, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -83,14 +83,14 @@ static void warn(const calhost_services_hooks *h, const char *fmt, ...) {
 /* A growable list of candidate paths with their origin. */
 typedef struct cand {
   char *path;
-  calhost_plugin_origin origin;
+  loader_plugin_origin origin;
 } cand;
 typedef struct cands {
   cand *v;
   size_t n, cap;
 } cands;
 
-static int cands_add(cands *c, const char *path, calhost_plugin_origin origin) {
+static int cands_add(cands *c, const char *path, loader_plugin_origin origin) {
   cand *v = base_array_grow(c->v, c->n, &c->cap, sizeof *v, 16);
   if (!v)
     return -1;
@@ -112,8 +112,8 @@ static int has_suffix(const char *name, const char *suffix) {
 
 /* Adds the plugin files of a directory, sorted by name. quiet: a missing
  * directory is not worth a warning (default directories). */
-static int scan_dir(cands *c, const char *dir, calhost_plugin_origin origin, int quiet,
-                    const calhost_services_hooks *hooks) {
+static int scan_dir(cands *c, const char *dir, loader_plugin_origin origin, int quiet,
+                    const loader_services_hooks *hooks) {
   DIR *d = opendir(dir);
   struct dirent *e;
   char **names = NULL;
@@ -125,7 +125,7 @@ static int scan_dir(cands *c, const char *dir, calhost_plugin_origin origin, int
     return 0;
   }
   while ((e = readdir(d))) {
-    if (e->d_name[0] == '.' || !has_suffix(e->d_name, calhost_module_suffix()))
+    if (e->d_name[0] == '.' || !has_suffix(e->d_name, loader_module_suffix()))
       continue;
     char **v = base_array_grow(names, n, &cap, sizeof *v, 16);
     if (!v) {
@@ -156,21 +156,21 @@ static int scan_dir(cands *c, const char *dir, calhost_plugin_origin origin, int
 }
 
 /* Adds a directory's plugins, or the file itself when path is a file. */
-static int add_entry(cands *c, const char *path, calhost_plugin_origin origin,
-                     const calhost_services_hooks *hooks) {
+static int add_entry(cands *c, const char *path, loader_plugin_origin origin,
+                     const loader_services_hooks *hooks) {
   struct stat st;
   if (!*path)
     return 0;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return scan_dir(c, path, origin, 0, hooks);
-  if (stat(path, &st) != 0 && !has_suffix(path, calhost_module_suffix())) {
+  if (stat(path, &st) != 0 && !has_suffix(path, loader_module_suffix())) {
     warn(hooks, "plugin directory %s: %s", path, strerror(errno)); /* a missing directory */
     return 0;
   }
   return cands_add(c, path, origin); /* a file, listed even when missing: the user named it */
 }
 
-static int gather(const calhost_loader_options *o, cands *c, const calhost_services_hooks *hooks) {
+static int gather(const loader_options *o, cands *c, const loader_services_hooks *hooks) {
   for (size_t i = 0; i < o->explicit_path_count; i++)
     if (cands_add(c, o->explicit_paths[i], CALHOST_ORIGIN_EXPLICIT) != 0)
       return -1;
@@ -193,7 +193,7 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
       return -1;
   if (o->use_default_dirs) {
     char exe[PATH_MAX];
-    const char *dir = calhost_exe_dir(exe, sizeof exe) == 0 ? exe : NULL;
+    const char *dir = base_exe_dir(exe, sizeof exe) == 0 ? exe : NULL;
     const char *defaults[3] = {NULL, NULL, CALHOST_INSTALLED_PLUGIN_DIR};
     char *a = dir ? format("%s/../lib/calhost/plugins", dir) : NULL;
     char *b = dir ? format("%s/../%s", dir, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
@@ -222,7 +222,7 @@ static int gather(const calhost_loader_options *o, cands *c, const calhost_servi
 
 /* ---- records ---- */
 
-const char *calhost_plugin_state_name(calhost_plugin_state state) {
+const char *loader_plugin_state_name(loader_plugin_state state) {
   switch (state) {
   case CALHOST_PLUGIN_FOUND:
     return "found";
@@ -241,13 +241,13 @@ const char *calhost_plugin_state_name(calhost_plugin_state state) {
 }
 
 /* Sets the record's state and the reason beside it (NULL: none). */
-static void set_state(calhost_plugin *p, calhost_plugin_state state, const char *reason) {
+static void set_state(loader_plugin *p, loader_plugin_state state, const char *reason) {
   p->state = state;
   free(p->reason);
   p->reason = dupstr(reason);
 }
 
-static int set_identity(calhost_plugin *p, const char *backend, const char *impl, const char *desc,
+static int set_identity(loader_plugin *p, const char *backend, const char *impl, const char *desc,
                         const char *const *ops, size_t op_count) {
   free(p->backend);
   free(p->implementation_version);
@@ -272,7 +272,7 @@ static int set_identity(calhost_plugin *p, const char *backend, const char *impl
   return 0;
 }
 
-int calhost_stdout_guard_begin(void) {
+int loader_stdout_guard_begin(void) {
   int saved;
   fflush(stdout);
   saved = dup(STDOUT_FILENO);
@@ -281,7 +281,7 @@ int calhost_stdout_guard_begin(void) {
   return saved;
 }
 
-void calhost_stdout_guard_end(int saved) {
+void loader_stdout_guard_end(int saved) {
   fflush(stdout);
   if (saved >= 0) {
     dup2(saved, STDOUT_FILENO);
@@ -289,14 +289,14 @@ void calhost_stdout_guard_end(int saved) {
   }
 }
 
-calhost_status calhost_plugin_create(calhost_plugin *p, const calhost_property *settings,
-                                     size_t setting_count, calhost_plugin_instance **out) {
+calhost_status loader_plugin_create(loader_plugin *p, const calhost_property *settings,
+                                    size_t setting_count, calhost_plugin_instance **out) {
   *out = NULL;
   if (!p || !p->loaded)
     return CALHOST_INVALID_ARGUMENT;
-  int saved = calhost_stdout_guard_begin();
+  int saved = loader_stdout_guard_begin();
   calhost_status st = p->vtable.create(&p->services, settings, setting_count, out);
-  calhost_stdout_guard_end(saved);
+  loader_stdout_guard_end(saved);
   if (st != CALHOST_OK || !*out) {
     *out = NULL;
     return st == CALHOST_OK ? CALHOST_ERROR : st;
@@ -304,55 +304,55 @@ calhost_status calhost_plugin_create(calhost_plugin *p, const calhost_property *
   return CALHOST_OK;
 }
 
-void calhost_plugin_destroy(calhost_plugin *p, calhost_plugin_instance *inst) {
+void loader_plugin_destroy(loader_plugin *p, calhost_plugin_instance *inst) {
   if (!p || !p->loaded || !inst)
     return;
-  int saved = calhost_stdout_guard_begin();
+  int saved = loader_stdout_guard_begin();
   p->vtable.destroy(inst);
-  calhost_stdout_guard_end(saved);
+  loader_stdout_guard_end(saved);
 }
 
-calhost_status calhost_plugin_build_key(calhost_plugin *p, calhost_plugin_instance *inst,
-                                        const calhost_workload *w, const calhost_target *t,
-                                        calhost_built_key *key) {
-  int saved = calhost_stdout_guard_begin();
+calhost_status loader_plugin_build_key(loader_plugin *p, calhost_plugin_instance *inst,
+                                       const calhost_workload *w, const calhost_target *t,
+                                       calhost_built_key *key) {
+  int saved = loader_stdout_guard_begin();
   calhost_status st = p->vtable.build_key(inst, w, t, key);
-  calhost_stdout_guard_end(saved);
+  loader_stdout_guard_end(saved);
   return st;
 }
 
-calhost_status calhost_plugin_validate(calhost_plugin *p, calhost_plugin_instance *inst,
-                                       const char *policy, size_t length, char *err, size_t cap) {
-  int saved = calhost_stdout_guard_begin();
+calhost_status loader_plugin_validate(loader_plugin *p, calhost_plugin_instance *inst,
+                                      const char *policy, size_t length, char *err, size_t cap) {
+  int saved = loader_stdout_guard_begin();
   calhost_status st = p->vtable.validate_policy(inst, policy, length, err, cap);
-  calhost_stdout_guard_end(saved);
+  loader_stdout_guard_end(saved);
   return st;
 }
 
 /* dlopen + negotiate in this process; fills the record. */
-static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) {
+static void load_in_process(const loader_options *o, loader_plugin *p) {
   char err[1024];
   uint32_t chosen, pmin, pmax;
-  int saved = calhost_stdout_guard_begin();
-  p->module = calhost_module_open(p->path, err, sizeof err);
+  int saved = loader_stdout_guard_begin();
+  p->module = loader_module_open(p->path, err, sizeof err);
   if (!p->module) {
-    calhost_stdout_guard_end(saved);
+    loader_stdout_guard_end(saved);
     char *r = format("cannot load: %s", err);
     set_state(p, CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
     return;
   }
-  if (calhost_loader_negotiate(p->module, o->host_abi_min, o->host_abi_max, &p->services,
-                               &p->vtable, &chosen, &pmin, &pmax, err, sizeof err) != 0) {
-    calhost_stdout_guard_end(saved);
+  if (loader_negotiate(p->module, o->host_abi_min, o->host_abi_max, &p->services, &p->vtable,
+                       &chosen, &pmin, &pmax, err, sizeof err) != 0) {
+    loader_stdout_guard_end(saved);
     p->plugin_abi_min = pmin;
     p->plugin_abi_max = pmax;
     set_state(p, CALHOST_PLUGIN_UNLOADABLE, err);
     memset(&p->vtable, 0, sizeof p->vtable);
-    calhost_module_close(&p->module);
+    loader_module_close(&p->module);
     return;
   }
-  calhost_stdout_guard_end(saved);
+  loader_stdout_guard_end(saved);
   p->abi_version = chosen;
   p->plugin_abi_min = pmin;
   p->plugin_abi_max = pmax;
@@ -366,7 +366,7 @@ static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) 
     set_state(p, CALHOST_PLUGIN_UNLOADABLE,
               "the plugin changed its backend name between probe and load");
     memset(&p->vtable, 0, sizeof p->vtable);
-    calhost_module_close(&p->module);
+    loader_module_close(&p->module);
     return;
   }
   set_state(p, CALHOST_PLUGIN_LOADED, NULL);
@@ -374,9 +374,9 @@ static void load_in_process(const calhost_loader_options *o, calhost_plugin *p) 
 }
 
 /* Checks, probes (identity) but does not load; returns the record. */
-static calhost_plugin *examine(const calhost_loader_options *o, const calhost_services_hooks *hooks,
-                               const char *path, calhost_plugin_origin origin) {
-  calhost_plugin *p = calloc(1, sizeof *p);
+static loader_plugin *examine(const loader_options *o, const loader_services_hooks *hooks,
+                              const char *path, loader_plugin_origin origin) {
+  loader_plugin *p = calloc(1, sizeof *p);
   char err[1024];
   if (!p)
     return NULL;
@@ -397,8 +397,8 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
     return NULL;
   }
   p->hooks = hooks ? *hooks : o->services;
-  calhost_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
-  int checked = calhost_loader_check_path(p->path, err, sizeof err);
+  loader_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
+  int checked = loader_check_path(p->path, err, sizeof err);
   if (checked != 0) {
     /* "unsafe" only for a refusal; a file that could not be checked (EMFILE,
      * ENOENT...) says what went wrong and is not loaded either. */
@@ -408,8 +408,8 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
     return p;
   }
   if (o->probe) {
-    calhost_probe_result r;
-    calhost_probe(p->path, o->host_abi_min, o->host_abi_max, o->probe_timeout_seconds, hooks, &r);
+    loader_probe_result r;
+    loader_probe(p->path, o->host_abi_min, o->host_abi_max, o->probe_timeout_seconds, hooks, &r);
     p->abi_version = r.chosen;
     p->plugin_abi_min = r.plugin_min;
     p->plugin_abi_max = r.plugin_max;
@@ -418,7 +418,7 @@ static calhost_plugin *examine(const calhost_loader_options *o, const calhost_se
                    (const char *const *)r.operators, r.operator_count);
     else
       set_state(p, CALHOST_PLUGIN_UNLOADABLE, r.reason[0] ? r.reason : "probe failed");
-    calhost_probe_result_free(&r);
+    loader_probe_result_free(&r);
   }
   return p;
 }
@@ -430,15 +430,15 @@ static int backend_listed(char *const *list, size_t n, const char *backend) {
   return 0;
 }
 
-calhost_plugin *calhost_loader_open(const calhost_loader_options *o,
-                                    const calhost_services_hooks *hooks, const char *path) {
-  calhost_plugin *p = examine(o, hooks, path, CALHOST_ORIGIN_EXPLICIT);
+loader_plugin *loader_open(const loader_options *o, const loader_services_hooks *hooks,
+                           const char *path) {
+  loader_plugin *p = examine(o, hooks, path, CALHOST_ORIGIN_EXPLICIT);
   if (p && !p->reason && o->load)
     load_in_process(o, p);
   return p;
 }
 
-int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list *out) {
+int loader_discover(const loader_options *o, loader_plugin_list *out) {
   cands c = {0};
   int good = 0;
   memset(out, 0, sizeof *out);
@@ -449,7 +449,7 @@ int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list
   if (!out->items)
     goto fail;
   for (size_t i = 0; i < c.n; i++) {
-    calhost_plugin *p;
+    loader_plugin *p;
     char *real = realpath(c.v[i].path, NULL);
     int seen = 0;
     for (size_t j = 0; j < out->count && real && !seen; j++)
@@ -470,7 +470,7 @@ int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list
     if (p->reason)
       continue;
     for (size_t j = 0; j + 1 < out->count; j++) {
-      calhost_plugin *q = out->items[j];
+      loader_plugin *q = out->items[j];
       if (q->backend && !strcmp(q->backend, p->backend) &&
           (!q->reason || q->state == CALHOST_PLUGIN_DISABLED)) {
         char *r = format("duplicate backend '%s': already provided by %s (this file: %s)",
@@ -478,7 +478,7 @@ int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list
         set_state(p, CALHOST_PLUGIN_DUPLICATE, r ? r : "duplicate backend");
         free(r);
         if (p->loaded)
-          calhost_loader_unload(p);
+          loader_unload(p);
         break;
       }
     }
@@ -488,7 +488,7 @@ int calhost_loader_discover(const calhost_loader_options *o, calhost_plugin_list
         backend_listed(o->disabled, o->disabled_count, p->backend)) {
       set_state(p, CALHOST_PLUGIN_DISABLED, "disabled by configuration");
       if (p->loaded)
-        calhost_loader_unload(p);
+        loader_unload(p);
       continue;
     }
     if (o->load && !p->loaded)
@@ -504,48 +504,48 @@ fail:
   for (size_t i = 0; i < c.n; i++)
     free(c.v[i].path);
   free(c.v);
-  calhost_plugin_list_free(out);
+  loader_plugin_list_free(out);
   return -1;
 }
 
-void calhost_loader_unload(calhost_plugin *p) {
+void loader_unload(loader_plugin *p) {
   if (!p)
     return;
-  calhost_module_close(&p->module);
+  loader_module_close(&p->module);
   memset(&p->vtable, 0, sizeof p->vtable);
   p->loaded = 0;
   if (p->state == CALHOST_PLUGIN_LOADED)
     p->state = CALHOST_PLUGIN_FOUND;
 }
 
-void calhost_plugin_free(calhost_plugin *p) {
+void loader_plugin_free(loader_plugin *p) {
   if (!p)
     return;
-  calhost_loader_unload(p);
+  loader_unload(p);
   set_identity(p, NULL, NULL, NULL, NULL, 0);
   free(p->path);
   free(p->reason);
   free(p);
 }
 
-void calhost_plugin_list_free(calhost_plugin_list *list) {
+void loader_plugin_list_free(loader_plugin_list *list) {
   if (!list)
     return;
   for (size_t i = 0; i < list->count; i++)
-    calhost_plugin_free(list->items[i]);
+    loader_plugin_free(list->items[i]);
   free(list->items);
   memset(list, 0, sizeof *list);
 }
 
-calhost_plugin *calhost_plugin_list_find(const calhost_plugin_list *list, const char *backend) {
+loader_plugin *loader_plugin_list_find(const loader_plugin_list *list, const char *backend) {
   for (size_t i = 0; list && i < list->count; i++) {
-    calhost_plugin *p = list->items[i];
+    loader_plugin *p = list->items[i];
     if (p->backend && !p->reason && !strcmp(p->backend, backend))
       return p;
   }
   return NULL;
 }
 
-const char *calhost_plugin_take_error(calhost_plugin *p) {
-  return p ? calhost_services_take_error(&p->services_ctx) : NULL;
+const char *loader_plugin_take_error(loader_plugin *p) {
+  return p ? loader_services_take_error(&p->services_ctx) : NULL;
 }

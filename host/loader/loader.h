@@ -11,28 +11,28 @@
  *
  * Typical use (the sweep engine, `calhost plugins`):
  *
- *   calhost_loader_options o;
- *   calhost_loader_options_init(&o);
+ *   loader_options o;
+ *   loader_options_init(&o);
  *   o.config_dirs = cfg.plugin_dirs; o.config_dir_count = cfg.plugin_dir_count;
  *   o.services.is_cancelled = my_cancel; o.services.user = my_state;
- *   calhost_plugin_list list;
- *   calhost_loader_discover(&o, &list);
+ *   loader_plugin_list list;
+ *   loader_discover(&o, &list);
  *   for (size_t i = 0; i < list.count; i++) {
- *     calhost_plugin *p = list.items[i];
+ *     loader_plugin *p = list.items[i];
  *     if (!p->loaded) { printf("%s: %s\n", p->path, p->reason); continue; }
  *     if (CALHOST_PLUGIN_HAS(p, default_policy)) p->vtable.default_policy(...);
  *   }
- *   calhost_plugin_list_free(&list);
+ *   loader_plugin_list_free(&list);
  *
  * Everything returned is owned by the list and valid until
- * calhost_plugin_list_free. Not thread-safe: discover and free from one
+ * loader_plugin_list_free. Not thread-safe: discover and free from one
  * thread; a loaded plugin's vtable may then be used as plugin.h allows.
  *
- * Probing forks: call calhost_loader_discover
+ * Probing forks: call loader_discover
  * before starting threads, and do not reap children you did not start
  * (a SIGCHLD handler calling waitpid(-1, ...) would steal the probe's
  * status). A plugin that prints to stdout while being loaded in-process, or
- * in any call made through calhost_plugin_create & co. below, has its output
+ * in any call made through loader_plugin_create & co. below, has its output
  * sent to stderr instead.
  */
 #ifndef CALHOST_LOADER_H
@@ -53,70 +53,70 @@
 #define CALHOST_LOADER_HIDDEN
 #endif
 
-struct calhost_module;
+struct loader_module;
 
 /* ---- Host services -----------------------------------------------------
  * What the caller can plug into the calhost_host_services table the loader
  * gives each plugin. Every callback is optional (NULL: the loader's default);
  * `user` is passed back to each. The loader keeps one context per plugin, so
  * messages and errors are attributed to their backend. */
-typedef struct calhost_services_hooks {
+typedef struct loader_services_hooks {
   void *user;
   /* Log sink. Default: "calhost: [backend] LEVEL: message" on stderr for
    * levels >= min_log_level. backend may be NULL (before identity is known). */
   void (*log)(void *user, const char *backend, calhost_log_level level, const char *message);
-  calhost_log_level min_log_level; /* default calhost_log_level_default() */
+  calhost_log_level min_log_level; /* default loader_log_level_default() */
   /* Cancellation: the plugin sees cancellation when *cancel_flag != 0 or
    * is_cancelled(user) != 0. Both may be set; both may be NULL (never). */
   volatile sig_atomic_t *cancel_flag;
   int (*is_cancelled)(void *user);
   /* Progress of a long plugin call. Default: ignored. */
   void (*progress)(void *user, const char *backend, double fraction, const char *what);
-} calhost_services_hooks;
+} loader_services_hooks;
 
 /* The context behind a plugin's calhost_host_services (one per plugin,
- * embedded in calhost_plugin, so its address is stable). */
-typedef struct calhost_services_context {
-  const calhost_services_hooks *hooks; /* borrowed from the options copy in the list */
-  const char *backend;                 /* the plugin's backend name, or NULL */
+ * embedded in loader_plugin, so its address is stable). */
+typedef struct loader_services_context {
+  const loader_services_hooks *hooks; /* borrowed from the options copy in the list */
+  const char *backend;                /* the plugin's backend name, or NULL */
   /* set_error may be called from any thread of the plugin: error and
    * has_error are written under a ticket lock (lock_next, lock_serving);
    * take_error copies the message out to `taken` under it. */
   atomic_uint lock_next, lock_serving;
   char error[1024]; /* last set_error message, "" when none */
   int has_error;
-  char taken[1024]; /* what calhost_services_take_error returned last */
-} calhost_services_context;
+  char taken[1024]; /* what loader_services_take_error returned last */
+} loader_services_context;
 
 /* Fills *table with the loader's host-services implementation bound to ctx
  * (log, set_error, is_cancelled, progress, allocate, free_memory). ctx must
  * outlive every use of the table. hooks may be NULL (defaults). */
-CALHOST_LOADER_HIDDEN void calhost_services_init(calhost_host_services *table,
-                                                 calhost_services_context *ctx,
-                                                 const calhost_services_hooks *hooks,
-                                                 const char *backend);
+CALHOST_LOADER_HIDDEN void loader_services_init(calhost_host_services *table,
+                                                loader_services_context *ctx,
+                                                const loader_services_hooks *hooks,
+                                                const char *backend);
 
 /* Returns the message the plugin attached with set_error since the last
  * call (a copy inside ctx, valid until the next call of this function) and
  * clears it; returns NULL when there is none. Safe against set_error on
  * other threads; call it from one host thread. */
-CALHOST_LOADER_HIDDEN const char *calhost_services_take_error(calhost_services_context *ctx);
+CALHOST_LOADER_HIDDEN const char *loader_services_take_error(loader_services_context *ctx);
 
 /* The level below which plugin log messages are dropped by default: the
  * CALHOST_LOG_LEVEL environment variable (debug, info, warning, error) when
  * set to one of those words, else warning; lowered to debug after
- * calhost_log_set_verbose(1) (the CLI's --verbose). */
-CALHOST_LOADER_HIDDEN calhost_log_level calhost_log_level_default(void);
-/* Process-wide: verbose != 0 makes calhost_log_level_default() debug. */
-CALHOST_LOADER_HIDDEN void calhost_log_set_verbose(int verbose);
+ * loader_log_set_verbose(1) (the CLI's --verbose). */
+CALHOST_LOADER_HIDDEN calhost_log_level loader_log_level_default(void);
+/* Process-wide: verbose != 0 makes loader_log_level_default() debug. */
+CALHOST_LOADER_HIDDEN void loader_log_set_verbose(int verbose);
 /* Parses a level word (case-insensitive); returns 0 and sets *out, or -1. */
-CALHOST_LOADER_HIDDEN int calhost_log_level_parse(const char *word, calhost_log_level *out);
+CALHOST_LOADER_HIDDEN int loader_log_level_parse(const char *word, calhost_log_level *out);
 /* "debug", "info", "warning", "error". */
-CALHOST_LOADER_HIDDEN const char *calhost_log_level_name(calhost_log_level level);
+CALHOST_LOADER_HIDDEN const char *loader_log_level_name(calhost_log_level level);
 
 /* ---- Options -------------------------------------------------------- */
 
-typedef struct calhost_loader_options {
+typedef struct loader_options {
   /* Directories from the configuration ([plugins] directories), scanned in
    * order, each listing sorted by name. Borrowed for the call. */
   char *const *config_dirs;
@@ -149,44 +149,44 @@ typedef struct calhost_loader_options {
    * [CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION]; tests narrow or widen it. */
   uint32_t host_abi_min, host_abi_max;
   /* Hooks for the host services (copied into the list). */
-  calhost_services_hooks services;
-} calhost_loader_options;
+  loader_services_hooks services;
+} loader_options;
 
 /* Fills *o with the defaults described above. */
-CALHOST_LOADER_HIDDEN void calhost_loader_options_init(calhost_loader_options *o);
+CALHOST_LOADER_HIDDEN void loader_options_init(loader_options *o);
 
 /* ---- Results ------------------------------------------------------------ */
 
 /* Where a plugin was found. */
-typedef enum calhost_plugin_origin {
+typedef enum loader_plugin_origin {
   CALHOST_ORIGIN_EXPLICIT = 0,    /* explicit_paths */
   CALHOST_ORIGIN_ENVIRONMENT = 1, /* CALHOST_PLUGIN_PATH */
   CALHOST_ORIGIN_CONFIG = 2,      /* config_dirs */
   CALHOST_ORIGIN_DEFAULT = 3,     /* build tree / installation */
-} calhost_plugin_origin;
+} loader_plugin_origin;
 
 /* Where a plugin record stands: decide on this, never on the reason's
  * words (the reason is the message beside it). */
-typedef enum calhost_plugin_state {
+typedef enum loader_plugin_state {
   CALHOST_PLUGIN_FOUND = 0,      /* probed fine, not loaded (load == 0) or not yet */
   CALHOST_PLUGIN_LOADED = 1,     /* in this process, vtable usable */
   CALHOST_PLUGIN_UNSAFE = 2,     /* refused by the owner/mode checks */
   CALHOST_PLUGIN_UNLOADABLE = 3, /* cannot be loaded, negotiation failed, crashed or hung */
   CALHOST_PLUGIN_DUPLICATE = 4,  /* another file already provides its backend */
   CALHOST_PLUGIN_DISABLED = 5,   /* filtered out by the enabled/disabled lists */
-} calhost_plugin_state;
+} loader_plugin_state;
 
 /* The state's name as `calhost plugins --json` prints it: "found",
  * "loaded", "unsafe", "unloadable", "duplicate", "disabled" (a static
  * string; "unknown" for a value outside the enum). */
-const char *calhost_plugin_state_name(calhost_plugin_state state);
+const char *loader_plugin_state_name(loader_plugin_state state);
 
 /* One discovered plugin. Strings are owned by the record (NULL when not
  * known, e.g. backend of a file without entry point). */
-typedef struct calhost_plugin {
+typedef struct loader_plugin {
   char *path; /* as found (made absolute); realpath when it resolves */
-  calhost_plugin_origin origin;
-  calhost_plugin_state state;
+  loader_plugin_origin origin;
+  loader_plugin_state state;
   char *backend;
   char *implementation_version;
   char *description;
@@ -200,17 +200,17 @@ typedef struct calhost_plugin {
   /* Valid when loaded: a copy of the plugin's vtable, zero-filled past the
    * plugin's struct_size, so an entry the plugin did not compile is NULL. */
   calhost_plugin_vtable vtable;
-  calhost_host_services services;        /* the table handed to the plugin */
-  calhost_services_context services_ctx; /* its context */
-  struct calhost_module *module;         /* NULL when not loaded */
-  calhost_services_hooks hooks;          /* this plugin's copy of the hooks */
-} calhost_plugin;
+  calhost_host_services services;       /* the table handed to the plugin */
+  loader_services_context services_ctx; /* its context */
+  struct loader_module *module;         /* NULL when not loaded */
+  loader_services_hooks hooks;          /* this plugin's copy of the hooks */
+} loader_plugin;
 
-typedef struct calhost_plugin_list {
-  calhost_plugin **items; /* count records, in discovery order */
+typedef struct loader_plugin_list {
+  loader_plugin **items; /* count records, in discovery order */
   size_t count;
-  calhost_services_hooks hooks; /* the options' hooks (each record has its copy) */
-} calhost_plugin_list;
+  loader_services_hooks hooks; /* the options' hooks (each record has its copy) */
+} loader_plugin_list;
 
 /* True when a loaded plugin's vtable entry `field` may be called: the
  * plugin is loaded and CALHOST_VTABLE_CALLABLE (entries.h: since-version,
@@ -220,42 +220,40 @@ typedef struct calhost_plugin_list {
 
 /* Discovers, checks, probes and (when o->load) loads every plugin the
  * options name, into *out (always initialised; free with
- * calhost_plugin_list_free). Never stops at a bad plugin: each failure is in
+ * loader_plugin_list_free). Never stops at a bad plugin: each failure is in
  * its record's reason. Order: explicit paths, CALHOST_PLUGIN_PATH, config
  * dirs, default dirs; each directory listing sorted; the same file found twice
  * is listed once; a second plugin with an already-seen backend is rejected
  * naming both files. Returns the number of loaded plugins (or probed-OK ones
  * when !o->load), or -1 on allocation failure. */
-CALHOST_LOADER_HIDDEN int calhost_loader_discover(const calhost_loader_options *o,
-                                                  calhost_plugin_list *out);
+CALHOST_LOADER_HIDDEN int loader_discover(const loader_options *o, loader_plugin_list *out);
 
-/* Checks, probes and loads one file as calhost_loader_discover would (no
+/* Checks, probes and loads one file as loader_discover would (no
  * duplicate check, no enabled/disabled filter). hooks NULL: o->services.
- * Returns a new record (free with calhost_plugin_free), or NULL on
+ * Returns a new record (free with loader_plugin_free), or NULL on
  * allocation failure. */
-CALHOST_LOADER_HIDDEN calhost_plugin *calhost_loader_open(const calhost_loader_options *o,
-                                                          const calhost_services_hooks *hooks,
-                                                          const char *path);
+CALHOST_LOADER_HIDDEN loader_plugin *
+loader_open(const loader_options *o, const loader_services_hooks *hooks, const char *path);
 
 /* Unloads a loaded plugin (dlclose); the record keeps its identity, loaded
  * becomes 0 and the vtable is zeroed. The caller must have destroyed every
  * instance first. NULL-safe. */
-CALHOST_LOADER_HIDDEN void calhost_loader_unload(calhost_plugin *p);
+CALHOST_LOADER_HIDDEN void loader_unload(loader_plugin *p);
 
 /* Unloads and frees one record. NULL-safe. */
-CALHOST_LOADER_HIDDEN void calhost_plugin_free(calhost_plugin *p);
+CALHOST_LOADER_HIDDEN void loader_plugin_free(loader_plugin *p);
 
 /* Unloads and frees every record and zeroes *list. NULL-safe. */
-CALHOST_LOADER_HIDDEN void calhost_plugin_list_free(calhost_plugin_list *list);
+CALHOST_LOADER_HIDDEN void loader_plugin_list_free(loader_plugin_list *list);
 
 /* The loaded (or probed-OK) plugin of a backend, or NULL. */
-CALHOST_LOADER_HIDDEN calhost_plugin *calhost_plugin_list_find(const calhost_plugin_list *list,
-                                                               const char *backend);
+CALHOST_LOADER_HIDDEN loader_plugin *loader_plugin_list_find(const loader_plugin_list *list,
+                                                             const char *backend);
 
 /* The message the plugin attached with set_error during its last failing
  * call, cleared by this call; NULL when none. Valid until the next call into
  * the plugin. */
-CALHOST_LOADER_HIDDEN const char *calhost_plugin_take_error(calhost_plugin *p);
+CALHOST_LOADER_HIDDEN const char *loader_plugin_take_error(loader_plugin *p);
 
 /* ---- Calling a loaded plugin in this process ---------------------------
  * Every call the host makes into a plugin in its own process goes through
@@ -265,31 +263,31 @@ CALHOST_LOADER_HIDDEN const char *calhost_plugin_take_error(calhost_plugin *p);
  * from the host's main thread. */
 
 /* Redirects stdout to stderr (after flushing it); returns what
- * calhost_stdout_guard_end needs (-1 when stdout could not be saved). */
-CALHOST_LOADER_HIDDEN int calhost_stdout_guard_begin(void);
-/* Flushes and restores stdout saved by calhost_stdout_guard_begin. */
-CALHOST_LOADER_HIDDEN void calhost_stdout_guard_end(int saved);
+ * loader_stdout_guard_end needs (-1 when stdout could not be saved). */
+CALHOST_LOADER_HIDDEN int loader_stdout_guard_begin(void);
+/* Flushes and restores stdout saved by loader_stdout_guard_begin. */
+CALHOST_LOADER_HIDDEN void loader_stdout_guard_end(int saved);
 
 /* create() with the plugin's services; CALHOST_OK with *out set, else the
  * plugin's status (CALHOST_ERROR when it said OK without an instance) and
  * *out NULL. p must be loaded. */
-CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_create(calhost_plugin *p,
-                                                           const calhost_property *settings,
-                                                           size_t setting_count,
-                                                           calhost_plugin_instance **out);
+CALHOST_LOADER_HIDDEN calhost_status loader_plugin_create(loader_plugin *p,
+                                                          const calhost_property *settings,
+                                                          size_t setting_count,
+                                                          calhost_plugin_instance **out);
 /* destroy(); NULL-safe for inst. */
-CALHOST_LOADER_HIDDEN void calhost_plugin_destroy(calhost_plugin *p, calhost_plugin_instance *inst);
+CALHOST_LOADER_HIDDEN void loader_plugin_destroy(loader_plugin *p, calhost_plugin_instance *inst);
 /* build_key(); the key's strings belong to the plugin until its next call. */
-CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_build_key(calhost_plugin *p,
-                                                              calhost_plugin_instance *inst,
-                                                              const calhost_workload *w,
-                                                              const calhost_target *t,
-                                                              calhost_built_key *key);
-/* validate_policy(). */
-CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_validate(calhost_plugin *p,
+CALHOST_LOADER_HIDDEN calhost_status loader_plugin_build_key(loader_plugin *p,
                                                              calhost_plugin_instance *inst,
-                                                             const char *policy, size_t length,
-                                                             char *err, size_t cap);
+                                                             const calhost_workload *w,
+                                                             const calhost_target *t,
+                                                             calhost_built_key *key);
+/* validate_policy(). */
+CALHOST_LOADER_HIDDEN calhost_status loader_plugin_validate(loader_plugin *p,
+                                                            calhost_plugin_instance *inst,
+                                                            const char *policy, size_t length,
+                                                            char *err, size_t cap);
 
 /* ---- Lower-level pieces (also used by `calhost plugin check`, check/) -- */
 
@@ -301,7 +299,7 @@ CALHOST_LOADER_HIDDEN calhost_status calhost_plugin_validate(calhost_plugin *p,
  * with a one-line reason in err; -2 when it could not be checked at all (it
  * does not exist, or a resource ran out: "cannot open ...: Too many open
  * files"), with the system's reason in err. */
-CALHOST_LOADER_HIDDEN int calhost_loader_check_path(const char *path, char *err, size_t err_cap);
+CALHOST_LOADER_HIDDEN int loader_check_path(const char *path, char *err, size_t err_cap);
 
 /* Negotiates with an opened module: looks up the entry point, offers
  * [host_min, host_max] and services, validates the reply and the vtable
@@ -319,11 +317,10 @@ enum {
   CALHOST_NEGOTIATE_BAD_IDENTITY = -2,  /* backend name, version, operators or description */
   CALHOST_NEGOTIATE_MISSING_ENTRY = -3, /* a REQUIRED entry of the chosen ABI is NULL */
 };
-CALHOST_LOADER_HIDDEN int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min,
-                                                   uint32_t host_max,
-                                                   const calhost_host_services *services,
-                                                   calhost_plugin_vtable *vtable_copy,
-                                                   uint32_t *chosen, uint32_t *plugin_min,
-                                                   uint32_t *plugin_max, char *err, size_t err_cap);
+CALHOST_LOADER_HIDDEN int loader_negotiate(struct loader_module *module, uint32_t host_min,
+                                           uint32_t host_max, const calhost_host_services *services,
+                                           calhost_plugin_vtable *vtable_copy, uint32_t *chosen,
+                                           uint32_t *plugin_min, uint32_t *plugin_max, char *err,
+                                           size_t err_cap);
 
 #endif /* CALHOST_LOADER_H */

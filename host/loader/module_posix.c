@@ -7,12 +7,12 @@
 
 #include "module.h"
 
-struct calhost_module {
+struct loader_module {
   void *handle;
 };
 
-calhost_module *calhost_module_open(const char *path, char *err, size_t err_cap) {
-  calhost_module *m;
+loader_module *loader_module_open(const char *path, char *err, size_t err_cap) {
+  loader_module *m;
   void *h;
   dlerror();
   h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -33,9 +33,9 @@ calhost_module *calhost_module_open(const char *path, char *err, size_t err_cap)
   return m;
 }
 
-calhost_module_fn calhost_module_symbol(calhost_module *module, const char *name) {
+loader_module_fn loader_module_symbol(loader_module *module, const char *name) {
   void *p;
-  calhost_module_fn fn;
+  loader_module_fn fn;
   if (!module)
     return NULL;
   p = dlsym(module->handle, name);
@@ -43,13 +43,13 @@ calhost_module_fn calhost_module_symbol(calhost_module *module, const char *name
    * pointer; the union avoids the ISO C warning. */
   union {
     void *data;
-    calhost_module_fn fn;
+    loader_module_fn fn;
   } u = {.data = p};
   fn = u.fn;
   return fn;
 }
 
-void calhost_module_close(calhost_module **module) {
+void loader_module_close(loader_module **module) {
   if (!module || !*module)
     return;
   dlclose((*module)->handle);
@@ -57,7 +57,7 @@ void calhost_module_close(calhost_module **module) {
   *module = NULL;
 }
 
-const char *calhost_module_suffix(void) {
+const char *loader_module_suffix(void) {
 #if defined(__APPLE__)
   return ".dylib";
 #else

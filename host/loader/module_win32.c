@@ -17,7 +17,7 @@
 #define LOAD_LIBRARY_SEARCH_DEFAULT_DIRS 0x00001000
 #endif
 
-struct calhost_module {
+struct loader_module {
   HMODULE handle;
 };
 
@@ -36,8 +36,8 @@ static void win_error(DWORD code, const char *prefix, char *err, size_t err_cap)
   snprintf(err, err_cap, "%s%s", prefix, text);
 }
 
-calhost_module *calhost_module_open(const char *path, char *err, size_t err_cap) {
-  calhost_module *m;
+loader_module *loader_module_open(const char *path, char *err, size_t err_cap) {
+  loader_module *m;
   wchar_t *wpath;
   HMODULE h;
   int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
@@ -70,16 +70,16 @@ calhost_module *calhost_module_open(const char *path, char *err, size_t err_cap)
   return m;
 }
 
-calhost_module_fn calhost_module_symbol(calhost_module *module, const char *name) {
+loader_module_fn loader_module_symbol(loader_module *module, const char *name) {
   FARPROC p;
   if (!module)
     return NULL;
   p = GetProcAddress(module->handle, name);
-  /* FARPROC and calhost_module_fn are both generic function pointers. */
-  return (calhost_module_fn)(void (*)(void))p;
+  /* FARPROC and loader_module_fn are both generic function pointers. */
+  return (loader_module_fn)(void (*)(void))p;
 }
 
-void calhost_module_close(calhost_module **module) {
+void loader_module_close(loader_module **module) {
   if (!module || !*module)
     return;
   FreeLibrary((*module)->handle);
@@ -87,6 +87,6 @@ void calhost_module_close(calhost_module **module) {
   *module = NULL;
 }
 
-const char *calhost_module_suffix(void) {
+const char *loader_module_suffix(void) {
   return ".dll";
 }

@@ -96,13 +96,12 @@ static int check_abi2(const calhost_plugin_vtable *vt, char *err, size_t err_cap
   return 0;
 }
 
-int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, uint32_t host_max,
-                             const calhost_host_services *services,
-                             calhost_plugin_vtable *vtable_copy, uint32_t *chosen,
-                             uint32_t *plugin_min, uint32_t *plugin_max, char *err,
-                             size_t err_cap) {
+int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t host_max,
+                     const calhost_host_services *services, calhost_plugin_vtable *vtable_copy,
+                     uint32_t *chosen, uint32_t *plugin_min, uint32_t *plugin_max, char *err,
+                     size_t err_cap) {
   calhost_negotiate_fn fn =
-      (calhost_negotiate_fn)calhost_module_symbol(module, CALHOST_PLUGIN_ENTRY_POINT);
+      (calhost_negotiate_fn)loader_module_symbol(module, CALHOST_PLUGIN_ENTRY_POINT);
   calhost_negotiate_request req;
   calhost_negotiate_reply rep;
   const calhost_plugin_vtable *vt;
@@ -211,7 +210,7 @@ int calhost_loader_negotiate(struct calhost_module *module, uint32_t host_min, u
   return 0;
 }
 
-int calhost_vtable_callable(const calhost_plugin_vtable *vt, uint32_t abi_version, size_t offset) {
+int loader_vtable_callable(const calhost_plugin_vtable *vt, uint32_t abi_version, size_t offset) {
   void (*f)(void);
   if (!vt)
     return 0;

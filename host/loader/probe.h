@@ -10,7 +10,7 @@
 
 #include "loader.h"
 
-typedef struct calhost_probe_result {
+typedef struct loader_probe_result {
   int ok;            /* 1: negotiated; identity below is filled */
   char reason[1024]; /* why not, one line */
   char backend[128];
@@ -19,16 +19,15 @@ typedef struct calhost_probe_result {
   char **operators; /* operator_count strings (malloc'd) */
   size_t operator_count;
   uint32_t chosen, plugin_min, plugin_max;
-} calhost_probe_result;
+} loader_probe_result;
 
 /* Probes path in a child (timeout_seconds <= 0: 10 s). Always fills *r;
- * free with calhost_probe_result_free. */
-CALHOST_LOADER_HIDDEN void calhost_probe(const char *path, uint32_t host_min, uint32_t host_max,
-                                         double timeout_seconds,
-                                         const calhost_services_hooks *hooks,
-                                         calhost_probe_result *r);
+ * free with loader_probe_result_free. */
+CALHOST_LOADER_HIDDEN void loader_probe(const char *path, uint32_t host_min, uint32_t host_max,
+                                        double timeout_seconds, const loader_services_hooks *hooks,
+                                        loader_probe_result *r);
 
 /* Frees what *r owns. */
-CALHOST_LOADER_HIDDEN void calhost_probe_result_free(calhost_probe_result *r);
+CALHOST_LOADER_HIDDEN void loader_probe_result_free(loader_probe_result *r);
 
 #endif /* CALHOST_LOADER_PROBE_H */

@@ -44,7 +44,7 @@ static int check_stat(const struct stat *st, const char *what, const char *path,
   return 0;
 }
 
-int calhost_loader_check_path(const char *path, char *err, size_t err_cap) {
+int loader_check_path(const char *path, char *err, size_t err_cap) {
   char *real = realpath(path, NULL);
   char *walk, *comp, *next;
   struct stat st;

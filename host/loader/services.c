@@ -3,7 +3,7 @@
  * loader hands to every plugin: logging with levels, error messages attached
  * to a failed call, cancellation, progress and aligned allocation. One
  * context per plugin attributes messages to their backend; the caller plugs
- * its own sinks in through calhost_services_hooks. Also the default log
+ * its own sinks in through loader_services_hooks. Also the default log
  * level (CALHOST_LOG_LEVEL, --verbose). set_error is safe from any thread.
  */
 #include <stdio.h>
@@ -19,7 +19,7 @@
 
 static int verbose_flag;
 
-const char *calhost_log_level_name(calhost_log_level level) {
+const char *loader_log_level_name(calhost_log_level level) {
   switch (level) {
   case CALHOST_LOG_DEBUG:
     return "debug";
@@ -34,24 +34,24 @@ const char *calhost_log_level_name(calhost_log_level level) {
 }
 
 static void svc_log(void *context, calhost_log_level level, const char *message) {
-  calhost_services_context *ctx = context;
-  const calhost_services_hooks *h = ctx ? ctx->hooks : NULL;
+  loader_services_context *ctx = context;
+  const loader_services_hooks *h = ctx ? ctx->hooks : NULL;
   if (!message)
     return;
   if (h && h->log) {
     h->log(h->user, ctx->backend, level, message);
     return;
   }
-  if ((int)level < (int)(h ? h->min_log_level : calhost_log_level_default()))
+  if ((int)level < (int)(h ? h->min_log_level : loader_log_level_default()))
     return;
   fprintf(stderr, "calhost: [%s] %s: %s\n", ctx && ctx->backend ? ctx->backend : "plugin",
-          calhost_log_level_name(level), message);
+          loader_log_level_name(level), message);
 }
 
 /* A ticket lock (first come, first served: a thread calling set_error in a
  * loop cannot starve the host's take_error). Held only for a copy of at
  * most 1 KiB; a waiter gives the processor away so the holder can finish. */
-static void lock(calhost_services_context *ctx) {
+static void lock(loader_services_context *ctx) {
   unsigned ticket = atomic_fetch_add_explicit(&ctx->lock_next, 1u, memory_order_relaxed);
   while (atomic_load_explicit(&ctx->lock_serving, memory_order_acquire) != ticket)
 #if defined(_WIN32)
@@ -61,12 +61,12 @@ static void lock(calhost_services_context *ctx) {
 #endif
 }
 
-static void unlock(calhost_services_context *ctx) {
+static void unlock(loader_services_context *ctx) {
   atomic_fetch_add_explicit(&ctx->lock_serving, 1u, memory_order_release);
 }
 
 static void svc_set_error(void *context, const char *message) {
-  calhost_services_context *ctx = context;
+  loader_services_context *ctx = context;
   size_t n = 0;
   if (!ctx)
     return;
@@ -82,8 +82,8 @@ static void svc_set_error(void *context, const char *message) {
 }
 
 static int svc_is_cancelled(void *context) {
-  calhost_services_context *ctx = context;
-  const calhost_services_hooks *h = ctx ? ctx->hooks : NULL;
+  loader_services_context *ctx = context;
+  const loader_services_hooks *h = ctx ? ctx->hooks : NULL;
   if (!h)
     return 0;
   if (h->cancel_flag && *h->cancel_flag)
@@ -92,8 +92,8 @@ static int svc_is_cancelled(void *context) {
 }
 
 static void svc_progress(void *context, double fraction, const char *what) {
-  calhost_services_context *ctx = context;
-  const calhost_services_hooks *h = ctx ? ctx->hooks : NULL;
+  loader_services_context *ctx = context;
+  const loader_services_hooks *h = ctx ? ctx->hooks : NULL;
   if (h && h->progress)
     h->progress(h->user, ctx->backend, fraction, what);
 }
@@ -124,8 +124,8 @@ static void svc_free(void *context, void *pointer) {
 #endif
 }
 
-void calhost_services_init(calhost_host_services *table, calhost_services_context *ctx,
-                           const calhost_services_hooks *hooks, const char *backend) {
+void loader_services_init(calhost_host_services *table, loader_services_context *ctx,
+                          const loader_services_hooks *hooks, const char *backend) {
   memset(table, 0, sizeof *table);
   memset(ctx, 0, sizeof *ctx);
   atomic_init(&ctx->lock_next, 0u);
@@ -144,7 +144,7 @@ void calhost_services_init(calhost_host_services *table, calhost_services_contex
   table->free_memory = svc_free;
 }
 
-const char *calhost_services_take_error(calhost_services_context *ctx) {
+const char *loader_services_take_error(loader_services_context *ctx) {
   int had;
   if (!ctx)
     return NULL;
@@ -157,11 +157,11 @@ const char *calhost_services_take_error(calhost_services_context *ctx) {
   return had ? ctx->taken : NULL;
 }
 
-int calhost_log_level_parse(const char *word, calhost_log_level *out) {
+int loader_log_level_parse(const char *word, calhost_log_level *out) {
   static const calhost_log_level levels[] = {CALHOST_LOG_DEBUG, CALHOST_LOG_INFO,
                                              CALHOST_LOG_WARNING, CALHOST_LOG_ERROR};
   for (size_t i = 0; word && i < sizeof levels / sizeof levels[0]; i++) {
-    const char *name = calhost_log_level_name(levels[i]);
+    const char *name = loader_log_level_name(levels[i]);
     size_t k = 0;
     while (word[k] && name[k] && (word[k] | 0x20) == name[k])
       k++;
@@ -173,13 +173,13 @@ int calhost_log_level_parse(const char *word, calhost_log_level *out) {
   return -1;
 }
 
-calhost_log_level calhost_log_level_default(void) {
+calhost_log_level loader_log_level_default(void) {
   calhost_log_level level = CALHOST_LOG_WARNING;
-  if (calhost_log_level_parse(getenv("CALHOST_LOG_LEVEL"), &level) != 0)
+  if (loader_log_level_parse(getenv("CALHOST_LOG_LEVEL"), &level) != 0)
     level = CALHOST_LOG_WARNING;
   return verbose_flag ? CALHOST_LOG_DEBUG : level;
 }
 
-void calhost_log_set_verbose(int verbose) {
+void loader_log_set_verbose(int verbose) {
   verbose_flag = verbose != 0;
 }

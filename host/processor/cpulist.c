@@ -61,8 +61,8 @@ static long read_index(const char **p) {
   return v;
 }
 
-int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all, char *err,
-                          size_t err_capacity) {
+int processor_cpulist_parse(const char *text, int **cpus, size_t *count, int *all, char *err,
+                            size_t err_capacity) {
   unsigned char *seen = NULL;
   const char *p = text;
   size_t n = 0;
@@ -157,7 +157,7 @@ int calhost_cpulist_parse(const char *text, int **cpus, size_t *count, int *all,
   return 0;
 }
 
-size_t calhost_cpulist_format(const int *cpus, size_t count, char *buf, size_t capacity) {
+size_t processor_cpulist_format(const int *cpus, size_t count, char *buf, size_t capacity) {
   size_t len = 0;
   int *sorted;
   if (buf && capacity)
@@ -185,7 +185,7 @@ size_t calhost_cpulist_format(const int *cpus, size_t count, char *buf, size_t c
   return len;
 }
 
-int calhost_processor_allowed_cpus(int **cpus, size_t *count, char *err, size_t err_capacity) {
+int processor_allowed_cpus(int **cpus, size_t *count, char *err, size_t err_capacity) {
   cpu_set_t *set;
   size_t setsize = CPU_ALLOC_SIZE(CALHOST_CPU_LIMIT);
   int *out;

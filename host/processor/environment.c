@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static void add_warning(calhost_processor_environment *env, const char *fmt, ...)
+static void add_warning(processor_environment *env, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void add_warning(calhost_processor_environment *env, const char *fmt, ...) {
+static void add_warning(processor_environment *env, const char *fmt, ...) {
   va_list ap;
   if (env->warning_count >= CALHOST_PROCESSOR_MAX_WARNINGS)
     return;
@@ -44,8 +44,7 @@ static int read_governor(int cpu, char *buf, size_t cap) {
   return n ? 0 : -1;
 }
 
-void calhost_processor_environment_record(const int *cpus, size_t cpu_count,
-                                          calhost_processor_environment *out) {
+void processor_environment_record(const int *cpus, size_t cpu_count, processor_environment *out) {
   int *allowed = NULL;
   size_t allowed_n = 0;
   const int *set = cpus;
@@ -53,7 +52,7 @@ void calhost_processor_environment_record(const int *cpus, size_t cpu_count,
   long online;
   double loads[3];
   memset(out, 0, sizeof *out);
-  if (n == 0 && calhost_processor_allowed_cpus(&allowed, &allowed_n, NULL, 0) == 0) {
+  if (n == 0 && processor_allowed_cpus(&allowed, &allowed_n, NULL, 0) == 0) {
     set = allowed;
     n = allowed_n;
   }
@@ -78,10 +77,10 @@ void calhost_processor_environment_record(const int *cpus, size_t cpu_count,
     for (int i = 0; i < 3; i++)
       out->load_average[i] = -1;
   }
-  calhost_processor_environment_assess(out);
+  processor_environment_assess(out);
 }
 
-void calhost_processor_environment_assess(calhost_processor_environment *env) {
+void processor_environment_assess(processor_environment *env) {
   env->warning_count = 0;
   memset(env->warnings, 0, sizeof env->warnings);
   if (strcmp(env->governor, "unknown") != 0 && strcmp(env->governor, "performance") != 0)
@@ -97,8 +96,7 @@ void calhost_processor_environment_assess(calhost_processor_environment *env) {
                 env->load_average[0], env->set_cpus);
 }
 
-size_t calhost_processor_environment_format(const calhost_processor_environment *env, char *buf,
-                                            size_t capacity) {
+size_t processor_environment_format(const processor_environment *env, char *buf, size_t capacity) {
   int n = snprintf(buf, capacity, "governor=%s;load1=%.2f;load5=%.2f;load15=%.2f;online=%u;set=%u",
                    env->governor, env->load_average[0], env->load_average[1], env->load_average[2],
                    env->online_cpus, env->set_cpus);

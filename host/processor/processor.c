@@ -37,7 +37,7 @@ static const char *const known_features[] = {
     /* aarch64 */
     "asimd", "fp16", "dotprod", "i8mm", "bf16", "sve", "sve2", "sme", NULL};
 
-const char *const *calhost_processor_known_features(void) {
+const char *const *processor_known_features(void) {
   return known_features;
 }
 
@@ -134,7 +134,7 @@ static void detect_features(int have[]) {
   }
 }
 
-static void fill_features(calhost_processor_info *out) {
+static void fill_features(processor_info *out) {
   int have[sizeof known_features / sizeof known_features[0]];
   size_t len = 0;
   detect_features(have);
@@ -172,7 +172,7 @@ static void clean_text(char *dst, size_t cap, const char *src) {
     snprintf(dst, cap, "unknown");
 }
 
-static const char *cache_name(const calhost_cache_level *c, char *buf, size_t cap) {
+static const char *cache_name(const processor_cache_level *c, char *buf, size_t cap) {
   const char *suffix = c->kind == CALHOST_CACHE_DATA          ? "d"
                        : c->kind == CALHOST_CACHE_INSTRUCTION ? "i"
                                                               : "";
@@ -180,7 +180,7 @@ static const char *cache_name(const calhost_cache_level *c, char *buf, size_t ca
   return buf;
 }
 
-size_t calhost_processor_describe(const calhost_processor_info *info, char *buf, size_t capacity) {
+size_t processor_describe(const processor_info *info, char *buf, size_t capacity) {
   size_t len = 0;
   char arch[sizeof info->arch], vendor[sizeof info->vendor], model[sizeof info->model];
   char name[16];
@@ -209,7 +209,7 @@ size_t calhost_processor_describe(const calhost_processor_info *info, char *buf,
   if (!any)
     processor_append(buf, capacity, &len, "none");
   for (size_t i = 0; i < info->cache_count && i < CALHOST_PROCESSOR_MAX_CACHES; i++) {
-    const calhost_cache_level *c = &info->caches[i];
+    const processor_cache_level *c = &info->caches[i];
     processor_append(buf, capacity, &len, ";%s=%llu/%u/%u", cache_name(c, name, sizeof name),
                      (unsigned long long)c->size, c->pus_per_instance, c->instances);
   }
@@ -222,7 +222,7 @@ size_t calhost_processor_describe(const calhost_processor_info *info, char *buf,
 /* By level; unified / data before instruction; then larger before smaller,
  * wider sharing before narrower. */
 static int cmp_cache(const void *a, const void *b) {
-  const calhost_cache_level *x = a, *y = b;
+  const processor_cache_level *x = a, *y = b;
   int xi = x->kind == CALHOST_CACHE_INSTRUCTION, yi = y->kind == CALHOST_CACHE_INSTRUCTION;
   if (x->level != y->level)
     return x->level < y->level ? -1 : 1;
@@ -248,7 +248,7 @@ static const char *info_of(hwloc_topology_t topo, hwloc_const_cpuset_t set, cons
 
 /* Fills everything but features and description from a loaded topology. */
 static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_count, int live,
-                             calhost_processor_info *out, char *err, size_t cap) {
+                             processor_info *out, char *err, size_t cap) {
   static const hwloc_obj_type_t cache_types[] = {
       HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,  HWLOC_OBJ_L3CACHE,  HWLOC_OBJ_L4CACHE,
       HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3ICACHE};
@@ -261,7 +261,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   if (cpu_count == 0 && live) {
     int *allowed = NULL;
     size_t n = 0;
-    if (calhost_processor_allowed_cpus(&allowed, &n, err, cap) != 0) {
+    if (processor_allowed_cpus(&allowed, &n, err, cap) != 0) {
       hwloc_bitmap_free(set);
       return -1;
     }
@@ -301,7 +301,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   for (size_t t = 0; t < sizeof cache_types / sizeof cache_types[0]; t++) {
     obj = NULL;
     while ((obj = hwloc_get_next_obj_by_type(topo, cache_types[t], obj)) != NULL) {
-      calhost_cache_level c;
+      processor_cache_level c;
       size_t k;
       if (!obj->cpuset || !hwloc_bitmap_intersects(obj->cpuset, set) || !obj->attr)
         continue;
@@ -314,7 +314,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
       c.line_size = obj->attr->cache.linesize;
       c.pus_per_instance = (unsigned)hwloc_bitmap_weight(obj->cpuset);
       for (k = 0; k < out->cache_count; k++) {
-        calhost_cache_level *e = &out->caches[k];
+        processor_cache_level *e = &out->caches[k];
         if (e->level == c.level && e->kind == c.kind && e->size == c.size &&
             e->pus_per_instance == c.pus_per_instance)
           break;
@@ -371,7 +371,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   return rc;
 }
 
-static int identify(const char *xml, const int *cpus, size_t cpu_count, calhost_processor_info *out,
+static int identify(const char *xml, const int *cpus, size_t cpu_count, processor_info *out,
                     char *err, size_t cap) {
   hwloc_topology_t topo;
   int rc;
@@ -396,17 +396,17 @@ static int identify(const char *xml, const int *cpus, size_t cpu_count, calhost_
   if (rc != 0)
     return rc;
   fill_features(out);
-  calhost_processor_describe(out, out->description, sizeof out->description);
+  processor_describe(out, out->description, sizeof out->description);
   return 0;
 }
 
-int calhost_processor_identify(const int *cpus, size_t cpu_count, calhost_processor_info *out,
-                               char *err, size_t err_capacity) {
+int processor_identify(const int *cpus, size_t cpu_count, processor_info *out, char *err,
+                       size_t err_capacity) {
   return identify(NULL, cpus, cpu_count, out, err, err_capacity);
 }
 
-int calhost_processor_identify_xml(const char *xml, const int *cpus, size_t cpu_count,
-                                   calhost_processor_info *out, char *err, size_t err_capacity) {
+int processor_identify_xml(const char *xml, const int *cpus, size_t cpu_count, processor_info *out,
+                           char *err, size_t err_capacity) {
   if (!xml)
     return processor_fail(err, err_capacity, "no XML topology given");
   return identify(xml, cpus, cpu_count, out, err, err_capacity);
@@ -442,20 +442,19 @@ static int set_affinity(const int *cpus, size_t cpu_count, char *err, size_t cap
     int e = errno;
     char list[256];
     CPU_FREE(set);
-    calhost_cpulist_format(cpus, cpu_count, list, sizeof list);
+    processor_cpulist_format(cpus, cpu_count, list, sizeof list);
     return processor_fail(err, cap, "cannot pin to CPUs %s: %s", list, strerror(e));
   }
   CPU_FREE(set);
   return 0;
 }
 
-int calhost_processor_pin_thread(const int *cpus, size_t cpu_count, char *err,
-                                 size_t err_capacity) {
+int processor_pin_thread(const int *cpus, size_t cpu_count, char *err, size_t err_capacity) {
   return set_affinity(cpus, cpu_count, err, err_capacity);
 }
 
-int calhost_processor_pin_worker(const int *cpus, size_t cpu_count, unsigned worker, char *err,
-                                 size_t err_capacity) {
+int processor_pin_worker(const int *cpus, size_t cpu_count, unsigned worker, char *err,
+                         size_t err_capacity) {
   if (cpu_count == 0)
     return set_affinity(NULL, 0, err, err_capacity);
   return set_affinity(&cpus[worker % cpu_count], 1, err, err_capacity);
@@ -463,13 +462,13 @@ int calhost_processor_pin_worker(const int *cpus, size_t cpu_count, unsigned wor
 
 /* ---- targets ----------------------------------------------------------------- */
 
-int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
-                              const uint32_t *thread_counts, size_t thread_count_count,
-                              calhost_target_list *out, char *err, size_t err_capacity) {
+int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
+                      const uint32_t *thread_counts, size_t thread_count_count,
+                      processor_target_list *out, char *err, size_t err_capacity) {
   int *allowed = NULL;
   size_t allowed_n = 0;
   memset(out, 0, sizeof *out);
-  if (calhost_processor_allowed_cpus(&allowed, &allowed_n, err, err_capacity) != 0)
+  if (processor_allowed_cpus(&allowed, &allowed_n, err, err_capacity) != 0)
     return -1;
   if (cpus_all || cpu_count == 0) {
     out->cpus = allowed;
@@ -486,14 +485,14 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
         ok = allowed[j] == cpus[i];
       if (!ok) {
         char list[512];
-        calhost_cpulist_format(allowed, allowed_n, list, sizeof list);
+        processor_cpulist_format(allowed, allowed_n, list, sizeof list);
         processor_fail(
             err, err_capacity,
             "CPU %d of the configured set is not available to calhost (online and allowed: "
             "%s)",
             cpus[i], list);
         free(allowed);
-        calhost_target_list_free(out);
+        processor_target_list_free(out);
         return -1;
       }
       out->cpus[i] = cpus[i];
@@ -509,17 +508,16 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
       }
   }
   if (out->cpu_count == 0) {
-    calhost_target_list_free(out);
+    processor_target_list_free(out);
     return processor_fail(err, err_capacity, "no CPU available");
   }
-  if (calhost_processor_identify(out->cpus, out->cpu_count, &out->processor, err, err_capacity) !=
-      0) {
-    calhost_target_list_free(out);
+  if (processor_identify(out->cpus, out->cpu_count, &out->processor, err, err_capacity) != 0) {
+    processor_target_list_free(out);
     return -1;
   }
   out->items = calloc(thread_count_count ? thread_count_count : 1, sizeof *out->items);
   if (!out->items) {
-    calhost_target_list_free(out);
+    processor_target_list_free(out);
     return processor_fail(err, err_capacity, "out of memory");
   }
   for (size_t i = 0; i < thread_count_count; i++) {
@@ -527,11 +525,11 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     int dup = 0;
     if (t > out->processor.pus) {
       char list[512];
-      calhost_cpulist_format(out->cpus, out->cpu_count, list, sizeof list);
+      processor_cpulist_format(out->cpus, out->cpu_count, list, sizeof list);
       processor_fail(err, err_capacity,
                      "threads = %u exceeds the %u hardware threads of the target CPUs %s", t,
                      out->processor.pus, list);
-      calhost_target_list_free(out);
+      processor_target_list_free(out);
       return -1;
     }
     for (size_t j = 0; j < out->count; j++)
@@ -546,7 +544,7 @@ int calhost_processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
   return 0;
 }
 
-void calhost_target_list_free(calhost_target_list *list) {
+void processor_target_list_free(processor_target_list *list) {
   if (!list)
     return;
   free(list->cpus);

@@ -42,7 +42,7 @@ static char *read_all(FILE *f, size_t *len) {
   return NULL;
 }
 
-json_t *calhost_report_load(const char *path, char *err, size_t cap) {
+json_t *report_load(const char *path, char *err, size_t cap) {
   int is_stdin = !strcmp(path, "-");
   const char *name = is_stdin ? "<stdin>" : path;
   FILE *f = is_stdin ? stdin : fopen(path, "rb");
@@ -87,8 +87,8 @@ json_t *calhost_report_load(const char *path, char *err, size_t cap) {
   return root;
 }
 
-int calhost_report_html_file(const char *run_path, const char *html_path, char *err, size_t cap) {
-  json_t *run = calhost_report_load(run_path, err, cap);
+int report_html_file(const char *run_path, const char *html_path, char *err, size_t cap) {
+  json_t *run = report_load(run_path, err, cap);
   if (!run)
     return -1;
   FILE *out = fopen(html_path, "w");
@@ -98,7 +98,7 @@ int calhost_report_html_file(const char *run_path, const char *html_path, char *
     return -1;
   }
   const char *slash = strrchr(run_path, '/');
-  int rc = calhost_report_write_html(run, slash ? slash + 1 : run_path, out, err, cap);
+  int rc = report_write_html(run, slash ? slash + 1 : run_path, out, err, cap);
   if (fclose(out) != 0 && rc == 0) {
     snprintf(err, cap, "%s: %s", html_path, strerror(errno));
     rc = -1;

@@ -781,8 +781,7 @@ static void environment(FILE *o, const json_t *run, const char *source) {
   fputs("</tbody></table>\n", o);
 }
 
-int calhost_report_write_html(const json_t *run, const char *source, FILE *o, char *err,
-                              size_t cap) {
+int report_write_html(const json_t *run, const char *source, FILE *o, char *err, size_t cap) {
   const json_t *res = json_object_get(run, "results");
   if (!json_is_object(run) || !json_is_array(res)) {
     snprintf(err, cap, "not the JSON report of `calhost calibrate --json` (no \"results\" array)");

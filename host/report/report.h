@@ -22,19 +22,18 @@
  * Returns the root object (the caller json_decref()s it), or NULL with a
  * message in err naming the file (and line and column for a JSON syntax
  * error), also when the root is not an object with a "results" array. */
-json_t *calhost_report_load(const char *path, char *err, size_t cap);
+json_t *report_load(const char *path, char *err, size_t cap);
 
-/* Writes the HTML page of a run (a root as calhost_report_load returns) to
+/* Writes the HTML page of a run (a root as report_load returns) to
  * out. source (may be NULL) is the run file's name, shown in the page.
  * Fields missing or of the wrong type are shown as unknown, never trusted.
  * Returns 0, or -1 with err set when run is not a calibrate report or
  * writing to out failed. */
-int calhost_report_write_html(const json_t *run, const char *source, FILE *out, char *err,
-                              size_t cap);
+int report_write_html(const json_t *run, const char *source, FILE *out, char *err, size_t cap);
 
-/* calhost_report_load(run_path) then calhost_report_write_html into
+/* report_load(run_path) then report_write_html into
  * html_path (created or truncated in place, so its mode, owner and links
  * are kept). Returns 0, or -1 with err naming the file at fault. */
-int calhost_report_html_file(const char *run_path, const char *html_path, char *err, size_t cap);
+int report_html_file(const char *run_path, const char *html_path, char *err, size_t cap);
 
 #endif /* CALHOST_REPORT_REPORT_H */

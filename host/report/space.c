@@ -16,7 +16,7 @@
 #include "search/spacefile.h"
 
 /* The value of meta line "KEY VALUE", or NULL. */
-static const char *meta(const calhost_space *s, const char *key) {
+static const char *meta(const search_space_file *s, const char *key) {
   size_t n = strlen(key);
   for (size_t i = 0; i < s->meta_count; i++)
     if (!strncmp(s->meta[i], key, n) && s->meta[i][n] == ' ')
@@ -25,7 +25,7 @@ static const char *meta(const calhost_space *s, const char *key) {
 }
 
 /* The entry's policy, or "name=value;..." from its configuration (malloc). */
-static char *entry_policy(const calhost_space *s, const calhost_space_entry *e) {
+static char *entry_policy(const search_space_file *s, const search_space_entry *e) {
   if (e->policy)
     return strdup(e->policy);
   size_t cap = 1;
@@ -47,7 +47,7 @@ static int set_str(json_t *o, const char *key, const char *value) {
 }
 
 /* The run object of a loaded space (NULL when out of memory). */
-static json_t *space_run(const calhost_space *s) {
+static json_t *space_run(const search_space_file *s) {
   json_t *run = json_object(), *results = json_array(), *env = json_object();
   json_t *res = json_object(), *cands = json_array(), *m = json_object(), *counts = json_object();
   if (!run || !results || !env || !res || !cands || !m || !counts)
@@ -63,17 +63,17 @@ static json_t *space_run(const calhost_space *s) {
     json_object_set_new(res, "threads", json_integer(strtol(threads, NULL, 10)));
   set_str(res, "status", "recorded");
 
-  const calhost_space_entry *best = NULL;
+  const search_space_entry *best = NULL;
   size_t rejected = 0;
   for (size_t i = 0; i < s->entry_count; i++) {
-    const calhost_space_entry *e = &s->entries[i];
+    const search_space_entry *e = &s->entries[i];
     if (e->rejected)
       rejected++;
     else if (isfinite(e->median) && (!best || e->median < best->median))
       best = e;
   }
   for (size_t i = 0; i < s->entry_count; i++) {
-    const calhost_space_entry *e = &s->entries[i];
+    const search_space_entry *e = &s->entries[i];
     json_t *c = json_object();
     char *policy = entry_policy(s, e);
     if (!c || !policy || json_array_append_new(cands, c) != 0) {
@@ -130,16 +130,16 @@ int rpt_is_space_file(const char *head, size_t len) {
 }
 
 json_t *rpt_space_load(const char *text, size_t len, const char *name, char *err, size_t cap) {
-  calhost_space s;
+  search_space_file s;
   FILE *f = fmemopen((void *)text, len, "r");
   if (!f) {
     snprintf(err, cap, "%s: out of memory", name);
     return NULL;
   }
-  int rc = calhost_space_read(f, name, &s, err, cap);
+  int rc = search_space_read(f, name, &s, err, cap);
   fclose(f);
   json_t *run = rc == 0 ? space_run(&s) : NULL;
-  calhost_space_free(&s);
+  search_space_free(&s);
   if (rc == 0 && !run)
     snprintf(err, cap, "%s: out of memory", name);
   return run;

@@ -12,7 +12,7 @@
 
 /* calhost_property (the plugin ABI) and calstore_property (the store) are
  * two types with one shape; keys are converted between them field by field
- * (calhost_binding_store_key), never cast. These checks keep the shapes
+ * (runtime_binding_store_key), never cast. These checks keep the shapes
  * equal so a conversion loses nothing. */
 _Static_assert(sizeof(calhost_property) == sizeof(calstore_property),
                "calhost_property and calstore_property differ");
@@ -20,7 +20,7 @@ _Static_assert(offsetof(calhost_property, name) == offsetof(calstore_property, n
                    offsetof(calhost_property, value) == offsetof(calstore_property, value),
                "calhost_property and calstore_property differ");
 
-void calhost_binding_loader_options(const calhost_config *cfg, calhost_loader_options *lo) {
+void runtime_binding_loader_options(const config_settings *cfg, loader_options *lo) {
   lo->config_dirs = cfg->plugin_dirs;
   lo->config_dir_count = cfg->plugin_dir_count;
   lo->explicit_paths = cfg->plugin_paths;
@@ -31,7 +31,7 @@ void calhost_binding_loader_options(const calhost_config *cfg, calhost_loader_op
   lo->disabled_count = cfg->disabled_count;
 }
 
-void calhost_binding_store_options(const calhost_config *cfg, const char *store_path,
+void runtime_binding_store_options(const config_settings *cfg, const char *store_path,
                                    calstore_options *opts) {
   if (cfg->store_path)
     opts->path = cfg->store_path;
@@ -40,56 +40,55 @@ void calhost_binding_store_options(const calhost_config *cfg, const char *store_
     opts->path = store_path;
 }
 
-void calhost_binding_store_error(char *buf, size_t cap, calstore_status st,
+void runtime_binding_store_error(char *buf, size_t cap, calstore_status st,
                                  const calstore_error *err, const char *path_if_none) {
   char where[4200];
   const char *path = err && err->path[0] ? err->path : path_if_none ? path_if_none : "store";
-  calhost_text_where(where, sizeof where, path, err ? err->line : 0);
+  base_text_where(where, sizeof where, path, err ? err->line : 0);
   snprintf(buf, cap, "%s: %s: %s%s", where, calstore_status_name(st), err ? err->message : "",
            st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION
                ? " (repair or remove the file; `calhost check` lists its problems)"
                : "");
 }
 
-calstore_status calhost_binding_open_store(const calhost_config *cfg, const char *store_path,
+calstore_status runtime_binding_open_store(const config_settings *cfg, const char *store_path,
                                            calstore **out, char *why, size_t cap) {
   calstore_options opts;
   calstore_error err = {0};
   calstore_options_init(&opts);
-  calhost_binding_store_options(cfg, store_path, &opts);
+  runtime_binding_store_options(cfg, store_path, &opts);
   calstore_status st = calstore_open(&opts, out, &err);
   if (st != CALSTORE_OK && why)
-    calhost_binding_store_error(why, cap, st, &err, opts.path);
+    runtime_binding_store_error(why, cap, st, &err, opts.path);
   return st;
 }
 
-void calhost_binding_plugin_settings(const calhost_config *cfg, const char *backend,
+void runtime_binding_plugin_settings(const config_settings *cfg, const char *backend,
                                      const calhost_property **settings, size_t *count) {
-  const calhost_config_plugin_section *sec =
-      backend ? calhost_config_plugin_named(cfg, backend) : NULL;
+  const config_plugin_section *sec = backend ? config_plugin_named(cfg, backend) : NULL;
   *settings = sec ? sec->settings : NULL;
   *count = sec ? sec->setting_count : 0;
 }
 
-calhost_status calhost_binding_create(const calhost_config *cfg, calhost_plugin *p,
+calhost_status runtime_binding_create(const config_settings *cfg, loader_plugin *p,
                                       calhost_plugin_instance **inst) {
   const calhost_property *settings;
   size_t n;
-  calhost_binding_plugin_settings(cfg, p->backend, &settings, &n);
-  calhost_status st = calhost_plugin_create(p, settings, n, inst);
+  runtime_binding_plugin_settings(cfg, p->backend, &settings, &n);
+  calhost_status st = loader_plugin_create(p, settings, n, inst);
   if (st != CALHOST_OK)
     *inst = NULL;
   return st;
 }
 
-int calhost_binding_serves(const calhost_plugin *p, const char *op) {
+int runtime_binding_serves(const loader_plugin *p, const char *op) {
   for (size_t i = 0; op && i < p->operator_count; i++)
     if (!strcmp(p->operators[i], op))
       return 1;
   return 0;
 }
 
-void calhost_binding_workload(const calhost_config_workload *w, calhost_workload *out) {
+void runtime_binding_workload(const config_workload *w, calhost_workload *out) {
   memset(out, 0, sizeof *out);
   out->header = (calhost_struct_header){CALHOST_STRUCT_WORKLOAD, 1, sizeof *out};
   out->name = w->name;
@@ -102,7 +101,7 @@ void calhost_binding_workload(const calhost_config_workload *w, calhost_workload
   out->model_digest = w->model_digest;
 }
 
-void calhost_binding_target(const calhost_target_list *targets, size_t i, calhost_target *out) {
+void runtime_binding_target(const processor_target_list *targets, size_t i, calhost_target *out) {
   memset(out, 0, sizeof *out);
   out->header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof *out};
   out->processor = targets->processor.description;
@@ -112,20 +111,20 @@ void calhost_binding_target(const calhost_target_list *targets, size_t i, calhos
   out->features = targets->processor.features;
 }
 
-void calhost_binding_device_target(const calhost_target_list *targets, size_t i,
+void runtime_binding_device_target(const processor_target_list *targets, size_t i,
                                    const char *identity, uint32_t index, calhost_target *out) {
-  calhost_binding_target(targets, i, out);
+  runtime_binding_target(targets, i, out);
   out->processor = identity;
   out->device_identity = identity;
   out->device_index = index;
 }
 
-void calhost_binding_built_key_init(calhost_built_key *k) {
+void runtime_binding_built_key_init(calhost_built_key *k) {
   memset(k, 0, sizeof *k);
   k->header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof *k};
 }
 
-int calhost_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
+int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
   if (!k->model_digest || !*k->model_digest || !k->processor || !*k->processor ||
       k->thread_count < 1) {
     snprintf(why, cap, "build_key returned an incomplete exact key");
@@ -143,11 +142,11 @@ int calhost_binding_key_usable(const calhost_built_key *k, char *why, size_t cap
   return 1;
 }
 
-int calhost_binding_store_key(calstore_key_kind kind, const char *backend,
+int runtime_binding_store_key(calstore_key_kind kind, const char *backend,
                               const char *operator_name, const char *implementation,
                               const char *model_digest, const char *processor,
                               uint32_t thread_count, const calhost_property *structure,
-                              size_t structure_count, calhost_binding_key *out) {
+                              size_t structure_count, runtime_binding_key *out) {
   memset(out, 0, sizeof *out);
   out->key.kind = kind;
   out->key.backend = backend;
@@ -173,7 +172,7 @@ int calhost_binding_store_key(calstore_key_kind kind, const char *backend,
   return 0;
 }
 
-void calhost_binding_key_free(calhost_binding_key *k) {
+void runtime_binding_key_free(runtime_binding_key *k) {
   if (!k)
     return;
   free(k->structure);
@@ -182,12 +181,12 @@ void calhost_binding_key_free(calhost_binding_key *k) {
   k->key.structure_count = 0;
 }
 
-int calhost_binding_validate(void *user, const char *policy, size_t length, char *err, size_t cap) {
-  const calhost_binding_validator *v = user;
+int runtime_binding_validate(void *user, const char *policy, size_t length, char *err, size_t cap) {
+  const runtime_binding_validator *v = user;
   if (length > CALHOST_POLICY_MAX_LENGTH) {
     snprintf(err, cap, "policy of %zu bytes exceeds the limit of %u", length,
              CALHOST_POLICY_MAX_LENGTH);
     return 0;
   }
-  return calhost_plugin_validate(v->plugin, v->instance, policy, length, err, cap) == CALHOST_OK;
+  return loader_plugin_validate(v->plugin, v->instance, policy, length, err, cap) == CALHOST_OK;
 }

@@ -26,97 +26,97 @@
 #include "loader/loader.h"
 #include "processor/processor.h"
 
-/* Fills *lo (after calhost_loader_options_init) with the configuration's
+/* Fills *lo (after loader_options_init) with the configuration's
  * plugin directories, explicit plugin files and enabled / disabled lists.
  * The arrays stay the configuration's (borrowed: keep cfg alive). */
-void calhost_binding_loader_options(const calhost_config *cfg, calhost_loader_options *lo);
+void runtime_binding_loader_options(const config_settings *cfg, loader_options *lo);
 
 /* Fills *opts (calstore_options_init first) from the configuration's
  * [store] with the one precedence rule: store_path (the --store flag, may
  * be NULL) > [store] path > libcalstore's default path (opts->path NULL);
  * persistence_enabled from [store]. Strings are borrowed. */
-void calhost_binding_store_options(const calhost_config *cfg, const char *store_path,
+void runtime_binding_store_options(const config_settings *cfg, const char *store_path,
                                    calstore_options *opts);
 
-/* Opens the store of calhost_binding_store_options. Returns the status of
+/* Opens the store of runtime_binding_store_options. Returns the status of
  * calstore_open; *out gets the handle (possibly empty on failure: close it).
  * On failure why (may be NULL) gets one line naming the file and line:
  * "PATH[:LINE]: STATUS: message", with a repair hint for a malformed file. */
-calstore_status calhost_binding_open_store(const calhost_config *cfg, const char *store_path,
+calstore_status runtime_binding_open_store(const config_settings *cfg, const char *store_path,
                                            calstore **out, char *why, size_t cap);
 
 /* The one wording of a store failure: "PATH[:LINE]: STATUS: message" (+
  * the repair hint for a malformed file or an unknown version) into buf;
  * path_if_none names the file when err carries none. */
-void calhost_binding_store_error(char *buf, size_t cap, calstore_status st,
+void runtime_binding_store_error(char *buf, size_t cap, calstore_status st,
                                  const calstore_error *err, const char *path_if_none);
 
 /* The plugin's [plugin NAME] settings (NULL / 0 when the configuration has
  * no such section). */
-void calhost_binding_plugin_settings(const calhost_config *cfg, const char *backend,
+void runtime_binding_plugin_settings(const config_settings *cfg, const char *backend,
                                      const calhost_property **settings, size_t *count);
 
 /* Creates an instance of p with its [plugin NAME] settings through the
  * loader's guarded call. Returns the plugin's status; on failure *inst is
  * NULL and the plugin's message (if any) is in the loader's error slot
- * (calhost_plugin_take_error). */
-calhost_status calhost_binding_create(const calhost_config *cfg, calhost_plugin *p,
+ * (loader_plugin_take_error). */
+calhost_status runtime_binding_create(const config_settings *cfg, loader_plugin *p,
                                       calhost_plugin_instance **inst);
 
 /* Whether p serves operator op. */
-int calhost_binding_serves(const calhost_plugin *p, const char *op);
+int runtime_binding_serves(const loader_plugin *p, const char *op);
 
 /* The plugin ABI's view of a configured workload (strings borrowed from w;
  * dtype defaults to "float32"). The model digest must have been computed
- * (calhost_config_workload_digest) when the workload has a model file. */
-void calhost_binding_workload(const calhost_config_workload *w, calhost_workload *out);
+ * (config_workload_digest) when the workload has a model file. */
+void runtime_binding_workload(const config_workload *w, calhost_workload *out);
 
 /* The plugin ABI's view of target i of a target list (borrowed). */
-void calhost_binding_target(const calhost_target_list *targets, size_t i, calhost_target *out);
+void runtime_binding_target(const processor_target_list *targets, size_t i, calhost_target *out);
 
 /* The plugin ABI's view of target i on a device (since ABI 2): as
- * calhost_binding_target, with device_identity and device_index set and
+ * runtime_binding_target, with device_identity and device_index set and
  * processor = the device identity (what plugin.h promises for a device
  * target). identity is borrowed. */
-void calhost_binding_device_target(const calhost_target_list *targets, size_t i,
+void runtime_binding_device_target(const processor_target_list *targets, size_t i,
                                    const char *identity, uint32_t index, calhost_target *out);
 
 /* An empty built key with its struct header, ready for build_key. */
-void calhost_binding_built_key_init(calhost_built_key *k);
+void runtime_binding_built_key_init(calhost_built_key *k);
 
 /* Checks a key a plugin built: complete exact part and at least one
  * non-empty structure property. Returns 1, or 0 with why. */
-int calhost_binding_key_usable(const calhost_built_key *k, char *why, size_t cap);
+int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap);
 
 /* A store key and the storage for its converted structure. */
-typedef struct calhost_binding_key {
+typedef struct runtime_binding_key {
   calstore_key key;
   calstore_property *structure; /* malloc'd (portable keys), converted from the built key */
-} calhost_binding_key;
+} runtime_binding_key;
 
 /* The store key of a built key (strings borrowed from the arguments; the
  * structure array is converted into a new array owned by *out). kind
  * CALSTORE_KEY_EXACT takes model digest, processor and thread count;
  * CALSTORE_KEY_PORTABLE takes the structure. Returns 0, or -1 out of
- * memory. Free with calhost_binding_key_free. */
-int calhost_binding_store_key(calstore_key_kind kind, const char *backend,
+ * memory. Free with runtime_binding_key_free. */
+int runtime_binding_store_key(calstore_key_kind kind, const char *backend,
                               const char *operator_name, const char *implementation,
                               const char *model_digest, const char *processor,
                               uint32_t thread_count, const calhost_property *structure,
-                              size_t structure_count, calhost_binding_key *out);
+                              size_t structure_count, runtime_binding_key *out);
 
-/* Frees what calhost_binding_store_key allocated. NULL-safe. */
-void calhost_binding_key_free(calhost_binding_key *k);
+/* Frees what runtime_binding_store_key allocated. NULL-safe. */
+void runtime_binding_key_free(runtime_binding_key *k);
 
-/* A plugin instance as a store validator: user of calhost_binding_validate. */
-typedef struct calhost_binding_validator {
-  calhost_plugin *plugin;
+/* A plugin instance as a store validator: user of runtime_binding_validate. */
+typedef struct runtime_binding_validator {
+  loader_plugin *plugin;
   calhost_plugin_instance *instance;
-} calhost_binding_validator;
+} runtime_binding_validator;
 
 /* calstore_validator_fn over the plugin's validate_policy (user: a
- * calhost_binding_validator): 1 accepted, 0 refused with the plugin's
+ * runtime_binding_validator): 1 accepted, 0 refused with the plugin's
  * message (a policy over CALHOST_POLICY_MAX_LENGTH is refused unasked). */
-int calhost_binding_validate(void *user, const char *policy, size_t length, char *err, size_t cap);
+int runtime_binding_validate(void *user, const char *policy, size_t length, char *err, size_t cap);
 
 #endif /* CALHOST_RUNTIME_BINDING_H */

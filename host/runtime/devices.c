@@ -38,7 +38,7 @@ static int printable(const char *s) {
   return 1;
 }
 
-static void device_free(calhost_device *d) {
+static void device_free(runtime_device *d) {
   free(d->identity);
   free(d->name);
   free(d->hardware);
@@ -46,7 +46,7 @@ static void device_free(calhost_device *d) {
   memset(d, 0, sizeof *d);
 }
 
-void calhost_device_list_free(calhost_device_list *l) {
+void runtime_device_list_free(runtime_device_list *l) {
   if (!l)
     return;
   for (size_t i = 0; i < l->count; i++)
@@ -57,7 +57,7 @@ void calhost_device_list_free(calhost_device_list *l) {
 
 /* Appends a device (fields borrowed, copied) after checking it against
  * the list: -1 with why on a bad or duplicate device or no memory. */
-static int add_device(calhost_device_list *l, const char *backend, uint32_t index, uint32_t kind,
+static int add_device(runtime_device_list *l, const char *backend, uint32_t index, uint32_t kind,
                       const char *identity, const char *name, const char *hardware,
                       const calhost_property *details, size_t detail_count, char *why, size_t cap) {
   size_t len = identity ? strlen(identity) : 0;
@@ -79,13 +79,13 @@ static int add_device(calhost_device_list *l, const char *backend, uint32_t inde
       snprintf(why, cap, "%s: two devices have index %u", backend, index);
       return -1;
     }
-  calhost_device *n = base_array_grow(l->items, l->count, &l->capacity, sizeof *n, 4);
+  runtime_device *n = base_array_grow(l->items, l->count, &l->capacity, sizeof *n, 4);
   if (!n) {
     snprintf(why, cap, "out of memory");
     return -1;
   }
   l->items = n;
-  calhost_device *d = &l->items[l->count];
+  runtime_device *d = &l->items[l->count];
   memset(d, 0, sizeof *d);
   d->index = index;
   d->kind = kind;
@@ -109,21 +109,21 @@ static int add_device(calhost_device_list *l, const char *backend, uint32_t inde
   return 0;
 }
 
-int calhost_devices_supported(const calhost_plugin *p) {
+int runtime_devices_supported(const loader_plugin *p) {
   return p && CALHOST_PLUGIN_HAS(p, device_count) && CALHOST_PLUGIN_HAS(p, list_device);
 }
 
-int calhost_devices_list(calhost_plugin *p, calhost_plugin_instance *inst, calhost_device_list *out,
+int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtime_device_list *out,
                          char *why, size_t cap) {
   memset(out, 0, sizeof *out);
-  if (!calhost_devices_supported(p))
+  if (!runtime_devices_supported(p))
     return 0;
   uint32_t count = 0;
-  int guard = calhost_stdout_guard_begin();
+  int guard = loader_stdout_guard_begin();
   calhost_status st = p->vtable.device_count(inst, &count);
   int rc = 0;
   if (st != CALHOST_OK) {
-    const char *m = calhost_plugin_take_error(p);
+    const char *m = loader_plugin_take_error(p);
     snprintf(why, cap, "%s: device_count failed: %s%s%s", p->backend, calhost_status_name(st),
              m ? ": " : "", m ? m : "");
     rc = -1;
@@ -134,7 +134,7 @@ int calhost_devices_list(calhost_plugin *p, calhost_plugin_instance *inst, calho
     info.header = (calhost_struct_header){CALHOST_STRUCT_DEVICE_INFO, 1, sizeof info};
     st = p->vtable.list_device(inst, i, &info);
     if (st != CALHOST_OK) {
-      const char *m = calhost_plugin_take_error(p);
+      const char *m = loader_plugin_take_error(p);
       snprintf(why, cap, "%s: list_device %u failed: %s%s%s", p->backend, i,
                calhost_status_name(st), m ? ": " : "", m ? m : "");
       rc = -1;
@@ -145,79 +145,79 @@ int calhost_devices_list(calhost_plugin *p, calhost_plugin_instance *inst, calho
     rc = add_device(out, p->backend, info.index, info.kind, info.identity, info.name, info.hardware,
                     info.details, info.detail_count, why, cap);
   }
-  calhost_stdout_guard_end(guard);
+  loader_stdout_guard_end(guard);
   if (rc != 0)
-    calhost_device_list_free(out);
+    runtime_device_list_free(out);
   return rc;
 }
 
 /* ---- the isolated listing --------------------------------------------- */
 
 typedef struct list_job {
-  const calhost_config *cfg;
-  calhost_plugin *p;
-  calhost_device_list *out;
+  const config_settings *cfg;
+  loader_plugin *p;
+  runtime_device_list *out;
   char failed[1024];
   int bad;
 } list_job;
 
 static int list_child(void *user, int fd) {
   list_job *j = user;
-  calhost_proto_buf b = {0};
+  isolate_proto_buf b = {0};
   calhost_plugin_instance *inst = NULL;
   char why[1024];
-  calhost_device_list l = {0};
-  calhost_status st = calhost_binding_create(j->cfg, j->p, &inst);
+  runtime_device_list l = {0};
+  calhost_status st = runtime_binding_create(j->cfg, j->p, &inst);
   if (st != CALHOST_OK) {
-    const char *m = calhost_plugin_take_error(j->p);
+    const char *m = loader_plugin_take_error(j->p);
     snprintf(why, sizeof why, "%s: create failed: %s%s%s", j->p->backend, calhost_status_name(st),
              m ? ": " : "", m ? m : "");
-    calhost_proto_begin(&b, DEV_REC_FAILED);
-    calhost_proto_put_str(&b, why);
+    isolate_proto_begin(&b, DEV_REC_FAILED);
+    isolate_proto_put_str(&b, why);
     isolate_proto_send(fd, &b);
-    calhost_proto_buf_free(&b);
+    isolate_proto_buf_free(&b);
     return 3;
   }
-  if (calhost_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
-    calhost_proto_begin(&b, DEV_REC_FAILED);
-    calhost_proto_put_str(&b, why);
+  if (runtime_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
+    isolate_proto_begin(&b, DEV_REC_FAILED);
+    isolate_proto_put_str(&b, why);
     isolate_proto_send(fd, &b);
   }
   for (size_t i = 0; i < l.count; i++) {
-    const calhost_device *d = &l.items[i];
-    calhost_proto_begin(&b, DEV_REC_DEVICE);
-    calhost_proto_put_u64(&b, d->index);
-    calhost_proto_put_u64(&b, d->kind);
-    calhost_proto_put_str(&b, d->identity);
-    calhost_proto_put_str(&b, d->name);
-    calhost_proto_put_str(&b, d->hardware);
+    const runtime_device *d = &l.items[i];
+    isolate_proto_begin(&b, DEV_REC_DEVICE);
+    isolate_proto_put_u64(&b, d->index);
+    isolate_proto_put_u64(&b, d->kind);
+    isolate_proto_put_str(&b, d->identity);
+    isolate_proto_put_str(&b, d->name);
+    isolate_proto_put_str(&b, d->hardware);
     isolate_proto_put_props(&b, d->details, d->detail_count);
     isolate_proto_send(fd, &b);
   }
-  calhost_device_list_free(&l);
-  calhost_plugin_destroy(j->p, inst);
-  calhost_proto_begin(&b, DEV_REC_DONE);
+  runtime_device_list_free(&l);
+  loader_plugin_destroy(j->p, inst);
+  isolate_proto_begin(&b, DEV_REC_DONE);
   isolate_proto_send(fd, &b);
-  calhost_proto_buf_free(&b);
+  isolate_proto_buf_free(&b);
   return 0;
 }
 
-static void list_record(void *user, const calhost_proto_msg *m) {
+static void list_record(void *user, const isolate_proto_msg *m) {
   list_job *j = user;
-  calhost_proto_cursor c;
-  calhost_proto_cursor_init(&c, m);
+  isolate_proto_cursor c;
+  isolate_proto_cursor_init(&c, m);
   if (j->bad)
     return;
   if (m->type == DEV_REC_FAILED) {
-    const char *s = calhost_proto_get_str(&c);
+    const char *s = isolate_proto_get_str(&c);
     snprintf(j->failed, sizeof j->failed, "%s", s ? s : "device listing failed");
     j->bad = 1;
   } else if (m->type == DEV_REC_DEVICE) {
-    uint32_t index = (uint32_t)calhost_proto_get_u64(&c);
-    uint32_t kind = (uint32_t)calhost_proto_get_u64(&c);
-    char *identity = calhost_proto_dup_str(&c);
-    char *name = calhost_proto_dup_str(&c);
-    char *hardware = calhost_proto_dup_str(&c);
+    uint32_t index = (uint32_t)isolate_proto_get_u64(&c);
+    uint32_t kind = (uint32_t)isolate_proto_get_u64(&c);
+    char *identity = isolate_proto_dup_str(&c);
+    char *name = isolate_proto_dup_str(&c);
+    char *hardware = isolate_proto_dup_str(&c);
     calhost_property *det;
     size_t nd;
     isolate_proto_get_props(&c, 1024, &det, &nd);
@@ -235,16 +235,16 @@ static void list_record(void *user, const calhost_proto_msg *m) {
   }
 }
 
-int calhost_devices_list_isolated(const calhost_config *cfg, calhost_plugin *p,
-                                  double timeout_seconds, calhost_device_list *out, char *why,
+int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
+                                  double timeout_seconds, runtime_device_list *out, char *why,
                                   size_t cap) {
   memset(out, 0, sizeof *out);
-  if (!calhost_devices_supported(p))
+  if (!runtime_devices_supported(p))
     return 0;
   list_job j = {.cfg = cfg, .p = p, .out = out};
-  calhost_isolate_options io = {.timeout_seconds = timeout_seconds, .done_type = DEV_REC_DONE};
-  calhost_child_outcome oc;
-  calhost_isolate_run(&io, list_child, &j, list_record, &j, &oc);
+  isolate_options io = {.timeout_seconds = timeout_seconds, .done_type = DEV_REC_DONE};
+  isolate_child_outcome oc;
+  isolate_run(&io, list_child, &j, list_record, &j, &oc);
   if (j.bad) {
     snprintf(why, cap, "%s", j.failed);
   } else if (oc.end != CALHOST_CHILD_OK) {
@@ -252,16 +252,16 @@ int calhost_devices_list_isolated(const calhost_config *cfg, calhost_plugin *p,
   } else {
     return 0;
   }
-  calhost_device_list_free(out);
+  runtime_device_list_free(out);
   return -1;
 }
 
 /* ---- choosing --------------------------------------------------------- */
 
-const calhost_device *calhost_devices_find(const calhost_device_list *l, const char *spec,
+const runtime_device *runtime_devices_find(const runtime_device_list *l, const char *spec,
                                            char *why, size_t cap) {
   uint32_t index;
-  if (spec && calhost_value_device_index(spec, &index)) {
+  if (spec && config_value_device_index(spec, &index)) {
     for (size_t i = 0; i < l->count; i++)
       if (l->items[i].index == index)
         return &l->items[i];
@@ -276,10 +276,10 @@ const calhost_device *calhost_devices_find(const calhost_device_list *l, const c
   return NULL;
 }
 
-int calhost_devices_selected(const calhost_config *cfg, const char *backend,
-                             const calhost_device_list *l, size_t *positions, size_t *count,
+int runtime_devices_selected(const config_settings *cfg, const char *backend,
+                             const runtime_device_list *l, size_t *positions, size_t *count,
                              char *why, size_t cap) {
-  const calhost_config_plugin_section *sec = calhost_config_plugin_named(cfg, backend);
+  const config_plugin_section *sec = config_plugin_named(cfg, backend);
   *count = 0;
   if (!sec || !sec->device_count) {
     for (size_t i = 0; i < l->count; i++)
@@ -289,7 +289,7 @@ int calhost_devices_selected(const calhost_config *cfg, const char *backend,
   for (size_t i = 0; i < l->count; i++) {
     for (size_t k = 0; k < sec->device_count; k++) {
       char tmp[8];
-      if (calhost_devices_find(l, sec->devices[k], tmp, sizeof tmp) == &l->items[i]) {
+      if (runtime_devices_find(l, sec->devices[k], tmp, sizeof tmp) == &l->items[i]) {
         positions[(*count)++] = i;
         break;
       }
@@ -297,7 +297,7 @@ int calhost_devices_selected(const calhost_config *cfg, const char *backend,
   }
   for (size_t k = 0; k < sec->device_count; k++) {
     char m[800];
-    if (!calhost_devices_find(l, sec->devices[k], m, sizeof m)) {
+    if (!runtime_devices_find(l, sec->devices[k], m, sizeof m)) {
       snprintf(why, cap, "[plugin %s] devices: %s", backend, m);
       return -1;
     }
@@ -305,7 +305,7 @@ int calhost_devices_selected(const calhost_config *cfg, const char *backend,
   return 0;
 }
 
-const char *calhost_device_kind_name(uint32_t kind) {
+const char *runtime_device_kind_name(uint32_t kind) {
   switch (kind) {
   case CALHOST_DEVICE_CPU:
     return "cpu";
@@ -318,27 +318,27 @@ const char *calhost_device_kind_name(uint32_t kind) {
   }
 }
 
-int calhost_device_on_cpu(const calhost_device *d) {
+int runtime_device_on_cpu(const runtime_device *d) {
   return d->kind == CALHOST_DEVICE_CPU || (d->hardware && !strcmp(d->hardware, "cpu"));
 }
 
-int calhost_devices_share_hardware(const calhost_device *a, const calhost_device *b) {
-  if (calhost_device_on_cpu(a) || calhost_device_on_cpu(b))
+int runtime_devices_share_hardware(const runtime_device *a, const runtime_device *b) {
+  if (runtime_device_on_cpu(a) || runtime_device_on_cpu(b))
     return 1;
   if (!a->hardware || !*a->hardware || !b->hardware || !*b->hardware)
     return 1;
   return !strcmp(a->hardware, b->hardware);
 }
 
-size_t calhost_devices_schedule(const calhost_device *const *devices, size_t n, size_t *wave) {
+size_t runtime_devices_schedule(const runtime_device *const *devices, size_t n, size_t *wave) {
   size_t waves = 0;
   for (size_t i = 0; i < n; i++) {
     size_t w = waves; /* a new wave unless one below takes it */
-    if (!calhost_device_on_cpu(devices[i])) {
+    if (!runtime_device_on_cpu(devices[i])) {
       for (size_t cand = 0; cand < waves && w == waves; cand++) {
         int fits = 1;
         for (size_t j = 0; j < i && fits; j++)
-          if (wave[j] == cand && calhost_devices_share_hardware(devices[i], devices[j]))
+          if (wave[j] == cand && runtime_devices_share_hardware(devices[i], devices[j]))
             fits = 0;
         if (fits)
           w = cand;

@@ -18,7 +18,7 @@
 #include "loader/loader.h"
 
 /* One device, copied from the plugin's calhost_device_info (strings owned). */
-typedef struct calhost_device {
+typedef struct runtime_device {
   uint32_t index; /* the plugin's index (calhost_target.device_index) */
   uint32_t kind;  /* a calhost_device_kind */
   char *identity; /* non-empty, printable, at most 512 bytes */
@@ -26,66 +26,66 @@ typedef struct calhost_device {
   char *hardware; /* "" when unknown */
   calhost_property *details;
   size_t detail_count;
-} calhost_device;
+} runtime_device;
 
-typedef struct calhost_device_list {
-  calhost_device *items;
+typedef struct runtime_device_list {
+  runtime_device *items;
   size_t count, capacity; /* capacity: items allocated (base_array_grow) */
-} calhost_device_list;
+} runtime_device_list;
 
 /* Whether a loaded plugin has the ABI 2 device entries (a device backend). */
-int calhost_devices_supported(const calhost_plugin *p);
+int runtime_devices_supported(const loader_plugin *p);
 
 /* Lists the devices of an instance in this process (stdout guarded). A
  * plugin without the entries has none (count 0, returns 0). Returns 0, or
  * -1 with why ("BACKEND: device_count failed: ...", an empty or duplicate
  * identity, a duplicate index) and *out empty. Free with
- * calhost_device_list_free. */
-int calhost_devices_list(calhost_plugin *p, calhost_plugin_instance *inst, calhost_device_list *out,
+ * runtime_device_list_free. */
+int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtime_device_list *out,
                          char *why, size_t cap);
 
-/* As calhost_devices_list, but in a forked child (isolate.h) that creates
+/* As runtime_devices_list, but in a forked child (isolate.h) that creates
  * an instance with the [plugin NAME] settings of cfg, so that neither the
  * plugin's code nor its device runtime's threads ever run in the calling
  * process. timeout_seconds <= 0: no limit. A crash, hang or failure of
  * the plugin is a -1 with why naming it. */
-int calhost_devices_list_isolated(const calhost_config *cfg, calhost_plugin *p,
-                                  double timeout_seconds, calhost_device_list *out, char *why,
+int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
+                                  double timeout_seconds, runtime_device_list *out, char *why,
                                   size_t cap);
 
 /* Frees the list's contents and zeroes it. NULL-safe. */
-void calhost_device_list_free(calhost_device_list *l);
+void runtime_device_list_free(runtime_device_list *l);
 
 /* The device a spec names: an index (decimal digits: the plugin's index)
  * or an identity (exact). NULL with why when none matches. */
-const calhost_device *calhost_devices_find(const calhost_device_list *l, const char *spec,
+const runtime_device *runtime_devices_find(const runtime_device_list *l, const char *spec,
                                            char *why, size_t cap);
 
 /* The devices calibrate runs on for backend: the [plugin NAME] devices
  * selection of cfg (all when absent), as positions into l, in listing
  * order, into positions (capacity l->count) and *count. Returns 0, or -1
  * with why naming the listed device the plugin does not have. */
-int calhost_devices_selected(const calhost_config *cfg, const char *backend,
-                             const calhost_device_list *l, size_t *positions, size_t *count,
+int runtime_devices_selected(const config_settings *cfg, const char *backend,
+                             const runtime_device_list *l, size_t *positions, size_t *count,
                              char *why, size_t cap);
 
 /* "other", "cpu", "gpu", "accelerator" (static); "other" for unknown. */
-const char *calhost_device_kind_name(uint32_t kind);
+const char *runtime_device_kind_name(uint32_t kind);
 
 /* Whether a device runs on the host's CPUs: its hardware is "cpu" or its
  * kind is cpu. Its sweeps are serialised with the CPU sweeps. */
-int calhost_device_on_cpu(const calhost_device *d);
+int runtime_device_on_cpu(const runtime_device *d);
 
 /* Whether two devices may disturb each other's timings: either runs on
  * the CPUs, either's hardware is unknown, or their hardware strings are
  * equal. Devices that do not share hardware may be calibrated at once. */
-int calhost_devices_share_hardware(const calhost_device *a, const calhost_device *b);
+int runtime_devices_share_hardware(const runtime_device *a, const runtime_device *b);
 
 /* Groups devices into waves whose members may be calibrated at once: a
  * device on the CPUs is alone in its wave, and two devices share a wave only
- * when they do not share hardware (calhost_devices_share_hardware). Greedy,
+ * when they do not share hardware (runtime_devices_share_hardware). Greedy,
  * in order: wave[i] (capacity n) gets device i's wave, numbered from 0 in
  * order of first use. Returns the number of waves. */
-size_t calhost_devices_schedule(const calhost_device *const *devices, size_t n, size_t *wave);
+size_t runtime_devices_schedule(const runtime_device *const *devices, size_t n, size_t *wave);
 
 #endif /* CALHOST_RUNTIME_DEVICES_H */

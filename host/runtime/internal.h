@@ -15,19 +15,19 @@
  * *cfg over (it is zeroed; calhost_runtime_close frees it) whatever the
  * outcome. store_path as the option (--store), force_portable as the
  * option (-1: the configuration's). */
-calhost_runtime_status calhost_runtime_open_config(calhost_config *cfg, const char *store_path,
-                                                   int force_portable, calhost_runtime **out,
-                                                   char *err, size_t err_capacity);
+calhost_runtime_status runtime_open_config(config_settings *cfg, const char *store_path,
+                                           int force_portable, calhost_runtime **out, char *err,
+                                           size_t err_capacity);
 
 /* Sets the device keys are built for (the options' device; copied; NULL:
  * the first listed device). Returns CALHOST_RUNTIME_OK or NO_MEMORY. */
-calhost_runtime_status calhost_runtime_set_device(calhost_runtime *runtime, const char *device);
+calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device);
 
 /* The runtime's configuration (owned by the runtime). */
-const calhost_config *calhost_runtime_config(const calhost_runtime *runtime);
+const config_settings *runtime_config(const calhost_runtime *runtime);
 
 /* The loader's record and the instance of a loaded plugin. */
-calhost_plugin *calhost_runtime_plugin_record(const calhost_runtime_plugin *p);
-calhost_plugin_instance *calhost_runtime_plugin_instance(const calhost_runtime_plugin *p);
+loader_plugin *runtime_plugin_record(const calhost_runtime_plugin *p);
+calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p);
 
 #endif /* CALHOST_RUNTIME_INTERNAL_H */

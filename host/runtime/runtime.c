@@ -14,16 +14,16 @@
 #include "internal.h"
 
 struct calhost_runtime_plugin {
-  calhost_plugin_list list; /* the loader's records (this plugin and what it probed) */
-  calhost_plugin *p;
+  loader_plugin_list list; /* the loader's records (this plugin and what it probed) */
+  loader_plugin *p;
   calhost_plugin_instance *inst;
-  calhost_device_list devices; /* a device backend's devices, listed on first use */
+  runtime_device_list devices; /* a device backend's devices, listed on first use */
   int devices_listed;
   calhost_runtime_plugin *next;
 };
 
 struct calhost_runtime {
-  calhost_config cfg;
+  config_settings cfg;
   calstore *store;
   int force_portable;
   char **extra_paths; /* options' plugin files and directories, copied */
@@ -106,14 +106,14 @@ static void free_strings(char **v, size_t n) {
   free(v);
 }
 
-calhost_runtime_status calhost_runtime_open_config(calhost_config *cfg, const char *store_path,
-                                                   int force_portable, calhost_runtime **out,
-                                                   char *err, size_t err_capacity) {
+calhost_runtime_status runtime_open_config(config_settings *cfg, const char *store_path,
+                                           int force_portable, calhost_runtime **out, char *err,
+                                           size_t err_capacity) {
   if (out)
     *out = NULL;
   calhost_runtime *rt = calloc(1, sizeof *rt);
   if (!rt) {
-    calhost_config_free(cfg);
+    config_free(cfg);
     memset(cfg, 0, sizeof *cfg);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
   }
@@ -121,7 +121,7 @@ calhost_runtime_status calhost_runtime_open_config(calhost_config *cfg, const ch
   memset(cfg, 0, sizeof *cfg);
   rt->force_portable = force_portable >= 0 ? force_portable != 0 : rt->cfg.force_portable;
   char why[4600];
-  if (calhost_binding_open_store(&rt->cfg, store_path, &rt->store, why, sizeof why) !=
+  if (runtime_binding_open_store(&rt->cfg, store_path, &rt->store, why, sizeof why) !=
       CALSTORE_OK) {
     calhost_runtime_close(&rt);
     FAIL(CALHOST_RUNTIME_STORE, "%s", why);
@@ -146,20 +146,20 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
          "calhost_runtime_open: options.struct_size %zu is too small (call "
          "calhost_runtime_options_init)",
          options->struct_size);
-  calhost_config cfg;
+  config_settings cfg;
   char why[2048];
   if (options->config_path) {
-    if (calhost_config_load(options->config_path, &cfg, why, sizeof why) != 0)
+    if (config_load(options->config_path, &cfg, why, sizeof why) != 0)
       FAIL(CALHOST_RUNTIME_CONFIG, "%s", why);
   } else if (options->config_text) {
-    if (calhost_config_load_string(options->config_text, options->config_text_length,
-                                   "<config_text>", &cfg, why, sizeof why) != 0)
+    if (config_load_string(options->config_text, options->config_text_length, "<config_text>", &cfg,
+                           why, sizeof why) != 0)
       FAIL(CALHOST_RUNTIME_CONFIG, "%s", why);
-  } else if (calhost_config_defaults(&cfg) != 0) {
+  } else if (config_defaults(&cfg) != 0) {
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
   }
-  calhost_runtime_status st = calhost_runtime_open_config(
-      &cfg, options->store_path, options->force_portable, out, err, err_capacity);
+  calhost_runtime_status st = runtime_open_config(&cfg, options->store_path,
+                                                  options->force_portable, out, err, err_capacity);
   if (st != CALHOST_RUNTIME_OK)
     return st;
   calhost_runtime *rt = *out;
@@ -172,7 +172,7 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
     rt->extra_dir_count = rt->extra_dirs ? options->plugin_dir_count : 0;
   }
   if (options->struct_size >= offsetof(calhost_runtime_options, device) + sizeof options->device &&
-      calhost_runtime_set_device(rt, options->device) != CALHOST_RUNTIME_OK) {
+      runtime_set_device(rt, options->device) != CALHOST_RUNTIME_OK) {
     calhost_runtime_close(out);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
   }
@@ -191,17 +191,17 @@ void calhost_runtime_close(calhost_runtime **runtime) {
   while (rt->plugins) {
     calhost_runtime_plugin *p = rt->plugins;
     rt->plugins = p->next;
-    calhost_device_list_free(&p->devices);
+    runtime_device_list_free(&p->devices);
     if (p->inst)
-      calhost_plugin_destroy(p->p, p->inst);
-    calhost_plugin_list_free(&p->list);
+      loader_plugin_destroy(p->p, p->inst);
+    loader_plugin_list_free(&p->list);
     free(p);
   }
   calstore_close(&rt->store);
   free_strings(rt->extra_paths, rt->extra_path_count);
   free_strings(rt->extra_dirs, rt->extra_dir_count);
   free(rt->device);
-  calhost_config_free(&rt->cfg);
+  config_free(&rt->cfg);
   free(rt);
   *runtime = NULL;
 }
@@ -214,7 +214,7 @@ int calhost_runtime_force_portable(const calhost_runtime *runtime) {
   return runtime ? runtime->force_portable : 0;
 }
 
-calhost_runtime_status calhost_runtime_set_device(calhost_runtime *runtime, const char *device) {
+calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device) {
   char *copy = NULL;
   if (device) {
     copy = malloc(strlen(device) + 1);
@@ -227,15 +227,15 @@ calhost_runtime_status calhost_runtime_set_device(calhost_runtime *runtime, cons
   return CALHOST_RUNTIME_OK;
 }
 
-const calhost_config *calhost_runtime_config(const calhost_runtime *runtime) {
+const config_settings *runtime_config(const calhost_runtime *runtime) {
   return &runtime->cfg;
 }
 
-calhost_plugin *calhost_runtime_plugin_record(const calhost_runtime_plugin *p) {
+loader_plugin *runtime_plugin_record(const calhost_runtime_plugin *p) {
   return p->p;
 }
 
-calhost_plugin_instance *calhost_runtime_plugin_instance(const calhost_runtime_plugin *p) {
+calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p) {
   return p->inst;
 }
 
@@ -255,8 +255,8 @@ int calhost_runtime_validate_policy(void *plugin, const char *policy, size_t len
       snprintf(err, err_capacity, "no plugin or no policy");
     return 0;
   }
-  calhost_binding_validator v = {p->p, p->inst};
-  return calhost_binding_validate(&v, policy, length, err, err_capacity);
+  runtime_binding_validator v = {p->p, p->inst};
+  return runtime_binding_validate(&v, policy, length, err, err_capacity);
 }
 
 calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const char *backend,
@@ -267,15 +267,15 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
     FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
          "calhost_runtime_load_plugin: needs a runtime, out and a backend or a workload");
   *out = NULL;
-  const calhost_config_workload *w = NULL;
+  const config_workload *w = NULL;
   if (!backend) {
-    w = calhost_config_workload_named(&rt->cfg, workload);
+    w = config_workload_named(&rt->cfg, workload);
     if (!w)
       FAIL(CALHOST_RUNTIME_NOT_FOUND, "no workload named '%s' in the configuration", workload);
   }
   for (calhost_runtime_plugin *q = rt->plugins; q; q = q->next)
     if (backend ? !strcmp(q->p->backend, backend)
-                : calhost_binding_serves(q->p, w->operator_name)) {
+                : runtime_binding_serves(q->p, w->operator_name)) {
       *out = q;
       return CALHOST_RUNTIME_OK;
     }
@@ -300,9 +300,9 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
     paths[np++] = rt->cfg.plugin_paths[i];
   for (size_t i = 0; i < rt->extra_path_count; i++)
     paths[np++] = rt->extra_paths[i];
-  calhost_loader_options lo;
-  calhost_loader_options_init(&lo);
-  calhost_binding_loader_options(&rt->cfg, &lo);
+  loader_options lo;
+  loader_options_init(&lo);
+  runtime_binding_loader_options(&rt->cfg, &lo);
   lo.config_dirs = (char *const *)dirs;
   lo.config_dir_count = nd;
   lo.explicit_paths = (char *const *)paths;
@@ -312,35 +312,35 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
     lo.enabled = only;
     lo.enabled_count = 1;
   }
-  int found = calhost_loader_discover(&lo, &rp->list);
+  int found = loader_discover(&lo, &rp->list);
   free(dirs);
   free(paths);
   if (found < 0) {
-    calhost_plugin_list_free(&rp->list);
+    loader_plugin_list_free(&rp->list);
     free(rp);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory while loading plugins");
   }
   for (size_t i = 0; i < rp->list.count && !rp->p; i++) {
-    calhost_plugin *p = rp->list.items[i];
+    loader_plugin *p = rp->list.items[i];
     if (p->loaded &&
-        (backend ? !strcmp(p->backend, backend) : calhost_binding_serves(p, w->operator_name)))
+        (backend ? !strcmp(p->backend, backend) : runtime_binding_serves(p, w->operator_name)))
       rp->p = p;
   }
   if (!rp->p) {
-    calhost_plugin_list_free(&rp->list);
+    loader_plugin_list_free(&rp->list);
     free(rp);
     if (backend)
       FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable", backend);
     FAIL(CALHOST_RUNTIME_NOT_FOUND, "no plugin serves operator %s of workload '%s'",
          w->operator_name, workload);
   }
-  calhost_status cs = calhost_binding_create(&rt->cfg, rp->p, &rp->inst);
+  calhost_status cs = runtime_binding_create(&rt->cfg, rp->p, &rp->inst);
   if (cs != CALHOST_OK || !rp->inst) {
-    const char *m = calhost_plugin_take_error(rp->p);
+    const char *m = loader_plugin_take_error(rp->p);
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: create failed: %s%s%s", rp->p->backend,
                calhost_status_name(cs), m ? ": " : "", m ? m : "");
-    calhost_plugin_list_free(&rp->list);
+    loader_plugin_list_free(&rp->list);
     free(rp);
     return CALHOST_RUNTIME_PLUGIN;
   }
@@ -396,69 +396,69 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
          "calhost_runtime_build_keys: needs a runtime, a plugin, a workload and out");
   *out = NULL;
-  const calhost_config_workload *w = calhost_config_workload_named(&rt->cfg, workload);
+  const config_workload *w = config_workload_named(&rt->cfg, workload);
   if (!w)
     FAIL(CALHOST_RUNTIME_NOT_FOUND, "no workload named '%s' in the configuration", workload);
   char why[2048];
-  if (!calhost_config_workload_digest(w, why, sizeof why))
+  if (!config_workload_digest(w, why, sizeof why))
     FAIL(CALHOST_RUNTIME_MODEL, "%s", why);
   /* threads: 0 the configured first count; MAX every PU (0 to the processor part) */
   uint32_t tc = threads == 0 ? (rt->cfg.thread_count_count ? rt->cfg.thread_counts[0] : 1)
                 : threads == CALHOST_RUNTIME_THREADS_MAX ? 0
                                                          : threads;
-  calhost_target_list targets;
+  processor_target_list targets;
   memset(&targets, 0, sizeof targets);
-  if (calhost_processor_targets(rt->cfg.cpus, rt->cfg.cpu_count, rt->cfg.cpus_all, &tc, 1, &targets,
-                                why, sizeof why) != 0)
+  if (processor_targets(rt->cfg.cpus, rt->cfg.cpu_count, rt->cfg.cpus_all, &tc, 1, &targets, why,
+                        sizeof why) != 0)
     FAIL(CALHOST_RUNTIME_TARGET, "%s", why);
   calhost_workload wl;
   calhost_target tg;
   calhost_built_key key;
-  calhost_binding_workload(w, &wl);
+  runtime_binding_workload(w, &wl);
   /* a device backend: the options' device, else its first listed one (the
    * target calibrate built for that device) */
-  const calhost_device *dev = NULL;
-  if (calhost_devices_supported(p->p)) {
+  const runtime_device *dev = NULL;
+  if (runtime_devices_supported(p->p)) {
     if (!p->devices_listed) {
-      if (calhost_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
-        calhost_target_list_free(&targets);
+      if (runtime_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
+        processor_target_list_free(&targets);
         FAIL(CALHOST_RUNTIME_PLUGIN, "%s", why);
       }
       p->devices_listed = 1;
     }
     if (rt->device)
-      dev = calhost_devices_find(&p->devices, rt->device, why, sizeof why);
+      dev = runtime_devices_find(&p->devices, rt->device, why, sizeof why);
     else if (p->devices.count)
       dev = &p->devices.items[0];
     else
       snprintf(why, sizeof why, "no device on this machine");
     if (!dev) {
-      calhost_target_list_free(&targets);
+      processor_target_list_free(&targets);
       FAIL(CALHOST_RUNTIME_TARGET, "%s: %s", p->p->backend, why);
     }
   } else if (rt->device) {
-    calhost_target_list_free(&targets);
+    processor_target_list_free(&targets);
     FAIL(CALHOST_RUNTIME_TARGET, "%s drives no devices (it runs on the host's CPUs): no --device",
          p->p->backend);
   }
   if (dev)
-    calhost_binding_device_target(&targets, 0, dev->identity, dev->index, &tg);
+    runtime_binding_device_target(&targets, 0, dev->identity, dev->index, &tg);
   else
-    calhost_binding_target(&targets, 0, &tg);
-  calhost_binding_built_key_init(&key);
-  calhost_status cs = calhost_plugin_build_key(p->p, p->inst, &wl, &tg, &key);
+    runtime_binding_target(&targets, 0, &tg);
+  runtime_binding_built_key_init(&key);
+  calhost_status cs = loader_plugin_build_key(p->p, p->inst, &wl, &tg, &key);
   if (cs != CALHOST_OK) {
-    const char *m = calhost_plugin_take_error(p->p);
+    const char *m = loader_plugin_take_error(p->p);
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: build_key failed for workload '%s': %s%s%s", p->p->backend,
                workload, calhost_status_name(cs), m ? ": " : "", m ? m : "");
-    calhost_target_list_free(&targets);
+    processor_target_list_free(&targets);
     return cs == CALHOST_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED : CALHOST_RUNTIME_PLUGIN;
   }
-  if (!calhost_binding_key_usable(&key, why, sizeof why)) {
+  if (!runtime_binding_key_usable(&key, why, sizeof why)) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: workload '%s': %s", p->p->backend, workload, why);
-    calhost_target_list_free(&targets);
+    processor_target_list_free(&targets);
     return CALHOST_RUNTIME_PLUGIN;
   }
   /* Copy the key (valid only until the plugin's next call) into the
@@ -483,7 +483,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     }
   }
   uint32_t target_threads = tg.thread_count;
-  calhost_target_list_free(&targets);
+  processor_target_list_free(&targets);
   if (oom) {
     calhost_runtime_selection *tmp = b ? &b->sel : NULL;
     calhost_runtime_selection_free(&tmp);
@@ -526,12 +526,12 @@ calhost_runtime_status calhost_runtime_select(calhost_runtime *rt, calhost_runti
   lo.structure = s->portable.structure;
   lo.structure_count = s->portable.structure_count;
   lo.force_portable = s->force_portable;
-  calhost_binding_validator v = {p->p, p->inst};
+  runtime_binding_validator v = {p->p, p->inst};
   calstore_error se = {0};
-  s->status = calstore_lookup(rt->store, &lo, calhost_binding_validate, &v, &s->result, &se);
+  s->status = calstore_lookup(rt->store, &lo, runtime_binding_validate, &v, &s->result, &se);
   if (!s->result) {
     char why[4600];
-    calhost_binding_store_error(why, sizeof why, s->status, &se, calstore_path(rt->store));
+    runtime_binding_store_error(why, sizeof why, s->status, &se, calstore_path(rt->store));
     calhost_runtime_selection_free(out);
     FAIL(CALHOST_RUNTIME_STORE, "lookup: %s", why);
   }

@@ -158,7 +158,7 @@ static double now(const search_ctx *c) {
 int search_done(search_ctx *c) {
   if (c->stopped)
     return 1;
-  const calhost_search_options *o = c->opt;
+  const search_options *o = c->opt;
   if (o->max_evaluations && c->eval_count >= o->max_evaluations) {
     c->stopped = 1;
     c->stop = CALHOST_SEARCH_STOP_EVALUATIONS;
@@ -188,7 +188,7 @@ size_t search_evals_share(const search_ctx *c, uint32_t divisor, size_t lo, size
 
 double search_progress(search_ctx *c) {
   double p = 0;
-  const calhost_search_options *o = c->opt;
+  const search_options *o = c->opt;
   if (o->max_evaluations)
     p = (double)c->eval_count / o->max_evaluations;
   else if (c->valid_listed && c->valid_count)
@@ -213,7 +213,7 @@ int search_try(search_ctx *c, const uint32_t *config, double *cost) {
   }
   if (!search_is_valid(c, config))
     return SEARCH_INVALID;
-  calhost_search_outcome o;
+  search_outcome o;
   memset(&o, 0, sizeof o);
   if (c->space->evaluate(c->space->user, config, &o) != 0) {
     c->stopped = 1;
@@ -240,7 +240,7 @@ int search_try(search_ctx *c, const uint32_t *config, double *cost) {
     c->best_code = code;
   }
   if (c->opt->observe) {
-    calhost_search_outcome seen_o = o;
+    search_outcome seen_o = o;
     seen_o.rejected = ev.rejected;
     c->opt->observe(c->opt->observe_user, config, &seen_o, (uint32_t)c->eval_count,
                     c->found ? c->best_cost : INFINITY);
@@ -378,7 +378,7 @@ static int moved(search_ctx *c, const uint32_t *cfg, size_t p, uint32_t v, uint6
 int search_neighbours(search_ctx *c, const uint32_t *cfg, uint64_t **out, size_t *n, size_t *cap) {
   uint64_t self = search_encode(c, cfg), code;
   for (size_t p = 0; p < c->np; p++) {
-    const calhost_search_param *par = &c->space->params[p];
+    const search_param *par = &c->space->params[p];
     if (par->ordered) {
       /* the nearest valid value on each side (skipping invalid ones) */
       for (int sign = -1; sign <= 1; sign += 2) {
@@ -426,7 +426,7 @@ int search_start(search_ctx *c, uint32_t *out) {
 
 /* ---- the run ------------------------------------------------------------- */
 
-void calhost_search_options_init(calhost_search_options *o) {
+void search_options_init(search_options *o) {
   memset(o, 0, sizeof *o);
   o->strategy = CALHOST_SEARCH_DEFAULT;
   o->seed = 1;
@@ -443,20 +443,20 @@ static const struct {
     {"model", search_model},
 };
 
-const char *calhost_search_strategy_name(calhost_search_strategy s) {
+const char *search_strategy_name(search_strategy s) {
   return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategies[s].name : "?";
 }
 
-int calhost_search_strategy_parse(const char *word, calhost_search_strategy *out) {
+int search_strategy_parse(const char *word, search_strategy *out) {
   for (int i = 0; word && i < CALHOST_SEARCH_STRATEGY_COUNT; i++)
     if (strcmp(word, strategies[i].name) == 0) {
-      *out = (calhost_search_strategy)i;
+      *out = (search_strategy)i;
       return 0;
     }
   return -1;
 }
 
-calhost_search_strategy calhost_search_default_strategy(uint64_t budget, uint64_t space_size) {
+search_strategy search_default_strategy(uint64_t budget, uint64_t space_size) {
   if (space_size && (budget == 0 || budget >= space_size))
     return CALHOST_SEARCH_EXHAUSTIVE;
   if (budget == 0)
@@ -464,8 +464,8 @@ calhost_search_strategy calhost_search_default_strategy(uint64_t budget, uint64_
   return CALHOST_SEARCH_MODEL;
 }
 
-void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
-                               calhost_search_strategy *strategy, uint32_t *evaluations) {
+void search_rigor_plan(search_rigor rigor, uint64_t space_size, search_strategy *strategy,
+                       uint32_t *evaluations) {
   uint64_t n;
   switch (rigor) {
   case CALHOST_SEARCH_RIGOR_QUICK:
@@ -485,11 +485,11 @@ void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
   if (n > UINT32_MAX)
     n = UINT32_MAX;
   *evaluations = (uint32_t)n;
-  *strategy = calhost_search_default_strategy(n, space_size);
+  *strategy = search_default_strategy(n, space_size);
 }
 
 /* The product of the value counts, or 0 when it exceeds 2^64 - 1. */
-static uint64_t space_total(const calhost_search_space *s) {
+static uint64_t space_total(const search_space *s) {
   uint64_t t = 1;
   for (size_t i = 0; i < s->param_count; i++) {
     uint64_t n = s->params[i].value_count;
@@ -500,7 +500,7 @@ static uint64_t space_total(const calhost_search_space *s) {
   return t;
 }
 
-uint64_t calhost_search_count_valid(const calhost_search_space *space, uint64_t limit) {
+uint64_t search_count_valid(const search_space *space, uint64_t limit) {
   uint64_t total = space_total(space);
   if (!total || total > limit || !space->param_count)
     return 0;
@@ -553,13 +553,12 @@ static int list_valid(search_ctx *c) {
   return 0;
 }
 
-int calhost_search_run(const calhost_search_space *space, const calhost_search_options *options,
-                       calhost_search_result *out) {
-  calhost_search_options defaults;
+int search_run(const search_space *space, const search_options *options, search_result *out) {
+  search_options defaults;
   memset(out, 0, sizeof *out);
   out->best_cost = INFINITY;
   if (!options) {
-    calhost_search_options_init(&defaults);
+    search_options_init(&defaults);
     options = &defaults;
   }
   if (!space || !space->evaluate || !space->params || space->param_count == 0) {
@@ -597,10 +596,9 @@ int calhost_search_run(const calhost_search_space *space, const calhost_search_o
     goto oom;
   c.clock0 = now(&c);
 
-  calhost_search_strategy st = options->strategy;
+  search_strategy st = options->strategy;
   if (st == CALHOST_SEARCH_DEFAULT)
-    st = calhost_search_default_strategy(options->max_evaluations,
-                                         c.valid_listed ? c.valid_count : 0);
+    st = search_default_strategy(options->max_evaluations, c.valid_listed ? c.valid_count : 0);
   if ((unsigned)st >= CALHOST_SEARCH_STRATEGY_COUNT || !strategies[st].run) {
     snprintf(out->error, sizeof out->error, "unknown strategy %d", (int)st);
     ctx_free(&c);
@@ -629,12 +627,12 @@ int calhost_search_run(const calhost_search_space *space, const calhost_search_o
   return 0;
 oom:
   ctx_free(&c);
-  calhost_search_result_free(out);
+  search_result_free(out);
   snprintf(out->error, sizeof out->error, "out of memory");
   return -1;
 }
 
-void calhost_search_result_free(calhost_search_result *r) {
+void search_result_free(search_result *r) {
   if (!r)
     return;
   free(r->best);
@@ -642,7 +640,7 @@ void calhost_search_result_free(calhost_search_result *r) {
   r->best_cost = INFINITY;
 }
 
-int calhost_search_numbered(uint32_t count, calhost_search_param *param, char ***words) {
+int search_numbered(uint32_t count, search_param *param, char ***words) {
   char **w = calloc(count ? count : 1, sizeof *w);
   if (!w)
     return -1;
@@ -651,7 +649,7 @@ int calhost_search_numbered(uint32_t count, calhost_search_param *param, char **
     int n = snprintf(buf, sizeof buf, "%u", i);
     w[i] = malloc((size_t)n + 1);
     if (!w[i]) {
-      calhost_search_numbered_free(w, i);
+      search_numbered_free(w, i);
       return -1;
     }
     memcpy(w[i], buf, (size_t)n + 1);
@@ -664,7 +662,7 @@ int calhost_search_numbered(uint32_t count, calhost_search_param *param, char **
   return 0;
 }
 
-void calhost_search_numbered_free(char **words, uint32_t count) {
+void search_numbered_free(char **words, uint32_t count) {
   for (uint32_t i = 0; words && i < count; i++)
     free(words[i]);
   free(words);

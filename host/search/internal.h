@@ -38,8 +38,8 @@ typedef struct search_eval {
 } search_eval;
 
 typedef struct search_ctx {
-  const calhost_search_space *space;
-  const calhost_search_options *opt;
+  const search_space *space;
+  const search_options *opt;
   size_t np;       /* parameter count */
   uint64_t total;  /* product of value counts */
   uint64_t *radix; /* np place values of the mixed-radix code */
@@ -62,7 +62,7 @@ typedef struct search_ctx {
   uint32_t rejected;
   double clock0;
   int stopped;
-  calhost_search_stop stop;
+  search_stop stop;
   uint32_t *scratch; /* np positions */
 } search_ctx;
 

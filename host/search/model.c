@@ -53,7 +53,7 @@ static void features(const model *m, const uint32_t *cfg, float *out) {
   const search_ctx *c = m->c;
   memset(out, 0, m->nf * sizeof *out);
   for (size_t p = 0; p < c->np; p++) {
-    const calhost_search_param *par = &c->space->params[p];
+    const search_param *par = &c->space->params[p];
     if (par->ordered || par->value_count > 16)
       out[m->base[p]] = par->value_count > 1 ? (float)cfg[p] / (float)(par->value_count - 1) : 0;
     else
@@ -225,7 +225,7 @@ int search_model(search_ctx *c) {
     goto out;
   }
   for (size_t p = 0; p < c->np; p++) {
-    const calhost_search_param *par = &c->space->params[p];
+    const search_param *par = &c->space->params[p];
     m.base[p] = m.nf;
     m.nf += par->ordered || par->value_count > 16 ? 1 : par->value_count;
   }

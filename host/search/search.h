@@ -8,7 +8,7 @@
  * caller supplies a validity test (cheap, no measurement) and an evaluate
  * callback that measures a configuration and returns its cost (a median
  * latency) or "rejected". Numbered candidates are the special case of one
- * parameter "index" with values 0..count-1 (calhost_search_numbered).
+ * parameter "index" with values 0..count-1 (search_numbered).
  *
  * Every strategy evaluates only valid configurations, never evaluates one
  * twice (the engine caches outcomes), stops on a budget of evaluations and/or
@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 /* The strategies (append-only numbering). */
-typedef enum calhost_search_strategy {
-  CALHOST_SEARCH_DEFAULT = 0, /* choose by budget: calhost_search_default_strategy */
+typedef enum search_strategy {
+  CALHOST_SEARCH_DEFAULT = 0, /* choose by budget: search_default_strategy */
   CALHOST_SEARCH_EXHAUSTIVE =
       1,                     /* every valid configuration: the plausible order, then code order */
   CALHOST_SEARCH_RANDOM = 2, /* uniform sampling without replacement (the baseline) */
@@ -34,32 +34,32 @@ typedef enum calhost_search_strategy {
   CALHOST_SEARCH_ANNEALING = 4, /* simulated annealing over neighbours */
   CALHOST_SEARCH_GENETIC = 5,   /* steady (mu+lambda) genetic algorithm */
   CALHOST_SEARCH_MODEL = 6,     /* regression-forest surrogate with a confidence bound */
-} calhost_search_strategy;
+} search_strategy;
 #define CALHOST_SEARCH_STRATEGY_COUNT 7
 
 /* One parameter. `values` are the words of its values (no whitespace), in
  * order. ordered = 1: the values are a scale (numbers ascending), so the
  * neighbours of a value are the adjacent ones; 0: categorical, every other
  * value is a neighbour. */
-typedef struct calhost_search_param {
+typedef struct search_param {
   const char *name;
   const char *const *values;
   uint32_t value_count;
   int ordered;
-} calhost_search_param;
+} search_param;
 
 /* What evaluate reports for one configuration. */
-typedef struct calhost_search_outcome {
+typedef struct search_outcome {
   int rejected;   /* 1: the configuration failed (check, prepare, ...): never a winner */
   double cost;    /* the median (lower is better, > 0) when not rejected */
   double seconds; /* what the evaluation cost, when the caller knows it (replay); else 0 */
-} calhost_search_outcome;
+} search_outcome;
 
 /* A space. Everything is borrowed for the duration of a search. A
  * configuration is an array of param_count value positions. */
-typedef struct calhost_search_space {
+typedef struct search_space {
   const char *name; /* for messages; may be NULL */
-  const calhost_search_param *params;
+  const search_param *params;
   size_t param_count;
   /* Nonzero when the configuration may be evaluated (NULL: all are). Called
    * often: it must be cheap and measure nothing. */
@@ -67,7 +67,7 @@ typedef struct calhost_search_space {
   /* Measures a valid configuration and fills *out (zeroed first). Returns 0,
    * or nonzero to stop the search now (cancellation, a fatal error): that
    * configuration is not counted. */
-  int (*evaluate)(void *user, const uint32_t *config, calhost_search_outcome *out);
+  int (*evaluate)(void *user, const uint32_t *config, search_outcome *out);
   void *user;
   /* The plugin's configurations in its order of plausibility, most
    * plausible first (numbered candidates: 0, 1, 2, ...; a recording: the
@@ -78,22 +78,22 @@ typedef struct calhost_search_space {
    * in code order); random ignores it. */
   const uint32_t *starts;
   size_t start_count;
-} calhost_search_space;
+} search_space;
 
 /* Why a search stopped. */
-typedef enum calhost_search_stop {
+typedef enum search_stop {
   CALHOST_SEARCH_STOP_EXHAUSTED = 0,   /* every valid configuration was evaluated */
   CALHOST_SEARCH_STOP_EVALUATIONS = 1, /* the evaluation budget was spent */
   CALHOST_SEARCH_STOP_SECONDS = 2,     /* the time budget was spent */
   CALHOST_SEARCH_STOP_TARGET = 3,      /* a cost at or below target_cost was found */
   CALHOST_SEARCH_STOP_CALLER = 4,      /* evaluate returned nonzero */
-} calhost_search_stop;
+} search_stop;
 
-typedef struct calhost_search_options {
-  calhost_search_strategy strategy; /* CALHOST_SEARCH_DEFAULT: by budget */
-  uint64_t seed;                    /* the same seed gives the same search */
-  uint32_t max_evaluations;         /* 0: no limit */
-  double max_seconds;               /* 0: no limit; measured with clock */
+typedef struct search_options {
+  search_strategy strategy; /* CALHOST_SEARCH_DEFAULT: by budget */
+  uint64_t seed;            /* the same seed gives the same search */
+  uint32_t max_evaluations; /* 0: no limit */
+  double max_seconds;       /* 0: no limit; measured with clock */
   /* The clock of the seconds budget (seconds, monotonic); NULL: the
    * system's monotonic clock. Replay and tests inject one. */
   double (*clock)(void *user);
@@ -103,57 +103,56 @@ typedef struct calhost_search_options {
   /* Called after every evaluation (NULL: none): the configuration (borrowed
    * for the call), its outcome, the evaluation's 1-based number and the best
    * cost so far (INFINITY while nothing succeeded). */
-  void (*observe)(void *user, const uint32_t *config, const calhost_search_outcome *o,
-                  uint32_t evaluation, double best_cost);
+  void (*observe)(void *user, const uint32_t *config, const search_outcome *o, uint32_t evaluation,
+                  double best_cost);
   void *observe_user;
-} calhost_search_options;
+} search_options;
 
 /* Fills *o with the defaults: strategy DEFAULT, seed 1, no budget (the whole
  * space), the system clock, no target, no observer. */
-void calhost_search_options_init(calhost_search_options *o);
+void search_options_init(search_options *o);
 
-typedef struct calhost_search_result {
-  int found;                        /* 1: best holds a configuration that was not rejected */
-  uint32_t *best;                   /* param_count positions (malloc'd), NULL when !found */
-  double best_cost;                 /* INFINITY when !found */
-  uint32_t evaluations;             /* configurations evaluated (rejected ones included) */
-  uint32_t rejected;                /* of which rejected */
-  double seconds;                   /* elapsed on the budget's clock */
-  calhost_search_stop stop;         /* why it stopped */
-  calhost_search_strategy strategy; /* the strategy that ran (DEFAULT resolved) */
-  char error[256];                  /* when calhost_search_run returned -1 */
-} calhost_search_result;
+typedef struct search_result {
+  int found;                /* 1: best holds a configuration that was not rejected */
+  uint32_t *best;           /* param_count positions (malloc'd), NULL when !found */
+  double best_cost;         /* INFINITY when !found */
+  uint32_t evaluations;     /* configurations evaluated (rejected ones included) */
+  uint32_t rejected;        /* of which rejected */
+  double seconds;           /* elapsed on the budget's clock */
+  search_stop stop;         /* why it stopped */
+  search_strategy strategy; /* the strategy that ran (DEFAULT resolved) */
+  char error[256];          /* when search_run returned -1 */
+} search_result;
 
 /* Runs a search over space with options (NULL: defaults) and fills *out
- * (zeroed first; free with calhost_search_result_free). Returns 0 (out->found
+ * (zeroed first; free with search_result_free). Returns 0 (out->found
  * says whether a non-rejected configuration was found), or -1 for an unusable
  * space (no parameter, a parameter without values, more than 2^64
  * configurations, no evaluate callback) with the reason in out->error. */
-int calhost_search_run(const calhost_search_space *space, const calhost_search_options *options,
-                       calhost_search_result *out);
+int search_run(const search_space *space, const search_options *options, search_result *out);
 
 /* Frees what *r owns and zeroes it. NULL-safe. */
-void calhost_search_result_free(calhost_search_result *r);
+void search_result_free(search_result *r);
 
 /* The word of a strategy ("default", "exhaustive", "random", "local",
  * "annealing", "genetic", "model"); "?" for an unknown value. */
-const char *calhost_search_strategy_name(calhost_search_strategy s);
+const char *search_strategy_name(search_strategy s);
 
 /* Parses a strategy word; returns 0 and sets *out, or -1. */
-int calhost_search_strategy_parse(const char *word, calhost_search_strategy *out);
+int search_strategy_parse(const char *word, search_strategy *out);
 
 /* The strategy DEFAULT resolves to for a budget of `budget` evaluations in a
  * space of `space_size` valid configurations (0: unknown): exhaustive when
  * the budget covers the space, else the best strategy for that share of the
  * space on the recorded spaces (see README.md). */
-calhost_search_strategy calhost_search_default_strategy(uint64_t budget, uint64_t space_size);
+search_strategy search_default_strategy(uint64_t budget, uint64_t space_size);
 
 /* The rigor levels of a sweep, mapped onto strategies and budgets. */
-typedef enum calhost_search_rigor {
+typedef enum search_rigor {
   CALHOST_SEARCH_RIGOR_QUICK = 0,
   CALHOST_SEARCH_RIGOR_MEASURE = 1,
   CALHOST_SEARCH_RIGOR_EXHAUSTIVE = 2,
-} calhost_search_rigor;
+} search_rigor;
 
 /* The documented mapping (README.md): quick: 2% of the space (at least 8,
  * at most 32 evaluations) with the best small-budget strategy; measure: 10%
@@ -161,18 +160,18 @@ typedef enum calhost_search_rigor {
  * configuration. space_size is the number of valid configurations (0:
  * unknown, too many to count: the minimums); the budget never exceeds it.
  * Sets *strategy and *evaluations. */
-void calhost_search_rigor_plan(calhost_search_rigor rigor, uint64_t space_size,
-                               calhost_search_strategy *strategy, uint32_t *evaluations);
+void search_rigor_plan(search_rigor rigor, uint64_t space_size, search_strategy *strategy,
+                       uint32_t *evaluations);
 
 /* Counts the valid configurations of a space by enumeration when it has at
  * most `limit` configurations in all; returns the count, or 0 when the
  * product is larger than limit (unknown). */
-uint64_t calhost_search_count_valid(const calhost_search_space *space, uint64_t limit);
+uint64_t search_count_valid(const search_space *space, uint64_t limit);
 
 /* Numbered candidates: fills *param as the one parameter "index" with the
  * words "0".."count-1" (allocated into *words, free with
- * calhost_search_numbered_free). Returns 0, or -1 when out of memory. */
-int calhost_search_numbered(uint32_t count, calhost_search_param *param, char ***words);
-void calhost_search_numbered_free(char **words, uint32_t count);
+ * search_numbered_free). Returns 0, or -1 when out of memory. */
+int search_numbered(uint32_t count, search_param *param, char ***words);
+void search_numbered_free(char **words, uint32_t count);
 
 #endif /* CALHOST_SEARCH_SEARCH_H */

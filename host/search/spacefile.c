@@ -44,13 +44,13 @@ static int is_word(const char *w) {
   return 1;
 }
 
-int calhost_space_init(calhost_space *s, const char *name) {
+int search_space_init(search_space_file *s, const char *name) {
   memset(s, 0, sizeof *s);
   s->name = strdup(name ? name : "");
   return s->name ? 0 : -1;
 }
 
-int calhost_space_add_meta(calhost_space *s, const char *key, const char *value) {
+int search_space_add_meta(search_space_file *s, const char *key, const char *value) {
   size_t kl = strlen(key), vl = value ? strlen(value) : 0;
   if (!is_word(key) || (value && (strchr(value, '\n') || strchr(value, '\r'))))
     return -1;
@@ -70,16 +70,15 @@ int calhost_space_add_meta(calhost_space *s, const char *key, const char *value)
   return 0;
 }
 
-static void free_param(calhost_search_param *p) {
+static void free_param(search_param *p) {
   for (uint32_t i = 0; p->values && i < p->value_count; i++)
     free((char *)p->values[i]);
   free((void *)p->values);
   free((char *)p->name);
 }
 
-int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
-                            const char *const *values, uint32_t value_count, char *err,
-                            size_t cap) {
+int search_space_add_param(search_space_file *s, const char *name, int ordered,
+                           const char *const *values, uint32_t value_count, char *err, size_t cap) {
   if (s->entry_count) {
     set_err(err, cap, "parameter '%s' after the first configuration", name);
     return -1;
@@ -115,14 +114,13 @@ int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
         return -1;
       }
   }
-  calhost_search_param *ps =
-      base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
+  search_param *ps = base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
   if (!ps) {
     set_err(err, cap, "out of memory");
     return -1;
   }
   s->params = ps;
-  calhost_search_param p = {.name = strdup(name), .ordered = ordered ? 1 : 0};
+  search_param p = {.name = strdup(name), .ordered = ordered ? 1 : 0};
   char **v = calloc(value_count, sizeof *v);
   p.values = (const char *const *)v;
   p.value_count = value_count;
@@ -138,14 +136,14 @@ int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
   return 0;
 }
 
-int64_t calhost_space_value_index(const calhost_space *s, size_t p, const char *word) {
+int64_t search_space_value_index(const search_space_file *s, size_t p, const char *word) {
   for (uint32_t i = 0; i < s->params[p].value_count; i++)
     if (strcmp(s->params[p].values[i], word) == 0)
       return i;
   return -1;
 }
 
-static uint64_t code_of(const calhost_space *s, const uint32_t *config) {
+static uint64_t code_of(const search_space_file *s, const uint32_t *config) {
   uint64_t code = 0;
   for (size_t i = 0; i < s->param_count; i++)
     code = code * s->params[i].value_count + config[i];
@@ -153,7 +151,7 @@ static uint64_t code_of(const calhost_space *s, const uint32_t *config) {
 }
 
 /* Position in keys where code is or would go. */
-static size_t key_pos(const calhost_space *s, uint64_t code) {
+static size_t key_pos(const search_space_file *s, uint64_t code) {
   size_t lo = 0, hi = s->entry_count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -165,7 +163,7 @@ static size_t key_pos(const calhost_space *s, uint64_t code) {
   return lo;
 }
 
-const calhost_space_entry *calhost_space_find(const calhost_space *s, const uint32_t *config) {
+const search_space_entry *search_space_find(const search_space_file *s, const uint32_t *config) {
   for (size_t i = 0; i < s->param_count; i++)
     if (config[i] >= s->params[i].value_count)
       return NULL;
@@ -174,7 +172,8 @@ const calhost_space_entry *calhost_space_find(const calhost_space *s, const uint
   return k < s->entry_count && s->keys[k].code == code ? &s->entries[s->keys[k].entry] : NULL;
 }
 
-int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char *err, size_t cap) {
+int search_space_add_entry(search_space_file *s, const search_space_entry *e, char *err,
+                           size_t cap) {
   if (!s->param_count) {
     set_err(err, cap, "configuration before any parameter");
     return -1;
@@ -192,18 +191,18 @@ int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char
             s->keys[k].entry + 1);
     return -1;
   }
-  calhost_space_entry *es =
+  search_space_entry *es =
       base_array_grow(s->entries, s->entry_count, &s->entry_cap, sizeof *es, 64);
   if (es)
     s->entries = es;
-  struct calhost_space_key *ks =
+  struct search_space_key *ks =
       es ? base_array_grow(s->keys, s->entry_count, &s->key_cap, sizeof *ks, 64) : NULL;
   if (!ks) {
     set_err(err, cap, "out of memory");
     return -1;
   }
   s->keys = ks;
-  calhost_space_entry c = *e;
+  search_space_entry c = *e;
   c.config = malloc(s->param_count * sizeof *c.config);
   c.policy = e->policy ? strdup(e->policy) : NULL;
   c.reason = e->reason ? strdup(e->reason) : NULL;
@@ -222,7 +221,7 @@ int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char
   return 0;
 }
 
-double calhost_space_best(const calhost_space *s) {
+double search_space_best(const search_space_file *s) {
   double best = INFINITY;
   for (size_t i = 0; i < s->entry_count; i++)
     if (!s->entries[i].rejected && s->entries[i].median < best)
@@ -230,14 +229,14 @@ double calhost_space_best(const calhost_space *s) {
   return best;
 }
 
-size_t calhost_space_ok_count(const calhost_space *s) {
+size_t search_space_ok_count(const search_space_file *s) {
   size_t n = 0;
   for (size_t i = 0; i < s->entry_count; i++)
     n += !s->entries[i].rejected;
   return n;
 }
 
-void calhost_space_free(calhost_space *s) {
+void search_space_free(search_space_file *s) {
   if (!s)
     return;
   free(s->name);
@@ -259,13 +258,13 @@ void calhost_space_free(calhost_space *s) {
 
 /* ---- writing ------------------------------------------------------------ */
 
-int calhost_space_write_header(FILE *f, const calhost_space *s) {
+int search_space_write_header(FILE *f, const search_space_file *s) {
   fprintf(f, "%s %d\n", SPACE_MAGIC, CALHOST_SPACE_FORMAT_VERSION);
   fprintf(f, "space %s\n", s->name && *s->name ? s->name : "unnamed");
   for (size_t i = 0; i < s->meta_count; i++)
     fprintf(f, "meta %s\n", s->meta[i]);
   for (size_t i = 0; i < s->param_count; i++) {
-    const calhost_search_param *p = &s->params[i];
+    const search_param *p = &s->params[i];
     fprintf(f, "param %s %s", p->name, p->ordered ? "ordered" : "categorical");
     for (uint32_t v = 0; v < p->value_count; v++)
       fprintf(f, " %s", p->values[v]);
@@ -287,7 +286,7 @@ static void write_policy(FILE *f, const char *p) {
   }
 }
 
-int calhost_space_write_entry(FILE *f, const calhost_space *s, const calhost_space_entry *e) {
+int search_space_write_entry(FILE *f, const search_space_file *s, const search_space_entry *e) {
   fputs("config", f);
   for (size_t i = 0; i < s->param_count; i++)
     fprintf(f, " %s", s->params[i].values[e->config[i]]);
@@ -308,7 +307,7 @@ int calhost_space_write_entry(FILE *f, const calhost_space *s, const calhost_spa
   return ferror(f) ? -1 : 0;
 }
 
-int calhost_space_save(const calhost_space *s, const char *path, char *err, size_t cap) {
+int search_space_save(const search_space_file *s, const char *path, char *err, size_t cap) {
   size_t n = strlen(path);
   char *tmp = malloc(n + 5);
   if (!tmp) {
@@ -323,9 +322,9 @@ int calhost_space_save(const calhost_space *s, const char *path, char *err, size
     free(tmp);
     return -1;
   }
-  int rc = calhost_space_write_header(f, s);
+  int rc = search_space_write_header(f, s);
   for (size_t i = 0; rc == 0 && i < s->entry_count; i++)
-    rc = calhost_space_write_entry(f, s, &s->entries[i]);
+    rc = search_space_write_entry(f, s, &s->entries[i]);
   if (fclose(f) != 0 || rc != 0) {
     set_err(err, cap, "%s: write error: %s", tmp, strerror(errno));
     remove(tmp);
@@ -424,13 +423,13 @@ static int parse_policy(const char *w, char **out) {
   return 0;
 }
 
-static int read_config(reader *r, calhost_space *s, char *text) {
+static int read_config(reader *r, search_space_file *s, char *text) {
   size_t np = s->param_count, want = np + 5;
   char **w = malloc((want + 1) * sizeof *w);
   uint32_t *cfg = malloc((np ? np : 1) * sizeof *cfg);
   char *rest = NULL;
   int rc = -1;
-  calhost_space_entry e;
+  search_space_entry e;
   memset(&e, 0, sizeof e);
   if (!w || !cfg) {
     rc = fail(r, "out of memory");
@@ -449,7 +448,7 @@ static int read_config(reader *r, calhost_space *s, char *text) {
     goto out;
   }
   for (size_t i = 0; i < np; i++) {
-    int64_t v = calhost_space_value_index(s, i, w[i]);
+    int64_t v = search_space_value_index(s, i, w[i]);
     if (v < 0) {
       rc = fail(r, "'%s' is not a value of parameter '%s'", w[i], s->params[i].name);
       goto out;
@@ -488,7 +487,7 @@ static int read_config(reader *r, calhost_space *s, char *text) {
   }
   e.policy = policy;
   char why[256];
-  if (calhost_space_add_entry(s, &e, why, sizeof why) != 0) {
+  if (search_space_add_entry(s, &e, why, sizeof why) != 0) {
     free(policy);
     rc = fail(r, "%s", why);
     goto out;
@@ -501,7 +500,7 @@ out:
   return rc;
 }
 
-static int read_param(reader *r, calhost_space *s, char *text) {
+static int read_param(reader *r, search_space_file *s, char *text) {
   size_t max = 8;
   for (const char *p = text; *p; p++)
     max += *p == ' ';
@@ -516,8 +515,8 @@ static int read_param(reader *r, calhost_space *s, char *text) {
   } else if (strcmp(w[1], "ordered") == 0 || strcmp(w[1], "categorical") == 0) {
     ordered = w[1][0] == 'o';
     char why[256];
-    if (calhost_space_add_param(s, w[0], ordered, (const char *const *)&w[2], (uint32_t)(n - 2),
-                                why, sizeof why) != 0)
+    if (search_space_add_param(s, w[0], ordered, (const char *const *)&w[2], (uint32_t)(n - 2), why,
+                               sizeof why) != 0)
       rc = fail(r, "%s", why);
   } else {
     rc = fail(r, "parameter '%s': kind '%s' is neither ordered nor categorical", w[0], w[1]);
@@ -526,13 +525,13 @@ static int read_param(reader *r, calhost_space *s, char *text) {
   return rc;
 }
 
-int calhost_space_read(FILE *f, const char *name, calhost_space *s, char *err, size_t cap) {
+int search_space_read(FILE *f, const char *name, search_space_file *s, char *err, size_t cap) {
   reader r = {.name = name ? name : "(space)", .err = err, .cap = cap};
   char *line = NULL;
   size_t lcap = 0;
   ssize_t len;
   int rc = -1, have_magic = 0, have_space = 0;
-  if (calhost_space_init(s, "") != 0) {
+  if (search_space_init(s, "") != 0) {
     set_err(err, cap, "%s: out of memory", r.name);
     return -1;
   }
@@ -594,7 +593,7 @@ int calhost_space_read(FILE *f, const char *name, calhost_space *s, char *err, s
         v++;
       if (*v)
         *v++ = '\0';
-      if (!*p || calhost_space_add_meta(s, p, v) != 0) {
+      if (!*p || search_space_add_meta(s, p, v) != 0) {
         fail(&r, "meta line needs a key");
         goto out;
       }
@@ -632,14 +631,14 @@ out:
   return rc;
 }
 
-int calhost_space_load(const char *path, calhost_space *s, char *err, size_t cap) {
+int search_space_load(const char *path, search_space_file *s, char *err, size_t cap) {
   FILE *f = fopen(path, "r");
   if (!f) {
     memset(s, 0, sizeof *s);
     set_err(err, cap, "%s: %s", path, strerror(errno));
     return -1;
   }
-  int rc = calhost_space_read(f, path, s, err, cap);
+  int rc = search_space_read(f, path, s, err, cap);
   fclose(f);
   return rc;
 }
@@ -647,13 +646,13 @@ int calhost_space_load(const char *path, calhost_space *s, char *err, size_t cap
 /* ---- replay ------------------------------------------------------------- */
 
 static int replay_valid(void *user, const uint32_t *config) {
-  calhost_space_replay *r = user;
-  return calhost_space_find(r->space, config) != NULL;
+  search_space_replay *r = user;
+  return search_space_find(r->space, config) != NULL;
 }
 
-static int replay_evaluate(void *user, const uint32_t *config, calhost_search_outcome *out) {
-  calhost_space_replay *r = user;
-  const calhost_space_entry *e = calhost_space_find(r->space, config);
+static int replay_evaluate(void *user, const uint32_t *config, search_outcome *out) {
+  search_space_replay *r = user;
+  const search_space_entry *e = search_space_find(r->space, config);
   r->evaluated++;
   if (!e) { /* the engine only evaluates valid configurations */
     out->rejected = 1;
@@ -666,12 +665,12 @@ static int replay_evaluate(void *user, const uint32_t *config, calhost_search_ou
   return 0;
 }
 
-double calhost_space_replay_clock(void *replay) {
-  return ((calhost_space_replay *)replay)->clock;
+double search_space_replay_clock(void *replay) {
+  return ((search_space_replay *)replay)->clock;
 }
 
-int calhost_space_replay_init(const calhost_space *s, int use_start, calhost_space_replay *r,
-                              calhost_search_space *out) {
+int search_space_replay_init(const search_space_file *s, int use_start, search_space_replay *r,
+                             search_space *out) {
   memset(r, 0, sizeof *r);
   memset(out, 0, sizeof *out);
   r->space = s;
@@ -694,7 +693,7 @@ int calhost_space_replay_init(const calhost_space *s, int use_start, calhost_spa
   return 0;
 }
 
-void calhost_space_replay_free(calhost_space_replay *r) {
+void search_space_replay_free(search_space_replay *r) {
   if (!r)
     return;
   free(r->start);

@@ -2,7 +2,7 @@
  * spacefile.h: recorded search spaces: the text format (README.md, "Space
  * files"), its writer (whole files, or a header then one line per evaluated
  * configuration as a sweep goes), its strict reader (errors name the file and
- * line), and the replay of a recording as a calhost_search_space whose
+ * line), and the replay of a recording as a search_space whose
  * evaluate callback reads the recorded median and whose clock advances by
  * the recorded cost of each evaluation: strategies run against it without
  * running any kernel, deterministically for a seed.
@@ -21,7 +21,7 @@
 #define CALHOST_SPACE_FORMAT_VERSION 1
 
 /* One evaluated configuration of a recording. */
-typedef struct calhost_space_entry {
+typedef struct search_space_entry {
   uint32_t *config;       /* param_count value positions (owned) */
   int rejected;           /* 1: refused or failed; reason says why */
   double median;          /* the cost (microseconds for a sweep); 0 when rejected */
@@ -30,96 +30,97 @@ typedef struct calhost_space_entry {
   double seconds;         /* what evaluating it cost in all, compile included */
   char *policy;           /* the plugin's policy text, or NULL */
   char *reason;           /* why rejected, or NULL */
-} calhost_space_entry;
+} search_space_entry;
 
 /* A recorded space. Everything is owned by the struct. */
-typedef struct calhost_space {
+typedef struct search_space_file {
   char *name;
   char **meta; /* "KEY VALUE..." lines (provenance: plugin, shape, machine...) */
   size_t meta_count, meta_cap;
-  calhost_search_param *params; /* names and value words owned */
+  search_param *params; /* names and value words owned */
   size_t param_count, param_cap;
-  calhost_space_entry *entries; /* in evaluation (recording) order */
+  search_space_entry *entries; /* in evaluation (recording) order */
   size_t entry_count, entry_cap;
   /* lookup index: the entries' configuration codes, ascending */
-  struct calhost_space_key {
+  struct search_space_key {
     uint64_t code;
     size_t entry;
   } * keys;
   size_t key_cap;
-} calhost_space;
+} search_space_file;
 
 /* Initialises an empty space named `name` (copied). Returns 0, -1 on OOM. */
-int calhost_space_init(calhost_space *s, const char *name);
+int search_space_init(search_space_file *s, const char *name);
 
 /* Adds a metadata line "KEY VALUE" (copied; no line breaks). 0 or -1. */
-int calhost_space_add_meta(calhost_space *s, const char *key, const char *value);
+int search_space_add_meta(search_space_file *s, const char *key, const char *value);
 
 /* Adds a parameter with its value words (copied; words without whitespace,
  * distinct). Only before the first entry. Returns 0, or -1 with err. */
-int calhost_space_add_param(calhost_space *s, const char *name, int ordered,
-                            const char *const *values, uint32_t value_count, char *err, size_t cap);
+int search_space_add_param(search_space_file *s, const char *name, int ordered,
+                           const char *const *values, uint32_t value_count, char *err, size_t cap);
 
 /* The position of a value word in parameter p, or -1. */
-int64_t calhost_space_value_index(const calhost_space *s, size_t p, const char *word);
+int64_t search_space_value_index(const search_space_file *s, size_t p, const char *word);
 
 /* Appends an entry (config copied; policy and reason copied when non-NULL).
  * Returns 0, or -1 with err (a duplicate configuration, a position out of
  * range, out of memory). */
-int calhost_space_add_entry(calhost_space *s, const calhost_space_entry *e, char *err, size_t cap);
+int search_space_add_entry(search_space_file *s, const search_space_entry *e, char *err,
+                           size_t cap);
 
 /* The entry recorded for config, or NULL. */
-const calhost_space_entry *calhost_space_find(const calhost_space *s, const uint32_t *config);
+const search_space_entry *search_space_find(const search_space_file *s, const uint32_t *config);
 
 /* The best (lowest) median of the non-rejected entries; INFINITY if none. */
-double calhost_space_best(const calhost_space *s);
+double search_space_best(const search_space_file *s);
 
 /* The number of entries that were not rejected. (entry_count, every
  * recorded configuration, is the space's size for the percentages.) */
-size_t calhost_space_ok_count(const calhost_space *s);
+size_t search_space_ok_count(const search_space_file *s);
 
 /* Frees everything and zeroes *s. NULL-safe. */
-void calhost_space_free(calhost_space *s);
+void search_space_free(search_space_file *s);
 
 /* Writes the header (version, space, meta and param lines) to f. Returns 0,
  * or -1 on a write error. */
-int calhost_space_write_header(FILE *f, const calhost_space *s);
+int search_space_write_header(FILE *f, const search_space_file *s);
 
 /* Writes one config line for e (an entry of s's parameters) to f. 0 or -1. */
-int calhost_space_write_entry(FILE *f, const calhost_space *s, const calhost_space_entry *e);
+int search_space_write_entry(FILE *f, const search_space_file *s, const search_space_entry *e);
 
 /* Writes the whole space to path (through path.tmp and a rename). Returns 0,
  * or -1 with "path: reason" in err. */
-int calhost_space_save(const calhost_space *s, const char *path, char *err, size_t cap);
+int search_space_save(const search_space_file *s, const char *path, char *err, size_t cap);
 
 /* Reads a space file into *s (initialised here; free with
- * calhost_space_free, also after a failure). Strict: returns 0, or -1 with
+ * search_space_free, also after a failure). Strict: returns 0, or -1 with
  * "path:line: what is wrong" in err. A truncated last line (no newline) is
  * accepted when complete. */
-int calhost_space_load(const char *path, calhost_space *s, char *err, size_t cap);
+int search_space_load(const char *path, search_space_file *s, char *err, size_t cap);
 
 /* Same, from a stream; `name` is used in messages. */
-int calhost_space_read(FILE *f, const char *name, calhost_space *s, char *err, size_t cap);
+int search_space_read(FILE *f, const char *name, search_space_file *s, char *err, size_t cap);
 
 /* The replay of a recorded space. */
-typedef struct calhost_space_replay {
-  const calhost_space *space;
+typedef struct search_space_replay {
+  const search_space_file *space;
   double clock;       /* seconds charged so far: the sum of evaluated entries' seconds */
   uint32_t *start;    /* the first recorded configuration (the plugin's first candidate) */
   uint32_t evaluated; /* evaluate calls */
-} calhost_space_replay;
+} search_space_replay;
 
 /* Sets up *r and *out so that a search over *out replays s: valid() is "was
  * recorded", evaluate() returns the recorded median (or rejected) and
  * charges the recorded seconds to r->clock; out->starts is every recorded
  * configuration in recorded order (the plugin's candidate order) when
- * use_start. Use calhost_space_replay_clock with r as the
+ * use_start. Use search_space_replay_clock with r as the
  * options' clock for a seconds budget. s and r must outlive the search.
  * Returns 0, or -1 when out of memory. Release with
- * calhost_space_replay_free. */
-int calhost_space_replay_init(const calhost_space *s, int use_start, calhost_space_replay *r,
-                              calhost_search_space *out);
-double calhost_space_replay_clock(void *replay);
-void calhost_space_replay_free(calhost_space_replay *r);
+ * search_space_replay_free. */
+int search_space_replay_init(const search_space_file *s, int use_start, search_space_replay *r,
+                             search_space *out);
+double search_space_replay_clock(void *replay);
+void search_space_replay_free(search_space_replay *r);
 
 #endif /* CALHOST_SEARCH_SPACEFILE_H */

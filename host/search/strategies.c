@@ -202,7 +202,7 @@ static size_t tournament(search_ctx *c, const member *pop, size_t n) {
 /* Moves parameter p of cfg one step: an adjacent value (ordered) or any
  * other value (categorical). */
 static void mutate_param(search_ctx *c, uint32_t *cfg, size_t p) {
-  const calhost_search_param *par = &c->space->params[p];
+  const search_param *par = &c->space->params[p];
   if (par->value_count < 2)
     return;
   if (par->ordered) {

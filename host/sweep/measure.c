@@ -57,10 +57,10 @@ typedef struct entry {
 } entry;
 
 typedef struct sweep {
-  const calhost_sweep_request *req;
+  const sweep_request *req;
   const calhost_plugin_vtable *vt;
   calhost_session *session;
-  calhost_sweep_result *out;
+  sweep_result *out;
   size_t rejection_cap; /* allocated in out->rejections */
   size_t max_policy;
   int any_device_timing;
@@ -71,20 +71,20 @@ typedef struct sweep {
   uint32_t reps, first; /* samples per candidate; in round one */
   /* the search's space: the numbered candidates (param, words), or the
    * plugin's named parameters (ABI 2 describe_space) */
-  calhost_search_param param; /* numbered: the one parameter "index" */
+  search_param param; /* numbered: the one parameter "index" */
   char **words;
   uint32_t count;
-  const calhost_search_param *params;
+  const search_param *params;
   size_t np;
   int named;
-  calhost_search_param *named_params; /* named: allocated here, strings the plugin's */
-  size_t last;                        /* the entry evaluate filled last */
-  uint32_t shown;                     /* runs announced ahead of the search's (the default: 1) */
-  int oom;                            /* evaluate ran out of memory */
+  search_param *named_params; /* named: allocated here, strings the plugin's */
+  size_t last;                /* the entry evaluate filled last */
+  uint32_t shown;             /* runs announced ahead of the search's (the default: 1) */
+  int oom;                    /* evaluate ran out of memory */
 } sweep;
 
-double calhost_sweep_now(void) {
-  return calhost_monotonic_seconds();
+double sweep_now(void) {
+  return isolate_monotonic_seconds();
 }
 
 static const char *status_word(calhost_status st) {
@@ -101,7 +101,7 @@ static const char *status_word(calhost_status st) {
 }
 
 static const char *plugin_message(sweep *s) {
-  const calhost_sweep_hooks *h = &s->req->hooks;
+  const sweep_hooks *h = &s->req->hooks;
   const char *m = h->take_plugin_error ? h->take_plugin_error(h->user) : NULL;
   return m && *m ? m : NULL;
 }
@@ -116,7 +116,7 @@ static void describe_failure(sweep *s, char *buf, size_t cap, const char *what, 
 }
 
 static int cancelled(sweep *s) {
-  const calhost_sweep_hooks *h = &s->req->hooks;
+  const sweep_hooks *h = &s->req->hooks;
   if (h->is_cancelled && h->is_cancelled(h->user)) {
     s->out->cancelled = 1;
     return 1;
@@ -125,7 +125,7 @@ static int cancelled(sweep *s) {
 }
 
 static int over_budget(sweep *s) {
-  return s->req->deadline > 0 && calhost_sweep_now() >= s->req->deadline;
+  return s->req->deadline > 0 && sweep_now() >= s->req->deadline;
 }
 
 /* A plugin call returned CALHOST_CANCELLED: the user's cancellation when the
@@ -150,8 +150,8 @@ static char *dup_text(const char *t) {
 }
 
 static void add_rejection(sweep *s, entry *e, const char *reason) {
-  calhost_sweep_result *o = s->out;
-  calhost_sweep_rejection *r =
+  sweep_result *o = s->out;
+  sweep_rejection *r =
       base_array_grow(o->rejections, o->rejection_count, &s->rejection_cap, sizeof *r, 8);
   e->state = ENTRY_REJECTED;
   if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
@@ -254,9 +254,9 @@ static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) 
   rr.header.struct_version = 1;
   rr.header.struct_size = sizeof rr;
   rr.device_seconds = -1.0;
-  double t0 = calhost_sweep_now();
+  double t0 = sweep_now();
   calhost_status st = s->vt->run(s->session, iterations, &rr);
-  double t1 = calhost_sweep_now();
+  double t1 = sweep_now();
   if (st != CALHOST_OK)
     return st;
   if (rr.device_seconds >= 0 && isfinite(rr.device_seconds)) {
@@ -292,10 +292,10 @@ static int run_entry(sweep *s, entry *e, uint32_t iterations, double *seconds) {
 /* prepare; and in the first round run once, check, size samples. */
 static int ready_entry(sweep *s, entry *e, int first_round) {
   char why[640];
-  double t0 = calhost_sweep_now();
+  double t0 = sweep_now();
   calhost_status st = s->vt->prepare(s->session, e->policy, e->policy_length);
   if (first_round)
-    e->compile_seconds = calhost_sweep_now() - t0;
+    e->compile_seconds = sweep_now() - t0;
   if (outcome(s, e, st, "prepare failed") != 0)
     return -1;
   if (!first_round)
@@ -373,7 +373,7 @@ static int take_samples(sweep *s, entry *e, uint32_t upto) {
       return -1;
     e->samples[e->n++] = t / (double)e->iterations * 1e6;
   }
-  e->median = calhost_stats_median(e->samples, e->n);
+  e->median = sweep_stats_median(e->samples, e->n);
   return 0;
 }
 
@@ -407,20 +407,19 @@ static void free_entries(entry *es, size_t n) {
 /* Fills out->candidates from the entries: what became of each, with the
  * statistics of the samples it got (for the report). */
 static void record_candidates(sweep *s, const entry *es, size_t ne) {
-  calhost_sweep_result *o = s->out;
+  sweep_result *o = s->out;
   o->candidates = ne ? calloc(ne, sizeof *o->candidates) : NULL;
   if (!o->candidates)
     return;
   for (size_t i = 0; i < ne; i++) {
     const entry *e = &es[i];
-    calhost_sweep_candidate *c = &o->candidates[o->candidate_entries++];
+    sweep_candidate *c = &o->candidates[o->candidate_entries++];
     const char *why = e->why;
     c->index = e->index;
     c->policy = dup_text(e->policy);
     c->median_us = c->mad_us = c->min_us = c->cv = NAN;
-    calhost_stats sm;
-    if (e->n &&
-        calhost_stats_summarize(e->samples, e->n, s->req->params.noise_threshold, &sm) == 0) {
+    sweep_stats sm;
+    if (e->n && sweep_stats_summarize(e->samples, e->n, s->req->params.noise_threshold, &sm) == 0) {
       c->median_us = sm.median;
       c->mad_us = sm.mad;
       c->min_us = sm.min;
@@ -429,7 +428,7 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
       c->iterations = e->iterations;
       c->noisy = sm.noisy;
     }
-    static const calhost_candidate_status status_of[] = {
+    static const sweep_candidate_status status_of[] = {
         [ENTRY_ACTIVE] = CALHOST_CANDIDATE_MEASURED,
         [ENTRY_PRUNED] = CALHOST_CANDIDATE_PRUNED,
         [ENTRY_REJECTED] = CALHOST_CANDIDATE_REJECTED,
@@ -444,7 +443,7 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
 }
 
 static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
-  const calhost_sweep_hooks *h = &s->req->hooks;
+  const sweep_hooks *h = &s->req->hooks;
   if (h->candidate_start)
     h->candidate_start(h->user, e->index, ordinal, total, e->policy);
 }
@@ -471,7 +470,7 @@ static entry *add_entry(sweep *s, uint32_t index) {
  * was measured (maybe pruned) or rejected, -1 when the sweep stopped
  * (cancelled, the time budget). */
 static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
-  const calhost_rigor_params *p = &s->req->params;
+  const sweep_rigor_params *p = &s->req->params;
   int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
   char why[640];
   if (serialize(s, e->index, e->config, &e->policy, &e->policy_length, why, sizeof why) != 0) {
@@ -497,7 +496,7 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
   if (!is_default && p->prune) {
     double lead = leader_median(s->es, s->ne);
     if (e->median > lead &&
-        calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
+        sweep_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
       e->state = ENTRY_PRUNED;
       e->why = PRUNE_WHY;
       s->out->pruned++;
@@ -507,7 +506,7 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
 }
 
 /* The search's evaluate callback: round one of a configuration. */
-static int search_evaluate(void *user, const uint32_t *config, calhost_search_outcome *o) {
+static int search_evaluate(void *user, const uint32_t *config, search_outcome *o) {
   sweep *s = user;
   if (cancelled(s))
     return 1;
@@ -522,13 +521,13 @@ static int search_evaluate(void *user, const uint32_t *config, calhost_search_ou
     return 1;
   }
   memcpy(e->config, config, s->np * sizeof *config);
-  double t0 = calhost_sweep_now();
+  double t0 = sweep_now();
   uint32_t total = (s->out->planned ? s->out->planned : s->out->evaluated + 1) + s->shown;
   if (first_round(s, e, s->out->evaluated + 1 + s->shown, total) != 0)
     return 1;
   s->out->evaluated++;
   s->last = (size_t)(e - s->es);
-  o->seconds = calhost_sweep_now() - t0;
+  o->seconds = sweep_now() - t0;
   if (e->state == ENTRY_REJECTED || e->n == 0)
     o->rejected = 1;
   else
@@ -537,30 +536,29 @@ static int search_evaluate(void *user, const uint32_t *config, calhost_search_ou
 }
 
 /* The search's observe hook: hands the evaluation to hooks.evaluated. */
-static void search_observe(void *user, const uint32_t *config, const calhost_search_outcome *o,
+static void search_observe(void *user, const uint32_t *config, const search_outcome *o,
                            uint32_t evaluation, double best) {
   sweep *s = user;
-  const calhost_sweep_hooks *h = &s->req->hooks;
+  const sweep_hooks *h = &s->req->hooks;
   (void)best;
   if (!h->evaluated)
     return;
   const entry *e = &s->es[s->last];
-  calhost_sweep_evaluation ev = {.evaluation = evaluation,
-                                 .index = e->index,
-                                 .config = config,
-                                 .policy = e->policy,
-                                 .rejected = o->rejected,
-                                 .reason =
-                                     o->rejected ? (e->reason ? e->reason : "rejected") : NULL,
-                                 .pruned = e->state == ENTRY_PRUNED,
-                                 .median_us = NAN,
-                                 .spread_us = NAN,
-                                 .samples = e->n,
-                                 .compile_seconds = e->compile_seconds,
-                                 .seconds = o->seconds};
+  sweep_evaluation ev = {.evaluation = evaluation,
+                         .index = e->index,
+                         .config = config,
+                         .policy = e->policy,
+                         .rejected = o->rejected,
+                         .reason = o->rejected ? (e->reason ? e->reason : "rejected") : NULL,
+                         .pruned = e->state == ENTRY_PRUNED,
+                         .median_us = NAN,
+                         .spread_us = NAN,
+                         .samples = e->n,
+                         .compile_seconds = e->compile_seconds,
+                         .seconds = o->seconds};
   if (!o->rejected) {
     ev.median_us = e->median;
-    ev.spread_us = calhost_stats_mad(e->samples, e->n);
+    ev.spread_us = sweep_stats_mad(e->samples, e->n);
   }
   h->evaluated(h->user, &ev);
 }
@@ -573,15 +571,15 @@ static void search_observe(void *user, const uint32_t *config, const calhost_sea
 #define MEASURE_WHOLE_NUMBERED_MAX 4096u
 
 /* The search's strategy and budget for this sweep (see measure.h). */
-static void search_plan(const calhost_sweep_request *req, uint64_t size, int numbered,
-                        calhost_search_strategy *strategy, uint32_t *evaluations, double *seconds) {
-  calhost_search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
-                            : req->params.rigor == CALHOST_RIGOR_EXHAUSTIVE
-                                ? CALHOST_SEARCH_RIGOR_EXHAUSTIVE
-                                : CALHOST_SEARCH_RIGOR_MEASURE;
-  calhost_search_strategy rigor_strategy;
+static void search_plan(const sweep_request *req, uint64_t size, int numbered,
+                        search_strategy *strategy, uint32_t *evaluations, double *seconds) {
+  search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
+                    : req->params.rigor == CALHOST_RIGOR_EXHAUSTIVE
+                        ? CALHOST_SEARCH_RIGOR_EXHAUSTIVE
+                        : CALHOST_SEARCH_RIGOR_MEASURE;
+  search_strategy rigor_strategy;
   uint32_t rigor_budget;
-  calhost_search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
+  search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
   if (numbered && rg == CALHOST_SEARCH_RIGOR_MEASURE && size <= MEASURE_WHOLE_NUMBERED_MAX) {
     rigor_strategy = CALHOST_SEARCH_EXHAUSTIVE;
     rigor_budget = (uint32_t)size;
@@ -607,9 +605,9 @@ static void search_plan(const calhost_sweep_request *req, uint64_t size, int num
   else if (!req->budget_evaluations && *seconds == 0)
     *strategy = rigor_strategy;
   else if (!*evaluations && *seconds > 0) /* a time alone: presumed below the space */
-    *strategy = calhost_search_default_strategy(size > 1 ? size - 1 : 1, size);
+    *strategy = search_default_strategy(size > 1 ? size - 1 : 1, size);
   else
-    *strategy = calhost_search_default_strategy(*evaluations, size);
+    *strategy = search_default_strategy(*evaluations, size);
 }
 
 /* The named space's validity test: the plugin's assignment_valid. */
@@ -698,14 +696,14 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
   return 1;
 }
 
-int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out) {
+int sweep_run(const sweep_request *req, sweep_result *out) {
   memset(out, 0, sizeof *out);
   out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
   if (!req || !req->vtable || !req->workload || !req->target) {
     snprintf(out->error, sizeof out->error, "invalid sweep request");
     return -1;
   }
-  const calhost_rigor_params *p = &req->params;
+  const sweep_rigor_params *p = &req->params;
   sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
   s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
   const calhost_plugin_vtable *vt = req->vtable;
@@ -745,7 +743,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
   if (!named) {
     nstart = count < 1024 ? count : 1024;
     starts = malloc(nstart * sizeof *starts);
-    if (!starts || calhost_search_numbered(count, &s.param, &s.words) != 0) {
+    if (!starts || search_numbered(count, &s.param, &s.words) != 0) {
       snprintf(out->error, sizeof out->error, "out of memory");
       goto done;
     }
@@ -754,18 +752,18 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
     s.params = &s.param;
     s.np = 1;
   }
-  calhost_search_space space = {.name = req->workload->name,
-                                .params = s.params,
-                                .param_count = s.np,
-                                .evaluate = search_evaluate,
-                                .user = &s,
-                                .starts = starts,
-                                .start_count = nstart};
+  search_space space = {.name = req->workload->name,
+                        .params = s.params,
+                        .param_count = s.np,
+                        .evaluate = search_evaluate,
+                        .user = &s,
+                        .starts = starts,
+                        .start_count = nstart};
   if (named)
     space.valid = named_valid;
-  uint64_t size = named ? calhost_search_count_valid(&space, 1u << 20) : count;
-  calhost_search_options so;
-  calhost_search_options_init(&so);
+  uint64_t size = named ? search_count_valid(&space, 1u << 20) : count;
+  search_options so;
+  search_options_init(&so);
   search_plan(req, size, !named, &so.strategy, &so.max_evaluations, &so.max_seconds);
   so.seed = req->seed ? req->seed : 1;
   so.observe = search_observe;
@@ -792,34 +790,34 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
 
   /* Round one: the search chooses the candidates. */
   if (!stopped(&s)) {
-    const calhost_sweep_hooks *h = &req->hooks;
+    const sweep_hooks *h = &req->hooks;
     if (h->search_start) {
-      calhost_sweep_search_info info = {.params = s.params,
-                                        .param_count = s.np,
-                                        .numbered = !named,
-                                        .space_size = size,
-                                        .strategy = so.strategy,
-                                        .budget_evaluations = so.max_evaluations,
-                                        .budget_seconds = so.max_seconds,
-                                        .request = req};
+      sweep_search_info info = {.params = s.params,
+                                .param_count = s.np,
+                                .numbered = !named,
+                                .space_size = size,
+                                .strategy = so.strategy,
+                                .budget_evaluations = so.max_evaluations,
+                                .budget_seconds = so.max_seconds,
+                                .request = req};
       h->search_start(h->user, &info);
     }
     /* Under the time budget, racing (halving, then round two) needs time
      * after the search: the search gets 70% of what is left of the sweep's
      * share, and stops there as on a seconds budget. */
     if (req->deadline > 0 && p->halving) {
-      double left = (req->deadline - calhost_sweep_now()) * 0.7;
+      double left = (req->deadline - sweep_now()) * 0.7;
       if (left > 0 && (so.max_seconds == 0 || left < so.max_seconds))
         so.max_seconds = left;
     }
-    calhost_search_result sr;
-    if (calhost_search_run(&space, &so, &sr) != 0) {
+    search_result sr;
+    if (search_run(&space, &so, &sr) != 0) {
       snprintf(out->error, sizeof out->error, "search: %s", sr.error);
       goto done;
     }
     out->search_stop = (uint32_t)sr.stop;
     out->search_seconds = sr.seconds;
-    calhost_search_result_free(&sr);
+    search_result_free(&sr);
   }
   if (s.oom) {
     snprintf(out->error, sizeof out->error, "out of memory");
@@ -845,7 +843,7 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
       entry *e = &es[i];
       if (e->state == ENTRY_ACTIVE && e->n > 0 && e->index != CALHOST_SWEEP_DEFAULT_INDEX &&
           e->median > lead &&
-          calhost_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
+          sweep_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
         e->state = ENTRY_PRUNED;
         e->why = PRUNE_WHY;
         out->pruned++;
@@ -919,8 +917,8 @@ int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *ou
              first_why ? "; first: " : "", first_why ? first_why : "");
     goto done;
   }
-  calhost_stats sm;
-  if (calhost_stats_summarize(best->samples, best->n, p->noise_threshold, &sm) != 0) {
+  sweep_stats sm;
+  if (sweep_stats_summarize(best->samples, best->n, p->noise_threshold, &sm) != 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
@@ -943,12 +941,12 @@ done:
   free_entries(s.es, s.ne);
   free(starts);
   free(s.named_params);
-  calhost_search_numbered_free(s.words, s.words ? count : 0);
+  search_numbered_free(s.words, s.words ? count : 0);
   vt->close_session(s.session);
   return rc;
 }
 
-void calhost_sweep_result_free(calhost_sweep_result *r) {
+void sweep_result_free(sweep_result *r) {
   if (!r)
     return;
   free(r->winner_policy);

@@ -3,7 +3,7 @@
  * one target (CPU set and thread count). Drives the plugin's vtable through
  * the lifecycle of plugin.h: the search part (host/search) chooses which
  * candidates run (the one place that does: strategy and budget from the
- * request, else the rigor's mapping, calhost_search_rigor_plan); each is
+ * request, else the rigor's mapping, search_rigor_plan); each is
  * validated, checked against the reference, warmed up, sampled to a minimum
  * time; the sweep decides on the median, prunes clear losers, respects the
  * time budget, and measures the backend's untuned default for the speedup.
@@ -30,19 +30,19 @@
 #define CALHOST_SWEEP_DEFAULT_INDEX UINT32_MAX
 
 /* The search of a sweep, as search_start reports it. */
-typedef struct calhost_sweep_search_info {
-  const calhost_search_param *params; /* the space's parameters */
+typedef struct sweep_search_info {
+  const search_param *params; /* the space's parameters */
   size_t param_count;
-  int numbered;                     /* 1: the numbered candidates (one ordered parameter "index") */
-  uint64_t space_size;              /* valid configurations; 0 when too many to count */
-  calhost_search_strategy strategy; /* resolved (never DEFAULT) */
-  uint32_t budget_evaluations;      /* 0: no limit */
-  double budget_seconds;            /* 0: no limit */
-  const struct calhost_sweep_request *request; /* the sweep's (workload, target, params) */
-} calhost_sweep_search_info;
+  int numbered;                /* 1: the numbered candidates (one ordered parameter "index") */
+  uint64_t space_size;         /* valid configurations; 0 when too many to count */
+  search_strategy strategy;    /* resolved (never DEFAULT) */
+  uint32_t budget_evaluations; /* 0: no limit */
+  double budget_seconds;       /* 0: no limit */
+  const struct sweep_request *request; /* the sweep's (workload, target, params) */
+} sweep_search_info;
 
 /* One candidate the search evaluated. */
-typedef struct calhost_sweep_evaluation {
+typedef struct sweep_evaluation {
   uint32_t evaluation;    /* 1-based, in the search's order */
   uint32_t index;         /* the candidate's number (numbered) or its evaluation ordinal - 1 */
   const uint32_t *config; /* param_count value positions */
@@ -55,10 +55,10 @@ typedef struct calhost_sweep_evaluation {
   uint32_t samples;       /* how many (prune_after under pruning, else every repetition) */
   double compile_seconds; /* its first prepare (compiling, for a kernel backend) */
   double seconds;         /* the whole evaluation, compile included */
-} calhost_sweep_evaluation;
+} sweep_evaluation;
 
 /* Callbacks from a running sweep; every member may be NULL. */
-typedef struct calhost_sweep_hooks {
+typedef struct sweep_hooks {
   void *user;
   /* About to run candidate `index` (CALHOST_SWEEP_DEFAULT_INDEX for the
    * default), the `ordinal`-th of `total` runs planned in this round; policy
@@ -69,38 +69,38 @@ typedef struct calhost_sweep_hooks {
   /* The search is about to start (once per sweep, after the default was
    * measured): its space and the strategy and budget it runs with. info and
    * what it points to are borrowed for the whole sweep (until
-   * calhost_sweep_run returns). The hook of `calibrate --record`. */
-  void (*search_start)(void *user, const calhost_sweep_search_info *info);
+   * sweep_run returns). The hook of `calibrate --record`. */
+  void (*search_start)(void *user, const sweep_search_info *info);
   /* One candidate the search evaluated (the search's observe hook), with
    * what the search was given for it; ev is borrowed for the call. */
-  void (*evaluated)(void *user, const calhost_sweep_evaluation *ev);
+  void (*evaluated)(void *user, const sweep_evaluation *ev);
   /* Nonzero when the sweep must stop now (SIGINT, SIGTERM). */
   int (*is_cancelled)(void *user);
   /* The message the plugin attached with host->set_error since the last
    * call (and clears it), or NULL. The string stays valid until the next call. */
   const char *(*take_plugin_error)(void *user);
-} calhost_sweep_hooks;
+} sweep_hooks;
 
 /* What to sweep. Everything is borrowed for the duration of the call. */
-typedef struct calhost_sweep_request {
+typedef struct sweep_request {
   const calhost_plugin_vtable *vtable;
   uint32_t abi_version; /* the negotiated version; gates optional entries */
   calhost_plugin_instance *instance;
   const calhost_workload *workload;
   const calhost_target *target;
-  calhost_rigor_params params;
+  sweep_rigor_params params;
   /* Which candidates run (host/search). DEFAULT with both budgets 0: the
-   * rigor's mapping (calhost_search_rigor_plan). A strategy without a
+   * rigor's mapping (search_rigor_plan). A strategy without a
    * budget gets the rigor's evaluation budget; a budget without a strategy
-   * gets calhost_search_default_strategy for it (a seconds budget alone:
+   * gets search_default_strategy for it (a seconds budget alone:
    * the default for a budget below the space). */
-  calhost_search_strategy strategy;
+  search_strategy strategy;
   uint32_t budget_evaluations; /* 0: the rigor's (or none with budget_seconds) */
   double budget_seconds;       /* 0: none; bounds the search (round one) */
   uint64_t seed;               /* the search's seed; 0: 1 */
   double deadline;             /* CLOCK_MONOTONIC seconds when the budget ends; 0: none */
   size_t max_policy_length;    /* 0: CALHOST_SWEEP_MAX_POLICY */
-  calhost_sweep_hooks hooks;
+  sweep_hooks hooks;
   /* Explicit candidate policies (a caller re-timing known policies, as
    * calhost verify does): when policy_count > 0 the sweep
    * measures exactly these policies (candidate i is policies[i]; validated,
@@ -108,39 +108,39 @@ typedef struct calhost_sweep_request {
    * the plugin's candidate space; max_candidates does not apply. Borrowed. */
   const char *const *policies;
   size_t policy_count;
-} calhost_sweep_request;
+} sweep_request;
 
 /* A candidate that was refused, with the reason. */
-typedef struct calhost_sweep_rejection {
+typedef struct sweep_rejection {
   uint32_t index; /* candidate index, CALHOST_SWEEP_DEFAULT_INDEX for the default */
   char *policy;   /* may be NULL when the policy could not be serialized */
   char *reason;
-} calhost_sweep_rejection;
+} sweep_rejection;
 
 /* What became of one candidate (or the default) of a sweep. */
-typedef enum calhost_candidate_status {
+typedef enum sweep_candidate_status {
   CALHOST_CANDIDATE_MEASURED = 0,   /* every sample taken: a contender */
   CALHOST_CANDIDATE_PRUNED = 1,     /* dropped as slower, or stopped early (reason says) */
   CALHOST_CANDIDATE_REJECTED = 2,   /* refused: invalid, failed, wrong output */
   CALHOST_CANDIDATE_UNMEASURED = 3, /* never run: the time budget ran out first */
-} calhost_candidate_status;
+} sweep_candidate_status;
 
 /* One candidate as the report shows it: its statistics over the samples it
  * got (pruned candidates have a few; rejected and unmeasured have none, and
  * then median_us etc. are NAN). Latencies per iteration, in microseconds. */
-typedef struct calhost_sweep_candidate {
+typedef struct sweep_candidate {
   uint32_t index; /* CALHOST_SWEEP_DEFAULT_INDEX for the default */
   char *policy;   /* may be NULL (not serialized, or dropped to bound the record) */
-  calhost_candidate_status status;
+  sweep_candidate_status status;
   char *reason; /* why pruned / rejected / unmeasured; NULL when measured */
   double median_us, mad_us, min_us, cv;
   uint32_t samples, iterations;
   int noisy; /* its spread is above the noise threshold */
-} calhost_sweep_candidate;
+} sweep_candidate;
 
 /* The outcome of a sweep; owned by the caller, freed with
- * calhost_sweep_result_free. Latencies are per iteration, in microseconds. */
-typedef struct calhost_sweep_result {
+ * sweep_result_free. Latencies are per iteration, in microseconds. */
+typedef struct sweep_result {
   int ok;          /* 1: a winner was chosen */
   char error[512]; /* why not, when ok == 0 */
   char *winner_policy;
@@ -164,29 +164,29 @@ typedef struct calhost_sweep_result {
   uint32_t budget_after; /* ... after this many candidates */
   int cancelled;         /* hooks.is_cancelled stopped it */
   /* the search */
-  uint32_t strategy;           /* the calhost_search_strategy that ran */
+  uint32_t strategy;           /* the search_strategy that ran */
   int numbered;                /* the space was the numbered candidates */
   uint64_t space_size;         /* valid configurations of the space, 0 when unknown */
   uint32_t budget_evaluations; /* 0: none */
   double budget_seconds;       /* 0: none */
   uint32_t evaluated;          /* candidates the search evaluated (rejected ones included) */
-  uint32_t search_stop;        /* calhost_search_stop: why the search ended */
+  uint32_t search_stop;        /* search_stop: why the search ended */
   double search_seconds;       /* the search's time (round one) */
-  calhost_sweep_rejection *rejections;
+  sweep_rejection *rejections;
   size_t rejection_count;
-  calhost_sweep_candidate *candidates; /* every planned candidate and the default, */
-  size_t candidate_entries;            /* in the order they were run (for the report) */
-} calhost_sweep_result;
+  sweep_candidate *candidates; /* every planned candidate and the default, */
+  size_t candidate_entries;    /* in the order they were run (for the report) */
+} sweep_result;
 
 /* Current CLOCK_MONOTONIC time in seconds. */
-double calhost_sweep_now(void);
+double sweep_now(void);
 
 /* Runs one sweep and fills *out (zeroed first). Returns 0 when a winner was
  * chosen, -1 otherwise (out->error says why; out->cancelled when stopped).
  * The session is opened and closed here. */
-int calhost_sweep_run(const calhost_sweep_request *req, calhost_sweep_result *out);
+int sweep_run(const sweep_request *req, sweep_result *out);
 
 /* Frees what *r owns and zeroes it. NULL-safe. */
-void calhost_sweep_result_free(calhost_sweep_result *r);
+void sweep_result_free(sweep_result *r);
 
 #endif /* CALHOST_SWEEP_MEASURE_H */

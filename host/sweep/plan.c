@@ -21,11 +21,10 @@ static const struct {
 };
 #define LEVEL_COUNT (sizeof levels / sizeof *levels)
 
-void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
-                               calhost_rigor_params *out) {
+void sweep_rigor_params_init(sweep_rigor rigor, uint32_t repetitions, sweep_rigor_params *out) {
   unsigned l = (unsigned)rigor < LEVEL_COUNT ? (unsigned)rigor : CALHOST_RIGOR_MEASURE;
   memset(out, 0, sizeof *out);
-  out->rigor = (calhost_rigor)l;
+  out->rigor = (sweep_rigor)l;
   out->noise_threshold = 0.05;
   out->prune_after = 3;
   out->min_sample_seconds = levels[l].min_sample_seconds;
@@ -40,14 +39,14 @@ void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
     out->repetitions = out->prune_after;
 }
 
-const char *calhost_rigor_name(calhost_rigor rigor) {
+const char *sweep_rigor_name(sweep_rigor rigor) {
   return (unsigned)rigor < LEVEL_COUNT ? levels[rigor].name : "?";
 }
 
-int calhost_rigor_parse(const char *word, calhost_rigor *out) {
+int sweep_rigor_parse(const char *word, sweep_rigor *out) {
   for (size_t i = 0; word && i < LEVEL_COUNT; i++)
     if (!strcmp(word, levels[i].name)) {
-      *out = (calhost_rigor)i;
+      *out = (sweep_rigor)i;
       return 0;
     }
   return -1;

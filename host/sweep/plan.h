@@ -2,7 +2,7 @@
  * plan.h: what each rigor level means for the measurement of a candidate
  * (how long each sample lasts, how many repetitions, whether to prune).
  * Which candidates a sweep measures is the search part's to decide
- * (host/search: calhost_search_rigor_plan maps the rigor levels onto
+ * (host/search: search_rigor_plan maps the rigor levels onto
  * strategies and budgets; measure.c asks it). Pure functions, testable
  * without plugins. Internal to the host.
  */
@@ -13,16 +13,16 @@
 #include <stdint.h>
 
 /* The rigor levels: the engine's vocabulary. The configuration and the
- * command line hold this enum and parse words with calhost_rigor_parse. */
-typedef enum calhost_rigor {
+ * command line hold this enum and parse words with sweep_rigor_parse. */
+typedef enum sweep_rigor {
   CALHOST_RIGOR_QUICK = 0,
   CALHOST_RIGOR_MEASURE = 1, /* the default */
   CALHOST_RIGOR_EXHAUSTIVE = 2,
-} calhost_rigor;
+} sweep_rigor;
 
 /* The parameters of one rigor level. */
-typedef struct calhost_rigor_params {
-  calhost_rigor rigor;
+typedef struct sweep_rigor_params {
+  sweep_rigor rigor;
   double min_sample_seconds; /* each timed sample lasts at least this long */
   uint32_t repetitions;      /* samples per surviving candidate */
   uint32_t warmup_samples;   /* untimed samples after sizing */
@@ -31,7 +31,7 @@ typedef struct calhost_rigor_params {
   double prune_margin;       /* "clearly slower": lower quartile > leader median x (1+margin) */
   int halving;               /* after the first round keep only the better half */
   double noise_threshold;    /* CV or relative MAD above this flags a result noisy */
-} calhost_rigor_params;
+} sweep_rigor_params;
 
 /* Fills *out with the defaults of a rigor level (the candidates each level
  * measures: host/search/README.md, "Default strategy and rigor levels"):
@@ -41,14 +41,13 @@ typedef struct calhost_rigor_params {
  *   exhaustive: 5 ms samples, 20 repetitions, no pruning.
  * repetitions > 0 overrides the level's repetitions (raised to prune_after
  * when pruning is on). */
-void calhost_rigor_params_init(calhost_rigor rigor, uint32_t repetitions,
-                               calhost_rigor_params *out);
+void sweep_rigor_params_init(sweep_rigor rigor, uint32_t repetitions, sweep_rigor_params *out);
 
 /* "quick", "measure", "exhaustive" (static strings; "?" when out of range). */
-const char *calhost_rigor_name(calhost_rigor rigor);
+const char *sweep_rigor_name(sweep_rigor rigor);
 
 /* Parses a rigor word ("quick", "measure", "exhaustive"; the one parser of
  * them); returns 0 and sets *out, or -1 for an unknown word (*out unchanged). */
-int calhost_rigor_parse(const char *word, calhost_rigor *out);
+int sweep_rigor_parse(const char *word, sweep_rigor *out);
 
 #endif /* CALHOST_SWEEP_PLAN_H */

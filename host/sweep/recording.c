@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-static void fail(calhost_recording *r, const char *what) {
+static void fail(sweep_recording *r, const char *what) {
   if (r->failed)
     return;
   r->failed = 1;
@@ -27,8 +27,8 @@ static void word_copy(char *dst, size_t cap, const char *src) {
   dst[i] = '\0';
 }
 
-int calhost_recording_path(const char *path, int single, const char *backend, const char *workload,
-                           uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap) {
+int sweep_recording_path(const char *path, int single, const char *backend, const char *workload,
+                         uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap) {
   char b[96], w[96], nm[256];
   word_copy(b, sizeof b, backend ? backend : "plugin");
   word_copy(w, sizeof w, workload ? workload : "workload");
@@ -48,8 +48,8 @@ int calhost_recording_path(const char *path, int single, const char *backend, co
   return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-void calhost_recording_init(calhost_recording *r, const char *path, const char *name,
-                            const char *const *meta, size_t meta_count) {
+void sweep_recording_init(sweep_recording *r, const char *path, const char *name,
+                          const char *const *meta, size_t meta_count) {
   memset(r, 0, sizeof *r);
   snprintf(r->path, sizeof r->path, "%s", path);
   snprintf(r->part, sizeof r->part, "%s.part", path);
@@ -58,19 +58,19 @@ void calhost_recording_init(calhost_recording *r, const char *path, const char *
   r->meta_count = meta_count;
 }
 
-void calhost_recording_start(calhost_recording *r, const calhost_sweep_search_info *info) {
+void sweep_recording_start(sweep_recording *r, const sweep_search_info *info) {
   char err[512];
   if (r->started || r->failed)
     return;
   r->started = 1;
-  if (calhost_space_init(&r->space, r->name) != 0) {
+  if (search_space_init(&r->space, r->name) != 0) {
     fail(r, "out of memory");
     return;
   }
   for (size_t i = 0; i < info->param_count; i++)
-    if (calhost_space_add_param(&r->space, info->params[i].name, info->params[i].ordered,
-                                info->params[i].values, info->params[i].value_count, err,
-                                sizeof err) != 0) {
+    if (search_space_add_param(&r->space, info->params[i].name, info->params[i].ordered,
+                               info->params[i].values, info->params[i].value_count, err,
+                               sizeof err) != 0) {
       fail(r, err);
       return;
     }
@@ -81,44 +81,44 @@ void calhost_recording_start(calhost_recording *r, const calhost_sweep_search_in
       continue;
     memcpy(key, line, (size_t)(sp - line));
     key[sp - line] = '\0';
-    calhost_space_add_meta(&r->space, key, sp + 1);
+    search_space_add_meta(&r->space, key, sp + 1);
   }
   char v[96], when[32];
   time_t now = time(NULL);
   struct tm tm;
-  calhost_space_add_meta(&r->space, "space", info->numbered ? "numbered" : "parameters");
-  calhost_space_add_meta(&r->space, "strategy", calhost_search_strategy_name(info->strategy));
+  search_space_add_meta(&r->space, "space", info->numbered ? "numbered" : "parameters");
+  search_space_add_meta(&r->space, "strategy", search_strategy_name(info->strategy));
   if (info->budget_seconds > 0)
     snprintf(v, sizeof v, "%g seconds", info->budget_seconds);
   else if (info->budget_evaluations)
     snprintf(v, sizeof v, "%u evaluations", info->budget_evaluations);
   else
     snprintf(v, sizeof v, "none (the whole space)");
-  calhost_space_add_meta(&r->space, "budget", v);
+  search_space_add_meta(&r->space, "budget", v);
   if (info->request) {
-    const calhost_rigor_params *p = &info->request->params;
+    const sweep_rigor_params *p = &info->request->params;
     snprintf(v, sizeof v, "%u", p->repetitions);
-    calhost_space_add_meta(&r->space, "repetitions", v);
+    search_space_add_meta(&r->space, "repetitions", v);
     snprintf(v, sizeof v, "%s", p->prune ? "first samples (pruning: prune_after)" : "all samples");
-    calhost_space_add_meta(&r->space, "median_of", v);
+    search_space_add_meta(&r->space, "median_of", v);
   }
   if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%MZ", &tm))
-    calhost_space_add_meta(&r->space, "recorded", when);
-  calhost_space_add_meta(&r->space, "units", "median and spread in microseconds, times in seconds");
+    search_space_add_meta(&r->space, "recorded", when);
+  search_space_add_meta(&r->space, "units", "median and spread in microseconds, times in seconds");
   r->f = fopen(r->part, "w");
   if (!r->f) {
     fail(r, strerror(errno));
     return;
   }
-  if (calhost_space_write_header(r->f, &r->space) != 0 || fflush(r->f) != 0)
+  if (search_space_write_header(r->f, &r->space) != 0 || fflush(r->f) != 0)
     fail(r, "write error");
 }
 
-void calhost_recording_add(calhost_recording *r, const calhost_sweep_evaluation *ev) {
+void sweep_recording_add(sweep_recording *r, const sweep_evaluation *ev) {
   char err[512];
   if (!r->started || r->failed || !r->f)
     return;
-  calhost_space_entry e;
+  search_space_entry e;
   memset(&e, 0, sizeof e);
   e.config = (uint32_t *)ev->config;
   e.rejected = ev->rejected;
@@ -132,18 +132,18 @@ void calhost_recording_add(calhost_recording *r, const calhost_sweep_evaluation 
     e.rejected = 1;
     e.reason = "no positive median";
   }
-  if (calhost_space_add_entry(&r->space, &e, err, sizeof err) != 0) {
+  if (search_space_add_entry(&r->space, &e, err, sizeof err) != 0) {
     fail(r, err);
     return;
   }
-  if (calhost_space_write_entry(r->f, &r->space, &e) != 0 || fflush(r->f) != 0) {
+  if (search_space_write_entry(r->f, &r->space, &e) != 0 || fflush(r->f) != 0) {
     fail(r, "write error");
     return;
   }
   r->entries++;
 }
 
-int calhost_recording_finish(calhost_recording *r) {
+int sweep_recording_finish(sweep_recording *r) {
   int rc = r->failed ? -1 : 0;
   if (r->f) {
     if (fclose(r->f) != 0)
@@ -156,6 +156,6 @@ int calhost_recording_finish(calhost_recording *r) {
       rc = -1;
     }
   }
-  calhost_space_free(&r->space);
+  search_space_free(&r->space);
   return rc;
 }

@@ -8,7 +8,7 @@
  * search part's observe hook). The file is written as PATH.part and renamed
  * to PATH when the sweep ends, so a sweep that dies leaves PATH.part. An
  * exhaustive sweep records the complete space; `search-bench --spaces DIR`
- * and calhost_space_replay_init replay it.
+ * and search_space_replay_init replay it.
  * Internal to the host.
  */
 #ifndef CALHOST_SWEEP_RECORDING_H
@@ -22,44 +22,44 @@
 #include "search/spacefile.h"
 
 /* One sweep's recording. */
-typedef struct calhost_recording {
+typedef struct sweep_recording {
   char path[4096];         /* the final file */
   char part[4096 + 8];     /* PATH.part while the sweep runs */
   char name[256];          /* the space's name (one word) */
   const char *const *meta; /* "KEY VALUE" lines to add (borrowed until start) */
   size_t meta_count;
   FILE *f;
-  calhost_space space; /* header and the entries so far */
+  search_space_file space; /* header and the entries so far */
   int started;
   int failed;       /* nonzero after an error: nothing more is written */
   char error[4700]; /* "PATH: reason" when failed */
   uint32_t entries; /* config lines written */
-} calhost_recording;
+} sweep_recording;
 
 /* The file of one sweep of a run: path itself when the run has a single
  * sweep (single nonzero), else path without a trailing ".space", then
  * "-BACKEND-WORKLOAD-tTHREADS.space". Writes it into buf (cap bytes) and
  * the space's name ("BACKEND-WORKLOAD-tTHREADS") into name (name_cap; may be
  * NULL). Returns 0, or -1 when it does not fit. */
-int calhost_recording_path(const char *path, int single, const char *backend, const char *workload,
-                           uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap);
+int sweep_recording_path(const char *path, int single, const char *backend, const char *workload,
+                         uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap);
 
 /* Prepares *r for a sweep whose file is `path` and space `name`, with
- * metadata lines "KEY VALUE" (borrowed until calhost_recording_start).
+ * metadata lines "KEY VALUE" (borrowed until sweep_recording_start).
  * Opens nothing yet. */
-void calhost_recording_init(calhost_recording *r, const char *path, const char *name,
-                            const char *const *meta, size_t meta_count);
+void sweep_recording_init(sweep_recording *r, const char *path, const char *name,
+                          const char *const *meta, size_t meta_count);
 
 /* The search_start hook's work: writes the header (the space's parameters,
  * the metadata, the strategy and budget) to PATH.part. On failure sets
  * r->failed and r->error. */
-void calhost_recording_start(calhost_recording *r, const calhost_sweep_search_info *info);
+void sweep_recording_start(sweep_recording *r, const sweep_search_info *info);
 
 /* The evaluated hook's work: appends one config line and flushes it. */
-void calhost_recording_add(calhost_recording *r, const calhost_sweep_evaluation *ev);
+void sweep_recording_add(sweep_recording *r, const sweep_evaluation *ev);
 
 /* Ends the recording: closes PATH.part and renames it to PATH (when the
  * search started). Returns 0, or -1 with r->error. Frees what r holds. */
-int calhost_recording_finish(calhost_recording *r);
+int sweep_recording_finish(sweep_recording *r);
 
 #endif /* CALHOST_SWEEP_RECORDING_H */

@@ -9,20 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest, const char *processor,
-                            uint32_t thread_count, const calhost_property *structure,
-                            size_t structure_count) {
-  calhost_proto_put_str(b, model_digest);
-  calhost_proto_put_str(b, processor);
-  calhost_proto_put_u64(b, thread_count);
-  calhost_proto_put_u64(b, structure ? structure_count : 0);
+void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const char *processor,
+                          uint32_t thread_count, const calhost_property *structure,
+                          size_t structure_count) {
+  isolate_proto_put_str(b, model_digest);
+  isolate_proto_put_str(b, processor);
+  isolate_proto_put_u64(b, thread_count);
+  isolate_proto_put_u64(b, structure ? structure_count : 0);
   for (size_t i = 0; structure && i < structure_count; i++) {
-    calhost_proto_put_str(b, structure[i].name ? structure[i].name : "");
-    calhost_proto_put_str(b, structure[i].value ? structure[i].value : "");
+    isolate_proto_put_str(b, structure[i].name ? structure[i].name : "");
+    isolate_proto_put_str(b, structure[i].value ? structure[i].value : "");
   }
 }
 
-void calhost_record_key_free(calhost_record_key *k) {
+void sweep_record_key_free(sweep_record_key *k) {
   if (!k)
     return;
   free(k->model_digest);
@@ -35,12 +35,12 @@ void calhost_record_key_free(calhost_record_key *k) {
   memset(k, 0, sizeof *k);
 }
 
-int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k) {
+int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k) {
   memset(k, 0, sizeof *k);
-  k->model_digest = calhost_proto_dup_str(c);
-  k->processor = calhost_proto_dup_str(c);
-  k->thread_count = (uint32_t)calhost_proto_get_u64(c);
-  uint64_t n = calhost_proto_get_u64(c);
+  k->model_digest = isolate_proto_dup_str(c);
+  k->processor = isolate_proto_dup_str(c);
+  k->thread_count = (uint32_t)isolate_proto_get_u64(c);
+  uint64_t n = isolate_proto_get_u64(c);
   if (c->failed || n > 4096)
     goto bad;
   if (n) {
@@ -48,8 +48,8 @@ int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k) {
     if (!k->structure)
       goto bad;
     for (size_t i = 0; i < n; i++) {
-      k->structure[i].name = calhost_proto_dup_str(c);
-      k->structure[i].value = calhost_proto_dup_str(c);
+      k->structure[i].name = isolate_proto_dup_str(c);
+      k->structure[i].value = isolate_proto_dup_str(c);
       k->structure_count = i + 1;
       if (c->failed || !k->structure[i].name || !k->structure[i].value)
         goto bad;
@@ -58,7 +58,7 @@ int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k) {
   return 0;
 bad:
   c->failed = 1;
-  calhost_record_key_free(k);
+  sweep_record_key_free(k);
   return -1;
 }
 
@@ -79,7 +79,7 @@ typedef struct field {
 } field;
 
 #define RESULT(kind, member)                                                                       \
-  { kind, offsetof(calhost_sweep_result, member) }
+  { kind, offsetof(sweep_result, member) }
 static const field result_fields[] = {
     RESULT(FK_STR, winner_policy),
     RESULT(FK_U32, winner_index),
@@ -116,7 +116,7 @@ static const field result_fields[] = {
 
 /* after index, status, policy and reason */
 #define CANDIDATE(kind, member)                                                                    \
-  { kind, offsetof(calhost_sweep_candidate, member) }
+  { kind, offsetof(sweep_candidate, member) }
 static const field candidate_fields[] = {
     CANDIDATE(FK_F64, median_us), CANDIDATE(FK_F64, mad_us),  CANDIDATE(FK_F64, min_us),
     CANDIDATE(FK_F64, cv),        CANDIDATE(FK_U32, samples), CANDIDATE(FK_U32, iterations),
@@ -124,95 +124,95 @@ static const field candidate_fields[] = {
 };
 #define FIELD_COUNT(t) (sizeof t / sizeof *t)
 
-static void put_fields(calhost_proto_buf *b, const void *obj, const field *f, size_t n) {
+static void put_fields(isolate_proto_buf *b, const void *obj, const field *f, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const char *p = (const char *)obj + f[i].offset;
     switch (f[i].kind) {
     case FK_INT:
     case FK_BOOL:
-      calhost_proto_put_u64(b, (uint64_t)(*(const int *)p));
+      isolate_proto_put_u64(b, (uint64_t)(*(const int *)p));
       break;
     case FK_U32:
-      calhost_proto_put_u64(b, *(const uint32_t *)p);
+      isolate_proto_put_u64(b, *(const uint32_t *)p);
       break;
     case FK_U64:
-      calhost_proto_put_u64(b, *(const uint64_t *)p);
+      isolate_proto_put_u64(b, *(const uint64_t *)p);
       break;
     case FK_F64:
-      calhost_proto_put_f64(b, *(const double *)p);
+      isolate_proto_put_f64(b, *(const double *)p);
       break;
     case FK_STR:
-      calhost_proto_put_str(b, *(char *const *)p);
+      isolate_proto_put_str(b, *(char *const *)p);
       break;
     }
   }
 }
 
-static void get_fields(calhost_proto_cursor *c, void *obj, const field *f, size_t n) {
+static void get_fields(isolate_proto_cursor *c, void *obj, const field *f, size_t n) {
   for (size_t i = 0; i < n; i++) {
     char *p = (char *)obj + f[i].offset;
     switch (f[i].kind) {
     case FK_INT:
-      *(int *)p = (int)calhost_proto_get_u64(c);
+      *(int *)p = (int)isolate_proto_get_u64(c);
       break;
     case FK_BOOL:
-      *(int *)p = calhost_proto_get_u64(c) != 0;
+      *(int *)p = isolate_proto_get_u64(c) != 0;
       break;
     case FK_U32:
-      *(uint32_t *)p = (uint32_t)calhost_proto_get_u64(c);
+      *(uint32_t *)p = (uint32_t)isolate_proto_get_u64(c);
       break;
     case FK_U64:
-      *(uint64_t *)p = calhost_proto_get_u64(c);
+      *(uint64_t *)p = isolate_proto_get_u64(c);
       break;
     case FK_F64:
-      *(double *)p = calhost_proto_get_f64(c);
+      *(double *)p = isolate_proto_get_f64(c);
       break;
     case FK_STR:
-      *(char **)p = calhost_proto_dup_str(c);
+      *(char **)p = isolate_proto_dup_str(c);
       break;
     }
   }
 }
 
-void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result *r) {
-  calhost_proto_put_u64(b, (uint64_t)r->ok);
-  calhost_proto_put_str(b, r->error);
+void sweep_record_put_result(isolate_proto_buf *b, const sweep_result *r) {
+  isolate_proto_put_u64(b, (uint64_t)r->ok);
+  isolate_proto_put_str(b, r->error);
   put_fields(b, r, result_fields, FIELD_COUNT(result_fields));
   size_t n = r->rejection_count < CALHOST_RECORD_MAX_REJECTIONS ? r->rejection_count
                                                                 : CALHOST_RECORD_MAX_REJECTIONS;
-  calhost_proto_put_u64(b, n);
+  isolate_proto_put_u64(b, n);
   for (size_t i = 0; i < n; i++) {
-    calhost_proto_put_u64(b, r->rejections[i].index);
-    calhost_proto_put_str(b, r->rejections[i].policy);
-    calhost_proto_put_str(b, r->rejections[i].reason);
+    isolate_proto_put_u64(b, r->rejections[i].index);
+    isolate_proto_put_str(b, r->rejections[i].policy);
+    isolate_proto_put_str(b, r->rejections[i].reason);
   }
   /* The candidates: as many as fit in the room left, texts while they fit. */
   const size_t fixed = 112; /* 9 numeric fields and 2 string headers, rounded up */
   size_t room = b->len < CALHOST_RECORD_CANDIDATE_ROOM ? CALHOST_RECORD_CANDIDATE_ROOM - b->len : 0;
   size_t nc = r->candidate_entries < room / fixed ? r->candidate_entries : room / fixed;
   room -= nc * fixed;
-  calhost_proto_put_u64(b, nc);
+  isolate_proto_put_u64(b, nc);
   for (size_t i = 0; i < nc; i++) {
-    const calhost_sweep_candidate *c = &r->candidates[i];
+    const sweep_candidate *c = &r->candidates[i];
     size_t text = (c->policy ? strlen(c->policy) : 0) + (c->reason ? strlen(c->reason) : 0);
     int keep = text <= room;
     room -= keep ? text : 0;
-    calhost_proto_put_u64(b, c->index);
-    calhost_proto_put_u64(b, (uint64_t)c->status);
-    calhost_proto_put_str(b, keep ? c->policy : NULL);
-    calhost_proto_put_str(b, keep ? c->reason : NULL);
+    isolate_proto_put_u64(b, c->index);
+    isolate_proto_put_u64(b, (uint64_t)c->status);
+    isolate_proto_put_str(b, keep ? c->policy : NULL);
+    isolate_proto_put_str(b, keep ? c->reason : NULL);
     put_fields(b, c, candidate_fields, FIELD_COUNT(candidate_fields));
   }
 }
 
-int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) {
+int sweep_record_get_result(isolate_proto_cursor *c, sweep_result *r) {
   memset(r, 0, sizeof *r);
-  r->ok = (int)calhost_proto_get_u64(c);
-  const char *err = calhost_proto_get_str(c);
+  r->ok = (int)isolate_proto_get_u64(c);
+  const char *err = isolate_proto_get_str(c);
   if (err)
     snprintf(r->error, sizeof r->error, "%s", err);
   get_fields(c, r, result_fields, FIELD_COUNT(result_fields));
-  uint64_t n = calhost_proto_get_u64(c);
+  uint64_t n = isolate_proto_get_u64(c);
   if (c->failed || n > CALHOST_RECORD_MAX_REJECTIONS)
     goto bad;
   if (n) {
@@ -220,13 +220,13 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
     if (!r->rejections)
       goto bad;
     for (size_t i = 0; i < n; i++) {
-      r->rejections[i].index = (uint32_t)calhost_proto_get_u64(c);
-      r->rejections[i].policy = calhost_proto_dup_str(c);
-      r->rejections[i].reason = calhost_proto_dup_str(c);
+      r->rejections[i].index = (uint32_t)isolate_proto_get_u64(c);
+      r->rejections[i].policy = isolate_proto_dup_str(c);
+      r->rejections[i].reason = isolate_proto_dup_str(c);
       r->rejection_count = i + 1;
     }
   }
-  n = calhost_proto_get_u64(c);
+  n = isolate_proto_get_u64(c);
   if (c->failed || n > CALHOST_PROTO_MAX_FRAME / 16)
     goto bad;
   if (n) {
@@ -234,13 +234,13 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
     if (!r->candidates)
       goto bad;
     for (size_t i = 0; i < n; i++) {
-      calhost_sweep_candidate *x = &r->candidates[i];
-      x->index = (uint32_t)calhost_proto_get_u64(c);
-      uint64_t st = calhost_proto_get_u64(c);
-      x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (calhost_candidate_status)st
+      sweep_candidate *x = &r->candidates[i];
+      x->index = (uint32_t)isolate_proto_get_u64(c);
+      uint64_t st = isolate_proto_get_u64(c);
+      x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (sweep_candidate_status)st
                                                      : CALHOST_CANDIDATE_REJECTED;
-      x->policy = calhost_proto_dup_str(c);
-      x->reason = calhost_proto_dup_str(c);
+      x->policy = isolate_proto_dup_str(c);
+      x->reason = isolate_proto_dup_str(c);
       get_fields(c, x, candidate_fields, FIELD_COUNT(candidate_fields));
       r->candidate_entries = i + 1;
       if (c->failed)
@@ -252,6 +252,6 @@ int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r) 
   return 0;
 bad:
   c->failed = 1;
-  calhost_sweep_result_free(r);
+  sweep_result_free(r);
   return -1;
 }

@@ -22,7 +22,7 @@
 #include "measure.h"
 #include "proto.h"
 
-enum calhost_record_type {
+enum sweep_record_type {
   CALHOST_REC_HELLO = 1,
   CALHOST_REC_CANDIDATE = 2,
   CALHOST_REC_RESULT = 3,
@@ -36,35 +36,35 @@ enum calhost_record_type {
 /* At most this many rejections travel with a result (the count is exact). */
 #define CALHOST_RECORD_MAX_REJECTIONS 256
 
-/* The candidates of a result (calhost_sweep_candidate) travel after its
+/* The candidates of a result (sweep_candidate) travel after its
  * rejections while the frame stays under this many bytes; past it, their
  * policies and reasons are dropped (NULL), then the candidates themselves,
  * so a result always fits in a frame. */
 #define CALHOST_RECORD_CANDIDATE_ROOM (3u * 1024u * 1024u)
 
 /* A key as the plugin built it, owned (strings malloc'd). */
-typedef struct calhost_record_key {
+typedef struct sweep_record_key {
   char *model_digest;
   char *processor;
   uint32_t thread_count;
   calhost_property *structure; /* names and values malloc'd */
   size_t structure_count;
-} calhost_record_key;
+} sweep_record_key;
 
 /* Appends a key (borrowed fields) to a frame being built. */
-void calhost_record_put_key(calhost_proto_buf *b, const char *model_digest, const char *processor,
-                            uint32_t thread_count, const calhost_property *structure,
-                            size_t structure_count);
-/* Reads a key into *k (owned; free with calhost_record_key_free). Returns 0,
+void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const char *processor,
+                          uint32_t thread_count, const calhost_property *structure,
+                          size_t structure_count);
+/* Reads a key into *k (owned; free with sweep_record_key_free). Returns 0,
  * or -1 on a malformed payload (c->failed) or allocation failure. */
-int calhost_record_get_key(calhost_proto_cursor *c, calhost_record_key *k);
-void calhost_record_key_free(calhost_record_key *k);
+int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k);
+void sweep_record_key_free(sweep_record_key *k);
 
 /* Appends a sweep result (at most CALHOST_RECORD_MAX_REJECTIONS rejections;
  * candidates as CALHOST_RECORD_CANDIDATE_ROOM allows). */
-void calhost_record_put_result(calhost_proto_buf *b, const calhost_sweep_result *r);
-/* Reads a result into *r (owned; free with calhost_sweep_result_free).
+void sweep_record_put_result(isolate_proto_buf *b, const sweep_result *r);
+/* Reads a result into *r (owned; free with sweep_result_free).
  * Returns 0, or -1 on a malformed payload or allocation failure. */
-int calhost_record_get_result(calhost_proto_cursor *c, calhost_sweep_result *r);
+int sweep_record_get_result(isolate_proto_cursor *c, sweep_result *r);
 
 #endif /* CALHOST_SWEEP_RECORDS_H */

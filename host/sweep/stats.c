@@ -37,7 +37,7 @@ static double *sorted_copy(const double *v, size_t n) {
   return s;
 }
 
-double calhost_stats_quantile(const double *v, size_t n, double q) {
+double sweep_stats_quantile(const double *v, size_t n, double q) {
   if (!v || n == 0)
     return NAN;
   double *s = sorted_copy(v, n);
@@ -48,25 +48,25 @@ double calhost_stats_quantile(const double *v, size_t n, double q) {
   return r;
 }
 
-double calhost_stats_median(const double *v, size_t n) {
-  return calhost_stats_quantile(v, n, 0.5);
+double sweep_stats_median(const double *v, size_t n) {
+  return sweep_stats_quantile(v, n, 0.5);
 }
 
-double calhost_stats_mad(const double *v, size_t n) {
+double sweep_stats_mad(const double *v, size_t n) {
   if (!v || n == 0)
     return NAN;
-  double med = calhost_stats_median(v, n);
+  double med = sweep_stats_median(v, n);
   double *d = malloc(n * sizeof *d);
   if (!d)
     return NAN;
   for (size_t i = 0; i < n; i++)
     d[i] = fabs(v[i] - med);
-  double r = calhost_stats_median(d, n);
+  double r = sweep_stats_median(d, n);
   free(d);
   return r;
 }
 
-double calhost_stats_cv(const double *v, size_t n) {
+double sweep_stats_cv(const double *v, size_t n) {
   if (!v || n == 0)
     return NAN;
   if (n < 2)
@@ -83,7 +83,7 @@ double calhost_stats_cv(const double *v, size_t n) {
   return sqrt(ss / (double)(n - 1)) / fabs(mean);
 }
 
-int calhost_stats_is_noisy(double median, double mad, double cv, double threshold) {
+int sweep_stats_is_noisy(double median, double mad, double cv, double threshold) {
   /* The MAD is robust to one preempted sample; the CV is not, so it only
    * flags a result when the spread is several times the threshold. */
   if (isfinite(cv) && cv > CALHOST_STATS_CV_FACTOR * threshold)
@@ -93,7 +93,7 @@ int calhost_stats_is_noisy(double median, double mad, double cv, double threshol
   return 0;
 }
 
-int calhost_stats_summarize(const double *v, size_t n, double threshold, calhost_stats *out) {
+int sweep_stats_summarize(const double *v, size_t n, double threshold, sweep_stats *out) {
   memset(out, 0, sizeof *out);
   if (!v || n == 0)
     return -1;
@@ -109,24 +109,24 @@ int calhost_stats_summarize(const double *v, size_t n, double threshold, calhost
     sum += s[i];
   out->mean = sum / (double)n;
   free(s);
-  out->mad = calhost_stats_mad(v, n);
-  out->cv = calhost_stats_cv(v, n);
+  out->mad = sweep_stats_mad(v, n);
+  out->cv = sweep_stats_cv(v, n);
   if (!isfinite(out->mad) || !isfinite(out->cv)) {
     if (!isfinite(out->mad))
       out->mad = 0;
     if (!isfinite(out->cv))
       out->cv = 0;
   }
-  out->noisy = calhost_stats_is_noisy(out->median, out->mad, out->cv, threshold);
+  out->noisy = sweep_stats_is_noisy(out->median, out->mad, out->cv, threshold);
   return 0;
 }
 
-int calhost_stats_should_prune(const double *v, size_t n, double leader_median, double margin,
-                               size_t min_samples) {
+int sweep_stats_should_prune(const double *v, size_t n, double leader_median, double margin,
+                             size_t min_samples) {
   if (!v || n == 0 || n < min_samples)
     return 0;
   if (!(leader_median > 0) || !isfinite(leader_median))
     return 0;
-  double q1 = calhost_stats_quantile(v, n, 0.25);
+  double q1 = sweep_stats_quantile(v, n, 0.25);
   return isfinite(q1) && q1 > leader_median * (1.0 + margin);
 }

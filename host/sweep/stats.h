@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* A summary of one candidate's samples. All times in the unit of the input. */
-typedef struct calhost_stats {
+typedef struct sweep_stats {
   size_t n;      /* number of samples */
   double min;    /* fastest sample */
   double q1;     /* lower quartile */
@@ -19,8 +19,8 @@ typedef struct calhost_stats {
   double mean;
   double mad; /* median absolute deviation from the median (unscaled) */
   double cv;  /* coefficient of variation: sample stddev / mean (0 when n < 2) */
-  int noisy;  /* see calhost_stats_is_noisy */
-} calhost_stats;
+  int noisy;  /* see sweep_stats_is_noisy */
+} sweep_stats;
 
 /* Default noise threshold: a result whose relative MAD (MAD / median) is
  * above 5%, or whose CV is above CALHOST_STATS_CV_FACTOR times that, is
@@ -31,32 +31,32 @@ typedef struct calhost_stats {
 /* The q-quantile (0 <= q <= 1, linear interpolation between order
  * statistics) of n values; v is not modified. NAN when n == 0 or on
  * allocation failure. */
-double calhost_stats_quantile(const double *v, size_t n, double q);
+double sweep_stats_quantile(const double *v, size_t n, double q);
 
 /* The median of n values (quantile 0.5); NAN when n == 0. */
-double calhost_stats_median(const double *v, size_t n);
+double sweep_stats_median(const double *v, size_t n);
 
 /* Median absolute deviation from the median; NAN when n == 0, 0 for n == 1. */
-double calhost_stats_mad(const double *v, size_t n);
+double sweep_stats_mad(const double *v, size_t n);
 
 /* Coefficient of variation (sample standard deviation / mean); 0 when
  * n < 2, NAN when n == 0 or the mean is 0. */
-double calhost_stats_cv(const double *v, size_t n);
+double sweep_stats_cv(const double *v, size_t n);
 
 /* Noise flag: nonzero when mad / median > threshold or
  * cv > CALHOST_STATS_CV_FACTOR * threshold. */
-int calhost_stats_is_noisy(double median, double mad, double cv, double threshold);
+int sweep_stats_is_noisy(double median, double mad, double cv, double threshold);
 
 /* Fills *out with the summary of n samples (noise flag with `threshold`).
  * Returns 0, or -1 when n == 0 or allocation fails (then *out is zeroed). */
-int calhost_stats_summarize(const double *v, size_t n, double threshold, calhost_stats *out);
+int sweep_stats_summarize(const double *v, size_t n, double threshold, sweep_stats *out);
 
 /* The pruning decision: nonzero when a candidate with these n samples is
  * clearly slower than the leader, i.e. n >= min_samples and the candidate's
  * lower quartile (its optimistic case, robust to one lucky sample) is above
  * leader_median * (1 + margin). Never prunes when leader_median is not a
  * positive finite number. */
-int calhost_stats_should_prune(const double *v, size_t n, double leader_median, double margin,
-                               size_t min_samples);
+int sweep_stats_should_prune(const double *v, size_t n, double leader_median, double margin,
+                             size_t min_samples);
 
 #endif /* CALHOST_SWEEP_STATS_H */

@@ -24,7 +24,7 @@ static char *json_of(const char *s) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  calhost_json_string(f, s);
+  base_json_string(f, s);
   fclose(f);
   return buf;
 }
@@ -33,7 +33,7 @@ static char *text_of(const char *s) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  calhost_text_put(f, s);
+  base_text_put(f, s);
   fclose(f);
   return buf;
 }
@@ -81,14 +81,14 @@ static void random_bytes(void **state) {
     char *j = json_of((const char *)in), *t = text_of((const char *)in);
     for (const unsigned char *p = (const unsigned char *)j; *p;) {
       uint32_t cp;
-      size_t len = calhost_utf8_decode(p, &cp);
+      size_t len = base_utf8_decode(p, &cp);
       assert_true(len > 0);
       assert_true(cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f));
       p += len;
     }
     for (const unsigned char *p = (const unsigned char *)t; *p;) {
       uint32_t cp;
-      size_t len = calhost_utf8_decode(p, &cp);
+      size_t len = base_utf8_decode(p, &cp);
       assert_true(len > 0);
       assert_true(cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f));
       p += len;
@@ -104,13 +104,13 @@ static void text_rule(void **state) {
   assert_string_equal(got, "a\\x1b]0;x\\x07\\n\\xe9\\u009b\xc3\xa9");
   free(got);
   char buf[8];
-  assert_string_equal(calhost_text_escape(buf, sizeof buf, "ab\033cd"), "ab\\x1bc");
-  assert_string_equal(calhost_text_escape(buf, 6, "ab\033cd"), "ab");
+  assert_string_equal(base_text_escape(buf, sizeof buf, "ab\033cd"), "ab\\x1bc");
+  assert_string_equal(base_text_escape(buf, 6, "ab\033cd"), "ab");
   /* one line per printf: only the final newline is kept */
   char *out = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&out, &len);
-  calhost_text_printf(f, "v=%s\n", "x\ny");
+  base_text_printf(f, "v=%s\n", "x\ny");
   fclose(f);
   assert_string_equal(out, "v=x\\ny\n");
   free(out);
@@ -123,7 +123,7 @@ static void filter_stream(void **state) {
   char *buf = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&buf, &len);
-  FILE *f = calhost_text_filter_open(mem);
+  FILE *f = base_text_filter_open(mem);
   assert_non_null(f);
   setvbuf(f, NULL, _IONBF, 0);
   fputs("ok \033]0;x\007\n\xc3", f);
@@ -137,9 +137,9 @@ static void filter_stream(void **state) {
 static void where_omits_line_zero(void **state) {
   (void)state;
   char buf[64];
-  assert_string_equal(calhost_text_where(buf, sizeof buf, "/tmp/s.txt", 0), "/tmp/s.txt");
-  assert_string_equal(calhost_text_where(buf, sizeof buf, "/tmp/s.txt", 12), "/tmp/s.txt:12");
-  assert_string_equal(calhost_text_where(buf, sizeof buf, NULL, 3), "-:3");
+  assert_string_equal(base_text_where(buf, sizeof buf, "/tmp/s.txt", 0), "/tmp/s.txt");
+  assert_string_equal(base_text_where(buf, sizeof buf, "/tmp/s.txt", 12), "/tmp/s.txt:12");
+  assert_string_equal(base_text_where(buf, sizeof buf, NULL, 3), "-:3");
 }
 
 static void array_grows_by_doubling_and_keeps_contents(void **state) {

@@ -68,12 +68,12 @@ static const char *write_file(const char *name, const char *text) {
 /* Loads text as tmpdir/name and expects an error "PATH:LINE: ..." whose
  * message contains needle. */
 static void expect_error(const char *text, unsigned line, const char *needle) {
-  calhost_config cfg;
+  config_settings cfg;
   char err[1024], prefix[PATH_MAX + 32];
   const char *path = write_file("bad.ini", text);
-  int rc = calhost_config_load(path, &cfg, err, sizeof err);
+  int rc = config_load(path, &cfg, err, sizeof err);
   if (rc == 0) {
-    calhost_config_free(&cfg);
+    config_free(&cfg);
     fail_msg("accepted: %s", text);
   }
   snprintf(prefix, sizeof prefix, "%s:%u: ", path, line);
@@ -84,10 +84,10 @@ static void expect_error(const char *text, unsigned line, const char *needle) {
   assert_null(cfg.source_path);
 }
 
-static void load_ok(const char *text, calhost_config *cfg) {
+static void load_ok(const char *text, config_settings *cfg) {
   char err[1024];
   const char *path = write_file("good.ini", text);
-  if (calhost_config_load(path, cfg, err, sizeof err) != 0)
+  if (config_load(path, cfg, err, sizeof err) != 0)
     fail_msg("refused: %s\n%s", err, text);
 }
 
@@ -95,44 +95,43 @@ static void load_ok(const char *text, calhost_config *cfg) {
  * indices and identities, with the list rules of the other lists. */
 static void plugin_devices_select_indices_or_identities(void **state) {
   (void)state;
-  calhost_config cfg;
+  config_settings cfg;
   char **list = NULL, why[300];
   size_t n = 0;
   int all = -1;
-  assert_int_equal(calhost_value_devices(" ALL ", &list, &n, &all, why, sizeof why), 0);
+  assert_int_equal(config_value_devices(" ALL ", &list, &n, &all, why, sizeof why), 0);
   assert_int_equal(all, 1);
   assert_null(list);
-  assert_int_equal(calhost_value_devices(" 1 , opencl:a b/c ", &list, &n, &all, why, sizeof why),
-                   0);
+  assert_int_equal(config_value_devices(" 1 , opencl:a b/c ", &list, &n, &all, why, sizeof why), 0);
   assert_int_equal(all, 0);
   assert_int_equal(n, 2);
   assert_string_equal(list[0], "1");
   assert_string_equal(list[1], "opencl:a b/c");
-  calhost_value_strings_free(list, n);
+  config_value_strings_free(list, n);
   uint32_t idx = 0;
-  assert_true(calhost_value_device_index("12", &idx));
+  assert_true(config_value_device_index("12", &idx));
   assert_int_equal(idx, 12);
-  assert_false(calhost_value_device_index("1a", &idx));
-  assert_int_equal(calhost_value_devices("0,0", &list, &n, &all, why, sizeof why), -1);
+  assert_false(config_value_device_index("1a", &idx));
+  assert_int_equal(config_value_devices("0,0", &list, &n, &all, why, sizeof why), -1);
   assert_non_null(strstr(why, "twice"));
-  assert_int_equal(calhost_value_devices("0,,1", &list, &n, &all, why, sizeof why), -1);
-  assert_int_equal(calhost_value_devices("99999999", &list, &n, &all, why, sizeof why), -1);
+  assert_int_equal(config_value_devices("0,,1", &list, &n, &all, why, sizeof why), -1);
+  assert_int_equal(config_value_devices("99999999", &list, &n, &all, why, sizeof why), -1);
   assert_non_null(strstr(why, "device index"));
-  assert_int_equal(calhost_value_devices("", &list, &n, &all, why, sizeof why), -1);
+  assert_int_equal(config_value_devices("", &list, &n, &all, why, sizeof why), -1);
 
   load_ok("[plugin opencl_gemm]\ndevices = 0, opencl:x\nwidth = 4\n", &cfg);
-  const calhost_config_plugin_section *sec = calhost_config_plugin_named(&cfg, "opencl_gemm");
+  const config_plugin_section *sec = config_plugin_named(&cfg, "opencl_gemm");
   assert_non_null(sec);
   assert_int_equal(sec->device_count, 2);
   assert_string_equal(sec->devices[1], "opencl:x");
   assert_int_equal(sec->setting_count, 1); /* devices is not handed to the plugin */
   assert_string_equal(sec->settings[0].name, "width");
-  calhost_config_free(&cfg);
+  config_free(&cfg);
   load_ok("[plugin opencl_gemm]\ndevices = all\n", &cfg);
-  sec = calhost_config_plugin_named(&cfg, "opencl_gemm");
+  sec = config_plugin_named(&cfg, "opencl_gemm");
   assert_int_equal(sec->device_count, 0);
   assert_int_equal(sec->setting_count, 0);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
   expect_error("[plugin x]\n\ndevices = 1,1\n", 3, "bad value for 'devices'");
 }
 
@@ -163,15 +162,15 @@ static void every_boolean_spelling_is_accepted(void **state) {
   (void)state;
   for (size_t i = 0; i < 6; i++) {
     char text[128];
-    calhost_config cfg;
+    config_settings cfg;
     snprintf(text, sizeof text, "[lookup]\nforce_portable = %s\n", yes[i]);
     load_ok(text, &cfg);
     assert_int_equal(cfg.force_portable, 1);
-    calhost_config_free(&cfg);
+    config_free(&cfg);
     snprintf(text, sizeof text, "[store]\npersistence_enabled = %s\n", no[i]);
     load_ok(text, &cfg);
     assert_int_equal(cfg.persistence_enabled, 0);
-    calhost_config_free(&cfg);
+    config_free(&cfg);
   }
 }
 
@@ -212,37 +211,37 @@ static void thread_lists_parse_with_one_set_of_limits(void **state) {
   size_t n = 0;
   char why[256];
   (void)state;
-  assert_int_equal(calhost_value_threads(" 1, 2 ,MAX", &list, &n, why, sizeof why), 0);
+  assert_int_equal(config_value_threads(" 1, 2 ,MAX", &list, &n, why, sizeof why), 0);
   assert_int_equal(n, 3);
   assert_int_equal(list[0], 1);
   assert_int_equal(list[1], 2);
   assert_int_equal(list[2], 0); /* max */
   free(list);
-  assert_int_equal(calhost_value_threads("4096", &list, &n, why, sizeof why), 0);
+  assert_int_equal(config_value_threads("4096", &list, &n, why, sizeof why), 0);
   assert_int_equal(list[0], 4096);
   free(list);
   list = NULL;
-  assert_int_equal(calhost_value_threads("1,1", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("1,1", &list, &n, why, sizeof why), -1);
   assert_non_null(strstr(why, "listed twice"));
   assert_null(list);
-  assert_int_equal(calhost_value_threads("max,max", &list, &n, why, sizeof why), -1);
-  assert_int_equal(calhost_value_threads("1,,2", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("max,max", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("1,,2", &list, &n, why, sizeof why), -1);
   assert_non_null(strstr(why, "empty item"));
-  assert_int_equal(calhost_value_threads("", &list, &n, why, sizeof why), -1);
-  assert_int_equal(calhost_value_threads("4097", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("4097", &list, &n, why, sizeof why), -1);
   assert_non_null(strstr(why, "'4097'"));
-  assert_int_equal(calhost_value_threads("0", &list, &n, why, sizeof why), -1);
-  assert_int_equal(calhost_value_threads("0x2", &list, &n, why, sizeof why), -1);
-  assert_int_equal(calhost_value_threads("-1", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("0", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("0x2", &list, &n, why, sizeof why), -1);
+  assert_int_equal(config_value_threads("-1", &list, &n, why, sizeof why), -1);
   assert_null(list);
 
-  assert_int_equal(calhost_value_thread_count("max", &one, why, sizeof why), 0);
+  assert_int_equal(config_value_thread_count("max", &one, why, sizeof why), 0);
   assert_int_equal(one, 0);
-  assert_int_equal(calhost_value_thread_count(" 3 ", &one, why, sizeof why), 0);
+  assert_int_equal(config_value_thread_count(" 3 ", &one, why, sizeof why), 0);
   assert_int_equal(one, 3);
-  assert_int_equal(calhost_value_thread_count("0", &one, why, sizeof why), -1);
-  assert_int_equal(calhost_value_thread_count("1,2", &one, why, sizeof why), -1);
-  assert_int_equal(calhost_value_thread_count("4097", &one, why, sizeof why), -1);
+  assert_int_equal(config_value_thread_count("0", &one, why, sizeof why), -1);
+  assert_int_equal(config_value_thread_count("1,2", &one, why, sizeof why), -1);
+  assert_int_equal(config_value_thread_count("4097", &one, why, sizeof why), -1);
   assert_int_equal(one, 3); /* unchanged on failure */
 }
 
@@ -258,20 +257,20 @@ static void durations_are_decimal_with_a_unit(void **state) {
   static const char *bad[] = {"",    ".",   "0x10",    "1e3",   "-1",       "+1",   "inf",
                               "nan", "1ms", "10 days", "1.2.3", "10000001", "2h30m"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    if (calhost_value_duration(good[i].text, 1, &d, why, sizeof why) != 0)
+    if (config_value_duration(good[i].text, 1, &d, why, sizeof why) != 0)
       fail_msg("refused '%s': %s", good[i].text, why);
     assert_true(d == good[i].seconds);
   }
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     d = -1;
-    if (calhost_value_duration(bad[i], 1, &d, why, sizeof why) == 0)
+    if (config_value_duration(bad[i], 1, &d, why, sizeof why) == 0)
       fail_msg("accepted '%s' as %g s", bad[i], d);
     assert_true(d == -1);
     assert_non_null(strstr(why, "decimal"));
   }
-  assert_int_equal(calhost_value_duration("0", 0, &d, why, sizeof why), -1);
+  assert_int_equal(config_value_duration("0", 0, &d, why, sizeof why), -1);
   assert_non_null(strstr(why, "positive"));
-  assert_int_equal(calhost_value_duration("0.0s", 0, &d, why, sizeof why), -1);
+  assert_int_equal(config_value_duration("0.0s", 0, &d, why, sizeof why), -1);
 }
 
 static void search_strategies_and_budgets_parse_strictly(void **state) {
@@ -280,25 +279,25 @@ static void search_strategies_and_budgets_parse_strictly(void **state) {
   int st = -1;
   char why[256];
   (void)state;
-  assert_int_equal(calhost_value_strategy(" annealing ", &st, why, sizeof why), 0);
+  assert_int_equal(config_value_strategy(" annealing ", &st, why, sizeof why), 0);
   assert_int_equal(st, CALHOST_SEARCH_ANNEALING);
-  assert_int_equal(calhost_value_strategy("default", &st, why, sizeof why), 0);
+  assert_int_equal(config_value_strategy("default", &st, why, sizeof why), 0);
   assert_int_equal(st, CALHOST_SEARCH_DEFAULT);
-  assert_int_equal(calhost_value_strategy("Model", &st, why, sizeof why), -1);
+  assert_int_equal(config_value_strategy("Model", &st, why, sizeof why), -1);
   assert_non_null(strstr(why, "'Model' is not a search strategy"));
   assert_int_equal(st, CALHOST_SEARCH_DEFAULT); /* unchanged */
   /* a plain number is a count, a duration needs its unit */
-  assert_int_equal(calhost_value_search_budget("40", &n, &sec, why, sizeof why), 0);
+  assert_int_equal(config_value_search_budget("40", &n, &sec, why, sizeof why), 0);
   assert_true(n == 40 && sec == 0);
-  assert_int_equal(calhost_value_search_budget("1.5m", &n, &sec, why, sizeof why), 0);
+  assert_int_equal(config_value_search_budget("1.5m", &n, &sec, why, sizeof why), 0);
   assert_true(n == 0 && sec == 90);
-  assert_int_equal(calhost_value_search_budget("0", &n, &sec, why, sizeof why), 0);
+  assert_int_equal(config_value_search_budget("0", &n, &sec, why, sizeof why), 0);
   assert_true(n == 0 && sec == 0);
   static const char *bad[] = {"", "s", "1.5", "-1", "0s", "1e3", "1000000001", "5 x", "30 sec"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     n = 7;
     sec = -1;
-    if (calhost_value_search_budget(bad[i], &n, &sec, why, sizeof why) == 0)
+    if (config_value_search_budget(bad[i], &n, &sec, why, sizeof why) == 0)
       fail_msg("accepted budget '%s'", bad[i]);
     assert_true(n == 7 && sec == -1);
     assert_non_null(strstr(why, "is not a search budget"));
@@ -313,43 +312,43 @@ static void counts_shapes_and_booleans_parse_strictly(void **state) {
   int b = -1;
   char why[256];
   (void)state;
-  assert_int_equal(calhost_value_repetitions("0", &reps, why, sizeof why), 0);
+  assert_int_equal(config_value_repetitions("0", &reps, why, sizeof why), 0);
   assert_int_equal(reps, 0);
-  assert_int_equal(calhost_value_repetitions("1000000", &reps, why, sizeof why), 0);
-  assert_int_equal(calhost_value_repetitions("1000001", &reps, why, sizeof why), -1);
-  assert_int_equal(calhost_value_repetitions("12x", &reps, why, sizeof why), -1);
-  assert_int_equal(calhost_value_uint("18446744073709551616", 0, ~0ULL, &x, why, sizeof why), -1);
-  assert_int_equal(calhost_value_uint("4294967295", 1, 4294967295ULL, &x, why, sizeof why), 0);
+  assert_int_equal(config_value_repetitions("1000000", &reps, why, sizeof why), 0);
+  assert_int_equal(config_value_repetitions("1000001", &reps, why, sizeof why), -1);
+  assert_int_equal(config_value_repetitions("12x", &reps, why, sizeof why), -1);
+  assert_int_equal(config_value_uint("18446744073709551616", 0, ~0ULL, &x, why, sizeof why), -1);
+  assert_int_equal(config_value_uint("4294967295", 1, 4294967295ULL, &x, why, sizeof why), 0);
   assert_true(x == 4294967295ULL);
 
-  assert_int_equal(calhost_value_shape("256, 64 ,32", dims, &rank, why, sizeof why), 0);
+  assert_int_equal(config_value_shape("256, 64 ,32", dims, &rank, why, sizeof why), 0);
   assert_int_equal(rank, 3);
   assert_int_equal(dims[1], 64);
-  assert_int_equal(calhost_value_shape("1,2,3,4,5,6,7,8", dims, &rank, why, sizeof why), 0);
+  assert_int_equal(config_value_shape("1,2,3,4,5,6,7,8", dims, &rank, why, sizeof why), 0);
   assert_int_equal(rank, 8);
-  assert_int_equal(calhost_value_shape("1,2,3,4,5,6,7,8,9", dims, &rank, why, sizeof why), -1);
-  assert_int_equal(calhost_value_shape("4,,4", dims, &rank, why, sizeof why), -1);
-  assert_int_equal(calhost_value_shape("4,0", dims, &rank, why, sizeof why), -1);
-  assert_int_equal(calhost_value_shape("9223372036854775808", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(config_value_shape("1,2,3,4,5,6,7,8,9", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(config_value_shape("4,,4", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(config_value_shape("4,0", dims, &rank, why, sizeof why), -1);
+  assert_int_equal(config_value_shape("9223372036854775808", dims, &rank, why, sizeof why), -1);
   assert_int_equal(rank, 8); /* unchanged */
 
-  assert_int_equal(calhost_value_bool(" Off ", &b, why, sizeof why), 0);
+  assert_int_equal(config_value_bool(" Off ", &b, why, sizeof why), 0);
   assert_int_equal(b, 0);
-  assert_int_equal(calhost_value_bool("truthy", &b, why, sizeof why), -1);
-  assert_int_equal(calhost_value_bool("", &b, why, sizeof why), -1);
+  assert_int_equal(config_value_bool("truthy", &b, why, sizeof why), -1);
+  assert_int_equal(config_value_bool("", &b, why, sizeof why), -1);
 }
 
 static void durations_take_units(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   (void)state;
   load_ok("[calibration]\ntime_budget = 1.5m\nplugin_timeout = 1h\n", &cfg);
   assert_true(cfg.time_budget_seconds == 90.0);
   assert_true(cfg.plugin_timeout_seconds == 3600.0);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
   load_ok("[calibration]\ntime_budget = 20s\nplugin_timeout = 45\n", &cfg);
   assert_true(cfg.time_budget_seconds == 20.0);
   assert_true(cfg.plugin_timeout_seconds == 45.0);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 static void bad_shape_is_an_error(void **state) {
@@ -404,19 +403,19 @@ static void workload_needs_operator_and_shape(void **state) {
 /* Loads text as tmpdir/name (it must load) and expects the first workload's
  * digest to fail with "PATH:LINE: model file of [workload a]: ...needle". */
 static void expect_digest_error(const char *text, unsigned line, const char *needle) {
-  calhost_config cfg;
+  config_settings cfg;
   char err[1024], prefix[PATH_MAX + 32];
   const char *path = write_file("model.ini", text);
-  if (calhost_config_load(path, &cfg, err, sizeof err) != 0)
+  if (config_load(path, &cfg, err, sizeof err) != 0)
     fail_msg("refused: %s", err);
   assert_null(cfg.workloads[0].model_digest); /* loading hashes nothing */
-  assert_null(calhost_config_workload_digest(&cfg.workloads[0], err, sizeof err));
+  assert_null(config_workload_digest(&cfg.workloads[0], err, sizeof err));
   snprintf(prefix, sizeof prefix, "%s:%u: model file of [workload a]: ", path, line);
   if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, needle))
     fail_msg("expected '%s...%s', got '%s'", prefix, needle, err);
-  assert_int_equal(calhost_config_digest_all(&cfg, err, sizeof err), -1);
+  assert_int_equal(config_digest_all(&cfg, err, sizeof err), -1);
   assert_non_null(strstr(err, needle));
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 /* A missing model file does not stop the configuration from loading (a
@@ -445,21 +444,21 @@ static void non_regular_model_file_fails_its_digest(void **state) {
 /* Digests are computed on first use and cached: a model file changed after
  * the first use does not change the digest of this configuration. */
 static void digest_is_computed_once_on_demand(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   char err[512];
   const char *d1, *d2;
   (void)state;
   write_file("lazy.model", "abc");
   load_ok("[workload a]\noperator = MatMul\nshape = 4\nmodel = lazy.model\n", &cfg);
   assert_null(cfg.workloads[0].model_digest);
-  d1 = calhost_config_workload_digest(&cfg.workloads[0], err, sizeof err);
+  d1 = config_workload_digest(&cfg.workloads[0], err, sizeof err);
   assert_non_null(d1);
   assert_string_equal(d1, SHA256_ABC);
   write_file("lazy.model", "");
-  d2 = calhost_config_workload_digest(&cfg.workloads[0], err, sizeof err);
+  d2 = config_workload_digest(&cfg.workloads[0], err, sizeof err);
   assert_ptr_equal(d1, d2);
   assert_string_equal(d2, SHA256_ABC);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 static void syntax_errors_and_stray_keys_name_their_line(void **state) {
@@ -501,9 +500,9 @@ static void workload_property_rules(void **state) {
 /* ---- accepted files ------------------------------------------------------ */
 
 static void defaults_are_documented_values(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   (void)state;
-  assert_int_equal(calhost_config_defaults(&cfg), 0);
+  assert_int_equal(config_defaults(&cfg), 0);
   assert_null(cfg.source_path);
   assert_null(cfg.store_path);
   assert_int_equal(cfg.persistence_enabled, 1);
@@ -517,18 +516,18 @@ static void defaults_are_documented_values(void **state) {
   assert_true(cfg.plugin_timeout_seconds == 120.0);
   assert_int_equal(cfg.force_portable, 0);
   assert_int_equal(cfg.workload_count, 0);
-  assert_null(calhost_config_origin_of(&cfg, "calibration.rigor").file);
-  assert_int_equal(calhost_config_backend_enabled(&cfg, "anything"), 1);
-  calhost_config_free(&cfg);
-  calhost_config_free(&cfg); /* freeing twice is harmless: it was zeroed */
-  calhost_config_free(NULL);
+  assert_null(config_origin_of(&cfg, "calibration.rigor").file);
+  assert_int_equal(config_backend_enabled(&cfg, "anything"), 1);
+  config_free(&cfg);
+  config_free(&cfg); /* freeing twice is harmless: it was zeroed */
+  config_free(NULL);
 }
 
 static void a_full_file_is_read_with_origins(void **state) {
-  calhost_config cfg;
-  const calhost_config_workload *w;
-  const calhost_config_plugin_section *ps;
-  calhost_config_origin o;
+  config_settings cfg;
+  const config_workload *w;
+  const config_plugin_section *ps;
+  config_origin o;
   char path[PATH_MAX + 32];
   (void)state;
   load_ok("; comment\n"
@@ -558,20 +557,20 @@ static void a_full_file_is_read_with_origins(void **state) {
   snprintf(path, sizeof path, "%s/plugins", tmpdir);
   assert_string_equal(cfg.plugin_dirs[1], path);
   assert_int_equal(cfg.enabled_count, 2);
-  assert_true(calhost_config_backend_enabled(&cfg, "openblas"));
-  assert_false(calhost_config_backend_enabled(&cfg, "example"));
-  assert_false(calhost_config_backend_enabled(&cfg, "other"));
+  assert_true(config_backend_enabled(&cfg, "openblas"));
+  assert_false(config_backend_enabled(&cfg, "example"));
+  assert_false(config_backend_enabled(&cfg, "other"));
   assert_int_equal(cfg.cpus_all, 0);
   assert_int_equal(cfg.cpu_count, 2);
   assert_int_equal(cfg.cpus[1], 1);
   assert_int_equal(cfg.thread_count_count, 3);
   assert_int_equal(cfg.thread_counts[2], 0);
   assert_int_equal(cfg.rigor, CALHOST_RIGOR_EXHAUSTIVE);
-  assert_string_equal(calhost_rigor_name(cfg.rigor), "exhaustive");
+  assert_string_equal(sweep_rigor_name(cfg.rigor), "exhaustive");
 
-  w = calhost_config_workload_named(&cfg, "sq");
+  w = config_workload_named(&cfg, "sq");
   assert_non_null(w);
-  assert_null(calhost_config_workload_named(&cfg, "nope"));
+  assert_null(config_workload_named(&cfg, "nope"));
   assert_string_equal(w->operator_name, "MatMul");
   assert_string_equal(w->dtype, "float32"); /* default */
   assert_int_equal(w->shape_rank, 3);
@@ -580,22 +579,22 @@ static void a_full_file_is_read_with_origins(void **state) {
   assert_string_equal(w->properties[0].name, "accumulate");
   assert_string_equal(w->properties[0].value, "1");
   assert_int_equal(w->origin.line, 13);
-  ps = calhost_config_plugin_named(&cfg, "cpu_gemm");
+  ps = config_plugin_named(&cfg, "cpu_gemm");
   assert_non_null(ps);
   assert_int_equal(ps->setting_count, 1);
   assert_string_equal(ps->settings[0].value, "avx2");
   assert_int_equal(ps->origin.line, 17);
 
-  o = calhost_config_origin_of(&cfg, "calibration.rigor");
+  o = config_origin_of(&cfg, "calibration.rigor");
   assert_string_equal(o.file, cfg.source_path);
   assert_int_equal(o.line, 12);
-  assert_int_equal(calhost_config_origin_of(&cfg, "calibration.cpus").line, 10);
-  assert_int_equal(calhost_config_origin_of(&cfg, "workload.sq.shape").line, 15);
-  assert_int_equal(calhost_config_origin_of(&cfg, "plugin.cpu_gemm.max_isa").line, 18);
-  o = calhost_config_origin_of(&cfg, "calibration.time_budget");
+  assert_int_equal(config_origin_of(&cfg, "calibration.cpus").line, 10);
+  assert_int_equal(config_origin_of(&cfg, "workload.sq.shape").line, 15);
+  assert_int_equal(config_origin_of(&cfg, "plugin.cpu_gemm.max_isa").line, 18);
+  o = config_origin_of(&cfg, "calibration.time_budget");
   assert_null(o.file); /* default */
   assert_int_equal(o.line, 0);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 typedef struct visit_log {
@@ -606,7 +605,7 @@ typedef struct visit_log {
 } visit_log;
 
 static int record_visit(void *user, const char *section, const char *key, const char *value,
-                        calhost_config_origin origin) {
+                        config_origin origin) {
   visit_log *log = user;
   log->keys++;
   if (!strcmp(section, "calibration") && !strcmp(key, "rigor")) {
@@ -621,17 +620,17 @@ static int record_visit(void *user, const char *section, const char *key, const 
 }
 
 static void visit_walks_every_key_with_its_origin(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   visit_log log = {0};
   (void)state;
   load_ok("[calibration]\n\nrigor = quick\n[workload w]\noperator = Add\nshape = 8\n", &cfg);
-  assert_int_equal(calhost_config_digest_all(&cfg, NULL, 0), 0);
-  assert_int_equal(calhost_config_visit(&cfg, record_visit, &log), 0);
+  assert_int_equal(config_digest_all(&cfg, NULL, 0), 0);
+  assert_int_equal(config_visit(&cfg, record_visit, &log), 0);
   assert_int_equal(log.rigor_line, 3);
   assert_true(log.budget_default);
   assert_true(log.digest_seen);
   assert_true(log.keys >= 17);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 /* The values built from lists: joined with their separator, in order. */
@@ -640,7 +639,7 @@ typedef struct list_log {
 } list_log;
 
 static int record_lists(void *user, const char *section, const char *key, const char *value,
-                        calhost_config_origin origin) {
+                        config_origin origin) {
   list_log *log = user;
   char *into = NULL;
   (void)origin;
@@ -658,25 +657,25 @@ static int record_lists(void *user, const char *section, const char *key, const 
 }
 
 static void visit_joins_list_values_in_order(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   list_log log;
   memset(&log, 0, sizeof log);
   (void)state;
   load_ok("[plugins]\nenabled = b, a\n[calibration]\nthreads = 2, max\n"
           "[workload w]\noperator = Add\nshape = 2, 3\n[plugin x]\ndevices = 1, 0\n",
           &cfg);
-  assert_int_equal(calhost_config_visit(&cfg, record_lists, &log), 0);
+  assert_int_equal(config_visit(&cfg, record_lists, &log), 0);
   assert_string_equal(log.enabled, "b,a");
   assert_string_equal(log.threads, "2,max");
   assert_string_equal(log.shape, "2,3");
   assert_string_equal(log.devices, "1, 0");
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 /* ---- digests --------------------------------------------------------------- */
 
 static void model_digest_matches_sha256sum(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   char out[CALHOST_DIGEST_CAPACITY], err[256];
   (void)state;
   write_file("abc.model", "abc");
@@ -684,86 +683,83 @@ static void model_digest_matches_sha256sum(void **state) {
   load_ok("[workload a]\noperator = MatMul\nshape = 4\nmodel = abc.model\n"
           "[workload e]\noperator = MatMul\nshape = 4\nmodel = empty.model\n",
           &cfg);
-  assert_int_equal(calhost_config_digest_all(&cfg, err, sizeof err), 0);
+  assert_int_equal(config_digest_all(&cfg, err, sizeof err), 0);
   assert_string_equal(cfg.workloads[0].model_digest, SHA256_ABC);
   assert_string_equal(cfg.workloads[1].model_digest, SHA256_EMPTY);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 
-  assert_int_equal(calhost_digest_bytes("abc", 3, out), 0);
+  assert_int_equal(config_digest_bytes("abc", 3, out), 0);
   assert_string_equal(out, SHA256_ABC);
-  assert_int_equal(calhost_digest_bytes("", 0, out), 0);
+  assert_int_equal(config_digest_bytes("", 0, out), 0);
   assert_string_equal(out, SHA256_EMPTY);
-  assert_int_equal(calhost_digest_file("/nonexistent/model", out, err, sizeof err), -1);
+  assert_int_equal(config_digest_file("/nonexistent/model", out, err, sizeof err), -1);
   assert_non_null(strstr(err, "/nonexistent/model"));
 }
 
 static void workload_without_model_digests_its_canonical_description(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   char canon[256];
   size_t n;
   (void)state;
   /* properties given out of order: the canonical form sorts them */
   load_ok("[workload w]\nzeta = 1\noperator = MatMul\nshape = 256,256,256\nalpha = 2\n", &cfg);
-  n = calhost_config_workload_canonical(&cfg.workloads[0], canon, sizeof canon);
+  n = config_workload_canonical(&cfg.workloads[0], canon, sizeof canon);
   assert_string_equal(canon, "operator=MatMul;dtype=float32;shape=256,256,256;alpha=2;zeta=1;");
   assert_int_equal(n, strlen(canon));
-  assert_string_equal(calhost_config_workload_digest(&cfg.workloads[0], NULL, 0),
-                      SHA256_CANON_SORTED);
+  assert_string_equal(config_workload_digest(&cfg.workloads[0], NULL, 0), SHA256_CANON_SORTED);
   /* truncation is reported like snprintf */
-  assert_int_equal(calhost_config_workload_canonical(&cfg.workloads[0], canon, 8), n);
+  assert_int_equal(config_workload_canonical(&cfg.workloads[0], canon, 8), n);
   assert_int_equal(strlen(canon), 7);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 static void equal_workloads_under_other_names_share_a_digest(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   (void)state;
   load_ok("[workload a]\noperator = MatMul\nshape = 8,8,8\n"
           "[workload b]\nshape = 8,8,8\noperator = MatMul\n"
           "[workload c]\noperator = MatMul\nshape = 8,8,9\n",
           &cfg);
-  assert_int_equal(calhost_config_digest_all(&cfg, NULL, 0), 0);
+  assert_int_equal(config_digest_all(&cfg, NULL, 0), 0);
   assert_string_equal(cfg.workloads[0].model_digest, cfg.workloads[1].model_digest);
   assert_string_not_equal(cfg.workloads[0].model_digest, cfg.workloads[2].model_digest);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 /* ---- load_string, odd input ------------------------------------------------- */
 
 static void load_string_names_its_source(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   char err[256];
   static const char text[] = "[lookup]\nforce_portable = nah\n";
   (void)state;
-  assert_int_equal(
-      calhost_config_load_string(text, sizeof text - 1, "inline.ini", &cfg, err, sizeof err), -1);
-  assert_non_null(strstr(err, "inline.ini:2: "));
-  assert_int_equal(calhost_config_load_string("[lookup]\nforce_portable = on", 28, "x.ini", &cfg,
-                                              err, sizeof err),
-                   0);
-  assert_int_equal(cfg.force_portable, 1);
-  calhost_config_free(&cfg);
-  /* a NUL byte is refused with its line */
-  assert_int_equal(calhost_config_load_string("[store]\n\0x", 10, "nul.ini", &cfg, err, sizeof err),
+  assert_int_equal(config_load_string(text, sizeof text - 1, "inline.ini", &cfg, err, sizeof err),
                    -1);
+  assert_non_null(strstr(err, "inline.ini:2: "));
+  assert_int_equal(
+      config_load_string("[lookup]\nforce_portable = on", 28, "x.ini", &cfg, err, sizeof err), 0);
+  assert_int_equal(cfg.force_portable, 1);
+  config_free(&cfg);
+  /* a NUL byte is refused with its line */
+  assert_int_equal(config_load_string("[store]\n\0x", 10, "nul.ini", &cfg, err, sizeof err), -1);
   assert_non_null(strstr(err, "nul.ini:2: "));
   /* CRLF line ends and a UTF-8 BOM are fine */
   {
     static const char crlf[] = "\xEF\xBB\xBF[lookup]\r\nforce_portable = yes\r\n";
-    assert_int_equal(
-        calhost_config_load_string(crlf, sizeof crlf - 1, "crlf.ini", &cfg, err, sizeof err), 0);
+    assert_int_equal(config_load_string(crlf, sizeof crlf - 1, "crlf.ini", &cfg, err, sizeof err),
+                     0);
   }
   assert_int_equal(cfg.force_portable, 1);
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 static void missing_file_is_an_error(void **state) {
-  calhost_config cfg;
+  config_settings cfg;
   char err[512];
   (void)state;
-  assert_int_equal(calhost_config_load("/nonexistent/calhost.ini", &cfg, err, sizeof err), -1);
+  assert_int_equal(config_load("/nonexistent/calhost.ini", &cfg, err, sizeof err), -1);
   assert_non_null(strstr(err, "/nonexistent/calhost.ini"));
-  assert_int_equal(calhost_config_load(tmpdir, &cfg, err, sizeof err), -1); /* a directory */
+  assert_int_equal(config_load(tmpdir, &cfg, err, sizeof err), -1); /* a directory */
 }
 
 /* ---- default search ------------------------------------------------------------ */
@@ -798,26 +794,26 @@ static void default_search_order(void **state) {
   setenv("HOME", sub, 1);
 
   /* 1. ./calhost.ini */
-  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  assert_int_equal(config_find_default(buf, sizeof buf), 0);
   assert_string_equal(buf, "calhost.ini");
   /* 2. $XDG_CONFIG_HOME/calhost/calhost.ini */
   unlink("calhost.ini");
-  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  assert_int_equal(config_find_default(buf, sizeof buf), 0);
   snprintf(want, sizeof want, "%s/xdg/calhost/calhost.ini", tmpdir);
   assert_string_equal(buf, want);
   /* 3. without XDG_CONFIG_HOME (or with a relative one): ~/.config */
   unsetenv("XDG_CONFIG_HOME");
-  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  assert_int_equal(config_find_default(buf, sizeof buf), 0);
   snprintf(want, sizeof want, "%s/home/.config/calhost/calhost.ini", tmpdir);
   assert_string_equal(buf, want);
   setenv("XDG_CONFIG_HOME", "relative/dir", 1);
-  assert_int_equal(calhost_config_find_default(buf, sizeof buf), 0);
+  assert_int_equal(config_find_default(buf, sizeof buf), 0);
   assert_string_equal(buf, want);
   /* a set XDG_CONFIG_HOME without the file does not fall back to ~/.config */
   snprintf(sub, sizeof sub, "%s/work", tmpdir);
   setenv("XDG_CONFIG_HOME", sub, 1);
   /* 4. then the installed config, then (from the build tree) the source's */
-  if (calhost_config_find_default(buf, sizeof buf) == 0) {
+  if (config_find_default(buf, sizeof buf) == 0) {
     char src_cfg[PATH_MAX];
     snprintf(src_cfg, sizeof src_cfg, "%s/config/calhost.ini", src ? src : "");
     if (strcmp(buf, src_cfg) != 0 && !strstr(buf, "/calhost/calhost.ini"))
@@ -830,7 +826,7 @@ static void default_search_order(void **state) {
   /* a small buffer is refused, not overrun */
   assert_int_equal(chdir(tmpdir), 0);
   write_file("calhost.ini", "[store]\n");
-  assert_int_equal(calhost_config_find_default(buf, 5), -1);
+  assert_int_equal(config_find_default(buf, 5), -1);
 
   assert_int_equal(chdir(cwd), 0);
   if (old_home)
@@ -850,12 +846,12 @@ static void default_search_order(void **state) {
 static void shipped_configs_load_cleanly(void **state) {
   const char *src = getenv("CALHOST_SOURCE_DIR");
   char path[PATH_MAX], err[1024];
-  calhost_config cfg;
+  config_settings cfg;
   (void)state;
   if (!src)
     fail_msg("CALHOST_SOURCE_DIR is not set (run the test through ctest)");
   snprintf(path, sizeof path, "%s/config/calhost.ini", src);
-  if (calhost_config_load(path, &cfg, err, sizeof err) != 0)
+  if (config_load(path, &cfg, err, sizeof err) != 0)
     fail_msg("%s", err);
   assert_true(cfg.workload_count >= 3);
   assert_int_equal(cfg.force_portable, 0);
@@ -863,29 +859,29 @@ static void shipped_configs_load_cleanly(void **state) {
   for (size_t i = 0; i < cfg.workload_count; i++) {
     assert_string_equal(cfg.workloads[i].operator_name, "MatMul");
     assert_int_equal(cfg.workloads[i].shape_rank, 3);
-    assert_int_equal(strlen(calhost_config_workload_digest(&cfg.workloads[i], NULL, 0)), 71);
+    assert_int_equal(strlen(config_workload_digest(&cfg.workloads[i], NULL, 0)), 71);
   }
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 
   snprintf(path, sizeof path, "%s/config/deploy-portable.ini", src);
-  if (calhost_config_load(path, &cfg, err, sizeof err) != 0)
+  if (config_load(path, &cfg, err, sizeof err) != 0)
     fail_msg("%s", err);
   assert_int_equal(cfg.force_portable, 1);
   assert_true(cfg.workload_count >= 3);
   {
     /* the same workloads as calhost.ini, with the same digests */
-    calhost_config def;
+    config_settings def;
     snprintf(path, sizeof path, "%s/config/calhost.ini", src);
-    assert_int_equal(calhost_config_load(path, &def, err, sizeof err), 0);
+    assert_int_equal(config_load(path, &def, err, sizeof err), 0);
     for (size_t i = 0; i < def.workload_count; i++) {
-      const calhost_config_workload *w = calhost_config_workload_named(&cfg, def.workloads[i].name);
+      const config_workload *w = config_workload_named(&cfg, def.workloads[i].name);
       assert_non_null(w);
-      assert_string_equal(calhost_config_workload_digest(w, NULL, 0),
-                          calhost_config_workload_digest(&def.workloads[i], NULL, 0));
+      assert_string_equal(config_workload_digest(w, NULL, 0),
+                          config_workload_digest(&def.workloads[i], NULL, 0));
     }
-    calhost_config_free(&def);
+    config_free(&def);
   }
-  calhost_config_free(&cfg);
+  config_free(&cfg);
 }
 
 int main(void) {

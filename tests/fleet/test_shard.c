@@ -19,15 +19,15 @@
 
 static void parse_accepts_i_of_n(void **state) {
   (void)state;
-  calhost_shard s;
+  calibrate_shard s;
   char why[200];
-  assert_int_equal(calhost_shard_parse("0/1", &s, why, sizeof why), 0);
+  assert_int_equal(calibrate_shard_parse("0/1", &s, why, sizeof why), 0);
   assert_int_equal(s.index, 0);
   assert_int_equal(s.count, 1);
-  assert_int_equal(calhost_shard_parse("3/4", &s, why, sizeof why), 0);
+  assert_int_equal(calibrate_shard_parse("3/4", &s, why, sizeof why), 0);
   assert_int_equal(s.index, 3);
   assert_int_equal(s.count, 4);
-  assert_int_equal(calhost_shard_parse("65535/65536", &s, why, sizeof why), 0);
+  assert_int_equal(calibrate_shard_parse("65535/65536", &s, why, sizeof why), 0);
   assert_int_equal(s.count, CALHOST_SHARD_MAX);
 }
 
@@ -54,17 +54,17 @@ static void parse_refuses_bad_text(void **state) {
                        "0/99999999999999999999",
                        NULL};
   for (size_t i = 0; bad[i]; i++) {
-    calhost_shard s = {7, 7};
+    calibrate_shard s = {7, 7};
     char why[200] = "";
-    if (calhost_shard_parse(bad[i], &s, why, sizeof why) != -1)
+    if (calibrate_shard_parse(bad[i], &s, why, sizeof why) != -1)
       fail_msg("'%s' was accepted", bad[i]);
     assert_true(strlen(why) > 0);
     assert_int_equal(s.index, 7); /* untouched */
   }
-  calhost_shard s;
+  calibrate_shard s;
   char why[200];
-  assert_int_equal(calhost_shard_parse(NULL, &s, why, sizeof why), -1);
-  calhost_shard_parse("2/2", &s, why, sizeof why);
+  assert_int_equal(calibrate_shard_parse(NULL, &s, why, sizeof why), -1);
+  calibrate_shard_parse("2/2", &s, why, sizeof why);
   assert_non_null(strstr(why, "below N"));
 }
 
@@ -88,13 +88,13 @@ static void every_item_in_exactly_one_shard(void **state) {
         for (size_t t = 0; t < NT; t++) {
           char name[64];
           workload_name(name, sizeof name, w);
-          uint32_t of = calhost_shard_of(backends[b], name, threads[t], NULL, n);
+          uint32_t of = calibrate_shard_of(backends[b], name, threads[t], NULL, n);
           assert_true(of < n);
           size_t owners = 0;
           for (uint32_t i = 0; i < n; i++) {
-            calhost_shard s = {i, n};
-            owners += (size_t)calhost_shard_has(&s, backends[b], name, threads[t], NULL);
-            if (calhost_shard_has(&s, backends[b], name, threads[t], NULL))
+            calibrate_shard s = {i, n};
+            owners += (size_t)calibrate_shard_has(&s, backends[b], name, threads[t], NULL);
+            if (calibrate_shard_has(&s, backends[b], name, threads[t], NULL))
               assert_int_equal(i, of);
           }
           assert_int_equal(owners, 1);
@@ -106,11 +106,11 @@ static void every_item_in_exactly_one_shard(void **state) {
     assert_int_equal(total, (size_t)NB * NW * NT); /* the union is the whole run */
   }
   /* unsharded: everything */
-  calhost_shard none = {0, 0};
-  assert_true(calhost_shard_has(&none, "x", "y", 3, NULL));
-  assert_true(calhost_shard_has(NULL, "x", "y", 3, NULL));
-  assert_int_equal(calhost_shard_of("x", "y", 3, NULL, 0), 0);
-  assert_int_equal(calhost_shard_of("x", "y", 3, NULL, 1), 0);
+  calibrate_shard none = {0, 0};
+  assert_true(calibrate_shard_has(&none, "x", "y", 3, NULL));
+  assert_true(calibrate_shard_has(NULL, "x", "y", 3, NULL));
+  assert_int_equal(calibrate_shard_of("x", "y", 3, NULL, 0), 0);
+  assert_int_equal(calibrate_shard_of("x", "y", 3, NULL, 1), 0);
 }
 
 /* An item's shard depends on the item alone: computing the split over the
@@ -125,7 +125,7 @@ static void split_independent_of_other_items_and_order(void **state) {
       for (size_t t = 0; t < NT; t++) {
         char name[64];
         workload_name(name, sizeof name, w);
-        forward[k++] = calhost_shard_of(backends[b], name, threads[t], NULL, 5);
+        forward[k++] = calibrate_shard_of(backends[b], name, threads[t], NULL, 5);
       }
   k = NB * NW * NT;
   for (size_t b = NB; b-- > 0;)
@@ -136,7 +136,7 @@ static void split_independent_of_other_items_and_order(void **state) {
           continue; /* removed from the configuration */
         char name[64];
         workload_name(name, sizeof name, w);
-        assert_int_equal(calhost_shard_of(backends[b], name, threads[t], NULL, 5), forward[k]);
+        assert_int_equal(calibrate_shard_of(backends[b], name, threads[t], NULL, 5), forward[k]);
       }
 }
 
@@ -148,7 +148,7 @@ static void many_items_split_evenly(void **state) {
   for (size_t i = 0; i < 2000; i++) {
     char name[32];
     snprintf(name, sizeof name, "w%zu", i / 2);
-    per[calhost_shard_of("cpu_gemm", name, (uint32_t)(1 + i % 2), NULL, 4)]++;
+    per[calibrate_shard_of("cpu_gemm", name, (uint32_t)(1 + i % 2), NULL, 4)]++;
   }
   for (size_t i = 0; i < 4; i++) {
     if (per[i] < 425 || per[i] > 575)
@@ -162,15 +162,17 @@ static void identity_fields_and_device(void **state) {
   (void)state;
   size_t differ = 0, device_moves = 0;
   for (uint32_t n = 2; n < 200; n++) {
-    differ += calhost_shard_of("ab", "c", 1, NULL, n) != calhost_shard_of("a", "bc", 1, NULL, n);
-    assert_int_equal(calhost_shard_of("a", "b", 1, NULL, n), calhost_shard_of("a", "b", 1, "", n));
+    differ +=
+        calibrate_shard_of("ab", "c", 1, NULL, n) != calibrate_shard_of("a", "bc", 1, NULL, n);
+    assert_int_equal(calibrate_shard_of("a", "b", 1, NULL, n),
+                     calibrate_shard_of("a", "b", 1, "", n));
     device_moves +=
-        calhost_shard_of("a", "b", 1, NULL, n) != calhost_shard_of("a", "b", 1, "gpu0", n);
+        calibrate_shard_of("a", "b", 1, NULL, n) != calibrate_shard_of("a", "b", 1, "gpu0", n);
   }
   assert_true(differ > 100);
   assert_true(device_moves > 100);
-  assert_int_not_equal(calhost_shard_of("a", "b", 1, NULL, 1000),
-                       calhost_shard_of("a", "b", 2, NULL, 1000));
+  assert_int_not_equal(calibrate_shard_of("a", "b", 1, NULL, 1000),
+                       calibrate_shard_of("a", "b", 2, NULL, 1000));
 }
 
 /* The rule's values, pinned: the hash is a contract with campaigns in
@@ -199,11 +201,11 @@ static void rule_matches_its_documentation(void **state) {
                             "1\0gpu0";
   uint64_t h = ref_hash(id, sizeof id - 1), hd = ref_hash(dev, sizeof dev - 1);
   for (uint32_t n = 2; n < 100; n++) {
-    assert_int_equal(calhost_shard_of("cpu_gemm", "matmul_square_256", 1, NULL, n), h % n);
-    assert_int_equal(calhost_shard_of("cpu_gemm", "matmul_square_256", 1, "gpu0", n), hd % n);
+    assert_int_equal(calibrate_shard_of("cpu_gemm", "matmul_square_256", 1, NULL, n), h % n);
+    assert_int_equal(calibrate_shard_of("cpu_gemm", "matmul_square_256", 1, "gpu0", n), hd % n);
   }
   /* and pinned (computed by hand from the rule): it must never change */
-  assert_int_equal(calhost_shard_of("cpu_gemm", "matmul_square_256", 1, NULL, 1000), h % 1000);
+  assert_int_equal(calibrate_shard_of("cpu_gemm", "matmul_square_256", 1, NULL, 1000), h % 1000);
   assert_int_equal(h, 0xd3dce21507fd5ec6ull);
 }
 

@@ -12,7 +12,7 @@
  * crash, leak or undefined behaviour, an exit status of 0, 1 or 2, and the
  * store file still loads afterwards. run.sh passes -close_fd_mask=3 so the
  * commands' own output does not drown libFuzzer's.
- * It links the calhost_cli library (see cli_args.cmake).
+ * It links the cli_context library (see cli_args.cmake).
  */
 #include <string.h>
 
@@ -57,11 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   argv[argc] = NULL;
   const cli_command *cmd = NULL;
   if (argc > 0 && !strcmp(argv[0], "lookup"))
-    cmd = &calhost_cmd_lookup;
+    cmd = &cli_cmd_lookup;
   else if (argc > 0 && !strcmp(argv[0], "override"))
-    cmd = &calhost_cmd_override;
+    cmd = &cli_cmd_override;
   else if (argc > 0 && !strcmp(argv[0], "invalidate"))
-    cmd = &calhost_cmd_invalidate;
+    cmd = &cli_cmd_invalidate;
   if (cmd) {
     const char *store =
         fuzz_write_file("profiles.txt", (const uint8_t *)seed_store, sizeof seed_store - 1);
@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < argc; i++)
       full[n++] = argv[i];
     full[n] = NULL;
-    calhost_cli cli;
+    cli_context cli;
     memset(&cli, 0, sizeof cli);
     cli.argv0 = "calhost";
     const cli_command *table[] = {cmd};

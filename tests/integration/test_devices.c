@@ -30,23 +30,23 @@ static char g_dir[256];
 
 static void schedule_groups_devices_that_do_not_share_hardware(void **state) {
   (void)state;
-  calhost_device a = {.index = 0, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-a"};
-  calhost_device b = {.index = 1, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-b"};
-  calhost_device a2 = {.index = 2, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-a"};
-  calhost_device cpu = {.index = 3, .kind = CALHOST_DEVICE_OTHER, .hardware = "cpu"};
-  calhost_device unknown = {.index = 4, .kind = CALHOST_DEVICE_GPU, .hardware = ""};
-  const calhost_device *d[] = {&a, &b, &a2, &cpu, &unknown};
+  runtime_device a = {.index = 0, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-a"};
+  runtime_device b = {.index = 1, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-b"};
+  runtime_device a2 = {.index = 2, .kind = CALHOST_DEVICE_GPU, .hardware = "hw-a"};
+  runtime_device cpu = {.index = 3, .kind = CALHOST_DEVICE_OTHER, .hardware = "cpu"};
+  runtime_device unknown = {.index = 4, .kind = CALHOST_DEVICE_GPU, .hardware = ""};
+  const runtime_device *d[] = {&a, &b, &a2, &cpu, &unknown};
   size_t wave[5];
-  size_t n = calhost_devices_schedule(d, 5, wave);
+  size_t n = runtime_devices_schedule(d, 5, wave);
   assert_int_equal(wave[0], 0);
   assert_int_equal(wave[1], 0); /* hw-b beside hw-a */
   assert_int_equal(wave[2], 1); /* a second hw-a: after the first */
   assert_int_equal(wave[3], 2); /* on the CPUs: alone */
   assert_int_equal(wave[4], 3); /* unknown hardware: may be shared, alone */
   assert_int_equal(n, 4);
-  assert_true(calhost_devices_share_hardware(&a, &a2));
-  assert_false(calhost_devices_share_hardware(&a, &b));
-  assert_true(calhost_device_on_cpu(&cpu));
+  assert_true(runtime_devices_share_hardware(&a, &a2));
+  assert_false(runtime_devices_share_hardware(&a, &b));
+  assert_true(runtime_device_on_cpu(&cpu));
 }
 
 static int run(char **out, const char *fmt, ...) {

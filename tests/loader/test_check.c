@@ -24,9 +24,9 @@
 
 /* Runs the checker on path with options (NULL: defaults) and a timeout;
  * returns its status and the report (malloc'd). */
-static int check_report_with(const char *path, const calhost_check_options *opt, double timeout,
+static int check_report_with(const char *path, const check_options *opt, double timeout,
                              char **report) {
-  calhost_check_options o;
+  check_options o;
   FILE *out = tmpfile();
   long n;
   int rc;
@@ -34,9 +34,9 @@ static int check_report_with(const char *path, const calhost_check_options *opt,
   if (opt)
     o = *opt;
   else
-    calhost_check_options_init(&o);
+    check_options_init(&o);
   o.timeout_seconds = timeout;
-  rc = calhost_plugin_check(path, &o, out);
+  rc = check_plugin_check(path, &o, out);
   fflush(out);
   n = ftell(out);
   rewind(out);
@@ -168,14 +168,14 @@ static void refused_permissions_fail(void **state) {
  * 2-D (a 1-D guess failed 7 checks), and an explicit one works too. */
 static void transpose_plugin_passes(void **state) {
   char path[4096], *report;
-  calhost_check_options o;
+  check_options o;
   static const int64_t shape[] = {8, 16};
   (void)state;
   test_plugin(path, sizeof path, "test_transpose");
   if (check_report(path, 30, &report) != 0)
     fail_msg("bare check of a Transpose plugin failed:\n%s", report);
   free(report);
-  calhost_check_options_init(&o);
+  check_options_init(&o);
   o.operator_name = "Transpose";
   o.shape = shape;
   o.shape_rank = 2;
@@ -223,7 +223,7 @@ static void cli_logs_and_threads(void **state) {
  * one, not on a guessed workload; --shape still wins. */
 static void declared_sample_workloads_are_used(void **state) {
   char path[4096], *report;
-  calhost_check_options o;
+  check_options o;
   int64_t shape[3] = {16, 16, 16};
   (void)state;
   snprintf(path, sizeof path, "%s/lib/calhost/plugins/opencl_gemm.so", build_dir());
@@ -234,7 +234,7 @@ static void declared_sample_workloads_are_used(void **state) {
    * are left out of that run for the same reason (ASan covers this one). */
   if (getenv("CALHOST_UNDER_VALGRIND"))
     skip();
-  calhost_check_options_init(&o);
+  check_options_init(&o);
   o.verbose = 1;
   assert_int_equal(check_report_with(path, &o, 60, &report), 0);
   /* opencl_gemm's first sample is matmul_64 (64,64,64); the guess for

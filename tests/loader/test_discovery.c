@@ -16,7 +16,7 @@
 #include "loader.h"
 #include "loader_test_util.h"
 
-static calhost_plugin *find_file(const calhost_plugin_list *l, const char *base) {
+static loader_plugin *find_file(const loader_plugin_list *l, const char *base) {
   for (size_t i = 0; i < l->count; i++) {
     const char *slash = strrchr(l->items[i]->path, '/');
     if (slash && !strcmp(slash + 1, base))
@@ -25,8 +25,8 @@ static calhost_plugin *find_file(const calhost_plugin_list *l, const char *base)
   return NULL;
 }
 
-static void options_for_dir(calhost_loader_options *o, char **dirs) {
-  calhost_loader_options_init(o);
+static void options_for_dir(loader_options *o, char **dirs) {
+  loader_options_init(o);
   o->config_dirs = dirs;
   o->config_dir_count = 1;
   o->use_environment = 0;
@@ -72,23 +72,23 @@ static void populate(char *tmp, size_t cap) {
 static void bad_plugins_reported_good_loaded(void **state) {
   char dir[256];
   char *dirs[1] = {dir};
-  calhost_loader_options o;
-  calhost_plugin_list list;
+  loader_options o;
+  loader_plugin_list list;
   (void)state;
   populate(dir, sizeof dir);
   options_for_dir(&o, dirs);
   o.services.min_log_level = CALHOST_LOG_ERROR;
-  int good = calhost_loader_discover(&o, &list);
+  int good = loader_discover(&o, &list);
   assert_int_equal(good, 10);
   for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
-    calhost_plugin *p = find_file(&list, expect[i].file);
+    loader_plugin *p = find_file(&list, expect[i].file);
     if (!p)
       fail_msg("%s not discovered", expect[i].file);
     if (!expect[i].reason) {
       if (!p->loaded)
         fail_msg("%s not loaded: %s", expect[i].file, p->reason);
       assert_non_null(p->backend);
-      assert_non_null(calhost_plugin_list_find(&list, p->backend));
+      assert_non_null(loader_plugin_list_find(&list, p->backend));
     } else {
       assert_false(p->loaded);
       if (!p->reason || !strstr(p->reason, expect[i].reason))
@@ -97,7 +97,7 @@ static void bad_plugins_reported_good_loaded(void **state) {
   }
   for (size_t i = 1; i < list.count; i++) /* sorted listing */
     assert_true(strcmp(list.items[i - 1]->path, list.items[i]->path) < 0);
-  calhost_plugin_list_free(&list);
+  loader_plugin_list_free(&list);
   assert_null(list.items);
   remove_tmpdir(dir);
 }
@@ -106,8 +106,8 @@ static void duplicate_backend_names_both(void **state) {
   char tmp[256], a[512], b[512], ex[4096];
   char *dirs[1] = {tmp};
   char *explicit_paths[1] = {a};
-  calhost_loader_options o;
-  calhost_plugin_list list;
+  loader_options o;
+  loader_plugin_list list;
   (void)state;
   assert_non_null(make_tmpdir(tmp, sizeof tmp));
   snprintf(a, sizeof a, "%s/a_example.so", tmp);
@@ -117,7 +117,7 @@ static void duplicate_backend_names_both(void **state) {
   options_for_dir(&o, dirs);
   o.explicit_paths = explicit_paths; /* a found twice: listed once */
   o.explicit_path_count = 1;
-  assert_int_equal(calhost_loader_discover(&o, &list), 1);
+  assert_int_equal(loader_discover(&o, &list), 1);
   assert_int_equal(list.count, 2);
   assert_true(list.items[0]->loaded);
   assert_string_equal(list.items[0]->path, a);
@@ -125,37 +125,37 @@ static void duplicate_backend_names_both(void **state) {
   assert_non_null(strstr(list.items[1]->reason, "duplicate backend 'example'"));
   assert_non_null(strstr(list.items[1]->reason, a));
   assert_non_null(strstr(list.items[1]->reason, b));
-  calhost_plugin_list_free(&list);
+  loader_plugin_list_free(&list);
   remove_tmpdir(tmp);
 }
 
 static void environment_path_honoured(void **state) {
   char tmp[256], a[512], ex[4096], env[1024];
-  calhost_loader_options o;
-  calhost_plugin_list list;
+  loader_options o;
+  loader_plugin_list list;
   (void)state;
   assert_non_null(make_tmpdir(tmp, sizeof tmp));
   snprintf(a, sizeof a, "%s/example.so", tmp);
   assert_int_equal(copy_file(example_plugin(ex, sizeof ex), a), 0);
   snprintf(env, sizeof env, "/nonexistent-calhost-dir:%s", tmp);
   setenv("CALHOST_PLUGIN_PATH", env, 1);
-  calhost_loader_options_init(&o);
+  loader_options_init(&o);
   o.use_default_dirs = 0;
   o.services.min_log_level = CALHOST_LOG_ERROR; /* the missing dir is only a warning */
-  assert_int_equal(calhost_loader_discover(&o, &list), 1);
+  assert_int_equal(loader_discover(&o, &list), 1);
   assert_int_equal(list.count, 1);
   assert_int_equal(list.items[0]->origin, CALHOST_ORIGIN_ENVIRONMENT);
   assert_string_equal(list.items[0]->backend, "example");
-  calhost_plugin_list_free(&list);
+  loader_plugin_list_free(&list);
   /* A file named directly in the variable. */
   setenv("CALHOST_PLUGIN_PATH", a, 1);
-  assert_int_equal(calhost_loader_discover(&o, &list), 1);
-  calhost_plugin_list_free(&list);
+  assert_int_equal(loader_discover(&o, &list), 1);
+  loader_plugin_list_free(&list);
   /* Turned off: nothing. */
   o.use_environment = 0;
-  assert_int_equal(calhost_loader_discover(&o, &list), 0);
+  assert_int_equal(loader_discover(&o, &list), 0);
   assert_int_equal(list.count, 0);
-  calhost_plugin_list_free(&list);
+  loader_plugin_list_free(&list);
   unsetenv("CALHOST_PLUGIN_PATH");
   remove_tmpdir(tmp);
 }
@@ -165,8 +165,8 @@ static void enabled_disabled_filters(void **state) {
   char *dirs[1] = {dir};
   char *disabled[1] = {"test_good"};
   char *enabled[2] = {"test_good", "test_stdout"};
-  calhost_loader_options o;
-  calhost_plugin_list list;
+  loader_options o;
+  loader_plugin_list list;
   (void)state;
   populate(dir, sizeof dir);
   options_for_dir(&o, dirs);
@@ -174,26 +174,26 @@ static void enabled_disabled_filters(void **state) {
   o.probe_timeout_seconds = 1; /* test_hang_negotiate is in this directory too */
   o.disabled = disabled;
   o.disabled_count = 1;
-  calhost_loader_discover(&o, &list);
-  calhost_plugin *p = find_file(&list, "test_good.so");
+  loader_discover(&o, &list);
+  loader_plugin *p = find_file(&list, "test_good.so");
   assert_non_null(p);
   assert_false(p->loaded);
   assert_string_equal(p->reason, "disabled by configuration");
-  assert_null(calhost_plugin_list_find(&list, "test_good"));
-  calhost_plugin_list_free(&list);
+  assert_null(loader_plugin_list_find(&list, "test_good"));
+  loader_plugin_list_free(&list);
   o.disabled_count = 0;
   o.enabled = enabled;
   o.enabled_count = 2;
-  assert_int_equal(calhost_loader_discover(&o, &list), 2);
+  assert_int_equal(loader_discover(&o, &list), 2);
   assert_true(find_file(&list, "test_stdout.so")->loaded);
   assert_false(find_file(&list, "test_exit.so")->loaded);
-  calhost_plugin_list_free(&list);
+  loader_plugin_list_free(&list);
   remove_tmpdir(dir);
 }
 
 static void stdout_protected_while_loading(void **state) {
   char path[4096];
-  calhost_loader_options o;
+  loader_options o;
   FILE *capture = tmpfile();
   struct stat st;
   int saved;
@@ -202,16 +202,16 @@ static void stdout_protected_while_loading(void **state) {
   fflush(stdout);
   saved = dup(STDOUT_FILENO);
   dup2(fileno(capture), STDOUT_FILENO);
-  calhost_loader_options_init(&o);
+  loader_options_init(&o);
   o.probe = 0; /* in-process negotiation, where the plugin prints */
-  calhost_plugin *p = calhost_loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
+  loader_plugin *p = loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
   fflush(stdout);
   dup2(saved, STDOUT_FILENO);
   close(saved);
   assert_true(p->loaded);
   assert_int_equal(fstat(fileno(capture), &st), 0);
   assert_int_equal(st.st_size, 0);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   fclose(capture);
 }
 

@@ -1,6 +1,6 @@
 /*
  * test_guard.c: loader_guard: every call the host makes into a plugin in its
- * own process (calhost_plugin_create, _build_key, _validate, _destroy) runs
+ * own process (loader_plugin_create, _build_key, _validate, _destroy) runs
  * with stdout pointed at stderr, so a plugin that prints cannot corrupt the
  * host's output; and, through the calhost binary, `lookup --json` stays
  * clean JSON with such a plugin, and `--verbose` (or CALHOST_LOG_LEVEL)
@@ -35,9 +35,9 @@ static void in_process_calls_keep_stdout_clean(void **state) {
   assert_non_null(make_tmpdir(dir, sizeof dir));
   snprintf(out_path, sizeof out_path, "%s/stdout", dir);
   snprintf(err_path, sizeof err_path, "%s/stderr", dir);
-  calhost_loader_options o;
-  calhost_loader_options_init(&o);
-  calhost_plugin *p = calhost_loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
+  loader_options o;
+  loader_options_init(&o);
+  loader_plugin *p = loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
   assert_non_null(p);
   assert_true(p->loaded);
   assert_int_equal(p->state, CALHOST_PLUGIN_LOADED);
@@ -51,9 +51,9 @@ static void in_process_calls_keep_stdout_clean(void **state) {
   dup2(fo, 1);
   dup2(fe, 2);
   calhost_plugin_instance *inst = NULL;
-  calhost_status st = calhost_plugin_create(p, NULL, 0, &inst);
-  calhost_status vs = calhost_plugin_validate(p, inst, "p=1", 3, NULL, 0);
-  calhost_plugin_destroy(p, inst);
+  calhost_status st = loader_plugin_create(p, NULL, 0, &inst);
+  calhost_status vs = loader_plugin_validate(p, inst, "p=1", 3, NULL, 0);
+  loader_plugin_destroy(p, inst);
   fflush(stdout);
   fflush(stderr);
   dup2(saved_out, 1);
@@ -70,7 +70,7 @@ static void in_process_calls_keep_stdout_clean(void **state) {
   assert_non_null(strstr(got_err, "garbage from create"));
   free(got_out);
   free(got_err);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   remove_tmpdir(dir);
 }
 

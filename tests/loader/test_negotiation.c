@@ -15,14 +15,14 @@
 #include "loader_test_util.h"
 #include "module.h"
 
-static calhost_plugin *open_with_range(const char *name, uint32_t lo, uint32_t hi, int probe) {
-  calhost_loader_options o;
+static loader_plugin *open_with_range(const char *name, uint32_t lo, uint32_t hi, int probe) {
+  loader_options o;
   char path[4096];
-  calhost_loader_options_init(&o);
+  loader_options_init(&o);
   o.host_abi_min = lo;
   o.host_abi_max = hi;
   o.probe = probe;
-  calhost_plugin *p = calhost_loader_open(&o, NULL, test_plugin(path, sizeof path, name));
+  loader_plugin *p = loader_open(&o, NULL, test_plugin(path, sizeof path, name));
   assert_non_null(p);
   return p;
 }
@@ -30,7 +30,7 @@ static calhost_plugin *open_with_range(const char *name, uint32_t lo, uint32_t h
 static void match(void **state) {
   (void)state;
   for (int probe = 0; probe < 2; probe++) {
-    calhost_plugin *p = open_with_range("test_good", 1, 1, probe);
+    loader_plugin *p = open_with_range("test_good", 1, 1, probe);
     assert_true(p->loaded);
     assert_null(p->reason);
     assert_int_equal(p->abi_version, 1);
@@ -46,94 +46,93 @@ static void match(void **state) {
     short_table.struct_size = (uint32_t)offsetof(calhost_plugin_vtable, check);
     assert_false(CALHOST_VTABLE_CALLABLE(&short_table, 1, check)); /* not compiled in */
     assert_true(CALHOST_VTABLE_CALLABLE(&p->vtable, 1, check));
-    assert_false(calhost_vtable_callable(&p->vtable, 1, 1)); /* not an entry offset */
+    assert_false(loader_vtable_callable(&p->vtable, 1, 1)); /* not an entry offset */
     assert_false(CALHOST_VTABLE_CALLABLE(NULL, 1, check));
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
   }
 }
 
 static void host_newer(void **state) {
   (void)state;
-  calhost_plugin *p = open_with_range("test_good", 1, 3, 1);
+  loader_plugin *p = open_with_range("test_good", 1, 3, 1);
   assert_true(p->loaded);
   assert_int_equal(p->abi_version, 1); /* the plugin's highest */
   assert_int_equal(p->plugin_abi_max, 1);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void plugin_newer(void **state) {
   (void)state;
-  calhost_plugin *p = open_with_range("test_abi_newer", 1, 1, 1);
+  loader_plugin *p = open_with_range("test_abi_newer", 1, 1, 1);
   assert_true(p->loaded);
   assert_int_equal(p->abi_version, 1); /* never above the host's maximum */
   assert_int_equal(p->plugin_abi_min, 1);
   assert_int_equal(p->plugin_abi_max, 2);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void no_overlap_plugin_newer(void **state) {
   (void)state;
   for (int probe = 0; probe < 2; probe++) {
-    calhost_plugin *p = open_with_range("test_abi_range", 1, 1, probe);
+    loader_plugin *p = open_with_range("test_abi_range", 1, 1, probe);
     assert_false(p->loaded);
     assert_non_null(p->reason);
     assert_non_null(strstr(p->reason, "plugin supports ABI 3..4, host supports 1..1"));
     assert_int_equal(p->plugin_abi_min, 3);
     assert_int_equal(p->plugin_abi_max, 4);
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
   }
 }
 
 static void no_overlap_host_newer(void **state) {
   (void)state;
-  calhost_plugin *p = open_with_range("test_good", 2, 4, 1);
+  loader_plugin *p = open_with_range("test_good", 2, 4, 1);
   assert_false(p->loaded);
   assert_non_null(strstr(p->reason, "plugin supports ABI 1..1, host supports 2..4"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void missing_required_named(void **state) {
   (void)state;
-  calhost_plugin *p = open_with_range("test_missing", 1, 1, 1);
+  loader_plugin *p = open_with_range("test_missing", 1, 1, 1);
   assert_false(p->loaded);
   assert_non_null(strstr(p->reason, "required vtable entry 'validate_policy' is missing"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void no_entry_point(void **state) {
   (void)state;
-  calhost_plugin *p = open_with_range("test_noentry", 1, 1, 0);
+  loader_plugin *p = open_with_range("test_noentry", 1, 1, 0);
   assert_false(p->loaded);
   assert_non_null(strstr(p->reason, "no entry point 'calhost_plugin_negotiate'"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void direct_negotiate(void **state) {
   char path[4096], err[512];
   calhost_host_services svc;
-  calhost_services_context ctx;
+  loader_services_context ctx;
   calhost_plugin_vtable vt;
   uint32_t chosen, lo, hi;
   (void)state;
-  calhost_module *m =
-      calhost_module_open(test_plugin(path, sizeof path, "test_good"), err, sizeof err);
+  loader_module *m =
+      loader_module_open(test_plugin(path, sizeof path, "test_good"), err, sizeof err);
   assert_non_null(m);
-  calhost_services_init(&svc, &ctx, NULL, NULL);
-  assert_int_equal(calhost_loader_negotiate(m, 1, 1, &svc, &vt, &chosen, &lo, &hi, err, sizeof err),
-                   0);
+  loader_services_init(&svc, &ctx, NULL, NULL);
+  assert_int_equal(loader_negotiate(m, 1, 1, &svc, &vt, &chosen, &lo, &hi, err, sizeof err), 0);
   assert_int_equal(chosen, 1);
   assert_int_equal(vt.struct_size, sizeof vt);
   assert_string_equal(vt.backend_name, "test_good");
-  calhost_module_close(&m);
+  loader_module_close(&m);
   assert_null(m);
-  assert_null(calhost_module_open("/nonexistent/plugin.so", err, sizeof err));
+  assert_null(loader_module_open("/nonexistent/plugin.so", err, sizeof err));
   assert_true(strlen(err) > 0); /* dlopen's own text */
 }
 
 static volatile sig_atomic_t cancel_flag;
 
 static void services_errors_and_cancellation(void **state) {
-  calhost_loader_options o;
+  loader_options o;
   char path[4096];
   calhost_plugin_instance *inst = NULL;
   calhost_session *s = NULL;
@@ -151,18 +150,18 @@ static void services_errors_and_cancellation(void **state) {
                         "sha256:00"};
   calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu", 1, NULL, 0, "", NULL, 0};
   (void)state;
-  calhost_loader_options_init(&o);
+  loader_options_init(&o);
   o.services.cancel_flag = &cancel_flag;
-  calhost_plugin *p = calhost_loader_open(&o, NULL, example_plugin(path, sizeof path));
+  loader_plugin *p = loader_open(&o, NULL, example_plugin(path, sizeof path));
   assert_true(p->loaded);
   assert_int_equal(p->vtable.create(&p->services, NULL, 0, &inst), CALHOST_OK);
-  assert_null(calhost_plugin_take_error(p));
+  assert_null(loader_plugin_take_error(p));
   /* An unsupported workload: the plugin explains itself with set_error. */
   assert_int_equal(p->vtable.build_key(inst, &w, &t, &key), CALHOST_UNSUPPORTED);
-  const char *e = calhost_plugin_take_error(p);
+  const char *e = loader_plugin_take_error(p);
   assert_non_null(e);
   assert_non_null(strstr(e, "ReduceSum"));
-  assert_null(calhost_plugin_take_error(p)); /* taken */
+  assert_null(loader_plugin_take_error(p)); /* taken */
   /* Cancellation reaches the plugin through the caller's flag. */
   w.operator_name = "ReduceSum";
   assert_int_equal(p->vtable.open_session(inst, &w, &t, &s), CALHOST_OK);
@@ -178,7 +177,7 @@ static void services_errors_and_cancellation(void **state) {
   p->services.free_memory(p->services.context, mem);
   p->vtable.close_session(s);
   p->vtable.destroy(inst);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 int main(void) {

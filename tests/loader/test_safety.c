@@ -39,10 +39,10 @@ static int teardown(void **state) {
   return 0;
 }
 
-static calhost_plugin *open_plugin(const char *path) {
-  calhost_loader_options o;
-  calhost_loader_options_init(&o);
-  calhost_plugin *p = calhost_loader_open(&o, NULL, path);
+static loader_plugin *open_plugin(const char *path) {
+  loader_options o;
+  loader_options_init(&o);
+  loader_plugin *p = loader_open(&o, NULL, path);
   assert_non_null(p);
   return p;
 }
@@ -51,40 +51,40 @@ static void private_copy_loads(void **state) {
   fixture *f = *state;
   char err[512];
   /* The temporary directory sits in sticky /tmp: accepted above the plugin's dir. */
-  assert_int_equal(calhost_loader_check_path(f->file, err, sizeof err), 0);
-  calhost_plugin *p = open_plugin(f->file);
+  assert_int_equal(loader_check_path(f->file, err, sizeof err), 0);
+  loader_plugin *p = open_plugin(f->file);
   assert_true(p->loaded);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void file_writable_by_others_refused(void **state) {
   fixture *f = *state;
   assert_int_equal(chmod(f->file, 0646), 0);
-  calhost_plugin *p = open_plugin(f->file);
+  loader_plugin *p = open_plugin(f->file);
   assert_false(p->loaded);
   assert_null(p->backend); /* never probed */
   assert_non_null(strstr(p->reason, "unsafe: file"));
   assert_non_null(strstr(p->reason, "is writable by others (mode 0646)"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   assert_int_equal(chmod(f->file, 0664), 0);
   p = open_plugin(f->file);
   assert_non_null(strstr(p->reason, "is writable by group (mode 0664)"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void directory_writable_refused(void **state) {
   fixture *f = *state;
   char err[512];
   assert_int_equal(chmod(f->tmp, 0777), 0);
-  calhost_plugin *p = open_plugin(f->file);
+  loader_plugin *p = open_plugin(f->file);
   assert_false(p->loaded);
   assert_non_null(strstr(p->reason, "unsafe: directory"));
   assert_non_null(strstr(p->reason, f->tmp));
   assert_non_null(strstr(p->reason, "writable by group and others"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   /* Sticky is not enough for the plugin's own directory. */
   assert_int_equal(chmod(f->tmp, 01777), 0);
-  assert_int_equal(calhost_loader_check_path(f->file, err, sizeof err), -1);
+  assert_int_equal(loader_check_path(f->file, err, sizeof err), -1);
   assert_int_equal(chmod(f->tmp, 0700), 0);
 }
 
@@ -94,14 +94,14 @@ static void foreign_owner_refused(void **state) {
   if (geteuid() != 0)
     skip(); /* only root can give a file away */
   assert_int_equal(chown(f->file, 12345, 12345), 0);
-  calhost_plugin *p = open_plugin(f->file);
+  loader_plugin *p = open_plugin(f->file);
   assert_false(p->loaded);
   assert_non_null(
       strstr(p->reason, "is owned by uid 12345, neither root nor the current user (uid 0)"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   assert_int_equal(chown(f->file, 0, 0), 0);
   assert_int_equal(chown(f->tmp, 12345, 12345), 0);
-  assert_int_equal(calhost_loader_check_path(f->file, err, sizeof err), -1);
+  assert_int_equal(loader_check_path(f->file, err, sizeof err), -1);
   assert_non_null(strstr(err, "directory"));
   assert_non_null(strstr(err, "uid 12345"));
   assert_int_equal(chown(f->tmp, 0, 0), 0);
@@ -113,9 +113,9 @@ static void not_a_file_refused(void **state) {
   char sub[600];
   snprintf(sub, sizeof sub, "%s/sub.so", f->tmp);
   assert_int_equal(mkdir(sub, 0755), 0);
-  assert_int_equal(calhost_loader_check_path(sub, err, sizeof err), -1);
+  assert_int_equal(loader_check_path(sub, err, sizeof err), -1);
   assert_non_null(strstr(err, "not a regular file"));
-  assert_int_equal(calhost_loader_check_path("/nonexistent/x.so", err, sizeof err), -2);
+  assert_int_equal(loader_check_path("/nonexistent/x.so", err, sizeof err), -2);
   assert_non_null(strstr(err, "cannot resolve"));
 }
 
@@ -135,9 +135,9 @@ static void out_of_descriptors_is_not_called_unsafe(void **state) {
       break;
     fds[n++] = fd;
   }
-  calhost_loader_options o;
-  calhost_loader_options_init(&o);
-  calhost_plugin *p = calhost_loader_open(&o, NULL, f->file);
+  loader_options o;
+  loader_options_init(&o);
+  loader_plugin *p = loader_open(&o, NULL, f->file);
   while (n > 0)
     close(fds[--n]);
   setrlimit(RLIMIT_NOFILE, &old);
@@ -147,7 +147,7 @@ static void out_of_descriptors_is_not_called_unsafe(void **state) {
   assert_non_null(strstr(p->reason, "cannot check:"));
   assert_non_null(strstr(p->reason, strerror(EMFILE)));
   assert_int_equal(p->state, CALHOST_PLUGIN_UNLOADABLE);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 int main(void) {

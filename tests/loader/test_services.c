@@ -2,7 +2,7 @@
  * test_services.c: loader_services: the host-services table. set_error is
  * safe from several threads at once (each message taken back is one whole
  * message, never a mix of two); take_error clears it; the default log level
- * follows CALHOST_LOG_LEVEL and the CLI's --verbose (calhost_log_set_verbose).
+ * follows CALHOST_LOG_LEVEL and the CLI's --verbose (loader_log_set_verbose).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -22,7 +22,7 @@ enum { WRITERS = 3, LENGTH = 1000 };
 
 typedef struct shared {
   calhost_host_services svc;
-  calhost_services_context ctx;
+  loader_services_context ctx;
   atomic_int stop, finished;
 } shared;
 
@@ -46,7 +46,7 @@ static void set_error_is_thread_safe(void **state) {
   size_t seen = 0, mixed = 0;
   (void)state;
   assert_non_null(s);
-  calhost_services_init(&s->svc, &s->ctx, NULL, "test");
+  loader_services_init(&s->svc, &s->ctx, NULL, "test");
   for (int i = 0; i < WRITERS; i++) {
     w[i].s = s;
     memset(w[i].message, 'a' + i, LENGTH);
@@ -58,7 +58,7 @@ static void set_error_is_thread_safe(void **state) {
    * and a last take after they finished always finds a message. */
   for (;;) {
     int done = atomic_load(&s->finished) == WRITERS;
-    const char *m = calhost_services_take_error(&s->ctx);
+    const char *m = loader_services_take_error(&s->ctx);
     if (!m) {
       if (done)
         break;
@@ -81,31 +81,31 @@ static void set_error_is_thread_safe(void **state) {
   assert_int_equal(mixed, 0);
   /* taken once: cleared */
   s->svc.set_error(s->svc.context, "one\nline");
-  assert_string_equal(calhost_services_take_error(&s->ctx), "one line");
-  assert_null(calhost_services_take_error(&s->ctx));
+  assert_string_equal(loader_services_take_error(&s->ctx), "one line");
+  assert_null(loader_services_take_error(&s->ctx));
   free(s);
 }
 
 static void log_level_from_environment_and_verbose(void **state) {
   calhost_log_level l;
   (void)state;
-  assert_int_equal(calhost_log_level_parse("Info", &l), 0);
+  assert_int_equal(loader_log_level_parse("Info", &l), 0);
   assert_int_equal(l, CALHOST_LOG_INFO);
-  assert_int_equal(calhost_log_level_parse("loud", &l), -1);
-  assert_int_equal(calhost_log_level_parse("debugx", &l), -1);
+  assert_int_equal(loader_log_level_parse("loud", &l), -1);
+  assert_int_equal(loader_log_level_parse("debugx", &l), -1);
   unsetenv("CALHOST_LOG_LEVEL");
-  calhost_log_set_verbose(0);
-  assert_int_equal(calhost_log_level_default(), CALHOST_LOG_WARNING);
+  loader_log_set_verbose(0);
+  assert_int_equal(loader_log_level_default(), CALHOST_LOG_WARNING);
   setenv("CALHOST_LOG_LEVEL", "debug", 1);
-  assert_int_equal(calhost_log_level_default(), CALHOST_LOG_DEBUG);
+  assert_int_equal(loader_log_level_default(), CALHOST_LOG_DEBUG);
   setenv("CALHOST_LOG_LEVEL", "nonsense", 1);
-  assert_int_equal(calhost_log_level_default(), CALHOST_LOG_WARNING);
-  calhost_log_set_verbose(1);
-  assert_int_equal(calhost_log_level_default(), CALHOST_LOG_DEBUG);
-  calhost_loader_options o;
-  calhost_loader_options_init(&o);
+  assert_int_equal(loader_log_level_default(), CALHOST_LOG_WARNING);
+  loader_log_set_verbose(1);
+  assert_int_equal(loader_log_level_default(), CALHOST_LOG_DEBUG);
+  loader_options o;
+  loader_options_init(&o);
   assert_int_equal(o.services.min_log_level, CALHOST_LOG_DEBUG);
-  calhost_log_set_verbose(0);
+  loader_log_set_verbose(0);
   unsetenv("CALHOST_LOG_LEVEL");
 }
 

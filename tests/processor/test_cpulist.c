@@ -18,21 +18,21 @@ static void parses_indices_and_ranges(void **state) {
   size_t n = 0;
   static const int want[] = {0, 1, 2, 3, 6};
   (void)state;
-  assert_int_equal(calhost_cpulist_parse("0-3,6", &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse("0-3,6", &cpus, &n, &all, NULL, 0), 0);
   assert_int_equal(all, 0);
   assert_int_equal(n, 5);
   assert_memory_equal(cpus, want, sizeof want);
   free(cpus);
   /* spaces around items, out of order: sorted */
-  assert_int_equal(calhost_cpulist_parse(" 6 , 0 - 3 ", &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse(" 6 , 0 - 3 ", &cpus, &n, &all, NULL, 0), 0);
   assert_int_equal(n, 5);
   assert_memory_equal(cpus, want, sizeof want);
   free(cpus);
-  assert_int_equal(calhost_cpulist_parse("5", &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse("5", &cpus, &n, &all, NULL, 0), 0);
   assert_int_equal(n, 1);
   assert_int_equal(cpus[0], 5);
   free(cpus);
-  assert_int_equal(calhost_cpulist_parse("4095", &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse("4095", &cpus, &n, &all, NULL, 0), 0);
   free(cpus);
 }
 
@@ -40,11 +40,11 @@ static void all_means_every_cpu(void **state) {
   int *cpus = (int *)1, all = 0;
   size_t n = 7;
   (void)state;
-  assert_int_equal(calhost_cpulist_parse("all", &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse("all", &cpus, &n, &all, NULL, 0), 0);
   assert_int_equal(all, 1);
   assert_null(cpus);
   assert_int_equal(n, 0);
-  assert_int_equal(calhost_cpulist_parse(" ALL ", &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse(" ALL ", &cpus, &n, &all, NULL, 0), 0);
   assert_int_equal(all, 1);
 }
 
@@ -57,7 +57,7 @@ static void refuses_bad_lists_with_a_reason(void **state) {
     int *cpus = (int *)1, all = 1;
     size_t n = 9;
     char err[256] = "";
-    if (calhost_cpulist_parse(bad[i], &cpus, &n, &all, err, sizeof err) == 0)
+    if (processor_cpulist_parse(bad[i], &cpus, &n, &all, err, sizeof err) == 0)
       fail_msg("accepted '%s'", bad[i]);
     assert_null(cpus);
     assert_int_equal(n, 0);
@@ -72,18 +72,18 @@ static void formats_in_canonical_form(void **state) {
   static const int b[] = {1, 3, 5};
   static const int c[] = {4, 4, 5};
   (void)state;
-  assert_int_equal(calhost_cpulist_format(a, 5, buf, sizeof buf), 5);
+  assert_int_equal(processor_cpulist_format(a, 5, buf, sizeof buf), 5);
   assert_string_equal(buf, "0-3,6");
-  calhost_cpulist_format(b, 3, buf, sizeof buf);
+  processor_cpulist_format(b, 3, buf, sizeof buf);
   assert_string_equal(buf, "1,3,5");
-  calhost_cpulist_format(c, 3, buf, sizeof buf);
+  processor_cpulist_format(c, 3, buf, sizeof buf);
   assert_string_equal(buf, "4-5");
-  calhost_cpulist_format(NULL, 0, buf, sizeof buf);
+  processor_cpulist_format(NULL, 0, buf, sizeof buf);
   assert_string_equal(buf, "all");
   /* snprintf-like: the full length, truncated output */
-  assert_int_equal(calhost_cpulist_format(a, 5, buf, 3), 5);
+  assert_int_equal(processor_cpulist_format(a, 5, buf, 3), 5);
   assert_string_equal(buf, "0-");
-  assert_int_equal(calhost_cpulist_format(a, 5, NULL, 0), 5);
+  assert_int_equal(processor_cpulist_format(a, 5, NULL, 0), 5);
 }
 
 static void format_then_parse_round_trips(void **state) {
@@ -93,9 +93,9 @@ static void format_then_parse_round_trips(void **state) {
   size_t n;
   int all;
   (void)state;
-  calhost_cpulist_format(set, 7, buf, sizeof buf);
+  processor_cpulist_format(set, 7, buf, sizeof buf);
   assert_string_equal(buf, "0,2-4,8,10-11");
-  assert_int_equal(calhost_cpulist_parse(buf, &cpus, &n, &all, NULL, 0), 0);
+  assert_int_equal(processor_cpulist_parse(buf, &cpus, &n, &all, NULL, 0), 0);
   assert_int_equal(n, 7);
   assert_memory_equal(cpus, set, sizeof set);
   free(cpus);
@@ -105,7 +105,7 @@ static void allowed_cpus_are_the_affinity_mask(void **state) {
   int *cpus;
   size_t n;
   (void)state;
-  assert_int_equal(calhost_processor_allowed_cpus(&cpus, &n, NULL, 0), 0);
+  assert_int_equal(processor_allowed_cpus(&cpus, &n, NULL, 0), 0);
   assert_true(n >= 1);
   for (size_t i = 1; i < n; i++)
     assert_true(cpus[i - 1] < cpus[i]);

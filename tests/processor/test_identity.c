@@ -1,6 +1,6 @@
 /*
  * test_identity.c: the processor description string. It is a pure function
- * of calhost_processor_info (synthetic infos), stable across calls on this
+ * of processor_info (synthetic infos), stable across calls on this
  * machine, and sensitive to the cache topology: hwloc XML topologies that
  * differ only in the L2 size, or CPU sets that reach the caches differently,
  * give different strings; equal topologies give equal strings.
@@ -87,11 +87,10 @@ static char *make_xml(unsigned long long l2) {
   return make_xml2(l2, l2);
 }
 
-static void identify_xml(unsigned long long l2, const int *cpus, size_t n,
-                         calhost_processor_info *info) {
+static void identify_xml(unsigned long long l2, const int *cpus, size_t n, processor_info *info) {
   char err[256];
   char *xml = make_xml(l2);
-  if (calhost_processor_identify_xml(xml, cpus, n, info, err, sizeof err) != 0)
+  if (processor_identify_xml(xml, cpus, n, info, err, sizeof err) != 0)
     fail_msg("identify_xml: %s", err);
   free(xml);
 }
@@ -106,7 +105,7 @@ static const char *after_isa(const char *description) {
 }
 
 static void xml_topology_is_described(void **state) {
-  calhost_processor_info info;
+  processor_info info;
   (void)state;
   identify_xml(1048576, NULL, 0, &info);
   assert_string_equal(info.arch, "x86_64");
@@ -130,7 +129,7 @@ static void xml_topology_is_described(void **state) {
 }
 
 static void same_topology_same_string(void **state) {
-  calhost_processor_info a, b;
+  processor_info a, b;
   (void)state;
   identify_xml(1048576, NULL, 0, &a);
   identify_xml(1048576, NULL, 0, &b);
@@ -140,7 +139,7 @@ static void same_topology_same_string(void **state) {
 }
 
 static void different_l2_size_different_string(void **state) {
-  calhost_processor_info a, b;
+  processor_info a, b;
   (void)state;
   identify_xml(1048576, NULL, 0, &a);
   identify_xml(2097152, NULL, 0, &b);
@@ -151,7 +150,7 @@ static void different_l2_size_different_string(void **state) {
 
 static void cpu_set_shapes_the_string(void **state) {
   static const int same_core[] = {0, 1}, two_cores[] = {0, 2};
-  calhost_processor_info a, b;
+  processor_info a, b;
   char err[128];
   char *xml;
   (void)state;
@@ -165,115 +164,115 @@ static void cpu_set_shapes_the_string(void **state) {
   xml = make_xml(1048576);
   {
     static const int missing[] = {0, 7};
-    assert_int_equal(calhost_processor_identify_xml(xml, missing, 2, &a, err, sizeof err), -1);
+    assert_int_equal(processor_identify_xml(xml, missing, 2, &a, err, sizeof err), -1);
     assert_non_null(strstr(err, "7"));
   }
-  assert_int_equal(calhost_processor_identify_xml("<not xml", NULL, 0, &a, err, sizeof err), -1);
+  assert_int_equal(processor_identify_xml("<not xml", NULL, 0, &a, err, sizeof err), -1);
   free(xml);
 }
 
 static void hybrid_levels_list_each_kind(void **state) {
   static const int core0[] = {0, 1};
-  calhost_processor_info info;
+  processor_info info;
   char err[128];
   char *xml = make_xml2(1048576, 2097152);
   (void)state;
-  assert_int_equal(calhost_processor_identify_xml(xml, NULL, 0, &info, err, sizeof err), 0);
+  assert_int_equal(processor_identify_xml(xml, NULL, 0, &info, err, sizeof err), 0);
   assert_string_equal(after_isa(info.description),
                       ";l1d=32768/2/2;l2=2097152/2/1;l2=1048576/2/1;l3=8388608/4/1;cores=2;pus=4");
-  assert_int_equal(calhost_processor_identify_xml(xml, core0, 2, &info, err, sizeof err), 0);
+  assert_int_equal(processor_identify_xml(xml, core0, 2, &info, err, sizeof err), 0);
   assert_string_equal(after_isa(info.description),
                       ";l1d=32768/2/1;l2=1048576/2/1;l3=8388608/4/1;cores=1;pus=2");
   free(xml);
 }
 
-static calhost_processor_info synthetic(void) {
-  calhost_processor_info info;
+static processor_info synthetic(void) {
+  processor_info info;
   memset(&info, 0, sizeof info);
   strcpy(info.arch, "x86_64");
   strcpy(info.vendor, "AuthenticAMD");
   strcpy(info.model, "  AMD   EPYC 9654 96-Core Processor ");
   strcpy(info.features, "avx2 fma sse4_2 avx");
   info.cache_count = 3;
-  info.caches[0] = (calhost_cache_level){1, CALHOST_CACHE_DATA, 32768, 64, 2, 4};
-  info.caches[1] = (calhost_cache_level){2, CALHOST_CACHE_UNIFIED, 1048576, 64, 2, 4};
-  info.caches[2] = (calhost_cache_level){3, CALHOST_CACHE_UNIFIED, 33554432, 64, 16, 1};
+  info.caches[0] = (processor_cache_level){1, CALHOST_CACHE_DATA, 32768, 64, 2, 4};
+  info.caches[1] = (processor_cache_level){2, CALHOST_CACHE_UNIFIED, 1048576, 64, 2, 4};
+  info.caches[2] = (processor_cache_level){3, CALHOST_CACHE_UNIFIED, 33554432, 64, 16, 1};
   info.cores = 4;
   info.pus = 8;
   return info;
 }
 
 static void describe_is_a_pure_function(void **state) {
-  calhost_processor_info info = synthetic(), other;
+  processor_info info = synthetic(), other;
   char a[CALHOST_PROCESSOR_DESCRIPTION_MAX], b[CALHOST_PROCESSOR_DESCRIPTION_MAX];
   size_t n;
   (void)state;
-  n = calhost_processor_describe(&info, a, sizeof a);
+  n = processor_describe(&info, a, sizeof a);
   assert_string_equal(a, "x86_64;vendor=AuthenticAMD;model=AMD EPYC 9654 96-Core Processor;"
                          "isa=sse4_2,avx,fma,avx2;l1d=32768/2/4;l2=1048576/2/4;"
                          "l3=33554432/16/1;cores=4;pus=8");
   assert_int_equal(n, strlen(a));
-  calhost_processor_describe(&info, b, sizeof b);
+  processor_describe(&info, b, sizeof b);
   assert_string_equal(a, b);
   /* the description field is not an input */
   strcpy(info.description, "junk");
-  calhost_processor_describe(&info, b, sizeof b);
+  processor_describe(&info, b, sizeof b);
   assert_string_equal(a, b);
 
   /* each part of the topology counts */
   other = synthetic();
   other.caches[1].size = 2097152;
-  calhost_processor_describe(&other, b, sizeof b);
+  processor_describe(&other, b, sizeof b);
   assert_string_not_equal(a, b);
   other = synthetic();
   other.caches[2].pus_per_instance = 8;
-  calhost_processor_describe(&other, b, sizeof b);
+  processor_describe(&other, b, sizeof b);
   assert_string_not_equal(a, b);
   other = synthetic();
   other.caches[2].instances = 2;
-  calhost_processor_describe(&other, b, sizeof b);
+  processor_describe(&other, b, sizeof b);
   assert_string_not_equal(a, b);
   other = synthetic();
   other.pus = 4;
-  calhost_processor_describe(&other, b, sizeof b);
+  processor_describe(&other, b, sizeof b);
   assert_string_not_equal(a, b);
   other = synthetic();
   strcpy(other.features, "sse4_2 avx fma avx2 avx512f");
-  calhost_processor_describe(&other, b, sizeof b);
+  processor_describe(&other, b, sizeof b);
   assert_string_not_equal(a, b);
   /* ... but not the line size, nor the order features are listed in */
   other = synthetic();
   other.caches[0].line_size = 128;
   strcpy(other.features, "fma avx sse4_2 avx2");
-  calhost_processor_describe(&other, b, sizeof b);
+  processor_describe(&other, b, sizeof b);
   assert_string_equal(a, b);
 
   /* snprintf-like truncation */
-  assert_int_equal(calhost_processor_describe(&info, b, 10), n);
+  assert_int_equal(processor_describe(&info, b, 10), n);
   assert_int_equal(strlen(b), 9);
 }
 
 static void text_fields_are_sanitized(void **state) {
-  calhost_processor_info info = synthetic();
+  processor_info info = synthetic();
   char d[CALHOST_PROCESSOR_DESCRIPTION_MAX];
   (void)state;
   strcpy(info.model, "A;B=C,D\tE\n");
   info.vendor[0] = '\0';
   info.features[0] = '\0';
   info.cache_count = 0;
-  calhost_processor_describe(&info, d, sizeof d);
+  processor_describe(&info, d, sizeof d);
   assert_string_equal(d, "x86_64;vendor=unknown;model=A_B_C_D E;isa=none;cores=4;pus=8");
 }
 
 static void this_machine_is_stable_across_calls(void **state) {
-  calhost_processor_info a, b;
+  processor_info a, b;
   char err[256], again[CALHOST_PROCESSOR_DESCRIPTION_MAX];
   (void)state;
-  if (calhost_processor_identify(NULL, 0, &a, err, sizeof err) != 0)
+  if (processor_identify(NULL, 0, &a, err, sizeof err) != 0)
     fail_msg("%s", err);
-  assert_int_equal(calhost_processor_identify(NULL, 0, &b, err, sizeof err), 0);
+  assert_int_equal(processor_identify(NULL, 0, &b, err, sizeof err), 0);
   assert_string_equal(a.description, b.description);
-  calhost_processor_describe(&a, again, sizeof again);
+  processor_describe(&a, again, sizeof again);
   assert_string_equal(a.description, again);
   assert_true(a.pus >= 1);
   assert_true(a.cores >= 1 && a.cores <= a.pus);
@@ -287,13 +286,13 @@ static void this_machine_is_stable_across_calls(void **state) {
 }
 
 static void features_are_known_names_in_canonical_order(void **state) {
-  calhost_processor_info a;
-  const char *const *known = calhost_processor_known_features();
+  processor_info a;
+  const char *const *known = processor_known_features();
   char copy[sizeof a.features], *save = NULL, *tok;
   size_t last = 0;
   int first = 1;
   (void)state;
-  assert_int_equal(calhost_processor_identify(NULL, 0, &a, NULL, 0), 0);
+  assert_int_equal(processor_identify(NULL, 0, &a, NULL, 0), 0);
   strcpy(copy, a.features);
   for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
     size_t i = 0;

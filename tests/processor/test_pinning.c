@@ -38,15 +38,15 @@ static void pin_thread_sets_the_affinity(void **state) {
   size_t n, m;
   char err[256];
   (void)state;
-  assert_int_equal(calhost_processor_allowed_cpus(&allowed, &n, err, sizeof err), 0);
+  assert_int_equal(processor_allowed_cpus(&allowed, &n, err, sizeof err), 0);
   /* the last allowed CPU alone */
-  assert_int_equal(calhost_processor_pin_thread(&allowed[n - 1], 1, err, sizeof err), 0);
+  assert_int_equal(processor_pin_thread(&allowed[n - 1], 1, err, sizeof err), 0);
   now = current(&m);
   assert_int_equal(m, 1);
   assert_int_equal(now[0], allowed[n - 1]);
   free(now);
   /* back to every allowed CPU */
-  assert_int_equal(calhost_processor_pin_thread(allowed, n, err, sizeof err), 0);
+  assert_int_equal(processor_pin_thread(allowed, n, err, sizeof err), 0);
   now = current(&m);
   assert_int_equal(m, n);
   assert_memory_equal(now, allowed, n * sizeof *allowed);
@@ -62,12 +62,12 @@ static void pin_to_an_impossible_cpu_fails(void **state) {
   int *before, *after;
   (void)state;
   before = current(&before_n);
-  if (calhost_processor_pin_thread(bad, 1, err, sizeof err) == 0) {
+  if (processor_pin_thread(bad, 1, err, sizeof err) == 0) {
     free(before);
     skip(); /* a machine with 4096 CPUs */
   }
   assert_non_null(strstr(err, "4095"));
-  assert_int_equal(calhost_processor_pin_thread(negative, 1, err, sizeof err), -1);
+  assert_int_equal(processor_pin_thread(negative, 1, err, sizeof err), -1);
   after = current(&after_n);
   assert_int_equal(before_n, after_n); /* unchanged */
   free(before);
@@ -86,7 +86,7 @@ typedef struct worker_arg {
 static void *worker(void *p) {
   worker_arg *a = p;
   cpu_set_t set;
-  a->rc = calhost_processor_pin_worker(a->cpus, a->n, a->index, NULL, 0);
+  a->rc = processor_pin_worker(a->cpus, a->n, a->index, NULL, 0);
   CPU_ZERO(&set);
   sched_getaffinity(0, sizeof set, &set);
   a->got_n = (size_t)CPU_COUNT(&set);
@@ -108,7 +108,7 @@ static void workers_get_one_cpu_each_and_threads_inherit(void **state) {
   worker_arg args[3];
   pthread_t th[3];
   (void)state;
-  assert_int_equal(calhost_processor_allowed_cpus(&allowed, &n, NULL, 0), 0);
+  assert_int_equal(processor_allowed_cpus(&allowed, &n, NULL, 0), 0);
   for (unsigned i = 0; i < 3; i++) {
     args[i] = (worker_arg){allowed, n, i, -1, 0, -1};
     assert_int_equal(pthread_create(&th[i], NULL, worker, &args[i]), 0);
@@ -120,7 +120,7 @@ static void workers_get_one_cpu_each_and_threads_inherit(void **state) {
     assert_int_equal(args[i].got, allowed[i % n]);
   }
   /* a thread created after pinning inherits the binding */
-  assert_int_equal(calhost_processor_pin_thread(allowed, 1, NULL, 0), 0);
+  assert_int_equal(processor_pin_thread(allowed, 1, NULL, 0), 0);
   {
     size_t inherited = 0;
     pthread_t t;
@@ -128,16 +128,16 @@ static void workers_get_one_cpu_each_and_threads_inherit(void **state) {
     pthread_join(t, NULL);
     assert_int_equal(inherited, 1);
   }
-  assert_int_equal(calhost_processor_pin_thread(allowed, n, NULL, 0), 0);
+  assert_int_equal(processor_pin_thread(allowed, n, NULL, 0), 0);
   free(allowed);
 }
 
 static void environment_record_has_every_field(void **state) {
-  calhost_processor_environment env;
+  processor_environment env;
   char text[256];
   (void)state;
   memset(&env, 0x5a, sizeof env);
-  calhost_processor_environment_record(NULL, 0, &env);
+  processor_environment_record(NULL, 0, &env);
   assert_true(env.governor[0] != '\0');
   assert_non_null(memchr(env.governor, '\0', sizeof env.governor));
   assert_true(env.online_cpus >= 1);
@@ -147,7 +147,7 @@ static void environment_record_has_every_field(void **state) {
   else
     assert_true(env.load_average[0] == -1.0); /* unknown, said so */
   assert_true(env.warning_count <= CALHOST_PROCESSOR_MAX_WARNINGS);
-  calhost_processor_environment_format(&env, text, sizeof text);
+  processor_environment_format(&env, text, sizeof text);
   assert_non_null(strstr(text, "governor="));
   assert_non_null(strstr(text, ";load1="));
   assert_non_null(strstr(text, ";online="));
@@ -157,38 +157,38 @@ static void environment_record_has_every_field(void **state) {
 }
 
 static void environment_warnings(void **state) {
-  calhost_processor_environment env;
+  processor_environment env;
   (void)state;
   memset(&env, 0, sizeof env);
   strcpy(env.governor, "performance");
   env.load_average[0] = 0.2;
   env.set_cpus = 2;
   env.online_cpus = 2;
-  calhost_processor_environment_assess(&env);
+  processor_environment_assess(&env);
   assert_int_equal(env.warning_count, 0);
 
   strcpy(env.governor, "powersave");
-  calhost_processor_environment_assess(&env);
+  processor_environment_assess(&env);
   assert_int_equal(env.warning_count, 1);
   assert_non_null(strstr(env.warnings[0], "powersave"));
 
   env.load_average[0] = 1.5; /* > 0.5 x 2 CPUs */
-  calhost_processor_environment_assess(&env);
+  processor_environment_assess(&env);
   assert_int_equal(env.warning_count, 2);
   assert_non_null(strstr(env.warnings[1], "load average 1.50"));
 
   strcpy(env.governor, "unknown"); /* no cpufreq (VMs): no warning */
   env.load_average[0] = -1;        /* unknown: no warning */
-  calhost_processor_environment_assess(&env);
+  processor_environment_assess(&env);
   assert_int_equal(env.warning_count, 0);
 }
 
 static void targets_resolve_max_and_drop_duplicates(void **state) {
-  calhost_target_list list;
+  processor_target_list list;
   static const uint32_t threads[] = {1, 0, 1};
   char err[256];
   (void)state;
-  if (calhost_processor_targets(NULL, 0, 1, threads, 3, &list, err, sizeof err) != 0)
+  if (processor_targets(NULL, 0, 1, threads, 3, &list, err, sizeof err) != 0)
     fail_msg("%s", err);
   assert_true(list.cpu_count >= 1);
   assert_int_equal(list.processor.pus, list.cpu_count);
@@ -201,36 +201,35 @@ static void targets_resolve_max_and_drop_duplicates(void **state) {
   }
   assert_ptr_equal(list.items[0].cpus, list.cpus);
   assert_true(list.processor.description[0] != '\0');
-  calhost_target_list_free(&list);
-  calhost_target_list_free(&list);
-  calhost_target_list_free(NULL);
+  processor_target_list_free(&list);
+  processor_target_list_free(&list);
+  processor_target_list_free(NULL);
 }
 
 static void targets_refuse_unavailable_cpus_and_too_many_threads(void **state) {
-  calhost_target_list list;
+  processor_target_list list;
   static const int far[] = {CALHOST_CPU_LIMIT - 1};
   uint32_t threads[1];
   int *allowed;
   size_t n;
   char err[512];
   (void)state;
-  assert_int_equal(calhost_processor_allowed_cpus(&allowed, &n, NULL, 0), 0);
+  assert_int_equal(processor_allowed_cpus(&allowed, &n, NULL, 0), 0);
   threads[0] = 1;
-  assert_int_equal(calhost_processor_targets(far, 1, 0, threads, 1, &list, err, sizeof err), -1);
+  assert_int_equal(processor_targets(far, 1, 0, threads, 1, &list, err, sizeof err), -1);
   assert_non_null(strstr(err, "not available"));
   assert_null(list.cpus);
   threads[0] = (uint32_t)n + 1;
-  assert_int_equal(calhost_processor_targets(NULL, 0, 1, threads, 1, &list, err, sizeof err), -1);
+  assert_int_equal(processor_targets(NULL, 0, 1, threads, 1, &list, err, sizeof err), -1);
   assert_non_null(strstr(err, "exceeds"));
   /* one configured CPU: max is 1 */
   threads[0] = 0;
-  assert_int_equal(calhost_processor_targets(&allowed[0], 1, 0, threads, 1, &list, err, sizeof err),
-                   0);
+  assert_int_equal(processor_targets(&allowed[0], 1, 0, threads, 1, &list, err, sizeof err), 0);
   assert_int_equal(list.count, 1);
   assert_int_equal(list.items[0].thread_count, 1);
   assert_int_equal(list.cpu_count, 1);
   assert_int_equal(list.cpus[0], allowed[0]);
-  calhost_target_list_free(&list);
+  processor_target_list_free(&list);
   free(allowed);
 }
 

@@ -34,7 +34,7 @@ static char *render(const json_t *run) {
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   assert_non_null(f);
-  int rc = calhost_report_write_html(run, "run.json", f, err, sizeof err);
+  int rc = report_write_html(run, "run.json", f, err, sizeof err);
   fclose(f);
   if (rc != 0)
     fprintf(stderr, "render: %s\n", err);
@@ -51,7 +51,7 @@ static size_t count(const char *hay, const char *needle) {
 
 static json_t *load_recorded(void) {
   char err[512];
-  json_t *run = calhost_report_load(g_data, err, sizeof err);
+  json_t *run = report_load(g_data, err, sizeof err);
   if (!run)
     fprintf(stderr, "%s\n", err);
   assert_non_null(run);
@@ -222,7 +222,7 @@ static void hostile_strings_are_escaped(void **state) {
    * name, so first prove that, then use a string without it */
   write_bytes(path, run, sizeof run - 1);
   char err[512];
-  json_t *j = calhost_report_load(path, err, sizeof err);
+  json_t *j = report_load(path, err, sizeof err);
   assert_null(j);
   assert_non_null(strstr(err, path));
   char *fixed = strdup(run);
@@ -230,7 +230,7 @@ static void hostile_strings_are_escaped(void **state) {
   memcpy(nul, "\\u0020", 6);
   write_bytes(path, fixed, strlen(fixed));
   free(fixed);
-  j = calhost_report_load(path, err, sizeof err);
+  j = report_load(path, err, sizeof err);
   if (!j)
     fprintf(stderr, "%s\n", err);
   assert_non_null(j);
@@ -396,7 +396,7 @@ static void recorded_space_reads_as_a_run(void **state) {
                              "config 32 no - 0 0 0.1 tile=32;unroll=no wrong_output\n";
   write_bytes(path, text, sizeof text - 1);
   char err[512] = "";
-  json_t *run = calhost_report_load(path, err, sizeof err);
+  json_t *run = report_load(path, err, sizeof err);
   if (!run)
     fprintf(stderr, "%s\n", err);
   assert_non_null(run);
@@ -414,7 +414,7 @@ static void recorded_space_reads_as_a_run(void **state) {
   free(html);
   json_decref(run);
   write_bytes(path, "calhost-search-space 1\nspace x\nbogus line\n", 42);
-  assert_null(calhost_report_load(path, err, sizeof err));
+  assert_null(report_load(path, err, sizeof err));
   char want[128];
   snprintf(want, sizeof want, "%s:3:", path);
   assert_non_null(strstr(err, want));
@@ -431,19 +431,18 @@ static void broken_run_files_are_refused_by_name(void **state) {
   close(fd);
   char err[512];
   write_bytes(path, "{\n\"results\": [\n{\"plugin\": }\n", 29);
-  assert_null(calhost_report_load(path, err, sizeof err));
+  assert_null(report_load(path, err, sizeof err));
   char want[128];
   snprintf(want, sizeof want, "%s:3:", path); /* file and line of the syntax error */
   assert_non_null(strstr(err, want));
   write_bytes(path, "[1, 2]", 6);
-  assert_null(calhost_report_load(path, err, sizeof err));
+  assert_null(report_load(path, err, sizeof err));
   assert_non_null(strstr(err, "not the JSON report"));
   assert_non_null(strstr(err, path));
   unlink(path);
-  assert_null(calhost_report_load(path, err, sizeof err));
+  assert_null(report_load(path, err, sizeof err));
   assert_non_null(strstr(err, path));
-  assert_int_equal(calhost_report_html_file(g_data, "/nonexistent-dir/x.html", err, sizeof err),
-                   -1);
+  assert_int_equal(report_html_file(g_data, "/nonexistent-dir/x.html", err, sizeof err), -1);
   assert_non_null(strstr(err, "/nonexistent-dir/x.html"));
 }
 
@@ -469,7 +468,7 @@ static void candidates_always_fit_in_a_record_frame(void **state) {
   (void)state;
   /* 20000 candidates with 1 KiB policies (20 MiB of text) must not make
    * the result frame too large: the texts, then candidates, are dropped */
-  calhost_sweep_result r;
+  sweep_result r;
   memset(&r, 0, sizeof r);
   r.ok = 1;
   r.winner_policy = "p=0";
@@ -487,27 +486,27 @@ static void candidates_always_fit_in_a_record_frame(void **state) {
     r.candidates[i].samples = 3;
   }
   r.candidate_entries = n;
-  calhost_proto_buf b = {0};
-  calhost_proto_begin(&b, CALHOST_REC_RESULT);
-  calhost_record_put_result(&b, &r);
-  assert_int_equal(calhost_proto_finish(&b), 0); /* under CALHOST_PROTO_MAX_FRAME */
-  calhost_proto_reader rd = {0};
-  calhost_proto_msg m;
-  calhost_proto_cursor c;
-  calhost_proto_reader_feed(&rd, b.data, b.len);
-  assert_int_equal(calhost_proto_reader_next(&rd, &m), 1);
-  calhost_proto_cursor_init(&c, &m);
-  calhost_sweep_result out;
-  assert_int_equal(calhost_record_get_result(&c, &out), 0);
+  isolate_proto_buf b = {0};
+  isolate_proto_begin(&b, CALHOST_REC_RESULT);
+  sweep_record_put_result(&b, &r);
+  assert_int_equal(isolate_proto_finish(&b), 0); /* under CALHOST_PROTO_MAX_FRAME */
+  isolate_proto_reader rd = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
+  isolate_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(isolate_proto_reader_next(&rd, &m), 1);
+  isolate_proto_cursor_init(&c, &m);
+  sweep_result out;
+  assert_int_equal(sweep_record_get_result(&c, &out), 0);
   assert_true(out.candidate_entries > 1000 && out.candidate_entries <= n);
   assert_non_null(out.candidates[0].policy); /* the first keep their text */
   assert_string_equal(out.candidates[0].reason, "clearly slower");
   assert_null(out.candidates[out.candidate_entries - 1].policy);
   assert_int_equal(out.candidates[out.candidate_entries - 1].status, CALHOST_CANDIDATE_PRUNED);
   assert_float_equal(out.candidates[7].median_us, 7.0, 0);
-  calhost_sweep_result_free(&out);
-  calhost_proto_reader_free(&rd);
-  calhost_proto_buf_free(&b);
+  sweep_result_free(&out);
+  isolate_proto_reader_free(&rd);
+  isolate_proto_buf_free(&b);
   free(r.candidates);
   free(policy);
 }

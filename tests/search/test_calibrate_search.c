@@ -214,14 +214,14 @@ static void record_writes_a_space_that_replays(void **state) {
   free(out);
   free(err);
 
-  calhost_space sp;
-  assert_int_equal(calhost_space_load(path, &sp, msg, sizeof msg), 0);
+  search_space_file sp;
+  assert_int_equal(search_space_load(path, &sp, msg, sizeof msg), 0);
   assert_int_equal(sp.param_count, 1);
   assert_string_equal(sp.params[0].name, "index");
   assert_int_equal(sp.params[0].value_count, 12);
   assert_int_equal((long)sp.entry_count, evaluated);
   assert_int_equal(sp.entry_count, 12); /* exhaustive: the complete space */
-  assert_true(calhost_space_ok_count(&sp) > 0);
+  assert_true(search_space_ok_count(&sp) > 0);
   int plugin_meta = 0;
   for (size_t i = 0; i < sp.meta_count; i++)
     plugin_meta |= !strcmp(sp.meta[i], "plugin cpu_gemm");
@@ -234,29 +234,29 @@ static void record_writes_a_space_that_replays(void **state) {
   /* replay: deterministic for a seed, and exhaustive finds the recorded best */
   double best[2];
   for (int k = 0; k < 3; k++) {
-    calhost_space_replay rp;
-    calhost_search_space ss;
-    calhost_search_options o;
-    calhost_search_result res;
-    assert_int_equal(calhost_space_replay_init(&sp, 1, &rp, &ss), 0);
-    calhost_search_options_init(&o);
+    search_space_replay rp;
+    search_space ss;
+    search_options o;
+    search_result res;
+    assert_int_equal(search_space_replay_init(&sp, 1, &rp, &ss), 0);
+    search_options_init(&o);
     o.strategy = k < 2 ? CALHOST_SEARCH_MODEL : CALHOST_SEARCH_EXHAUSTIVE;
     o.seed = 7;
     o.max_evaluations = k < 2 ? 5 : 0;
-    assert_int_equal(calhost_search_run(&ss, &o, &res), 0);
+    assert_int_equal(search_run(&ss, &o, &res), 0);
     assert_true(res.found);
     if (k < 2) {
       assert_int_equal(res.evaluations, 5);
       best[k] = res.best_cost;
     } else {
       assert_int_equal(res.evaluations, 12);
-      assert_true(res.best_cost == calhost_space_best(&sp));
+      assert_true(res.best_cost == search_space_best(&sp));
     }
-    calhost_search_result_free(&res);
-    calhost_space_replay_free(&rp);
+    search_result_free(&res);
+    search_space_replay_free(&rp);
   }
   assert_true(best[0] == best[1]);
-  calhost_space_free(&sp);
+  search_space_free(&sp);
 
   /* several sweeps: one file per sweep, named after it */
   write_config("[workload a]\noperator = MatMul\nshape = 48,48,48\n"
@@ -271,9 +271,9 @@ static void record_writes_a_space_that_replays(void **state) {
   const char *names[] = {"run-cpu_gemm-a-t1.space", "run-cpu_gemm-b-t1.space"};
   for (int i = 0; i < 2; i++) {
     in_dir(path, sizeof path, names[i]);
-    assert_int_equal(calhost_space_load(path, &sp, msg, sizeof msg), 0);
+    assert_int_equal(search_space_load(path, &sp, msg, sizeof msg), 0);
     assert_int_equal(sp.entry_count, 2);
-    calhost_space_free(&sp);
+    search_space_free(&sp);
   }
 }
 
@@ -306,15 +306,15 @@ static void described_parameters_are_recorded_by_name(void **state) {
   assert_true(search_number(out, "space_size") > 1000);
   free(out);
   free(err);
-  calhost_space sp;
-  assert_int_equal(calhost_space_load(path, &sp, msg, sizeof msg), 0);
+  search_space_file sp;
+  assert_int_equal(search_space_load(path, &sp, msg, sizeof msg), 0);
   assert_true(sp.param_count > 1);
   assert_int_equal(sp.entry_count, 3);
   for (size_t i = 0; i < sp.param_count; i++)
     assert_string_not_equal(sp.params[i].name, "index");
   for (size_t i = 0; i < sp.entry_count; i++)
     assert_non_null(sp.entries[i].policy);
-  calhost_space_free(&sp);
+  search_space_free(&sp);
 }
 
 static void bad_strategies_and_budgets_are_refused(void **state) {

@@ -31,7 +31,7 @@
 static const char *const a_words[] = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
 static const char *const b_words[] = {"0", "1", "2", "3", "4", "5", "6", "7"};
 static const char *const c_words[] = {"v0", "v1", "v2", "v3", "v4"};
-static const calhost_search_param synth_params[] = {
+static const search_param synth_params[] = {
     {"a", a_words, 10, 1}, {"b", b_words, 8, 1}, {"c", c_words, 5, 0}};
 
 typedef struct synth {
@@ -53,7 +53,7 @@ static double synth_cost(const uint32_t *x) {
   return 1 + da * da + 0.5 * db * db + (x[2] != 3 ? 3 : 0);
 }
 
-static int synth_evaluate(void *user, const uint32_t *x, calhost_search_outcome *o) {
+static int synth_evaluate(void *user, const uint32_t *x, search_outcome *o) {
   synth *s = user;
   s->calls++;
   if (s->stop_at && s->calls == s->stop_at)
@@ -75,119 +75,119 @@ static double synth_clock(void *user) {
   return ((synth *)user)->clock;
 }
 
-static calhost_search_space synth_space(synth *s) {
-  calhost_search_space sp = {.name = "synth",
-                             .params = synth_params,
-                             .param_count = 3,
-                             .valid = synth_valid,
-                             .evaluate = synth_evaluate,
-                             .user = s};
+static search_space synth_space(synth *s) {
+  search_space sp = {.name = "synth",
+                     .params = synth_params,
+                     .param_count = 3,
+                     .valid = synth_valid,
+                     .evaluate = synth_evaluate,
+                     .user = s};
   return sp;
 }
 
-static const calhost_search_strategy all_strategies[] = {
+static const search_strategy all_strategies[] = {
     CALHOST_SEARCH_EXHAUSTIVE, CALHOST_SEARCH_RANDOM,  CALHOST_SEARCH_LOCAL,
     CALHOST_SEARCH_ANNEALING,  CALHOST_SEARCH_GENETIC, CALHOST_SEARCH_MODEL};
 #define NSTRAT (sizeof all_strategies / sizeof *all_strategies)
 
-static void test_count_valid(void **state) {
+static void count_valid_skips_invalid_points_and_gives_up_over_the_limit(void **state) {
   (void)state;
   synth s = {0};
-  calhost_search_space sp = synth_space(&s);
+  search_space sp = synth_space(&s);
   /* (a + b) % 7 == 0 for 12 (a, b) pairs of 80 */
-  assert_int_equal(calhost_search_count_valid(&sp, 1000), (80 - 12) * 5);
-  assert_int_equal(calhost_search_count_valid(&sp, 100), 0); /* over the limit: unknown */
+  assert_int_equal(search_count_valid(&sp, 1000), (80 - 12) * 5);
+  assert_int_equal(search_count_valid(&sp, 100), 0); /* over the limit: unknown */
   assert_int_equal(s.calls, 0);
 }
 
 /* The neighbourhood strategies find the optimum with a quarter of the space;
  * random and exhaustive with all of it. */
-static void test_each_strategy_finds_known_optimum(void **state) {
+static void each_strategy_finds_the_known_optimum(void **state) {
   (void)state;
   for (size_t k = 0; k < NSTRAT; k++) {
-    calhost_search_strategy st = all_strategies[k];
+    search_strategy st = all_strategies[k];
     int partial = st != CALHOST_SEARCH_RANDOM && st != CALHOST_SEARCH_EXHAUSTIVE;
     for (uint64_t seed = 1; seed <= 5; seed++) {
       synth s = {0};
-      calhost_search_space sp = synth_space(&s);
-      calhost_search_options o;
-      calhost_search_result r;
-      calhost_search_options_init(&o);
+      search_space sp = synth_space(&s);
+      search_options o;
+      search_result r;
+      search_options_init(&o);
       o.strategy = st;
       o.seed = seed;
       o.max_evaluations = partial ? 340 / 4 : 0;
-      assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+      assert_int_equal(search_run(&sp, &o, &r), 0);
       assert_true(r.found);
       assert_int_equal(r.strategy, st);
       if (r.best[0] != 6 || r.best[1] != 2 || r.best[2] != 3)
         fail_msg("%s seed %u: best a=%u b=%u c=%u cost %g after %u evaluations",
-                 calhost_search_strategy_name(st), (unsigned)seed, r.best[0], r.best[1], r.best[2],
+                 search_strategy_name(st), (unsigned)seed, r.best[0], r.best[1], r.best[2],
                  r.best_cost, r.evaluations);
       assert_true(r.best_cost == 1.0);
-      calhost_search_result_free(&r);
+      search_result_free(&r);
     }
   }
 }
 
 /* With no budget every strategy ends having evaluated each valid
  * configuration exactly once, and never an invalid one. */
-static void test_never_twice_and_validity(void **state) {
+static void no_strategy_evaluates_twice_or_proposes_an_invalid_point(void **state) {
   (void)state;
   for (size_t k = 0; k < NSTRAT; k++) {
     synth s = {0};
-    calhost_search_space sp = synth_space(&s);
-    calhost_search_options o;
-    calhost_search_result r;
-    calhost_search_options_init(&o);
+    search_space sp = synth_space(&s);
+    search_options o;
+    search_result r;
+    search_options_init(&o);
     o.strategy = all_strategies[k];
     o.seed = 3;
-    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(search_run(&sp, &o, &r), 0);
     assert_int_equal(s.duplicates, 0);
     assert_int_equal(s.invalid_evaluated, 0);
     assert_int_equal(r.evaluations, 340);
     assert_int_equal(s.calls, 340);
     assert_int_equal(r.stop, CALHOST_SEARCH_STOP_EXHAUSTED);
-    calhost_search_result_free(&r);
+    search_result_free(&r);
   }
 }
 
-static void test_budget_evaluations(void **state) {
+static void every_strategy_stops_at_its_evaluation_budget(void **state) {
   (void)state;
   for (size_t k = 0; k < NSTRAT; k++) {
     synth s = {0};
-    calhost_search_space sp = synth_space(&s);
-    calhost_search_options o;
-    calhost_search_result r;
-    calhost_search_options_init(&o);
+    search_space sp = synth_space(&s);
+    search_options o;
+    search_result r;
+    search_options_init(&o);
     o.strategy = all_strategies[k];
     o.max_evaluations = 17;
-    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(search_run(&sp, &o, &r), 0);
     assert_int_equal(s.calls, 17);
     assert_int_equal(r.evaluations, 17);
     assert_int_equal(r.stop, CALHOST_SEARCH_STOP_EVALUATIONS);
-    calhost_search_result_free(&r);
+    search_result_free(&r);
   }
 }
 
 /* Each evaluation advances the injected clock by one second: a budget of
  * 10 s allows exactly 10 evaluations. */
-static void test_budget_seconds_injected_clock(void **state) {
+static void a_seconds_budget_stops_the_search_on_the_injected_clock(void **state) {
   (void)state;
   for (size_t k = 0; k < NSTRAT; k++) {
     synth s = {.clock = 1000.0};
-    calhost_search_space sp = synth_space(&s);
-    calhost_search_options o;
-    calhost_search_result r;
-    calhost_search_options_init(&o);
+    search_space sp = synth_space(&s);
+    search_options o;
+    search_result r;
+    search_options_init(&o);
     o.strategy = all_strategies[k];
     o.max_seconds = 10;
     o.clock = synth_clock;
     o.clock_user = &s;
-    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(search_run(&sp, &o, &r), 0);
     assert_int_equal(s.calls, 10);
     assert_int_equal(r.stop, CALHOST_SEARCH_STOP_SECONDS);
     assert_true(r.seconds == 10.0);
-    calhost_search_result_free(&r);
+    search_result_free(&r);
   }
 }
 
@@ -196,8 +196,8 @@ typedef struct tape {
   uint32_t n;
 } tape;
 
-static void record_tape(void *user, const uint32_t *x, const calhost_search_outcome *o,
-                        uint32_t evaluation, double best) {
+static void record_tape(void *user, const uint32_t *x, const search_outcome *o, uint32_t evaluation,
+                        double best) {
   tape *t = user;
   (void)o, (void)best;
   assert_int_equal(evaluation, t->n + 1);
@@ -205,23 +205,23 @@ static void record_tape(void *user, const uint32_t *x, const calhost_search_outc
     t->codes[t->n++] = x[0] * 100 + x[1] * 10 + x[2];
 }
 
-static void run_tape(calhost_search_strategy st, uint64_t seed, tape *t) {
+static void run_tape(search_strategy st, uint64_t seed, tape *t) {
   synth s = {0};
-  calhost_search_space sp = synth_space(&s);
-  calhost_search_options o;
-  calhost_search_result r;
-  calhost_search_options_init(&o);
+  search_space sp = synth_space(&s);
+  search_options o;
+  search_result r;
+  search_options_init(&o);
   o.strategy = st;
   o.seed = seed;
   o.max_evaluations = 60;
   o.observe = record_tape;
   o.observe_user = t;
   memset(t, 0, sizeof *t);
-  assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
-  calhost_search_result_free(&r);
+  assert_int_equal(search_run(&sp, &o, &r), 0);
+  search_result_free(&r);
 }
 
-static void test_deterministic_for_a_seed(void **state) {
+static void the_same_seed_gives_the_same_search(void **state) {
   (void)state;
   for (size_t k = 1; k < NSTRAT; k++) { /* exhaustive has no randomness */
     tape *a = malloc(sizeof *a), *b = malloc(sizeof *b);
@@ -236,159 +236,156 @@ static void test_deterministic_for_a_seed(void **state) {
   }
 }
 
-static void test_target_and_caller_stop(void **state) {
+static void the_search_stops_at_its_target_or_when_the_caller_says_stop(void **state) {
   (void)state;
   synth s = {0};
-  calhost_search_space sp = synth_space(&s);
-  calhost_search_options o;
-  calhost_search_result r;
-  calhost_search_options_init(&o);
+  search_space sp = synth_space(&s);
+  search_options o;
+  search_result r;
+  search_options_init(&o);
   o.strategy = CALHOST_SEARCH_EXHAUSTIVE;
   o.has_target = 1;
   o.target_cost = 1.0;
-  assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+  assert_int_equal(search_run(&sp, &o, &r), 0);
   assert_int_equal(r.stop, CALHOST_SEARCH_STOP_TARGET);
   assert_true(r.best_cost == 1.0);
   /* exhaustive goes in code order: a=6 b=2 c=3 is (6*8+2)*5+3 = 253, minus
    * the invalid ones before it */
   assert_true(r.evaluations < 253);
-  calhost_search_result_free(&r);
+  search_result_free(&r);
 
   synth s2 = {.stop_at = 5};
   sp = synth_space(&s2);
-  calhost_search_options_init(&o);
+  search_options_init(&o);
   o.strategy = CALHOST_SEARCH_RANDOM;
-  assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+  assert_int_equal(search_run(&sp, &o, &r), 0);
   assert_int_equal(r.stop, CALHOST_SEARCH_STOP_CALLER);
   assert_int_equal(r.evaluations, 4);
   assert_int_equal(s2.calls, 5);
-  calhost_search_result_free(&r);
+  search_result_free(&r);
 }
 
-static void test_rejected_never_wins(void **state) {
+static void a_rejected_candidate_never_wins(void **state) {
   (void)state;
   for (size_t k = 0; k < NSTRAT; k++) {
     synth s = {.reject_optimum = 1};
-    calhost_search_space sp = synth_space(&s);
-    calhost_search_options o;
-    calhost_search_result r;
-    calhost_search_options_init(&o);
+    search_space sp = synth_space(&s);
+    search_options o;
+    search_result r;
+    search_options_init(&o);
     o.strategy = all_strategies[k];
-    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(search_run(&sp, &o, &r), 0);
     assert_true(r.found);
     assert_int_equal(r.rejected, 1);
     assert_true(r.best_cost == 1.5); /* the runner-up: a=6, b in {1,3}, c=v3 */
-    calhost_search_result_free(&r);
+    search_result_free(&r);
   }
 }
 
-static void test_invalid_spaces_and_names(void **state) {
+static void bad_spaces_and_strategy_names_are_refused_with_a_message(void **state) {
   (void)state;
-  calhost_search_result r;
-  calhost_search_space sp = {.params = synth_params, .param_count = 0};
-  assert_int_equal(calhost_search_run(&sp, NULL, &r), -1);
+  search_result r;
+  search_space sp = {.params = synth_params, .param_count = 0};
+  assert_int_equal(search_run(&sp, NULL, &r), -1);
   assert_non_null(strstr(r.error, "without parameters"));
-  const calhost_search_param empty[] = {{"x", a_words, 0, 1}};
+  const search_param empty[] = {{"x", a_words, 0, 1}};
   synth s = {0};
   sp = synth_space(&s);
   sp.params = empty;
   sp.param_count = 1;
-  assert_int_equal(calhost_search_run(&sp, NULL, &r), -1);
+  assert_int_equal(search_run(&sp, NULL, &r), -1);
   assert_non_null(strstr(r.error, "'x' has no values"));
   for (int i = 0; i < CALHOST_SEARCH_STRATEGY_COUNT; i++) {
-    calhost_search_strategy st;
-    assert_int_equal(calhost_search_strategy_parse(
-                         calhost_search_strategy_name((calhost_search_strategy)i), &st),
-                     0);
+    search_strategy st;
+    assert_int_equal(search_strategy_parse(search_strategy_name((search_strategy)i), &st), 0);
     assert_int_equal(st, i);
   }
-  calhost_search_strategy st;
-  assert_int_equal(calhost_search_strategy_parse("hill", &st), -1);
+  search_strategy st;
+  assert_int_equal(search_strategy_parse("hill", &st), -1);
 }
 
-static void test_rigor_mapping(void **state) {
+static void each_rigor_maps_to_its_documented_strategy_and_budget(void **state) {
   (void)state;
-  calhost_search_strategy st;
+  search_strategy st;
   uint32_t n;
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_EXHAUSTIVE, 432, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_EXHAUSTIVE, 432, &st, &n);
   assert_int_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
   assert_int_equal(n, 432);
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 432, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 432, &st, &n);
   assert_int_equal(n, 44);
-  assert_int_equal(st, calhost_search_default_strategy(44, 432));
+  assert_int_equal(st, search_default_strategy(44, 432));
   assert_int_not_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 432, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 432, &st, &n);
   assert_int_equal(n, 9);
   assert_int_not_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
   /* a small space: every rigor covers it, exhaustively */
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 6, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 6, &st, &n);
   assert_int_equal(n, 6);
   assert_int_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
-  assert_int_equal(calhost_search_default_strategy(500, 432), CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(search_default_strategy(500, 432), CALHOST_SEARCH_EXHAUSTIVE);
   /* a large described space (OpenCL): the budgets stop growing */
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 10272, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 10272, &st, &n);
   assert_int_equal(n, 32);
   assert_int_equal(st, CALHOST_SEARCH_MODEL);
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 10272, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 10272, &st, &n);
   assert_int_equal(n, 256);
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_EXHAUSTIVE, 10272, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_EXHAUSTIVE, 10272, &st, &n);
   assert_int_equal(n, 10272);
   /* unknown size: the minimums */
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 0, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 0, &st, &n);
   assert_int_equal(n, 8);
-  calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 0, &st, &n);
+  search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 0, &st, &n);
   assert_int_equal(n, 32);
 }
 
 /* Numbered candidates: one parameter "index". */
-static int numbered_eval(void *user, const uint32_t *x, calhost_search_outcome *o) {
+static int numbered_eval(void *user, const uint32_t *x, search_outcome *o) {
   (*(uint32_t *)user)++;
   o->cost = 10.0 + fabs((double)x[0] - 37.0);
   return 0;
 }
 
-static void test_numbered_candidates(void **state) {
+static void numbered_candidates_search_as_one_ordered_parameter(void **state) {
   (void)state;
-  calhost_search_param p;
+  search_param p;
   char **words;
-  assert_int_equal(calhost_search_numbered(100, &p, &words), 0);
+  assert_int_equal(search_numbered(100, &p, &words), 0);
   assert_string_equal(p.name, "index");
   assert_string_equal(p.values[37], "37");
   uint32_t calls = 0;
-  calhost_search_space sp = {
-      .params = &p, .param_count = 1, .evaluate = numbered_eval, .user = &calls};
-  calhost_search_options o;
-  calhost_search_result r;
-  calhost_search_options_init(&o);
+  search_space sp = {.params = &p, .param_count = 1, .evaluate = numbered_eval, .user = &calls};
+  search_options o;
+  search_result r;
+  search_options_init(&o);
   o.strategy = CALHOST_SEARCH_LOCAL;
   o.max_evaluations = 60;
-  assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+  assert_int_equal(search_run(&sp, &o, &r), 0);
   assert_int_equal(r.best[0], 37);
   assert_true(calls <= 60);
-  calhost_search_result_free(&r);
-  calhost_search_numbered_free(words, 100);
+  search_result_free(&r);
+  search_numbered_free(words, 100);
 }
 
 /* The plausible order: exhaustive follows it, then code order; the
  * neighbourhood strategies and the model begin with its first entry. */
-static void test_plausible_order(void **state) {
+static void searches_start_from_the_plausible_order(void **state) {
   (void)state;
   const uint32_t starts[] = {9, 1, 0, /* a=9 b=1 c=0 */ 2, 3, 4, 0, 0, 0 /* invalid: skipped */};
   for (size_t k = 0; k < NSTRAT; k++) {
     synth s = {0};
-    calhost_search_space sp = synth_space(&s);
+    search_space sp = synth_space(&s);
     sp.starts = starts;
     sp.start_count = 3;
     tape t;
     memset(&t, 0, sizeof t);
-    calhost_search_options o;
-    calhost_search_result r;
-    calhost_search_options_init(&o);
+    search_options o;
+    search_result r;
+    search_options_init(&o);
     o.strategy = all_strategies[k];
     o.max_evaluations = 4;
     o.observe = record_tape;
     o.observe_user = &t;
-    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(search_run(&sp, &o, &r), 0);
     if (all_strategies[k] != CALHOST_SEARCH_RANDOM)
       assert_int_equal(t.codes[0], 910);
     if (all_strategies[k] == CALHOST_SEARCH_EXHAUSTIVE) {
@@ -398,7 +395,7 @@ static void test_plausible_order(void **state) {
     }
     if (all_strategies[k] == CALHOST_SEARCH_MODEL)
       assert_int_equal(t.codes[1], 234);
-    calhost_search_result_free(&r);
+    search_result_free(&r);
   }
 }
 
@@ -420,14 +417,14 @@ static int teardown_dir(void **state) {
 }
 
 /* The synthetic space recorded completely (the optimum rejected). */
-static void build_recording(calhost_space *s) {
+static void build_recording(search_space_file *s) {
   char err[256];
-  assert_int_equal(calhost_space_init(s, "synth"), 0);
-  assert_int_equal(calhost_space_add_meta(s, "plugin", "test plugin"), 0);
+  assert_int_equal(search_space_init(s, "synth"), 0);
+  assert_int_equal(search_space_add_meta(s, "plugin", "test plugin"), 0);
   for (size_t p = 0; p < 3; p++)
-    assert_int_equal(calhost_space_add_param(s, synth_params[p].name, synth_params[p].ordered,
-                                             synth_params[p].values, synth_params[p].value_count,
-                                             err, sizeof err),
+    assert_int_equal(search_space_add_param(s, synth_params[p].name, synth_params[p].ordered,
+                                            synth_params[p].values, synth_params[p].value_count,
+                                            err, sizeof err),
                      0);
   uint32_t x[3];
   for (x[0] = 0; x[0] < 10; x[0]++)
@@ -437,30 +434,30 @@ static void build_recording(calhost_space *s) {
           continue;
         char policy[64];
         snprintf(policy, sizeof policy, "a=%u b=%u%%c=%s", x[0], x[1], c_words[x[2]]);
-        calhost_space_entry e = {.config = x,
-                                 .median = synth_cost(x),
-                                 .spread = 0.25,
-                                 .compile_seconds = 0.5,
-                                 .seconds = 2.0,
-                                 .policy = policy};
+        search_space_entry e = {.config = x,
+                                .median = synth_cost(x),
+                                .spread = 0.25,
+                                .compile_seconds = 0.5,
+                                .seconds = 2.0,
+                                .policy = policy};
         if (x[0] == 6 && x[1] == 2 && x[2] == 3) {
           e.rejected = 1;
           e.median = 0;
           e.reason = "wrong output: element 3 off by 2.5";
         }
-        assert_int_equal(calhost_space_add_entry(s, &e, err, sizeof err), 0);
+        assert_int_equal(search_space_add_entry(s, &e, err, sizeof err), 0);
       }
 }
 
-static void test_space_round_trip(void **state) {
+static void a_recorded_space_reads_back_as_written(void **state) {
   (void)state;
-  calhost_space a, b;
+  search_space_file a, b;
   char path[128], err[256];
   build_recording(&a);
   assert_int_equal(a.entry_count, 340);
   snprintf(path, sizeof path, "%s/synth.space", tmpdir);
-  assert_int_equal(calhost_space_save(&a, path, err, sizeof err), 0);
-  if (calhost_space_load(path, &b, err, sizeof err) != 0)
+  assert_int_equal(search_space_save(&a, path, err, sizeof err), 0);
+  if (search_space_load(path, &b, err, sizeof err) != 0)
     fail_msg("%s", err);
   assert_string_equal(b.name, "synth");
   assert_int_equal(b.meta_count, 1);
@@ -475,7 +472,7 @@ static void test_space_round_trip(void **state) {
   }
   assert_int_equal(b.entry_count, a.entry_count);
   for (size_t i = 0; i < a.entry_count; i++) {
-    const calhost_space_entry *x = &a.entries[i], *y = &b.entries[i];
+    const search_space_entry *x = &a.entries[i], *y = &b.entries[i];
     assert_memory_equal(x->config, y->config, 3 * sizeof *x->config);
     assert_int_equal(x->rejected, y->rejected);
     assert_true(fabs(x->median - y->median) <= 1e-5 * x->median);
@@ -486,18 +483,18 @@ static void test_space_round_trip(void **state) {
       assert_string_equal(x->reason, y->reason);
     else
       assert_null(y->reason);
-    assert_ptr_equal(calhost_space_find(&b, x->config), y);
+    assert_ptr_equal(search_space_find(&b, x->config), y);
   }
-  assert_true(calhost_space_best(&b) == 1.5);
-  assert_int_equal(calhost_space_ok_count(&b), 339);
+  assert_true(search_space_best(&b) == 1.5);
+  assert_int_equal(search_space_ok_count(&b), 339);
   char again[160];
   snprintf(again, sizeof again, "%s/again.space", tmpdir);
-  assert_int_equal(calhost_space_save(&b, again, err, sizeof err), 0);
+  assert_int_equal(search_space_save(&b, again, err, sizeof err), 0);
   char cmd[400];
   snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", path, again);
   assert_int_equal(system(cmd), 0); /* writing what was read gives the same bytes */
-  calhost_space_free(&a);
-  calhost_space_free(&b);
+  search_space_free(&a);
+  search_space_free(&b);
 }
 
 typedef struct replay_out {
@@ -507,42 +504,42 @@ typedef struct replay_out {
   tape t;
 } replay_out;
 
-static void replay_once(const calhost_space *s, calhost_search_strategy st, uint64_t seed,
+static void replay_once(const search_space_file *s, search_strategy st, uint64_t seed,
                         replay_out *out) {
-  calhost_space_replay rp;
-  calhost_search_space sp;
-  calhost_search_options o;
-  calhost_search_result r;
+  search_space_replay rp;
+  search_space sp;
+  search_options o;
+  search_result r;
   memset(out, 0, sizeof *out);
-  assert_int_equal(calhost_space_replay_init(s, 1, &rp, &sp), 0);
-  calhost_search_options_init(&o);
+  assert_int_equal(search_space_replay_init(s, 1, &rp, &sp), 0);
+  search_options_init(&o);
   o.strategy = st;
   o.seed = seed;
   o.max_seconds = 100; /* recorded at 2 s each: 50 evaluations */
-  o.clock = calhost_space_replay_clock;
+  o.clock = search_space_replay_clock;
   o.clock_user = &rp;
   o.observe = record_tape;
   o.observe_user = &out->t;
-  assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+  assert_int_equal(search_run(&sp, &o, &r), 0);
   out->best = r.best_cost;
   out->evals = r.evaluations;
   out->rejected = r.rejected;
   out->seconds = r.seconds;
   assert_int_equal(r.stop, CALHOST_SEARCH_STOP_SECONDS);
   assert_int_equal(rp.evaluated, r.evaluations);
-  calhost_search_result_free(&r);
-  calhost_space_replay_free(&rp);
+  search_result_free(&r);
+  search_space_replay_free(&rp);
 }
 
-static void test_replay_deterministic(void **state) {
+static void replay_is_deterministic_for_a_seed(void **state) {
   (void)state;
-  calhost_space s;
+  search_space_file s;
   char path[128], err[256];
   build_recording(&s);
   snprintf(path, sizeof path, "%s/replay.space", tmpdir);
-  assert_int_equal(calhost_space_save(&s, path, err, sizeof err), 0);
-  calhost_space_free(&s);
-  assert_int_equal(calhost_space_load(path, &s, err, sizeof err), 0);
+  assert_int_equal(search_space_save(&s, path, err, sizeof err), 0);
+  search_space_free(&s);
+  assert_int_equal(search_space_load(path, &s, err, sizeof err), 0);
   for (size_t k = 1; k < NSTRAT; k++) {
     replay_out *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     replay_once(&s, all_strategies[k], 9, a);
@@ -554,7 +551,7 @@ static void test_replay_deterministic(void **state) {
     free(a);
     free(b);
   }
-  calhost_space_free(&s);
+  search_space_free(&s);
 }
 
 /* Writes text to a file and expects loading it to fail with "path:line:"
@@ -566,9 +563,9 @@ static void expect_error(const char *text, int line, const char *words) {
   assert_non_null(f);
   fputs(text, f);
   fclose(f);
-  calhost_space s;
-  int rc = calhost_space_load(path, &s, err, sizeof err);
-  calhost_space_free(&s);
+  search_space_file s;
+  int rc = search_space_load(path, &s, err, sizeof err);
+  search_space_free(&s);
   if (rc == 0)
     fail_msg("accepted: %s", text);
   snprintf(want, sizeof want, "%s:%d: ", path, line);
@@ -576,7 +573,7 @@ static void expect_error(const char *text, int line, const char *words) {
     fail_msg("got '%s', want '%s...%s'", err, want, words);
 }
 
-static void test_space_file_errors(void **state) {
+static void malformed_space_files_are_refused_with_path_and_line(void **state) {
   (void)state;
   const char *head = "calhost-search-space 1\nspace s\nparam x ordered 1 2 3\n";
   char buf[512];
@@ -616,10 +613,10 @@ static void test_space_file_errors(void **state) {
   expect_error("calhost-search-space 1\nspace s\n", 3, "no param line");
   /* a missing file names the file */
   char err[256];
-  calhost_space s;
-  assert_int_equal(calhost_space_load("/nonexistent/x.space", &s, err, sizeof err), -1);
+  search_space_file s;
+  assert_int_equal(search_space_load("/nonexistent/x.space", &s, err, sizeof err), -1);
   assert_non_null(strstr(err, "/nonexistent/x.space: "));
-  calhost_space_free(&s);
+  search_space_free(&s);
   /* and a good minimal file loads, without a trailing newline */
   snprintf(buf, sizeof buf, "%sconfig 3 5 0 0 0 -\nconfig 1 - 0 0 0 - it  failed", head);
   char path[128];
@@ -627,15 +624,15 @@ static void test_space_file_errors(void **state) {
   FILE *f = fopen(path, "w");
   fputs(buf, f);
   fclose(f);
-  assert_int_equal(calhost_space_load(path, &s, err, sizeof err), 0);
+  assert_int_equal(search_space_load(path, &s, err, sizeof err), 0);
   assert_int_equal(s.entry_count, 2);
   assert_string_equal(s.entries[1].reason, "it  failed");
   assert_null(s.entries[0].policy);
-  calhost_space_free(&s);
+  search_space_free(&s);
 }
 
 /* Every recording kept in the repository loads and replays. */
-static void test_recorded_spaces_load(void **state) {
+static void every_recording_in_the_repository_loads_and_replays(void **state) {
   (void)state;
   const char *src = getenv("CALHOST_SOURCE_DIR");
   if (!src)
@@ -646,51 +643,51 @@ static void test_recorded_spaces_load(void **state) {
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/tests/bench/search/spaces/%s.space", src, names[i]);
-    calhost_space s;
-    if (calhost_space_load(path, &s, err, sizeof err) != 0)
+    search_space_file s;
+    if (search_space_load(path, &s, err, sizeof err) != 0)
       fail_msg("%s", err);
     assert_string_equal(s.name, names[i]);
     assert_int_equal(s.param_count, 5);
     assert_true(s.entry_count >= 100);
-    assert_true(isfinite(calhost_space_best(&s)));
-    calhost_space_replay rp;
-    calhost_search_space sp;
-    calhost_search_options o;
-    calhost_search_result r;
-    assert_int_equal(calhost_space_replay_init(&s, 1, &rp, &sp), 0);
-    calhost_search_options_init(&o);
+    assert_true(isfinite(search_space_best(&s)));
+    search_space_replay rp;
+    search_space sp;
+    search_options o;
+    search_result r;
+    assert_int_equal(search_space_replay_init(&s, 1, &rp, &sp), 0);
+    search_options_init(&o);
     o.max_evaluations = 20;
-    o.clock = calhost_space_replay_clock;
+    o.clock = search_space_replay_clock;
     o.clock_user = &rp;
-    assert_int_equal(calhost_search_run(&sp, &o, &r), 0);
+    assert_int_equal(search_run(&sp, &o, &r), 0);
     assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
     assert_int_equal(r.evaluations, 20);
-    assert_true(r.found && r.best_cost >= calhost_space_best(&s));
+    assert_true(r.found && r.best_cost >= search_space_best(&s));
     assert_true(r.seconds > 0 && r.seconds == rp.clock);
-    calhost_search_result_free(&r);
-    calhost_space_replay_free(&rp);
-    calhost_space_free(&s);
+    search_result_free(&r);
+    search_space_replay_free(&rp);
+    search_space_free(&s);
   }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_count_valid),
-      cmocka_unit_test(test_each_strategy_finds_known_optimum),
-      cmocka_unit_test(test_never_twice_and_validity),
-      cmocka_unit_test(test_budget_evaluations),
-      cmocka_unit_test(test_budget_seconds_injected_clock),
-      cmocka_unit_test(test_deterministic_for_a_seed),
-      cmocka_unit_test(test_target_and_caller_stop),
-      cmocka_unit_test(test_rejected_never_wins),
-      cmocka_unit_test(test_invalid_spaces_and_names),
-      cmocka_unit_test(test_rigor_mapping),
-      cmocka_unit_test(test_numbered_candidates),
-      cmocka_unit_test(test_plausible_order),
-      cmocka_unit_test(test_space_round_trip),
-      cmocka_unit_test(test_replay_deterministic),
-      cmocka_unit_test(test_space_file_errors),
-      cmocka_unit_test(test_recorded_spaces_load),
+      cmocka_unit_test(count_valid_skips_invalid_points_and_gives_up_over_the_limit),
+      cmocka_unit_test(each_strategy_finds_the_known_optimum),
+      cmocka_unit_test(no_strategy_evaluates_twice_or_proposes_an_invalid_point),
+      cmocka_unit_test(every_strategy_stops_at_its_evaluation_budget),
+      cmocka_unit_test(a_seconds_budget_stops_the_search_on_the_injected_clock),
+      cmocka_unit_test(the_same_seed_gives_the_same_search),
+      cmocka_unit_test(the_search_stops_at_its_target_or_when_the_caller_says_stop),
+      cmocka_unit_test(a_rejected_candidate_never_wins),
+      cmocka_unit_test(bad_spaces_and_strategy_names_are_refused_with_a_message),
+      cmocka_unit_test(each_rigor_maps_to_its_documented_strategy_and_budget),
+      cmocka_unit_test(numbered_candidates_search_as_one_ordered_parameter),
+      cmocka_unit_test(searches_start_from_the_plausible_order),
+      cmocka_unit_test(a_recorded_space_reads_back_as_written),
+      cmocka_unit_test(replay_is_deterministic_for_a_seed),
+      cmocka_unit_test(malformed_space_files_are_refused_with_path_and_line),
+      cmocka_unit_test(every_recording_in_the_repository_loads_and_replays),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
 }

@@ -76,7 +76,7 @@ static const char *lookup_policy(calstore *s, const calstore_lookup_options *o,
 
 /* ---- refusals ------------------------------------------------------------ */
 
-static void test_bad_keys_refused(void **state) {
+static void bad_keys_are_refused(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_key k;
@@ -114,7 +114,7 @@ static void test_bad_keys_refused(void **state) {
   calstore_close(&s); /* NULL-safe */
 }
 
-static void test_unrepresentable_values_refused(void **state) {
+static void unrepresentable_values_are_refused(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_error err = {0};
@@ -168,7 +168,7 @@ static void test_unrepresentable_values_refused(void **state) {
   calstore_close(&s);
 }
 
-static void test_serializer_once_and_validator(void **state) {
+static void store_serializes_once_and_runs_the_validator(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_error err = {0};
@@ -223,7 +223,7 @@ static int collect(void *user, const calstore_profile *p) {
   return 0;
 }
 
-static void test_round_trip_instances(void **state) {
+static void profiles_round_trip_between_instances(void **state) {
   fixture *f = *state;
   calstore *a = tu_open(f->path, NULL);
   calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
@@ -281,7 +281,7 @@ static int stop_at_first(void *user, const calstore_profile *p) {
   return 1;
 }
 
-static void test_round_trip_processes(void **state) {
+static void profiles_round_trip_between_processes(void **state) {
   fixture *f = *state;
   pid_t pid = fork();
   assert_true(pid >= 0);
@@ -327,7 +327,7 @@ static void fill_four(calstore *s) {
   assert_int_equal(tu_override(s, &k, "exact override"), CALSTORE_OK);
 }
 
-static void test_precedence(void **state) {
+static void lookup_follows_the_four_level_precedence(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   fill_four(s);
@@ -360,7 +360,7 @@ static void test_precedence(void **state) {
   calstore_close(&s);
 }
 
-static void test_force_portable_over_exact_override(void **state) {
+static void force_portable_wins_over_an_exact_override(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   fill_four(s);
@@ -381,7 +381,7 @@ static void test_force_portable_over_exact_override(void **state) {
   calstore_close(&s);
 }
 
-static void test_validator_falls_through_to_portable(void **state) {
+static void validator_rejection_falls_through_to_portable(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_key k = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
@@ -418,7 +418,7 @@ static const calstore_rejection *find_rejection(const calstore_lookup_result *r,
   return NULL;
 }
 
-static void test_rejection_reasons(void **state) {
+static void each_rejected_level_gives_its_reason(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_key k;
@@ -475,7 +475,7 @@ static void test_rejection_reasons(void **state) {
   calstore_lookup_result_free(&r);
 }
 
-static void test_select_fast_path(void **state) {
+static void select_fast_path_agrees_with_the_full_lookup(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   fill_four(s);
@@ -501,7 +501,7 @@ static void test_select_fast_path(void **state) {
 
 /* ---- invalidation ---------------------------------------------------------- */
 
-static void test_invalidate(void **state) {
+static void invalidate_removes_the_named_profiles(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_key k;
@@ -531,7 +531,7 @@ static void test_invalidate(void **state) {
 
 /* ---- batches ----------------------------------------------------------------- */
 
-static void test_batch(void **state) {
+static void a_batch_commits_all_or_nothing(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_batch *b = NULL;
@@ -589,7 +589,7 @@ static void test_batch(void **state) {
 
 /* ---- disabled persistence ---------------------------------------------------- */
 
-static void test_disabled_persistence(void **state) {
+static void disabled_persistence_keeps_profiles_in_memory_only(void **state) {
   fixture *f = *state;
   char *sub = tu_path(f->dir, "never/created");
   char *path = tu_path(sub, "profiles.txt");
@@ -642,7 +642,7 @@ static void test_disabled_persistence(void **state) {
 
 /* ---- default path ------------------------------------------------------------ */
 
-static void test_default_path(void **state) {
+static void default_path_follows_xdg_cache_home(void **state) {
   (void)state;
   char buf[512];
   const char *old_xdg = getenv("XDG_CACHE_HOME"), *old_home = getenv("HOME");
@@ -694,7 +694,7 @@ static void test_default_path(void **state) {
   free(sh);
 }
 
-static void test_misuse_never_aborts(void **state) {
+static void misuse_never_aborts(void **state) {
   (void)state;
   calstore_error err = {0};
   assert_int_equal(calstore_open(NULL, NULL, &err), CALSTORE_INVALID_ARGUMENT);
@@ -720,7 +720,7 @@ static void test_misuse_never_aborts(void **state) {
 
 /* calstore_get: one identity (structure in any order), both sources, the
  * level it would have in a lookup; NOT_FOUND and bad keys. */
-static void test_get_by_key_and_source(void **state) {
+static void get_finds_one_profile_by_key_and_source(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_property st[] = {{"n", "64"}, {"dtype", "f32"}};
@@ -759,7 +759,7 @@ static void test_get_by_key_and_source(void **state) {
   calstore_close(&s);
 }
 
-static void test_version_and_names(void **state) {
+static void version_and_names_match_the_header(void **state) {
   (void)state;
   uint32_t number = 0;
   const char *v = calstore_version(&number);
@@ -795,7 +795,7 @@ static void test_version_and_names(void **state) {
 /* struct_size: the first version's fields end with persistence_enabled; a
  * size that does not cover it is refused, an old caller's size (without
  * the appended fields) gets their defaults. */
-static void test_options_struct_size(void **state) {
+static void a_short_options_struct_is_refused(void **state) {
   fixture *f = *state;
   calstore_options o;
   calstore_options_init(&o);
@@ -820,7 +820,7 @@ static void test_options_struct_size(void **state) {
 
 /* CALSTORE_OPEN_NO_THREADS: a file large enough for the parallel loader
  * loads to the same profiles in the calling thread. */
-static void test_no_threads_loads_the_same(void **state) {
+static void no_threads_loads_the_same(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   calstore_batch *b = NULL;
@@ -855,25 +855,29 @@ static void test_no_threads_loads_the_same(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_bad_keys_refused, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_unrepresentable_values_refused, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_serializer_once_and_validator, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_round_trip_instances, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_round_trip_processes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_precedence, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_force_portable_over_exact_override, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_validator_falls_through_to_portable, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_rejection_reasons, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_select_fast_path, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_invalidate, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_disabled_persistence, setup, teardown),
-      cmocka_unit_test(test_default_path),
-      cmocka_unit_test_setup_teardown(test_get_by_key_and_source, setup, teardown),
-      cmocka_unit_test(test_version_and_names),
-      cmocka_unit_test_setup_teardown(test_options_struct_size, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_no_threads_loads_the_same, setup, teardown),
-      cmocka_unit_test(test_misuse_never_aborts),
+      cmocka_unit_test_setup_teardown(bad_keys_are_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(unrepresentable_values_are_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(store_serializes_once_and_runs_the_validator, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(profiles_round_trip_between_instances, setup, teardown),
+      cmocka_unit_test_setup_teardown(profiles_round_trip_between_processes, setup, teardown),
+      cmocka_unit_test_setup_teardown(lookup_follows_the_four_level_precedence, setup, teardown),
+      cmocka_unit_test_setup_teardown(force_portable_wins_over_an_exact_override, setup, teardown),
+      cmocka_unit_test_setup_teardown(validator_rejection_falls_through_to_portable, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(each_rejected_level_gives_its_reason, setup, teardown),
+      cmocka_unit_test_setup_teardown(select_fast_path_agrees_with_the_full_lookup, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(invalidate_removes_the_named_profiles, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_batch_commits_all_or_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(disabled_persistence_keeps_profiles_in_memory_only, setup,
+                                      teardown),
+      cmocka_unit_test(default_path_follows_xdg_cache_home),
+      cmocka_unit_test_setup_teardown(get_finds_one_profile_by_key_and_source, setup, teardown),
+      cmocka_unit_test(version_and_names_match_the_header),
+      cmocka_unit_test_setup_teardown(a_short_options_struct_is_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(no_threads_loads_the_same, setup, teardown),
+      cmocka_unit_test(misuse_never_aborts),
   };
   return cmocka_run_group_tests_name("store_api", tests, NULL, NULL);
 }

@@ -89,7 +89,7 @@ static void check_all(const char *path, calstore *mem) {
   calstore_close(&s);
 }
 
-static void test_threads_shared_handle(void **state) {
+static void threads_sharing_a_handle_lose_no_write(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *path = tu_path(dir, "profiles.txt");
   calstore *s = tu_open(path, NULL);
@@ -116,7 +116,7 @@ static void test_threads_shared_handle(void **state) {
   free(path);
 }
 
-static void test_threads_own_handles(void **state) {
+static void threads_with_their_own_handles_lose_no_write(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *path = tu_path(dir, "profiles.txt");
   pthread_t t[WRITERS];
@@ -135,7 +135,7 @@ static void test_threads_own_handles(void **state) {
   free(path);
 }
 
-static void test_processes(void **state) {
+static void processes_writing_at_once_lose_no_write(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *path = tu_path(dir, "profiles.txt");
   pid_t pids[WRITERS];
@@ -185,7 +185,7 @@ static int store_in_child(const char *path, const calstore_key *k, const char *p
  * the other writer's profile (the decision is the commit's, against the
  * file reloaded under the lock); an unconditional put replaces it; a
  * conditional put of a key nobody wrote is written. */
-static void test_put_if_absent_decided_at_commit(void **state) {
+static void put_if_absent_is_decided_at_commit(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *path = tu_path(dir, "profiles.txt");
   calstore *s = tu_open(path, NULL);
@@ -270,10 +270,10 @@ static void test_put_if_absent_decided_at_commit(void **state) {
 int main(void) {
   g_per_writer = (int)tu_iterations(20, 4);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_threads_shared_handle),
-      cmocka_unit_test(test_threads_own_handles),
-      cmocka_unit_test(test_processes),
-      cmocka_unit_test(test_put_if_absent_decided_at_commit),
+      cmocka_unit_test(threads_sharing_a_handle_lose_no_write),
+      cmocka_unit_test(threads_with_their_own_handles_lose_no_write),
+      cmocka_unit_test(processes_writing_at_once_lose_no_write),
+      cmocka_unit_test(put_if_absent_is_decided_at_commit),
   };
   return cmocka_run_group_tests_name("store_concurrency", tests, NULL, NULL);
 }

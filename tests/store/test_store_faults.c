@@ -81,7 +81,7 @@ static void expect_failure(fixture *f, const char *fault, calstore_status want, 
   f->before = tu_read(f->path, NULL);
 }
 
-static void test_write_faults(void **state) {
+static void each_failing_write_step_reports_and_keeps_the_store(void **state) {
   fixture *f = *state;
   expect_failure(f, "fsync:EIO", CALSTORE_WRITE_FAILED, "Input/output error");
   expect_failure(f, "write:ENOSPC", CALSTORE_WRITE_FAILED, "No space left on device");
@@ -99,7 +99,7 @@ static void test_write_faults(void **state) {
   assert_int_equal(calstore_count(f->s), 1);
 }
 
-static void test_batch_fault_all_or_nothing(void **state) {
+static void a_failing_batch_commit_changes_nothing(void **state) {
   fixture *f = *state;
   calstore_batch *b = NULL;
   assert_int_equal(calstore_batch_begin(f->s, &b, NULL), CALSTORE_OK);
@@ -143,7 +143,7 @@ static void crash_child(fixture *f, const char *step) {
   assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
-static void test_crash_mid_write(void **state) {
+static void a_crash_mid_write_leaves_the_store_intact(void **state) {
   fixture *f = *state;
   crash_child(f, "crash_after:write");
   char *now = tu_read(f->path, NULL);
@@ -171,9 +171,10 @@ static void test_crash_mid_write(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_write_faults, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_batch_fault_all_or_nothing, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_crash_mid_write, setup, teardown),
+      cmocka_unit_test_setup_teardown(each_failing_write_step_reports_and_keeps_the_store, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_failing_batch_commit_changes_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_crash_mid_write_leaves_the_store_intact, setup, teardown),
   };
   return cmocka_run_group_tests_name("store_faults", tests, NULL, NULL);
 }

@@ -137,7 +137,7 @@ static int check_vector(const char *name, calstore_status expect, size_t want, c
 }
 
 /* Every line of expected.tsv; every failing vector is listed. */
-static void test_all_vectors(void **state) {
+static void every_format_vector_gives_its_expected_result(void **state) {
   (void)state;
   char tsv[PATH_MAX + 32];
   snprintf(tsv, sizeof tsv, "%s/expected.tsv", vec_dir);
@@ -173,7 +173,7 @@ static unsigned first_line_of(const char *vector, calstore_status *st) {
 }
 
 /* Diagnostics name the offending line. */
-static void test_vector_line_numbers(void **state) {
+static void vector_errors_name_the_line(void **state) {
   (void)state;
   static const struct {
     const char *file;
@@ -217,7 +217,7 @@ static int count_visits(void *user, const calstore_profile *p) {
   return 0;
 }
 
-static void test_all_diagnostics_reported(void **state) {
+static void every_diagnostic_of_a_file_is_reported(void **state) {
   (void)state;
   const char *text = HDR REC("a", "0") REC("b", "4") REC("c", "x") REC("d", "2");
   diags d = {0};
@@ -248,7 +248,7 @@ static void expect_bad(const char *text, unsigned line) {
              d.first_line, d.first_msg, line, text);
 }
 
-static void test_grammar_edges(void **state) {
+static void malformed_records_are_refused_at_their_line(void **state) {
   (void)state;
   expect_bad(HDR "profile exact calibrated extra\n", 2);
   expect_bad(HDR "profile exact\n", 2);
@@ -312,7 +312,7 @@ static int capture_first(void *user, const calstore_profile *p) {
   return 1;
 }
 
-static void test_escapes_and_values(void **state) {
+static void escapes_and_values_read_exactly(void **state) {
   (void)state;
   char path[PATH_MAX + 300];
   snprintf(path, sizeof path, "%s/ok_escapes.txt", vec_dir);
@@ -442,7 +442,8 @@ static void check_blanks(const loaded *l) {
 
 /* Each row of the table: its vector, what calhost does with it (loaded
  * profiles checked by `check`, or the refusal's line and message). The
- * canonical rewrite of each loading vector is checked by test_all_vectors. */
+ * canonical rewrite of each loading vector is checked by
+ * every_format_vector_gives_its_expected_result. */
 static const struct deviation {
   const char *vector;
   void (*check)(const loaded *l); /* NULL: refused */
@@ -473,7 +474,7 @@ static const struct deviation {
     {"ok_vt_ff_lines.txt", check_one, 0, NULL},
 };
 
-static void test_reference_deviations(void **state) {
+static void each_reference_deviation_behaves_as_documented(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof deviations / sizeof deviations[0]; i++) {
     const struct deviation *d = &deviations[i];
@@ -499,7 +500,7 @@ static void test_reference_deviations(void **state) {
 
 /* The README's table names exactly the vectors above, and its calhost
  * column says "loads" or "malformed" as they do. */
-static void test_deviation_table_is_documented(void **state) {
+static void deviation_table_is_documented(void **state) {
   (void)state;
   const char *src = getenv("CALHOST_SOURCE_DIR");
   char path[PATH_MAX + 64];
@@ -538,7 +539,9 @@ static void test_deviation_table_is_documented(void **state) {
       while (j < n && strcmp(deviations[j].vector, name))
         j++;
       if (j == n)
-        fail_msg("README names %s, which test_reference_deviations does not check", name);
+        fail_msg(
+            "README names %s, which each_reference_deviation_behaves_as_documented does not check",
+            name);
       if ((deviations[j].check != NULL) != loads)
         fail_msg("README says %s for %s", loads ? "loads" : "malformed", name);
       seen[j] = 1;
@@ -559,7 +562,7 @@ static void test_deviation_table_is_documented(void **state) {
 
 /* A commit rewrites every record it keeps; those of a hand-edited file come
  * out canonical (the file's own text is reused only when it is canonical). */
-static void test_commit_rewrites_kept_records_canonically(void **state) {
+static void commit_rewrites_kept_records_canonically(void **state) {
   (void)state;
   static const char *files[] = {"ok_tabs.txt", "ok_blanks_cr.txt", "ok_blanks_mixed.txt",
                                 "ok_field_order.txt", "ok_number_forms.txt"};
@@ -599,7 +602,7 @@ static void test_commit_rewrites_kept_records_canonically(void **state) {
 
 /* CRLF line ends read like LF ones (the reference reads with operator>>);
  * the rewrite is canonical LF. */
-static void test_crlf(void **state) {
+static void crlf_line_ends_read_like_lf_and_rewrite_as_lf(void **state) {
   (void)state;
   char path[PATH_MAX + 300], canon[PATH_MAX + 300];
   snprintf(path, sizeof path, "%s/ok_mixed_sources.txt", vec_dir);
@@ -634,7 +637,7 @@ static void test_crlf(void **state) {
 }
 
 /* A file that does not exist / cannot be read. */
-static void test_missing_and_unreadable(void **state) {
+static void missing_and_unreadable_files_give_their_own_status(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
   char *p = tu_path(dir, "absent.txt");
@@ -647,7 +650,7 @@ static void test_missing_and_unreadable(void **state) {
   free(dir);
 }
 
-static void test_status_and_reason_words(void **state) {
+static void status_and_reason_names_are_stable_words(void **state) {
   (void)state;
   assert_string_equal(calstore_status_name(CALSTORE_OK), "ok");
   assert_string_equal(calstore_status_name(CALSTORE_UNSUPPORTED_VERSION), "unsupported_version");
@@ -700,7 +703,7 @@ static char *big_text(int with_comments, size_t *len, unsigned *lines_before) {
   return t;
 }
 
-static void test_large_file_round_trip(void **state) {
+static void a_large_file_round_trips_and_noncanonical_text_is_rewritten(void **state) {
   (void)state;
   size_t len, clen;
   char *canon = big_text(0, &clen, NULL);
@@ -748,7 +751,7 @@ static void test_large_file_round_trip(void **state) {
   free(tabbed);
 }
 
-static void test_large_file_errors_have_exact_lines(void **state) {
+static void large_file_errors_have_exact_lines(void **state) {
   (void)state;
   size_t len;
   unsigned *starts = malloc(BIG_RECORDS * sizeof *starts);
@@ -795,19 +798,19 @@ static void test_large_file_errors_have_exact_lines(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_all_vectors),
-      cmocka_unit_test(test_vector_line_numbers),
-      cmocka_unit_test(test_all_diagnostics_reported),
-      cmocka_unit_test(test_grammar_edges),
-      cmocka_unit_test(test_escapes_and_values),
-      cmocka_unit_test(test_reference_deviations),
-      cmocka_unit_test(test_deviation_table_is_documented),
-      cmocka_unit_test(test_commit_rewrites_kept_records_canonically),
-      cmocka_unit_test(test_crlf),
-      cmocka_unit_test(test_missing_and_unreadable),
-      cmocka_unit_test(test_status_and_reason_words),
-      cmocka_unit_test(test_large_file_round_trip),
-      cmocka_unit_test(test_large_file_errors_have_exact_lines),
+      cmocka_unit_test(every_format_vector_gives_its_expected_result),
+      cmocka_unit_test(vector_errors_name_the_line),
+      cmocka_unit_test(every_diagnostic_of_a_file_is_reported),
+      cmocka_unit_test(malformed_records_are_refused_at_their_line),
+      cmocka_unit_test(escapes_and_values_read_exactly),
+      cmocka_unit_test(each_reference_deviation_behaves_as_documented),
+      cmocka_unit_test(deviation_table_is_documented),
+      cmocka_unit_test(commit_rewrites_kept_records_canonically),
+      cmocka_unit_test(crlf_line_ends_read_like_lf_and_rewrite_as_lf),
+      cmocka_unit_test(missing_and_unreadable_files_give_their_own_status),
+      cmocka_unit_test(status_and_reason_names_are_stable_words),
+      cmocka_unit_test(a_large_file_round_trips_and_noncanonical_text_is_rewritten),
+      cmocka_unit_test(large_file_errors_have_exact_lines),
   };
   return cmocka_run_group_tests_name("store_format", tests, setup, NULL);
 }

@@ -34,7 +34,7 @@ static void check(double v) {
     fail_msg("%%.17g of %a: fast '%s', printf '%s'", v, a, b);
 }
 
-static void test_format_double_matches_printf(void **state) {
+static void format_double_matches_printf(void **state) {
   (void)state;
   static const double fixed[] = {0.0,
                                  -0.0,
@@ -82,7 +82,7 @@ static void check_parse(const char *text) {
     fail_msg("'%s': fast %a, strtod %a", text, fast, slow);
 }
 
-static void test_parse_decimal_matches_strtod(void **state) {
+static void parse_decimal_matches_strtod(void **state) {
   (void)state;
   static const char *fixed[] = {"0",
                                 "-0",
@@ -133,7 +133,7 @@ static void test_parse_decimal_matches_strtod(void **state) {
   }
 }
 
-static void test_index_churn(void **state) {
+static void index_stays_consistent_under_insert_and_delete_churn(void **state) {
   (void)state;
   cs_set *set = cs_set_new();
   char digest[32];
@@ -174,7 +174,7 @@ static void test_index_churn(void **state) {
 
 /* The parser keeps a record's own text only when it is exactly what the
  * writer renders; every variant below must end up with canonical text. */
-static void test_cached_text_is_canonical(void **state) {
+static void cached_text_is_canonical(void **state) {
   (void)state;
   static const char *variants[] = {
       "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
@@ -223,7 +223,7 @@ static void test_cached_text_is_canonical(void **state) {
 
 /* cs_grow, the store's one grow rule: first capacity, doubling to what is
  * needed, contents kept, and nothing lost when the size overflows. */
-static void test_grow_keeps_items_and_refuses_overflow(void **state) {
+static void grow_keeps_items_and_refuses_overflow(void **state) {
   (void)state;
   size_t cap = 0;
   int *v = cs_grow(NULL, 1, &cap, sizeof *v, 8);
@@ -248,11 +248,11 @@ static void test_grow_keeps_items_and_refuses_overflow(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_grow_keeps_items_and_refuses_overflow),
-      cmocka_unit_test(test_format_double_matches_printf),
-      cmocka_unit_test(test_parse_decimal_matches_strtod),
-      cmocka_unit_test(test_index_churn),
-      cmocka_unit_test(test_cached_text_is_canonical),
+      cmocka_unit_test(grow_keeps_items_and_refuses_overflow),
+      cmocka_unit_test(format_double_matches_printf),
+      cmocka_unit_test(parse_decimal_matches_strtod),
+      cmocka_unit_test(index_stays_consistent_under_insert_and_delete_churn),
+      cmocka_unit_test(cached_text_is_canonical),
   };
   return cmocka_run_group_tests_name("store_internal", tests, NULL, NULL);
 }

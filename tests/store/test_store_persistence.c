@@ -55,7 +55,7 @@ static int teardown(void **state) {
 #define BAD_LINE5                                                                                  \
   HDR "profile exact calibrated\nbackend \"gpu\"\noperator \"MatMul\"\nimplementation 3\n"
 
-static void test_malformed_file_reported_and_kept(void **state) {
+static void malformed_file_is_reported_and_kept(void **state) {
   fixture *f = *state;
   tu_write(f->path, BAD_LINE5);
   calstore_options o;
@@ -94,7 +94,7 @@ static void test_malformed_file_reported_and_kept(void **state) {
   calstore_close(&s);
 }
 
-static void test_reload_failure_keeps_snapshot(void **state) {
+static void reload_failure_keeps_the_snapshot(void **state) {
   fixture *f = *state;
   tu_write(f->path, GOOD);
   calstore *s = tu_open(f->path, NULL);
@@ -126,7 +126,7 @@ static void test_reload_failure_keeps_snapshot(void **state) {
   calstore_close(&s);
 }
 
-static void test_stray_tmp_never_replaces_store(void **state) {
+static void stray_tmp_never_replaces_the_store(void **state) {
   fixture *f = *state;
   tu_write(f->path, GOOD);
   /* an interrupted writer left a complete-looking temp with other content */
@@ -149,7 +149,7 @@ static void test_stray_tmp_never_replaces_store(void **state) {
   calstore_close(&s);
 }
 
-static void test_planted_tmp_symlink_not_followed(void **state) {
+static void planted_tmp_symlink_is_not_followed(void **state) {
   fixture *f = *state;
   char *victim = tu_path(f->dir, "victim.txt");
   tu_write(victim, "precious\n");
@@ -174,7 +174,7 @@ static void test_planted_tmp_symlink_not_followed(void **state) {
   free(victim);
 }
 
-static void test_modes(void **state) {
+static void new_stores_get_private_modes_and_opening_writes_nothing(void **state) {
   fixture *f = *state;
   char *nested = tu_path(f->dir, "a/b/profiles.txt");
   calstore *s = tu_open(nested, NULL);
@@ -201,7 +201,7 @@ static void test_modes(void **state) {
   free(nested);
 }
 
-static void test_unreadable_and_unwritable(void **state) {
+static void unreadable_and_unwritable_paths_are_reported(void **state) {
   fixture *f = *state;
   /* the store path is a directory: unreadable */
   char *d = tu_path(f->dir, "adir");
@@ -251,7 +251,7 @@ static void test_unreadable_and_unwritable(void **state) {
 }
 
 /* A writer reloads a file changed behind its back, even one of the same size. */
-static void test_external_change_merged(void **state) {
+static void an_external_change_is_merged_at_commit(void **state) {
   fixture *f = *state;
   calstore *a = tu_open(f->path, NULL);
   calstore_key k1 = tu_exact("gpu", "3", "d1", "p", 8);
@@ -278,7 +278,7 @@ static void test_external_change_merged(void **state) {
 /* A rewrite keeps the file's permission bits and, where the writer may set
  * them (here as root), its owner and group; a deployment reading the store
  * as another user keeps reading it after a calibrate. */
-static void test_commit_keeps_mode_and_owner(void **state) {
+static void commit_keeps_mode_and_owner(void **state) {
   fixture *f = *state;
   static const mode_t modes[] = {0644, 0664, 0640, 0600};
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
@@ -310,7 +310,7 @@ static void test_commit_keeps_mode_and_owner(void **state) {
 
 /* --store link.txt (link -> shared.txt): the link is resolved once at open;
  * the real file is read, locked and replaced, the link stays a link. */
-static void test_symlinked_store_follows_the_link(void **state) {
+static void symlinked_store_follows_the_link(void **state) {
   fixture *f = *state;
   char *shared = tu_path(f->dir, "shared.txt"), *link1 = tu_path(f->dir, "link.txt"),
        *link2 = tu_path(f->dir, "link2.txt"), *shared_lock = tu_path(f->dir, "shared.txt.lock"),
@@ -383,7 +383,7 @@ static void collect_message(void *user, calstore_status status, unsigned line,
 /* A FIFO as the store or as a file to read is refused at once (opening it
  * used to wait for a writer for ever). alarm() fails the test instead of
  * hanging it. */
-static void test_fifo_refused_without_blocking(void **state) {
+static void fifo_is_refused_without_blocking(void **state) {
   fixture *f = *state;
   assert_int_equal(mkfifo(f->path, 0600), 0);
   alarm(20);
@@ -423,7 +423,7 @@ static void test_fifo_refused_without_blocking(void **state) {
 
 /* export OUT writes through a unique temporary file: an unrelated OUT.tmp
  * is never deleted nor overwritten, and nothing is left behind. */
-static void test_export_leaves_other_files_alone(void **state) {
+static void export_leaves_other_files_alone(void **state) {
   fixture *f = *state;
   tu_write(f->path, GOOD);
   char *out = tu_path(f->dir, "out.txt"), *out_tmp = tu_path(f->dir, "out.txt.tmp");
@@ -466,7 +466,7 @@ static void test_export_leaves_other_files_alone(void **state) {
 /* Under a file size limit (ulimit -f) with SIGXFSZ ignored, a commit fails
  * with write_failed, "File too large" and the path; no temp file is left
  * and the store is unchanged. In a child: the limit is per process. */
-static void test_file_size_limit_reported(void **state) {
+static void file_size_limit_is_reported(void **state) {
   fixture *f = *state;
   tu_write(f->path, GOOD);
   pid_t pid = fork();
@@ -501,18 +501,20 @@ static void test_file_size_limit_reported(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_malformed_file_reported_and_kept, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_reload_failure_keeps_snapshot, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_stray_tmp_never_replaces_store, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_planted_tmp_symlink_not_followed, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_commit_keeps_mode_and_owner, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_symlinked_store_follows_the_link, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fifo_refused_without_blocking, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_export_leaves_other_files_alone, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_file_size_limit_reported, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_unreadable_and_unwritable, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_external_change_merged, setup, teardown),
+      cmocka_unit_test_setup_teardown(malformed_file_is_reported_and_kept, setup, teardown),
+      cmocka_unit_test_setup_teardown(reload_failure_keeps_the_snapshot, setup, teardown),
+      cmocka_unit_test_setup_teardown(stray_tmp_never_replaces_the_store, setup, teardown),
+      cmocka_unit_test_setup_teardown(planted_tmp_symlink_is_not_followed, setup, teardown),
+      cmocka_unit_test_setup_teardown(new_stores_get_private_modes_and_opening_writes_nothing,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(commit_keeps_mode_and_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(symlinked_store_follows_the_link, setup, teardown),
+      cmocka_unit_test_setup_teardown(fifo_is_refused_without_blocking, setup, teardown),
+      cmocka_unit_test_setup_teardown(export_leaves_other_files_alone, setup, teardown),
+      cmocka_unit_test_setup_teardown(file_size_limit_is_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(unreadable_and_unwritable_paths_are_reported, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(an_external_change_is_merged_at_commit, setup, teardown),
   };
   return cmocka_run_group_tests_name("store_persistence", tests, NULL, NULL);
 }

@@ -27,13 +27,13 @@
 enum { REC_NOTE = 1, REC_DONE = 99 };
 
 static void send(int fd, uint32_t type, uint64_t n) {
-  calhost_proto_buf b = {0};
-  calhost_proto_begin(&b, type);
-  calhost_proto_put_u64(&b, n);
-  calhost_proto_put_str(&b, "note");
-  calhost_proto_finish(&b);
-  calhost_proto_write(fd, &b);
-  calhost_proto_buf_free(&b);
+  isolate_proto_buf b = {0};
+  isolate_proto_begin(&b, type);
+  isolate_proto_put_u64(&b, n);
+  isolate_proto_put_str(&b, "note");
+  isolate_proto_finish(&b);
+  isolate_proto_write(fd, &b);
+  isolate_proto_buf_free(&b);
 }
 
 typedef struct seen {
@@ -41,13 +41,13 @@ typedef struct seen {
   uint64_t last, sum;
 } seen;
 
-static void on_record(void *user, const calhost_proto_msg *m) {
+static void on_record(void *user, const isolate_proto_msg *m) {
   seen *s = user;
-  calhost_proto_cursor c;
-  calhost_proto_cursor_init(&c, m);
+  isolate_proto_cursor c;
+  isolate_proto_cursor_init(&c, m);
   if (m->type == REC_NOTE) {
     s->notes++;
-    s->last = calhost_proto_get_u64(&c);
+    s->last = isolate_proto_get_u64(&c);
     s->sum += s->last;
   }
 }
@@ -101,27 +101,27 @@ static int child_chatty(void *user, int fd) {
 
 static int child_truncated(void *user, int fd) {
   (void)user;
-  calhost_proto_buf b = {0};
+  isolate_proto_buf b = {0};
   send(fd, REC_DONE, 0);
-  calhost_proto_begin(&b, REC_NOTE);
-  calhost_proto_put_str(&b, "never complete");
-  calhost_proto_finish(&b);
+  isolate_proto_begin(&b, REC_NOTE);
+  isolate_proto_put_str(&b, "never complete");
+  isolate_proto_finish(&b);
   write(fd, b.data, b.len - 3);
-  calhost_proto_buf_free(&b);
+  isolate_proto_buf_free(&b);
   return 0;
 }
 
-static calhost_isolate_options opts(double timeout) {
-  calhost_isolate_options o = {.timeout_seconds = timeout, .done_type = REC_DONE};
+static isolate_options opts(double timeout) {
+  isolate_options o = {.timeout_seconds = timeout, .done_type = REC_DONE};
   return o;
 }
 
 static void clean_child_delivers_every_record(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_good, NULL, on_record, &s, &out), 0);
+  assert_int_equal(isolate_run(&o, child_good, NULL, on_record, &s, &out), 0);
   assert_int_equal(out.end, CALHOST_CHILD_OK);
   assert_true(out.saw_done);
   assert_int_equal(s.notes, 3);
@@ -130,10 +130,10 @@ static void clean_child_delivers_every_record(void **state) {
 
 static void crash_is_reported_after_earlier_records(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_segv, NULL, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_segv, NULL, on_record, &s, &out), -1);
   /* crash signals are reset in the child: a signal even under ASan */
   assert_int_equal(out.end, CALHOST_CHILD_SIGNALED);
   assert_int_equal(out.signal, SIGSEGV);
@@ -155,10 +155,10 @@ static void parent_crash_handler_is_reset_in_the_child(void **state) {
   sa.sa_handler = exit_7;
   sigemptyset(&sa.sa_mask);
   assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  int rc = calhost_isolate_run(&o, child_segv, NULL, on_record, &s, &out);
+  int rc = isolate_run(&o, child_segv, NULL, on_record, &s, &out);
   sigaction(SIGSEGV, &old, NULL);
   assert_int_equal(rc, -1);
   assert_int_equal(out.end, CALHOST_CHILD_SIGNALED);
@@ -193,10 +193,10 @@ static void host_interrupt_handlers_are_reset_in_the_child(void **state) {
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < 3; i++)
     assert_int_equal(sigaction(sigs[i], &sa, &old[i]), 0);
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  int rc = calhost_isolate_run(&o, child_reports_dispositions, NULL, on_record, &s, &out);
+  int rc = isolate_run(&o, child_reports_dispositions, NULL, on_record, &s, &out);
   for (size_t i = 0; i < 3; i++)
     sigaction(sigs[i], &old[i], NULL);
   assert_int_equal(rc, 0);
@@ -214,10 +214,10 @@ static int child_writes_both(void *user, int fd) {
 
 static void stderr_and_buffered_stdout_are_captured(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
+  isolate_options o = opts(10);
   o.capture_stderr = 1;
-  calhost_child_outcome out;
-  assert_int_equal(calhost_isolate_run(&o, child_writes_both, NULL, NULL, NULL, &out), 0);
+  isolate_child_outcome out;
+  assert_int_equal(isolate_run(&o, child_writes_both, NULL, NULL, NULL, &out), 0);
   assert_string_equal(out.output, "left in the buffer");
   assert_string_equal(out.errors, "to stderr\n");
   assert_int_equal(out.errors_total, 10);
@@ -237,29 +237,29 @@ static int child_runs_a_program(void *user, int fd) {
  * record stream open (or write into it). */
 static void record_pipe_is_close_on_exec(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
   if (access("/proc/self/fd", F_OK) != 0)
     skip();
-  assert_int_equal(calhost_isolate_run(&o, child_runs_a_program, NULL, on_record, &s, &out), 0);
+  assert_int_equal(isolate_run(&o, child_runs_a_program, NULL, on_record, &s, &out), 0);
   assert_int_equal(s.notes, 1);
   assert_int_equal(s.last, 1); /* `test -e` failed: the descriptor was closed at exec */
 }
 
 static void signal_names(void **state) {
   (void)state;
-  assert_string_equal(calhost_signal_name(SIGSEGV), "SIGSEGV");
-  assert_string_equal(calhost_signal_name(SIGXFSZ), "SIGXFSZ");
-  assert_string_equal(calhost_signal_name(0), "signal");
+  assert_string_equal(isolate_signal_name(SIGSEGV), "SIGSEGV");
+  assert_string_equal(isolate_signal_name(SIGXFSZ), "SIGXFSZ");
+  assert_string_equal(isolate_signal_name(0), "signal");
 }
 
 static void abort_is_reported(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_abort, NULL, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_abort, NULL, on_record, &s, &out), -1);
   assert_int_equal(out.end, CALHOST_CHILD_SIGNALED);
   assert_int_equal(out.signal, SIGABRT);
   assert_non_null(strstr(out.message, "SIGABRT"));
@@ -268,10 +268,10 @@ static void abort_is_reported(void **state) {
 
 static void hang_is_killed_at_the_limit(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(0.3);
-  calhost_child_outcome out;
+  isolate_options o = opts(0.3);
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_hang, NULL, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_hang, NULL, on_record, &s, &out), -1);
   assert_int_equal(out.end, CALHOST_CHILD_TIMEOUT);
   assert_true(out.seconds >= 0.3 && out.seconds < 5);
   assert_non_null(strstr(out.message, "timed out"));
@@ -280,15 +280,15 @@ static void hang_is_killed_at_the_limit(void **state) {
 
 static void exit_before_done_is_reported(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
   int code = 0;
-  assert_int_equal(calhost_isolate_run(&o, child_exit, &code, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_exit, &code, on_record, &s, &out), -1);
   assert_int_equal(out.end, CALHOST_CHILD_EXITED);
   assert_int_equal(out.exit_code, 0);
   code = 3;
-  assert_int_equal(calhost_isolate_run(&o, child_exit, &code, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_exit, &code, on_record, &s, &out), -1);
   assert_int_equal(out.end, CALHOST_CHILD_EXITED);
   assert_int_equal(out.exit_code, 3);
   assert_non_null(strstr(out.message, "status 3"));
@@ -296,10 +296,10 @@ static void exit_before_done_is_reported(void **state) {
 
 static void stdout_garbage_is_captured_not_parsed(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_chatty, NULL, on_record, &s, &out), 0);
+  assert_int_equal(isolate_run(&o, child_chatty, NULL, on_record, &s, &out), 0);
   assert_int_equal(s.notes, 1);
   assert_int_equal(s.last, 7);
   assert_true(out.output_total > CALHOST_CHILD_OUTPUT_MAX);
@@ -309,10 +309,10 @@ static void stdout_garbage_is_captured_not_parsed(void **state) {
 
 static void truncated_stream_is_a_protocol_failure(void **state) {
   (void)state;
-  calhost_isolate_options o = opts(10);
-  calhost_child_outcome out;
+  isolate_options o = opts(10);
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_truncated, NULL, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_truncated, NULL, on_record, &s, &out), -1);
   assert_int_equal(out.end, CALHOST_CHILD_PROTOCOL);
   assert_true(out.truncated);
   assert_int_equal(s.notes, 0);
@@ -321,11 +321,11 @@ static void truncated_stream_is_a_protocol_failure(void **state) {
 static void cancel_flag_kills_the_child(void **state) {
   (void)state;
   volatile sig_atomic_t flag = 1;
-  calhost_isolate_options o = opts(30);
+  isolate_options o = opts(30);
   o.cancel_flag = &flag;
-  calhost_child_outcome out;
+  isolate_child_outcome out;
   seen s = {0};
-  assert_int_equal(calhost_isolate_run(&o, child_hang, NULL, on_record, &s, &out), -1);
+  assert_int_equal(isolate_run(&o, child_hang, NULL, on_record, &s, &out), -1);
   assert_int_equal(out.end, CALHOST_CHILD_CANCELLED);
   assert_true(out.seconds < 5);
 }

@@ -46,8 +46,8 @@ struct calhost_session {
 static char huge_policy[100 * 1024];
 
 static void spin_us(double us) {
-  double end = calhost_sweep_now() + us * 1e-6;
-  while (calhost_sweep_now() < end)
+  double end = sweep_now() + us * 1e-6;
+  while (sweep_now() < end)
     ;
 }
 
@@ -164,19 +164,19 @@ static void setup_fake(uint32_t count) {
   huge_policy[sizeof huge_policy - 1] = '\0';
 }
 
-static int run_sweep(calhost_rigor rigor, double deadline, calhost_sweep_result *r) {
+static int run_sweep(sweep_rigor rigor, double deadline, sweep_result *r) {
   make_vtable();
-  calhost_sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
-  calhost_rigor_params_init(rigor, 0, &req.params);
+  sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
+  sweep_rigor_params_init(rigor, 0, &req.params);
   req.params.min_sample_seconds = 0.0002; /* keep the test fast */
   req.params.warmup_samples = 0;
   req.deadline = deadline;
   req.hooks.candidate_start = on_start;
   req.hooks.is_cancelled = on_cancel;
-  return calhost_sweep_run(&req, r);
+  return sweep_run(&req, r);
 }
 
-static int rejected_with(const calhost_sweep_result *r, uint32_t index, const char *needle) {
+static int rejected_with(const sweep_result *r, uint32_t index, const char *needle) {
   for (size_t i = 0; i < r->rejection_count; i++)
     if (r->rejections[i].index == index && r->rejections[i].reason &&
         strstr(r->rejections[i].reason, needle))
@@ -194,7 +194,7 @@ static void exhaustive_picks_the_fastest_correct_candidate(void **state) {
   F.cost_us[5] = 10; /* fastest correct */
   F.invalid = 6;
   F.huge = 7;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_true(r.ok);
   assert_string_equal(r.winner_policy, "c=5");
@@ -214,7 +214,7 @@ static void exhaustive_picks_the_fastest_correct_candidate(void **state) {
   assert_float_equal(r.median_us, 10.0, 1e-9);
   assert_float_equal(r.speedup, 3.0, 1e-9); /* the default costs 30 */
   assert_float_equal(r.mad_us, 0.0, 1e-9);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void measure_prunes_clear_losers(void **state) {
@@ -223,31 +223,31 @@ static void measure_prunes_clear_losers(void **state) {
   F.cost_us[0] = 10;
   for (int i = 1; i < 10; i++)
     F.cost_us[i] = 80; /* 8x slower than the leader: clearly slower */
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_MEASURE, 0, &r), 0);
   assert_string_equal(r.winner_policy, "c=0");
   assert_int_equal(r.tried, 10);
   assert_true(r.pruned >= 8);
   assert_int_equal(r.rejected, 0);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
-static int run_search(calhost_rigor rigor, calhost_search_strategy strategy, uint32_t budget,
-                      calhost_sweep_hooks *hooks, calhost_sweep_result *r) {
+static int run_search(sweep_rigor rigor, search_strategy strategy, uint32_t budget,
+                      sweep_hooks *hooks, sweep_result *r) {
   make_vtable();
-  calhost_sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
-  calhost_rigor_params_init(rigor, 0, &req.params);
+  sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
+  sweep_rigor_params_init(rigor, 0, &req.params);
   req.params.min_sample_seconds = 0.0002;
   req.params.warmup_samples = 0;
   req.strategy = strategy;
   req.budget_evaluations = budget;
   if (hooks)
     req.hooks = *hooks;
-  return calhost_sweep_run(&req, r);
+  return sweep_run(&req, r);
 }
 
 /* Distinct candidate indices among r's candidates (the default excluded). */
-static uint32_t distinct_candidates(const calhost_sweep_result *r) {
+static uint32_t distinct_candidates(const sweep_result *r) {
   uint32_t n = 0;
   for (size_t i = 0; i < r->candidate_entries; i++) {
     uint32_t idx = r->candidates[i].index;
@@ -261,7 +261,7 @@ static uint32_t distinct_candidates(const calhost_sweep_result *r) {
 
 static void rigor_levels_map_onto_strategies_and_budgets(void **state) {
   (void)state;
-  calhost_sweep_result r;
+  sweep_result r;
   setup_fake(40);
   F.device_timing = 1;
   /* quick: 2% of 40, at least 8, with the default strategy for that share */
@@ -275,32 +275,32 @@ static void rigor_levels_map_onto_strategies_and_budgets(void **state) {
   assert_int_equal(r.budget_evaluations, 8);
   assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EVALUATIONS);
   assert_true(r.numbered);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* measure on a numbered list (no parameters to learn from): every
    * candidate, the engine pruning the clear losers (a described space gets
    * 10%, at least 32: described_parameters_are_searched_by_name) */
   assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
   assert_int_equal(r.evaluated, 40);
   assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* exhaustive: every candidate */
   assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
   assert_int_equal(r.evaluated, 40);
   assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
   assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EXHAUSTED);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* a space the quick budget covers is measured whole */
   setup_fake(6);
   F.device_timing = 1;
   assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
   assert_int_equal(r.evaluated, 6);
   assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void strategy_and_budget_override_the_rigor(void **state) {
   (void)state;
-  calhost_sweep_result r;
+  sweep_result r;
   setup_fake(40);
   F.device_timing = 1;
   F.cost_us[17] = 5; /* the optimum */
@@ -310,23 +310,23 @@ static void strategy_and_budget_override_the_rigor(void **state) {
   assert_int_equal(r.tried, 5);
   assert_int_equal(r.planned, 5);
   assert_int_equal(distinct_candidates(&r), 5);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* a budget alone: the default strategy for that budget */
   assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 6, NULL, &r), 0);
   assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
   assert_int_equal(r.evaluated, 6);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* a strategy alone: the rigor's budget */
   assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_LOCAL, 0, NULL, &r), 0);
   assert_int_equal(r.strategy, CALHOST_SEARCH_LOCAL);
   assert_int_equal(r.evaluated, 8);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* a budget above the space: the space, once each; the optimum found */
   assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_GENETIC, 1000, NULL, &r), 0);
   assert_int_equal(r.evaluated, 40);
   assert_int_equal(distinct_candidates(&r), 40);
   assert_int_equal(r.winner_index, 17);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static struct observed {
@@ -340,7 +340,7 @@ static struct observed {
   uint32_t best_index;
 } O;
 
-static void on_search_start(void *user, const calhost_sweep_search_info *info) {
+static void on_search_start(void *user, const sweep_search_info *info) {
   (void)user;
   O.starts++;
   O.numbered = info->numbered;
@@ -351,7 +351,7 @@ static void on_search_start(void *user, const calhost_sweep_search_info *info) {
   assert_int_equal(info->strategy, CALHOST_SEARCH_EXHAUSTIVE);
 }
 
-static void on_evaluated(void *user, const calhost_sweep_evaluation *ev) {
+static void on_evaluated(void *user, const sweep_evaluation *ev) {
   (void)user;
   O.evaluations++;
   assert_int_equal(ev->evaluation, O.last_evaluation + 1);
@@ -375,8 +375,8 @@ static void on_evaluated(void *user, const calhost_sweep_evaluation *ev) {
 
 static void every_evaluation_is_observed(void **state) {
   (void)state;
-  calhost_sweep_result r;
-  calhost_sweep_hooks h = {.search_start = on_search_start, .evaluated = on_evaluated};
+  sweep_result r;
+  sweep_hooks h = {.search_start = on_search_start, .evaluated = on_evaluated};
   memset(&O, 0, sizeof O);
   O.best = INFINITY;
   setup_fake(12);
@@ -395,19 +395,19 @@ static void every_evaluation_is_observed(void **state) {
   assert_int_equal(O.rejected, 2);
   assert_int_equal(O.best_index, 3);
   assert_int_equal(r.winner_index, 3);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void default_wins_when_nothing_beats_it(void **state) {
   (void)state;
   setup_fake(4);
   F.default_cost_us = 5;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_string_equal(r.winner_policy, "c=default");
   assert_int_equal(r.winner_index, CALHOST_SWEEP_DEFAULT_INDEX);
   assert_float_equal(r.speedup, 1.0, 1e-9);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void no_check_marks_unchecked_and_no_default_means_no_speedup(void **state) {
@@ -415,56 +415,56 @@ static void no_check_marks_unchecked_and_no_default_means_no_speedup(void **stat
   setup_fake(3);
   F.with_check = 0;
   F.with_default = 0;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_true(r.unchecked);
   assert_false(r.have_default);
   assert_float_equal(r.speedup, 0.0, 0);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void exhausted_budget_stops_enumeration(void **state) {
   (void)state;
   setup_fake(6);
-  calhost_sweep_result r;
+  sweep_result r;
   /* a deadline already past: only the default is measured */
-  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, calhost_sweep_now() - 1, &r), 0);
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, sweep_now() - 1, &r), 0);
   assert_true(r.budget_exhausted);
   assert_int_equal(r.budget_after, 0);
   assert_int_equal(r.tried, 0);
   assert_string_equal(r.winner_policy, "c=default");
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void exhausted_budget_without_default_is_a_failure(void **state) {
   (void)state;
   setup_fake(6);
   F.with_default = 0;
-  calhost_sweep_result r;
-  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, calhost_sweep_now() - 1, &r), -1);
+  sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, sweep_now() - 1, &r), -1);
   assert_false(r.ok);
   assert_non_null(strstr(r.error, "budget"));
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void cancellation_stops_the_sweep(void **state) {
   (void)state;
   setup_fake(6);
   F.cancel_after = 2;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), -1);
   assert_true(r.cancelled);
   assert_false(r.ok);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void every_candidate_is_announced_before_it_runs(void **state) {
   (void)state;
   setup_fake(5);
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_int_equal(F.starts, 6); /* default + 5 */
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 /* Without device_seconds the host times the runs itself: the result says
@@ -474,27 +474,27 @@ static void host_timing_is_used_without_device_seconds(void **state) {
   (void)state;
   setup_fake(3);
   F.device_timing = 0;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_true(r.ok);
   assert_false(r.device_timed);
   assert_int_equal(r.tried, 3);
   assert_true(r.median_us > 0);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void device_timings_are_used_when_reported(void **state) {
   (void)state;
   setup_fake(3);
   F.cost_us[1] = 7;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_true(r.device_timed);
   assert_string_equal(r.winner_policy, "c=1");
   assert_float_equal(r.median_us, 7.0, 1e-6);
   assert_float_equal(r.mad_us, 0.0, 1e-9);
   assert_false(r.noisy);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
@@ -502,11 +502,11 @@ static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
   setup_fake(1);
   F.wrong = 0;
   F.with_default = 0;
-  calhost_sweep_result r;
+  sweep_result r;
   assert_int_equal(run_sweep(CALHOST_RIGOR_MEASURE, 0, &r), -1);
   assert_int_equal(r.rejected, 1);
   assert_non_null(strstr(r.error, "no valid candidate"));
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
 }
 
 /* ---- a described parameter space (ABI 2) -------------------------------- */
@@ -560,26 +560,26 @@ static calhost_status f_policy_a(calhost_session *s, const char *p, size_t len, 
   return CALHOST_OK;
 }
 
-static int run_named(calhost_rigor rigor, calhost_search_strategy strategy, uint32_t budget,
-                     calhost_sweep_result *r) {
+static int run_named(sweep_rigor rigor, search_strategy strategy, uint32_t budget,
+                     sweep_result *r) {
   make_vtable();
   vt.abi_version = 2;
   vt.describe_space = f_describe;
   vt.assignment_valid = f_valid;
   vt.serialize_assignment = f_serialize_a;
   vt.policy_assignment = f_policy_a;
-  calhost_sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
-  calhost_rigor_params_init(rigor, 0, &req.params);
+  sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
+  sweep_rigor_params_init(rigor, 0, &req.params);
   req.params.min_sample_seconds = 0.0002;
   req.params.warmup_samples = 0;
   req.strategy = strategy;
   req.budget_evaluations = budget;
-  return calhost_sweep_run(&req, r);
+  return sweep_run(&req, r);
 }
 
 static void described_parameters_are_searched_by_name(void **state) {
   (void)state;
-  calhost_sweep_result r;
+  sweep_result r;
   setup_fake(4); /* 4 numbered candidates: c=0..3, the plausible order */
   F.device_timing = 1;
   for (int i = 0; i < 12; i++)
@@ -596,7 +596,7 @@ static void described_parameters_are_searched_by_name(void **state) {
   assert_string_equal(r.winner_policy, "c=7");
   for (size_t i = 0; i < r.candidate_entries; i++)
     assert_string_not_equal(r.candidates[i].policy, "c=11");
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* the plausible order: the default's assignment, then the numbered
    * candidates through policy_assignment */
   assert_int_equal(run_named(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_EXHAUSTIVE, 4, &r), 0);
@@ -607,14 +607,14 @@ static void described_parameters_are_searched_by_name(void **state) {
     if (r.candidates[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
       assert_string_equal(r.candidates[i].policy, order[k++]);
   assert_int_equal(k, 4);
-  calhost_sweep_result_free(&r);
+  sweep_result_free(&r);
   /* a budget: every strategy stays within it, valid and distinct */
   for (int st = CALHOST_SEARCH_RANDOM; st < CALHOST_SEARCH_STRATEGY_COUNT; st++) {
-    assert_int_equal(run_named(CALHOST_RIGOR_QUICK, (calhost_search_strategy)st, 6, &r), 0);
+    assert_int_equal(run_named(CALHOST_RIGOR_QUICK, (search_strategy)st, 6, &r), 0);
     assert_int_equal(r.evaluated, 6);
     assert_int_equal(distinct_candidates(&r), 6);
     assert_int_equal(g_invalid_serialized, 0);
-    calhost_sweep_result_free(&r);
+    sweep_result_free(&r);
   }
 }
 

@@ -13,10 +13,10 @@
 
 static void quick_measures_few_short_samples(void **state) {
   (void)state;
-  calhost_rigor_params q, m, e;
-  calhost_rigor_params_init(CALHOST_RIGOR_QUICK, 0, &q);
-  calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &m);
-  calhost_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 0, &e);
+  sweep_rigor_params q, m, e;
+  sweep_rigor_params_init(CALHOST_RIGOR_QUICK, 0, &q);
+  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &m);
+  sweep_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 0, &e);
   assert_true(q.min_sample_seconds < m.min_sample_seconds);
   assert_true(m.min_sample_seconds < e.min_sample_seconds);
   assert_true(q.repetitions < m.repetitions && m.repetitions < e.repetitions);
@@ -26,24 +26,24 @@ static void quick_measures_few_short_samples(void **state) {
 
 static void repetitions_override_is_kept_above_prune_minimum(void **state) {
   (void)state;
-  calhost_rigor_params p;
-  calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, 7, &p);
+  sweep_rigor_params p;
+  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, 7, &p);
   assert_int_equal(p.repetitions, 7);
-  calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, 1, &p);
+  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, 1, &p);
   assert_int_equal(p.repetitions, p.prune_after);
-  calhost_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 1, &p);
+  sweep_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 1, &p);
   assert_int_equal(p.repetitions, 1);
 }
 
 static void rigor_words_round_trip(void **state) {
   (void)state;
-  calhost_rigor r;
-  assert_int_equal(calhost_rigor_parse("quick", &r), 0);
+  sweep_rigor r;
+  assert_int_equal(sweep_rigor_parse("quick", &r), 0);
   assert_int_equal(r, CALHOST_RIGOR_QUICK);
-  assert_string_equal(calhost_rigor_name(CALHOST_RIGOR_EXHAUSTIVE), "exhaustive");
-  assert_int_equal(calhost_rigor_parse("measure", &r), 0);
+  assert_string_equal(sweep_rigor_name(CALHOST_RIGOR_EXHAUSTIVE), "exhaustive");
+  assert_int_equal(sweep_rigor_parse("measure", &r), 0);
   assert_int_equal(r, CALHOST_RIGOR_MEASURE);
-  assert_int_equal(calhost_rigor_parse("fast", &r), -1);
+  assert_int_equal(sweep_rigor_parse("fast", &r), -1);
 }
 
 int main(void) {

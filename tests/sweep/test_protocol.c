@@ -16,48 +16,48 @@
 #include "isolate/proto.h"
 #include "sweep/records.h"
 
-static void build(calhost_proto_buf *b, uint32_t type, const char *text) {
-  calhost_proto_begin(b, type);
-  calhost_proto_put_u64(b, 42);
-  calhost_proto_put_f64(b, 2.5);
-  calhost_proto_put_str(b, text);
-  calhost_proto_put_str(b, NULL);
-  calhost_proto_put_u64(b, UINT64_MAX);
-  assert_int_equal(calhost_proto_finish(b), 0);
+static void build(isolate_proto_buf *b, uint32_t type, const char *text) {
+  isolate_proto_begin(b, type);
+  isolate_proto_put_u64(b, 42);
+  isolate_proto_put_f64(b, 2.5);
+  isolate_proto_put_str(b, text);
+  isolate_proto_put_str(b, NULL);
+  isolate_proto_put_u64(b, UINT64_MAX);
+  assert_int_equal(isolate_proto_finish(b), 0);
 }
 
-static void check_msg(const calhost_proto_msg *m, uint32_t type, const char *text) {
-  calhost_proto_cursor c;
+static void check_msg(const isolate_proto_msg *m, uint32_t type, const char *text) {
+  isolate_proto_cursor c;
   assert_int_equal(m->type, type);
-  calhost_proto_cursor_init(&c, m);
-  assert_int_equal(calhost_proto_get_u64(&c), 42);
-  assert_float_equal(calhost_proto_get_f64(&c), 2.5, 0);
-  assert_string_equal(calhost_proto_get_str(&c), text);
-  assert_null(calhost_proto_get_str(&c));
+  isolate_proto_cursor_init(&c, m);
+  assert_int_equal(isolate_proto_get_u64(&c), 42);
+  assert_float_equal(isolate_proto_get_f64(&c), 2.5, 0);
+  assert_string_equal(isolate_proto_get_str(&c), text);
+  assert_null(isolate_proto_get_str(&c));
   assert_false(c.failed);
-  assert_true(calhost_proto_get_u64(&c) == UINT64_MAX);
+  assert_true(isolate_proto_get_u64(&c) == UINT64_MAX);
   assert_false(c.failed);
   assert_int_equal(c.left, 0);
 }
 
 static void round_trip_of_every_field_kind(void **state) {
   (void)state;
-  calhost_proto_buf b = {0};
-  calhost_proto_reader r = {0};
-  calhost_proto_msg m;
+  isolate_proto_buf b = {0};
+  isolate_proto_reader r = {0};
+  isolate_proto_msg m;
   build(&b, 7, "block=64;unroll=2");
-  assert_int_equal(calhost_proto_reader_feed(&r, b.data, b.len), 0);
-  assert_int_equal(calhost_proto_reader_next(&r, &m), 1);
+  assert_int_equal(isolate_proto_reader_feed(&r, b.data, b.len), 0);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), 1);
   check_msg(&m, 7, "block=64;unroll=2");
-  assert_int_equal(calhost_proto_reader_next(&r, &m), 0);
-  assert_int_equal(calhost_proto_reader_pending(&r), 0);
-  calhost_proto_reader_free(&r);
-  calhost_proto_buf_free(&b);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), 0);
+  assert_int_equal(isolate_proto_reader_pending(&r), 0);
+  isolate_proto_reader_free(&r);
+  isolate_proto_buf_free(&b);
 }
 
 static void frames_split_at_every_byte_are_reassembled(void **state) {
   (void)state;
-  calhost_proto_buf a = {0}, b = {0};
+  isolate_proto_buf a = {0}, b = {0};
   build(&a, 1, "first");
   build(&b, 2, "second, a little longer");
   unsigned char all[512];
@@ -65,87 +65,87 @@ static void frames_split_at_every_byte_are_reassembled(void **state) {
   memcpy(all + a.len, b.data, b.len);
   size_t total = a.len + b.len;
   for (size_t split = 0; split <= total; split++) {
-    calhost_proto_reader r = {0};
-    calhost_proto_msg m;
+    isolate_proto_reader r = {0};
+    isolate_proto_msg m;
     int got = 0;
-    calhost_proto_reader_feed(&r, all, split);
-    while (calhost_proto_reader_next(&r, &m) == 1) {
+    isolate_proto_reader_feed(&r, all, split);
+    while (isolate_proto_reader_next(&r, &m) == 1) {
       got++;
       check_msg(&m, (uint32_t)got, got == 1 ? "first" : "second, a little longer");
     }
-    calhost_proto_reader_feed(&r, all + split, total - split);
-    while (calhost_proto_reader_next(&r, &m) == 1) {
+    isolate_proto_reader_feed(&r, all + split, total - split);
+    while (isolate_proto_reader_next(&r, &m) == 1) {
       got++;
       check_msg(&m, (uint32_t)got, got == 1 ? "first" : "second, a little longer");
     }
     assert_int_equal(got, 2);
-    calhost_proto_reader_free(&r);
+    isolate_proto_reader_free(&r);
   }
-  calhost_proto_buf_free(&a);
-  calhost_proto_buf_free(&b);
+  isolate_proto_buf_free(&a);
+  isolate_proto_buf_free(&b);
 }
 
 static void truncated_stream_is_detected(void **state) {
   (void)state;
-  calhost_proto_buf b = {0};
-  calhost_proto_reader r = {0};
-  calhost_proto_msg m;
+  isolate_proto_buf b = {0};
+  isolate_proto_reader r = {0};
+  isolate_proto_msg m;
   build(&b, 3, "cut short");
-  calhost_proto_reader_feed(&r, b.data, b.len - 5);
-  assert_int_equal(calhost_proto_reader_next(&r, &m), 0);
-  assert_true(calhost_proto_reader_pending(&r) > 0); /* EOF now means truncated */
-  calhost_proto_reader_free(&r);
-  calhost_proto_buf_free(&b);
+  isolate_proto_reader_feed(&r, b.data, b.len - 5);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), 0);
+  assert_true(isolate_proto_reader_pending(&r) > 0); /* EOF now means truncated */
+  isolate_proto_reader_free(&r);
+  isolate_proto_buf_free(&b);
 }
 
 static void garbage_is_a_corrupt_stream(void **state) {
   (void)state;
-  calhost_proto_reader r = {0};
-  calhost_proto_msg m;
+  isolate_proto_reader r = {0};
+  isolate_proto_msg m;
   const char junk[] = "hello from a plugin that printf()s\n";
-  calhost_proto_reader_feed(&r, junk, sizeof junk - 1);
-  assert_int_equal(calhost_proto_reader_next(&r, &m), -1);
+  isolate_proto_reader_feed(&r, junk, sizeof junk - 1);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), -1);
   assert_true(r.corrupt);
-  assert_int_equal(calhost_proto_reader_next(&r, &m), -1);
-  calhost_proto_reader_free(&r);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), -1);
+  isolate_proto_reader_free(&r);
 }
 
 static void oversized_length_is_refused(void **state) {
   (void)state;
   unsigned char h[12] = {0x43, 0x48, 0x53, 0x57, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f};
-  calhost_proto_reader r = {0};
-  calhost_proto_msg m;
-  calhost_proto_reader_feed(&r, h, sizeof h);
-  assert_int_equal(calhost_proto_reader_next(&r, &m), -1);
-  calhost_proto_reader_free(&r);
+  isolate_proto_reader r = {0};
+  isolate_proto_msg m;
+  isolate_proto_reader_feed(&r, h, sizeof h);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), -1);
+  isolate_proto_reader_free(&r);
 }
 
 static void cursor_mismatch_fails_softly(void **state) {
   (void)state;
-  calhost_proto_buf b = {0};
-  calhost_proto_reader r = {0};
-  calhost_proto_msg m;
-  calhost_proto_cursor c;
+  isolate_proto_buf b = {0};
+  isolate_proto_reader r = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
   build(&b, 1, "x");
-  calhost_proto_reader_feed(&r, b.data, b.len);
-  assert_int_equal(calhost_proto_reader_next(&r, &m), 1);
-  calhost_proto_cursor_init(&c, &m);
-  assert_null(calhost_proto_get_str(&c)); /* a u64 is next */
+  isolate_proto_reader_feed(&r, b.data, b.len);
+  assert_int_equal(isolate_proto_reader_next(&r, &m), 1);
+  isolate_proto_cursor_init(&c, &m);
+  assert_null(isolate_proto_get_str(&c)); /* a u64 is next */
   assert_true(c.failed);
-  assert_int_equal(calhost_proto_get_u64(&c), 0);
+  assert_int_equal(isolate_proto_get_u64(&c), 0);
   /* a string whose length points past the payload */
   m.length = 12;
-  calhost_proto_cursor_init(&c, &m);
-  calhost_proto_get_u64(&c);
-  calhost_proto_get_f64(&c);
+  isolate_proto_cursor_init(&c, &m);
+  isolate_proto_get_u64(&c);
+  isolate_proto_get_f64(&c);
   assert_true(c.failed);
-  calhost_proto_reader_free(&r);
-  calhost_proto_buf_free(&b);
+  isolate_proto_reader_free(&r);
+  isolate_proto_buf_free(&b);
 }
 
 static void sweep_result_round_trips(void **state) {
   (void)state;
-  calhost_sweep_result r;
+  sweep_result r;
   memset(&r, 0, sizeof r);
   r.ok = 1;
   r.winner_policy = "block=64;unroll=2";
@@ -160,26 +160,26 @@ static void sweep_result_round_trips(void **state) {
   r.have_default = 1;
   r.default_policy = "block=1024;unroll=1";
   r.speedup = 1.75;
-  calhost_sweep_rejection rej[2] = {{3, "p=3", "wrong output: 2 != 3"}, {9, NULL, "too large"}};
+  sweep_rejection rej[2] = {{3, "p=3", "wrong output: 2 != 3"}, {9, NULL, "too large"}};
   r.rejections = rej;
   r.rejection_count = 2;
   calhost_property st[2] = {{"dtype", "float32"}, {"elements", "4096"}};
-  calhost_proto_buf b = {0};
-  calhost_proto_begin(&b, CALHOST_REC_RESULT);
-  calhost_record_put_key(&b, "sha256:ab", "x86_64;cores=2", 2, st, 2);
-  calhost_record_put_result(&b, &r);
-  assert_int_equal(calhost_proto_finish(&b), 0);
+  isolate_proto_buf b = {0};
+  isolate_proto_begin(&b, CALHOST_REC_RESULT);
+  sweep_record_put_key(&b, "sha256:ab", "x86_64;cores=2", 2, st, 2);
+  sweep_record_put_result(&b, &r);
+  assert_int_equal(isolate_proto_finish(&b), 0);
 
-  calhost_proto_reader rd = {0};
-  calhost_proto_msg m;
-  calhost_proto_cursor c;
-  calhost_proto_reader_feed(&rd, b.data, b.len);
-  assert_int_equal(calhost_proto_reader_next(&rd, &m), 1);
-  calhost_proto_cursor_init(&c, &m);
-  calhost_record_key k;
-  calhost_sweep_result out;
-  assert_int_equal(calhost_record_get_key(&c, &k), 0);
-  assert_int_equal(calhost_record_get_result(&c, &out), 0);
+  isolate_proto_reader rd = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
+  isolate_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(isolate_proto_reader_next(&rd, &m), 1);
+  isolate_proto_cursor_init(&c, &m);
+  sweep_record_key k;
+  sweep_result out;
+  assert_int_equal(sweep_record_get_key(&c, &k), 0);
+  assert_int_equal(sweep_record_get_result(&c, &out), 0);
   assert_string_equal(k.model_digest, "sha256:ab");
   assert_int_equal(k.thread_count, 2);
   assert_int_equal(k.structure_count, 2);
@@ -192,28 +192,28 @@ static void sweep_result_round_trips(void **state) {
   assert_int_equal(out.rejection_count, 2);
   assert_string_equal(out.rejections[0].reason, "wrong output: 2 != 3");
   assert_null(out.rejections[1].policy);
-  calhost_sweep_result_free(&out);
-  calhost_record_key_free(&k);
+  sweep_result_free(&out);
+  sweep_record_key_free(&k);
 
   /* the same payload cut short: decoding fails softly, nothing leaks */
   for (size_t cut = 0; cut < m.length; cut += 7) {
-    calhost_proto_msg part = m;
+    isolate_proto_msg part = m;
     part.length = cut;
-    calhost_proto_cursor_init(&c, &part);
-    if (calhost_record_get_key(&c, &k) == 0) {
-      assert_int_equal(calhost_record_get_result(&c, &out), -1);
-      calhost_record_key_free(&k);
+    isolate_proto_cursor_init(&c, &part);
+    if (sweep_record_get_key(&c, &k) == 0) {
+      assert_int_equal(sweep_record_get_result(&c, &out), -1);
+      sweep_record_key_free(&k);
     }
   }
-  calhost_proto_reader_free(&rd);
-  calhost_proto_buf_free(&b);
+  isolate_proto_reader_free(&rd);
+  isolate_proto_buf_free(&b);
 }
 
 /* Every field of a result and of its candidates survives the record
  * stream: the encoder and the decoder follow one field table. */
 static void every_result_and_candidate_field_round_trips(void **state) {
   (void)state;
-  calhost_sweep_result r;
+  sweep_result r;
   memset(&r, 0, sizeof r);
   r.ok = 1;
   snprintf(r.error, sizeof r.error, "none");
@@ -248,22 +248,22 @@ static void every_result_and_candidate_field_round_trips(void **state) {
   r.evaluated = 18;
   r.search_stop = 3;
   r.search_seconds = 19.5;
-  calhost_sweep_candidate cand = {
-      20, "p", CALHOST_CANDIDATE_PRUNED, "slower", 21.5, 22.5, 23.5, 24.5, 25, 26, 1};
+  sweep_candidate cand = {20, "p", CALHOST_CANDIDATE_PRUNED, "slower", 21.5, 22.5, 23.5, 24.5, 25,
+                          26, 1};
   r.candidates = &cand;
   r.candidate_entries = 1;
-  calhost_proto_buf b = {0};
-  calhost_proto_begin(&b, CALHOST_REC_RESULT);
-  calhost_record_put_result(&b, &r);
-  assert_int_equal(calhost_proto_finish(&b), 0);
-  calhost_proto_reader rd = {0};
-  calhost_proto_msg m;
-  calhost_proto_cursor c;
-  calhost_proto_reader_feed(&rd, b.data, b.len);
-  assert_int_equal(calhost_proto_reader_next(&rd, &m), 1);
-  calhost_proto_cursor_init(&c, &m);
-  calhost_sweep_result o;
-  assert_int_equal(calhost_record_get_result(&c, &o), 0);
+  isolate_proto_buf b = {0};
+  isolate_proto_begin(&b, CALHOST_REC_RESULT);
+  sweep_record_put_result(&b, &r);
+  assert_int_equal(isolate_proto_finish(&b), 0);
+  isolate_proto_reader rd = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
+  isolate_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(isolate_proto_reader_next(&rd, &m), 1);
+  isolate_proto_cursor_init(&c, &m);
+  sweep_result o;
+  assert_int_equal(sweep_record_get_result(&c, &o), 0);
   assert_int_equal(o.ok, 1);
   assert_string_equal(o.error, "none");
   assert_string_equal(o.winner_policy, "w");
@@ -293,7 +293,7 @@ static void every_result_and_candidate_field_round_trips(void **state) {
   assert_int_equal(o.search_stop, 3);
   assert_float_equal(o.search_seconds, 19.5, 0);
   assert_int_equal(o.candidate_entries, 1);
-  const calhost_sweep_candidate *x = &o.candidates[0];
+  const sweep_candidate *x = &o.candidates[0];
   assert_int_equal(x->index, 20);
   assert_string_equal(x->policy, "p");
   assert_int_equal(x->status, CALHOST_CANDIDATE_PRUNED);
@@ -305,9 +305,9 @@ static void every_result_and_candidate_field_round_trips(void **state) {
   assert_int_equal(x->samples, 25);
   assert_int_equal(x->iterations, 26);
   assert_int_equal(x->noisy, 1);
-  calhost_sweep_result_free(&o);
-  calhost_proto_reader_free(&rd);
-  calhost_proto_buf_free(&b);
+  sweep_result_free(&o);
+  isolate_proto_reader_free(&rd);
+  isolate_proto_buf_free(&b);
 }
 
 int main(void) {

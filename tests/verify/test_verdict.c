@@ -18,73 +18,73 @@
 #include "calibrate/verify.h"
 
 /* stored median; current median and fastest; default median and fastest */
-static calhost_verify_numbers nums(double stored, double cur, double cur_min, double def,
-                                   double def_min) {
-  calhost_verify_numbers n = {stored, cur, cur_min, def, def_min, 0};
+static calibrate_verify_numbers nums(double stored, double cur, double cur_min, double def,
+                                     double def_min) {
+  calibrate_verify_numbers n = {stored, cur, cur_min, def, def_min, 0};
   return n;
 }
 
 static void within_threshold_is_ok(void **state) {
   (void)state;
-  calhost_verify_numbers n = nums(100, 120, 119, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  calibrate_verify_numbers n = nums(100, 120, 119, NAN, NAN);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   n = nums(100, 130, 127, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
-  assert_int_equal(calhost_verify_judge(&n, 0.30), CALHOST_VERDICT_OK);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
+  assert_int_equal(calibrate_verify_judge(&n, 0.30), CALHOST_VERDICT_OK);
 }
 
 static void faster_is_ok(void **state) {
   (void)state;
-  calhost_verify_numbers n = nums(100, 10, 9, 50, 49);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  calibrate_verify_numbers n = nums(100, 10, 9, 50, 49);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
 }
 
 static void a_median_inflated_by_noise_is_ok(void **state) {
   (void)state;
   /* 4x the stored median, but the fastest sample ran at the stored speed */
-  calhost_verify_numbers n = nums(100, 400, 101, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  calibrate_verify_numbers n = nums(100, 400, 101, NAN, NAN);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   /* every sample moved: a regression */
   n = nums(100, 400, 300, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
   /* no fastest sample recorded: the medians decide */
   n = nums(100, 400, NAN, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
 }
 
 static void default_clearly_faster_is_lost_to_default(void **state) {
   (void)state;
-  calhost_verify_numbers n = nums(100, 100, 98, 40, 39);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_LOST_TO_DEFAULT);
+  calibrate_verify_numbers n = nums(100, 100, 98, 40, 39);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_LOST_TO_DEFAULT);
   /* also when slower than stored: losing to the default is the stronger finding */
   n = nums(10, 100, 98, 40, 39);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_LOST_TO_DEFAULT);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_LOST_TO_DEFAULT);
   /* a default within the threshold does not win */
   n = nums(100, 100, 98, 85, 84);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   /* nor one whose lead is noise: the policy's fastest sample beats it */
   n = nums(100, 100, 45, 60, 58);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
 }
 
 static void stored_default_never_loses_to_itself(void **state) {
   (void)state;
-  calhost_verify_numbers n = nums(100, 100, 98, 40, 39);
+  calibrate_verify_numbers n = nums(100, 100, 98, 40, 39);
   n.policy_is_default = 1;
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
 }
 
 static void unknown_numbers_do_not_fail(void **state) {
   (void)state;
-  calhost_verify_numbers n = nums(NAN, 100, 99, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  calibrate_verify_numbers n = nums(NAN, 100, 99, NAN, NAN);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   n = nums(0, 100, 99, NAN, NAN); /* a zero stored median gives no ratio */
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   n = nums(100, NAN, NAN, 10, 9); /* nothing measured */
-  assert_int_equal(calhost_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   n = nums(100, 1000, 990, NAN, NAN);
-  assert_int_equal(calhost_verify_judge(&n, NAN), CALHOST_VERDICT_SLOWER); /* default 0.25 */
-  assert_int_equal(calhost_verify_judge(&n, -1), CALHOST_VERDICT_SLOWER);
+  assert_int_equal(calibrate_verify_judge(&n, NAN), CALHOST_VERDICT_SLOWER); /* default 0.25 */
+  assert_int_equal(calibrate_verify_judge(&n, -1), CALHOST_VERDICT_SLOWER);
 }
 
 static void names_and_failing_verdicts(void **state) {
@@ -92,15 +92,15 @@ static void names_and_failing_verdicts(void **state) {
   const char *want[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
                         "missing", "error"};
   for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
-    assert_string_equal(calhost_verdict_name((calhost_verdict)i), want[i]);
-  assert_string_equal(calhost_verdict_name((calhost_verdict)99), "unknown");
-  assert_false(calhost_verdict_failed(CALHOST_VERDICT_OK));
-  assert_true(calhost_verdict_failed(CALHOST_VERDICT_SLOWER));
-  assert_true(calhost_verdict_failed(CALHOST_VERDICT_LOST_TO_DEFAULT));
-  assert_true(calhost_verdict_failed(CALHOST_VERDICT_OUTDATED));
-  assert_true(calhost_verdict_failed(CALHOST_VERDICT_INVALID));
-  assert_false(calhost_verdict_failed(CALHOST_VERDICT_MISSING));
-  assert_false(calhost_verdict_failed(CALHOST_VERDICT_ERROR));
+    assert_string_equal(calibrate_verdict_name((calibrate_verdict)i), want[i]);
+  assert_string_equal(calibrate_verdict_name((calibrate_verdict)99), "unknown");
+  assert_false(calibrate_verdict_failed(CALHOST_VERDICT_OK));
+  assert_true(calibrate_verdict_failed(CALHOST_VERDICT_SLOWER));
+  assert_true(calibrate_verdict_failed(CALHOST_VERDICT_LOST_TO_DEFAULT));
+  assert_true(calibrate_verdict_failed(CALHOST_VERDICT_OUTDATED));
+  assert_true(calibrate_verdict_failed(CALHOST_VERDICT_INVALID));
+  assert_false(calibrate_verdict_failed(CALHOST_VERDICT_MISSING));
+  assert_false(calibrate_verdict_failed(CALHOST_VERDICT_ERROR));
 }
 
 int main(void) {

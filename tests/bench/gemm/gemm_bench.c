@@ -431,8 +431,8 @@ static void regret_one(plugin *cg, const machine *m, const int64_t *shape, doubl
                        double *time_ratio) {
   calhost_workload w = make_workload(shape);
   calhost_target t = make_target(1, m->model);
-  calhost_sweep_request req;
-  calhost_sweep_result rm, rx;
+  sweep_request req;
+  sweep_result rm, rx;
   double t_m, t_x;
   calhost_session *s = NULL;
   contender c[2];
@@ -443,14 +443,14 @@ static void regret_one(plugin *cg, const machine *m, const int64_t *shape, doubl
   req.instance = cg->inst;
   req.workload = &w;
   req.target = &t;
-  calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &req.params);
+  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &req.params);
   t_m = now();
-  if (calhost_sweep_run(&req, &rm) != 0)
+  if (sweep_run(&req, &rm) != 0)
     die("measure sweep failed: %s", rm.error);
   t_m = now() - t_m;
-  calhost_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 0, &req.params);
+  sweep_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 0, &req.params);
   t_x = now();
-  if (calhost_sweep_run(&req, &rx) != 0)
+  if (sweep_run(&req, &rx) != 0)
     die("exhaustive sweep failed: %s", rx.error);
   t_x = now() - t_x;
   if (cg->vt->open_session(cg->inst, &w, &t, &s) != CALHOST_OK)
@@ -474,8 +474,8 @@ static void regret_one(plugin *cg, const machine *m, const int64_t *shape, doubl
          rx.winner_policy, t_m, t_x, rm.tried, rm.pruned, *regret_pct, *time_ratio);
   fflush(stdout);
   cg->vt->close_session(s);
-  calhost_sweep_result_free(&rm);
-  calhost_sweep_result_free(&rx);
+  sweep_result_free(&rm);
+  sweep_result_free(&rx);
 }
 
 /* openblas_single_below: the smallest square size from which OpenBLAS on

@@ -4,7 +4,7 @@
  * loads the plugin through the host's loader (host/loader), opens one
  * session, turns every candidate's policy "kernel=K;mc=..;nc=..;kc=..;
  * split=S" into parameter values, and measures each candidate with the
- * host's measurement engine (calhost_sweep_run, host/sweep/measure.c) at
+ * host's measurement engine (sweep_run, host/sweep/measure.c) at
  * `measure` rigor: correctness check, sizing, warm-up, median and MAD.
  *
  * The engine measures the candidates a session offers; to get one result per
@@ -149,7 +149,7 @@ typedef struct shape {
   int64_t m, n, k;
 } shape;
 
-static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, const char *dir,
+static int record_space(loader_plugin *p, const shape *sh, unsigned threads, const char *dir,
                         uint32_t reps, const char *only) {
   char name[128], path[PATH_MAX], part[PATH_MAX + 8], err[512];
   snprintf(name, sizeof name, "cpu_gemm-%lldx%lldx%lld-t%u", (long long)sh->m, (long long)sh->n,
@@ -166,7 +166,7 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
   int cpus[256];
   for (int i = 0; i < 256; i++)
     cpus[i] = i;
-  calhost_processor_pin_thread(cpus, threads, NULL, 0);
+  processor_pin_thread(cpus, threads, NULL, 0);
   int64_t dims[3] = {sh->m, sh->n, sh->k};
   calhost_workload w;
   memset(&w, 0, sizeof w);
@@ -204,8 +204,8 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
   memset(ws, 0, sizeof ws);
   int rc = -1;
   FILE *f = NULL;
-  calhost_space sp;
-  calhost_space_init(&sp, name);
+  search_space_file sp;
+  search_space_init(&sp, name);
   for (uint32_t i = 0; i < count; i++) {
     char buf[256];
     size_t len = 0;
@@ -226,8 +226,8 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
   for (int fi = 0; fi < P_COUNT; fi++) {
     if (numeric[fi])
       qsort(ws[fi].w, ws[fi].n, sizeof *ws[fi].w, cmp_num);
-    if (calhost_space_add_param(&sp, field[fi], numeric[fi], (const char *const *)ws[fi].w,
-                                (uint32_t)ws[fi].n, err, sizeof err) != 0) {
+    if (search_space_add_param(&sp, field[fi], numeric[fi], (const char *const *)ws[fi].w,
+                               (uint32_t)ws[fi].n, err, sizeof err) != 0) {
       fprintf(stderr, "%s: %s\n", name, err);
       goto out;
     }
@@ -239,29 +239,29 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
            (long long)sh->k);
   char threads_text[16], reps_text[16];
   snprintf(threads_text, sizeof threads_text, "%u", threads);
-  calhost_rigor_params params;
-  calhost_rigor_params_init(CALHOST_RIGOR_MEASURE, reps, &params);
+  sweep_rigor_params params;
+  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, reps, &params);
   snprintf(reps_text, sizeof reps_text, "%u", params.repetitions);
-  calhost_processor_info info;
+  processor_info info;
   char proc[256] = "unknown";
-  if (calhost_processor_identify(cpus, threads, &info, NULL, 0) == 0)
-    calhost_processor_describe(&info, proc, sizeof proc);
-  calhost_space_add_meta(&sp, "plugin", p->backend);
-  calhost_space_add_meta(&sp, "implementation", p->implementation_version);
-  calhost_space_add_meta(&sp, "shape", shape_text);
-  calhost_space_add_meta(&sp, "threads", threads_text);
-  calhost_space_add_meta(&sp, "processor", proc);
-  calhost_space_add_meta(&sp, "measured",
-                         "calhost_sweep_run, measure rigor (2 ms samples, median of reps)");
-  calhost_space_add_meta(&sp, "repetitions", reps_text);
-  calhost_space_add_meta(&sp, "recorded", when);
-  calhost_space_add_meta(&sp, "units", "median and spread in microseconds, times in seconds");
+  if (processor_identify(cpus, threads, &info, NULL, 0) == 0)
+    processor_describe(&info, proc, sizeof proc);
+  search_space_add_meta(&sp, "plugin", p->backend);
+  search_space_add_meta(&sp, "implementation", p->implementation_version);
+  search_space_add_meta(&sp, "shape", shape_text);
+  search_space_add_meta(&sp, "threads", threads_text);
+  search_space_add_meta(&sp, "processor", proc);
+  search_space_add_meta(&sp, "measured",
+                        "sweep_run, measure rigor (2 ms samples, median of reps)");
+  search_space_add_meta(&sp, "repetitions", reps_text);
+  search_space_add_meta(&sp, "recorded", when);
+  search_space_add_meta(&sp, "units", "median and spread in microseconds, times in seconds");
   f = fopen(part, "w");
   if (!f) {
     fprintf(stderr, "%s: %s\n", part, strerror(errno));
     goto out;
   }
-  calhost_space_write_header(f, &sp);
+  search_space_write_header(f, &sp);
   fflush(f);
 
   calhost_plugin_vtable pv = *vt;
@@ -278,22 +278,22 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
     view.index = i;
     view.prepared = 0;
     view.prepare_seconds = 0;
-    calhost_sweep_request req = {.vtable = &pv,
-                                 .abi_version = p->abi_version,
-                                 .instance = inst,
-                                 .workload = &w,
-                                 .target = &t,
-                                 .params = params,
-                                 .strategy = CALHOST_SEARCH_EXHAUSTIVE};
-    calhost_sweep_result res;
+    sweep_request req = {.vtable = &pv,
+                         .abi_version = p->abi_version,
+                         .instance = inst,
+                         .workload = &w,
+                         .target = &t,
+                         .params = params,
+                         .strategy = CALHOST_SEARCH_EXHAUSTIVE};
+    sweep_result res;
     double t0 = now_s();
-    calhost_sweep_run(&req, &res);
+    sweep_run(&req, &res);
     double took = now_s() - t0;
-    calhost_space_entry e;
+    search_space_entry e;
     memset(&e, 0, sizeof e);
     uint32_t cfg[P_COUNT];
     for (int fi = 0; fi < P_COUNT; fi++)
-      cfg[fi] = (uint32_t)calhost_space_value_index(&sp, (size_t)fi, vals[i][fi]);
+      cfg[fi] = (uint32_t)search_space_value_index(&sp, (size_t)fi, vals[i][fi]);
     e.config = cfg;
     e.seconds = took;
     e.compile_seconds = view.prepare_seconds;
@@ -312,14 +312,14 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
       e.reason =
           res.rejection_count && res.rejections[0].reason ? res.rejections[0].reason : res.error;
     }
-    if (calhost_space_add_entry(&sp, &e, err, sizeof err) != 0 ||
-        calhost_space_write_entry(f, &sp, &e) != 0) {
+    if (search_space_add_entry(&sp, &e, err, sizeof err) != 0 ||
+        search_space_write_entry(f, &sp, &e) != 0) {
       fprintf(stderr, "%s: candidate %u: %s\n", name, i, err);
-      calhost_sweep_result_free(&res);
+      sweep_result_free(&res);
       goto out;
     }
     fflush(f);
-    calhost_sweep_result_free(&res);
+    sweep_result_free(&res);
     if ((i + 1) % 50 == 0)
       fprintf(stderr, "%s: %u/%u (%.0f s)\n", name, i + 1, count, now_s() - started);
   }
@@ -334,12 +334,12 @@ static int record_space(calhost_plugin *p, const shape *sh, unsigned threads, co
     goto out;
   }
   fprintf(stderr, "%s: %u candidates in %.0f s, best %.1f us\n", path, count, now_s() - started,
-          calhost_space_best(&sp));
+          search_space_best(&sp));
   rc = 0;
 out:
   if (f)
     fclose(f);
-  calhost_space_free(&sp);
+  search_space_free(&sp);
   for (int fi = 0; fi < P_COUNT; fi++) {
     for (size_t i = 0; i < ws[fi].n; i++)
       free(ws[fi].w[i]);
@@ -386,12 +386,12 @@ int main(int argc, char **argv) {
   }
   if (!dir)
     dir = CALHOST_SEARCH_SPACES_DIR;
-  calhost_loader_options lo;
-  calhost_loader_options_init(&lo);
-  calhost_plugin *p = calhost_loader_open(&lo, NULL, plugin);
+  loader_options lo;
+  loader_options_init(&lo);
+  loader_plugin *p = loader_open(&lo, NULL, plugin);
   if (!p || !p->loaded) {
     fprintf(stderr, "search-record: %s: %s\n", plugin, p && p->reason ? p->reason : "not loaded");
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
     return 1;
   }
   /* Shapes whose candidate spaces do not collapse much (see the plugin's
@@ -402,6 +402,6 @@ int main(int argc, char **argv) {
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
     if (record_space(p, &shapes[s], threads, dir, reps, only) != 0)
       failed = 1;
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   return failed;
 }

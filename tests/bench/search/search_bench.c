@@ -17,7 +17,7 @@
  * --live (instead of the replay) runs the live plugins (cpu_gemm, and
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
  * loader and measurement engine: per plugin and shape, an exhaustive, a
- * quick and a measure sweep (calhost_sweep_run at each rigor level, whose
+ * quick and a measure sweep (sweep_run at each rigor level, whose
  * candidates the search chooses as calibrate does), one line each:
  *
  *   live plugin=NAME shape=MxNxK threads=1 candidates=N space=numbered|parameters
@@ -63,25 +63,25 @@
 /* One plugin's live sweeps: per shape, exhaustive then quick and measure. */
 static int live_plugin(const char *path, const long long (*shapes)[3], size_t nshapes,
                        unsigned threads, uint64_t max_exhaustive) {
-  calhost_loader_options lo;
-  calhost_loader_options_init(&lo);
-  calhost_plugin *p = calhost_loader_open(&lo, NULL, path);
+  loader_options lo;
+  loader_options_init(&lo);
+  loader_plugin *p = loader_open(&lo, NULL, path);
   if (!p || !p->loaded) {
     fprintf(stderr, "search-bench: %s: %s\n", path, p && p->reason ? p->reason : "not loaded");
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
     return 1;
   }
   const calhost_plugin_vtable *vt = &p->vtable;
   calhost_plugin_instance *inst = NULL;
   if (vt->create(&p->services, NULL, 0, &inst) != CALHOST_OK || !inst) {
     fprintf(stderr, "search-bench: %s: create failed\n", p->backend);
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
     return 1;
   }
   int cpus[256];
   for (int i = 0; i < 256; i++)
     cpus[i] = i;
-  calhost_processor_pin_thread(cpus, threads, NULL, 0);
+  processor_pin_thread(cpus, threads, NULL, 0);
   int failed = 0;
   for (size_t si = 0; si < nshapes; si++) {
     int64_t dims[3] = {shapes[si][0], shapes[si][1], shapes[si][2]};
@@ -106,9 +106,9 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
     t.features = "";
     /* quick and measure first: their space size decides whether the
      * exhaustive sweep is affordable (--max-exhaustive) */
-    static const calhost_rigor order[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
-                                          CALHOST_RIGOR_EXHAUSTIVE};
-    calhost_sweep_result res[3];
+    static const sweep_rigor order[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
+                                        CALHOST_RIGOR_EXHAUSTIVE};
+    sweep_result res[3];
     double took[3] = {0, 0, 0};
     int ran[3] = {0, 0, 0};
     memset(res, 0, sizeof res);
@@ -120,24 +120,24 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
                (unsigned long long)max_exhaustive);
         break;
       }
-      calhost_sweep_request req = {.vtable = vt,
-                                   .abi_version = p->abi_version,
-                                   .instance = inst,
-                                   .workload = &w,
-                                   .target = &t};
-      calhost_rigor_params_init(order[ri], 0, &req.params);
-      double t0 = calhost_sweep_now();
-      calhost_sweep_run(&req, &res[ri]);
-      took[ri] = calhost_sweep_now() - t0;
+      sweep_request req = {.vtable = vt,
+                           .abi_version = p->abi_version,
+                           .instance = inst,
+                           .workload = &w,
+                           .target = &t};
+      sweep_rigor_params_init(order[ri], 0, &req.params);
+      double t0 = sweep_now();
+      sweep_run(&req, &res[ri]);
+      took[ri] = sweep_now() - t0;
       ran[ri] = 1;
       if (!res[ri].ok) {
         fprintf(stderr, "search-bench: %s %s %s: %s\n", p->backend, name,
-                calhost_rigor_name(order[ri]), res[ri].error);
+                sweep_rigor_name(order[ri]), res[ri].error);
         failed = 1;
         break;
       }
     }
-    const calhost_sweep_result *ex = ran[2] && res[2].ok ? &res[2] : NULL;
+    const sweep_result *ex = ran[2] && res[2].ok ? &res[2] : NULL;
     for (int ri = 0; ri < 3; ri++) {
       if (!ran[ri] || !res[ri].ok)
         continue;
@@ -152,17 +152,16 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
              "winner_vs_exhaustive=%.3f\n",
              p->backend, name, threads, res[ri].candidate_count,
              res[ri].numbered ? "numbered" : "parameters", (unsigned long long)res[ri].space_size,
-             calhost_rigor_name(order[ri]),
-             calhost_search_strategy_name((calhost_search_strategy)res[ri].strategy),
+             sweep_rigor_name(order[ri]), search_strategy_name((search_strategy)res[ri].strategy),
              res[ri].evaluated, took[ri], ex ? took[ri] / took[2] : NAN,
              ex ? ex->median_us / chosen : NAN);
       fflush(stdout);
     }
     for (int ri = 0; ri < 3; ri++)
-      calhost_sweep_result_free(&res[ri]);
+      sweep_result_free(&res[ri]);
   }
   vt->destroy(inst);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   return failed;
 }
 
@@ -232,8 +231,8 @@ typedef struct trace {
   uint32_t at95, at99;
 } trace;
 
-static void observe(void *user, const uint32_t *cfg, const calhost_search_outcome *o,
-                    uint32_t evaluation, double best) {
+static void observe(void *user, const uint32_t *cfg, const search_outcome *o, uint32_t evaluation,
+                    double best) {
   trace *t = user;
   (void)cfg, (void)o;
   if (!t->at95 && t->optimum / best >= 0.95)
@@ -277,8 +276,8 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--no-start") == 0)
       use_start = 0;
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
-      calhost_search_strategy s;
-      if (calhost_search_strategy_parse(argv[++i], &s) != 0) {
+      search_strategy s;
+      if (search_strategy_parse(argv[++i], &s) != 0) {
         fprintf(stderr, "search-bench: unknown strategy '%s'\n", argv[i]);
         return 2;
       }
@@ -324,69 +323,68 @@ int main(int argc, char **argv) {
     worst_margin_vs_random[s] = INFINITY;
   int failed = 0;
   for (size_t fi = 0; fi < nfiles; fi++) {
-    calhost_space sp;
+    search_space_file sp;
     char err[512];
-    if (calhost_space_load(files[fi], &sp, err, sizeof err) != 0) {
+    if (search_space_load(files[fi], &sp, err, sizeof err) != 0) {
       fprintf(stderr, "search-bench: %s\n", err);
-      calhost_space_free(&sp);
+      search_space_free(&sp);
       failed = 1;
       continue;
     }
     if (only_space && strcmp(sp.name, only_space) != 0) {
-      calhost_space_free(&sp);
+      search_space_free(&sp);
       continue;
     }
     uint64_t size = sp.entry_count;
-    double optimum = calhost_space_best(&sp);
-    calhost_search_strategy def, quick;
+    double optimum = search_space_best(&sp);
+    search_strategy def, quick;
     uint32_t def_budget, quick_budget;
-    calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, size, &def, &def_budget);
-    calhost_search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, size, &quick, &quick_budget);
-    def = calhost_search_default_strategy((size * 10 + 99) / 100, size);
+    search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, size, &def, &def_budget);
+    search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, size, &quick, &quick_budget);
+    def = search_default_strategy((size * 10 + 99) / 100, size);
     double random_frac[NPCT] = {0};
     for (int st = CALHOST_SEARCH_RANDOM; st < CALHOST_SEARCH_STRATEGY_COUNT + 1; st++) {
       /* random first (the baseline), exhaustive last */
-      calhost_search_strategy strat = st == CALHOST_SEARCH_STRATEGY_COUNT
-                                          ? CALHOST_SEARCH_EXHAUSTIVE
-                                          : (calhost_search_strategy)st;
+      search_strategy strat =
+          st == CALHOST_SEARCH_STRATEGY_COUNT ? CALHOST_SEARCH_EXHAUSTIVE : (search_strategy)st;
       if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM)
         continue;
       double frac[NPCT], e95, e99;
       for (int pi = 0; pi < NPCT; pi++) {
         uint32_t budget = (uint32_t)ceil(pcts[pi] / 100.0 * (double)size);
         for (int seed = 0; seed < seeds; seed++) {
-          calhost_space_replay rp;
-          calhost_search_space ss;
-          calhost_search_options o;
-          calhost_search_result res;
-          if (calhost_space_replay_init(&sp, use_start, &rp, &ss) != 0)
+          search_space_replay rp;
+          search_space ss;
+          search_options o;
+          search_result res;
+          if (search_space_replay_init(&sp, use_start, &rp, &ss) != 0)
             return 1;
-          calhost_search_options_init(&o);
+          search_options_init(&o);
           o.strategy = strat;
           o.seed = (uint64_t)seed + 1;
           o.max_evaluations = budget;
-          o.clock = calhost_space_replay_clock;
+          o.clock = search_space_replay_clock;
           o.clock_user = &rp;
-          if (calhost_search_run(&ss, &o, &res) != 0) {
+          if (search_run(&ss, &o, &res) != 0) {
             fprintf(stderr, "search-bench: %s: %s\n", sp.name, res.error);
             return 1;
           }
           v[seed] = res.found ? optimum / res.best_cost : 0;
-          calhost_search_result_free(&res);
-          calhost_space_replay_free(&rp);
+          search_result_free(&res);
+          search_space_replay_free(&rp);
         }
         frac[pi] = median_of(v, (size_t)seeds);
       }
       double *v99 = malloc((size_t)seeds * sizeof *v99);
       for (int seed = 0; seed < seeds; seed++) {
-        calhost_space_replay rp;
-        calhost_search_space ss;
-        calhost_search_options o;
-        calhost_search_result res;
+        search_space_replay rp;
+        search_space ss;
+        search_options o;
+        search_result res;
         trace t = {.optimum = optimum};
-        if (!v99 || calhost_space_replay_init(&sp, use_start, &rp, &ss) != 0)
+        if (!v99 || search_space_replay_init(&sp, use_start, &rp, &ss) != 0)
           return 1;
-        calhost_search_options_init(&o);
+        search_options_init(&o);
         o.strategy = strat;
         o.seed = (uint64_t)seed + 1;
         o.max_evaluations = (uint32_t)size;
@@ -394,19 +392,19 @@ int main(int argc, char **argv) {
         o.target_cost = optimum / 0.99;
         o.observe = observe;
         o.observe_user = &t;
-        calhost_search_run(&ss, &o, &res);
+        search_run(&ss, &o, &res);
         v[seed] = t.at95 ? t.at95 : (double)size + 1;
         v99[seed] = t.at99 ? t.at99 : (double)size + 1;
-        calhost_search_result_free(&res);
-        calhost_space_replay_free(&rp);
+        search_result_free(&res);
+        search_space_replay_free(&rp);
       }
       e95 = median_of(v, (size_t)seeds);
       e99 = median_of(v99, (size_t)seeds);
       free(v99);
       printf("strategy=%s space=%s seeds=%d frac_at_2pct=%.3f frac_at_5pct=%.3f "
              "frac_at_10pct=%.3f frac_at_20pct=%.3f evals_to_95pct=%.0f evals_to_99pct=%.0f%s%s\n",
-             calhost_search_strategy_name(strat), sp.name, seeds, frac[0], frac[1], frac[2],
-             frac[3], e95, e99, strat == def ? " default=1" : "", strat == quick ? " quick=1" : "");
+             search_strategy_name(strat), sp.name, seeds, frac[0], frac[1], frac[2], frac[3], e95,
+             e99, strat == def ? " default=1" : "", strat == quick ? " quick=1" : "");
       fflush(stdout);
       if (strat == CALHOST_SEARCH_RANDOM)
         memcpy(random_frac, frac, sizeof frac);
@@ -419,7 +417,7 @@ int main(int argc, char **argv) {
       if (strat == quick && frac[0] < goal_quick)
         goal_quick = frac[0];
     }
-    calhost_space_free(&sp);
+    search_space_free(&sp);
   }
   printf("summary: default_frac_at_10pct_min=%.3f (goal >= 0.97) quick_frac_at_2pct_min=%.3f "
          "(goal >= 0.90)\n",
@@ -427,7 +425,7 @@ int main(int argc, char **argv) {
   for (int s = CALHOST_SEARCH_LOCAL; s < CALHOST_SEARCH_STRATEGY_COUNT; s++)
     if (isfinite(worst_margin_vs_random[s]))
       printf("summary: strategy=%s min_frac_minus_random=%+.3f (over spaces and budgets)\n",
-             calhost_search_strategy_name((calhost_search_strategy)s), worst_margin_vs_random[s]);
+             search_strategy_name((search_strategy)s), worst_margin_vs_random[s]);
   for (size_t i = 0; i < nfiles; i++)
     free(files[i]);
   free(files);

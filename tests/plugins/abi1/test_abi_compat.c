@@ -23,24 +23,24 @@ static const char *abi_plugin(char *buf, size_t cap, const char *name) {
   return buf;
 }
 
-static calhost_plugin *open_range(const char *name, uint32_t lo, uint32_t hi, int probe) {
-  calhost_loader_options o;
+static loader_plugin *open_range(const char *name, uint32_t lo, uint32_t hi, int probe) {
+  loader_options o;
   char path[4096];
-  calhost_loader_options_init(&o);
+  loader_options_init(&o);
   if (lo)
     o.host_abi_min = lo;
   if (hi)
     o.host_abi_max = hi;
   o.probe = probe;
-  calhost_plugin *p = calhost_loader_open(&o, NULL, abi_plugin(path, sizeof path, name));
+  loader_plugin *p = loader_open(&o, NULL, abi_plugin(path, sizeof path, name));
   assert_non_null(p);
   return p;
 }
 
 static void host_offers_abi2(void **state) {
-  calhost_loader_options o;
+  loader_options o;
   (void)state;
-  calhost_loader_options_init(&o);
+  loader_options_init(&o);
   assert_int_equal(o.host_abi_min, 1);
   assert_int_equal(o.host_abi_max, 2);
 }
@@ -48,7 +48,7 @@ static void host_offers_abi2(void **state) {
 static void abi1_plugin_loads_at_abi1(void **state) {
   (void)state;
   for (int probe = 0; probe < 2; probe++) {
-    calhost_plugin *p = open_range("test_abi1", 0, 0, probe);
+    loader_plugin *p = open_range("test_abi1", 0, 0, probe);
     if (p->reason)
       fprintf(stderr, "reason: %s\n", p->reason);
     assert_true(p->loaded);
@@ -60,36 +60,36 @@ static void abi1_plugin_loads_at_abi1(void **state) {
     assert_false(CALHOST_PLUGIN_HAS(p, device_count));
     assert_false(CALHOST_PLUGIN_HAS(p, describe_space));
     assert_null(p->vtable.sample_workloads);
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
   }
 }
 
 static void abi2_plugin_in_abi1_host_refused(void **state) {
   (void)state;
   for (int probe = 0; probe < 2; probe++) {
-    calhost_plugin *p = open_range("test_abi2_only", 1, 1, probe);
+    loader_plugin *p = open_range("test_abi2_only", 1, 1, probe);
     assert_false(p->loaded);
     assert_non_null(p->reason);
     assert_non_null(
         strstr(p->reason, "ABI mismatch: plugin supports ABI 2..2, host supports 1..1"));
-    calhost_plugin_free(p);
+    loader_plugin_free(p);
   }
-  calhost_plugin *p = open_range("test_abi2_only", 0, 0, 1);
+  loader_plugin *p = open_range("test_abi2_only", 0, 0, 1);
   assert_true(p->loaded);
   assert_int_equal(p->abi_version, 2);
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 static void abi2_half_group_refused(void **state) {
   (void)state;
-  calhost_plugin *p = open_range("test_abi2_half", 0, 0, 0);
+  loader_plugin *p = open_range("test_abi2_half", 0, 0, 0);
   assert_false(p->loaded);
   assert_non_null(p->reason);
   assert_non_null(strstr(p->reason, "'device_count' and 'list_device' come together"));
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
   p = open_range("test_abi2_half", 1, 1, 0); /* not checked below the entries' version */
   assert_false(p->loaded);                   /* (its range is 2..2) */
-  calhost_plugin_free(p);
+  loader_plugin_free(p);
 }
 
 /* Runs a shell command line; returns its exit status and its stdout in out. */
