@@ -138,7 +138,8 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       }
       if (r->o->record_path) {
         char path[4096] = "";
-        if (cal_record_path(r, x->backend, w, t, path, sizeof path, NULL, 0) == 0 &&
+        if (cal_record_path(r, x->backend, w, x->on_device ? (long)x->device_index : -1, t, path,
+                            sizeof path, NULL, 0) == 0 &&
             access(path, F_OK) == 0)
           x->recorded = cal_dupstr(path);
         else

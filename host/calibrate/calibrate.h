@@ -88,7 +88,7 @@ typedef struct calibrate_options {
   const struct calibrate_verify_options *verify;
   /* --record FILE: every candidate each sweep's search evaluates goes to a
    * space file (sweep/recording.h: FILE for a run of one sweep, else
-   * FILE-BACKEND-WORKLOAD-tN.space); NULL: no recording */
+   * FILE-BACKEND-WORKLOAD[-dD]-tN.space); NULL: no recording */
   const char *record_path;
 } calibrate_options;
 

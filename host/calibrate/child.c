@@ -45,8 +45,9 @@ static void record_begin(child_ctx *c, sweep_recording *rec, const config_worklo
                          char meta[9][320], const char *metap[9]) {
   cal_run *r = c->r;
   char path[4096], name[256], shape[200] = "";
-  if (!r->o->record_path || cal_record_path(r, r->cur->backend, c->workload, threads, path,
-                                            sizeof path, name, sizeof name) != 0)
+  if (!r->o->record_path || cal_record_path(r, r->cur->backend, c->workload,
+                                            r->cur_device ? (long)r->cur_device->index : -1,
+                                            threads, path, sizeof path, name, sizeof name) != 0)
     return;
   for (size_t d = 0; d < cw->shape_rank; d++)
     snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", d ? "x" : "",

@@ -96,10 +96,11 @@ size_t cal_sweeps_of(const cal_run *r, const loader_plugin *p) {
   return n;
 }
 
-int cal_record_path(const cal_run *r, const char *backend, size_t workload, uint32_t threads,
-                    char *buf, size_t cap, char *name, size_t name_cap) {
+int cal_record_path(const cal_run *r, const char *backend, size_t workload, long device,
+                    uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap) {
   return sweep_recording_path(r->o->record_path, r->sweeps_total == 1, backend,
-                              cal_workload_name(r, workload), threads, buf, cap, name, name_cap);
+                              cal_workload_name(r, workload), device, threads, buf, cap, name,
+                              name_cap);
 }
 
 void cal_run_free(cal_run *r) {

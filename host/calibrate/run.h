@@ -145,11 +145,12 @@ size_t cal_targets_per_workload(const cal_run *r);
 const char *cal_workload_name(const cal_run *r, size_t index);
 
 /* --record: the space file of one sweep (sweep/recording.h: the --record
- * path itself when the run has one sweep, else one file per sweep) into
+ * path itself when the run has one sweep, else one file per sweep, with the
+ * device in its name for a sweep on device `device`; -1: a CPU target) into
  * buf, the space's name into name (may be NULL). Returns 0, -1 when it does
  * not fit. */
-int cal_record_path(const cal_run *r, const char *backend, size_t workload, uint32_t threads,
-                    char *buf, size_t cap, char *name, size_t name_cap);
+int cal_record_path(const cal_run *r, const char *backend, size_t workload, long device,
+                    uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap);
 
 /* Whether s is one of list[0..n). */
 int cal_in_list(char *const *list, size_t n, const char *s);

@@ -28,11 +28,14 @@ static void word_copy(char *dst, size_t cap, const char *src) {
 }
 
 int sweep_recording_path(const char *path, int single, const char *backend, const char *workload,
-                         uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap) {
-  char b[96], w[96], nm[256];
+                         long device, uint32_t threads, char *buf, size_t cap, char *name,
+                         size_t name_cap) {
+  char b[96], w[96], d[32] = "", nm[256];
   word_copy(b, sizeof b, backend ? backend : "plugin");
   word_copy(w, sizeof w, workload ? workload : "workload");
-  int n = snprintf(nm, sizeof nm, "%s-%s-t%u", b, w, threads);
+  if (device >= 0)
+    snprintf(d, sizeof d, "-d%ld", device);
+  int n = snprintf(nm, sizeof nm, "%s-%s%s-t%u", b, w, d, threads);
   if (n < 0 || (size_t)n >= sizeof nm)
     return -1;
   if (name && name_cap)

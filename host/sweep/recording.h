@@ -38,11 +38,14 @@ typedef struct sweep_recording {
 
 /* The file of one sweep of a run: path itself when the run has a single
  * sweep (single nonzero), else path without a trailing ".space", then
- * "-BACKEND-WORKLOAD-tTHREADS.space". Writes it into buf (cap bytes) and
- * the space's name ("BACKEND-WORKLOAD-tTHREADS") into name (name_cap; may be
- * NULL). Returns 0, or -1 when it does not fit. */
+ * "-BACKEND-WORKLOAD-tTHREADS.space", or "-BACKEND-WORKLOAD-dDEVICE-tTHREADS
+ * .space" for a sweep on device DEVICE (device >= 0; -1: a CPU target), so
+ * that the sweeps of several devices never share a file. Writes it into buf
+ * (cap bytes) and the space's name (the same without path and ".space")
+ * into name (name_cap; may be NULL). Returns 0, or -1 when it does not fit. */
 int sweep_recording_path(const char *path, int single, const char *backend, const char *workload,
-                         uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap);
+                         long device, uint32_t threads, char *buf, size_t cap, char *name,
+                         size_t name_cap);
 
 /* Prepares *r for a sweep whose file is `path` and space `name`, with
  * metadata lines "KEY VALUE" (borrowed until sweep_recording_start).

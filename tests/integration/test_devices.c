@@ -199,12 +199,36 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* --record on a device backend: one space file per device sweep, the device
+ * in its name, each recording its own device (none overwrites another). */
+static void record_writes_one_space_file_per_device(void **state) {
+  (void)state;
+  char cfg[600], *out;
+  write_config("rec", NULL, cfg, sizeof cfg);
+  assert_int_equal(run(&out, "'%s' --config '%s' calibrate --force --record '%s/rec.space' 2>&1",
+                       bin(), cfg, g_dir),
+                   0);
+  free(out);
+  const char *ids[] = {"fake-gpu-a v1", "fake-gpu-b v1", "fake-cpu v1"};
+  for (int d = 0; d < 3; d++) {
+    assert_int_equal(run(&out, "grep -c '^meta processor %s$' '%s/rec-test_devices-w-d%d-t1.space'",
+                         ids[d], g_dir, d),
+                     0);
+    assert_string_equal(out, "1\n");
+    free(out);
+  }
+  assert_int_equal(run(&out, "ls '%s' | grep -c '^rec-.*space$'", g_dir), 0);
+  assert_string_equal(out, "3\n");
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(schedule_groups_devices_that_do_not_share_hardware),
       cmocka_unit_test(calibrate_runs_gpus_at_once_and_the_cpu_device_alone),
       cmocka_unit_test(configured_devices_select_by_index_and_identity),
       cmocka_unit_test(plan_and_shards_have_the_device_dimension),
+      cmocka_unit_test(record_writes_one_space_file_per_device),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
