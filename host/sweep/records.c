@@ -15,11 +15,7 @@ void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const 
   isolate_proto_put_str(b, model_digest);
   isolate_proto_put_str(b, processor);
   isolate_proto_put_u64(b, thread_count);
-  isolate_proto_put_u64(b, structure ? structure_count : 0);
-  for (size_t i = 0; structure && i < structure_count; i++) {
-    isolate_proto_put_str(b, structure[i].name ? structure[i].name : "");
-    isolate_proto_put_str(b, structure[i].value ? structure[i].value : "");
-  }
+  isolate_proto_put_props(b, structure, structure_count);
 }
 
 void sweep_record_key_free(sweep_record_key *k) {
@@ -27,11 +23,7 @@ void sweep_record_key_free(sweep_record_key *k) {
     return;
   free(k->model_digest);
   free(k->processor);
-  for (size_t i = 0; i < k->structure_count; i++) {
-    free((char *)k->structure[i].name);
-    free((char *)k->structure[i].value);
-  }
-  free(k->structure);
+  isolate_props_free(k->structure, k->structure_count);
   memset(k, 0, sizeof *k);
 }
 
@@ -40,26 +32,12 @@ int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k) {
   k->model_digest = isolate_proto_dup_str(c);
   k->processor = isolate_proto_dup_str(c);
   k->thread_count = (uint32_t)isolate_proto_get_u64(c);
-  uint64_t n = isolate_proto_get_u64(c);
-  if (c->failed || n > 4096)
-    goto bad;
-  if (n) {
-    k->structure = calloc((size_t)n, sizeof *k->structure);
-    if (!k->structure)
-      goto bad;
-    for (size_t i = 0; i < n; i++) {
-      k->structure[i].name = isolate_proto_dup_str(c);
-      k->structure[i].value = isolate_proto_dup_str(c);
-      k->structure_count = i + 1;
-      if (c->failed || !k->structure[i].name || !k->structure[i].value)
-        goto bad;
-    }
+  if (isolate_proto_get_props(c, CALHOST_RECORD_MAX_STRUCTURE, &k->structure,
+                              &k->structure_count) != 0) {
+    sweep_record_key_free(k);
+    return -1;
   }
   return 0;
-bad:
-  c->failed = 1;
-  sweep_record_key_free(k);
-  return -1;
 }
 
 /* The plain fields of a result and of a candidate, in record order: one
