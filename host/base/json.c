@@ -85,3 +85,14 @@ void base_json_member_null(FILE *out, int first, const char *key) {
   base_json_key(out, first, key);
   fputs("null", out);
 }
+
+void base_json_member_strings(FILE *out, int first, const char *key, char *const *v, size_t n) {
+  base_json_key(out, first, key);
+  fputc('[', out);
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      fputc(',', out);
+    base_json_string(out, v[i]);
+  }
+  fputc(']', out);
+}

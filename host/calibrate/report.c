@@ -475,13 +475,8 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
     base_json_member_string(o, 0, "output", f->output);
     fputc('}', o);
   }
-  fputs("],\"warnings\":[", o);
-  for (size_t i = 0; i < r->warning_count; i++) {
-    if (i)
-      fputc(',', o);
-    base_json_string(o, r->warnings[i]);
-  }
   fputc(']', o);
+  base_json_member_strings(o, 0, "warnings", r->warnings, r->warning_count);
   base_json_member_bool(o, 0, "interrupted", r->interrupted);
   base_json_member_int(o, 0, "exit_status", exit_status);
   base_json_member_number(o, 0, "seconds", sweep_now() - r->started);

@@ -48,10 +48,14 @@ static void json_members_write_key_then_value_with_commas(void **state) {
   base_json_member_uint(f, 0, "u", 18446744073709551615ull);
   base_json_member_int(f, 0, "i", -3);
   base_json_member_null(f, 0, "z");
+  char *words[] = {"a", "b\n"};
+  base_json_member_strings(f, 0, "w", words, 2);
+  base_json_member_strings(f, 0, "e", NULL, 0);
   fputc('}', f);
   fclose(f);
   assert_string_equal(buf, "{\"s\":\"a\\\"b\",\"ns\":null,\"x\":0.5,\"nan\":null,\"t\":true,"
-                           "\"f\":false,\"u\":18446744073709551615,\"i\":-3,\"z\":null}");
+                           "\"f\":false,\"u\":18446744073709551615,\"i\":-3,\"z\":null,"
+                           "\"w\":[\"a\",\"b\\n\"],\"e\":[]}");
   free(buf);
 }
 
