@@ -183,6 +183,22 @@ void sweep_record_put_result(isolate_proto_buf *b, const sweep_result *r) {
   }
 }
 
+/* Reads a list's element count (at most max) and allocates that many
+ * zeroed elements of size bytes: the array (NULL for an empty list) with
+ * the count in *n, or NULL with *n 0 and c->failed set on a bad count or
+ * no memory. */
+static void *get_list(isolate_proto_cursor *c, uint64_t max, size_t size, size_t *n) {
+  *n = 0;
+  uint64_t count = isolate_proto_get_u64(c);
+  if (c->failed || count > max)
+    return c->failed = 1, NULL;
+  void *v = count ? calloc((size_t)count, size) : NULL;
+  if (count && !v)
+    return c->failed = 1, NULL;
+  *n = (size_t)count;
+  return v;
+}
+
 int sweep_record_get_result(isolate_proto_cursor *c, sweep_result *r) {
   memset(r, 0, sizeof *r);
   r->ok = (int)isolate_proto_get_u64(c);
@@ -190,40 +206,31 @@ int sweep_record_get_result(isolate_proto_cursor *c, sweep_result *r) {
   if (err)
     snprintf(r->error, sizeof r->error, "%s", err);
   get_fields(c, r, result_fields, FIELD_COUNT(result_fields));
-  uint64_t n = isolate_proto_get_u64(c);
-  if (c->failed || n > CALHOST_RECORD_MAX_REJECTIONS)
+  size_t n;
+  r->rejections = get_list(c, CALHOST_RECORD_MAX_REJECTIONS, sizeof *r->rejections, &n);
+  if (c->failed)
     goto bad;
-  if (n) {
-    r->rejections = calloc((size_t)n, sizeof *r->rejections);
-    if (!r->rejections)
-      goto bad;
-    for (size_t i = 0; i < n; i++) {
-      r->rejections[i].index = (uint32_t)isolate_proto_get_u64(c);
-      r->rejections[i].policy = isolate_proto_dup_str(c);
-      r->rejections[i].reason = isolate_proto_dup_str(c);
-      r->rejection_count = i + 1;
-    }
+  for (size_t i = 0; i < n; i++) {
+    r->rejections[i].index = (uint32_t)isolate_proto_get_u64(c);
+    r->rejections[i].policy = isolate_proto_dup_str(c);
+    r->rejections[i].reason = isolate_proto_dup_str(c);
+    r->rejection_count = i + 1;
   }
-  n = isolate_proto_get_u64(c);
-  if (c->failed || n > CALHOST_PROTO_MAX_FRAME / 16)
+  r->candidates = get_list(c, CALHOST_PROTO_MAX_FRAME / 16, sizeof *r->candidates, &n);
+  if (c->failed)
     goto bad;
-  if (n) {
-    r->candidates = calloc((size_t)n, sizeof *r->candidates);
-    if (!r->candidates)
+  for (size_t i = 0; i < n; i++) {
+    sweep_candidate *x = &r->candidates[i];
+    x->index = (uint32_t)isolate_proto_get_u64(c);
+    uint64_t st = isolate_proto_get_u64(c);
+    x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (sweep_candidate_status)st
+                                                   : CALHOST_CANDIDATE_REJECTED;
+    x->policy = isolate_proto_dup_str(c);
+    x->reason = isolate_proto_dup_str(c);
+    get_fields(c, x, candidate_fields, FIELD_COUNT(candidate_fields));
+    r->candidate_entries = i + 1;
+    if (c->failed)
       goto bad;
-    for (size_t i = 0; i < n; i++) {
-      sweep_candidate *x = &r->candidates[i];
-      x->index = (uint32_t)isolate_proto_get_u64(c);
-      uint64_t st = isolate_proto_get_u64(c);
-      x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (sweep_candidate_status)st
-                                                     : CALHOST_CANDIDATE_REJECTED;
-      x->policy = isolate_proto_dup_str(c);
-      x->reason = isolate_proto_dup_str(c);
-      get_fields(c, x, candidate_fields, FIELD_COUNT(candidate_fields));
-      r->candidate_entries = i + 1;
-      if (c->failed)
-        goto bad;
-    }
   }
   if (c->failed)
     goto bad;
