@@ -55,3 +55,44 @@ void base_json_key(FILE *out, int first, const char *key) {
   base_json_string(out, key);
   fputc(':', out);
 }
+
+void base_json_member_string(FILE *out, int first, const char *key, const char *v) {
+  base_json_key(out, first, key);
+  base_json_string(out, v);
+}
+
+void base_json_member_number(FILE *out, int first, const char *key, double v) {
+  base_json_key(out, first, key);
+  base_json_number(out, v);
+}
+
+void base_json_member_bool(FILE *out, int first, const char *key, int v) {
+  base_json_key(out, first, key);
+  base_json_bool(out, v);
+}
+
+void base_json_member_uint(FILE *out, int first, const char *key, unsigned long long v) {
+  base_json_key(out, first, key);
+  fprintf(out, "%llu", v);
+}
+
+void base_json_member_int(FILE *out, int first, const char *key, long long v) {
+  base_json_key(out, first, key);
+  fprintf(out, "%lld", v);
+}
+
+void base_json_member_null(FILE *out, int first, const char *key) {
+  base_json_key(out, first, key);
+  fputs("null", out);
+}
+
+void base_json_member_strings(FILE *out, int first, const char *key, char *const *v, size_t n) {
+  base_json_key(out, first, key);
+  fputc('[', out);
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      fputc(',', out);
+    base_json_string(out, v[i]);
+  }
+  fputc(']', out);
+}

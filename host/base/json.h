@@ -30,4 +30,17 @@ void base_json_bool(FILE *out, int v);
  * comma unless first is nonzero. For object members. */
 void base_json_key(FILE *out, int first, const char *key);
 
+/* Object members: each writes "KEY":VALUE, preceded by a comma unless first
+ * is nonzero (base_json_key, then the value as the writers above write it;
+ * uint and int in decimal, null as "null"). */
+void base_json_member_string(FILE *out, int first, const char *key, const char *v);
+void base_json_member_number(FILE *out, int first, const char *key, double v);
+void base_json_member_bool(FILE *out, int first, const char *key, int v);
+void base_json_member_uint(FILE *out, int first, const char *key, unsigned long long v);
+void base_json_member_int(FILE *out, int first, const char *key, long long v);
+void base_json_member_null(FILE *out, int first, const char *key);
+/* Writes "KEY":["V0","V1",...] (each as base_json_string; [] when n is 0),
+ * preceded by a comma unless first is nonzero. */
+void base_json_member_strings(FILE *out, int first, const char *key, char *const *v, size_t n);
+
 #endif /* CALHOST_BASE_JSON_H */

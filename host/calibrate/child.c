@@ -67,11 +67,6 @@ static void record_begin(child_ctx *c, sweep_recording *rec, const config_worklo
   c->rec = rec;
 }
 
-static void child_send(child_ctx *c) {
-  if (isolate_proto_finish(&c->buf) == 0)
-    isolate_proto_write(c->fd, &c->buf);
-}
-
 static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
                             const char *policy) {
   child_ctx *c = user;
@@ -82,7 +77,7 @@ static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32
   isolate_proto_put_u64(&c->buf, ordinal);
   isolate_proto_put_u64(&c->buf, total);
   isolate_proto_put_str(&c->buf, policy);
-  child_send(c);
+  isolate_proto_send(c->fd, &c->buf);
 }
 
 static const char *child_take_error(void *user) {
@@ -100,7 +95,7 @@ static void child_skip(child_ctx *c, const char *reason, const calhost_built_key
                          k->structure_count);
   else
     sweep_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
-  child_send(c);
+  isolate_proto_send(c->fd, &c->buf);
 }
 
 static void child_fail(child_ctx *c, uint32_t type, const char *message) {
@@ -110,7 +105,7 @@ static void child_fail(child_ctx *c, uint32_t type, const char *message) {
     isolate_proto_put_u64(&c->buf, c->threads);
   }
   isolate_proto_put_str(&c->buf, message);
-  child_send(c);
+  isolate_proto_send(c->fd, &c->buf);
 }
 
 /* The calibrated profile with this exact key in the store as read before
@@ -188,7 +183,7 @@ int cal_child_main(void *user, int fd) {
 
   isolate_proto_begin(&c.buf, CALHOST_REC_HELLO);
   isolate_proto_put_str(&c.buf, p->backend);
-  child_send(&c);
+  isolate_proto_send(c.fd, &c.buf);
 
   calhost_plugin_instance *inst = NULL;
   calhost_status st = vt->create(&p->services, settings, setting_count, &inst);
@@ -353,16 +348,16 @@ int cal_child_main(void *user, int fd) {
                            kc.structure_count);
       sweep_record_key_free(&kc);
       sweep_record_put_result(&c.buf, &res);
-      child_send(&c);
+      isolate_proto_send(c.fd, &c.buf);
       sweep_result_free(&res);
     }
     isolate_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
     isolate_proto_put_u64(&c.buf, c.workload);
-    child_send(&c);
+    isolate_proto_send(c.fd, &c.buf);
   }
   vt->destroy(inst);
   isolate_proto_begin(&c.buf, CALHOST_REC_DONE);
-  child_send(&c);
+  isolate_proto_send(c.fd, &c.buf);
   isolate_proto_buf_free(&c.buf);
   return 0;
 }

@@ -281,22 +281,20 @@ static void json_candidates(const sweep_result *s, FILE *o) {
   fputs(",\"candidates\":[", o);
   for (size_t i = 0; i < s->candidate_entries; i++) {
     const sweep_candidate *c = &s->candidates[i];
-    fputs(i ? ",{\"policy\":" : "{\"policy\":", o);
-    base_json_string(o, c->policy);
-    fprintf(o, ",\"default\":%s,\"winner\":%s,\"status\":\"%s\",\"reason\":",
-            c->index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false",
-            s->ok && c->index == s->winner_index ? "true" : "false", candidate_word(c->status));
-    base_json_string(o, c->reason);
-    fputs(",\"median_us\":", o);
-    base_json_number(o, c->median_us);
-    fputs(",\"spread_us\":", o);
-    base_json_number(o, c->mad_us);
-    fputs(",\"min_us\":", o);
-    base_json_number(o, c->min_us);
-    fputs(",\"cv\":", o);
-    base_json_number(o, c->cv);
-    fprintf(o, ",\"samples\":%u,\"iterations\":%u,\"noisy\":%s}", c->samples, c->iterations,
-            c->noisy ? "true" : "false");
+    fputs(i ? ",{" : "{", o);
+    base_json_member_string(o, 1, "policy", c->policy);
+    base_json_member_bool(o, 0, "default", c->index == CALHOST_SWEEP_DEFAULT_INDEX);
+    base_json_member_bool(o, 0, "winner", s->ok && c->index == s->winner_index);
+    base_json_member_string(o, 0, "status", candidate_word(c->status));
+    base_json_member_string(o, 0, "reason", c->reason);
+    base_json_member_number(o, 0, "median_us", c->median_us);
+    base_json_member_number(o, 0, "spread_us", c->mad_us);
+    base_json_member_number(o, 0, "min_us", c->min_us);
+    base_json_member_number(o, 0, "cv", c->cv);
+    base_json_member_uint(o, 0, "samples", c->samples);
+    base_json_member_uint(o, 0, "iterations", c->iterations);
+    base_json_member_bool(o, 0, "noisy", c->noisy);
+    fputc('}', o);
   }
   fputc(']', o);
 }
@@ -311,145 +309,137 @@ static const char *stop_word(uint32_t stop) {
  * none), "evaluated", "stopped" (exhausted|evaluations|seconds|target|
  * stopped), "seconds"}: which candidates the search chose to run. */
 static void json_search(const sweep_result *s, FILE *o) {
-  fputs(",\"search\":{\"strategy\":", o);
-  base_json_string(o, search_strategy_name((search_strategy)s->strategy));
-  fprintf(o, ",\"space\":\"%s\",\"space_size\":", s->numbered ? "numbered" : "parameters");
-  cal_json_count(o, s->space_size != 0, s->space_size);
-  fputs(",\"budget_evaluations\":", o);
-  cal_json_count(o, s->budget_evaluations != 0, s->budget_evaluations);
-  fputs(",\"budget_seconds\":", o);
-  base_json_number(o, s->budget_seconds > 0 ? s->budget_seconds : NAN);
-  fprintf(o, ",\"evaluated\":%u,\"stopped\":\"%s\",\"seconds\":", s->evaluated,
-          stop_word(s->search_stop));
-  base_json_number(o, s->search_seconds);
+  fputs(",\"search\":{", o);
+  base_json_member_string(o, 1, "strategy", search_strategy_name((search_strategy)s->strategy));
+  base_json_member_string(o, 0, "space", s->numbered ? "numbered" : "parameters");
+  calibrate_json_member_count(o, 0, "space_size", s->space_size != 0, s->space_size);
+  calibrate_json_member_count(o, 0, "budget_evaluations", s->budget_evaluations != 0,
+                              s->budget_evaluations);
+  base_json_member_number(o, 0, "budget_seconds", s->budget_seconds > 0 ? s->budget_seconds : NAN);
+  base_json_member_uint(o, 0, "evaluated", s->evaluated);
+  base_json_member_string(o, 0, "stopped", stop_word(s->search_stop));
+  base_json_member_number(o, 0, "seconds", s->search_seconds);
   fputc('}', o);
 }
 
 static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   const sweep_result *s = &x->sweep;
-  fputs("{\"plugin\":", o);
-  base_json_string(o, x->backend);
-  fputs(",\"implementation\":", o);
-  base_json_string(o, x->implementation);
-  fputs(",\"workload\":", o);
-  base_json_string(o, cal_workload_name(r, x->workload));
-  fputs(",\"operator\":", o);
-  base_json_string(o, r->cfg->workloads[x->workload].operator_name);
-  fprintf(o, ",\"threads\":%u,\"device\":", x->threads);
+  fputc('{', o);
+  base_json_member_string(o, 1, "plugin", x->backend);
+  base_json_member_string(o, 0, "implementation", x->implementation);
+  base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
+  base_json_member_string(o, 0, "operator", r->cfg->workloads[x->workload].operator_name);
+  base_json_member_uint(o, 0, "threads", x->threads);
   if (x->on_device) {
-    fprintf(o, "{\"index\":%u,\"name\":", x->device_index);
-    base_json_string(o, x->device_name);
-    fputs(",\"identity\":", o);
-    base_json_string(o, x->device_identity);
+    base_json_key(o, 0, "device");
+    fputc('{', o);
+    base_json_member_uint(o, 1, "index", x->device_index);
+    base_json_member_string(o, 0, "name", x->device_name);
+    base_json_member_string(o, 0, "identity", x->device_identity);
     fputc('}', o);
   } else {
-    fputs("null", o);
+    base_json_member_null(o, 0, "device");
   }
-  fputs(",\"status\":", o);
-  base_json_string(o, kind_word(x->kind));
+  base_json_member_string(o, 0, "status", kind_word(x->kind));
   /* "stored" in the in-memory store; whether it reached the file */
-  fprintf(o, ",\"persisted\":%s",
-          x->kind == CAL_STORED && r->cfg->persistence_enabled ? "true" : "false");
-  fputs(",\"message\":", o);
-  base_json_string(o, x->message);
-  fputs(",\"key\":", o);
+  base_json_member_bool(o, 0, "persisted", x->kind == CAL_STORED && r->cfg->persistence_enabled);
+  base_json_member_string(o, 0, "message", x->message);
   if (x->key.processor) {
-    fputs("{\"model_digest\":", o);
-    base_json_string(o, x->key.model_digest);
-    fputs(",\"processor\":", o);
-    base_json_string(o, x->key.processor);
-    fprintf(o, ",\"thread_count\":%u,\"structure\":{", x->key.thread_count);
-    for (size_t i = 0; i < x->key.structure_count; i++) {
-      if (i)
-        fputc(',', o);
-      base_json_string(o, x->key.structure[i].name);
-      fputc(':', o);
-      base_json_string(o, x->key.structure[i].value);
-    }
+    base_json_key(o, 0, "key");
+    fputc('{', o);
+    base_json_member_string(o, 1, "model_digest", x->key.model_digest);
+    base_json_member_string(o, 0, "processor", x->key.processor);
+    base_json_member_uint(o, 0, "thread_count", x->key.thread_count);
+    base_json_key(o, 0, "structure");
+    fputc('{', o);
+    for (size_t i = 0; i < x->key.structure_count; i++)
+      base_json_member_string(o, i == 0, x->key.structure[i].name, x->key.structure[i].value);
     fputs("}}", o);
   } else {
-    fputs("null", o);
+    base_json_member_null(o, 0, "key");
   }
   if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED || x->kind == CAL_FAILED ||
       x->kind == CAL_PENDING) {
-    fputs(",\"winner\":", o);
-    base_json_string(o, s->winner_policy);
-    fputs(",\"winner_is_default\":", o);
-    fputs(s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX ? "true" : "false", o);
-    fputs(",\"measurements\":{\"median_latency_us\":", o);
-    base_json_number(o, s->median_us);
-    fputs(",\"spread_us\":", o);
-    base_json_number(o, s->mad_us);
-    fputs(",\"cv\":", o);
-    base_json_number(o, s->cv);
-    fputs(",\"min_latency_us\":", o);
-    base_json_number(o, s->min_us);
-    fprintf(o, ",\"samples\":%u,\"iterations_per_sample\":%u", s->samples, s->iterations);
-    fputs(",\"speedup_vs_default\":", o);
-    base_json_number(o, s->have_default && s->speedup > 0 ? s->speedup : NAN);
-    fputs(",\"default_median_latency_us\":", o);
-    base_json_number(o, s->have_default ? s->default_median_us : NAN);
-    fprintf(o, ",\"noisy\":%s,\"unchecked\":%s,\"device_timed\":%s}", s->noisy ? "true" : "false",
-            s->unchecked ? "true" : "false", s->device_timed ? "true" : "false");
-    fputs(",\"clock\":", o);
-    base_json_string(o, clock_word(x));
-    fprintf(o,
-            ",\"counts\":{\"candidates\":%u,\"planned\":%u,\"tried\":%u,\"pruned\":%u,"
-            "\"rejected\":%u},\"budget_exhausted\":%s",
-            s->candidate_count, s->planned, s->tried, s->pruned, s->rejected,
-            s->budget_exhausted ? "true" : "false");
+    base_json_member_string(o, 0, "winner", s->winner_policy);
+    base_json_member_bool(o, 0, "winner_is_default",
+                          s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX);
+    base_json_key(o, 0, "measurements");
+    fputc('{', o);
+    base_json_member_number(o, 1, "median_latency_us", s->median_us);
+    base_json_member_number(o, 0, "spread_us", s->mad_us);
+    base_json_member_number(o, 0, "cv", s->cv);
+    base_json_member_number(o, 0, "min_latency_us", s->min_us);
+    base_json_member_uint(o, 0, "samples", s->samples);
+    base_json_member_uint(o, 0, "iterations_per_sample", s->iterations);
+    base_json_member_number(o, 0, "speedup_vs_default",
+                            s->have_default && s->speedup > 0 ? s->speedup : NAN);
+    base_json_member_number(o, 0, "default_median_latency_us",
+                            s->have_default ? s->default_median_us : NAN);
+    base_json_member_bool(o, 0, "noisy", s->noisy);
+    base_json_member_bool(o, 0, "unchecked", s->unchecked);
+    base_json_member_bool(o, 0, "device_timed", s->device_timed);
+    fputc('}', o);
+    base_json_member_string(o, 0, "clock", clock_word(x));
+    base_json_key(o, 0, "counts");
+    fputc('{', o);
+    base_json_member_uint(o, 1, "candidates", s->candidate_count);
+    base_json_member_uint(o, 0, "planned", s->planned);
+    base_json_member_uint(o, 0, "tried", s->tried);
+    base_json_member_uint(o, 0, "pruned", s->pruned);
+    base_json_member_uint(o, 0, "rejected", s->rejected);
+    fputc('}', o);
+    base_json_member_bool(o, 0, "budget_exhausted", s->budget_exhausted);
     json_search(s, o);
-    fputs(",\"default_policy\":", o);
-    base_json_string(o, s->default_policy);
+    base_json_member_string(o, 0, "default_policy", s->default_policy);
     fputs(",\"rejected\":[", o);
     for (size_t i = 0; i < s->rejection_count; i++) {
-      if (i)
-        fputc(',', o);
-      fputs("{\"policy\":", o);
-      base_json_string(o, s->rejections[i].policy);
-      fputs(",\"reason\":", o);
-      base_json_string(o, s->rejections[i].reason);
+      fputs(i ? ",{" : "{", o);
+      base_json_member_string(o, 1, "policy", s->rejections[i].policy);
+      base_json_member_string(o, 0, "reason", s->rejections[i].reason);
       fputc('}', o);
     }
     fputc(']', o);
     json_candidates(s, o);
-    fprintf(o, ",\"portable_stored\":%s,\"portable_note\":", x->portable_stored ? "true" : "false");
-    base_json_string(o, x->portable_note);
-    fputs(",\"recorded\":", o);
-    base_json_string(o, x->recorded);
+    base_json_member_bool(o, 0, "portable_stored", x->portable_stored);
+    base_json_member_string(o, 0, "portable_note", x->portable_note);
+    base_json_member_string(o, 0, "recorded", x->recorded);
   }
   fputc('}', o);
 }
 
 void cal_print_json(cal_run *r, int exit_status) {
   FILE *o = r->out;
-  fputs("{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"rigor\":", o);
-  base_json_string(o, r->rigor_name);
-  fputs(",\"rigor_origin\":", o);
-  base_json_string(o, r->o->rigor_origin);
-  fputs(",\"threads_origin\":", o);
-  base_json_string(o, r->o->threads_origin);
-  fputs(",\"store\":", o);
-  base_json_string(o, r->store ? calstore_path(r->store) : NULL);
-  fputs(",\"force\":", o);
-  fputs(r->o->force ? "true" : "false", o);
-  if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
-    fprintf(o, ",\"shard\":{\"index\":%u,\"count\":%u}", (unsigned)r->o->shard.index,
-            (unsigned)r->o->shard.count);
-  else
-    fputs(",\"shard\":null", o);
-  fputs(",\"environment\":{\"processor\":", o);
-  base_json_string(o,
-                   r->targets.processor.description[0] ? r->targets.processor.description : NULL);
-  fputs(",\"governor\":", o);
-  base_json_string(o, r->env.governor[0] ? r->env.governor : NULL);
+  fputc('{', o);
+  base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
+  base_json_member_string(o, 0, "rigor", r->rigor_name);
+  base_json_member_string(o, 0, "rigor_origin", r->o->rigor_origin);
+  base_json_member_string(o, 0, "threads_origin", r->o->threads_origin);
+  base_json_member_string(o, 0, "store", r->store ? calstore_path(r->store) : NULL);
+  base_json_member_bool(o, 0, "force", r->o->force);
+  if (r->o->shard.count > 1) { /* calibrate --shard I/N (fleet calibration) */
+    base_json_key(o, 0, "shard");
+    fputc('{', o);
+    base_json_member_uint(o, 1, "index", r->o->shard.index);
+    base_json_member_uint(o, 0, "count", r->o->shard.count);
+    fputc('}', o);
+  } else {
+    base_json_member_null(o, 0, "shard");
+  }
+  base_json_key(o, 0, "environment");
+  fputc('{', o);
+  base_json_member_string(o, 1, "processor",
+                          r->targets.processor.description[0] ? r->targets.processor.description
+                                                              : NULL);
+  base_json_member_string(o, 0, "governor", r->env.governor[0] ? r->env.governor : NULL);
   fputs(",\"load_average\":[", o);
   for (int i = 0; i < 3; i++) {
     if (i)
       fputc(',', o);
     base_json_number(o, r->env.load_average[i] >= 0 ? r->env.load_average[i] : NAN);
   }
-  fprintf(o, "],\"online_cpus\":%u,\"target_cpus\":[", r->env.online_cpus);
+  fputc(']', o);
+  base_json_member_uint(o, 0, "online_cpus", r->env.online_cpus);
+  fputs(",\"target_cpus\":[", o);
   for (size_t i = 0; i < r->targets.cpu_count; i++)
     fprintf(o, "%s%d", i ? "," : "", r->targets.cpus[i]);
   fputs("],\"thread_counts\":[", o);
@@ -465,42 +455,30 @@ void cal_print_json(cal_run *r, int exit_status) {
   cal_json_failures_and_end(r, o, exit_status);
 }
 
-void cal_json_count(FILE *o, int known, uint64_t v) {
+void calibrate_json_member_count(FILE *o, int first, const char *key, int known, uint64_t v) {
   if (known)
-    fprintf(o, "%llu", (unsigned long long)v);
+    base_json_member_uint(o, first, key, v);
   else
-    fputs("null", o);
+    base_json_member_null(o, first, key);
 }
 
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
   fputs("\"failures\":[", o);
   for (size_t i = 0; i < r->failure_count; i++) {
     const cal_failure *f = &r->failures[i];
-    if (i)
-      fputc(',', o);
-    fputs("{\"plugin\":", o);
-    base_json_string(o, f->backend);
-    fputs(",\"workload\":", o);
-    base_json_string(o, f->workload);
-    fputs(",\"threads\":", o);
-    cal_json_count(o, f->workload != NULL, f->threads);
-    fputs(",\"candidate\":", o);
-    base_json_string(o, f->candidate);
-    fputs(",\"message\":", o);
-    base_json_string(o, f->message);
-    fputs(",\"output\":", o);
-    base_json_string(o, f->output);
+    fputs(i ? ",{" : "{", o);
+    base_json_member_string(o, 1, "plugin", f->backend);
+    base_json_member_string(o, 0, "workload", f->workload);
+    calibrate_json_member_count(o, 0, "threads", f->workload != NULL, f->threads);
+    base_json_member_string(o, 0, "candidate", f->candidate);
+    base_json_member_string(o, 0, "message", f->message);
+    base_json_member_string(o, 0, "output", f->output);
     fputc('}', o);
   }
-  fputs("],\"warnings\":[", o);
-  for (size_t i = 0; i < r->warning_count; i++) {
-    if (i)
-      fputc(',', o);
-    base_json_string(o, r->warnings[i]);
-  }
-  fprintf(o,
-          "],\"interrupted\":%s,\"exit_status\":%d,\"seconds\":", r->interrupted ? "true" : "false",
-          exit_status);
-  base_json_number(o, sweep_now() - r->started);
+  fputc(']', o);
+  base_json_member_strings(o, 0, "warnings", r->warnings, r->warning_count);
+  base_json_member_bool(o, 0, "interrupted", r->interrupted);
+  base_json_member_int(o, 0, "exit_status", exit_status);
+  base_json_member_number(o, 0, "seconds", sweep_now() - r->started);
   fputs("}\n", o);
 }

@@ -208,8 +208,9 @@ void cal_print_json(cal_run *r, int exit_status);
  * closing brace and a line break. The caller has written the members
  * before them and the comma after the last one. */
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status);
-/* Writes the count v as a JSON integer when known, else null. */
-void cal_json_count(FILE *o, int known, uint64_t v);
+/* Writes the object member "KEY":v (comma rule of base_json_key), v as a
+ * JSON integer when known, else null. */
+void calibrate_json_member_count(FILE *o, int first, const char *key, int known, uint64_t v);
 
 /* ---- calibrate.c ---- */
 

@@ -413,89 +413,72 @@ static const char *recal_word(const cal_run *r, const verify_row *row) {
 static void print_json(cal_run *r, const cal_verify *cv, int status) {
   FILE *o = r->out;
   size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
-  fprintf(o, "{\"calhost_version\":\"" CALHOST_VERSION_STRING "\",\"command\":\"verify\",");
-  fputs("\"rigor\":", o);
-  base_json_string(o, r->rigor_name);
-  fputs(",\"threshold\":", o);
-  base_json_number(o, cv ? cv->v->threshold : NAN);
-  fputs(",\"store\":", o);
-  base_json_string(o, r->store ? calstore_path(r->store) : NULL);
-  fputs(",\"processor\":", o);
-  base_json_string(o,
-                   r->targets.processor.description[0] ? r->targets.processor.description : NULL);
+  fputc('{', o);
+  base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
+  base_json_member_string(o, 0, "command", "verify");
+  base_json_member_string(o, 0, "rigor", r->rigor_name);
+  base_json_member_number(o, 0, "threshold", cv ? cv->v->threshold : NAN);
+  base_json_member_string(o, 0, "store", r->store ? calstore_path(r->store) : NULL);
+  base_json_member_string(o, 0, "processor",
+                          r->targets.processor.description[0] ? r->targets.processor.description
+                                                              : NULL);
   fputs(",\"results\":[", o);
   for (size_t i = 0; cv && i < cv->count; i++) {
     const verify_row *row = &cv->rows[i];
     const cal_result *x = &r->results[row->result];
     counts[row->verdict]++;
-    fputs(i ? ",{\"verdict\":" : "{\"verdict\":", o);
-    base_json_string(o, calibrate_verdict_name(row->verdict));
-    fputs(",\"backend\":", o);
-    base_json_string(o, x->backend);
-    fputs(",\"operator\":", o);
-    base_json_string(o, operator_of(r, x));
-    fputs(",\"workload\":", o);
-    base_json_string(o, cal_workload_name(r, x->workload));
-    fprintf(o, ",\"threads\":%u,\"thread_count\":", x->threads);
-    cal_json_count(o, has_key(x), x->key.thread_count);
-    fputs(",\"implementation\":", o);
-    base_json_string(o, x->implementation);
-    fputs(",\"stored_implementation\":", o);
-    base_json_string(o, row->stored_implementation);
-    fputs(",\"stored_policy\":", o);
-    base_json_string(o, row->stored_policy);
-    fputs(",\"stored_median\":", o);
-    base_json_number(o, row->stored_median);
-    fputs(",\"stored_spread\":", o);
-    base_json_number(o, row->stored_spread);
-    fputs(",\"current_median\":", o);
-    base_json_number(o, row->current_median);
-    fputs(",\"current_spread\":", o);
-    base_json_number(o, row->current_spread);
-    fputs(",\"current_min\":", o);
-    base_json_number(o, row->current_min);
-    fputs(",\"current_cv\":", o);
-    base_json_number(o, row->current_cv);
-    fprintf(o, ",\"samples\":%u,\"noisy\":%s,\"ratio\":", row->current_samples,
-            row->noisy ? "true" : "false");
-    base_json_number(o, ratio(row->current_median, row->stored_median));
-    fputs(",\"default_policy\":", o);
-    base_json_string(o, row->default_policy);
-    fputs(",\"default_median\":", o);
-    base_json_number(o, row->default_median);
-    fputs(",\"default_min\":", o);
-    base_json_number(o, row->default_min);
-    fputs(",\"default_ratio\":", o);
-    base_json_number(o, ratio(row->current_median, row->default_median));
-    fputs(",\"reason\":", o);
-    base_json_string(o, row->reason);
-    fputs(",\"recalibration\":", o);
+    fputs(i ? ",{" : "{", o);
+    base_json_member_string(o, 1, "verdict", calibrate_verdict_name(row->verdict));
+    base_json_member_string(o, 0, "backend", x->backend);
+    base_json_member_string(o, 0, "operator", operator_of(r, x));
+    base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
+    base_json_member_uint(o, 0, "threads", x->threads);
+    calibrate_json_member_count(o, 0, "thread_count", has_key(x), x->key.thread_count);
+    base_json_member_string(o, 0, "implementation", x->implementation);
+    base_json_member_string(o, 0, "stored_implementation", row->stored_implementation);
+    base_json_member_string(o, 0, "stored_policy", row->stored_policy);
+    base_json_member_number(o, 0, "stored_median", row->stored_median);
+    base_json_member_number(o, 0, "stored_spread", row->stored_spread);
+    base_json_member_number(o, 0, "current_median", row->current_median);
+    base_json_member_number(o, 0, "current_spread", row->current_spread);
+    base_json_member_number(o, 0, "current_min", row->current_min);
+    base_json_member_number(o, 0, "current_cv", row->current_cv);
+    base_json_member_uint(o, 0, "samples", row->current_samples);
+    base_json_member_bool(o, 0, "noisy", row->noisy);
+    base_json_member_number(o, 0, "ratio", ratio(row->current_median, row->stored_median));
+    base_json_member_string(o, 0, "default_policy", row->default_policy);
+    base_json_member_number(o, 0, "default_median", row->default_median);
+    base_json_member_number(o, 0, "default_min", row->default_min);
+    base_json_member_number(o, 0, "default_ratio", ratio(row->current_median, row->default_median));
+    base_json_member_string(o, 0, "reason", row->reason);
     if (!row->recal_tried) {
-      fputs("null", o);
+      base_json_member_null(o, 0, "recalibration");
     } else {
       const cal_result *y = row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
-      fputs("{\"status\":", o);
-      base_json_string(o, recal_word(r, row));
-      fputs(",\"policy\":", o);
-      base_json_string(o, y && y->sweep.ok ? y->sweep.winner_policy : NULL);
-      fputs(",\"median\":", o);
-      base_json_number(o, y && y->sweep.ok ? y->sweep.median_us : NAN);
-      fputs(",\"message\":", o);
-      base_json_string(o, y ? y->message : "the recalibration did not reach this key");
+      base_json_key(o, 0, "recalibration");
+      fputc('{', o);
+      base_json_member_string(o, 1, "status", recal_word(r, row));
+      base_json_member_string(o, 0, "policy", y && y->sweep.ok ? y->sweep.winner_policy : NULL);
+      base_json_member_number(o, 0, "median", y && y->sweep.ok ? y->sweep.median_us : NAN);
+      base_json_member_string(o, 0, "message",
+                              y ? y->message : "the recalibration did not reach this key");
       fputc('}', o);
     }
     fputc('}', o);
   }
   fputs("],\"counts\":{", o);
   for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
-    fprintf(o, "%s\"%s\":%zu", i ? "," : "", calibrate_verdict_name((calibrate_verdict)i),
-            counts[i]);
-  fputs("},\"recalibrated\":", o);
-  if (cv && cv->recalibrated)
-    fprintf(o, "{\"keys\":%zu,\"commits\":%zu}", cv->keys_recalibrated,
-            r->commits - cv->commits_before);
-  else
-    fputs("null", o);
+    base_json_member_uint(o, i == 0, calibrate_verdict_name((calibrate_verdict)i), counts[i]);
+  fputc('}', o);
+  if (cv && cv->recalibrated) {
+    base_json_key(o, 0, "recalibrated");
+    fputc('{', o);
+    base_json_member_uint(o, 1, "keys", cv->keys_recalibrated);
+    base_json_member_uint(o, 0, "commits", r->commits - cv->commits_before);
+    fputc('}', o);
+  } else {
+    base_json_member_null(o, 0, "recalibrated");
+  }
   fputc(',', o);
   cal_json_failures_and_end(r, o, status);
 }

@@ -35,28 +35,21 @@ static void print_json(FILE *out, const loader_plugin_list *list) {
   for (size_t i = 0; i < list->count; i++) {
     const loader_plugin *p = list->items[i];
     fputs(i ? ",\n{" : "\n{", out);
-    fputs("\"path\":", out);
-    base_json_string(out, p->path);
-    fputs(",\"origin\":", out);
-    base_json_string(out, origin_name(p->origin));
-    fputs(",\"backend\":", out);
-    base_json_string(out, p->backend);
-    fputs(",\"implementation_version\":", out);
-    base_json_string(out, p->implementation_version);
-    fprintf(out, ",\"abi_version\":%u,\"plugin_abi_min\":%u,\"plugin_abi_max\":%u", p->abi_version,
-            p->plugin_abi_min, p->plugin_abi_max);
-    fputs(",\"operators\":[", out);
-    for (size_t k = 0; k < p->operator_count; k++) {
-      if (k)
-        fputc(',', out);
-      base_json_string(out, p->operators[k]);
-    }
-    fputs("],\"description\":", out);
-    base_json_string(out, p->description);
-    fprintf(out,
-            ",\"status\":\"%s\",\"state\":\"%s\",\"reason\":", p->loaded ? "loaded" : "rejected",
-            loader_plugin_state_name(p->state));
-    base_json_string(out, p->loaded ? NULL : p->reason ? p->reason : "not loaded");
+    base_json_member_string(out, 1, "path", p->path);
+    base_json_member_string(out, 0, "origin", origin_name(p->origin));
+    base_json_member_string(out, 0, "backend", p->backend);
+    base_json_member_string(out, 0, "implementation_version", p->implementation_version);
+    base_json_member_uint(out, 0, "abi_version", p->abi_version);
+    base_json_member_uint(out, 0, "plugin_abi_min", p->plugin_abi_min);
+    base_json_member_uint(out, 0, "plugin_abi_max", p->plugin_abi_max);
+    base_json_member_strings(out, 0, "operators", p->operators, p->operator_count);
+    base_json_member_string(out, 0, "description", p->description);
+    base_json_member_string(out, 0, "status", p->loaded ? "loaded" : "rejected");
+    base_json_member_string(out, 0, "state", loader_plugin_state_name(p->state));
+    base_json_member_string(out, 0, "reason",
+                            p->loaded   ? NULL
+                            : p->reason ? p->reason
+                                        : "not loaded");
     fputc('}', out);
   }
   fputs("\n]}\n", out);

@@ -13,73 +13,58 @@ void cli_json_profile(FILE *out, const calstore_profile *p) {
   }
   const calstore_key *k = &p->key;
   int exact = k->kind == CALSTORE_KEY_EXACT;
-  fputs("{\"kind\":", out);
-  base_json_string(out, exact ? "exact" : "portable");
-  fputs(",\"source\":", out);
-  base_json_string(out, p->source == CALSTORE_SOURCE_OVERRIDE ? "override" : "calibrated");
-  fputs(",\"backend\":", out);
-  base_json_string(out, k->backend);
-  fputs(",\"operator\":", out);
-  base_json_string(out, k->operator_name);
-  fputs(",\"implementation\":", out);
-  base_json_string(out, k->implementation);
-  fputs(",\"model_digest\":", out);
-  base_json_string(out, exact ? k->model_digest : NULL);
-  fputs(",\"processor\":", out);
-  base_json_string(out, exact ? k->processor : NULL);
+  fputc('{', out);
+  base_json_member_string(out, 1, "kind", exact ? "exact" : "portable");
+  base_json_member_string(out, 0, "source",
+                          p->source == CALSTORE_SOURCE_OVERRIDE ? "override" : "calibrated");
+  base_json_member_string(out, 0, "backend", k->backend);
+  base_json_member_string(out, 0, "operator", k->operator_name);
+  base_json_member_string(out, 0, "implementation", k->implementation);
+  base_json_member_string(out, 0, "model_digest", exact ? k->model_digest : NULL);
+  base_json_member_string(out, 0, "processor", exact ? k->processor : NULL);
   if (exact)
-    fprintf(out, ",\"thread_count\":%u", (unsigned)k->thread_count);
+    base_json_member_uint(out, 0, "thread_count", k->thread_count);
   else
-    fputs(",\"thread_count\":null", out);
+    base_json_member_null(out, 0, "thread_count");
   fputs(",\"structure\":{", out);
-  for (size_t i = 0; i < k->structure_count; i++) {
-    if (i)
-      fputc(',', out);
-    base_json_string(out, k->structure[i].name);
-    fputc(':', out);
-    base_json_string(out, k->structure[i].value);
-  }
+  for (size_t i = 0; i < k->structure_count; i++)
+    base_json_member_string(out, i == 0, k->structure[i].name, k->structure[i].value);
   fputs("},\"measurements\":[", out);
   for (size_t i = 0; i < p->measurement_count; i++) {
     const calstore_measurement *m = &p->measurements[i];
-    fputs(i ? ",{\"name\":" : "{\"name\":", out);
-    base_json_string(out, m->name);
-    fputs(",\"value\":", out);
-    base_json_number(out, m->value);
-    fputs(",\"unit\":", out);
-    base_json_string(out, m->unit);
+    fputs(i ? ",{" : "{", out);
+    base_json_member_string(out, 1, "name", m->name);
+    base_json_member_number(out, 0, "value", m->value);
+    base_json_member_string(out, 0, "unit", m->unit);
     fputc('}', out);
   }
-  fputs("],\"policy\":", out);
-  base_json_string(out, p->policy);
+  fputc(']', out);
+  base_json_member_string(out, 0, "policy", p->policy);
   fputc('}', out);
 }
 
 void cli_json_lookup_result(FILE *o, const calstore_lookup_result *r, calstore_status st,
                             const char *path) {
-  fputs("{\"status\":", o);
-  base_json_string(o, calstore_status_name(r ? r->status : st));
-  fputs(",\"level\":", o);
-  base_json_string(o, calstore_level_name(r ? r->level : CALSTORE_LEVEL_NONE));
-  fputs(",\"profile\":", o);
+  fputc('{', o);
+  base_json_member_string(o, 1, "status", calstore_status_name(r ? r->status : st));
+  base_json_member_string(o, 0, "level", calstore_level_name(r ? r->level : CALSTORE_LEVEL_NONE));
+  base_json_key(o, 0, "profile");
   cli_json_profile(o, r ? r->profile : NULL);
   fputs(",\"rejections\":[", o);
   for (size_t i = 0; r && i < r->rejection_count; i++) {
     const calstore_rejection *x = &r->rejections[i];
-    fputs(i ? ",{\"reason\":" : "{\"reason\":", o);
-    base_json_string(o, calstore_reject_reason_name(x->reason));
-    fputs(",\"message\":", o);
-    base_json_string(o, x->message);
-    fputs(",\"profile\":", o);
+    fputs(i ? ",{" : "{", o);
+    base_json_member_string(o, 1, "reason", calstore_reject_reason_name(x->reason));
+    base_json_member_string(o, 0, "message", x->message);
+    base_json_key(o, 0, "profile");
     cli_json_profile(o, &x->profile);
     fputc('}', o);
   }
   fputs("],\"diagnostics\":[", o);
   if (!r && path) {
-    fputs("{\"path\":", o);
-    base_json_string(o, path);
-    fputs(",\"status\":", o);
-    base_json_string(o, calstore_status_name(st));
+    fputc('{', o);
+    base_json_member_string(o, 1, "path", path);
+    base_json_member_string(o, 0, "status", calstore_status_name(st));
     fputc('}', o);
   }
   fputs("]}\n", o);

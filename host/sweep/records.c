@@ -15,11 +15,7 @@ void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const 
   isolate_proto_put_str(b, model_digest);
   isolate_proto_put_str(b, processor);
   isolate_proto_put_u64(b, thread_count);
-  isolate_proto_put_u64(b, structure ? structure_count : 0);
-  for (size_t i = 0; structure && i < structure_count; i++) {
-    isolate_proto_put_str(b, structure[i].name ? structure[i].name : "");
-    isolate_proto_put_str(b, structure[i].value ? structure[i].value : "");
-  }
+  isolate_proto_put_props(b, structure, structure_count);
 }
 
 void sweep_record_key_free(sweep_record_key *k) {
@@ -27,11 +23,7 @@ void sweep_record_key_free(sweep_record_key *k) {
     return;
   free(k->model_digest);
   free(k->processor);
-  for (size_t i = 0; i < k->structure_count; i++) {
-    free((char *)k->structure[i].name);
-    free((char *)k->structure[i].value);
-  }
-  free(k->structure);
+  isolate_props_free(k->structure, k->structure_count);
   memset(k, 0, sizeof *k);
 }
 
@@ -40,26 +32,12 @@ int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k) {
   k->model_digest = isolate_proto_dup_str(c);
   k->processor = isolate_proto_dup_str(c);
   k->thread_count = (uint32_t)isolate_proto_get_u64(c);
-  uint64_t n = isolate_proto_get_u64(c);
-  if (c->failed || n > 4096)
-    goto bad;
-  if (n) {
-    k->structure = calloc((size_t)n, sizeof *k->structure);
-    if (!k->structure)
-      goto bad;
-    for (size_t i = 0; i < n; i++) {
-      k->structure[i].name = isolate_proto_dup_str(c);
-      k->structure[i].value = isolate_proto_dup_str(c);
-      k->structure_count = i + 1;
-      if (c->failed || !k->structure[i].name || !k->structure[i].value)
-        goto bad;
-    }
+  if (isolate_proto_get_props(c, CALHOST_RECORD_MAX_STRUCTURE, &k->structure,
+                              &k->structure_count) != 0) {
+    sweep_record_key_free(k);
+    return -1;
   }
   return 0;
-bad:
-  c->failed = 1;
-  sweep_record_key_free(k);
-  return -1;
 }
 
 /* The plain fields of a result and of a candidate, in record order: one
@@ -205,6 +183,22 @@ void sweep_record_put_result(isolate_proto_buf *b, const sweep_result *r) {
   }
 }
 
+/* Reads a list's element count (at most max) and allocates that many
+ * zeroed elements of size bytes: the array (NULL for an empty list) with
+ * the count in *n, or NULL with *n 0 and c->failed set on a bad count or
+ * no memory. */
+static void *get_list(isolate_proto_cursor *c, uint64_t max, size_t size, size_t *n) {
+  *n = 0;
+  uint64_t count = isolate_proto_get_u64(c);
+  if (c->failed || count > max)
+    return c->failed = 1, NULL;
+  void *v = count ? calloc((size_t)count, size) : NULL;
+  if (count && !v)
+    return c->failed = 1, NULL;
+  *n = (size_t)count;
+  return v;
+}
+
 int sweep_record_get_result(isolate_proto_cursor *c, sweep_result *r) {
   memset(r, 0, sizeof *r);
   r->ok = (int)isolate_proto_get_u64(c);
@@ -212,40 +206,31 @@ int sweep_record_get_result(isolate_proto_cursor *c, sweep_result *r) {
   if (err)
     snprintf(r->error, sizeof r->error, "%s", err);
   get_fields(c, r, result_fields, FIELD_COUNT(result_fields));
-  uint64_t n = isolate_proto_get_u64(c);
-  if (c->failed || n > CALHOST_RECORD_MAX_REJECTIONS)
+  size_t n;
+  r->rejections = get_list(c, CALHOST_RECORD_MAX_REJECTIONS, sizeof *r->rejections, &n);
+  if (c->failed)
     goto bad;
-  if (n) {
-    r->rejections = calloc((size_t)n, sizeof *r->rejections);
-    if (!r->rejections)
-      goto bad;
-    for (size_t i = 0; i < n; i++) {
-      r->rejections[i].index = (uint32_t)isolate_proto_get_u64(c);
-      r->rejections[i].policy = isolate_proto_dup_str(c);
-      r->rejections[i].reason = isolate_proto_dup_str(c);
-      r->rejection_count = i + 1;
-    }
+  for (size_t i = 0; i < n; i++) {
+    r->rejections[i].index = (uint32_t)isolate_proto_get_u64(c);
+    r->rejections[i].policy = isolate_proto_dup_str(c);
+    r->rejections[i].reason = isolate_proto_dup_str(c);
+    r->rejection_count = i + 1;
   }
-  n = isolate_proto_get_u64(c);
-  if (c->failed || n > CALHOST_PROTO_MAX_FRAME / 16)
+  r->candidates = get_list(c, CALHOST_PROTO_MAX_FRAME / 16, sizeof *r->candidates, &n);
+  if (c->failed)
     goto bad;
-  if (n) {
-    r->candidates = calloc((size_t)n, sizeof *r->candidates);
-    if (!r->candidates)
+  for (size_t i = 0; i < n; i++) {
+    sweep_candidate *x = &r->candidates[i];
+    x->index = (uint32_t)isolate_proto_get_u64(c);
+    uint64_t st = isolate_proto_get_u64(c);
+    x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (sweep_candidate_status)st
+                                                   : CALHOST_CANDIDATE_REJECTED;
+    x->policy = isolate_proto_dup_str(c);
+    x->reason = isolate_proto_dup_str(c);
+    get_fields(c, x, candidate_fields, FIELD_COUNT(candidate_fields));
+    r->candidate_entries = i + 1;
+    if (c->failed)
       goto bad;
-    for (size_t i = 0; i < n; i++) {
-      sweep_candidate *x = &r->candidates[i];
-      x->index = (uint32_t)isolate_proto_get_u64(c);
-      uint64_t st = isolate_proto_get_u64(c);
-      x->status = st <= CALHOST_CANDIDATE_UNMEASURED ? (sweep_candidate_status)st
-                                                     : CALHOST_CANDIDATE_REJECTED;
-      x->policy = isolate_proto_dup_str(c);
-      x->reason = isolate_proto_dup_str(c);
-      get_fields(c, x, candidate_fields, FIELD_COUNT(candidate_fields));
-      r->candidate_entries = i + 1;
-      if (c->failed)
-        goto bad;
-    }
   }
   if (c->failed)
     goto bad;

@@ -13,7 +13,8 @@
  *   PLUGIN_FAILED  s message                            (create failed, ...)
  *   DONE           (nothing)                            (clean end)
  *
- * key = s model_digest, s processor, u thread_count, u n, n x (s name, s value)
+ * key = s model_digest, s processor, u thread_count, structure (proto.h's
+ *       property list: u n, n x (s name, s value))
  * Internal to the host.
  */
 #ifndef CALHOST_SWEEP_RECORDS_H
@@ -41,6 +42,9 @@ enum sweep_record_type {
  * policies and reasons are dropped (NULL), then the candidates themselves,
  * so a result always fits in a frame. */
 #define CALHOST_RECORD_CANDIDATE_ROOM (3u * 1024u * 1024u)
+
+/* At most this many structure properties travel in a key. */
+#define CALHOST_RECORD_MAX_STRUCTURE 4096
 
 /* A key as the plugin built it, owned (strings malloc'd). */
 typedef struct sweep_record_key {

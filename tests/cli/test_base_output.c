@@ -1,7 +1,8 @@
 /*
  * test_base_output.c: the base layer's one JSON writer and terminal-text
  * escaper (host/base): every string, whatever its bytes, becomes valid
- * UTF-8 JSON by the documented rule, and terminal text keeps no control
+ * UTF-8 JSON by the documented rule, object members are written key then
+ * value with commas between them, and terminal text keeps no control
  * character; "PATH:LINE" omits line 0; an array grows by doubling and
  * refuses an overflowing size without losing what it holds.
  */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,34 @@ static char *json_of(const char *s) {
   base_json_string(f, s);
   fclose(f);
   return buf;
+}
+
+/* Object members: "KEY":VALUE by the value writers' rules, a comma before
+ * every member but the first. */
+static void json_members_write_key_then_value_with_commas(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  fputc('{', f);
+  base_json_member_string(f, 1, "s", "a\"b");
+  base_json_member_string(f, 0, "ns", NULL);
+  base_json_member_number(f, 0, "x", 0.5);
+  base_json_member_number(f, 0, "nan", NAN);
+  base_json_member_bool(f, 0, "t", 1);
+  base_json_member_bool(f, 0, "f", 0);
+  base_json_member_uint(f, 0, "u", 18446744073709551615ull);
+  base_json_member_int(f, 0, "i", -3);
+  base_json_member_null(f, 0, "z");
+  char *words[] = {"a", "b\n"};
+  base_json_member_strings(f, 0, "w", words, 2);
+  base_json_member_strings(f, 0, "e", NULL, 0);
+  fputc('}', f);
+  fclose(f);
+  assert_string_equal(buf, "{\"s\":\"a\\\"b\",\"ns\":null,\"x\":0.5,\"nan\":null,\"t\":true,"
+                           "\"f\":false,\"u\":18446744073709551615,\"i\":-3,\"z\":null,"
+                           "\"w\":[\"a\",\"b\\n\"],\"e\":[]}");
+  free(buf);
 }
 
 static char *text_of(const char *s) {
@@ -170,6 +200,7 @@ static void array_grows_by_doubling_and_keeps_contents(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_rule),
+      cmocka_unit_test(json_members_write_key_then_value_with_commas),
       cmocka_unit_test(random_bytes),
       cmocka_unit_test(text_rule),
       cmocka_unit_test(filter_stream),
