@@ -637,13 +637,17 @@ static void every_recording_in_the_repository_loads_and_replays(void **state) {
   const char *src = getenv("CALHOST_SOURCE_DIR");
   if (!src)
     skip();
-  /* cpu_gemm: five parameters (kernel, mc, nc, kc, split), complete;
-   * opencl_gemm: nine, the complete mwg=16 slice of the space (3 744) */
+  /* cpu_gemm: five parameters (kernel, mc, nc, kc, split), complete, on
+   * one and two threads; opencl_gemm: nine, the complete mwg=16 slice of
+   * the space (3 744) */
   const char *names[] = {"cpu_gemm-256x4096x512-t1",     "cpu_gemm-512x512x512-t1",
                          "cpu_gemm-2048x64x512-t1",      "cpu_gemm-64x2048x512-t1",
-                         "cpu_gemm-1024x1024x1024-t1",   "opencl_gemm-64x64x64-mwg16",
-                         "opencl_gemm-256x32x128-mwg16", "opencl_gemm-128x128x128-mwg16"};
-  const size_t params[] = {5, 5, 5, 5, 5, 9, 9, 9};
+                         "cpu_gemm-1024x1024x1024-t1",   "cpu_gemm-256x4096x512-t2",
+                         "cpu_gemm-512x512x512-t2",      "cpu_gemm-2048x64x512-t2",
+                         "cpu_gemm-64x2048x512-t2",      "cpu_gemm-1024x1024x1024-t2",
+                         "opencl_gemm-64x64x64-mwg16",   "opencl_gemm-256x32x128-mwg16",
+                         "opencl_gemm-128x128x128-mwg16"};
+  const size_t params[] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 9, 9, 9};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/tests/bench/search/spaces/%s.space", src, names[i]);
