@@ -1,9 +1,9 @@
 /*
  * plugin.c: the cpu_gemm backend's calhost vtable (operator "MatMul",
  * float32, row-major). Thin glue: gemm.c is the algorithm, policy.c the
- * policy language, matmul.c the workload, inputs and reference check and
- * the entries every MatMul backend shares (candidate_count, check, the run
- * loop).
+ * policy language, space.c the candidates as named parameters (ABI 2),
+ * matmul.c the workload, inputs and reference check and the entries every
+ * MatMul backend shares (candidate_count, check, the run loop).
  */
 #include <calhost/plugin.h>
 
@@ -16,6 +16,7 @@
 #include "gemm.h"
 #include "matmul.h"
 #include "policy.h"
+#include "space.h"
 
 /* One thread per this many multiply-adds is worth its dispatch cost
  * (about 4 MFLOP, some 40 us of work; see README). */
@@ -37,6 +38,9 @@ struct calhost_session {
   gemm_config *candidates;
   gemm_config prepared;
   int has_prepared;
+  cpu_gemm_space space; /* the candidates as named parameters, once described */
+  int has_space;
+  uint32_t default_assignment[CPU_GEMM_SPACE_PARAMS];
 };
 
 static int has_word(const char *list, const char *word) {
@@ -158,6 +162,7 @@ static void cg_close_session(calhost_session *s) {
     return;
   gemm_ctx_destroy(s->ctx);
   free(s->candidates);
+  cpu_gemm_space_free(&s->space);
   matmul_session_close(s);
 }
 
@@ -256,9 +261,90 @@ static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_ru
   return matmul_run(s, iterations, product);
 }
 
+/* ---- the candidates as named parameters (ABI 2) ---- */
+
+/* The session's space, built from its candidate list at the first use;
+ * NULL out of memory (the host's message set). */
+static const cpu_gemm_space *space_of(calhost_session *s) {
+  if (!s->has_space) {
+    if (cpu_gemm_space_init(&s->space, s->candidates, s->mm.candidates) != 0) {
+      matmul_set_error(s->mm.host, "cpu_gemm: out of memory describing the candidate space");
+      return NULL;
+    }
+    s->has_space = 1;
+  }
+  return &s->space;
+}
+
+/* kernel, mc, nc, kc, split: the candidate list's values; the default
+ * (nc=512) is not a point of the space. */
+static calhost_status cg_describe_space(calhost_session *s, calhost_parameter_space *out) {
+  const cpu_gemm_space *sp;
+  if (!s || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  if (!(sp = space_of(s)))
+    return CALHOST_NO_MEMORY;
+  gemm_config dflt;
+  cpu_gemm_policy_default(&dflt);
+  if (cpu_gemm_space_assignment(sp, &dflt, s->default_assignment) != 0)
+    out->default_assignment = NULL;
+  else
+    out->default_assignment = s->default_assignment;
+  out->parameters = sp->params;
+  out->parameter_count = CPU_GEMM_SPACE_PARAMS;
+  return CALHOST_OK;
+}
+
+static calhost_status cg_assignment_valid(calhost_session *s, const uint32_t *assignment,
+                                          size_t count, char *err, size_t err_capacity) {
+  const cpu_gemm_space *sp;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  if (!(sp = space_of(s)))
+    return CALHOST_NO_MEMORY;
+  if (cpu_gemm_space_config(sp, assignment, count, NULL, err, err_capacity) != 0)
+    return CALHOST_INVALID_ARGUMENT;
+  return CALHOST_OK;
+}
+
+static calhost_status cg_serialize_assignment(calhost_session *s, const uint32_t *assignment,
+                                              size_t count, char *buf, size_t capacity,
+                                              size_t *length) {
+  const cpu_gemm_space *sp;
+  gemm_config cfg;
+  char why[256];
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  if (!(sp = space_of(s)))
+    return CALHOST_NO_MEMORY;
+  if (cpu_gemm_space_config(sp, assignment, count, &cfg, why, sizeof why) != 0) {
+    matmul_set_error(s->mm.host, "cpu_gemm: %s", why);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  return format_out(&cfg, buf, capacity, length);
+}
+
+static calhost_status cg_policy_assignment(calhost_session *s, const char *policy, size_t length,
+                                           uint32_t *assignment, size_t count) {
+  const cpu_gemm_space *sp;
+  gemm_config cfg;
+  char why[256];
+  if (!s || !assignment || count != CPU_GEMM_SPACE_PARAMS)
+    return CALHOST_INVALID_ARGUMENT;
+  if (!(sp = space_of(s)))
+    return CALHOST_NO_MEMORY;
+  if (cpu_gemm_policy_parse(policy, length, s->isa, &cfg, why, sizeof why) != 0) {
+    matmul_set_error(s->mm.host, "cpu_gemm policy refused: %s", why);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  if (cpu_gemm_space_assignment(sp, &cfg, assignment) != 0)
+    return CALHOST_INVALID_ARGUMENT; /* valid, but not one of this shape's candidates */
+  return CALHOST_OK;
+}
+
 static const calhost_plugin_vtable cg_vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = 1u, /* the ABI this file implements, not the header's newest */
+    .abi_version = 2u, /* the ABI this file implements, not the header's newest */
     .backend_name = "cpu_gemm",
     .implementation_version = "1.1.0", /* 1.1: memory-broadcast kernels, dynamic slabs */
     .operators = matmul_operators,
@@ -276,6 +362,10 @@ static const calhost_plugin_vtable cg_vtable = {
     .prepare = cg_prepare,
     .run = cg_run,
     .check = matmul_session_check,
+    .describe_space = cg_describe_space,
+    .assignment_valid = cg_assignment_valid,
+    .serialize_assignment = cg_serialize_assignment,
+    .policy_assignment = cg_policy_assignment,
 };
 
 /* The plugin's one exported symbol: negotiates the ABI and hands out the

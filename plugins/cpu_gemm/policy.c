@@ -95,16 +95,15 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
       if (parse_number(val, val_len, "kc", &cfg.kc, err, cap))
         return -1;
       break;
-    default:
-      if (val_len == 1 && val[0] == 'n')
-        cfg.split = GEMM_SPLIT_N;
-      else if (val_len == 1 && val[0] == 'm')
-        cfg.split = GEMM_SPLIT_M;
-      else if (val_len == 1 && val[0] == 's')
-        cfg.split = GEMM_SPLIT_SERIAL;
-      else
+    default: {
+      int sp = GEMM_SPLIT_SERIAL;
+      while (sp >= 0 && !(val_len == 1 && val[0] == cpu_gemm_split_word((gemm_split)sp)[0]))
+        sp--;
+      if (sp < 0)
         return matmul_fail(err, cap, "split: expected 'n', 'm' or 's'");
+      cfg.split = (gemm_split)sp;
       break;
+    }
     }
     pos = end + 1;
   }
@@ -129,10 +128,14 @@ int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity) {
     return -1;
   n = snprintf(buf, buf ? capacity : 0, "kernel=%s;mc=%d;nc=%d;kc=%d;split=%s",
                gemm_kernel_at(cfg->kernel)->name, cfg->mc, cfg->nc, cfg->kc,
-               cfg->split == GEMM_SPLIT_M        ? "m"
-               : cfg->split == GEMM_SPLIT_SERIAL ? "s"
-                                                 : "n");
+               cpu_gemm_split_word(cfg->split));
   return n;
+}
+
+const char *cpu_gemm_split_word(gemm_split split) {
+  static const char *const words[] = {[GEMM_SPLIT_N] = "n", [GEMM_SPLIT_M] = "m",
+                                      [GEMM_SPLIT_SERIAL] = "s"};
+  return (unsigned)split < sizeof words / sizeof *words ? words[split] : "n";
 }
 
 void cpu_gemm_policy_default(gemm_config *out) {

@@ -29,6 +29,9 @@ GEMM_HIDDEN int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa,
  * when buf is too small, or -1 for an invalid cfg. */
 GEMM_HIDDEN int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity);
 
+/* The policy word of a split: "n", "m" or "s". */
+GEMM_HIDDEN const char *cpu_gemm_split_word(gemm_split split);
+
 /* The documented untuned default: the portable kernel gen_4x8 with
  * mc=64, nc=512, kc=128, split=n, valid on every processor. */
 GEMM_HIDDEN void cpu_gemm_policy_default(gemm_config *out);

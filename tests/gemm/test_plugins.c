@@ -255,6 +255,79 @@ static void cpu_gemm_max_isa_portable_limits_kernels_and_the_validator(void **st
   unload(&l);
 }
 
+/* ABI 2: the candidates as named parameters. Every numbered candidate is a
+ * valid point that serializes back to its policy, no other point of the
+ * product is valid (each refused with a reason), and bad assignments are
+ * refused, never a crash. */
+static void cpu_gemm_describes_its_candidates_as_named_parameters(void **state) {
+  loaded l;
+  char path[1024], policy[256], again[256], err[256];
+  const char *dir = getenv("CALHOST_BUILD_DIR");
+  int64_t shape[] = {300, 300, 300};
+  calhost_workload w = workload("MatMul", "float32", shape, 3, NULL, 0);
+  calhost_target t = target(2, NULL);
+  calhost_session *s = NULL;
+  uint32_t count = 0, a[5], b[5];
+  size_t len;
+  (void)state;
+  snprintf(path, sizeof path, "%s/lib/calhost/plugins/cpu_gemm.so", dir ? dir : ".");
+  if (test_host_load(path, 1, 2, &l) != 0)
+    fail_msg("%s", test_host_error);
+  assert_int_equal(l.abi, 2);
+  assert_int_equal(l.vt->open_session(l.inst, &w, &t, &s), CALHOST_OK);
+  assert_int_equal(l.vt->candidate_count(s, &count), CALHOST_OK);
+  calhost_parameter_space ps;
+  memset(&ps, 0, sizeof ps);
+  ps.header = (calhost_struct_header){CALHOST_STRUCT_PARAMETER_SPACE, 1, sizeof ps};
+  assert_int_equal(l.vt->describe_space(s, &ps), CALHOST_OK);
+  assert_int_equal(ps.parameter_count, 5);
+  const char *names[] = {"kernel", "mc", "nc", "kc", "split"};
+  size_t product = 1;
+  for (uint32_t p = 0; p < 5; p++) {
+    const calhost_parameter *q = &ps.parameters[p];
+    assert_string_equal(q->name, names[p]);
+    assert_int_equal((q->flags & CALHOST_PARAMETER_ORDERED) != 0, p >= 1 && p <= 3);
+    for (uint32_t v = 1; p >= 1 && p <= 3 && v < q->value_count; v++)
+      assert_true(atoi(q->values[v - 1]) < atoi(q->values[v])); /* increasing */
+    product *= q->value_count;
+  }
+  assert_int_equal(ps.parameters[4].value_count, 3); /* two threads: n, m, s */
+  assert_null(ps.default_assignment);                /* nc=512 is not a point */
+  for (uint32_t i = 0; i < count; i++) {
+    assert_int_equal(l.vt->serialize_candidate(s, i, policy, sizeof policy, &len), CALHOST_OK);
+    assert_int_equal(l.vt->policy_assignment(s, policy, len, a, 5), CALHOST_OK);
+    assert_int_equal(l.vt->assignment_valid(s, a, 5, err, sizeof err), CALHOST_OK);
+    assert_int_equal(l.vt->serialize_assignment(s, a, 5, again, sizeof again, &len), CALHOST_OK);
+    assert_string_equal(again, policy);
+  }
+  size_t valid = 0;
+  for (size_t at = 0; at < product; at++) {
+    size_t rest = at;
+    for (int p = 4; p >= 0; p--) {
+      b[p] = (uint32_t)(rest % ps.parameters[p].value_count);
+      rest /= ps.parameters[p].value_count;
+    }
+    err[0] = '\0';
+    if (l.vt->assignment_valid(s, b, 5, err, sizeof err) == CALHOST_OK)
+      valid++;
+    else
+      assert_true(strlen(err) > 10);
+  }
+  assert_int_equal(valid, count);
+  /* out of range, wrong count, a policy outside this shape's candidates */
+  a[0] = ps.parameters[0].value_count;
+  assert_int_equal(l.vt->assignment_valid(s, a, 5, err, sizeof err), CALHOST_INVALID_ARGUMENT);
+  assert_non_null(strstr(err, "out of range"));
+  assert_int_equal(l.vt->serialize_assignment(s, a, 5, again, sizeof again, &len),
+                   CALHOST_INVALID_ARGUMENT);
+  assert_int_equal(l.vt->assignment_valid(s, b, 4, err, sizeof err), CALHOST_INVALID_ARGUMENT);
+  assert_int_equal(l.vt->default_policy(s, policy, sizeof policy, &len), CALHOST_OK);
+  assert_int_equal(l.vt->policy_assignment(s, policy, len, a, 5), CALHOST_INVALID_ARGUMENT);
+  assert_int_equal(l.vt->policy_assignment(s, "kernel=nope", 11, a, 5), CALHOST_INVALID_ARGUMENT);
+  l.vt->close_session(s);
+  unload(&l);
+}
+
 static void fuzz_validator(loaded *l) {
   uint64_t s = 7;
   char err[128];
@@ -523,6 +596,7 @@ int main(void) {
       cmocka_unit_test(cpu_gemm_refuses_bad_workloads),
       cmocka_unit_test(cpu_gemm_sessions_run_and_check_every_candidate),
       cmocka_unit_test(cpu_gemm_max_isa_portable_limits_kernels_and_the_validator),
+      cmocka_unit_test(cpu_gemm_describes_its_candidates_as_named_parameters),
       cmocka_unit_test(validators_survive_random_bytes),
       cmocka_unit_test(openblas_validates_threads_and_computes_odd_shapes),
       cmocka_unit_test(reference_check_catches_wrong_outputs),
