@@ -563,15 +563,18 @@ static void search_observe(void *user, const uint32_t *config, const search_outc
   h->evaluated(h->user, &ev);
 }
 
-/* A numbered space (an ABI 1 plugin's candidate list) at most this large
- * is run whole at rigor measure: its indices have no structure a strategy
- * could learn from (a 10% model search picked winners 1.5x slower than the
- * whole list's on cpu_gemm), and the engine's pruning keeps the whole list
- * affordable. A larger one gets the search's measure budget. */
-#define MEASURE_WHOLE_NUMBERED_MAX 4096u
+/* A space that is the plugin's curated candidate list (an ABI 1 plugin's
+ * numbered candidates, or a described space with no more points than the
+ * list, as cpu_gemm's) at most this large is run whole at rigor measure:
+ * the plugin curated it to be affordable, the engine's pruning keeps it so,
+ * and on cpu_gemm a 10% model search chose winners up to 1.2x slower than
+ * the whole list's (search-bench --live). A larger space (an OpenCL
+ * backend's described space) gets the search's measure budget. */
+#define MEASURE_WHOLE_LIST_MAX 4096u
 
-/* The search's strategy and budget for this sweep (see measure.h). */
-static void search_plan(const sweep_request *req, uint64_t size, int numbered,
+/* The search's strategy and budget for this sweep (see measure.h); curated:
+ * the space is the plugin's candidate list (above). */
+static void search_plan(const sweep_request *req, uint64_t size, int curated,
                         search_strategy *strategy, uint32_t *evaluations, double *seconds) {
   search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
                     : req->params.rigor == CALHOST_RIGOR_EXHAUSTIVE
@@ -580,7 +583,7 @@ static void search_plan(const sweep_request *req, uint64_t size, int numbered,
   search_strategy rigor_strategy;
   uint32_t rigor_budget;
   search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
-  if (numbered && rg == CALHOST_SEARCH_RIGOR_MEASURE && size <= MEASURE_WHOLE_NUMBERED_MAX) {
+  if (curated && rg == CALHOST_SEARCH_RIGOR_MEASURE && size <= MEASURE_WHOLE_LIST_MAX) {
     rigor_strategy = CALHOST_SEARCH_EXHAUSTIVE;
     rigor_budget = (uint32_t)size;
   }
@@ -764,7 +767,8 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   uint64_t size = named ? search_count_valid(&space, 1u << 20) : count;
   search_options so;
   search_options_init(&so);
-  search_plan(req, size, !named, &so.strategy, &so.max_evaluations, &so.max_seconds);
+  search_plan(req, size, !named || size <= count, &so.strategy, &so.max_evaluations,
+              &so.max_seconds);
   so.seed = req->seed ? req->seed : 1;
   so.observe = search_observe;
   so.observe_user = &s;

@@ -276,9 +276,10 @@ static void rigor_levels_map_onto_strategies_and_budgets(void **state) {
   assert_int_equal(r.search_stop, CALHOST_SEARCH_STOP_EVALUATIONS);
   assert_true(r.numbered);
   sweep_result_free(&r);
-  /* measure on a numbered list (no parameters to learn from): every
-   * candidate, the engine pruning the clear losers (a described space gets
-   * 10%, at least 32: described_parameters_are_searched_by_name) */
+  /* measure on a numbered list (the plugin's curated list): every
+   * candidate, the engine pruning the clear losers (a larger described
+   * space gets 10%, at least 32:
+   * measure_runs_a_described_list_whole_and_a_larger_space_by_budget) */
   assert_int_equal(run_search(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, NULL, &r), 0);
   assert_int_equal(r.evaluated, 40);
   assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
@@ -511,20 +512,25 @@ static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
 
 /* ---- a described parameter space (ABI 2) -------------------------------- */
 
-/* a: ordered 1,2,4,8; b: categories x,y,z; (a=8, b=z) is invalid. The
- * assignment (i, j) is the fake's candidate c=3i+j, so prepare, run and the
- * costs work as for numbered candidates. */
-static const char *const A_VALUES[] = {"1", "2", "4", "8"}, *const B_VALUES[] = {"x", "y", "z"};
-static const calhost_parameter PARAMS[] = {{"a", A_VALUES, 4, CALHOST_PARAMETER_ORDERED},
-                                           {"b", B_VALUES, 3, 0}};
+/* a: ordered 1,2,4,8 (or the first g_a_count of 1..16 as powers and
+ * steps); b: categories x,y,z; (a=8, b=z) is invalid. The assignment (i, j)
+ * is the fake's candidate c=3i+j, so prepare, run and the costs work as for
+ * numbered candidates. */
+static const char *const A_VALUES[] = {"1",  "2",  "4",  "8",  "10", "12", "14", "16",
+                                       "18", "20", "22", "24", "26", "28", "30", "32"},
+                         *const B_VALUES[] = {"x", "y", "z"};
+static calhost_parameter PARAMS[] = {{"a", A_VALUES, 4, CALHOST_PARAMETER_ORDERED},
+                                     {"b", B_VALUES, 3, 0}};
 static const uint32_t DEFAULT_ASSIGNMENT[] = {0, 0};
 static unsigned g_invalid_serialized;
+static uint32_t g_a_count = 4; /* the values of a in the space: 4, or up to 16 */
 
 static int a_valid(const uint32_t *a, size_t n) {
-  return n == 2 && a[0] < 4 && a[1] < 3 && !(a[0] == 3 && a[1] == 2);
+  return n == 2 && a[0] < g_a_count && a[1] < 3 && !(a[0] == 3 && a[1] == 2);
 }
 static calhost_status f_describe(calhost_session *s, calhost_parameter_space *out) {
   (void)s;
+  PARAMS[0].value_count = g_a_count;
   out->parameters = PARAMS;
   out->parameter_count = 2;
   out->default_assignment = DEFAULT_ASSIGNMENT;
@@ -618,6 +624,35 @@ static void described_parameters_are_searched_by_name(void **state) {
   }
 }
 
+/* measure runs a described space no larger than the numbered list whole
+ * (it is the plugin's curated list, described: cpu_gemm's), and a larger
+ * one by its budget: 10%, at least 32. */
+static void measure_runs_a_described_list_whole_and_a_larger_space_by_budget(void **state) {
+  (void)state;
+  sweep_result r;
+  g_a_count = 16; /* 16 x 3 - 1 = 47 valid points */
+  setup_fake(48);
+  for (int i = 0; i < 48; i++)
+    F.cost_us[i] = 40;
+  assert_int_equal(run_named(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  assert_false(r.numbered);
+  assert_int_equal(r.space_size, 47);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(r.evaluated, 47);
+  sweep_result_free(&r);
+  setup_fake(8); /* a curated list of 8, a space of 47 */
+  for (int i = 0; i < 48; i++)
+    F.cost_us[i] = 40;
+  assert_int_equal(run_named(CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  assert_int_equal(r.space_size, 47);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  assert_int_equal(r.budget_evaluations, 32);
+  assert_int_equal(r.evaluated, 32);
+  assert_int_equal(distinct_candidates(&r), 32);
+  sweep_result_free(&r);
+  g_a_count = 4;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
@@ -626,6 +661,7 @@ int main(void) {
       cmocka_unit_test(strategy_and_budget_override_the_rigor),
       cmocka_unit_test(every_evaluation_is_observed),
       cmocka_unit_test(described_parameters_are_searched_by_name),
+      cmocka_unit_test(measure_runs_a_described_list_whole_and_a_larger_space_by_budget),
       cmocka_unit_test(default_wins_when_nothing_beats_it),
       cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),
       cmocka_unit_test(exhausted_budget_stops_enumeration),
