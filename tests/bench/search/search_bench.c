@@ -18,11 +18,19 @@
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
  * loader and measurement engine: per plugin and shape, an exhaustive, a
  * quick and a measure sweep (sweep_run at each rigor level, whose
- * candidates the search chooses as calibrate does), one line each:
+ * candidates the search chooses as calibrate does), and for a plugin that
+ * describes its space (ABI 2) a quick and a measure sweep over its numbered
+ * candidates too (the ABI 1 view, space=numbered: the baseline measured in
+ * the same run), one line each:
  *
  *   live plugin=NAME shape=MxNxK threads=1 candidates=N space=numbered|parameters
- *   space_size=N rigor=R strategy=S evaluated=N seconds=F time_vs_exhaustive=F
- *   winner_vs_exhaustive=F
+ *   space_size=N rigor=R strategy=S evaluated=N repeats=N seconds=F
+ *   time_vs_exhaustive=F winner_vs_exhaustive=F
+ *
+ * Each quick and measure sweep runs --repeat N times (5; seeds 1..N,
+ * interleaved with the other sweeps so that a burst of load hits them
+ * alike): seconds and winner_vs_exhaustive are their medians. The
+ * exhaustive sweep, the reference, runs once.
  *
  * The exhaustive sweep runs only when the space has at most
  * --max-exhaustive (2000) valid configurations (a described OpenCL space
@@ -37,7 +45,7 @@
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
  *                [--space NAME] [--no-start]
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
- *                [--max-exhaustive N]
+ *                [--max-exhaustive N] [--repeat N]
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -48,6 +56,17 @@
 
 #include "search/search.h"
 #include "search/spacefile.h"
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median seed's value (the lower middle for an even count). */
+static double median_of(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_d);
+  return v[(n - 1) / 2];
+}
 
 #ifdef CALHOST_SEARCH_BENCH_LIVE
 #include <libgen.h>
@@ -62,7 +81,7 @@
 
 /* One plugin's live sweeps: per shape, exhaustive then quick and measure. */
 static int live_plugin(const char *path, const long long (*shapes)[3], size_t nshapes,
-                       unsigned threads, uint64_t max_exhaustive) {
+                       unsigned threads, uint64_t max_exhaustive, unsigned repeats) {
   loader_options lo;
   loader_options_init(&lo);
   loader_plugin *p = loader_open(&lo, NULL, path);
@@ -105,60 +124,90 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
     t.cpu_count = threads;
     t.features = "";
     /* quick and measure first: their space size decides whether the
-     * exhaustive sweep is affordable (--max-exhaustive) */
-    static const sweep_rigor order[] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
-                                        CALHOST_RIGOR_EXHAUSTIVE};
-    sweep_result res[3];
-    double took[3] = {0, 0, 0};
-    int ran[3] = {0, 0, 0};
-    memset(res, 0, sizeof res);
-    for (int ri = 0; ri < 3; ri++) {
-      if (ri == 2 && (res[0].space_size == 0 || res[0].space_size > max_exhaustive)) {
-        printf("live plugin=%s shape=%s threads=%u space=%llu exhaustive=skipped "
-               "(more than --max-exhaustive %llu configurations)\n",
-               p->backend, name, threads, (unsigned long long)res[0].space_size,
-               (unsigned long long)max_exhaustive);
-        break;
-      }
-      sweep_request req = {.vtable = vt,
-                           .abi_version = p->abi_version,
-                           .instance = inst,
-                           .workload = &w,
-                           .target = &t};
-      sweep_rigor_params_init(order[ri], 0, &req.params);
-      double t0 = sweep_now();
-      sweep_run(&req, &res[ri]);
-      took[ri] = sweep_now() - t0;
-      ran[ri] = 1;
-      if (!res[ri].ok) {
-        fprintf(stderr, "search-bench: %s %s %s: %s\n", p->backend, name,
-                sweep_rigor_name(order[ri]), res[ri].error);
-        failed = 1;
-        break;
-      }
+     * exhaustive sweep is affordable (--max-exhaustive); then, for a plugin
+     * that describes its space, quick and measure again over its numbered
+     * candidates (negotiated ABI 1's view): the baseline of the same run.
+     * Every sweep but the exhaustive one runs `repeats` times (seeds 1..),
+     * interleaved, and is reported by its medians. */
+    enum { RUNS = 5 };
+    static const sweep_rigor order[RUNS] = {CALHOST_RIGOR_QUICK, CALHOST_RIGOR_MEASURE,
+                                            CALHOST_RIGOR_EXHAUSTIVE, CALHOST_RIGOR_QUICK,
+                                            CALHOST_RIGOR_MEASURE};
+    sweep_result *res = calloc(RUNS * (size_t)repeats, sizeof *res);
+    double *took = calloc(RUNS * (size_t)repeats, sizeof *took);
+    int ran[RUNS] = {0}, skipped = 0;
+    if (!res || !took) {
+      free(res);
+      free(took);
+      failed = 1;
+      break;
     }
-    const sweep_result *ex = ran[2] && res[2].ok ? &res[2] : NULL;
-    for (int ri = 0; ri < 3; ri++) {
-      if (!ran[ri] || !res[ri].ok)
+    for (unsigned rep = 0; rep < repeats && !failed; rep++)
+      for (int ri = 0; ri < RUNS; ri++) {
+        sweep_result *r = &res[ri * repeats + rep];
+        if (ri == 2 && (rep > 0 || skipped))
+          continue; /* the reference runs once */
+        if (ri == 2 && (res[0].space_size == 0 || res[0].space_size > max_exhaustive)) {
+          printf("live plugin=%s shape=%s threads=%u space=%llu exhaustive=skipped "
+                 "(more than --max-exhaustive %llu configurations)\n",
+                 p->backend, name, threads, (unsigned long long)res[0].space_size,
+                 (unsigned long long)max_exhaustive);
+          skipped = 1;
+          continue;
+        }
+        if (ri >= 3 && res[0].numbered)
+          break; /* numbered already: no second view */
+        sweep_request req = {.vtable = vt,
+                             .abi_version = ri >= 3 ? 1u : p->abi_version,
+                             .instance = inst,
+                             .workload = &w,
+                             .target = &t,
+                             .seed = rep + 1};
+        sweep_rigor_params_init(order[ri], 0, &req.params);
+        double t0 = sweep_now();
+        sweep_run(&req, r);
+        took[ri * repeats + rep] = sweep_now() - t0;
+        ran[ri] = (int)rep + 1;
+        if (!r->ok) {
+          fprintf(stderr, "search-bench: %s %s %s: %s\n", p->backend, name,
+                  sweep_rigor_name(order[ri]), r->error);
+          failed = 1;
+          break;
+        }
+      }
+    const sweep_result *ex = ran[2] && res[2 * repeats].ok ? &res[2 * repeats] : NULL;
+    for (int ri = 0; ri < RUNS && !failed; ri++) {
+      unsigned n = (unsigned)ran[ri];
+      if (!n)
         continue;
-      /* this sweep's winner as the exhaustive sweep measured it */
-      double chosen = NAN;
-      for (size_t c = 0; ex && c < ex->candidate_entries; c++)
-        if (ex->candidates[c].policy && res[ri].winner_policy &&
-            strcmp(ex->candidates[c].policy, res[ri].winner_policy) == 0)
-          chosen = ex->candidates[c].median_us;
+      double quality[64], seconds[64];
+      for (unsigned rep = 0; rep < n; rep++) {
+        const sweep_result *r = &res[ri * repeats + rep];
+        /* this sweep's winner as the exhaustive sweep measured it */
+        double chosen = NAN;
+        for (size_t c = 0; ex && c < ex->candidate_entries; c++)
+          if (ex->candidates[c].policy && r->winner_policy &&
+              strcmp(ex->candidates[c].policy, r->winner_policy) == 0)
+            chosen = ex->candidates[c].median_us;
+        quality[rep] = ex ? ex->median_us / chosen : NAN;
+        seconds[rep] = took[ri * repeats + rep];
+      }
+      const sweep_result *r = &res[ri * repeats];
+      double secs = median_of(seconds, n);
       printf("live plugin=%s shape=%s threads=%u candidates=%u space=%s space_size=%llu rigor=%s "
-             "strategy=%s evaluated=%u seconds=%.2f time_vs_exhaustive=%.3f "
+             "strategy=%s evaluated=%u repeats=%u seconds=%.2f time_vs_exhaustive=%.3f "
              "winner_vs_exhaustive=%.3f\n",
-             p->backend, name, threads, res[ri].candidate_count,
-             res[ri].numbered ? "numbered" : "parameters", (unsigned long long)res[ri].space_size,
-             sweep_rigor_name(order[ri]), search_strategy_name((search_strategy)res[ri].strategy),
-             res[ri].evaluated, took[ri], ex ? took[ri] / took[2] : NAN,
-             ex ? ex->median_us / chosen : NAN);
+             p->backend, name, threads, r->candidate_count,
+             r->numbered ? "numbered" : "parameters", (unsigned long long)r->space_size,
+             sweep_rigor_name(order[ri]), search_strategy_name((search_strategy)r->strategy),
+             r->evaluated, n, secs, ex ? secs / took[2 * repeats] : NAN,
+             ex ? median_of(quality, n) : NAN);
       fflush(stdout);
     }
-    for (int ri = 0; ri < 3; ri++)
-      sweep_result_free(&res[ri]);
+    for (size_t i = 0; i < RUNS * (size_t)repeats; i++)
+      sweep_result_free(&res[i]);
+    free(res);
+    free(took);
   }
   vt->destroy(inst);
   loader_plugin_free(p);
@@ -171,9 +220,15 @@ static int live_main(int argc, char **argv) {
   long long shapes[16][3];
   unsigned threads = 1;
   uint64_t max_exhaustive = 2000;
+  unsigned repeats = 5;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--live") == 0)
       continue;
+    if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
+        atoi(argv[i + 1]) <= 64) {
+      repeats = (unsigned)atoi(argv[++i]);
+      continue;
+    }
     if (strcmp(argv[i], "--max-exhaustive") == 0 && i + 1 < argc) {
       max_exhaustive = strtoull(argv[++i], NULL, 10);
       continue;
@@ -190,7 +245,7 @@ static int live_main(int argc, char **argv) {
       threads = (unsigned)atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: search-bench --live [--plugin PATH]... [--shape MxNxK]... "
-                      "[--threads N] [--max-exhaustive N]\n");
+                      "[--threads N] [--max-exhaustive N] [--repeat N]\n");
       return 2;
     }
   }
@@ -218,7 +273,8 @@ static int live_main(int argc, char **argv) {
   }
   int failed = 0;
   for (size_t i = 0; i < np; i++)
-    failed |= live_plugin(plugins[i], (const long long(*)[3])shapes, ns, threads, max_exhaustive);
+    failed |= live_plugin(plugins[i], (const long long(*)[3])shapes, ns, threads, max_exhaustive,
+                          repeats);
   return failed;
 }
 #endif
@@ -241,15 +297,61 @@ static void observe(void *user, const uint32_t *cfg, const search_outcome *o, ui
     t->at99 = evaluation;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* The fraction of the optimum strategy strat reaches on the replay of sp
+ * after each share of pcts, at the median of `seeds` seeds (v: scratch of
+ * seeds doubles). Returns 0, or -1 with a message. */
+static int replay_fractions(const search_space_file *sp, search_strategy strat, int seeds,
+                            int use_start, double *v, double frac[NPCT]) {
+  double optimum = search_space_best(sp);
+  for (int pi = 0; pi < NPCT; pi++) {
+    uint32_t budget = (uint32_t)ceil(pcts[pi] / 100.0 * (double)sp->entry_count);
+    for (int seed = 0; seed < seeds; seed++) {
+      search_space_replay rp;
+      search_space ss;
+      search_options o;
+      search_result res;
+      if (search_space_replay_init(sp, use_start, &rp, &ss) != 0)
+        return -1;
+      search_options_init(&o);
+      o.strategy = strat;
+      o.seed = (uint64_t)seed + 1;
+      o.max_evaluations = budget;
+      o.clock = search_space_replay_clock;
+      o.clock_user = &rp;
+      if (search_run(&ss, &o, &res) != 0) {
+        fprintf(stderr, "search-bench: %s: %s\n", sp->name, res.error);
+        search_space_replay_free(&rp);
+        return -1;
+      }
+      v[seed] = res.found ? optimum / res.best_cost : 0;
+      search_result_free(&res);
+      search_space_replay_free(&rp);
+    }
+    frac[pi] = median_of(v, (size_t)seeds);
+  }
+  return 0;
 }
 
-/* The median seed's value (the lower middle for an even count). */
-static double median_of(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_d);
-  return v[(n - 1) / 2];
+/* The numbered view of a recording: one ordered parameter "index" whose
+ * value i is the i-th recorded configuration (the recording order: the
+ * plugin's order for search-record's spaces), as an ABI 1 plugin's
+ * numbered candidates would show the same space to the search. */
+static int numbered_view(const search_space_file *sp, search_space_file *out) {
+  search_param param;
+  char **words = NULL, err[256];
+  uint32_t n = (uint32_t)sp->entry_count;
+  if (search_space_init(out, sp->name) != 0 || search_numbered(n, &param, &words) != 0)
+    return -1;
+  int rc = search_space_add_param(out, "index", 1, (const char *const *)words, n, err, sizeof err);
+  search_numbered_free(words, n);
+  for (uint32_t i = 0; rc == 0 && i < n; i++) {
+    search_space_entry e = sp->entries[i];
+    e.config = &i;
+    rc = search_space_add_entry(out, &e, err, sizeof err);
+  }
+  if (rc != 0)
+    fprintf(stderr, "search-bench: %s: %s\n", sp->name, err);
+  return rc;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -318,6 +420,13 @@ int main(int argc, char **argv) {
 
   double *v = malloc((size_t)seeds * sizeof *v);
   double goal_default = INFINITY, goal_quick = INFINITY;
+  /* per share: the default's fraction on the named space minus on its
+   * numbered view, per space */
+  double *named_gain[NPCT];
+  size_t named_gains = 0;
+  for (int pi = 0; pi < NPCT; pi++)
+    if (!(named_gain[pi] = malloc(nfiles * sizeof **named_gain)))
+      return 1;
   double worst_margin_vs_random[CALHOST_SEARCH_STRATEGY_COUNT];
   for (int s = 0; s < CALHOST_SEARCH_STRATEGY_COUNT; s++)
     worst_margin_vs_random[s] = INFINITY;
@@ -350,31 +459,8 @@ int main(int argc, char **argv) {
       if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM)
         continue;
       double frac[NPCT], e95, e99;
-      for (int pi = 0; pi < NPCT; pi++) {
-        uint32_t budget = (uint32_t)ceil(pcts[pi] / 100.0 * (double)size);
-        for (int seed = 0; seed < seeds; seed++) {
-          search_space_replay rp;
-          search_space ss;
-          search_options o;
-          search_result res;
-          if (search_space_replay_init(&sp, use_start, &rp, &ss) != 0)
-            return 1;
-          search_options_init(&o);
-          o.strategy = strat;
-          o.seed = (uint64_t)seed + 1;
-          o.max_evaluations = budget;
-          o.clock = search_space_replay_clock;
-          o.clock_user = &rp;
-          if (search_run(&ss, &o, &res) != 0) {
-            fprintf(stderr, "search-bench: %s: %s\n", sp.name, res.error);
-            return 1;
-          }
-          v[seed] = res.found ? optimum / res.best_cost : 0;
-          search_result_free(&res);
-          search_space_replay_free(&rp);
-        }
-        frac[pi] = median_of(v, (size_t)seeds);
-      }
+      if (replay_fractions(&sp, strat, seeds, use_start, v, frac) != 0)
+        return 1;
       double *v99 = malloc((size_t)seeds * sizeof *v99);
       for (int seed = 0; seed < seeds; seed++) {
         search_space_replay rp;
@@ -417,6 +503,22 @@ int main(int argc, char **argv) {
       if (strat == quick && frac[0] < goal_quick)
         goal_quick = frac[0];
     }
+    /* the default strategy on the numbered view of the same space: what
+     * describing the parameters is worth */
+    search_space_file nv;
+    double nfrac[NPCT], dfrac[NPCT];
+    memset(&nv, 0, sizeof nv);
+    if (only_strategy < 0 && numbered_view(&sp, &nv) == 0 &&
+        replay_fractions(&nv, def, seeds, use_start, v, nfrac) == 0 &&
+        replay_fractions(&sp, def, seeds, use_start, v, dfrac) == 0) {
+      printf("numbered strategy=%s space=%s seeds=%d frac_at_2pct=%.3f frac_at_5pct=%.3f "
+             "frac_at_10pct=%.3f frac_at_20pct=%.3f\n",
+             search_strategy_name(def), sp.name, seeds, nfrac[0], nfrac[1], nfrac[2], nfrac[3]);
+      for (int pi = 0; pi < NPCT; pi++)
+        named_gain[pi][named_gains] = dfrac[pi] - nfrac[pi];
+      named_gains++;
+    }
+    search_space_free(&nv);
     search_space_free(&sp);
   }
   printf("summary: default_frac_at_10pct_min=%.3f (goal >= 0.97) quick_frac_at_2pct_min=%.3f "
@@ -426,6 +528,18 @@ int main(int argc, char **argv) {
     if (isfinite(worst_margin_vs_random[s]))
       printf("summary: strategy=%s min_frac_minus_random=%+.3f (over spaces and budgets)\n",
              search_strategy_name((search_strategy)s), worst_margin_vs_random[s]);
+  if (named_gains) {
+    printf("summary: default named_minus_numbered over %zu spaces (min / median):", named_gains);
+    for (int pi = 0; pi < NPCT; pi++) {
+      double lo = INFINITY;
+      for (size_t i = 0; i < named_gains; i++)
+        lo = named_gain[pi][i] < lo ? named_gain[pi][i] : lo;
+      printf(" %.0fpct=%+.3f/%+.3f", pcts[pi], lo, median_of(named_gain[pi], named_gains));
+    }
+    printf("\n");
+  }
+  for (int pi = 0; pi < NPCT; pi++)
+    free(named_gain[pi]);
   for (size_t i = 0; i < nfiles; i++)
     free(files[i]);
   free(files);
