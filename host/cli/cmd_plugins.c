@@ -18,6 +18,7 @@
 
 #include "base/json.h"
 #include "base/text.h"
+#include "base/words.h"
 #include "commands.h"
 #include "check/check.h"
 #include "config/config.h"
@@ -26,8 +27,14 @@
 #include "runtime/binding.h"
 
 static const char *origin_name(loader_plugin_origin o) {
-  static const char *const names[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
-  return (unsigned)o < sizeof names / sizeof *names ? names[o] : "unknown";
+  static const char *const words[] = {
+      [CALHOST_ORIGIN_EXPLICIT] = "explicit",
+      [CALHOST_ORIGIN_ENVIRONMENT] = "CALHOST_PLUGIN_PATH",
+      [CALHOST_ORIGIN_CONFIG] = "config",
+      [CALHOST_ORIGIN_DEFAULT] = "default",
+  };
+  BASE_WORDS_COVER(words, CALHOST_ORIGIN_DEFAULT);
+  return BASE_WORD(words, o, "unknown");
 }
 
 static void print_json(FILE *out, const loader_plugin_list *list) {

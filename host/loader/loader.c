@@ -19,6 +19,7 @@
 
 #include "base/array.h"
 #include "base/paths.h"
+#include "base/words.h"
 #include "loader.h"
 #include "module.h"
 #include "probe.h"
@@ -223,21 +224,13 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
 /* ---- records ---- */
 
 const char *loader_plugin_state_name(loader_plugin_state state) {
-  switch (state) {
-  case CALHOST_PLUGIN_FOUND:
-    return "found";
-  case CALHOST_PLUGIN_LOADED:
-    return "loaded";
-  case CALHOST_PLUGIN_UNSAFE:
-    return "unsafe";
-  case CALHOST_PLUGIN_UNLOADABLE:
-    return "unloadable";
-  case CALHOST_PLUGIN_DUPLICATE:
-    return "duplicate";
-  case CALHOST_PLUGIN_DISABLED:
-    return "disabled";
-  }
-  return "unknown";
+  static const char *const words[] = {
+      [CALHOST_PLUGIN_FOUND] = "found",         [CALHOST_PLUGIN_LOADED] = "loaded",
+      [CALHOST_PLUGIN_UNSAFE] = "unsafe",       [CALHOST_PLUGIN_UNLOADABLE] = "unloadable",
+      [CALHOST_PLUGIN_DUPLICATE] = "duplicate", [CALHOST_PLUGIN_DISABLED] = "disabled",
+  };
+  BASE_WORDS_COVER(words, CALHOST_PLUGIN_DISABLED);
+  return BASE_WORD(words, state, "unknown");
 }
 
 /* Sets the record's state and the reason beside it (NULL: none). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/words.h"
 #include "binding.h"
 #include "config/digest.h"
 #include "devices.h"
@@ -51,29 +52,20 @@ const char *calhost_runtime_version(uint32_t *number) {
 }
 
 const char *calhost_runtime_status_name(calhost_runtime_status status) {
-  switch (status) {
-  case CALHOST_RUNTIME_OK:
-    return "ok";
-  case CALHOST_RUNTIME_NOT_FOUND:
-    return "not_found";
-  case CALHOST_RUNTIME_CONFIG:
-    return "config_error";
-  case CALHOST_RUNTIME_STORE:
-    return "store_error";
-  case CALHOST_RUNTIME_PLUGIN:
-    return "plugin_error";
-  case CALHOST_RUNTIME_UNSUPPORTED:
-    return "unsupported";
-  case CALHOST_RUNTIME_INVALID_ARGUMENT:
-    return "invalid_argument";
-  case CALHOST_RUNTIME_NO_MEMORY:
-    return "no_memory";
-  case CALHOST_RUNTIME_MODEL:
-    return "model_error";
-  case CALHOST_RUNTIME_TARGET:
-    return "target_error";
-  }
-  return "unknown";
+  static const char *const words[] = {
+      [CALHOST_RUNTIME_OK] = "ok",
+      [CALHOST_RUNTIME_NOT_FOUND] = "not_found",
+      [CALHOST_RUNTIME_CONFIG] = "config_error",
+      [CALHOST_RUNTIME_STORE] = "store_error",
+      [CALHOST_RUNTIME_PLUGIN] = "plugin_error",
+      [CALHOST_RUNTIME_UNSUPPORTED] = "unsupported",
+      [CALHOST_RUNTIME_INVALID_ARGUMENT] = "invalid_argument",
+      [CALHOST_RUNTIME_NO_MEMORY] = "no_memory",
+      [CALHOST_RUNTIME_MODEL] = "model_error",
+      [CALHOST_RUNTIME_TARGET] = "target_error",
+  };
+  BASE_WORDS_COVER(words, CALHOST_RUNTIME_TARGET);
+  return BASE_WORD(words, status, "unknown");
 }
 
 void calhost_runtime_options_init(calhost_runtime_options *options) {
