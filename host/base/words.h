@@ -16,16 +16,17 @@
  * initializers may leave gaps), else fallback. */
 const char *base_word(const char *const *words, size_t n, unsigned v, const char *fallback);
 
-/* BASE_WORD(words, v, fallback): base_word over a table `words` declared as
- * an array (its size is taken from the declaration). */
-#define BASE_WORD(words, v, fallback)                                                              \
-  base_word((words), sizeof(words) / sizeof *(words), (unsigned)(v), (fallback))
-
-/* BASE_WORDS_COVER(words, last): fails to compile unless the table `words`
- * has exactly one entry for each value from 0 to last, the enum's last
- * value (what -Wswitch checked when the words were a switch). */
-#define BASE_WORDS_COVER(words, last)                                                              \
-  _Static_assert(sizeof(words) / sizeof *(words) == (size_t)(last) + 1,                            \
-                 #words " must name every value up to " #last)
+/* BASE_WORD(words, last, v, fallback): base_word over a table `words`
+ * declared as an array indexed by an enum whose last value is `last`. It
+ * fails to compile unless the table has exactly one entry for each value
+ * from 0 to last (the safety -Wswitch gave when the words were a switch):
+ * a value added to the enum, and named as its last, needs its word. */
+#define BASE_WORD(words, last, v, fallback)                                                        \
+  ((void)sizeof(struct {                                                                           \
+     _Static_assert(sizeof(words) / sizeof *(words) == (size_t)(last) + 1,                         \
+                    #words " must name every value up to " #last);                                 \
+     int covered;                                                                                  \
+   }),                                                                                             \
+   base_word((words), sizeof(words) / sizeof *(words), (unsigned)(v), (fallback)))
 
 #endif /* CALHOST_BASE_WORDS_H */

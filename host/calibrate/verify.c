@@ -28,17 +28,9 @@
 /* ---- the rule --------------------------------------------------------- */
 
 const char *calibrate_verdict_name(calibrate_verdict v) {
-  static const char *const words[] = {
-      [CALHOST_VERDICT_OK] = "ok",
-      [CALHOST_VERDICT_SLOWER] = "slower",
-      [CALHOST_VERDICT_LOST_TO_DEFAULT] = "lost-to-default",
-      [CALHOST_VERDICT_OUTDATED] = "outdated",
-      [CALHOST_VERDICT_INVALID] = "invalid",
-      [CALHOST_VERDICT_MISSING] = "missing",
-      [CALHOST_VERDICT_ERROR] = "error",
-  };
-  BASE_WORDS_COVER(words, CALHOST_VERDICT_ERROR);
-  return BASE_WORD(words, v, "unknown");
+  static const char *const words[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
+                                      "missing", "error"};
+  return BASE_WORD(words, CALHOST_VERDICT_ERROR, v, "unknown");
 }
 
 int calibrate_verdict_failed(calibrate_verdict v) {

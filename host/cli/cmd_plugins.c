@@ -27,14 +27,8 @@
 #include "runtime/binding.h"
 
 static const char *origin_name(loader_plugin_origin o) {
-  static const char *const words[] = {
-      [CALHOST_ORIGIN_EXPLICIT] = "explicit",
-      [CALHOST_ORIGIN_ENVIRONMENT] = "CALHOST_PLUGIN_PATH",
-      [CALHOST_ORIGIN_CONFIG] = "config",
-      [CALHOST_ORIGIN_DEFAULT] = "default",
-  };
-  BASE_WORDS_COVER(words, CALHOST_ORIGIN_DEFAULT);
-  return BASE_WORD(words, o, "unknown");
+  static const char *const words[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
+  return BASE_WORD(words, CALHOST_ORIGIN_DEFAULT, o, "unknown");
 }
 
 static void print_json(FILE *out, const loader_plugin_list *list) {

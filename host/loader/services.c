@@ -21,14 +21,8 @@
 static int verbose_flag;
 
 const char *loader_log_level_name(calhost_log_level level) {
-  static const char *const words[] = {
-      [CALHOST_LOG_DEBUG] = "debug",
-      [CALHOST_LOG_INFO] = "info",
-      [CALHOST_LOG_WARNING] = "warning",
-      [CALHOST_LOG_ERROR] = "error",
-  };
-  BASE_WORDS_COVER(words, CALHOST_LOG_ERROR);
-  return BASE_WORD(words, level, "log");
+  static const char *const words[] = {"debug", "info", "warning", "error"};
+  return BASE_WORD(words, CALHOST_LOG_ERROR, level, "log");
 }
 
 static void svc_log(void *context, calhost_log_level level, const char *message) {
