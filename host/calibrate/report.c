@@ -11,24 +11,17 @@
 
 #include "base/json.h"
 #include "base/text.h"
+#include "base/words.h"
 #include "run.h"
 
 #ifndef CALHOST_VERSION_STRING
 #define CALHOST_VERSION_STRING "unknown"
 #endif
 
-/* words[v] when v < n, else "unknown": the word of an enum value, from a
- * table indexed by the enum. */
-static const char *word_of(const char *const *words, size_t n, unsigned v) {
-  return v < n ? words[v] : "unknown";
-}
-
-#define WORD_OF(words, v) word_of(words, sizeof words / sizeof *words, (unsigned)(v))
-
 static const char *kind_word(cal_kind k) {
   static const char *const words[] = {"pending", "stored",     "skipped",
                                       "failed",  "not_stored", "measured"};
-  return WORD_OF(words, k);
+  return BASE_WORD(words, CAL_MEASURED, k, "unknown");
 }
 
 /* The status word of the summary table: with persistence off nothing
@@ -271,7 +264,7 @@ void cal_print_summary(cal_run *r) {
 
 static const char *candidate_word(sweep_candidate_status st) {
   static const char *const words[] = {"measured", "pruned", "rejected", "unmeasured"};
-  return WORD_OF(words, st);
+  return BASE_WORD(words, CALHOST_CANDIDATE_UNMEASURED, st, "unknown");
 }
 
 /* ,"candidates":[{"policy", "default", "winner", "status", "reason",
@@ -301,7 +294,7 @@ static void json_candidates(const sweep_result *s, FILE *o) {
 
 static const char *stop_word(uint32_t stop) {
   static const char *const words[] = {"exhausted", "evaluations", "seconds", "target", "stopped"};
-  return WORD_OF(words, stop);
+  return BASE_WORD(words, CALHOST_SEARCH_STOP_CALLER, stop, "unknown");
 }
 
 /* ,"search":{"strategy", "space" (numbered|parameters), "space_size" (null:

@@ -17,6 +17,7 @@
 
 #include "base/json.h"
 #include "base/text.h"
+#include "base/words.h"
 #include "run.h"
 #include "runtime/binding.h"
 
@@ -27,9 +28,9 @@
 /* ---- the rule --------------------------------------------------------- */
 
 const char *calibrate_verdict_name(calibrate_verdict v) {
-  static const char *const names[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
+  static const char *const words[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
                                       "missing", "error"};
-  return (unsigned)v < sizeof names / sizeof *names ? names[v] : "unknown";
+  return BASE_WORD(words, CALHOST_VERDICT_ERROR, v, "unknown");
 }
 
 int calibrate_verdict_failed(calibrate_verdict v) {

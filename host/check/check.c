@@ -24,6 +24,7 @@
 #include "isolate.h"
 #include "loader/loader.h"
 #include "loader/module.h"
+#include "runtime/binding.h"
 #include "sweep/measure.h"
 
 /* The records a check's child sends. */
@@ -245,8 +246,7 @@ typedef struct key_copy {
 
 static int build(checker *c, calhost_plugin_instance *inst, key_copy *k) {
   calhost_built_key key;
-  memset(&key, 0, sizeof key);
-  key.header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof key};
+  runtime_binding_built_key_init(&key);
   calhost_status st = c->vt.build_key(inst, &c->w, &c->t, &key);
   if (st != CALHOST_OK)
     return fail(c, "build_key(%s) returned %s (choose a workload with --operator/--shape)",
@@ -292,24 +292,27 @@ static int one_line(const char *s) {
 
 static int ck_key_complete(checker *c) {
   calhost_built_key k;
-  memset(&k, 0, sizeof k);
-  k.header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof k};
+  runtime_binding_built_key_init(&k);
   calhost_status st = c->vt.build_key(c->inst, &c->w, &c->t, &k);
   if (st != CALHOST_OK)
     return fail(c, "build_key(%s) returned %s", workload_text(c), calhost_status_name(st));
-  if (!k.model_digest || !k.model_digest[0])
+  /* the binding's rule of a usable key, each defect in its own words; what
+   * a run does not require (one line, unique names) is checked here */
+  size_t empty = 0;
+  runtime_binding_key_defect defect = runtime_binding_key_defect_of(&k, &empty);
+  if (defect == RUNTIME_BINDING_KEY_NO_MODEL_DIGEST)
     return fail(c, "the exact key has an empty model digest");
-  if (!k.processor || !k.processor[0])
+  if (defect == RUNTIME_BINDING_KEY_NO_PROCESSOR)
     return fail(c, "the exact key has an empty processor");
-  if (k.thread_count < 1)
+  if (defect == RUNTIME_BINDING_KEY_NO_THREADS)
     return fail(c, "the exact key has thread count 0");
   if (!one_line(k.model_digest) || !one_line(k.processor))
     return fail(c, "the exact key contains a line break or control character");
-  if (k.structure_count < 1 || !k.structure)
+  if (defect == RUNTIME_BINDING_KEY_NO_STRUCTURE)
     return fail(c, "the portable key has no structural property");
   for (size_t i = 0; i < k.structure_count; i++) {
     const calhost_property *p = &k.structure[i];
-    if (!p->name || !p->name[0] || !p->value)
+    if (defect == RUNTIME_BINDING_KEY_EMPTY_PROPERTY && i == empty)
       return fail(c, "structural property %zu has an empty name or a NULL value", i);
     if (!one_line(p->name) || !one_line(p->value))
       return fail(c, "structural property '%s' contains a line break or control character",

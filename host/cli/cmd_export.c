@@ -19,7 +19,7 @@ static int run_export(cli_context *cli, cli_args *a) {
   size_t n = calstore_count(s);
   calstore_close(&s);
   if (st != CALSTORE_OK)
-    return cli_error("export: %s: %s", calstore_status_name(st), err.message);
+    return cli_store_failed("export", st, &err);
   if (cli->json)
     printf("{\"status\":\"ok\",\"profiles\":%zu}\n", n);
   else if (!cli->quiet)

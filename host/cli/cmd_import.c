@@ -99,7 +99,7 @@ static int run_import(cli_context *cli, cli_args *a) {
   calstore_error err = {0};
   calstore_status st = calstore_batch_begin(s, &c.batch, &err);
   if (st != CALSTORE_OK)
-    cli_error("import: %s: %s", calstore_status_name(st), err.message);
+    cli_store_failed("import", st, &err);
   for (size_t i = 0; i < a->positional_count && st == CALSTORE_OK; i++) {
     const char *file = a->positional[i];
     diag_list d = {0};
@@ -117,7 +117,7 @@ static int run_import(cli_context *cli, cli_args *a) {
   if (st == CALSTORE_OK) {
     st = calstore_batch_commit(&c.batch, &err);
     if (st != CALSTORE_OK)
-      cli_error("import: %s: %s", calstore_status_name(st), err.message);
+      cli_store_failed("import", st, &err);
   }
   calstore_batch_abort(&c.batch);
   calstore_close(&s);

@@ -26,7 +26,7 @@ static int run_invalidate(cli_context *cli, cli_args *a) {
       calstore_invalidate(s, a->value[FL_BACKEND], a->value[FL_IMPLEMENTATION], &removed, &err);
   calstore_close(&s);
   if (st != CALSTORE_OK)
-    return cli_error("invalidate: %s: %s", calstore_status_name(st), err.message);
+    return cli_store_failed("invalidate", st, &err);
   if (cli->json)
     printf("{\"status\":\"ok\",\"removed\":%zu}\n", removed);
   else if (!cli->quiet)

@@ -63,7 +63,7 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   calstore_error err = {0};
   st = calstore_lookup(s, &o, NULL, NULL, &r, &err);
   if (!r) {
-    cli_error("lookup: %s: %s", calstore_status_name(st), err.message);
+    cli_store_failed("lookup", st, &err);
     calstore_close(&s);
     return 2;
   }

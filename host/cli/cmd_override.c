@@ -50,7 +50,7 @@ static int finish(cli_context *cli, const char *cmd, calstore_status st, const c
     return 1;
   }
   if (st != CALSTORE_OK) {
-    cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
+    cli_store_failed(cmd, st, err);
     return 2;
   }
   if (cli->json)

@@ -18,6 +18,7 @@
 
 #include "base/json.h"
 #include "base/text.h"
+#include "base/words.h"
 #include "commands.h"
 #include "check/check.h"
 #include "config/config.h"
@@ -26,8 +27,8 @@
 #include "runtime/binding.h"
 
 static const char *origin_name(loader_plugin_origin o) {
-  static const char *const names[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
-  return (unsigned)o < sizeof names / sizeof *names ? names[o] : "unknown";
+  static const char *const words[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
+  return BASE_WORD(words, CALHOST_ORIGIN_DEFAULT, o, "unknown");
 }
 
 static void print_json(FILE *out, const loader_plugin_list *list) {

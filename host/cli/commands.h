@@ -43,6 +43,11 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * be NULL. */
 void cli_store_error(const char *what, calstore_status st, const calstore_error *err);
 
+/* Prints the failure of a store operation of command cmd: "calhost: CMD:
+ * STATUS: message" (cli_error; the one wording of export, import,
+ * invalidate, lookup and override). Returns 2. */
+int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *err);
+
 /* The configuration file of the one rule: --config, else the default
  * search (config_find_default, its path into buf of cap bytes);
  * NULL when none is found (the built-in defaults apply). */

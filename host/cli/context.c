@@ -35,6 +35,10 @@ void cli_store_error(const char *what, calstore_status st, const calstore_error 
   cli_error("%s%s%s", what ? what : "", what ? ": " : "", msg);
 }
 
+int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *err) {
+  return cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
+}
+
 const char *cli_config_file(const cli_context *cli, char *buf, size_t cap) {
   if (cli->config_path)
     return cli->config_path;

@@ -19,6 +19,7 @@
 
 #include "base/array.h"
 #include "base/paths.h"
+#include "base/words.h"
 #include "loader.h"
 #include "module.h"
 #include "probe.h"
@@ -223,21 +224,9 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
 /* ---- records ---- */
 
 const char *loader_plugin_state_name(loader_plugin_state state) {
-  switch (state) {
-  case CALHOST_PLUGIN_FOUND:
-    return "found";
-  case CALHOST_PLUGIN_LOADED:
-    return "loaded";
-  case CALHOST_PLUGIN_UNSAFE:
-    return "unsafe";
-  case CALHOST_PLUGIN_UNLOADABLE:
-    return "unloadable";
-  case CALHOST_PLUGIN_DUPLICATE:
-    return "duplicate";
-  case CALHOST_PLUGIN_DISABLED:
-    return "disabled";
-  }
-  return "unknown";
+  static const char *const words[] = {"found",      "loaded",    "unsafe",
+                                      "unloadable", "duplicate", "disabled"};
+  return BASE_WORD(words, CALHOST_PLUGIN_DISABLED, state, "unknown");
 }
 
 /* Sets the record's state and the reason beside it (NULL: none). */

@@ -15,22 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/words.h"
 #include "loader.h"
 
 static int verbose_flag;
 
 const char *loader_log_level_name(calhost_log_level level) {
-  switch (level) {
-  case CALHOST_LOG_DEBUG:
-    return "debug";
-  case CALHOST_LOG_INFO:
-    return "info";
-  case CALHOST_LOG_WARNING:
-    return "warning";
-  case CALHOST_LOG_ERROR:
-    return "error";
-  }
-  return "log";
+  static const char *const words[] = {"debug", "info", "warning", "error"};
+  return BASE_WORD(words, CALHOST_LOG_ERROR, level, "log");
 }
 
 static void svc_log(void *context, calhost_log_level level, const char *message) {

@@ -124,22 +124,42 @@ void runtime_binding_built_key_init(calhost_built_key *k) {
   k->header = (calhost_struct_header){CALHOST_STRUCT_BUILT_KEY, 1, sizeof *k};
 }
 
-int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
-  if (!k->model_digest || !*k->model_digest || !k->processor || !*k->processor ||
-      k->thread_count < 1) {
-    snprintf(why, cap, "build_key returned an incomplete exact key");
-    return 0;
-  }
-  if (!k->structure || k->structure_count < 1) {
-    snprintf(why, cap, "build_key returned no portable structure");
-    return 0;
-  }
+runtime_binding_key_defect runtime_binding_key_defect_of(const calhost_built_key *k,
+                                                         size_t *property) {
+  if (!k->model_digest || !*k->model_digest)
+    return RUNTIME_BINDING_KEY_NO_MODEL_DIGEST;
+  if (!k->processor || !*k->processor)
+    return RUNTIME_BINDING_KEY_NO_PROCESSOR;
+  if (k->thread_count < 1)
+    return RUNTIME_BINDING_KEY_NO_THREADS;
+  if (!k->structure || k->structure_count < 1)
+    return RUNTIME_BINDING_KEY_NO_STRUCTURE;
   for (size_t i = 0; i < k->structure_count; i++)
     if (!k->structure[i].name || !k->structure[i].value || !*k->structure[i].name) {
-      snprintf(why, cap, "build_key returned an empty structure property");
-      return 0;
+      if (property)
+        *property = i;
+      return RUNTIME_BINDING_KEY_EMPTY_PROPERTY;
     }
-  return 1;
+  return RUNTIME_BINDING_KEY_USABLE;
+}
+
+int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
+  switch (runtime_binding_key_defect_of(k, NULL)) {
+  case RUNTIME_BINDING_KEY_USABLE:
+    return 1;
+  case RUNTIME_BINDING_KEY_NO_MODEL_DIGEST:
+  case RUNTIME_BINDING_KEY_NO_PROCESSOR:
+  case RUNTIME_BINDING_KEY_NO_THREADS:
+    snprintf(why, cap, "build_key returned an incomplete exact key");
+    return 0;
+  case RUNTIME_BINDING_KEY_NO_STRUCTURE:
+    snprintf(why, cap, "build_key returned no portable structure");
+    return 0;
+  case RUNTIME_BINDING_KEY_EMPTY_PROPERTY:
+    break;
+  }
+  snprintf(why, cap, "build_key returned an empty structure property");
+  return 0;
 }
 
 int runtime_binding_store_key(calstore_key_kind kind, const char *backend,

@@ -84,8 +84,29 @@ void runtime_binding_device_target(const processor_target_list *targets, size_t 
 /* An empty built key with its struct header, ready for build_key. */
 void runtime_binding_built_key_init(calhost_built_key *k);
 
-/* Checks a key a plugin built: complete exact part and at least one
- * non-empty structure property. Returns 1, or 0 with why. */
+/* What makes a key a plugin built unusable, by the one rule of a usable key:
+ * a complete exact part (model digest, processor, thread count >= 1) and at
+ * least one structure property, each with a non-empty name and a value.
+ * The first defect in that order is reported. */
+typedef enum runtime_binding_key_defect {
+  RUNTIME_BINDING_KEY_USABLE = 0,
+  RUNTIME_BINDING_KEY_NO_MODEL_DIGEST = 1, /* NULL or empty */
+  RUNTIME_BINDING_KEY_NO_PROCESSOR = 2,    /* NULL or empty */
+  RUNTIME_BINDING_KEY_NO_THREADS = 3,      /* thread_count 0 */
+  RUNTIME_BINDING_KEY_NO_STRUCTURE = 4,    /* no structure property */
+  RUNTIME_BINDING_KEY_EMPTY_PROPERTY = 5,  /* a property with no name or a NULL value */
+} runtime_binding_key_defect;
+
+/* The first defect of k by the rule above; for
+ * RUNTIME_BINDING_KEY_EMPTY_PROPERTY, *property (when not NULL) is the
+ * index of the first such property. `calhost plugin check` words each
+ * defect on its own; runtime_binding_key_usable words them for a run. */
+runtime_binding_key_defect runtime_binding_key_defect_of(const calhost_built_key *k,
+                                                         size_t *property);
+
+/* Checks a key a plugin built by runtime_binding_key_defect_of. Returns 1,
+ * or 0 with why ("build_key returned an incomplete exact key", "... no
+ * portable structure", "... an empty structure property"). */
 int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap);
 
 /* A store key and the storage for its converted structure. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/words.h"
 #include "binding.h"
 #include "config/values.h"
 #include "isolate/isolate.h"
@@ -306,16 +307,8 @@ int runtime_devices_selected(const config_settings *cfg, const char *backend,
 }
 
 const char *runtime_device_kind_name(uint32_t kind) {
-  switch (kind) {
-  case CALHOST_DEVICE_CPU:
-    return "cpu";
-  case CALHOST_DEVICE_GPU:
-    return "gpu";
-  case CALHOST_DEVICE_ACCELERATOR:
-    return "accelerator";
-  default:
-    return "other";
-  }
+  static const char *const words[] = {"other", "cpu", "gpu", "accelerator"};
+  return BASE_WORD(words, CALHOST_DEVICE_ACCELERATOR, kind, "other");
 }
 
 int runtime_device_on_cpu(const runtime_device *d) {

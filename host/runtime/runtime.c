@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/words.h"
 #include "binding.h"
 #include "config/digest.h"
 #include "devices.h"
@@ -51,29 +52,10 @@ const char *calhost_runtime_version(uint32_t *number) {
 }
 
 const char *calhost_runtime_status_name(calhost_runtime_status status) {
-  switch (status) {
-  case CALHOST_RUNTIME_OK:
-    return "ok";
-  case CALHOST_RUNTIME_NOT_FOUND:
-    return "not_found";
-  case CALHOST_RUNTIME_CONFIG:
-    return "config_error";
-  case CALHOST_RUNTIME_STORE:
-    return "store_error";
-  case CALHOST_RUNTIME_PLUGIN:
-    return "plugin_error";
-  case CALHOST_RUNTIME_UNSUPPORTED:
-    return "unsupported";
-  case CALHOST_RUNTIME_INVALID_ARGUMENT:
-    return "invalid_argument";
-  case CALHOST_RUNTIME_NO_MEMORY:
-    return "no_memory";
-  case CALHOST_RUNTIME_MODEL:
-    return "model_error";
-  case CALHOST_RUNTIME_TARGET:
-    return "target_error";
-  }
-  return "unknown";
+  static const char *const words[] = {
+      "ok",          "not_found",        "config_error", "store_error", "plugin_error",
+      "unsupported", "invalid_argument", "no_memory",    "model_error", "target_error"};
+  return BASE_WORD(words, CALHOST_RUNTIME_TARGET, status, "unknown");
 }
 
 void calhost_runtime_options_init(calhost_runtime_options *options) {

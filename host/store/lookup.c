@@ -2,7 +2,7 @@
  * lookup.c: the precedence walk (exact override, portable override, exact
  * calibrated, portable calibrated; force_portable skips the exact levels)
  * and the rejection report; calstore_get, the one-probe fetch of a single
- * identity; the level names.
+ * identity. The level names are in names.c.
  *
  * Each level is one hash probe. Candidates and the (backend, operator)
  * group are referenced under the read lock; the backend's validator and the
@@ -299,22 +299,6 @@ calstore_status calstore_select(calstore *store, const calstore_lookup_options *
                                 calstore_validator_fn validator, void *validator_user,
                                 calstore_lookup_result **out, calstore_error *err) {
   return do_lookup(store, options, validator, validator_user, 0, out, err);
-}
-
-const char *calstore_level_name(calstore_level level) {
-  switch (level) {
-  case CALSTORE_LEVEL_NONE:
-    return "none";
-  case CALSTORE_LEVEL_EXACT_OVERRIDE:
-    return "exact_override";
-  case CALSTORE_LEVEL_PORTABLE_OVERRIDE:
-    return "portable_override";
-  case CALSTORE_LEVEL_EXACT_CALIBRATED:
-    return "exact_calibrated";
-  case CALSTORE_LEVEL_PORTABLE_CALIBRATED:
-    return "portable_calibrated";
-  }
-  return "unknown";
 }
 
 calstore_status calstore_get(calstore *store, const calstore_key *key, calstore_source source,

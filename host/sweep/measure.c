@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/words.h"
 #include "isolate.h"
 #include "loader/entries.h"
 #include "stats.h"
@@ -97,7 +98,7 @@ static const char *status_word(calhost_status st) {
                                       "cancelled",
                                       "check failed",
                                       "ABI mismatch"};
-  return (unsigned)st < sizeof words / sizeof *words ? words[st] : "unknown status";
+  return BASE_WORD(words, CALHOST_ABI_MISMATCH, st, "unknown status");
 }
 
 static const char *plugin_message(sweep *s) {
