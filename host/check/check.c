@@ -421,6 +421,195 @@ static int ck_default_policy(checker *c) {
   return 0;
 }
 
+/* A parameter's name: [A-Za-z0-9_]+. */
+static int good_name(const char *s) {
+  if (!s || !*s)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_'))
+      return 0;
+  return 1;
+}
+
+/* Serializes assignment a (np values) into a malloc'd policy; NULL with
+ * c->msg on failure. */
+static char *assignment_policy(checker *c, calhost_session *s, const uint32_t *a, size_t np,
+                               size_t *len) {
+  size_t cap = CALHOST_POLICY_MAX_LENGTH + 1;
+  char *buf = malloc(cap);
+  if (!buf)
+    return fail(c, "out of memory"), NULL;
+  calhost_status st = c->vt.serialize_assignment(s, a, np, buf, cap, len);
+  if (st != CALHOST_OK || *len >= cap || buf[*len] != '\0' || strlen(buf) != *len) {
+    free(buf);
+    return fail(c, "serialize_assignment of a valid assignment returned %s%s",
+                calhost_status_name(st), st == CALHOST_OK ? " with a wrong *length" : ""),
+           NULL;
+  }
+  return buf;
+}
+
+/* The described parameter space (ABI 2, optional): a well-formed
+ * description; out-of-range indices refused, never a crash; every valid
+ * point of a deterministic sample (the whole space up to 4096 points)
+ * serializes to a policy the validator accepts, and maps back to itself
+ * through policy_assignment when the plugin has it; every numbered
+ * candidate maps to a valid point. */
+static int ck_parameter_space(checker *c) {
+  if (!CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, describe_space)) {
+    snprintf(c->msg, sizeof c->msg, "not provided (optional, ABI 2)");
+    return 0;
+  }
+  calhost_session *s = NULL;
+  if (open_session(c, &s))
+    return -1;
+  calhost_parameter_space ps;
+  memset(&ps, 0, sizeof ps);
+  ps.header = (calhost_struct_header){CALHOST_STRUCT_PARAMETER_SPACE, 1, sizeof ps};
+  calhost_status st = c->vt.describe_space(s, &ps);
+  int rc = -1;
+  uint32_t *a = NULL, *back = NULL;
+  if (st == CALHOST_UNSUPPORTED) {
+    snprintf(c->msg, sizeof c->msg, "numbered candidates only for %s", workload_text(c));
+    rc = 0;
+    goto out;
+  }
+  if (st != CALHOST_OK) {
+    fail(c, "describe_space returned %s", calhost_status_name(st));
+    goto out;
+  }
+  size_t np = ps.parameter_count;
+  if (!ps.parameters || np < 1 || np > 64) {
+    fail(c, "describe_space gave %zu parameters (1 to 64 allowed)", np);
+    goto out;
+  }
+  double product = 1;
+  for (size_t i = 0; i < np; i++) {
+    const calhost_parameter *q = &ps.parameters[i];
+    if (!good_name(q->name)) {
+      fail(c, "parameter %zu: the name must be [A-Za-z0-9_]+", i);
+      goto out;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(ps.parameters[j].name, q->name)) {
+        fail(c, "parameter '%s' appears twice", q->name);
+        goto out;
+      }
+    if (q->value_count < 1 || !q->values) {
+      fail(c, "parameter '%s' has no values", q->name);
+      goto out;
+    }
+    for (uint32_t v = 0; v < q->value_count; v++) {
+      if (!q->values[v] || !q->values[v][0] || !one_line(q->values[v])) {
+        fail(c, "parameter '%s': value %u is empty, NULL or not one line", q->name, v);
+        goto out;
+      }
+      for (uint32_t w = 0; w < v; w++)
+        if (!strcmp(q->values[w], q->values[v])) {
+          fail(c, "parameter '%s': value '%s' appears twice", q->name, q->values[v]);
+          goto out;
+        }
+    }
+    product *= q->value_count;
+  }
+  a = calloc(np, sizeof *a);
+  back = calloc(np, sizeof *back);
+  if (!a || !back) {
+    fail(c, "out of memory");
+    goto out;
+  }
+  char err[512];
+  int can_map = CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, policy_assignment);
+  for (size_t i = 0; i < np; i++) { /* one index out of range at a time */
+    memset(a, 0, np * sizeof *a);
+    a[i] = ps.parameters[i].value_count;
+    if (c->vt.assignment_valid(s, a, np, err, sizeof err) == CALHOST_OK) {
+      fail(c, "assignment_valid accepts index %u of parameter '%s', which has %u values", a[i],
+           ps.parameters[i].name, ps.parameters[i].value_count);
+      goto out;
+    }
+    loader_services_take_error(&c->sctx);
+  }
+  if (ps.default_assignment &&
+      c->vt.assignment_valid(s, ps.default_assignment, np, err, sizeof err) != CALHOST_OK) {
+    fail(c, "the default assignment is not valid: %s", err);
+    goto out;
+  }
+  /* the whole space up to 4096 points, else 4096 points spread over it */
+  uint64_t total = product > 4096 ? 4096 : (uint64_t)product, valid = 0;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (uint64_t k = 0; k < total; k++) {
+    for (size_t i = 0; i < np; i++) {
+      if (product <= 4096) { /* k in mixed radix */
+        uint64_t r = k;
+        for (size_t j = np; j-- > i + 1;)
+          r /= ps.parameters[j].value_count;
+        a[i] = (uint32_t)(r % ps.parameters[i].value_count);
+      } else {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        a[i] = (uint32_t)(x % ps.parameters[i].value_count);
+      }
+    }
+    if (c->vt.assignment_valid(s, a, np, err, sizeof err) != CALHOST_OK) {
+      loader_services_take_error(&c->sctx);
+      continue;
+    }
+    valid++;
+    size_t len;
+    char *p = assignment_policy(c, s, a, np, &len);
+    if (!p)
+      goto out;
+    if (good_policy(c, -1, p, len)) {
+      char why[512] = "";
+      c->vt.validate_policy(c->inst, p, len, why, sizeof why);
+      fail(c, "serialize_assignment gave '%.80s', which the validator refuses: %s", p, why);
+      free(p);
+      goto out;
+    }
+    if (can_map && (c->vt.policy_assignment(s, p, len, back, np) != CALHOST_OK ||
+                    memcmp(a, back, np * sizeof *a))) {
+      fail(c, "policy_assignment does not map '%.80s' back to its assignment", p);
+      free(p);
+      goto out;
+    }
+    free(p);
+  }
+  if (!valid) {
+    fail(c, "none of the %llu points tried is valid", (unsigned long long)total);
+    goto out;
+  }
+  uint32_t count = 0, mapped = 0;
+  if (can_map && c->vt.candidate_count(s, &count) == CALHOST_OK)
+    for (uint32_t i = 0; i < count && i < 4096; i++) {
+      size_t len;
+      char *p = policy_of(c, s, i, &len);
+      if (!p)
+        goto out;
+      if (c->vt.policy_assignment(s, p, len, a, np) == CALHOST_OK) {
+        if (c->vt.assignment_valid(s, a, np, err, sizeof err) != CALHOST_OK) {
+          fail(c, "candidate %u '%.80s' maps to an assignment assignment_valid refuses: %s", i, p,
+               err);
+          free(p);
+          goto out;
+        }
+        mapped++;
+      }
+      loader_services_take_error(&c->sctx);
+      free(p);
+    }
+  snprintf(c->msg, sizeof c->msg,
+           "%zu parameters, %llu of %llu %s valid, %u of %u candidates are points", np,
+           (unsigned long long)valid, (unsigned long long)total,
+           product > 4096 ? "sampled points" : "points", mapped, count);
+  rc = 0;
+out:
+  free(a);
+  free(back);
+  c->vt.close_session(s);
+  return rc;
+}
+
 /* Calls the validator on an exact-size copy (no NUL after it, so a reader
  * past length is caught by ASan); returns 1 when it accepts. */
 static int accepts(checker *c, const char *bytes, size_t n) {
@@ -579,6 +768,7 @@ static const struct check {
     {"key_deterministic", 2, ck_key_deterministic},
     {"key_complete", 2, ck_key_complete},
     {"policy_roundtrip", 2, ck_policy_roundtrip},
+    {"parameter_space", 2, ck_parameter_space},
     {"default_policy", 2, ck_default_policy},
     {"validator_refuses_empty", 2, ck_refuses_empty},
     {"validator_refuses_truncated", 2, ck_refuses_truncated},

@@ -3,8 +3,9 @@
  * (internal to the host). It checks what the plugin guide requires and what
  * discovery enforces: the file and directory permissions, that only the
  * entry point is exported, negotiation and identity, the required entries,
- * keys, policies and the validator, a tiny sweep through the measurement
- * engine, and that the plugin writes nothing to stdout or stderr. Every
+ * keys, policies and the validator, a described parameter space (ABI 2), a
+ * tiny sweep through the measurement engine, and that the plugin writes
+ * nothing to stdout or stderr. Every
  * check that runs plugin code runs in its own isolated child (isolate.h).
  */
 #ifndef CALHOST_CHECK_H

@@ -9,7 +9,8 @@
  * built, `calhost plugin check` exits 0 / 1, takes --threads and shows the
  * plugin's debug/info logs with -v (or CALHOST_LOG_LEVEL), and
  * `calhost plugins --json` stays valid with a plugin that prints to stdout;
- * a plugin's declared sample workload (opencl_gemm) replaces the guess.
+ * a plugin's declared sample workload (opencl_gemm) replaces the guess; a
+ * described parameter space (ABI 2) is checked (a careless one fails).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,9 +62,14 @@ static void example_passes(void **state) {
   assert_non_null(strstr(report, "PASS file_permissions"));
   assert_non_null(strstr(report, "PASS exported_symbols"));
   assert_non_null(strstr(report, "PASS quiet_stderr"));
-  assert_non_null(strstr(report, "15 of 15 checks passed"));
+  assert_non_null(strstr(report, "PASS parameter_space"));
+  assert_non_null(strstr(report, "16 of 16 checks passed"));
   free(report);
   assert_int_equal(check_report(test_plugin(path, sizeof path, "test_good"), 30, &report), 0);
+  free(report);
+  /* a described space (ABI 2) that keeps its contract */
+  assert_int_equal(check_report(test_plugin(path, sizeof path, "test_space"), 30, &report), 0);
+  assert_non_null(strstr(report, "PASS parameter_space"));
   free(report);
 }
 
@@ -90,6 +96,8 @@ static void bad_plugins_fail_with_report(void **state) {
       {"test_refuse_all", "FAIL policy_roundtrip: the validator refuses policy 0"},
       {"test_empty_policy", "FAIL policy_roundtrip: policy 0 is empty"},
       {"test_oversized", "FAIL policy_roundtrip: policy 0: CALHOST_BUFFER_TOO_SMALL asks for"},
+      {"test_bad_space", "FAIL parameter_space: assignment_valid accepts index 4 of parameter "
+                         "'p', which has 4 values"},
   };
   (void)state;
   for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
@@ -158,7 +166,7 @@ static void refused_permissions_fail(void **state) {
   assert_int_equal(chmod(dst, 0666), 0);
   assert_int_equal(check_report(dst, 30, &report), 1);
   if (!strstr(report, "FAIL file_permissions: discovery would refuse it: file ") ||
-      !strstr(report, "is writable by group and others") || !strstr(report, "14 of 15"))
+      !strstr(report, "is writable by group and others") || !strstr(report, "15 of 16"))
     fail_msg("unexpected report:\n%s", report);
   free(report);
   remove_tmpdir(dir);

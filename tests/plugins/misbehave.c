@@ -22,6 +22,10 @@
  *                      stored and read back byte for byte)
  *   BAD_MAX_POLICY     valid policies of exactly CALHOST_POLICY_MAX_LENGTH
  *                      bytes (the largest allowed: must be stored)
+ * FAKE_SPACE (ABI 2) describes the four candidates as one ordered parameter
+ * "p" (values 1..4); with BAD_SPACE its validity test also accepts an index
+ * out of range and serialize_assignment writes a policy the validator
+ * refuses ("q=N"), as a careless plugin would.
  * BAD_HANG creates the
  * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
  * so a test can wait for a candidate to be running instead of sleeping.
@@ -398,6 +402,54 @@ static calhost_status device_count(calhost_plugin_instance *inst, uint32_t *coun
 }
 #endif
 
+#ifdef FAKE_SPACE /* ABI 2: the candidates as one parameter p = 1..4 */
+static const char *const p_values[] = {"1", "2", "3", "4"};
+static const calhost_parameter p_param = {"p", p_values, 4, CALHOST_PARAMETER_ORDERED};
+static calhost_status describe_space(calhost_session *s, calhost_parameter_space *out) {
+  (void)s;
+  out->parameters = &p_param;
+  out->parameter_count = 1;
+  out->default_assignment = NULL;
+  return CALHOST_OK;
+}
+static calhost_status assignment_valid(calhost_session *s, const uint32_t *a, size_t n, char *err,
+                                       size_t cap) {
+  (void)s;
+#ifdef BAD_SPACE
+  (void)a;
+  if (n == 1)
+    return CALHOST_OK; /* out of range too */
+#else
+  if (n == 1 && a[0] < 4)
+    return CALHOST_OK;
+#endif
+  snprintf(err, cap, "p: index out of range");
+  return CALHOST_INVALID_ARGUMENT;
+}
+static calhost_status serialize_assignment(calhost_session *s, const uint32_t *a, size_t n,
+                                           char *buf, size_t cap, size_t *length) {
+  char text[16];
+  (void)s;
+  if (n != 1 || a[0] >= 4)
+    return CALHOST_INVALID_ARGUMENT;
+#ifdef BAD_SPACE
+  snprintf(text, sizeof text, "q=%u", a[0] + 1);
+#else
+  snprintf(text, sizeof text, "p=%u", a[0] + 1);
+#endif
+  return calhost_copy_out(text, buf, cap, length);
+}
+static calhost_status policy_assignment(calhost_session *s, const char *policy, size_t length,
+                                        uint32_t *a, size_t n) {
+  (void)s;
+  if (n != 1 || length != 3 || policy[0] != 'p' || policy[1] != '=' || policy[2] < '1' ||
+      policy[2] > '4')
+    return CALHOST_INVALID_ARGUMENT;
+  a[0] = (uint32_t)(policy[2] - '1');
+  return CALHOST_OK;
+}
+#endif
+
 static const char *const operators[] = {OPERATOR, NULL};
 
 static const calhost_plugin_vtable vtable = {
@@ -426,6 +478,12 @@ static const calhost_plugin_vtable vtable = {
 #ifdef FAKE_DEVICES
     .device_count = device_count,
     .list_device = list_device,
+#endif
+#ifdef FAKE_SPACE
+    .describe_space = describe_space,
+    .assignment_valid = assignment_valid,
+    .serialize_assignment = serialize_assignment,
+    .policy_assignment = policy_assignment,
 #endif
 };
 
