@@ -133,8 +133,8 @@ int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity) {
 }
 
 const char *cpu_gemm_split_word(gemm_split split) {
-  static const char *const words[] = {[GEMM_SPLIT_N] = "n", [GEMM_SPLIT_M] = "m",
-                                      [GEMM_SPLIT_SERIAL] = "s"};
+  static const char *const words[] = {
+      [GEMM_SPLIT_N] = "n", [GEMM_SPLIT_M] = "m", [GEMM_SPLIT_SERIAL] = "s"};
   return (unsigned)split < sizeof words / sizeof *words ? words[split] : "n";
 }
 

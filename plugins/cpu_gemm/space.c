@@ -14,8 +14,7 @@
 
 enum { P_KERNEL, P_MC, P_NC, P_KC, P_SPLIT };
 
-static const char *const param_names[CPU_GEMM_SPACE_PARAMS] = {"kernel", "mc", "nc", "kc",
-                                                               "split"};
+static const char *const param_names[CPU_GEMM_SPACE_PARAMS] = {"kernel", "mc", "nc", "kc", "split"};
 
 /* Parameter p of a configuration, as a number. */
 static int field(const gemm_config *c, int p) {

@@ -197,11 +197,10 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
       printf("live plugin=%s shape=%s threads=%u candidates=%u space=%s space_size=%llu rigor=%s "
              "strategy=%s evaluated=%u repeats=%u seconds=%.2f time_vs_exhaustive=%.3f "
              "winner_vs_exhaustive=%.3f\n",
-             p->backend, name, threads, r->candidate_count,
-             r->numbered ? "numbered" : "parameters", (unsigned long long)r->space_size,
-             sweep_rigor_name(order[ri]), search_strategy_name((search_strategy)r->strategy),
-             r->evaluated, n, secs, ex ? secs / took[2 * repeats] : NAN,
-             ex ? median_of(quality, n) : NAN);
+             p->backend, name, threads, r->candidate_count, r->numbered ? "numbered" : "parameters",
+             (unsigned long long)r->space_size, sweep_rigor_name(order[ri]),
+             search_strategy_name((search_strategy)r->strategy), r->evaluated, n, secs,
+             ex ? secs / took[2 * repeats] : NAN, ex ? median_of(quality, n) : NAN);
       fflush(stdout);
     }
     for (size_t i = 0; i < RUNS * (size_t)repeats; i++)
