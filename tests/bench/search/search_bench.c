@@ -188,8 +188,8 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
         for (size_t c = 0; ex && c < ex->candidate_entries; c++)
           if (ex->candidates[c].policy && r->winner_policy &&
               strcmp(ex->candidates[c].policy, r->winner_policy) == 0)
-            chosen = ex->candidates[c].median_us;
-        quality[rep] = ex ? ex->median_us / chosen : NAN;
+            chosen = ex->candidates[c].figures.median_us;
+        quality[rep] = ex ? ex->figures.median_us / chosen : NAN;
         seconds[rep] = took[ri * repeats + rep];
       }
       const sweep_result *r = &res[ri * repeats];
@@ -197,11 +197,10 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
       printf("live plugin=%s shape=%s threads=%u candidates=%u space=%s space_size=%llu rigor=%s "
              "strategy=%s evaluated=%u repeats=%u seconds=%.2f time_vs_exhaustive=%.3f "
              "winner_vs_exhaustive=%.3f\n",
-             p->backend, name, threads, r->candidate_count,
-             r->numbered ? "numbered" : "parameters", (unsigned long long)r->space_size,
-             sweep_rigor_name(order[ri]), search_strategy_name((search_strategy)r->strategy),
-             r->evaluated, n, secs, ex ? secs / took[2 * repeats] : NAN,
-             ex ? median_of(quality, n) : NAN);
+             p->backend, name, threads, r->candidate_count, r->numbered ? "numbered" : "parameters",
+             (unsigned long long)r->space_size, sweep_rigor_name(order[ri]),
+             search_strategy_name((search_strategy)r->strategy), r->evaluated, n, secs,
+             ex ? secs / took[2 * repeats] : NAN, ex ? median_of(quality, n) : NAN);
       fflush(stdout);
     }
     for (size_t i = 0; i < RUNS * (size_t)repeats; i++)
