@@ -132,9 +132,9 @@ static void on_record(void *user, const isolate_proto_msg *m) {
           cal_warn(r, "%s %s %s: budget exhausted after %u candidates", x->backend,
                    cal_workload_name(r, w), tw, x->sweep.budget_after);
         }
-        if (x->sweep.noisy)
+        if (x->sweep.figures.noisy)
           cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
-                   x->sweep.cv);
+                   x->sweep.figures.cv);
       }
       if (r->o->record_path) {
         char path[4096] = "";

@@ -30,10 +30,10 @@ static size_t build_measurements(const cal_run *r, const cal_result *x, calstore
                                  int portable) {
   const sweep_result *s = &x->sweep;
   size_t n = 0;
-  m[n++] = (calstore_measurement){"median_latency", s->median_us, "us"};
-  m[n++] = (calstore_measurement){"spread", s->mad_us, "us"};
-  m[n++] = (calstore_measurement){"cv", s->cv, ""};
-  m[n++] = (calstore_measurement){"samples", (double)s->samples, "count"};
+  m[n++] = (calstore_measurement){"median_latency", s->figures.median_us, "us"};
+  m[n++] = (calstore_measurement){"spread", s->figures.mad_us, "us"};
+  m[n++] = (calstore_measurement){"cv", s->figures.cv, ""};
+  m[n++] = (calstore_measurement){"samples", (double)s->figures.samples, "count"};
   m[n++] = (calstore_measurement){"candidates_tried", (double)s->tried, "count"};
   m[n++] = (calstore_measurement){"candidates_pruned", (double)s->pruned, "count"};
   m[n++] = (calstore_measurement){"candidates_rejected", (double)s->rejected, "count"};
@@ -41,7 +41,7 @@ static size_t build_measurements(const cal_run *r, const cal_result *x, calstore
     m[n++] = (calstore_measurement){"speedup_vs_default", s->speedup, "x"};
   if (r->env.load_average[0] >= 0)
     m[n++] = (calstore_measurement){"load_average", r->env.load_average[0], ""};
-  m[n++] = (calstore_measurement){"noisy", s->noisy ? 1.0 : 0.0, "flag"};
+  m[n++] = (calstore_measurement){"noisy", s->figures.noisy ? 1.0 : 0.0, "flag"};
   m[n++] = (calstore_measurement){"unchecked", s->unchecked ? 1.0 : 0.0, "flag"};
   if (portable)
     m[n++] = (calstore_measurement){"source_threads", (double)x->key.thread_count, "count"};

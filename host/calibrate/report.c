@@ -90,7 +90,7 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
     base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %.3f us (%s clock)\n",
                      r->sweeps_done, r->sweeps_total, nz(x->backend, "?"),
                      cal_workload_name(r, x->workload), target_word(x, tw), pol,
-                     strlen(pol) > 60 ? "..." : "", x->sweep.median_us, clock_word(x));
+                     strlen(pol) > 60 ? "..." : "", x->sweep.figures.median_us, clock_word(x));
   } else {
     base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", r->sweeps_done,
                      r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
@@ -167,12 +167,12 @@ void cal_print_summary(cal_run *r) {
         if (x->sweep.have_default && x->sweep.speedup > 0)
           snprintf(speed, sizeof speed, "%.2fx", x->sweep.speedup);
         char spread[32];
-        snprintf(spread, sizeof spread, "%.3f", x->sweep.mad_us);
-        base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12.3f  %10s  %8s  %6s  %s%s%s\n",
-                         (int)pw, x->backend, (int)ww, name, x->threads, dev, (int)lw, 48,
-                         x->sweep.winner_policy, x->sweep.median_us, spread, speed, clock_word(x),
-                         status_word(r, x->kind), x->sweep.noisy ? " (noisy)" : "",
-                         x->sweep.unchecked ? " (unchecked)" : "");
+        snprintf(spread, sizeof spread, "%.3f", x->sweep.figures.mad_us);
+        base_text_printf(
+            o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12.3f  %10s  %8s  %6s  %s%s%s\n", (int)pw,
+            x->backend, (int)ww, name, x->threads, dev, (int)lw, 48, x->sweep.winner_policy,
+            x->sweep.figures.median_us, spread, speed, clock_word(x), status_word(r, x->kind),
+            x->sweep.figures.noisy ? " (noisy)" : "", x->sweep.unchecked ? " (unchecked)" : "");
       } else {
         base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n", (int)pw,
                          nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw, "-", "-",
@@ -280,13 +280,13 @@ static void json_candidates(const sweep_result *s, FILE *o) {
     base_json_member_bool(o, 0, "winner", s->ok && c->index == s->winner_index);
     base_json_member_string(o, 0, "status", candidate_word(c->status));
     base_json_member_string(o, 0, "reason", c->reason);
-    base_json_member_number(o, 0, "median_us", c->median_us);
-    base_json_member_number(o, 0, "spread_us", c->mad_us);
-    base_json_member_number(o, 0, "min_us", c->min_us);
-    base_json_member_number(o, 0, "cv", c->cv);
-    base_json_member_uint(o, 0, "samples", c->samples);
-    base_json_member_uint(o, 0, "iterations", c->iterations);
-    base_json_member_bool(o, 0, "noisy", c->noisy);
+    base_json_member_number(o, 0, "median_us", c->figures.median_us);
+    base_json_member_number(o, 0, "spread_us", c->figures.mad_us);
+    base_json_member_number(o, 0, "min_us", c->figures.min_us);
+    base_json_member_number(o, 0, "cv", c->figures.cv);
+    base_json_member_uint(o, 0, "samples", c->figures.samples);
+    base_json_member_uint(o, 0, "iterations", c->figures.iterations);
+    base_json_member_bool(o, 0, "noisy", c->figures.noisy);
     fputc('}', o);
   }
   fputc(']', o);
@@ -358,17 +358,17 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
                           s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX);
     base_json_key(o, 0, "measurements");
     fputc('{', o);
-    base_json_member_number(o, 1, "median_latency_us", s->median_us);
-    base_json_member_number(o, 0, "spread_us", s->mad_us);
-    base_json_member_number(o, 0, "cv", s->cv);
-    base_json_member_number(o, 0, "min_latency_us", s->min_us);
-    base_json_member_uint(o, 0, "samples", s->samples);
-    base_json_member_uint(o, 0, "iterations_per_sample", s->iterations);
+    base_json_member_number(o, 1, "median_latency_us", s->figures.median_us);
+    base_json_member_number(o, 0, "spread_us", s->figures.mad_us);
+    base_json_member_number(o, 0, "cv", s->figures.cv);
+    base_json_member_number(o, 0, "min_latency_us", s->figures.min_us);
+    base_json_member_uint(o, 0, "samples", s->figures.samples);
+    base_json_member_uint(o, 0, "iterations_per_sample", s->figures.iterations);
     base_json_member_number(o, 0, "speedup_vs_default",
                             s->have_default && s->speedup > 0 ? s->speedup : NAN);
     base_json_member_number(o, 0, "default_median_latency_us",
                             s->have_default ? s->default_median_us : NAN);
-    base_json_member_bool(o, 0, "noisy", s->noisy);
+    base_json_member_bool(o, 0, "noisy", s->figures.noisy);
     base_json_member_bool(o, 0, "unchecked", s->unchecked);
     base_json_member_bool(o, 0, "device_timed", s->device_timed);
     fputc('}', o);

@@ -201,9 +201,9 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   if (def) {
     row->default_policy = cal_dupstr(def->policy);
     if (def->status == CALHOST_CANDIDATE_MEASURED) {
-      row->default_median = def->median_us;
-      row->default_spread = def->mad_us;
-      row->default_min = def->min_us;
+      row->default_median = def->figures.median_us;
+      row->default_spread = def->figures.mad_us;
+      row->default_min = def->figures.min_us;
     }
   }
   if (x->kind == CAL_SKIPPED || !mine) {
@@ -217,17 +217,17 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
     set_reason(row, "%s", mine->reason ? mine->reason : "rejected");
     return;
   }
-  if (mine->status != CALHOST_CANDIDATE_MEASURED || !isfinite(mine->median_us)) {
+  if (mine->status != CALHOST_CANDIDATE_MEASURED || !isfinite(mine->figures.median_us)) {
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "%s", mine->reason ? mine->reason : "not measured");
     return;
   }
-  row->current_median = mine->median_us;
-  row->current_spread = mine->mad_us;
-  row->current_cv = mine->cv;
-  row->current_min = mine->min_us;
-  row->current_samples = mine->samples;
-  row->noisy = mine->noisy;
+  row->current_median = mine->figures.median_us;
+  row->current_spread = mine->figures.mad_us;
+  row->current_cv = mine->figures.cv;
+  row->current_min = mine->figures.min_us;
+  row->current_samples = mine->figures.samples;
+  row->noisy = mine->figures.noisy;
   calibrate_verify_numbers n = {row->stored_median,
                                 row->current_median,
                                 row->current_min,
@@ -460,7 +460,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
       fputc('{', o);
       base_json_member_string(o, 1, "status", recal_word(r, row));
       base_json_member_string(o, 0, "policy", y && y->sweep.ok ? y->sweep.winner_policy : NULL);
-      base_json_member_number(o, 0, "median", y && y->sweep.ok ? y->sweep.median_us : NAN);
+      base_json_member_number(o, 0, "median", y && y->sweep.ok ? y->sweep.figures.median_us : NAN);
       base_json_member_string(o, 0, "message",
                               y ? y->message : "the recalibration did not reach this key");
       fputc('}', o);
@@ -557,7 +557,7 @@ static void print_table(cal_run *r, const cal_verify *cv) {
                          x->threads, recal_word(r, row));
         if (y && y->sweep.ok)
           base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
-                           us(a, sizeof a, y->sweep.median_us));
+                           us(a, sizeof a, y->sweep.figures.median_us));
         if (y && y->message && y->kind != CAL_STORED)
           base_text_printf(o, ": %s", y->message);
         fputc('\n', o);

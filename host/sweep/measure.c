@@ -418,17 +418,8 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
     const char *why = e->why;
     c->index = e->index;
     c->policy = dup_text(e->policy);
-    c->median_us = c->mad_us = c->min_us = c->cv = NAN;
-    sweep_stats sm;
-    if (e->n && sweep_stats_summarize(e->samples, e->n, s->req->params.noise_threshold, &sm) == 0) {
-      c->median_us = sm.median;
-      c->mad_us = sm.mad;
-      c->min_us = sm.min;
-      c->cv = sm.cv;
-      c->samples = (uint32_t)sm.n;
-      c->iterations = e->iterations;
-      c->noisy = sm.noisy;
-    }
+    sweep_figures_fill(e->samples, e->n, e->iterations, s->req->params.noise_threshold,
+                       &c->figures);
     static const sweep_candidate_status status_of[] = {
         [ENTRY_ACTIVE] = CALHOST_CANDIDATE_MEASURED,
         [ENTRY_PRUNED] = CALHOST_CANDIDATE_PRUNED,
@@ -922,22 +913,17 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
              first_why ? "; first: " : "", first_why ? first_why : "");
     goto done;
   }
-  sweep_stats sm;
-  if (sweep_stats_summarize(best->samples, best->n, p->noise_threshold, &sm) != 0) {
+  sweep_figures fig;
+  if (sweep_figures_fill(best->samples, best->n, best->iterations, p->noise_threshold, &fig) != 0) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
   out->winner_policy = dup_text(best->policy);
   out->winner_index = best->index;
-  out->median_us = sm.median;
-  out->mad_us = sm.mad;
-  out->cv = sm.cv;
-  out->min_us = sm.min;
-  out->noisy = sm.noisy;
-  out->samples = (uint32_t)sm.n;
-  out->iterations = best->iterations;
+  out->figures = fig;
   out->device_timed = s.any_device_timing && s.all_device_timing;
-  out->speedup = out->have_default && sm.median > 0 ? out->default_median_us / sm.median : 0;
+  out->speedup =
+      out->have_default && fig.median_us > 0 ? out->default_median_us / fig.median_us : 0;
   out->ok = out->winner_policy != NULL;
   rc = out->ok ? 0 : -1;
 

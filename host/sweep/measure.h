@@ -22,6 +22,7 @@
 #include "calhost/plugin.h"
 #include "plan.h"
 #include "search/search.h"
+#include "stats.h"
 
 /* Policies longer than this are refused (reported, never stored). */
 #define CALHOST_SWEEP_MAX_POLICY (64u * 1024u)
@@ -125,17 +126,15 @@ typedef enum sweep_candidate_status {
   CALHOST_CANDIDATE_UNMEASURED = 3, /* never run: the time budget ran out first */
 } sweep_candidate_status;
 
-/* One candidate as the report shows it: its statistics over the samples it
- * got (pruned candidates have a few; rejected and unmeasured have none, and
- * then median_us etc. are NAN). Latencies per iteration, in microseconds. */
+/* One candidate as the report shows it: the figures of the samples it got
+ * (pruned candidates have a few; rejected and unmeasured have none, and
+ * then figures.median_us etc. are NAN, the counts 0). */
 typedef struct sweep_candidate {
   uint32_t index; /* CALHOST_SWEEP_DEFAULT_INDEX for the default */
   char *policy;   /* may be NULL (not serialized, or dropped to bound the record) */
   sweep_candidate_status status;
   char *reason; /* why pruned / rejected / unmeasured; NULL when measured */
-  double median_us, mad_us, min_us, cv;
-  uint32_t samples, iterations;
-  int noisy; /* its spread is above the noise threshold */
+  sweep_figures figures;
 } sweep_candidate;
 
 /* The outcome of a sweep; owned by the caller, freed with
@@ -144,11 +143,8 @@ typedef struct sweep_result {
   int ok;          /* 1: a winner was chosen */
   char error[512]; /* why not, when ok == 0 */
   char *winner_policy;
-  uint32_t winner_index; /* CALHOST_SWEEP_DEFAULT_INDEX when the default won */
-  double median_us, mad_us, cv, min_us;
-  uint32_t samples;         /* timed samples of the winner */
-  uint32_t iterations;      /* iterations per sample of the winner */
-  int noisy;                /* the winner's spread is above the noise threshold */
+  uint32_t winner_index;    /* CALHOST_SWEEP_DEFAULT_INDEX when the default won */
+  sweep_figures figures;    /* the winner's (zeroed when none was chosen) */
   int unchecked;            /* the plugin has no check(): outputs were not verified */
   int device_timed;         /* timings came from the plugin's device_seconds */
   uint32_t candidate_count; /* size of the plugin's candidate space */

@@ -61,13 +61,13 @@ typedef struct field {
 static const field result_fields[] = {
     RESULT(FK_STR, winner_policy),
     RESULT(FK_U32, winner_index),
-    RESULT(FK_F64, median_us),
-    RESULT(FK_F64, mad_us),
-    RESULT(FK_F64, cv),
-    RESULT(FK_F64, min_us),
-    RESULT(FK_U32, samples),
-    RESULT(FK_U32, iterations),
-    RESULT(FK_INT, noisy),
+    RESULT(FK_F64, figures.median_us),
+    RESULT(FK_F64, figures.mad_us),
+    RESULT(FK_F64, figures.cv),
+    RESULT(FK_F64, figures.min_us),
+    RESULT(FK_U32, figures.samples),
+    RESULT(FK_U32, figures.iterations),
+    RESULT(FK_INT, figures.noisy),
     RESULT(FK_INT, unchecked),
     RESULT(FK_INT, device_timed),
     RESULT(FK_U32, candidate_count),
@@ -96,9 +96,10 @@ static const field result_fields[] = {
 #define CANDIDATE(kind, member)                                                                    \
   { kind, offsetof(sweep_candidate, member) }
 static const field candidate_fields[] = {
-    CANDIDATE(FK_F64, median_us), CANDIDATE(FK_F64, mad_us),  CANDIDATE(FK_F64, min_us),
-    CANDIDATE(FK_F64, cv),        CANDIDATE(FK_U32, samples), CANDIDATE(FK_U32, iterations),
-    CANDIDATE(FK_BOOL, noisy),
+    CANDIDATE(FK_F64, figures.median_us), CANDIDATE(FK_F64, figures.mad_us),
+    CANDIDATE(FK_F64, figures.min_us),    CANDIDATE(FK_F64, figures.cv),
+    CANDIDATE(FK_U32, figures.samples),   CANDIDATE(FK_U32, figures.iterations),
+    CANDIDATE(FK_BOOL, figures.noisy),
 };
 #define FIELD_COUNT(t) (sizeof t / sizeof *t)
 

@@ -1,7 +1,7 @@
 /*
  * stats.c: median, quantiles, MAD, CV, noise flag and pruning decision for
- * the measurement engine (see stats.h). Pure functions: each works on a
- * private sorted copy of its input.
+ * the measurement engine, and the figures a sweep reports (see stats.h).
+ * Pure functions: each works on a private sorted copy of its input.
  */
 #include "stats.h"
 
@@ -129,4 +129,21 @@ int sweep_stats_should_prune(const double *v, size_t n, double leader_median, do
     return 0;
   double q1 = sweep_stats_quantile(v, n, 0.25);
   return isfinite(q1) && q1 > leader_median * (1.0 + margin);
+}
+
+int sweep_figures_fill(const double *v, size_t n, uint32_t iterations, double threshold,
+                       sweep_figures *out) {
+  memset(out, 0, sizeof *out);
+  out->median_us = out->mad_us = out->min_us = out->cv = NAN;
+  sweep_stats sm;
+  if (sweep_stats_summarize(v, n, threshold, &sm) != 0)
+    return -1;
+  out->median_us = sm.median;
+  out->mad_us = sm.mad;
+  out->min_us = sm.min;
+  out->cv = sm.cv;
+  out->samples = (uint32_t)sm.n;
+  out->iterations = iterations;
+  out->noisy = sm.noisy;
+  return 0;
 }

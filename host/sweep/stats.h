@@ -2,13 +2,15 @@
  * stats.h: the statistics of the measurement engine, as pure functions on
  * arrays of timings (no I/O, no clocks), so they can be tested on synthetic
  * data: median, quantiles, MAD, CV, the noise flag and the pruning decision
- * ("clearly slower than the leader after a few repeats").
+ * ("clearly slower than the leader after a few repeats"), and the figures
+ * a sweep reports for a candidate and for its winner (sweep_figures).
  * Internal to the host.
  */
 #ifndef CALHOST_SWEEP_STATS_H
 #define CALHOST_SWEEP_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A summary of one candidate's samples. All times in the unit of the input. */
 typedef struct sweep_stats {
@@ -50,6 +52,23 @@ int sweep_stats_is_noisy(double median, double mad, double cv, double threshold)
 /* Fills *out with the summary of n samples (noise flag with `threshold`).
  * Returns 0, or -1 when n == 0 or allocation fails (then *out is zeroed). */
 int sweep_stats_summarize(const double *v, size_t n, double threshold, sweep_stats *out);
+
+/* The figures of one candidate's samples, as a sweep reports them for each
+ * candidate (sweep_candidate) and for its winner (sweep_result): latencies
+ * per iteration, in microseconds. The one set of them both carry. */
+typedef struct sweep_figures {
+  double median_us, mad_us, min_us, cv;
+  uint32_t samples;    /* timed samples */
+  uint32_t iterations; /* iterations per sample */
+  int noisy;           /* the spread is above the noise threshold */
+} sweep_figures;
+
+/* Fills *out with the figures of n samples (per-iteration microseconds)
+ * taken at `iterations` iterations each, the noise flag with `threshold`.
+ * Returns 0, or -1 when n == 0 or allocation fails; then the latencies and
+ * cv are NAN and the counts and noisy 0 (a candidate with no figures). */
+int sweep_figures_fill(const double *v, size_t n, uint32_t iterations, double threshold,
+                       sweep_figures *out);
 
 /* The pruning decision: nonzero when a candidate with these n samples is
  * clearly slower than the leader, i.e. n >= min_samples and the candidate's

@@ -482,8 +482,8 @@ static void candidates_always_fit_in_a_record_frame(void **state) {
     r.candidates[i].policy = policy;
     r.candidates[i].reason = "clearly slower";
     r.candidates[i].status = CALHOST_CANDIDATE_PRUNED;
-    r.candidates[i].median_us = (double)i;
-    r.candidates[i].samples = 3;
+    r.candidates[i].figures.median_us = (double)i;
+    r.candidates[i].figures.samples = 3;
   }
   r.candidate_entries = n;
   isolate_proto_buf b = {0};
@@ -503,7 +503,7 @@ static void candidates_always_fit_in_a_record_frame(void **state) {
   assert_string_equal(out.candidates[0].reason, "clearly slower");
   assert_null(out.candidates[out.candidate_entries - 1].policy);
   assert_int_equal(out.candidates[out.candidate_entries - 1].status, CALHOST_CANDIDATE_PRUNED);
-  assert_float_equal(out.candidates[7].median_us, 7.0, 0);
+  assert_float_equal(out.candidates[7].figures.median_us, 7.0, 0);
   sweep_result_free(&out);
   isolate_proto_reader_free(&rd);
   isolate_proto_buf_free(&b);

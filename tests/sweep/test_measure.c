@@ -206,14 +206,14 @@ static void exhaustive_picks_the_fastest_correct_candidate(void **state) {
   assert_true(rejected_with(&r, 2, "wrong output"));
   assert_true(rejected_with(&r, 6, "candidate 6 is not allowed"));
   assert_true(rejected_with(&r, 7, "too large"));
-  assert_int_equal(r.samples, 20);
+  assert_int_equal(r.figures.samples, 20);
   assert_false(r.unchecked);
   assert_true(r.have_default);
   assert_string_equal(r.default_policy, "c=default");
   assert_true(r.device_timed);
-  assert_float_equal(r.median_us, 10.0, 1e-9);
+  assert_float_equal(r.figures.median_us, 10.0, 1e-9);
   assert_float_equal(r.speedup, 3.0, 1e-9); /* the default costs 30 */
-  assert_float_equal(r.mad_us, 0.0, 1e-9);
+  assert_float_equal(r.figures.mad_us, 0.0, 1e-9);
   sweep_result_free(&r);
 }
 
@@ -480,7 +480,7 @@ static void host_timing_is_used_without_device_seconds(void **state) {
   assert_true(r.ok);
   assert_false(r.device_timed);
   assert_int_equal(r.tried, 3);
-  assert_true(r.median_us > 0);
+  assert_true(r.figures.median_us > 0);
   sweep_result_free(&r);
 }
 
@@ -492,9 +492,9 @@ static void device_timings_are_used_when_reported(void **state) {
   assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), 0);
   assert_true(r.device_timed);
   assert_string_equal(r.winner_policy, "c=1");
-  assert_float_equal(r.median_us, 7.0, 1e-6);
-  assert_float_equal(r.mad_us, 0.0, 1e-9);
-  assert_false(r.noisy);
+  assert_float_equal(r.figures.median_us, 7.0, 1e-6);
+  assert_float_equal(r.figures.mad_us, 0.0, 1e-9);
+  assert_false(r.figures.noisy);
   sweep_result_free(&r);
 }
 

@@ -80,6 +80,28 @@ static void noise_flag_follows_threshold(void **state) {
   assert_int_equal(sweep_stats_summarize(NULL, 0, 0.05, &s), -1);
 }
 
+static void figures_carry_the_summary_or_nan(void **state) {
+  (void)state;
+  double v[] = {100, 101, 99, 100, 140};
+  sweep_stats s;
+  sweep_figures f;
+  assert_int_equal(sweep_stats_summarize(v, N(v), 0.05, &s), 0);
+  assert_int_equal(sweep_figures_fill(v, N(v), 7, 0.05, &f), 0);
+  assert_float_equal(f.median_us, s.median, 0);
+  assert_float_equal(f.mad_us, s.mad, 0);
+  assert_float_equal(f.min_us, s.min, 0);
+  assert_float_equal(f.cv, s.cv, 0);
+  assert_int_equal(f.samples, 5);
+  assert_int_equal(f.iterations, 7);
+  assert_int_equal(f.noisy, s.noisy);
+  /* no samples: no figures */
+  assert_int_equal(sweep_figures_fill(NULL, 0, 7, 0.05, &f), -1);
+  assert_true(isnan(f.median_us) && isnan(f.mad_us) && isnan(f.min_us) && isnan(f.cv));
+  assert_int_equal(f.samples, 0);
+  assert_int_equal(f.iterations, 0);
+  assert_int_equal(f.noisy, 0);
+}
+
 static void prunes_a_clearly_slower_candidate(void **state) {
   (void)state;
   double slow[] = {200, 210, 205};
@@ -124,6 +146,7 @@ int main(void) {
       cmocka_unit_test(mad_is_robust_to_an_outlier),
       cmocka_unit_test(cv_of_constant_and_spread_samples),
       cmocka_unit_test(noise_flag_follows_threshold),
+      cmocka_unit_test(figures_carry_the_summary_or_nan),
       cmocka_unit_test(prunes_a_clearly_slower_candidate),
       cmocka_unit_test(keeps_a_close_candidate),
       cmocka_unit_test(waits_for_enough_samples),

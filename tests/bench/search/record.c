@@ -251,8 +251,7 @@ static int record_space(loader_plugin *p, const shape *sh, unsigned threads, con
   search_space_add_meta(&sp, "shape", shape_text);
   search_space_add_meta(&sp, "threads", threads_text);
   search_space_add_meta(&sp, "processor", proc);
-  search_space_add_meta(&sp, "measured",
-                        "sweep_run, measure rigor (2 ms samples, median of reps)");
+  search_space_add_meta(&sp, "measured", "sweep_run, measure rigor (2 ms samples, median of reps)");
   search_space_add_meta(&sp, "repetitions", reps_text);
   search_space_add_meta(&sp, "recorded", when);
   search_space_add_meta(&sp, "units", "median and spread in microseconds, times in seconds");
@@ -305,8 +304,8 @@ static int record_space(loader_plugin *p, const shape *sh, unsigned threads, con
       e.policy = buf;
     }
     if (res.ok) {
-      e.median = res.median_us;
-      e.spread = res.mad_us;
+      e.median = res.figures.median_us;
+      e.spread = res.figures.mad_us;
     } else {
       e.rejected = 1;
       e.reason =

@@ -188,8 +188,8 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
         for (size_t c = 0; ex && c < ex->candidate_entries; c++)
           if (ex->candidates[c].policy && r->winner_policy &&
               strcmp(ex->candidates[c].policy, r->winner_policy) == 0)
-            chosen = ex->candidates[c].median_us;
-        quality[rep] = ex ? ex->median_us / chosen : NAN;
+            chosen = ex->candidates[c].figures.median_us;
+        quality[rep] = ex ? ex->figures.median_us / chosen : NAN;
         seconds[rep] = took[ri * repeats + rep];
       }
       const sweep_result *r = &res[ri * repeats];
