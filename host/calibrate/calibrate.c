@@ -372,37 +372,52 @@ static int select_devices(cal_run *r, loader_plugin *p, runtime_device_list *dev
   return 0;
 }
 
+/* A device backend's selected devices, listed (in a child) before any
+ * sweep of the run starts, so that the progress total counts their sweeps
+ * from the first line. */
+typedef struct cal_listed {
+  int st; /* select_devices' status; -1: listing failed (a failure recorded) */
+  runtime_device_list devices;
+  size_t *sel, nsel; /* the selected devices with sweeps in this run's shard */
+} cal_listed;
+
+/* Lists p's devices into *l and adds their sweeps to the run's total. */
+static void list_devices(cal_run *r, loader_plugin *p, cal_listed *l) {
+  l->st = select_devices(r, p, &l->devices, &l->sel, &l->nsel);
+  if (l->st < 0)
+    return;
+  if (!l->sel)
+    cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
+  else if (l->st == 0 && !l->devices.count)
+    cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+  size_t kept = 0;
+  for (size_t i = 0; i < l->nsel; i++) {
+    r->cur_device = &l->devices.items[l->sel[i]];
+    size_t n = cal_sweeps_of(r, p);
+    r->sweeps_total += n;
+    if (n)
+      l->sel[kept++] = l->sel[i];
+  }
+  l->nsel = kept;
+  r->cur_device = NULL;
+}
+
 /* One plugin: a CPU backend's sweeps in one child; a device backend's
- * devices listed in a child, then one child per selected device
+ * devices (listed beforehand: list_devices), one child per selected device
  * ([plugin NAME] devices), in waves of devices that do not share hardware
  * (devices.h): the members of a wave at once, the waves one after the
- * other, after or before every other plugin's sweeps. */
-static void calibrate_plugin(cal_run *r, loader_plugin *p) {
+ * other, after or before every other plugin's sweeps. Frees l's lists. */
+static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
   r->cur_device = NULL;
   if (!runtime_devices_supported(p)) {
     run_child(r, p);
     return;
   }
-  runtime_device_list devices;
-  size_t *sel, nsel;
-  int st = select_devices(r, p, &devices, &sel, &nsel);
-  if (st < 0)
+  if (l->st < 0)
     return;
-  if (!sel)
-    cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
-  else if (st == 0 && !devices.count)
-    cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
-  /* the devices with sweeps in this run's shard */
-  size_t kept = 0;
-  for (size_t i = 0; i < nsel; i++) {
-    r->cur_device = &devices.items[sel[i]];
-    size_t n = cal_sweeps_of(r, p);
-    r->sweeps_total += n;
-    if (n)
-      sel[kept++] = sel[i];
-  }
-  nsel = kept;
-  r->cur_device = NULL;
+  runtime_device_list devices = l->devices;
+  size_t *sel = l->sel, nsel = l->nsel;
+  memset(l, 0, sizeof *l);
   /* waves of devices that do not share hardware run at once; a device on
    * the CPUs (PoCL) is alone in its wave */
   const runtime_device **devs = calloc(nsel + 1, sizeof *devs);
@@ -560,20 +575,37 @@ static int fill_plan(cal_run *r, calibrate_work_list *out) {
 
 /* ---- the run ---------------------------------------------------------- */
 
-void cal_run_plugins(cal_run *r) {
+/* Whether plugin p takes part in this run's sweeps. */
+static int runs_plugin(cal_run *r, loader_plugin *p) {
   const calibrate_options *o = r->o;
-  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++) {
-    loader_plugin *p = r->plugins.items[i];
-    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
-      continue;
-    if (o->shard.count > 1 && !runtime_devices_supported(p) && !cal_sweeps_of(r, p))
-      continue;                     /* every item of this plugin is another shard's */
-    int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
-    for (size_t k = 0; k < r->only_key_count && !wanted; k++)
-      wanted = !strcmp(r->only_keys[k].backend, p->backend);
-    if (wanted)
-      calibrate_plugin(r, p);
+  if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
+    return 0;
+  if (o->shard.count > 1 && !runtime_devices_supported(p) && !cal_sweeps_of(r, p))
+    return 0;                     /* every item of this plugin is another shard's */
+  int wanted = !r->recalibrating; /* verify --recalibrate: the failed keys' plugins */
+  for (size_t k = 0; k < r->only_key_count && !wanted; k++)
+    wanted = !strcmp(r->only_keys[k].backend, p->backend);
+  return wanted;
+}
+
+void cal_run_plugins(cal_run *r) {
+  cal_listed *listed = calloc(r->plugins.count + 1, sizeof *listed);
+  if (!listed) {
+    cal_add_failure(r, "calhost", NULL, 0, NULL, "out of memory", NULL);
+    return;
   }
+  /* the device backends' devices first: the total is then known */
+  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++)
+    if (runtime_devices_supported(r->plugins.items[i]) && runs_plugin(r, r->plugins.items[i]))
+      list_devices(r, r->plugins.items[i], &listed[i]);
+  for (size_t i = 0; i < r->plugins.count && !g_cancel; i++)
+    if (runs_plugin(r, r->plugins.items[i]))
+      calibrate_plugin(r, r->plugins.items[i], &listed[i]);
+  for (size_t i = 0; i < r->plugins.count; i++) { /* what a cancel left unrun */
+    runtime_device_list_free(&listed[i].devices);
+    free(listed[i].sel);
+  }
+  free(listed);
   if (g_cancel && !r->interrupted)
     r->interrupted = g_signal ? g_signal : SIGINT;
 }

@@ -167,8 +167,9 @@ const cli_command cli_cmd_calibrate = {
     "       [--report DIR] [--shard I/N]",
     "run calibration sweeps and store the winners",
     "Flags win over the configuration. The rigor level decides which candidates\n"
-    "run (quick: 2% of the space, 8 to 32, model search; measure: 10%, 32 to\n"
-    "256; exhaustive: every one); --strategy and --budget override it.\n"
+    "run (quick: 2% of the space, 8 to 32, model search; measure: the plugin's\n"
+    "curated list whole, a larger described space 10%, 32 to 256; exhaustive:\n"
+    "every one); --strategy and --budget override it.\n"
     "--record FILE writes each sweep's evaluated candidates as a space file\n"
     "(FILE-BACKEND-WORKLOAD-tN.space when the run has several sweeps,\n"
     "FILE-BACKEND-WORKLOAD-dD-tN.space for a sweep on device D).\n"

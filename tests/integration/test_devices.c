@@ -11,7 +11,8 @@
  *   - [plugin NAME] devices selects devices by index and identity;
  *   - `calhost devices --json` lists the three;
  *   - `calhost plan` has one item per device, in the shard calibrate
- *     --shard gives that device's sweep.
+ *     --shard gives that device's sweep;
+ *   - with a CPU backend beside it, every progress line has the final total.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,6 +223,39 @@ static void record_writes_one_space_file_per_device(void **state) {
   free(out);
 }
 
+/* With a CPU backend and a device backend in one run, every progress line
+ * has the run's final total: the devices are listed before the first sweep,
+ * not when the device backend's turn comes. */
+static void progress_counts_device_sweeps_from_the_first_line(void **state) {
+  (void)state;
+  char cfg[600], *out;
+  snprintf(cfg, sizeof cfg, "%s/mixed.ini", g_dir);
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s/mixed.txt\n"
+          "[plugins]\ndirectories = %s/lib/calhost/test-plugins, "
+          "%s/lib/calhost/test-plugins/devices\nenabled = test_good, test_devices\n"
+          "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 30\n"
+          "[workload w]\noperator = ReduceSum\nshape = 1024\n",
+          g_dir, getenv("CALHOST_BUILD_DIR"), getenv("CALHOST_BUILD_DIR"));
+  fclose(f);
+  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+  /* test_good's sweep first (its folder is listed first), then the three
+   * devices' */
+  assert_non_null(strstr(out, "calhost: [1/4] test_good w t=1"));
+  size_t lines = 0;
+  for (const char *at = out; (at = strstr(at, "calhost: [")); at++) {
+    unsigned k = 0, n = 0;
+    assert_int_equal(sscanf(at, "calhost: [%u/%u]", &k, &n), 2);
+    if (n != 4)
+      fail_msg("a progress line with a total other than 4:\n%s", out);
+    lines++;
+  }
+  assert_int_equal(lines, 4);
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(schedule_groups_devices_that_do_not_share_hardware),
@@ -229,6 +263,7 @@ int main(void) {
       cmocka_unit_test(configured_devices_select_by_index_and_identity),
       cmocka_unit_test(plan_and_shards_have_the_device_dimension),
       cmocka_unit_test(record_writes_one_space_file_per_device),
+      cmocka_unit_test(progress_counts_device_sweeps_from_the_first_line),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

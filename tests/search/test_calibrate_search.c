@@ -188,7 +188,16 @@ static void rigor_levels_map_onto_strategies(void **state) {
   assert_int_equal(candidates_run(out), 8);
   free(out);
   free(err);
-  /* measure: 10%, at least 32, which covers a space of 12: measured whole */
+  /* measure: cpu_gemm's described space is its curated list (84 points):
+   * run whole, pruned, as a numbered list would be */
+  assert_int_equal(
+      calhost(&out, &err, "--json", "calibrate", "--force", "--rigor", "measure", NULL), 0);
+  assert_non_null(strstr(out, "\"space\":\"parameters\""));
+  assert_non_null(strstr(out, "\"strategy\":\"exhaustive\""));
+  assert_int_equal(search_number(out, "evaluated"), 84);
+  free(out);
+  free(err);
+  /* a space of 12 is measured whole as well */
   write_config(TINY, NULL);
   assert_int_equal(
       calhost(&out, &err, "--json", "calibrate", "--force", "--rigor", "measure", NULL), 0);
