@@ -155,6 +155,11 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       x->message = isolate_proto_dup_str(&c);
     }
     r->sweeps_done++;
+    if (r->wave_done) { /* a wave's thread: count it for the whole run */
+      pthread_mutex_lock(r->store_lock);
+      r->wave_shown = ++*r->wave_done;
+      pthread_mutex_unlock(r->store_lock);
+    }
     free(r->cur_candidate);
     r->cur_candidate = NULL;
     if (r->o->verify && !r->recalibrating)
@@ -310,7 +315,7 @@ static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *
     return;
   }
   cal_progress_end(r); /* plain lines while several children report */
-  size_t done_before = r->sweeps_done;
+  size_t done_before = r->sweeps_done, wave_done = r->sweeps_done;
   for (size_t i = 0; i < n; i++) {
     wave_job *j = &jobs[i];
     j->run = *r;
@@ -324,6 +329,7 @@ static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *
     j->run.bar = 0;
     j->run.cur_device = members[i];
     j->run.store_lock = &lock;
+    j->run.wave_done = &wave_done;
     j->p = p;
   }
   r->store_lock = &lock;

@@ -36,6 +36,10 @@ static const char *nz(const char *s, const char *dflt) {
   return s ? s : dflt;
 }
 
+size_t cal_sweeps_shown(const cal_run *r) {
+  return r->wave_done ? r->wave_shown : r->sweeps_done;
+}
+
 void cal_progress(cal_run *r) {
   if (!r->bar || !r->cur)
     return;
@@ -88,11 +92,11 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
     base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %.3f us (%s clock)\n",
-                     r->sweeps_done, r->sweeps_total, nz(x->backend, "?"),
+                     cal_sweeps_shown(r), r->sweeps_total, nz(x->backend, "?"),
                      cal_workload_name(r, x->workload), target_word(x, tw), pol,
                      strlen(pol) > 60 ? "..." : "", x->sweep.figures.median_us, clock_word(x));
   } else {
-    base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", r->sweeps_done,
+    base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", cal_sweeps_shown(r),
                      r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
                      target_word(x, tw), kind_word(x->kind), nz(x->message, ""));
   }

@@ -94,6 +94,10 @@ typedef struct cal_run {
   /* set while devices are calibrated at once (each in a copy of the run):
    * held around every use of the store */
   pthread_mutex_t *store_lock;
+  /* in such a wave, the run's finished sweeps counted by all its threads
+   * (under store_lock), and this thread's last count of it: the number its
+   * progress lines show (cal_sweeps_shown) */
+  size_t *wave_done, wave_shown;
   int cur_in_workload;
   size_t cur_workload;
   uint32_t cur_threads;
@@ -196,6 +200,9 @@ void cal_commit_held(cal_run *r);
 /* ---- report.c ---- */
 
 /* Progress: update the bar / print a plain line; end the bar line. */
+/* The finished sweeps a progress line shows: the run's count, or in a wave
+ * of devices the count over all its threads at this thread's last sweep. */
+size_t cal_sweeps_shown(const cal_run *r);
 void cal_progress(cal_run *r);
 void cal_progress_line(cal_run *r, const cal_result *res);
 void cal_progress_end(cal_run *r);

@@ -283,7 +283,7 @@ void cal_verify_progress(cal_run *r, const cal_result *x) {
     cal_progress(r);
     return;
   }
-  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", r->sweeps_done, r->sweeps_total,
+  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", cal_sweeps_shown(r), r->sweeps_total,
                    x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
   for (const cal_result *y = r->results; y < x; y++)
     if (has_key(y) && same_key(x, y)) { /* one key for several targets */

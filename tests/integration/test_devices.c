@@ -112,6 +112,10 @@ static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
   assert_non_null(strstr(out, "test_devices w device 1: "));
   assert_non_null(strstr(out, "test_devices w device 2: "));
   assert_null(strstr(out, "t=2"));
+  /* the two GPUs finish at once, each with its own count */
+  assert_non_null(strstr(out, "calhost: [1/3] "));
+  assert_non_null(strstr(out, "calhost: [2/3] "));
+  assert_non_null(strstr(out, "calhost: [3/3] "));
   free(out);
   assert_true(marker(mdir, "overlap", 0)); /* the GPUs met */
   assert_true(marker(mdir, "overlap", 1));
