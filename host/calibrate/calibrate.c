@@ -305,7 +305,15 @@ static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *
     return;
   }
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+#ifdef __SANITIZE_ADDRESS__
+  /* AddressSanitizer's allocator (GCC 12's libasan) is not fork-safe: a
+   * child forked while another thread allocates can inherit a locked
+   * allocator and hang at its first malloc. Sanitizer builds run a wave's
+   * devices one after the other. */
+  wave_job *jobs = NULL;
+#else
   wave_job *jobs = calloc(n, sizeof *jobs);
+#endif
   if (!jobs) {
     for (size_t i = 0; i < n; i++) { /* one after the other */
       r->cur_device = members[i];

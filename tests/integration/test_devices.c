@@ -112,13 +112,19 @@ static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
   assert_non_null(strstr(out, "test_devices w device 1: "));
   assert_non_null(strstr(out, "test_devices w device 2: "));
   assert_null(strstr(out, "t=2"));
-  /* the two GPUs finish at once, each with its own count */
+  /* the two GPUs finish at once, each with its own count (in ASan builds
+   * one after the other) */
   assert_non_null(strstr(out, "calhost: [1/3] "));
   assert_non_null(strstr(out, "calhost: [2/3] "));
   assert_non_null(strstr(out, "calhost: [3/3] "));
   free(out);
+#ifndef __SANITIZE_ADDRESS__
   assert_true(marker(mdir, "overlap", 0)); /* the GPUs met */
   assert_true(marker(mdir, "overlap", 1));
+#else /* ASan builds run a wave's devices one after the other (calibrate.c):                       \
+       * the first GPU waits for the second in vain */
+  assert_true(marker(mdir, "alone", 0));
+#endif
   assert_true(marker(mdir, "alone", 2)); /* the CPU device did not */
   assert_true(marker(mdir, "done", 2));
 
