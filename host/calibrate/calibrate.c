@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/str.h"
 #include "base/text.h"
 #include "config/digest.h"
 #include "isolate/isolate.h"
@@ -113,14 +114,14 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       sweep_record_get_result(&c, &x->sweep);
       if (c.failed) {
         x->kind = CAL_FAILED;
-        x->message = cal_dupstr("malformed result record");
+        x->message = base_str_dup("malformed result record");
       } else if (!x->sweep.ok) {
         x->kind = CAL_FAILED;
-        x->message = cal_dupstr(x->sweep.error);
+        x->message = base_str_dup(x->sweep.error);
       } else if (!x->sweep.winner_policy ||
                  strlen(x->sweep.winner_policy) > CALHOST_POLICY_MAX_LENGTH) {
         x->kind = CAL_NOT_STORED;
-        x->message = cal_dupstr("oversized or missing policy (not stored)");
+        x->message = base_str_dup("oversized or missing policy (not stored)");
       } else {
         char tw[48];
         if (x->on_device)
@@ -141,7 +142,7 @@ static void on_record(void *user, const isolate_proto_msg *m) {
         if (cal_record_path(r, x->backend, w, x->on_device ? (long)x->device_index : -1, t, path,
                             sizeof path, NULL, 0) == 0 &&
             access(path, F_OK) == 0)
-          x->recorded = cal_dupstr(path);
+          x->recorded = base_str_dup(path);
         else
           cal_warn(r, "%s %s t=%u: --record: %s was not written", x->backend,
                    cal_workload_name(r, w), t, path);
@@ -541,12 +542,12 @@ static int plan_items(const cal_run *r, const loader_plugin *p, const runtime_de
       out->items = n;
       calibrate_work_item *x = &n[out->count++];
       memset(x, 0, sizeof *x);
-      x->backend = cal_dupstr(p->backend);
-      x->implementation = cal_dupstr(p->implementation_version);
-      x->workload = cal_dupstr(cw->name);
-      x->operator_name = cal_dupstr(cw->operator_name);
+      x->backend = base_str_dup(p->backend);
+      x->implementation = base_str_dup(p->implementation_version);
+      x->workload = base_str_dup(cw->name);
+      x->operator_name = base_str_dup(cw->operator_name);
       x->threads = r->targets.items[t].thread_count;
-      x->device = d ? cal_dupstr(d->identity) : NULL;
+      x->device = d ? base_str_dup(d->identity) : NULL;
       x->device_index = d ? d->index : 0;
       x->shard = calibrate_shard_of(p->backend, cw->name, x->threads, d ? d->identity : NULL,
                                     o->shard.count);

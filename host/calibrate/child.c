@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "base/text.h"
 #include "isolate/isolate.h"
 #include "runtime/binding.h"
@@ -152,15 +153,15 @@ static int wanted_key(const cal_run *r, const char *backend, size_t workload,
 
 static int copy_key(const calhost_built_key *k, sweep_record_key *out) {
   memset(out, 0, sizeof *out);
-  out->model_digest = cal_dupstr(k->model_digest);
-  out->processor = cal_dupstr(k->processor);
+  out->model_digest = base_str_dup(k->model_digest);
+  out->processor = base_str_dup(k->processor);
   out->thread_count = k->thread_count;
   out->structure = calloc(k->structure_count, sizeof *out->structure);
   if (!out->model_digest || !out->processor || !out->structure)
     goto bad;
   for (size_t i = 0; i < k->structure_count; i++) {
-    out->structure[i].name = cal_dupstr(k->structure[i].name);
-    out->structure[i].value = cal_dupstr(k->structure[i].value);
+    out->structure[i].name = base_str_dup(k->structure[i].name);
+    out->structure[i].value = base_str_dup(k->structure[i].value);
     out->structure_count = i + 1;
     if (!out->structure[i].name || !out->structure[i].value)
       goto bad;

@@ -7,6 +7,7 @@
  * so a commit needs no plugin: verify --recalibrate holds every plugin's
  * results and commits them in one batch at the end (cal_commit_held).
  */
+#include "base/str.h"
 #include "run.h"
 
 #include <stdio.h>
@@ -113,7 +114,7 @@ void cal_commit_pending(cal_run *r) {
     for (size_t i = 0; i < r->result_count; i++)
       if (r->results[i].kind == CAL_PENDING) {
         r->results[i].kind = CAL_NOT_STORED;
-        r->results[i].message = cal_dupstr(err.message);
+        r->results[i].message = base_str_dup(err.message);
       }
     cal_add_failure(r, batch_backend, NULL, 0, NULL, err.message, NULL);
     return;
@@ -144,12 +145,12 @@ void cal_commit_pending(cal_run *r) {
     memset(&err, 0, sizeof err);
     if (strlen(ref.text) > CALHOST_POLICY_MAX_LENGTH) {
       x->kind = CAL_NOT_STORED;
-      x->message = cal_dupstr("oversized policy (not stored)");
+      x->message = base_str_dup("oversized policy (not stored)");
       continue;
     }
     if (store_key(r, x, CALSTORE_KEY_EXACT, &k) != 0) {
       x->kind = CAL_NOT_STORED;
-      x->message = cal_dupstr("out of memory (not stored)");
+      x->message = base_str_dup("out of memory (not stored)");
       continue;
     }
     exact_stored[nqueued] = 1;
@@ -162,7 +163,7 @@ void cal_commit_pending(cal_run *r) {
       char msg[1200];
       snprintf(msg, sizeof msg, "not stored: %s: %s", calstore_status_name(st), err.message);
       x->kind = CAL_NOT_STORED;
-      x->message = cal_dupstr(msg);
+      x->message = base_str_dup(msg);
       continue;
     }
     queued[nqueued++] = i;
@@ -184,19 +185,19 @@ void cal_commit_pending(cal_run *r) {
     }
     if (!owns_portable(r, best)) {
       best->portable_note =
-          cal_dupstr("portable profile left to the shard of the smallest thread count");
+          base_str_dup("portable profile left to the shard of the smallest thread count");
       continue;
     }
     runtime_binding_key k;
     if (store_key(r, best, CALSTORE_KEY_PORTABLE, &k) != 0) {
-      best->portable_note = cal_dupstr("portable profile not stored: out of memory");
+      best->portable_note = base_str_dup("portable profile not stored: out of memory");
       continue;
     }
     for (size_t j = 0; j < r->result_count; j++) {
       cal_result *y = &r->results[j];
       if (y != best && y->kind == CAL_STORED && y->workload == best->workload &&
           !strcmp(y->backend, best->backend) && !y->portable_note && !y->portable_stored)
-        y->portable_note = cal_dupstr("portable profile taken from the smallest thread count");
+        y->portable_note = base_str_dup("portable profile taken from the smallest thread count");
     }
     policy_ref ref = {best->sweep.winner_policy};
     size_t n = build_measurements(r, best, m, 1);
@@ -212,7 +213,7 @@ void cal_commit_pending(cal_run *r) {
     } else {
       char msg[1200];
       snprintf(msg, sizeof msg, "portable profile not stored: %s", err.message);
-      best->portable_note = cal_dupstr(msg);
+      best->portable_note = base_str_dup(msg);
     }
   }
   memset(&err, 0, sizeof err);
@@ -225,7 +226,7 @@ void cal_commit_pending(cal_run *r) {
       if (x->kind == CAL_STORED) {
         x->kind = CAL_NOT_STORED;
         free(x->message);
-        x->message = cal_dupstr(msg);
+        x->message = base_str_dup(msg);
         x->portable_stored = 0;
       }
     }
@@ -238,8 +239,8 @@ void cal_commit_pending(cal_run *r) {
       if (!exact_stored[i] && x->kind == CAL_STORED) {
         x->kind = CAL_SKIPPED;
         free(x->message);
-        x->message = cal_dupstr("already calibrated: another writer stored this key meanwhile; "
-                                "kept (use --force to recalibrate)");
+        x->message = base_str_dup("already calibrated: another writer stored this key meanwhile; "
+                                  "kept (use --force to recalibrate)");
       }
     }
     for (size_t i = 0; i < nport; i++) {
@@ -247,8 +248,8 @@ void cal_commit_pending(cal_run *r) {
       if (!port_stored[i]) {
         x->portable_stored = 0;
         free(x->portable_note);
-        x->portable_note = cal_dupstr("portable profile kept (one of this implementation exists; "
-                                      "--force replaces it)");
+        x->portable_note = base_str_dup("portable profile kept (one of this implementation exists; "
+                                        "--force replaces it)");
       }
     }
   }

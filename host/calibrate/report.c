@@ -271,6 +271,27 @@ static const char *candidate_word(sweep_candidate_status st) {
   return BASE_WORD(words, CALHOST_CANDIDATE_UNMEASURED, st, "unknown");
 }
 
+/* The keys of a sweep's figures in JSON: a result's measurements use the
+ * store's measurement names, a candidate's the short ones. */
+typedef struct figure_keys {
+  const char *median, *min, *iterations;
+} figure_keys;
+
+static const figure_keys result_figure_keys = {"median_latency_us", "min_latency_us",
+                                               "iterations_per_sample"};
+static const figure_keys candidate_figure_keys = {"median_us", "min_us", "iterations"};
+
+/* Writes figures f as members (median, spread_us, min, cv, samples,
+ * iterations) under keys k; first as base_json_key's. */
+static void json_figures(FILE *o, int first, const sweep_figures *f, const figure_keys *k) {
+  base_json_member_number(o, first, k->median, f->median_us);
+  base_json_member_number(o, 0, "spread_us", f->mad_us);
+  base_json_member_number(o, 0, k->min, f->min_us);
+  base_json_member_number(o, 0, "cv", f->cv);
+  base_json_member_uint(o, 0, "samples", f->samples);
+  base_json_member_uint(o, 0, k->iterations, f->iterations);
+}
+
 /* ,"candidates":[{"policy", "default", "winner", "status", "reason",
  * "median_us", "spread_us", "min_us", "cv", "samples", "iterations", "noisy"}]:
  * every candidate of the sweep in the order run (for `calhost report`). */
@@ -284,12 +305,7 @@ static void json_candidates(const sweep_result *s, FILE *o) {
     base_json_member_bool(o, 0, "winner", s->ok && c->index == s->winner_index);
     base_json_member_string(o, 0, "status", candidate_word(c->status));
     base_json_member_string(o, 0, "reason", c->reason);
-    base_json_member_number(o, 0, "median_us", c->figures.median_us);
-    base_json_member_number(o, 0, "spread_us", c->figures.mad_us);
-    base_json_member_number(o, 0, "min_us", c->figures.min_us);
-    base_json_member_number(o, 0, "cv", c->figures.cv);
-    base_json_member_uint(o, 0, "samples", c->figures.samples);
-    base_json_member_uint(o, 0, "iterations", c->figures.iterations);
+    json_figures(o, 0, &c->figures, &candidate_figure_keys);
     base_json_member_bool(o, 0, "noisy", c->figures.noisy);
     fputc('}', o);
   }
@@ -362,12 +378,7 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
                           s->ok && s->winner_index == CALHOST_SWEEP_DEFAULT_INDEX);
     base_json_key(o, 0, "measurements");
     fputc('{', o);
-    base_json_member_number(o, 1, "median_latency_us", s->figures.median_us);
-    base_json_member_number(o, 0, "spread_us", s->figures.mad_us);
-    base_json_member_number(o, 0, "cv", s->figures.cv);
-    base_json_member_number(o, 0, "min_latency_us", s->figures.min_us);
-    base_json_member_uint(o, 0, "samples", s->figures.samples);
-    base_json_member_uint(o, 0, "iterations_per_sample", s->figures.iterations);
+    json_figures(o, 1, &s->figures, &result_figure_keys);
     base_json_member_number(o, 0, "speedup_vs_default",
                             s->have_default && s->speedup > 0 ? s->speedup : NAN);
     base_json_member_number(o, 0, "default_median_latency_us",

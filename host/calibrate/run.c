@@ -11,23 +11,18 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/str.h"
 #include "sweep/recording.h"
 
-char *cal_dupstr(const char *s) {
-  return s ? strdup(s) : NULL;
-}
-
 void cal_warn(cal_run *r, const char *fmt, ...) {
-  char buf[512];
   va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
   char **w = base_array_grow(r->warnings, r->warning_count, &r->warning_cap, sizeof *w, 8);
   if (!w)
     return;
   r->warnings = w;
-  w[r->warning_count] = cal_dupstr(buf);
+  va_start(ap, fmt);
+  w[r->warning_count] = base_str_vformat(fmt, ap);
+  va_end(ap);
   if (w[r->warning_count])
     r->warning_count++;
 }
@@ -47,13 +42,13 @@ cal_result *cal_add_result(cal_run *r) {
   r->results = n;
   cal_result *x = &n[r->result_count++];
   memset(x, 0, sizeof *x);
-  x->backend = cal_dupstr(r->cur ? r->cur->backend : NULL);
-  x->implementation = cal_dupstr(r->cur ? r->cur->implementation_version : NULL);
+  x->backend = base_str_dup(r->cur ? r->cur->backend : NULL);
+  x->implementation = base_str_dup(r->cur ? r->cur->implementation_version : NULL);
   if (r->cur_device) {
     x->on_device = 1;
     x->device_index = r->cur_device->index;
-    x->device_name = cal_dupstr(r->cur_device->name);
-    x->device_identity = cal_dupstr(r->cur_device->identity);
+    x->device_name = base_str_dup(r->cur_device->name);
+    x->device_identity = base_str_dup(r->cur_device->identity);
   }
   return x;
 }
@@ -65,12 +60,12 @@ void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint
     return;
   r->failures = n;
   cal_failure *f = &n[r->failure_count++];
-  f->backend = cal_dupstr(backend);
-  f->workload = cal_dupstr(workload);
+  f->backend = base_str_dup(backend);
+  f->workload = base_str_dup(workload);
   f->threads = threads;
-  f->candidate = cal_dupstr(candidate);
-  f->message = cal_dupstr(message);
-  f->output = output && *output ? cal_dupstr(output) : NULL;
+  f->candidate = base_str_dup(candidate);
+  f->message = base_str_dup(message);
+  f->output = output && *output ? base_str_dup(output) : NULL;
 }
 
 int cal_in_list(char *const *list, size_t n, const char *s) {

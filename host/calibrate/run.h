@@ -126,9 +126,6 @@ typedef struct cal_run {
 
 /* ---- run.c ---- */
 
-/* A malloc'd copy of s (NULL for NULL or out of memory). */
-char *cal_dupstr(const char *s);
-
 /* Appends a zeroed result of the current plugin (r->cur) and returns it,
  * or NULL when out of memory. */
 cal_result *cal_add_result(cal_run *r);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/str.h"
 #include "base/text.h"
 #include "base/words.h"
 #include "run.h"
@@ -124,8 +125,8 @@ static int find_other(void *user, const calstore_profile *p) {
       k->thread_count != x->key.thread_count ||
       (x->implementation && !strcmp(k->implementation, x->implementation)))
     return 0;
-  o->row->stored_policy = cal_dupstr(p->policy);
-  o->row->stored_implementation = cal_dupstr(k->implementation);
+  o->row->stored_policy = base_str_dup(p->policy);
+  o->row->stored_implementation = base_str_dup(k->implementation);
   o->row->stored_median = measurement(p, "median_latency");
   o->row->stored_spread = measurement(p, "spread");
   o->found = 1;
@@ -141,13 +142,11 @@ static const sweep_candidate *candidate(const sweep_result *s, uint32_t index) {
 
 static void set_reason(verify_row *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_reason(verify_row *row, const char *fmt, ...) {
-  char buf[1400];
   va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
   free(row->reason);
-  row->reason = cal_dupstr(buf);
+  va_start(ap, fmt);
+  row->reason = base_str_vformat(fmt, ap);
+  va_end(ap);
 }
 
 /* Judges one result of the measuring pass into *row (zeroed here). */
@@ -189,8 +188,8 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
     return;
   }
   const calstore_profile *p = got->profile;
-  row->stored_policy = cal_dupstr(p->policy);
-  row->stored_implementation = cal_dupstr(p->key.implementation);
+  row->stored_policy = base_str_dup(p->policy);
+  row->stored_implementation = base_str_dup(p->key.implementation);
   row->stored_median = measurement(p, "median_latency");
   row->stored_spread = measurement(p, "spread");
   calstore_lookup_result_free(&got);
@@ -199,7 +198,7 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   const sweep_candidate *mine = candidate(s, 0);
   const sweep_candidate *def = candidate(s, CALHOST_SWEEP_DEFAULT_INDEX);
   if (def) {
-    row->default_policy = cal_dupstr(def->policy);
+    row->default_policy = base_str_dup(def->policy);
     if (def->status == CALHOST_CANDIDATE_MEASURED) {
       row->default_median = def->figures.median_us;
       row->default_spread = def->figures.mad_us;

@@ -38,14 +38,16 @@
 /* The default threshold: 25 % slower. */
 #define CALHOST_VERIFY_DEFAULT_THRESHOLD 0.25
 
+/* Numbered from 0 in this order, the order of calibrate_verdict_name's
+ * words (nothing stores the numbers). */
 typedef enum calibrate_verdict {
-  CALHOST_VERDICT_OK = 0,
-  CALHOST_VERDICT_SLOWER = 1,
-  CALHOST_VERDICT_LOST_TO_DEFAULT = 2,
-  CALHOST_VERDICT_OUTDATED = 3,
-  CALHOST_VERDICT_INVALID = 4,
-  CALHOST_VERDICT_MISSING = 5,
-  CALHOST_VERDICT_ERROR = 6,
+  CALHOST_VERDICT_OK,
+  CALHOST_VERDICT_SLOWER,
+  CALHOST_VERDICT_LOST_TO_DEFAULT,
+  CALHOST_VERDICT_OUTDATED,
+  CALHOST_VERDICT_INVALID,
+  CALHOST_VERDICT_MISSING,
+  CALHOST_VERDICT_ERROR,
 } calibrate_verdict;
 
 /* "ok", "slower", "lost-to-default", "outdated", "invalid", "missing",

@@ -4,6 +4,7 @@
  * the limits of each kind of value.
  */
 #define _GNU_SOURCE
+#include "base/str.h"
 #include "values.h"
 
 #include <errno.h>
@@ -23,17 +24,6 @@
 #define DURATION_EXPECTED                                                                          \
   "a decimal number of seconds with an optional unit s, m or h, e.g. 20, 20s, 1.5m, 1h; at most "  \
   "10000000 s"
-
-static int fail(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t cap, const char *fmt, ...) {
-  va_list ap;
-  if (why && cap) {
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 static int is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
@@ -100,7 +90,7 @@ int config_value_bool(const char *text, int *out, char *why, size_t why_capacity
       }
     }
   }
-  return fail(why, why_capacity, "expected true/false, yes/no, on/off or 1/0");
+  return base_str_fail(why, why_capacity, "expected true/false, yes/no, on/off or 1/0");
 }
 
 int config_value_uint(const char *text, unsigned long long min, unsigned long long max,
@@ -109,7 +99,8 @@ int config_value_uint(const char *text, unsigned long long min, unsigned long lo
   unsigned long long x;
   trim(&b, &e);
   if (digits(b, e, &x) != 0 || x < min || x > max)
-    return fail(why, why_capacity, "expected a decimal integer from %llu to %llu", min, max);
+    return base_str_fail(why, why_capacity, "expected a decimal integer from %llu to %llu", min,
+                         max);
   *out = x;
   return 0;
 }
@@ -117,8 +108,9 @@ int config_value_uint(const char *text, unsigned long long min, unsigned long lo
 int config_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity) {
   unsigned long long x;
   if (config_value_uint(text, 0, CALHOST_MAX_REPETITIONS, &x, NULL, 0) != 0)
-    return fail(why, why_capacity, "expected a decimal integer from 0 (the rigor's default) to %u",
-                CALHOST_MAX_REPETITIONS);
+    return base_str_fail(why, why_capacity,
+                         "expected a decimal integer from 0 (the rigor's default) to %u",
+                         CALHOST_MAX_REPETITIONS);
   *out = (uint32_t)x;
   return 0;
 }
@@ -171,12 +163,12 @@ int config_value_duration(const char *text, int allow_zero, double *seconds, cha
   if (errno || x > CALHOST_MAX_SECONDS)
     goto bad;
   if (x == 0 && !allow_zero)
-    return fail(why, why_capacity, "expected a positive duration: %s", DURATION_EXPECTED);
+    return base_str_fail(why, why_capacity, "expected a positive duration: %s", DURATION_EXPECTED);
   *seconds = x;
   return 0;
 bad:
-  return fail(why, why_capacity, "expected %s%s",
-              allow_zero ? "" : "a positive duration: ", DURATION_EXPECTED);
+  return base_str_fail(why, why_capacity, "expected %s%s",
+                       allow_zero ? "" : "a positive duration: ", DURATION_EXPECTED);
 }
 
 /* One thread count in [b, e) (already trimmed). */
@@ -197,8 +189,8 @@ int config_value_thread_count(const char *text, uint32_t *out, char *why, size_t
   char buf[48];
   trim(&b, &e);
   if (thread_item(b, e, out) != 0)
-    return fail(why, why_capacity, "'%s' is not a thread count (" THREADS_EXPECTED ")",
-                shown(b, e, buf));
+    return base_str_fail(why, why_capacity, "'%s' is not a thread count (" THREADS_EXPECTED ")",
+                         shown(b, e, buf));
   return 0;
 }
 
@@ -216,24 +208,24 @@ int config_value_threads(const char *text, uint32_t **out, size_t *count, char *
     if (b == e) {
       free(list);
       if (!comma && n == 0)
-        return fail(why, why_capacity, "empty list (%s)", THREAD_LIST_EXPECTED);
-      return fail(why, why_capacity, "empty item in '%s' (%s)", shown(text, end, buf),
-                  THREAD_LIST_EXPECTED);
+        return base_str_fail(why, why_capacity, "empty list (%s)", THREAD_LIST_EXPECTED);
+      return base_str_fail(why, why_capacity, "empty item in '%s' (%s)", shown(text, end, buf),
+                           THREAD_LIST_EXPECTED);
     }
     if (thread_item(b, e, &t) != 0) {
       free(list);
-      return fail(why, why_capacity, "'%s' is not a thread count (%s)", shown(b, e, buf),
-                  THREAD_LIST_EXPECTED);
+      return base_str_fail(why, why_capacity, "'%s' is not a thread count (%s)", shown(b, e, buf),
+                           THREAD_LIST_EXPECTED);
     }
     for (size_t i = 0; i < n; i++)
       if (list[i] == t) {
         free(list);
-        return fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
+        return base_str_fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
       }
     nl = realloc(list, (n + 1) * sizeof *nl);
     if (!nl) {
       free(list);
-      return fail(why, why_capacity, "out of memory");
+      return base_str_fail(why, why_capacity, "out of memory");
     }
     list = nl;
     list[n++] = t;
@@ -258,13 +250,13 @@ int config_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], s
     unsigned long long x;
     trim(&b, &e);
     if (n == CALHOST_MAX_SHAPE_RANK)
-      return fail(why, why_capacity, "more than %d dimensions (%s)", CALHOST_MAX_SHAPE_RANK,
-                  SHAPE_EXPECTED);
+      return base_str_fail(why, why_capacity, "more than %d dimensions (%s)",
+                           CALHOST_MAX_SHAPE_RANK, SHAPE_EXPECTED);
     if (b == e)
-      return fail(why, why_capacity, "empty dimension (%s)", SHAPE_EXPECTED);
+      return base_str_fail(why, why_capacity, "empty dimension (%s)", SHAPE_EXPECTED);
     if (digits(b, e, &x) != 0 || x == 0 || x > INT64_MAX)
-      return fail(why, why_capacity, "'%s' is not a dimension (%s)", shown(b, e, buf),
-                  SHAPE_EXPECTED);
+      return base_str_fail(why, why_capacity, "'%s' is not a dimension (%s)", shown(b, e, buf),
+                           SHAPE_EXPECTED);
     tmp[n++] = (int64_t)x;
     if (!comma)
       break;
@@ -318,14 +310,15 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
     if (b == e) {
       config_value_strings_free(list, n);
       if (!comma && n == 0)
-        return fail(why, why_capacity, "empty list (%s)", DEVICES_EXPECTED);
-      return fail(why, why_capacity, "empty item in '%s' (%s)", shown(text ? text : "", end, buf),
-                  DEVICES_EXPECTED);
+        return base_str_fail(why, why_capacity, "empty list (%s)", DEVICES_EXPECTED);
+      return base_str_fail(why, why_capacity, "empty item in '%s' (%s)",
+                           shown(text ? text : "", end, buf), DEVICES_EXPECTED);
     }
     for (const char *q = b; q < e; q++)
       if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f) {
         config_value_strings_free(list, n);
-        return fail(why, why_capacity, "control character in a device (%s)", DEVICES_EXPECTED);
+        return base_str_fail(why, why_capacity, "control character in a device (%s)",
+                             DEVICES_EXPECTED);
       }
     if (is_digit(*b)) {
       unsigned long long x;
@@ -334,8 +327,8 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
         numeric &= is_digit(*q);
       if (numeric && (digits(b, e, &x) != 0 || x > CALHOST_MAX_DEVICE_INDEX)) {
         config_value_strings_free(list, n);
-        return fail(why, why_capacity, "'%s' is not a device index (0 to %u)", shown(b, e, buf),
-                    CALHOST_MAX_DEVICE_INDEX);
+        return base_str_fail(why, why_capacity, "'%s' is not a device index (0 to %u)",
+                             shown(b, e, buf), CALHOST_MAX_DEVICE_INDEX);
       }
     }
     item = strndup(b, (size_t)(e - b));
@@ -343,14 +336,14 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
     if (!nl) {
       free(item);
       config_value_strings_free(list, n);
-      return fail(why, why_capacity, "out of memory");
+      return base_str_fail(why, why_capacity, "out of memory");
     }
     list = nl;
     for (size_t i = 0; i < n; i++)
       if (!strcmp(list[i], item)) {
         free(item);
         config_value_strings_free(list, n);
-        return fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
+        return base_str_fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
       }
     list[n++] = item;
     if (!comma)
@@ -376,10 +369,11 @@ int config_value_strategy(const char *text, int *out, char *why, size_t why_capa
       return 0;
     }
   }
-  return fail(why, why_capacity,
-              "'%s' is not a search strategy (expected default, exhaustive, random, local, "
-              "annealing, genetic or model)",
-              shown(b, e, buf));
+  return base_str_fail(
+      why, why_capacity,
+      "'%s' is not a search strategy (expected default, exhaustive, random, local, "
+      "annealing, genetic or model)",
+      shown(b, e, buf));
 }
 
 int config_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
@@ -404,8 +398,9 @@ int config_value_search_budget(const char *text, uint32_t *evaluations, double *
     }
   }
 bad:
-  return fail(why, why_capacity,
-              "'%s' is not a search budget (expected a number of evaluations from 0 to %u, or a "
-              "positive duration with its unit s, m or h, e.g. 200, 30s, 1.5m)",
-              shown(b, e, buf), CALHOST_MAX_EVALUATIONS);
+  return base_str_fail(
+      why, why_capacity,
+      "'%s' is not a search budget (expected a number of evaluations from 0 to %u, or a "
+      "positive duration with its unit s, m or h, e.g. 200, 30s, 1.5m)",
+      shown(b, e, buf), CALHOST_MAX_EVALUATIONS);
 }

@@ -19,6 +19,7 @@
 
 #include "base/array.h"
 #include "base/paths.h"
+#include "base/str.h"
 #include "base/words.h"
 #include "loader.h"
 #include "module.h"
@@ -51,21 +52,6 @@ void loader_options_init(loader_options *o) {
 }
 
 /* ---- small helpers ---- */
-
-static char *dupstr(const char *s) {
-  return s ? strdup(s) : NULL;
-}
-
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...) {
-  va_list ap;
-  char *s = NULL;
-  va_start(ap, fmt);
-  if (vasprintf(&s, fmt, ap) < 0)
-    s = NULL;
-  va_end(ap);
-  return s;
-}
 
 static void warn(const loader_services_hooks *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -145,7 +131,7 @@ static int scan_dir(cands *c, const char *dir, loader_plugin_origin origin, int 
     qsort(names, n, sizeof *names, cmp_str);
   for (size_t i = 0; i < n; i++) {
     if (rc == 0) {
-      char *p = format("%s/%s", dir, names[i]);
+      char *p = base_str_format("%s/%s", dir, names[i]);
       if (!p || cands_add(c, p, origin) != 0)
         rc = -1;
       free(p);
@@ -196,8 +182,8 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
     char exe[PATH_MAX];
     const char *dir = base_exe_dir(exe, sizeof exe) == 0 ? exe : NULL;
     const char *defaults[3] = {NULL, NULL, CALHOST_INSTALLED_PLUGIN_DIR};
-    char *a = dir ? format("%s/../lib/calhost/plugins", dir) : NULL;
-    char *b = dir ? format("%s/../%s", dir, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
+    char *a = dir ? base_str_format("%s/../lib/calhost/plugins", dir) : NULL;
+    char *b = dir ? base_str_format("%s/../%s", dir, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
     char *seen[3] = {NULL, NULL, NULL};
     int rc = 0;
     defaults[0] = a;
@@ -233,7 +219,7 @@ const char *loader_plugin_state_name(loader_plugin_state state) {
 static void set_state(loader_plugin *p, loader_plugin_state state, const char *reason) {
   p->state = state;
   free(p->reason);
-  p->reason = dupstr(reason);
+  p->reason = base_str_dup(reason);
 }
 
 static int set_identity(loader_plugin *p, const char *backend, const char *impl, const char *desc,
@@ -246,9 +232,9 @@ static int set_identity(loader_plugin *p, const char *backend, const char *impl,
   free(p->operators);
   p->operators = NULL;
   p->operator_count = 0;
-  p->backend = dupstr(backend);
-  p->implementation_version = dupstr(impl);
-  p->description = dupstr(desc);
+  p->backend = base_str_dup(backend);
+  p->implementation_version = base_str_dup(impl);
+  p->description = base_str_dup(desc);
   if (op_count) {
     p->operators = calloc(op_count, sizeof *p->operators);
     if (!p->operators)
@@ -326,7 +312,7 @@ static void load_in_process(const loader_options *o, loader_plugin *p) {
   p->module = loader_module_open(p->path, err, sizeof err);
   if (!p->module) {
     loader_stdout_guard_end(saved);
-    char *r = format("cannot load: %s", err);
+    char *r = base_str_format("cannot load: %s", err);
     set_state(p, CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
     return;
@@ -378,7 +364,7 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
       p->path = strdup(path);
     else {
       char cwd[PATH_MAX];
-      p->path = getcwd(cwd, sizeof cwd) ? format("%s/%s", cwd, path) : strdup(path);
+      p->path = getcwd(cwd, sizeof cwd) ? base_str_format("%s/%s", cwd, path) : strdup(path);
     }
   }
   if (!p->path) {
@@ -391,7 +377,7 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
   if (checked != 0) {
     /* "unsafe" only for a refusal; a file that could not be checked (EMFILE,
      * ENOENT...) says what went wrong and is not loaded either. */
-    char *r = format(checked == -1 ? "unsafe: %s" : "cannot check: %s", err);
+    char *r = base_str_format(checked == -1 ? "unsafe: %s" : "cannot check: %s", err);
     set_state(p, checked == -1 ? CALHOST_PLUGIN_UNSAFE : CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
     return p;
@@ -462,8 +448,8 @@ int loader_discover(const loader_options *o, loader_plugin_list *out) {
       loader_plugin *q = out->items[j];
       if (q->backend && !strcmp(q->backend, p->backend) &&
           (!q->reason || q->state == CALHOST_PLUGIN_DISABLED)) {
-        char *r = format("duplicate backend '%s': already provided by %s (this file: %s)",
-                         p->backend, q->path, p->path);
+        char *r = base_str_format("duplicate backend '%s': already provided by %s (this file: %s)",
+                                  p->backend, q->path, p->path);
         set_state(p, CALHOST_PLUGIN_DUPLICATE, r ? r : "duplicate backend");
         free(r);
         if (p->loaded)

@@ -13,18 +13,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/str.h"
 #include "internal.h"
 #include "processor.h"
-
-int processor_fail(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 void processor_append(char *buf, size_t capacity, size_t *len, const char *fmt, ...) {
   va_list ap;
@@ -71,7 +62,7 @@ int processor_cpulist_parse(const char *text, int **cpus, size_t *count, int *al
   *count = 0;
   *all = 0;
   if (!text)
-    return processor_fail(err, err_capacity, "empty CPU list");
+    return base_str_fail(err, err_capacity, "empty CPU list");
   while (isspace((unsigned char)*p))
     p++;
   {
@@ -83,11 +74,11 @@ int processor_cpulist_parse(const char *text, int **cpus, size_t *count, int *al
       return 0;
     }
     if (len == 0)
-      return processor_fail(err, err_capacity, "empty CPU list (use 'all' or e.g. '0-3,6')");
+      return base_str_fail(err, err_capacity, "empty CPU list (use 'all' or e.g. '0-3,6')");
   }
   seen = calloc(CALHOST_CPU_LIMIT, 1);
   if (!seen)
-    return processor_fail(err, err_capacity, "out of memory");
+    return base_str_fail(err, err_capacity, "out of memory");
   for (;;) {
     long lo, hi;
     while (*p == ' ' || *p == '\t')
@@ -95,8 +86,8 @@ int processor_cpulist_parse(const char *text, int **cpus, size_t *count, int *al
     lo = read_index(&p);
     if (lo < 0) {
       free(seen);
-      return processor_fail(err, err_capacity, "bad CPU list '%s': expected a CPU number at '%s'",
-                            text, *p ? p : "end");
+      return base_str_fail(err, err_capacity, "bad CPU list '%s': expected a CPU number at '%s'",
+                           text, *p ? p : "end");
     }
     hi = lo;
     while (*p == ' ' || *p == '\t')
@@ -108,25 +99,25 @@ int processor_cpulist_parse(const char *text, int **cpus, size_t *count, int *al
       hi = read_index(&p);
       if (hi < 0) {
         free(seen);
-        return processor_fail(err, err_capacity,
-                              "bad CPU list '%s': expected a CPU number after '-'", text);
+        return base_str_fail(err, err_capacity,
+                             "bad CPU list '%s': expected a CPU number after '-'", text);
       }
     }
     if (lo >= CALHOST_CPU_LIMIT || hi >= CALHOST_CPU_LIMIT) {
       free(seen);
-      return processor_fail(err, err_capacity, "bad CPU list '%s': CPU numbers must be below %d",
-                            text, CALHOST_CPU_LIMIT);
+      return base_str_fail(err, err_capacity, "bad CPU list '%s': CPU numbers must be below %d",
+                           text, CALHOST_CPU_LIMIT);
     }
     if (hi < lo) {
       free(seen);
-      return processor_fail(err, err_capacity, "bad CPU list '%s': reversed range %ld-%ld", text,
-                            lo, hi);
+      return base_str_fail(err, err_capacity, "bad CPU list '%s': reversed range %ld-%ld", text, lo,
+                           hi);
     }
     for (long c = lo; c <= hi; c++) {
       if (seen[c]) {
         free(seen);
-        return processor_fail(err, err_capacity, "bad CPU list '%s': CPU %ld is listed twice", text,
-                              c);
+        return base_str_fail(err, err_capacity, "bad CPU list '%s': CPU %ld is listed twice", text,
+                             c);
       }
       seen[c] = 1;
       n++;
@@ -140,12 +131,12 @@ int processor_cpulist_parse(const char *text, int **cpus, size_t *count, int *al
     if (*p == '\0')
       break;
     free(seen);
-    return processor_fail(err, err_capacity, "bad CPU list '%s': unexpected '%c'", text, *p);
+    return base_str_fail(err, err_capacity, "bad CPU list '%s': unexpected '%c'", text, *p);
   }
   out = malloc(n * sizeof *out);
   if (!out) {
     free(seen);
-    return processor_fail(err, err_capacity, "out of memory");
+    return base_str_fail(err, err_capacity, "out of memory");
   }
   n = 0;
   for (int c = 0; c < CALHOST_CPU_LIMIT; c++)
@@ -194,18 +185,18 @@ int processor_allowed_cpus(int **cpus, size_t *count, char *err, size_t err_capa
   *count = 0;
   set = CPU_ALLOC(CALHOST_CPU_LIMIT);
   if (!set)
-    return processor_fail(err, err_capacity, "out of memory");
+    return base_str_fail(err, err_capacity, "out of memory");
   CPU_ZERO_S(setsize, set);
   if (sched_getaffinity(0, setsize, set) != 0) {
     int e = errno;
     CPU_FREE(set);
-    return processor_fail(err, err_capacity, "sched_getaffinity: %s", strerror(e));
+    return base_str_fail(err, err_capacity, "sched_getaffinity: %s", strerror(e));
   }
   n = (size_t)CPU_COUNT_S(setsize, set);
   out = malloc((n ? n : 1) * sizeof *out);
   if (!out) {
     CPU_FREE(set);
-    return processor_fail(err, err_capacity, "out of memory");
+    return base_str_fail(err, err_capacity, "out of memory");
   }
   n = 0;
   for (int c = 0; c < CALHOST_CPU_LIMIT; c++)

@@ -7,11 +7,6 @@
 
 #include <stddef.h>
 
-/* Writes the printf-formatted message into err (when err is not NULL and
- * cap > 0); returns -1, for `return processor_fail(...)`. */
-int processor_fail(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Appends the printf-formatted text to buf at *len (buf may be NULL or
  * full), advancing *len by the text's whole length as snprintf counts it:
  * the caller learns the length it needed. */

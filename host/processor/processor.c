@@ -5,6 +5,7 @@
  * processor.h.
  */
 #define _GNU_SOURCE
+#include "base/str.h"
 #include "processor.h"
 
 #include <ctype.h>
@@ -257,7 +258,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   const char *v;
   int rc = 0;
   if (!set)
-    return processor_fail(err, cap, "out of memory");
+    return base_str_fail(err, cap, "out of memory");
   if (cpu_count == 0 && live) {
     int *allowed = NULL;
     size_t n = 0;
@@ -274,7 +275,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
     for (size_t i = 0; i < cpu_count; i++) {
       if (cpus[i] < 0 || !hwloc_get_pu_obj_by_os_index(topo, (unsigned)cpus[i])) {
         hwloc_bitmap_free(set);
-        return processor_fail(err, cap, "CPU %d is not online on this machine", cpus[i]);
+        return base_str_fail(err, cap, "CPU %d is not online on this machine", cpus[i]);
       }
       hwloc_bitmap_set(set, (unsigned)cpus[i]);
     }
@@ -283,7 +284,7 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
   hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(topo));
   if (hwloc_bitmap_iszero(set)) {
     hwloc_bitmap_free(set);
-    return processor_fail(err, cap, "the CPU set is empty");
+    return base_str_fail(err, cap, "the CPU set is empty");
   }
 
   out->pus = (unsigned)hwloc_bitmap_weight(set);
@@ -377,19 +378,19 @@ static int identify(const char *xml, const int *cpus, size_t cpu_count, processo
   int rc;
   memset(out, 0, sizeof *out);
   if (hwloc_topology_init(&topo) != 0)
-    return processor_fail(err, cap, "hwloc: cannot initialize a topology");
+    return base_str_fail(err, cap, "hwloc: cannot initialize a topology");
   if (xml) {
     size_t n = strlen(xml);
     if (n > 0x7ffffffe || hwloc_topology_set_xmlbuffer(topo, xml, (int)n + 1) != 0) {
       int e = errno;
       hwloc_topology_destroy(topo);
-      return processor_fail(err, cap, "hwloc: cannot read the XML topology: %s", strerror(e));
+      return base_str_fail(err, cap, "hwloc: cannot read the XML topology: %s", strerror(e));
     }
   }
   if (hwloc_topology_load(topo) != 0) {
     int e = errno;
     hwloc_topology_destroy(topo);
-    return processor_fail(err, cap, "hwloc: cannot load the topology: %s", strerror(e));
+    return base_str_fail(err, cap, "hwloc: cannot load the topology: %s", strerror(e));
   }
   rc = describe_topology(topo, cpus, cpu_count, xml == NULL, out, err, cap);
   hwloc_topology_destroy(topo);
@@ -408,7 +409,7 @@ int processor_identify(const int *cpus, size_t cpu_count, processor_info *out, c
 int processor_identify_xml(const char *xml, const int *cpus, size_t cpu_count, processor_info *out,
                            char *err, size_t err_capacity) {
   if (!xml)
-    return processor_fail(err, err_capacity, "no XML topology given");
+    return base_str_fail(err, err_capacity, "no XML topology given");
   return identify(xml, cpus, cpu_count, out, err, err_capacity);
 }
 
@@ -419,20 +420,20 @@ static int set_affinity(const int *cpus, size_t cpu_count, char *err, size_t cap
   cpu_set_t *set = CPU_ALLOC(CALHOST_CPU_LIMIT);
   int rc;
   if (!set)
-    return processor_fail(err, cap, "out of memory");
+    return base_str_fail(err, cap, "out of memory");
   CPU_ZERO_S(setsize, set);
   if (cpu_count == 0) {
     /* every CPU; the kernel keeps the ones the process may use */
     if (sched_getaffinity(getpid(), setsize, set) != 0) {
       int e = errno;
       CPU_FREE(set);
-      return processor_fail(err, cap, "sched_getaffinity: %s", strerror(e));
+      return base_str_fail(err, cap, "sched_getaffinity: %s", strerror(e));
     }
   } else {
     for (size_t i = 0; i < cpu_count; i++) {
       if (cpus[i] < 0 || cpus[i] >= CALHOST_CPU_LIMIT) {
         CPU_FREE(set);
-        return processor_fail(err, cap, "CPU %d is out of range", cpus[i]);
+        return base_str_fail(err, cap, "CPU %d is out of range", cpus[i]);
       }
       CPU_SET_S((size_t)cpus[i], setsize, set);
     }
@@ -443,7 +444,7 @@ static int set_affinity(const int *cpus, size_t cpu_count, char *err, size_t cap
     char list[256];
     CPU_FREE(set);
     processor_cpulist_format(cpus, cpu_count, list, sizeof list);
-    return processor_fail(err, cap, "cannot pin to CPUs %s: %s", list, strerror(e));
+    return base_str_fail(err, cap, "cannot pin to CPUs %s: %s", list, strerror(e));
   }
   CPU_FREE(set);
   return 0;
@@ -477,7 +478,7 @@ int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     out->cpus = malloc(cpu_count * sizeof *out->cpus);
     if (!out->cpus) {
       free(allowed);
-      return processor_fail(err, err_capacity, "out of memory");
+      return base_str_fail(err, err_capacity, "out of memory");
     }
     for (size_t i = 0; i < cpu_count; i++) {
       int ok = 0;
@@ -486,7 +487,7 @@ int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
       if (!ok) {
         char list[512];
         processor_cpulist_format(allowed, allowed_n, list, sizeof list);
-        processor_fail(
+        base_str_fail(
             err, err_capacity,
             "CPU %d of the configured set is not available to calhost (online and allowed: "
             "%s)",
@@ -509,7 +510,7 @@ int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
   }
   if (out->cpu_count == 0) {
     processor_target_list_free(out);
-    return processor_fail(err, err_capacity, "no CPU available");
+    return base_str_fail(err, err_capacity, "no CPU available");
   }
   if (processor_identify(out->cpus, out->cpu_count, &out->processor, err, err_capacity) != 0) {
     processor_target_list_free(out);
@@ -518,7 +519,7 @@ int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
   out->items = calloc(thread_count_count ? thread_count_count : 1, sizeof *out->items);
   if (!out->items) {
     processor_target_list_free(out);
-    return processor_fail(err, err_capacity, "out of memory");
+    return base_str_fail(err, err_capacity, "out of memory");
   }
   for (size_t i = 0; i < thread_count_count; i++) {
     uint32_t t = thread_counts[i] ? thread_counts[i] : out->processor.pus;
@@ -526,9 +527,9 @@ int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
     if (t > out->processor.pus) {
       char list[512];
       processor_cpulist_format(out->cpus, out->cpu_count, list, sizeof list);
-      processor_fail(err, err_capacity,
-                     "threads = %u exceeds the %u hardware threads of the target CPUs %s", t,
-                     out->processor.pus, list);
+      base_str_fail(err, err_capacity,
+                    "threads = %u exceeds the %u hardware threads of the target CPUs %s", t,
+                    out->processor.pus, list);
       processor_target_list_free(out);
       return -1;
     }

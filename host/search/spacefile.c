@@ -15,6 +15,7 @@
 #include "spacefile.h"
 
 #include "base/array.h"
+#include "base/str.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,17 +24,6 @@
 #include <string.h>
 
 #define SPACE_MAGIC "calhost-search-space"
-
-static void set_err(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t cap, const char *fmt, ...) {
-  va_list ap;
-  if (!err || !cap)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(err, cap, fmt, ap);
-  va_end(ap);
-}
 
 static int is_word(const char *w) {
   if (!w || !*w)
@@ -80,43 +70,43 @@ static void free_param(search_param *p) {
 int search_space_add_param(search_space_file *s, const char *name, int ordered,
                            const char *const *values, uint32_t value_count, char *err, size_t cap) {
   if (s->entry_count) {
-    set_err(err, cap, "parameter '%s' after the first configuration", name);
+    base_str_fail(err, cap, "parameter '%s' after the first configuration", name);
     return -1;
   }
   if (!is_word(name)) {
-    set_err(err, cap, "parameter name must be a non-empty word without spaces");
+    base_str_fail(err, cap, "parameter name must be a non-empty word without spaces");
     return -1;
   }
   for (size_t i = 0; i < s->param_count; i++)
     if (strcmp(s->params[i].name, name) == 0) {
-      set_err(err, cap, "duplicate parameter '%s'", name);
+      base_str_fail(err, cap, "duplicate parameter '%s'", name);
       return -1;
     }
   if (value_count == 0) {
-    set_err(err, cap, "parameter '%s' has no values", name);
+    base_str_fail(err, cap, "parameter '%s' has no values", name);
     return -1;
   }
   uint64_t total = 1;
   for (size_t i = 0; i < s->param_count; i++)
     total *= s->params[i].value_count;
   if (total > UINT64_MAX / value_count) {
-    set_err(err, cap, "parameter '%s': more than 2^64 configurations", name);
+    base_str_fail(err, cap, "parameter '%s': more than 2^64 configurations", name);
     return -1;
   }
   for (uint32_t i = 0; i < value_count; i++) {
     if (!is_word(values[i])) {
-      set_err(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
+      base_str_fail(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
       return -1;
     }
     for (uint32_t j = 0; j < i; j++)
       if (strcmp(values[i], values[j]) == 0) {
-        set_err(err, cap, "parameter '%s': duplicate value '%s'", name, values[i]);
+        base_str_fail(err, cap, "parameter '%s': duplicate value '%s'", name, values[i]);
         return -1;
       }
   }
   search_param *ps = base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
   if (!ps) {
-    set_err(err, cap, "out of memory");
+    base_str_fail(err, cap, "out of memory");
     return -1;
   }
   s->params = ps;
@@ -129,7 +119,7 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
     ok = (v[i] = strdup(values[i])) != NULL;
   if (!ok) {
     free_param(&p);
-    set_err(err, cap, "out of memory");
+    base_str_fail(err, cap, "out of memory");
     return -1;
   }
   s->params[s->param_count++] = p;
@@ -175,20 +165,20 @@ const search_space_entry *search_space_find(const search_space_file *s, const ui
 int search_space_add_entry(search_space_file *s, const search_space_entry *e, char *err,
                            size_t cap) {
   if (!s->param_count) {
-    set_err(err, cap, "configuration before any parameter");
+    base_str_fail(err, cap, "configuration before any parameter");
     return -1;
   }
   for (size_t i = 0; i < s->param_count; i++)
     if (e->config[i] >= s->params[i].value_count) {
-      set_err(err, cap, "parameter '%s': position %u out of range", s->params[i].name,
-              e->config[i]);
+      base_str_fail(err, cap, "parameter '%s': position %u out of range", s->params[i].name,
+                    e->config[i]);
       return -1;
     }
   uint64_t code = code_of(s, e->config);
   size_t k = key_pos(s, code);
   if (k < s->entry_count && s->keys[k].code == code) {
-    set_err(err, cap, "duplicate configuration (first recorded as configuration %zu)",
-            s->keys[k].entry + 1);
+    base_str_fail(err, cap, "duplicate configuration (first recorded as configuration %zu)",
+                  s->keys[k].entry + 1);
     return -1;
   }
   search_space_entry *es =
@@ -198,7 +188,7 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
   struct search_space_key *ks =
       es ? base_array_grow(s->keys, s->entry_count, &s->key_cap, sizeof *ks, 64) : NULL;
   if (!ks) {
-    set_err(err, cap, "out of memory");
+    base_str_fail(err, cap, "out of memory");
     return -1;
   }
   s->keys = ks;
@@ -210,7 +200,7 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
     free(c.config);
     free(c.policy);
     free(c.reason);
-    set_err(err, cap, "out of memory");
+    base_str_fail(err, cap, "out of memory");
     return -1;
   }
   memcpy(c.config, e->config, s->param_count * sizeof *c.config);
@@ -311,14 +301,14 @@ int search_space_save(const search_space_file *s, const char *path, char *err, s
   size_t n = strlen(path);
   char *tmp = malloc(n + 5);
   if (!tmp) {
-    set_err(err, cap, "%s: out of memory", path);
+    base_str_fail(err, cap, "%s: out of memory", path);
     return -1;
   }
   memcpy(tmp, path, n);
   memcpy(tmp + n, ".tmp", 5);
   FILE *f = fopen(tmp, "w");
   if (!f) {
-    set_err(err, cap, "%s: %s", tmp, strerror(errno));
+    base_str_fail(err, cap, "%s: %s", tmp, strerror(errno));
     free(tmp);
     return -1;
   }
@@ -326,13 +316,13 @@ int search_space_save(const search_space_file *s, const char *path, char *err, s
   for (size_t i = 0; rc == 0 && i < s->entry_count; i++)
     rc = search_space_write_entry(f, s, &s->entries[i]);
   if (fclose(f) != 0 || rc != 0) {
-    set_err(err, cap, "%s: write error: %s", tmp, strerror(errno));
+    base_str_fail(err, cap, "%s: write error: %s", tmp, strerror(errno));
     remove(tmp);
     free(tmp);
     return -1;
   }
   if (rename(tmp, path) != 0) {
-    set_err(err, cap, "%s: %s", path, strerror(errno));
+    base_str_fail(err, cap, "%s: %s", path, strerror(errno));
     remove(tmp);
     free(tmp);
     return -1;
@@ -352,12 +342,13 @@ typedef struct reader {
 
 static int fail(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(reader *r, const char *fmt, ...) {
-  char msg[384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  set_err(r->err, r->cap, "%s:%zu: %s", r->name, r->line, msg);
+  int where = r->err && r->cap ? snprintf(r->err, r->cap, "%s:%zu: ", r->name, r->line) : 0;
+  if (where >= 0 && (size_t)where < r->cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    base_str_vfail(r->err + where, r->cap - (size_t)where, fmt, ap);
+    va_end(ap);
+  }
   return -1;
 }
 
@@ -532,7 +523,7 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
   ssize_t len;
   int rc = -1, have_magic = 0, have_space = 0;
   if (search_space_init(s, "") != 0) {
-    set_err(err, cap, "%s: out of memory", r.name);
+    base_str_fail(err, cap, "%s: out of memory", r.name);
     return -1;
   }
   while ((len = getline(&line, &lcap, f)) >= 0) {
@@ -613,7 +604,7 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
     }
   }
   if (ferror(f)) {
-    set_err(err, cap, "%s: read error", r.name);
+    base_str_fail(err, cap, "%s: read error", r.name);
     goto out;
   }
   if (!have_magic || !have_space || !s->param_count) {
@@ -635,7 +626,7 @@ int search_space_load(const char *path, search_space_file *s, char *err, size_t 
   FILE *f = fopen(path, "r");
   if (!f) {
     memset(s, 0, sizeof *s);
-    set_err(err, cap, "%s: %s", path, strerror(errno));
+    base_str_fail(err, cap, "%s: %s", path, strerror(errno));
     return -1;
   }
   int rc = search_space_read(f, path, s, err, cap);

@@ -1,0 +1,54 @@
+/*
+ * str.c: owned copies, owned formatted strings and failure messages in
+ * a caller's buffer (see str.h).
+ */
+#include "str.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *base_str_dup(const char *s) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s) + 1;
+  char *copy = malloc(n);
+  if (copy)
+    memcpy(copy, s, n);
+  return copy;
+}
+
+char *base_str_vformat(const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, again);
+  va_end(again);
+  if (n < 0)
+    return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (s)
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+  return s;
+}
+
+char *base_str_format(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = base_str_vformat(fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+int base_str_vfail(char *err, size_t cap, const char *fmt, va_list ap) {
+  if (err && cap)
+    vsnprintf(err, cap, fmt, ap);
+  return -1;
+}
+
+int base_str_fail(char *err, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  base_str_vfail(err, cap, fmt, ap);
+  va_end(ap);
+  return -1;
+}

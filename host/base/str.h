@@ -1,0 +1,30 @@
+/*
+ * str.h: the one way the host makes an owned copy of a string, a
+ * formatted string it owns, and the message of a failure written into a
+ * caller's error buffer (the `char *err, size_t cap` pair that the config,
+ * processor, search and loader functions take). Part of the base layer:
+ * depends on nothing but libc, and is portable (the Windows cross build's
+ * loader uses it).
+ */
+#ifndef CALHOST_BASE_STR_H
+#define CALHOST_BASE_STR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* A malloc'd copy of s; NULL when s is NULL or memory ran out. */
+char *base_str_dup(const char *s);
+
+/* A malloc'd string formatted as printf does; NULL when memory ran out. */
+char *base_str_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *base_str_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* Formats the message of a failure into err (at most cap bytes, always
+ * NUL-terminated) when err is not NULL and cap > 0, and returns -1, so that
+ * a failing function reads `return base_str_fail(err, cap, "...", ...);`. */
+int base_str_fail(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int base_str_vfail(char *err, size_t cap, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+#endif
