@@ -52,3 +52,16 @@ int base_str_fail(char *err, size_t cap, const char *fmt, ...) {
   va_end(ap);
   return -1;
 }
+
+int base_str_listed(char *const *list, size_t n, const char *s) {
+  for (size_t i = 0; s && i < n; i++)
+    if (!strcmp(list[i], s))
+      return 1;
+  return 0;
+}
+
+int base_str_allowed(char *const *allow, size_t allow_count, char *const *deny, size_t deny_count,
+                     const char *s) {
+  return (allow_count == 0 || base_str_listed(allow, allow_count, s)) &&
+         !base_str_listed(deny, deny_count, s);
+}

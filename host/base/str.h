@@ -27,4 +27,13 @@ int base_str_fail(char *err, size_t cap, const char *fmt, ...)
 int base_str_vfail(char *err, size_t cap, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/* Whether s is one of the n strings of list (none is NULL). */
+int base_str_listed(char *const *list, size_t n, const char *s);
+
+/* The one rule of an allow list and a deny list (the configuration's
+ * enabled and disabled backends): s passes when the allow list is empty or
+ * names it, and the deny list does not; the deny list wins. */
+int base_str_allowed(char *const *allow, size_t allow_count, char *const *deny, size_t deny_count,
+                     const char *s);
+
 #endif

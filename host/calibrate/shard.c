@@ -2,6 +2,7 @@
  * shard.c: the shard of a work item and the "I/N" syntax (see shard.h).
  */
 #include "shard.h"
+#include "base/str.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,19 +66,14 @@ static const char *parse_uint(const char *p, unsigned long long *v) {
 int calibrate_shard_parse(const char *text, calibrate_shard *out, char *why, size_t cap) {
   unsigned long long i, n;
   const char *p = text ? parse_uint(text, &i) : NULL;
-  if (!p || *p != '/' || !(p = parse_uint(p + 1, &n)) || *p) {
-    snprintf(why, cap, "'%s' is not I/N (two decimal numbers, at most %u)", text ? text : "",
-             CALHOST_SHARD_MAX);
-    return -1;
-  }
-  if (n < 1) {
-    snprintf(why, cap, "'%s': the shard count N must be at least 1", text);
-    return -1;
-  }
-  if (i >= n) {
-    snprintf(why, cap, "'%s': the shard index I must be below N (0 .. %llu)", text, n - 1);
-    return -1;
-  }
+  if (!p || *p != '/' || !(p = parse_uint(p + 1, &n)) || *p)
+    return base_str_fail(why, cap, "'%s' is not I/N (two decimal numbers, at most %u)",
+                         text ? text : "", CALHOST_SHARD_MAX);
+  if (n < 1)
+    return base_str_fail(why, cap, "'%s': the shard count N must be at least 1", text);
+  if (i >= n)
+    return base_str_fail(why, cap, "'%s': the shard index I must be below N (0 .. %llu)", text,
+                         n - 1);
   out->index = (uint32_t)i;
   out->count = (uint32_t)n;
   return 0;

@@ -22,16 +22,6 @@
 
 #define MAX_FILTER 64
 
-/* Whether the configuration's enabled / disabled lists keep backend. */
-static int enabled_by_config(const config_settings *cfg, const char *backend) {
-  int on = cfg->enabled_count == 0;
-  for (size_t i = 0; i < cfg->enabled_count; i++)
-    on |= !strcmp(cfg->enabled_backends[i], backend);
-  for (size_t i = 0; i < cfg->disabled_count; i++)
-    on &= strcmp(cfg->disabled_backends[i], backend) != 0;
-  return on;
-}
-
 typedef struct listed {
   loader_plugin *p;
   int enabled;
@@ -155,7 +145,7 @@ static int run_devices(cli_context *cli, cli_args *a) {
       continue;
     listed *x = &l[n++];
     x->p = p;
-    x->enabled = enabled_by_config(&cfg, p->backend);
+    x->enabled = config_backend_enabled(&cfg, p->backend);
     x->device_backend = runtime_devices_supported(p);
     if (x->device_backend &&
         runtime_devices_list_isolated(&cfg, p, cfg.plugin_timeout_seconds, &x->devices, x->why,

@@ -20,11 +20,7 @@ static int run_export(cli_context *cli, cli_args *a) {
   calstore_close(&s);
   if (st != CALSTORE_OK)
     return cli_store_failed("export", st, &err);
-  if (cli->json)
-    printf("{\"status\":\"ok\",\"profiles\":%zu}\n", n);
-  else if (!cli->quiet)
-    base_text_printf(stdout, "exported %zu profiles to %s\n", n, out);
-  return 0;
+  return cli_store_done(cli, "profiles", n, "exported %zu profiles to %s\n", n, out);
 }
 
 const cli_command cli_cmd_export = {

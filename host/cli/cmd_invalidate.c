@@ -27,11 +27,7 @@ static int run_invalidate(cli_context *cli, cli_args *a) {
   calstore_close(&s);
   if (st != CALSTORE_OK)
     return cli_store_failed("invalidate", st, &err);
-  if (cli->json)
-    printf("{\"status\":\"ok\",\"removed\":%zu}\n", removed);
-  else if (!cli->quiet)
-    printf("removed %zu profiles\n", removed);
-  return 0;
+  return cli_store_done(cli, "removed", removed, "removed %zu profiles\n", removed);
 }
 
 const cli_command cli_cmd_invalidate = {

@@ -53,11 +53,7 @@ static int finish(cli_context *cli, const char *cmd, calstore_status st, const c
     cli_store_failed(cmd, st, err);
     return 2;
   }
-  if (cli->json)
-    printf("{\"status\":\"ok\"}\n");
-  else if (!cli->quiet)
-    base_text_printf(stdout, "%s\n", done);
-  return 0;
+  return cli_store_done(cli, NULL, 0, "%s\n", done);
 }
 
 static int override_workload(cli_context *cli, cli_args *a, int set, const char *cmd) {

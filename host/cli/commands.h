@@ -48,6 +48,13 @@ void cli_store_error(const char *what, calstore_status st, const calstore_error 
  * invalidate, lookup and override). Returns 2. */
 int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *err);
 
+/* The answer of a store command that succeeded (the one form of export,
+ * invalidate and override): with --json {"status":"ok"}, plus the member
+ * key: count when key is not NULL; else, unless --quiet, the text line
+ * formatted from fmt. Returns 0, the command's exit status. */
+int cli_store_done(const cli_context *cli, const char *key, size_t count, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The configuration file of the one rule: --config, else the default
  * search (config_find_default, its path into buf of cap bytes);
  * NULL when none is found (the built-in defaults apply). */

@@ -3,8 +3,9 @@
  * loading the configuration (--config, else the default search of
  * config_find_default, else the built-in defaults: one rule,
  * whatever other flags are given), opening the store the host owns (the
- * binding's precedence: --store > [store] path > the default path) and the
- * key flags of `lookup` and `override`.
+ * binding's precedence: --store > [store] path > the default path), the
+ * answer of a store command that succeeded and the key flags of `lookup`
+ * and `override`.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/text.h"
 #include "commands.h"
 #include "config/config.h"
@@ -37,6 +39,22 @@ void cli_store_error(const char *what, calstore_status st, const calstore_error 
 
 int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *err) {
   return cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
+}
+
+int cli_store_done(const cli_context *cli, const char *key, size_t count, const char *fmt, ...) {
+  if (cli->json) {
+    fputc('{', stdout);
+    base_json_member_string(stdout, 1, "status", "ok");
+    if (key)
+      base_json_member_uint(stdout, 0, key, count);
+    fputs("}\n", stdout);
+  } else if (!cli->quiet) {
+    va_list ap;
+    va_start(ap, fmt);
+    base_text_vprintf(stdout, fmt, ap);
+    va_end(ap);
+  }
+  return 0;
 }
 
 const char *cli_config_file(const cli_context *cli, char *buf, size_t cap) {

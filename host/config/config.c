@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../processor/processor.h" /* processor_cpulist_format */
-#include "../search/search.h"       /* search_strategy_name */
+#include "processor/processor.h" /* processor_cpulist_format */
+#include "search/search.h"       /* search_strategy_name */
 #include "base/array.h"
+#include "base/str.h"
 #include "parser.h"
 #include "values.h"
 
@@ -188,35 +189,23 @@ void config_free(config_settings *cfg) {
 /* ---- queries ---------------------------------------------------------- */
 
 const config_workload *config_workload_named(const config_settings *cfg, const char *name) {
-  if (!cfg || !name)
-    return NULL;
-  for (size_t i = 0; i < cfg->workload_count; i++)
+  for (size_t i = 0; cfg && name && i < cfg->workload_count; i++)
     if (!strcmp(cfg->workloads[i].name, name))
       return &cfg->workloads[i];
   return NULL;
 }
 
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name) {
-  if (!cfg || !name)
-    return NULL;
-  for (size_t i = 0; i < cfg->plugin_section_count; i++)
+  for (size_t i = 0; cfg && name && i < cfg->plugin_section_count; i++)
     if (!strcmp(cfg->plugin_sections[i].name, name))
       return &cfg->plugin_sections[i];
   return NULL;
 }
 
 int config_backend_enabled(const config_settings *cfg, const char *backend) {
-  int enabled;
-  if (!cfg || !backend)
-    return 0;
-  enabled = cfg->enabled_count == 0;
-  for (size_t i = 0; i < cfg->enabled_count; i++)
-    if (!strcmp(cfg->enabled_backends[i], backend))
-      enabled = 1;
-  for (size_t i = 0; i < cfg->disabled_count; i++)
-    if (!strcmp(cfg->disabled_backends[i], backend))
-      enabled = 0;
-  return enabled;
+  return cfg && backend &&
+         base_str_allowed(cfg->enabled_backends, cfg->enabled_count, cfg->disabled_backends,
+                          cfg->disabled_count, backend);
 }
 
 /* ---- config_visit ------------------------------------------------ */

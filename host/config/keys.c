@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../processor/processor.h" /* processor_cpulist_parse */
+#include "processor/processor.h" /* processor_cpulist_parse */
 #include "base/array.h"
 #include "parser.h"
 #include "values.h"

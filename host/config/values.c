@@ -339,12 +339,11 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
       return base_str_fail(why, why_capacity, "out of memory");
     }
     list = nl;
-    for (size_t i = 0; i < n; i++)
-      if (!strcmp(list[i], item)) {
-        free(item);
-        config_value_strings_free(list, n);
-        return base_str_fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
-      }
+    if (base_str_listed(list, n, item)) {
+      free(item);
+      config_value_strings_free(list, n);
+      return base_str_fail(why, why_capacity, "'%s' is listed twice", shown(b, e, buf));
+    }
     list[n++] = item;
     if (!comma)
       break;

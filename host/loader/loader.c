@@ -398,13 +398,6 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
   return p;
 }
 
-static int backend_listed(char *const *list, size_t n, const char *backend) {
-  for (size_t i = 0; i < n; i++)
-    if (!strcmp(list[i], backend))
-      return 1;
-  return 0;
-}
-
 loader_plugin *loader_open(const loader_options *o, const loader_services_hooks *hooks,
                            const char *path) {
   loader_plugin *p = examine(o, hooks, path, CALHOST_ORIGIN_EXPLICIT);
@@ -459,8 +452,8 @@ int loader_discover(const loader_options *o, loader_plugin_list *out) {
     }
     if (p->reason)
       continue;
-    if ((o->enabled_count && !backend_listed(o->enabled, o->enabled_count, p->backend)) ||
-        backend_listed(o->disabled, o->disabled_count, p->backend)) {
+    if (!base_str_allowed(o->enabled, o->enabled_count, o->disabled, o->disabled_count,
+                          p->backend)) {
       set_state(p, CALHOST_PLUGIN_DISABLED, "disabled by configuration");
       if (p->loaded)
         loader_unload(p);

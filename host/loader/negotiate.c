@@ -12,6 +12,7 @@
 #include "entries.h"
 #include "loader.h"
 #include "module.h"
+#include "base/str.h"
 
 /* The size of the ABI 1 vtable: every ABI 1 entry must be inside it. */
 #define VTABLE_V1_SIZE (offsetof(calhost_plugin_vtable, check) + sizeof(void (*)(void)))
@@ -70,10 +71,9 @@ static int backend_name_ok(const char *s) {
 /* The ABI 2 groups that come together (devices; parameter space) and the
  * sample workloads' shape. Returns 0, or -1 with the reason in err. */
 static int check_abi2(const calhost_plugin_vtable *vt, char *err, size_t err_cap) {
-  if (!vt->device_count != !vt->list_device) {
-    snprintf(err, err_cap, "vtable entries 'device_count' and 'list_device' come together");
-    return -1;
-  }
+  if (!vt->device_count != !vt->list_device)
+    return base_str_fail(err, err_cap,
+                         "vtable entries 'device_count' and 'list_device' come together");
   if (!vt->describe_space != !vt->assignment_valid ||
       !vt->describe_space != !vt->serialize_assignment ||
       (vt->policy_assignment && !vt->describe_space)) {
@@ -89,8 +89,7 @@ static int check_abi2(const calhost_plugin_vtable *vt, char *err, size_t err_cap
         !printable(w->name, 128) || !printable(w->operator_name, 128) || !printable(w->dtype, 64) ||
         w->shape_rank > 16 || (w->shape_rank && !w->shape) ||
         (w->property_count && !w->properties)) {
-      snprintf(err, err_cap, "sample workload %zu is malformed (or more than 64)", i);
-      return -1;
+      return base_str_fail(err, err_cap, "sample workload %zu is malformed (or more than 64)", i);
     }
   }
   return 0;
@@ -110,11 +109,9 @@ int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t h
 
   *chosen = *plugin_min = *plugin_max = 0;
   memset(vtable_copy, 0, sizeof *vtable_copy);
-  if (!fn) {
-    snprintf(err, err_cap, "no entry point '%s' (not a calhost plugin?)",
-             CALHOST_PLUGIN_ENTRY_POINT);
-    return -1;
-  }
+  if (!fn)
+    return base_str_fail(err, err_cap, "no entry point '%s' (not a calhost plugin?)",
+                         CALHOST_PLUGIN_ENTRY_POINT);
   memset(&req, 0, sizeof req);
   memset(&rep, 0, sizeof rep);
   req.header.struct_type = CALHOST_STRUCT_NEGOTIATE_REQUEST;
@@ -132,9 +129,9 @@ int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t h
   *plugin_max = rep.plugin_abi_max;
   if (rep.plugin_abi_min && rep.plugin_abi_max &&
       (rep.plugin_abi_max < host_min || rep.plugin_abi_min > host_max)) {
-    snprintf(err, err_cap, "ABI mismatch: plugin supports ABI %u..%u, host supports %u..%u",
-             rep.plugin_abi_min, rep.plugin_abi_max, host_min, host_max);
-    return -1;
+    return base_str_fail(err, err_cap,
+                         "ABI mismatch: plugin supports ABI %u..%u, host supports %u..%u",
+                         rep.plugin_abi_min, rep.plugin_abi_max, host_min, host_max);
   }
   if (st == CALHOST_ABI_MISMATCH) {
     snprintf(err, err_cap,
@@ -142,10 +139,8 @@ int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t h
              host_max);
     return -1;
   }
-  if (st != CALHOST_OK) {
-    snprintf(err, err_cap, "negotiation failed: %s", calhost_status_name(st));
-    return -1;
-  }
+  if (st != CALHOST_OK)
+    return base_str_fail(err, err_cap, "negotiation failed: %s", calhost_status_name(st));
   if (rep.chosen_abi_version < host_min || rep.chosen_abi_version > host_max ||
       (rep.plugin_abi_min && rep.chosen_abi_version < rep.plugin_abi_min) ||
       (rep.plugin_abi_max && rep.chosen_abi_version > rep.plugin_abi_max)) {
@@ -156,20 +151,15 @@ int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t h
     return -1;
   }
   vt = rep.vtable;
-  if (!vt) {
-    snprintf(err, err_cap, "negotiation returned no vtable");
-    return -1;
-  }
-  if (vt->struct_size < VTABLE_V1_SIZE) {
-    snprintf(err, err_cap, "vtable is %u bytes, smaller than the ABI 1 table (%zu bytes)",
-             vt->struct_size, (size_t)VTABLE_V1_SIZE);
-    return -1;
-  }
-  if (vt->abi_version < rep.chosen_abi_version) {
-    snprintf(err, err_cap, "vtable follows ABI %u but the plugin chose ABI %u", vt->abi_version,
-             rep.chosen_abi_version);
-    return -1;
-  }
+  if (!vt)
+    return base_str_fail(err, err_cap, "negotiation returned no vtable");
+  if (vt->struct_size < VTABLE_V1_SIZE)
+    return base_str_fail(err, err_cap,
+                         "vtable is %u bytes, smaller than the ABI 1 table (%zu bytes)",
+                         vt->struct_size, (size_t)VTABLE_V1_SIZE);
+  if (vt->abi_version < rep.chosen_abi_version)
+    return base_str_fail(err, err_cap, "vtable follows ABI %u but the plugin chose ABI %u",
+                         vt->abi_version, rep.chosen_abi_version);
   n = vt->struct_size < sizeof *vtable_copy ? vt->struct_size : sizeof *vtable_copy;
   memcpy(vtable_copy, vt, n);
   if (!backend_name_ok(vtable_copy->backend_name)) {

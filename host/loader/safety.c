@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "base/str.h"
 
 #ifndef O_PATH
 #define O_PATH O_RDONLY
@@ -28,18 +29,16 @@
 static int check_stat(const struct stat *st, const char *what, const char *path, int allow_sticky,
                       char *err, size_t err_cap) {
   uid_t me = geteuid();
-  if (st->st_uid != 0 && st->st_uid != me) {
-    snprintf(err, err_cap, "%s %s is owned by uid %u, neither root nor the current user (uid %u)",
-             what, path, (unsigned)st->st_uid, (unsigned)me);
-    return -1;
-  }
+  if (st->st_uid != 0 && st->st_uid != me)
+    return base_str_fail(err, err_cap,
+                         "%s %s is owned by uid %u, neither root nor the current user (uid %u)",
+                         what, path, (unsigned)st->st_uid, (unsigned)me);
   if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(allow_sticky && (st->st_mode & S_ISVTX))) {
     const char *who = (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ? "group and others"
                       : (st->st_mode & S_IWGRP)                          ? "group"
                                                                          : "others";
-    snprintf(err, err_cap, "%s %s is writable by %s (mode %04o)", what, path, who,
-             (unsigned)(st->st_mode & 07777));
-    return -1;
+    return base_str_fail(err, err_cap, "%s %s is writable by %s (mode %04o)", what, path, who,
+                         (unsigned)(st->st_mode & 07777));
   }
   return 0;
 }

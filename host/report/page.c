@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "report.h"
+#include "base/str.h"
 
 /* ---- reading the run --------------------------------------------------- */
 
@@ -783,10 +784,9 @@ static void environment(FILE *o, const json_t *run, const char *source) {
 
 int report_write_html(const json_t *run, const char *source, FILE *o, char *err, size_t cap) {
   const json_t *res = json_object_get(run, "results");
-  if (!json_is_object(run) || !json_is_array(res)) {
-    snprintf(err, cap, "not the JSON report of `calhost calibrate --json` (no \"results\" array)");
-    return -1;
-  }
+  if (!json_is_object(run) || !json_is_array(res))
+    return base_str_fail(
+        err, cap, "not the JSON report of `calhost calibrate --json` (no \"results\" array)");
   size_t n = json_array_size(res), stored = 0, skipped = 0, failed = 0, noisy = 0;
   for (size_t i = 0; i < n; i++) {
     const json_t *r = json_array_get(res, i);
@@ -826,9 +826,7 @@ int report_write_html(const json_t *run, const char *source, FILE *o, char *err,
   fputs("<footer>Written by <code>calhost report</code>. This page is self-contained: no "
         "scripts, no network, charts drawn as inline SVG.</footer>\n</main>\n</body>\n</html>\n",
         o);
-  if (fflush(o) != 0 || ferror(o)) {
-    snprintf(err, cap, "write failed: %s", strerror(errno));
-    return -1;
-  }
+  if (fflush(o) != 0 || ferror(o))
+    return base_str_fail(err, cap, "write failed: %s", strerror(errno));
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "base/text.h"
 
 /* calhost_property (the plugin ABI) and calstore_property (the store) are
@@ -82,10 +83,7 @@ calhost_status runtime_binding_create(const config_settings *cfg, loader_plugin 
 }
 
 int runtime_binding_serves(const loader_plugin *p, const char *op) {
-  for (size_t i = 0; op && i < p->operator_count; i++)
-    if (!strcmp(p->operators[i], op))
-      return 1;
-  return 0;
+  return base_str_listed(p->operators, p->operator_count, op);
 }
 
 void runtime_binding_workload(const config_workload *w, calhost_workload *out) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/str.h"
 #include "base/words.h"
 #include "binding.h"
 #include "config/values.h"
@@ -24,7 +25,8 @@ enum {
   DEV_REC_DONE = 3,
 };
 
-static char *dup(const char *s) {
+/* A malloc'd copy of s, "" for NULL (NULL only when memory ran out). */
+static char *dup_or_empty(const char *s) {
   size_t n = strlen(s ? s : "");
   char *d = malloc(n + 1);
   if (d)
@@ -70,41 +72,35 @@ static int add_device(runtime_device_list *l, const char *backend, uint32_t inde
              backend, index, IDENTITY_MAX);
     return -1;
   }
-  if ((name && !printable(name)) || (hardware && !printable(hardware))) {
-    snprintf(why, cap, "%s: device %u has a name or hardware string with control characters",
-             backend, index);
-    return -1;
-  }
+  if ((name && !printable(name)) || (hardware && !printable(hardware)))
+    return base_str_fail(why, cap,
+                         "%s: device %u has a name or hardware string with control characters",
+                         backend, index);
   for (size_t i = 0; i < l->count; i++)
-    if (l->items[i].index == index) {
-      snprintf(why, cap, "%s: two devices have index %u", backend, index);
-      return -1;
-    }
+    if (l->items[i].index == index)
+      return base_str_fail(why, cap, "%s: two devices have index %u", backend, index);
   runtime_device *n = base_array_grow(l->items, l->count, &l->capacity, sizeof *n, 4);
-  if (!n) {
-    snprintf(why, cap, "out of memory");
-    return -1;
-  }
+  if (!n)
+    return base_str_fail(why, cap, "out of memory");
   l->items = n;
   runtime_device *d = &l->items[l->count];
   memset(d, 0, sizeof *d);
   d->index = index;
   d->kind = kind;
-  d->identity = dup(identity);
-  d->name = dup(name && *name ? name : identity);
-  d->hardware = dup(hardware);
+  d->identity = dup_or_empty(identity);
+  d->name = dup_or_empty(name && *name ? name : identity);
+  d->hardware = dup_or_empty(hardware);
   d->details = detail_count ? calloc(detail_count, sizeof *d->details) : NULL;
   int oom = !d->identity || !d->name || !d->hardware || (detail_count && !d->details);
   for (size_t i = 0; !oom && i < detail_count; i++) {
-    d->details[i].name = dup(details[i].name);
-    d->details[i].value = dup(details[i].value);
+    d->details[i].name = dup_or_empty(details[i].name);
+    d->details[i].value = dup_or_empty(details[i].value);
     d->detail_count = i + 1;
     oom = !d->details[i].name || !d->details[i].value;
   }
   if (oom) {
     device_free(d);
-    snprintf(why, cap, "out of memory");
-    return -1;
+    return base_str_fail(why, cap, "out of memory");
   }
   l->count++;
   return 0;
@@ -298,10 +294,8 @@ int runtime_devices_selected(const config_settings *cfg, const char *backend,
   }
   for (size_t k = 0; k < sec->device_count; k++) {
     char m[800];
-    if (!runtime_devices_find(l, sec->devices[k], m, sizeof m)) {
-      snprintf(why, cap, "[plugin %s] devices: %s", backend, m);
-      return -1;
-    }
+    if (!runtime_devices_find(l, sec->devices[k], m, sizeof m))
+      return base_str_fail(why, cap, "[plugin %s] devices: %s", backend, m);
   }
   return 0;
 }

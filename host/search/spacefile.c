@@ -69,46 +69,30 @@ static void free_param(search_param *p) {
 
 int search_space_add_param(search_space_file *s, const char *name, int ordered,
                            const char *const *values, uint32_t value_count, char *err, size_t cap) {
-  if (s->entry_count) {
-    base_str_fail(err, cap, "parameter '%s' after the first configuration", name);
-    return -1;
-  }
-  if (!is_word(name)) {
-    base_str_fail(err, cap, "parameter name must be a non-empty word without spaces");
-    return -1;
-  }
+  if (s->entry_count)
+    return base_str_fail(err, cap, "parameter '%s' after the first configuration", name);
+  if (!is_word(name))
+    return base_str_fail(err, cap, "parameter name must be a non-empty word without spaces");
   for (size_t i = 0; i < s->param_count; i++)
-    if (strcmp(s->params[i].name, name) == 0) {
-      base_str_fail(err, cap, "duplicate parameter '%s'", name);
-      return -1;
-    }
-  if (value_count == 0) {
-    base_str_fail(err, cap, "parameter '%s' has no values", name);
-    return -1;
-  }
+    if (strcmp(s->params[i].name, name) == 0)
+      return base_str_fail(err, cap, "duplicate parameter '%s'", name);
+  if (value_count == 0)
+    return base_str_fail(err, cap, "parameter '%s' has no values", name);
   uint64_t total = 1;
   for (size_t i = 0; i < s->param_count; i++)
     total *= s->params[i].value_count;
-  if (total > UINT64_MAX / value_count) {
-    base_str_fail(err, cap, "parameter '%s': more than 2^64 configurations", name);
-    return -1;
-  }
+  if (total > UINT64_MAX / value_count)
+    return base_str_fail(err, cap, "parameter '%s': more than 2^64 configurations", name);
   for (uint32_t i = 0; i < value_count; i++) {
-    if (!is_word(values[i])) {
-      base_str_fail(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
-      return -1;
-    }
+    if (!is_word(values[i]))
+      return base_str_fail(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
     for (uint32_t j = 0; j < i; j++)
-      if (strcmp(values[i], values[j]) == 0) {
-        base_str_fail(err, cap, "parameter '%s': duplicate value '%s'", name, values[i]);
-        return -1;
-      }
+      if (strcmp(values[i], values[j]) == 0)
+        return base_str_fail(err, cap, "parameter '%s': duplicate value '%s'", name, values[i]);
   }
   search_param *ps = base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
-  if (!ps) {
-    base_str_fail(err, cap, "out of memory");
-    return -1;
-  }
+  if (!ps)
+    return base_str_fail(err, cap, "out of memory");
   s->params = ps;
   search_param p = {.name = strdup(name), .ordered = ordered ? 1 : 0};
   char **v = calloc(value_count, sizeof *v);
@@ -119,8 +103,7 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
     ok = (v[i] = strdup(values[i])) != NULL;
   if (!ok) {
     free_param(&p);
-    base_str_fail(err, cap, "out of memory");
-    return -1;
+    return base_str_fail(err, cap, "out of memory");
   }
   s->params[s->param_count++] = p;
   return 0;
@@ -164,33 +147,25 @@ const search_space_entry *search_space_find(const search_space_file *s, const ui
 
 int search_space_add_entry(search_space_file *s, const search_space_entry *e, char *err,
                            size_t cap) {
-  if (!s->param_count) {
-    base_str_fail(err, cap, "configuration before any parameter");
-    return -1;
-  }
+  if (!s->param_count)
+    return base_str_fail(err, cap, "configuration before any parameter");
   for (size_t i = 0; i < s->param_count; i++)
-    if (e->config[i] >= s->params[i].value_count) {
-      base_str_fail(err, cap, "parameter '%s': position %u out of range", s->params[i].name,
-                    e->config[i]);
-      return -1;
-    }
+    if (e->config[i] >= s->params[i].value_count)
+      return base_str_fail(err, cap, "parameter '%s': position %u out of range", s->params[i].name,
+                           e->config[i]);
   uint64_t code = code_of(s, e->config);
   size_t k = key_pos(s, code);
-  if (k < s->entry_count && s->keys[k].code == code) {
-    base_str_fail(err, cap, "duplicate configuration (first recorded as configuration %zu)",
-                  s->keys[k].entry + 1);
-    return -1;
-  }
+  if (k < s->entry_count && s->keys[k].code == code)
+    return base_str_fail(err, cap, "duplicate configuration (first recorded as configuration %zu)",
+                         s->keys[k].entry + 1);
   search_space_entry *es =
       base_array_grow(s->entries, s->entry_count, &s->entry_cap, sizeof *es, 64);
   if (es)
     s->entries = es;
   struct search_space_key *ks =
       es ? base_array_grow(s->keys, s->entry_count, &s->key_cap, sizeof *ks, 64) : NULL;
-  if (!ks) {
-    base_str_fail(err, cap, "out of memory");
-    return -1;
-  }
+  if (!ks)
+    return base_str_fail(err, cap, "out of memory");
   s->keys = ks;
   search_space_entry c = *e;
   c.config = malloc(s->param_count * sizeof *c.config);
@@ -200,8 +175,7 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
     free(c.config);
     free(c.policy);
     free(c.reason);
-    base_str_fail(err, cap, "out of memory");
-    return -1;
+    return base_str_fail(err, cap, "out of memory");
   }
   memcpy(c.config, e->config, s->param_count * sizeof *c.config);
   memmove(&s->keys[k + 1], &s->keys[k], (s->entry_count - k) * sizeof *s->keys);
@@ -300,10 +274,8 @@ int search_space_write_entry(FILE *f, const search_space_file *s, const search_s
 int search_space_save(const search_space_file *s, const char *path, char *err, size_t cap) {
   size_t n = strlen(path);
   char *tmp = malloc(n + 5);
-  if (!tmp) {
-    base_str_fail(err, cap, "%s: out of memory", path);
-    return -1;
-  }
+  if (!tmp)
+    return base_str_fail(err, cap, "%s: out of memory", path);
   memcpy(tmp, path, n);
   memcpy(tmp + n, ".tmp", 5);
   FILE *f = fopen(tmp, "w");
@@ -522,10 +494,8 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
   size_t lcap = 0;
   ssize_t len;
   int rc = -1, have_magic = 0, have_space = 0;
-  if (search_space_init(s, "") != 0) {
-    base_str_fail(err, cap, "%s: out of memory", r.name);
-    return -1;
-  }
+  if (search_space_init(s, "") != 0)
+    return base_str_fail(err, cap, "%s: out of memory", r.name);
   while ((len = getline(&line, &lcap, f)) >= 0) {
     r.line++;
     if (len > 0 && line[len - 1] == '\n')
@@ -626,8 +596,7 @@ int search_space_load(const char *path, search_space_file *s, char *err, size_t 
   FILE *f = fopen(path, "r");
   if (!f) {
     memset(s, 0, sizeof *s);
-    base_str_fail(err, cap, "%s: %s", path, strerror(errno));
-    return -1;
+    return base_str_fail(err, cap, "%s: %s", path, strerror(errno));
   }
   int rc = search_space_read(f, path, s, err, cap);
   fclose(f);

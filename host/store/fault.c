@@ -12,8 +12,7 @@
 #ifdef CALHOST_FAULT_INJECTION
 /* Calls match(rule, length, user) for each comma-separated rule of
  * CALSTORE_FAULT until it returns nonzero; returns that value, else 0. */
-static int each_rule(int (*match)(const char *rule, size_t n, const void *user),
-                     const void *user) {
+static int each_rule(int (*match)(const char *rule, size_t n, const void *user), const void *user) {
   const char *spec = getenv("CALSTORE_FAULT");
   while (spec && *spec) {
     const char *end = strchr(spec, ',');

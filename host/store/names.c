@@ -24,29 +24,21 @@ static const char *word_of(const char *const *words, size_t n, unsigned v) {
    word_of((words), sizeof(words) / sizeof *(words), (unsigned)(v)))
 
 const char *calstore_status_name(calstore_status status) {
-  static const char *const words[] = {"ok",
-                                      "not_found",
-                                      "disabled",
-                                      "unreadable",
-                                      "malformed",
-                                      "unsupported_version",
-                                      "policy_rejected",
-                                      "write_failed",
-                                      "invalid_argument",
-                                      "no_memory",
-                                      "lock_failed"};
+  /* clang-format off */
+  static const char *const words[] = {
+      "ok", "not_found", "disabled", "unreadable", "malformed", "unsupported_version",
+      "policy_rejected", "write_failed", "invalid_argument", "no_memory", "lock_failed"};
+  /* clang-format on */
   return WORD_OF(words, CALSTORE_LOCK_FAILED, status);
 }
 
 const char *calstore_reject_reason_name(calstore_reject_reason reason) {
-  static const char *const words[] = {[CALSTORE_REJECT_OUTDATED_IMPLEMENTATION] =
-                                          "outdated_implementation",
-                                      "different_model",
-                                      "different_processor",
-                                      "different_thread_count",
-                                      "different_structure",
-                                      "policy_rejected",
-                                      "force_portable"};
+  /* clang-format off */
+  static const char *const words[] = {
+      [CALSTORE_REJECT_OUTDATED_IMPLEMENTATION] = "outdated_implementation", "different_model",
+      "different_processor", "different_thread_count", "different_structure", "policy_rejected",
+      "force_portable"};
+  /* clang-format on */
   return WORD_OF(words, CALSTORE_REJECT_FORCE_PORTABLE, reason);
 }
 

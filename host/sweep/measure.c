@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/str.h"
 #include "base/words.h"
 #include "isolate.h"
 #include "loader/entries.h"
@@ -192,10 +193,8 @@ static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **po
   *policy = NULL;
   for (int attempt = 0; attempt < 4; attempt++) {
     char *buf = malloc(bufcap);
-    if (!buf) {
-      snprintf(why, cap, "out of memory");
-      return -1;
-    }
+    if (!buf)
+      return base_str_fail(why, cap, "out of memory");
     calhost_status st;
     len = 0;
     if (index != CALHOST_SWEEP_DEFAULT_INDEX && s->req->policy_count) /* explicit */
@@ -209,10 +208,9 @@ static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **po
       st = s->vt->serialize_candidate(s->session, index, buf, bufcap, &len);
     if (st == CALHOST_BUFFER_TOO_SMALL) {
       free(buf);
-      if (len > s->max_policy + 1) {
-        snprintf(why, cap, "policy too large (%zu bytes, limit %zu)", len, s->max_policy);
-        return -1;
-      }
+      if (len > s->max_policy + 1)
+        return base_str_fail(why, cap, "policy too large (%zu bytes, limit %zu)", len,
+                             s->max_policy);
       bufcap = len > bufcap ? len : bufcap * 2;
       continue;
     }
@@ -223,14 +221,13 @@ static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **po
     }
     if (len >= bufcap) { /* a plugin that lies about the length */
       free(buf);
-      snprintf(why, cap, "serializer reported length %zu for a %zu-byte buffer", len, bufcap);
-      return -1;
+      return base_str_fail(why, cap, "serializer reported length %zu for a %zu-byte buffer", len,
+                           bufcap);
     }
     buf[len] = '\0';
     if (len > s->max_policy) {
       free(buf);
-      snprintf(why, cap, "policy too large (%zu bytes, limit %zu)", len, s->max_policy);
-      return -1;
+      return base_str_fail(why, cap, "policy too large (%zu bytes, limit %zu)", len, s->max_policy);
     }
     if (!policy_text_ok(buf, len, why, cap)) {
       free(buf);
@@ -240,8 +237,7 @@ static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **po
     *length = len;
     return 0;
   }
-  snprintf(why, cap, "serializer keeps asking for a larger buffer");
-  return -1;
+  return base_str_fail(why, cap, "serializer keeps asking for a larger buffer");
 }
 
 /* Runs the prepared candidate `iterations` times (one run() call); on

@@ -4,7 +4,9 @@
  * UTF-8 JSON by the documented rule, object members are written key then
  * value with commas between them, and terminal text keeps no control
  * character; "PATH:LINE" omits line 0; an array grows by doubling and
- * refuses an overflowing size without losing what it holds.
+ * refuses an overflowing size without losing what it holds; the owned
+ * string helpers copy, format without a length limit, write a failure into
+ * a caller's buffer (or nowhere) and apply the allow / deny list rule.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 
 #include "base/array.h"
 #include "base/json.h"
+#include "base/str.h"
 #include "base/text.h"
 
 static char *json_of(const char *s) {
@@ -197,6 +200,38 @@ static void array_grows_by_doubling_and_keeps_contents(void **state) {
   free(v);
 }
 
+static void str_helpers_copy_format_fail_and_judge_lists(void **state) {
+  (void)state;
+  assert_null(base_str_dup(NULL));
+  char *d = base_str_dup("abc");
+  assert_string_equal(d, "abc");
+  free(d);
+  /* no fixed buffer: a long formatted string comes back whole */
+  char big[3000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  char *f = base_str_format("%s:%d", big, 42);
+  assert_int_equal(strlen(f), sizeof big - 1 + 3);
+  assert_string_equal(f + sizeof big - 1, ":42");
+  free(f);
+  char err[8];
+  assert_int_equal(base_str_fail(err, sizeof err, "bad %s", "value"), -1);
+  assert_string_equal(err, "bad val"); /* cut, NUL-terminated */
+  assert_int_equal(base_str_fail(NULL, 0, "ignored %d", 1), -1);
+  err[0] = 'z';
+  assert_int_equal(base_str_fail(err, 0, "ignored"), -1);
+  assert_int_equal(err[0], 'z');
+  char *allow[] = {"a", "b"}, *deny[] = {"b"};
+  assert_true(base_str_listed(allow, 2, "b"));
+  assert_false(base_str_listed(allow, 2, "c"));
+  assert_false(base_str_listed(allow, 2, NULL));
+  assert_true(base_str_allowed(allow, 2, NULL, 0, "a"));
+  assert_false(base_str_allowed(allow, 2, deny, 1, "b")); /* deny wins */
+  assert_false(base_str_allowed(allow, 2, NULL, 0, "c"));
+  assert_true(base_str_allowed(NULL, 0, deny, 1, "c")); /* empty allow list */
+  assert_false(base_str_allowed(NULL, 0, deny, 1, "b"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_rule),
@@ -206,6 +241,7 @@ int main(void) {
       cmocka_unit_test(filter_stream),
       cmocka_unit_test(where_omits_line_zero),
       cmocka_unit_test(array_grows_by_doubling_and_keeps_contents),
+      cmocka_unit_test(str_helpers_copy_format_fail_and_judge_lists),
   };
   return cmocka_run_group_tests_name("base_output", tests, NULL, NULL);
 }
