@@ -6,6 +6,16 @@
 #include "base/json.h"
 #include "base/text.h"
 
+/* One measurement as an object {"name", "value", "unit"} of an array (after
+ * a comma unless first). */
+static void json_measurement(FILE *out, int first, const calstore_measurement *m) {
+  fputs(first ? "{" : ",{", out);
+  base_json_member_string(out, 1, "name", m->name);
+  base_json_member_number(out, 0, "value", m->value);
+  base_json_member_string(out, 0, "unit", m->unit);
+  fputc('}', out);
+}
+
 void cli_json_profile(FILE *out, const calstore_profile *p) {
   if (!p) {
     fputs("null", out);
@@ -30,14 +40,8 @@ void cli_json_profile(FILE *out, const calstore_profile *p) {
   for (size_t i = 0; i < k->structure_count; i++)
     base_json_member_string(out, i == 0, k->structure[i].name, k->structure[i].value);
   fputs("},\"measurements\":[", out);
-  for (size_t i = 0; i < p->measurement_count; i++) {
-    const calstore_measurement *m = &p->measurements[i];
-    fputs(i ? ",{" : "{", out);
-    base_json_member_string(out, 1, "name", m->name);
-    base_json_member_number(out, 0, "value", m->value);
-    base_json_member_string(out, 0, "unit", m->unit);
-    fputc('}', out);
-  }
+  for (size_t i = 0; i < p->measurement_count; i++)
+    json_measurement(out, i == 0, &p->measurements[i]);
   fputc(']', out);
   base_json_member_string(out, 0, "policy", p->policy);
   fputc('}', out);

@@ -260,18 +260,15 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
   } while (0)
   EMIT("store", "path", cfg->store_path);
   EMIT("store", "persistence_enabled", cfg->persistence_enabled ? "true" : "false");
-  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "directories", cfg->plugin_dirs,
-                      cfg->plugin_dir_count, ":")) != 0)
-    return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "paths", cfg->plugin_paths,
-                      cfg->plugin_path_count, ":")) != 0)
-    return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "enabled", cfg->enabled_backends,
-                      cfg->enabled_count, ",")) != 0)
-    return rc;
-  if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", "disabled", cfg->disabled_backends,
-                      cfg->disabled_count, ",")) != 0)
-    return rc;
+#define EMIT_PLUGINS_LIST(key, list, count, sep)                                                   \
+  do {                                                                                             \
+    if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", key, list, count, sep)) != 0)         \
+      return rc;                                                                                   \
+  } while (0)
+  EMIT_PLUGINS_LIST("directories", cfg->plugin_dirs, cfg->plugin_dir_count, ":");
+  EMIT_PLUGINS_LIST("paths", cfg->plugin_paths, cfg->plugin_path_count, ":");
+  EMIT_PLUGINS_LIST("enabled", cfg->enabled_backends, cfg->enabled_count, ",");
+  EMIT_PLUGINS_LIST("disabled", cfg->disabled_backends, cfg->disabled_count, ",");
   {
     char cpus[4096];
     if (cfg->cpus_all || cfg->cpu_count == 0)
@@ -308,6 +305,7 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
   EMIT("calibration", "plugin_timeout", num);
   EMIT("lookup", "force_portable", cfg->force_portable ? "true" : "false");
 #undef EMIT
+#undef EMIT_PLUGINS_LIST
 
   for (size_t i = 0; i < cfg->workload_count; i++) {
     const config_workload *w = &cfg->workloads[i];
