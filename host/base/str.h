@@ -12,20 +12,28 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* printf-style format checking, by the rule of the vsnprintf that str.c
+ * calls: on mingw-w64 that is __MINGW_PRINTF_FORMAT (GNU's rule in C99
+ * mode, where mingw-w64 uses its own C99 printf; msvcrt's otherwise). */
+#if defined(__MINGW32__)
+#include <stdio.h> /* __MINGW_PRINTF_FORMAT */
+#define BASE_STR_PRINTF(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#else
+#define BASE_STR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
+
 /* A malloc'd copy of s; NULL when s is NULL or memory ran out. */
 char *base_str_dup(const char *s);
 
 /* A malloc'd string formatted as printf does; NULL when memory ran out. */
-char *base_str_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *base_str_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+char *base_str_format(const char *fmt, ...) BASE_STR_PRINTF(1, 2);
+char *base_str_vformat(const char *fmt, va_list ap) BASE_STR_PRINTF(1, 0);
 
 /* Formats the message of a failure into err (at most cap bytes, always
  * NUL-terminated) when err is not NULL and cap > 0, and returns -1, so that
  * a failing function reads `return base_str_fail(err, cap, "...", ...);`. */
-int base_str_fail(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-int base_str_vfail(char *err, size_t cap, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
+int base_str_fail(char *err, size_t cap, const char *fmt, ...) BASE_STR_PRINTF(3, 4);
+int base_str_vfail(char *err, size_t cap, const char *fmt, va_list ap) BASE_STR_PRINTF(3, 0);
 
 /* Whether s is one of the n strings of list (none is NULL). */
 int base_str_listed(char *const *list, size_t n, const char *s);
