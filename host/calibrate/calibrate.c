@@ -566,7 +566,7 @@ static int fill_plan(cal_run *r, calibrate_work_list *out) {
   const calibrate_options *o = r->o;
   for (size_t i = 0; i < r->plugins.count; i++) {
     loader_plugin *p = r->plugins.items[i];
-    if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
+    if (!p->loaded || !base_str_allowed(o->plugins, o->plugin_count, NULL, 0, p->backend))
       continue;
     if (runtime_devices_supported(p)) {
       runtime_device_list devices;
@@ -593,7 +593,7 @@ static int fill_plan(cal_run *r, calibrate_work_list *out) {
 /* Whether plugin p takes part in this run's sweeps. */
 static int runs_plugin(cal_run *r, loader_plugin *p) {
   const calibrate_options *o = r->o;
-  if (!p->loaded || (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend)))
+  if (!p->loaded || !base_str_allowed(o->plugins, o->plugin_count, NULL, 0, p->backend))
     return 0;
   if (o->shard.count > 1 && !runtime_devices_supported(p) && !cal_sweeps_of(r, p))
     return 0;                     /* every item of this plugin is another shard's */
@@ -702,7 +702,7 @@ int calibrate_execute(const calibrate_options *o) {
     }
   for (size_t i = 0; i < r->cfg->workload_count; i++)
     if (!o->workload_count ||
-        cal_in_list(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
+        base_str_listed(o->workloads, o->workload_count, r->cfg->workloads[i].name)) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
       if (!o->plan && !config_workload_digest(&r->cfg->workloads[i], err, sizeof err)) {
@@ -750,7 +750,7 @@ int calibrate_execute(const calibrate_options *o) {
   }
   for (size_t i = 0; i < o->plugin_count; i++) {
     if (r->cfg->enabled_count &&
-        !cal_in_list(r->cfg->enabled_backends, r->cfg->enabled_count, o->plugins[i])) {
+        !base_str_listed(r->cfg->enabled_backends, r->cfg->enabled_count, o->plugins[i])) {
       cal_add_failure(r, o->plugins[i], NULL, 0, NULL, "not enabled in the configuration", NULL);
       continue;
     }
@@ -784,11 +784,11 @@ int calibrate_execute(const calibrate_options *o) {
   size_t usable = 0;
   for (size_t i = 0; i < r->plugins.count; i++) {
     loader_plugin *p = r->plugins.items[i];
-    if (o->plugin_count && !cal_in_list(o->plugins, o->plugin_count, p->backend))
+    if (!base_str_allowed(o->plugins, o->plugin_count, NULL, 0, p->backend))
       continue;
     if (!p->loaded) {
       /* named in the enabled list: a failure above; otherwise a warning */
-      int wanted = p->backend && cal_in_list(want, nwant, p->backend);
+      int wanted = p->backend && base_str_listed(want, nwant, p->backend);
       if (p->reason && !wanted && p->state != CALHOST_PLUGIN_DISABLED)
         cal_warn(r, "plugin %s not loaded: %s", p->path ? p->path : "?", p->reason);
       continue;

@@ -68,13 +68,6 @@ void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint
   f->output = output && *output ? base_str_dup(output) : NULL;
 }
 
-int cal_in_list(char *const *list, size_t n, const char *s) {
-  for (size_t i = 0; i < n; i++)
-    if (s && !strcmp(list[i], s))
-      return 1;
-  return 0;
-}
-
 int cal_item_selected(const cal_run *r, const loader_plugin *p, size_t workload, size_t target) {
   const config_workload *w = &r->cfg->workloads[workload];
   return runtime_binding_serves(p, w->operator_name) &&

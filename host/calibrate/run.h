@@ -153,9 +153,6 @@ const char *cal_workload_name(const cal_run *r, size_t index);
 int cal_record_path(const cal_run *r, const char *backend, size_t workload, long device,
                     uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap);
 
-/* Whether s is one of list[0..n). */
-int cal_in_list(char *const *list, size_t n, const char *s);
-
 /* Whether the run calibrates this item (plugin x workload index x target
  * index, on r->cur_device when set): the plugin serves the workload's
  * operator and the item is in the run's shard (calibrate/shard.h; a device

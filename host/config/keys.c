@@ -13,6 +13,7 @@
 
 #include "processor/processor.h" /* processor_cpulist_parse */
 #include "base/array.h"
+#include "base/str.h"
 #include "parser.h"
 #include "values.h"
 
@@ -165,11 +166,10 @@ static int add_item(parser *p, const char *item, void *vctx) {
     cfg_perr(p, p->line, "%s: bad backend name '%s' in '%s'", p->section, item, c->key);
     return -1;
   }
-  for (size_t i = 0; c->is_backend && i < *c->n; i++)
-    if (!strcmp((*c->v)[i], item)) {
-      cfg_perr(p, p->line, "%s: backend '%s' is listed twice in '%s'", p->section, item, c->key);
-      return -1;
-    }
+  if (c->is_backend && base_str_listed(*c->v, *c->n, item)) {
+    cfg_perr(p, p->line, "%s: backend '%s' is listed twice in '%s'", p->section, item, c->key);
+    return -1;
+  }
   if (c->is_path) {
     char *r = resolve_path(p, item);
     int ok = r && cfg_strv_push(c->v, c->n, r);

@@ -169,8 +169,8 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
   s->keys = ks;
   search_space_entry c = *e;
   c.config = malloc(s->param_count * sizeof *c.config);
-  c.policy = e->policy ? strdup(e->policy) : NULL;
-  c.reason = e->reason ? strdup(e->reason) : NULL;
+  c.policy = base_str_dup(e->policy);
+  c.reason = base_str_dup(e->reason);
   if (!c.config || (e->policy && !c.policy) || (e->reason && !c.reason)) {
     free(c.config);
     free(c.policy);

@@ -147,10 +147,6 @@ static int stopped(const sweep *s) {
   return s->out->cancelled || s->out->budget_exhausted;
 }
 
-static char *dup_text(const char *t) {
-  return t ? strdup(t) : NULL;
-}
-
 static void add_rejection(sweep *s, entry *e, const char *reason) {
   sweep_result *o = s->out;
   sweep_rejection *r =
@@ -159,13 +155,13 @@ static void add_rejection(sweep *s, entry *e, const char *reason) {
   if (e->index != CALHOST_SWEEP_DEFAULT_INDEX)
     o->rejected++;
   free(e->reason);
-  e->reason = dup_text(reason);
+  e->reason = base_str_dup(reason);
   if (!r)
     return;
   o->rejections = r;
   r[o->rejection_count].index = e->index;
-  r[o->rejection_count].policy = dup_text(e->policy);
-  r[o->rejection_count].reason = dup_text(reason);
+  r[o->rejection_count].policy = base_str_dup(e->policy);
+  r[o->rejection_count].reason = base_str_dup(reason);
   o->rejection_count++;
 }
 
@@ -413,7 +409,7 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
     sweep_candidate *c = &o->candidates[o->candidate_entries++];
     const char *why = e->why;
     c->index = e->index;
-    c->policy = dup_text(e->policy);
+    c->policy = base_str_dup(e->policy);
     sweep_figures_fill(e->samples, e->n, e->iterations, s->req->params.noise_threshold,
                        &c->figures);
     static const sweep_candidate_status status_of[] = {
@@ -426,7 +422,7 @@ static void record_candidates(sweep *s, const entry *es, size_t ne) {
       why = e->reason ? e->reason : "rejected";
     if (e->state == ENTRY_ACTIVE && !e->n) /* stopped before its first sample */
       c->status = CALHOST_CANDIDATE_UNMEASURED, why = "not measured: the sweep stopped before it";
-    c->reason = dup_text(why);
+    c->reason = base_str_dup(why);
   }
 }
 
@@ -896,7 +892,7 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   }
   if (def) {
     out->have_default = 1;
-    out->default_policy = dup_text(def->policy);
+    out->default_policy = base_str_dup(def->policy);
     out->default_median_us = def->median;
     if (!best || def->median < best->median)
       best = def;
@@ -914,7 +910,7 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
-  out->winner_policy = dup_text(best->policy);
+  out->winner_policy = base_str_dup(best->policy);
   out->winner_index = best->index;
   out->figures = fig;
   out->device_timed = s.any_device_timing && s.all_device_timing;
