@@ -10,10 +10,8 @@
 static int run_export(cli_context *cli, cli_args *a) {
   const char *out = a->positional[0];
   calstore *s = NULL;
-  if (cli_open_store(cli, &s) != CALSTORE_OK) {
-    calstore_close(&s);
+  if (cli_open_store(cli, &s) != CALSTORE_OK)
     return 2;
-  }
   calstore_error err = {0};
   calstore_status st = calstore_export(s, out, &err);
   size_t n = calstore_count(s);

@@ -90,10 +90,8 @@ static const cli_flag import_flags[] = {
 
 static int run_import(cli_context *cli, cli_args *a) {
   calstore *s = NULL;
-  if (cli_open_store(cli, &s) != CALSTORE_OK) {
-    calstore_close(&s);
+  if (cli_open_store(cli, &s) != CALSTORE_OK)
     return 2;
-  }
   import_ctx c = {0};
   c.force = cli_has(a, FL_FORCE);
   calstore_error err = {0};

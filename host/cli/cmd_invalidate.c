@@ -16,10 +16,8 @@ static int run_invalidate(cli_context *cli, cli_args *a) {
   if (!cli_has(a, FL_BACKEND))
     return cli_usage(a, "--backend is required");
   calstore *s = NULL;
-  if (cli_open_store(cli, &s) != CALSTORE_OK) {
-    calstore_close(&s);
+  if (cli_open_store(cli, &s) != CALSTORE_OK)
     return 2;
-  }
   calstore_error err = {0};
   size_t removed = 0;
   calstore_status st =

@@ -188,10 +188,8 @@ static int list_by_processor(calstore *s, const char *backend, int json) {
 
 static int run_list(cli_context *cli, cli_args *a) {
   calstore *s = NULL;
-  if (cli_open_store(cli, &s) != CALSTORE_OK) {
-    calstore_close(&s);
+  if (cli_open_store(cli, &s) != CALSTORE_OK)
     return 2;
-  }
   if (cli_has(a, FL_BY_PROCESSOR)) {
     int rc = list_by_processor(s, a->value[FL_BACKEND], cli->json);
     calstore_close(&s);

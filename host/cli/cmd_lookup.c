@@ -18,6 +18,7 @@
 
 #include "base/text.h"
 #include "commands.h"
+#include "config/config.h"
 #include "store_json.h"
 #include "workload.h"
 
@@ -42,7 +43,11 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   if (rc)
     return rc;
   calstore *s = NULL;
-  calstore_status st = cli_open_store(cli, &s);
+  config_settings cfg = {0};
+  calstore_status st = CALSTORE_INVALID_ARGUMENT;
+  if (cli_load_config(cli, &cfg) == 0)
+    st = cli_open_store_config(cli, &cfg, &s);
+  config_free(&cfg);
   if (st != CALSTORE_OK) {
     if (cli->json)
       cli_json_lookup_result(stdout, NULL, st, s ? calstore_path(s) : NULL);

@@ -106,10 +106,8 @@ static int run_override(cli_context *cli, cli_args *a) {
   if (rc)
     return rc;
   calstore *s = NULL;
-  if (cli_open_store(cli, &s) != CALSTORE_OK) {
-    calstore_close(&s);
+  if (cli_open_store(cli, &s) != CALSTORE_OK)
     return 2;
-  }
   calstore_error err = {0};
   calstore_status st;
   if (set)

@@ -72,13 +72,15 @@ int cli_load_config(const cli_context *cli, struct config_settings *cfg);
 /* Opens the store: the configuration of cli_load_config (always
  * the same rule, whatever other flags are given) supplies [store] path and
  * persistence_enabled; --store PATH replaces only the path; else the
- * default path. A load failure is printed (cli_store_error) and
- * returned; *out is still set when the handle is usable (see
- * calstore_open). */
+ * default path. A failure is printed and returned, with *out closed and
+ * NULL, so a command reads `if (cli_open_store(cli, &s) != CALSTORE_OK)
+ * return 2;`. */
 calstore_status cli_open_store(const cli_context *cli, calstore **out);
 
 /* Like cli_open_store, with a configuration the command already
- * loaded (so a command loads it once). cfg is only read. */
+ * loaded (so a command loads it once). cfg is only read. On a failure
+ * *out is still set when the handle is usable (see calstore_open: its
+ * path names the file in a report); the caller closes it. */
 calstore_status cli_open_store_config(const cli_context *cli, const struct config_settings *cfg,
                                       calstore **out);
 

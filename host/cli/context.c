@@ -124,6 +124,8 @@ calstore_status cli_open_store(const cli_context *cli, calstore **out) {
     return CALSTORE_INVALID_ARGUMENT;
   calstore_status st = cli_open_store_config(cli, &cfg, out);
   config_free(&cfg);
+  if (st != CALSTORE_OK)
+    calstore_close(out);
   return st;
 }
 
