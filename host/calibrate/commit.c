@@ -27,6 +27,19 @@ static const char *serialize_ref(void *user, size_t *length, char *err, size_t c
   return p->text;
 }
 
+/* Queues a winner's profile in batch b: with force (--force) it replaces
+ * what is stored under key; else it is written only where nothing is, and
+ * *stored (valid until the commit) receives at the commit 1 when it was
+ * written, 0 when a stored profile was kept. No validator: the plugin
+ * validated the policy in the child. */
+static calstore_status queue_profile(calstore_batch *b, int force, const calstore_key *key,
+                                     const calstore_measurement *m, size_t n, policy_ref *ref,
+                                     int *stored, calstore_error *err) {
+  if (force)
+    return calstore_batch_store(b, key, m, n, serialize_ref, ref, NULL, NULL, err);
+  return calstore_batch_store_if_absent(b, key, m, n, serialize_ref, ref, NULL, NULL, stored, err);
+}
+
 static size_t build_measurements(const cal_run *r, const cal_result *x, calstore_measurement *m,
                                  int portable) {
   const sweep_result *s = &x->sweep;
@@ -154,10 +167,7 @@ void cal_commit_pending(cal_run *r) {
       continue;
     }
     exact_stored[nqueued] = 1;
-    /* no validator: the plugin validated the policy in the child */
-    st = force ? calstore_batch_store(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL, &err)
-               : calstore_batch_store_if_absent(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL,
-                                                &exact_stored[nqueued], &err);
+    st = queue_profile(b, force, &k.key, m, n, &ref, &exact_stored[nqueued], &err);
     runtime_binding_key_free(&k);
     if (st != CALSTORE_OK) {
       char msg[1200];
@@ -203,9 +213,7 @@ void cal_commit_pending(cal_run *r) {
     size_t n = build_measurements(r, best, m, 1);
     memset(&err, 0, sizeof err);
     port_stored[nport] = 1;
-    st = force ? calstore_batch_store(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL, &err)
-               : calstore_batch_store_if_absent(b, &k.key, m, n, serialize_ref, &ref, NULL, NULL,
-                                                &port_stored[nport], &err);
+    st = queue_profile(b, force, &k.key, m, n, &ref, &port_stored[nport], &err);
     runtime_binding_key_free(&k);
     if (st == CALSTORE_OK) {
       best->portable_stored = 1; /* settled after the commit */
