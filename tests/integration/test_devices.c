@@ -75,17 +75,24 @@ static const char *bin(void) {
   return b;
 }
 
-/* A configuration with test_devices only and its [plugin] body. */
-static void write_config(const char *name, const char *plugin_body, char *path, size_t cap) {
+/* A configuration with test_devices and its [plugin] body; cpu_backend
+ * (NULL: none) is a test plugin enabled before it, with one thread count so
+ * that it has one sweep per workload. */
+static void write_config(const char *name, const char *cpu_backend, const char *plugin_body,
+                         char *path, size_t cap) {
+  const char *build = getenv("CALHOST_BUILD_DIR");
   snprintf(path, cap, "%s/%s.ini", g_dir, name);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
+  fprintf(f, "[store]\npath = %s/%s.txt\n[plugins]\ndirectories = ", g_dir, name);
+  if (cpu_backend)
+    fprintf(f, "%s/lib/calhost/test-plugins, ", build);
+  fprintf(f, "%s/lib/calhost/test-plugins/devices\nenabled = %s%stest_devices\n", build,
+          cpu_backend ? cpu_backend : "", cpu_backend ? ", " : "");
   fprintf(f,
-          "[store]\npath = %s/%s.txt\n"
-          "[plugins]\ndirectories = %s/lib/calhost/test-plugins/devices\nenabled = test_devices\n"
-          "[calibration]\nthreads = 1, 2\nrigor = quick\ntime_budget = 30\n"
+          "[calibration]\nthreads = %s\nrigor = quick\ntime_budget = 30\n"
           "[workload w]\noperator = ReduceSum\nshape = 1024\n",
-          g_dir, name, getenv("CALHOST_BUILD_DIR"));
+          cpu_backend ? "1" : "1, 2");
   if (plugin_body)
     fprintf(f, "[plugin test_devices]\n%s\n", plugin_body);
   fclose(f);
@@ -100,7 +107,7 @@ static int marker(const char *dir, const char *what, int i) {
 static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
   (void)state;
   char cfg[600], mdir[600], *out;
-  write_config("all", NULL, cfg, sizeof cfg);
+  write_config("all", NULL, NULL, cfg, sizeof cfg);
   snprintf(mdir, sizeof mdir, "%s/markers", g_dir);
   assert_int_equal(run(&out, "mkdir -p '%s'", mdir), 0);
   free(out);
@@ -146,7 +153,7 @@ static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
 static void configured_devices_select_by_index_and_identity(void **state) {
   (void)state;
   char cfg[600], *out;
-  write_config("some", "devices = 2, fake-gpu-a v1", cfg, sizeof cfg);
+  write_config("some", NULL, "devices = 2, fake-gpu-a v1", cfg, sizeof cfg);
   assert_int_equal(run(&out, "'%s' --config '%s' --json calibrate 2>/dev/null", bin(), cfg), 0);
   assert_non_null(strstr(out, "\"identity\":\"fake-gpu-a v1\""));
   assert_non_null(strstr(out, "\"identity\":\"fake-cpu v1\""));
@@ -165,7 +172,7 @@ static void configured_devices_select_by_index_and_identity(void **state) {
 static void plan_and_shards_have_the_device_dimension(void **state) {
   (void)state;
   char cfg[600], *out;
-  write_config("shards", NULL, cfg, sizeof cfg);
+  write_config("shards", NULL, NULL, cfg, sizeof cfg);
   assert_int_equal(run(&out, "'%s' --config '%s' plan --shards 2 --json", bin(), cfg), 0);
   int shard_of[3] = {-1, -1, -1};
   const char *q = out;
@@ -215,7 +222,7 @@ static int teardown(void **state) {
 static void record_writes_one_space_file_per_device(void **state) {
   (void)state;
   char cfg[600], *out;
-  write_config("rec", NULL, cfg, sizeof cfg);
+  write_config("rec", NULL, NULL, cfg, sizeof cfg);
   assert_int_equal(run(&out, "'%s' --config '%s' calibrate --force --record '%s/rec.space' 2>&1",
                        bin(), cfg, g_dir),
                    0);
@@ -239,17 +246,7 @@ static void record_writes_one_space_file_per_device(void **state) {
 static void progress_counts_device_sweeps_from_the_first_line(void **state) {
   (void)state;
   char cfg[600], *out;
-  snprintf(cfg, sizeof cfg, "%s/mixed.ini", g_dir);
-  FILE *f = fopen(cfg, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "[store]\npath = %s/mixed.txt\n"
-          "[plugins]\ndirectories = %s/lib/calhost/test-plugins, "
-          "%s/lib/calhost/test-plugins/devices\nenabled = test_good, test_devices\n"
-          "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 30\n"
-          "[workload w]\noperator = ReduceSum\nshape = 1024\n",
-          g_dir, getenv("CALHOST_BUILD_DIR"), getenv("CALHOST_BUILD_DIR"));
-  fclose(f);
+  write_config("mixed", "test_good", NULL, cfg, sizeof cfg);
   assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
   /* test_good's sweep first (its folder is listed first), then the three
    * devices' */
