@@ -421,17 +421,6 @@ static int ck_default_policy(checker *c) {
   return 0;
 }
 
-/* A parameter's name: [A-Za-z0-9_]+. */
-static int good_name(const char *s) {
-  if (!s || !*s)
-    return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-          *s == '_'))
-      return 0;
-  return 1;
-}
-
 /* Serializes assignment a (np values) into a malloc'd policy; NULL with
  * c->msg on failure. */
 static char *assignment_policy(checker *c, calhost_session *s, const uint32_t *a, size_t np,
@@ -479,47 +468,21 @@ static int ck_parameter_space(checker *c) {
     fail(c, "describe_space returned %s", calhost_status_name(st));
     goto out;
   }
-  size_t np = ps.parameter_count;
-  if (!ps.parameters || np < 1 || np > 64) {
-    fail(c, "describe_space gave %zu parameters (1 to 64 allowed)", np);
+  char err[512];
+  if (sweep_space_defect(&ps, err, sizeof err) != 0) {
+    fail(c, "%s", err);
     goto out;
   }
+  size_t np = ps.parameter_count;
   double product = 1;
-  for (size_t i = 0; i < np; i++) {
-    const calhost_parameter *q = &ps.parameters[i];
-    if (!good_name(q->name)) {
-      fail(c, "parameter %zu: the name must be [A-Za-z0-9_]+", i);
-      goto out;
-    }
-    for (size_t j = 0; j < i; j++)
-      if (!strcmp(ps.parameters[j].name, q->name)) {
-        fail(c, "parameter '%s' appears twice", q->name);
-        goto out;
-      }
-    if (q->value_count < 1 || !q->values) {
-      fail(c, "parameter '%s' has no values", q->name);
-      goto out;
-    }
-    for (uint32_t v = 0; v < q->value_count; v++) {
-      if (!q->values[v] || !q->values[v][0] || !one_line(q->values[v])) {
-        fail(c, "parameter '%s': value %u is empty, NULL or not one line", q->name, v);
-        goto out;
-      }
-      for (uint32_t w = 0; w < v; w++)
-        if (!strcmp(q->values[w], q->values[v])) {
-          fail(c, "parameter '%s': value '%s' appears twice", q->name, q->values[v]);
-          goto out;
-        }
-    }
-    product *= q->value_count;
-  }
+  for (size_t i = 0; i < np; i++)
+    product *= ps.parameters[i].value_count;
   a = calloc(np, sizeof *a);
   back = calloc(np, sizeof *back);
   if (!a || !back) {
     fail(c, "out of memory");
     goto out;
   }
-  char err[512];
   int can_map = CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, policy_assignment);
   for (size_t i = 0; i < np; i++) { /* one index out of range at a time */
     memset(a, 0, np * sizeof *a);

@@ -616,14 +616,61 @@ static int add_start(sweep *s, uint32_t **starts, size_t *n, size_t cap, const u
   return 0;
 }
 
+/* [A-Za-z0-9_]+ */
+static int parameter_name_ok(const char *s) {
+  if (!s || !*s)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_'))
+      return 0;
+  return 1;
+}
+
+/* non-empty, no space, control character or DEL */
+static int parameter_value_ok(const char *s) {
+  if (!s || !*s)
+    return 0;
+  for (; *s; s++)
+    if ((unsigned char)*s <= ' ' || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
+int sweep_space_defect(const calhost_parameter_space *ps, char *why, size_t cap) {
+  size_t np = ps->parameter_count;
+  if (!ps->parameters || np < 1 || np > 64)
+    return base_str_fail(why, cap, "describe_space gave %zu parameters (1 to 64 allowed)", np);
+  for (size_t i = 0; i < np; i++) {
+    const calhost_parameter *q = &ps->parameters[i];
+    if (!parameter_name_ok(q->name))
+      return base_str_fail(why, cap, "parameter %zu: the name must be [A-Za-z0-9_]+", i);
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(ps->parameters[j].name, q->name))
+        return base_str_fail(why, cap, "parameter '%s' appears twice", q->name);
+    if (q->value_count < 1 || !q->values)
+      return base_str_fail(why, cap, "parameter '%s' has no values", q->name);
+    for (uint32_t v = 0; v < q->value_count; v++) {
+      if (!parameter_value_ok(q->values[v]))
+        return base_str_fail(why, cap,
+                             "parameter '%s': value %u is empty, NULL or not a printable word",
+                             q->name, v);
+      for (uint32_t w = 0; w < v; w++)
+        if (!strcmp(q->values[w], q->values[v]))
+          return base_str_fail(why, cap, "parameter '%s': value '%s' appears twice", q->name,
+                               q->values[v]);
+    }
+  }
+  return 0;
+}
+
 /* The plugin's named parameters (ABI 2: describe_space, assignment_valid,
  * serialize_assignment) as the search's space, with the plausible order:
  * the default's assignment, then the numbered candidates (the plugin's
  * curated list, in its order) mapped through policy_assignment when the
  * plugin has it. Returns 1 when set up, 0 when the session has only
- * numbered candidates (or describes an unusable space: a message goes to
- * the report's warnings through the plugin error hook), -1 when out of
- * memory. */
+ * numbered candidates or describes a space sweep_space_defect refuses
+ * (`plugin check` names the defect), -1 when out of memory. */
 static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nstart) {
   if (!VT_HAS(s, describe_space) || !VT_HAS(s, assignment_valid) ||
       !VT_HAS(s, serialize_assignment))
@@ -637,16 +684,8 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
     plugin_message(s); /* CALHOST_UNSUPPORTED: numbered only */
     return 0;
   }
-  if (!ps.parameters || ps.parameter_count < 1 || ps.parameter_count > 64)
+  if (sweep_space_defect(&ps, NULL, 0) != 0)
     return 0;
-  for (uint32_t i = 0; i < ps.parameter_count; i++) {
-    const calhost_parameter *q = &ps.parameters[i];
-    if (!q->name || !q->values || q->value_count < 1)
-      return 0;
-    for (uint32_t v = 0; v < q->value_count; v++)
-      if (!q->values[v])
-        return 0;
-  }
   s->named_params = calloc(ps.parameter_count, sizeof *s->named_params);
   if (!s->named_params)
     return -1;

@@ -185,4 +185,13 @@ int sweep_run(const sweep_request *req, sweep_result *out);
 /* Frees what *r owns and zeroes it. NULL-safe. */
 void sweep_result_free(sweep_result *r);
 
+/* The one rule of a usable described parameter space (what ABI 2's
+ * describe_space gives): 1 to 64 parameters, each named [A-Za-z0-9_]+ and
+ * unique, with one or more values, each a printable word (no space or
+ * control character: a space file stores it as one) distinct within its
+ * parameter. Returns 0 when usable, else -1 with the defect in why. A sweep
+ * searches a described space only when it passes (else it runs the
+ * numbered candidates); `calhost plugin check` reports the defect. */
+int sweep_space_defect(const calhost_parameter_space *ps, char *why, size_t cap);
+
 #endif /* CALHOST_SWEEP_MEASURE_H */

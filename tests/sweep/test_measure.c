@@ -624,6 +624,50 @@ static void described_parameters_are_searched_by_name(void **state) {
   }
 }
 
+/* One rule of a usable description (sweep_space_defect), used by the sweep
+ * and by `plugin check`: each defect is named, and a sweep given a
+ * defective description runs the numbered candidates instead. */
+static void a_defective_description_is_named_and_the_sweep_runs_numbered(void **state) {
+  (void)state;
+  char why[256];
+  static const char *const ok_values[] = {"1", "2"}, *const spaced[] = {"1", "a b"},
+                           *const twice[] = {"1", "1"}, *const empty[] = {"1", ""};
+  calhost_parameter p[2] = {{"a", ok_values, 2, 0}, {"b", ok_values, 2, 0}};
+  calhost_parameter_space ps = {.parameters = p, .parameter_count = 2};
+  assert_int_equal(sweep_space_defect(&ps, why, sizeof why), 0);
+  p[1].name = "a";
+  assert_int_equal(sweep_space_defect(&ps, why, sizeof why), -1);
+  assert_non_null(strstr(why, "'a' appears twice"));
+  p[1].name = "b-c";
+  assert_int_equal(sweep_space_defect(&ps, why, sizeof why), -1);
+  assert_non_null(strstr(why, "[A-Za-z0-9_]+"));
+  p[1].name = "b";
+  const char *const *bad[] = {spaced, twice, empty};
+  const char *said[] = {"not a printable word", "appears twice", "not a printable word"};
+  for (int i = 0; i < 3; i++) {
+    p[1].values = bad[i];
+    assert_int_equal(sweep_space_defect(&ps, why, sizeof why), -1);
+    assert_non_null(strstr(why, said[i]));
+  }
+  p[1].values = ok_values;
+  p[1].value_count = 0;
+  assert_int_equal(sweep_space_defect(&ps, why, sizeof why), -1);
+  assert_non_null(strstr(why, "has no values"));
+  ps.parameter_count = 0;
+  assert_int_equal(sweep_space_defect(&ps, NULL, 0), -1);
+
+  /* the fake's description with a duplicated value: numbered candidates */
+  sweep_result r;
+  setup_fake(4);
+  static const char *const dup_b[] = {"x", "y", "x"};
+  PARAMS[1].values = dup_b;
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  PARAMS[1].values = B_VALUES;
+  assert_true(r.numbered);
+  assert_int_equal(r.evaluated, 4);
+  sweep_result_free(&r);
+}
+
 /* measure runs a described space no larger than the numbered list whole
  * (it is the plugin's curated list, described: cpu_gemm's), and a larger
  * one by its budget: 10%, at least 32. */
@@ -661,6 +705,7 @@ int main(void) {
       cmocka_unit_test(strategy_and_budget_override_the_rigor),
       cmocka_unit_test(every_evaluation_is_observed),
       cmocka_unit_test(described_parameters_are_searched_by_name),
+      cmocka_unit_test(a_defective_description_is_named_and_the_sweep_runs_numbered),
       cmocka_unit_test(measure_runs_a_described_list_whole_and_a_larger_space_by_budget),
       cmocka_unit_test(default_wins_when_nothing_beats_it),
       cmocka_unit_test(no_check_marks_unchecked_and_no_default_means_no_speedup),

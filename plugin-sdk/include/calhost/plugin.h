@@ -318,7 +318,7 @@ typedef struct calhost_device_info {
  * owned by the plugin (see describe_space). */
 typedef struct calhost_parameter {
   const char *name;          /* [A-Za-z0-9_]+, unique within the space */
-  const char *const *values; /* value_count printable strings, distinct */
+  const char *const *values; /* value_count printable words (no spaces), distinct */
   uint32_t value_count;      /* >= 1 */
   uint32_t flags;            /* CALHOST_PARAMETER_* bits */
 } calhost_parameter;
