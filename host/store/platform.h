@@ -55,12 +55,28 @@ typedef struct cs_file_id {
   int64_t mtime_ns, ctime_ns;
 } cs_file_id;
 
+/* A pin keeps the identity of one file version from naming another while
+ * it is held. A store handle skips the reload of a commit when the file's
+ * identity is the one it knows; on POSIX an inode number is handed to the
+ * next file created once the old file is gone, and timestamps may only tick
+ * every few milliseconds, so another writer's replacement could carry the
+ * same identity. An open descriptor keeps the inode allocated: the pin is
+ * that descriptor. On Windows the NTFS file index carries a sequence number
+ * that changes on reuse, and holding a handle would block other writers'
+ * rename, so the pin is a placeholder (0). CS_NO_PIN: none held, the
+ * identity must not be trusted. */
+#define CS_NO_PIN ((intptr_t)-1)
+/* Releases a pin (CS_NO_PIN: nothing). */
+CS_HIDDEN void cs_plat_unpin(intptr_t pin);
+
 /* Reads the whole file (NUL-terminated buffer of *len + 1 bytes, caller
  * frees) and its identity. NOT_FOUND when absent, UNREADABLE otherwise,
  * also (naming path) when path is not a regular file: it is opened without
- * blocking, so a FIFO or a device never stalls the caller. */
+ * blocking, so a FIFO or a device never stalls the caller. With pin not
+ * NULL, on success *pin receives the pin of the version read (release it
+ * with cs_plat_unpin); otherwise it is CS_NO_PIN. */
 CS_HIDDEN calstore_status cs_plat_read_file(const char *path, char **data, size_t *len,
-                                            cs_file_id *id, calstore_error *err);
+                                            cs_file_id *id, intptr_t *pin, calstore_error *err);
 /* Identity of the file now: OK, NOT_FOUND or UNREADABLE. */
 CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err);
 /* Resolves a symbolic link at path (the last component, link after link,
@@ -90,10 +106,13 @@ CS_HIDDEN void cs_plat_unlock(intptr_t handle);
  * file is refused. On failure before the rename the temporary file is
  * removed, path is untouched and *replaced is 0; *replaced is 1 once path
  * holds the new file (so a failure after it, the directory sync, leaves the
- * change visible). *id receives the new file's identity. */
+ * change visible). *id receives the new file's identity and, with pin not
+ * NULL, *pin its pin once path holds it (CS_NO_PIN when it could not be
+ * taken, or on failure); a pin needs the caller's lock, so that path still
+ * names this call's file when it is taken. */
 CS_HIDDEN calstore_status cs_plat_replace(const char *path, const char *tmp_path,
                                           const cs_chunk *chunks, size_t nchunks, cs_file_id *id,
-                                          int *replaced, calstore_error *err);
+                                          intptr_t *pin, int *replaced, calstore_error *err);
 /* Default store path (see calstore_default_path). */
 CS_HIDDEN calstore_status cs_plat_default_path(char *buf, size_t capacity);
 

@@ -104,9 +104,16 @@ calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *e
   return CALSTORE_OK;
 }
 
+void cs_plat_unpin(intptr_t pin) {
+  if (pin != CS_NO_PIN)
+    close((int)pin);
+}
+
 calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
-                                  calstore_error *err) {
+                                  intptr_t *pin, calstore_error *err) {
   int e;
+  if (pin)
+    *pin = CS_NO_PIN;
   /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer;
    * what is not a regular file is refused below, before any read. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -168,7 +175,10 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
   }
   if (id)
     fill_id(&st, id);
-  close(fd);
+  if (pin)
+    *pin = fd; /* the descriptor keeps this inode from being reused */
+  else
+    close(fd);
   buf[n] = '\0';
   *data = buf;
   *len = n;
@@ -480,10 +490,12 @@ static int open_tmp(const char *path, const char *tmp_path, char **made, int *un
 }
 
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
-                                size_t nchunks, cs_file_id *id, int *replaced,
+                                size_t nchunks, cs_file_id *id, intptr_t *pin, int *replaced,
                                 calstore_error *err) {
   int e;
   *replaced = 0;
+  if (pin)
+    *pin = CS_NO_PIN;
   const char *what;
   struct stat old;
   int have_old = stat(path, &old) == 0;
@@ -539,9 +551,20 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   free(made);
   made = NULL;
   /* rename changed the inode's ctime: take the identity the file has now
-   * (we hold the lock, nobody else replaces it meanwhile) */
+   * (with the caller's lock nobody else replaces it meanwhile), through the
+   * descriptor that pins it when the caller wants a pin */
   struct stat now;
-  fill_id(stat(path, &now) == 0 ? &now : &st, id);
+  int held = pin ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
+  if (held >= 0 && (fstat(held, &now) != 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev)) {
+    close(held); /* not this call's file: no pin, the caller reloads */
+    held = -1;
+    fill_id(&st, id);
+  } else if (held >= 0) {
+    fill_id(&now, id);
+    *pin = held;
+  } else {
+    fill_id(stat(path, &now) == 0 ? &now : &st, id);
+  }
   *replaced = 1;
   if (fsync_dir(path) != 0) {
     e = errno;

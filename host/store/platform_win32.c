@@ -135,8 +135,14 @@ calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *e
   return CALSTORE_OK;
 }
 
+void cs_plat_unpin(intptr_t pin) {
+  (void)pin; /* a placeholder: see platform.h */
+}
+
 calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
-                                  calstore_error *err) {
+                                  intptr_t *pin, calstore_error *err) {
+  if (pin)
+    *pin = CS_NO_PIN;
   *data = NULL;
   *len = 0;
   wchar_t *w = widen(path);
@@ -200,6 +206,8 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
   }
   if (id)
     fill_id(&fi, id);
+  if (pin)
+    *pin = 0; /* a placeholder: see platform.h */
   CloseHandle(h);
   buf[n] = '\0';
   *data = buf;
@@ -346,9 +354,11 @@ void cs_plat_unlock(intptr_t handle) {
 }
 
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
-                                size_t nchunks, cs_file_id *id, int *replaced,
+                                size_t nchunks, cs_file_id *id, intptr_t *pin, int *replaced,
                                 calstore_error *err) {
   *replaced = 0;
+  if (pin)
+    *pin = CS_NO_PIN;
   calstore_status st = CALSTORE_OK;
   HANDLE h = INVALID_HANDLE_VALUE;
   const char *what = "create";
@@ -464,6 +474,8 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   CRASH_AFTER("rename");
   *replaced = 1;
   fill_id(&fi, id);
+  if (pin)
+    *pin = 0; /* the NTFS index names this version alone: nothing to hold */
   /* MOVEFILE_WRITE_THROUGH made the rename durable: no directory sync */
   free(wtmp);
   free(wpath);

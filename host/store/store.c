@@ -37,6 +37,7 @@ struct calstore {
   cs_set *snap;             /* the live snapshot */
   cs_file_id disk;          /* the file version snap reflects */
   int disk_known;           /* disk is valid (the file existed and was loaded or written) */
+  intptr_t disk_pin;        /* holds disk's version (see cs_plat_unpin), or CS_NO_PIN */
 };
 
 #define CS_STR2(x) #x
@@ -80,19 +81,40 @@ static char *concat(const char *a, const char *b) {
   return r;
 }
 
+/* The store now reflects the file version id, held by pin (exists: the file
+ * existed); takes over pin. Without a pin, or without a file, the version is
+ * unknown and the next commit reloads. */
+static void know_disk(calstore *s, const cs_file_id *id, int exists, intptr_t pin) {
+  cs_plat_unpin(s->disk_pin);
+  s->disk = *id;
+  s->disk_known = exists && pin != CS_NO_PIN;
+  s->disk_pin = s->disk_known ? pin : CS_NO_PIN;
+  if (!s->disk_known)
+    cs_plat_unpin(pin);
+}
+
+/* The file version is unknown: the next commit reloads. */
+static void forget_disk(calstore *s) {
+  cs_plat_unpin(s->disk_pin);
+  s->disk_pin = CS_NO_PIN;
+  s->disk_known = 0;
+}
+
 static int same_id(const cs_file_id *a, const cs_file_id *b) {
   return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
          a->ctime_ns == b->ctime_ns;
 }
 
-/* Reads and parses path into a new set. NOT_FOUND gives an empty set. */
+/* Reads and parses path into a new set. NOT_FOUND gives an empty set.
+ * On success *pin holds the version read (CS_NO_PIN when there was no
+ * file); the caller takes it over. */
 static calstore_status load_file(const char *path, int threads, cs_set **out, cs_file_id *id,
-                                 int *exists, calstore_error *err) {
+                                 intptr_t *pin, int *exists, calstore_error *err) {
   char *data;
   size_t len;
   *out = NULL;
   *exists = 0;
-  calstore_status st = cs_plat_read_file(path, &data, &len, id, err);
+  calstore_status st = cs_plat_read_file(path, &data, &len, id, pin, err);
   if (st == CALSTORE_NOT_FOUND) {
     *out = cs_set_new();
     return *out ? CALSTORE_OK : cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
@@ -101,13 +123,13 @@ static calstore_status load_file(const char *path, int threads, cs_set **out, cs
     return st;
   *exists = 1;
   cs_set *set = cs_set_new();
-  if (!set) {
-    free(data);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
-  }
-  cs_blob *blob = cs_blob_new(data); /* canonical records keep their text in it */
+  cs_blob *blob = set ? cs_blob_new(data) : NULL; /* canonical records keep their text in it */
   if (!blob) {
+    if (!set)
+      free(data);
     cs_set_free(set);
+    cs_plat_unpin(*pin);
+    *pin = CS_NO_PIN;
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
   }
   calstore_error perr = {0};
@@ -115,6 +137,8 @@ static calstore_status load_file(const char *path, int threads, cs_set **out, cs
   cs_blob_unref(blob);
   if (st != CALSTORE_OK) {
     cs_set_free(set);
+    cs_plat_unpin(*pin);
+    *pin = CS_NO_PIN;
     return cs_fail(err, st, perr.line, path, "%s: %s", path, perr.message);
   }
   *out = set;
@@ -153,6 +177,7 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   calstore *s = calloc(1, sizeof *s);
   if (!s)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
+  s->disk_pin = CS_NO_PIN;
   s->persistence = o.persistence_enabled != 0;
   s->threads = !(o.flags & CALSTORE_OPEN_NO_THREADS);
   s->lock_timeout_ms = o.lock_timeout_ms;
@@ -195,6 +220,7 @@ void calstore_close(calstore **store) {
     return;
   calstore *s = *store;
   cs_set_free(s->snap);
+  cs_plat_unpin(s->disk_pin);
   cs_rwlock_destroy(&s->rw);
   cs_rwlock_destroy(&s->commit);
   free(s->path);
@@ -225,11 +251,11 @@ calstore_status calstore_reload(calstore *store, calstore_error *err) {
   cs_rwlock_lock(&store->commit, CS_EXCLUSIVE);
   cs_set *next;
   cs_file_id id = {0};
+  intptr_t pin;
   int exists;
-  calstore_status st = load_file(store->path, store->threads, &next, &id, &exists, err);
+  calstore_status st = load_file(store->path, store->threads, &next, &id, &pin, &exists, err);
   if (st == CALSTORE_OK) {
-    store->disk = id;
-    store->disk_known = exists;
+    know_disk(store, &id, exists, pin);
     swap_snapshot(store, next);
   }
   cs_rwlock_unlock(&store->commit, CS_EXCLUSIVE);
@@ -358,6 +384,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
   int locked = 0, fresh = 0, exists = 0, took = 0;
   cs_set *base = NULL;
   cs_file_id id = {0};
+  intptr_t pin = CS_NO_PIN;
   cs_chunk *chunks = NULL;
   cs_rwlock_lock(&s->commit, CS_EXCLUSIVE);
   if (s->persistence) {
@@ -370,7 +397,7 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     if (st == CALSTORE_OK && s->disk_known && same_id(&id, &s->disk)) {
       st = CALSTORE_OK; /* our snapshot is the file: no reload */
     } else if (st == CALSTORE_NOT_FOUND || st == CALSTORE_OK) {
-      st = load_file(s->path, s->threads, &base, &id, &exists, err);
+      st = load_file(s->path, s->threads, &base, &id, &pin, &exists, err);
       if (st != CALSTORE_OK) {
         if (st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION) {
           char m[sizeof err->message];
@@ -414,12 +441,13 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
       goto out;
     }
     int replaced = 0;
-    st = cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &id, &replaced, err);
+    cs_plat_unpin(pin); /* the reloaded version is being replaced */
+    st = cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &id, &pin, &replaced, err);
     if (st == CALSTORE_OK) {
-      s->disk = id;
-      s->disk_known = 1;
+      know_disk(s, &id, 1, pin);
+      pin = CS_NO_PIN;
     } else {
-      s->disk_known = 0; /* reload at the next commit */
+      forget_disk(s); /* reload at the next commit */
       if (!replaced)
         goto out;
       /* Renamed, but the directory sync failed: other processes already see
@@ -427,8 +455,8 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
        * CALSTORE_WRITE_FAILED (its durability is in doubt). */
     }
   } else if (fresh) {
-    s->disk = id; /* adopt the reloaded file even when nothing changed */
-    s->disk_known = exists;
+    know_disk(s, &id, exists, pin); /* adopt the reloaded file even when nothing changed */
+    pin = CS_NO_PIN;
   }
   took = 1; /* the file (and next the snapshot) holds the change */
   if (fresh) {
@@ -442,11 +470,11 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
     cs_rwlock_unlock(&s->rw, CS_EXCLUSIVE);
     if (rc < 0) { /* out of memory half-way: resynchronise from the file */
       cs_set *again;
-      s->disk_known = 0;
+      forget_disk(s);
       if (s->persistence &&
-          load_file(s->path, s->threads, &again, &id, &exists, NULL) == CALSTORE_OK) {
-        s->disk = id;
-        s->disk_known = exists;
+          load_file(s->path, s->threads, &again, &id, &pin, &exists, NULL) == CALSTORE_OK) {
+        know_disk(s, &id, exists, pin);
+        pin = CS_NO_PIN;
         swap_snapshot(s, again);
       } else {
         st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path,
@@ -459,6 +487,7 @@ out:
   if (!took)
     for (size_t i = 0; i < n; i++)
       ops[i].affected = 0; /* nothing of it happened */
+  cs_plat_unpin(pin);      /* one this commit took and did not hand to the store */
   free(chunks);
   cs_set_free(base);
   if (locked)
@@ -580,7 +609,7 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
     cs_file_id id;
     cs_chunk one = {buf.data, buf.len};
     int replaced;
-    st = cs_plat_replace(real, NULL, &one, 1, &id, &replaced, err);
+    st = cs_plat_replace(real, NULL, &one, 1, &id, NULL, &replaced, err);
   }
   free(real);
   cs_buf_free(&buf);
@@ -638,7 +667,7 @@ calstore_status calstore_read_file(const char *path, calstore_visit_fn visit, vo
   char *data;
   size_t len;
   calstore_error err = {0};
-  calstore_status st = cs_plat_read_file(path, &data, &len, NULL, &err);
+  calstore_status st = cs_plat_read_file(path, &data, &len, NULL, NULL, &err);
   if (st != CALSTORE_OK) {
     if (diagnostic)
       diagnostic(diagnostic_user, st, 0, err.message);

@@ -4,6 +4,7 @@
  * readers look up; every profile of every writer must end up merged in the
  * file and in memory. Conditional puts ("put if absent") decided by the
  * commit against what another process wrote after this one's snapshot.
+ * A handle's known file version is never mistaken for another writer's.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -267,6 +268,57 @@ static void put_if_absent_is_decided_at_commit(void **state) {
   free(path);
 }
 
+/* The policy stored under key k in a fresh handle's view of path. */
+static char *policy_in_file(const char *path, const calstore_key *k) {
+  calstore *s = tu_open(path, NULL);
+  calstore_lookup_result *got = NULL;
+  char *policy = NULL;
+  if (s && calstore_get(s, k, CALSTORE_SOURCE_CALIBRATED, &got, NULL) == CALSTORE_OK)
+    policy = strdup(got->profile->policy);
+  calstore_lookup_result_free(&got);
+  calstore_close(&s);
+  return policy;
+}
+
+/* A handle skips the reload of a commit when the file's identity (device,
+ * inode, size, times) is the one it last wrote. ext4 hands a freed inode to
+ * the next file created, and timestamps may tick only every few ms, so
+ * without care another writer's version could carry that identity and be
+ * overwritten with the stale snapshot. The handle holds the version it knows
+ * open: no later version may reuse its inode, and no update is lost. */
+static void another_writers_version_never_takes_the_known_identity(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp(), *path = tu_path(dir, "profiles.txt");
+  calstore *a = tu_open(path, NULL), *b = tu_open(path, NULL);
+  assert_non_null(a);
+  assert_non_null(b);
+  calstore_key mine = tu_exact("gemm", "3", "a", "cpu", 1);
+  calstore_key theirs = tu_exact("gemm", "3", "b", "cpu", 1);
+  for (int round = 0; round < 20; round++) {
+    struct stat known, now;
+    assert_int_equal(tu_store(a, &mine, "aaaa", round), CALSTORE_OK);
+    assert_int_equal(stat(path, &known), 0);
+    /* two commits of the other handle: the first frees a's inode (were it
+     * not held), the second's temporary file would be the first to get it */
+    assert_int_equal(tu_store(b, &theirs, "bbbb", round), CALSTORE_OK);
+    assert_int_equal(tu_store(b, &theirs, "cccc", round), CALSTORE_OK);
+    assert_int_equal(stat(path, &now), 0);
+    assert_true(now.st_ino != known.st_ino);
+    /* a's next commit merges the other handle's last change */
+    calstore_key touch = tu_exact("gemm", "3", "touch", "cpu", 1);
+    assert_int_equal(tu_store(a, &touch, "t", round), CALSTORE_OK);
+    char *got = policy_in_file(path, &theirs);
+    assert_non_null(got);
+    assert_string_equal(got, "cccc");
+    free(got);
+  }
+  calstore_close(&a);
+  calstore_close(&b);
+  tu_rmtree(dir);
+  free(dir);
+  free(path);
+}
+
 int main(void) {
   g_per_writer = (int)tu_iterations(20, 4);
   const struct CMUnitTest tests[] = {
@@ -274,6 +326,7 @@ int main(void) {
       cmocka_unit_test(threads_with_their_own_handles_lose_no_write),
       cmocka_unit_test(processes_writing_at_once_lose_no_write),
       cmocka_unit_test(put_if_absent_is_decided_at_commit),
+      cmocka_unit_test(another_writers_version_never_takes_the_known_identity),
   };
   return cmocka_run_group_tests_name("store_concurrency", tests, NULL, NULL);
 }
