@@ -77,6 +77,14 @@ static void commit(cal_run *r) {
   store_end(r);
 }
 
+/* The progress line of a finished sweep (verify's, in its measuring pass). */
+static void announce(cal_run *r, const cal_result *x) {
+  if (r->o->verify && !r->recalibrating)
+    cal_verify_progress(r, x);
+  else
+    cal_progress_line(r, x);
+}
+
 static void on_record(void *user, const isolate_proto_msg *m) {
   cal_run *r = user;
   isolate_proto_cursor c;
@@ -163,10 +171,7 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     }
     free(r->cur_candidate);
     r->cur_candidate = NULL;
-    if (r->o->verify && !r->recalibrating)
-      cal_verify_progress(r, x);
-    else
-      cal_progress_line(r, x);
+    announce(r, x);
     break;
   }
   case CALHOST_REC_WORKLOAD_DONE:
@@ -185,52 +190,122 @@ static void on_record(void *user, const isolate_proto_msg *m) {
 
 /* ---- one plugin ------------------------------------------------------- */
 
-/* The sweeps of p's child (r->cur_device set or not). */
+/* After a child of p died abnormally (oc) in the candidate r->cur_candidate
+ * of the sweep in progress: records the policy as a crash of that sweep,
+ * so that the next child runs the sweep without it, or, at the sweep's
+ * CAL_SWEEP_CRASHES-th crash, fails the sweep, so that the next child goes
+ * on with the others; warns. Returns 1 when a new child should be started,
+ * 0 when the plugin is given up (no candidate in progress, too many
+ * restarts, out of memory). */
+static int restart_after(cal_run *r, const loader_plugin *p, const isolate_child_outcome *oc,
+                         int restarts) {
+  if (!r->cur_in_workload || !r->cur_candidate || restarts >= CAL_MAX_RESTARTS)
+    return 0;
+  int hung = oc->end == CALHOST_CHILD_TIMEOUT;
+  size_t here = 0, hangs = 0;
+  for (size_t i = 0; i < r->crash_count; i++) {
+    here += r->crashes[i].workload == r->cur_workload && r->crashes[i].threads == r->cur_threads;
+    hangs += r->crashes[i].every_sweep;
+  }
+  if (hung && hangs + 1 >= CAL_MAX_HANGS)
+    return 0;
+  char dev[64] = "";
+  if (r->cur_device)
+    snprintf(dev, sizeof dev, " device %u", r->cur_device->index);
+  if (here + 1 >= CAL_SWEEP_CRASHES) {
+    cal_result *x = cal_add_result(r);
+    if (!x)
+      return 0;
+    x->workload = r->cur_workload;
+    x->threads = r->cur_threads;
+    x->kind = CAL_FAILED;
+    x->message = base_str_format("%zu candidates killed the plugin's child; the last, '%s': %s",
+                                 here + 1, r->cur_candidate, oc->message);
+    r->sweeps_done++;
+    announce(r, x);
+    return 1;
+  }
+  char *why = base_str_format("%s in an earlier attempt (not run again)", oc->message);
+  int ok =
+      why && cal_add_crash(r, hung, r->cur_workload, r->cur_threads, r->cur_candidate, why) == 0;
+  free(why);
+  if (!ok)
+    return 0;
+  cal_warn(r, "%s%s %s t=%u: candidate '%s' %s; the sweep goes on without it in a new child%s",
+           p->backend, dev, cal_workload_name(r, r->cur_workload), r->cur_threads, r->cur_candidate,
+           oc->message, hung ? " (and no later sweep runs it)" : "");
+  return 1;
+}
+
+/* The sweeps of p's child (r->cur_device set or not). A child that dies
+ * in a candidate (crash, exit, hang) is started again without that
+ * candidate (restart_after), at most CAL_MAX_RESTARTS times; the sweeps it
+ * finished are kept and not repeated. */
 static void run_child(cal_run *r, loader_plugin *p) {
   r->cur = p;
-  r->cur_in_workload = 0;
-  free(r->cur_candidate);
-  r->cur_candidate = NULL;
-  loader_services_take_error(&p->services_ctx);
-  /* the child skips keys already calibrated (calstore_get on this
-   * snapshot): take the file's latest state first (ignore a failure: the
-   * snapshot stays, and the commit decides against the file anyway) */
-  if (!r->force && !r->o->verify) { /* verify judges on the one snapshot it opened */
-    store_begin(r);
-    calstore_reload(r->store, NULL);
-    store_end(r);
-  }
-
-  isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
-                        .cancel_flag = &g_cancel,
-                        .done_type = CALHOST_REC_DONE};
-  isolate_child_outcome oc;
+  r->results_from = r->result_count;
+  cal_crashes_clear(r);
+  double budget = r->cfg->time_budget_seconds;
+  r->plugin_deadline = budget > 0 ? sweep_now() + budget : 0;
   size_t done_before = r->sweeps_done, failures_before = r->failure_count;
-  isolate_run(&io, cal_child_main, r, on_record, r, &oc);
-  /* a child that reported its plugin's failure (create failed) and exited
-   * was already reported once: its exit is not a second failure */
-  int reported =
-      oc.end == CALHOST_CHILD_EXITED && r->failure_count > failures_before && !r->cur_in_workload;
-  if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
-    char msg[512];
-    const char *where = r->cur_candidate ? " while running candidate " : "";
-    char dev[64] = "";
-    if (r->cur_device)
-      snprintf(dev, sizeof dev, "device %u: ", r->cur_device->index);
-    snprintf(msg, sizeof msg, "%s%s%s%s", dev, oc.message, where,
-             r->cur_candidate ? r->cur_candidate : "");
-    cal_add_failure(r, p->backend,
-                    r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
-                    r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
-    /* the sweeps the child never reached */
-    r->sweeps_done = done_before + cal_sweeps_of(r, p);
-  } else if (oc.output_total > 0 && r->o->progress != 0) {
-    cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
-             oc.output_total);
+  for (int restarts = 0;; restarts++) {
+    r->cur_in_workload = 0;
+    free(r->cur_candidate);
+    r->cur_candidate = NULL;
+    loader_services_take_error(&p->services_ctx);
+    /* the child skips keys already calibrated (calstore_get on this
+     * snapshot): take the file's latest state first (ignore a failure: the
+     * snapshot stays, and the commit decides against the file anyway) */
+    if (!r->force && !r->o->verify) { /* verify judges on the one snapshot it opened */
+      store_begin(r);
+      calstore_reload(r->store, NULL);
+      store_end(r);
+    }
+
+    isolate_options io = {.timeout_seconds = r->cfg->plugin_timeout_seconds,
+                          .cancel_flag = &g_cancel,
+                          .done_type = CALHOST_REC_DONE};
+    isolate_child_outcome oc;
+    isolate_run(&io, cal_child_main, r, on_record, r, &oc);
+    /* a child that reported its plugin's failure (create failed) and exited
+     * was already reported once: its exit is not a second failure */
+    int reported =
+        oc.end == CALHOST_CHILD_EXITED && r->failure_count > failures_before && !r->cur_in_workload;
+    if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
+      commit(r); /* finished sweeps of a workload in progress are kept */
+      if (!g_cancel && restart_after(r, p, &oc, restarts)) {
+        if (oc.output_total > 0)
+          cal_warn(r, "%s printed %zu bytes on stdout before its child died: %.200s", p->backend,
+                   oc.output_total, oc.output);
+        continue;
+      }
+      char msg[512];
+      const char *where = r->cur_candidate ? " while running candidate " : "";
+      char dev[64] = "";
+      if (r->cur_device)
+        snprintf(dev, sizeof dev, "device %u: ", r->cur_device->index);
+      size_t all = cal_sweeps_of(r, p), reached = r->sweeps_done - done_before;
+      char lost[96] = "";
+      if (reached < all)
+        snprintf(lost, sizeof lost, "; %zu of its %zu sweeps were not run", all - reached, all);
+      snprintf(msg, sizeof msg, "%s%s%s%s%s%s", dev, oc.message, where,
+               r->cur_candidate ? r->cur_candidate : "",
+               restarts ? " (after restarts without the candidates that died before)" : "", lost);
+      cal_add_failure(r, p->backend,
+                      r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
+                      r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
+      /* the sweeps the child never reached */
+      r->sweeps_done = done_before + all;
+    } else if (oc.output_total > 0 && r->o->progress != 0) {
+      cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
+               oc.output_total);
+    }
+    break;
   }
   commit(r); /* finished sweeps of a workload in progress are kept */
   free(r->cur_candidate);
   r->cur_candidate = NULL;
+  cal_crashes_clear(r);
   r->cur = NULL;
 }
 
@@ -279,6 +354,8 @@ static void merge(cal_run *r, cal_run *c, size_t done_before) {
   rest.failure_count = c->failure_count;
   rest.warnings = c->warnings;
   rest.warning_count = c->warning_count;
+  rest.crashes = c->crashes;
+  rest.crash_count = c->crash_count;
   cal_run_free(&rest);
   r->sweeps_done += c->sweeps_done - done_before;
 }
@@ -335,6 +412,8 @@ static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *
     j->run.warnings = NULL;
     j->run.warning_count = j->run.warning_cap = 0;
     j->run.cur_candidate = NULL;
+    j->run.crashes = NULL; /* its own: freed in merge */
+    j->run.crash_count = j->run.crash_cap = 0;
     j->run.bar = 0;
     j->run.cur_device = members[i];
     j->run.store_lock = &lock;

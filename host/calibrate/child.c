@@ -198,8 +198,7 @@ int cal_child_main(void *user, int fd) {
   }
   processor_pin_thread(r->targets.cpus, r->targets.cpu_count, NULL, 0);
 
-  double budget = r->cfg->time_budget_seconds;
-  double plugin_deadline = budget > 0 ? sweep_now() + budget : 0;
+  double plugin_deadline = r->plugin_deadline; /* one budget for all the plugin's children */
   size_t sweeps_left = cal_sweeps_of(r, p);
   size_t recal_left = 0; /* verify --recalibrate: the budget is the failing keys' */
   for (size_t i = 0; r->recalibrating && i < r->only_key_count; i++)
@@ -232,6 +231,10 @@ int cal_child_main(void *user, int fd) {
       else
         runtime_binding_target(&r->targets, t, &tg);
       c.threads = tg.thread_count;
+      /* a child started again after one died in a candidate: the sweeps
+       * already reported are only keyed (as another shard's items) */
+      if (mine && cal_result_known(r, c.workload, c.threads))
+        mine = 0;
       calhost_built_key k;
       runtime_binding_built_key_init(&k);
       st = vt->build_key(inst, &w, &tg, &k);
@@ -326,6 +329,18 @@ int cal_child_main(void *user, int fd) {
         req.params.prune = 0;
         req.params.halving = 0;
       }
+      /* the policies that killed an earlier child in this sweep */
+      const char *avoid[CAL_SWEEP_CRASHES + CAL_MAX_HANGS],
+          *avoid_why[CAL_SWEEP_CRASHES + CAL_MAX_HANGS];
+      for (size_t j = 0; j < r->crash_count && req.avoid_count < CAL_SWEEP_CRASHES + CAL_MAX_HANGS;
+           j++)
+        if (r->crashes[j].every_sweep ||
+            (r->crashes[j].workload == c.workload && r->crashes[j].threads == c.threads)) {
+          avoid[req.avoid_count] = r->crashes[j].policy;
+          avoid_why[req.avoid_count++] = r->crashes[j].reason;
+        }
+      req.avoid_policies = avoid;
+      req.avoid_reasons = avoid_why;
       req.hooks.search_start = child_search_start;
       req.hooks.evaluated = child_evaluated;
       sweep_recording rec;
@@ -349,7 +364,9 @@ int cal_child_main(void *user, int fd) {
                            kc.structure_count);
       sweep_record_key_free(&kc);
       sweep_record_put_result(&c.buf, &res);
-      isolate_proto_send(c.fd, &c.buf);
+      if (isolate_proto_send(c.fd, &c.buf) != 0)
+        child_fail(&c, CALHOST_REC_FAILED,
+                   "the sweep's result could not be sent to calhost (its record is too large)");
       sweep_result_free(&res);
     }
     isolate_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);

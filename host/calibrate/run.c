@@ -53,6 +53,47 @@ cal_result *cal_add_result(cal_run *r) {
   return x;
 }
 
+int cal_result_known(const cal_run *r, size_t workload, uint32_t threads) {
+  for (size_t i = r->results_from; i < r->result_count; i++) {
+    const cal_result *x = &r->results[i];
+    if (x->workload == workload && x->threads == threads && r->cur &&
+        !strcmp(x->backend ? x->backend : "", r->cur->backend) &&
+        x->on_device == (r->cur_device != NULL) &&
+        (!r->cur_device || x->device_index == r->cur_device->index))
+      return 1;
+  }
+  return 0;
+}
+
+int cal_add_crash(cal_run *r, int every_sweep, size_t workload, uint32_t threads,
+                  const char *policy, const char *reason) {
+  cal_crash *n = base_array_grow(r->crashes, r->crash_count, &r->crash_cap, sizeof *n, 4);
+  if (!n)
+    return -1;
+  r->crashes = n;
+  cal_crash *c = &n[r->crash_count];
+  c->every_sweep = every_sweep;
+  c->workload = workload;
+  c->threads = threads;
+  c->policy = base_str_dup(policy);
+  c->reason = base_str_dup(reason);
+  if (!c->policy || !c->reason) {
+    free(c->policy);
+    free(c->reason);
+    return -1;
+  }
+  r->crash_count++;
+  return 0;
+}
+
+void cal_crashes_clear(cal_run *r) {
+  for (size_t i = 0; i < r->crash_count; i++) {
+    free(r->crashes[i].policy);
+    free(r->crashes[i].reason);
+  }
+  r->crash_count = 0;
+}
+
 void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint32_t threads,
                      const char *candidate, const char *message, const char *output) {
   cal_failure *n = base_array_grow(r->failures, r->failure_count, &r->failure_cap, sizeof *n, 8);
@@ -119,6 +160,8 @@ void cal_run_free(cal_run *r) {
   free(r->warnings);
   free(r->workloads);
   free(r->cur_candidate);
+  cal_crashes_clear(r);
+  free(r->crashes);
   loader_plugin_list_free(&r->plugins);
   processor_target_list_free(&r->targets);
   calstore_close(&r->store);

@@ -62,6 +62,27 @@ typedef struct cal_failure {
   char *output; /* the first bytes the plugin printed, or NULL */
 } cal_failure;
 
+/* How many candidates of one sweep may kill the plugin's child (each time
+ * the sweep starts again in a new child without them) before the sweep is
+ * failed, and how many times the children of one plugin (on one device)
+ * may be started again in all before the plugin is given up. */
+#define CAL_SWEEP_CRASHES 4
+#define CAL_MAX_RESTARTS 16
+/* A child that hangs costs the whole plugin_timeout: after this many the
+ * plugin is given up. */
+#define CAL_MAX_HANGS 2
+
+/* A policy that killed the child of the current plugin (crashed, hung,
+ * exited) while its sweep of (workload, threads) ran it: the next child
+ * runs that sweep again without it. */
+typedef struct cal_crash {
+  int every_sweep; /* it hung: every later sweep of the plugin avoids it too */
+  size_t workload;
+  uint32_t threads;
+  char *policy;
+  char *reason; /* the rejection the sweep reports for it */
+} cal_crash;
+
 /* A key verify wants recalibrated: a backend's exact key of a workload. */
 typedef struct cal_key_ref {
   const char *backend;
@@ -103,6 +124,15 @@ typedef struct cal_run {
   uint32_t cur_threads;
   char *cur_candidate;
   uint32_t cur_ordinal, cur_total;
+  /* the policies that killed a child of the current plugin (run_child) */
+  cal_crash *crashes;
+  size_t crash_count, crash_cap;
+  /* the first result of the current plugin's run_child (earlier results,
+   * e.g. verify's measuring pass, are not its children's) */
+  size_t results_from;
+  /* CLOCK_MONOTONIC seconds when the current plugin's time budget ends
+   * (0: none); set once for all its children */
+  double plugin_deadline;
   /* child only */
   double child_deadline;
 
@@ -134,6 +164,18 @@ cal_result *cal_add_result(cal_run *r);
 void cal_add_failure(cal_run *r, const char *backend, const char *workload, uint32_t threads,
                      const char *candidate, const char *message, const char *output);
 
+/* Whether the current plugin (on r->cur_device when set) has a result of
+ * (workload, threads) from an earlier child of this run_child (results
+ * from r->results_from on): a restarted child does not repeat it. */
+int cal_result_known(const cal_run *r, size_t workload, uint32_t threads);
+/* Records that policy killed the current plugin's child in its sweep of
+ * (workload, threads) (every_sweep: avoid it in every sweep), for the
+ * reason given (strings copied). Returns 0,
+ * -1 when out of memory. */
+int cal_add_crash(cal_run *r, int every_sweep, size_t workload, uint32_t threads,
+                  const char *policy, const char *reason);
+/* Forgets the crashes of the current plugin (a new plugin or device). */
+void cal_crashes_clear(cal_run *r);
 /* Records a warning (printf-style); kept for the report. */
 void cal_warn(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -6,8 +6,9 @@
  * (host/search) chooses the candidates, one at a time, within its budget:
  * its evaluate callback is round one of a candidate here: serialize,
  * validate, prepare, run once and check the output against the reference (a
- * wrong or failing candidate is rejected with the reason, and the search
- * sees it rejected), size a sample to the rigor's minimum time (this doubles
+ * wrong or failing candidate, or one whose policy the request says to avoid
+ * because it killed an earlier attempt, is rejected with the reason, and
+ * the search sees it rejected), size a sample to the rigor's minimum time (this doubles
  * as warm-up), warm up, then take prune_after samples (or every sample when
  * pruning is off); a candidate whose lower quartile is above the leader's
  * median x (1 + margin) is pruned. The search is given the median of those
@@ -465,6 +466,11 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
   }
   if (!is_default)
     s->out->tried++;
+  for (size_t i = 0; i < s->req->avoid_count; i++)
+    if (!strcmp(e->policy, s->req->avoid_policies[i])) {
+      add_rejection(s, e, s->req->avoid_reasons[i]);
+      return 0;
+    }
   char err[512] = "";
   calhost_status st =
       s->vt->validate_policy(s->req->instance, e->policy, e->policy_length, err, sizeof err);

@@ -109,6 +109,13 @@ typedef struct sweep_request {
    * the plugin's candidate space; max_candidates does not apply. Borrowed. */
   const char *const *policies;
   size_t policy_count;
+  /* Policies known to kill the process that runs them (an earlier attempt
+   * of this sweep died in them): a candidate (or the default) whose policy
+   * is avoid_policies[i] is rejected with avoid_reasons[i] and never
+   * prepared or run. Borrowed; avoid_count 0: none. */
+  const char *const *avoid_policies;
+  const char *const *avoid_reasons;
+  size_t avoid_count;
 } sweep_request;
 
 /* A candidate that was refused, with the reason. */

@@ -5,6 +5,8 @@
  *  - crashing, hanging, exiting, aborting and oversized-policy plugins among
  *    good ones: the good results are stored, the failures reported with
  *    plugin, workload and candidate;
+ *  - a candidate that kills the child: the sweep goes on without it in a new
+ *    child, the other candidates are measured and the winner stored;
  *  - plugin stdout garbage never reaches the --json report;
  *  - SIGINT stops a run: exit 130, the store file is valid and holds the
  *    workloads finished before the signal;
@@ -254,7 +256,9 @@ static void failing_plugins_do_not_take_good_results_down(void **state) {
   assert_null(strstr(c.backends, "test_oversized"));
   assert_int_equal(c.exact, 4);
   assert_true(c.portable >= 2);
-  /* failures, with plugin, workload and candidate */
+  /* failures, with plugin, workload and candidate: every candidate kills
+   * the child, so each sweep is restarted without the ones that did until
+   * CAL_SWEEP_CRASHES (4) did, then failed, and the next sweep still runs */
   assert_non_null(strstr(out, "failures:"));
   const char *crash = strstr(out, "  test_crash_run workload sum_4k t=1:");
   if (!crash)
@@ -262,15 +266,48 @@ static void failing_plugins_do_not_take_good_results_down(void **state) {
   assert_non_null(crash);
   /* SIGSEGV in a plain build; the sanitizer's report-and-exit under ASan */
   assert_true(strstr(crash, "SIGSEGV") || strstr(crash, "exited with status"));
-  assert_non_null(strstr(crash, "candidate p=1"));
-  assert_non_null(strstr(out, "test_hang workload sum_4k t=1: timed out"));
-  assert_non_null(strstr(out, "test_exit workload sum_4k t=1: exited with status 3"));
-  assert_non_null(strstr(out, "test_abort workload sum_4k t=1: killed by signal 6 (SIGABRT)"));
+  assert_non_null(strstr(crash, "4 candidates killed the plugin's child; the last, 'p=4'"));
+  assert_non_null(strstr(out, "  test_crash_run workload sum_16k t=1: 4 candidates killed"));
+  assert_non_null(strstr(out, "test_crash_run sum_4k t=1: candidate 'p=1' "));
+  /* a hang costs the plugin's time budget; the sweeps after it say so */
+  assert_non_null(strstr(out, "test_hang sum_4k t=1: candidate 'p=1' timed out"));
+  assert_non_null(strstr(out, "test_hang workload sum_16k t=1:"));
+  assert_non_null(strstr(out, "test_exit workload sum_4k t=1: 4 candidates killed"));
+  assert_non_null(strstr(out, "'p=4': exited with status 3"));
+  assert_non_null(strstr(out, "'p=4': killed by signal 6 (SIGABRT)"));
   /* oversized policies are rejected, reported, never stored */
   assert_non_null(strstr(out, "policy too large"));
   /* the summary table names the winners */
   assert_non_null(strstr(out, "test_good"));
   assert_non_null(strstr(out, "block="));
+  free(out);
+  free(err);
+}
+
+static void a_crashing_candidate_is_rejected_and_the_sweep_goes_on(void **state) {
+  (void)state;
+  char cfg[512], store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  write_config("crash_one.ini", "test_crash_one", 30, 0, NULL);
+  path_in(cfg, sizeof cfg, "crash_one.ini");
+  const char *args[] = {"calibrate", "--config", cfg, "--json", NULL};
+  int rc = run(&out, &err, args);
+  if (rc != 0)
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+  assert_int_equal(rc, 0);
+  /* both workloads stored: the sweep of each went on after p=2 */
+  store_count c = read_store(store);
+  assert_int_equal(c.exact, 2);
+  assert_non_null(strstr(c.backends, "test_crash_one"));
+  assert_null(strstr(out, "\"winner\":\"p=2\""));
+  /* p=2 is a rejected candidate of each sweep, with the signal */
+  const char *p2 = strstr(out, "\"policy\":\"p=2\"");
+  assert_non_null(p2);
+  assert_non_null(strstr(p2, "\"status\":\"rejected\""));
+  assert_true(strstr(out, "SIGSEGV) in an earlier attempt (not run again)") ||
+              strstr(out, "before finishing in an earlier attempt (not run again)"));
+  assert_non_null(strstr(out, "the sweep goes on without it in a new child"));
   free(out);
   free(err);
 }
@@ -581,6 +618,8 @@ int main(void) {
   snprintf(g_build, sizeof g_build, "%s", b);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(failing_plugins_do_not_take_good_results_down, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_crashing_candidate_is_rejected_and_the_sweep_goes_on, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(plugin_stdout_never_reaches_the_json_report, setup, teardown),
       cmocka_unit_test_setup_teardown(rerun_skips_calibrated_keys_unless_forced, setup, teardown),

@@ -26,7 +26,8 @@
  * "p" (values 1..4); with BAD_SPACE its validity test also accepts an index
  * out of range and serialize_assignment writes a policy the validator
  * refuses ("q=N"), as a careless plugin would.
- * BAD_HANG creates the
+ * BAD_CRASH_ONE crashes in candidate p=2 only (the sweep must go on
+ * without it). BAD_HANG creates the
  * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
  * so a test can wait for a candidate to be running instead of sleeping.
  */
@@ -355,6 +356,9 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
   garbage("run");
 #if defined(BAD_CRASH_RUN)
   raise(SIGSEGV);
+#elif defined(BAD_CRASH_ONE)
+  if (s->p == 2)
+    raise(SIGSEGV);
 #elif defined(BAD_HANG)
   const char *mark = getenv("CALHOST_TEST_RUNNING_MARK");
   if (mark) {
