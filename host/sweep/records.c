@@ -160,10 +160,17 @@ void sweep_record_put_result(isolate_proto_buf *b, const sweep_result *r) {
   size_t n = r->rejection_count < CALHOST_RECORD_MAX_REJECTIONS ? r->rejection_count
                                                                 : CALHOST_RECORD_MAX_REJECTIONS;
   isolate_proto_put_u64(b, n);
+  size_t rejection_room = CALHOST_RECORD_REJECTION_ROOM;
   for (size_t i = 0; i < n; i++) {
-    isolate_proto_put_u64(b, r->rejections[i].index);
-    isolate_proto_put_str(b, r->rejections[i].policy);
-    isolate_proto_put_str(b, r->rejections[i].reason);
+    const sweep_rejection *x = &r->rejections[i];
+    size_t policy = x->policy ? strlen(x->policy) : 0, reason = x->reason ? strlen(x->reason) : 0;
+    int keep = policy + reason <= rejection_room;
+    rejection_room -= keep ? policy + reason : 0;
+    isolate_proto_put_u64(b, x->index);
+    isolate_proto_put_str(b, keep ? x->policy : NULL);
+    isolate_proto_put_str(b, keep || reason <= CALHOST_RECORD_SHORT_REASON
+                                 ? x->reason
+                                 : "(reason dropped: the sweep's record was full)");
   }
   /* The candidates: as many as fit in the room left, texts while they fit. */
   const size_t fixed = 112; /* 9 numeric fields and 2 string headers, rounded up */

@@ -34,8 +34,14 @@ enum sweep_record_type {
   CALHOST_REC_DONE = 8,
 };
 
-/* At most this many rejections travel with a result (the count is exact). */
+/* At most this many rejections travel with a result (the count is exact).
+ * Their policies and reasons travel while they take at most
+ * CALHOST_RECORD_REJECTION_ROOM bytes; past it a policy is dropped (NULL)
+ * and a reason longer than CALHOST_RECORD_SHORT_REASON bytes is replaced
+ * by a note that it was dropped. */
 #define CALHOST_RECORD_MAX_REJECTIONS 256
+#define CALHOST_RECORD_REJECTION_ROOM (1024u * 1024u)
+#define CALHOST_RECORD_SHORT_REASON 256u
 
 /* The candidates of a result (sweep_candidate) travel after its
  * rejections while the frame stays under this many bytes; past it, their

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -209,6 +210,75 @@ static void sweep_result_round_trips(void **state) {
   isolate_proto_buf_free(&b);
 }
 
+/* The largest result a sweep can make still fits in one frame: 256
+ * rejections with policies of the maximum length and long reasons, and as
+ * many candidates, again with the longest texts. The first rejections keep
+ * their texts; the count and every index travel. */
+static void the_largest_result_fits_in_a_frame(void **state) {
+  (void)state;
+  enum { N = CALHOST_RECORD_MAX_REJECTIONS };
+  size_t big = CALHOST_POLICY_MAX_LENGTH;
+  char *policy = malloc(big + 1), *reason = malloc(4001);
+  assert_non_null(policy);
+  assert_non_null(reason);
+  memset(policy, 'p', big);
+  policy[big] = '\0';
+  memset(reason, 'r', 4000);
+  reason[4000] = '\0';
+  sweep_rejection *rej = calloc(N, sizeof *rej);
+  sweep_candidate *cand = calloc(N, sizeof *cand);
+  assert_non_null(rej);
+  assert_non_null(cand);
+  for (uint32_t i = 0; i < N; i++) {
+    rej[i] = (sweep_rejection){i, policy, reason};
+    cand[i].index = i;
+    cand[i].policy = policy;
+    cand[i].status = CALHOST_CANDIDATE_REJECTED;
+    cand[i].reason = reason;
+  }
+  sweep_result r;
+  memset(&r, 0, sizeof r);
+  r.ok = 1;
+  r.winner_policy = policy;
+  r.default_policy = policy;
+  r.rejections = rej;
+  r.rejection_count = N;
+  r.candidates = cand;
+  r.candidate_entries = N;
+  isolate_proto_buf b = {0};
+  isolate_proto_begin(&b, CALHOST_REC_RESULT);
+  sweep_record_put_key(&b, "sha256:ab", "x86_64", 1, NULL, 0);
+  sweep_record_put_result(&b, &r);
+  assert_int_equal(isolate_proto_finish(&b), 0);
+  assert_true(b.len <= CALHOST_PROTO_MAX_FRAME + 64);
+
+  isolate_proto_reader rd = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
+  isolate_proto_reader_feed(&rd, b.data, b.len);
+  assert_int_equal(isolate_proto_reader_next(&rd, &m), 1);
+  isolate_proto_cursor_init(&c, &m);
+  sweep_record_key k;
+  sweep_result out;
+  assert_int_equal(sweep_record_get_key(&c, &k), 0);
+  assert_int_equal(sweep_record_get_result(&c, &out), 0);
+  assert_int_equal(out.rejection_count, N);
+  assert_string_equal(out.rejections[0].policy, policy);
+  assert_string_equal(out.rejections[0].reason, reason);
+  assert_null(out.rejections[N - 1].policy);
+  assert_non_null(strstr(out.rejections[N - 1].reason, "dropped"));
+  assert_int_equal(out.rejections[N - 1].index, N - 1);
+  assert_string_equal(out.winner_policy, policy);
+  sweep_result_free(&out);
+  sweep_record_key_free(&k);
+  isolate_proto_reader_free(&rd);
+  isolate_proto_buf_free(&b);
+  free(rej);
+  free(cand);
+  free(policy);
+  free(reason);
+}
+
 /* Every field of a result and of its candidates survives the record
  * stream: the encoder and the decoder follow one field table. */
 static void every_result_and_candidate_field_round_trips(void **state) {
@@ -320,6 +390,7 @@ int main(void) {
       cmocka_unit_test(oversized_length_is_refused),
       cmocka_unit_test(cursor_mismatch_fails_softly),
       cmocka_unit_test(sweep_result_round_trips),
+      cmocka_unit_test(the_largest_result_fits_in_a_frame),
   };
   return cmocka_run_group_tests_name("sweep child protocol", tests, NULL, NULL);
 }
