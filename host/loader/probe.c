@@ -92,6 +92,14 @@ static void on_record(void *user, const isolate_proto_msg *msg) {
     copy(r->reason, sizeof r->reason, isolate_proto_get_str(&c));
     break;
   case PROBE_REC_IDENTITY: {
+    /* the child is plugin code: a second identity is a protocol error,
+     * never a second list written over the first */
+    if (r->operators) {
+      r->ok = 0;
+      copy(r->reason, sizeof r->reason,
+           "the probe's record stream held a second identity (plugin code wrote to it)");
+      break;
+    }
     copy(r->backend, sizeof r->backend, isolate_proto_get_str(&c));
     copy(r->implementation_version, sizeof r->implementation_version, isolate_proto_get_str(&c));
     copy(r->description, sizeof r->description, isolate_proto_get_str(&c));
