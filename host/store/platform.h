@@ -1,8 +1,9 @@
 /*
  * platform.h: the store's operating-system layer, implemented once per
  * platform (platform_posix.c, platform_win32.c): locks between threads and
- * processes, whole-file reads, atomic replacement, directory creation, and
- * the fault-injection hooks (CALHOST_FAULT_INJECTION builds only).
+ * processes, whole-file reads, atomic replacement, directory creation, the
+ * file name length check, and the fault-injection hooks
+ * (CALHOST_FAULT_INJECTION builds only).
  *
  * Fault injection: when compiled with CALHOST_FAULT_INJECTION, the
  * environment variable CALSTORE_FAULT holds comma-separated rules checked at
@@ -86,13 +87,30 @@ CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstor
 CS_HIDDEN calstore_status cs_plat_resolve(const char *path, char **out, calstore_error *err);
 /* Creates the directory holding path (and its parents), mode 0700. */
 CS_HIDDEN calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err);
-/* Takes the exclusive inter-process lock on lock_path (created 0600, must
- * be a regular file),
- * waiting at most timeout_ms (0: one try; UINT32_MAX: for ever); then
+/* Refuses (CALSTORE_INVALID_ARGUMENT, a message naming the name and the
+ * limit) a store file path whose name, or the name of its lock file
+ * lock_path or temporary file tmp_path (siblings of path), is longer than
+ * the directory accepts: POSIX pathconf(_PC_NAME_MAX) of the directory, or
+ * of its nearest existing ancestor, 255 bytes when that fails; Windows 255
+ * UTF-16 units. Checked at open, so a commit never fails for it after the
+ * work it stores was done. */
+CS_HIDDEN calstore_status cs_plat_check_names(const char *path, const char *lock_path,
+                                              const char *tmp_path, calstore_error *err);
+/* Takes the exclusive inter-process lock on lock_path (must be a regular
+ * file), the lock of the store file store_path (may be NULL), waiting at
+ * most timeout_ms (0: one try; UINT32_MAX: for ever); then
  * CALSTORE_LOCK_FAILED naming the lock file. *handle receives what
- * cs_plat_unlock needs. */
-CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
-                                       calstore_error *err);
+ * cs_plat_unlock needs.
+ * POSIX: every writer of the store must be able to open the lock file, so
+ * it follows the store file when that exists: it is created with read and
+ * write permission for the owner, and for the group and others where the
+ * store file grants them write permission (umask not applied), and the
+ * store file's group (best effort); a lock file the caller owns whose mode
+ * is narrower is widened (never narrowed) and takes the store's group.
+ * Without a store file it is created 0600 (less the umask). Windows: the
+ * lock file inherits its directory's ACL, as the store file does. */
+CS_HIDDEN calstore_status cs_plat_lock(const char *lock_path, const char *store_path,
+                                       uint32_t timeout_ms, intptr_t *handle, calstore_error *err);
 CS_HIDDEN void cs_plat_unlock(intptr_t handle);
 /* Writes the chunks, in order, to a temporary file, syncs it, renames it
  * over path and syncs the directory. The temporary file is tmp_path when
@@ -103,7 +121,12 @@ CS_HIDDEN void cs_plat_unlock(intptr_t handle);
  * nothing but that file is ever removed. The new file takes the mode of
  * the existing path, and its owner and group where allowed (best effort);
  * 0600 when path does not exist. An existing path that is not a regular
- * file is refused. On failure before the rename the temporary file is
+ * file is refused, and so is (CALSTORE_WRITE_FAILED naming it, before any
+ * temporary file is made) one the caller may not write: POSIX access(W_OK)
+ * failing with EACCES or EROFS (a write-protected file, e.g. mode 0444;
+ * root passes, as it may write any file), Windows the read-only attribute;
+ * the rename itself needs only the directory's write permission, so a
+ * protected file would otherwise be lost. On failure before the rename the temporary file is
  * removed, path is untouched and *replaced is 0; *replaced is 1 once path
  * holds the new file (so a failure after it, the directory sync, leaves the
  * change visible). *id receives the new file's identity and, with pin not

@@ -1,8 +1,10 @@
 /*
  * platform_posix.c: the store's POSIX layer (see platform.h): pthread locks,
- * flock on the sibling .lock file, whole-file reads, the atomic replace
- * sequence (fresh O_EXCL|O_NOFOLLOW temp, write, fsync, rename, fsync dir),
- * mkdir -p 0700, the default path, and the fault-injection hooks.
+ * flock on the sibling .lock file (its mode and group following the store
+ * file's writers), whole-file reads, the atomic replace sequence (refusal
+ * of a write-protected file, fresh O_EXCL|O_NOFOLLOW temp, write, fsync,
+ * rename, fsync dir), the file name length check, mkdir -p 0700, the
+ * default path, and the fault-injection hooks.
  */
 #ifndef _WIN32
 #ifndef _GNU_SOURCE
@@ -274,6 +276,66 @@ calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
   return st;
 }
 
+/* The longest file name (bytes) the directory holding path accepts:
+ * pathconf(_PC_NAME_MAX) of it, or of its nearest existing ancestor when it
+ * does not exist yet (it is created at the first commit); 255 when that
+ * fails, 0 when the file system sets no limit. */
+static size_t name_max_for(const char *path) {
+  char *dir = strdup(path);
+  size_t limit = 255;
+  if (!dir)
+    return limit;
+  for (;;) {
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+      strcpy(dir, ".");
+    else if (slash == dir)
+      dir[1] = '\0';
+    else
+      *slash = '\0';
+    errno = 0;
+    long n = pathconf(dir, _PC_NAME_MAX);
+    if (n > 0 || (n < 0 && errno == 0)) {
+      limit = n > 0 ? (size_t)n : 0;
+      break;
+    }
+    if ((errno != ENOENT && errno != ENOTDIR) || !strcmp(dir, ".") || !strcmp(dir, "/"))
+      break; /* the fallback */
+  }
+  free(dir);
+  return limit;
+}
+
+/* The last component of path. */
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+calstore_status cs_plat_check_names(const char *path, const char *lock_path, const char *tmp_path,
+                                    calstore_error *err) {
+  size_t limit = name_max_for(path);
+  if (!limit)
+    return CALSTORE_OK;
+  const char *base = base_name(path);
+  if (strlen(base) > limit)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, path,
+                   "the store file name %.300s is too long (%zu bytes; limit %zu bytes)", base,
+                   strlen(base), limit);
+  const char *role[2] = {"lock file", "temporary file"};
+  const char *sibling[2] = {lock_path, tmp_path};
+  for (int i = 0; i < 2; i++) {
+    const char *b = sibling[i] ? base_name(sibling[i]) : "";
+    size_t extra = strlen(b) - strlen(base); /* the sibling's suffix */
+    if (strlen(b) > limit)
+      return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, path,
+                     "the store file name is too long for its %s %.300s (%zu bytes; limit %zu "
+                     "bytes): use a name of at most %zu bytes",
+                     role[i], b, strlen(b), limit, limit > extra ? limit - extra : 0);
+  }
+  return CALSTORE_OK;
+}
+
 /* Milliseconds on the monotonic clock. */
 static uint64_t now_ms(void) {
   struct timespec ts;
@@ -312,10 +374,46 @@ static int flock_bounded(int fd, uint32_t timeout_ms) {
   }
 }
 
-calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
-                             calstore_error *err) {
+/* The permission bits a lock file needs for the writers of a store file of
+ * mode store_mode: read and write for its owner, and for the group and the
+ * others where the store grants them write permission (they are the ones
+ * that commit). A class that may only read the store gets nothing: holding
+ * the lock is all an open lock file allows, so read access would only let
+ * a reader block the writers. */
+static mode_t lock_mode_for(mode_t store_mode) {
+  mode_t m = S_IRUSR | S_IWUSR;
+  if (store_mode & S_IWGRP)
+    m |= S_IRGRP | S_IWGRP;
+  if (store_mode & S_IWOTH)
+    m |= S_IROTH | S_IWOTH;
+  return m;
+}
+
+/* Lets the writers of the store file (*store) use the lock file at fd
+ * (*lock: its state): a lock file this process owns takes the store's
+ * group (best effort, as keep_attributes) and, when its mode is narrower
+ * than lock_mode_for(the store's mode), is widened to it (never narrowed).
+ * The umask does not apply: a shared store's lock stays shared. */
+static void share_lock_file(int fd, const struct stat *lock, const struct stat *store) {
+  if (lock->st_uid != geteuid())
+    return; /* another user's lock file: only its owner may change it */
+  if (lock->st_gid != store->st_gid && fchown(fd, (uid_t)-1, store->st_gid) != 0) {
+    /* best effort: the caller may not be a member of the store's group */
+  }
+  mode_t want = lock_mode_for(store->st_mode);
+  if ((lock->st_mode & want) != want && fchmod(fd, (lock->st_mode & 07777) | want) != 0) {
+    /* best effort: the lock still works for this writer */
+  }
+}
+
+calstore_status cs_plat_lock(const char *lock_path, const char *store_path, uint32_t timeout_ms,
+                             intptr_t *handle, calstore_error *err) {
   int e;
-  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+  struct stat sst;
+  int have_store = store_path && stat(store_path, &sst) == 0 && S_ISREG(sst.st_mode);
+  mode_t create_mode = have_store ? lock_mode_for(sst.st_mode) : 0600;
+  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                create_mode);
   if (fd < 0) {
     e = errno;
     return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot open lock file %s: %s",
@@ -334,6 +432,8 @@ calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_
                    "cannot use lock file %s: it is %s, not a regular file", lock_path,
                    file_kind(lst.st_mode));
   }
+  if (have_store)
+    share_lock_file(fd, &lst, &sst);
   int rc;
   if ((e = FAULT("lock")) != 0) {
     rc = -1;
@@ -502,6 +602,18 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   if (have_old && !S_ISREG(old.st_mode))
     return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
                    "cannot replace %s: it is %s, not a regular file", path, file_kind(old.st_mode));
+  /* rename needs only the directory's write permission: a file the caller
+   * may not write (write-protected, e.g. chmod 444) is refused here, as
+   * opening it for writing would be, so a protected store is never lost.
+   * access() applies ACLs; root passes it, as it may write any file. */
+  if (have_old && access(path, W_OK) != 0 && ((e = errno) == EACCES || e == EROFS)) {
+    if (e == EROFS)
+      return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                     "%s is on a read-only file system; refusing to replace it", path);
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "%s is read-only (mode %04o: not writable by this user); refusing to replace it",
+                   path, (unsigned)(old.st_mode & 07777));
+  }
   char *made = NULL;
   int unlink_failed = 0;
   int fd = open_tmp(path, tmp_path, &made, &unlink_failed);

@@ -1,11 +1,12 @@
 /*
  * platform_win32.c: the store's Windows layer (see platform.h): SRWLOCK and
  * CRITICAL_SECTION, LockFileEx on the sibling .lock file, whole-file reads,
- * the atomic replace sequence (fresh CREATE_NEW temp, write,
- * FlushFileBuffers, MoveFileExW with MOVEFILE_REPLACE_EXISTING |
- * MOVEFILE_WRITE_THROUGH), recursive directory creation, the
- * %LOCALAPPDATA% default path, and the fault-injection hooks. Paths are
- * UTF-8 and converted to UTF-16 for the wide API.
+ * the file name length check, the atomic replace sequence (refusal of a
+ * read-only file, fresh CREATE_NEW temp, write, FlushFileBuffers,
+ * MoveFileExW with MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH),
+ * recursive directory creation, the %LOCALAPPDATA% default path, and the
+ * fault-injection hooks. Paths are UTF-8 and converted to UTF-16 for the
+ * wide API.
  */
 #ifdef _WIN32
 #include <errno.h>
@@ -301,8 +302,45 @@ calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
   return st;
 }
 
-calstore_status cs_plat_lock(const char *lock_path, uint32_t timeout_ms, intptr_t *handle,
-                             calstore_error *err) {
+/* The last component of path (after the last separator or drive colon). */
+static const char *base_name(const char *path) {
+  const char *b = path;
+  for (const char *p = path; *p; p++)
+    if (is_sep(*p) || *p == ':')
+      b = p + 1;
+  return b;
+}
+
+/* UTF-16 units of the UTF-8 name s (what NTFS counts), or strlen(s) when it
+ * cannot be converted. */
+static size_t name_units(const char *s) {
+  int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
+  return n > 0 ? (size_t)n - 1 : strlen(s);
+}
+
+calstore_status cs_plat_check_names(const char *path, const char *lock_path, const char *tmp_path,
+                                    calstore_error *err) {
+  const size_t limit = 255; /* NTFS, FAT32 (long names) and ReFS: 255 UTF-16 units */
+  const char *base = base_name(path);
+  if (name_units(base) > limit)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, path,
+                   "the store file name %.300s is too long (limit %u characters)", base,
+                   (unsigned)limit);
+  const char *role[2] = {"lock file", "temporary file"};
+  const char *sibling[2] = {lock_path, tmp_path};
+  for (int i = 0; i < 2; i++) {
+    const char *b = sibling[i] ? base_name(sibling[i]) : "";
+    if (name_units(b) > limit)
+      return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, path,
+                     "the store file name is too long for its %s %.300s (limit %u characters)",
+                     role[i], b, (unsigned)limit);
+  }
+  return CALSTORE_OK;
+}
+
+calstore_status cs_plat_lock(const char *lock_path, const char *store_path, uint32_t timeout_ms,
+                             intptr_t *handle, calstore_error *err) {
+  (void)store_path; /* the lock file inherits the directory's ACL, as the store file does */
   wchar_t *w = widen(lock_path);
   if (!w)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, lock_path, "cannot convert %s", lock_path);
@@ -382,6 +420,15 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     free(wpath);
     return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
                    "cannot replace %s: it is a directory, not a regular file", path);
+  }
+  /* MoveFileExW refuses a read-only destination (ERROR_ACCESS_DENIED):
+   * say why up front, before any temporary file is made */
+  if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_READONLY)) {
+    free(made);
+    free(wpath);
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "%s is read-only (its read-only attribute is set); refusing to replace it",
+                   path);
   }
   if (tmp_path) {
     wtmp = widen(tmp_path);

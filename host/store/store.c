@@ -12,7 +12,9 @@
  * is an interrupted writer's and is replaced), fsync, rename over the file
  * keeping its mode and owner, fsync the directory -> swap the copy in under
  * the write lock. Any failure leaves file and snapshot as they were (all or
- * nothing).
+ * nothing). A store file the writer may not write is refused, not replaced
+ * (cs_plat_replace). Clears and invalidations alone, with no file on disk,
+ * change nothing: they create neither directory nor lock file.
  *
  * A writer that finds the file on disk malformed or of an unknown version
  * refuses the commit with CALSTORE_MALFORMED / CALSTORE_UNSUPPORTED_VERSION
@@ -193,8 +195,13 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   s->tmp_path = s->path ? concat(s->path, ".tmp") : NULL;
   s->snap = cs_set_new();
   const char *why = NULL;
+  calstore_status st = CALSTORE_NO_MEMORY;
+  calstore_error name_err = {0};
   if (!s->path || !s->lock_path || !s->tmp_path || !s->snap)
     why = "out of memory";
+  else if (s->persistence &&
+           (st = cs_plat_check_names(s->path, s->lock_path, s->tmp_path, &name_err)) != CALSTORE_OK)
+    why = name_err.message; /* refused up front: no commit could ever write it */
   else if (cs_rwlock_init(&s->rw) != 0)
     why = "cannot create a lock";
   else if (cs_rwlock_init(&s->commit) != 0) {
@@ -207,7 +214,7 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
     free(s->lock_path);
     free(s->tmp_path);
     free(s);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "%s", why);
+    return cs_fail(err, st != CALSTORE_OK ? st : CALSTORE_NO_MEMORY, 0, path, "%s", why);
   }
   *out = s;
   if (!s->persistence)
@@ -378,6 +385,15 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
   return changed;
 }
 
+/* Nonzero when ops could change an empty store: only a put can (clear and
+ * invalidate find nothing there). */
+static int changes_empty_store(const cs_op *ops, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].kind == CS_OP_PUT)
+      return 1;
+  return 0;
+}
+
 calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err) {
   calstore_status st = CALSTORE_OK;
   intptr_t lock = 0;
@@ -387,10 +403,24 @@ calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err
   intptr_t pin = CS_NO_PIN;
   cs_chunk *chunks = NULL;
   cs_rwlock_lock(&s->commit, CS_EXCLUSIVE);
+  if (s->persistence && !changes_empty_store(ops, n) &&
+      cs_plat_stat(s->path, &id, NULL) == CALSTORE_NOT_FOUND) {
+    /* No file, and nothing to write into an empty one (clear, invalidate):
+     * what the locked reload would do, without creating the directory or a
+     * lock file for a file that does not exist. */
+    if (!(base = cs_set_new())) {
+      st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+      goto out;
+    }
+    forget_disk(s);
+    swap_snapshot(s, base); /* the snapshot follows the file: empty */
+    base = NULL;
+    goto out; /* nothing happened: every affected stays 0 */
+  }
   if (s->persistence) {
     if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
       goto out;
-    if ((st = cs_plat_lock(s->lock_path, s->lock_timeout_ms, &lock, err)) != CALSTORE_OK)
+    if ((st = cs_plat_lock(s->lock_path, s->path, s->lock_timeout_ms, &lock, err)) != CALSTORE_OK)
       goto out;
     locked = 1;
     st = cs_plat_stat(s->path, &id, err);

@@ -216,7 +216,13 @@ CALSTORE_API calstore_status calstore_default_path(char *buf, size_t capacity);
  * names the file to create): the store then reads, locks
  * (`<real>.lock`) and replaces the real file, so the link stays a link
  * and writers through the link and through the target share one lock.
- * calstore_path returns the resolved path. */
+ * calstore_path returns the resolved path.
+ *
+ * With persistence on, a file name too long for the store's own siblings
+ * (`<name>.lock`, `<name>.tmp`: longer than the directory's name limit,
+ * pathconf _PC_NAME_MAX, usually 255 bytes) is refused up front with
+ * CALSTORE_INVALID_ARGUMENT, a message naming the limit, and *out NULL:
+ * no commit could ever write it. */
 CALSTORE_API calstore_status calstore_open(const calstore_options *options, calstore **out,
                                            calstore_error *err);
 
@@ -261,7 +267,25 @@ CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *er
  * owner and group where the writer may set them (best effort: a writer that
  * is not allowed to give the file away keeps what it may, e.g. the group
  * when it is a member). A new store file is created 0600 and the
- * directories the store creates 0700. */
+ * directories the store creates 0700.
+ *
+ * A store file the writer may not write is never replaced, although the
+ * rename would need only the directory's permission: a write-protected
+ * file (POSIX: access(W_OK) fails, e.g. mode 0444 for a non-root writer,
+ * or a read-only file system; Windows: the read-only attribute) fails the
+ * commit with CALSTORE_WRITE_FAILED, "PATH is read-only ...", and stays
+ * untouched. Make it writable to commit again.
+ *
+ * The lock file `<path>.lock` lets every writer of the store in (POSIX):
+ * it is created read-write for its owner and for the group and others
+ * where the store file grants them write permission, with the store file's
+ * group (best effort); a writer that owns an older, narrower lock file
+ * widens it. So a store shared by a group (mode 0664, a group-writable
+ * directory) stays usable by every member. Before the store file exists
+ * the lock file is created 0600.
+ *
+ * A commit that cannot change anything when there is no store file (only
+ * clears and invalidations) creates nothing: no directory, no lock file. */
 CALSTORE_API calstore_status calstore_store(calstore *store, const calstore_key *key,
                                             const calstore_measurement *measurements,
                                             size_t measurement_count,
@@ -488,7 +512,9 @@ CALSTORE_API calstore_status calstore_read_buffer(const char *data, size_t lengt
  * rename. Nothing else is ever removed (an unrelated `<path>.tmp` is left
  * alone). A symbolic link at path is followed (the real file is replaced);
  * an existing file keeps its mode (and owner where possible), a new one is
- * 0600; an existing path that is not a regular file is refused. Works also
+ * 0600; an existing path that is not a regular file is refused, and so is
+ * a file the caller may not write (CALSTORE_WRITE_FAILED, "is read-only",
+ * as for a commit). Works also
  * with persistence disabled: it is an explicit export. */
 CALSTORE_API calstore_status calstore_export(calstore *store, const char *path,
                                              calstore_error *err);

@@ -5,7 +5,10 @@
  * files private, rewritten files keep mode and owner), symbolic links to
  * the store, FIFOs refused without blocking, export's own temporary file,
  * a file size limit, unreadable and unwritable paths, merging with other
- * writers.
+ * writers, write-protected store files never replaced, the lock file's
+ * mode and group following the store's writers, no-op commits without a
+ * store file creating nothing, names too long for the lock file refused at
+ * open.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -14,6 +17,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -499,6 +503,276 @@ static void file_size_limit_is_reported(void **state) {
   free(text);
 }
 
+/* The checks of write_protected_store_is_never_replaced run by a writer
+ * that is not root, in a child: 0 when all held, else the number of the
+ * first that failed. */
+static int protected_store_child(const char *path, const char *out) {
+  calstore *s = tu_open(path, NULL);
+  if (!s || calstore_count(s) != 1)
+    return 20;
+  calstore_key k = tu_exact("gpu", "3", "new", "p", 8);
+  tu_policy p = {"x", 0, 0};
+  calstore_error err = {0};
+  if (calstore_store(s, &k, NULL, 0, tu_serialize, &p, NULL, NULL, &err) != CALSTORE_WRITE_FAILED)
+    return 21;
+  if (!strstr(err.message, "read-only") || !strstr(err.message, "0444") ||
+      !strstr(err.message, path) || strcmp(err.path, path))
+    return 22;
+  if (calstore_count(s) != 1) /* the snapshot did not take the change */
+    return 23;
+  /* invalidate (it removes a profile), a batch, an override: refused too */
+  size_t removed = 9;
+  memset(&err, 0, sizeof err);
+  if (calstore_invalidate(s, "gpu", NULL, &removed, &err) != CALSTORE_WRITE_FAILED || removed)
+    return 24;
+  if (tu_override(s, &k, "o") != CALSTORE_WRITE_FAILED)
+    return 25;
+  /* an export over a write-protected file is refused as well */
+  memset(&err, 0, sizeof err);
+  if (calstore_export(s, out, &err) != CALSTORE_WRITE_FAILED || !strstr(err.message, "read-only"))
+    return 26;
+  /* made writable again, the file takes commits */
+  if (chmod(path, 0644) != 0 || tu_store(s, &k, "x", 1) != CALSTORE_OK)
+    return 27;
+  calstore_close(&s);
+  return 0;
+}
+
+/* A write-protected store file (chmod 444) is never replaced by a commit,
+ * although the rename needs only the directory's permission: the commit
+ * fails with write_failed naming the file and its mode, the file keeps its
+ * bytes, no temporary file is left. The refusal needs a writer that is not
+ * root: as root the checks run in a child that becomes nobody (skipped
+ * where that uid cannot be taken); root itself may write any file, so its
+ * commit replaces the file and keeps the mode. */
+static void write_protected_store_is_never_replaced(void **state) {
+  fixture *f = *state;
+  char *out = tu_path(f->dir, "export.txt");
+  tu_write(f->path, GOOD);
+  tu_write(out, GOOD);
+  assert_int_equal(chmod(f->path, 0444), 0);
+  assert_int_equal(chmod(out, 0444), 0);
+  int as_root = geteuid() == 0;
+  if (as_root) { /* the child's writer owns the directory and the files */
+    assert_int_equal(chown(f->dir, 65534, 65534), 0);
+    assert_int_equal(chown(f->path, 65534, 65534), 0);
+    assert_int_equal(chown(out, 65534, 65534), 0);
+  }
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int rc = 77; /* cannot become a writer that is not root */
+    if (!as_root || (setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0))
+      rc = protected_store_child(f->path, out);
+    free(out);
+    _exit(rc);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    print_message("cannot become uid 65534 (nobody): the refusal is not checked\n");
+    free(out);
+    skip();
+  }
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_false(tu_exists(f->tmp));
+  char *text = tu_read(f->path, NULL);
+  assert_non_null(strstr(text, "new")); /* written once the child made it writable */
+  free(text);
+  text = tu_read(out, NULL);
+  assert_string_equal(text, GOOD);
+  free(text);
+  /* the caller's own commit: refused unless it is root */
+  assert_int_equal(chmod(f->path, 0444), 0);
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key k = tu_exact("gpu", "3", "mine", "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), as_root ? CALSTORE_OK : CALSTORE_WRITE_FAILED);
+  calstore_close(&s);
+  struct stat st;
+  assert_int_equal(stat(f->path, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0444);
+  text = tu_read(f->path, NULL);
+  assert_true(as_root == (strstr(text, "mine") != NULL));
+  free(text);
+  free(out);
+}
+
+/* Commits one profile (digest d) through a fresh handle on path. */
+static void commit_one(const char *path, const char *d) {
+  calstore *s = tu_open(path, NULL);
+  calstore_key k = tu_exact("gpu", "3", d, "p", 8);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  calstore_close(&s);
+}
+
+static mode_t mode_of(const char *path) {
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  return st.st_mode & 07777;
+}
+
+/* The lock file lets in every writer the store file lets in: read-write
+ * for the owner, and for the group and others where the store grants them
+ * write permission (never read alone: reading a lock file only serves to
+ * hold it), whatever the umask, with the store's group; an older,
+ * narrower lock file is widened by its owner, never narrowed. A group
+ * sharing a store (0664) shares its lock. */
+static void lock_file_follows_the_writers_of_the_store(void **state) {
+  fixture *f = *state;
+  mode_t old_umask = umask(022);
+  commit_one(f->path, "d0");
+  assert_int_equal(mode_of(f->lock), 0600); /* no store file yet: private */
+  static const struct {
+    mode_t store, lock;
+  } cases[] = {{0664, 0660}, {0640, 0600}, {0644, 0600}, {0666, 0666}, {0600, 0600}, {0620, 0660}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    unlink(f->lock);
+    assert_int_equal(chmod(f->path, cases[i].store), 0);
+    commit_one(f->path, "d1");
+    assert_int_equal(mode_of(f->path), cases[i].store);
+    assert_int_equal(mode_of(f->lock), cases[i].lock);
+  }
+  /* an existing lock file (0600: made for a private store) is widened when
+   * the store is shared later, and never narrowed again */
+  unlink(f->lock);
+  assert_int_equal(chmod(f->path, 0600), 0);
+  commit_one(f->path, "d2");
+  assert_int_equal(mode_of(f->lock), 0600);
+  assert_int_equal(chmod(f->path, 0664), 0);
+  commit_one(f->path, "d3");
+  assert_int_equal(mode_of(f->lock), 0660);
+  assert_int_equal(chmod(f->path, 0600), 0);
+  commit_one(f->path, "d4");
+  assert_int_equal(mode_of(f->lock), 0660);
+  /* the lock file takes the store's group (here as root: any group) */
+  struct stat st, lst;
+  if (geteuid() == 0) {
+    assert_int_equal(chown(f->path, 1, 2), 0);
+    assert_int_equal(chmod(f->path, 0664), 0);
+    commit_one(f->path, "d5"); /* an existing lock file: regrouped */
+    assert_int_equal(stat(f->lock, &lst), 0);
+    assert_int_equal(lst.st_gid, 2);
+    unlink(f->lock);
+    commit_one(f->path, "d6"); /* a new one */
+  }
+  assert_int_equal(stat(f->path, &st), 0);
+  assert_int_equal(stat(f->lock, &lst), 0);
+  assert_int_equal(lst.st_gid, st.st_gid);
+  umask(old_umask);
+}
+
+/* Clears and invalidations with no store file change nothing and create
+ * nothing: no directory, no lock file; the snapshot follows the missing
+ * file (empty). A put still creates all of it. */
+static void noop_commit_without_a_store_file_creates_nothing(void **state) {
+  fixture *f = *state;
+  char *sub = tu_path(f->dir, "sub"), *nested = tu_path(f->dir, "sub/profiles.txt"),
+       *nested_lock = tu_path(f->dir, "sub/profiles.txt.lock");
+  calstore *s = tu_open(nested, NULL);
+  size_t removed = 9;
+  calstore_error err = {0};
+  assert_int_equal(calstore_invalidate(s, "gpu", NULL, &removed, &err), CALSTORE_OK);
+  assert_int_equal(removed, 0);
+  calstore_key k = tu_exact("gpu", "3", "d", "p", 8);
+  assert_int_equal(calstore_clear_override(s, &k, &err), CALSTORE_NOT_FOUND);
+  calstore_batch *b = NULL;
+  assert_int_equal(calstore_batch_begin(s, &b, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_invalidate(b, "gpu", "3", &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_clear_override(b, &k, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_OK);
+  assert_false(tu_exists(sub));
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  assert_true(tu_exists(nested));
+  assert_true(tu_exists(nested_lock));
+  calstore_close(&s);
+  /* a store file removed behind the handle's back: the snapshot empties,
+   * as a locked reload would make it, and no lock file comes back */
+  s = tu_open(f->path, NULL);
+  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
+  assert_int_equal(calstore_count(s), 1);
+  assert_int_equal(unlink(f->path), 0);
+  assert_int_equal(unlink(f->lock), 0);
+  assert_int_equal(calstore_invalidate(s, "gpu", NULL, &removed, &err), CALSTORE_OK);
+  assert_int_equal(removed, 0);
+  assert_int_equal(calstore_count(s), 0);
+  assert_false(tu_exists(f->lock));
+  assert_false(tu_exists(f->path));
+  calstore_close(&s);
+  free(sub);
+  free(nested);
+  free(nested_lock);
+}
+
+/* Opens name (n bytes of 'a' plus ".txt") in dir: the open's status, *msg
+ * its message; the handle is closed. */
+static calstore_status open_named(const char *dir, size_t n, int persistence, char *msg, size_t cap,
+                                  int *got_handle) {
+  char name[600];
+  memset(name, 'a', n - 4);
+  memcpy(name + n - 4, ".txt", 5);
+  char *path = tu_path(dir, name);
+  calstore_options o;
+  calstore_options_init(&o);
+  o.path = path;
+  o.persistence_enabled = persistence;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  calstore_status st = calstore_open(&o, &s, &err);
+  *got_handle = s != NULL;
+  snprintf(msg, cap, "%s", err.message);
+  calstore_close(&s);
+  free(path);
+  return st;
+}
+
+/* A store file name whose lock file (`NAME.lock`) or temporary file would
+ * exceed the directory's name limit is refused at open with
+ * invalid_argument and a message naming the limit (it used to fail at the
+ * first commit, after a calibration ran); the longest name that fits works
+ * end to end. The limit is pathconf's (255 on the usual file systems). */
+static void overlong_names_are_refused_at_open(void **state) {
+  fixture *f = *state;
+  long max = pathconf(f->dir, _PC_NAME_MAX);
+  if (max <= 0 || max > 500) {
+    print_message("the file system's name limit is %ld: not checked\n", max);
+    skip();
+  }
+  size_t limit = (size_t)max, fits = limit - strlen(".lock");
+  char msg[1024];
+  int handle;
+  char expect[64];
+  snprintf(expect, sizeof expect, "limit %zu bytes", limit);
+  for (size_t n = fits + 1; n <= limit + 1; n++) {
+    assert_int_equal(open_named(f->dir, n, 1, msg, sizeof msg, &handle), CALSTORE_INVALID_ARGUMENT);
+    assert_false(handle);
+    assert_non_null(strstr(msg, "too long"));
+    assert_non_null(strstr(msg, expect));
+    if (n <= limit)
+      assert_non_null(strstr(msg, ".txt.lock"));
+  }
+  /* without persistence nothing on disk is named: accepted */
+  assert_int_equal(open_named(f->dir, fits + 1, 0, msg, sizeof msg, &handle), CALSTORE_OK);
+  assert_true(handle);
+  /* in a directory still to be created, the nearest existing one's limit */
+  char *sub = tu_path(f->dir, "new/dir");
+  assert_int_equal(open_named(sub, fits + 1, 1, msg, sizeof msg, &handle),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_false(tu_exists(sub));
+  free(sub);
+  /* the longest name that fits: open, commit, reopen */
+  char name[600];
+  memset(name, 'a', fits - 4);
+  memcpy(name + fits - 4, ".txt", 5);
+  char *path = tu_path(f->dir, name);
+  commit_one(path, "long");
+  calstore *s = tu_open(path, NULL);
+  assert_non_null(s);
+  assert_int_equal(calstore_count(s), 1);
+  calstore_close(&s);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(malformed_file_is_reported_and_kept, setup, teardown),
@@ -515,6 +789,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(unreadable_and_unwritable_paths_are_reported, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(an_external_change_is_merged_at_commit, setup, teardown),
+      cmocka_unit_test_setup_teardown(write_protected_store_is_never_replaced, setup, teardown),
+      cmocka_unit_test_setup_teardown(lock_file_follows_the_writers_of_the_store, setup, teardown),
+      cmocka_unit_test_setup_teardown(noop_commit_without_a_store_file_creates_nothing, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(overlong_names_are_refused_at_open, setup, teardown),
   };
   return cmocka_run_group_tests_name("store_persistence", tests, NULL, NULL);
 }
