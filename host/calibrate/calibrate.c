@@ -586,6 +586,35 @@ static int store_writable(const char *path, char *why, size_t cap) {
   }
 }
 
+/* Whether --record's space files can be written next to path: its folder
+ * exists and is writable (the files are created there, no folder is made).
+ * A pre-flight check, so that a long run does not lose the one output it
+ * was run for; else 0 with the reason in why. */
+static int record_writable(const char *path, char *why, size_t cap) {
+  char dir[4096];
+  struct stat st;
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
+  int found = stat(dir, &st) == 0;
+  if (!found || !S_ISDIR(st.st_mode)) {
+    snprintf(why, cap, "--record: cannot write %.400s: %.400s: %s", path, dir,
+             !found ? strerror(errno) : "is not a folder");
+    return 0;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    snprintf(why, cap, "--record: cannot write %.400s: folder %.400s: %s", path, dir,
+             strerror(errno));
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- the run ---------------------------------------------------------- */
 
 /* ---- the plan (calhost plan) ------------------------------------------- */
@@ -766,6 +795,12 @@ int calibrate_execute(const calibrate_options *o) {
     goto out;
   }
 
+  if (!o->plan && o->record_path && !record_writable(o->record_path, err, sizeof err)) {
+    base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
+    status = 2;
+    goto out;
+  }
+
   /* Workloads. */
   r->workloads = calloc(r->cfg->workload_count + 1, sizeof *r->workloads);
   if (!r->workloads) {
@@ -921,7 +956,9 @@ int calibrate_execute(const calibrate_options *o) {
       status = 1;
       cal_warn(r, "nothing was calibrated: %s",
                r->result_count ? "every sweep was skipped or failed"
-                               : "no configured workload uses an operator of the selected plugins");
+               : r->failure_count
+                   ? "the plugins failed before any sweep finished (see failures)"
+                   : "no configured workload uses an operator of the selected plugins");
     }
   }
 

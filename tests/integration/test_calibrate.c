@@ -507,6 +507,34 @@ static void force_portable_selects_the_portable_profile(void **state) {
   free(err);
 }
 
+/* What cannot succeed is said before any sweep or in the summary: an
+ * unwritable --record destination stops the run at once (exit 2, nothing
+ * calibrated), and a plugin whose create() fails is summed up as failed,
+ * not as a plugin without a workload. */
+static void calibrate_names_what_stops_it(void **state) {
+  (void)state;
+  char cfg[512], store[512], record[600], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  write_config("stops.ini", "test_good, test_create", 3, 0, NULL);
+  path_in(cfg, sizeof cfg, "stops.ini");
+  path_in(record, sizeof record, "no-such-folder/rec.space");
+  const char *rec[] = {"calibrate", "--config", cfg,    "--plugin",
+                       "test_good", "--record", record, NULL};
+  assert_int_equal(run(&out, &err, rec), 2);
+  assert_non_null(strstr(err, "--record: cannot write"));
+  assert_non_null(strstr(err, "No such file or directory"));
+  assert_int_equal(access(store, F_OK), -1); /* no sweep ran, nothing stored */
+  free(out);
+  free(err);
+  const char *create[] = {"calibrate", "--config", cfg, "--plugin", "test_create", NULL};
+  assert_int_equal(run(&out, &err, create), 1);
+  assert_non_null(strstr(out, "the plugins failed before any sweep finished"));
+  assert_null(strstr(out, "no configured workload uses an operator"));
+  free(out);
+  free(err);
+}
+
 static void lookup_without_a_profile_exits_1(void **state) {
   (void)state;
   char cfg[512], store[512], *out, *err;
@@ -627,6 +655,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(sigint_commits_finished_workloads, setup, teardown),
       cmocka_unit_test_setup_teardown(force_portable_selects_the_portable_profile, setup, teardown),
+      cmocka_unit_test_setup_teardown(calibrate_names_what_stops_it, setup, teardown),
       cmocka_unit_test_setup_teardown(lookup_without_a_profile_exits_1, setup, teardown),
       cmocka_unit_test_setup_teardown(default_config_calibrates_and_selects_both_gemm_plugins,
                                       setup, teardown),
