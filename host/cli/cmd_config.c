@@ -9,13 +9,13 @@
  *   calhost [--config FILE] config show [--json]
  *       Prints the effective configuration: every key, its value and where
  *       the value came from (FILE:LINE, "default", or "computed" for the
- *       model digests).
+ *       model digests). Exits 0, 1 when the configuration is invalid (as
+ *       config check), 2 when its file is missing or unreadable.
+ * Only a regular file is read (config_load): a FIFO or a device named by
+ * FILE or --config is refused at once, never waited on.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/json.h"
 #include "base/text.h"
@@ -27,7 +27,6 @@ static int config_check(cli_context *cli, cli_args *a) {
   const char *file = a->positional_count > 1 ? a->positional[1] : NULL;
   char found[4096], err[1024];
   config_settings cfg;
-  struct stat sb;
   if (!file)
     file = cli_config_file(cli, found, sizeof found);
   if (!file) {
@@ -35,12 +34,14 @@ static int config_check(cli_context *cli, cli_args *a) {
         stderr, "calhost: config check: no configuration file given or found (searched ", ")");
     return 2;
   }
-  /* a file that is not there (or not readable) is an operational error,
+  /* a file that is not there, not readable or not a regular file (a
+   * directory, a FIFO: refused without blocking) is an operational error,
    * not an invalid configuration */
-  if (stat(file, &sb) != 0 || access(file, R_OK) != 0)
-    return cli_error("config check: %s: %s", file, strerror(errno));
+  int rc = config_load_file(file, &cfg, err, sizeof err);
+  if (rc == CONFIG_LOAD_UNREADABLE)
+    return cli_error("config check: %s", err);
   /* A check reads the model files too: their digests are what keys need. */
-  int bad = config_load(file, &cfg, err, sizeof err) != 0;
+  int bad = rc != 0;
   if (!bad && config_digest_all(&cfg, err, sizeof err) != 0) {
     config_free(&cfg);
     bad = 1;
@@ -128,9 +129,12 @@ static int config_show(cli_context *cli, cli_args *a) {
   file = cli_config_file(cli, found, sizeof found);
   if (file) {
     char err[1024];
-    if (config_load(file, &cfg, err, sizeof err) != 0) {
+    int rc = config_load_file(file, &cfg, err, sizeof err);
+    if (rc != 0) {
+      /* as every command: a file that cannot be read is an operational
+       * error (2); an invalid one is config check's "no" (1) */
       cli_error("%s", err);
-      return 1;
+      return rc == CONFIG_LOAD_UNREADABLE ? 2 : 1;
     }
     if (config_digest_all(&cfg, err, sizeof err) != 0) {
       cli_error("%s", err);
@@ -179,7 +183,10 @@ const cli_command cli_cmd_config = {
     "  exit 0 valid, 1 invalid (FILE:LINE: message on stderr), 2 when the file\n"
     "  is missing or unreadable or none is found.\n"
     "show: every key of the effective configuration, its value and origin\n"
-    "  (FILE:LINE, default, or computed).\n",
+    "  (FILE:LINE, default, or computed); exit 0, 1 when the configuration is\n"
+    "  invalid, 2 when the file is missing or unreadable.\n"
+    "A FILE that is not a regular file (a directory, a FIFO, a device) is\n"
+    "unreadable: refused at once, never waited on.\n",
     NULL,
     1,
     2,

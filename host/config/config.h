@@ -116,8 +116,22 @@ int config_defaults(config_settings *cfg);
 
 /* Reads and validates the INI file at path into *cfg (starting from the
  * defaults). On error returns -1, leaves *cfg freed and writes
- * "FILE:LINE: message" into err (NUL-terminated, at most err_capacity). */
+ * "FILE:LINE: message" into err (NUL-terminated, at most err_capacity).
+ * Only a regular file is read (or the null device, /dev/null, an empty
+ * configuration): anything else (a FIFO, another device, a directory, a
+ * socket) is refused at once, without blocking, as "FILE: is not a
+ * regular file (a FIFO); refusing to read it". */
 int config_load(const char *path, config_settings *cfg, char *err, size_t err_capacity);
+
+/* config_load's failure when the file itself could not be read (missing,
+ * not a regular file, a read error, too large), as config_load_file
+ * returns it; an invalid configuration is -1. */
+#define CONFIG_LOAD_UNREADABLE (-2)
+
+/* config_load, telling the two failures apart: 0, -1 for an invalid
+ * configuration ("FILE:LINE: message"), or CONFIG_LOAD_UNREADABLE when the
+ * file could not be read ("FILE: message"); err and *cfg as config_load. */
+int config_load_file(const char *path, config_settings *cfg, char *err, size_t err_capacity);
 
 /* The default search, used whenever no --config is given (whatever other
  * flags are): the first regular file of

@@ -1,6 +1,7 @@
 /*
- * parse.c: reads calhost.ini with inih (config_load,
- * config_load_string): lines, section headers, duplicate sections
+ * parse.c: reads calhost.ini with inih (config_load, config_load_file,
+ * config_load_string): the file itself (a regular file only, opened
+ * without blocking), lines, section headers, duplicate sections
  * and keys, and the first error as "FILE:LINE: message". What each section
  * and key means is keys.c's.
  *
@@ -14,12 +15,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "parser.h"
 
@@ -280,38 +283,80 @@ int config_load_string(const char *text, size_t length, const char *name, config
   return 0;
 }
 
-int config_load(const char *path, config_settings *cfg, char *err, size_t err_capacity) {
-  FILE *f;
+/* What a file that is not a regular file is, in the store's words
+ * (host/store/platform_posix.c), for the refusal of config_load. */
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a plain file";
+}
+
+/* Nonzero when st is the null device: `--config /dev/null` is the empty
+ * configuration (reading it never blocks and ends at once). */
+static int is_null_device(const struct stat *st) {
+  struct stat null;
+  return S_ISCHR(st->st_mode) && stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) &&
+         st->st_rdev == null.st_rdev;
+}
+
+/* Reads the regular file at path into *text (malloc'd, *length bytes).
+ * Returns 0, or -1 with "PATH: message" in err. The file is opened without
+ * blocking (a FIFO must not wait for a writer, a device must not be read)
+ * and refused unless it is a regular file (or /dev/null, which reads as
+ * empty), before any read. */
+static int read_config_file(const char *path, char **text, size_t *length, char *err,
+                            size_t err_capacity) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
-  int rc;
   struct stat st;
-  memset(cfg, 0, sizeof *cfg);
-  if (!path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), e, flags;
+  *text = NULL;
+  *length = 0;
+  if (fd < 0) {
+    e = errno;
     if (err && err_capacity)
-      snprintf(err, err_capacity, "no configuration file given");
+      snprintf(err, err_capacity, "%s: cannot open: %s", path, strerror(e));
     return -1;
   }
-  f = fopen(path, "rb");
-  if (!f) {
+  if (fstat(fd, &st) != 0) {
+    e = errno;
+    close(fd);
     if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: cannot open: %s", path, strerror(errno));
+      snprintf(err, err_capacity, "%s: cannot read: %s", path, strerror(e));
     return -1;
   }
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
+  if (!S_ISREG(st.st_mode) && !is_null_device(&st)) {
+    close(fd);
     if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: is a directory", path);
+      snprintf(err, err_capacity, "%s: is not a regular file (%s); refusing to read it", path,
+               file_kind(st.st_mode));
+    return -1;
+  }
+  /* a regular file: ordinary blocking reads from here on */
+  flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    e = errno;
+    close(fd);
+    if (err && err_capacity)
+      snprintf(err, err_capacity, "%s: cannot read: %s", path, strerror(e));
     return -1;
   }
   for (;;) {
-    size_t n;
+    ssize_t n;
     if (len == cap) {
       char *nb;
       cap = cap ? cap * 2 : 8192;
       if (cap > (64u << 20)) {
         free(buf);
-        fclose(f);
+        close(fd);
         if (err && err_capacity)
           snprintf(err, err_capacity, "%s: too large for a configuration file", path);
         return -1;
@@ -319,28 +364,51 @@ int config_load(const char *path, config_settings *cfg, char *err, size_t err_ca
       nb = realloc(buf, cap);
       if (!nb) {
         free(buf);
-        fclose(f);
+        close(fd);
         if (err && err_capacity)
           snprintf(err, err_capacity, "%s: out of memory", path);
         return -1;
       }
       buf = nb;
     }
-    n = fread(buf + len, 1, cap - len, f);
-    len += n;
+    n = read(fd, buf + len, cap - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      e = errno;
+      free(buf);
+      close(fd);
+      if (err && err_capacity)
+        snprintf(err, err_capacity, "%s: read error: %s", path, strerror(e));
+      return -1;
+    }
     if (n == 0)
       break;
+    len += (size_t)n;
   }
-  if (ferror(f)) {
-    int e = errno;
-    free(buf);
-    fclose(f);
+  close(fd);
+  *text = buf;
+  *length = len;
+  return 0;
+}
+
+int config_load_file(const char *path, config_settings *cfg, char *err, size_t err_capacity) {
+  char *buf;
+  size_t len;
+  int rc;
+  memset(cfg, 0, sizeof *cfg);
+  if (!path) {
     if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: read error: %s", path, strerror(e));
-    return -1;
+      snprintf(err, err_capacity, "no configuration file given");
+    return CONFIG_LOAD_UNREADABLE;
   }
-  fclose(f);
+  if (read_config_file(path, &buf, &len, err, err_capacity) != 0)
+    return CONFIG_LOAD_UNREADABLE;
   rc = config_load_string(buf ? buf : "", len, path, cfg, err, err_capacity);
   free(buf);
   return rc;
+}
+
+int config_load(const char *path, config_settings *cfg, char *err, size_t err_capacity) {
+  return config_load_file(path, cfg, err, err_capacity) != 0 ? -1 : 0;
 }
