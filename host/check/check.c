@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "isolate.h"
 #include "loader/loader.h"
 #include "loader/module.h"
@@ -30,7 +31,7 @@
 /* The records a check's child sends. */
 enum {
   CK_REC_LOG = 1,    /* u64 level, str message: the plugin logged */
-  CK_REC_RESULT = 2, /* u64 passed, str details or reason */
+  CK_REC_RESULT = 2, /* u64 passed, str details or reason, str backend ("": unknown) */
   CK_REC_DONE = 3,
 };
 
@@ -50,6 +51,7 @@ typedef struct checker {
   int64_t shape[16];
   int cpus[256];
   char msg[2048];
+  const char *backend; /* the backend's name once identity passed (for the report) */
 } checker;
 
 static const char digest[] =
@@ -224,6 +226,7 @@ static int ck_identity(checker *c) {
     return fail(c, "the description is empty");
   snprintf(c->msg, sizeof c->msg, "backend '%s' version '%s', first operator '%s'",
            c->vt.backend_name, c->vt.implementation_version, c->vt.operators[0]);
+  c->backend = c->vt.backend_name;
   return 0;
 }
 
@@ -884,6 +887,7 @@ static int check_child(void *arg, int fd) {
   isolate_proto_begin(&b, CK_REC_RESULT);
   isolate_proto_put_u64(&b, rc == 0);
   isolate_proto_put_str(&b, c->msg);
+  isolate_proto_put_str(&b, c->backend ? c->backend : "");
   isolate_proto_send(fd, &b);
   isolate_proto_begin(&b, CK_REC_DONE);
   isolate_proto_send(fd, &b);
@@ -891,13 +895,29 @@ static int check_child(void *arg, int fd) {
   return 0; /* the instance and module are left to the process's end */
 }
 
-/* What the parent gathers from one check's child. */
-typedef struct verdict {
+/* Where the verdicts go: text lines on out, or (o->json) the members of
+ * the JSON report's "checks" array, gathered in a memory stream and written
+ * whole by report_finish (the counts and the backend come first). */
+typedef struct report_sink {
   FILE *out;
   const check_options *o;
-  calhost_log_level show; /* log messages from this level up are printed */
+  int passed, failed;
+  FILE *checks; /* json: the "checks" members so far */
+  char *checks_text;
+  size_t checks_length;
+  char backend[256]; /* json: from the identity check, "" until then */
+} report_sink;
+
+/* What the parent gathers from one check's child. */
+typedef struct verdict {
+  report_sink *sink;
+  calhost_log_level show; /* log messages from this level up are reported */
   int have, passed;
   char msg[2048];
+  char backend[256];
+  FILE *logs; /* json: this check's "logs" members (a memory stream); NULL: none */
+  char *logs_text;
+  size_t logs_length, log_count;
 } verdict;
 
 static void on_record(void *user, const isolate_proto_msg *m) {
@@ -907,13 +927,25 @@ static void on_record(void *user, const isolate_proto_msg *m) {
   if (m->type == CK_REC_LOG) {
     calhost_log_level level = (calhost_log_level)isolate_proto_get_u64(&c);
     const char *text = isolate_proto_get_str(&c);
-    if (!c.failed && text && (int)level >= (int)v->show)
-      fprintf(v->out, "  log %s: %s\n", loader_log_level_name(level), text);
+    if (c.failed || !text || (int)level < (int)v->show)
+      return;
+    if (v->sink->o->json) {
+      if (v->logs) {
+        fputs(v->log_count++ ? ",{" : "{", v->logs);
+        base_json_member_string(v->logs, 1, "level", loader_log_level_name(level));
+        base_json_member_string(v->logs, 0, "message", text);
+        fputc('}', v->logs);
+      }
+    } else if (!v->sink->o->quiet) {
+      fprintf(v->sink->out, "  log %s: %s\n", loader_log_level_name(level), text);
+    }
   } else if (m->type == CK_REC_RESULT) {
     v->passed = isolate_proto_get_u64(&c) != 0;
     const char *text = isolate_proto_get_str(&c);
     snprintf(v->msg, sizeof v->msg, "%s", text ? text : "");
     v->have = !c.failed;
+    const char *backend = isolate_proto_get_str(&c);
+    snprintf(v->backend, sizeof v->backend, "%s", !c.failed && backend ? backend : "");
   }
 }
 
@@ -926,23 +958,40 @@ static void sample_of(const char *text, char *buf, size_t cap) {
   buf[n] = '\0';
 }
 
-static void report(FILE *out, const check_options *o, const char *name, int ok, const char *msg,
-                   int *passed, int *failed) {
+/* One check's verdict: counted, and reported as a text line ("PASS name",
+ * with -v "PASS name (details)", "FAIL name: reason"; --quiet: FAIL lines
+ * only) or as a member of the JSON "checks" array with the log messages
+ * gathered in logs (a JSON array's members; NULL: none). */
+static void report(report_sink *r, const char *name, int ok, const char *msg, const char *logs) {
+  if (ok)
+    r->passed++;
+  else
+    r->failed++;
+  if (r->o->json) {
+    if (!r->checks)
+      return;
+    fputs(r->passed + r->failed > 1 ? ",\n{" : "\n{", r->checks);
+    base_json_member_string(r->checks, 1, "name", name);
+    base_json_member_string(r->checks, 0, "status", ok ? "pass" : "fail");
+    base_json_member_string(r->checks, 0, "message", msg);
+    base_json_key(r->checks, 0, "logs");
+    fprintf(r->checks, "[%s]}", logs ? logs : "");
+    return;
+  }
   if (ok) {
-    (*passed)++;
-    if (o->verbose && msg[0])
-      fprintf(out, "PASS %s (%s)\n", name, msg);
+    if (r->o->quiet)
+      return;
+    if (r->o->verbose && msg[0])
+      fprintf(r->out, "PASS %s (%s)\n", name, msg);
     else
-      fprintf(out, "PASS %s\n", name);
+      fprintf(r->out, "PASS %s\n", name);
   } else {
-    (*failed)++;
-    fprintf(out, "FAIL %s: %s\n", name, msg);
+    fprintf(r->out, "FAIL %s: %s\n", name, msg);
   }
 }
 
 /* quiet_stdout / quiet_stderr: what the plugin wrote on `stream` in all. */
-static void quiet_check(FILE *out, const check_options *o, const char *stream, size_t total,
-                        const char *sample, int *passed, int *failed) {
+static void quiet_check(report_sink *r, const char *stream, size_t total, const char *sample) {
   char name[32], msg[256];
   snprintf(name, sizeof name, "quiet_%s", stream);
   if (total)
@@ -950,14 +999,35 @@ static void quiet_check(FILE *out, const check_options *o, const char *stream, s
              total, stream, sample);
   else
     snprintf(msg, sizeof msg, "nothing written to %s", stream);
-  report(out, o, name, total == 0, msg, passed, failed);
+  report(r, name, total == 0, msg, NULL);
+}
+
+/* The end of the report: "N of M checks passed" (not with --quiet), or
+ * the JSON object around the gathered checks. */
+static void report_finish(report_sink *r, const char *path) {
+  if (!r->o->json) {
+    if (!r->o->quiet)
+      fprintf(r->out, "%d of %d checks passed\n", r->passed, r->passed + r->failed);
+    return;
+  }
+  fclose(r->checks);
+  r->checks = NULL;
+  fputc('{', r->out);
+  base_json_member_string(r->out, 1, "plugin", path);
+  base_json_member_string(r->out, 0, "backend", r->backend[0] ? r->backend : NULL);
+  base_json_member_uint(r->out, 0, "passed", (unsigned)r->passed);
+  base_json_member_uint(r->out, 0, "failed", (unsigned)r->failed);
+  base_json_key(r->out, 0, "checks");
+  fprintf(r->out, "[%s\n]}\n", r->checks_text ? r->checks_text : "");
+  free(r->checks_text);
+  r->checks_text = NULL;
 }
 
 int check_plugin_check(const char *path, const check_options *o, FILE *out) {
   check_options defaults;
-  int failed = 0, passed = 0;
   size_t stdout_total = 0, stderr_total = 0;
   char stdout_sample[64] = "", stderr_sample[64] = "", msg[2048];
+  report_sink r = {.out = out};
   /* dlopen searches the library path for a name without a slash: always
    * hand it the absolute path of the file the user named. */
   char *real = realpath(path, NULL);
@@ -967,21 +1037,30 @@ int check_plugin_check(const char *path, const check_options *o, FILE *out) {
     check_options_init(&defaults);
     o = &defaults;
   }
-  fprintf(out, "checking %s\n", path);
-  report(out, o, "file_permissions", ck_file_permissions(path, msg, sizeof msg) == 0, msg, &passed,
-         &failed);
-  report(out, o, "exported_symbols", ck_exported_symbols(path, msg, sizeof msg) == 0, msg, &passed,
-         &failed);
+  r.o = o;
+  if (o->json && !(r.checks = open_memstream(&r.checks_text, &r.checks_length))) {
+    fprintf(stderr, "calhost: plugin check: out of memory\n");
+    free(real);
+    return 2;
+  }
+  if (!o->json && !o->quiet)
+    fprintf(out, "checking %s\n", path);
+  report(&r, "file_permissions", ck_file_permissions(path, msg, sizeof msg) == 0, msg, NULL);
+  report(&r, "exported_symbols", ck_exported_symbols(path, msg, sizeof msg) == 0, msg, NULL);
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
     job j = {path, o, &checks[i]};
-    verdict v = {.out = out, .o = o};
+    verdict v = {.sink = &r};
     isolate_options io = {.timeout_seconds = o->timeout_seconds > 0 ? o->timeout_seconds : 30,
                           .done_type = CK_REC_DONE,
                           .capture_stderr = 1};
     isolate_child_outcome oc;
     v.show = o->verbose ? CALHOST_LOG_DEBUG : loader_log_level_default();
+    if (o->json)
+      v.logs = open_memstream(&v.logs_text, &v.logs_length); /* NULL: the logs are left out */
     fflush(out);
     isolate_run(&io, check_child, &j, on_record, &v, &oc);
+    if (v.logs)
+      fclose(v.logs);
     if (oc.output_total && !stdout_total)
       sample_of(oc.output, stdout_sample, sizeof stdout_sample);
     if (oc.errors_total && !stderr_total)
@@ -989,20 +1068,23 @@ int check_plugin_check(const char *path, const check_options *o, FILE *out) {
     stdout_total += oc.output_total;
     stderr_total += oc.errors_total;
     if (oc.end == CALHOST_CHILD_OK && v.have)
-      report(out, o, checks[i].name, v.passed, v.msg, &passed, &failed);
+      report(&r, checks[i].name, v.passed, v.msg, v.logs_text);
     else if (oc.end == CALHOST_CHILD_OK) {
-      report(out, o, checks[i].name, 0, "the check ended without a verdict", &passed, &failed);
+      report(&r, checks[i].name, 0, "the check ended without a verdict", v.logs_text);
     } else {
       /* The child did not finish: the outcome is the verdict (a verdict
        * already sent is kept as context). */
       char why[2400];
       snprintf(why, sizeof why, "%s%s%s", oc.message, v.have ? ": " : "", v.have ? v.msg : "");
-      report(out, o, checks[i].name, 0, why, &passed, &failed);
+      report(&r, checks[i].name, 0, why, v.logs_text);
     }
+    if (v.have && v.passed && v.backend[0])
+      snprintf(r.backend, sizeof r.backend, "%s", v.backend);
+    free(v.logs_text);
   }
-  quiet_check(out, o, "stdout", stdout_total, stdout_sample, &passed, &failed);
-  quiet_check(out, o, "stderr", stderr_total, stderr_sample, &passed, &failed);
-  fprintf(out, "%d of %d checks passed\n", passed, passed + failed);
+  quiet_check(&r, "stdout", stdout_total, stdout_sample);
+  quiet_check(&r, "stderr", stderr_total, stderr_sample);
+  report_finish(&r, path);
   free(real);
-  return failed ? 1 : 0;
+  return r.failed ? 1 : 0;
 }

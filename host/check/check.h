@@ -28,6 +28,10 @@ typedef struct check_options {
   const int64_t *shape;
   size_t shape_rank;
   uint32_t thread_count; /* the target's thread count (CPUs 0..N-1); 0: 1 */
+  /* The report's form (`--json`, `--quiet`): json: one JSON object instead
+   * of the text lines; quiet (text only): the FAIL lines alone. */
+  int json;
+  int quiet;
 } check_options;
 
 /* Fills *o with the defaults. */
@@ -35,9 +39,16 @@ void check_options_init(check_options *o);
 
 /* Runs every conformance check on the plugin file at path (a crash or hang
  * is a FAIL with the signal or the timeout, never a crash of the caller),
- * printing "PASS name" / "FAIL name: reason" lines and the plugin's log
- * lines to out, then "N of M checks passed". Returns 0 when all passed, 1
- * when any failed. Forks: call before starting threads. */
+ * printing "checking PATH", "PASS name" / "FAIL name: reason" lines and the
+ * plugin's log lines to out, then "N of M checks passed"; with o->quiet
+ * only the FAIL lines. With o->json it prints one JSON object instead
+ * (base/json.h's writer): {"plugin": PATH, "backend": the backend's name
+ * (null when identity failed), "passed": N, "failed": N, "checks":
+ * [{"name", "status": "pass" or "fail", "message": details or reason,
+ * "logs": [{"level", "message"}]}]} (a check not run is a "fail" whose
+ * message starts "not run: "). Returns 0 when all passed, 1 when any
+ * failed, 2 (JSON only, said on stderr) when out of memory. Forks: call
+ * before starting threads. */
 int check_plugin_check(const char *path, const check_options *o, FILE *out);
 
 #endif /* CALHOST_CHECK_H */

@@ -123,6 +123,25 @@ int cli_usage(const cli_args *a, const char *fmt, ...) {
   return 2;
 }
 
+/* A usage error of a command's arguments: "calhost: CMD: MESSAGE", the
+ * command's synopsis as its help prints it (its continuation lines
+ * aligned under "calhost"), and the hint. The message is escaped (it may
+ * quote an argument); the synopsis is the program's own text, whose line
+ * breaks are real ones. Returns 2. */
+static int usage_with_synopsis(const cli_args *a, const cli_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int usage_with_synopsis(const cli_args *a, const cli_command *cmd, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  base_text_printf(stderr, "calhost: %s: %s\n", a->command, msg);
+  fprintf(stderr, "usage: calhost %s%s%s\n", cmd->name, cmd->synopsis[0] ? " " : "", cmd->synopsis);
+  base_text_printf(stderr, "Try 'calhost help %s'.\n", a->command);
+  return 2;
+}
+
 /* The flag of arg in table (exact name, NAME=VALUE, or short name), or
  * NULL; *inline_value gets the text after '='. */
 static const cli_flag *match(const cli_flag *table, char *arg, char **inline_value) {
@@ -284,10 +303,10 @@ int cli_main(cli_context *cli, const cli_command *const *commands, size_t count,
     return 2;
   }
   if (a->positional_count > cmd->max_positional)
-    return cli_usage(a, "unexpected argument '%s' (usage: calhost %s %s)",
-                     a->positional[cmd->max_positional], cmd->name, cmd->synopsis);
+    return usage_with_synopsis(a, cmd, "unexpected argument '%s'",
+                               a->positional[cmd->max_positional]);
   if (a->positional_count < cmd->min_positional)
-    return cli_usage(a, "missing argument (usage: calhost %s %s)", cmd->name, cmd->synopsis);
+    return usage_with_synopsis(a, cmd, "missing argument");
   return cmd->run(cli, a);
 }
 

@@ -12,10 +12,14 @@
  * shards; --force puts every profile (the last one of a key wins). Every
  * other profile is put as it is (exact keys carry the processor: node
  * types never collide).
+ *
+ * With [store] persistence_enabled = false nothing is kept: a note says so
+ * (--json: "persisted": false, as every store change's reply).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/json.h"
 #include "base/text.h"
 #include "commands.h"
 #include "diag.h"
@@ -123,15 +127,24 @@ static int run_import(cli_context *cli, cli_args *a) {
   if (st != CALSTORE_OK)
     return 2;
   c.count -= kept;
-  if (cli->json)
-    printf("{\"status\":\"ok\",\"profiles\":%zu,\"kept\":%zu,\"files\":%zu}\n", c.count, kept,
-           a->positional_count);
-  else if (!cli->quiet)
+  if (cli->json) {
+    fputc('{', stdout);
+    base_json_member_string(stdout, 1, "status", "ok");
+    base_json_member_uint(stdout, 0, "profiles", c.count);
+    base_json_member_uint(stdout, 0, "kept", kept);
+    base_json_member_uint(stdout, 0, "files", a->positional_count);
+    base_json_member_bool(stdout, 0, "persisted", cli_store_change_kept(cli));
+    fputs("}\n", stdout);
+    return 0;
+  }
+  if (!cli->quiet)
     printf("imported %zu profiles from %zu file%s%s", c.count, a->positional_count,
            a->positional_count == 1 ? "" : "s", kept ? "" : "\n");
-  if (!cli->json && !cli->quiet && kept)
+  if (!cli->quiet && kept)
     printf("; kept %zu existing portable profile%s (import --force replaces them)\n", kept,
            kept == 1 ? "" : "s");
+  fflush(stdout);
+  cli_store_change_kept(cli); /* the note when persistence is off */
   return 0;
 }
 

@@ -1,6 +1,8 @@
 /*
  * cmd_invalidate.c: `calhost invalidate --backend B [--implementation V]`:
  * removes a backend's profiles (of one implementation version, or all).
+ * With [store] persistence_enabled = false nothing is kept: a note says so
+ * (--json: "persisted": false).
  */
 #include <stdio.h>
 
@@ -25,7 +27,7 @@ static int run_invalidate(cli_context *cli, cli_args *a) {
   calstore_close(&s);
   if (st != CALSTORE_OK)
     return cli_store_failed("invalidate", st, &err);
-  return cli_store_done(cli, "removed", removed, "removed %zu profiles\n", removed);
+  return cli_store_done(cli, 1, "removed", removed, "removed %zu profiles\n", removed);
 }
 
 const cli_command cli_cmd_invalidate = {

@@ -9,7 +9,9 @@
  *       the key the plugin builds for this machine (workload.c); `set`
  *       validates the policy with the plugin first.
  * Exit 0 done, 1 the plugin refused the policy or (clear) no such
- * override, 2 usage or operational error.
+ * override, 2 usage or operational error. With [store]
+ * persistence_enabled = false the change is not kept: a note says so
+ * (--json: "persisted": false).
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +44,7 @@ static int finish(cli_context *cli, const char *cmd, calstore_status st, const c
                   const char *done) {
   if (st == CALSTORE_NOT_FOUND) {
     cli_error("%s: no override with this key", cmd);
+    cli_store_change_kept(cli); /* with persistence off the store read nothing */
     return 1;
   }
   if (st == CALSTORE_POLICY_REJECTED) {
@@ -53,7 +56,7 @@ static int finish(cli_context *cli, const char *cmd, calstore_status st, const c
     cli_store_failed(cmd, st, err);
     return 2;
   }
-  return cli_store_done(cli, NULL, 0, "%s\n", done);
+  return cli_store_done(cli, 1, NULL, 0, "%s\n", done);
 }
 
 static int override_workload(cli_context *cli, cli_args *a, int set, const char *cmd) {

@@ -5,8 +5,10 @@
  *                                 loaded or rejected, the loader's state
  *                                 (unsafe, unloadable, duplicate, disabled)
  *                                 and the reason;
- *   calhost plugin check PATH     run the conformance checker (host/loader/
- *                                 check.c) on one plugin file.
+ *   calhost plugin check PATH     run the conformance checker (host/check/
+ *                                 check.c) on one plugin file: PASS/FAIL
+ *                                 lines, only the FAIL lines with --quiet,
+ *                                 one JSON object with --json.
  * Plugin directories, explicit paths and the enabled/disabled lists come
  * from the configuration ([plugins]); CALHOST_PLUGIN_PATH adds directories.
  */
@@ -130,6 +132,8 @@ static int run_plugin(cli_context *cli, cli_args *a) {
   const char *path = a->positional[1];
   check_options_init(&o);
   o.verbose = cli->verbose;
+  o.json = cli->json;   /* one JSON object (base/json.h escapes every string) */
+  o.quiet = cli->quiet; /* the FAIL lines only */
   if (cli_has(a, FL_TIMEOUT) &&
       config_value_duration(a->value[FL_TIMEOUT], 0, &o.timeout_seconds, why, sizeof why) != 0)
     return cli_usage(a, "bad --timeout '%s': %s", a->value[FL_TIMEOUT], why);
@@ -152,6 +156,8 @@ static int run_plugin(cli_context *cli, cli_args *a) {
   }
   if (access(path, R_OK) != 0)
     return cli_error("plugin check: %s: %s", path, strerror(errno));
+  if (o.json)
+    return check_plugin_check(path, &o, stdout);
   /* the checker prints what the plugin says (its error messages): through
    * the escaping filter, like every other human-readable output */
   FILE *out = base_text_filter_open(stdout);
@@ -178,8 +184,12 @@ const cli_command cli_cmd_plugin = {
     "check PATH [--timeout S] [--operator OP] [--dtype T] [--shape D,D,...] [--threads N] [-v]",
     "plugin tools: plugin check PATH",
     "check: runs the conformance checker on one plugin file (exit 0 when every\n"
-    "check passes); --verbose (-v) shows each check's details and the plugin's\n"
-    "debug and info logs.\n",
+    "check passes, 1 when one fails, 2 when the file cannot be read or the\n"
+    "arguments are wrong); --verbose (-v) shows each check's details and the\n"
+    "plugin's debug and info logs; --quiet prints only the failed checks;\n"
+    "--json prints one object: {\"plugin\", \"backend\", \"passed\", \"failed\",\n"
+    "\"checks\": [{\"name\", \"status\" (pass or fail), \"message\", \"logs\":\n"
+    "[{\"level\", \"message\"}]}]}.\n",
     plugin_flags,
     1,
     2,

@@ -50,10 +50,22 @@ int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *
 
 /* The answer of a store command that succeeded (the one form of export,
  * invalidate and override): with --json {"status":"ok"}, plus the member
- * key: count when key is not NULL; else, unless --quiet, the text line
- * formatted from fmt. Returns 0, the command's exit status. */
-int cli_store_done(const cli_context *cli, const char *key, size_t count, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+ * key: count when key is not NULL, plus "persisted": true|false when the
+ * command changed the store (change nonzero; cli_store_change_kept); else,
+ * unless --quiet, the text line formatted from fmt on stdout, and for a
+ * change the note of cli_store_change_kept on stderr. Returns 0, the
+ * command's exit status. */
+int cli_store_done(const cli_context *cli, int change, const char *key, size_t count,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Whether a change to the store is kept: 0 when the configuration this
+ * command loaded (cli_load_config) says [store] persistence_enabled =
+ * false (the store lives in memory for this run only), else 1. When 0,
+ * and neither --json nor --quiet is given, prints on stderr "calhost:
+ * note: persistence is disabled ([store] persistence_enabled = false in
+ * FILE): the change is not kept". The --json replies carry the answer as
+ * "persisted". */
+int cli_store_change_kept(const cli_context *cli);
 
 /* The configuration file of the one rule: --config, else the default
  * search (config_find_default, its path into buf of cap bytes);
@@ -65,8 +77,10 @@ const char *cli_config_file(const cli_context *cli, char *buf, size_t cap);
 void cli_print_search_places(FILE *out, const char *before, const char *after);
 
 /* Loads the configuration named by --config, else the default search
- * (config_find_default), else the built-in defaults, into *cfg.
- * Returns 0, or prints the error (with file and line) and returns -1. */
+ * (config_find_default), else the built-in defaults, into *cfg, and
+ * remembers its [store] persistence_enabled and file for
+ * cli_store_change_kept. Returns 0, or prints the error (with file and
+ * line) and returns -1. */
 int cli_load_config(const cli_context *cli, struct config_settings *cfg);
 
 /* Opens the store: the configuration of cli_load_config (always

@@ -4,8 +4,8 @@
  * config_find_default, else the built-in defaults: one rule,
  * whatever other flags are given), opening the store the host owns (the
  * binding's precedence: --store > [store] path > the default path), the
- * answer of a store command that succeeded and the key flags of `lookup`
- * and `override`.
+ * answer of a store command that succeeded (and its note when persistence
+ * is disabled) and the key flags of `lookup` and `override`.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -41,18 +41,44 @@ int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *
   return cli_error("%s: %s: %s", cmd, calstore_status_name(st), err->message);
 }
 
-int cli_store_done(const cli_context *cli, const char *key, size_t count, const char *fmt, ...) {
+/* The configuration this command loaded (cli_load_config; one per
+ * command): whether [store] persistence_enabled is false, and its file,
+ * for cli_store_change_kept. */
+static int g_persistence_off;
+static char g_persistence_file[4096];
+
+int cli_store_change_kept(const cli_context *cli) {
+  if (!g_persistence_off)
+    return 1;
+  if (!cli->json && !cli->quiet)
+    base_text_printf(stderr,
+                     "calhost: note: persistence is disabled ([store] persistence_enabled = "
+                     "false in %s): the change is not kept\n",
+                     g_persistence_file);
+  return 0;
+}
+
+int cli_store_done(const cli_context *cli, int change, const char *key, size_t count,
+                   const char *fmt, ...) {
   if (cli->json) {
     fputc('{', stdout);
     base_json_member_string(stdout, 1, "status", "ok");
     if (key)
       base_json_member_uint(stdout, 0, key, count);
+    if (change)
+      base_json_member_bool(stdout, 0, "persisted", cli_store_change_kept(cli));
     fputs("}\n", stdout);
-  } else if (!cli->quiet) {
+    return 0;
+  }
+  if (!cli->quiet) {
     va_list ap;
     va_start(ap, fmt);
     base_text_vprintf(stdout, fmt, ap);
     va_end(ap);
+  }
+  if (change) {
+    fflush(stdout); /* the note follows the line it qualifies */
+    cli_store_change_kept(cli);
   }
   return 0;
 }
@@ -93,6 +119,8 @@ int cli_load_config(const cli_context *cli, config_settings *cfg) {
     cli_error("%s", err);
     return -1;
   }
+  g_persistence_off = !cfg->persistence_enabled;
+  snprintf(g_persistence_file, sizeof g_persistence_file, "%s", file);
   return 0;
 }
 
