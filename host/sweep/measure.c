@@ -942,6 +942,20 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
     if (!best || def->median < best->median)
       best = def;
   }
+  /* A default that only "won" because every candidate was refused is no
+   * calibration (a plugin bug, or a space this shape cannot run): storing
+   * it would pass the default off as measured against its alternatives. */
+  if (best && best == def && !req->policy_count && out->tried > 0 && out->rejected == out->tried) {
+    const char *first_why = NULL;
+    for (size_t i = 0; i < out->rejection_count && !first_why; i++)
+      if (out->rejections[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
+        first_why = out->rejections[i].reason;
+    snprintf(out->error, sizeof out->error,
+             "every candidate was rejected (%u of %u tried), so the default was compared with "
+             "nothing%s%.400s",
+             out->rejected, out->tried, first_why ? "; first: " : "", first_why ? first_why : "");
+    goto done;
+  }
   if (!best) {
     const char *first_why =
         out->rejection_count && out->rejections[0].reason ? out->rejections[0].reason : NULL;

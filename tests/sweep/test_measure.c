@@ -510,6 +510,45 @@ static void all_candidates_wrong_is_a_failure_with_reasons(void **state) {
   sweep_result_free(&r);
 }
 
+/* A default that "wins" only because every candidate was refused is not
+ * stored as a calibration: the sweep fails and says why. */
+static void a_default_compared_with_nothing_is_a_failure(void **state) {
+  (void)state;
+  setup_fake(1);
+  F.invalid = 0; /* the one candidate is refused; the default runs */
+  sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), -1);
+  assert_int_equal(r.ok, 0);
+  assert_non_null(strstr(r.error, "every candidate was rejected (1 of 1 tried)"));
+  assert_non_null(strstr(r.error, "candidate 0 is not allowed"));
+  assert_null(r.winner_policy);
+  sweep_result_free(&r);
+}
+
+/* Policies the request says to avoid (they killed an earlier attempt's
+ * process) are rejected with the given reason and never prepared. */
+static void avoided_policies_are_rejected_without_running(void **state) {
+  (void)state;
+  setup_fake(3);
+  F.cost_us[1] = 5.0; /* the fastest, but it "crashed" before */
+  make_vtable();
+  sweep_request req = {.vtable = &vt, .abi_version = 1, .workload = &W, .target = &T};
+  sweep_rigor_params_init(CALHOST_RIGOR_EXHAUSTIVE, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002;
+  req.params.warmup_samples = 0;
+  req.hooks.candidate_start = on_start;
+  const char *avoid[] = {"c=1"}, *why[] = {"killed by signal 11 (SIGSEGV) earlier"};
+  req.avoid_policies = avoid;
+  req.avoid_reasons = why;
+  req.avoid_count = 1;
+  sweep_result r;
+  assert_int_equal(sweep_run(&req, &r), 0);
+  assert_string_not_equal(r.winner_policy, "c=1");
+  assert_true(rejected_with(&r, 1, "SIGSEGV"));
+  assert_int_equal(F.starts, 3); /* the default, c=0 and c=2: c=1 never announced */
+  sweep_result_free(&r);
+}
+
 /* ---- a described parameter space (ABI 2) -------------------------------- */
 
 /* a: ordered 1,2,4,8 (or the first g_a_count of 1..16 as powers and
@@ -716,6 +755,8 @@ int main(void) {
       cmocka_unit_test(device_timings_are_used_when_reported),
       cmocka_unit_test(host_timing_is_used_without_device_seconds),
       cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
+      cmocka_unit_test(a_default_compared_with_nothing_is_a_failure),
+      cmocka_unit_test(avoided_policies_are_rejected_without_running),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
 }
