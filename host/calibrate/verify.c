@@ -87,8 +87,9 @@ typedef struct cal_verify {
   const calibrate_verify_options *v;
   verify_row *rows;
   size_t count;
-  int recalibrated; /* the second pass ran */
-  size_t keys_recalibrated;
+  int recalibrated;         /* the second pass ran */
+  size_t keys_tried;        /* keys the second pass was to recalibrate */
+  size_t keys_recalibrated; /* of them, stored anew (an interrupt leaves some not_run) */
   size_t commits_before;
 } cal_verify;
 
@@ -335,7 +336,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     cal_progress_end(r);
     cal_commit_held(r); /* one batch, also after an interrupt: what finished is kept */
     cv->recalibrated = 1;
-    cv->keys_recalibrated = n;
+    cv->keys_tried = n;
     /* the keys of the rows point into r->results, which the pass grew:
      * match by (backend, workload, exact thread count) */
     for (size_t j = before; j < r->result_count; j++)
@@ -343,6 +344,9 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
         if (cv->rows[i].recal_tried && r->results[j].kind != CAL_SKIPPED &&
             recal_of(&r->results[cv->rows[i].result], &r->results[j]))
           cv->rows[i].recal_result = j;
+    for (size_t i = 0; i < cv->count; i++)
+      cv->keys_recalibrated += cv->rows[i].recal_tried && cv->rows[i].recal_result != (size_t)-1 &&
+                               r->results[cv->rows[i].recal_result].kind == CAL_STORED;
     r->only_keys = NULL;
     r->only_key_count = 0;
     r->recalibrating = 0;
@@ -474,6 +478,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     base_json_key(o, 0, "recalibrated");
     fputc('{', o);
     base_json_member_uint(o, 1, "keys", cv->keys_recalibrated);
+    base_json_member_uint(o, 0, "tried", cv->keys_tried);
     base_json_member_uint(o, 0, "commits", r->commits - cv->commits_before);
     fputc('}', o);
   } else {
@@ -541,8 +546,8 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       fputc('\n', o);
     }
     if (cv->recalibrated) {
-      fprintf(o, "\nrecalibrated %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
-              cv->keys_recalibrated == 1 ? "" : "s", r->commits - cv->commits_before,
+      fprintf(o, "\nrecalibrated %zu of %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
+              cv->keys_tried, cv->keys_tried == 1 ? "" : "s", r->commits - cv->commits_before,
               r->commits - cv->commits_before == 1 ? "" : "s");
       for (size_t i = 0; i < cv->count; i++) {
         const verify_row *row = &cv->rows[i];

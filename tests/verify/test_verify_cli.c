@@ -486,6 +486,7 @@ static void recalibrate_replaces_exactly_the_failed_keys_in_one_commit(void **st
   assert_non_null(doc);
   json_t *rec = json_object_get(doc, "recalibrated");
   assert_int_equal(json_integer_value(json_object_get(rec, "keys")), 10);
+  assert_int_equal(json_integer_value(json_object_get(rec, "tried")), 10);
   assert_int_equal(json_integer_value(json_object_get(rec, "commits")), 1);
   json_t *r = row_of(json_object_get(doc, "results"), "test_speed2", "w_lost");
   assert_string_equal(
