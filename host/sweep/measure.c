@@ -772,6 +772,13 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
     snprintf(out->error, sizeof out->error, "out of memory");
     goto done;
   }
+  if (!named && count > SWEEP_MAX_NUMBERED) {
+    snprintf(out->error, sizeof out->error,
+             "candidate_count %u is more than a numbered space holds (at most %u): describe the "
+             "parameters (describe_space) so that the search need not number every candidate",
+             count, SWEEP_MAX_NUMBERED);
+    goto done;
+  }
   if (!named) {
     nstart = count < 1024 ? count : 1024;
     starts = malloc(nstart * sizeof *starts);

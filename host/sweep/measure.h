@@ -118,6 +118,11 @@ typedef struct sweep_request {
   size_t avoid_count;
 } sweep_request;
 
+/* The most candidates a sweep numbers (a space the plugin does not
+ * describe is one ordered parameter of candidate_count values, a word
+ * each): a larger count fails the sweep with a message that says so. */
+#define SWEEP_MAX_NUMBERED (1u << 24)
+
 /* A candidate that was refused, with the reason. */
 typedef struct sweep_rejection {
   uint32_t index; /* candidate index, CALHOST_SWEEP_DEFAULT_INDEX for the default */

@@ -525,6 +525,20 @@ static void a_default_compared_with_nothing_is_a_failure(void **state) {
   sweep_result_free(&r);
 }
 
+/* A numbered space too large to number fails at once and says what to do
+ * (it ran out of memory, or took minutes, numbering every candidate). */
+static void a_huge_numbered_space_is_refused_with_a_reason(void **state) {
+  (void)state;
+  setup_fake(1);
+  F.count = 4000000000u;
+  sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_QUICK, 0, &r), -1);
+  assert_non_null(strstr(r.error, "candidate_count 4000000000 is more than"));
+  assert_non_null(strstr(r.error, "describe_space"));
+  assert_int_equal(F.starts, 0); /* nothing ran */
+  sweep_result_free(&r);
+}
+
 /* Policies the request says to avoid (they killed an earlier attempt's
  * process) are rejected with the given reason and never prepared. */
 static void avoided_policies_are_rejected_without_running(void **state) {
@@ -757,6 +771,7 @@ int main(void) {
       cmocka_unit_test(all_candidates_wrong_is_a_failure_with_reasons),
       cmocka_unit_test(a_default_compared_with_nothing_is_a_failure),
       cmocka_unit_test(avoided_policies_are_rejected_without_running),
+      cmocka_unit_test(a_huge_numbered_space_is_refused_with_a_reason),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
 }
