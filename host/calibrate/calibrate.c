@@ -891,9 +891,18 @@ int calibrate_execute(const calibrate_options *o) {
   nwant = nonly ? nonly : r->cfg->enabled_count;
   for (size_t i = 0; i < nwant; i++) {
     loader_plugin *p = loader_plugin_list_find(&r->plugins, want[i]);
-    if (!p || !p->loaded)
-      cal_add_failure(r, want[i], NULL, 0, NULL,
-                      p && p->reason ? p->reason : "not found (or it failed to load)", NULL);
+    if (p && p->loaded)
+      continue;
+    char *why = NULL;
+    if (base_str_listed(r->cfg->disabled_backends, r->cfg->disabled_count, want[i]))
+      why = base_str_format("disabled by the configuration ([plugins] disabled in %s)",
+                            r->cfg->source_path ? r->cfg->source_path : "the built-in defaults");
+    cal_add_failure(r, want[i], NULL, 0, NULL,
+                    why              ? why
+                    : p && p->reason ? p->reason
+                                     : "not found (or it failed to load)",
+                    NULL);
+    free(why);
   }
   size_t usable = 0;
   for (size_t i = 0; i < r->plugins.count; i++) {

@@ -533,6 +533,21 @@ static void calibrate_names_what_stops_it(void **state) {
   assert_null(strstr(out, "no configured workload uses an operator"));
   free(out);
   free(err);
+  /* a backend the configuration disables is named as such, with the file */
+  char dis[512], text[2048];
+  path_in(dis, sizeof dis, "disabled.ini");
+  snprintf(text, sizeof text,
+           "[store]\npath = %s\n[plugins]\ndirectories = %s/plugins-stops.ini\n"
+           "disabled = test_good\n[calibration]\nthreads = 1\nrigor = quick\n"
+           "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n",
+           store, g_dir);
+  write_file(dis, text);
+  const char *disabled[] = {"calibrate", "--config", dis, "--plugin", "test_good", NULL};
+  assert_int_equal(run(&out, &err, disabled), 2);
+  assert_non_null(strstr(out, "test_good: disabled by the configuration ([plugins] disabled in"));
+  assert_non_null(strstr(out, "disabled.ini)"));
+  free(out);
+  free(err);
 }
 
 static void lookup_without_a_profile_exits_1(void **state) {
