@@ -127,17 +127,25 @@ int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t h
   st = fn(&req, &rep);
   *plugin_min = rep.plugin_abi_min;
   *plugin_max = rep.plugin_abi_max;
-  if (rep.plugin_abi_min && rep.plugin_abi_max &&
-      (rep.plugin_abi_max < host_min || rep.plugin_abi_min > host_max)) {
+  /* A mismatch names both ranges, the plugin's as it reported it, with a
+   * hint when that range is empty (calhost_negotiate_default reports
+   * CALHOST_ABI_VERSION_MIN..vtable.abi_version: 1..0 when abi_version was
+   * left 0) or missing (a hand-written negotiate that set neither end),
+   * or when the ranges overlap and the plugin refused anyway. */
+  if ((rep.plugin_abi_min && rep.plugin_abi_max &&
+       (rep.plugin_abi_max < host_min || rep.plugin_abi_min > host_max)) ||
+      st == CALHOST_ABI_MISMATCH) {
+    const char *hint = !rep.plugin_abi_min && !rep.plugin_abi_max
+                           ? " (the plugin reported no range: set plugin_abi_min and "
+                             "plugin_abi_max in the reply)"
+                       : rep.plugin_abi_max < rep.plugin_abi_min || !rep.plugin_abi_max
+                           ? " (an empty range: is vtable.abi_version set?)"
+                       : rep.plugin_abi_max >= host_min && rep.plugin_abi_min <= host_max
+                           ? " (the ranges overlap, yet the plugin answered CALHOST_ABI_MISMATCH)"
+                           : "";
     return base_str_fail(err, err_cap,
-                         "ABI mismatch: plugin supports ABI %u..%u, host supports %u..%u",
-                         rep.plugin_abi_min, rep.plugin_abi_max, host_min, host_max);
-  }
-  if (st == CALHOST_ABI_MISMATCH) {
-    snprintf(err, err_cap,
-             "ABI mismatch: the plugin found no common version (host supports %u..%u)", host_min,
-             host_max);
-    return -1;
+                         "ABI mismatch: plugin supports ABI %u..%u, host supports %u..%u%s",
+                         rep.plugin_abi_min, rep.plugin_abi_max, host_min, host_max, hint);
   }
   if (st != CALHOST_OK)
     return base_str_fail(err, err_cap, "negotiation failed: %s", calhost_status_name(st));
