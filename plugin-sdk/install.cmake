@@ -1,7 +1,8 @@
 # install.cmake: installs the plugin SDK for out-of-tree plugins (included by
 # plugin-sdk/CMakeLists.txt):
 #   <prefix>/include/calhost/plugin.h                  the ABI header
-#   <libdir>/pkgconfig/calhost-plugin.pc               pkg-config (relocatable)
+#   <libdir>/pkgconfig/calhost-plugin.pc               pkg-config (relocatable;
+#                                                      Version: the ABI)
 #   <libdir>/cmake/calhost-plugin/                     CMake package:
 #       find_package(calhost-plugin) gives the imported target
 #       calhost::plugin_sdk and calhost_plugin_add(NAME SOURCES ...)
@@ -44,7 +45,8 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config.cmake"
         DESTINATION "${CALHOST_SDK_CMAKE_DIR}")
 
 # pkg-config's ${pcfiledir} makes the file relocatable: the way up from
-# <libdir>/pkgconfig to the prefix.
+# <libdir>/pkgconfig to the prefix. Its Version is the ABI too
+# (CALHOST_SDK_ABI_VERSION), so both packages state the same version.
 file(RELATIVE_PATH CALHOST_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
      "${CMAKE_INSTALL_PREFIX}")
 string(REGEX REPLACE "/$" "" CALHOST_PC_TO_PREFIX "${CALHOST_PC_TO_PREFIX}")

@@ -1,13 +1,21 @@
 /*
  * runtime.c: the deployment runtime (include/calhost/runtime.h): a
- * configuration, its store, the plugins a program loaded, and the
+ * configuration, its store, the plugins a program loaded (searched where
+ * runtime.h says, the shared library's own prefix included), and the
  * selection of a workload's policy on this machine, built on the binding
  * (binding.h) that calibrate uses, so the keys are the ones it stored.
  */
+#define _GNU_SOURCE /* dladdr, secure_getenv */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/paths.h"
+#include "base/str.h"
 #include "base/words.h"
 #include "binding.h"
 #include "config/digest.h"
@@ -241,6 +249,131 @@ int calhost_runtime_validate_policy(void *plugin, const char *policy, size_t len
   return runtime_binding_validate(&v, policy, length, err, err_capacity);
 }
 
+/* ---- where plugins are searched ---------------------------------------- */
+
+/* Where the loader looks by default (host/loader/CMakeLists.txt defines the
+ * same for the loader): the build's install prefix, and the plugin
+ * directory relative to a prefix, for messages. */
+#ifndef CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR
+#define CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR "/usr/local/lib/calhost/plugins"
+#endif
+#ifndef CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR
+#define CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR "lib/calhost/plugins"
+#endif
+
+/* The plugin directory of the prefix the shared library was loaded from:
+ * <directory of libcalhost_runtime.so>/calhost/plugins (the file found with
+ * dladdr on an object inside the library, then made canonical), malloc'd.
+ * NULL in the static library and the host's own copy of the runtime (the
+ * program's directory stands for the prefix there: the loader's default)
+ * or when dladdr cannot tell. */
+static char *library_plugin_dir(void) {
+#if defined(CALHOST_RUNTIME_BUILDING_DLL)
+  static const char anchor = 0;
+  Dl_info info;
+  if (!dladdr(&anchor, &info) || !info.dli_fname || !strchr(info.dli_fname, '/'))
+    return NULL;
+  char *real = realpath(info.dli_fname, NULL);
+  const char *file = real ? real : info.dli_fname;
+  const char *slash = strrchr(file, '/');
+  char *dir = base_str_format("%.*s/calhost/plugins", (int)(slash - file), file);
+  free(real);
+  return dir;
+#else
+  return NULL;
+#endif
+}
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Appends printf-style text to buf (capacity cap, *used so far), silently
+ * truncated. */
+static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...) {
+  if (!buf || *used + 1 >= cap)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *used, cap - *used, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    *used = *used + (size_t)n < cap ? *used + (size_t)n : cap - 1;
+}
+
+/* The directories already named in a message (canonical where they exist),
+ * so a directory reached twice (the build tree: the library's and the
+ * program's) is named once. */
+typedef struct dir_seen {
+  char *v[64];
+  size_t n;
+} dir_seen;
+
+/* One searched directory for a message: its canonical path (as given when
+ * it does not exist, then marked missing) and what it is (NULL: nothing
+ * to say). */
+static void append_dir(char *buf, size_t cap, size_t *used, dir_seen *seen, const char *dir,
+                       const char *what) {
+  char *real = realpath(dir, NULL);
+  const char *name = real ? real : dir;
+  for (size_t i = 0; i < seen->n; i++)
+    if (!strcmp(seen->v[i], name)) {
+      free(real);
+      return;
+    }
+  int missing = !is_dir(dir);
+  append(buf, cap, used, "%s%s", *used ? "; " : "", name);
+  if (what || missing)
+    append(buf, cap, used, " (%s%s%s)", what ? what : "", what && missing ? ", " : "",
+           missing ? "missing" : "");
+  if (seen->n < sizeof seen->v / sizeof seen->v[0] && (seen->v[seen->n] = base_str_dup(name)))
+    seen->n++;
+  free(real);
+}
+
+/* The places load_plugin searched, in the loader's order (runtime.h):
+ * plugin files, CALHOST_PLUGIN_PATH, the directories given (the
+ * configuration's, the options', then the library's own), the program's
+ * prefix and the build's install prefix. */
+static void describe_search(char *buf, size_t cap, const char *const *paths, size_t np,
+                            const char *const *dirs, size_t nd, const char *library_dir) {
+  size_t used = 0;
+  dir_seen seen = {.n = 0};
+  buf[0] = '\0';
+  for (size_t i = 0; i < np; i++)
+    append(buf, cap, &used, "%sfile %s", used ? "; " : "", paths[i]);
+  const char *env = secure_getenv("CALHOST_PLUGIN_PATH");
+  if (env && *env)
+    append(buf, cap, &used, "%sCALHOST_PLUGIN_PATH=%s", used ? "; " : "", env);
+  for (size_t i = 0; i < nd; i++)
+    append_dir(buf, cap, &used, &seen, dirs[i],
+               dirs[i] == library_dir ? "libcalhost_runtime's prefix" : NULL);
+  if (library_dir && !is_dir(library_dir))
+    append_dir(buf, cap, &used, &seen, library_dir, "libcalhost_runtime's prefix");
+  char exe[PATH_MAX];
+  if (base_exe_dir(exe, sizeof exe) == 0) {
+    char *up = base_str_format("%s/..", exe);
+    char *prefix = up ? realpath(up, NULL) : NULL;
+    char *d = base_str_format("%s/%s",
+                              prefix ? prefix
+                              : up   ? up
+                                     : "..",
+                              CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR);
+    if (d)
+      append_dir(buf, cap, &used, &seen, d, "the program's prefix");
+    free(d);
+    free(prefix);
+    free(up);
+  }
+  append_dir(buf, cap, &used, &seen, CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR,
+             "the build's install prefix");
+  for (size_t i = 0; i < seen.n; i++)
+    free(seen.v[i]);
+}
+
 calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const char *backend,
                                                    const char *workload,
                                                    calhost_runtime_plugin **out, char *err,
@@ -264,12 +397,16 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
   calhost_runtime_plugin *rp = calloc(1, sizeof *rp);
   if (!rp)
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
-  /* the configuration's directories and files, and the options' */
-  const char **dirs = calloc(rt->cfg.plugin_dir_count + rt->extra_dir_count + 1, sizeof *dirs);
+  /* the configuration's directories and files, the options', and the
+   * shared library's own prefix (when it has the directory: the loader
+   * warns about a missing configured one) */
+  char *library_dir = library_plugin_dir();
+  const char **dirs = calloc(rt->cfg.plugin_dir_count + rt->extra_dir_count + 2, sizeof *dirs);
   const char **paths = calloc(rt->cfg.plugin_path_count + rt->extra_path_count + 1, sizeof *paths);
   if (!dirs || !paths) {
     free(dirs);
     free(paths);
+    free(library_dir);
     free(rp);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
   }
@@ -278,6 +415,8 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
     dirs[nd++] = rt->cfg.plugin_dirs[i];
   for (size_t i = 0; i < rt->extra_dir_count; i++)
     dirs[nd++] = rt->extra_dirs[i];
+  if (is_dir(library_dir))
+    dirs[nd++] = library_dir;
   for (size_t i = 0; i < rt->cfg.plugin_path_count; i++)
     paths[np++] = rt->cfg.plugin_paths[i];
   for (size_t i = 0; i < rt->extra_path_count; i++)
@@ -295,9 +434,10 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
     lo.enabled_count = 1;
   }
   int found = loader_discover(&lo, &rp->list);
-  free(dirs);
-  free(paths);
   if (found < 0) {
+    free(dirs);
+    free(paths);
+    free(library_dir);
     loader_plugin_list_free(&rp->list);
     free(rp);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory while loading plugins");
@@ -309,13 +449,62 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
       rp->p = p;
   }
   if (!rp->p) {
+    /* what was found: loaded (serving something else), refused (unsafe,
+     * unloadable, duplicate) and filtered out by the configuration (or,
+     * with a backend given, every other backend) */
+    size_t loaded = 0, refused = 0, disabled = 0;
+    for (size_t i = 0; i < rp->list.count; i++) {
+      const loader_plugin *q = rp->list.items[i];
+      if (q->loaded)
+        loaded++;
+      else if (q->state == CALHOST_PLUGIN_DISABLED)
+        disabled++;
+      else
+        refused++;
+    }
+    char counts[192];
+    if (backend)
+      snprintf(counts, sizeof counts, "%zu other plugin%s", loaded + disabled,
+               loaded + disabled == 1 ? "" : "s");
+    else if (disabled)
+      snprintf(counts, sizeof counts, "%zu plugin%s loaded, %zu disabled by the configuration",
+               loaded, loaded == 1 ? "" : "s", disabled);
+    else
+      snprintf(counts, sizeof counts, "%zu plugin%s loaded", loaded, loaded == 1 ? "" : "s");
+    if (refused)
+      snprintf(counts + strlen(counts), sizeof counts - strlen(counts),
+               ", %zu refused (`calhost plugins` says why)", refused);
+    /* the backend asked for, found but refused: its file and the reason */
+    char named_path[1024] = "", named_reason[1024] = "";
+    const char *named = NULL;
+    for (size_t i = 0; backend && i < rp->list.count && !named; i++) {
+      const loader_plugin *q = rp->list.items[i];
+      if (q->backend && !strcmp(q->backend, backend)) {
+        snprintf(named_path, sizeof named_path, "%s", q->path ? q->path : "?");
+        snprintf(named_reason, sizeof named_reason, "%s", q->reason ? q->reason : "");
+        named = named_path;
+      }
+    }
+    char where[3072];
+    describe_search(where, sizeof where, paths, np, dirs, nd, library_dir);
+    free(dirs);
+    free(paths);
+    free(library_dir);
     loader_plugin_list_free(&rp->list);
     free(rp);
+    if (backend && named)
+      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' (%s) is not loadable: %s", backend, named,
+           named_reason[0] ? named_reason : "refused");
     if (backend)
-      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable", backend);
-    FAIL(CALHOST_RUNTIME_NOT_FOUND, "no plugin serves operator %s of workload '%s'",
-         w->operator_name, workload);
+      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found (%s; searched: %s)", backend, counts,
+           where);
+    FAIL(CALHOST_RUNTIME_NOT_FOUND,
+         "no plugin serves operator %s of workload '%s' (%s; searched: %s)", w->operator_name,
+         workload, counts, where);
   }
+  free(dirs);
+  free(paths);
+  free(library_dir);
   calhost_status cs = runtime_binding_create(&rt->cfg, rp->p, &rp->inst);
   if (cs != CALHOST_OK || !rp->inst) {
     const char *m = loader_plugin_take_error(rp->p);

@@ -152,16 +152,30 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
 
 /* Loads one plugin and creates its instance with the configuration's
  * [plugin NAME] settings (exactly as calibrate creates it):
- *   backend given: that backend (searched in the configured directories and
- *     files; only it is loaded); workload may be NULL;
+ *   backend given: that backend (only it is loaded); workload may be NULL;
  *   backend NULL: the first enabled plugin that serves the operator of the
  *     configured workload `workload`.
+ * Where plugins are searched, in this order (within a directory, by file
+ * name; the first plugin of a backend name wins, [plugins] enabled/disabled
+ * filter by name):
+ *   1. the files of [plugins] paths, then options.plugin_paths;
+ *   2. CALHOST_PLUGIN_PATH (':'-separated; ignored in a set-id program);
+ *   3. [plugins] directories, then options.plugin_dirs;
+ *   4. the shared library's own prefix: <directory of
+ *      libcalhost_runtime.so>/calhost/plugins (found with dladdr, so a
+ *      prefix copied or moved elsewhere finds its own plugins; not in
+ *      libcalhost_runtime_static.a);
+ *   5. <directory of the program>/../lib/calhost/plugins;
+ *   6. the plugin directory of the install prefix calhost was built for
+ *      (<CMAKE_INSTALL_PREFIX>/<libdir>/calhost/plugins, by default
+ *      /usr/local/lib/calhost/plugins).
  * Plugins are probed in a child process before loading (a crashing plugin
  * is reported, not fatal). Returns CALHOST_RUNTIME_OK with *out (owned by
- * the runtime); CALHOST_RUNTIME_NOT_FOUND (no such plugin / workload, or no
- * plugin serves the operator), CALHOST_RUNTIME_PLUGIN (create failed, with
- * the plugin's message). Loading the same backend twice returns the same
- * plugin. */
+ * the runtime); CALHOST_RUNTIME_NOT_FOUND (no such workload; the backend
+ * not found, or found and refused, with the reason; no plugin serves the
+ * operator: the message lists the directories searched), or
+ * CALHOST_RUNTIME_PLUGIN (create failed, with the plugin's message).
+ * Loading the same backend twice returns the same plugin. */
 CALHOST_RUNTIME_API calhost_runtime_status
 calhost_runtime_load_plugin(calhost_runtime *runtime, const char *backend, const char *workload,
                             calhost_runtime_plugin **out, char *err, size_t err_capacity);
