@@ -282,8 +282,12 @@ typedef enum calhost_device_kind {
 
 /* One device of a plugin, as list_device describes it. The struct is the
  * host's (zeroed, header set); the plugin fills the fields (all since 2)
- * with pointers it owns that stay valid until the instance is destroyed
- * (devices are enumerated once, in create() or on first use). */
+ * with pointers it owns that stay valid until the instance is destroyed.
+ * Enumerate devices once per instance, lazily, on the first call that
+ * needs them (device_count, build_key, open_session), never in the entry
+ * point or in create(): the host creates instances in processes that may
+ * fork afterwards (`calhost lookup`, a deployment: probing another plugin
+ * forks), and a device runtime's threads do not survive a fork. */
 typedef struct calhost_device_info {
   calhost_struct_header header; /* CALHOST_STRUCT_DEVICE_INFO, set by the host */
   /* The plugin's index of the device: what the host passes back in
@@ -450,8 +454,9 @@ typedef struct calhost_plugin_vtable {
    * A plugin without them has no devices: its targets are CPU targets. */
   /* Number of devices the instance can drive (0 allowed: none usable here).
    * The first call may initialise the device runtime (OpenCL, CUDA and
-   * Vulkan runtimes start threads): a host calls it in a process that does
-   * not fork afterwards (e.g. the sweep's child), never in the probe. */
+   * Vulkan runtimes start threads): calibrate and `calhost devices` call it
+   * in a child of their own, the deployment runtime in its caller's process
+   * on the first device selection, the probe never. */
   calhost_status (*device_count)(calhost_plugin_instance *instance, uint32_t *count);
   /* Describes device `position` (0 .. count-1, the listing order) into
    * *out (see calhost_device_info for ownership). */
