@@ -743,7 +743,7 @@ int calibrate_execute(const calibrate_options *o) {
   r->err = o->err ? o->err : stderr;
   r->started = sweep_now();
   r->force = o->force && !o->verify;
-  const char *cmd = o->verify ? "verify" : "calibrate"; /* for messages */
+  const char *cmd = o->verify ? "verify" : o->plan ? "plan" : "calibrate"; /* for messages */
   r->bar = !o->quiet && !o->json && o->progress != 0 && base_text_cursor_ok(r->err);
   int status = 0;
   char err[4608];

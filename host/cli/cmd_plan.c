@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "base/json.h"
@@ -106,47 +105,6 @@ static void print_text(const calibrate_work_list *l, uint32_t shards, int only,
   printf("\n");
 }
 
-/* cli_calibrate_run for plan, its messages naming `plan`: the calibrate
- * application words its own errors "calhost: calibrate: ..." (it names
- * only calibrate and verify), so plan writes stderr into a temporary file
- * for the run (nothing runs: a plan takes no time) and copies it back,
- * each such line as "calhost: plan: ...". Without a temporary file the
- * messages pass as they are. Returns cli_calibrate_run's exit status. */
-static int calibrate_run_as_plan(cli_context *cli, cli_args *a, calibrate_work_list *list) {
-  static const char prefix[] = "calhost: calibrate: ";
-  FILE *tmp = tmpfile();
-  int saved = -1;
-  fflush(stderr);
-  if (tmp && (saved = dup(STDERR_FILENO)) >= 0 && dup2(fileno(tmp), STDERR_FILENO) < 0) {
-    close(saved);
-    saved = -1;
-  }
-  int rc = cli_calibrate_run(cli, a, list);
-  if (saved < 0) {
-    if (tmp)
-      fclose(tmp);
-    return rc;
-  }
-  fflush(stderr);
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  rewind(tmp);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  while ((n = getline(&line, &cap, tmp)) > 0) {
-    if (!strncmp(line, prefix, sizeof prefix - 1)) {
-      fputs("calhost: plan: ", stderr);
-      fwrite(line + sizeof prefix - 1, 1, (size_t)n - (sizeof prefix - 1), stderr);
-    } else {
-      fwrite(line, 1, (size_t)n, stderr);
-    }
-  }
-  free(line);
-  fclose(tmp);
-  return rc;
-}
-
 static const cli_flag plan_flags[] = {
     {FL_SHARD, "--shard", NULL, "I/N", "only the items of shard I of N"},
     {FL_SHARDS, "--shards", NULL, "N", "every item with its shard of N, and each shard's count"},
@@ -187,7 +145,7 @@ static int run_plan(cli_context *cli, cli_args *a) {
     a->value[FL_SHARD] = spec;
   }
   calibrate_work_list list = {0};
-  int rc = calibrate_run_as_plan(cli, a, &list);
+  int rc = cli_calibrate_run(cli, a, &list);
   if (rc == 0 || rc == 1) {
     size_t *counts = calloc(shards, sizeof *counts);
     if (!counts) {

@@ -509,8 +509,9 @@ static void force_portable_selects_the_portable_profile(void **state) {
 
 /* What cannot succeed is said before any sweep or in the summary: an
  * unwritable --record destination stops the run at once (exit 2, nothing
- * calibrated), and a plugin whose create() fails is summed up as failed,
- * not as a plugin without a workload. */
+ * calibrated), a plugin whose create() fails is summed up as failed, not
+ * as a plugin without a workload, a non-deterministic build_key fails its
+ * sweeps, and a disabled backend is named as disabled. */
 static void calibrate_names_what_stops_it(void **state) {
   (void)state;
   char cfg[512], store[512], record[600], *out, *err;
@@ -531,6 +532,17 @@ static void calibrate_names_what_stops_it(void **state) {
   assert_int_equal(run(&out, &err, create), 1);
   assert_non_null(strstr(out, "the plugins failed before any sweep finished"));
   assert_null(strstr(out, "no configured workload uses an operator"));
+  free(out);
+  free(err);
+  /* a key that changes between calls would store a profile no lookup
+   * finds: the sweep fails and shows the difference */
+  write_config("nondet.ini", "test_nondet_key", 3, 0, NULL);
+  path_in(cfg, sizeof cfg, "nondet.ini");
+  const char *nondet[] = {"calibrate", "--config", cfg, NULL};
+  assert_int_equal(run(&out, &err, nondet), 1);
+  assert_non_null(strstr(out, "build_key is not deterministic"));
+  assert_non_null(strstr(out, "structure operator='call "));
+  assert_int_equal(access(store, F_OK), -1); /* nothing stored */
   free(out);
   free(err);
   /* a backend the configuration disables is named as such, with the file */

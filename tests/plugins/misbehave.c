@@ -26,6 +26,7 @@
  * "p" (values 1..4); with BAD_SPACE its validity test also accepts an index
  * out of range and serialize_assignment writes a policy the validator
  * refuses ("q=N"), as a careless plugin would.
+ * BAD_NONDET_KEY builds a different portable key at every call.
  * BAD_CRASH_ONE crashes in candidate p=2 only (the sweep must go on
  * without it). BAD_HANG creates the
  * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
@@ -165,6 +166,12 @@ static calhost_status build_key(calhost_plugin_instance *inst, const calhost_wor
   out->thread_count = t->thread_count ? t->thread_count : 1;
   out->structure = inst->structure;
   out->structure_count = 1;
+#ifdef BAD_NONDET_KEY
+  static char varying[32];
+  static unsigned calls;
+  snprintf(varying, sizeof varying, "call %u", ++calls);
+  inst->structure[0].value = varying;
+#endif
   return CALHOST_OK;
 }
 
