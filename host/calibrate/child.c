@@ -151,68 +151,6 @@ static int wanted_key(const cal_run *r, const char *backend, size_t workload,
   return 0;
 }
 
-static int copy_key(const calhost_built_key *k, sweep_record_key *out) {
-  memset(out, 0, sizeof *out);
-  out->model_digest = base_str_dup(k->model_digest);
-  out->processor = base_str_dup(k->processor);
-  out->thread_count = k->thread_count;
-  out->structure = calloc(k->structure_count, sizeof *out->structure);
-  if (!out->model_digest || !out->processor || !out->structure)
-    goto bad;
-  for (size_t i = 0; i < k->structure_count; i++) {
-    out->structure[i].name = base_str_dup(k->structure[i].name);
-    out->structure[i].value = base_str_dup(k->structure[i].value);
-    out->structure_count = i + 1;
-    if (!out->structure[i].name || !out->structure[i].value)
-      goto bad;
-  }
-  return 0;
-bad:
-  sweep_record_key_free(out);
-  return -1;
-}
-
-/* Whether the key b differs from the copy a of an earlier build of the same
- * workload and target (structure properties compared by name); the first
- * difference goes to why. */
-static int text_differs(const char *what, const char *x, const char *y, char *why, size_t cap) {
-  y = y ? y : "";
-  if (!strcmp(x, y))
-    return 0;
-  size_t i = 0; /* show both from a little before the first difference */
-  while (x[i] && x[i] == y[i])
-    i++;
-  size_t from = i > 24 ? i - 24 : 0;
-  snprintf(why, cap, "%s '%s%.180s', then '%s%.180s'", what, from ? "..." : "", x + from,
-           from ? "..." : "", y + from);
-  return 1;
-}
-
-static int key_differs(const sweep_record_key *a, const calhost_built_key *b, char *why,
-                       size_t cap) {
-  if (text_differs("model_digest", a->model_digest, b->model_digest, why, cap) ||
-      text_differs("processor", a->processor, b->processor, why, cap))
-    return 1;
-  if (a->thread_count != b->thread_count)
-    return snprintf(why, cap, "thread_count %u, then %u", a->thread_count, b->thread_count), 1;
-  if (a->structure_count != b->structure_count)
-    return snprintf(why, cap, "%zu structure properties, then %zu", a->structure_count,
-                    b->structure_count),
-           1;
-  for (size_t i = 0; i < a->structure_count; i++) {
-    const calhost_property *p = NULL;
-    for (size_t j = 0; j < b->structure_count && !p; j++)
-      if (b->structure[j].name && !strcmp(b->structure[j].name, a->structure[i].name))
-        p = &b->structure[j];
-    if (!p || strcmp(a->structure[i].value, p->value ? p->value : ""))
-      return snprintf(why, cap, "structure %.100s='%.150s', then %s'%.150s'", a->structure[i].name,
-                      a->structure[i].value, p ? "" : "no such property ",
-                      p && p->value ? p->value : ""),
-             1;
-  }
-  return 0;
-}
-
 int cal_child_main(void *user, int fd) {
   cal_run *r = user;
   loader_plugin *p = r->cur;
@@ -303,12 +241,12 @@ int cal_child_main(void *user, int fd) {
        * changes between calls would store a profile no lookup finds. The
        * key stays valid only until the next plugin call: copy it first. */
       sweep_record_key first;
-      if (copy_key(&k, &first) == 0) {
+      if (sweep_record_key_copy(&k, &first) == 0) {
         char diff[480] = "";
         calhost_built_key again;
         runtime_binding_built_key_init(&again);
         int differs = vt->build_key(inst, &w, &tg, &again) != CALHOST_OK ||
-                      key_differs(&first, &again, diff, sizeof diff);
+                      sweep_record_key_differs(&first, &again, diff, sizeof diff);
         sweep_record_key_free(&first);
         if (differs) {
           snprintf(why, sizeof why,
@@ -354,7 +292,7 @@ int cal_child_main(void *user, int fd) {
       }
       /* The key stays valid only until the next plugin call: copy it. */
       sweep_record_key kc;
-      if (copy_key(&k, &kc) != 0) {
+      if (sweep_record_key_copy(&k, &kc) != 0) {
         calstore_lookup_result_free(&stored);
         child_fail(&c, CALHOST_REC_FAILED, "out of memory");
         continue;

@@ -27,6 +27,7 @@
 #include "loader/module.h"
 #include "runtime/binding.h"
 #include "sweep/measure.h"
+#include "sweep/records.h"
 
 /* The records a check's child sends. */
 enum {
@@ -241,47 +242,51 @@ static int ck_required(checker *c) {
   return 0;
 }
 
-typedef struct key_copy {
-  char digest[512], processor[512], structure[4096];
-  uint32_t threads;
-  size_t count;
-} key_copy;
-
-static int build(checker *c, calhost_plugin_instance *inst, key_copy *k) {
+/* build_key of the checker's workload and target on inst into *k (a
+ * copy: sweep_record_key_free), or fail. */
+static int build(checker *c, calhost_plugin_instance *inst, sweep_record_key *k) {
   calhost_built_key key;
   runtime_binding_built_key_init(&key);
   calhost_status st = c->vt.build_key(inst, &c->w, &c->t, &key);
   if (st != CALHOST_OK)
     return fail(c, "build_key(%s) returned %s (choose a workload with --operator/--shape)",
                 workload_text(c), calhost_status_name(st));
-  memset(k, 0, sizeof *k);
-  snprintf(k->digest, sizeof k->digest, "%s", key.model_digest ? key.model_digest : "");
-  snprintf(k->processor, sizeof k->processor, "%s", key.processor ? key.processor : "");
-  k->threads = key.thread_count;
-  k->count = key.structure_count;
-  for (size_t i = 0, n = 0; i < key.structure_count && key.structure && n < sizeof k->structure;
-       i++)
-    n += (size_t)snprintf(k->structure + n, sizeof k->structure - n, "%s=%s\x1f",
-                          key.structure[i].name ? key.structure[i].name : "(null)",
-                          key.structure[i].value ? key.structure[i].value : "(null)");
+  if (sweep_record_key_copy(&key, k) != 0)
+    return fail(c, "out of memory");
+  return 0;
+}
+
+/* Builds the key again on inst and compares it with *a (the calibrate
+ * child's rule, sweep_record_key_differs); fails with the difference. */
+static int same_again(checker *c, calhost_plugin_instance *inst, const sweep_record_key *a,
+                      const char *what) {
+  calhost_built_key key;
+  runtime_binding_built_key_init(&key);
+  char diff[480] = "";
+  calhost_status st = c->vt.build_key(inst, &c->w, &c->t, &key);
+  if (st != CALHOST_OK)
+    return fail(c, "build_key(%s) returned %s the second time", workload_text(c),
+                calhost_status_name(st));
+  if (sweep_record_key_differs(a, &key, diff, sizeof diff))
+    return fail(c, "%s gave different keys for the same workload and target: %s", what, diff);
   return 0;
 }
 
 static int ck_key_deterministic(checker *c) {
-  key_copy a, b, d;
+  sweep_record_key a;
   calhost_plugin_instance *other = NULL;
-  if (build(c, c->inst, &a) || build(c, c->inst, &b))
+  if (build(c, c->inst, &a))
     return -1;
-  if (memcmp(&a, &b, sizeof a))
-    return fail(c, "two calls with the same workload and target gave different keys");
-  if (c->vt.create(&c->svc, NULL, 0, &other) != CALHOST_OK)
-    return fail(c, "a second create() failed");
-  int rc = build(c, other, &d);
-  c->vt.destroy(other);
+  int rc = same_again(c, c->inst, &a, "two calls");
+  if (!rc && c->vt.create(&c->svc, NULL, 0, &other) != CALHOST_OK)
+    rc = fail(c, "a second create() failed");
+  if (!rc) {
+    rc = same_again(c, other, &a, "two instances");
+    c->vt.destroy(other);
+  }
+  sweep_record_key_free(&a);
   if (rc)
     return -1;
-  if (memcmp(&a, &d, sizeof a))
-    return fail(c, "two instances gave different keys for the same workload and target");
   snprintf(c->msg, sizeof c->msg, "%s", workload_text(c));
   return 0;
 }

@@ -70,6 +70,20 @@ void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const 
 int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k);
 void sweep_record_key_free(sweep_record_key *k);
 
+/* Copies a key as the plugin built it (valid only until its next call)
+ * into *out (owned; free with sweep_record_key_free). Returns 0, or -1 when
+ * out of memory (*out then empty). */
+int sweep_record_key_copy(const calhost_built_key *k, sweep_record_key *out);
+
+/* Whether the key b, built again for the same workload and target, differs
+ * from the copy a of an earlier build (structure properties compared by
+ * name, in any order). On a difference, returns 1 with the first one in why
+ * ("processor '...x', then '...y'"); else 0. A key must be a function of
+ * the workload and the target (calibrate and plugin check both hold
+ * plugins to it). */
+int sweep_record_key_differs(const sweep_record_key *a, const calhost_built_key *b, char *why,
+                             size_t cap);
+
 /* Appends a sweep result (at most CALHOST_RECORD_MAX_REJECTIONS rejections;
  * candidates as CALHOST_RECORD_CANDIDATE_ROOM allows). */
 void sweep_record_put_result(isolate_proto_buf *b, const sweep_result *r);
