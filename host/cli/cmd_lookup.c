@@ -3,12 +3,15 @@
  *   lookup --backend B --operator OP --implementation V [exact key]
  *          [--structure N=V]... [--force-portable]
  *       walks the store's precedence for a key given on the command line
- *       (no validator);
+ *       with the validator of the plugin serving B (unvalidated, and saying
+ *       so, when that plugin cannot be found or loaded);
  *   lookup --workload W [--plugin B] [--threads N|max] [--device D] [--explain]
  *       builds the exact and portable keys of a configured workload through
  *       the plugin's key-builder for this machine and walks the precedence
- *       with the plugin's validator, through the deployment runtime
- *       (workload.c, host/runtime); --explain shows every level.
+ *       with the plugin's validator;
+ *   both through the deployment runtime (workload.c, host/runtime): its
+ *   store, its force_portable (--force-portable, else [lookup]) and its
+ *   plugin loading; --explain (workload form) shows every level.
  * --json prints the lookup result object (store_json.h) either way. Exit 0
  * when a profile was selected, 1 when none, 2 on errors.
  */
@@ -19,6 +22,8 @@
 #include "base/text.h"
 #include "commands.h"
 #include "config/config.h"
+#include "runtime/binding.h"
+#include "runtime/internal.h"
 #include "store_json.h"
 #include "workload.h"
 
@@ -36,22 +41,70 @@ static const cli_flag lookup_flags[] = {
 
 /* ---- the key form ----------------------------------------------------- */
 
+/* --json's answer when the runtime could not open the store: the store's
+ * status and file as a diagnostic. The runtime words the failure in one
+ * line (already printed); the status and file come from opening the store
+ * once more through the binding (only on this failure path). */
+static void store_failure_json(const cli_context *cli) {
+  cli_context quiet = *cli; /* "no configuration file found" was said once */
+  quiet.quiet = 1;
+  config_settings cfg;
+  calstore *s = NULL;
+  calstore_status st = CALSTORE_UNREADABLE;
+  if (cli_load_config(&quiet, &cfg) == 0) {
+    st = runtime_binding_open_store(&cfg, cli->store_path, &s, NULL, 0);
+    config_free(&cfg);
+  }
+  cli_json_lookup_result(stdout, NULL, st != CALSTORE_OK ? st : CALSTORE_UNREADABLE,
+                         s ? calstore_path(s) : NULL, NULL, NULL);
+  calstore_close(&s);
+}
+
+/* The key form: the key from the command line, the store, the configuration
+ * and the plugin serving --backend through the deployment runtime, as the
+ * workload form has them: force_portable is the runtime's (--force-portable,
+ * else [lookup] force_portable), each candidate goes through the plugin's
+ * validator (loaded with its [plugin NAME] settings, probed in a child).
+ * When that plugin cannot be found or loaded the lookup still answers,
+ * unvalidated, and says so (stderr and a "not_validated" diagnostic).
+ * Returns 0 selected, 1 none, 2 on errors. */
 static int lookup_key(cli_context *cli, cli_args *a) {
   calstore_property structure[CALHOST_CLI_MAX_STRUCTURE];
   calstore_key k;
   int rc = cli_key_flags(a, 0, 1, &k, structure);
   if (rc)
     return rc;
-  calstore *s = NULL;
-  config_settings cfg = {0};
-  calstore_status st = CALSTORE_INVALID_ARGUMENT;
-  if (cli_load_config(cli, &cfg) == 0)
-    st = cli_open_store_config(cli, &cfg, &s);
-  config_free(&cfg);
-  if (st != CALSTORE_OK) {
+  config_settings cfg;
+  if (cli_load_config(cli, &cfg) != 0) {
     if (cli->json)
-      cli_json_lookup_result(stdout, NULL, st, s ? calstore_path(s) : NULL);
-    calstore_close(&s);
+      cli_json_lookup_result(stdout, NULL, CALSTORE_INVALID_ARGUMENT, NULL, NULL, NULL);
+    return 2;
+  }
+  char why[4608];
+  calhost_runtime *rt = NULL;
+  /* --force-portable forces it; else the configuration's [lookup] */
+  calhost_runtime_status rs = runtime_open_config(
+      &cfg, cli->store_path, cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, &rt, why, sizeof why);
+  if (rs != CALHOST_RUNTIME_OK) {
+    cli_error("%s", why);
+    if (cli->json && rs == CALHOST_RUNTIME_STORE)
+      store_failure_json(cli);
+    else if (cli->json)
+      cli_json_lookup_result(stdout, NULL, CALSTORE_NO_MEMORY, NULL, NULL, NULL);
+    return 2;
+  }
+  calhost_runtime_plugin *plugin = NULL;
+  char unvalidated[sizeof why + 64];
+  unvalidated[0] = '\0';
+  rs = calhost_runtime_load_plugin(rt, k.backend, NULL, &plugin, why, sizeof why);
+  if (rs == CALHOST_RUNTIME_NOT_FOUND || rs == CALHOST_RUNTIME_PLUGIN) {
+    snprintf(unvalidated, sizeof unvalidated, "policy not validated: %s", why);
+    cli_error("warning: %s", unvalidated);
+  } else if (rs != CALHOST_RUNTIME_OK) {
+    cli_error("lookup: %s", why);
+    if (cli->json)
+      cli_json_lookup_result(stdout, NULL, CALSTORE_NO_MEMORY, NULL, NULL, NULL);
+    calhost_runtime_close(&rt);
     return 2;
   }
   calstore_lookup_options o = {0};
@@ -63,17 +116,20 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   o.thread_count = k.thread_count;
   o.structure = k.structure;
   o.structure_count = k.structure_count;
-  o.force_portable = cli_has(a, FL_FORCE_PORTABLE);
+  o.force_portable = calhost_runtime_force_portable(rt);
   calstore_lookup_result *r = NULL;
   calstore_error err = {0};
-  st = calstore_lookup(s, &o, NULL, NULL, &r, &err);
+  calstore_status st =
+      calstore_lookup(calhost_runtime_store(rt), &o,
+                      plugin ? calhost_runtime_validate_policy : NULL, plugin, &r, &err);
   if (!r) {
     cli_store_failed("lookup", st, &err);
-    calstore_close(&s);
+    calhost_runtime_close(&rt);
     return 2;
   }
   if (cli->json) {
-    cli_json_lookup_result(stdout, r, st, NULL);
+    cli_json_lookup_result(stdout, r, st, NULL, unvalidated[0] ? k.backend : NULL,
+                           unvalidated[0] ? unvalidated : NULL);
   } else {
     if (r->profile) {
       printf("selected (%s): ", calstore_level_name(r->level));
@@ -90,7 +146,7 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   }
   int code = r->status == CALSTORE_OK ? 0 : 1;
   calstore_lookup_result_free(&r);
-  calstore_close(&s);
+  calhost_runtime_close(&rt);
   return code;
 }
 
@@ -167,7 +223,7 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
   if (cli_has(a, FL_EXPLAIN))
     explain(cli->json ? stderr : stdout, c.sel, res);
   if (cli->json)
-    cli_json_lookup_result(stdout, res, st, NULL);
+    cli_json_lookup_result(stdout, res, st, NULL, NULL, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)
       base_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level), c.sel->exact.backend,
@@ -201,8 +257,12 @@ const cli_command cli_cmd_lookup = {
     "[--explain]",
     "select a profile for a key or a configured workload",
     "Walks the precedence: exact override, portable override, exact calibrated,\n"
-    "portable calibrated. With --workload the plugin builds the keys for this\n"
-    "machine and validates each candidate policy. Exit 0 selected, 1 none.\n",
+    "portable calibrated; --force-portable or [lookup] force_portable skips the\n"
+    "exact levels. With --workload the plugin builds the keys for this machine;\n"
+    "either form checks each candidate policy with the validator of the plugin\n"
+    "serving the backend. When the key form cannot find or load that plugin it\n"
+    "still answers, unvalidated, with a warning on stderr and a \"not_validated\"\n"
+    "diagnostic in --json. Exit 0 selected (validated or not), 1 none, 2 error.\n",
     lookup_flags,
     0,
     0,

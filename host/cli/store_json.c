@@ -48,7 +48,8 @@ void cli_json_profile(FILE *out, const calstore_profile *p) {
 }
 
 void cli_json_lookup_result(FILE *o, const calstore_lookup_result *r, calstore_status st,
-                            const char *path) {
+                            const char *path, const char *unvalidated_backend,
+                            const char *unvalidated) {
   fputc('{', o);
   base_json_member_string(o, 1, "status", calstore_status_name(r ? r->status : st));
   base_json_member_string(o, 0, "level", calstore_level_name(r ? r->level : CALSTORE_LEVEL_NONE));
@@ -65,10 +66,19 @@ void cli_json_lookup_result(FILE *o, const calstore_lookup_result *r, calstore_s
     fputc('}', o);
   }
   fputs("],\"diagnostics\":[", o);
+  int first = 1;
   if (!r && path) {
     fputc('{', o);
     base_json_member_string(o, 1, "path", path);
     base_json_member_string(o, 0, "status", calstore_status_name(st));
+    fputc('}', o);
+    first = 0;
+  }
+  if (unvalidated) {
+    fputs(first ? "{" : ",{", o);
+    base_json_member_string(o, 1, "status", "not_validated");
+    base_json_member_string(o, 0, "backend", unvalidated_backend);
+    base_json_member_string(o, 0, "message", unvalidated);
     fputc('}', o);
   }
   fputs("]}\n", o);

@@ -21,9 +21,13 @@ void cli_json_profile(FILE *out, const calstore_profile *p);
 /* Writes a lookup result and a newline: {"status", "level", "profile",
  * "rejections": [{"reason", "message", "profile"}], "diagnostics": []}.
  * r NULL (the store could not be opened): status st, level "none",
- * profile null, and one diagnostic {"path", "status"} when path is set. */
+ * profile null, and one diagnostic {"path", "status"} when path is set.
+ * unvalidated (may be NULL): the candidates were not checked by the
+ * backend's validator; one diagnostic {"status": "not_validated",
+ * "backend": unvalidated_backend, "message": unvalidated} says why. */
 void cli_json_lookup_result(FILE *out, const calstore_lookup_result *r, calstore_status st,
-                            const char *path);
+                            const char *path, const char *unvalidated_backend,
+                            const char *unvalidated);
 
 /* Writes a profile as one line of text: "exact|portable calibrated|override
  * backend=\"...\" ... policy=\"...\"", the values as JSON strings (so control

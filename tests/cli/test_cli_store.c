@@ -1,7 +1,9 @@
 /*
  * test_cli_store.c: `calhost check|list|export|import|lookup|override|
  * invalidate` run as a child process over temporary stores: output, JSON
- * shape and exit codes, usage errors naming the flag.
+ * shape and exit codes, usage errors naming the flag; the key form of
+ * lookup with a configuration ([lookup] force_portable) and the validator of
+ * the backend's plugin (the example plugin of the build tree).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -203,7 +205,10 @@ static void lookup_and_override_follow_the_precedence(void **state) {
   HAS(r->out, "{\"status\":\"ok\"");
   HAS(r->out, "\"profile\":{\"kind\":\"exact\",\"source\":\"override\"");
   HAS(r->out, "\"rejections\":[");
-  HAS(r->out, "\"diagnostics\":[]");
+  /* no plugin serves example_gpu: the answer stands, unvalidated, and says so */
+  HAS(r->out, "\"diagnostics\":[{\"status\":\"not_validated\",\"backend\":\"example_gpu\","
+              "\"message\":\"policy not validated: plugin 'example_gpu' not found");
+  HAS(r->err, "warning: policy not validated: plugin 'example_gpu' not found");
   /* force_portable: the portable override wins, exact ones are rejected */
   r = run("--store", store, "lookup", KEY, "--structure", "shape=m,n,4096", "--structure",
           "dtype=float16", "--force-portable", "--json", NULL);
@@ -252,6 +257,108 @@ static void lookup_and_override_follow_the_precedence(void **state) {
           "--implementation", "1", "--structure", "dtype=int8", "--policy", "a\nb", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "invalid_argument");
+}
+
+/* Writes text to DIR/name; returns the path (static, one at a time). */
+static const char *write_in_dir(const char *name, const char *text) {
+  static char path[PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* The key form of lookup is configured and validated as the workload form
+ * is: [lookup] force_portable skips the exact levels, the plugin serving
+ * --backend (the example plugin, found in the build tree) refuses a bogus
+ * policy, and without that plugin the answer says it is unvalidated. */
+static void lookup_key_form_uses_the_configuration_and_the_validator(void **state) {
+  (void)state;
+  char lib[PATH_MAX + 64];
+  snprintf(lib, sizeof lib, "%s/lib/calhost/plugins/example.so", getenv("CALHOST_BUILD_DIR"));
+  if (access(lib, R_OK) != 0)
+    fail_msg("%s is missing (build the example plugin)", lib);
+  run_result *r =
+      run("--store", store, "import",
+          write_in_dir("example-store.txt",
+                       "onnx_light_calibration_profiles 1\n"
+                       "profile exact calibrated\nbackend \"example\"\noperator \"ReduceSum\"\n"
+                       "implementation \"1\"\nmodel_digest \"sha256:cd34\"\n"
+                       "processor \"x86_64:test\"\nthread_count 1\n"
+                       "measurement \"median_latency\" 2.5 \"us\"\npolicy \"block=64;unroll=1\"\n"
+                       "end\n"
+                       "profile portable calibrated\nbackend \"example\"\n"
+                       "operator \"ReduceSum\"\nimplementation \"1\"\n"
+                       "structure \"dtype\" \"float32\"\nstructure \"elements\" \"4096\"\n"
+                       "measurement \"median_latency\" 3.25 \"us\"\n"
+                       "policy \"block=256;unroll=2\"\nend\n"),
+          NULL);
+  assert_int_equal(r->code, 0);
+#define EXAMPLE_KEY                                                                                \
+  "--backend", "example", "--operator", "ReduceSum", "--implementation", "1", "--model-digest",    \
+      "sha256:cd34", "--processor", "x86_64:test", "--threads", "1", "--structure",                \
+      "dtype=float32", "--structure", "elements=4096"
+  char plain[PATH_MAX + 64], deploy[PATH_MAX + 64], noplugin[PATH_MAX + 64];
+  snprintf(plain, sizeof plain, "%s", write_in_dir("plain.ini", "[lookup]\nforce_portable = no\n"));
+  snprintf(deploy, sizeof deploy, "%s",
+           write_in_dir("deploy.ini", "[lookup]\nforce_portable = true\n"));
+  snprintf(noplugin, sizeof noplugin, "%s",
+           write_in_dir("noplugin.ini", "[plugins]\ndisabled = example\n"));
+
+  /* the plugin is found and validates: the exact calibrated profile */
+  r = run("--config", plain, "--store", store, "--json", "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"level\":\"exact_calibrated\"");
+  HAS(r->out, "\"diagnostics\":[]");
+  /* [lookup] force_portable = true skips the exact levels, as the flag does */
+  r = run("--config", deploy, "--store", store, "--json", "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"level\":\"portable_calibrated\"");
+  HAS(r->out, "\"reason\":\"force_portable\"");
+  r = run("--config", plain, "--store", store, "--json", "lookup", EXAMPLE_KEY, "--force-portable",
+          NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"level\":\"portable_calibrated\"");
+
+  /* a portable override the plugin refuses (the key form of override set
+   * stores it unvalidated): rejected, the exact calibrated profile wins */
+  r = run("--config", plain, "--store", store, "override", "set", "--backend", "example",
+          "--operator", "ReduceSum", "--implementation", "1", "--portable", "--structure",
+          "dtype=float32", "--structure", "elements=4096", "--policy", "kernel=bogus", NULL);
+  assert_int_equal(r->code, 0);
+  r = run("--config", plain, "--store", store, "--json", "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"level\":\"exact_calibrated\"");
+  HAS(r->out, "\"reason\":\"policy_rejected\"");
+  HAS(r->out, "\"diagnostics\":[]");
+  *strstr(r->out, "\"rejections\"") = '\0'; /* the selected profile is not the bogus one */
+  assert_null(strstr(r->out, "bogus"));
+  r = run("--config", plain, "--store", store, "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "selected (exact_calibrated)");
+  HAS(r->out, "rejected (policy_rejected: ");
+  /* with force_portable nothing the plugin accepts is left but the
+   * portable calibrated profile */
+  r = run("--config", deploy, "--store", store, "--json", "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"level\":\"portable_calibrated\"");
+  HAS(r->out, "\"reason\":\"policy_rejected\"");
+
+  /* the backend's plugin is disabled: the lookup still answers (the
+   * override, unchecked), says the policy was not validated, exits 0 */
+  r = run("--config", noplugin, "--store", store, "--json", "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "\"level\":\"portable_override\"");
+  HAS(r->out, "\"diagnostics\":[{\"status\":\"not_validated\",\"backend\":\"example\","
+              "\"message\":\"policy not validated: plugin 'example' not found");
+  HAS(r->err, "calhost: warning: policy not validated: plugin 'example' not found");
+  r = run("--config", noplugin, "--store", store, "lookup", EXAMPLE_KEY, NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "selected (portable_override)");
+  HAS(r->err, "calhost: warning: policy not validated: plugin 'example' not found");
+#undef EXAMPLE_KEY
 }
 
 static void invalidate_removes_a_backends_profiles(void **state) {
@@ -332,6 +439,7 @@ int main(void) {
       cmocka_unit_test_setup(check_reports_problems_with_their_lines, reset),
       cmocka_unit_test_setup(import_list_and_export_round_trip, reset),
       cmocka_unit_test_setup(lookup_and_override_follow_the_precedence, reset),
+      cmocka_unit_test_setup(lookup_key_form_uses_the_configuration_and_the_validator, reset),
       cmocka_unit_test_setup(invalidate_removes_a_backends_profiles, reset),
       cmocka_unit_test_setup(usage_errors_exit_2_and_touch_no_store, reset),
       cmocka_unit_test_setup(a_malformed_store_is_an_error, reset),
