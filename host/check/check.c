@@ -334,10 +334,22 @@ static int ck_key_complete(checker *c) {
   return 0;
 }
 
+/* "candidate N", or "the default policy" for index < 0, in buf. */
+static const char *which(long index, char *buf, size_t cap) {
+  if (index < 0)
+    snprintf(buf, cap, "the default policy");
+  else
+    snprintf(buf, cap, "candidate %ld", index);
+  return buf;
+}
+
 /* Serializes candidate index (or the default when index < 0) into a malloc'd
  * string; NULL with c->msg on failure. */
 static char *policy_of(checker *c, calhost_session *s, long index, size_t *len) {
   size_t cap = 256, n = 0;
+  char w[48];
+  const char *fn = index < 0 ? "default_policy" : "serialize_candidate";
+  which(index, w, sizeof w);
   for (int attempt = 0; attempt < 3; attempt++) {
     char *buf = malloc(cap);
     calhost_status st;
@@ -349,34 +361,44 @@ static char *policy_of(checker *c, calhost_session *s, long index, size_t *len) 
     if (st == CALHOST_OK) {
       if (n >= cap || buf[n] != '\0' || strlen(buf) != n) {
         free(buf);
-        return fail(c, "policy %ld: *length does not match the NUL-terminated string", index), NULL;
+        return fail(c, "%s: *length does not match the NUL-terminated string", w), NULL;
       }
       *len = n;
       return buf;
     }
     free(buf);
     if (st != CALHOST_BUFFER_TOO_SMALL)
-      return fail(c, "serializing policy %ld returned %s", index, calhost_status_name(st)), NULL;
-    if (n <= cap || n > CALHOST_POLICY_MAX_LENGTH + 1)
-      return fail(c, "policy %ld: CALHOST_BUFFER_TOO_SMALL asks for %zu bytes (at most %u allowed)",
-                  index, n, CALHOST_POLICY_MAX_LENGTH + 1),
+      return fail(c, "%s: %s returned %s", w, fn, calhost_status_name(st)), NULL;
+    if (n <= cap)
+      return fail(c,
+                  "%s: %s returned CALHOST_BUFFER_TOO_SMALL for a %zu-byte buffer but asks for "
+                  "%zu bytes (it must ask for more than it was given: the length + 1 for the "
+                  "NUL)",
+                  w, fn, cap, n),
+             NULL;
+    if (n > CALHOST_POLICY_MAX_LENGTH + 1)
+      return fail(c,
+                  "%s: %s returned CALHOST_BUFFER_TOO_SMALL asking for %zu bytes, more than the "
+                  "largest policy (%u bytes and the NUL)",
+                  w, fn, n, CALHOST_POLICY_MAX_LENGTH),
              NULL;
     cap = n;
   }
-  return fail(c, "policy %ld: the serializer keeps asking for a bigger buffer", index), NULL;
+  return fail(c, "%s: %s keeps asking for a bigger buffer", w, fn), NULL;
 }
 
 /* Checks a policy's form and that the validator accepts it. */
 static int good_policy(checker *c, long index, const char *p, size_t n) {
-  char err[512] = "";
+  char err[512] = "", w[48];
+  which(index, w, sizeof w);
   if (n == 0)
-    return fail(c, "policy %ld is empty", index);
+    return fail(c, "%s is empty", w);
   if (n > CALHOST_POLICY_MAX_LENGTH)
-    return fail(c, "policy %ld is %zu bytes, more than %u", index, n, CALHOST_POLICY_MAX_LENGTH);
+    return fail(c, "%s is %zu bytes, more than %u", w, n, CALHOST_POLICY_MAX_LENGTH);
   if (!one_line(p))
-    return fail(c, "policy %ld contains a line break or control character", index);
+    return fail(c, "%s contains a line break or control character", w);
   if (c->vt.validate_policy(c->inst, p, n, err, sizeof err) != CALHOST_OK)
-    return fail(c, "the validator refuses policy %ld '%.80s': %s", index, p, err);
+    return fail(c, "the validator refuses %s '%.80s': %s", w, p, err);
   return 0;
 }
 
@@ -613,8 +635,15 @@ static int sample_policies(checker *c, char **out, size_t *lens, size_t max, siz
     return fail(c, "candidate_count failed");
   for (uint32_t i = 0; i < total && *count < max; i++) {
     char *p = policy_of(c, s, i, &lens[*count]);
-    if (!p)
-      return -1;
+    if (!p) { /* the serializer's fault, not the validator's */
+      for (size_t j = 0; j < *count; j++)
+        free(out[j]);
+      *count = 0;
+      c->vt.close_session(s);
+      char why[sizeof c->msg];
+      snprintf(why, sizeof why, "%s", c->msg);
+      return fail(c, "not run: no candidate policy to test it with (%.400s)", why);
+    }
     out[(*count)++] = p;
   }
   c->vt.close_session(s);

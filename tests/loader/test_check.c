@@ -93,11 +93,16 @@ static void bad_plugins_fail_with_report(void **state) {
       {"test_stderr", "FAIL quiet_stderr: the plugin wrote"},
       {"test_export", "FAIL exported_symbols: 1 symbol besides calhost_plugin_negotiate "
                       "exported (test_extra_symbol)"},
-      {"test_refuse_all", "FAIL policy_roundtrip: the validator refuses policy 0"},
+      {"test_refuse_all", "FAIL policy_roundtrip: the validator refuses candidate 0"},
       {"test_nondet_key", "FAIL key_deterministic: two calls gave different keys for the same "
                           "workload and target: structure operator='call "},
-      {"test_empty_policy", "FAIL policy_roundtrip: policy 0 is empty"},
-      {"test_oversized", "FAIL policy_roundtrip: policy 0: CALHOST_BUFFER_TOO_SMALL asks for"},
+      {"test_empty_policy", "FAIL policy_roundtrip: candidate 0 is empty"},
+      {"test_oversized", "FAIL policy_roundtrip: candidate 0: serialize_candidate returned "
+                         "CALHOST_BUFFER_TOO_SMALL asking for 1048577 bytes, more than"},
+      {"test_short_ask", "FAIL policy_roundtrip: candidate 0: serialize_candidate returned "
+                         "CALHOST_BUFFER_TOO_SMALL for a 256-byte buffer but asks for 3 bytes"},
+      /* the serializer's fault is not blamed on the validator */
+      {"test_short_ask", "FAIL validator_refuses_truncated: not run: no candidate policy"},
       {"test_bad_space", "FAIL parameter_space: assignment_valid accepts index 4 of parameter "
                          "'p', which has 4 values"},
   };

@@ -27,6 +27,8 @@
  * out of range and serialize_assignment writes a policy the validator
  * refuses ("q=N"), as a careless plugin would.
  * BAD_NONDET_KEY builds a different portable key at every call.
+ * BAD_SHORT_ASK: serialize_candidate always says CALHOST_BUFFER_TOO_SMALL,
+ * asking for fewer bytes than it was given.
  * BAD_CRASH_ONE crashes in candidate p=2 only (the sweep must go on
  * without it). BAD_HANG creates the
  * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
@@ -302,6 +304,11 @@ static calhost_status serialize_candidate(calhost_session *s, uint32_t index, ch
     return CALHOST_INVALID_ARGUMENT;
 #if defined(BAD_EMPTY_POLICY)
   return calhost_copy_out("", buf, capacity, length);
+#elif defined(BAD_SHORT_ASK)
+  (void)buf;
+  (void)capacity;
+  *length = 3; /* "too small", yet asks for less than it was given */
+  return CALHOST_BUFFER_TOO_SMALL;
 #elif defined(BAD_OVERSIZED)
   if (capacity < OVERSIZE + 1) {
     *length = OVERSIZE + 1;
