@@ -8,7 +8,10 @@
  * Input: arguments separated by '\n' (a NUL ends the input); the first line
  * names the command ("lookup", "override", "invalidate"), anything else is
  * ignored. Inputs naming --workload are skipped: that form loads the
- * configuration and plugins (another target's business). Properties: no
+ * configuration and plugins (another target's business). The key form
+ * loads the plugin its --backend names to validate candidates; an input
+ * rarely names an installed one, and a missing plugin only adds a
+ * "not validated" diagnostic (a file name match, nothing is probed). Properties: no
  * crash, leak or undefined behaviour, an exit status of 0, 1 or 2, and the
  * store file still loads afterwards. run.sh passes -close_fd_mask=3 so the
  * commands' own output does not drown libFuzzer's.
