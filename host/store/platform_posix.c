@@ -416,6 +416,11 @@ calstore_status cs_plat_lock(const char *lock_path, const char *store_path, uint
                 create_mode);
   if (fd < 0) {
     e = errno;
+    struct stat link;
+    if (e == ELOOP && lstat(lock_path, &link) == 0 && S_ISLNK(link.st_mode))
+      return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path,
+                     "cannot use lock file %s: it is a symbolic link (never followed); remove it",
+                     lock_path);
     return cs_fail(err, CALSTORE_LOCK_FAILED, 0, lock_path, "cannot open lock file %s: %s",
                    lock_path, strerror(e));
   }

@@ -606,6 +606,26 @@ static void commit_one(const char *path, const char *d) {
   calstore_close(&s);
 }
 
+/* A lock file that is a symbolic link is never followed, and the refusal
+ * says so (it read "Too many levels of symbolic links"). */
+static void a_symlinked_lock_file_is_refused_by_name(void **state) {
+  fixture *f = *state;
+  commit_one(f->path, "d0");
+  unlink(f->lock);
+  assert_int_equal(symlink("/tmp/elsewhere-calhost-lock", f->lock), 0);
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key k = tu_exact("gpu", "3", "d1", "p", 8);
+  calstore_measurement m[] = {{"median_latency", 1, "us"}};
+  tu_policy p = {"x", 0, 0};
+  calstore_error err = {0};
+  assert_int_equal(calstore_store(s, &k, m, 1, tu_serialize, &p, NULL, NULL, &err),
+                   CALSTORE_LOCK_FAILED);
+  assert_non_null(strstr(err.message, "is a symbolic link (never followed)"));
+  calstore_close(&s);
+  assert_int_equal(access("/tmp/elsewhere-calhost-lock", F_OK), -1);
+  unlink(f->lock);
+}
+
 static mode_t mode_of(const char *path) {
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
@@ -791,6 +811,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(an_external_change_is_merged_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(write_protected_store_is_never_replaced, setup, teardown),
       cmocka_unit_test_setup_teardown(lock_file_follows_the_writers_of_the_store, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_symlinked_lock_file_is_refused_by_name, setup, teardown),
       cmocka_unit_test_setup_teardown(noop_commit_without_a_store_file_creates_nothing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(overlong_names_are_refused_at_open, setup, teardown),
