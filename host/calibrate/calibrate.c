@@ -840,8 +840,7 @@ int calibrate_execute(const calibrate_options *o) {
     tc = &one_thread;
     ntc = 1;
   }
-  if (processor_targets(r->cfg->cpus, r->cfg->cpu_count, r->cfg->cpus_all, tc, ntc, &r->targets,
-                        err, sizeof err) != 0) {
+  if (runtime_binding_targets(r->cfg, tc, ntc, &r->targets, err, sizeof err) != 0) {
     base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
     status = 2;
     goto out;

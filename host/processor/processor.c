@@ -494,7 +494,7 @@ int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
             cpus[i], list);
         free(allowed);
         processor_target_list_free(out);
-        return -1;
+        return PROCESSOR_TARGETS_CPU_UNAVAILABLE;
       }
       out->cpus[i] = cpus[i];
     }

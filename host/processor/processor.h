@@ -201,12 +201,17 @@ typedef struct processor_target_list {
   processor_info processor; /* identity of the set */
 } processor_target_list;
 
+/* What processor_targets returns when a listed CPU is not one this process
+ * may run on (other failures: -1). */
+#define PROCESSOR_TARGETS_CPU_UNAVAILABLE (-2)
+
 /* Resolves the configured targets: the CPU set (cpus_all or cpu_count 0:
  * every CPU this process may run on; else each listed CPU must be one this
  * process may run on) x the thread counts (0 stands for `max` = the PUs of
  * the set; duplicates after resolving are dropped; a count above the PUs of
  * the set is an error), and identifies the set. Free with
- * processor_target_list_free. */
+ * processor_target_list_free. Returns 0, PROCESSOR_TARGETS_CPU_UNAVAILABLE
+ * or -1, with the reason in err. */
 int processor_targets(const int *cpus, size_t cpu_count, int cpus_all,
                       const uint32_t *thread_counts, size_t thread_count_count,
                       processor_target_list *out, char *err, size_t err_capacity);

@@ -99,6 +99,20 @@ void runtime_binding_workload(const config_workload *w, calhost_workload *out) {
   out->model_digest = w->model_digest;
 }
 
+int runtime_binding_targets(const config_settings *cfg, const uint32_t *thread_counts,
+                            size_t thread_count_count, processor_target_list *out, char *err,
+                            size_t cap) {
+  char why[1024];
+  int rc = processor_targets(cfg->cpus, cfg->cpu_count, cfg->cpus_all, thread_counts,
+                             thread_count_count, out, why, sizeof why);
+  if (rc == 0)
+    return 0;
+  config_origin at = config_origin_of(cfg, "calibration.cpus");
+  if (rc == PROCESSOR_TARGETS_CPU_UNAVAILABLE && at.file)
+    return base_str_fail(err, cap, "%s:%u: %s", at.file, at.line, why);
+  return base_str_fail(err, cap, "%s", why);
+}
+
 void runtime_binding_target(const processor_target_list *targets, size_t i, calhost_target *out) {
   memset(out, 0, sizeof *out);
   out->header = (calhost_struct_header){CALHOST_STRUCT_TARGET, 1, sizeof *out};

@@ -74,6 +74,14 @@ void runtime_binding_workload(const config_workload *w, calhost_workload *out);
 /* The plugin ABI's view of target i of a target list (borrowed). */
 void runtime_binding_target(const processor_target_list *targets, size_t i, calhost_target *out);
 
+/* The targets of the configuration's CPU set (cfg->cpus) and these thread
+ * counts (processor_targets); a listed CPU this process may not run on is
+ * named with the origin of `cpus` ("FILE:LINE: CPU 5 of the configured set
+ * ..."). Returns 0, or -1 with the reason in err. */
+int runtime_binding_targets(const config_settings *cfg, const uint32_t *thread_counts,
+                            size_t thread_count_count, processor_target_list *out, char *err,
+                            size_t cap);
+
 /* The plugin ABI's view of target i on a device (since ABI 2): as
  * runtime_binding_target, with device_identity and device_index set and
  * processor = the device identity (what plugin.h promises for a device

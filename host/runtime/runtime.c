@@ -579,8 +579,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
                                                          : threads;
   processor_target_list targets;
   memset(&targets, 0, sizeof targets);
-  if (processor_targets(rt->cfg.cpus, rt->cfg.cpu_count, rt->cfg.cpus_all, &tc, 1, &targets, why,
-                        sizeof why) != 0)
+  if (runtime_binding_targets(&rt->cfg, &tc, 1, &targets, why, sizeof why) != 0)
     FAIL(CALHOST_RUNTIME_TARGET, "%s", why);
   calhost_workload wl;
   calhost_target tg;

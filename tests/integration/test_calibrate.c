@@ -545,6 +545,19 @@ static void calibrate_names_what_stops_it(void **state) {
   assert_int_equal(access(store, F_OK), -1); /* nothing stored */
   free(out);
   free(err);
+  /* a configured CPU this process may not run on is named with its line */
+  char cpus[512], ctext[1024];
+  path_in(cpus, sizeof cpus, "cpus.ini");
+  snprintf(ctext, sizeof ctext,
+           "[store]\npath = %s\n[calibration]\nthreads = 1\ncpus = 4095\n"
+           "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n",
+           store);
+  write_file(cpus, ctext);
+  const char *cpu_args[] = {"calibrate", "--config", cpus, NULL};
+  assert_int_equal(run(&out, &err, cpu_args), 2);
+  assert_non_null(strstr(err, "cpus.ini:5: CPU 4095 of the configured set is not available"));
+  free(out);
+  free(err);
   /* a backend the configuration disables is named as such, with the file */
   char dis[512], text[2048];
   path_in(dis, sizeof dis, "disabled.ini");
