@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/text.h"
 #include "commands.h"
 #include "workload.h"
@@ -42,14 +43,24 @@ static const char *fixed_policy(void *user, size_t *length, char *err, size_t ca
 /* The exit status and message of a store answer. */
 static int finish(cli_context *cli, const char *cmd, calstore_status st, const calstore_error *err,
                   const char *done) {
-  if (st == CALSTORE_NOT_FOUND) {
-    cli_error("%s: no override with this key", cmd);
-    cli_store_change_kept(cli); /* with persistence off the store read nothing */
-    return 1;
-  }
-  if (st == CALSTORE_POLICY_REJECTED) {
-    cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
-              err->message);
+  if (st == CALSTORE_NOT_FOUND || st == CALSTORE_POLICY_REJECTED) {
+    /* a "no" (exit 1): said on stderr, and answered on stdout with --json
+     * as lookup answers its "no" */
+    if (st == CALSTORE_NOT_FOUND)
+      cli_error("%s: no override with this key", cmd);
+    else
+      cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
+                err->message);
+    if (cli->json) {
+      fputc('{', stdout);
+      base_json_member_string(stdout, 1, "status", calstore_status_name(st));
+      base_json_member_string(stdout, 0, "message",
+                              st == CALSTORE_NOT_FOUND ? "no override with this key"
+                                                       : err->message);
+      fputs("}\n", stdout);
+    }
+    if (st == CALSTORE_NOT_FOUND)
+      cli_store_change_kept(cli); /* with persistence off the store read nothing */
     return 1;
   }
   if (st != CALSTORE_OK) {

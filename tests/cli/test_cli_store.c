@@ -244,6 +244,12 @@ static void lookup_and_override_follow_the_precedence(void **state) {
           "--implementation", "1", "--model-digest", "m", "--processor", "p", "--threads", "2",
           NULL);
   assert_int_equal(r->code, 1);
+  /* the "no" is answered on stdout with --json, as lookup's is */
+  r = run("--store", store, "--json", "override", "clear", "--backend", "b", "--operator", "Conv",
+          "--implementation", "1", "--model-digest", "m", "--processor", "p", "--threads", "2",
+          NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->out, "{\"status\":\"not_found\",\"message\":\"no override with this key\"}");
   /* portable override */
   r = run("--store", store, "override", "set", "--portable", "--backend", "b", "--operator", "Conv",
           "--implementation", "1", "--structure", "dtype=int8", "--policy", "p8", NULL);
