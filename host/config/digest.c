@@ -8,14 +8,14 @@
 #include "digest.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
+
+#include "base/files.h"
 
 static void hex_digest(const unsigned char *md, unsigned len, char out[CALHOST_DIGEST_CAPACITY]) {
   static const char hex[] = "0123456789abcdef";
@@ -42,25 +42,13 @@ int config_digest_file(const char *path, char out[CALHOST_DIGEST_CAPACITY], char
   unsigned len = 0;
   size_t n;
   int rc = -1;
-  struct stat st = {0};
   FILE *f = NULL;
   EVP_MD_CTX *ctx;
-  /* O_NONBLOCK: opening a FIFO must not wait for a writer. Only a regular
-   * file is a model: a device (/dev/zero) or a FIFO would never end. */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: %s", path, strerror(errno));
+  /* Only a regular file is a model: a device (/dev/zero) or a FIFO would
+   * never end (base_open_regular refuses them without blocking). */
+  int fd = base_open_regular(path, 0, err, err_capacity);
+  if (fd < 0)
     return -1;
-  }
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: %s", path,
-               S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-    close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   f = fdopen(fd, "rb");
   if (!f) {
     if (err && err_capacity)

@@ -15,15 +15,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "parser.h"
 
 int cfg_perr(parser *p, unsigned line, const char *fmt, ...) {
@@ -283,30 +282,6 @@ int config_load_string(const char *text, size_t length, const char *name, config
   return 0;
 }
 
-/* What a file that is not a regular file is, in the store's words
- * (host/store/platform_posix.c), for the refusal of config_load. */
-static const char *file_kind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a plain file";
-}
-
-/* Nonzero when st is the null device: `--config /dev/null` is the empty
- * configuration (reading it never blocks and ends at once). */
-static int is_null_device(const struct stat *st) {
-  struct stat null;
-  return S_ISCHR(st->st_mode) && stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) &&
-         st->st_rdev == null.st_rdev;
-}
-
 /* Reads the regular file at path into *text (malloc'd, *length bytes).
  * Returns 0, or -1 with "PATH: message" in err. The file is opened without
  * blocking (a FIFO must not wait for a writer, a device must not be read)
@@ -316,39 +291,11 @@ static int read_config_file(const char *path, char **text, size_t *length, char 
                             size_t err_capacity) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
-  struct stat st;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), e, flags;
+  int fd = base_open_regular(path, 1, err, err_capacity), e;
   *text = NULL;
   *length = 0;
-  if (fd < 0) {
-    e = errno;
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: cannot open: %s", path, strerror(e));
+  if (fd < 0)
     return -1;
-  }
-  if (fstat(fd, &st) != 0) {
-    e = errno;
-    close(fd);
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: cannot read: %s", path, strerror(e));
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode) && !is_null_device(&st)) {
-    close(fd);
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: is not a regular file (%s); refusing to read it", path,
-               file_kind(st.st_mode));
-    return -1;
-  }
-  /* a regular file: ordinary blocking reads from here on */
-  flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    e = errno;
-    close(fd);
-    if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: cannot read: %s", path, strerror(e));
-    return -1;
-  }
   for (;;) {
     ssize_t n;
     if (len == cap) {
