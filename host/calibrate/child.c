@@ -168,9 +168,8 @@ int cal_child_main(void *user, int fd) {
   calhost_plugin_instance *inst = NULL;
   calhost_status st = vt->create(&p->services, settings, setting_count, &inst);
   if (st != CALHOST_OK || !inst) {
-    const char *m = loader_services_take_error(&p->services_ctx);
-    snprintf(why, sizeof why, "create failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
-             m ? m : "");
+    runtime_binding_create_failure(r->cfg, p, st == CALHOST_OK ? CALHOST_ERROR : st, why,
+                                   sizeof why);
     child_fail(&c, CALHOST_REC_PLUGIN_FAILED, why);
     isolate_proto_buf_free(&c.buf);
     return 3;

@@ -82,6 +82,18 @@ calhost_status runtime_binding_create(const config_settings *cfg, loader_plugin 
   return st;
 }
 
+void runtime_binding_create_failure(const config_settings *cfg, loader_plugin *p, calhost_status st,
+                                    char *why, size_t cap) {
+  const char *m = loader_plugin_take_error(p);
+  const config_plugin_section *sec = config_plugin_named(cfg, p->backend);
+  char where[600] = "";
+  if (sec && sec->setting_count && sec->origin.file)
+    snprintf(where, sizeof where, " (its settings: [plugin %s] at %s:%u)", p->backend,
+             sec->origin.file, sec->origin.line);
+  snprintf(why, cap, "create failed: %s%s%s%s", calhost_status_name(st), m ? ": " : "", m ? m : "",
+           where);
+}
+
 int runtime_binding_serves(const loader_plugin *p, const char *op) {
   return base_str_listed(p->operators, p->operator_count, op);
 }

@@ -166,9 +166,9 @@ static int list_child(void *user, int fd) {
   runtime_device_list l = {0};
   calhost_status st = runtime_binding_create(j->cfg, j->p, &inst);
   if (st != CALHOST_OK) {
-    const char *m = loader_plugin_take_error(j->p);
-    snprintf(why, sizeof why, "%s: create failed: %s%s%s", j->p->backend, calhost_status_name(st),
-             m ? ": " : "", m ? m : "");
+    char failure[900];
+    runtime_binding_create_failure(j->cfg, j->p, st, failure, sizeof failure);
+    snprintf(why, sizeof why, "%s: %s", j->p->backend, failure);
     isolate_proto_begin(&b, DEV_REC_FAILED);
     isolate_proto_put_str(&b, why);
     isolate_proto_send(fd, &b);

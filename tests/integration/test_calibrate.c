@@ -517,7 +517,9 @@ static void calibrate_names_what_stops_it(void **state) {
   char cfg[512], store[512], record[600], *out, *err;
   path_in(store, sizeof store, "store.txt");
   unlink(store);
-  write_config("stops.ini", "test_good, test_create", 3, 0, NULL);
+  write_config("stops.ini", "test_good, test_create", 3, 0,
+               "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n"
+               "[plugin test_create]\nmode = strict\n");
   path_in(cfg, sizeof cfg, "stops.ini");
   path_in(record, sizeof record, "no-such-folder/rec.space");
   const char *rec[] = {"calibrate", "--config", cfg,    "--plugin",
@@ -531,6 +533,10 @@ static void calibrate_names_what_stops_it(void **state) {
   const char *create[] = {"calibrate", "--config", cfg, "--plugin", "test_create", NULL};
   assert_int_equal(run(&out, &err, create), 1);
   assert_non_null(strstr(out, "the plugins failed before any sweep finished"));
+  /* the failure points at the plugin's settings in the file */
+  assert_non_null(strstr(out, "create failed: "));
+  assert_non_null(strstr(out, "(its settings: [plugin test_create] at "));
+  assert_non_null(strstr(out, "stops.ini:"));
   assert_null(strstr(out, "no configured workload uses an operator"));
   free(out);
   free(err);
