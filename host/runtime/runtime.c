@@ -493,11 +493,11 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
     loader_plugin_list_free(&rp->list);
     free(rp);
     if (backend && named)
-      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' (%s) is not loadable: %s", backend, named,
-           named_reason[0] ? named_reason : "refused");
+      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable: %s: %s", backend,
+           named, named_reason[0] ? named_reason : "refused");
     if (backend)
-      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found (%s; searched: %s)", backend, counts,
-           where);
+      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable (%s; searched: %s)",
+           backend, counts, where);
     FAIL(CALHOST_RUNTIME_NOT_FOUND,
          "no plugin serves operator %s of workload '%s' (%s; searched: %s)", w->operator_name,
          workload, counts, where);
