@@ -28,7 +28,7 @@ static const calhost_plugin_vtable vtable = {
 };
 
 /* The usual one-line entry point. */
-CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(
-    const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
+CALHOST_PLUGIN_EXPORT calhost_status
+calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
   return calhost_negotiate_default(request, reply, &vtable);
 }
