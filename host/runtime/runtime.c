@@ -507,10 +507,11 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
   free(library_dir);
   calhost_status cs = runtime_binding_create(&rt->cfg, rp->p, &rp->inst);
   if (cs != CALHOST_OK || !rp->inst) {
-    const char *m = loader_plugin_take_error(rp->p);
+    char failure[900];
+    runtime_binding_create_failure(&rt->cfg, rp->p, cs == CALHOST_OK ? CALHOST_ERROR : cs, failure,
+                                   sizeof failure);
     if (err && err_capacity)
-      snprintf(err, err_capacity, "%s: create failed: %s%s%s", rp->p->backend,
-               calhost_status_name(cs), m ? ": " : "", m ? m : "");
+      snprintf(err, err_capacity, "%s: %s", rp->p->backend, failure);
     loader_plugin_list_free(&rp->list);
     free(rp);
     return CALHOST_RUNTIME_PLUGIN;
