@@ -216,7 +216,8 @@ static void targets_refuse_unavailable_cpus_and_too_many_threads(void **state) {
   (void)state;
   assert_int_equal(processor_allowed_cpus(&allowed, &n, NULL, 0), 0);
   threads[0] = 1;
-  assert_int_equal(processor_targets(far, 1, 0, threads, 1, &list, err, sizeof err), -1);
+  assert_int_equal(processor_targets(far, 1, 0, threads, 1, &list, err, sizeof err),
+                   PROCESSOR_TARGETS_CPU_UNAVAILABLE);
   assert_non_null(strstr(err, "not available"));
   assert_null(list.cpus);
   threads[0] = (uint32_t)n + 1;
