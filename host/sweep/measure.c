@@ -573,7 +573,7 @@ static void search_plan(const sweep_request *req, uint64_t size, int curated,
   search_strategy rigor_strategy;
   uint32_t rigor_budget;
   search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
-  if (curated && rg == CALHOST_SEARCH_RIGOR_MEASURE && size <= MEASURE_WHOLE_LIST_MAX) {
+  if (curated && size && rg == CALHOST_SEARCH_RIGOR_MEASURE && size <= MEASURE_WHOLE_LIST_MAX) {
     rigor_strategy = CALHOST_SEARCH_EXHAUSTIVE;
     rigor_budget = (uint32_t)size;
   }
@@ -803,7 +803,8 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   uint64_t size = named ? search_count_valid(&space, 1u << 20) : count;
   search_options so;
   search_options_init(&so);
-  search_plan(req, size, !named || size <= count, &so.strategy, &so.max_evaluations,
+  /* size 0: a described space too large to count, never a curated list */
+  search_plan(req, size, !named || (size && size <= count), &so.strategy, &so.max_evaluations,
               &so.max_seconds);
   so.seed = req->seed ? req->seed : 1;
   so.observe = search_observe;

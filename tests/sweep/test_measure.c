@@ -636,6 +636,62 @@ static int run_named(sweep_rigor rigor, search_strategy strategy, uint32_t budge
   return sweep_run(&req, r);
 }
 
+/* A described space too large to count (40^4 configurations): measure
+ * searches it within the minimum budget, never every configuration. */
+static const char *const W40[] = {"0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",
+                                  "10", "11", "12", "13", "14", "15", "16", "17", "18", "19",
+                                  "20", "21", "22", "23", "24", "25", "26", "27", "28", "29",
+                                  "30", "31", "32", "33", "34", "35", "36", "37", "38", "39"};
+static calhost_parameter HUGE[] = {{"p", W40, 40, CALHOST_PARAMETER_ORDERED},
+                                   {"q", W40, 40, CALHOST_PARAMETER_ORDERED},
+                                   {"r", W40, 40, CALHOST_PARAMETER_ORDERED},
+                                   {"s", W40, 40, CALHOST_PARAMETER_ORDERED}};
+static const uint32_t HUGE_DEFAULT[] = {0, 0, 0, 0};
+static calhost_status f_describe_huge(calhost_session *s, calhost_parameter_space *out) {
+  (void)s;
+  out->parameters = HUGE;
+  out->parameter_count = 4;
+  out->default_assignment = HUGE_DEFAULT;
+  return CALHOST_OK;
+}
+static calhost_status f_valid_huge(calhost_session *s, const uint32_t *a, size_t n, char *err,
+                                   size_t cap) {
+  (void)s;
+  (void)a;
+  (void)err;
+  (void)cap;
+  return n == 4 ? CALHOST_OK : CALHOST_INVALID_ARGUMENT;
+}
+static calhost_status f_serialize_huge(calhost_session *s, const uint32_t *a, size_t n, char *buf,
+                                       size_t cap, size_t *len) {
+  (void)s;
+  char text[32];
+  snprintf(text, sizeof text, "c=%u", n == 4 ? (a[0] + a[1] + a[2] + a[3]) % 12 : 0);
+  return calhost_copy_out(text, buf, cap, len);
+}
+
+static void a_space_too_large_to_count_gets_the_minimum_budget(void **state) {
+  (void)state;
+  setup_fake(12);
+  make_vtable();
+  vt.abi_version = 2;
+  vt.describe_space = f_describe_huge;
+  vt.assignment_valid = f_valid_huge;
+  vt.serialize_assignment = f_serialize_huge;
+  sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
+  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &req.params);
+  req.params.min_sample_seconds = 0.0002;
+  req.params.warmup_samples = 0;
+  sweep_result r;
+  assert_int_equal(sweep_run(&req, &r), 0);
+  assert_false(r.numbered);
+  assert_true(r.space_size == 0); /* too many to count */
+  assert_int_equal(r.budget_evaluations, 32);
+  assert_true(r.evaluated <= 32);
+  assert_int_not_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  sweep_result_free(&r);
+}
+
 static void described_parameters_are_searched_by_name(void **state) {
   (void)state;
   sweep_result r;
@@ -772,6 +828,7 @@ int main(void) {
       cmocka_unit_test(a_default_compared_with_nothing_is_a_failure),
       cmocka_unit_test(avoided_policies_are_rejected_without_running),
       cmocka_unit_test(a_huge_numbered_space_is_refused_with_a_reason),
+      cmocka_unit_test(a_space_too_large_to_count_gets_the_minimum_budget),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
 }
