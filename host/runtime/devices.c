@@ -285,8 +285,7 @@ int runtime_devices_selected(const config_settings *cfg, const char *backend,
   }
   for (size_t i = 0; i < l->count; i++) {
     for (size_t k = 0; k < sec->device_count; k++) {
-      char tmp[8];
-      if (runtime_devices_find(l, sec->devices[k], tmp, sizeof tmp) == &l->items[i]) {
+      if (runtime_devices_find(l, sec->devices[k], NULL, 0) == &l->items[i]) {
         positions[(*count)++] = i;
         break;
       }

@@ -57,7 +57,8 @@ int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
 void runtime_device_list_free(runtime_device_list *l);
 
 /* The device a spec names: an index (decimal digits: the plugin's index)
- * or an identity (exact). NULL with why when none matches. */
+ * or an identity (exact). NULL with why when none matches (why may be NULL
+ * with cap 0 when the reason is not wanted). */
 const runtime_device *runtime_devices_find(const runtime_device_list *l, const char *spec,
                                            char *why, size_t cap);
 

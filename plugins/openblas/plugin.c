@@ -227,7 +227,7 @@ static calhost_status ob_default_policy(calhost_session *s, char *buf, size_t ca
 
 static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t length) {
   char err[128];
-  int threads;
+  int threads = 0;
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   s->threads = 0;
