@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/text.h"
 #include "isolate.h"
 #include "loader/loader.h"
 #include "loader/module.h"
@@ -971,7 +972,7 @@ static void on_record(void *user, const isolate_proto_msg *m) {
         fputc('}', v->logs);
       }
     } else if (!v->sink->o->quiet) {
-      fprintf(v->sink->out, "  log %s: %s\n", loader_log_level_name(level), text);
+      base_text_printf(v->sink->out, "  log %s: %s\n", loader_log_level_name(level), text);
     }
   } else if (m->type == CK_REC_RESULT) {
     v->passed = isolate_proto_get_u64(&c) != 0;
@@ -1016,11 +1017,24 @@ static void report(report_sink *r, const char *name, int ok, const char *msg, co
     if (r->o->quiet)
       return;
     if (r->o->verbose && msg[0])
-      fprintf(r->out, "PASS %s (%s)\n", name, msg);
+      base_text_printf(r->out, "PASS %s (%s)\n", name, msg);
     else
       fprintf(r->out, "PASS %s\n", name);
   } else {
-    fprintf(r->out, "FAIL %s: %s\n", name, msg);
+    base_text_printf(r->out, "FAIL %s: %s\n", name, msg);
+  }
+}
+
+/* -v, under a check whose child died: the first bytes it wrote to stderr
+ * (a sanitizer's report, an assertion), a line each, escaped. */
+static void show_stderr(FILE *out, const isolate_child_outcome *oc) {
+  fprintf(out, "    its stderr (%zu bytes%s):\n", oc->errors_total,
+          oc->errors_total >= sizeof oc->errors ? ", the first shown" : "");
+  const char *p = oc->errors;
+  while (*p) {
+    size_t n = strcspn(p, "\n");
+    base_text_printf(out, "      %.*s\n", (int)n, p);
+    p += n + (p[n] == '\n');
   }
 }
 
@@ -1111,6 +1125,8 @@ int check_plugin_check(const char *path, const check_options *o, FILE *out) {
       char why[2400];
       snprintf(why, sizeof why, "%s%s%s", oc.message, v.have ? ": " : "", v.have ? v.msg : "");
       report(&r, checks[i].name, 0, why, v.logs_text);
+      if (o->verbose && !o->json && oc.errors_total)
+        show_stderr(out, &oc);
     }
     if (v.have && v.passed && v.backend[0])
       snprintf(r.backend, sizeof r.backend, "%s", v.backend);

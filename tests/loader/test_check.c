@@ -204,6 +204,26 @@ static void transpose_plugin_passes(void **state) {
   free(report);
 }
 
+/* -v shows what a dying child wrote to stderr (a sanitizer's report) under
+ * the check it failed; without -v only the verdict. */
+static void a_dying_childs_stderr_is_shown_with_v(void **state) {
+  char path[4096], *report;
+  check_options o;
+  (void)state;
+  test_plugin(path, sizeof path, "test_crash_loud");
+  check_options_init(&o);
+  o.verbose = 1;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 1);
+  const char *fail = strstr(report, "FAIL tiny_sweep: ");
+  assert_non_null(fail);
+  assert_non_null(strstr(fail, "    its stderr ("));
+  assert_non_null(strstr(fail, "      chatter on stderr from run"));
+  free(report);
+  assert_int_equal(check_report(path, 30, &report), 1);
+  assert_null(strstr(report, "its stderr ("));
+  free(report);
+}
+
 /* `plugin check -v` shows the plugin's debug and info logs; without -v they
  * are hidden unless CALHOST_LOG_LEVEL lowers the level; --threads N sets
  * the target's thread count. */
@@ -269,6 +289,7 @@ int main(void) {
       cmocka_unit_test(bad_plugins_fail_with_report),
       cmocka_unit_test(refused_permissions_fail),
       cmocka_unit_test(transpose_plugin_passes),
+      cmocka_unit_test(a_dying_childs_stderr_is_shown_with_v),
       cmocka_unit_test(cli_logs_and_threads),
       cmocka_unit_test(declared_sample_workloads_are_used),
       cmocka_unit_test(cli_plugin_check_and_plugins_json),

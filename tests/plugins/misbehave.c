@@ -27,6 +27,8 @@
  * out of range and serialize_assignment writes a policy the validator
  * refuses ("q=N"), as a careless plugin would.
  * BAD_NONDET_KEY builds a different portable key at every call.
+ * BAD_CRASH_RUN with BAD_STDERR (test_crash_loud): says something on
+ * stderr, then crashes, as a sanitizer's report does.
  * BAD_SHORT_ASK: serialize_candidate always says CALHOST_BUFFER_TOO_SMALL,
  * asking for fewer bytes than it was given.
  * BAD_CRASH_ONE crashes in candidate p=2 only (the sweep must go on
