@@ -77,6 +77,17 @@ static void commit(cal_run *r) {
   store_end(r);
 }
 
+/* One more sweep finished: the run's count, and in a wave of devices the
+ * count over all its threads. */
+static void count_sweep(cal_run *r) {
+  r->sweeps_done++;
+  if (r->wave_done) { /* a wave's thread: count it for the whole run */
+    pthread_mutex_lock(r->store_lock);
+    r->wave_shown = ++*r->wave_done;
+    pthread_mutex_unlock(r->store_lock);
+  }
+}
+
 /* The progress line of a finished sweep (verify's, in its measuring pass). */
 static void announce(cal_run *r, const cal_result *x) {
   if (r->o->verify && !r->recalibrating)
@@ -99,7 +110,18 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     r->cur_total = (uint32_t)isolate_proto_get_u64(&c);
     free(r->cur_candidate);
     r->cur_candidate = isolate_proto_dup_str(&c);
+    r->cur_started = sweep_now();
     cal_progress(r);
+    break;
+  }
+  case CALHOST_REC_CANDIDATE_END: /* a crash from here on is not the candidate's */
+    free(r->cur_candidate);
+    r->cur_candidate = NULL;
+    break;
+  case CALHOST_REC_BUDGET: {
+    double deadline = isolate_proto_get_f64(&c);
+    if (!c.failed && r->plugin_deadline == 0 && deadline > 0)
+      r->plugin_deadline = deadline;
     break;
   }
   case CALHOST_REC_RESULT:
@@ -163,15 +185,11 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       x->kind = CAL_FAILED;
       x->message = isolate_proto_dup_str(&c);
     }
-    r->sweeps_done++;
-    if (r->wave_done) { /* a wave's thread: count it for the whole run */
-      pthread_mutex_lock(r->store_lock);
-      r->wave_shown = ++*r->wave_done;
-      pthread_mutex_unlock(r->store_lock);
-    }
+    count_sweep(r);
     free(r->cur_candidate);
     r->cur_candidate = NULL;
     announce(r, x);
+    r->cur_in_workload = 0; /* the sweep is over: a crash from here on is not in it */
     break;
   }
   case CALHOST_REC_WORKLOAD_DONE:
@@ -190,16 +208,38 @@ static void on_record(void *user, const isolate_proto_msg *m) {
 
 /* ---- one plugin ------------------------------------------------------- */
 
-/* After a child of p died abnormally (oc) in the candidate r->cur_candidate
- * of the sweep in progress: records the policy as a crash of that sweep,
- * so that the next child runs the sweep without it, or, at the sweep's
- * CAL_SWEEP_CRASHES-th crash, fails the sweep, so that the next child goes
- * on with the others; warns. Returns 1 when a new child should be started,
- * 0 when the plugin is given up (no candidate in progress, too many
- * restarts, out of memory). */
+/* Fails the sweep in progress (r->cur_workload, r->cur_threads) with
+ * message, as a finished sweep: the next child goes on with the others.
+ * Takes over message; returns 0, -1 when out of memory. */
+static int fail_sweep_in_progress(cal_run *r, char *message) {
+  cal_result *x = message ? cal_add_result(r) : NULL;
+  if (!x) {
+    free(message);
+    return -1;
+  }
+  x->workload = r->cur_workload;
+  x->threads = r->cur_threads;
+  x->kind = CAL_FAILED;
+  x->message = message;
+  count_sweep(r);
+  announce(r, x);
+  return 0;
+}
+
+/* After a child of p died abnormally (oc) inside a sweep: when a candidate
+ * was in the plugin's hands (r->cur_candidate), records its policy as a
+ * crash of that sweep, so that the next child runs the sweep again without
+ * it (a hung one: no later sweep runs it either, and the time it hung is
+ * given back to the plugin's budget), or, at the sweep's
+ * CAL_SWEEP_CRASHES-th crash, fails the sweep; when it died between
+ * candidates (serializing, validating, closing the session), fails the
+ * sweep. Then the next child goes on with the sweeps not yet reported.
+ * Returns 1 when a new child should be started, 0 when the plugin is
+ * given up (outside any sweep, the restarts spent, a second hang, out of
+ * memory). */
 static int restart_after(cal_run *r, const loader_plugin *p, const isolate_child_outcome *oc,
-                         int restarts) {
-  if (!r->cur_in_workload || !r->cur_candidate || restarts >= CAL_MAX_RESTARTS)
+                         size_t restarts, size_t max_restarts) {
+  if (!r->cur_in_workload || restarts >= max_restarts)
     return 0;
   int hung = oc->end == CALHOST_CHILD_TIMEOUT;
   size_t here = 0, hangs = 0;
@@ -209,28 +249,26 @@ static int restart_after(cal_run *r, const loader_plugin *p, const isolate_child
   }
   if (hung && hangs + 1 >= CAL_MAX_HANGS)
     return 0;
-  char dev[64] = "";
-  if (r->cur_device)
-    snprintf(dev, sizeof dev, " device %u", r->cur_device->index);
-  if (here + 1 >= CAL_SWEEP_CRASHES) {
-    cal_result *x = cal_add_result(r);
-    if (!x)
-      return 0;
-    x->workload = r->cur_workload;
-    x->threads = r->cur_threads;
-    x->kind = CAL_FAILED;
-    x->message = base_str_format("%zu candidates killed the plugin's child; the last, '%s': %s",
-                                 here + 1, r->cur_candidate, oc->message);
-    r->sweeps_done++;
-    announce(r, x);
-    return 1;
-  }
+  if (hung && r->plugin_deadline > 0 && r->cur_started > 0)
+    r->plugin_deadline += sweep_now() - r->cur_started; /* the hang is not the plugin's work */
+  if (!r->cur_candidate)
+    return fail_sweep_in_progress(
+               r, base_str_format("the plugin's child died between candidates (serializing, "
+                                  "validating or closing the session): %s",
+                                  oc->message)) == 0;
+  if (here + 1 >= CAL_SWEEP_CRASHES)
+    return fail_sweep_in_progress(
+               r, base_str_format("%zu candidates killed the plugin's child; the last, '%s': %s",
+                                  here + 1, r->cur_candidate, oc->message)) == 0;
   char *why = base_str_format("%s in an earlier attempt (not run again)", oc->message);
   int ok =
       why && cal_add_crash(r, hung, r->cur_workload, r->cur_threads, r->cur_candidate, why) == 0;
   free(why);
   if (!ok)
     return 0;
+  char dev[64] = "";
+  if (r->cur_device)
+    snprintf(dev, sizeof dev, " device %u", r->cur_device->index);
   cal_warn(r, "%s%s %s t=%u: candidate '%s' %s; the sweep goes on without it in a new child%s",
            p->backend, dev, cal_workload_name(r, r->cur_workload), r->cur_threads, r->cur_candidate,
            oc->message, hung ? " (and no later sweep runs it)" : "");
@@ -238,18 +276,20 @@ static int restart_after(cal_run *r, const loader_plugin *p, const isolate_child
 }
 
 /* The sweeps of p's child (r->cur_device set or not). A child that dies
- * in a candidate (crash, exit, hang) is started again without that
- * candidate (restart_after), at most CAL_MAX_RESTARTS times; the sweeps it
- * finished are kept and not repeated. */
+ * inside a sweep (crash, exit, hang) is started again (restart_after), at
+ * most CAL_SWEEP_CRASHES times per sweep; the sweeps it finished are kept
+ * and not repeated. */
 static void run_child(cal_run *r, loader_plugin *p) {
   r->cur = p;
   r->results_from = r->result_count;
+  r->plugin_deadline = 0; /* the first child sets it after create() (CALHOST_REC_BUDGET) */
   cal_crashes_clear(r);
-  double budget = r->cfg->time_budget_seconds;
-  r->plugin_deadline = budget > 0 ? sweep_now() + budget : 0;
-  size_t done_before = r->sweeps_done, failures_before = r->failure_count;
-  for (int restarts = 0;; restarts++) {
+  size_t done_before = r->sweeps_done, all = cal_sweeps_of(r, p);
+  size_t max_restarts = CAL_SWEEP_CRASHES * (all ? all : 1);
+  for (size_t restarts = 0;; restarts++) {
+    size_t failures_before = r->failure_count;
     r->cur_in_workload = 0;
+    r->cur_started = 0;
     free(r->cur_candidate);
     r->cur_candidate = NULL;
     loader_services_take_error(&p->services_ctx);
@@ -271,9 +311,14 @@ static void run_child(cal_run *r, loader_plugin *p) {
      * was already reported once: its exit is not a second failure */
     int reported =
         oc.end == CALHOST_CHILD_EXITED && r->failure_count > failures_before && !r->cur_in_workload;
+    if (reported && restarts)
+      cal_warn(r,
+               "%s: a child started again after a crash could not create the plugin; %zu of "
+               "its %zu sweeps were not run",
+               p->backend, all - (r->sweeps_done - done_before), all);
     if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED && !reported) {
       commit(r); /* finished sweeps of a workload in progress are kept */
-      if (!g_cancel && restart_after(r, p, &oc, restarts)) {
+      if (!g_cancel && restart_after(r, p, &oc, restarts, max_restarts)) {
         if (oc.output_total > 0)
           cal_warn(r, "%s printed %zu bytes on stdout before its child died: %.200s", p->backend,
                    oc.output_total, oc.output);
@@ -284,7 +329,7 @@ static void run_child(cal_run *r, loader_plugin *p) {
       char dev[64] = "";
       if (r->cur_device)
         snprintf(dev, sizeof dev, "device %u: ", r->cur_device->index);
-      size_t all = cal_sweeps_of(r, p), reached = r->sweeps_done - done_before;
+      size_t reached = r->sweeps_done - done_before;
       char lost[96] = "";
       if (reached < all)
         snprintf(lost, sizeof lost, "; %zu of its %zu sweeps were not run", all - reached, all);
@@ -294,9 +339,10 @@ static void run_child(cal_run *r, loader_plugin *p) {
       cal_add_failure(r, p->backend,
                       r->cur_in_workload ? cal_workload_name(r, r->cur_workload) : NULL,
                       r->cur_in_workload ? r->cur_threads : 0, r->cur_candidate, msg, oc.output);
-      /* the sweeps the child never reached */
-      r->sweeps_done = done_before + all;
-    } else if (oc.output_total > 0 && r->o->progress != 0) {
+    }
+    if (oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED)
+      r->sweeps_done = done_before + all; /* the sweeps the children never reached */
+    if (oc.end == CALHOST_CHILD_OK && oc.output_total > 0 && r->o->progress != 0) {
       cal_warn(r, "%s printed %zu bytes on stdout during calibration (ignored)", p->backend,
                oc.output_total);
     }

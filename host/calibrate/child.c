@@ -81,6 +81,12 @@ static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32
   isolate_proto_send(c->fd, &c->buf);
 }
 
+static void child_candidate_end(void *user) {
+  child_ctx *c = user;
+  isolate_proto_begin(&c->buf, CALHOST_REC_CANDIDATE_END);
+  isolate_proto_send(c->fd, &c->buf);
+}
+
 static const char *child_take_error(void *user) {
   child_ctx *c = user;
   return loader_services_take_error(&c->r->cur->services_ctx);
@@ -176,7 +182,15 @@ int cal_child_main(void *user, int fd) {
   }
   processor_pin_thread(r->targets.cpus, r->targets.cpu_count, NULL, 0);
 
-  double plugin_deadline = r->plugin_deadline; /* one budget for all the plugin's children */
+  /* The plugin's time budget starts after its first create(); the children
+   * started again after a crash go on with it (the parent keeps it). */
+  double plugin_deadline = r->plugin_deadline;
+  if (plugin_deadline == 0 && r->cfg->time_budget_seconds > 0) {
+    plugin_deadline = sweep_now() + r->cfg->time_budget_seconds;
+    isolate_proto_begin(&c.buf, CALHOST_REC_BUDGET);
+    isolate_proto_put_f64(&c.buf, plugin_deadline);
+    isolate_proto_send(c.fd, &c.buf);
+  }
   size_t sweeps_left = cal_sweeps_of(r, p);
   size_t recal_left = 0; /* verify --recalibrate: the budget is the failing keys' */
   for (size_t i = 0; r->recalibrating && i < r->only_key_count; i++)
@@ -322,6 +336,7 @@ int cal_child_main(void *user, int fd) {
       req.budget_seconds = r->cfg->budget_seconds;
       req.hooks.user = &c;
       req.hooks.candidate_start = child_candidate;
+      req.hooks.candidate_end = child_candidate_end;
       req.hooks.take_plugin_error = child_take_error;
       if (explicit_policy) { /* compare the two fully: no pruning */
         req.policies = &explicit_policy;

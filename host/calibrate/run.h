@@ -64,10 +64,9 @@ typedef struct cal_failure {
 
 /* How many candidates of one sweep may kill the plugin's child (each time
  * the sweep starts again in a new child without them) before the sweep is
- * failed, and how many times the children of one plugin (on one device)
- * may be started again in all before the plugin is given up. */
+ * failed; a plugin's children are started again at most this many times
+ * per sweep in all. */
 #define CAL_SWEEP_CRASHES 4
-#define CAL_MAX_RESTARTS 16
 /* A child that hangs costs the whole plugin_timeout: after this many the
  * plugin is given up. */
 #define CAL_MAX_HANGS 2
@@ -122,7 +121,8 @@ typedef struct cal_run {
   int cur_in_workload;
   size_t cur_workload;
   uint32_t cur_threads;
-  char *cur_candidate;
+  char *cur_candidate; /* the candidate in the plugin's hands, or NULL */
+  double cur_started;  /* when it was announced (sweep_now), 0: none */
   uint32_t cur_ordinal, cur_total;
   /* the policies that killed a child of the current plugin (run_child) */
   cal_crash *crashes;
@@ -131,7 +131,9 @@ typedef struct cal_run {
    * e.g. verify's measuring pass, are not its children's) */
   size_t results_from;
   /* CLOCK_MONOTONIC seconds when the current plugin's time budget ends
-   * (0: none); set once for all its children */
+   * (0: none yet, or no budget): its first child sets it after create()
+   * (CALHOST_REC_BUDGET), the later ones go on with it; a hang's time is
+   * given back */
   double plugin_deadline;
   /* child only */
   double child_deadline;

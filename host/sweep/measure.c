@@ -433,6 +433,12 @@ static void notify(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
     h->candidate_start(h->user, e->index, ordinal, total, e->policy);
 }
 
+static void notify_end(sweep *s) {
+  const sweep_hooks *h = &s->req->hooks;
+  if (h->candidate_end)
+    h->candidate_end(h->user);
+}
+
 /* Appends an entry for candidate `index` (its samples allocated); NULL when
  * out of memory. Pointers into s->es are invalidated. */
 static entry *add_entry(sweep *s, uint32_t index) {
@@ -472,16 +478,20 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
       return 0;
     }
   char err[512] = "";
+  notify(s, e, ordinal, total);
   calhost_status st =
       s->vt->validate_policy(s->req->instance, e->policy, e->policy_length, err, sizeof err);
   err[sizeof err - 1] = '\0';
   if (st != CALHOST_OK) {
+    notify_end(s);
     snprintf(why, sizeof why, "invalid policy: %s", err[0] ? err : status_word(st));
     add_rejection(s, e, why);
     return 0;
   }
-  notify(s, e, ordinal, total);
-  if (ready_entry(s, e, 1) != 0 || take_samples(s, e, is_default ? s->reps : s->first) != 0)
+  int failed =
+      ready_entry(s, e, 1) != 0 || take_samples(s, e, is_default ? s->reps : s->first) != 0;
+  notify_end(s);
+  if (failed)
     return stopped(s) ? -1 : 0;
   if (!is_default && p->prune) {
     double lead = leader_median(s->es, s->ne);
@@ -918,11 +928,10 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
       break;
     }
     notify(&s, e, (uint32_t)i + 1, (uint32_t)nact);
-    if (ready_entry(&s, e, 0) != 0 || take_samples(&s, e, s.reps) != 0) {
-      if (stopped(&s))
-        break;
-      continue;
-    }
+    int failed = ready_entry(&s, e, 0) != 0 || take_samples(&s, e, s.reps) != 0;
+    notify_end(&s);
+    if (failed && stopped(&s))
+      break;
   }
   free(act);
   if (out->cancelled) {

@@ -61,12 +61,16 @@ typedef struct sweep_evaluation {
 /* Callbacks from a running sweep; every member may be NULL. */
 typedef struct sweep_hooks {
   void *user;
-  /* About to run candidate `index` (CALHOST_SWEEP_DEFAULT_INDEX for the
-   * default), the `ordinal`-th of `total` runs planned in this round; policy
-   * is borrowed. Called before prepare, so a crash after it is attributed to
-   * this candidate. */
+  /* About to hand candidate `index` (CALHOST_SWEEP_DEFAULT_INDEX for the
+   * default) to the plugin, the `ordinal`-th of `total` runs planned in this
+   * round; policy is borrowed. Called once its policy is serialized, before
+   * validate_policy and prepare, so a crash after it is attributed to this
+   * candidate, until candidate_end. */
   void (*candidate_start)(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
                           const char *policy);
+  /* The plugin calls of the candidate announced last are over (measured,
+   * pruned or rejected): a crash from here on is not its. */
+  void (*candidate_end)(void *user);
   /* The search is about to start (once per sweep, after the default was
    * measured): its space and the strategy and budget it runs with. info and
    * what it points to are borrowed for the whole sweep (until

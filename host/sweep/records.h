@@ -32,6 +32,8 @@ enum sweep_record_type {
   CALHOST_REC_WORKLOAD_DONE = 6,
   CALHOST_REC_PLUGIN_FAILED = 7,
   CALHOST_REC_DONE = 8,
+  CALHOST_REC_CANDIDATE_END = 9, /* the candidate announced last is over */
+  CALHOST_REC_BUDGET = 10,       /* f64: when the plugin's time budget ends */
 };
 
 /* At most this many rejections travel with a result (the count is exact).

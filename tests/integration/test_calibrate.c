@@ -269,9 +269,11 @@ static void failing_plugins_do_not_take_good_results_down(void **state) {
   assert_non_null(strstr(crash, "4 candidates killed the plugin's child; the last, 'p=4'"));
   assert_non_null(strstr(out, "  test_crash_run workload sum_16k t=1: 4 candidates killed"));
   assert_non_null(strstr(out, "test_crash_run sum_4k t=1: candidate 'p=1' "));
-  /* a hang costs the plugin's time budget; the sweeps after it say so */
+  /* every candidate hangs: one restart without p=1, then the second hang
+   * gives the plugin up, saying how many sweeps were not run */
   assert_non_null(strstr(out, "test_hang sum_4k t=1: candidate 'p=1' timed out"));
-  assert_non_null(strstr(out, "test_hang workload sum_16k t=1:"));
+  assert_non_null(strstr(out, "test_hang workload sum_4k t=1: timed out"));
+  assert_non_null(strstr(out, "2 of its 2 sweeps were not run"));
   assert_non_null(strstr(out, "test_exit workload sum_4k t=1: 4 candidates killed"));
   assert_non_null(strstr(out, "'p=4': exited with status 3"));
   assert_non_null(strstr(out, "'p=4': killed by signal 6 (SIGABRT)"));
@@ -308,6 +310,56 @@ static void a_crashing_candidate_is_rejected_and_the_sweep_goes_on(void **state)
   assert_true(strstr(out, "SIGSEGV) in an earlier attempt (not run again)") ||
               strstr(out, "before finishing in an earlier attempt (not run again)"));
   assert_non_null(strstr(out, "the sweep goes on without it in a new child"));
+  free(out);
+  free(err);
+}
+
+/* A hanging candidate is killed at plugin_timeout and skipped in a new
+ * child; the time it hung is given back to the plugin's time budget (3 s
+ * here, shorter than the 5 s timeout, as the defaults are), so the sweeps
+ * go on and both workloads are stored. */
+static void a_hanging_candidate_is_skipped_and_its_time_given_back(void **state) {
+  (void)state;
+  char cfg[512], store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  write_config("hang_one.ini", "test_hang_one", 5, 0, NULL);
+  path_in(cfg, sizeof cfg, "hang_one.ini");
+  const char *args[] = {"calibrate", "--config", cfg, NULL};
+  int rc = run(&out, &err, args);
+  if (rc != 0)
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+  assert_int_equal(rc, 0);
+  store_count c = read_store(store);
+  assert_int_equal(c.exact, 2);
+  assert_non_null(strstr(out, "candidate 'p=2' timed out after 5 s (killed); the sweep goes on"));
+  assert_null(strstr(out, "time budget exhausted"));
+  free(out);
+  free(err);
+}
+
+/* A crash is blamed on the candidate the plugin was handling: one in
+ * validate_policy("p=3") is p=3's (the candidate before it was over), and
+ * one in close_session, between candidates, fails that sweep alone while
+ * the next sweeps still run. */
+static void a_crash_is_blamed_on_the_candidate_in_the_plugins_hands(void **state) {
+  (void)state;
+  char cfg[512], store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  unlink(store);
+  write_config("crash_validate.ini", "test_crash_validate, test_crash_close", 30, 0, NULL);
+  path_in(cfg, sizeof cfg, "crash_validate.ini");
+  const char *args[] = {"calibrate", "--config", cfg, NULL};
+  assert_int_equal(run(&out, &err, args), 1);
+  store_count c = read_store(store);
+  assert_int_equal(c.exact, 2); /* test_crash_validate's two workloads */
+  assert_non_null(strstr(out, "test_crash_validate sum_4k t=1: candidate 'p=3' killed"));
+  assert_null(strstr(out, "candidate 'p=2' killed"));
+  assert_null(strstr(out, "candidate 'p=1' killed"));
+  assert_non_null(strstr(out, "test_crash_close workload sum_4k t=1: the plugin's child died "
+                              "between candidates"));
+  assert_non_null(strstr(out, "test_crash_close workload sum_16k t=1: the plugin's child died "
+                              "between candidates"));
   free(out);
   free(err);
 }
@@ -695,6 +747,10 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(a_crashing_candidate_is_rejected_and_the_sweep_goes_on, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(a_hanging_candidate_is_skipped_and_its_time_given_back, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_crash_is_blamed_on_the_candidate_in_the_plugins_hands,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(plugin_stdout_never_reaches_the_json_report, setup, teardown),
       cmocka_unit_test_setup_teardown(rerun_skips_calibrated_keys_unless_forced, setup, teardown),
       cmocka_unit_test_setup_teardown(plugin_instances_are_created_only_in_children, setup,

@@ -32,7 +32,9 @@
  * BAD_SHORT_ASK: serialize_candidate always says CALHOST_BUFFER_TOO_SMALL,
  * asking for fewer bytes than it was given.
  * BAD_CRASH_ONE crashes in candidate p=2 only (the sweep must go on
- * without it). BAD_HANG creates the
+ * without it); BAD_HANG_ONE hangs in it. BAD_CRASH_VALIDATE crashes in
+ * validate_policy("p=3") (the crash is p=3's, not the candidate before
+ * it); BAD_CRASH_CLOSE in close_session (between candidates). BAD_HANG creates the
  * file named by CALHOST_TEST_RUNNING_MARK (when set) as it starts hanging,
  * so a test can wait for a candidate to be running instead of sleeping.
  */
@@ -182,6 +184,10 @@ static calhost_status build_key(calhost_plugin_instance *inst, const calhost_wor
 static calhost_status validate_policy(calhost_plugin_instance *inst, const char *policy,
                                       size_t length, char *err, size_t cap) {
   (void)inst;
+#ifdef BAD_CRASH_VALIDATE
+  if (length == 3 && !memcmp(policy, "p=3", 3))
+    raise(SIGSEGV);
+#endif
 #ifdef BAD_REFUSE_ALL
   (void)policy;
   (void)length;
@@ -286,6 +292,9 @@ static calhost_status open_session(calhost_plugin_instance *inst, const calhost_
 }
 
 static void close_session(calhost_session *s) {
+#ifdef BAD_CRASH_CLOSE
+  raise(SIGSEGV);
+#endif
 #ifdef FAKE_DEVICES
   if (s && s->device)
     fake_marker("done", (uint32_t)(s->device - 1), 1);
@@ -375,6 +384,9 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
 #elif defined(BAD_CRASH_ONE)
   if (s->p == 2)
     raise(SIGSEGV);
+#elif defined(BAD_HANG_ONE)
+  while (s->p == 2)
+    sleep(1);
 #elif defined(BAD_HANG)
   const char *mark = getenv("CALHOST_TEST_RUNNING_MARK");
   if (mark) {
