@@ -9,6 +9,7 @@
 #include "calibrate.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -585,16 +586,11 @@ static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
   runtime_device_list_free(&devices);
 }
 
-/* Cuts the path in dir (at least 2 bytes) to its folder, in place: "."
- * when it has no slash, "/" for a file at the root. */
-static void to_folder(char *dir) {
-  char *slash = strrchr(dir, '/');
-  if (!slash)
-    strcpy(dir, ".");
-  else if (slash == dir)
-    dir[1] = '\0';
-  else
-    *slash = '\0';
+/* Cuts the path in dir (at least 2 bytes) to its folder, in place, as
+ * dirname(3) does: "." when it has no slash, "/" for a file at the root. */
+static void cut_to_folder(char *dir) {
+  const char *d = dirname(dir);
+  memmove(dir, d, strlen(d) + 1);
 }
 
 /* Whether the store file at path could be committed: the file (when it
@@ -613,7 +609,7 @@ static int store_writable(const char *path, char *why, size_t cap) {
   }
   snprintf(dir, sizeof dir, "%s", path);
   for (;;) {
-    to_folder(dir);
+    cut_to_folder(dir);
     if (stat(dir, &st) == 0) {
       if (!S_ISDIR(st.st_mode)) {
         snprintf(why, cap, "the store %.400s cannot be written: %.400s is not a directory", path,
@@ -645,7 +641,7 @@ static int record_writable(const char *path, char *why, size_t cap) {
   char dir[4096];
   struct stat st;
   snprintf(dir, sizeof dir, "%s", path);
-  to_folder(dir);
+  cut_to_folder(dir);
   int found = stat(dir, &st) == 0;
   if (!found || !S_ISDIR(st.st_mode)) {
     snprintf(why, cap, "--record: cannot write %.400s: %.400s: %s", path, dir,

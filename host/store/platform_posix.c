@@ -12,6 +12,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,14 +255,21 @@ static int mkdirs(char *dir) {
   return 0;
 }
 
+/* Cuts the path in dir to its folder in place (dirname(3): "." when it has
+ * no slash, "/" for a file at the root); dir holds at least 2 bytes. */
+static void to_folder(char *dir) {
+  const char *d = dirname(dir);
+  memmove(dir, d, strlen(d) + 1);
+}
+
 calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
-  char *dir = strdup(path);
+  char *dir = malloc(strlen(path) + 2);
   if (!dir)
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory");
-  char *slash = strrchr(dir, '/');
+  strcpy(dir, path);
+  to_folder(dir);
   int rc = 0, e = 0;
-  if (slash && slash != dir) {
-    *slash = '\0';
+  if (strcmp(dir, ".") && strcmp(dir, "/")) {
     if ((e = FAULT("mkdir")) != 0)
       rc = -1, errno = e;
     else
@@ -281,18 +289,13 @@ calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
  * does not exist yet (it is created at the first commit); 255 when that
  * fails, 0 when the file system sets no limit. */
 static size_t name_max_for(const char *path) {
-  char *dir = strdup(path);
+  char *dir = malloc(strlen(path) + 2);
   size_t limit = 255;
   if (!dir)
     return limit;
+  strcpy(dir, path);
   for (;;) {
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-      strcpy(dir, ".");
-    else if (slash == dir)
-      dir[1] = '\0';
-    else
-      *slash = '\0';
+    to_folder(dir);
     errno = 0;
     long n = pathconf(dir, _PC_NAME_MAX);
     if (n > 0 || (n < 0 && errno == 0)) {
@@ -504,17 +507,12 @@ static int write_all(int fd, const cs_chunk *chunks, size_t n) {
 }
 
 static int fsync_dir(const char *path) {
-  char *dir = strdup(path);
+  char *dir = malloc(strlen(path) + 2);
   if (!dir)
     return -1;
-  char *slash = strrchr(dir, '/');
-  const char *d = ".";
-  if (slash == dir)
-    d = "/";
-  else if (slash) {
-    *slash = '\0';
-    d = dir;
-  }
+  strcpy(dir, path);
+  to_folder(dir);
+  const char *d = dir;
   int e = FAULT("fsync_dir");
   int rc = -1;
   if (e) {
