@@ -32,96 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char calhost[PATH_MAX];
-static char plugins[PATH_MAX]; /* lib/calhost/test-plugins */
-static char dir[64];
-
-typedef struct run_result {
-  int code; /* the exit status, or 128 + the signal */
-  char out[131072];
-  char err[65536];
-} run_result;
-
-static void read_all(const char *path, char *buf, size_t cap) {
-  size_t n = 0;
-  ssize_t r;
-  int fd = open(path, O_RDONLY);
-  assert_true(fd >= 0);
-  while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-    n += (size_t)r;
-  buf[n] = '\0';
-  close(fd);
-}
-
-/* Runs calhost with args (NULL-terminated) in dir, stdout and stderr into
- * files; a run that takes longer than 20 s is killed (SIGALRM: code 142),
- * so a command that blocks fails the test instead of hanging it. */
-static run_result *run(const char *first, ...) {
-  const char *argv[64];
-  int argc = 0;
-  argv[argc++] = calhost;
-  va_list ap;
-  va_start(ap, first);
-  for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-    argv[argc++] = a;
-  va_end(ap);
-  argv[argc] = NULL;
-  char outp[PATH_MAX], errp[PATH_MAX];
-  snprintf(outp, sizeof outp, "%s/stdout", dir);
-  snprintf(errp, sizeof errp, "%s/stderr", dir);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    if (chdir(dir) != 0)
-      _exit(126);
-    setenv("XDG_CONFIG_HOME", dir, 1);
-    setenv("XDG_CACHE_HOME", dir, 1);
-    setenv("HOME", dir, 1);
-    setenv("TERM", "dumb", 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    unsetenv("CALHOST_LOG_LEVEL");
-    alarm(20); /* kept across exec */
-    execv(calhost, (char *const *)argv);
-    _exit(127);
-  }
-  int status;
-  waitpid(pid, &status, 0);
-  static run_result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  read_all(outp, r.out, sizeof r.out);
-  read_all(errp, r.err, sizeof r.err);
-  return &r;
-}
-
-static const char *path(const char *name) {
-  static char p[4][PATH_MAX];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-  return p[k];
-}
-
-static void write_file(const char *name, const char *text) {
-  FILE *f = fopen(path(name), "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
-#define HAS(hay, needle)                                                                           \
-  do {                                                                                             \
-    if (!strstr((hay), (needle)))                                                                  \
-      fail_msg("expected '%s' in:\n%s", (needle), (hay));                                          \
-  } while (0)
-#define HASNT(hay, needle)                                                                         \
-  do {                                                                                             \
-    if (strstr((hay), (needle)))                                                                   \
-      fail_msg("did not expect '%s' in:\n%s", (needle), (hay));                                    \
-  } while (0)
+#include "cli_harness.h"
 
 /* A configuration whose plugin directory holds only test_good (a copy),
  * one ReduceSum workload, quick rigor; extra is appended. */
@@ -432,22 +343,12 @@ static void export_names_the_missing_directory(void **state) {
 
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR");
-  if (!b)
-    return -1;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", b);
-  snprintf(plugins, sizeof plugins, "%s/lib/calhost/test-plugins", b);
-  snprintf(dir, sizeof dir, "/tmp/calhost-clic-XXXXXX");
-  if (!mkdtemp(dir))
-    return -1;
-  return access(calhost, X_OK);
+  return cli_harness_setup("clic");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return cli_harness_teardown();
 }
 
 int main(void) {

@@ -27,69 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char calhost[PATH_MAX];
-static char plugins[PATH_MAX]; /* lib/calhost/test-plugins */
-static char dir[64];
-
-typedef struct run_result {
-  int code;
-  char out[65536];
-  char err[65536];
-} run_result;
-
-static void read_all(int fd, char *buf, size_t cap) {
-  size_t n = 0;
-  ssize_t r;
-  while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-    n += (size_t)r;
-  buf[n] = '\0';
-}
-
-static const char *term_value = "xterm";
-
-/* Runs calhost with args (NULL-terminated), in dir, stdout and stderr to
- * files (not a terminal). */
-static run_result *run(const char *first, ...) {
-  const char *argv[64];
-  int argc = 0;
-  argv[argc++] = calhost;
-  va_list ap;
-  va_start(ap, first);
-  for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-    argv[argc++] = a;
-  va_end(ap);
-  argv[argc] = NULL;
-  char outp[PATH_MAX], errp[PATH_MAX];
-  snprintf(outp, sizeof outp, "%s/stdout", dir);
-  snprintf(errp, sizeof errp, "%s/stderr", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    if (chdir(dir) != 0)
-      _exit(126);
-    setenv("XDG_CONFIG_HOME", dir, 1);
-    setenv("XDG_CACHE_HOME", dir, 1);
-    setenv("HOME", dir, 1);
-    setenv("TERM", term_value, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(calhost, (char *const *)argv);
-    _exit(127);
-  }
-  int status;
-  waitpid(pid, &status, 0);
-  static run_result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  int fd = open(outp, O_RDONLY);
-  read_all(fd, r.out, sizeof r.out);
-  close(fd);
-  fd = open(errp, O_RDONLY);
-  read_all(fd, r.err, sizeof r.err);
-  close(fd);
-  return &r;
-}
+#include "cli_harness.h"
 
 /* Runs calhost on a pseudo-terminal with TERM=term; returns everything it
  * wrote there (stdout and stderr). */
@@ -130,23 +68,6 @@ static const char *run_pty(const char *term, const char *const *args) {
   return buf;
 }
 
-static void write_file(const char *name, const char *text) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  FILE *f = fopen(p, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
-static const char *path(const char *name) {
-  static char p[4][PATH_MAX];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-  return p[k];
-}
-
 /* A configuration whose plugin directory holds only test_NAME (a copy of
  * the test plugin), one ReduceSum workload (or op), quick rigor. */
 static const char *config_for(const char *name, const char *op, const char *extra) {
@@ -166,17 +87,6 @@ static const char *config_for(const char *name, const char *op, const char *extr
   write_file(ini, text);
   return ini;
 }
-
-#define HAS(hay, needle)                                                                           \
-  do {                                                                                             \
-    if (!strstr((hay), (needle)))                                                                  \
-      fail_msg("expected '%s' in:\n%s", (needle), (hay));                                          \
-  } while (0)
-#define HASNT(hay, needle)                                                                         \
-  do {                                                                                             \
-    if (strstr((hay), (needle)))                                                                   \
-      fail_msg("did not expect '%s' in:\n%s", (needle), (hay));                                    \
-  } while (0)
 
 static size_t count(const char *hay, const char *needle) {
   size_t n = 0;
@@ -505,22 +415,13 @@ static void unwritable_store_fails_before_sweeping(void **state) {
 
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR");
-  if (!b)
-    return -1;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", b);
-  snprintf(plugins, sizeof plugins, "%s/lib/calhost/test-plugins", b);
-  snprintf(dir, sizeof dir, "/tmp/calhost-clih-XXXXXX");
-  if (!mkdtemp(dir))
-    return -1;
-  return access(calhost, X_OK);
+  cli_harness_term = "xterm"; /* escapes are kept out even where TERM allows them */
+  return cli_harness_setup("clih");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return cli_harness_teardown();
 }
 
 int main(void) {

@@ -21,64 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char calhost[PATH_MAX];
+#include "cli_harness.h"
+
 static char vectors[PATH_MAX];
-static char dir[64];
 static char store[PATH_MAX];
-
-typedef struct run_result {
-  int code;
-  char out[65536];
-  char err[16384];
-} run_result;
-
-static void read_all(int fd, char *buf, size_t cap) {
-  size_t n = 0;
-  ssize_t r;
-  while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-    n += (size_t)r;
-  buf[n] = '\0';
-}
-
-/* Runs calhost with args (NULL-terminated) and captures stdout/stderr. */
-static run_result *run(const char *first, ...) {
-  const char *argv[64];
-  int argc = 0;
-  argv[argc++] = calhost;
-  va_list ap;
-  va_start(ap, first);
-  for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-    argv[argc++] = a;
-  va_end(ap);
-  argv[argc] = NULL;
-  char outp[PATH_MAX], errp[PATH_MAX];
-  snprintf(outp, sizeof outp, "%s/stdout", dir);
-  snprintf(errp, sizeof errp, "%s/stderr", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    /* no config or cache from the user running the tests */
-    setenv("XDG_CONFIG_HOME", dir, 1);
-    setenv("XDG_CACHE_HOME", dir, 1);
-    setenv("HOME", dir, 1);
-    execv(calhost, (char *const *)argv);
-    _exit(127);
-  }
-  int status;
-  waitpid(pid, &status, 0);
-  static run_result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  int fd = open(outp, O_RDONLY);
-  read_all(fd, r.out, sizeof r.out);
-  close(fd);
-  fd = open(errp, O_RDONLY);
-  read_all(fd, r.err, sizeof r.err);
-  close(fd);
-  return &r;
-}
 
 static const char *vec(const char *name) {
   static char p[4][PATH_MAX + 64];
@@ -90,23 +36,17 @@ static const char *vec(const char *name) {
 
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR"), *s = getenv("CALHOST_SOURCE_DIR");
-  if (!b || !s)
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  if (!src || cli_harness_setup("cli") != 0)
     return -1;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", b);
-  snprintf(vectors, sizeof vectors, "%s/tests/store/vectors/store-v1", s);
-  snprintf(dir, sizeof dir, "/tmp/calhost-cli-XXXXXX");
-  if (!mkdtemp(dir))
-    return -1;
+  snprintf(vectors, sizeof vectors, "%s/tests/store/vectors/store-v1", src);
   snprintf(store, sizeof store, "%s/store/profiles.txt", dir);
-  return access(calhost, X_OK);
+  return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return cli_harness_teardown();
 }
 
 static int reset(void **state) {
@@ -115,12 +55,6 @@ static int reset(void **state) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s/store'", dir);
   return system(cmd) == 0 ? 0 : -1;
 }
-
-#define HAS(hay, needle)                                                                           \
-  do {                                                                                             \
-    if (!strstr((hay), (needle)))                                                                  \
-      fail_msg("expected '%s' in:\n%s", (needle), (hay));                                          \
-  } while (0)
 
 static void check_reports_problems_with_their_lines(void **state) {
   (void)state;
