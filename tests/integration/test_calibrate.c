@@ -286,18 +286,29 @@ static void failing_plugins_do_not_take_good_results_down(void **state) {
   free(err);
 }
 
-static void a_crashing_candidate_is_rejected_and_the_sweep_goes_on(void **state) {
-  (void)state;
-  char cfg[512], store[512], *out, *err;
+/* Calibrates the plugins of `enabled` into a fresh store.txt with the
+ * configuration `name` (write_config, this timeout), then `extra` (one more
+ * argument, or NULL). Returns the exit status; *out and *err hold the
+ * output (free both). */
+static int calibrate_fresh(const char *name, const char *enabled, int timeout_seconds,
+                           const char *extra, char **out, char **err) {
+  char cfg[512], store[512];
   path_in(store, sizeof store, "store.txt");
   unlink(store);
-  write_config("crash_one.ini", "test_crash_one", 30, 0, NULL);
-  path_in(cfg, sizeof cfg, "crash_one.ini");
-  const char *args[] = {"calibrate", "--config", cfg, "--json", NULL};
-  int rc = run(&out, &err, args);
+  write_config(name, enabled, timeout_seconds, 0, NULL);
+  path_in(cfg, sizeof cfg, name);
+  const char *args[] = {"calibrate", "--config", cfg, extra, NULL};
+  int rc = run(out, err, args);
   if (rc != 0)
-    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
-  assert_int_equal(rc, 0);
+    fprintf(stderr, "%s: rc %d\nstdout:\n%s\nstderr:\n%s\n", name, rc, *out, *err);
+  return rc;
+}
+
+static void a_crashing_candidate_is_rejected_and_the_sweep_goes_on(void **state) {
+  (void)state;
+  char store[512], *out, *err;
+  path_in(store, sizeof store, "store.txt");
+  assert_int_equal(calibrate_fresh("crash_one.ini", "test_crash_one", 30, "--json", &out, &err), 0);
   /* both workloads stored: the sweep of each went on after p=2 */
   store_count c = read_store(store);
   assert_int_equal(c.exact, 2);
@@ -320,16 +331,9 @@ static void a_crashing_candidate_is_rejected_and_the_sweep_goes_on(void **state)
  * go on and both workloads are stored. */
 static void a_hanging_candidate_is_skipped_and_its_time_given_back(void **state) {
   (void)state;
-  char cfg[512], store[512], *out, *err;
+  char store[512], *out, *err;
   path_in(store, sizeof store, "store.txt");
-  unlink(store);
-  write_config("hang_one.ini", "test_hang_one", 5, 0, NULL);
-  path_in(cfg, sizeof cfg, "hang_one.ini");
-  const char *args[] = {"calibrate", "--config", cfg, NULL};
-  int rc = run(&out, &err, args);
-  if (rc != 0)
-    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
-  assert_int_equal(rc, 0);
+  assert_int_equal(calibrate_fresh("hang_one.ini", "test_hang_one", 5, NULL, &out, &err), 0);
   store_count c = read_store(store);
   assert_int_equal(c.exact, 2);
   assert_non_null(strstr(out, "candidate 'p=2' timed out after 5 s (killed); the sweep goes on"));
@@ -344,13 +348,11 @@ static void a_hanging_candidate_is_skipped_and_its_time_given_back(void **state)
  * the next sweeps still run. */
 static void a_crash_is_blamed_on_the_candidate_in_the_plugins_hands(void **state) {
   (void)state;
-  char cfg[512], store[512], *out, *err;
+  char store[512], *out, *err;
   path_in(store, sizeof store, "store.txt");
-  unlink(store);
-  write_config("crash_validate.ini", "test_crash_validate, test_crash_close", 30, 0, NULL);
-  path_in(cfg, sizeof cfg, "crash_validate.ini");
-  const char *args[] = {"calibrate", "--config", cfg, NULL};
-  assert_int_equal(run(&out, &err, args), 1);
+  assert_int_equal(calibrate_fresh("crash_validate.ini", "test_crash_validate, test_crash_close",
+                                   30, NULL, &out, &err),
+                   1);
   store_count c = read_store(store);
   assert_int_equal(c.exact, 2); /* test_crash_validate's two workloads */
   assert_non_null(strstr(out, "test_crash_validate sum_4k t=1: candidate 'p=3' killed"));
@@ -594,10 +596,7 @@ static void calibrate_names_what_stops_it(void **state) {
   free(err);
   /* a key that changes between calls would store a profile no lookup
    * finds: the sweep fails and shows the difference */
-  write_config("nondet.ini", "test_nondet_key", 3, 0, NULL);
-  path_in(cfg, sizeof cfg, "nondet.ini");
-  const char *nondet[] = {"calibrate", "--config", cfg, NULL};
-  assert_int_equal(run(&out, &err, nondet), 1);
+  assert_int_equal(calibrate_fresh("nondet.ini", "test_nondet_key", 3, NULL, &out, &err), 1);
   assert_non_null(strstr(out, "build_key is not deterministic"));
   assert_non_null(strstr(out, "structure operator='call "));
   assert_int_equal(access(store, F_OK), -1); /* nothing stored */
