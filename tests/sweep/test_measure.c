@@ -619,14 +619,21 @@ static calhost_status f_policy_a(calhost_session *s, const char *p, size_t len, 
   return CALHOST_OK;
 }
 
-static int run_named(sweep_rigor rigor, search_strategy strategy, uint32_t budget,
-                     sweep_result *r) {
+/* A sweep of the fake with a described space (ABI 2): these space functions
+ * (policy_assignment may be NULL), this rigor, strategy and budget. */
+static int
+run_space(calhost_status (*describe)(calhost_session *, calhost_parameter_space *),
+          calhost_status (*valid)(calhost_session *, const uint32_t *, size_t, char *, size_t),
+          calhost_status (*serialize)(calhost_session *, const uint32_t *, size_t, char *, size_t,
+                                      size_t *),
+          calhost_status (*policy)(calhost_session *, const char *, size_t, uint32_t *, size_t),
+          sweep_rigor rigor, search_strategy strategy, uint32_t budget, sweep_result *r) {
   make_vtable();
   vt.abi_version = 2;
-  vt.describe_space = f_describe;
-  vt.assignment_valid = f_valid;
-  vt.serialize_assignment = f_serialize_a;
-  vt.policy_assignment = f_policy_a;
+  vt.describe_space = describe;
+  vt.assignment_valid = valid;
+  vt.serialize_assignment = serialize;
+  vt.policy_assignment = policy;
   sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
   sweep_rigor_params_init(rigor, 0, &req.params);
   req.params.min_sample_seconds = 0.0002;
@@ -634,6 +641,11 @@ static int run_named(sweep_rigor rigor, search_strategy strategy, uint32_t budge
   req.strategy = strategy;
   req.budget_evaluations = budget;
   return sweep_run(&req, r);
+}
+
+static int run_named(sweep_rigor rigor, search_strategy strategy, uint32_t budget,
+                     sweep_result *r) {
+  return run_space(f_describe, f_valid, f_serialize_a, f_policy_a, rigor, strategy, budget, r);
 }
 
 /* A described space too large to count (40^4 configurations): measure
@@ -673,17 +685,10 @@ static calhost_status f_serialize_huge(calhost_session *s, const uint32_t *a, si
 static void a_space_too_large_to_count_gets_the_minimum_budget(void **state) {
   (void)state;
   setup_fake(12);
-  make_vtable();
-  vt.abi_version = 2;
-  vt.describe_space = f_describe_huge;
-  vt.assignment_valid = f_valid_huge;
-  vt.serialize_assignment = f_serialize_huge;
-  sweep_request req = {.vtable = &vt, .abi_version = 2, .workload = &W, .target = &T};
-  sweep_rigor_params_init(CALHOST_RIGOR_MEASURE, 0, &req.params);
-  req.params.min_sample_seconds = 0.0002;
-  req.params.warmup_samples = 0;
   sweep_result r;
-  assert_int_equal(sweep_run(&req, &r), 0);
+  assert_int_equal(run_space(f_describe_huge, f_valid_huge, f_serialize_huge, NULL,
+                             CALHOST_RIGOR_MEASURE, CALHOST_SEARCH_DEFAULT, 0, &r),
+                   0);
   assert_false(r.numbered);
   assert_true(r.space_size == 0); /* too many to count */
   assert_int_equal(r.budget_evaluations, 32);
