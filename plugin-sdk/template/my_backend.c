@@ -39,8 +39,9 @@ static size_t elements(const calhost_workload *w) {
   return n;
 }
 
-static calhost_status create(const calhost_host_services *host, const calhost_property *settings,
-                             size_t setting_count, calhost_plugin_instance **out) {
+static calhost_status my_backend_create(const calhost_host_services *host,
+                                        const calhost_property *settings, size_t setting_count,
+                                        calhost_plugin_instance **out) {
   (void)settings;
   if (setting_count) {
     host->set_error(host->context, "my_backend takes no settings");
@@ -52,12 +53,12 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   return CALHOST_OK;
 }
 
-static void destroy(calhost_plugin_instance *inst) {
+static void my_backend_destroy(calhost_plugin_instance *inst) {
   free(inst);
 }
 
-static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
-                                const calhost_target *t, calhost_built_key *out) {
+static calhost_status my_backend_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                           const calhost_target *t, calhost_built_key *out) {
   size_t n = elements(w);
   if (!n)
     return CALHOST_UNSUPPORTED;
@@ -88,8 +89,8 @@ static int parse(const char *p, size_t len, unsigned *chunk) {
   return -1;
 }
 
-static calhost_status validate_policy(calhost_plugin_instance *inst, const char *policy,
-                                      size_t length, char *err, size_t cap) {
+static calhost_status my_backend_validate_policy(calhost_plugin_instance *inst, const char *policy,
+                                                 size_t length, char *err, size_t cap) {
   unsigned chunk;
   (void)inst;
   if (parse(policy, length, &chunk) == 0)
@@ -98,8 +99,9 @@ static calhost_status validate_policy(calhost_plugin_instance *inst, const char 
   return CALHOST_INVALID_ARGUMENT;
 }
 
-static calhost_status open_session(calhost_plugin_instance *inst, const calhost_workload *w,
-                                   const calhost_target *t, calhost_session **out) {
+static calhost_status my_backend_open_session(calhost_plugin_instance *inst,
+                                              const calhost_workload *w, const calhost_target *t,
+                                              calhost_session **out) {
   size_t n = elements(w);
   calhost_session *s;
   (void)t;
@@ -124,20 +126,20 @@ static calhost_status open_session(calhost_plugin_instance *inst, const calhost_
   return CALHOST_OK;
 }
 
-static void close_session(calhost_session *s) {
+static void my_backend_close_session(calhost_session *s) {
   if (s)
     free(s->a), free(s->b), free(s->c);
   free(s);
 }
 
-static calhost_status candidate_count(calhost_session *s, uint32_t *count) {
+static calhost_status my_backend_candidate_count(calhost_session *s, uint32_t *count) {
   (void)s;
   *count = NCHUNKS;
   return CALHOST_OK;
 }
 
-static calhost_status serialize_candidate(calhost_session *s, uint32_t index, char *buf,
-                                          size_t capacity, size_t *length) {
+static calhost_status my_backend_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
+                                                     size_t capacity, size_t *length) {
   char text[32];
   (void)s;
   if (index >= NCHUNKS)
@@ -146,17 +148,19 @@ static calhost_status serialize_candidate(calhost_session *s, uint32_t index, ch
   return calhost_copy_out(text, buf, capacity, length);
 }
 
-static calhost_status default_policy(calhost_session *s, char *buf, size_t cap, size_t *len) {
+static calhost_status my_backend_default_policy(calhost_session *s, char *buf, size_t cap,
+                                                size_t *len) {
   (void)s;
   return calhost_copy_out("chunk=1024", buf, cap, len);
 }
 
-static calhost_status prepare(calhost_session *s, const char *policy, size_t length) {
+static calhost_status my_backend_prepare(calhost_session *s, const char *policy, size_t length) {
   memset(s->c, 0, s->n * sizeof(float)); /* check() must see this candidate's output */
   return parse(policy, length, &s->chunk) == 0 ? CALHOST_OK : CALHOST_INVALID_ARGUMENT;
 }
 
-static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
+static calhost_status my_backend_run(calhost_session *s, uint32_t iterations,
+                                     calhost_run_result *result) {
   (void)result;
   for (uint32_t it = 0; it < iterations; it++) {
     for (size_t start = 0; start < s->n; start += s->chunk) {
@@ -170,7 +174,7 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
   return CALHOST_OK;
 }
 
-static calhost_status check(calhost_session *s, char *err, size_t cap) {
+static calhost_status my_backend_check(calhost_session *s, char *err, size_t cap) {
   for (size_t i = 0; i < s->n; i++)
     if (s->c[i] != s->a[i] + s->b[i]) {
       snprintf(err, cap, "element %zu is %g, expected %g", i, (double)s->c[i],
@@ -182,28 +186,11 @@ static calhost_status check(calhost_session *s, char *err, size_t cap) {
 
 static const char *const operators[] = {"Add", NULL};
 
-static const calhost_plugin_vtable vtable = {
-    .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = CALHOST_ABI_VERSION,
-    .backend_name = "my_backend",
-    .implementation_version = "1",
-    .operators = operators,
-    .description = "template backend: float32 Add with a tunable chunk size",
-    .create = create,
-    .destroy = destroy,
-    .build_key = build_key,
-    .validate_policy = validate_policy,
-    .open_session = open_session,
-    .close_session = close_session,
-    .candidate_count = candidate_count,
-    .serialize_candidate = serialize_candidate,
-    .default_policy = default_policy,
-    .prepare = prepare,
-    .run = run,
-    .check = check,
-};
-
-CALHOST_PLUGIN_EXPORT calhost_status
-calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
-  return calhost_negotiate_default(request, reply, &vtable);
-}
+/* The vtable and the plugin's one exported symbol, calhost_plugin_negotiate.
+ * CALHOST_PLUGIN_DEFINE (calhost/plugin.h) wires the required entries to the
+ * my_backend_* functions above by name; the optional ones follow the
+ * description. The backend's name is the third argument: rename it and the
+ * prefix together. */
+CALHOST_PLUGIN_DEFINE(my_backend, CALHOST_ABI_VERSION, "my_backend", "1", operators,
+                      "template backend: float32 Add with a tunable chunk size",
+                      .default_policy = my_backend_default_policy, .check = my_backend_check);

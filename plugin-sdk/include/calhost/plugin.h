@@ -549,6 +549,65 @@ static inline calhost_status calhost_negotiate_default(const calhost_negotiate_r
   return CALHOST_OK;
 }
 
+/* ---- Declaring a plugin ------------------------------------------------
+ * CALHOST_PLUGIN_DEFINE(prefix, abi, name, version, operators, description,
+ *                       optional entries...)
+ * is the usual way for a plugin to declare itself, once, at file scope,
+ * after the functions it names (as GStreamer's GST_PLUGIN_DEFINE and GLib's
+ * G_DEFINE_TYPE do). It defines the static vtable `prefix_vtable` and the
+ * exported entry point calhost_plugin_negotiate (calhost_negotiate_default
+ * on that vtable), and fills in:
+ *   struct_size   sizeof(calhost_plugin_vtable);
+ *   abi_version   `abi`, the newest ABI the file implements (usually
+ *                 CALHOST_ABI_VERSION);
+ *   identity      `name`, `version` (implementation_version), `operators`
+ *                 (a NULL-terminated list) and `description`: static strings;
+ *   the ten REQUIRED entries, by name: prefix_create, prefix_destroy,
+ *                 prefix_build_key, prefix_validate_policy,
+ *                 prefix_open_session, prefix_close_session,
+ *                 prefix_candidate_count, prefix_serialize_candidate,
+ *                 prefix_prepare and prefix_run. A missing one is a compile
+ *                 error; each is type-checked against its entry. Use a
+ *                 #define to give a shared function the plugin's name;
+ *   then the optional entries you implement, as designated initializers:
+ *                 `.default_policy = f, .check = g`,
+ *                 CALHOST_PLUGIN_SPACE_ENTRIES(prefix), `.device_count = h`.
+ * Nothing else: a vtable written by hand (the ABI above) is equivalent, and
+ * is the form for a plugin the macro does not fit (say, one whose identity
+ * is computed). C only: C++ has no designated initializers before C++20. */
+#define CALHOST_PLUGIN_DEFINE(prefix, abi, name, version, operator_list, ...)                      \
+  static const calhost_plugin_vtable prefix##_vtable = {                                           \
+      .struct_size = sizeof(calhost_plugin_vtable),                                                \
+      .abi_version = (abi),                                                                        \
+      .backend_name = (name),                                                                      \
+      .implementation_version = (version),                                                         \
+      .operators = (operator_list),                                                                \
+      .create = prefix##_create,                                                                   \
+      .destroy = prefix##_destroy,                                                                 \
+      .build_key = prefix##_build_key,                                                             \
+      .validate_policy = prefix##_validate_policy,                                                 \
+      .open_session = prefix##_open_session,                                                       \
+      .close_session = prefix##_close_session,                                                     \
+      .candidate_count = prefix##_candidate_count,                                                 \
+      .serialize_candidate = prefix##_serialize_candidate,                                         \
+      .prepare = prefix##_prepare,                                                                 \
+      .run = prefix##_run,                                                                         \
+      .description = __VA_ARGS__};                                                                 \
+  CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(                                   \
+      const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {                  \
+    return calhost_negotiate_default(request, reply, &prefix##_vtable);                            \
+  }                                                                                                \
+  typedef int prefix##_plugin_defined_once
+
+/* The four parameter-space entries of ABI 2, by name, for the optional
+ * entries of CALHOST_PLUGIN_DEFINE: prefix_describe_space,
+ * prefix_assignment_valid, prefix_serialize_assignment and
+ * prefix_policy_assignment. */
+#define CALHOST_PLUGIN_SPACE_ENTRIES(prefix)                                                       \
+  .describe_space = prefix##_describe_space, .assignment_valid = prefix##_assignment_valid,        \
+  .serialize_assignment = prefix##_serialize_assignment,                                           \
+  .policy_assignment = prefix##_policy_assignment
+
 /* Copies a NUL-terminated string into a caller's buffer with the
  * serialize_candidate conventions: CALHOST_OK and *length = strlen(text), or
  * CALHOST_BUFFER_TOO_SMALL and *length = the size needed including the NUL.
