@@ -31,94 +31,60 @@
 #define CALHOST_CLBLAST_VERSION "unknown"
 #endif
 
-/* Xgemm's parameters (CLBlast's names, its alphabetical order). */
+/* Xgemm's parameters (xgemm_params.def): the enum P_NAME, and each one's
+ * name and allowed values. */
 enum {
-  P_GEMMK,
-  P_KREG,
-  P_KWG,
-  P_KWI,
-  P_MDIMA,
-  P_MDIMC,
-  P_MWG,
-  P_NDIMB,
-  P_NDIMC,
-  P_NWG,
-  P_SA,
-  P_SB,
-  P_STRM,
-  P_STRN,
-  P_VWM,
-  P_VWN,
+#define CLB_PARAM(name, ...) P_##name,
+#include "xgemm_params.def"
+#undef CLB_PARAM
   P_COUNT
 };
-static const char *const p_names[P_COUNT] = {"GEMMK", "KREG",  "KWG",   "KWI", "MDIMA", "MDIMC",
-                                             "MWG",   "NDIMB", "NDIMC", "NWG", "SA",    "SB",
-                                             "STRM",  "STRN",  "VWM",   "VWN"};
-/* Allowed values per parameter, 0-terminated except where 0 is a value
- * (the booleans and GEMMK list {0} explicitly with a count). */
+#define CLB_VALUES_MAX 4 /* the longest list (the compiler warns of a longer one) */
 static const struct {
+  const char *name;
   size_t count;
-  size_t v[4];
-} p_values[P_COUNT] = {
-    {1, {0}},
-    {1, {1}},
-    {3, {8, 16, 32}},
-    {4, {1, 2, 4, 8}},
-    {3, {8, 16, 32}},
-    {3, {8, 16, 32}},
-    {4, {16, 32, 64, 128}},
-    {3, {8, 16, 32}},
-    {3, {8, 16, 32}},
-    {4, {16, 32, 64, 128}},
-    {2, {0, 1}},
-    {2, {0, 1}},
-    {2, {0, 1}},
-    {2, {0, 1}},
-    {4, {1, 2, 4, 8}},
-    {4, {1, 2, 4, 8}},
+  size_t v[CLB_VALUES_MAX];
+} params[P_COUNT] = {
+#define CLB_PARAM(name, ...)                                                                       \
+  {#name, sizeof((const size_t[]){__VA_ARGS__}) / sizeof(size_t), {__VA_ARGS__}},
+#include "xgemm_params.def"
+#undef CLB_PARAM
 };
 
 typedef struct xset {
   size_t v[P_COUNT];
 } xset;
 
-/* Curated Xgemm sets (GEMMK=0, KREG=1): CLBlast-style families from small
- * plain tiles to large vectorised ones, spread so that an evenly spaced
- * subset covers each. */
+/* The curated Xgemm sets (curated.def). */
 static const xset curated[] = {
-    /*GEMMK KREG KWG KWI MDIMA MDIMC MWG NDIMB NDIMC NWG SA SB STRM STRN VWM VWN */
-    {{0, 1, 32, 2, 16, 16, 64, 16, 16, 64, 1, 1, 0, 0, 2, 2}},
-    {{0, 1, 16, 2, 8, 8, 64, 8, 8, 64, 0, 0, 0, 0, 4, 4}},
-    {{0, 1, 32, 8, 8, 8, 32, 8, 8, 64, 0, 0, 0, 0, 4, 8}},
-    {{0, 1, 16, 2, 8, 8, 32, 8, 8, 32, 1, 1, 0, 0, 1, 1}},
-    {{0, 1, 32, 2, 8, 8, 64, 8, 8, 64, 1, 1, 0, 0, 2, 2}},
-    {{0, 1, 16, 2, 16, 16, 64, 16, 16, 64, 1, 1, 0, 0, 4, 4}},
-    {{0, 1, 16, 2, 8, 8, 128, 8, 8, 64, 1, 0, 0, 0, 4, 2}},
-    {{0, 1, 32, 2, 16, 8, 64, 16, 8, 64, 0, 1, 1, 0, 2, 4}},
-    {{0, 1, 32, 2, 8, 16, 128, 8, 16, 128, 1, 1, 0, 0, 4, 4}},
-    {{0, 1, 32, 2, 16, 16, 32, 16, 16, 32, 0, 0, 0, 1, 1, 2}},
-    {{0, 1, 16, 8, 8, 8, 16, 8, 8, 16, 0, 0, 0, 0, 2, 2}},
-    {{0, 1, 32, 4, 32, 32, 64, 8, 8, 32, 1, 1, 0, 0, 2, 4}},
+#define CLB_CURATED(...) {{__VA_ARGS__}},
+#include "curated.def"
+#undef CLB_CURATED
 };
 #define CURATED_COUNT (sizeof curated / sizeof curated[0])
 
-/* CLBlast's Xgemm constraints (its tuner's, for GEMMK=0). */
+/* CLBlast's multiple-of constraints (its tuner's, for GEMMK=0): parameter
+ * `of` is a multiple of `by` times `times` (of `by` alone when times < 0). */
+static const struct {
+  int of, by, times;
+} multiples[] = {{P_KWG, P_KWI, -1},
+                 {P_MWG, P_MDIMC, P_VWM},
+                 {P_NWG, P_NDIMC, P_VWN},
+                 {P_MWG, P_MDIMA, P_VWM},
+                 {P_NWG, P_NDIMB, P_VWN}};
+
+/* CLBlast's Xgemm constraints: the multiples above, then the work-group's
+ * loads of A and B dividing KWG. */
 static int xset_valid(const xset *x, char *err, size_t cap) {
   const size_t *v = x->v;
-  if (v[P_KWG] % v[P_KWI])
-    return matmul_fail(err, cap, "KWG=%zu is not a multiple of KWI=%zu", v[P_KWG], v[P_KWI]);
-  if (v[P_MWG] % (v[P_MDIMC] * v[P_VWM]))
-    return matmul_fail(err, cap, "MWG=%zu is not a multiple of MDIMC*VWM=%zu", v[P_MWG],
-                       v[P_MDIMC] * v[P_VWM]);
-  if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN]))
-    return matmul_fail(err, cap, "NWG=%zu is not a multiple of NDIMC*VWN=%zu", v[P_NWG],
-                       v[P_NDIMC] * v[P_VWN]);
-  if (v[P_MWG] % (v[P_MDIMA] * v[P_VWM]))
-    return matmul_fail(err, cap, "MWG=%zu is not a multiple of MDIMA*VWM=%zu", v[P_MWG],
-                       v[P_MDIMA] * v[P_VWM]);
-  if (v[P_NWG] % (v[P_NDIMB] * v[P_VWN]))
-    return matmul_fail(err, cap, "NWG=%zu is not a multiple of NDIMB*VWN=%zu", v[P_NWG],
-                       v[P_NDIMB] * v[P_VWN]);
+  for (size_t i = 0; i < sizeof multiples / sizeof multiples[0]; i++) {
+    int of = multiples[i].of, by = multiples[i].by, times = multiples[i].times;
+    size_t d = v[by] * (times < 0 ? 1 : v[times]);
+    if (v[of] % d)
+      return matmul_fail(err, cap, "%s=%zu is not a multiple of %s%s%s=%zu", params[of].name, v[of],
+                         params[by].name, times < 0 ? "" : "*", times < 0 ? "" : params[times].name,
+                         d);
+  }
   size_t wg = v[P_MDIMC] * v[P_NDIMC];
   if (wg % v[P_MDIMA] || v[P_KWG] % (wg / v[P_MDIMA]))
     return matmul_fail(err, cap, "KWG=%zu is not a multiple of MDIMC*NDIMC/MDIMA", v[P_KWG]);
@@ -156,25 +122,25 @@ static int parse_policy(const char *p, size_t len, int *is_db, xset *x, char *er
   if (len < pos || memcmp(p, prefix, pos) != 0)
     return matmul_fail(err, cap, "expected 'database' or 'xgemm:GEMMK=...'");
   for (int k = 0; k < P_COUNT; k++) {
-    size_t nl = strlen(p_names[k]), digits = 0, val = 0, i;
+    size_t nl = strlen(params[k].name), digits = 0, val = 0, i;
     if (k > 0) {
       if (pos >= len || p[pos] != ',')
-        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", p_names[k], pos);
+        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", params[k].name, pos);
       pos++;
     }
-    if (len - pos < nl + 1 || memcmp(p + pos, p_names[k], nl) != 0 || p[pos + nl] != '=')
-      return matmul_fail(err, cap, "expected %s= at offset %zu", p_names[k], pos);
+    if (len - pos < nl + 1 || memcmp(p + pos, params[k].name, nl) != 0 || p[pos + nl] != '=')
+      return matmul_fail(err, cap, "expected %s= at offset %zu", params[k].name, pos);
     pos += nl + 1;
     while (pos + digits < len && p[pos + digits] >= '0' && p[pos + digits] <= '9' && digits < 4)
       val = val * 10 + (size_t)(p[pos + digits++] - '0');
     if (digits == 0 || (digits > 1 && p[pos] == '0') ||
         (pos + digits < len && p[pos + digits] != ','))
-      return matmul_fail(err, cap, "%s: not a decimal number", p_names[k]);
-    for (i = 0; i < p_values[k].count; i++)
-      if (p_values[k].v[i] == val)
+      return matmul_fail(err, cap, "%s: not a decimal number", params[k].name);
+    for (i = 0; i < params[k].count; i++)
+      if (params[k].v[i] == val)
         break;
-    if (i == p_values[k].count)
-      return matmul_fail(err, cap, "%s=%zu is not an allowed value", p_names[k], val);
+    if (i == params[k].count)
+      return matmul_fail(err, cap, "%s=%zu is not an allowed value", params[k].name, val);
     x->v[k] = val;
     pos += digits;
   }
@@ -183,10 +149,18 @@ static int parse_policy(const char *p, size_t len, int *is_db, xset *x, char *er
   return xset_valid(x, err, cap);
 }
 
-static void format_xset(const xset *x, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "xgemm:");
-  for (int k = 0; k < P_COUNT && n < cap; k++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s=%zu", k ? "," : "", p_names[k], x->v[k]);
+/* The policy of a parameter set, or "database" for NULL, out with the
+ * serialize_candidate conventions: the one writer of this plugin's policies. */
+static calhost_status policy_out(const xset *x, char *buf, size_t capacity, size_t *length) {
+  char text[256];
+  size_t n;
+  if (!x)
+    return calhost_copy_out("database", buf, capacity, length);
+  n = (size_t)snprintf(text, sizeof text, "xgemm:");
+  for (int k = 0; k < P_COUNT && n < sizeof text; k++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s%s=%zu", k ? "," : "", params[k].name,
+                          x->v[k]);
+  return calhost_copy_out(text, buf, capacity, length);
 }
 
 typedef struct device_db {
@@ -295,20 +269,16 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
 
 static calhost_status cb_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
-  char text[256];
   if (!s || index >= s->ocl.mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
-  if (index == 0)
-    return calhost_copy_out("database", buf, capacity, length);
-  format_xset(&s->cands[index - 1], text, sizeof text);
-  return calhost_copy_out(text, buf, capacity, length);
+  return policy_out(index ? &s->cands[index - 1] : NULL, buf, capacity, length);
 }
 
 static calhost_status cb_default_policy(calhost_session *s, char *buf, size_t capacity,
                                         size_t *length) {
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  return calhost_copy_out("database", buf, capacity, length);
+  return policy_out(NULL, buf, capacity, length);
 }
 
 /* Overrides `kernel` on the session's device with names/values. */
@@ -364,7 +334,7 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
     }
     p.count = P_COUNT;
     for (int k = 0; k < P_COUNT; k++) {
-      snprintf(p.names[k], sizeof p.names[k], "%s", p_names[k]);
+      snprintf(p.names[k], sizeof p.names[k], "%s", params[k].name);
       p.values[k] = x.v[k];
     }
     if (override(s, "Xgemm", &p))
@@ -417,32 +387,14 @@ static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_64", sample_shap
 static const calhost_workload sample_w2 = MATMUL_SAMPLE("matmul_100x72x40", sample_odd, NULL, 0);
 static const calhost_workload *const cb_samples[] = {&sample_w1, &sample_w2, NULL};
 
-static const calhost_plugin_vtable cb_vtable = {
-    .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = CALHOST_ABI_VERSION,
-    .backend_name = BACKEND,
-    .implementation_version = "1.0.0+clblast" CALHOST_CLBLAST_VERSION,
-    .operators = matmul_operators,
-    .description = "CLBlast SGEMM; its tuned database against Xgemm parameter sets, per device",
-    .create = cb_create,
-    .destroy = cb_destroy,
-    .build_key = cb_build_key,
-    .validate_policy = cb_validate_policy,
-    .open_session = cb_open_session,
-    .close_session = cb_close_session,
-    .candidate_count = matmul_candidate_count,
-    .serialize_candidate = cb_serialize_candidate,
-    .default_policy = cb_default_policy,
-    .prepare = cb_prepare,
-    .run = cb_run,
-    .check = ocl_session_check,
-    .device_count = ocl_instance_device_count,
-    .list_device = ocl_instance_list_device,
-    .sample_workloads = cb_samples,
-};
+/* The shared matmul entry, under this plugin's name (plugins/cpu_gemm/matmul.c). */
+#define cb_candidate_count matmul_candidate_count
 
-/* The plugin's one exported symbol; touches neither OpenCL nor CLBlast. */
-CALHOST_PLUGIN_EXPORT calhost_status
-calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
-  return calhost_negotiate_default(request, reply, &cb_vtable);
-}
+/* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE,
+ * calhost/plugin.h), which touches neither OpenCL nor CLBlast. */
+CALHOST_PLUGIN_DEFINE(cb, CALHOST_ABI_VERSION, BACKEND, "1.0.0+clblast" CALHOST_CLBLAST_VERSION,
+                      matmul_operators,
+                      "CLBlast SGEMM; its tuned database against Xgemm parameter sets, per device",
+                      .default_policy = cb_default_policy, .check = ocl_session_check,
+                      .device_count = ocl_instance_device_count,
+                      .list_device = ocl_instance_list_device, .sample_workloads = cb_samples);

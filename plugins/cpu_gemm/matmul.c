@@ -222,6 +222,10 @@ void *matmul_instance_new(const calhost_host_services *host, const char *backend
   return inst;
 }
 
+void matmul_instance_free(calhost_plugin_instance *inst) {
+  free(inst);
+}
+
 /* The common head of build_key and open_session: the arguments present,
  * then the workload. */
 static calhost_status parse_request(const matmul_instance *mi, const calhost_workload *w,
@@ -244,6 +248,18 @@ calhost_status matmul_build_key(calhost_plugin_instance *inst, const calhost_wor
   out->structure = mi->shape.props;
   out->structure_count = MATMUL_STRUCTURE_COUNT;
   return CALHOST_OK;
+}
+
+calhost_status matmul_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                          const calhost_target *t, calhost_built_key *out) {
+  const matmul_instance *mi = (const matmul_instance *)(void *)inst;
+  matmul_shape s;
+  calhost_status st = matmul_build_key(inst, w, t, out, &s);
+  if (st == CALHOST_OK && mi->thread_cap)
+    out->thread_count = !t->thread_count                   ? 1
+                        : t->thread_count > mi->thread_cap ? mi->thread_cap
+                                                           : t->thread_count;
+  return st;
 }
 
 void *matmul_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w,

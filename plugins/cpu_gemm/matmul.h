@@ -125,6 +125,7 @@ typedef struct matmul_instance {
   const calhost_host_services *host;
   const char *backend;    /* its name, the prefix of its messages */
   matmul_structure shape; /* storage behind the last built key */
+  unsigned thread_cap;    /* the most threads the backend uses, 0: no cap (matmul_key) */
 } matmul_instance;
 
 /* Allocates `size` zeroed bytes (at least a matmul_instance) for a
@@ -132,6 +133,10 @@ typedef struct matmul_instance {
  * memory. The caller completes it and frees it in destroy. */
 MATMUL_HIDDEN void *matmul_instance_new(const calhost_host_services *host, const char *backend,
                                         size_t size);
+
+/* The destroy entry of a backend whose instance owns nothing beyond what
+ * matmul_instance_new allocated: frees it; NULL-safe. */
+MATMUL_HIDDEN void matmul_instance_free(calhost_plugin_instance *inst);
 
 /* The common part of build_key for an instance starting with a
  * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL, else
@@ -142,6 +147,11 @@ MATMUL_HIDDEN void *matmul_instance_new(const calhost_host_services *host, const
 MATMUL_HIDDEN calhost_status matmul_build_key(calhost_plugin_instance *inst,
                                               const calhost_workload *w, const calhost_target *t,
                                               calhost_built_key *out, matmul_shape *s);
+
+/* The build_key entry of a backend whose key is matmul_build_key's, with
+ * the thread count within [1, thread_cap] when the instance sets a cap. */
+MATMUL_HIDDEN calhost_status matmul_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                        const calhost_target *t, calhost_built_key *out);
 
 /* What every MatMul backend's session struct holds as its FIRST member, so
  * that the entries below serve all of them (a calhost_session * of such a

@@ -126,10 +126,6 @@ static calhost_status cg_create(const calhost_host_services *host, const calhost
   return CALHOST_OK;
 }
 
-static void cg_destroy(calhost_plugin_instance *inst) {
-  free(inst);
-}
-
 /* Exact key: the workload's digest, the target's processor, and the threads
  * the plugin will really use. Portable key: dtype, m, n, k, accumulate and
  * the ISA class (a policy names a kernel of one class). */
@@ -342,35 +338,16 @@ static calhost_status cg_policy_assignment(calhost_session *s, const char *polic
   return CALHOST_OK;
 }
 
-static const calhost_plugin_vtable cg_vtable = {
-    .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = 2u, /* the ABI this file implements, not the header's newest */
-    .backend_name = "cpu_gemm",
-    .implementation_version = "1.1.0", /* 1.1: memory-broadcast kernels, dynamic slabs */
-    .operators = matmul_operators,
-    .description =
-        "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with tunable tiles",
-    .create = cg_create,
-    .destroy = cg_destroy,
-    .build_key = cg_build_key,
-    .validate_policy = cg_validate_policy,
-    .open_session = cg_open_session,
-    .close_session = cg_close_session,
-    .candidate_count = matmul_candidate_count,
-    .serialize_candidate = cg_serialize_candidate,
-    .default_policy = cg_default_policy,
-    .prepare = cg_prepare,
-    .run = cg_run,
-    .check = matmul_session_check,
-    .describe_space = cg_describe_space,
-    .assignment_valid = cg_assignment_valid,
-    .serialize_assignment = cg_serialize_assignment,
-    .policy_assignment = cg_policy_assignment,
-};
+/* The shared matmul entries, under this plugin's names (plugins/cpu_gemm/matmul.c). */
+#define cg_destroy matmul_instance_free
+#define cg_candidate_count matmul_candidate_count
 
-/* The plugin's one exported symbol: negotiates the ABI and hands out the
- * static vtable above (see calhost/plugin.h). No other work. */
-CALHOST_PLUGIN_EXPORT calhost_status
-calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
-  return calhost_negotiate_default(request, reply, &cg_vtable);
-}
+/* The vtable and the one exported symbol, calhost_plugin_negotiate (see
+ * CALHOST_PLUGIN_DEFINE in calhost/plugin.h). ABI 2 is the ABI this file
+ * implements, not the header's newest. Implementation 1.1: memory-broadcast
+ * kernels, dynamic slabs. */
+CALHOST_PLUGIN_DEFINE(cg, 2u, "cpu_gemm", "1.1.0", matmul_operators,
+                      "blocked SGEMM (packing, MRxNR vector micro-kernels, pthreads) with "
+                      "tunable tiles",
+                      .default_policy = cg_default_policy, .check = matmul_session_check,
+                      CALHOST_PLUGIN_SPACE_ENTRIES(cg));

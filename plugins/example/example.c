@@ -39,8 +39,9 @@ static void fail(const calhost_host_services *h, const char *msg) {
     h->set_error(h->context, msg);
 }
 
-static calhost_status create(const calhost_host_services *host, const calhost_property *settings,
-                             size_t setting_count, calhost_plugin_instance **out) {
+static calhost_status example_create(const calhost_host_services *host,
+                                     const calhost_property *settings, size_t setting_count,
+                                     calhost_plugin_instance **out) {
   (void)settings;
   if (setting_count) {
     fail(host, "the example backend takes no settings");
@@ -53,7 +54,7 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   return CALHOST_OK;
 }
 
-static void destroy(calhost_plugin_instance *inst) {
+static void example_destroy(calhost_plugin_instance *inst) {
   free(inst);
 }
 
@@ -72,8 +73,8 @@ static size_t elements(const calhost_workload *w) {
 
 /* Exact key: the model and processor as given; one thread (this kernel is
  * single-threaded). Portable key: the dtype and the element count. */
-static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
-                                const calhost_target *t, calhost_built_key *out) {
+static calhost_status example_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                        const calhost_target *t, calhost_built_key *out) {
   size_t n = elements(w);
   if (!n)
     return fail(inst->host, "only ReduceSum float32 is supported"), CALHOST_UNSUPPORTED;
@@ -107,8 +108,8 @@ static int parse(const char *p, size_t len, unsigned *block, unsigned *unroll) {
   return ok_b && ok_u && !strcmp(canon, buf) ? 0 : -1;
 }
 
-static calhost_status validate_policy(calhost_plugin_instance *inst, const char *policy,
-                                      size_t length, char *err, size_t cap) {
+static calhost_status example_validate_policy(calhost_plugin_instance *inst, const char *policy,
+                                              size_t length, char *err, size_t cap) {
   unsigned b, u;
   (void)inst;
   if (parse(policy, length, &b, &u) == 0)
@@ -118,8 +119,8 @@ static calhost_status validate_policy(calhost_plugin_instance *inst, const char 
   return CALHOST_INVALID_ARGUMENT;
 }
 
-static calhost_status open_session(calhost_plugin_instance *inst, const calhost_workload *w,
-                                   const calhost_target *t, calhost_session **out) {
+static calhost_status example_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
+                                           const calhost_target *t, calhost_session **out) {
   size_t n = elements(w);
   (void)t;
   if (!n)
@@ -140,20 +141,20 @@ static calhost_status open_session(calhost_plugin_instance *inst, const calhost_
   return CALHOST_OK;
 }
 
-static void close_session(calhost_session *s) {
+static void example_close_session(calhost_session *s) {
   if (s)
     free(s->x);
   free(s);
 }
 
-static calhost_status candidate_count(calhost_session *s, uint32_t *count) {
+static calhost_status example_candidate_count(calhost_session *s, uint32_t *count) {
   (void)s;
   *count = NB * NU;
   return CALHOST_OK;
 }
 
-static calhost_status serialize_candidate(calhost_session *s, uint32_t index, char *buf,
-                                          size_t capacity, size_t *length) {
+static calhost_status example_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
+                                                  size_t capacity, size_t *length) {
   char text[64];
   (void)s;
   if (index >= NB * NU)
@@ -162,18 +163,20 @@ static calhost_status serialize_candidate(calhost_session *s, uint32_t index, ch
   return calhost_copy_out(text, buf, capacity, length);
 }
 
-static calhost_status default_policy(calhost_session *s, char *buf, size_t cap, size_t *len) {
+static calhost_status example_default_policy(calhost_session *s, char *buf, size_t cap,
+                                             size_t *len) {
   (void)s;
   return calhost_copy_out("block=1024;unroll=1", buf, cap, len);
 }
 
-static calhost_status prepare(calhost_session *s, const char *policy, size_t length) {
+static calhost_status example_prepare(calhost_session *s, const char *policy, size_t length) {
   if (parse(policy, length, &s->block, &s->unroll) != 0)
     return fail(s->inst->host, "bad policy"), CALHOST_INVALID_ARGUMENT;
   return CALHOST_OK;
 }
 
-static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
+static calhost_status example_run(calhost_session *s, uint32_t iterations,
+                                  calhost_run_result *result) {
   (void)result; /* the host times us */
   for (uint32_t it = 0; it < iterations; it++) {
     float total = 0.0f;
@@ -195,7 +198,7 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
   return CALHOST_OK;
 }
 
-static calhost_status check(calhost_session *s, char *err, size_t cap) {
+static calhost_status example_check(calhost_session *s, char *err, size_t cap) {
   double diff = fabs((double)s->out - s->reference);
   if (isfinite(s->out) && diff <= 1e-5 * s->sum_abs + 1e-6)
     return CALHOST_OK;
@@ -205,28 +208,7 @@ static calhost_status check(calhost_session *s, char *err, size_t cap) {
 
 static const char *const operators[] = {"ReduceSum", NULL};
 
-static const calhost_plugin_vtable vtable = {
-    .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = CALHOST_ABI_VERSION,
-    .backend_name = "example",
-    .implementation_version = "1",
-    .operators = operators,
-    .description = "example ReduceSum float32 with tunable block size and unroll factor",
-    .create = create,
-    .destroy = destroy,
-    .build_key = build_key,
-    .validate_policy = validate_policy,
-    .open_session = open_session,
-    .close_session = close_session,
-    .candidate_count = candidate_count,
-    .serialize_candidate = serialize_candidate,
-    .default_policy = default_policy,
-    .prepare = prepare,
-    .run = run,
-    .check = check,
-};
-
-CALHOST_PLUGIN_EXPORT calhost_status
-calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
-  return calhost_negotiate_default(request, reply, &vtable);
-}
+/* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE, calhost/plugin.h). */
+CALHOST_PLUGIN_DEFINE(example, CALHOST_ABI_VERSION, "example", "1", operators,
+                      "example ReduceSum float32 with tunable block size and unroll factor",
+                      .default_policy = example_default_policy, .check = example_check);

@@ -113,6 +113,7 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
   inst = matmul_instance_new(host, "openblas", sizeof *inst);
   if (!inst)
     return CALHOST_NO_MEMORY;
+  inst->mm.thread_cap = OB_THREADS_MAX; /* the key's threads are target_threads() */
   if (library) {
     inst->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   } else {
@@ -139,26 +140,6 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
   }
   *out = inst;
   return CALHOST_OK;
-}
-
-static void ob_destroy(calhost_plugin_instance *inst) {
-  if (!inst)
-    return;
-  /* OpenBLAS stays loaded: unloading a library with a live thread pool is
-   * not reliably safe, and another instance may use it. */
-  free(inst);
-}
-
-/* Exact key: digest, processor, the target's thread count (the budget the
- * policy divides). Portable key: dtype, m, n, k, accumulate. */
-static calhost_status ob_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
-                                   const calhost_target *t, calhost_built_key *out) {
-  matmul_shape s;
-  calhost_status st;
-  st = matmul_build_key(inst, w, t, out, &s);
-  if (st == CALHOST_OK)
-    out->thread_count = target_threads(t);
-  return st;
 }
 
 static calhost_status ob_validate_policy(calhost_plugin_instance *inst, const char *policy,
@@ -206,23 +187,27 @@ static calhost_status ob_open_session(calhost_plugin_instance *inst, const calho
   return CALHOST_OK;
 }
 
+/* The policy of a thread count, out with the serialize_candidate
+ * conventions: the one writer of this plugin's policies. */
+static calhost_status policy_out(unsigned threads, char *buf, size_t capacity, size_t *length) {
+  char text[32];
+  snprintf(text, sizeof text, "threads=%u", threads);
+  return calhost_copy_out(text, buf, capacity, length);
+}
+
 static calhost_status ob_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
-  char text[32];
   if (!s || index >= s->max_threads)
     return CALHOST_INVALID_ARGUMENT;
-  snprintf(text, sizeof text, "threads=%u", index + 1);
-  return calhost_copy_out(text, buf, capacity, length);
+  return policy_out(index + 1, buf, capacity, length);
 }
 
 /* The untuned default is OpenBLAS's own: every thread of the target. */
 static calhost_status ob_default_policy(calhost_session *s, char *buf, size_t capacity,
                                         size_t *length) {
-  char text[32];
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  snprintf(text, sizeof text, "threads=%u", s->max_threads);
-  return calhost_copy_out(text, buf, capacity, length);
+  return policy_out(s->max_threads, buf, capacity, length);
 }
 
 static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t length) {
@@ -263,30 +248,21 @@ static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_ru
   return matmul_run(s, iterations, product);
 }
 
-static const calhost_plugin_vtable ob_vtable = {
-    .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = 1u,
-    .backend_name = "openblas",
-    .implementation_version = "1.0.0+openblas" CALHOST_OPENBLAS_VERSION,
-    .operators = matmul_operators,
-    .description = "OpenBLAS cblas_sgemm; calibrates the thread count per shape",
-    .create = ob_create,
-    .destroy = ob_destroy,
-    .build_key = ob_build_key,
-    .validate_policy = ob_validate_policy,
-    .open_session = ob_open_session,
-    .close_session = matmul_session_close,
-    .candidate_count = matmul_candidate_count,
-    .serialize_candidate = ob_serialize_candidate,
-    .default_policy = ob_default_policy,
-    .prepare = ob_prepare,
-    .run = ob_run,
-    .check = matmul_session_check,
-};
+/* The shared matmul entries, under this plugin's names (plugins/cpu_gemm/matmul.c).
+ * OpenBLAS stays loaded after destroy: unloading a library with a live
+ * thread pool is not reliably safe, and another instance may use it. */
+#define ob_destroy matmul_instance_free
+/* Exact key: digest, processor, the target's thread count (the budget the
+ * policy divides, capped as target_threads). Portable key: dtype, m, n, k,
+ * accumulate. */
+#define ob_build_key matmul_key
+#define ob_close_session matmul_session_close
+#define ob_candidate_count matmul_candidate_count
 
-/* The plugin's one exported symbol: negotiates the ABI and hands out the
- * static vtable above. Loads nothing (OpenBLAS is opened in create()). */
-CALHOST_PLUGIN_EXPORT calhost_status
-calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
-  return calhost_negotiate_default(request, reply, &ob_vtable);
-}
+/* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE,
+ * calhost/plugin.h): an ABI 1 plugin. Loads nothing (OpenBLAS is opened in
+ * create()). */
+CALHOST_PLUGIN_DEFINE(ob, 1u, "openblas", "1.0.0+openblas" CALHOST_OPENBLAS_VERSION,
+                      matmul_operators,
+                      "OpenBLAS cblas_sgemm; calibrates the thread count per shape",
+                      .default_policy = ob_default_policy, .check = matmul_session_check);

@@ -147,22 +147,27 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
   return CALHOST_OK;
 }
 
+/* A configuration's policy text, out with the serialize_candidate
+ * conventions: the one writer of this plugin's policies. */
+static calhost_status policy_out(const xgemm_config *c, char *buf, size_t capacity,
+                                 size_t *length) {
+  char text[128];
+  xgemm_format(c, text, sizeof text);
+  return calhost_copy_out(text, buf, capacity, length);
+}
+
 static calhost_status og_serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                              size_t capacity, size_t *length) {
-  char text[128];
   if (!s || index >= s->ocl.mm.candidates)
     return CALHOST_INVALID_ARGUMENT;
-  xgemm_format(&s->cands[index], text, sizeof text);
-  return calhost_copy_out(text, buf, capacity, length);
+  return policy_out(&s->cands[index], buf, capacity, length);
 }
 
 static calhost_status og_default_policy(calhost_session *s, char *buf, size_t capacity,
                                         size_t *length) {
-  char text[128];
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
-  xgemm_format(&xgemm_default, text, sizeof text);
-  return calhost_copy_out(text, buf, capacity, length);
+  return policy_out(&xgemm_default, buf, capacity, length);
 }
 
 /* The program of configuration c on s's device, from the instance's cache or
@@ -365,11 +370,9 @@ static calhost_status og_assignment_valid(calhost_session *s, const uint32_t *a,
 static calhost_status og_serialize_assignment(calhost_session *s, const uint32_t *a, size_t count,
                                               char *buf, size_t capacity, size_t *length) {
   xgemm_config c;
-  char text[128];
   if (!s || from_assignment(a, count, &c, NULL, 0) != 0 || xgemm_valid(&c, NULL, 0) != 0)
     return CALHOST_INVALID_ARGUMENT;
-  xgemm_format(&c, text, sizeof text);
-  return calhost_copy_out(text, buf, capacity, length);
+  return policy_out(&c, buf, capacity, length);
 }
 
 static calhost_status og_policy_assignment(calhost_session *s, const char *policy, size_t length,
@@ -393,36 +396,15 @@ static const calhost_workload sample_w2 =
     MATMUL_SAMPLE("matmul_100x72x40_acc", sample_odd, sample_acc, 1);
 static const calhost_workload *const og_samples[] = {&sample_w1, &sample_w2, NULL};
 
-static const calhost_plugin_vtable og_vtable = {
-    .struct_size = sizeof(calhost_plugin_vtable),
-    .abi_version = CALHOST_ABI_VERSION,
-    .backend_name = BACKEND,
-    .implementation_version = "1.0.0",
-    .operators = matmul_operators,
-    .description = "OpenCL SGEMM with a tunable Xgemm-style kernel, calibrated per device",
-    .create = og_create,
-    .destroy = og_destroy,
-    .build_key = ocl_instance_build_key,
-    .validate_policy = og_validate_policy,
-    .open_session = og_open_session,
-    .close_session = og_close_session,
-    .candidate_count = matmul_candidate_count,
-    .serialize_candidate = og_serialize_candidate,
-    .default_policy = og_default_policy,
-    .prepare = og_prepare,
-    .run = og_run,
-    .check = ocl_session_check,
-    .device_count = ocl_instance_device_count,
-    .list_device = ocl_instance_list_device,
-    .describe_space = og_describe_space,
-    .assignment_valid = og_assignment_valid,
-    .serialize_assignment = og_serialize_assignment,
-    .policy_assignment = og_policy_assignment,
-    .sample_workloads = og_samples,
-};
+/* The shared entries, under this plugin's names (ocl_device.c, plugins/cpu_gemm/matmul.c). */
+#define og_build_key ocl_instance_build_key
+#define og_candidate_count matmul_candidate_count
 
-/* The plugin's one exported symbol; touches no OpenCL. */
-CALHOST_PLUGIN_EXPORT calhost_status
-calhost_plugin_negotiate(const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {
-  return calhost_negotiate_default(request, reply, &og_vtable);
-}
+/* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE,
+ * calhost/plugin.h), which touches no OpenCL. */
+CALHOST_PLUGIN_DEFINE(og, CALHOST_ABI_VERSION, BACKEND, "1.0.0", matmul_operators,
+                      "OpenCL SGEMM with a tunable Xgemm-style kernel, calibrated per device",
+                      .default_policy = og_default_policy, .check = ocl_session_check,
+                      .device_count = ocl_instance_device_count,
+                      .list_device = ocl_instance_list_device, CALHOST_PLUGIN_SPACE_ENTRIES(og),
+                      .sample_workloads = og_samples);
