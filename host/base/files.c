@@ -1,10 +1,13 @@
 /*
- * files.c: opening a file that must be a regular file (files.h).
+ * files.c: opening a file that must be a regular file, and checking that
+ * a file can be written (files.h).
  */
 #include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,4 +48,29 @@ int base_open_regular(const char *path, int allow_null, char *err, size_t cap) {
     return base_str_fail(err, cap, "%s: cannot read: %s", path, strerror(e));
   }
   return fd;
+}
+
+int base_path_writable(const char *path, int make_dirs, char *why, size_t cap) {
+  struct stat st;
+  char dir[4096];
+  if (stat(path, &st) == 0 && access(path, W_OK) != 0)
+    return base_str_fail(why, cap, "it is not writable: %s", strerror(errno));
+  snprintf(dir, sizeof dir, "%s", path);
+  for (;;) {
+    const char *d = dirname(dir); /* "." without a slash, "/" at the root */
+    memmove(dir, d, strlen(d) + 1);
+    if (stat(dir, &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        return base_str_fail(why, cap, "%.400s is not a directory", dir);
+      if (access(dir, W_OK | X_OK) != 0)
+        return base_str_fail(why, cap, "directory %.400s: %s", dir, strerror(errno));
+      return 0;
+    }
+    if (errno == ENOTDIR)
+      return base_str_fail(why, cap, "a parent of it is not a directory");
+    if (!make_dirs)
+      return base_str_fail(why, cap, "its directory %.400s does not exist", dir);
+    if (!strcmp(dir, ".") || !strcmp(dir, "/"))
+      return 0;
+  }
 }

@@ -1,7 +1,8 @@
 /*
  * files.h: the one way the host opens a file it must read whole (a
  * configuration, a model to hash): never blocking on the open, refusing
- * what is not a regular file before any read. Part of the base layer:
+ * what is not a regular file before any read; and the one check that a
+ * file can be written before a job that ends by writing it. Part of the base layer:
  * depends on nothing but libc (POSIX).
  */
 #ifndef CALHOST_BASE_FILES_H
@@ -17,5 +18,17 @@
  * close-on-exec. Returns it, or -1 with "PATH: message" in err (err may be
  * NULL). */
 int base_open_regular(const char *path, int allow_null, char *err, size_t cap);
+
+/* The one pre-flight check before a long job writes a file: whether path
+ * can be created or replaced. The file, when it exists, must be writable;
+ * its directory must exist, be a directory and be writable and searchable
+ * (the file, or a temporary file renamed over it, is created there). With
+ * make_dirs the directory may be missing (the writer creates it): the
+ * nearest existing ancestor is checked instead. Returns 0, or -1 with the
+ * reason in why (may be NULL), without the path itself: "it is not writable: E", "its
+ * directory D does not exist", "D is not a directory", "directory D: E", "a
+ * parent of it is not a directory". The write still reports what really
+ * happens; this only moves the common failures before the work. */
+int base_path_writable(const char *path, int make_dirs, char *why, size_t cap);
 
 #endif

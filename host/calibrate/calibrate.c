@@ -8,18 +8,16 @@
  */
 #include "calibrate.h"
 
-#include <errno.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/files.h"
 #include "base/str.h"
 #include "base/text.h"
 #include "config/digest.h"
@@ -586,76 +584,6 @@ static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
   runtime_device_list_free(&devices);
 }
 
-/* Cuts the path in dir (at least 2 bytes) to its folder, in place, as
- * dirname(3) does: "." when it has no slash, "/" for a file at the root. */
-static void cut_to_folder(char *dir) {
-  const char *d = dirname(dir);
-  memmove(dir, d, strlen(d) + 1);
-}
-
-/* Whether the store file at path could be committed: the file (when it
- * exists) and its folder (where the temporary file and the rename happen,
- * else the nearest existing ancestor that would hold the created folders)
- * are writable. A pre-flight check so that an unwritable store fails before
- * the sweeps, not after; the commit still reports what really happens. */
-static int store_writable(const char *path, char *why, size_t cap) {
-  struct stat st;
-  char dir[4096];
-  if (!path)
-    return 1;
-  if (stat(path, &st) == 0 && access(path, W_OK) != 0) {
-    snprintf(why, cap, "the store %.400s is not writable: %s", path, strerror(errno));
-    return 0;
-  }
-  snprintf(dir, sizeof dir, "%s", path);
-  for (;;) {
-    cut_to_folder(dir);
-    if (stat(dir, &st) == 0) {
-      if (!S_ISDIR(st.st_mode)) {
-        snprintf(why, cap, "the store %.400s cannot be written: %.400s is not a directory", path,
-                 dir);
-        return 0;
-      }
-      if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(why, cap, "the store %.400s cannot be written: folder %.400s: %s", path, dir,
-                 strerror(errno));
-        return 0;
-      }
-      return 1;
-    }
-    if (errno == ENOTDIR) {
-      snprintf(why, cap, "the store %.400s cannot be written: a parent of it is not a directory",
-               path);
-      return 0;
-    }
-    if (!strcmp(dir, ".") || !strcmp(dir, "/"))
-      return 1;
-  }
-}
-
-/* Whether --record's space files can be written next to path: its folder
- * exists and is writable (the files are created there, no folder is made).
- * A pre-flight check, so that a long run does not lose the one output it
- * was run for; else 0 with the reason in why. */
-static int record_writable(const char *path, char *why, size_t cap) {
-  char dir[4096];
-  struct stat st;
-  snprintf(dir, sizeof dir, "%s", path);
-  cut_to_folder(dir);
-  int found = stat(dir, &st) == 0;
-  if (!found || !S_ISDIR(st.st_mode)) {
-    snprintf(why, cap, "--record: cannot write %.400s: %.400s: %s", path, dir,
-             !found ? strerror(errno) : "is not a folder");
-    return 0;
-  }
-  if (access(dir, W_OK | X_OK) != 0) {
-    snprintf(why, cap, "--record: cannot write %.400s: folder %.400s: %s", path, dir,
-             strerror(errno));
-    return 0;
-  }
-  return 1;
-}
-
 /* ---- the run ---------------------------------------------------------- */
 
 /* ---- the plan (calhost plan) ------------------------------------------- */
@@ -828,16 +756,19 @@ int calibrate_execute(const calibrate_options *o) {
     status = 2;
     goto out;
   }
-  /* a store that cannot take the results fails now, not after the sweeps */
+  /* A store that cannot take the results (its folders are created), or a
+   * --record folder that cannot take the space files, fails now, not after
+   * the sweeps. */
+  const char *store_path = calstore_path(r->store);
   if (!o->plan && r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
-      !store_writable(calstore_path(r->store), err, sizeof err)) {
-    base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
+      store_path && base_path_writable(store_path, 1, err, sizeof err) != 0) {
+    base_text_printf(r->err, "calhost: %s: cannot write the store %s: %s\n", cmd, store_path, err);
     status = 2;
     goto out;
   }
-
-  if (!o->plan && o->record_path && !record_writable(o->record_path, err, sizeof err)) {
-    base_text_printf(r->err, "calhost: %s: %s\n", cmd, err);
+  if (!o->plan && o->record_path && base_path_writable(o->record_path, 0, err, sizeof err) != 0) {
+    base_text_printf(r->err, "calhost: %s: --record: cannot write %s: %s\n", cmd, o->record_path,
+                     err);
     status = 2;
     goto out;
   }

@@ -1,45 +1,23 @@
 /*
  * cmd_export.c: `calhost export OUT`: writes the store's profiles to OUT
- * in the store format (calstore_export). A new OUT whose directory does
- * not exist (or is not a directory) is refused before the store is read,
- * naming both; a failure of the export names OUT.
+ * in the store format (calstore_export). An OUT that cannot be written
+ * (base_path_writable: its directory missing, not a directory or not
+ * writable, or OUT itself read-only) is refused before the store is read;
+ * a failure of the export names OUT.
  */
-#include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "base/files.h"
 #include "base/text.h"
 #include "commands.h"
 
-/* Refuses an OUT that cannot be created because its directory is missing
- * or not a directory: prints "export: cannot write OUT: its directory DIR
- * does not exist" (or "... DIR is not a directory") and returns 2; 0 when
- * OUT exists (a file or a link: the export replaces or follows it) or its
- * directory does. */
-static int refuse_missing_directory(const char *out) {
-  struct stat st;
-  if (lstat(out, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
-    return 0;
-  char *copy = strdup(out);
-  if (!copy)
-    return cli_error("export: out of memory");
-  const char *dir = dirname(copy);
-  int rc = 0, found = stat(dir, &st) == 0;
-  if (!found && (errno == ENOENT || errno == ENOTDIR))
-    rc = cli_error("export: cannot write %s: its directory %s does not exist", out, dir);
-  else if (found && !S_ISDIR(st.st_mode))
-    rc = cli_error("export: cannot write %s: %s is not a directory", out, dir);
-  free(copy);
-  return rc;
-}
-
 static int run_export(cli_context *cli, cli_args *a) {
   const char *out = a->positional[0];
-  if (refuse_missing_directory(out))
-    return 2;
+  char why[600];
+  if (base_path_writable(out, 0, why, sizeof why) != 0)
+    return cli_error("export: cannot write %s: %s", out, why);
   calstore *s = NULL;
   if (cli_open_store(cli, &s) != CALSTORE_OK)
     return 2;

@@ -1,0 +1,122 @@
+/*
+ * test_files.c: base_path_writable says whether a file can be written
+ * before the job that writes it: an existing directory accepts, a missing
+ * one is refused unless the writer makes directories (then the nearest
+ * existing ancestor decides), a regular file in a directory's place and a
+ * read-only file or directory are refused, each with its reason.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/files.h"
+
+static char tmpdir[64];
+
+/* tmpdir/name (one of four buffers: two may be used at once). */
+static const char *path_of(const char *name) {
+  static char p[4][PATH_MAX];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", tmpdir, name);
+  return p[k];
+}
+
+static void touch(const char *name) {
+  FILE *f = fopen(path_of(name), "w");
+  assert_non_null(f);
+  fclose(f);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/calhost-base-XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  char cmd[256];
+  (void)state;
+  snprintf(cmd, sizeof cmd, "chmod -R u+w %s && rm -rf %s", tmpdir, tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void a_new_file_in_an_existing_directory_is_writable(void **state) {
+  char why[256] = "";
+  (void)state;
+  assert_int_equal(base_path_writable(path_of("new.txt"), 0, why, sizeof why), 0);
+  touch("old.txt");
+  assert_int_equal(base_path_writable(path_of("old.txt"), 0, why, sizeof why), 0);
+  assert_string_equal(why, "");
+}
+
+static void a_missing_directory_is_refused_unless_the_writer_makes_it(void **state) {
+  char why[256] = "", expect[PATH_MAX + 64];
+  (void)state;
+  assert_int_equal(base_path_writable(path_of("no/such/f.txt"), 0, why, sizeof why), -1);
+  snprintf(expect, sizeof expect, "its directory %s does not exist", path_of("no/such"));
+  assert_string_equal(why, expect);
+  /* the writer creates no and no/such: tmpdir decides, and it is writable */
+  assert_int_equal(base_path_writable(path_of("no/such/f.txt"), 1, why, sizeof why), 0);
+}
+
+static void a_file_in_a_directorys_place_is_refused(void **state) {
+  char why[256] = "", expect[PATH_MAX + 64];
+  (void)state;
+  touch("plain");
+  assert_int_equal(base_path_writable(path_of("plain/f.txt"), 0, why, sizeof why), -1);
+  snprintf(expect, sizeof expect, "%s is not a directory", path_of("plain"));
+  assert_string_equal(why, expect);
+  /* deeper below it, even a writer that makes directories cannot */
+  assert_int_equal(base_path_writable(path_of("plain/sub/f.txt"), 1, why, sizeof why), -1);
+  assert_string_equal(why, "a parent of it is not a directory");
+}
+
+static void read_only_files_and_directories_are_refused(void **state) {
+  char why[256] = "";
+  (void)state;
+  if (geteuid() == 0) {
+    print_message("   SKIPPED: root writes read-only files (access(2) says yes)\n");
+    skip();
+  }
+  touch("ro.txt");
+  assert_int_equal(chmod(path_of("ro.txt"), 0444), 0);
+  assert_int_equal(base_path_writable(path_of("ro.txt"), 0, why, sizeof why), -1);
+  assert_non_null(strstr(why, "it is not writable: "));
+  assert_int_equal(mkdir(path_of("rodir"), 0555), 0);
+  assert_int_equal(base_path_writable(path_of("rodir/f.txt"), 1, why, sizeof why), -1);
+  assert_non_null(strstr(why, "directory "));
+  assert_non_null(strstr(why, "rodir: "));
+}
+
+static void a_bare_name_is_checked_in_the_working_directory(void **state) {
+  char why[256] = "", here[PATH_MAX];
+  (void)state;
+  assert_non_null(getcwd(here, sizeof here));
+  assert_int_equal(chdir(path_of("")), 0);
+  assert_int_equal(base_path_writable("bare.txt", 0, why, sizeof why), 0);
+  touch("plain2");
+  assert_int_equal(base_path_writable("plain2/x", 0, why, sizeof why), -1);
+  assert_string_equal(why, "plain2 is not a directory");
+  assert_int_equal(chdir(here), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_new_file_in_an_existing_directory_is_writable),
+      cmocka_unit_test(a_missing_directory_is_refused_unless_the_writer_makes_it),
+      cmocka_unit_test(a_file_in_a_directorys_place_is_refused),
+      cmocka_unit_test(read_only_files_and_directories_are_refused),
+      cmocka_unit_test(a_bare_name_is_checked_in_the_working_directory),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
