@@ -8,10 +8,12 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "str.h"
 
 /* Nonzero when st is the null device. */
@@ -48,6 +50,45 @@ int base_open_regular(const char *path, int allow_null, char *err, size_t cap) {
     return base_str_fail(err, cap, "%s: cannot read: %s", path, strerror(e));
   }
   return fd;
+}
+
+int base_read_fd(int fd, size_t max, char **text, size_t *length) {
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  *text = NULL;
+  *length = 0;
+  for (;;) {
+    if (len + 1 >= cap) { /* room for one more byte and the terminator */
+      char *more = base_array_grow(buf, len + 1, &cap, 1, 8192);
+      if (!more) {
+        free(buf);
+        errno = ENOMEM;
+        return -1;
+      }
+      buf = more;
+    }
+    ssize_t n = read(fd, buf + len, cap - 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      free(buf);
+      errno = e;
+      return -1;
+    }
+    if (n == 0)
+      break;
+    len += (size_t)n;
+    if (len > max) {
+      free(buf);
+      errno = EFBIG;
+      return -1;
+    }
+  }
+  buf[len] = '\0';
+  *text = buf;
+  *length = len;
+  return 0;
 }
 
 int base_path_writable(const char *path, int make_dirs, char *why, size_t cap) {

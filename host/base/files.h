@@ -1,7 +1,8 @@
 /*
  * files.h: the one way the host opens a file it must read whole (a
  * configuration, a model to hash): never blocking on the open, refusing
- * what is not a regular file before any read; and the one check that a
+ * what is not a regular file before any read; reading a descriptor to its
+ * end; and the one check that a
  * file can be written before a job that ends by writing it. Part of the base layer:
  * depends on nothing but libc (POSIX).
  */
@@ -18,6 +19,13 @@
  * close-on-exec. Returns it, or -1 with "PATH: message" in err (err may be
  * NULL). */
 int base_open_regular(const char *path, int allow_null, char *err, size_t cap);
+
+/* The one way the host reads a descriptor to its end into memory: *text
+ * (malloc'd, NUL-terminated, owned by the caller) and *length bytes,
+ * retrying interrupted reads. Returns 0, or -1 with errno set: EFBIG past
+ * max bytes, ENOMEM, or the read's error; *text is then NULL. Does not
+ * close fd. */
+int base_read_fd(int fd, size_t max, char **text, size_t *length);
 
 /* The one pre-flight check before a long job writes a file: whether path
  * can be created or replaced. The file, when it exists, must be writable;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/str.h"
 #include "parser.h"
 
 int cfg_perr(parser *p, unsigned line, const char *fmt, ...) {
@@ -287,55 +288,21 @@ int config_load_string(const char *text, size_t length, const char *name, config
  * blocking (a FIFO must not wait for a writer, a device must not be read)
  * and refused unless it is a regular file (or /dev/null, which reads as
  * empty), before any read. */
+#define CONFIG_FILE_MAX (64u << 20)
+
 static int read_config_file(const char *path, char **text, size_t *length, char *err,
                             size_t err_capacity) {
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int fd = base_open_regular(path, 1, err, err_capacity), e;
+  int fd = base_open_regular(path, 1, err, err_capacity);
   *text = NULL;
   *length = 0;
   if (fd < 0)
     return -1;
-  for (;;) {
-    ssize_t n;
-    if (len == cap) {
-      char *nb;
-      cap = cap ? cap * 2 : 8192;
-      if (cap > (64u << 20)) {
-        free(buf);
-        close(fd);
-        if (err && err_capacity)
-          snprintf(err, err_capacity, "%s: too large for a configuration file", path);
-        return -1;
-      }
-      nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        close(fd);
-        if (err && err_capacity)
-          snprintf(err, err_capacity, "%s: out of memory", path);
-        return -1;
-      }
-      buf = nb;
-    }
-    n = read(fd, buf + len, cap - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      e = errno;
-      free(buf);
-      close(fd);
-      if (err && err_capacity)
-        snprintf(err, err_capacity, "%s: read error: %s", path, strerror(e));
-      return -1;
-    }
-    if (n == 0)
-      break;
-    len += (size_t)n;
-  }
+  int rc = base_read_fd(fd, CONFIG_FILE_MAX, text, length), e = errno;
   close(fd);
-  *text = buf;
-  *length = len;
+  if (rc != 0 && e == EFBIG)
+    return base_str_fail(err, err_capacity, "%s: too large for a configuration file", path);
+  if (rc != 0)
+    return base_str_fail(err, err_capacity, "%s: read error: %s", path, strerror(e));
   return 0;
 }
 

@@ -5,56 +5,30 @@
  * and a file that is not a calibrate report is refused by name.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "base/array.h"
+#include "base/files.h"
 #include "internal.h"
 #include "report.h"
 
 #define RUN_FILE_MAX (512u * 1024u * 1024u)
 
-static char *read_all(FILE *f, size_t *len) {
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (n < cap) {
-      if (ferror(f)) {
-        free(buf);
-        return NULL;
-      }
-      *len = n;
-      return buf;
-    }
-    if (cap >= RUN_FILE_MAX) {
-      free(buf);
-      errno = EFBIG;
-      return NULL;
-    }
-    char *more = base_array_grow(buf, n, &cap, 1, 0);
-    if (!more)
-      free(buf);
-    buf = more;
-  }
-  errno = ENOMEM;
-  return NULL;
-}
-
 json_t *report_load(const char *path, char *err, size_t cap) {
   int is_stdin = !strcmp(path, "-");
   const char *name = is_stdin ? "<stdin>" : path;
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f) {
+  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     snprintf(err, cap, "%s: %s", name, strerror(errno));
     return NULL;
   }
   size_t len = 0;
-  char *raw = read_all(f, &len);
-  int e = errno;
+  char *raw = NULL;
+  int e = base_read_fd(fd, RUN_FILE_MAX, &raw, &len) == 0 ? 0 : errno;
   if (!is_stdin)
-    fclose(f);
+    close(fd);
   if (!raw) {
     snprintf(err, cap, "%s: cannot read: %s", name, strerror(e));
     return NULL;

@@ -1,5 +1,7 @@
 /*
- * test_files.c: base_path_writable says whether a file can be written
+ * test_files.c: base_read_fd reads a descriptor to its end (a file, a
+ * pipe fed in pieces, an empty file), NUL-terminated, and refuses more
+ * than its limit with EFBIG; base_path_writable says whether a file can be written
  * before the job that writes it: an existing directory accepts, a missing
  * one is refused unless the writer makes directories (then the nearest
  * existing ancestor decides), a regular file in a directory's place and a
@@ -15,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/files.h"
@@ -48,6 +53,64 @@ static int teardown(void **state) {
   (void)state;
   snprintf(cmd, sizeof cmd, "chmod -R u+w %s && rm -rf %s", tmpdir, tmpdir);
   return system(cmd) == 0 ? 0 : -1;
+}
+
+static void reads_a_file_and_a_pipe_to_the_end(void **state) {
+  char *text = (char *)1;
+  size_t len = 99;
+  int fd, fds[2];
+  (void)state;
+  touch("empty");
+  fd = open(path_of("empty"), O_RDONLY);
+  assert_int_equal(base_read_fd(fd, 100, &text, &len), 0);
+  close(fd);
+  assert_int_equal(len, 0);
+  assert_string_equal(text, "");
+  free(text);
+  /* 100 000 bytes written in 1000-byte pieces by a child: many short reads */
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    char piece[1000];
+    close(fds[0]);
+    for (int i = 0; i < 100; i++) {
+      memset(piece, 'a' + i % 26, sizeof piece);
+      if (write(fds[1], piece, sizeof piece) != (ssize_t)sizeof piece)
+        _exit(1);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  assert_int_equal(base_read_fd(fds[0], 1u << 20, &text, &len), 0);
+  close(fds[0]);
+  waitpid(pid, NULL, 0);
+  assert_int_equal(len, 100000);
+  assert_int_equal(strlen(text), 100000);
+  assert_int_equal(text[0], 'a');
+  assert_int_equal(text[99999], 'a' + 99 % 26);
+  free(text);
+}
+
+static void refuses_more_than_the_limit(void **state) {
+  char *text = (char *)1;
+  size_t len = 99;
+  (void)state;
+  FILE *f = fopen(path_of("big"), "w");
+  assert_non_null(f);
+  for (int i = 0; i < 20000; i++)
+    fputc('x', f);
+  fclose(f);
+  int fd = open(path_of("big"), O_RDONLY);
+  errno = 0;
+  assert_int_equal(base_read_fd(fd, 19999, &text, &len), -1);
+  assert_int_equal(errno, EFBIG);
+  assert_null(text);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(base_read_fd(fd, 20000, &text, &len), 0); /* exactly the limit */
+  assert_int_equal(len, 20000);
+  free(text);
+  close(fd);
 }
 
 static void a_new_file_in_an_existing_directory_is_writable(void **state) {
@@ -112,6 +175,8 @@ static void a_bare_name_is_checked_in_the_working_directory(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(reads_a_file_and_a_pipe_to_the_end),
+      cmocka_unit_test(refuses_more_than_the_limit),
       cmocka_unit_test(a_new_file_in_an_existing_directory_is_writable),
       cmocka_unit_test(a_missing_directory_is_refused_unless_the_writer_makes_it),
       cmocka_unit_test(a_file_in_a_directorys_place_is_refused),
