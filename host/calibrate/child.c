@@ -174,7 +174,7 @@ int cal_child_main(void *user, int fd) {
   calhost_plugin_instance *inst = NULL;
   calhost_status st = vt->create(&p->services, settings, setting_count, &inst);
   if (st != CALHOST_OK || !inst) {
-    runtime_binding_create_failure(r->cfg, p, st == CALHOST_OK ? CALHOST_ERROR : st, why,
+    runtime_binding_create_failure(r->cfg, p, st == CALHOST_OK ? CALHOST_ERROR : st, 1, why,
                                    sizeof why);
     child_fail(&c, CALHOST_REC_PLUGIN_FAILED, why);
     isolate_proto_buf_free(&c.buf);

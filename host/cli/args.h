@@ -56,6 +56,7 @@ typedef enum cli_flag_id {
   FL_STRATEGY,
   FL_BUDGET,
   FL_RECORD,
+  FL_PLUGINS, /* config check */
   FL_COUNT
 } cli_flag_id;
 

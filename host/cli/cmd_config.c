@@ -1,11 +1,15 @@
 /*
  * cmd_config.c: the configuration commands.
  *
- *   calhost [--config FILE] config check [FILE] [--json]
+ *   calhost [--config FILE] config check [FILE] [--plugins] [--json]
  *       Validates FILE (else --config, else the default search). Prints
  *       "ok: FILE" and exits 0, or prints "FILE:LINE: message" to stderr
  *       and exits 1; 2 for usage errors, a missing or unreadable FILE, or
- *       when no file is found.
+ *       when no file is found. With --plugins, also hands each [plugin
+ *       NAME] section to its plugin as calibrate would (create() with the
+ *       settings, in a child; the devices selection against the devices
+ *       listed): a refusal is invalid (1), a section no enabled plugin
+ *       receives a warning.
  *   calhost [--config FILE] config show [--json]
  *       Prints the effective configuration: every key, its value and where
  *       the value came from (FILE:LINE, "default", or "computed" for the
@@ -15,6 +19,7 @@
  * FILE or --config is refused at once, never waited on.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
@@ -22,6 +27,71 @@
 #include "commands.h"
 #include "config/config.h"
 #include "config/digest.h"
+#include "loader/loader.h"
+#include "runtime/binding.h"
+#include "runtime/devices.h"
+
+/* What --plugins found of one [plugin NAME] section. */
+typedef struct section_verdict {
+  const config_plugin_section *section;
+  int refused;    /* the plugin refused it: the configuration is invalid */
+  char why[1200]; /* the refusal or the warning, "" when accepted */
+} section_verdict;
+
+/* config check --plugins: every [plugin NAME] section of cfg given to the
+ * plugin that would receive it (runtime_settings_check_isolated). A
+ * backend that is disabled, not found or not loadable is a warning: the
+ * file may serve other machines. Prints "calhost: FILE:LINE: [plugin
+ * NAME]: ..." to stderr for each refusal and warning; fills v (one per
+ * section, cfg->plugin_section_count) and returns the number refused, or
+ * -1 when the plugins could not be discovered. */
+static long check_plugin_sections(const cli_context *cli, const config_settings *cfg,
+                                  section_verdict *v) {
+  loader_options o;
+  loader_plugin_list list;
+  long refused = 0;
+  loader_options_init(&o);
+  runtime_binding_loader_options(cfg, &o);
+  if (cli_discover(cli, "config check", &o, &list) != 0)
+    return -1;
+  for (size_t i = 0; i < cfg->plugin_section_count; i++) {
+    const config_plugin_section *sec = &cfg->plugin_sections[i];
+    loader_plugin *p = loader_plugin_list_find(&list, sec->name);
+    v[i].section = sec;
+    if (!config_backend_enabled(cfg, sec->name))
+      snprintf(v[i].why, sizeof v[i].why, "not checked: the backend is disabled ([plugins])");
+    else if (!p)
+      snprintf(v[i].why, sizeof v[i].why,
+               "not checked: no plugin found provides this backend (see `calhost plugins`)");
+    else if (!p->loaded)
+      snprintf(v[i].why, sizeof v[i].why, "not checked: its plugin %s was not loaded: %s",
+               p->path ? p->path : sec->name, p->reason ? p->reason : "rejected");
+    else if (runtime_settings_check_isolated(cfg, p, cfg->plugin_timeout_seconds, v[i].why,
+                                             sizeof v[i].why) != 0)
+      v[i].refused = 1, refused++;
+    if (v[i].why[0])
+      base_text_printf(stderr, "calhost: %s:%u: [plugin %s]: %s%s\n",
+                       sec->origin.file ? sec->origin.file : "?", sec->origin.line, sec->name,
+                       v[i].refused ? "" : "warning: ", v[i].why);
+  }
+  loader_plugin_list_free(&list);
+  return refused;
+}
+
+/* The "plugins" member of config check --json: one object per section. */
+static void print_verdicts_json(FILE *out, const section_verdict *v, size_t n) {
+  fputs(", \"plugins\": [", out);
+  for (size_t i = 0; i < n; i++) {
+    fputs(i ? ", {\"backend\": " : "{\"backend\": ", out);
+    base_json_string(out, v[i].section->name);
+    fprintf(out, ", \"line\": %u, \"accepted\": ", v[i].section->origin.line);
+    base_json_bool(out, !v[i].refused && !v[i].why[0]);
+    fputs(v[i].refused ? ", \"error\": " : ", \"warning\": ", out);
+    base_json_string(out, v[i].why[0] ? v[i].why : NULL);
+    fputc('}', out);
+  }
+  fputc(']', out);
+}
 
 static int config_check(cli_context *cli, cli_args *a) {
   const char *file = a->positional_count > 1 ? a->positional[1] : NULL;
@@ -57,16 +127,37 @@ static int config_check(cli_context *cli, cli_args *a) {
     cli_error("%s", err);
     return 1;
   }
+  /* --plugins: the sections as their plugins take them */
+  section_verdict *v = NULL;
+  long refused = 0;
+  if (cli_has(a, FL_PLUGINS)) {
+    v = calloc(cfg.plugin_section_count + 1, sizeof *v);
+    if (!v) {
+      config_free(&cfg);
+      return cli_error("config check: out of memory");
+    }
+    refused = check_plugin_sections(cli, &cfg, v);
+    if (refused < 0) {
+      free(v);
+      config_free(&cfg);
+      return 2;
+    }
+  }
   if (cli->json) {
     fputs("{\"file\": ", stdout);
     base_json_string(stdout, file);
-    printf(", \"valid\": true, \"workloads\": %zu, \"plugin_sections\": %zu}\n", cfg.workload_count,
-           cfg.plugin_section_count);
-  } else if (!cli->quiet) {
-    base_text_printf(stdout, "ok: %s\n", file);
+    printf(", \"valid\": %s, \"workloads\": %zu, \"plugin_sections\": %zu",
+           refused ? "false" : "true", cfg.workload_count, cfg.plugin_section_count);
+    if (v)
+      print_verdicts_json(stdout, v, cfg.plugin_section_count);
+    fputs("}\n", stdout);
+  } else if (!cli->quiet && !refused) {
+    base_text_printf(stdout, "ok: %s%s\n", file,
+                     v ? " (each [plugin NAME] section given to its plugin)" : "");
   }
+  free(v);
   config_free(&cfg);
-  return 0;
+  return refused ? 1 : 0;
 }
 
 typedef struct show_state {
@@ -126,6 +217,8 @@ static int config_show(cli_context *cli, cli_args *a) {
   show_state st = {stdout, 0, 0, ""};
   if (a->positional_count > 1)
     return cli_usage(a, "show: unexpected argument '%s'", a->positional[1]);
+  if (cli_has(a, FL_PLUGINS))
+    return cli_usage(a, "show: --plugins goes with check");
   file = cli_config_file(cli, found, sizeof found);
   if (file) {
     char err[1024];
@@ -175,19 +268,28 @@ static int run_config(cli_context *cli, cli_args *a) {
   return cli_usage(a, "unknown subcommand '%s' (check, show)", a->positional[0]);
 }
 
+static const cli_flag config_flags[] = {
+    {FL_PLUGINS, "--plugins", NULL, NULL,
+     "check: give each [plugin NAME] section to its plugin (create, devices)"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
 const cli_command cli_cmd_config = {
     "config",
-    "check [FILE] | show",
+    "check [FILE] [--plugins] | show",
     "check or show the configuration",
     "check [FILE]: validates FILE (else --config, else the default search);\n"
     "  exit 0 valid, 1 invalid (FILE:LINE: message on stderr), 2 when the file\n"
-    "  is missing or unreadable or none is found.\n"
+    "  is missing or unreadable or none is found. With --plugins, each [plugin\n"
+    "  NAME] section is also given to its plugin as calibrate would (create()\n"
+    "  with the settings, in a child; the devices selection): a refusal is\n"
+    "  invalid (1); a section no enabled plugin receives is a warning.\n"
     "show: every key of the effective configuration, its value and origin\n"
     "  (FILE:LINE, default, or computed); exit 0, 1 when the configuration is\n"
     "  invalid, 2 when the file is missing or unreadable.\n"
     "A FILE that is not a regular file (a directory, a FIFO, a device) is\n"
     "unreadable: refused at once, never waited on.\n",
-    NULL,
+    config_flags,
     1,
     2,
     run_config,

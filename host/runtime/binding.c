@@ -83,11 +83,11 @@ calhost_status runtime_binding_create(const config_settings *cfg, loader_plugin 
 }
 
 void runtime_binding_create_failure(const config_settings *cfg, loader_plugin *p, calhost_status st,
-                                    char *why, size_t cap) {
+                                    int name_settings, char *why, size_t cap) {
   const char *m = loader_plugin_take_error(p);
   const config_plugin_section *sec = config_plugin_named(cfg, p->backend);
   char where[600] = "";
-  if (sec && sec->setting_count && sec->origin.file)
+  if (name_settings && sec && sec->setting_count && sec->origin.file)
     snprintf(where, sizeof where, " (its settings: [plugin %s] at %s:%u)", p->backend,
              sec->origin.file, sec->origin.line);
   snprintf(why, cap, "create failed: %s%s%s%s", calhost_status_name(st), m ? ": " : "", m ? m : "",

@@ -64,13 +64,14 @@ calhost_status runtime_binding_create(const config_settings *cfg, loader_plugin 
                                       calhost_plugin_instance **inst);
 
 /* Why creating p's instance failed with status st, in why: "create failed:
- * STATUS: the plugin's message" (taken from p's error slot), and when the
- * plugin was given [plugin NAME] settings, where they are ("(its settings:
- * [plugin NAME] at FILE:LINE)"): a setting the plugin refuses is then found
- * in the file. The one wording of calibrate's child, the device listing and
- * the deployment runtime. */
+ * STATUS: the plugin's message" (taken from p's error slot), and, with
+ * name_settings, when the plugin was given [plugin NAME] settings, where
+ * they are ("(its settings: [plugin NAME] at FILE:LINE)"): a setting the
+ * plugin refuses is then found in the file (`config check --plugins`
+ * names the section itself). The one wording of calibrate's child, the
+ * device listing, the deployment runtime and config check. */
 void runtime_binding_create_failure(const config_settings *cfg, loader_plugin *p, calhost_status st,
-                                    char *why, size_t cap);
+                                    int name_settings, char *why, size_t cap);
 
 /* Whether p serves operator op. */
 int runtime_binding_serves(const loader_plugin *p, const char *op);

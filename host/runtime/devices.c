@@ -153,6 +153,7 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
 typedef struct list_job {
   const config_settings *cfg;
   loader_plugin *p;
+  int bare; /* failures without the backend's name and the settings' place */
   runtime_device_list *out;
   char failed[1024];
   int bad;
@@ -167,8 +168,8 @@ static int list_child(void *user, int fd) {
   calhost_status st = runtime_binding_create(j->cfg, j->p, &inst);
   if (st != CALHOST_OK) {
     char failure[900];
-    runtime_binding_create_failure(j->cfg, j->p, st, failure, sizeof failure);
-    snprintf(why, sizeof why, "%s: %s", j->p->backend, failure);
+    runtime_binding_create_failure(j->cfg, j->p, st, !j->bare, failure, sizeof failure);
+    snprintf(why, sizeof why, "%s%s%s", j->bare ? "" : j->p->backend, j->bare ? "" : ": ", failure);
     isolate_proto_begin(&b, DEV_REC_FAILED);
     isolate_proto_put_str(&b, why);
     isolate_proto_send(fd, &b);
@@ -232,13 +233,13 @@ static void list_record(void *user, const isolate_proto_msg *m) {
   }
 }
 
-int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
-                                  double timeout_seconds, runtime_device_list *out, char *why,
-                                  size_t cap) {
+/* Creates an instance in a child and lists its devices (none for a plugin
+ * without the entries): runtime_devices_list_isolated without its
+ * device-backend test. */
+static int list_isolated(const config_settings *cfg, loader_plugin *p, double timeout_seconds,
+                         int bare, runtime_device_list *out, char *why, size_t cap) {
   memset(out, 0, sizeof *out);
-  if (!runtime_devices_supported(p))
-    return 0;
-  list_job j = {.cfg = cfg, .p = p, .out = out};
+  list_job j = {.cfg = cfg, .p = p, .bare = bare, .out = out};
   isolate_options io = {.timeout_seconds = timeout_seconds, .done_type = DEV_REC_DONE};
   isolate_child_outcome oc;
   isolate_run(&io, list_child, &j, list_record, &j, &oc);
@@ -251,6 +252,29 @@ int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
   }
   runtime_device_list_free(out);
   return -1;
+}
+
+int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
+                                  double timeout_seconds, runtime_device_list *out, char *why,
+                                  size_t cap) {
+  memset(out, 0, sizeof *out);
+  if (!runtime_devices_supported(p))
+    return 0;
+  return list_isolated(cfg, p, timeout_seconds, 0, out, why, cap);
+}
+
+int runtime_settings_check_isolated(const config_settings *cfg, loader_plugin *p,
+                                    double timeout_seconds, char *why, size_t cap) {
+  runtime_device_list l;
+  const config_plugin_section *sec = config_plugin_named(cfg, p->backend);
+  int rc = list_isolated(cfg, p, timeout_seconds, 1, &l, why, cap);
+  for (size_t k = 0; rc == 0 && sec && k < sec->device_count; k++) {
+    char m[800];
+    if (!runtime_devices_find(&l, sec->devices[k], m, sizeof m))
+      rc = base_str_fail(why, cap, "devices: %s", m);
+  }
+  runtime_device_list_free(&l);
+  return rc;
 }
 
 /* ---- choosing --------------------------------------------------------- */

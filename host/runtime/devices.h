@@ -53,6 +53,16 @@ int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
                                   double timeout_seconds, runtime_device_list *out, char *why,
                                   size_t cap);
 
+/* Whether the plugin takes its [plugin NAME] section of cfg as calibrate
+ * would: in a forked child (as runtime_devices_list_isolated), creates an
+ * instance with the section's settings and, for a device backend, lists
+ * its devices; then checks that the section's `devices` name devices it
+ * has. Returns 0, or -1 with why, which names neither the backend nor the
+ * section (the caller does): "create failed: STATUS: message", a crash or
+ * hang, a listing failure, or "devices: no device 7 (...)". */
+int runtime_settings_check_isolated(const config_settings *cfg, loader_plugin *p,
+                                    double timeout_seconds, char *why, size_t cap);
+
 /* Frees the list's contents and zeroes it. NULL-safe. */
 void runtime_device_list_free(runtime_device_list *l);
 

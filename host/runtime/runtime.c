@@ -508,8 +508,8 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
   calhost_status cs = runtime_binding_create(&rt->cfg, rp->p, &rp->inst);
   if (cs != CALHOST_OK || !rp->inst) {
     char failure[900];
-    runtime_binding_create_failure(&rt->cfg, rp->p, cs == CALHOST_OK ? CALHOST_ERROR : cs, failure,
-                                   sizeof failure);
+    runtime_binding_create_failure(&rt->cfg, rp->p, cs == CALHOST_OK ? CALHOST_ERROR : cs, 1,
+                                   failure, sizeof failure);
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: %s", rp->p->backend, failure);
     loader_plugin_list_free(&rp->list);

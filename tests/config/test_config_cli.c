@@ -4,7 +4,10 @@
  * "ok: FILE", errors with FILE:LINE, and the origins `show` prints (text
  * and --json); and how every command uses the configuration: one rule for
  * which file is read (--store does not skip ./calhost.ini), loaded once,
- * model files hashed only for a key, flags parsed like the config's values.
+ * model files hashed only for a key, flags parsed like the config's values;
+ * `config check --plugins` hands each [plugin NAME] section to its plugin
+ * (a refused setting, a missing device, a failing create are invalid; a
+ * section no plugin receives is a warning).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -118,6 +121,58 @@ static void check_refuses_a_bad_file_with_its_line(void **state) {
   assert_non_null(strstr(output, "\"valid\": false"));
   assert_int_equal(run("config check missing.ini"), 2); /* operational, not "invalid" */
   assert_non_null(strstr(output, "missing.ini"));
+}
+
+/* Writes plugins.ini: cpu_gemm (max_isa = isa), test_devices (3 devices;
+ * devices = devices) and test_create (create() always fails) by path, a
+ * [plugin nosuch] no plugin provides, then extra. */
+static void write_plugins_ini(const char *isa, const char *devices, const char *extra) {
+  const char *build = getenv("CALHOST_BUILD_DIR");
+  char ini[PATH_MAX * 4];
+  snprintf(ini, sizeof ini,
+           "[plugins]\npaths = %s/lib/calhost/plugins/cpu_gemm.so, "
+           "%s/lib/calhost/test-plugins/devices/test_devices.so, "
+           "%s/lib/calhost/test-plugins/test_create.so\n"
+           "[plugin cpu_gemm]\nmax_isa = %s\n"
+           "[plugin test_devices]\ndevices = %s\n"
+           "[plugin nosuch]\nfoo = 1\n%s",
+           build, build, build, isa, devices, extra);
+  write_file("plugins.ini", ini);
+}
+
+static void check_plugins_gives_each_section_to_its_plugin(void **state) {
+  (void)state;
+  write_plugins_ini("avx3", "9", "[plugin test_create]\n");
+  /* without --plugins the sections are not looked at */
+  assert_int_equal(run("config check plugins.ini"), 0);
+  assert_int_equal(run("config check plugins.ini --plugins"), 1);
+  assert_non_null(strstr(output, "plugins.ini:3: [plugin cpu_gemm]: create failed: "
+                                 "CALHOST_INVALID_ARGUMENT: cpu_gemm: max_isa"));
+  assert_non_null(strstr(output, "(got 'avx3')"));
+  assert_non_null(strstr(output, "plugins.ini:5: [plugin test_devices]: devices: no device 9"));
+  assert_non_null(strstr(output, "plugins.ini:7: [plugin nosuch]: warning: not checked: "
+                                 "no plugin found provides this backend"));
+  assert_non_null(strstr(output, "plugins.ini:9: [plugin test_create]: create failed: "
+                                 "CALHOST_UNSUPPORTED"));
+  assert_null(strstr(output, "ok: "));
+  assert_int_equal(run("--json config check plugins.ini --plugins 2>/dev/null"), 1);
+  assert_non_null(strstr(output, "\"valid\": false"));
+  assert_non_null(strstr(output, "{\"backend\": \"cpu_gemm\", \"line\": 3, \"accepted\": false, "
+                                 "\"error\": \"create failed: CALHOST_INVALID_ARGUMENT"));
+  assert_non_null(strstr(output, "{\"backend\": \"nosuch\", \"line\": 7, \"accepted\": false, "
+                                 "\"warning\": \"not checked"));
+  /* settings the plugins take: valid, with the warning kept */
+  write_plugins_ini("avx2", "1", "");
+  assert_int_equal(run("config check plugins.ini --plugins"), 0);
+  assert_non_null(
+      strstr(output, "ok: plugins.ini (each [plugin NAME] section given to its plugin)"));
+  assert_non_null(strstr(output, "[plugin nosuch]: warning: "));
+  assert_null(strstr(output, "create failed"));
+  assert_int_equal(run("--json config check plugins.ini --plugins 2>/dev/null"), 0);
+  assert_non_null(strstr(output, "{\"backend\": \"cpu_gemm\", \"line\": 3, \"accepted\": true, "
+                                 "\"warning\": null}"));
+  /* --plugins is check's */
+  assert_int_equal(run("config show --plugins"), 2);
 }
 
 static void check_usage_errors(void **state) {
@@ -262,6 +317,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(check_accepts_a_good_file),
       cmocka_unit_test(check_refuses_a_bad_file_with_its_line),
+      cmocka_unit_test(check_plugins_gives_each_section_to_its_plugin),
       cmocka_unit_test(check_usage_errors),
       cmocka_unit_test(show_prints_every_key_with_its_origin),
       cmocka_unit_test(show_uses_the_default_search),
