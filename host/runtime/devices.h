@@ -4,7 +4,9 @@
  * and the deployment runtime see them: one owner for listing them (in this
  * process through the stdout guard, or in an isolated child), checking what
  * the plugin described, choosing devices by index or identity (--device,
- * [plugin NAME] devices) and telling whether two devices share hardware.
+ * [plugin NAME] devices), telling whether two devices share hardware, and
+ * checking that a plugin takes its [plugin NAME] section (config check
+ * --plugins: create and list in a child).
  * Internal to the host.
  */
 #ifndef CALHOST_RUNTIME_DEVICES_H
