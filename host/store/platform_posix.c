@@ -551,8 +551,10 @@ static int keep_attributes(int fd, const struct stat *old) {
 
 /* Creates the temporary file: the caller's own tmp_path (a stale file there
  * is unlinked first: never written through) or, with tmp_path NULL, a
- * unique `<path>.XXXXXX.tmp` created exclusively (*made receives its name,
- * malloc'ed). Returns the descriptor or -1 with errno. */
+ * unique `<path>.XXXXXX.tmp` created exclusively, or `.calstore.XXXXXX.tmp`
+ * in path's folder when path's name leaves no room for the 11 bytes
+ * (*made receives its name, malloc'ed). Returns the descriptor or -1 with
+ * errno. */
 static int open_tmp(const char *path, const char *tmp_path, char **made, int *unlink_failed) {
   *made = NULL;
   *unlink_failed = 0;
@@ -568,14 +570,20 @@ static int open_tmp(const char *path, const char *tmp_path, char **made, int *un
     }
     return open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   }
-  size_t n = strlen(path);
-  char *name = malloc(n + sizeof ".XXXXXX.tmp");
+  static const char suffix[] = ".XXXXXX.tmp", short_name[] = ".calstore.XXXXXX.tmp";
+  size_t n = strlen(path), limit = name_max_for(path);
+  char *name = malloc(n + sizeof short_name);
   if (!name) {
     errno = ENOMEM;
     return -1;
   }
   memcpy(name, path, n);
-  memcpy(name + n, ".XXXXXX.tmp", sizeof ".XXXXXX.tmp");
+  if (limit && strlen(base_name(path)) + sizeof suffix - 1 > limit) {
+    n -= strlen(base_name(path)); /* keep the folder part, slash included */
+    memcpy(name + n, short_name, sizeof short_name);
+  } else {
+    memcpy(name + n, suffix, sizeof suffix);
+  }
   if ((e = FAULT("open_tmp")) != 0) {
     free(name);
     errno = e;
