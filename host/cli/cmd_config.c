@@ -66,9 +66,10 @@ static long check_plugin_sections(const cli_context *cli, const config_settings 
     else if (!p->loaded)
       snprintf(v[i].why, sizeof v[i].why, "not checked: its plugin %s was not loaded: %s",
                p->path ? p->path : sec->name, p->reason ? p->reason : "rejected");
-    else if (runtime_settings_check_isolated(cfg, p, cfg->plugin_timeout_seconds, v[i].why,
-                                             sizeof v[i].why) != 0)
-      v[i].refused = 1, refused++;
+    else
+      v[i].refused = runtime_settings_check_isolated(cfg, p, cfg->plugin_timeout_seconds, v[i].why,
+                                                     sizeof v[i].why) != 0;
+    refused += v[i].refused;
     if (v[i].why[0])
       base_text_printf(stderr, "calhost: %s:%u: [plugin %s]: %s%s\n",
                        sec->origin.file ? sec->origin.file : "?", sec->origin.line, sec->name,
