@@ -189,8 +189,8 @@ static const char *const operators[] = {"Add", NULL};
 /* The vtable and the plugin's one exported symbol, calhost_plugin_negotiate.
  * CALHOST_PLUGIN_DEFINE (calhost/plugin.h) wires the required entries to the
  * my_backend_* functions above by name; the optional ones follow the
- * description. The backend's name is the third argument: rename it and the
- * prefix together. */
-CALHOST_PLUGIN_DEFINE(my_backend, CALHOST_ABI_VERSION, "my_backend", "1", operators,
+ * description. 2u: the ABI this file implements. The backend's name is the
+ * third argument: rename it and the prefix together. */
+CALHOST_PLUGIN_DEFINE(my_backend, 2u, "my_backend", "1", operators,
                       "template backend: float32 Add with a tunable chunk size",
                       .default_policy = my_backend_default_policy, .check = my_backend_check);

@@ -392,8 +392,7 @@ static const calhost_workload *const cb_samples[] = {&sample_w1, &sample_w2, NUL
 
 /* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE,
  * calhost/plugin.h), which touches neither OpenCL nor CLBlast. */
-CALHOST_PLUGIN_DEFINE(cb, CALHOST_ABI_VERSION, BACKEND, "1.0.0+clblast" CALHOST_CLBLAST_VERSION,
-                      matmul_operators,
+CALHOST_PLUGIN_DEFINE(cb, 2u, BACKEND, "1.0.0+clblast" CALHOST_CLBLAST_VERSION, matmul_operators,
                       "CLBlast SGEMM; its tuned database against Xgemm parameter sets, per device",
                       .default_policy = cb_default_policy, .check = ocl_session_check,
                       .device_count = ocl_instance_device_count,

@@ -209,6 +209,6 @@ static calhost_status example_check(calhost_session *s, char *err, size_t cap) {
 static const char *const operators[] = {"ReduceSum", NULL};
 
 /* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE, calhost/plugin.h). */
-CALHOST_PLUGIN_DEFINE(example, CALHOST_ABI_VERSION, "example", "1", operators,
+CALHOST_PLUGIN_DEFINE(example, 2u, "example", "1", operators,
                       "example ReduceSum float32 with tunable block size and unroll factor",
                       .default_policy = example_default_policy, .check = example_check);

@@ -402,7 +402,7 @@ static const calhost_workload *const og_samples[] = {&sample_w1, &sample_w2, NUL
 
 /* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE,
  * calhost/plugin.h), which touches no OpenCL. */
-CALHOST_PLUGIN_DEFINE(og, CALHOST_ABI_VERSION, BACKEND, "1.0.0", matmul_operators,
+CALHOST_PLUGIN_DEFINE(og, 2u, BACKEND, "1.0.0", matmul_operators,
                       "OpenCL SGEMM with a tunable Xgemm-style kernel, calibrated per device",
                       .default_policy = og_default_policy, .check = ocl_session_check,
                       .device_count = ocl_instance_device_count,

@@ -382,8 +382,9 @@ typedef struct calhost_session calhost_session;                 /* plugin-define
  */
 typedef struct calhost_plugin_vtable {
   uint32_t struct_size; /* REQUIRED, since 1: sizeof(calhost_plugin_vtable) as compiled */
-  uint32_t abi_version; /* REQUIRED, since 1: the newest ABI this table follows
-                           (usually CALHOST_ABI_VERSION) */
+  uint32_t abi_version; /* REQUIRED, since 1: the newest ABI this table follows,
+                           as a number (2u): not CALHOST_ABI_VERSION, which a
+                           newer header raises past the entries you have */
 
   /* -- identity (since 1, REQUIRED; static strings) -- */
   const char *backend_name;           /* unique, [A-Za-z0-9_.-]+, e.g. "cpu_gemm" */
@@ -549,6 +550,13 @@ static inline calhost_status calhost_negotiate_default(const calhost_negotiate_r
   return CALHOST_OK;
 }
 
+/* fn, when its type is the vtable entry field's; any other type, or an
+ * undeclared fn, is a compile error (a plain initializer would only warn).
+ * Internal to the macros below. Needs C11 (_Generic) and
+ * __typeof__ (GCC, Clang). */
+#define CALHOST_ENTRY_(field, fn)                                                                  \
+  _Generic((fn), __typeof__(((calhost_plugin_vtable *)0)->field) : (fn))
+
 /* ---- Declaring a plugin ------------------------------------------------
  * CALHOST_PLUGIN_DEFINE(prefix, abi, name, version, operators, description,
  *                       optional entries...)
@@ -558,23 +566,28 @@ static inline calhost_status calhost_negotiate_default(const calhost_negotiate_r
  * exported entry point calhost_plugin_negotiate (calhost_negotiate_default
  * on that vtable), and fills in:
  *   struct_size   sizeof(calhost_plugin_vtable);
- *   abi_version   `abi`, the newest ABI the file implements (usually
- *                 CALHOST_ABI_VERSION);
+ *   abi_version   `abi`, the ABI the file implements, as a number (2u);
  *   identity      `name`, `version` (implementation_version), `operators`
  *                 (a NULL-terminated list) and `description`: static strings;
  *   the ten REQUIRED entries, by name: prefix_create, prefix_destroy,
  *                 prefix_build_key, prefix_validate_policy,
  *                 prefix_open_session, prefix_close_session,
  *                 prefix_candidate_count, prefix_serialize_candidate,
- *                 prefix_prepare and prefix_run. A missing one is a compile
- *                 error; each is type-checked against its entry. Use a
- *                 #define to give a shared function the plugin's name;
+ *                 prefix_prepare and prefix_run, each checked against its
+ *                 entry's type: a missing one or one of another type is a
+ *                 compile error. prefix is a plain name (a macro there is
+ *                 not expanded). Use a #define to give a shared function
+ *                 the plugin's name;
  *   then the optional entries you implement, as designated initializers:
  *                 `.default_policy = f, .check = g`,
- *                 CALHOST_PLUGIN_SPACE_ENTRIES(prefix), `.device_count = h`.
+ *                 CALHOST_PLUGIN_SPACE_ENTRIES(prefix) (type-checked too),
+ *                 `.device_count = h`. An initializer of another type draws
+ *                 the compiler's incompatible-pointer warning only: build
+ *                 with -Werror=incompatible-pointer-types (the template does).
  * Nothing else: a vtable written by hand (the ABI above) is equivalent, and
  * is the form for a plugin the macro does not fit (say, one whose identity
- * is computed). C only: C++ has no designated initializers before C++20. */
+ * is computed). C11 (GCC, Clang) only: C++ has no designated initializers
+ * before C++20. */
 #define CALHOST_PLUGIN_DEFINE(prefix, abi, name, version, operator_list, ...)                      \
   static const calhost_plugin_vtable prefix##_vtable = {                                           \
       .struct_size = sizeof(calhost_plugin_vtable),                                                \
@@ -582,31 +595,33 @@ static inline calhost_status calhost_negotiate_default(const calhost_negotiate_r
       .backend_name = (name),                                                                      \
       .implementation_version = (version),                                                         \
       .operators = (operator_list),                                                                \
-      .create = prefix##_create,                                                                   \
-      .destroy = prefix##_destroy,                                                                 \
-      .build_key = prefix##_build_key,                                                             \
-      .validate_policy = prefix##_validate_policy,                                                 \
-      .open_session = prefix##_open_session,                                                       \
-      .close_session = prefix##_close_session,                                                     \
-      .candidate_count = prefix##_candidate_count,                                                 \
-      .serialize_candidate = prefix##_serialize_candidate,                                         \
-      .prepare = prefix##_prepare,                                                                 \
-      .run = prefix##_run,                                                                         \
+      .create = CALHOST_ENTRY_(create, prefix##_create),                                           \
+      .destroy = CALHOST_ENTRY_(destroy, prefix##_destroy),                                        \
+      .build_key = CALHOST_ENTRY_(build_key, prefix##_build_key),                                  \
+      .validate_policy = CALHOST_ENTRY_(validate_policy, prefix##_validate_policy),                \
+      .open_session = CALHOST_ENTRY_(open_session, prefix##_open_session),                         \
+      .close_session = CALHOST_ENTRY_(close_session, prefix##_close_session),                      \
+      .candidate_count = CALHOST_ENTRY_(candidate_count, prefix##_candidate_count),                \
+      .serialize_candidate = CALHOST_ENTRY_(serialize_candidate, prefix##_serialize_candidate),    \
+      .prepare = CALHOST_ENTRY_(prepare, prefix##_prepare),                                        \
+      .run = CALHOST_ENTRY_(run, prefix##_run),                                                    \
       .description = __VA_ARGS__};                                                                 \
   CALHOST_PLUGIN_EXPORT calhost_status calhost_plugin_negotiate(                                   \
       const calhost_negotiate_request *request, calhost_negotiate_reply *reply) {                  \
     return calhost_negotiate_default(request, reply, &prefix##_vtable);                            \
   }                                                                                                \
-  typedef int prefix##_plugin_defined_once
+  typedef int prefix##_plugin_defined /* takes the semicolon after the macro */
 
 /* The four parameter-space entries of ABI 2, by name, for the optional
  * entries of CALHOST_PLUGIN_DEFINE: prefix_describe_space,
  * prefix_assignment_valid, prefix_serialize_assignment and
- * prefix_policy_assignment. */
+ * prefix_policy_assignment (optional in the ABI: a plugin without it
+ * writes the other three as designated initializers instead). */
 #define CALHOST_PLUGIN_SPACE_ENTRIES(prefix)                                                       \
-  .describe_space = prefix##_describe_space, .assignment_valid = prefix##_assignment_valid,        \
-  .serialize_assignment = prefix##_serialize_assignment,                                           \
-  .policy_assignment = prefix##_policy_assignment
+  .describe_space = CALHOST_ENTRY_(describe_space, prefix##_describe_space),                       \
+  .assignment_valid = CALHOST_ENTRY_(assignment_valid, prefix##_assignment_valid),                 \
+  .serialize_assignment = CALHOST_ENTRY_(serialize_assignment, prefix##_serialize_assignment),     \
+  .policy_assignment = CALHOST_ENTRY_(policy_assignment, prefix##_policy_assignment)
 
 /* Copies a NUL-terminated string into a caller's buffer with the
  * serialize_candidate conventions: CALHOST_OK and *length = strlen(text), or
