@@ -50,27 +50,40 @@ static long check_plugin_sections(const cli_context *cli, const config_settings 
   loader_options o;
   loader_plugin_list list;
   long refused = 0;
+  size_t rejected_count = 0;
   loader_options_init(&o);
   runtime_binding_loader_options(cfg, &o);
   if (cli_discover(cli, "config check", &o, &list) != 0)
     return -1;
+  for (size_t k = 0; k < list.count; k++)
+    rejected_count += !list.items[k]->loaded && list.items[k]->reason;
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     const config_plugin_section *sec = &cfg->plugin_sections[i];
-    loader_plugin *p = loader_plugin_list_find(&list, sec->name);
+    loader_plugin *p = loader_plugin_list_find(&list, sec->name), *rejected = NULL;
+    for (size_t k = 0; !p && k < list.count; k++) /* a rejected record that names it */
+      if (list.items[k]->backend && !strcmp(list.items[k]->backend, sec->name))
+        rejected = list.items[k];
     v[i].section = sec;
     if (!config_backend_enabled(cfg, sec->name))
-      snprintf(v[i].why, sizeof v[i].why, "not checked: the backend is disabled ([plugins])");
+      snprintf(v[i].why, sizeof v[i].why,
+               "not checked: the backend is not enabled ([plugins] enabled, disabled)");
+    else if (rejected)
+      snprintf(v[i].why, sizeof v[i].why, "not checked: its plugin %s was not loaded: %s",
+               rejected->path ? rejected->path : sec->name,
+               rejected->reason ? rejected->reason : "rejected");
+    else if (!p && rejected_count) /* a rejected plugin may be the one: its name is unknown */
+      snprintf(v[i].why, sizeof v[i].why,
+               "not checked: no loaded plugin provides this backend (%zu plugin%s rejected: see "
+               "`calhost plugins`)",
+               rejected_count, rejected_count == 1 ? " was" : "s were");
     else if (!p)
       snprintf(v[i].why, sizeof v[i].why,
                "not checked: no plugin found provides this backend (see `calhost plugins`)");
-    else if (!p->loaded)
-      snprintf(v[i].why, sizeof v[i].why, "not checked: its plugin %s was not loaded: %s",
-               p->path ? p->path : sec->name, p->reason ? p->reason : "rejected");
     else
       v[i].refused = runtime_settings_check_isolated(cfg, p, cfg->plugin_timeout_seconds, v[i].why,
                                                      sizeof v[i].why) != 0;
     refused += v[i].refused;
-    if (v[i].why[0])
+    if (v[i].refused || (v[i].why[0] && !cli->quiet))
       base_text_printf(stderr, "calhost: %s:%u: [plugin %s]: %s%s\n",
                        sec->origin.file ? sec->origin.file : "?", sec->origin.line, sec->name,
                        v[i].refused ? "" : "warning: ", v[i].why);
@@ -152,9 +165,15 @@ static int config_check(cli_context *cli, cli_args *a) {
     if (v)
       print_verdicts_json(stdout, v, cfg.plugin_section_count);
     fputs("}\n", stdout);
+  } else if (!cli->quiet && !refused && !v) {
+    base_text_printf(stdout, "ok: %s\n", file);
   } else if (!cli->quiet && !refused) {
-    base_text_printf(stdout, "ok: %s%s\n", file,
-                     v ? " (each [plugin NAME] section given to its plugin)" : "");
+    size_t accepted = 0;
+    for (size_t i = 0; i < cfg.plugin_section_count; i++)
+      accepted += !v[i].why[0];
+    base_text_printf(stdout,
+                     "ok: %s (%zu of %zu [plugin NAME] sections checked by their plugins)\n", file,
+                     accepted, cfg.plugin_section_count);
   }
   free(v);
   config_free(&cfg);

@@ -47,6 +47,12 @@ static void set_nonblock(int fd) {
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+static int in_child;
+
+int isolate_in_child(void) {
+  return in_child;
+}
+
 static void child_main(pid_t parent, int rec_fd, int out_fd, int err_fd, isolate_child_fn child,
                        void *user) {
   static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
@@ -65,6 +71,7 @@ static void child_main(pid_t parent, int rec_fd, int out_fd, int err_fd, isolate
   if (getppid() != parent)
     _exit(125); /* the parent died before prctl */
 #endif
+  in_child = 1;
   dup2(out_fd, STDOUT_FILENO); /* dup2 clears close-on-exec on the copy */
   close(out_fd);
   if (err_fd >= 0) {

@@ -73,6 +73,10 @@ typedef struct isolate_options {
 int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_user,
                 isolate_record_fn on_record, void *parent_user, isolate_child_outcome *out);
 
+/* 1 in a child isolate_run started (its stdout is a capture pipe already,
+ * so the loader's stdout guard stands aside there), else 0. */
+int isolate_in_child(void);
+
 /* "SIGSEGV"-style name of a signal number (static), "signal" when unknown. */
 const char *isolate_signal_name(int sig);
 

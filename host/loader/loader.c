@@ -21,6 +21,7 @@
 #include "base/paths.h"
 #include "base/str.h"
 #include "base/words.h"
+#include "isolate/isolate.h"
 #include "loader.h"
 #include "module.h"
 #include "probe.h"
@@ -250,6 +251,8 @@ static int set_identity(loader_plugin *p, const char *backend, const char *impl,
 int loader_stdout_guard_begin(void) {
   int saved;
   fflush(stdout);
+  if (isolate_in_child())
+    return -1; /* stdout is the child's capture pipe: what the plugin prints is kept there */
   saved = dup(STDOUT_FILENO);
   if (saved >= 0)
     dup2(STDERR_FILENO, STDOUT_FILENO);

@@ -263,7 +263,9 @@ CALHOST_LOADER_HIDDEN const char *loader_plugin_take_error(loader_plugin *p);
  * from the host's main thread. */
 
 /* Redirects stdout to stderr (after flushing it); returns what
- * loader_stdout_guard_end needs (-1 when stdout could not be saved). */
+ * loader_stdout_guard_end needs (-1 when stdout could not be saved, or in
+ * an isolated child, whose stdout is captured already: there the guard
+ * would send the plugin's output to the host's stderr, unlabelled). */
 CALHOST_LOADER_HIDDEN int loader_stdout_guard_begin(void);
 /* Flushes and restores stdout saved by loader_stdout_guard_begin. */
 CALHOST_LOADER_HIDDEN void loader_stdout_guard_end(int saved);

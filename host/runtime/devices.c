@@ -23,6 +23,7 @@ enum {
   DEV_REC_DEVICE = 1, /* u index, u kind, s identity, s name, s hardware, u n, n x (s, s) */
   DEV_REC_FAILED = 2, /* s message */
   DEV_REC_DONE = 3,
+  DEV_REC_CREATED = 4, /* create() returned an instance: a later death is the listing's */
 };
 
 /* A malloc'd copy of s, "" for NULL (NULL only when memory ran out). */
@@ -153,7 +154,8 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
 typedef struct list_job {
   const config_settings *cfg;
   loader_plugin *p;
-  int bare; /* failures without the backend's name and the settings' place */
+  int bare;    /* failures without the backend's name and the settings' place */
+  int created; /* the child said create() succeeded */
   runtime_device_list *out;
   char failed[1024];
   int bad;
@@ -176,6 +178,8 @@ static int list_child(void *user, int fd) {
     isolate_proto_buf_free(&b);
     return 3;
   }
+  isolate_proto_begin(&b, DEV_REC_CREATED);
+  isolate_proto_send(fd, &b);
   if (runtime_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
     isolate_proto_begin(&b, DEV_REC_FAILED);
     isolate_proto_put_str(&b, why);
@@ -206,7 +210,9 @@ static void list_record(void *user, const isolate_proto_msg *m) {
   isolate_proto_cursor_init(&c, m);
   if (j->bad)
     return;
-  if (m->type == DEV_REC_FAILED) {
+  if (m->type == DEV_REC_CREATED) {
+    j->created = 1;
+  } else if (m->type == DEV_REC_FAILED) {
     const char *s = isolate_proto_get_str(&c);
     snprintf(j->failed, sizeof j->failed, "%s", s ? s : "device listing failed");
     j->bad = 1;
@@ -246,7 +252,8 @@ static int list_isolated(const config_settings *cfg, loader_plugin *p, double ti
   if (j.bad) {
     snprintf(why, cap, "%s", j.failed);
   } else if (oc.end != CALHOST_CHILD_OK) {
-    snprintf(why, cap, "%s: listing devices: %s", p->backend, oc.message);
+    snprintf(why, cap, "%s%s%s: %s", bare ? "" : p->backend, bare ? "" : ": ",
+             j.created ? "listing devices" : "create", oc.message);
   } else {
     return 0;
   }
@@ -268,7 +275,8 @@ int runtime_settings_check_isolated(const config_settings *cfg, loader_plugin *p
   runtime_device_list l;
   const config_plugin_section *sec = config_plugin_named(cfg, p->backend);
   int rc = list_isolated(cfg, p, timeout_seconds, 1, &l, why, cap);
-  for (size_t k = 0; rc == 0 && sec && k < sec->device_count; k++) {
+  /* a backend without devices ignores the key, as calibrate does */
+  for (size_t k = 0; rc == 0 && sec && runtime_devices_supported(p) && k < sec->device_count; k++) {
     char m[800];
     if (!runtime_devices_find(&l, sec->devices[k], m, sizeof m))
       rc = base_str_fail(why, cap, "devices: %s", m);

@@ -59,9 +59,10 @@ int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
  * would: in a forked child (as runtime_devices_list_isolated), creates an
  * instance with the section's settings and, for a device backend, lists
  * its devices; then checks that the section's `devices` name devices it
- * has. Returns 0, or -1 with why, which names neither the backend nor the
- * section (the caller does): "create failed: STATUS: message", a crash or
- * hang, a listing failure, or "devices: no device 7 (...)". */
+ * has (a backend without devices ignores the key, as calibrate does). Returns 0, or -1 with why,
+ * which names neither the backend nor the section (the caller does): "create failed: STATUS:
+ * message", a crash or hang ("create: killed by signal 11 (SIGSEGV)", "listing devices: ..."), a
+ * listing failure, or "devices: no device 7 (...)". */
 int runtime_settings_check_isolated(const config_settings *cfg, loader_plugin *p,
                                     double timeout_seconds, char *why, size_t cap);
 

@@ -123,49 +123,73 @@ static void check_refuses_a_bad_file_with_its_line(void **state) {
   assert_non_null(strstr(output, "missing.ini"));
 }
 
-/* Writes plugins.ini: cpu_gemm (max_isa = isa), test_devices (3 devices;
- * devices = devices) and test_create (create() always fails) by path, a
- * [plugin nosuch] no plugin provides, then extra. */
+/* Writes plugins.ini: cpu_gemm (max_isa = isa; devices = 0, which a
+ * backend without devices ignores), test_devices (3 devices; devices =
+ * devices), test_create (create() always fails), test_crash_create (create()
+ * crashes), test_stdout (prints in create()) and test_missing (rejected:
+ * no prepare), copied into one
+ * plugin folder, a [plugin nosuch] no plugin provides, then extra. */
 static void write_plugins_ini(const char *isa, const char *devices, const char *extra) {
   const char *build = getenv("CALHOST_BUILD_DIR");
-  char ini[PATH_MAX * 4];
+  char cmd[PATH_MAX * 8], ini[PATH_MAX * 2];
+  /* one folder of the six (a paths line of six would pass the line limit) */
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s/p' && cd '%s/lib/calhost' && cp plugins/cpu_gemm.so "
+           "test-plugins/devices/test_devices.so test-plugins/test_create.so "
+           "test-plugins/test_crash_create.so test-plugins/unloadable/test_missing.so "
+           "test-plugins/test_stdout.so '%s/p/'",
+           tmpdir, build, tmpdir);
+  assert_int_equal(system(cmd), 0);
   snprintf(ini, sizeof ini,
-           "[plugins]\npaths = %s/lib/calhost/plugins/cpu_gemm.so, "
-           "%s/lib/calhost/test-plugins/devices/test_devices.so, "
-           "%s/lib/calhost/test-plugins/test_create.so\n"
-           "[plugin cpu_gemm]\nmax_isa = %s\n"
+           "[plugins]\ndirectories = %s/p\n"
+           "[plugin cpu_gemm]\nmax_isa = %s\ndevices = 0\n"
            "[plugin test_devices]\ndevices = %s\n"
-           "[plugin nosuch]\nfoo = 1\n%s",
-           build, build, build, isa, devices, extra);
+           "[plugin nosuch]\nfoo = 1\n"
+           "[plugin test_missing]\nfoo = 1\n%s",
+           tmpdir, isa, devices, extra);
   write_file("plugins.ini", ini);
 }
 
 static void check_plugins_gives_each_section_to_its_plugin(void **state) {
   (void)state;
-  write_plugins_ini("avx3", "9", "[plugin test_create]\n");
+  write_plugins_ini("avx3", "9", "[plugin test_create]\n[plugin test_crash_create]\n");
   /* without --plugins the sections are not looked at */
   assert_int_equal(run("config check plugins.ini"), 0);
   assert_int_equal(run("config check plugins.ini --plugins"), 1);
   assert_non_null(strstr(output, "plugins.ini:3: [plugin cpu_gemm]: create failed: "
                                  "CALHOST_INVALID_ARGUMENT: cpu_gemm: max_isa"));
   assert_non_null(strstr(output, "(got 'avx3')"));
-  assert_non_null(strstr(output, "plugins.ini:5: [plugin test_devices]: devices: no device 9"));
-  assert_non_null(strstr(output, "plugins.ini:7: [plugin nosuch]: warning: not checked: "
-                                 "no plugin found provides this backend"));
-  assert_non_null(strstr(output, "plugins.ini:9: [plugin test_create]: create failed: "
+  assert_non_null(strstr(output, "plugins.ini:6: [plugin test_devices]: devices: no device 9"));
+  /* test_missing was rejected before it told its name: the warning says
+   * a plugin was rejected (nosuch's too: the name is unknown) */
+  assert_non_null(strstr(output, "plugins.ini:8: [plugin nosuch]: warning: not checked: "
+                                 "no loaded plugin provides this backend ("));
+  assert_non_null(strstr(output, "plugins.ini:10: [plugin test_missing]: warning: not checked: "
+                                 "no loaded plugin provides this backend ("));
+  assert_non_null(strstr(output, " rejected: see `calhost plugins`)"));
+  assert_non_null(strstr(output, "plugins.ini:12: [plugin test_create]: create failed: "
                                  "CALHOST_UNSUPPORTED"));
+  assert_non_null(strstr(output, "plugins.ini:13: [plugin test_crash_create]: create: killed by "
+                                 "signal 11 (SIGSEGV)"));
   assert_null(strstr(output, "ok: "));
   assert_int_equal(run("--json config check plugins.ini --plugins 2>/dev/null"), 1);
   assert_non_null(strstr(output, "\"valid\": false"));
   assert_non_null(strstr(output, "{\"backend\": \"cpu_gemm\", \"line\": 3, \"accepted\": false, "
                                  "\"error\": \"create failed: CALHOST_INVALID_ARGUMENT"));
-  assert_non_null(strstr(output, "{\"backend\": \"nosuch\", \"line\": 7, \"accepted\": false, "
+  assert_non_null(strstr(output, "{\"backend\": \"nosuch\", \"line\": 8, \"accepted\": false, "
                                  "\"warning\": \"not checked"));
-  /* settings the plugins take: valid, with the warning kept */
-  write_plugins_ini("avx2", "1", "");
+  /* --quiet: the refusals only */
+  assert_int_equal(run("-q config check plugins.ini --plugins"), 1);
+  assert_non_null(strstr(output, "[plugin cpu_gemm]: create failed"));
+  assert_null(strstr(output, "warning"));
+  /* settings the plugins take: valid, with the warnings kept */
+  write_plugins_ini("avx2", "1", "[plugin test_stdout]\n");
   assert_int_equal(run("config check plugins.ini --plugins"), 0);
   assert_non_null(
-      strstr(output, "ok: plugins.ini (each [plugin NAME] section given to its plugin)"));
+      strstr(output, "ok: plugins.ini (3 of 5 [plugin NAME] sections checked by their plugins)"));
+  /* what a plugin prints in create() stays in the child's capture: never
+   * on calhost's stdout or stderr */
+  assert_null(strstr(output, "garbage from create"));
   assert_non_null(strstr(output, "[plugin nosuch]: warning: "));
   assert_null(strstr(output, "create failed"));
   assert_int_equal(run("--json config check plugins.ini --plugins 2>/dev/null"), 0);

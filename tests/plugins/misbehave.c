@@ -27,6 +27,8 @@
  * out of range and serialize_assignment writes a policy the validator
  * refuses ("q=N"), as a careless plugin would.
  * BAD_NONDET_KEY builds a different portable key at every call.
+ * BAD_CRASH_CREATE crashes in create() (config check --plugins must say
+ * so, not blame a device listing).
  * BAD_CRASH_RUN with BAD_STDERR (test_crash_loud): says something on
  * stderr, then crashes, as a sanitizer's report does.
  * BAD_SHORT_ASK: serialize_candidate always says CALHOST_BUFFER_TOO_SMALL,
@@ -144,6 +146,9 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
 #ifdef BAD_CREATE
   host->set_error(host->context, "no device for \033]0;retitled\007 this test");
   return CALHOST_UNSUPPORTED;
+#endif
+#ifdef BAD_CRASH_CREATE
+  raise(SIGSEGV);
 #endif
   *out = calloc(1, sizeof **out);
   if (!*out)
