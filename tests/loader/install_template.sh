@@ -98,6 +98,24 @@ cc -std=c11 -O2 -Wall -Wextra -shared -fPIC $cflags "$template/my_backend.c" -o 
   fail "pkg-config build"
 "$prefix/bin/calhost" plugin check "$work/pc_backend.so" || fail "plugin check (pkg-config build)"
 
+step "CALHOST_PLUGIN_DEFINE refuses a mistyped or missing entry at compile time"
+# the template with run()'s result of another type: a compile error naming
+# the type, not an incompatible-pointer warning that builds
+sed 's/calhost_run_result \*result) {/int *result) {/' "$template/my_backend.c" >"$work/mistyped.c"
+grep -q 'int \*result) {' "$work/mistyped.c" || fail "could not mistype run() in the template (update this test)"
+# shellcheck disable=SC2086
+if cc -std=c11 -fsyntax-only $cflags "$work/mistyped.c" >"$work/mistyped.log" 2>&1; then
+  fail "a run() of the wrong type compiled"
+fi
+grep -q '_Generic' "$work/mistyped.log" || { cat "$work/mistyped.log"; fail "no type error"; }
+# without my_backend_prepare (renamed): undeclared
+sed 's/my_backend_prepare(/my_backend_prepared(/' "$template/my_backend.c" >"$work/missing.c"
+# shellcheck disable=SC2086
+if cc -std=c11 -fsyntax-only $cflags "$work/missing.c" >"$work/missing.log" 2>&1; then
+  fail "a plugin without my_backend_prepare compiled"
+fi
+grep -q "my_backend_prepare" "$work/missing.log" || { cat "$work/missing.log"; fail "no error naming it"; }
+
 step "the installed calhost finds the installed plugins"
 (cd "$work" && "$prefix/bin/calhost" --config /dev/null plugins) >"$work/plugins.txt" 2>&1 ||
   { cat "$work/plugins.txt"; fail "calhost plugins"; }
