@@ -35,6 +35,7 @@
 typedef struct section_verdict {
   const config_plugin_section *section;
   int refused;    /* the plugin refused it: the configuration is invalid */
+  unsigned line;  /* the section's line, or the refused devices key's */
   char why[1200]; /* the refusal or the warning, "" when accepted */
 } section_verdict;
 
@@ -60,6 +61,7 @@ static long check_plugin_sections(const cli_context *cli, const config_settings 
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     const config_plugin_section *sec = &cfg->plugin_sections[i];
     loader_plugin *p = loader_plugin_list_find(&list, sec->name), *rejected = NULL;
+    int rc = 0;
     for (size_t k = 0; !p && k < list.count; k++) /* a rejected record that names it */
       if (list.items[k]->backend && !strcmp(list.items[k]->backend, sec->name))
         rejected = list.items[k];
@@ -80,12 +82,19 @@ static long check_plugin_sections(const cli_context *cli, const config_settings 
       snprintf(v[i].why, sizeof v[i].why,
                "not checked: no plugin found provides this backend (see `calhost plugins`)");
     else
-      v[i].refused = runtime_settings_check_isolated(cfg, p, cfg->plugin_timeout_seconds, v[i].why,
-                                                     sizeof v[i].why) != 0;
+      rc = runtime_settings_check_isolated(cfg, p, cfg->plugin_timeout_seconds, v[i].why,
+                                           sizeof v[i].why);
+    v[i].refused = rc != 0;
+    v[i].line = sec->origin.line;
+    if (rc == RUNTIME_SETTINGS_NO_DEVICE) { /* point at the devices key */
+      char key[300];
+      snprintf(key, sizeof key, "plugin.%s.devices", sec->name);
+      v[i].line = config_origin_of(cfg, key).line;
+    }
     refused += v[i].refused;
     if (v[i].refused || (v[i].why[0] && !cli->quiet))
       base_text_printf(stderr, "calhost: %s:%u: [plugin %s]: %s%s\n",
-                       sec->origin.file ? sec->origin.file : "?", sec->origin.line, sec->name,
+                       sec->origin.file ? sec->origin.file : "?", v[i].line, sec->name,
                        v[i].refused ? "" : "warning: ", v[i].why);
   }
   loader_plugin_list_free(&list);
@@ -98,7 +107,7 @@ static void print_verdicts_json(FILE *out, const section_verdict *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ", {\"backend\": " : "{\"backend\": ", out);
     base_json_string(out, v[i].section->name);
-    fprintf(out, ", \"line\": %u, \"accepted\": ", v[i].section->origin.line);
+    fprintf(out, ", \"line\": %u, \"accepted\": ", v[i].line);
     base_json_bool(out, !v[i].refused && !v[i].why[0]);
     fputs(v[i].refused ? ", \"error\": " : ", \"warning\": ", out);
     base_json_string(out, v[i].why[0] ? v[i].why : NULL);

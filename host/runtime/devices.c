@@ -278,8 +278,10 @@ int runtime_settings_check_isolated(const config_settings *cfg, loader_plugin *p
   /* a backend without devices ignores the key, as calibrate does */
   for (size_t k = 0; rc == 0 && sec && runtime_devices_supported(p) && k < sec->device_count; k++) {
     char m[800];
-    if (!runtime_devices_find(&l, sec->devices[k], m, sizeof m))
-      rc = base_str_fail(why, cap, "devices: %s", m);
+    if (!runtime_devices_find(&l, sec->devices[k], m, sizeof m)) {
+      base_str_fail(why, cap, "devices: %s", m);
+      rc = RUNTIME_SETTINGS_NO_DEVICE;
+    }
   }
   runtime_device_list_free(&l);
   return rc;
@@ -325,8 +327,14 @@ int runtime_devices_selected(const config_settings *cfg, const char *backend,
   }
   for (size_t k = 0; k < sec->device_count; k++) {
     char m[800];
-    if (!runtime_devices_find(l, sec->devices[k], m, sizeof m))
-      return base_str_fail(why, cap, "[plugin %s] devices: %s", backend, m);
+    if (!runtime_devices_find(l, sec->devices[k], m, sizeof m)) {
+      char key[300];
+      snprintf(key, sizeof key, "plugin.%s.devices", backend);
+      config_origin at = config_origin_of(cfg, key);
+      return base_str_fail(why, cap, "[plugin %s] devices: %s%s%s%s%u%s", backend, m,
+                           at.file ? " (" : "", at.file ? at.file : "", at.file ? ":" : "",
+                           at.file ? at.line : 0, at.file ? ")" : "");
+    }
   }
   return 0;
 }

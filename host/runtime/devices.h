@@ -59,10 +59,13 @@ int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
  * would: in a forked child (as runtime_devices_list_isolated), creates an
  * instance with the section's settings and, for a device backend, lists
  * its devices; then checks that the section's `devices` name devices it
- * has (a backend without devices ignores the key, as calibrate does). Returns 0, or -1 with why,
- * which names neither the backend nor the section (the caller does): "create failed: STATUS:
- * message", a crash or hang ("create: killed by signal 11 (SIGSEGV)", "listing devices: ..."), a
- * listing failure, or "devices: no device 7 (...)". */
+ * has (a backend without devices ignores the key, as calibrate does).
+ * Returns 0; or -1 with why, which names neither the backend nor the
+ * section (the caller does): "create failed: STATUS: message", a crash or
+ * hang ("create: killed by signal 11 (SIGSEGV)", "listing devices: ..."),
+ * a listing failure; or RUNTIME_SETTINGS_NO_DEVICE with the `devices`
+ * key's refusal in why, "devices: no device 7 (...)". */
+#define RUNTIME_SETTINGS_NO_DEVICE (-2)
 int runtime_settings_check_isolated(const config_settings *cfg, loader_plugin *p,
                                     double timeout_seconds, char *why, size_t cap);
 
@@ -78,7 +81,8 @@ const runtime_device *runtime_devices_find(const runtime_device_list *l, const c
 /* The devices calibrate runs on for backend: the [plugin NAME] devices
  * selection of cfg (all when absent), as positions into l, in listing
  * order, into positions (capacity l->count) and *count. Returns 0, or -1
- * with why naming the listed device the plugin does not have. */
+ * with why naming the listed device the plugin does not have and where the
+ * key is ("[plugin NAME] devices: no device 7 (...) (FILE:LINE)"). */
 int runtime_devices_selected(const config_settings *cfg, const char *backend,
                              const runtime_device_list *l, size_t *positions, size_t *count,
                              char *why, size_t cap);

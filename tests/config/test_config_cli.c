@@ -159,7 +159,7 @@ static void check_plugins_gives_each_section_to_its_plugin(void **state) {
   assert_non_null(strstr(output, "plugins.ini:3: [plugin cpu_gemm]: create failed: "
                                  "CALHOST_INVALID_ARGUMENT: cpu_gemm: max_isa"));
   assert_non_null(strstr(output, "(got 'avx3')"));
-  assert_non_null(strstr(output, "plugins.ini:6: [plugin test_devices]: devices: no device 9"));
+  assert_non_null(strstr(output, "plugins.ini:7: [plugin test_devices]: devices: no device 9"));
   /* test_missing was rejected before it told its name: the warning says
    * a plugin was rejected (nosuch's too: the name is unknown) */
   assert_non_null(strstr(output, "plugins.ini:8: [plugin nosuch]: warning: not checked: "

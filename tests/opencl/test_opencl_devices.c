@@ -193,6 +193,7 @@ static void a_configured_device_the_machine_lacks_is_a_failure(void **state) {
   }
   assert_int_not_equal(rc, 0);
   assert_non_null(strstr(out, "[plugin opencl_gemm] devices: no device 4096"));
+  assert_non_null(strstr(out, "missing.ini:8)")); /* where the key is */
   free(out);
 }
 
