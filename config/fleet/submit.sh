@@ -93,17 +93,36 @@ else
 fi
 
 number() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ]; }
+# in_range LIST N: every index of an sbatch array list (3,5 or 2-4) below N
+in_range() {
+  local part lo hi
+  for part in ${1//,/ }; do
+    [[ $part =~ ^([0-9]+)(-([0-9]+))?$ ]] || return 1
+    lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}
+    [ "$lo" -le "$hi" ] && [ "$hi" -lt "$2" ] || return 1
+  done
+}
+merge_force=()
+for f in "$@"; do [ "$f" = --force ] && merge_force=(--force); done
 jobs=() specs=()
 for t in "${types[@]}"; do
   IFS=: read -r part n list <<<"$t"
   n=${n:-1}
   number "$n" || die "bad shard count in '$t'"
+  [ -z "$list" ] || in_range "$list" "$n" || die "bad shard list '$list' for $n shards (0 .. $((n - 1)), e.g. 1,3 or 0-2)"
   [ $homogeneous = 1 ] || [ -n "$part" ] || die "--type needs a partition: '$t'"
   stores=$dir/stores${part:+/$part}
   [ $homogeneous = 1 ] && stores=$dir/stores
   mkdir -p "$stores" || die "cannot create $stores"
-  # the plan's summary: how the items split (an empty shard is harmless)
-  "$calhost" plan --shards "$n" "$@" 2>/dev/null | tail -n 1 | sed "s|^|submit: ${part:-default partition}: |" >&2
+  # the plan's summary: how the items split (an empty shard is harmless);
+  # flags calibrate would refuse, or a run of no item, stop the campaign here
+  planned=$("$calhost" plan --shards "$n" "$@" 2>"$dir/logs/plan.err")
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    cat "$dir/logs/plan.err" >&2
+    die "calhost plan refused this campaign (exit $rc): nothing submitted"
+  fi
+  tail -n 1 <<<"$planned" | sed "s|^|submit: ${part:-default partition}: |" >&2
   opts=(--parsable --array="${list:-0-$((n - 1))}" --output="$dir/logs/%x-%A_%a.out")
   [ -n "$part" ] && opts+=(--partition="$part")
   jid=$(CALHOST=$calhost sbatch "${opts[@]}" "${extra[@]}" "$here/calibrate-shard.sbatch" \
@@ -123,7 +142,7 @@ dep=$(
 opts=(--parsable --dependency="afterok:$dep" --kill-on-invalid-dep=yes
   --output="$dir/logs/%x-%j.out")
 [ -n "$partition" ] && opts+=(--partition="$partition")
-mjid=$(CALHOST=$calhost sbatch "${opts[@]}" "${extra[@]}" "$here/merge.sbatch" "$dir" "${specs[@]}") ||
+mjid=$(CALHOST=$calhost sbatch "${opts[@]}" "${extra[@]}" "$here/merge.sbatch" "${merge_force[@]}" "$dir" "${specs[@]}") ||
   die "sbatch of the merge job failed"
 mjid=${mjid%%;*}
 echo "submit: merge job $mjid after $dep -> $dir/fleet.txt" >&2

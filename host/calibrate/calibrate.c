@@ -876,10 +876,13 @@ int calibrate_execute(const calibrate_options *o) {
     free(why);
   }
   size_t usable = 0;
+  int served = 0; /* a usable plugin serves a configured workload: the run, all shards, has items */
   for (size_t i = 0; i < r->plugins.count; i++) {
     loader_plugin *p = r->plugins.items[i];
     if (!base_str_allowed(o->plugins, o->plugin_count, NULL, 0, p->backend))
       continue;
+    for (size_t w = 0; p->loaded && !served && w < r->workload_count; w++)
+      served = runtime_binding_serves(p, r->cfg->workloads[r->workloads[w]].operator_name);
     if (!p->loaded) {
       /* named in the enabled list: a failure above; otherwise a warning */
       int wanted = p->backend && base_str_listed(want, nwant, p->backend);
@@ -900,6 +903,11 @@ int calibrate_execute(const calibrate_options *o) {
   }
   if (o->plan) {
     status = fill_plan(r, o->plan) != 0 ? 2 : r->failure_count ? 1 : 0;
+    if (status == 0 && !o->plan->count) { /* calibrate's "no" for the same flags */
+      status = 1;
+      cal_warn(r, "nothing to calibrate: no configured workload uses an operator of the "
+                  "selected plugins");
+    }
     goto report;
   }
 
@@ -924,8 +932,9 @@ int calibrate_execute(const calibrate_options *o) {
     /* nothing calibrated (every sweep unsupported, or no workload for the
      * chosen plugins) is a "no", not a success; but one shard of a fleet
      * run may hold no item, or only unsupported ones, while the others
-     * calibrate (the merge's check judges the whole) */
-    if (!calibrated && o->shard.count > 1) {
+     * calibrate. A run with no item in any shard is a "no" in every shard,
+     * so that a fleet campaign of nothing fails before its merge. */
+    if (!calibrated && o->shard.count > 1 && served) {
       if (!r->sweeps_total)
         cal_warn(r, "shard %u/%u holds no item of this run (calhost plan --shards %u)",
                  (unsigned)o->shard.index, (unsigned)o->shard.count, (unsigned)o->shard.count);

@@ -12,8 +12,8 @@
  *
  * The shard rule is host/calibrate/shard.h's. Exit status as calibrate's
  * for the same flags: 0, 1 when a requested plugin did not load while
- * another did, 2 on errors (none of the requested plugins loaded
- * included); its messages name `plan`.
+ * another did or when there is no item at all, 2 on errors (none of the
+ * requested plugins loaded included); its messages name `plan`.
  */
 #define _GNU_SOURCE /* getline */
 #include <stdio.h>
@@ -114,6 +114,9 @@ static const cli_flag plan_flags[] = {
     /* calibrate's other flags, accepted (and ignored) so that a calibrate
      * command line can be planned as it is */
     {FL_RIGOR, "--rigor", NULL, "LEVEL", "(calibrate's; no effect on the items)"},
+    {FL_STRATEGY, "--strategy", NULL, "NAME", "(calibrate's; no effect on the items)"},
+    {FL_BUDGET, "--budget", NULL, "N|Ts", "(calibrate's; no effect on the items)"},
+    {FL_RECORD, "--record", NULL, "FILE", "(calibrate's; ignored)"},
     {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "(calibrate's; no effect on the items)"},
     {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "(calibrate's; no effect on the items)"},
     {FL_REPETITIONS, "--repetitions", NULL, "N", "(calibrate's; no effect on the items)"},
@@ -173,8 +176,9 @@ const cli_command cli_cmd_plan = {
     "the same flags, and the shard of each (calibrate --shard I/N runs shard I);\n"
     "nothing runs. The rule and fleet calibration on Slurm: config/fleet/README.md.\n"
     "Exit 0; 1 when a plugin asked for did not load but another did (its items\n"
-    "are missing); 2 on errors, and when no plugin asked for loaded (nothing to\n"
-    "plan), as calibrate.\n",
+    "are missing), or when the run has no item at all;\n"
+    "2 on errors, and when no plugin asked for loaded (nothing to plan), as\n"
+    "calibrate.\n",
     plan_flags,
     0,
     0,

@@ -144,6 +144,7 @@ static void plan_names_itself_and_exits_as_calibrate(void **state) {
   assert_int_equal(r->code, 0);
   HAS(r->out, "1 when a plugin asked for did not load but another did");
   HAS(r->out, "2 on errors, and when no plugin asked for loaded");
+  HAS(r->out, "or when the run has no item at all");
   /* a usage error of plan is plan's too */
   r = run("--config", ini, "plan", "--threads", "0", NULL);
   assert_int_equal(r->code, 2);

@@ -7,7 +7,8 @@
  *  - `calibrate --shard I/N` for every I stores exactly what the unsharded
  *    run stores (exact and portable keys, the portable profile from the
  *    smallest thread count), each key in one shard only;
- *  - bad --shard values are usage errors naming the flag;
+ *  - bad --shard values are usage errors naming the flag; a run of no item
+ *    fails in plan and in every shard;
  *  - `import` keeps an existing calibrated portable profile (also one from
  *    an earlier file of the same import) unless --force; exact profiles of
  *    other processors are kept apart;
@@ -238,6 +239,36 @@ static void empty_shard_succeeds(void **state) {
                        "empty.txt"),
                    0);
   assert_non_null(strstr(out, "holds no item of this run"));
+  free(out);
+  free(err);
+}
+
+/* A run with no item in any shard (the plugin serves none of the
+ * workloads) is a "no" as the unsharded run is: plan and every shard exit
+ * 1, so a fleet campaign of nothing fails before its merge. */
+static void a_run_of_no_item_fails_in_every_shard(void **state) {
+  (void)state;
+  char *out, *err;
+  assert_int_equal(RUN(&out, &err, "plan", "--config", "fleet.ini", "--plugin", "example",
+                       "--workload", "mm_16", "--shards", "2"),
+                   1);
+  assert_non_null(strstr(err, "calhost: plan: nothing to calibrate"));
+  free(out);
+  free(err);
+  for (int i = 0; i < 2; i++) {
+    char spec[8];
+    snprintf(spec, sizeof spec, "%d/2", i);
+    assert_int_equal(RUN(&out, &err, "calibrate", "--config", "fleet.ini", "--plugin", "example",
+                         "--workload", "mm_16", "--shard", spec, "--store", "none.txt"),
+                     1);
+    assert_non_null(strstr(out, "nothing was calibrated"));
+    free(out);
+    free(err);
+  }
+  /* calibrate's search flags are plan's too (accepted, no effect) */
+  assert_int_equal(RUN(&out, &err, "plan", "--config", "fleet.ini", "--plugin", "example",
+                       "--strategy", "random", "--budget", "8", "--record", "x.space"),
+                   0);
   free(out);
   free(err);
 }
@@ -492,6 +523,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(plan_shards_partition_the_items, setup, teardown),
       cmocka_unit_test_setup_teardown(empty_shard_succeeds, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_run_of_no_item_fails_in_every_shard, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_shard_is_a_usage_error, setup, teardown),
       cmocka_unit_test_setup_teardown(shards_store_what_the_unsharded_run_stores, setup, teardown),
       cmocka_unit_test_setup_teardown(import_keeps_the_first_portable_profile, setup, teardown),
