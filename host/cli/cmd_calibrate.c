@@ -148,13 +148,14 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   o.shard = sh;
   o.plan = plan;
   o.record_path = record;
-  if (report && !(o.json_out = cli_report_open(report))) {
+  char report_tmp[4096];
+  if (report && !(o.json_out = cli_report_open(report, report_tmp, sizeof report_tmp))) {
     config_free(&cfg);
     return 2;
   }
   int rc = calibrate_execute(&o);
   if (report)
-    rc = cli_report_finish(report, o.json_out, rc, quiet);
+    rc = cli_report_finish(report, report_tmp, o.json_out, rc, quiet);
   config_free(&cfg);
   return rc;
 }

@@ -1,13 +1,17 @@
 /*
  * cmd_report.c: `calhost report RUN.json|SPACE --html OUT` (the HTML page of
  * a calibrate run or of a recorded space, see host/report/report.h) and the two steps of
- * `calhost calibrate --report DIR`: open DIR/run.json before the run, write
- * DIR/report.html from it after.
+ * `calhost calibrate --report DIR`: open a temporary run file in DIR before
+ * the run, rename it to DIR/run.json and write DIR/report.html from it
+ * after (a run that stops before any sweep leaves the last report).
  */
+#define _GNU_SOURCE /* mkostemp */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/text.h"
 #include "commands.h"
@@ -54,9 +58,14 @@ static int make_dirs(const char *dir) {
       char c = *p;
       *p = '\0';
       struct stat st;
-      if (mkdir(path, 0777) != 0 &&
-          !(errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-        return -1;
+      if (mkdir(path, 0777) != 0) {
+        if (errno != EEXIST)
+          return -1;
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+          errno = ENOTDIR; /* a file where a folder is needed */
+          return -1;
+        }
+      }
       *p = c;
       if (!c)
         return 0;
@@ -64,20 +73,28 @@ static int make_dirs(const char *dir) {
   }
 }
 
-FILE *cli_report_open(const char *dir) {
-  char path[4096];
+FILE *cli_report_open(const char *dir, char *tmp, size_t tmp_cap) {
   if (make_dirs(dir) != 0) {
     cli_error("calibrate: --report %s: %s", dir, strerror(errno));
     return NULL;
   }
-  snprintf(path, sizeof path, "%s/run.json", dir);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    cli_error("calibrate: %s: %s", path, strerror(errno));
+  if (snprintf(tmp, tmp_cap, "%s/.run.json.XXXXXX", dir) >= (int)tmp_cap) {
+    cli_error("calibrate: --report %s: name too long", dir);
+    return NULL;
+  }
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    cli_error("calibrate: --report %s: %s", dir, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+  }
   return f;
 }
 
-int cli_report_finish(const char *dir, FILE *json, int status, int quiet) {
+int cli_report_finish(const char *dir, const char *tmp, FILE *json, int status, int quiet) {
   char run[4096], html[4096], err[1024];
   snprintf(run, sizeof run, "%s/run.json", dir);
   snprintf(html, sizeof html, "%s/report.html", dir);
@@ -85,12 +102,21 @@ int cli_report_finish(const char *dir, FILE *json, int status, int quiet) {
   fflush(stdout); /* the run's table first: these lines go to stderr */
   if (fclose(json) != 0) {
     cli_error("calibrate: %s: %s", run, strerror(errno));
+    unlink(tmp);
     return status < 2 ? 2 : status;
   }
-  if (written <= 0) { /* calibrate stopped before it had a report */
-    remove(run);
+  if (written <= 0) { /* calibrate stopped before it had a report: the last one stays */
+    unlink(tmp);
     fprintf(stderr, "calhost: calibrate: no report written (the run stopped before any sweep)\n");
     return status;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  chmod(tmp, 0644 & ~mask);
+  if (rename(tmp, run) != 0) {
+    cli_error("calibrate: %s: %s", run, strerror(errno));
+    unlink(tmp);
+    return status < 2 ? 2 : status;
   }
   if (report_html_file(run, html, err, sizeof err) != 0) {
     cli_error("calibrate: report: %s", err);

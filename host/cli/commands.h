@@ -158,12 +158,14 @@ extern const cli_command cli_cmd_report;
 extern const cli_command cli_cmd_verify;
 
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
- * creates DIR (and its parents) and opens DIR/run.json for the run's JSON
- * (NULL after printing the error); report_finish closes it, writes
- * DIR/report.html from it and returns the exit status: status, or 2 when
- * the report failed. */
-FILE *cli_report_open(const char *dir);
-int cli_report_finish(const char *dir, FILE *json, int status, int quiet);
+ * creates DIR (and its parents) and opens a temporary file there for the
+ * run's JSON, its name into tmp (NULL after printing the error);
+ * report_finish closes it, renames it to DIR/run.json, writes
+ * DIR/report.html from it (both replaced whole) and returns the exit
+ * status: status, or 2 when the report failed. A run that wrote no JSON
+ * (stopped before any sweep) leaves the previous report as it was. */
+FILE *cli_report_open(const char *dir, char *tmp, size_t tmp_cap);
+int cli_report_finish(const char *dir, const char *tmp, FILE *json, int status, int quiet);
 
 /* Fleet planning (cmd_plan.c): `plan [--shard I/N | --shards N] [calibrate's flags]`. */
 extern const cli_command cli_cmd_plan;

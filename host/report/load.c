@@ -4,8 +4,11 @@
  * the whole run unreadable), syntax errors name the file, line and column,
  * and a file that is not a calibrate report is refused by name.
  */
+#define _GNU_SOURCE /* mkostemps */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +18,13 @@
 #include "report.h"
 
 #define RUN_FILE_MAX (512u * 1024u * 1024u)
+
+/* The process's umask (read by setting it back). */
+static mode_t current_umask(void) {
+  mode_t m = umask(0);
+  umask(m);
+  return m;
+}
 
 json_t *report_load(const char *path, char *err, size_t cap) {
   int is_stdin = !strcmp(path, "-");
@@ -58,19 +68,47 @@ json_t *report_load(const char *path, char *err, size_t cap) {
     json_decref(root);
     return NULL;
   }
+  /* another command's report (verify's has results too) */
+  const char *command = json_string_value(json_object_get(root, "command"));
+  if (command && strcmp(command, "calibrate")) {
+    snprintf(err, cap, "%s: the JSON report of `calhost %.40s`, not of `calhost calibrate --json`",
+             name, command);
+    json_decref(root);
+    return NULL;
+  }
   return root;
 }
 
 int report_html_file(const char *run_path, const char *html_path, char *err, size_t cap) {
+  struct stat in, out_st;
+  if (strcmp(run_path, "-") && stat(run_path, &in) == 0 && stat(html_path, &out_st) == 0 &&
+      in.st_dev == out_st.st_dev && in.st_ino == out_st.st_ino) {
+    snprintf(err, cap, "%s: is the input itself; refusing to write the page over it", html_path);
+    return -1;
+  }
   json_t *run = report_load(run_path, err, cap);
   if (!run)
     return -1;
-  FILE *out = fopen(html_path, "w");
-  if (!out) {
-    snprintf(err, cap, "%s: %s", html_path, strerror(errno));
+  /* the page goes to a temporary file renamed over html_path: a failure
+   * leaves the page that was there */
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.XXXXXX.tmp", html_path) >= (int)sizeof tmp) {
+    snprintf(err, cap, "%s: name too long", html_path);
     json_decref(run);
     return -1;
   }
+  int fd = mkostemps(tmp, 4, O_CLOEXEC);
+  FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!out) {
+    snprintf(err, cap, "%s: %s", html_path, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+    json_decref(run);
+    return -1;
+  }
+  fchmod(fd, 0644 & ~current_umask());
   const char *slash = strrchr(run_path, '/');
   int rc = report_write_html(run, slash ? slash + 1 : run_path, out, err, cap);
   if (fclose(out) != 0 && rc == 0) {
@@ -82,6 +120,12 @@ int report_html_file(const char *run_path, const char *html_path, char *err, siz
     snprintf(what, sizeof what, "%s", err);
     snprintf(err, cap, "%s: %s", html_path, what);
   }
+  if (rc == 0 && rename(tmp, html_path) != 0) {
+    snprintf(err, cap, "%s: %s", html_path, strerror(errno));
+    rc = -1;
+  }
+  if (rc != 0)
+    unlink(tmp);
   json_decref(run);
   return rc;
 }

@@ -114,6 +114,42 @@ static void report_command_writes_the_page(void **state) {
   free(e);
 }
 
+/* The page replaces OUT whole, never over its own input; another
+ * command's JSON (verify's, which has results too) is refused by name. */
+static void report_never_destroys_its_input_or_the_last_page(void **state) {
+  (void)state;
+  char run[400], page[400], verify[400];
+  snprintf(run, sizeof run, "%s/own.json", g_dir);
+  snprintf(page, sizeof page, "%s/own.html", g_dir);
+  snprintf(verify, sizeof verify, "%s/verify.json", g_dir);
+  copy_file(g_data, run);
+  char *before = slurp(run);
+  const char *self[] = {"report", run, "--html", run, NULL};
+  assert_int_equal(calhost(self), 2);
+  char *e = err_text(), *after = slurp(run);
+  assert_non_null(strstr(e, "is the input itself"));
+  assert_string_equal(after, before); /* the run file is intact */
+  free(e);
+  free(after);
+  const char *ok[] = {"report", run, "--html", page, NULL};
+  assert_int_equal(calhost(ok), 0);
+  char *good = slurp(page);
+  FILE *f = fopen(verify, "w");
+  assert_non_null(f);
+  fputs("{\"command\": \"verify\", \"results\": []}\n", f);
+  fclose(f);
+  const char *other[] = {"report", verify, "--html", page, NULL};
+  assert_int_equal(calhost(other), 2);
+  e = err_text();
+  assert_non_null(strstr(e, "the JSON report of `calhost verify`, not of `calhost calibrate"));
+  after = slurp(page);
+  assert_string_equal(after, good); /* the last page stays */
+  free(e);
+  free(after);
+  free(good);
+  free(before);
+}
+
 /* ---- calhost calibrate --report ------------------------------------------ */
 
 static const json_t *result_of(const json_t *run, const char *plugin) {
@@ -303,6 +339,7 @@ int main(void) {
   snprintf(g_data, sizeof g_data, "%s/tests/report/data/run-quick.json", g_source);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(report_command_writes_the_page),
+      cmocka_unit_test(report_never_destroys_its_input_or_the_last_page),
       cmocka_unit_test(calibrate_report_keeps_every_candidate),
       cmocka_unit_test(page_renders_in_headless_chromium),
   };
