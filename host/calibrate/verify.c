@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/json.h"
 #include "base/str.h"
@@ -383,6 +384,16 @@ int cal_verify_finish(cal_run *r, int status) {
   if (r->failure_count || !cv->count)
     return 2;
   int rc = 0;
+  size_t missing = 0;
+  for (size_t i = 0; i < cv->count; i++)
+    missing += cv->rows[i].verdict == CALHOST_VERDICT_MISSING;
+  if (missing == cv->count) { /* a mistyped --store must not pass as "all holds" */
+    const char *path = calstore_path(r->store);
+    cal_warn(r, "nothing was verified: no key of this run has a stored profile in %s%s",
+             path ? path : "the in-memory store (persistence_enabled = false)",
+             path && access(path, F_OK) != 0 ? " (the file does not exist)" : "");
+    rc = 1;
+  }
   for (size_t i = 0; i < cv->count; i++) {
     const verify_row *row = &cv->rows[i];
     if (row->verdict == CALHOST_VERDICT_ERROR)

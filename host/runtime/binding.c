@@ -46,7 +46,13 @@ void runtime_binding_store_error(char *buf, size_t cap, calstore_status st,
   char where[4200];
   const char *path = err && err->path[0] ? err->path : path_if_none ? path_if_none : "store";
   base_text_where(where, sizeof where, path, err ? err->line : 0);
-  snprintf(buf, cap, "%s: %s: %s%s", where, calstore_status_name(st), err ? err->message : "",
+  /* the library's message may start with the place this line names first */
+  const char *message = err ? err->message : "";
+  char own[4200];
+  snprintf(own, sizeof own, "%s: line %u: ", path, err ? err->line : 0);
+  if (err && err->line && !strncmp(message, own, strlen(own)))
+    message += strlen(own);
+  snprintf(buf, cap, "%s: %s: %s%s", where, calstore_status_name(st), message,
            st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION
                ? " (repair or remove the file; `calhost check` lists its problems)"
                : "");

@@ -173,6 +173,9 @@ static void store_text_never_reaches_the_terminal_raw(void **state) {
   r = run("--store", path("bad.txt"), "list", NULL);
   assert_int_equal(r->code, 2);
   assert_no_controls("open error", r->err);
+  /* the place once: "FILE:2: malformed: ...", not "... malformed: FILE: line 2: ..." */
+  HAS(r->err, "bad.txt:2: malformed: ");
+  HASNT(r->err, "line 2:");
 }
 
 static void plugin_text_never_reaches_the_terminal_raw(void **state) {

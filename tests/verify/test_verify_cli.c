@@ -419,6 +419,12 @@ static void verdicts_exit_status_and_an_untouched_store(void **state) {
   assert_int_equal(rc, 0);
   free(out);
   free(err);
+  /* only missing keys: nothing was verified, a "no" (a mistyped store) */
+  const char *only_missing[] = {"verify", "--config", g_cfg, "--workload", "w_missing", NULL};
+  assert_int_equal(run(&out, &err, only_missing), 1);
+  assert_non_null(strstr(out, "nothing was verified: no key of this run has a stored profile in"));
+  free(out);
+  free(err);
 
   /* errors */
   const char *bad_workload[] = {"verify", "--config", g_cfg, "--workload", "nope", NULL};
