@@ -86,7 +86,8 @@ const cli_command cli_cmd_verify = {
     "key: ok, slower, lost-to-default, outdated, invalid, missing (or error).\n"
     "Never changes the store without --recalibrate, which recalibrates exactly\n"
     "the failing keys and commits them in one batch. Exit 0 when every key\n"
-    "holds (missing keys do not fail), 1 when one is slower, lost-to-default,\n"
+    "holds (missing keys do not fail, unless every key is missing: nothing was\n"
+    "verified), 1 when one is slower, lost-to-default,\n"
     "outdated or invalid (with --recalibrate: was not recalibrated), 2 on\n"
     "errors, 130/143 when interrupted.\n",
     verify_flags,
