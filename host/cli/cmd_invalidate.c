@@ -1,6 +1,7 @@
 /*
  * cmd_invalidate.c: `calhost invalidate --backend B [--implementation V]`:
- * removes a backend's profiles (of one implementation version, or all).
+ * removes a backend's profiles, calibrated ones and user overrides, exact
+ * and portable (of one implementation version, or all).
  * With [store] persistence_enabled = false nothing is kept: a note says so
  * (--json: "persisted": false).
  */
@@ -34,7 +35,9 @@ const cli_command cli_cmd_invalidate = {
     "invalidate",
     "--backend B [--implementation V]",
     "remove a backend's profiles",
-    NULL,
+    "Removes every profile of the backend (of one implementation version with\n"
+    "--implementation): calibrated profiles and user overrides, exact and\n"
+    "portable. Exit 0 (also when none matched), 2 on errors.\n",
     invalidate_flags,
     0,
     0,
