@@ -74,39 +74,24 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   int rc = cli_key_flags(a, 0, 1, &k, structure);
   if (rc)
     return rc;
-  config_settings cfg;
-  if (cli_load_config(cli, &cfg) != 0) {
-    if (cli->json)
-      cli_json_lookup_result(stdout, NULL, CALSTORE_INVALID_ARGUMENT, NULL, NULL, NULL);
-    return 2;
-  }
-  char why[4608];
-  calhost_runtime *rt = NULL;
+  wl_ctx c;
+  char unvalidated[4700];
   /* --force-portable forces it; else the configuration's [lookup] */
-  calhost_runtime_status rs = runtime_open_config(
-      &cfg, cli->store_path, cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, &rt, why, sizeof why);
+  calhost_runtime_status rs =
+      wl_open_key(cli, "lookup", k.backend, cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, &c, unvalidated,
+                  sizeof unvalidated);
   if (rs != CALHOST_RUNTIME_OK) {
-    cli_error("%s", why);
     if (cli->json && rs == CALHOST_RUNTIME_STORE)
       store_failure_json(cli);
     else if (cli->json)
-      cli_json_lookup_result(stdout, NULL, CALSTORE_NO_MEMORY, NULL, NULL, NULL);
+      cli_json_lookup_result(stdout, NULL,
+                             rs == CALHOST_RUNTIME_CONFIG ? CALSTORE_INVALID_ARGUMENT
+                                                          : CALSTORE_NO_MEMORY,
+                             NULL, NULL, NULL);
     return 2;
   }
-  calhost_runtime_plugin *plugin = NULL;
-  char unvalidated[sizeof why + 64];
-  unvalidated[0] = '\0';
-  rs = calhost_runtime_load_plugin(rt, k.backend, NULL, &plugin, why, sizeof why);
-  if (rs == CALHOST_RUNTIME_NOT_FOUND || rs == CALHOST_RUNTIME_PLUGIN) {
-    snprintf(unvalidated, sizeof unvalidated, "policy not validated: %s", why);
-    cli_error("warning: %s", unvalidated);
-  } else if (rs != CALHOST_RUNTIME_OK) {
-    cli_error("lookup: %s", why);
-    if (cli->json)
-      cli_json_lookup_result(stdout, NULL, CALSTORE_NO_MEMORY, NULL, NULL, NULL);
-    calhost_runtime_close(&rt);
-    return 2;
-  }
+  calhost_runtime *rt = c.rt;
+  calhost_runtime_plugin *plugin = c.plugin;
   calstore_lookup_options o = {0};
   o.backend = k.backend;
   o.operator_name = k.operator_name;
@@ -124,7 +109,7 @@ static int lookup_key(cli_context *cli, cli_args *a) {
                       plugin ? calhost_runtime_validate_policy : NULL, plugin, &r, &err);
   if (!r) {
     cli_store_failed("lookup", st, &err);
-    calhost_runtime_close(&rt);
+    wl_close(&c);
     return 2;
   }
   if (cli->json) {
@@ -146,7 +131,7 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   }
   int code = r->status == CALSTORE_OK ? 0 : 1;
   calstore_lookup_result_free(&r);
-  calhost_runtime_close(&rt);
+  wl_close(&c);
   return code;
 }
 

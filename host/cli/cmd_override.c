@@ -3,7 +3,9 @@
  *   override set|clear --backend B --operator OP --implementation V
  *       (--model-digest D --processor P --threads N | --portable
  *        --structure NAME=VALUE...) [--policy TEXT]
- *       a key given on the command line; the policy is not validated;
+ *       a key given on the command line; `set` validates the policy with
+ *       the plugin serving --backend when it loads here, else installs it
+ *       unvalidated with a warning;
  *   override set|clear --workload W [--plugin B] [--threads N|max] [--device D]
  *       [--portable] [--policy TEXT]
  *       the key the plugin builds for this machine (workload.c); `set`
@@ -119,18 +121,31 @@ static int run_override(cli_context *cli, cli_args *a) {
   int rc = cli_key_flags(a, cli_has(a, FL_PORTABLE), 0, &k, structure);
   if (rc)
     return rc;
-  calstore *s = NULL;
-  if (cli_open_store(cli, &s) != CALSTORE_OK)
-    return 2;
   calstore_error err = {0};
   calstore_status st;
-  if (set)
-    st = calstore_install_override(s, &k, NULL, 0, fixed_policy, (void *)a->value[FL_POLICY], NULL,
-                                   NULL, &err);
-  else
+  if (!set) {
+    calstore *s = NULL;
+    if (cli_open_store(cli, &s) != CALSTORE_OK)
+      return 2;
     st = calstore_clear_override(s, &k, &err);
-  calstore_close(&s);
-  return finish(cli, cmd, st, &err, set ? "override installed" : "override cleared");
+    calstore_close(&s);
+    return finish(cli, cmd, st, &err, "override cleared");
+  }
+  /* set: the policy goes through the validator of the plugin serving
+   * --backend when it loads here, as lookup's key form does; else it is
+   * installed unvalidated, with a warning (a store prepared for elsewhere) */
+  wl_ctx c;
+  char unvalidated[4700];
+  if (wl_open_key(cli, cmd, k.backend, -1, &c, unvalidated, sizeof unvalidated) !=
+      CALHOST_RUNTIME_OK)
+    return 2;
+  st = calstore_install_override(calhost_runtime_store(c.rt), &k, NULL, 0, fixed_policy,
+                                 (void *)a->value[FL_POLICY],
+                                 c.plugin ? calhost_runtime_validate_policy : NULL, c.plugin, &err);
+  rc = finish(cli, cmd, st, &err,
+              c.plugin ? "override installed" : "override installed (not validated)");
+  wl_close(&c);
+  return rc;
 }
 
 const cli_command cli_cmd_override = {
@@ -143,8 +158,10 @@ const cli_command cli_cmd_override = {
     "       [--policy TEXT]",
     "set or clear a user override",
     "An override wins over calibrated profiles of the same key. With --workload\n"
-    "the plugin builds the key for this machine and validates the policy; a\n"
-    "refused policy exits 1.\n",
+    "the plugin builds the key for this machine. set validates the policy with\n"
+    "the plugin (the key form: the one serving --backend; when none loads here,\n"
+    "the override is stored unvalidated, with a warning); a refused policy\n"
+    "exits 1.\n",
     override_flags,
     1,
     1,

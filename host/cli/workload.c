@@ -19,6 +19,35 @@ int wl_refuse_key_flags(const cli_args *a) {
   return 0;
 }
 
+calhost_runtime_status wl_open_key(cli_context *cli, const char *cmd, const char *backend,
+                                   int force_portable, wl_ctx *c, char *unvalidated,
+                                   size_t unvalidated_cap) {
+  char why[4608];
+  config_settings cfg;
+  memset(c, 0, sizeof *c);
+  unvalidated[0] = '\0';
+  if (cli_load_config(cli, &cfg) != 0)
+    return CALHOST_RUNTIME_CONFIG;
+  calhost_runtime_status rs =
+      runtime_open_config(&cfg, cli->store_path, force_portable, &c->rt, why, sizeof why);
+  if (rs != CALHOST_RUNTIME_OK) {
+    cli_error("%s", why);
+    return rs;
+  }
+  rs = calhost_runtime_load_plugin(c->rt, backend, NULL, &c->plugin, why, sizeof why);
+  if (rs == CALHOST_RUNTIME_NOT_FOUND || rs == CALHOST_RUNTIME_PLUGIN) {
+    c->plugin = NULL;
+    snprintf(unvalidated, unvalidated_cap, "policy not validated: %s", why);
+    if (!cli->quiet)
+      cli_error("warning: %s", unvalidated);
+  } else if (rs != CALHOST_RUNTIME_OK) {
+    cli_error("%s: %s", cmd, why);
+    wl_close(c);
+    return rs;
+  }
+  return CALHOST_RUNTIME_OK;
+}
+
 void wl_close(wl_ctx *c) {
   calhost_runtime_selection_free(&c->sel);
   calhost_runtime_close(&c->rt);

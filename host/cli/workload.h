@@ -30,6 +30,19 @@ typedef struct wl_ctx {
   {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"}
 /* clang-format on */
 
+/* The key form of lookup and override (--backend ...): loads the
+ * configuration and opens the deployment runtime over it with --store
+ * (force_portable 1: forced, -1: the configuration's), then loads the
+ * plugin serving backend, to validate policies with. A plugin that cannot be
+ * found or loaded is no failure: c->plugin stays NULL and unvalidated says
+ * why ("policy not validated: ..."), also printed as a warning on stderr
+ * (not under --quiet).
+ * Returns CALHOST_RUNTIME_OK (close with wl_close), or the failure, printed,
+ * with c closed. */
+calhost_runtime_status wl_open_key(cli_context *cli, const char *cmd, const char *backend,
+                                   int force_portable, wl_ctx *c, char *unvalidated,
+                                   size_t unvalidated_cap);
+
 /* With --workload: a usage error naming the first key flag given ("--backend
  * cannot be combined with --workload ..."), returning 2; 0 when none is. */
 int wl_refuse_key_flags(const cli_args *a);

@@ -262,12 +262,20 @@ static void lookup_key_form_uses_the_configuration_and_the_validator(void **stat
   assert_int_equal(r->code, 0);
   HAS(r->out, "\"level\":\"portable_calibrated\"");
 
-  /* a portable override the plugin refuses (the key form of override set
-   * stores it unvalidated): rejected, the exact calibrated profile wins */
+  /* a portable override the plugin refuses: the key form of override set
+   * asks the plugin when it loads (refused, exit 1), and stores it
+   * unvalidated, with a warning, when it does not (here: disabled) */
   r = run("--config", plain, "--store", store, "override", "set", "--backend", "example",
           "--operator", "ReduceSum", "--implementation", "1", "--portable", "--structure",
           "dtype=float32", "--structure", "elements=4096", "--policy", "kernel=bogus", NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->err, "policy_rejected");
+  r = run("--config", noplugin, "--store", store, "override", "set", "--backend", "example",
+          "--operator", "ReduceSum", "--implementation", "1", "--portable", "--structure",
+          "dtype=float32", "--structure", "elements=4096", "--policy", "kernel=bogus", NULL);
   assert_int_equal(r->code, 0);
+  HAS(r->err, "warning: policy not validated: ");
+  HAS(r->out, "override installed (not validated)");
   r = run("--config", plain, "--store", store, "--json", "lookup", EXAMPLE_KEY, NULL);
   assert_int_equal(r->code, 0);
   HAS(r->out, "\"level\":\"exact_calibrated\"");
