@@ -771,7 +771,9 @@ static void environment(FILE *o, const json_t *run, const char *source) {
   double secs = N(run, "seconds");
   if (isfinite(secs))
     fprintf(o, "%.1f s; ", secs);
-  fprintf(o, "exit status %ld%s</td></tr>\n", I(run, "exit_status"),
+  if (json_object_get(run, "exit_status")) /* a recorded space has none */
+    fprintf(o, "exit status %ld", I(run, "exit_status"));
+  fprintf(o, "%s</td></tr>\n",
           B(run, "interrupted") ? "; interrupted (finished workloads were committed)" : "");
   if (source) {
     env_row(o, "run file");

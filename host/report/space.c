@@ -52,12 +52,16 @@ static json_t *space_run(const search_space_file *s) {
   json_t *res = json_object(), *cands = json_array(), *m = json_object(), *counts = json_object();
   if (!run || !results || !env || !res || !cands || !m || !counts)
     goto oom;
-  const char *threads = meta(s, "threads");
-  set_str(run, "rigor", "recorded space");
+  const char *threads = meta(s, "threads"), *rigor = meta(s, "rigor");
+  char rigor_text[200];
+  snprintf(rigor_text, sizeof rigor_text, "%.100s%s", rigor ? rigor : "recorded space",
+           rigor ? " (recorded)" : "");
+  set_str(run, "rigor", rigor_text);
   set_str(env, "processor", meta(s, "processor"));
   set_str(res, "plugin", meta(s, "plugin") ? meta(s, "plugin") : "unknown");
   set_str(res, "implementation", meta(s, "implementation"));
-  set_str(res, "workload", s->name);
+  /* the configured workload's name (the space's name adds plugin and threads) */
+  set_str(res, "workload", meta(s, "workload") ? meta(s, "workload") : s->name);
   set_str(res, "operator", meta(s, "operator"));
   if (threads)
     json_object_set_new(res, "threads", json_integer(strtol(threads, NULL, 10)));
@@ -91,7 +95,14 @@ static json_t *space_run(const search_space_file *s) {
       json_object_set_new(c, "spread_us", json_real(e->spread));
     }
   }
-  json_object_set_new(counts, "candidates", json_integer((json_int_t)s->entry_count));
+  /* the space's size (the product of its parameters' value counts: the
+   * budget may have measured a part of it), what was recorded */
+  double size = 1;
+  for (size_t p = 0; p < s->param_count; p++)
+    size *= s->params[p].value_count;
+  json_int_t space = size < 9.0e15 && size >= (double)s->entry_count ? (json_int_t)size
+                                                                     : (json_int_t)s->entry_count;
+  json_object_set_new(counts, "candidates", json_integer(space));
   json_object_set_new(counts, "planned", json_integer((json_int_t)s->entry_count));
   json_object_set_new(counts, "tried", json_integer((json_int_t)s->entry_count));
   json_object_set_new(counts, "pruned", json_integer(0));

@@ -410,8 +410,26 @@ static void recorded_space_reads_as_a_run(void **state) {
   assert_int_equal(count(svg, "class=\"pt "), 3);
   assert_int_equal(count(svg, "class=\"pt winner\""), 1);
   assert_non_null(strstr(html, "wrong_output"));
+  /* 4 of the space's 3 x 2 = 6 configurations were recorded; no exit status */
+  assert_non_null(strstr(html, "of 6 in the space (4 planned)"));
+  assert_null(strstr(html, "exit status"));
   free(svg);
   free(html);
+  json_decref(run);
+  /* the meta lines name the workload and the rigor (the space's own name
+   * adds the plugin and threads) */
+  static const char named[] = "calhost-search-space 1\n"
+                              "space demo-w1-t2\n"
+                              "meta workload w1\n"
+                              "meta rigor quick\n"
+                              "param tile ordered 8 16\n"
+                              "config 8 30 1 0 0.1 tile=8\n";
+  write_bytes(path, named, sizeof named - 1);
+  run = report_load(path, err, sizeof err);
+  assert_non_null(run);
+  r = json_array_get(json_object_get(run, "results"), 0);
+  assert_string_equal(json_string_value(json_object_get(r, "workload")), "w1");
+  assert_string_equal(json_string_value(json_object_get(run, "rigor")), "quick (recorded)");
   json_decref(run);
   write_bytes(path, "calhost-search-space 1\nspace x\nbogus line\n", 42);
   assert_null(report_load(path, err, sizeof err));
