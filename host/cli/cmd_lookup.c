@@ -200,6 +200,10 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
   int rc = wl_open(cli, workload, a->value[FL_PLUGIN], a->value[FL_THREADS], a->value[FL_DEVICE],
                    cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, 1, &c);
   if (rc != 0) {
+    if (cli->json && c.status == CALHOST_RUNTIME_STORE)
+      store_failure_json(cli);
+    else if (cli->json) /* the configuration, the plugin or the workload: said on stderr */
+      cli_json_lookup_result(stdout, NULL, CALSTORE_INVALID_ARGUMENT, NULL, NULL, NULL);
     wl_close(&c);
     return rc;
   }

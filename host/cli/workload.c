@@ -68,6 +68,7 @@ int wl_open(cli_context *cli, const char *workload, const char *plugin, const ch
       tc = CALHOST_RUNTIME_THREADS_MAX;
   }
   config_settings cfg;
+  c->status = CALHOST_RUNTIME_CONFIG;
   if (cli_load_config(cli, &cfg) != 0)
     return 2;
   calhost_runtime_status st =
@@ -80,6 +81,7 @@ int wl_open(cli_context *cli, const char *workload, const char *plugin, const ch
     st = select
              ? calhost_runtime_select(c->rt, c->plugin, workload, tc, &c->sel, err, sizeof err)
              : calhost_runtime_build_keys(c->rt, c->plugin, workload, tc, &c->sel, err, sizeof err);
+  c->status = st;
   if (st != CALHOST_RUNTIME_OK) {
     cli_error("%s", err);
     return 2;

@@ -16,6 +16,7 @@ typedef struct wl_ctx {
   calhost_runtime *rt;
   calhost_runtime_plugin *plugin;
   calhost_runtime_selection *sel; /* the keys (and, after wl_select, the answer) */
+  calhost_runtime_status status;  /* wl_open's failure (CALHOST_RUNTIME_STORE: the store) */
 } wl_ctx;
 
 /* The key form's flags of lookup and override, as entries of a cli_flag

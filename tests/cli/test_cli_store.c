@@ -380,6 +380,18 @@ static void a_malformed_store_is_an_error(void **state) {
           "--implementation", "1", "--structure", "a=1", "--json", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->out, "\"status\":\"malformed\"");
+  /* the workload form answers in JSON too */
+  char ini[PATH_MAX + 64];
+  snprintf(ini, sizeof ini, "%s",
+           write_in_dir("w.ini", "[workload w]\noperator = ReduceSum\nshape = 1024\n"));
+  r = run("--config", ini, "--store", vec("bad_unknown_field.txt"), "--json", "lookup",
+          "--workload", "w", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->out, "\"status\":\"malformed\"");
+  HAS(r->out, "\"diagnostics\":[{\"path\":");
+  r = run("--config", ini, "--json", "lookup", "--workload", "nosuch", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->out, "\"status\":\"invalid_argument\"");
 }
 
 int main(void) {
