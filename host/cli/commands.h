@@ -86,9 +86,9 @@ int cli_load_config(const cli_context *cli, struct config_settings *cfg);
 /* Opens the store: the configuration of cli_load_config (always
  * the same rule, whatever other flags are given) supplies [store] path and
  * persistence_enabled; --store PATH replaces only the path; else the
- * default path. A failure is printed and returned, with *out closed and
- * NULL, so a command reads `if (cli_open_store(cli, &s) != CALSTORE_OK)
- * return 2;`. */
+ * default path. A failure is printed (with --json also as {"status",
+ * "message"} on stdout) and returned, with *out closed and NULL, so a
+ * command reads `if (cli_open_store(cli, &s) != CALSTORE_OK) return 2;`. */
 calstore_status cli_open_store(const cli_context *cli, calstore **out);
 
 /* Like cli_open_store, with a configuration the command already

@@ -139,8 +139,15 @@ calstore_status cli_open_store_config(const cli_context *cli, const config_setti
                                       calstore **out) {
   char msg[4608];
   calstore_status st = runtime_binding_open_store(cfg, cli->store_path, out, msg, sizeof msg);
-  if (st != CALSTORE_OK)
+  if (st != CALSTORE_OK) {
     cli_error("%s", msg);
+    if (cli->json) { /* the answer on stdout too, as an override's "no" */
+      fputc('{', stdout);
+      base_json_member_string(stdout, 1, "status", calstore_status_name(st));
+      base_json_member_string(stdout, 0, "message", msg);
+      fputs("}\n", stdout);
+    }
+  }
   return st;
 }
 

@@ -376,6 +376,17 @@ static void a_malformed_store_is_an_error(void **state) {
   run_result *r = run("--store", vec("bad_unknown_field.txt"), "list", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "malformed");
+  /* with --json the store commands answer on stdout too */
+  const char *store_cmds[][3] = {{"list", NULL, NULL},
+                                 {"invalidate", "--backend", "b"},
+                                 {"export", "out.txt", NULL},
+                                 {"import", "in.txt", NULL}};
+  for (size_t i = 0; i < sizeof store_cmds / sizeof store_cmds[0]; i++) {
+    r = run("--store", vec("bad_unknown_field.txt"), "--json", store_cmds[i][0], store_cmds[i][1],
+            store_cmds[i][2], NULL);
+    assert_int_equal(r->code, 2);
+    HAS(r->out, "{\"status\":\"malformed\",\"message\":\"");
+  }
   r = run("--store", vec("bad_unknown_field.txt"), "lookup", "--backend", "b", "--operator", "o",
           "--implementation", "1", "--structure", "a=1", "--json", NULL);
   assert_int_equal(r->code, 2);
