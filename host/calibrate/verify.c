@@ -71,7 +71,7 @@ calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, doub
 typedef struct verify_row {
   calibrate_verdict verdict;
   size_t result; /* index into r->results (the measuring pass) */
-  char *reason;  /* why invalid / error / outdated / missing; NULL for ok */
+  char *reason;  /* why the verdict (every one but ok, which has NULL) */
   char *stored_policy, *stored_implementation;
   double stored_median, stored_spread;
   double current_median, current_spread, current_cv, current_min;
@@ -149,6 +149,11 @@ static void set_reason(verify_row *row, const char *fmt, ...) {
   va_start(ap, fmt);
   row->reason = base_str_vformat(fmt, ap);
   va_end(ap);
+}
+
+/* a / b, NAN when either is unknown or b is not positive. */
+static double ratio(double a, double b) {
+  return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
 /* Judges one result of the measuring pass into *row (zeroed here). */
@@ -237,6 +242,13 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
                                 def && def->policy && row->stored_policy &&
                                     !strcmp(def->policy, row->stored_policy)};
   row->verdict = calibrate_verify_judge(&n, threshold);
+  /* the verdict's why, the same in the table's notes and in --json */
+  if (row->verdict == CALHOST_VERDICT_SLOWER)
+    set_reason(row, "%.2fx the stored median", ratio(row->current_median, row->stored_median));
+  else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
+    set_reason(row, "%.2fx the default's median (default %.60s)",
+               ratio(row->current_median, row->default_median),
+               row->default_policy ? row->default_policy : "?");
 }
 
 static void free_row(verify_row *row) {
@@ -260,10 +272,6 @@ static int recal_of(const cal_result *x, const cal_result *y) {
     return same_key(x, y);
   return x->workload == y->workload && x->threads == y->threads && x->backend && y->backend &&
          !strcmp(x->backend, y->backend);
-}
-
-static double ratio(double a, double b) {
-  return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
 /* ---- progress --------------------------------------------------------- */
@@ -545,14 +553,7 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         fprintf(o, "\nwhy:\n");
       base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
                        x->threads, calibrate_verdict_name(row->verdict));
-      if (row->verdict == CALHOST_VERDICT_SLOWER)
-        base_text_printf(o, ": %.2fx the stored median",
-                         ratio(row->current_median, row->stored_median));
-      else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
-        base_text_printf(o, ": %.2fx the default's median (default %.60s)",
-                         ratio(row->current_median, row->default_median),
-                         row->default_policy ? row->default_policy : "?");
-      else if (row->reason)
+      if (row->reason)
         base_text_printf(o, ": %s", row->reason);
       fputc('\n', o);
     }

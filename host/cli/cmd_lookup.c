@@ -218,8 +218,8 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
       base_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level), c.sel->exact.backend,
                        res->profile->policy);
     else
-      base_text_printf(stdout, "none: no acceptable profile for workload %s (%zu rejected)\n",
-                       workload, res->rejection_count);
+      base_text_printf(stdout, "none: no acceptable profile for workload %s of %s (%zu rejected)\n",
+                       workload, c.sel->exact.backend, res->rejection_count);
   }
   rc = res->profile ? 0 : 1;
   wl_close(&c);

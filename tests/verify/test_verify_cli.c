@@ -385,13 +385,18 @@ static void verdicts_exit_status_and_an_untouched_store(void **state) {
   json_t *r = row_of(results, "test_speed", "w_slow");
   assert_true(json_number_value(json_object_get(r, "ratio")) > 4.0);
   assert_true(json_is_number(json_object_get(r, "current_median")));
+  /* the why of every verdict but ok, as the text's notes give it */
+  assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), "x the stored median"));
   r = row_of(results, "test_speed", "w_lost");
   assert_string_equal(json_string_value(json_object_get(r, "stored_policy")), "work=64");
   assert_string_equal(json_string_value(json_object_get(r, "default_policy")), "work=2");
   assert_true(json_number_value(json_object_get(r, "current_median")) >
               4.0 * json_number_value(json_object_get(r, "default_median")));
+  assert_non_null(
+      strstr(json_string_value(json_object_get(r, "reason")), "x the default's median"));
   r = row_of(results, "test_speed", "w_ok");
   assert_true(json_number_value(json_object_get(r, "ratio")) < 1.0);
+  assert_true(json_is_null(json_object_get(r, "reason")));
   r = row_of(results, "test_speed", "w_outdated");
   assert_string_equal(json_string_value(json_object_get(r, "stored_implementation")), "0");
   assert_true(json_is_null(json_object_get(r, "current_median")));
