@@ -308,7 +308,17 @@ static void persistence_off_says_the_change_is_not_kept(void **state) {
 
 static void usage_errors_print_the_synopsis_lines(void **state) {
   (void)state;
-  run_result *r = run("list", "extra", NULL);
+  /* a flag that takes one value, given twice with two: an error, not the
+   * last one silently winning; the same value twice, or a list flag, is fine */
+  run_result *r = run("plan", "--shard", "0/2", "--shard", "1/2", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "calhost: plan: --shard given twice ('0/2', then '1/2'): give it once\n");
+  r = run("--store", "a.txt", "--store", "b.txt", "list", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "--store given twice");
+  r = run("--store", "same.txt", "--store", "same.txt", "list", NULL);
+  assert_int_equal(r->code, 0);
+  r = run("list", "extra", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "calhost: list: unexpected argument 'extra'\n");
   HAS(r->err, "usage: calhost list [--backend B] [--by-processor]\n");
