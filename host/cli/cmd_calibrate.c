@@ -20,15 +20,8 @@
 static const cli_flag calibrate_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "calibrate only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "calibrate only this workload (repeatable)"},
-    CALHOST_CLI_FLAG_RIGOR,
-    {FL_STRATEGY, "--strategy", NULL, "NAME",
-     "search: default, exhaustive, random, local, annealing, genetic, model"},
-    {FL_BUDGET, "--budget", NULL, "N|Ts", "candidates evaluated per sweep, or seconds (30s)"},
-    {FL_RECORD, "--record", NULL, "FILE", "write every evaluated candidate to a space file"},
-    CALHOST_CLI_FLAGS_SWEEP_LIMITS,
-    {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per candidate"},
-    {FL_FORCE, "--force", NULL, NULL, "recalibrate keys that already have a profile"},
-    {FL_REPORT, "--report", NULL, "DIR", "also write DIR/run.json and DIR/report.html"},
+    {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
+    CALHOST_CLI_FLAGS_CALIBRATE_MEASURE,
     {FL_SHARD, "--shard", NULL, "I/N", "only shard I of N of the work items (calhost plan)"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };

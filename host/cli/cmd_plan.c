@@ -111,17 +111,9 @@ static const cli_flag plan_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "only this workload (repeatable)"},
     {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
-    /* calibrate's other flags, accepted (and ignored) so that a calibrate
-     * command line can be planned as it is */
-    {FL_RIGOR, "--rigor", NULL, "LEVEL", "(calibrate's; no effect on the items)"},
-    {FL_STRATEGY, "--strategy", NULL, "NAME", "(calibrate's; no effect on the items)"},
-    {FL_BUDGET, "--budget", NULL, "N|Ts", "(calibrate's; no effect on the items)"},
-    {FL_RECORD, "--record", NULL, "FILE", "(calibrate's; ignored)"},
-    {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "(calibrate's; no effect on the items)"},
-    {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "(calibrate's; no effect on the items)"},
-    {FL_REPETITIONS, "--repetitions", NULL, "N", "(calibrate's; no effect on the items)"},
-    {FL_FORCE, "--force", NULL, NULL, "(calibrate's; no effect on the items)"},
-    {FL_REPORT, "--report", NULL, "DIR", "(calibrate's; ignored)"},
+    /* calibrate's other flags, checked as calibrate checks them and
+     * otherwise ignored, so that a calibrate command line plans as it is */
+    CALHOST_CLI_FLAGS_CALIBRATE_MEASURE,
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -175,6 +167,8 @@ const cli_command cli_cmd_plan = {
     "The items (plugin x workload x thread count) of the calibrate command with\n"
     "the same flags, and the shard of each (calibrate --shard I/N runs shard I);\n"
     "nothing runs. The rule and fleet calibration on Slurm: config/fleet/README.md.\n"
+    "calibrate's measuring flags (--rigor ... --report below) are checked as\n"
+    "calibrate checks them and change no item.\n"
     "Exit 0; 1 when a plugin asked for did not load but another did (its items\n"
     "are missing), or when the run has no item at all;\n"
     "2 on errors, and when no plugin asked for loaded (nothing to plan), as\n"

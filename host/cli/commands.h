@@ -139,6 +139,19 @@ int cli_sweep_config(const cli_context *cli, cli_args *a, struct config_settings
   {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},                  \
   {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},  \
   {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"}
+/* calibrate's flags that shape how items are measured, not which: plan
+ * takes them too (one list, so a calibrate command line always plans) */
+#define CALHOST_CLI_FLAGS_CALIBRATE_MEASURE                                                \
+  CALHOST_CLI_FLAG_RIGOR,                                                                  \
+  {FL_STRATEGY, "--strategy", NULL, "NAME",                                                \
+   "search: default, exhaustive, random, local, annealing, genetic, model"},               \
+  {FL_BUDGET, "--budget", NULL, "N|Ts", "candidates evaluated per sweep, or seconds (30s)"}, \
+  {FL_RECORD, "--record", NULL, "FILE", "write every evaluated candidate to a space file"}, \
+  {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},  \
+  {FL_TIMEOUT, "--timeout", NULL, "SECONDS", "kill a plugin call that runs longer"},       \
+  {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per candidate"},                   \
+  {FL_FORCE, "--force", NULL, NULL, "recalibrate keys that already have a profile"},       \
+  {FL_REPORT, "--report", NULL, "DIR", "also write DIR/run.json and DIR/report.html"}
 /* clang-format on */
 
 /* The commands (each in its cmd_NAME.c). */
