@@ -18,6 +18,7 @@
 
 #include "base/array.h"
 #include "base/files.h"
+#include "base/json.h"
 #include "base/str.h"
 #include "base/text.h"
 #include "config/digest.h"
@@ -722,7 +723,8 @@ int calibrate_execute(const calibrate_options *o) {
   r->bar = !o->quiet && !o->json && o->progress != 0 && base_text_cursor_ok(r->err);
   int status = 0;
   char err[4608];
-  char **only = NULL; /* --plugin names that are enabled */
+  calstore_status store_failed = CALSTORE_OK; /* the store would not open: --json says so */
+  char **only = NULL;                         /* --plugin names that are enabled */
   size_t nonly = 0;
   char *const *want = NULL; /* backends that must load */
   size_t nwant = 0;
@@ -755,10 +757,12 @@ int calibrate_execute(const calibrate_options *o) {
 
   /* The store: --store > [store] path > the default path (the binding's
    * rule). A plan needs none. */
-  if (!o->plan && (runtime_binding_open_store(r->cfg, o->store_path, &r->store, err, sizeof err) !=
-                       CALSTORE_OK ||
+  if (!o->plan && ((store_failed = runtime_binding_open_store(r->cfg, o->store_path, &r->store, err,
+                                                              sizeof err)) != CALSTORE_OK ||
                    !r->store)) {
     base_text_printf(r->err, "calhost: %s\n", err);
+    if (store_failed == CALSTORE_OK)
+      store_failed = CALSTORE_UNREADABLE;
     status = 2;
     goto out;
   }
@@ -989,6 +993,12 @@ out:
     fflush(stdout);
     dup2(saved_stdout, STDOUT_FILENO);
     close(saved_stdout);
+  }
+  if (store_failed != CALSTORE_OK && o->json) { /* no run report: the reason, in JSON */
+    fputc('{', r->out);
+    base_json_member_string(r->out, 1, "status", calstore_status_name(store_failed));
+    base_json_member_string(r->out, 0, "message", err);
+    fputs("}\n", r->out);
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);

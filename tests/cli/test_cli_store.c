@@ -380,7 +380,9 @@ static void a_malformed_store_is_an_error(void **state) {
   const char *store_cmds[][3] = {{"list", NULL, NULL},
                                  {"invalidate", "--backend", "b"},
                                  {"export", "out.txt", NULL},
-                                 {"import", "in.txt", NULL}};
+                                 {"import", "in.txt", NULL},
+                                 {"calibrate", NULL, NULL},
+                                 {"verify", NULL, NULL}};
   for (size_t i = 0; i < sizeof store_cmds / sizeof store_cmds[0]; i++) {
     r = run("--store", vec("bad_unknown_field.txt"), "--json", store_cmds[i][0], store_cmds[i][1],
             store_cmds[i][2], NULL);
