@@ -197,10 +197,15 @@ int cal_child_main(void *user, int fd) {
     recal_left += !strcmp(r->only_keys[i].backend, p->backend);
 
   /* exact keys built in this run: a backend that caps its thread count
-   * gives the same key for several targets; calibrate it once */
+   * gives the same key for several targets, and two workloads of the same
+   * operator and model (no model file, the same shape) give the same keys;
+   * calibrate each key once, at its first item in the run's order (every
+   * shard builds every item's key, so each shard skips the same items) */
   struct built_rec {
     size_t workload;
     uint32_t thread_count, target_threads;
+    const char *operator_name; /* the configuration's */
+    char *model_digest, *processor;
   } built[256];
   size_t nbuilt = 0;
   for (size_t i = 0; i < r->workload_count; i++) {
@@ -272,20 +277,41 @@ int cal_child_main(void *user, int fd) {
         }
         k = again;
       }
-      uint32_t dup_of = 0;
-      for (size_t j = 0; j < nbuilt && !dup_of; j++)
-        if (built[j].thread_count == k.thread_count && built[j].workload == c.workload)
-          dup_of = built[j].target_threads;
-      if (dup_of) {
-        snprintf(why, sizeof why, "same exact key as threads=%u (the plugin uses %u thread%s)",
-                 dup_of, k.thread_count, k.thread_count == 1 ? "" : "s");
+      const struct built_rec *dup = NULL;
+      for (size_t j = 0; j < nbuilt && !dup; j++)
+        if (built[j].thread_count == k.thread_count &&
+            !strcmp(built[j].operator_name, cw->operator_name) &&
+            !strcmp(built[j].model_digest, k.model_digest ? k.model_digest : "") &&
+            !strcmp(built[j].processor, k.processor ? k.processor : ""))
+          dup = &built[j];
+      if (dup) {
+        if (dup->workload == c.workload)
+          snprintf(why, sizeof why, "same exact key as threads=%u (the plugin uses %u thread%s)",
+                   dup->target_threads, k.thread_count, k.thread_count == 1 ? "" : "s");
+        else
+          snprintf(why, sizeof why,
+                   "same exact key as workload %.200s threads=%u (the same operator and model)",
+                   r->cfg->workloads[dup->workload].name, dup->target_threads);
         /* verify judges the key once, at its first target: no key here */
         if (mine)
           child_skip(&c, why, verify_measuring(r) ? NULL : &k);
         continue;
       }
-      if (nbuilt < sizeof built / sizeof built[0])
-        built[nbuilt++] = (struct built_rec){c.workload, k.thread_count, tg.thread_count};
+      if (nbuilt < sizeof built / sizeof built[0]) {
+        struct built_rec *b = &built[nbuilt];
+        *b = (struct built_rec){c.workload,
+                                k.thread_count,
+                                tg.thread_count,
+                                cw->operator_name,
+                                strdup(k.model_digest ? k.model_digest : ""),
+                                strdup(k.processor ? k.processor : "")};
+        if (b->model_digest && b->processor)
+          nbuilt++;
+        else {
+          free(b->model_digest);
+          free(b->processor);
+        }
+      }
       if (!mine)
         continue;
       if (r->recalibrating && !wanted_key(r, p->backend, c.workload, k.thread_count))
@@ -387,6 +413,10 @@ int cal_child_main(void *user, int fd) {
     isolate_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
     isolate_proto_put_u64(&c.buf, c.workload);
     isolate_proto_send(c.fd, &c.buf);
+  }
+  for (size_t j = 0; j < nbuilt; j++) {
+    free(built[j].model_digest);
+    free(built[j].processor);
   }
   vt->destroy(inst);
   isolate_proto_begin(&c.buf, CALHOST_REC_DONE);

@@ -107,6 +107,19 @@ static int run(char **out, char **err, const char *const *args) {
 
 #define RUN(out, err, ...) run(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
+/* The lines of text holding needle. */
+static size_t count_lines_with(const char *text, const char *needle) {
+  size_t n = 0;
+  for (const char *line = text; line && *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    const char *hit = strstr(line, needle);
+    n += hit && hit < line + len;
+    line = end ? end + 1 : NULL;
+  }
+  return n;
+}
+
 /* The example plugin (ReduceSum, always 1 thread: "max" is a duplicate key)
  * and cpu_gemm, three workloads each. */
 static void write_config(void) {
@@ -356,6 +369,42 @@ static char *store_keys(const char *path, size_t *count) {
   return out;
 }
 
+/* Two workloads of the same operator and shape (no model file) have the
+ * same exact key: it is calibrated once, at the first of them, and the
+ * other is skipped, saying which, in the unsharded run and in whichever
+ * shard holds it (every shard builds every item's key). */
+static void a_key_shared_by_two_workloads_is_calibrated_once(void **state) {
+  (void)state;
+  char text[2048], *out, *err;
+  snprintf(text, sizeof text,
+           "[plugins]\ndirectories = %s/lib/calhost/plugins\nenabled = example\n"
+           "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 30\n"
+           "[workload e]\noperator = ReduceSum\nshape = 512\n"
+           "[workload f]\noperator = ReduceSum\nshape = 512\n"
+           "[workload g]\noperator = ReduceSum\nshape = 512\n",
+           g_build);
+  write_file(in_dir("same.ini"), text);
+  assert_int_equal(RUN(&out, &err, "calibrate", "--config", "same.ini", "--store", "same.txt"), 0);
+  assert_non_null(strstr(out, "skipped: same exact key as workload e threads=1"));
+  assert_int_equal(count_lines_with(out, " stored"), 1);
+  free(out);
+  free(err);
+  size_t stored = 0, skipped = 0;
+  for (int i = 0; i < 2; i++) {
+    char spec[8], store[32];
+    snprintf(spec, sizeof spec, "%d/2", i);
+    snprintf(store, sizeof store, "same-%d.txt", i);
+    assert_int_equal(
+        RUN(&out, &err, "calibrate", "--config", "same.ini", "--shard", spec, "--store", store), 0);
+    stored += count_lines_with(out, " stored");
+    skipped += count_lines_with(out, "skipped: same exact key as workload e threads=1");
+    free(out);
+    free(err);
+  }
+  assert_int_equal(stored, 1);
+  assert_int_equal(skipped, 2);
+}
+
 static void shards_store_what_the_unsharded_run_stores(void **state) {
   (void)state;
   char *out, *err;
@@ -524,6 +573,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(plan_shards_partition_the_items, setup, teardown),
       cmocka_unit_test_setup_teardown(empty_shard_succeeds, setup, teardown),
       cmocka_unit_test_setup_teardown(a_run_of_no_item_fails_in_every_shard, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_key_shared_by_two_workloads_is_calibrated_once, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(bad_shard_is_a_usage_error, setup, teardown),
       cmocka_unit_test_setup_teardown(shards_store_what_the_unsharded_run_stores, setup, teardown),
       cmocka_unit_test_setup_teardown(import_keeps_the_first_portable_profile, setup, teardown),
