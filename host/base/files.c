@@ -91,6 +91,12 @@ int base_read_fd(int fd, size_t max, char **text, size_t *length) {
   return 0;
 }
 
+void base_file_mode_as_created(int fd) {
+  mode_t mask = umask(0);
+  umask(mask);
+  (void)fchmod(fd, 0666 & ~mask);
+}
+
 int base_path_writable(const char *path, int make_dirs, char *why, size_t cap) {
   struct stat st;
   char dir[4096];

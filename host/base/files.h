@@ -27,6 +27,12 @@ int base_open_regular(const char *path, int allow_null, char *err, size_t cap);
  * close fd. */
 int base_read_fd(int fd, size_t max, char **text, size_t *length);
 
+/* Gives a file made by mkstemp (mode 0600) the mode a plain creation would
+ * have given it: 0666 less the umask (read by setting it back: call from a
+ * single-threaded moment). For files written to a temporary name, then
+ * renamed into place. */
+void base_file_mode_as_created(int fd);
+
 /* The one pre-flight check before a long job writes a file: whether path
  * can be created or replaced. The file, when it exists, must be writable;
  * its directory must exist, be a directory and be writable and searchable

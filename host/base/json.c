@@ -96,3 +96,10 @@ void base_json_member_strings(FILE *out, int first, const char *key, char *const
   }
   fputc(']', out);
 }
+
+void base_json_status_message(FILE *out, const char *status, const char *message) {
+  fputc('{', out);
+  base_json_member_string(out, 1, "status", status);
+  base_json_member_string(out, 0, "message", message);
+  fputs("}\n", out);
+}

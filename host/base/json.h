@@ -39,6 +39,10 @@ void base_json_member_bool(FILE *out, int first, const char *key, int v);
 void base_json_member_uint(FILE *out, int first, const char *key, unsigned long long v);
 void base_json_member_int(FILE *out, int first, const char *key, long long v);
 void base_json_member_null(FILE *out, int first, const char *key);
+/* Writes {"status":STATUS,"message":MESSAGE} and a newline: the one shape
+ * of a command's "no" or failure in --json (message may be NULL: null). */
+void base_json_status_message(FILE *out, const char *status, const char *message);
+
 /* Writes "KEY":["V0","V1",...] (each as base_json_string; [] when n is 0),
  * preceded by a comma unless first is nonzero. */
 void base_json_member_strings(FILE *out, int first, const char *key, char *const *v, size_t n);

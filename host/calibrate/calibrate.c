@@ -995,10 +995,7 @@ out:
     close(saved_stdout);
   }
   if (store_failed != CALSTORE_OK && o->json) { /* no run report: the reason, in JSON */
-    fputc('{', r->out);
-    base_json_member_string(r->out, 1, "status", calstore_status_name(store_failed));
-    base_json_member_string(r->out, 0, "message", err);
-    fputs("}\n", r->out);
+    base_json_status_message(r->out, calstore_status_name(store_failed), err);
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);

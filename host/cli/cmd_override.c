@@ -53,14 +53,10 @@ static int finish(cli_context *cli, const char *cmd, calstore_status st, const c
     else
       cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
                 err->message);
-    if (cli->json) {
-      fputc('{', stdout);
-      base_json_member_string(stdout, 1, "status", calstore_status_name(st));
-      base_json_member_string(stdout, 0, "message",
-                              st == CALSTORE_NOT_FOUND ? "no override with this key"
-                                                       : err->message);
-      fputs("}\n", stdout);
-    }
+    if (cli->json)
+      base_json_status_message(stdout, calstore_status_name(st),
+                               st == CALSTORE_NOT_FOUND ? "no override with this key"
+                                                        : err->message);
     if (st == CALSTORE_NOT_FOUND)
       cli_store_change_kept(cli); /* with persistence off the store read nothing */
     return 1;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "base/text.h"
 #include "commands.h"
 #include "report/report.h"
@@ -83,6 +84,8 @@ FILE *cli_report_open(const char *dir, char *tmp, size_t tmp_cap) {
     return NULL;
   }
   int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd >= 0)
+    base_file_mode_as_created(fd);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
     cli_error("calibrate: --report %s: %s", dir, strerror(errno));
@@ -110,9 +113,6 @@ int cli_report_finish(const char *dir, const char *tmp, FILE *json, int status, 
     fprintf(stderr, "calhost: calibrate: no report written (the run stopped before any sweep)\n");
     return status;
   }
-  mode_t mask = umask(0);
-  umask(mask);
-  chmod(tmp, 0644 & ~mask);
   if (rename(tmp, run) != 0) {
     cli_error("calibrate: %s: %s", run, strerror(errno));
     unlink(tmp);

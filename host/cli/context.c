@@ -142,10 +142,7 @@ calstore_status cli_open_store_config(const cli_context *cli, const config_setti
   if (st != CALSTORE_OK) {
     cli_error("%s", msg);
     if (cli->json) { /* the answer on stdout too, as an override's "no" */
-      fputc('{', stdout);
-      base_json_member_string(stdout, 1, "status", calstore_status_name(st));
-      base_json_member_string(stdout, 0, "message", msg);
-      fputs("}\n", stdout);
+      base_json_status_message(stdout, calstore_status_name(st), msg);
     }
   }
   return st;

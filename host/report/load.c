@@ -19,13 +19,6 @@
 
 #define RUN_FILE_MAX (512u * 1024u * 1024u)
 
-/* The process's umask (read by setting it back). */
-static mode_t current_umask(void) {
-  mode_t m = umask(0);
-  umask(m);
-  return m;
-}
-
 json_t *report_load(const char *path, char *err, size_t cap) {
   int is_stdin = !strcmp(path, "-");
   const char *name = is_stdin ? "<stdin>" : path;
@@ -108,7 +101,7 @@ int report_html_file(const char *run_path, const char *html_path, char *err, siz
     json_decref(run);
     return -1;
   }
-  fchmod(fd, 0644 & ~current_umask());
+  base_file_mode_as_created(fd);
   const char *slash = strrchr(run_path, '/');
   int rc = report_write_html(run, slash ? slash + 1 : run_path, out, err, cap);
   if (fclose(out) != 0 && rc == 0) {

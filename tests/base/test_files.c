@@ -104,6 +104,22 @@ static void refuses_more_than_the_limit(void **state) {
   close(fd);
 }
 
+/* A file made by mkstemp (0600) gets a plain creation's mode: 0666 less
+ * the umask, which is left as it was. */
+static void a_temporary_file_gets_the_mode_of_a_created_one(void **state) {
+  char name[] = "tmpXXXXXX";
+  struct stat st;
+  (void)state;
+  mode_t old = umask(027);
+  int fd = mkstemp(name);
+  assert_true(fd >= 0);
+  base_file_mode_as_created(fd);
+  assert_int_equal(fstat(fd, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0640);
+  assert_int_equal(umask(old), 027); /* unchanged by the call */
+  close(fd);
+}
+
 static void a_new_file_in_an_existing_directory_is_writable(void **state) {
   char why[256] = "";
   (void)state;
@@ -168,6 +184,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reads_a_file_and_a_pipe_to_the_end),
       cmocka_unit_test(refuses_more_than_the_limit),
+      cmocka_unit_test(a_temporary_file_gets_the_mode_of_a_created_one),
       cmocka_unit_test(a_new_file_in_an_existing_directory_is_writable),
       cmocka_unit_test(a_missing_directory_is_refused_unless_the_writer_makes_it),
       cmocka_unit_test(a_file_in_a_directorys_place_is_refused),
