@@ -22,9 +22,18 @@
 json_t *report_load(const char *path, char *err, size_t cap) {
   int is_stdin = !strcmp(path, "-");
   const char *name = is_stdin ? "<stdin>" : path;
-  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+  /* The open does not wait for a writer (a FIFO nobody writes to reads as
+   * empty); the reads then block as usual (a pipe being written, such as
+   * <(calhost calibrate --json), is read to its end). */
+  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     snprintf(err, cap, "%s: %s", name, strerror(errno));
+    return NULL;
+  }
+  int fl = is_stdin ? 0 : fcntl(fd, F_GETFL);
+  if (!is_stdin && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)) {
+    snprintf(err, cap, "%s: cannot read: %s", name, strerror(errno));
+    close(fd);
     return NULL;
   }
   size_t len = 0;
@@ -34,6 +43,11 @@ json_t *report_load(const char *path, char *err, size_t cap) {
     close(fd);
   if (!raw) {
     snprintf(err, cap, "%s: cannot read: %s", name, strerror(e));
+    return NULL;
+  }
+  if (!len) {
+    snprintf(err, cap, "%s: empty (nothing was written to it)", name);
+    free(raw);
     return NULL;
   }
   if (rpt_is_space_file(raw, len)) { /* a recorded space, not a run */

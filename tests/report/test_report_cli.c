@@ -146,6 +146,20 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   assert_string_equal(after, good); /* the last page stays */
   free(e);
   free(after);
+  /* a FIFO nobody writes to is an empty input, at once (it used to wait
+   * for a writer forever), and so is an empty file */
+  char fifo[400];
+  snprintf(fifo, sizeof fifo, "%s/nobody.fifo", g_dir);
+  unlink(fifo);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  const char *from_fifo[] = {"report", fifo, "--html", page, NULL};
+  assert_int_equal(calhost(from_fifo), 2);
+  e = err_text();
+  assert_non_null(strstr(e, "nobody.fifo: empty (nothing was written to it)"));
+  after = slurp(page);
+  assert_string_equal(after, good);
+  free(e);
+  free(after);
   free(good);
   free(before);
 }
