@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
@@ -118,6 +119,11 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     free(r->cur_candidate);
     r->cur_candidate = NULL;
     break;
+  case CALHOST_REC_RECORDING: /* this sweep's --record outcome, before its result */
+    free(r->record_error);
+    r->record_error = isolate_proto_dup_str(&c);
+    r->record_reported = 1;
+    break;
   case CALHOST_REC_BUDGET: {
     double deadline = isolate_proto_get_f64(&c);
     if (!c.failed && r->plugin_deadline == 0 && deadline > 0)
@@ -169,14 +175,25 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       }
       if (r->o->record_path) {
         char path[4096] = "";
-        if (cal_record_path(r, x->backend, w, x->on_device ? (long)x->device_index : -1, t, path,
-                            sizeof path, NULL, 0) == 0 &&
-            access(path, F_OK) == 0)
+        struct stat st;
+        int named = cal_record_path(r, x->backend, w, x->on_device ? (long)x->device_index : -1, t,
+                                    path, sizeof path, NULL, 0) == 0;
+        if (r->record_reported && r->record_error && r->record_error[0]) {
+          /* the recording failed (its final rename, a write): an error */
+          x->record_failed = 1;
+          cal_warn(r, "%s %s t=%u: --record: %s", x->backend, cal_workload_name(r, w), t,
+                   r->record_error);
+        } else if (named && r->record_reported && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
           x->recorded = base_str_dup(path);
-        else
+        } else {
+          x->record_failed = 1;
           cal_warn(r, "%s %s t=%u: --record: %s was not written", x->backend,
                    cal_workload_name(r, w), t, path);
+        }
       }
+      r->record_reported = 0;
+      free(r->record_error);
+      r->record_error = NULL;
     } else if (m->type == CALHOST_REC_SKIPPED) {
       x->kind = CAL_SKIPPED;
       x->message = isolate_proto_dup_str(&c);
@@ -408,6 +425,7 @@ static void merge(cal_run *r, cal_run *c, size_t done_before) {
   rest.warning_count = c->warning_count;
   rest.crashes = c->crashes;
   rest.crash_count = c->crash_count;
+  rest.record_error = c->record_error;
   cal_run_free(&rest);
   r->sweeps_done += c->sweeps_done - done_before;
 }
@@ -464,6 +482,8 @@ static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *
     j->run.warnings = NULL;
     j->run.warning_count = j->run.warning_cap = 0;
     j->run.cur_candidate = NULL;
+    j->run.record_error = NULL; /* its own: freed in merge */
+    j->run.record_reported = 0;
     j->run.crashes = NULL; /* its own: freed in merge */
     j->run.crash_count = j->run.crash_cap = 0;
     j->run.bar = 0;
@@ -767,8 +787,8 @@ int calibrate_execute(const calibrate_options *o) {
     goto out;
   }
   /* A store that cannot take the results (its folders are created), or a
-   * --record folder that cannot take the space files, fails now, not after
-   * the sweeps. */
+   * --record file that cannot be written, fails now, not after the
+   * sweeps. */
   const char *store_path = calstore_path(r->store);
   if (!o->plan && r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
       store_path && base_path_writable(store_path, 1, err, sizeof err) != 0) {
@@ -776,7 +796,10 @@ int calibrate_execute(const calibrate_options *o) {
     status = 2;
     goto out;
   }
-  if (!o->plan && o->record_path && base_path_writable(o->record_path, 0, err, sizeof err) != 0) {
+  /* --record follows the rule of every output file (base_output_prepare):
+   * its folders are created, and what stands at FILE must be a regular
+   * file or nothing */
+  if (!o->plan && o->record_path && base_output_prepare(o->record_path, err, sizeof err) != 0) {
     base_text_printf(r->err, "calhost: %s: --record: cannot write %s: %s\n", cmd, o->record_path,
                      err);
     status = 2;
@@ -933,7 +956,7 @@ int calibrate_execute(const calibrate_options *o) {
     size_t calibrated = 0; /* stored now, or already calibrated before */
     for (size_t i = 0; i < r->result_count; i++) {
       const cal_result *x = &r->results[i];
-      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
+      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED || x->record_failed)
         status = 1;
       if (x->kind == CAL_STORED || x->kind == CAL_PENDING ||
           (x->kind == CAL_SKIPPED && x->key.processor)) /* skips with a key: calibrated */

@@ -391,9 +391,11 @@ int cal_child_main(void *user, int fd) {
         record_begin(&c, &rec, cw, &w, tg.thread_count, kc.processor, meta, metap);
       sweep_result res;
       sweep_run(&req, &res);
-      if (c.rec) {
-        if (sweep_recording_finish(c.rec) != 0)
-          base_text_printf(stderr, "calhost: calibrate: --record: %s\n", c.rec->error);
+      if (c.rec) { /* the parent reports the outcome with the sweep's result */
+        int failed = sweep_recording_finish(c.rec) != 0;
+        isolate_proto_begin(&c.buf, CALHOST_REC_RECORDING);
+        isolate_proto_put_str(&c.buf, failed ? c.rec->error : "");
+        isolate_proto_send(c.fd, &c.buf);
         c.rec = NULL;
       }
       calstore_lookup_result_free(&stored);

@@ -49,7 +49,8 @@ typedef struct cal_result {
   uint32_t device_index;
   char *device_name;
   char *device_identity;
-  char *recorded; /* --record: the space file written for this sweep, or NULL */
+  char *recorded;    /* --record: the space file written for this sweep, or NULL */
+  int record_failed; /* --record: this sweep's recording failed (an error: exit 1) */
 } cal_result;
 
 /* A failure of a plugin (or of a sweep inside it, with where it died). */
@@ -135,6 +136,10 @@ typedef struct cal_run {
    * (CALHOST_REC_BUDGET), the later ones go on with it; a hang's time is
    * given back */
   double plugin_deadline;
+  /* --record: the child's report of the current sweep's recording
+   * (CALHOST_REC_RECORDING): reported, and the error ("" when written) */
+  int record_reported;
+  char *record_error;
   /* child only */
   double child_deadline;
 
@@ -190,7 +195,8 @@ size_t cal_targets_per_workload(const cal_run *r);
 const char *cal_workload_name(const cal_run *r, size_t index);
 
 /* --record: the space file of one sweep (sweep/recording.h: the --record
- * path itself when the run has one sweep, else one file per sweep, with the
+ * path itself when an unsharded run has one sweep, else (several sweeps,
+ * or any run with --shard I/N) one file per sweep, with the
  * device in its name for a sweep on device `device`; -1: a CPU target) into
  * buf, the space's name into name (may be NULL). Returns 0, -1 when it does
  * not fit. */

@@ -222,7 +222,10 @@ CS_HIDDEN cs_chunk *cs_set_chunks(const cs_set *set, size_t *n);
 
 /* ---- store internals shared by store.c, batch.c, lookup.c -------------- */
 
-typedef enum cs_op_kind { CS_OP_PUT = 1, CS_OP_CLEAR, CS_OP_INVALIDATE } cs_op_kind;
+/* CS_OP_REWRITE changes no profile: the commit rewrites the file (the
+ * latest one, reloaded under the lock) canonically, as an export onto the
+ * store itself asks. */
+typedef enum cs_op_kind { CS_OP_PUT = 1, CS_OP_CLEAR, CS_OP_INVALIDATE, CS_OP_REWRITE } cs_op_kind;
 
 typedef struct cs_op {
   cs_op_kind kind;

@@ -55,7 +55,7 @@ extern "C" {
  * PATCH, for preprocessor comparisons. Compare with calstore_version() to
  * learn which library a program actually runs with. */
 #define CALSTORE_VERSION_MAJOR 1
-#define CALSTORE_VERSION_MINOR 1
+#define CALSTORE_VERSION_MINOR 2
 #define CALSTORE_VERSION_PATCH 0
 #define CALSTORE_VERSION_NUMBER                                                                    \
   (CALSTORE_VERSION_MAJOR * 1000000 + CALSTORE_VERSION_MINOR * 1000 + CALSTORE_VERSION_PATCH)
@@ -380,8 +380,20 @@ CALSTORE_API calstore_status calstore_batch_invalidate(calstore_batch *batch, co
 CALSTORE_API size_t calstore_batch_size(const calstore_batch *batch);
 /* Applies every queued change in order in one commit, then frees the batch
  * and sets *batch to NULL (also on failure). All or nothing: on failure
- * neither the file nor the in-memory snapshot changes. */
+ * neither the file nor the in-memory snapshot changes, with the one
+ * exception of calstore_store: when only the directory sync after the
+ * rename fails, the change is in the file every process reads (the
+ * snapshot follows it; *stored of a conditional put says 1) and the status
+ * is CALSTORE_WRITE_FAILED; calstore_batch_commit_applied tells the two
+ * apart. */
 CALSTORE_API calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *err);
+/* calstore_batch_commit, and *applied (may be NULL) receives whether the
+ * change is now in the file every process reads: 1 on CALSTORE_OK (also
+ * for an empty batch or one that changed nothing) and on a
+ * CALSTORE_WRITE_FAILED after the rename (the directory sync failed: stored,
+ * but the change may not survive a power loss), else 0. (since 1.2) */
+CALSTORE_API calstore_status calstore_batch_commit_applied(calstore_batch **batch, int *applied,
+                                                           calstore_error *err);
 /* Drops a batch without committing; NULL-safe, sets *batch to NULL. */
 CALSTORE_API void calstore_batch_abort(calstore_batch **batch);
 
@@ -515,7 +527,14 @@ CALSTORE_API calstore_status calstore_read_buffer(const char *data, size_t lengt
  * 0600; an existing path that is not a regular file is refused, and so is
  * a file the caller may not write (CALSTORE_WRITE_FAILED, "is read-only",
  * as for a commit). Works also
- * with persistence disabled: it is an explicit export. */
+ * with persistence disabled: it is an explicit export.
+ * Onto the store's own file (its path, another spelling of it or a
+ * symbolic link leading to it; a store that keeps a file) the export is a
+ * commit like any writer's: under the store's lock, the latest file is
+ * reloaded (merging other writers' commits) and rewritten canonically, so
+ * nothing committed meanwhile is undone. Another name of the store file (a
+ * hard link) and the store's lock file are refused
+ * (CALSTORE_INVALID_ARGUMENT, naming both). */
 CALSTORE_API calstore_status calstore_export(calstore *store, const char *path,
                                              calstore_error *err);
 
