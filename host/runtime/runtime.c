@@ -136,6 +136,24 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
          "calhost_runtime_open: options.struct_size %zu is too small (call "
          "calhost_runtime_options_init)",
          options->struct_size);
+  /* arrays and their counts, checked before any work: a count without
+   * its array, or a NULL inside it, is misuse (never dereferenced) */
+  static const char *const names[2] = {"plugin_paths", "plugin_dirs"};
+  const char *const *arrays[2] = {options->plugin_paths, options->plugin_dirs};
+  size_t counts[2] = {options->plugin_path_count, options->plugin_dir_count};
+  for (int a = 0; a < 2; a++) {
+    if (counts[a] && !arrays[a])
+      FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+           "calhost_runtime_open: options.%s is NULL but its count is %zu", names[a], counts[a]);
+    for (size_t i = 0; i < counts[a]; i++)
+      if (!arrays[a][i])
+        FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "calhost_runtime_open: options.%s[%zu] is NULL",
+             names[a], i);
+  }
+  if (!options->config_path && !options->config_text && options->config_text_length)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_open: options.config_text is NULL but config_text_length is %zu",
+         options->config_text_length);
   config_settings cfg;
   char why[2048];
   if (options->config_path) {

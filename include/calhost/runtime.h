@@ -134,7 +134,14 @@ typedef struct calhost_runtime_plugin calhost_runtime_plugin;
  * configuration's [store] says; a missing file is an empty store). Returns
  * CALHOST_RUNTIME_OK with *out set; CALHOST_RUNTIME_CONFIG ("FILE:LINE:
  * reason") or CALHOST_RUNTIME_STORE ("FILE:LINE: status: reason") with *out
- * NULL. Close with calhost_runtime_close. */
+ * NULL. Close with calhost_runtime_close. Misuse is
+ * CALHOST_RUNTIME_INVALID_ARGUMENT, before any work and naming the field:
+ * out NULL, struct_size too small, plugin_path_count or plugin_dir_count
+ * above 0 with a NULL array or a NULL entry in it, config_text NULL with a
+ * config_text_length above 0. Every function of this header writes err
+ * only when err is not NULL and err_capacity > 0, and answers a NULL
+ * handle with INVALID_ARGUMENT (or, without a status, NULL / 0 / nothing
+ * done). */
 CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_open(
     const calhost_runtime_options *options, calhost_runtime **out, char *err, size_t err_capacity);
 
