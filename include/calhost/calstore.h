@@ -127,7 +127,10 @@ typedef struct calstore_measurement {
  * name) and leaves model_digest and processor NULL and thread_count 0.
  * backend, operator_name and implementation are always required. A key that
  * is incomplete or mixes the two kinds is CALSTORE_INVALID_ARGUMENT.
- * No field may contain a line break or NUL (the format cannot carry them). */
+ * No field may contain a line feed (LF) or NUL (the format cannot carry
+ * them: LF ends a line, and a NUL would end the C string); a CR is carried
+ * as it is inside a quoted value (both the reference's reader and calhost's
+ * load it). */
 typedef struct calstore_key {
   calstore_key_kind kind;
   const char *backend;
@@ -249,7 +252,7 @@ CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *er
  * at most the lock timeout (calstore_options) for another writer's lock,
  * then returns CALSTORE_LOCK_FAILED.
  *
- * Refusals: a value the format cannot carry (line break or NUL in any
+ * Refusals: a value the format cannot carry (line feed or NUL in any
  * string, non-finite measurement, empty measurement name or policy) is
  * CALSTORE_INVALID_ARGUMENT; a policy the validator refuses is
  * CALSTORE_POLICY_REJECTED with the backend's message. When the file on
@@ -471,7 +474,9 @@ struct calstore_lookup_result {
  * are reported as CALSTORE_REJECT_FORCE_PORTABLE. A profile that matches a
  * lower level than the selected one is not a rejection (it was not needed). Profiles of the same
  * backend and operator that do not match are recorded with the first reason that applies
- * (implementation, model, processor, thread count, structure). Returns CALSTORE_OK (selected),
+ * (implementation, model, processor, thread count, structure). The rejections
+ * come in this order: the validator's refusals in the walk's level order,
+ * then the other profiles in the store's file order. Returns CALSTORE_OK (selected),
  * CALSTORE_NOT_FOUND (none; *out still describes the rejections) or an
  * error (then *out is NULL). */
 CALSTORE_API calstore_status calstore_lookup(calstore *store,
