@@ -20,6 +20,7 @@
 #include "base/str.h"
 #include "base/text.h"
 #include "base/words.h"
+#include "isolate/isolate.h"
 #include "run.h"
 #include "runtime/binding.h"
 
@@ -61,6 +62,8 @@ calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, doub
   if (!n->policy_is_default && clearly_slower(n->current_median, n->current_min, n->default_median,
                                               n->default_min, threshold))
     return CALHOST_VERDICT_LOST_TO_DEFAULT;
+  if (!(isfinite(n->stored_median) && n->stored_median > 0))
+    return CALHOST_VERDICT_INVALID; /* nothing to compare the policy with: never "ok" */
   if (clearly_slower(n->current_median, n->current_min, n->stored_median, NAN, threshold))
     return CALHOST_VERDICT_SLOWER;
   return CALHOST_VERDICT_OK;
@@ -243,12 +246,21 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
                                     !strcmp(def->policy, row->stored_policy)};
   row->verdict = calibrate_verify_judge(&n, threshold);
   /* the verdict's why, the same in the table's notes and in --json */
+  char q[32], m[32];
   if (row->verdict == CALHOST_VERDICT_SLOWER)
-    set_reason(row, "%.2fx the stored median", ratio(row->current_median, row->stored_median));
+    set_reason(row, "%sx the stored median",
+               base_text_figure(q, sizeof q, ratio(row->current_median, row->stored_median), 3));
   else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
-    set_reason(row, "%.2fx the default's median (default %.60s)",
-               ratio(row->current_median, row->default_median),
+    set_reason(row, "%sx the default's median (default %.60s)",
+               base_text_figure(q, sizeof q, ratio(row->current_median, row->default_median), 3),
                row->default_policy ? row->default_policy : "?");
+  else if (row->verdict == CALHOST_VERDICT_INVALID)
+    set_reason(row,
+               "the stored profile's median_latency is %s: nothing to compare with (recalibrate "
+               "the key)",
+               isfinite(row->stored_median) ? base_text_figure(m, sizeof m, row->stored_median, 4)
+               : isnan(row->stored_median)  ? "missing"
+                                            : "not finite");
 }
 
 static void free_row(verify_row *row) {
@@ -260,9 +272,13 @@ static void free_row(verify_row *row) {
 
 /* Same exact key (a backend that caps its thread count builds one key for
  * several targets): verified once. */
+/* a and b (both with a key) are one exact key: the same backend, workload
+ * (its model), thread count and processor (a device backend's processor is
+ * its device: each device has keys of its own) */
 static int same_key(const cal_result *a, const cal_result *b) {
   return a->workload == b->workload && a->key.thread_count == b->key.thread_count && a->backend &&
-         b->backend && !strcmp(a->backend, b->backend);
+         b->backend && !strcmp(a->backend, b->backend) && a->key.processor && b->key.processor &&
+         !strcmp(a->key.processor, b->key.processor);
 }
 
 /* y (of the recalibration pass) is x's key recalibrated: the same key, or
@@ -270,19 +286,34 @@ static int same_key(const cal_result *a, const cal_result *b) {
 static int recal_of(const cal_result *x, const cal_result *y) {
   if (has_key(y))
     return same_key(x, y);
-  return x->workload == y->workload && x->threads == y->threads && x->backend && y->backend &&
+  return x->workload == y->workload && x->threads == y->threads && x->on_device == y->on_device &&
+         (!x->on_device || x->device_index == y->device_index) && x->backend && y->backend &&
          !strcmp(x->backend, y->backend);
 }
 
 /* ---- progress --------------------------------------------------------- */
 
-/* "%.4g" of a latency, "-" when unknown */
-static const char *us(char *buf, size_t cap, double v) {
-  if (isfinite(v))
-    snprintf(buf, cap, "%.4g", v);
+/* the device column: the device's index, "-" for a CPU sweep */
+static const char *device_word(const cal_result *x, char *buf, size_t cap) {
+  if (x->on_device)
+    snprintf(buf, cap, "%u", x->device_index);
   else
     snprintf(buf, cap, "-");
   return buf;
+}
+
+/* " device N" for a device's sweep, "" for a CPU sweep */
+static const char *device_suffix(const cal_result *x, char *buf, size_t cap) {
+  if (x->on_device)
+    snprintf(buf, cap, " device %u", x->device_index);
+  else if (cap)
+    buf[0] = '\0';
+  return buf;
+}
+
+/* a latency (4 significant digits), "-" when unknown */
+static const char *us(char *buf, size_t cap, double v) {
+  return base_text_figure(buf, cap, v, 4);
 }
 
 void cal_verify_progress(cal_run *r, const cal_result *x) {
@@ -292,8 +323,10 @@ void cal_verify_progress(cal_run *r, const cal_result *x) {
     cal_progress(r);
     return;
   }
-  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", cal_sweeps_shown(r), r->sweeps_total,
-                   x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
+  char on[32];
+  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u%s: ", cal_sweeps_shown(r),
+                   r->sweeps_total, x->backend ? x->backend : "?",
+                   cal_workload_name(r, x->workload), x->threads, device_suffix(x, on, sizeof on));
   for (const cal_result *y = r->results; y < x; y++)
     if (has_key(y) && same_key(x, y)) { /* one key for several targets */
       base_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
@@ -324,7 +357,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
   for (size_t i = 0; i < cv->count; i++) {
     const cal_result *x = &r->results[cv->rows[i].result];
     if (calibrate_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
-      keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count};
+      keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count, x->key.processor};
       cv->rows[i].recal_tried = 1;
       cv->rows[i].recal_result = (size_t)-1;
     }
@@ -347,7 +380,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     cv->recalibrated = 1;
     cv->keys_tried = n;
     /* the keys of the rows point into r->results, which the pass grew:
-     * match by (backend, workload, exact thread count) */
+     * match by (backend, workload, exact thread count, processor) */
     for (size_t j = before; j < r->result_count; j++)
       for (size_t i = 0; i < cv->count; i++)
         if (cv->rows[i].recal_tried && r->results[j].kind != CAL_SKIPPED &&
@@ -456,6 +489,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     base_json_member_string(o, 0, "operator", operator_of(r, x));
     base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
     base_json_member_uint(o, 0, "threads", x->threads);
+    cal_json_member_device(o, x);
     calibrate_json_member_count(o, 0, "thread_count", has_key(x), x->key.thread_count);
     base_json_member_string(o, 0, "implementation", x->implementation);
     base_json_member_string(o, 0, "stored_implementation", row->stored_implementation);
@@ -519,25 +553,22 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     ww = n > ww ? n : ww;
   }
   if (!r->o->quiet && cv && cv->count) {
-    base_text_printf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
-                     "backend", (int)ww, "workload", "threads", "verdict", "stored us",
+    base_text_printf(o, "%-*s  %-*s  %7s  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
+                     "backend", (int)ww, "workload", "threads", "device", "verdict", "stored us",
                      "current us", "fastest us", "ratio", "default us", "stored policy");
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
       const cal_result *x = &r->results[row->result];
-      char a[32], b[32], c[32], d[32], e[32];
-      double q = ratio(row->current_median, row->stored_median);
+      char a[32], b[32], c[32], d[32], e[32], dev[16];
       const char *pol = row->stored_policy ? row->stored_policy : "-";
-      if (isfinite(q))
-        snprintf(c, sizeof c, "%.2f", q);
-      else
-        snprintf(c, sizeof c, "-");
-      base_text_printf(o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
-                       x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload),
-                       x->threads, calibrate_verdict_name(row->verdict),
-                       us(a, sizeof a, row->stored_median), us(b, sizeof b, row->current_median),
-                       us(e, sizeof e, row->current_min), c, us(d, sizeof d, row->default_median),
-                       pol, strlen(pol) > 48 ? "..." : "");
+      base_text_figure(c, sizeof c, ratio(row->current_median, row->stored_median), 3);
+      device_word(x, dev, sizeof dev);
+      base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n",
+                       (int)bw, x->backend ? x->backend : "-", (int)ww,
+                       cal_workload_name(r, x->workload), x->threads, dev,
+                       calibrate_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
+                       us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
+                       us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
     }
   }
   for (size_t i = 0; cv && i < cv->count; i++)
@@ -549,10 +580,12 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       if (row->verdict == CALHOST_VERDICT_OK)
         continue;
       const cal_result *x = &r->results[row->result];
+      char on[32];
       if (!any++)
         fprintf(o, "\nwhy:\n");
-      base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
-                       x->threads, calibrate_verdict_name(row->verdict));
+      base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
+                       x->threads, device_suffix(x, on, sizeof on),
+                       calibrate_verdict_name(row->verdict));
       if (row->reason)
         base_text_printf(o, ": %s", row->reason);
       fputc('\n', o);
@@ -568,9 +601,9 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         const cal_result *x = &r->results[row->result];
         const cal_result *y =
             row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
-        char a[32];
-        base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
-                         x->threads, recal_word(r, row));
+        char a[32], on[32];
+        base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
+                         x->threads, device_suffix(x, on, sizeof on), recal_word(r, row));
         if (y && y->sweep.ok)
           base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
                            us(a, sizeof a, y->sweep.figures.median_us));
@@ -606,8 +639,9 @@ static void print_table(cal_run *r, const cal_verify *cv) {
                            calibrate_verdict_name((calibrate_verdict)i));
           first = 0;
         }
+      char why[400];
       if (!cv->count)
-        fprintf(o, " nothing to verify (no configured workload for the selected plugins)");
+        base_text_printf(o, " nothing to verify (%s)", cal_nothing_reason(r, why, sizeof why));
       fputc('\n', o);
       base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
                        cv->v->threshold * 100.0, r->rigor_name,
@@ -616,7 +650,7 @@ static void print_table(cal_run *r, const cal_verify *cv) {
   }
   if (r->interrupted)
     base_text_printf(r->err, "calhost: verify: interrupted by %s\n",
-                     r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+                     isolate_signal_name(r->interrupted));
 }
 
 void cal_verify_print(cal_run *r, int status) {

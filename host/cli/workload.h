@@ -53,7 +53,8 @@ int wl_refuse_key_flags(const cli_args *a);
  * `plugin` (else the first enabled plugin serving the workload's operator)
  * and builds the keys of `workload` for `threads` ("N" or "max"; NULL: the
  * first configured thread count) on `device` (--device INDEX|IDENTITY of
- * a device backend; NULL: its first device). With select set, also selects the
+ * a device backend; NULL: the first of its [plugin NAME] devices, as calibrate
+ * calibrates them). With select set, also selects the
  * policy (c->sel->result). Returns 0, or prints why and returns 2; call
  * wl_close either way. */
 int wl_open(cli_context *cli, const char *workload, const char *plugin, const char *threads,

@@ -20,7 +20,7 @@ calhost_runtime_status runtime_open_config(config_settings *cfg, const char *sto
                                            size_t err_capacity);
 
 /* Sets the device keys are built for (the options' device; copied; NULL:
- * the first listed device). Returns CALHOST_RUNTIME_OK or NO_MEMORY. */
+ * the first device of [plugin NAME] devices, all when absent). Returns CALHOST_RUNTIME_OK or NO_MEMORY. */
 calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device);
 
 /* The runtime's configuration (owned by the runtime). */

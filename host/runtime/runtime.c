@@ -597,12 +597,20 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
       }
       p->devices_listed = 1;
     }
+    size_t *pos = p->devices.count ? calloc(p->devices.count, sizeof *pos) : NULL;
+    size_t npos = 0;
     if (rt->device)
       dev = runtime_devices_find(&p->devices, rt->device, why, sizeof why);
-    else if (p->devices.count)
-      dev = &p->devices.items[0];
-    else
+    else if (!p->devices.count)
       snprintf(why, sizeof why, "no device on this machine");
+    else if (!pos)
+      snprintf(why, sizeof why, "out of memory");
+    /* no device asked for: the first that calibrate calibrates, i.e. of
+     * the [plugin NAME] devices selection (all when absent) */
+    else if (runtime_devices_selected(&rt->cfg, p->p->backend, &p->devices, pos, &npos, why,
+                                      sizeof why) == 0)
+      dev = npos ? &p->devices.items[pos[0]] : NULL;
+    free(pos);
     if (!dev) {
       processor_target_list_free(&targets);
       FAIL(CALHOST_RUNTIME_TARGET, "%s: %s", p->p->backend, why);

@@ -116,8 +116,10 @@ typedef struct calhost_runtime_options {
   size_t config_text_length; /* its length in bytes */
   /* Since 0.2: the device of a device backend (one that lists devices,
    * plugin ABI 2) the keys are built for: its index or its identity, as
-   * `calhost devices` prints them. NULL (default): the backend's first
-   * listed device. A backend without devices refuses a device
+   * `calhost devices` prints them. NULL (default): the first device that
+   * calibrate calibrates, the first listed one of the configuration's
+   * [plugin NAME] devices (of all when absent). A backend without devices
+   * refuses a device
    * (CALHOST_RUNTIME_TARGET). Keys are built exactly as calibrate built
    * them for that device. */
   const char *device;
