@@ -8,7 +8,9 @@
  *   lookup --workload W [--plugin B] [--threads N|max] [--device D] [--explain]
  *       builds the exact and portable keys of a configured workload through
  *       the plugin's key-builder for this machine and walks the precedence
- *       with the plugin's validator;
+ *       with the plugin's validator; without --plugin, every enabled plugin
+ *       serving the workload's operator in turn (the loader's order) until
+ *       one selects a profile;
  *   both through the deployment runtime (workload.c, host/runtime): its
  *   store, its force_portable (--force-portable, else [lookup]) and its
  *   plugin loading; --explain (workload form) shows every level.
@@ -29,7 +31,8 @@
 
 static const cli_flag lookup_flags[] = {
     {FL_WORKLOAD, "--workload", NULL, "NAME", "the configured workload (deployment form)"},
-    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "with --workload: the plugin to ask"},
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND",
+     "with --workload: the plugin to ask (default: every one serving it, first answer)"},
     {FL_EXPLAIN, "--explain", NULL, NULL, "with --workload: show every precedence level"},
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
     {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
@@ -209,14 +212,22 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
   }
   const calstore_lookup_result *res = c.sel->result;
   calstore_status st = c.sel->status;
-  if (cli_has(a, FL_EXPLAIN))
+  if (cli_has(a, FL_EXPLAIN)) {
+    if (c.asked_count > 1) /* without --plugin: which plugins were asked */
+      base_text_printf(cli->json ? stderr : stdout, "plugins asked: %s\n", c.asked);
     explain(cli->json ? stderr : stdout, c.sel, res);
+  }
   if (cli->json)
     cli_json_lookup_result(stdout, res, st, NULL, NULL, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)
       base_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level), c.sel->exact.backend,
                        res->profile->policy);
+    else if (c.asked_count > 1)
+      base_text_printf(stdout,
+                       "none: no acceptable profile for workload %s from any plugin serving %s "
+                       "(asked: %s)\n",
+                       workload, c.sel->exact.operator_name, c.asked);
     else
       base_text_printf(stdout, "none: no acceptable profile for workload %s of %s (%zu rejected)\n",
                        workload, c.sel->exact.backend, res->rejection_count);
@@ -248,6 +259,8 @@ const cli_command cli_cmd_lookup = {
     "Walks the precedence: exact override, portable override, exact calibrated,\n"
     "portable calibrated; --force-portable or [lookup] force_portable skips the\n"
     "exact levels. With --workload the plugin builds the keys for this machine;\n"
+    "without --plugin every enabled plugin serving the workload's operator is\n"
+    "asked in turn, and the first that selects a profile answers;\n"
     "either form checks each candidate policy with the validator of the plugin\n"
     "serving the backend. When the key form cannot find or load that plugin it\n"
     "still answers, unvalidated, with a warning on stderr and a \"not_validated\"\n"

@@ -30,4 +30,10 @@ const config_settings *runtime_config(const calhost_runtime *runtime);
 loader_plugin *runtime_plugin_record(const calhost_runtime_plugin *p);
 calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p);
 
+/* The loader's records of what the discovery that loaded p found (p's own
+ * record among them; with a workload and no backend: every plugin the
+ * configuration enables, loaded or refused, in the loader's order), into
+ * *items (owned by p). Returns their count. */
+size_t runtime_plugin_discovered(const calhost_runtime_plugin *p, loader_plugin *const **items);
+
 #endif /* CALHOST_RUNTIME_INTERNAL_H */

@@ -229,6 +229,11 @@ calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p
   return p->inst;
 }
 
+size_t runtime_plugin_discovered(const calhost_runtime_plugin *p, loader_plugin *const **items) {
+  *items = p->list.items;
+  return p->list.count;
+}
+
 const char *calhost_runtime_plugin_backend(const calhost_runtime_plugin *p) {
   return p ? p->p->backend : NULL;
 }

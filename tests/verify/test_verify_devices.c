@@ -12,6 +12,8 @@
  *     never "ok";
  *   - item 16: lookup --workload on a device backend builds the key for the
  *     first device of [plugin NAME] devices (it took device 0 always);
+ *   - item 1: a lookup without --plugin asks every enabled plugin serving
+ *     the operator until one selects a profile;
  *   - item 21: with no device on the machine calibrate and verify skip the
  *     plugin and say so ("has no device on this machine"), never "no
  *     configured workload uses an operator of the selected plugins".
@@ -255,6 +257,58 @@ static void no_device_is_a_clear_skip(void **state) {
   free(out);
 }
 
+/* issue 22 item 1: a lookup without --plugin asks every enabled plugin
+ * serving the operator in turn: a deployment configuration enabling a
+ * plugin the calibration configuration disabled (deploy-portable.ini and
+ * calhost.ini with clblast) still finds the calibrated profile; it took the
+ * first plugin serving the operator and answered "none" */
+static void lookup_without_plugin_asks_every_plugin_serving_the_operator(void **state) {
+  (void)state;
+  char cal[700], dep[700], *out;
+  const char *build = getenv("CALHOST_BUILD_DIR");
+  for (int i = 0; i < 2; i++) {
+    char *path = i ? dep : cal;
+    snprintf(path, 700, "%s/%s.ini", g_dir, i ? "deploy" : "calibrate");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/test-plugins, "
+            "%s/lib/calhost/test-plugins/devices\n%s"
+            "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 60\n[lookup]\n"
+            "force_portable = %s\n[workload w]\noperator = ReduceSum\nshape = 1024\n",
+            g_store, build, build,
+            i ? "enabled = test_good, test_devices\n" : "enabled = test_devices\n",
+            i ? "true" : "false");
+    fclose(f);
+  }
+  remove(g_store);
+  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cal), 0);
+  free(out);
+  int rc = run(&out, "'%s' --config '%s' lookup --workload w 2>&1", bin(), dep);
+  if (rc != 0)
+    fprintf(stderr, "rc %d\n%s\n", rc, out);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "portable_calibrated test_devices: p="));
+  free(out);
+  rc = run(&out, "'%s' --config '%s' lookup --workload w --explain 2>&1", bin(), dep);
+  assert_int_equal(rc, 0);
+  assert_non_null(
+      strstr(out, "plugins asked: test_good (none, 0 rejected), test_devices (selected)"));
+  free(out);
+  /* --plugin still asks that plugin alone */
+  rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_good 2>&1", bin(), dep);
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(out, "none: no acceptable profile for workload w of test_good"));
+  free(out);
+  /* nothing anywhere: each plugin asked is named */
+  remove(g_store);
+  rc = run(&out, "'%s' --config '%s' lookup --workload w 2>&1", bin(), dep);
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(out, "from any plugin serving ReduceSum (asked: test_good (none, 0 "
+                              "rejected), test_devices (none, 0 rejected))"));
+  free(out);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(g_dir, sizeof g_dir, "/tmp/calhost-verify-devices-XXXXXX");
@@ -276,6 +330,7 @@ int main(void) {
       cmocka_unit_test(verify_judges_every_device_and_names_it),
       cmocka_unit_test(lookup_builds_the_key_of_the_configured_device),
       cmocka_unit_test(no_device_is_a_clear_skip),
+      cmocka_unit_test(lookup_without_plugin_asks_every_plugin_serving_the_operator),
   };
   return cmocka_run_group_tests_name("verify_devices", tests, setup, teardown);
 }
