@@ -598,7 +598,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     if (!p->devices_listed) {
       if (runtime_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
         processor_target_list_free(&targets);
-        FAIL(CALHOST_RUNTIME_PLUGIN, "%s", why);
+        FAIL(CALHOST_RUNTIME_PLUGIN, "%s: %s", p->p->backend, why);
       }
       p->devices_listed = 1;
     }

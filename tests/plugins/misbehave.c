@@ -277,6 +277,8 @@ static calhost_status list_device(calhost_plugin_instance *inst, uint32_t positi
   out->index = position;
   out->kind = position < 2 ? CALHOST_DEVICE_GPU : CALHOST_DEVICE_CPU;
   out->identity = fake_identity[position];
+  if (position == 0 && getenv("CALHOST_TEST_DEVICE_NO_IDENTITY")) /* a careless backend */
+    out->identity = "";
   out->name = position < 2 ? "fake gpu" : "fake cpu device";
   out->hardware = fake_hardware[position];
   return CALHOST_OK;

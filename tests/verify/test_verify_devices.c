@@ -14,6 +14,7 @@
  *     first device of [plugin NAME] devices (it took device 0 always);
  *   - item 1: a lookup without --plugin asks every enabled plugin serving
  *     the operator until one selects a profile;
+ *   - item 27: a device listing's failure names the backend once;
  *   - item 21: with no device on the machine calibrate and verify skip the
  *     plugin and say so ("has no device on this machine"), never "no
  *     configured workload uses an operator of the selected plugins".
@@ -262,6 +263,34 @@ static void no_device_is_a_clear_skip(void **state) {
  * plugin the calibration configuration disabled (deploy-portable.ini and
  * calhost.ini with clblast) still finds the calibrated profile; it took the
  * first plugin serving the operator and answered "none" */
+/* issue 22 item 27: a device listing's failure is named by one layer
+ * ("test_devices: test_devices: device 0 has no usable identity") */
+static void a_device_failure_names_the_backend_once(void **state) {
+  (void)state;
+  char cfg[700], *out;
+  write_config("noid", NULL, cfg, sizeof cfg);
+  int rc =
+      run(&out, "CALHOST_TEST_DEVICE_NO_IDENTITY=1 '%s' --config '%s' devices 2>&1", bin(), cfg);
+  assert_int_equal(rc, 1);
+  assert_non_null(
+      strstr(out, "test_devices: cannot list devices: device 0 has no usable identity"));
+  assert_null(strstr(out, "test_devices: test_devices"));
+  free(out);
+  rc = run(&out, "CALHOST_TEST_DEVICE_NO_IDENTITY=1 '%s' --config '%s' calibrate 2>&1", bin(), cfg);
+  assert_int_not_equal(rc, 0);
+  assert_non_null(strstr(out, "  test_devices: device 0 has no usable identity"));
+  assert_null(strstr(out, "test_devices: test_devices"));
+  free(out);
+  rc = run(&out,
+           "CALHOST_TEST_DEVICE_NO_IDENTITY=1 '%s' --config '%s' lookup --workload w --plugin "
+           "test_devices 2>&1",
+           bin(), cfg);
+  assert_int_equal(rc, 2);
+  assert_non_null(strstr(out, "calhost: test_devices: device 0 has no usable identity"));
+  assert_null(strstr(out, "test_devices: test_devices"));
+  free(out);
+}
+
 static void lookup_without_plugin_asks_every_plugin_serving_the_operator(void **state) {
   (void)state;
   char cal[700], dep[700], *out;
@@ -331,6 +360,7 @@ int main(void) {
       cmocka_unit_test(lookup_builds_the_key_of_the_configured_device),
       cmocka_unit_test(no_device_is_a_clear_skip),
       cmocka_unit_test(lookup_without_plugin_asks_every_plugin_serving_the_operator),
+      cmocka_unit_test(a_device_failure_names_the_backend_once),
   };
   return cmocka_run_group_tests_name("verify_devices", tests, setup, teardown);
 }
