@@ -31,9 +31,9 @@
 /* ---- the rule --------------------------------------------------------- */
 
 const char *calibrate_verdict_name(calibrate_verdict v) {
-  static const char *const words[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
-                                      "missing", "error"};
-  return BASE_WORD(words, CALHOST_VERDICT_ERROR, v, "unknown");
+  static const char *const words[] = {"ok",      "slower",  "lost-to-default", "outdated",
+                                      "invalid", "missing", "error",           "override"};
+  return BASE_WORD(words, CALHOST_VERDICT_OVERRIDE, v, "unknown");
 }
 
 int calibrate_verdict_failed(calibrate_verdict v) {
@@ -159,6 +159,26 @@ static double ratio(double a, double b) {
   return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
+/* Whether a user override of x's key of this kind (the exact key, or the
+ * portable key of its structure) is stored; its policy into row. */
+static int override_of(cal_run *r, const cal_result *x, calstore_key_kind kind, verify_row *row) {
+  runtime_binding_key k;
+  int exact = kind == CALSTORE_KEY_EXACT;
+  if (runtime_binding_store_key(kind, x->backend, operator_of(r, x), x->implementation,
+                                exact ? x->key.model_digest : NULL, exact ? x->key.processor : NULL,
+                                exact ? x->key.thread_count : 0, exact ? NULL : x->key.structure,
+                                exact ? 0 : x->key.structure_count, &k) != 0)
+    return 0;
+  calstore_lookup_result *got = NULL;
+  calstore_status gs = calstore_get(r->store, &k.key, CALSTORE_SOURCE_OVERRIDE, &got, NULL);
+  runtime_binding_key_free(&k);
+  int found = gs == CALSTORE_OK && got && got->profile;
+  if (found)
+    row->stored_policy = base_str_dup(got->profile->policy);
+  calstore_lookup_result_free(&got);
+  return found;
+}
+
 /* Judges one result of the measuring pass into *row (zeroed here). */
 static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   const cal_result *x = &r->results[index];
@@ -170,6 +190,21 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   if (!has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "%s", x->message ? x->message : "not measured");
+    return;
+  }
+  /* a user override serves the key before any calibrated profile (exact
+   * override, then portable override): verify re-times calibrated profiles
+   * only, so such a key is said to be an override, not verified */
+  const char *kind = NULL;
+  if (override_of(r, x, CALSTORE_KEY_EXACT, row))
+    kind = "an exact";
+  else if (x->key.structure_count && override_of(r, x, CALSTORE_KEY_PORTABLE, row))
+    kind = "a portable";
+  if (kind) {
+    row->verdict = CALHOST_VERDICT_OVERRIDE;
+    set_reason(row,
+               "served by %s user override (not verified: verify re-times calibrated profiles)",
+               kind);
     return;
   }
   runtime_binding_key k; /* the binding's one conversion of a built key */
@@ -468,7 +503,7 @@ static const char *recal_word(const cal_run *r, const verify_row *row) {
 
 static void print_json(cal_run *r, const cal_verify *cv, int status) {
   FILE *o = r->out;
-  size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
+  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
   fputc('{', o);
   base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
   base_json_member_string(o, 0, "command", "verify");
@@ -524,7 +559,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     fputc('}', o);
   }
   fputs("],\"counts\":{", o);
-  for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
     base_json_member_uint(o, i == 0, calibrate_verdict_name((calibrate_verdict)i), counts[i]);
   fputc('}', o);
   if (cv && cv->recalibrated) {
@@ -543,7 +578,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
 
 static void print_table(cal_run *r, const cal_verify *cv) {
   FILE *o = r->out;
-  size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
+  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
   size_t bw = 7, ww = 8;
   for (size_t i = 0; cv && i < cv->count; i++) {
     const cal_result *x = &r->results[cv->rows[i].result];
@@ -633,7 +668,7 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     if (cv) {
       fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
       int first = 1;
-      for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+      for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
         if (counts[i]) {
           base_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
                            calibrate_verdict_name((calibrate_verdict)i));

@@ -7,6 +7,10 @@
  * judges each key. It never changes the store unless recalibrate is set.
  *
  * Verdicts, in the order they are decided:
+ *   override         a user override serves the key (an exact override, or
+ *                    a portable one of the key's structure: a lookup takes
+ *                    it before any calibrated profile); not verified (verify
+ *                    re-times calibrated profiles), not a failure
  *   missing          no exact calibrated profile for the key (of any
  *                    implementation); not a failure: `calhost calibrate`
  *                    fills it
@@ -53,10 +57,11 @@ typedef enum calibrate_verdict {
   CALHOST_VERDICT_INVALID,
   CALHOST_VERDICT_MISSING,
   CALHOST_VERDICT_ERROR,
+  CALHOST_VERDICT_OVERRIDE,
 } calibrate_verdict;
 
 /* "ok", "slower", "lost-to-default", "outdated", "invalid", "missing",
- * "error" (static); "unknown" outside the enum. */
+ * "error", "override" (static); "unknown" outside the enum. */
 const char *calibrate_verdict_name(calibrate_verdict v);
 
 /* Nonzero for the verdicts that make verify exit 1 (slower,

@@ -140,9 +140,9 @@ static void unknown_numbers_do_not_fail(void **state) {
 
 static void names_and_failing_verdicts(void **state) {
   (void)state;
-  const char *want[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
-                        "missing", "error"};
-  for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+  const char *want[] = {"ok",      "slower",  "lost-to-default", "outdated",
+                        "invalid", "missing", "error",           "override"};
+  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
     assert_string_equal(calibrate_verdict_name((calibrate_verdict)i), want[i]);
   assert_string_equal(calibrate_verdict_name((calibrate_verdict)99), "unknown");
   assert_false(calibrate_verdict_failed(CALHOST_VERDICT_OK));
@@ -152,6 +152,7 @@ static void names_and_failing_verdicts(void **state) {
   assert_true(calibrate_verdict_failed(CALHOST_VERDICT_INVALID));
   assert_false(calibrate_verdict_failed(CALHOST_VERDICT_MISSING));
   assert_false(calibrate_verdict_failed(CALHOST_VERDICT_ERROR));
+  assert_false(calibrate_verdict_failed(CALHOST_VERDICT_OVERRIDE));
 }
 
 int main(void) {
