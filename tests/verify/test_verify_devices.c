@@ -12,6 +12,8 @@
  *     never "ok";
  *   - item 16: lookup --workload on a device backend builds the key for the
  *     first device of [plugin NAME] devices (it took device 0 always);
+ *   - item 32: lookup --explain shows the asked key's rejections and counts
+ *     the profiles for other keys (it listed every one as rejected);
  *   - item 1: a lookup without --plugin asks every enabled plugin serving
  *     the operator until one selects a profile;
  *   - item 27: a device listing's failure names the backend once;
@@ -232,6 +234,35 @@ static void lookup_builds_the_key_of_the_configured_device(void **state) {
   p = looked_up_processor(one, "--device 2"); /* --device still wins */
   assert_string_equal(p, "fake-cpu v1");
   free(p);
+
+  /* item 32: --explain shows the rejections of the asked key and counts the
+   * backend's profiles for other keys (the other devices'), listed with -v */
+  int rc = run(&out,
+               "'%s' --config '%s' lookup --workload w --plugin test_devices --explain "
+               "--force-portable 2>&1",
+               bin(), all);
+  assert_int_equal(rc, 0);
+  const char *mine = strstr(out, "rejected [force_portable]");
+  assert_non_null(mine);
+  assert_null(strstr(mine + 1, "rejected [")); /* only this key's exact profile */
+  assert_non_null(strstr(out, "  2 other profiles of test_devices ReduceSum, for other keys "
+                              "(force_portable 2); --verbose lists them\n"));
+  free(out);
+  rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_devices --explain 2>&1",
+           bin(), all);
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "rejected [different_processor]"));
+  assert_non_null(strstr(out, "(different_processor 2)"));
+  free(out);
+  rc = run(&out,
+           "'%s' -v --config '%s' lookup --workload w --plugin test_devices --explain 2>/dev/null",
+           bin(), all);
+  assert_int_equal(rc, 0);
+  const char *first = strstr(out, "rejected [different_processor]");
+  assert_non_null(first);
+  assert_non_null(strstr(first + 1, "rejected [different_processor]"));
+  assert_non_null(strstr(out, "listed above: 2 other profiles"));
+  free(out);
 }
 
 static void no_device_is_a_clear_skip(void **state) {
