@@ -287,6 +287,31 @@ static void no_device_is_a_clear_skip(void **state) {
   rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 '%s' --config '%s' verify 2>&1", bin(), cfg);
   assert_non_null(strstr(out, "nothing to verify (test_devices has no device on this machine)"));
   free(out);
+  /* plugin check: the checks that run the plugin are skipped, saying why
+   * (they failed, 8 of them advising --operator/--shape) */
+  rc = run(&out,
+           "CALHOST_TEST_DEVICE_COUNT=0 '%s' plugin check "
+           "'%s/lib/calhost/test-plugins/devices/test_devices.so' 2>&1",
+           bin(), getenv("CALHOST_BUILD_DIR"));
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "FAIL "));
+  assert_non_null(strstr(out, "SKIP tiny_sweep: test_devices has no device on this machine\n"));
+  assert_non_null(
+      strstr(out, "checks passed, 9 skipped: test_devices has no device on this machine\n"));
+  free(out);
+  rc = run(&out,
+           "CALHOST_TEST_DEVICE_COUNT=0 '%s' --json plugin check "
+           "'%s/lib/calhost/test-plugins/devices/test_devices.so'",
+           bin(), getenv("CALHOST_BUILD_DIR"));
+  assert_int_equal(rc, 0);
+  json_t *doc = json_loads(out, 0, NULL);
+  assert_non_null(doc);
+  assert_int_equal(json_integer_value(json_object_get(doc, "skipped")), 9);
+  assert_int_equal(json_integer_value(json_object_get(doc, "failed")), 0);
+  json_decref(doc);
+  free(out);
 }
 
 /* issue 22 item 1: a lookup without --plugin asks every enabled plugin
