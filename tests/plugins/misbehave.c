@@ -419,6 +419,12 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
 #endif
   for (uint32_t i = 0; i < iterations; i++)
     s->out = 1.5 * s->p;
+#ifdef FAKE_DEVICES
+  /* CALHOST_TEST_DEVICE_SECONDS=X: a device timer reporting X s per call */
+  const char *dev_s = getenv("CALHOST_TEST_DEVICE_SECONDS");
+  if (dev_s && result)
+    result->device_seconds = strtod(dev_s, NULL);
+#endif
   return CALHOST_OK;
 }
 

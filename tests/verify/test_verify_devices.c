@@ -9,7 +9,8 @@
  *     1000x too good is "slower", device 0's is "ok"; the table has a
  *     device column and --json a "device" object;
  *   - item 17: a stored median of 0 is "invalid" (nothing was compared),
- *     never "ok";
+ *     never "ok"; figures (1e300 device seconds, a 1e-300 stored median)
+ *     printed with significant digits;
  *   - item 16: lookup --workload on a device backend builds the key for the
  *     first device of [plugin NAME] devices (it took device 0 always);
  *   - item 32: lookup --explain shows the asked key's rejections and counts
@@ -319,6 +320,44 @@ static void no_device_is_a_clear_skip(void **state) {
  * plugin the calibration configuration disabled (deploy-portable.ini and
  * calhost.ini with clblast) still finds the calibrated profile; it took the
  * first plugin serving the operator and answered "none" */
+/* Whether every line of s is at most max bytes long. */
+static int lines_within(const char *s, size_t max) {
+  while (*s) {
+    size_t n = strcspn(s, "\n");
+    if (n > max)
+      return 0;
+    s += n + (s[n] == '\n');
+  }
+  return 1;
+}
+
+/* issue 22 item 17: every figure is printed for a person (significant
+ * digits): a device timer's 1e300 s in calibrate's table and a stored
+ * median of 1e-300 us in verify's ratio printed hundreds of digits (%f) */
+static void figures_are_formatted_for_a_person(void **state) {
+  (void)state;
+  char cfg[700], *out;
+  write_config("fig", "0", cfg, sizeof cfg);
+  remove(g_store);
+  int rc =
+      run(&out, "CALHOST_TEST_DEVICE_SECONDS=1e300 '%s' --config '%s' calibrate 2>&1", bin(), cfg);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, " 1e+306 us (device clock)"));
+  assert_non_null(strstr(out, "  1e+306  "));
+  assert_true(lines_within(out, 200));
+  free(out);
+  remove(g_store);
+  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+  free(out);
+  scale_median("fake-gpu-a v1", 1e-300);
+  rc = run(&out, "'%s' --config '%s' verify 2>&1", bin(), cfg);
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(out, "slower: "));
+  assert_non_null(strstr(out, "e+")); /* the ratio, in scientific notation */
+  assert_true(lines_within(out, 250));
+  free(out);
+}
+
 /* issue 22 item 27: a device listing's failure is named by one layer
  * ("test_devices: test_devices: device 0 has no usable identity") */
 static void a_device_failure_names_the_backend_once(void **state) {
@@ -417,6 +456,7 @@ int main(void) {
       cmocka_unit_test(no_device_is_a_clear_skip),
       cmocka_unit_test(lookup_without_plugin_asks_every_plugin_serving_the_operator),
       cmocka_unit_test(a_device_failure_names_the_backend_once),
+      cmocka_unit_test(figures_are_formatted_for_a_person),
   };
   return cmocka_run_group_tests_name("verify_devices", tests, setup, teardown);
 }
