@@ -604,6 +604,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     }
     size_t *pos = p->devices.count ? calloc(p->devices.count, sizeof *pos) : NULL;
     size_t npos = 0;
+    int named = 0; /* why names the plugin already ("[plugin NAME] devices: ...") */
     if (rt->device)
       dev = runtime_devices_find(&p->devices, rt->device, why, sizeof why);
     else if (!p->devices.count)
@@ -615,10 +616,12 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     else if (runtime_devices_selected(&rt->cfg, p->p->backend, &p->devices, pos, &npos, why,
                                       sizeof why) == 0)
       dev = npos ? &p->devices.items[pos[0]] : NULL;
+    else
+      named = 1;
     free(pos);
     if (!dev) {
       processor_target_list_free(&targets);
-      FAIL(CALHOST_RUNTIME_TARGET, "%s: %s", p->p->backend, why);
+      FAIL(CALHOST_RUNTIME_TARGET, "%s%s%s", named ? "" : p->p->backend, named ? "" : ": ", why);
     }
   } else if (rt->device) {
     processor_target_list_free(&targets);

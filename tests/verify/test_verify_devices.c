@@ -384,6 +384,13 @@ static void a_device_failure_names_the_backend_once(void **state) {
   assert_non_null(strstr(out, "calhost: test_devices: device 0 has no usable identity"));
   assert_null(strstr(out, "test_devices: test_devices"));
   free(out);
+  /* the [plugin NAME] devices key names the plugin: no "test_devices: " before it */
+  write_config("seven", "7", cfg, sizeof cfg);
+  rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_devices 2>&1", bin(), cfg);
+  assert_int_equal(rc, 2);
+  assert_non_null(strstr(out, "calhost: [plugin test_devices] devices: no device 7 (the backend "
+                              "has 3 devices"));
+  free(out);
 }
 
 static void lookup_without_plugin_asks_every_plugin_serving_the_operator(void **state) {
