@@ -76,7 +76,7 @@ const cli_command cli_cmd_verify = {
     "holds (missing keys do not fail, unless every key is missing: nothing was\n"
     "verified), 1 when one is slower, lost-to-default,\n"
     "outdated or invalid (with --recalibrate: was not recalibrated), 2 on\n"
-    "errors, 130/143 when interrupted.\n",
+    "errors, 130/143/129 when interrupted (SIGINT/SIGTERM/SIGHUP, named).\n",
     verify_flags,
     0,
     0,
