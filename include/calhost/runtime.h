@@ -156,7 +156,9 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
  * [plugin NAME] settings (exactly as calibrate creates it):
  *   backend given: that backend (only it is loaded); workload may be NULL;
  *   backend NULL: the first enabled plugin that serves the operator of the
- *     configured workload `workload`.
+ *     configured workload `workload` (`calhost lookup --workload W` without
+ *     --plugin asks every such plugin in turn, by name, until one selects
+ *     a profile: do the same when several backends serve an operator).
  * Where plugins are searched, in this order (within a directory, by file
  * name; the first plugin of a backend name wins, [plugins] enabled/disabled
  * filter by name):
