@@ -170,7 +170,7 @@ static void on_record(void *user, const isolate_proto_msg *m) {
                    cal_workload_name(r, w), tw, x->sweep.budget_after);
         }
         if (x->sweep.figures.noisy)
-          cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
+          cal_warn(r, "%s %s %s: noisy result (cv %.3g)", x->backend, cal_workload_name(r, w), tw,
                    x->sweep.figures.cv);
       }
       if (r->o->record_path) {
@@ -529,7 +529,7 @@ static int select_devices(cal_run *r, loader_plugin *p, runtime_device_list *dev
     return -1;
   }
   *sel = calloc(devices->count + 1, sizeof **sel);
-  if (*sel &&
+  if (*sel && devices->count && /* none here: a skip, whatever the selection names */
       runtime_devices_selected(r->cfg, p->backend, devices, *sel, nsel, why, sizeof why) != 0) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
     *nsel = 0;
@@ -547,6 +547,24 @@ typedef struct cal_listed {
   size_t *sel, nsel; /* the selected devices with sweeps in this run's shard */
 } cal_listed;
 
+/* A device backend that listed no device: a skip, said once, and the
+ * reason of a run with nothing in it (cal_nothing_reason). */
+static void note_no_device(cal_run *r, const loader_plugin *p) {
+  cal_warn(r, "%s has no device on this machine: skipped, nothing to calibrate", p->backend);
+  size_t used = strlen(r->no_device);
+  snprintf(r->no_device + used, sizeof r->no_device - used, "%s%s", used ? ", " : "", p->backend);
+  r->no_device_count++;
+}
+
+const char *cal_nothing_reason(const cal_run *r, char *buf, size_t cap) {
+  if (r->no_device_count)
+    snprintf(buf, cap, "%s ha%s no device on this machine", r->no_device,
+             r->no_device_count == 1 ? "s" : "ve");
+  else
+    snprintf(buf, cap, "no configured workload uses an operator of the selected plugins");
+  return buf;
+}
+
 /* Lists p's devices into *l and adds their sweeps to the run's total. */
 static void list_devices(cal_run *r, loader_plugin *p, cal_listed *l) {
   l->st = select_devices(r, p, &l->devices, &l->sel, &l->nsel);
@@ -555,7 +573,7 @@ static void list_devices(cal_run *r, loader_plugin *p, cal_listed *l) {
   if (!l->sel)
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
   else if (l->st == 0 && !l->devices.count)
-    cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+    note_no_device(r, p);
   size_t kept = 0;
   for (size_t i = 0; i < l->nsel; i++) {
     r->cur_device = &l->devices.items[l->sel[i]];
@@ -675,8 +693,11 @@ static int fill_plan(cal_run *r, calibrate_work_list *out) {
     if (runtime_devices_supported(p)) {
       runtime_device_list devices;
       size_t *sel, nsel;
-      if (select_devices(r, p, &devices, &sel, &nsel) < 0)
+      int st = select_devices(r, p, &devices, &sel, &nsel);
+      if (st < 0)
         continue;
+      if (st == 0 && !devices.count)
+        note_no_device(r, p);
       int rc = sel ? 0 : -1;
       for (size_t k = 0; rc == 0 && k < nsel; k++)
         rc = plan_items(r, p, &devices.items[sel[k]], out);
@@ -937,9 +958,9 @@ int calibrate_execute(const calibrate_options *o) {
   if (o->plan) {
     status = fill_plan(r, o->plan) != 0 ? 2 : r->failure_count ? 1 : 0;
     if (status == 0 && !o->plan->count) { /* calibrate's "no" for the same flags */
+      char why[400];
       status = 1;
-      cal_warn(r, "nothing to calibrate: no configured workload uses an operator of the "
-                  "selected plugins");
+      cal_warn(r, "nothing to calibrate: %s", cal_nothing_reason(r, why, sizeof why));
     }
     goto report;
   }
@@ -975,12 +996,12 @@ int calibrate_execute(const calibrate_options *o) {
         cal_warn(r, "nothing was calibrated in shard %u/%u: every sweep was skipped or failed",
                  (unsigned)o->shard.index, (unsigned)o->shard.count);
     } else if (!calibrated) {
+      char why[400];
       status = 1;
       cal_warn(r, "nothing was calibrated: %s",
-               r->result_count ? "every sweep was skipped or failed"
-               : r->failure_count
-                   ? "the plugins failed before any sweep finished (see failures)"
-                   : "no configured workload uses an operator of the selected plugins");
+               r->result_count    ? "every sweep was skipped or failed"
+               : r->failure_count ? "the plugins failed before any sweep finished (see failures)"
+                                  : cal_nothing_reason(r, why, sizeof why));
     }
   }
 

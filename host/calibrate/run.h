@@ -88,6 +88,7 @@ typedef struct cal_key_ref {
   const char *backend;
   size_t workload; /* index into config->workloads */
   uint32_t thread_count;
+  const char *processor; /* the key's processor (a device backend: its device) */
 } cal_key_ref;
 
 typedef struct cal_run {
@@ -157,6 +158,9 @@ typedef struct cal_run {
   int bar_drawn;
   size_t sweeps_total, sweeps_done;
   int interrupted; /* the signal that stopped the run, 0 when none */
+  /* device backends that listed no device (a clear skip, said once each) */
+  size_t no_device_count;
+  char no_device[256]; /* their names, ", "-separated (cut when long) */
   double started;
   char rigor_name[16];
 } cal_run;
@@ -262,6 +266,15 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status);
 /* Writes the object member "KEY":v (comma rule of base_json_key), v as a
  * JSON integer when known, else null. */
 void calibrate_json_member_count(FILE *o, int first, const char *key, int known, uint64_t v);
+/* Why a run has no sweep at all: "BACKEND has no device on this machine"
+ * when the selected device backends listed none (every other plugin serving
+ * nothing), else "no configured workload uses an operator of the selected
+ * plugins". Into buf; returns buf. */
+const char *cal_nothing_reason(const cal_run *r, char *buf, size_t cap);
+
+/* Writes the member "device": {"index", "name", "identity"} of a device's
+ * sweep, null for a CPU sweep (never the first member). */
+void cal_json_member_device(FILE *o, const cal_result *x);
 
 /* ---- calibrate.c ---- */
 

@@ -93,14 +93,17 @@ static void print_text(const calibrate_work_list *l, uint32_t shards, int only,
   printf("%zu items", l->count);
   if (shards > 1) {
     size_t empty = 0;
-    printf(" in %u shards:", (unsigned)shards);
-    for (uint32_t s = 0; s < shards; s++) {
+    printf(" in %u shards", (unsigned)shards);
+    for (uint32_t s = 0; s < shards; s++) { /* each count labelled: not read as shard numbers */
       if (shards <= 16)
-        printf(" %zu", counts[s]);
+        printf("%sshard %u: %zu item%s", s ? ", " : " (", (unsigned)s, counts[s],
+               counts[s] == 1 ? "" : "s");
       empty += counts[s] == 0;
     }
+    if (shards <= 16)
+      printf(")");
     if (empty)
-      printf(" (%zu empty: fewer items than shards, or an uneven hash split)", empty);
+      printf("; %zu empty: fewer items than shards, or an uneven hash split", empty);
   }
   printf("\n");
 }

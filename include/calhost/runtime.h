@@ -116,8 +116,10 @@ typedef struct calhost_runtime_options {
   size_t config_text_length; /* its length in bytes */
   /* Since 0.2: the device of a device backend (one that lists devices,
    * plugin ABI 2) the keys are built for: its index or its identity, as
-   * `calhost devices` prints them. NULL (default): the backend's first
-   * listed device. A backend without devices refuses a device
+   * `calhost devices` prints them. NULL (default): the first device that
+   * calibrate calibrates, the first listed one of the configuration's
+   * [plugin NAME] devices (of all when absent). A backend without devices
+   * refuses a device
    * (CALHOST_RUNTIME_TARGET). Keys are built exactly as calibrate built
    * them for that device. */
   const char *device;
@@ -161,7 +163,9 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
  * [plugin NAME] settings (exactly as calibrate creates it):
  *   backend given: that backend (only it is loaded); workload may be NULL;
  *   backend NULL: the first enabled plugin that serves the operator of the
- *     configured workload `workload`.
+ *     configured workload `workload` (`calhost lookup --workload W` without
+ *     --plugin asks every such plugin in turn, by name, until one selects
+ *     a profile: do the same when several backends serve an operator).
  * Where plugins are searched, in this order (within a directory, by file
  * name; the first plugin of a backend name wins, [plugins] enabled/disabled
  * filter by name):
