@@ -139,7 +139,9 @@ the deployment example project.")
 
 set(CPACK_DEBIAN_PLUGIN_DEV_PACKAGE_NAME calhost-plugin-dev)
 set(CPACK_DEBIAN_PLUGIN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_PLUGIN_DEV_PACKAGE_SUGGESTS "calhost (= ${_v})")
+# plugin authors run `calhost plugin check`; the guide's citations of host/
+# sources are in calhost's share/doc/calhost/source
+set(CPACK_DEBIAN_PLUGIN_DEV_PACKAGE_RECOMMENDS "calhost (= ${_v})")
 set(CPACK_COMPONENT_PLUGIN_DEV_DESCRIPTION "calhost plugin SDK for backend authors
 The plugin ABI header calhost/plugin.h, the CMake package calhost-plugin
 (calhost_plugin_add), calhost-plugin.pc, the template project, the author's
