@@ -279,8 +279,6 @@ static int config_show(cli_context *cli, cli_args *a) {
   if (st.json) {
     fputs("{\"file\": ", stdout);
     base_json_string(stdout, file);
-    fputs(", \"file_role\": ", stdout);
-    base_json_string(stdout, role_kind);
     fputs(", \"keys\": [", stdout);
   } else {
     if (file && role) {
@@ -295,8 +293,11 @@ static int config_show(cli_context *cli, cli_args *a) {
     printf("; each key's origin: FILE:LINE, default, or computed\n\n");
   }
   config_visit(&cfg, show_key, &st);
-  if (st.json)
-    fputs("\n  ]}\n", stdout);
+  if (st.json) {
+    fputs("\n  ], \"file_role\": ", stdout);
+    base_json_string(stdout, role_kind);
+    fputs("}\n", stdout);
+  }
   config_free(&cfg);
   return 0;
 }
