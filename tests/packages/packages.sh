@@ -71,8 +71,9 @@ for n in $names; do
   fi
   case $n in
     *-dev) ;;
-    *) ! echo "$f" | grep -E '\.h$|/lib[^/]*\.so$|\.a$|\.pc$' | grep -q . ||
-         fail "$n ships development files: $(echo "$f" | grep -E '\.h$|\.so$|\.a$|\.pc$')" ;;
+    *) dev='^/usr/include/.|^/usr/lib/[^/]+/lib[^/]*\.so$|^/usr/lib/.*\.a$|/pkgconfig/[^/]*\.pc$'
+       ! echo "$f" | grep -E "$dev" | grep -q . ||
+         fail "$n ships development files: $(echo "$f" | grep -E "$dev")" ;;
   esac
   # every dependency: one of ours at this version, or installed here and satisfying
   dpkg-deb -f "$pkgs/${n}_${version}_${arch}.deb" Depends | tr ',' '\n' | sed 's/^ *//' |
