@@ -24,13 +24,15 @@ SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages: build tools, libraries, test and reliability tooling
-# (slurm*, munge: the single-host Slurm cluster of tests/fleet).
+# (slurm*, munge: the single-host Slurm cluster of tests/fleet; go-md2man: the
+# manual pages; bash-completion, lintian, dpkg-dev: tests/packages).
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
           slurmctld slurmd slurm-client munge
           libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
           libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64
           libjansson-dev chromium
-          pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libclblast-dev)
+          pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libclblast-dev
+          go-md2man bash-completion lintian dpkg-dev)
 
 install_deps() {
   local missing=()

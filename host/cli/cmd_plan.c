@@ -169,7 +169,8 @@ const cli_command cli_cmd_plan = {
     "list a calibrate run's work items and their shards (fleet calibration)",
     "The items (plugin x workload x thread count) of the calibrate command with\n"
     "the same flags, and the shard of each (calibrate --shard I/N runs shard I);\n"
-    "nothing runs. The rule and fleet calibration on Slurm: config/fleet/README.md.\n"
+    "nothing runs. The rule and fleet calibration on Slurm: the installed\n"
+    "share/calhost/fleet/README.md (config/fleet/README.md in the sources).\n"
     "calibrate's measuring flags (--rigor ... --report below) are checked as\n"
     "calibrate checks them and change no item.\n"
     "Exit 0; 1 when a plugin asked for did not load but another did (its items\n"

@@ -1,6 +1,8 @@
 /*
  * calstore.h: the public C API of libcalstore, calhost's calibration profile
- * store (see ../shared/spec/calibration-profile-store.rst and README.md).
+ * store. Its behaviour, the file format and how it differs from the design's
+ * reference implementation: host/store/README.md (installed as
+ * share/doc/calhost/source/host/store/README.md) and calstore(3).
  *
  * What a deployment, a host or a test links. The store owns loading,
  * locking, merging and atomic replacement of the one profile file; callers
