@@ -391,6 +391,33 @@ void cs_plat_unlock(intptr_t handle) {
   CloseHandle(h);
 }
 
+/* MoveFileExW(tmp -> path, REPLACE_EXISTING | WRITE_THROUGH). Windows
+ * refuses to replace a file another process has open, even one opened with
+ * FILE_SHARE_DELETE as every reader of the store opens it
+ * (ERROR_ACCESS_DENIED, or ERROR_SHARING_VIOLATION): a reader of another
+ * process holds it only while it reads, so the rename is retried with a
+ * growing pause (1 ms up to 64 ms) for about two seconds before the error
+ * is returned. Writers are excluded by the caller's lock. Returns nonzero
+ * on success, else 0 with the error in *e. */
+static int replace_file(const wchar_t *tmp, const wchar_t *path, DWORD *e) {
+  ULONGLONG deadline = GetTickCount64() + 2000;
+  DWORD pause = 1;
+  for (;;) {
+    if (MoveFileExW(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+      return 1;
+    *e = GetLastError();
+    if ((*e != ERROR_ACCESS_DENIED && *e != ERROR_SHARING_VIOLATION) ||
+        GetTickCount64() >= deadline)
+      return 0;
+    DWORD attr = GetFileAttributesW(path);
+    if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_READONLY))
+      return 0; /* made read-only meanwhile: no retry will help */
+    Sleep(pause);
+    if (pause < 64)
+      pause *= 2;
+  }
+}
+
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
                                 size_t nchunks, cs_file_id *id, intptr_t *pin, int *replaced,
                                 calstore_error *err) {
@@ -432,8 +459,14 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   }
   if (tmp_path) {
     wtmp = widen(tmp_path);
-    /* never write through whatever sits at the store's own temp name */
-    if (wtmp && !DeleteFileW(wtmp) && !is_missing(GetLastError())) {
+    /* never write through whatever sits at the store's own temp name; a
+     * read-only one is removed too (POSIX unlink ignores the file's mode,
+     * DeleteFileW refuses the read-only attribute) */
+    if (wtmp && !DeleteFileW(wtmp) && GetLastError() == ERROR_ACCESS_DENIED &&
+        SetFileAttributesW(wtmp, FILE_ATTRIBUTE_NORMAL))
+      DeleteFileW(wtmp);
+    if (wtmp && GetFileAttributesW(wtmp) != INVALID_FILE_ATTRIBUTES && !DeleteFileW(wtmp) &&
+        !is_missing(GetLastError())) {
       e = GetLastError();
       free(wtmp);
       free(wpath);
@@ -514,10 +547,8 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   what = "rename";
   if ((e = FAULT("rename")) != 0)
     goto fail;
-  if (!MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
-    e = GetLastError();
+  if (!replace_file(wtmp, wpath, &e))
     goto fail;
-  }
   CRASH_AFTER("rename");
   *replaced = 1;
   fill_id(&fi, id);
