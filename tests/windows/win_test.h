@@ -30,9 +30,9 @@ static char wt_why[2048];
 static int wt_failed_now;
 
 /* Records the first failure of the running case. */
-static void wt_fail(const char *file, int line, const char *fmt, ...)
+static inline void wt_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(gnu_printf, 3, 4)));
-static void wt_fail(const char *file, int line, const char *fmt, ...) {
+static inline void wt_fail(const char *file, int line, const char *fmt, ...) {
   if (wt_failed_now++)
     return;
   int n = snprintf(wt_why, sizeof wt_why, "%s:%d: ", file, line);
@@ -61,7 +61,7 @@ static void wt_fail(const char *file, int line, const char *fmt, ...) {
 
 /* Runs every case (or those named in argv), prints a line each and the
  * summary; returns the exit status (0: all passed). */
-static int wt_main(const wt_case *cases, size_t n, int argc, char **argv) {
+static inline int wt_main(const wt_case *cases, size_t n, int argc, char **argv) {
   int passed = 0, failed = 0;
   setvbuf(stdout, NULL, _IONBF, 0);
   for (size_t i = 0; i < n; i++) {
@@ -88,7 +88,7 @@ static int wt_main(const wt_case *cases, size_t n, int argc, char **argv) {
 /* ---- UTF-8 files over the wide API ---------------------------------------- */
 
 /* s as UTF-16 (caller frees), NULL on failure. */
-static wchar_t *wt_wide(const char *s) {
+static inline wchar_t *wt_wide(const char *s) {
   int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
   wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
   if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) <= 0) {
@@ -99,7 +99,7 @@ static wchar_t *wt_wide(const char *s) {
 }
 
 /* w as UTF-8 (caller frees). */
-static char *wt_narrow(const wchar_t *w) {
+static inline char *wt_narrow(const wchar_t *w) {
   int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, NULL, 0, NULL, NULL);
   char *s = n > 0 ? malloc((size_t)n) : NULL;
   if (s && WideCharToMultiByte(CP_UTF8, 0, w, -1, s, n, NULL, NULL) <= 0) {
@@ -110,7 +110,7 @@ static char *wt_narrow(const wchar_t *w) {
 }
 
 /* dir\name (caller frees). */
-static char *wt_path(const char *dir, const char *name) {
+static inline char *wt_path(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *p = malloc(n);
   snprintf(p, n, "%s\\%s", dir, name);
@@ -119,7 +119,7 @@ static char *wt_path(const char *dir, const char *name) {
 
 /* A fresh directory below %TEMP% whose name ends in suffix (UTF-8, may be
  * ""); aborts on failure. */
-static char *wt_mkdtemp(const char *suffix) {
+static inline char *wt_mkdtemp(const char *suffix) {
   wchar_t base[MAX_PATH + 1];
   DWORD n = GetTempPathW(MAX_PATH, base);
   if (!n || n > MAX_PATH)
@@ -146,7 +146,7 @@ static char *wt_mkdtemp(const char *suffix) {
 }
 
 /* Removes a file or a directory tree (read-only attributes cleared first). */
-static void wt_rmtree(const char *path) {
+static inline void wt_rmtree(const char *path) {
   wchar_t *w = wt_wide(path);
   if (!w)
     return;
@@ -183,7 +183,7 @@ static void wt_rmtree(const char *path) {
 }
 
 /* Whole file (NUL-terminated), NULL when it cannot be opened. */
-static char *wt_read(const char *path, size_t *len) {
+static inline char *wt_read(const char *path, size_t *len) {
   wchar_t *w = wt_wide(path);
   HANDLE h =
       w ? CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
@@ -211,7 +211,7 @@ static char *wt_read(const char *path, size_t *len) {
 }
 
 /* Writes text to path (created or truncated); 0 or -1. */
-static int wt_write(const char *path, const char *text) {
+static inline int wt_write(const char *path, const char *text) {
   wchar_t *w = wt_wide(path);
   HANDLE h = w ? CreateFileW(w, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL)
                : INVALID_HANDLE_VALUE;
@@ -225,7 +225,7 @@ static int wt_write(const char *path, const char *text) {
 }
 
 /* Nonzero when something exists at path. */
-static int wt_exists(const char *path) {
+static inline int wt_exists(const char *path) {
   wchar_t *w = wt_wide(path);
   DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
   free(w);
@@ -233,7 +233,7 @@ static int wt_exists(const char *path) {
 }
 
 /* Nonzero when s contains sub. */
-static int wt_has(const char *s, const char *sub) {
+static inline int wt_has(const char *s, const char *sub) {
   return s && strstr(s, sub) != NULL;
 }
 
