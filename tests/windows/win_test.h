@@ -128,8 +128,8 @@ static inline char *wt_mkdtemp(const char *suffix) {
   static LONG counter;
   for (int tries = 0; tries < 1000; tries++) {
     char name[128];
-    snprintf(name, sizeof name, "calhost-wt-%lu-%ld%s", (unsigned long)GetCurrentProcessId(),
-             (long)InterlockedIncrement(&counter), "");
+    snprintf(name, sizeof name, "calhost-wt-%lu-%ld", (unsigned long)GetCurrentProcessId(),
+             (long)InterlockedIncrement(&counter));
     size_t len = strlen(b) + strlen(name) + strlen(suffix) + 2;
     char *d = malloc(len);
     snprintf(d, len, "%s%s%s", b, name, suffix);
