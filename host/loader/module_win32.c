@@ -49,23 +49,108 @@ static void win_error(DWORD code, const char *prefix, char *err, size_t err_cap)
  * nor PATH is ever searched with these flags. */
 #define LOADER_DLL_SEARCH (LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_SYSTEM32)
 
-/* The message of a failed LoadLibraryExW of path (exists: the file is
- * there): the errors a plugin author meets said in words, others as
+/* Whether a DLL named name (ASCII, from an import table) is where the
+ * pinned search looks: in dir (the plugin's directory, with its trailing
+ * separator; may be empty) or System32, or already loaded (KERNEL32.dll,
+ * the API sets). */
+static int import_found(const wchar_t *dir, const char *name) {
+  wchar_t wname[MAX_PATH], full[2 * MAX_PATH + 8];
+  int n = MultiByteToWideChar(CP_ACP, 0, name, -1, wname, MAX_PATH);
+  UINT sys;
+  if (n <= 0)
+    return 1; /* a name this check cannot read: not reported */
+  if (GetModuleHandleW(wname))
+    return 1;
+  if (_snwprintf(full, sizeof full / sizeof full[0], L"%ls%ls", dir, wname) > 0 &&
+      GetFileAttributesW(full) != INVALID_FILE_ATTRIBUTES)
+    return 1;
+  sys = GetSystemDirectoryW(full, MAX_PATH);
+  if (sys == 0 || sys >= MAX_PATH)
+    return 1;
+  return _snwprintf(full + sys, sizeof full / sizeof full[0] - sys, L"\\%ls", wname) > 0 &&
+         GetFileAttributesW(full) != INVALID_FILE_ATTRIBUTES;
+}
+
+/* Writes into out (", "-separated, NUL-terminated) the DLLs the image at
+ * wpath imports directly that import_found does not find; "" when all are
+ * there (the missing one is a dependency of a dependency) or the image
+ * cannot be read. The file is mapped as an image resource: nothing of it
+ * runs. */
+static void missing_imports(const wchar_t *wpath, char *out, size_t cap) {
+  HMODULE res = LoadLibraryExW(wpath, NULL, LOAD_LIBRARY_AS_IMAGE_RESOURCE);
+  const unsigned char *base;
+  const IMAGE_DOS_HEADER *dos;
+  const IMAGE_NT_HEADERS64 *nt;
+  const IMAGE_DATA_DIRECTORY *dd;
+  wchar_t dir[MAX_PATH + 1] = L"";
+  const wchar_t *sep = NULL;
+  size_t used = 0, size;
+  out[0] = '\0';
+  if (!res)
+    return;
+  for (const wchar_t *c = wpath; *c; c++)
+    if (*c == L'\\' || *c == L'/')
+      sep = c;
+  if (sep && (size_t)(sep - wpath) + 1 < MAX_PATH) {
+    memcpy(dir, wpath, ((size_t)(sep - wpath) + 1) * sizeof *dir);
+    dir[sep - wpath + 1] = L'\0';
+  }
+  /* the low bits of an image-resource handle are flags */
+  base = (const unsigned char *)((ULONG_PTR)res & ~(ULONG_PTR)3);
+  dos = (const IMAGE_DOS_HEADER *)base;
+  if (dos->e_magic != IMAGE_DOS_SIGNATURE || dos->e_lfanew <= 0 || dos->e_lfanew > 4096)
+    goto done;
+  nt = (const IMAGE_NT_HEADERS64 *)(base + dos->e_lfanew);
+  if (nt->Signature != IMAGE_NT_SIGNATURE ||
+      nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR64_MAGIC ||
+      nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_IMPORT)
+    goto done;
+  size = nt->OptionalHeader.SizeOfImage;
+  dd = &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];
+  if (!dd->VirtualAddress || dd->VirtualAddress >= size)
+    goto done;
+  for (const IMAGE_IMPORT_DESCRIPTOR *d =
+           (const IMAGE_IMPORT_DESCRIPTOR *)(base + dd->VirtualAddress);
+       (const unsigned char *)(d + 1) <= base + size && d->Name; d++) {
+    const char *name = (const char *)base + d->Name;
+    if (d->Name >= size || !memchr(name, '\0', size - d->Name) || import_found(dir, name))
+      continue;
+    int w = snprintf(out + used, cap - used, "%s%s", used ? ", " : "", name);
+    if (w < 0 || (size_t)w >= cap - used)
+      break;
+    used += (size_t)w;
+  }
+done:
+  FreeLibrary(res);
+}
+
+/* The message of a failed LoadLibraryExW of path (wpath; exists: the file
+ * is there): the errors a plugin author meets said in words, others as
  * Windows words them. */
-static void load_error(DWORD code, const char *path, int exists, char *err, size_t err_cap) {
+static void load_error(DWORD code, const char *path, const wchar_t *wpath, int exists, char *err,
+                       size_t err_cap) {
+  char missing[512];
   char prefix[64];
   if (!err || !err_cap)
     return;
+  missing[0] = '\0';
+  if (code == ERROR_MOD_NOT_FOUND && exists)
+    missing_imports(wpath, missing, sizeof missing);
   if (code == ERROR_BAD_EXE_FORMAT || code == ERROR_INVALID_EXE_SIGNATURE ||
       code == ERROR_EXE_MACHINE_TYPE_MISMATCH)
     snprintf(err, err_cap,
              "LoadLibrary: %s is not a DLL this 64-bit process can load (not a Windows image, "
              "or one for another processor; Windows error %lu)",
              path, (unsigned long)code);
+  else if (code == ERROR_MOD_NOT_FOUND && exists && missing[0])
+    snprintf(err, err_cap,
+             "LoadLibrary: a DLL it depends on was not found: %s (searched: the plugin's own "
+             "directory and System32; Windows error %lu)",
+             missing, (unsigned long)code);
   else if (code == ERROR_MOD_NOT_FOUND && exists)
     snprintf(err, err_cap,
-             "LoadLibrary: a DLL it depends on was not found (searched: the plugin's own "
-             "directory and System32; Windows error %lu)",
+             "LoadLibrary: a DLL that one of its dependencies needs was not found (searched: the "
+             "plugin's own directory and System32; Windows error %lu)",
              (unsigned long)code);
   else if (code == ERROR_PROC_NOT_FOUND)
     snprintf(err, err_cap,
@@ -98,8 +183,8 @@ loader_module *loader_module_open(const char *path, char *err, size_t err_cap) {
   if (!h) {
     DWORD code = GetLastError();
     DWORD attr = GetFileAttributesW(wpath);
+    load_error(code, path, wpath, attr != INVALID_FILE_ATTRIBUTES, err, err_cap);
     free(wpath);
-    load_error(code, path, attr != INVALID_FILE_ATTRIBUTES, err, err_cap);
     return NULL;
   }
   free(wpath);

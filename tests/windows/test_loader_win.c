@@ -105,7 +105,7 @@ static void bad_dlls_are_each_refused_with_a_message_that_says_why(void) {
       {"test_noentry.dll", "no entry point 'calhost_plugin_negotiate'", "not a calhost plugin"},
       {"not_a_dll.dll", "not a DLL", "not_a_dll.dll"},
       {"test_abi_range.dll", "plugin supports ABI 3..4", "host supports 1..2"},
-      {"needs_dep.dll", "a DLL it depends on", "not found"},
+      {"needs_dep.dll", "a DLL it depends on was not found: win_dep.dll", "System32"},
   };
   WT_CHECK_GOTO(
       copy_dll("my_backend.dll", dir, NULL) == 0 && copy_dll("test_noentry.dll", dir, NULL) == 0 &&
@@ -117,6 +117,8 @@ static void bad_dlls_are_each_refused_with_a_message_that_says_why(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     loader_plugin *p = record_of(&list, bad[i].file);
     WT_CHECK_GOTO(p, out, "%s was not found", bad[i].file);
+    printf("    %s: %s: %s\n", bad[i].file, loader_plugin_state_name(p->state),
+           p->reason ? p->reason : "");
     WT_CHECK_GOTO(p->state == CALHOST_PLUGIN_UNLOADABLE && !p->loaded, out, "%s: state %s",
                   bad[i].file, loader_plugin_state_name(p->state));
     WT_CHECK_GOTO(wt_has(p->reason, bad[i].says) && wt_has(p->reason, bad[i].says_too), out,
