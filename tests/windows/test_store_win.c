@@ -295,6 +295,53 @@ out:
   free(dir);
 }
 
+/* calstore_export holds no lock, so it writes a unique temporary
+ * (`<path>.<pid>-<n>.tmp`, CREATE_NEW) and removes nothing else: a
+ * `<path>.tmp` there (someone else's) is left as it was. */
+static void export_uses_a_unique_temporary_and_removes_nothing_else(void) {
+  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  char *out = wt_path(dir, "export.txt"), *other = wt_path(dir, "export.txt.tmp");
+  char *text = NULL, *kept = NULL;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  WT_CHECK_GOTO(wt_write(path, seed) == 0 && wt_write(other, "not mine") == 0, out_label,
+                "cannot write the files");
+  s = open_store(path, 0, NULL, NULL);
+  WT_CHECK_GOTO(s && calstore_export(s, out, &err) == CALSTORE_OK, out_label, "export: %s",
+                err.message);
+  text = wt_read(out, NULL);
+  kept = wt_read(other, NULL);
+  WT_CHECK_GOTO(text && !strcmp(text, seed), out_label, "exported:\n%s", text);
+  WT_CHECK_GOTO(kept && !strcmp(kept, "not mine"), out_label, "%s was touched", other);
+  {
+    /* nothing else is left in the directory: store, export, the other's file */
+    int entries = 0;
+    wchar_t *pat = NULL;
+    char *glob = wt_path(dir, "*");
+    pat = wt_wide(glob);
+    free(glob);
+    WIN32_FIND_DATAW fd;
+    HANDLE h = FindFirstFileW(pat, &fd);
+    free(pat);
+    if (h != INVALID_HANDLE_VALUE) {
+      do
+        entries += wcscmp(fd.cFileName, L".") && wcscmp(fd.cFileName, L"..");
+      while (FindNextFileW(h, &fd));
+      FindClose(h);
+    }
+    WT_CHECK_GOTO(entries == 3, out_label, "%d files in %s (a temporary left?)", entries, dir);
+  }
+out_label:
+  free(text);
+  free(kept);
+  calstore_close(&s);
+  wt_rmtree(dir);
+  free(other);
+  free(out);
+  free(path);
+  free(dir);
+}
+
 /* Non-ASCII directory and file names: the UTF-8 path reaches the disk as
  * the same characters (wide calls), not as ANSI code page bytes. */
 static void a_non_ascii_store_path_is_used_as_utf8(void) {
@@ -632,6 +679,8 @@ static const wt_case cases[] = {
      commits_of_two_handles_merge_and_reload_sees_them},
     {"a_stale_tmp_is_ignored_and_replaced_by_the_next_commit",
      a_stale_tmp_is_ignored_and_replaced_by_the_next_commit},
+    {"export_uses_a_unique_temporary_and_removes_nothing_else",
+     export_uses_a_unique_temporary_and_removes_nothing_else},
     {"a_non_ascii_store_path_is_used_as_utf8", a_non_ascii_store_path_is_used_as_utf8},
     {"default_path_is_below_localappdata_and_refused_without_it",
      default_path_is_below_localappdata_and_refused_without_it},
