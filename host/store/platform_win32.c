@@ -506,15 +506,16 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     /* never write through whatever sits at the store's own temp name; a
      * read-only one is removed too (POSIX unlink ignores the file's mode,
      * DeleteFileW refuses the read-only attribute) */
-    if (wtmp && !DeleteFileW(wtmp) && GetLastError() == ERROR_ACCESS_DENIED &&
-        SetFileAttributesW(wtmp, FILE_ATTRIBUTE_NORMAL))
-      DeleteFileW(wtmp);
-    if (wtmp && GetFileAttributesW(wtmp) != INVALID_FILE_ATTRIBUTES && !DeleteFileW(wtmp) &&
-        !is_missing(GetLastError())) {
+    if (wtmp && !DeleteFileW(wtmp)) {
       e = GetLastError();
-      free(wtmp);
-      free(wpath);
-      return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+      if (e == ERROR_ACCESS_DENIED && SetFileAttributesW(wtmp, FILE_ATTRIBUTE_NORMAL))
+        e = DeleteFileW(wtmp) ? 0 : GetLastError();
+      if (e && !is_missing(e)) {
+        free(wtmp);
+        free(wpath);
+        return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+      }
+      e = 0;
     }
     if (wtmp && (e = FAULT("open_tmp")) == 0) {
       h = CreateFileW(wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
