@@ -45,6 +45,25 @@ static calstore_key portable(const char *backend, const char *impl) {
   return k;
 }
 
+/* A fresh directory and the store path in it (profiles.txt), removed by
+ * fixture_done. */
+typedef struct fixture {
+  char *dir, *path;
+} fixture;
+
+static fixture fixture_new(void) {
+  fixture f;
+  f.dir = wt_mkdtemp("");
+  f.path = wt_path(f.dir, "profiles.txt");
+  return f;
+}
+
+static void fixture_done(fixture *f) {
+  wt_rmtree(f->dir);
+  free(f->path);
+  free(f->dir);
+}
+
 static calstore *open_store(const char *path, uint32_t lock_timeout_ms, calstore_status *st,
                             calstore_error *err) {
   calstore_options o;
@@ -88,7 +107,8 @@ static const char *const seed =
 
 /* A store file written by hand is loaded; its profile is found. */
 static void load_reads_the_profiles_of_a_store_file(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *path = fx.path;
   calstore_status st;
   calstore *s = NULL;
   char *pol = NULL;
@@ -102,15 +122,14 @@ static void load_reads_the_profiles_of_a_store_file(void) {
 out:
   free(pol);
   calstore_close(&s);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* The walk: exact override, portable override, exact calibrated, portable
  * calibrated; a level is only reached when the ones above have nothing. */
 static void lookup_walks_the_precedence_levels_in_order(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *path = fx.path;
   calstore *s = open_store(path, 0, NULL, NULL);
   calstore_lookup_result *r = NULL;
   calstore_error err = {0};
@@ -141,9 +160,7 @@ static void lookup_walks_the_precedence_levels_in_order(void) {
 out:
   calstore_lookup_result_free(&r);
   calstore_close(&s);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 static void print_failed_vector(void *user, const char *name, const char *why) {
@@ -169,7 +186,8 @@ static void every_format_vector_gives_its_expected_result(void) {
 /* A commit replaces the file (MoveFileExW over it): a fresh handle reads
  * what was stored, and nothing but the store and its lock file is left. */
 static void commit_replaces_the_file_and_leaves_no_temporary(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *dir = fx.dir, *path = fx.path;
   char *tmp = wt_path(dir, "profiles.txt.tmp"), *pol = NULL, *text = NULL;
   calstore *a = NULL, *b = NULL;
   calstore_error err = {0};
@@ -190,15 +208,14 @@ out:
   free(text);
   calstore_close(&a);
   calstore_close(&b);
-  wt_rmtree(dir);
   free(tmp);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* A batch is one commit: all its changes or none. */
 static void batch_commits_all_its_changes_at_once(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *path = fx.path;
   calstore *s = open_store(path, 0, NULL, NULL), *fresh = NULL;
   calstore_batch *b = NULL;
   calstore_error err = {0};
@@ -222,15 +239,14 @@ out:
   calstore_batch_abort(&b);
   calstore_close(&s);
   calstore_close(&fresh);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* A second handle's commit merges what the first committed meanwhile (the
  * file's identity changed: reload under the lock), and reload shows it. */
 static void commits_of_two_handles_merge_and_reload_sees_them(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *path = fx.path;
   calstore *a = open_store(path, 0, NULL, NULL), *b = open_store(path, 0, NULL, NULL);
   calstore_error err = {0};
   char *pol = NULL;
@@ -249,9 +265,7 @@ out:
   free(pol);
   calstore_close(&a);
   calstore_close(&b);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* The .tmp rules: a stale <path>.tmp (an interrupted writer's) is ignored
@@ -260,7 +274,8 @@ out:
  * POSIX unlink does not look at the file's mode: the store clears the
  * attribute of its own temporary name first). */
 static void a_stale_tmp_is_ignored_and_replaced_by_the_next_commit(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *dir = fx.dir, *path = fx.path;
   char *tmp = wt_path(dir, "profiles.txt.tmp"), *text = NULL;
   calstore *s = NULL;
   calstore_error err = {0};
@@ -289,17 +304,16 @@ static void a_stale_tmp_is_ignored_and_replaced_by_the_next_commit(void) {
 out:
   free(text);
   calstore_close(&s);
-  wt_rmtree(dir);
   free(tmp);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* calstore_export holds no lock, so it writes a unique temporary
  * (`<path>.<pid>-<n>.tmp`, CREATE_NEW) and removes nothing else: a
  * `<path>.tmp` there (someone else's) is left as it was. */
 static void export_uses_a_unique_temporary_and_removes_nothing_else(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *dir = fx.dir, *path = fx.path;
   char *out = wt_path(dir, "export.txt"), *other = wt_path(dir, "export.txt.tmp");
   char *text = NULL, *kept = NULL;
   calstore *s = NULL;
@@ -335,11 +349,9 @@ out_label:
   free(text);
   free(kept);
   calstore_close(&s);
-  wt_rmtree(dir);
   free(other);
   free(out);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* Non-ASCII directory and file names: the UTF-8 path reaches the disk as
@@ -429,7 +441,8 @@ out:
  * created with the directory's inherited ACL and normal attributes; the
  * read-only attribute is what write protection means here.) */
 static void a_read_only_store_file_is_refused_and_kept(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt"), *text = NULL;
+  fixture fx = fixture_new();
+  char *path = fx.path, *text = NULL;
   wchar_t *w = wt_wide(path);
   calstore *s = NULL;
   calstore_error err = {0};
@@ -451,16 +464,15 @@ out:
   free(w);
   free(text);
   calstore_close(&s);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* Another process's lock (LockFileEx on <path>.lock) makes a commit wait
  * and then fail naming the lock file; once released the commit goes
  * through. */
 static void a_held_lock_makes_a_commit_fail_naming_the_lock_file(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *dir = fx.dir, *path = fx.path;
   char *lock = wt_path(dir, "profiles.txt.lock"), *text = NULL;
   wchar_t *w = wt_wide(lock);
   HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
@@ -489,10 +501,8 @@ out:
   free(w);
   free(text);
   calstore_close(&s);
-  wt_rmtree(dir);
   free(lock);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* A store file another program holds open without FILE_SHARE_DELETE (an
@@ -501,7 +511,8 @@ out:
  * left; when it is closed the next commit succeeds. A file held without
  * FILE_SHARE_READ cannot be loaded: UNREADABLE naming it. */
 static void a_store_file_held_open_by_another_program_is_kept(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *dir = fx.dir, *path = fx.path;
   char *tmp = wt_path(dir, "profiles.txt.tmp"), *text = NULL;
   wchar_t *w = wt_wide(path);
   calstore *s = NULL, *t = NULL;
@@ -537,22 +548,20 @@ out:
   free(text);
   calstore_close(&s);
   calstore_close(&t);
-  wt_rmtree(dir);
   free(tmp);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* What Windows does instead of POSIX's rules, pinned: (1) no directory
- * fsync: MOVEFILE_WRITE_THROUGH makes the rename durable, so a commit needs
- * no handle on the directory and succeeds while another program holds the
- * directory open; (2) no mode bits: a replaced store does not keep the old
- * file's attributes (here: hidden), it gets the directory's inherited ACL
- * and normal attributes; (3) no POSIX symlink rules: a path that is not a
- * reparse point is used as given (no resolution, calstore_path is the
- * path as passed, forward slashes included). */
+ * fsync: the rename is journaled by NTFS (MOVEFILE_WRITE_THROUGH waits for
+ * it), so a commit needs no handle on the directory and succeeds while
+ * another program holds the directory open; (2) no mode bits: a replaced store does not keep the
+ * old file's attributes (here: hidden), it gets the directory's inherited ACL and normal
+ * attributes; (3) no POSIX symlink rules: a path that is not a reparse point is used as given (no
+ * resolution, calstore_path is the path as passed, forward slashes included). */
 static void windows_replaces_without_directory_sync_mode_bits_or_link_walk(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *dir = fx.dir, *path = fx.path;
   wchar_t *w = wt_wide(path), *wd = wt_wide(dir);
   HANDLE hd = CreateFileW(wd, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                           NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
@@ -580,9 +589,7 @@ out:
     SetFileAttributesW(w, FILE_ATTRIBUTE_NORMAL);
   free(w);
   free(wd);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 /* ---- two processes -------------------------------------------------------- */
@@ -633,7 +640,8 @@ static HANDLE spawn_child(const char *path, const char *tag) {
  * time while a third (this one) keeps reading it: every read sees a whole
  * file, and every one of the 2 x PER_CHILD is there afterwards. */
 static void two_processes_committing_at_once_lose_nothing(void) {
-  char *dir = wt_mkdtemp(""), *path = wt_path(dir, "profiles.txt");
+  fixture fx = fixture_new();
+  char *path = fx.path;
   HANDLE kids[2] = {spawn_child(path, "a"), spawn_child(path, "b")};
   calstore *s = NULL;
   WT_CHECK_GOTO(kids[0] && kids[1], out, "CreateProcessW failed (%lu)",
@@ -681,9 +689,7 @@ out:
     if (kids[i])
       CloseHandle(kids[i]);
   calstore_close(&s);
-  wt_rmtree(dir);
-  free(path);
-  free(dir);
+  fixture_done(&fx);
 }
 
 static const wt_case cases[] = {
