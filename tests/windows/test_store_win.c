@@ -618,12 +618,12 @@ static int commit_child(const char *path, const char *tag, int n) {
   return 0;
 }
 
-static HANDLE spawn_child(const char *path, const char *tag) {
+static HANDLE spawn_child_n(const char *path, const char *tag, int n) {
   wchar_t exe[MAX_PATH + 1], cmd[4096];
   if (!GetModuleFileNameW(NULL, exe, MAX_PATH))
     return NULL;
   wchar_t *wp = wt_wide(path), *wt = wt_wide(tag);
-  _snwprintf(cmd, 4096, L"\"%ls\" --commit-child \"%ls\" %ls %d", exe, wp, wt, PER_CHILD);
+  _snwprintf(cmd, 4096, L"\"%ls\" --commit-child \"%ls\" %ls %d", exe, wp, wt, n);
   free(wp);
   free(wt);
   STARTUPINFOW si;
@@ -642,7 +642,7 @@ static HANDLE spawn_child(const char *path, const char *tag) {
 static void two_processes_committing_at_once_lose_nothing(void) {
   fixture fx = fixture_new();
   char *path = fx.path;
-  HANDLE kids[2] = {spawn_child(path, "a"), spawn_child(path, "b")};
+  HANDLE kids[2] = {spawn_child_n(path, "a", PER_CHILD), spawn_child_n(path, "b", PER_CHILD)};
   calstore *s = NULL;
   WT_CHECK_GOTO(kids[0] && kids[1], out, "CreateProcessW failed (%lu)",
                 (unsigned long)GetLastError());
@@ -692,6 +692,91 @@ out:
   fixture_done(&fx);
 }
 
+/* The program again as "--commit-child path tag 1" with CALSTORE_FAULT
+ * set to rule in its environment only; its exit code, or -1. */
+static int run_child_with_fault(const char *path, const char *tag, const char *rule) {
+  SetEnvironmentVariableA("CALSTORE_FAULT", rule);
+  HANDLE kid = spawn_child_n(path, tag, 1);
+  SetEnvironmentVariableA("CALSTORE_FAULT", NULL);
+  if (!kid)
+    return -1;
+  DWORD code = (DWORD)-1;
+  if (WaitForSingleObject(kid, 60000) == WAIT_OBJECT_0)
+    GetExitCodeProcess(kid, &code);
+  CloseHandle(kid);
+  return (int)code;
+}
+
+/* The write path under injected faults (platform_win32.c's hooks, never run
+ * before): a failing step (EIO at open_tmp, write, fsync, rename; EAGAIN at
+ * the lock) is write_failed / lock_failed naming the step, and leaves the
+ * file, the snapshot and the directory as they were; a writer killed
+ * (TerminateProcess) right after open_tmp, write or fsync leaves the old
+ * file and at most its <path>.tmp, which the next commit replaces; one
+ * killed right after the rename leaves the new file. */
+static void injected_faults_and_killed_writers_leave_the_store_whole(void) {
+  fixture fx = fixture_new();
+  char *path = fx.path, *tmp = wt_path(fx.dir, "profiles.txt.tmp"), *text = NULL;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  static const char *const steps[] = {"open_tmp", "write", "fsync", "rename"};
+  WT_CHECK_GOTO(wt_write(path, seed) == 0, out, "cannot write %s", path);
+  s = open_store(path, 0, NULL, NULL);
+  for (size_t i = 0; i < 4; i++) {
+    char rule[64];
+    snprintf(rule, sizeof rule, "%s:EIO", steps[i]);
+    _putenv_s("CALSTORE_FAULT", rule);
+    calstore_key k = exact("naive", "7", "cpu");
+    calstore_status st = put(s, &k, "faulted", &err);
+    _putenv_s("CALSTORE_FAULT", "");
+    free(text);
+    text = wt_read(path, NULL);
+    WT_CHECK_GOTO(st == CALSTORE_WRITE_FAILED && wt_has(err.message, path), out, "%s: %s: %s", rule,
+                  calstore_status_name(st), err.message);
+    WT_CHECK_GOTO(text && !strcmp(text, seed) && calstore_count(s) == 1 && !wt_exists(tmp), out,
+                  "%s changed the store (%zu profiles, temp %s)", rule, calstore_count(s),
+                  wt_exists(tmp) ? "left" : "gone");
+  }
+  {
+    _putenv_s("CALSTORE_FAULT", "lock:EAGAIN");
+    calstore_key k = exact("naive", "7", "cpu");
+    calstore_status st = put(s, &k, "faulted", &err);
+    _putenv_s("CALSTORE_FAULT", "");
+    WT_CHECK_GOTO(st == CALSTORE_LOCK_FAILED && wt_has(err.message, ".lock"), out,
+                  "lock:EAGAIN: %s: %s", calstore_status_name(st), err.message);
+  }
+  for (size_t i = 0; i < 4; i++) {
+    char rule[64], tag[16];
+    snprintf(rule, sizeof rule, "crash_after:%s", steps[i]);
+    snprintf(tag, sizeof tag, "crash%zu", i);
+    int code = run_child_with_fault(path, tag, rule);
+    WT_CHECK_GOTO(code == 9, out, "%s: the writer exited %d, not killed (9)", rule, code);
+    free(text);
+    text = wt_read(path, NULL);
+    int renamed = i == 3, has_new = wt_has(text, tag);
+    WT_CHECK_GOTO(text && wt_has(text, "from-file") && has_new == renamed, out,
+                  "after %s the store %s the killed writer's profile:\n%s", rule,
+                  has_new ? "has" : "lacks", text);
+    calstore_status lst;
+    calstore *check = open_store(path, 0, &lst, NULL);
+    size_t n = check ? calstore_count(check) : 0;
+    calstore_close(&check);
+    WT_CHECK_GOTO(lst == CALSTORE_OK && n == (size_t)(renamed ? 2 : 1), out,
+                  "after %s: load %s, %zu profiles", rule, calstore_status_name(lst), n);
+  }
+  /* the next commit replaces whatever temp file the killed writers left */
+  calstore_key k = exact("naive", "8", "cpu");
+  WT_CHECK_GOTO(put(s, &k, "after-crashes", &err) == CALSTORE_OK, out, "commit: %s", err.message);
+  WT_CHECK_GOTO(!wt_exists(tmp) && calstore_count(s) == 3, out, "%zu profiles, temp %s",
+                calstore_count(s), wt_exists(tmp) ? "left" : "gone");
+out:
+  _putenv_s("CALSTORE_FAULT", "");
+  free(text);
+  calstore_close(&s);
+  free(tmp);
+  fixture_done(&fx);
+}
+
 static const wt_case cases[] = {
     {"load_reads_the_profiles_of_a_store_file", load_reads_the_profiles_of_a_store_file},
     {"lookup_walks_the_precedence_levels_in_order", lookup_walks_the_precedence_levels_in_order},
@@ -718,6 +803,8 @@ static const wt_case cases[] = {
      windows_replaces_without_directory_sync_mode_bits_or_link_walk},
     {"two_processes_committing_at_once_lose_nothing",
      two_processes_committing_at_once_lose_nothing},
+    {"injected_faults_and_killed_writers_leave_the_store_whole",
+     injected_faults_and_killed_writers_leave_the_store_whole},
 };
 
 int main(int argc, char **argv) {
