@@ -6,15 +6,12 @@
  * backends and duplicates, and loads the survivors into the host.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
@@ -361,19 +358,8 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
   p->origin = origin;
   {
     char *real = loader_module_real_path(path);
-    if (real)
-      p->path = real;
-#ifdef _WIN32
-    else /* a missing file: its absolute name is what the messages give */
-      p->path = _fullpath(NULL, path, 0);
-#else
-    else if (path[0] == '/')
-      p->path = strdup(path);
-    else {
-      char cwd[PATH_MAX];
-      p->path = getcwd(cwd, sizeof cwd) ? base_str_format("%s/%s", cwd, path) : strdup(path);
-    }
-#endif
+    /* a missing file: its absolute name is what the messages give */
+    p->path = real ? real : loader_module_absolute_path(path);
   }
   if (!p->path) {
     free(p);

@@ -61,6 +61,11 @@ CALHOST_MODULE_HIDDEN char *loader_module_real_path(const char *path);
  * -1 with errno set (ENOENT, ENOTDIR, EACCES, ENOMEM) and nothing to free. */
 CALHOST_MODULE_HIDDEN int loader_module_dir_names(const char *dir, char ***names, size_t *count);
 
+/* path made absolute without looking at what is there (malloc'ed; NULL
+ * when out of memory): POSIX prefixes the current directory to a relative
+ * path (path itself when that cannot be read); Windows GetFullPathNameW. */
+CALHOST_MODULE_HIDDEN char *loader_module_absolute_path(const char *path);
+
 /* Nonzero when path names a directory. */
 CALHOST_MODULE_HIDDEN int loader_module_is_dir(const char *path);
 

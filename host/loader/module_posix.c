@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/array.h"
 #include "module.h"
@@ -109,6 +110,17 @@ oom:
   free(v);
   errno = ENOMEM;
   return -1;
+}
+
+char *loader_module_absolute_path(const char *path) {
+  char cwd[PATH_MAX];
+  if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+    return strdup(path);
+  size_t n = strlen(cwd) + strlen(path) + 2;
+  char *out = malloc(n);
+  if (out)
+    snprintf(out, n, "%s/%s", cwd, path);
+  return out;
 }
 
 int loader_module_is_dir(const char *path) {

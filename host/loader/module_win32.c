@@ -354,6 +354,18 @@ int loader_module_dir_names(const char *dir, char ***names, size_t *count) {
   return 0;
 }
 
+char *loader_module_absolute_path(const char *path) {
+  wchar_t *w = widen(path), *full = NULL;
+  DWORD n = w ? GetFullPathNameW(w, 0, NULL, NULL) : 0;
+  char *out = NULL;
+  if (n > 0 && (full = malloc((size_t)n * sizeof *full)) != NULL &&
+      GetFullPathNameW(w, n, full, NULL) > 0)
+    out = narrow(full);
+  free(full);
+  free(w);
+  return out ? out : _strdup(path);
+}
+
 int loader_module_is_dir(const char *path) {
   wchar_t *w = widen(path);
   DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
