@@ -1,12 +1,16 @@
 # mingw-w64.cmake: CMake toolchain file for cross-compiling calhost's Windows
 # code paths (libcalstore and the plugin loader: LockFileEx, MoveFileEx,
-# LoadLibrary, LOCALAPPDATA) with Debian's gcc-mingw-w64-x86-64.
+# LoadLibrary, LOCALAPPDATA) and their test programs (tests/windows) with
+# Debian's gcc-mingw-w64-x86-64.
 #
 #   cmake -S . -B build-mingw -DCMAKE_TOOLCHAIN_FILE=.ci/mingw-w64.cmake \
 #         -DCMAKE_C_FLAGS=-Werror
 #   cmake --build build-mingw --target <store and loader targets>
+#   cmake --build build-mingw --target test_store_win test_loader_win
+#   tests/windows/run.sh build-mingw      # the Windows tests under Wine
 #
-# tests/reliability/run.sh does exactly that in CI (section "mingw-w64").
+# tests/reliability/run.sh does exactly that in CI (sections "mingw-w64"
+# and "wine").
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
 

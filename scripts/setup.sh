@@ -11,7 +11,8 @@
 #                                --force recalibrates what is already stored
 #   scripts/setup.sh test        run the whole test suite: the cmocka suite,
 #                                again under ASan+UBSan, and the reliability
-#                                checks (fuzzing, cross build)
+#                                checks (fuzzing, cross build, the Windows
+#                                tests under Wine)
 #   scripts/setup.sh deps        only install the packages
 #
 # BUILD_DIR (default: build) and SAN_BUILD_DIR (default: build-asan) may be
@@ -29,7 +30,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
           slurmctld slurmd slurm-client munge
           libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
-          libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64
+          libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64 wine64
           libjansson-dev chromium
           pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libclblast-dev
           go-md2man bash-completion lintian dpkg-dev)

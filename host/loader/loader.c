@@ -6,25 +6,24 @@
  * backends and duplicates, and loads the survivors into the host.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
 #include "base/paths.h"
 #include "base/str.h"
 #include "base/words.h"
-#include "isolate/isolate.h"
 #include "loader.h"
 #include "module.h"
+#ifndef _WIN32
+#include "isolate/isolate.h"
 #include "probe.h"
+#endif
 
 #ifndef CALHOST_INSTALLED_PLUGIN_DIR
 #define CALHOST_INSTALLED_PLUGIN_DIR "/usr/local/lib/calhost/plugins"
@@ -33,7 +32,17 @@
 #define CALHOST_RELATIVE_PLUGIN_DIR "lib/calhost/plugins"
 #endif
 
-#if !defined(__GLIBC__)
+/* Windows: no probing in a child (isolation needs fork); the identity of
+ * a plugin comes from its in-process load, as with probe == 0. */
+#ifdef _WIN32
+#define LOADER_NO_PROBE 1
+#else
+#define LOADER_NO_PROBE 0
+#endif
+
+#if defined(_WIN32)
+#define secure_getenv getenv /* no set-id programs on Windows */
+#elif !defined(__GLIBC__)
 /* secure_getenv for the BSDs and macOS: no environment under set-id. */
 static char *secure_getenv(const char *name) {
   return issetugid() ? NULL : getenv(name);
@@ -102,36 +111,19 @@ static int has_suffix(const char *name, const char *suffix) {
  * directory is not worth a warning (default directories). */
 static int scan_dir(cands *c, const char *dir, loader_plugin_origin origin, int quiet,
                     const loader_services_hooks *hooks) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
   char **names = NULL;
-  size_t n = 0, cap = 0;
+  size_t n = 0;
   int rc = 0;
-  if (!d) {
+  if (loader_module_dir_names(dir, &names, &n) != 0) {
+    if (errno == ENOMEM)
+      return -1;
     if (!quiet)
       warn(hooks, "plugin directory %s: %s", dir, strerror(errno));
     return 0;
   }
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.' || !has_suffix(e->d_name, loader_module_suffix()))
-      continue;
-    char **v = base_array_grow(names, n, &cap, sizeof *v, 16);
-    if (!v) {
-      rc = -1;
-      break;
-    }
-    names = v;
-    if (!(names[n] = strdup(e->d_name))) {
-      rc = -1;
-      break;
-    }
-    n++;
-  }
-  closedir(d);
-  if (rc == 0)
-    qsort(names, n, sizeof *names, cmp_str);
+  qsort(names, n, sizeof *names, cmp_str);
   for (size_t i = 0; i < n; i++) {
-    if (rc == 0) {
+    if (rc == 0 && names[i][0] != '.' && has_suffix(names[i], loader_module_suffix())) {
       char *p = base_str_format("%s/%s", dir, names[i]);
       if (!p || cands_add(c, p, origin) != 0)
         rc = -1;
@@ -146,12 +138,14 @@ static int scan_dir(cands *c, const char *dir, loader_plugin_origin origin, int 
 /* Adds a directory's plugins, or the file itself when path is a file. */
 static int add_entry(cands *c, const char *path, loader_plugin_origin origin,
                      const loader_services_hooks *hooks) {
-  struct stat st;
   if (!*path)
     return 0;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+  if (loader_module_is_dir(path))
     return scan_dir(c, path, origin, 0, hooks);
-  if (stat(path, &st) != 0 && !has_suffix(path, loader_module_suffix())) {
+  char *real = loader_module_real_path(path);
+  int missing = !real;
+  free(real);
+  if (missing && !has_suffix(path, loader_module_suffix())) {
     warn(hooks, "plugin directory %s: %s", path, strerror(errno)); /* a missing directory */
     return 0;
   }
@@ -168,7 +162,8 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
       char *copy = strdup(env), *save = NULL;
       if (!copy)
         return -1;
-      for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
+      for (char *t = strtok_r(copy, LOADER_MODULE_PATH_LIST_SEPARATOR, &save); t;
+           t = strtok_r(NULL, LOADER_MODULE_PATH_LIST_SEPARATOR, &save))
         if (add_entry(c, t, CALHOST_ORIGIN_ENVIRONMENT, hooks) != 0) {
           free(copy);
           return -1;
@@ -190,7 +185,7 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
     defaults[0] = a;
     defaults[1] = b;
     for (int i = 0; i < 3 && rc == 0; i++) {
-      char *real = defaults[i] ? realpath(defaults[i], NULL) : NULL;
+      char *real = defaults[i] ? loader_module_real_path(defaults[i]) : NULL;
       int dup = !real;
       for (int j = 0; j < i && !dup; j++)
         dup = seen[j] && !strcmp(seen[j], real);
@@ -251,8 +246,10 @@ static int set_identity(loader_plugin *p, const char *backend, const char *impl,
 int loader_stdout_guard_begin(void) {
   int saved;
   fflush(stdout);
+#ifndef _WIN32
   if (isolate_in_child())
     return -1; /* stdout is the child's capture pipe: what the plugin prints is kept there */
+#endif
   saved = dup(STDOUT_FILENO);
   if (saved >= 0)
     dup2(STDERR_FILENO, STDOUT_FILENO);
@@ -360,15 +357,9 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
     return NULL;
   p->origin = origin;
   {
-    char *real = realpath(path, NULL);
-    if (real)
-      p->path = real;
-    else if (path[0] == '/')
-      p->path = strdup(path);
-    else {
-      char cwd[PATH_MAX];
-      p->path = getcwd(cwd, sizeof cwd) ? base_str_format("%s/%s", cwd, path) : strdup(path);
-    }
+    char *real = loader_module_real_path(path);
+    /* a missing file: its absolute name is what the messages give */
+    p->path = real ? real : loader_module_absolute_path(path);
   }
   if (!p->path) {
     free(p);
@@ -385,7 +376,8 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
     free(r);
     return p;
   }
-  if (o->probe) {
+#ifndef _WIN32
+  if (o->probe) { /* never on Windows: LOADER_NO_PROBE */
     loader_probe_result r;
     loader_probe(p->path, o->host_abi_min, o->host_abi_max, o->probe_timeout_seconds, hooks, &r);
     p->abi_version = r.chosen;
@@ -398,6 +390,7 @@ static loader_plugin *examine(const loader_options *o, const loader_services_hoo
       set_state(p, CALHOST_PLUGIN_UNLOADABLE, r.reason[0] ? r.reason : "probe failed");
     loader_probe_result_free(&r);
   }
+#endif
   return p;
 }
 
@@ -421,7 +414,7 @@ int loader_discover(const loader_options *o, loader_plugin_list *out) {
     goto fail;
   for (size_t i = 0; i < c.n; i++) {
     loader_plugin *p;
-    char *real = realpath(c.v[i].path, NULL);
+    char *real = loader_module_real_path(c.v[i].path);
     int seen = 0;
     for (size_t j = 0; j < out->count && real && !seen; j++)
       seen = !strcmp(out->items[j]->path, real);
@@ -433,7 +426,7 @@ int loader_discover(const loader_options *o, loader_plugin_list *out) {
       goto fail;
     out->items[out->count++] = p;
     if (p->reason || !p->backend) {
-      if (!o->probe && !p->reason && o->load)
+      if ((!o->probe || LOADER_NO_PROBE) && !p->reason && o->load)
         load_in_process(o, p); /* identity comes from the load */
       if (!p->backend)
         continue;

@@ -139,7 +139,8 @@ typedef struct loader_options {
   char *const *disabled;
   size_t disabled_count;
   /* Probe each plugin in a forked child before loading it. Default 1.
-   * Timeout of one probe in seconds; default 10. */
+   * Timeout of one probe in seconds; default 10. Windows: no probe (no
+   * fork isolation there); the identity comes from the load, as with 0. */
   int probe;
   double probe_timeout_seconds;
   /* Load the plugins that passed into this process (dlopen + negotiate).
@@ -300,7 +301,9 @@ CALHOST_LOADER_HIDDEN calhost_status loader_plugin_validate(loader_plugin *p,
  * plugin's own directory). Returns 0; -1 when the file is refused (unsafe),
  * with a one-line reason in err; -2 when it could not be checked at all (it
  * does not exist, or a resource ran out: "cannot open ...: Too many open
- * files"), with the system's reason in err. */
+ * files"), with the system's reason in err. Windows (safety_win32.c): no
+ * owner or mode checks (ACLs are not read); -1 for a directory or a
+ * reparse point (symbolic link, junction), -2 for a missing file. */
 CALHOST_LOADER_HIDDEN int loader_check_path(const char *path, char *err, size_t err_cap);
 
 /* Negotiates with an opened module: looks up the entry point, offers

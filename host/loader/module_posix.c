@@ -1,10 +1,20 @@
 /*
- * module_posix.c: module.h over dlopen/dlsym/dlclose (Linux, macOS, BSDs).
+ * module_posix.c: module.h over dlopen/dlsym/dlclose (Linux, macOS, BSDs),
+ * and discovery's directory listing (opendir) and canonical paths
+ * (realpath).
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/array.h"
 #include "module.h"
 
 struct loader_module {
@@ -63,4 +73,57 @@ const char *loader_module_suffix(void) {
 #else
   return ".so";
 #endif
+}
+
+char *loader_module_real_path(const char *path) {
+  return realpath(path, NULL);
+}
+
+int loader_module_dir_names(const char *dir, char ***names, size_t *count) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char **v = NULL;
+  size_t n = 0, cap = 0;
+  *names = NULL;
+  *count = 0;
+  if (!d)
+    return -1;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    char **nv = base_array_grow(v, n, &cap, sizeof *nv, 16);
+    if (!nv)
+      goto oom;
+    v = nv;
+    if (!(v[n] = strdup(e->d_name)))
+      goto oom;
+    n++;
+  }
+  closedir(d);
+  *names = v;
+  *count = n;
+  return 0;
+oom:
+  closedir(d);
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+  errno = ENOMEM;
+  return -1;
+}
+
+char *loader_module_absolute_path(const char *path) {
+  char cwd[PATH_MAX];
+  if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+    return strdup(path);
+  size_t n = strlen(cwd) + strlen(path) + 2;
+  char *out = malloc(n);
+  if (out)
+    snprintf(out, n, "%s/%s", cwd, path);
+  return out;
+}
+
+int loader_module_is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }

@@ -144,5 +144,12 @@ CS_HIDDEN calstore_status cs_plat_replace(const char *path, const char *tmp_path
                                           intptr_t *pin, int *replaced, calstore_error *err);
 /* Default store path (see calstore_default_path). */
 CS_HIDDEN calstore_status cs_plat_default_path(char *buf, size_t capacity);
+/* The variables the default path is made of, for the message when none is
+ * set. */
+#ifdef _WIN32
+#define CS_PLAT_DEFAULT_BASE "LOCALAPPDATA"
+#else
+#define CS_PLAT_DEFAULT_BASE "HOME / XDG_CACHE_HOME"
+#endif
 
 #endif /* CALHOST_STORE_PLATFORM_H */

@@ -2,14 +2,17 @@
  * platform_win32.c: the store's Windows layer (see platform.h): SRWLOCK and
  * CRITICAL_SECTION, LockFileEx on the sibling .lock file, whole-file reads,
  * the file name length check, the atomic replace sequence (refusal of a
- * read-only file, fresh CREATE_NEW temp, write, FlushFileBuffers,
- * MoveFileExW with MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH),
+ * read-only file, fresh CREATE_NEW temp, write, FlushFileBuffers, a
+ * POSIX-semantics rename where Windows has one, else MoveFileExW with
+ * MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH, retried while
+ * readers hold the file),
  * recursive directory creation, the %LOCALAPPDATA% default path, and the
  * fault-injection hooks. Paths are UTF-8 and converted to UTF-16 for the
  * wide API.
  */
 #ifdef _WIN32
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +400,74 @@ void cs_plat_unlock(intptr_t handle) {
   CloseHandle(h);
 }
 
+/* FILE_RENAME_INFO with its Flags member (FileRenameInfoEx), declared here
+ * so older SDK headers build it too. */
+typedef struct cs_rename_info {
+  DWORD flags;
+  HANDLE root;
+  DWORD name_bytes;
+  WCHAR name[1];
+} cs_rename_info;
+
+/* Renames the open temporary file h over path with POSIX semantics
+ * (SetFileInformationByHandle FileRenameInfoEx, FILE_RENAME_FLAG_REPLACE_IF_EXISTS
+ * | FILE_RENAME_FLAG_POSIX_SEMANTICS): the name switches to the new file
+ * even while other processes have the old one open (with FILE_SHARE_DELETE,
+ * as the store's readers do), as rename(2) does. Windows 10 1709 and later
+ * on NTFS; elsewhere (older Windows, FAT, Wine 8, which answers
+ * ERROR_INVALID_PARAMETER) it fails and the caller falls back to
+ * replace_file. h needs DELETE access. Returns nonzero on success. */
+static int posix_rename(HANDLE h, const wchar_t *path) {
+  wchar_t *full = NULL;
+  DWORD n = GetFullPathNameW(path, 0, NULL, NULL);
+  if (n == 0 || !(full = malloc((size_t)n * sizeof *full)) ||
+      GetFullPathNameW(path, n, full, NULL) == 0) {
+    free(full);
+    return 0;
+  }
+  size_t bytes = wcslen(full) * sizeof *full;
+  size_t size = offsetof(cs_rename_info, name) + bytes + sizeof(WCHAR);
+  cs_rename_info *ri = calloc(1, size);
+  BOOL ok = FALSE;
+  if (ri && size <= MAXDWORD) {
+    ri->flags = 0x1 /* REPLACE_IF_EXISTS */ | 0x2 /* POSIX_SEMANTICS */;
+    ri->name_bytes = (DWORD)bytes;
+    memcpy(ri->name, full, bytes);
+    ok = SetFileInformationByHandle(h, (FILE_INFO_BY_HANDLE_CLASS)22 /* FileRenameInfoEx */, ri,
+                                    (DWORD)size);
+  }
+  free(ri);
+  free(full);
+  return ok != 0;
+}
+
+/* MoveFileExW(tmp -> path, REPLACE_EXISTING | WRITE_THROUGH). Windows
+ * refuses to replace a file another process has open, even one opened with
+ * FILE_SHARE_DELETE as every reader of the store opens it
+ * (ERROR_ACCESS_DENIED, or ERROR_SHARING_VIOLATION): a reader of another
+ * process holds it only while it reads, so the rename is retried with a
+ * growing pause (1 ms up to 64 ms) for about two seconds before the error
+ * is returned. Writers are excluded by the caller's lock. Returns nonzero
+ * on success, else 0 with the error in *e. */
+static int replace_file(const wchar_t *tmp, const wchar_t *path, DWORD *e) {
+  ULONGLONG deadline = GetTickCount64() + 2000;
+  DWORD pause = 1;
+  for (;;) {
+    if (MoveFileExW(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+      return 1;
+    *e = GetLastError();
+    if ((*e != ERROR_ACCESS_DENIED && *e != ERROR_SHARING_VIOLATION) ||
+        GetTickCount64() >= deadline)
+      return 0;
+    DWORD attr = GetFileAttributesW(path);
+    if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_READONLY))
+      return 0; /* made read-only meanwhile: no retry will help */
+    Sleep(pause);
+    if (pause < 64)
+      pause *= 2;
+  }
+}
+
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
                                 size_t nchunks, cs_file_id *id, intptr_t *pin, int *replaced,
                                 calstore_error *err) {
@@ -438,15 +509,22 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   }
   if (tmp_path) {
     wtmp = widen(tmp_path);
-    /* never write through whatever sits at the store's own temp name */
-    if (wtmp && !DeleteFileW(wtmp) && !is_missing(GetLastError())) {
+    /* never write through whatever sits at the store's own temp name; a
+     * read-only one is removed too (POSIX unlink ignores the file's mode,
+     * DeleteFileW refuses the read-only attribute) */
+    if (wtmp && !DeleteFileW(wtmp)) {
       e = GetLastError();
-      free(wtmp);
-      free(wpath);
-      return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+      if (e == ERROR_ACCESS_DENIED && SetFileAttributesW(wtmp, FILE_ATTRIBUTE_NORMAL))
+        e = DeleteFileW(wtmp) ? 0 : GetLastError();
+      if (e && !is_missing(e)) {
+        free(wtmp);
+        free(wpath);
+        return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
+      }
+      e = 0;
     }
     if (wtmp && (e = FAULT("open_tmp")) == 0) {
-      h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+      h = CreateFileW(wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
       if (h == INVALID_HANDLE_VALUE)
         e = GetLastError();
@@ -460,7 +538,7 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
       wtmp = widen(made);
       if (!wtmp)
         break;
-      h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+      h = CreateFileW(wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
       e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
       if (e && e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS)
@@ -515,14 +593,15 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     e = GetLastError();
     goto fail;
   }
-  CloseHandle(h);
-  h = INVALID_HANDLE_VALUE;
   what = "rename";
   if ((e = FAULT("rename")) != 0)
     goto fail;
-  if (!MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
-    e = GetLastError();
-    goto fail;
+  {
+    int renamed = posix_rename(h, wpath);
+    CloseHandle(h);
+    h = INVALID_HANDLE_VALUE;
+    if (!renamed && !replace_file(wtmp, wpath, &e))
+      goto fail;
   }
   CRASH_AFTER("rename");
   *replaced = 1;

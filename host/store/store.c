@@ -171,7 +171,7 @@ calstore_status calstore_open(const calstore_options *options, calstore **out,
   if (!path) {
     if (cs_plat_default_path(def, sizeof def) != CALSTORE_OK)
       return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
-                     "no store path given and no default (HOME / XDG_CACHE_HOME unset)");
+                     "no store path given and no default (" CS_PLAT_DEFAULT_BASE " unset)");
     path = def;
   }
   if (!path[0])

@@ -15,7 +15,11 @@
 #   3. valgrind   the cmocka suite of $BUILD_DIR under valgrind memcheck
 #                 (ctest -T memcheck; definite leaks and every error fail)
 #   4. mingw-w64  the Windows code paths (store + loader) cross-compiled
-#                 with Debian's mingw-w64, -Werror ($MINGW_BUILD_DIR)
+#                 with Debian's mingw-w64, -Werror ($MINGW_BUILD_DIR), with
+#                 the Windows test programs of tests/windows
+#   5. wine       those programs run under Wine, headless
+#                 (tests/windows/run.sh: libcalstore's behaviour and format
+#                 vectors, the loader's DLL tests; about 10 s)
 #
 # Exit status: 0 when every section passed (or was skipped on purpose), 1
 # otherwise. RELIABILITY_SKIP="fuzz valgrind" skips sections (local use);
@@ -250,7 +254,7 @@ if ! skipped mingw; then
       result mingw FAIL "configuring the cross build failed${missing:+ (missing:$missing)}"
     else
       targets=()
-      for t in calstore calstore_static calhost_loader; do
+      for t in calstore calstore_static calhost_loader test_store_win test_loader_win; do
         grep -q "^$t:" <(cmake --build "$MINGW_BUILD_DIR" --target help 2>/dev/null | sed -n 's/^\.\.\. \([^ ]*\).*/\1:/p') &&
           targets+=("$t")
       done
@@ -283,6 +287,27 @@ if ! skipped mingw; then
         grep -E 'error|warning' "$work/mingw-build.log" | head -n 40
         result mingw FAIL "cross build of ${targets[*]} failed${missing:+ (missing:$missing)}"
       fi
+    fi
+  fi
+fi
+
+# ------------------------------------------------------------------- wine --
+section "5. the Windows tests under Wine ($MINGW_BUILD_DIR, tests/windows/run.sh)"
+if ! skipped wine; then
+  if [ ! -f "$MINGW_BUILD_DIR/bin/test_store_win.exe" ] || [ ! -f "$MINGW_BUILD_DIR/bin/test_loader_win.exe" ]; then
+    result wine FAIL "the Windows test programs are not built (section 4)"
+  elif ! command -v wine64 >/dev/null && [ ! -x /usr/lib/wine/wine64 ] && ! command -v wine >/dev/null; then
+    result wine FAIL "Wine is not installed (wine64)"
+  else
+    t_wine=$(date +%s)
+    tests/windows/run.sh "$MINGW_BUILD_DIR" >"$work/wine.log" 2>&1
+    rc=$?
+    grep -v ': PASS ' "$work/wine.log"
+    line=$(grep '^wine: [0-9]* passed' "$work/wine.log" | tail -n 1)
+    if [ $rc -eq 0 ]; then
+      result wine PASS "${line#wine: } (store and loader under Wine, $(( $(date +%s) - t_wine )) s)"
+    else
+      result wine FAIL "${line:-tests/windows/run.sh exited $rc}"
     fi
   fi
 fi

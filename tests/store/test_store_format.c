@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "util.h"
+#include "vector_check.h"
 
 static char vec_dir[PATH_MAX];
 
@@ -28,136 +29,21 @@ static int setup(void **state) {
   return 0;
 }
 
-typedef struct diags {
-  int count;
-  unsigned first_line;
-  calstore_status first_status;
-  char first_msg[512];
-} diags;
+/* The vector check itself is shared with the Windows test (vector_check.h). */
+typedef vc_diags diags;
+#define on_diag vc_on_diag
 
-static void on_diag(void *user, calstore_status st, unsigned line, const char *msg) {
-  diags *d = user;
-  if (!d->count++) {
-    d->first_line = line;
-    d->first_status = st;
-    snprintf(d->first_msg, sizeof d->first_msg, "%s", msg);
-  }
-}
-
-static calstore_status status_from_word(const char *w) {
-  for (int s = 0; s <= CALSTORE_LOCK_FAILED; s++)
-    if (!strcmp(calstore_status_name((calstore_status)s), w))
-      return (calstore_status)s;
-  fail_msg("unknown status word %s", w);
-  return CALSTORE_OK;
-}
-
-/* Compares a file with the expected bytes; returns 0 or a message in why. */
-static int same_file(const char *got, const char *want, char *why, size_t cap) {
-  size_t la = 0, lb = 0;
-  char *a = tu_read(got, &la), *b = tu_read(want, &lb);
-  int differs = !a || !b || la != lb || memcmp(a, b, la);
-  if (differs) {
-    size_t at = 0;
-    while (a && b && at < la && at < lb && a[at] == b[at])
-      at++;
-    snprintf(why, cap, "%s differs from %s at byte %zu (%zu vs %zu bytes)", got, want, at, la, lb);
-  }
-  free(a);
-  free(b);
-  return differs;
-}
-
-/* One vector: verdict and count by calstore_read_file and by calstore_open;
- * for ok files the canonical rewrite by export, and the canonical file
- * exporting to itself. Returns 0 or writes what went wrong into why. */
-static int check_vector(const char *name, calstore_status expect, size_t want, const char *tmp,
-                        char *why, size_t cap) {
-  char path[PATH_MAX + 300];
-  snprintf(path, sizeof path, "%s/%s", vec_dir, name);
-  diags d = {0};
-  size_t count = 99;
-  calstore_status st = calstore_read_file(path, NULL, NULL, on_diag, &d, &count);
-  if (st != expect) {
-    snprintf(why, cap, "read_file: got %s, want %s (%.300s)", calstore_status_name(st),
-             calstore_status_name(expect), d.first_msg);
-    return 1;
-  }
-  if (expect == CALSTORE_OK
-          ? count != want || d.count != 0
-          : count != 0 || d.count < 1 || d.first_line < 1 || d.first_status != expect) {
-    snprintf(why, cap, "read_file: count %zu (want %zu), %d diagnostics, first line %u", count,
-             expect == CALSTORE_OK ? want : 0, d.count, d.first_line);
-    return 1;
-  }
-  /* the same through a store handle */
-  calstore_options o;
-  calstore_options_init(&o);
-  o.path = path;
-  calstore *s = NULL;
-  calstore_error err = {0};
-  st = calstore_open(&o, &s, &err);
-  int bad = 0;
-  if (!s || st != expect) {
-    snprintf(why, cap, "open: got %s (%.300s)", calstore_status_name(st), err.message);
-    bad = 1;
-  } else if (expect != CALSTORE_OK) {
-    if (calstore_count(s) != 0 || err.line != d.first_line || strcmp(err.path, path)) {
-      snprintf(why, cap, "open: %zu profiles, line %u (read_file said %u), path %s",
-               calstore_count(s), err.line, d.first_line, err.path);
-      bad = 1;
-    }
-  } else if (calstore_count(s) != want) {
-    snprintf(why, cap, "open: %zu profiles, want %zu", calstore_count(s), want);
-    bad = 1;
-  } else {
-    char out[PATH_MAX + 300], canon[PATH_MAX + 300];
-    snprintf(out, sizeof out, "%s/%s", tmp, name);
-    snprintf(canon, sizeof canon, "%s/canonical/%s", vec_dir, name);
-    if (calstore_export(s, out, &err) != CALSTORE_OK) {
-      snprintf(why, cap, "export: %.300s", err.message);
-      bad = 1;
-    } else if (same_file(out, canon, why, cap)) {
-      bad = 1; /* the canonical rewrite */
-    } else {
-      /* the canonical file reads back to the same canonical text */
-      calstore *s2 = NULL;
-      o.path = canon;
-      if (calstore_open(&o, &s2, &err) != CALSTORE_OK ||
-          calstore_export(s2, out, &err) != CALSTORE_OK || same_file(out, canon, why, cap)) {
-        snprintf(why + strlen(why), cap - strlen(why), " (re-export of the canonical file) %.300s",
-                 err.message);
-        bad = 1;
-      }
-      calstore_close(&s2);
-    }
-  }
-  calstore_close(&s);
-  return bad;
+static void print_failed_vector(void *user, const char *name, const char *why) {
+  (void)user;
+  print_message("vector %s: %s\n", name, why);
 }
 
 /* Every line of expected.tsv; every failing vector is listed. */
 static void every_format_vector_gives_its_expected_result(void **state) {
   (void)state;
-  char tsv[PATH_MAX + 32];
-  snprintf(tsv, sizeof tsv, "%s/expected.tsv", vec_dir);
-  FILE *f = fopen(tsv, "r");
-  assert_non_null(f);
-  char line[1024];
-  int files = 0, failed = 0;
+  int failed = 0;
   char *tmp = tu_mkdtemp();
-  while (fgets(line, sizeof line, f)) {
-    char name[256], word[64], why[1024] = "";
-    size_t want;
-    if (sscanf(line, "%255s %63s %zu", name, word, &want) != 3 || !strcmp(name, "file"))
-      continue;
-    files++;
-    if (check_vector(name, status_from_word(word), want, tmp, why, sizeof why)) {
-      print_message("vector %s: %s\n", name, why);
-      failed++;
-    }
-  }
-  fclose(f);
+  int files = vc_check_all(vec_dir, tmp, print_failed_vector, NULL, &failed);
   tu_rmtree(tmp);
   free(tmp);
   assert_int_equal(failed, 0);
