@@ -169,6 +169,7 @@ extern const cli_command cli_cmd_devices;
 extern const cli_command cli_cmd_config;
 extern const cli_command cli_cmd_report;
 extern const cli_command cli_cmd_verify;
+extern const cli_command cli_cmd_model; /* cmd_model.c: model show FILE */
 
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens a temporary file there for the

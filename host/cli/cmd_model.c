@@ -1,0 +1,148 @@
+/*
+ * cmd_model.c: `calhost model show FILE [--dims NAME=N,...] [--json]`: what
+ * calhost reads from an ONNX model (host/model/model.h): the nodes it would
+ * calibrate (name, ONNX operator, the operator a plugin serves, dtype,
+ * shape, structure, how many nodes share the structure), the nodes it
+ * skips with the reason, and the model's digest. Reads no configuration,
+ * store or plugin.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/text.h"
+#include "commands.h"
+#include "model/model.h"
+
+static const cli_flag model_flags[] = {
+    {FL_DIMS, "--dims", NULL, "NAME=N,...", "bind symbolic dimensions, e.g. batch=8,seq=128"},
+    {FL_NONE, NULL, NULL, NULL, NULL},
+};
+
+static void print_shape(FILE *out, const model_node *n) {
+  for (size_t i = 0; i < n->shape_rank; i++)
+    fprintf(out, "%s%" PRId64, i ? "," : "", n->shape[i]);
+}
+
+static void print_text(FILE *out, const model_info *m) {
+  base_text_printf(out, "model %s\n", m->path);
+  base_text_printf(out, "  digest %s\n", m->digest);
+  base_text_printf(
+      out, "  %" PRIu64 " bytes, IR version %" PRId64 ", opset %" PRId64 "%s%s, %zu graph node%s\n",
+      m->file_size, m->ir_version, m->opset, m->producer[0] ? ", producer " : "", m->producer,
+      m->graph_node_count, m->graph_node_count == 1 ? "" : "s");
+  base_text_printf(out, "nodes to calibrate: %zu (%zu structure%s)\n", m->node_count,
+                   m->structure_count, m->structure_count == 1 ? "" : "s");
+  for (size_t i = 0; i < m->node_count; i++) {
+    const model_node *n = &m->nodes[i];
+    base_text_printf(out, "  %s  %s", n->name, n->onnx_operator);
+    if (strcmp(n->onnx_operator, n->operator_name))
+      base_text_printf(out, " as %s", n->operator_name);
+    fprintf(out, " %s shape=", n->dtype);
+    print_shape(out, n);
+    for (size_t k = 0; k < n->property_count; k++)
+      base_text_printf(out, " %s=%s", n->properties[k].name, n->properties[k].value);
+    base_text_printf(out, "  (%s)", n->inputs);
+    if (n->count > 1) {
+      if (n->first == i)
+        fprintf(out, "  x%zu", n->count);
+      else
+        base_text_printf(out, "  same as %s", m->nodes[n->first].name);
+    }
+    fputc('\n', out);
+  }
+  if (m->skipped_count) {
+    base_text_printf(out, "skipped: %zu\n", m->skipped_count);
+    for (size_t i = 0; i < m->skipped_count; i++)
+      base_text_printf(out, "  %s  %s: %s\n", m->skipped[i].name, m->skipped[i].onnx_operator,
+                       m->skipped[i].reason);
+  }
+}
+
+static void print_json(FILE *out, const model_info *m) {
+  fputc('{', out);
+  base_json_member_string(out, 1, "status", "ok");
+  base_json_member_string(out, 0, "file", m->path);
+  base_json_member_string(out, 0, "digest", m->digest);
+  base_json_member_uint(out, 0, "file_size", m->file_size);
+  base_json_member_int(out, 0, "ir_version", m->ir_version);
+  base_json_member_int(out, 0, "opset", m->opset);
+  base_json_member_string(out, 0, "producer", m->producer);
+  base_json_member_uint(out, 0, "graph_nodes", m->graph_node_count);
+  base_json_member_uint(out, 0, "structures", m->structure_count);
+  fputs(",\"nodes\":[", out);
+  for (size_t i = 0; i < m->node_count; i++) {
+    const model_node *n = &m->nodes[i];
+    fputs(i ? ",\n{" : "\n{", out);
+    base_json_member_string(out, 1, "name", n->name);
+    base_json_member_string(out, 0, "onnx_operator", n->onnx_operator);
+    base_json_member_string(out, 0, "operator", n->operator_name);
+    base_json_member_string(out, 0, "dtype", n->dtype);
+    fputs(",\"shape\":[", out);
+    print_shape(out, n);
+    fputs("],\"properties\":{", out);
+    for (size_t k = 0; k < n->property_count; k++)
+      base_json_member_string(out, k == 0, n->properties[k].name, n->properties[k].value);
+    fputc('}', out);
+    base_json_member_string(out, 0, "structure", n->structure);
+    base_json_member_string(out, 0, "inputs", n->inputs);
+    base_json_member_uint(out, 0, "count", n->count);
+    base_json_member_string(out, 0, "same_as", n->first == i ? NULL : m->nodes[n->first].name);
+    fputc('}', out);
+  }
+  fputs("],\"skipped\":[", out);
+  for (size_t i = 0; i < m->skipped_count; i++) {
+    fputs(i ? ",\n{" : "\n{", out);
+    base_json_member_string(out, 1, "name", m->skipped[i].name);
+    base_json_member_string(out, 0, "onnx_operator", m->skipped[i].onnx_operator);
+    base_json_member_string(out, 0, "reason", m->skipped[i].reason);
+    fputc('}', out);
+  }
+  fputs("]}\n", out);
+}
+
+static int run_model(cli_context *cli, cli_args *a) {
+  if (strcmp(a->positional[0], "show"))
+    return cli_usage(a, "unknown subcommand '%s' (show)", a->positional[0]);
+  if (a->positional_count < 2)
+    return cli_usage(a, "show needs a model file");
+  const char *path = a->positional[1];
+  char why[1024];
+  model_dim *dims = NULL;
+  size_t nd = 0;
+  if (model_dims_parse(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
+    return cli_usage(a, "bad --dims: %s", why);
+  model_info m;
+  int rc = model_read(path, dims, nd, &m, why, sizeof why);
+  model_dims_free(dims, nd);
+  if (rc != 0) {
+    if (cli->json)
+      base_json_status_message(stdout, "error", why);
+    return cli_error("model: %s", why);
+  }
+  if (cli->json)
+    print_json(stdout, &m);
+  else
+    print_text(stdout, &m);
+  model_info_free(&m);
+  return 0;
+}
+
+const cli_command cli_cmd_model = {
+    "model",
+    "show FILE [--dims NAME=N,...]",
+    "what calhost reads from an ONNX model: nodes, shapes, digest",
+    "show: the nodes calhost would calibrate (MatMul, Gemm as MatMul, ReduceSum)\n"
+    "with their static shapes, the nodes skipped with the reason (a symbolic\n"
+    "dimension --dims does not bind, a shape the file does not give), and the\n"
+    "model digest (the file's SHA-256, as sha256sum prints it). Exit 0, or 2\n"
+    "when the file is not a readable ONNX model (the error names the file and\n"
+    "node). --json prints {status, file, digest, ..., nodes: [{name,\n"
+    "onnx_operator, operator, dtype, shape, properties, structure, inputs,\n"
+    "count, same_as}], skipped: [{name, onnx_operator, reason}]}.\n",
+    model_flags,
+    1,
+    2,
+    run_model,
+};
