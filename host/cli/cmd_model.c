@@ -8,11 +8,14 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
 #include "base/text.h"
 #include "commands.h"
+#include "config/config.h"
+#include "config/values.h"
 #include "model/model.h"
 
 static const cli_flag model_flags[] = {
@@ -111,11 +114,11 @@ static int run_model(cli_context *cli, cli_args *a) {
   char why[1024];
   model_dim *dims = NULL;
   size_t nd = 0;
-  if (model_dims_parse(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
+  if (config_value_dims(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
     return cli_usage(a, "bad --dims: %s", why);
   model_info m;
   int rc = model_read(path, dims, nd, &m, why, sizeof why);
-  model_dims_free(dims, nd);
+  config_dims_free(dims, nd);
   if (rc != 0) {
     if (cli->json)
       base_json_status_message(stdout, "error", why);
@@ -146,3 +149,79 @@ const cli_command cli_cmd_model = {
     2,
     run_model,
 };
+
+/* ---- the models of a run ------------------------------------------------ */
+
+static void note_skipped(const cli_context *cli, const char *name, const model_info *m) {
+  if (cli->quiet || cli->json)
+    return;
+  for (size_t i = 0; i < m->skipped_count; i++)
+    base_text_printf(stderr, "calhost: note: model %s: node %s (%s) skipped: %s\n", name,
+                     m->skipped[i].name, m->skipped[i].onnx_operator, m->skipped[i].reason);
+}
+
+/* The name of a command-line model: the file's base name without .onnx,
+ * every byte outside [A-Za-z0-9_.-] as '_'. */
+static void file_model_name(const char *path, char *buf, size_t cap) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n > 5 && !strcmp(base + n - 5, ".onnx"))
+    n -= 5;
+  if (n >= cap)
+    n = cap - 1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)base[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_' || c == '.' || c == '-';
+    buf[i] = ok ? (char)c : '_';
+  }
+  buf[n] = '\0';
+  if (!n)
+    snprintf(buf, cap, "model");
+}
+
+int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cfg, char ***only,
+                        size_t *only_count) {
+  char why[1400], where[4200];
+  *only = NULL;
+  *only_count = 0;
+  for (size_t i = 0; i < cfg->model_count; i++) {
+    const config_model *cm = &cfg->models[i];
+    model_info m;
+    base_text_where(where, sizeof where, cm->file_origin.file, cm->file_origin.line);
+    if (model_read(cm->file, cm->dims, cm->dim_count, &m, why, sizeof why) != 0)
+      return cli_error("%s: [model %s]: %s", where, cm->name, why);
+    note_skipped(cli, cm->name, &m);
+    long n = model_workloads_add(cfg, &m, cm->name, cm->file_origin, why, sizeof why);
+    model_info_free(&m);
+    if (n < 0)
+      return cli_error("%s: [model %s]: %s", where, cm->name, why);
+  }
+  const char *file = a->value[FL_MODEL];
+  if (!file)
+    return 0;
+  config_dim *dims = NULL;
+  size_t nd = 0;
+  if (config_value_dims(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
+    return cli_usage(a, "bad --dims: %s", why);
+  model_info m;
+  int rc = model_read(file, dims, nd, &m, why, sizeof why);
+  config_dims_free(dims, nd);
+  if (rc != 0)
+    return cli_error("%s: %s", a->command, why);
+  char name[256];
+  file_model_name(file, name, sizeof name);
+  note_skipped(cli, name, &m);
+  size_t before = cfg->workload_count;
+  long n = model_workloads_add(cfg, &m, name, (config_origin){NULL, 0}, why, sizeof why);
+  model_info_free(&m);
+  if (n < 0)
+    return cli_error("%s: --model %s: %s", a->command, file, why);
+  *only = malloc((size_t)(n ? n : 1) * sizeof **only);
+  if (!*only)
+    return cli_error("%s: out of memory", a->command);
+  for (size_t i = before; i < cfg->workload_count; i++)
+    (*only)[(*only_count)++] = cfg->workloads[i].name;
+  return 0;
+}

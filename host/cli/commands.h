@@ -171,6 +171,18 @@ extern const cli_command cli_cmd_report;
 extern const cli_command cli_cmd_verify;
 extern const cli_command cli_cmd_model; /* cmd_model.c: model show FILE */
 
+/* The models of a run (cmd_model.c): every [model NAME] section of cfg,
+ * and --model FILE (with --dims) when a has it, read (host/model) and
+ * appended to cfg as workloads (model_workloads_add: the key rule of
+ * config/README.md). The names of --model's workloads go into *only (a
+ * malloc'd array of strings owned by cfg, *only_count of them; NULL/0
+ * without --model): what calibrate restricts itself to. Skipped nodes are
+ * noted on stderr unless --quiet. Returns 0, or prints the error ("FILE:LINE:
+ * [model NAME]: reason" for a section) and returns 2. */
+struct config_settings;
+int cli_model_workloads(const cli_context *cli, cli_args *a, struct config_settings *cfg,
+                        char ***only, size_t *only_count);
+
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens a temporary file there for the
  * run's JSON, its name into tmp (NULL after printing the error);

@@ -7,13 +7,13 @@
  * MatMul, Gemm (mapped onto MatMul: its transA/transB/alpha/beta become
  * structure) and ReduceSum, each with the static shapes and element type of
  * its inputs (from the graph's inputs, initializers, value_info and
- * outputs). A symbolic dimension is bound by name (model_dims_parse); a
+ * outputs). A symbolic dimension is bound by name (config_value_dims); a
  * node whose shapes stay unknown is listed as skipped, with the reason,
  * never guessed. The model's digest is the SHA-256 of the file as given
  * (config_digest_bytes: the same hex as sha256sum).
  *
- * Files: model.c (reading, the shape table, the nodes), dims.c (the
- * `batch=8, seq=128` bindings).
+ * Files: model.c (reading, the shape table, the nodes), workloads.c (a
+ * model's nodes as configured workloads, and their key rule).
  */
 #ifndef CALHOST_MODEL_H
 #define CALHOST_MODEL_H
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h" /* calhost_property */
+#include "config/config.h"  /* config_dim, config_workload */
 #include "config/digest.h"  /* CALHOST_DIGEST_CAPACITY */
 
 /* The most dimensions a workload shape has (config's shape limit). */
@@ -29,11 +30,8 @@
 /* A tensor of more dimensions than this is refused as broken input. */
 #define MODEL_ABSURD_RANK 64
 
-/* One binding of a symbolic dimension: `batch=8`. */
-typedef struct model_dim {
-  char *name;
-  int64_t value; /* >= 1 */
-} model_dim;
+/* A binding of a symbolic dimension (config.h; parsed by config_value_dims). */
+typedef config_dim model_dim;
 
 /* A node calhost would calibrate. Strings are owned by the model_info. */
 typedef struct model_node {
@@ -101,13 +99,38 @@ int model_read_bytes(const void *data, size_t size, const char *name, const mode
 /* Frees what *m owns and zeroes it. NULL-safe. */
 void model_info_free(model_info *m);
 
-/* Parses dimension bindings: "batch=8, seq=128" (names of letters, digits,
- * '_', '.', '-', ':' and '/'; values positive decimal integers; each name
- * once). Returns 0 with *out (free with model_dims_free) and *count, or -1
- * with the reason in why. An empty text gives no bindings. */
-int model_dims_parse(const char *text, model_dim **out, size_t *count, char *why, size_t cap);
+/* ---- a model's nodes as workloads, and the key rule (workloads.c) -------
+ *
+ * One workload per distinct node structure (the first node of it names it).
+ * The exact key names the model (one exact profile per model and operator):
+ * the structure of each operator with the largest share of the model's work
+ * (nodes x the product of the shape; the first in graph order on a tie) is
+ * the operator's *representative*, and its workload's model digest is the
+ * model file's SHA-256. Every other structure keeps its own exact profile
+ * under the digest of its canonical description (config_workload_canonical,
+ * as a [workload] of that shape without a model file), so no node loses its
+ * per-shape tuning on this machine and no two structures of one model share
+ * a key. Portable profiles stay one per structure. */
 
-/* Frees count bindings. NULL-safe. */
-void model_dims_free(model_dim *dims, size_t count);
+/* Whether node i's structure is its operator's representative in m. */
+int model_node_is_representative(const model_info *m, size_t i);
+
+/* The workload name of node i: "MODEL.NODE" with every byte outside
+ * [A-Za-z0-9_.-] of NODE written as '_' (a workload name also names record
+ * files), the first node of i's structure naming it. Returns the length like
+ * snprintf. */
+size_t model_workload_name(const model_info *m, size_t i, const char *model_name, char *buf,
+                           size_t cap);
+
+/* Appends to cfg one workload per distinct structure of m (the rule above),
+ * named by model_workload_name, with the model digest already set
+ * (config_workload_digest returns it without reading anything); the
+ * representative's model_file is m->path and its model_origin is origin
+ * (the [model] section's file line, or {NULL, 0} for a command-line model).
+ * A workload name the configuration already has is an error. Returns the
+ * number of workloads added, or -1 with "reason" in err (cfg keeps what it
+ * had). */
+long model_workloads_add(config_settings *cfg, const model_info *m, const char *model_name,
+                         config_origin origin, char *err, size_t cap);
 
 #endif /* CALHOST_MODEL_H */

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "config/values.h"
 #include "model/model.h"
 
 static char dir[] = "/tmp/calhost-model-XXXXXX";
@@ -63,9 +64,9 @@ static void read_ok(const char *name, const char *dims, model_info *m) {
   model_dim *d = NULL;
   size_t nd = 0;
   char err[1024] = "";
-  assert_int_equal(model_dims_parse(dims, &d, &nd, err, sizeof err), 0);
+  assert_int_equal(config_value_dims(dims, &d, &nd, err, sizeof err), 0);
   int rc = model_read(model_path(name), d, nd, m, err, sizeof err);
-  model_dims_free(d, nd);
+  config_dims_free(d, nd);
   if (rc != 0)
     fail_msg("%s", err);
 }
@@ -212,20 +213,20 @@ static void dims_parse_accepts_bindings_and_refuses_bad_ones(void **state) {
   model_dim *d;
   size_t n;
   char why[256];
-  assert_int_equal(model_dims_parse(" batch=8 , seq = 128,", &d, &n, why, sizeof why), 0);
+  assert_int_equal(config_value_dims(" batch=8 , seq = 128,", &d, &n, why, sizeof why), 0);
   assert_int_equal(n, 2);
   assert_string_equal(d[0].name, "batch");
   assert_int_equal(d[0].value, 8);
   assert_string_equal(d[1].name, "seq");
   assert_int_equal(d[1].value, 128);
-  model_dims_free(d, n);
-  assert_int_equal(model_dims_parse("", &d, &n, why, sizeof why), 0);
+  config_dims_free(d, n);
+  assert_int_equal(config_value_dims("", &d, &n, why, sizeof why), 0);
   assert_int_equal(n, 0);
   const char *bad[] = {"batch", "batch=0",         "batch=-1",      "batch=x",
                        "=3",    "batch=8,batch=9", "batch=8 seq=3", "batch=99999999999999999999"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     why[0] = '\0';
-    if (model_dims_parse(bad[i], &d, &n, why, sizeof why) != -1)
+    if (config_value_dims(bad[i], &d, &n, why, sizeof why) != -1)
       fail_msg("'%s' was accepted", bad[i]);
     assert_true(why[0] != '\0');
     assert_null(d);
