@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "model/model.h"
+#include "runtime/internal.h"
 
 static const cli_flag model_flags[] = {
     {FL_DIMS, "--dims", NULL, "NAME=N,...", "bind symbolic dimensions, e.g. batch=8,seq=128"},
@@ -160,27 +161,6 @@ static void note_skipped(const cli_context *cli, const char *name, const model_i
                      m->skipped[i].name, m->skipped[i].onnx_operator, m->skipped[i].reason);
 }
 
-/* The name of a command-line model: the file's base name without .onnx,
- * every byte outside [A-Za-z0-9_.-] as '_'. */
-static void file_model_name(const char *path, char *buf, size_t cap) {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  size_t n = strlen(base);
-  if (n > 5 && !strcmp(base + n - 5, ".onnx"))
-    n -= 5;
-  if (n >= cap)
-    n = cap - 1;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)base[i];
-    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-             c == '_' || c == '.' || c == '-';
-    buf[i] = ok ? (char)c : '_';
-  }
-  buf[n] = '\0';
-  if (!n)
-    snprintf(buf, cap, "model");
-}
-
 int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cfg, char ***only,
                         size_t *only_count) {
   char why[1400], where[4200];
@@ -211,7 +191,7 @@ int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cf
   if (rc != 0)
     return cli_error("%s: %s", a->command, why);
   char name[256];
-  file_model_name(file, name, sizeof name);
+  model_name_of_file(file, name, sizeof name);
   note_skipped(cli, name, &m);
   size_t before = cfg->workload_count;
   long n = model_workloads_add(cfg, &m, name, (config_origin){NULL, 0}, why, sizeof why);
@@ -224,4 +204,133 @@ int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cf
   for (size_t i = before; i < cfg->workload_count; i++)
     (*only)[(*only_count)++] = cfg->workloads[i].name;
   return 0;
+}
+
+/* ---- lookup --model ----------------------------------------------------- */
+
+typedef struct node_answer {
+  calhost_runtime_selection *sel; /* NULL: no plugin or no key (why) */
+  char why[600];
+  const char *backend;
+} node_answer;
+
+static void answer_text(const calhost_runtime_model_node *n, const node_answer *x) {
+  base_text_printf(stdout, "%s  %s  ", n->name, n->onnx_operator);
+  if (!x->sel) {
+    base_text_printf(stdout, "none: %s\n", x->why);
+    return;
+  }
+  const calstore_lookup_result *r = x->sel->result;
+  if (r && r->profile)
+    base_text_printf(stdout, "%s %s: %s", calstore_level_name(r->level), x->backend,
+                     r->profile->policy);
+  else
+    base_text_printf(stdout, "none: no acceptable profile of %s (%zu rejected)", x->backend,
+                     r ? r->rejection_count : 0);
+  base_text_printf(stdout, "  [exact model %s]\n", x->sel->exact.model_digest);
+}
+
+static void answer_json(const calhost_runtime_model_node *n, const node_answer *x, int first) {
+  fputs(first ? "\n{" : ",\n{", stdout);
+  base_json_member_string(stdout, 1, "name", n->name);
+  base_json_member_string(stdout, 0, "onnx_operator", n->onnx_operator);
+  base_json_member_string(stdout, 0, "workload", n->workload);
+  base_json_member_bool(stdout, 0, "model_keyed", n->model_keyed);
+  const calstore_lookup_result *r = x->sel ? x->sel->result : NULL;
+  base_json_member_string(stdout, 0, "backend", x->sel ? x->backend : NULL);
+  base_json_member_string(stdout, 0, "exact_model_digest",
+                          x->sel ? x->sel->exact.model_digest : NULL);
+  base_json_member_string(stdout, 0, "level",
+                          r && r->profile ? calstore_level_name(r->level) : NULL);
+  base_json_member_string(stdout, 0, "policy", r && r->profile ? r->profile->policy : NULL);
+  base_json_member_string(stdout, 0, "message", x->sel ? NULL : x->why);
+  fputc('}', stdout);
+}
+
+int cli_lookup_model(cli_context *cli, cli_args *a) {
+  if (cli_has(a, FL_WORKLOAD) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE) ||
+      cli_has(a, FL_BACKEND) || cli_has(a, FL_OPERATOR) || cli_has(a, FL_MODEL_DIGEST))
+    return cli_usage(a, "--model takes --node, --dims, --plugin, --threads and --force-portable");
+  const char *file = a->value[FL_MODEL], *only = a->value[FL_NODE];
+  char why[4608];
+  uint32_t tc = 0;
+  if (a->value[FL_THREADS]) {
+    if (config_value_thread_count(a->value[FL_THREADS], &tc, why, sizeof why) != 0)
+      return cli_usage(a, "bad --threads '%s': %s", a->value[FL_THREADS], why);
+    if (tc == 0)
+      tc = CALHOST_RUNTIME_THREADS_MAX;
+  }
+  config_settings cfg;
+  if (cli_load_config(cli, &cfg) != 0)
+    return 2;
+  calhost_runtime *rt = NULL;
+  calhost_runtime_status rs = runtime_open_config(
+      &cfg, cli->store_path, cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, &rt, why, sizeof why);
+  const calhost_runtime_model *m = NULL;
+  if (rs == CALHOST_RUNTIME_OK)
+    rs = calhost_runtime_add_model(rt, file, a->value[FL_DIMS], &m, why, sizeof why);
+  if (rs != CALHOST_RUNTIME_OK) {
+    if (cli->json)
+      base_json_status_message(stdout, "error", why);
+    calhost_runtime_close(&rt);
+    return cli_error("lookup: %s", why);
+  }
+  size_t found = 0;
+  for (size_t i = 0; i < m->node_count; i++)
+    found += !only || !strcmp(m->nodes[i].name, only);
+  if (!found) {
+    snprintf(why, sizeof why, "%s: no node %s among the %zu listed (see calhost model show)", file,
+             only ? only : "", m->node_count);
+    if (!only)
+      snprintf(why, sizeof why, "%s: no node to select for (see calhost model show)", file);
+    if (cli->json)
+      base_json_status_message(stdout, "error", why);
+    calhost_runtime_close(&rt);
+    return cli_error("lookup: %s", why);
+  }
+  node_answer *ans = calloc(m->node_count, sizeof *ans);
+  if (!ans) {
+    calhost_runtime_close(&rt);
+    return cli_error("lookup: out of memory");
+  }
+  if (cli->json) {
+    fputc('{', stdout);
+    base_json_member_string(stdout, 1, "status", "ok");
+    base_json_member_string(stdout, 0, "file", m->path);
+    base_json_member_string(stdout, 0, "digest", m->digest);
+    base_json_member_bool(stdout, 0, "force_portable", calhost_runtime_force_portable(rt));
+    fputs(",\"nodes\":[", stdout);
+  } else if (!cli->quiet) {
+    base_text_printf(stdout, "model %s (%s)%s\n", m->path, m->digest,
+                     calhost_runtime_force_portable(rt) ? ", force_portable" : "");
+  }
+  int none = 0, first = 1;
+  for (size_t i = 0; i < m->node_count; i++) {
+    const calhost_runtime_model_node *n = &m->nodes[i];
+    if (only && strcmp(n->name, only))
+      continue;
+    node_answer *x = &ans[i];
+    calhost_runtime_plugin *p = NULL;
+    rs = calhost_runtime_load_plugin(rt, a->value[FL_PLUGIN], n->workload, &p, x->why,
+                                     sizeof x->why);
+    if (rs == CALHOST_RUNTIME_OK) {
+      x->backend = calhost_runtime_plugin_backend(p);
+      rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
+    }
+    if (rs != CALHOST_RUNTIME_OK)
+      x->sel = NULL;
+    none += !x->sel || !x->sel->result || !x->sel->result->profile;
+    if (cli->json)
+      answer_json(n, x, first);
+    else
+      answer_text(n, x);
+    first = 0;
+  }
+  if (cli->json)
+    fputs("]}\n", stdout);
+  for (size_t i = 0; i < m->node_count; i++)
+    calhost_runtime_selection_free(&ans[i].sel);
+  free(ans);
+  calhost_runtime_close(&rt);
+  return none ? 1 : 0;
 }

@@ -183,6 +183,13 @@ struct config_settings;
 int cli_model_workloads(const cli_context *cli, cli_args *a, struct config_settings *cfg,
                         char ***only, size_t *only_count);
 
+/* `lookup --model FILE [--node NAME] [--dims ...] [--plugin B] [--threads
+ * N|max] [--force-portable]` (cmd_model.c): each node's policy as the
+ * deployment runtime selects it (calhost_runtime_add_model, then
+ * calhost_runtime_select per node). Returns the exit status: 0 every node
+ * selected, 1 some have none, 2 an error. */
+int cli_lookup_model(cli_context *cli, cli_args *a);
+
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens a temporary file there for the
  * run's JSON, its name into tmp (NULL after printing the error);

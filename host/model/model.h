@@ -122,6 +122,10 @@ int model_node_is_representative(const model_info *m, size_t i);
 size_t model_workload_name(const model_info *m, size_t i, const char *model_name, char *buf,
                            size_t cap);
 
+/* The name of a model given by its file: the base name without ".onnx",
+ * every byte outside [A-Za-z0-9_.-] as '_' ("model" when nothing is left). */
+void model_name_of_file(const char *path, char *buf, size_t cap);
+
 /* Appends to cfg one workload per distinct structure of m (the rule above),
  * named by model_workload_name, with the model digest already set
  * (config_workload_digest returns it without reading anything); the

@@ -143,3 +143,22 @@ undo:
     workload_free(&cfg->workloads[--cfg->workload_count]);
   return -1;
 }
+
+void model_name_of_file(const char *path, char *buf, size_t cap) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n > 5 && !strcmp(base + n - 5, ".onnx"))
+    n -= 5;
+  if (n >= cap)
+    n = cap - 1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)base[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_' || c == '.' || c == '-';
+    buf[i] = ok ? (char)c : '_';
+  }
+  buf[n] = '\0';
+  if (!n)
+    snprintf(buf, cap, "model");
+}

@@ -6,7 +6,9 @@
  * operator's representative structure is the file's SHA-256 as sha256sum
  * prints it, the other structure keeps its own exact profile, one portable
  * profile per structure, nodes of one structure calibrated once), and the
- * configuration errors of [model NAME] with FILE:LINE.
+ * configuration errors of [model NAME] with FILE:LINE; `lookup --model`
+ * (exact by the keys above, --force-portable per structure) and the
+ * deployment runtime's calhost_runtime_add_model selecting the same.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -21,6 +23,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "calhost/runtime.h"
 
 static char dir[] = "/tmp/calhost-model-cli-XXXXXX";
 static char calhost[PATH_MAX];
@@ -181,11 +185,87 @@ static void model_section_calibrates_with_its_dims_and_reports_errors_by_line(vo
   has("truncated.onnx: not an ONNX model");
 }
 
+static void lookup_model_and_the_runtime_select_each_nodes_policy(void **state) {
+  (void)state;
+  assert_int_equal(sh(1, "rm -f store.txt && $C --config calhost.ini calibrate -q --model "
+                         "three.onnx"),
+                   0);
+  assert_int_equal(sh(0, "sha256sum three.onnx | cut -c1-64"), 0);
+  char hex[80], line[400];
+  snprintf(hex, sizeof hex, "%.64s", output);
+  assert_int_equal(sh(1, "$C --config calhost.ini lookup --model three.onnx"), 0);
+  snprintf(line, sizeof line, "[exact model sha256:%s]", hex);
+  has(line);
+  has("q  MatMul  exact_calibrated cpu_gemm: ");
+  has("out  MatMul  exact_calibrated cpu_gemm: ");
+  assert_int_equal(sh(1, "$C --config calhost.ini lookup --model three.onnx --force-portable"), 0);
+  has("q  MatMul  portable_calibrated cpu_gemm: ");
+  has("out  MatMul  portable_calibrated cpu_gemm: ");
+  assert_int_equal(sh(1, "$C --config calhost.ini lookup --model three.onnx --node nope"), 2);
+  has("no node nope");
+  /* the runtime, in this process, selects what the command line selects */
+  char ini[PATH_MAX], model[PATH_MAX], store[PATH_MAX];
+  snprintf(ini, sizeof ini, "%s/calhost.ini", dir);
+  snprintf(model, sizeof model, "%s/three.onnx", dir);
+  snprintf(store, sizeof store, "%s/store.txt", dir);
+  for (int fp = 0; fp <= 1; fp++) {
+    calhost_runtime_options o;
+    calhost_runtime_options_init(&o);
+    o.config_path = ini;
+    o.store_path = store;
+    o.force_portable = fp;
+    calhost_runtime *rt = NULL;
+    char err[2048];
+    assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+    const calhost_runtime_model *m = NULL;
+    assert_int_equal(calhost_runtime_add_model(rt, model, NULL, &m, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    snprintf(line, sizeof line, "sha256:%s", hex);
+    assert_string_equal(m->digest, line);
+    assert_int_equal(m->node_count, 3);
+    const calhost_runtime_model *again = NULL;
+    assert_int_equal(calhost_runtime_add_model(rt, model, NULL, &again, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_ptr_equal(again, m);
+    assert_int_equal(sh(0, "$C --config calhost.ini lookup --model three.onnx --json %s",
+                        fp ? "--force-portable" : ""),
+                     0);
+    for (size_t i = 0; i < m->node_count; i++) {
+      const calhost_runtime_model_node *n = &m->nodes[i];
+      assert_int_equal(n->model_keyed, strcmp(n->name, "out") != 0);
+      calhost_runtime_plugin *p = NULL;
+      assert_int_equal(calhost_runtime_load_plugin(rt, NULL, n->workload, &p, err, sizeof err),
+                       CALHOST_RUNTIME_OK);
+      calhost_runtime_selection *sel = NULL;
+      assert_int_equal(calhost_runtime_select(rt, p, n->workload, 0, &sel, err, sizeof err),
+                       CALHOST_RUNTIME_OK);
+      assert_non_null(sel->result->profile);
+      assert_int_equal(sel->result->level,
+                       fp ? CALSTORE_LEVEL_PORTABLE_CALIBRATED : CALSTORE_LEVEL_EXACT_CALIBRATED);
+      if (n->model_keyed)
+        assert_string_equal(sel->exact.model_digest, line);
+      snprintf(err, sizeof err, "{\"name\":\"%s\",", n->name);
+      const char *at = strstr(output, err);
+      assert_non_null(at);
+      snprintf(err, sizeof err, "\"policy\":\"%s\"", sel->result->profile->policy);
+      const char *end = strchr(at, '}');
+      const char *pol = strstr(at, err);
+      assert_true(pol && pol < end);
+      calhost_runtime_selection_free(&sel);
+    }
+    assert_int_equal(calhost_runtime_add_model(rt, "/nonexistent.onnx", NULL, &m, err, sizeof err),
+                     CALHOST_RUNTIME_MODEL);
+    assert_null(m);
+    calhost_runtime_close(&rt);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_show_lists_nodes_digest_and_skips),
       cmocka_unit_test(calibrate_model_keys_exact_by_file_digest_and_portable_per_structure),
       cmocka_unit_test(model_section_calibrates_with_its_dims_and_reports_errors_by_line),
+      cmocka_unit_test(lookup_model_and_the_runtime_select_each_nodes_policy),
   };
   return cmocka_run_group_tests_name("model_cli", tests, setup, teardown);
 }
