@@ -20,8 +20,7 @@
 static const cli_flag calibrate_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "calibrate only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "calibrate only this workload (repeatable)"},
-    {FL_MODEL, "--model", NULL, "FILE", "calibrate only this ONNX model's nodes"},
-    {FL_DIMS, "--dims", NULL, "NAME=N,...", "with --model: bind symbolic dimensions"},
+    CALHOST_CLI_FLAGS_MODEL,
     {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
     CALHOST_CLI_FLAGS_CALIBRATE_MEASURE,
     {FL_SHARD, "--shard", NULL, "I/N", "only shard I of N of the work items (calhost plan)"},

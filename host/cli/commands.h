@@ -180,6 +180,11 @@ extern const cli_command cli_cmd_model; /* cmd_model.c: model show FILE */
  * noted on stderr unless --quiet. Returns 0, or prints the error ("FILE:LINE:
  * [model NAME]: reason" for a section) and returns 2. */
 struct config_settings;
+/* clang-format off */
+#define CALHOST_CLI_FLAGS_MODEL                                                            \
+  {FL_MODEL, "--model", NULL, "FILE", "only this ONNX model's nodes"},                    \
+  {FL_DIMS, "--dims", NULL, "NAME=N,...", "with --model: bind symbolic dimensions"}
+/* clang-format on */
 int cli_model_workloads(const cli_context *cli, cli_args *a, struct config_settings *cfg,
                         char ***only, size_t *only_count);
 

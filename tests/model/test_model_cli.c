@@ -45,7 +45,8 @@ static int setup(void **state) {
   if (!f)
     return -1;
   fprintf(f,
-          "[store]\npath = store.txt\n[plugins]\npaths = %s/lib/calhost/plugins/cpu_gemm.so\n"
+          "[store]\npath = store.txt\n[plugins]\npaths = "
+          "%s/lib/calhost/plugins/cpu_gemm.so\nenabled = cpu_gemm\n"
           "[calibration]\nthreads = 1\nrigor = quick\nrepetitions = 3\n",
           build);
   fclose(f);
@@ -158,6 +159,14 @@ static void calibrate_model_keys_exact_by_file_digest_and_portable_per_structure
   /* a second run finds everything calibrated */
   assert_int_equal(sh(1, "$C --config calhost.ini calibrate --model three.onnx"), 0);
   has("already calibrated");
+  /* plan and verify take --model too: the same two items, the two exact keys */
+  assert_int_equal(sh(1, "$C --config calhost.ini plan --model three.onnx"), 0);
+  has("three.q");
+  has("three.out");
+  has("2 items");
+  int v = sh(1, "$C --config calhost.ini verify --model three.onnx --rigor quick");
+  assert_true(v == 0 || v == 1); /* 1: a noisy machine made one look slower */
+  has("verify: 2 keys");
 }
 
 static void model_section_calibrates_with_its_dims_and_reports_errors_by_line(void **state) {
