@@ -2,8 +2,8 @@
 # make_big.py OUTDIR: the models of model-bench.sh, with Debian's python3-onnx
 # (/usr/bin/python3): nodes10k.onnx, a chain of 10,000 nodes (5,000 MatMul
 # of 4 shapes and 5,000 Relu, value_info for every tensor, weights as graph
-# inputs), and weights300m.onnx, one MatMul whose 300 MB weight is an
-# initializer (the peak-memory case).
+# inputs), weights300m.onnx, one MatMul whose 300 MB weight is an
+# initializer (the peak-memory case), and mixed.onnx (see below).
 import os
 import sys
 
@@ -36,3 +36,17 @@ g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="big")
                       [helper.make_tensor_value_info("x", F, [16, k])],
                       [helper.make_tensor_value_info("y", F, [16, n])], [w])
 onnx.save(helper.make_model(g), os.path.join(out, "weights300m.onnx"))
+
+# mixed.onnx: MatMul nodes whose shapes want different tiles: two square
+# 256x256x256 and one tall, thin 4096x16x64 (model-bench.sh's policy step)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "wa"], ["a"], name="sq1"),
+     helper.make_node("MatMul", ["a", "wb"], ["b"], name="sq2"),
+     helper.make_node("MatMul", ["t", "wt"], ["y"], name="thin")],
+    "mixed", [helper.make_tensor_value_info("x", F, [256, 256]),
+              helper.make_tensor_value_info("t", F, [4096, 64])],
+    [helper.make_tensor_value_info("b", F, [256, 256]), helper.make_tensor_value_info("y", F, [4096, 16])],
+    [numpy_helper.from_array(np.zeros((256, 256), dtype=np.float32), "wa"),
+     numpy_helper.from_array(np.zeros((256, 256), dtype=np.float32), "wb"),
+     numpy_helper.from_array(np.zeros((64, 16), dtype=np.float32), "wt")])
+onnx.save(onnx.shape_inference.infer_shapes(helper.make_model(g)), os.path.join(out, "mixed.onnx"))

@@ -5,7 +5,10 @@
 # largest model of Debian's libonnx-testdata, on a generated model of 10,000
 # nodes and on a generated model with a 300 MB initializer (make_big.py).
 # Prints, per model: bytes, nodes listed, model show's wall time (best of 5)
-# and peak RSS (/usr/bin/time), sha256sum's, and the ratio. On demand only.
+# and peak RSS (/usr/bin/time), sha256sum's, and the ratio. Then the key
+# rule's worth: mixed.onnx calibrated with cpu_gemm (calibrate --model,
+# rigor measure) and model-policy-bench's model totals with per-node
+# winners, one winner for all, and the default. On demand only.
 set -eu
 build=${1:?usage: model-bench.sh BUILD_DIR [WORK_DIR]}
 work=${2:-$(mktemp -d /tmp/calhost-model-bench-XXXXXX)}
@@ -33,3 +36,14 @@ for f in "$largest" "$work/nodes10k.onnx" "$work/weights300m.onnx"; do
     "$(stat -c %s "$f")" "$n" "$s" "$(rss "$calhost" model show "$f")" "$h" \
     "$(rss sha256sum "$f")" "$(awk "BEGIN{printf \"%.2f\", $s / $h}")"
 done
+
+echo
+echo "== the key rule: mixed.onnx, cpu_gemm, per-node winners against one policy for all"
+plugins="$build/lib/calhost/plugins"
+printf '[store]\npath = %s/store.txt\n[plugins]\npaths = %s/cpu_gemm.so\nenabled = cpu_gemm\n[calibration]\nthreads = 1\nrigor = measure\n' \
+  "$work" "$plugins" >"$work/bench.ini"
+rm -f "$work/store.txt"
+"$calhost" --config "$work/bench.ini" -q calibrate --model "$work/mixed.onnx"
+winner() { "$calhost" --config "$work/bench.ini" lookup --model "$work/mixed.onnx" --node "$1" --json |
+  grep -o '"policy":"[^"]*"' | cut -d'"' -f4; }
+"$build/bin/model-policy-bench" "$plugins/cpu_gemm.so" "$work/mixed.onnx" "$(winner sq1)" "$(winner thin)"
