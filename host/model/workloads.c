@@ -40,16 +40,21 @@ int model_node_is_representative(const model_info *m, size_t i) {
   return best == m->nodes[i].first;
 }
 
+/* A byte of a workload or model name as itself, or '_' (outside
+ * [A-Za-z0-9_.-]). */
+static char name_byte(unsigned char c) {
+  int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+  return ok ? (char)c : '_';
+}
+
 size_t model_workload_name(const model_info *m, size_t i, const char *model_name, char *buf,
                            size_t cap) {
   const char *node = m->nodes[m->nodes[i].first].name;
   size_t n = (size_t)snprintf(buf, cap, "%s.", model_name);
   for (const char *p = node; *p; p++, n++)
     if (n + 1 < cap) {
-      unsigned char c = (unsigned char)*p;
-      int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_' || c == '.' || c == '-';
-      buf[n] = ok ? (char)c : '_';
+      buf[n] = name_byte((unsigned char)*p);
       buf[n + 1] = '\0';
     }
   return n;
@@ -152,12 +157,8 @@ void model_name_of_file(const char *path, char *buf, size_t cap) {
     n -= 5;
   if (n >= cap)
     n = cap - 1;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)base[i];
-    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-             c == '_' || c == '.' || c == '-';
-    buf[i] = ok ? (char)c : '_';
-  }
+  for (size_t i = 0; i < n; i++)
+    buf[i] = name_byte((unsigned char)base[i]);
   buf[n] = '\0';
   if (!n)
     snprintf(buf, cap, "model");
