@@ -8,16 +8,18 @@
 #       calhost::plugin_sdk and calhost_plugin_add(NAME SOURCES ...)
 #   <datadir>/calhost/plugin-template/                 the template project
 #   <datadir>/doc/calhost/plugin-sdk.md                the author's guide
+# (install component plugin_dev: the package calhost-plugin-dev)
 include(CMakePackageConfigHelpers)
 
 set(CALHOST_SDK_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/calhost-plugin")
 
 set_target_properties(calhost_plugin_sdk PROPERTIES EXPORT_NAME plugin_sdk)
-install(TARGETS calhost_plugin_sdk EXPORT calhost-plugin-targets)
+install(TARGETS calhost_plugin_sdk EXPORT calhost-plugin-targets COMPONENT plugin_dev)
 install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/include/calhost/plugin.h"
-        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/calhost")
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/calhost" COMPONENT plugin_dev)
 install(EXPORT calhost-plugin-targets NAMESPACE calhost::
-        FILE calhost-plugin-targets.cmake DESTINATION "${CALHOST_SDK_CMAKE_DIR}")
+        FILE calhost-plugin-targets.cmake DESTINATION "${CALHOST_SDK_CMAKE_DIR}"
+        COMPONENT plugin_dev)
 
 # The ABI range, read from the header so the package states what it offers.
 file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/include/calhost/plugin.h" _abi_line
@@ -42,7 +44,7 @@ configure_file("${CMAKE_CURRENT_SOURCE_DIR}/cmake/calhost-plugin-config-version.
                "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config-version.cmake" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config.cmake"
               "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin-config-version.cmake"
-        DESTINATION "${CALHOST_SDK_CMAKE_DIR}")
+        DESTINATION "${CALHOST_SDK_CMAKE_DIR}" COMPONENT plugin_dev)
 
 # pkg-config's ${pcfiledir} makes the file relocatable: the way up from
 # <libdir>/pkgconfig to the prefix. Its Version is the ABI too
@@ -53,9 +55,9 @@ string(REGEX REPLACE "/$" "" CALHOST_PC_TO_PREFIX "${CALHOST_PC_TO_PREFIX}")
 configure_file("${CMAKE_CURRENT_SOURCE_DIR}/cmake/calhost-plugin.pc.in"
                "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin.pc"
-        DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+        DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig" COMPONENT plugin_dev)
 
 install(DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/template/"
-        DESTINATION "${CMAKE_INSTALL_DATADIR}/calhost/plugin-template")
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/calhost/plugin-template" COMPONENT plugin_dev)
 install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/README.md"
-        DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/calhost" RENAME plugin-sdk.md)
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/calhost" RENAME plugin-sdk.md COMPONENT plugin_dev)

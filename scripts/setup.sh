@@ -24,7 +24,8 @@ SAN_BUILD_DIR=${SAN_BUILD_DIR:-build-asan}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages: build tools, libraries, test and reliability tooling
-# (slurm*, munge: the single-host Slurm cluster of tests/fleet; protobuf-c
+# (slurm*, munge: the single-host Slurm cluster of tests/fleet; go-md2man: the
+# manual pages; bash-completion, lintian, dpkg-dev: tests/packages; protobuf-c
 # and libonnx-dev: the ONNX model reader of host/model, generated from
 # Debian's onnx.proto; libonnx-testdata and python3-onnx: its tests).
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
@@ -33,6 +34,7 @@ PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
           libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64
           libjansson-dev chromium
           pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libclblast-dev
+          go-md2man bash-completion lintian dpkg-dev
           libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata python3-onnx)
 
 install_deps() {

@@ -92,24 +92,32 @@ else
   homogeneous=0
 fi
 
-number() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ]; }
-# in_range LIST N: every index of an sbatch array list (3,5 or 2-4) below N
+# Numbers are read once, in decimal (as calhost reads them): "010" is ten,
+# "08" eight (bash arithmetic would read them as octal, or refuse them).
+# decimal TEXT: prints TEXT's value without leading zeros; fails unless digits
+decimal() { [[ $1 =~ ^[0-9]{1,9}$ ]] && echo "$((10#$1))"; }
+# in_range LIST N: every index of an sbatch array list (3,5 or 2-4) below N;
+# prints the list with its numbers in plain decimal
 in_range() {
-  local part lo hi
+  local part lo hi out=""
   for part in ${1//,/ }; do
-    [[ $part =~ ^([0-9]+)(-([0-9]+))?$ ]] || return 1
-    lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}
+    [[ $part =~ ^([0-9]{1,9})(-([0-9]{1,9}))?$ ]] || return 1
+    lo=$((10#${BASH_REMATCH[1]})) hi=$((10#${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}))
     [ "$lo" -le "$hi" ] && [ "$hi" -lt "$2" ] || return 1
+    [ "$lo" -eq "$hi" ] && out+=${out:+,}$lo || out+=${out:+,}$lo-$hi
   done
+  echo "$out"
 }
 merge_force=()
 for f in "$@"; do [ "$f" = --force ] && merge_force=(--force); done
 jobs=() specs=()
 for t in "${types[@]}"; do
   IFS=: read -r part n list <<<"$t"
-  n=${n:-1}
-  number "$n" || die "bad shard count in '$t'"
-  [ -z "$list" ] || in_range "$list" "$n" || die "bad shard list '$list' for $n shards (0 .. $((n - 1)), e.g. 1,3 or 0-2)"
+  n=$(decimal "${n:-1}") && [ "$n" -ge 1 ] || die "bad shard count in '$t' (a decimal number, 1 or more)"
+  if [ -n "$list" ]; then
+    plain=$(in_range "$list" "$n") || die "bad shard list '$list' for $n shards (0 .. $((n - 1)), e.g. 1,3 or 0-2)"
+    list=$plain
+  fi
   [ $homogeneous = 1 ] || [ -n "$part" ] || die "--type needs a partition: '$t'"
   stores=$dir/stores${part:+/$part}
   [ $homogeneous = 1 ] && stores=$dir/stores
@@ -123,6 +131,8 @@ for t in "${types[@]}"; do
     die "calhost plan refused this campaign (exit $rc): nothing submitted"
   fi
   tail -n 1 <<<"$planned" | sed "s|^|submit: ${part:-default partition}: |" >&2
+  # the merge checks that it holds every planned item (merge.sbatch)
+  printf '%s\n' "$planned" >"$stores/plan.txt" || die "cannot write $stores/plan.txt"
   opts=(--parsable --array="${list:-0-$((n - 1))}" --output="$dir/logs/%x-%A_%a.out")
   [ -n "$part" ] && opts+=(--partition="$part")
   jid=$(CALHOST=$calhost sbatch "${opts[@]}" "${extra[@]}" "$here/calibrate-shard.sbatch" \

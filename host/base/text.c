@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* fopencookie */
 #include "text.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
 #include <string.h>
@@ -259,4 +261,14 @@ int base_text_cursor_ok(FILE *out) {
   if (!term || !*term || !strcmp(term, "dumb"))
     return 0;
   return isatty(fileno(out));
+}
+
+const char *base_text_figure(char *buf, size_t cap, double v, int digits) {
+  if (!buf || !cap)
+    return "";
+  if (!isfinite(v))
+    snprintf(buf, cap, "-");
+  else
+    snprintf(buf, cap, "%.*g", digits < 1 ? 1 : digits > 17 ? 17 : digits, v);
+  return buf;
 }

@@ -38,6 +38,13 @@ void base_text_printf(FILE *out, const char *fmt, ...) __attribute__((format(pri
 void base_text_vprintf(FILE *out, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
+/* A figure for a person: v with `digits` significant digits ("%.*g": 314.9,
+ * 1.25e-05, 1e+300; never a fixed-point expansion of an unbounded value),
+ * "-" when v is NaN or infinite. Into buf (cap bytes, at least 16 to hold
+ * every value whole); returns buf. The one formatter of a latency, ratio or
+ * spread in calibrate's and verify's tables and messages. */
+const char *base_text_figure(char *buf, size_t cap, double v, int digits);
+
 /* "PATH:LINE" into buf, or "PATH" when line is 0 (a file-level problem);
  * "-" when path is NULL or empty. Returns buf. The one formatter of a
  * location; messages read "PATH:LINE: message". */

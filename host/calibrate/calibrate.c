@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
@@ -118,6 +119,11 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     free(r->cur_candidate);
     r->cur_candidate = NULL;
     break;
+  case CALHOST_REC_RECORDING: /* this sweep's --record outcome, before its result */
+    free(r->record_error);
+    r->record_error = isolate_proto_dup_str(&c);
+    r->record_reported = 1;
+    break;
   case CALHOST_REC_BUDGET: {
     double deadline = isolate_proto_get_f64(&c);
     if (!c.failed && r->plugin_deadline == 0 && deadline > 0)
@@ -164,19 +170,30 @@ static void on_record(void *user, const isolate_proto_msg *m) {
                    cal_workload_name(r, w), tw, x->sweep.budget_after);
         }
         if (x->sweep.figures.noisy)
-          cal_warn(r, "%s %s %s: noisy result (cv %.3f)", x->backend, cal_workload_name(r, w), tw,
+          cal_warn(r, "%s %s %s: noisy result (cv %.3g)", x->backend, cal_workload_name(r, w), tw,
                    x->sweep.figures.cv);
       }
       if (r->o->record_path) {
         char path[4096] = "";
-        if (cal_record_path(r, x->backend, w, x->on_device ? (long)x->device_index : -1, t, path,
-                            sizeof path, NULL, 0) == 0 &&
-            access(path, F_OK) == 0)
+        struct stat st;
+        int named = cal_record_path(r, x->backend, w, x->on_device ? (long)x->device_index : -1, t,
+                                    path, sizeof path, NULL, 0) == 0;
+        if (r->record_reported && r->record_error && r->record_error[0]) {
+          /* the recording failed (its final rename, a write): an error */
+          x->record_failed = 1;
+          cal_warn(r, "%s %s t=%u: --record: %s", x->backend, cal_workload_name(r, w), t,
+                   r->record_error);
+        } else if (named && r->record_reported && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
           x->recorded = base_str_dup(path);
-        else
+        } else {
+          x->record_failed = 1;
           cal_warn(r, "%s %s t=%u: --record: %s was not written", x->backend,
                    cal_workload_name(r, w), t, path);
+        }
       }
+      r->record_reported = 0;
+      free(r->record_error);
+      r->record_error = NULL;
     } else if (m->type == CALHOST_REC_SKIPPED) {
       x->kind = CAL_SKIPPED;
       x->message = isolate_proto_dup_str(&c);
@@ -408,6 +425,7 @@ static void merge(cal_run *r, cal_run *c, size_t done_before) {
   rest.warning_count = c->warning_count;
   rest.crashes = c->crashes;
   rest.crash_count = c->crash_count;
+  rest.record_error = c->record_error;
   cal_run_free(&rest);
   r->sweeps_done += c->sweeps_done - done_before;
 }
@@ -464,6 +482,8 @@ static void run_wave(cal_run *r, loader_plugin *p, const runtime_device *const *
     j->run.warnings = NULL;
     j->run.warning_count = j->run.warning_cap = 0;
     j->run.cur_candidate = NULL;
+    j->run.record_error = NULL; /* its own: freed in merge */
+    j->run.record_reported = 0;
     j->run.crashes = NULL; /* its own: freed in merge */
     j->run.crash_count = j->run.crash_cap = 0;
     j->run.bar = 0;
@@ -509,7 +529,7 @@ static int select_devices(cal_run *r, loader_plugin *p, runtime_device_list *dev
     return -1;
   }
   *sel = calloc(devices->count + 1, sizeof **sel);
-  if (*sel &&
+  if (*sel && devices->count && /* none here: a skip, whatever the selection names */
       runtime_devices_selected(r->cfg, p->backend, devices, *sel, nsel, why, sizeof why) != 0) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, why, NULL);
     *nsel = 0;
@@ -527,6 +547,24 @@ typedef struct cal_listed {
   size_t *sel, nsel; /* the selected devices with sweeps in this run's shard */
 } cal_listed;
 
+/* A device backend that listed no device: a skip, said once, and the
+ * reason of a run with nothing in it (cal_nothing_reason). */
+static void note_no_device(cal_run *r, const loader_plugin *p) {
+  cal_warn(r, "%s has no device on this machine: skipped, nothing to calibrate", p->backend);
+  size_t used = strlen(r->no_device);
+  snprintf(r->no_device + used, sizeof r->no_device - used, "%s%s", used ? ", " : "", p->backend);
+  r->no_device_count++;
+}
+
+const char *cal_nothing_reason(const cal_run *r, char *buf, size_t cap) {
+  if (r->no_device_count)
+    snprintf(buf, cap, "%s ha%s no device on this machine", r->no_device,
+             r->no_device_count == 1 ? "s" : "ve");
+  else
+    snprintf(buf, cap, "no configured workload uses an operator of the selected plugins");
+  return buf;
+}
+
 /* Lists p's devices into *l and adds their sweeps to the run's total. */
 static void list_devices(cal_run *r, loader_plugin *p, cal_listed *l) {
   l->st = select_devices(r, p, &l->devices, &l->sel, &l->nsel);
@@ -535,7 +573,7 @@ static void list_devices(cal_run *r, loader_plugin *p, cal_listed *l) {
   if (!l->sel)
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
   else if (l->st == 0 && !l->devices.count)
-    cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+    note_no_device(r, p);
   size_t kept = 0;
   for (size_t i = 0; i < l->nsel; i++) {
     r->cur_device = &l->devices.items[l->sel[i]];
@@ -655,8 +693,11 @@ static int fill_plan(cal_run *r, calibrate_work_list *out) {
     if (runtime_devices_supported(p)) {
       runtime_device_list devices;
       size_t *sel, nsel;
-      if (select_devices(r, p, &devices, &sel, &nsel) < 0)
+      int st = select_devices(r, p, &devices, &sel, &nsel);
+      if (st < 0)
         continue;
+      if (st == 0 && !devices.count)
+        note_no_device(r, p);
       int rc = sel ? 0 : -1;
       for (size_t k = 0; rc == 0 && k < nsel; k++)
         rc = plan_items(r, p, &devices.items[sel[k]], out);
@@ -767,8 +808,8 @@ int calibrate_execute(const calibrate_options *o) {
     goto out;
   }
   /* A store that cannot take the results (its folders are created), or a
-   * --record folder that cannot take the space files, fails now, not after
-   * the sweeps. */
+   * --record file that cannot be written, fails now, not after the
+   * sweeps. */
   const char *store_path = calstore_path(r->store);
   if (!o->plan && r->cfg->persistence_enabled && (!o->verify || o->verify->recalibrate) &&
       store_path && base_path_writable(store_path, 1, err, sizeof err) != 0) {
@@ -776,7 +817,10 @@ int calibrate_execute(const calibrate_options *o) {
     status = 2;
     goto out;
   }
-  if (!o->plan && o->record_path && base_path_writable(o->record_path, 0, err, sizeof err) != 0) {
+  /* --record follows the rule of every output file (base_output_prepare):
+   * its folders are created, and what stands at FILE must be a regular
+   * file or nothing */
+  if (!o->plan && o->record_path && base_output_prepare(o->record_path, err, sizeof err) != 0) {
     base_text_printf(r->err, "calhost: %s: --record: cannot write %s: %s\n", cmd, o->record_path,
                      err);
     status = 2;
@@ -914,9 +958,9 @@ int calibrate_execute(const calibrate_options *o) {
   if (o->plan) {
     status = fill_plan(r, o->plan) != 0 ? 2 : r->failure_count ? 1 : 0;
     if (status == 0 && !o->plan->count) { /* calibrate's "no" for the same flags */
+      char why[400];
       status = 1;
-      cal_warn(r, "nothing to calibrate: no configured workload uses an operator of the "
-                  "selected plugins");
+      cal_warn(r, "nothing to calibrate: %s", cal_nothing_reason(r, why, sizeof why));
     }
     goto report;
   }
@@ -933,7 +977,7 @@ int calibrate_execute(const calibrate_options *o) {
     size_t calibrated = 0; /* stored now, or already calibrated before */
     for (size_t i = 0; i < r->result_count; i++) {
       const cal_result *x = &r->results[i];
-      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
+      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED || x->record_failed)
         status = 1;
       if (x->kind == CAL_STORED || x->kind == CAL_PENDING ||
           (x->kind == CAL_SKIPPED && x->key.processor)) /* skips with a key: calibrated */
@@ -952,12 +996,12 @@ int calibrate_execute(const calibrate_options *o) {
         cal_warn(r, "nothing was calibrated in shard %u/%u: every sweep was skipped or failed",
                  (unsigned)o->shard.index, (unsigned)o->shard.count);
     } else if (!calibrated) {
+      char why[400];
       status = 1;
       cal_warn(r, "nothing was calibrated: %s",
-               r->result_count ? "every sweep was skipped or failed"
-               : r->failure_count
-                   ? "the plugins failed before any sweep finished (see failures)"
-                   : "no configured workload uses an operator of the selected plugins");
+               r->result_count    ? "every sweep was skipped or failed"
+               : r->failure_count ? "the plugins failed before any sweep finished (see failures)"
+                                  : cal_nothing_reason(r, why, sizeof why));
     }
   }
 

@@ -148,11 +148,12 @@ static int verify_measuring(const cal_run *r) {
 }
 
 /* verify's recalibration: is this one of the keys to recalibrate? */
-static int wanted_key(const cal_run *r, const char *backend, size_t workload,
-                      uint32_t thread_count) {
+static int wanted_key(const cal_run *r, const char *backend, size_t workload, uint32_t thread_count,
+                      const char *processor) {
   for (size_t i = 0; i < r->only_key_count; i++)
     if (r->only_keys[i].workload == workload && r->only_keys[i].thread_count == thread_count &&
-        !strcmp(r->only_keys[i].backend, backend))
+        !strcmp(r->only_keys[i].backend, backend) &&
+        (!r->only_keys[i].processor || !strcmp(r->only_keys[i].processor, processor)))
       return 1;
   return 0;
 }
@@ -314,7 +315,8 @@ int cal_child_main(void *user, int fd) {
       }
       if (!mine)
         continue;
-      if (r->recalibrating && !wanted_key(r, p->backend, c.workload, k.thread_count))
+      if (r->recalibrating &&
+          !wanted_key(r, p->backend, c.workload, k.thread_count, k.processor ? k.processor : ""))
         continue; /* verify --recalibrate: only the keys that failed */
       /* verify: the stored exact profile's policy is the one candidate */
       calstore_lookup_result *stored = NULL;
@@ -391,9 +393,11 @@ int cal_child_main(void *user, int fd) {
         record_begin(&c, &rec, cw, &w, tg.thread_count, kc.processor, meta, metap);
       sweep_result res;
       sweep_run(&req, &res);
-      if (c.rec) {
-        if (sweep_recording_finish(c.rec) != 0)
-          base_text_printf(stderr, "calhost: calibrate: --record: %s\n", c.rec->error);
+      if (c.rec) { /* the parent reports the outcome with the sweep's result */
+        int failed = sweep_recording_finish(c.rec) != 0;
+        isolate_proto_begin(&c.buf, CALHOST_REC_RECORDING);
+        isolate_proto_put_str(&c.buf, failed ? c.rec->error : "");
+        isolate_proto_send(c.fd, &c.buf);
         c.rec = NULL;
       }
       calstore_lookup_result_free(&stored);

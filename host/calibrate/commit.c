@@ -225,7 +225,18 @@ void cal_commit_pending(cal_run *r) {
     }
   }
   memset(&err, 0, sizeof err);
-  st = calstore_batch_commit(&b, &err);
+  int applied = 0;
+  st = calstore_batch_commit_applied(&b, &applied, &err);
+  if (st != CALSTORE_OK && applied) {
+    /* renamed, but the directory sync failed: every process already reads
+     * the results (the next run skips them), so they are stored; only
+     * their durability is in doubt */
+    cal_warn(r,
+             "stored, but durability is not guaranteed (the change may not survive a power "
+             "loss): %s",
+             err.message);
+    st = CALSTORE_OK;
+  }
   if (st != CALSTORE_OK) {
     char msg[1200];
     snprintf(msg, sizeof msg, "commit failed: %s: %s", calstore_status_name(st), err.message);

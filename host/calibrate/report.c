@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "base/words.h"
+#include "isolate/isolate.h"
 #include "run.h"
 
 #ifndef CALHOST_VERSION_STRING
@@ -91,10 +92,12 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
   if (x->kind == CAL_PENDING || x->kind == CAL_STORED) {
     const char *pol = x->sweep.winner_policy ? x->sweep.winner_policy : "";
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
-    base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %.3f us (%s clock)\n",
-                     cal_sweeps_shown(r), r->sweeps_total, nz(x->backend, "?"),
-                     cal_workload_name(r, x->workload), target_word(x, tw), pol,
-                     strlen(pol) > 60 ? "..." : "", x->sweep.figures.median_us, clock_word(x));
+    char med[32];
+    base_text_printf(
+        r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %s us (%s clock)\n", cal_sweeps_shown(r),
+        r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload), target_word(x, tw),
+        pol, strlen(pol) > 60 ? "..." : "",
+        base_text_figure(med, sizeof med, x->sweep.figures.median_us, 4), clock_word(x));
   } else {
     base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", cal_sweeps_shown(r),
                      r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
@@ -167,16 +170,17 @@ void cal_print_summary(cal_run *r) {
       if (x->on_device)
         snprintf(dev, sizeof dev, "%u", x->device_index);
       if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED) {
-        char speed[32] = "-";
-        if (x->sweep.have_default && x->sweep.speedup > 0)
-          snprintf(speed, sizeof speed, "%.2fx", x->sweep.speedup);
-        char spread[32];
-        snprintf(spread, sizeof spread, "%.3f", x->sweep.figures.mad_us);
-        base_text_printf(
-            o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12.3f  %10s  %8s  %6s  %s%s%s\n", (int)pw,
-            x->backend, (int)ww, name, x->threads, dev, (int)lw, 48, x->sweep.winner_policy,
-            x->sweep.figures.median_us, spread, speed, clock_word(x), status_word(r, x->kind),
-            x->sweep.figures.noisy ? " (noisy)" : "", x->sweep.unchecked ? " (unchecked)" : "");
+        char speed[32] = "-", med[32], spread[32];
+        if (x->sweep.have_default && x->sweep.speedup > 0 && isfinite(x->sweep.speedup))
+          snprintf(speed, sizeof speed, "%sx",
+                   base_text_figure(med, sizeof med, x->sweep.speedup, 3));
+        base_text_figure(spread, sizeof spread, x->sweep.figures.mad_us, 3);
+        base_text_figure(med, sizeof med, x->sweep.figures.median_us, 6);
+        base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12s  %10s  %8s  %6s  %s%s%s\n", (int)pw,
+                         x->backend, (int)ww, name, x->threads, dev, (int)lw, 48,
+                         x->sweep.winner_policy, med, spread, speed, clock_word(x),
+                         status_word(r, x->kind), x->sweep.figures.noisy ? " (noisy)" : "",
+                         x->sweep.unchecked ? " (unchecked)" : "");
       } else {
         base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n", (int)pw,
                          nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw, "-", "-",
@@ -261,7 +265,7 @@ void cal_print_summary(cal_run *r) {
   }
   if (r->interrupted)
     fprintf(r->err, "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
-            r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+            isolate_signal_name(r->interrupted));
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -343,16 +347,7 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
   base_json_member_string(o, 0, "operator", r->cfg->workloads[x->workload].operator_name);
   base_json_member_uint(o, 0, "threads", x->threads);
-  if (x->on_device) {
-    base_json_key(o, 0, "device");
-    fputc('{', o);
-    base_json_member_uint(o, 1, "index", x->device_index);
-    base_json_member_string(o, 0, "name", x->device_name);
-    base_json_member_string(o, 0, "identity", x->device_identity);
-    fputc('}', o);
-  } else {
-    base_json_member_null(o, 0, "device");
-  }
+  cal_json_member_device(o, x);
   base_json_member_string(o, 0, "status", kind_word(x->kind));
   /* "stored" in the in-memory store; whether it reached the file */
   base_json_member_bool(o, 0, "persisted", x->kind == CAL_STORED && r->cfg->persistence_enabled);
@@ -461,6 +456,19 @@ void cal_print_json(cal_run *r, int exit_status) {
   }
   fputs("],", o);
   cal_json_failures_and_end(r, o, exit_status);
+}
+
+void cal_json_member_device(FILE *o, const cal_result *x) {
+  if (x->on_device) {
+    base_json_key(o, 0, "device");
+    fputc('{', o);
+    base_json_member_uint(o, 1, "index", x->device_index);
+    base_json_member_string(o, 0, "name", x->device_name);
+    base_json_member_string(o, 0, "identity", x->device_identity);
+    fputc('}', o);
+  } else {
+    base_json_member_null(o, 0, "device");
+  }
 }
 
 void calibrate_json_member_count(FILE *o, int first, const char *key, int known, uint64_t v) {

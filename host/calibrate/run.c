@@ -127,9 +127,12 @@ size_t cal_sweeps_of(const cal_run *r, const loader_plugin *p) {
 
 int cal_record_path(const cal_run *r, const char *backend, size_t workload, long device,
                     uint32_t threads, char *buf, size_t cap, char *name, size_t name_cap) {
-  return sweep_recording_path(r->o->record_path, r->sweeps_total == 1, backend,
-                              cal_workload_name(r, workload), device, threads, buf, cap, name,
-                              name_cap);
+  /* FILE itself only for an unsharded run of one sweep: a shard's count
+   * of sweeps says nothing about the campaign's, and two shards of one
+   * sweep each must not write the same file */
+  int single = r->sweeps_total == 1 && r->o->shard.count <= 1;
+  return sweep_recording_path(r->o->record_path, single, backend, cal_workload_name(r, workload),
+                              device, threads, buf, cap, name, name_cap);
 }
 
 void cal_run_free(cal_run *r) {
@@ -160,6 +163,7 @@ void cal_run_free(cal_run *r) {
   free(r->warnings);
   free(r->workloads);
   free(r->cur_candidate);
+  free(r->record_error);
   cal_crashes_clear(r);
   free(r->crashes);
   loader_plugin_list_free(&r->plugins);

@@ -49,7 +49,8 @@ typedef struct cal_result {
   uint32_t device_index;
   char *device_name;
   char *device_identity;
-  char *recorded; /* --record: the space file written for this sweep, or NULL */
+  char *recorded;    /* --record: the space file written for this sweep, or NULL */
+  int record_failed; /* --record: this sweep's recording failed (an error: exit 1) */
 } cal_result;
 
 /* A failure of a plugin (or of a sweep inside it, with where it died). */
@@ -87,6 +88,7 @@ typedef struct cal_key_ref {
   const char *backend;
   size_t workload; /* index into config->workloads */
   uint32_t thread_count;
+  const char *processor; /* the key's processor (a device backend: its device) */
 } cal_key_ref;
 
 typedef struct cal_run {
@@ -135,6 +137,10 @@ typedef struct cal_run {
    * (CALHOST_REC_BUDGET), the later ones go on with it; a hang's time is
    * given back */
   double plugin_deadline;
+  /* --record: the child's report of the current sweep's recording
+   * (CALHOST_REC_RECORDING): reported, and the error ("" when written) */
+  int record_reported;
+  char *record_error;
   /* child only */
   double child_deadline;
 
@@ -152,6 +158,9 @@ typedef struct cal_run {
   int bar_drawn;
   size_t sweeps_total, sweeps_done;
   int interrupted; /* the signal that stopped the run, 0 when none */
+  /* device backends that listed no device (a clear skip, said once each) */
+  size_t no_device_count;
+  char no_device[256]; /* their names, ", "-separated (cut when long) */
   double started;
   char rigor_name[16];
 } cal_run;
@@ -190,7 +199,8 @@ size_t cal_targets_per_workload(const cal_run *r);
 const char *cal_workload_name(const cal_run *r, size_t index);
 
 /* --record: the space file of one sweep (sweep/recording.h: the --record
- * path itself when the run has one sweep, else one file per sweep, with the
+ * path itself when an unsharded run has one sweep, else (several sweeps,
+ * or any run with --shard I/N) one file per sweep, with the
  * device in its name for a sweep on device `device`; -1: a CPU target) into
  * buf, the space's name into name (may be NULL). Returns 0, -1 when it does
  * not fit. */
@@ -256,6 +266,15 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status);
 /* Writes the object member "KEY":v (comma rule of base_json_key), v as a
  * JSON integer when known, else null. */
 void calibrate_json_member_count(FILE *o, int first, const char *key, int known, uint64_t v);
+/* Why a run has no sweep at all: "BACKEND has no device on this machine"
+ * when the selected device backends listed none (every other plugin serving
+ * nothing), else "no configured workload uses an operator of the selected
+ * plugins". Into buf; returns buf. */
+const char *cal_nothing_reason(const cal_run *r, char *buf, size_t cap);
+
+/* Writes the member "device": {"index", "name", "identity"} of a device's
+ * sweep, null for a CPU sweep (never the first member). */
+void cal_json_member_device(FILE *o, const cal_result *x);
 
 /* ---- calibrate.c ---- */
 

@@ -20,6 +20,7 @@
 #include "base/str.h"
 #include "base/text.h"
 #include "base/words.h"
+#include "isolate/isolate.h"
 #include "run.h"
 #include "runtime/binding.h"
 
@@ -30,9 +31,9 @@
 /* ---- the rule --------------------------------------------------------- */
 
 const char *calibrate_verdict_name(calibrate_verdict v) {
-  static const char *const words[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
-                                      "missing", "error"};
-  return BASE_WORD(words, CALHOST_VERDICT_ERROR, v, "unknown");
+  static const char *const words[] = {"ok",      "slower",  "lost-to-default", "outdated",
+                                      "invalid", "missing", "error",           "override"};
+  return BASE_WORD(words, CALHOST_VERDICT_OVERRIDE, v, "unknown");
 }
 
 int calibrate_verdict_failed(calibrate_verdict v) {
@@ -61,6 +62,8 @@ calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, doub
   if (!n->policy_is_default && clearly_slower(n->current_median, n->current_min, n->default_median,
                                               n->default_min, threshold))
     return CALHOST_VERDICT_LOST_TO_DEFAULT;
+  if (!(isfinite(n->stored_median) && n->stored_median > 0))
+    return CALHOST_VERDICT_INVALID; /* nothing to compare the policy with: never "ok" */
   if (clearly_slower(n->current_median, n->current_min, n->stored_median, NAN, threshold))
     return CALHOST_VERDICT_SLOWER;
   return CALHOST_VERDICT_OK;
@@ -156,6 +159,26 @@ static double ratio(double a, double b) {
   return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
+/* Whether a user override of x's key of this kind (the exact key, or the
+ * portable key of its structure) is stored; its policy into row. */
+static int override_of(cal_run *r, const cal_result *x, calstore_key_kind kind, verify_row *row) {
+  runtime_binding_key k;
+  int exact = kind == CALSTORE_KEY_EXACT;
+  if (runtime_binding_store_key(kind, x->backend, operator_of(r, x), x->implementation,
+                                exact ? x->key.model_digest : NULL, exact ? x->key.processor : NULL,
+                                exact ? x->key.thread_count : 0, exact ? NULL : x->key.structure,
+                                exact ? 0 : x->key.structure_count, &k) != 0)
+    return 0;
+  calstore_lookup_result *got = NULL;
+  calstore_status gs = calstore_get(r->store, &k.key, CALSTORE_SOURCE_OVERRIDE, &got, NULL);
+  runtime_binding_key_free(&k);
+  int found = gs == CALSTORE_OK && got && got->profile;
+  if (found)
+    row->stored_policy = base_str_dup(got->profile->policy);
+  calstore_lookup_result_free(&got);
+  return found;
+}
+
 /* Judges one result of the measuring pass into *row (zeroed here). */
 static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   const cal_result *x = &r->results[index];
@@ -167,6 +190,21 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   if (!has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "%s", x->message ? x->message : "not measured");
+    return;
+  }
+  /* a user override serves the key before any calibrated profile (exact
+   * override, then portable override): verify re-times calibrated profiles
+   * only, so such a key is said to be an override, not verified */
+  const char *kind = NULL;
+  if (override_of(r, x, CALSTORE_KEY_EXACT, row))
+    kind = "an exact";
+  else if (x->key.structure_count && override_of(r, x, CALSTORE_KEY_PORTABLE, row))
+    kind = "a portable";
+  if (kind) {
+    row->verdict = CALHOST_VERDICT_OVERRIDE;
+    set_reason(row,
+               "served by %s user override (not verified: verify re-times calibrated profiles)",
+               kind);
     return;
   }
   runtime_binding_key k; /* the binding's one conversion of a built key */
@@ -243,12 +281,21 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
                                     !strcmp(def->policy, row->stored_policy)};
   row->verdict = calibrate_verify_judge(&n, threshold);
   /* the verdict's why, the same in the table's notes and in --json */
+  char q[32], m[32];
   if (row->verdict == CALHOST_VERDICT_SLOWER)
-    set_reason(row, "%.2fx the stored median", ratio(row->current_median, row->stored_median));
+    set_reason(row, "%sx the stored median",
+               base_text_figure(q, sizeof q, ratio(row->current_median, row->stored_median), 3));
   else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
-    set_reason(row, "%.2fx the default's median (default %.60s)",
-               ratio(row->current_median, row->default_median),
+    set_reason(row, "%sx the default's median (default %.60s)",
+               base_text_figure(q, sizeof q, ratio(row->current_median, row->default_median), 3),
                row->default_policy ? row->default_policy : "?");
+  else if (row->verdict == CALHOST_VERDICT_INVALID)
+    set_reason(row,
+               "the stored profile's median_latency is %s: nothing to compare with (recalibrate "
+               "the key)",
+               isfinite(row->stored_median) ? base_text_figure(m, sizeof m, row->stored_median, 4)
+               : isnan(row->stored_median)  ? "missing"
+                                            : "not finite");
 }
 
 static void free_row(verify_row *row) {
@@ -260,9 +307,13 @@ static void free_row(verify_row *row) {
 
 /* Same exact key (a backend that caps its thread count builds one key for
  * several targets): verified once. */
+/* a and b (both with a key) are one exact key: the same backend, workload
+ * (its model), thread count and processor (a device backend's processor is
+ * its device: each device has keys of its own) */
 static int same_key(const cal_result *a, const cal_result *b) {
   return a->workload == b->workload && a->key.thread_count == b->key.thread_count && a->backend &&
-         b->backend && !strcmp(a->backend, b->backend);
+         b->backend && !strcmp(a->backend, b->backend) && a->key.processor && b->key.processor &&
+         !strcmp(a->key.processor, b->key.processor);
 }
 
 /* y (of the recalibration pass) is x's key recalibrated: the same key, or
@@ -270,19 +321,34 @@ static int same_key(const cal_result *a, const cal_result *b) {
 static int recal_of(const cal_result *x, const cal_result *y) {
   if (has_key(y))
     return same_key(x, y);
-  return x->workload == y->workload && x->threads == y->threads && x->backend && y->backend &&
+  return x->workload == y->workload && x->threads == y->threads && x->on_device == y->on_device &&
+         (!x->on_device || x->device_index == y->device_index) && x->backend && y->backend &&
          !strcmp(x->backend, y->backend);
 }
 
 /* ---- progress --------------------------------------------------------- */
 
-/* "%.4g" of a latency, "-" when unknown */
-static const char *us(char *buf, size_t cap, double v) {
-  if (isfinite(v))
-    snprintf(buf, cap, "%.4g", v);
+/* the device column: the device's index, "-" for a CPU sweep */
+static const char *device_word(const cal_result *x, char *buf, size_t cap) {
+  if (x->on_device)
+    snprintf(buf, cap, "%u", x->device_index);
   else
     snprintf(buf, cap, "-");
   return buf;
+}
+
+/* " device N" for a device's sweep, "" for a CPU sweep */
+static const char *device_suffix(const cal_result *x, char *buf, size_t cap) {
+  if (x->on_device)
+    snprintf(buf, cap, " device %u", x->device_index);
+  else if (cap)
+    buf[0] = '\0';
+  return buf;
+}
+
+/* a latency (4 significant digits), "-" when unknown */
+static const char *us(char *buf, size_t cap, double v) {
+  return base_text_figure(buf, cap, v, 4);
 }
 
 void cal_verify_progress(cal_run *r, const cal_result *x) {
@@ -292,8 +358,10 @@ void cal_verify_progress(cal_run *r, const cal_result *x) {
     cal_progress(r);
     return;
   }
-  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u: ", cal_sweeps_shown(r), r->sweeps_total,
-                   x->backend ? x->backend : "?", cal_workload_name(r, x->workload), x->threads);
+  char on[32];
+  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u%s: ", cal_sweeps_shown(r),
+                   r->sweeps_total, x->backend ? x->backend : "?",
+                   cal_workload_name(r, x->workload), x->threads, device_suffix(x, on, sizeof on));
   for (const cal_result *y = r->results; y < x; y++)
     if (has_key(y) && same_key(x, y)) { /* one key for several targets */
       base_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
@@ -324,7 +392,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
   for (size_t i = 0; i < cv->count; i++) {
     const cal_result *x = &r->results[cv->rows[i].result];
     if (calibrate_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
-      keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count};
+      keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count, x->key.processor};
       cv->rows[i].recal_tried = 1;
       cv->rows[i].recal_result = (size_t)-1;
     }
@@ -347,7 +415,7 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     cv->recalibrated = 1;
     cv->keys_tried = n;
     /* the keys of the rows point into r->results, which the pass grew:
-     * match by (backend, workload, exact thread count) */
+     * match by (backend, workload, exact thread count, processor) */
     for (size_t j = before; j < r->result_count; j++)
       for (size_t i = 0; i < cv->count; i++)
         if (cv->rows[i].recal_tried && r->results[j].kind != CAL_SKIPPED &&
@@ -435,7 +503,7 @@ static const char *recal_word(const cal_run *r, const verify_row *row) {
 
 static void print_json(cal_run *r, const cal_verify *cv, int status) {
   FILE *o = r->out;
-  size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
+  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
   fputc('{', o);
   base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
   base_json_member_string(o, 0, "command", "verify");
@@ -456,6 +524,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     base_json_member_string(o, 0, "operator", operator_of(r, x));
     base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
     base_json_member_uint(o, 0, "threads", x->threads);
+    cal_json_member_device(o, x);
     calibrate_json_member_count(o, 0, "thread_count", has_key(x), x->key.thread_count);
     base_json_member_string(o, 0, "implementation", x->implementation);
     base_json_member_string(o, 0, "stored_implementation", row->stored_implementation);
@@ -490,7 +559,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     fputc('}', o);
   }
   fputs("],\"counts\":{", o);
-  for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
     base_json_member_uint(o, i == 0, calibrate_verdict_name((calibrate_verdict)i), counts[i]);
   fputc('}', o);
   if (cv && cv->recalibrated) {
@@ -509,7 +578,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
 
 static void print_table(cal_run *r, const cal_verify *cv) {
   FILE *o = r->out;
-  size_t counts[CALHOST_VERDICT_ERROR + 1] = {0};
+  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
   size_t bw = 7, ww = 8;
   for (size_t i = 0; cv && i < cv->count; i++) {
     const cal_result *x = &r->results[cv->rows[i].result];
@@ -519,25 +588,22 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     ww = n > ww ? n : ww;
   }
   if (!r->o->quiet && cv && cv->count) {
-    base_text_printf(o, "%-*s  %-*s  %7s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
-                     "backend", (int)ww, "workload", "threads", "verdict", "stored us",
+    base_text_printf(o, "%-*s  %-*s  %7s  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
+                     "backend", (int)ww, "workload", "threads", "device", "verdict", "stored us",
                      "current us", "fastest us", "ratio", "default us", "stored policy");
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
       const cal_result *x = &r->results[row->result];
-      char a[32], b[32], c[32], d[32], e[32];
-      double q = ratio(row->current_median, row->stored_median);
+      char a[32], b[32], c[32], d[32], e[32], dev[16];
       const char *pol = row->stored_policy ? row->stored_policy : "-";
-      if (isfinite(q))
-        snprintf(c, sizeof c, "%.2f", q);
-      else
-        snprintf(c, sizeof c, "-");
-      base_text_printf(o, "%-*s  %-*s  %7u  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n", (int)bw,
-                       x->backend ? x->backend : "-", (int)ww, cal_workload_name(r, x->workload),
-                       x->threads, calibrate_verdict_name(row->verdict),
-                       us(a, sizeof a, row->stored_median), us(b, sizeof b, row->current_median),
-                       us(e, sizeof e, row->current_min), c, us(d, sizeof d, row->default_median),
-                       pol, strlen(pol) > 48 ? "..." : "");
+      base_text_figure(c, sizeof c, ratio(row->current_median, row->stored_median), 3);
+      device_word(x, dev, sizeof dev);
+      base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n",
+                       (int)bw, x->backend ? x->backend : "-", (int)ww,
+                       cal_workload_name(r, x->workload), x->threads, dev,
+                       calibrate_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
+                       us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
+                       us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
     }
   }
   for (size_t i = 0; cv && i < cv->count; i++)
@@ -549,10 +615,12 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       if (row->verdict == CALHOST_VERDICT_OK)
         continue;
       const cal_result *x = &r->results[row->result];
+      char on[32];
       if (!any++)
         fprintf(o, "\nwhy:\n");
-      base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
-                       x->threads, calibrate_verdict_name(row->verdict));
+      base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
+                       x->threads, device_suffix(x, on, sizeof on),
+                       calibrate_verdict_name(row->verdict));
       if (row->reason)
         base_text_printf(o, ": %s", row->reason);
       fputc('\n', o);
@@ -568,9 +636,9 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         const cal_result *x = &r->results[row->result];
         const cal_result *y =
             row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
-        char a[32];
-        base_text_printf(o, "  %s %s t=%u: %s", x->backend, cal_workload_name(r, x->workload),
-                         x->threads, recal_word(r, row));
+        char a[32], on[32];
+        base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
+                         x->threads, device_suffix(x, on, sizeof on), recal_word(r, row));
         if (y && y->sweep.ok)
           base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
                            us(a, sizeof a, y->sweep.figures.median_us));
@@ -600,14 +668,15 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     if (cv) {
       fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
       int first = 1;
-      for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+      for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
         if (counts[i]) {
           base_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
                            calibrate_verdict_name((calibrate_verdict)i));
           first = 0;
         }
+      char why[400];
       if (!cv->count)
-        fprintf(o, " nothing to verify (no configured workload for the selected plugins)");
+        base_text_printf(o, " nothing to verify (%s)", cal_nothing_reason(r, why, sizeof why));
       fputc('\n', o);
       base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
                        cv->v->threshold * 100.0, r->rigor_name,
@@ -616,7 +685,7 @@ static void print_table(cal_run *r, const cal_verify *cv) {
   }
   if (r->interrupted)
     base_text_printf(r->err, "calhost: verify: interrupted by %s\n",
-                     r->interrupted == 15 ? "SIGTERM" : "SIGINT");
+                     isolate_signal_name(r->interrupted));
 }
 
 void cal_verify_print(cal_run *r, int status) {

@@ -7,13 +7,20 @@
  * judges each key. It never changes the store unless recalibrate is set.
  *
  * Verdicts, in the order they are decided:
+ *   override         a user override serves the key (an exact override, or
+ *                    a portable one of the key's structure: a lookup takes
+ *                    it before any calibrated profile); not verified (verify
+ *                    re-times calibrated profiles), not a failure
  *   missing          no exact calibrated profile for the key (of any
  *                    implementation); not a failure: `calhost calibrate`
  *                    fills it
  *   outdated         only profiles of another implementation version than
  *                    the plugin's (a lookup rejects them); not re-timed
  *   invalid          the plugin's validator refuses the stored policy now,
- *                    or it fails the correctness check, prepare or run
+ *                    or it fails the correctness check, prepare or run; or
+ *                    the stored profile has no usable median_latency
+ *                    (missing, 0, negative, not finite): nothing can be
+ *                    compared, so it is never "ok" (--recalibrate fixes it)
  *   error            the key could not be measured (time budget, plugin
  *                    failure); the verdict is unknown
  *   lost-to-default  the default is clearly faster than the stored policy
@@ -37,6 +44,8 @@
 
 /* The default threshold: 25 % slower. */
 #define CALHOST_VERIFY_DEFAULT_THRESHOLD 0.25
+/* The largest threshold --threshold takes: 10 (1000 %, 11x slower). */
+#define CALHOST_VERIFY_MAX_THRESHOLD 10.0
 
 /* Numbered from 0 in this order, the order of calibrate_verdict_name's
  * words (nothing stores the numbers). */
@@ -48,10 +57,11 @@ typedef enum calibrate_verdict {
   CALHOST_VERDICT_INVALID,
   CALHOST_VERDICT_MISSING,
   CALHOST_VERDICT_ERROR,
+  CALHOST_VERDICT_OVERRIDE,
 } calibrate_verdict;
 
 /* "ok", "slower", "lost-to-default", "outdated", "invalid", "missing",
- * "error" (static); "unknown" outside the enum. */
+ * "error", "override" (static); "unknown" outside the enum. */
 const char *calibrate_verdict_name(calibrate_verdict v);
 
 /* Nonzero for the verdicts that make verify exit 1 (slower,
@@ -70,7 +80,8 @@ typedef struct calibrate_verify_numbers {
 } calibrate_verify_numbers;
 
 /* The verdict of a measured, valid key by the rule above: ok, slower or
- * lost-to-default. threshold is relative (0.25: 25 %), >= 0. Pure. */
+ * lost-to-default, or invalid when the stored median is not a positive
+ * number (after lost-to-default, which needs no stored median). threshold is relative (0.25: 25 %), >= 0. Pure. */
 calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, double threshold);
 
 typedef struct calibrate_verify_options {

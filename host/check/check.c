@@ -30,10 +30,13 @@
 #include "sweep/measure.h"
 #include "sweep/records.h"
 
+/* A CK_REC_RESULT's "passed" for a check skipped (no device here). */
+#define CK_SKIPPED 2
+
 /* The records a check's child sends. */
 enum {
   CK_REC_LOG = 1,    /* u64 level, str message: the plugin logged */
-  CK_REC_RESULT = 2, /* u64 passed, str details or reason, str backend ("": unknown) */
+  CK_REC_RESULT = 2, /* u64 passed (CK_SKIPPED: skipped), str details or reason, str backend */
   CK_REC_DONE = 3,
 };
 
@@ -186,7 +189,11 @@ static int open_and_negotiate(checker *c, char *err, size_t cap) {
   return rc;
 }
 
-/* level 0: services only; 1: + module and negotiation; 2: + an instance. */
+/* setup's answer for a device backend that lists no device (a skip). */
+#define SETUP_NO_DEVICE 1
+
+/* level 0: services only; 1: + module and negotiation; 2: + an instance
+ * (SETUP_NO_DEVICE when it is a device backend without a device). */
 static int setup(checker *c, int level) {
   char err[1024];
   c->hooks.user = c;
@@ -203,6 +210,16 @@ static int setup(checker *c, int level) {
   calhost_status st = c->vt.create(&c->svc, NULL, 0, &c->inst);
   if (st != CALHOST_OK || !c->inst)
     return fail(c, "create() with no settings returned %s", calhost_status_name(st));
+  /* a device backend with no device here (no OpenCL platform): the checks
+   * that run it are skipped, saying why, rather than failed */
+  uint32_t devices = 1;
+  if (CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, device_count) &&
+      CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, list_device) &&
+      c->vt.device_count(c->inst, &devices) == CALHOST_OK && devices == 0) {
+    snprintf(c->msg, sizeof c->msg, "%s has no device on this machine",
+             c->vt.backend_name ? c->vt.backend_name : "the plugin");
+    return SETUP_NO_DEVICE;
+  }
   return 0;
 }
 
@@ -910,7 +927,9 @@ static int check_child(void *arg, int fd) {
   c->o = j->o;
   c->fd = fd;
   rc = setup(c, j->check->level);
-  if (rc != 0) {
+  if (rc == SETUP_NO_DEVICE) {
+    rc = 2; /* skipped: c->msg says why */
+  } else if (rc != 0) {
     static const char prefix[] = "not run: ";
     size_t n = strnlen(c->msg, sizeof c->msg - sizeof prefix);
     memmove(c->msg + sizeof prefix - 1, c->msg, n);
@@ -920,7 +939,7 @@ static int check_child(void *arg, int fd) {
     rc = j->check->fn(c);
   }
   isolate_proto_begin(&b, CK_REC_RESULT);
-  isolate_proto_put_u64(&b, rc == 0);
+  isolate_proto_put_u64(&b, rc == 2 ? CK_SKIPPED : rc == 0); /* passed: 1, failed: 0 */
   isolate_proto_put_str(&b, c->msg);
   isolate_proto_put_str(&b, c->backend ? c->backend : "");
   isolate_proto_send(fd, &b);
@@ -937,7 +956,9 @@ typedef struct report_sink {
   FILE *out;
   const check_options *o;
   int passed, failed;
-  FILE *checks; /* json: the "checks" members so far */
+  int skipped;        /* checks not run: a device backend without a device */
+  char skip_why[256]; /* the first skip's reason */
+  FILE *checks;       /* json: the "checks" members so far */
   char *checks_text;
   size_t checks_length;
   char backend[256]; /* json: from the identity check, "" until then */
@@ -975,7 +996,8 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       base_text_printf(v->sink->out, "  log %s: %s\n", loader_log_level_name(level), text);
     }
   } else if (m->type == CK_REC_RESULT) {
-    v->passed = isolate_proto_get_u64(&c) != 0;
+    uint64_t passed = isolate_proto_get_u64(&c);
+    v->passed = passed == CK_SKIPPED ? CK_SKIPPED : passed != 0;
     const char *text = isolate_proto_get_str(&c);
     snprintf(v->msg, sizeof v->msg, "%s", text ? text : "");
     v->have = !c.failed;
@@ -998,22 +1020,31 @@ static void sample_of(const char *text, char *buf, size_t cap) {
  * only) or as a member of the JSON "checks" array with the log messages
  * gathered in logs (a JSON array's members; NULL: none). */
 static void report(report_sink *r, const char *name, int ok, const char *msg, const char *logs) {
-  if (ok)
+  if (ok == CK_SKIPPED) {
+    if (!r->skipped++)
+      snprintf(r->skip_why, sizeof r->skip_why, "%s", msg);
+  } else if (ok)
     r->passed++;
   else
     r->failed++;
   if (r->o->json) {
     if (!r->checks)
       return;
-    fputs(r->passed + r->failed > 1 ? ",\n{" : "\n{", r->checks);
+    fputs(r->passed + r->failed + r->skipped > 1 ? ",\n{" : "\n{", r->checks);
     base_json_member_string(r->checks, 1, "name", name);
-    base_json_member_string(r->checks, 0, "status", ok ? "pass" : "fail");
+    base_json_member_string(r->checks, 0, "status",
+                            ok == CK_SKIPPED ? "skip"
+                            : ok             ? "pass"
+                                             : "fail");
     base_json_member_string(r->checks, 0, "message", msg);
     base_json_key(r->checks, 0, "logs");
     fprintf(r->checks, "[%s]}", logs ? logs : "");
     return;
   }
-  if (ok) {
+  if (ok == CK_SKIPPED) {
+    if (!r->o->quiet)
+      base_text_printf(r->out, "SKIP %s: %s\n", name, msg);
+  } else if (ok) {
     if (r->o->quiet)
       return;
     if (r->o->verbose && msg[0])
@@ -1054,7 +1085,10 @@ static void quiet_check(report_sink *r, const char *stream, size_t total, const 
  * the JSON object around the gathered checks. */
 static void report_finish(report_sink *r, const char *path) {
   if (!r->o->json) {
-    if (!r->o->quiet)
+    if (!r->o->quiet && r->skipped)
+      base_text_printf(r->out, "%d of %d checks passed, %d skipped: %s\n", r->passed,
+                       r->passed + r->failed, r->skipped, r->skip_why);
+    else if (!r->o->quiet)
       fprintf(r->out, "%d of %d checks passed\n", r->passed, r->passed + r->failed);
     return;
   }
@@ -1065,6 +1099,7 @@ static void report_finish(report_sink *r, const char *path) {
   base_json_member_string(r->out, 0, "backend", r->backend[0] ? r->backend : NULL);
   base_json_member_uint(r->out, 0, "passed", (unsigned)r->passed);
   base_json_member_uint(r->out, 0, "failed", (unsigned)r->failed);
+  base_json_member_uint(r->out, 0, "skipped", (unsigned)r->skipped);
   base_json_key(r->out, 0, "checks");
   fprintf(r->out, "[%s\n]}\n", r->checks_text ? r->checks_text : "");
   free(r->checks_text);

@@ -43,10 +43,13 @@ void check_options_init(check_options *o);
  * plugin's log lines to out, then "N of M checks passed"; with o->quiet
  * only the FAIL lines. With o->json it prints one JSON object instead
  * (base/json.h's writer): {"plugin": PATH, "backend": the backend's name
- * (null when identity failed), "passed": N, "failed": N, "checks":
- * [{"name", "status": "pass" or "fail", "message": details or reason,
- * "logs": [{"level", "message"}]}]} (a check not run is a "fail" whose
- * message starts "not run: "). Returns 0 when all passed, 1 when any
+ * (null when identity failed), "passed": N, "failed": N, "skipped": N,
+ * "checks": [{"name", "status": "pass", "fail" or "skip", "message":
+ * details or reason, "logs": [{"level", "message"}]}]} (a check not run
+ * is a "fail" whose message starts "not run: "; a device backend with no
+ * device here has the checks that need an instance skipped, "SKIP name:
+ * BACKEND has no device on this machine", and the summary line counts them).
+ * Returns 0 when all passed or were skipped, 1 when any
  * failed, 2 (JSON only, said on stderr) when out of memory. Forks: call
  * before starting threads. */
 int check_plugin_check(const char *path, const check_options *o, FILE *out);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/text.h"
 #include "calhost/calstore.h"
 #include "calhost/plugin.h"
@@ -99,6 +100,54 @@ static void print_command_help(FILE *out, const cli_command *c) {
   }
   fprintf(out, "\nglobal flags (before or after the command):\n");
   print_flags(out, global_flags);
+}
+
+/* The flag table as JSON: [{"name", "short", "value", "help"}, ...]. */
+static void print_flags_json(FILE *out, const cli_flag *flags) {
+  int first = 1;
+  fputc('[', out);
+  for (const cli_flag *f = flags; f && f->id != FL_NONE; f++, first = 0) {
+    fputs(first ? "\n      {" : ",\n      {", out);
+    base_json_member_string(out, 1, "name", f->name);
+    base_json_member_string(out, 0, "short", f->short_name);
+    base_json_member_string(out, 0, "value", f->value);
+    base_json_member_string(out, 0, "help", f->help);
+    fputc('}', out);
+  }
+  fputc(']', out);
+}
+
+/* `calhost --json help [COMMAND]`: the command and flag tables the parser
+ * uses, as one JSON object (every command, or the one named), so that the
+ * manual page and the shell completion are generated from them
+ * (host/cli/doc/gen_cli_docs.py) and cannot drift from the parser. */
+static void print_help_json(FILE *out, const cli_command *const *commands, size_t count,
+                            const cli_command *only) {
+  int first = 1;
+  fputc('{', out);
+  base_json_member_string(out, 1, "program", "calhost");
+  base_json_member_string(out, 0, "version", CALHOST_VERSION);
+  base_json_key(out, 0, "global_flags");
+  print_flags_json(out, global_flags);
+  base_json_key(out, 0, "commands");
+  fputc('[', out);
+  for (size_t i = 0; i < count; i++) {
+    const cli_command *c = commands[i];
+    if (only && c != only)
+      continue;
+    fputs(first ? "\n  {" : ",\n  {", out);
+    first = 0;
+    base_json_member_string(out, 1, "name", c->name);
+    base_json_member_string(out, 0, "synopsis", c->synopsis);
+    base_json_member_string(out, 0, "summary", c->summary);
+    base_json_member_string(out, 0, "details", c->details);
+    base_json_member_uint(out, 0, "min_positional", c->min_positional);
+    base_json_member_uint(out, 0, "max_positional", c->max_positional);
+    base_json_key(out, 0, "flags");
+    print_flags_json(out, c->flags);
+    fputc('}', out);
+  }
+  fputs("]}\n", out);
 }
 
 static void print_version(FILE *out) {
@@ -289,13 +338,19 @@ int cli_main(cli_context *cli, const cli_command *const *commands, size_t count,
   }
   if (help_command) {
     if (!a->positional_count) {
-      print_usage(stdout, commands, count);
+      if (cli->json)
+        print_help_json(stdout, commands, count, NULL);
+      else
+        print_usage(stdout, commands, count);
       return 0;
     }
     const cli_command *c = find_command(commands, count, a->positional[0]);
     if (!c)
       return unknown_command(commands, count, a->positional[0]);
-    print_command_help(stdout, c);
+    if (cli->json)
+      print_help_json(stdout, commands, count, c);
+    else
+      print_command_help(stdout, c);
     return 0;
   }
   if (help) {

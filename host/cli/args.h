@@ -103,7 +103,9 @@ typedef struct cli_command {
 } cli_command;
 
 /* Runs the command line: parses the global flags and the command, prints
- * help (`--help`, `help [COMMAND]`, `COMMAND --help`) or the version
+ * help (`--help`, `help [COMMAND]`, `COMMAND --help`; `--json help
+ * [COMMAND]` prints the command and flag tables as JSON, the source of the
+ * manual page and the bash completion) or the version
  * (`--version`), or calls the command's run function. commands is the
  * table of every command (count entries). Returns the exit status: the
  * command's, 0 for help and version, 2 for a usage error. */

@@ -191,7 +191,7 @@ const cli_command cli_cmd_calibrate = {
     "Exit 0 when every sweep was stored or already calibrated, 1 when some\n"
     "failed or nothing was calibrated (every sweep unsupported, or no workload\n"
     "for the chosen plugins; a shard of --shard I/N only warns), 2 on errors,\n"
-    "130/143 when interrupted (finished workloads are committed).\n",
+    "130/143/129 when interrupted by SIGINT/SIGTERM/SIGHUP (finished workloads are committed).\n",
     calibrate_flags,
     0,
     0,

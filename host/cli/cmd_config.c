@@ -18,6 +18,7 @@
  * Only a regular file is read (config_load): a FIFO or a device named by
  * FILE or --config is refused at once, never waited on.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,12 +269,21 @@ static int config_show(cli_context *cli, cli_args *a) {
     return 2;
   }
   st.json = cli->json;
+  char role_text[PATH_MAX + 128];
+  const char *role_kind = NULL;
+  const char *role = file && !cli->config_path
+                         ? config_default_role(file, &role_kind, role_text, sizeof role_text)
+                         : NULL;
+  if (cli->config_path)
+    role_kind = "command_line";
   if (st.json) {
     fputs("{\"file\": ", stdout);
     base_json_string(stdout, file);
     fputs(", \"keys\": [", stdout);
   } else {
-    if (file) {
+    if (file && role) {
+      base_text_printf(stdout, "; effective configuration from %s: %s\n", file, role);
+    } else if (file) {
       base_text_printf(stdout, "; effective configuration from %s\n", file);
     } else {
       cli_print_search_places(
@@ -283,8 +293,11 @@ static int config_show(cli_context *cli, cli_args *a) {
     printf("; each key's origin: FILE:LINE, default, or computed\n\n");
   }
   config_visit(&cfg, show_key, &st);
-  if (st.json)
-    fputs("\n  ]}\n", stdout);
+  if (st.json) {
+    fputs("\n  ], \"file_role\": ", stdout);
+    base_json_string(stdout, role_kind);
+    fputs("}\n", stdout);
+  }
   config_free(&cfg);
   return 0;
 }

@@ -1,9 +1,12 @@
 /*
  * cmd_export.c: `calhost export OUT`: writes the store's profiles to OUT
- * in the store format (calstore_export). An OUT that cannot be written
- * (base_path_writable: its directory missing, not a directory or not
- * writable, or OUT itself read-only) is refused before the store is read;
- * a failure of the export names OUT.
+ * in the store format (calstore_export). OUT follows the rule of every
+ * output file (base_output_prepare: its missing folders are created; a
+ * device, FIFO or directory at OUT, a folder that is a file or not
+ * writable, or OUT itself read-only is refused before the store is read);
+ * a failure of the export names OUT. Onto the store itself (also through
+ * a link) the export is a commit under the store's lock that rewrites the
+ * latest file; a hard link of the store is refused (calstore_export).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,7 @@
 static int run_export(cli_context *cli, cli_args *a) {
   const char *out = a->positional[0];
   char why[600];
-  if (base_path_writable(out, 0, why, sizeof why) != 0)
+  if (base_output_prepare(out, why, sizeof why) != 0)
     return cli_error("export: cannot write %s: %s", out, why);
   calstore *s = NULL;
   if (cli_open_store(cli, &s) != CALSTORE_OK)

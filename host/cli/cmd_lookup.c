@@ -8,7 +8,9 @@
  *   lookup --workload W [--plugin B] [--threads N|max] [--device D] [--explain]
  *       builds the exact and portable keys of a configured workload through
  *       the plugin's key-builder for this machine and walks the precedence
- *       with the plugin's validator;
+ *       with the plugin's validator; without --plugin, every enabled plugin
+ *       serving the workload's operator in turn (the loader's order) until
+ *       one selects a profile;
  *   both through the deployment runtime (workload.c, host/runtime): its
  *   store, its force_portable (--force-portable, else [lookup]) and its
  *   plugin loading; --explain (workload form) shows every level.
@@ -29,7 +31,8 @@
 
 static const cli_flag lookup_flags[] = {
     {FL_WORKLOAD, "--workload", NULL, "NAME", "the configured workload (deployment form)"},
-    {FL_PLUGIN, "--plugin", NULL, "BACKEND", "with --workload: the plugin to ask"},
+    {FL_PLUGIN, "--plugin", NULL, "BACKEND",
+     "with --workload: the plugin to ask (default: every one serving it, first answer)"},
     {FL_EXPLAIN, "--explain", NULL, NULL, "with --workload: show every precedence level"},
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
     {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
@@ -147,8 +150,44 @@ static int profile_level(const calstore_profile *p) {
   return exact ? CALSTORE_LEVEL_EXACT_CALIBRATED : CALSTORE_LEVEL_PORTABLE_CALIBRATED;
 }
 
-static void explain(FILE *o, const calhost_runtime_selection *sel,
-                    const calstore_lookup_result *r) {
+static int same_text(const char *a, const char *b) {
+  return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Whether the structures hold the same properties (in any order). */
+static int same_structure(const calstore_key *a, const calstore_key *b) {
+  if (a->structure_count != b->structure_count)
+    return 0;
+  for (size_t i = 0; i < a->structure_count; i++) {
+    int found = 0;
+    for (size_t j = 0; j < b->structure_count && !found; j++)
+      found = same_text(a->structure[i].name, b->structure[j].name) &&
+              same_text(a->structure[i].value, b->structure[j].value);
+    if (!found)
+      return 0;
+  }
+  return 1;
+}
+
+/* Whether a rejected profile is one of the asked keys (the exact key: its
+ * model, processor and thread count; the portable key: its structure),
+ * whatever its implementation: its policy refused, an older implementation
+ * of it, the exact key skipped by force_portable. The others are the
+ * backend's profiles for other keys. */
+static int about_this_key(const calstore_rejection *x, const calhost_runtime_selection *sel) {
+  const calstore_key *k = &x->profile.key;
+  if (k->kind == CALSTORE_KEY_EXACT)
+    return same_text(k->model_digest, sel->exact.model_digest) &&
+           same_text(k->processor, sel->exact.processor) &&
+           k->thread_count == sel->exact.thread_count;
+  return same_structure(k, &sel->portable);
+}
+
+/* --explain: the keys, each level with the rejections that concern the
+ * asked key, then a count of the backend's profiles for other keys by
+ * reason (each listed at its level with verbose). */
+static void explain(FILE *o, const calhost_runtime_selection *sel, const calstore_lookup_result *r,
+                    int verbose) {
   const calstore_key *ek = &sel->exact, *pk = &sel->portable;
   int force_portable = sel->force_portable;
   base_text_printf(o, "lookup %s %s implementation %s (workload %s)\n", ek->backend,
@@ -178,11 +217,30 @@ static void explain(FILE *o, const calhost_runtime_selection *sel,
     fprintf(o, "  %d. %-20s %s\n", lvl, calstore_level_name((calstore_level)lvl), what);
     for (size_t i = 0; i < r->rejection_count; i++) {
       const calstore_rejection *x = &r->rejections[i];
-      if (profile_level(&x->profile) == lvl)
+      if (profile_level(&x->profile) == lvl && (verbose || about_this_key(x, sel)))
         base_text_printf(o, "       rejected [%s] %s: policy %s\n",
                          calstore_reject_reason_name(x->reason), x->message ? x->message : "",
                          x->profile.policy);
     }
+  }
+  /* the backend's profiles for other keys (another model, structure,
+   * processor, thread count): counted by reason, listed with --verbose */
+  size_t others[CALSTORE_REJECT_FORCE_PORTABLE + 1] = {0}, other_total = 0;
+  for (size_t i = 0; i < r->rejection_count; i++)
+    if (!about_this_key(&r->rejections[i], sel) &&
+        (unsigned)r->rejections[i].reason <= CALSTORE_REJECT_FORCE_PORTABLE) {
+      others[r->rejections[i].reason]++;
+      other_total++;
+    }
+  if (other_total) {
+    fprintf(o, "  %s%zu other profile%s of %s %s, for other keys (",
+            verbose ? "listed above: " : "", other_total, other_total == 1 ? "" : "s", ek->backend,
+            ek->operator_name);
+    for (unsigned k = 0, n = 0; k <= CALSTORE_REJECT_FORCE_PORTABLE; k++)
+      if (others[k])
+        fprintf(o, "%s%s %zu", n++ ? ", " : "",
+                calstore_reject_reason_name((calstore_reject_reason)k), others[k]);
+    fprintf(o, ")%s\n", verbose ? "" : "; --verbose lists them");
   }
   if (r->profile) {
     base_text_printf(o, "selected %s: %s\n", calstore_level_name(r->level), r->profile->policy);
@@ -212,14 +270,22 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
   }
   const calstore_lookup_result *res = c.sel->result;
   calstore_status st = c.sel->status;
-  if (cli_has(a, FL_EXPLAIN))
-    explain(cli->json ? stderr : stdout, c.sel, res);
+  if (cli_has(a, FL_EXPLAIN)) {
+    if (c.asked_count > 1) /* without --plugin: which plugins were asked */
+      base_text_printf(cli->json ? stderr : stdout, "plugins asked: %s\n", c.asked);
+    explain(cli->json ? stderr : stdout, c.sel, res, cli->verbose);
+  }
   if (cli->json)
     cli_json_lookup_result(stdout, res, st, NULL, NULL, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)
       base_text_printf(stdout, "%s %s: %s\n", calstore_level_name(res->level), c.sel->exact.backend,
                        res->profile->policy);
+    else if (c.asked_count > 1)
+      base_text_printf(stdout,
+                       "none: no acceptable profile for workload %s from any plugin serving %s "
+                       "(asked: %s)\n",
+                       workload, c.sel->exact.operator_name, c.asked);
     else
       base_text_printf(stdout, "none: no acceptable profile for workload %s of %s (%zu rejected)\n",
                        workload, c.sel->exact.backend, res->rejection_count);
@@ -255,6 +321,8 @@ const cli_command cli_cmd_lookup = {
     "Walks the precedence: exact override, portable override, exact calibrated,\n"
     "portable calibrated; --force-portable or [lookup] force_portable skips the\n"
     "exact levels. With --workload the plugin builds the keys for this machine;\n"
+    "without --plugin every enabled plugin serving the workload's operator is\n"
+    "asked in turn, and the first that selects a profile answers;\n"
     "either form checks each candidate policy with the validator of the plugin\n"
     "serving the backend. When the key form cannot find or load that plugin it\n"
     "still answers, unvalidated, with a warning on stderr and a \"not_validated\"\n"

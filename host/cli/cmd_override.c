@@ -51,8 +51,8 @@ static int finish(cli_context *cli, const char *cmd, calstore_status st, const c
     if (st == CALSTORE_NOT_FOUND)
       cli_error("%s: no override with this key", cmd);
     else
-      cli_error("%s: %s: the plugin refused the policy: %s", cmd, calstore_status_name(st),
-                err->message);
+      /* the store's message says what refused it: no second layer saying so */
+      cli_error("%s: %s (%s)", cmd, err->message, calstore_status_name(st));
     if (cli->json)
       base_json_status_message(stdout, calstore_status_name(st),
                                st == CALSTORE_NOT_FOUND ? "no override with this key"

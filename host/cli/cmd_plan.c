@@ -93,14 +93,17 @@ static void print_text(const calibrate_work_list *l, uint32_t shards, int only,
   printf("%zu items", l->count);
   if (shards > 1) {
     size_t empty = 0;
-    printf(" in %u shards:", (unsigned)shards);
-    for (uint32_t s = 0; s < shards; s++) {
+    printf(" in %u shards", (unsigned)shards);
+    for (uint32_t s = 0; s < shards; s++) { /* each count labelled: not read as shard numbers */
       if (shards <= 16)
-        printf(" %zu", counts[s]);
+        printf("%sshard %u: %zu item%s", s ? ", " : " (", (unsigned)s, counts[s],
+               counts[s] == 1 ? "" : "s");
       empty += counts[s] == 0;
     }
+    if (shards <= 16)
+      printf(")");
     if (empty)
-      printf(" (%zu empty: fewer items than shards, or an uneven hash split)", empty);
+      printf("; %zu empty: fewer items than shards, or an uneven hash split", empty);
   }
   printf("\n");
 }
@@ -167,7 +170,8 @@ const cli_command cli_cmd_plan = {
     "list a calibrate run's work items and their shards (fleet calibration)",
     "The items (plugin x workload x thread count) of the calibrate command with\n"
     "the same flags, and the shard of each (calibrate --shard I/N runs shard I);\n"
-    "nothing runs. The rule and fleet calibration on Slurm: config/fleet/README.md.\n"
+    "nothing runs. The rule and fleet calibration on Slurm: the installed\n"
+    "share/calhost/fleet/README.md (config/fleet/README.md in the sources).\n"
     "calibrate's measuring flags (--rigor ... --report below) are checked as\n"
     "calibrate checks them and change no item.\n"
     "Exit 0; 1 when a plugin asked for did not load but another did (its items\n"

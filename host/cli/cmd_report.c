@@ -5,7 +5,6 @@
  * the run, rename it to DIR/run.json and write DIR/report.html from it
  * after (a run that stops before any sweep leaves the last report).
  */
-#define _GNU_SOURCE /* mkostemp */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -47,48 +46,24 @@ const cli_command cli_cmd_report = {
     run_report,
 };
 
-/* mkdir -p: 0, or -1 with errno. */
-static int make_dirs(const char *dir) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  for (char *p = path + 1;; p++) {
-    if (*p == '/' || !*p) {
-      char c = *p;
-      *p = '\0';
-      struct stat st;
-      if (mkdir(path, 0777) != 0) {
-        if (errno != EEXIST)
-          return -1;
-        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-          errno = ENOTDIR; /* a file where a folder is needed */
-          return -1;
-        }
-      }
-      *p = c;
-      if (!c)
-        return 0;
-    }
-  }
-}
-
 FILE *cli_report_open(const char *dir, char *tmp, size_t tmp_cap) {
-  if (make_dirs(dir) != 0) {
-    cli_error("calibrate: --report %s: %s", dir, strerror(errno));
+  char run[4096], html[4096], why[800];
+  snprintf(run, sizeof run, "%s/run.json", dir);
+  snprintf(html, sizeof html, "%s/report.html", dir);
+  /* the rule of every output file (base_output_prepare): DIR is created,
+   * and a device, FIFO or directory at run.json or report.html is refused
+   * before the run */
+  const char *bad = base_output_prepare(run, why, sizeof why) != 0    ? run
+                    : base_output_prepare(html, why, sizeof why) != 0 ? html
+                                                                      : NULL;
+  if (bad) {
+    cli_error("calibrate: --report %s: cannot write %s: %s", dir, bad, why);
     return NULL;
   }
-  if (snprintf(tmp, tmp_cap, "%s/.run.json.XXXXXX", dir) >= (int)tmp_cap) {
-    cli_error("calibrate: --report %s: name too long", dir);
-    return NULL;
-  }
-  int fd = mkostemp(tmp, O_CLOEXEC);
-  if (fd >= 0)
-    base_file_mode_as_created(fd);
+  int fd = base_output_create(run, NULL, tmp, tmp_cap, why, sizeof why);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
-    cli_error("calibrate: --report %s: %s", dir, strerror(errno));
+    cli_error("calibrate: --report %s: %s", dir, fd >= 0 ? strerror(errno) : why);
     if (fd >= 0) {
       close(fd);
       unlink(tmp);
@@ -113,8 +88,8 @@ int cli_report_finish(const char *dir, const char *tmp, FILE *json, int status, 
     fprintf(stderr, "calhost: calibrate: no report written (the run stopped before any sweep)\n");
     return status;
   }
-  if (rename(tmp, run) != 0) {
-    cli_error("calibrate: %s: %s", run, strerror(errno));
+  if (base_output_replace(tmp, run, err, sizeof err) != 0) {
+    cli_error("calibrate: %s", err);
     unlink(tmp);
     return status < 2 ? 2 : status;
   }

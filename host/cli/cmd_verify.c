@@ -4,12 +4,12 @@
  * mode of the calibrate driver (host/calibrate/verify.h), which prints the
  * verdicts.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "config/config.h"
+#include "config/values.h"
 #include "calibrate/verify.h"
 
 #define MAX_FILTERS 64
@@ -21,26 +21,11 @@ static const cli_flag verify_flags[] = {
     CALHOST_CLI_FLAG_RIGOR,
     CALHOST_CLI_FLAGS_SWEEP_LIMITS,
     {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per policy"},
-    {FL_THRESHOLD, "--threshold", NULL, "T", "slowdown tolerated: 0.25 or 25% (default)"},
+    {FL_THRESHOLD, "--threshold", NULL, "T",
+     "slowdown tolerated: 0.25 or 25% (default), 0 to 10 (1000%)"},
     {FL_RECALIBRATE, "--recalibrate", NULL, NULL, "recalibrate the failing keys, one commit"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
-
-/* A threshold: a fraction ("0.25") or a percentage ("25%"), 0 .. 100. */
-static int parse_threshold(const char *s, double *out) {
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s)
-    return -1;
-  if (*end == '%') {
-    v /= 100.0;
-    end++;
-  }
-  if (*end || !isfinite(v) || v < 0 || v > 100)
-    return -1;
-  *out = v;
-  return 0;
-}
 
 static int run_verify(cli_context *cli, cli_args *a) {
   char *plugins[MAX_FILTERS], *workloads[MAX_FILTERS];
@@ -50,8 +35,10 @@ static int run_verify(cli_context *cli, cli_args *a) {
     return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
   calibrate_verify_options vo = {CALHOST_VERIFY_DEFAULT_THRESHOLD, cli_has(a, FL_RECALIBRATE)};
   const char *threshold = a->value[FL_THRESHOLD];
-  if (threshold && parse_threshold(threshold, &vo.threshold) != 0)
-    return cli_usage(a, "bad --threshold '%s' (a fraction such as 0.25, or 25%%)", threshold);
+  char why[256];
+  if (threshold && config_value_fraction(threshold, CALHOST_VERIFY_MAX_THRESHOLD, &vo.threshold,
+                                         why, sizeof why) != 0)
+    return cli_usage(a, "bad --threshold '%s': %s", threshold, why);
 
   config_settings cfg;
   const char *rigor_origin, *threads_origin;
@@ -101,7 +88,7 @@ const cli_command cli_cmd_verify = {
     "holds (missing keys do not fail, unless every key is missing: nothing was\n"
     "verified), 1 when one is slower, lost-to-default,\n"
     "outdated or invalid (with --recalibrate: was not recalibrated), 2 on\n"
-    "errors, 130/143 when interrupted.\n",
+    "errors, 130/143/129 when interrupted (SIGINT/SIGTERM/SIGHUP, named).\n",
     verify_flags,
     0,
     0,

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "config/values.h"
+#include "runtime/binding.h"
 #include "runtime/internal.h"
 
 int wl_refuse_key_flags(const cli_args *a) {
@@ -54,6 +56,76 @@ void wl_close(wl_ctx *c) {
   c->plugin = NULL;
 }
 
+/* Appends "NAME (WHAT)" to c->asked, ", "-separated. */
+static void asked(wl_ctx *c, const char *name, const char *what) {
+  size_t n = strlen(c->asked);
+  snprintf(c->asked + n, sizeof c->asked - n, "%s%s (%s)", n ? ", " : "", name, what);
+  c->asked_count++;
+}
+
+/* A lookup without --plugin: every enabled plugin serving the workload's
+ * operator, in the loader's order (c->plugin, loaded by the workload, is the
+ * first), until one selects a profile; a plugin that cannot build the key
+ * here (no device, a failing create) is passed over and named in c->asked.
+ * Without any selection the answer is the first plugin's "none". */
+static calhost_runtime_status select_any(wl_ctx *c, const char *workload, uint32_t tc, char *err,
+                                         size_t cap) {
+  const config_workload *w = config_workload_named(runtime_config(c->rt), workload);
+  loader_plugin *const *found;
+  size_t n = runtime_plugin_discovered(c->plugin, &found);
+  calhost_runtime_status first = CALHOST_RUNTIME_OK;
+  char first_err[4608] = "";
+  calhost_runtime_plugin *none_plugin = NULL;
+  calhost_runtime_selection *none = NULL;
+  for (size_t i = 0; i < n && w; i++) {
+    if (!found[i]->loaded || !runtime_binding_serves(found[i], w->operator_name))
+      continue;
+    const char *name = found[i]->backend;
+    calhost_runtime_plugin *p = NULL;
+    calhost_runtime_selection *sel = NULL;
+    char why[4608];
+    calhost_runtime_status st = calhost_runtime_load_plugin(c->rt, name, NULL, &p, why, sizeof why);
+    if (st == CALHOST_RUNTIME_OK)
+      st = calhost_runtime_select(c->rt, p, workload, tc, &sel, why, sizeof why);
+    if (st != CALHOST_RUNTIME_OK) {
+      if (first == CALHOST_RUNTIME_OK) {
+        first = st;
+        snprintf(first_err, sizeof first_err, "%s", why);
+      }
+      asked(c, name, why);
+      continue;
+    }
+    if (sel->result && sel->result->profile) {
+      asked(c, name, "selected");
+      calhost_runtime_selection_free(&none);
+      c->plugin = p;
+      c->sel = sel;
+      return CALHOST_RUNTIME_OK;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "none, %zu rejected",
+             sel->result ? sel->result->rejection_count : 0);
+    asked(c, name, what);
+    if (!none) {
+      none = sel;
+      none_plugin = p;
+    } else {
+      calhost_runtime_selection_free(&sel);
+    }
+  }
+  if (none) {
+    c->plugin = none_plugin;
+    c->sel = none;
+    return CALHOST_RUNTIME_OK;
+  }
+  if (first == CALHOST_RUNTIME_OK) { /* cannot be: the workload loaded c->plugin */
+    snprintf(err, cap, "no plugin serves workload '%s'", workload);
+    return CALHOST_RUNTIME_NOT_FOUND;
+  }
+  snprintf(err, cap, "%s", first_err);
+  return first;
+}
+
 int wl_open(cli_context *cli, const char *workload, const char *plugin, const char *threads,
             const char *device, int force_portable, int select, wl_ctx *c) {
   char err[4608];
@@ -77,7 +149,9 @@ int wl_open(cli_context *cli, const char *workload, const char *plugin, const ch
     st = runtime_set_device(c->rt, device);
   if (st == CALHOST_RUNTIME_OK)
     st = calhost_runtime_load_plugin(c->rt, plugin, workload, &c->plugin, err, sizeof err);
-  if (st == CALHOST_RUNTIME_OK)
+  if (st == CALHOST_RUNTIME_OK && select && !plugin)
+    st = select_any(c, workload, tc, err, sizeof err);
+  else if (st == CALHOST_RUNTIME_OK)
     st = select
              ? calhost_runtime_select(c->rt, c->plugin, workload, tc, &c->sel, err, sizeof err)
              : calhost_runtime_build_keys(c->rt, c->plugin, workload, tc, &c->sel, err, sizeof err);

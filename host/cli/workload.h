@@ -17,6 +17,10 @@ typedef struct wl_ctx {
   calhost_runtime_plugin *plugin;
   calhost_runtime_selection *sel; /* the keys (and, after wl_select, the answer) */
   calhost_runtime_status status;  /* wl_open's failure (CALHOST_RUNTIME_STORE: the store) */
+  /* a lookup without --plugin: the plugins asked, "NAME (selected|none, N
+   * rejected|why not)", ", "-separated, and how many */
+  char asked[2048];
+  size_t asked_count;
 } wl_ctx;
 
 /* The key form's flags of lookup and override, as entries of a cli_flag
@@ -50,10 +54,14 @@ int wl_refuse_key_flags(const cli_args *a);
 
 /* Loads the configuration (the command's rule) and opens a runtime over it
  * with --store (force_portable 1: forced, -1: the configuration's), loads
- * `plugin` (else the first enabled plugin serving the workload's operator)
+ * `plugin` (else the first enabled plugin serving the workload's operator;
+ * with select, every enabled plugin serving it, in the loader's order, until
+ * one selects a profile: c->plugin and c->sel are that one's, or the first
+ * one's "none", and c->asked names each plugin asked and its answer)
  * and builds the keys of `workload` for `threads` ("N" or "max"; NULL: the
  * first configured thread count) on `device` (--device INDEX|IDENTITY of
- * a device backend; NULL: its first device). With select set, also selects the
+ * a device backend; NULL: the first of its [plugin NAME] devices, as calibrate
+ * calibrates them). With select set, also selects the
  * policy (c->sel->result). Returns 0, or prints why and returns 2; call
  * wl_close either way. */
 int wl_open(cli_context *cli, const char *workload, const char *plugin, const char *threads,

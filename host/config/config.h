@@ -157,16 +157,33 @@ int config_load_file(const char *path, config_settings *cfg, char *err, size_t e
  *   1. ./calhost.ini
  *   2. $XDG_CONFIG_HOME/calhost/calhost.ini, or ~/.config/calhost/calhost.ini
  *      when XDG_CONFIG_HOME is unset, empty or not absolute
- *   3. the installation's own config, found relative to the running
- *      executable: <dir of /proc/self/exe>/../share/calhost/calhost.ini
- *      (bin and datadir as installed), so an installation moved or installed
- *      with `cmake --install --prefix P` finds P/share/calhost/calhost.ini
- *   4. the compiled-in ${datadir}/calhost/calhost.ini
- *   5. only for programs running from the build tree: the source tree's
+ *   3. the system configuration, the administrator's: ${sysconfdir}/calhost/
+ *      calhost.ini (/etc/calhost/calhost.ini for an installation in /usr),
+ *      first found relative to the running executable (<dir of
+ *      /proc/self/exe>/../../etc/calhost/calhost.ini for /usr/bin), then at
+ *      the compiled-in path; no package ships it, so it replaces the
+ *      packaged default whole when an administrator creates it
+ *   4. the installation's own config (the packaged default), found relative
+ *      to the running executable: <dir of /proc/self/exe>/../share/calhost/
+ *      calhost.ini (bin and datadir as installed), so an installation moved
+ *      or installed with `cmake --install --prefix P` finds
+ *      P/share/calhost/calhost.ini
+ *   5. the compiled-in ${datadir}/calhost/calhost.ini
+ *   6. only for programs running from the build tree: the source tree's
  *      config/calhost.ini.
  * Writes the first that exists into buf and returns 0; -1 when none does,
  * or when the first that exists does not fit in buf. */
 int config_find_default(char *buf, size_t capacity);
+
+/* What the default search's place path is, for `config show`: "the current
+ * directory's configuration", "the user's configuration", "the system
+ * configuration (it replaces the packaged default)", "the packaged default
+ * (a system configuration SYSCONF replaces it)", "the source tree's
+ * configuration", or NULL for a path that is none of the places (a
+ * --config FILE). *kind receives a word for JSON ("current_directory",
+ * "user", "system", "packaged", "source"), or NULL. The text is written
+ * into buf of capacity bytes, which is returned. */
+const char *config_default_role(const char *path, const char **kind, char *buf, size_t capacity);
 
 /* The places config_find_default looks at, in order, as one line
  * for messages ("./calhost.ini, /home/u/.config/calhost/calhost.ini, ...").

@@ -17,22 +17,40 @@
 #include "parser.h"
 #include "values.h"
 
-/* Resolves a path value: "~/" against $HOME, a relative path against the
- * config file's directory. Returns a malloc'd string or NULL. */
-static char *resolve_path(const parser *p, const char *v) {
+/* Resolves a path value of key: "~" and "~/..." against $HOME, a relative
+ * path against the config file's directory. "~" with HOME unset or empty
+ * is refused (it would name a folder literally called "~" in the current
+ * directory), and so is "~NAME/..." (another user's home is not expanded).
+ * Returns a malloc'd string, or NULL after reporting the error (out of
+ * memory included) through cfg_perr. */
+static char *resolve_path(parser *p, const char *key, const char *v) {
   char *out = NULL;
   if (v[0] == '~' && (v[1] == '/' || v[1] == '\0')) {
     const char *home = secure_getenv("HOME");
-    if (home && *home && asprintf(&out, "%s%s", home, v + 1) < 0)
-      out = NULL;
-    else if (!home || !*home)
-      out = strdup(v);
+    if (!home || !*home) {
+      cfg_perr(p, p->line,
+               "bad value for '%s' in %s: '%s' (HOME is not set, so '~' cannot be expanded; "
+               "write the full path)",
+               key, p->section, v);
+      return NULL;
+    }
+    if (asprintf(&out, "%s%s", home, v + 1) < 0)
+      return cfg_oom(p), NULL;
     return out;
   }
-  if (v[0] == '/' || !p->base_dir || !strcmp(p->base_dir, "."))
-    return strdup(v);
-  if (asprintf(&out, "%s/%s", p->base_dir, v) < 0)
+  if (v[0] == '~') {
+    cfg_perr(p, p->line,
+             "bad value for '%s' in %s: '%s' (only '~' and '~/...' are expanded, against HOME; "
+             "write the full path)",
+             key, p->section, v);
     return NULL;
+  }
+  if (v[0] == '/' || !p->base_dir || !strcmp(p->base_dir, "."))
+    out = strdup(v);
+  else if (asprintf(&out, "%s/%s", p->base_dir, v) < 0)
+    out = NULL;
+  if (!out)
+    cfg_oom(p);
   return out;
 }
 
@@ -184,8 +202,10 @@ static int add_item(parser *p, const char *item, void *vctx) {
     return -1;
   }
   if (c->is_path) {
-    char *r = resolve_path(p, item);
-    int ok = r && cfg_strv_push(c->v, c->n, r);
+    char *r = resolve_path(p, c->key, item);
+    if (!r)
+      return -1; /* reported */
+    int ok = cfg_strv_push(c->v, c->n, r) != NULL;
     free(r);
     if (!ok)
       return cfg_oom(p), -1;
@@ -251,9 +271,9 @@ static int set_path(parser *p, const char *key, const char *value, char **dst) {
   char *r;
   if (!*value)
     return bad_value(p, key, value, "a file path");
-  r = resolve_path(p, value);
+  r = resolve_path(p, key, value);
   if (!r)
-    return cfg_oom(p);
+    return 0; /* reported */
   free(*dst);
   *dst = r;
   return 1;

@@ -115,14 +115,10 @@ int config_value_repetitions(const char *text, uint32_t *out, char *why, size_t 
   return 0;
 }
 
-int config_value_duration(const char *text, int allow_zero, double *seconds, char *why,
-                          size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b), *p, *num_end;
-  char num[64];
-  double x, mult = 1;
-  trim(&b, &e);
-  /* digits [. digits] | . digits */
-  p = b;
+/* The end of the decimal number at b in [b, e): digits [. digits] | . digits
+ * (b itself when there is none). */
+static const char *scan_decimal(const char *b, const char *e) {
+  const char *p = b;
   while (p < e && is_digit(*p))
     p++;
   if (p < e && *p == '.') {
@@ -132,7 +128,43 @@ int config_value_duration(const char *text, int allow_zero, double *seconds, cha
     if (p == frac && p - 1 == b)
       p = b; /* a lone '.' */
   }
-  num_end = p;
+  return p;
+}
+
+int config_value_fraction(const char *text, double max, double *out, char *why,
+                          size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b), *num_end;
+  char num[64];
+  double x;
+  trim(&b, &e);
+  num_end = scan_decimal(b, e);
+  int percent = num_end < e && *num_end == '%' && num_end + 1 == e;
+  if (num_end == b || (num_end != e && !percent) || (size_t)(num_end - b) >= sizeof num)
+    return base_str_fail(why, why_capacity,
+                         "expected a fraction such as 0.25 or a percentage such as 25%% (decimal "
+                         "digits, no sign or exponent), 0 to %g (%g%%)",
+                         max, max * 100.0);
+  memcpy(num, b, (size_t)(num_end - b));
+  num[num_end - b] = '\0';
+  errno = 0;
+  x = strtod(num, NULL); /* only digits and one '.': strtod reads it all */
+  if (percent)
+    x /= 100.0;
+  if (errno || !(x <= max))
+    return base_str_fail(why, why_capacity, "%.*s is %g%%: expected 0 to %g (%g%%)%s", (int)(e - b),
+                         b, x * 100.0, max, max * 100.0,
+                         percent ? "" : "; a bare number is a fraction (0.25 is 25%)");
+  *out = x;
+  return 0;
+}
+
+int config_value_duration(const char *text, int allow_zero, double *seconds, char *why,
+                          size_t why_capacity) {
+  const char *b = text ? text : "", *e = b + strlen(b), *p, *num_end;
+  char num[64];
+  double x, mult = 1;
+  trim(&b, &e);
+  p = num_end = scan_decimal(b, e);
   if (num_end == b || (size_t)(num_end - b) >= sizeof num)
     goto bad;
   while (p < e && is_blank(*p))

@@ -46,6 +46,12 @@ int config_value_repetitions(const char *text, uint32_t *out, char *why, size_t 
 int config_value_duration(const char *text, int allow_zero, double *seconds, char *why,
                           size_t why_capacity);
 
+/* A fraction: a decimal number ("0.25") or a percentage ("25%", divided by
+ * 100), 0 to max (a fraction: 10 is 1000 %), into *out. A bare number above
+ * max ("25": 2500 %) is refused, saying that a bare number is a fraction. */
+int config_value_fraction(const char *text, double max, double *out, char *why,
+                          size_t why_capacity);
+
 /* One thread count: 1 to CALHOST_MAX_THREADS, or "max" (any case), which is
  * written as 0. */
 int config_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity);

@@ -93,21 +93,24 @@ int report_html_file(const char *run_path, const char *html_path, char *err, siz
     snprintf(err, cap, "%s: is the input itself; refusing to write the page over it", html_path);
     return -1;
   }
+  /* the rule of every output file (base_output_prepare): its folders are
+   * created; a device, FIFO or directory at html_path is refused with its
+   * kind, before the input is read */
+  char why[800];
+  if (base_output_prepare(html_path, why, sizeof why) != 0) {
+    snprintf(err, cap, "%s: %s", html_path, why);
+    return -1;
+  }
   json_t *run = report_load(run_path, err, cap);
   if (!run)
     return -1;
-  /* the page goes to a temporary file renamed over html_path: a failure
-   * leaves the page that was there */
+  /* the page goes to a temporary file (created exclusively) renamed over
+   * html_path: a failure leaves the page that was there */
   char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.XXXXXX.tmp", html_path) >= (int)sizeof tmp) {
-    snprintf(err, cap, "%s: name too long", html_path);
-    json_decref(run);
-    return -1;
-  }
-  int fd = mkostemps(tmp, 4, O_CLOEXEC);
+  int fd = base_output_create(html_path, NULL, tmp, sizeof tmp, why, sizeof why);
   FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!out) {
-    snprintf(err, cap, "%s: %s", html_path, strerror(errno));
+    snprintf(err, cap, "%s: %s", html_path, fd >= 0 ? strerror(errno) : why);
     if (fd >= 0) {
       close(fd);
       unlink(tmp);
@@ -115,7 +118,6 @@ int report_html_file(const char *run_path, const char *html_path, char *err, siz
     json_decref(run);
     return -1;
   }
-  base_file_mode_as_created(fd);
   const char *slash = strrchr(run_path, '/');
   int rc = report_write_html(run, slash ? slash + 1 : run_path, out, err, cap);
   if (fclose(out) != 0 && rc == 0) {
@@ -127,10 +129,8 @@ int report_html_file(const char *run_path, const char *html_path, char *err, siz
     snprintf(what, sizeof what, "%s", err);
     snprintf(err, cap, "%s: %s", html_path, what);
   }
-  if (rc == 0 && rename(tmp, html_path) != 0) {
-    snprintf(err, cap, "%s: %s", html_path, strerror(errno));
+  if (rc == 0 && base_output_replace(tmp, html_path, err, cap) != 0)
     rc = -1;
-  }
   if (rc != 0)
     unlink(tmp);
   json_decref(run);

@@ -61,25 +61,23 @@ void runtime_device_list_free(runtime_device_list *l) {
 
 /* Appends a device (fields borrowed, copied) after checking it against
  * the list: -1 with why on a bad or duplicate device or no memory. */
-static int add_device(runtime_device_list *l, const char *backend, uint32_t index, uint32_t kind,
-                      const char *identity, const char *name, const char *hardware,
-                      const calhost_property *details, size_t detail_count, char *why, size_t cap) {
+static int add_device(runtime_device_list *l, uint32_t index, uint32_t kind, const char *identity,
+                      const char *name, const char *hardware, const calhost_property *details,
+                      size_t detail_count, char *why, size_t cap) {
   size_t len = identity ? strlen(identity) : 0;
   if (!len || len > IDENTITY_MAX || !printable(identity) || identity[0] == ' ' ||
       identity[len - 1] == ' ') {
     snprintf(why, cap,
-             "%s: device %u has no usable identity (printable, 1 to %u bytes, no blanks at the "
-             "ends)",
-             backend, index, IDENTITY_MAX);
+             "device %u has no usable identity (printable, 1 to %u bytes, no blanks at the ends)",
+             index, IDENTITY_MAX);
     return -1;
   }
   if ((name && !printable(name)) || (hardware && !printable(hardware)))
     return base_str_fail(why, cap,
-                         "%s: device %u has a name or hardware string with control characters",
-                         backend, index);
+                         "device %u has a name or hardware string with control characters", index);
   for (size_t i = 0; i < l->count; i++)
     if (l->items[i].index == index)
-      return base_str_fail(why, cap, "%s: two devices have index %u", backend, index);
+      return base_str_fail(why, cap, "two devices have index %u", index);
   runtime_device *n = base_array_grow(l->items, l->count, &l->capacity, sizeof *n, 4);
   if (!n)
     return base_str_fail(why, cap, "out of memory");
@@ -122,8 +120,8 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
   int rc = 0;
   if (st != CALHOST_OK) {
     const char *m = loader_plugin_take_error(p);
-    snprintf(why, cap, "%s: device_count failed: %s%s%s", p->backend, calhost_status_name(st),
-             m ? ": " : "", m ? m : "");
+    snprintf(why, cap, "device_count failed: %s%s%s", calhost_status_name(st), m ? ": " : "",
+             m ? m : "");
     rc = -1;
   }
   for (uint32_t i = 0; rc == 0 && i < count; i++) {
@@ -133,14 +131,14 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
     st = p->vtable.list_device(inst, i, &info);
     if (st != CALHOST_OK) {
       const char *m = loader_plugin_take_error(p);
-      snprintf(why, cap, "%s: list_device %u failed: %s%s%s", p->backend, i,
-               calhost_status_name(st), m ? ": " : "", m ? m : "");
+      snprintf(why, cap, "list_device %u failed: %s%s%s", i, calhost_status_name(st), m ? ": " : "",
+               m ? m : "");
       rc = -1;
       break;
     }
     if (info.detail_count && !info.details)
       info.detail_count = 0;
-    rc = add_device(out, p->backend, info.index, info.kind, info.identity, info.name, info.hardware,
+    rc = add_device(out, info.index, info.kind, info.identity, info.name, info.hardware,
                     info.details, info.detail_count, why, cap);
   }
   loader_stdout_guard_end(guard);
@@ -154,7 +152,7 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
 typedef struct list_job {
   const config_settings *cfg;
   loader_plugin *p;
-  int bare;    /* failures without the backend's name and the settings' place */
+  int bare;    /* create failures without the settings' place */
   int created; /* the child said create() succeeded */
   runtime_device_list *out;
   char failed[1024];
@@ -171,7 +169,7 @@ static int list_child(void *user, int fd) {
   if (st != CALHOST_OK) {
     char failure[900];
     runtime_binding_create_failure(j->cfg, j->p, st, !j->bare, failure, sizeof failure);
-    snprintf(why, sizeof why, "%s%s%s", j->bare ? "" : j->p->backend, j->bare ? "" : ": ", failure);
+    snprintf(why, sizeof why, "%s", failure);
     isolate_proto_begin(&b, DEV_REC_FAILED);
     isolate_proto_put_str(&b, why);
     isolate_proto_send(fd, &b);
@@ -226,10 +224,10 @@ static void list_record(void *user, const isolate_proto_msg *m) {
     size_t nd;
     isolate_proto_get_props(&c, 1024, &det, &nd);
     if (c.failed || !identity || !name || !hardware) {
-      snprintf(j->failed, sizeof j->failed, "%s: malformed device record", j->p->backend);
+      snprintf(j->failed, sizeof j->failed, "malformed device record");
       j->bad = 1;
-    } else if (add_device(j->out, j->p->backend, index, kind, identity, name, hardware, det, nd,
-                          j->failed, sizeof j->failed) != 0) {
+    } else if (add_device(j->out, index, kind, identity, name, hardware, det, nd, j->failed,
+                          sizeof j->failed) != 0) {
       j->bad = 1;
     }
     isolate_props_free(det, nd);
@@ -252,8 +250,7 @@ static int list_isolated(const config_settings *cfg, loader_plugin *p, double ti
   if (j.bad) {
     snprintf(why, cap, "%s", j.failed);
   } else if (oc.end != CALHOST_CHILD_OK) {
-    snprintf(why, cap, "%s%s%s: %s", bare ? "" : p->backend, bare ? "" : ": ",
-             j.created ? "listing devices" : "create", oc.message);
+    snprintf(why, cap, "%s: %s", j.created ? "listing devices" : "create", oc.message);
   } else {
     return 0;
   }

@@ -40,8 +40,9 @@ int runtime_devices_supported(const loader_plugin *p);
 
 /* Lists the devices of an instance in this process (stdout guarded). A
  * plugin without the entries has none (count 0, returns 0). Returns 0, or
- * -1 with why ("BACKEND: device_count failed: ...", an empty or duplicate
- * identity, a duplicate index) and *out empty. Free with
+ * -1 with why ("device_count failed: ...", an empty or duplicate
+ * identity, a duplicate index; never naming the backend: the caller does,
+ * once) and *out empty. Free with
  * runtime_device_list_free. */
 int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtime_device_list *out,
                          char *why, size_t cap);
@@ -50,7 +51,9 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
  * an instance with the [plugin NAME] settings of cfg, so that neither the
  * plugin's code nor its device runtime's threads ever run in the calling
  * process. timeout_seconds <= 0: no limit. A crash, hang or failure of
- * the plugin is a -1 with why naming it. */
+ * the plugin is a -1 with why saying what failed ("create: killed by
+ * signal 11 (SIGSEGV)", "device 0 has no usable identity"), which the
+ * caller prefixes with the backend's name. */
 int runtime_devices_list_isolated(const config_settings *cfg, loader_plugin *p,
                                   double timeout_seconds, runtime_device_list *out, char *why,
                                   size_t cap);

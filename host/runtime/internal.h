@@ -20,7 +20,7 @@ calhost_runtime_status runtime_open_config(config_settings *cfg, const char *sto
                                            size_t err_capacity);
 
 /* Sets the device keys are built for (the options' device; copied; NULL:
- * the first listed device). Returns CALHOST_RUNTIME_OK or NO_MEMORY. */
+ * the first device of [plugin NAME] devices, all when absent). Returns CALHOST_RUNTIME_OK or NO_MEMORY. */
 calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device);
 
 /* The runtime's configuration (owned by the runtime). */
@@ -29,5 +29,11 @@ const config_settings *runtime_config(const calhost_runtime *runtime);
 /* The loader's record and the instance of a loaded plugin. */
 loader_plugin *runtime_plugin_record(const calhost_runtime_plugin *p);
 calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p);
+
+/* The loader's records of what the discovery that loaded p found (p's own
+ * record among them; with a workload and no backend: every plugin the
+ * configuration enables, loaded or refused, in the loader's order), into
+ * *items (owned by p). Returns their count. */
+size_t runtime_plugin_discovered(const calhost_runtime_plugin *p, loader_plugin *const **items);
 
 #endif /* CALHOST_RUNTIME_INTERNAL_H */

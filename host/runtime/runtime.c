@@ -141,6 +141,24 @@ calhost_runtime_status calhost_runtime_open(const calhost_runtime_options *optio
          "calhost_runtime_open: options.struct_size %zu is too small (call "
          "calhost_runtime_options_init)",
          options->struct_size);
+  /* arrays and their counts, checked before any work: a count without
+   * its array, or a NULL inside it, is misuse (never dereferenced) */
+  static const char *const names[2] = {"plugin_paths", "plugin_dirs"};
+  const char *const *arrays[2] = {options->plugin_paths, options->plugin_dirs};
+  size_t counts[2] = {options->plugin_path_count, options->plugin_dir_count};
+  for (int a = 0; a < 2; a++) {
+    if (counts[a] && !arrays[a])
+      FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+           "calhost_runtime_open: options.%s is NULL but its count is %zu", names[a], counts[a]);
+    for (size_t i = 0; i < counts[a]; i++)
+      if (!arrays[a][i])
+        FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "calhost_runtime_open: options.%s[%zu] is NULL",
+             names[a], i);
+  }
+  if (!options->config_path && !options->config_text && options->config_text_length)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_open: options.config_text is NULL but config_text_length is %zu",
+         options->config_text_length);
   config_settings cfg;
   char why[2048];
   if (options->config_path) {
@@ -233,6 +251,11 @@ loader_plugin *runtime_plugin_record(const calhost_runtime_plugin *p) {
 
 calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p) {
   return p->inst;
+}
+
+size_t runtime_plugin_discovered(const calhost_runtime_plugin *p, loader_plugin *const **items) {
+  *items = p->list.items;
+  return p->list.count;
 }
 
 const char *calhost_runtime_plugin_backend(const calhost_runtime_plugin *p) {
@@ -599,19 +622,30 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     if (!p->devices_listed) {
       if (runtime_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
         processor_target_list_free(&targets);
-        FAIL(CALHOST_RUNTIME_PLUGIN, "%s", why);
+        FAIL(CALHOST_RUNTIME_PLUGIN, "%s: %s", p->p->backend, why);
       }
       p->devices_listed = 1;
     }
+    size_t *pos = p->devices.count ? calloc(p->devices.count, sizeof *pos) : NULL;
+    size_t npos = 0;
+    int named = 0; /* why names the plugin already ("[plugin NAME] devices: ...") */
     if (rt->device)
       dev = runtime_devices_find(&p->devices, rt->device, why, sizeof why);
-    else if (p->devices.count)
-      dev = &p->devices.items[0];
-    else
+    else if (!p->devices.count)
       snprintf(why, sizeof why, "no device on this machine");
+    else if (!pos)
+      snprintf(why, sizeof why, "out of memory");
+    /* no device asked for: the first that calibrate calibrates, i.e. of
+     * the [plugin NAME] devices selection (all when absent) */
+    else if (runtime_devices_selected(&rt->cfg, p->p->backend, &p->devices, pos, &npos, why,
+                                      sizeof why) == 0)
+      dev = npos ? &p->devices.items[pos[0]] : NULL;
+    else
+      named = 1;
+    free(pos);
     if (!dev) {
       processor_target_list_free(&targets);
-      FAIL(CALHOST_RUNTIME_TARGET, "%s: %s", p->p->backend, why);
+      FAIL(CALHOST_RUNTIME_TARGET, "%s%s%s", named ? "" : p->p->backend, named ? "" : ": ", why);
     }
   } else if (rt->device) {
     processor_target_list_free(&targets);

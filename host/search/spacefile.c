@@ -15,6 +15,7 @@
 #include "spacefile.h"
 
 #include "base/array.h"
+#include "base/files.h"
 #include "base/str.h"
 
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SPACE_MAGIC "calhost-search-space"
 
@@ -272,16 +274,20 @@ int search_space_write_entry(FILE *f, const search_space_file *s, const search_s
 }
 
 int search_space_save(const search_space_file *s, const char *path, char *err, size_t cap) {
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 5);
-  if (!tmp)
-    return base_str_fail(err, cap, "%s: out of memory", path);
-  memcpy(tmp, path, n);
-  memcpy(tmp + n, ".tmp", 5);
-  FILE *f = fopen(tmp, "w");
+  /* the rule of every output file (base/files.h): folders created, a
+   * device, FIFO or directory at path refused, a temporary file created
+   * exclusively (never through a planted link), renamed over path */
+  char why[800], tmp[4096];
+  if (base_output_prepare(path, why, sizeof why) != 0)
+    return base_str_fail(err, cap, "%s: %s", path, why);
+  int fd = base_output_create(path, NULL, tmp, sizeof tmp, err, cap);
+  if (fd < 0)
+    return -1;
+  FILE *f = fdopen(fd, "w");
   if (!f) {
     base_str_fail(err, cap, "%s: %s", tmp, strerror(errno));
-    free(tmp);
+    close(fd);
+    unlink(tmp);
     return -1;
   }
   int rc = search_space_write_header(f, s);
@@ -289,17 +295,13 @@ int search_space_save(const search_space_file *s, const char *path, char *err, s
     rc = search_space_write_entry(f, s, &s->entries[i]);
   if (fclose(f) != 0 || rc != 0) {
     base_str_fail(err, cap, "%s: write error: %s", tmp, strerror(errno));
-    remove(tmp);
-    free(tmp);
+    unlink(tmp);
     return -1;
   }
-  if (rename(tmp, path) != 0) {
-    base_str_fail(err, cap, "%s: %s", path, strerror(errno));
-    remove(tmp);
-    free(tmp);
+  if (base_output_replace(tmp, path, err, cap) != 0) {
+    unlink(tmp);
     return -1;
   }
-  free(tmp);
   return 0;
 }
 

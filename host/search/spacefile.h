@@ -89,8 +89,10 @@ int search_space_write_header(FILE *f, const search_space_file *s);
 /* Writes one config line for e (an entry of s's parameters) to f. 0 or -1. */
 int search_space_write_entry(FILE *f, const search_space_file *s, const search_space_entry *e);
 
-/* Writes the whole space to path (through path.tmp and a rename). Returns 0,
- * or -1 with "path: reason" in err. */
+/* Writes the whole space to path under the rule of every output file
+ * (base/files.h: missing folders created; a device, FIFO or directory at
+ * path refused; a unique temporary file created exclusively, then renamed
+ * over path). Returns 0, or -1 with "path: reason" in err. */
 int search_space_save(const search_space_file *s, const char *path, char *err, size_t cap);
 
 /* Reads a space file into *s (initialised here; free with

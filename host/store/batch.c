@@ -160,16 +160,29 @@ void calstore_batch_abort(calstore_batch **batch) {
   *batch = NULL;
 }
 
-calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *err) {
+calstore_status calstore_batch_commit_applied(calstore_batch **batch, int *applied,
+                                              calstore_error *err) {
+  if (applied)
+    *applied = 0;
   if (!batch || !*batch)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "batch is NULL");
   calstore_batch *b = *batch;
   calstore_status st = b->n ? cs_commit(b->store, b->ops, b->n, err) : CALSTORE_OK;
   /* a conditional put learns whether it was written (cs_commit leaves
-   * affected 0 when the change did not take effect) */
-  for (size_t i = 0; i < b->n; i++)
+   * affected 0 when the change did not take effect); a failure that keeps
+   * an affected op is the directory sync after the rename: applied */
+  int any = 0;
+  for (size_t i = 0; i < b->n; i++) {
     if (b->ops[i].stored)
       *b->ops[i].stored = b->ops[i].affected != 0;
+    any |= b->ops[i].affected != 0;
+  }
+  if (applied)
+    *applied = st == CALSTORE_OK || any;
   calstore_batch_abort(batch);
   return st;
+}
+
+calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *err) {
+  return calstore_batch_commit_applied(batch, NULL, err);
 }

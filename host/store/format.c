@@ -460,7 +460,7 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
     uint32_t v = 0;
     if (n == ne)
       FAIL("thread_count: missing value");
-    if (!one_space(p, n) || *n == '0' || *n == '+')
+    if (!one_space(p, n) || *n == '0' || *n == '+' || *n == '-')
       ps->canon = 0; /* the writer prints no sign and no leading zero */
     switch (cs_read_count(n, (size_t)(ne - n), &v)) {
     case CS_COUNT_OK:

@@ -84,7 +84,7 @@ CS_HIDDEN calstore_status cs_check_key(const calstore_key *key, char *msg, size_
 CS_HIDDEN calstore_status cs_check_measurements(const calstore_measurement *m, size_t n, char *msg,
                                                 size_t cap);
 CS_HIDDEN calstore_status cs_check_policy(const char *policy, size_t length, char *msg, size_t cap);
-/* Nonzero when s contains '\n' or '\r'. */
+/* Nonzero when s contains a line feed '\n' (a CR is carried). */
 CS_HIDDEN int cs_has_line_break(const char *s, size_t n);
 
 /* Creates a record (refs = 1) deep-copying key (structure sorted by name),
@@ -187,7 +187,8 @@ CS_HIDDEN int cs_text_is_canonical(const calstore_profile *p, const char *text, 
 /* Serializes a whole set (cs_set_chunks joined into b). */
 CS_HIDDEN void cs_write_set(cs_buf *b, const cs_set *set);
 
-/* Numbers (number.c). A count: [+]digits up to UINT32_MAX. */
+/* Numbers (number.c). A count: [+]digits up to UINT32_MAX; "-0" (any
+ * number of zeros) is 0, any other sign '-' CS_COUNT_NEGATIVE. */
 typedef enum cs_count_result {
   CS_COUNT_OK,
   CS_COUNT_SYNTAX,
@@ -222,7 +223,10 @@ CS_HIDDEN cs_chunk *cs_set_chunks(const cs_set *set, size_t *n);
 
 /* ---- store internals shared by store.c, batch.c, lookup.c -------------- */
 
-typedef enum cs_op_kind { CS_OP_PUT = 1, CS_OP_CLEAR, CS_OP_INVALIDATE } cs_op_kind;
+/* CS_OP_REWRITE changes no profile: the commit rewrites the file (the
+ * latest one, reloaded under the lock) canonically, as an export onto the
+ * store itself asks. */
+typedef enum cs_op_kind { CS_OP_PUT = 1, CS_OP_CLEAR, CS_OP_INVALIDATE, CS_OP_REWRITE } cs_op_kind;
 
 typedef struct cs_op {
   cs_op_kind kind;

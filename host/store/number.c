@@ -49,8 +49,18 @@ static int is_digit(char c) {
 
 cs_count_result cs_read_count(const char *s, size_t n, uint32_t *out) {
   size_t i = 0;
-  if (n && s[0] == '-')
+  if (n && s[0] == '-') {
+    /* "-0" (any number of zeros) is zero, as the reference's unsigned
+     * extraction reads it; any other negative count is refused */
+    size_t z = 1;
+    while (z < n && s[z] == '0')
+      z++;
+    if (z > 1 && z == n) {
+      *out = 0;
+      return CS_COUNT_OK;
+    }
     return CS_COUNT_NEGATIVE;
+  }
   if (n && s[0] == '+')
     i++;
   if (i == n)

@@ -85,6 +85,12 @@ CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstor
  * receives a malloc'ed copy of the file the link leads to, which need not
  * exist, or of path itself when it is not a link. UNREADABLE for a loop. */
 CS_HIDDEN calstore_status cs_plat_resolve(const char *path, char **out, calstore_error *err);
+/* Nonzero when a and b name the same directory entry (renaming a file
+ * onto a replaces b): their folders, made absolute and canonical, and
+ * their last components are equal (compared as the file system does:
+ * exactly on POSIX, case-insensitively on Windows). 0 when they differ or a
+ * folder cannot be resolved. */
+CS_HIDDEN int cs_plat_same_name(const char *a, const char *b);
 /* Creates the directory holding path (and its parents), mode 0700. */
 CS_HIDDEN calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err);
 /* Refuses (CALSTORE_INVALID_ARGUMENT, a message naming the name and the

@@ -235,6 +235,32 @@ calstore_status cs_plat_resolve(const char *path, char **out, calstore_error *er
   return CALSTORE_OK;
 }
 
+/* The canonical folder of path (realpath of its directory part) and its
+ * last component, "FOLDER/NAME", malloc'ed; NULL when the folder cannot be
+ * resolved. */
+static char *canonical_name(const char *path) {
+  char *copy = strdup(path), *copy2 = strdup(path);
+  char *real = NULL, *out = NULL;
+  if (copy && copy2) {
+    const char *name = basename(copy2);
+    real = realpath(dirname(copy), NULL);
+    if (real && (out = malloc(strlen(real) + strlen(name) + 2)) != NULL)
+      sprintf(out, "%s/%s", real, name);
+  }
+  free(real);
+  free(copy);
+  free(copy2);
+  return out;
+}
+
+int cs_plat_same_name(const char *a, const char *b) {
+  char *x = canonical_name(a), *y = canonical_name(b);
+  int same = x && y && !strcmp(x, y);
+  free(x);
+  free(y);
+  return same;
+}
+
 /* mkdir -p of dir (modified temporarily), mode 0700 for what it creates. */
 static int mkdirs(char *dir) {
   struct stat st;

@@ -136,6 +136,12 @@ calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *e
   return CALSTORE_OK;
 }
 
+int cs_plat_same_name(const char *a, const char *b) {
+  char x[MAX_PATH * 4], y[MAX_PATH * 4];
+  /* the full paths (GetFullPathName): the same entry when equal but for case */
+  return _fullpath(x, a, sizeof x) && _fullpath(y, b, sizeof y) && !_stricmp(x, y);
+}
+
 void cs_plat_unpin(intptr_t pin) {
   (void)pin; /* a placeholder: see platform.h */
 }

@@ -27,10 +27,9 @@ calstore_status cs_fail(calstore_error *err, calstore_status status, unsigned li
 }
 
 int cs_has_line_break(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (s[i] == '\n' || s[i] == '\r')
-      return 1;
-  return 0;
+  /* only LF ends a line of the format: a CR inside a quoted value is
+   * carried as it is (both readers load it), so the writer accepts it */
+  return memchr(s, '\n', n) != NULL;
 }
 
 /* Checks one required string field. */

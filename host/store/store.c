@@ -378,6 +378,9 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
       op->affected = cs_set_invalidate(set, op->backend, op->implementation);
       if (op->affected)
         changed = 1;
+    } else if (op->kind == CS_OP_REWRITE) {
+      op->affected = 1; /* write the file, whatever it holds */
+      changed = 1;
     }
   }
   if (changed && set->live * 2 < set->n && cs_set_compact(set) != 0)
@@ -386,10 +389,10 @@ static int apply_ops(cs_set *set, cs_op *ops, size_t n) {
 }
 
 /* Nonzero when ops could change an empty store: only a put can (clear and
- * invalidate find nothing there). */
+ * invalidate find nothing there), and a rewrite creates the file. */
 static int changes_empty_store(const cs_op *ops, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (ops[i].kind == CS_OP_PUT)
+    if (ops[i].kind == CS_OP_PUT || ops[i].kind == CS_OP_REWRITE)
       return 1;
   return 0;
 }
@@ -620,6 +623,25 @@ size_t calstore_count(calstore *store) {
   return n;
 }
 
+/* What exporting onto target (resolved) would replace: 1 the store file
+ * itself (its path, or another spelling of it), 2 another name of the
+ * same file (a hard link), 3 the store's lock file, 0 anything else. Only
+ * for a store that keeps a file. */
+static int export_onto_store(const calstore *store, const char *target) {
+  if (!store->persistence)
+    return 0;
+  if (cs_plat_same_name(target, store->lock_path))
+    return 3;
+  cs_file_id a, b;
+  int ta = cs_plat_stat(target, &a, NULL) == CALSTORE_OK;
+  int tb = cs_plat_stat(store->path, &b, NULL) == CALSTORE_OK;
+  if (ta && tb && a.dev == b.dev && a.ino == b.ino)
+    return cs_plat_same_name(target, store->path) ? 1 : 2;
+  if (ta || tb)
+    return 0;
+  return cs_plat_same_name(target, store->path); /* neither exists yet */
+}
+
 calstore_status calstore_export(calstore *store, const char *path, calstore_error *err) {
   if (!store || !path || !path[0])
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "export needs a store and a path");
@@ -635,7 +657,26 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
    * may be anybody's file */
   char *real = NULL;
   calstore_status st = cs_plat_resolve(path, &real, err);
-  if (st == CALSTORE_OK) {
+  int same = st == CALSTORE_OK ? export_onto_store(store, real) : 0;
+  if (same == 1) {
+    /* the store itself (also through a link): renaming a snapshot over it
+     * would undo the commits made since it was read; commit a rewrite
+     * instead (lock, reload and merge the latest file, write) */
+    cs_buf_free(&buf);
+    free(real);
+    cs_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = CS_OP_REWRITE;
+    return cs_commit(store, &op, 1, err);
+  }
+  if (same) {
+    st = cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, path,
+                 same == 2 ? "%s is another name (a hard link) of the store file %s; exporting "
+                             "onto it would undo the store's concurrent commits: export to "
+                             "another file, or onto the store's own path"
+                           : "%s is the store's lock file (of %s); refusing to export onto it",
+                 path, store->path);
+  } else if (st == CALSTORE_OK) {
     cs_file_id id;
     cs_chunk one = {buf.data, buf.len};
     int replaced;

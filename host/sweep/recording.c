@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "base/files.h"
 
 static void fail(sweep_recording *r, const char *what) {
   if (r->failed)
@@ -108,9 +111,20 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info) {
   if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%MZ", &tm))
     search_space_add_meta(&r->space, "recorded", when);
   search_space_add_meta(&r->space, "units", "median and spread in microseconds, times in seconds");
-  r->f = fopen(r->part, "w");
+  /* PATH.part is created exclusively, never through a planted link
+   * (base_output_create) */
+  char why[4400], tmp[sizeof r->part];
+  int fd = base_output_create(r->path, ".part", tmp, sizeof tmp, why, sizeof why);
+  r->f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!r->f) {
-    fail(r, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+      fail(r, strerror(errno));
+    } else {
+      r->failed = 1;
+      snprintf(r->error, sizeof r->error, "%s", why);
+    }
     return;
   }
   if (search_space_write_header(r->f, &r->space) != 0 || fflush(r->f) != 0)
@@ -152,10 +166,12 @@ int sweep_recording_finish(sweep_recording *r) {
     if (fclose(r->f) != 0)
       fail(r, "write error"), rc = -1;
     r->f = NULL;
-    if (rc == 0 && rename(r->part, r->path) != 0) {
-      char why[300];
-      snprintf(why, sizeof why, "cannot rename to %.200s: %s", r->path, strerror(errno));
-      fail(r, why);
+    char why[4400];
+    if (rc == 0 && base_output_replace(r->part, r->path, why, sizeof why) != 0) {
+      /* the candidates stay in PATH.part: say so */
+      r->failed = 1;
+      snprintf(r->error, sizeof r->error, "%.4300s (the recording is kept in %.300s)", why,
+               r->part);
       rc = -1;
     }
   }

@@ -5,8 +5,11 @@
  * with their reasons) to a space file in the host/search format
  * (host/search/README.md, "Space files"), line by line as the sweep goes,
  * through the measurement engine's search_start and evaluated hooks (the
- * search part's observe hook). The file is written as PATH.part and renamed
- * to PATH when the sweep ends, so a sweep that dies leaves PATH.part. An
+ * search part's observe hook). The file is written as PATH.part (created
+ * exclusively, never through a planted link: base_output_create) and renamed
+ * to PATH when the sweep ends (base_output_replace: a directory, FIFO or
+ * device at PATH is refused, the candidates then kept in PATH.part), so a
+ * sweep that dies leaves PATH.part. An
  * exhaustive sweep records the complete space; `search-bench --spaces DIR`
  * and search_space_replay_init replay it.
  * Internal to the host.
@@ -62,7 +65,8 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info);
 void sweep_recording_add(sweep_recording *r, const sweep_evaluation *ev);
 
 /* Ends the recording: closes PATH.part and renames it to PATH (when the
- * search started). Returns 0, or -1 with r->error. Frees what r holds. */
+ * search started). Returns 0, or -1 with r->error (a failed rename says the
+ * recording is kept in PATH.part). Frees what r holds. */
 int sweep_recording_finish(sweep_recording *r);
 
 #endif /* CALHOST_SWEEP_RECORDING_H */

@@ -34,6 +34,8 @@ enum sweep_record_type {
   CALHOST_REC_DONE = 8,
   CALHOST_REC_CANDIDATE_END = 9, /* the candidate announced last is over */
   CALHOST_REC_BUDGET = 10,       /* f64: when the plugin's time budget ends */
+  CALHOST_REC_RECORDING = 11,    /* str: --record's outcome ("" written, else the error),
+                                    sent before the sweep's result */
 };
 
 /* At most this many rejections travel with a result (the count is exact).

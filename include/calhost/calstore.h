@@ -1,6 +1,8 @@
 /*
  * calstore.h: the public C API of libcalstore, calhost's calibration profile
- * store (see ../shared/spec/calibration-profile-store.rst and README.md).
+ * store. Its behaviour, the file format and how it differs from the design's
+ * reference implementation: host/store/README.md (installed as
+ * share/doc/calhost/source/host/store/README.md) and calstore(3).
  *
  * What a deployment, a host or a test links. The store owns loading,
  * locking, merging and atomic replacement of the one profile file; callers
@@ -55,7 +57,7 @@ extern "C" {
  * PATCH, for preprocessor comparisons. Compare with calstore_version() to
  * learn which library a program actually runs with. */
 #define CALSTORE_VERSION_MAJOR 1
-#define CALSTORE_VERSION_MINOR 1
+#define CALSTORE_VERSION_MINOR 2
 #define CALSTORE_VERSION_PATCH 0
 #define CALSTORE_VERSION_NUMBER                                                                    \
   (CALSTORE_VERSION_MAJOR * 1000000 + CALSTORE_VERSION_MINOR * 1000 + CALSTORE_VERSION_PATCH)
@@ -127,7 +129,10 @@ typedef struct calstore_measurement {
  * name) and leaves model_digest and processor NULL and thread_count 0.
  * backend, operator_name and implementation are always required. A key that
  * is incomplete or mixes the two kinds is CALSTORE_INVALID_ARGUMENT.
- * No field may contain a line break or NUL (the format cannot carry them). */
+ * No field may contain a line feed (LF) or NUL (the format cannot carry
+ * them: LF ends a line, and a NUL would end the C string); a CR is carried
+ * as it is inside a quoted value (both the reference's reader and calhost's
+ * load it). */
 typedef struct calstore_key {
   calstore_key_kind kind;
   const char *backend;
@@ -249,7 +254,7 @@ CALSTORE_API calstore_status calstore_reload(calstore *store, calstore_error *er
  * at most the lock timeout (calstore_options) for another writer's lock,
  * then returns CALSTORE_LOCK_FAILED.
  *
- * Refusals: a value the format cannot carry (line break or NUL in any
+ * Refusals: a value the format cannot carry (line feed or NUL in any
  * string, non-finite measurement, empty measurement name or policy) is
  * CALSTORE_INVALID_ARGUMENT; a policy the validator refuses is
  * CALSTORE_POLICY_REJECTED with the backend's message. When the file on
@@ -380,8 +385,20 @@ CALSTORE_API calstore_status calstore_batch_invalidate(calstore_batch *batch, co
 CALSTORE_API size_t calstore_batch_size(const calstore_batch *batch);
 /* Applies every queued change in order in one commit, then frees the batch
  * and sets *batch to NULL (also on failure). All or nothing: on failure
- * neither the file nor the in-memory snapshot changes. */
+ * neither the file nor the in-memory snapshot changes, with the one
+ * exception of calstore_store: when only the directory sync after the
+ * rename fails, the change is in the file every process reads (the
+ * snapshot follows it; *stored of a conditional put says 1) and the status
+ * is CALSTORE_WRITE_FAILED; calstore_batch_commit_applied tells the two
+ * apart. */
 CALSTORE_API calstore_status calstore_batch_commit(calstore_batch **batch, calstore_error *err);
+/* calstore_batch_commit, and *applied (may be NULL) receives whether the
+ * change is now in the file every process reads: 1 on CALSTORE_OK (also
+ * for an empty batch or one that changed nothing) and on a
+ * CALSTORE_WRITE_FAILED after the rename (the directory sync failed: stored,
+ * but the change may not survive a power loss), else 0. (since 1.2) */
+CALSTORE_API calstore_status calstore_batch_commit_applied(calstore_batch **batch, int *applied,
+                                                           calstore_error *err);
 /* Drops a batch without committing; NULL-safe, sets *batch to NULL. */
 CALSTORE_API void calstore_batch_abort(calstore_batch **batch);
 
@@ -459,7 +476,9 @@ struct calstore_lookup_result {
  * are reported as CALSTORE_REJECT_FORCE_PORTABLE. A profile that matches a
  * lower level than the selected one is not a rejection (it was not needed). Profiles of the same
  * backend and operator that do not match are recorded with the first reason that applies
- * (implementation, model, processor, thread count, structure). Returns CALSTORE_OK (selected),
+ * (implementation, model, processor, thread count, structure). The rejections
+ * come in this order: the validator's refusals in the walk's level order,
+ * then the other profiles in the store's file order. Returns CALSTORE_OK (selected),
  * CALSTORE_NOT_FOUND (none; *out still describes the rejections) or an
  * error (then *out is NULL). */
 CALSTORE_API calstore_status calstore_lookup(calstore *store,
@@ -515,7 +534,14 @@ CALSTORE_API calstore_status calstore_read_buffer(const char *data, size_t lengt
  * 0600; an existing path that is not a regular file is refused, and so is
  * a file the caller may not write (CALSTORE_WRITE_FAILED, "is read-only",
  * as for a commit). Works also
- * with persistence disabled: it is an explicit export. */
+ * with persistence disabled: it is an explicit export.
+ * Onto the store's own file (its path, another spelling of it or a
+ * symbolic link leading to it; a store that keeps a file) the export is a
+ * commit like any writer's: under the store's lock, the latest file is
+ * reloaded (merging other writers' commits) and rewritten canonically, so
+ * nothing committed meanwhile is undone. Another name of the store file (a
+ * hard link) and the store's lock file are refused
+ * (CALSTORE_INVALID_ARGUMENT, naming both). */
 CALSTORE_API calstore_status calstore_export(calstore *store, const char *path,
                                              calstore_error *err);
 

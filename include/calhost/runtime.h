@@ -116,8 +116,10 @@ typedef struct calhost_runtime_options {
   size_t config_text_length; /* its length in bytes */
   /* Since 0.2: the device of a device backend (one that lists devices,
    * plugin ABI 2) the keys are built for: its index or its identity, as
-   * `calhost devices` prints them. NULL (default): the backend's first
-   * listed device. A backend without devices refuses a device
+   * `calhost devices` prints them. NULL (default): the first device that
+   * calibrate calibrates, the first listed one of the configuration's
+   * [plugin NAME] devices (of all when absent). A backend without devices
+   * refuses a device
    * (CALHOST_RUNTIME_TARGET). Keys are built exactly as calibrate built
    * them for that device. */
   const char *device;
@@ -134,7 +136,14 @@ typedef struct calhost_runtime_plugin calhost_runtime_plugin;
  * configuration's [store] says; a missing file is an empty store). Returns
  * CALHOST_RUNTIME_OK with *out set; CALHOST_RUNTIME_CONFIG ("FILE:LINE:
  * reason") or CALHOST_RUNTIME_STORE ("FILE:LINE: status: reason") with *out
- * NULL. Close with calhost_runtime_close. */
+ * NULL. Close with calhost_runtime_close. Misuse is
+ * CALHOST_RUNTIME_INVALID_ARGUMENT, before any work and naming the field:
+ * out NULL, struct_size too small, plugin_path_count or plugin_dir_count
+ * above 0 with a NULL array or a NULL entry in it, config_text NULL with a
+ * config_text_length above 0. Every function of this header writes err
+ * only when err is not NULL and err_capacity > 0, and answers a NULL
+ * handle with INVALID_ARGUMENT (or, without a status, NULL / 0 / nothing
+ * done). */
 CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_open(
     const calhost_runtime_options *options, calhost_runtime **out, char *err, size_t err_capacity);
 
@@ -154,7 +163,9 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
  * [plugin NAME] settings (exactly as calibrate creates it):
  *   backend given: that backend (only it is loaded); workload may be NULL;
  *   backend NULL: the first enabled plugin that serves the operator of the
- *     configured workload `workload`.
+ *     configured workload `workload` (`calhost lookup --workload W` without
+ *     --plugin asks every such plugin in turn, by name, until one selects
+ *     a profile: do the same when several backends serve an operator).
  * Where plugins are searched, in this order (within a directory, by file
  * name; the first plugin of a backend name wins, [plugins] enabled/disabled
  * filter by name):

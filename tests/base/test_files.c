@@ -5,7 +5,11 @@
  * before the job that writes it: an existing directory accepts, a missing
  * one is refused unless the writer makes directories (then the nearest
  * existing ancestor decides), a regular file in a directory's place and a
- * read-only file or directory are refused, each with its reason.
+ * read-only file or directory are refused, each with its reason; the
+ * output-file rule (issue 22 items 2, 8, 9): base_output_prepare creates
+ * missing folders and refuses a directory, FIFO or device with its kind,
+ * base_output_create never writes through a link planted at FILE.part,
+ * base_output_replace checks the target again before the rename.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +184,64 @@ static void a_bare_name_is_checked_in_the_working_directory(void **state) {
   assert_non_null(strstr(why, "/plain2 is not a directory"));
 }
 
+static void outputs_get_their_folders_and_refuse_what_is_not_a_file(void **state) {
+  char why[512] = "";
+  struct stat st;
+  (void)state;
+  assert_int_equal(base_output_prepare("o1/o2/out.txt", why, sizeof why), 0);
+  assert_int_equal(stat("o1/o2", &st), 0);
+  assert_true(S_ISDIR(st.st_mode));
+  assert_int_equal(mkfifo("o.fifo", 0600), 0);
+  assert_int_equal(base_output_prepare("o.fifo", why, sizeof why), -1);
+  assert_string_equal(why, "it is a FIFO, not a regular file; refusing to replace it");
+  assert_int_equal(base_output_prepare("o1", why, sizeof why), -1);
+  assert_non_null(strstr(why, "it is a directory"));
+  assert_int_equal(base_output_prepare("/dev/null", why, sizeof why), -1);
+  assert_non_null(strstr(why, "it is a character device"));
+  /* base_path_writable, the store's pre-flight check, refuses them too */
+  assert_int_equal(base_path_writable("o.fifo", 1, why, sizeof why), -1);
+  assert_non_null(strstr(why, "a FIFO"));
+  touch("o.file");
+  assert_int_equal(base_output_prepare("o.file/x/y", why, sizeof why), -1);
+}
+
+static void a_part_file_is_never_written_through_a_link(void **state) {
+  char why[512] = "", tmp[256];
+  (void)state;
+  FILE *v = fopen("victim", "w");
+  assert_non_null(v);
+  fputs("keep\n", v);
+  fclose(v);
+  assert_int_equal(symlink("victim", "rec.part"), 0);
+  int fd = base_output_create("rec", ".part", tmp, sizeof tmp, why, sizeof why);
+  assert_true(fd >= 0);
+  assert_string_equal(tmp, "rec.part");
+  assert_int_equal(write(fd, "new\n", 4), 4);
+  close(fd);
+  char buf[16] = "";
+  fd = open("victim", O_RDONLY);
+  assert_int_equal(read(fd, buf, sizeof buf - 1), 5);
+  close(fd);
+  assert_string_equal(buf, "keep\n");
+  /* the rename refuses a FIFO that appeared at the name meanwhile */
+  assert_int_equal(mkfifo("rec", 0600), 0);
+  assert_int_equal(base_output_replace(tmp, "rec", why, sizeof why), -1);
+  assert_non_null(strstr(why, "rec: it is a FIFO"));
+  struct stat st;
+  assert_int_equal(lstat("rec", &st), 0);
+  assert_true(S_ISFIFO(st.st_mode));
+  assert_int_equal(unlink("rec"), 0);
+  assert_int_equal(base_output_replace(tmp, "rec", why, sizeof why), 0);
+  assert_int_equal(lstat("rec", &st), 0);
+  assert_true(S_ISREG(st.st_mode));
+  /* a unique temporary name otherwise */
+  fd = base_output_create("page.html", NULL, tmp, sizeof tmp, why, sizeof why);
+  assert_true(fd >= 0);
+  assert_non_null(strstr(tmp, "page.html."));
+  close(fd);
+  unlink(tmp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reads_a_file_and_a_pipe_to_the_end),
@@ -190,6 +252,8 @@ int main(void) {
       cmocka_unit_test(a_file_in_a_directorys_place_is_refused),
       cmocka_unit_test(read_only_files_and_directories_are_refused),
       cmocka_unit_test(a_bare_name_is_checked_in_the_working_directory),
+      cmocka_unit_test(outputs_get_their_folders_and_refuse_what_is_not_a_file),
+      cmocka_unit_test(a_part_file_is_never_written_through_a_link),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,22 @@ static void str_helpers_copy_format_fail_and_judge_lists(void **state) {
   assert_false(base_str_allowed(NULL, 0, deny, 1, "b"));
 }
 
+/* base_text_figure: significant digits whatever the magnitude (issue 22
+ * item 17: %f of 1e300 printed 301 digits), "-" for what is unknown */
+static void figures_have_significant_digits(void **state) {
+  (void)state;
+  char b[32];
+  assert_string_equal(base_text_figure(b, sizeof b, 314.9333, 4), "314.9");
+  assert_string_equal(base_text_figure(b, sizeof b, 1e300, 4), "1e+300");
+  assert_string_equal(base_text_figure(b, sizeof b, 1e-300, 3), "1e-300");
+  assert_string_equal(base_text_figure(b, sizeof b, -1.5e-7, 3), "-1.5e-07");
+  assert_string_equal(base_text_figure(b, sizeof b, 2.7123, 3), "2.71");
+  assert_string_equal(base_text_figure(b, sizeof b, NAN, 4), "-");
+  assert_string_equal(base_text_figure(b, sizeof b, INFINITY, 4), "-");
+  assert_string_equal(base_text_figure(b, sizeof b, -DBL_MAX, 17), "-1.7976931348623157e+308");
+  assert_true(strlen(base_text_figure(b, sizeof b, -DBL_MAX, 99)) < sizeof b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_rule),
@@ -240,6 +257,7 @@ int main(void) {
       cmocka_unit_test(text_rule),
       cmocka_unit_test(filter_stream),
       cmocka_unit_test(where_omits_line_zero),
+      cmocka_unit_test(figures_have_significant_digits),
       cmocka_unit_test(array_grows_by_doubling_and_keeps_contents),
       cmocka_unit_test(str_helpers_copy_format_fail_and_judge_lists),
   };

@@ -12,8 +12,10 @@
  *   - with [store] persistence_enabled = false, override set/clear, import
  *     and invalidate say that nothing was kept (a note; "persisted": false);
  *   - a usage error's synopsis keeps its line breaks (no literal "\n");
- *   - export to a file in a missing directory names the file and the
- *     directory.
+ *   - export follows the rule of every output file: a missing folder is
+ *     created (as --report DIR and --record do), a file where a folder is
+ *     needed and a device or FIFO at OUT are refused, naming OUT and the
+ *     kind.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -340,16 +342,27 @@ static void usage_errors_print_the_synopsis_lines(void **state) {
 
 /* ---- 6: export into a missing directory --------------------------------- */
 
-static void export_names_the_missing_directory(void **state) {
+/* Issue 22 item 2: one rule for output folders: export creates the missing
+ * folder (it refused it before, while --report DIR created its own). */
+static void export_creates_a_missing_directory(void **state) {
   (void)state;
-  run_result *r = run("--store", "e.txt", "export", "nodir/a.txt", NULL);
-  assert_int_equal(r->code, 2);
-  assert_string_equal(
-      r->err, "calhost: export: cannot write nodir/a.txt: its directory nodir does not exist\n");
+  run_result *r = run("--store", "e.txt", "export", "nodir/sub/a.txt", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "exported 0 profiles to nodir/sub/a.txt");
+  struct stat st;
+  assert_int_equal(stat(path("nodir/sub/a.txt"), &st), 0);
   write_file("plain", "x\n");
   r = run("--store", "e.txt", "export", "plain/a.txt", NULL);
   assert_int_equal(r->code, 2);
   HAS(r->err, "calhost: export: cannot write plain/a.txt: plain is not a directory");
+  /* item 9: a device or a FIFO at OUT is refused with its kind */
+  r = run("--store", "e.txt", "export", "/dev/null", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "/dev/null: it is a character device, not a regular file");
+  assert_int_equal(mkfifo(path("fifo"), 0600), 0);
+  r = run("--store", "e.txt", "export", "fifo", NULL);
+  assert_int_equal(r->code, 2);
+  HAS(r->err, "fifo: it is a FIFO, not a regular file");
   /* an existing directory: exported as before */
   r = run("--store", "e.txt", "export", "a.txt", NULL);
   assert_int_equal(r->code, 0);
@@ -374,7 +387,7 @@ int main(void) {
       cmocka_unit_test(plugin_check_honours_json_and_quiet),
       cmocka_unit_test(persistence_off_says_the_change_is_not_kept),
       cmocka_unit_test(usage_errors_print_the_synopsis_lines),
-      cmocka_unit_test(export_names_the_missing_directory),
+      cmocka_unit_test(export_creates_a_missing_directory),
   };
   return cmocka_run_group_tests_name("cli_contracts", tests, setup, teardown);
 }

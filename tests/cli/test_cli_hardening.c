@@ -356,6 +356,11 @@ static void exit_codes_as_documented(void **state) {
           "--policy", "bogus", NULL);
   assert_int_equal(r->code, 1);
   HAS(r->err, "policy_rejected");
+  /* issue 22 item 27: one layer says what refused it ("the plugin refused
+   * the policy: the backend's validator rejected the policy: ...") */
+  HAS(r->err, "calhost: override set: the backend's validator rejected the policy: not a test "
+              "policy (policy_rejected)\n");
+  HASNT(r->err, "refused the policy");
   r = run("--config", ini, "--store", path("o.txt"), "override", "set", "--workload", "w1",
           "--policy", "p=2", NULL);
   assert_int_equal(r->code, 0);

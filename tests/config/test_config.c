@@ -841,6 +841,36 @@ static void default_search_order(void **state) {
   free(old_xdg);
 }
 
+/* config show's roles: each place of the search says what it is; a file
+ * that is none of them (a --config FILE) has none. */
+static void default_search_names_each_place_role(void **state) {
+  char buf[PATH_MAX + 128], sub[PATH_MAX + 32];
+  const char *kind = "unset", *src = getenv("CALHOST_SOURCE_DIR");
+  char *old_xdg = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
+  (void)state;
+  assert_non_null(config_default_role("calhost.ini", &kind, buf, sizeof buf));
+  assert_string_equal(kind, "current_directory");
+  snprintf(sub, sizeof sub, "%s/xdg", tmpdir);
+  setenv("XDG_CONFIG_HOME", sub, 1);
+  snprintf(sub, sizeof sub, "%s/xdg/calhost/calhost.ini", tmpdir);
+  assert_non_null(config_default_role(sub, &kind, buf, sizeof buf));
+  assert_string_equal(kind, "user");
+  assert_string_equal(buf, "the user's configuration");
+  if (src) { /* run from the build tree: the source's config is a place */
+    snprintf(sub, sizeof sub, "%s/config/calhost.ini", src);
+    char real[PATH_MAX];
+    if (realpath(sub, real) && config_default_role(real, &kind, buf, sizeof buf))
+      assert_string_equal(kind, "source");
+  }
+  assert_null(config_default_role("/nowhere/else.ini", &kind, buf, sizeof buf));
+  assert_null(kind);
+  if (old_xdg)
+    setenv("XDG_CONFIG_HOME", old_xdg, 1);
+  else
+    unsetenv("XDG_CONFIG_HOME");
+  free(old_xdg);
+}
+
 /* ---- the shipped files ---------------------------------------------------------- */
 
 static void shipped_configs_load_cleanly(void **state) {
@@ -921,6 +951,7 @@ int main(void) {
       cmocka_unit_test(load_string_names_its_source),
       cmocka_unit_test(missing_file_is_an_error),
       cmocka_unit_test(default_search_order),
+      cmocka_unit_test(default_search_names_each_place_role),
       cmocka_unit_test(shipped_configs_load_cleanly),
   };
   return cmocka_run_group_tests_name("config", tests, setup_dir, teardown_dir);

@@ -221,9 +221,19 @@ static void plan_shards_partition_the_items(void **state) {
     free(err);
   }
   assert_int_equal(sum, total);
-  /* the text form says how the items split */
+  /* the text form says how the items split, each count labelled with its
+   * shard (issue 22 item 32: "3 items in 2 shards: 1 2" read like shard
+   * numbers) */
   assert_int_equal(RUN(&out, &err, "plan", "--config", "fleet.ini", "--shards", "2"), 0);
-  assert_non_null(strstr(out, "12 items in 2 shards:"));
+  const char *split = strstr(out, "12 items in 2 shards (shard 0: ");
+  unsigned a = 99, b = 99;
+  assert_non_null(split);
+  assert_int_equal(sscanf(split, "12 items in 2 shards (shard 0: %u", &a), 1);
+  const char *second = strstr(split, ", shard 1: ");
+  assert_non_null(second);
+  assert_int_equal(sscanf(second, ", shard 1: %u", &b), 1);
+  assert_int_equal(a + b, 12);
+  assert_non_null(strstr(split, b == 1 ? " item)\n" : " items)\n"));
   free(out);
   free(err);
   free(all);

@@ -13,7 +13,12 @@
 #   4. merge.sbatch refuses a spec without its shard count;
 #   5. submit.sh submits nothing when `calhost plan` refuses the calibrate
 #      flags or --retry names a shard past N, and passes --force on to the
-#      merge.
+#      merge;
+#   6. every number is read once, in decimal (--shards 010 is ten shards,
+#      08 eight, --retry 01 shard 1; the shard task's and the merge's N);
+#   7. the merge fails when a shard holding planned items (plan.txt, written
+#      by submit.sh) did not finish them, or the plan has another shard
+#      count.
 # Environment: CALHOST_SOURCE_DIR, CALHOST_BUILD_DIR (set by ctest).
 set -u
 src=${CALHOST_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -36,7 +41,8 @@ export HOME=$T XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
     printf '[workload %s]\noperator = ReduceSum\nshape = %s\n' "${w%%:*}" "${w#*:}"
   done
 } >"$T/f.ini"
-"$calhost" --config "$T/f.ini" plan --shards 2 | tail -n 1 | grep -q '8 items in 2 shards: 2 6' ||
+"$calhost" --config "$T/f.ini" plan --shards 2 | tail -n 1 |
+  grep -q '8 items in 2 shards (shard 0: 2 items, shard 1: 6 items)' ||
   fail "the test's items no longer split 2/6 (change the workloads)"
 
 shards() { # shards [calibrate flags]: runs both array tasks
@@ -103,4 +109,49 @@ grep -q "bad shard list '5' for 2 shards" "$T/sub.log" || { cat "$T/sub.log"; fa
 [ ! -e "$T/sbatch.log" ] || fail "sbatch was called for a refused campaign"
 sub --shards 2 -- --config "$T/f.ini" --force || { cat "$T/sub.log"; fail "submit"; }
 grep -q "merge.sbatch --force $T/S " "$T/sbatch.log" || { cat "$T/sbatch.log"; fail "--force did not reach the merge"; }
+
+echo "== 6. numbers are decimal everywhere (issue 22 item 14: 010 was octal 8, 08 no array)"
+for spec in 010:10:0-9 08:8:0-7 02:2:0-1; do
+  IFS=: read -r given n array <<<"$spec"
+  rm -f "$T/sbatch.log"
+  sub --shards "$given" -- --config "$T/f.ini" || { cat "$T/sub.log"; fail "submit --shards $given"; }
+  grep -q -- "--array=$array .*calibrate-shard.sbatch $T/S $T/S/stores $n " "$T/sbatch.log" ||
+    { cat "$T/sbatch.log"; fail "--shards $given: not an array $array of $n shards"; }
+  grep -q -- "--dependency=afterok:42 .*merge.sbatch $T/S $T/S/stores:$n\$" "$T/sbatch.log" ||
+    { cat "$T/sbatch.log"; fail "--shards $given: the merge is not after the array, over $n shards"; }
+done
+rm -f "$T/sbatch.log"
+sub --shards 3 --retry 01,002 -- --config "$T/f.ini" || { cat "$T/sub.log"; fail "submit --retry 01,002"; }
+grep -q -- "--array=1,2 " "$T/sbatch.log" || { cat "$T/sbatch.log"; fail "--retry 01,002 is not 1,2"; }
+sub --shards 0x2 -- --config "$T/f.ini" && fail "submit accepted --shards 0x2"
+grep -q "bad shard count" "$T/sub.log" || { cat "$T/sub.log"; fail "--shards 0x2's message"; }
+# the shard task and the merge read 010 and 02 as ten and two
+SLURM_ARRAY_TASK_ID=01 CALHOST=$calhost CALHOST_LOCAL_DIR=$T \
+  bash "$fleet/calibrate-shard.sbatch" "$T/D" "$T/D/stores" 02 --config "$T/f.ini" >"$T/d.log" 2>&1 ||
+  { cat "$T/d.log"; fail "shard 01 of 02"; }
+grep -q "shard 1/2 " "$T/d.log" && [ -f "$T/D/stores/shard-1.txt" ] || { cat "$T/d.log"; fail "shard 01/02 is not 1/2"; }
+CALHOST=$calhost bash "$fleet/merge.sbatch" "$T/D" "$T/D/stores:02" >"$T/m.log" 2>&1 &&
+  fail "merge of 02 shards passed without shard 0"
+grep -q "shard-0.txt" "$T/m.log" || { cat "$T/m.log"; fail "merge did not name the missing shard 0"; }
+
+echo "== 7. a merge that does not hold every planned item fails the campaign"
+rm -rf "$T/P" && mkdir -p "$T/P/stores"
+"$calhost" --config "$T/f.ini" plan --shards 2 >"$T/P/stores/plan.txt"
+for i in 0 1; do
+  SLURM_ARRAY_TASK_ID=$i CALHOST=$calhost CALHOST_LOCAL_DIR=$T \
+    bash "$fleet/calibrate-shard.sbatch" "$T/P" "$T/P/stores" 2 --config "$T/f.ini" >"$T/p.log" 2>&1 ||
+    { cat "$T/p.log"; fail "planned shard $i"; }
+done
+CALHOST=$calhost bash "$fleet/merge.sbatch" "$T/P" "$T/P/stores:2" >"$T/m.log" 2>&1 ||
+  { cat "$T/m.log"; fail "the merge of a whole campaign"; }
+# shard 1 (6 planned items) reports a failure: the merge fails, naming it
+sed -i 's/"exit_status":0/"exit_status":1/' "$T/P/stores/shard-1.json"
+CALHOST=$calhost bash "$fleet/merge.sbatch" "$T/P" "$T/P/stores:2" >"$T/m.log" 2>&1 &&
+  fail "the merge passed with shard 1's items not calibrated"
+grep -q "did not calibrate every planned item.*shard-1 (6 planned items" "$T/m.log" ||
+  { cat "$T/m.log"; fail "the merge's message for shard 1"; }
+# a plan of another shard count than the merge's
+CALHOST=$calhost bash "$fleet/merge.sbatch" "$T/P" "$T/P/stores:3" >"$T/m.log" 2>&1 &&
+  fail "the merge of 3 shards passed a plan of 2"
+grep -q "planned in 2 shards, not 3" "$T/m.log" || { cat "$T/m.log"; fail "the merge's shard-count message"; }
 echo "PASS fleet scripts"

@@ -562,7 +562,8 @@ static void force_portable_selects_the_portable_profile(void **state) {
 }
 
 /* What cannot succeed is said before any sweep or in the summary: an
- * unwritable --record destination stops the run at once (exit 2, nothing
+ * unwritable --record destination (a file where its folder should be) stops
+ * the run at once (exit 2, nothing
  * calibrated), a plugin whose create() fails is summed up as failed, not
  * as a plugin without a workload, a non-deterministic build_key fails its
  * sweeps, and a disabled backend is named as disabled. */
@@ -575,12 +576,19 @@ static void calibrate_names_what_stops_it(void **state) {
                "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n"
                "[plugin test_create]\nmode = strict\n");
   path_in(cfg, sizeof cfg, "stops.ini");
-  path_in(record, sizeof record, "no-such-folder/rec.space");
+  /* a missing folder is created (the rule of every output file); a file
+   * where the folder should be cannot be */
+  char plain[600];
+  path_in(plain, sizeof plain, "plain-file");
+  FILE *pf = fopen(plain, "w");
+  assert_non_null(pf);
+  fclose(pf);
+  path_in(record, sizeof record, "plain-file/rec.space");
   const char *rec[] = {"calibrate", "--config", cfg,    "--plugin",
                        "test_good", "--record", record, NULL};
   assert_int_equal(run(&out, &err, rec), 2);
   assert_non_null(strstr(err, "--record: cannot write"));
-  assert_non_null(strstr(err, "no-such-folder does not exist"));
+  assert_non_null(strstr(err, "plain-file is not a directory"));
   assert_int_equal(access(store, F_OK), -1); /* no sweep ran, nothing stored */
   free(out);
   free(err);

@@ -263,7 +263,9 @@ static void fake_session_start(uint32_t i) {
 
 static calhost_status device_count(calhost_plugin_instance *inst, uint32_t *count) {
   (void)inst;
-  *count = 3;
+  /* CALHOST_TEST_DEVICE_COUNT=0: a machine without the devices */
+  const char *n = getenv("CALHOST_TEST_DEVICE_COUNT");
+  *count = n && *n == '0' ? 0 : 3;
   return CALHOST_OK;
 }
 
@@ -275,6 +277,8 @@ static calhost_status list_device(calhost_plugin_instance *inst, uint32_t positi
   out->index = position;
   out->kind = position < 2 ? CALHOST_DEVICE_GPU : CALHOST_DEVICE_CPU;
   out->identity = fake_identity[position];
+  if (position == 0 && getenv("CALHOST_TEST_DEVICE_NO_IDENTITY")) /* a careless backend */
+    out->identity = "";
   out->name = position < 2 ? "fake gpu" : "fake cpu device";
   out->hardware = fake_hardware[position];
   return CALHOST_OK;
@@ -415,6 +419,12 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
 #endif
   for (uint32_t i = 0; i < iterations; i++)
     s->out = 1.5 * s->p;
+#ifdef FAKE_DEVICES
+  /* CALHOST_TEST_DEVICE_SECONDS=X: a device timer reporting X s per call */
+  const char *dev_s = getenv("CALHOST_TEST_DEVICE_SECONDS");
+  if (dev_s && result)
+    result->device_seconds = strtod(dev_s, NULL);
+#endif
   return CALHOST_OK;
 }
 

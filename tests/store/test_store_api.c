@@ -120,8 +120,20 @@ static void unrepresentable_values_are_refused(void **state) {
   calstore_error err = {0};
   calstore_key k = tu_exact("gpu", "3", "d", "line\nbreak", 8);
   assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  /* a CR is carried (issue 22 item 33: both readers load it): stored, and
+   * read back from the file as it was */
   k = tu_exact("gpu\r", "3", "d", "p", 8);
-  assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
+  char *cr_path = tu_path(f->dir, "cr.txt");
+  calstore *cr = tu_open(cr_path, NULL);
+  assert_int_equal(tu_store(cr, &k, "x\ry", 1), CALSTORE_OK);
+  calstore_close(&cr);
+  calstore *again = tu_open(cr_path, NULL);
+  calstore_lookup_result *got = NULL;
+  assert_int_equal(calstore_get(again, &k, CALSTORE_SOURCE_CALIBRATED, &got, NULL), CALSTORE_OK);
+  assert_string_equal(got->profile->policy, "x\ry");
+  calstore_lookup_result_free(&got);
+  calstore_close(&again);
+  free(cr_path);
   calstore_property nl[] = {{"dtype", "a\nb"}};
   k = tu_portable("gpu", "3", nl, 1);
   assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_INVALID_ARGUMENT);
@@ -406,6 +418,35 @@ static void validator_rejection_falls_through_to_portable(void **state) {
   assert_non_null(r);
   assert_int_equal(r->status, CALSTORE_NOT_FOUND);
   assert_int_equal(r->rejection_count, 2);
+  calstore_lookup_result_free(&r);
+  calstore_close(&s);
+}
+
+/* Issue 22 item 33: the rejection list's order is calhost's documented
+ * one (the reference's differs): the validator's refusals first, in the
+ * walk's level order, then the other profiles of the backend and operator
+ * in file order. */
+static void rejections_come_in_the_documented_order(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_key other_impl = tu_exact("gpu", "2", "sha256:ab12", "x86:l2=1M", 8);
+  calstore_key other_model = tu_exact("gpu", "3", "sha256:zz", "x86:l2=1M", 8);
+  calstore_key exact = tu_exact("gpu", "3", "sha256:ab12", "x86:l2=1M", 8);
+  calstore_key port = tu_portable("gpu", "3", S16, 2);
+  /* file order: other_impl, port (refused), other_model, exact override (refused) */
+  assert_int_equal(tu_store(s, &other_impl, "impl two", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &port, "portable BAD", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &other_model, "model zz", 1), CALSTORE_OK);
+  assert_int_equal(tu_override(s, &exact, "override BAD"), CALSTORE_OK);
+  calstore_lookup_options o = lookup_opts("3");
+  tu_validator v = {"BAD", 0};
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_lookup(s, &o, tu_validate, &v, &r, NULL), CALSTORE_NOT_FOUND);
+  static const char *const want[] = {"override BAD", "portable BAD", "impl two", "model zz"};
+  assert_int_equal(r->rejection_count, 4);
+  for (size_t i = 0; i < 4; i++)
+    if (strcmp(r->rejections[i].profile.policy, want[i]))
+      fail_msg("rejection %zu is '%s', want '%s'", i, r->rejections[i].profile.policy, want[i]);
   calstore_lookup_result_free(&r);
   calstore_close(&s);
 }
@@ -878,6 +919,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_short_options_struct_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(no_threads_loads_the_same, setup, teardown),
       cmocka_unit_test(misuse_never_aborts),
+      cmocka_unit_test_setup_teardown(rejections_come_in_the_documented_order, setup, teardown),
   };
   return cmocka_run_group_tests_name("store_api", tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * program compiles the store with CALHOST_FAULT_INJECTION): each failing
  * step gives an explicit status with the errno text and the path, leaves
  * the file and the snapshot unchanged and removes the temp file; a writer
- * killed mid-write leaves only an ignored temp file.
+ * killed mid-write leaves only an ignored temp file; a directory sync that
+ * fails after the rename is told apart from a failed commit
+ * (calstore_batch_commit_applied says applied: the change is in the file).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -143,6 +145,43 @@ static void crash_child(fixture *f, const char *step) {
   assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
+/* Issue 22 item 10: the rename succeeded but the directory sync failed:
+ * the status is write_failed, yet the change is what every process reads,
+ * and calstore_batch_commit_applied says so (a failure before the rename
+ * says not applied). */
+static void a_failed_directory_sync_is_applied_not_lost(void **state) {
+  fixture *f = *state;
+  const char *faults[] = {"fsync_dir:EIO", "rename:EIO"};
+  for (int i = 0; i < 2; i++) {
+    calstore_batch *b = NULL;
+    assert_int_equal(calstore_batch_begin(f->s, &b, NULL), CALSTORE_OK);
+    calstore_key k = tu_exact("gpu", "3", i ? "renamed-not" : "synced-not", "p", 8);
+    tu_policy p = {"b", 0, 0};
+    assert_int_equal(calstore_batch_store(b, &k, NULL, 0, tu_serialize, &p, NULL, NULL, NULL),
+                     CALSTORE_OK);
+    setenv("CALSTORE_FAULT", faults[i], 1);
+    calstore_error err = {0};
+    int applied = -1;
+    assert_int_equal(calstore_batch_commit_applied(&b, &applied, &err), CALSTORE_WRITE_FAILED);
+    unsetenv("CALSTORE_FAULT");
+    assert_null(b);
+    assert_int_equal(applied, i ? 0 : 1);
+    if (!i)
+      assert_non_null(strstr(err.message, "could not sync its directory"));
+    /* what a fresh reader sees agrees with applied */
+    calstore *other = tu_open(f->path, NULL);
+    assert_int_equal(calstore_count(other), 2);
+    assert_int_equal(calstore_count(f->s), 2);
+    calstore_close(&other);
+  }
+  /* an empty batch is applied (nothing to do) */
+  calstore_batch *b = NULL;
+  int applied = 0;
+  assert_int_equal(calstore_batch_begin(f->s, &b, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit_applied(&b, &applied, NULL), CALSTORE_OK);
+  assert_int_equal(applied, 1);
+}
+
 static void a_crash_mid_write_leaves_the_store_intact(void **state) {
   fixture *f = *state;
   crash_child(f, "crash_after:write");
@@ -174,6 +213,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(each_failing_write_step_reports_and_keeps_the_store, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_failing_batch_commit_changes_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_failed_directory_sync_is_applied_not_lost, setup, teardown),
       cmocka_unit_test_setup_teardown(a_crash_mid_write_leaves_the_store_intact, setup, teardown),
   };
   return cmocka_run_group_tests_name("store_faults", tests, NULL, NULL);

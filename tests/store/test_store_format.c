@@ -440,8 +440,23 @@ static void check_blanks(const loaded *l) {
   assert_string_equal(l->p[0].unit[0], "us");
 }
 
+static void check_portable_minus_zero(const loaded *l) {
+  assert_int_equal(l->n, 1);
+  assert_int_equal(l->p[0].kind, CALSTORE_KEY_PORTABLE);
+  assert_int_equal(l->p[0].threads, 0); /* -0 is zero: absent */
+  assert_int_equal(l->p[0].nstruct, 2);
+}
+
+static void check_cr(const loaded *l) {
+  assert_int_equal(l->n, 1);
+  assert_string_equal(l->p[0].processor, "x86_64\rl2=1048576"); /* kept inside the quotes */
+  assert_string_equal(l->p[0].unit[0], "u\rs");
+  assert_string_equal(l->p[0].policy, "opaque\rbackend data");
+}
+
 /* Each row of the table: its vector, what calhost does with it (loaded
- * profiles checked by `check`, or the refusal's line and message). The
+ * profiles checked by `check`, or the refusal's line, message and status:
+ * malformed unless refused_as says unsupported_version). The
  * canonical rewrite of each loading vector is checked by
  * every_format_vector_gives_its_expected_result. */
 static const struct deviation {
@@ -449,29 +464,42 @@ static const struct deviation {
   void (*check)(const loaded *l); /* NULL: refused */
   unsigned line;
   const char *message;
+  calstore_status refused_as; /* 0: CALSTORE_MALFORMED */
 } deviations[] = {
-    {"ok_tabs.txt", check_blanks, 0, NULL},
-    {"ok_blanks_vt.txt", check_blanks, 0, NULL},
-    {"ok_blanks_ff.txt", check_blanks, 0, NULL},
-    {"ok_blanks_cr.txt", check_blanks, 0, NULL},
-    {"ok_blanks_two_spaces.txt", check_blanks, 0, NULL},
-    {"ok_crlf.txt", check_blanks, 0, NULL},
-    {"ok_blanks_mixed.txt", check_blanks, 0, NULL},
-    {"ok_field_order.txt", check_field_order, 0, NULL},
-    {"bad_repeated_policy.txt", NULL, 11, "a record has one 'policy' (line 10 has it already)"},
-    {"bad_repeated_key_field.txt", NULL, 4, "a record has one 'backend' (line 3 has it already)"},
-    {"ok_portable_empty_exact_fields.txt", check_portable_empty, 0, NULL},
-    {"bad_portable_with_threads.txt", NULL, 6, "'thread_count' in a portable record"},
-    {"ok_header_plus_one.txt", check_one, 0, NULL},
-    {"bad_header_minus_one.txt", NULL, 1, "bad header"},
-    {"ok_count_forms.txt", check_counts, 0, NULL},
-    {"bad_negative_threads.txt", NULL, 8, "thread_count: -1 is negative"},
-    {"ok_number_forms.txt", check_numbers, 0, NULL},
-    {"bad_glued_unit.txt", NULL, 9, "'5us' is not a decimal number"},
-    {"bad_hex_measurement.txt", NULL, 9, "'0x10' is not a decimal number"},
-    {"bad_nul_in_value.txt", NULL, 10, "NUL byte"},
-    {"ok_comment_before_header.txt", check_one, 0, NULL},
-    {"ok_vt_ff_lines.txt", check_one, 0, NULL},
+    {"ok_tabs.txt", check_blanks, 0, NULL, 0},
+    {"ok_blanks_vt.txt", check_blanks, 0, NULL, 0},
+    {"ok_blanks_ff.txt", check_blanks, 0, NULL, 0},
+    {"ok_blanks_cr.txt", check_blanks, 0, NULL, 0},
+    {"ok_blanks_two_spaces.txt", check_blanks, 0, NULL, 0},
+    {"ok_crlf.txt", check_blanks, 0, NULL, 0},
+    {"ok_blanks_mixed.txt", check_blanks, 0, NULL, 0},
+    {"ok_field_order.txt", check_field_order, 0, NULL, 0},
+    {"bad_repeated_policy.txt", NULL, 11, "a record has one 'policy' (line 10 has it already)", 0},
+    {"bad_repeated_key_field.txt", NULL, 4, "a record has one 'backend' (line 3 has it already)",
+     0},
+    {"ok_portable_empty_exact_fields.txt", check_portable_empty, 0, NULL, 0},
+    {"bad_portable_with_threads.txt", NULL, 6, "'thread_count' in a portable record", 0},
+    {"ok_header_plus_one.txt", check_one, 0, NULL, 0},
+    {"bad_header_minus_one.txt", NULL, 1, "bad header", 0},
+    {"ok_count_forms.txt", check_counts, 0, NULL, 0},
+    {"bad_negative_threads.txt", NULL, 8, "thread_count: -1 is negative", 0},
+    {"ok_number_forms.txt", check_numbers, 0, NULL, 0},
+    {"bad_glued_unit.txt", NULL, 9, "'5us' is not a decimal number", 0},
+    {"bad_hex_measurement.txt", NULL, 9, "'0x10' is not a decimal number", 0},
+    {"bad_nul_in_value.txt", NULL, 10, "NUL byte", 0},
+    {"ok_comment_before_header.txt", check_one, 0, NULL, 0},
+    {"ok_vt_ff_lines.txt", check_one, 0, NULL, 0},
+    /* issue 22 item 33: the differences a differential run found */
+    {"bad_header_minus_u32max.txt", NULL, 1, "bad header", 0},
+    {"unsupported_header_minus_zero.txt", NULL, 1, "unsupported schema version -0",
+     CALSTORE_UNSUPPORTED_VERSION},
+    {"unsupported_header_above_u32.txt", NULL, 1, "unsupported schema version 4294967296",
+     CALSTORE_UNSUPPORTED_VERSION},
+    {"ok_portable_minus_zero_threads.txt", check_portable_minus_zero, 0, NULL, 0},
+    {"ok_cr_in_value.txt", check_cr, 0, NULL, 0},
+    {"bad_unknown_field.txt", NULL, 11, "unknown field 'color'", 0},
+    {"bad_empty_policy.txt", NULL, 10, "policy is empty", 0},
+    {"bad_unterminated.txt", NULL, 10, "is not terminated by 'end'", 0},
 };
 
 static void each_reference_deviation_behaves_as_documented(void **state) {
@@ -488,9 +516,10 @@ static void each_reference_deviation_behaves_as_documented(void **state) {
         fail_msg("%s: %s (%s)", d->vector, calstore_status_name(st), dg.first_msg);
       d->check(&l);
     } else {
-      if (st != CALSTORE_MALFORMED || dg.first_line != d->line)
-        fail_msg("%s: %s at line %u, want malformed at line %u", d->vector,
-                 calstore_status_name(st), dg.first_line, d->line);
+      calstore_status want = d->refused_as ? d->refused_as : CALSTORE_MALFORMED;
+      if (st != want || dg.first_line != d->line)
+        fail_msg("%s: %s at line %u, want %s at line %u", d->vector, calstore_status_name(st),
+                 dg.first_line, calstore_status_name(want), d->line);
       if (!strstr(dg.first_msg, d->message))
         fail_msg("%s: message '%s' lacks '%s'", d->vector, dg.first_msg, d->message);
       assert_int_equal(l.n, 0);
@@ -528,8 +557,11 @@ static void deviation_table_is_documented(void **state) {
     assert_true(k == 6);
     rows++;
     int loads = !strncmp(col[2], " loads", 6), refused = !strncmp(col[2], " malformed", 10);
-    if (!loads && !refused)
-      fail_msg("README row without 'loads' or 'malformed' in the calhost column: %s", line);
+    int unsupported = !strncmp(col[2], " unsupported_version", 20);
+    if (!loads && !refused && !unsupported)
+      fail_msg("README row without 'loads', 'malformed' or 'unsupported_version' in the calhost "
+               "column: %s",
+               line);
     int vectors = 0;
     for (char *v = col[4]; (v = strchr(v, '`')) && v < col[5]; v = strchr(v + 1, '`') + 1) {
       char name[128];
@@ -542,8 +574,13 @@ static void deviation_table_is_documented(void **state) {
         fail_msg(
             "README names %s, which each_reference_deviation_behaves_as_documented does not check",
             name);
-      if ((deviations[j].check != NULL) != loads)
-        fail_msg("README says %s for %s", loads ? "loads" : "malformed", name);
+      if ((deviations[j].check != NULL) != loads ||
+          (!loads && (deviations[j].refused_as == CALSTORE_UNSUPPORTED_VERSION) != unsupported))
+        fail_msg("README says %s for %s",
+                 loads     ? "loads"
+                 : refused ? "malformed"
+                           : "unsupported",
+                 name);
       seen[j] = 1;
       vectors++;
     }
@@ -595,6 +632,43 @@ static void commit_rewrites_kept_records_canonically(void **state) {
     free(text);
     free(want);
   }
+  tu_rmtree(dir);
+  free(dir);
+  free(store);
+}
+
+/* Issue 22 item 33: a commit that changes nothing (a clear of an absent
+ * override, an invalidate matching nothing, a conditional put that keeps
+ * the stored profile) writes nothing: an oddly spaced file keeps its bytes;
+ * the first commit that changes something rewrites it canonically. */
+static void a_noop_commit_leaves_the_file_untouched(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp(), *store = tu_path(dir, "profiles.txt");
+  char in[PATH_MAX + 300];
+  snprintf(in, sizeof in, "%s/ok_tabs.txt", vec_dir);
+  size_t len = 0;
+  char *text = tu_read(in, &len);
+  FILE *f = fopen(store, "wb");
+  fwrite(text, 1, len, f);
+  fclose(f);
+  calstore *s = tu_open(store, NULL);
+  calstore_key absent = tu_exact("nobody", "1", "d", "p", 2);
+  assert_int_equal(calstore_clear_override(s, &absent, NULL), CALSTORE_NOT_FOUND);
+  size_t removed = 9;
+  assert_int_equal(calstore_invalidate(s, "nobody", NULL, &removed, NULL), CALSTORE_OK);
+  assert_int_equal(removed, 0);
+  size_t now_len = 0;
+  char *now = tu_read(store, &now_len);
+  assert_int_equal(now_len, len);
+  assert_memory_equal(now, text, len);
+  free(now);
+  /* a change rewrites it */
+  assert_int_equal(tu_store(s, &absent, "new", 1), CALSTORE_OK);
+  now = tu_read(store, &now_len);
+  assert_true(now_len != len || memcmp(now, text, len));
+  free(now);
+  calstore_close(&s);
+  free(text);
   tu_rmtree(dir);
   free(dir);
   free(store);
@@ -806,6 +880,7 @@ int main(void) {
       cmocka_unit_test(each_reference_deviation_behaves_as_documented),
       cmocka_unit_test(deviation_table_is_documented),
       cmocka_unit_test(commit_rewrites_kept_records_canonically),
+      cmocka_unit_test(a_noop_commit_leaves_the_file_untouched),
       cmocka_unit_test(crlf_line_ends_read_like_lf_and_rewrite_as_lf),
       cmocka_unit_test(missing_and_unreadable_files_give_their_own_status),
       cmocka_unit_test(status_and_reason_names_are_stable_words),

@@ -8,7 +8,9 @@
  * writers, write-protected store files never replaced, the lock file's
  * mode and group following the store's writers, no-op commits without a
  * store file creating nothing, names too long for the lock file refused at
- * open.
+ * open; an export onto the store itself (its path, a symbolic link to it)
+ * merges the commits made meanwhile, onto a hard link of it or its lock
+ * file is refused.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -808,6 +810,49 @@ static void overlong_names_are_refused_at_open(void **state) {
   free(path);
 }
 
+/* Issue 22 item 7: a handle whose snapshot is older than the file exports
+ * onto the store: the commits made meanwhile by another handle survive
+ * (lock, reload, merge, rewrite), also through a symbolic link; a hard
+ * link of the store and its lock file are refused, naming both. */
+static void export_onto_the_store_itself_keeps_concurrent_commits(void **state) {
+  fixture *f = *state;
+  calstore *a = tu_open(f->path, NULL), *b = tu_open(f->path, NULL);
+  calstore_key k1 = tu_exact("gpu", "3", "one", "p", 8), k2 = tu_exact("gpu", "3", "two", "p", 8);
+  assert_int_equal(tu_store(a, &k1, "one", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(b, &k2, "two", 1), CALSTORE_OK); /* a has not seen it */
+  calstore_error err = {0};
+  assert_int_equal(calstore_export(a, f->path, &err), CALSTORE_OK);
+  calstore *c = tu_open(f->path, NULL);
+  assert_int_equal(calstore_count(c), 2);
+  calstore_close(&c);
+  assert_int_equal(calstore_count(a), 2); /* the export's handle follows the file */
+  /* through a symbolic link, after another commit a has not seen */
+  char *sym = tu_path(f->dir, "link.txt"), *hard = tu_path(f->dir, "hard.txt");
+  assert_int_equal(symlink("profiles.txt", sym), 0);
+  calstore_key k3 = tu_exact("gpu", "3", "three", "p", 8);
+  assert_int_equal(tu_store(b, &k3, "three", 1), CALSTORE_OK);
+  assert_int_equal(calstore_export(a, sym, &err), CALSTORE_OK);
+  c = tu_open(f->path, NULL);
+  assert_int_equal(calstore_count(c), 3);
+  calstore_close(&c);
+  /* a hard link and the lock file: refused, the store untouched */
+  assert_int_equal(link(f->path, hard), 0);
+  char *before = tu_read(f->path, NULL);
+  assert_int_equal(calstore_export(a, hard, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "hard link"));
+  assert_non_null(strstr(err.message, f->path));
+  assert_int_equal(calstore_export(a, f->lock, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "lock file"));
+  char *now = tu_read(f->path, NULL);
+  assert_string_equal(now, before);
+  free(now);
+  free(before);
+  free(sym);
+  free(hard);
+  calstore_close(&a);
+  calstore_close(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(malformed_file_is_reported_and_kept, setup, teardown),
@@ -830,6 +875,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(noop_commit_without_a_store_file_creates_nothing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(overlong_names_are_refused_at_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(export_onto_the_store_itself_keeps_concurrent_commits, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests_name("store_persistence", tests, NULL, NULL);
 }

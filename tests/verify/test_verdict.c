@@ -4,7 +4,9 @@
  * sample also beyond it is slower, while a median inflated by noise (a fast
  * sample near the stored time) is ok; a default clearly faster than the
  * stored policy is lost-to-default (never when the stored policy is the
- * default); unknown numbers never fail a key; names and failing verdicts.
+ * default); unknown current numbers never fail a key, a stored median
+ * that compares nothing (missing, 0, negative) is invalid; --threshold's
+ * parser; names and failing verdicts.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +18,7 @@
 #include <cmocka.h>
 
 #include "calibrate/verify.h"
+#include "config/values.h"
 
 /* stored median; current median and fastest; default median and fastest */
 static calibrate_verify_numbers nums(double stored, double cur, double cur_min, double def,
@@ -74,13 +77,61 @@ static void stored_default_never_loses_to_itself(void **state) {
   assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
 }
 
+/* issue 22 item 17: a stored median that is missing, 0, negative or not
+ * finite compares nothing, so it is never "ok" (it was) */
+static void a_stored_median_that_compares_nothing_is_invalid(void **state) {
+  (void)state;
+  const double bad[] = {NAN, 0, -0.0, -5, INFINITY, -INFINITY};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    calibrate_verify_numbers n = nums(bad[i], 100, 99, NAN, NAN);
+    assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_INVALID);
+    n = nums(bad[i], 100, 99, 110, 109); /* a default within the threshold */
+    assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_INVALID);
+  }
+  /* losing to the default needs no stored median */
+  calibrate_verify_numbers n = nums(0, 100, 98, 40, 39);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_LOST_TO_DEFAULT);
+  /* a tiny but positive stored median is compared */
+  n = nums(1e-300, 100, 99, NAN, NAN);
+  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_SLOWER);
+}
+
+/* issue 22 item 17: --threshold goes through the shared decimal parser:
+ * a fraction or a percentage, 0 to 10 (1000 %); no hex, exponent or sign,
+ * and a bare 25 (2500 %) is refused saying a bare number is a fraction */
+static void the_threshold_is_a_decimal_fraction_or_percentage(void **state) {
+  (void)state;
+  double v = -1;
+  char why[256];
+  assert_int_equal(config_value_fraction("0.25", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
+                   0);
+  assert_true(v == 0.25);
+  assert_int_equal(
+      config_value_fraction(" 25% ", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why), 0);
+  assert_true(v == 0.25);
+  assert_int_equal(config_value_fraction("3", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
+                   0);
+  assert_true(v == 3);
+  assert_int_equal(config_value_fraction("0", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
+                   0);
+  assert_true(v == 0);
+  const char *refused[] = {"0x10", "1e-1", "-0.1",  "+0.5", "inf",   "nan",
+                           "",     "%",    "25 %%", ".",    "1.2.3", "1000.1%"};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    v = -1;
+    assert_int_equal(
+        config_value_fraction(refused[i], CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why), -1);
+    assert_true(v == -1);
+  }
+  assert_int_equal(config_value_fraction("25", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
+                   -1);
+  assert_non_null(strstr(why, "2500%"));
+  assert_non_null(strstr(why, "a bare number is a fraction"));
+}
+
 static void unknown_numbers_do_not_fail(void **state) {
   (void)state;
-  calibrate_verify_numbers n = nums(NAN, 100, 99, NAN, NAN);
-  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
-  n = nums(0, 100, 99, NAN, NAN); /* a zero stored median gives no ratio */
-  assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
-  n = nums(100, NAN, NAN, 10, 9); /* nothing measured */
+  calibrate_verify_numbers n = nums(100, NAN, NAN, 10, 9); /* nothing measured */
   assert_int_equal(calibrate_verify_judge(&n, 0.25), CALHOST_VERDICT_OK);
   n = nums(100, 1000, 990, NAN, NAN);
   assert_int_equal(calibrate_verify_judge(&n, NAN), CALHOST_VERDICT_SLOWER); /* default 0.25 */
@@ -89,9 +140,9 @@ static void unknown_numbers_do_not_fail(void **state) {
 
 static void names_and_failing_verdicts(void **state) {
   (void)state;
-  const char *want[] = {"ok",      "slower", "lost-to-default", "outdated", "invalid",
-                        "missing", "error"};
-  for (int i = 0; i <= CALHOST_VERDICT_ERROR; i++)
+  const char *want[] = {"ok",      "slower",  "lost-to-default", "outdated",
+                        "invalid", "missing", "error",           "override"};
+  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
     assert_string_equal(calibrate_verdict_name((calibrate_verdict)i), want[i]);
   assert_string_equal(calibrate_verdict_name((calibrate_verdict)99), "unknown");
   assert_false(calibrate_verdict_failed(CALHOST_VERDICT_OK));
@@ -101,6 +152,7 @@ static void names_and_failing_verdicts(void **state) {
   assert_true(calibrate_verdict_failed(CALHOST_VERDICT_INVALID));
   assert_false(calibrate_verdict_failed(CALHOST_VERDICT_MISSING));
   assert_false(calibrate_verdict_failed(CALHOST_VERDICT_ERROR));
+  assert_false(calibrate_verdict_failed(CALHOST_VERDICT_OVERRIDE));
 }
 
 int main(void) {
@@ -111,6 +163,8 @@ int main(void) {
       cmocka_unit_test(default_clearly_faster_is_lost_to_default),
       cmocka_unit_test(stored_default_never_loses_to_itself),
       cmocka_unit_test(unknown_numbers_do_not_fail),
+      cmocka_unit_test(a_stored_median_that_compares_nothing_is_invalid),
+      cmocka_unit_test(the_threshold_is_a_decimal_fraction_or_percentage),
       cmocka_unit_test(names_and_failing_verdicts),
   };
   return cmocka_run_group_tests_name("verify_verdict", tests, NULL, NULL);

@@ -442,6 +442,16 @@ static void verdicts_exit_status_and_an_untouched_store(void **state) {
   assert_non_null(strstr(err, "threshold"));
   free(out);
   free(err);
+  /* issue 22 item 17: the shared decimal parser (strtod took hex,
+   * exponents and a bare 25 as 2500 %) */
+  const char *const refused[] = {"0x1", "1e-1", "-0.5", "25"};
+  for (size_t k = 0; k < 4; k++) {
+    const char *t[] = {"verify", "--config", g_cfg, "--threshold", refused[k], NULL};
+    assert_int_equal(run(&out, &err, t), 2);
+    assert_non_null(strstr(err, "bad --threshold"));
+    free(out);
+    free(err);
+  }
   free(before);
 }
 
@@ -532,7 +542,7 @@ static void recalibrate_replaces_exactly_the_failed_keys_in_one_commit(void **st
   free_snapshot(&after);
 
   /* now everything holds (the missing keys are listed, not failed) */
-  const char *again[] = {"verify", "--config", g_cfg, "--threshold", "100", NULL};
+  const char *again[] = {"verify", "--config", g_cfg, "--threshold", "10", NULL};
   rc = run(&out, &err, again);
   if (rc != 0)
     fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
@@ -589,8 +599,61 @@ static void errors_read_only_stores_and_one_row_per_key(void **state) {
   free(before);
 }
 
-static void sigint_stops_verify_and_leaves_the_store(void **state) {
+/* issue 22 item 32: a key a user override serves is "override (not
+ * verified)", not "missing" (no calibrated profile) nor judged on the
+ * calibrated profile the override hides */
+static void keys_served_by_an_override_are_named_so(void **state) {
   (void)state;
+  build_store();
+  char *out, *err;
+  const char *exact[] = {"override", "set",        "--config", g_cfg,    "--workload", "w_missing",
+                         "--plugin", "test_speed", "--policy", "work=2", NULL};
+  assert_int_equal(run(&out, &err, exact), 0);
+  free(out);
+  free(err);
+  const char *portable[] = {"override",   "set",      "--config", g_cfg,
+                            "--workload", "w_slow",   "--plugin", "test_speed",
+                            "--portable", "--policy", "work=2",   NULL};
+  assert_int_equal(run(&out, &err, portable), 0);
+  free(out);
+  free(err);
+  const char *args[] = {"verify",     "--config", g_cfg,        "--threshold", "3",
+                        "--json",     "--plugin", "test_speed", "--workload",  "w_missing",
+                        "--workload", "w_slow",   "--workload", "w_ok",        NULL};
+  int rc = run(&out, &err, args);
+  json_t *doc = json_loads(out, 0, NULL);
+  if (!doc)
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+  assert_non_null(doc);
+  assert_int_equal(rc, 0); /* w_slow's slower profile is hidden by the override */
+  json_t *results = json_object_get(doc, "results");
+  assert_string_equal(verdict_of(results, "test_speed", "w_missing"), "override");
+  assert_string_equal(verdict_of(results, "test_speed", "w_slow"), "override");
+  /* the test plugin's portable key has no shape: the portable override
+   * serves w_ok too (a lookup selects it before the exact calibrated) */
+  assert_string_equal(verdict_of(results, "test_speed", "w_ok"), "override");
+  json_t *row = row_of(results, "test_speed", "w_missing");
+  assert_non_null(strstr(json_string_value(json_object_get(row, "reason")), "exact user override"));
+  assert_string_equal(json_string_value(json_object_get(row, "stored_policy")), "work=2");
+  row = row_of(results, "test_speed", "w_slow");
+  assert_non_null(
+      strstr(json_string_value(json_object_get(row, "reason")), "portable user override"));
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "counts"), "override")),
+                   3);
+  json_decref(doc);
+  free(out);
+  free(err);
+  const char *text[] = {"verify",   "--config",   g_cfg,        "--threshold", "3",
+                        "--plugin", "test_speed", "--workload", "w_missing",   NULL};
+  assert_int_equal(run(&out, &err, text), 0);
+  assert_non_null(strstr(out, "1 key: 1 override"));
+  assert_non_null(strstr(out, "override: served by an exact user override (not verified"));
+  free(out);
+  free(err);
+}
+
+/* sig stops verify (exit 128 + sig), named in the message (name) */
+static void interrupt_verify(int sig, const char *name) {
   build_store();
   size_t n, m;
   char *before = slurp(g_store, &n);
@@ -619,16 +682,18 @@ static void sigint_stops_verify_and_leaves_the_store(void **state) {
     if (started)
       break;
   }
-  kill(pid, SIGINT);
+  kill(pid, sig);
   int st;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
     ;
   assert_true(WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 130);
+  assert_int_equal(WEXITSTATUS(st), 128 + sig);
   char *out = slurp(o, NULL), *err = slurp(e, NULL);
-  if (!strstr(err, "interrupted by SIGINT"))
+  char said[64];
+  snprintf(said, sizeof said, "interrupted by %s\n", name);
+  if (!strstr(err, said))
     fprintf(stderr, "stdout:\n%s\nstderr:\n%s\n", out, err);
-  assert_non_null(strstr(err, "interrupted by SIGINT"));
+  assert_non_null(strstr(err, said));
   assert_null(strstr(err, "recalibrating")); /* stopped before --recalibrate */
   assert_non_null(strstr(out, "verify: "));  /* what was measured is listed */
   free(out);
@@ -640,12 +705,26 @@ static void sigint_stops_verify_and_leaves_the_store(void **state) {
   free(before);
 }
 
+static void sigint_stops_verify_and_leaves_the_store(void **state) {
+  (void)state;
+  interrupt_verify(SIGINT, "SIGINT");
+}
+
+/* issue 22 item 26: SIGHUP ends verify with 129 and says SIGHUP (it said
+ * "interrupted by SIGINT") */
+static void sighup_stops_verify_and_is_named_sighup(void **state) {
+  (void)state;
+  interrupt_verify(SIGHUP, "SIGHUP");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(verdicts_exit_status_and_an_untouched_store),
       cmocka_unit_test(recalibrate_replaces_exactly_the_failed_keys_in_one_commit),
       cmocka_unit_test(errors_read_only_stores_and_one_row_per_key),
+      cmocka_unit_test(keys_served_by_an_override_are_named_so),
       cmocka_unit_test(sigint_stops_verify_and_leaves_the_store),
+      cmocka_unit_test(sighup_stops_verify_and_is_named_sighup),
   };
   return cmocka_run_group_tests_name("verify_cli", tests, setup, teardown);
 }

@@ -31,8 +31,9 @@
  *    and one line: no control characters, no line breaks.
  *
  * Compatibility of this header: ABI 1 is frozen (a copy of its header is
- * kept in tests/plugins/abi1 and a plugin built against it is tested in
- * every build). Later versions only append fields to the end of structs,
+ * kept in tests/plugins/abi1, installed with the SDK in
+ * share/doc/calhost/source/tests/plugins/abi1, and a plugin built against it
+ * is tested in every build). Later versions only append fields to the end of structs,
  * entries to the end of the vtable, values to the enums, and macros/inline
  * helpers; a plugin compiled against ABI 1 keeps loading in every host whose
  * range includes 1.
@@ -44,7 +45,8 @@
  * (sample_workloads). None is required: an ABI 1 plugin rebuilt against
  * this header is a valid ABI 2 plugin.
  *
- * See plugin-sdk/README.md for the author's guide and the sweep lifecycle.
+ * The author's guide and the sweep lifecycle: plugin-sdk/README.md in the
+ * sources, installed as share/doc/calhost/plugin-sdk.md and calhost-plugin(7).
  */
 #ifndef CALHOST_PLUGIN_H
 #define CALHOST_PLUGIN_H

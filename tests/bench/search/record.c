@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "loader/loader.h"
 #include "processor/processor.h"
 #include "search/spacefile.h"
@@ -255,9 +256,14 @@ static int record_space(loader_plugin *p, const shape *sh, unsigned threads, con
   search_space_add_meta(&sp, "repetitions", reps_text);
   search_space_add_meta(&sp, "recorded", when);
   search_space_add_meta(&sp, "units", "median and spread in microseconds, times in seconds");
-  f = fopen(part, "w");
+  /* NAME.space.part is created exclusively, never through a planted link
+   * (the output-file rule of base/files.h) */
+  int fd = base_output_create(path, ".part", part, sizeof part, err, sizeof err);
+  f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
-    fprintf(stderr, "%s: %s\n", part, strerror(errno));
+    fprintf(stderr, "%s\n", fd >= 0 ? strerror(errno) : err);
+    if (fd >= 0)
+      close(fd);
     goto out;
   }
   search_space_write_header(f, &sp);
@@ -328,8 +334,8 @@ static int record_space(loader_plugin *p, const shape *sh, unsigned threads, con
     goto out;
   }
   f = NULL;
-  if (rename(part, path) != 0) {
-    fprintf(stderr, "%s: %s\n", path, strerror(errno));
+  if (base_output_replace(part, path, err, sizeof err) != 0) {
+    fprintf(stderr, "%s (the recording is kept in %s)\n", err, part);
     goto out;
   }
   fprintf(stderr, "%s: %u candidates in %.0f s, best %.1f us\n", path, count, now_s() - started,

@@ -9,7 +9,7 @@
  *   calstore-bench store FILE              seconds=S (+ write+fsync of the same bytes, sqlite)
  *   calstore-bench batch FILE K            seconds=S (+ write+fsync, sqlite)
  *
- * FILE is a store made by shared/bench/gen_profiles.py (KEYS_TSV by its
+ * FILE is a store made by tests/bench/store/gen_profiles.py (KEYS_TSV by its
  * --keys). store and batch work on copies in a temporary directory.
  */
 #define _GNU_SOURCE
