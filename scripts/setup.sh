@@ -26,14 +26,17 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages: build tools, libraries, test and reliability tooling
 # (slurm*, munge: the single-host Slurm cluster of tests/fleet; go-md2man: the
-# manual pages; bash-completion, lintian, dpkg-dev: tests/packages).
+# manual pages; bash-completion, lintian, dpkg-dev: tests/packages; protobuf-c
+# and libonnx-dev: the ONNX model reader of host/model, generated from
+# Debian's onnx.proto; libonnx-testdata and python3-onnx: its tests).
 PACKAGES=(build-essential cmake pkg-config python3 libcmocka-dev libinih-dev
           slurmctld slurmd slurm-client munge
           libhwloc-dev libssl-dev libopenblas-dev libsqlite3-dev clang
           libclang-rt-14-dev valgrind gcc-mingw-w64-x86-64 wine64
           libjansson-dev chromium
           pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libclblast-dev
-          go-md2man bash-completion lintian dpkg-dev)
+          go-md2man bash-completion lintian dpkg-dev
+          libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata python3-onnx)
 
 install_deps() {
   local missing=()

@@ -57,6 +57,9 @@ typedef enum cli_flag_id {
   FL_BUDGET,
   FL_RECORD,
   FL_PLUGINS, /* config check */
+  FL_DIMS,    /* model show, calibrate, lookup: symbolic dimension bindings */
+  FL_MODEL,   /* calibrate, lookup: an ONNX model file */
+  FL_NODE,    /* lookup --model: one node */
   FL_COUNT
 } cli_flag_id;
 

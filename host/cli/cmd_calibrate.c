@@ -20,6 +20,7 @@
 static const cli_flag calibrate_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "calibrate only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "calibrate only this workload (repeatable)"},
+    CALHOST_CLI_FLAGS_MODEL,
     {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
     CALHOST_CLI_FLAGS_CALIBRATE_MEASURE,
     {FL_SHARD, "--shard", NULL, "I/N", "only shard I of N of the work items (calhost plan)"},
@@ -102,6 +103,7 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   size_t nw = cli_all(a, FL_WORKLOAD, workloads, MAX_FILTERS);
   if (np > MAX_FILTERS || nw > MAX_FILTERS)
     return cli_usage(a, "more than %d --plugin or --workload filters", MAX_FILTERS);
+  char **workloads_list = workloads;
   const char *report = plan ? NULL : a->value[FL_REPORT]; /* --report DIR (cmd_report.c) */
   const char *shard = a->value[FL_SHARD];
   const char *record = plan ? NULL : a->value[FL_RECORD];
@@ -123,6 +125,23 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
     config_free(&cfg);
     return cli_usage(a, "bad --shard: %s", why);
   }
+  /* [model NAME] sections and --model FILE: their nodes become workloads */
+  char **model_only = NULL;
+  size_t model_only_count = 0;
+  if ((bad = cli_model_workloads(&local, a, &cfg, &model_only, &model_only_count)) != 0) {
+    config_free(&cfg);
+    return bad;
+  }
+  if (a->value[FL_MODEL] && !nw) {
+    if (!model_only_count) {
+      free(model_only);
+      config_free(&cfg);
+      return cli_error("calibrate: --model %s: no node to calibrate (see calhost model show)",
+                       a->value[FL_MODEL]);
+    }
+    workloads_list = model_only;
+    nw = model_only_count;
+  }
 
   calibrate_options o;
   memset(&o, 0, sizeof o);
@@ -130,7 +149,7 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   o.store_path = local.store_path;
   o.plugins = plugins;
   o.plugin_count = np;
-  o.workloads = workloads;
+  o.workloads = workloads_list;
   o.workload_count = nw;
   o.force = force;
   o.json = json;
@@ -143,12 +162,14 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   o.record_path = record;
   char report_tmp[4096];
   if (report && !(o.json_out = cli_report_open(report, report_tmp, sizeof report_tmp))) {
+    free(model_only);
     config_free(&cfg);
     return 2;
   }
   int rc = calibrate_execute(&o);
   if (report)
     rc = cli_report_finish(report, report_tmp, o.json_out, rc, quiet);
+  free(model_only);
   config_free(&cfg);
   return rc;
 }
@@ -158,7 +179,7 @@ const cli_command cli_cmd_calibrate = {
     "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
     "       [--strategy NAME] [--budget N|Ts] [--record FILE]\n"
     "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N] [--force]\n"
-    "       [--report DIR] [--shard I/N]",
+    "       [--report DIR] [--shard I/N] [--model FILE [--dims NAME=N,...]]",
     "run calibration sweeps and store the winners",
     "Flags win over the configuration. The rigor level decides which candidates\n"
     "run (quick: 2% of the space, 8 to 32, model search; measure: the plugin's\n"

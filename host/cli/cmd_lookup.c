@@ -39,6 +39,9 @@ static const cli_flag lookup_flags[] = {
      "with --workload: the device of a device backend (see calhost devices)"},
     WL_KEY_FLAGS,
     {FL_FORCE_PORTABLE, "--force-portable", NULL, NULL, "skip the exact levels"},
+    {FL_MODEL, "--model", NULL, "FILE", "an ONNX model: the policy of each node (cmd_model.c)"},
+    {FL_NODE, "--node", NULL, "NAME", "with --model: only this node"},
+    {FL_DIMS, "--dims", NULL, "NAME=N,...", "with --model: bind symbolic dimensions"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -293,6 +296,8 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
 }
 
 static int run_lookup(cli_context *cli, cli_args *a) {
+  if (cli_has(a, FL_MODEL))
+    return cli_lookup_model(cli, a);
   if (cli_has(a, FL_WORKLOAD))
     return lookup_workload(cli, a);
   if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE))
@@ -309,8 +314,10 @@ const cli_command cli_cmd_lookup = {
     "       [--structure NAME=VALUE]... [--force-portable]\n"
     "   or: calhost lookup --workload W [--plugin B] [--threads N|max] [--device D] "
     "[--force-portable] "
-    "[--explain]",
-    "select a profile for a key or a configured workload",
+    "[--explain]\n"
+    "   or: calhost lookup --model FILE [--node NAME] [--dims NAME=N,...] [--plugin B]\n"
+    "       [--threads N|max] [--force-portable]",
+    "select a profile for a key, a configured workload or a model's nodes",
     "Walks the precedence: exact override, portable override, exact calibrated,\n"
     "portable calibrated; --force-portable or [lookup] force_portable skips the\n"
     "exact levels. With --workload the plugin builds the keys for this machine;\n"
@@ -319,7 +326,9 @@ const cli_command cli_cmd_lookup = {
     "either form checks each candidate policy with the validator of the plugin\n"
     "serving the backend. When the key form cannot find or load that plugin it\n"
     "still answers, unvalidated, with a warning on stderr and a \"not_validated\"\n"
-    "diagnostic in --json. Exit 0 selected (validated or not), 1 none, 2 error.\n",
+    "diagnostic in --json. Exit 0 selected (validated or not), 1 none, 2 error.\n"
+    "With --model the runtime selects each node's policy (calhost_runtime_add_model:\n"
+    "the key rule of config/README.md, Models); exit 0 when every node has one.\n",
     lookup_flags,
     0,
     0,

@@ -113,6 +113,7 @@ static const cli_flag plan_flags[] = {
     {FL_SHARDS, "--shards", NULL, "N", "every item with its shard of N, and each shard's count"},
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "only this workload (repeatable)"},
+    CALHOST_CLI_FLAGS_MODEL,
     {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
     /* calibrate's other flags, checked as calibrate checks them and
      * otherwise ignored, so that a calibrate command line plans as it is */

@@ -17,6 +17,7 @@
 static const cli_flag verify_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND", "verify only this backend (repeatable)"},
     {FL_WORKLOAD, "--workload", NULL, "NAME", "verify only this workload (repeatable)"},
+    CALHOST_CLI_FLAGS_MODEL,
     CALHOST_CLI_FLAG_RIGOR,
     CALHOST_CLI_FLAGS_SWEEP_LIMITS,
     {FL_REPETITIONS, "--repetitions", NULL, "N", "samples per policy"},
@@ -44,13 +45,23 @@ static int run_verify(cli_context *cli, cli_args *a) {
   int bad = cli_sweep_config(cli, a, &cfg, &rigor_origin, &threads_origin);
   if (bad)
     return bad;
+  char **model_only = NULL, **workloads_list = workloads; /* [model NAME], --model */
+  size_t model_only_count = 0;
+  if ((bad = cli_model_workloads(cli, a, &cfg, &model_only, &model_only_count)) != 0) {
+    config_free(&cfg);
+    return bad;
+  }
+  if (a->value[FL_MODEL] && !nw) {
+    workloads_list = model_only;
+    nw = model_only_count;
+  }
   calibrate_options o;
   memset(&o, 0, sizeof o);
   o.config = &cfg;
   o.store_path = cli->store_path;
   o.plugins = plugins;
   o.plugin_count = np;
-  o.workloads = workloads;
+  o.workloads = workloads_list;
   o.workload_count = nw;
   o.json = cli->json;
   o.quiet = cli->quiet;
@@ -58,6 +69,7 @@ static int run_verify(cli_context *cli, cli_args *a) {
   o.rigor_origin = rigor_origin;
   o.threads_origin = threads_origin;
   int rc = calibrate_verify(&o, &vo);
+  free(model_only);
   config_free(&cfg);
   return rc;
 }

@@ -169,6 +169,31 @@ extern const cli_command cli_cmd_devices;
 extern const cli_command cli_cmd_config;
 extern const cli_command cli_cmd_report;
 extern const cli_command cli_cmd_verify;
+extern const cli_command cli_cmd_model; /* cmd_model.c: model show FILE */
+
+/* The models of a run (cmd_model.c): every [model NAME] section of cfg,
+ * and --model FILE (with --dims) when a has it, read (host/model) and
+ * appended to cfg as workloads (model_workloads_add: the key rule of
+ * config/README.md). The names of --model's workloads go into *only (a
+ * malloc'd array of strings owned by cfg, *only_count of them; NULL/0
+ * without --model): what calibrate restricts itself to. Skipped nodes are
+ * noted on stderr unless --quiet. Returns 0, or prints the error ("FILE:LINE:
+ * [model NAME]: reason" for a section) and returns 2. */
+struct config_settings;
+/* clang-format off */
+#define CALHOST_CLI_FLAGS_MODEL                                                            \
+  {FL_MODEL, "--model", NULL, "FILE", "only this ONNX model's nodes"},                    \
+  {FL_DIMS, "--dims", NULL, "NAME=N,...", "with --model: bind symbolic dimensions"}
+/* clang-format on */
+int cli_model_workloads(const cli_context *cli, cli_args *a, struct config_settings *cfg,
+                        char ***only, size_t *only_count);
+
+/* `lookup --model FILE [--node NAME] [--dims ...] [--plugin B] [--threads
+ * N|max] [--force-portable]` (cmd_model.c): each node's policy as the
+ * deployment runtime selects it (calhost_runtime_add_model, then
+ * calhost_runtime_select per node). Returns the exit status: 0 every node
+ * selected, 1 some have none, 2 an error. */
+int cli_lookup_model(cli_context *cli, cli_args *a);
 
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens a temporary file there for the

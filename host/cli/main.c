@@ -10,6 +10,7 @@ static const cli_command *const commands[] = {
     &cli_cmd_calibrate, &cli_cmd_plan,    &cli_cmd_lookup, &cli_cmd_override, &cli_cmd_invalidate,
     &cli_cmd_check,     &cli_cmd_list,    &cli_cmd_export, &cli_cmd_import,   &cli_cmd_plugins,
     &cli_cmd_plugin,    &cli_cmd_devices, &cli_cmd_config, &cli_cmd_report,   &cli_cmd_verify,
+    &cli_cmd_model,
 };
 
 int main(int argc, char **argv) {

@@ -182,11 +182,24 @@ void config_free(config_settings *cfg) {
     props_free(&cfg->plugin_sections[i].settings, &cfg->plugin_sections[i].setting_count);
   }
   free(cfg->plugin_sections);
+  for (size_t i = 0; i < cfg->model_count; i++) {
+    free(cfg->models[i].name);
+    free(cfg->models[i].file);
+    config_dims_free(cfg->models[i].dims, cfg->models[i].dim_count);
+  }
+  free(cfg->models);
   origins_free(cfg->origins);
   memset(cfg, 0, sizeof *cfg);
 }
 
 /* ---- queries ---------------------------------------------------------- */
+
+const config_model *config_model_named(const config_settings *cfg, const char *name) {
+  for (size_t i = 0; cfg && name && i < cfg->model_count; i++)
+    if (!strcmp(cfg->models[i].name, name))
+      return &cfg->models[i];
+  return NULL;
+}
 
 const config_workload *config_workload_named(const config_settings *cfg, const char *name) {
   for (size_t i = 0; cfg && name && i < cfg->workload_count; i++)
@@ -333,6 +346,23 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     /* Computed, not read: its origin is the section header. */
     if ((rc = fn(user, section, "model_digest", w->model_digest, o)) != 0)
       return rc;
+  }
+  for (size_t i = 0; i < cfg->model_count; i++) {
+    const config_model *m = &cfg->models[i];
+    char section[300], osec[300];
+    text t;
+    snprintf(section, sizeof section, "model %s", m->name);
+    snprintf(osec, sizeof osec, "model.%s", m->name);
+    if ((rc = emit(cfg, fn, user, section, osec, "file", m->file)) != 0)
+      return rc;
+    if (m->dim_count) {
+      if (text_open(&t) != 0)
+        return -1;
+      for (size_t d = 0; d < m->dim_count; d++)
+        fprintf(t.f, "%s%s=%lld", d ? ", " : "", m->dims[d].name, (long long)m->dims[d].value);
+      if ((rc = emit_text(cfg, fn, user, section, osec, "dims", &t)) != 0)
+        return rc;
+    }
   }
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     const config_plugin_section *s = &cfg->plugin_sections[i];

@@ -48,6 +48,23 @@ typedef struct config_workload {
   config_origin origin; /* the section header's line */
 } config_workload;
 
+/* One binding of a symbolic model dimension: `batch=8`. */
+typedef struct config_dim {
+  char *name;
+  int64_t value; /* >= 1 */
+} config_dim;
+
+/* A [model NAME] section: an ONNX file whose nodes calibrate makes its
+ * workloads (host/model reads it; loading a configuration reads no model). */
+typedef struct config_model {
+  char *name;                 /* from [model NAME] */
+  char *file;                 /* file = PATH (required; relative to the config's dir) */
+  config_origin file_origin;  /* the file key's line */
+  config_dim *dims;           /* dims = batch=8, seq=128 (optional) */
+  size_t dim_count;
+  config_origin origin; /* the section header's line */
+} config_model;
+
 typedef struct config_plugin_section {
   char *name;                 /* from [plugin NAME]: the backend name */
   calhost_property *settings; /* passed to the plugin's create() (every key but devices) */
@@ -103,6 +120,8 @@ typedef struct config_settings {
   size_t workload_count, workload_capacity;
   config_plugin_section *plugin_sections;
   size_t plugin_section_count, plugin_section_capacity;
+  config_model *models; /* the [model NAME] sections, in file order */
+  size_t model_count, model_capacity;
 
   /* Where each key set in the file was set ("calibration.rigor",
    * "workload.NAME.shape", "plugin.NAME.max_isa"), for messages and `config
@@ -177,6 +196,7 @@ void config_free(config_settings *cfg);
 /* Finds a workload / plugin section by name; NULL when absent. */
 const config_workload *config_workload_named(const config_settings *cfg, const char *name);
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name);
+const config_model *config_model_named(const config_settings *cfg, const char *name);
 
 /* Nonzero when the backend may be used (enabled list empty or naming it, and
  * not in the disabled list). */

@@ -70,16 +70,18 @@ section_kind cfg_section_kind(parser *p, const char *word, const char *name) {
       kind = plain[i].kind;
   if (!strcmp(word, "workload"))
     kind = SEC_WORKLOAD;
+  else if (!strcmp(word, "model"))
+    kind = SEC_MODEL;
   else if (!strcmp(word, "plugin"))
     kind = SEC_PLUGIN;
   if (kind == SEC_BAD) {
     cfg_perr(p, p->line,
              "unknown section %s (expected [store], [plugins], [calibration], [lookup], "
-             "[workload NAME] or [plugin NAME])",
+             "[workload NAME], [model NAME] or [plugin NAME])",
              p->section);
     return SEC_BAD;
   }
-  if (kind == SEC_WORKLOAD || kind == SEC_PLUGIN) {
+  if (kind == SEC_WORKLOAD || kind == SEC_PLUGIN || kind == SEC_MODEL) {
     if (!name[0]) {
       cfg_perr(p, p->line, "[%s] needs a name: [%s NAME]", word, word);
       return SEC_BAD;
@@ -123,6 +125,15 @@ void cfg_section_open(parser *p, const char *name) {
     v[p->index].origin = origin;
     if (!v[p->index].name || !v[p->index].dtype)
       cfg_oom(p);
+  } else if (p->kind == SEC_MODEL) {
+    config_model *v = section_add(p, c->models, &c->model_count, &c->model_capacity, sizeof *v);
+    if (!v)
+      return;
+    c->models = v;
+    v[p->index].name = strdup(name);
+    v[p->index].origin = origin;
+    if (!v[p->index].name)
+      cfg_oom(p);
   } else if (p->kind == SEC_PLUGIN) {
     config_plugin_section *v = section_add(p, c->plugin_sections, &c->plugin_section_count,
                                            &c->plugin_section_capacity, sizeof *v);
@@ -143,6 +154,8 @@ void cfg_section_close(parser *p) {
       cfg_perr(p, p->section_line, "%s lacks the required key 'operator'", p->section);
     else if (!w->shape)
       cfg_perr(p, p->section_line, "%s lacks the required key 'shape'", p->section);
+  } else if (p->kind == SEC_MODEL && !p->cfg->models[p->index].file) {
+    cfg_perr(p, p->section_line, "%s lacks the required key 'file'", p->section);
   }
 }
 
@@ -378,6 +391,24 @@ int cfg_key(parser *p, const char *name, const char *value) {
                         p->section);
     return cfg_props_push(&w->properties, &w->property_count, name, value) == 0 ? 1 : cfg_oom(p);
   }
+  case SEC_MODEL: {
+    config_model *m = &c->models[p->index];
+    if (!strcmp(name, "file")) {
+      m->file_origin = (config_origin){c->source_path, p->line};
+      return set_path(p, name, value, &m->file);
+    }
+    if (!strcmp(name, "dims")) {
+      config_dim *d;
+      size_t n;
+      if (config_value_dims(value, &d, &n, why, sizeof why) != 0)
+        return !strcmp(why, "out of memory") ? cfg_oom(p) : refused(p, name, value, why);
+      config_dims_free(m->dims, m->dim_count);
+      m->dims = d;
+      m->dim_count = n;
+      return 1;
+    }
+    return unknown_key(p, name, "file, dims");
+  }
   case SEC_PLUGIN: {
     config_plugin_section *s = &c->plugin_sections[p->index];
     if (!strcmp(name, "devices")) { /* the host's key: which devices to calibrate */
@@ -400,7 +431,7 @@ int cfg_key(parser *p, const char *name, const char *value) {
   case SEC_NONE:
     return cfg_perr(p, p->line,
                     "key '%s' outside any section (put it under [store], [plugins], "
-                    "[calibration], [lookup], [workload NAME] or [plugin NAME])",
+                    "[calibration], [lookup], [workload NAME], [model NAME] or [plugin NAME])",
                     name);
   case SEC_BAD:
     return 1; /* the header's error was already reported */

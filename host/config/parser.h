@@ -20,6 +20,7 @@ typedef enum section_kind {
   SEC_LOOKUP,
   SEC_WORKLOAD,
   SEC_PLUGIN,
+  SEC_MODEL, /* [model NAME]: an ONNX model file and its dimension bindings */
   SEC_BAD, /* an erroneous header: its keys are skipped */
 } section_kind;
 

@@ -101,4 +101,14 @@ int config_value_strategy(const char *text, int *out, char *why, size_t why_capa
 int config_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
                                size_t why_capacity);
 
+/* Bindings of symbolic model dimensions: "batch=8, seq=128" (names of
+ * letters, digits, '_', '.', '-', ':' and '/'; values positive decimal
+ * integers; each name once; an empty text gives none). The syntax of
+ * `dims =` in [model NAME] and of --dims. Returns 0 with *out (free with
+ * config_dims_free) and *count, or -1 with the reason in why and *out NULL. */
+struct config_dim; /* config.h */
+int config_value_dims(const char *text, struct config_dim **out, size_t *count, char *why,
+                      size_t why_capacity);
+void config_dims_free(struct config_dim *dims, size_t count);
+
 #endif /* CALHOST_CONFIG_VALUES_H */

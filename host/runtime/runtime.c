@@ -19,8 +19,10 @@
 #include "base/words.h"
 #include "binding.h"
 #include "config/digest.h"
+#include "config/values.h"
 #include "devices.h"
 #include "internal.h"
+#include "model/model.h"
 
 struct calhost_runtime_plugin {
   loader_plugin_list list; /* the loader's records (this plugin and what it probed) */
@@ -41,7 +43,10 @@ struct calhost_runtime {
   size_t extra_dir_count;
   char *device; /* the options' device (copied), or NULL */
   calhost_runtime_plugin *plugins;
+  struct runtime_model *models; /* calhost_runtime_add_model's (since 0.3) */
 };
+
+static void runtime_models_free(struct runtime_model *m);
 
 #define FAIL(code, ...)                                                                            \
   do {                                                                                             \
@@ -209,6 +214,7 @@ void calhost_runtime_close(calhost_runtime **runtime) {
   free_strings(rt->extra_paths, rt->extra_path_count);
   free_strings(rt->extra_dirs, rt->extra_dir_count);
   free(rt->device);
+  runtime_models_free(rt->models);
   config_free(&rt->cfg);
   free(rt);
   *runtime = NULL;
@@ -740,5 +746,109 @@ calhost_runtime_status calhost_runtime_select(calhost_runtime *rt, calhost_runti
     calhost_runtime_selection_free(out);
     FAIL(CALHOST_RUNTIME_STORE, "lookup: %s", why);
   }
+  return CALHOST_RUNTIME_OK;
+}
+
+/* ---- models (since 0.3) ------------------------------------------------- */
+
+/* A model added to the runtime: the public view and what it points into. */
+struct runtime_model {
+  calhost_runtime_model pub;
+  char *path, *name, *digest;
+  calhost_runtime_model_node *nodes;
+  char **strings; /* every node's name, operator and workload */
+  size_t string_count;
+  struct runtime_model *next;
+};
+
+static void runtime_models_free(struct runtime_model *m) {
+  while (m) {
+    struct runtime_model *next = m->next;
+    for (size_t i = 0; i < m->string_count; i++)
+      free(m->strings[i]);
+    free(m->strings);
+    free(m->nodes);
+    free(m->path);
+    free(m->name);
+    free(m->digest);
+    free(m);
+    m = next;
+  }
+}
+
+static const char *model_keep(struct runtime_model *m, const char *s) {
+  char *copy = base_str_dup(s);
+  if (copy)
+    m->strings[m->string_count++] = copy;
+  return copy;
+}
+
+calhost_runtime_status calhost_runtime_add_model(calhost_runtime *runtime, const char *path,
+                                                 const char *dims,
+                                                 const calhost_runtime_model **out, char *err,
+                                                 size_t err_capacity) {
+  if (out)
+    *out = NULL;
+  if (!runtime || !path || !out)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "calhost_runtime_add_model: NULL argument");
+  for (struct runtime_model *m = runtime->models; m; m = m->next)
+    if (!strcmp(m->path, path)) {
+      *out = &m->pub;
+      return CALHOST_RUNTIME_OK;
+    }
+  char why[1400], name[256], wname[512];
+  config_dim *d = NULL;
+  size_t nd = 0;
+  if (config_value_dims(dims, &d, &nd, why, sizeof why) != 0)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "bad dims '%s': %s", dims, why);
+  model_info mi;
+  int rc = model_read(path, d, nd, &mi, why, sizeof why);
+  config_dims_free(d, nd);
+  if (rc != 0)
+    FAIL(CALHOST_RUNTIME_MODEL, "%s", why);
+  model_name_of_file(path, name, sizeof name);
+  for (struct runtime_model *m = runtime->models; m; m = m->next)
+    if (!strcmp(m->name, name)) {
+      model_info_free(&mi);
+      FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "%s: another model named %s was added (%s)", path,
+           name, m->path);
+    }
+  struct runtime_model *m = calloc(1, sizeof *m);
+  int ok = m != NULL;
+  if (ok) {
+    m->path = base_str_dup(path);
+    m->name = base_str_dup(name);
+    m->digest = base_str_dup(mi.digest);
+    m->nodes = calloc(mi.node_count + 1, sizeof *m->nodes);
+    m->strings = calloc(3 * mi.node_count + 1, sizeof *m->strings);
+    ok = m->path && m->name && m->digest && m->nodes && m->strings;
+  }
+  for (size_t i = 0; ok && i < mi.node_count; i++) {
+    model_workload_name(&mi, i, name, wname, sizeof wname);
+    calhost_runtime_model_node *n = &m->nodes[i];
+    n->name = model_keep(m, mi.nodes[i].name);
+    n->onnx_operator = model_keep(m, mi.nodes[i].onnx_operator);
+    n->workload = model_keep(m, wname);
+    n->model_keyed = model_node_is_representative(&mi, i);
+    ok = n->name && n->onnx_operator && n->workload;
+  }
+  if (ok && model_workloads_add(&runtime->cfg, &mi, name, (config_origin){NULL, 0}, why,
+                                sizeof why) < 0) {
+    model_info_free(&mi);
+    runtime_models_free(m);
+    FAIL(strstr(why, "memory") ? CALHOST_RUNTIME_NO_MEMORY : CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "%s: %s", path, why);
+  }
+  if (!ok) {
+    model_info_free(&mi);
+    runtime_models_free(m);
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  }
+  m->pub = (calhost_runtime_model){m->path,  m->name,       m->digest,
+                                   m->nodes, mi.node_count, mi.skipped_count};
+  model_info_free(&mi);
+  m->next = runtime->models;
+  runtime->models = m;
+  *out = &m->pub;
   return CALHOST_RUNTIME_OK;
 }

@@ -63,7 +63,7 @@ extern "C" {
 /* The library's version (semantic versioning; MAJOR is the ABI and the
  * soname). */
 #define CALHOST_RUNTIME_VERSION_MAJOR 0
-#define CALHOST_RUNTIME_VERSION_MINOR 2
+#define CALHOST_RUNTIME_VERSION_MINOR 3
 #define CALHOST_RUNTIME_VERSION_PATCH 0
 #define CALHOST_RUNTIME_VERSION_NUMBER                                                             \
   (CALHOST_RUNTIME_VERSION_MAJOR * 1000000 + CALHOST_RUNTIME_VERSION_MINOR * 1000 +                \
@@ -251,6 +251,49 @@ CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_select(
 /* Frees a selection (and its lookup result) and sets *selection to NULL.
  * NULL-safe. */
 CALHOST_RUNTIME_API void calhost_runtime_selection_free(calhost_runtime_selection **selection);
+
+/* ---- models (since 0.3) ---------------------------------------------------
+ *
+ * An ONNX model's nodes, each with the runtime workload that stands for it:
+ * select a node's policy with calhost_runtime_select(runtime, plugin,
+ * node->workload, ...) (plugin NULL-loaded with calhost_runtime_load_plugin
+ * (runtime, NULL, node->workload, ...)). The keys follow the rule of
+ * config/README.md ("Models"), exactly as `calibrate --model` stored them:
+ * nodes of one structure share a workload; each operator's representative
+ * structure (the largest share of the model's work) has the model's exact
+ * key (model digest = the file's SHA-256), every other structure the exact
+ * key of its canonical description; each structure has its portable key.
+ * So a node gets the policy calibrated for its own shape on this machine
+ * (exact), else the portable one of its structure (another machine, or
+ * force_portable), else none (the backend's default). */
+typedef struct calhost_runtime_model_node {
+  const char *name;          /* the node's name in the model ("OP#INDEX" when it has none) */
+  const char *onnx_operator; /* MatMul, Gemm or ReduceSum */
+  const char *workload;      /* the runtime workload of the node's structure */
+  int model_keyed; /* 1: its exact key's model digest is the model's; 0: its structure's */
+} calhost_runtime_model_node;
+
+typedef struct calhost_runtime_model {
+  const char *path;   /* the file as given */
+  const char *name;   /* the model's name: its workloads are "NAME.NODE" */
+  const char *digest; /* "sha256:<64 hex>" of the file, as sha256sum prints it */
+  const calhost_runtime_model_node *nodes; /* every node listed, in graph order */
+  size_t node_count;
+  size_t skipped_count; /* nodes of a served operator whose shapes are not static */
+} calhost_runtime_model;
+
+/* Since 0.3. Reads the ONNX model at path (dims: its symbolic dimensions,
+ * "batch=8, seq=128", or NULL) and adds its nodes to the runtime as
+ * workloads (named after the file: encoder.onnx gives "encoder.NODE").
+ * Adding the same path again returns the model added first. Returns
+ * CALHOST_RUNTIME_OK with *out (owned by the runtime, valid until
+ * calhost_runtime_close); CALHOST_RUNTIME_MODEL ("PATH: reason", naming
+ * the node at fault: not ONNX, truncated, a node with missing inputs, ...),
+ * CALHOST_RUNTIME_INVALID_ARGUMENT (bad dims, or another model of the same
+ * name), CALHOST_RUNTIME_NO_MEMORY. */
+CALHOST_RUNTIME_API calhost_runtime_status
+calhost_runtime_add_model(calhost_runtime *runtime, const char *path, const char *dims,
+                          const calhost_runtime_model **out, char *err, size_t err_capacity);
 
 #ifdef __cplusplus
 }

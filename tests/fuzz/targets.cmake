@@ -6,7 +6,7 @@
 #   calhost_fuzz_setup(TARGET NAME) adds fuzz_NAME.c and its libraries to an
 #   existing executable TARGET.
 set(CALHOST_FUZZ_DIR "${CMAKE_CURRENT_LIST_DIR}")
-set(CALHOST_FUZZ_NAMES store_parse config policy_validators cli_args)
+set(CALHOST_FUZZ_NAMES store_parse config policy_validators cli_args model)
 
 function(calhost_fuzz_setup target name)
   target_sources(${target} PRIVATE "${CALHOST_FUZZ_DIR}/fuzz_${name}.c")
@@ -24,5 +24,7 @@ function(calhost_fuzz_setup target name)
     endif()
   elseif(name STREQUAL "cli_args")
     target_link_libraries(${target} PRIVATE calhost_cli) # every host/cli source but main.c
+  elseif(name STREQUAL "model")
+    target_link_libraries(${target} PRIVATE calhost_model) # the ONNX reader (protobuf-c)
   endif()
 endfunction()

@@ -103,6 +103,12 @@ seed_corpus() { # seed_corpus TARGET DIR: committed corpus + shared seeds
         done ;;
     cli_args)
       [ -d tests/fuzz/corpus/cli_args ] || printf 'lookup\n--backend\nb\n' >"$d/seed" ;;
+    model)
+      # libonnx-testdata's MatMul and Gemm models (Debian), one file each.
+      for f in /usr/share/libonnx-testdata/data/*/test_*[Mm]at[Mm]ul*/model.onnx \
+               /usr/share/libonnx-testdata/data/*/test_*[Gg]emm*/model.onnx; do
+        [ -f "$f" ] && cp "$f" "$d/testdata-$(basename "$(dirname "$f")").onnx"
+      done ;;
   esac
 }
 

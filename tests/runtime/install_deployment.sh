@@ -7,7 +7,9 @@
 # find_package(calhost-runtime) and again with pkg-config, calibrates a
 # workload with the installed calhost, and runs both builds: the default
 # configuration selects the exact calibrated profile, a deployment
-# configuration with force_portable the portable one. A program linking
+# configuration with force_portable the portable one; the same for each node
+# of a model (tests/model/make_models.py's three.onnx, calibrated with
+# calibrate --model, selected with the example's --model form). A program linking
 # libcalstore alone (find_package(calstore)) builds and runs too. CFLAGS
 # (e.g. -fsanitize=address,undefined for a sanitizer build) go to every
 # program built here.
@@ -114,6 +116,25 @@ for bin in "$cmake_bin" "$work/pc-deploy"; do
   grep -q "portable calibrated profile" "$work/out.txt" ||
     fail "$bin did not select the portable profile with force_portable"
   grep -q "force_portable" "$work/out.txt" || fail "$bin does not say force_portable"
+done
+step "the model form: calibrate --model with the installed calhost, select per node"
+/usr/bin/python3 "$(dirname "$0")/../model/make_models.py" "$work/models" >/dev/null ||
+  fail "make_models.py (python3-onnx)"
+sed -e 's/^enabled = example$/enabled = cpu_gemm/' "$work/calib.ini" >"$work/model.ini"
+sed 's/^\[calibration\]/[lookup]\nforce_portable = true\n[calibration]/' "$work/model.ini" \
+  >"$work/model-deploy.ini"
+"$prefix/bin/calhost" --config "$work/model.ini" --quiet calibrate --model "$work/models/three.onnx" \
+  >"$work/cal.log" 2>&1 || { cat "$work/cal.log"; fail "calhost calibrate --model"; }
+for bin in "$cmake_bin" "$work/pc-deploy"; do
+  LD_LIBRARY_PATH=$libdir "$bin" "$work/model.ini" --model "$work/models/three.onnx" \
+    >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "$bin --model (exact)"; }
+  cat "$work/out.txt"
+  test "$(grep -c 'node .*exact calibrated profile' "$work/out.txt")" = 3 ||
+    fail "$bin --model did not select an exact profile for each of the 3 nodes"
+  LD_LIBRARY_PATH=$libdir "$bin" "$work/model-deploy.ini" --model "$work/models/three.onnx" \
+    >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "$bin --model (force_portable)"; }
+  test "$(grep -c 'node .*portable calibrated profile' "$work/out.txt")" = 3 ||
+    fail "$bin --model did not select a portable profile for each node with force_portable"
 done
 # the CMake build finds its libraries without LD_LIBRARY_PATH (RUNPATH)
 "$cmake_bin" "$work/calib.ini" sum_4k >/dev/null 2>&1 || fail "the CMake build needs LD_LIBRARY_PATH"

@@ -1,0 +1,708 @@
+/*
+ * model.c: reading an ONNX file (protobuf-c's onnx__model_proto__unpack over
+ * the file mapped once, hashed in the same pass) and listing its served
+ * nodes with their shapes (model.h). Owns the shape table (every named
+ * tensor of the main graph with a known type: inputs, initializers,
+ * value_info, outputs) and the mapping of MatMul, Gemm and ReduceSum onto
+ * workload shapes and structure.
+ */
+#define _GNU_SOURCE
+#include "model.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "base/str.h"
+#include "onnx.pb-c.h"
+
+/* ---- the shape table ---------------------------------------------------- */
+
+/* A tensor's type as read: element type and dimensions, each known (value),
+ * symbolic (param) or unknown (neither). */
+typedef struct tensor_dim {
+  int64_t value;     /* > 0 when known */
+  const char *param; /* the symbol, when symbolic */
+  int has_value;
+} tensor_dim;
+
+typedef struct tensor_type {
+  const char *name;
+  int32_t elem_type;
+  int has_shape; /* 0: the rank itself is unknown */
+  size_t rank;
+  const tensor_dim *dims; /* rank entries (arena) */
+} tensor_type;
+
+typedef struct shape_table {
+  tensor_type *slots; /* open addressing over name */
+  size_t capacity;    /* power of two */
+  size_t count;
+  tensor_dim *arena; /* every tensor_dim, in blocks */
+  struct arena_block {
+    struct arena_block *next;
+    tensor_dim dims[];
+  } * blocks;
+} shape_table;
+
+static uint64_t hash_name(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void table_free(shape_table *t) {
+  free(t->slots);
+  while (t->blocks) {
+    struct arena_block *n = t->blocks->next;
+    free(t->blocks);
+    t->blocks = n;
+  }
+  memset(t, 0, sizeof *t);
+}
+
+static int table_init(shape_table *t, size_t expected) {
+  memset(t, 0, sizeof *t);
+  size_t cap = 16;
+  while (cap < expected * 2 + 16)
+    cap *= 2;
+  t->slots = calloc(cap, sizeof *t->slots);
+  t->capacity = cap;
+  return t->slots ? 0 : -1;
+}
+
+static const tensor_type *table_find(const shape_table *t, const char *name) {
+  if (!name || !*name)
+    return NULL;
+  for (size_t i = hash_name(name) & (t->capacity - 1);; i = (i + 1) & (t->capacity - 1)) {
+    if (!t->slots[i].name)
+      return NULL;
+    if (!strcmp(t->slots[i].name, name))
+      return &t->slots[i];
+  }
+}
+
+static tensor_dim *table_dims(shape_table *t, size_t n) {
+  struct arena_block *b = malloc(sizeof *b + (n ? n : 1) * sizeof(tensor_dim));
+  if (!b)
+    return NULL;
+  b->next = t->blocks;
+  t->blocks = b;
+  return b->dims;
+}
+
+/* Adds a tensor unless the name is known already (the first source wins:
+ * inputs, then initializers, value_info, outputs). 0, or -1 out of memory. */
+static int table_add(shape_table *t, const tensor_type *v) {
+  if (!v->name || !*v->name || table_find(t, v->name))
+    return 0;
+  size_t i = hash_name(v->name) & (t->capacity - 1);
+  while (t->slots[i].name)
+    i = (i + 1) & (t->capacity - 1);
+  t->slots[i] = *v;
+  t->count++;
+  return 0;
+}
+
+/* Why a model fails, with the file's name first. */
+static int fail(char *err, size_t cap, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t cap, const char *path, const char *fmt, ...) {
+  if (err && cap) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(err, cap, "%s: %s", path, msg);
+  }
+  return -1;
+}
+
+static int add_value_info(shape_table *t, const Onnx__ValueInfoProto *v, const char *path,
+                          char *err, size_t cap) {
+  if (!v || !v->name || !v->type || v->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+      !v->type->tensor_type)
+    return 0;
+  const Onnx__TypeProto__Tensor *tt = v->type->tensor_type;
+  tensor_type e = {v->name, tt->has_elem_type ? tt->elem_type : 0, tt->shape != NULL, 0, NULL};
+  if (tt->shape) {
+    if (tt->shape->n_dim > MODEL_ABSURD_RANK)
+      return fail(err, cap, path, "tensor %s: absurd rank %zu (at most %d)", v->name,
+                  tt->shape->n_dim, MODEL_ABSURD_RANK);
+    tensor_dim *d = table_dims(t, tt->shape->n_dim);
+    if (!d)
+      return fail(err, cap, path, "out of memory");
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+      const Onnx__TensorShapeProto__Dimension *x = tt->shape->dim[i];
+      d[i] = (tensor_dim){0, NULL, 0};
+      if (!x)
+        continue;
+      if (x->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+        d[i].value = x->dim_value;
+        d[i].has_value = 1;
+      } else if (x->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 x->dim_param && *x->dim_param) {
+        d[i].param = x->dim_param;
+      }
+    }
+    e.rank = tt->shape->n_dim;
+    e.dims = d;
+  }
+  return table_add(t, &e) ? fail(err, cap, path, "out of memory") : 0;
+}
+
+static int add_initializer(shape_table *t, const Onnx__TensorProto *x, const char *path, char *err,
+                           size_t cap) {
+  if (!x || !x->name)
+    return 0;
+  if (x->n_dims > MODEL_ABSURD_RANK)
+    return fail(err, cap, path, "initializer %s: absurd rank %zu (at most %d)", x->name, x->n_dims,
+                MODEL_ABSURD_RANK);
+  tensor_dim *d = table_dims(t, x->n_dims);
+  if (!d)
+    return fail(err, cap, path, "out of memory");
+  for (size_t i = 0; i < x->n_dims; i++)
+    d[i] = (tensor_dim){x->dims[i], NULL, 1};
+  tensor_type e = {x->name, x->has_data_type ? x->data_type : 0, 1, x->n_dims, d};
+  return table_add(t, &e) ? fail(err, cap, path, "out of memory") : 0;
+}
+
+/* ---- element types ------------------------------------------------------ */
+
+static const char *dtype_name(int32_t t) {
+  switch (t) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+    return "float32";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+    return "uint8";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+    return "int8";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16:
+    return "uint16";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+    return "int16";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+    return "int32";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+    return "int64";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+    return "float16";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+    return "float64";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+    return "uint32";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+    return "uint64";
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
+    return "bfloat16";
+  default:
+    return NULL;
+  }
+}
+
+/* ---- the nodes ---------------------------------------------------------- */
+
+typedef struct builder {
+  model_info *m;
+  const char *path;
+  const model_dim *dims;
+  size_t dim_count;
+  size_t node_cap, skip_cap;
+  char *err;
+  size_t cap;
+} builder;
+
+/* A node's resolved input: its static dimensions, or why there are none. */
+typedef struct resolved {
+  int64_t d[MODEL_ABSURD_RANK];
+  size_t rank;
+  int32_t elem_type;
+  char why[300]; /* non-empty: the shape is unknown (skip) */
+} resolved;
+
+static const char *node_label(const Onnx__NodeProto *n, size_t index, char *buf, size_t cap) {
+  if (n->name && *n->name)
+    return n->name;
+  snprintf(buf, cap, "%s#%zu", n->op_type ? n->op_type : "?", index);
+  return buf;
+}
+
+/* -1: broken input (err set); 0: resolved, or unknown with r->why set. */
+static int resolve(const builder *b, const shape_table *t, const char *node, const char *op,
+                   const char *role, const char *tensor, resolved *r) {
+  memset(r, 0, sizeof *r);
+  const tensor_type *v = table_find(t, tensor);
+  if (!v) {
+    snprintf(r->why, sizeof r->why,
+             "input %s (%s) has no type in the graph (no input, initializer or value_info names "
+             "it: run ONNX shape inference first)",
+             role, tensor);
+    return 0;
+  }
+  r->elem_type = v->elem_type;
+  if (!v->has_shape) {
+    snprintf(r->why, sizeof r->why, "input %s (%s) has no shape", role, tensor);
+    return 0;
+  }
+  r->rank = v->rank;
+  for (size_t i = 0; i < v->rank; i++) {
+    const tensor_dim *d = &v->dims[i];
+    if (d->has_value) {
+      if (d->value <= 0)
+        return fail(b->err, b->cap, b->path,
+                    "node %s (%s): input %s (%s): dimension %zu is %" PRId64
+                    " (dimensions must be positive)",
+                    node, op, role, tensor, i, d->value);
+      r->d[i] = d->value;
+      continue;
+    }
+    if (d->param) {
+      size_t k = 0;
+      while (k < b->dim_count && strcmp(b->dims[k].name, d->param))
+        k++;
+      if (k < b->dim_count) {
+        r->d[i] = b->dims[k].value;
+        continue;
+      }
+      snprintf(r->why, sizeof r->why,
+               "input %s (%s): dimension %zu is symbolic '%.100s' (bind it: dims = %.100s=N)", role,
+               tensor, i, d->param, d->param);
+      return 0;
+    }
+    snprintf(r->why, sizeof r->why, "input %s (%s): dimension %zu is unknown", role, tensor, i);
+    return 0;
+  }
+  return 0;
+}
+
+static int skip(builder *b, const char *name, const char *op, const char *reason) {
+  model_info *m = b->m;
+  if (m->skipped_count == b->skip_cap) {
+    size_t nc = b->skip_cap ? b->skip_cap * 2 : 8;
+    model_skip *n = realloc(m->skipped, nc * sizeof *n);
+    if (!n)
+      return fail(b->err, b->cap, b->path, "out of memory");
+    m->skipped = n;
+    b->skip_cap = nc;
+  }
+  model_skip *s = &m->skipped[m->skipped_count];
+  s->name = base_str_dup(name);
+  s->onnx_operator = base_str_dup(op);
+  s->reason = base_str_dup(reason);
+  if (!s->name || !s->onnx_operator || !s->reason) {
+    free(s->name), free(s->onnx_operator), free(s->reason);
+    return fail(b->err, b->cap, b->path, "out of memory");
+  }
+  m->skipped_count++;
+  return 0;
+}
+
+static const Onnx__AttributeProto *attribute(const Onnx__NodeProto *n, const char *name) {
+  for (size_t i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i] && n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
+      return n->attribute[i];
+  return NULL;
+}
+
+static int64_t attribute_int(const Onnx__NodeProto *n, const char *name, int64_t dflt) {
+  const Onnx__AttributeProto *a = attribute(n, name);
+  return a && a->has_i ? a->i : dflt;
+}
+
+static float attribute_float(const Onnx__NodeProto *n, const char *name, float dflt) {
+  const Onnx__AttributeProto *a = attribute(n, name);
+  return a && a->has_f ? a->f : dflt;
+}
+
+static void format_dims(char *buf, size_t cap, const char *role, const resolved *r) {
+  size_t n = (size_t)snprintf(buf, cap, "%s[", role);
+  for (size_t i = 0; i < r->rank && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? "," : "", r->d[i]);
+  if (n < cap)
+    snprintf(buf + n, cap - n, "]");
+}
+
+/* A node being listed: what node_add copies into the model. */
+typedef struct listed {
+  const char *operator_name, *dtype;
+  int64_t shape[MODEL_MAX_RANK];
+  size_t rank;
+  calhost_property props[6];
+  char values[6][48];
+  size_t prop_count;
+  char inputs[400];
+} listed;
+
+static void listed_prop(listed *l, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void listed_prop(listed *l, const char *name, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(l->values[l->prop_count], sizeof l->values[0], fmt, ap);
+  va_end(ap);
+  l->props[l->prop_count] = (calhost_property){name, l->values[l->prop_count]};
+  l->prop_count++;
+}
+
+static int node_add(builder *b, const char *name, const char *onnx_op, const listed *l) {
+  model_info *m = b->m;
+  if (m->node_count == b->node_cap) {
+    size_t nc = b->node_cap ? b->node_cap * 2 : 16;
+    model_node *n = realloc(m->nodes, nc * sizeof *n);
+    if (!n)
+      return fail(b->err, b->cap, b->path, "out of memory");
+    m->nodes = n;
+    b->node_cap = nc;
+  }
+  model_node *x = &m->nodes[m->node_count];
+  memset(x, 0, sizeof *x);
+  char structure[1024];
+  size_t k = (size_t)snprintf(structure, sizeof structure,
+                              "operator=%s;dtype=%s;shape=", l->operator_name, l->dtype);
+  for (size_t i = 0; i < l->rank && k < sizeof structure; i++)
+    k += (size_t)snprintf(structure + k, sizeof structure - k, "%s%" PRId64, i ? "," : "",
+                          l->shape[i]);
+  for (size_t i = 0; i < l->prop_count && k < sizeof structure; i++)
+    k += (size_t)snprintf(structure + k, sizeof structure - k, ";%s=%s", l->props[i].name,
+                          l->props[i].value);
+  x->name = base_str_dup(name);
+  x->onnx_operator = base_str_dup(onnx_op);
+  x->operator_name = base_str_dup(l->operator_name);
+  x->dtype = base_str_dup(l->dtype);
+  x->inputs = base_str_dup(l->inputs);
+  x->structure = base_str_dup(structure);
+  x->properties = l->prop_count ? calloc(l->prop_count, sizeof *x->properties) : NULL;
+  int ok = x->name && x->onnx_operator && x->operator_name && x->dtype && x->inputs &&
+           x->structure && (!l->prop_count || x->properties);
+  for (size_t i = 0; ok && i < l->prop_count; i++) {
+    char *pn = base_str_dup(l->props[i].name), *pv = base_str_dup(l->props[i].value);
+    x->properties[i] = (calhost_property){pn, pv};
+    x->property_count = i + 1;
+    ok = pn && pv;
+  }
+  memcpy(x->shape, l->shape, sizeof x->shape);
+  x->shape_rank = l->rank;
+  m->node_count++; /* freed with the model on failure */
+  return ok ? 0 : fail(b->err, b->cap, b->path, "out of memory");
+}
+
+/* Multiplies into *acc; -1 on overflow. */
+static int mul(int64_t *acc, int64_t v) {
+  return __builtin_mul_overflow(*acc, v, acc) ? -1 : 0;
+}
+
+static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *n,
+                       const char *name) {
+  const char *op = n->op_type;
+  int gemm = !strcmp(op, "Gemm");
+  if (n->n_input < 2 || !n->input[0] || !*n->input[0] || !n->input[1] || !*n->input[1])
+    return fail(b->err, b->cap, b->path, "node %s (%s): missing inputs (needs A and B, has %zu)",
+                name, op, n->n_input);
+  resolved a, bb;
+  if (resolve(b, t, name, op, "A", n->input[0], &a) ||
+      resolve(b, t, name, op, "B", n->input[1], &bb))
+    return -1;
+  if (a.why[0] || bb.why[0])
+    return skip(b, name, op, a.why[0] ? a.why : bb.why);
+  const char *dt = dtype_name(a.elem_type);
+  if (!dt) {
+    char why[80];
+    snprintf(why, sizeof why, "input A has element type %d, which calhost does not name",
+             (int)a.elem_type);
+    return skip(b, name, op, why);
+  }
+  if (bb.elem_type && bb.elem_type != a.elem_type) {
+    char why[120];
+    snprintf(why, sizeof why, "inputs A and B have different element types (%d and %d)",
+             (int)a.elem_type, (int)bb.elem_type);
+    return skip(b, name, op, why);
+  }
+  listed l;
+  memset(&l, 0, sizeof l);
+  l.operator_name = "MatMul";
+  l.dtype = dt;
+  char da[180], db[180];
+  format_dims(da, sizeof da, "A", &a);
+  format_dims(db, sizeof db, "B", &bb);
+  snprintf(l.inputs, sizeof l.inputs, "%s %s", da, db);
+  int64_t m, nn, k;
+  if (gemm) {
+    if (a.rank != 2 || bb.rank != 2)
+      return fail(b->err, b->cap, b->path, "node %s (Gemm): inputs must be matrices (%s %s)", name,
+                  da, db);
+    int64_t ta = attribute_int(n, "transA", 0), tb = attribute_int(n, "transB", 0);
+    float alpha = attribute_float(n, "alpha", 1.0f), beta = attribute_float(n, "beta", 1.0f);
+    m = ta ? a.d[1] : a.d[0];
+    k = ta ? a.d[0] : a.d[1];
+    int64_t kb = tb ? bb.d[1] : bb.d[0];
+    nn = tb ? bb.d[0] : bb.d[1];
+    if (k != kb)
+      return fail(b->err, b->cap, b->path,
+                  "node %s (Gemm): inner dimensions differ (%s %s, transA=%d transB=%d)", name, da,
+                  db, ta != 0, tb != 0);
+    int has_c = n->n_input >= 3 && n->input[2] && *n->input[2];
+    /* what makes it more than C = A x B, in name order */
+    if (alpha != 1.0f)
+      listed_prop(&l, "alpha", "%.7g", (double)alpha);
+    if (has_c && beta != 0.0f)
+      listed_prop(&l, "beta", "%.7g", (double)beta);
+    if (ta)
+      listed_prop(&l, "trans_a", "1");
+    if (tb)
+      listed_prop(&l, "trans_b", "1");
+  } else {
+    if (!a.rank || !bb.rank)
+      return fail(b->err, b->cap, b->path, "node %s (MatMul): an input is a scalar (%s %s)", name,
+                  da, db);
+    /* numpy's matmul: a vector A is [1,K], a vector B is [K,1] */
+    m = a.rank >= 2 ? a.d[a.rank - 2] : 1;
+    k = a.d[a.rank - 1];
+    int64_t kb = bb.rank >= 2 ? bb.d[bb.rank - 2] : bb.d[0];
+    nn = bb.rank >= 2 ? bb.d[bb.rank - 1] : 1;
+    if (k != kb)
+      return fail(b->err, b->cap, b->path, "node %s (MatMul): inner dimensions differ (%s %s)",
+                  name, da, db);
+    int64_t batch_a = 1, batch_b = 1;
+    for (size_t i = 0; i + 2 < a.rank; i++)
+      if (mul(&batch_a, a.d[i]))
+        return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, da);
+    for (size_t i = 0; i + 2 < bb.rank; i++)
+      if (mul(&batch_b, bb.d[i]))
+        return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, db);
+    if (bb.rank <= 2) {
+      /* A's batch dimensions against one matrix B: exactly one GEMM of
+       * (batch x M) rows */
+      if (mul(&m, batch_a))
+        return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, da);
+    } else {
+      /* a batched product: the broadcast batch, as structure */
+      int64_t batch = batch_a > batch_b ? batch_a : batch_b;
+      listed_prop(&l, "batch", "%" PRId64, batch);
+    }
+  }
+  int64_t work = m;
+  if (mul(&work, nn) || mul(&work, k))
+    return fail(b->err, b->cap, b->path, "node %s (%s): absurd dimensions (%s %s)", name, op, da,
+                db);
+  l.shape[0] = m, l.shape[1] = nn, l.shape[2] = k;
+  l.rank = 3;
+  return node_add(b, name, op, &l);
+}
+
+static int reducesum_node(builder *b, const shape_table *t, const Onnx__NodeProto *n,
+                          const char *name) {
+  if (n->n_input < 1 || !n->input[0] || !*n->input[0])
+    return fail(b->err, b->cap, b->path, "node %s (ReduceSum): missing input", name);
+  resolved a;
+  if (resolve(b, t, name, "ReduceSum", "data", n->input[0], &a))
+    return -1;
+  if (a.why[0])
+    return skip(b, name, "ReduceSum", a.why);
+  const char *dt = dtype_name(a.elem_type);
+  if (!dt)
+    return skip(b, name, "ReduceSum", "its input's element type is not one calhost names");
+  if (!a.rank)
+    return skip(b, name, "ReduceSum", "its input is a scalar");
+  if (a.rank > MODEL_MAX_RANK) {
+    char why[120];
+    snprintf(why, sizeof why, "its input has rank %zu (a workload has at most %d dimensions)",
+             a.rank, MODEL_MAX_RANK);
+    return skip(b, name, "ReduceSum", why);
+  }
+  listed l;
+  memset(&l, 0, sizeof l);
+  l.operator_name = "ReduceSum";
+  l.dtype = dt;
+  format_dims(l.inputs, sizeof l.inputs, "data", &a);
+  int64_t elements = 1;
+  for (size_t i = 0; i < a.rank; i++) {
+    l.shape[i] = a.d[i];
+    if (mul(&elements, a.d[i]))
+      return fail(b->err, b->cap, b->path, "node %s (ReduceSum): absurd dimensions (%s)", name,
+                  l.inputs);
+  }
+  l.rank = a.rank;
+  const Onnx__AttributeProto *axes = attribute(n, "axes");
+  if (n->n_input >= 2 && n->input[1] && *n->input[1]) {
+    listed_prop(&l, "axes", "input");
+  } else if (axes && axes->n_ints) {
+    char list[48] = "";
+    size_t k = 0;
+    for (size_t i = 0; i < axes->n_ints && k < sizeof list; i++)
+      k += (size_t)snprintf(list + k, sizeof list - k, "%s%" PRId64, i ? "," : "", axes->ints[i]);
+    listed_prop(&l, "axes", "%s", list);
+  }
+  if (!attribute_int(n, "keepdims", 1))
+    listed_prop(&l, "keepdims", "0");
+  return node_add(b, name, "ReduceSum", &l);
+}
+
+/* Counts the nodes of each structure (first, count). */
+static int count_structures(builder *b) {
+  model_info *m = b->m;
+  shape_table seen; /* name = structure, dims unused; elem_type = first index */
+  if (table_init(&seen, m->node_count))
+    return fail(b->err, b->cap, b->path, "out of memory");
+  for (size_t i = 0; i < m->node_count; i++) {
+    const tensor_type *f = table_find(&seen, m->nodes[i].structure);
+    if (f) {
+      m->nodes[i].first = (size_t)f->rank;
+    } else {
+      tensor_type e = {m->nodes[i].structure, 0, 0, i, NULL};
+      table_add(&seen, &e);
+      m->nodes[i].first = i;
+      m->structure_count++;
+    }
+    m->nodes[m->nodes[i].first].count++;
+  }
+  for (size_t i = 0; i < m->node_count; i++)
+    m->nodes[i].count = m->nodes[m->nodes[i].first].count;
+  table_free(&seen);
+  return 0;
+}
+
+static int list_nodes(builder *b, const Onnx__ModelProto *mp) {
+  const Onnx__GraphProto *g = mp->graph;
+  shape_table t;
+  if (table_init(&t, g->n_input + g->n_initializer + g->n_value_info + g->n_output))
+    return fail(b->err, b->cap, b->path, "out of memory");
+  int rc = 0;
+  for (size_t i = 0; !rc && i < g->n_input; i++)
+    rc = add_value_info(&t, g->input[i], b->path, b->err, b->cap);
+  for (size_t i = 0; !rc && i < g->n_initializer; i++)
+    rc = add_initializer(&t, g->initializer[i], b->path, b->err, b->cap);
+  for (size_t i = 0; !rc && i < g->n_value_info; i++)
+    rc = add_value_info(&t, g->value_info[i], b->path, b->err, b->cap);
+  for (size_t i = 0; !rc && i < g->n_output; i++)
+    rc = add_value_info(&t, g->output[i], b->path, b->err, b->cap);
+  b->m->graph_node_count = g->n_node;
+  for (size_t i = 0; !rc && i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (!n || !n->op_type)
+      continue;
+    /* the default domain's operators only ("" or "ai.onnx") */
+    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
+      continue;
+    char buf[64];
+    const char *name = node_label(n, i, buf, sizeof buf);
+    if (!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"))
+      rc = matmul_node(b, &t, n, name);
+    else if (!strcmp(n->op_type, "ReduceSum"))
+      rc = reducesum_node(b, &t, n, name);
+  }
+  table_free(&t);
+  return rc ? rc : count_structures(b);
+}
+
+void model_info_free(model_info *m) {
+  if (!m)
+    return;
+  for (size_t i = 0; i < m->node_count; i++) {
+    model_node *n = &m->nodes[i];
+    free(n->name), free(n->onnx_operator), free(n->operator_name), free(n->dtype);
+    free(n->inputs), free(n->structure);
+    for (size_t k = 0; k < n->property_count; k++) {
+      free((char *)n->properties[k].name);
+      free((char *)n->properties[k].value);
+    }
+    free(n->properties);
+  }
+  free(m->nodes);
+  for (size_t i = 0; i < m->skipped_count; i++) {
+    free(m->skipped[i].name), free(m->skipped[i].onnx_operator), free(m->skipped[i].reason);
+  }
+  free(m->skipped);
+  free(m->path);
+  free(m->producer);
+  memset(m, 0, sizeof *m);
+}
+
+/* Decodes and lists: the digest is the caller's. */
+static int read_decoded(const void *data, size_t size, const char *name, const model_dim *dims,
+                        size_t dim_count, model_info *out, char *err, size_t cap) {
+  if (!size)
+    return fail(err, cap, name, "not an ONNX model: the file is empty");
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
+  if (!mp)
+    return fail(err, cap, name,
+                "not an ONNX model: the protobuf does not parse as a ModelProto (another "
+                "format, or a truncated file)");
+  int rc = 0;
+  if (!mp->graph) {
+    rc = fail(err, cap, name, "not an ONNX model: it has no graph%s",
+              mp->has_ir_version ? "" : " and no IR version");
+  } else {
+    out->path = base_str_dup(name);
+    out->file_size = size;
+    out->ir_version = mp->has_ir_version ? mp->ir_version : 0;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+      const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+      if (o && (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) && o->has_version)
+        out->opset = o->version;
+    }
+    out->producer = base_str_format("%s%s%s", mp->producer_name ? mp->producer_name : "",
+                                    mp->producer_version && *mp->producer_version ? " " : "",
+                                    mp->producer_version ? mp->producer_version : "");
+    if (!out->path || !out->producer)
+      rc = fail(err, cap, name, "out of memory");
+    else {
+      builder b = {out, name, dims, dim_count, 0, 0, err, cap};
+      rc = list_nodes(&b, mp);
+    }
+  }
+  onnx__model_proto__free_unpacked(mp, NULL);
+  return rc;
+}
+
+int model_read_bytes(const void *data, size_t size, const char *name, const model_dim *dims,
+                     size_t dim_count, model_info *out, char *err, size_t cap) {
+  memset(out, 0, sizeof *out);
+  if (config_digest_bytes(data, size, out->digest) != 0)
+    return fail(err, cap, name, "SHA-256 failed");
+  if (read_decoded(data, size, name, dims, dim_count, out, err, cap) != 0) {
+    model_info_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+int model_read(const char *path, const model_dim *dims, size_t dim_count, model_info *out,
+               char *err, size_t cap) {
+  memset(out, 0, sizeof *out);
+  int fd = base_open_regular(path, 0, err, cap);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return fail(err, cap, path, "%s", strerror(e));
+  }
+  if (st.st_size == 0) {
+    close(fd);
+    return fail(err, cap, path, "not an ONNX model: the file is empty");
+  }
+  if ((uint64_t)st.st_size > SIZE_MAX / 2) {
+    close(fd);
+    return fail(err, cap, path, "too large to map (%jd bytes)", (intmax_t)st.st_size);
+  }
+  size_t size = (size_t)st.st_size;
+  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  close(fd);
+  if (map == MAP_FAILED)
+    return fail(err, cap, path, "cannot map the file: %s", strerror(e));
+  madvise(map, size, MADV_SEQUENTIAL);
+  int rc = model_read_bytes(map, size, path, dims, dim_count, out, err, cap);
+  munmap(map, size);
+  return rc;
+}

@@ -1,0 +1,165 @@
+/*
+ * workloads.c: a model's nodes as configured workloads (model.h): one per
+ * distinct node structure, and the key rule that gives each its model
+ * digest (the model file's SHA-256 for each operator's representative
+ * structure, the structure's canonical digest for the others).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "base/str.h"
+#include "model.h"
+
+/* The work of a structure in the model: nodes x product of the shape (as a
+ * double: only compared). */
+static double structure_work(const model_node *n) {
+  double w = (double)n->count;
+  for (size_t k = 0; k < n->shape_rank; k++)
+    w *= (double)n->shape[k];
+  return w;
+}
+
+int model_node_is_representative(const model_info *m, size_t i) {
+  if (i >= m->node_count)
+    return 0;
+  const model_node *self = &m->nodes[m->nodes[i].first];
+  size_t best = SIZE_MAX;
+  double best_work = -1;
+  for (size_t k = 0; k < m->node_count; k++) {
+    const model_node *n = &m->nodes[k];
+    if (n->first != k || strcmp(n->operator_name, self->operator_name))
+      continue;
+    double w = structure_work(n);
+    if (w > best_work) {
+      best_work = w;
+      best = k;
+    }
+  }
+  return best == m->nodes[i].first;
+}
+
+/* A byte of a workload or model name as itself, or '_' (outside
+ * [A-Za-z0-9_.-]). */
+static char name_byte(unsigned char c) {
+  int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+  return ok ? (char)c : '_';
+}
+
+size_t model_workload_name(const model_info *m, size_t i, const char *model_name, char *buf,
+                           size_t cap) {
+  const char *node = m->nodes[m->nodes[i].first].name;
+  size_t n = (size_t)snprintf(buf, cap, "%s.", model_name);
+  for (const char *p = node; *p; p++, n++)
+    if (n + 1 < cap) {
+      buf[n] = name_byte((unsigned char)*p);
+      buf[n + 1] = '\0';
+    }
+  return n;
+}
+
+static void workload_free(config_workload *w) {
+  free(w->name);
+  free(w->operator_name);
+  free(w->dtype);
+  free(w->shape);
+  free(w->model_file);
+  free(w->model_digest);
+  for (size_t k = 0; k < w->property_count; k++) {
+    free((char *)w->properties[k].name);
+    free((char *)w->properties[k].value);
+  }
+  free(w->properties);
+  memset(w, 0, sizeof *w);
+}
+
+/* Fills *w from node i (a structure's first node). 0, or -1 out of memory. */
+static int workload_of(const model_info *m, size_t i, const char *model_name, config_origin origin,
+                       config_workload *w) {
+  const model_node *n = &m->nodes[i];
+  char name[512];
+  memset(w, 0, sizeof *w);
+  model_workload_name(m, i, model_name, name, sizeof name);
+  w->name = base_str_dup(name);
+  w->operator_name = base_str_dup(n->operator_name);
+  w->dtype = base_str_dup(n->dtype);
+  w->shape = malloc(n->shape_rank * sizeof *w->shape);
+  w->shape_rank = n->shape_rank;
+  w->properties = n->property_count ? calloc(n->property_count, sizeof *w->properties) : NULL;
+  w->origin = origin;
+  int ok =
+      w->name && w->operator_name && w->dtype && w->shape && (!n->property_count || w->properties);
+  for (size_t k = 0; ok && k < n->property_count; k++) {
+    char *pn = base_str_dup(n->properties[k].name), *pv = base_str_dup(n->properties[k].value);
+    w->properties[k] = (calhost_property){pn, pv};
+    w->property_count = k + 1;
+    ok = pn && pv;
+  }
+  if (ok)
+    memcpy(w->shape, n->shape, n->shape_rank * sizeof *w->shape);
+  if (ok && model_node_is_representative(m, i)) {
+    w->model_file = base_str_dup(m->path);
+    w->model_origin = origin;
+    w->model_digest = base_str_dup(m->digest);
+    ok = w->model_file && w->model_digest;
+  } else if (ok) {
+    /* the canonical digest: computed from the description, no file */
+    ok = config_workload_digest(w, NULL, 0) != NULL;
+  }
+  if (!ok)
+    workload_free(w);
+  return ok ? 0 : -1;
+}
+
+long model_workloads_add(config_settings *cfg, const model_info *m, const char *model_name,
+                         config_origin origin, char *err, size_t cap) {
+  size_t before = cfg->workload_count;
+  for (size_t i = 0; i < m->node_count; i++) {
+    if (m->nodes[i].first != i)
+      continue;
+    config_workload w;
+    if (workload_of(m, i, model_name, origin, &w) != 0) {
+      base_str_fail(err, cap, "out of memory");
+      goto undo;
+    }
+    if (config_workload_named(cfg, w.name)) {
+      base_str_fail(err, cap,
+                    "model %s: workload %s exists already (two nodes or sections give "
+                    "the same name)",
+                    model_name, w.name);
+      workload_free(&w);
+      goto undo;
+    }
+    config_workload *grown = base_array_grow(cfg->workloads, cfg->workload_count,
+                                             &cfg->workload_capacity, sizeof *grown, 4);
+    if (!grown) {
+      workload_free(&w);
+      base_str_fail(err, cap, "out of memory");
+      goto undo;
+    }
+    cfg->workloads = grown;
+    cfg->workloads[cfg->workload_count++] = w;
+  }
+  return (long)(cfg->workload_count - before);
+undo:
+  while (cfg->workload_count > before)
+    workload_free(&cfg->workloads[--cfg->workload_count]);
+  return -1;
+}
+
+void model_name_of_file(const char *path, char *buf, size_t cap) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n > 5 && !strcmp(base + n - 5, ".onnx"))
+    n -= 5;
+  if (n >= cap)
+    n = cap - 1;
+  for (size_t i = 0; i < n; i++)
+    buf[i] = name_byte((unsigned char)base[i]);
+  buf[n] = '\0';
+  if (!n)
+    snprintf(buf, cap, "model");
+}

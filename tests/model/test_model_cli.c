@@ -1,0 +1,280 @@
+/*
+ * test_model_cli.c: models through the real program ($CALHOST_BUILD_DIR/
+ * bin/calhost) with the shipped cpu_gemm plugin: `model show` (text, --json,
+ * --dims, exit statuses, errors naming the file and node), `calibrate
+ * --model` and [model NAME] into a fresh store (the exact key of each
+ * operator's representative structure is the file's SHA-256 as sha256sum
+ * prints it, the other structure keeps its own exact profile, one portable
+ * profile per structure, nodes of one structure calibrated once), and the
+ * configuration errors of [model NAME] with FILE:LINE; `lookup --model`
+ * (exact by the keys above, --force-portable per structure) and the
+ * deployment runtime's calhost_runtime_add_model selecting the same.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "calhost/runtime.h"
+
+static char dir[] = "/tmp/calhost-model-cli-XXXXXX";
+static char calhost[PATH_MAX];
+static char output[1 << 18];
+
+static int setup(void **state) {
+  (void)state;
+  const char *build = getenv("CALHOST_BUILD_DIR"), *src = getenv("CALHOST_SOURCE_DIR");
+  if (!build || !src || !mkdtemp(dir))
+    return -1;
+  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build);
+  char cmd[3 * PATH_MAX];
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/model/make_models.py' '%s'", src, dir);
+  if (system(cmd) != 0)
+    return -1;
+  snprintf(cmd, sizeof cmd, "%s/calhost.ini", dir);
+  FILE *f = fopen(cmd, "w");
+  if (!f)
+    return -1;
+  fprintf(f,
+          "[store]\npath = store.txt\n[plugins]\npaths = "
+          "%s/lib/calhost/plugins/cpu_gemm.so\nenabled = cpu_gemm\n"
+          "[calibration]\nthreads = 1\nrigor = quick\nrepetitions = 3\n",
+          build);
+  fclose(f);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[PATH_MAX];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs `sh -c` in dir with calhost as $C; stdout (and stderr when
+ * with_stderr) into output; returns the exit status. */
+static int sh(int with_stderr, const char *fmt, ...) {
+  char script[8192], cmd[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(script, sizeof script, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "cd '%s' && C='%s' HOME='%s' XDG_CONFIG_HOME='%s/xdg' && %s %s", dir,
+           calhost, dir, dir, script, with_stderr ? "2>&1" : "2>/dev/null");
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(output, 1, sizeof output - 1, p);
+  output[n] = '\0';
+  int st = pclose(p);
+  assert_true(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+static void has(const char *needle) {
+  if (!strstr(output, needle))
+    fail_msg("expected '%s' in:\n%s", needle, output);
+}
+
+static void model_show_lists_nodes_digest_and_skips(void **state) {
+  (void)state;
+  assert_int_equal(sh(1, "$C model show three.onnx"), 0);
+  has("nodes to calibrate: 3 (2 structures)");
+  has("  q  MatMul float32 shape=64,256,256");
+  has("same as q");
+  assert_int_equal(sh(0, "sha256sum three.onnx | cut -c1-64"), 0);
+  char hex[80];
+  snprintf(hex, sizeof hex, "%.64s", output);
+  assert_int_equal(sh(1, "$C model show three.onnx"), 0);
+  has(hex);
+  /* --json: one object with the nodes and the skipped ones */
+  assert_int_equal(sh(0, "$C model show --json batch.onnx"), 0);
+  has("\"status\":\"ok\"");
+  has("\"nodes\":[]");
+  has("\"name\":\"proj\"");
+  has("symbolic 'batch'");
+  assert_int_equal(sh(0, "$C model show --json batch.onnx --dims batch=8"), 0);
+  has("\"shape\":[1024,32,64]");
+  has("\"skipped\":[]");
+  /* errors: exit 2, the file and node named; --json answers {status, message} */
+  assert_int_equal(sh(1, "$C model show missing_input.onnx"), 2);
+  has("missing_input.onnx: node lonely (MatMul): missing inputs");
+  assert_int_equal(sh(0, "$C model show --json truncated.onnx"), 2);
+  has("\"status\":\"error\"");
+  has("truncated.onnx: not an ONNX model");
+  assert_int_equal(sh(1, "$C model show batch.onnx --dims batch=zero"), 2);
+  has("bad --dims");
+  assert_int_equal(sh(1, "$C model list three.onnx"), 2);
+  has("unknown subcommand");
+}
+
+/* The lines of the store file that follow a profile header, as "KIND
+ * DIGEST-or-m=,n=,k=" summaries in output (via awk). */
+static void store_summary(void) {
+  assert_int_equal(
+      sh(0, "awk '/^profile/{k=$2} /^model_digest/{print k, $2} "
+            "/^structure \"(m|n|k)\"/{s=s $3} /^end/{if(k==\"portable\")print k, s; s=\"\"}' "
+            "store.txt"),
+      0);
+}
+
+static void calibrate_model_keys_exact_by_file_digest_and_portable_per_structure(void **state) {
+  (void)state;
+  assert_int_equal(sh(1, "rm -f store.txt && $C --config calhost.ini calibrate --model "
+                         "three.onnx -q"),
+                   0);
+  store_summary();
+  char expect[400];
+  /* q (two nodes of 64x256x256) carries more of the model's work than out:
+   * it is MatMul's representative, keyed by the file */
+  assert_int_equal(sh(0, "sha256sum three.onnx | cut -c1-64"), 0);
+  char hex[80];
+  snprintf(hex, sizeof hex, "%.64s", output);
+  store_summary();
+  snprintf(expect, sizeof expect, "exact \"sha256:%s\"", hex);
+  has(expect);
+  /* out keeps its own exact profile, under its canonical digest */
+  char canon[80];
+  assert_int_equal(sh(0, "printf '%%s' 'operator=MatMul;dtype=float32;shape=64,128,256;' | "
+                         "sha256sum | cut -c1-64"),
+                   0);
+  snprintf(canon, sizeof canon, "%.64s", output);
+  store_summary();
+  snprintf(expect, sizeof expect, "exact \"sha256:%s\"", canon);
+  has(expect);
+  has("portable \"256\"\"64\"\"256\"");
+  has("portable \"256\"\"64\"\"128\"");
+  /* two structures: two exact and two portable profiles, k (same as q) not
+   * calibrated again */
+  assert_int_equal(sh(0, "grep -c '^profile' store.txt"), 0);
+  assert_string_equal(output, "4\n");
+  /* a second run finds everything calibrated */
+  assert_int_equal(sh(1, "$C --config calhost.ini calibrate --model three.onnx"), 0);
+  has("already calibrated");
+  /* plan and verify take --model too: the same two items, the two exact keys */
+  assert_int_equal(sh(1, "$C --config calhost.ini plan --model three.onnx"), 0);
+  has("three.q");
+  has("three.out");
+  has("2 items");
+  int v = sh(1, "$C --config calhost.ini verify --model three.onnx --rigor quick");
+  assert_true(v == 0 || v == 1); /* 1: a noisy machine made one look slower */
+  has("verify: 2 keys");
+}
+
+static void model_section_calibrates_with_its_dims_and_reports_errors_by_line(void **state) {
+  (void)state;
+  assert_int_equal(sh(1, "rm -f store.txt && cp calhost.ini m.ini && printf '[model enc]\\nfile "
+                         "= batch.onnx\\ndims = batch=2\\n' >> m.ini && $C --config m.ini "
+                         "calibrate -q && grep -c '^profile' store.txt"),
+                   0);
+  assert_string_equal(output, "2\n");
+  assert_int_equal(sh(1, "$C --config m.ini config show"), 0);
+  has("[model enc]");
+  has("dims = batch=2");
+  assert_int_equal(sh(1, "printf '[model x]\\ndims = batch=8\\n' > bad.ini && $C --config bad.ini "
+                         "config check"),
+                   1);
+  has("bad.ini:1: [model x] lacks the required key 'file'");
+  assert_int_equal(sh(1, "printf '[model x]\\nfile = three.onnx\\ndims = b=0\\n' > bad.ini && $C "
+                         "--config bad.ini config check"),
+                   1);
+  has("bad.ini:3:");
+  assert_int_equal(sh(1, "printf '[model x]\\nfile = truncated.onnx\\n' > bad.ini && $C --config "
+                         "bad.ini calibrate"),
+                   2);
+  has("bad.ini:2: [model x]:");
+  has("truncated.onnx: not an ONNX model");
+}
+
+static void lookup_model_and_the_runtime_select_each_nodes_policy(void **state) {
+  (void)state;
+  assert_int_equal(sh(1, "rm -f store.txt && $C --config calhost.ini calibrate -q --model "
+                         "three.onnx"),
+                   0);
+  assert_int_equal(sh(0, "sha256sum three.onnx | cut -c1-64"), 0);
+  char hex[80], line[400];
+  snprintf(hex, sizeof hex, "%.64s", output);
+  assert_int_equal(sh(1, "$C --config calhost.ini lookup --model three.onnx"), 0);
+  snprintf(line, sizeof line, "[exact model sha256:%s]", hex);
+  has(line);
+  has("q  MatMul  exact_calibrated cpu_gemm: ");
+  has("out  MatMul  exact_calibrated cpu_gemm: ");
+  assert_int_equal(sh(1, "$C --config calhost.ini lookup --model three.onnx --force-portable"), 0);
+  has("q  MatMul  portable_calibrated cpu_gemm: ");
+  has("out  MatMul  portable_calibrated cpu_gemm: ");
+  assert_int_equal(sh(1, "$C --config calhost.ini lookup --model three.onnx --node nope"), 2);
+  has("no node nope");
+  /* the runtime, in this process, selects what the command line selects */
+  char ini[PATH_MAX], model[PATH_MAX], store[PATH_MAX];
+  snprintf(ini, sizeof ini, "%s/calhost.ini", dir);
+  snprintf(model, sizeof model, "%s/three.onnx", dir);
+  snprintf(store, sizeof store, "%s/store.txt", dir);
+  for (int fp = 0; fp <= 1; fp++) {
+    calhost_runtime_options o;
+    calhost_runtime_options_init(&o);
+    o.config_path = ini;
+    o.store_path = store;
+    o.force_portable = fp;
+    calhost_runtime *rt = NULL;
+    char err[2048];
+    assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+    const calhost_runtime_model *m = NULL;
+    assert_int_equal(calhost_runtime_add_model(rt, model, NULL, &m, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    snprintf(line, sizeof line, "sha256:%s", hex);
+    assert_string_equal(m->digest, line);
+    assert_int_equal(m->node_count, 3);
+    const calhost_runtime_model *again = NULL;
+    assert_int_equal(calhost_runtime_add_model(rt, model, NULL, &again, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_ptr_equal(again, m);
+    assert_int_equal(sh(0, "$C --config calhost.ini lookup --model three.onnx --json %s",
+                        fp ? "--force-portable" : ""),
+                     0);
+    for (size_t i = 0; i < m->node_count; i++) {
+      const calhost_runtime_model_node *n = &m->nodes[i];
+      assert_int_equal(n->model_keyed, strcmp(n->name, "out") != 0);
+      calhost_runtime_plugin *p = NULL;
+      assert_int_equal(calhost_runtime_load_plugin(rt, NULL, n->workload, &p, err, sizeof err),
+                       CALHOST_RUNTIME_OK);
+      calhost_runtime_selection *sel = NULL;
+      assert_int_equal(calhost_runtime_select(rt, p, n->workload, 0, &sel, err, sizeof err),
+                       CALHOST_RUNTIME_OK);
+      assert_non_null(sel->result->profile);
+      assert_int_equal(sel->result->level,
+                       fp ? CALSTORE_LEVEL_PORTABLE_CALIBRATED : CALSTORE_LEVEL_EXACT_CALIBRATED);
+      if (n->model_keyed)
+        assert_string_equal(sel->exact.model_digest, line);
+      snprintf(err, sizeof err, "{\"name\":\"%s\",", n->name);
+      const char *at = strstr(output, err);
+      assert_non_null(at);
+      snprintf(err, sizeof err, "\"policy\":\"%s\"", sel->result->profile->policy);
+      const char *end = strchr(at, '}');
+      const char *pol = strstr(at, err);
+      assert_true(pol && pol < end);
+      calhost_runtime_selection_free(&sel);
+    }
+    assert_int_equal(calhost_runtime_add_model(rt, "/nonexistent.onnx", NULL, &m, err, sizeof err),
+                     CALHOST_RUNTIME_MODEL);
+    assert_null(m);
+    calhost_runtime_close(&rt);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(model_show_lists_nodes_digest_and_skips),
+      cmocka_unit_test(calibrate_model_keys_exact_by_file_digest_and_portable_per_structure),
+      cmocka_unit_test(model_section_calibrates_with_its_dims_and_reports_errors_by_line),
+      cmocka_unit_test(lookup_model_and_the_runtime_select_each_nodes_policy),
+  };
+  return cmocka_run_group_tests_name("model_cli", tests, setup, teardown);
+}
