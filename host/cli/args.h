@@ -57,6 +57,7 @@ typedef enum cli_flag_id {
   FL_BUDGET,
   FL_RECORD,
   FL_PLUGINS, /* config check */
+  FL_SETTING, /* plugin check: KEY=VALUE */
   FL_COUNT
 } cli_flag_id;
 

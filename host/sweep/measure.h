@@ -184,6 +184,10 @@ typedef struct sweep_result {
   uint32_t evaluated;          /* candidates the search evaluated (rejected ones included) */
   uint32_t search_stop;        /* search_stop: why the search ended */
   double search_seconds;       /* the search's time (round one) */
+  /* What the sweep noticed about the plugin without failing ("; "-joined,
+   * NULL when nothing): a described space it could not use, a default
+   * assignment the plugin's own assignment_valid refuses. */
+  char *warning;
   sweep_rejection *rejections;
   size_t rejection_count;
   sweep_candidate *candidates; /* every planned candidate and the default, */
