@@ -971,7 +971,14 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
                                 .strategy = so.strategy,
                                 .budget_evaluations = so.max_evaluations,
                                 .budget_seconds = so.max_seconds,
-                                .request = req};
+                                .request = req,
+                                .default_median_us = NAN};
+      if (s.have_default_entry) {
+        const entry *d = &s.es[s.default_entry];
+        info.default_policy = d->policy;
+        if (d->state == ENTRY_ACTIVE && d->n > 0)
+          info.default_median_us = d->median;
+      }
       h->search_start(h->user, &info);
     }
     /* Under the time budget, racing (halving, then round two) needs time

@@ -40,6 +40,11 @@ typedef struct sweep_search_info {
   uint32_t budget_evaluations; /* 0: no limit */
   double budget_seconds;       /* 0: no limit */
   const struct sweep_request *request; /* the sweep's (workload, target, params) */
+  /* the backend's default, measured before the search: its policy (NULL
+   * when the plugin has none or it could not be serialized) and median
+   * (NAN when it was rejected or stopped) */
+  const char *default_policy;
+  double default_median_us;
 } sweep_search_info;
 
 /* One candidate the search evaluated. */

@@ -23,6 +23,7 @@
 
 #include "report/internal.h"
 #include "report/report.h"
+#include "sweep/recording.h"
 #include "sweep/records.h"
 
 static char g_data[1024];
@@ -630,6 +631,119 @@ static void a_space_with_many_values_reads_by_bisection(void **state) {
   unlink(path);
 }
 
+/* Item 25: calibrate --record writes the backend's default (measured
+ * before the search) into the recording, so a page made from it shows the
+ * default and the speedup instead of "the backend has no default". */
+static void a_recording_names_the_default_and_the_page_shows_it(void **state) {
+  (void)state;
+  char path[] = "/tmp/calhost-report-rec-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char *const tiles[] = {"8", "16"};
+  search_param param = {.name = "tile", .values = tiles, .value_count = 2, .ordered = 1};
+  sweep_search_info info = {.params = &param,
+                            .param_count = 1,
+                            .space_size = 2,
+                            .strategy = CALHOST_SEARCH_EXHAUSTIVE,
+                            .default_policy = "tile=4",
+                            .default_median_us = 40};
+  sweep_recording rec;
+  sweep_recording_init(&rec, path, "rec", NULL, 0);
+  sweep_recording_start(&rec, &info);
+  for (uint32_t i = 0; i < 2; i++) {
+    uint32_t config[1] = {i};
+    sweep_evaluation ev = {.evaluation = i + 1,
+                           .index = i,
+                           .config = config,
+                           .policy = i ? "tile=16" : "tile=8",
+                           .median_us = i ? 20 : 30,
+                           .spread_us = 1,
+                           .samples = 3};
+    sweep_recording_add(&rec, &ev);
+  }
+  assert_int_equal(sweep_recording_finish(&rec), 0);
+  char err[512];
+  json_t *run = report_load(path, err, sizeof err);
+  if (!run)
+    fail_msg("%s", err);
+  char *html = render(run);
+  assert_non_null(strstr(html, "backend default</dt><dd><code>tile=4"));
+  assert_non_null(strstr(html, "2.00\xC3\x97"));
+  assert_null(strstr(html, "the backend has no default"));
+  free(html);
+  json_decref(run);
+  unlink(path);
+}
+
+/* Item 25: the page shows what the run knows and leaves out what it does
+ * not: "of N in the space" is a described space's size (not the plugin's
+ * list); a recorded space shows no placeholders (calhost unknown, load
+ * average ? / ? / ?, "CPUs: targets ; thread counts") and no "the backend
+ * has no default" when it simply does not know, and shows the default and
+ * the speedup when the recording names them. */
+static void the_page_shows_what_is_known_and_leaves_out_the_rest(void **state) {
+  (void)state;
+  json_error_t je;
+  json_t *run =
+      json_loads("{\"calhost_version\":\"1\",\"rigor\":\"quick\",\"environment\":{},\"results\":[{"
+                 "\"plugin\":\"ocl\",\"workload\":\"w\",\"status\":\"stored\",\"winner\":\"a=1\","
+                 "\"measurements\":{\"median_latency_us\":5},\"search\":{\"space_size\":260},"
+                 "\"counts\":{\"candidates\":10,\"planned\":8,\"tried\":8,\"pruned\":0,"
+                 "\"rejected\":0}}]}",
+                 0, &je);
+  assert_non_null(run);
+  char *html = render(run);
+  assert_non_null(strstr(html, "of 260 in the space (8 planned)"));
+  free(html);
+  json_decref(run);
+
+  char path[] = "/tmp/calhost-report-space-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char bare[] = "calhost-search-space 1\nspace s\nmeta plugin demo\n"
+                             "param tile ordered 8 16\n"
+                             "config 8 30 1 0 0.1 tile=8\nconfig 16 20 1 0 0.1 tile=16\n";
+  write_bytes(path, bare, sizeof bare - 1);
+  char err[512];
+  run = report_load(path, err, sizeof err);
+  assert_non_null(run);
+  html = render(run);
+  static const char *const placeholders[] = {"the backend has no default",
+                                             "unknown</",
+                                             "? / ?",
+                                             "targets ;",
+                                             "; thread counts <",
+                                             "load average",
+                                             "exit status",
+                                             "(from ?",
+                                             "<td>store</td>"};
+  for (size_t i = 0; i < sizeof placeholders / sizeof *placeholders; i++)
+    if (strstr(html, placeholders[i]))
+      fail_msg("the page of a bare recording shows '%s'", placeholders[i]);
+  assert_null(strstr(html, "speedup vs backend default"));
+  free(html);
+  json_decref(run);
+
+  static const char with_default[] = "calhost-search-space 1\nspace s\nmeta plugin demo\n"
+                                     "meta default tile=4\nmeta default_median 40\n"
+                                     "param tile ordered 8 16\n"
+                                     "config 8 30 1 0 0.1 tile=8\nconfig 16 20 1 0 0.1 tile=16\n";
+  write_bytes(path, with_default, sizeof with_default - 1);
+  run = report_load(path, err, sizeof err);
+  assert_non_null(run);
+  const json_t *r = json_array_get(json_object_get(run, "results"), 0);
+  assert_string_equal(json_string_value(json_object_get(r, "default_policy")), "tile=4");
+  html = render(run);
+  assert_non_null(strstr(html, "2.00\xC3\x97")); /* 40 / 20 */
+  assert_non_null(strstr(html, "backend default</dt><dd><code>tile=4"));
+  assert_null(strstr(html, "the backend has no default"));
+  free(html);
+  json_decref(run);
+  unlink(path);
+}
+
 int main(void) {
   const char *src = getenv("CALHOST_SOURCE_DIR");
   snprintf(g_data, sizeof g_data, "%s/tests/report/data/run-quick.json", src ? src : ".");
@@ -647,6 +761,8 @@ int main(void) {
       cmocka_unit_test(candidates_always_fit_in_a_record_frame),
       cmocka_unit_test(effects_find_every_value_among_many),
       cmocka_unit_test(a_space_with_many_values_reads_by_bisection),
+      cmocka_unit_test(the_page_shows_what_is_known_and_leaves_out_the_rest),
+      cmocka_unit_test(a_recording_names_the_default_and_the_page_shows_it),
   };
   return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
