@@ -324,6 +324,34 @@ static void a_device_backend_is_checked_on_its_devices(void **state) {
   free(report);
 }
 
+/* Item 30: the SDK's device backend example (ABI 2: devices, a described
+ * space with a validity rule, device timers, sample workloads) passes
+ * every check, on one device and on two. */
+static void the_device_backend_example_passes(void **state) {
+  char path[4096], *report;
+  (void)state;
+  check_options o;
+  check_options_init(&o);
+  o.verbose = 1;
+  test_plugin(path, sizeof path, "examples/rowsum_device");
+  assert_int_equal(check_report_with(path, &o, 30, &report), 0);
+  if (!strstr(report, "17 of 17 checks passed") ||
+      !strstr(report, "PASS devices (1 device listed twice alike") ||
+      !strstr(report, "PASS parameter_space (3 parameters, 102 of 120 points valid") ||
+      !strstr(report, "on device 0 'rowsum sim 0': measured the default") ||
+      !strstr(report, "(device clock)"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+  calhost_property two[] = {{"devices_visible", "2"}};
+  o.settings = two;
+  o.setting_count = 1;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 0);
+  if (!strstr(report, "PASS devices (2 devices listed twice alike, a key for each: 0 'rowsum sim "
+                      "0', 1 'rowsum sim 1'"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+}
+
 /* Settings (`plugin check --setting KEY=VALUE`) reach every create() of
  * the checks: a plugin that takes them passes, one it refuses fails with
  * the plugin's message and the settings named (item 31). */
@@ -391,6 +419,7 @@ int main(void) {
       cmocka_unit_test(cli_plugin_check_and_plugins_json),
       cmocka_unit_test(a_device_backend_is_checked_on_its_devices),
       cmocka_unit_test(settings_reach_create),
+      cmocka_unit_test(the_device_backend_example_passes),
   };
   return cmocka_run_group_tests_name("loader_check", tests, NULL, NULL);
 }
