@@ -242,6 +242,13 @@ const config_workload *config_workload_named(const config_settings *cfg, const c
   return NULL;
 }
 
+double config_plugin_time_budget(const config_settings *cfg, const char *backend) {
+  const config_plugin_section *s = config_plugin_named(cfg, backend);
+  return s && s->time_budget_seconds > 0 ? s->time_budget_seconds
+         : cfg                           ? cfg->time_budget_seconds
+                                         : 0;
+}
+
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name) {
   for (size_t i = 0; cfg && name && i < cfg->plugin_section_count; i++)
     if (!strcmp(cfg->plugin_sections[i].name, name))
@@ -389,6 +396,11 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     if (s->device_count && (rc = emit_list(cfg, fn, user, section, osec, "devices", s->devices,
                                            s->device_count, ", ")) != 0)
       return rc;
+    if (s->time_budget_seconds > 0) {
+      snprintf(num, sizeof num, "%g", s->time_budget_seconds);
+      if ((rc = emit(cfg, fn, user, section, osec, "time_budget", num)) != 0)
+        return rc;
+    }
     for (size_t k = 0; k < s->setting_count; k++)
       if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
         return rc;
