@@ -7,6 +7,7 @@
 #       find_package(calhost-plugin) gives the imported target
 #       calhost::plugin_sdk and calhost_plugin_add(NAME SOURCES ...)
 #   <datadir>/calhost/plugin-template/                 the template project
+#   <datadir>/calhost/examples/device_backend/         an ABI 2 device backend example
 #   <datadir>/doc/calhost/plugin-sdk.md                the author's guide
 # (install component plugin_dev: the package calhost-plugin-dev)
 include(CMakePackageConfigHelpers)
@@ -59,5 +60,7 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/calhost-plugin.pc"
 
 install(DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/template/"
         DESTINATION "${CMAKE_INSTALL_DATADIR}/calhost/plugin-template" COMPONENT plugin_dev)
+install(DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/examples/device_backend/"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/calhost/examples/device_backend" COMPONENT plugin_dev)
 install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/README.md"
         DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/calhost" RENAME plugin-sdk.md COMPONENT plugin_dev)

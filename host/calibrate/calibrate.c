@@ -148,6 +148,8 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     if (m->type == CALHOST_REC_RESULT) {
       sweep_record_get_key(&c, &x->key);
       sweep_record_get_result(&c, &x->sweep);
+      if (!c.failed && x->sweep.warning) /* about the plugin: once per plugin and text */
+        cal_warn_once(r, "%s: %s", x->backend ? x->backend : "?", x->sweep.warning);
       if (c.failed) {
         x->kind = CAL_FAILED;
         x->message = base_str_dup("malformed result record");

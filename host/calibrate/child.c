@@ -186,8 +186,9 @@ int cal_child_main(void *user, int fd) {
   /* The plugin's time budget starts after its first create(); the children
    * started again after a crash go on with it (the parent keeps it). */
   double plugin_deadline = r->plugin_deadline;
-  if (plugin_deadline == 0 && r->cfg->time_budget_seconds > 0) {
-    plugin_deadline = sweep_now() + r->cfg->time_budget_seconds;
+  double budget = config_plugin_time_budget(r->cfg, r->cur->backend); /* its own, or the shared */
+  if (plugin_deadline == 0 && budget > 0) {
+    plugin_deadline = sweep_now() + budget;
     isolate_proto_begin(&c.buf, CALHOST_REC_BUDGET);
     isolate_proto_put_f64(&c.buf, plugin_deadline);
     isolate_proto_send(c.fd, &c.buf);

@@ -113,12 +113,39 @@ void cal_progress_end(cal_run *r) {
   }
 }
 
-/* "default policy" or "candidate N": who a rejection names, into who. */
-static void rejected_who(const sweep_rejection *rj, char *who, size_t cap) {
+/* Who a rejection names, into who: "default policy", "numbered candidate
+ * N" (the plugin's candidate index), or "candidate" for a point of a
+ * described space (its policy follows; its index is only the search's
+ * evaluation order, which names nothing the author knows). */
+static void rejected_who(const sweep_result *s, const sweep_rejection *rj, char *who, size_t cap) {
   if (rj->index == CALHOST_SWEEP_DEFAULT_INDEX)
     snprintf(who, cap, "default policy");
+  else if (s->numbered)
+    snprintf(who, cap, "numbered candidate %u", rj->index);
+  else if (rj->policy)
+    snprintf(who, cap, "candidate");
   else
-    snprintf(who, cap, "candidate %u", rj->index);
+    snprintf(who, cap, "evaluation %u", rj->index + 1);
+}
+
+/* "; search S1, S2": the strategies the sweeps of the run ran (so that a
+ * rigor or --budget is never mistaken for what ran), "" when none ran. */
+static const char *strategies_used(const cal_run *r, char *buf, size_t cap) {
+  uint32_t seen = 0;
+  size_t n = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < r->result_count; i++) {
+    const sweep_result *s = &r->results[i].sweep;
+    if (!s->evaluated || s->strategy >= 32 || (seen & (1u << s->strategy)))
+      continue;
+    seen |= 1u << s->strategy;
+    int k = snprintf(buf + n, cap - n, "%s%s", n ? ", " : "; search ",
+                     search_strategy_name((search_strategy)s->strategy));
+    if (k < 0 || (size_t)k >= cap - n)
+      break;
+    n += (size_t)k;
+  }
+  return buf;
 }
 
 /* Candidates a successful sweep rejected (wrong output, refused policy):
@@ -131,8 +158,8 @@ static size_t print_rejection_warnings(cal_run *r, FILE *o) {
       continue;
     for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
       const sweep_rejection *rj = &x->sweep.rejections[j];
-      char who[32];
-      rejected_who(rj, who, sizeof who);
+      char who[48];
+      rejected_who(&x->sweep, rj, who, sizeof who);
       if (!n++)
         fprintf(o, "\nwarnings:\n");
       base_text_printf(o, "  %s %s t=%u: %s%s%.60s rejected: %s\n", nz(x->backend, "?"),
@@ -229,8 +256,8 @@ void cal_print_summary(cal_run *r) {
                        cal_workload_name(r, x->workload), x->threads);
       for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
         const sweep_rejection *rj = &x->sweep.rejections[j];
-        char who[32];
-        rejected_who(rj, who, sizeof who);
+        char who[48];
+        rejected_who(&x->sweep, rj, who, sizeof who);
         base_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
                          nz(rj->reason, ""));
       }
@@ -257,7 +284,9 @@ void cal_print_summary(cal_run *r) {
     if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
       snprintf(shard, sizeof shard, "; shard %u/%u", (unsigned)r->o->shard.index,
                (unsigned)r->o->shard.count);
-    base_text_printf(o, "rigor %s; governor %s; load average %.2f; store %s%s%s\n", r->rigor_name,
+    char strategies[128];
+    base_text_printf(o, "rigor %s%s; governor %s; load average %.2f; store %s%s%s\n", r->rigor_name,
+                     strategies_used(r, strategies, sizeof strategies),
                      r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
                      r->store ? calstore_path(r->store) : "-",
                      r->cfg->persistence_enabled ? "" : " (persistence disabled: not persisted)",

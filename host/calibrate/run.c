@@ -27,6 +27,22 @@ void cal_warn(cal_run *r, const char *fmt, ...) {
     r->warning_count++;
 }
 
+void cal_warn_once(cal_run *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *text = base_str_vformat(fmt, ap);
+  va_end(ap);
+  if (!text)
+    return;
+  for (size_t i = 0; i < r->warning_count; i++)
+    if (!strcmp(r->warnings[i], text)) {
+      free(text);
+      return;
+    }
+  cal_warn(r, "%s", text);
+  free(text);
+}
+
 const char *cal_workload_name(const cal_run *r, size_t index) {
   return index < r->cfg->workload_count ? r->cfg->workloads[index].name : "?";
 }

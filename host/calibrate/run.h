@@ -189,6 +189,9 @@ int cal_add_crash(cal_run *r, int every_sweep, size_t workload, uint32_t threads
 void cal_crashes_clear(cal_run *r);
 /* Records a warning (printf-style); kept for the report. */
 void cal_warn(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cal_warn unless the same text was already warned (a plugin's warning,
+ * which every sweep of that plugin repeats, is shown once). */
+void cal_warn_once(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The number of targets one of the plugin's sweeps runs per workload: one
  * on a device (thread counts do not multiply device targets), else every

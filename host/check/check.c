@@ -27,6 +27,7 @@
 #include "loader/loader.h"
 #include "loader/module.h"
 #include "runtime/binding.h"
+#include "runtime/devices.h"
 #include "sweep/measure.h"
 #include "sweep/records.h"
 
@@ -57,6 +58,10 @@ typedef struct checker {
   int cpus[256];
   char msg[2048];
   const char *backend; /* the backend's name once identity passed (for the report) */
+  /* a device backend's devices (listed at setup level 2): the checks' target
+   * is device 0 when there is one, as calibrate's first device sweep */
+  runtime_device_list devices;
+  int device_backend;
 } checker;
 
 static const char digest[] =
@@ -192,8 +197,36 @@ static int open_and_negotiate(checker *c, char *err, size_t cap) {
 /* setup's answer for a device backend that lists no device (a skip). */
 #define SETUP_NO_DEVICE 1
 
+/* create() with the options' settings (--setting). */
+static calhost_status create_instance(checker *c, calhost_plugin_instance **inst) {
+  return c->vt.create(&c->svc, c->o->settings, c->o->setting_count, inst);
+}
+
+/* "with no settings" or "with the settings K=V, ..." into buf. */
+static const char *settings_text(const checker *c, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "%s",
+                              c->o->setting_count ? "with the settings " : "with no settings");
+  for (size_t i = 0; i < c->o->setting_count && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", i ? ", " : "", c->o->settings[i].name,
+                          c->o->settings[i].value);
+  return buf;
+}
+
+/* The instance's devices through the host's one listing (runtime/devices.h:
+ * identities non-empty, printable, unique indices), into *out. */
+static int list_devices(checker *c, runtime_device_list *out, char *why, size_t cap) {
+  loader_plugin p;
+  memset(&p, 0, sizeof p);
+  p.loaded = 1;
+  p.vtable = c->vt;
+  p.abi_version = c->abi;
+  p.backend = (char *)c->vt.backend_name;
+  return runtime_devices_list(&p, c->inst, out, why, cap);
+}
+
 /* level 0: services only; 1: + module and negotiation; 2: + an instance
- * (SETUP_NO_DEVICE when it is a device backend without a device). */
+ * (and, for a device backend, its devices: the target is device 0;
+ * SETUP_NO_DEVICE when it lists none here). */
 static int setup(checker *c, int level) {
   char err[1024];
   c->hooks.user = c;
@@ -207,20 +240,37 @@ static int setup(checker *c, int level) {
   choose_workload(c);
   if (level < 2)
     return 0;
-  calhost_status st = c->vt.create(&c->svc, NULL, 0, &c->inst);
+  char said[512];
+  calhost_status st = create_instance(c, &c->inst);
   if (st != CALHOST_OK || !c->inst)
-    return fail(c, "create() with no settings returned %s", calhost_status_name(st));
-  /* a device backend with no device here (no OpenCL platform): the checks
-   * that run it are skipped, saying why, rather than failed */
-  uint32_t devices = 1;
-  if (CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, device_count) &&
-      CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, list_device) &&
-      c->vt.device_count(c->inst, &devices) == CALHOST_OK && devices == 0) {
-    snprintf(c->msg, sizeof c->msg, "%s has no device on this machine",
-             c->vt.backend_name ? c->vt.backend_name : "the plugin");
-    return SETUP_NO_DEVICE;
+    return fail(c, "create() %s returned %s", settings_text(c, said, sizeof said),
+                calhost_status_name(st));
+  c->device_backend = CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, device_count) &&
+                      CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, list_device);
+  if (c->device_backend) {
+    if (list_devices(c, &c->devices, err, sizeof err) != 0)
+      return fail(c, "listing the devices: %s", err);
+    /* a device backend with no device here (no OpenCL platform): the checks
+     * that run it are skipped, saying why, rather than failed */
+    if (!c->devices.count) {
+      snprintf(c->msg, sizeof c->msg, "%s has no device on this machine",
+               c->vt.backend_name ? c->vt.backend_name : "the plugin");
+      return SETUP_NO_DEVICE;
+    }
+    c->t.device_identity = c->devices.items[0].identity; /* a device target, as plugin.h describes it */
+    c->t.device_index = c->devices.items[0].index;
+    c->t.processor = c->devices.items[0].identity;
   }
   return 0;
+}
+
+/* The target in words: "device 0 'NAME'" or "t=N" (for the messages). */
+static const char *target_text(const checker *c, char *buf, size_t cap) {
+  if (c->t.device_identity)
+    snprintf(buf, cap, "device %u '%.80s'", c->t.device_index, c->devices.items[0].name);
+  else
+    snprintf(buf, cap, "t=%u", c->t.thread_count);
+  return buf;
 }
 
 /* ---- checks ---- */
@@ -274,6 +324,62 @@ static int build(checker *c, calhost_plugin_instance *inst, sweep_record_key *k)
   return 0;
 }
 
+/* A device backend's devices (ABI 2 device_count and list_device): listed
+ * twice alike (index, identity and name: the identity is part of every
+ * key), each identity and name printable (the host's one listing rule), a
+ * key built for each as calibrate would; the other checks run on device 0.
+ * A backend without the entries passes with CPU targets. */
+static int ck_devices(checker *c) {
+  char why[1024];
+  if (!c->device_backend) {
+    snprintf(c->msg, sizeof c->msg, "not a device backend (optional, ABI 2): CPU targets");
+    return 0;
+  }
+  runtime_device_list again;
+  if (list_devices(c, &again, why, sizeof why) != 0)
+    return fail(c, "the second listing failed: %s", why);
+  int rc = 0;
+  if (again.count != c->devices.count)
+    rc = fail(c, "device_count gave %zu devices, then %zu", c->devices.count, again.count);
+  for (size_t i = 0; !rc && i < again.count; i++) {
+    const runtime_device *a = &c->devices.items[i], *b = &again.items[i];
+    if (a->index != b->index || strcmp(a->identity, b->identity) || strcmp(a->name, b->name))
+      rc = fail(c,
+                "device %zu changed between two listings: index %u identity '%.120s' name "
+                "'%.60s', then index %u identity '%.120s' name '%.60s' (the identity is part of "
+                "every key: it must be stable)",
+                i, a->index, a->identity, a->name, b->index, b->identity, b->name);
+  }
+  runtime_device_list_free(&again);
+  if (rc)
+    return -1;
+  calhost_target saved = c->t;
+  size_t n = (size_t)snprintf(c->msg, sizeof c->msg,
+                              "%zu device%s listed twice alike, a key for each:", c->devices.count,
+                              c->devices.count == 1 ? "" : "s");
+  for (size_t i = 0; i < c->devices.count; i++) {
+    const runtime_device *d = &c->devices.items[i];
+    sweep_record_key k;
+    c->t.device_identity = d->identity;
+    c->t.device_index = d->index;
+    c->t.processor = d->identity;
+    if (build(c, c->inst, &k) != 0) {
+      char text[sizeof c->msg];
+      memcpy(text, c->msg, sizeof text);
+      c->t = saved;
+      return fail(c, "device %u '%.80s': %.1800s", d->index, d->name, text);
+    }
+    sweep_record_key_free(&k);
+    if (n < sizeof c->msg)
+      n += (size_t)snprintf(c->msg + n, sizeof c->msg - n, "%s %u '%.60s'", i ? "," : "", d->index,
+                            d->name);
+  }
+  c->t = saved;
+  if (n < sizeof c->msg)
+    snprintf(c->msg + n, sizeof c->msg - n, "; the checks ran on device %u", c->t.device_index);
+  return 0;
+}
+
 /* Builds the key again on inst and compares it with *a (the calibrate
  * child's rule, sweep_record_key_differs); fails with the difference. */
 static int same_again(checker *c, calhost_plugin_instance *inst, const sweep_record_key *a,
@@ -296,7 +402,7 @@ static int ck_key_deterministic(checker *c) {
   if (build(c, c->inst, &a))
     return -1;
   int rc = same_again(c, c->inst, &a, "two calls");
-  if (!rc && c->vt.create(&c->svc, NULL, 0, &other) != CALHOST_OK)
+  if (!rc && create_instance(c, &other) != CALHOST_OK)
     rc = fail(c, "a second create() failed");
   if (!rc) {
     rc = same_again(c, other, &a, "two instances");
@@ -487,6 +593,39 @@ static char *assignment_policy(checker *c, calhost_session *s, const uint32_t *a
   return buf;
 }
 
+/* The plugin's own validity rule on its default assignment, for every
+ * sample workload it declares (not only the checked one: calibrate sweeps
+ * each, and measures the speedup against the default): -1 with c->msg when
+ * one refuses it. */
+static int samples_refuse_default(checker *c) {
+  if (c->abi < 2 || !c->vt.sample_workloads)
+    return 0;
+  for (size_t i = 0; i < 64 && c->vt.sample_workloads[i]; i++) {
+    const calhost_workload *w = c->vt.sample_workloads[i];
+    calhost_session *s = NULL;
+    if (c->vt.open_session(c->inst, w, &c->t, &s) != CALHOST_OK || !s) {
+      loader_services_take_error(&c->sctx);
+      continue; /* the workload's own checks say why */
+    }
+    calhost_parameter_space ps;
+    memset(&ps, 0, sizeof ps);
+    ps.header = (calhost_struct_header){CALHOST_STRUCT_PARAMETER_SPACE, 1, sizeof ps};
+    char err[512] = "";
+    int bad = c->vt.describe_space(s, &ps) == CALHOST_OK && ps.default_assignment &&
+              sweep_space_defect(&ps, NULL, 0) == 0 &&
+              c->vt.assignment_valid(s, ps.default_assignment, ps.parameter_count, err,
+                                     sizeof err) != CALHOST_OK;
+    c->vt.close_session(s);
+    if (bad)
+      return fail(c,
+                  "sample workload '%s': the default assignment is not valid by the plugin's "
+                  "own assignment_valid: %s",
+                  w->name ? w->name : "?", err[0] ? err : "no reason given");
+    loader_services_take_error(&c->sctx);
+  }
+  return 0;
+}
+
 /* The described parameter space (ABI 2, optional): a well-formed
  * description; out-of-range indices refused, never a crash; every valid
  * point of a deterministic sample (the whole space up to 4096 points)
@@ -609,6 +748,8 @@ static int ck_parameter_space(checker *c) {
       loader_services_take_error(&c->sctx);
       free(p);
     }
+  if (samples_refuse_default(c) != 0)
+    goto out;
   snprintf(c->msg, sizeof c->msg,
            "%zu parameters, %llu of %llu %s valid, %u of %u candidates are points", np,
            (unsigned long long)valid, (unsigned long long)total,
@@ -728,10 +869,37 @@ static const char *take_error(void *user) {
   return loader_services_take_error(&c->sctx);
 }
 
+/* "the default 'P' and numbered candidates 0, 1, 2" (or "candidates 'P1',
+ * 'P2'" of a described space): what the tiny sweep ran, from its result. */
+static void what_ran(const sweep_result *r, char *buf, size_t cap) {
+  char def[64] = "", list[400] = "";
+  size_t n = 0, k = 0;
+  for (size_t i = 0; i < r->candidate_entries; i++) {
+    const sweep_candidate *x = &r->candidates[i];
+    if (x->status == CALHOST_CANDIDATE_UNMEASURED)
+      continue;
+    if (x->index == CALHOST_SWEEP_DEFAULT_INDEX) {
+      snprintf(def, sizeof def, "the default '%.40s'", x->policy ? x->policy : "");
+      continue;
+    }
+    if (n < sizeof list && r->numbered)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%u", k ? ", " : "", x->index);
+    else if (n < sizeof list)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s'%.40s'", k ? ", " : "",
+                            x->policy ? x->policy : "");
+    k++;
+  }
+  snprintf(buf, cap, "%s%s%s%s%s%s", def, def[0] && k ? " and " : "",
+           k && r->numbered ? "numbered " : "", k ? (k == 1 ? "candidate " : "candidates ") : "",
+           list, !def[0] && !k ? "nothing" : "");
+}
+
 /* A small sweep through the measurement engine (measure.h), as calibrate
- * runs it: the default and up to 3 candidates, each validated, prepared,
- * run, checked against the reference and timed. Any rejection is a FAIL:
- * every candidate the plugin offers must work. */
+ * runs it on the checker's target (device 0 of a device backend): the
+ * default and the first 3 candidates in the plugin's order (exhaustive), each
+ * validated, prepared, run, checked against the reference and timed. Any
+ * rejection is a FAIL: every candidate the plugin offers must work. The
+ * message says what ran. */
 static int ck_tiny_sweep(checker *c) {
   sweep_request req;
   sweep_result r;
@@ -753,20 +921,26 @@ static int ck_tiny_sweep(checker *c) {
   req.hooks.take_plugin_error = take_error;
   int rc = sweep_run(&req, &r);
   int failed = rc != 0 || r.rejection_count > 0;
+  char on[160];
+  target_text(c, on, sizeof on);
   if (r.rejection_count > 0) {
     const sweep_rejection *x = &r.rejections[0];
-    char which[32];
+    char which_one[48];
     if (x->index == CALHOST_SWEEP_DEFAULT_INDEX)
-      snprintf(which, sizeof which, "the default policy");
+      snprintf(which_one, sizeof which_one, "the default policy");
+    else if (r.numbered)
+      snprintf(which_one, sizeof which_one, "numbered candidate %u", x->index);
     else
-      snprintf(which, sizeof which, "candidate %u", x->index);
-    fail(c, "%s: %s '%.60s' rejected: %s", workload_text(c), which, x->policy ? x->policy : "",
-         x->reason ? x->reason : "?");
+      snprintf(which_one, sizeof which_one, "candidate");
+    fail(c, "%s on %s: %s '%.60s' rejected: %s", workload_text(c), on, which_one,
+         x->policy ? x->policy : "", x->reason ? x->reason : "?");
   } else if (rc != 0) {
-    fail(c, "%s: %s", workload_text(c), r.error);
+    fail(c, "%s on %s: %s", workload_text(c), on, r.error);
   } else {
-    snprintf(c->msg, sizeof c->msg, "%s: %u candidates%s measured, winner '%.60s'%s",
-             workload_text(c), r.tried, r.have_default ? " and the default" : "", r.winner_policy,
+    char ran[600];
+    what_ran(&r, ran, sizeof ran);
+    snprintf(c->msg, sizeof c->msg, "%s on %s: measured %s (%s clock), winner '%.60s'%s",
+             workload_text(c), on, ran, r.device_timed ? "device" : "host", r.winner_policy,
              r.unchecked ? " (no check(): unchecked)" : "");
   }
   sweep_result_free(&r);
@@ -783,6 +957,7 @@ static const struct check {
     {"negotiation", 0, ck_negotiation},
     {"identity", 0, ck_identity},
     {"required_functions", 0, ck_required},
+    {"devices", 2, ck_devices},
     {"key_deterministic", 2, ck_key_deterministic},
     {"key_complete", 2, ck_key_complete},
     {"policy_roundtrip", 2, ck_policy_roundtrip},

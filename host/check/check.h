@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "calhost/plugin.h"
+
 typedef struct check_options {
   double timeout_seconds; /* per check, default 30 */
   /* Print details of passing checks too, and the plugin's log messages of
@@ -28,6 +30,11 @@ typedef struct check_options {
   const int64_t *shape;
   size_t shape_rank;
   uint32_t thread_count; /* the target's thread count (CPUs 0..N-1); 0: 1 */
+  /* The instance's settings (`--setting KEY=VALUE`: what a [plugin NAME]
+   * section would give create()), borrowed; 0: none. Every create() of the
+   * checks gets them. */
+  const calhost_property *settings;
+  size_t setting_count;
   /* The report's form (`--json`, `--quiet`): json: one JSON object instead
    * of the text lines; quiet (text only): the FAIL lines alone. */
   int json;

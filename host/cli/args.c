@@ -305,10 +305,10 @@ int cli_main(cli_context *cli, const cli_command *const *commands, size_t count,
       if (!f->value)
         value = (char *)"";
       /* a flag with a value says one thing: twice with two values is an
-       * error, not "the last one wins" (--plugin, --workload and
-       * --structure are lists) */
+       * error, not "the last one wins" (--plugin, --workload,
+       * --structure and --setting are lists) */
       if (f->value && a->value[f->id] && strcmp(a->value[f->id], value) && f->id != FL_PLUGIN &&
-          f->id != FL_WORKLOAD && f->id != FL_STRUCTURE)
+          f->id != FL_WORKLOAD && f->id != FL_STRUCTURE && f->id != FL_SETTING)
         return cli_usage(a, "%s given twice ('%s', then '%s'): give it once", f->name,
                          a->value[f->id], value);
       if (global)

@@ -60,6 +60,7 @@ typedef enum cli_flag_id {
   FL_DIMS,    /* model show, calibrate, lookup: symbolic dimension bindings */
   FL_MODEL,   /* calibrate, lookup: an ONNX model file */
   FL_NODE,    /* lookup --model: one node */
+  FL_SETTING, /* plugin check: KEY=VALUE */
   FL_COUNT
 } cli_flag_id;
 

@@ -64,6 +64,8 @@ int cli_sweep_config(const cli_context *cli, cli_args *a, config_settings *cfg,
     config_free(cfg);
     return cli_usage(a, "bad --time-budget '%s': %s", budget, why);
   }
+  for (size_t i = 0; budget && i < cfg->plugin_section_count; i++)
+    cfg->plugin_sections[i].time_budget_seconds = 0; /* --time-budget is every plugin's */
   if (timeout &&
       config_value_duration(timeout, 0, &cfg->plugin_timeout_seconds, why, sizeof why) != 0) {
     config_free(cfg);

@@ -12,6 +12,7 @@
  * Plugin directories, explicit paths and the enabled/disabled lists come
  * from the configuration ([plugins]); CALHOST_PLUGIN_PATH adds directories.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,8 +119,39 @@ static const cli_flag plugin_flags[] = {
     {FL_DTYPE, "--dtype", NULL, "TYPE", "element type of the sample workload"},
     {FL_SHAPE, "--shape", NULL, "D,D,...", "shape of the sample workload"},
     {FL_THREADS, "--threads", NULL, "N|max", "thread count of the sample target"},
+    {FL_SETTING, "--setting", NULL, "KEY=VALUE",
+     "a setting of the plugin's [plugin NAME] section (repeatable)"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
+
+/* The most --setting flags plugin check takes. */
+#define MAX_SETTINGS 64
+
+/* --setting KEY=VALUE (repeatable) into props (KEY [A-Za-z0-9_.-]+, as a
+ * [plugin NAME] section's keys; each KEY once; the strings point into
+ * argv, which text is cut at the '='). Returns the count, or -1 after the
+ * usage error. */
+static long parse_settings(cli_args *a, calhost_property *props) {
+  char *v[MAX_SETTINGS];
+  size_t n = cli_all(a, FL_SETTING, v, MAX_SETTINGS);
+  if (n > MAX_SETTINGS)
+    return cli_usage(a, "at most %d --setting flags", MAX_SETTINGS), -1;
+  for (size_t i = 0; i < n; i++) {
+    char *eq = strchr(v[i], '=');
+    if (!eq || eq == v[i])
+      return cli_usage(a, "bad --setting '%s': give KEY=VALUE", v[i]), -1;
+    for (const char *k = v[i]; k < eq; k++)
+      if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && *k != '-')
+        return cli_usage(a, "bad --setting '%s': the key must be [A-Za-z0-9_.-]+", v[i]), -1;
+    *eq = '\0';
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(props[j].name, v[i]))
+        return cli_usage(a, "--setting %s is given twice", v[i]), -1;
+    props[i].name = v[i];
+    props[i].value = eq + 1;
+  }
+  return (long)n;
+}
 
 static int run_plugin(cli_context *cli, cli_args *a) {
   check_options o;
@@ -154,6 +186,12 @@ static int run_plugin(cli_context *cli, cli_args *a) {
       o.thread_count = n > 0 ? (uint32_t)n : 1;
     }
   }
+  calhost_property settings[MAX_SETTINGS];
+  long ns = parse_settings(a, settings);
+  if (ns < 0)
+    return 2;
+  o.settings = settings;
+  o.setting_count = (size_t)ns;
   if (access(path, R_OK) != 0)
     return cli_error("plugin check: %s: %s", path, strerror(errno));
   if (o.json)
@@ -181,11 +219,14 @@ const cli_command cli_cmd_plugins = {
 
 const cli_command cli_cmd_plugin = {
     "plugin",
-    "check PATH [--timeout S] [--operator OP] [--dtype T] [--shape D,D,...] [--threads N] [-v]",
+    "check PATH [--timeout S] [--operator OP] [--dtype T] [--shape D,D,...] [--threads N]\n"
+    "       [--setting KEY=VALUE]... [-v]",
     "plugin tools: plugin check PATH",
     "check: runs the conformance checker on one plugin file (exit 0 when every\n"
     "check passes, 1 when one fails, 2 when the file cannot be read or the\n"
-    "arguments are wrong); --verbose (-v) shows each check's details and the\n"
+    "arguments are wrong); --setting KEY=VALUE (repeatable) gives create() the\n"
+    "setting, as the plugin's [plugin NAME] section would (fault paths and\n"
+    "settings without recompiling); --verbose (-v) shows each check's details and the\n"
     "plugin's debug and info logs; --quiet prints only the failed checks;\n"
     "--json prints one object: {\"plugin\", \"backend\", \"passed\", \"failed\",\n"
     "\"checks\": [{\"name\", \"status\" (pass or fail), \"message\", \"logs\":\n"

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,55 +19,101 @@
 #include "parser.h"
 #include "values.h"
 
+/* ---- the seen-set (parser.h) ------------------------------------------ */
+
+void cfg_seen_free(seen_set *v) {
+  for (size_t i = 0; i < v->count; i++)
+    free(v->items[i].name);
+  free(v->items);
+  free(v->slots);
+  memset(v, 0, sizeof *v);
+}
+
+/* FNV-1a of a name. */
+static size_t seen_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return (size_t)h;
+}
+
+/* The slot of name in v: its entry's (slots[i] != 0) or the empty one
+ * where it would go. v->slot_count > 0. */
+static size_t seen_slot(const seen_set *v, const char *name) {
+  size_t mask = v->slot_count - 1, i = seen_hash(name) & mask;
+  while (v->slots[i] && strcmp(v->items[v->slots[i] - 1].name, name))
+    i = (i + 1) & mask;
+  return i;
+}
+
+/* Doubles the slots (rehashing every entry); -1 when out of memory. */
+static int seen_rehash(seen_set *v) {
+  size_t n = v->slot_count ? v->slot_count * 2 : 64;
+  size_t *slots = calloc(n, sizeof *slots);
+  if (!slots)
+    return -1;
+  free(v->slots);
+  v->slots = slots;
+  v->slot_count = n;
+  for (size_t k = 0; k < v->count; k++)
+    v->slots[seen_slot(v, v->items[k].name)] = k + 1;
+  return 0;
+}
+
+int cfg_seen_push(seen_set *v, const char *name, unsigned line) {
+  if ((v->count + 1) * 2 > v->slot_count && seen_rehash(v) != 0)
+    return -1;
+  seen_entry *nv = base_array_grow(v->items, v->count, &v->capacity, sizeof *nv, 16);
+  if (!nv)
+    return -1;
+  v->items = nv;
+  nv[v->count].name = strdup(name);
+  if (!nv[v->count].name)
+    return -1;
+  nv[v->count].line = line;
+  v->slots[seen_slot(v, name)] = v->count + 1;
+  v->count++;
+  return 0;
+}
+
+const seen_entry *cfg_seen_find(const seen_set *v, const char *name) {
+  if (!v->slot_count)
+    return NULL;
+  size_t i = seen_slot(v, name);
+  return v->slots[i] ? &v->items[v->slots[i] - 1] : NULL;
+}
+
 /* ---- origins -------------------------------------------------------- */
 
-typedef struct origin_entry {
-  char *key; /* "section.key" or "workload.NAME.key" */
-  unsigned line;
-} origin_entry;
-
+/* Where each "section.key" (or "workload.NAME.key") was set: a seen-set, so
+ * that `config show` of a file of N keys asks N lookups in O(N). */
 typedef struct origin_table {
-  origin_entry *items;
-  size_t count, capacity;
+  seen_set set;
 } origin_table;
 
 static void origins_free(origin_table *t) {
   if (!t)
     return;
-  for (size_t i = 0; i < t->count; i++)
-    free(t->items[i].key);
-  free(t->items);
+  cfg_seen_free(&t->set);
   free(t);
 }
 
 int cfg_origins_add(config_settings *cfg, const char *key, unsigned line) {
   origin_table *t = cfg->origins;
-  char *copy;
-  origin_entry *items = base_array_grow(t->items, t->count, &t->capacity, sizeof *items, 32);
-  if (!items)
-    return -1;
-  t->items = items;
-  copy = strdup(key);
-  if (!copy)
-    return -1;
-  t->items[t->count].key = copy;
-  t->items[t->count].line = line;
-  t->count++;
-  return 0;
+  if (cfg_seen_find(&t->set, key))
+    return 0; /* the first setting names it (a key is set once per section) */
+  return cfg_seen_push(&t->set, key, line);
 }
 
 config_origin config_origin_of(const config_settings *cfg, const char *dotted_key) {
   config_origin o = {NULL, 0};
-  const origin_table *t;
   if (!cfg || !dotted_key || !cfg->origins)
     return o;
-  t = cfg->origins;
-  for (size_t i = 0; i < t->count; i++)
-    if (!strcmp(t->items[i].key, dotted_key)) {
-      o.file = cfg->source_path;
-      o.line = t->items[i].line;
-      return o;
-    }
+  const seen_entry *e = cfg_seen_find(&((const origin_table *)cfg->origins)->set, dotted_key);
+  if (e) {
+    o.file = cfg->source_path;
+    o.line = e->line;
+  }
   return o;
 }
 
@@ -206,6 +253,13 @@ const config_workload *config_workload_named(const config_settings *cfg, const c
     if (!strcmp(cfg->workloads[i].name, name))
       return &cfg->workloads[i];
   return NULL;
+}
+
+double config_plugin_time_budget(const config_settings *cfg, const char *backend) {
+  const config_plugin_section *s = config_plugin_named(cfg, backend);
+  return s && s->time_budget_seconds > 0 ? s->time_budget_seconds
+         : cfg                           ? cfg->time_budget_seconds
+                                         : 0;
 }
 
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name) {
@@ -372,6 +426,11 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     if (s->device_count && (rc = emit_list(cfg, fn, user, section, osec, "devices", s->devices,
                                            s->device_count, ", ")) != 0)
       return rc;
+    if (s->time_budget_seconds > 0) {
+      snprintf(num, sizeof num, "%g", s->time_budget_seconds);
+      if ((rc = emit(cfg, fn, user, section, osec, "time_budget", num)) != 0)
+        return rc;
+    }
     for (size_t k = 0; k < s->setting_count; k++)
       if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
         return rc;

@@ -75,6 +75,11 @@ typedef struct config_plugin_section {
    * 0 for all (the default) */
   char **devices;
   size_t device_count;
+  /* time_budget = DURATION: the host's key (never passed to the plugin),
+   * this plugin's time budget instead of [calibration] time_budget (a
+   * backend whose kernels compile for tens of seconds gets its own; the
+   * command line's --time-budget overrides both); 0 when not set */
+  double time_budget_seconds;
 } config_plugin_section;
 
 typedef struct config_settings {
@@ -197,6 +202,10 @@ void config_free(config_settings *cfg);
 const config_workload *config_workload_named(const config_settings *cfg, const char *name);
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name);
 const config_model *config_model_named(const config_settings *cfg, const char *name);
+
+/* The time budget of the plugin `backend` (seconds, 0: none): its
+ * [plugin NAME] time_budget when set, else [calibration] time_budget. */
+double config_plugin_time_budget(const config_settings *cfg, const char *backend);
 
 /* Nonzero when the backend may be used (enabled list empty or naming it, and
  * not in the disabled list). */

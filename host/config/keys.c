@@ -422,6 +422,10 @@ int cfg_key(parser *p, const char *name, const char *value) {
       s->device_count = n;
       return 1;
     }
+    if (!strcmp(name, "time_budget")) /* the host's key: this plugin's budget */
+      return config_value_duration(value, 1, &s->time_budget_seconds, why, sizeof why) == 0
+                 ? 1
+                 : refused(p, name, value, why);
     if (!cfg_valid_name(name))
       return cfg_perr(p, p->line,
                       "bad setting name '%s' in %s (use letters, digits, '_', '.', '-')", name,

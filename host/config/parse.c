@@ -44,38 +44,10 @@ int cfg_oom(parser *p) {
   return cfg_perr(p, p->line, "out of memory");
 }
 
-static void seen_free(seen_entry **v, size_t *n) {
-  for (size_t i = 0; i < *n; i++)
-    free((*v)[i].name);
-  free(*v);
-  *v = NULL;
-  *n = 0;
-}
-
-static int seen_push(seen_entry **v, size_t *n, const char *name, unsigned line) {
-  seen_entry *nv = realloc(*v, (*n + 1) * sizeof **v);
-  if (!nv)
-    return -1;
-  *v = nv;
-  nv[*n].name = strdup(name);
-  if (!nv[*n].name)
-    return -1;
-  nv[*n].line = line;
-  (*n)++;
-  return 0;
-}
-
-static const seen_entry *seen_find(const seen_entry *v, size_t n, const char *name) {
-  for (size_t i = 0; i < n; i++)
-    if (!strcmp(v[i].name, name))
-      return &v[i];
-  return NULL;
-}
-
 /* Ends the current section: the key rules check it, its keys are forgotten. */
 static void end_section(parser *p) {
   cfg_section_close(p);
-  seen_free(&p->keys, &p->key_count);
+  cfg_seen_free(&p->keys);
   p->kind = SEC_NONE;
 }
 
@@ -134,12 +106,12 @@ static void begin_section(parser *p, const char *start) {
     if (kind == SEC_BAD)
       return;
     snprintf(canon, sizeof canon, "%s%s%s", word, name[0] ? " " : "", name);
-    prev = seen_find(p->sections, p->section_count, canon);
+    prev = cfg_seen_find(&p->sections, canon);
     if (prev) {
       cfg_perr(p, p->line, "duplicate section %s (first at line %u)", p->section, prev->line);
       return;
     }
-    if (seen_push(&p->sections, &p->section_count, canon, p->line) != 0) {
+    if (cfg_seen_push(&p->sections, canon, p->line) != 0) {
       cfg_oom(p);
       return;
     }
@@ -194,11 +166,11 @@ static int handler(void *user, const char *section, const char *name, const char
   if (p->kind == SEC_BAD)
     return 1;
   if (p->kind != SEC_NONE) {
-    prev = seen_find(p->keys, p->key_count, name);
+    prev = cfg_seen_find(&p->keys, name);
     if (prev)
       return cfg_perr(p, p->line, "duplicate key '%s' in %s (first at line %u)", name, p->section,
                       prev->line);
-    if (seen_push(&p->keys, &p->key_count, name, p->line) != 0)
+    if (cfg_seen_push(&p->keys, name, p->line) != 0)
       return cfg_oom(p);
   }
   if (!cfg_key(p, name, value))
@@ -267,8 +239,8 @@ int config_load_string(const char *text, size_t length, const char *name, config
   }
   if (!p.has_error)
     cfg_finish(&p);
-  seen_free(&p.sections, &p.section_count);
-  seen_free(&p.keys, &p.key_count);
+  cfg_seen_free(&p.sections);
+  cfg_seen_free(&p.keys);
   free(p.base_dir);
   if (p.has_error) {
     if (err && err_capacity) {

@@ -97,6 +97,7 @@ typedef struct rpt_effect {
   double *best;
   size_t *count; /* candidates with each value */
   size_t nvalues;
+  int numeric; /* values are in numeric order (every one a number), else text order */
   double influence;
 } rpt_effect;
 
@@ -106,7 +107,9 @@ typedef struct rpt_effect {
  * memory). */
 RPT_HIDDEN size_t rpt_effects(const rpt_cand *c, size_t n, rpt_effect **out);
 RPT_HIDDEN void rpt_effects_free(rpt_effect *e, size_t n);
-/* The index of value v in e->values, or (size_t)-1. */
+/* The index of value v in e->values, or (size_t)-1 (a binary search:
+ * O(log n), so that the effects and the heat map of 40,000 candidates with
+ * distinct values take O(n log n)). */
 RPT_HIDDEN size_t rpt_effect_value(const rpt_effect *e, const char *v);
 
 /* ---- charts.c ---------------------------------------------------------- */

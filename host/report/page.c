@@ -396,9 +396,13 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     snprintf(line, sizeof line, "default %s",
              rpt_us(b, sizeof b, N(m, "default_median_latency_us")));
     card(o, "speedup vs backend default", sp >= 1.02 ? "up" : "same", a, line);
-  } else {
+  } else if (B(r, "winner_is_default") || json_object_get(r, "default_policy")) {
+    /* what the run knows of the default (a recorded space knows nothing:
+     * the card is left out rather than claim the backend has none) */
     card(o, "speedup vs backend default", "same", "\xE2\x80\x93",
-         B(r, "winner_is_default") ? "the default won" : "the backend has no default");
+         B(r, "winner_is_default") ? "the default won"
+         : S(r, "default_policy")  ? "the default was not measured"
+                                   : "the backend has no default");
   }
   if (isfinite(med)) {
     double cv = N(m, "cv");
@@ -412,10 +416,19 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
   }
   if (json_is_object(counts)) {
     long tried = I(counts, "tried"), pr = I(counts, "pruned"), rj = I(counts, "rejected");
-    snprintf(a, sizeof a, "%ld", tried);
-    snprintf(line, sizeof line,
-             "of %ld in the space (%ld planned) \xC2\xB7 %ld pruned \xC2\xB7 %ld rejected",
-             I(counts, "candidates"), I(counts, "planned"), pr, rj);
+    /* the space the search ran on: a described space's valid
+     * configurations (search.space_size), else the candidate count (the
+     * plugin's numbered list, or a recording's product); unknown: left out */
+    const json_t *search = json_object_get(r, "search");
+    long space = I(search, "space_size") > 0 ? I(search, "space_size") : I(counts, "candidates");
+    int n = snprintf(a, sizeof a, "%ld", tried), k = 0;
+    (void)n;
+    if (space > 0)
+      k = snprintf(line, sizeof line, "of %ld in the space ", space);
+    if (k >= 0 && (size_t)k < sizeof line)
+      snprintf(line + k, sizeof line - (size_t)k,
+               "(%ld planned) \xC2\xB7 %ld pruned \xC2\xB7 %ld rejected", I(counts, "planned"), pr,
+               rj);
     card(o, "candidates tried", "", a, line);
   }
   fputs("</div>\n<dl class=\"facts\">", o);
@@ -688,9 +701,14 @@ static void environment(FILE *o, const json_t *run, const char *source) {
   const json_t *env = json_object_get(run, "environment");
   const json_t *res = json_object_get(run, "results");
   fputs("<h2 id=\"environment\">Environment</h2>\n<table class=\"env\"><tbody>\n", o);
-  env_row(o, "calhost");
-  rpt_text(o, S(run, "calhost_version") ? S(run, "calhost_version") : "unknown", 40);
-  fputs("</td></tr>\n", o);
+  /* what the run knows, row by row: a recorded space knows the plugin and
+   * the processor, not calhost's version, the load or the CPUs (those rows
+   * are left out, never shown as placeholders) */
+  if (S(run, "calhost_version")) {
+    env_row(o, "calhost");
+    rpt_text(o, S(run, "calhost_version"), 40);
+    fputs("</td></tr>\n", o);
+  }
   env_row(o, "plugins");
   for (size_t i = 0; i < json_array_size(res); i++) {
     const json_t *r = json_array_get(res, i);
@@ -705,13 +723,16 @@ static void environment(FILE *o, const json_t *run, const char *source) {
     fputs("<code>", o);
     rpt_text(o, p, 80);
     fputs("</code> ", o);
-    rpt_text(o, v ? v : "(version unknown)", 80);
+    if (v)
+      rpt_text(o, v, 80);
     fputs("<br>", o);
   }
   fputs("</td></tr>\n", o);
-  env_row(o, "processor");
-  identity(o, S(env, "processor"));
-  fputs("</td></tr>\n", o);
+  if (S(env, "processor")) {
+    env_row(o, "processor");
+    identity(o, S(env, "processor"));
+    fputs("</td></tr>\n", o);
+  }
   /* device identities: key processors other than the host's */
   for (size_t i = 0; i < json_array_size(res); i++) {
     const json_t *r = json_array_get(res, i);
@@ -731,50 +752,75 @@ static void environment(FILE *o, const json_t *run, const char *source) {
     identity(o, d);
     fputs("</td></tr>\n", o);
   }
-  env_row(o, "governor");
-  rpt_text(o, S(env, "governor") ? S(env, "governor") : "unknown", 80);
-  fputs("</td></tr>\n", o);
-  env_row(o, "load average");
-  const json_t *la = json_object_get(env, "load_average");
-  for (size_t i = 0; i < 3; i++) {
-    const json_t *v = json_array_get(la, i);
-    if (json_is_number(v))
-      fprintf(o, "%s%.2f", i ? " / " : "", json_number_value(v));
-    else
-      fprintf(o, "%s?", i ? " / " : "");
+  if (S(env, "governor")) {
+    env_row(o, "governor");
+    rpt_text(o, S(env, "governor"), 80);
+    fputs("</td></tr>\n", o);
   }
-  fputs(" <span class=\"muted\">(1 / 5 / 15 minutes, at the start)</span></td></tr>\n", o);
-  env_row(o, "CPUs");
-  if (I(env, "online_cpus") >= 0)
-    fprintf(o, "%ld online; ", I(env, "online_cpus"));
-  fputs("targets ", o);
-  const json_t *tc = json_object_get(env, "target_cpus");
-  for (size_t i = 0; i < json_array_size(tc) && i < 512; i++)
-    fprintf(o, "%s%lld", i ? "," : "", (long long)json_integer_value(json_array_get(tc, i)));
-  fputs("; thread counts ", o);
-  const json_t *th = json_object_get(env, "thread_counts");
-  for (size_t i = 0; i < json_array_size(th) && i < 64; i++)
-    fprintf(o, "%s%lld", i ? ", " : "", (long long)json_integer_value(json_array_get(th, i)));
-  fputs("</td></tr>\n", o);
-  env_row(o, "rigor");
-  rpt_text(o, S(run, "rigor"), 20);
-  fputs(" <span class=\"muted\">(from ", o);
-  rpt_text(o, S(run, "rigor_origin") ? S(run, "rigor_origin") : "?", 200);
-  fputs("; threads from ", o);
-  rpt_text(o, S(run, "threads_origin") ? S(run, "threads_origin") : "?", 200);
-  fprintf(o, ")</span>%s</td></tr>\n", B(run, "force") ? " \xC2\xB7 --force" : "");
-  env_row(o, "store");
-  fputs("<code>", o);
-  rpt_text(o, S(run, "store") ? S(run, "store") : "none", 400);
-  fputs("</code></td></tr>\n", o);
-  env_row(o, "run");
+  const json_t *la = json_object_get(env, "load_average");
+  if (json_array_size(la) >= 3) {
+    env_row(o, "load average");
+    for (size_t i = 0; i < 3; i++) {
+      const json_t *v = json_array_get(la, i);
+      if (json_is_number(v))
+        fprintf(o, "%s%.2f", i ? " / " : "", json_number_value(v));
+      else
+        fprintf(o, "%s?", i ? " / " : "");
+    }
+    fputs(" <span class=\"muted\">(1 / 5 / 15 minutes, at the start)</span></td></tr>\n", o);
+  }
+  const json_t *tc = json_object_get(env, "target_cpus"),
+               *th = json_object_get(env, "thread_counts");
+  if (I(env, "online_cpus") >= 0 || json_array_size(tc) || json_array_size(th)) {
+    const char *sep = "";
+    env_row(o, "CPUs");
+    if (I(env, "online_cpus") >= 0)
+      fprintf(o, "%ld online", I(env, "online_cpus")), sep = "; ";
+    if (json_array_size(tc)) {
+      fprintf(o, "%stargets ", sep), sep = "; ";
+      for (size_t i = 0; i < json_array_size(tc) && i < 512; i++)
+        fprintf(o, "%s%lld", i ? "," : "", (long long)json_integer_value(json_array_get(tc, i)));
+    }
+    if (json_array_size(th)) {
+      fprintf(o, "%sthread counts ", sep);
+      for (size_t i = 0; i < json_array_size(th) && i < 64; i++)
+        fprintf(o, "%s%lld", i ? ", " : "", (long long)json_integer_value(json_array_get(th, i)));
+    }
+    fputs("</td></tr>\n", o);
+  }
+  if (S(run, "rigor")) {
+    env_row(o, "rigor");
+    rpt_text(o, S(run, "rigor"), 40);
+    if (S(run, "rigor_origin") || S(run, "threads_origin")) {
+      fputs(" <span class=\"muted\">(", o);
+      if (S(run, "rigor_origin")) {
+        fputs("from ", o);
+        rpt_text(o, S(run, "rigor_origin"), 200);
+      }
+      if (S(run, "threads_origin")) {
+        fputs(S(run, "rigor_origin") ? "; threads from " : "threads from ", o);
+        rpt_text(o, S(run, "threads_origin"), 200);
+      }
+      fputs(")</span>", o);
+    }
+    fprintf(o, "%s</td></tr>\n", B(run, "force") ? " \xC2\xB7 --force" : "");
+  }
+  if (json_object_get(run, "store")) { /* a recorded space has none: left out */
+    env_row(o, "store");
+    fputs("<code>", o);
+    rpt_text(o, S(run, "store") ? S(run, "store") : "none", 400);
+    fputs("</code></td></tr>\n", o);
+  }
   double secs = N(run, "seconds");
-  if (isfinite(secs))
-    fprintf(o, "%.1f s; ", secs);
-  if (json_object_get(run, "exit_status")) /* a recorded space has none */
-    fprintf(o, "exit status %ld", I(run, "exit_status"));
-  fprintf(o, "%s</td></tr>\n",
-          B(run, "interrupted") ? "; interrupted (finished workloads were committed)" : "");
+  if (isfinite(secs) || json_object_get(run, "exit_status")) { /* a recorded space has neither */
+    env_row(o, "run");
+    if (isfinite(secs))
+      fprintf(o, "%.1f s%s", secs, json_object_get(run, "exit_status") ? "; " : "");
+    if (json_object_get(run, "exit_status"))
+      fprintf(o, "exit status %ld", I(run, "exit_status"));
+    fprintf(o, "%s</td></tr>\n",
+            B(run, "interrupted") ? "; interrupted (finished workloads were committed)" : "");
+  }
   if (source) {
     env_row(o, "run file");
     fputs("<code>", o);

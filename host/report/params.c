@@ -85,11 +85,10 @@ static int is_number(const char *s, double *v) {
   return *end == '\0' && isfinite(*v);
 }
 
-/* Sorts values: numerically when every value is a number, else by text. */
-static int all_numeric;
-static int cmp_value(const void *a, const void *b) {
-  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-  if (all_numeric) {
+/* The order of an effect's values: numerically when every value is a
+ * number (ties by text), else by text. */
+static int value_order(const char *x, const char *y, int numeric) {
+  if (numeric) {
     double u = strtod(x, NULL), v = strtod(y, NULL);
     if (u != v)
       return (u > v) - (u < v);
@@ -97,14 +96,29 @@ static int cmp_value(const void *a, const void *b) {
   return strcmp(x, y);
 }
 
+static int cmp_text(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+static int cmp_numeric(const void *a, const void *b) {
+  return value_order(*(const char *const *)a, *(const char *const *)b, 1);
+}
+
 int rpt_in_effects(const rpt_cand *c) {
   return c->median > 0 && isfinite(c->median) && (!c->is_default || c->is_winner);
 }
 
 size_t rpt_effect_value(const rpt_effect *e, const char *v) {
-  for (size_t i = 0; v && i < e->nvalues; i++)
-    if (!strcmp(e->values[i], v))
-      return i;
+  size_t lo = 0, hi = v ? e->nvalues : 0;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = value_order(e->values[mid], v, e->numeric);
+    if (c == 0)
+      return mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return (size_t)-1;
 }
 
@@ -132,19 +146,27 @@ static int one_effect(const rpt_cand *c, size_t n, const char *name, rpt_effect 
   e->values = calloc(n, sizeof *e->values);
   if (!e->values)
     return -1;
+  /* every value, sorted, then each once: O(n log n) */
   for (size_t i = 0; i < n; i++) {
     const char *v = rpt_in_effects(&c[i]) ? rpt_policy_get(&c[i].params, name) : NULL;
-    if (v && rpt_effect_value(e, v) == (size_t)-1)
+    if (v)
       e->values[e->nvalues++] = v;
   }
+  qsort(e->values, e->nvalues, sizeof *e->values, cmp_text);
+  size_t distinct = 0;
+  for (size_t i = 0; i < e->nvalues; i++)
+    if (!distinct || strcmp(e->values[distinct - 1], e->values[i]))
+      e->values[distinct++] = e->values[i];
+  e->nvalues = distinct;
   if (e->nvalues < 2)
     goto none;
-  all_numeric = 1;
+  e->numeric = 1;
   for (size_t i = 0; i < e->nvalues; i++) {
     double d;
-    all_numeric &= is_number(e->values[i], &d);
+    e->numeric &= is_number(e->values[i], &d);
   }
-  qsort(e->values, e->nvalues, sizeof *e->values, cmp_value);
+  if (e->numeric)
+    qsort(e->values, e->nvalues, sizeof *e->values, cmp_numeric);
   e->best = malloc(e->nvalues * sizeof *e->best);
   e->count = calloc(e->nvalues, sizeof *e->count);
   if (!e->best || !e->count)

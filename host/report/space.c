@@ -4,8 +4,9 @@
  * show: one result per space, every recorded configuration a candidate
  * (rejected ones with their reason), the fastest one the winner. The
  * space's meta lines (plugin, implementation, threads, processor...) fill
- * what the page shows of the run; what a recording does not know (the
- * backend's default, the store's verdict) is left out and shown as unknown.
+ * what the page shows of the run, with the backend's default when the
+ * recording names it (meta default, default_median); what a recording does
+ * not know (the store's verdict, calhost's version, the load) is left out.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -107,12 +108,36 @@ static json_t *space_run(const search_space_file *s) {
   json_object_set_new(counts, "tried", json_integer((json_int_t)s->entry_count));
   json_object_set_new(counts, "pruned", json_integer(0));
   json_object_set_new(counts, "rejected", json_integer((json_int_t)rejected));
+  /* the backend's default, when the recording says (calibrate --record
+   * writes "meta default POLICY" and "meta default_median US"): measured
+   * outside the search, it is not one of the configurations */
+  const char *def = meta(s, "default"), *dm_text = meta(s, "default_median");
+  double dm = dm_text ? strtod(dm_text, NULL) : NAN;
+  if (!(dm > 0 && isfinite(dm)))
+    dm = NAN;
+  if (def) {
+    set_str(res, "default_policy", def);
+    json_t *c = json_object();
+    if (c && json_array_append_new(cands, c) == 0) {
+      set_str(c, "policy", def);
+      json_object_set_new(c, "default", json_true());
+      json_object_set_new(c, "winner", json_false());
+      set_str(c, "status", isfinite(dm) ? "measured" : "rejected");
+      json_object_set_new(c, "reason", json_null());
+      if (isfinite(dm))
+        json_object_set_new(c, "median_us", json_real(dm));
+    }
+  }
   if (best) {
     char *policy = entry_policy(s, best);
     set_str(res, "winner", policy);
     free(policy);
     json_object_set_new(m, "median_latency_us", json_real(best->median));
     json_object_set_new(m, "spread_us", json_real(best->spread));
+    if (isfinite(dm)) {
+      json_object_set_new(m, "default_median_latency_us", json_real(dm));
+      json_object_set_new(m, "speedup_vs_default", json_real(dm / best->median));
+    }
     json_object_set_new(res, "measurements", m);
   } else {
     json_decref(m);

@@ -62,6 +62,13 @@ int search_space_add_meta(search_space_file *s, const char *key, const char *val
   return 0;
 }
 
+/* qsort's view of value positions: the words of sort_values (add_param's
+ * parameter, set just before the sort). */
+static const char *const *sort_values;
+static int cmp_value_pos(const void *a, const void *b) {
+  return strcmp(sort_values[*(const uint32_t *)a], sort_values[*(const uint32_t *)b]);
+}
+
 static void free_param(search_param *p) {
   for (uint32_t i = 0; p->values && i < p->value_count; i++)
     free((char *)p->values[i]);
@@ -85,17 +92,35 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
     total *= s->params[i].value_count;
   if (total > UINT64_MAX / value_count)
     return base_str_fail(err, cap, "parameter '%s': more than 2^64 configurations", name);
-  for (uint32_t i = 0; i < value_count; i++) {
+  for (uint32_t i = 0; i < value_count; i++)
     if (!is_word(values[i]))
       return base_str_fail(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
-    for (uint32_t j = 0; j < i; j++)
-      if (strcmp(values[i], values[j]) == 0)
-        return base_str_fail(err, cap, "parameter '%s': duplicate value '%s'", name, values[i]);
-  }
-  search_param *ps = base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
-  if (!ps)
+  /* the values in word order: duplicates are neighbours, lookups bisect */
+  uint32_t *order = malloc(value_count * sizeof *order);
+  if (!order)
     return base_str_fail(err, cap, "out of memory");
-  s->params = ps;
+  for (uint32_t i = 0; i < value_count; i++)
+    order[i] = i;
+  sort_values = values;
+  qsort(order, value_count, sizeof *order, cmp_value_pos);
+  for (uint32_t i = 1; i < value_count; i++)
+    if (strcmp(values[order[i - 1]], values[order[i]]) == 0) {
+      uint32_t first = order[i - 1] < order[i] ? order[i - 1] : order[i];
+      free(order);
+      return base_str_fail(err, cap, "parameter '%s': duplicate value '%s'", name, values[first]);
+    }
+  search_param *ps = base_array_grow(s->params, s->param_count, &s->param_cap, sizeof *ps, 8);
+  uint32_t **vo =
+      ps ? base_array_grow(s->value_order, s->param_count, &s->value_order_cap, sizeof *vo, 8)
+         : NULL;
+  if (ps)
+    s->params = ps;
+  if (!vo) {
+    free(order);
+    return base_str_fail(err, cap, "out of memory");
+  }
+  s->value_order = vo;
+  s->value_order[s->param_count] = order;
   search_param p = {.name = strdup(name), .ordered = ordered ? 1 : 0};
   char **v = calloc(value_count, sizeof *v);
   p.values = (const char *const *)v;
@@ -105,6 +130,7 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
     ok = (v[i] = strdup(values[i])) != NULL;
   if (!ok) {
     free_param(&p);
+    free(order);
     return base_str_fail(err, cap, "out of memory");
   }
   s->params[s->param_count++] = p;
@@ -112,9 +138,25 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
 }
 
 int64_t search_space_value_index(const search_space_file *s, size_t p, const char *word) {
-  for (uint32_t i = 0; i < s->params[p].value_count; i++)
-    if (strcmp(s->params[p].values[i], word) == 0)
-      return i;
+  const search_param *q = &s->params[p];
+  const uint32_t *order = s->value_order ? s->value_order[p] : NULL;
+  if (!order) { /* a space built without add_param's index */
+    for (uint32_t i = 0; i < q->value_count; i++)
+      if (strcmp(q->values[i], word) == 0)
+        return i;
+    return -1;
+  }
+  size_t lo = 0, hi = q->value_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(q->values[order[mid]], word);
+    if (c == 0)
+      return order[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return -1;
 }
 
@@ -209,9 +251,13 @@ void search_space_free(search_space_file *s) {
   for (size_t i = 0; i < s->meta_count; i++)
     free(s->meta[i]);
   free(s->meta);
-  for (size_t i = 0; i < s->param_count; i++)
+  for (size_t i = 0; i < s->param_count; i++) {
     free_param(&s->params[i]);
+    if (s->value_order)
+      free(s->value_order[i]);
+  }
   free(s->params);
+  free(s->value_order);
   for (size_t i = 0; i < s->entry_count; i++) {
     free(s->entries[i].config);
     free(s->entries[i].policy);

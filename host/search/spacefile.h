@@ -47,6 +47,11 @@ typedef struct search_space_file {
     size_t entry;
   } * keys;
   size_t key_cap;
+  /* per parameter: its value positions in the order of their words
+   * (strcmp), so that a value's word is found by binary search: a space
+   * with a 300,000-value parameter reads in O(n log n) */
+  uint32_t **value_order;
+  size_t value_order_cap;
 } search_space_file;
 
 /* Initialises an empty space named `name` (copied). Returns 0, -1 on OOM. */

@@ -27,6 +27,7 @@
 #include "measure.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,14 @@ typedef struct sweep {
   size_t last;                /* the entry evaluate filled last */
   uint32_t shown;             /* runs announced ahead of the search's (the default: 1) */
   int oom;                    /* evaluate ran out of memory */
+  /* the plugin reported a device time of zero or not finite: the sweep
+   * stops at once (every later time would be as wrong), timer_why says so */
+  int bad_timer;
+  char timer_why[512];
+  const uint32_t *default_config; /* named: the default's assignment (plugin's), or NULL */
+  size_t default_entry;           /* the default's entry in es, when have_default_entry */
+  int have_default_entry;
+  int last_is_default; /* the search's last evaluation was the default (not re-run) */
 } sweep;
 
 double sweep_now(void) {
@@ -145,7 +154,7 @@ static void plugin_cancelled(sweep *s, entry *e) {
 }
 
 static int stopped(const sweep *s) {
-  return s->out->cancelled || s->out->budget_exhausted;
+  return s->out->cancelled || s->out->budget_exhausted || s->bad_timer;
 }
 
 static void add_rejection(sweep *s, entry *e, const char *reason) {
@@ -164,6 +173,25 @@ static void add_rejection(sweep *s, entry *e, const char *reason) {
   r[o->rejection_count].policy = base_str_dup(e->policy);
   r[o->rejection_count].reason = base_str_dup(reason);
   o->rejection_count++;
+}
+
+/* Appends a warning about the plugin (out->warning, "; "-joined): what the
+ * sweep noticed without failing, for calibrate to show once per plugin. */
+static void add_warning(sweep *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_warning(sweep *s, const char *fmt, ...) {
+  char text[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  char *old = s->out->warning;
+  size_t n = old ? strlen(old) : 0;
+  char *w = malloc(n + 2 + strlen(text) + 1);
+  if (!w)
+    return;
+  sprintf(w, "%s%s%s", old ? old : "", old ? "; " : "", text);
+  free(old);
+  s->out->warning = w;
 }
 
 /* Checks the policy text itself: non-empty, printable, no line breaks. */
@@ -239,8 +267,12 @@ static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **po
 
 /* Runs the prepared candidate `iterations` times (one run() call); on
  * CALHOST_OK *seconds is the whole call's time: the plugin's device_seconds
- * when it reports a finite value >= 0, else the host's clock around run().
- * Returns run()'s status. */
+ * when it reports a finite value > 0, else (a negative value: not reported)
+ * the host's clock around run(). A device time of exactly 0, NaN or an
+ * infinity is no measurement (a device timer that was never started: an
+ * OpenCL queue without CL_QUEUE_PROFILING_ENABLE reads 0): it sets
+ * s->bad_timer with the reason and returns CALHOST_ERROR, and the sweep
+ * stops at once, saying what to fix. Returns run()'s status. */
 static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) {
   calhost_run_result rr;
   memset(&rr, 0, sizeof rr);
@@ -253,7 +285,20 @@ static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) 
   double t1 = sweep_now();
   if (st != CALHOST_OK)
     return st;
-  if (rr.device_seconds >= 0 && isfinite(rr.device_seconds)) {
+  if (rr.device_seconds == 0 || !isfinite(rr.device_seconds)) {
+    s->bad_timer = 1;
+    snprintf(s->timer_why, sizeof s->timer_why,
+             "run() reported a device time of %s for %u iteration%s, which is no measurement: "
+             "report the elapsed device time (> 0 s) in device_seconds, e.g. the sum of the "
+             "OpenCL profiling events' END - START (the queue needs CL_QUEUE_PROFILING_ENABLE), "
+             "or leave it negative so that the host times run()",
+             rr.device_seconds == 0     ? "0 s"
+             : isnan(rr.device_seconds) ? "NaN"
+                                        : "an infinity",
+             iterations, iterations == 1 ? "" : "s");
+    return CALHOST_ERROR;
+  }
+  if (rr.device_seconds > 0) {
     *seconds = rr.device_seconds;
     s->any_device_timing = 1;
   } else {
@@ -280,7 +325,12 @@ static int outcome(sweep *s, entry *e, calhost_status st, const char *what) {
 
 /* timed_run for entry e, settled by outcome(): 0 with *seconds, else -1. */
 static int run_entry(sweep *s, entry *e, uint32_t iterations, double *seconds) {
-  return outcome(s, e, timed_run(s, iterations, seconds), "run failed");
+  calhost_status st = timed_run(s, iterations, seconds);
+  if (s->bad_timer) {
+    add_rejection(s, e, s->timer_why);
+    return -1;
+  }
+  return outcome(s, e, st, "run failed");
 }
 
 /* prepare; and in the first round run once, check, size samples. */
@@ -464,7 +514,8 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
   const sweep_rigor_params *p = &s->req->params;
   int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
   char why[640];
-  if (serialize(s, e->index, e->config, &e->policy, &e->policy_length, why, sizeof why) != 0) {
+  if (!e->policy &&
+      serialize(s, e->index, e->config, &e->policy, &e->policy_length, why, sizeof why) != 0) {
     if (!is_default)
       s->out->tried++;
     add_rejection(s, e, why);
@@ -515,11 +566,35 @@ static int search_evaluate(void *user, const uint32_t *config, search_outcome *o
     s->out->budget_after = s->out->tried;
     return 1;
   }
+  /* The default's policy again (a described space whose point serializes
+   * to it): answered with the default's measurement, never re-run nor
+   * listed twice. */
+  char *policy = NULL, why[640];
+  size_t length = 0;
+  s->last_is_default = 0;
+  if (s->have_default_entry &&
+      serialize(s, s->named ? 0 : config[0], config, &policy, &length, why, sizeof why) == 0) {
+    const entry *d = &s->es[s->default_entry];
+    if (d->policy && d->policy_length == length && !memcmp(d->policy, policy, length)) {
+      free(policy);
+      s->last_is_default = 1;
+      s->last = s->default_entry;
+      o->seconds = 0;
+      if (d->state == ENTRY_REJECTED || d->n == 0)
+        o->rejected = 1;
+      else
+        o->cost = d->median;
+      return 0;
+    }
+  }
   entry *e = add_entry(s, s->named ? s->out->evaluated : config[0]);
   if (!e || !(e->config = malloc(s->np * sizeof *e->config))) {
+    free(policy);
     s->oom = 1;
     return 1;
   }
+  e->policy = policy;
+  e->policy_length = length;
   memcpy(e->config, config, s->np * sizeof *config);
   double t0 = sweep_now();
   uint32_t total = (s->out->planned ? s->out->planned : s->out->evaluated + 1) + s->shown;
@@ -605,6 +680,8 @@ static void search_plan(const sweep_request *req, uint64_t size, int curated,
   }
   if (req->strategy != CALHOST_SEARCH_DEFAULT)
     *strategy = req->strategy;
+  else if (rg == CALHOST_SEARCH_RIGOR_EXHAUSTIVE) /* a budget with it: the first N, in order */
+    *strategy = CALHOST_SEARCH_EXHAUSTIVE;
   else if (!req->budget_evaluations && *seconds == 0)
     *strategy = rigor_strategy;
   else if (!*evaluations && *seconds > 0) /* a time alone: presumed below the space */
@@ -617,6 +694,8 @@ static void search_plan(const sweep_request *req, uint64_t size, int curated,
 static int named_valid(void *user, const uint32_t *config) {
   sweep *s = user;
   char err[256];
+  if (s->default_config && !memcmp(s->default_config, config, s->np * sizeof *config))
+    return 0; /* the default's point: measured as the default, never proposed */
   return s->vt->assignment_valid(s->session, config, s->np, err, sizeof err) == CALHOST_OK;
 }
 
@@ -624,12 +703,30 @@ static int named_valid(void *user, const uint32_t *config) {
 static int add_start(sweep *s, uint32_t **starts, size_t *n, size_t cap, const uint32_t *config) {
   if (*n >= cap || !named_valid(s, config))
     return 0;
+  if (s->default_config && !memcmp(s->default_config, config, s->np * sizeof *config))
+    return 0; /* the default's point: measured as the default */
   for (size_t i = 0; i < *n; i++)
     if (!memcmp(*starts + i * s->np, config, s->np * sizeof *config))
       return 0;
   memcpy(*starts + *n * s->np, config, s->np * sizeof *config);
   (*n)++;
   return 0;
+}
+
+/* Whether assignment a serializes to the default policy (then the default
+ * is measured once, as the default, and never as a search candidate). */
+static int default_is_assignment(sweep *s, const uint32_t *a) {
+  char *p = NULL, *d = NULL, why[640];
+  size_t lp = 0, ld = 0;
+  if (!VT_HAS(s, default_policy))
+    return 0;
+  int same = serialize(s, 0, a, &p, &lp, why, sizeof why) == 0 &&
+             serialize(s, CALHOST_SWEEP_DEFAULT_INDEX, NULL, &d, &ld, why, sizeof why) == 0 &&
+             lp == ld && !memcmp(p, d, lp);
+  free(p);
+  free(d);
+  plugin_message(s);
+  return same;
 }
 
 /* [A-Za-z0-9_]+ */
@@ -700,8 +797,14 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
     plugin_message(s); /* CALHOST_UNSUPPORTED: numbered only */
     return 0;
   }
-  if (sweep_space_defect(&ps, NULL, 0) != 0)
+  char defect[512];
+  if (sweep_space_defect(&ps, defect, sizeof defect) != 0) {
+    add_warning(s,
+                "its described parameter space is unusable (%s), so the %u numbered candidates "
+                "were searched instead (`calhost plugin check` names the defect too)",
+                defect, count);
     return 0;
+  }
   s->named_params = calloc(ps.parameter_count, sizeof *s->named_params);
   if (!s->named_params)
     return -1;
@@ -721,8 +824,24 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
     free(a);
     return -1;
   }
-  if (ps.default_assignment)
-    add_start(s, starts, &n, cap, ps.default_assignment);
+  if (ps.default_assignment) {
+    char err[256] = "";
+    if (s->vt->assignment_valid(s->session, ps.default_assignment, s->np, err, sizeof err) !=
+        CALHOST_OK) {
+      const char *m = plugin_message(s);
+      add_warning(s,
+                  "the default assignment of its described space is refused by its own "
+                  "assignment_valid (%s), so the speedup is measured against a default outside "
+                  "the space",
+                  err[0] ? err
+                  : m    ? m
+                         : "no reason given");
+    } else if (default_is_assignment(s, ps.default_assignment)) {
+      s->default_config = ps.default_assignment; /* measured as the default only */
+    } else {
+      add_start(s, starts, &n, cap, ps.default_assignment);
+    }
+  }
   if (VT_HAS(s, policy_assignment))
     for (uint32_t i = 0; i < count && n < cap; i++) {
       char *policy = NULL, why[640];
@@ -837,6 +956,8 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
     }
     s.shown = 1;
     first_round(&s, e, 1, out->planned + 1);
+    s.have_default_entry = 1;
+    s.default_entry = 0;
   }
 
   /* Round one: the search chooses the candidates. */
@@ -850,7 +971,14 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
                                 .strategy = so.strategy,
                                 .budget_evaluations = so.max_evaluations,
                                 .budget_seconds = so.max_seconds,
-                                .request = req};
+                                .request = req,
+                                .default_median_us = NAN};
+      if (s.have_default_entry) {
+        const entry *d = &s.es[s.default_entry];
+        info.default_policy = d->policy;
+        if (d->state == ENTRY_ACTIVE && d->n > 0)
+          info.default_median_us = d->median;
+      }
       h->search_start(h->user, &info);
     }
     /* Under the time budget, racing (halving, then round two) needs time
@@ -872,6 +1000,10 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   }
   if (s.oom) {
     snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
+  }
+  if (s.bad_timer) {
+    snprintf(out->error, sizeof out->error, "%s", s.timer_why);
     goto done;
   }
   if (out->cancelled) {
@@ -934,6 +1066,10 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
       break;
   }
   free(act);
+  if (s.bad_timer) {
+    snprintf(out->error, sizeof out->error, "%s", s.timer_why);
+    goto done;
+  }
   if (out->cancelled) {
     snprintf(out->error, sizeof out->error, "cancelled");
     goto done;
@@ -1010,6 +1146,7 @@ void sweep_result_free(sweep_result *r) {
     return;
   free(r->winner_policy);
   free(r->default_policy);
+  free(r->warning);
   for (size_t i = 0; i < r->rejection_count; i++) {
     free(r->rejections[i].policy);
     free(r->rejections[i].reason);

@@ -40,6 +40,11 @@ typedef struct sweep_search_info {
   uint32_t budget_evaluations; /* 0: no limit */
   double budget_seconds;       /* 0: no limit */
   const struct sweep_request *request; /* the sweep's (workload, target, params) */
+  /* the backend's default, measured before the search: its policy (NULL
+   * when the plugin has none or it could not be serialized) and median
+   * (NAN when it was rejected or stopped) */
+  const char *default_policy;
+  double default_median_us;
 } sweep_search_info;
 
 /* One candidate the search evaluated. */
@@ -184,6 +189,10 @@ typedef struct sweep_result {
   uint32_t evaluated;          /* candidates the search evaluated (rejected ones included) */
   uint32_t search_stop;        /* search_stop: why the search ended */
   double search_seconds;       /* the search's time (round one) */
+  /* What the sweep noticed about the plugin without failing ("; "-joined,
+   * NULL when nothing): a described space it could not use, a default
+   * assignment the plugin's own assignment_valid refuses. */
+  char *warning;
   sweep_rejection *rejections;
   size_t rejection_count;
   sweep_candidate *candidates; /* every planned candidate and the default, */

@@ -93,6 +93,13 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info) {
   time_t now = time(NULL);
   struct tm tm;
   search_space_add_meta(&r->space, "space", info->numbered ? "numbered" : "parameters");
+  if (info->default_policy) { /* the default is measured outside the search */
+    search_space_add_meta(&r->space, "default", info->default_policy);
+    if (isfinite(info->default_median_us) && info->default_median_us > 0) {
+      snprintf(v, sizeof v, "%.17g", info->default_median_us);
+      search_space_add_meta(&r->space, "default_median", v);
+    }
+  }
   search_space_add_meta(&r->space, "strategy", search_strategy_name(info->strategy));
   if (info->budget_seconds > 0)
     snprintf(v, sizeof v, "%g seconds", info->budget_seconds);

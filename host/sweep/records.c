@@ -92,6 +92,7 @@ static const field result_fields[] = {
     RESULT(FK_U32, evaluated),
     RESULT(FK_U32, search_stop),
     RESULT(FK_F64, search_seconds),
+    RESULT(FK_STR, warning),
 };
 
 /* after index, status, policy and reason */

@@ -70,11 +70,13 @@ static const char *run_pty(const char *term, const char *const *args) {
 
 /* A configuration whose plugin directory holds only test_NAME (a copy of
  * the test plugin), one ReduceSum workload (or op), quick rigor. */
-static const char *config_for(const char *name, const char *op, const char *extra) {
+/* config_for with the plugin taken from test-plugins/SUB (e.g. "checker/"). */
+static const char *config_for_in(const char *sub, const char *name, const char *op,
+                                 const char *extra) {
   char cmd[PATH_MAX * 3];
   snprintf(cmd, sizeof cmd,
-           "rm -rf '%s/p_%s' && mkdir -p '%s/p_%s' && cp '%s/test_%s.so' '%s/p_%s/'", dir, name,
-           dir, name, plugins, name, dir, name);
+           "rm -rf '%s/p_%s' && mkdir -p '%s/p_%s' && cp '%s/%stest_%s.so' '%s/p_%s/'", dir, name,
+           dir, name, plugins, sub, name, dir, name);
   assert_int_equal(system(cmd), 0);
   static char ini[64];
   char text[PATH_MAX * 2];
@@ -86,6 +88,10 @@ static const char *config_for(const char *name, const char *op, const char *extr
   snprintf(ini, sizeof ini, "%s.ini", name);
   write_file(ini, text);
   return ini;
+}
+
+static const char *config_for(const char *name, const char *op, const char *extra) {
+  return config_for_in("", name, op, extra);
 }
 
 static size_t count(const char *hay, const char *needle) {
@@ -406,7 +412,46 @@ static void rejected_candidates_are_warnings(void **state) {
   run_result *r = run("--config", ini, "--store", path("wo.txt"), "calibrate", NULL);
   assert_int_equal(r->code, 0);
   HAS(r->out, "warnings:");
-  HAS(r->out, "candidate 1 p=2 rejected: wrong output");
+  HAS(r->out, "numbered candidate 1 p=2 rejected: wrong output"); /* item 28 */
+}
+
+/* Issue 22 item 18: a plugin reporting a device time of 0 fails its sweep
+ * at once with what to fix (not "no valid candidate ... budget exhausted"
+ * after the timeout). */
+static void a_zero_device_time_is_refused_saying_what_to_fix(void **state) {
+  (void)state;
+  const char *ini = config_for_in("checker/", "zero_time", NULL, NULL);
+  run_result *r = run("--config", ini, "--store", path("zt.txt"), "calibrate", NULL);
+  assert_int_equal(r->code, 1);
+  HAS(r->out, "run() reported a device time of 0 s for 1 iteration");
+  HAS(r->out, "CL_QUEUE_PROFILING_ENABLE");
+  HASNT(r->out, "budget exhausted");
+}
+
+/* Issue 22 item 20: a default assignment the plugin's own validity rule
+ * refuses is a warning of calibrate, named once however many sweeps. */
+static void an_invalid_default_is_warned_once(void **state) {
+  (void)state;
+  const char *ini = config_for_in("checker/", "bad_default", NULL,
+                                  "[workload w2]\noperator = ReduceSum\nshape = 65536\n"
+                                  "[workload w3]\noperator = ReduceSum\nshape = 70000\n");
+  run_result *r = run("--config", ini, "--store", path("bd.txt"), "calibrate", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "test_bad_default: the default assignment of its described space is refused by its "
+              "own assignment_valid (p=4 needs at most 4096 elements)");
+  assert_int_equal(count(r->out, "refused by its own assignment_valid"), 1);
+}
+
+/* Issue 22 item 23: --rigor exhaustive with --budget runs the exhaustive
+ * strategy (the first N in the plugin's order), and the text says which
+ * strategy ran. */
+static void exhaustive_with_a_budget_says_what_ran(void **state) {
+  (void)state;
+  const char *ini = config_for("good", NULL, NULL);
+  run_result *r = run("--config", ini, "--store", path("ex.txt"), "calibrate", "--rigor",
+                      "exhaustive", "--budget", "2", NULL);
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "rigor exhaustive; search exhaustive;");
 }
 
 static void unwritable_store_fails_before_sweeping(void **state) {
@@ -444,6 +489,9 @@ int main(void) {
       cmocka_unit_test(no_cursor_escapes_for_dumb_terminals_or_files),
       cmocka_unit_test(persistence_off_says_not_persisted),
       cmocka_unit_test(rejected_candidates_are_warnings),
+      cmocka_unit_test(a_zero_device_time_is_refused_saying_what_to_fix),
+      cmocka_unit_test(an_invalid_default_is_warned_once),
+      cmocka_unit_test(exhaustive_with_a_budget_says_what_ran),
       cmocka_unit_test(unwritable_store_fails_before_sweeping),
   };
   return cmocka_run_group_tests_name("cli_hardening", tests, setup, teardown);

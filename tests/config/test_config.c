@@ -391,6 +391,47 @@ static void duplicate_section_is_an_error(void **state) {
   expect_error("[store]\n[lookup]\n[store]\npath = x\n", 3, "duplicate section [store]");
 }
 
+/* Issue 22 item 24: duplicates are found by the hash sets of a linear
+ * reader among many sections and keys too, each naming its first line. */
+static void duplicates_are_found_among_many_sections(void **state) {
+  (void)state;
+  size_t cap = 4u << 20, n = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  for (unsigned i = 0; i < 5000; i++)
+    n += (size_t)snprintf(text + n, cap - n, "[workload w%u]\noperator = MatMul\nshape = %u\n", i,
+                          i + 1);
+  config_settings cfg;
+  text[n] = '\0';
+  load_ok(text, &cfg);
+  assert_int_equal(cfg.workload_count, 5000);
+  assert_string_equal(config_workload_named(&cfg, "w4321")->name, "w4321");
+  assert_int_equal(config_origin_of(&cfg, "workload.w4321.shape").line, 4321 * 3 + 3);
+  config_free(&cfg);
+  /* w1234 again at the end: line 3 * 1234 + 1 first */
+  snprintf(text + n, cap - n, "[workload w1234]\noperator = MatMul\nshape = 1\n");
+  expect_error(text, 5000 * 3 + 1, "duplicate section [workload w1234] (first at line 3703)");
+  free(text);
+}
+
+/* Issue 22 item 4: [plugin NAME] time_budget is the host's key (never a
+ * plugin setting): that plugin's budget instead of [calibration]'s. */
+static void a_plugin_section_may_set_its_own_time_budget(void **state) {
+  (void)state;
+  config_settings cfg;
+  load_ok("[calibration]\ntime_budget = 20s\n[plugin clblast]\ntime_budget = 4m\nwidth = 2\n",
+          &cfg);
+  const config_plugin_section *s = config_plugin_named(&cfg, "clblast");
+  assert_non_null(s);
+  assert_float_equal(s->time_budget_seconds, 240, 1e-9);
+  assert_int_equal(s->setting_count, 1); /* width only */
+  assert_string_equal(s->settings[0].name, "width");
+  assert_float_equal(config_plugin_time_budget(&cfg, "clblast"), 240, 1e-9);
+  assert_float_equal(config_plugin_time_budget(&cfg, "cpu_gemm"), 20, 1e-9);
+  config_free(&cfg);
+  expect_error("[plugin clblast]\n\ntime_budget = soon\n", 3, "bad value for 'time_budget'");
+}
+
 static void workload_needs_operator_and_shape(void **state) {
   (void)state;
   expect_error("[store]\n\n[workload a]\nshape = 4,4,4\n", 3, "lacks the required key 'operator'");
@@ -886,6 +927,12 @@ static void shipped_configs_load_cleanly(void **state) {
   assert_true(cfg.workload_count >= 3);
   assert_int_equal(cfg.force_portable, 0);
   assert_int_equal(cfg.rigor, CALHOST_RIGOR_MEASURE);
+  /* issue 22 item 4: clblast is calibrated by the main job, with a budget
+   * of its own (its kernels compile for tens of seconds on PoCL) */
+  for (size_t i = 0; i < cfg.disabled_count; i++)
+    assert_string_not_equal(cfg.disabled_backends[i], "clblast");
+  assert_true(config_plugin_time_budget(&cfg, "clblast") > cfg.time_budget_seconds);
+  assert_float_equal(config_plugin_time_budget(&cfg, "cpu_gemm"), cfg.time_budget_seconds, 0);
   for (size_t i = 0; i < cfg.workload_count; i++) {
     assert_string_equal(cfg.workloads[i].operator_name, "MatMul");
     assert_int_equal(cfg.workloads[i].shape_rank, 3);
@@ -933,6 +980,8 @@ int main(void) {
       cmocka_unit_test(bad_rigor_is_an_error),
       cmocka_unit_test(duplicate_key_is_an_error),
       cmocka_unit_test(duplicate_section_is_an_error),
+      cmocka_unit_test(duplicates_are_found_among_many_sections),
+      cmocka_unit_test(a_plugin_section_may_set_its_own_time_budget),
       cmocka_unit_test(workload_needs_operator_and_shape),
       cmocka_unit_test(missing_model_file_fails_its_digest_with_its_line),
       cmocka_unit_test(non_regular_model_file_fails_its_digest),

@@ -663,8 +663,10 @@ static void lookup_without_a_profile_exits_1(void **state) {
 /* The shipped default configuration (config/calhost.ini) calibrates both
  * real MatMul backends, and `calhost lookup --workload` then selects each
  * one's exact calibrated profile for every workload. Quick rigor and a short
- * budget keep it to seconds; the plugins come from the build tree, as in the
- * README's main job. */
+ * budget keep it to seconds (the two CPU backends only: the configuration
+ * also enables clblast, whose PoCL kernels take minutes to compile the first
+ * time, with a budget of its own that --time-budget would override); the
+ * plugins come from the build tree, as in the README's main job. */
 static void default_config_calibrates_and_selects_both_gemm_plugins(void **state) {
   (void)state;
   static const char *const backends[] = {"cpu_gemm", "openblas"};
@@ -683,8 +685,9 @@ static void default_config_calibrates_and_selects_both_gemm_plugins(void **state
   }
   char *out, *err;
   int rc = run(&out, &err,
-               (const char *const[]){"--store", store, "--config", config, "calibrate", "--rigor",
-                                     "quick", "--time-budget", "60", "--json", NULL});
+               (const char *const[]){"--store", store, "--config", config, "calibrate", "--plugin",
+                                     "cpu_gemm", "--plugin", "openblas", "--rigor", "quick",
+                                     "--time-budget", "60", "--json", NULL});
   if (rc != 0)
     fprintf(stderr, "calibrate exited %d\n%s\n", rc, err);
   assert_int_equal(rc, 0);

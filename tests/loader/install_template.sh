@@ -50,6 +50,18 @@ step "calhost plugin check (CMake build)"
 step "ctest in the template (calhost_plugin_add CHECK)"
 ctest --test-dir "$work/template-build" --output-on-failure || fail "the template's ctest failed"
 
+step "build the installed device backend example out of tree (ABI 2: devices, space, timers)"
+ex="$prefix/share/calhost/examples/device_backend"
+test -f "$ex/rowsum_device.c" || fail "the device backend example is not installed beside the template"
+cmake -S "$ex" -B "$work/device-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  >"$work/device-configure.log" 2>&1 || { cat "$work/device-configure.log"; fail "device example configure"; }
+cmake --build "$work/device-build" >"$work/device-build.log" 2>&1 ||
+  { cat "$work/device-build.log"; fail "device example build"; }
+ctest --test-dir "$work/device-build" --output-on-failure >"$work/device-ctest.log" 2>&1 ||
+  { cat "$work/device-ctest.log"; fail "the device example's plugin checks failed"; }
+grep -q "2 tests passed\|100% tests passed, 0 tests failed out of 2" "$work/device-ctest.log" ||
+  { cat "$work/device-ctest.log"; fail "the device example registered no two checks"; }
+
 step "find_package follows the ABI; no plugin directory needed"
 abi=$(sed -n 's/^#define CALHOST_ABI_VERSION \([0-9]*\)u*$/\1/p' "$prefix/include/calhost/plugin.h")
 test -n "$abi" || fail "cannot read CALHOST_ABI_VERSION"

@@ -63,7 +63,7 @@ static void example_passes(void **state) {
   assert_non_null(strstr(report, "PASS exported_symbols"));
   assert_non_null(strstr(report, "PASS quiet_stderr"));
   assert_non_null(strstr(report, "PASS parameter_space"));
-  assert_non_null(strstr(report, "16 of 16 checks passed"));
+  assert_non_null(strstr(report, "17 of 17 checks passed"));
   free(report);
   assert_int_equal(check_report(test_plugin(path, sizeof path, "test_good"), 30, &report), 0);
   free(report);
@@ -105,6 +105,19 @@ static void bad_plugins_fail_with_report(void **state) {
       {"test_short_ask", "FAIL validator_refuses_truncated: not run: no candidate policy"},
       {"test_bad_space", "FAIL parameter_space: assignment_valid accepts index 4 of parameter "
                          "'p', which has 4 values"},
+      /* the default refused by the plugin's own rule on a sample workload
+       * other than the checked one (item 20) */
+      {"test_bad_default", "FAIL parameter_space: sample workload 'big': the default assignment "
+                           "is not valid by the plugin's own assignment_valid: p=4 needs at most "
+                           "4096 elements"},
+      /* a device time of 0 is refused at once, saying what to fix (item 18) */
+      {"test_zero_time", "FAIL tiny_sweep: ReduceSum float32 4096 on t=1: numbered candidate 0 "
+                         "'p=1' rejected: run() reported a device time of 0 s for 1 iteration"},
+      {"test_zero_time", "CL_QUEUE_PROFILING_ENABLE"},
+      /* an identity that changes between listings (item 22) */
+      {"test_unstable_devices", "FAIL devices: device 1 changed between two listings: index 1 "
+                                "identity 'fake-gpu-b v1 #1'"},
+      /* a setting that make create() fail is named (item 31): see below */
   };
   (void)state;
   for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
@@ -173,7 +186,7 @@ static void refused_permissions_fail(void **state) {
   assert_int_equal(chmod(dst, 0666), 0);
   assert_int_equal(check_report(dst, 30, &report), 1);
   if (!strstr(report, "FAIL file_permissions: discovery would refuse it: file ") ||
-      !strstr(report, "is writable by group and others") || !strstr(report, "15 of 16"))
+      !strstr(report, "is writable by group and others") || !strstr(report, "16 of 17"))
     fail_msg("unexpected report:\n%s", report);
   free(report);
   remove_tmpdir(dir);
@@ -283,6 +296,117 @@ static void declared_sample_workloads_are_used(void **state) {
   free(report);
 }
 
+/* A device backend's checks run on a device target: each listed device's
+ * identity and name are checked (twice alike, a key for each) and the tiny
+ * sweep runs on device 0, its message saying what ran (item 22). */
+static void a_device_backend_is_checked_on_its_devices(void **state) {
+  char path[4096], *report;
+  (void)state;
+  check_options o;
+  check_options_init(&o);
+  o.verbose = 1; /* the details of passing checks */
+  assert_int_equal(
+      check_report_with(test_plugin(path, sizeof path, "devices/test_devices"), &o, 30, &report),
+      0);
+  if (!strstr(report, "PASS devices (3 devices listed twice alike, a key for each: 0 'fake gpu', "
+                      "1 'fake gpu', 2 'fake cpu device'; the checks ran on device 0)") ||
+      !strstr(report, "PASS tiny_sweep (ReduceSum float32 4096 on device 0 'fake gpu': measured "
+                      "numbered candidates 0, 1, 2 (host clock)") ||
+      !strstr(report, "17 of 17 checks passed"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+  /* a CPU backend says so */
+  assert_int_equal(check_report_with(test_plugin(path, sizeof path, "test_good"), &o, 30, &report),
+                   0);
+  if (!strstr(report, "PASS devices (not a device backend") ||
+      !strstr(report, "on t=1: measured numbered candidates 0, 1, 2"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+}
+
+/* Item 30: the SDK's device backend example (ABI 2: devices, a described
+ * space with a validity rule, device timers, sample workloads) passes
+ * every check, on one device and on two. */
+static void the_device_backend_example_passes(void **state) {
+  char path[4096], *report;
+  (void)state;
+  check_options o;
+  check_options_init(&o);
+  o.verbose = 1;
+  test_plugin(path, sizeof path, "examples/rowsum_device");
+  assert_int_equal(check_report_with(path, &o, 30, &report), 0);
+  if (!strstr(report, "17 of 17 checks passed") ||
+      !strstr(report, "PASS devices (1 device listed twice alike") ||
+      !strstr(report, "PASS parameter_space (3 parameters, 102 of 120 points valid") ||
+      !strstr(report, "on device 0 'rowsum sim 0': measured the default") ||
+      !strstr(report, "(device clock)"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+  calhost_property two[] = {{"devices_visible", "2"}};
+  o.settings = two;
+  o.setting_count = 1;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 0);
+  if (!strstr(report, "PASS devices (2 devices listed twice alike, a key for each: 0 'rowsum sim "
+                      "0', 1 'rowsum sim 1'"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+}
+
+/* Settings (`plugin check --setting KEY=VALUE`) reach every create() of
+ * the checks: a plugin that takes them passes, one it refuses fails with
+ * the plugin's message and the settings named (item 31). */
+static void settings_reach_create(void **state) {
+  char path[4096], *report;
+  (void)state;
+  check_options o;
+  check_options_init(&o);
+  calhost_property ok[] = {{"scale", "2"}}, bad[] = {{"scale", "2"}, {"fail", "1"}},
+                   unknown[] = {{"colour", "red"}};
+  test_plugin(path, sizeof path, "test_settings");
+  o.settings = ok;
+  o.setting_count = 1;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 0);
+  free(report);
+  o.settings = bad;
+  o.setting_count = 2;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 1);
+  if (!strstr(report, "FAIL tiny_sweep: not run: create() with the settings scale=2, fail=1 "
+                      "returned CALHOST_ERROR (plugin says: create failed as the setting fail "
+                      "asked)"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+  o.settings = unknown;
+  o.setting_count = 1;
+  assert_int_equal(check_report_with(path, &o, 30, &report), 1);
+  if (!strstr(report, "unknown setting 'colour' (known: fail, scale)"))
+    fail_msg("unexpected report:\n%s", report);
+  free(report);
+  /* the command line's --setting KEY=VALUE (repeatable), and its usage errors */
+  char calhost[4096], cmd[16384], *out;
+  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
+  snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' --setting scale=2 --setting fail=x 2>&1",
+           calhost, path);
+  assert_int_equal(run(cmd, &out), 1);
+  if (!strstr(out, "create() with the settings scale=2, fail=x returned CALHOST_ERROR"))
+    fail_msg("unexpected output:\n%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' --setting scale=2 2>&1", calhost, path);
+  assert_int_equal(run(cmd, &out), 0);
+  free(out);
+  static const char *const usage[][2] = {
+      {"--setting scale", "give KEY=VALUE"},
+      {"--setting =2", "give KEY=VALUE"},
+      {"--setting 'a b=1'", "the key must be [A-Za-z0-9_.-]+"},
+      {"--setting a=1 --setting a=2", "--setting a is given twice"}};
+  for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' %s 2>&1", calhost, path, usage[i][0]);
+    assert_int_equal(run(cmd, &out), 2);
+    if (!strstr(out, usage[i][1]))
+      fail_msg("%s: unexpected output:\n%s", usage[i][0], out);
+    free(out);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(example_passes),
@@ -293,6 +417,9 @@ int main(void) {
       cmocka_unit_test(cli_logs_and_threads),
       cmocka_unit_test(declared_sample_workloads_are_used),
       cmocka_unit_test(cli_plugin_check_and_plugins_json),
+      cmocka_unit_test(a_device_backend_is_checked_on_its_devices),
+      cmocka_unit_test(settings_reach_create),
+      cmocka_unit_test(the_device_backend_example_passes),
   };
   return cmocka_run_group_tests_name("loader_check", tests, NULL, NULL);
 }

@@ -26,6 +26,15 @@
  * "p" (values 1..4); with BAD_SPACE its validity test also accepts an index
  * out of range and serialize_assignment writes a policy the validator
  * refuses ("q=N"), as a careless plugin would.
+ * BAD_DEFAULT (with FAKE_SPACE) declares two sample workloads (ReduceSum
+ * 4096 "small", 65536 "big") and a default assignment p=4 that its own
+ * assignment_valid refuses on the big one only.
+ * BAD_ZERO_TIME: run() reports device_seconds = 0 (a device timer never
+ * started: an OpenCL queue without CL_QUEUE_PROFILING_ENABLE).
+ * BAD_UNSTABLE_DEVICE (with FAKE_DEVICES): device 1's identity changes at
+ * every listing.
+ * SETTINGS: create() takes the setting "fail" (any value: create fails
+ * saying so) and "scale" (a number), and refuses any other naming it.
  * BAD_NONDET_KEY builds a different portable key at every call.
  * BAD_CRASH_CREATE crashes in create() (config check --plugins must say
  * so, not blame a device listing).
@@ -80,7 +89,8 @@ struct calhost_plugin_instance {
 struct calhost_session {
   int p;
   double out;
-  int device; /* FAKE_DEVICES: 1 + the device index, 0 for none */
+  int device;   /* FAKE_DEVICES: 1 + the device index, 0 for none */
+  int64_t size; /* the workload's first dimension (BAD_DEFAULT) */
 };
 
 static void garbage(const char *where) {
@@ -127,8 +137,23 @@ CALHOST_PLUGIN_EXPORT int test_extra_symbol(void) {
 
 static calhost_status create(const calhost_host_services *host, const calhost_property *settings,
                              size_t setting_count, calhost_plugin_instance **out) {
+#ifdef SETTINGS
+  for (size_t i = 0; i < setting_count; i++) {
+    if (!strcmp(settings[i].name, "fail")) {
+      host->set_error(host->context, "create failed as the setting fail asked");
+      return CALHOST_ERROR;
+    }
+    if (strcmp(settings[i].name, "scale")) {
+      char m[160];
+      snprintf(m, sizeof m, "unknown setting '%.100s' (known: fail, scale)", settings[i].name);
+      host->set_error(host->context, m);
+      return CALHOST_INVALID_ARGUMENT;
+    }
+  }
+#else
   (void)settings;
   (void)setting_count;
+#endif
   garbage("create");
   /* CALHOST_TEST_CREATE_LOG=FILE: append the creating process's id (the
    * calibrate test checks that instances are created in children only) */
@@ -279,6 +304,14 @@ static calhost_status list_device(calhost_plugin_instance *inst, uint32_t positi
   out->identity = fake_identity[position];
   if (position == 0 && getenv("CALHOST_TEST_DEVICE_NO_IDENTITY")) /* a careless backend */
     out->identity = "";
+#ifdef BAD_UNSTABLE_DEVICE
+  static unsigned listed;
+  static char moving[64];
+  if (position == 1) {
+    snprintf(moving, sizeof moving, "fake-gpu-b v1 #%u", ++listed);
+    out->identity = moving;
+  }
+#endif
   out->name = position < 2 ? "fake gpu" : "fake cpu device";
   out->hardware = fake_hardware[position];
   return CALHOST_OK;
@@ -291,6 +324,8 @@ static calhost_status open_session(calhost_plugin_instance *inst, const calhost_
   (void)w;
   (void)t;
   *out = calloc(1, sizeof **out);
+  if (*out && w->shape && w->shape_rank)
+    (*out)->size = w->shape[0];
 #ifdef FAKE_DEVICES
   if (*out && CALHOST_HAS_FIELD(t, calhost_target, device_index) && t->device_identity) {
     (*out)->device = 1 + (int)t->device_index;
@@ -388,6 +423,9 @@ static calhost_status prepare(calhost_session *s, const char *policy, size_t len
 static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
   (void)result;
   garbage("run");
+#ifdef BAD_ZERO_TIME
+  result->device_seconds = 0;
+#endif
 #if defined(BAD_CRASH_RUN)
   raise(SIGSEGV);
 #elif defined(BAD_CRASH_ONE)
@@ -457,6 +495,10 @@ static calhost_status describe_space(calhost_session *s, calhost_parameter_space
   out->parameters = &p_param;
   out->parameter_count = 1;
   out->default_assignment = NULL;
+#ifdef BAD_DEFAULT
+  static const uint32_t p4[] = {3};
+  out->default_assignment = p4;
+#endif
   return CALHOST_OK;
 }
 static calhost_status assignment_valid(calhost_session *s, const uint32_t *a, size_t n, char *err,
@@ -467,6 +509,12 @@ static calhost_status assignment_valid(calhost_session *s, const uint32_t *a, si
   if (n == 1)
     return CALHOST_OK; /* out of range too */
 #else
+#ifdef BAD_DEFAULT
+  if (n == 1 && a[0] == 3 && s->size > 4096) {
+    snprintf(err, cap, "p=4 needs at most 4096 elements");
+    return CALHOST_INVALID_ARGUMENT;
+  }
+#endif
   if (n == 1 && a[0] < 4)
     return CALHOST_OK;
 #endif
@@ -499,6 +547,25 @@ static calhost_status policy_assignment(calhost_session *s, const char *policy, 
 
 static const char *const operators[] = {OPERATOR, NULL};
 
+#ifdef BAD_DEFAULT
+static const int64_t small_shape[] = {4096}, big_shape[] = {65536};
+static const calhost_workload small_w = {
+    .header = {CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
+    .name = "small",
+    .operator_name = "ReduceSum",
+    .dtype = "float32",
+    .shape = small_shape,
+    .shape_rank = 1};
+static const calhost_workload big_w = {
+    .header = {CALHOST_STRUCT_WORKLOAD, 1, sizeof(calhost_workload)},
+    .name = "big",
+    .operator_name = "ReduceSum",
+    .dtype = "float32",
+    .shape = big_shape,
+    .shape_rank = 1};
+static const calhost_workload *const samples[] = {&small_w, &big_w, NULL};
+#endif
+
 static const calhost_plugin_vtable vtable = {
     .struct_size = sizeof(calhost_plugin_vtable),
     .abi_version = PLUGIN_ABI_MAX,
@@ -525,6 +592,9 @@ static const calhost_plugin_vtable vtable = {
 #ifdef FAKE_DEVICES
     .device_count = device_count,
     .list_device = list_device,
+#endif
+#ifdef BAD_DEFAULT
+    .sample_workloads = samples,
 #endif
 #ifdef FAKE_SPACE
     .describe_space = describe_space,

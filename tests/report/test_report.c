@@ -23,6 +23,7 @@
 
 #include "report/internal.h"
 #include "report/report.h"
+#include "sweep/recording.h"
 #include "sweep/records.h"
 
 static char g_data[1024];
@@ -529,6 +530,220 @@ static void candidates_always_fit_in_a_record_frame(void **state) {
   free(policy);
 }
 
+/* Item 24: the effects and the heat map find a candidate's value by
+ * bisection over the sorted distinct values (they were found by a linear
+ * scan per candidate: 40,000 candidates took 15 s). Every value is still
+ * found, distinct texts that are the same number ("1", "1.0", "01") stay
+ * distinct values, and text order holds when a value is not a number. */
+static void effects_find_every_value_among_many(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  static rpt_cand c[N];
+  static char policies[N][48];
+  memset(c, 0, sizeof c);
+  for (size_t i = 0; i < N; i++) {
+    /* a: N distinct numbers in a shuffled order (with "1.0" and "01" beside "1");
+     * b: words */
+    size_t v = (i * 7919) % N;
+    if (v == 1000)
+      snprintf(policies[i], sizeof policies[i], "a=1.0;b=w%zu", i % 7);
+    else if (v == 1001)
+      snprintf(policies[i], sizeof policies[i], "a=01;b=w%zu", i % 7);
+    else
+      snprintf(policies[i], sizeof policies[i], "a=%zu;b=w%zu", v, i % 7);
+    c[i].policy = policies[i];
+    c[i].median = 10 + (double)v;
+    c[i].status = "measured";
+    assert_int_equal(rpt_policy_parse(c[i].policy, &c[i].params), 0);
+  }
+  rpt_effect *e;
+  size_t n = rpt_effects(c, N, &e);
+  assert_int_equal(n, 2);
+  const rpt_effect *a = !strcmp(e[0].name, "a") ? &e[0] : &e[1],
+                   *b = !strcmp(e[0].name, "a") ? &e[1] : &e[0];
+  assert_int_equal(a->nvalues, N);
+  assert_true(a->numeric);
+  assert_int_equal(b->nvalues, 7);
+  assert_false(b->numeric);
+  for (size_t i = 1; i < a->nvalues; i++) /* numeric order, ties by text */
+    assert_true(strtod(a->values[i - 1], NULL) <= strtod(a->values[i], NULL));
+  for (size_t i = 1; i < b->nvalues; i++)
+    assert_true(strcmp(b->values[i - 1], b->values[i]) < 0);
+  size_t total = 0;
+  for (size_t i = 0; i < N; i++) {
+    const char *v = rpt_policy_get(&c[i].params, "a");
+    size_t k = rpt_effect_value(a, v);
+    assert_true(k != (size_t)-1);
+    assert_string_equal(a->values[k], v);
+    assert_true(rpt_effect_value(b, rpt_policy_get(&c[i].params, "b")) != (size_t)-1);
+  }
+  for (size_t k = 0; k < a->nvalues; k++)
+    total += a->count[k];
+  assert_int_equal(total, N);
+  assert_true(rpt_effect_value(a, "1e9") == (size_t)-1);
+  assert_true(rpt_effect_value(b, "zz") == (size_t)-1);
+  rpt_effects_free(e, n);
+  for (size_t i = 0; i < N; i++)
+    rpt_policy_free(&c[i].params);
+}
+
+/* Item 24: a recorded space's value words are found by bisection (the
+ * reader scanned every value per configuration, and checked duplicates in
+ * pairs: a 300,000-value parameter took minutes): words in any order are
+ * found, a duplicate is still refused naming the first, and so is a word
+ * that is not a value. */
+static void a_space_with_many_values_reads_by_bisection(void **state) {
+  (void)state;
+  char path[] = "/tmp/calhost-report-space-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  enum { V = 2000 };
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  fprintf(f, "calhost-search-space 1\nspace many\nparam p categorical");
+  for (size_t i = 0; i < V; i++)
+    fprintf(f, " v%zu", (i * 7919) % V); /* not in text order */
+  fprintf(f, "\n");
+  for (size_t i = 0; i < V; i += 7)
+    fprintf(f, "config v%zu %zu 0 0 0.1 p=%zu\n", i, 10 + i, i);
+  fclose(f);
+  write_bytes(path, buf, len);
+  char err[512] = "";
+  json_t *run = report_load(path, err, sizeof err);
+  if (!run)
+    fail_msg("%s", err);
+  const json_t *r = json_array_get(json_object_get(run, "results"), 0);
+  assert_int_equal(json_array_size(json_object_get(r, "candidates")), (V + 6) / 7);
+  assert_string_equal(json_string_value(json_object_get(r, "winner")), "p=0");
+  json_decref(run);
+  static const char dup[] = "calhost-search-space 1\nspace d\nparam p ordered 1 2 3 2\n";
+  write_bytes(path, dup, sizeof dup - 1);
+  assert_null(report_load(path, err, sizeof err));
+  assert_non_null(strstr(err, ":3: parameter 'p': duplicate value '2'"));
+  static const char unknown[] = "calhost-search-space 1\nspace d\nparam p ordered 1 2 3\n"
+                                "config 4 1 0 0 0.1 p=4\n";
+  write_bytes(path, unknown, sizeof unknown - 1);
+  assert_null(report_load(path, err, sizeof err));
+  assert_non_null(strstr(err, ":4: '4' is not a value of parameter 'p'"));
+  free(buf);
+  unlink(path);
+}
+
+/* Item 25: calibrate --record writes the backend's default (measured
+ * before the search) into the recording, so a page made from it shows the
+ * default and the speedup instead of "the backend has no default". */
+static void a_recording_names_the_default_and_the_page_shows_it(void **state) {
+  (void)state;
+  char path[] = "/tmp/calhost-report-rec-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char *const tiles[] = {"8", "16"};
+  search_param param = {.name = "tile", .values = tiles, .value_count = 2, .ordered = 1};
+  sweep_search_info info = {.params = &param,
+                            .param_count = 1,
+                            .space_size = 2,
+                            .strategy = CALHOST_SEARCH_EXHAUSTIVE,
+                            .default_policy = "tile=4",
+                            .default_median_us = 40};
+  sweep_recording rec;
+  sweep_recording_init(&rec, path, "rec", NULL, 0);
+  sweep_recording_start(&rec, &info);
+  for (uint32_t i = 0; i < 2; i++) {
+    uint32_t config[1] = {i};
+    sweep_evaluation ev = {.evaluation = i + 1,
+                           .index = i,
+                           .config = config,
+                           .policy = i ? "tile=16" : "tile=8",
+                           .median_us = i ? 20 : 30,
+                           .spread_us = 1,
+                           .samples = 3};
+    sweep_recording_add(&rec, &ev);
+  }
+  assert_int_equal(sweep_recording_finish(&rec), 0);
+  char err[512];
+  json_t *run = report_load(path, err, sizeof err);
+  if (!run)
+    fail_msg("%s", err);
+  char *html = render(run);
+  assert_non_null(strstr(html, "backend default</dt><dd><code>tile=4"));
+  assert_non_null(strstr(html, "2.00\xC3\x97"));
+  assert_null(strstr(html, "the backend has no default"));
+  free(html);
+  json_decref(run);
+  unlink(path);
+}
+
+/* Item 25: the page shows what the run knows and leaves out what it does
+ * not: "of N in the space" is a described space's size (not the plugin's
+ * list); a recorded space shows no placeholders (calhost unknown, load
+ * average ? / ? / ?, "CPUs: targets ; thread counts") and no "the backend
+ * has no default" when it simply does not know, and shows the default and
+ * the speedup when the recording names them. */
+static void the_page_shows_what_is_known_and_leaves_out_the_rest(void **state) {
+  (void)state;
+  json_error_t je;
+  json_t *run =
+      json_loads("{\"calhost_version\":\"1\",\"rigor\":\"quick\",\"environment\":{},\"results\":[{"
+                 "\"plugin\":\"ocl\",\"workload\":\"w\",\"status\":\"stored\",\"winner\":\"a=1\","
+                 "\"measurements\":{\"median_latency_us\":5},\"search\":{\"space_size\":260},"
+                 "\"counts\":{\"candidates\":10,\"planned\":8,\"tried\":8,\"pruned\":0,"
+                 "\"rejected\":0}}]}",
+                 0, &je);
+  assert_non_null(run);
+  char *html = render(run);
+  assert_non_null(strstr(html, "of 260 in the space (8 planned)"));
+  free(html);
+  json_decref(run);
+
+  char path[] = "/tmp/calhost-report-space-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char bare[] = "calhost-search-space 1\nspace s\nmeta plugin demo\n"
+                             "param tile ordered 8 16\n"
+                             "config 8 30 1 0 0.1 tile=8\nconfig 16 20 1 0 0.1 tile=16\n";
+  write_bytes(path, bare, sizeof bare - 1);
+  char err[512];
+  run = report_load(path, err, sizeof err);
+  assert_non_null(run);
+  html = render(run);
+  static const char *const placeholders[] = {"the backend has no default",
+                                             "unknown</",
+                                             "? / ?",
+                                             "targets ;",
+                                             "; thread counts <",
+                                             "load average",
+                                             "exit status",
+                                             "(from ?",
+                                             "<td>store</td>"};
+  for (size_t i = 0; i < sizeof placeholders / sizeof *placeholders; i++)
+    if (strstr(html, placeholders[i]))
+      fail_msg("the page of a bare recording shows '%s'", placeholders[i]);
+  assert_null(strstr(html, "speedup vs backend default"));
+  free(html);
+  json_decref(run);
+
+  static const char with_default[] = "calhost-search-space 1\nspace s\nmeta plugin demo\n"
+                                     "meta default tile=4\nmeta default_median 40\n"
+                                     "param tile ordered 8 16\n"
+                                     "config 8 30 1 0 0.1 tile=8\nconfig 16 20 1 0 0.1 tile=16\n";
+  write_bytes(path, with_default, sizeof with_default - 1);
+  run = report_load(path, err, sizeof err);
+  assert_non_null(run);
+  const json_t *r = json_array_get(json_object_get(run, "results"), 0);
+  assert_string_equal(json_string_value(json_object_get(r, "default_policy")), "tile=4");
+  html = render(run);
+  assert_non_null(strstr(html, "2.00\xC3\x97")); /* 40 / 20 */
+  assert_non_null(strstr(html, "backend default</dt><dd><code>tile=4"));
+  assert_null(strstr(html, "the backend has no default"));
+  free(html);
+  json_decref(run);
+  unlink(path);
+}
+
 int main(void) {
   const char *src = getenv("CALHOST_SOURCE_DIR");
   snprintf(g_data, sizeof g_data, "%s/tests/report/data/run-quick.json", src ? src : ".");
@@ -544,6 +759,10 @@ int main(void) {
       cmocka_unit_test(broken_run_files_are_refused_by_name),
       cmocka_unit_test(run_without_candidates_still_renders),
       cmocka_unit_test(candidates_always_fit_in_a_record_frame),
+      cmocka_unit_test(effects_find_every_value_among_many),
+      cmocka_unit_test(a_space_with_many_values_reads_by_bisection),
+      cmocka_unit_test(the_page_shows_what_is_known_and_leaves_out_the_rest),
+      cmocka_unit_test(a_recording_names_the_default_and_the_page_shows_it),
   };
   return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

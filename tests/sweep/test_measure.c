@@ -33,9 +33,13 @@ static struct fake {
   int huge;    /* index with a 100 KB policy, -1 none */
   int with_check;
   int with_default;
-  int device_timing; /* report device_seconds = iterations * cost (default); 0: spin */
-  unsigned starts;   /* candidate_start hook calls */
-  int cancel_after;  /* is_cancelled returns 1 after this many starts; -1 never */
+  int device_timing;        /* report device_seconds = iterations * cost (default); 0: spin */
+  unsigned starts;          /* candidate_start hook calls */
+  int cancel_after;         /* is_cancelled returns 1 after this many starts; -1 never */
+  double device_value;      /* nonzero: run() reports this device time instead (0 uses the cost) */
+  int device_zero;          /* run() reports device_seconds = 0 (a timer never started) */
+  const char *default_text; /* the default policy ("c=default" when NULL) */
+  unsigned prepared_default_text; /* prepare() calls with default_text */
 } F;
 
 struct calhost_session {
@@ -76,7 +80,7 @@ static calhost_status f_serialize(calhost_session *s, uint32_t idx, char *buf, s
 }
 static calhost_status f_default(calhost_session *s, char *buf, size_t cap, size_t *len) {
   (void)s;
-  return calhost_copy_out("c=default", buf, cap, len);
+  return calhost_copy_out(F.default_text ? F.default_text : "c=default", buf, cap, len);
 }
 static calhost_status f_validate(calhost_plugin_instance *i, const char *p, size_t n, char *err,
                                  size_t cap) {
@@ -90,6 +94,8 @@ static calhost_status f_validate(calhost_plugin_instance *i, const char *p, size
   return CALHOST_OK;
 }
 static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
+  if (F.default_text && n == strlen(F.default_text) && !memcmp(p, F.default_text, n))
+    F.prepared_default_text++;
   if (n == 9 && !memcmp(p, "c=default", 9)) {
     s->cost = F.default_cost_us;
     s->wrong = 0;
@@ -101,6 +107,14 @@ static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
   return CALHOST_OK;
 }
 static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
+  if (F.device_zero) {
+    r->device_seconds = 0;
+    return CALHOST_OK;
+  }
+  if (F.device_value != 0) {
+    r->device_seconds = F.device_value;
+    return CALHOST_OK;
+  }
   if (F.device_timing) {
     r->device_seconds = iters * s->cost * 1e-6;
     return CALHOST_OK;
@@ -153,8 +167,8 @@ static calhost_target T = {.processor = "cpu", .thread_count = 1};
 static void setup_fake(uint32_t count) {
   memset(&F, 0, sizeof F);
   F.count = count;
-  for (uint32_t i = 0; i < count; i++)
-    F.cost_us[i] = 40.0;
+  for (uint32_t i = 0; i < sizeof F.cost_us / sizeof F.cost_us[0]; i++)
+    F.cost_us[i] = 40.0; /* every candidate a described space may name */
   F.default_cost_us = 30.0;
   F.wrong = F.invalid = F.huge = -1;
   F.with_check = F.with_default = 1;
@@ -811,6 +825,138 @@ static void measure_runs_a_described_list_whole_and_a_larger_space_by_budget(voi
   g_a_count = 4;
 }
 
+/* A device time of 0 (a plugin that forgot CL_QUEUE_PROFILING_ENABLE) or
+ * not finite is refused at once: the sweep stops after the first run and
+ * says what to fix, instead of growing the iterations until a timeout. */
+static void a_zero_or_non_finite_device_time_stops_the_sweep_at_once(void **state) {
+  (void)state;
+  const double bad[] = {0, NAN, INFINITY};
+  for (int i = 0; i < 3; i++) {
+    setup_fake(6);
+    if (i == 0)
+      F.device_zero = 1;
+    else
+      F.device_value = bad[i];
+    sweep_result r;
+    assert_int_equal(run_sweep(CALHOST_RIGOR_QUICK, 0, &r), -1);
+    assert_false(r.ok);
+    assert_int_equal(F.starts, 1); /* the default only: nothing after it ran */
+    assert_non_null(strstr(r.error, i == 0 ? "device time of 0 s" : i == 1 ? "NaN" : "infinity"));
+    assert_non_null(strstr(r.error, "CL_QUEUE_PROFILING_ENABLE"));
+    assert_non_null(strstr(r.error, "leave it negative"));
+    assert_true(rejected_with(&r, CALHOST_SWEEP_DEFAULT_INDEX, "no measurement"));
+    sweep_result_free(&r);
+  }
+  /* without a default the first candidate is refused the same way */
+  setup_fake(6);
+  F.device_zero = 1;
+  F.with_default = 0;
+  sweep_result r;
+  assert_int_equal(run_sweep(CALHOST_RIGOR_EXHAUSTIVE, 0, &r), -1);
+  assert_int_equal(F.starts, 1);
+  assert_non_null(strstr(r.error, "device time of 0 s"));
+  sweep_result_free(&r);
+}
+
+/* On a described space whose default assignment serializes to the default
+ * policy, the default is measured once (as the default): it is not the
+ * search's first candidate, spends none of its budget, and is listed and
+ * rejected once. */
+static void the_default_is_measured_once_on_a_described_space(void **state) {
+  (void)state;
+  for (int wrong = 0; wrong < 2; wrong++) {
+    setup_fake(4);
+    F.default_text = "c=0"; /* the default assignment (0, 0) */
+    if (wrong)
+      F.wrong = 0;
+    sweep_result r;
+    assert_int_equal(run_named(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_EXHAUSTIVE, 4, &r), 0);
+    assert_int_equal(F.prepared_default_text, 1);
+    assert_int_equal(r.evaluated, 4); /* four candidates besides the default */
+    size_t listed = 0, rejections = 0;
+    for (size_t i = 0; i < r.candidate_entries; i++)
+      listed += r.candidates[i].policy && !strcmp(r.candidates[i].policy, "c=0");
+    for (size_t i = 0; i < r.rejection_count; i++)
+      rejections += r.rejections[i].policy && !strcmp(r.rejections[i].policy, "c=0");
+    assert_int_equal(listed, 1);
+    assert_int_equal(rejections, (size_t)wrong);
+    sweep_result_free(&r);
+  }
+  /* the search proposing the default's point anyway (exhaustive: the whole
+   * space) gets the default's figures without running it again */
+  setup_fake(4);
+  F.default_text = "c=0";
+  sweep_result r;
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  assert_int_equal(F.prepared_default_text, 1);
+  size_t listed = 0;
+  for (size_t i = 0; i < r.candidate_entries; i++)
+    listed += r.candidates[i].policy && !strcmp(r.candidates[i].policy, "c=0");
+  assert_int_equal(listed, 1);
+  sweep_result_free(&r);
+}
+
+static const uint32_t INVALID_DEFAULT[] = {3, 2}; /* a=8, b=z: refused by f_valid */
+static calhost_status f_describe_bad_default(calhost_session *s, calhost_parameter_space *out) {
+  calhost_status st = f_describe(s, out);
+  out->default_assignment = INVALID_DEFAULT;
+  return st;
+}
+
+/* What the sweep notices about the plugin without failing is a warning in
+ * the result: a description it cannot use (named, with the fallback), a
+ * default assignment the plugin's own validity rule refuses. */
+static void an_unusable_space_and_an_invalid_default_are_warnings(void **state) {
+  (void)state;
+  sweep_result r;
+  setup_fake(4);
+  static const char *const dup_b[] = {"x", "y", "x"};
+  PARAMS[1].values = dup_b;
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  PARAMS[1].values = B_VALUES;
+  assert_true(r.numbered);
+  assert_non_null(r.warning);
+  assert_non_null(strstr(r.warning, "'b': value 'x' appears twice"));
+  assert_non_null(strstr(r.warning, "the 4 numbered candidates were searched instead"));
+  sweep_result_free(&r);
+
+  setup_fake(4);
+  assert_int_equal(run_space(f_describe_bad_default, f_valid, f_serialize_a, f_policy_a,
+                             CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r),
+                   0);
+  assert_false(r.numbered);
+  assert_non_null(r.warning);
+  assert_non_null(strstr(r.warning, "refused by its own assignment_valid (a=8 with b=z)"));
+  sweep_result_free(&r);
+
+  setup_fake(4); /* a good description: no warning */
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 0, &r), 0);
+  assert_null(r.warning);
+  sweep_result_free(&r);
+}
+
+/* --rigor exhaustive with --budget N runs the exhaustive strategy on the
+ * first N candidates in the plugin's order (it ran `model` before). */
+static void exhaustive_with_a_budget_runs_the_first_n_in_order(void **state) {
+  (void)state;
+  sweep_result r;
+  setup_fake(40);
+  assert_int_equal(run_search(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 10, NULL, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(r.evaluated, 10);
+  uint32_t k = 0;
+  for (size_t i = 0; i < r.candidate_entries; i++)
+    if (r.candidates[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
+      assert_int_equal(r.candidates[i].index, k++);
+  assert_int_equal(k, 10);
+  sweep_result_free(&r);
+  setup_fake(12); /* named: the same */
+  assert_int_equal(run_named(CALHOST_RIGOR_EXHAUSTIVE, CALHOST_SEARCH_DEFAULT, 5, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(r.evaluated, 5);
+  sweep_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exhaustive_picks_the_fastest_correct_candidate),
@@ -834,6 +980,10 @@ int main(void) {
       cmocka_unit_test(avoided_policies_are_rejected_without_running),
       cmocka_unit_test(a_huge_numbered_space_is_refused_with_a_reason),
       cmocka_unit_test(a_space_too_large_to_count_gets_the_minimum_budget),
+      cmocka_unit_test(a_zero_or_non_finite_device_time_stops_the_sweep_at_once),
+      cmocka_unit_test(the_default_is_measured_once_on_a_described_space),
+      cmocka_unit_test(an_unusable_space_and_an_invalid_default_are_warnings),
+      cmocka_unit_test(exhaustive_with_a_budget_runs_the_first_n_in_order),
   };
   return cmocka_run_group_tests_name("sweep measurement", tests, NULL, NULL);
 }
