@@ -1,18 +1,34 @@
 /*
  * search_bench.c: search-bench, the figures of the search strategies
- * (host/search/README.md). Replays every recorded space (spaces/NAME.space, or
- * --spaces DIR) with every strategy over many seeds, without running a
- * kernel, and prints per strategy and space one line:
+ * (host/search/README.md). Replays every space (spaces/NAME.space: the
+ * recorded ones and the generated gen-*.space, or --spaces DIR) with every
+ * strategy over many seeds (31), without running a kernel, and prints per
+ * strategy and space one line:
  *
- *   strategy=NAME space=NAME seeds=N frac_at_2pct=F frac_at_5pct=F
- *   frac_at_10pct=F frac_at_20pct=F evals_to_95pct=N evals_to_99pct=N
+ *   strategy=NAME space=NAME size=N order=plausible|none seeds=N
+ *   quick_evals=N measure_evals=N frac_at_quick=F frac_at_measure=F
+ *   frac_at_25=F frac_at_50=F frac_at_100=F frac_at_200=F frac_at_2pct=F
+ *   frac_at_5pct=F frac_at_10pct=F frac_at_20pct=F [frac_at_budget=F]
+ *   evals_to_95pct=N evals_to_99pct=N
  *
- * frac_at_Xpct: best recorded median / the median of the best configuration
- * found with a budget of X% of the space's configurations (rounded up), at
- * the median seed; evals_to_Ypct: evaluations until a configuration within
- * Y% of the optimum (median / found >= Y/100) was found, at the median seed.
- * `default=1` marks the strategy the default picks for a 10% budget,
- * `quick=1` the one the quick rigor picks. Then a summary of the goals.
+ * frac_at_B: best recorded median / the median of the best configuration
+ * found with a budget of B evaluations, at the median seed. The budgets
+ * count evaluations, rejected configurations included (as in a sweep,
+ * where a rejected candidate costs its check and counts against the
+ * budget); quick and measure are what search_rigor_plan gives those rigor
+ * levels for the space's size (quick: 2%, 8 to 32; measure: 10%, 32 to
+ * 256, the search's budget: a sweep runs a plugin's curated list of at
+ * most 4096 whole instead); 25..200 are fixed counts (left out when not
+ * below the size); Xpct are shares of the space (rounded up); --budget N
+ * adds frac_at_budget. Budgets over --max-evals (1000) are left out.
+ * evals_to_Ypct: evaluations until a configuration within Y% of the
+ * optimum (median / found >= Y/100) was found, at the median seed, at most
+ * --max-evals (that + 1: not reached). `default=1` marks the strategy the
+ * default picks at measure's budget, `quick=1` the one quick picks. Then a
+ * numbered-view line per space (the default on one ordered parameter, the
+ * recorded order: what describing the parameters is worth; spaces of at
+ * most 4096) and a summary of the goals. --reader times the reader on a
+ * 194 481-configuration space in order and reversed.
  *
  * --live (instead of the replay) runs the live plugins (cpu_gemm, and
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
@@ -43,7 +59,9 @@
  * this sweep's winner (1: it chose the same or an equally fast candidate).
  *
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
- *                [--space NAME] [--no-start]
+ *                [--space NAME] [--budget N] [--max-evals N] [--no-start]
+ *                [--no-numbered]
+ *   search-bench --reader
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
  *                [--max-exhaustive N] [--repeat N]
  */
@@ -53,6 +71,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "search/search.h"
 #include "search/spacefile.h"
@@ -389,6 +409,60 @@ static void print_fracs(const uint32_t budgets[NB], const double frac[NB]) {
 
 #define NAMED_SPACES_MAX 4096 /* spaces with more entries get no numbered view */
 
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --reader: the reader's time on a space of 21^4 = 194 481 configurations
+ * (four ordered parameters of 21 values) written in code order and in
+ * reverse, in the same run: the ratio shows the reader is linear whatever
+ * the order. */
+static int reader_bench(void) {
+  enum { V = 21 };
+  double took[2];
+  for (int rev = 0; rev < 2; rev++) {
+    char path[] = "/tmp/search-bench-reader-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+      fprintf(stderr, "search-bench: cannot write a temporary file\n");
+      return 1;
+    }
+    fprintf(f, "calhost-search-space 1\nspace reader\n");
+    for (int p = 0; p < 4; p++) {
+      fprintf(f, "param p%d ordered", p);
+      for (int v = 0; v < V; v++)
+        fprintf(f, " %d", v);
+      fputc('\n', f);
+    }
+    long n = (long)V * V * V * V;
+    for (long k = 0; k < n; k++) {
+      long i = rev ? n - 1 - k : k;
+      fprintf(f, "config %ld %ld %ld %ld %ld 0 0 0.01 -\n", i / (V * V * V), i / (V * V) % V,
+              i / V % V, i % V, 100 + i % 977);
+    }
+    fclose(f);
+    search_space_file sp;
+    char err[512];
+    double t0 = wall_now();
+    int rc = search_space_load(path, &sp, err, sizeof err);
+    took[rev] = wall_now() - t0;
+    remove(path);
+    if (rc != 0) {
+      fprintf(stderr, "search-bench: %s\n", err);
+      search_space_free(&sp);
+      return 1;
+    }
+    search_space_free(&sp);
+  }
+  printf("reader entries=%d in_order_seconds=%.3f reversed_seconds=%.3f "
+         "reversed_vs_in_order=%.2f\n",
+         V * V * V * V, took[0], took[1], took[1] / took[0]);
+  return 0;
+}
+
 int main(int argc, char **argv) {
 #ifdef CALHOST_SEARCH_BENCH_LIVE
   for (int i = 1; i < argc; i++)
@@ -415,6 +489,8 @@ int main(int argc, char **argv) {
       use_start = 0;
     else if (strcmp(argv[i], "--no-numbered") == 0)
       numbered = 0;
+    else if (strcmp(argv[i], "--reader") == 0)
+      return reader_bench();
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
       search_strategy s;
       if (search_strategy_parse(argv[++i], &s) != 0) {
@@ -425,7 +501,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
                       "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
-                      "[--no-start] [--no-numbered]\n");
+                      "[--no-start] [--no-numbered] | --reader\n");
       return 2;
     }
   }
