@@ -4,7 +4,10 @@
  * the validity test respected; budgets of evaluations and of seconds (an
  * injected clock); determinism for a seed, live and in replay; the target
  * and caller stops; rejected configurations never win; the rigor mapping;
- * the space file's round trip and its errors naming file and line.
+ * the space file's round trip and its errors naming file and line; its meta
+ * keys (order, complete, cost); a reader independent of the line order; a
+ * product over 2^20 replayed from its list; the model's use of a useless
+ * and of a useful plausible order.
  */
 #include <setjmp.h>
 #include <stdarg.h>
