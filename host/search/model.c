@@ -38,8 +38,8 @@
  * evaluations (too few for the forests to learn much: quick's 8 on a
  * curated list), at most the budget / ARM_DIV (at least one)
  * configurations beyond the initial design's. On larger budgets it cost
- * more than it gained (opencl_gemm 256x32x128 at 32: 0.586 with it, 0.944
- * without). */
+ * more than it gained in an 11-seed trial (opencl_gemm 256x32x128 at 32:
+ * 0.586 with it, 0.944 without; bimodal there: README.md). */
 #define ARM_DIV 8
 #define ARM_MAX_BUDGET 16
 /* Every LOCAL_EVERY-th step is a local one: the neighbour of the best so
