@@ -530,6 +530,35 @@ static void ctx_free(search_ctx *c) {
   free(c->scratch);
 }
 
+static int cmp_code(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Lists the caller's valid configurations (space->listed) in code order,
+ * as the enumeration would: out-of-range, invalid and repeated ones are
+ * dropped. */
+static int list_given(search_ctx *c) {
+  const search_space *sp = c->space;
+  c->valid_list = malloc(sp->listed_count * sizeof *c->valid_list);
+  if (!c->valid_list)
+    return -1;
+  for (size_t i = 0; i < sp->listed_count; i++) {
+    const uint32_t *cfg = sp->listed + i * c->np;
+    if (search_is_valid(c, cfg))
+      c->valid_list[c->valid_count++] = search_encode(c, cfg);
+  }
+  qsort(c->valid_list, c->valid_count, sizeof *c->valid_list, cmp_code);
+  size_t n = 0;
+  for (size_t i = 0; i < c->valid_count; i++)
+    if (n == 0 || c->valid_list[i] != c->valid_list[n - 1])
+      c->valid_list[n++] = c->valid_list[i];
+  c->valid_count = n;
+  c->valid_listed = 1;
+  c->unseen_valid = n;
+  return 0;
+}
+
 static int list_valid(search_ctx *c) {
   uint32_t *cfg = malloc(c->np * sizeof *cfg);
   if (!cfg)
@@ -592,7 +621,9 @@ int search_run(const search_space *space, const search_options *options, search_
     r *= space->params[i].value_count;
   }
   search_rng_seed(&c.rng, options->seed);
-  if (c.total <= SEARCH_LIST_LIMIT && list_valid(&c) != 0)
+  if (space->listed && space->listed_count ? list_given(&c) != 0
+      : c.total <= SEARCH_LIST_LIMIT       ? list_valid(&c) != 0
+                                           : 0)
     goto oom;
   c.clock0 = now(&c);
 

@@ -1,20 +1,21 @@
 /*
- * model.c: the model-based strategy: a small regression forest (bagged CART
- * trees on random feature subsets) fitted to the log of the costs measured
- * so far. Each step draws one tree at random and evaluates the unseen
- * configuration it predicts fastest (Thompson sampling: where the trees
- * disagree, the draw explores). The initial design is the first few
- * configurations of the plugin's plausible order, then random ones.
- * Features: an ordered parameter is its position scaled to [0, 1]; a
- * categorical one is one-hot. Rejected configurations count as twice the
- * worst cost seen. Early on (the first 2% of the space) every third step
- * is local instead: the unseen neighbour of the best so far that the drawn
- * tree predicts fastest, so a small budget (`quick`) climbs from the best
- * start while the forest has little data; later steps trust the forest
- * alone (local steps throughout cost up to 3.4 points at 10% on the
- * cpu_gemm spaces). (A bagged ridge model of main effects and a confidence
- * bound instead of the draw were tried and were no better on the recorded
- * spaces: README.md.)
+ * model.c: the model-based strategy (the default): two small regression
+ * forests (bagged CART trees on random feature subsets), one fitted to the
+ * log of the successful costs, one to which evaluations were rejected.
+ * Each step draws one tree of each and evaluates the unseen configuration
+ * the cost tree predicts fastest among those the feasibility tree expects
+ * to succeed (Thompson sampling: where the trees disagree, the draw
+ * explores; ties at random). Features: an ordered parameter is its
+ * position scaled to [0, 1], plus the power of two dividing an integer
+ * value (a "comb": block sizes fast only at powers of two); a categorical
+ * one is one-hot. The initial design is the first two configurations of
+ * the plugin's plausible order, then space-filling random ones; the
+ * plausible order stays an arm (every other step takes its next
+ * configuration, at most an eighth of a budget of at most 16) only while it pays: its
+ * best is the best so far and its configurations did better on average
+ * than the others. Every third step
+ * is local: the unseen neighbour of the best that the drawn tree predicts
+ * fastest. Figures and what was tried: README.md.
  */
 #include "internal.h"
 
@@ -27,12 +28,23 @@
 #define TREES 16
 #define MAX_DEPTH 14
 #define POOL_RANDOM 1500
-#define PLAUSIBLE 4 /* the initial design begins with this many plausible ones */
-/* While less than 1/LOCAL_SHARE_DIV of the space has been evaluated, every
- * LOCAL_EVERY-th step is a local one: the neighbour of the best so far that
- * the drawn tree predicts fastest. */
+#define PLAUSIBLE 2 /* the initial design begins with this many plausible ones */
+/* the initial design: the evaluations left / INITIAL_DIV, clamped */
+#define INITIAL_DIV 5
+#define INITIAL_MIN 4
+#define INITIAL_MAX 12
+#define SPREAD_TRIES 24 /* random candidates per space-filling pick */
+/* the plausible order's arm: only on budgets of at most ARM_MAX_BUDGET
+ * evaluations (too few for the forests to learn much: quick's 8 on a
+ * curated list), at most the budget / ARM_DIV (at least one)
+ * configurations beyond the initial design's. On larger budgets it cost
+ * more than it gained in an 11-seed trial (opencl_gemm 256x32x128 at 32:
+ * 0.586 with it, 0.944 without; bimodal there: README.md). */
+#define ARM_DIV 8
+#define ARM_MAX_BUDGET 16
+/* Every LOCAL_EVERY-th step is a local one: the neighbour of the best so
+ * far that the drawn tree predicts fastest. */
 #define LOCAL_EVERY 3
-#define LOCAL_SHARE_DIV 50
 
 typedef struct node {
   int feature; /* -1: leaf */
@@ -49,29 +61,55 @@ typedef struct forest {
 
 typedef struct model {
   search_ctx *c;
-  size_t nf;    /* features */
-  size_t *base; /* first feature of each parameter */
-  float *x;     /* rows of nf features, one per training point */
-  double *y;
-  size_t n, cap;
-  size_t *idx; /* scratch */
-  forest f;
+  size_t nf;      /* features */
+  size_t *base;   /* first feature of each parameter */
+  int *valuation; /* per parameter: 1 when it also has the power-of-two feature */
+  float *x;       /* rows of nf features, one per evaluation */
+  double *y;      /* log cost (successful rows) */
+  double *yf;     /* 1 rejected, 0 not */
+  size_t *ok;     /* the successful rows */
+  size_t n, nok, cap;
+  size_t *idx;          /* scratch */
+  const double *target; /* what the tree being grown fits */
+  forest *cur;          /* the forest being grown */
+  forest f;             /* cost: log of the median, successful rows only */
+  forest g;             /* feasibility: the share of rejected ones */
+  int have_g;           /* g is fitted (there are both outcomes) */
   uint32_t *cfg;
 } model;
+
+/* The number of times 2 divides the parameter's value word (an integer),
+ * capped at 10: the "comb" feature, so a block size that is fast only at
+ * powers of two is one split away. -1 when the word is not a positive
+ * integer. */
+static int two_adic(const char *w) {
+  char *end;
+  long v = strtol(w, &end, 10);
+  if (end == w || *end || v <= 0)
+    return -1;
+  int k = 0;
+  while (v % 2 == 0 && k < 10)
+    v /= 2, k++;
+  return k;
+}
 
 static void features(const model *m, const uint32_t *cfg, float *out) {
   const search_ctx *c = m->c;
   memset(out, 0, m->nf * sizeof *out);
   for (size_t p = 0; p < c->np; p++) {
     const search_param *par = &c->space->params[p];
-    if (par->ordered || par->value_count > 16)
+    if (par->ordered || par->value_count > 16) {
       out[m->base[p]] = par->value_count > 1 ? (float)cfg[p] / (float)(par->value_count - 1) : 0;
-    else
+      if (m->valuation[p])
+        out[m->base[p] + 1] = (float)two_adic(par->values[cfg[p]]);
+    } else {
       out[m->base[p] + cfg[p]] = 1;
+    }
   }
 }
 
 static int add_node(forest *f, node nd) {
+  /* f: the model's forest being grown */
   node *p = base_array_grow(f->nodes, f->count, &f->cap, sizeof *p, 1024);
   if (!p)
     return -1;
@@ -85,15 +123,15 @@ static int add_node(forest *f, node nd) {
 static int grow(model *m, size_t *idx, size_t n, int depth) {
   double sum = 0;
   for (size_t i = 0; i < n; i++)
-    sum += m->y[idx[i]];
+    sum += m->target[idx[i]];
   double mean = sum / (double)n;
   node leaf = {.feature = -1, .value = (float)mean, .left = -1, .right = -1};
   if (n < 3 || depth >= MAX_DEPTH)
-    return add_node(&m->f, leaf);
+    return add_node(m->cur, leaf);
   /* best split over a random third of the features */
   double best_gain = 1e-12, sse_all = 0;
   for (size_t i = 0; i < n; i++)
-    sse_all += (m->y[idx[i]] - mean) * (m->y[idx[i]] - mean);
+    sse_all += (m->target[idx[i]] - mean) * (m->target[idx[i]] - mean);
   int best_f = -1;
   float best_t = 0;
   size_t tries = m->nf / 3 + 1;
@@ -116,7 +154,7 @@ static int grow(model *m, size_t *idx, size_t n, int depth) {
       double sl = 0, sr = 0, ql = 0, qr = 0;
       size_t nl = 0, nr = 0;
       for (size_t i = 0; i < n; i++) {
-        double y = m->y[idx[i]];
+        double y = m->target[idx[i]];
         if (m->x[idx[i] * m->nf + fe] <= vals[a]) {
           sl += y, ql += y * y, nl++;
         } else {
@@ -135,7 +173,7 @@ static int grow(model *m, size_t *idx, size_t n, int depth) {
     }
   }
   if (best_f < 0)
-    return add_node(&m->f, leaf);
+    return add_node(m->cur, leaf);
   size_t l = 0;
   for (size_t i = 0; i < n; i++)
     if (m->x[idx[i] * m->nf + (size_t)best_f] <= best_t) {
@@ -143,40 +181,50 @@ static int grow(model *m, size_t *idx, size_t n, int depth) {
       idx[l++] = idx[i];
       idx[i] = t;
     }
-  int self = add_node(&m->f, (node){.feature = best_f, .threshold = best_t, .value = (float)mean});
+  int self = add_node(m->cur, (node){.feature = best_f, .threshold = best_t, .value = (float)mean});
   if (self < 0)
     return -1;
   int left = grow(m, idx, l, depth + 1);
   int right = left < 0 ? -1 : grow(m, idx + l, n - l, depth + 1);
   if (right < 0)
     return -1;
-  m->f.nodes[self].left = left;
-  m->f.nodes[self].right = right;
+  m->cur->nodes[self].left = left;
+  m->cur->nodes[self].right = right;
   return self;
 }
 
-static int fit(model *m) {
-  m->f.count = 0;
+/* Fits forest f to target over the rows (rows NULL: every row 0..n-1),
+ * each tree on a bootstrap sample. */
+static int fit(model *m, forest *f, const double *target, const size_t *rows, size_t n) {
+  f->count = 0;
+  m->cur = f;
+  m->target = target;
   for (int t = 0; t < TREES; t++) {
-    for (size_t i = 0; i < m->n; i++) /* bootstrap */
-      m->idx[i] = (size_t)search_rng_below(&m->c->rng, m->n);
-    if ((m->f.roots[t] = grow(m, m->idx, m->n, 0)) < 0)
+    for (size_t i = 0; i < n; i++) { /* bootstrap */
+      size_t k = (size_t)search_rng_below(&m->c->rng, n);
+      m->idx[i] = rows ? rows[k] : k;
+    }
+    if ((f->roots[t] = grow(m, m->idx, n, 0)) < 0)
       return -1;
   }
   return 0;
 }
 
-/* The prediction of tree t for features x. */
-static double tree_value(const model *m, int t, const float *x) {
-  int k = m->f.roots[t];
-  while (m->f.nodes[k].feature >= 0)
-    k = x[m->f.nodes[k].feature] <= m->f.nodes[k].threshold ? m->f.nodes[k].left
-                                                            : m->f.nodes[k].right;
-  return m->f.nodes[k].value;
+/* The prediction of tree t of forest f for features x. */
+static double tree_value(const forest *f, int t, const float *x) {
+  int k = f->roots[t];
+  while (f->nodes[k].feature >= 0)
+    k = x[f->nodes[k].feature] <= f->nodes[k].threshold ? f->nodes[k].left : f->nodes[k].right;
+  return f->nodes[k].value;
 }
 
-/* Rebuilds the training set from every evaluation so far. */
-static int load_training(model *m) {
+/* Rebuilds the training set from every evaluation so far and fits the
+ * forests: the cost forest to the successful ones (a rejected
+ * configuration says nothing about the cost of its neighbours, and scoring
+ * it as slow pushed the search away from the feasibility edge where the
+ * optima sit), the feasibility forest to every one when both outcomes were
+ * seen. */
+static int refit(model *m) {
   search_ctx *c = m->c;
   if (c->eval_count > m->cap) {
     size_t cap = c->eval_count * 2;
@@ -186,25 +234,33 @@ static int load_training(model *m) {
     double *y = x ? realloc(m->y, cap * sizeof *y) : NULL;
     if (y)
       m->y = y;
-    size_t *idx = y ? realloc(m->idx, cap * sizeof *idx) : NULL;
+    double *yf = y ? realloc(m->yf, cap * sizeof *yf) : NULL;
+    if (yf)
+      m->yf = yf;
+    size_t *ok = yf ? realloc(m->ok, cap * sizeof *ok) : NULL;
+    if (ok)
+      m->ok = ok;
+    size_t *idx = ok ? realloc(m->idx, cap * sizeof *idx) : NULL;
     if (!idx)
       return -1;
     m->idx = idx;
     m->cap = cap;
   }
-  double worst = 0;
-  int any = 0;
-  for (size_t i = 0; i < c->eval_count; i++)
-    if (!c->evals[i].rejected && (!any || log(c->evals[i].cost) > worst)) {
-      worst = log(c->evals[i].cost);
-      any = 1;
-    }
   m->n = c->eval_count;
+  m->nok = 0;
   for (size_t i = 0; i < m->n; i++) {
     search_decode(c, c->evals[i].code, m->cfg);
     features(m, m->cfg, &m->x[i * m->nf]);
-    m->y[i] = c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
+    m->yf[i] = c->evals[i].rejected;
+    m->y[i] = c->evals[i].rejected ? 0 : log(c->evals[i].cost);
+    if (!c->evals[i].rejected)
+      m->ok[m->nok++] = i;
   }
+  if (m->nok && fit(m, &m->f, m->y, m->ok, m->nok) != 0)
+    return -1;
+  m->have_g = m->nok > 0 && m->nok < m->n;
+  if (m->have_g && fit(m, &m->g, m->yf, NULL, m->n) != 0)
+    return -1;
   return 0;
 }
 
@@ -219,44 +275,144 @@ static int pool_add(uint64_t **pool, size_t *n, size_t *cap, uint64_t code) {
   return 0;
 }
 
+/* A space-filling unseen configuration into out: of SPREAD_TRIES random
+ * unseen ones, the farthest (L1 over the features) from its nearest
+ * evaluated one. 1, or 0 when none is left. */
+static int spread_unseen(model *m, uint32_t *out, uint32_t *tmp, float *xf, float *xe) {
+  search_ctx *c = m->c;
+  double best = -1;
+  int have = 0;
+  for (int t = 0; t < SPREAD_TRIES; t++) {
+    if (!search_random_unseen(c, tmp))
+      break;
+    features(m, tmp, xf);
+    double nearest = INFINITY;
+    for (size_t i = 0; i < c->eval_count; i++) {
+      search_decode(c, c->evals[i].code, m->cfg);
+      features(m, m->cfg, xe);
+      double d = 0;
+      for (size_t f = 0; f < m->nf; f++)
+        d += fabs((double)xf[f] - (double)xe[f]);
+      if (d < nearest)
+        nearest = d;
+    }
+    if (nearest > best) {
+      best = nearest;
+      memcpy(out, tmp, c->np * sizeof *out);
+      have = 1;
+    }
+  }
+  return have;
+}
+
+/* Whether the best configuration so far is one of the first n of the
+ * plausible order. */
+static int best_is_plausible(search_ctx *c, size_t n) {
+  const search_space *sp = c->space;
+  for (size_t i = 0; i < n && i < sp->start_count; i++)
+    if (search_is_valid(c, sp->starts + i * c->np) &&
+        search_encode(c, sp->starts + i * c->np) == c->best_code)
+      return 1;
+  return 0;
+}
+
+/* Whether the plausible order's configurations taken so far (the first n)
+ * did better on average (mean log cost, a rejected one counted as twice the
+ * worst) than the other evaluations: a useful prior does, a product order's
+ * corner does not. */
+static int prior_pays(search_ctx *c, size_t n) {
+  const search_space *sp = c->space;
+  double worst = 0, sum[2] = {0, 0};
+  size_t count[2] = {0, 0};
+  for (size_t i = 0; i < c->eval_count; i++)
+    if (!c->evals[i].rejected && log(c->evals[i].cost) > worst)
+      worst = log(c->evals[i].cost);
+  for (size_t i = 0; i < c->eval_count; i++) {
+    int plausible = 0;
+    for (size_t k = 0; k < n && k < sp->start_count && !plausible; k++)
+      plausible = search_is_valid(c, sp->starts + k * c->np) &&
+                  search_encode(c, sp->starts + k * c->np) == c->evals[i].code;
+    sum[plausible] += c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
+    count[plausible]++;
+  }
+  return count[1] && (!count[0] || sum[1] / (double)count[1] < sum[0] / (double)count[0]);
+}
+
 int search_model(search_ctx *c) {
   model m;
   memset(&m, 0, sizeof m);
   m.c = c;
   m.base = malloc(c->np * sizeof *m.base);
+  m.valuation = calloc(c->np, sizeof *m.valuation);
   m.cfg = malloc(c->np * sizeof *m.cfg);
-  uint32_t *cand = malloc(c->np * sizeof *cand);
-  float *xf = NULL;
+  uint32_t *cand = malloc(c->np * sizeof *cand), *tmp = malloc(c->np * sizeof *tmp);
+  float *xf = NULL, *xe = NULL;
   uint64_t *pool = NULL;
   size_t pool_n = 0, pool_cap = 0;
   int rc = 0;
-  if (!m.base || !m.cfg || !cand) {
+  if (!m.base || !m.valuation || !m.cfg || !cand || !tmp) {
     rc = -1;
     goto out;
   }
   for (size_t p = 0; p < c->np; p++) {
     const search_param *par = &c->space->params[p];
     m.base[p] = m.nf;
-    m.nf += par->ordered || par->value_count > 16 ? 1 : par->value_count;
+    if (par->ordered || par->value_count > 16) {
+      /* the power-of-two feature when the values are integers that it
+       * tells apart from their position (not 1 2 4 8 ...) */
+      int integers = 1, differs = 0;
+      for (uint32_t v = 0; v < par->value_count && integers; v++) {
+        int k = two_adic(par->values[v]);
+        integers = k >= 0;
+        differs |= (uint32_t)k != v;
+      }
+      m.valuation[p] = integers && differs && par->value_count > 2;
+      m.nf += 1 + (size_t)m.valuation[p];
+    } else {
+      m.nf += par->value_count;
+    }
   }
   xf = malloc(m.nf * sizeof *xf);
-  if (!xf) {
+  xe = malloc(m.nf * sizeof *xe);
+  if (!xf || !xe) {
     rc = -1;
     goto out;
   }
-  /* initial design: the start and a few random configurations */
-  size_t initial = search_evals_share(c, 8, 3, 10);
+  /* initial design: the first plausible configurations (the plugin's
+   * guess, which may mean nothing: a product order), then space-filling
+   * random ones, so that the forest sees the whole space from the start */
+  size_t initial = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   int r = SEARCH_NEW;
   for (size_t i = 0; i < PLAUSIBLE && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, cand))
       r = search_try(c, cand, NULL);
-  while (r != SEARCH_STOPPED && c->eval_count < initial && search_random_unseen(c, cand))
+  while (r != SEARCH_STOPPED && c->eval_count < initial && spread_unseen(&m, cand, tmp, xf, xe))
     r = search_try(c, cand, NULL);
+  /* the plausible order as an arm: while the best so far is one of its
+   * configurations (the prior is paying off), every other step takes its
+   * next one */
+  size_t next_plausible = PLAUSIBLE;
+  size_t arm_left =
+      search_evals_left(c) <= ARM_MAX_BUDGET ? search_evals_share(c, ARM_DIV, 1, SIZE_MAX) : 0;
   size_t fitted_at = 0;
   unsigned steps = 0;
   while (r != SEARCH_STOPPED && !search_done(c)) {
-    if (c->eval_count < 2) {
-      if (!search_random_unseen(c, cand))
+    if (arm_left && c->found && (steps & 1) == 0 && best_is_plausible(c, next_plausible) &&
+        prior_pays(c, next_plausible)) {
+      int taken = 0;
+      while (!taken && next_plausible < c->space->start_count)
+        if (search_plausible(c, next_plausible++, cand) &&
+            !search_lookup(c, search_encode(c, cand)))
+          taken = 1;
+      if (taken) {
+        steps++;
+        arm_left--;
+        r = search_try(c, cand, NULL);
+        continue;
+      }
+    }
+    if (!c->found) { /* nothing succeeded yet: nothing to model */
+      if (!spread_unseen(&m, cand, tmp, xf, xe))
         break;
       r = search_try(c, cand, NULL);
       continue;
@@ -264,20 +420,18 @@ int search_model(search_ctx *c) {
     /* refit after every evaluation while the set is small, then as it
      * grows by a twentieth */
     if (fitted_at == 0 || c->eval_count <= 100 || c->eval_count >= fitted_at + fitted_at / 20) {
-      if (load_training(&m) != 0 || fit(&m) != 0) {
+      if (refit(&m) != 0) {
         rc = -1;
         goto out;
       }
       fitted_at = c->eval_count;
     }
-    /* the pool: on an early local step (LOCAL_EVERY) the unseen neighbours
-     * of the best; else every unseen valid configuration when listed and
-     * not too many, else random ones plus the neighbours of the best */
+    /* the pool: on a local step (LOCAL_EVERY) the unseen neighbours of the
+     * best; else every unseen valid configuration when listed and not too
+     * many, else random ones plus the neighbours of the best */
     pool_n = 0;
     steps++;
-    uint64_t space = c->valid_listed ? c->valid_count : c->total;
-    int local =
-        c->found && steps % LOCAL_EVERY == 0 && (uint64_t)c->eval_count * LOCAL_SHARE_DIV < space;
+    int local = steps % LOCAL_EVERY == 0;
     if (local) {
       search_decode(c, c->best_code, m.cfg);
       if (search_neighbours(c, m.cfg, &pool, &pool_n, &pool_cap) != 0) {
@@ -301,12 +455,10 @@ int search_model(search_ctx *c) {
           }
         }
     } else {
-      if (c->found) {
-        search_decode(c, c->best_code, m.cfg);
-        if (search_neighbours(c, m.cfg, &pool, &pool_n, &pool_cap) != 0) {
-          rc = -1;
-          goto out;
-        }
+      search_decode(c, c->best_code, m.cfg);
+      if (search_neighbours(c, m.cfg, &pool, &pool_n, &pool_cap) != 0) {
+        rc = -1;
+        goto out;
       }
       for (int i = 0; i < POOL_RANDOM && search_random_unseen(c, cand); i++)
         if (pool_add(&pool, &pool_n, &pool_cap, search_encode(c, cand)) != 0) {
@@ -314,38 +466,56 @@ int search_model(search_ctx *c) {
           goto out;
         }
     }
-    /* Thompson sampling: the lowest prediction of one tree drawn at random
-     * (the trees' disagreement is the model's uncertainty) */
+    /* Thompson sampling: the lowest prediction of one cost tree drawn at
+     * random (the trees' disagreement is the model's uncertainty) among
+     * the configurations one feasibility tree, drawn too, expects to
+     * succeed (all of them when it expects none to); ties broken at
+     * random (few data: many configurations share a leaf) */
     int tree = (int)search_rng_below(&c->rng, TREES);
-    double best_score = INFINITY;
-    uint64_t best_code = 0;
-    int have = 0;
+    int gtree = (int)search_rng_below(&c->rng, TREES);
+    double best_score[2] = {INFINITY, INFINITY};
+    uint64_t best_code[2] = {0, 0};
+    uint32_t ties[2] = {0, 0};
     for (size_t i = 0; i < pool_n; i++) {
       if (search_lookup(c, pool[i]))
         continue;
       search_decode(c, pool[i], cand);
       features(&m, cand, xf);
-      double score = tree_value(&m, tree, xf);
-      if (score < best_score) {
-        best_score = score;
-        best_code = pool[i];
-        have = 1;
+      double score = tree_value(&m.f, tree, xf);
+      int feasible = !m.have_g || tree_value(&m.g, gtree, xf) < 0.5;
+      for (int k = 0; k < 2; k++) {
+        if (k == 0 && !feasible)
+          continue;
+        if (score < best_score[k]) {
+          best_score[k] = score;
+          best_code[k] = pool[i];
+          ties[k] = 1;
+        } else if (score == best_score[k] && search_rng_below(&c->rng, ++ties[k]) == 0) {
+          best_code[k] = pool[i];
+        }
       }
     }
-    if (!have)
+    int k = ties[0] ? 0 : 1;
+    if (!ties[k])
       break;
-    search_decode(c, best_code, cand);
+    search_decode(c, best_code[k], cand);
     r = search_try(c, cand, NULL);
   }
 out:
   free(m.f.nodes);
+  free(m.g.nodes);
   free(m.x);
   free(m.y);
+  free(m.yf);
+  free(m.ok);
   free(m.idx);
   free(m.base);
+  free(m.valuation);
   free(m.cfg);
   free(cand);
+  free(tmp);
   free(xf);
+  free(xe);
   free(pool);
   return rc;
 }

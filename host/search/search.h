@@ -33,7 +33,7 @@ typedef enum search_strategy {
   CALHOST_SEARCH_LOCAL = 3,  /* hill climbing over neighbours with restarts (iterated) */
   CALHOST_SEARCH_ANNEALING = 4, /* simulated annealing over neighbours */
   CALHOST_SEARCH_GENETIC = 5,   /* steady (mu+lambda) genetic algorithm */
-  CALHOST_SEARCH_MODEL = 6,     /* regression-forest surrogate with a confidence bound */
+  CALHOST_SEARCH_MODEL = 6,     /* regression forests (cost, feasibility), Thompson sampling */
 } search_strategy;
 #define CALHOST_SEARCH_STRATEGY_COUNT 7
 
@@ -78,6 +78,14 @@ typedef struct search_space {
    * in code order); random ignores it. */
   const uint32_t *starts;
   size_t start_count;
+  /* Optionally every valid configuration, when the caller knows them (a
+   * recording): listed_count configurations of param_count positions,
+   * flattened, any order, no repeats, each valid. The engine then lists
+   * these instead of enumerating the Cartesian product (which it does only
+   * up to 2^20 configurations; above, without a list, it samples the
+   * product and the size is unknown). NULL / 0: none. */
+  const uint32_t *listed;
+  size_t listed_count;
 } search_space;
 
 /* Why a search stopped. */

@@ -8,6 +8,9 @@
  *   param NAME ordered|categorical VALUE...
  *   config VALUE... MEDIAN SPREAD COMPILE_S SECONDS POLICY [REASON...]
  *
+ * Known meta keys: `order plausible|none`, `complete 0|1`, `cost
+ * median|mean|min` (other keys are provenance). The index of the
+ * configurations is a hash table, so reading is linear whatever the order.
  * MEDIAN is "-" for a rejected configuration, whose REASON (the rest of the
  * line) is then required. POLICY is "-" when unknown, else the policy with
  * '%', '-' at its start, and bytes outside '!'..'~' written as %XX.
@@ -38,13 +41,42 @@ static int is_word(const char *w) {
 
 int search_space_init(search_space_file *s, const char *name) {
   memset(s, 0, sizeof *s);
+  s->order_plausible = 1;
   s->name = strdup(name ? name : "");
   return s->name ? 0 : -1;
+}
+
+/* Sets the fields of a known meta key from its value; 0, or -1 for a value
+ * the key does not take. Unknown keys are provenance (0). */
+static int known_meta(search_space_file *s, const char *key, const char *value) {
+  if (strcmp(key, "order") == 0) {
+    if (strcmp(value, "plausible") != 0 && strcmp(value, "none") != 0)
+      return -1;
+    s->order_plausible = value[0] == 'p';
+  } else if (strcmp(key, "complete") == 0) {
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+      return -1;
+    s->complete = value[0] == '1';
+  } else if (strcmp(key, "cost") == 0) {
+    if (strcmp(value, "median") != 0 && strcmp(value, "mean") != 0 && strcmp(value, "min") != 0)
+      return -1;
+  }
+  return 0;
+}
+
+const char *search_space_meta(const search_space_file *s, const char *key) {
+  size_t n = strlen(key);
+  for (size_t i = 0; i < s->meta_count; i++)
+    if (strncmp(s->meta[i], key, n) == 0 && (s->meta[i][n] == ' ' || s->meta[i][n] == '\0'))
+      return s->meta[i][n] ? s->meta[i] + n + 1 : s->meta[i] + n;
+  return NULL;
 }
 
 int search_space_add_meta(search_space_file *s, const char *key, const char *value) {
   size_t kl = strlen(key), vl = value ? strlen(value) : 0;
   if (!is_word(key) || (value && (strchr(value, '\n') || strchr(value, '\r'))))
+    return -1;
+  if (known_meta(s, key, value ? value : "") != 0)
     return -1;
   char **m = base_array_grow(s->meta, s->meta_count, &s->meta_cap, sizeof *m, 8);
   if (!m)
@@ -59,6 +91,8 @@ int search_space_add_meta(search_space_file *s, const char *key, const char *val
   if (!vl)
     line[kl] = '\0';
   s->meta[s->meta_count++] = line;
+  if (strcmp(key, "cost") == 0)
+    s->cost_statistic = line + kl + 1;
   return 0;
 }
 
@@ -167,26 +201,42 @@ static uint64_t code_of(const search_space_file *s, const uint32_t *config) {
   return code;
 }
 
-/* Position in keys where code is or would go. */
-static size_t key_pos(const search_space_file *s, uint64_t code) {
-  size_t lo = 0, hi = s->entry_count;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->keys[mid].code < code)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+static size_t slot_of(uint64_t code, size_t cap) {
+  uint64_t h = code * 0x9e3779b97f4a7c15ull;
+  return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+/* The slot of code in the index: where it is, or the empty one where it
+ * would go (slot_cap > 0). */
+static size_t slot_find(const search_space_file *s, uint64_t code) {
+  size_t i = slot_of(code, s->slot_cap);
+  while (s->slots[i] && code_of(s, s->entries[s->slots[i] - 1].config) != code)
+    i = (i + 1) & (s->slot_cap - 1);
+  return i;
+}
+
+/* Doubles the index (or makes the first one); 0, or -1 when out of memory. */
+static int index_grow(search_space_file *s) {
+  size_t cap = s->slot_cap ? s->slot_cap * 2 : 256;
+  size_t *slots = calloc(cap, sizeof *slots);
+  if (!slots)
+    return -1;
+  free(s->slots);
+  s->slots = slots;
+  s->slot_cap = cap;
+  for (size_t e = 0; e < s->entry_count; e++)
+    s->slots[slot_find(s, code_of(s, s->entries[e].config))] = e + 1;
+  return 0;
 }
 
 const search_space_entry *search_space_find(const search_space_file *s, const uint32_t *config) {
   for (size_t i = 0; i < s->param_count; i++)
     if (config[i] >= s->params[i].value_count)
       return NULL;
-  uint64_t code = code_of(s, config);
-  size_t k = key_pos(s, code);
-  return k < s->entry_count && s->keys[k].code == code ? &s->entries[s->keys[k].entry] : NULL;
+  if (!s->slot_cap)
+    return NULL;
+  size_t k = s->slots[slot_find(s, code_of(s, config))];
+  return k ? &s->entries[k - 1] : NULL;
 }
 
 int search_space_add_entry(search_space_file *s, const search_space_entry *e, char *err,
@@ -197,20 +247,17 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
     if (e->config[i] >= s->params[i].value_count)
       return base_str_fail(err, cap, "parameter '%s': position %u out of range", s->params[i].name,
                            e->config[i]);
-  uint64_t code = code_of(s, e->config);
-  size_t k = key_pos(s, code);
-  if (k < s->entry_count && s->keys[k].code == code)
+  if ((s->entry_count + 1) * 2 > s->slot_cap && index_grow(s) != 0)
+    return base_str_fail(err, cap, "out of memory");
+  size_t slot = slot_find(s, code_of(s, e->config));
+  if (s->slots[slot])
     return base_str_fail(err, cap, "duplicate configuration (first recorded as configuration %zu)",
-                         s->keys[k].entry + 1);
+                         s->slots[slot]);
   search_space_entry *es =
       base_array_grow(s->entries, s->entry_count, &s->entry_cap, sizeof *es, 64);
-  if (es)
-    s->entries = es;
-  struct search_space_key *ks =
-      es ? base_array_grow(s->keys, s->entry_count, &s->key_cap, sizeof *ks, 64) : NULL;
-  if (!ks)
+  if (!es)
     return base_str_fail(err, cap, "out of memory");
-  s->keys = ks;
+  s->entries = es;
   search_space_entry c = *e;
   c.config = malloc(s->param_count * sizeof *c.config);
   c.policy = base_str_dup(e->policy);
@@ -222,10 +269,8 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
     return base_str_fail(err, cap, "out of memory");
   }
   memcpy(c.config, e->config, s->param_count * sizeof *c.config);
-  memmove(&s->keys[k + 1], &s->keys[k], (s->entry_count - k) * sizeof *s->keys);
-  s->keys[k].code = code;
-  s->keys[k].entry = s->entry_count;
   s->entries[s->entry_count++] = c;
+  s->slots[slot] = s->entry_count;
   return 0;
 }
 
@@ -264,7 +309,7 @@ void search_space_free(search_space_file *s) {
     free(s->entries[i].reason);
   }
   free(s->entries);
-  free(s->keys);
+  free(s->slots);
   memset(s, 0, sizeof *s);
 }
 
@@ -602,8 +647,19 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
         v++;
       if (*v)
         *v++ = '\0';
-      if (!*p || search_space_add_meta(s, p, v) != 0) {
+      if (!*p) {
         fail(&r, "meta line needs a key");
+        goto out;
+      }
+      if (search_space_add_meta(s, p, v) != 0) {
+        const char *takes = strcmp(p, "order") == 0      ? "plausible or none"
+                            : strcmp(p, "complete") == 0 ? "0 or 1"
+                            : strcmp(p, "cost") == 0     ? "median, mean or min"
+                                                         : NULL;
+        if (takes)
+          fail(&r, "meta %s '%s' is not %s", p, v, takes);
+        else
+          fail(&r, "out of memory");
         goto out;
       }
     } else if (strcmp(kw, "param") == 0) {
@@ -682,15 +738,19 @@ int search_space_replay_init(const search_space_file *s, int use_start, search_s
   memset(r, 0, sizeof *r);
   memset(out, 0, sizeof *out);
   r->space = s;
-  if (use_start && s->entry_count) {
+  if (s->entry_count) {
     r->start = malloc(s->entry_count * s->param_count * sizeof *r->start);
     if (!r->start)
       return -1;
     for (size_t i = 0; i < s->entry_count; i++)
       memcpy(r->start + i * s->param_count, s->entries[i].config,
              s->param_count * sizeof *r->start);
-    out->starts = r->start;
-    out->start_count = s->entry_count;
+    if (use_start) {
+      out->starts = r->start;
+      out->start_count = s->entry_count;
+    }
+    out->listed = r->start;
+    out->listed_count = s->entry_count;
   }
   out->name = s->name;
   out->params = s->params;

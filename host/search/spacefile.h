@@ -41,12 +41,21 @@ typedef struct search_space_file {
   size_t param_count, param_cap;
   search_space_entry *entries; /* in evaluation (recording) order */
   size_t entry_count, entry_cap;
-  /* lookup index: the entries' configuration codes, ascending */
-  struct search_space_key {
-    uint64_t code;
-    size_t entry;
-  } * keys;
-  size_t key_cap;
+  /* lookup index: a hash table of the entries' configuration codes (open
+   * addressing; slot = entry index + 1, 0 empty), so that adding and
+   * finding are O(1) whatever the order of the file */
+  size_t *slots;
+  size_t slot_cap;
+  /* What the meta lines say (the reader checks the known keys):
+   * `meta order plausible|none`: whether the recorded order is a
+   * plausibility order (a plugin's candidate order) or means nothing (a
+   * product order); plausible when absent. `meta complete 1`: every valid
+   * configuration of the space is recorded (0 when absent). `meta cost
+   * median|mean|min`: the statistic of the cost column (NULL: median, the
+   * sweep's). */
+  int order_plausible;
+  int complete;
+  const char *cost_statistic; /* points into meta, or NULL */
   /* per parameter: its value positions in the order of their words
    * (strcmp), so that a value's word is found by binary search: a space
    * with a 300,000-value parameter reads in O(n log n) */
@@ -57,7 +66,9 @@ typedef struct search_space_file {
 /* Initialises an empty space named `name` (copied). Returns 0, -1 on OOM. */
 int search_space_init(search_space_file *s, const char *name);
 
-/* Adds a metadata line "KEY VALUE" (copied; no line breaks). 0 or -1. */
+/* Adds a metadata line "KEY VALUE" (copied; no line breaks). 0 or -1.
+ * The known keys set the fields above (order, complete, cost); a bad
+ * value for one of them is -1 (search_space_read names it). */
 int search_space_add_meta(search_space_file *s, const char *key, const char *value);
 
 /* Adds a parameter with its value words (copied; words without whitespace,
@@ -76,6 +87,10 @@ int search_space_add_entry(search_space_file *s, const search_space_entry *e, ch
 
 /* The entry recorded for config, or NULL. */
 const search_space_entry *search_space_find(const search_space_file *s, const uint32_t *config);
+
+/* The value of the first meta line with key (the text after "KEY "), or
+ * NULL when there is none. */
+const char *search_space_meta(const search_space_file *s, const char *key);
 
 /* The best (lowest) median of the non-rejected entries; INFINITY if none. */
 double search_space_best(const search_space_file *s);
@@ -103,7 +118,9 @@ int search_space_save(const search_space_file *s, const char *path, char *err, s
 /* Reads a space file into *s (initialised here; free with
  * search_space_free, also after a failure). Strict: returns 0, or -1 with
  * "path:line: what is wrong" in err. A truncated last line (no newline) is
- * accepted when complete. */
+ * accepted when complete. Linear in the file whatever the order of its
+ * configurations; the Cartesian product of the parameters may be up to
+ * 2^64 (a sparse recording: only the recorded configurations are valid). */
 int search_space_load(const char *path, search_space_file *s, char *err, size_t cap);
 
 /* Same, from a stream; `name` is used in messages. */
@@ -113,15 +130,18 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
 typedef struct search_space_replay {
   const search_space_file *space;
   double clock;       /* seconds charged so far: the sum of evaluated entries' seconds */
-  uint32_t *start;    /* the first recorded configuration (the plugin's first candidate) */
+  uint32_t *start;    /* every recorded configuration in recorded order (starts and listed) */
   uint32_t evaluated; /* evaluate calls */
 } search_space_replay;
 
 /* Sets up *r and *out so that a search over *out replays s: valid() is "was
  * recorded", evaluate() returns the recorded median (or rejected) and
  * charges the recorded seconds to r->clock; out->starts is every recorded
- * configuration in recorded order (the plugin's candidate order) when
- * use_start. Use search_space_replay_clock with r as the
+ * configuration in recorded order (the plugin's candidate order, whatever
+ * `meta order` says: a plugin hands its order in even when it means
+ * nothing) when use_start; out->listed is every recorded configuration, so
+ * that the engine never enumerates the product (a product over 2^20 is
+ * replayed exactly). Use search_space_replay_clock with r as the
  * options' clock for a seconds budget. s and r must outlive the search.
  * Returns 0, or -1 when out of memory. Release with
  * search_space_replay_free. */

@@ -4,7 +4,10 @@
  * the validity test respected; budgets of evaluations and of seconds (an
  * injected clock); determinism for a seed, live and in replay; the target
  * and caller stops; rejected configurations never win; the rigor mapping;
- * the space file's round trip and its errors naming file and line.
+ * the space file's round trip and its errors naming file and line; its meta
+ * keys (order, complete, cost); a reader independent of the line order; a
+ * product over 2^20 replayed from its list; the model's use of a useless
+ * and of a useful plausible order.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -631,6 +634,219 @@ static void malformed_space_files_are_refused_with_path_and_line(void **state) {
   search_space_free(&s);
 }
 
+/* The meta lines the reader knows: what the order means, completeness and
+ * the cost statistic; a bad value is refused naming the file and line. */
+static void the_space_format_says_what_its_order_means_and_whether_it_is_complete(void **state) {
+  (void)state;
+  const char *head = "calhost-search-space 1\nspace s\n";
+  char buf[512], path[128], err[512];
+  snprintf(buf, sizeof buf, "%smeta order sorted\n", head);
+  expect_error(buf, 3, "meta order 'sorted' is not plausible or none");
+  snprintf(buf, sizeof buf, "%smeta complete yes\n", head);
+  expect_error(buf, 3, "meta complete 'yes' is not 0 or 1");
+  snprintf(buf, sizeof buf, "%smeta cost p90\n", head);
+  expect_error(buf, 3, "meta cost 'p90' is not median, mean or min");
+  search_space_file s;
+  /* absent: a plausible order, not known complete, the median */
+  snprintf(path, sizeof path, "%s/meta.space", tmpdir);
+  FILE *f = fopen(path, "w");
+  fprintf(f, "%sparam x ordered 1 2\nconfig 1 5 0 0 0 -\n", head);
+  fclose(f);
+  assert_int_equal(search_space_load(path, &s, err, sizeof err), 0);
+  assert_int_equal(s.order_plausible, 1);
+  assert_int_equal(s.complete, 0);
+  assert_null(s.cost_statistic);
+  search_space_free(&s);
+  f = fopen(path, "w");
+  fprintf(f,
+          "%smeta order none\nmeta complete 1\nmeta cost mean\nmeta machine a b\n"
+          "param x ordered 1 2\nconfig 1 5 0 0 0 -\nconfig 2 6 0 0 0 -\n",
+          head);
+  fclose(f);
+  assert_int_equal(search_space_load(path, &s, err, sizeof err), 0);
+  assert_int_equal(s.order_plausible, 0);
+  assert_int_equal(s.complete, 1);
+  assert_string_equal(s.cost_statistic, "mean");
+  assert_string_equal(search_space_meta(&s, "machine"), "a b");
+  assert_null(search_space_meta(&s, "mach"));
+  /* written back, the meta lines read the same */
+  char copy[160];
+  snprintf(copy, sizeof copy, "%s/meta-copy.space", tmpdir);
+  assert_int_equal(search_space_save(&s, copy, err, sizeof err), 0);
+  search_space_free(&s);
+  assert_int_equal(search_space_load(copy, &s, err, sizeof err), 0);
+  assert_int_equal(s.order_plausible, 0);
+  assert_int_equal(s.complete, 1);
+  assert_string_equal(s.cost_statistic, "mean");
+  search_space_free(&s);
+}
+
+/* A recording whose configurations come in reverse code order reads the
+ * same as in order (the index is a hash table: no insertion in order), and
+ * a duplicate far from its first is still refused with its line. */
+static void a_space_reads_the_same_whatever_the_order_of_its_lines(void **state) {
+  (void)state;
+  char path[2][128], err[512];
+  enum { N = 40 };
+  for (int rev = 0; rev < 2; rev++) {
+    snprintf(path[rev], sizeof path[rev], "%s/order%d.space", tmpdir, rev);
+    FILE *f = fopen(path[rev], "w");
+    fprintf(f, "calhost-search-space 1\nspace s\nparam x ordered");
+    for (int i = 0; i < N; i++)
+      fprintf(f, " %d", i);
+    fprintf(f, "\nparam y categorical a b c\n");
+    for (int k = 0; k < N * 3; k++) {
+      int i = rev ? N * 3 - 1 - k : k;
+      fprintf(f, "config %d %c %d 0 0 0 -\n", i / 3, "abc"[i % 3], 10 + i);
+    }
+    fclose(f);
+  }
+  search_space_file a, b;
+  assert_int_equal(search_space_load(path[0], &a, err, sizeof err), 0);
+  assert_int_equal(search_space_load(path[1], &b, err, sizeof err), 0);
+  assert_int_equal(a.entry_count, N * 3);
+  assert_int_equal(b.entry_count, N * 3);
+  for (size_t i = 0; i < a.entry_count; i++) {
+    const search_space_entry *e = search_space_find(&b, a.entries[i].config);
+    assert_non_null(e);
+    assert_true(e->median == a.entries[i].median);
+    assert_ptr_equal(search_space_find(&a, a.entries[i].config), &a.entries[i]);
+  }
+  search_space_free(&a);
+  search_space_free(&b);
+  FILE *f = fopen(path[1], "a");
+  fprintf(f, "config 39 c 9 0 0 0 -\n");
+  fclose(f);
+  snprintf(err, sizeof err, "%s", "");
+  assert_int_equal(search_space_load(path[1], &a, err, sizeof err), -1);
+  char want[200];
+  snprintf(want, sizeof want, "%s:%d: duplicate configuration (first recorded as configuration 1)",
+           path[1], 4 + N * 3 + 1);
+  assert_string_equal(err, want);
+  search_space_free(&a);
+}
+
+/* A recording whose parameters' product exceeds 2^20 (three parameters of
+ * 128 values: 2^21) is replayed exactly: the replay lists its recorded
+ * configurations, so the engine knows the size (a random search ends
+ * exhausted after every one) and never samples the product. */
+static void a_space_over_two_to_the_twenty_is_replayed_from_its_list(void **state) {
+  (void)state;
+  search_space_file s;
+  char err[256];
+  assert_int_equal(search_space_init(&s, "big"), 0);
+  char *words[128];
+  for (int i = 0; i < 128; i++) {
+    words[i] = malloc(8);
+    snprintf(words[i], 8, "%d", i);
+  }
+  for (int p = 0; p < 3; p++) {
+    char name[8];
+    snprintf(name, sizeof name, "p%d", p);
+    assert_int_equal(
+        search_space_add_param(&s, name, 1, (const char *const *)words, 128, err, sizeof err), 0);
+  }
+  for (int i = 0; i < 128; i++)
+    free(words[i]);
+  enum { N = 60 };
+  for (uint32_t i = 0; i < N; i++) {
+    uint32_t cfg[3] = {(i * 37) % 128, (i * 11 + 5) % 128, (i * 3) % 128};
+    search_space_entry e = {.config = cfg, .median = 100.0 + (double)((i * 7) % N), .seconds = 1};
+    e.rejected = i % 10 == 9;
+    e.median = e.rejected ? 0 : e.median;
+    e.reason = e.rejected ? "failed" : NULL;
+    assert_int_equal(search_space_add_entry(&s, &e, err, sizeof err), 0);
+  }
+  for (int k = 0; k < 2; k++) {
+    search_space_replay rp;
+    search_space sp;
+    search_options o;
+    search_result r;
+    assert_int_equal(search_space_replay_init(&s, 1, &rp, &sp), 0);
+    assert_int_equal(sp.listed_count, N);
+    search_options_init(&o);
+    o.strategy = k == 0 ? CALHOST_SEARCH_RANDOM : CALHOST_SEARCH_MODEL;
+    o.max_evaluations = k == 0 ? 0 : 20;
+    o.clock = search_space_replay_clock;
+    o.clock_user = &rp;
+    assert_int_equal(search_run(&sp, &o, &r), 0);
+    assert_int_equal(r.evaluations, k == 0 ? N : 20);
+    assert_int_equal(r.stop,
+                     k == 0 ? CALHOST_SEARCH_STOP_EXHAUSTED : CALHOST_SEARCH_STOP_EVALUATIONS);
+    assert_int_equal(rp.evaluated, r.evaluations);
+    if (k == 0)
+      assert_true(r.found && r.best_cost == search_space_best(&s));
+    search_result_free(&r);
+    search_space_replay_free(&rp);
+  }
+  search_space_free(&s);
+}
+
+/* A useless plausible order (the first candidates are the worst corner of
+ * the space, as a product order is) is not trusted: the model takes the
+ * first two, sees that space-filling picks beat them, and spends the rest
+ * elsewhere; a useful one (the best first) is followed further. */
+static void the_model_follows_the_plausible_order_only_while_it_pays(void **state) {
+  (void)state;
+  /* the synthetic space's configurations, worst first / best first */
+  uint32_t order[2][400 * 3];
+  size_t n = 0;
+  double costs[400];
+  uint32_t all[400][3];
+  for (uint32_t a = 0; a < 10; a++)
+    for (uint32_t b = 0; b < 8; b++)
+      for (uint32_t c = 0; c < 5; c++) {
+        uint32_t x[3] = {a, b, c};
+        if (!synth_valid(NULL, x))
+          continue;
+        memcpy(all[n], x, sizeof x);
+        costs[n++] = synth_cost(x);
+      }
+  for (int dir = 0; dir < 2; dir++) {
+    int used[400] = {0};
+    for (size_t k = 0; k < n; k++) {
+      size_t pick = 0;
+      int have = 0;
+      for (size_t i = 0; i < n; i++)
+        if (!used[i] && (!have || (dir == 0 ? costs[i] > costs[pick] : costs[i] < costs[pick])))
+          pick = i, have = 1;
+      used[pick] = 1;
+      memcpy(&order[dir][k * 3], all[pick], sizeof all[pick]);
+    }
+  }
+  for (int dir = 0; dir < 2; dir++) {
+    unsigned from_order = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+      synth s = {0};
+      search_space sp = synth_space(&s);
+      sp.starts = order[dir];
+      sp.start_count = n;
+      tape t;
+      memset(&t, 0, sizeof t);
+      search_options o;
+      search_result r;
+      search_options_init(&o);
+      o.strategy = CALHOST_SEARCH_MODEL;
+      o.seed = seed;
+      o.max_evaluations = 16;
+      o.observe = record_tape;
+      o.observe_user = &t;
+      assert_int_equal(search_run(&sp, &o, &r), 0);
+      /* how many of the evaluations were the first 16 of the order */
+      for (uint32_t e = 0; e < t.n; e++)
+        for (size_t k = 0; k < 16; k++)
+          if (t.codes[e] ==
+              order[dir][k * 3] * 100 + order[dir][k * 3 + 1] * 10 + order[dir][k * 3 + 2])
+            from_order++;
+      search_result_free(&r);
+    }
+    if (dir == 0)
+      assert_true(from_order <= 12); /* the two first, and rarely one more */
+    else
+      assert_true(from_order >= 5 * 5); /* followed while it keeps the best */
+  }
+}
+
 /* Every recording kept in the repository loads and replays. */
 static void every_recording_in_the_repository_loads_and_replays(void **state) {
   (void)state;
@@ -640,13 +856,12 @@ static void every_recording_in_the_repository_loads_and_replays(void **state) {
   /* cpu_gemm: five parameters (kernel, mc, nc, kc, split), complete, on
    * one and two threads; opencl_gemm: nine, the complete mwg=16 slice of
    * the space (3 744) */
-  const char *names[] = {"cpu_gemm-256x4096x512-t1",     "cpu_gemm-512x512x512-t1",
-                         "cpu_gemm-2048x64x512-t1",      "cpu_gemm-64x2048x512-t1",
-                         "cpu_gemm-1024x1024x1024-t1",   "cpu_gemm-256x4096x512-t2",
-                         "cpu_gemm-512x512x512-t2",      "cpu_gemm-2048x64x512-t2",
-                         "cpu_gemm-64x2048x512-t2",      "cpu_gemm-1024x1024x1024-t2",
-                         "opencl_gemm-64x64x64-mwg16",   "opencl_gemm-256x32x128-mwg16",
-                         "opencl_gemm-128x128x128-mwg16"};
+  const char *names[] = {
+      "cpu_gemm-256x4096x512-t1",     "cpu_gemm-512x512x512-t1",    "cpu_gemm-2048x64x512-t1",
+      "cpu_gemm-64x2048x512-t1",      "cpu_gemm-1024x1024x1024-t1", "cpu_gemm-256x4096x512-t2",
+      "cpu_gemm-512x512x512-t2",      "cpu_gemm-2048x64x512-t2",    "cpu_gemm-64x2048x512-t2",
+      "cpu_gemm-1024x1024x1024-t2",   "opencl_gemm-64x64x64-mwg16", "opencl_gemm-256x32x128-mwg16",
+      "opencl_gemm-128x128x128-mwg16"};
   const size_t params[] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 9, 9, 9};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char path[512], err[512];
@@ -696,6 +911,10 @@ int main(void) {
       cmocka_unit_test(replay_is_deterministic_for_a_seed),
       cmocka_unit_test(malformed_space_files_are_refused_with_path_and_line),
       cmocka_unit_test(every_recording_in_the_repository_loads_and_replays),
+      cmocka_unit_test(the_space_format_says_what_its_order_means_and_whether_it_is_complete),
+      cmocka_unit_test(a_space_reads_the_same_whatever_the_order_of_its_lines),
+      cmocka_unit_test(a_space_over_two_to_the_twenty_is_replayed_from_its_list),
+      cmocka_unit_test(the_model_follows_the_plausible_order_only_while_it_pays),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
 }

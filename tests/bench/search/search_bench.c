@@ -1,18 +1,34 @@
 /*
  * search_bench.c: search-bench, the figures of the search strategies
- * (host/search/README.md). Replays every recorded space (spaces/NAME.space, or
- * --spaces DIR) with every strategy over many seeds, without running a
- * kernel, and prints per strategy and space one line:
+ * (host/search/README.md). Replays every space (spaces/NAME.space: the
+ * recorded ones and the generated gen-*.space, or --spaces DIR) with every
+ * strategy over many seeds (31), without running a kernel, and prints per
+ * strategy and space one line:
  *
- *   strategy=NAME space=NAME seeds=N frac_at_2pct=F frac_at_5pct=F
- *   frac_at_10pct=F frac_at_20pct=F evals_to_95pct=N evals_to_99pct=N
+ *   strategy=NAME space=NAME size=N order=plausible|none seeds=N
+ *   quick_evals=N measure_evals=N frac_at_quick=F frac_at_measure=F
+ *   frac_at_25=F frac_at_50=F frac_at_100=F frac_at_200=F frac_at_2pct=F
+ *   frac_at_5pct=F frac_at_10pct=F frac_at_20pct=F [frac_at_budget=F]
+ *   evals_to_95pct=N evals_to_99pct=N
  *
- * frac_at_Xpct: best recorded median / the median of the best configuration
- * found with a budget of X% of the space's configurations (rounded up), at
- * the median seed; evals_to_Ypct: evaluations until a configuration within
- * Y% of the optimum (median / found >= Y/100) was found, at the median seed.
- * `default=1` marks the strategy the default picks for a 10% budget,
- * `quick=1` the one the quick rigor picks. Then a summary of the goals.
+ * frac_at_B: best recorded median / the median of the best configuration
+ * found with a budget of B evaluations, at the median seed. The budgets
+ * count evaluations, rejected configurations included (as in a sweep,
+ * where a rejected candidate costs its check and counts against the
+ * budget); quick and measure are what search_rigor_plan gives those rigor
+ * levels for the space's size (quick: 2%, 8 to 32; measure: 10%, 32 to
+ * 256, the search's budget: a sweep runs a plugin's curated list of at
+ * most 4096 whole instead); 25..200 are fixed counts (left out when not
+ * below the size); Xpct are shares of the space (rounded up); --budget N
+ * adds frac_at_budget. Budgets over --max-evals (1000) are left out.
+ * evals_to_Ypct: evaluations until a configuration within Y% of the
+ * optimum (median / found >= Y/100) was found, at the median seed, at most
+ * --max-evals (that + 1: not reached). `default=1` marks the strategy the
+ * default picks at measure's budget, `quick=1` the one quick picks. Then a
+ * numbered-view line per space (the default on one ordered parameter, the
+ * recorded order: what describing the parameters is worth; spaces of at
+ * most 4096) and a summary of the goals. --reader times the reader on a
+ * 194 481-configuration space in order and reversed.
  *
  * --live (instead of the replay) runs the live plugins (cpu_gemm, and
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
@@ -43,7 +59,9 @@
  * this sweep's winner (1: it chose the same or an equally fast candidate).
  *
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
- *                [--space NAME] [--no-start]
+ *                [--space NAME] [--budget N] [--max-evals N] [--no-start]
+ *                [--no-numbered]
+ *   search-bench --reader
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
  *                [--max-exhaustive N] [--repeat N]
  */
@@ -53,6 +71,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "search/search.h"
 #include "search/spacefile.h"
@@ -278,8 +298,15 @@ static int live_main(int argc, char **argv) {
 }
 #endif
 
-static const double pcts[] = {2, 5, 10, 20};
-#define NPCT 4
+/* ---- replay ------------------------------------------------------------- */
+
+/* The budgets of a replay line, in evaluations (rejected configurations
+ * included, as in a sweep: a rejected candidate costs its check): quick's
+ * and measure's for the space's size (search_rigor_plan), fixed counts,
+ * shares of the space, and --budget N. */
+enum { B_QUICK, B_MEASURE, B_25, B_50, B_100, B_200, B_2PCT, B_5PCT, B_10PCT, B_20PCT, B_USER, NB };
+static const char *const budget_names[NB] = {"quick", "measure", "25",    "50",    "100",   "200",
+                                             "2pct",  "5pct",    "10pct", "20pct", "budget"};
 
 typedef struct trace {
   double optimum;
@@ -296,37 +323,53 @@ static void observe(void *user, const uint32_t *cfg, const search_outcome *o, ui
     t->at99 = evaluation;
 }
 
-/* The fraction of the optimum strategy strat reaches on the replay of sp
- * after each share of pcts, at the median of `seeds` seeds (v: scratch of
- * seeds doubles). Returns 0, or -1 with a message. */
+/* One replay of sp: strategy strat, seed, a budget of `budget` evaluations;
+ * the fraction of the optimum found (0: none). With t (target 99%), the
+ * trace of evaluations to 95/99%. -1 on error. */
+static double replay_once(const search_space_file *sp, search_strategy strat, uint64_t seed,
+                          uint32_t budget, int use_start, trace *t) {
+  search_space_replay rp;
+  search_space ss;
+  search_options o;
+  search_result res;
+  if (search_space_replay_init(sp, use_start, &rp, &ss) != 0)
+    return -1;
+  search_options_init(&o);
+  o.strategy = strat;
+  o.seed = seed;
+  o.max_evaluations = budget;
+  o.clock = search_space_replay_clock;
+  o.clock_user = &rp;
+  if (t) {
+    o.has_target = 1;
+    o.target_cost = t->optimum / 0.99;
+    o.observe = observe;
+    o.observe_user = t;
+  }
+  if (search_run(&ss, &o, &res) != 0) {
+    fprintf(stderr, "search-bench: %s: %s\n", sp->name, res.error);
+    search_space_replay_free(&rp);
+    return -1;
+  }
+  double f = res.found ? search_space_best(sp) / res.best_cost : 0;
+  search_result_free(&res);
+  search_space_replay_free(&rp);
+  return f;
+}
+
+/* The fraction of the optimum strat reaches on sp at each budget of
+ * budgets (0: not run, NAN), at the median of `seeds` seeds (v: scratch of
+ * seeds doubles). 0, or -1 on error. */
 static int replay_fractions(const search_space_file *sp, search_strategy strat, int seeds,
-                            int use_start, double *v, double frac[NPCT]) {
-  double optimum = search_space_best(sp);
-  for (int pi = 0; pi < NPCT; pi++) {
-    uint32_t budget = (uint32_t)ceil(pcts[pi] / 100.0 * (double)sp->entry_count);
-    for (int seed = 0; seed < seeds; seed++) {
-      search_space_replay rp;
-      search_space ss;
-      search_options o;
-      search_result res;
-      if (search_space_replay_init(sp, use_start, &rp, &ss) != 0)
+                            int use_start, const uint32_t budgets[NB], double *v, double frac[NB]) {
+  for (int bi = 0; bi < NB; bi++) {
+    frac[bi] = NAN;
+    if (!budgets[bi])
+      continue;
+    for (int seed = 0; seed < seeds; seed++)
+      if ((v[seed] = replay_once(sp, strat, (uint64_t)seed + 1, budgets[bi], use_start, NULL)) < 0)
         return -1;
-      search_options_init(&o);
-      o.strategy = strat;
-      o.seed = (uint64_t)seed + 1;
-      o.max_evaluations = budget;
-      o.clock = search_space_replay_clock;
-      o.clock_user = &rp;
-      if (search_run(&ss, &o, &res) != 0) {
-        fprintf(stderr, "search-bench: %s: %s\n", sp->name, res.error);
-        search_space_replay_free(&rp);
-        return -1;
-      }
-      v[seed] = res.found ? optimum / res.best_cost : 0;
-      search_result_free(&res);
-      search_space_replay_free(&rp);
-    }
-    frac[pi] = median_of(v, (size_t)seeds);
+    frac[bi] = median_of(v, (size_t)seeds);
   }
   return 0;
 }
@@ -357,6 +400,69 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Prints "frac_at_NAME=F" for every budget that ran. */
+static void print_fracs(const uint32_t budgets[NB], const double frac[NB]) {
+  for (int bi = 0; bi < NB; bi++)
+    if (budgets[bi])
+      printf(" frac_at_%s=%.3f", budget_names[bi], frac[bi]);
+}
+
+#define NAMED_SPACES_MAX 4096 /* spaces with more entries get no numbered view */
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --reader: the reader's time on a space of 21^4 = 194 481 configurations
+ * (four ordered parameters of 21 values) written in code order and in
+ * reverse, in the same run: the ratio shows the reader is linear whatever
+ * the order. */
+static int reader_bench(void) {
+  enum { V = 21 };
+  double took[2];
+  for (int rev = 0; rev < 2; rev++) {
+    char path[] = "/tmp/search-bench-reader-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+      fprintf(stderr, "search-bench: cannot write a temporary file\n");
+      return 1;
+    }
+    fprintf(f, "calhost-search-space 1\nspace reader\n");
+    for (int p = 0; p < 4; p++) {
+      fprintf(f, "param p%d ordered", p);
+      for (int v = 0; v < V; v++)
+        fprintf(f, " %d", v);
+      fputc('\n', f);
+    }
+    long n = (long)V * V * V * V;
+    for (long k = 0; k < n; k++) {
+      long i = rev ? n - 1 - k : k;
+      fprintf(f, "config %ld %ld %ld %ld %ld 0 0 0.01 -\n", i / (V * V * V), i / (V * V) % V,
+              i / V % V, i % V, 100 + i % 977);
+    }
+    fclose(f);
+    search_space_file sp;
+    char err[512];
+    double t0 = wall_now();
+    int rc = search_space_load(path, &sp, err, sizeof err);
+    took[rev] = wall_now() - t0;
+    remove(path);
+    if (rc != 0) {
+      fprintf(stderr, "search-bench: %s\n", err);
+      search_space_free(&sp);
+      return 1;
+    }
+    search_space_free(&sp);
+  }
+  printf("reader entries=%d in_order_seconds=%.3f reversed_seconds=%.3f "
+         "reversed_vs_in_order=%.2f\n",
+         V * V * V * V, took[0], took[1], took[1] / took[0]);
+  return 0;
+}
+
 int main(int argc, char **argv) {
 #ifdef CALHOST_SEARCH_BENCH_LIVE
   for (int i = 1; i < argc; i++)
@@ -364,7 +470,8 @@ int main(int argc, char **argv) {
       return live_main(argc, argv);
 #endif
   const char *dir = CALHOST_SEARCH_SPACES_DIR, *only_space = NULL;
-  int seeds = 51, use_start = 1, only_strategy = -1;
+  int seeds = 31, use_start = 1, only_strategy = -1, numbered = 1;
+  uint32_t user_budget = 0, max_evals = 1000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--replay") == 0)
       continue;
@@ -374,8 +481,16 @@ int main(int argc, char **argv) {
       seeds = atoi(argv[++i]);
     else if (strcmp(argv[i], "--space") == 0 && i + 1 < argc)
       only_space = argv[++i];
+    else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0)
+      user_budget = (uint32_t)atol(argv[++i]);
+    else if (strcmp(argv[i], "--max-evals") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0)
+      max_evals = (uint32_t)atol(argv[++i]);
     else if (strcmp(argv[i], "--no-start") == 0)
       use_start = 0;
+    else if (strcmp(argv[i], "--no-numbered") == 0)
+      numbered = 0;
+    else if (strcmp(argv[i], "--reader") == 0)
+      return reader_bench();
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
       search_strategy s;
       if (search_strategy_parse(argv[++i], &s) != 0) {
@@ -385,7 +500,8 @@ int main(int argc, char **argv) {
       only_strategy = (int)s;
     } else {
       fprintf(stderr, "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
-                      "[--strategy NAME] [--space NAME] [--no-start]\n");
+                      "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
+                      "[--no-start] [--no-numbered] | --reader\n");
       return 2;
     }
   }
@@ -416,21 +532,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "search-bench: no .space files in %s\n", dir);
     return 1;
   }
+  printf("# budgets count evaluations, rejected configurations included (a sweep's rejected "
+         "candidate costs its check); quick/measure: search_rigor_plan for the space's size "
+         "(measure: the search's budget; a sweep runs a plugin's curated list of at most 4096 "
+         "whole instead); shares above --max-evals %u evaluations are not run; evals_to: %u+1 "
+         "when not reached within %u\n",
+         max_evals, max_evals, max_evals);
 
   double *v = malloc((size_t)seeds * sizeof *v);
-  double goal_default = INFINITY, goal_quick = INFINITY;
-  /* per share: the default's fraction on the named space minus on its
-   * numbered view, per space */
-  double *named_gain[NPCT];
-  size_t named_gains = 0;
-  for (int pi = 0; pi < NPCT; pi++)
-    if (!(named_gain[pi] = malloc(nfiles * sizeof **named_gain)))
-      return 1;
+  /* the default's worst fraction at quick's and measure's budgets, and its
+   * worst margin over random over the budgets that ran */
+  double goal_quick = INFINITY, goal_measure = INFINITY;
   double worst_margin_vs_random[CALHOST_SEARCH_STRATEGY_COUNT];
   for (int s = 0; s < CALHOST_SEARCH_STRATEGY_COUNT; s++)
     worst_margin_vs_random[s] = INFINITY;
   int failed = 0;
-  for (size_t fi = 0; fi < nfiles; fi++) {
+  for (size_t fi = 0; fi < nfiles && v; fi++) {
     search_space_file sp;
     char err[512];
     if (search_space_load(files[fi], &sp, err, sizeof err) != 0) {
@@ -446,100 +563,86 @@ int main(int argc, char **argv) {
     uint64_t size = sp.entry_count;
     double optimum = search_space_best(&sp);
     search_strategy def, quick;
-    uint32_t def_budget, quick_budget;
-    search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, size, &def, &def_budget);
-    search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, size, &quick, &quick_budget);
-    def = search_default_strategy((size * 10 + 99) / 100, size);
-    double random_frac[NPCT] = {0}, dfrac[NPCT] = {0}; /* random's; the default's */
+    uint32_t budgets[NB] = {0};
+    search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, size, &quick, &budgets[B_QUICK]);
+    search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, size, &def, &budgets[B_MEASURE]);
+    static const uint32_t fixed[4] = {25, 50, 100, 200};
+    static const double pcts[4] = {2, 5, 10, 20};
+    for (int k = 0; k < 4; k++) {
+      budgets[B_25 + k] = fixed[k] < size ? fixed[k] : 0;
+      budgets[B_2PCT + k] = (uint32_t)ceil(pcts[k] / 100.0 * (double)size);
+    }
+    budgets[B_USER] = user_budget;
+    for (int bi = 0; bi < NB; bi++)
+      if (budgets[bi] > max_evals && bi != B_USER)
+        budgets[bi] = 0;
+    double random_frac[NB];
+    for (int bi = 0; bi < NB; bi++)
+      random_frac[bi] = NAN;
+    uint32_t cap = size < max_evals ? (uint32_t)size : max_evals;
     for (int st = CALHOST_SEARCH_RANDOM; st < CALHOST_SEARCH_STRATEGY_COUNT + 1; st++) {
       /* random first (the baseline), exhaustive last */
       search_strategy strat =
           st == CALHOST_SEARCH_STRATEGY_COUNT ? CALHOST_SEARCH_EXHAUSTIVE : (search_strategy)st;
       if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM)
         continue;
-      double frac[NPCT], e95, e99;
-      if (replay_fractions(&sp, strat, seeds, use_start, v, frac) != 0)
+      double frac[NB];
+      if (replay_fractions(&sp, strat, seeds, use_start, budgets, v, frac) != 0)
         return 1;
       double *v99 = malloc((size_t)seeds * sizeof *v99);
-      for (int seed = 0; seed < seeds; seed++) {
-        search_space_replay rp;
-        search_space ss;
-        search_options o;
-        search_result res;
+      for (int seed = 0; v99 && seed < seeds; seed++) {
         trace t = {.optimum = optimum};
-        if (!v99 || search_space_replay_init(&sp, use_start, &rp, &ss) != 0)
+        if (replay_once(&sp, strat, (uint64_t)seed + 1, cap, use_start, &t) < 0)
           return 1;
-        search_options_init(&o);
-        o.strategy = strat;
-        o.seed = (uint64_t)seed + 1;
-        o.max_evaluations = (uint32_t)size;
-        o.has_target = 1;
-        o.target_cost = optimum / 0.99;
-        o.observe = observe;
-        o.observe_user = &t;
-        search_run(&ss, &o, &res);
-        v[seed] = t.at95 ? t.at95 : (double)size + 1;
-        v99[seed] = t.at99 ? t.at99 : (double)size + 1;
-        search_result_free(&res);
-        search_space_replay_free(&rp);
+        v[seed] = t.at95 ? t.at95 : (double)cap + 1;
+        v99[seed] = t.at99 ? t.at99 : (double)cap + 1;
       }
-      e95 = median_of(v, (size_t)seeds);
-      e99 = median_of(v99, (size_t)seeds);
+      if (!v99)
+        return 1;
+      double e95 = median_of(v, (size_t)seeds), e99 = median_of(v99, (size_t)seeds);
       free(v99);
-      printf("strategy=%s space=%s seeds=%d frac_at_2pct=%.3f frac_at_5pct=%.3f "
-             "frac_at_10pct=%.3f frac_at_20pct=%.3f evals_to_95pct=%.0f evals_to_99pct=%.0f%s%s\n",
-             search_strategy_name(strat), sp.name, seeds, frac[0], frac[1], frac[2], frac[3], e95,
-             e99, strat == def ? " default=1" : "", strat == quick ? " quick=1" : "");
+      printf("strategy=%s space=%s size=%llu order=%s seeds=%d quick_evals=%u measure_evals=%u",
+             search_strategy_name(strat), sp.name, (unsigned long long)size,
+             sp.order_plausible ? "plausible" : "none", seeds, budgets[B_QUICK],
+             budgets[B_MEASURE]);
+      print_fracs(budgets, frac);
+      printf(" evals_to_95pct=%.0f evals_to_99pct=%.0f%s%s\n", e95, e99,
+             strat == def ? " default=1" : "", strat == quick ? " quick=1" : "");
       fflush(stdout);
       if (strat == CALHOST_SEARCH_RANDOM)
         memcpy(random_frac, frac, sizeof frac);
       else
-        for (int pi = 0; pi < NPCT; pi++)
-          if (frac[pi] - random_frac[pi] < worst_margin_vs_random[strat])
-            worst_margin_vs_random[strat] = frac[pi] - random_frac[pi];
-      if (strat == def)
-        memcpy(dfrac, frac, sizeof frac); /* the numbered view's comparison */
-      if (strat == def && frac[2] < goal_default)
-        goal_default = frac[2];
-      if (strat == quick && frac[0] < goal_quick)
-        goal_quick = frac[0];
+        for (int bi = 0; bi < NB; bi++)
+          if (!isnan(frac[bi]) && frac[bi] - random_frac[bi] < worst_margin_vs_random[strat])
+            worst_margin_vs_random[strat] = frac[bi] - random_frac[bi];
+      if (strat == def) {
+        if (frac[B_QUICK] < goal_quick)
+          goal_quick = frac[B_QUICK];
+        if (frac[B_MEASURE] < goal_measure)
+          goal_measure = frac[B_MEASURE];
+      }
     }
     /* the default strategy on the numbered view of the same space: what
      * describing the parameters is worth */
     search_space_file nv;
-    double nfrac[NPCT];
+    double nfrac[NB];
     memset(&nv, 0, sizeof nv);
-    if (only_strategy < 0 && numbered_view(&sp, &nv) == 0 &&
-        replay_fractions(&nv, def, seeds, use_start, v, nfrac) == 0) {
-      printf("numbered strategy=%s space=%s seeds=%d frac_at_2pct=%.3f frac_at_5pct=%.3f "
-             "frac_at_10pct=%.3f frac_at_20pct=%.3f\n",
-             search_strategy_name(def), sp.name, seeds, nfrac[0], nfrac[1], nfrac[2], nfrac[3]);
-      for (int pi = 0; pi < NPCT; pi++)
-        named_gain[pi][named_gains] = dfrac[pi] - nfrac[pi];
-      named_gains++;
+    if (numbered && only_strategy < 0 && size <= NAMED_SPACES_MAX && numbered_view(&sp, &nv) == 0 &&
+        replay_fractions(&nv, def, seeds, use_start, budgets, v, nfrac) == 0) {
+      printf("numbered strategy=%s space=%s seeds=%d", search_strategy_name(def), sp.name, seeds);
+      print_fracs(budgets, nfrac);
+      printf("\n");
     }
     search_space_free(&nv);
     search_space_free(&sp);
   }
-  printf("summary: default_frac_at_10pct_min=%.3f (goal >= 0.97) quick_frac_at_2pct_min=%.3f "
-         "(goal >= 0.90)\n",
-         goal_default, goal_quick);
+  printf("summary: default_frac_at_quick_min=%.3f (goal >= 0.90) "
+         "default_frac_at_measure_min=%.3f (goal >= 0.99)\n",
+         goal_quick, goal_measure);
   for (int s = CALHOST_SEARCH_LOCAL; s < CALHOST_SEARCH_STRATEGY_COUNT; s++)
     if (isfinite(worst_margin_vs_random[s]))
       printf("summary: strategy=%s min_frac_minus_random=%+.3f (over spaces and budgets)\n",
              search_strategy_name((search_strategy)s), worst_margin_vs_random[s]);
-  if (named_gains) {
-    printf("summary: default named_minus_numbered over %zu spaces (min / median):", named_gains);
-    for (int pi = 0; pi < NPCT; pi++) {
-      double lo = INFINITY;
-      for (size_t i = 0; i < named_gains; i++)
-        lo = named_gain[pi][i] < lo ? named_gain[pi][i] : lo;
-      printf(" %.0fpct=%+.3f/%+.3f", pcts[pi], lo, median_of(named_gain[pi], named_gains));
-    }
-    printf("\n");
-  }
-  for (int pi = 0; pi < NPCT; pi++)
-    free(named_gain[pi]);
   for (size_t i = 0; i < nfiles; i++)
     free(files[i]);
   free(files);
