@@ -308,7 +308,11 @@ CALSTORE_API calstore_status calstore_clear_override(calstore *store, const cals
 
 /* Removes every profile (both sources) of a backend, or only those of one
  * implementation version when implementation is not NULL. *removed (may be
- * NULL) receives the count. Removing nothing is CALSTORE_OK. */
+ * NULL) receives the count. Removing nothing is CALSTORE_OK. On
+ * CALSTORE_WRITE_FAILED *removed is nonzero exactly when the rename took
+ * place and only the directory sync after it failed: the profiles are gone
+ * from the file every process reads, but the change may not survive a
+ * power loss (as calstore_batch_commit_applied's *applied; since 1.2). */
 CALSTORE_API calstore_status calstore_invalidate(calstore *store, const char *backend,
                                                  const char *implementation, size_t *removed,
                                                  calstore_error *err);
