@@ -29,7 +29,10 @@
 #include "runtime/binding.h"
 
 static const char *origin_name(loader_plugin_origin o) {
-  static const char *const words[] = {"explicit", "CALHOST_PLUGIN_PATH", "config", "default"};
+  static const char *const words[] = {[CALHOST_ORIGIN_EXPLICIT] = "explicit",
+                                      [CALHOST_ORIGIN_ENVIRONMENT] = "CALHOST_PLUGIN_PATH",
+                                      [CALHOST_ORIGIN_CONFIG] = "config",
+                                      [CALHOST_ORIGIN_DEFAULT] = "default"};
   return BASE_WORD(words, CALHOST_ORIGIN_DEFAULT, o, "unknown");
 }
 

@@ -211,8 +211,10 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
 /* ---- records ---- */
 
 const char *loader_plugin_state_name(loader_plugin_state state) {
-  static const char *const words[] = {"found",      "loaded",    "unsafe",
-                                      "unloadable", "duplicate", "disabled"};
+  static const char *const words[] = {
+      [CALHOST_PLUGIN_FOUND] = "found",         [CALHOST_PLUGIN_LOADED] = "loaded",
+      [CALHOST_PLUGIN_UNSAFE] = "unsafe",       [CALHOST_PLUGIN_UNLOADABLE] = "unloadable",
+      [CALHOST_PLUGIN_DUPLICATE] = "duplicate", [CALHOST_PLUGIN_DISABLED] = "disabled"};
   return BASE_WORD(words, CALHOST_PLUGIN_DISABLED, state, "unknown");
 }
 

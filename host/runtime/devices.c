@@ -337,7 +337,10 @@ int runtime_devices_selected(const config_settings *cfg, const char *backend,
 }
 
 const char *runtime_device_kind_name(uint32_t kind) {
-  static const char *const words[] = {"other", "cpu", "gpu", "accelerator"};
+  static const char *const words[] = {[CALHOST_DEVICE_OTHER] = "other",
+                                      [CALHOST_DEVICE_CPU] = "cpu",
+                                      [CALHOST_DEVICE_GPU] = "gpu",
+                                      [CALHOST_DEVICE_ACCELERATOR] = "accelerator"};
   return BASE_WORD(words, CALHOST_DEVICE_ACCELERATOR, kind, "other");
 }
 

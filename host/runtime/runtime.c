@@ -60,9 +60,16 @@ const char *calhost_runtime_version(uint32_t *number) {
 }
 
 const char *calhost_runtime_status_name(calhost_runtime_status status) {
-  static const char *const words[] = {
-      "ok",          "not_found",        "config_error", "store_error", "plugin_error",
-      "unsupported", "invalid_argument", "no_memory",    "model_error", "target_error"};
+  static const char *const words[] = {[CALHOST_RUNTIME_OK] = "ok",
+                                      [CALHOST_RUNTIME_NOT_FOUND] = "not_found",
+                                      [CALHOST_RUNTIME_CONFIG] = "config_error",
+                                      [CALHOST_RUNTIME_STORE] = "store_error",
+                                      [CALHOST_RUNTIME_PLUGIN] = "plugin_error",
+                                      [CALHOST_RUNTIME_UNSUPPORTED] = "unsupported",
+                                      [CALHOST_RUNTIME_INVALID_ARGUMENT] = "invalid_argument",
+                                      [CALHOST_RUNTIME_NO_MEMORY] = "no_memory",
+                                      [CALHOST_RUNTIME_MODEL] = "model_error",
+                                      [CALHOST_RUNTIME_TARGET] = "target_error"};
   return BASE_WORD(words, CALHOST_RUNTIME_TARGET, status, "unknown");
 }
 

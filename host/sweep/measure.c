@@ -91,15 +91,15 @@ double sweep_now(void) {
 }
 
 static const char *status_word(calhost_status st) {
-  static const char *const words[] = {"ok",
-                                      "error",
-                                      "invalid argument",
-                                      "unsupported",
-                                      "buffer too small",
-                                      "out of memory",
-                                      "cancelled",
-                                      "check failed",
-                                      "ABI mismatch"};
+  static const char *const words[] = {[CALHOST_OK] = "ok",
+                                      [CALHOST_ERROR] = "error",
+                                      [CALHOST_INVALID_ARGUMENT] = "invalid argument",
+                                      [CALHOST_UNSUPPORTED] = "unsupported",
+                                      [CALHOST_BUFFER_TOO_SMALL] = "buffer too small",
+                                      [CALHOST_NO_MEMORY] = "out of memory",
+                                      [CALHOST_CANCELLED] = "cancelled",
+                                      [CALHOST_CHECK_FAILED] = "check failed",
+                                      [CALHOST_ABI_MISMATCH] = "ABI mismatch"};
   return BASE_WORD(words, CALHOST_ABI_MISMATCH, st, "unknown status");
 }
 
