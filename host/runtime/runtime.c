@@ -7,14 +7,12 @@
  */
 #define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dlfcn.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "base/paths.h"
 #include "base/str.h"
 #include "base/words.h"
 #include "binding.h"
@@ -281,16 +279,6 @@ int calhost_runtime_validate_policy(void *plugin, const char *policy, size_t len
 
 /* ---- where plugins are searched ---------------------------------------- */
 
-/* Where the loader looks by default (host/loader/CMakeLists.txt defines the
- * same for the loader): the build's install prefix, and the plugin
- * directory relative to a prefix, for messages. */
-#ifndef CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR
-#define CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR "/usr/local/lib/calhost/plugins"
-#endif
-#ifndef CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR
-#define CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR "lib/calhost/plugins"
-#endif
-
 /* The plugin directory of the prefix the shared library was loaded from:
  * <directory of libcalhost_runtime.so>/calhost/plugins (the file found with
  * dladdr on an object inside the library, then made canonical), malloc'd.
@@ -383,23 +371,12 @@ static void describe_search(char *buf, size_t cap, const char *const *paths, siz
                dirs[i] == library_dir ? "libcalhost_runtime's prefix" : NULL);
   if (library_dir && !is_dir(library_dir))
     append_dir(buf, cap, &used, &seen, library_dir, "libcalhost_runtime's prefix");
-  char exe[PATH_MAX];
-  if (base_exe_dir(exe, sizeof exe) == 0) {
-    char *up = base_str_format("%s/..", exe);
-    char *prefix = up ? realpath(up, NULL) : NULL;
-    char *d = base_str_format("%s/%s",
-                              prefix ? prefix
-                              : up   ? up
-                                     : "..",
-                              CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR);
-    if (d)
-      append_dir(buf, cap, &used, &seen, d, "the program's prefix");
-    free(d);
-    free(prefix);
-    free(up);
-  }
-  append_dir(buf, cap, &used, &seen, CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR,
-             "the build's install prefix");
+  loader_default_dir defaults[LOADER_DEFAULT_DIR_COUNT]; /* the loader's own list */
+  loader_default_dirs(defaults);
+  for (int i = 0; i < LOADER_DEFAULT_DIR_COUNT; i++)
+    if (defaults[i].path)
+      append_dir(buf, cap, &used, &seen, defaults[i].path, defaults[i].what);
+  loader_default_dirs_free(defaults);
   for (size_t i = 0; i < seen.n; i++)
     free(seen.v[i]);
 }
@@ -727,17 +704,8 @@ calhost_runtime_status calhost_runtime_select(calhost_runtime *rt, calhost_runti
   if (st != CALHOST_RUNTIME_OK)
     return st;
   calhost_runtime_selection *s = *out;
-  calstore_lookup_options lo;
-  memset(&lo, 0, sizeof lo);
-  lo.backend = s->exact.backend;
-  lo.operator_name = s->exact.operator_name;
-  lo.implementation = s->exact.implementation;
-  lo.model_digest = s->exact.model_digest;
-  lo.processor = s->exact.processor;
-  lo.thread_count = s->exact.thread_count;
-  lo.structure = s->portable.structure;
-  lo.structure_count = s->portable.structure_count;
-  lo.force_portable = s->force_portable;
+  calstore_lookup_options lo =
+      runtime_binding_lookup_options(&s->exact, &s->portable, s->force_portable);
   runtime_binding_validator v = {p->p, p->inst};
   calstore_error se = {0};
   s->status = calstore_lookup(rt->store, &lo, runtime_binding_validate, &v, &s->result, &se);
