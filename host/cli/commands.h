@@ -3,9 +3,10 @@
  * the global options, error output, configuration and store resolution.
  *
  * Each command lives in the file named after it (cmd_calibrate.c,
- * cmd_lookup.c, cmd_override.c, cmd_invalidate.c, cmd_check.c, cmd_list.c,
- * cmd_export.c, cmd_import.c, cmd_plugins.c for `plugins` and `plugin`,
- * cmd_config.c, cmd_report.c) and describes itself, with its flag table, in one
+ * cmd_lookup.c, cmd_override.c, cmd_invalidate.c, cmd_store_check.c for
+ * `check` (of the store), cmd_list.c, cmd_export.c, cmd_import.c,
+ * cmd_plugins.c, cmd_plugin_check.c for `plugin check`, cmd_devices.c,
+ * cmd_config.c, cmd_report.c, cmd_verify.c, cmd_plan.c) and describes itself, with its flag table, in one
  * cli_command (args.h); main.c lists them. A command's run function returns
  * the process exit status: 0 success, 1 "no" (check failed, nothing
  * selected or calibrated, override refused, no such override), 2 usage or
