@@ -605,9 +605,10 @@ static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
   /* waves of devices that do not share hardware run at once; a device on
    * the CPUs (PoCL) is alone in its wave */
   const runtime_device **devs = calloc(nsel + 1, sizeof *devs);
+  const runtime_device **members = calloc(nsel + 1, sizeof *members); /* a wave: any size */
   size_t *wave = calloc(nsel + 1, sizeof *wave);
   size_t waves = 0;
-  if (devs && wave) {
+  if (devs && members && wave) {
     for (size_t i = 0; i < nsel; i++)
       devs[i] = &devices.items[sel[i]];
     waves = runtime_devices_schedule(devs, nsel, wave);
@@ -615,15 +616,15 @@ static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
   }
   for (size_t w = 0; w < waves && !g_cancel; w++) {
-    const runtime_device *members[64];
     size_t n = 0;
     for (size_t i = 0; i < nsel; i++)
-      if (wave[i] == w && n < sizeof members / sizeof members[0])
+      if (wave[i] == w)
         members[n++] = devs[i];
     run_wave(r, p, members, n);
   }
   r->cur_device = NULL;
   free(devs);
+  free(members);
   free(wave);
   free(sel);
   runtime_device_list_free(&devices);

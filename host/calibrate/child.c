@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/str.h"
 #include "base/text.h"
 #include "isolate/isolate.h"
@@ -207,8 +208,8 @@ int cal_child_main(void *user, int fd) {
     uint32_t thread_count, target_threads;
     const char *operator_name; /* the configuration's */
     char *model_digest, *processor;
-  } built[256];
-  size_t nbuilt = 0;
+  } *built = NULL; /* grows: every key of the run is remembered */
+  size_t nbuilt = 0, built_cap = 0;
   for (size_t i = 0; i < r->workload_count; i++) {
     const config_workload *cw = &r->cfg->workloads[r->workloads[i]];
     if (!runtime_binding_serves(p, cw->operator_name))
@@ -298,7 +299,9 @@ int cal_child_main(void *user, int fd) {
           child_skip(&c, why, verify_measuring(r) ? NULL : &k);
         continue;
       }
-      if (nbuilt < sizeof built / sizeof built[0]) {
+      struct built_rec *grown = base_array_grow(built, nbuilt, &built_cap, sizeof *built, 32);
+      if (grown) {
+        built = grown;
         struct built_rec *b = &built[nbuilt];
         *b = (struct built_rec){c.workload,
                                 k.thread_count,
@@ -306,12 +309,19 @@ int cal_child_main(void *user, int fd) {
                                 cw->operator_name,
                                 strdup(k.model_digest ? k.model_digest : ""),
                                 strdup(k.processor ? k.processor : "")};
-        if (b->model_digest && b->processor)
+        if (b->model_digest && b->processor) {
           nbuilt++;
-        else {
+        } else {
           free(b->model_digest);
           free(b->processor);
+          grown = NULL;
         }
+      }
+      if (!grown) { /* a key not remembered could be calibrated twice: say so */
+        if (mine)
+          child_fail(&c, CALHOST_REC_FAILED,
+                     "out of memory: the key cannot be remembered (keys are calibrated once)");
+        continue;
       }
       if (!mine)
         continue;
@@ -422,6 +432,7 @@ int cal_child_main(void *user, int fd) {
     free(built[j].model_digest);
     free(built[j].processor);
   }
+  free(built);
   vt->destroy(inst);
   isolate_proto_begin(&c.buf, CALHOST_REC_DONE);
   isolate_proto_send(c.fd, &c.buf);
