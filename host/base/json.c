@@ -71,9 +71,13 @@ void base_json_member_bool(FILE *out, int first, const char *key, int v) {
   base_json_bool(out, v);
 }
 
+void base_json_uint(FILE *out, unsigned long long v) {
+  fprintf(out, "%llu", v);
+}
+
 void base_json_member_uint(FILE *out, int first, const char *key, unsigned long long v) {
   base_json_key(out, first, key);
-  fprintf(out, "%llu", v);
+  base_json_uint(out, v);
 }
 
 void base_json_member_int(FILE *out, int first, const char *key, long long v) {

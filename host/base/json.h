@@ -23,6 +23,10 @@ void base_json_string(FILE *out, const char *s);
 /* Writes v with 17 significant digits; "null" when v is not finite. */
 void base_json_number(FILE *out, double v);
 
+/* Writes v as a decimal integer (an array element; members use
+ * base_json_member_uint). */
+void base_json_uint(FILE *out, unsigned long long v);
+
 /* Writes "true" or "false". */
 void base_json_bool(FILE *out, int v);
 

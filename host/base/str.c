@@ -1,6 +1,6 @@
 /*
- * str.c: owned copies, owned formatted strings and failure messages in
- * a caller's buffer (see str.h).
+ * str.c: owned copies, owned formatted strings, failure messages in a
+ * caller's buffer, and the character rules of accepted text (see str.h).
  */
 #include "str.h"
 
@@ -64,4 +64,38 @@ int base_str_allowed(char *const *allow, size_t allow_count, char *const *deny, 
                      const char *s) {
   return (allow_count == 0 || base_str_listed(allow, allow_count, s)) &&
          !base_str_listed(deny, deny_count, s);
+}
+
+size_t base_str_control_at(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+      return i;
+  return n;
+}
+
+int base_str_one_line(const char *s) {
+  if (!s)
+    return 0;
+  size_t n = strlen(s);
+  return base_str_control_at(s, n) == n;
+}
+
+int base_str_is_word(const char *s) {
+  if (!s || !*s)
+    return 0;
+  for (; *s; s++)
+    if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f)
+      return 0;
+  return 1;
+}
+
+int base_str_is_name(const char *s, size_t max) {
+  if (!s || !*s)
+    return 0;
+  for (size_t n = 0; s[n]; n++)
+    if ((max && n >= max) ||
+        !((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+          (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '.' || s[n] == '-'))
+      return 0;
+  return 1;
 }

@@ -20,7 +20,9 @@ const char *base_word(const char *const *words, size_t n, unsigned v, const char
  * declared as an array indexed by an enum whose last value is `last`. It
  * fails to compile unless the table has exactly one entry for each value
  * from 0 to last (the safety -Wswitch gave when the words were a switch):
- * a value added to the enum, and named as its last, needs its word. */
+ * a value added to the enum, and named as its last, needs its word.
+ * Every table is designated ([VALUE] = "word"), so the words cannot drift
+ * out of the enum's order; a value left out reads as the fallback. */
 #define BASE_WORD(words, last, v, fallback)                                                        \
   ((void)sizeof(struct {                                                                           \
      _Static_assert(sizeof(words) / sizeof *(words) == (size_t)(last) + 1,                         \

@@ -101,16 +101,30 @@ static void on_record(void *user, const isolate_proto_msg *m) {
   cal_run *r = user;
   isolate_proto_cursor c;
   isolate_proto_cursor_init(&c, m);
+  if (r->records_refused && m->type != CALHOST_REC_HELLO)
+    return; /* a stream of another protocol version: nothing of it is read */
   switch (m->type) {
+  case CALHOST_REC_HELLO: { /* the first record: the stream's protocol version */
+    const char *backend;
+    char why[200];
+    r->records_refused = sweep_record_get_hello(&c, &backend, why, sizeof why) != 0;
+    if (r->records_refused)
+      cal_add_failure(r, r->cur->backend, NULL, 0, NULL, why, NULL);
+    break;
+  }
   case CALHOST_REC_CANDIDATE: {
+    sweep_record_item it;
+    uint32_t index, ordinal, total;
+    const char *policy;
+    if (sweep_record_get_candidate(&c, &it, &index, &ordinal, &total, &policy) != 0)
+      break;
     r->cur_in_workload = 1;
-    r->cur_workload = (size_t)isolate_proto_get_u64(&c);
-    r->cur_threads = (uint32_t)isolate_proto_get_u64(&c);
-    isolate_proto_get_u64(&c);
-    r->cur_ordinal = (uint32_t)isolate_proto_get_u64(&c);
-    r->cur_total = (uint32_t)isolate_proto_get_u64(&c);
+    r->cur_workload = it.workload;
+    r->cur_threads = it.threads;
+    r->cur_ordinal = ordinal;
+    r->cur_total = total;
     free(r->cur_candidate);
-    r->cur_candidate = isolate_proto_dup_str(&c);
+    r->cur_candidate = base_str_dup(policy);
     r->cur_started = sweep_now();
     cal_progress(r);
     break;
@@ -119,24 +133,27 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     free(r->cur_candidate);
     r->cur_candidate = NULL;
     break;
-  case CALHOST_REC_RECORDING: /* this sweep's --record outcome, before its result */
+  case CALHOST_REC_RECORDING: { /* this sweep's --record outcome, before its result */
+    const char *error;
     free(r->record_error);
-    r->record_error = isolate_proto_dup_str(&c);
+    r->record_error = sweep_record_get_recording(&c, &error) == 0 ? base_str_dup(error) : NULL;
     r->record_reported = 1;
     break;
+  }
   case CALHOST_REC_BUDGET: {
-    double deadline = isolate_proto_get_f64(&c);
-    if (!c.failed && r->plugin_deadline == 0 && deadline > 0)
+    double deadline;
+    if (sweep_record_get_budget(&c, &deadline) == 0 && r->plugin_deadline == 0 && deadline > 0)
       r->plugin_deadline = deadline;
     break;
   }
   case CALHOST_REC_RESULT:
   case CALHOST_REC_SKIPPED:
   case CALHOST_REC_FAILED: {
-    size_t w = (size_t)isolate_proto_get_u64(&c);
-    uint32_t t = (uint32_t)isolate_proto_get_u64(&c);
-    if (c.failed || w >= r->cfg->workload_count)
+    sweep_record_item it;
+    if (sweep_record_get_item(&c, &it) != 0 || it.workload >= r->cfg->workload_count)
       break;
+    size_t w = it.workload;
+    uint32_t t = it.threads;
     cal_result *x = cal_add_result(r);
     if (!x)
       break;
@@ -146,11 +163,10 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     r->cur_workload = w;
     r->cur_threads = t;
     if (m->type == CALHOST_REC_RESULT) {
-      sweep_record_get_key(&c, &x->key);
-      sweep_record_get_result(&c, &x->sweep);
-      if (!c.failed && x->sweep.warning) /* about the plugin: once per plugin and text */
+      int bad = sweep_record_get_result_body(&c, &x->key, &x->sweep) != 0;
+      if (!bad && x->sweep.warning) /* about the plugin: once per plugin and text */
         cal_warn_once(r, "%s: %s", x->backend ? x->backend : "?", x->sweep.warning);
-      if (c.failed) {
+      if (bad) {
         x->kind = CAL_FAILED;
         x->message = base_str_dup("malformed result record");
       } else if (!x->sweep.ok) {
@@ -197,12 +213,15 @@ static void on_record(void *user, const isolate_proto_msg *m) {
       free(r->record_error);
       r->record_error = NULL;
     } else if (m->type == CALHOST_REC_SKIPPED) {
+      const char *reason = NULL;
       x->kind = CAL_SKIPPED;
-      x->message = isolate_proto_dup_str(&c);
-      sweep_record_get_key(&c, &x->key);
+      sweep_record_get_skipped_body(&c, &reason, &x->key);
+      x->message = base_str_dup(reason);
     } else {
+      const char *message = NULL;
       x->kind = CAL_FAILED;
-      x->message = isolate_proto_dup_str(&c);
+      sweep_record_get_failed_body(&c, &message);
+      x->message = base_str_dup(message);
     }
     /* verify's recalibration counts and shows the keys it recalibrates: a
      * target that builds one of them again (a capped thread count) is a
@@ -222,7 +241,8 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     r->cur_in_workload = 0;
     break;
   case CALHOST_REC_PLUGIN_FAILED: {
-    const char *msg = isolate_proto_get_str(&c);
+    const char *msg = NULL;
+    sweep_record_get_plugin_failed(&c, &msg);
     cal_add_failure(r, r->cur->backend, NULL, 0, NULL, msg ? msg : "plugin failed", NULL);
     break;
   }
@@ -607,9 +627,10 @@ static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
   /* waves of devices that do not share hardware run at once; a device on
    * the CPUs (PoCL) is alone in its wave */
   const runtime_device **devs = calloc(nsel + 1, sizeof *devs);
+  const runtime_device **members = calloc(nsel + 1, sizeof *members); /* a wave: any size */
   size_t *wave = calloc(nsel + 1, sizeof *wave);
   size_t waves = 0;
-  if (devs && wave) {
+  if (devs && members && wave) {
     for (size_t i = 0; i < nsel; i++)
       devs[i] = &devices.items[sel[i]];
     waves = runtime_devices_schedule(devs, nsel, wave);
@@ -617,15 +638,15 @@ static void calibrate_plugin(cal_run *r, loader_plugin *p, cal_listed *l) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
   }
   for (size_t w = 0; w < waves && !g_cancel; w++) {
-    const runtime_device *members[64];
     size_t n = 0;
     for (size_t i = 0; i < nsel; i++)
-      if (wave[i] == w && n < sizeof members / sizeof members[0])
+      if (wave[i] == w)
         members[n++] = devs[i];
     run_wave(r, p, members, n);
   }
   r->cur_device = NULL;
   free(devs);
+  free(members);
   free(wave);
   free(sel);
   runtime_device_list_free(&devices);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/str.h"
 #include "base/text.h"
 #include "isolate/isolate.h"
@@ -71,19 +72,14 @@ static void record_begin(child_ctx *c, sweep_recording *rec, const config_worklo
 static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
                             const char *policy) {
   child_ctx *c = user;
-  isolate_proto_begin(&c->buf, CALHOST_REC_CANDIDATE);
-  isolate_proto_put_u64(&c->buf, c->workload);
-  isolate_proto_put_u64(&c->buf, c->threads);
-  isolate_proto_put_u64(&c->buf, index);
-  isolate_proto_put_u64(&c->buf, ordinal);
-  isolate_proto_put_u64(&c->buf, total);
-  isolate_proto_put_str(&c->buf, policy);
+  sweep_record_put_candidate(&c->buf, (sweep_record_item){c->workload, c->threads}, index, ordinal,
+                             total, policy);
   isolate_proto_send(c->fd, &c->buf);
 }
 
 static void child_candidate_end(void *user) {
   child_ctx *c = user;
-  isolate_proto_begin(&c->buf, CALHOST_REC_CANDIDATE_END);
+  sweep_record_put_candidate_end(&c->buf);
   isolate_proto_send(c->fd, &c->buf);
 }
 
@@ -93,25 +89,15 @@ static const char *child_take_error(void *user) {
 }
 
 static void child_skip(child_ctx *c, const char *reason, const calhost_built_key *k) {
-  isolate_proto_begin(&c->buf, CALHOST_REC_SKIPPED);
-  isolate_proto_put_u64(&c->buf, c->workload);
-  isolate_proto_put_u64(&c->buf, c->threads);
-  isolate_proto_put_str(&c->buf, reason);
-  if (k)
-    sweep_record_put_key(&c->buf, k->model_digest, k->processor, k->thread_count, k->structure,
-                         k->structure_count);
-  else
-    sweep_record_put_key(&c->buf, NULL, NULL, 0, NULL, 0);
+  sweep_record_put_skipped(&c->buf, (sweep_record_item){c->workload, c->threads}, reason, k);
   isolate_proto_send(c->fd, &c->buf);
 }
 
 static void child_fail(child_ctx *c, uint32_t type, const char *message) {
-  isolate_proto_begin(&c->buf, type);
-  if (type == CALHOST_REC_FAILED) {
-    isolate_proto_put_u64(&c->buf, c->workload);
-    isolate_proto_put_u64(&c->buf, c->threads);
-  }
-  isolate_proto_put_str(&c->buf, message);
+  if (type == CALHOST_REC_FAILED)
+    sweep_record_put_failed(&c->buf, (sweep_record_item){c->workload, c->threads}, message);
+  else
+    sweep_record_put_plugin_failed(&c->buf, message);
   isolate_proto_send(c->fd, &c->buf);
 }
 
@@ -168,8 +154,7 @@ int cal_child_main(void *user, int fd) {
   size_t setting_count;
   runtime_binding_plugin_settings(r->cfg, p->backend, &settings, &setting_count);
 
-  isolate_proto_begin(&c.buf, CALHOST_REC_HELLO);
-  isolate_proto_put_str(&c.buf, p->backend);
+  sweep_record_put_hello(&c.buf, p->backend); /* the protocol version first */
   isolate_proto_send(c.fd, &c.buf);
 
   calhost_plugin_instance *inst = NULL;
@@ -189,8 +174,7 @@ int cal_child_main(void *user, int fd) {
   double budget = config_plugin_time_budget(r->cfg, r->cur->backend); /* its own, or the shared */
   if (plugin_deadline == 0 && budget > 0) {
     plugin_deadline = sweep_now() + budget;
-    isolate_proto_begin(&c.buf, CALHOST_REC_BUDGET);
-    isolate_proto_put_f64(&c.buf, plugin_deadline);
+    sweep_record_put_budget(&c.buf, plugin_deadline);
     isolate_proto_send(c.fd, &c.buf);
   }
   size_t sweeps_left = cal_sweeps_of(r, p);
@@ -208,8 +192,8 @@ int cal_child_main(void *user, int fd) {
     uint32_t thread_count, target_threads;
     const char *operator_name; /* the configuration's */
     char *model_digest, *processor;
-  } built[256];
-  size_t nbuilt = 0;
+  } *built = NULL; /* grows: every key of the run is remembered */
+  size_t nbuilt = 0, built_cap = 0;
   for (size_t i = 0; i < r->workload_count; i++) {
     const config_workload *cw = &r->cfg->workloads[r->workloads[i]];
     if (!runtime_binding_serves(p, cw->operator_name))
@@ -299,7 +283,9 @@ int cal_child_main(void *user, int fd) {
           child_skip(&c, why, verify_measuring(r) ? NULL : &k);
         continue;
       }
-      if (nbuilt < sizeof built / sizeof built[0]) {
+      struct built_rec *grown = base_array_grow(built, nbuilt, &built_cap, sizeof *built, 32);
+      if (grown) {
+        built = grown;
         struct built_rec *b = &built[nbuilt];
         *b = (struct built_rec){c.workload,
                                 k.thread_count,
@@ -307,12 +293,19 @@ int cal_child_main(void *user, int fd) {
                                 cw->operator_name,
                                 strdup(k.model_digest ? k.model_digest : ""),
                                 strdup(k.processor ? k.processor : "")};
-        if (b->model_digest && b->processor)
+        if (b->model_digest && b->processor) {
           nbuilt++;
-        else {
+        } else {
           free(b->model_digest);
           free(b->processor);
+          grown = NULL;
         }
+      }
+      if (!grown) { /* a key not remembered could be calibrated twice: say so */
+        if (mine)
+          child_fail(&c, CALHOST_REC_FAILED,
+                     "out of memory: the key cannot be remembered (keys are calibrated once)");
+        continue;
       }
       if (!mine)
         continue;
@@ -396,35 +389,29 @@ int cal_child_main(void *user, int fd) {
       sweep_run(&req, &res);
       if (c.rec) { /* the parent reports the outcome with the sweep's result */
         int failed = sweep_recording_finish(c.rec) != 0;
-        isolate_proto_begin(&c.buf, CALHOST_REC_RECORDING);
-        isolate_proto_put_str(&c.buf, failed ? c.rec->error : "");
+        sweep_record_put_recording(&c.buf, failed ? c.rec->error : "");
         isolate_proto_send(c.fd, &c.buf);
         c.rec = NULL;
       }
       calstore_lookup_result_free(&stored);
       r->child_deadline = 0;
-      isolate_proto_begin(&c.buf, CALHOST_REC_RESULT);
-      isolate_proto_put_u64(&c.buf, c.workload);
-      isolate_proto_put_u64(&c.buf, c.threads);
-      sweep_record_put_key(&c.buf, kc.model_digest, kc.processor, kc.thread_count, kc.structure,
-                           kc.structure_count);
+      sweep_record_put_result_record(&c.buf, (sweep_record_item){c.workload, c.threads}, &kc, &res);
       sweep_record_key_free(&kc);
-      sweep_record_put_result(&c.buf, &res);
       if (isolate_proto_send(c.fd, &c.buf) != 0)
         child_fail(&c, CALHOST_REC_FAILED,
                    "the sweep's result could not be sent to calhost (its record is too large)");
       sweep_result_free(&res);
     }
-    isolate_proto_begin(&c.buf, CALHOST_REC_WORKLOAD_DONE);
-    isolate_proto_put_u64(&c.buf, c.workload);
+    sweep_record_put_workload_done(&c.buf, c.workload);
     isolate_proto_send(c.fd, &c.buf);
   }
   for (size_t j = 0; j < nbuilt; j++) {
     free(built[j].model_digest);
     free(built[j].processor);
   }
+  free(built);
   vt->destroy(inst);
-  isolate_proto_begin(&c.buf, CALHOST_REC_DONE);
+  sweep_record_put_done(&c.buf);
   isolate_proto_send(c.fd, &c.buf);
   isolate_proto_buf_free(&c.buf);
   return 0;

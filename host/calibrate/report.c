@@ -20,8 +20,9 @@
 #endif
 
 static const char *kind_word(cal_kind k) {
-  static const char *const words[] = {"pending", "stored",     "skipped",
-                                      "failed",  "not_stored", "measured"};
+  static const char *const words[] = {
+      [CAL_PENDING] = "pending", [CAL_STORED] = "stored",         [CAL_SKIPPED] = "skipped",
+      [CAL_FAILED] = "failed",   [CAL_NOT_STORED] = "not_stored", [CAL_MEASURED] = "measured"};
   return BASE_WORD(words, CAL_MEASURED, k, "unknown");
 }
 
@@ -300,7 +301,10 @@ void cal_print_summary(cal_run *r) {
 /* ---- JSON ------------------------------------------------------------- */
 
 static const char *candidate_word(sweep_candidate_status st) {
-  static const char *const words[] = {"measured", "pruned", "rejected", "unmeasured"};
+  static const char *const words[] = {[CALHOST_CANDIDATE_MEASURED] = "measured",
+                                      [CALHOST_CANDIDATE_PRUNED] = "pruned",
+                                      [CALHOST_CANDIDATE_REJECTED] = "rejected",
+                                      [CALHOST_CANDIDATE_UNMEASURED] = "unmeasured"};
   return BASE_WORD(words, CALHOST_CANDIDATE_UNMEASURED, st, "unknown");
 }
 
@@ -346,7 +350,11 @@ static void json_candidates(const sweep_result *s, FILE *o) {
 }
 
 static const char *stop_word(uint32_t stop) {
-  static const char *const words[] = {"exhausted", "evaluations", "seconds", "target", "stopped"};
+  static const char *const words[] = {[CALHOST_SEARCH_STOP_EXHAUSTED] = "exhausted",
+                                      [CALHOST_SEARCH_STOP_EVALUATIONS] = "evaluations",
+                                      [CALHOST_SEARCH_STOP_SECONDS] = "seconds",
+                                      [CALHOST_SEARCH_STOP_TARGET] = "target",
+                                      [CALHOST_SEARCH_STOP_CALLER] = "stopped"};
   return BASE_WORD(words, CALHOST_SEARCH_STOP_CALLER, stop, "unknown");
 }
 

@@ -141,6 +141,9 @@ typedef struct cal_run {
    * (CALHOST_REC_RECORDING): reported, and the error ("" when written) */
   int record_reported;
   char *record_error;
+  /* the current child's HELLO named another record protocol version: the
+   * rest of its stream is ignored (a failure says so) */
+  int records_refused;
   /* child only */
   double child_deadline;
 

@@ -31,8 +31,14 @@
 /* ---- the rule --------------------------------------------------------- */
 
 const char *calibrate_verdict_name(calibrate_verdict v) {
-  static const char *const words[] = {"ok",      "slower",  "lost-to-default", "outdated",
-                                      "invalid", "missing", "error",           "override"};
+  static const char *const words[] = {[CALHOST_VERDICT_OK] = "ok",
+                                      [CALHOST_VERDICT_SLOWER] = "slower",
+                                      [CALHOST_VERDICT_LOST_TO_DEFAULT] = "lost-to-default",
+                                      [CALHOST_VERDICT_OUTDATED] = "outdated",
+                                      [CALHOST_VERDICT_INVALID] = "invalid",
+                                      [CALHOST_VERDICT_MISSING] = "missing",
+                                      [CALHOST_VERDICT_ERROR] = "error",
+                                      [CALHOST_VERDICT_OVERRIDE] = "override"};
   return BASE_WORD(words, CALHOST_VERDICT_OVERRIDE, v, "unknown");
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/str.h"
 #include "base/text.h"
 #include "isolate.h"
 #include "loader/loader.h"
@@ -415,13 +416,6 @@ static int ck_key_deterministic(checker *c) {
   return 0;
 }
 
-static int one_line(const char *s) {
-  for (; s && *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      return 0;
-  return 1;
-}
-
 static int ck_key_complete(checker *c) {
   calhost_built_key k;
   runtime_binding_built_key_init(&k);
@@ -438,7 +432,7 @@ static int ck_key_complete(checker *c) {
     return fail(c, "the exact key has an empty processor");
   if (defect == RUNTIME_BINDING_KEY_NO_THREADS)
     return fail(c, "the exact key has thread count 0");
-  if (!one_line(k.model_digest) || !one_line(k.processor))
+  if (!base_str_one_line(k.model_digest) || !base_str_one_line(k.processor))
     return fail(c, "the exact key contains a line break or control character");
   if (defect == RUNTIME_BINDING_KEY_NO_STRUCTURE)
     return fail(c, "the portable key has no structural property");
@@ -446,7 +440,7 @@ static int ck_key_complete(checker *c) {
     const calhost_property *p = &k.structure[i];
     if (defect == RUNTIME_BINDING_KEY_EMPTY_PROPERTY && i == empty)
       return fail(c, "structural property %zu has an empty name or a NULL value", i);
-    if (!one_line(p->name) || !one_line(p->value))
+    if (!base_str_one_line(p->name) || !base_str_one_line(p->value))
       return fail(c, "structural property '%s' contains a line break or control character",
                   p->name);
     for (size_t j = 0; j < i; j++)
@@ -519,7 +513,7 @@ static int good_policy(checker *c, long index, const char *p, size_t n) {
     return fail(c, "%s is empty", w);
   if (n > CALHOST_POLICY_MAX_LENGTH)
     return fail(c, "%s is %zu bytes, more than %u", w, n, CALHOST_POLICY_MAX_LENGTH);
-  if (!one_line(p))
+  if (!base_str_one_line(p))
     return fail(c, "%s contains a line break or control character", w);
   if (c->vt.validate_policy(c->inst, p, n, err, sizeof err) != CALHOST_OK)
     return fail(c, "the validator refuses %s '%.80s': %s", w, p, err);
@@ -839,7 +833,7 @@ static int ck_refuses_random(checker *c) {
       x ^= x << 17;
       buf[j] = (unsigned char)(i < 250 ? x : 0x20 + x % 95); /* bytes, then printable text */
     }
-    if (accepts(c, (const char *)buf, n) && (i < 250 || !one_line((const char *)buf)))
+    if (accepts(c, (const char *)buf, n) && (i < 250 || !base_str_one_line((const char *)buf)))
       return fail(c, "the validator accepts random payload %d (%zu bytes)", i, n);
   }
   if (sample_policies(c, pol, lens, 1, &count))

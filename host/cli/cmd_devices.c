@@ -59,42 +59,39 @@ static void print_text(FILE *out, const listed *l, size_t n) {
 
 static void print_json(FILE *out, const listed *l, size_t n) {
   int first = 1;
-  fputs("{\"devices\":[", out);
+  fputc('{', out);
+  base_json_key(out, 1, "devices");
+  fputc('[', out);
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < l[i].devices.count; k++) {
       const runtime_device *d = &l[i].devices.items[k];
       fputs(first ? "\n{" : ",\n{", out);
       first = 0;
-      fputs("\"backend\":", out);
-      base_json_string(out, l[i].p->backend);
-      fprintf(out, ",\"index\":%u,\"kind\":", d->index);
-      base_json_string(out, runtime_device_kind_name(d->kind));
-      fputs(",\"name\":", out);
-      base_json_string(out, d->name);
-      fputs(",\"identity\":", out);
-      base_json_string(out, d->identity);
-      fputs(",\"hardware\":", out);
-      base_json_string(out, d->hardware);
-      fputs(",\"enabled\":", out);
-      base_json_bool(out, l[i].enabled);
-      fputs(",\"details\":{", out);
+      base_json_member_string(out, 1, "backend", l[i].p->backend);
+      base_json_member_uint(out, 0, "index", d->index);
+      base_json_member_string(out, 0, "kind", runtime_device_kind_name(d->kind));
+      base_json_member_string(out, 0, "name", d->name);
+      base_json_member_string(out, 0, "identity", d->identity);
+      base_json_member_string(out, 0, "hardware", d->hardware);
+      base_json_member_bool(out, 0, "enabled", l[i].enabled);
+      base_json_key(out, 0, "details");
+      fputc('{', out);
       for (size_t j = 0; j < d->detail_count; j++) {
         base_json_key(out, j == 0, d->details[j].name);
         base_json_string(out, d->details[j].value);
       }
       fputs("}}", out);
     }
-  fputs("\n],\"plugins\":[", out);
+  fputs("\n]", out);
+  base_json_key(out, 0, "plugins");
+  fputc('[', out);
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ",\n{" : "\n{", out);
-    fputs("\"backend\":", out);
-    base_json_string(out, l[i].p->backend);
-    fputs(",\"enabled\":", out);
-    base_json_bool(out, l[i].enabled);
-    fputs(",\"device_backend\":", out);
-    base_json_bool(out, l[i].device_backend);
-    fprintf(out, ",\"device_count\":%zu,\"error\":", l[i].devices.count);
-    base_json_string(out, l[i].failed ? l[i].why : NULL);
+    base_json_member_string(out, 1, "backend", l[i].p->backend);
+    base_json_member_bool(out, 0, "enabled", l[i].enabled);
+    base_json_member_bool(out, 0, "device_backend", l[i].device_backend);
+    base_json_member_uint(out, 0, "device_count", l[i].devices.count);
+    base_json_member_string(out, 0, "error", l[i].failed ? l[i].why : NULL);
     fputc('}', out);
   }
   fputs("\n]}\n", out);

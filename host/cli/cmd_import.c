@@ -117,7 +117,9 @@ static int run_import(cli_context *cli, cli_args *a) {
     diag_free(&d);
   }
   if (st == CALSTORE_OK) {
-    st = calstore_batch_commit(&c.batch, &err);
+    int applied = 0;
+    st = calstore_batch_commit_applied(&c.batch, &applied, &err);
+    st = cli_store_durability("import", st, applied, &err);
     if (st != CALSTORE_OK)
       cli_store_failed("import", st, &err);
   }
@@ -134,6 +136,8 @@ static int run_import(cli_context *cli, cli_args *a) {
     base_json_member_uint(stdout, 0, "kept", kept);
     base_json_member_uint(stdout, 0, "files", a->positional_count);
     base_json_member_bool(stdout, 0, "persisted", cli_store_change_kept(cli));
+    if (cli_store_warning())
+      base_json_member_string(stdout, 0, "warning", cli_store_warning());
     fputs("}\n", stdout);
     return 0;
   }

@@ -26,6 +26,9 @@ static int run_invalidate(cli_context *cli, cli_args *a) {
   calstore_status st =
       calstore_invalidate(s, a->value[FL_BACKEND], a->value[FL_IMPLEMENTATION], &removed, &err);
   calstore_close(&s);
+  /* a failure that removed something is the directory sync after the
+   * rename (calstore_invalidate): the profiles are gone for everyone */
+  st = cli_store_durability("invalidate", st, removed != 0, &err);
   if (st != CALSTORE_OK)
     return cli_store_failed("invalidate", st, &err);
   return cli_store_done(cli, 1, "removed", removed, "removed %zu profiles\n", removed);

@@ -131,26 +131,37 @@ static void print_backends(const proc_group *g, const char *lead,
 /* Writes a group's thread counts, comma-separated, the first preceded by
  * lead. */
 static void print_threads(const proc_group *g, const char *lead) {
-  for (size_t j = 0; j < g->thread_count; j++)
-    printf("%s%u", j ? "," : lead, (unsigned)g->threads[j]);
+  for (size_t j = 0; j < g->thread_count; j++) {
+    fputs(j ? "," : lead, stdout);
+    base_json_uint(stdout, g->threads[j]); /* a plain decimal: text too */
+  }
 }
 
 static void print_by_processor(const by_proc_ctx *c, int json) {
   if (json) {
-    printf("{\"processors\":[");
+    FILE *o = stdout;
+    fputc('{', o);
+    base_json_key(o, 1, "processors");
+    fputc('[', o);
     for (size_t i = 0; i < c->count; i++) {
       const proc_group *g = &c->groups[i];
-      printf("%s\n{\"processor\":", i ? "," : "");
-      base_json_string(stdout, g->processor);
-      printf(",\"exact_calibrated\":%zu,\"exact_overrides\":%zu,\"backends\":[", g->calibrated,
-             g->overrides);
+      fputs(i ? ",\n{" : "\n{", o);
+      base_json_member_string(o, 1, "processor", g->processor);
+      base_json_member_uint(o, 0, "exact_calibrated", g->calibrated);
+      base_json_member_uint(o, 0, "exact_overrides", g->overrides);
+      base_json_key(o, 0, "backends");
+      fputc('[', o);
       print_backends(g, "", base_json_string);
-      printf("],\"thread_counts\":[");
+      fputc(']', o);
+      base_json_key(o, 0, "thread_counts");
+      fputc('[', o);
       print_threads(g, "");
-      printf("]}");
+      fputs("]}", o);
     }
-    printf("%s],\"portable_calibrated\":%zu,\"portable_overrides\":%zu}\n", c->count ? "\n" : "",
-           c->portable_calibrated, c->portable_overrides);
+    fputs(c->count ? "\n]" : "]", o);
+    base_json_member_uint(o, 0, "portable_calibrated", c->portable_calibrated);
+    base_json_member_uint(o, 0, "portable_overrides", c->portable_overrides);
+    fputs("}\n", o);
     return;
   }
   for (size_t i = 0; i < c->count; i++) {

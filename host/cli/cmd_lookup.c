@@ -98,16 +98,8 @@ static int lookup_key(cli_context *cli, cli_args *a) {
   }
   calhost_runtime *rt = c.rt;
   calhost_runtime_plugin *plugin = c.plugin;
-  calstore_lookup_options o = {0};
-  o.backend = k.backend;
-  o.operator_name = k.operator_name;
-  o.implementation = k.implementation;
-  o.model_digest = k.model_digest;
-  o.processor = k.processor;
-  o.thread_count = k.thread_count;
-  o.structure = k.structure;
-  o.structure_count = k.structure_count;
-  o.force_portable = calhost_runtime_force_portable(rt);
+  calstore_lookup_options o =
+      runtime_binding_lookup_options(&k, NULL, calhost_runtime_force_portable(rt));
   calstore_lookup_result *r = NULL;
   calstore_error err = {0};
   calstore_status st =

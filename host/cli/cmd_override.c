@@ -42,6 +42,27 @@ static const char *fixed_policy(void *user, size_t *length, char *err, size_t ca
   return user;
 }
 
+/* Installs the override of key k with policy in one batch committed with
+ * calstore_batch_commit_applied: a failed directory sync after the rename
+ * is an installed override with a durability warning
+ * (cli_store_durability). */
+static calstore_status install(const char *cmd, calstore *store, const calstore_key *k,
+                               const char *policy, calstore_validator_fn validator, void *user,
+                               calstore_error *err) {
+  calstore_batch *b = NULL;
+  calstore_status st = calstore_batch_begin(store, &b, err);
+  if (st == CALSTORE_OK)
+    st = calstore_batch_install_override(b, k, NULL, 0, fixed_policy, (void *)policy, validator,
+                                         user, err);
+  if (st == CALSTORE_OK) {
+    int applied = 0;
+    st = calstore_batch_commit_applied(&b, &applied, err);
+    st = cli_store_durability(cmd, st, applied, err);
+  }
+  calstore_batch_abort(&b);
+  return st;
+}
+
 /* The exit status and message of a store answer. */
 static int finish(cli_context *cli, const char *cmd, calstore_status st, const calstore_error *err,
                   const char *done) {
@@ -85,8 +106,7 @@ static int override_workload(cli_context *cli, cli_args *a, int set, const char 
   calstore_error err = {0};
   calstore_status st;
   if (set)
-    st = calstore_install_override(store, k, NULL, 0, fixed_policy, (void *)policy,
-                                   calhost_runtime_validate_policy, c.plugin, &err);
+    st = install(cmd, store, k, policy, calhost_runtime_validate_policy, c.plugin, &err);
   else
     st = calstore_clear_override(store, k, &err);
   char done[1024];
@@ -135,9 +155,8 @@ static int run_override(cli_context *cli, cli_args *a) {
   if (wl_open_key(cli, cmd, k.backend, -1, &c, unvalidated, sizeof unvalidated) !=
       CALHOST_RUNTIME_OK)
     return 2;
-  st = calstore_install_override(calhost_runtime_store(c.rt), &k, NULL, 0, fixed_policy,
-                                 (void *)a->value[FL_POLICY],
-                                 c.plugin ? calhost_runtime_validate_policy : NULL, c.plugin, &err);
+  st = install(cmd, calhost_runtime_store(c.rt), &k, a->value[FL_POLICY],
+               c.plugin ? calhost_runtime_validate_policy : NULL, c.plugin, &err);
   rc = finish(cli, cmd, st, &err,
               c.plugin ? "override installed" : "override installed (not validated)");
   wl_close(&c);

@@ -27,39 +27,48 @@
 
 static void print_json(const calibrate_work_list *l, uint32_t shards, int only,
                        const calibrate_shard *sh, const size_t *counts) {
-  printf("{\"shards\":%u,\"shard\":", (unsigned)shards);
+  FILE *o = stdout;
+  fputc('{', o);
+  base_json_member_uint(o, 1, "shards", shards);
   if (only)
-    printf("%u", (unsigned)sh->index);
+    base_json_member_uint(o, 0, "shard", sh->index);
   else
-    printf("null");
-  printf(",\"items\":[");
+    base_json_member_null(o, 0, "shard");
+  base_json_key(o, 0, "items");
+  fputc('[', o);
   size_t n = 0;
   for (size_t i = 0; i < l->count; i++) {
     const calibrate_work_item *x = &l->items[i];
     if (only && x->shard != sh->index)
       continue;
-    printf("%s\n{\"backend\":", n++ ? "," : "");
-    base_json_string(stdout, x->backend);
-    printf(",\"implementation\":");
-    base_json_string(stdout, x->implementation);
-    printf(",\"workload\":");
-    base_json_string(stdout, x->workload);
-    printf(",\"operator\":");
-    base_json_string(stdout, x->operator_name);
-    printf(",\"threads\":%u,\"device\":", (unsigned)x->threads);
+    fputs(n++ ? ",\n{" : "\n{", o);
+    base_json_member_string(o, 1, "backend", x->backend);
+    base_json_member_string(o, 0, "implementation", x->implementation);
+    base_json_member_string(o, 0, "workload", x->workload);
+    base_json_member_string(o, 0, "operator", x->operator_name);
+    base_json_member_uint(o, 0, "threads", x->threads);
     if (x->device) {
-      printf("{\"index\":%u,\"identity\":", (unsigned)x->device_index);
-      base_json_string(stdout, x->device);
-      printf("}");
+      base_json_key(o, 0, "device");
+      fputc('{', o);
+      base_json_member_uint(o, 1, "index", x->device_index);
+      base_json_member_string(o, 0, "identity", x->device);
+      fputc('}', o);
     } else {
-      printf("null");
+      base_json_member_null(o, 0, "device");
     }
-    printf(",\"shard\":%u}", (unsigned)x->shard);
+    base_json_member_uint(o, 0, "shard", x->shard);
+    fputc('}', o);
   }
-  printf("%s],\"total\":%zu,\"counts\":[", n ? "\n" : "", l->count);
-  for (uint32_t s = 0; s < shards; s++)
-    printf("%s%zu", s ? "," : "", counts[s]);
-  printf("]}\n");
+  fputs(n ? "\n]" : "]", o);
+  base_json_member_uint(o, 0, "total", l->count);
+  base_json_key(o, 0, "counts");
+  fputc('[', o);
+  for (uint32_t s = 0; s < shards; s++) {
+    if (s)
+      fputc(',', o);
+    base_json_uint(o, counts[s]);
+  }
+  fputs("]}\n", o);
 }
 
 static void print_text(const calibrate_work_list *l, uint32_t shards, int only,

@@ -3,9 +3,10 @@
  * the global options, error output, configuration and store resolution.
  *
  * Each command lives in the file named after it (cmd_calibrate.c,
- * cmd_lookup.c, cmd_override.c, cmd_invalidate.c, cmd_check.c, cmd_list.c,
- * cmd_export.c, cmd_import.c, cmd_plugins.c for `plugins` and `plugin`,
- * cmd_config.c, cmd_report.c) and describes itself, with its flag table, in one
+ * cmd_lookup.c, cmd_override.c, cmd_invalidate.c, cmd_store_check.c for
+ * `check` (of the store), cmd_list.c, cmd_export.c, cmd_import.c,
+ * cmd_plugins.c, cmd_plugin_check.c for `plugin check`, cmd_devices.c,
+ * cmd_config.c, cmd_report.c, cmd_verify.c, cmd_plan.c) and describes itself, with its flag table, in one
  * cli_command (args.h); main.c lists them. A command's run function returns
  * the process exit status: 0 success, 1 "no" (check failed, nothing
  * selected or calibrated, override refused, no such override), 2 usage or
@@ -48,10 +49,25 @@ void cli_store_error(const char *what, calstore_status st, const calstore_error 
  * invalidate, lookup and override). Returns 2. */
 int cli_store_failed(const char *cmd, calstore_status st, const calstore_error *err);
 
+/* Settles the status st of a commit of command cmd whose applied flag
+ * (calstore_batch_commit_applied's) is applied: a failure after the rename
+ * (applied nonzero: only the directory sync failed, every process already
+ * reads the change) prints "calhost: warning: CMD: the change is stored,
+ * but durability is not guaranteed (it may not survive a power loss):
+ * MESSAGE" on stderr, is remembered for the --json answer of
+ * cli_store_done (a "warning" member) and becomes CALSTORE_OK. Any other
+ * status is returned as it is. */
+calstore_status cli_store_durability(const char *cmd, calstore_status st, int applied,
+                                     const calstore_error *err);
+
+/* The warning cli_store_durability remembered for this command, or NULL. */
+const char *cli_store_warning(void);
+
 /* The answer of a store command that succeeded (the one form of export,
  * invalidate and override): with --json {"status":"ok"}, plus the member
  * key: count when key is not NULL, plus "persisted": true|false when the
- * command changed the store (change nonzero; cli_store_change_kept); else,
+ * command changed the store (change nonzero; cli_store_change_kept), plus
+ * "warning" when cli_store_durability remembered one; else,
  * unless --quiet, the text line formatted from fmt on stdout, and for a
  * change the note of cli_store_change_kept on stderr. Returns 0, the
  * command's exit status. */

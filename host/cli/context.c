@@ -58,6 +58,25 @@ int cli_store_change_kept(const cli_context *cli) {
   return 0;
 }
 
+/* The durability warning of this command's commit (cli_store_durability). */
+static char g_store_warning[1400];
+
+calstore_status cli_store_durability(const char *cmd, calstore_status st, int applied,
+                                     const calstore_error *err) {
+  if (st == CALSTORE_OK || !applied)
+    return st;
+  snprintf(g_store_warning, sizeof g_store_warning,
+           "the change is stored, but durability is not guaranteed (it may not survive a power "
+           "loss): %s",
+           err->message);
+  cli_error("warning: %s: %s", cmd, g_store_warning);
+  return CALSTORE_OK;
+}
+
+const char *cli_store_warning(void) {
+  return g_store_warning[0] ? g_store_warning : NULL;
+}
+
 int cli_store_done(const cli_context *cli, int change, const char *key, size_t count,
                    const char *fmt, ...) {
   if (cli->json) {
@@ -67,6 +86,8 @@ int cli_store_done(const cli_context *cli, int change, const char *key, size_t c
       base_json_member_uint(stdout, 0, key, count);
     if (change)
       base_json_member_bool(stdout, 0, "persisted", cli_store_change_kept(cli));
+    if (cli_store_warning())
+      base_json_member_string(stdout, 0, "warning", cli_store_warning());
     fputs("}\n", stdout);
     return 0;
   }

@@ -169,12 +169,7 @@ int cfg_props_push(calhost_property **p, size_t *n, const char *name, const char
 }
 
 int cfg_valid_name(const char *s) {
-  if (!s || !*s)
-    return 0;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '-')
-      return 0;
-  return 1;
+  return base_str_is_name(s, 0);
 }
 
 /* ---- defaults / free ----------------------------------------------------- */

@@ -385,10 +385,9 @@ int cfg_key(parser *p, const char *name, const char *value) {
                       "bad value for property '%s' in %s: '%s' (non-empty, without ';', '\"' or "
                       "'\\')",
                       name, p->section, value);
-    for (const char *q = value; *q; q++)
-      if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f)
-        return cfg_perr(p, p->line, "bad value for property '%s' in %s: control character", name,
-                        p->section);
+    if (!base_str_one_line(value))
+      return cfg_perr(p, p->line, "bad value for property '%s' in %s: control character", name,
+                      p->section);
     return cfg_props_push(&w->properties, &w->property_count, name, value) == 0 ? 1 : cfg_oom(p);
   }
   case SEC_MODEL: {

@@ -346,12 +346,11 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
       return base_str_fail(why, why_capacity, "empty item in '%s' (%s)",
                            shown(text ? text : "", end, buf), DEVICES_EXPECTED);
     }
-    for (const char *q = b; q < e; q++)
-      if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f) {
-        config_value_strings_free(list, n);
-        return base_str_fail(why, why_capacity, "control character in a device (%s)",
-                             DEVICES_EXPECTED);
-      }
+    if (base_str_control_at(b, (size_t)(e - b)) < (size_t)(e - b)) {
+      config_value_strings_free(list, n);
+      return base_str_fail(why, why_capacity, "control character in a device (%s)",
+                           DEVICES_EXPECTED);
+    }
     if (is_digit(*b)) {
       unsigned long long x;
       int numeric = 1;

@@ -152,6 +152,27 @@ static int add_entry(cands *c, const char *path, loader_plugin_origin origin,
   return cands_add(c, path, origin); /* a file, listed even when missing: the user named it */
 }
 
+void loader_default_dirs(loader_default_dir dirs[LOADER_DEFAULT_DIR_COUNT]) {
+  char exe[PATH_MAX];
+  char *up = base_exe_dir(exe, sizeof exe) == 0 ? base_str_format("%s/..", exe) : NULL;
+  char *real = up ? realpath(up, NULL) : NULL;
+  const char *prefix = real ? real : up;
+  dirs[0].path = prefix ? base_str_format("%s/lib/calhost/plugins", prefix) : NULL;
+  dirs[1].path = prefix ? base_str_format("%s/%s", prefix, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
+  dirs[2].path = base_str_dup(CALHOST_INSTALLED_PLUGIN_DIR);
+  dirs[0].what = dirs[1].what = "the program's prefix";
+  dirs[2].what = "the build's install prefix";
+  free(real);
+  free(up);
+}
+
+void loader_default_dirs_free(loader_default_dir dirs[LOADER_DEFAULT_DIR_COUNT]) {
+  for (int i = 0; i < LOADER_DEFAULT_DIR_COUNT; i++) {
+    free(dirs[i].path);
+    dirs[i].path = NULL;
+  }
+}
+
 static int gather(const loader_options *o, cands *c, const loader_services_hooks *hooks) {
   for (size_t i = 0; i < o->explicit_path_count; i++)
     if (cands_add(c, o->explicit_paths[i], CALHOST_ORIGIN_EXPLICIT) != 0)
@@ -175,17 +196,12 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
     if (add_entry(c, o->config_dirs[i], CALHOST_ORIGIN_CONFIG, hooks) != 0)
       return -1;
   if (o->use_default_dirs) {
-    char exe[PATH_MAX];
-    const char *dir = base_exe_dir(exe, sizeof exe) == 0 ? exe : NULL;
-    const char *defaults[3] = {NULL, NULL, CALHOST_INSTALLED_PLUGIN_DIR};
-    char *a = dir ? base_str_format("%s/../lib/calhost/plugins", dir) : NULL;
-    char *b = dir ? base_str_format("%s/../%s", dir, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;
-    char *seen[3] = {NULL, NULL, NULL};
+    loader_default_dir defaults[LOADER_DEFAULT_DIR_COUNT];
+    loader_default_dirs(defaults);
+    char *seen[LOADER_DEFAULT_DIR_COUNT] = {NULL};
     int rc = 0;
-    defaults[0] = a;
-    defaults[1] = b;
-    for (int i = 0; i < 3 && rc == 0; i++) {
-      char *real = defaults[i] ? loader_module_real_path(defaults[i]) : NULL;
+    for (int i = 0; i < LOADER_DEFAULT_DIR_COUNT && rc == 0; i++) {
+      char *real = defaults[i].path ? loader_module_real_path(defaults[i].path) : NULL;
       int dup = !real;
       for (int j = 0; j < i && !dup; j++)
         dup = seen[j] && !strcmp(seen[j], real);
@@ -193,10 +209,9 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
       if (!dup)
         rc = scan_dir(c, real, CALHOST_ORIGIN_DEFAULT, 1, hooks);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < LOADER_DEFAULT_DIR_COUNT; i++)
       free(seen[i]);
-    free(a);
-    free(b);
+    loader_default_dirs_free(defaults);
     if (rc != 0)
       return -1;
   }
@@ -206,8 +221,10 @@ static int gather(const loader_options *o, cands *c, const loader_services_hooks
 /* ---- records ---- */
 
 const char *loader_plugin_state_name(loader_plugin_state state) {
-  static const char *const words[] = {"found",      "loaded",    "unsafe",
-                                      "unloadable", "duplicate", "disabled"};
+  static const char *const words[] = {
+      [CALHOST_PLUGIN_FOUND] = "found",         [CALHOST_PLUGIN_LOADED] = "loaded",
+      [CALHOST_PLUGIN_UNSAFE] = "unsafe",       [CALHOST_PLUGIN_UNLOADABLE] = "unloadable",
+      [CALHOST_PLUGIN_DUPLICATE] = "duplicate", [CALHOST_PLUGIN_DISABLED] = "disabled"};
   return BASE_WORD(words, CALHOST_PLUGIN_DISABLED, state, "unknown");
 }
 

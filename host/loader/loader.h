@@ -127,9 +127,10 @@ typedef struct loader_options {
   /* Honour CALHOST_PLUGIN_PATH (':'-separated directories or files; read with
    * secure_getenv, so ignored under elevated privileges). Default 1. */
   int use_environment;
-  /* Add the default directories: <dir of /proc/self/exe>/../lib/calhost/plugins
-   * (the build tree and a relocated installation) and the configured
-   * installation's <prefix>/<libdir>/calhost/plugins. Default 1. */
+  /* Add the default directories (loader_default_dirs): <dir of
+   * /proc/self/exe>/../lib/calhost/plugins (the build tree and a relocated
+   * installation) and the configured installation's
+   * <prefix>/<libdir>/calhost/plugins. Default 1. */
   int use_default_dirs;
   /* Backend filters from the configuration: enabled (empty: all) and
    * disabled. A filtered plugin is listed as rejected "disabled by
@@ -228,6 +229,26 @@ typedef struct loader_plugin_list {
  * naming both files. Returns the number of loaded plugins (or probed-OK ones
  * when !o->load), or -1 on allocation failure. */
 CALHOST_LOADER_HIDDEN int loader_discover(const loader_options *o, loader_plugin_list *out);
+
+/* The default plugin directories (options.use_default_dirs), in the order
+ * loader_discover searches them after the configured ones:
+ *   <prefix>/lib/calhost/plugins and <prefix>/<the install's plugin
+ *   directory, relative> ("the program's prefix": <prefix> is the canonical
+ *   parent of the program's directory; both NULL when it is unknown), then
+ *   the plugin directory of the install prefix the build was configured
+ *   for ("the build's install prefix"; CALHOST_INSTALLED_PLUGIN_DIR, defined
+ *   once, in host/loader/CMakeLists.txt).
+ * The one list behind the loader's search and every message that names
+ * where plugins were searched (the runtime's "searched: ..."). The paths
+ * are malloc'd (a NULL path is skipped); free with loader_default_dirs_free. */
+#define LOADER_DEFAULT_DIR_COUNT 3
+typedef struct loader_default_dir {
+  char *path;       /* as given, not yet canonical; may not exist */
+  const char *what; /* what it is, for messages (static) */
+} loader_default_dir;
+CALHOST_LOADER_HIDDEN void loader_default_dirs(loader_default_dir dirs[LOADER_DEFAULT_DIR_COUNT]);
+CALHOST_LOADER_HIDDEN void
+loader_default_dirs_free(loader_default_dir dirs[LOADER_DEFAULT_DIR_COUNT]);
 
 /* Checks, probes and loads one file as loader_discover would (no
  * duplicate check, no enabled/disabled filter). hooks NULL: o->services.

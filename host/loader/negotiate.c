@@ -48,24 +48,10 @@ static const struct entry {
 };
 
 /* Nonzero when s is a non-empty printable one-line string of at most max. */
+/* Non-empty printable one-line text (base_str_one_line) of at most max
+ * bytes. */
 static int printable(const char *s, size_t max) {
-  size_t n = 0;
-  if (!s || !*s)
-    return 0;
-  for (; s[n]; n++)
-    if (n >= max || (unsigned char)s[n] < 0x20 || s[n] == 0x7f)
-      return 0;
-  return 1;
-}
-
-static int backend_name_ok(const char *s) {
-  if (!printable(s, 64))
-    return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-          *s == '_' || *s == '.' || *s == '-'))
-      return 0;
-  return 1;
+  return s && *s && strnlen(s, max + 1) <= max && base_str_one_line(s);
 }
 
 /* The ABI 2 groups that come together (devices; parameter space) and the
@@ -170,7 +156,7 @@ int loader_negotiate(struct loader_module *module, uint32_t host_min, uint32_t h
                          vt->abi_version, rep.chosen_abi_version);
   n = vt->struct_size < sizeof *vtable_copy ? vt->struct_size : sizeof *vtable_copy;
   memcpy(vtable_copy, vt, n);
-  if (!backend_name_ok(vtable_copy->backend_name)) {
+  if (!base_str_is_name(vtable_copy->backend_name, 64)) {
     snprintf(err, err_cap, "backend name is missing or not [A-Za-z0-9_.-]{1,64}");
     return CALHOST_NEGOTIATE_BAD_IDENTITY;
   }

@@ -21,7 +21,10 @@
 static int verbose_flag;
 
 const char *loader_log_level_name(calhost_log_level level) {
-  static const char *const words[] = {"debug", "info", "warning", "error"};
+  static const char *const words[] = {[CALHOST_LOG_DEBUG] = "debug",
+                                      [CALHOST_LOG_INFO] = "info",
+                                      [CALHOST_LOG_WARNING] = "warning",
+                                      [CALHOST_LOG_ERROR] = "error"};
   return BASE_WORD(words, CALHOST_LOG_ERROR, level, "log");
 }
 

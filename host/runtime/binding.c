@@ -70,6 +70,22 @@ calstore_status runtime_binding_open_store(const config_settings *cfg, const cha
   return st;
 }
 
+calstore_lookup_options runtime_binding_lookup_options(const calstore_key *key,
+                                                       const calstore_key *portable,
+                                                       int force_portable) {
+  const calstore_key *s = portable ? portable : key;
+  calstore_lookup_options o = {.backend = key->backend,
+                               .operator_name = key->operator_name,
+                               .implementation = key->implementation,
+                               .model_digest = key->model_digest,
+                               .processor = key->processor,
+                               .thread_count = key->thread_count,
+                               .structure = s->structure,
+                               .structure_count = s->structure_count,
+                               .force_portable = force_portable};
+  return o;
+}
+
 void runtime_binding_plugin_settings(const config_settings *cfg, const char *backend,
                                      const calhost_property **settings, size_t *count) {
   const config_plugin_section *sec = backend ? config_plugin_named(cfg, backend) : NULL;

@@ -51,6 +51,17 @@ calstore_status runtime_binding_open_store(const config_settings *cfg, const cha
 void runtime_binding_store_error(char *buf, size_t cap, calstore_status st,
                                  const calstore_error *err, const char *path_if_none);
 
+/* The store's lookup options for a key: its backend, operator,
+ * implementation, model digest, processor and thread count, the
+ * structure of `portable` (NULL: key's own; an exact key carries none, so
+ * a selection passes its portable key), and force_portable as given. The
+ * one way the host fills calstore_lookup_options from a key (the
+ * runtime's select, `calhost lookup`'s key form); the strings stay the
+ * keys'. */
+calstore_lookup_options runtime_binding_lookup_options(const calstore_key *key,
+                                                       const calstore_key *portable,
+                                                       int force_portable);
+
 /* The plugin's [plugin NAME] settings (NULL / 0 when the configuration has
  * no such section). */
 void runtime_binding_plugin_settings(const config_settings *cfg, const char *backend,

@@ -35,13 +35,6 @@ static char *dup_or_empty(const char *s) {
   return d;
 }
 
-static int printable(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
-      return 0;
-  return 1;
-}
-
 static void device_free(runtime_device *d) {
   free(d->identity);
   free(d->name);
@@ -65,14 +58,14 @@ static int add_device(runtime_device_list *l, uint32_t index, uint32_t kind, con
                       const char *name, const char *hardware, const calhost_property *details,
                       size_t detail_count, char *why, size_t cap) {
   size_t len = identity ? strlen(identity) : 0;
-  if (!len || len > IDENTITY_MAX || !printable(identity) || identity[0] == ' ' ||
+  if (!len || len > IDENTITY_MAX || !base_str_one_line(identity) || identity[0] == ' ' ||
       identity[len - 1] == ' ') {
     snprintf(why, cap,
              "device %u has no usable identity (printable, 1 to %u bytes, no blanks at the ends)",
              index, IDENTITY_MAX);
     return -1;
   }
-  if ((name && !printable(name)) || (hardware && !printable(hardware)))
+  if ((name && !base_str_one_line(name)) || (hardware && !base_str_one_line(hardware)))
     return base_str_fail(why, cap,
                          "device %u has a name or hardware string with control characters", index);
   for (size_t i = 0; i < l->count; i++)
@@ -337,7 +330,10 @@ int runtime_devices_selected(const config_settings *cfg, const char *backend,
 }
 
 const char *runtime_device_kind_name(uint32_t kind) {
-  static const char *const words[] = {"other", "cpu", "gpu", "accelerator"};
+  static const char *const words[] = {[CALHOST_DEVICE_OTHER] = "other",
+                                      [CALHOST_DEVICE_CPU] = "cpu",
+                                      [CALHOST_DEVICE_GPU] = "gpu",
+                                      [CALHOST_DEVICE_ACCELERATOR] = "accelerator"};
   return BASE_WORD(words, CALHOST_DEVICE_ACCELERATOR, kind, "other");
 }
 

@@ -7,14 +7,12 @@
  */
 #define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dlfcn.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "base/paths.h"
 #include "base/str.h"
 #include "base/words.h"
 #include "binding.h"
@@ -65,9 +63,16 @@ const char *calhost_runtime_version(uint32_t *number) {
 }
 
 const char *calhost_runtime_status_name(calhost_runtime_status status) {
-  static const char *const words[] = {
-      "ok",          "not_found",        "config_error", "store_error", "plugin_error",
-      "unsupported", "invalid_argument", "no_memory",    "model_error", "target_error"};
+  static const char *const words[] = {[CALHOST_RUNTIME_OK] = "ok",
+                                      [CALHOST_RUNTIME_NOT_FOUND] = "not_found",
+                                      [CALHOST_RUNTIME_CONFIG] = "config_error",
+                                      [CALHOST_RUNTIME_STORE] = "store_error",
+                                      [CALHOST_RUNTIME_PLUGIN] = "plugin_error",
+                                      [CALHOST_RUNTIME_UNSUPPORTED] = "unsupported",
+                                      [CALHOST_RUNTIME_INVALID_ARGUMENT] = "invalid_argument",
+                                      [CALHOST_RUNTIME_NO_MEMORY] = "no_memory",
+                                      [CALHOST_RUNTIME_MODEL] = "model_error",
+                                      [CALHOST_RUNTIME_TARGET] = "target_error"};
   return BASE_WORD(words, CALHOST_RUNTIME_TARGET, status, "unknown");
 }
 
@@ -280,16 +285,6 @@ int calhost_runtime_validate_policy(void *plugin, const char *policy, size_t len
 
 /* ---- where plugins are searched ---------------------------------------- */
 
-/* Where the loader looks by default (host/loader/CMakeLists.txt defines the
- * same for the loader): the build's install prefix, and the plugin
- * directory relative to a prefix, for messages. */
-#ifndef CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR
-#define CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR "/usr/local/lib/calhost/plugins"
-#endif
-#ifndef CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR
-#define CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR "lib/calhost/plugins"
-#endif
-
 /* The plugin directory of the prefix the shared library was loaded from:
  * <directory of libcalhost_runtime.so>/calhost/plugins (the file found with
  * dladdr on an object inside the library, then made canonical), malloc'd.
@@ -382,23 +377,12 @@ static void describe_search(char *buf, size_t cap, const char *const *paths, siz
                dirs[i] == library_dir ? "libcalhost_runtime's prefix" : NULL);
   if (library_dir && !is_dir(library_dir))
     append_dir(buf, cap, &used, &seen, library_dir, "libcalhost_runtime's prefix");
-  char exe[PATH_MAX];
-  if (base_exe_dir(exe, sizeof exe) == 0) {
-    char *up = base_str_format("%s/..", exe);
-    char *prefix = up ? realpath(up, NULL) : NULL;
-    char *d = base_str_format("%s/%s",
-                              prefix ? prefix
-                              : up   ? up
-                                     : "..",
-                              CALHOST_RUNTIME_RELATIVE_PLUGIN_DIR);
-    if (d)
-      append_dir(buf, cap, &used, &seen, d, "the program's prefix");
-    free(d);
-    free(prefix);
-    free(up);
-  }
-  append_dir(buf, cap, &used, &seen, CALHOST_RUNTIME_INSTALLED_PLUGIN_DIR,
-             "the build's install prefix");
+  loader_default_dir defaults[LOADER_DEFAULT_DIR_COUNT]; /* the loader's own list */
+  loader_default_dirs(defaults);
+  for (int i = 0; i < LOADER_DEFAULT_DIR_COUNT; i++)
+    if (defaults[i].path)
+      append_dir(buf, cap, &used, &seen, defaults[i].path, defaults[i].what);
+  loader_default_dirs_free(defaults);
   for (size_t i = 0; i < seen.n; i++)
     free(seen.v[i]);
 }
@@ -726,17 +710,8 @@ calhost_runtime_status calhost_runtime_select(calhost_runtime *rt, calhost_runti
   if (st != CALHOST_RUNTIME_OK)
     return st;
   calhost_runtime_selection *s = *out;
-  calstore_lookup_options lo;
-  memset(&lo, 0, sizeof lo);
-  lo.backend = s->exact.backend;
-  lo.operator_name = s->exact.operator_name;
-  lo.implementation = s->exact.implementation;
-  lo.model_digest = s->exact.model_digest;
-  lo.processor = s->exact.processor;
-  lo.thread_count = s->exact.thread_count;
-  lo.structure = s->portable.structure;
-  lo.structure_count = s->portable.structure_count;
-  lo.force_portable = s->force_portable;
+  calstore_lookup_options lo =
+      runtime_binding_lookup_options(&s->exact, &s->portable, s->force_portable);
   runtime_binding_validator v = {p->p, p->inst};
   calstore_error se = {0};
   s->status = calstore_lookup(rt->store, &lo, runtime_binding_validate, &v, &s->result, &se);

@@ -30,15 +30,6 @@
 
 #define SPACE_MAGIC "calhost-search-space"
 
-static int is_word(const char *w) {
-  if (!w || !*w)
-    return 0;
-  for (const unsigned char *p = (const unsigned char *)w; *p; p++)
-    if (*p <= ' ' || *p == 0x7f)
-      return 0;
-  return 1;
-}
-
 int search_space_init(search_space_file *s, const char *name) {
   memset(s, 0, sizeof *s);
   s->order_plausible = 1;
@@ -74,7 +65,7 @@ const char *search_space_meta(const search_space_file *s, const char *key) {
 
 int search_space_add_meta(search_space_file *s, const char *key, const char *value) {
   size_t kl = strlen(key), vl = value ? strlen(value) : 0;
-  if (!is_word(key) || (value && (strchr(value, '\n') || strchr(value, '\r'))))
+  if (!base_str_is_word(key) || (value && (strchr(value, '\n') || strchr(value, '\r'))))
     return -1;
   if (known_meta(s, key, value ? value : "") != 0)
     return -1;
@@ -114,7 +105,7 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
                            const char *const *values, uint32_t value_count, char *err, size_t cap) {
   if (s->entry_count)
     return base_str_fail(err, cap, "parameter '%s' after the first configuration", name);
-  if (!is_word(name))
+  if (!base_str_is_word(name))
     return base_str_fail(err, cap, "parameter name must be a non-empty word without spaces");
   for (size_t i = 0; i < s->param_count; i++)
     if (strcmp(s->params[i].name, name) == 0)
@@ -127,7 +118,7 @@ int search_space_add_param(search_space_file *s, const char *name, int ordered,
   if (total > UINT64_MAX / value_count)
     return base_str_fail(err, cap, "parameter '%s': more than 2^64 configurations", name);
   for (uint32_t i = 0; i < value_count; i++)
-    if (!is_word(values[i]))
+    if (!base_str_is_word(values[i]))
       return base_str_fail(err, cap, "parameter '%s': value %u is not a word", name, i + 1);
   /* the values in word order: duplicates are neighbours, lookups bisect */
   uint32_t *order = malloc(value_count * sizeof *order);
@@ -631,7 +622,7 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
         fail(&r, have_space ? "second space line" : "space line after a param line");
         goto out;
       }
-      if (!is_word(p)) {
+      if (!base_str_is_word(p)) {
         fail(&r, "space name must be one word");
         goto out;
       }

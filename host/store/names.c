@@ -24,26 +24,37 @@ static const char *word_of(const char *const *words, size_t n, unsigned v) {
    word_of((words), sizeof(words) / sizeof *(words), (unsigned)(v)))
 
 const char *calstore_status_name(calstore_status status) {
-  /* clang-format off */
-  static const char *const words[] = {
-      "ok", "not_found", "disabled", "unreadable", "malformed", "unsupported_version",
-      "policy_rejected", "write_failed", "invalid_argument", "no_memory", "lock_failed"};
-  /* clang-format on */
+  static const char *const words[] = {[CALSTORE_OK] = "ok",
+                                      [CALSTORE_NOT_FOUND] = "not_found",
+                                      [CALSTORE_DISABLED] = "disabled",
+                                      [CALSTORE_UNREADABLE] = "unreadable",
+                                      [CALSTORE_MALFORMED] = "malformed",
+                                      [CALSTORE_UNSUPPORTED_VERSION] = "unsupported_version",
+                                      [CALSTORE_POLICY_REJECTED] = "policy_rejected",
+                                      [CALSTORE_WRITE_FAILED] = "write_failed",
+                                      [CALSTORE_INVALID_ARGUMENT] = "invalid_argument",
+                                      [CALSTORE_NO_MEMORY] = "no_memory",
+                                      [CALSTORE_LOCK_FAILED] = "lock_failed"};
   return WORD_OF(words, CALSTORE_LOCK_FAILED, status);
 }
 
 const char *calstore_reject_reason_name(calstore_reject_reason reason) {
-  /* clang-format off */
   static const char *const words[] = {
-      [CALSTORE_REJECT_OUTDATED_IMPLEMENTATION] = "outdated_implementation", "different_model",
-      "different_processor", "different_thread_count", "different_structure", "policy_rejected",
-      "force_portable"};
-  /* clang-format on */
+      [CALSTORE_REJECT_OUTDATED_IMPLEMENTATION] = "outdated_implementation",
+      [CALSTORE_REJECT_DIFFERENT_MODEL] = "different_model",
+      [CALSTORE_REJECT_DIFFERENT_PROCESSOR] = "different_processor",
+      [CALSTORE_REJECT_DIFFERENT_THREAD_COUNT] = "different_thread_count",
+      [CALSTORE_REJECT_DIFFERENT_STRUCTURE] = "different_structure",
+      [CALSTORE_REJECT_POLICY_REJECTED] = "policy_rejected",
+      [CALSTORE_REJECT_FORCE_PORTABLE] = "force_portable"};
   return WORD_OF(words, CALSTORE_REJECT_FORCE_PORTABLE, reason);
 }
 
 const char *calstore_level_name(calstore_level level) {
-  static const char *const words[] = {"none", "exact_override", "portable_override",
-                                      "exact_calibrated", "portable_calibrated"};
+  static const char *const words[] = {[CALSTORE_LEVEL_NONE] = "none",
+                                      [CALSTORE_LEVEL_EXACT_OVERRIDE] = "exact_override",
+                                      [CALSTORE_LEVEL_PORTABLE_OVERRIDE] = "portable_override",
+                                      [CALSTORE_LEVEL_EXACT_CALIBRATED] = "exact_calibrated",
+                                      [CALSTORE_LEVEL_PORTABLE_CALIBRATED] = "portable_calibrated"};
   return WORD_OF(words, CALSTORE_LEVEL_PORTABLE_CALIBRATED, level);
 }

@@ -597,7 +597,9 @@ calstore_status calstore_invalidate(calstore *store, const char *backend,
   size_t affected = 0;
   calstore_status st =
       commit_one(store, cs_make_invalidate(backend, implementation, &op, err), &op, &affected, err);
-  if (st == CALSTORE_OK && removed)
+  /* affected stays nonzero on a failure only when the rename took place
+   * (the directory sync failed): the profiles are gone from the file */
+  if (removed && (st == CALSTORE_OK || st == CALSTORE_WRITE_FAILED))
     *removed = affected;
   return st;
 }

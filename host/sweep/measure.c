@@ -100,15 +100,15 @@ double sweep_now(void) {
 }
 
 static const char *status_word(calhost_status st) {
-  static const char *const words[] = {"ok",
-                                      "error",
-                                      "invalid argument",
-                                      "unsupported",
-                                      "buffer too small",
-                                      "out of memory",
-                                      "cancelled",
-                                      "check failed",
-                                      "ABI mismatch"};
+  static const char *const words[] = {[CALHOST_OK] = "ok",
+                                      [CALHOST_ERROR] = "error",
+                                      [CALHOST_INVALID_ARGUMENT] = "invalid argument",
+                                      [CALHOST_UNSUPPORTED] = "unsupported",
+                                      [CALHOST_BUFFER_TOO_SMALL] = "buffer too small",
+                                      [CALHOST_NO_MEMORY] = "out of memory",
+                                      [CALHOST_CANCELLED] = "cancelled",
+                                      [CALHOST_CHECK_FAILED] = "check failed",
+                                      [CALHOST_ABI_MISMATCH] = "ABI mismatch"};
   return BASE_WORD(words, CALHOST_ABI_MISMATCH, st, "unknown status");
 }
 
@@ -200,12 +200,10 @@ static int policy_text_ok(const char *p, size_t n, char *why, size_t cap) {
     snprintf(why, cap, "empty policy");
     return 0;
   }
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)p[i];
-    if (c == '\n' || c == '\r' || c == 0 || c < 0x20 || c == 0x7f) {
-      snprintf(why, cap, "policy contains a control character (byte %zu)", i);
-      return 0;
-    }
+  size_t i = base_str_control_at(p, n);
+  if (i < n) {
+    snprintf(why, cap, "policy contains a control character (byte %zu)", i);
+    return 0;
   }
   return 1;
 }
@@ -740,16 +738,6 @@ static int parameter_name_ok(const char *s) {
   return 1;
 }
 
-/* non-empty, no space, control character or DEL */
-static int parameter_value_ok(const char *s) {
-  if (!s || !*s)
-    return 0;
-  for (; *s; s++)
-    if ((unsigned char)*s <= ' ' || *s == 0x7f)
-      return 0;
-  return 1;
-}
-
 int sweep_space_defect(const calhost_parameter_space *ps, char *why, size_t cap) {
   size_t np = ps->parameter_count;
   if (!ps->parameters || np < 1 || np > 64)
@@ -764,7 +752,7 @@ int sweep_space_defect(const calhost_parameter_space *ps, char *why, size_t cap)
     if (q->value_count < 1 || !q->values)
       return base_str_fail(why, cap, "parameter '%s' has no values", q->name);
     for (uint32_t v = 0; v < q->value_count; v++) {
-      if (!parameter_value_ok(q->values[v]))
+      if (!base_str_is_word(q->values[v]))
         return base_str_fail(why, cap,
                              "parameter '%s': value %u is empty, NULL or not a printable word",
                              q->name, v);

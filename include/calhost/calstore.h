@@ -31,6 +31,18 @@
  *    calstore_lookup_options, calstore_lookup_result, calstore_rejection)
  *    keeps its layout for the whole major version. A need for a new field is
  *    met with a new struct and a new function, never by changing these.
+ * Everything added after 1.0 says "(since X.Y)" in its comment, as curl's
+ * "Added in" does; what says nothing came with 1.0.
+ *
+ * Error details (the convention of both public libraries, settled for
+ * libcalhost_runtime before its 1.0, see runtime.h): every call returns a
+ * status enum, the whole outcome; the details are optional and owned by
+ * the caller, written only when the caller passes somewhere to write them,
+ * and never allocated. libcalstore's details are the frozen struct
+ * calstore_error {status, line, path, message}: a store call has at most
+ * one file at fault, so its place is given as fields. Callbacks the store
+ * calls (serializer, validator) report into a caller-owned text buffer
+ * (char *err, size_t cap) that the store copies into err->message.
  */
 #ifndef CALHOST_CALSTORE_H
 #define CALHOST_CALSTORE_H
@@ -53,7 +65,7 @@ extern "C" {
 #endif
 
 /* The library's version (semantic versioning; MAJOR is the ABI and the
- * soname). CALSTORE_VERSION_NUMBER is MAJOR * 1000000 + MINOR * 1000 +
+ * soname; the macros since 1.1). CALSTORE_VERSION_NUMBER is MAJOR * 1000000 + MINOR * 1000 +
  * PATCH, for preprocessor comparisons. Compare with calstore_version() to
  * learn which library a program actually runs with. */
 #define CALSTORE_VERSION_MAJOR 1
@@ -88,7 +100,7 @@ typedef enum calstore_status {
 CALSTORE_API const char *calstore_status_name(calstore_status status);
 
 /* The version of the library running ("MAJOR.MINOR.PATCH"; static) and,
- * when number is not NULL, its CALSTORE_VERSION_NUMBER. */
+ * when number is not NULL, its CALSTORE_VERSION_NUMBER. (since 1.1) */
 CALSTORE_API const char *calstore_version(uint32_t *number);
 
 /* Error details of a failed call. `line` is 1-based, 0 when no file line is
@@ -190,7 +202,7 @@ typedef struct calstore_options {
 
 #define CALSTORE_LOCK_TIMEOUT_DEFAULT_MS 30000u
 
-/* calstore_options.flags: never start a thread. By default a large store
+/* calstore_options.flags (since 1.1): never start a thread. By default a large store
  * file (8 MiB and more) is parsed by up to 8 threads that live only during
  * the load; a library embedded in a runtime that must not create threads
  * sets this flag and every load runs in the calling thread. */
@@ -310,7 +322,11 @@ CALSTORE_API calstore_status calstore_clear_override(calstore *store, const cals
 
 /* Removes every profile (both sources) of a backend, or only those of one
  * implementation version when implementation is not NULL. *removed (may be
- * NULL) receives the count. Removing nothing is CALSTORE_OK. */
+ * NULL) receives the count. Removing nothing is CALSTORE_OK. On
+ * CALSTORE_WRITE_FAILED *removed is nonzero exactly when the rename took
+ * place and only the directory sync after it failed: the profiles are gone
+ * from the file every process reads, but the change may not survive a
+ * power loss (as calstore_batch_commit_applied's *applied; since 1.2). */
 CALSTORE_API calstore_status calstore_invalidate(calstore *store, const char *backend,
                                                  const char *implementation, size_t *removed,
                                                  calstore_error *err);
@@ -330,7 +346,8 @@ CALSTORE_API size_t calstore_count(calstore *store);
  * kind and the source, no rejections) that stays valid until
  * calstore_lookup_result_free whatever the store does later. Returns
  * CALSTORE_NOT_FOUND (*out NULL) when there is none, CALSTORE_INVALID_ARGUMENT
- * for a bad key. No validator runs: this is the stored profile as is. */
+ * for a bad key. No validator runs: this is the stored profile as is.
+ * (since 1.1) */
 typedef struct calstore_lookup_result calstore_lookup_result;
 CALSTORE_API calstore_status calstore_get(calstore *store, const calstore_key *key,
                                           calstore_source source, calstore_lookup_result **out,

@@ -36,6 +36,23 @@
  * struct_size (set by calhost_runtime_options_init): fields are only
  * appended and read only when struct_size covers them. Structs the library
  * allocates and returns (calhost_runtime_selection) only grow at their end.
+ * Everything added after 0.1 says "(since X.Y)" in its comment; what says
+ * nothing came with 0.1.
+ *
+ * Error details (one convention with calstore.h's, settled here before
+ * 1.0): every call returns a calhost_runtime_status, the whole outcome; the
+ * details are optional, caller-owned, written only when given and never
+ * allocated. The runtime's details are one line of text in the caller's
+ * buffer (char *err, size_t err_capacity; always NUL-terminated when
+ * err_capacity > 0, cut to fit), not a struct, because one runtime call
+ * crosses several layers that each name their own place: the text starts
+ * with that place, "FILE:LINE: reason" for the configuration
+ * ("<config_text>:LINE" for text set in code), "STORE:LINE: STATUS:
+ * reason" for the store (calstore_error's path, line, status name and
+ * message, in that order; ":LINE" only when a line is at fault), "plugin
+ * 'NAME': ..." for a plugin. A program wanting the store's fields as
+ * fields calls libcalstore on calhost_runtime_store(). A later detail
+ * shape would come as new entry points (SQLite's _v2 way), these kept.
  */
 #ifndef CALHOST_RUNTIME_H
 #define CALHOST_RUNTIME_H

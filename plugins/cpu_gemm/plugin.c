@@ -338,7 +338,7 @@ static calhost_status cg_policy_assignment(calhost_session *s, const char *polic
   return CALHOST_OK;
 }
 
-/* The shared matmul entries, under this plugin's names (plugins/cpu_gemm/matmul.c). */
+/* The shared matmul entries, under this plugin's names (plugins/common/matmul.c). */
 #define cg_destroy matmul_instance_free
 #define cg_candidate_count matmul_candidate_count
 

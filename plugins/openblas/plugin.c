@@ -248,7 +248,7 @@ static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_ru
   return matmul_run(s, iterations, product);
 }
 
-/* The shared matmul entries, under this plugin's names (plugins/cpu_gemm/matmul.c).
+/* The shared matmul entries, under this plugin's names (plugins/common/matmul.c).
  * OpenBLAS stays loaded after destroy: unloading a library with a live
  * thread pool is not reliably safe, and another instance may use it. */
 #define ob_destroy matmul_instance_free

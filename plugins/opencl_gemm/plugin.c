@@ -3,7 +3,7 @@
  * with this project's tunable OpenCL kernel (xgemm.c), one candidate per
  * parameter set compiled with -D options and cached per device for the
  * instance's lifetime, timed with OpenCL profiling events (device_seconds),
- * checked against the double-precision reference of ../cpu_gemm/matmul.c.
+ * checked against the double-precision reference of ../common/matmul.c.
  *
  * ABI 2: lists every OpenCL device (device_count/list_device), honours a
  * target's device (device 0 for a target without one), describes its space
@@ -396,7 +396,7 @@ static const calhost_workload sample_w2 =
     MATMUL_SAMPLE("matmul_100x72x40_acc", sample_odd, sample_acc, 1);
 static const calhost_workload *const og_samples[] = {&sample_w1, &sample_w2, NULL};
 
-/* The shared entries, under this plugin's names (ocl_device.c, plugins/cpu_gemm/matmul.c). */
+/* The shared entries, under this plugin's names (ocl_device.c, plugins/common/matmul.c). */
 #define og_build_key ocl_instance_build_key
 #define og_candidate_count matmul_candidate_count
 

@@ -14,7 +14,8 @@
  *     even a shard of one sweep (two shards never write the same file);
  *   - item 10: a store commit whose rename succeeded but whose directory
  *     sync failed (the fsync_dir_fails shim) is "stored" with a warning that
- *     durability is not guaranteed, exit 0;
+ *     durability is not guaranteed, exit 0; override set, import and
+ *     invalidate likewise (applied, a warning on stderr and in --json);
  *   - item 11: `[store] path = ~/...` with HOME unset is refused naming the
  *     file and line, and no folder named "~" is created.
  */
@@ -227,6 +228,54 @@ static void a_failed_directory_sync_is_stored_with_a_warning(void **state) {
   HAS(r->out, "skipped");
 }
 
+/* override set, import and invalidate: the same rule as calibrate's commit
+ * (issue 22 item 10's class): the change is applied, exit 0, with the
+ * durability warning on stderr and in --json. */
+static void store_commands_report_a_failed_directory_sync_as_applied(void **state) {
+  (void)state;
+  const char *b = getenv("CALHOST_BUILD_DIR");
+  char env[PATH_MAX * 2];
+  snprintf(env, sizeof env,
+           "HOME='%s' ASAN_OPTIONS=verify_asan_link_order=0 "
+           "LD_PRELOAD='%s/lib/calhost/test-shims/fsync_dir_fails.so'",
+           dir, b);
+  char home[PATH_MAX];
+  snprintf(home, sizeof home, "HOME='%s'", dir);
+#define SYNC_KEY                                                                                   \
+  "--backend b --operator o --implementation 1 --model-digest d --processor p --threads "
+  /* a store file to import, written normally */
+  run_result *r = run_sh(home, "--store src12.txt override set " SYNC_KEY "2 --policy y");
+  assert_int_equal(r->code, 0);
+  r = run_sh(env, "--store s12.txt override set " SYNC_KEY "1 --policy x");
+  if (r->code != 0)
+    fail_msg("override set: exit %d:\n%s\n%s", r->code, r->out, r->err);
+  HAS(r->out, "override installed");
+  HAS(r->err, "calhost: warning: override set: the change is stored, but durability is not "
+              "guaranteed");
+  HAS(r->err, "could not sync its directory");
+  r = run_sh(env, "--json --store s12.txt import src12.txt");
+  if (r->code != 0)
+    fail_msg("import: exit %d:\n%s\n%s", r->code, r->out, r->err);
+  HAS(r->out, "\"profiles\":1");
+  HAS(r->out, "\"warning\":\"the change is stored, but durability is not guaranteed");
+  HAS(r->err, "calhost: warning: import: ");
+  /* both are in the file every process reads */
+  r = run_sh(home, "--store s12.txt list");
+  assert_int_equal(r->code, 0);
+  HAS(r->out, "thread_count=1");
+  HAS(r->out, "thread_count=2");
+  r = run_sh(env, "--json --store s12.txt invalidate --backend b");
+  if (r->code != 0)
+    fail_msg("invalidate: exit %d:\n%s\n%s", r->code, r->out, r->err);
+  HAS(r->out, "\"removed\":2");
+  HAS(r->out, "\"warning\":");
+  HAS(r->err, "calhost: warning: invalidate: ");
+  r = run_sh(home, "--store s12.txt list");
+  assert_int_equal(r->code, 0);
+  HASNT(r->out, "backend=\"b\"");
+#undef SYNC_KEY
+}
+
 /* ---- item 11: '~' with HOME unset ----------------------------------------- */
 
 static void a_tilde_path_with_home_unset_is_refused(void **state) {
@@ -274,6 +323,7 @@ int main(void) {
       cmocka_unit_test(a_failed_final_rename_is_an_error),
       cmocka_unit_test(every_shard_names_its_recordings_per_sweep),
       cmocka_unit_test(a_failed_directory_sync_is_stored_with_a_warning),
+      cmocka_unit_test(store_commands_report_a_failed_directory_sync_as_applied),
       cmocka_unit_test(a_tilde_path_with_home_unset_is_refused),
   };
   return cmocka_run_group_tests_name("cli_outputs", tests, setup, teardown);

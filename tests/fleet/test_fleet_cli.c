@@ -415,6 +415,52 @@ static void a_key_shared_by_two_workloads_is_calibrated_once(void **state) {
   assert_int_equal(skipped, 2);
 }
 
+/* The keys a child remembers to calibrate each once have no cap (they were
+ * 256): with 300 workloads of distinct keys and a last one sharing the
+ * 300th's, that last one is skipped naming it. Only the shard holding it
+ * sweeps (every shard builds every item's key), so the run stays short. */
+static void every_key_of_a_child_is_remembered(void **state) {
+  (void)state;
+  enum { N = 300, SHARDS = 60 };
+  size_t cap = 200 + (size_t)N * 64, len = 0;
+  char *text = malloc(cap), *out, *err;
+  assert_non_null(text);
+  len += (size_t)snprintf(text + len, cap - len,
+                          "[plugins]\ndirectories = %s/lib/calhost/plugins\nenabled = example\n"
+                          "[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 30\n",
+                          g_build);
+  for (int i = 0; i < N; i++)
+    len += (size_t)snprintf(text + len, cap - len,
+                            "[workload e%d]\noperator = ReduceSum\nshape = %d\n", i, 1000 + i);
+  snprintf(text + len, cap - len, "[workload dup]\noperator = ReduceSum\nshape = %d\n",
+           1000 + N - 1);
+  write_file(in_dir("many.ini"), text);
+  free(text);
+  /* the shard that holds "dup" */
+  char shards[8];
+  snprintf(shards, sizeof shards, "%d", SHARDS);
+  assert_int_equal(RUN(&out, &err, "plan", "--config", "many.ini", "--shards", shards, "--json"),
+                   0);
+  const char *item = strstr(out, "\"workload\":\"dup\"");
+  assert_non_null(item);
+  const char *sh = strstr(item, "\"shard\":");
+  assert_non_null(sh);
+  int shard = atoi(sh + strlen("\"shard\":"));
+  free(out);
+  free(err);
+  char spec[16];
+  snprintf(spec, sizeof spec, "%d/%d", shard, SHARDS);
+  assert_int_equal(
+      RUN(&out, &err, "calibrate", "--config", "many.ini", "--shard", spec, "--store", "many.txt"),
+      0);
+  char want[96];
+  snprintf(want, sizeof want, "skipped: same exact key as workload e%d threads=1", N - 1);
+  if (!strstr(out, want))
+    fail_msg("no '%s' in:\n%s\n%s", want, out, err);
+  free(out);
+  free(err);
+}
+
 static void shards_store_what_the_unsharded_run_stores(void **state) {
   (void)state;
   char *out, *err;
@@ -585,6 +631,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_run_of_no_item_fails_in_every_shard, setup, teardown),
       cmocka_unit_test_setup_teardown(a_key_shared_by_two_workloads_is_calibrated_once, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(every_key_of_a_child_is_remembered, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_shard_is_a_usage_error, setup, teardown),
       cmocka_unit_test_setup_teardown(shards_store_what_the_unsharded_run_stores, setup, teardown),
       cmocka_unit_test_setup_teardown(import_keeps_the_first_portable_profile, setup, teardown),

@@ -166,6 +166,26 @@ static void configured_devices_select_by_index_and_identity(void **state) {
   free(out);
 }
 
+/* A wave has no cap on its devices (it was 64, the rest dropped in
+ * silence): 69 GPUs on their own hardware share one wave, and every one of
+ * them is calibrated, as is the CPU device alone. */
+static void a_wave_of_many_devices_calibrates_every_one(void **state) {
+  (void)state;
+  char cfg[600], *out;
+  write_config("wide", NULL, NULL, cfg, sizeof cfg);
+  assert_int_equal(
+      run(&out, "CALHOST_TEST_DEVICE_COUNT=70 '%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+  /* each device's sweep is announced once, numbered out of 70 */
+  for (int i = 0; i < 70; i++) {
+    char row[64];
+    snprintf(row, sizeof row, "/70] test_devices w device %d: ", i);
+    if (!strstr(out, row))
+      fail_msg("no '%s' in:\n%s", row, out);
+  }
+  assert_non_null(strstr(out, "calhost: [70/70] "));
+  free(out);
+}
+
 /* calhost plan lists one item per device (with the device), and the
  * shards of calibrate --shard are the plan's: each device's sweep runs in
  * exactly the shard the plan gives it. */
@@ -268,6 +288,7 @@ int main(void) {
       cmocka_unit_test(schedule_groups_devices_that_do_not_share_hardware),
       cmocka_unit_test(calibrate_runs_gpus_at_once_and_the_cpu_device_alone),
       cmocka_unit_test(configured_devices_select_by_index_and_identity),
+      cmocka_unit_test(a_wave_of_many_devices_calibrates_every_one),
       cmocka_unit_test(plan_and_shards_have_the_device_dimension),
       cmocka_unit_test(record_writes_one_space_file_per_device),
       cmocka_unit_test(progress_counts_device_sweeps_from_the_first_line),

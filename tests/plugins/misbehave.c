@@ -286,21 +286,39 @@ static void fake_session_start(uint32_t i) {
   fake_marker(overlap ? "overlap" : "alone", i, 1);
 }
 
+/* CALHOST_TEST_DEVICE_COUNT=0: a machine without the devices; N above 3
+ * (at most FAKE_MAX): GPUs 3..N-1 besides, each on its own hardware
+ * ("fake-gpu-I v1" on "hw-I"), so that they all share one wave. */
+#define FAKE_MAX 128
+static uint32_t fake_count(void) {
+  const char *n = getenv("CALHOST_TEST_DEVICE_COUNT");
+  long v = n ? strtol(n, NULL, 10) : 3;
+  return n && *n == '0' ? 0 : v > 3 && v <= FAKE_MAX ? (uint32_t)v : 3;
+}
+
 static calhost_status device_count(calhost_plugin_instance *inst, uint32_t *count) {
   (void)inst;
-  /* CALHOST_TEST_DEVICE_COUNT=0: a machine without the devices */
-  const char *n = getenv("CALHOST_TEST_DEVICE_COUNT");
-  *count = n && *n == '0' ? 0 : 3;
+  *count = fake_count();
   return CALHOST_OK;
 }
 
 static calhost_status list_device(calhost_plugin_instance *inst, uint32_t position,
                                   calhost_device_info *out) {
+  static char more_identity[FAKE_MAX][32], more_hardware[FAKE_MAX][16];
   (void)inst;
-  if (position >= 3)
+  if (position >= fake_count())
     return CALHOST_INVALID_ARGUMENT;
   out->index = position;
-  out->kind = position < 2 ? CALHOST_DEVICE_GPU : CALHOST_DEVICE_CPU;
+  out->kind = position != 2 ? CALHOST_DEVICE_GPU : CALHOST_DEVICE_CPU;
+  if (position >= 3) {
+    snprintf(more_identity[position], sizeof more_identity[position], "fake-gpu-%u v1",
+             (unsigned)position);
+    snprintf(more_hardware[position], sizeof more_hardware[position], "hw-%u", (unsigned)position);
+    out->identity = more_identity[position];
+    out->name = "fake gpu";
+    out->hardware = more_hardware[position];
+    return CALHOST_OK;
+  }
   out->identity = fake_identity[position];
   if (position == 0 && getenv("CALHOST_TEST_DEVICE_NO_IDENTITY")) /* a careless backend */
     out->identity = "";

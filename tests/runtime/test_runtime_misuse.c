@@ -6,6 +6,9 @@
  * died with SIGSEGV). Each row runs in a child process, so that a crash
  * names its row, and must answer CALHOST_RUNTIME_INVALID_ARGUMENT or the
  * documented neutral value (NULL, 0, nothing done).
+ * And the error-detail convention of runtime.h: the text in the caller's
+ * buffer starts with its place ("<config_text>:LINE: ", "STORE:LINE:
+ * STATUS: ", "plugin 'NAME' "), is cut to fit and always NUL-terminated.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -160,6 +163,44 @@ static void every_public_function_refuses_misuse(void **state) {
   assert_int_equal(failed, 0);
 }
 
+static void every_error_detail_starts_with_its_place(void **state) {
+  (void)state;
+  char err[512], store[128], want[256];
+  calhost_runtime *rt = NULL;
+  /* the configuration: "<config_text>:LINE: reason" */
+  calhost_runtime_options o = options();
+  o.config_text = "[store]\nno_such_key = 1\n";
+  o.config_text_length = strlen(o.config_text);
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_CONFIG);
+  assert_null(rt);
+  assert_memory_equal(err, "<config_text>:2: ", strlen("<config_text>:2: "));
+  /* the store: calstore_error's path, line, status name and message */
+  snprintf(store, sizeof store, "%s/bad.txt", g_dir);
+  FILE *f = fopen(store, "w");
+  assert_non_null(f);
+  fputs("onnx_light_calibration_profiles 1\nprofile exact nonsense\n", f);
+  fclose(f);
+  o = options();
+  o.store_path = store;
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_STORE);
+  snprintf(want, sizeof want, "%s:2: malformed: ", store);
+  assert_memory_equal(err, want, strlen(want));
+  /* a plugin: named first */
+  o = options();
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+  calhost_runtime_plugin *p = NULL;
+  assert_int_equal(calhost_runtime_load_plugin(rt, "no_such_backend", NULL, &p, err, sizeof err),
+                   CALHOST_RUNTIME_NOT_FOUND);
+  assert_memory_equal(err, "plugin 'no_such_backend' ", strlen("plugin 'no_such_backend' "));
+  /* cut to fit, NUL-terminated */
+  memset(err, 'x', sizeof err);
+  assert_int_equal(calhost_runtime_load_plugin(rt, "no_such_backend", NULL, &p, err, 8),
+                   CALHOST_RUNTIME_NOT_FOUND);
+  assert_int_equal(strlen(err), 7);
+  assert_int_equal(err[8], 'x');
+  calhost_runtime_close(&rt);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(g_dir, sizeof g_dir, "/tmp/calhost-rtmisuse-XXXXXX");
@@ -180,6 +221,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_public_function_refuses_misuse),
+      cmocka_unit_test(every_error_detail_starts_with_its_place),
   };
   return cmocka_run_group_tests_name("runtime_misuse", tests, setup, teardown);
 }

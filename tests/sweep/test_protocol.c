@@ -1,7 +1,8 @@
 /*
  * test_protocol.c: the framed record stream between a sweep child and its
  * parent: round trip of every field kind, frames split at every byte,
- * truncated and corrupt streams, and cursor mismatches.
+ * truncated and corrupt streams, cursor mismatches, every record type
+ * through its one encoder and decoder, and the protocol version of HELLO.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -380,6 +381,156 @@ static void every_result_and_candidate_field_round_trips(void **state) {
   isolate_proto_buf_free(&b);
 }
 
+/* Frames one record built by an encoder and reads it back as a message
+ * (the reader owns the bytes until freed). */
+static void reframe(isolate_proto_buf *b, isolate_proto_reader *rd, isolate_proto_msg *m,
+                    isolate_proto_cursor *c) {
+  assert_int_equal(isolate_proto_finish(b), 0);
+  assert_int_equal(isolate_proto_reader_feed(rd, b->data, b->len), 0);
+  assert_int_equal(isolate_proto_reader_next(rd, m), 1);
+  isolate_proto_cursor_init(c, m);
+}
+
+/* Every record type has one encoder and one decoder (records.h) that
+ * agree, and nothing of a payload is left unread. */
+static void every_record_type_round_trips_through_its_codec(void **state) {
+  (void)state;
+  isolate_proto_buf b = {0};
+  isolate_proto_reader rd = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
+  sweep_record_item it = {3, 8}, got;
+  char why[200];
+  const char *s;
+
+  sweep_record_put_hello(&b, "cpu_gemm");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_HELLO);
+  assert_int_equal(sweep_record_get_hello(&c, &s, why, sizeof why), 0);
+  assert_string_equal(s, "cpu_gemm");
+  assert_int_equal(c.left, 0);
+
+  sweep_record_put_budget(&b, 123.5);
+  reframe(&b, &rd, &m, &c);
+  double deadline;
+  assert_int_equal(m.type, CALHOST_REC_BUDGET);
+  assert_int_equal(sweep_record_get_budget(&c, &deadline), 0);
+  assert_float_equal(deadline, 123.5, 0);
+
+  uint32_t index, ordinal, total;
+  sweep_record_put_candidate(&b, it, 17, 2, 32, "mc=64");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_CANDIDATE);
+  assert_int_equal(sweep_record_get_candidate(&c, &got, &index, &ordinal, &total, &s), 0);
+  assert_true(got.workload == 3 && got.threads == 8 && index == 17 && ordinal == 2 && total == 32);
+  assert_string_equal(s, "mc=64");
+  assert_int_equal(c.left, 0);
+
+  sweep_record_put_candidate_end(&b);
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_CANDIDATE_END);
+  assert_int_equal(c.left, 0);
+
+  sweep_record_put_recording(&b, "disk full");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_RECORDING);
+  assert_int_equal(sweep_record_get_recording(&c, &s), 0);
+  assert_string_equal(s, "disk full");
+
+  calhost_built_key k = {0};
+  k.model_digest = "sha256:ab";
+  k.processor = "x86_64";
+  k.thread_count = 2;
+  sweep_record_key key;
+  sweep_record_put_skipped(&b, it, "already calibrated", &k);
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_SKIPPED);
+  assert_int_equal(sweep_record_get_item(&c, &got), 0);
+  assert_true(got.workload == 3 && got.threads == 8);
+  assert_int_equal(sweep_record_get_skipped_body(&c, &s, &key), 0);
+  assert_string_equal(s, "already calibrated");
+  assert_string_equal(key.processor, "x86_64");
+  assert_int_equal(key.thread_count, 2);
+  assert_int_equal(c.left, 0);
+
+  sweep_result res, back;
+  memset(&res, 0, sizeof res);
+  res.ok = 1;
+  res.winner_policy = "mc=64";
+  sweep_record_put_result_record(&b, it, &key, &res);
+  sweep_record_key_free(&key);
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_RESULT);
+  assert_int_equal(sweep_record_get_item(&c, &got), 0);
+  assert_int_equal(sweep_record_get_result_body(&c, &key, &back), 0);
+  assert_string_equal(key.model_digest, "sha256:ab");
+  assert_string_equal(back.winner_policy, "mc=64");
+  assert_int_equal(c.left, 0);
+  sweep_record_key_free(&key);
+  sweep_result_free(&back);
+
+  sweep_record_put_failed(&b, it, "build_key failed");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_FAILED);
+  assert_int_equal(sweep_record_get_item(&c, &got), 0);
+  assert_int_equal(sweep_record_get_failed_body(&c, &s), 0);
+  assert_string_equal(s, "build_key failed");
+
+  size_t w;
+  sweep_record_put_workload_done(&b, 5);
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_WORKLOAD_DONE);
+  assert_int_equal(sweep_record_get_workload_done(&c, &w), 0);
+  assert_int_equal(w, 5);
+
+  sweep_record_put_plugin_failed(&b, "create failed");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_PLUGIN_FAILED);
+  assert_int_equal(sweep_record_get_plugin_failed(&c, &s), 0);
+  assert_string_equal(s, "create failed");
+
+  sweep_record_put_done(&b);
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(m.type, CALHOST_REC_DONE);
+  assert_int_equal(c.left, 0);
+
+  /* a truncated payload is refused by its decoder */
+  isolate_proto_begin(&b, CALHOST_REC_WORKLOAD_DONE);
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(sweep_record_get_workload_done(&c, &w), -1);
+  isolate_proto_reader_free(&rd);
+  isolate_proto_buf_free(&b);
+}
+
+/* The stream starts with HELLO and its protocol version: another version
+ * (or a HELLO without one) is refused, saying both. */
+static void a_stream_of_another_protocol_version_is_refused(void **state) {
+  (void)state;
+  isolate_proto_buf b = {0};
+  isolate_proto_reader rd = {0};
+  isolate_proto_msg m;
+  isolate_proto_cursor c;
+  char why[200] = "";
+  const char *s;
+  isolate_proto_begin(&b, CALHOST_REC_HELLO);
+  isolate_proto_put_u64(&b, CALHOST_RECORD_PROTOCOL_VERSION + 1);
+  isolate_proto_put_str(&b, "cpu_gemm");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(sweep_record_get_hello(&c, &s, why, sizeof why), -1);
+  char want[120];
+  snprintf(want, sizeof want, "record protocol version %u, this calhost speaks %u",
+           CALHOST_RECORD_PROTOCOL_VERSION + 1, CALHOST_RECORD_PROTOCOL_VERSION);
+  assert_string_equal(why, want);
+  /* the HELLO of before (a backend name alone) */
+  isolate_proto_begin(&b, CALHOST_REC_HELLO);
+  isolate_proto_put_str(&b, "cpu_gemm");
+  reframe(&b, &rd, &m, &c);
+  assert_int_equal(sweep_record_get_hello(&c, &s, why, sizeof why), -1);
+  assert_string_equal(why, "malformed HELLO record");
+  isolate_proto_reader_free(&rd);
+  isolate_proto_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip_of_every_field_kind),
@@ -391,6 +542,8 @@ int main(void) {
       cmocka_unit_test(cursor_mismatch_fails_softly),
       cmocka_unit_test(sweep_result_round_trips),
       cmocka_unit_test(the_largest_result_fits_in_a_frame),
+      cmocka_unit_test(every_record_type_round_trips_through_its_codec),
+      cmocka_unit_test(a_stream_of_another_protocol_version_is_refused),
   };
   return cmocka_run_group_tests_name("sweep child protocol", tests, NULL, NULL);
 }

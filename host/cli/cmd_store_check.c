@@ -1,5 +1,6 @@
 /*
- * cmd_check.c: `calhost check`: reads the store file (--store, else the
+ * cmd_store_check.c: `calhost check` (of the store; `calhost plugin check`
+ * is cmd_plugin_check.c): reads the store file (--store, else the
  * configured or default one) strictly and reports its status, each problem
  * as "PATH:LINE: message" and the profile count. Exit 0 valid, 1 not.
  */
@@ -20,13 +21,13 @@ static int run_check(cli_context *cli, cli_args *a) {
   size_t count = 0;
   calstore_status st = calstore_read_file(path, NULL, NULL, diag_collect, &d, &count);
   if (cli->json) {
-    printf("{\"status\":");
-    base_json_string(stdout, calstore_status_name(st));
-    printf(",\"path\":");
-    base_json_string(stdout, path);
-    printf(",\"profiles\":%zu,\"diagnostics\":", count);
+    fputc('{', stdout);
+    base_json_member_string(stdout, 1, "status", calstore_status_name(st));
+    base_json_member_string(stdout, 0, "path", path);
+    base_json_member_uint(stdout, 0, "profiles", count);
+    base_json_key(stdout, 0, "diagnostics");
     diag_print_json(stdout, &d);
-    printf("}\n");
+    fputs("}\n", stdout);
   } else {
     printf("%s\n", calstore_status_name(st));
     diag_print(stdout, path, &d);
