@@ -334,13 +334,14 @@ def markdown_page(path, name, section, summary, version):
     lines = text.split("\n")
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    # A prose line that starts with a dot would read as a roff request once
-    # converted: join it to the line before (a soft break is a space).
+    # A prose line that starts with a dot or an apostrophe (roff's two
+    # control characters) would read as a roff request once converted:
+    # join it to the line before (a soft break is a space).
     kept, fenced = [], False
     for l in lines:
         if l.startswith("```"):
             fenced = not fenced
-        if (not fenced and l.startswith(".") and kept and kept[-1].strip()
+        if (not fenced and l.startswith((".", "'")) and kept and kept[-1].strip()
                 and not kept[-1].startswith("    ")):
             kept[-1] += " " + l
         else:
@@ -362,9 +363,10 @@ def main(argv):
     elif len(argv) == 9 and argv[1] == "markdown":
         md = markdown_page(*argv[2:7])
         page = subprocess.run([argv[7]], input=md, capture_output=True, text=True, check=True)
-        # go-md2man leaves a code line that starts with a dot ("...") as it
-        # is, which roff reads as a request
-        text = re.sub(r"(?m)^(?=\.(\.|\s|$))", r"\\&", page.stdout)
+        # go-md2man leaves a code line that starts with a dot ("...") or an
+        # apostrophe as it is, which roff reads as a request (go-md2man's
+        # own requests all start with a dot and a letter)
+        text = re.sub(r"(?m)^(?=\.(\.|\s|$)|')", r"\\&", page.stdout)
         open(argv[8], "w", encoding="utf-8").write(text)
     else:
         sys.stderr.write(__doc__)
