@@ -54,6 +54,7 @@ typedef struct checker {
   int cpus[256];
   char msg[2048];
   const char *backend; /* the backend's name once identity passed (for the report) */
+  int no_device;       /* level 2: a device backend that lists no device here */
 } checker;
 
 static const char digest[] =
@@ -203,6 +204,32 @@ static int setup(checker *c, int level) {
   calhost_status st = c->vt.create(&c->svc, NULL, 0, &c->inst);
   if (st != CALHOST_OK || !c->inst)
     return fail(c, "create() with no settings returned %s", calhost_status_name(st));
+  uint32_t devices = 0;
+  if (CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, device_count) &&
+      CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, list_device) &&
+      c->vt.device_count(c->inst, &devices) == CALHOST_OK && devices == 0)
+    c->no_device = 1;
+  return 0;
+}
+
+/* A device backend's devices: how many it lists here. With none (a CUDA
+ * backend on a machine without a GPU), the checks that need a key or a
+ * session pass as skipped, saying so: the plugin cannot run here, which
+ * is not a defect of it. */
+static int ck_devices(checker *c) {
+  uint32_t n = 0;
+  if (!CALHOST_VTABLE_CALLABLE(&c->vt, c->abi, device_count)) {
+    snprintf(c->msg, sizeof c->msg, "no devices: the plugin runs on the host's CPUs");
+    return 0;
+  }
+  calhost_status st = c->vt.device_count(c->inst, &n);
+  if (st != CALHOST_OK)
+    return fail(c, "device_count returned %s", calhost_status_name(st));
+  if (n == 0)
+    snprintf(c->msg, sizeof c->msg,
+             "the plugin lists no device on this machine: the checks that need one are skipped");
+  else
+    snprintf(c->msg, sizeof c->msg, "%u device%s", n, n == 1 ? "" : "s");
   return 0;
 }
 
@@ -762,19 +789,21 @@ static const struct check {
   const char *name;
   int level;
   int (*fn)(checker *c);
+  int needs_device; /* skipped (passing, said so) when the plugin lists no device */
 } checks[] = {
-    {"negotiation", 0, ck_negotiation},
-    {"identity", 0, ck_identity},
-    {"required_functions", 0, ck_required},
-    {"key_deterministic", 2, ck_key_deterministic},
-    {"key_complete", 2, ck_key_complete},
-    {"policy_roundtrip", 2, ck_policy_roundtrip},
-    {"parameter_space", 2, ck_parameter_space},
-    {"default_policy", 2, ck_default_policy},
-    {"validator_refuses_empty", 2, ck_refuses_empty},
-    {"validator_refuses_truncated", 2, ck_refuses_truncated},
-    {"validator_refuses_random", 2, ck_refuses_random},
-    {"tiny_sweep", 2, ck_tiny_sweep},
+    {"negotiation", 0, ck_negotiation, 0},
+    {"identity", 0, ck_identity, 0},
+    {"required_functions", 0, ck_required, 0},
+    {"devices", 2, ck_devices, 0},
+    {"key_deterministic", 2, ck_key_deterministic, 1},
+    {"key_complete", 2, ck_key_complete, 1},
+    {"policy_roundtrip", 2, ck_policy_roundtrip, 1},
+    {"parameter_space", 2, ck_parameter_space, 1},
+    {"default_policy", 2, ck_default_policy, 1},
+    {"validator_refuses_empty", 2, ck_refuses_empty, 0},
+    {"validator_refuses_truncated", 2, ck_refuses_truncated, 1},
+    {"validator_refuses_random", 2, ck_refuses_random, 1},
+    {"tiny_sweep", 2, ck_tiny_sweep, 1},
 };
 
 /* ---- checks that read the file without running it ---- */
@@ -916,6 +945,8 @@ static int check_child(void *arg, int fd) {
     memmove(c->msg + sizeof prefix - 1, c->msg, n);
     memcpy(c->msg, prefix, sizeof prefix - 1);
     c->msg[sizeof prefix - 1 + n] = '\0';
+  } else if (j->check->needs_device && c->no_device) {
+    snprintf(c->msg, sizeof c->msg, "skipped: the plugin lists no device on this machine");
   } else {
     rc = j->check->fn(c);
   }

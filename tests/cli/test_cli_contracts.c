@@ -238,7 +238,7 @@ static void plugin_check_honours_json_and_quiet(void **state) {
   assert_int_equal(r->code, 1);
   HAS(r->out, "checking ");
   HAS(r->out, "PASS tiny_sweep");
-  HAS(r->out, "15 of 16 checks passed");
+  HAS(r->out, "16 of 17 checks passed");
 }
 
 /* ---- 4: persistence disabled says so ------------------------------------ */
