@@ -534,8 +534,10 @@ static void list_devices(cal_run *r, loader_plugin *p, cal_listed *l) {
     return;
   if (!l->sel)
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
-  else if (l->st == 0 && !l->devices.count)
+  else if (l->st == 0 && !l->devices.count) {
     cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+    r->deviceless++;
+  }
   size_t kept = 0;
   for (size_t i = 0; i < l->nsel; i++) {
     r->cur_device = &l->devices.items[l->sel[i]];
@@ -655,8 +657,13 @@ static int fill_plan(cal_run *r, calibrate_work_list *out) {
     if (runtime_devices_supported(p)) {
       runtime_device_list devices;
       size_t *sel, nsel;
-      if (select_devices(r, p, &devices, &sel, &nsel) < 0)
+      int listed = select_devices(r, p, &devices, &sel, &nsel);
+      if (listed < 0)
         continue;
+      if (listed == 0 && !devices.count) {
+        cal_warn(r, "%s has no device on this machine: nothing to calibrate", p->backend);
+        r->deviceless++;
+      }
       int rc = sel ? 0 : -1;
       for (size_t k = 0; rc == 0 && k < nsel; k++)
         rc = plan_items(r, p, &devices.items[sel[k]], out);
@@ -913,7 +920,9 @@ int calibrate_execute(const calibrate_options *o) {
   }
   if (o->plan) {
     status = fill_plan(r, o->plan) != 0 ? 2 : r->failure_count ? 1 : 0;
-    if (status == 0 && !o->plan->count) { /* calibrate's "no" for the same flags */
+    if (status == 0 && !o->plan->count && r->deviceless) {
+      /* calibrate's "nothing, no device here" for the same flags */
+    } else if (status == 0 && !o->plan->count) { /* calibrate's "no" for the same flags */
       status = 1;
       cal_warn(r, "nothing to calibrate: no configured workload uses an operator of the "
                   "selected plugins");
@@ -951,6 +960,9 @@ int calibrate_execute(const calibrate_options *o) {
       else
         cal_warn(r, "nothing was calibrated in shard %u/%u: every sweep was skipped or failed",
                  (unsigned)o->shard.index, (unsigned)o->shard.count);
+    } else if (!calibrated && !r->result_count && !r->failure_count && r->deviceless) {
+      /* only device backends without a device here (a CUDA backend on a
+       * machine without a GPU): said once per backend, not a failure */
     } else if (!calibrated) {
       status = 1;
       cal_warn(r, "nothing was calibrated: %s",

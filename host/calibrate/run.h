@@ -151,6 +151,10 @@ typedef struct cal_run {
   int bar; /* draw a bar on err */
   int bar_drawn;
   size_t sweeps_total, sweeps_done;
+  /* device backends that listed no device on this machine (a CUDA backend
+   * without a GPU): a run that calibrates nothing for that reason alone is
+   * not a failure */
+  size_t deviceless;
   int interrupted; /* the signal that stopped the run, 0 when none */
   double started;
   char rigor_name[16];

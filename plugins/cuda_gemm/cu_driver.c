@@ -53,7 +53,16 @@ const char *cu_error_name(const cu_api *api, CUresult r) {
   const char *name = NULL;
   if (api && api->cuGetErrorName && api->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
     return name;
-  return "CUDA_ERROR";
+  switch (r) { /* what a driver that cannot name them (the stub) returns */
+  case CUDA_ERROR_STUB_LIBRARY:
+    return "CUDA_ERROR_STUB_LIBRARY";
+  case CUDA_ERROR_NO_DEVICE:
+    return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_NOT_INITIALIZED:
+    return "CUDA_ERROR_NOT_INITIALIZED";
+  default:
+    return "CUDA_ERROR";
+  }
 }
 
 void cu_identity(char *buf, size_t cap, const char *name, int cc_major, int cc_minor, int sm_count,
@@ -152,7 +161,7 @@ calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
     if (host && host->log) {
       char msg[300];
       snprintf(msg, sizeof msg, "%s: no NVIDIA device (%s)", backend, d->why);
-      host->log(host->context, CALHOST_LOG_INFO, msg);
+      host->log(host->context, CALHOST_LOG_WARNING, msg);
     }
     return CALHOST_OK;
   }
