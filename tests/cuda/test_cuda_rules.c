@@ -5,7 +5,8 @@
  * registers, compute capability, split-K against the padded K, tensor-core
  * K steps), the defaults and curated candidates, the workload parser and
  * the identity; and the driver loader against the toolkit's stub libcuda
- * (no device, a reason, no crash). Fast: no compilation.
+ * (no device, a reason, no crash); cublaslt's policy text (a serialized
+ * cuBLASLt algorithm configuration). Fast: no compilation.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 
 #include "cgemm.h"
 #include "cu_driver.h"
+#include "lt_policy.h"
 
 static cgemm_config cfg(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t wm, uint32_t wn,
                         uint32_t st, uint32_t vec, uint32_t split, uint32_t swz) {
@@ -184,6 +186,32 @@ static void stub_driver_lists_no_device_and_says_why(void **state) {
   cu_devices_free(&d);
 }
 
+static void cublaslt_policy_round_trips_and_refuses_garbage(void **state) {
+  (void)state;
+  char text[200], err[256];
+  lt_config c = {{21, 18, 13, 4, 2, 1, 0, 0, 0}}, back;
+  lt_format(&c, text, sizeof text);
+  assert_string_equal(text,
+                      "algo=21,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,"
+                      "cluster=0");
+  assert_int_equal(lt_parse(text, strlen(text), &back, err, sizeof err), 0);
+  assert_memory_equal(&c, &back, sizeof c);
+  const char *bad[] = {
+      "algo=21",
+      "algo=21,tile=18,stages=13,splitk=0,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
+      "algo=21,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=65536",
+      "algo=021,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
+      "algo=21,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0,",
+      "tile=18,algo=21,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
+      "algo=-1,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    if (lt_parse(bad[i], strlen(bad[i]), &back, err, sizeof err) != -1)
+      fail_msg("accepted %s", bad[i]);
+    assert_true(err[0] != '\0');
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(policy_text_round_trips_and_refuses_garbage),
@@ -193,6 +221,7 @@ int main(void) {
       cmocka_unit_test(workload_parser_takes_three_dtypes_and_refuses_others),
       cmocka_unit_test(identity_is_the_model_not_the_board),
       cmocka_unit_test(stub_driver_lists_no_device_and_says_why),
+      cmocka_unit_test(cublaslt_policy_round_trips_and_refuses_garbage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
