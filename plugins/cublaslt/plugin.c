@@ -28,6 +28,8 @@
 #define HEURISTIC_MAX 8
 #define CANDIDATE_MAX 96
 #define WORKSPACE_BYTES (32u << 20)
+#define PER_ALGO_TRIES 384 /* cublasLtMatmulAlgoCheck calls per algorithm id */
+#define PER_ALGO_KEPT 12   /* enumerated candidates kept per algorithm id */
 
 #define LT_FUNCS(X)                                                                                \
   X(cublasLtCreate)                                                                                \
@@ -220,7 +222,8 @@ static void add_candidate(calhost_session *s, const lt_config *c) {
 /* The enumerated configurations: per algorithm id, its tiles x stages x
  * split-K {1, 2, 4} (when supported, with each reduction scheme it has)
  * x swizzle {0, 1} (when supported), those cublasLtMatmulAlgoCheck
- * accepts, until the list is full. */
+ * accepts: at most PER_ALGO_KEPT of PER_ALGO_TRIES tries per id (so that
+ * every id is represented), until the list is full. */
 static void enumerate(calhost_session *s) {
   const lt_api *lt = s->lt;
   int ids[64], nids = 0;
@@ -229,22 +232,32 @@ static void enumerate(calhost_session *s) {
     return;
   for (int i = 0; i < nids && s->cu.mm.candidates < CANDIDATE_MAX; i++) {
     cublasLtMatmulAlgo_t algo;
-    uint32_t tiles[64], stages[64], red_mask = 0;
+    uint32_t tiles[64], stages[64], red_mask = 0, tries = 0, kept = 0;
     int32_t splitk_ok = 0, swz_ok = 0;
     size_t nt = 0, ns = 0, w;
     if (lt->cublasLtMatmulAlgoInit(s->inst->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
                                    CUDA_R_32F, CUDA_R_32F, ids[i], &algo) != CUBLAS_STATUS_SUCCESS)
       continue;
-    lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles, sizeof tiles,
-                                          &nt);
-    lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, stages,
-                                          sizeof stages, &ns);
-    lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitk_ok,
-                                          sizeof splitk_ok, &w);
-    lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &red_mask,
-                                          sizeof red_mask, &w);
-    lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &swz_ok,
-                                          sizeof swz_ok, &w);
+    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles,
+                                              sizeof tiles, &nt) != CUBLAS_STATUS_SUCCESS)
+      nt = 0;
+    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, stages,
+                                              sizeof stages, &ns) != CUBLAS_STATUS_SUCCESS)
+      ns = 0;
+    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitk_ok,
+                                              sizeof splitk_ok, &w) != CUBLAS_STATUS_SUCCESS)
+      splitk_ok = 0;
+    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
+                                              &red_mask, sizeof red_mask,
+                                              &w) != CUBLAS_STATUS_SUCCESS)
+      red_mask = 0;
+    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT,
+                                              &swz_ok, sizeof swz_ok, &w) != CUBLAS_STATUS_SUCCESS)
+      swz_ok = 0;
+    if (nt > sizeof tiles)
+      nt = sizeof tiles;
+    if (ns > sizeof stages)
+      ns = sizeof stages;
     nt /= sizeof tiles[0];
     ns /= sizeof stages[0];
     if (nt == 0)
@@ -261,12 +274,17 @@ static void enumerate(calhost_session *s) {
               lt_config c = {{(uint32_t)ids[i], tiles[t], stages[g], split, red, swz, 0, 0, 0}};
               cublasLtMatmulAlgo_t a;
               size_t ws;
-              if (s->cu.mm.candidates >= CANDIDATE_MAX)
-                return;
-              if (algo_of(s, &c, &a, &ws, NULL, 0) == 0)
+              if (s->cu.mm.candidates >= CANDIDATE_MAX || tries >= PER_ALGO_TRIES ||
+                  kept >= PER_ALGO_KEPT)
+                goto next_algo;
+              tries++;
+              if (algo_of(s, &c, &a, &ws, NULL, 0) == 0 && !known(s, &c)) {
                 add_candidate(s, &c);
+                kept++;
+              }
             }
           }
+  next_algo:;
   }
 }
 

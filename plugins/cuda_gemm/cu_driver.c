@@ -273,8 +273,8 @@ calhost_status cu_parse_workload(const calhost_host_services *host, const char *
     return CALHOST_INVALID_ARGUMENT;
   }
   for (int i = 0; i < 3; i++)
-    if (w->shape[i] < 1 || w->shape[i] > 65536) {
-      matmul_set_error(host, "%s: shape dimension %d = %lld out of range [1, 65536]", backend, i,
+    if (w->shape[i] < 1 || w->shape[i] > 65535) {
+      matmul_set_error(host, "%s: shape dimension %d = %lld out of range [1, 65535]", backend, i,
                        (long long)w->shape[i]);
       return CALHOST_UNSUPPORTED;
     }

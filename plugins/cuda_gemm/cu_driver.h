@@ -137,7 +137,7 @@ CUD_HIDDEN calhost_status cu_instance_list_device(calhost_plugin_instance *inst,
                                                   calhost_device_info *out);
 
 /* A CUDA MatMul: dtype float32, float16 or bfloat16 (A and B; C fp32),
- * shape {M, N, K} each in [1, 65536], property accumulate=0|1. */
+ * shape {M, N, K} each in [1, 65535] (the reference grid), accumulate=0|1. */
 typedef struct cu_shape {
   size_t m, n, k;
   int accumulate;
