@@ -3,10 +3,11 @@
  * fake device properties (sm_80, sm_90, an sm_75 part): the policy text
  * round trip and its refusals, the validity rule (shared memory, threads,
  * registers, compute capability, split-K against the padded K, tensor-core
- * K steps), the defaults and curated candidates, the workload parser and
- * the identity; and the driver loader against the toolkit's stub libcuda
- * (no device, a reason, no crash); cublaslt's policy text (a serialized
- * cuBLASLt algorithm configuration). Fast: no compilation.
+ * K steps), the defaults and curated candidates, the workload parser, the
+ * identity and the key builder on a fake H200; the driver loader against
+ * the toolkit's stub libcuda (no device, a reason, no crash); cublaslt's
+ * policy text (a serialized cuBLASLt algorithm configuration). Fast: no
+ * compilation.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +213,60 @@ static void cublaslt_policy_round_trips_and_refuses_garbage(void **state) {
   }
 }
 
+/* A cu_instance whose device list is one fake H200 (listed, no driver):
+ * the key builder and the target rules without a GPU. */
+static void key_builder_keys_by_the_device_identity(void **state) {
+  (void)state;
+  cu_instance inst;
+  cu_device dev;
+  memset(&inst, 0, sizeof inst);
+  memset(&dev, 0, sizeof dev);
+  inst.mm.backend = "cuda_gemm";
+  dev.ordinal = 0;
+  dev.limits = cgemm_limits_sm90;
+  cu_identity(dev.identity, sizeof dev.identity, "NVIDIA H200", 9, 0, 132, 143771ull << 20, 13000);
+  inst.devs.initialised = 1;
+  inst.devs.items = &dev;
+  inst.devs.count = 1;
+  int64_t shape[] = {4096, 4096, 4096};
+  calhost_workload w = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof w},
+                        "w",
+                        "MatMul",
+                        "bfloat16",
+                        shape,
+                        3,
+                        NULL,
+                        0,
+                        "sha256:ab"};
+  calhost_target t = {
+      {CALHOST_STRUCT_TARGET, 1, sizeof t}, dev.identity, 4, NULL, 0, "", dev.identity, 0};
+  calhost_built_key k;
+  memset(&k, 0, sizeof k);
+  calhost_plugin_instance *pi = (calhost_plugin_instance *)(void *)&inst;
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_OK);
+  assert_string_equal(k.processor, "cuda:NVIDIA H200/sm_9.0/SMs 132/mem 143771MiB/driver 13.0");
+  assert_int_equal(k.thread_count, 1); /* one host thread feeds the GPU */
+  assert_string_equal(k.model_digest, "sha256:ab");
+  assert_int_equal(k.structure_count, 5);
+  assert_string_equal(k.structure[0].value, "bfloat16");
+  assert_string_equal(k.structure[1].value, "4096");
+  assert_string_equal(k.structure[4].value, "0");
+  /* a target without a device: device 0, the same key */
+  t.device_identity = NULL;
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_OK);
+  assert_string_equal(k.processor, dev.identity);
+  /* the identity changed since listing (a driver upgrade), or no such device */
+  t.device_identity = "cuda:NVIDIA H200/sm_9.0/SMs 132/mem 143771MiB/driver 12.8";
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_UNSUPPORTED);
+  t.device_identity = dev.identity;
+  t.device_index = 1;
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_UNSUPPORTED);
+  /* no device at all */
+  inst.devs.count = 0;
+  t.device_index = 0;
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_UNSUPPORTED);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(policy_text_round_trips_and_refuses_garbage),
@@ -222,6 +277,7 @@ int main(void) {
       cmocka_unit_test(identity_is_the_model_not_the_board),
       cmocka_unit_test(stub_driver_lists_no_device_and_says_why),
       cmocka_unit_test(cublaslt_policy_round_trips_and_refuses_garbage),
+      cmocka_unit_test(key_builder_keys_by_the_device_identity),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
