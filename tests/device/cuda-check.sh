@@ -103,6 +103,7 @@ build_it() {
   cmake --build "$build" -j "$jobs" --target calhost cuda_gemm cublaslt cuda-bench
 }
 devices() {
+  nvidia-smi -L 2>/dev/null || echo "(no nvidia-smi)"
   $cal devices && $cal devices | grep -Eq '^cuda_gemm: [1-9][0-9]* device'
 }
 checks() {
@@ -135,10 +136,10 @@ fi
 if step build 240 build_it; then
   step devices 30 devices
   step check 90 checks
-  step quick 100 run_cal calibrate --rigor quick --time-budget 40s
-  step measure 130 run_cal calibrate --rigor measure --time-budget 60s --force
+  step quick 90 run_cal calibrate --rigor quick --time-budget 30s
+  step measure 130 run_cal calibrate --rigor measure --time-budget 45s --force
   step lookup 30 lookups
-  step verify 90 run_cal verify --rigor quick --time-budget 40s
+  step verify 90 run_cal verify --rigor quick --time-budget 30s
   step bench 120 "$build/bin/cuda-bench" --quick
 else
   failed="$failed devices check quick measure lookup verify bench"
