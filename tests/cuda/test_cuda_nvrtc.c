@@ -5,7 +5,8 @@
  * (smallest and largest tiles), and 200 further valid points per
  * architecture (a fixed-seed draw); none may fail to compile, and ptxas's
  * register report must fit the architecture's register file without
- * spilling (what the validity rule promised). Also the reference kernel.
+ * spilling (what the validity rule promised); the largest warp tiles the
+ * rule refuses reach ptxas's register ceiling. Also the reference kernel.
  * Skips without NVRTC and under valgrind (CALHOST_UNDER_VALGRIND: NVRTC is
  * a compiler, not this project's code). tests/cuda/compile-all.sh compiles
  * every valid point.
@@ -114,10 +115,44 @@ static void sm90_sample_compiles_within_limits(void **state) {
   arch_sample_compiles_within_limits("sm_90", &cgemm_limits_sm90);
 }
 
+/* The largest warp tiles the rule refuses (fp32 64x64: 128 accumulators
+ * per thread; bf16 64x64: 16 fragments) compile, but at the per-thread
+ * ceiling of 255 registers (ptxas: 255 and 238 on sm_90): the rule's
+ * accumulator limits are where ptxas runs out of room, not arbitrary. */
+static void refused_warp_tiles_reach_the_register_ceiling(void **state) {
+  (void)state;
+  char why[256], defs[200], err[256];
+  const cu_nvrtc *nv;
+  if (getenv("CALHOST_UNDER_VALGRIND"))
+    skip();
+  nv = cu_nvrtc_load(why, sizeof why);
+  if (!nv)
+    skip();
+  const cgemm_config big = {{128, 128, 32, 64, 64, 2, 4, 1, 1}},
+                     big16 = {{128, 128, 32, 64, 64, 2, 8, 1, 1}};
+  const struct {
+    const cgemm_config *c;
+    cgemm_dtype t;
+  } cases[] = {{&big, CG_F32}, {&big16, CG_BF16}};
+  for (size_t i = 0; i < 2; i++) {
+    cu_nvrtc_result r;
+    assert_int_equal(cgemm_fits(cases[i].c, cases[i].t, &cgemm_limits_sm90, 4096, err, sizeof err),
+                     -1);
+    cgemm_defines(cases[i].c, cases[i].t, defs, sizeof defs);
+    if (cu_nvrtc_compile(nv, cgemm_source, defs, "sm_90", "gemm", &r) != 0)
+      fail_msg("%s: %s", defs, r.log);
+    free(r.cubin);
+    print_message("refused %s: %d registers, %d bytes spilled (%s)\n", defs, r.registers,
+                  r.spill_bytes, err);
+    assert_true(r.registers >= 224 || r.spill_bytes > 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sm80_sample_compiles_within_limits),
       cmocka_unit_test(sm90_sample_compiles_within_limits),
+      cmocka_unit_test(refused_warp_tiles_reach_the_register_ceiling),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
