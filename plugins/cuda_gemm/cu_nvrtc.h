@@ -19,7 +19,7 @@
 
 typedef struct cu_nvrtc cu_nvrtc;
 
-/* Loads NVRTC (once per process; thread-unsafe first call). NULL with the
+/* Loads NVRTC (once per process, thread-safe). NULL with the
  * reason in why (cap bytes) when no library is found. */
 CUNV_HIDDEN const cu_nvrtc *cu_nvrtc_load(char *why, size_t cap);
 
