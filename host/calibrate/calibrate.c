@@ -982,7 +982,8 @@ int calibrate_execute(const calibrate_options *o) {
     status = fill_plan(r, o->plan) != 0 ? 2 : r->failure_count ? 1 : 0;
     if (status == 0 && !o->plan->count) { /* calibrate's "no" for the same flags */
       char why[400];
-      status = 1;
+      if (!r->no_device_count) /* only device backends without a device here: a skip */
+        status = 1;
       cal_warn(r, "nothing to calibrate: %s", cal_nothing_reason(r, why, sizeof why));
     }
     goto report;
@@ -1018,6 +1019,11 @@ int calibrate_execute(const calibrate_options *o) {
       else
         cal_warn(r, "nothing was calibrated in shard %u/%u: every sweep was skipped or failed",
                  (unsigned)o->shard.index, (unsigned)o->shard.count);
+    } else if (!calibrated && !r->result_count && !r->failure_count && r->no_device_count) {
+      /* only device backends without a device here (a CUDA backend on a
+       * machine without a GPU): a skip, said once per backend, not a failure */
+      char why[400];
+      cal_warn(r, "nothing was calibrated: %s", cal_nothing_reason(r, why, sizeof why));
     } else if (!calibrated) {
       char why[400];
       status = 1;

@@ -161,7 +161,9 @@ typedef struct cal_run {
   int bar_drawn;
   size_t sweeps_total, sweeps_done;
   int interrupted; /* the signal that stopped the run, 0 when none */
-  /* device backends that listed no device (a clear skip, said once each) */
+  /* device backends that listed no device on this machine (a CUDA backend
+   * without a GPU; a clear skip, said once each): a run that calibrates
+   * nothing for that reason alone is not a failure */
   size_t no_device_count;
   char no_device[256]; /* their names, ", "-separated (cut when long) */
   double started;

@@ -387,7 +387,7 @@ static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_64", sample_shap
 static const calhost_workload sample_w2 = MATMUL_SAMPLE("matmul_100x72x40", sample_odd, NULL, 0);
 static const calhost_workload *const cb_samples[] = {&sample_w1, &sample_w2, NULL};
 
-/* The shared matmul entry, under this plugin's name (plugins/cpu_gemm/matmul.c). */
+/* The shared matmul entry, under this plugin's name (plugins/common/matmul.c). */
 #define cb_candidate_count matmul_candidate_count
 
 /* The vtable and the one exported symbol (CALHOST_PLUGIN_DEFINE,

@@ -7,7 +7,7 @@
  * ocl_session) with the vtable entries that serve both: create without
  * settings, device_count, list_device, build_key, the start of
  * open_session, the device buffers (padded upload, reset, read-back) and
- * check. Errors go through matmul_set_error (../cpu_gemm/matmul.h,
+ * check. Errors go through matmul_set_error (../common/matmul.h,
  * compiled into both).
  * Internal (hidden).
  *

@@ -1,0 +1,679 @@
+/*
+ * cu_driver.c: the CUDA driver through dlopen, NVIDIA devices, keys and
+ * MatMul device matrices with the on-device reference, shared by the
+ * cuda_gemm and cublaslt backends (see cu_driver.h).
+ */
+#include "cu_driver.h"
+
+#include "cu_nvrtc.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CU_STR2(x) #x
+#define CU_STR(x) CU_STR2(x)
+
+static cu_api g_api;
+static int g_api_state; /* 0 untried, 1 loaded, -1 failed */
+static char g_api_why[200];
+
+/* The driver library, once per process (never unloaded). */
+static const cu_api *load_api(char *why, size_t cap) {
+  if (g_api_state == 0) {
+    const char *path = getenv("CALHOST_CUDA_DRIVER");
+    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    g_api_state = -1;
+    if (!lib) {
+      snprintf(g_api_why, sizeof g_api_why, "no NVIDIA driver: %s not found",
+               path && *path ? path : "libcuda.so.1");
+    } else {
+      const char *missing = NULL;
+#define CU_LOAD(f)                                                                                 \
+  if (!(*(void **)&g_api.f = dlsym(lib, CU_STR(f))) && !missing)                                   \
+    missing = CU_STR(f);
+      CU_FUNCS(CU_LOAD)
+#undef CU_LOAD
+      if (missing)
+        snprintf(g_api_why, sizeof g_api_why, "the NVIDIA driver lacks %s (too old?)", missing);
+      else
+        g_api_state = 1;
+    }
+  }
+  if (g_api_state != 1) {
+    snprintf(why, cap, "%s", g_api_why);
+    return NULL;
+  }
+  return &g_api;
+}
+
+const char *cu_error_name(const cu_api *api, CUresult r) {
+  const char *name = NULL;
+  if (api && api->cuGetErrorName && api->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+    return name;
+  switch (r) { /* what a driver that cannot name them (the stub) returns */
+  case CUDA_ERROR_STUB_LIBRARY:
+    return "CUDA_ERROR_STUB_LIBRARY";
+  case CUDA_ERROR_NO_DEVICE:
+    return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_NOT_INITIALIZED:
+    return "CUDA_ERROR_NOT_INITIALIZED";
+  default:
+    return "CUDA_ERROR";
+  }
+}
+
+void cu_identity(char *buf, size_t cap, const char *name, int cc_major, int cc_minor, int sm_count,
+                 uint64_t memory, int driver_version) {
+  char clean[96];
+  size_t n = 0;
+  for (const char *p = name; *p && n + 1 < sizeof clean; p++)
+    clean[n++] = ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p == '/' ? '_' : *p;
+  clean[n] = '\0';
+  snprintf(buf, cap, "cuda:%s/sm_%d.%d/SMs %d/mem %lluMiB/driver %d.%d", clean, cc_major, cc_minor,
+           sm_count, (unsigned long long)(memory >> 20), driver_version / 1000,
+           (driver_version % 1000) / 10);
+}
+
+static int attr(const cu_api *api, CUdevice dev, CUdevice_attribute a) {
+  int v = 0;
+  if (api->cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS)
+    return 0;
+  return v;
+}
+
+static void describe(const cu_api *api, cu_device *d, int driver_version) {
+  char raw[96] = "";
+  CUuuid uuid;
+  if (api->cuDeviceGetName(raw, (int)sizeof raw - 1, d->dev) != CUDA_SUCCESS)
+    snprintf(raw, sizeof raw, "unknown NVIDIA GPU");
+  raw[sizeof raw - 1] = '\0';
+  for (char *p = raw; *p; p++)
+    if ((unsigned char)*p < 0x20)
+      *p = '?';
+  snprintf(d->name, sizeof d->name, "%s", raw);
+  d->limits.cc_major = attr(api, d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  d->limits.cc_minor = attr(api, d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  d->limits.max_threads_block =
+      (uint32_t)attr(api, d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  d->limits.max_smem_block =
+      (uint32_t)attr(api, d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  d->limits.regs_block = (uint32_t)attr(api, d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+  d->limits.max_regs_thread = 255;
+  d->sm_count = attr(api, d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  size_t mem = 0;
+  if (api->cuDeviceTotalMem(&mem, d->dev) == CUDA_SUCCESS)
+    d->memory = mem;
+  d->driver_version = driver_version;
+  cu_identity(d->identity, sizeof d->identity, d->name, d->limits.cc_major, d->limits.cc_minor,
+              d->sm_count, d->memory, driver_version);
+  snprintf(d->hardware, sizeof d->hardware, "pci:%04x:%02x:%02x",
+           attr(api, d->dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+           attr(api, d->dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+           attr(api, d->dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
+  if (api->cuDeviceGetUuid(&uuid, d->dev) == CUDA_SUCCESS) {
+    const unsigned char *u = (const unsigned char *)uuid.bytes;
+    snprintf(d->uuid, sizeof d->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
+  }
+  static const char *const names[CU_DETAIL_COUNT] = {"uuid",
+                                                     "compute_capability",
+                                                     "sm_count",
+                                                     "global_memory_bytes",
+                                                     "shared_memory_per_block",
+                                                     "registers_per_block",
+                                                     "driver_version"};
+  snprintf(d->detail_values[0], 64, "%s", d->uuid[0] ? d->uuid : "unknown");
+  snprintf(d->detail_values[1], 64, "%d.%d", d->limits.cc_major, d->limits.cc_minor);
+  snprintf(d->detail_values[2], 64, "%d", d->sm_count);
+  snprintf(d->detail_values[3], 64, "%llu", (unsigned long long)d->memory);
+  snprintf(d->detail_values[4], 64, "%u", d->limits.max_smem_block);
+  snprintf(d->detail_values[5], 64, "%u", d->limits.regs_block);
+  snprintf(d->detail_values[6], 64, "%d", driver_version);
+  for (int i = 0; i < CU_DETAIL_COUNT; i++)
+    d->details[i] = (calhost_property){names[i], d->detail_values[i]};
+}
+
+calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
+                               const char *backend) {
+  const cu_api *api;
+  int count = 0, driver = 0;
+  CUresult r;
+  if (d->initialised)
+    return CALHOST_OK;
+  d->initialised = 1;
+  d->items = NULL;
+  d->count = 0;
+  api = load_api(d->why, sizeof d->why);
+  if (api && (r = api->cuInit(0)) != CUDA_SUCCESS) {
+    snprintf(d->why, sizeof d->why, "cuInit: %s", cu_error_name(api, r));
+    api = NULL;
+  }
+  if (api && (api->cuDeviceGetCount(&count) != CUDA_SUCCESS || count <= 0)) {
+    snprintf(d->why, sizeof d->why, "the driver reports no GPU");
+    api = NULL;
+  }
+  if (!api) {
+    if (host && host->log) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s: no NVIDIA device (%s)", backend, d->why);
+      host->log(host->context, CALHOST_LOG_WARNING, msg);
+    }
+    return CALHOST_OK;
+  }
+  d->items = calloc((size_t)count, sizeof *d->items);
+  if (!d->items)
+    return CALHOST_NO_MEMORY;
+  api->cuDriverGetVersion(&driver);
+  d->api = api;
+  for (int i = 0; i < count; i++) {
+    cu_device *dev = &d->items[d->count];
+    if (api->cuDeviceGet(&dev->dev, i) != CUDA_SUCCESS)
+      continue;
+    dev->ordinal = (uint32_t)i;
+    describe(api, dev, driver);
+    d->count++;
+  }
+  return CALHOST_OK;
+}
+
+void cu_devices_free(cu_devices *d) {
+  if (!d)
+    return;
+  for (uint32_t i = 0; d->api && i < d->count; i++) {
+    cu_device *dev = &d->items[i];
+    if (dev->ctx) {
+      d->api->cuCtxSetCurrent(dev->ctx);
+      for (int t = 0; t < 3; t++)
+        if (dev->reference[t])
+          d->api->cuModuleUnload(dev->reference[t]);
+      d->api->cuCtxSetCurrent(NULL);
+      d->api->cuDevicePrimaryCtxRelease(dev->dev);
+    }
+  }
+  free(d->items);
+  memset(d, 0, sizeof *d);
+}
+
+/* ---- instances ----------------------------------------------------- */
+
+static cu_instance *base(calhost_plugin_instance *inst) {
+  return (cu_instance *)(void *)inst;
+}
+
+calhost_status cu_instance_create(const calhost_host_services *host, const char *backend,
+                                  const calhost_property *settings, size_t count,
+                                  calhost_plugin_instance **out, size_t size) {
+  if (!out || (count && !settings))
+    return CALHOST_INVALID_ARGUMENT;
+  *out = NULL;
+  if (count) {
+    matmul_set_error(host, "%s: unknown setting '%s' (this backend has none)", backend,
+                     settings[0].name ? settings[0].name : "(null)");
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  *out =
+      matmul_instance_new(host, backend, size < sizeof(cu_instance) ? sizeof(cu_instance) : size);
+  return *out ? CALHOST_OK : CALHOST_NO_MEMORY;
+}
+
+void cu_instance_destroy(calhost_plugin_instance *inst) {
+  if (!inst)
+    return;
+  cu_devices_free(&base(inst)->devs);
+  free(inst);
+}
+
+calhost_status cu_instance_device_count(calhost_plugin_instance *inst, uint32_t *count) {
+  if (!inst || !count)
+    return CALHOST_INVALID_ARGUMENT;
+  if (cu_devices_init(&base(inst)->devs, base(inst)->mm.host, base(inst)->mm.backend) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  *count = base(inst)->devs.count;
+  return CALHOST_OK;
+}
+
+calhost_status cu_instance_list_device(calhost_plugin_instance *inst, uint32_t position,
+                                       calhost_device_info *out) {
+  cu_devices *d;
+  if (!inst || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  d = &base(inst)->devs;
+  if (cu_devices_init(d, base(inst)->mm.host, base(inst)->mm.backend) != CALHOST_OK)
+    return CALHOST_NO_MEMORY;
+  if (position >= d->count)
+    return CALHOST_INVALID_ARGUMENT;
+  out->index = d->items[position].ordinal;
+  out->kind = CALHOST_DEVICE_GPU;
+  out->identity = d->items[position].identity;
+  out->name = d->items[position].name;
+  out->hardware = d->items[position].hardware;
+  out->details = d->items[position].details;
+  out->detail_count = CU_DETAIL_COUNT;
+  return CALHOST_OK;
+}
+
+calhost_status cu_parse_workload(const calhost_host_services *host, const char *backend,
+                                 const calhost_workload *w, cu_shape *s) {
+  if (!w || !w->operator_name || strcmp(w->operator_name, "MatMul") != 0) {
+    matmul_set_error(host, "%s serves operator MatMul only", backend);
+    return CALHOST_UNSUPPORTED;
+  }
+  if (cgemm_dtype_parse(w->dtype, &s->dtype) != 0) {
+    matmul_set_error(host, "%s serves dtype float32, float16 and bfloat16 (got %s)", backend,
+                     w->dtype ? w->dtype : "none");
+    return CALHOST_UNSUPPORTED;
+  }
+  if (!w->shape || w->shape_rank != 3) {
+    matmul_set_error(host, "%s: MatMul needs a shape of rank 3 {M, N, K}", backend);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  for (int i = 0; i < 3; i++)
+    if (w->shape[i] < 1 || w->shape[i] > 65535) {
+      matmul_set_error(host, "%s: shape dimension %d = %lld out of range [1, 65535]", backend, i,
+                       (long long)w->shape[i]);
+      return CALHOST_UNSUPPORTED;
+    }
+  s->m = (size_t)w->shape[0];
+  s->n = (size_t)w->shape[1];
+  s->k = (size_t)w->shape[2];
+  s->accumulate = 0;
+  if ((uint64_t)s->m * s->k > (1ull << 28) || (uint64_t)s->k * s->n > (1ull << 28) ||
+      (uint64_t)s->m * s->n > (1ull << 28)) {
+    matmul_set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n,
+                     s->k);
+    return CALHOST_UNSUPPORTED;
+  }
+  for (size_t i = 0; i < w->property_count; i++) {
+    const calhost_property *p = &w->properties[i];
+    if (p->name && strcmp(p->name, "accumulate") == 0 && p->value &&
+        (strcmp(p->value, "0") == 0 || strcmp(p->value, "1") == 0)) {
+      s->accumulate = p->value[0] == '1';
+      continue;
+    }
+    matmul_set_error(host, "%s: unknown workload property '%s' (only accumulate=0|1)", backend,
+                     p->name ? p->name : "(null)");
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  return CALHOST_OK;
+}
+
+cu_device *cu_target_device(cu_devices *d, const calhost_target *t,
+                            const calhost_host_services *host, const char *backend) {
+  uint32_t index = 0;
+  const char *identity = NULL;
+  if (cu_devices_init(d, host, backend) != CALHOST_OK) {
+    matmul_set_error(host, "%s: out of memory listing NVIDIA devices", backend);
+    return NULL;
+  }
+  if (t && CALHOST_HAS_FIELD(t, calhost_target, device_index) && t->device_identity) {
+    identity = t->device_identity;
+    index = t->device_index;
+  }
+  if (d->count == 0) {
+    matmul_set_error(host, "%s: no NVIDIA device (%s)", backend, d->why);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < d->count; i++)
+    if (d->items[i].ordinal == index) {
+      if (identity && strcmp(identity, d->items[i].identity) != 0) {
+        matmul_set_error(host, "%s: device %u is now '%s', not '%s' (hardware or driver changed)",
+                         backend, index, d->items[i].identity, identity);
+        return NULL;
+      }
+      return &d->items[i];
+    }
+  matmul_set_error(host, "%s: no NVIDIA device %u (there are %u)", backend, index, d->count);
+  return NULL;
+}
+
+calhost_status cu_instance_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                     const calhost_target *t, calhost_built_key *out) {
+  cu_instance *ci = base(inst);
+  cu_shape s;
+  cu_device *dev;
+  calhost_status st;
+  if (!inst || !w || !t || !out)
+    return CALHOST_INVALID_ARGUMENT;
+  st = cu_parse_workload(ci->mm.host, ci->mm.backend, w, &s);
+  if (st != CALHOST_OK)
+    return st;
+  dev = cu_target_device(&ci->devs, t, ci->mm.host, ci->mm.backend);
+  if (!dev)
+    return CALHOST_UNSUPPORTED;
+  snprintf(ci->key_dtype, sizeof ci->key_dtype, "%s", cgemm_dtype_name(s.dtype));
+  snprintf(ci->key_m, sizeof ci->key_m, "%zu", s.m);
+  snprintf(ci->key_n, sizeof ci->key_n, "%zu", s.n);
+  snprintf(ci->key_k, sizeof ci->key_k, "%zu", s.k);
+  ci->key_props[0] = (calhost_property){"dtype", ci->key_dtype};
+  ci->key_props[1] = (calhost_property){"m", ci->key_m};
+  ci->key_props[2] = (calhost_property){"n", ci->key_n};
+  ci->key_props[3] = (calhost_property){"k", ci->key_k};
+  ci->key_props[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
+  out->model_digest = w->model_digest;
+  out->processor = dev->identity;
+  out->thread_count = 1;
+  out->structure = ci->key_props;
+  out->structure_count = 5;
+  return CALHOST_OK;
+}
+
+/* ---- sessions ------------------------------------------------------ */
+
+static size_t round_up(size_t x, size_t to) {
+  return (x + to - 1) / to * to;
+}
+
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even (inputs are finite) */
+  return (uint16_t)(u >> 16);
+}
+
+static uint16_t to_half(float f) {
+  uint32_t u, sign, mant;
+  int exp;
+  memcpy(&u, &f, 4);
+  sign = (u >> 16) & 0x8000u;
+  exp = (int)((u >> 23) & 0xff) - 127 + 15;
+  mant = u & 0x7fffffu;
+  if (exp <= 0) { /* subnormal or zero (|f| < 2^-14) */
+    if (exp < -10)
+      return (uint16_t)sign;
+    mant |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - exp);
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u)))
+      h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+    h++;
+  return (uint16_t)(sign | h); /* |f| < 1: never overflows */
+}
+
+/* rows x cols of deterministic values in [-1, 1) from seed, in a buffer
+ * of prow x pcol elements of the dtype (zero padding). */
+static void *make_matrix(size_t rows, size_t cols, size_t prow, size_t pcol, cgemm_dtype t,
+                         uint64_t seed) {
+  size_t es = cgemm_dtype_size(t);
+  unsigned char *buf = calloc(prow * pcol, es);
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  if (!buf)
+    return NULL;
+  for (size_t r = 0; r < rows; r++)
+    for (size_t c = 0; c < cols; c++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      float v = (float)((double)(x >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+      size_t i = r * pcol + c;
+      if (t == CG_F32)
+        memcpy(buf + i * 4, &v, 4);
+      else {
+        uint16_t h = t == CG_BF16 ? to_bf16(v) : to_half(v);
+        memcpy(buf + i * 2, &h, 2);
+      }
+    }
+  return buf;
+}
+
+static const char *arch_of(const cu_device *dev, char *buf, size_t cap) {
+  snprintf(buf, cap, "sm_%d%d", dev->limits.cc_major, dev->limits.cc_minor);
+  return buf;
+}
+
+/* R = A*B, G = sum|a||b| with the device's reference kernel (compiled
+ * once per device and dtype). */
+static calhost_status run_reference(cu_session *s) {
+  const cu_api *api = s->inst->devs.api;
+  const calhost_host_services *host = s->mm.host;
+  const char *backend = s->inst->mm.backend;
+  cu_device *dev = s->dev;
+  CUmodule *mod = &dev->reference[s->shape.dtype];
+  CUfunction fn;
+  CUdeviceptr r = 0, g = 0;
+  CUresult e;
+  char why[256], arch[16], defs[64];
+  calhost_status st = CALHOST_ERROR;
+  size_t mn = s->shape.m * s->shape.n;
+  if (!*mod) {
+    const cu_nvrtc *nv = cu_nvrtc_load(why, sizeof why);
+    cu_nvrtc_result res;
+    if (!nv) {
+      matmul_set_error(host, "%s: %s (the reference kernel needs it)", backend, why);
+      return CALHOST_UNSUPPORTED;
+    }
+    snprintf(defs, sizeof defs, "-DREFERENCE -DDT=%d", (int)s->shape.dtype);
+    if (cu_nvrtc_compile(nv, cgemm_source, defs, arch_of(dev, arch, sizeof arch), NULL, &res) !=
+        0) {
+      matmul_set_error(host, "%s: compiling the reference kernel for %s: %s", backend, arch,
+                       res.log);
+      return CALHOST_ERROR;
+    }
+    e = api->cuModuleLoadData(mod, res.cubin);
+    free(res.cubin);
+    if (e != CUDA_SUCCESS) {
+      *mod = NULL;
+      matmul_set_error(host, "%s: loading the reference kernel: %s", backend,
+                       cu_error_name(api, e));
+      return CALHOST_ERROR;
+    }
+  }
+  if ((e = api->cuModuleGetFunction(&fn, *mod, "reference")) != CUDA_SUCCESS ||
+      (e = api->cuMemAlloc(&r, mn * sizeof(double))) != CUDA_SUCCESS ||
+      (e = api->cuMemAlloc(&g, mn * sizeof(double))) != CUDA_SUCCESS)
+    goto fail;
+  {
+    CUdeviceptr none = 0;
+    int m = (int)s->shape.m, n = (int)s->shape.n, k = (int)s->shape.k, lda = (int)s->kp,
+        ldb = (int)s->np, ldc = (int)s->np;
+    void *args[] = {&s->a, &s->b, &none, &r, &g, &m, &n, &k, &lda, &ldb, &ldc};
+    if ((e = api->cuLaunchKernel(fn, (unsigned)((s->shape.n + 127) / 128), (unsigned)s->shape.m, 1,
+                                 128, 1, 1, 0, NULL, args, NULL)) != CUDA_SUCCESS ||
+        (e = api->cuCtxSynchronize()) != CUDA_SUCCESS ||
+        (e = api->cuMemcpyDtoH(s->ref, r, mn * sizeof(double))) != CUDA_SUCCESS ||
+        (e = api->cuMemcpyDtoH(s->mag, g, mn * sizeof(double))) != CUDA_SUCCESS)
+      goto fail;
+  }
+  st = CALHOST_OK;
+fail:
+  if (st != CALHOST_OK)
+    matmul_set_error(host, "%s: running the reference kernel: %s", backend, cu_error_name(api, e));
+  if (r)
+    api->cuMemFree(r);
+  if (g)
+    api->cuMemFree(g);
+  return st;
+}
+
+static CUresult upload(const cu_api *api, CUdeviceptr *dst, const void *src, size_t bytes) {
+  CUresult e = api->cuMemAlloc(dst, bytes);
+  if (e == CUDA_SUCCESS && src)
+    e = api->cuMemcpyHtoD(*dst, src, bytes);
+  return e;
+}
+
+void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
+                      const calhost_target *t, size_t size, size_t pad_mn, size_t pad_k,
+                      calhost_status *status) {
+  cu_instance *ci = base(inst);
+  cu_session *s;
+  cu_shape shape;
+  cu_device *dev;
+  const cu_api *api;
+  CUresult e = CUDA_SUCCESS;
+  void *a = NULL, *b = NULL;
+  float *c0p = NULL;
+  if (!inst || !w || !t) {
+    *status = CALHOST_INVALID_ARGUMENT;
+    return NULL;
+  }
+  *status = cu_parse_workload(ci->mm.host, ci->mm.backend, w, &shape);
+  if (*status != CALHOST_OK)
+    return NULL;
+  dev = cu_target_device(&ci->devs, t, ci->mm.host, ci->mm.backend);
+  if (!dev) {
+    *status = CALHOST_UNSUPPORTED;
+    return NULL;
+  }
+  api = ci->devs.api;
+  if (!dev->ctx && (e = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->dev)) != CUDA_SUCCESS) {
+    dev->ctx = NULL;
+    matmul_set_error(ci->mm.host, "%s: no context on '%s': %s", ci->mm.backend, dev->name,
+                     cu_error_name(api, e));
+    *status = CALHOST_ERROR;
+    return NULL;
+  }
+  api->cuCtxSetCurrent(dev->ctx);
+  s = calloc(1, size < sizeof *s ? sizeof *s : size);
+  if (!s) {
+    *status = CALHOST_NO_MEMORY;
+    return NULL;
+  }
+  s->mm.host = ci->mm.host;
+  s->inst = ci;
+  s->dev = dev;
+  s->shape = shape;
+  s->mp = round_up(shape.m, pad_mn);
+  s->np = round_up(shape.n, pad_mn);
+  s->kp = round_up(shape.k, pad_k);
+  s->ref = malloc(shape.m * shape.n * sizeof *s->ref);
+  s->mag = malloc(shape.m * shape.n * sizeof *s->mag);
+  a = make_matrix(shape.m, shape.k, s->mp, s->kp, shape.dtype, 1);
+  b = make_matrix(shape.k, shape.n, s->kp, s->np, shape.dtype, 2);
+  if (shape.accumulate) {
+    c0p = make_matrix(shape.m, shape.n, s->mp, s->np, CG_F32, 3);
+    s->c0_host = malloc(shape.m * shape.n * sizeof *s->c0_host);
+    if (c0p && s->c0_host)
+      for (size_t r = 0; r < shape.m; r++)
+        memcpy(s->c0_host + r * shape.n, c0p + r * s->np, shape.n * sizeof(float));
+  }
+  if (!s->ref || !s->mag || !a || !b || (shape.accumulate && (!c0p || !s->c0_host))) {
+    matmul_set_error(ci->mm.host, "%s: out of memory opening a %zux%zux%zu session", ci->mm.backend,
+                     shape.m, shape.n, shape.k);
+    *status = CALHOST_NO_MEMORY;
+    goto fail;
+  }
+  size_t es = cgemm_dtype_size(shape.dtype);
+  if ((e = upload(api, &s->a, a, s->mp * s->kp * es)) != CUDA_SUCCESS ||
+      (e = upload(api, &s->b, b, s->kp * s->np * es)) != CUDA_SUCCESS ||
+      (e = upload(api, &s->c, NULL, s->mp * s->np * 4)) != CUDA_SUCCESS ||
+      (shape.accumulate && (e = upload(api, &s->c0, c0p, s->mp * s->np * 4)) != CUDA_SUCCESS)) {
+    matmul_set_error(ci->mm.host, "%s: allocating device buffers: %s", ci->mm.backend,
+                     cu_error_name(api, e));
+    *status = e == CUDA_ERROR_OUT_OF_MEMORY ? CALHOST_NO_MEMORY : CALHOST_ERROR;
+    goto fail;
+  }
+  *status = run_reference(s);
+  if (*status != CALHOST_OK)
+    goto fail;
+  free(a);
+  free(b);
+  free(c0p);
+  return s;
+fail:
+  free(a);
+  free(b);
+  free(c0p);
+  cu_session_release(s);
+  free(s);
+  return NULL;
+}
+
+void cu_session_release(cu_session *s) {
+  const cu_api *api;
+  if (!s || !s->inst)
+    return;
+  api = s->inst->devs.api;
+  CUdeviceptr *bufs[] = {&s->a, &s->b, &s->c, &s->c0, &s->work};
+  for (size_t i = 0; api && i < sizeof bufs / sizeof bufs[0]; i++) {
+    if (*bufs[i])
+      api->cuMemFree(*bufs[i]);
+    *bufs[i] = 0;
+  }
+  free(s->ref);
+  free(s->mag);
+  free(s->c0_host);
+  s->ref = s->mag = NULL;
+  s->c0_host = NULL;
+}
+
+CUresult cu_session_reset(cu_session *s) {
+  const cu_api *api = s->inst->devs.api;
+  if (!s->c0)
+    return CUDA_SUCCESS;
+  return api->cuMemcpyDtoD(s->c, s->c0, s->mp * s->np * 4);
+}
+
+CUresult cu_session_work(cu_session *s, size_t bytes) {
+  const cu_api *api = s->inst->devs.api;
+  CUresult e;
+  if (s->work_bytes >= bytes)
+    return CUDA_SUCCESS;
+  if (s->work)
+    api->cuMemFree(s->work);
+  s->work = 0;
+  s->work_bytes = 0;
+  e = api->cuMemAlloc(&s->work, bytes);
+  if (e == CUDA_SUCCESS)
+    s->work_bytes = bytes;
+  return e;
+}
+
+calhost_status cu_session_check(calhost_session *session, char *err, size_t cap) {
+  cu_session *s = (cu_session *)(void *)session;
+  const cu_api *api;
+  float *c;
+  uint32_t it;
+  const double u = 1.0 / 16777216.0;
+  if (!s)
+    return CALHOST_INVALID_ARGUMENT;
+  it = s->mm.last_iterations;
+  if (it == 0) {
+    snprintf(err, cap, "no completed run to check");
+    return CALHOST_CHECK_FAILED;
+  }
+  api = s->inst->devs.api;
+  c = malloc(s->mp * s->np * sizeof *c);
+  if (!c) {
+    snprintf(err, cap, "out of memory reading C back");
+    return CALHOST_CHECK_FAILED;
+  }
+  api->cuCtxSetCurrent(s->dev->ctx);
+  CUresult e = api->cuMemcpyDtoH(c, s->c, s->mp * s->np * sizeof *c);
+  if (e != CUDA_SUCCESS) {
+    free(c);
+    snprintf(err, cap, "reading C back: %s", cu_error_name(api, e));
+    return CALHOST_CHECK_FAILED;
+  }
+  double scale = 32.0 * u * sqrt((double)s->shape.k + it);
+  double times = s->shape.accumulate ? (double)it : 1.0; /* C = C0 + it A*B, or A*B */
+  for (size_t r = 0; r < s->shape.m; r++)
+    for (size_t col = 0; col < s->shape.n; col++) {
+      size_t i = r * s->shape.n + col;
+      double c0 = s->c0_host ? s->c0_host[i] : 0.0;
+      double want = c0 + times * s->ref[i], got = c[r * s->np + col];
+      double tol = scale * (times * s->mag[i] + fabs(c0)) + 1e-30;
+      if (!isfinite(got) || fabs(got - want) > tol) {
+        snprintf(err, cap, "C[%zu][%zu] = %.9g, expected %.9g (tolerance %.3g) after %u run%s", r,
+                 col, got, want, tol, it, it == 1 ? "" : "s");
+        free(c);
+        return CALHOST_CHECK_FAILED;
+      }
+    }
+  free(c);
+  return CALHOST_OK;
+}
+
+double cu_events_seconds(const cu_api *api, CUevent start, CUevent stop) {
+  float ms = 0;
+  if (api->cuEventSynchronize(stop) != CUDA_SUCCESS ||
+      api->cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS)
+    return -1;
+  return ms * 1e-3;
+}
