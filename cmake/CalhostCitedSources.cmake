@@ -25,6 +25,7 @@ calhost_install_cited(calhost
   host/model/README.md tests/model/make_models.py tests/cli/shipped_configs.sh)
 # cited by the plugin guide (share/doc/calhost/plugin-sdk.md) and plugin.h
 calhost_install_cited(plugin_dev
-  plugins/example plugins/cpu_gemm/space.c plugins/clblast plugins/opencl_gemm tests/plugins/abi1)
+  plugins/example plugins/cpu_gemm/space.c plugins/clblast plugins/opencl_gemm tests/plugins/abi1
+  plugins/cuda_gemm plugins/cublaslt)
 # cited by calstore.h
 calhost_install_cited(calstore_dev host/store/README.md)
