@@ -331,9 +331,12 @@ typedef struct key_row {
   char *structure_text;
 } key_row;
 
-static key_row *read_keys(const char *path, size_t *count) {
+/* The rows of a keys file; their fields point into *data (free both with
+ * free_keys). */
+static key_row *read_keys(const char *path, size_t *count, char **data_out) {
   size_t len;
   char *data = slurp(path, &len);
+  *data_out = data;
   size_t cap = 1024, n = 0;
   key_row *rows = malloc(cap * sizeof *rows);
   for (char *line = data; line && *line;) {
@@ -375,6 +378,13 @@ static key_row *read_keys(const char *path, size_t *count) {
   return rows; /* data stays referenced by the rows */
 }
 
+static void free_keys(key_row *rows, size_t n, char *data) {
+  for (size_t i = 0; i < n; i++)
+    free(rows[i].structure_text);
+  free(rows);
+  free(data);
+}
+
 static calstore_lookup_options row_options(const key_row *r) {
   calstore_lookup_options o = {0};
   o.backend = r->f[0];
@@ -392,7 +402,8 @@ static calstore_lookup_options row_options(const key_row *r) {
 
 static int cmd_lookup(const char *file, const char *keys, long n) {
   size_t nk;
-  key_row *rows = read_keys(keys, &nk);
+  char *key_data;
+  key_row *rows = read_keys(keys, &nk, &key_data);
   if (!nk)
     die("no keys in", keys);
   double load;
@@ -484,6 +495,8 @@ static int cmd_lookup(const char *file, const char *keys, long n) {
   tmpdir_remove(dir);
   free(dir);
   calstore_close(&s);
+  free(opts);
+  free_keys(rows, nk, key_data);
   return 0;
 }
 
