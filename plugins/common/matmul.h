@@ -44,6 +44,22 @@ MATMUL_HIDDEN int matmul_policy_text(const char *policy, size_t length, size_t m
 
 /* The operators a MatMul backend serves: {"MatMul", NULL}, for the
  * vtable's operators. */
+/* One named parameter of a kernel's policy text: its allowed values and
+ * their words (opencl_gemm's xgemm and cuda_gemm's cgemm tables). */
+typedef struct matmul_param {
+  const char *name;
+  const uint32_t *values;
+  uint32_t count;
+  const char *const *texts; /* the values as words, for the ABI's space */
+} matmul_param;
+
+/* Parses "NAME=WORD,NAME=WORD,..." with exactly params' names in their
+ * order (at most `max` bytes of printable text) into out[i] = the value
+ * of params[i]'s word. Returns 0, or -1 with the reason in err. */
+MATMUL_HIDDEN int matmul_parse_params(const char *policy, size_t length, size_t max,
+                                      const matmul_param *params, int count, uint32_t *out,
+                                      char *err, size_t cap);
+
 MATMUL_HIDDEN extern const char *const matmul_operators[];
 
 /* Largest dimension, matrix (elements) and product (multiply-adds) served:

@@ -127,35 +127,7 @@ int cgemm_fits(const cgemm_config *c, cgemm_dtype t, const cgemm_limits *l, uint
 }
 
 int cgemm_parse_any(const char *p, size_t len, cgemm_config *out, char *err, size_t cap) {
-  size_t pos = 0;
-  if (matmul_policy_text(p, len, 128, err, cap) != 0)
-    return -1;
-  for (int k = 0; k < CG_COUNT; k++) {
-    const cgemm_param *par = &cgemm_params[k];
-    size_t nl = strlen(par->name), vl = 0;
-    uint32_t i;
-    if (k > 0) {
-      if (pos >= len || p[pos] != ',')
-        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", par->name, pos);
-      pos++;
-    }
-    if (len - pos < nl + 1 || memcmp(p + pos, par->name, nl) != 0 || p[pos + nl] != '=')
-      return matmul_fail(err, cap, "expected %s= at offset %zu", par->name, pos);
-    pos += nl + 1;
-    while (pos + vl < len && p[pos + vl] != ',')
-      vl++;
-    for (i = 0; i < par->count; i++)
-      if (strlen(par->texts[i]) == vl && memcmp(p + pos, par->texts[i], vl) == 0)
-        break;
-    if (i == par->count)
-      return matmul_fail(err, cap, "%s: '%.*s' is not one of the allowed values", par->name,
-                         (int)(vl > 16 ? 16 : vl), p + pos);
-    out->v[k] = par->values[i];
-    pos += vl;
-  }
-  if (pos != len)
-    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
-  return 0;
+  return matmul_parse_params(p, len, 128, cgemm_params, CG_COUNT, out->v, err, cap);
 }
 
 int cgemm_parse(const char *p, size_t len, cgemm_dtype t, cgemm_config *out, char *err,

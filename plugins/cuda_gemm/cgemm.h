@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "matmul.h"
+
 #if defined(__GNUC__)
 #define CGEMM_HIDDEN __attribute__((visibility("hidden")))
 #else
@@ -48,12 +50,7 @@ typedef struct cgemm_config {
   uint32_t v[CG_COUNT]; /* values, not indices */
 } cgemm_config;
 
-typedef struct cgemm_param {
-  const char *name;
-  const uint32_t *values;
-  uint32_t count;
-  const char *const *texts;
-} cgemm_param;
+typedef matmul_param cgemm_param; /* plugins/common/matmul.h */
 CGEMM_HIDDEN extern const cgemm_param cgemm_params[CG_COUNT];
 
 /* Sessions pad M and N to this (the largest block tile) and K to

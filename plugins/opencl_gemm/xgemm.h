@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "matmul.h"
+
 #if defined(__GNUC__)
 #define XGEMM_HIDDEN __attribute__((visibility("hidden")))
 #else
@@ -27,12 +29,7 @@ typedef struct xgemm_config {
 } xgemm_config;
 
 /* The parameter table: names ("mwg", ...) and allowed values. */
-typedef struct xgemm_param {
-  const char *name;
-  const uint32_t *values;
-  uint32_t count;
-  const char *const *texts; /* the values as strings, for the ABI's space */
-} xgemm_param;
+typedef matmul_param xgemm_param; /* plugins/common/matmul.h */
 XGEMM_HIDDEN extern const xgemm_param xgemm_params[XG_COUNT];
 
 /* The padding every session applies to M, N (64, the largest MWG/NWG) and
