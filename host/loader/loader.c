@@ -155,7 +155,7 @@ static int add_entry(cands *c, const char *path, loader_plugin_origin origin,
 void loader_default_dirs(loader_default_dir dirs[LOADER_DEFAULT_DIR_COUNT]) {
   char exe[PATH_MAX];
   char *up = base_exe_dir(exe, sizeof exe) == 0 ? base_str_format("%s/..", exe) : NULL;
-  char *real = up ? realpath(up, NULL) : NULL;
+  char *real = up ? loader_module_real_path(up) : NULL;
   const char *prefix = real ? real : up;
   dirs[0].path = prefix ? base_str_format("%s/lib/calhost/plugins", prefix) : NULL;
   dirs[1].path = prefix ? base_str_format("%s/%s", prefix, CALHOST_RELATIVE_PLUGIN_DIR) : NULL;

@@ -217,7 +217,12 @@ static void lookup_model_and_the_runtime_select_each_nodes_policy(void **state) 
   snprintf(ini, sizeof ini, "%s/calhost.ini", dir);
   snprintf(model, sizeof model, "%s/three.onnx", dir);
   snprintf(store, sizeof store, "%s/store.txt", dir);
-  for (int fp = 0; fp <= 1; fp++) {
+  /* Under valgrind this process sees valgrind's CPU (its CPUID hides
+   * AVX-512): its exact keys name another processor than the native
+   * calibrate stored, and cpu_gemm's validator refuses the stored AVX-512
+   * policies, so the comparison runs in the plain and sanitizer builds
+   * only. */
+  for (int fp = getenv("CALHOST_UNDER_VALGRIND") ? 2 : 0; fp <= 1; fp++) {
     calhost_runtime_options o;
     calhost_runtime_options_init(&o);
     o.config_path = ini;
