@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "../common/misuse.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +29,6 @@
 #include "calhost/runtime.h"
 
 #define INVALID CALHOST_RUNTIME_INVALID_ARGUMENT
-#define EXPECT(cond)                                                                               \
-  do {                                                                                             \
-    if (!(cond))                                                                                   \
-      return __LINE__;                                                                             \
-  } while (0)
 
 static char g_dir[64];
 
@@ -127,12 +124,7 @@ static int c_handles(void) {
   return 0;
 }
 
-typedef struct row {
-  const char *name;
-  int (*fn)(void);
-} row;
-
-static const row rows[] = {
+static const misuse_row rows[] = {
     {"version, status_name, options_init", c_names},
     {"calhost_runtime_open: arrays, counts, struct_size, err capacity", c_open_arrays},
     {"close, store, force_portable, plugins, validate, load, build_keys, select", c_handles},
@@ -140,27 +132,7 @@ static const row rows[] = {
 
 static void every_public_function_refuses_misuse(void **state) {
   (void)state;
-  int failed = 0;
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* cmocka's handlers would catch a crash: the default kills */
-      int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
-      for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
-        signal(sigs[k], SIG_DFL);
-      _exit(rows[i].fn() ? 1 : 0);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) {
-      print_error("%s: killed by signal %d\n", rows[i].name, WTERMSIG(st));
-      failed++;
-    } else if (WEXITSTATUS(st) != 0) {
-      print_error("%s: expectation at line %d not met\n", rows[i].name, rows[i].fn());
-      failed++;
-    }
-  }
-  assert_int_equal(failed, 0);
+  assert_int_equal(misuse_run_rows(rows, sizeof rows / sizeof rows[0]), 0);
 }
 
 static void every_error_detail_starts_with_its_place(void **state) {

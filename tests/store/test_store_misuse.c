@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "../common/misuse.h"
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -37,11 +39,6 @@ static int visit(void *user, const calstore_profile *p) {
 }
 
 #define INVALID CALSTORE_INVALID_ARGUMENT
-#define EXPECT(cond)                                                                               \
-  do {                                                                                             \
-    if (!(cond))                                                                                   \
-      return __LINE__;                                                                             \
-  } while (0)
 
 static calstore_key good_key(void) {
   return tu_exact("gpu", "3", "d", "p", 8);
@@ -228,12 +225,7 @@ static int c_read(void) {
   return 0;
 }
 
-typedef struct row {
-  const char *name;
-  int (*fn)(void);
-} row;
-
-static const row rows[] = {
+static const misuse_row rows[] = {
     {"status/reason/level names, version, options_init", c_names},
     {"calstore_default_path", c_default_path},
     {"calstore_open/close/path/reload/count", c_open},
@@ -245,28 +237,7 @@ static const row rows[] = {
 
 static void every_public_function_refuses_misuse(void **state) {
   (void)state;
-  int failed = 0;
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* cmocka's handlers would catch a crash: the default kills */
-      int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
-      for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
-        signal(sigs[k], SIG_DFL);
-      _exit(rows[i].fn() ? 1 : 0);
-    } /* 1: an expectation failed (line printed below) */
-    int st;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) {
-      print_error("%s: killed by signal %d\n", rows[i].name, WTERMSIG(st));
-      failed++;
-    } else if (WEXITSTATUS(st) != 0) {
-      int line = rows[i].fn(); /* again in this process: which expectation */
-      print_error("%s: expectation at line %d not met\n", rows[i].name, line);
-      failed++;
-    }
-  }
-  assert_int_equal(failed, 0);
+  assert_int_equal(misuse_run_rows(rows, sizeof rows / sizeof rows[0]), 0);
   /* the store file was never written by a misuse */
   calstore *s = tu_open(g_path, NULL);
   assert_int_equal(calstore_count(s), 1);
