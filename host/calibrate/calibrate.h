@@ -26,11 +26,9 @@
  * A rerun skips keys that already hold a calibrated profile of the current
  * implementation, unless force is set.
  *
- * Verify mode (options.verify, set by calibrate_verify in verify.h): the same
- * driver, children and engine, but each key's sweep measures the stored
- * exact profile's policy against the default and nothing is stored; its
- * --recalibrate pass calibrates only the failing keys and commits them in
- * one batch, exact profiles only.
+ * The driver behind it (run.h: setup.c, driver.c, child.c, commit.c) also
+ * runs `calhost plan` (calibrate_plan below, plan.c) and `calhost verify`
+ * (verify.h): each is a mode of the driver, a table of hooks.
  * Internal to the host.
  */
 #ifndef CALHOST_CALIBRATE_CALIBRATE_H
@@ -79,13 +77,6 @@ typedef struct calibrate_options {
   FILE *err;                  /* NULL: stderr */
   FILE *json_out;             /* also write the JSON report here (--report); may be NULL */
   calibrate_shard shard;      /* --shard I/N: only this shard's items ({0,0}: all) */
-  calibrate_work_list *plan;  /* not NULL: calibrate nothing; fill *plan with every item of
-                               the run (all shards, each with its shard of shard.count) */
-  /* verify mode (`calhost verify`, verify.h; set by calibrate_verify): each
-   * key's sweep measures the stored exact profile's policy and the default
-   * (explicit candidates) and nothing is stored; keys without a stored
-   * profile are reported, not measured. NULL: calibrate. */
-  const struct calibrate_verify_options *verify;
   /* --record FILE: every candidate each sweep's search evaluates goes to a
    * space file (sweep/recording.h: FILE for a run of one sweep, else
    * FILE-BACKEND-WORKLOAD[-dD]-tN.space); NULL: no recording */
@@ -102,11 +93,17 @@ typedef struct calibrate_options {
  * With o->shard set, only the items of that shard run (shard.h); the
  * portable profile of a workload is then written only by the shard that
  * owns the workload's item of the smallest target thread count, so the N
- * shards together store what the unsharded run stores.
- * With o->plan set, the same plugins, workloads and targets are chosen
- * (the store is not opened, no model is hashed, nothing runs) and *plan
- * receives the items (the caller frees it with calibrate_work_list_free);
- * returns 0, or 2 after printing why on err. */
+ * shards together store what the unsharded run stores. */
 int calibrate_execute(const calibrate_options *o);
+
+/* `calhost plan`: the plugins, workloads, targets and devices calibrate
+ * would choose with the same options (the store is not opened, no model is
+ * hashed, nothing is measured); *out receives every item of the run, all
+ * shards, each with its shard of o->shard.count (the caller frees it with
+ * calibrate_work_list_free). What is missing from the plan (a plugin that
+ * failed, a warning) goes to o->err. Returns 0; 1 when a plugin failed or
+ * nothing is to be calibrated (not when the only reason is a device backend
+ * without a device here); 2 on an operational error, after printing why. */
+int calibrate_plan(const calibrate_options *o, calibrate_work_list *out);
 
 #endif /* CALHOST_CALIBRATE_CALIBRATE_H */

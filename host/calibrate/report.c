@@ -29,7 +29,7 @@ static const char *kind_word(cal_kind k) {
 /* The status word of the summary table: with persistence off nothing
  * reaches a file, so "stored" would be a lie. */
 static const char *status_word(const cal_run *r, cal_kind k) {
-  if (k == CAL_STORED && !r->cfg->persistence_enabled)
+  if (k == CAL_STORED && !r->set->cfg->persistence_enabled)
     return "not persisted";
   return kind_word(k);
 }
@@ -43,7 +43,7 @@ size_t cal_sweeps_shown(const cal_run *r) {
 }
 
 void cal_progress(cal_run *r) {
-  if (!r->bar || !r->cur)
+  if (!r->set->bar || !r->cur.plugin)
     return;
   const int width = 20;
   size_t total = r->sweeps_total ? r->sweeps_total : 1;
@@ -56,15 +56,15 @@ void cal_progress(cal_run *r) {
   bar[width] = '\0';
   /* the cursor escapes are ours; the names are escaped */
   char tw[48];
-  if (r->cur_device)
-    snprintf(tw, sizeof tw, "device %u", r->cur_device->index);
+  if (r->cur.device)
+    snprintf(tw, sizeof tw, "device %u", r->cur.device->index);
   else
-    snprintf(tw, sizeof tw, "t=%u", r->cur_threads);
-  fprintf(r->err, "\r\033[K[%s] %s %s %s candidate %u/%u", bar,
-          base_text_escape(be, sizeof be, r->cur->backend),
-          base_text_escape(we, sizeof we, cal_workload_name(r, r->cur_workload)), tw,
-          r->cur_ordinal, r->cur_total);
-  fflush(r->err);
+    snprintf(tw, sizeof tw, "t=%u", r->cur.threads);
+  fprintf(r->set->err, "\r\033[K[%s] %s %s %s candidate %u/%u", bar,
+          base_text_escape(be, sizeof be, r->cur.plugin->backend),
+          base_text_escape(we, sizeof we, cal_workload_name(r, r->cur.workload)), tw,
+          r->cur.ordinal, r->cur.total);
+  fflush(r->set->err);
   r->bar_drawn = 1;
 }
 
@@ -84,9 +84,9 @@ static const char *clock_word(const cal_result *x) {
 
 void cal_progress_line(cal_run *r, const cal_result *x) {
   char tw[48];
-  if (r->o->quiet || r->o->json)
+  if (r->set->o->quiet || r->set->o->json)
     return;
-  if (r->bar) {
+  if (r->set->bar) {
     cal_progress(r);
     return;
   }
@@ -95,22 +95,22 @@ void cal_progress_line(cal_run *r, const cal_result *x) {
     /* a policy may be up to CALHOST_POLICY_MAX_LENGTH bytes: show its start */
     char med[32];
     base_text_printf(
-        r->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %s us (%s clock)\n", cal_sweeps_shown(r),
+        r->set->err, "calhost: [%zu/%zu] %s %s %s: %.60s%s %s us (%s clock)\n", cal_sweeps_shown(r),
         r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload), target_word(x, tw),
         pol, strlen(pol) > 60 ? "..." : "",
         base_text_figure(med, sizeof med, x->sweep.figures.median_us, 4), clock_word(x));
   } else {
-    base_text_printf(r->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", cal_sweeps_shown(r),
+    base_text_printf(r->set->err, "calhost: [%zu/%zu] %s %s %s: %s: %s\n", cal_sweeps_shown(r),
                      r->sweeps_total, nz(x->backend, "?"), cal_workload_name(r, x->workload),
                      target_word(x, tw), kind_word(x->kind), nz(x->message, ""));
   }
-  fflush(r->err);
+  fflush(r->set->err);
 }
 
 void cal_progress_end(cal_run *r) {
-  if (r->bar && r->bar_drawn) {
-    fprintf(r->err, "\r\033[K");
-    fflush(r->err);
+  if (r->set->bar && r->bar_drawn) {
+    fprintf(r->set->err, "\r\033[K");
+    fflush(r->set->err);
   }
 }
 
@@ -135,8 +135,8 @@ static const char *strategies_used(const cal_run *r, char *buf, size_t cap) {
   uint32_t seen = 0;
   size_t n = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < r->result_count; i++) {
-    const sweep_result *s = &r->results[i].sweep;
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const sweep_result *s = &r->sink->results[i].sweep;
     if (!s->evaluated || s->strategy >= 32 || (seen & (1u << s->strategy)))
       continue;
     seen |= 1u << s->strategy;
@@ -153,8 +153,8 @@ static const char *strategies_used(const cal_run *r, char *buf, size_t cap) {
  * not failures, but an operator should see them without --json. */
 static size_t print_rejection_warnings(cal_run *r, FILE *o) {
   size_t n = 0;
-  for (size_t i = 0; i < r->result_count; i++) {
-    const cal_result *x = &r->results[i];
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
     if (x->kind == CAL_FAILED)
       continue;
     for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
@@ -175,126 +175,147 @@ static size_t print_rejection_warnings(cal_run *r, FILE *o) {
   return n;
 }
 
-void cal_print_summary(cal_run *r) {
-  FILE *o = r->out;
-  if (!r->o->quiet) {
-    size_t pw = 6, ww = 8, lw = 14;
-    for (size_t i = 0; i < r->result_count; i++) {
-      const cal_result *x = &r->results[i];
-      size_t n = x->backend ? strlen(x->backend) : 1;
-      pw = n > pw ? n : pw;
-      n = strlen(cal_workload_name(r, x->workload));
-      ww = n > ww ? n : ww;
-      n = x->sweep.winner_policy ? strlen(x->sweep.winner_policy) : 1;
-      lw = n > lw ? (n > 48 ? 48 : n) : lw;
-    }
-    fprintf(o, "%-*s  %-*s  %7s  %6s  %-*s  %12s  %10s  %8s  %6s  %s\n", (int)pw, "plugin", (int)ww,
-            "workload", "threads", "device", (int)lw, "winning policy", "median (us)", "spread",
-            "speedup", "clock", "status");
-    for (size_t i = 0; i < r->result_count; i++) {
-      const cal_result *x = &r->results[i];
-      const char *name = cal_workload_name(r, x->workload);
-      char dev[16] = "-";
-      if (x->on_device)
-        snprintf(dev, sizeof dev, "%u", x->device_index);
-      if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED) {
-        char speed[32] = "-", med[32], spread[32];
-        if (x->sweep.have_default && x->sweep.speedup > 0 && isfinite(x->sweep.speedup))
-          snprintf(speed, sizeof speed, "%sx",
-                   base_text_figure(med, sizeof med, x->sweep.speedup, 3));
-        base_text_figure(spread, sizeof spread, x->sweep.figures.mad_us, 3);
-        base_text_figure(med, sizeof med, x->sweep.figures.median_us, 6);
-        base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12s  %10s  %8s  %6s  %s%s%s\n", (int)pw,
-                         x->backend, (int)ww, name, x->threads, dev, (int)lw, 48,
-                         x->sweep.winner_policy, med, spread, speed, clock_word(x),
-                         status_word(r, x->kind), x->sweep.figures.noisy ? " (noisy)" : "",
-                         x->sweep.unchecked ? " (unchecked)" : "");
-      } else {
-        base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n", (int)pw,
-                         nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw, "-", "-",
-                         "-", "-", "-", kind_word(x->kind), nz(x->message, ""));
-      }
-    }
-    if (!r->result_count)
-      fprintf(o, "(no sweeps ran)\n");
+/* The summary table: one row per sweep. */
+static void print_table(cal_run *r, FILE *o) {
+  size_t pw = 6, ww = 8, lw = 14;
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
+    size_t n = x->backend ? strlen(x->backend) : 1;
+    pw = n > pw ? n : pw;
+    n = strlen(cal_workload_name(r, x->workload));
+    ww = n > ww ? n : ww;
+    n = x->sweep.winner_policy ? strlen(x->sweep.winner_policy) : 1;
+    lw = n > lw ? (n > 48 ? 48 : n) : lw;
   }
-  FILE *f = r->o->quiet ? r->err : o;
+  fprintf(o, "%-*s  %-*s  %7s  %6s  %-*s  %12s  %10s  %8s  %6s  %s\n", (int)pw, "plugin", (int)ww,
+          "workload", "threads", "device", (int)lw, "winning policy", "median (us)", "spread",
+          "speedup", "clock", "status");
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
+    const char *name = cal_workload_name(r, x->workload);
+    char dev[16] = "-";
+    if (x->on_device)
+      snprintf(dev, sizeof dev, "%u", x->device_index);
+    if (x->kind == CAL_STORED || x->kind == CAL_NOT_STORED) {
+      char speed[32] = "-", med[32], spread[32];
+      if (x->sweep.have_default && x->sweep.speedup > 0 && isfinite(x->sweep.speedup))
+        snprintf(speed, sizeof speed, "%sx",
+                 base_text_figure(med, sizeof med, x->sweep.speedup, 3));
+      base_text_figure(spread, sizeof spread, x->sweep.figures.mad_us, 3);
+      base_text_figure(med, sizeof med, x->sweep.figures.median_us, 6);
+      base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*.*s  %12s  %10s  %8s  %6s  %s%s%s\n", (int)pw,
+                       x->backend, (int)ww, name, x->threads, dev, (int)lw, 48,
+                       x->sweep.winner_policy, med, spread, speed, clock_word(x),
+                       status_word(r, x->kind), x->sweep.figures.noisy ? " (noisy)" : "",
+                       x->sweep.unchecked ? " (unchecked)" : "");
+    } else {
+      base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-*s  %12s  %10s  %8s  %6s  %s: %s\n", (int)pw,
+                       nz(x->backend, "-"), (int)ww, name, x->threads, dev, (int)lw, "-", "-", "-",
+                       "-", "-", kind_word(x->kind), nz(x->message, ""));
+    }
+  }
+  if (!r->sink->result_count)
+    fprintf(o, "(no sweeps ran)\n");
+}
+
+/* The failed sweeps and the run's failures, on f. */
+static void print_failures(cal_run *r, FILE *f) {
   size_t failed_sweeps = 0;
-  for (size_t i = 0; i < r->result_count; i++)
-    failed_sweeps += r->results[i].kind == CAL_FAILED || r->results[i].kind == CAL_NOT_STORED;
-  if (r->failure_count || failed_sweeps) {
-    fprintf(f, "\nfailures:\n");
-    for (size_t i = 0; i < r->result_count; i++) {
-      const cal_result *x = &r->results[i];
-      if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
-        base_text_printf(f, "  %s workload %s t=%u: %s\n", nz(x->backend, "?"),
-                         cal_workload_name(r, x->workload), x->threads, nz(x->message, "failed"));
-    }
-    for (size_t i = 0; i < r->failure_count; i++) {
-      const cal_failure *x = &r->failures[i];
-      char where[512] = "";
-      if (x->workload)
-        snprintf(where, sizeof where, " workload %s t=%u", x->workload, x->threads);
-      base_text_printf(f, "  %s%s: %s\n", nz(x->backend, "calhost"), where,
-                       nz(x->message, "failed"));
-      if (x->output) {
-        char first[200];
-        snprintf(first, sizeof first, "%s", x->output);
-        char *nl = strchr(first, '\n');
-        if (nl)
-          *nl = '\0';
-        base_text_printf(f, "    plugin output began: %s\n", first);
-      }
+  for (size_t i = 0; i < r->sink->result_count; i++)
+    failed_sweeps +=
+        r->sink->results[i].kind == CAL_FAILED || r->sink->results[i].kind == CAL_NOT_STORED;
+  if (!r->sink->failure_count && !failed_sweeps)
+    return;
+  fprintf(f, "\nfailures:\n");
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
+    if (x->kind == CAL_FAILED || x->kind == CAL_NOT_STORED)
+      base_text_printf(f, "  %s workload %s t=%u: %s\n", nz(x->backend, "?"),
+                       cal_workload_name(r, x->workload), x->threads, nz(x->message, "failed"));
+  }
+  for (size_t i = 0; i < r->sink->failure_count; i++) {
+    const cal_failure *x = &r->sink->failures[i];
+    char where[512] = "";
+    if (x->workload)
+      snprintf(where, sizeof where, " workload %s t=%u", x->workload, x->threads);
+    base_text_printf(f, "  %s%s: %s\n", nz(x->backend, "calhost"), where, nz(x->message, "failed"));
+    if (x->output) {
+      char first[200];
+      snprintf(first, sizeof first, "%s", x->output);
+      char *nl = strchr(first, '\n');
+      if (nl)
+        *nl = '\0';
+      base_text_printf(f, "    plugin output began: %s\n", first);
     }
   }
-  if (!r->o->quiet) {
-    for (size_t i = 0; i < r->result_count; i++) {
-      const cal_result *x = &r->results[i];
-      if (x->kind != CAL_FAILED || !x->sweep.rejection_count)
-        continue;
-      fputc('\n', o);
-      base_text_printf(o, "%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
-                       cal_workload_name(r, x->workload), x->threads);
-      for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
-        const sweep_rejection *rj = &x->sweep.rejections[j];
-        char who[48];
-        rejected_who(&x->sweep, rj, who, sizeof who);
-        base_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
-                         nz(rj->reason, ""));
-      }
-      if (x->sweep.rejection_count > 10)
-        fprintf(o, "  ... and %zu more (see --json)\n", x->sweep.rejection_count - 10);
-    }
-    for (size_t i = 0; i < r->result_count; i++) {
-      const cal_result *x = &r->results[i];
-      if (x->recorded)
-        base_text_printf(o, "%s %s t=%u: recorded %u evaluated candidates (%s) to %s\n",
-                         nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
-                         x->sweep.evaluated,
-                         search_strategy_name((search_strategy)x->sweep.strategy), x->recorded);
-    }
-    size_t shown = print_rejection_warnings(r, o);
-    if (r->warning_count) {
-      if (!shown)
-        fprintf(o, "\nwarnings:\n");
-      for (size_t i = 0; i < r->warning_count; i++)
-        base_text_printf(o, "  %s\n", r->warnings[i]);
-    }
+}
+
+/* The rejected candidates of the failed sweeps, and what --record wrote. */
+static void print_rejected_and_recorded(cal_run *r, FILE *o) {
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
+    if (x->kind != CAL_FAILED || !x->sweep.rejection_count)
+      continue;
     fputc('\n', o);
-    char shard[48] = "";
-    if (r->o->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
-      snprintf(shard, sizeof shard, "; shard %u/%u", (unsigned)r->o->shard.index,
-               (unsigned)r->o->shard.count);
-    char strategies[128];
-    base_text_printf(o, "rigor %s%s; governor %s; load average %.2f; store %s%s%s\n", r->rigor_name,
-                     strategies_used(r, strategies, sizeof strategies),
-                     r->env.governor[0] ? r->env.governor : "unknown", r->env.load_average[0],
-                     r->store ? calstore_path(r->store) : "-",
-                     r->cfg->persistence_enabled ? "" : " (persistence disabled: not persisted)",
-                     shard);
+    base_text_printf(o, "%s %s t=%u rejected candidates:\n", nz(x->backend, "?"),
+                     cal_workload_name(r, x->workload), x->threads);
+    for (size_t j = 0; j < x->sweep.rejection_count && j < 10; j++) {
+      const sweep_rejection *rj = &x->sweep.rejections[j];
+      char who[48];
+      rejected_who(&x->sweep, rj, who, sizeof who);
+      base_text_printf(o, "  %s%s%.60s: %s\n", who, rj->policy ? " " : "", nz(rj->policy, ""),
+                       nz(rj->reason, ""));
+    }
+    if (x->sweep.rejection_count > 10)
+      fprintf(o, "  ... and %zu more (see --json)\n", x->sweep.rejection_count - 10);
+  }
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
+    if (x->recorded)
+      base_text_printf(o, "%s %s t=%u: recorded %u evaluated candidates (%s) to %s\n",
+                       nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
+                       x->sweep.evaluated, search_strategy_name((search_strategy)x->sweep.strategy),
+                       x->recorded);
+  }
+}
+
+/* The warnings and the run's one-line context (rigor, search, governor,
+ * load, store, shard). */
+static void print_warnings_and_context(cal_run *r, FILE *o) {
+  size_t shown = print_rejection_warnings(r, o);
+  if (r->sink->warning_count) {
+    if (!shown)
+      fprintf(o, "\nwarnings:\n");
+    for (size_t i = 0; i < r->sink->warning_count; i++)
+      base_text_printf(o, "  %s\n", r->sink->warnings[i]);
+  }
+  fputc('\n', o);
+  char shard[48] = "";
+  const calibrate_options *opt = r->set->o;
+  if (opt->shard.count > 1) /* calibrate --shard I/N (fleet calibration) */
+    snprintf(shard, sizeof shard, "; shard %u/%u", (unsigned)opt->shard.index,
+             (unsigned)opt->shard.count);
+  char strategies[128];
+  base_text_printf(o, "rigor %s%s; governor %s; load average %.2f; store %s%s%s\n",
+                   r->set->rigor_name, strategies_used(r, strategies, sizeof strategies),
+                   r->set->env.governor[0] ? r->set->env.governor : "unknown",
+                   r->set->env.load_average[0], r->set->store ? calstore_path(r->set->store) : "-",
+                   r->set->cfg->persistence_enabled ? "" : " (persistence disabled: not persisted)",
+                   shard);
+}
+
+void cal_print_summary(cal_run *r, FILE *o) {
+  int quiet = r->set->o->quiet;
+  if (!quiet)
+    print_table(r, o);
+  print_failures(r, quiet ? r->set->err : o);
+  if (!quiet) {
+    print_rejected_and_recorded(r, o);
+    print_warnings_and_context(r, o);
   }
   if (r->interrupted)
-    fprintf(r->err, "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
+    fprintf(r->set->err,
+            "calhost: calibrate: interrupted by %s; finished workloads were committed\n",
             isolate_signal_name(r->interrupted));
 }
 
@@ -382,12 +403,13 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   base_json_member_string(o, 1, "plugin", x->backend);
   base_json_member_string(o, 0, "implementation", x->implementation);
   base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
-  base_json_member_string(o, 0, "operator", r->cfg->workloads[x->workload].operator_name);
+  base_json_member_string(o, 0, "operator", r->set->cfg->workloads[x->workload].operator_name);
   base_json_member_uint(o, 0, "threads", x->threads);
   cal_json_member_device(o, x);
   base_json_member_string(o, 0, "status", kind_word(x->kind));
   /* "stored" in the in-memory store; whether it reached the file */
-  base_json_member_bool(o, 0, "persisted", x->kind == CAL_STORED && r->cfg->persistence_enabled);
+  base_json_member_bool(o, 0, "persisted",
+                        x->kind == CAL_STORED && r->set->cfg->persistence_enabled);
   base_json_member_string(o, 0, "message", x->message);
   if (x->key.processor) {
     base_json_key(o, 0, "key");
@@ -447,49 +469,48 @@ static void json_result(cal_run *r, const cal_result *x, FILE *o) {
   fputc('}', o);
 }
 
-void cal_print_json(cal_run *r, int exit_status) {
-  FILE *o = r->out;
+void cal_print_json(cal_run *r, FILE *o, int exit_status) {
   fputc('{', o);
   base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
-  base_json_member_string(o, 0, "rigor", r->rigor_name);
-  base_json_member_string(o, 0, "rigor_origin", r->o->rigor_origin);
-  base_json_member_string(o, 0, "threads_origin", r->o->threads_origin);
-  base_json_member_string(o, 0, "store", r->store ? calstore_path(r->store) : NULL);
-  base_json_member_bool(o, 0, "force", r->o->force);
-  if (r->o->shard.count > 1) { /* calibrate --shard I/N (fleet calibration) */
+  base_json_member_string(o, 0, "rigor", r->set->rigor_name);
+  base_json_member_string(o, 0, "rigor_origin", r->set->o->rigor_origin);
+  base_json_member_string(o, 0, "threads_origin", r->set->o->threads_origin);
+  base_json_member_string(o, 0, "store", r->set->store ? calstore_path(r->set->store) : NULL);
+  base_json_member_bool(o, 0, "force", r->set->o->force);
+  if (r->set->o->shard.count > 1) { /* calibrate --shard I/N (fleet calibration) */
     base_json_key(o, 0, "shard");
     fputc('{', o);
-    base_json_member_uint(o, 1, "index", r->o->shard.index);
-    base_json_member_uint(o, 0, "count", r->o->shard.count);
+    base_json_member_uint(o, 1, "index", r->set->o->shard.index);
+    base_json_member_uint(o, 0, "count", r->set->o->shard.count);
     fputc('}', o);
   } else {
     base_json_member_null(o, 0, "shard");
   }
   base_json_key(o, 0, "environment");
   fputc('{', o);
-  base_json_member_string(o, 1, "processor",
-                          r->targets.processor.description[0] ? r->targets.processor.description
-                                                              : NULL);
-  base_json_member_string(o, 0, "governor", r->env.governor[0] ? r->env.governor : NULL);
+  base_json_member_string(
+      o, 1, "processor",
+      r->set->targets.processor.description[0] ? r->set->targets.processor.description : NULL);
+  base_json_member_string(o, 0, "governor", r->set->env.governor[0] ? r->set->env.governor : NULL);
   fputs(",\"load_average\":[", o);
   for (int i = 0; i < 3; i++) {
     if (i)
       fputc(',', o);
-    base_json_number(o, r->env.load_average[i] >= 0 ? r->env.load_average[i] : NAN);
+    base_json_number(o, r->set->env.load_average[i] >= 0 ? r->set->env.load_average[i] : NAN);
   }
   fputc(']', o);
-  base_json_member_uint(o, 0, "online_cpus", r->env.online_cpus);
+  base_json_member_uint(o, 0, "online_cpus", r->set->env.online_cpus);
   fputs(",\"target_cpus\":[", o);
-  for (size_t i = 0; i < r->targets.cpu_count; i++)
-    fprintf(o, "%s%d", i ? "," : "", r->targets.cpus[i]);
+  for (size_t i = 0; i < r->set->targets.cpu_count; i++)
+    fprintf(o, "%s%d", i ? "," : "", r->set->targets.cpus[i]);
   fputs("],\"thread_counts\":[", o);
-  for (size_t i = 0; i < r->targets.count; i++)
-    fprintf(o, "%s%u", i ? "," : "", r->targets.items[i].thread_count);
+  for (size_t i = 0; i < r->set->targets.count; i++)
+    fprintf(o, "%s%u", i ? "," : "", r->set->targets.items[i].thread_count);
   fputs("]},\"results\":[", o);
-  for (size_t i = 0; i < r->result_count; i++) {
+  for (size_t i = 0; i < r->sink->result_count; i++) {
     if (i)
       fputc(',', o);
-    json_result(r, &r->results[i], o);
+    json_result(r, &r->sink->results[i], o);
   }
   fputs("],", o);
   cal_json_failures_and_end(r, o, exit_status);
@@ -517,8 +538,8 @@ void calibrate_json_member_count(FILE *o, int first, const char *key, int known,
 
 void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
   fputs("\"failures\":[", o);
-  for (size_t i = 0; i < r->failure_count; i++) {
-    const cal_failure *f = &r->failures[i];
+  for (size_t i = 0; i < r->sink->failure_count; i++) {
+    const cal_failure *f = &r->sink->failures[i];
     fputs(i ? ",{" : "{", o);
     base_json_member_string(o, 1, "plugin", f->backend);
     base_json_member_string(o, 0, "workload", f->workload);
@@ -529,9 +550,9 @@ void cal_json_failures_and_end(cal_run *r, FILE *o, int exit_status) {
     fputc('}', o);
   }
   fputc(']', o);
-  base_json_member_strings(o, 0, "warnings", r->warnings, r->warning_count);
+  base_json_member_strings(o, 0, "warnings", r->sink->warnings, r->sink->warning_count);
   base_json_member_bool(o, 0, "interrupted", r->interrupted);
   base_json_member_int(o, 0, "exit_status", exit_status);
-  base_json_member_number(o, 0, "seconds", sweep_now() - r->started);
+  base_json_member_number(o, 0, "seconds", sweep_now() - r->set->started);
   fputs("}\n", o);
 }

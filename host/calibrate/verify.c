@@ -1,11 +1,12 @@
 /*
- * verify.c: `calhost verify` (see verify.h): the verdict rule, the rows
- * built from what calibrate's driver measured in verify mode (one per exact
- * key), --recalibrate (a second pass of the driver over exactly the failed
- * keys, committed in one batch) and the output (table or JSON). The driver,
- * its children and commits are calibrate.c's, child.c's and commit.c's;
- * the measurement engine (host/sweep/measure.c) measures the explicit
- * candidates. Application code: the engine knows nothing of verdicts.
+ * verify.c: `calhost verify` (see verify.h) as two modes of the calibrate
+ * driver (run.h's cal_mode): the measuring pass (each key's sweep measures
+ * the stored exact profile's policy against the default, as explicit
+ * candidates; nothing is stored) and, with --recalibrate, a second pass
+ * that verify drives itself over exactly the failed keys (a search, forced,
+ * committed in one batch, exact profiles only). Here: the verdict rule, the
+ * rows (one per exact key), and the output (table or JSON). The driver
+ * knows nothing of verdicts; the engine (host/sweep/measure.c) measures.
  */
 #include "verify.h"
 
@@ -79,7 +80,7 @@ calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, doub
 
 typedef struct verify_row {
   calibrate_verdict verdict;
-  size_t result; /* index into r->results (the measuring pass) */
+  size_t result; /* index into the results (the measuring pass) */
   char *reason;  /* why the verdict (every one but ok, which has NULL) */
   char *stored_policy, *stored_implementation;
   double stored_median, stored_spread;
@@ -90,12 +91,13 @@ typedef struct verify_row {
   double default_median, default_spread, default_min;
   /* --recalibrate */
   int recal_tried;
-  size_t recal_result; /* index into r->results when recal_tried */
+  size_t recal_result; /* index into the results when recal_tried */
 } verify_row;
 
+/* verify's state (the modes' r->mode_state): the options and the rows. */
 typedef struct cal_verify {
   const calibrate_verify_options *v;
-  verify_row *rows;
+  verify_row *rows; /* NULL until the measuring pass is judged (judge_all) */
   size_t count;
   int recalibrated;         /* the second pass ran */
   size_t keys_tried;        /* keys the second pass was to recalibrate */
@@ -108,10 +110,6 @@ static double measurement(const calstore_profile *p, const char *name) {
     if (p->measurements[i].name && !strcmp(p->measurements[i].name, name))
       return p->measurements[i].value;
   return NAN;
-}
-
-static const char *operator_of(const cal_run *r, const cal_result *x) {
-  return x->workload < r->cfg->workload_count ? r->cfg->workloads[x->workload].operator_name : "?";
 }
 
 static int has_key(const cal_result *x) {
@@ -131,7 +129,8 @@ static int find_other(void *user, const calstore_profile *p) {
   const cal_result *x = o->x;
   const calstore_key *k = &p->key;
   if (p->source != CALSTORE_SOURCE_CALIBRATED || k->kind != CALSTORE_KEY_EXACT ||
-      strcmp(k->backend, x->backend) || strcmp(k->operator_name, operator_of(o->r, x)) ||
+      strcmp(k->backend, x->backend) ||
+      strcmp(k->operator_name, cal_workload_operator(o->r, x->workload)) ||
       strcmp(k->model_digest, x->key.model_digest) || strcmp(k->processor, x->key.processor) ||
       k->thread_count != x->key.thread_count ||
       (x->implementation && !strcmp(k->implementation, x->implementation)))
@@ -170,13 +169,14 @@ static double ratio(double a, double b) {
 static int override_of(cal_run *r, const cal_result *x, calstore_key_kind kind, verify_row *row) {
   runtime_binding_key k;
   int exact = kind == CALSTORE_KEY_EXACT;
-  if (runtime_binding_store_key(kind, x->backend, operator_of(r, x), x->implementation,
-                                exact ? x->key.model_digest : NULL, exact ? x->key.processor : NULL,
-                                exact ? x->key.thread_count : 0, exact ? NULL : x->key.structure,
-                                exact ? 0 : x->key.structure_count, &k) != 0)
+  if (runtime_binding_store_key(kind, x->backend, cal_workload_operator(r, x->workload),
+                                x->implementation, exact ? x->key.model_digest : NULL,
+                                exact ? x->key.processor : NULL, exact ? x->key.thread_count : 0,
+                                exact ? NULL : x->key.structure, exact ? 0 : x->key.structure_count,
+                                &k) != 0)
     return 0;
   calstore_lookup_result *got = NULL;
-  calstore_status gs = calstore_get(r->store, &k.key, CALSTORE_SOURCE_OVERRIDE, &got, NULL);
+  calstore_status gs = calstore_get(r->set->store, &k.key, CALSTORE_SOURCE_OVERRIDE, &got, NULL);
   runtime_binding_key_free(&k);
   int found = gs == CALSTORE_OK && got && got->profile;
   if (found)
@@ -185,49 +185,42 @@ static int override_of(cal_run *r, const cal_result *x, calstore_key_kind kind, 
   return found;
 }
 
-/* Judges one result of the measuring pass into *row (zeroed here). */
-static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
-  const cal_result *x = &r->results[index];
-  memset(row, 0, sizeof *row);
-  row->result = index;
-  row->stored_median = row->stored_spread = NAN;
-  row->current_median = row->current_spread = row->current_cv = row->current_min = NAN;
-  row->default_median = row->default_spread = row->default_min = NAN;
-  if (!has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
-    row->verdict = CALHOST_VERDICT_ERROR;
-    set_reason(row, "%s", x->message ? x->message : "not measured");
-    return;
-  }
-  /* a user override serves the key before any calibrated profile (exact
-   * override, then portable override): verify re-times calibrated profiles
-   * only, so such a key is said to be an override, not verified */
+/* A user override serves the key before any calibrated profile (exact
+ * override, then portable override): verify re-times calibrated profiles
+ * only, so such a key is said to be an override. Returns 1 when judged. */
+static int judge_override(cal_run *r, const cal_result *x, verify_row *row) {
   const char *kind = NULL;
   if (override_of(r, x, CALSTORE_KEY_EXACT, row))
     kind = "an exact";
   else if (x->key.structure_count && override_of(r, x, CALSTORE_KEY_PORTABLE, row))
     kind = "a portable";
-  if (kind) {
-    row->verdict = CALHOST_VERDICT_OVERRIDE;
-    set_reason(row,
-               "served by %s user override (not verified: verify re-times calibrated profiles)",
-               kind);
-    return;
-  }
+  if (!kind)
+    return 0;
+  row->verdict = CALHOST_VERDICT_OVERRIDE;
+  set_reason(row, "served by %s user override (not verified: verify re-times calibrated profiles)",
+             kind);
+  return 1;
+}
+
+/* The key's stored exact calibrated profile of the plugin's implementation
+ * into row; without one: outdated (another implementation's is stored) or
+ * missing. Returns 1 when judged (no stored profile), 0 to go on. */
+static int judge_stored(cal_run *r, const cal_result *x, verify_row *row) {
   runtime_binding_key k; /* the binding's one conversion of a built key */
-  if (runtime_binding_store_key(CALSTORE_KEY_EXACT, x->backend, operator_of(r, x),
-                                x->implementation, x->key.model_digest, x->key.processor,
-                                x->key.thread_count, NULL, 0, &k) != 0) {
+  if (runtime_binding_store_key(
+          CALSTORE_KEY_EXACT, x->backend, cal_workload_operator(r, x->workload), x->implementation,
+          x->key.model_digest, x->key.processor, x->key.thread_count, NULL, 0, &k) != 0) {
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "out of memory");
-    return;
+    return 1;
   }
   calstore_lookup_result *got = NULL;
-  calstore_status gs = calstore_get(r->store, &k.key, CALSTORE_SOURCE_CALIBRATED, &got, NULL);
+  calstore_status gs = calstore_get(r->set->store, &k.key, CALSTORE_SOURCE_CALIBRATED, &got, NULL);
   runtime_binding_key_free(&k);
   if (gs != CALSTORE_OK || !got->profile) {
     calstore_lookup_result_free(&got);
     other_impl o = {r, x, row, 0};
-    calstore_inspect(r->store, find_other, &o);
+    calstore_inspect(r->set->store, find_other, &o);
     if (o.found) {
       row->verdict = CALHOST_VERDICT_OUTDATED;
       set_reason(row, "stored by implementation %s; the plugin is implementation %s",
@@ -236,7 +229,7 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
       row->verdict = CALHOST_VERDICT_MISSING;
       set_reason(row, "no exact calibrated profile for this key (run calhost calibrate)");
     }
-    return;
+    return 1;
   }
   const calstore_profile *p = got->profile;
   row->stored_policy = base_str_dup(p->policy);
@@ -244,7 +237,13 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   row->stored_median = measurement(p, "median_latency");
   row->stored_spread = measurement(p, "spread");
   calstore_lookup_result_free(&got);
+  return 0;
+}
 
+/* The measurements of the stored policy and the default now, into row.
+ * Returns 1 when judged (the policy was rejected or not measured), 0 to
+ * go on; *default_same: the stored policy is the default's text. */
+static int judge_measured(const cal_result *x, verify_row *row, int *default_same) {
   const sweep_result *s = &x->sweep;
   const sweep_candidate *mine = candidate(s, 0);
   const sweep_candidate *def = candidate(s, CALHOST_SWEEP_DEFAULT_INDEX);
@@ -258,24 +257,25 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   }
   /* a stored policy that is the default's is measured once, as the
    * default (the engine never runs a candidate equal to the default again) */
-  if (!mine && def && def->policy && row->stored_policy &&
-      !strcmp(def->policy, row->stored_policy))
+  *default_same =
+      def && def->policy && row->stored_policy && !strcmp(def->policy, row->stored_policy);
+  if (!mine && *default_same)
     mine = def;
   if (x->kind == CAL_SKIPPED || !mine) {
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "not measured: %s",
                x->message ? x->message : (s->error[0] ? s->error : "no result"));
-    return;
+    return 1;
   }
   if (mine->status == CALHOST_CANDIDATE_REJECTED) {
     row->verdict = CALHOST_VERDICT_INVALID;
     set_reason(row, "%s", mine->reason ? mine->reason : "rejected");
-    return;
+    return 1;
   }
   if (mine->status != CALHOST_CANDIDATE_MEASURED || !isfinite(mine->figures.median_us)) {
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "%s", mine->reason ? mine->reason : "not measured");
-    return;
+    return 1;
   }
   row->current_median = mine->figures.median_us;
   row->current_spread = mine->figures.mad_us;
@@ -283,15 +283,15 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   row->current_min = mine->figures.min_us;
   row->current_samples = mine->figures.samples;
   row->noisy = mine->figures.noisy;
-  calibrate_verify_numbers n = {row->stored_median,
-                                row->current_median,
-                                row->current_min,
-                                row->default_median,
-                                row->default_min,
-                                def && def->policy && row->stored_policy &&
-                                    !strcmp(def->policy, row->stored_policy)};
+  return 0;
+}
+
+/* The verdict of a measured key by the rule, and its why (the same in
+ * the table's notes and in --json). */
+static void judge_numbers(verify_row *row, int default_same, double threshold) {
+  calibrate_verify_numbers n = {row->stored_median,  row->current_median, row->current_min,
+                                row->default_median, row->default_min,    default_same};
   row->verdict = calibrate_verify_judge(&n, threshold);
-  /* the verdict's why, the same in the table's notes and in --json */
   char q[32], m[32];
   if (row->verdict == CALHOST_VERDICT_SLOWER)
     set_reason(row, "%sx the stored median",
@@ -307,6 +307,25 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
                isfinite(row->stored_median) ? base_text_figure(m, sizeof m, row->stored_median, 4)
                : isnan(row->stored_median)  ? "missing"
                                             : "not finite");
+}
+
+/* Judges one result of the measuring pass into *row (zeroed here). */
+static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
+  const cal_result *x = &r->sink->results[index];
+  memset(row, 0, sizeof *row);
+  row->result = index;
+  row->stored_median = row->stored_spread = NAN;
+  row->current_median = row->current_spread = row->current_cv = row->current_min = NAN;
+  row->default_median = row->default_spread = row->default_min = NAN;
+  if (!has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
+    row->verdict = CALHOST_VERDICT_ERROR;
+    set_reason(row, "%s", x->message ? x->message : "not measured");
+    return;
+  }
+  int default_same = 0;
+  if (judge_override(r, x, row) || judge_stored(r, x, row) || judge_measured(x, row, &default_same))
+    return;
+  judge_numbers(row, default_same, threshold);
 }
 
 static void free_row(verify_row *row) {
@@ -362,46 +381,93 @@ static const char *us(char *buf, size_t cap, double v) {
   return base_text_figure(buf, cap, v, 4);
 }
 
-void cal_verify_progress(cal_run *r, const cal_result *x) {
-  if (r->o->quiet || r->o->json || (x->kind == CAL_SKIPPED && !has_key(x)))
+/* The measuring pass's progress line of key x: its verdict now. */
+static void verify_announce(cal_run *r, const cal_result *x) {
+  const cal_verify *cv = r->mode_state;
+  const cal_setup *set = r->set;
+  if (set->o->quiet || set->o->json || (x->kind == CAL_SKIPPED && !has_key(x)))
     return;
-  if (r->bar) {
+  if (set->bar) {
     cal_progress(r);
     return;
   }
   char on[32];
-  base_text_printf(r->err, "calhost: [%zu/%zu] %s %s t=%u%s: ", cal_sweeps_shown(r),
+  base_text_printf(set->err, "calhost: [%zu/%zu] %s %s t=%u%s: ", cal_sweeps_shown(r),
                    r->sweeps_total, x->backend ? x->backend : "?",
                    cal_workload_name(r, x->workload), x->threads, device_suffix(x, on, sizeof on));
-  for (const cal_result *y = r->results; y < x; y++)
+  for (const cal_result *y = r->sink->results; y < x; y++)
     if (has_key(y) && same_key(x, y)) { /* one key for several targets */
-      base_text_printf(r->err, "%s\n", x->message ? x->message : "same key as before");
+      base_text_printf(set->err, "%s\n", x->message ? x->message : "same key as before");
       return;
     }
   verify_row row;
   char a[32], b[32], c[32];
-  judge(r, (size_t)(x - r->results), r->o->verify->threshold, &row);
-  base_text_printf(r->err, "%s", calibrate_verdict_name(row.verdict));
+  judge(r, (size_t)(x - r->sink->results), cv->v->threshold, &row);
+  base_text_printf(set->err, "%s", calibrate_verdict_name(row.verdict));
   if (isfinite(row.current_median))
-    base_text_printf(r->err, " (%s us, stored %s us, default %s us)",
+    base_text_printf(set->err, " (%s us, stored %s us, default %s us)",
                      us(a, sizeof a, row.current_median), us(b, sizeof b, row.stored_median),
                      us(c, sizeof c, row.default_median));
   else if (row.reason)
-    base_text_printf(r->err, ": %s", row.reason);
-  fputc('\n', r->err);
-  fflush(r->err);
+    base_text_printf(set->err, ": %s", row.reason);
+  fputc('\n', set->err);
+  fflush(set->err);
   free_row(&row);
 }
 
-/* ---- the end of the run ----------------------------------------------- */
+/* ---- the two passes --------------------------------------------------- */
 
+/* The measuring pass: the stored exact profile's policy is the one
+ * candidate (with the default); a key without one is reported, not
+ * measured. */
+static cal_key_action verify_choose(const cal_run *r, size_t workload, const char *op,
+                                    const calhost_built_key *k, cal_key_plan *plan) {
+  (void)workload;
+  if (!(plan->stored = cal_stored_exact(r, op, k))) {
+    plan->why = "no stored exact profile of this implementation";
+    return CAL_KEY_SKIP;
+  }
+  plan->explicit_policy = plan->stored->profile->policy;
+  return CAL_KEY_SWEEP;
+}
+
+/* The recalibration pass: only the failed keys, searched as calibrate
+ * searches (the pass forces: the failed profiles are replaced). */
+static cal_key_action recal_choose(const cal_run *r, size_t workload, const char *op,
+                                   const calhost_built_key *k, cal_key_plan *plan) {
+  (void)op, (void)plan;
+  if (!cal_pass_wants(r, r->cur.plugin->backend, workload, k->thread_count,
+                      k->processor ? k->processor : ""))
+    return CAL_KEY_IGNORE;
+  return CAL_KEY_SWEEP;
+}
+
+/* The recalibration pass's mode: run by recalibrate() with cal_run_plugins;
+ * its commits are held and made in one batch at the end, exact profiles
+ * only; it counts and shows only the keys it recalibrates (a target that
+ * builds one of them again, a capped thread count, is a skip of neither). */
+static const cal_mode recal_mode = {
+    .command = "verify",
+    .runs_plugins = 1,
+    .reload_store = 0,
+    .choose = recal_choose,
+    .duplicate_keyed = 1,
+    .measured = CAL_PENDING,
+    .counts_skips = 0,
+    .announce = cal_progress_line,
+    .commit = NULL,
+};
+
+/* Recalibrates the failed keys of cv's rows in a second pass of the
+ * driver, committed in one batch (also after an interrupt: what finished
+ * is kept). */
 static void recalibrate(cal_run *r, cal_verify *cv) {
   cal_key_ref *keys = calloc(cv->count + 1, sizeof *keys);
   size_t n = 0;
   if (!keys)
     return;
   for (size_t i = 0; i < cv->count; i++) {
-    const cal_result *x = &r->results[cv->rows[i].result];
+    const cal_result *x = &r->sink->results[cv->rows[i].result];
     if (calibrate_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
       keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count, x->key.processor};
       cv->rows[i].recal_tried = 1;
@@ -409,73 +475,66 @@ static void recalibrate(cal_run *r, cal_verify *cv) {
     }
   }
   if (n) {
-    size_t before = r->result_count;
-    r->recalibrating = 1;
-    r->hold_commits = 1;
-    r->force = 1; /* replace the failed profiles */
-    r->only_keys = keys;
-    r->only_key_count = n;
+    size_t before = r->sink->result_count;
+    const cal_mode *measuring = r->mode;
+    r->mode = &recal_mode;
+    r->pass = (cal_pass){.force = 1, .only_keys = keys, .only_key_count = n};
     r->sweeps_done = 0;
     r->sweeps_total = n;
-    cv->commits_before = r->commits;
-    if (!r->o->quiet && !r->o->json)
-      base_text_printf(r->err, "calhost: verify: recalibrating %zu key%s\n", n, n == 1 ? "" : "s");
+    cv->commits_before = r->sink->commits;
+    if (!r->set->o->quiet && !r->set->o->json)
+      base_text_printf(r->set->err, "calhost: verify: recalibrating %zu key%s\n", n,
+                       n == 1 ? "" : "s");
     cal_run_plugins(r);
     cal_progress_end(r);
-    cal_commit_held(r); /* one batch, also after an interrupt: what finished is kept */
+    cal_commit_pending(r, 0);
     cv->recalibrated = 1;
     cv->keys_tried = n;
-    /* the keys of the rows point into r->results, which the pass grew:
+    /* the keys of the rows point into the results, which the pass grew:
      * match by (backend, workload, exact thread count, processor) */
-    for (size_t j = before; j < r->result_count; j++)
+    for (size_t j = before; j < r->sink->result_count; j++)
       for (size_t i = 0; i < cv->count; i++)
-        if (cv->rows[i].recal_tried && r->results[j].kind != CAL_SKIPPED &&
-            recal_of(&r->results[cv->rows[i].result], &r->results[j]))
+        if (cv->rows[i].recal_tried && r->sink->results[j].kind != CAL_SKIPPED &&
+            recal_of(&r->sink->results[cv->rows[i].result], &r->sink->results[j]))
           cv->rows[i].recal_result = j;
     for (size_t i = 0; i < cv->count; i++)
       cv->keys_recalibrated += cv->rows[i].recal_tried && cv->rows[i].recal_result != (size_t)-1 &&
-                               r->results[cv->rows[i].recal_result].kind == CAL_STORED;
-    r->only_keys = NULL;
-    r->only_key_count = 0;
-    r->recalibrating = 0;
+                               r->sink->results[cv->rows[i].recal_result].kind == CAL_STORED;
+    r->pass = (cal_pass){0};
+    r->mode = measuring;
   }
   free(keys);
 }
 
-int cal_verify_finish(cal_run *r, int status) {
-  const calibrate_verify_options *v = r->o->verify;
-  cal_verify *cv = calloc(1, sizeof *cv);
-  if (!cv)
-    return 2;
-  r->verify = cv;
-  cv->v = v;
-  cv->rows = calloc(r->result_count + 1, sizeof *cv->rows);
+/* One row per exact key the measuring pass reached (a key built by
+ * several targets once). Returns 0, -1 when out of memory. */
+static int judge_all(cal_run *r, cal_verify *cv) {
+  cv->rows = calloc(r->sink->result_count + 1, sizeof *cv->rows);
   if (!cv->rows)
-    return 2;
-  for (size_t i = 0; i < r->result_count; i++) {
-    const cal_result *x = &r->results[i];
+    return -1;
+  for (size_t i = 0; i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
     if (x->kind == CAL_SKIPPED && !has_key(x))
       continue; /* unsupported: the plugin does not serve this workload */
     int dup = 0;
     for (size_t j = 0; j < cv->count && !dup; j++)
-      dup = has_key(x) && same_key(&r->results[cv->rows[j].result], x);
+      dup = has_key(x) && same_key(&r->sink->results[cv->rows[j].result], x);
     if (!dup)
-      judge(r, i, v->threshold, &cv->rows[cv->count++]);
+      judge(r, i, cv->v->threshold, &cv->rows[cv->count++]);
   }
-  if (status != 0)
-    return status; /* interrupted, or an error before anything was measured */
-  if (v->recalibrate)
-    recalibrate(r, cv);
-  if (r->interrupted)
-    return 128 + r->interrupted;
-  if (r->failure_count || !cv->count)
+  return 0;
+}
+
+/* The exit status of a judged (and maybe recalibrated) run. */
+static int verify_status(cal_run *r, const cal_verify *cv) {
+  if (r->sink->failure_count || !cv->count)
     return 2;
   int rc = 0;
   size_t missing = 0;
   for (size_t i = 0; i < cv->count; i++)
     missing += cv->rows[i].verdict == CALHOST_VERDICT_MISSING;
   if (missing == cv->count) { /* a mistyped --store must not pass as "all holds" */
-    const char *path = calstore_path(r->store);
+    const char *path = calstore_path(r->set->store);
     cal_warn(r, "nothing was verified: no key of this run has a stored profile in %s%s",
              path ? path : "the in-memory store (persistence_enabled = false)",
              path && access(path, F_OK) != 0 ? " (the file does not exist)" : "");
@@ -488,11 +547,27 @@ int cal_verify_finish(cal_run *r, int status) {
     if (!calibrate_verdict_failed(row->verdict))
       continue;
     int fixed = row->recal_tried && row->recal_result != (size_t)-1 &&
-                r->results[row->recal_result].kind == CAL_STORED;
+                r->sink->results[row->recal_result].kind == CAL_STORED;
     if (!fixed)
       rc = 1;
   }
   return rc;
+}
+
+/* The measuring pass, the verdicts, --recalibrate's pass; the exit status. */
+static int verify_run(cal_run *r) {
+  cal_verify *cv = r->mode_state;
+  cal_run_plugins(r);
+  cal_progress_end(r);
+  if (judge_all(r, cv) != 0)
+    return 2;
+  if (r->interrupted)
+    return 128 + r->interrupted;
+  if (cv->v->recalibrate)
+    recalibrate(r, cv);
+  if (r->interrupted)
+    return 128 + r->interrupted;
+  return verify_status(r, cv);
 }
 
 /* ---- output ----------------------------------------------------------- */
@@ -502,7 +577,7 @@ static const char *recal_word(const cal_run *r, const verify_row *row) {
     return NULL;
   if (row->recal_result == (size_t)-1)
     return "not_run";
-  switch (r->results[row->recal_result].kind) {
+  switch (r->sink->results[row->recal_result].kind) {
   case CAL_STORED:
     return "stored";
   case CAL_FAILED:
@@ -512,27 +587,26 @@ static const char *recal_word(const cal_run *r, const verify_row *row) {
   }
 }
 
-static void print_json(cal_run *r, const cal_verify *cv, int status) {
-  FILE *o = r->out;
+static void print_json(cal_run *r, FILE *o, const cal_verify *cv, int status) {
   size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
   fputc('{', o);
   base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
   base_json_member_string(o, 0, "command", "verify");
-  base_json_member_string(o, 0, "rigor", r->rigor_name);
+  base_json_member_string(o, 0, "rigor", r->set->rigor_name);
   base_json_member_number(o, 0, "threshold", cv ? cv->v->threshold : NAN);
-  base_json_member_string(o, 0, "store", r->store ? calstore_path(r->store) : NULL);
-  base_json_member_string(o, 0, "processor",
-                          r->targets.processor.description[0] ? r->targets.processor.description
-                                                              : NULL);
+  base_json_member_string(o, 0, "store", r->set->store ? calstore_path(r->set->store) : NULL);
+  base_json_member_string(
+      o, 0, "processor",
+      r->set->targets.processor.description[0] ? r->set->targets.processor.description : NULL);
   fputs(",\"results\":[", o);
   for (size_t i = 0; cv && i < cv->count; i++) {
     const verify_row *row = &cv->rows[i];
-    const cal_result *x = &r->results[row->result];
+    const cal_result *x = &r->sink->results[row->result];
     counts[row->verdict]++;
     fputs(i ? ",{" : "{", o);
     base_json_member_string(o, 1, "verdict", calibrate_verdict_name(row->verdict));
     base_json_member_string(o, 0, "backend", x->backend);
-    base_json_member_string(o, 0, "operator", operator_of(r, x));
+    base_json_member_string(o, 0, "operator", cal_workload_operator(r, x->workload));
     base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
     base_json_member_uint(o, 0, "threads", x->threads);
     cal_json_member_device(o, x);
@@ -557,7 +631,8 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     if (!row->recal_tried) {
       base_json_member_null(o, 0, "recalibration");
     } else {
-      const cal_result *y = row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
+      const cal_result *y =
+          row->recal_result != (size_t)-1 ? &r->sink->results[row->recal_result] : NULL;
       base_json_key(o, 0, "recalibration");
       fputc('{', o);
       base_json_member_string(o, 1, "status", recal_word(r, row));
@@ -578,7 +653,7 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
     fputc('{', o);
     base_json_member_uint(o, 1, "keys", cv->keys_recalibrated);
     base_json_member_uint(o, 0, "tried", cv->keys_tried);
-    base_json_member_uint(o, 0, "commits", r->commits - cv->commits_before);
+    base_json_member_uint(o, 0, "commits", r->sink->commits - cv->commits_before);
     fputc('}', o);
   } else {
     base_json_member_null(o, 0, "recalibrated");
@@ -588,23 +663,23 @@ static void print_json(cal_run *r, const cal_verify *cv, int status) {
 }
 
 static void print_table(cal_run *r, const cal_verify *cv) {
-  FILE *o = r->out;
+  FILE *o = r->set->out;
   size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
   size_t bw = 7, ww = 8;
   for (size_t i = 0; cv && i < cv->count; i++) {
-    const cal_result *x = &r->results[cv->rows[i].result];
+    const cal_result *x = &r->sink->results[cv->rows[i].result];
     size_t n = x->backend ? strlen(x->backend) : 1;
     bw = n > bw ? n : bw;
     n = strlen(cal_workload_name(r, x->workload));
     ww = n > ww ? n : ww;
   }
-  if (!r->o->quiet && cv && cv->count) {
+  if (!r->set->o->quiet && cv && cv->count) {
     base_text_printf(o, "%-*s  %-*s  %7s  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
                      "backend", (int)ww, "workload", "threads", "device", "verdict", "stored us",
                      "current us", "fastest us", "ratio", "default us", "stored policy");
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
-      const cal_result *x = &r->results[row->result];
+      const cal_result *x = &r->sink->results[row->result];
       char a[32], b[32], c[32], d[32], e[32], dev[16];
       const char *pol = row->stored_policy ? row->stored_policy : "-";
       base_text_figure(c, sizeof c, ratio(row->current_median, row->stored_median), 3);
@@ -619,13 +694,13 @@ static void print_table(cal_run *r, const cal_verify *cv) {
   }
   for (size_t i = 0; cv && i < cv->count; i++)
     counts[cv->rows[i].verdict]++;
-  if (!r->o->quiet && cv) {
+  if (!r->set->o->quiet && cv) {
     int any = 0;
     for (size_t i = 0; i < cv->count; i++) {
       const verify_row *row = &cv->rows[i];
       if (row->verdict == CALHOST_VERDICT_OK)
         continue;
-      const cal_result *x = &r->results[row->result];
+      const cal_result *x = &r->sink->results[row->result];
       char on[32];
       if (!any++)
         fprintf(o, "\nwhy:\n");
@@ -638,15 +713,15 @@ static void print_table(cal_run *r, const cal_verify *cv) {
     }
     if (cv->recalibrated) {
       fprintf(o, "\nrecalibrated %zu of %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
-              cv->keys_tried, cv->keys_tried == 1 ? "" : "s", r->commits - cv->commits_before,
-              r->commits - cv->commits_before == 1 ? "" : "s");
+              cv->keys_tried, cv->keys_tried == 1 ? "" : "s", r->sink->commits - cv->commits_before,
+              r->sink->commits - cv->commits_before == 1 ? "" : "s");
       for (size_t i = 0; i < cv->count; i++) {
         const verify_row *row = &cv->rows[i];
         if (!row->recal_tried)
           continue;
-        const cal_result *x = &r->results[row->result];
+        const cal_result *x = &r->sink->results[row->result];
         const cal_result *y =
-            row->recal_result != (size_t)-1 ? &r->results[row->recal_result] : NULL;
+            row->recal_result != (size_t)-1 ? &r->sink->results[row->recal_result] : NULL;
         char a[32], on[32];
         base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
                          x->threads, device_suffix(x, on, sizeof on), recal_word(r, row));
@@ -659,22 +734,22 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       }
     }
   }
-  FILE *f = r->o->quiet ? r->err : o;
-  if (r->failure_count) {
+  FILE *f = r->set->o->quiet ? r->set->err : o;
+  if (r->sink->failure_count) {
     fprintf(f, "\nfailures:\n");
-    for (size_t i = 0; i < r->failure_count; i++) {
-      const cal_failure *x = &r->failures[i];
+    for (size_t i = 0; i < r->sink->failure_count; i++) {
+      const cal_failure *x = &r->sink->failures[i];
       base_text_printf(f, "  %s", x->backend ? x->backend : "calhost");
       if (x->workload)
         base_text_printf(f, " workload %s t=%u", x->workload, x->threads);
       base_text_printf(f, ": %s\n", x->message ? x->message : "failed");
     }
   }
-  if (!r->o->quiet) {
-    if (r->warning_count) {
+  if (!r->set->o->quiet) {
+    if (r->sink->warning_count) {
       fprintf(o, "\nwarnings:\n");
-      for (size_t i = 0; i < r->warning_count; i++)
-        base_text_printf(o, "  %s\n", r->warnings[i]);
+      for (size_t i = 0; i < r->sink->warning_count; i++)
+        base_text_printf(o, "  %s\n", r->sink->warnings[i]);
     }
     if (cv) {
       fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
@@ -690,42 +765,55 @@ static void print_table(cal_run *r, const cal_verify *cv) {
         base_text_printf(o, " nothing to verify (%s)", cal_nothing_reason(r, why, sizeof why));
       fputc('\n', o);
       base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
-                       cv->v->threshold * 100.0, r->rigor_name,
-                       r->store ? calstore_path(r->store) : "-");
+                       cv->v->threshold * 100.0, r->set->rigor_name,
+                       r->set->store ? calstore_path(r->set->store) : "-");
     }
   }
   if (r->interrupted)
-    base_text_printf(r->err, "calhost: verify: interrupted by %s\n",
+    base_text_printf(r->set->err, "calhost: verify: interrupted by %s\n",
                      isolate_signal_name(r->interrupted));
 }
 
-void cal_verify_print(cal_run *r, int status) {
-  cal_verify *cv = r->verify;
-  if (r->o->json)
-    print_json(r, cv, status);
+/* The table (or --json) on out, and the JSON into --report's file. */
+static void verify_print(cal_run *r, int status) {
+  cal_verify *cv = r->mode_state;
+  if (!cv->rows && judge_all(r, cv) != 0) /* the set-up failed: no key */
+    cv = NULL;
+  const calibrate_options *o = r->set->o;
+  if (o->json)
+    print_json(r, r->set->out, cv, status);
   else
     print_table(r, cv);
-  if (r->o->json_out) {
-    FILE *keep = r->out;
-    r->out = r->o->json_out;
-    print_json(r, cv, status);
-    r->out = keep;
-  }
-  if (cv) {
-    for (size_t i = 0; i < cv->count; i++)
-      free_row(&cv->rows[i]);
-    free(cv->rows);
-    free(cv);
-    r->verify = NULL;
-  }
+  if (o->json_out)
+    print_json(r, o->json_out, cv, status);
 }
+
+static const cal_mode verify_mode = {
+    .command = "verify",
+    .runs_plugins = 1,
+    .reload_store = 0, /* verify judges on the one snapshot it opened */
+    .choose = verify_choose,
+    .duplicate_keyed = 0, /* a key is judged once, at its first target */
+    .measured = CAL_MEASURED,
+    .counts_skips = 1,
+    .announce = verify_announce,
+    .commit = NULL, /* nothing is stored by the measuring pass */
+    .run = verify_run,
+    .print = verify_print,
+};
 
 int calibrate_verify(const calibrate_options *o, const calibrate_verify_options *v) {
   calibrate_options copy = *o;
   calibrate_verify_options vo = *v;
   if (!(vo.threshold >= 0))
     vo.threshold = CALHOST_VERIFY_DEFAULT_THRESHOLD;
-  copy.verify = &vo;
   copy.force = 0;
-  return calibrate_execute(&copy);
+  cal_mode mode = verify_mode;
+  mode.writes_store = vo.recalibrate; /* the store must take the recalibrated keys */
+  cal_verify cv = {.v = &vo};
+  int rc = cal_execute(&copy, &mode, &cv);
+  for (size_t i = 0; i < cv.count; i++)
+    free_row(&cv.rows[i]);
+  free(cv.rows);
+  return rc;
 }

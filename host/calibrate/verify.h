@@ -3,7 +3,8 @@
  * profile of the configured workloads (this machine's keys: every plugin x
  * workload x thread count, built by the plugins as calibrate builds them)
  * against the backend's default, with calibrate's engine (the same driver,
- * children, isolation and measurement; calibrate.h's verify mode), and
+ * children, isolation and measurement: verify is a mode of the driver,
+ * run.h), and
  * judges each key. It never changes the store unless recalibrate is set.
  *
  * Verdicts, in the order they are decided:
@@ -81,7 +82,8 @@ typedef struct calibrate_verify_numbers {
 
 /* The verdict of a measured, valid key by the rule above: ok, slower or
  * lost-to-default, or invalid when the stored median is not a positive
- * number (after lost-to-default, which needs no stored median). threshold is relative (0.25: 25 %), >= 0. Pure. */
+ * number (after lost-to-default, which needs no stored median). threshold is relative (0.25: 25 %),
+ * >= 0. Pure. */
 calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, double threshold);
 
 typedef struct calibrate_verify_options {

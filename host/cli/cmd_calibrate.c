@@ -160,7 +160,6 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   o.rigor_origin = rigor_origin;
   o.threads_origin = threads_origin;
   o.shard = sh;
-  o.plan = plan;
   o.record_path = record;
   char report_tmp[4096];
   if (report && !(o.json_out = cli_report_open(report, report_tmp, sizeof report_tmp))) {
@@ -168,7 +167,7 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
     config_free(&cfg);
     return 2;
   }
-  int rc = calibrate_execute(&o);
+  int rc = plan ? calibrate_plan(&o, plan) : calibrate_execute(&o);
   if (report)
     rc = cli_report_finish(report, report_tmp, o.json_out, rc, quiet);
   free(model_only);
