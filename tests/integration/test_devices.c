@@ -128,7 +128,7 @@ static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
 #ifndef __SANITIZE_ADDRESS__
   assert_true(marker(mdir, "overlap", 0)); /* the GPUs met */
   assert_true(marker(mdir, "overlap", 1));
-#else /* ASan builds run a wave's devices one after the other (calibrate.c):                       \
+#else /* ASan builds run a wave's devices one after the other (driver.c):                          \
        * the first GPU waits for the second in vain */
   assert_true(marker(mdir, "alone", 0));
 #endif
@@ -222,6 +222,29 @@ static void plan_and_shards_have_the_device_dimension(void **state) {
   }
 }
 
+/* A device's sweep in a wave sees its own deadline: a kernel that polls
+ * the host's is_cancelled is stopped at the end of its share of the time
+ * budget on every device, the two GPUs of a wave as the CPU device alone
+ * (a wave's children once read the parent run's deadline, which is never
+ * set: is_cancelled never fired there). */
+static void a_wave_device_sees_its_own_time_budget(void **state) {
+  (void)state;
+  char cfg[600], mdir[600], *out;
+  write_config("budget", NULL, "time_budget = 1s", cfg, sizeof cfg);
+  snprintf(mdir, sizeof mdir, "%s/budget-markers", g_dir);
+  assert_int_equal(run(&out, "mkdir -p '%s'", mdir), 0);
+  free(out);
+  run(&out,
+      "CALHOST_TEST_DEVICE_DIR='%s' CALHOST_TEST_DEVICE_UNTIL_CANCELLED=1 '%s' --config '%s' "
+      "calibrate 2>&1",
+      mdir, bin(), cfg);
+  free(out);
+  for (int i = 0; i < 3; i++) {
+    assert_true(marker(mdir, "cancelled", i));
+    assert_false(marker(mdir, "ignored", i));
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   if (!getenv("CALHOST_BUILD_DIR"))
@@ -292,6 +315,7 @@ int main(void) {
       cmocka_unit_test(plan_and_shards_have_the_device_dimension),
       cmocka_unit_test(record_writes_one_space_file_per_device),
       cmocka_unit_test(progress_counts_device_sweeps_from_the_first_line),
+      cmocka_unit_test(a_wave_device_sees_its_own_time_budget),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

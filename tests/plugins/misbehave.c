@@ -89,7 +89,8 @@ struct calhost_plugin_instance {
 struct calhost_session {
   int p;
   double out;
-  int device;   /* FAKE_DEVICES: 1 + the device index, 0 for none */
+  int device; /* FAKE_DEVICES: 1 + the device index, 0 for none */
+  const calhost_host_services *host;
   int64_t size; /* the workload's first dimension (BAD_DEFAULT) */
 };
 
@@ -338,10 +339,11 @@ static calhost_status list_device(calhost_plugin_instance *inst, uint32_t positi
 
 static calhost_status open_session(calhost_plugin_instance *inst, const calhost_workload *w,
                                    const calhost_target *t, calhost_session **out) {
-  (void)inst;
   (void)w;
   (void)t;
   *out = calloc(1, sizeof **out);
+  if (*out)
+    (*out)->host = inst->host;
   if (*out && w->shape && w->shape_rank)
     (*out)->size = w->shape[0];
 #ifdef FAKE_DEVICES
@@ -480,6 +482,18 @@ static calhost_status run(calhost_session *s, uint32_t iterations, calhost_run_r
   const char *dev_s = getenv("CALHOST_TEST_DEVICE_SECONDS");
   if (dev_s && result)
     result->device_seconds = strtod(dev_s, NULL);
+  /* CALHOST_TEST_DEVICE_UNTIL_CANCELLED=1: a long kernel that polls the
+   * host's is_cancelled: it leaves cancelled-I once the host says stop, or
+   * ignored-I after 30 s without it */
+  if (s->device && getenv("CALHOST_TEST_DEVICE_UNTIL_CANCELLED")) {
+    int k = 0;
+    while (k < 3000 && !s->host->is_cancelled(s->host->context)) {
+      usleep(10000);
+      k++;
+    }
+    fake_marker(k < 3000 ? "cancelled" : "ignored", (uint32_t)(s->device - 1), 1);
+    return CALHOST_CANCELLED;
+  }
 #endif
   return CALHOST_OK;
 }
