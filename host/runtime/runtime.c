@@ -640,17 +640,20 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     runtime_binding_device_target(&targets, 0, dev->identity, dev->index, &tg);
   else
     runtime_binding_target(&targets, 0, &tg);
-  runtime_binding_built_key_init(&key);
-  calhost_status cs = loader_plugin_build_key(p->p, p->inst, &wl, &tg, &key);
-  if (cs != CALHOST_OK) {
-    const char *m = loader_plugin_take_error(p->p);
+  /* the binding's one way to build and judge a key (calibrate's child
+   * also checks that a second call agrees) */
+  calhost_status cs;
+  runtime_binding_key_defect d =
+      runtime_binding_build_key(p->p, p->inst, &wl, &tg, 0, &key, &cs, why, sizeof why);
+  if (d == RUNTIME_BINDING_KEY_UNSUPPORTED || d == RUNTIME_BINDING_KEY_BUILD_FAILED) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: build_key failed for workload '%s': %s%s%s", p->p->backend,
-               workload, calhost_status_name(cs), m ? ": " : "", m ? m : "");
+               workload, calhost_status_name(cs), why[0] ? ": " : "", why);
     processor_target_list_free(&targets);
-    return cs == CALHOST_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED : CALHOST_RUNTIME_PLUGIN;
+    return d == RUNTIME_BINDING_KEY_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED
+                                                : CALHOST_RUNTIME_PLUGIN;
   }
-  if (!runtime_binding_key_usable(&key, why, sizeof why)) {
+  if (d != RUNTIME_BINDING_KEY_USABLE) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: workload '%s': %s", p->p->backend, workload, why);
     processor_target_list_free(&targets);
