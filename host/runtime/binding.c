@@ -221,12 +221,10 @@ static runtime_binding_key_defect answer(runtime_binding_key_defect d, const cha
   return d;
 }
 
-runtime_binding_key_defect runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
-                                                     const calhost_workload *w,
-                                                     const calhost_target *t, int check_twice,
-                                                     calhost_built_key *out,
-                                                     calhost_status *status, char *why,
-                                                     size_t cap) {
+runtime_binding_key_defect
+runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
+                          const calhost_workload *w, const calhost_target *t, int check_twice,
+                          calhost_built_key *out, calhost_status *status, char *why, size_t cap) {
   runtime_binding_built_key_init(out);
   calhost_status st = loader_plugin_build_key(p, inst, w, t, out);
   if (status)

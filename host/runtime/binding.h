@@ -179,12 +179,10 @@ int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap
  *   NO_MEMORY                  "out of memory";
  *   USABLE                     "".
  * p must be loaded, inst its instance. */
-runtime_binding_key_defect runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
-                                                     const calhost_workload *w,
-                                                     const calhost_target *t, int check_twice,
-                                                     calhost_built_key *out,
-                                                     calhost_status *status, char *why,
-                                                     size_t cap);
+runtime_binding_key_defect
+runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
+                          const calhost_workload *w, const calhost_target *t, int check_twice,
+                          calhost_built_key *out, calhost_status *status, char *why, size_t cap);
 
 /* A store key and the storage for its converted structure. */
 typedef struct runtime_binding_key {

@@ -99,8 +99,8 @@ static void fake_init(fake_mode mode) {
 }
 
 /* Calls the binding on the fake with check_twice; why gets the detail. */
-static runtime_binding_key_defect build(int check_twice, calhost_built_key *k,
-                                        calhost_status *st, char *why, size_t cap) {
+static runtime_binding_key_defect build(int check_twice, calhost_built_key *k, calhost_status *st,
+                                        char *why, size_t cap) {
   memset(why, 'x', cap); /* written in full by every answer */
   why[cap - 1] = '\0';
   return runtime_binding_build_key(&g.p, &g.inst, &g.w, &g.t, check_twice, k, st, why, cap);
