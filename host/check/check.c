@@ -51,7 +51,10 @@ typedef struct checker {
   uint32_t abi, pmin, pmax;
   loader_services_hooks hooks;
   calhost_host_services svc;
-  loader_services_context sctx;
+  /* the plugin as the loader's record (record()): its services context is
+   * the one svc is bound to (the plugin's set_error lands there), so that
+   * runtime_binding_build_key takes the plugin's message from it */
+  loader_plugin rec;
   calhost_plugin_instance *inst;
   calhost_workload w;
   calhost_target t;
@@ -74,18 +77,36 @@ void check_options_init(check_options *o) {
   o->thread_count = 1;
 }
 
+/* The check's failure in c->msg, followed by " (plugin says: SAID)" when
+ * the plugin said something (said NULL or ""). Returns -1. */
+static int vfail_said(checker *c, const char *said, const char *fmt, va_list ap) {
+  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+  size_t n = strlen(c->msg);
+  if (said && *said && n + 4 < sizeof c->msg)
+    snprintf(c->msg + n, sizeof c->msg - n, " (plugin says: %s)", said);
+  return -1;
+}
+
+/* As vfail_said, with the message the plugin already gave (e.g. the detail
+ * of runtime_binding_build_key). */
+static int fail_said(checker *c, const char *said, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_said(checker *c, const char *said, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_said(c, said, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 /* Appends the plugin's set_error message (if any) to c->msg. */
 static int fail(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(checker *c, const char *fmt, ...) {
   va_list ap;
-  const char *e = loader_services_take_error(&c->sctx);
-  size_t n;
+  const char *e = loader_services_take_error(&c->rec.services_ctx);
   va_start(ap, fmt);
-  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+  vfail_said(c, e, fmt, ap);
   va_end(ap);
-  n = strlen(c->msg);
-  if (e && n + 4 < sizeof c->msg)
-    snprintf(c->msg + n, sizeof c->msg - n, " (plugin says: %s)", e);
   return -1;
 }
 
@@ -191,7 +212,7 @@ static int open_and_negotiate(checker *c, char *err, size_t cap) {
   int rc = loader_negotiate(c->m, CALHOST_ABI_VERSION_MIN, CALHOST_ABI_VERSION, &c->svc, &c->vt,
                             &c->abi, &c->pmin, &c->pmax, err, cap);
   if (c->vt.backend_name)
-    c->sctx.backend = c->vt.backend_name;
+    c->rec.services_ctx.backend = c->vt.backend_name;
   return rc;
 }
 
@@ -213,16 +234,22 @@ static const char *settings_text(const checker *c, char *buf, size_t cap) {
   return buf;
 }
 
+/* The negotiated plugin as the loader's record, for the host's code that
+ * calls a plugin through one (the device listing, the binding's key
+ * builder): its vtable, ABI and backend, and the services context the
+ * plugin reports its errors to. */
+static loader_plugin *record(checker *c) {
+  c->rec.loaded = 1;
+  c->rec.vtable = c->vt;
+  c->rec.abi_version = c->abi;
+  c->rec.backend = (char *)c->vt.backend_name;
+  return &c->rec;
+}
+
 /* The instance's devices through the host's one listing (runtime/devices.h:
  * identities non-empty, printable, unique indices), into *out. */
 static int list_devices(checker *c, runtime_device_list *out, char *why, size_t cap) {
-  loader_plugin p;
-  memset(&p, 0, sizeof p);
-  p.loaded = 1;
-  p.vtable = c->vt;
-  p.abi_version = c->abi;
-  p.backend = (char *)c->vt.backend_name;
-  return runtime_devices_list(&p, c->inst, out, why, cap);
+  return runtime_devices_list(record(c), c->inst, out, why, cap);
 }
 
 /* level 0: services only; 1: + module and negotiation; 2: + an instance
@@ -233,7 +260,7 @@ static int setup(checker *c, int level) {
   c->hooks.user = c;
   c->hooks.log = child_log;
   c->hooks.min_log_level = CALHOST_LOG_DEBUG; /* the parent filters */
-  loader_services_init(&c->svc, &c->sctx, &c->hooks, NULL);
+  loader_services_init(&c->svc, &c->rec.services_ctx, &c->hooks, NULL);
   if (level < 1)
     return 0;
   if (open_and_negotiate(c, err, sizeof err) != CALHOST_NEGOTIATE_OK)
@@ -311,17 +338,23 @@ static int ck_required(checker *c) {
   return 0;
 }
 
-/* build_key of the checker's workload and target on inst into *k (a
- * copy: sweep_record_key_free), or fail. */
-static int build(checker *c, calhost_plugin_instance *inst, sweep_record_key *k) {
-  calhost_built_key key;
-  runtime_binding_built_key_init(&key);
-  calhost_status st = c->vt.build_key(inst, &c->w, &c->t, &key);
-  if (st != CALHOST_OK)
-    return fail(c, "build_key(%s) returned %s (choose a workload with --operator/--shape)",
-                workload_text(c), calhost_status_name(st));
-  if (sweep_record_key_copy(&key, k) != 0)
-    return fail(c, "out of memory");
+/* Whether the binding's answer d is build_key's own failure (not a key). */
+static int build_failed(runtime_binding_key_defect d) {
+  return d == RUNTIME_BINDING_KEY_UNSUPPORTED || d == RUNTIME_BINDING_KEY_BUILD_FAILED;
+}
+
+/* build_key of the checker's workload and target on inst into *k (the
+ * plugin's, valid until its next call; usable or not: key_complete judges
+ * it) through the binding's one key builder, or fail. */
+static int build(checker *c, calhost_plugin_instance *inst, calhost_built_key *k) {
+  char said[1024];
+  calhost_status st;
+  runtime_binding_key_defect d =
+      runtime_binding_build_key(record(c), inst, &c->w, &c->t, 0, k, &st, said, sizeof said);
+  if (build_failed(d))
+    return fail_said(c, said,
+                     "build_key(%s) returned %s (choose a workload with --operator/--shape)",
+                     workload_text(c), calhost_status_name(st));
   return 0;
 }
 
@@ -360,7 +393,7 @@ static int ck_devices(checker *c) {
                               c->devices.count == 1 ? "" : "s");
   for (size_t i = 0; i < c->devices.count; i++) {
     const runtime_device *d = &c->devices.items[i];
-    sweep_record_key k;
+    calhost_built_key k;
     c->t.device_identity = d->identity;
     c->t.device_index = d->index;
     c->t.processor = d->identity;
@@ -370,7 +403,6 @@ static int ck_devices(checker *c) {
       c->t = saved;
       return fail(c, "device %u '%.80s': %.1800s", d->index, d->name, text);
     }
-    sweep_record_key_free(&k);
     if (n < sizeof c->msg)
       n += (size_t)snprintf(c->msg + n, sizeof c->msg - n, "%s %u '%.60s'", i ? "," : "", d->index,
                             d->name);
@@ -381,28 +413,49 @@ static int ck_devices(checker *c) {
   return 0;
 }
 
-/* Builds the key again on inst and compares it with *a (the calibrate
- * child's rule, sweep_record_key_differs); fails with the difference. */
+/* Builds the key again on inst and compares it with *a (the host's one
+ * rule, sweep_record_key_differs); fails with the difference. */
 static int same_again(checker *c, calhost_plugin_instance *inst, const sweep_record_key *a,
                       const char *what) {
   calhost_built_key key;
-  runtime_binding_built_key_init(&key);
   char diff[480] = "";
-  calhost_status st = c->vt.build_key(inst, &c->w, &c->t, &key);
-  if (st != CALHOST_OK)
-    return fail(c, "build_key(%s) returned %s the second time", workload_text(c),
-                calhost_status_name(st));
+  calhost_status st;
+  runtime_binding_key_defect d =
+      runtime_binding_build_key(record(c), inst, &c->w, &c->t, 0, &key, &st, diff, sizeof diff);
+  if (build_failed(d))
+    return fail_said(c, diff, "build_key(%s) returned %s the second time", workload_text(c),
+                     calhost_status_name(st));
   if (sweep_record_key_differs(a, &key, diff, sizeof diff))
     return fail(c, "%s gave different keys for the same workload and target: %s", what, diff);
   return 0;
 }
 
+/* Two calls on one instance (the binding's build-twice check, as calibrate
+ * makes it), then a second instance, each giving the same key. */
 static int ck_key_deterministic(checker *c) {
-  sweep_record_key a;
+  calhost_built_key k;
+  calhost_status st;
+  char why[480];
+  runtime_binding_key_defect d =
+      runtime_binding_build_key(record(c), c->inst, &c->w, &c->t, 1, &k, &st, why, sizeof why);
+  if (build_failed(d))
+    return fail_said(c, why,
+                     "build_key(%s) returned %s (choose a workload with --operator/--shape)",
+                     workload_text(c), calhost_status_name(st));
+  if (d == RUNTIME_BINDING_KEY_NOT_DETERMINISTIC && st != CALHOST_OK)
+    return fail(c, "build_key(%s) returned %s the second time", workload_text(c),
+                calhost_status_name(st)); /* the plugin's message is still in its slot */
+  if (d == RUNTIME_BINDING_KEY_NOT_DETERMINISTIC)
+    return fail(c, "two calls gave different keys for the same workload and target: %s", why);
+  if (d == RUNTIME_BINDING_KEY_NO_MEMORY)
+    return fail(c, "out of memory");
+  sweep_record_key a; /* the key to compare the other instance's with */
+  if (sweep_record_key_copy(&k, &a) != 0)
+    return fail(c, "out of memory");
+  /* an unusable key (key_complete says what it lacks) is not compared by
+   * the binding: compare it here */
+  int rc = d == RUNTIME_BINDING_KEY_USABLE ? 0 : same_again(c, c->inst, &a, "two calls");
   calhost_plugin_instance *other = NULL;
-  if (build(c, c->inst, &a))
-    return -1;
-  int rc = same_again(c, c->inst, &a, "two calls");
   if (!rc && create_instance(c, &other) != CALHOST_OK)
     rc = fail(c, "a second create() failed");
   if (!rc) {
@@ -418,14 +471,18 @@ static int ck_key_deterministic(checker *c) {
 
 static int ck_key_complete(checker *c) {
   calhost_built_key k;
-  runtime_binding_built_key_init(&k);
-  calhost_status st = c->vt.build_key(c->inst, &c->w, &c->t, &k);
-  if (st != CALHOST_OK)
-    return fail(c, "build_key(%s) returned %s", workload_text(c), calhost_status_name(st));
+  calhost_status st;
+  char said[1024];
+  runtime_binding_key_defect defect =
+      runtime_binding_build_key(record(c), c->inst, &c->w, &c->t, 0, &k, &st, said, sizeof said);
+  if (build_failed(defect))
+    return fail_said(c, said, "build_key(%s) returned %s", workload_text(c),
+                     calhost_status_name(st));
   /* the binding's rule of a usable key, each defect in its own words; what
    * a run does not require (one line, unique names) is checked here */
   size_t empty = 0;
-  runtime_binding_key_defect defect = runtime_binding_key_defect_of(&k, &empty);
+  if (defect == RUNTIME_BINDING_KEY_EMPTY_PROPERTY)
+    runtime_binding_key_defect_of(&k, &empty); /* which property */
   if (defect == RUNTIME_BINDING_KEY_NO_MODEL_DIGEST)
     return fail(c, "the exact key has an empty model digest");
   if (defect == RUNTIME_BINDING_KEY_NO_PROCESSOR)
@@ -598,7 +655,7 @@ static int samples_refuse_default(checker *c) {
     const calhost_workload *w = c->vt.sample_workloads[i];
     calhost_session *s = NULL;
     if (c->vt.open_session(c->inst, w, &c->t, &s) != CALHOST_OK || !s) {
-      loader_services_take_error(&c->sctx);
+      loader_services_take_error(&c->rec.services_ctx);
       continue; /* the workload's own checks say why */
     }
     calhost_parameter_space ps;
@@ -615,7 +672,7 @@ static int samples_refuse_default(checker *c) {
                   "sample workload '%s': the default assignment is not valid by the plugin's "
                   "own assignment_valid: %s",
                   w->name ? w->name : "?", err[0] ? err : "no reason given");
-    loader_services_take_error(&c->sctx);
+    loader_services_take_error(&c->rec.services_ctx);
   }
   return 0;
 }
@@ -673,7 +730,7 @@ static int ck_parameter_space(checker *c) {
            ps.parameters[i].name, ps.parameters[i].value_count);
       goto out;
     }
-    loader_services_take_error(&c->sctx);
+    loader_services_take_error(&c->rec.services_ctx);
   }
   if (ps.default_assignment &&
       c->vt.assignment_valid(s, ps.default_assignment, np, err, sizeof err) != CALHOST_OK) {
@@ -696,7 +753,7 @@ static int ck_parameter_space(checker *c) {
       }
     }
     if (c->vt.assignment_valid(s, a, np, err, sizeof err) != CALHOST_OK) {
-      loader_services_take_error(&c->sctx);
+      loader_services_take_error(&c->rec.services_ctx);
       continue;
     }
     valid++;
@@ -739,7 +796,7 @@ static int ck_parameter_space(checker *c) {
         }
         mapped++;
       }
-      loader_services_take_error(&c->sctx);
+      loader_services_take_error(&c->rec.services_ctx);
       free(p);
     }
   if (samples_refuse_default(c) != 0)
@@ -767,7 +824,7 @@ static int accepts(checker *c, const char *bytes, size_t n) {
   memcpy(copy, bytes, n);
   st = c->vt.validate_policy(c->inst, copy, n, err, sizeof err);
   free(copy);
-  loader_services_take_error(&c->sctx);
+  loader_services_take_error(&c->rec.services_ctx);
   return st == CALHOST_OK;
 }
 
@@ -860,7 +917,7 @@ static int ck_refuses_random(checker *c) {
 
 static const char *take_error(void *user) {
   checker *c = user;
-  return loader_services_take_error(&c->sctx);
+  return loader_services_take_error(&c->rec.services_ctx);
 }
 
 /* "the default 'P' and numbered candidates 0, 1, 2" (or "candidates 'P1',

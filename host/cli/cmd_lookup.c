@@ -25,7 +25,6 @@
 #include "commands.h"
 #include "config/config.h"
 #include "runtime/binding.h"
-#include "runtime/internal.h"
 #include "store_json.h"
 #include "workload.h"
 

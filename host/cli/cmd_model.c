@@ -17,7 +17,7 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "model/model.h"
-#include "runtime/internal.h"
+#include "workload.h"
 
 static const cli_flag model_flags[] = {
     {FL_DIMS, "--dims", NULL, "NAME=N,...", "bind symbolic dimensions, e.g. batch=8,seq=128"},
@@ -260,12 +260,11 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     if (tc == 0)
       tc = CALHOST_RUNTIME_THREADS_MAX;
   }
-  config_settings cfg;
-  if (cli_load_config(cli, &cfg) != 0)
-    return 2;
   calhost_runtime *rt = NULL;
-  calhost_runtime_status rs = runtime_open_config(
-      &cfg, cli->store_path, cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, &rt, why, sizeof why);
+  calhost_runtime_status rs =
+      wl_runtime_open(cli, cli_has(a, FL_FORCE_PORTABLE) ? 1 : -1, NULL, &rt, why, sizeof why);
+  if (rs == CALHOST_RUNTIME_CONFIG && !why[0])
+    return 2; /* the command said why */
   const calhost_runtime_model *m = NULL;
   if (rs == CALHOST_RUNTIME_OK)
     rs = calhost_runtime_add_model(rt, file, a->value[FL_DIMS], &m, why, sizeof why);

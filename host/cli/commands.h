@@ -99,6 +99,12 @@ void cli_print_search_places(FILE *out, const char *before, const char *after);
  * line) and returns -1. */
 int cli_load_config(const cli_context *cli, struct config_settings *cfg);
 
+/* As cli_load_config, also saying which file was read: *file is it (buf
+ * holds a found default's path; cap bytes), or NULL for the built-in
+ * defaults. What opens the deployment runtime on the same file uses it. */
+int cli_load_config_file(const cli_context *cli, struct config_settings *cfg, char *buf, size_t cap,
+                         const char **file);
+
 /* Opens the store: the configuration of cli_load_config (always
  * the same rule, whatever other flags are given) supplies [store] path and
  * persistence_enabled; --store PATH replaces only the path; else the

@@ -119,9 +119,17 @@ void cli_print_search_places(FILE *out, const char *before, const char *after) {
 }
 
 int cli_load_config(const cli_context *cli, config_settings *cfg) {
-  char path[4096], err[1024];
+  char path[4096];
+  const char *file;
+  return cli_load_config_file(cli, cfg, path, sizeof path, &file);
+}
+
+int cli_load_config_file(const cli_context *cli, config_settings *cfg, char *path, size_t cap,
+                         const char **chosen) {
+  char err[1024];
   loader_log_set_verbose(cli->verbose); /* --verbose shows plugins' debug and info logs */
-  const char *file = cli_config_file(cli, path, sizeof path);
+  const char *file = cli_config_file(cli, path, cap);
+  *chosen = file;
   if (!file) {
     /* Said always (not only with --verbose): an installation without its
      * config otherwise fails later with "no workload". */

@@ -1,6 +1,7 @@
 /*
  * workload.c: the workload forms of `lookup` and `override` over the
- * deployment runtime (see workload.h).
+ * deployment runtime (see workload.h), through its public API
+ * (calhost/runtime.h) alone, as a deployment uses it.
  */
 #include "workload.h"
 
@@ -9,8 +10,6 @@
 
 #include "config/config.h"
 #include "config/values.h"
-#include "runtime/binding.h"
-#include "runtime/internal.h"
 
 int wl_refuse_key_flags(const cli_args *a) {
   static const cli_flag key_flags[] = {WL_KEY_FLAGS, {FL_NONE, NULL, NULL, NULL, NULL}};
@@ -21,19 +20,37 @@ int wl_refuse_key_flags(const cli_args *a) {
   return 0;
 }
 
+calhost_runtime_status wl_runtime_open(cli_context *cli, int force_portable, const char *device,
+                                       calhost_runtime **rt, char *err, size_t err_capacity) {
+  char path[4096];
+  const char *file = NULL;
+  config_settings cfg;
+  *rt = NULL;
+  if (err_capacity)
+    err[0] = '\0';
+  /* the command's own reading: its search, its notes, its errors */
+  if (cli_load_config_file(cli, &cfg, path, sizeof path, &file) != 0)
+    return CALHOST_RUNTIME_CONFIG;
+  config_free(&cfg);
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = file; /* NULL: the built-in defaults, as the command said */
+  o.store_path = cli->store_path;
+  o.force_portable = force_portable;
+  o.device = device;
+  return calhost_runtime_open(&o, rt, err, err_capacity);
+}
+
 calhost_runtime_status wl_open_key(cli_context *cli, const char *cmd, const char *backend,
                                    int force_portable, wl_ctx *c, char *unvalidated,
                                    size_t unvalidated_cap) {
   char why[4608];
-  config_settings cfg;
   memset(c, 0, sizeof *c);
   unvalidated[0] = '\0';
-  if (cli_load_config(cli, &cfg) != 0)
-    return CALHOST_RUNTIME_CONFIG;
-  calhost_runtime_status rs =
-      runtime_open_config(&cfg, cli->store_path, force_portable, &c->rt, why, sizeof why);
+  calhost_runtime_status rs = wl_runtime_open(cli, force_portable, NULL, &c->rt, why, sizeof why);
   if (rs != CALHOST_RUNTIME_OK) {
-    cli_error("%s", why);
+    if (why[0])
+      cli_error("%s", why);
     return rs;
   }
   rs = calhost_runtime_load_plugin(c->rt, backend, NULL, &c->plugin, why, sizeof why);
@@ -70,17 +87,18 @@ static void asked(wl_ctx *c, const char *name, const char *what) {
  * Without any selection the answer is the first plugin's "none". */
 static calhost_runtime_status select_any(wl_ctx *c, const char *workload, uint32_t tc, char *err,
                                          size_t cap) {
-  const config_workload *w = config_workload_named(runtime_config(c->rt), workload);
-  loader_plugin *const *found;
-  size_t n = runtime_plugin_discovered(c->plugin, &found);
+  const char *const *names;
+  size_t n;
+  calhost_runtime_status listed =
+      calhost_runtime_serving_backends(c->rt, workload, &names, &n, err, cap);
+  if (listed != CALHOST_RUNTIME_OK)
+    return listed;
   calhost_runtime_status first = CALHOST_RUNTIME_OK;
   char first_err[4608] = "";
   calhost_runtime_plugin *none_plugin = NULL;
   calhost_runtime_selection *none = NULL;
-  for (size_t i = 0; i < n && w; i++) {
-    if (!found[i]->loaded || !runtime_binding_serves(found[i], w->operator_name))
-      continue;
-    const char *name = found[i]->backend;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = names[i];
     calhost_runtime_plugin *p = NULL;
     calhost_runtime_selection *sel = NULL;
     char why[4608];
@@ -139,14 +157,10 @@ int wl_open(cli_context *cli, const char *workload, const char *plugin, const ch
     if (tc == 0) /* "max" */
       tc = CALHOST_RUNTIME_THREADS_MAX;
   }
-  config_settings cfg;
-  c->status = CALHOST_RUNTIME_CONFIG;
-  if (cli_load_config(cli, &cfg) != 0)
-    return 2;
-  calhost_runtime_status st =
-      runtime_open_config(&cfg, cli->store_path, force_portable, &c->rt, err, sizeof err);
-  if (st == CALHOST_RUNTIME_OK && device)
-    st = runtime_set_device(c->rt, device);
+  calhost_runtime_status st = wl_runtime_open(cli, force_portable, device, &c->rt, err, sizeof err);
+  c->status = st;
+  if (st == CALHOST_RUNTIME_CONFIG && !err[0])
+    return 2; /* the command said why */
   if (st == CALHOST_RUNTIME_OK)
     st = calhost_runtime_load_plugin(c->rt, plugin, workload, &c->plugin, err, sizeof err);
   if (st == CALHOST_RUNTIME_OK && select && !plugin)

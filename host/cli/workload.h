@@ -1,10 +1,11 @@
 /*
  * workload.h: the workload forms of `lookup` and `override` over the
- * deployment runtime (host/runtime, include/calhost/runtime.h): the
- * command's configuration (its search rule) and --store open a runtime,
- * which loads the plugin that serves the workload (with its [plugin NAME]
- * settings) and builds the keys for this machine, exactly as a deployment
- * and calibrate do.
+ * deployment runtime (host/runtime), through its public API
+ * (include/calhost/runtime.h) alone, as a deployment uses it: the
+ * command's configuration file (its search rule) and --store open a
+ * runtime (calhost_runtime_open), which loads the plugin that serves the
+ * workload (with its [plugin NAME] settings) and builds the keys for this
+ * machine, exactly as a deployment and calibrate do.
  */
 #ifndef CALHOST_CLI_WORKLOAD_H
 #define CALHOST_CLI_WORKLOAD_H
@@ -35,8 +36,21 @@ typedef struct wl_ctx {
   {FL_STRUCTURE, "--structure", NULL, "NAME=VALUE", "portable key property (repeatable)"}
 /* clang-format on */
 
-/* The key form of lookup and override (--backend ...): loads the
- * configuration and opens the deployment runtime over it with --store
+/* Opens the deployment runtime as the command's configuration says, with
+ * calhost_runtime_open alone: the command reads its configuration first
+ * (cli_load_config_file: its search rule, its notes on stderr, its errors
+ * with file and line, the [store] persistence_enabled of
+ * cli_store_change_kept), then the runtime is opened on the same file (the
+ * built-in defaults when none was found) with --store, force_portable (1:
+ * forced, 0: not, -1: the configuration's) and device (NULL: the runtime's
+ * default). Returns CALHOST_RUNTIME_OK with *rt; CALHOST_RUNTIME_CONFIG
+ * with err "" when the command's reading failed (said already); else the
+ * runtime's status with its one line in err (not printed). */
+calhost_runtime_status wl_runtime_open(cli_context *cli, int force_portable, const char *device,
+                                       calhost_runtime **rt, char *err, size_t err_capacity);
+
+/* The key form of lookup and override (--backend ...): opens the
+ * deployment runtime (wl_runtime_open) with --store
  * (force_portable 1: forced, -1: the configuration's), then loads the
  * plugin serving backend, to validate policies with. A plugin that cannot be
  * found or loaded is no failure: c->plugin stays NULL and unvalidated says

@@ -10,6 +10,7 @@
 
 #include "base/str.h"
 #include "base/text.h"
+#include "sweep/records.h"
 
 /* calhost_property (the plugin ABI) and calstore_property (the store) are
  * two types with one shape; keys are converted between them field by field
@@ -189,23 +190,69 @@ runtime_binding_key_defect runtime_binding_key_defect_of(const calhost_built_key
   return RUNTIME_BINDING_KEY_USABLE;
 }
 
-int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
-  switch (runtime_binding_key_defect_of(k, NULL)) {
-  case RUNTIME_BINDING_KEY_USABLE:
-    return 1;
+/* A key's defect (1-5) in a run's words. */
+static const char *defect_words(runtime_binding_key_defect d) {
+  switch (d) {
   case RUNTIME_BINDING_KEY_NO_MODEL_DIGEST:
   case RUNTIME_BINDING_KEY_NO_PROCESSOR:
   case RUNTIME_BINDING_KEY_NO_THREADS:
-    snprintf(why, cap, "build_key returned an incomplete exact key");
-    return 0;
+    return "build_key returned an incomplete exact key";
   case RUNTIME_BINDING_KEY_NO_STRUCTURE:
-    snprintf(why, cap, "build_key returned no portable structure");
-    return 0;
-  case RUNTIME_BINDING_KEY_EMPTY_PROPERTY:
-    break;
+    return "build_key returned no portable structure";
+  default:
+    return "build_key returned an empty structure property";
   }
-  snprintf(why, cap, "build_key returned an empty structure property");
+}
+
+int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap) {
+  runtime_binding_key_defect d = runtime_binding_key_defect_of(k, NULL);
+  if (d == RUNTIME_BINDING_KEY_USABLE)
+    return 1;
+  snprintf(why, cap, "%s", defect_words(d));
   return 0;
+}
+
+/* Writes the detail of runtime_binding_build_key's answer d into why (may
+ * be NULL) and returns d. */
+static runtime_binding_key_defect answer(runtime_binding_key_defect d, const char *detail,
+                                         char *why, size_t cap) {
+  if (why && cap)
+    snprintf(why, cap, "%s", detail ? detail : "");
+  return d;
+}
+
+runtime_binding_key_defect
+runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
+                          const calhost_workload *w, const calhost_target *t, int check_twice,
+                          calhost_built_key *out, calhost_status *status, char *why, size_t cap) {
+  runtime_binding_built_key_init(out);
+  calhost_status st = loader_plugin_build_key(p, inst, w, t, out);
+  if (status)
+    *status = st;
+  if (st != CALHOST_OK)
+    return answer(st == CALHOST_UNSUPPORTED ? RUNTIME_BINDING_KEY_UNSUPPORTED
+                                            : RUNTIME_BINDING_KEY_BUILD_FAILED,
+                  loader_plugin_take_error(p), why, cap);
+  runtime_binding_key_defect d = runtime_binding_key_defect_of(out, NULL);
+  if (d != RUNTIME_BINDING_KEY_USABLE)
+    return answer(d, defect_words(d), why, cap);
+  if (!check_twice)
+    return answer(RUNTIME_BINDING_KEY_USABLE, "", why, cap);
+  /* the key stays valid only until the plugin's next call: copy it first */
+  sweep_record_key first;
+  if (sweep_record_key_copy(out, &first) != 0)
+    return answer(RUNTIME_BINDING_KEY_NO_MEMORY, "out of memory", why, cap);
+  runtime_binding_built_key_init(out);
+  st = loader_plugin_build_key(p, inst, w, t, out);
+  if (status)
+    *status = st;
+  char diff[480] = "";
+  int differs = st != CALHOST_OK || sweep_record_key_differs(&first, out, diff, sizeof diff);
+  sweep_record_key_free(&first);
+  if (!differs)
+    return answer(RUNTIME_BINDING_KEY_USABLE, "", why, cap);
+  return answer(RUNTIME_BINDING_KEY_NOT_DETERMINISTIC, diff[0] ? diff : "a key, then a failure",
+                why, cap);
 }
 
 int runtime_binding_store_key(calstore_key_kind kind, const char *backend,

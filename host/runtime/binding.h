@@ -10,6 +10,9 @@
  *     of this machine -> calhost_target, an empty calhost_built_key;
  *   - a key the plugin built -> the store's keys (exact and portable),
  *     converting calhost_property to calstore_property (never a cast);
+ *   - building and judging a key (runtime_binding_build_key: build_key,
+ *     the plugin's error, the rule of a usable key, the build-twice
+ *     determinism check with host/sweep's key copy and comparison);
  *   - the plugin's validate_policy as a calstore_validator_fn;
  *   - creating a plugin instance with its [plugin NAME] settings.
  * Internal to the host (the public face is include/calhost/runtime.h).
@@ -124,6 +127,12 @@ typedef enum runtime_binding_key_defect {
   RUNTIME_BINDING_KEY_NO_THREADS = 3,      /* thread_count 0 */
   RUNTIME_BINDING_KEY_NO_STRUCTURE = 4,    /* no structure property */
   RUNTIME_BINDING_KEY_EMPTY_PROPERTY = 5,  /* a property with no name or a NULL value */
+  /* what runtime_binding_build_key reports besides the key's defects */
+  RUNTIME_BINDING_KEY_UNSUPPORTED = 6,       /* build_key returned CALHOST_UNSUPPORTED */
+  RUNTIME_BINDING_KEY_BUILD_FAILED = 7,      /* build_key returned another error status */
+  RUNTIME_BINDING_KEY_NOT_DETERMINISTIC = 8, /* check_twice: the second call gave another key, or
+                                                failed */
+  RUNTIME_BINDING_KEY_NO_MEMORY = 9,
 } runtime_binding_key_defect;
 
 /* The first defect of k by the rule above; for
@@ -137,6 +146,43 @@ runtime_binding_key_defect runtime_binding_key_defect_of(const calhost_built_key
  * or 0 with why ("build_key returned an incomplete exact key", "... no
  * portable structure", "... an empty structure property"). */
 int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap);
+
+/* The one way the host builds and judges a key (the calibrate child, the
+ * deployment runtime, `calhost plugin check`): workload -> target ->
+ * p's build_key (through the loader: loader_plugin_build_key) -> the
+ * plugin's error -> usable? (runtime_binding_key_defect_of) -> with
+ * check_twice, built a second time and compared (a key must be a function
+ * of the workload and the target: one that changes between calls would
+ * store a profile no lookup finds). The comparison is the one rule of
+ * host/sweep/records.c (sweep_record_key_differs: every field, structure
+ * properties by name in any order; a second call that fails counts as a
+ * difference). The second call is made only for a usable key.
+ * Returns RUNTIME_BINDING_KEY_USABLE or what is wrong, the first in this
+ * order: UNSUPPORTED / BUILD_FAILED (build_key's status), a defect of the
+ * key (1-5), NO_MEMORY (the copy the comparison needs), NOT_DETERMINISTIC.
+ * *out: the key as last built (runtime_binding_built_key_init'ed first;
+ * its strings are the plugin's, valid only until its next call: the caller
+ * copies what it keeps, e.g. sweep_record_key_copy). *status (may be
+ * NULL): the status of the last build_key call (CALHOST_OK when it
+ * returned OK; after NOT_DETERMINISTIC, the second call's: not CALHOST_OK
+ * when it failed). why (may be NULL, cap 0) receives only the detail, each
+ * caller words its own message around it:
+ *   UNSUPPORTED, BUILD_FAILED  the plugin's message (taken from p's error
+ *                              slot, loader_plugin_take_error), "" when none;
+ *   1-5                        runtime_binding_key_usable's text ("build_key
+ *                              returned an incomplete exact key", ...);
+ *   NOT_DETERMINISTIC          the first difference as sweep_record_key_differs
+ *                              words it ("processor 'x', then 'y'"), or "a
+ *                              key, then a failure" (the second call's
+ *                              message, if any, is left in p's error slot
+ *                              for the caller: loader_plugin_take_error);
+ *   NO_MEMORY                  "out of memory";
+ *   USABLE                     "".
+ * p must be loaded, inst its instance. */
+runtime_binding_key_defect
+runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
+                          const calhost_workload *w, const calhost_target *t, int check_twice,
+                          calhost_built_key *out, calhost_status *status, char *why, size_t cap);
 
 /* A store key and the storage for its converted structure. */
 typedef struct runtime_binding_key {

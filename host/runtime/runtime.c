@@ -18,12 +18,16 @@
 #include "binding.h"
 #include "config/digest.h"
 #include "config/values.h"
+#include "calhost/runtime.h"
+#include "config/config.h"
 #include "devices.h"
-#include "internal.h"
+#include "loader/loader.h"
 #include "model/model.h"
 
 struct calhost_runtime_plugin {
   loader_plugin_list list; /* the loader's records (this plugin and what it probed) */
+  int every_enabled;       /* list is a discovery of every enabled plugin (loaded for a
+                              workload, not a backend by name) */
   loader_plugin *p;
   calhost_plugin_instance *inst;
   runtime_device_list devices; /* a device backend's devices, listed on first use */
@@ -42,9 +46,15 @@ struct calhost_runtime {
   char *device; /* the options' device (copied), or NULL */
   calhost_runtime_plugin *plugins;
   struct runtime_model *models; /* calhost_runtime_add_model's (since 0.3) */
+  /* calhost_runtime_serving_backends's (since 0.4): a discovery of every
+   * enabled plugin when no loaded plugin's serves, and its answer */
+  loader_plugin_list every;
+  int every_listed;
+  const char **serving;
 };
 
 static void runtime_models_free(struct runtime_model *m);
+static calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device);
 
 #define FAIL(code, ...)                                                                            \
   do {                                                                                             \
@@ -106,9 +116,13 @@ static void free_strings(char **v, size_t n) {
   free(v);
 }
 
-calhost_runtime_status runtime_open_config(config_settings *cfg, const char *store_path,
-                                           int force_portable, calhost_runtime **out, char *err,
-                                           size_t err_capacity) {
+/* As calhost_runtime_open, over a loaded configuration: the runtime takes
+ * *cfg over (it is zeroed; calhost_runtime_close frees it) whatever the
+ * outcome. store_path as the option, force_portable as the option (-1: the
+ * configuration's). */
+static calhost_runtime_status runtime_open_config(config_settings *cfg, const char *store_path,
+                                                  int force_portable, calhost_runtime **out,
+                                                  char *err, size_t err_capacity) {
   if (out)
     *out = NULL;
   calhost_runtime *rt = calloc(1, sizeof *rt);
@@ -220,6 +234,8 @@ void calhost_runtime_close(calhost_runtime **runtime) {
   free_strings(rt->extra_dirs, rt->extra_dir_count);
   free(rt->device);
   runtime_models_free(rt->models);
+  loader_plugin_list_free(&rt->every);
+  free(rt->serving);
   config_free(&rt->cfg);
   free(rt);
   *runtime = NULL;
@@ -233,7 +249,10 @@ int calhost_runtime_force_portable(const calhost_runtime *runtime) {
   return runtime ? runtime->force_portable : 0;
 }
 
-calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device) {
+/* Sets the device keys are built for (the options' device; copied; NULL:
+ * the first device of [plugin NAME] devices, all when absent). Returns
+ * CALHOST_RUNTIME_OK or NO_MEMORY. */
+static calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device) {
   char *copy = NULL;
   if (device) {
     copy = malloc(strlen(device) + 1);
@@ -244,23 +263,6 @@ calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *
   free(runtime->device);
   runtime->device = copy;
   return CALHOST_RUNTIME_OK;
-}
-
-const config_settings *runtime_config(const calhost_runtime *runtime) {
-  return &runtime->cfg;
-}
-
-loader_plugin *runtime_plugin_record(const calhost_runtime_plugin *p) {
-  return p->p;
-}
-
-calhost_plugin_instance *runtime_plugin_instance(const calhost_runtime_plugin *p) {
-  return p->inst;
-}
-
-size_t runtime_plugin_discovered(const calhost_runtime_plugin *p, loader_plugin *const **items) {
-  *items = p->list.items;
-  return p->list.count;
 }
 
 const char *calhost_runtime_plugin_backend(const calhost_runtime_plugin *p) {
@@ -387,6 +389,74 @@ static void describe_search(char *buf, size_t cap, const char *const *paths, siz
     free(seen.v[i]);
 }
 
+/* Where load_plugin searches besides the loader's own places (runtime.h):
+ * the configuration's and the options' directories, the shared library's
+ * own prefix (when it has the directory: the loader warns about a missing
+ * configured one), and the configuration's and the options' files. */
+typedef struct search_places {
+  char *library_dir; /* malloc'd, or NULL */
+  const char **dirs; /* nd, the strings borrowed */
+  const char **paths;
+  size_t nd, np;
+} search_places;
+
+static void places_free(search_places *sp) {
+  free(sp->dirs);
+  free(sp->paths);
+  free(sp->library_dir);
+  memset(sp, 0, sizeof *sp);
+}
+
+#define DISCOVER_NO_MEMORY -2 /* the places could not be listed */
+#define DISCOVER_FAILED -1    /* the loader ran out of memory */
+
+/* Discovers (probes, checks and loads) the plugins where load_plugin
+ * searches into *list: the backend given only, else every enabled plugin.
+ * Returns the loader's count of loaded plugins with *sp filled (free with
+ * places_free; the messages name it), or DISCOVER_NO_MEMORY /
+ * DISCOVER_FAILED with *list and *sp empty. */
+static int discover(calhost_runtime *rt, const char *backend, loader_plugin_list *list,
+                    search_places *sp) {
+  memset(sp, 0, sizeof *sp);
+  memset(list, 0, sizeof *list);
+  sp->library_dir = library_plugin_dir();
+  sp->dirs = calloc(rt->cfg.plugin_dir_count + rt->extra_dir_count + 2, sizeof *sp->dirs);
+  sp->paths = calloc(rt->cfg.plugin_path_count + rt->extra_path_count + 1, sizeof *sp->paths);
+  if (!sp->dirs || !sp->paths) {
+    places_free(sp);
+    return DISCOVER_NO_MEMORY;
+  }
+  for (size_t i = 0; i < rt->cfg.plugin_dir_count; i++)
+    sp->dirs[sp->nd++] = rt->cfg.plugin_dirs[i];
+  for (size_t i = 0; i < rt->extra_dir_count; i++)
+    sp->dirs[sp->nd++] = rt->extra_dirs[i];
+  if (is_dir(sp->library_dir))
+    sp->dirs[sp->nd++] = sp->library_dir;
+  for (size_t i = 0; i < rt->cfg.plugin_path_count; i++)
+    sp->paths[sp->np++] = rt->cfg.plugin_paths[i];
+  for (size_t i = 0; i < rt->extra_path_count; i++)
+    sp->paths[sp->np++] = rt->extra_paths[i];
+  loader_options lo;
+  loader_options_init(&lo);
+  runtime_binding_loader_options(&rt->cfg, &lo);
+  lo.config_dirs = (char *const *)sp->dirs;
+  lo.config_dir_count = sp->nd;
+  lo.explicit_paths = (char *const *)sp->paths;
+  lo.explicit_path_count = sp->np;
+  char *only[1] = {(char *)backend};
+  if (backend) { /* only that plugin is loaded */
+    lo.enabled = only;
+    lo.enabled_count = 1;
+  }
+  int found = loader_discover(&lo, list);
+  if (found < 0) {
+    places_free(sp);
+    loader_plugin_list_free(list);
+    return DISCOVER_FAILED;
+  }
+  return found;
+}
+
 calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const char *backend,
                                                    const char *workload,
                                                    calhost_runtime_plugin **out, char *err,
@@ -410,51 +480,14 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
   calhost_runtime_plugin *rp = calloc(1, sizeof *rp);
   if (!rp)
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
-  /* the configuration's directories and files, the options', and the
-   * shared library's own prefix (when it has the directory: the loader
-   * warns about a missing configured one) */
-  char *library_dir = library_plugin_dir();
-  const char **dirs = calloc(rt->cfg.plugin_dir_count + rt->extra_dir_count + 2, sizeof *dirs);
-  const char **paths = calloc(rt->cfg.plugin_path_count + rt->extra_path_count + 1, sizeof *paths);
-  if (!dirs || !paths) {
-    free(dirs);
-    free(paths);
-    free(library_dir);
-    free(rp);
-    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
-  }
-  size_t nd = 0, np = 0;
-  for (size_t i = 0; i < rt->cfg.plugin_dir_count; i++)
-    dirs[nd++] = rt->cfg.plugin_dirs[i];
-  for (size_t i = 0; i < rt->extra_dir_count; i++)
-    dirs[nd++] = rt->extra_dirs[i];
-  if (is_dir(library_dir))
-    dirs[nd++] = library_dir;
-  for (size_t i = 0; i < rt->cfg.plugin_path_count; i++)
-    paths[np++] = rt->cfg.plugin_paths[i];
-  for (size_t i = 0; i < rt->extra_path_count; i++)
-    paths[np++] = rt->extra_paths[i];
-  loader_options lo;
-  loader_options_init(&lo);
-  runtime_binding_loader_options(&rt->cfg, &lo);
-  lo.config_dirs = (char *const *)dirs;
-  lo.config_dir_count = nd;
-  lo.explicit_paths = (char *const *)paths;
-  lo.explicit_path_count = np;
-  char *only[1] = {(char *)backend};
-  if (backend) { /* only that plugin is loaded */
-    lo.enabled = only;
-    lo.enabled_count = 1;
-  }
-  int found = loader_discover(&lo, &rp->list);
+  search_places sp;
+  int found = discover(rt, backend, &rp->list, &sp);
   if (found < 0) {
-    free(dirs);
-    free(paths);
-    free(library_dir);
-    loader_plugin_list_free(&rp->list);
     free(rp);
-    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory while loading plugins");
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "%s",
+         found == DISCOVER_NO_MEMORY ? "out of memory" : "out of memory while loading plugins");
   }
+  rp->every_enabled = !backend;
   for (size_t i = 0; i < rp->list.count && !rp->p; i++) {
     loader_plugin *p = rp->list.items[i];
     if (p->loaded &&
@@ -499,10 +532,8 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
       }
     }
     char where[3072];
-    describe_search(where, sizeof where, paths, np, dirs, nd, library_dir);
-    free(dirs);
-    free(paths);
-    free(library_dir);
+    describe_search(where, sizeof where, sp.paths, sp.np, sp.dirs, sp.nd, sp.library_dir);
+    places_free(&sp);
     loader_plugin_list_free(&rp->list);
     free(rp);
     if (backend && named)
@@ -515,9 +546,7 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
          "no plugin serves operator %s of workload '%s' (%s; searched: %s)", w->operator_name,
          workload, counts, where);
   }
-  free(dirs);
-  free(paths);
-  free(library_dir);
+  places_free(&sp);
   calhost_status cs = runtime_binding_create(&rt->cfg, rp->p, &rp->inst);
   if (cs != CALHOST_OK || !rp->inst) {
     char failure[900];
@@ -532,6 +561,50 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
   rp->next = rt->plugins;
   rt->plugins = rp;
   *out = rp;
+  return CALHOST_RUNTIME_OK;
+}
+
+calhost_runtime_status calhost_runtime_serving_backends(calhost_runtime *rt, const char *workload,
+                                                        const char *const **backends, size_t *count,
+                                                        char *err, size_t err_capacity) {
+  if (backends)
+    *backends = NULL;
+  if (count)
+    *count = 0;
+  if (!rt || !workload || !backends || !count)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_serving_backends: needs a runtime, a workload, backends and count");
+  const config_workload *w = config_workload_named(&rt->cfg, workload);
+  if (!w)
+    FAIL(CALHOST_RUNTIME_NOT_FOUND, "no workload named '%s' in the configuration", workload);
+  /* every enabled plugin, in the loader's order: the discovery that loaded
+   * a plugin for a workload (load_plugin with no backend) is one; else the
+   * runtime makes its own, once */
+  const loader_plugin_list *list = NULL;
+  for (calhost_runtime_plugin *q = rt->plugins; q && !list; q = q->next)
+    if (q->every_enabled)
+      list = &q->list;
+  if (!list && !rt->every_listed) {
+    search_places sp;
+    int found = discover(rt, NULL, &rt->every, &sp);
+    if (found < 0)
+      FAIL(CALHOST_RUNTIME_NO_MEMORY, "%s",
+           found == DISCOVER_NO_MEMORY ? "out of memory" : "out of memory while loading plugins");
+    places_free(&sp);
+    rt->every_listed = 1;
+  }
+  if (!list)
+    list = &rt->every;
+  const char **names = realloc(rt->serving, (list->count + 1) * sizeof *names);
+  if (!names)
+    FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
+  rt->serving = names;
+  size_t n = 0;
+  for (size_t i = 0; i < list->count; i++)
+    if (list->items[i]->loaded && runtime_binding_serves(list->items[i], w->operator_name))
+      names[n++] = list->items[i]->backend;
+  *backends = names;
+  *count = n;
   return CALHOST_RUNTIME_OK;
 }
 
@@ -640,17 +713,20 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     runtime_binding_device_target(&targets, 0, dev->identity, dev->index, &tg);
   else
     runtime_binding_target(&targets, 0, &tg);
-  runtime_binding_built_key_init(&key);
-  calhost_status cs = loader_plugin_build_key(p->p, p->inst, &wl, &tg, &key);
-  if (cs != CALHOST_OK) {
-    const char *m = loader_plugin_take_error(p->p);
+  /* the binding's one way to build and judge a key (calibrate's child
+   * also checks that a second call agrees) */
+  calhost_status cs;
+  runtime_binding_key_defect d =
+      runtime_binding_build_key(p->p, p->inst, &wl, &tg, 0, &key, &cs, why, sizeof why);
+  if (d == RUNTIME_BINDING_KEY_UNSUPPORTED || d == RUNTIME_BINDING_KEY_BUILD_FAILED) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: build_key failed for workload '%s': %s%s%s", p->p->backend,
-               workload, calhost_status_name(cs), m ? ": " : "", m ? m : "");
+               workload, calhost_status_name(cs), why[0] ? ": " : "", why);
     processor_target_list_free(&targets);
-    return cs == CALHOST_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED : CALHOST_RUNTIME_PLUGIN;
+    return d == RUNTIME_BINDING_KEY_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED
+                                                : CALHOST_RUNTIME_PLUGIN;
   }
-  if (!runtime_binding_key_usable(&key, why, sizeof why)) {
+  if (d != RUNTIME_BINDING_KEY_USABLE) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: workload '%s': %s", p->p->backend, workload, why);
     processor_target_list_free(&targets);

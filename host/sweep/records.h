@@ -100,8 +100,9 @@ int sweep_record_key_copy(const calhost_built_key *k, sweep_record_key *out);
  * from the copy a of an earlier build (structure properties compared by
  * name, in any order). On a difference, returns 1 with the first one in why
  * ("processor '...x', then '...y'"); else 0. A key must be a function of
- * the workload and the target (calibrate and plugin check both hold
- * plugins to it). */
+ * the workload and the target: the host's one comparison rule, behind
+ * runtime_binding_build_key's build-twice check (calibrate, the runtime,
+ * plugin check) and plugin check's two-instance check. */
 int sweep_record_key_differs(const sweep_record_key *a, const calhost_built_key *b, char *why,
                              size_t cap);
 

@@ -80,7 +80,7 @@ extern "C" {
 /* The library's version (semantic versioning; MAJOR is the ABI and the
  * soname). */
 #define CALHOST_RUNTIME_VERSION_MAJOR 0
-#define CALHOST_RUNTIME_VERSION_MINOR 3
+#define CALHOST_RUNTIME_VERSION_MINOR 4
 #define CALHOST_RUNTIME_VERSION_PATCH 0
 #define CALHOST_RUNTIME_VERSION_NUMBER                                                             \
   (CALHOST_RUNTIME_VERSION_MAJOR * 1000000 + CALHOST_RUNTIME_VERSION_MINOR * 1000 +                \
@@ -182,7 +182,8 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
  *   backend NULL: the first enabled plugin that serves the operator of the
  *     configured workload `workload` (`calhost lookup --workload W` without
  *     --plugin asks every such plugin in turn, by name, until one selects
- *     a profile: do the same when several backends serve an operator).
+ *     a profile: do the same when several backends serve an operator;
+ *     calhost_runtime_serving_backends lists them).
  * Where plugins are searched, in this order (within a directory, by file
  * name; the first plugin of a backend name wins, [plugins] enabled/disabled
  * filter by name):
@@ -207,6 +208,23 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
 CALHOST_RUNTIME_API calhost_runtime_status
 calhost_runtime_load_plugin(calhost_runtime *runtime, const char *backend, const char *workload,
                             calhost_runtime_plugin **out, char *err, size_t err_capacity);
+
+/* Since 0.4. The backends of every enabled plugin that serves the operator
+ * of the configured workload `workload`, in the order
+ * calhost_runtime_load_plugin (backend NULL) tries them, the search order
+ * above (the first is the one it loads): what `calhost lookup --workload W`
+ * without --plugin asks in turn (calhost_runtime_load_plugin(runtime, NAME,
+ * NULL, ...) and calhost_runtime_select for each until one selects a
+ * profile). Only plugins that load here are listed (probed, checked and
+ * loaded as load_plugin does; none is created). The discovery that loaded
+ * a plugin for a workload serves, else the runtime makes one (once).
+ * Returns CALHOST_RUNTIME_OK with *backends (*count names, possibly 0;
+ * owned by the runtime: the array is valid until the next call of this
+ * function, the names until calhost_runtime_close); NOT_FOUND (no such
+ * workload), NO_MEMORY. */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_serving_backends(
+    calhost_runtime *runtime, const char *workload, const char *const **backends, size_t *count,
+    char *err, size_t err_capacity);
 
 /* The loaded plugin's backend name and implementation version (owned by
  * the runtime). */

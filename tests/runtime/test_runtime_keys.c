@@ -9,7 +9,8 @@
  * the store holds as calibrated profiles, and selects the exact calibrated
  * profile (the portable one with force_portable). With max_isa = portable,
  * cpu_gemm's keys differ from its keys without settings on a machine with
- * AVX2 (the settings reach the plugin).
+ * AVX2 (the settings reach the plugin). And the list of the backends that
+ * serve a workload (calhost_runtime_serving_backends).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -310,6 +311,64 @@ static void runtime_reports_errors(void **state) {
   assert_string_equal(calhost_runtime_status_name((calhost_runtime_status)99), "unknown");
 }
 
+/* calhost_runtime_serving_backends (since 0.4): every enabled plugin that
+ * serves a workload's operator, in the order load_plugin tries them (the
+ * first is the one it loads), from the runtime's own discovery or from the
+ * one that loaded a plugin for a workload; disabled plugins and plugins of
+ * another operator are not listed. */
+static void runtime_lists_every_backend_serving_a_workload(void **state) {
+  (void)state;
+  char cfg[600], err[4096];
+  snprintf(cfg, sizeof cfg, "%s/serving.ini", g_dir);
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s/serving-store.txt\n"
+          "[plugins]\ndirectories = %s/lib/calhost/test-plugins\n"
+          "enabled = test_refuse_all, test_good\n"
+          "[workload w]\n" REDUCE "\n[workload m]\n" MATMUL "\n",
+          g_dir, build_dir());
+  fclose(f);
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = cfg;
+  for (int loaded_first = 0; loaded_first < 2; loaded_first++) {
+    calhost_runtime *rt = NULL;
+    assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+    calhost_runtime_plugin *p = NULL;
+    if (loaded_first) { /* its discovery serves */
+      assert_int_equal(calhost_runtime_load_plugin(rt, NULL, "w", &p, err, sizeof err),
+                       CALHOST_RUNTIME_OK);
+      assert_string_equal(calhost_runtime_plugin_backend(p), "test_good");
+    }
+    const char *const *names = NULL;
+    size_t n = 99;
+    assert_int_equal(calhost_runtime_serving_backends(rt, "w", &names, &n, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "test_good"); /* the file order: load_plugin's first */
+    assert_string_equal(names[1], "test_refuse_all");
+    /* each loads by name, the first being the plugin loaded for w */
+    calhost_runtime_plugin *q = NULL;
+    assert_int_equal(calhost_runtime_load_plugin(rt, names[1], NULL, &q, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_string_equal(calhost_runtime_plugin_backend(q), "test_refuse_all");
+    assert_int_equal(calhost_runtime_load_plugin(rt, names[0], NULL, &q, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    if (loaded_first)
+      assert_ptr_equal(q, p);
+    /* nobody enabled serves MatMul; an unknown workload is named */
+    assert_int_equal(calhost_runtime_serving_backends(rt, "m", &names, &n, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(calhost_runtime_serving_backends(rt, "nope", &names, &n, err, sizeof err),
+                     CALHOST_RUNTIME_NOT_FOUND);
+    assert_null(names);
+    assert_non_null(strstr(err, "'nope'"));
+    calhost_runtime_close(&rt);
+  }
+}
+
 /* A runtime from options set in code: the configuration as text, the
  * plugin as a file. */
 static void runtime_opens_from_options_set_in_code(void **state) {
@@ -369,6 +428,7 @@ int main(void) {
       cmocka_unit_test(runtime_creates_the_plugin_with_its_settings),
       cmocka_unit_test(runtime_reports_errors),
       cmocka_unit_test(runtime_opens_from_options_set_in_code),
+      cmocka_unit_test(runtime_lists_every_backend_serving_a_workload),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

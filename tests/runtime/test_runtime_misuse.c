@@ -120,6 +120,16 @@ static int c_handles(void) {
   EXPECT(calhost_runtime_select(rt, NULL, "w", 1, &s, err, sizeof err) == INVALID);
   EXPECT(calhost_runtime_select(NULL, NULL, NULL, 0, NULL, NULL, 0) == INVALID);
   EXPECT(s == NULL);
+  static const char *const stale[1] = {"stale"};
+  const char *const *names = stale; /* reset to NULL on misuse */
+  size_t n = 7;
+  EXPECT(calhost_runtime_serving_backends(NULL, "w", &names, &n, err, sizeof err) == INVALID);
+  EXPECT(names == NULL && n == 0);
+  EXPECT(calhost_runtime_serving_backends(rt, NULL, &names, &n, err, sizeof err) == INVALID);
+  EXPECT(calhost_runtime_serving_backends(rt, "w", NULL, &n, err, sizeof err) == INVALID);
+  EXPECT(calhost_runtime_serving_backends(rt, "w", &names, NULL, NULL, 0) == INVALID);
+  EXPECT(calhost_runtime_serving_backends(rt, "w", &names, &n, err, sizeof err) ==
+         CALHOST_RUNTIME_NOT_FOUND); /* the empty configuration has no workload */
   calhost_runtime_close(&rt);
   return 0;
 }
@@ -127,7 +137,9 @@ static int c_handles(void) {
 static const misuse_row rows[] = {
     {"version, status_name, options_init", c_names},
     {"calhost_runtime_open: arrays, counts, struct_size, err capacity", c_open_arrays},
-    {"close, store, force_portable, plugins, validate, load, build_keys, select", c_handles},
+    {"close, store, force_portable, plugins, validate, load, build_keys, select, "
+     "serving_backends",
+     c_handles},
 };
 
 static void every_public_function_refuses_misuse(void **state) {
