@@ -60,50 +60,6 @@ typedef struct child_item {
  * process has one thread, so one run. */
 static const cal_run *g_child_run;
 
-/* TEMPORARY until the binding's runtime_binding_build_key lands (issue 23
- * section 4, branch api-23): the same contract, here. */
-#define RUNTIME_BINDING_KEY_UNSUPPORTED ((runtime_binding_key_defect)6)
-#define RUNTIME_BINDING_KEY_BUILD_FAILED ((runtime_binding_key_defect)7)
-#define RUNTIME_BINDING_KEY_NOT_DETERMINISTIC ((runtime_binding_key_defect)8)
-#define RUNTIME_BINDING_KEY_NO_MEMORY ((runtime_binding_key_defect)9)
-static runtime_binding_key_defect
-runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
-                          const calhost_workload *w, const calhost_target *t, int check_twice,
-                          calhost_built_key *out, calhost_status *status, char *why, size_t cap) {
-  runtime_binding_built_key_init(out);
-  calhost_status st = p->vtable.build_key(inst, w, t, out);
-  if (status)
-    *status = st;
-  if (st != CALHOST_OK) {
-    const char *m = loader_services_take_error(&p->services_ctx);
-    snprintf(why, cap, "%s", m ? m : "");
-    return st == CALHOST_UNSUPPORTED ? RUNTIME_BINDING_KEY_UNSUPPORTED
-                                     : RUNTIME_BINDING_KEY_BUILD_FAILED;
-  }
-  runtime_binding_key_defect d = runtime_binding_key_defect_of(out, NULL);
-  if (d != RUNTIME_BINDING_KEY_USABLE) {
-    runtime_binding_key_usable(out, why, cap);
-    return d;
-  }
-  if (!check_twice)
-    return d;
-  sweep_record_key first;
-  if (sweep_record_key_copy(out, &first) != 0) {
-    snprintf(why, cap, "out of memory");
-    return RUNTIME_BINDING_KEY_NO_MEMORY;
-  }
-  char diff[480] = "";
-  runtime_binding_built_key_init(out);
-  int differs = p->vtable.build_key(inst, w, t, out) != CALHOST_OK ||
-                sweep_record_key_differs(&first, out, diff, sizeof diff);
-  sweep_record_key_free(&first);
-  if (differs) {
-    snprintf(why, cap, "%s", diff[0] ? diff : "a key, then a failure");
-    return RUNTIME_BINDING_KEY_NOT_DETERMINISTIC;
-  }
-  return RUNTIME_BINDING_KEY_USABLE;
-}
-
 /* ---- records to the parent -------------------------------------------- */
 
 static void send(child_ctx *c) {
