@@ -157,6 +157,8 @@ static int build_key(child_ctx *c, const child_item *it, calhost_built_key *k) {
       runtime_binding_build_key(c->p, c->inst, &it->w, &it->tg, 1, k, &st, detail, sizeof detail);
   if (d == RUNTIME_BINDING_KEY_USABLE)
     return 0;
+  if (d == RUNTIME_BINDING_KEY_NOT_DETERMINISTIC) /* a failed second call's message: not kept */
+    loader_plugin_take_error(c->p);
   if (!it->mine)
     return -1;
   if (d == RUNTIME_BINDING_KEY_UNSUPPORTED) {
