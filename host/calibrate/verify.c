@@ -662,79 +662,114 @@ static void print_json(cal_run *r, FILE *o, const cal_verify *cv, int status) {
   cal_json_failures_and_end(r, o, status);
 }
 
-static void print_table(cal_run *r, const cal_verify *cv) {
-  FILE *o = r->set->out;
-  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
+/* One row per key: the verdict and the figures. */
+static void print_rows(cal_run *r, FILE *o, const cal_verify *cv) {
   size_t bw = 7, ww = 8;
-  for (size_t i = 0; cv && i < cv->count; i++) {
+  for (size_t i = 0; i < cv->count; i++) {
     const cal_result *x = &r->sink->results[cv->rows[i].result];
     size_t n = x->backend ? strlen(x->backend) : 1;
     bw = n > bw ? n : bw;
     n = strlen(cal_workload_name(r, x->workload));
     ww = n > ww ? n : ww;
   }
-  if (!r->set->o->quiet && cv && cv->count) {
-    base_text_printf(o, "%-*s  %-*s  %7s  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
-                     "backend", (int)ww, "workload", "threads", "device", "verdict", "stored us",
-                     "current us", "fastest us", "ratio", "default us", "stored policy");
-    for (size_t i = 0; i < cv->count; i++) {
-      const verify_row *row = &cv->rows[i];
-      const cal_result *x = &r->sink->results[row->result];
-      char a[32], b[32], c[32], d[32], e[32], dev[16];
-      const char *pol = row->stored_policy ? row->stored_policy : "-";
-      base_text_figure(c, sizeof c, ratio(row->current_median, row->stored_median), 3);
-      device_word(x, dev, sizeof dev);
-      base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n",
-                       (int)bw, x->backend ? x->backend : "-", (int)ww,
-                       cal_workload_name(r, x->workload), x->threads, dev,
-                       calibrate_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
-                       us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
-                       us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
-    }
+  base_text_printf(o, "%-*s  %-*s  %7s  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
+                   "backend", (int)ww, "workload", "threads", "device", "verdict", "stored us",
+                   "current us", "fastest us", "ratio", "default us", "stored policy");
+  for (size_t i = 0; i < cv->count; i++) {
+    const verify_row *row = &cv->rows[i];
+    const cal_result *x = &r->sink->results[row->result];
+    char a[32], b[32], c[32], d[32], e[32], dev[16];
+    const char *pol = row->stored_policy ? row->stored_policy : "-";
+    base_text_figure(c, sizeof c, ratio(row->current_median, row->stored_median), 3);
+    device_word(x, dev, sizeof dev);
+    base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n",
+                     (int)bw, x->backend ? x->backend : "-", (int)ww,
+                     cal_workload_name(r, x->workload), x->threads, dev,
+                     calibrate_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
+                     us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
+                     us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
   }
-  for (size_t i = 0; cv && i < cv->count; i++)
+}
+
+/* "why:": every verdict but ok, with its reason. */
+static void print_why(cal_run *r, FILE *o, const cal_verify *cv) {
+  int any = 0;
+  for (size_t i = 0; i < cv->count; i++) {
+    const verify_row *row = &cv->rows[i];
+    if (row->verdict == CALHOST_VERDICT_OK)
+      continue;
+    const cal_result *x = &r->sink->results[row->result];
+    char on[32];
+    if (!any++)
+      fprintf(o, "\nwhy:\n");
+    base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
+                     x->threads, device_suffix(x, on, sizeof on),
+                     calibrate_verdict_name(row->verdict));
+    if (row->reason)
+      base_text_printf(o, ": %s", row->reason);
+    fputc('\n', o);
+  }
+}
+
+/* --recalibrate: what became of each key it tried. */
+static void print_recalibrated(cal_run *r, FILE *o, const cal_verify *cv) {
+  size_t commits = r->sink->commits - cv->commits_before;
+  fprintf(o, "\nrecalibrated %zu of %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
+          cv->keys_tried, cv->keys_tried == 1 ? "" : "s", commits, commits == 1 ? "" : "s");
+  for (size_t i = 0; i < cv->count; i++) {
+    const verify_row *row = &cv->rows[i];
+    if (!row->recal_tried)
+      continue;
+    const cal_result *x = &r->sink->results[row->result];
+    const cal_result *y =
+        row->recal_result != (size_t)-1 ? &r->sink->results[row->recal_result] : NULL;
+    char a[32], on[32];
+    base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
+                     x->threads, device_suffix(x, on, sizeof on), recal_word(r, row));
+    if (y && y->sweep.ok)
+      base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
+                       us(a, sizeof a, y->sweep.figures.median_us));
+    if (y && y->message && y->kind != CAL_STORED)
+      base_text_printf(o, ": %s", y->message);
+    fputc('\n', o);
+  }
+}
+
+/* The count of each verdict, the threshold, rigor and store. */
+static void print_counts(cal_run *r, FILE *o, const cal_verify *cv) {
+  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
+  for (size_t i = 0; i < cv->count; i++)
     counts[cv->rows[i].verdict]++;
-  if (!r->set->o->quiet && cv) {
-    int any = 0;
-    for (size_t i = 0; i < cv->count; i++) {
-      const verify_row *row = &cv->rows[i];
-      if (row->verdict == CALHOST_VERDICT_OK)
-        continue;
-      const cal_result *x = &r->sink->results[row->result];
-      char on[32];
-      if (!any++)
-        fprintf(o, "\nwhy:\n");
-      base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
-                       x->threads, device_suffix(x, on, sizeof on),
-                       calibrate_verdict_name(row->verdict));
-      if (row->reason)
-        base_text_printf(o, ": %s", row->reason);
-      fputc('\n', o);
+  fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
+  int first = 1;
+  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
+    if (counts[i]) {
+      base_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
+                       calibrate_verdict_name((calibrate_verdict)i));
+      first = 0;
     }
-    if (cv->recalibrated) {
-      fprintf(o, "\nrecalibrated %zu of %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
-              cv->keys_tried, cv->keys_tried == 1 ? "" : "s", r->sink->commits - cv->commits_before,
-              r->sink->commits - cv->commits_before == 1 ? "" : "s");
-      for (size_t i = 0; i < cv->count; i++) {
-        const verify_row *row = &cv->rows[i];
-        if (!row->recal_tried)
-          continue;
-        const cal_result *x = &r->sink->results[row->result];
-        const cal_result *y =
-            row->recal_result != (size_t)-1 ? &r->sink->results[row->recal_result] : NULL;
-        char a[32], on[32];
-        base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
-                         x->threads, device_suffix(x, on, sizeof on), recal_word(r, row));
-        if (y && y->sweep.ok)
-          base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
-                           us(a, sizeof a, y->sweep.figures.median_us));
-        if (y && y->message && y->kind != CAL_STORED)
-          base_text_printf(o, ": %s", y->message);
-        fputc('\n', o);
-      }
-    }
+  char why[400];
+  if (!cv->count)
+    base_text_printf(o, " nothing to verify (%s)", cal_nothing_reason(r, why, sizeof why));
+  fputc('\n', o);
+  base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
+                   cv->v->threshold * 100.0, r->set->rigor_name,
+                   r->set->store ? calstore_path(r->set->store) : "-");
+}
+
+/* The human output: rows, why, the recalibration, failures (on err with
+ * --quiet), warnings and counts. */
+static void print_table(cal_run *r, const cal_verify *cv) {
+  FILE *o = r->set->out;
+  int quiet = r->set->o->quiet;
+  if (!quiet && cv && cv->count)
+    print_rows(r, o, cv);
+  if (!quiet && cv) {
+    print_why(r, o, cv);
+    if (cv->recalibrated)
+      print_recalibrated(r, o, cv);
   }
-  FILE *f = r->set->o->quiet ? r->set->err : o;
+  FILE *f = quiet ? r->set->err : o;
   if (r->sink->failure_count) {
     fprintf(f, "\nfailures:\n");
     for (size_t i = 0; i < r->sink->failure_count; i++) {
@@ -745,29 +780,14 @@ static void print_table(cal_run *r, const cal_verify *cv) {
       base_text_printf(f, ": %s\n", x->message ? x->message : "failed");
     }
   }
-  if (!r->set->o->quiet) {
+  if (!quiet) {
     if (r->sink->warning_count) {
       fprintf(o, "\nwarnings:\n");
       for (size_t i = 0; i < r->sink->warning_count; i++)
         base_text_printf(o, "  %s\n", r->sink->warnings[i]);
     }
-    if (cv) {
-      fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
-      int first = 1;
-      for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
-        if (counts[i]) {
-          base_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
-                           calibrate_verdict_name((calibrate_verdict)i));
-          first = 0;
-        }
-      char why[400];
-      if (!cv->count)
-        base_text_printf(o, " nothing to verify (%s)", cal_nothing_reason(r, why, sizeof why));
-      fputc('\n', o);
-      base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
-                       cv->v->threshold * 100.0, r->set->rigor_name,
-                       r->set->store ? calstore_path(r->set->store) : "-");
-    }
+    if (cv)
+      print_counts(r, o, cv);
   }
   if (r->interrupted)
     base_text_printf(r->set->err, "calhost: verify: interrupted by %s\n",
