@@ -8,7 +8,8 @@
  * keys (order, complete, cost); a reader independent of the line order; a
  * product over 2^20 replayed from its list; the model's use of a useless
  * and of a useful plausible order; the default ahead of random sampling on
- * a generated space at quick's and measure's budgets.
+ * a generated space at quick's and measure's budgets, and its late
+ * evaluations near the best.
  */
 #include <setjmp.h>
 #include <stdarg.h>
