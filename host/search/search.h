@@ -33,7 +33,7 @@ typedef enum search_strategy {
   CALHOST_SEARCH_LOCAL = 3,  /* hill climbing over neighbours with restarts (iterated) */
   CALHOST_SEARCH_ANNEALING = 4, /* simulated annealing over neighbours */
   CALHOST_SEARCH_GENETIC = 5,   /* steady (mu+lambda) genetic algorithm */
-  CALHOST_SEARCH_MODEL = 6,     /* regression forests (cost, feasibility): each step one tree drawn (Thompson) */
+  CALHOST_SEARCH_MODEL = 6,     /* regression forests (cost, feasibility): Thompson + local steps */
 } search_strategy;
 #define CALHOST_SEARCH_STRATEGY_COUNT 7
 

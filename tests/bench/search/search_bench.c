@@ -9,7 +9,7 @@
  *   quick_evals=N measure_evals=N frac_at_quick=F frac_at_measure=F
  *   frac_at_25=F frac_at_50=F frac_at_100=F frac_at_200=F frac_at_2pct=F
  *   frac_at_5pct=F frac_at_10pct=F frac_at_20pct=F [frac_at_budget=F]
- *   evals_to_95pct=N evals_to_99pct=N
+ *   seeds_90_at_quick=N seeds_99_at_measure=N evals_to_95pct=N evals_to_99pct=N
  *
  * frac_at_B: best recorded median / the median of the best configuration
  * found with a budget of B evaluations, at the median seed. The budgets
@@ -21,6 +21,9 @@
  * most 4096 whole instead); 25..200 are fixed counts (left out when not
  * below the size); Xpct are shares of the space (rounded up); --budget N
  * adds frac_at_budget. Budgets over --max-evals (1000) are left out.
+ * seeds_90_at_quick, seeds_99_at_measure: how many of the seeds reached
+ * the goals (0.90 at quick, 0.99 at measure): the median alone hides an
+ * outcome that is bimodal by seed.
  * evals_to_Ypct: evaluations until a configuration within Y% of the
  * optimum (median / found >= Y/100) was found, at the median seed, at most
  * --max-evals (that + 1: not reached). `default=1` marks the strategy the
@@ -28,7 +31,9 @@
  * numbered-view line per space (the default on one ordered parameter, the
  * recorded order: what describing the parameters is worth; spaces of at
  * most 4096) and a summary of the goals. --reader times the reader on a
- * 194 481-configuration space in order and reversed.
+ * 194 481-configuration space in order and reversed. --rigor-only runs
+ * quick's and measure's budgets (and --budget) alone, without the
+ * evals_to trace (nan): the quick way to compare versions of a strategy.
  *
  * --live (instead of the replay) runs the live plugins (cpu_gemm, and
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
@@ -60,7 +65,7 @@
  *
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
  *                [--space NAME] [--budget N] [--max-evals N] [--no-start]
- *                [--no-numbered]
+ *                [--no-numbered] [--rigor-only]
  *   search-bench --reader
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
  *                [--max-exhaustive N] [--repeat N]
@@ -359,9 +364,11 @@ static double replay_once(const search_space_file *sp, search_strategy strat, ui
 
 /* The fraction of the optimum strat reaches on sp at each budget of
  * budgets (0: not run, NAN), at the median of `seeds` seeds (v: scratch of
- * seeds doubles). 0, or -1 on error. */
+ * seeds doubles), and how many seeds reached 0.90 and 0.99 at each. 0, or
+ * -1 on error. */
 static int replay_fractions(const search_space_file *sp, search_strategy strat, int seeds,
-                            int use_start, const uint32_t budgets[NB], double *v, double frac[NB]) {
+                            int use_start, const uint32_t budgets[NB], double *v, double frac[NB],
+                            int seeds90[NB], int seeds99[NB]) {
   for (int bi = 0; bi < NB; bi++) {
     frac[bi] = NAN;
     if (!budgets[bi])
@@ -370,6 +377,11 @@ static int replay_fractions(const search_space_file *sp, search_strategy strat, 
       if ((v[seed] = replay_once(sp, strat, (uint64_t)seed + 1, budgets[bi], use_start, NULL)) < 0)
         return -1;
     frac[bi] = median_of(v, (size_t)seeds);
+    /* how many seeds reached 0.90 and 0.99 (the median hides a bimodal
+     * outcome) */
+    seeds90[bi] = seeds99[bi] = 0;
+    for (int seed = 0; seed < seeds; seed++)
+      seeds90[bi] += v[seed] >= 0.90, seeds99[bi] += v[seed] >= 0.99;
   }
   return 0;
 }
@@ -470,7 +482,7 @@ int main(int argc, char **argv) {
       return live_main(argc, argv);
 #endif
   const char *dir = CALHOST_SEARCH_SPACES_DIR, *only_space = NULL;
-  int seeds = 31, use_start = 1, only_strategy = -1, numbered = 1;
+  int seeds = 31, use_start = 1, only_strategy = -1, numbered = 1, rigor_only = 0;
   uint32_t user_budget = 0, max_evals = 1000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--replay") == 0)
@@ -489,6 +501,8 @@ int main(int argc, char **argv) {
       use_start = 0;
     else if (strcmp(argv[i], "--no-numbered") == 0)
       numbered = 0;
+    else if (strcmp(argv[i], "--rigor-only") == 0)
+      rigor_only = 1;
     else if (strcmp(argv[i], "--reader") == 0)
       return reader_bench();
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
@@ -501,7 +515,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
                       "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
-                      "[--no-start] [--no-numbered] | --reader\n");
+                      "[--no-start] [--no-numbered] [--rigor-only] | --reader\n");
       return 2;
     }
   }
@@ -574,7 +588,8 @@ int main(int argc, char **argv) {
     }
     budgets[B_USER] = user_budget;
     for (int bi = 0; bi < NB; bi++)
-      if (budgets[bi] > max_evals && bi != B_USER)
+      if ((budgets[bi] > max_evals && bi != B_USER) ||
+          (rigor_only && bi != B_QUICK && bi != B_MEASURE && bi != B_USER))
         budgets[bi] = 0;
     double random_frac[NB];
     for (int bi = 0; bi < NB; bi++)
@@ -587,10 +602,11 @@ int main(int argc, char **argv) {
       if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM)
         continue;
       double frac[NB];
-      if (replay_fractions(&sp, strat, seeds, use_start, budgets, v, frac) != 0)
+      int s90[NB], s99[NB];
+      if (replay_fractions(&sp, strat, seeds, use_start, budgets, v, frac, s90, s99) != 0)
         return 1;
       double *v99 = malloc((size_t)seeds * sizeof *v99);
-      for (int seed = 0; v99 && seed < seeds; seed++) {
+      for (int seed = 0; v99 && seed < seeds && !rigor_only; seed++) {
         trace t = {.optimum = optimum};
         if (replay_once(&sp, strat, (uint64_t)seed + 1, cap, use_start, &t) < 0)
           return 1;
@@ -599,13 +615,15 @@ int main(int argc, char **argv) {
       }
       if (!v99)
         return 1;
-      double e95 = median_of(v, (size_t)seeds), e99 = median_of(v99, (size_t)seeds);
+      double e95 = rigor_only ? NAN : median_of(v, (size_t)seeds);
+      double e99 = rigor_only ? NAN : median_of(v99, (size_t)seeds);
       free(v99);
       printf("strategy=%s space=%s size=%llu order=%s seeds=%d quick_evals=%u measure_evals=%u",
              search_strategy_name(strat), sp.name, (unsigned long long)size,
              sp.order_plausible ? "plausible" : "none", seeds, budgets[B_QUICK],
              budgets[B_MEASURE]);
       print_fracs(budgets, frac);
+      printf(" seeds_90_at_quick=%d seeds_99_at_measure=%d", s90[B_QUICK], s99[B_MEASURE]);
       printf(" evals_to_95pct=%.0f evals_to_99pct=%.0f%s%s\n", e95, e99,
              strat == def ? " default=1" : "", strat == quick ? " quick=1" : "");
       fflush(stdout);
@@ -626,9 +644,10 @@ int main(int argc, char **argv) {
      * describing the parameters is worth */
     search_space_file nv;
     double nfrac[NB];
+    int n90[NB], n99[NB];
     memset(&nv, 0, sizeof nv);
     if (numbered && only_strategy < 0 && size <= NAMED_SPACES_MAX && numbered_view(&sp, &nv) == 0 &&
-        replay_fractions(&nv, def, seeds, use_start, budgets, v, nfrac) == 0) {
+        replay_fractions(&nv, def, seeds, use_start, budgets, v, nfrac, n90, n99) == 0) {
       printf("numbered strategy=%s space=%s seeds=%d", search_strategy_name(def), sp.name, seeds);
       print_fracs(budgets, nfrac);
       printf("\n");
