@@ -63,6 +63,34 @@ static calstore_status install(const char *cmd, calstore *store, const calstore_
   return st;
 }
 
+/* Clears the override of key k in one batch committed with
+ * calstore_batch_commit_applied, as install does: a failed directory sync
+ * after the rename is a cleared override with a durability warning
+ * (cli_store_durability). CALSTORE_NOT_FOUND when the store, as this
+ * command opened it, holds no override with the key. */
+static calstore_status clear(const char *cmd, calstore *store, const calstore_key *k,
+                             calstore_error *err) {
+  calstore_lookup_result *got = NULL;
+  calstore_status st = calstore_get(store, k, CALSTORE_SOURCE_OVERRIDE, &got, err);
+  int found = st == CALSTORE_OK && got && got->profile;
+  calstore_lookup_result_free(&got);
+  if (st != CALSTORE_OK && st != CALSTORE_NOT_FOUND)
+    return st;
+  if (!found)
+    return CALSTORE_NOT_FOUND;
+  calstore_batch *b = NULL;
+  st = calstore_batch_begin(store, &b, err);
+  if (st == CALSTORE_OK)
+    st = calstore_batch_clear_override(b, k, err);
+  if (st == CALSTORE_OK) {
+    int applied = 0;
+    st = calstore_batch_commit_applied(&b, &applied, err);
+    st = cli_store_durability(cmd, st, applied, err);
+  }
+  calstore_batch_abort(&b);
+  return st;
+}
+
 /* The exit status and message of a store answer. */
 static int finish(cli_context *cli, const char *cmd, calstore_status st, const calstore_error *err,
                   const char *done) {
@@ -108,7 +136,7 @@ static int override_workload(cli_context *cli, cli_args *a, int set, const char 
   if (set)
     st = install(cmd, store, k, policy, calhost_runtime_validate_policy, c.plugin, &err);
   else
-    st = calstore_clear_override(store, k, &err);
+    st = clear(cmd, store, k, &err);
   char done[1024];
   snprintf(done, sizeof done, "%s %s override for %s workload %s%s", set ? "installed" : "cleared",
            portable ? "portable" : "exact", c.sel->exact.backend, workload,
@@ -143,7 +171,7 @@ static int run_override(cli_context *cli, cli_args *a) {
     calstore *s = NULL;
     if (cli_open_store(cli, &s) != CALSTORE_OK)
       return 2;
-    st = calstore_clear_override(s, &k, &err);
+    st = clear(cmd, s, &k, &err);
     calstore_close(&s);
     return finish(cli, cmd, st, &err, "override cleared");
   }

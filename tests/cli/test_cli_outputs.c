@@ -14,8 +14,9 @@
  *     even a shard of one sweep (two shards never write the same file);
  *   - item 10: a store commit whose rename succeeded but whose directory
  *     sync failed (the fsync_dir_fails shim) is "stored" with a warning that
- *     durability is not guaranteed, exit 0; override set, import and
- *     invalidate likewise (applied, a warning on stderr and in --json);
+ *     durability is not guaranteed, exit 0; override set, override clear,
+ *     import and invalidate likewise (applied, a warning on stderr and in
+ *     --json);
  *   - item 11: `[store] path = ~/...` with HOME unset is refused naming the
  *     file and line, and no folder named "~" is created.
  */
@@ -228,9 +229,9 @@ static void a_failed_directory_sync_is_stored_with_a_warning(void **state) {
   HAS(r->out, "skipped");
 }
 
-/* override set, import and invalidate: the same rule as calibrate's commit
- * (issue 22 item 10's class): the change is applied, exit 0, with the
- * durability warning on stderr and in --json. */
+/* override set, override clear, import and invalidate: the same rule as
+ * calibrate's commit (issue 22 item 10's class): the change is applied,
+ * exit 0, with the durability warning on stderr and in --json. */
 static void store_commands_report_a_failed_directory_sync_as_applied(void **state) {
   (void)state;
   const char *b = getenv("CALHOST_BUILD_DIR");
@@ -264,6 +265,22 @@ static void store_commands_report_a_failed_directory_sync_as_applied(void **stat
   assert_int_equal(r->code, 0);
   HAS(r->out, "thread_count=1");
   HAS(r->out, "thread_count=2");
+  /* override clear: the same (it exited 2, the override already gone) */
+  r = run_sh(home, "--store s12.txt override set " SYNC_KEY "3 --policy z");
+  assert_int_equal(r->code, 0);
+  r = run_sh(env, "--store s12.txt override clear " SYNC_KEY "3");
+  if (r->code != 0)
+    fail_msg("override clear: exit %d:\n%s\n%s", r->code, r->out, r->err);
+  HAS(r->out, "override cleared");
+  HAS(r->err, "calhost: warning: override clear: the change is stored, but durability is not "
+              "guaranteed");
+  r = run_sh(home, "--store s12.txt list");
+  assert_int_equal(r->code, 0);
+  HASNT(r->out, "thread_count=3");
+  /* and a key without an override is still a "no" */
+  r = run_sh(env, "--store s12.txt override clear " SYNC_KEY "3");
+  assert_int_equal(r->code, 1);
+  HAS(r->err, "no override with this key");
   r = run_sh(env, "--json --store s12.txt invalidate --backend b");
   if (r->code != 0)
     fail_msg("invalidate: exit %d:\n%s\n%s", r->code, r->out, r->err);
