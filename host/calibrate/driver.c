@@ -31,10 +31,6 @@ static void on_signal(int sig) {
   g_signal = sig;
 }
 
-int cal_cancelled(void) {
-  return g_cancel != 0;
-}
-
 volatile sig_atomic_t *cal_cancel_flag(void) {
   return &g_cancel;
 }

@@ -275,8 +275,6 @@ int cal_execute(const calibrate_options *o, const cal_mode *m, void *mode_state)
  * r->interrupted when a signal stopped it. */
 void cal_run_plugins(cal_run *r);
 
-/* Whether a signal asked the run to stop. */
-int cal_cancelled(void);
 /* The flag the signal handlers set (the plugins' cancellation flag). */
 volatile sig_atomic_t *cal_cancel_flag(void);
 

@@ -42,10 +42,22 @@ static const char *fixed_policy(void *user, size_t *length, char *err, size_t ca
   return user;
 }
 
-/* Installs the override of key k with policy in one batch committed with
+/* Commits batch b holding one change (st: how queueing it went) with
  * calstore_batch_commit_applied: a failed directory sync after the rename
- * is an installed override with a durability warning
- * (cli_store_durability). */
+ * is a change made, with a durability warning (cli_store_durability).
+ * Frees the batch whatever the outcome. */
+static calstore_status commit_change(const char *cmd, calstore_batch **b, calstore_status st,
+                                     calstore_error *err) {
+  if (st == CALSTORE_OK) {
+    int applied = 0;
+    st = calstore_batch_commit_applied(b, &applied, err);
+    st = cli_store_durability(cmd, st, applied, err);
+  }
+  calstore_batch_abort(b);
+  return st;
+}
+
+/* Installs the override of key k with policy in one batch (commit_change). */
 static calstore_status install(const char *cmd, calstore *store, const calstore_key *k,
                                const char *policy, calstore_validator_fn validator, void *user,
                                calstore_error *err) {
@@ -54,20 +66,12 @@ static calstore_status install(const char *cmd, calstore *store, const calstore_
   if (st == CALSTORE_OK)
     st = calstore_batch_install_override(b, k, NULL, 0, fixed_policy, (void *)policy, validator,
                                          user, err);
-  if (st == CALSTORE_OK) {
-    int applied = 0;
-    st = calstore_batch_commit_applied(&b, &applied, err);
-    st = cli_store_durability(cmd, st, applied, err);
-  }
-  calstore_batch_abort(&b);
-  return st;
+  return commit_change(cmd, &b, st, err);
 }
 
-/* Clears the override of key k in one batch committed with
- * calstore_batch_commit_applied, as install does: a failed directory sync
- * after the rename is a cleared override with a durability warning
- * (cli_store_durability). CALSTORE_NOT_FOUND when the store, as this
- * command opened it, holds no override with the key. */
+/* Clears the override of key k in one batch (commit_change), or
+ * CALSTORE_NOT_FOUND when the store, as this command opened it, holds no
+ * override with the key. */
 static calstore_status clear(const char *cmd, calstore *store, const calstore_key *k,
                              calstore_error *err) {
   calstore_lookup_result *got = NULL;
@@ -82,13 +86,7 @@ static calstore_status clear(const char *cmd, calstore *store, const calstore_ke
   st = calstore_batch_begin(store, &b, err);
   if (st == CALSTORE_OK)
     st = calstore_batch_clear_override(b, k, err);
-  if (st == CALSTORE_OK) {
-    int applied = 0;
-    st = calstore_batch_commit_applied(&b, &applied, err);
-    st = cli_store_durability(cmd, st, applied, err);
-  }
-  calstore_batch_abort(&b);
-  return st;
+  return commit_change(cmd, &b, st, err);
 }
 
 /* The exit status and message of a store answer. */

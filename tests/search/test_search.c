@@ -882,6 +882,18 @@ static double median_fraction(const search_space_file *s, search_strategy st, ui
   return f[(seeds - 1) / 2];
 }
 
+/* Loads the repository's generated space NAME (tests/bench/search/spaces)
+ * into *s, or skips the test when the source tree is not known. */
+static void load_generated_space(const char *name, search_space_file *s) {
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  if (!src)
+    skip();
+  char path[512], err[512];
+  snprintf(path, sizeof path, "%s/tests/bench/search/spaces/%s.space", src, name);
+  if (search_space_load(path, s, err, sizeof err) != 0)
+    fail_msg("%s", err);
+}
+
 /* The default on a generated space whose fastest configurations sit beside
  * failed ones (gen-feasibility-edge: 4 896 configurations, a third of them
  * rejected, one within 1% of the optimum): at quick's budget (32) well
@@ -890,14 +902,8 @@ static double median_fraction(const search_space_file *s, search_strategy st, ui
  * 31). */
 static void the_default_beats_random_on_a_generated_space(void **state) {
   (void)state;
-  const char *src = getenv("CALHOST_SOURCE_DIR");
-  if (!src)
-    skip();
-  char path[512], err[512];
-  snprintf(path, sizeof path, "%s/tests/bench/search/spaces/gen-feasibility-edge.space", src);
   search_space_file s;
-  if (search_space_load(path, &s, err, sizeof err) != 0)
-    fail_msg("%s", err);
+  load_generated_space("gen-feasibility-edge", &s);
   search_strategy st;
   uint32_t quick, measure;
   search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, s.entry_count, &st, &quick);
@@ -1003,14 +1009,8 @@ static double late_local_share(const search_space_file *s, search_strategy st) {
  * best, not that rule alone.) */
 static void the_model_spends_the_end_of_its_budget_near_the_best(void **state) {
   (void)state;
-  const char *src = getenv("CALHOST_SOURCE_DIR");
-  if (!src)
-    skip();
-  char path[512], err[512];
-  snprintf(path, sizeof path, "%s/tests/bench/search/spaces/gen-feasibility-edge.space", src);
   search_space_file s;
-  if (search_space_load(path, &s, err, sizeof err) != 0)
-    fail_msg("%s", err);
+  load_generated_space("gen-feasibility-edge", &s);
   assert_int_equal(s.param_count, 4);
   double model = late_local_share(&s, CALHOST_SEARCH_MODEL);
   double random = late_local_share(&s, CALHOST_SEARCH_RANDOM);
