@@ -488,6 +488,16 @@ void search_rigor_plan(search_rigor rigor, uint64_t space_size, search_strategy 
   *strategy = search_default_strategy(n, space_size);
 }
 
+void search_sweep_rigor_plan(search_rigor rigor, uint64_t space_size, int curated,
+                             search_strategy *strategy, uint32_t *evaluations) {
+  search_rigor_plan(rigor, space_size, strategy, evaluations);
+  if (curated && space_size && rigor == CALHOST_SEARCH_RIGOR_MEASURE &&
+      space_size <= CALHOST_SEARCH_CURATED_WHOLE_MAX) {
+    *strategy = CALHOST_SEARCH_EXHAUSTIVE;
+    *evaluations = (uint32_t)space_size;
+  }
+}
+
 /* The product of the value counts, or 0 when it exceeds 2^64 - 1. */
 static uint64_t space_total(const search_space *s) {
   uint64_t t = 1;

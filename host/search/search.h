@@ -171,6 +171,21 @@ typedef enum search_rigor {
 void search_rigor_plan(search_rigor rigor, uint64_t space_size, search_strategy *strategy,
                        uint32_t *evaluations);
 
+/* The largest plugin's curated candidate list that a sweep runs whole at
+ * rigor measure (search_sweep_rigor_plan). */
+#define CALHOST_SEARCH_CURATED_WHOLE_MAX 4096u
+
+/* What a sweep spends at a rigor level: search_rigor_plan, except that a
+ * space that is the plugin's curated candidate list (curated nonzero: an
+ * ABI 1 plugin's numbered candidates, or a described space with no more
+ * valid points than the list, as cpu_gemm's) of at most
+ * CALHOST_SEARCH_CURATED_WHOLE_MAX configurations is run whole at measure
+ * (exhaustive, every configuration): the plugin curated it to be
+ * affordable. space_size 0 (unknown) is never treated as curated. The one
+ * rule shared by the sweep (host/sweep/measure.c) and search-bench. */
+void search_sweep_rigor_plan(search_rigor rigor, uint64_t space_size, int curated,
+                             search_strategy *strategy, uint32_t *evaluations);
+
 /* Counts the valid configurations of a space by enumeration when it has at
  * most `limit` configurations in all; returns the count, or 0 when the
  * product is larger than limit (unknown). */

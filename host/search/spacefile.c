@@ -48,6 +48,10 @@ static int known_meta(search_space_file *s, const char *key, const char *value) 
     if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
       return -1;
     s->complete = value[0] == '1';
+  } else if (strcmp(key, "curated") == 0) {
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+      return -1;
+    s->curated = value[0] == '1';
   } else if (strcmp(key, "cost") == 0) {
     if (strcmp(value, "median") != 0 && strcmp(value, "mean") != 0 && strcmp(value, "min") != 0)
       return -1;
@@ -645,6 +649,7 @@ int search_space_read(FILE *f, const char *name, search_space_file *s, char *err
       if (search_space_add_meta(s, p, v) != 0) {
         const char *takes = strcmp(p, "order") == 0      ? "plausible or none"
                             : strcmp(p, "complete") == 0 ? "0 or 1"
+                            : strcmp(p, "curated") == 0  ? "0 or 1"
                             : strcmp(p, "cost") == 0     ? "median, mean or min"
                                                          : NULL;
         if (takes)

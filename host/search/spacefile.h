@@ -50,11 +50,14 @@ typedef struct search_space_file {
    * `meta order plausible|none`: whether the recorded order is a
    * plausibility order (a plugin's candidate order) or means nothing (a
    * product order); plausible when absent. `meta complete 1`: every valid
-   * configuration of the space is recorded (0 when absent). `meta cost
+   * configuration of the space is recorded (0 when absent). `meta curated
+   * 1`: the space is the plugin's curated candidate list, which a sweep
+   * runs whole at measure (search_sweep_rigor_plan; 0 when absent). `meta cost
    * median|mean|min`: the statistic of the cost column (NULL: median, the
    * sweep's). */
   int order_plausible;
   int complete;
+  int curated;
   const char *cost_statistic; /* points into meta, or NULL */
   /* per parameter: its value positions in the order of their words
    * (strcmp), so that a value's word is found by binary search: a space
@@ -67,7 +70,7 @@ typedef struct search_space_file {
 int search_space_init(search_space_file *s, const char *name);
 
 /* Adds a metadata line "KEY VALUE" (copied; no line breaks). 0 or -1.
- * The known keys set the fields above (order, complete, cost); a bad
+ * The known keys set the fields above (order, complete, curated, cost); a bad
  * value for one of them is -1 (search_space_read names it). */
 int search_space_add_meta(search_space_file *s, const char *key, const char *value);
 

@@ -636,17 +636,14 @@ static void search_observe(void *user, const uint32_t *config, const search_outc
   h->evaluated(h->user, &ev);
 }
 
-/* A space that is the plugin's curated candidate list (an ABI 1 plugin's
- * numbered candidates, or a described space with no more points than the
- * list, as cpu_gemm's) at most this large is run whole at rigor measure:
- * the plugin curated it to be affordable, the engine's pruning keeps it so,
- * and on cpu_gemm a 10% model search chose winners up to 1.2x slower than
- * the whole list's (search-bench --live). A larger space (an OpenCL
- * backend's described space) gets the search's measure budget. */
-#define MEASURE_WHOLE_LIST_MAX 4096u
-
 /* The search's strategy and budget for this sweep (see measure.h); curated:
- * the space is the plugin's candidate list (above). */
+ * the space is the plugin's candidate list, which the rigor measure runs
+ * whole when it has at most CALHOST_SEARCH_CURATED_WHOLE_MAX candidates
+ * (search_sweep_rigor_plan): the plugin curated it to be affordable, the
+ * engine's pruning keeps it so, and on cpu_gemm a 10% model search chose
+ * winners up to 1.2x slower than the whole list's (search-bench --live). A
+ * larger space (an OpenCL backend's described space) gets the search's
+ * measure budget. */
 static void search_plan(const sweep_request *req, uint64_t size, int curated,
                         search_strategy *strategy, uint32_t *evaluations, double *seconds) {
   search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
@@ -655,11 +652,7 @@ static void search_plan(const sweep_request *req, uint64_t size, int curated,
                         : CALHOST_SEARCH_RIGOR_MEASURE;
   search_strategy rigor_strategy;
   uint32_t rigor_budget;
-  search_rigor_plan(rg, size, &rigor_strategy, &rigor_budget);
-  if (curated && size && rg == CALHOST_SEARCH_RIGOR_MEASURE && size <= MEASURE_WHOLE_LIST_MAX) {
-    rigor_strategy = CALHOST_SEARCH_EXHAUSTIVE;
-    rigor_budget = (uint32_t)size;
-  }
+  search_sweep_rigor_plan(rg, size, curated, &rigor_strategy, &rigor_budget);
   *seconds = req->budget_seconds > 0 ? req->budget_seconds : 0;
   if (req->budget_evaluations)
     *evaluations =
@@ -921,8 +914,8 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   search_options so;
   search_options_init(&so);
   /* size 0: a described space too large to count, never a curated list */
-  search_plan(req, size, !named || (size && size <= count), &so.strategy, &so.max_evaluations,
-              &so.max_seconds);
+  int curated = !named || (size && size <= count);
+  search_plan(req, size, curated, &so.strategy, &so.max_evaluations, &so.max_seconds);
   so.seed = req->seed ? req->seed : 1;
   so.observe = search_observe;
   so.observe_user = &s;
@@ -956,6 +949,7 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
                                 .param_count = s.np,
                                 .numbered = !named,
                                 .space_size = size,
+                                .curated = curated,
                                 .strategy = so.strategy,
                                 .budget_evaluations = so.max_evaluations,
                                 .budget_seconds = so.max_seconds,

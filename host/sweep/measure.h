@@ -36,6 +36,7 @@ typedef struct sweep_search_info {
   size_t param_count;
   int numbered;                /* 1: the numbered candidates (one ordered parameter "index") */
   uint64_t space_size;         /* valid configurations; 0 when too many to count */
+  int curated;                 /* 1: the space is the plugin's curated candidate list */
   search_strategy strategy;    /* resolved (never DEFAULT) */
   uint32_t budget_evaluations; /* 0: no limit */
   double budget_seconds;       /* 0: no limit */

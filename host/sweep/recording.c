@@ -93,6 +93,9 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info) {
   time_t now = time(NULL);
   struct tm tm;
   search_space_add_meta(&r->space, "space", info->numbered ? "numbered" : "parameters");
+  /* the space is the plugin's curated list: a sweep runs it whole at
+   * measure (search_sweep_rigor_plan), and search-bench replays it so */
+  search_space_add_meta(&r->space, "curated", info->curated ? "1" : "0");
   if (info->default_policy) { /* the default is measured outside the search */
     search_space_add_meta(&r->space, "default", info->default_policy);
     if (isfinite(info->default_median_us) && info->default_median_us > 0) {

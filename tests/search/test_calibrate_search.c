@@ -236,6 +236,9 @@ static void record_writes_a_space_that_replays(void **state) {
   for (size_t i = 0; i < sp.meta_count; i++)
     plugin_meta |= !strcmp(sp.meta[i], "plugin cpu_gemm");
   assert_true(plugin_meta);
+  /* cpu_gemm's space is its curated list: a replay spends what measure
+   * would, the whole list */
+  assert_int_equal(sp.curated, 1);
   for (size_t i = 0; i < sp.entry_count; i++) {
     assert_non_null(sp.entries[i].policy);
     assert_true(sp.entries[i].rejected || sp.entries[i].median > 0);
@@ -320,6 +323,7 @@ static void described_parameters_are_recorded_by_name(void **state) {
   assert_int_equal(search_space_load(path, &sp, msg, sizeof msg), 0);
   assert_true(sp.param_count > 1);
   assert_int_equal(sp.entry_count, 3);
+  assert_int_equal(sp.curated, 0); /* a described space larger than its list */
   for (size_t i = 0; i < sp.param_count; i++)
     assert_string_not_equal(sp.params[i].name, "index");
   for (size_t i = 0; i < sp.entry_count; i++)

@@ -341,6 +341,23 @@ static void each_rigor_maps_to_its_documented_strategy_and_budget(void **state) 
   assert_int_equal(n, 8);
   search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 0, &st, &n);
   assert_int_equal(n, 32);
+  /* a sweep: a curated list of at most 4096 is run whole at measure, and
+   * only at measure; a larger one, a described space or an unknown size
+   * follow the table */
+  search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 432, 1, &st, &n);
+  assert_int_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
+  assert_int_equal(n, 432);
+  search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, 432, 1, &st, &n);
+  assert_int_equal(n, 9);
+  assert_int_not_equal(st, CALHOST_SEARCH_EXHAUSTIVE);
+  search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 432, 0, &st, &n);
+  assert_int_equal(n, 44);
+  search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, CALHOST_SEARCH_CURATED_WHOLE_MAX + 1, 1,
+                          &st, &n);
+  assert_int_equal(n, 256);
+  assert_int_equal(st, CALHOST_SEARCH_MODEL);
+  search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, 0, 1, &st, &n);
+  assert_int_equal(n, 32);
 }
 
 /* Numbered candidates: one parameter "index". */
@@ -646,6 +663,8 @@ static void the_space_format_says_what_its_order_means_and_whether_it_is_complet
   expect_error(buf, 3, "meta order 'sorted' is not plausible or none");
   snprintf(buf, sizeof buf, "%smeta complete yes\n", head);
   expect_error(buf, 3, "meta complete 'yes' is not 0 or 1");
+  snprintf(buf, sizeof buf, "%smeta curated list\n", head);
+  expect_error(buf, 3, "meta curated 'list' is not 0 or 1");
   snprintf(buf, sizeof buf, "%smeta cost p90\n", head);
   expect_error(buf, 3, "meta cost 'p90' is not median, mean or min");
   search_space_file s;
@@ -657,17 +676,19 @@ static void the_space_format_says_what_its_order_means_and_whether_it_is_complet
   assert_int_equal(search_space_load(path, &s, err, sizeof err), 0);
   assert_int_equal(s.order_plausible, 1);
   assert_int_equal(s.complete, 0);
+  assert_int_equal(s.curated, 0);
   assert_null(s.cost_statistic);
   search_space_free(&s);
   f = fopen(path, "w");
   fprintf(f,
-          "%smeta order none\nmeta complete 1\nmeta cost mean\nmeta machine a b\n"
+          "%smeta order none\nmeta complete 1\nmeta curated 1\nmeta cost mean\nmeta machine a b\n"
           "param x ordered 1 2\nconfig 1 5 0 0 0 -\nconfig 2 6 0 0 0 -\n",
           head);
   fclose(f);
   assert_int_equal(search_space_load(path, &s, err, sizeof err), 0);
   assert_int_equal(s.order_plausible, 0);
   assert_int_equal(s.complete, 1);
+  assert_int_equal(s.curated, 1);
   assert_string_equal(s.cost_statistic, "mean");
   assert_string_equal(search_space_meta(&s, "machine"), "a b");
   assert_null(search_space_meta(&s, "mach"));
@@ -679,6 +700,7 @@ static void the_space_format_says_what_its_order_means_and_whether_it_is_complet
   assert_int_equal(search_space_load(copy, &s, err, sizeof err), 0);
   assert_int_equal(s.order_plausible, 0);
   assert_int_equal(s.complete, 1);
+  assert_int_equal(s.curated, 1);
   assert_string_equal(s.cost_statistic, "mean");
   search_space_free(&s);
 }

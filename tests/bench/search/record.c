@@ -253,6 +253,10 @@ static int record_space(loader_plugin *p, const shape *sh, unsigned threads, con
   search_space_add_meta(&sp, "threads", threads_text);
   search_space_add_meta(&sp, "processor", proc);
   search_space_add_meta(&sp, "measured", "sweep_run, measure rigor (2 ms samples, median of reps)");
+  /* every candidate of the plugin's curated list: complete, and what a
+   * sweep runs whole at measure */
+  search_space_add_meta(&sp, "complete", "1");
+  search_space_add_meta(&sp, "curated", "1");
   search_space_add_meta(&sp, "repetitions", reps_text);
   search_space_add_meta(&sp, "recorded", when);
   search_space_add_meta(&sp, "units", "median and spread in microseconds, times in seconds");

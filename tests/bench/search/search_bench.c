@@ -5,7 +5,7 @@
  * strategy over many seeds (31), without running a kernel, and prints per
  * strategy and space one line:
  *
- *   strategy=NAME space=NAME size=N order=plausible|none seeds=N
+ *   strategy=NAME space=NAME size=N order=plausible|none curated=0|1 seeds=N
  *   quick_evals=N measure_evals=N frac_at_quick=F frac_at_measure=F
  *   frac_at_25=F frac_at_50=F frac_at_100=F frac_at_200=F frac_at_2pct=F
  *   frac_at_5pct=F frac_at_10pct=F frac_at_20pct=F [frac_at_budget=F]
@@ -15,12 +15,15 @@
  * found with a budget of B evaluations, at the median seed. The budgets
  * count evaluations, rejected configurations included (as in a sweep,
  * where a rejected candidate costs its check and counts against the
- * budget); quick and measure are what search_rigor_plan gives those rigor
- * levels for the space's size (quick: 2%, 8 to 32; measure: 10%, 32 to
- * 256, the search's budget: a sweep runs a plugin's curated list of at
- * most 4096 whole instead); 25..200 are fixed counts (left out when not
+ * budget); quick and measure are what a sweep spends at those rigor
+ * levels on the space (search_sweep_rigor_plan: quick: 2%, 8 to 32;
+ * measure: 10%, 32 to 256, except a plugin's curated list, `meta curated
+ * 1`, of at most 4096, which measure runs whole: the exhaustive strategy
+ * is then measure's, run and marked default=1 even with --strategy, and
+ * frac_at_10pct keeps the search's own figure); 25..200 are fixed counts (left out when not
  * below the size); Xpct are shares of the space (rounded up); --budget N
- * adds frac_at_budget. Budgets over --max-evals (1000) are left out.
+ * adds frac_at_budget. Budgets over --max-evals (1000) are left out,
+ * except quick's and measure's (a curated list's measure: its size).
  * seeds_90_at_quick, seeds_99_at_measure: how many of the seeds reached
  * the goals (0.90 at quick, 0.99 at measure): the median alone hides an
  * outcome that is bimodal by seed.
@@ -547,10 +550,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("# budgets count evaluations, rejected configurations included (a sweep's rejected "
-         "candidate costs its check); quick/measure: search_rigor_plan for the space's size "
-         "(measure: the search's budget; a sweep runs a plugin's curated list of at most 4096 "
-         "whole instead); shares above --max-evals %u evaluations are not run; evals_to: %u+1 "
-         "when not reached within %u\n",
+         "candidate costs its check); quick/measure: what a sweep spends on the space "
+         "(search_sweep_rigor_plan: the rigor's share of its size; measure runs a curated "
+         "list, meta curated 1, of at most 4096 whole); other budgets above --max-evals %u "
+         "evaluations are not run; evals_to: %u+1 when not reached within %u\n",
          max_evals, max_evals, max_evals);
 
   double *v = malloc((size_t)seeds * sizeof *v);
@@ -578,8 +581,12 @@ int main(int argc, char **argv) {
     double optimum = search_space_best(&sp);
     search_strategy def, quick;
     uint32_t budgets[NB] = {0};
-    search_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, size, &quick, &budgets[B_QUICK]);
-    search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, size, &def, &budgets[B_MEASURE]);
+    /* what a sweep spends: a curated list (meta curated 1) is run whole
+     * at measure */
+    search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, size, sp.curated, &quick,
+                            &budgets[B_QUICK]);
+    search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, size, sp.curated, &def,
+                            &budgets[B_MEASURE]);
     static const uint32_t fixed[4] = {25, 50, 100, 200};
     static const double pcts[4] = {2, 5, 10, 20};
     for (int k = 0; k < 4; k++) {
@@ -588,7 +595,7 @@ int main(int argc, char **argv) {
     }
     budgets[B_USER] = user_budget;
     for (int bi = 0; bi < NB; bi++)
-      if ((budgets[bi] > max_evals && bi != B_USER) ||
+      if ((budgets[bi] > max_evals && bi != B_USER && bi != B_QUICK && bi != B_MEASURE) ||
           (rigor_only && bi != B_QUICK && bi != B_MEASURE && bi != B_USER))
         budgets[bi] = 0;
     double random_frac[NB];
@@ -599,7 +606,10 @@ int main(int argc, char **argv) {
       /* random first (the baseline), exhaustive last */
       search_strategy strat =
           st == CALHOST_SEARCH_STRATEGY_COUNT ? CALHOST_SEARCH_EXHAUSTIVE : (search_strategy)st;
-      if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM)
+      /* --strategy: that one, random, and what quick and measure run (on a
+       * curated list measure's is exhaustive) */
+      if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM &&
+          strat != def && strat != quick)
         continue;
       double frac[NB];
       int s90[NB], s99[NB];
@@ -618,9 +628,10 @@ int main(int argc, char **argv) {
       double e95 = rigor_only ? NAN : median_of(v, (size_t)seeds);
       double e99 = rigor_only ? NAN : median_of(v99, (size_t)seeds);
       free(v99);
-      printf("strategy=%s space=%s size=%llu order=%s seeds=%d quick_evals=%u measure_evals=%u",
+      printf("strategy=%s space=%s size=%llu order=%s curated=%d seeds=%d quick_evals=%u "
+             "measure_evals=%u",
              search_strategy_name(strat), sp.name, (unsigned long long)size,
-             sp.order_plausible ? "plausible" : "none", seeds, budgets[B_QUICK],
+             sp.order_plausible ? "plausible" : "none", sp.curated, seeds, budgets[B_QUICK],
              budgets[B_MEASURE]);
       print_fracs(budgets, frac);
       printf(" seeds_90_at_quick=%d seeds_99_at_measure=%d", s90[B_QUICK], s99[B_MEASURE]);
@@ -633,12 +644,10 @@ int main(int argc, char **argv) {
         for (int bi = 0; bi < NB; bi++)
           if (!isnan(frac[bi]) && frac[bi] - random_frac[bi] < worst_margin_vs_random[strat])
             worst_margin_vs_random[strat] = frac[bi] - random_frac[bi];
-      if (strat == def) {
-        if (frac[B_QUICK] < goal_quick)
-          goal_quick = frac[B_QUICK];
-        if (frac[B_MEASURE] < goal_measure)
-          goal_measure = frac[B_MEASURE];
-      }
+      if (strat == quick && frac[B_QUICK] < goal_quick)
+        goal_quick = frac[B_QUICK];
+      if (strat == def && frac[B_MEASURE] < goal_measure)
+        goal_measure = frac[B_MEASURE];
     }
     /* the default strategy on the numbered view of the same space: what
      * describing the parameters is worth */
