@@ -96,6 +96,10 @@ typedef struct model {
   forest g;             /* feasibility: the share of rejected ones */
   int have_g;           /* g is fitted (there are both outcomes) */
   uint32_t *cfg;
+  uint32_t *cand, *tmp; /* scratch configurations */
+  float *xf, *xe;       /* scratch feature rows */
+  uint64_t *pool;       /* the step's candidates (codes) */
+  size_t pool_n, pool_cap;
   /* the main-effects model (ridge): one column per parameter value */
   size_t d;      /* columns; 0 when the space has more than RIDGE_MAX_D */
   size_t *oh;    /* first column of each parameter */
@@ -489,25 +493,22 @@ static int recombine(model *m, uint64_t **pool, size_t *n, size_t *cap, uint32_t
   return 0;
 }
 
-int search_model(search_ctx *c) {
-  model m;
-  memset(&m, 0, sizeof m);
-  m.c = c;
-  m.base = malloc(c->np * sizeof *m.base);
-  m.valuation = calloc(c->np, sizeof *m.valuation);
-  m.cfg = malloc(c->np * sizeof *m.cfg);
-  uint32_t *cand = malloc(c->np * sizeof *cand), *tmp = malloc(c->np * sizeof *tmp);
-  float *xf = NULL, *xe = NULL;
-  uint64_t *pool = NULL;
-  size_t pool_n = 0, pool_cap = 0;
-  int rc = 0;
-  if (!m.base || !m.valuation || !m.cfg || !cand || !tmp) {
-    rc = -1;
-    goto out;
-  }
+/* Lays out the features of c's space (and the main-effects model's
+ * columns) and allocates the model's arrays into *m (zeroed first). 0, or
+ * -1 when out of memory (model_free then frees what was allocated). */
+static int model_init(model *m, search_ctx *c) {
+  memset(m, 0, sizeof *m);
+  m->c = c;
+  m->base = malloc(c->np * sizeof *m->base);
+  m->valuation = calloc(c->np, sizeof *m->valuation);
+  m->cfg = malloc(c->np * sizeof *m->cfg);
+  m->cand = malloc(c->np * sizeof *m->cand);
+  m->tmp = malloc(c->np * sizeof *m->tmp);
+  if (!m->base || !m->valuation || !m->cfg || !m->cand || !m->tmp)
+    return -1;
   for (size_t p = 0; p < c->np; p++) {
     const search_param *par = &c->space->params[p];
-    m.base[p] = m.nf;
+    m->base[p] = m->nf;
     if (par->ordered || par->value_count > 16) {
       /* the power-of-two feature when the values are integers that it
        * tells apart from their position (not 1 2 4 8 ...) */
@@ -517,75 +518,206 @@ int search_model(search_ctx *c) {
         integers = k >= 0;
         differs |= (uint32_t)k != v;
       }
-      m.valuation[p] = integers && differs && par->value_count > 2;
-      m.nf += 1 + (size_t)m.valuation[p];
+      m->valuation[p] = integers && differs && par->value_count > 2;
+      m->nf += 1 + (size_t)m->valuation[p];
     } else {
-      m.nf += par->value_count;
+      m->nf += par->value_count;
     }
   }
   /* the main-effects model's columns; none (d 0) for a space with too
    * many values (a numbered list: one effect per candidate says nothing) */
   for (size_t p = 0; p < c->np; p++)
-    m.d += c->space->params[p].value_count;
-  if (m.d > RIDGE_MAX_D)
-    m.d = 0;
-  if (m.d) {
-    m.oh = malloc(c->np * sizeof *m.oh);
-    m.w = malloc(m.d * sizeof *m.w);
-    m.rhs = malloc(m.d * sizeof *m.rhs);
-    m.ata = malloc(m.d * m.d * sizeof *m.ata);
-    if (!m.oh || !m.w || !m.rhs || !m.ata) {
-      rc = -1;
-      goto out;
-    }
+    m->d += c->space->params[p].value_count;
+  if (m->d > RIDGE_MAX_D)
+    m->d = 0;
+  if (m->d) {
+    m->oh = malloc(c->np * sizeof *m->oh);
+    m->w = malloc(m->d * sizeof *m->w);
+    m->rhs = malloc(m->d * sizeof *m->rhs);
+    m->ata = malloc(m->d * m->d * sizeof *m->ata);
+    if (!m->oh || !m->w || !m->rhs || !m->ata)
+      return -1;
     for (size_t p = 0, col = 0; p < c->np; p++) {
-      m.oh[p] = col;
+      m->oh[p] = col;
       col += c->space->params[p].value_count;
     }
   }
-  xf = malloc(m.nf * sizeof *xf);
-  xe = malloc(m.nf * sizeof *xe);
-  if (!xf || !xe) {
-    rc = -1;
-    goto out;
-  }
-  /* initial design: the first plausible configurations (the plugin's
-   * guess, which may mean nothing: a product order), then space-filling
-   * random ones, so that the forest sees the whole space from the start */
+  m->xf = malloc(m->nf * sizeof *m->xf);
+  m->xe = malloc(m->nf * sizeof *m->xe);
+  return m->xf && m->xe ? 0 : -1;
+}
+
+static void model_free(model *m) {
+  free(m->f.nodes);
+  free(m->g.nodes);
+  free(m->x);
+  free(m->y);
+  free(m->yf);
+  free(m->ok);
+  free(m->idx);
+  free(m->base);
+  free(m->valuation);
+  free(m->cfg);
+  free(m->oh);
+  free(m->w);
+  free(m->rhs);
+  free(m->ata);
+  free(m->cand);
+  free(m->tmp);
+  free(m->xf);
+  free(m->xe);
+  free(m->pool);
+}
+
+/* The initial design: the first PLAUSIBLE configurations of the plugin's
+ * order (its guess, which may mean nothing: a product order), then
+ * space-filling random ones, so that the forest sees the whole space from
+ * the start; a fifth of the budget in all (INITIAL_*). Returns the last
+ * search_try's result (SEARCH_NEW when it evaluated nothing). */
+static int initial_design(model *m) {
+  search_ctx *c = m->c;
   size_t initial = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   int r = SEARCH_NEW;
   for (size_t i = 0; i < PLAUSIBLE && r != SEARCH_STOPPED && c->eval_count < initial; i++)
-    if (search_plausible(c, i, cand))
-      r = search_try(c, cand, NULL);
-  while (r != SEARCH_STOPPED && c->eval_count < initial && spread_unseen(&m, cand, tmp, xf, xe))
-    r = search_try(c, cand, NULL);
-  /* the plausible order as an arm: while the best so far is one of its
-   * configurations (the prior is paying off), every other step takes its
-   * next one */
+    if (search_plausible(c, i, m->cand))
+      r = search_try(c, m->cand, NULL);
+  while (r != SEARCH_STOPPED && c->eval_count < initial &&
+         spread_unseen(m, m->cand, m->tmp, m->xf, m->xe))
+    r = search_try(c, m->cand, NULL);
+  return r;
+}
+
+/* The plausible order as an arm (budgets of at most ARM_MAX_BUDGET): on an
+ * even step, while the best so far is one of its configurations and its
+ * configurations did better on average, its next unseen one into m->cand.
+ * *next: the next position in the order; *left: the arm's evaluations
+ * left. 1 when it chose one, else 0. */
+static int arm_pick(model *m, unsigned steps, size_t *next, size_t *left) {
+  search_ctx *c = m->c;
+  if (!*left || !c->found || (steps & 1) != 0 || !best_is_plausible(c, *next) ||
+      !prior_pays(c, *next))
+    return 0;
+  while (*next < c->space->start_count)
+    if (search_plausible(c, (*next)++, m->cand) && !search_lookup(c, search_encode(c, m->cand))) {
+      (*left)--;
+      return 1;
+    }
+  return 0;
+}
+
+/* Fills m->pool with the step's candidates: on a local step the unseen
+ * neighbours of the best and children of two of the best (RECOMBINE);
+ * else (or when those are all seen) every unseen valid configuration when
+ * listed and not too many, else random ones plus the neighbours of the
+ * best. 0, or -1 when out of memory. */
+static int build_pool(model *m, int local) {
+  search_ctx *c = m->c;
+  m->pool_n = 0;
+  if (local) {
+    search_decode(c, c->best_code, m->cfg);
+    if (search_neighbours(c, m->cfg, &m->pool, &m->pool_n, &m->pool_cap) != 0 ||
+        recombine(m, &m->pool, &m->pool_n, &m->pool_cap, m->cand, m->tmp) != 0)
+      return -1;
+    size_t unseen = 0;
+    for (size_t i = 0; i < m->pool_n; i++)
+      unseen += !search_lookup(c, m->pool[i]);
+    if (unseen)
+      return 0;
+    m->pool_n = 0;
+  }
+  if (c->valid_listed && c->valid_count <= 4 * POOL_RANDOM) {
+    for (size_t i = 0; i < c->valid_count; i++)
+      if (!search_lookup(c, c->valid_list[i]) &&
+          pool_add(&m->pool, &m->pool_n, &m->pool_cap, c->valid_list[i]) != 0)
+        return -1;
+    return 0;
+  }
+  search_decode(c, c->best_code, m->cfg);
+  if (search_neighbours(c, m->cfg, &m->pool, &m->pool_n, &m->pool_cap) != 0)
+    return -1;
+  for (int i = 0; i < POOL_RANDOM && search_random_unseen(c, m->cand); i++)
+    if (pool_add(&m->pool, &m->pool_n, &m->pool_cap, search_encode(c, m->cand)) != 0)
+      return -1;
+  return 0;
+}
+
+/* Chooses the pool's unseen configuration to evaluate into m->cand: the
+ * lowest predicted cost among those one feasibility tree, drawn at random,
+ * expects to succeed (all of them when it expects none to). The
+ * prediction: on a local step the forest's mean plus, when fitted, the
+ * main-effects model (exploitation: the neighbourhood is the exploration);
+ * on another step one cost tree drawn at random, or on every RIDGE_EVERY-th
+ * the main-effects model fitted to a bootstrap sample (Thompson sampling:
+ * the draws' disagreement is the models' uncertainty). Ties are broken at
+ * random (few data: many configurations share a leaf). 1 when it chose
+ * one, 0 when the pool has none unseen. */
+static int choose(model *m, int local, unsigned steps) {
+  search_ctx *c = m->c;
+  int ridge = (local || steps % RIDGE_EVERY == 1) && ridge_fit(m) == 0;
+  int tree = (int)search_rng_below(&c->rng, TREES);
+  int gtree = (int)search_rng_below(&c->rng, TREES);
+  double best_score[2] = {INFINITY, INFINITY};
+  uint64_t best_code[2] = {0, 0};
+  uint32_t ties[2] = {0, 0};
+  for (size_t i = 0; i < m->pool_n; i++) {
+    if (search_lookup(c, m->pool[i]))
+      continue;
+    search_decode(c, m->pool[i], m->cand);
+    features(m, m->cand, m->xf);
+    double score = 0;
+    if (local) {
+      for (int t = 0; t < TREES; t++)
+        score += tree_value(&m->f, t, m->xf) / TREES;
+      if (ridge) /* the two models' sum ranks as their mean */
+        score += ridge_value(m, m->cand);
+    } else if (ridge) {
+      score = ridge_value(m, m->cand);
+    } else {
+      score = tree_value(&m->f, tree, m->xf);
+    }
+    int feasible = !m->have_g || tree_value(&m->g, gtree, m->xf) < 0.5;
+    for (int k = 0; k < 2; k++) {
+      if (k == 0 && !feasible)
+        continue;
+      if (score < best_score[k]) {
+        best_score[k] = score;
+        best_code[k] = m->pool[i];
+        ties[k] = 1;
+      } else if (score == best_score[k] && search_rng_below(&c->rng, ++ties[k]) == 0) {
+        best_code[k] = m->pool[i];
+      }
+    }
+  }
+  int k = ties[0] ? 0 : 1;
+  if (!ties[k])
+    return 0;
+  search_decode(c, best_code[k], m->cand);
+  return 1;
+}
+
+int search_model(search_ctx *c) {
+  model m;
+  int rc = 0;
+  if (model_init(&m, c) != 0) {
+    rc = -1;
+    goto out;
+  }
+  int r = initial_design(&m);
   size_t next_plausible = PLAUSIBLE;
   size_t arm_left =
       search_evals_left(c) <= ARM_MAX_BUDGET ? search_evals_share(c, ARM_DIV, 1, SIZE_MAX) : 0;
   size_t fitted_at = 0;
   unsigned steps = 0;
   while (r != SEARCH_STOPPED && !search_done(c)) {
-    if (arm_left && c->found && (steps & 1) == 0 && best_is_plausible(c, next_plausible) &&
-        prior_pays(c, next_plausible)) {
-      int taken = 0;
-      while (!taken && next_plausible < c->space->start_count)
-        if (search_plausible(c, next_plausible++, cand) &&
-            !search_lookup(c, search_encode(c, cand)))
-          taken = 1;
-      if (taken) {
-        steps++;
-        arm_left--;
-        r = search_try(c, cand, NULL);
-        continue;
-      }
+    if (arm_pick(&m, steps, &next_plausible, &arm_left)) {
+      steps++;
+      r = search_try(c, m.cand, NULL);
+      continue;
     }
     if (!c->found) { /* nothing succeeded yet: nothing to model */
-      if (!spread_unseen(&m, cand, tmp, xf, xe))
+      if (!spread_unseen(&m, m.cand, m.tmp, m.xf, m.xe))
         break;
-      r = search_try(c, cand, NULL);
+      r = search_try(c, m.cand, NULL);
       continue;
     }
     /* refit after every evaluation while the set is small, then as it
@@ -597,116 +729,19 @@ int search_model(search_ctx *c) {
       }
       fitted_at = c->eval_count;
     }
-    /* the pool: on a local step (every LOCAL_EVERY-th, and every one in
-     * the last part of the budget, EXPLOIT_FROM) the unseen neighbours of
-     * the best and children of two of the best (RECOMBINE); else (or when
-     * those are all seen) every unseen valid configuration when listed and
-     * not too many, else random ones plus the neighbours of the best */
-    pool_n = 0;
+    /* a local step: every LOCAL_EVERY-th, and every one in the last part
+     * of the budget (EXPLOIT_FROM) */
     steps++;
     int local = steps % LOCAL_EVERY == 0 || search_progress(c) >= EXPLOIT_FROM;
-    if (local) {
-      search_decode(c, c->best_code, m.cfg);
-      if (search_neighbours(c, m.cfg, &pool, &pool_n, &pool_cap) != 0 ||
-          recombine(&m, &pool, &pool_n, &pool_cap, cand, tmp) != 0) {
-        rc = -1;
-        goto out;
-      }
-      size_t unseen = 0;
-      for (size_t i = 0; i < pool_n; i++)
-        unseen += !search_lookup(c, pool[i]);
-      if (!unseen)
-        pool_n = 0;
+    if (build_pool(&m, local) != 0) {
+      rc = -1;
+      goto out;
     }
-    if (pool_n) {
-      /* the local step's pool is ready */
-    } else if (c->valid_listed && c->valid_count <= 4 * POOL_RANDOM) {
-      for (size_t i = 0; i < c->valid_count; i++)
-        if (!search_lookup(c, c->valid_list[i])) {
-          if (pool_add(&pool, &pool_n, &pool_cap, c->valid_list[i]) != 0) {
-            rc = -1;
-            goto out;
-          }
-        }
-    } else {
-      search_decode(c, c->best_code, m.cfg);
-      if (search_neighbours(c, m.cfg, &pool, &pool_n, &pool_cap) != 0) {
-        rc = -1;
-        goto out;
-      }
-      for (int i = 0; i < POOL_RANDOM && search_random_unseen(c, cand); i++)
-        if (pool_add(&pool, &pool_n, &pool_cap, search_encode(c, cand)) != 0) {
-          rc = -1;
-          goto out;
-        }
-    }
-    /* Thompson sampling: the lowest prediction of one cost tree drawn at
-     * random (the trees' disagreement is the model's uncertainty) among
-     * the configurations one feasibility tree, drawn too, expects to
-     * succeed (all of them when it expects none to); on a local step the
-     * forest's mean instead (exploitation: the neighbourhood is the
-     * exploration); ties broken at random (few data: many configurations
-     * share a leaf) */
-    int ridge = (local || steps % RIDGE_EVERY == 1) && ridge_fit(&m) == 0;
-    int tree = (int)search_rng_below(&c->rng, TREES);
-    int gtree = (int)search_rng_below(&c->rng, TREES);
-    double best_score[2] = {INFINITY, INFINITY};
-    uint64_t best_code[2] = {0, 0};
-    uint32_t ties[2] = {0, 0};
-    for (size_t i = 0; i < pool_n; i++) {
-      if (search_lookup(c, pool[i]))
-        continue;
-      search_decode(c, pool[i], cand);
-      features(&m, cand, xf);
-      double score = 0;
-      if (local) {
-        for (int t = 0; t < TREES; t++)
-          score += tree_value(&m.f, t, xf) / TREES;
-        if (ridge) /* the two models' sum ranks as their mean */
-          score += ridge_value(&m, cand);
-      } else if (ridge) {
-        score = ridge_value(&m, cand);
-      } else {
-        score = tree_value(&m.f, tree, xf);
-      }
-      int feasible = !m.have_g || tree_value(&m.g, gtree, xf) < 0.5;
-      for (int k = 0; k < 2; k++) {
-        if (k == 0 && !feasible)
-          continue;
-        if (score < best_score[k]) {
-          best_score[k] = score;
-          best_code[k] = pool[i];
-          ties[k] = 1;
-        } else if (score == best_score[k] && search_rng_below(&c->rng, ++ties[k]) == 0) {
-          best_code[k] = pool[i];
-        }
-      }
-    }
-    int k = ties[0] ? 0 : 1;
-    if (!ties[k])
+    if (!choose(&m, local, steps))
       break;
-    search_decode(c, best_code[k], cand);
-    r = search_try(c, cand, NULL);
+    r = search_try(c, m.cand, NULL);
   }
 out:
-  free(m.f.nodes);
-  free(m.g.nodes);
-  free(m.x);
-  free(m.y);
-  free(m.yf);
-  free(m.ok);
-  free(m.idx);
-  free(m.base);
-  free(m.valuation);
-  free(m.cfg);
-  free(m.oh);
-  free(m.w);
-  free(m.rhs);
-  free(m.ata);
-  free(cand);
-  free(tmp);
-  free(xf);
-  free(xe);
-  free(pool);
+  model_free(&m);
   return rc;
 }
