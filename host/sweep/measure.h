@@ -3,7 +3,7 @@
  * one target (CPU set and thread count). Drives the plugin's vtable through
  * the lifecycle of plugin.h: the search part (host/search) chooses which
  * candidates run (the one place that does: strategy and budget from the
- * request, else the rigor's mapping, search_rigor_plan); each is
+ * request, else the rigor's mapping, search_sweep_rigor_plan); each is
  * validated, checked against the reference, warmed up, sampled to a minimum
  * time; the sweep decides on the median, prunes clear losers, respects the
  * time budget, and measures the backend's untuned default for the speedup.
@@ -101,7 +101,7 @@ typedef struct sweep_request {
   const calhost_target *target;
   sweep_rigor_params params;
   /* Which candidates run (host/search). DEFAULT with both budgets 0: the
-   * rigor's mapping (search_rigor_plan). A strategy without a
+   * rigor's mapping (search_sweep_rigor_plan). A strategy without a
    * budget gets the rigor's evaluation budget; a budget without a strategy
    * gets search_default_strategy for it (a seconds budget alone:
    * the default for a budget below the space). */

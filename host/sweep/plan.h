@@ -2,7 +2,7 @@
  * plan.h: what each rigor level means for the measurement of a candidate
  * (how long each sample lasts, how many repetitions, whether to prune).
  * Which candidates a sweep measures is the search part's to decide
- * (host/search: search_rigor_plan maps the rigor levels onto
+ * (host/search: search_sweep_rigor_plan maps the rigor levels onto
  * strategies and budgets; measure.c asks it). Pure functions, testable
  * without plugins. Internal to the host.
  */
