@@ -31,7 +31,7 @@
  * optimum (median / found >= Y/100) was found, at the median seed, at most
  * --max-evals (that + 1: not reached). `default=1` marks the strategy the
  * default picks at measure's budget, `quick=1` the one quick picks. Then a
- * numbered-view line per space (the default on one ordered parameter, the
+ * numbered-view line per space (quick's strategy on one ordered parameter, the
  * recorded order: what describing the parameters is worth; spaces of at
  * most 4096) and a summary of the goals. --reader times the reader on a
  * 194 481-configuration space in order and reversed. --rigor-only runs
@@ -649,15 +649,16 @@ int main(int argc, char **argv) {
       if (strat == def && frac[B_MEASURE] < goal_measure)
         goal_measure = frac[B_MEASURE];
     }
-    /* the default strategy on the numbered view of the same space: what
+    /* quick's strategy (the search, where measure's may be exhaustive on
+     * a curated list) on the numbered view of the same space: what
      * describing the parameters is worth */
     search_space_file nv;
     double nfrac[NB];
     int n90[NB], n99[NB];
     memset(&nv, 0, sizeof nv);
     if (numbered && only_strategy < 0 && size <= NAMED_SPACES_MAX && numbered_view(&sp, &nv) == 0 &&
-        replay_fractions(&nv, def, seeds, use_start, budgets, v, nfrac, n90, n99) == 0) {
-      printf("numbered strategy=%s space=%s seeds=%d", search_strategy_name(def), sp.name, seeds);
+        replay_fractions(&nv, quick, seeds, use_start, budgets, v, nfrac, n90, n99) == 0) {
+      printf("numbered strategy=%s space=%s seeds=%d", search_strategy_name(quick), sp.name, seeds);
       print_fracs(budgets, nfrac);
       printf("\n");
     }
