@@ -306,11 +306,13 @@ static int pool_add(uint64_t **pool, size_t *n, size_t *cap, uint64_t code) {
   return 0;
 }
 
-/* A space-filling unseen configuration into out: of SPREAD_TRIES random
- * unseen ones, the farthest (L1 over the features) from its nearest
+/* A space-filling unseen configuration into m->cand: of SPREAD_TRIES
+ * random unseen ones, the farthest (L1 over the features) from its nearest
  * evaluated one. 1, or 0 when none is left. */
-static int spread_unseen(model *m, uint32_t *out, uint32_t *tmp, float *xf, float *xe) {
+static int spread_unseen(model *m) {
   search_ctx *c = m->c;
+  uint32_t *out = m->cand, *tmp = m->tmp;
+  float *xf = m->xf, *xe = m->xe;
   double best = -1;
   int have = 0;
   for (int t = 0; t < SPREAD_TRIES; t++) {
@@ -472,10 +474,10 @@ static size_t top_codes(search_ctx *c, size_t k, uint64_t *out) {
  * parent), the valid ones: on a plateau of equally fast configurations
  * whose parameters trade against each other (tile x vector x unroll), a
  * child of two of them is often another, which single moves do not reach.
- * cand and tmp: scratch configurations. 0, or -1 when out of memory. */
-static int recombine(model *m, uint64_t **pool, size_t *n, size_t *cap, uint32_t *cand,
-                     uint32_t *tmp) {
+ * 0, or -1 when out of memory. */
+static int recombine(model *m) {
   search_ctx *c = m->c;
+  uint32_t *cand = m->cand, *tmp = m->tmp;
   uint64_t best[RECOMBINE_OF];
   size_t nb = top_codes(c, RECOMBINE_OF, best);
   for (int ch = 0; nb >= 2 && ch < RECOMBINE; ch++) {
@@ -487,7 +489,8 @@ static int recombine(model *m, uint64_t **pool, size_t *n, size_t *cap, uint32_t
     for (size_t p = 0; p < c->np; p++)
       if (search_rng_below(&c->rng, 2))
         cand[p] = tmp[p];
-    if (search_is_valid(c, cand) && pool_add(pool, n, cap, search_encode(c, cand)) != 0)
+    if (search_is_valid(c, cand) &&
+        pool_add(&m->pool, &m->pool_n, &m->pool_cap, search_encode(c, cand)) != 0)
       return -1;
   }
   return 0;
@@ -581,8 +584,7 @@ static int initial_design(model *m) {
   for (size_t i = 0; i < PLAUSIBLE && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, m->cand))
       r = search_try(c, m->cand, NULL);
-  while (r != SEARCH_STOPPED && c->eval_count < initial &&
-         spread_unseen(m, m->cand, m->tmp, m->xf, m->xe))
+  while (r != SEARCH_STOPPED && c->eval_count < initial && spread_unseen(m))
     r = search_try(c, m->cand, NULL);
   return r;
 }
@@ -615,8 +617,7 @@ static int build_pool(model *m, int local) {
   m->pool_n = 0;
   if (local) {
     search_decode(c, c->best_code, m->cfg);
-    if (search_neighbours(c, m->cfg, &m->pool, &m->pool_n, &m->pool_cap) != 0 ||
-        recombine(m, &m->pool, &m->pool_n, &m->pool_cap, m->cand, m->tmp) != 0)
+    if (search_neighbours(c, m->cfg, &m->pool, &m->pool_n, &m->pool_cap) != 0 || recombine(m) != 0)
       return -1;
     size_t unseen = 0;
     for (size_t i = 0; i < m->pool_n; i++)
@@ -715,7 +716,7 @@ int search_model(search_ctx *c) {
       continue;
     }
     if (!c->found) { /* nothing succeeded yet: nothing to model */
-      if (!spread_unseen(&m, m.cand, m.tmp, m.xf, m.xe))
+      if (!spread_unseen(&m))
         break;
       r = search_try(c, m.cand, NULL);
       continue;
