@@ -9,17 +9,17 @@
  * position scaled to [0, 1], plus the power of two dividing an integer
  * value (a "comb": block sizes fast only at powers of two); a categorical
  * one is one-hot. The initial design is the first two configurations of
- * the plugin's plausible order, then space-filling random ones; the
- * plausible order stays an arm (every other step takes its next
- * configuration, at most an eighth of a budget of at most 16) only while it pays: its
- * best is the best so far and its configurations did better on average
- * than the others. Every other step is local, and every step in the last
- * 30% of the budget: of the unseen neighbours of the best and children of
- * two of the eight best (uniform crossover), the one the forest's mean
- * and a main-effects model (ridge regression on the one-hot values) predict
- * fastest together; every fourth step the main-effects model alone, fitted
- * to a bootstrap sample, takes the drawn tree's place. Figures and what
- * was tried: README.md.
+ * the plugin's plausible order (three of a curated list), then
+ * space-filling random ones; the plausible order stays an arm (every
+ * other step takes its next configuration, at most an eighth of a budget
+ * of at most 16) only while it pays: its best is the best so far and its
+ * configurations did better on average than the others. Every other step
+ * is local, and every step in the last 30% of the budget: of the unseen
+ * neighbours of the best and children of two of the eight best (uniform
+ * crossover), the one the forest's mean and a main-effects model (ridge
+ * regression on the one-hot values) predict fastest together; every
+ * fourth step the main-effects model alone, fitted to a bootstrap sample,
+ * takes the drawn tree's place. Figures and what was tried: README.md.
  */
 #include "internal.h"
 
@@ -32,7 +32,14 @@
 #define TREES 16
 #define MAX_DEPTH 14
 #define POOL_RANDOM 1500
-#define PLAUSIBLE 2 /* the initial design begins with this many plausible ones */
+/* the initial design begins with this many of the plausible order, or
+ * PLAUSIBLE_CURATED of a plugin's curated list (a hand-picked, ranked
+ * prior: on the ten cpu_gemm lists, 61 seeds, quick rose on four,
+ * 512x512x512-t2 from 38 to 60 seeds at 0.90, and the 2% budget rose to
+ * the plugin's third; three on every space cost gen-large and
+ * gen-feasibility-edge: README.md) */
+#define PLAUSIBLE 2
+#define PLAUSIBLE_CURATED 3
 /* the initial design: the evaluations left / INITIAL_DIV, clamped */
 #define INITIAL_DIV 5
 #define INITIAL_MIN 4
@@ -572,8 +579,14 @@ static void model_free(model *m) {
   free(m->pool);
 }
 
+/* How many of the plausible order the initial design begins with. */
+static size_t plausible_first(const search_ctx *c) {
+  return c->space->starts_curated ? PLAUSIBLE_CURATED : PLAUSIBLE;
+}
+
 /* The initial design: the first PLAUSIBLE configurations of the plugin's
- * order (its guess, which may mean nothing: a product order), then
+ * order (its guess, which may mean nothing: a product order;
+ * PLAUSIBLE_CURATED of a curated list), then
  * space-filling random ones, so that the forest sees the whole space from
  * the start; a fifth of the budget in all (INITIAL_*). Returns the last
  * search_try's result (SEARCH_NEW when it evaluated nothing). */
@@ -581,7 +594,7 @@ static int initial_design(model *m) {
   search_ctx *c = m->c;
   size_t initial = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   int r = SEARCH_NEW;
-  for (size_t i = 0; i < PLAUSIBLE && r != SEARCH_STOPPED && c->eval_count < initial; i++)
+  for (size_t i = 0; i < plausible_first(c) && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, m->cand))
       r = search_try(c, m->cand, NULL);
   while (r != SEARCH_STOPPED && c->eval_count < initial && spread_unseen(m))
@@ -704,7 +717,7 @@ int search_model(search_ctx *c) {
     goto out;
   }
   int r = initial_design(&m);
-  size_t next_plausible = PLAUSIBLE;
+  size_t next_plausible = plausible_first(c);
   size_t arm_left =
       search_evals_left(c) <= ARM_MAX_BUDGET ? search_evals_share(c, ARM_DIV, 1, SIZE_MAX) : 0;
   size_t fitted_at = 0;

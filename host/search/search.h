@@ -78,6 +78,12 @@ typedef struct search_space {
    * in code order); random ignores it. */
   const uint32_t *starts;
   size_t start_count;
+  /* Nonzero when starts is the plugin's curated candidate list (every
+   * candidate hand-picked, most plausible first: a plugin's numbered list,
+   * a recording's `meta curated 1`), a stronger prior than a described
+   * space's generated order: the model-based strategy then begins with the
+   * first three instead of two. */
+  int starts_curated;
   /* Optionally every valid configuration, when the caller knows them (a
    * recording): listed_count configurations of param_count positions,
    * flattened, any order, no repeats, each valid. The engine then lists

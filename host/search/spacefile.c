@@ -744,6 +744,7 @@ int search_space_replay_init(const search_space_file *s, int use_start, search_s
     if (use_start) {
       out->starts = r->start;
       out->start_count = s->entry_count;
+      out->starts_curated = s->curated;
     }
     out->listed = r->start;
     out->listed_count = s->entry_count;

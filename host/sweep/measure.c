@@ -915,6 +915,7 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   search_options_init(&so);
   /* size 0: a described space too large to count, never a curated list */
   int curated = !named || (size && size <= count);
+  space.starts_curated = curated && starts != NULL; /* the plugin's list, ranked */
   search_plan(req, size, curated, &so.strategy, &so.max_evaluations, &so.max_seconds);
   so.seed = req->seed ? req->seed : 1;
   so.observe = search_observe;

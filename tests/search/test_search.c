@@ -421,6 +421,45 @@ static void searches_start_from_the_plausible_order(void **state) {
   }
 }
 
+/* A curated list (starts_curated: the plugin's hand-picked candidates,
+ * most plausible first) is a stronger prior than a generated order: the
+ * model begins with its first three, where it begins with two of another
+ * order and spends the third evaluation on a space-filling pick. */
+static void the_model_begins_with_three_of_a_curated_list(void **state) {
+  (void)state;
+  const uint32_t starts[] = {9, 1, 0, 2, 3, 4, 5, 5, 1};
+  for (int curated = 0; curated <= 1; curated++) {
+    unsigned third_is_plausible = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+      synth s = {0};
+      search_space sp = synth_space(&s);
+      sp.starts = starts;
+      sp.start_count = 3;
+      sp.starts_curated = curated;
+      tape t;
+      memset(&t, 0, sizeof t);
+      search_options o;
+      search_result r;
+      search_options_init(&o);
+      o.strategy = CALHOST_SEARCH_MODEL;
+      o.seed = seed;
+      o.max_evaluations = 3;
+      o.observe = record_tape;
+      o.observe_user = &t;
+      assert_int_equal(search_run(&sp, &o, &r), 0);
+      assert_int_equal(t.n, 3);
+      assert_int_equal(t.codes[0], 910);
+      assert_int_equal(t.codes[1], 234);
+      third_is_plausible += t.codes[2] == 551;
+      search_result_free(&r);
+    }
+    if (curated)
+      assert_int_equal(third_is_plausible, 5);
+    else
+      assert_true(third_is_plausible <= 1);
+  }
+}
+
 /* ---- space files ---------------------------------------------------------- */
 
 static char tmpdir[64];
@@ -1161,6 +1200,7 @@ int main(void) {
       cmocka_unit_test(each_rigor_maps_to_its_documented_strategy_and_budget),
       cmocka_unit_test(numbered_candidates_search_as_one_ordered_parameter),
       cmocka_unit_test(searches_start_from_the_plausible_order),
+      cmocka_unit_test(the_model_begins_with_three_of_a_curated_list),
       cmocka_unit_test(a_recorded_space_reads_back_as_written),
       cmocka_unit_test(replay_is_deterministic_for_a_seed),
       cmocka_unit_test(malformed_space_files_are_refused_with_path_and_line),

@@ -413,6 +413,33 @@ static void every_evaluation_is_observed(void **state) {
   sweep_result_free(&r);
 }
 
+static uint32_t first_index[3];
+static unsigned first_n;
+static void on_first_evaluated(void *user, const sweep_evaluation *ev) {
+  (void)user;
+  if (first_n < 3)
+    first_index[first_n++] = ev->index;
+}
+
+/* A numbered list is the plugin's curated list: quick's model search
+ * begins with its first three candidates (search_space.starts_curated),
+ * not two and a space-filling pick (which lands at the far end). */
+static void quick_begins_with_the_first_three_of_a_numbered_list(void **state) {
+  (void)state;
+  sweep_result r;
+  sweep_hooks h = {.evaluated = on_first_evaluated};
+  first_n = 0;
+  setup_fake(64);
+  assert_int_equal(run_search(CALHOST_RIGOR_QUICK, CALHOST_SEARCH_DEFAULT, 0, &h, &r), 0);
+  assert_int_equal(r.strategy, CALHOST_SEARCH_MODEL);
+  assert_true(r.evaluated >= 4);
+  assert_int_equal(first_n, 3);
+  assert_int_equal(first_index[0], 0);
+  assert_int_equal(first_index[1], 1);
+  assert_int_equal(first_index[2], 2);
+  sweep_result_free(&r);
+}
+
 static void default_wins_when_nothing_beats_it(void **state) {
   (void)state;
   setup_fake(4);
@@ -964,6 +991,7 @@ int main(void) {
       cmocka_unit_test(rigor_levels_map_onto_strategies_and_budgets),
       cmocka_unit_test(strategy_and_budget_override_the_rigor),
       cmocka_unit_test(every_evaluation_is_observed),
+      cmocka_unit_test(quick_begins_with_the_first_three_of_a_numbered_list),
       cmocka_unit_test(described_parameters_are_searched_by_name),
       cmocka_unit_test(a_defective_description_is_named_and_the_sweep_runs_numbered),
       cmocka_unit_test(measure_runs_a_described_list_whole_and_a_larger_space_by_budget),
