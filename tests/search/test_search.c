@@ -421,6 +421,29 @@ static void searches_start_from_the_plausible_order(void **state) {
   }
 }
 
+/* Runs the model strategy on the synthetic space from the plausible order
+ * starts (n configurations; curated: starts_curated) with seed and budget,
+ * recording what it evaluates into *t. */
+static void run_model_from(const uint32_t *starts, size_t n, int curated, uint64_t seed,
+                           uint32_t budget, tape *t) {
+  synth s = {0};
+  search_space sp = synth_space(&s);
+  sp.starts = starts;
+  sp.start_count = n;
+  sp.starts_curated = curated;
+  memset(t, 0, sizeof *t);
+  search_options o;
+  search_result r;
+  search_options_init(&o);
+  o.strategy = CALHOST_SEARCH_MODEL;
+  o.seed = seed;
+  o.max_evaluations = budget;
+  o.observe = record_tape;
+  o.observe_user = t;
+  assert_int_equal(search_run(&sp, &o, &r), 0);
+  search_result_free(&r);
+}
+
 /* A curated list (starts_curated: the plugin's hand-picked candidates,
  * most plausible first) is a stronger prior than a generated order: the
  * model begins with its first three, where it begins with two of another
@@ -431,27 +454,12 @@ static void the_model_begins_with_three_of_a_curated_list(void **state) {
   for (int curated = 0; curated <= 1; curated++) {
     unsigned third_is_plausible = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
-      synth s = {0};
-      search_space sp = synth_space(&s);
-      sp.starts = starts;
-      sp.start_count = 3;
-      sp.starts_curated = curated;
       tape t;
-      memset(&t, 0, sizeof t);
-      search_options o;
-      search_result r;
-      search_options_init(&o);
-      o.strategy = CALHOST_SEARCH_MODEL;
-      o.seed = seed;
-      o.max_evaluations = 3;
-      o.observe = record_tape;
-      o.observe_user = &t;
-      assert_int_equal(search_run(&sp, &o, &r), 0);
+      run_model_from(starts, 3, curated, seed, 3, &t);
       assert_int_equal(t.n, 3);
       assert_int_equal(t.codes[0], 910);
       assert_int_equal(t.codes[1], 234);
       third_is_plausible += t.codes[2] == 551;
-      search_result_free(&r);
     }
     if (curated)
       assert_int_equal(third_is_plausible, 5);
@@ -880,28 +888,14 @@ static void the_model_follows_the_plausible_order_only_while_it_pays(void **stat
   for (int dir = 0; dir < 2; dir++) {
     unsigned from_order = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
-      synth s = {0};
-      search_space sp = synth_space(&s);
-      sp.starts = order[dir];
-      sp.start_count = n;
       tape t;
-      memset(&t, 0, sizeof t);
-      search_options o;
-      search_result r;
-      search_options_init(&o);
-      o.strategy = CALHOST_SEARCH_MODEL;
-      o.seed = seed;
-      o.max_evaluations = 16;
-      o.observe = record_tape;
-      o.observe_user = &t;
-      assert_int_equal(search_run(&sp, &o, &r), 0);
+      run_model_from(order[dir], n, 0, seed, 16, &t);
       /* how many of the evaluations were the first 16 of the order */
       for (uint32_t e = 0; e < t.n; e++)
         for (size_t k = 0; k < 16; k++)
           if (t.codes[e] ==
               order[dir][k * 3] * 100 + order[dir][k * 3 + 1] * 10 + order[dir][k * 3 + 2])
             from_order++;
-      search_result_free(&r);
     }
     if (dir == 0)
       assert_true(from_order <= 12); /* the two first, and rarely one more */
