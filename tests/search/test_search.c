@@ -8,8 +8,9 @@
  * keys (order, complete, cost); a reader independent of the line order; a
  * product over 2^20 replayed from its list; the model's use of a useless
  * and of a useful plausible order; the default ahead of random sampling on
- * a generated space at quick's and measure's budgets, and its late
- * evaluations near the best.
+ * a generated space at quick's and measure's budgets, its late
+ * evaluations near the best, and its initial design's balance of the
+ * values of short parameters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1037,6 +1038,68 @@ static void the_model_puts_each_parameters_best_value_together(void **state) {
   assert_true(random <= 1);
 }
 
+/* ---- the initial design's balance of short parameters --------------------
+ * Six ordered parameters of three values each: the space-filling picks,
+ * by distance alone, go to the ends of each scale (values 0 and 2). */
+enum { SHORT_P = 6, SHORT_V = 3, SHORT_FIRST = 6 };
+static const char *const short_words[SHORT_V] = {"0", "1", "2"};
+
+typedef struct first_values {
+  uint32_t seen[SHORT_P][SHORT_V]; /* evaluations among the first SHORT_FIRST */
+} first_values;
+
+static int short_eval(void *user, const uint32_t *x, search_outcome *o) {
+  (void)user;
+  o->cost = 1;
+  for (int p = 0; p < SHORT_P; p++)
+    o->cost += x[p];
+  return 0;
+}
+
+static void record_first_values(void *user, const uint32_t *x, const search_outcome *o,
+                                uint32_t evaluation, double best) {
+  first_values *f = user;
+  (void)o, (void)best;
+  if (evaluation <= SHORT_FIRST)
+    for (int p = 0; p < SHORT_P; p++)
+      f->seen[p][x[p]]++;
+}
+
+/* The model's first six evaluations (its initial design: no plausible
+ * order here) show every value of every 3-valued parameter on at least 9
+ * of seeds 1..10 (10 now; by distance alone, without the balance, on 5:
+ * the middle value of some parameter missing). */
+static void the_initial_design_shows_every_value_of_a_short_parameter(void **state) {
+  (void)state;
+  search_param params[SHORT_P];
+  for (int p = 0; p < SHORT_P; p++)
+    params[p] = (search_param){"p", short_words, SHORT_V, 1};
+  search_space sp = {
+      .name = "short", .params = params, .param_count = SHORT_P, .evaluate = short_eval};
+  int covered = 0;
+  for (uint64_t seed = 1; seed <= 10; seed++) {
+    first_values f = {0};
+    search_options o;
+    search_result r;
+    search_options_init(&o);
+    o.strategy = CALHOST_SEARCH_MODEL;
+    o.seed = seed;
+    o.max_evaluations = 60; /* an initial design of 12 */
+    o.observe = record_first_values;
+    o.observe_user = &f;
+    assert_int_equal(search_run(&sp, &o, &r), 0);
+    search_result_free(&r);
+    int all = 1;
+    for (int p = 0; p < SHORT_P; p++)
+      for (int v = 0; v < SHORT_V; v++)
+        all &= f.seen[p][v] > 0;
+    covered += all;
+  }
+  print_message("first %d evaluations showing every value of every parameter: %d of 10 seeds\n",
+                SHORT_FIRST, covered);
+  assert_true(covered >= 9);
+}
+
 /* A replay's evaluations in order: configurations (4 parameters) and costs
  * (INFINITY when rejected). */
 typedef struct late_tape {
@@ -1055,14 +1118,19 @@ static void record_late(void *user, const uint32_t *x, const search_outcome *o, 
   }
 }
 
+/* Seeds of the late-evaluation share: over five it moved from 0.49 to 0.41
+ * with a change of the initial design while over 30 it rose (0.51 to
+ * 0.56): too few for a threshold. */
+enum { LATE_SEEDS = 20 };
+
 /* The share of st's evaluations in the last 30% of a budget of 100 on s
  * (4 parameters) that are near what was evaluated before them: one
  * parameter away from the best so far, every parameter's value that of
  * one of the eight best so far (a child of two of them), or within 25% of
- * the best cost; seeds 1..5. */
+ * the best cost; seeds 1..LATE_SEEDS. */
 static double late_local_share(const search_space_file *s, search_strategy st) {
   unsigned near = 0, late = 0;
-  for (uint64_t seed = 1; seed <= 5; seed++) {
+  for (uint64_t seed = 1; seed <= LATE_SEEDS; seed++) {
     late_tape t;
     memset(&t, 0, sizeof t);
     search_space_replay rp;
@@ -1116,11 +1184,11 @@ static double late_local_share(const search_space_file *s, search_strategy st) {
 /* The model spends the last 30% of its budget exploiting (the forest's
  * mean over the neighbours of the best and children of two of the eight
  * best, or over everything when those are all seen): about half of those
- * evaluations land near the best (0.53 over five seeds), where random
+ * evaluations land near the best (0.57 over 20 seeds), where random
  * sampling's land anywhere (0.09); gen-feasibility-edge, a budget of 100,
  * where many configurations beside the best fail. (Without the last-30%
- * rule the share is 0.47: this checks that the model concentrates near the
- * best, not that rule alone.) */
+ * rule the share was 0.47 over five seeds: this checks that the model
+ * concentrates near the best, not that rule alone.) */
 static void the_model_spends_the_end_of_its_budget_near_the_best(void **state) {
   (void)state;
   search_space_file s;
@@ -1206,6 +1274,7 @@ int main(void) {
       cmocka_unit_test(the_default_beats_random_on_a_generated_space),
       cmocka_unit_test(the_model_spends_the_end_of_its_budget_near_the_best),
       cmocka_unit_test(the_model_puts_each_parameters_best_value_together),
+      cmocka_unit_test(the_initial_design_shows_every_value_of_a_short_parameter),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
 }
