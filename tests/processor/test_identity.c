@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "processor/processor.h"
 
@@ -264,6 +265,18 @@ static void text_fields_are_sanitized(void **state) {
   assert_string_equal(d, "x86_64;vendor=unknown;model=A_B_C_D E;isa=none;cores=4;pus=8");
 }
 
+/* Whether hwloc can see this machine's caches: through CPUID (its x86
+ * backend, which it disables under valgrind: tests/reliability/run.sh sets
+ * CALHOST_UNDER_VALGRIND) or through Linux's sysfs, which some virtual
+ * machines leave without cache directories (seen on a guest whose
+ * /sys/devices/system/cpu/cpu0/cache is missing: under valgrind the
+ * description there has no cache). */
+static int caches_visible(void) {
+  const char *e = getenv("CALHOST_UNDER_VALGRIND");
+  int valgrind = e && e[0] && strcmp(e, "0") != 0;
+  return !valgrind || access("/sys/devices/system/cpu/cpu0/cache", F_OK) == 0;
+}
+
 static void this_machine_is_stable_across_calls(void **state) {
   processor_info a, b;
   char err[256], again[CALHOST_PROCESSOR_DESCRIPTION_MAX];
@@ -281,7 +294,8 @@ static void this_machine_is_stable_across_calls(void **state) {
   printf("# this machine: %s\n# features: %s\n", a.description, a.features);
 #if defined(__x86_64__)
   assert_string_equal(a.arch, "x86_64");
-  assert_true(a.cache_count >= 1);
+  if (caches_visible())
+    assert_true(a.cache_count >= 1);
 #endif
 }
 
