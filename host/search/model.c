@@ -345,7 +345,7 @@ static int spread_unseen(model *m) {
   uint32_t *out = m->cand, *tmp = m->tmp;
   float *xf = m->xf, *xe = m->xe;
   double best = -INFINITY;
-  int have = 0;
+  int have = 0, balance = !c->space->starts_curated;
   for (int t = 0; t < SPREAD_TRIES; t++) {
     if (!search_random_unseen(c, tmp))
       break;
@@ -359,13 +359,12 @@ static int spread_unseen(model *m) {
         d += fabs((double)xf[f] - (double)xe[f]);
       if (d < nearest)
         nearest = d;
-      for (size_t p = 0; p < c->np; p++)
+      for (size_t p = 0; balance && p < c->np; p++)
         shared += m->cfg[p] == tmp[p] && c->space->params[p].value_count <= BALANCE_MAX_VALUES;
     }
-    double score = !c->eval_count ? 0
-                   : c->space->starts_curated
-                       ? nearest
-                       : nearest - BALANCE_WEIGHT * shared / (double)c->eval_count;
+    double score = nearest; /* INFINITY before the first evaluation */
+    if (balance && c->eval_count)
+      score -= BALANCE_WEIGHT * shared / (double)c->eval_count;
     if (score > best) {
       best = score;
       memcpy(out, tmp, c->np * sizeof *out);
