@@ -8,14 +8,16 @@
  * explores; ties at random). Features: an ordered parameter is its
  * position scaled to [0, 1], plus the power of two dividing an integer
  * value (a "comb": block sizes fast only at powers of two); a categorical
- * one is one-hot. The initial design is the first two configurations of
- * the plugin's plausible order (three of a curated list), then
- * space-filling random ones (far from what was evaluated and, off a
- * curated list, spreading the values of each parameter of at most four);
- * the plausible order stays an arm (every other step takes its next
- * configuration, at most an eighth of a budget of at most 16) only while
- * it pays: its best is the best so far and its configurations did better
- * on average than the others. Every other step
+ * one is one-hot; on a plugin's curated list, the position in the list.
+ * The initial design is the first two configurations of the plugin's
+ * plausible order (three of a curated list), then space-filling random
+ * ones (far from what was evaluated, spreading the values of each
+ * parameter of at most four; on a curated list, draws favouring its
+ * head); a budget of more than half a curated list walks the list on
+ * every other step; the plausible order stays an arm (every other step
+ * takes its next configuration, at most an eighth of a budget of at most
+ * 16) only while it pays: its best is the best so far and its
+ * configurations did better on average than the others. Every other step
  * is local, and every step in the last 30% of the budget: of the unseen
  * neighbours of the best and children of two of the eight best (uniform
  * crossover), the one the forest's mean and a main-effects model (ridge
@@ -47,25 +49,40 @@
 #define INITIAL_MIN 4
 #define INITIAL_MAX 12
 #define SPREAD_TRIES 24 /* random candidates per space-filling pick */
-/* On a space that is not a plugin's curated list, the space-filling picks
- * also spread the values of the short parameters (at most
- * BALANCE_MAX_VALUES values): a candidate's distance to its nearest
- * evaluated configuration is reduced by BALANCE_WEIGHT times the mean
- * number of short-parameter values it shares with the evaluated ones. The
- * distance alone goes to the ends of each scale, so a 3- or 4-valued
- * parameter's middle values were rarely in the initial design and the
- * main-effects model saw few combinations of them. On the eight marginal
- * spaces over 122 seeds, quick at 0.90 rose on opencl_gemm 256x32x128 (73
- * -> 80 seeds) and 64x64x64 (70 -> 82), gen-large (81 -> 87) and
- * gen-product-order (115 -> 120), and fell by no more than the noise
- * elsewhere (gen-comb 94 -> 91); over every parameter, not only the short
- * ones, it cost gen-large and gen-feasibility-edge six seeds of 61. A
- * curated list is a set of points the plugin chose, not a product with
- * ends to avoid: there it changed nothing at quick and cost cpu_gemm
- * 2048x64x512-t1 at 50 evaluations (0.996 -> 0.962, below random),
- * so a curated list keeps the distance alone (README.md). */
+/* The space-filling picks (not on a plugin's curated list) also spread the
+ * values of the short parameters (at most BALANCE_MAX_VALUES values): a
+ * candidate's distance to its nearest evaluated configuration is reduced
+ * by BALANCE_WEIGHT times the mean number of short-parameter values it
+ * shares with the evaluated ones. The distance alone goes to the ends of
+ * each scale, so a 3- or 4-valued parameter's middle values were rarely in
+ * the initial design and the main-effects model saw few combinations of
+ * them. On the eight marginal spaces over 122 seeds, quick at 0.90 rose on
+ * opencl_gemm 256x32x128 (73 -> 80 seeds) and 64x64x64 (70 -> 82),
+ * gen-large (81 -> 87) and gen-product-order (115 -> 120), and fell by no
+ * more than the noise elsewhere (gen-comb 94 -> 91); over every parameter,
+ * not only the short ones, it cost gen-large and gen-feasibility-edge six
+ * seeds of 61. A curated list is a set of points the plugin chose, not a
+ * product with ends to avoid: there the balance changed nothing at quick
+ * and cost cpu_gemm 2048x64x512-t1 at 50 evaluations (0.996 -> 0.962,
+ * below random), and the distance itself picks the list's slowest
+ * variants; a curated list draws favouring its head instead (below,
+ * README.md). */
 #define BALANCE_MAX_VALUES 4
 #define BALANCE_WEIGHT 2.0
+/* On a plugin's curated list the plugin's ranking is used three ways, each
+ * of which the model can outgrow: the position in the list is one more
+ * feature (the trees split on it when the list's head is faster, as on
+ * every cpu_gemm list, where the back quarter has nothing within 5% of the
+ * optimum, and ignore it when not); the initial design's picks after the
+ * first three are drawn favouring the head (list_draw) instead of
+ * space-filling, whose farthest points on such a list are its slowest
+ * variants (cpu_gemm's generic kernels); and a budget of more than half of
+ * the list walks it (walk_pick). On the ten cpu_gemm lists over 61 seeds
+ * the three together left no budget below uniform sampling (before: four
+ * of 100, 512x512x512-t1 at 6 evaluations 0.931 against 0.954); the
+ * feature alone or the draw alone each left one or two (README.md).
+ * LIST_DRAWS: draws before a uniform unseen pick. */
+#define LIST_DRAWS 64
 /* the plausible order's arm: only on budgets of at most ARM_MAX_BUDGET
  * evaluations (too few for the forests to learn much: quick's 8 on a
  * curated list), at most the budget / ARM_DIV (at least one)
@@ -135,6 +152,11 @@ typedef struct model {
   double *ata;   /* scratch: the d x d normal matrix, then its Cholesky factor */
   double *rhs;   /* scratch: d */
   double w_mean; /* the mean log cost the effects are centred on */
+  /* a curated list's order (the last feature): the list's codes, sorted,
+   * with their positions scaled to [0, 1]; list_n 0 off a curated list */
+  uint64_t *list_code;
+  float *list_pos;
+  size_t list_n;
 } model;
 
 /* The number of times 2 divides the parameter's value word (an integer),
@@ -152,9 +174,28 @@ static int two_adic(const char *w) {
   return k;
 }
 
+/* cfg's position in the curated list scaled to [0, 1] (0 the plugin's
+ * first); 1, the end, for a configuration the list does not have (a
+ * described space may have more valid ones than the list, never more than
+ * it has entries). */
+static float list_position(const model *m, const uint32_t *cfg) {
+  uint64_t code = search_encode(m->c, cfg);
+  size_t lo = 0, hi = m->list_n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->list_code[mid] < code)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < m->list_n && m->list_code[lo] == code ? m->list_pos[lo] : 1.0f;
+}
+
 static void features(const model *m, const uint32_t *cfg, float *out) {
   const search_ctx *c = m->c;
   memset(out, 0, m->nf * sizeof *out);
+  if (m->list_n)
+    out[m->nf - 1] = list_position(m, cfg);
   for (size_t p = 0; p < c->np; p++) {
     const search_param *par = &c->space->params[p];
     if (par->ordered || par->value_count > 16) {
@@ -334,18 +375,36 @@ static int pool_add(uint64_t **pool, size_t *n, size_t *cap, uint64_t code) {
   return 0;
 }
 
-/* A space-filling unseen configuration into m->cand: of SPREAD_TRIES
- * random unseen ones, the farthest (L1 over the features) from its nearest
- * evaluated one, less (unless the space is a curated list)
- * BALANCE_WEIGHT times the mean number of short parameters' values it
- * shares with the evaluated ones (the balance of values, above). 1, or 0
- * when none is left. */
+/* An unseen configuration of a curated list into out, drawn with a
+ * probability that falls linearly with its position (the lower of two
+ * uniform positions: the plugin's first twice as likely as under a uniform
+ * draw, its last almost never); a uniform unseen one after LIST_DRAWS
+ * draws found only seen ones. 1, or 0 when none is left. */
+static int list_draw(model *m, uint32_t *out) {
+  search_ctx *c = m->c;
+  size_t n = c->space->start_count;
+  for (int t = 0; t < LIST_DRAWS && n; t++) {
+    size_t a = (size_t)search_rng_below(&c->rng, n), b = (size_t)search_rng_below(&c->rng, n);
+    if (search_plausible(c, a < b ? a : b, out) && !search_lookup(c, search_encode(c, out)))
+      return 1;
+  }
+  return search_random_unseen(c, out);
+}
+
+/* The initial design's next pick into m->cand. On a curated list, a draw
+ * that favours the list's head (list_draw). Otherwise space-filling: of
+ * SPREAD_TRIES random unseen ones, the farthest (L1 over the features)
+ * from its nearest evaluated one, less BALANCE_WEIGHT times the mean
+ * number of short parameters' values it shares with the evaluated ones
+ * (the balance of values, above). 1, or 0 when none is left. */
 static int spread_unseen(model *m) {
   search_ctx *c = m->c;
   uint32_t *out = m->cand, *tmp = m->tmp;
   float *xf = m->xf, *xe = m->xe;
   double best = -INFINITY;
-  int have = 0, balance = !c->space->starts_curated;
+  int have = 0;
+  if (c->space->starts_curated)
+    return list_draw(m, out);
   for (int t = 0; t < SPREAD_TRIES; t++) {
     if (!search_random_unseen(c, tmp))
       break;
@@ -359,11 +418,11 @@ static int spread_unseen(model *m) {
         d += fabs((double)xf[f] - (double)xe[f]);
       if (d < nearest)
         nearest = d;
-      for (size_t p = 0; balance && p < c->np; p++)
+      for (size_t p = 0; p < c->np; p++)
         shared += m->cfg[p] == tmp[p] && c->space->params[p].value_count <= BALANCE_MAX_VALUES;
     }
     double score = nearest; /* INFINITY before the first evaluation */
-    if (balance && c->eval_count)
+    if (c->eval_count)
       score -= BALANCE_WEIGHT * shared / (double)c->eval_count;
     if (score > best) {
       best = score;
@@ -532,6 +591,14 @@ static int recombine(model *m) {
   return 0;
 }
 
+/* Orders (code, position) pairs by code, then position. */
+static int cmp_code_position(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  if (x[0] != y[0])
+    return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
 /* Lays out the features of c's space (and the main-effects model's
  * columns) and allocates the model's arrays into *m (zeroed first). 0, or
  * -1 when out of memory (model_free then frees what was allocated). */
@@ -581,6 +648,30 @@ static int model_init(model *m, search_ctx *c) {
       col += c->space->params[p].value_count;
     }
   }
+  /* a curated list's order as the last feature: its codes sorted, each
+   * with its position (the first occurrence where the list repeats one) */
+  if (c->space->starts_curated && c->space->start_count > 1) {
+    size_t n = c->space->start_count;
+    uint64_t *pairs = malloc(n * 2 * sizeof *pairs);
+    m->list_code = malloc(n * sizeof *m->list_code);
+    m->list_pos = malloc(n * sizeof *m->list_pos);
+    if (!pairs || !m->list_code || !m->list_pos) {
+      free(pairs);
+      return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+      pairs[2 * i] = search_encode(c, c->space->starts + i * c->np);
+      pairs[2 * i + 1] = i;
+    }
+    qsort(pairs, n, 2 * sizeof *pairs, cmp_code_position);
+    for (size_t i = 0; i < n; i++) {
+      m->list_code[i] = pairs[2 * i];
+      m->list_pos[i] = (float)pairs[2 * i + 1] / (float)(n - 1);
+    }
+    free(pairs);
+    m->list_n = n;
+    m->nf++;
+  }
   m->xf = malloc(m->nf * sizeof *m->xf);
   m->xe = malloc(m->nf * sizeof *m->xe);
   return m->xf && m->xe ? 0 : -1;
@@ -606,6 +697,8 @@ static void model_free(model *m) {
   free(m->xf);
   free(m->xe);
   free(m->pool);
+  free(m->list_code);
+  free(m->list_pos);
 }
 
 /* How many of the plausible order the initial design begins with. */
@@ -646,6 +739,24 @@ static int arm_pick(model *m, unsigned steps, size_t *next, size_t *left) {
       (*left)--;
       return 1;
     }
+  return 0;
+}
+
+/* The walk of a curated list (budgets of more than half of it): the list's
+ * next unseen configuration, in the plugin's order, into m->cand; *next:
+ * the next position. Every other step of the main loop takes it. 1, or 0
+ * when the list is all seen. On such a budget the model's own picks find
+ * what its evidence predicts, and miss an optimum that the evidence says
+ * nothing about (a recording's lone fast configuration among slow
+ * neighbours: cpu_gemm 1024x1024x1024-t1's, found by 8 of 31 seeds at 200
+ * of its 312 evaluations, against uniform sampling's 19); the walk covers
+ * the part of the list the plugin ranks first, so the search does at least
+ * as well as the sweep's own order at half the budget. */
+static int walk_pick(model *m, size_t *next) {
+  search_ctx *c = m->c;
+  while (*next < c->space->start_count)
+    if (search_plausible(c, (*next)++, m->cand) && !search_lookup(c, search_encode(c, m->cand)))
+      return 1;
   return 0;
 }
 
@@ -751,7 +862,16 @@ int search_model(search_ctx *c) {
       search_evals_left(c) <= ARM_MAX_BUDGET ? search_evals_share(c, ARM_DIV, 1, SIZE_MAX) : 0;
   size_t fitted_at = 0;
   unsigned steps = 0;
+  /* a budget of more than half a curated list also walks the list */
+  int walk = c->space->starts_curated && c->valid_listed &&
+             2 * (size_t)(search_evals_left(c) + c->eval_count) > c->valid_count;
+  size_t walk_next = 0;
+  unsigned turn = 0;
   while (r != SEARCH_STOPPED && !search_done(c)) {
+    if (walk && (turn++ & 1) == 0 && walk_pick(&m, &walk_next)) {
+      r = search_try(c, m.cand, NULL);
+      continue;
+    }
     if (arm_pick(&m, steps, &next_plausible, &arm_left)) {
       steps++;
       r = search_try(c, m.cand, NULL);
