@@ -82,7 +82,10 @@ typedef struct search_space {
    * candidate hand-picked, most plausible first: a plugin's numbered list,
    * a recording's `meta curated 1`), a stronger prior than a described
    * space's generated order: the model-based strategy then begins with the
-   * first three instead of two. */
+   * first three instead of two, draws the rest of its initial design
+   * favouring the list's head, takes the position in the list as a
+   * feature, and on a budget of more than half the list walks it on every
+   * other step. */
   int starts_curated;
   /* Optionally every valid configuration, when the caller knows them (a
    * recording): listed_count configurations of param_count positions,
