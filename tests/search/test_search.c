@@ -92,6 +92,18 @@ static search_space synth_space(synth *s) {
   return sp;
 }
 
+/* Runs strategy st on sp with seed and a budget of evaluations into *r
+ * (the caller frees it), asserting that the search succeeded. */
+static void run_search(search_space *sp, search_strategy st, uint64_t seed, uint32_t budget,
+                       search_result *r) {
+  search_options o;
+  search_options_init(&o);
+  o.strategy = st;
+  o.seed = seed;
+  o.max_evaluations = budget;
+  assert_int_equal(search_run(sp, &o, r), 0);
+}
+
 static const search_strategy all_strategies[] = {
     CALHOST_SEARCH_EXHAUSTIVE, CALHOST_SEARCH_RANDOM,  CALHOST_SEARCH_LOCAL,
     CALHOST_SEARCH_ANNEALING,  CALHOST_SEARCH_GENETIC, CALHOST_SEARCH_MODEL};
@@ -537,13 +549,8 @@ static double run_list(list_case *lc, int cost_kind, uint64_t seed, uint32_t bud
                      .starts = lc->starts,
                      .start_count = LIST_N,
                      .starts_curated = 1};
-  search_options o;
   search_result r;
-  search_options_init(&o);
-  o.strategy = CALHOST_SEARCH_MODEL;
-  o.seed = seed;
-  o.max_evaluations = budget;
-  assert_int_equal(search_run(&sp, &o, &r), 0);
+  run_search(&sp, CALHOST_SEARCH_MODEL, seed, budget, &r);
   assert_int_equal(lc->n, budget);
   double best = r.best_cost;
   search_result_free(&r);
@@ -1148,13 +1155,8 @@ static int needle_found(search_strategy st, uint32_t budget) {
       .name = "needle", .params = params, .param_count = NEEDLE_P, .evaluate = needle_eval};
   int found = 0;
   for (uint64_t seed = 1; seed <= 21; seed++) {
-    search_options o;
     search_result r;
-    search_options_init(&o);
-    o.strategy = st;
-    o.seed = seed;
-    o.max_evaluations = budget;
-    assert_int_equal(search_run(&sp, &o, &r), 0);
+    run_search(&sp, st, seed, budget, &r);
     assert_int_equal(r.evaluations, budget);
     found += r.found && r.best_cost < 10 * 1.01;
     search_result_free(&r);
