@@ -659,18 +659,25 @@ static int model_init(model *m, search_ctx *c) {
       free(pairs);
       return -1;
     }
+    size_t k = 0; /* an entry with a value out of range has no code: left out */
     for (size_t i = 0; i < n; i++) {
-      pairs[2 * i] = search_encode(c, c->space->starts + i * c->np);
-      pairs[2 * i + 1] = i;
+      const uint32_t *cfg = c->space->starts + i * c->np;
+      size_t p = 0;
+      while (p < c->np && cfg[p] < c->space->params[p].value_count)
+        p++;
+      if (p == c->np) {
+        pairs[2 * k] = search_encode(c, cfg);
+        pairs[2 * k++ + 1] = i;
+      }
     }
-    qsort(pairs, n, 2 * sizeof *pairs, cmp_code_position);
-    for (size_t i = 0; i < n; i++) {
+    qsort(pairs, k, 2 * sizeof *pairs, cmp_code_position);
+    for (size_t i = 0; i < k; i++) {
       m->list_code[i] = pairs[2 * i];
       m->list_pos[i] = (float)pairs[2 * i + 1] / (float)(n - 1);
     }
     free(pairs);
-    m->list_n = n;
-    m->nf++;
+    m->list_n = k;
+    m->nf += k > 0;
   }
   m->xf = malloc(m->nf * sizeof *m->xf);
   m->xe = malloc(m->nf * sizeof *m->xe);
