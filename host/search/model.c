@@ -399,12 +399,12 @@ static int list_draw(model *m, uint32_t *out) {
  * (the balance of values, above). 1, or 0 when none is left. */
 static int spread_unseen(model *m) {
   search_ctx *c = m->c;
+  if (c->space->starts_curated)
+    return list_draw(m, m->cand);
   uint32_t *out = m->cand, *tmp = m->tmp;
   float *xf = m->xf, *xe = m->xe;
   double best = -INFINITY;
   int have = 0;
-  if (c->space->starts_curated)
-    return list_draw(m, out);
   for (int t = 0; t < SPREAD_TRIES; t++) {
     if (!search_random_unseen(c, tmp))
       break;
@@ -659,13 +659,12 @@ static int model_init(model *m, search_ctx *c) {
       free(pairs);
       return -1;
     }
-    size_t k = 0; /* an entry with a value out of range has no code: left out */
+    /* an invalid entry is never evaluated (one with a value out of range
+     * has no code): left out */
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
       const uint32_t *cfg = c->space->starts + i * c->np;
-      size_t p = 0;
-      while (p < c->np && cfg[p] < c->space->params[p].value_count)
-        p++;
-      if (p == c->np) {
+      if (search_is_valid(c, cfg)) {
         pairs[2 * k] = search_encode(c, cfg);
         pairs[2 * k++ + 1] = i;
       }
@@ -731,6 +730,16 @@ static int initial_design(model *m) {
   return r;
 }
 
+/* The plausible order's next valid unseen configuration from position
+ * *next on into out (*next then past it); 0 when there is none. The arm
+ * and the walk both take their picks so. */
+static int next_unseen_plausible(search_ctx *c, size_t *next, uint32_t *out) {
+  while (*next < c->space->start_count)
+    if (search_plausible(c, (*next)++, out) && !search_lookup(c, search_encode(c, out)))
+      return 1;
+  return 0;
+}
+
 /* The plausible order as an arm (budgets of at most ARM_MAX_BUDGET): on an
  * even step, while the best so far is one of its configurations and its
  * configurations did better on average, its next unseen one into m->cand.
@@ -741,12 +750,10 @@ static int arm_pick(model *m, unsigned steps, size_t *next, size_t *left) {
   if (!*left || !c->found || (steps & 1) != 0 || !best_is_plausible(c, *next) ||
       !prior_pays(c, *next))
     return 0;
-  while (*next < c->space->start_count)
-    if (search_plausible(c, (*next)++, m->cand) && !search_lookup(c, search_encode(c, m->cand))) {
-      (*left)--;
-      return 1;
-    }
-  return 0;
+  if (!next_unseen_plausible(c, next, m->cand))
+    return 0;
+  (*left)--;
+  return 1;
 }
 
 /* The walk of a curated list (budgets of more than half of it): the list's
@@ -760,11 +767,7 @@ static int arm_pick(model *m, unsigned steps, size_t *next, size_t *left) {
  * the part of the list the plugin ranks first, so the search does at least
  * as well as the sweep's own order at half the budget. */
 static int walk_pick(model *m, size_t *next) {
-  search_ctx *c = m->c;
-  while (*next < c->space->start_count)
-    if (search_plausible(c, (*next)++, m->cand) && !search_lookup(c, search_encode(c, m->cand)))
-      return 1;
-  return 0;
+  return next_unseen_plausible(m->c, next, m->cand);
 }
 
 /* Fills m->pool with the step's candidates: on a local step the unseen
