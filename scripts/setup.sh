@@ -9,7 +9,9 @@
 #                                calhost and the plugins (build output in
 #                                BUILD_DIR/setup-build.log, shown on failure);
 #                                --force recalibrates what is already stored
-#   scripts/setup.sh test        run the whole test suite: the cmocka suite,
+#   scripts/setup.sh test        run the whole test suite: the cmocka suite
+#                                (its cpu_gemm tests also with the plugin
+#                                capped at AVX2 and at portable kernels),
 #                                again under ASan+UBSan, and the reliability
 #                                checks (fuzzing, cross build, the Windows
 #                                tests under Wine)
@@ -108,6 +110,13 @@ case "${1:-}" in
     # explicit: a calibrate job may have configured BUILD_DIR without them
     build "$BUILD_DIR" -DCALHOST_TESTS=ON -DCALHOST_BENCH=ON -DCALHOST_WERROR=ON
     (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS")
+    # cpu_gemm's tests again as on processors without AVX-512 and without
+    # AVX2 (its kernels capped by CALHOST_CPU_GEMM_MAX_ISA): no test may
+    # depend on the processor it runs on
+    for isa in avx2 portable; do
+      echo "setup: the cpu_gemm tests with CALHOST_CPU_GEMM_MAX_ISA=$isa"
+      (cd "$BUILD_DIR" && CALHOST_CPU_GEMM_MAX_ISA=$isa ctest -L cpu_gemm --output-on-failure -j "$JOBS")
+    done
     build "$SAN_BUILD_DIR" -DCALHOST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCALHOST_WERROR=ON
     (cd "$SAN_BUILD_DIR" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
     if [ -x tests/reliability/run.sh ]; then
