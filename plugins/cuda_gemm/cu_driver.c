@@ -224,22 +224,28 @@ calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
     snprintf(d->why, sizeof d->why, "the driver reports no GPU");
     api = NULL;
   }
+  char libs[96] = "", found[CU_PATH_MAX * 2] = "";
+  if (d->versions)
+    d->versions(libs, sizeof libs, found, sizeof found);
   if (!api) {
     if (host && host->log) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "%s: no NVIDIA device (%s)", backend, d->why);
+      char msg[300 + sizeof found];
+      snprintf(msg, sizeof msg, "%s: no NVIDIA device (%s)%s%s", backend, d->why,
+               found[0] ? "; " : "", found);
       host->log(host->context, CALHOST_LOG_WARNING, msg);
     }
     return CALHOST_OK;
+  }
+  if (host && host->log && found[0]) {
+    char msg[64 + sizeof found];
+    snprintf(msg, sizeof msg, "%s: %s", backend, found);
+    host->log(host->context, CALHOST_LOG_INFO, msg);
   }
   d->items = calloc((size_t)count, sizeof *d->items);
   if (!d->items)
     return CALHOST_NO_MEMORY;
   api->cuDriverGetVersion(&driver);
   d->api = api;
-  char libs[96] = "", found[CU_PATH_MAX * 2] = "";
-  if (d->versions)
-    d->versions(libs, sizeof libs, found, sizeof found);
   for (int i = 0; i < count; i++) {
     cu_device *dev = &d->items[d->count];
     if (api->cuDeviceGet(&dev->dev, i) != CUDA_SUCCESS)

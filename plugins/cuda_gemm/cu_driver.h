@@ -116,7 +116,10 @@ typedef struct cu_devices {
  * (count 0 with the reason in d->why when there is no driver, the driver
  * is the toolkit's stub, or cuInit fails). CALHOST_OK or
  * CALHOST_NO_MEMORY. `log` (may be NULL) gets "BACKEND: no NVIDIA device
- * (WHY)" once, at info level, when there is none. */
+ * (WHY); LIBRARIES" once, at warning level, when there is none, else
+ * "BACKEND: LIBRARIES" at info level: LIBRARIES is d->versions' account
+ * of the libraries and headers found (also each device's "libraries"
+ * detail). */
 CUD_HIDDEN calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
                                           const char *backend);
 
