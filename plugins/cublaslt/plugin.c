@@ -157,6 +157,7 @@ struct calhost_session {
   lt_config cands[CANDIDATE_MAX];
   lt_config heuristic_first;
   cublasLtMatmulAlgo_t heuristic_algo; /* the heuristic's own first algorithm, as it returned it */
+  size_t heuristic_workspace;          /* and the workspace it asked for */
   double open_seconds;                 /* open_session's enumeration (AlgoCheck calls) */
   uint32_t checks;                     /* cublasLtMatmulAlgoCheck calls it made */
   CUdeviceptr workspace;
@@ -517,6 +518,7 @@ static calhost_status lt_open_session(calhost_plugin_instance *inst, const calho
     if (s->cu.mm.candidates == 0) {
       s->heuristic_first = c;
       s->heuristic_algo = heur[i].algo;
+      s->heuristic_workspace = heur[i].workspaceSize;
     }
     add_candidate(s, &c);
   }
@@ -593,8 +595,10 @@ static calhost_status lt_prepare(calhost_session *s, const char *policy, size_t 
     matmul_set_error(s->cu.mm.host, BACKEND ": %s", err);
     return CALHOST_UNSUPPORTED;
   }
-  if (lt_is_default(s, &c))
-    s->algo = s->heuristic_algo; /* the heuristic's own algorithm, not a reconstruction */
+  if (lt_is_default(s, &c)) { /* the heuristic's own algorithm, not a reconstruction */
+    s->algo = s->heuristic_algo;
+    s->algo_workspace = s->heuristic_workspace;
+  }
   CUresult e = cu_session_prepared(&s->cu, lt_launch, NULL);
   if (e != CUDA_SUCCESS) {
     matmul_set_error(s->cu.mm.host, BACKEND ": warming up: %s", cu_error_name(api, e));

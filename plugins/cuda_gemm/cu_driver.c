@@ -66,6 +66,12 @@ const char *cu_error_name(const cu_api *api, CUresult r) {
   if (api && api->cuGetErrorName && api->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
     return name;
   switch (r) { /* what a driver that cannot name them (the stub) returns */
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case CUDA_ERROR_LAUNCH_FAILED:
+    return "CUDA_ERROR_LAUNCH_FAILED";
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
   case CUDA_ERROR_STUB_LIBRARY:
     return "CUDA_ERROR_STUB_LIBRARY";
   case CUDA_ERROR_NO_DEVICE:
@@ -824,6 +830,7 @@ CUresult cu_session_prepared(cu_session *s, cu_launch_fn launch, void *ctx) {
   warm_ctx w = {s, launch, ctx};
   CUresult e = CUDA_SUCCESS;
   cu_session_drop_graph(s);
+  s->no_graph = 0;
   if (cu_warmup(CU_WARMUP_SECONDS, 4096, host_seconds, warm_step, &w, &e) < 0)
     return e;
   return cu_session_reset(s); /* the warm-up wrote C */
@@ -857,34 +864,35 @@ CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx, uint32_t
   const cu_api *api = s->inst->devs.api;
   CUresult e;
   double total = 0, secs;
+  uint32_t done = 0;
   *seconds = 0;
   if ((e = cu_session_reset(s)) != CUDA_SUCCESS)
     return e;
-  if (iterations >= cu_graph_batch(s->sets) && !s->graph &&
-      (e = capture(s, launch, ctx)) != CUDA_SUCCESS)
-    return e;
-  uint32_t done = 0;
-  while (s->graph && iterations - done >= s->graph_launches) {
-    if ((e = api->cuEventRecord(start, s->stream)) != CUDA_SUCCESS ||
-        (e = api->cuGraphLaunch(s->graph, s->stream)) != CUDA_SUCCESS ||
-        (e = api->cuEventRecord(stop, s->stream)) != CUDA_SUCCESS)
+  if (iterations >= cu_graph_batch(s->sets) && !s->graph && !s->no_graph &&
+      (e = capture(s, launch, ctx)) != CUDA_SUCCESS) {
+    if (cu_error_sticky(e))
       return e;
-    if ((secs = cu_events_seconds(api, start, stop)) < 0)
-      return api->cuStreamSynchronize(s->stream) != CUDA_SUCCESS ? api->cuCtxSynchronize()
-                                                                 : CUDA_ERROR_UNKNOWN;
-    total += secs;
-    done += s->graph_launches;
-    if (done < iterations && matmul_cancelled(s->mm.host)) {
-      *seconds = total;
-      return CUDA_ERROR_NOT_READY;
+    s->no_graph = 1; /* not capturable here: launched one by one from now on */
+    if (s->mm.host && s->mm.host->log) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "%s: capturing a CUDA graph failed (%s): launching one by one",
+               s->inst->mm.backend, cu_error_name(api, e));
+      s->mm.host->log(s->mm.host->context, CALHOST_LOG_WARNING, msg);
     }
   }
-  if (done < iterations) {
+  while (done < iterations) {
+    int whole = s->graph && iterations - done >= s->graph_launches;
+    uint32_t batch = whole ? s->graph_launches
+                           : (iterations - done < CU_GRAPH_MIN ? iterations - done : CU_GRAPH_MIN);
     if ((e = api->cuEventRecord(start, s->stream)) != CUDA_SUCCESS)
       return e;
-    for (; done < iterations && e == CUDA_SUCCESS; done++) {
-      e = launch(s, s->next_set, ctx);
-      s->next_set = (s->next_set + 1) % s->sets;
+    if (whole) {
+      e = api->cuGraphLaunch(s->graph, s->stream);
+    } else {
+      for (uint32_t i = 0; i < batch && e == CUDA_SUCCESS; i++) {
+        e = launch(s, s->next_set, ctx);
+        s->next_set = (s->next_set + 1) % s->sets;
+      }
     }
     if (e != CUDA_SUCCESS || (e = api->cuEventRecord(stop, s->stream)) != CUDA_SUCCESS)
       return e;
@@ -892,6 +900,11 @@ CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx, uint32_t
       return api->cuStreamSynchronize(s->stream) != CUDA_SUCCESS ? api->cuCtxSynchronize()
                                                                  : CUDA_ERROR_UNKNOWN;
     total += secs;
+    done += batch;
+    if (done < iterations && matmul_cancelled(s->mm.host)) {
+      *seconds = total;
+      return CUDA_ERROR_NOT_READY;
+    }
   }
   *seconds = total;
   return CUDA_SUCCESS;

@@ -249,6 +249,7 @@ typedef struct cu_session {
   uint32_t sets;              /* rotated copies of A and B (cu_rotation_sets), >= 1 */
   CUdeviceptr *rot_a, *rot_b; /* sets entries; [0] is a and b */
   CUgraphExec graph;          /* the captured batch of the prepared candidate, or NULL */
+  int no_graph;               /* capturing failed for this candidate: launched one by one */
   uint32_t graph_launches;    /* launches in it (cu_graph_batch) */
   uint32_t next_set;          /* the set of the next product */
   double *ref, *mag;          /* host copies of R and G */
@@ -284,17 +285,19 @@ CUD_HIDDEN double cu_events_seconds(const cu_api *api, CUevent start, CUevent st
 typedef CUresult (*cu_launch_fn)(cu_session *s, uint32_t set, void *ctx);
 
 /* After a successful prepare: drops the graph of the previous candidate
- * and warms the GPU up by time (cu_warmup, CU_WARMUP_SECONDS of
+ * (and its no_graph mark) and warms the GPU up by time (cu_warmup, CU_WARMUP_SECONDS of
  * products on the stream). CUDA_SUCCESS or the failing call's error. */
 CUD_HIDDEN CUresult cu_session_prepared(cu_session *s, cu_launch_fn launch, void *ctx);
 
 /* `iterations` products timed on the device: C reset first (outside the
  * events), then whole graphs of s->graph_launches products (captured on
- * first use) each between an event pair, the rest launched one by one
- * between a last pair; *seconds the sum of the pairs. The operand sets
- * rotate across products. CUDA_SUCCESS, CUDA_ERROR_CANCELLED-like
- * CUDA_ERROR_NOT_READY when the host cancelled between batches, or the
- * failing call's error. start/stop are the session's events. */
+ * first use, when iterations hold one) each between an event pair, the
+ * rest launched one by one in batches of at most CU_GRAPH_MIN between
+ * pairs (also every product when capturing failed: a warning, then
+ * s->no_graph); *seconds the sum of the pairs. The operand sets rotate
+ * across products. CUDA_SUCCESS, CUDA_ERROR_NOT_READY when the host
+ * cancelled between batches, or the failing call's error. start/stop are
+ * the session's events. */
 CUD_HIDDEN CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx,
                                     uint32_t iterations, CUevent start, CUevent stop,
                                     double *seconds);

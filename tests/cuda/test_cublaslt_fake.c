@@ -197,8 +197,13 @@ static CUresult CUDAAPI d_stream_sync(CUstream s) {
 static CUresult CUDAAPI d_ctx_sync(void) {
   return g_sync_result;
 }
+static CUresult g_begin_result = CUDA_SUCCESS;
+static unsigned g_begins;
 static CUresult CUDAAPI d_begin(CUstream s, CUstreamCaptureMode m) {
   (void)s, (void)m;
+  g_begins++;
+  if (g_begin_result != CUDA_SUCCESS)
+    return g_begin_result;
   g_capturing = 1;
   return CUDA_SUCCESS;
 }
@@ -308,6 +313,8 @@ static void setup(fixture *f, const cgemm_limits *l) {
   g_checks = g_matmuls = g_graph_launches = g_pairs = g_captured = 0;
   memset(g_set_uses, 0, sizeof g_set_uses);
   g_sync_result = CUDA_SUCCESS;
+  g_begin_result = CUDA_SUCCESS;
+  g_begins = 0;
 }
 
 static void teardown(fixture *f) {
@@ -414,6 +421,26 @@ static void run_times_graphs_on_the_stream_with_rotation(void **state) {
   teardown(&f);
 }
 
+static void without_a_graph_products_run_one_by_one(void **state) {
+  (void)state;
+  fixture f;
+  char text[200];
+  calhost_run_result r = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof r}, -1};
+  setup(&f, &cgemm_limits_sm90);
+  lt_config c = {{21, 8, 1, 1, 0, 0, 0, 0, 0}};
+  lt_format(&c, text, sizeof text);
+  assert_int_equal(lt_prepare(&f.s, text, strlen(text)), CALHOST_OK);
+  g_begin_result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  g_matmuls = g_pairs = 0;
+  assert_int_equal(lt_run(&f.s, 100, &r), CALHOST_OK);
+  assert_int_equal(g_matmuls, 100);
+  assert_int_equal(g_pairs, 4); /* batches of 32, 32, 32, 4 */
+  assert_int_equal(g_graph_launches, 0);
+  assert_int_equal(lt_run(&f.s, 100, &r), CALHOST_OK);
+  assert_int_equal(g_begins, 1); /* not tried again for this candidate */
+  teardown(&f);
+}
+
 static void a_sticky_error_ends_the_child(void **state) {
   (void)state;
   fixture f;
@@ -454,6 +481,7 @@ int main(void) {
       cmocka_unit_test(enumeration_spreads_over_the_capabilities),
       cmocka_unit_test(default_runs_the_heuristics_own_algorithm),
       cmocka_unit_test(run_times_graphs_on_the_stream_with_rotation),
+      cmocka_unit_test(without_a_graph_products_run_one_by_one),
       cmocka_unit_test(a_sticky_error_ends_the_child),
       cmocka_unit_test(versions_enter_the_identity),
   };
