@@ -1,10 +1,13 @@
 /*
  * cu_nvrtc.h: NVRTC, loaded with dlopen at run time (never linked): the
- * library (libnvrtc.so.13, .12, libnvrtc.so, then the toolkit's lib64 under
- * $CUDA_HOME, $CUDA_PATH and /usr/local/cuda), the include folder holding
- * mma.h for the kernels, and one compile of a source to a CUBIN for an
- * architecture with ptxas's register and spill report. Shared by
- * cuda_gemm, cublaslt and tests/cuda. Internal (hidden).
+ * library (libnvrtc.so.13, .12, libnvrtc.so through the loader, then the
+ * CUDA roots below: the toolkit, CUDA_HOME/CUDA_PATH, pip's layouts), the
+ * include folder holding the headers the kernels need (cuda_fp16.h,
+ * cuda_bf16.h, mma.h and crt/mma.h: NVRTC 13 carries none of them), and one
+ * compile of a source to a CUBIN for an architecture with ptxas's register
+ * and spill report. Also the search itself (cu_find_library,
+ * cu_find_headers), for cublaslt's library too. Shared by cuda_gemm,
+ * cublaslt and tests/cuda. Internal (hidden).
  */
 #ifndef CALHOST_CU_NVRTC_H
 #define CALHOST_CU_NVRTC_H
