@@ -630,11 +630,21 @@ static CUresult rotate(cu_session *s, size_t es) {
   s->rot_a[0] = s->a;
   s->rot_b[0] = s->b;
   for (uint32_t i = 1; i < s->sets; i++) {
-    if ((e = api->cuMemAlloc(&s->rot_a[i], abytes)) != CUDA_SUCCESS ||
-        (e = api->cuMemcpyDtoD(s->rot_a[i], s->a, abytes)) != CUDA_SUCCESS ||
-        (e = api->cuMemAlloc(&s->rot_b[i], bbytes)) != CUDA_SUCCESS ||
-        (e = api->cuMemcpyDtoD(s->rot_b[i], s->b, bbytes)) != CUDA_SUCCESS)
+    if ((e = api->cuMemAlloc(&s->rot_a[i], abytes)) == CUDA_SUCCESS &&
+        (e = api->cuMemAlloc(&s->rot_b[i], bbytes)) == CUDA_SUCCESS &&
+        (e = api->cuMemcpyDtoD(s->rot_a[i], s->a, abytes)) == CUDA_SUCCESS &&
+        (e = api->cuMemcpyDtoD(s->rot_b[i], s->b, bbytes)) == CUDA_SUCCESS)
+      continue;
+    if (e != CUDA_ERROR_OUT_OF_MEMORY)
       return e;
+    /* memory ran short (another process): the sets made so far (warmer) */
+    if (s->rot_a[i])
+      api->cuMemFree(s->rot_a[i]);
+    if (s->rot_b[i])
+      api->cuMemFree(s->rot_b[i]);
+    s->rot_a[i] = s->rot_b[i] = 0;
+    s->sets = i;
+    break;
   }
   return api->cuCtxSynchronize();
 }
@@ -790,6 +800,8 @@ CUresult cu_session_reset(cu_session *s) {
   const cu_api *api = s->inst->devs.api;
   if (!s->c0)
     return CUDA_SUCCESS;
+  if (s->stream)
+    return api->cuMemcpyDtoDAsync(s->c, s->c0, s->mp * s->np * 4, s->stream);
   return api->cuMemcpyDtoD(s->c, s->c0, s->mp * s->np * 4);
 }
 

@@ -50,6 +50,7 @@
   X(cuMemcpyHtoD)                                                                                  \
   X(cuMemcpyDtoH)                                                                                  \
   X(cuMemcpyDtoD)                                                                                  \
+  X(cuMemcpyDtoDAsync)                                                                             \
   X(cuModuleLoadData)                                                                              \
   X(cuModuleUnload)                                                                                \
   X(cuModuleGetFunction)                                                                           \
@@ -267,7 +268,9 @@ CUD_HIDDEN void *cu_session_open(calhost_plugin_instance *inst, const calhost_wo
 /* Frees the device buffers and host copies (not s itself). */
 CUD_HIDDEN void cu_session_release(cu_session *s);
 
-/* Before a run: C = C0 (accumulating) or nothing. CUresult. */
+/* Before a run: C = C0 (accumulating) or nothing, a copy on the
+ * session's stream (ordered before its products; the legacy stream would
+ * not be, the session's stream being non-blocking). CUresult. */
 CUD_HIDDEN CUresult cu_session_reset(cu_session *s);
 
 /* Makes sure s->work holds `bytes`. CUresult. */

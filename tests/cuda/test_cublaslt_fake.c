@@ -246,6 +246,13 @@ static CUresult CUDAAPI d_elapsed(float *ms, CUevent a, CUevent b) {
   g_pairs++;
   return CUDA_SUCCESS;
 }
+static unsigned g_resets;
+static CUresult CUDAAPI d_copy_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  (void)dst, (void)src, (void)n;
+  assert_ptr_equal(s, (CUstream)(uintptr_t)0x5757); /* ordered before the products */
+  g_resets++;
+  return CUDA_SUCCESS;
+}
 static CUresult CUDAAPI d_error_name(CUresult r, const char **s) {
   *s = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR";
   return CUDA_SUCCESS;
@@ -289,6 +296,7 @@ static void setup(fixture *f, const cgemm_limits *l) {
   g_fake_api.cuEventSynchronize = d_event_sync;
   g_fake_api.cuEventElapsedTime = d_elapsed;
   g_fake_api.cuGetErrorName = d_error_name;
+  g_fake_api.cuMemcpyDtoDAsync = d_copy_async; /* cuMemcpyDtoD stays NULL: never called */
   memset(f, 0, sizeof *f);
   assert_int_equal(lt_create(NULL, NULL, 0, &f->inst), CALHOST_OK);
   f->inst->cu.devs.api = &g_fake_api;
@@ -415,6 +423,12 @@ static void run_times_graphs_on_the_stream_with_rotation(void **state) {
   assert_int_equal(lt_run(&f.s, 64, &r), CALHOST_OK);
   assert_int_equal(g_captured, 32);
   assert_int_equal(g_graph_launches, 5);
+  /* accumulating: C = C0 on the session's stream before each run */
+  f.s.cu.c0 = 0x9000;
+  f.s.cu.shape.accumulate = 1;
+  g_resets = 0;
+  assert_int_equal(lt_run(&f.s, 32, &r), CALHOST_OK);
+  assert_int_equal(g_resets, 1);
   /* a new candidate drops it */
   assert_int_equal(lt_prepare(&f.s, text, strlen(text)), CALHOST_OK);
   assert_null(f.s.cu.graph);
