@@ -16,13 +16,13 @@
 #
 # Steps (each under its own time limit; the limits add up to 380 s):
 #   devices  calhost devices: cuda_gemm and cublaslt list the GPU (20 s)
-#   check    calhost plugin check on both plugins (60 s)
-#   quick    calibrate at rigor quick: MatMul 1024^3, 4096^3,
-#            8192x64x4096, 128^3 in float32 and bfloat16, 1024^3 and
-#            4096^3 in float16 (110 s)
+#   check    calhost plugin check on both plugins (90 s)
+#   quick    calibrate at rigor quick, 35 s of budget per plugin: MatMul
+#            1024^3, 4096^3, 8192x64x4096, 128^3 in float32 and bfloat16,
+#            1024^3 and 4096^3 in float16 (100 s)
 #   lookup   lookup --device 0 of every workload, both plugins (20 s)
-#   verify   calhost verify at rigor quick (40 s)
-#   bench    cuda-bench --quick: TFLOP/s, tuned against default (130 s)
+#   verify   calhost verify at rigor quick, 12 s per plugin (30 s)
+#   bench    cuda-bench --quick: TFLOP/s, tuned against default (120 s)
 # Without a GPU (no driver, the toolkit's stub) devices fails with the
 # reason, check still runs (it must pass, skipping the device checks) and
 # the rest is skipped: exit 3, "NO DEVICE".
@@ -53,7 +53,7 @@ checks() {
   return $rc
 }
 quick() {
-  $cal calibrate --rigor quick --time-budget 40s || return 1
+  $cal calibrate --rigor quick --time-budget 35s || return 1
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>/dev/null
   return 0
 }
@@ -68,7 +68,7 @@ lookups() {
   return $rc
 }
 verify() {
-  $cal verify --rigor quick --time-budget 20s
+  $cal verify --rigor quick --time-budget 12s
 }
 bench() {
   "$bin/cuda-bench" --quick "$plugins"
@@ -185,14 +185,14 @@ step() { # step NAME SECONDS FUNCTION
 
 verdict=PASS
 if step devices 20 devices; then
-  step check 60 checks
-  step quick 110 quick
+  step check 90 checks
+  step quick 100 quick
   step lookup 20 lookups
-  step verify 40 verify
-  step bench 130 bench
+  step verify 30 verify
+  step bench 120 bench
   [ $passed -eq $ran ] || verdict=FAIL
 else
-  step check 60 checks
+  step check 90 checks
   if grep -Eq 'no NVIDIA device|CUDA_ERROR_STUB_LIBRARY|no NVIDIA driver|reports no GPU' "$work/devices.log"; then
     verdict="NO DEVICE"
   else
