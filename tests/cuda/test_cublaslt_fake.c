@@ -176,6 +176,12 @@ static cublasStatus_t f_matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const
   return CUBLAS_STATUS_SUCCESS;
 }
 
+static uintptr_t g_next_handle = 0x100;
+static cublasStatus_t f_create(cublasLtHandle_t *h) {
+  *h = (cublasLtHandle_t)g_next_handle++;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 static size_t f_version(void) {
   return 130100;
 }
@@ -281,6 +287,7 @@ static void setup(fixture *f, const cgemm_limits *l) {
   g_lt.cublasLtMatmulAlgoCheck = f_check;
   g_lt.cublasLtMatmul = f_matmul;
   g_lt.cublasLtGetVersion = f_version;
+  g_lt.cublasLtCreate = f_create;
   g_lt_state = 1;
   memset(&g_fake_api, 0, sizeof g_fake_api);
   g_fake_api.cuCtxSetCurrent = d_ctx;
@@ -480,6 +487,28 @@ static void a_sticky_error_ends_the_child(void **state) {
   teardown(&f);
 }
 
+static void one_handle_per_device(void **state) {
+  (void)state;
+  fixture f;
+  cu_device two[2];
+  setup(&f, &cgemm_limits_sm90);
+  memset(two, 0, sizeof two);
+  f.inst->cu.devs.items = two;
+  f.inst->cu.devs.count = 2;
+  cublasLtHandle_t h0 = lt_handle_for(f.inst, &g_lt, 0), h1 = lt_handle_for(f.inst, &g_lt, 1);
+  assert_non_null(h0);
+  assert_non_null(h1);
+  assert_ptr_not_equal(h0, h1);
+  assert_ptr_equal(lt_handle_for(f.inst, &g_lt, 0), h0); /* created once */
+  assert_null(lt_handle_for(f.inst, &g_lt, 2));
+  f.inst->cu.devs.items = NULL;
+  f.inst->cu.devs.count = 0;
+  free(f.inst->handles); /* the fake handles need no cublasLtDestroy */
+  f.inst->handles = NULL;
+  f.inst->handle_count = 0;
+  teardown(&f);
+}
+
 static void versions_enter_the_identity(void **state) {
   (void)state;
   char libs[96], found[2048];
@@ -497,6 +526,7 @@ int main(void) {
       cmocka_unit_test(run_times_graphs_on_the_stream_with_rotation),
       cmocka_unit_test(without_a_graph_products_run_one_by_one),
       cmocka_unit_test(a_sticky_error_ends_the_child),
+      cmocka_unit_test(one_handle_per_device),
       cmocka_unit_test(versions_enter_the_identity),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
