@@ -52,3 +52,28 @@ int lt_parse(const char *p, size_t len, lt_config *out, char *err, size_t cap) {
     return matmul_fail(err, cap, "splitk=0: at least 1");
   return 0;
 }
+
+uint64_t lt_walk_stride(uint64_t total, uint64_t tries) {
+  if (total <= tries || total < 2)
+    return 1;
+  /* about total / phi, made coprime with total: i * stride mod total then
+   * visits tries distinct points spread over every dimension */
+  uint64_t s = (uint64_t)((double)total * 0.6180339887498949) | 1u;
+  for (;; s++) {
+    uint64_t a = total, b = s;
+    while (b) {
+      uint64_t t = a % b;
+      a = b;
+      b = t;
+    }
+    if (a == 1)
+      return s;
+  }
+}
+
+void lt_walk_point(const uint32_t *dims, int ndims, uint64_t index, uint32_t *digits) {
+  for (int d = 0; d < ndims; d++) {
+    digits[d] = (uint32_t)(index % dims[d]);
+    index /= dims[d];
+  }
+}

@@ -44,4 +44,14 @@ LT_HIDDEN void lt_format(const lt_config *c, char *buf, size_t cap);
  * 0, or -1 with the reason in err. */
 LT_HIDDEN int lt_parse(const char *policy, size_t length, lt_config *out, char *err, size_t cap);
 
+/* The enumeration's walk over the product of an algorithm's capabilities
+ * (dims[d] values in dimension d, total their product): point t of
+ * `tries` is the mixed-radix digits (dimension 0 fastest) of
+ * (t * lt_walk_stride(total, tries)) mod total. The stride is coprime
+ * with total (the points are distinct) and about total / golden ratio, so
+ * that a budget of tries spreads over every dimension (every tile id, not
+ * the first ones); 1 when tries covers the product. */
+LT_HIDDEN uint64_t lt_walk_stride(uint64_t total, uint64_t tries);
+LT_HIDDEN void lt_walk_point(const uint32_t *dims, int ndims, uint64_t index, uint32_t *digits);
+
 #endif /* CALHOST_CUBLASLT_LT_POLICY_H */

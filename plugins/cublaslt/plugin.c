@@ -12,22 +12,26 @@
  * libcublasLt are opened with dlopen: without them the plugin lists no
  * device. As CLBlast is to opencl_gemm: the baseline for cuda_gemm.
  */
+#define _GNU_SOURCE /* dladdr */
 #include <calhost/plugin.h>
 
 #include <cublasLt.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cu_driver.h"
+#include "cu_nvrtc.h"
 #include "lt_policy.h"
 
 #define BACKEND "cublaslt"
-#define RUN_BATCH 32
 #define HEURISTIC_MAX 8
 #define CANDIDATE_MAX 96
 #define WORKSPACE_BYTES (32u << 20)
+#define ALGO_IDS_MAX 4096  /* cublasLtMatmulAlgoGetIds' array (it has no count query) */
 #define PER_ALGO_TRIES 384 /* cublasLtMatmulAlgoCheck calls per algorithm id */
 #define PER_ALGO_KEPT 12   /* enumerated candidates kept per algorithm id */
 
@@ -48,6 +52,7 @@
   X(cublasLtMatmulAlgoConfigSetAttribute)                                                          \
   X(cublasLtMatmulAlgoConfigGetAttribute)                                                          \
   X(cublasLtMatmulAlgoCheck)                                                                       \
+  X(cublasLtGetVersion)                                                                            \
   X(cublasLtMatmul)
 
 typedef struct lt_api {
@@ -57,27 +62,30 @@ typedef struct lt_api {
 } lt_api;
 
 static lt_api g_lt;
-static int g_lt_state;
-static char g_lt_why[200];
+static int g_lt_state; /* 0 untried, 1 loaded, -1 absent: set once decided, under the lock */
+static char g_lt_why[200], g_lt_path[CU_PATH_MAX];
+static pthread_mutex_t g_lt_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* libcublasLt (13, 12, unversioned, then $CUDA_HOME / /usr/local/cuda). */
+static const char *const g_lt_names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+                                         NULL};
+
+/* libcublasLt (13, 12, unversioned through the loader, then the roots of
+ * cu_find_library: CUDA_HOME, CUDA_PATH, /usr/local/cuda*, pip's
+ * nvidia/cu13 and nvidia/cublas). Once per process, thread-safe. */
 static const lt_api *load_lt(char *why, size_t cap) {
+  int state;
+  pthread_mutex_lock(&g_lt_lock);
   if (g_lt_state == 0) {
-    const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", NULL};
     void *lib = NULL;
-    g_lt_state = -1;
-    for (int i = 0; names[i] && !lib; i++)
-      lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-    for (int i = 0; i < 3 && !lib; i++) {
-      char path[4200];
-      if (!homes[i] || !*homes[i])
-        continue;
-      snprintf(path, sizeof path, "%.4000s/lib64/libcublasLt.so", homes[i]);
-      lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    }
+    int decided = -1;
+    for (int i = 0; g_lt_names[i] && !lib; i++)
+      lib = dlopen(g_lt_names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib && cu_find_library(g_lt_names, g_lt_path, sizeof g_lt_path) == 0)
+      lib = dlopen(g_lt_path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-      snprintf(g_lt_why, sizeof g_lt_why, "cuBLASLt not found (libcublasLt.so.13; set CUDA_HOME)");
+      snprintf(g_lt_why, sizeof g_lt_why,
+               "cuBLASLt not found (libcublasLt.so.13 in the loader's path, CUDA_HOME, CUDA_PATH, "
+               "/usr/local/cuda*, or pip's nvidia/cu13)");
     } else {
       int missing = 0;
 #define LT_LOAD(f)                                                                                 \
@@ -85,22 +93,55 @@ static const lt_api *load_lt(char *why, size_t cap) {
     missing = 1;
       LT_FUNCS(LT_LOAD)
 #undef LT_LOAD
+      Dl_info info;
+      if (!g_lt_path[0] && !missing && dladdr((void *)g_lt.cublasLtCreate, &info) && info.dli_fname)
+        snprintf(g_lt_path, sizeof g_lt_path, "%.1000s", info.dli_fname);
       if (missing)
         snprintf(g_lt_why, sizeof g_lt_why, "libcublasLt lacks a function this backend calls");
       else
-        g_lt_state = 1;
+        decided = 1;
     }
+    g_lt_state = decided;
   }
-  if (g_lt_state != 1) {
+  state = g_lt_state;
+  pthread_mutex_unlock(&g_lt_lock);
+  if (state != 1) {
     snprintf(why, cap, "%s", g_lt_why);
     return NULL;
   }
   return &g_lt;
 }
 
+/* What a cublaslt policy depends on besides the device: the cuBLASLt
+ * version (its header: algorithm configurations are valid for one version
+ * only), as "cublasLt VERSION" for the identity and VERSION for the
+ * portable key; "cublasLt none" when the library is absent. Tests replace
+ * lt_version_of. */
+static size_t lt_real_version(void) {
+  char why[200];
+  const lt_api *lt = load_lt(why, sizeof why);
+  return lt ? lt->cublasLtGetVersion() : 0;
+}
+static size_t (*lt_version_of)(void) = lt_real_version;
+
+static void lt_versions(char *libs, size_t libs_cap, char *found, size_t found_cap) {
+  size_t v = lt_version_of();
+  char nvrtc[CU_PATH_MAX + 200];
+  if (v)
+    snprintf(libs, libs_cap, "cublasLt %zu", v);
+  else
+    snprintf(libs, libs_cap, "cublasLt none");
+  cu_nvrtc_describe(nvrtc, sizeof nvrtc);
+  snprintf(found, found_cap, "cublasLt %zu (%s); %s", v, g_lt_path[0] ? g_lt_path : g_lt_why,
+           nvrtc);
+}
+
 struct calhost_plugin_instance {
-  cu_instance cu; /* first */
-  cublasLtHandle_t handle;
+  cu_instance cu;            /* first */
+  pthread_mutex_t lock;      /* handles */
+  cublasLtHandle_t *handles; /* one per listed device (cuBLASLt binds a handle to the device
+                                current when it is created), NULL until first used */
+  uint32_t handle_count;
 };
 
 struct calhost_session {
@@ -112,26 +153,61 @@ struct calhost_session {
   cublasLtMatmulPreference_t pref;
   cublasComputeType_t compute;
   cudaDataType_t ab_type;
+  cublasLtHandle_t handle; /* the device's (the instance's handles) */
   lt_config cands[CANDIDATE_MAX];
   lt_config heuristic_first;
+  cublasLtMatmulAlgo_t heuristic_algo; /* the heuristic's own first algorithm, as it returned it */
+  size_t heuristic_workspace;          /* and the workspace it asked for */
+  double open_seconds;                 /* open_session's enumeration (AlgoCheck calls) */
+  uint32_t checks;                     /* cublasLtMatmulAlgoCheck calls it made */
   CUdeviceptr workspace;
   CUevent start, stop;
   int prepared;
+  cublasStatus_t last_status; /* of the last failed cublasLtMatmul */
   cublasLtMatmulAlgo_t algo;
   size_t algo_workspace;
 };
 
 static calhost_status lt_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t count, calhost_plugin_instance **out) {
-  return cu_instance_create(host, BACKEND, settings, count, out, sizeof **out);
+  calhost_status st = cu_instance_create(host, BACKEND, settings, count, out, sizeof **out);
+  if (st == CALHOST_OK) {
+    pthread_mutex_init(&(*out)->lock, NULL);
+    (*out)->cu.devs.versions = lt_versions;
+  }
+  return st;
 }
 
 static void lt_destroy(calhost_plugin_instance *inst) {
   if (!inst)
     return;
-  if (inst->handle && g_lt_state == 1)
-    g_lt.cublasLtDestroy(inst->handle);
+  for (uint32_t i = 0; i < inst->handle_count; i++)
+    if (inst->handles[i] && g_lt_state == 1 && inst->cu.devs.api &&
+        inst->cu.devs.api->cuCtxSetCurrent(inst->cu.devs.items[i].ctx) == CUDA_SUCCESS)
+      g_lt.cublasLtDestroy(inst->handles[i]);
+  free(inst->handles);
+  pthread_mutex_destroy(&inst->lock);
   cu_instance_destroy(inst);
+}
+
+/* The handle of the device at position `pos` of the instance's list,
+ * created on first use with that device's context current (the caller
+ * made it current). NULL when cublasLtCreate fails or out of memory. */
+static cublasLtHandle_t lt_handle_for(calhost_plugin_instance *inst, const lt_api *lt,
+                                      uint32_t pos) {
+  cublasLtHandle_t h = NULL;
+  pthread_mutex_lock(&inst->lock);
+  if (!inst->handles && inst->cu.devs.count) {
+    inst->handles = calloc(inst->cu.devs.count, sizeof *inst->handles);
+    inst->handle_count = inst->handles ? inst->cu.devs.count : 0;
+  }
+  if (pos < inst->handle_count) {
+    if (!inst->handles[pos] && lt->cublasLtCreate(&inst->handles[pos]) != CUBLAS_STATUS_SUCCESS)
+      inst->handles[pos] = NULL;
+    h = inst->handles[pos];
+  }
+  pthread_mutex_unlock(&inst->lock);
+  return h;
 }
 
 static calhost_status lt_validate_policy(calhost_plugin_instance *inst, const char *policy,
@@ -176,7 +252,7 @@ static int algo_of(calhost_session *s, const lt_config *c, cublasLtMatmulAlgo_t 
                    size_t *workspace, char *err, size_t cap) {
   const lt_api *lt = s->lt;
   cublasStatus_t st =
-      lt->cublasLtMatmulAlgoInit(s->inst->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
+      lt->cublasLtMatmulAlgoInit(s->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
                                  CUDA_R_32F, CUDA_R_32F, (int)c->v[LT_ALGO], algo);
   if (st != CUBLAS_STATUS_SUCCESS)
     return matmul_fail(err, cap, "cublasLtMatmulAlgoInit(algo=%u) refused it (status %d)",
@@ -196,7 +272,8 @@ static int algo_of(calhost_session *s, const lt_config *c, cublasLtMatmulAlgo_t 
                                            sizeof cluster);
   cublasLtMatmulHeuristicResult_t r;
   memset(&r, 0, sizeof r);
-  st = lt->cublasLtMatmulAlgoCheck(s->inst->handle, s->desc, s->la, s->lb, s->lc, s->lc, algo, &r);
+  s->checks++;
+  st = lt->cublasLtMatmulAlgoCheck(s->handle, s->desc, s->la, s->lb, s->lc, s->lc, algo, &r);
   if (st != CUBLAS_STATUS_SUCCESS || r.state != CUBLAS_STATUS_SUCCESS)
     return matmul_fail(err, cap, "cublasLtMatmulAlgoCheck refuses it for this workload (status %d)",
                        (int)(st != CUBLAS_STATUS_SUCCESS ? st : r.state));
@@ -219,73 +296,122 @@ static void add_candidate(calhost_session *s, const lt_config *c) {
     s->cands[s->cu.mm.candidates++] = *c;
 }
 
-/* The enumerated configurations: per algorithm id, its tiles x stages x
- * split-K {1, 2, 4} (when supported, with each reduction scheme it has)
- * x swizzle {0, 1} (when supported), those cublasLtMatmulAlgoCheck
- * accepts: at most PER_ALGO_KEPT of PER_ALGO_TRIES tries per id (so that
- * every id is represented), until the list is full. */
+/* A uint32_t capability array of algo: its size queried first
+ * (sizeInBytes 0, as cublasLt.h documents), then read whole. malloc'ed,
+ * its count in *n; NULL and 0 when the algorithm has none. */
+static uint32_t *cap_array(const lt_api *lt, const cublasLtMatmulAlgo_t *algo,
+                           cublasLtMatmulAlgoCapAttributes_t attr, size_t *n) {
+  size_t bytes = 0, written = 0;
+  uint32_t *v;
+  *n = 0;
+  if (lt->cublasLtMatmulAlgoCapGetAttribute(algo, attr, NULL, 0, &bytes) != CUBLAS_STATUS_SUCCESS ||
+      bytes < sizeof *v || !(v = malloc(bytes)))
+    return NULL;
+  if (lt->cublasLtMatmulAlgoCapGetAttribute(algo, attr, v, bytes, &written) !=
+          CUBLAS_STATUS_SUCCESS ||
+      written > bytes) {
+    free(v);
+    return NULL;
+  }
+  *n = written / sizeof *v;
+  return v;
+}
+
+static int32_t cap_int(const lt_api *lt, const cublasLtMatmulAlgo_t *algo,
+                       cublasLtMatmulAlgoCapAttributes_t attr) {
+  int32_t v = 0;
+  size_t w = 0;
+  if (lt->cublasLtMatmulAlgoCapGetAttribute(algo, attr, &v, sizeof v, &w) != CUBLAS_STATUS_SUCCESS)
+    return 0;
+  return v;
+}
+
+/* The enumerated configurations. Per algorithm id (cublasLtMatmulAlgoGetIds),
+ * the product of its capabilities: tiles and stages (counts queried
+ * first), split-K {1, 2, 4} with each reduction scheme it has, CTA swizzle
+ * {0, 1}, custom options 0..CUSTOM_OPTION_MAX, and on Hopper and later
+ * (sm_90+) the cluster shapes (CUBLASLT_CLUSTER_SHAPE_*: auto and every
+ * shape) and inner shapes; PER_ALGO_TRIES points of that product spread
+ * over all of it (lt_walk_stride: not the first tiles), the first
+ * PER_ALGO_KEPT that cublasLtMatmulAlgoCheck accepts kept; then the kept
+ * ones of every id taken in turns (one of each id, then the next of each)
+ * until CANDIDATE_MAX. */
 static void enumerate(calhost_session *s) {
   const lt_api *lt = s->lt;
-  int ids[64], nids = 0;
-  if (lt->cublasLtMatmulAlgoGetIds(s->inst->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
-                                   CUDA_R_32F, CUDA_R_32F, 64, ids, &nids) != CUBLAS_STATUS_SUCCESS)
-    return;
-  for (int i = 0; i < nids && s->cu.mm.candidates < CANDIDATE_MAX; i++) {
+  int *ids = malloc(ALGO_IDS_MAX * sizeof *ids), nids = 0;
+  lt_config *kept = NULL;
+  uint32_t *nkept = NULL;
+  int hopper = s->cu.dev->limits.cc_major >= 9;
+  if (!ids ||
+      lt->cublasLtMatmulAlgoGetIds(s->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
+                                   CUDA_R_32F, CUDA_R_32F, ALGO_IDS_MAX, ids,
+                                   &nids) != CUBLAS_STATUS_SUCCESS ||
+      nids <= 0)
+    goto done;
+  kept = calloc((size_t)nids * PER_ALGO_KEPT, sizeof *kept);
+  nkept = calloc((size_t)nids, sizeof *nkept);
+  if (!kept || !nkept)
+    goto done;
+  for (int i = 0; i < nids; i++) {
     cublasLtMatmulAlgo_t algo;
-    uint32_t tiles[64], stages[64], red_mask = 0, tries = 0, kept = 0;
-    int32_t splitk_ok = 0, swz_ok = 0;
-    size_t nt = 0, ns = 0, w;
-    if (lt->cublasLtMatmulAlgoInit(s->inst->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
+    size_t nt = 0, ns = 0;
+    if (lt->cublasLtMatmulAlgoInit(s->handle, s->compute, CUDA_R_32F, s->ab_type, s->ab_type,
                                    CUDA_R_32F, CUDA_R_32F, ids[i], &algo) != CUBLAS_STATUS_SUCCESS)
       continue;
-    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles,
-                                              sizeof tiles, &nt) != CUBLAS_STATUS_SUCCESS)
-      nt = 0;
-    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, stages,
-                                              sizeof stages, &ns) != CUBLAS_STATUS_SUCCESS)
-      ns = 0;
-    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitk_ok,
-                                              sizeof splitk_ok, &w) != CUBLAS_STATUS_SUCCESS)
-      splitk_ok = 0;
-    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
-                                              &red_mask, sizeof red_mask,
-                                              &w) != CUBLAS_STATUS_SUCCESS)
-      red_mask = 0;
-    if (lt->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT,
-                                              &swz_ok, sizeof swz_ok, &w) != CUBLAS_STATUS_SUCCESS)
-      swz_ok = 0;
-    if (nt > sizeof tiles)
-      nt = sizeof tiles;
-    if (ns > sizeof stages)
-      ns = sizeof stages;
-    nt /= sizeof tiles[0];
-    ns /= sizeof stages[0];
-    if (nt == 0)
-      tiles[nt++] = 0;
-    if (ns == 0)
-      stages[ns++] = 0;
-    for (size_t t = 0; t < nt; t++)
-      for (size_t g = 0; g < ns; g++)
-        for (uint32_t split = 1; split <= (splitk_ok ? 4u : 1u); split *= 2)
-          for (uint32_t red = 0; red <= (split > 1 ? 4u : 0u); red = red ? red * 2 : 1) {
-            if (split > 1 && red && !(red_mask & red))
-              continue;
-            for (uint32_t swz = 0; swz <= (swz_ok ? 1u : 0u); swz++) {
-              lt_config c = {{(uint32_t)ids[i], tiles[t], stages[g], split, red, swz, 0, 0, 0}};
-              cublasLtMatmulAlgo_t a;
-              size_t ws;
-              if (s->cu.mm.candidates >= CANDIDATE_MAX || tries >= PER_ALGO_TRIES ||
-                  kept >= PER_ALGO_KEPT)
-                goto next_algo;
-              tries++;
-              if (algo_of(s, &c, &a, &ws, NULL, 0) == 0 && !known(s, &c)) {
-                add_candidate(s, &c);
-                kept++;
-              }
-            }
-          }
-  next_algo:;
+    uint32_t *tiles = cap_array(lt, &algo, CUBLASLT_ALGO_CAP_TILE_IDS, &nt);
+    uint32_t *stages = cap_array(lt, &algo, CUBLASLT_ALGO_CAP_STAGES_IDS, &ns);
+    int32_t splitk_ok = cap_int(lt, &algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT);
+    uint32_t red_mask = (uint32_t)cap_int(lt, &algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK);
+    int32_t swz_ok = cap_int(lt, &algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT);
+    int32_t custom_max = cap_int(lt, &algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX);
+    /* split-K options: (1, none), then (2 and 4) x each reduction scheme it has */
+    uint32_t splits[16][2], nsplit = 0;
+    splits[nsplit][0] = 1;
+    splits[nsplit++][1] = 0;
+    for (uint32_t split = 2; splitk_ok && split <= 4; split *= 2)
+      for (uint32_t red = 1; red <= 4; red *= 2)
+        if (red_mask & red) {
+          splits[nsplit][0] = split;
+          splits[nsplit++][1] = red;
+        }
+    /* the product's dimensions: tile, stages, split-K option, swizzle,
+     * custom option, cluster shape, inner shape */
+    uint32_t dims[7] = {
+        nt ? (uint32_t)nt : 1u,
+        ns ? (uint32_t)ns : 1u,
+        nsplit,
+        swz_ok ? 2u : 1u,
+        custom_max > 0 ? (uint32_t)(custom_max > 63 ? 64 : custom_max + 1) : 1u,
+        hopper ? (uint32_t)CUBLASLT_CLUSTER_SHAPE_END - 1u : 1u, /* auto, then 1x1x1 .. */
+        hopper ? (uint32_t)CUBLASLT_MATMUL_INNER_SHAPE_END : 1u,
+    };
+    uint64_t total = 1;
+    for (int d = 0; d < 7; d++)
+      total *= dims[d];
+    uint64_t tries = total < PER_ALGO_TRIES ? total : PER_ALGO_TRIES,
+             stride = lt_walk_stride(total, tries);
+    for (uint64_t t = 0; t < tries && nkept[i] < PER_ALGO_KEPT; t++) {
+      uint32_t g[7];
+      lt_walk_point(dims, 7, (t * stride) % total, g);
+      uint32_t cluster = g[5] == 0 ? (uint32_t)CUBLASLT_CLUSTER_SHAPE_AUTO : g[5] + 1u;
+      lt_config c = {{(uint32_t)ids[i], nt ? tiles[g[0]] : 0u, ns ? stages[g[1]] : 0u,
+                      splits[g[2]][0], splits[g[2]][1], g[3], g[4], g[6], cluster}};
+      cublasLtMatmulAlgo_t a;
+      size_t ws;
+      if (algo_of(s, &c, &a, &ws, NULL, 0) == 0)
+        kept[(size_t)i * PER_ALGO_KEPT + nkept[i]++] = c;
+    }
+    free(tiles);
+    free(stages);
   }
+  for (uint32_t round = 0; round < PER_ALGO_KEPT && s->cu.mm.candidates < CANDIDATE_MAX; round++)
+    for (int i = 0; i < nids && s->cu.mm.candidates < CANDIDATE_MAX; i++)
+      if (round < nkept[i])
+        add_candidate(s, &kept[(size_t)i * PER_ALGO_KEPT + round]);
+done:
+  free(ids);
+  free(kept);
+  free(nkept);
 }
 
 static void lt_close_session(calhost_session *s) {
@@ -304,8 +430,7 @@ static void lt_close_session(calhost_session *s) {
     if (s->desc)
       s->lt->cublasLtMatmulDescDestroy(s->desc);
   }
-  if (api) {
-    api->cuCtxSetCurrent(s->cu.dev->ctx);
+  if (api && api->cuCtxSetCurrent(s->cu.dev->ctx) == CUDA_SUCCESS) {
     if (s->workspace)
       api->cuMemFree(s->workspace);
     if (s->start)
@@ -315,6 +440,12 @@ static void lt_close_session(calhost_session *s) {
   }
   cu_session_release(&s->cu);
   free(s);
+}
+
+static double lt_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static calhost_status lt_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -338,9 +469,10 @@ static calhost_status lt_open_session(calhost_plugin_instance *inst, const calho
   }
   s->lt = lt;
   const cu_api *api = inst->cu.devs.api;
-  if (!inst->handle && lt->cublasLtCreate(&inst->handle) != CUBLAS_STATUS_SUCCESS) {
-    inst->handle = NULL;
-    matmul_set_error(inst->cu.mm.host, BACKEND ": cublasLtCreate failed");
+  double t0 = lt_now();
+  s->handle = lt_handle_for(inst, lt, (uint32_t)(s->cu.dev - inst->cu.devs.items));
+  if (!s->handle) {
+    matmul_set_error(inst->cu.mm.host, BACKEND ": cublasLtCreate failed on '%s'", s->cu.dev->name);
     lt_close_session(s);
     return CALHOST_ERROR;
   }
@@ -370,7 +502,7 @@ static calhost_status lt_open_session(calhost_plugin_instance *inst, const calho
   cublasLtMatmulHeuristicResult_t heur[HEURISTIC_MAX];
   int found = 0;
   memset(heur, 0, sizeof heur);
-  if (lt->cublasLtMatmulAlgoGetHeuristic(inst->handle, s->desc, s->la, s->lb, s->lc, s->lc, s->pref,
+  if (lt->cublasLtMatmulAlgoGetHeuristic(s->handle, s->desc, s->la, s->lb, s->lc, s->lc, s->pref,
                                          HEURISTIC_MAX, heur, &found) != CUBLAS_STATUS_SUCCESS ||
       found <= 0) {
     matmul_set_error(inst->cu.mm.host, BACKEND ": cuBLASLt has no algorithm for %s %zux%zux%zu",
@@ -383,11 +515,22 @@ static calhost_status lt_open_session(calhost_plugin_instance *inst, const calho
     if (heur[i].state != CUBLAS_STATUS_SUCCESS)
       continue;
     config_of(lt, &heur[i].algo, &c);
-    if (s->cu.mm.candidates == 0)
+    if (s->cu.mm.candidates == 0) {
       s->heuristic_first = c;
+      s->heuristic_algo = heur[i].algo;
+      s->heuristic_workspace = heur[i].workspaceSize;
+    }
     add_candidate(s, &c);
   }
   enumerate(s);
+  s->open_seconds = lt_now() - t0;
+  if (inst->cu.mm.host && inst->cu.mm.host->log) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             BACKEND ": %u candidates from %u cublasLtMatmulAlgoCheck calls in %.3f s",
+             s->cu.mm.candidates, s->checks, s->open_seconds);
+    inst->cu.mm.host->log(inst->cu.mm.host->context, CALHOST_LOG_DEBUG, msg);
+  }
   *out = s;
   return CALHOST_OK;
 }
@@ -411,6 +554,29 @@ static calhost_status lt_default_policy(calhost_session *s, char *buf, size_t ca
   return policy_out(&s->heuristic_first, buf, cap, length);
 }
 
+/* 1 when c is the heuristic's first choice (the default policy). */
+static int lt_is_default(const calhost_session *s, const lt_config *c) {
+  return memcmp(c, &s->heuristic_first, sizeof *c) == 0;
+}
+
+/* One product on the session's stream with operand set `set` (C^T = B^T
+ * A^T in cuBLASLt's column-major terms). A failed call returns
+ * CUDA_ERROR_UNKNOWN, its status in s->last_status. */
+static CUresult lt_launch(cu_session *cs, uint32_t set, void *unused) {
+  calhost_session *s = (calhost_session *)(void *)cs;
+  const float alpha = 1.0f, beta = cs->shape.accumulate ? 1.0f : 0.0f;
+  (void)unused;
+  cublasStatus_t st = s->lt->cublasLtMatmul(
+      s->handle, s->desc, &alpha, (const void *)cs->rot_b[set], s->la, (const void *)cs->rot_a[set],
+      s->lb, &beta, (const void *)cs->c, s->lc, (void *)cs->c, s->lc, &s->algo,
+      (void *)s->workspace, s->algo_workspace, cs->stream);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    s->last_status = st;
+    return CUDA_ERROR_UNKNOWN;
+  }
+  return CUDA_SUCCESS;
+}
+
 static calhost_status lt_prepare(calhost_session *s, const char *policy, size_t length) {
   char err[256];
   lt_config c;
@@ -422,10 +588,22 @@ static calhost_status lt_prepare(calhost_session *s, const char *policy, size_t 
     matmul_set_error(s->cu.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
-  s->inst->cu.devs.api->cuCtxSetCurrent(s->cu.dev->ctx);
+  const cu_api *api = s->inst->cu.devs.api;
+  if (cu_make_current(api, s->cu.mm.host, BACKEND, s->cu.dev) != CUDA_SUCCESS)
+    return CALHOST_ERROR;
   if (algo_of(s, &c, &s->algo, &s->algo_workspace, err, sizeof err) != 0) {
     matmul_set_error(s->cu.mm.host, BACKEND ": %s", err);
     return CALHOST_UNSUPPORTED;
+  }
+  if (lt_is_default(s, &c)) { /* the heuristic's own algorithm, not a reconstruction */
+    s->algo = s->heuristic_algo;
+    s->algo_workspace = s->heuristic_workspace;
+  }
+  CUresult e = cu_session_prepared(&s->cu, lt_launch, NULL);
+  if (e != CUDA_SUCCESS) {
+    matmul_set_error(s->cu.mm.host, BACKEND ": warming up: %s", cu_error_name(api, e));
+    cu_end_if_sticky(api, s->cu.mm.host, BACKEND, "the warm-up", e);
+    return CALHOST_ERROR;
   }
   s->prepared = 1;
   return CALHOST_OK;
@@ -438,35 +616,18 @@ static calhost_status lt_run(calhost_session *s, uint32_t iterations, calhost_ru
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
   api = s->inst->cu.devs.api;
-  api->cuCtxSetCurrent(s->cu.dev->ctx);
   s->cu.mm.last_iterations = 0;
-  if ((e = cu_session_reset(&s->cu)) != CUDA_SUCCESS) {
-    matmul_set_error(s->cu.mm.host, BACKEND ": resetting C: %s", cu_error_name(api, e));
+  if (cu_make_current(api, s->cu.mm.host, BACKEND, s->cu.dev) != CUDA_SUCCESS)
     return CALHOST_ERROR;
-  }
-  const float alpha = 1.0f, beta = s->cu.shape.accumulate ? 1.0f : 0.0f;
-  for (uint32_t done = 0; done < iterations;) {
-    uint32_t batch = iterations - done < RUN_BATCH ? iterations - done : RUN_BATCH;
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    double secs;
-    e = api->cuEventRecord(s->start, NULL);
-    for (uint32_t i = 0; e == CUDA_SUCCESS && st == CUBLAS_STATUS_SUCCESS && i < batch; i++)
-      st = s->lt->cublasLtMatmul(s->inst->handle, s->desc, &alpha, (const void *)s->cu.b, s->la,
-                                 (const void *)s->cu.a, s->lb, &beta, (const void *)s->cu.c, s->lc,
-                                 (void *)s->cu.c, s->lc, &s->algo, (void *)s->workspace,
-                                 s->algo_workspace, NULL);
-    if (e == CUDA_SUCCESS)
-      e = api->cuEventRecord(s->stop, NULL);
-    if (st != CUBLAS_STATUS_SUCCESS || e != CUDA_SUCCESS ||
-        (secs = cu_events_seconds(api, s->start, s->stop)) < 0) {
-      matmul_set_error(s->cu.mm.host, BACKEND ": cublasLtMatmul: status %d, %s", (int)st,
-                       cu_error_name(api, e));
-      return CALHOST_ERROR;
-    }
-    device += secs;
-    done += batch;
-    if (done < iterations && matmul_cancelled(s->cu.mm.host))
-      return CALHOST_CANCELLED;
+  s->last_status = CUBLAS_STATUS_SUCCESS;
+  e = cu_session_time(&s->cu, lt_launch, NULL, iterations, s->start, s->stop, &device);
+  if (e == CUDA_ERROR_NOT_READY)
+    return CALHOST_CANCELLED;
+  if (e != CUDA_SUCCESS) {
+    matmul_set_error(s->cu.mm.host, BACKEND ": cublasLtMatmul: status %d, %s", (int)s->last_status,
+                     cu_error_name(api, e));
+    cu_end_if_sticky(api, s->cu.mm.host, BACKEND, "run", e);
+    return CALHOST_ERROR;
   }
   s->cu.mm.last_iterations = iterations;
   if (result && CALHOST_HAS_FIELD(result, calhost_run_result, device_seconds))
@@ -479,10 +640,18 @@ static const calhost_workload sample_w1 = MATMUL_SAMPLE("matmul_128", sample_sma
 static const calhost_workload sample_w2 = MATMUL_SAMPLE("matmul_100x72x40", sample_odd, NULL, 0);
 static const calhost_workload *const lt_samples[] = {&sample_w1, &sample_w2, NULL};
 
-#define lt_build_key cu_instance_build_key
+/* build_key: cu_instance_build_key with the cuBLASLt version in the
+ * identity (lt_versions) and, as structure "library", in the portable key:
+ * a policy is an algorithm configuration of one cuBLASLt version. */
+static calhost_status lt_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
+                                   const calhost_target *t, calhost_built_key *out) {
+  if (inst)
+    snprintf(inst->cu.library_key, sizeof inst->cu.library_key, "cublasLt %zu", lt_version_of());
+  return cu_instance_build_key(inst, w, t, out);
+}
 #define lt_candidate_count matmul_candidate_count
 
-CALHOST_PLUGIN_DEFINE(lt, 2u, BACKEND, "1.0.0", matmul_operators,
+CALHOST_PLUGIN_DEFINE(lt, 2u, BACKEND, "1.1.0", matmul_operators,
                       "NVIDIA cuBLASLt matmul, its algorithm configuration calibrated per device",
                       .default_policy = lt_default_policy, .check = cu_session_check,
                       .device_count = cu_instance_device_count,

@@ -69,9 +69,29 @@ uint32_t cgemm_regs_estimate(const cgemm_config *c, cgemm_dtype t) {
   return fm * fn * 8 + (fm + fn) * 8 + 40;
 }
 
+int cgemm_in_tables(const cgemm_config *c, char *err, size_t cap) {
+  for (int k = 0; k < CG_COUNT; k++) {
+    uint32_t i = 0;
+    while (i < cgemm_params[k].count && cgemm_params[k].values[i] != c->v[k])
+      i++;
+    if (i == cgemm_params[k].count)
+      return matmul_fail(err, cap, "%s=%u is not one of the parameter's values",
+                         cgemm_params[k].name, c->v[k]);
+  }
+  return 0;
+}
+
+void cgemm_padded(const cgemm_config *c, uint64_t m, uint64_t n, uint64_t k, uint64_t out[3]) {
+  out[0] = (m + c->v[CG_BM] - 1) / c->v[CG_BM] * c->v[CG_BM];
+  out[1] = (n + c->v[CG_BN] - 1) / c->v[CG_BN] * c->v[CG_BN];
+  out[2] = (k + c->v[CG_BK] - 1) / c->v[CG_BK] * c->v[CG_BK];
+}
+
 int cgemm_valid(const cgemm_config *c, cgemm_dtype t, char *err, size_t cap) {
   const uint32_t *v = c->v;
   uint32_t threads, bytes = v[CG_VEC] * cgemm_dtype_size(t);
+  if (cgemm_in_tables(c, err, cap) != 0)
+    return -1;
   if (v[CG_WM] > v[CG_BM] || v[CG_WN] > v[CG_BN])
     return matmul_fail(err, cap, "warp tile %ux%u exceeds block tile %ux%u", v[CG_WM], v[CG_WN],
                        v[CG_BM], v[CG_BN]);
@@ -97,7 +117,7 @@ int cgemm_valid(const cgemm_config *c, cgemm_dtype t, char *err, size_t cap) {
   return 0;
 }
 
-int cgemm_fits(const cgemm_config *c, cgemm_dtype t, const cgemm_limits *l, uint64_t kp, char *err,
+int cgemm_fits(const cgemm_config *c, cgemm_dtype t, const cgemm_limits *l, uint64_t k, char *err,
                size_t cap) {
   uint32_t threads, smem, regs;
   if (cgemm_valid(c, t, err, cap) != 0)
@@ -120,9 +140,10 @@ int cgemm_fits(const cgemm_config *c, cgemm_dtype t, const cgemm_limits *l, uint
   if ((uint64_t)regs * threads > l->regs_block)
     return matmul_fail(err, cap, "about %u registers x %u threads exceed the block's %u", regs,
                        threads, l->regs_block);
-  if (kp && ((kp / c->v[CG_BK]) % c->v[CG_SPLITK] != 0))
+  uint64_t steps = (k + c->v[CG_BK] - 1) / c->v[CG_BK];
+  if (k && steps % c->v[CG_SPLITK] != 0)
     return matmul_fail(err, cap, "splitk=%u does not divide K's %llu steps of bk=%u",
-                       c->v[CG_SPLITK], (unsigned long long)(kp / c->v[CG_BK]), c->v[CG_BK]);
+                       c->v[CG_SPLITK], (unsigned long long)steps, c->v[CG_BK]);
   return 0;
 }
 
@@ -158,18 +179,20 @@ cgemm_config cgemm_default(cgemm_dtype t) {
 }
 
 /* Spread so that an evenly spaced subset covers each family; those for
- * one dtype that the other refuses are dropped by the session. */
+ * one dtype that the other refuses are dropped by the session. Every
+ * value is one of its parameter's (cgemm_valid checks it; tests/cuda's
+ * cuda_curated serializes each kept entry through the validator). */
 const cgemm_config cgemm_curated[] = {
     /* bm  bn  bk  wm  wn st vec split swz */
     {{128, 128, 16, 64, 32, 3, 4, 1, 4}}, {{128, 128, 32, 64, 64, 3, 8, 1, 4}},
     {{128, 64, 16, 32, 32, 3, 4, 1, 2}},  {{64, 128, 32, 32, 64, 3, 8, 1, 2}},
     {{64, 64, 16, 32, 32, 2, 4, 1, 1}},   {{64, 64, 32, 32, 32, 2, 8, 1, 1}},
-    {{128, 128, 8, 64, 32, 2, 4, 1, 8}},  {{128, 128, 64, 64, 64, 2, 8, 1, 8}},
-    {{128, 64, 32, 64, 32, 4, 4, 2, 1}},  {{128, 64, 32, 64, 32, 4, 8, 2, 1}},
+    {{128, 128, 16, 64, 32, 2, 4, 1, 8}}, {{128, 128, 64, 64, 64, 2, 8, 1, 8}},
+    {{128, 64, 32, 64, 32, 3, 4, 2, 1}},  {{128, 64, 32, 64, 32, 3, 8, 2, 1}},
     {{64, 64, 32, 32, 32, 3, 4, 4, 1}},   {{64, 64, 64, 32, 32, 3, 8, 4, 1}},
     {{32, 32, 16, 16, 16, 2, 4, 1, 1}},   {{32, 32, 32, 16, 16, 2, 8, 1, 1}},
     {{128, 32, 16, 32, 32, 3, 4, 1, 2}},  {{32, 128, 32, 32, 32, 3, 8, 1, 2}},
-    {{64, 64, 16, 32, 16, 2, 2, 8, 1}},   {{64, 64, 64, 32, 16, 4, 4, 8, 1}},
-    {{128, 128, 16, 32, 64, 4, 4, 1, 4}}, {{128, 128, 32, 32, 64, 4, 8, 1, 4}},
+    {{64, 64, 16, 32, 16, 2, 2, 8, 1}},   {{64, 64, 64, 32, 16, 3, 4, 8, 1}},
+    {{128, 128, 16, 32, 64, 3, 4, 1, 4}}, {{128, 128, 32, 32, 64, 3, 8, 1, 4}},
 };
 const uint32_t cgemm_curated_count = sizeof cgemm_curated / sizeof cgemm_curated[0];

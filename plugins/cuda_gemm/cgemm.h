@@ -53,8 +53,10 @@ typedef struct cgemm_config {
 typedef matmul_param cgemm_param; /* plugins/common/matmul.h */
 CGEMM_HIDDEN extern const cgemm_param cgemm_params[CG_COUNT];
 
-/* Sessions pad M and N to this (the largest block tile) and K to
- * CGEMM_PAD_K (the largest K step) with zeros. */
+/* Sessions allocate A, B and C padded with zeros to multiples of this
+ * (the largest block tile) and of CGEMM_PAD_K (the largest K step), so
+ * that every configuration fits in the buffers; a configuration computes
+ * only the problem rounded up to its own tile (cgemm_padded). */
 #define CGEMM_PAD_MN 128u
 #define CGEMM_PAD_K 64u
 
@@ -77,7 +79,17 @@ CGEMM_HIDDEN uint32_t cgemm_threads(const cgemm_config *c);
 CGEMM_HIDDEN uint32_t cgemm_smem_bytes(const cgemm_config *c, cgemm_dtype t);
 CGEMM_HIDDEN uint32_t cgemm_regs_estimate(const cgemm_config *c, cgemm_dtype t);
 
-/* The rules that hold for every device and shape: tile divisibility,
+/* 0 when every value of c is one of its parameter's (cgemm_params), else
+ * -1 naming the first that is not. */
+CGEMM_HIDDEN int cgemm_in_tables(const cgemm_config *c, char *err, size_t cap);
+
+/* The problem c computes for a workload m x n x k: M and N rounded up to
+ * the block tile (bm, bn), K to the K step (bk), into out[0..2]. */
+CGEMM_HIDDEN void cgemm_padded(const cgemm_config *c, uint64_t m, uint64_t n, uint64_t k,
+                               uint64_t out[3]);
+
+/* The rules that hold for every device and shape: every value in its
+ * parameter's table (cgemm_in_tables), tile divisibility,
  * 2 to 16 warps (64 to 512 threads), accumulators per thread, vector width in
  * bytes 4, 8 or 16 and within bk, tensor-core tiles (bk >= 16) for
  * 16-bit types. 0, or -1 with the reason in err. */
@@ -85,11 +97,11 @@ CGEMM_HIDDEN int cgemm_valid(const cgemm_config *c, cgemm_dtype t, char *err, si
 
 /* The device's rules (compute capability 8.0 or later, threads, shared
  * memory, the register estimate within 255 and within the block's file)
- * and the workload's (split-K slices must divide the padded K into whole
- * K steps: kp / bk divisible by splitk). kp 0: no workload rule.
+ * and the workload's (split-K slices must divide K's steps of bk:
+ * ceil(k / bk) divisible by splitk). k 0: no workload rule.
  * Includes cgemm_valid. 0 or -1 with reason. */
-CGEMM_HIDDEN int cgemm_fits(const cgemm_config *c, cgemm_dtype t, const cgemm_limits *l,
-                            uint64_t kp, char *err, size_t cap);
+CGEMM_HIDDEN int cgemm_fits(const cgemm_config *c, cgemm_dtype t, const cgemm_limits *l, uint64_t k,
+                            char *err, size_t cap);
 
 /* Parses a policy (strict: the nine keys in order, values from the
  * table) and checks cgemm_valid for t. 0 or -1 with reason. */

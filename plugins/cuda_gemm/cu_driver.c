@@ -9,23 +9,32 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CU_STR2(x) #x
 #define CU_STR(x) CU_STR2(x)
 
 static cu_api g_api;
-static int g_api_state; /* 0 untried, 1 loaded, -1 failed */
+static int g_api_state; /* 0 untried, 1 loaded, -1 failed: set only once decided */
 static char g_api_why[200];
+static pthread_mutex_t g_api_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The driver library, once per process (never unloaded). */
+/* The driver library, once per process (never unloaded). The state is
+ * decided under the lock and set only after the loading is complete, so
+ * a concurrent first call waits for it instead of reading a half-made
+ * answer. */
 static const cu_api *load_api(char *why, size_t cap) {
+  int state;
+  pthread_mutex_lock(&g_api_lock);
   if (g_api_state == 0) {
     const char *path = getenv("CALHOST_CUDA_DRIVER");
     void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    g_api_state = -1;
+    int decided = -1;
     if (!lib) {
       snprintf(g_api_why, sizeof g_api_why, "no NVIDIA driver: %s not found",
                path && *path ? path : "libcuda.so.1");
@@ -39,10 +48,13 @@ static const cu_api *load_api(char *why, size_t cap) {
       if (missing)
         snprintf(g_api_why, sizeof g_api_why, "the NVIDIA driver lacks %s (too old?)", missing);
       else
-        g_api_state = 1;
+        decided = 1;
     }
+    g_api_state = decided;
   }
-  if (g_api_state != 1) {
+  state = g_api_state;
+  pthread_mutex_unlock(&g_api_lock);
+  if (state != 1) {
     snprintf(why, cap, "%s", g_api_why);
     return NULL;
   }
@@ -54,6 +66,12 @@ const char *cu_error_name(const cu_api *api, CUresult r) {
   if (api && api->cuGetErrorName && api->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
     return name;
   switch (r) { /* what a driver that cannot name them (the stub) returns */
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case CUDA_ERROR_LAUNCH_FAILED:
+    return "CUDA_ERROR_LAUNCH_FAILED";
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
   case CUDA_ERROR_STUB_LIBRARY:
     return "CUDA_ERROR_STUB_LIBRARY";
   case CUDA_ERROR_NO_DEVICE:
@@ -65,16 +83,65 @@ const char *cu_error_name(const cu_api *api, CUresult r) {
   }
 }
 
+int cu_error_sticky(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_ECC_UNCORRECTABLE:
+  case CUDA_ERROR_CONTAINED:
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+void (*cu_sticky_exit)(int status) = _exit;
+
+void cu_end_if_sticky(const cu_api *api, const calhost_host_services *host, const char *backend,
+                      const char *what, CUresult e) {
+  if (!cu_error_sticky(e))
+    return;
+  char msg[300];
+  snprintf(msg, sizeof msg,
+           "%s: sticky CUDA error %s in %s: ending this process so that the host starts a fresh "
+           "one",
+           backend, cu_error_name(api, e), what);
+  if (host && host->log)
+    host->log(host->context, CALHOST_LOG_ERROR, msg);
+  else
+    fprintf(stderr, "%s\n", msg);
+  cu_sticky_exit(CU_STICKY_EXIT_STATUS);
+}
+
+CUresult cu_make_current(const cu_api *api, const calhost_host_services *host, const char *backend,
+                         const cu_device *dev) {
+  CUresult e = api->cuCtxSetCurrent(dev->ctx);
+  if (e != CUDA_SUCCESS) {
+    matmul_set_error(host, "%s: making device '%s' current: %s", backend, dev->name,
+                     cu_error_name(api, e));
+    cu_end_if_sticky(api, host, backend, "cuCtxSetCurrent", e);
+  }
+  return e;
+}
+
 void cu_identity(char *buf, size_t cap, const char *name, int cc_major, int cc_minor, int sm_count,
-                 uint64_t memory, int driver_version) {
+                 uint64_t memory, int driver_version, const char *libs) {
   char clean[96];
   size_t n = 0;
   for (const char *p = name; *p && n + 1 < sizeof clean; p++)
     clean[n++] = ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p == '/' ? '_' : *p;
   clean[n] = '\0';
-  snprintf(buf, cap, "cuda:%s/sm_%d.%d/SMs %d/mem %lluMiB/driver %d.%d", clean, cc_major, cc_minor,
-           sm_count, (unsigned long long)(memory >> 20), driver_version / 1000,
-           (driver_version % 1000) / 10);
+  snprintf(buf, cap, "cuda:%s/sm_%d.%d/SMs %d/mem %lluMiB/driver %d.%d%s%s", clean, cc_major,
+           cc_minor, sm_count, (unsigned long long)(memory >> 20), driver_version / 1000,
+           (driver_version % 1000) / 10, libs && *libs ? "/" : "", libs ? libs : "");
 }
 
 static int attr(const cu_api *api, CUdevice dev, CUdevice_attribute a) {
@@ -84,7 +151,8 @@ static int attr(const cu_api *api, CUdevice dev, CUdevice_attribute a) {
   return v;
 }
 
-static void describe(const cu_api *api, cu_device *d, int driver_version) {
+static void describe(const cu_api *api, cu_device *d, int driver_version, const char *libs,
+                     const char *found) {
   char raw[96] = "";
   CUuuid uuid;
   if (api->cuDeviceGetName(raw, (int)sizeof raw - 1, d->dev) != CUDA_SUCCESS)
@@ -107,8 +175,9 @@ static void describe(const cu_api *api, cu_device *d, int driver_version) {
   if (api->cuDeviceTotalMem(&mem, d->dev) == CUDA_SUCCESS)
     d->memory = mem;
   d->driver_version = driver_version;
+  d->l2_bytes = (uint64_t)attr(api, d->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   cu_identity(d->identity, sizeof d->identity, d->name, d->limits.cc_major, d->limits.cc_minor,
-              d->sm_count, d->memory, driver_version);
+              d->sm_count, d->memory, driver_version, libs);
   snprintf(d->hardware, sizeof d->hardware, "pci:%04x:%02x:%02x",
            attr(api, d->dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
            attr(api, d->dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
@@ -126,7 +195,9 @@ static void describe(const cu_api *api, cu_device *d, int driver_version) {
                                                      "global_memory_bytes",
                                                      "shared_memory_per_block",
                                                      "registers_per_block",
-                                                     "driver_version"};
+                                                     "driver_version",
+                                                     "l2_cache_bytes",
+                                                     "libraries"};
   snprintf(d->detail_values[0], 64, "%s", d->uuid[0] ? d->uuid : "unknown");
   snprintf(d->detail_values[1], 64, "%d.%d", d->limits.cc_major, d->limits.cc_minor);
   snprintf(d->detail_values[2], 64, "%d", d->sm_count);
@@ -134,6 +205,8 @@ static void describe(const cu_api *api, cu_device *d, int driver_version) {
   snprintf(d->detail_values[4], 64, "%u", d->limits.max_smem_block);
   snprintf(d->detail_values[5], 64, "%u", d->limits.regs_block);
   snprintf(d->detail_values[6], 64, "%d", driver_version);
+  snprintf(d->detail_values[7], 64, "%llu", (unsigned long long)d->l2_bytes);
+  snprintf(d->detail_values[8], sizeof d->detail_values[8], "%s", found ? found : "");
   for (int i = 0; i < CU_DETAIL_COUNT; i++)
     d->details[i] = (calhost_property){names[i], d->detail_values[i]};
 }
@@ -157,13 +230,22 @@ calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
     snprintf(d->why, sizeof d->why, "the driver reports no GPU");
     api = NULL;
   }
+  char libs[96] = "", found[CU_PATH_MAX * 2] = "";
+  if (d->versions)
+    d->versions(libs, sizeof libs, found, sizeof found);
   if (!api) {
     if (host && host->log) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "%s: no NVIDIA device (%s)", backend, d->why);
+      char msg[300 + sizeof found];
+      snprintf(msg, sizeof msg, "%s: no NVIDIA device (%s)%s%s", backend, d->why,
+               found[0] ? "; " : "", found);
       host->log(host->context, CALHOST_LOG_WARNING, msg);
     }
     return CALHOST_OK;
+  }
+  if (host && host->log && found[0]) {
+    char msg[64 + sizeof found];
+    snprintf(msg, sizeof msg, "%s: %s", backend, found);
+    host->log(host->context, CALHOST_LOG_INFO, msg);
   }
   d->items = calloc((size_t)count, sizeof *d->items);
   if (!d->items)
@@ -175,7 +257,7 @@ calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
     if (api->cuDeviceGet(&dev->dev, i) != CUDA_SUCCESS)
       continue;
     dev->ordinal = (uint32_t)i;
-    describe(api, dev, driver);
+    describe(api, dev, driver, libs, found);
     d->count++;
   }
   return CALHOST_OK;
@@ -196,7 +278,9 @@ void cu_devices_free(cu_devices *d) {
     }
   }
   free(d->items);
+  void (*versions)(char *, size_t, char *, size_t) = d->versions;
   memset(d, 0, sizeof *d);
+  d->versions = versions;
 }
 
 /* ---- instances ----------------------------------------------------- */
@@ -354,11 +438,13 @@ calhost_status cu_instance_build_key(calhost_plugin_instance *inst, const calhos
   ci->key_props[2] = (calhost_property){"n", ci->key_n};
   ci->key_props[3] = (calhost_property){"k", ci->key_k};
   ci->key_props[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
+  out->structure_count = 5;
+  if (ci->library_key[0]) /* a policy that means another kernel under another version */
+    ci->key_props[out->structure_count++] = (calhost_property){"library", ci->library_key};
   out->model_digest = w->model_digest;
   out->processor = dev->identity;
   out->thread_count = 1;
   out->structure = ci->key_props;
-  out->structure_count = 5;
   return CALHOST_OK;
 }
 
@@ -482,13 +568,85 @@ static calhost_status run_reference(cu_session *s) {
   }
   st = CALHOST_OK;
 fail:
-  if (st != CALHOST_OK)
+  if (st != CALHOST_OK) {
     matmul_set_error(host, "%s: running the reference kernel: %s", backend, cu_error_name(api, e));
+    cu_end_if_sticky(api, host, backend, "the reference kernel", e);
+  }
   if (r)
     api->cuMemFree(r);
   if (g)
     api->cuMemFree(g);
   return st;
+}
+
+uint32_t cu_rotation_sets(uint64_t l2_bytes, uint64_t set_bytes, uint64_t budget) {
+  if (set_bytes == 0)
+    return 1;
+  uint64_t want = (2 * l2_bytes + set_bytes - 1) / set_bytes, afford = budget / set_bytes;
+  if (want > CU_ROTATION_MAX)
+    want = CU_ROTATION_MAX;
+  if (want > afford)
+    want = afford;
+  return want < 1 ? 1u : (uint32_t)want;
+}
+
+uint32_t cu_graph_batch(uint32_t sets) {
+  uint32_t n = sets ? sets : 1;
+  while (n < CU_GRAPH_MIN)
+    n += sets ? sets : 1;
+  return n > CU_GRAPH_MAX ? CU_GRAPH_MAX : n;
+}
+
+long cu_warmup(double seconds, uint32_t max_steps, double (*clock)(void *),
+               CUresult (*step)(void *), void *ctx, CUresult *error) {
+  double t0 = clock(ctx);
+  long steps = 0;
+  do {
+    CUresult e = step(ctx);
+    if (e != CUDA_SUCCESS) {
+      if (error)
+        *error = e;
+      return -1;
+    }
+    steps++;
+  } while ((uint32_t)steps < max_steps && clock(ctx) - t0 < seconds);
+  return steps;
+}
+
+/* The copies of A and B the session rotates through (cu_rotation_sets
+ * with the device's L2 and a quarter of its free memory, at most 4 GiB). */
+static CUresult rotate(cu_session *s, size_t es) {
+  const cu_api *api = s->inst->devs.api;
+  size_t free_b = 0, total_b = 0, abytes = s->mp * s->kp * es, bbytes = s->kp * s->np * es;
+  CUresult e = api->cuMemGetInfo(&free_b, &total_b);
+  uint64_t budget = e == CUDA_SUCCESS ? free_b / 4 : 0;
+  if (budget > (4ull << 30))
+    budget = 4ull << 30;
+  s->sets = cu_rotation_sets(s->dev->l2_bytes, abytes + bbytes, budget);
+  s->rot_a = calloc(s->sets, sizeof *s->rot_a);
+  s->rot_b = calloc(s->sets, sizeof *s->rot_b);
+  if (!s->rot_a || !s->rot_b)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  s->rot_a[0] = s->a;
+  s->rot_b[0] = s->b;
+  for (uint32_t i = 1; i < s->sets; i++) {
+    if ((e = api->cuMemAlloc(&s->rot_a[i], abytes)) == CUDA_SUCCESS &&
+        (e = api->cuMemAlloc(&s->rot_b[i], bbytes)) == CUDA_SUCCESS &&
+        (e = api->cuMemcpyDtoD(s->rot_a[i], s->a, abytes)) == CUDA_SUCCESS &&
+        (e = api->cuMemcpyDtoD(s->rot_b[i], s->b, bbytes)) == CUDA_SUCCESS)
+      continue;
+    if (e != CUDA_ERROR_OUT_OF_MEMORY)
+      return e;
+    /* memory ran short (another process): the sets made so far (warmer) */
+    if (s->rot_a[i])
+      api->cuMemFree(s->rot_a[i]);
+    if (s->rot_b[i])
+      api->cuMemFree(s->rot_b[i]);
+    s->rot_a[i] = s->rot_b[i] = 0;
+    s->sets = i;
+    break;
+  }
+  return api->cuCtxSynchronize();
 }
 
 static CUresult upload(const cu_api *api, CUdeviceptr *dst, const void *src, size_t bytes) {
@@ -522,6 +680,16 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
     return NULL;
   }
   api = ci->devs.api;
+  if (shape.dtype != CG_F32) { /* the reference kernel includes cuda_fp16.h / cuda_bf16.h */
+    char why[256];
+    const cu_nvrtc *nv = cu_nvrtc_load(why, sizeof why);
+    const char *missing = nv ? cu_headers_missing(cu_nvrtc_headers(nv), (int)shape.dtype, 0) : NULL;
+    if (missing) {
+      matmul_set_error(ci->mm.host, "%s: %s", ci->mm.backend, missing);
+      *status = CALHOST_UNSUPPORTED;
+      return NULL;
+    }
+  }
   if (!dev->ctx && (e = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->dev)) != CUDA_SUCCESS) {
     dev->ctx = NULL;
     matmul_set_error(ci->mm.host, "%s: no context on '%s': %s", ci->mm.backend, dev->name,
@@ -529,7 +697,10 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
     *status = CALHOST_ERROR;
     return NULL;
   }
-  api->cuCtxSetCurrent(dev->ctx);
+  if (cu_make_current(api, ci->mm.host, ci->mm.backend, dev) != CUDA_SUCCESS) {
+    *status = CALHOST_ERROR;
+    return NULL;
+  }
   s = calloc(1, size < sizeof *s ? sizeof *s : size);
   if (!s) {
     *status = CALHOST_NO_MEMORY;
@@ -569,6 +740,14 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
     *status = e == CUDA_ERROR_OUT_OF_MEMORY ? CALHOST_NO_MEMORY : CALHOST_ERROR;
     goto fail;
   }
+  if ((e = api->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS ||
+      (e = rotate(s, es)) != CUDA_SUCCESS) {
+    matmul_set_error(ci->mm.host, "%s: creating the stream and operand copies: %s", ci->mm.backend,
+                     cu_error_name(api, e));
+    cu_end_if_sticky(api, ci->mm.host, ci->mm.backend, "open_session", e);
+    *status = e == CUDA_ERROR_OUT_OF_MEMORY ? CALHOST_NO_MEMORY : CALHOST_ERROR;
+    goto fail;
+  }
   *status = run_reference(s);
   if (*status != CALHOST_OK)
     goto fail;
@@ -590,6 +769,20 @@ void cu_session_release(cu_session *s) {
   if (!s || !s->inst)
     return;
   api = s->inst->devs.api;
+  cu_session_drop_graph(s);
+  for (uint32_t i = 1; api && i < s->sets; i++) {
+    if (s->rot_a && s->rot_a[i])
+      api->cuMemFree(s->rot_a[i]);
+    if (s->rot_b && s->rot_b[i])
+      api->cuMemFree(s->rot_b[i]);
+  }
+  free(s->rot_a);
+  free(s->rot_b);
+  s->rot_a = s->rot_b = NULL;
+  s->sets = 0;
+  if (api && s->stream)
+    api->cuStreamDestroy(s->stream);
+  s->stream = NULL;
   CUdeviceptr *bufs[] = {&s->a, &s->b, &s->c, &s->c0, &s->work};
   for (size_t i = 0; api && i < sizeof bufs / sizeof bufs[0]; i++) {
     if (*bufs[i])
@@ -607,7 +800,126 @@ CUresult cu_session_reset(cu_session *s) {
   const cu_api *api = s->inst->devs.api;
   if (!s->c0)
     return CUDA_SUCCESS;
+  if (s->stream)
+    return api->cuMemcpyDtoDAsync(s->c, s->c0, s->mp * s->np * 4, s->stream);
   return api->cuMemcpyDtoD(s->c, s->c0, s->mp * s->np * 4);
+}
+
+void cu_session_drop_graph(cu_session *s) {
+  if (s && s->graph && s->inst && s->inst->devs.api)
+    s->inst->devs.api->cuGraphExecDestroy(s->graph);
+  if (s)
+    s->graph = NULL;
+}
+
+typedef struct warm_ctx {
+  cu_session *s;
+  cu_launch_fn launch;
+  void *ctx;
+} warm_ctx;
+
+static double host_seconds(void *unused) {
+  struct timespec ts;
+  (void)unused;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One warm-up step: 8 products, then waits for them (the host clock then
+ * measures the GPU's time, not the launch queue's). */
+static CUresult warm_step(void *user) {
+  warm_ctx *w = user;
+  cu_session *s = w->s;
+  CUresult e = CUDA_SUCCESS;
+  for (int i = 0; i < 8 && e == CUDA_SUCCESS; i++) {
+    e = w->launch(s, s->next_set, w->ctx);
+    s->next_set = (s->next_set + 1) % (s->sets ? s->sets : 1);
+  }
+  return e != CUDA_SUCCESS ? e : s->inst->devs.api->cuStreamSynchronize(s->stream);
+}
+
+CUresult cu_session_prepared(cu_session *s, cu_launch_fn launch, void *ctx) {
+  warm_ctx w = {s, launch, ctx};
+  CUresult e = CUDA_SUCCESS;
+  cu_session_drop_graph(s);
+  s->no_graph = 0;
+  if (cu_warmup(CU_WARMUP_SECONDS, 4096, host_seconds, warm_step, &w, &e) < 0)
+    return e;
+  return cu_session_reset(s); /* the warm-up wrote C */
+}
+
+/* Captures s->graph_launches products on the stream into s->graph. */
+static CUresult capture(cu_session *s, cu_launch_fn launch, void *ctx) {
+  const cu_api *api = s->inst->devs.api;
+  CUgraph g = NULL;
+  CUresult e, e2;
+  s->graph_launches = cu_graph_batch(s->sets);
+  if ((e = api->cuStreamBeginCapture(s->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) !=
+      CUDA_SUCCESS)
+    return e;
+  for (uint32_t i = 0; i < s->graph_launches && e == CUDA_SUCCESS; i++)
+    e = launch(s, i % s->sets, ctx);
+  e2 = api->cuStreamEndCapture(s->stream, &g);
+  if (e == CUDA_SUCCESS)
+    e = e2;
+  if (e == CUDA_SUCCESS)
+    e = api->cuGraphInstantiate(&s->graph, g, 0);
+  if (g)
+    api->cuGraphDestroy(g);
+  if (e != CUDA_SUCCESS)
+    s->graph = NULL;
+  return e;
+}
+
+CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx, uint32_t iterations,
+                         CUevent start, CUevent stop, double *seconds) {
+  const cu_api *api = s->inst->devs.api;
+  CUresult e;
+  double total = 0, secs;
+  uint32_t done = 0;
+  *seconds = 0;
+  if ((e = cu_session_reset(s)) != CUDA_SUCCESS)
+    return e;
+  if (iterations >= cu_graph_batch(s->sets) && !s->graph && !s->no_graph &&
+      (e = capture(s, launch, ctx)) != CUDA_SUCCESS) {
+    if (cu_error_sticky(e))
+      return e;
+    s->no_graph = 1; /* not capturable here: launched one by one from now on */
+    if (s->mm.host && s->mm.host->log) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "%s: capturing a CUDA graph failed (%s): launching one by one",
+               s->inst->mm.backend, cu_error_name(api, e));
+      s->mm.host->log(s->mm.host->context, CALHOST_LOG_WARNING, msg);
+    }
+  }
+  while (done < iterations) {
+    int whole = s->graph && iterations - done >= s->graph_launches;
+    uint32_t batch = whole ? s->graph_launches
+                           : (iterations - done < CU_GRAPH_MIN ? iterations - done : CU_GRAPH_MIN);
+    if ((e = api->cuEventRecord(start, s->stream)) != CUDA_SUCCESS)
+      return e;
+    if (whole) {
+      e = api->cuGraphLaunch(s->graph, s->stream);
+    } else {
+      for (uint32_t i = 0; i < batch && e == CUDA_SUCCESS; i++) {
+        e = launch(s, s->next_set, ctx);
+        s->next_set = (s->next_set + 1) % s->sets;
+      }
+    }
+    if (e != CUDA_SUCCESS || (e = api->cuEventRecord(stop, s->stream)) != CUDA_SUCCESS)
+      return e;
+    if ((secs = cu_events_seconds(api, start, stop)) < 0)
+      return api->cuStreamSynchronize(s->stream) != CUDA_SUCCESS ? api->cuCtxSynchronize()
+                                                                 : CUDA_ERROR_UNKNOWN;
+    total += secs;
+    done += batch;
+    if (done < iterations && matmul_cancelled(s->mm.host)) {
+      *seconds = total;
+      return CUDA_ERROR_NOT_READY;
+    }
+  }
+  *seconds = total;
+  return CUDA_SUCCESS;
 }
 
 CUresult cu_session_work(cu_session *s, size_t bytes) {
@@ -644,11 +956,13 @@ calhost_status cu_session_check(calhost_session *session, char *err, size_t cap)
     snprintf(err, cap, "out of memory reading C back");
     return CALHOST_CHECK_FAILED;
   }
-  api->cuCtxSetCurrent(s->dev->ctx);
-  CUresult e = api->cuMemcpyDtoH(c, s->c, s->mp * s->np * sizeof *c);
+  CUresult e = cu_make_current(api, s->mm.host, s->inst->mm.backend, s->dev);
+  if (e == CUDA_SUCCESS)
+    e = api->cuMemcpyDtoH(c, s->c, s->mp * s->np * sizeof *c);
   if (e != CUDA_SUCCESS) {
     free(c);
     snprintf(err, cap, "reading C back: %s", cu_error_name(api, e));
+    cu_end_if_sticky(api, s->mm.host, s->inst->mm.backend, "check", e);
     return CALHOST_CHECK_FAILED;
   }
   double scale = 32.0 * u * sqrt((double)s->shape.k + it);

@@ -50,6 +50,7 @@
   X(cuMemcpyHtoD)                                                                                  \
   X(cuMemcpyDtoH)                                                                                  \
   X(cuMemcpyDtoD)                                                                                  \
+  X(cuMemcpyDtoDAsync)                                                                             \
   X(cuModuleLoadData)                                                                              \
   X(cuModuleUnload)                                                                                \
   X(cuModuleGetFunction)                                                                           \
@@ -61,6 +62,16 @@
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \
   X(cuEventElapsedTime)                                                                            \
+  X(cuStreamCreate)                                                                                \
+  X(cuStreamDestroy)                                                                               \
+  X(cuStreamSynchronize)                                                                           \
+  X(cuStreamBeginCapture)                                                                          \
+  X(cuStreamEndCapture)                                                                            \
+  X(cuGraphInstantiate)                                                                            \
+  X(cuGraphLaunch)                                                                                 \
+  X(cuGraphExecDestroy)                                                                            \
+  X(cuGraphDestroy)                                                                                \
+  X(cuMemGetInfo)                                                                                  \
   X(cuGetErrorName)
 
 typedef struct cu_api {
@@ -69,7 +80,7 @@ typedef struct cu_api {
 #undef CU_MEMBER
 } cu_api;
 
-#define CU_DETAIL_COUNT 7
+#define CU_DETAIL_COUNT 9
 
 typedef struct cu_device {
   CUdevice dev;
@@ -82,7 +93,8 @@ typedef struct cu_device {
   int sm_count;
   uint64_t memory;
   int driver_version;
-  char detail_values[CU_DETAIL_COUNT][64];
+  uint64_t l2_bytes; /* CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE */
+  char detail_values[CU_DETAIL_COUNT][512];
   calhost_property details[CU_DETAIL_COUNT];
   CUcontext ctx;         /* the primary context, retained on first use */
   CUmodule reference[3]; /* the reference kernel per cgemm_dtype, loaded on first use */
@@ -94,13 +106,21 @@ typedef struct cu_devices {
   char why[200];
   cu_device *items;
   uint32_t count;
+  /* Set by the backend before the first listing (may be NULL): what else
+   * decides the code a device runs, for its identity ("nvrtc 13.0",
+   * "cublasLt 130100"), and which libraries and headers were found, for
+   * its "libraries" detail. Loads libraries with dlopen only (no cuInit). */
+  void (*versions)(char *libs, size_t libs_cap, char *found, size_t found_cap);
 } cu_devices;
 
 /* Loads the driver and lists its devices into *d on the first call
  * (count 0 with the reason in d->why when there is no driver, the driver
  * is the toolkit's stub, or cuInit fails). CALHOST_OK or
  * CALHOST_NO_MEMORY. `log` (may be NULL) gets "BACKEND: no NVIDIA device
- * (WHY)" once, at info level, when there is none. */
+ * (WHY); LIBRARIES" once, at warning level, when there is none, else
+ * "BACKEND: LIBRARIES" at info level: LIBRARIES is d->versions' account
+ * of the libraries and headers found (also each device's "libraries"
+ * detail). */
 CUD_HIDDEN calhost_status cu_devices_init(cu_devices *d, const calhost_host_services *host,
                                           const char *backend);
 
@@ -110,20 +130,48 @@ CUD_HIDDEN calhost_status cu_devices_init(cu_devices *d, const calhost_host_serv
 CUD_HIDDEN void cu_devices_free(cu_devices *d);
 
 /* The device's identity: "cuda:NAME/sm_MAJOR.MINOR/SMs N/mem N MiB/driver
- * MAJOR.MINOR": the same on every GPU of one model and driver (no UUID, no
- * PCI id: a fleet of identical GPUs shares profiles; see the guide). */
+ * MAJOR.MINOR[/LIBS]": the same on every GPU of one model, driver and
+ * library versions (no UUID, no PCI id: a fleet of identical GPUs shares
+ * profiles; see the guide). libs (may be NULL or ""): the versions of the
+ * libraries that make the code ("nvrtc 13.0", "cublasLt 130100"), so that
+ * an upgrade changes the exact key. */
 CUD_HIDDEN void cu_identity(char *buf, size_t cap, const char *name, int cc_major, int cc_minor,
-                            int sm_count, uint64_t memory, int driver_version);
+                            int sm_count, uint64_t memory, int driver_version, const char *libs);
 
 /* The CUDA error's name ("CUDA_ERROR_OUT_OF_MEMORY"). */
 CUD_HIDDEN const char *cu_error_name(const cu_api *api, CUresult r);
+
+/* 1 when r is a sticky error: the context is corrupt and every later call
+ * of the process fails the same way (an illegal address, a failed or
+ * timed-out launch, a trap, an uncorrectable ECC error). */
+CUD_HIDDEN int cu_error_sticky(CUresult r);
+
+/* After a failed call: when e is sticky, logs "BACKEND: sticky CUDA error
+ * NAME in WHAT: ending this process so that the host starts a fresh one"
+ * at error level and calls cu_sticky_exit (default: _exit(CU_STICKY_EXIT
+ * _STATUS)); calhost's calibrate restarts a child that ends inside a
+ * workload and goes on with the next candidate. Otherwise returns. */
+#define CU_STICKY_EXIT_STATUS 75
+CUD_HIDDEN void cu_end_if_sticky(const cu_api *api, const calhost_host_services *host,
+                                 const char *backend, const char *what, CUresult e);
+/* The exit cu_end_if_sticky calls (tests replace it). */
+CUD_HIDDEN extern void (*cu_sticky_exit)(int status);
+
+/* cuCtxSetCurrent(dev->ctx), its result checked: CUDA_SUCCESS, or the
+ * error after set_error ("BACKEND: making device 'NAME' current: ERR")
+ * and cu_end_if_sticky. */
+CUD_HIDDEN CUresult cu_make_current(const cu_api *api, const calhost_host_services *host,
+                                    const char *backend, const cu_device *dev);
 
 /* The instance struct a CUDA backend's instance starts with. */
 typedef struct cu_instance {
   matmul_instance mm; /* host, backend name */
   cu_devices devs;
   char key_dtype[16], key_m[24], key_n[24], key_k[24];
-  calhost_property key_props[5];
+  /* non-empty: the portable key gets structure "library" = this (cublaslt:
+   * its policy is valid for one cuBLASLt version only) */
+  char library_key[32];
+  calhost_property key_props[6];
 } cu_instance;
 
 /* create() of a backend without settings (as ocl_instance_create). */
@@ -160,6 +208,31 @@ CUD_HIDDEN calhost_status cu_instance_build_key(calhost_plugin_instance *inst,
                                                 const calhost_workload *w, const calhost_target *t,
                                                 calhost_built_key *out);
 
+/* Cold timing: how many copies of a session's A and B to rotate through
+ * so that a product never finds its operands in the L2 cache left by the
+ * one before: enough sets to span twice the L2 (ceil(2 l2 / set_bytes)),
+ * at least 1, at most CU_ROTATION_MAX and at most budget / set_bytes
+ * (the device memory the copies may take). A workload whose A and B
+ * already exceed twice the L2 gets 1 (no copies). */
+#define CU_ROTATION_MAX 256u
+CUD_HIDDEN uint32_t cu_rotation_sets(uint64_t l2_bytes, uint64_t set_bytes, uint64_t budget);
+
+/* Launches captured in one CUDA graph: at least CU_GRAPH_MIN launches and
+ * a whole number of rotations of `sets` (every set once per rotation), at
+ * most CU_GRAPH_MAX. */
+#define CU_GRAPH_MIN 32u
+#define CU_GRAPH_MAX 1024u
+CUD_HIDDEN uint32_t cu_graph_batch(uint32_t sets);
+
+/* Time-based warm-up: calls step(ctx) until clock(ctx) has advanced by
+ * `seconds` since the first call (at least one step, at most max_steps),
+ * so that the GPU's clocks have ramped up after an idle pause (a compile,
+ * the host's work between candidates). Returns the steps taken, or -1
+ * when a step failed (its CUresult in *error). */
+#define CU_WARMUP_SECONDS 0.1
+CUD_HIDDEN long cu_warmup(double seconds, uint32_t max_steps, double (*clock)(void *),
+                          CUresult (*step)(void *), void *ctx, CUresult *error);
+
 /* A session's device matrices: A (mp x kp) and B (kp x np) of the dtype,
  * C and C0 (when accumulating) fp32 mp x np, zero-padded copies of
  * deterministic inputs in [-1, 1) (rounded to the dtype); R and G (m x n
@@ -173,8 +246,15 @@ typedef struct cu_session {
   size_t mp, np, kp;
   CUdeviceptr a, b, c, c0, work; /* work: split-K slices, grown on demand */
   size_t work_bytes;
-  double *ref, *mag; /* host copies of R and G */
-  float *c0_host;    /* for the check of accumulating runs */
+  CUstream stream;            /* created: every launch and event of the session */
+  uint32_t sets;              /* rotated copies of A and B (cu_rotation_sets), >= 1 */
+  CUdeviceptr *rot_a, *rot_b; /* sets entries; [0] is a and b */
+  CUgraphExec graph;          /* the captured batch of the prepared candidate, or NULL */
+  int no_graph;               /* capturing failed for this candidate: launched one by one */
+  uint32_t graph_launches;    /* launches in it (cu_graph_batch) */
+  uint32_t next_set;          /* the set of the next product */
+  double *ref, *mag;          /* host copies of R and G */
+  float *c0_host;             /* for the check of accumulating runs */
 } cu_session;
 
 /* open_session's common part: parses w, finds the target's device, makes
@@ -188,7 +268,9 @@ CUD_HIDDEN void *cu_session_open(calhost_plugin_instance *inst, const calhost_wo
 /* Frees the device buffers and host copies (not s itself). */
 CUD_HIDDEN void cu_session_release(cu_session *s);
 
-/* Before a run: C = C0 (accumulating) or nothing. CUresult. */
+/* Before a run: C = C0 (accumulating) or nothing, a copy on the
+ * session's stream (ordered before its products; the legacy stream would
+ * not be, the session's stream being non-blocking). CUresult. */
 CUD_HIDDEN CUresult cu_session_reset(cu_session *s);
 
 /* Makes sure s->work holds `bytes`. CUresult. */
@@ -200,5 +282,30 @@ CUD_HIDDEN calhost_status cu_session_check(calhost_session *s, char *err, size_t
 
 /* The sum of the elapsed times of event pairs in seconds, -1 on failure. */
 CUD_HIDDEN double cu_events_seconds(const cu_api *api, CUevent start, CUevent stop);
+
+/* One product on s->stream with operand set `set` (s->rot_a[set],
+ * s->rot_b[set]): the backend's kernel launch or library call. */
+typedef CUresult (*cu_launch_fn)(cu_session *s, uint32_t set, void *ctx);
+
+/* After a successful prepare: drops the graph of the previous candidate
+ * (and its no_graph mark) and warms the GPU up by time (cu_warmup, CU_WARMUP_SECONDS of
+ * products on the stream). CUDA_SUCCESS or the failing call's error. */
+CUD_HIDDEN CUresult cu_session_prepared(cu_session *s, cu_launch_fn launch, void *ctx);
+
+/* `iterations` products timed on the device: C reset first (outside the
+ * events), then whole graphs of s->graph_launches products (captured on
+ * first use, when iterations hold one) each between an event pair, the
+ * rest launched one by one in batches of at most CU_GRAPH_MIN between
+ * pairs (also every product when capturing failed: a warning, then
+ * s->no_graph); *seconds the sum of the pairs. The operand sets rotate
+ * across products. CUDA_SUCCESS, CUDA_ERROR_NOT_READY when the host
+ * cancelled between batches, or the failing call's error. start/stop are
+ * the session's events. */
+CUD_HIDDEN CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx,
+                                    uint32_t iterations, CUevent start, CUevent stop,
+                                    double *seconds);
+
+/* Drops s's graph (NULL-safe). */
+CUD_HIDDEN void cu_session_drop_graph(cu_session *s);
 
 #endif /* CALHOST_CU_DRIVER_H */

@@ -2,7 +2,9 @@
  * as cgemm_source by the build (compiled at run time by NVRTC). Compile-time parameters: BM, BN, BK, WM, WN,
  * STAGES, VEC, DT (0 float, 1 half, 2 bfloat16); REFERENCE builds the
  * reference kernel only. Row-major A (M x K), B (K x N), C (M x N) fp32,
- * M, N multiples of BM, BN and K of BK (the session pads them). */
+ * M, N multiples of BM, BN and K of BK (the session pads them to the
+ * configuration's block tile and K step, within buffers of leading
+ * dimensions lda (A) and ldb (B, C and each split-K slice of W). */
 #if DT == 1
 #include <cuda_fp16.h>
 typedef __half T;
@@ -57,27 +59,27 @@ template <int N> __device__ __forceinline__ void cp_wait() {
 }
 
 __device__ __forceinline__ void load_tile(T *as, T *bs, const T *A, const T *B, int m0, int n0,
-                                          int k0, int K, int N, int tid) {
+                                          int k0, int lda, int ldb, int tid) {
 #pragma unroll
   for (int i = tid * VEC; i < BM * BK; i += NT * VEC) {
     int r = i / BK, c = i % BK;
-    cp_async(&as[r * LDA + c], &A[(size_t)(m0 + r) * K + k0 + c]);
+    cp_async(&as[r * LDA + c], &A[(size_t)(m0 + r) * lda + k0 + c]);
   }
 #pragma unroll
   for (int i = tid * VEC; i < BK * BN; i += NT * VEC) {
     int r = i / BN, c = i % BN;
-    cp_async(&bs[r * LDB + c], &B[(size_t)(k0 + r) * N + n0 + c]);
+    cp_async(&bs[r * LDB + c], &B[(size_t)(k0 + r) * ldb + n0 + c]);
   }
 }
 
 /* Block (bid, slice): the BM x BN tile chosen by the swizzle (groups of
  * `swizzle` block rows walk N together, for L2 reuse), over K slice
  * `slice` of `splitk`. splitk 1 writes C (adding C's value when
- * accumulating); else slice s writes W[s] (slice 0 adding C) and the
- * reduce kernel sums the slices into C. */
+ * accumulating); else slice s writes W[s] (slice 0 adding C; slices
+ * `wstride` elements apart) and the reduce kernel sums the slices into C. */
 extern "C" __global__ void __launch_bounds__(NT)
     gemm(const T *__restrict__ A, const T *__restrict__ B, float *C, float *W, int M, int N,
-         int K, int accumulate, int splitk, int swizzle) {
+         int K, int lda, int ldb, long long wstride, int accumulate, int splitk, int swizzle) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T *as = (T *)smem_raw;
   T *bs = as + STAGES * BM * LDA;
@@ -88,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(NT)
   const int slice = blockIdx.z, kper = K / splitk, kbeg = slice * kper, ntiles = kper / BK;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wm0 = (warp / NWN) * WM, wn0 = (warp % NWN) * WN;
-  float *out = splitk == 1 ? C : W + (size_t)slice * M * N;
+  float *out = splitk == 1 ? C : W + (size_t)slice * wstride;
   const int init_c = accumulate && slice == 0;
 #if DT == 0
   /* SIMT: the warp's lanes as 4 rows x 8 columns, each with a TM x TN
@@ -101,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(NT)
   for (int i = 0; i < TM; i++)
 #pragma unroll
     for (int j = 0; j < TN; j++)
-      acc[i][j] = init_c ? C[(size_t)(m0 + wm0 + i * 4 + tr) * N + n0 + wn0 + j * 8 + tc] : 0.f;
+      acc[i][j] = init_c ? C[(size_t)(m0 + wm0 + i * 4 + tr) * ldb + n0 + wn0 + j * 8 + tc] : 0.f;
 #else
 #define FM (WM / 16)
 #define FN (WN / 16)
@@ -111,8 +113,8 @@ extern "C" __global__ void __launch_bounds__(NT)
 #pragma unroll
     for (int j = 0; j < FN; j++) {
       if (init_c)
-        wmma::load_matrix_sync(acc[i][j], C + (size_t)(m0 + wm0 + i * 16) * N + n0 + wn0 + j * 16,
-                               N, wmma::mem_row_major);
+        wmma::load_matrix_sync(acc[i][j], C + (size_t)(m0 + wm0 + i * 16) * ldb + n0 + wn0 + j * 16,
+                               ldb, wmma::mem_row_major);
       else
         wmma::fill_fragment(acc[i][j], 0.f);
     }
@@ -120,14 +122,14 @@ extern "C" __global__ void __launch_bounds__(NT)
 #pragma unroll
   for (int s = 0; s < STAGES - 1; s++) {
     if (s < ntiles)
-      load_tile(as + s * BM * LDA, bs + s * BK * LDB, A, B, m0, n0, kbeg + s * BK, K, N, tid);
+      load_tile(as + s * BM * LDA, bs + s * BK * LDB, A, B, m0, n0, kbeg + s * BK, lda, ldb, tid);
     cp_commit();
   }
   for (int t = 0; t < ntiles; t++) {
     const int pre = t + STAGES - 1;
     if (pre < ntiles)
       load_tile(as + (pre % STAGES) * BM * LDA, bs + (pre % STAGES) * BK * LDB, A, B, m0, n0,
-                kbeg + pre * BK, K, N, tid);
+                kbeg + pre * BK, lda, ldb, tid);
     cp_commit();
     cp_wait<STAGES - 1>();
     __syncthreads();
@@ -173,24 +175,27 @@ extern "C" __global__ void __launch_bounds__(NT)
   for (int i = 0; i < TM; i++)
 #pragma unroll
     for (int j = 0; j < TN; j++)
-      out[(size_t)(m0 + wm0 + i * 4 + tr) * N + n0 + wn0 + j * 8 + tc] = acc[i][j];
+      out[(size_t)(m0 + wm0 + i * 4 + tr) * ldb + n0 + wn0 + j * 8 + tc] = acc[i][j];
 #else
 #pragma unroll
   for (int i = 0; i < FM; i++)
 #pragma unroll
     for (int j = 0; j < FN; j++)
-      wmma::store_matrix_sync(out + (size_t)(m0 + wm0 + i * 16) * N + n0 + wn0 + j * 16,
-                              acc[i][j], N, wmma::mem_row_major);
+      wmma::store_matrix_sync(out + (size_t)(m0 + wm0 + i * 16) * ldb + n0 + wn0 + j * 16,
+                              acc[i][j], ldb, wmma::mem_row_major);
 #endif
 }
 
-/* C = sum over the splitk slices of W (each M*N). */
-extern "C" __global__ void reduce(const float *W, float *C, size_t mn, int splitk) {
+/* C = sum over the splitk slices of W (slices wstride apart), over the
+ * M x N part of leading dimension ld. */
+extern "C" __global__ void reduce(const float *W, float *C, int M, int N, int ld,
+                                  long long wstride, int splitk) {
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= mn) return;
+  if (i >= (size_t)M * N) return;
+  size_t at = (i / N) * ld + i % N;
   float s = 0.f;
   for (int z = 0; z < splitk; z++)
-    s += W[(size_t)z * mn + i];
-  C[i] = s;
+    s += W[(size_t)z * wstride + at];
+  C[at] = s;
 }
 #endif

@@ -14,6 +14,7 @@
  */
 #include <calhost/plugin.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,6 @@
 #include "cu_nvrtc.h"
 
 #define BACKEND "cuda_gemm"
-#define RUN_BATCH 32 /* launches between cancellation checks */
 
 typedef struct module_entry {
   const cu_device *dev;
@@ -34,7 +34,8 @@ typedef struct module_entry {
 } module_entry;
 
 struct calhost_plugin_instance {
-  cu_instance cu; /* first */
+  cu_instance cu;               /* first */
+  pthread_mutex_t modules_lock; /* sessions of one instance may prepare on several threads */
   module_entry *modules;
   size_t module_count;
   calhost_parameter params[CG_COUNT];
@@ -52,9 +53,25 @@ struct calhost_session {
   CUevent start, stop;
 };
 
+/* The identity's library part (the NVRTC version that compiles the
+ * kernels: a new one may make other code of the same policy) and the
+ * "libraries" detail (dlopen only: no cuInit). */
+static void cg_versions(char *libs, size_t libs_cap, char *found, size_t found_cap) {
+  const cu_nvrtc *nv = cu_nvrtc_load(NULL, 0);
+  int v = cu_nvrtc_version(nv);
+  snprintf(libs, libs_cap, "nvrtc %d.%d", v / 1000, (v % 1000) / 10);
+  cu_nvrtc_describe(found, found_cap);
+}
+
+static CUresult launch(cu_session *cs, uint32_t set, void *unused);
+
 static calhost_status cg_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
   calhost_status st = cu_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
+  if (st == CALHOST_OK) {
+    pthread_mutex_init(&(*out)->modules_lock, NULL);
+    (*out)->cu.devs.versions = cg_versions;
+  }
   for (int k = 0; st == CALHOST_OK && k < CG_COUNT; k++)
     (*out)->params[k] = (calhost_parameter){cgemm_params[k].name, cgemm_params[k].texts,
                                             cgemm_params[k].count, CALHOST_PARAMETER_ORDERED};
@@ -65,11 +82,11 @@ static void cg_destroy(calhost_plugin_instance *inst) {
   if (!inst)
     return;
   const cu_api *api = inst->cu.devs.api;
-  for (size_t i = 0; api && i < inst->module_count; i++) {
-    api->cuCtxSetCurrent(inst->modules[i].dev->ctx);
-    api->cuModuleUnload(inst->modules[i].module);
-  }
+  for (size_t i = 0; api && i < inst->module_count; i++)
+    if (api->cuCtxSetCurrent(inst->modules[i].dev->ctx) == CUDA_SUCCESS)
+      api->cuModuleUnload(inst->modules[i].module);
   free(inst->modules);
+  pthread_mutex_destroy(&inst->modules_lock);
   cu_instance_destroy(inst);
 }
 
@@ -90,8 +107,7 @@ static void cg_close_session(calhost_session *s) {
   if (!s)
     return;
   const cu_api *api = s->inst->cu.devs.api;
-  if (api) {
-    api->cuCtxSetCurrent(s->cu.dev->ctx);
+  if (api && api->cuCtxSetCurrent(s->cu.dev->ctx) == CUDA_SUCCESS) {
     if (s->start)
       api->cuEventDestroy(s->start);
     if (s->stop)
@@ -102,13 +118,35 @@ static void cg_close_session(calhost_session *s) {
   free(s);
 }
 
+/* The curated candidates that fit s's device and workload, into s->cands
+ * (at least cgemm_curated_count entries), their count in
+ * s->cu.mm.candidates. Needs only the dtype, K and the device's limits. */
+static void cg_fill_candidates(calhost_session *s) {
+  s->cu.mm.candidates = 0;
+  for (uint32_t i = 0; i < cgemm_curated_count; i++)
+    if (cgemm_fits(&cgemm_curated[i], s->cu.shape.dtype, &s->cu.dev->limits, s->cu.shape.k, NULL,
+                   0) == 0)
+      s->cands[s->cu.mm.candidates++] = cgemm_curated[i];
+}
+
 static calhost_status cg_open_session(calhost_plugin_instance *inst, const calhost_workload *w,
                                       const calhost_target *t, calhost_session **out) {
   calhost_status st;
   calhost_session *s;
+  cu_shape shape;
   if (!out)
     return CALHOST_INVALID_ARGUMENT;
   *out = NULL;
+  if (inst && w && cu_parse_workload(NULL, BACKEND, w, &shape) == CALHOST_OK &&
+      shape.dtype != CG_F32) { /* the tensor-core kernels include mma.h (WMMA) */
+    char why[256];
+    const cu_nvrtc *nv = cu_nvrtc_load(why, sizeof why);
+    const char *missing = nv ? cu_headers_missing(cu_nvrtc_headers(nv), (int)shape.dtype, 1) : NULL;
+    if (missing) {
+      matmul_set_error(inst->cu.mm.host, BACKEND ": %s", missing);
+      return CALHOST_UNSUPPORTED;
+    }
+  }
   s = cu_session_open(inst, w, t, sizeof *s, CGEMM_PAD_MN, CGEMM_PAD_K, &st);
   if (!s)
     return st;
@@ -123,13 +161,11 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
     cg_close_session(s);
     return CALHOST_NO_MEMORY;
   }
-  for (uint32_t i = 0; i < cgemm_curated_count; i++)
-    if (cgemm_fits(&cgemm_curated[i], dt, lim, s->cu.kp, NULL, 0) == 0)
-      s->cands[s->cu.mm.candidates++] = cgemm_curated[i];
+  cg_fill_candidates(s);
   cgemm_config def = cgemm_default(dt);
-  if (s->cu.mm.candidates == 0 || cgemm_fits(&def, dt, lim, s->cu.kp, NULL, 0) != 0) {
+  if (s->cu.mm.candidates == 0 || cgemm_fits(&def, dt, lim, s->cu.shape.k, NULL, 0) != 0) {
     char why[200] = "";
-    cgemm_fits(&def, dt, lim, s->cu.kp, why, sizeof why);
+    cgemm_fits(&def, dt, lim, s->cu.shape.k, why, sizeof why);
     matmul_set_error(inst->cu.mm.host, BACKEND ": no configuration fits device '%s': %s",
                      s->cu.dev->name, why);
     cg_close_session(s);
@@ -165,6 +201,37 @@ static calhost_status cg_default_policy(calhost_session *s, char *buf, size_t ca
   return policy_out(&def, buf, capacity, length);
 }
 
+/* Adds a module to the instance's cache under its lock: 0, or -1 when out
+ * of memory. When another thread cached the same defines meanwhile, *mod
+ * becomes that one and the caller's is unloaded here (same code). */
+static int cg_cache_module(calhost_plugin_instance *inst, const cu_device *dev, const char *defines,
+                           CUmodule *mod, double seconds, int registers) {
+  int rc = 0;
+  pthread_mutex_lock(&inst->modules_lock);
+  for (size_t i = 0; i < inst->module_count; i++)
+    if (inst->modules[i].dev == dev && strcmp(inst->modules[i].defines, defines) == 0) {
+      if (inst->cu.devs.api && *mod)
+        inst->cu.devs.api->cuModuleUnload(*mod);
+      *mod = inst->modules[i].module;
+      pthread_mutex_unlock(&inst->modules_lock);
+      return 0;
+    }
+  module_entry *grown = realloc(inst->modules, (inst->module_count + 1) * sizeof *grown);
+  if (!grown) {
+    rc = -1;
+  } else {
+    inst->modules = grown;
+    module_entry *m = &inst->modules[inst->module_count++];
+    m->dev = dev;
+    snprintf(m->defines, sizeof m->defines, "%s", defines);
+    m->module = *mod;
+    m->compile_seconds = seconds;
+    m->registers = registers;
+  }
+  pthread_mutex_unlock(&inst->modules_lock);
+  return rc;
+}
+
 /* The module of c on s's device: from the instance's cache, or compiled
  * with NVRTC for the device's architecture and loaded now. */
 static CUmodule module_for(calhost_session *s, const cgemm_config *c) {
@@ -177,9 +244,14 @@ static CUmodule module_for(calhost_session *s, const cgemm_config *c) {
   CUmodule mod = NULL;
   CUresult e;
   cgemm_defines(c, s->cu.shape.dtype, defines, sizeof defines);
+  pthread_mutex_lock(&inst->modules_lock);
   for (size_t i = 0; i < inst->module_count; i++)
-    if (inst->modules[i].dev == s->cu.dev && strcmp(inst->modules[i].defines, defines) == 0)
-      return inst->modules[i].module;
+    if (inst->modules[i].dev == s->cu.dev && strcmp(inst->modules[i].defines, defines) == 0) {
+      mod = inst->modules[i].module;
+      pthread_mutex_unlock(&inst->modules_lock);
+      return mod;
+    }
+  pthread_mutex_unlock(&inst->modules_lock);
   nv = cu_nvrtc_load(why, sizeof why);
   if (!nv) {
     matmul_set_error(host, BACKEND ": %s", why);
@@ -194,20 +266,14 @@ static CUmodule module_for(calhost_session *s, const cgemm_config *c) {
   free(res.cubin);
   if (e != CUDA_SUCCESS) {
     matmul_set_error(host, BACKEND ": loading %s: %s", defines, cu_error_name(api, e));
+    cu_end_if_sticky(api, host, BACKEND, "cuModuleLoadData", e);
     return NULL;
   }
-  module_entry *grown = realloc(inst->modules, (inst->module_count + 1) * sizeof *grown);
-  if (!grown) {
+  if (cg_cache_module(inst, s->cu.dev, defines, &mod, res.seconds, res.registers) != 0) {
     api->cuModuleUnload(mod);
+    matmul_set_error(host, BACKEND ": out of memory caching a module");
     return NULL;
   }
-  inst->modules = grown;
-  module_entry *m = &inst->modules[inst->module_count++];
-  m->dev = s->cu.dev;
-  snprintf(m->defines, sizeof m->defines, "%s", defines);
-  m->module = mod;
-  m->compile_seconds = res.seconds;
-  m->registers = res.registers;
   if (host && host->log) {
     char msg[300];
     snprintf(msg, sizeof msg, BACKEND ": compiled %s for %s in %.2f s (%d registers)", defines,
@@ -232,11 +298,12 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
     matmul_set_error(s->cu.mm.host, BACKEND " policy refused: %s", err);
     return CALHOST_INVALID_ARGUMENT;
   }
-  if (cgemm_fits(&c, s->cu.shape.dtype, &s->cu.dev->limits, s->cu.kp, err, sizeof err) != 0) {
+  if (cgemm_fits(&c, s->cu.shape.dtype, &s->cu.dev->limits, s->cu.shape.k, err, sizeof err) != 0) {
     matmul_set_error(s->cu.mm.host, BACKEND ": does not fit device '%s': %s", s->cu.dev->name, err);
     return CALHOST_UNSUPPORTED;
   }
-  api->cuCtxSetCurrent(s->cu.dev->ctx);
+  if (cu_make_current(api, s->cu.mm.host, BACKEND, s->cu.dev) != CUDA_SUCCESS)
+    return CALHOST_ERROR;
   mod = module_for(s, &c);
   if (!mod)
     return CALHOST_ERROR;
@@ -248,6 +315,7 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
       (e = api->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s->gemm)) !=
           CUDA_SUCCESS) {
     matmul_set_error(s->cu.mm.host, BACKEND ": preparing the kernel: %s", cu_error_name(api, e));
+    cu_end_if_sticky(api, s->cu.mm.host, BACKEND, "prepare", e);
     return CALHOST_ERROR;
   }
   if ((uint32_t)threads < cgemm_threads(&c)) {
@@ -261,32 +329,55 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
     return CALHOST_NO_MEMORY;
   }
   s->config = c;
+  if ((e = cu_session_prepared(&s->cu, launch, NULL)) != CUDA_SUCCESS) {
+    matmul_set_error(s->cu.mm.host, BACKEND ": warming up: %s", cu_error_name(api, e));
+    cu_end_if_sticky(api, s->cu.mm.host, BACKEND, "the warm-up", e);
+    return CALHOST_ERROR;
+  }
   s->prepared = 1;
   return CALHOST_OK;
 }
 
-/* One product on the default stream: the gemm kernel, and the reduce
- * kernel when split. */
-static CUresult launch(calhost_session *s) {
-  const cu_api *api = s->inst->cu.devs.api;
-  const cgemm_config *c = &s->config;
-  int m = (int)s->cu.mp, n = (int)s->cu.np, k = (int)s->cu.kp, acc = s->cu.shape.accumulate,
-      split = (int)c->v[CG_SPLITK], swz = (int)c->v[CG_SWIZZLE];
-  unsigned blocks = (unsigned)((s->cu.mp / c->v[CG_BM]) * (s->cu.np / c->v[CG_BN]));
-  CUdeviceptr w = s->cu.work;
-  void *args[] = {&s->cu.a, &s->cu.b, &s->cu.c, &w, &m, &n, &k, &acc, &split, &swz};
-  CUresult e = api->cuLaunchKernel(s->gemm, blocks, 1, (unsigned)split, cgemm_threads(c), 1, 1,
-                                   cgemm_smem_bytes(c, s->cu.shape.dtype), NULL, args, NULL);
-  if (e != CUDA_SUCCESS || split == 1)
-    return e;
-  size_t mn = s->cu.mp * s->cu.np;
-  void *rargs[] = {&w, &s->cu.c, &mn, &split};
-  return api->cuLaunchKernel(s->reduce, (unsigned)((mn + 255) / 256), 1, 1, 256, 1, 1, 0, NULL,
-                             rargs, NULL);
+/* The grid of c on a session of m x n x k: blocks along x (bm x bn
+ * tiles of the problem padded to c's tile, cgemm_padded) and the split-K
+ * slices along z; the padded problem into dims. */
+static void cg_grid(const cgemm_config *c, const cu_shape *shape, uint64_t dims[3],
+                    unsigned grid[3]) {
+  cgemm_padded(c, shape->m, shape->n, shape->k, dims);
+  grid[0] = (unsigned)((dims[0] / c->v[CG_BM]) * (dims[1] / c->v[CG_BN]));
+  grid[1] = 1;
+  grid[2] = c->v[CG_SPLITK];
 }
 
-/* Runs `iterations` products, timed by a pair of CUDA events around each
- * batch (their elapsed times summed: device_seconds). */
+/* One product on the session's stream with operand set `set`: the gemm
+ * kernel over the problem padded to the configuration's tile, and the
+ * reduce kernel when split. */
+static CUresult launch(cu_session *cs, uint32_t set, void *unused) {
+  calhost_session *s = (calhost_session *)(void *)cs;
+  const cu_api *api = s->inst->cu.devs.api;
+  const cgemm_config *c = &s->config;
+  uint64_t dims[3];
+  unsigned grid[3];
+  (void)unused;
+  cg_grid(c, &cs->shape, dims, grid);
+  int m = (int)dims[0], n = (int)dims[1], k = (int)dims[2], lda = (int)cs->kp, ldb = (int)cs->np,
+      acc = cs->shape.accumulate, split = (int)c->v[CG_SPLITK], swz = (int)c->v[CG_SWIZZLE];
+  long long wstride = (long long)(cs->mp * cs->np);
+  CUdeviceptr a = cs->rot_a[set], b = cs->rot_b[set], w = cs->work;
+  void *args[] = {&a, &b, &cs->c, &w, &m, &n, &k, &lda, &ldb, &wstride, &acc, &split, &swz};
+  CUresult e = api->cuLaunchKernel(s->gemm, grid[0], grid[1], grid[2], cgemm_threads(c), 1, 1,
+                                   cgemm_smem_bytes(c, cs->shape.dtype), cs->stream, args, NULL);
+  if (e != CUDA_SUCCESS || split == 1)
+    return e;
+  size_t mn = (size_t)m * (size_t)n;
+  void *rargs[] = {&w, &cs->c, &m, &n, &ldb, &wstride, &split};
+  return api->cuLaunchKernel(s->reduce, (unsigned)((mn + 255) / 256), 1, 1, 256, 1, 1, 0,
+                             cs->stream, rargs, NULL);
+}
+
+/* Runs `iterations` products (cu_session_time: a captured graph per
+ * batch, rotating operand copies, C reset outside the events);
+ * device_seconds is the sum of the event pairs. */
 static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
   const cu_api *api;
   double device = 0;
@@ -294,29 +385,16 @@ static calhost_status cg_run(calhost_session *s, uint32_t iterations, calhost_ru
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
   api = s->inst->cu.devs.api;
-  api->cuCtxSetCurrent(s->cu.dev->ctx);
   s->cu.mm.last_iterations = 0;
-  if ((e = cu_session_reset(&s->cu)) != CUDA_SUCCESS) {
-    matmul_set_error(s->cu.mm.host, BACKEND ": resetting C: %s", cu_error_name(api, e));
+  if (cu_make_current(api, s->cu.mm.host, BACKEND, s->cu.dev) != CUDA_SUCCESS)
     return CALHOST_ERROR;
-  }
-  for (uint32_t done = 0; done < iterations;) {
-    uint32_t batch = iterations - done < RUN_BATCH ? iterations - done : RUN_BATCH;
-    double secs;
-    e = api->cuEventRecord(s->start, NULL);
-    for (uint32_t i = 0; e == CUDA_SUCCESS && i < batch; i++)
-      e = launch(s);
-    if (e == CUDA_SUCCESS)
-      e = api->cuEventRecord(s->stop, NULL);
-    if (e != CUDA_SUCCESS || (secs = cu_events_seconds(api, s->start, s->stop)) < 0) {
-      matmul_set_error(s->cu.mm.host, BACKEND ": running the kernel: %s",
-                       cu_error_name(api, e != CUDA_SUCCESS ? e : api->cuCtxSynchronize()));
-      return CALHOST_ERROR;
-    }
-    device += secs;
-    done += batch;
-    if (done < iterations && matmul_cancelled(s->cu.mm.host))
-      return CALHOST_CANCELLED;
+  e = cu_session_time(&s->cu, launch, NULL, iterations, s->start, s->stop, &device);
+  if (e == CUDA_ERROR_NOT_READY)
+    return CALHOST_CANCELLED;
+  if (e != CUDA_SUCCESS) {
+    matmul_set_error(s->cu.mm.host, BACKEND ": running the kernel: %s", cu_error_name(api, e));
+    cu_end_if_sticky(api, s->cu.mm.host, BACKEND, "run", e);
+    return CALHOST_ERROR;
   }
   s->cu.mm.last_iterations = iterations;
   if (result && CALHOST_HAS_FIELD(result, calhost_run_result, device_seconds))
@@ -354,7 +432,7 @@ static calhost_status cg_assignment_valid(calhost_session *s, const uint32_t *a,
   if (!s)
     return CALHOST_INVALID_ARGUMENT;
   if (from_assignment(a, count, &c, err, cap) != 0 ||
-      cgemm_fits(&c, s->cu.shape.dtype, &s->cu.dev->limits, s->cu.kp, err, cap) != 0)
+      cgemm_fits(&c, s->cu.shape.dtype, &s->cu.dev->limits, s->cu.shape.k, err, cap) != 0)
     return CALHOST_INVALID_ARGUMENT;
   return CALHOST_OK;
 }
@@ -402,7 +480,7 @@ static const calhost_workload *const cg_samples[] = {&sample_w1, &sample_w2, &sa
 #define cg_build_key cu_instance_build_key
 #define cg_candidate_count matmul_candidate_count
 
-CALHOST_PLUGIN_DEFINE(cg, 2u, BACKEND, "1.0.0", matmul_operators,
+CALHOST_PLUGIN_DEFINE(cg, 2u, BACKEND, "1.1.0", matmul_operators,
                       "CUDA GEMM (fp32 SIMT, fp16/bf16 tensor cores) compiled by NVRTC, "
                       "calibrated per NVIDIA device",
                       .default_policy = cg_default_policy, .check = cu_session_check,

@@ -166,10 +166,10 @@ static void workload_parser_takes_three_dtypes_and_refuses_others(void **state) 
 static void identity_is_the_model_not_the_board(void **state) {
   (void)state;
   char a[320], b[320];
-  cu_identity(a, sizeof a, "NVIDIA H200", 9, 0, 132, 150000ull << 20, 13000);
+  cu_identity(a, sizeof a, "NVIDIA H200", 9, 0, 132, 150000ull << 20, 13000, NULL);
   assert_string_equal(a, "cuda:NVIDIA H200/sm_9.0/SMs 132/mem 150000MiB/driver 13.0");
   /* a name with a '/' and a control byte stays one printable field */
-  cu_identity(b, sizeof b, "GPU/X\n", 8, 0, 108, 40960ull << 20, 12080);
+  cu_identity(b, sizeof b, "GPU/X\n", 8, 0, 108, 40960ull << 20, 12080, "");
   assert_string_equal(b, "cuda:GPU_X?/sm_8.0/SMs 108/mem 40960MiB/driver 12.8");
 }
 
@@ -224,7 +224,8 @@ static void key_builder_keys_by_the_device_identity(void **state) {
   inst.mm.backend = "cuda_gemm";
   dev.ordinal = 0;
   dev.limits = cgemm_limits_sm90;
-  cu_identity(dev.identity, sizeof dev.identity, "NVIDIA H200", 9, 0, 132, 143771ull << 20, 13000);
+  cu_identity(dev.identity, sizeof dev.identity, "NVIDIA H200", 9, 0, 132, 143771ull << 20, 13000,
+              NULL);
   inst.devs.initialised = 1;
   inst.devs.items = &dev;
   inst.devs.count = 1;

@@ -29,6 +29,7 @@ static void fake_session(fake *f, const cgemm_limits *l, cgemm_dtype t, size_t k
   f->s.cu.dev = &f->dev;
   f->s.cu.shape.dtype = t;
   f->s.cu.kp = kp;
+  f->s.cu.shape.k = kp;
   cgemm_config def = cgemm_default(t);
   for (int k = 0; k < CG_COUNT; k++)
     for (uint32_t i = 0; i < cgemm_params[k].count; i++)
