@@ -8,15 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 static uint64_t mix64(uint64_t h) { /* MurmurHash3 fmix64 */
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
@@ -32,13 +23,13 @@ uint32_t calibrate_shard_of(const char *backend, const char *workload, uint32_t 
     return 0;
   char num[16];
   int len = snprintf(num, sizeof num, "%u", (unsigned)threads);
-  uint64_t h = 14695981039346656037ull;
-  h = fnv1a(h, backend ? backend : "", strlen(backend ? backend : "") + 1);
-  h = fnv1a(h, workload ? workload : "", strlen(workload ? workload : "") + 1);
-  h = fnv1a(h, num, (size_t)len);
+  uint64_t h = BASE_STR_FNV_OFFSET;
+  h = base_str_fnv1a(h, backend ? backend : "", strlen(backend ? backend : "") + 1);
+  h = base_str_fnv1a(h, workload ? workload : "", strlen(workload ? workload : "") + 1);
+  h = base_str_fnv1a(h, num, (size_t)len);
   if (device && *device) {
-    h = fnv1a(h, "", 1);
-    h = fnv1a(h, device, strlen(device));
+    h = base_str_fnv1a(h, "", 1);
+    h = base_str_fnv1a(h, device, strlen(device));
   }
   return (uint32_t)(mix64(h) % count);
 }
