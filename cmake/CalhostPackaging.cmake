@@ -63,6 +63,10 @@ set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_VENDOR "calhost maintainers")
 set(CPACK_PACKAGE_CONTACT "calhost maintainers <maintainers@users.noreply.a-seed-9963f7fe.example>")
 set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
+# cpack -G DEB in a build for another prefix than /usr (a default build:
+# /usr/local) is refused with the commands that make correct packages
+# (the packaged paths are compiled in: see that file)
+set(CPACK_PROJECT_CONFIG_FILE "${CMAKE_CURRENT_LIST_DIR}/CalhostCPackOptions.cmake")
 set(CPACK_PACKAGE_DIRECTORY "${CMAKE_BINARY_DIR}/packages")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

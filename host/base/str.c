@@ -89,6 +89,15 @@ int base_str_is_word(const char *s) {
   return 1;
 }
 
+uint64_t base_str_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 int base_str_is_name(const char *s, size_t max) {
   if (!s || !*s)
     return 0;

@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* printf-style format checking, by the rule of the vsnprintf that str.c
  * calls: on mingw-w64 that is __MINGW_PRINTF_FORMAT (GNU's rule in C99
@@ -85,5 +86,11 @@ int base_str_is_word(const char *s);
  * the names of plugins, workloads, sections and operators. ASCII only,
  * whatever the locale. */
 int base_str_is_name(const char *s, size_t max);
+
+/* The FNV-1a 64-bit hash of n bytes at data, continued from h (start with
+ * BASE_STR_FNV_OFFSET): a stable, portable hash for names and shards, not
+ * for security. */
+#define BASE_STR_FNV_OFFSET 14695981039346656037ull
+uint64_t base_str_fnv1a(uint64_t h, const void *data, size_t n);
 
 #endif

@@ -16,6 +16,7 @@
 #include "base/text.h"
 #include "config/digest.h"
 #include "run.h"
+#include "sweep/recording.h"
 
 /* The store, and what the run will write checked before any sweep: the
  * store (its folders are created) and a --record file. Returns 0, or 2. */
@@ -45,6 +46,8 @@ static int open_store(cal_setup *set, const cal_mode *m, calstore_status *store_
                      o->record_path, err);
     return 2;
   }
+  if (o->record_path) /* the run the sweeps' recordings belong to (recording.h) */
+    sweep_recording_new_run();
   return 0;
 }
 

@@ -3,18 +3,10 @@
  */
 #include "shard.h"
 #include "base/str.h"
+#include "config/values.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 static uint64_t mix64(uint64_t h) { /* MurmurHash3 fmix64 */
   h ^= h >> 33;
@@ -31,13 +23,13 @@ uint32_t calibrate_shard_of(const char *backend, const char *workload, uint32_t 
     return 0;
   char num[16];
   int len = snprintf(num, sizeof num, "%u", (unsigned)threads);
-  uint64_t h = 14695981039346656037ull;
-  h = fnv1a(h, backend ? backend : "", strlen(backend ? backend : "") + 1);
-  h = fnv1a(h, workload ? workload : "", strlen(workload ? workload : "") + 1);
-  h = fnv1a(h, num, (size_t)len);
+  uint64_t h = BASE_STR_FNV_OFFSET;
+  h = base_str_fnv1a(h, backend ? backend : "", strlen(backend ? backend : "") + 1);
+  h = base_str_fnv1a(h, workload ? workload : "", strlen(workload ? workload : "") + 1);
+  h = base_str_fnv1a(h, num, (size_t)len);
   if (device && *device) {
-    h = fnv1a(h, "", 1);
-    h = fnv1a(h, device, strlen(device));
+    h = base_str_fnv1a(h, "", 1);
+    h = base_str_fnv1a(h, device, strlen(device));
   }
   return (uint32_t)(mix64(h) % count);
 }
@@ -49,24 +41,16 @@ int calibrate_shard_has(const calibrate_shard *s, const char *backend, const cha
   return calibrate_shard_of(backend, workload, threads, device, s->count) == s->index;
 }
 
-/* A decimal number without sign; returns the end, or NULL. */
-static const char *parse_uint(const char *p, unsigned long long *v) {
-  if (*p < '0' || *p > '9')
-    return NULL;
-  unsigned long long x = 0;
-  for (; *p >= '0' && *p <= '9'; p++) {
-    x = x * 10 + (unsigned)(*p - '0');
-    if (x > CALHOST_SHARD_MAX)
-      return NULL;
-  }
-  *v = x;
-  return p;
-}
-
 int calibrate_shard_parse(const char *text, calibrate_shard *out, char *why, size_t cap) {
   unsigned long long i, n;
-  const char *p = text ? parse_uint(text, &i) : NULL;
-  if (!p || *p != '/' || !(p = parse_uint(p + 1, &n)) || *p)
+  /* I and N through the one decimal parser of the CLI and the config */
+  char buf[48];
+  const char *slash = text ? strchr(text, '/') : NULL;
+  size_t len = slash ? (size_t)(slash - text) : 0;
+  if (!slash || len >= sizeof buf ||
+      (memcpy(buf, text, len), buf[len] = '\0',
+       config_value_uint(buf, 0, CALHOST_SHARD_MAX, &i, NULL, 0) != 0) ||
+      config_value_uint(slash + 1, 0, CALHOST_SHARD_MAX, &n, NULL, 0) != 0)
     return base_str_fail(why, cap, "'%s' is not I/N (two decimal numbers, at most %u)",
                          text ? text : "", CALHOST_SHARD_MAX);
   if (n < 1)

@@ -554,11 +554,64 @@ static int verify_status(cal_run *r, const cal_verify *cv) {
   return rc;
 }
 
+/* A plugin that failed as a whole (create() failed or killed its child, its
+ * devices could not be listed): each key it serves that the measuring pass
+ * has no result for (every selected workload of its operators x target) gets
+ * a failed result with the plugin's failure, so that verify lists each as
+ * "error" instead of "nothing to verify". The keys are not built (no
+ * instance): a key is its backend, workload and thread count. */
+static void fail_keys_of_failed_plugins(cal_run *r) {
+  const cal_setup *set = r->set;
+  size_t failures = r->sink->failure_count;
+  for (size_t f = 0; f < failures; f++) {
+    const cal_failure *fl = &r->sink->failures[f];
+    const loader_plugin *p = NULL;
+    if (!fl->backend || fl->workload)
+      continue; /* not a plugin's failure, or a sweep's (it has its result) */
+    for (size_t i = 0; i < set->plugins.count && !p; i++)
+      if (set->plugins.items[i]->loaded && set->plugins.items[i]->backend &&
+          !strcmp(set->plugins.items[i]->backend, fl->backend))
+        p = set->plugins.items[i];
+    for (size_t i = 0; p && i < set->workload_count; i++) {
+      const config_workload *w = &set->cfg->workloads[set->workloads[i]];
+      if (!runtime_binding_serves(p, w->operator_name))
+        continue;
+      for (size_t t = 0; t < set->targets.count; t++) {
+        uint32_t threads = set->targets.items[t].thread_count;
+        if (!calibrate_shard_has(&set->o->shard, p->backend, w->name, threads, NULL))
+          continue;
+        int seen = 0;
+        for (size_t k = 0; k < r->sink->result_count && !seen; k++) {
+          const cal_result *y = &r->sink->results[k];
+          seen = y->workload == set->workloads[i] && y->threads == threads && y->backend &&
+                 !strcmp(y->backend, p->backend);
+        }
+        cal_result *x = seen ? NULL : cal_add_result(r);
+        if (!x)
+          continue;
+        fl = &r->sink->failures[f]; /* (the results grew, not the failures) */
+        free(x->backend);
+        free(x->implementation);
+        free(x->device_name);
+        free(x->device_identity);
+        memset(x, 0, sizeof *x);
+        x->backend = base_str_dup(p->backend);
+        x->implementation = base_str_dup(p->implementation_version);
+        x->workload = set->workloads[i];
+        x->threads = threads;
+        x->kind = CAL_FAILED;
+        x->message = base_str_dup(fl->message ? fl->message : "the plugin failed");
+      }
+    }
+  }
+}
+
 /* The measuring pass, the verdicts, --recalibrate's pass; the exit status. */
 static int verify_run(cal_run *r) {
   cal_verify *cv = r->mode_state;
   cal_run_plugins(r);
   cal_progress_end(r);
+  fail_keys_of_failed_plugins(r);
   if (judge_all(r, cv) != 0)
     return 2;
   if (r->interrupted)

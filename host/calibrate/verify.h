@@ -23,7 +23,11 @@
  *                    (missing, 0, negative, not finite): nothing can be
  *                    compared, so it is never "ok" (--recalibrate fixes it)
  *   error            the key could not be measured (time budget, plugin
- *                    failure); the verdict is unknown
+ *                    failure); the verdict is unknown. A plugin that fails
+ *                    as a whole (create() failed, its devices could not be
+ *                    listed) has each key it serves (workload x thread
+ *                    count of the run, not built: no instance) listed so,
+ *                    with the plugin's failure
  *   lost-to-default  the default is clearly faster than the stored policy
  *                    now: the policy's median exceeds the default's median
  *                    x (1 + threshold), and its fastest sample the default's

@@ -65,6 +65,7 @@ typedef struct checker {
   /* a device backend's devices (listed at setup level 2): the checks' target
    * is device 0 when there is one, as calibrate's first device sweep */
   runtime_device_list devices;
+  size_t device; /* the checks' device: its position in devices (the selection's first) */
   int device_backend;
 } checker;
 
@@ -252,6 +253,28 @@ static int list_devices(checker *c, runtime_device_list *out, char *why, size_t 
   return runtime_devices_list(record(c), c->inst, out, why, cap);
 }
 
+/* The checks' device: the first listed device that the devices setting
+ * selects (runtime_devices_find: an index or an identity), device 0 without
+ * one. -1 with why when an item names no device (calibrate fails the
+ * plugin then). */
+static int select_device(checker *c, char *why, size_t cap) {
+  size_t first = c->devices.count;
+  c->device = 0;
+  for (size_t k = 0; k < c->o->device_count; k++) {
+    char m[800];
+    const runtime_device *d = runtime_devices_find(&c->devices, c->o->devices[k], m, sizeof m);
+    if (!d) {
+      snprintf(why, cap, "--setting devices: %s", m);
+      return -1;
+    }
+    if ((size_t)(d - c->devices.items) < first)
+      first = (size_t)(d - c->devices.items);
+  }
+  if (first < c->devices.count)
+    c->device = first;
+  return 0;
+}
+
 /* level 0: services only; 1: + module and negotiation; 2: + an instance
  * (and, for a device backend, its devices: the target is device 0;
  * SETUP_NO_DEVICE when it lists none here). */
@@ -285,9 +308,12 @@ static int setup(checker *c, int level) {
                c->vt.backend_name ? c->vt.backend_name : "the plugin");
       return SETUP_NO_DEVICE;
     }
-    c->t.device_identity = c->devices.items[0].identity; /* a device target, as plugin.h describes it */
-    c->t.device_index = c->devices.items[0].index;
-    c->t.processor = c->devices.items[0].identity;
+    if (select_device(c, err, sizeof err) != 0)
+      return fail(c, "%s", err);
+    const runtime_device *d = &c->devices.items[c->device];
+    c->t.device_identity = d->identity; /* a device target, as plugin.h describes it */
+    c->t.device_index = d->index;
+    c->t.processor = d->identity;
   }
   return 0;
 }
@@ -295,7 +321,7 @@ static int setup(checker *c, int level) {
 /* The target in words: "device 0 'NAME'" or "t=N" (for the messages). */
 static const char *target_text(const checker *c, char *buf, size_t cap) {
   if (c->t.device_identity)
-    snprintf(buf, cap, "device %u '%.80s'", c->t.device_index, c->devices.items[0].name);
+    snprintf(buf, cap, "device %u '%.80s'", c->t.device_index, c->devices.items[c->device].name);
   else
     snprintf(buf, cap, "t=%u", c->t.thread_count);
   return buf;
@@ -361,7 +387,8 @@ static int build(checker *c, calhost_plugin_instance *inst, calhost_built_key *k
 /* A device backend's devices (ABI 2 device_count and list_device): listed
  * twice alike (index, identity and name: the identity is part of every
  * key), each identity and name printable (the host's one listing rule), a
- * key built for each as calibrate would; the other checks run on device 0.
+ * key built for each as calibrate would; the other checks run on device 0
+ * (or the first device `--setting devices=...` selects).
  * A backend without the entries passes with CPU targets. */
 static int ck_devices(checker *c) {
   char why[1024];
@@ -970,6 +997,8 @@ static int ck_tiny_sweep(checker *c) {
   req.max_policy_length = CALHOST_POLICY_MAX_LENGTH;
   req.hooks.user = c;
   req.hooks.take_plugin_error = take_error;
+  if (c->o->time_budget_seconds > 0) /* --setting time_budget=...: the plugin's budget */
+    req.deadline = sweep_now() + c->o->time_budget_seconds;
   int rc = sweep_run(&req, &r);
   int failed = rc != 0 || r.rejection_count > 0;
   char on[160];

@@ -35,6 +35,18 @@ typedef struct check_options {
    * checks gets them. */
   const calhost_property *settings;
   size_t setting_count;
+  /* The host's keys of a [plugin NAME] section, never passed to create()
+   * (`--setting devices=...` and `--setting time_budget=...` are these, as
+   * calibrate reads the section): devices: the selection (indices or
+   * identities, config_value_devices' items; 0: all): a device backend's
+   * checks run on the first listed device it selects, and an item that
+   * names no device fails the setup with the reason, as calibrate fails the
+   * plugin; a CPU backend ignores it, as calibrate does.
+   * time_budget_seconds (> 0) bounds the sample sweep as the plugin's time
+   * budget bounds its sweeps. */
+  const char *const *devices;
+  size_t device_count;
+  double time_budget_seconds;
   /* The report's form (`--json`, `--quiet`): json: one JSON object instead
    * of the text lines; quiet (text only): the FAIL lines alone. */
   int json;

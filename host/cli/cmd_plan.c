@@ -24,6 +24,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "calibrate/calibrate.h"
+#include "config/values.h"
 
 static void print_json(const calibrate_work_list *l, uint32_t shards, int only,
                        const calibrate_shard *sh, const size_t *counts) {
@@ -142,10 +143,8 @@ static int run_plan(cli_context *cli, cli_args *a) {
       return cli_usage(a, "bad --shard: %s", why);
     shards = sh.count;
   } else if (shards_text) {
-    char *end;
-    unsigned long c = strtoul(shards_text, &end, 10);
-    if (!*shards_text || *end || *shards_text == '-' || *shards_text == '+' || c < 1 ||
-        c > CALHOST_SHARD_MAX)
+    unsigned long long c;
+    if (config_value_uint(shards_text, 1, CALHOST_SHARD_MAX, &c, NULL, 0) != 0)
       return cli_usage(a, "bad --shards '%s' (1 .. %u)", shards_text, CALHOST_SHARD_MAX);
     shards = (uint32_t)c;
     /* the items are numbered by calibrate's --shard: any index of N */

@@ -33,9 +33,12 @@ static const cli_flag plugin_flags[] = {
 
 /* --setting KEY=VALUE (repeatable) into props (KEY [A-Za-z0-9_.-]+, as a
  * [plugin NAME] section's keys; each KEY once; the strings point into
- * argv, which text is cut at the '='). Returns the count, or -1 after the
- * usage error. */
-static long parse_settings(cli_args *a, calhost_property *props) {
+ * argv, which text is cut at the '='), except the host's keys of the
+ * section, which calibrate never passes to create(): devices (the device
+ * selection) and time_budget (the plugin's budget) go into o, parsed by the
+ * config's parsers (o->devices is malloc'd: config_value_strings_free).
+ * Returns the count, or -1 after the usage error. */
+static long parse_settings(cli_args *a, calhost_property *props, check_options *o) {
   char *v[MAX_SETTINGS];
   size_t n = cli_all(a, FL_SETTING, v, MAX_SETTINGS);
   if (n > MAX_SETTINGS)
@@ -54,7 +57,28 @@ static long parse_settings(cli_args *a, calhost_property *props) {
     props[i].name = v[i];
     props[i].value = eq + 1;
   }
-  return (long)n;
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    char why[300];
+    if (!strcmp(props[i].name, "devices")) {
+      char **list;
+      size_t count;
+      int all;
+      if (config_value_devices(props[i].value, &list, &count, &all, why, sizeof why) != 0)
+        return cli_usage(a, "bad --setting devices=%s: %s", props[i].value, why), -1;
+      o->devices = (const char *const *)list;
+      o->device_count = count;
+    } else if (!strcmp(props[i].name, "time_budget")) {
+      if (config_value_duration(props[i].value, 1, &o->time_budget_seconds, why, sizeof why) != 0) {
+        config_value_strings_free((char **)o->devices, o->device_count);
+        o->devices = NULL;
+        return cli_usage(a, "bad --setting time_budget=%s: %s", props[i].value, why), -1;
+      }
+    } else {
+      props[kept++] = props[i];
+    }
+  }
+  return (long)kept;
 }
 
 static int run_plugin(cli_context *cli, cli_args *a) {
@@ -91,21 +115,25 @@ static int run_plugin(cli_context *cli, cli_args *a) {
     }
   }
   calhost_property settings[MAX_SETTINGS];
-  long ns = parse_settings(a, settings);
+  long ns = parse_settings(a, settings, &o);
   if (ns < 0)
     return 2;
   o.settings = settings;
   o.setting_count = (size_t)ns;
-  if (access(path, R_OK) != 0)
-    return cli_error("plugin check: %s: %s", path, strerror(errno));
-  if (o.json)
-    return check_plugin_check(path, &o, stdout);
-  /* the checker prints what the plugin says (its error messages): through
-   * the escaping filter, like every other human-readable output */
-  FILE *out = base_text_filter_open(stdout);
-  int rc = check_plugin_check(path, &o, out ? out : stdout);
-  if (out)
-    fclose(out);
+  int rc;
+  if (access(path, R_OK) != 0) {
+    rc = cli_error("plugin check: %s: %s", path, strerror(errno));
+  } else if (o.json) {
+    rc = check_plugin_check(path, &o, stdout);
+  } else {
+    /* the checker prints what the plugin says (its error messages): through
+     * the escaping filter, like every other human-readable output */
+    FILE *out = base_text_filter_open(stdout);
+    rc = check_plugin_check(path, &o, out ? out : stdout);
+    if (out)
+      fclose(out);
+  }
+  config_value_strings_free((char **)o.devices, o.device_count);
   return rc;
 }
 
@@ -118,8 +146,11 @@ const cli_command cli_cmd_plugin = {
     "check passes, 1 when one fails, 2 when the file cannot be read or the\n"
     "arguments are wrong); --setting KEY=VALUE (repeatable) gives create() the\n"
     "setting, as the plugin's [plugin NAME] section would (fault paths and\n"
-    "settings without recompiling); --verbose (-v) shows each check's details and the\n"
-    "plugin's debug and info logs; --quiet prints only the failed checks;\n"
+    "settings without recompiling); devices=... and time_budget=... are calhost's\n"
+    "keys of that section, as for calibrate: the checks run on the first device\n"
+    "selected, the sample sweep within the budget, and create() never sees them;\n"
+    "--verbose (-v) shows each check's details and the plugin's debug and info\n"
+    "logs; --quiet prints only the failed checks;\n"
     "--json prints one object: {\"plugin\", \"backend\", \"passed\", \"failed\",\n"
     "\"skipped\", \"checks\": [{\"name\", \"status\" (pass, fail or skip), \"message\", \"logs\":\n"
     "[{\"level\", \"message\"}]}]}.\n",

@@ -41,6 +41,16 @@ static void trim(const char **b, const char **e) {
     (*e)--;
 }
 
+/* The whole value text as [*b, *e): -1 when it starts or ends with a
+ * blank. A value has none around it (the config reader strips them from a
+ * line's value; on the command line ' 0.5' is a mistake, refused like any
+ * other malformed number); blanks are ignored only around a list's items. */
+static int whole(const char *text, const char **b, const char **e) {
+  *b = text ? text : "";
+  *e = *b + strlen(*b);
+  return *b < *e && (is_blank(**b) || is_blank((*e)[-1])) ? -1 : 0;
+}
+
 /* The span [b, e) as a quoted string for messages (at most 40 bytes). */
 static const char *shown(const char *b, const char *e, char buf[48]) {
   size_t n = (size_t)(e - b);
@@ -73,10 +83,9 @@ static int digits(const char *b, const char *e, unsigned long long *out) {
 int config_value_bool(const char *text, int *out, char *why, size_t why_capacity) {
   static const char *yes[] = {"true", "yes", "on", "1"};
   static const char *no[] = {"false", "no", "off", "0"};
-  const char *b = text ? text : "", *e = b + strlen(b);
+  const char *b, *e;
   char word[8];
-  trim(&b, &e);
-  if ((size_t)(e - b) < sizeof word) {
+  if (whole(text, &b, &e) == 0 && (size_t)(e - b) < sizeof word) {
     memcpy(word, b, (size_t)(e - b));
     word[e - b] = '\0';
     for (size_t i = 0; i < 4; i++) {
@@ -95,10 +104,9 @@ int config_value_bool(const char *text, int *out, char *why, size_t why_capacity
 
 int config_value_uint(const char *text, unsigned long long min, unsigned long long max,
                       unsigned long long *out, char *why, size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b);
+  const char *b, *e;
   unsigned long long x;
-  trim(&b, &e);
-  if (digits(b, e, &x) != 0 || x < min || x > max)
+  if (whole(text, &b, &e) != 0 || digits(b, e, &x) != 0 || x < min || x > max)
     return base_str_fail(why, why_capacity, "expected a decimal integer from %llu to %llu", min,
                          max);
   *out = x;
@@ -133,13 +141,13 @@ static const char *scan_decimal(const char *b, const char *e) {
 
 int config_value_fraction(const char *text, double max, double *out, char *why,
                           size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b), *num_end;
+  const char *b, *e, *num_end;
   char num[64];
   double x;
-  trim(&b, &e);
+  int blank = whole(text, &b, &e) != 0;
   num_end = scan_decimal(b, e);
   int percent = num_end < e && *num_end == '%' && num_end + 1 == e;
-  if (num_end == b || (num_end != e && !percent) || (size_t)(num_end - b) >= sizeof num)
+  if (blank || num_end == b || (num_end != e && !percent) || (size_t)(num_end - b) >= sizeof num)
     return base_str_fail(why, why_capacity,
                          "expected a fraction such as 0.25 or a percentage such as 25%% (decimal "
                          "digits, no sign or exponent), 0 to %g (%g%%)",
@@ -160,12 +168,12 @@ int config_value_fraction(const char *text, double max, double *out, char *why,
 
 int config_value_duration(const char *text, int allow_zero, double *seconds, char *why,
                           size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b), *p, *num_end;
+  const char *b, *e, *p, *num_end;
   char num[64];
   double x, mult = 1;
-  trim(&b, &e);
+  int blank = whole(text, &b, &e) != 0;
   p = num_end = scan_decimal(b, e);
-  if (num_end == b || (size_t)(num_end - b) >= sizeof num)
+  if (blank || num_end == b || (size_t)(num_end - b) >= sizeof num)
     goto bad;
   while (p < e && is_blank(*p))
     p++;
@@ -217,10 +225,9 @@ static int thread_item(const char *b, const char *e, uint32_t *out) {
 }
 
 int config_value_thread_count(const char *text, uint32_t *out, char *why, size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b);
+  const char *b, *e;
   char buf[48];
-  trim(&b, &e);
-  if (thread_item(b, e, out) != 0)
+  if (whole(text, &b, &e) != 0 || thread_item(b, e, out) != 0)
     return base_str_fail(why, why_capacity, "'%s' is not a thread count (" THREADS_EXPECTED ")",
                          shown(b, e, buf));
   return 0;
@@ -232,6 +239,9 @@ int config_value_threads(const char *text, uint32_t **out, size_t *count, char *
   uint32_t *list = NULL;
   size_t n = 0;
   char buf[48];
+  if (whole(text, &s, &end) != 0)
+    return base_str_fail(why, why_capacity, "blank before or after '%s' (%s)", shown(s, end, buf),
+                         THREAD_LIST_EXPECTED);
   for (;;) {
     const char *comma = memchr(s, ',', (size_t)(end - s));
     const char *b = s, *e = comma ? comma : end;
@@ -276,6 +286,9 @@ int config_value_shape(const char *text, int64_t dims[CALHOST_MAX_SHAPE_RANK], s
   int64_t tmp[CALHOST_MAX_SHAPE_RANK];
   size_t n = 0;
   char buf[48];
+  if (whole(text, &s, &end) != 0)
+    return base_str_fail(why, why_capacity, "blank before or after '%s' (%s)", shown(s, end, buf),
+                         SHAPE_EXPECTED);
   for (;;) {
     const char *comma = memchr(s, ',', (size_t)(end - s));
     const char *b = s, *e = comma ? comma : end;
@@ -324,9 +337,11 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
   char **list = NULL;
   size_t n = 0;
   char buf[48];
+  if (whole(text, &s, &end) != 0)
+    return base_str_fail(why, why_capacity, "blank before or after '%s' (%s)", shown(s, end, buf),
+                         DEVICES_EXPECTED);
   {
     const char *b = s, *e = end;
-    trim(&b, &e);
     if (e - b == 3 && !strncasecmp(b, "all", 3)) {
       *out = NULL;
       *count = 0;
@@ -387,11 +402,10 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
 }
 
 int config_value_strategy(const char *text, int *out, char *why, size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b);
+  const char *b, *e;
   char word[24], buf[48];
   search_strategy st;
-  trim(&b, &e);
-  if ((size_t)(e - b) < sizeof word) {
+  if (whole(text, &b, &e) == 0 && (size_t)(e - b) < sizeof word) {
     memcpy(word, b, (size_t)(e - b));
     word[e - b] = '\0';
     if (search_strategy_parse(word, &st) == 0) {
@@ -408,10 +422,11 @@ int config_value_strategy(const char *text, int *out, char *why, size_t why_capa
 
 int config_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
                                size_t why_capacity) {
-  const char *b = text ? text : "", *e = b + strlen(b);
+  const char *b, *e;
   unsigned long long n;
   char buf[48];
-  trim(&b, &e);
+  if (whole(text, &b, &e) != 0)
+    goto bad;
   if (digits(b, e, &n) == 0) {
     if (n > CALHOST_MAX_EVALUATIONS)
       goto bad;

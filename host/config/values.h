@@ -9,7 +9,12 @@
  *
  * Numbers are decimal only: digits, and for durations one optional '.'
  * followed by digits; no sign, no hexadecimal, no exponent, no "inf" or
- * "nan". Blanks around a value and around each list item are ignored.
+ * "nan". A value has no blank before or after it (the config reader strips
+ * them from a line's value; on the command line `--threshold ' 0.5'` is
+ * refused like any malformed number); blanks are ignored only around each
+ * item of a list ("1, 2, max"). Every numeric option and value of the CLI
+ * and the config goes through these functions (no strtol/strtod of its
+ * own): --shards and --shard I/N use config_value_uint too.
  *
  * Every parser returns 0 and writes *out, or returns -1, leaves *out
  * unchanged and writes into why (NUL-terminated, at most why_capacity;

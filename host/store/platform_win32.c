@@ -70,7 +70,7 @@ void cs_rwlock_unlock(cs_rwlock *l, cs_lock_mode mode) {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static wchar_t *widen(const char *s) {
+static wchar_t *widen_plain(const char *s) {
   int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
   if (n <= 0)
     return NULL;
@@ -80,6 +80,48 @@ static wchar_t *widen(const char *s) {
     return NULL;
   }
   return w;
+}
+
+static int has_long_prefix(const wchar_t *w) {
+  return !wcsncmp(w, L"\\\\?\\", 4) || !wcsncmp(w, L"\\\\.\\", 4);
+}
+
+/* The full path of w (GetFullPathNameW: no MAX_PATH limit, unlike
+ * _fullpath), malloc'd; NULL when it fails. A `\\?\` path is kept as it is. */
+static wchar_t *full_path(const wchar_t *w) {
+  if (has_long_prefix(w))
+    return _wcsdup(w);
+  DWORD n = GetFullPathNameW(w, 0, NULL, NULL);
+  wchar_t *f = n ? malloc((size_t)n * sizeof *f) : NULL;
+  if (f && (GetFullPathNameW(w, n, f, NULL) == 0)) {
+    free(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* A UTF-8 path as the wide API takes it: a path of MAX_PATH characters or
+ * more becomes its full path with the `\\?\` (or `\\?\UNC\`) prefix, which
+ * lifts the MAX_PATH limit of the file API; shorter ones stay as given. */
+static wchar_t *widen(const char *s) {
+  wchar_t *w = widen_plain(s);
+  if (!w || wcslen(w) < MAX_PATH - 12 || has_long_prefix(w))
+    return w;
+  wchar_t *f = full_path(w);
+  if (!f)
+    return w;
+  size_t n = wcslen(f);
+  int unc = f[0] == L'\\' && f[1] == L'\\';
+  wchar_t *l = malloc((n + 8) * sizeof *l);
+  if (l) {
+    wcscpy(l, unc ? L"\\\\?\\UNC" : L"\\\\?\\");
+    wcscat(l, unc ? f + 1 : f);
+  }
+  free(f);
+  if (!l)
+    return w;
+  free(w);
+  return l;
 }
 
 static void win_message(DWORD code, char *buf, size_t cap) {
@@ -139,10 +181,70 @@ calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *e
   return CALSTORE_OK;
 }
 
+/* The directory entry a path names: its folder's identity (volume serial
+ * and file index, as GetFileInformationByHandle gives them) when the folder
+ * exists (has_dir), and its last component; or its full path when the
+ * folder cannot be opened. */
+typedef struct entry_id {
+  int has_dir;
+  cs_file_id dir;
+  wchar_t *name; /* malloc'd: the last component, or the full path */
+} entry_id;
+
+static int entry_of(const char *path, entry_id *e) {
+  memset(e, 0, sizeof *e);
+  wchar_t *w = widen(path), *f = w ? full_path(w) : NULL;
+  free(w);
+  if (!f)
+    return -1;
+  /* the long form of the name (an 8.3 alias names the same entry) */
+  DWORD ln = GetLongPathNameW(f, NULL, 0), got = 0;
+  wchar_t *l = ln ? malloc((size_t)ln * sizeof *l) : NULL;
+  if (l)
+    got = GetLongPathNameW(f, l, ln);
+  if (l && got > 0 && got < ln) {
+    free(f);
+    f = l;
+  } else {
+    free(l);
+  }
+  wchar_t *sep = NULL;
+  for (wchar_t *p = f; *p; p++)
+    if (*p == L'\\' || *p == L'/')
+      sep = p;
+  if (sep && sep[1]) {
+    *sep = L'\0';
+    HANDLE h = CreateFileW(f, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    BY_HANDLE_FILE_INFORMATION fi;
+    if (h != INVALID_HANDLE_VALUE && GetFileInformationByHandle(h, &fi)) {
+      e->has_dir = 1;
+      fill_id(&fi, &e->dir);
+    }
+    if (h != INVALID_HANDLE_VALUE)
+      CloseHandle(h);
+    *sep = L'\\';
+  }
+  e->name = e->has_dir ? _wcsdup(sep + 1) : _wcsdup(has_long_prefix(f) ? f + 4 : f);
+  free(f);
+  return e->name ? 0 : -1;
+}
+
 int cs_plat_same_name(const char *a, const char *b) {
-  char x[MAX_PATH * 4], y[MAX_PATH * 4];
-  /* the full paths (GetFullPathName): the same entry when equal but for case */
-  return _fullpath(x, a, sizeof x) && _fullpath(y, b, sizeof y) && !_stricmp(x, y);
+  /* the same entry: the same folder (by identity, so that any spelling of
+   * it, a long one past MAX_PATH or a \\?\ one, compares equal) and the
+   * same last component but for case; the full paths when a folder does not
+   * exist yet */
+  entry_id x, y;
+  int same = 0;
+  if (entry_of(a, &x) == 0 && entry_of(b, &y) == 0) {
+    same = x.has_dir == y.has_dir &&
+           (!x.has_dir || (x.dir.dev == y.dir.dev && x.dir.ino == y.dir.ino)) &&
+           CompareStringOrdinal(x.name, -1, y.name, -1, TRUE) == CSTR_EQUAL;
+    free(y.name);
+  }
+  free(x.name);
+  return same;
 }
 
 void cs_plat_unpin(intptr_t pin) {
@@ -283,8 +385,10 @@ calstore_status cs_plat_mkdir_parent(const char *path, calstore_error *err) {
   if (last && last != dir) {
     *last = '\0';
     DWORD fe = FAULT("mkdir");
-    /* create each component after the drive / UNC prefix */
-    for (char *p = dir + 1; fe == 0 && *p; p++) {
+    /* create each component after the drive / UNC prefix (and after a
+     * `\\?\` one) */
+    char *start = !strncmp(dir, "\\\\?\\", 4) ? dir + 4 : dir + 1;
+    for (char *p = start; fe == 0 && *p; p++) {
       if (!is_sep(*p) || p[-1] == ':' || is_sep(p[-1]))
         continue;
       char c = *p;

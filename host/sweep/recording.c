@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/str.h"
 
 static void fail(sweep_recording *r, const char *what) {
   if (r->failed)
@@ -30,12 +31,51 @@ static void word_copy(char *dst, size_t cap, const char *src) {
   dst[i] = '\0';
 }
 
+/* The run this process's recordings belong to (sweep_recording_new_run;
+ * inherited by the sweeps' children), "" before the first. */
+static char run_id[64];
+
+void sweep_recording_new_run(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  snprintf(run_id, sizeof run_id, "%ld-%lld.%09ld", (long)getpid(), (long long)ts.tv_sec,
+           (long)ts.tv_nsec);
+}
+
+/* The longest backend or workload kept whole in a file name. */
+#define REC_WORD_MAX 95
+/* Where a hashed name cuts the workload: the cut, '~' and 16 hex digits
+ * are REC_WORD_MAX bytes. */
+#define REC_WORD_CUT (REC_WORD_MAX - 17)
+
 int sweep_recording_path(const char *path, int single, const char *backend, const char *workload,
                          long device, uint32_t threads, char *buf, size_t cap, char *name,
                          size_t name_cap) {
-  char b[96], w[96], d[32] = "", nm[256];
-  word_copy(b, sizeof b, backend ? backend : "plugin");
-  word_copy(w, sizeof w, workload ? workload : "workload");
+  const char *bs = backend ? backend : "plugin", *ws = workload ? workload : "workload";
+  char b[REC_WORD_MAX + 1], w[REC_WORD_MAX + 1], d[32] = "", nm[256];
+  /* readable when nothing is lost: both are names ([A-Za-z0-9_.-], so no
+   * '~'), short enough, and the backend has no '-' (its first '-' ends it);
+   * otherwise the workload is cut and '~' and the hash of the whole pair
+   * follow: no readable name has a '~', and two pairs share a hashed name
+   * only if their 64-bit hashes collide (sweep_recording_finish refuses
+   * even that: another sweep's recording of the run is never replaced) */
+  int readable =
+      base_str_is_name(bs, REC_WORD_MAX) && base_str_is_name(ws, REC_WORD_MAX) && !strchr(bs, '-');
+  word_copy(b, sizeof b, bs);
+  if (readable) {
+    word_copy(w, sizeof w, ws);
+  } else {
+    uint64_t h = base_str_fnv1a(BASE_STR_FNV_OFFSET, bs, strlen(bs) + 1);
+    h = base_str_fnv1a(h, ws, strlen(ws));
+    word_copy(w, REC_WORD_CUT + 1, ws);
+    for (char *c = w; *c; c++)
+      if (*c == '/' || *c == '\\' || *c == '~')
+        *c = '_'; /* never a folder, never a second '~' */
+    for (char *c = b; *c; c++)
+      if (*c == '/' || *c == '\\' || *c == '~')
+        *c = '_';
+    snprintf(w + strlen(w), sizeof w - strlen(w), "~%016llx", (unsigned long long)h);
+  }
   if (device >= 0)
     snprintf(d, sizeof d, "-d%ld", device);
   int n = snprintf(nm, sizeof nm, "%s-%s%s-t%u", b, w, d, threads);
@@ -121,6 +161,9 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info) {
   if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%MZ", &tm))
     search_space_add_meta(&r->space, "recorded", when);
   search_space_add_meta(&r->space, "units", "median and spread in microseconds, times in seconds");
+  if (!run_id[0])
+    sweep_recording_new_run();
+  search_space_add_meta(&r->space, "run", run_id); /* whose: see sweep_recording_finish */
   /* PATH.part is created exclusively, never through a planted link
    * (base_output_create) */
   char why[4400], tmp[sizeof r->part];
@@ -170,14 +213,44 @@ void sweep_recording_add(sweep_recording *r, const sweep_evaluation *ev) {
   r->entries++;
 }
 
+/* Whether the space file at path is another sweep's recording of this
+ * run: its header says `meta run` of this run and another space name.
+ * Writes that name into other. */
+static int another_sweeps(const sweep_recording *r, char *other, size_t cap) {
+  FILE *f = fopen(r->path, "r");
+  char line[512], space[320] = "";
+  int ours = 0;
+  if (!f)
+    return 0;
+  for (int i = 0; i < 200 && fgets(line, sizeof line, f); i++) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!strncmp(line, "space ", 6))
+      snprintf(space, sizeof space, "%.300s", line + 6);
+    else if (!strncmp(line, "meta run ", 9))
+      ours = run_id[0] && !strcmp(line + 9, run_id);
+    else if (!strncmp(line, "config ", 7))
+      break; /* past the header */
+  }
+  fclose(f);
+  snprintf(other, cap, "%s", space);
+  return ours && strcmp(space, r->name) != 0;
+}
+
 int sweep_recording_finish(sweep_recording *r) {
   int rc = r->failed ? -1 : 0;
   if (r->f) {
     if (fclose(r->f) != 0)
       fail(r, "write error"), rc = -1;
     r->f = NULL;
-    char why[4400];
-    if (rc == 0 && base_output_replace(r->part, r->path, why, sizeof why) != 0) {
+    char why[4400], other[320];
+    if (rc == 0 && another_sweeps(r, other, sizeof other)) {
+      r->failed = 1;
+      snprintf(r->error, sizeof r->error,
+               "%.4000s holds the recording of another sweep of this run (space %.200s): not "
+               "replaced (this sweep's recording is kept in %.300s)",
+               r->path, other, r->part);
+      rc = -1;
+    } else if (rc == 0 && base_output_replace(r->part, r->path, why, sizeof why) != 0) {
       /* the candidates stay in PATH.part: say so */
       r->failed = 1;
       snprintf(r->error, sizeof r->error, "%.4300s (the recording is kept in %.300s)", why,

@@ -39,13 +39,26 @@ typedef struct sweep_recording {
   uint32_t entries; /* config lines written */
 } sweep_recording;
 
+/* Starts a run of recordings (calibrate's parent, before its first sweep;
+ * the sweeps' children inherit it): each recording's header says `meta run
+ * ID` (pid and clock of this call), and sweep_recording_finish never
+ * replaces a file of the same run holding another space. Without a call,
+ * the first recording of the process starts one. */
+void sweep_recording_new_run(void);
+
 /* The file of one sweep of a run: path itself when the run has a single
  * sweep (single nonzero), else path without a trailing ".space", then
  * "-BACKEND-WORKLOAD-tTHREADS.space", or "-BACKEND-WORKLOAD-dDEVICE-tTHREADS
  * .space" for a sweep on device DEVICE (device >= 0; -1: a CPU target), so
- * that the sweeps of several devices never share a file. Writes it into buf
- * (cap bytes) and the space's name (the same without path and ".space")
- * into name (name_cap; may be NULL). Returns 0, or -1 when it does not fit. */
+ * that the sweeps of several devices never share a file. BACKEND and
+ * WORKLOAD are the names themselves when both are names ([A-Za-z0-9_.-]) of
+ * at most 95 bytes and the backend has no '-'; otherwise WORKLOAD is its
+ * first 78 bytes (blanks, '/', '\' and '~' as '_'), '~' and 16 hex digits
+ * of the FNV-1a hash of the whole backend and workload, so that two sweeps
+ * of a run never share a name (a readable name has no '~'). Writes it into
+ * buf (cap bytes) and the space's name (the same without path and
+ * ".space") into name (name_cap; may be NULL). Returns 0, or -1 when it
+ * does not fit. */
 int sweep_recording_path(const char *path, int single, const char *backend, const char *workload,
                          long device, uint32_t threads, char *buf, size_t cap, char *name,
                          size_t name_cap);
@@ -65,8 +78,10 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info);
 void sweep_recording_add(sweep_recording *r, const sweep_evaluation *ev);
 
 /* Ends the recording: closes PATH.part and renames it to PATH (when the
- * search started). Returns 0, or -1 with r->error (a failed rename says the
- * recording is kept in PATH.part). Frees what r holds. */
+ * search started), unless PATH holds another sweep's recording of this run
+ * (its `meta run` this run's, its space another name): that is never
+ * replaced. Returns 0, or -1 with r->error (a refused or failed rename says
+ * the recording is kept in PATH.part). Frees what r holds. */
 int sweep_recording_finish(sweep_recording *r);
 
 #endif /* CALHOST_SWEEP_RECORDING_H */

@@ -187,6 +187,42 @@ static void every_shard_names_its_recordings_per_sweep(void **state) {
   assert_true(is_kind("camp-test_good-w2-t1.space", S_IFREG));
 }
 
+/* issue 36 item 4: two workloads sharing their first 95 bytes (the name
+ * was cut there) write two recordings, each its own workload's */
+static void recordings_of_long_workload_names_never_collide(void **state) {
+  (void)state;
+  char w[2][128], text[PATH_MAX * 2];
+  for (int i = 0; i < 2; i++) {
+    memset(w[i], 'w', 100);
+    w[i][99] = i ? 'b' : 'a';
+    w[i][100] = '\0';
+  }
+  config("long.ini", "w1 4096"); /* the plugin folder */
+  snprintf(text, sizeof text,
+           "[plugins]\ndirectories = %s/p_good\n[calibration]\nrigor = quick\nthreads = 1\n"
+           "[workload %s]\noperator = ReduceSum\nshape = 4096\n"
+           "[workload %s]\noperator = ReduceSum\nshape = 2048\n",
+           dir, w[0], w[1]);
+  write_file("long.ini", text);
+  run_result *r = run("--config", "long.ini", "--store", "s4.txt", "calibrate", "--plugin",
+                      "test_good", "--record", "long.space", NULL);
+  if (r->code != 0)
+    fail_msg("exit %d:\n%s\n%s", r->code, r->out, r->err);
+  char cmd[PATH_MAX + 64];
+  snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '^long-test_good-.*\\.space$' > '%s/n'", dir, dir);
+  assert_int_equal(system(cmd), 0);
+  char n[16];
+  cli_harness_read(path("n"), n, sizeof n);
+  if (atoi(n) != 2)
+    fail_msg("%s recordings, expected 2:\n%s", n, r->err);
+  for (int i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "grep -l '^meta workload %s$' '%s'/long-test_good-*.space >/dev/null",
+             w[i], dir);
+    if (system(cmd) != 0)
+      fail_msg("no recording of workload %s", w[i]);
+  }
+}
+
 /* Runs "cd DIR && ENV calhost ARGS" through the shell; stdout and stderr
  * into r. */
 static run_result *run_sh(const char *env, const char *args) {
@@ -339,6 +375,7 @@ int main(void) {
       cmocka_unit_test(every_output_refuses_a_fifo_or_a_directory),
       cmocka_unit_test(a_failed_final_rename_is_an_error),
       cmocka_unit_test(every_shard_names_its_recordings_per_sweep),
+      cmocka_unit_test(recordings_of_long_workload_names_never_collide),
       cmocka_unit_test(a_failed_directory_sync_is_stored_with_a_warning),
       cmocka_unit_test(store_commands_report_a_failed_directory_sync_as_applied),
       cmocka_unit_test(a_tilde_path_with_home_unset_is_refused),

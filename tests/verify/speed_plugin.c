@@ -9,6 +9,7 @@
  * the store apart. Built twice (test_speed, test_speed2; BACKEND macro).
  * CALHOST_TEST_CREATE_LOG=FILE: create appends the creating process's id
  * (a test checks that instances are created in calhost's children only).
+ * The setting fail_create (any value) makes create() fail with a message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +34,11 @@ struct calhost_session {
 
 static calhost_status create(const calhost_host_services *host, const calhost_property *settings,
                              size_t setting_count, calhost_plugin_instance **out) {
-  (void)host;
-  (void)settings;
-  (void)setting_count;
+  for (size_t i = 0; i < setting_count; i++)
+    if (!strcmp(settings[i].name, "fail_create")) { /* a plugin that dies in create() */
+      host->set_error(host->context, "fail_create is set: no instance");
+      return CALHOST_ERROR;
+    }
   const char *log = getenv("CALHOST_TEST_CREATE_LOG");
   FILE *lf = log && *log ? fopen(log, "a") : NULL;
   if (lf) {

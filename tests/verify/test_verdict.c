@@ -13,10 +13,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "calibrate/shard.h"
 #include "calibrate/verify.h"
 #include "config/values.h"
 
@@ -106,8 +109,8 @@ static void the_threshold_is_a_decimal_fraction_or_percentage(void **state) {
   assert_int_equal(config_value_fraction("0.25", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
                    0);
   assert_true(v == 0.25);
-  assert_int_equal(
-      config_value_fraction(" 25% ", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why), 0);
+  assert_int_equal(config_value_fraction("25%", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
+                   0);
   assert_true(v == 0.25);
   assert_int_equal(config_value_fraction("3", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
                    0);
@@ -115,8 +118,8 @@ static void the_threshold_is_a_decimal_fraction_or_percentage(void **state) {
   assert_int_equal(config_value_fraction("0", CALHOST_VERIFY_MAX_THRESHOLD, &v, why, sizeof why),
                    0);
   assert_true(v == 0);
-  const char *refused[] = {"0x10", "1e-1", "-0.1",  "+0.5", "inf",   "nan",
-                           "",     "%",    "25 %%", ".",    "1.2.3", "1000.1%"};
+  const char *refused[] = {"0x10",  "1e-1", "-0.1",  "+0.5",    "inf",  "nan",  "",      "%",
+                           "25 %%", ".",    "1.2.3", "1000.1%", " 0.5", "0.5 ", "\t25%", " 25% "};
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
     v = -1;
     assert_int_equal(
@@ -127,6 +130,56 @@ static void the_threshold_is_a_decimal_fraction_or_percentage(void **state) {
                    -1);
   assert_non_null(strstr(why, "2500%"));
   assert_non_null(strstr(why, "a bare number is a fraction"));
+}
+
+/* issue 36 item 8: every numeric value (the CLI's options and the
+ * config's values, one parser: config/values.h) refuses a blank before or
+ * after it; blanks stay allowed around a list's items */
+static void every_number_refuses_a_blank_around_it(void **state) {
+  (void)state;
+  const char *const pre[] = {" ", "", "\t", ""}, *const post[] = {"", " ", "", "\n"};
+  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+    char t[64];
+    unsigned long long u;
+    double d;
+    uint32_t n, *list = NULL, ev;
+    size_t count = 0, rank;
+    int64_t dims[CALHOST_MAX_SHAPE_RANK];
+    char **devs = NULL;
+    int all = 0, b, strategy;
+    calibrate_shard sh;
+#define FORM(v) (snprintf(t, sizeof t, "%s%s%s", pre[i], v, post[i]), t)
+    assert_int_equal(config_value_uint(FORM("5"), 0, 10, &u, NULL, 0), -1);
+    assert_int_equal(config_value_fraction(FORM("0.5"), 10, &d, NULL, 0), -1);
+    assert_int_equal(config_value_duration(FORM("20s"), 1, &d, NULL, 0), -1);
+    assert_int_equal(config_value_repetitions(FORM("3"), &n, NULL, 0), -1);
+    assert_int_equal(config_value_thread_count(FORM("4"), &n, NULL, 0), -1);
+    assert_int_equal(config_value_threads(FORM("1,2"), &list, &count, NULL, 0), -1);
+    assert_int_equal(config_value_shape(FORM("4,4"), dims, &rank, NULL, 0), -1);
+    assert_int_equal(config_value_devices(FORM("0,1"), &devs, &count, &all, NULL, 0), -1);
+    assert_int_equal(config_value_search_budget(FORM("200"), &ev, &d, NULL, 0), -1);
+    assert_int_equal(config_value_bool(FORM("1"), &b, NULL, 0), -1);
+    assert_int_equal(config_value_strategy(FORM("random"), &strategy, NULL, 0), -1);
+    assert_int_equal(calibrate_shard_parse(FORM("0/2"), &sh, NULL, 0), -1);
+#undef FORM
+    assert_null(list);
+    assert_null(devs);
+  }
+  /* the same values without the blank, and blanks around list items */
+  unsigned long long u;
+  uint32_t *list = NULL;
+  size_t count = 0;
+  calibrate_shard sh;
+  assert_int_equal(config_value_uint("5", 0, 10, &u, NULL, 0), 0);
+  assert_int_equal(config_value_threads("1, 2", &list, &count, NULL, 0), 0);
+  assert_int_equal(count, 2);
+  free(list);
+  assert_int_equal(calibrate_shard_parse("1/2", &sh, NULL, 0), 0);
+  assert_int_equal(sh.index, 1);
+  assert_int_equal(sh.count, 2);
+  assert_int_equal(calibrate_shard_parse("1/ 2", &sh, NULL, 0), -1);
+  assert_int_equal(calibrate_shard_parse("+1/2", &sh, NULL, 0), -1);
+  assert_int_equal(calibrate_shard_parse("2/2", &sh, NULL, 0), -1);
 }
 
 static void unknown_numbers_do_not_fail(void **state) {
@@ -165,6 +218,7 @@ int main(void) {
       cmocka_unit_test(unknown_numbers_do_not_fail),
       cmocka_unit_test(a_stored_median_that_compares_nothing_is_invalid),
       cmocka_unit_test(the_threshold_is_a_decimal_fraction_or_percentage),
+      cmocka_unit_test(every_number_refuses_a_blank_around_it),
       cmocka_unit_test(names_and_failing_verdicts),
   };
   return cmocka_run_group_tests_name("verify_verdict", tests, NULL, NULL);

@@ -599,6 +599,66 @@ static void errors_read_only_stores_and_one_row_per_key(void **state) {
   free(before);
 }
 
+/* issue 36 item 5: a plugin that dies in create() (test_speed2 with its
+ * fail_create setting) has each of its keys listed as "error" with the
+ * plugin's failure, not "0 keys: nothing to verify"; the exit status is 2 */
+static void a_plugin_that_fails_create_lists_its_keys_as_errors(void **state) {
+  (void)state;
+  build_store();
+  char cfg[600], *out, *err;
+  path_in(cfg, sizeof cfg, "fail-create.ini");
+  char *text = slurp(g_cfg, NULL);
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f, "%s[plugin test_speed2]\nfail_create = 1\n", text);
+  fclose(f);
+  free(text);
+  const char *table[] = {"verify", "--config", cfg, "--plugin", "test_speed2", NULL};
+  int rc = run(&out, &err, table);
+  if (rc != 2 || !strstr(out, "verify: 7 keys: 7 error"))
+    fprintf(stderr, "rc %d\nstdout:\n%s\nstderr:\n%s\n", rc, out, err);
+  assert_int_equal(rc, 2);
+  assert_null(strstr(out, "nothing to verify"));
+  assert_non_null(strstr(out, "verify: 7 keys: 7 error"));
+  assert_non_null(strstr(out, "fail_create is set: no instance"));
+  free(out);
+  free(err);
+  const char *json[] = {"verify", "--config", cfg, "--threshold", "3", "--json", NULL};
+  rc = run(&out, &err, json);
+  assert_int_equal(rc, 2);
+  json_t *doc = json_loads(out, 0, NULL);
+  assert_non_null(doc);
+  json_t *results = json_object_get(doc, "results");
+  assert_int_equal(json_array_size(results), 14);
+  for (size_t i = 0; i < NW; i++) {
+    assert_string_equal(verdict_of(results, "test_speed2", workloads[i]), "error");
+    json_t *row = row_of(results, "test_speed2", workloads[i]);
+    const char *why = json_string_value(json_object_get(row, "reason"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "fail_create is set: no instance"));
+  }
+  assert_string_equal(verdict_of(results, "test_speed", "w_slow"), "slower"); /* the other plugin */
+  json_decref(doc);
+  free(out);
+  free(err);
+}
+
+/* issue 36 item 8: --threshold goes through the one strict decimal parser:
+ * a blank around the number is refused (it was read as 50%) */
+static void a_threshold_with_a_blank_is_refused(void **state) {
+  (void)state;
+  char *out, *err;
+  const char *lead[] = {"verify", "--config", g_cfg, "--threshold", " 0.5", NULL};
+  assert_int_equal(run(&out, &err, lead), 2);
+  assert_non_null(strstr(err, "threshold"));
+  free(out);
+  free(err);
+  const char *trail[] = {"verify", "--config", g_cfg, "--threshold", "50% ", NULL};
+  assert_int_equal(run(&out, &err, trail), 2);
+  free(out);
+  free(err);
+}
+
 /* issue 22 item 32: a key a user override serves is "override (not
  * verified)", not "missing" (no calibrated profile) nor judged on the
  * calibrated profile the override hides */
@@ -728,6 +788,8 @@ int main(void) {
       cmocka_unit_test(recalibrate_replaces_exactly_the_failed_keys_in_one_commit),
       cmocka_unit_test(errors_read_only_stores_and_one_row_per_key),
       cmocka_unit_test(keys_served_by_an_override_are_named_so),
+      cmocka_unit_test(a_plugin_that_fails_create_lists_its_keys_as_errors),
+      cmocka_unit_test(a_threshold_with_a_blank_is_refused),
       cmocka_unit_test(sigint_stops_verify_and_leaves_the_store),
       cmocka_unit_test(sighup_stops_verify_and_is_named_sighup),
   };

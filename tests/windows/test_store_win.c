@@ -354,6 +354,114 @@ out_label:
   fixture_done(&fx);
 }
 
+/* A store below a directory whose path is over 260 characters (MAX_PATH:
+ * `_fullpath` returned NULL there), named plainly and with the `\\?\`
+ * prefix: exporting onto the store itself is the documented in-place
+ * rewrite (it was refused as "a hard link of itself"), onto its lock file
+ * is refused (it was accepted and replaced the lock), onto a real hard link
+ * of it is refused as one, and onto another file is a plain export. Files
+ * are compared by identity (volume serial and file index of their folder),
+ * never by a path normalisation that can fail. (issue 36 item 10) */
+static void long_and_prefixed_paths_export_by_identity(void) {
+  fixture fx = fixture_new();
+  char *deep = _strdup(fx.dir), *path = NULL, *lock = NULL, *pre = NULL, *prelock = NULL,
+       *link = NULL, *other = NULL, *text = NULL;
+  calstore *s = NULL;
+  calstore_error err = {0};
+  calstore_status st;
+  for (int i = 0; i < 6; i++) { /* 6 x 50 characters: over MAX_PATH */
+    char *next = wt_path(deep, "a-folder-name-of-fifty-characters-for-a-deep-path0");
+    next[strlen(next) - 1] = (char)('0' + i);
+    free(deep);
+    deep = next;
+    wchar_t *w = wt_wide(deep);
+    BOOL made = CreateDirectoryW(w, NULL);
+    free(w);
+    WT_CHECK_GOTO(made, out_label, "cannot create %s", deep);
+  }
+  path = wt_path(deep, "profiles.txt");
+  WT_CHECK_GOTO(strlen(path) > MAX_PATH, out_label, "%s is not over MAX_PATH", path);
+  lock = malloc(strlen(path) + 6);
+  sprintf(lock, "%s.lock", path);
+  pre = malloc(strlen(path) + 5);
+  sprintf(pre, "\\\\?\\%s", path);
+  prelock = malloc(strlen(pre) + 6);
+  sprintf(prelock, "%s.lock", pre);
+  link = wt_path(deep, "hardlink.txt");
+  other = wt_path(deep, "other.txt");
+  WT_CHECK_GOTO(wt_write(path, seed) == 0, out_label, "cannot write %s", path);
+  s = open_store(path, 0, &st, &err);
+  WT_CHECK_GOTO(s, out_label, "open %s: %s", path, err.message);
+  calstore_key k = exact("naive", "1", "cpu");
+  WT_CHECK_GOTO(put(s, &k, "committed", &err) == CALSTORE_OK, out_label, "commit: %s", err.message);
+  WT_CHECK_GOTO(wt_exists(lock), out_label, "no lock file %s", lock);
+  const char *selves[] = {path, pre};
+  for (int i = 0; i < 2; i++) {
+    memset(&err, 0, sizeof err);
+    st = calstore_export(s, selves[i], &err);
+    WT_CHECK_GOTO(st == CALSTORE_OK, out_label, "export onto the store itself (%s): %s: %s",
+                  i ? "\\\\?\\" : "plain", calstore_status_name(st), err.message);
+  }
+  text = wt_read(path, NULL);
+  WT_CHECK_GOTO(wt_has(text, "committed"), out_label, "the store lost its commit:\n%s", text);
+  const char *locks[] = {lock, prelock};
+  for (int i = 0; i < 2; i++) {
+    memset(&err, 0, sizeof err);
+    st = calstore_export(s, locks[i], &err);
+    WT_CHECK_GOTO(st == CALSTORE_INVALID_ARGUMENT && wt_has(err.message, "lock file"), out_label,
+                  "export onto the lock file (%s) gave %s: %s", i ? "\\\\?\\" : "plain",
+                  calstore_status_name(st), err.message);
+  }
+  {
+    wchar_t *wl = wt_wide(link), *wp = wt_wide(path);
+    BOOL linked = CreateHardLinkW(wl, wp, NULL);
+    free(wl);
+    free(wp);
+    if (linked) { /* (a file system without hard links skips this part) */
+      memset(&err, 0, sizeof err);
+      st = calstore_export(s, link, &err);
+      WT_CHECK_GOTO(st == CALSTORE_INVALID_ARGUMENT && wt_has(err.message, "hard link"), out_label,
+                    "export onto a hard link gave %s: %s", calstore_status_name(st), err.message);
+    }
+  }
+  {
+    /* the store opened by its \\?\ name: commits, and knows its plain
+     * spellings (itself and its lock file) */
+    calstore *p = open_store(pre, 0, &st, &err);
+    WT_CHECK_GOTO(p, out_label, "open %s: %s", pre, err.message);
+    calstore_key k2 = exact("naive", "1", "cpu2");
+    st = put(p, &k2, "prefixed", &err);
+    calstore_status self = st == CALSTORE_OK ? calstore_export(p, path, &err) : st;
+    calstore_status onto_lock = calstore_export(p, lock, NULL);
+    calstore_close(&p);
+    WT_CHECK_GOTO(st == CALSTORE_OK, out_label, "commit through %s: %s", pre, err.message);
+    WT_CHECK_GOTO(self == CALSTORE_OK, out_label, "export onto the plain name: %s", err.message);
+    WT_CHECK_GOTO(onto_lock == CALSTORE_INVALID_ARGUMENT, out_label,
+                  "export onto the plain lock name gave %s", calstore_status_name(onto_lock));
+  }
+  memset(&err, 0, sizeof err);
+  st = calstore_export(s, other, &err);
+  WT_CHECK_GOTO(st == CALSTORE_OK, out_label, "export to %s: %s", other, err.message);
+  free(text);
+  text = wt_read(other, NULL);
+  WT_CHECK_GOTO(wt_has(text, "committed"), out_label, "exported:\n%s", text);
+  free(text);
+  text = wt_read(path, NULL); /* both handles' commits are in the file */
+  WT_CHECK_GOTO(wt_has(text, "committed") && wt_has(text, "prefixed"), out_label, "the store:\n%s",
+                text);
+out_label:
+  calstore_close(&s);
+  free(text);
+  free(other);
+  free(link);
+  free(prelock);
+  free(pre);
+  free(lock);
+  free(path);
+  free(deep);
+  fixture_done(&fx);
+}
+
 /* Non-ASCII directory and file names: the UTF-8 path reaches the disk as
  * the same characters (wide calls), not as ANSI code page bytes. */
 static void a_non_ascii_store_path_is_used_as_utf8(void) {
@@ -791,6 +899,7 @@ static const wt_case cases[] = {
      a_stale_tmp_is_ignored_and_replaced_by_the_next_commit},
     {"export_uses_a_unique_temporary_and_removes_nothing_else",
      export_uses_a_unique_temporary_and_removes_nothing_else},
+    {"long_and_prefixed_paths_export_by_identity", long_and_prefixed_paths_export_by_identity},
     {"a_non_ascii_store_path_is_used_as_utf8", a_non_ascii_store_path_is_used_as_utf8},
     {"default_path_is_below_localappdata_and_refused_without_it",
      default_path_is_below_localappdata_and_refused_without_it},
