@@ -108,7 +108,8 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
   if (!runtime_devices_supported(p))
     return 0;
   uint32_t count = 0;
-  int guard = loader_stdout_guard_begin();
+  loader_call c; /* device_count and list_device, as one plugin call */
+  loader_call_begin(&c, p, "list_device");
   calhost_status st = p->vtable.device_count(inst, &count);
   int rc = 0;
   if (st != CALHOST_OK) {
@@ -134,7 +135,7 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
     rc = add_device(out, info.index, info.kind, info.identity, info.name, info.hardware,
                     info.details, info.detail_count, why, cap);
   }
-  loader_stdout_guard_end(guard);
+  loader_call_end(&c);
   if (rc != 0)
     runtime_device_list_free(out);
   return rc;

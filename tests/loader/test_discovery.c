@@ -203,8 +203,10 @@ static void stdout_protected_while_loading(void **state) {
   saved = dup(STDOUT_FILENO);
   dup2(fileno(capture), STDOUT_FILENO);
   loader_options_init(&o);
-  o.probe = 0; /* in-process negotiation, where the plugin prints */
+  o.probe = 0;                   /* in-process negotiation, where the plugin prints */
+  loader_stdout_guard_enable(1); /* as calhost's main does (off in a library) */
   loader_plugin *p = loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
+  loader_stdout_guard_enable(0);
   fflush(stdout);
   dup2(saved, STDOUT_FILENO);
   close(saved);
