@@ -29,32 +29,34 @@
  *  - A runtime handle is used from one thread at a time; see "Processes
  *    and threads" below.
  *
- * Processes and threads (since 0.4; what a server embedding the runtime
- * gets):
+ * Processes and threads (what a server embedding the runtime gets):
  *  - The runtime never forks, execs or spawns a process, and never
  *    installs a signal or exit handler. Everything runs in the calling
  *    thread: a plugin file's trust checks (its owner and mode and those of
  *    every directory above it, as calhost checks them), its dlopen, the ABI
  *    negotiation and every plugin call (create, build_key,
  *    validate_policy, the device listing, destroy). So a plugin can be
- *    loaded from any thread of a busy process, while other threads dlopen
+ *    loaded from any thread of a busy process while other threads dlopen
  *    and dlclose libraries (Python imports, CUDA or OpenCL loading, hwloc's
- *    plugins) or select. (Before 0.4 each plugin file was first probed in a
- *    fork()ed child, which can hang or die in ld.so in a multi-threaded
- *    process.) The cost: what the probe child caught while a plugin loads
- *    is now the program's own fate, as it always was for the plugin's
- *    create, build_key and validate_policy: a plugin that crashes, hangs
- *    or calls exit() while loading or in a call takes the program with it.
- *    Check a plugin with `calhost plugin check` (every check in an
- *    isolated child) before deploying it; `calhost plugins` probes in a
- *    child.
- *  - Which files are loaded: a file named explicitly (the configuration's
- *    [plugins] paths, options.plugin_paths) always; in a directory, with a
- *    backend asked for by name, only the file named after it
- *    (BACKEND.so, as calhost_add_plugin and the SDK name plugins), and with
- *    [plugins] enabled/disabled only the files whose names they allow;
- *    every other file of the search is loaded (to learn its backend's
- *    name) and unloaded again when it is filtered out or a duplicate.
+ *    plugins) or select. (Earlier versions probed each plugin file in a
+ *    fork()ed child first, which in a multi-threaded process can hang or
+ *    die in ld.so's or malloc's locks.) Why not a probe program started
+ *    with posix_spawn instead: it would have to be installed and found
+ *    beside every copy of the library (the static archive has no directory
+ *    of its own), and it would guard only the load, while the plugin's
+ *    calls run in the program anyway. The cost: a plugin that crashes,
+ *    hangs or calls exit() while it loads now takes the program with it,
+ *    as one doing so in create, build_key or validate_policy always did.
+ *    Check a plugin with `calhost plugin check` (each check in an isolated
+ *    child) before deploying it; `calhost plugins` probes in a child.
+ *  - Which files are loaded: every file named explicitly (the
+ *    configuration's [plugins] paths, options.plugin_paths); of the files
+ *    found in directories, those named after a backend that may be used
+ *    (BACKEND.so, as calhost_add_plugin and the SDK name plugins): with a
+ *    backend asked for by name only that one, else the backends [plugins]
+ *    enabled/disabled allow (every file when neither is set). A file is
+ *    loaded to learn its backend's name and unloaded again when its real
+ *    name is filtered out or a duplicate.
  *  - File descriptors: the runtime does not touch them. A plugin's output
  *    on stdout goes to the program's stdout (calhost itself, which owns
  *    its stdout, points it at stderr around its own plugin calls; a
@@ -66,8 +68,9 @@
  *    handle, with everything it returned, is used by one thread at a time
  *    (lock around it to share it). calhost_runtime_version,
  *    calhost_runtime_status_name and calhost_runtime_options_init are
- *    thread-safe. The plugins a handle loads must themselves allow
- *    instances on several threads (plugin.h's rules).
+ *    thread-safe. Two handles on two threads call one plugin library at
+ *    once, each through its own instance: a plugin keeping state outside
+ *    its instance (globals) must lock it itself.
  *  - exit(): a plugin that calls exit() in a call ends the program with the
  *    plugin's status (the runtime cannot stop it and does not hide it); the
  *    calhost command line turns it into a failure naming the plugin
