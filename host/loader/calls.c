@@ -14,10 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/text.h"
 #include "loader.h"
 #ifndef _WIN32
+#include "base/text.h"
 #include "isolate/isolate.h"
+#define say base_text_printf /* a path's control characters escaped */
+#else
+#define say fprintf /* no base/text.c in the Windows build */
 #endif
 
 /* The calling thread's innermost plugin call (loader_call_begin). */
@@ -120,15 +123,15 @@ static void exit_guard_report(int have_status, int status) {
   else
     snprintf(where, sizeof where, "in %s()", c->entry);
   if (p && p->backend)
-    base_text_printf(stderr,
-                     "calhost: error: plugin '%s' (%s) called %s %s: calhost stops here, with "
-                     "what it was doing not done\n",
-                     p->backend, p->path ? p->path : "?", what, where);
+    say(stderr,
+        "calhost: error: plugin '%s' (%s) called %s %s: calhost stops here, with "
+        "what it was doing not done\n",
+        p->backend, p->path ? p->path : "?", what, where);
   else
-    base_text_printf(stderr,
-                     "calhost: error: plugin %s called %s %s: calhost stops here, with what it "
-                     "was doing not done\n",
-                     p && p->path ? p->path : "?", what, where);
+    say(stderr,
+        "calhost: error: plugin %s called %s %s: calhost stops here, with what it "
+        "was doing not done\n",
+        p && p->path ? p->path : "?", what, where);
   fflush(stderr);
   _exit(LOADER_EXIT_GUARD_STATUS);
 }

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -171,6 +172,17 @@ static void run_crew(const crew *c) {
   atomic_store(&g_selects, 0);
   atomic_store(&g_dl_cycles, 0);
   g_first_failure[0] = '\0';
+  /* stderr to a file of its own for the crew, so that fd 1 pointed at
+   * stderr is a change the watcher sees (under ctest both are one pipe) */
+  char err_path[700];
+  snprintf(err_path, sizeof err_path, "%s/stderr.txt", g_dir);
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(saved_out >= 0 && saved_err >= 0 && fe >= 0);
+  dup2(fe, 2);
+  close(fe);
   assert_int_equal(fstat(1, &g_stdout), 0);
   for (int i = 0; i < c->selectors; i++)
     assert_int_equal(pthread_create(&t[n++], NULL, selector, (void *)&c->selects), 0);
@@ -188,6 +200,20 @@ static void run_crew(const crew *c) {
   struct stat st;
   if (fstat(1, &st) != 0 || st.st_dev != g_stdout.st_dev || st.st_ino != g_stdout.st_ino)
     atomic_fetch_add(&g_fd_changes, 1);
+  /* stdout and stderr as they were (whatever the crew left), then what the
+   * crew said on stderr */
+  fflush(stdout);
+  fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  FILE *f = fopen(err_path, "r");
+  char line[1024];
+  while (f && fgets(line, sizeof line, f))
+    fputs(line, stderr);
+  if (f)
+    fclose(f);
 }
 
 static void report(const char *name) {
