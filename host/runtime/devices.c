@@ -108,9 +108,10 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
   if (!runtime_devices_supported(p))
     return 0;
   uint32_t count = 0;
-  loader_call c; /* device_count and list_device, as one plugin call */
-  loader_call_begin(&c, p, "list_device");
+  loader_call c; /* device_count, then list_device: one guarded call, named as it goes */
+  loader_call_begin(&c, p, "device_count");
   calhost_status st = p->vtable.device_count(inst, &count);
+  c.entry = "list_device";
   int rc = 0;
   if (st != CALHOST_OK) {
     const char *m = loader_plugin_take_error(p);
