@@ -250,6 +250,34 @@ static void busy_process_loads_and_selects(void **state) {
   assert_int_equal(atomic_load(&g_fd_changes), 0);
 }
 
+/* In a directory, only the file named after the backend asked for is
+ * loaded: lib/calhost/test-plugins/unloadable holds plugins that crash or
+ * hang while loading, which, loaded here to learn their names, would end
+ * this test; a backend not found says which file it would have loaded. */
+static void loads_only_files_named_after_the_backend(void **state) {
+  (void)state;
+  char unloadable[1400], err[4096] = "";
+  snprintf(unloadable, sizeof unloadable, "%s/lib/calhost/test-plugins/unloadable", build_dir());
+  const char *dirs[1] = {unloadable};
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = g_cfg;
+  o.plugin_dirs = dirs;
+  o.plugin_dir_count = 1;
+  calhost_runtime *rt = NULL;
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+  calhost_runtime_plugin *p = NULL;
+  calhost_runtime_status st =
+      calhost_runtime_load_plugin(rt, "test_good", NULL, &p, err, sizeof err);
+  if (st != CALHOST_RUNTIME_OK)
+    fail_msg("load_plugin test_good: %s", err);
+  st = calhost_runtime_load_plugin(rt, "no_such_backend", NULL, &p, err, sizeof err);
+  assert_int_equal(st, CALHOST_RUNTIME_NOT_FOUND);
+  if (!strstr(err, "only no_such_backend.so is loaded"))
+    fail_msg("the message does not say which file was looked for: %s", err);
+  calhost_runtime_close(&rt);
+}
+
 /* Stores the portable override p=2 for workload sum with bin/calhost
  * (before any thread starts; portable, so that it is selected under
  * valgrind too, where hwloc describes the processor differently). */
@@ -303,6 +331,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(two_handles_leave_stdout_alone),
       cmocka_unit_test(busy_process_loads_and_selects),
+      cmocka_unit_test(loads_only_files_named_after_the_backend),
   };
   return cmocka_run_group_tests_name("runtime_threads", tests, setup, teardown);
 }
