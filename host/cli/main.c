@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include "commands.h"
+#include "loader/loader.h"
 
 static const cli_command *const commands[] = {
     &cli_cmd_calibrate, &cli_cmd_plan,    &cli_cmd_lookup, &cli_cmd_override, &cli_cmd_invalidate,
@@ -17,6 +18,11 @@ int main(int argc, char **argv) {
   /* A file size limit (ulimit -f) makes a write fail with EFBIG, reported as
    * write_failed naming the file, instead of killing calhost mid-commit. */
   signal(SIGXFSZ, SIG_IGN);
+  /* calhost owns its stdout: plugin calls in this process print to stderr
+   * (`lookup --json` stays JSON); a plugin calling exit() in one of them
+   * ends calhost with status 2 naming it, never a silent success. */
+  loader_stdout_guard_enable(1);
+  loader_exit_guard_install();
   cli_context cli = {.argv0 = argv[0]};
   return cli_main(&cli, commands, sizeof commands / sizeof commands[0], argc, argv);
 }

@@ -260,75 +260,15 @@ static int set_identity(loader_plugin *p, const char *backend, const char *impl,
   return 0;
 }
 
-int loader_stdout_guard_begin(void) {
-  int saved;
-  fflush(stdout);
-#ifndef _WIN32
-  if (isolate_in_child())
-    return -1; /* stdout is the child's capture pipe: what the plugin prints is kept there */
-#endif
-  saved = dup(STDOUT_FILENO);
-  if (saved >= 0)
-    dup2(STDERR_FILENO, STDOUT_FILENO);
-  return saved;
-}
-
-void loader_stdout_guard_end(int saved) {
-  fflush(stdout);
-  if (saved >= 0) {
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-  }
-}
-
-calhost_status loader_plugin_create(loader_plugin *p, const calhost_property *settings,
-                                    size_t setting_count, calhost_plugin_instance **out) {
-  *out = NULL;
-  if (!p || !p->loaded)
-    return CALHOST_INVALID_ARGUMENT;
-  int saved = loader_stdout_guard_begin();
-  calhost_status st = p->vtable.create(&p->services, settings, setting_count, out);
-  loader_stdout_guard_end(saved);
-  if (st != CALHOST_OK || !*out) {
-    *out = NULL;
-    return st == CALHOST_OK ? CALHOST_ERROR : st;
-  }
-  return CALHOST_OK;
-}
-
-void loader_plugin_destroy(loader_plugin *p, calhost_plugin_instance *inst) {
-  if (!p || !p->loaded || !inst)
-    return;
-  int saved = loader_stdout_guard_begin();
-  p->vtable.destroy(inst);
-  loader_stdout_guard_end(saved);
-}
-
-calhost_status loader_plugin_build_key(loader_plugin *p, calhost_plugin_instance *inst,
-                                       const calhost_workload *w, const calhost_target *t,
-                                       calhost_built_key *key) {
-  int saved = loader_stdout_guard_begin();
-  calhost_status st = p->vtable.build_key(inst, w, t, key);
-  loader_stdout_guard_end(saved);
-  return st;
-}
-
-calhost_status loader_plugin_validate(loader_plugin *p, calhost_plugin_instance *inst,
-                                      const char *policy, size_t length, char *err, size_t cap) {
-  int saved = loader_stdout_guard_begin();
-  calhost_status st = p->vtable.validate_policy(inst, policy, length, err, cap);
-  loader_stdout_guard_end(saved);
-  return st;
-}
-
 /* dlopen + negotiate in this process; fills the record. */
 static void load_in_process(const loader_options *o, loader_plugin *p) {
   char err[1024];
   uint32_t chosen, pmin, pmax;
-  int saved = loader_stdout_guard_begin();
+  loader_call c; /* the plugin's constructors and its entry point run here */
+  loader_call_begin(&c, p, "loading");
   p->module = loader_module_open(p->path, err, sizeof err);
   if (!p->module) {
-    loader_stdout_guard_end(saved);
+    loader_call_end(&c);
     char *r = base_str_format("cannot load: %s", err);
     set_state(p, CALHOST_PLUGIN_UNLOADABLE, r ? r : err);
     free(r);
@@ -336,7 +276,7 @@ static void load_in_process(const loader_options *o, loader_plugin *p) {
   }
   if (loader_negotiate(p->module, o->host_abi_min, o->host_abi_max, &p->services, &p->vtable,
                        &chosen, &pmin, &pmax, err, sizeof err) != 0) {
-    loader_stdout_guard_end(saved);
+    loader_call_end(&c);
     p->plugin_abi_min = pmin;
     p->plugin_abi_max = pmax;
     set_state(p, CALHOST_PLUGIN_UNLOADABLE, err);
@@ -344,7 +284,7 @@ static void load_in_process(const loader_options *o, loader_plugin *p) {
     loader_module_close(&p->module);
     return;
   }
-  loader_stdout_guard_end(saved);
+  loader_call_end(&c);
   p->abi_version = chosen;
   p->plugin_abi_min = pmin;
   p->plugin_abi_max = pmax;
@@ -419,6 +359,27 @@ loader_plugin *loader_open(const loader_options *o, const loader_services_hooks 
   return p;
 }
 
+/* Whether the enabled/disabled filters allow the backend a file is named
+ * after (its base name less the module suffix; filter_by_file_name). */
+static int name_allowed(const loader_options *o, const char *path) {
+  if (!o->enabled_count && !o->disabled_count)
+    return 1;
+  const char *base = strrchr(path, '/');
+#ifdef _WIN32
+  const char *bs = strrchr(path, '\\');
+  if (bs && (!base || bs > base))
+    base = bs;
+#endif
+  base = base ? base + 1 : path;
+  char name[256];
+  size_t n = strlen(base), s = strlen(loader_module_suffix());
+  if (n <= s || n - s >= sizeof name)
+    return 1; /* not a name to go by: load it and filter by its backend */
+  memcpy(name, base, n - s);
+  name[n - s] = '\0';
+  return base_str_allowed(o->enabled, o->enabled_count, o->disabled, o->disabled_count, name);
+}
+
 int loader_discover(const loader_options *o, loader_plugin_list *out) {
   cands c = {0};
   int good = 0;
@@ -438,6 +399,23 @@ int loader_discover(const loader_options *o, loader_plugin_list *out) {
     free(real);
     if (seen)
       continue; /* the same file through two routes: list it once */
+    if (o->filter_by_file_name && c.v[i].origin != CALHOST_ORIGIN_EXPLICIT &&
+        !name_allowed(o, c.v[i].path)) {
+      if (!(p = calloc(1, sizeof *p)))
+        goto fail;
+      if (!(p->path = loader_module_real_path(c.v[i].path)) &&
+          !(p->path = loader_module_absolute_path(c.v[i].path))) {
+        free(p);
+        goto fail;
+      }
+      p->origin = c.v[i].origin;
+      p->hooks = out->hooks;
+      loader_services_init(&p->services, &p->services_ctx, &p->hooks, NULL);
+      set_state(p, CALHOST_PLUGIN_DISABLED,
+                "disabled by configuration (by its file name; not loaded)");
+      out->items[out->count++] = p;
+      continue;
+    }
     p = examine(o, &out->hooks, c.v[i].path, c.v[i].origin);
     if (!p)
       goto fail;
@@ -492,7 +470,12 @@ fail:
 void loader_unload(loader_plugin *p) {
   if (!p)
     return;
-  loader_module_close(&p->module);
+  if (p->module) { /* the plugin's destructors run here */
+    loader_call c;
+    loader_call_begin(&c, p, "unloading");
+    loader_module_close(&p->module);
+    loader_call_end(&c);
+  }
   memset(&p->vtable, 0, sizeof p->vtable);
   p->loaded = 0;
   if (p->state == CALHOST_PLUGIN_LOADED)

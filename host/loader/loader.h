@@ -4,10 +4,11 @@
  * Owns discovery (configured directories, CALHOST_PLUGIN_PATH, explicit
  * paths, the build tree's or installation's lib/calhost/plugins), the safety
  * checks (owner and mode of the file and of every directory above it), the
- * probe of each plugin in a forked child (a plugin that crashes or hangs while
- * negotiating is reported, never loaded in the host), negotiation of the ABI,
- * in-process loading of the plugins that passed, and the host-services table
- * handed to each plugin.
+ * probe of each plugin in a forked child when the program is single-threaded
+ * (a plugin that crashes or hangs while negotiating is reported, never loaded
+ * in the host), negotiation of the ABI, in-process loading of the plugins that
+ * passed, the host-services table handed to each plugin, and every in-process
+ * call into a plugin (calls.c: the stdout guard and the exit guard).
  *
  * Typical use (the sweep engine, `calhost plugins`):
  *
@@ -25,15 +26,18 @@
  *   loader_plugin_list_free(&list);
  *
  * Everything returned is owned by the list and valid until
- * loader_plugin_list_free. Not thread-safe: discover and free from one
- * thread; a loaded plugin's vtable may then be used as plugin.h allows.
+ * loader_plugin_list_free. A list is used from one thread at a time; lists
+ * of their own may be discovered and used on several threads at once.
  *
- * Probing forks: call loader_discover
- * before starting threads, and do not reap children you did not start
- * (a SIGCHLD handler calling waitpid(-1, ...) would steal the probe's
- * status). A plugin that prints to stdout while being loaded in-process, or
- * in any call made through loader_plugin_create & co. below, has its output
- * sent to stderr instead.
+ * Probing forks (options.probe, the default): fork() in a process with more
+ * than one thread is unsafe (the child may hang or die inside the dynamic
+ * linker's or malloc's locks that another thread held), so only a
+ * single-threaded program probes (the calhost command line); a library
+ * (the deployment runtime) sets probe = 0, and the checks and the load run
+ * in the calling thread. With probing, do not reap children you did not
+ * start (a SIGCHLD handler calling waitpid(-1, ...) would steal the probe's
+ * status). Plugin calls in this process: see "Calling a loaded plugin in
+ * this process" below (the stdout guard, the exit guard).
  */
 #ifndef CALHOST_LOADER_H
 #define CALHOST_LOADER_H
@@ -54,6 +58,15 @@
 #endif
 
 struct loader_module;
+
+/* A ticket lock (first come, first served: a thread taking it in a loop
+ * cannot starve another). For short critical sections only (a waiter
+ * yields the processor, it does not sleep). Zero-initialised is unlocked. */
+typedef struct loader_ticket_lock {
+  atomic_uint next, serving;
+} loader_ticket_lock;
+CALHOST_LOADER_HIDDEN void loader_ticket_lock_acquire(loader_ticket_lock *l);
+CALHOST_LOADER_HIDDEN void loader_ticket_lock_release(loader_ticket_lock *l);
 
 /* ---- Host services -----------------------------------------------------
  * What the caller can plug into the calhost_host_services table the loader
@@ -80,9 +93,9 @@ typedef struct loader_services_context {
   const loader_services_hooks *hooks; /* borrowed from the options copy in the list */
   const char *backend;                /* the plugin's backend name, or NULL */
   /* set_error may be called from any thread of the plugin: error and
-   * has_error are written under a ticket lock (lock_next, lock_serving);
-   * take_error copies the message out to `taken` under it. */
-  atomic_uint lock_next, lock_serving;
+   * has_error are written under a ticket lock; take_error copies the
+   * message out to `taken` under it. */
+  loader_ticket_lock lock;
   char error[1024]; /* last set_error message, "" when none */
   int has_error;
   char taken[1024]; /* what loader_services_take_error returned last */
@@ -139,11 +152,23 @@ typedef struct loader_options {
   size_t enabled_count;
   char *const *disabled;
   size_t disabled_count;
-  /* Probe each plugin in a forked child before loading it. Default 1.
-   * Timeout of one probe in seconds; default 10. Windows: no probe (no
-   * fork isolation there); the identity comes from the load, as with 0. */
+  /* Probe each plugin in a forked child before loading it. Default 1: for
+   * a single-threaded program only (fork in a multi-threaded process is
+   * unsafe; the runtime sets 0). 0: no child; the identity comes from the
+   * in-process load (every candidate file is loaded to learn its backend,
+   * then unloaded when it is filtered out or a duplicate). Timeout of one
+   * probe in seconds; default 10. Windows: never a probe (no fork there). */
   int probe;
   double probe_timeout_seconds;
+  /* With enabled or disabled set: a file found in a directory (not an
+   * explicit path) whose name, less the module suffix, is a backend the
+   * filters refuse is listed as disabled without being loaded (its backend
+   * left unknown), taking the file to be named after its backend as
+   * calhost_add_plugin and the SDK name them; an explicit file, and a file
+   * whose name the filters allow, is loaded and filtered by its real
+   * backend name as usual. For probe == 0, where learning a backend name
+   * means loading the file into this process. Default 0. */
+  int filter_by_file_name;
   /* Load the plugins that passed into this process (dlopen + negotiate).
    * 0: discover and probe only (identity still filled in). Default 1. */
   int load;
@@ -279,18 +304,66 @@ CALHOST_LOADER_HIDDEN const char *loader_plugin_take_error(loader_plugin *p);
 
 /* ---- Calling a loaded plugin in this process ---------------------------
  * Every call the host makes into a plugin in its own process goes through
- * these: each runs with the process's stdout pointed at stderr (the stdout
- * guard), so a plugin that prints cannot corrupt the host's output (`lookup
- * --json`, `override set`). Not thread-safe (the guard swaps fd 1): call
- * from the host's main thread. */
+ * these (and loading and unloading, whose constructors, destructors and
+ * entry point are plugin code too): each is recorded as the calling
+ * thread's current plugin call (loader_call) for the exit guard, and runs
+ * inside the stdout guard when the program turned it on. Thread-safe: any
+ * number of threads may make plugin calls at once (a plugin's own rules,
+ * plugin.h, say which calls it allows concurrently). */
 
-/* Redirects stdout to stderr (after flushing it); returns what
- * loader_stdout_guard_end needs (-1 when stdout could not be saved, or in
- * an isolated child, whose stdout is captured already: there the guard
- * would send the plugin's output to the host's stderr, unlabelled). */
+/* The stdout guard. Off by default, so a library built on the loader (the
+ * deployment runtime) never rewires its program's file descriptors. A
+ * program that owns its standard output and must keep it clean (the calhost
+ * command line: `lookup --json`, `plugins --json`) turns it on once, with
+ * on != 0; from then on every plugin call runs with fd 1 pointed at stderr
+ * (stdout flushed first), so a plugin that prints cannot corrupt the
+ * program's output. Nested and concurrent calls share one redirection,
+ * counted under a lock: the first saves fd 1, the last restores it, so
+ * threads cannot leave stdout on stderr (while any plugin call runs, every
+ * thread's stdout goes to stderr: a program writing stdout from other
+ * threads should leave the guard off). Stands aside in an isolated child
+ * (isolate.h), whose stdout is a capture pipe already. */
+CALHOST_LOADER_HIDDEN void loader_stdout_guard_enable(int on);
+/* Enters the guard; returns the token loader_stdout_guard_end takes (0: the
+ * guard is off, stands aside, or fd 1 could not be saved). */
 CALHOST_LOADER_HIDDEN int loader_stdout_guard_begin(void);
-/* Flushes and restores stdout saved by loader_stdout_guard_begin. */
-CALHOST_LOADER_HIDDEN void loader_stdout_guard_end(int saved);
+/* Leaves the guard entered with token; the last one out flushes stdout and
+ * restores fd 1. */
+CALHOST_LOADER_HIDDEN void loader_stdout_guard_end(int token);
+
+/* One plugin call of the calling thread: begin records it as the thread's
+ * current call (nested calls stack) and enters the stdout guard; end
+ * leaves both. entry names the call ("create", "build_key", "list_device",
+ * ...; "loading" and "unloading" for dlopen and dlclose) and, like plugin,
+ * must outlive the call. Used by every wrapper below and by any host code
+ * calling a vtable entry directly (the runtime's device listing). */
+typedef struct loader_call {
+  const struct loader_plugin *plugin;
+  const char *entry;
+  int guard; /* the stdout guard's token */
+  struct loader_call *outer;
+} loader_call;
+CALHOST_LOADER_HIDDEN void loader_call_begin(loader_call *c, const struct loader_plugin *plugin,
+                                             const char *entry);
+CALHOST_LOADER_HIDDEN void loader_call_end(loader_call *c);
+/* The calling thread's innermost plugin call, or NULL outside any. */
+CALHOST_LOADER_HIDDEN const loader_call *loader_call_current(void);
+
+/* The exit guard, for a program (the calhost command line; never a library:
+ * it changes how the process exits). Installs, once per process (later
+ * calls do nothing), an exit handler (on_exit with glibc, else atexit): when
+ * the thread calling exit() is inside a plugin call (a vendor library
+ * exiting on a fatal error in create()), it prints "calhost: error: plugin
+ * 'NAME' (PATH) called exit(STATUS) in create(): calhost stops here, with
+ * what it was doing not done" on stderr and ends the process with
+ * LOADER_EXIT_GUARD_STATUS at once (_exit: the program's state is what the
+ * plugin left mid-call), so a command never reports success for work it
+ * did not do. Handlers registered after it (the plugin's own) run first.
+ * _exit, quick_exit and signals are not seen. Stands aside in an isolated
+ * child (isolate_run reports the early exit). Returns 0, or -1 when the
+ * handler could not be registered. */
+#define LOADER_EXIT_GUARD_STATUS 2
+CALHOST_LOADER_HIDDEN int loader_exit_guard_install(void);
 
 /* create() with the plugin's services; CALHOST_OK with *out set, else the
  * plugin's status (CALHOST_ERROR when it said OK without an instance) and

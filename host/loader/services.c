@@ -43,12 +43,9 @@ static void svc_log(void *context, calhost_log_level level, const char *message)
           loader_log_level_name(level), message);
 }
 
-/* A ticket lock (first come, first served: a thread calling set_error in a
- * loop cannot starve the host's take_error). Held only for a copy of at
- * most 1 KiB; a waiter gives the processor away so the holder can finish. */
-static void lock(loader_services_context *ctx) {
-  unsigned ticket = atomic_fetch_add_explicit(&ctx->lock_next, 1u, memory_order_relaxed);
-  while (atomic_load_explicit(&ctx->lock_serving, memory_order_acquire) != ticket)
+void loader_ticket_lock_acquire(loader_ticket_lock *l) {
+  unsigned ticket = atomic_fetch_add_explicit(&l->next, 1u, memory_order_relaxed);
+  while (atomic_load_explicit(&l->serving, memory_order_acquire) != ticket)
 #if defined(_WIN32)
     SwitchToThread();
 #else
@@ -56,8 +53,18 @@ static void lock(loader_services_context *ctx) {
 #endif
 }
 
+void loader_ticket_lock_release(loader_ticket_lock *l) {
+  atomic_fetch_add_explicit(&l->serving, 1u, memory_order_release);
+}
+
+/* The context's lock (a thread calling set_error in a loop cannot starve the
+ * host's take_error). Held only for a copy of at most 1 KiB. */
+static void lock(loader_services_context *ctx) {
+  loader_ticket_lock_acquire(&ctx->lock);
+}
+
 static void unlock(loader_services_context *ctx) {
-  atomic_fetch_add_explicit(&ctx->lock_serving, 1u, memory_order_release);
+  loader_ticket_lock_release(&ctx->lock);
 }
 
 static void svc_set_error(void *context, const char *message) {
@@ -123,8 +130,8 @@ void loader_services_init(calhost_host_services *table, loader_services_context 
                           const loader_services_hooks *hooks, const char *backend) {
   memset(table, 0, sizeof *table);
   memset(ctx, 0, sizeof *ctx);
-  atomic_init(&ctx->lock_next, 0u);
-  atomic_init(&ctx->lock_serving, 0u);
+  atomic_init(&ctx->lock.next, 0u);
+  atomic_init(&ctx->lock.serving, 0u);
   ctx->hooks = hooks;
   ctx->backend = backend;
   table->header.struct_type = CALHOST_STRUCT_HOST_SERVICES;

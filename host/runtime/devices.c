@@ -108,8 +108,10 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
   if (!runtime_devices_supported(p))
     return 0;
   uint32_t count = 0;
-  int guard = loader_stdout_guard_begin();
+  loader_call c; /* device_count, then list_device: one guarded call, named as it goes */
+  loader_call_begin(&c, p, "device_count");
   calhost_status st = p->vtable.device_count(inst, &count);
+  c.entry = "list_device";
   int rc = 0;
   if (st != CALHOST_OK) {
     const char *m = loader_plugin_take_error(p);
@@ -134,7 +136,7 @@ int runtime_devices_list(loader_plugin *p, calhost_plugin_instance *inst, runtim
     rc = add_device(out, info.index, info.kind, info.identity, info.name, info.hardware,
                     info.details, info.detail_count, why, cap);
   }
-  loader_stdout_guard_end(guard);
+  loader_call_end(&c);
   if (rc != 0)
     runtime_device_list_free(out);
   return rc;

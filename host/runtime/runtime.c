@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "devices.h"
 #include "loader/loader.h"
+#include "loader/module.h"
 #include "model/model.h"
 
 struct calhost_runtime_plugin {
@@ -410,7 +411,7 @@ static void places_free(search_places *sp) {
 #define DISCOVER_NO_MEMORY -2 /* the places could not be listed */
 #define DISCOVER_FAILED -1    /* the loader ran out of memory */
 
-/* Discovers (probes, checks and loads) the plugins where load_plugin
+/* Discovers (checks and loads, in this process) the plugins where load_plugin
  * searches into *list: the backend given only, else every enabled plugin.
  * Returns the loader's count of loaded plugins with *sp filled (free with
  * places_free; the messages name it), or DISCOVER_NO_MEMORY /
@@ -439,6 +440,14 @@ static int discover(calhost_runtime *rt, const char *backend, loader_plugin_list
   loader_options lo;
   loader_options_init(&lo);
   runtime_binding_loader_options(&rt->cfg, &lo);
+  /* no probe child: the runtime lives in its program's threads, where fork
+   * is unsafe (runtime.h, "Processes and threads"); each file is checked,
+   * then loaded and negotiated in the calling thread */
+  lo.probe = 0;
+  /* ... and a file of a directory named after a backend the filters (the
+   * configuration's, or the one backend asked for) refuse is not loaded:
+   * loading it only to learn its name would run its code here */
+  lo.filter_by_file_name = 1;
   lo.config_dirs = (char *const *)sp->dirs;
   lo.config_dir_count = sp->nd;
   lo.explicit_paths = (char *const *)sp->paths;
@@ -540,8 +549,10 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
       FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable: %s: %s", backend,
            named, named_reason[0] ? named_reason : "refused");
     if (backend)
-      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable (%s; searched: %s)",
-           backend, counts, where);
+      FAIL(CALHOST_RUNTIME_NOT_FOUND,
+           "plugin '%s' not found or not loadable (%s; searched: %s; in a directory only %s%s "
+           "is loaded for it)",
+           backend, counts, where, backend, loader_module_suffix());
     FAIL(CALHOST_RUNTIME_NOT_FOUND,
          "no plugin serves operator %s of workload '%s' (%s; searched: %s)", w->operator_name,
          workload, counts, where);

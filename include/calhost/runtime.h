@@ -26,9 +26,55 @@
  *    it keeps. What a function returns through a pointer is owned by the
  *    runtime (valid until calhost_runtime_close) unless its comment says it
  *    is the caller's to free.
- *  - A runtime handle is used from one thread at a time: plugin calls run
- *    with stdout pointed at stderr (so a plugin's chatter cannot corrupt the
- *    program's output), which swaps the process's file descriptor 1.
+ *  - A runtime handle is used from one thread at a time; see "Processes
+ *    and threads" below.
+ *
+ * Processes and threads (what a server embedding the runtime gets):
+ *  - The runtime never forks, execs or spawns a process, and never
+ *    installs a signal or exit handler. Everything runs in the calling
+ *    thread: a plugin file's trust checks (its owner and mode and those of
+ *    every directory above it, as calhost checks them), its dlopen, the ABI
+ *    negotiation and every plugin call (create, build_key,
+ *    validate_policy, the device listing, destroy). So a plugin can be
+ *    loaded from any thread of a busy process while other threads dlopen
+ *    and dlclose libraries (Python imports, CUDA or OpenCL loading, hwloc's
+ *    plugins) or select. (Earlier versions probed each plugin file in a
+ *    fork()ed child first, which in a multi-threaded process can hang or
+ *    die in ld.so's or malloc's locks.) Why not a probe program started
+ *    with posix_spawn instead: it would have to be installed and found
+ *    beside every copy of the library (the static archive has no directory
+ *    of its own), and it would guard only the load, while the plugin's
+ *    calls run in the program anyway. The cost: a plugin that crashes,
+ *    hangs or calls exit() while it loads now takes the program with it,
+ *    as one doing so in create, build_key or validate_policy always did.
+ *    Check a plugin with `calhost plugin check` (each check in an isolated
+ *    child) before deploying it; `calhost plugins` probes in a child.
+ *  - Which files are loaded: every file named explicitly (the
+ *    configuration's [plugins] paths, options.plugin_paths); of the files
+ *    found in directories, those named after a backend that may be used
+ *    (BACKEND.so, as calhost_add_plugin and the SDK name plugins): with a
+ *    backend asked for by name only that one, else the backends [plugins]
+ *    enabled/disabled allow (every file when neither is set). A file is
+ *    loaded to learn its backend's name and unloaded again when its real
+ *    name is filtered out or a duplicate.
+ *  - File descriptors: the runtime does not touch them. A plugin's output
+ *    on stdout goes to the program's stdout (calhost itself, which owns
+ *    its stdout, points it at stderr around its own plugin calls; a
+ *    library must not rewire its program's descriptors behind its back).
+ *  - Threads: functions on different handles may run at the same time on
+ *    different threads (each handle has its plugins, instances and store
+ *    connection; plugins loaded by two handles are one dlopen'ed module,
+ *    counted by the dynamic linker, with an instance per handle). One
+ *    handle, with everything it returned, is used by one thread at a time
+ *    (lock around it to share it). calhost_runtime_version,
+ *    calhost_runtime_status_name and calhost_runtime_options_init are
+ *    thread-safe. Two handles on two threads call one plugin library at
+ *    once, each through its own instance: a plugin keeping state outside
+ *    its instance (globals) must lock it itself.
+ *  - exit(): a plugin that calls exit() in a call ends the program with the
+ *    plugin's status (the runtime cannot stop it and does not hide it); the
+ *    calhost command line turns it into a failure naming the plugin
+ *    (status 2), never a success.
  *
  * Evolving the API: the soname carries CALHOST_RUNTIME_VERSION_MAJOR, which
  * changes only when the ABI breaks; within a major version functions and
@@ -198,8 +244,11 @@ CALHOST_RUNTIME_API int calhost_runtime_force_portable(const calhost_runtime *ru
  *   6. the plugin directory of the install prefix calhost was built for
  *      (<CMAKE_INSTALL_PREFIX>/<libdir>/calhost/plugins, by default
  *      /usr/local/lib/calhost/plugins).
- * Plugins are probed in a child process before loading (a crashing plugin
- * is reported, not fatal). Returns CALHOST_RUNTIME_OK with *out (owned by
+ * In directories, only files named after the backend asked for (and, with
+ * [plugins] enabled/disabled, after an allowed backend) are loaded to look
+ * at; each file is checked and loaded in the calling thread, no child
+ * process ("Processes and threads" above: a plugin crashing while it loads
+ * ends the program). Returns CALHOST_RUNTIME_OK with *out (owned by
  * the runtime); CALHOST_RUNTIME_NOT_FOUND (no such workload; the backend
  * not found, or found and refused, with the reason; no plugin serves the
  * operator: the message lists the directories searched), or

@@ -4,7 +4,8 @@
  * during negotiation does not take the host down); listings are sorted; a
  * second plugin with the same backend is refused naming both files; the same
  * file found twice is listed once; CALHOST_PLUGIN_PATH is honoured (and can
- * be turned off); enabled/disabled filters; a plugin printing to stdout
+ * be turned off); enabled/disabled filters, and by file name without loading
+ * (the runtime's discovery, no probe child); a plugin printing to stdout
  * while loading cannot reach the host's stdout.
  */
 #include <setjmp.h>
@@ -191,6 +192,63 @@ static void enabled_disabled_filters(void **state) {
   remove_tmpdir(dir);
 }
 
+/* filter_by_file_name with probe == 0 (the runtime's discovery): a
+ * directory's file named after a backend the filters refuse is listed as
+ * disabled and never loaded (the directory holds test_crash_negotiate.so and
+ * test_hang_negotiate.so: loading either here would crash or hang this
+ * test); an explicit file is loaded whatever its name, and filtered by its
+ * real backend. */
+static void file_names_filter_without_loading(void **state) {
+  char dir[256], other[256], renamed[600], src[4096];
+  char *dirs[1] = {dir};
+  char *explicit_paths[1] = {renamed};
+  char *enabled[2] = {"test_good", "test_refuse_all"};
+  loader_options o;
+  loader_plugin_list list;
+  (void)state;
+  populate(dir, sizeof dir);
+  assert_non_null(make_tmpdir(other, sizeof other));
+  snprintf(renamed, sizeof renamed, "%s/renamed.so", other);
+  assert_int_equal(copy_file(test_plugin(src, sizeof src, "test_refuse_all"), renamed), 0);
+  options_for_dir(&o, dirs);
+  o.services.min_log_level = CALHOST_LOG_ERROR;
+  o.probe = 0;
+  o.filter_by_file_name = 1;
+  o.enabled = enabled;
+  o.enabled_count = 2;
+  o.explicit_paths = explicit_paths;
+  o.explicit_path_count = 1;
+  assert_int_equal(loader_discover(&o, &list), 2);
+  loader_plugin *p = find_file(&list, "renamed.so");
+  assert_non_null(p);
+  assert_true(p->loaded);
+  assert_string_equal(p->backend, "test_refuse_all");
+  assert_true(find_file(&list, "test_good.so")->loaded);
+  /* allowed by its name, loaded, then refused as the second test_refuse_all */
+  assert_int_equal(find_file(&list, "test_refuse_all.so")->state, CALHOST_PLUGIN_DUPLICATE);
+  static const char *const skipped[] = {"test_crash_negotiate.so", "test_hang_negotiate.so",
+                                        "test_stdout.so", "test_noentry.so"};
+  for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++) {
+    p = find_file(&list, skipped[i]);
+    assert_non_null(p);
+    assert_int_equal(p->state, CALHOST_PLUGIN_DISABLED);
+    assert_false(p->loaded);
+    assert_null(p->backend);
+    assert_non_null(strstr(p->reason, "by its file name"));
+  }
+  loader_plugin_list_free(&list);
+  /* the option off (the CLI's discovery, probing): every file is looked at */
+  o.filter_by_file_name = 0;
+  o.probe = 1;
+  o.probe_timeout_seconds = 1;
+  assert_int_equal(loader_discover(&o, &list), 2);
+  p = find_file(&list, "test_crash_negotiate.so");
+  assert_int_equal(p->state, CALHOST_PLUGIN_UNLOADABLE);
+  loader_plugin_list_free(&list);
+  remove_tmpdir(other);
+  remove_tmpdir(dir);
+}
+
 static void stdout_protected_while_loading(void **state) {
   char path[4096];
   loader_options o;
@@ -203,8 +261,10 @@ static void stdout_protected_while_loading(void **state) {
   saved = dup(STDOUT_FILENO);
   dup2(fileno(capture), STDOUT_FILENO);
   loader_options_init(&o);
-  o.probe = 0; /* in-process negotiation, where the plugin prints */
+  o.probe = 0;                   /* in-process negotiation, where the plugin prints */
+  loader_stdout_guard_enable(1); /* as calhost's main does (off in a library) */
   loader_plugin *p = loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
+  loader_stdout_guard_enable(0);
   fflush(stdout);
   dup2(saved, STDOUT_FILENO);
   close(saved);
@@ -221,6 +281,7 @@ int main(void) {
       cmocka_unit_test(duplicate_backend_names_both),
       cmocka_unit_test(environment_path_honoured),
       cmocka_unit_test(enabled_disabled_filters),
+      cmocka_unit_test(file_names_filter_without_loading),
       cmocka_unit_test(stdout_protected_while_loading),
   };
   return cmocka_run_group_tests_name("loader_discovery", tests, NULL, NULL);

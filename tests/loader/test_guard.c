@@ -4,7 +4,13 @@
  * with stdout pointed at stderr, so a plugin that prints cannot corrupt the
  * host's output; and, through the calhost binary, `lookup --json` stays
  * clean JSON with such a plugin, and `--verbose` (or CALHOST_LOG_LEVEL)
- * shows a plugin's debug and info logs on stderr.
+ * shows a plugin's debug and info logs on stderr. The guard is off unless
+ * the program turns it on (a library never rewires its program's fds), and
+ * nested and locked when on (two threads cannot leave stdout on stderr).
+ * The exit guard: a plugin calling exit(0) in create, build_key,
+ * validate_policy or while loading, in `override set --workload` or
+ * `lookup --workload`, ends calhost with status 2 naming it, nothing
+ * stored and no answer printed.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -12,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "loader.h"
@@ -37,6 +46,7 @@ static void in_process_calls_keep_stdout_clean(void **state) {
   snprintf(err_path, sizeof err_path, "%s/stderr", dir);
   loader_options o;
   loader_options_init(&o);
+  loader_stdout_guard_enable(1); /* as calhost's main does */
   loader_plugin *p = loader_open(&o, NULL, test_plugin(path, sizeof path, "test_stdout"));
   assert_non_null(p);
   assert_true(p->loaded);
@@ -127,8 +137,210 @@ static void verbose_shows_plugin_logs(void **state) {
   assert_null(strstr(out, "debug message from create"));
 }
 
+/* ---- the stdout guard is the program's to turn on, nested and locked ---- */
+
+static int same_file(int fd, const struct stat *want) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+/* Off (a library's default): a plugin call leaves fd 1 alone. */
+static void guard_is_off_unless_turned_on(void **state) {
+  struct stat out;
+  (void)state;
+  assert_int_equal(fstat(1, &out), 0);
+  int t = loader_stdout_guard_begin();
+  assert_int_equal(t, 0);
+  assert_true(same_file(1, &out));
+  loader_stdout_guard_end(t);
+  assert_true(same_file(1, &out));
+}
+
+/* Points stderr at a file of its own (under ctest stdout and stderr are
+ * one pipe, and the guard's redirection would not show); returns the saved
+ * stderr for stderr_back. */
+static int stderr_apart(void) {
+  char path[] = "/tmp/calhost-guard-stderr-XXXXXX";
+  fflush(stderr);
+  int saved = dup(2), fd = mkstemp(path);
+  assert_true(saved >= 0 && fd >= 0);
+  unlink(path);
+  dup2(fd, 2);
+  close(fd);
+  return saved;
+}
+
+static void stderr_back(int saved) {
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+}
+
+/* Nested: the innermost end keeps the redirection, the outermost restores. */
+static void guard_nests(void **state) {
+  struct stat out, err;
+  (void)state;
+  int saved_err = stderr_apart();
+  assert_int_equal(fstat(1, &out), 0);
+  assert_int_equal(fstat(2, &err), 0);
+  loader_stdout_guard_enable(1);
+  int a = loader_stdout_guard_begin();
+  int b = loader_stdout_guard_begin();
+  assert_true(a && b);
+  assert_true(same_file(1, &err));
+  loader_stdout_guard_end(b);
+  assert_true(same_file(1, &err));
+  loader_stdout_guard_end(a);
+  assert_true(same_file(1, &out));
+  loader_stdout_guard_enable(0);
+  stderr_back(saved_err);
+}
+
+/* Two threads entering and leaving the guard at once (the unlocked guard's
+ * dup/dup2 pairs interleave and leave fd 1 on stderr for good). */
+static void *guard_loop(void *arg) {
+  for (int i = 0; i < 2000; i++) {
+    int t = loader_stdout_guard_begin();
+    if (i % 64 == 0)
+      sched_yield();
+    loader_stdout_guard_end(t);
+  }
+  (void)arg;
+  return NULL;
+}
+
+static void guard_survives_two_threads(void **state) {
+  struct stat out;
+  (void)state;
+  int saved_err = stderr_apart();
+  assert_int_equal(fstat(1, &out), 0);
+  int saved = dup(1);
+  assert_true(saved >= 0);
+  loader_stdout_guard_enable(1);
+  for (int round = 0; round < 5; round++) {
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+      assert_int_equal(pthread_create(&t[i], NULL, guard_loop, NULL), 0);
+    for (int i = 0; i < 2; i++)
+      pthread_join(t[i], NULL);
+    if (!same_file(1, &out)) {
+      dup2(saved, 1); /* cmocka's report goes where it should */
+      stderr_back(saved_err);
+      fail_msg("round %d: stdout was left pointing elsewhere", round);
+    }
+  }
+  close(saved);
+  loader_stdout_guard_enable(0);
+  stderr_back(saved_err);
+}
+
+/* ---- the exit guard: a plugin's exit() in a calhost command ---- */
+
+/* Runs `calhost --config CFG ARGS` in dir (config c.ini there, naming the
+ * test_exit_in plugin, whose CALHOST_TEST_EXIT_IN is exit_in, "" for
+ * none); returns the exit status, stdout and stderr in out and err. */
+static int run_exit_in(const char *dir, const char *exit_in, const char *args, char *out,
+                       size_t out_cap, char *err, size_t err_cap) {
+  char calhost[4096], cmd[16384];
+  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && env -u CALHOST_LOG_LEVEL CALHOST_PLUGIN_PATH= CALHOST_TEST_EXIT_IN='%s' "
+           "'%s' --config c.ini %s >out.txt 2>err.txt",
+           dir, exit_in, calhost, args);
+  int status = system(cmd);
+  assert_true(WIFEXITED(status));
+  char p[600];
+  snprintf(p, sizeof p, "%s/out.txt", dir);
+  char *o = slurp(p);
+  snprintf(p, sizeof p, "%s/err.txt", dir);
+  char *e = slurp(p);
+  snprintf(out, out_cap, "%s", o);
+  snprintf(err, err_cap, "%s", e);
+  free(o);
+  free(e);
+  return WEXITSTATUS(status);
+}
+
+/* The store file's bytes ("" when it does not exist). */
+static void store_text(const char *dir, char *buf, size_t cap) {
+  char p[600];
+  snprintf(p, sizeof p, "%s/store.txt", dir);
+  buf[0] = '\0';
+  if (access(p, F_OK) != 0)
+    return;
+  char *t = slurp(p);
+  snprintf(buf, cap, "%s", t);
+  free(t);
+}
+
+static void a_plugin_exit_fails_the_command(void **state) {
+  char dir[256], cfg[512], plugin[4096], out[65536], err[65536], store[65536];
+  (void)state;
+  snprintf(plugin, sizeof plugin, "%s/lib/calhost/test-plugins/exit/test_exit_in.so", build_dir());
+  if (access(plugin, F_OK) != 0)
+    fail_msg("%s is not built", plugin);
+  assert_non_null(make_tmpdir(dir, sizeof dir));
+  snprintf(cfg, sizeof cfg, "%s/c.ini", dir);
+  FILE *f = fopen(cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s/store.txt\n[plugins]\npaths = %s\nenabled = test_exit_in\n"
+          "[workload sum]\noperator = ReduceSum\nshape = 4096\n",
+          dir, plugin);
+  fclose(f);
+
+  /* override set: the plugin exits while validating the policy, or while
+   * creating the instance that would: status 2 naming it, nothing stored */
+  static const char *const set_entries[] = {"create", "validate_policy", "build_key"};
+  for (size_t i = 0; i < sizeof set_entries / sizeof set_entries[0]; i++) {
+    int rc = run_exit_in(dir, set_entries[i], "override set --workload sum --policy p=2", out,
+                         sizeof out, err, sizeof err);
+    char want[128];
+    snprintf(want, sizeof want, "called exit(0) in %s()", set_entries[i]);
+    if (rc != LOADER_EXIT_GUARD_STATUS || !strstr(err, "plugin 'test_exit_in'") ||
+        !strstr(err, want))
+      fail_msg("override set, exit in %s: status %d (want %d)\nstdout: %s\nstderr: %s",
+               set_entries[i], rc, LOADER_EXIT_GUARD_STATUS, out, err);
+    store_text(dir, store, sizeof store);
+    if (strstr(store, "p=2"))
+      fail_msg("override set, exit in %s: the policy was stored:\n%s", set_entries[i], store);
+  }
+  /* the same plugin not exiting: stored (the plugin itself works) */
+  assert_int_equal(run_exit_in(dir, "", "override set --workload sum --policy p=2", out, sizeof out,
+                               err, sizeof err),
+                   0);
+  store_text(dir, store, sizeof store);
+  assert_non_null(strstr(store, "p=2"));
+
+  /* lookup: the plugin exits while loading, creating, building the key or
+   * validating the stored policy: status 2 naming it, no answer printed */
+  static const char *const lookup_entries[] = {"negotiate", "create", "build_key",
+                                               "validate_policy"};
+  for (size_t i = 0; i < sizeof lookup_entries / sizeof lookup_entries[0]; i++) {
+    int rc = run_exit_in(dir, lookup_entries[i], "lookup --workload sum --json", out, sizeof out,
+                         err, sizeof err);
+    char want[128];
+    if (!strcmp(lookup_entries[i], "negotiate"))
+      snprintf(want, sizeof want, "called exit(0) while loading");
+    else
+      snprintf(want, sizeof want, "called exit(0) in %s()", lookup_entries[i]);
+    if (rc != LOADER_EXIT_GUARD_STATUS || out[0] || !strstr(err, "test_exit_in") ||
+        !strstr(err, want))
+      fail_msg("lookup, exit in %s: status %d (want %d)\nstdout: %s\nstderr: %s", lookup_entries[i],
+               rc, LOADER_EXIT_GUARD_STATUS, out, err);
+  }
+  assert_int_equal(
+      run_exit_in(dir, "", "lookup --workload sum --json", out, sizeof out, err, sizeof err), 0);
+  assert_non_null(strstr(out, "p=2"));
+  remove_tmpdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(guard_is_off_unless_turned_on),
+      cmocka_unit_test(guard_nests),
+      cmocka_unit_test(guard_survives_two_threads),
+      cmocka_unit_test(a_plugin_exit_fails_the_command),
       cmocka_unit_test(in_process_calls_keep_stdout_clean),
       cmocka_unit_test(lookup_json_is_clean_with_a_printing_plugin),
       cmocka_unit_test(verbose_shows_plugin_logs),

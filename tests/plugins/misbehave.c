@@ -35,6 +35,10 @@
  * every listing.
  * SETTINGS: create() takes the setting "fail" (any value: create fails
  * saying so) and "scale" (a number), and refuses any other naming it.
+ * BAD_EXIT_IN: calls exit(0) in the entry named by CALHOST_TEST_EXIT_IN
+ * ("negotiate", "create", "build_key" or "validate_policy"; unset: none),
+ * as a vendor library exiting on a fatal error does, in whatever process
+ * makes the call (calhost's own for `lookup --workload`).
  * BAD_NONDET_KEY builds a different portable key at every call.
  * BAD_CRASH_CREATE crashes in create() (config check --plugins must say
  * so, not blame a device listing).
@@ -107,6 +111,13 @@ static void garbage(const char *where) {
 #endif
 }
 
+/* BAD_EXIT_IN: exit(0) when CALHOST_TEST_EXIT_IN names this entry. */
+__attribute__((unused)) static void exit_in(const char *entry) {
+  const char *want = getenv("CALHOST_TEST_EXIT_IN");
+  if (want && !strcmp(want, entry))
+    exit(0);
+}
+
 __attribute__((unused)) static void flood(size_t bytes) {
   static char chunk[65536];
   memset(chunk, 'F', sizeof chunk);
@@ -156,6 +167,9 @@ static calhost_status create(const calhost_host_services *host, const calhost_pr
   (void)setting_count;
 #endif
   garbage("create");
+#ifdef BAD_EXIT_IN
+  exit_in("create");
+#endif
   /* CALHOST_TEST_CREATE_LOG=FILE: append the creating process's id (the
    * calibrate test checks that instances are created in children only) */
   const char *log = getenv("CALHOST_TEST_CREATE_LOG");
@@ -189,6 +203,9 @@ static void destroy(calhost_plugin_instance *inst) {
 
 static calhost_status build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                 const calhost_target *t, calhost_built_key *out) {
+#ifdef BAD_EXIT_IN
+  exit_in("build_key");
+#endif
   if (REQUIRE_RANK && w->shape_rank != REQUIRE_RANK) {
     inst->host->set_error(inst->host->context, "needs a 2-D shape");
     return CALHOST_UNSUPPORTED;
@@ -215,6 +232,9 @@ static calhost_status build_key(calhost_plugin_instance *inst, const calhost_wor
 static calhost_status validate_policy(calhost_plugin_instance *inst, const char *policy,
                                       size_t length, char *err, size_t cap) {
   (void)inst;
+#ifdef BAD_EXIT_IN
+  exit_in("validate_policy");
+#endif
 #ifdef BAD_CRASH_VALIDATE
   if (length == 3 && !memcmp(policy, "p=3", 3))
     raise(SIGSEGV);
@@ -652,6 +672,9 @@ ENTRY_EXPORT calhost_status ENTRY_NAME(const calhost_negotiate_request *request,
                                        calhost_negotiate_reply *reply) {
   uint32_t lo, hi;
   garbage("negotiate");
+#ifdef BAD_EXIT_IN
+  exit_in("negotiate");
+#endif
 #ifdef BAD_CRASH_NEGOTIATE
   raise(SIGSEGV);
 #endif

@@ -24,9 +24,10 @@
  *  - Functions return calhost_status; on failure a plugin may explain itself
  *    with host->set_error before returning.
  *  - The entry point may be called more than once, and first in a short-lived
- *    child process (the host probes every plugin in a fork before loading it):
- *    it and the library's constructors must be cheap and side-effect free
- *    (no threads, no I/O, nothing written to stdout).
+ *    child process (calhost probes every plugin in a fork before loading it;
+ *    the deployment runtime loads it directly, in any thread of its
+ *    program): it and the library's constructors must be cheap and
+ *    side-effect free (no threads, no I/O, nothing written to stdout).
  *  - Strings the plugin hands over (identity, keys, policies) are printable
  *    and one line: no control characters, no line breaks.
  *
