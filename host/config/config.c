@@ -227,7 +227,7 @@ void config_free(config_settings *cfg) {
   for (size_t i = 0; i < cfg->model_count; i++) {
     free(cfg->models[i].name);
     free(cfg->models[i].file);
-    config_dims_free(cfg->models[i].dims, cfg->models[i].dim_count);
+    config_bindings_free(cfg->models[i].bindings, cfg->models[i].binding_count);
   }
   free(cfg->models);
   origins_free(cfg->origins);
@@ -404,11 +404,14 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     snprintf(osec, sizeof osec, "model.%s", m->name);
     if ((rc = emit(cfg, fn, user, section, osec, "file", m->file)) != 0)
       return rc;
-    if (m->dim_count) {
+    if (m->binding_count) {
       if (text_open(&t) != 0)
         return -1;
-      for (size_t d = 0; d < m->dim_count; d++)
-        fprintf(t.f, "%s%s=%lld", d ? ", " : "", m->dims[d].name, (long long)m->dims[d].value);
+      for (size_t b = 0; b < m->binding_count; b++) {
+        char canon[2048];
+        config_dims_canonical(m->bindings[b].dims, m->bindings[b].count, canon, sizeof canon);
+        fprintf(t.f, "%s%s", b ? " | " : "", canon);
+      }
       if ((rc = emit_text(cfg, fn, user, section, osec, "dims", &t)) != 0)
         return rc;
     }

@@ -54,15 +54,24 @@ typedef struct config_dim {
   int64_t value; /* >= 1 */
 } config_dim;
 
+/* One binding of every symbolic dimension a model needs. */
+typedef struct config_binding {
+  config_dim *dims;
+  size_t count;
+} config_binding;
+
 /* A [model NAME] section: an ONNX file whose nodes calibrate makes its
  * workloads (host/model reads it; loading a configuration reads no model). */
 typedef struct config_model {
-  char *name;                 /* from [model NAME] */
-  char *file;                 /* file = PATH (required; relative to the config's dir) */
-  config_origin file_origin;  /* the file key's line */
-  config_dim *dims;           /* dims = batch=8, seq=128 (optional) */
-  size_t dim_count;
-  config_origin origin; /* the section header's line */
+  char *name;                /* from [model NAME] */
+  char *file;                /* file = PATH (required; relative to the config's dir) */
+  config_origin file_origin; /* the file key's line */
+  /* dims = batch=8, seq=128 | batch=1, seq=512 (optional): each binding is
+   * calibrated (none: the model as it is) */
+  config_binding *bindings;
+  size_t binding_count;
+  config_origin dims_origin; /* the dims key's line */
+  config_origin origin;      /* the section header's line */
 } config_model;
 
 typedef struct config_plugin_section {

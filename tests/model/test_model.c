@@ -84,14 +84,15 @@ static void mlp_lists_matmul_gemm_and_reducesum_with_structure(void **state) {
   assert_string_equal(fc1->operator_name, "MatMul");
   assert_string_equal(fc1->dtype, "float32");
   assert_int_equal(fc1->property_count, 0);
-  /* Gemm with a bias: MatMul plus beta */
+  /* Gemm with a bias C[N] and beta 1: MatMul plus bias=n (CONTRACT37: beta
+   * only when it is not 1) */
   const model_node *fc2 = node_named(&m, "fc2");
   assert_shape(fc2, 8, 64, 256);
   assert_string_equal(fc2->onnx_operator, "Gemm");
   assert_string_equal(fc2->operator_name, "MatMul");
   assert_int_equal(fc2->property_count, 1);
-  assert_string_equal(fc2->properties[0].name, "beta");
-  assert_string_equal(fc2->properties[0].value, "1");
+  assert_string_equal(fc2->properties[0].name, "bias");
+  assert_string_equal(fc2->properties[0].value, "n");
   /* transB: N comes from B's first dimension; alpha kept */
   const model_node *fc3 = node_named(&m, "fc3");
   assert_shape(fc3, 8, 32, 64);
