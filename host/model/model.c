@@ -229,8 +229,10 @@ typedef struct resolved {
   int64_t d[MODEL_ABSURD_RANK];
   size_t rank;
   int32_t elem_type;
-  char why[300];                  /* non-empty: the shape is unknown (skip) */
-  const char *symbol;             /* the unbound symbol that made it unknown, or NULL */
+  char why[300];          /* non-empty: the shape is unknown (skip) */
+  const char *symbol;     /* the unbound symbol that made it unknown, or NULL */
+  const char *symbols[8]; /* every unbound symbol of the tensor (the first 8) */
+  size_t symbol_count;
   size_t used[MODEL_ABSURD_RANK]; /* indices into the binding of the symbols bound */
   size_t used_count;
 } resolved;
@@ -295,6 +297,15 @@ static int resolve(const builder *b, const shape_table *t, const char *node, con
       snprintf(r->why, sizeof r->why, "input %s (%s): dimension %zu is symbolic '%.100s'", role,
                tensor, i, d->param);
       r->symbol = d->param;
+      /* the tensor's other unbound symbols: a user binds them all at once */
+      for (size_t j = i; j < v->rank && r->symbol_count < 8; j++) {
+        const char *p = v->dims[j].has_value ? NULL : v->dims[j].param;
+        size_t q = 0;
+        while (p && q < b->dim_count && strcmp(b->dims[q].name, p))
+          q++;
+        if (p && q == b->dim_count)
+          r->symbols[r->symbol_count++] = p;
+      }
       return 0;
     }
     snprintf(r->why, sizeof r->why, "input %s (%s): dimension %zu is unknown", role, tensor, i);
@@ -335,8 +346,15 @@ static int skip(builder *b, const char *name, const char *op, const char *reason
   return skip_as(b, name, op, reason, NULL, 0);
 }
 
-/* Skips a node for an unknown input (r->why), naming its symbol. */
-static int skip_unknown(builder *b, const char *name, const char *op, const resolved *r) {
+/* Skips a node for an unknown input (r->why), naming its symbol; the
+ * unbound symbols of the node's other inputs (more, may be NULL) are noted
+ * too. */
+static int skip_unknown(builder *b, const char *name, const char *op, const resolved *r,
+                        const resolved *more) {
+  for (size_t i = 0; i < r->symbol_count; i++)
+    note_unbound(b, r->symbols[i]);
+  for (size_t i = 0; more && i < more->symbol_count; i++)
+    note_unbound(b, more->symbols[i]);
   return skip_as(b, name, op, r->why, r->symbol, 0);
 }
 
@@ -501,7 +519,7 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
       resolve(b, t, name, op, "B", n->input[1], &bb))
     return -1;
   if (a.why[0] || bb.why[0])
-    return skip_unknown(b, name, op, a.why[0] ? &a : &bb);
+    return skip_unknown(b, name, op, a.why[0] ? &a : &bb, a.why[0] ? &bb : NULL);
   const char *dt = dtype_name(a.elem_type);
   if (!dt) {
     char why[80];
@@ -544,7 +562,7 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
       if (resolve(b, t, name, op, "C", n->input[2], &c))
         return -1;
       if (c.why[0])
-        return skip_unknown(b, name, op, &c);
+        return skip_unknown(b, name, op, &c, NULL);
       format_dims(dc, sizeof dc, "C", &c);
       form = bias_form(&c, m, nn);
       if (!form)
@@ -634,7 +652,7 @@ static int reducesum_node(builder *b, const shape_table *t, const Onnx__NodeProt
   if (resolve(b, t, name, "ReduceSum", "data", n->input[0], &a))
     return -1;
   if (a.why[0])
-    return skip_unknown(b, name, "ReduceSum", &a);
+    return skip_unknown(b, name, "ReduceSum", &a, NULL);
   const char *dt = dtype_name(a.elem_type);
   if (!dt)
     return skip(b, name, "ReduceSum", "its input's element type is not one calhost names");
