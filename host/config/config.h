@@ -141,6 +141,10 @@ typedef struct config_settings {
    * "workload.NAME.shape", "plugin.NAME.max_isa"), for messages and `config
    * show`; private to config.c, read through config_origin_of. */
   void *origins;
+  /* config_workload_named's index of the workload names (a cache built on
+   * first use and extended as workloads are appended: a model's thousands
+   * of workloads are found in constant time); private to config.c. */
+  void *workload_index;
 } config_settings;
 
 /* Fills *cfg with the built-in defaults (no file). Returns 0, or -1 on
@@ -207,7 +211,10 @@ size_t config_search_places(char *buf, size_t capacity);
 /* Frees everything *cfg owns and zeroes it. NULL-safe. */
 void config_free(config_settings *cfg);
 
-/* Finds a workload / plugin section by name; NULL when absent. */
+/* Finds a workload / plugin section by name; NULL when absent. A workload
+ * is found through a hash index of the names, a cache kept in cfg (built on
+ * first use, extended when workloads were appended, rebuilt when some were
+ * removed; not thread-safe, as config_workload_digest's cache). */
 const config_workload *config_workload_named(const config_settings *cfg, const char *name);
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name);
 const config_model *config_model_named(const config_settings *cfg, const char *name);

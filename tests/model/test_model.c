@@ -485,6 +485,34 @@ static void dims_take_quoted_names_and_several_bindings(void **state) {
   assert_int_equal(config_value_dims("batch=1 | batch=2", &d, &n, why, sizeof why), -1);
 }
 
+/* config_workload_named through its index: every name found after the
+ * workloads grew, none after an add that failed and was undone. */
+static void workloads_are_found_by_name_as_they_grow_and_shrink(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("gemm_bias.onnx", NULL, &m); /* 7 structures */
+  config_settings cfg;
+  memset(&cfg, 0, sizeof cfg);
+  char err[512], name[300];
+  for (int k = 0; k < 4; k++) {
+    snprintf(name, sizeof name, "g%d", k);
+    assert_int_equal(model_workloads_add(&cfg, &m, name, (config_origin){NULL, 0}, err, sizeof err),
+                     7);
+    for (size_t i = 0; i < cfg.workload_count; i++)
+      assert_ptr_equal(config_workload_named(&cfg, cfg.workloads[i].name), &cfg.workloads[i]);
+  }
+  assert_null(config_workload_named(&cfg, "g9.n"));
+  /* a second g1: refused, the configuration as it was, and still indexed */
+  assert_int_equal(model_workloads_add(&cfg, &m, "g1", (config_origin){NULL, 0}, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "exists already"));
+  assert_int_equal(cfg.workload_count, 28);
+  assert_non_null(config_workload_named(&cfg, "g3.mn"));
+  assert_null(config_workload_named(&cfg, "g4.mn"));
+  config_free(&cfg);
+  model_info_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mlp_lists_matmul_gemm_and_reducesum_with_structure),
@@ -502,6 +530,7 @@ int main(void) {
       cmocka_unit_test(reducesum_noop_with_empty_axes_is_an_identity),
       cmocka_unit_test(a_file_truncated_while_read_is_an_error_never_a_signal),
       cmocka_unit_test(dims_take_quoted_names_and_several_bindings),
+      cmocka_unit_test(workloads_are_found_by_name_as_they_grow_and_shrink),
   };
   return cmocka_run_group_tests_name("model", tests, setup, teardown);
 }
