@@ -89,18 +89,20 @@ typedef struct model_info {
 
 /* Reads the ONNX model at path. dims binds symbolic dimensions (dim_count
  * entries, may be NULL/0). The file must be a regular file (a FIFO or
- * device is refused without blocking); it is mapped, hashed and decoded
- * once: the private memory at the peak is the decoded message (about the
- * file's size, weights included, as protobuf-c copies bytes fields) beside
- * the file-backed mapping, which is released before returning; the result
- * keeps only names and shapes.
+ * device is refused without blocking); it is read whole into memory (never
+ * mapped: a file truncated or rewritten while it is read is an error
+ * naming it, never SIGBUS), hashed and decoded once: the memory at the
+ * peak is the file's bytes and the decoded message (about the file's
+ * size, weights included, as protobuf-c copies bytes fields), both
+ * released before returning; the result keeps only names and shapes.
  * Returns 0 with *out filled (free with model_info_free), or -1 with *out
  * zeroed and "PATH: reason" (naming the node where one is at fault: "PATH:
  * node NAME (MatMul): ...") in err. Broken input is an error: not a
  * regular file, empty, a protobuf that does not parse as a ModelProto
  * (not ONNX, truncated), no graph, a served node with missing inputs or
- * shapes that do not agree, a dimension of 0 or below, a rank over
- * MODEL_ABSURD_RANK. */
+ * shapes that do not agree, batch dimensions or a Gemm bias that do not
+ * broadcast, a dimension of 0 or below, a rank over MODEL_ABSURD_RANK, a
+ * file whose size changed while it was read. */
 int model_read(const char *path, const model_dim *dims, size_t dim_count, model_info *out,
                char *err, size_t cap);
 
