@@ -552,6 +552,11 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     return cli_usage(a, "--model takes --node, --dims, --plugin, --threads and --force-portable");
   const char *file = a->value[FL_MODEL], *only = a->value[FL_NODE];
   char why[4608];
+  config_dim *dims = NULL;
+  size_t nd = 0;
+  if (config_value_dims(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
+    return cli_usage(a, "bad --dims: %s (a lookup deploys one binding)", why);
+  config_dims_free(dims, nd);
   uint32_t tc = 0;
   if (a->value[FL_THREADS]) {
     if (config_value_thread_count(a->value[FL_THREADS], &tc, why, sizeof why) != 0)

@@ -429,6 +429,9 @@ static void flags_messages_and_narrowing_name_the_command_and_form(void **state)
   has("lookup: --dims needs --model FILE");
   assert_int_equal(sh(1, "$C --config calhost.ini lookup --node q"), 2);
   has("lookup: --node needs --model FILE");
+  assert_int_equal(
+      sh(1, "$C --config calhost.ini lookup --model batch.onnx --dims 'batch=1|batch=2'"), 2);
+  has("lookup: bad --dims: one binding only here");
   /* each command names itself */
   assert_int_equal(sh(1, "$C --config calhost.ini plan --model nothere.onnx"), 2);
   has("calhost: plan: --model: nothere.onnx");
