@@ -200,9 +200,14 @@ const cli_command cli_cmd_calibrate = {
     "--record FILE writes each sweep's evaluated candidates as a space file\n"
     "(FILE-BACKEND-WORKLOAD-tN.space when the run has several sweeps,\n"
     "FILE-BACKEND-WORKLOAD-dD-tN.space for a sweep on device D).\n"
+    "With --model (or [model NAME] sections) the nodes no backend tuned are\n"
+    "listed after the run (a structure every plugin declined, a node left\n"
+    "symbolic: bind it with --dims; several bindings: --dims 'A | B').\n"
     "Exit 0 when every sweep was stored or already calibrated, 1 when some\n"
     "failed or nothing was calibrated (every sweep unsupported, or no workload\n"
-    "for the chosen plugins; a shard of --shard I/N only warns), 2 on errors,\n"
+    "for the chosen plugins; a shard of --shard I/N only warns), or when a\n"
+    "--model run left a node of an operator a plugin of the run serves\n"
+    "untuned, 2 on errors,\n"
     "130/143/129 when interrupted by SIGINT/SIGTERM/SIGHUP (finished workloads are committed).\n",
     calibrate_flags,
     0,
