@@ -296,8 +296,10 @@ CALHOST_RUNTIME_API void calhost_runtime_selection_free(calhost_runtime_selectio
  * config/README.md ("Models"), exactly as `calibrate --model` stored them:
  * nodes of one structure share a workload; each operator's representative
  * structure (the largest share of the model's work) has the model's exact
- * key (model digest = the file's SHA-256), every other structure the exact
- * key of its canonical description; each structure has its portable key.
+ * key (model digest = the file's SHA-256, followed since 0.5 by ";dims="
+ * and the binding when the nodes use symbolic dimensions: key_digest), every
+ * other structure the exact key of its canonical description; each
+ * structure has its portable key.
  * So a node gets the policy calibrated for its own shape on this machine
  * (exact), else the portable one of its structure (another machine, or
  * force_portable), else none (the backend's default). */
@@ -334,9 +336,10 @@ typedef struct calhost_runtime_model {
  * (since 0.5). Returns
  * CALHOST_RUNTIME_OK with *out (owned by the runtime, valid until
  * calhost_runtime_close); CALHOST_RUNTIME_MODEL ("PATH: reason", naming
- * the node at fault: not ONNX, truncated, a node with missing inputs, ...),
- * CALHOST_RUNTIME_INVALID_ARGUMENT (bad dims, or another model of the same
- * name), CALHOST_RUNTIME_NO_MEMORY. */
+ * the node at fault: not ONNX, truncated or truncated while it is read, a
+ * node with missing inputs, ...), CALHOST_RUNTIME_INVALID_ARGUMENT (bad
+ * dims; a '|' of several bindings is refused: one model is one binding),
+ * CALHOST_RUNTIME_NO_MEMORY. */
 CALHOST_RUNTIME_API calhost_runtime_status
 calhost_runtime_add_model(calhost_runtime *runtime, const char *path, const char *dims,
                           const calhost_runtime_model **out, char *err, size_t err_capacity);
