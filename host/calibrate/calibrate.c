@@ -98,6 +98,14 @@ static int calibrate_status(cal_run *r) {
 
 static int calibrate_run(cal_run *r) {
   cal_run_plugins(r);
+  unsigned char *served = r->set->o->served;
+  for (size_t i = 0; served && i < r->sink->result_count; i++) {
+    const cal_result *x = &r->sink->results[i];
+    int done = x->kind == CAL_STORED || x->kind == CAL_PENDING ||
+               (x->kind == CAL_SKIPPED && x->key.processor); /* as calibrate_status counts */
+    if (served[x->workload] < 2)
+      served[x->workload] = done ? 2 : 1;
+  }
   cal_progress_end(r);
   if (r->interrupted)
     return 128 + r->interrupted;

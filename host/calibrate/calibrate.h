@@ -81,6 +81,13 @@ typedef struct calibrate_options {
    * space file (sweep/recording.h: FILE for a run of one sweep, else
    * FILE-BACKEND-WORKLOAD[-dD]-tN.space); NULL: no recording */
   const char *record_path;
+  /* Out, optional: config->workload_count entries (zeroed by the caller),
+   * set by calibrate_execute for each workload of the run: 2 some sweep
+   * calibrated it (stored, or already calibrated); 1 a plugin of the run
+   * serves its operator but no sweep calibrated it (every one declined its
+   * structure, or failed); 0 no plugin of the run serves its operator. The
+   * CLI names a model's nodes below 2 (cmd_model.c). */
+  unsigned char *served;
 } calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep

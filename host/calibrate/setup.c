@@ -51,31 +51,57 @@ static int open_store(cal_setup *set, const cal_mode *m, calstore_status *store_
   return 0;
 }
 
+/* A workload name and its index, sorted by name: --workload filters are
+ * matched by binary search, so a run of a model's S structures costs
+ * S log S, not S squared. */
+typedef struct named_index {
+  const char *name;
+  size_t index;
+} named_index;
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const named_index *)a)->name, ((const named_index *)b)->name);
+}
+
 /* The workloads --workload selects (all without it), their model digests
  * hashed when the run runs plugins. Returns 0, or 2. */
 static int select_workloads(cal_setup *set, const cal_mode *m, char *err, size_t cap) {
   const calibrate_options *o = set->o;
   const config_settings *cfg = set->cfg;
   set->workloads = calloc(cfg->workload_count + 1, sizeof *set->workloads);
-  if (!set->workloads)
+  unsigned char *chosen = calloc(cfg->workload_count + 1, 1);
+  named_index *sorted = calloc(cfg->workload_count + 1, sizeof *sorted);
+  if (!set->workloads || !chosen || !sorted) {
+    free(chosen), free(sorted);
     return 2;
-  for (size_t i = 0; i < o->workload_count; i++)
-    if (!config_workload_named(cfg, o->workloads[i])) {
+  }
+  for (size_t i = 0; i < cfg->workload_count; i++)
+    sorted[i] = (named_index){cfg->workloads[i].name, i};
+  qsort(sorted, cfg->workload_count, sizeof *sorted, by_name);
+  for (size_t i = 0; i < o->workload_count; i++) {
+    named_index key = {o->workloads[i], 0};
+    const named_index *f = bsearch(&key, sorted, cfg->workload_count, sizeof *sorted, by_name);
+    if (!f) {
       base_text_printf(set->err, "calhost: %s: no workload named '%s' in the configuration\n",
                        m->command, o->workloads[i]);
+      free(chosen), free(sorted);
       return 2;
     }
+    chosen[f->index] = 1;
+  }
+  free(sorted);
   for (size_t i = 0; i < cfg->workload_count; i++)
-    if (!o->workload_count ||
-        base_str_listed(o->workloads, o->workload_count, cfg->workloads[i].name)) {
+    if (!o->workload_count || chosen[i]) {
       /* The model digest, hashed once here in the parent: every child
        * inherits it. */
       if (m->runs_plugins && !config_workload_digest(&cfg->workloads[i], err, cap)) {
         base_text_printf(set->err, "calhost: %s: %s\n", m->command, err);
+        free(chosen);
         return 2;
       }
       set->workloads[set->workload_count++] = i;
     }
+  free(chosen);
   if (!set->workload_count) {
     fprintf(set->err, "calhost: %s: the configuration has no workload\n", m->command);
     return 2;

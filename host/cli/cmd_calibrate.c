@@ -130,20 +130,17 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   /* [model NAME] sections and --model FILE: their nodes become workloads */
   char **model_only = NULL;
   size_t model_only_count = 0;
-  if ((bad = cli_model_workloads(&local, a, &cfg, &model_only, &model_only_count)) != 0) {
+  cli_model_set *models = NULL;
+  if ((bad = cli_model_workloads(&local, a, &cfg, &model_only, &model_only_count, &models)) != 0) {
     config_free(&cfg);
     return bad;
   }
   if (a->value[FL_MODEL] && !nw) {
-    if (!model_only_count) {
-      free(model_only);
-      config_free(&cfg);
-      return cli_error("calibrate: --model %s: no node to calibrate (see calhost model show)",
-                       a->value[FL_MODEL]);
-    }
     workloads_list = model_only;
     nw = model_only_count;
   }
+  /* which workloads a sweep calibrated: the models' untuned nodes */
+  unsigned char *served = plan ? NULL : calloc(cfg.workload_count + 1, 1);
 
   calibrate_options o;
   memset(&o, 0, sizeof o);
@@ -161,16 +158,30 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   o.threads_origin = threads_origin;
   o.shard = sh;
   o.record_path = record;
+  o.served = served;
   char report_tmp[4096];
   if (report && !(o.json_out = cli_report_open(report, report_tmp, sizeof report_tmp))) {
     free(model_only);
+    free(served);
+    cli_model_set_free(models);
     config_free(&cfg);
     return 2;
   }
   int rc = plan ? calibrate_plan(&o, plan) : calibrate_execute(&o);
+  /* every node no backend tuned, named; a --model run that leaves one
+   * untuned fails (a shard holds only part of the run: it only names them) */
+  if (served && (rc == 0 || rc == 1)) {
+    size_t untuned =
+        cli_model_report_unserved(models, &cfg, served, a->value[FL_MODEL] ? NULL : workloads,
+                                  a->value[FL_MODEL] ? 0 : nw, "calibrate");
+    if (untuned && a->value[FL_MODEL] && sh.count <= 1)
+      rc = 1;
+  }
   if (report)
     rc = cli_report_finish(report, report_tmp, o.json_out, rc, quiet);
   free(model_only);
+  free(served);
+  cli_model_set_free(models);
   config_free(&cfg);
   return rc;
 }
@@ -189,9 +200,14 @@ const cli_command cli_cmd_calibrate = {
     "--record FILE writes each sweep's evaluated candidates as a space file\n"
     "(FILE-BACKEND-WORKLOAD-tN.space when the run has several sweeps,\n"
     "FILE-BACKEND-WORKLOAD-dD-tN.space for a sweep on device D).\n"
+    "With --model (or [model NAME] sections) the nodes no backend tuned are\n"
+    "listed after the run (a structure every plugin declined, a node left\n"
+    "symbolic: bind it with --dims; several bindings: --dims 'A | B').\n"
     "Exit 0 when every sweep was stored or already calibrated, 1 when some\n"
     "failed or nothing was calibrated (every sweep unsupported, or no workload\n"
-    "for the chosen plugins; a shard of --shard I/N only warns), 2 on errors,\n"
+    "for the chosen plugins; a shard of --shard I/N only warns), or when a\n"
+    "--model run left a node of an operator a plugin of the run serves\n"
+    "untuned, 2 on errors,\n"
     "130/143/129 when interrupted by SIGINT/SIGTERM/SIGHUP (finished workloads are committed).\n",
     calibrate_flags,
     0,

@@ -140,6 +140,25 @@ static int config_check(cli_context *cli, cli_args *a) {
     config_free(&cfg);
     bad = 1;
   }
+  /* ... and every [model NAME] as calibrate reads it (each binding): a
+   * missing file, not ONNX, a node at fault, workloads that clash with a
+   * [workload]; the nodes it would skip are noted */
+  size_t model_workloads = 0;
+  if (!bad && cfg.model_count) {
+    cli_args ma;
+    memset(&ma, 0, sizeof ma);
+    ma.command = "config check";
+    char **only = NULL;
+    size_t only_count = 0, before = cfg.workload_count;
+    if (cli_model_workloads(cli, &ma, &cfg, &only, &only_count, NULL) != 0) {
+      snprintf(err, sizeof err, "a [model NAME] section cannot be calibrated (said above)");
+      config_free(&cfg);
+      bad = 2; /* said already */
+    } else {
+      model_workloads = cfg.workload_count - before;
+      free(only);
+    }
+  }
   if (bad) {
     if (cli->json) {
       fputs("{\"file\": ", stdout);
@@ -148,7 +167,8 @@ static int config_check(cli_context *cli, cli_args *a) {
       base_json_string(stdout, err);
       fputs("}\n", stdout);
     }
-    cli_error("%s", err);
+    if (bad != 2)
+      cli_error("%s", err);
     return 1;
   }
   /* --plugins: the sections as their plugins take them */
@@ -175,6 +195,10 @@ static int config_check(cli_context *cli, cli_args *a) {
     if (v)
       print_verdicts_json(stdout, v, cfg.plugin_section_count);
     fputs("}\n", stdout);
+  } else if (!cli->quiet && !refused && !v && cfg.model_count) {
+    base_text_printf(stdout, "ok: %s (%zu [model NAME] section%s: %zu workload%s)\n", file,
+                     cfg.model_count, cfg.model_count == 1 ? "" : "s", model_workloads,
+                     model_workloads == 1 ? "" : "s");
   } else if (!cli->quiet && !refused && !v) {
     base_text_printf(stdout, "ok: %s\n", file);
   } else if (!cli->quiet && !refused) {

@@ -289,6 +289,8 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
 static int run_lookup(cli_context *cli, cli_args *a) {
   if (cli_has(a, FL_MODEL))
     return cli_lookup_model(cli, a);
+  if (cli_has(a, FL_DIMS) || cli_has(a, FL_NODE)) /* the model form's own flags */
+    return cli_usage(a, "%s needs --model FILE", cli_has(a, FL_DIMS) ? "--dims" : "--node");
   if (cli_has(a, FL_WORKLOAD))
     return lookup_workload(cli, a);
   if (cli_has(a, FL_PLUGIN) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE))

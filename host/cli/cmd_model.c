@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/json.h"
+#include "base/str.h"
 #include "base/text.h"
 #include "commands.h"
 #include "config/config.h"
@@ -20,9 +22,12 @@
 #include "workload.h"
 
 static const cli_flag model_flags[] = {
-    {FL_DIMS, "--dims", NULL, "NAME=N,...", "bind symbolic dimensions, e.g. batch=8,seq=128"},
+    {FL_DIMS, "--dims", NULL, "NAME=N,...",
+     "bind symbolic dimensions, e.g. batch=8,seq=128 or '\"past_sequence_length + 1\"=129'"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
+
+static void skip_reason(const model_skip *s, int ini, char *buf, size_t cap);
 
 static void print_shape(FILE *out, const model_node *n) {
   for (size_t i = 0; i < n->shape_rank; i++)
@@ -32,6 +37,10 @@ static void print_shape(FILE *out, const model_node *n) {
 static void print_text(FILE *out, const model_info *m) {
   base_text_printf(out, "model %s\n", m->path);
   base_text_printf(out, "  digest %s\n", m->digest);
+  if (m->binding[0])
+    base_text_printf(out, "  binding %s (exact key model digest %s)\n", m->binding, m->key_digest);
+  if (m->unbound[0])
+    base_text_printf(out, "  needs dims: %s (unbound: their nodes are skipped)\n", m->unbound);
   base_text_printf(
       out, "  %" PRIu64 " bytes, IR version %" PRId64 ", opset %" PRId64 "%s%s, %zu graph node%s\n",
       m->file_size, m->ir_version, m->opset, m->producer[0] ? ", producer " : "", m->producer,
@@ -58,9 +67,11 @@ static void print_text(FILE *out, const model_info *m) {
   }
   if (m->skipped_count) {
     base_text_printf(out, "skipped: %zu\n", m->skipped_count);
-    for (size_t i = 0; i < m->skipped_count; i++)
-      base_text_printf(out, "  %s  %s: %s\n", m->skipped[i].name, m->skipped[i].onnx_operator,
-                       m->skipped[i].reason);
+    for (size_t i = 0; i < m->skipped_count; i++) {
+      char why[2048];
+      skip_reason(&m->skipped[i], 0, why, sizeof why);
+      base_text_printf(out, "  %s  %s: %s\n", m->skipped[i].name, m->skipped[i].onnx_operator, why);
+    }
   }
 }
 
@@ -69,6 +80,9 @@ static void print_json(FILE *out, const model_info *m) {
   base_json_member_string(out, 1, "status", "ok");
   base_json_member_string(out, 0, "file", m->path);
   base_json_member_string(out, 0, "digest", m->digest);
+  base_json_member_string(out, 0, "binding", m->binding);
+  base_json_member_string(out, 0, "key_digest", m->key_digest);
+  base_json_member_string(out, 0, "unbound", m->unbound);
   base_json_member_uint(out, 0, "file_size", m->file_size);
   base_json_member_int(out, 0, "ir_version", m->ir_version);
   base_json_member_int(out, 0, "opset", m->opset);
@@ -100,7 +114,11 @@ static void print_json(FILE *out, const model_info *m) {
     fputs(i ? ",\n{" : "\n{", out);
     base_json_member_string(out, 1, "name", m->skipped[i].name);
     base_json_member_string(out, 0, "onnx_operator", m->skipped[i].onnx_operator);
-    base_json_member_string(out, 0, "reason", m->skipped[i].reason);
+    char why[2048];
+    skip_reason(&m->skipped[i], 0, why, sizeof why);
+    base_json_member_string(out, 0, "reason", why);
+    base_json_member_string(out, 0, "symbol", m->skipped[i].symbol);
+    base_json_member_bool(out, 0, "identity", m->skipped[i].identity);
     fputc('}', out);
   }
   fputs("]}\n", out);
@@ -123,7 +141,7 @@ static int run_model(cli_context *cli, cli_args *a) {
   if (rc != 0) {
     if (cli->json)
       base_json_status_message(stdout, "error", why);
-    return cli_error("model: %s", why);
+    return cli_error("model show: %s", why);
   }
   if (cli->json)
     print_json(stdout, &m);
@@ -140,11 +158,15 @@ const cli_command cli_cmd_model = {
     "show: the nodes calhost would calibrate (MatMul, Gemm as MatMul, ReduceSum)\n"
     "with their static shapes, the nodes skipped with the reason (a symbolic\n"
     "dimension --dims does not bind, a shape the file does not give), and the\n"
-    "model digest (the file's SHA-256, as sha256sum prints it). Exit 0, or 2\n"
+    "model digest (the file's SHA-256, as sha256sum prints it); with --dims the\n"
+    "binding the nodes use and the exact key's model digest it gives\n"
+    "(sha256:HEX;dims=BINDING). A dimension name that is not a plain word goes\n"
+    "in double quotes: --dims '\"past_sequence_length + 1\"=129'. Exit 0, or 2\n"
     "when the file is not a readable ONNX model (the error names the file and\n"
-    "node). --json prints {status, file, digest, ..., nodes: [{name,\n"
-    "onnx_operator, operator, dtype, shape, properties, structure, inputs,\n"
-    "count, same_as}], skipped: [{name, onnx_operator, reason}]}.\n",
+    "node). --json prints {status, file, digest, binding, key_digest, unbound,\n"
+    "..., nodes: [{name, onnx_operator, operator, dtype, shape, properties,\n"
+    "structure, inputs, count, same_as}], skipped: [{name, onnx_operator,\n"
+    "reason, symbol, identity}]}.\n",
     model_flags,
     1,
     2,
@@ -153,57 +175,334 @@ const cli_command cli_cmd_model = {
 
 /* ---- the models of a run ------------------------------------------------ */
 
-static void note_skipped(const cli_context *cli, const char *name, const model_info *m) {
+/* A node of a model read for a run: what the unserved report names. */
+typedef struct run_node {
+  const char *name, *onnx_operator; /* borrowed from strings */
+  const char *operator_name;        /* the operator a plugin serves (MatMul for Gemm) */
+  char *workload;                   /* NULL: skipped by the reader (why) */
+  size_t index;                     /* the workload's index in the configuration */
+  char *why;                        /* the reader's reason and how to bind, or NULL */
+} run_node;
+
+typedef struct read_model {
+  char *label; /* "[model NAME]" or "--model FILE", with the binding when several */
+  int in_run;  /* its nodes are the run's (a --model run: only --model's) */
+  run_node *nodes;
+  size_t node_count;
+  char **strings;
+  size_t string_count;
+} read_model;
+
+struct cli_model_set {
+  read_model *models;
+  size_t count, cap;
+};
+
+void cli_model_set_free(cli_model_set *ms) {
+  if (!ms)
+    return;
+  for (size_t i = 0; i < ms->count; i++) {
+    read_model *m = &ms->models[i];
+    for (size_t k = 0; k < m->node_count; k++)
+      free(m->nodes[k].workload), free(m->nodes[k].why);
+    for (size_t k = 0; k < m->string_count; k++)
+      free(m->strings[k]);
+    free(m->strings), free(m->nodes), free(m->label);
+  }
+  free(ms->models);
+  free(ms);
+}
+
+static const char *keep(read_model *r, const char *s) {
+  char *c = base_str_dup(s);
+  if (c)
+    r->strings[r->string_count++] = c;
+  return c;
+}
+
+/* The reason a node was skipped, with how to bind its symbol in the form
+ * the user types (ini: a [model] section's dims =; else --dims). */
+static void skip_reason(const model_skip *s, int ini, char *buf, size_t cap) {
+  if (!s->symbol) {
+    snprintf(buf, cap, "%s", s->reason);
+    return;
+  }
+  char hint[700];
+  model_bind_hint(s->symbol, ini, hint, sizeof hint);
+  snprintf(buf, cap, "%s (bind it: %s)", s->reason, hint);
+}
+
+/* Records model m (read under model_name) in ms: its nodes with their
+ * workloads, its skipped nodes with the reason. 0, or -1 out of memory. */
+static int record_model(cli_model_set *ms, const model_info *m, const char *model_name,
+                        size_t before, const char *label, int ini, int in_run) {
+  if (!ms)
+    return 0;
+  if (ms->count == ms->cap) {
+    size_t nc = ms->cap ? ms->cap * 2 : 4;
+    read_model *g = realloc(ms->models, nc * sizeof *g);
+    if (!g)
+      return -1;
+    ms->models = g;
+    ms->cap = nc;
+  }
+  read_model *r = &ms->models[ms->count++];
+  memset(r, 0, sizeof *r);
+  size_t n = m->node_count + m->skipped_count;
+  r->label = base_str_dup(label);
+  r->in_run = in_run;
+  r->nodes = calloc(n + 1, sizeof *r->nodes);
+  r->strings = calloc(2 * n + 1, sizeof *r->strings);
+  if (!r->label || !r->nodes || !r->strings)
+    return -1;
+  char w[1024], why[2048];
+  for (size_t i = 0; i < m->node_count; i++) {
+    run_node *x = &r->nodes[r->node_count++];
+    model_workload_name(m, i, model_name, w, sizeof w);
+    x->name = keep(r, m->nodes[i].name);
+    x->onnx_operator = keep(r, m->nodes[i].onnx_operator);
+    x->operator_name = !strcmp(m->nodes[i].operator_name, "MatMul") ? "MatMul" : "ReduceSum";
+    x->workload = base_str_dup(w);
+    /* model_workloads_add appended the structures in node order */
+    x->index = m->nodes[i].first == i ? before++ : r->nodes[m->nodes[i].first].index;
+    if (!x->name || !x->onnx_operator || !x->workload)
+      return -1;
+  }
+  for (size_t i = 0; i < m->skipped_count; i++) {
+    if (m->skipped[i].identity)
+      continue; /* nothing to tune */
+    run_node *x = &r->nodes[r->node_count++];
+    skip_reason(&m->skipped[i], ini, why, sizeof why);
+    x->name = keep(r, m->skipped[i].name);
+    x->onnx_operator = keep(r, m->skipped[i].onnx_operator);
+    x->operator_name =
+        !strcmp(x->onnx_operator ? x->onnx_operator : "", "ReduceSum") ? "ReduceSum" : "MatMul";
+    x->why = base_str_dup(why);
+    if (!x->name || !x->onnx_operator || !x->why)
+      return -1;
+  }
+  return 0;
+}
+
+static void note_skipped(const cli_context *cli, const char *cmd, const char *label,
+                         const model_info *m, int ini) {
   if (cli->quiet || cli->json)
     return;
-  for (size_t i = 0; i < m->skipped_count; i++)
-    base_text_printf(stderr, "calhost: note: model %s: node %s (%s) skipped: %s\n", name,
-                     m->skipped[i].name, m->skipped[i].onnx_operator, m->skipped[i].reason);
+  char why[2048];
+  for (size_t i = 0; i < m->skipped_count; i++) {
+    skip_reason(&m->skipped[i], ini, why, sizeof why);
+    base_text_printf(stderr, "calhost: note: %s: %s: node %s (%s) skipped: %s\n", cmd, label,
+                     m->skipped[i].name, m->skipped[i].onnx_operator, why);
+  }
+}
+
+/* Whether the model names model_name can take in cfg: no workload yet
+ * starts with "NAME." (the names of the run so far). */
+static int name_free(const config_settings *cfg, const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; i < cfg->model_count; i++)
+    if (!strcmp(cfg->models[i].name, name))
+      return 0;
+  for (size_t i = 0; i < cfg->workload_count; i++)
+    if (!strncmp(cfg->workloads[i].name, name, n) && cfg->workloads[i].name[n] == '.')
+      return 0;
+  return 1;
+}
+
+/* The name of binding j of count under base: base itself for one binding,
+ * "base-J" (J from 1) for several. */
+static void binding_name(const char *base, size_t j, size_t count, char *buf, size_t cap) {
+  if (count > 1)
+    snprintf(buf, cap, "%s-%zu", base, j + 1);
+  else
+    snprintf(buf, cap, "%s", base);
+}
+
+/* Appends the names of cfg's workloads from index before on to *only. */
+static int add_only(const config_settings *cfg, size_t before, char ***only, size_t *only_count) {
+  size_t n = cfg->workload_count - before;
+  char **g = realloc(*only, (*only_count + n + 1) * sizeof *g);
+  if (!g)
+    return -1;
+  *only = g;
+  for (size_t i = before; i < cfg->workload_count; i++)
+    g[(*only_count)++] = cfg->workloads[i].name;
+  return 0;
+}
+
+/* Whether two paths name one file (the same device and inode). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cfg, char ***only,
-                        size_t *only_count) {
-  char why[1400], where[4200];
+                        size_t *only_count, cli_model_set **models) {
+  char why[1400], where[4200], label[600];
+  const char *cmd = a->command;
   *only = NULL;
   *only_count = 0;
-  for (size_t i = 0; i < cfg->model_count; i++) {
-    const config_model *cm = &cfg->models[i];
-    model_info m;
-    base_text_where(where, sizeof where, cm->file_origin.file, cm->file_origin.line);
-    if (model_read(cm->file, cm->dims, cm->dim_count, &m, why, sizeof why) != 0)
-      return cli_error("%s: [model %s]: %s", where, cm->name, why);
-    note_skipped(cli, cm->name, &m);
-    long n = model_workloads_add(cfg, &m, cm->name, cm->file_origin, why, sizeof why);
-    model_info_free(&m);
-    if (n < 0)
-      return cli_error("%s: [model %s]: %s", where, cm->name, why);
-  }
+  if (models)
+    *models = NULL;
   const char *file = a->value[FL_MODEL];
-  if (!file)
-    return 0;
-  config_dim *dims = NULL;
-  size_t nd = 0;
-  if (config_value_dims(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
+  if (!file && a->value[FL_DIMS])
+    return cli_usage(a, "--dims binds the symbolic dimensions of --model FILE: give --model (a "
+                        "[model NAME] section binds its own with `dims =`)");
+  config_binding *bindings = NULL;
+  size_t nb = 0;
+  if (file && config_value_bindings(a->value[FL_DIMS], &bindings, &nb, why, sizeof why) != 0)
     return cli_usage(a, "bad --dims: %s", why);
-  model_info m;
-  int rc = model_read(file, dims, nd, &m, why, sizeof why);
-  config_dims_free(dims, nd);
-  if (rc != 0)
-    return cli_error("%s: %s", a->command, why);
-  char name[256];
-  model_name_of_file(file, name, sizeof name);
-  note_skipped(cli, name, &m);
-  size_t before = cfg->workload_count;
-  long n = model_workloads_add(cfg, &m, name, (config_origin){NULL, 0}, why, sizeof why);
-  model_info_free(&m);
-  if (n < 0)
-    return cli_error("%s: --model %s: %s", a->command, file, why);
-  *only = malloc((size_t)(n ? n : 1) * sizeof **only);
-  if (!*only)
-    return cli_error("%s: out of memory", a->command);
-  for (size_t i = before; i < cfg->workload_count; i++)
-    (*only)[(*only_count)++] = cfg->workloads[i].name;
+  cli_model_set *ms = models ? calloc(1, sizeof *ms) : NULL;
+  if (models && !ms) {
+    config_bindings_free(bindings, nb);
+    return cli_error("%s: out of memory", cmd);
+  }
+  /* --model naming a [model NAME]'s file: the run is that section's, and
+   * its bindings that --dims names (all without --dims) */
+  unsigned char *taken = nb ? calloc(nb, 1) : NULL;
+  int rc = 0;
+  for (size_t i = 0; !rc && i < cfg->model_count; i++) {
+    const config_model *cm = &cfg->models[i];
+    int mine = file && same_file(file, cm->file);
+    size_t count = cm->binding_count ? cm->binding_count : 1;
+    base_text_where(where, sizeof where, cm->file_origin.file, cm->file_origin.line);
+    for (size_t j = 0; !rc && j < count; j++) {
+      const config_binding *b = cm->binding_count ? &cm->bindings[j] : NULL;
+      char name[300], canon[1024] = "";
+      binding_name(cm->name, j, count, name, sizeof name);
+      if (b)
+        config_dims_canonical(b->dims, b->count, canon, sizeof canon);
+      int wanted = mine && !nb;
+      for (size_t k = 0; mine && k < nb; k++) {
+        char c2[1024];
+        config_dims_canonical(bindings[k].dims, bindings[k].count, c2, sizeof c2);
+        if (!strcmp(c2, canon))
+          wanted = taken[k] = 1;
+      }
+      model_info m;
+      if (model_read(cm->file, b ? b->dims : NULL, b ? b->count : 0, &m, why, sizeof why) != 0) {
+        rc = cli_error("%s: %s: [model %s]: %s", cmd, where, cm->name, why);
+        break;
+      }
+      if (count > 1)
+        snprintf(label, sizeof label, "[model %s] dims %s", cm->name, canon);
+      else
+        snprintf(label, sizeof label, "[model %s]", cm->name);
+      note_skipped(cli, cmd, label, &m, 1);
+      size_t before = cfg->workload_count;
+      long n = model_workloads_add(cfg, &m, name, cm->file_origin, why, sizeof why);
+      if (n < 0)
+        rc = cli_error("%s: %s: [model %s]: %s", cmd, where, cm->name, why);
+      else if (record_model(ms, &m, name, before, label, 1, !file || wanted) != 0 ||
+               (wanted && add_only(cfg, before, only, only_count) != 0))
+        rc = cli_error("%s: out of memory", cmd);
+      model_info_free(&m);
+    }
+  }
+  /* --model FILE: each --dims binding no section gave (none: the file as
+   * it is, unless a section gave the run) */
+  int from_section = file && *only_count > 0;
+  for (size_t k = 0; !rc && file && k < (nb ? nb : (from_section ? 0 : 1)); k++) {
+    if (nb && taken[k])
+      continue;
+    const config_binding *b = nb ? &bindings[k] : NULL;
+    char base[256], name[300], canon[1024] = "";
+    model_name_of_file(file, base, sizeof base);
+    binding_name(base, k, nb, name, sizeof name);
+    for (unsigned suffix = 2; !name_free(cfg, name); suffix++) { /* a section's name */
+      char t[280];
+      binding_name(base, k, nb, t, sizeof t);
+      snprintf(name, sizeof name, "%s-%u", t, suffix);
+    }
+    if (b)
+      config_dims_canonical(b->dims, b->count, canon, sizeof canon);
+    model_info m;
+    if (model_read(file, b ? b->dims : NULL, b ? b->count : 0, &m, why, sizeof why) != 0) {
+      rc = cli_error("%s: --model: %s", cmd, why);
+      break;
+    }
+    if (nb > 1)
+      snprintf(label, sizeof label, "--model %s --dims %s", file, canon);
+    else
+      snprintf(label, sizeof label, "--model %s", file);
+    note_skipped(cli, cmd, label, &m, 0);
+    size_t before = cfg->workload_count;
+    long n = model_workloads_add(cfg, &m, name, (config_origin){NULL, 0}, why, sizeof why);
+    if (n < 0)
+      rc = cli_error("%s: --model %s: %s", cmd, file, why);
+    else if (record_model(ms, &m, name, before, label, 0, 1) != 0 ||
+             add_only(cfg, before, only, only_count) != 0)
+      rc = cli_error("%s: out of memory", cmd);
+    else if (!m.node_count && m.unbound[0])
+      rc = cli_error("%s: --model %s: no node to %s: the model needs its symbolic dimensions "
+                     "bound: %s (give --dims, e.g. --dims '%s=N')",
+                     cmd, file, cmd, m.unbound, m.unbound);
+    else if (!m.node_count)
+      rc = cli_error("%s: --model %s: no node to %s (see calhost model show %s)", cmd, file, cmd,
+                     file);
+    model_info_free(&m);
+  }
+  free(taken);
+  config_bindings_free(bindings, nb);
+  if (rc) {
+    free(*only);
+    *only = NULL;
+    *only_count = 0;
+    cli_model_set_free(ms);
+    return rc;
+  }
+  if (models)
+    *models = ms;
   return 0;
+}
+
+/* calibrate's report of the nodes no backend tuned (after the run): each
+ * node of a model of the run whose workload no sweep calibrated, and each
+ * node the reader skipped (an identity aside). Prints them on stderr, one
+ * a line, naming the command; returns how many are of an operator a plugin
+ * of the run serves (what fails a --model run). */
+size_t cli_model_report_unserved(const cli_model_set *ms, const config_settings *cfg,
+                                 const unsigned char *served, char *const *filters,
+                                 size_t filter_count, const char *cmd) {
+  if (!ms)
+    return 0;
+  /* whether a plugin of the run serves MatMul, ReduceSum */
+  int op_served[2] = {0, 0};
+  for (size_t i = 0; i < ms->count; i++)
+    for (size_t k = 0; ms->models[i].in_run && k < ms->models[i].node_count; k++) {
+      const run_node *x = &ms->models[i].nodes[k];
+      if (x->workload && x->index < cfg->workload_count && served[x->index])
+        op_served[!strcmp(x->operator_name, "ReduceSum")] = 1;
+    }
+  size_t listed = 0, failing = 0;
+  for (size_t i = 0; i < ms->count; i++) {
+    const read_model *m = &ms->models[i];
+    for (size_t k = 0; m->in_run && k < m->node_count; k++) {
+      const run_node *x = &m->nodes[k];
+      if (x->workload && filter_count && !base_str_listed(filters, filter_count, x->workload))
+        continue;
+      int state = x->workload && x->index < cfg->workload_count ? served[x->index] : 0;
+      if (state == 2)
+        continue;
+      int op = op_served[!strcmp(x->operator_name, "ReduceSum")];
+      char why[2300];
+      if (x->why)
+        snprintf(why, sizeof why, "%s", x->why);
+      else if (state == 1)
+        snprintf(why, sizeof why,
+                 "no backend calibrated it: each declined its structure or failed (the sweeps "
+                 "of workload %s above say why)",
+                 x->workload);
+      else
+        snprintf(why, sizeof why, "no plugin of the run serves %s", x->operator_name);
+      if (!listed++)
+        base_text_printf(stderr, "calhost: %s: nodes left untuned:\n", cmd);
+      base_text_printf(stderr, "  %s: node %s (%s): %s\n", m->label, x->name, x->onnx_operator,
+                       why);
+      failing += state == 1 || (x->why && op);
+    }
+  }
+  return failing;
 }
 
 /* ---- lookup --model ----------------------------------------------------- */
@@ -253,6 +552,11 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     return cli_usage(a, "--model takes --node, --dims, --plugin, --threads and --force-portable");
   const char *file = a->value[FL_MODEL], *only = a->value[FL_NODE];
   char why[4608];
+  config_dim *dims = NULL;
+  size_t nd = 0;
+  if (config_value_dims(a->value[FL_DIMS], &dims, &nd, why, sizeof why) != 0)
+    return cli_usage(a, "bad --dims: %s (a lookup deploys one binding)", why);
+  config_dims_free(dims, nd);
   uint32_t tc = 0;
   if (a->value[FL_THREADS]) {
     if (config_value_thread_count(a->value[FL_THREADS], &tc, why, sizeof why) != 0)
@@ -268,6 +572,17 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
   const calhost_runtime_model *m = NULL;
   if (rs == CALHOST_RUNTIME_OK)
     rs = calhost_runtime_add_model(rt, file, a->value[FL_DIMS], &m, why, sizeof why);
+  if (rs == CALHOST_RUNTIME_OK && m->unbound[0]) {
+    /* its policies were calibrated for a binding: without it the nodes
+     * that stay would choose another representative, and answer with
+     * another structure's policy */
+    snprintf(why, sizeof why,
+             "%s: the model needs its symbolic dimensions bound: %s (its policies are a "
+             "binding's: give the binding it was calibrated with, --dims 'NAME=N,...', each "
+             "name as listed)",
+             file, m->unbound);
+    rs = CALHOST_RUNTIME_INVALID_ARGUMENT;
+  }
   if (rs != CALHOST_RUNTIME_OK) {
     if (cli->json)
       base_json_status_message(stdout, "error", why);
@@ -288,7 +603,15 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     return cli_error("lookup: %s", why);
   }
   node_answer *ans = calloc(m->node_count, sizeof *ans);
-  if (!ans) {
+  /* the nodes of one structure share a workload, hence one selection:
+   * asked once (a hash of the workload names), so a lookup costs its
+   * structures, not its nodes */
+  size_t slots = 16;
+  while (slots < 2 * m->node_count + 16)
+    slots *= 2;
+  size_t *asked = calloc(slots, sizeof *asked); /* node index + 1 of each workload's first */
+  if (!ans || !asked) {
+    free(ans), free(asked);
     calhost_runtime_close(&rt);
     return cli_error("lookup: out of memory");
   }
@@ -297,10 +620,13 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     base_json_member_string(stdout, 1, "status", "ok");
     base_json_member_string(stdout, 0, "file", m->path);
     base_json_member_string(stdout, 0, "digest", m->digest);
+    base_json_member_string(stdout, 0, "binding", m->binding);
+    base_json_member_string(stdout, 0, "key_digest", m->key_digest);
     base_json_member_bool(stdout, 0, "force_portable", calhost_runtime_force_portable(rt));
     fputs(",\"nodes\":[", stdout);
   } else if (!cli->quiet) {
-    base_text_printf(stdout, "model %s (%s)%s\n", m->path, m->digest,
+    base_text_printf(stdout, "model %s (%s)%s%s%s\n", m->path, m->digest,
+                     m->binding[0] ? ", dims " : "", m->binding,
                      calhost_runtime_force_portable(rt) ? ", force_portable" : "");
   }
   int none = 0, first = 1;
@@ -309,15 +635,26 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     if (only && strcmp(n->name, only))
       continue;
     node_answer *x = &ans[i];
-    calhost_runtime_plugin *p = NULL;
-    rs = calhost_runtime_load_plugin(rt, a->value[FL_PLUGIN], n->workload, &p, x->why,
-                                     sizeof x->why);
-    if (rs == CALHOST_RUNTIME_OK) {
-      x->backend = calhost_runtime_plugin_backend(p);
-      rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
+    size_t h = 1469598103934665603ull;
+    for (const char *c = n->workload; *c; c++)
+      h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    size_t slot = h & (slots - 1);
+    while (asked[slot] && strcmp(m->nodes[asked[slot] - 1].workload, n->workload))
+      slot = (slot + 1) & (slots - 1);
+    if (asked[slot]) {
+      x = &ans[asked[slot] - 1]; /* answered for this structure already */
+    } else {
+      asked[slot] = i + 1;
+      calhost_runtime_plugin *p = NULL;
+      rs = calhost_runtime_load_plugin(rt, a->value[FL_PLUGIN], n->workload, &p, x->why,
+                                       sizeof x->why);
+      if (rs == CALHOST_RUNTIME_OK) {
+        x->backend = calhost_runtime_plugin_backend(p);
+        rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
+      }
+      if (rs != CALHOST_RUNTIME_OK)
+        x->sel = NULL;
     }
-    if (rs != CALHOST_RUNTIME_OK)
-      x->sel = NULL;
     none += !x->sel || !x->sel->result || !x->sel->result->profile;
     if (cli->json)
       answer_json(n, x, first);
@@ -330,6 +667,7 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
   for (size_t i = 0; i < m->node_count; i++)
     calhost_runtime_selection_free(&ans[i].sel);
   free(ans);
+  free(asked);
   calhost_runtime_close(&rt);
   return none ? 1 : 0;
 }

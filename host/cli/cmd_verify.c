@@ -47,7 +47,7 @@ static int run_verify(cli_context *cli, cli_args *a) {
     return bad;
   char **model_only = NULL, **workloads_list = workloads; /* [model NAME], --model */
   size_t model_only_count = 0;
-  if ((bad = cli_model_workloads(cli, a, &cfg, &model_only, &model_only_count)) != 0) {
+  if ((bad = cli_model_workloads(cli, a, &cfg, &model_only, &model_only_count, NULL)) != 0) {
     config_free(&cfg);
     return bad;
   }

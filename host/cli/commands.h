@@ -193,22 +193,43 @@ extern const cli_command cli_cmd_report;
 extern const cli_command cli_cmd_verify;
 extern const cli_command cli_cmd_model; /* cmd_model.c: model show FILE */
 
-/* The models of a run (cmd_model.c): every [model NAME] section of cfg,
- * and --model FILE (with --dims) when a has it, read (host/model) and
- * appended to cfg as workloads (model_workloads_add: the key rule of
- * config/README.md). The names of --model's workloads go into *only (a
- * malloc'd array of strings owned by cfg, *only_count of them; NULL/0
- * without --model): what calibrate restricts itself to. Skipped nodes are
- * noted on stderr unless --quiet. Returns 0, or prints the error ("FILE:LINE:
- * [model NAME]: reason" for a section) and returns 2. */
+/* The models of a run (cmd_model.c): every [model NAME] section of cfg
+ * (each of its `dims` bindings: workloads NAME.NODE for one, NAME-J.NODE
+ * for several), and --model FILE (with --dims: one binding, or several
+ * separated by '|') when a has it, read (host/model) and appended to cfg as
+ * workloads (model_workloads_add: the key rule of config/README.md). The
+ * names of --model's workloads go into *only (a malloc'd array of strings
+ * owned by cfg, *only_count of them; NULL/0 without --model): what the run
+ * restricts itself to. When --model names the file of a [model NAME]
+ * section (the same file), the run is that section's workloads (of the
+ * bindings --dims names, each of them without --dims) rather than a second
+ * copy. --dims without --model is a usage error. Skipped nodes are noted on
+ * stderr unless --quiet, with how to bind a symbol in the form the user
+ * types (`dims = ...` for a section, --dims for --model). *models (may be
+ * NULL) receives what cli_model_report_unserved needs (free with
+ * cli_model_set_free). Returns 0, or prints the error, naming the command
+ * ("calibrate: FILE:LINE: [model NAME]: reason" for a section), and
+ * returns 2. */
 struct config_settings;
+typedef struct cli_model_set cli_model_set;
 /* clang-format off */
 #define CALHOST_CLI_FLAGS_MODEL                                                            \
   {FL_MODEL, "--model", NULL, "FILE", "only this ONNX model's nodes"},                    \
-  {FL_DIMS, "--dims", NULL, "NAME=N,...", "with --model: bind symbolic dimensions"}
+  {FL_DIMS, "--dims", NULL, "NAME=N,...[|...]",                                           \
+   "with --model: bind symbolic dimensions ('|' between several bindings)"}
 /* clang-format on */
 int cli_model_workloads(const cli_context *cli, cli_args *a, struct config_settings *cfg,
-                        char ***only, size_t *only_count);
+                        char ***only, size_t *only_count, cli_model_set **models);
+void cli_model_set_free(cli_model_set *models);
+
+/* After a calibrate run: prints on stderr ("calhost: CMD: nodes left
+ * untuned:" then one line a node) every node of the run's models that no
+ * sweep calibrated (served: calibrate_options.served) or that the reader
+ * skipped (an identity aside), among the --workload filters when given.
+ * Returns how many. */
+size_t cli_model_report_unserved(const cli_model_set *models, const struct config_settings *cfg,
+                                 const unsigned char *served, char *const *filters,
+                                 size_t filter_count, const char *cmd);
 
 /* `lookup --model FILE [--node NAME] [--dims ...] [--plugin B] [--threads
  * N|max] [--force-portable]` (cmd_model.c): each node's policy as the

@@ -195,9 +195,12 @@ int config_defaults(config_settings *cfg) {
   return 0;
 }
 
+static void index_free(config_settings *cfg);
+
 void config_free(config_settings *cfg) {
   if (!cfg)
     return;
+  index_free(cfg);
   free(cfg->source_path);
   free(cfg->store_path);
   cfg_strv_free(&cfg->plugin_dirs, &cfg->plugin_dir_count);
@@ -227,7 +230,7 @@ void config_free(config_settings *cfg) {
   for (size_t i = 0; i < cfg->model_count; i++) {
     free(cfg->models[i].name);
     free(cfg->models[i].file);
-    config_dims_free(cfg->models[i].dims, cfg->models[i].dim_count);
+    config_bindings_free(cfg->models[i].bindings, cfg->models[i].binding_count);
   }
   free(cfg->models);
   origins_free(cfg->origins);
@@ -243,10 +246,84 @@ const config_model *config_model_named(const config_settings *cfg, const char *n
   return NULL;
 }
 
+/* The index of workload names: open addressing over indices + 1. It
+ * covers workloads[0 .. count), whose names it remembers by pointer: an
+ * array that changed under it (names removed, others appended) shows as a
+ * different name pointer at count - 1, and the index is rebuilt. */
+typedef struct workload_index {
+  size_t *slots; /* workload index + 1, 0 empty */
+  size_t capacity, count;
+  const config_workload *array;
+  const char *last; /* workloads[count - 1].name when indexed */
+} workload_index;
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void index_free(config_settings *cfg) {
+  workload_index *x = cfg->workload_index;
+  if (x)
+    free(x->slots);
+  free(x);
+  cfg->workload_index = NULL;
+}
+
+/* Brings the index up to cfg's workloads; NULL when memory runs out (the
+ * caller scans). */
+static workload_index *index_update(config_settings *cfg) {
+  workload_index *x = cfg->workload_index;
+  if (x && (x->array != cfg->workloads || x->count > cfg->workload_count ||
+            (x->count && cfg->workloads[x->count - 1].name != x->last))) {
+    x->count = 0; /* changed under it: start again */
+    memset(x->slots, 0, x->capacity * sizeof *x->slots);
+  }
+  if (!x) {
+    x = calloc(1, sizeof *x);
+    if (!x)
+      return NULL;
+    cfg->workload_index = x;
+  }
+  if (cfg->workload_count * 2 >= x->capacity) { /* grow: re-add everything */
+    size_t cap = 64;
+    while (cap <= cfg->workload_count * 2)
+      cap *= 2;
+    size_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+      return NULL;
+    free(x->slots);
+    x->slots = slots;
+    x->capacity = cap;
+    x->count = 0;
+  }
+  for (; x->count < cfg->workload_count; x->count++) {
+    size_t i = name_hash(cfg->workloads[x->count].name) & (x->capacity - 1);
+    while (x->slots[i])
+      i = (i + 1) & (x->capacity - 1);
+    x->slots[i] = x->count + 1;
+  }
+  x->array = cfg->workloads;
+  x->last = x->count ? cfg->workloads[x->count - 1].name : NULL;
+  return x;
+}
+
 const config_workload *config_workload_named(const config_settings *cfg, const char *name) {
-  for (size_t i = 0; cfg && name && i < cfg->workload_count; i++)
-    if (!strcmp(cfg->workloads[i].name, name))
-      return &cfg->workloads[i];
+  if (!cfg || !name)
+    return NULL;
+  /* the index is a cache: built through a const configuration */
+  const workload_index *x = cfg->workload_count > 8 ? index_update((config_settings *)cfg) : NULL;
+  if (!x) {
+    for (size_t i = 0; i < cfg->workload_count; i++)
+      if (!strcmp(cfg->workloads[i].name, name))
+        return &cfg->workloads[i];
+    return NULL;
+  }
+  for (size_t i = name_hash(name) & (x->capacity - 1); x->slots[i]; i = (i + 1) & (x->capacity - 1))
+    if (!strcmp(cfg->workloads[x->slots[i] - 1].name, name))
+      return &cfg->workloads[x->slots[i] - 1];
   return NULL;
 }
 
@@ -404,11 +481,14 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     snprintf(osec, sizeof osec, "model.%s", m->name);
     if ((rc = emit(cfg, fn, user, section, osec, "file", m->file)) != 0)
       return rc;
-    if (m->dim_count) {
+    if (m->binding_count) {
       if (text_open(&t) != 0)
         return -1;
-      for (size_t d = 0; d < m->dim_count; d++)
-        fprintf(t.f, "%s%s=%lld", d ? ", " : "", m->dims[d].name, (long long)m->dims[d].value);
+      for (size_t b = 0; b < m->binding_count; b++) {
+        char canon[2048];
+        config_dims_canonical(m->bindings[b].dims, m->bindings[b].count, canon, sizeof canon);
+        fprintf(t.f, "%s%s", b ? " | " : "", canon);
+      }
       if ((rc = emit_text(cfg, fn, user, section, osec, "dims", &t)) != 0)
         return rc;
     }

@@ -54,15 +54,24 @@ typedef struct config_dim {
   int64_t value; /* >= 1 */
 } config_dim;
 
+/* One binding of every symbolic dimension a model needs. */
+typedef struct config_binding {
+  config_dim *dims;
+  size_t count;
+} config_binding;
+
 /* A [model NAME] section: an ONNX file whose nodes calibrate makes its
  * workloads (host/model reads it; loading a configuration reads no model). */
 typedef struct config_model {
-  char *name;                 /* from [model NAME] */
-  char *file;                 /* file = PATH (required; relative to the config's dir) */
-  config_origin file_origin;  /* the file key's line */
-  config_dim *dims;           /* dims = batch=8, seq=128 (optional) */
-  size_t dim_count;
-  config_origin origin; /* the section header's line */
+  char *name;                /* from [model NAME] */
+  char *file;                /* file = PATH (required; relative to the config's dir) */
+  config_origin file_origin; /* the file key's line */
+  /* dims = batch=8, seq=128 | batch=1, seq=512 (optional): each binding is
+   * calibrated (none: the model as it is) */
+  config_binding *bindings;
+  size_t binding_count;
+  config_origin dims_origin; /* the dims key's line */
+  config_origin origin;      /* the section header's line */
 } config_model;
 
 typedef struct config_plugin_section {
@@ -132,6 +141,10 @@ typedef struct config_settings {
    * "workload.NAME.shape", "plugin.NAME.max_isa"), for messages and `config
    * show`; private to config.c, read through config_origin_of. */
   void *origins;
+  /* config_workload_named's index of the workload names (a cache built on
+   * first use and extended as workloads are appended: a model's thousands
+   * of workloads are found in constant time); private to config.c. */
+  void *workload_index;
 } config_settings;
 
 /* Fills *cfg with the built-in defaults (no file). Returns 0, or -1 on
@@ -198,7 +211,10 @@ size_t config_search_places(char *buf, size_t capacity);
 /* Frees everything *cfg owns and zeroes it. NULL-safe. */
 void config_free(config_settings *cfg);
 
-/* Finds a workload / plugin section by name; NULL when absent. */
+/* Finds a workload / plugin section by name; NULL when absent. A workload
+ * is found through a hash index of the names, a cache kept in cfg (built on
+ * first use, extended when workloads were appended, rebuilt when some were
+ * removed; not thread-safe, as config_workload_digest's cache). */
 const config_workload *config_workload_named(const config_settings *cfg, const char *name);
 const config_plugin_section *config_plugin_named(const config_settings *cfg, const char *name);
 const config_model *config_model_named(const config_settings *cfg, const char *name);

@@ -397,13 +397,14 @@ int cfg_key(parser *p, const char *name, const char *value) {
       return set_path(p, name, value, &m->file);
     }
     if (!strcmp(name, "dims")) {
-      config_dim *d;
+      config_binding *b;
       size_t n;
-      if (config_value_dims(value, &d, &n, why, sizeof why) != 0)
+      if (config_value_bindings(value, &b, &n, why, sizeof why) != 0)
         return !strcmp(why, "out of memory") ? cfg_oom(p) : refused(p, name, value, why);
-      config_dims_free(m->dims, m->dim_count);
-      m->dims = d;
-      m->dim_count = n;
+      config_bindings_free(m->bindings, m->binding_count);
+      m->bindings = b;
+      m->binding_count = n;
+      m->dims_origin = (config_origin){c->source_path, p->line};
       return 1;
     }
     return unknown_key(p, name, "file, dims");

@@ -106,14 +106,36 @@ int config_value_strategy(const char *text, int *out, char *why, size_t why_capa
 int config_value_search_budget(const char *text, uint32_t *evaluations, double *seconds, char *why,
                                size_t why_capacity);
 
-/* Bindings of symbolic model dimensions: "batch=8, seq=128" (names of
- * letters, digits, '_', '.', '-', ':' and '/'; values positive decimal
- * integers; each name once; an empty text gives none). The syntax of
- * `dims =` in [model NAME] and of --dims. Returns 0 with *out (free with
- * config_dims_free) and *count, or -1 with the reason in why and *out NULL. */
+/* Bindings of symbolic model dimensions: "batch=8, seq=128" (values
+ * positive decimal integers; each name once; an empty text gives none). A
+ * name is a word of letters, digits, '_', '.', '-', ':' and '/', or any
+ * text in double quotes with \" and \\ escaped, so that every dim_param an
+ * exporter writes can be bound: "past_sequence_length + 1"=129. The syntax
+ * of `dims =` in [model NAME] and of --dims. Returns 0 with *out (free with
+ * config_dims_free) and *count, or -1 with the reason in why and *out NULL.
+ * A '|' (several bindings, config_value_bindings) is refused here. */
 struct config_dim; /* config.h */
+struct config_binding;
 int config_value_dims(const char *text, struct config_dim **out, size_t *count, char *why,
                       size_t why_capacity);
 void config_dims_free(struct config_dim *dims, size_t count);
+
+/* Several bindings separated by '|' ("batch=1, seq=128 | batch=8, seq=512"),
+ * each as config_value_dims, none empty, none given twice; an empty text
+ * gives none (*count 0). Free with config_bindings_free. */
+int config_value_bindings(const char *text, struct config_binding **out, size_t *count, char *why,
+                          size_t why_capacity);
+void config_bindings_free(struct config_binding *bindings, size_t count);
+
+/* The canonical text of a binding: NAME=VALUE pairs sorted by name
+ * (bytewise), ","-separated, without blanks, a name that is not a plain
+ * word in double quotes ("past_sequence_length + 1"=129): equal bindings
+ * give equal texts and the text parses back as the binding. "" for none.
+ * Returns the full length like snprintf. */
+size_t config_dims_canonical(const struct config_dim *dims, size_t count, char *buf, size_t cap);
+
+/* A dimension's name as `dims` takes it: itself when a plain word, else in
+ * double quotes with '"' and '\' escaped. Returns the length like snprintf. */
+size_t config_dim_name_quoted(const char *name, char *buf, size_t cap);
 
 #endif /* CALHOST_CONFIG_VALUES_H */

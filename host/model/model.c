@@ -1,6 +1,6 @@
 /*
- * model.c: reading an ONNX file (protobuf-c's onnx__model_proto__unpack over
- * the file mapped once, hashed in the same pass) and listing its served
+ * model.c: reading an ONNX file (read whole into memory, never mapped, then
+ * hashed and decoded by protobuf-c's onnx__model_proto__unpack) and listing its served
  * nodes with their shapes (model.h). Owns the shape table (every named
  * tensor of the main graph with a known type: inputs, initializers,
  * value_info, outputs) and the mapping of MatMul, Gemm and ReduceSum onto
@@ -15,12 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/files.h"
 #include "base/str.h"
+#include "config/values.h"
 #include "onnx.pb-c.h"
 
 /* ---- the shape table ---------------------------------------------------- */
@@ -219,6 +219,9 @@ typedef struct builder {
   size_t node_cap, skip_cap;
   char *err;
   size_t cap;
+  unsigned char *dim_used; /* dim_count flags: the binding bound a listed node's input */
+  char unbound[1024];      /* the symbols that kept a node skipped, quoted, ", "-separated */
+  const char *symbol;      /* resolve's unbound symbol (the last resolve's), or NULL */
 } builder;
 
 /* A node's resolved input: its static dimensions, or why there are none. */
@@ -226,8 +229,25 @@ typedef struct resolved {
   int64_t d[MODEL_ABSURD_RANK];
   size_t rank;
   int32_t elem_type;
-  char why[300]; /* non-empty: the shape is unknown (skip) */
+  char why[300];          /* non-empty: the shape is unknown (skip) */
+  const char *symbol;     /* the unbound symbol that made it unknown, or NULL */
+  const char *symbols[8]; /* every unbound symbol of the tensor (the first 8) */
+  size_t symbol_count;
+  size_t used[MODEL_ABSURD_RANK]; /* indices into the binding of the symbols bound */
+  size_t used_count;
 } resolved;
+
+/* Records an unbound symbol in b->unbound (once). */
+static void note_unbound(builder *b, const char *symbol) {
+  char q[300];
+  config_dim_name_quoted(symbol, q, sizeof q);
+  size_t n = strlen(b->unbound), k = strlen(q);
+  for (const char *p = b->unbound; (p = strstr(p, q)) != NULL; p += k)
+    if ((p == b->unbound || p[-1] == ' ') && (p[k] == ',' || !p[k]))
+      return;
+  if (n + k + 3 < sizeof b->unbound)
+    snprintf(b->unbound + n, sizeof b->unbound - n, "%s%s", n ? ", " : "", q);
+}
 
 static const char *node_label(const Onnx__NodeProto *n, size_t index, char *buf, size_t cap) {
   if (n->name && *n->name)
@@ -271,11 +291,21 @@ static int resolve(const builder *b, const shape_table *t, const char *node, con
         k++;
       if (k < b->dim_count) {
         r->d[i] = b->dims[k].value;
+        r->used[r->used_count++] = k;
         continue;
       }
-      snprintf(r->why, sizeof r->why,
-               "input %s (%s): dimension %zu is symbolic '%.100s' (bind it: dims = %.100s=N)", role,
-               tensor, i, d->param, d->param);
+      snprintf(r->why, sizeof r->why, "input %s (%s): dimension %zu is symbolic '%.100s'", role,
+               tensor, i, d->param);
+      r->symbol = d->param;
+      /* the tensor's other unbound symbols: a user binds them all at once */
+      for (size_t j = i; j < v->rank && r->symbol_count < 8; j++) {
+        const char *p = v->dims[j].has_value ? NULL : v->dims[j].param;
+        size_t q = 0;
+        while (p && q < b->dim_count && strcmp(b->dims[q].name, p))
+          q++;
+        if (p && q == b->dim_count)
+          r->symbols[r->symbol_count++] = p;
+      }
       return 0;
     }
     snprintf(r->why, sizeof r->why, "input %s (%s): dimension %zu is unknown", role, tensor, i);
@@ -284,7 +314,8 @@ static int resolve(const builder *b, const shape_table *t, const char *node, con
   return 0;
 }
 
-static int skip(builder *b, const char *name, const char *op, const char *reason) {
+static int skip_as(builder *b, const char *name, const char *op, const char *reason,
+                   const char *symbol, int identity) {
   model_info *m = b->m;
   if (m->skipped_count == b->skip_cap) {
     size_t nc = b->skip_cap ? b->skip_cap * 2 : 8;
@@ -295,15 +326,42 @@ static int skip(builder *b, const char *name, const char *op, const char *reason
     b->skip_cap = nc;
   }
   model_skip *s = &m->skipped[m->skipped_count];
+  memset(s, 0, sizeof *s);
   s->name = base_str_dup(name);
   s->onnx_operator = base_str_dup(op);
   s->reason = base_str_dup(reason);
-  if (!s->name || !s->onnx_operator || !s->reason) {
-    free(s->name), free(s->onnx_operator), free(s->reason);
+  s->symbol = symbol ? base_str_dup(symbol) : NULL;
+  s->identity = identity;
+  if (!s->name || !s->onnx_operator || !s->reason || (symbol && !s->symbol)) {
+    free(s->name), free(s->onnx_operator), free(s->reason), free(s->symbol);
     return fail(b->err, b->cap, b->path, "out of memory");
   }
+  if (symbol)
+    note_unbound(b, symbol);
   m->skipped_count++;
   return 0;
+}
+
+static int skip(builder *b, const char *name, const char *op, const char *reason) {
+  return skip_as(b, name, op, reason, NULL, 0);
+}
+
+/* Skips a node for an unknown input (r->why), naming its symbol; the
+ * unbound symbols of the node's other inputs (more, may be NULL) are noted
+ * too. */
+static int skip_unknown(builder *b, const char *name, const char *op, const resolved *r,
+                        const resolved *more) {
+  for (size_t i = 0; i < r->symbol_count; i++)
+    note_unbound(b, r->symbols[i]);
+  for (size_t i = 0; more && i < more->symbol_count; i++)
+    note_unbound(b, more->symbols[i]);
+  return skip_as(b, name, op, r->why, r->symbol, 0);
+}
+
+/* Marks the bindings a listed node's inputs used. */
+static void mark_used(builder *b, const resolved *r) {
+  for (size_t i = 0; i < r->used_count; i++)
+    b->dim_used[r->used[i]] = 1;
 }
 
 static const Onnx__AttributeProto *attribute(const Onnx__NodeProto *n, const char *name) {
@@ -336,8 +394,8 @@ typedef struct listed {
   const char *operator_name, *dtype;
   int64_t shape[MODEL_MAX_RANK];
   size_t rank;
-  calhost_property props[6];
-  char values[6][48];
+  calhost_property props[8];
+  char values[8][48];
   size_t prop_count;
   char inputs[400];
 } listed;
@@ -353,7 +411,8 @@ static void listed_prop(listed *l, const char *name, const char *fmt, ...) {
   l->prop_count++;
 }
 
-static int node_add(builder *b, const char *name, const char *onnx_op, const listed *l) {
+static int node_add(builder *b, const char *name, const char *onnx_op, const listed *l, int unnamed,
+                    size_t index) {
   model_info *m = b->m;
   if (m->node_count == b->node_cap) {
     size_t nc = b->node_cap ? b->node_cap * 2 : 16;
@@ -391,6 +450,8 @@ static int node_add(builder *b, const char *name, const char *onnx_op, const lis
   }
   memcpy(x->shape, l->shape, sizeof x->shape);
   x->shape_rank = l->rank;
+  x->unnamed = unnamed;
+  x->graph_index = index;
   m->node_count++; /* freed with the model on failure */
   return ok ? 0 : fail(b->err, b->cap, b->path, "out of memory");
 }
@@ -400,19 +461,65 @@ static int mul(int64_t *acc, int64_t v) {
   return __builtin_mul_overflow(*acc, v, acc) ? -1 : 0;
 }
 
-static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *n,
-                       const char *name) {
+/* Gemm's bias form (CONTRACT: scalar, n, m, mn) of a C of r against an
+ * output of m x n; NULL when C does not broadcast to it. */
+static const char *bias_form(const resolved *c, int64_t m, int64_t n) {
+  int ones = 1;
+  for (size_t i = 0; i < c->rank; i++)
+    ones = ones && c->d[i] == 1;
+  if (c->rank <= 2 && ones)
+    return "scalar";
+  if (c->rank == 1)
+    return c->d[0] == n ? "n" : NULL;
+  if (c->rank != 2)
+    return NULL;
+  if (c->d[0] == 1 && c->d[1] == n)
+    return "n";
+  if (c->d[0] == m && c->d[1] == 1)
+    return "m";
+  if (c->d[0] == m && c->d[1] == n)
+    return "mn";
+  return NULL;
+}
+
+/* The batch of a MatMul as ONNX (numpy) broadcasting defines it: A's and
+ * B's dimensions before the last two, aligned right, each pair equal or
+ * one of them 1. Sets *batch (the products), *batch_a and *batch_b (the
+ * distinct A and B matrices). -1: they do not broadcast (why set), -2:
+ * overflow. */
+static int broadcast_batch(const resolved *a, const resolved *bb, int64_t *batch, int64_t *batch_a,
+                           int64_t *batch_b, char *why, size_t cap) {
+  size_t ra = a->rank >= 2 ? a->rank - 2 : 0, rb = bb->rank >= 2 ? bb->rank - 2 : 0;
+  size_t r = ra > rb ? ra : rb;
+  *batch = *batch_a = *batch_b = 1;
+  for (size_t i = 0; i < r; i++) {
+    int64_t da = i >= r - ra ? a->d[i - (r - ra)] : 1, db = i >= r - rb ? bb->d[i - (r - rb)] : 1;
+    if (da != db && da != 1 && db != 1) {
+      snprintf(why, cap,
+               "batch dimensions do not broadcast: %" PRId64 " against %" PRId64
+               " (ONNX MatMul broadcasts as numpy: equal, or one of them 1)",
+               da, db);
+      return -1;
+    }
+    if (mul(batch, da > db ? da : db) || mul(batch_a, da) || mul(batch_b, db))
+      return -2;
+  }
+  return 0;
+}
+
+static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *n, const char *name,
+                       int unnamed, size_t index) {
   const char *op = n->op_type;
   int gemm = !strcmp(op, "Gemm");
   if (n->n_input < 2 || !n->input[0] || !*n->input[0] || !n->input[1] || !*n->input[1])
     return fail(b->err, b->cap, b->path, "node %s (%s): missing inputs (needs A and B, has %zu)",
                 name, op, n->n_input);
-  resolved a, bb;
+  resolved a, bb, c;
   if (resolve(b, t, name, op, "A", n->input[0], &a) ||
       resolve(b, t, name, op, "B", n->input[1], &bb))
     return -1;
   if (a.why[0] || bb.why[0])
-    return skip(b, name, op, a.why[0] ? a.why : bb.why);
+    return skip_unknown(b, name, op, a.why[0] ? &a : &bb, a.why[0] ? &bb : NULL);
   const char *dt = dtype_name(a.elem_type);
   if (!dt) {
     char why[80];
@@ -430,7 +537,7 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
   memset(&l, 0, sizeof l);
   l.operator_name = "MatMul";
   l.dtype = dt;
-  char da[180], db[180];
+  char da[180], db[180], dc[180] = "";
   format_dims(da, sizeof da, "A", &a);
   format_dims(db, sizeof db, "B", &bb);
   snprintf(l.inputs, sizeof l.inputs, "%s %s", da, db);
@@ -450,11 +557,29 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
                   "node %s (Gemm): inner dimensions differ (%s %s, transA=%d transB=%d)", name, da,
                   db, ta != 0, tb != 0);
     int has_c = n->n_input >= 3 && n->input[2] && *n->input[2];
+    const char *form = NULL;
+    if (has_c && beta != 0.0f) { /* a C times 0 adds nothing: no bias */
+      if (resolve(b, t, name, op, "C", n->input[2], &c))
+        return -1;
+      if (c.why[0])
+        return skip_unknown(b, name, op, &c, NULL);
+      format_dims(dc, sizeof dc, "C", &c);
+      form = bias_form(&c, m, nn);
+      if (!form)
+        return fail(b->err, b->cap, b->path,
+                    "node %s (Gemm): C does not broadcast to the %" PRId64 "x%" PRId64
+                    " output (%s %s %s)",
+                    name, m, nn, da, db, dc);
+      snprintf(l.inputs, sizeof l.inputs, "%s %s %s", da, db, dc);
+      mark_used(b, &c);
+    }
     /* what makes it more than C = A x B, in name order */
     if (alpha != 1.0f)
       listed_prop(&l, "alpha", "%.7g", (double)alpha);
-    if (has_c && beta != 0.0f)
+    if (form && beta != 1.0f)
       listed_prop(&l, "beta", "%.7g", (double)beta);
+    if (form)
+      listed_prop(&l, "bias", "%s", form);
     if (ta)
       listed_prop(&l, "trans_a", "1");
     if (tb)
@@ -471,22 +596,27 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
     if (k != kb)
       return fail(b->err, b->cap, b->path, "node %s (MatMul): inner dimensions differ (%s %s)",
                   name, da, db);
-    int64_t batch_a = 1, batch_b = 1;
-    for (size_t i = 0; i + 2 < a.rank; i++)
-      if (mul(&batch_a, a.d[i]))
-        return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, da);
-    for (size_t i = 0; i + 2 < bb.rank; i++)
-      if (mul(&batch_b, bb.d[i]))
-        return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, db);
-    if (bb.rank <= 2) {
-      /* A's batch dimensions against one matrix B: exactly one GEMM of
-       * (batch x M) rows */
-      if (mul(&m, batch_a))
+    int64_t batch, batch_a, batch_b;
+    char why[200];
+    int rc = broadcast_batch(&a, &bb, &batch, &batch_a, &batch_b, why, sizeof why);
+    if (rc == -1)
+      return fail(b->err, b->cap, b->path, "node %s (MatMul): %s (%s %s)", name, why, da, db);
+    if (rc)
+      return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s %s)", name, da,
+                  db);
+    if (batch_b == 1) {
+      /* one B shared by every product: the A matrices stacked are exactly
+       * one GEMM of (batch x M) rows */
+      if (mul(&m, batch))
         return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, da);
     } else {
-      /* a batched product: the broadcast batch, as structure */
-      int64_t batch = batch_a > batch_b ? batch_a : batch_b;
+      /* a batched product (CONTRACT37): the broadcast batch, and the
+       * distinct A and B matrices when fewer */
       listed_prop(&l, "batch", "%" PRId64, batch);
+      if (batch_a != batch)
+        listed_prop(&l, "batch_a", "%" PRId64, batch_a);
+      if (batch_b != batch)
+        listed_prop(&l, "batch_b", "%" PRId64, batch_b);
     }
   }
   int64_t work = m;
@@ -495,18 +625,34 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
                 db);
   l.shape[0] = m, l.shape[1] = nn, l.shape[2] = k;
   l.rank = 3;
-  return node_add(b, name, op, &l);
+  mark_used(b, &a);
+  mark_used(b, &bb);
+  return node_add(b, name, op, &l, unnamed, index);
 }
 
 static int reducesum_node(builder *b, const shape_table *t, const Onnx__NodeProto *n,
-                          const char *name) {
+                          const char *name, int unnamed, size_t index) {
   if (n->n_input < 1 || !n->input[0] || !*n->input[0])
     return fail(b->err, b->cap, b->path, "node %s (ReduceSum): missing input", name);
+  /* the axes: an input (opset 13; an initializer of shape [0] is none), or
+   * the attribute (before 13) */
+  const Onnx__AttributeProto *axes = attribute(n, "axes");
+  int axes_input = n->n_input >= 2 && n->input[1] && *n->input[1];
+  if (axes_input) {
+    const tensor_type *x = table_find(t, n->input[1]);
+    if (x && x->has_shape && x->rank == 1 && x->dims[0].has_value && x->dims[0].value == 0)
+      axes_input = 0;
+  }
+  int no_axes = !axes_input && !(axes && axes->n_ints);
+  if (no_axes && attribute_int(n, "noop_with_empty_axes", 0))
+    return skip_as(b, name, "ReduceSum",
+                   "an identity (noop_with_empty_axes=1 without axes): nothing to calibrate", NULL,
+                   1);
   resolved a;
   if (resolve(b, t, name, "ReduceSum", "data", n->input[0], &a))
     return -1;
   if (a.why[0])
-    return skip(b, name, "ReduceSum", a.why);
+    return skip_unknown(b, name, "ReduceSum", &a, NULL);
   const char *dt = dtype_name(a.elem_type);
   if (!dt)
     return skip(b, name, "ReduceSum", "its input's element type is not one calhost names");
@@ -531,8 +677,7 @@ static int reducesum_node(builder *b, const shape_table *t, const Onnx__NodeProt
                   l.inputs);
   }
   l.rank = a.rank;
-  const Onnx__AttributeProto *axes = attribute(n, "axes");
-  if (n->n_input >= 2 && n->input[1] && *n->input[1]) {
+  if (axes_input) {
     listed_prop(&l, "axes", "input");
   } else if (axes && axes->n_ints) {
     char list[48] = "";
@@ -543,7 +688,99 @@ static int reducesum_node(builder *b, const shape_table *t, const Onnx__NodeProt
   }
   if (!attribute_int(n, "keepdims", 1))
     listed_prop(&l, "keepdims", "0");
-  return node_add(b, name, "ReduceSum", &l);
+  mark_used(b, &a);
+  return node_add(b, name, "ReduceSum", &l, unnamed, index);
+}
+
+/* The work of a structure in the model: nodes x product of the shape (as a
+ * double: only compared). */
+static double structure_work(const model_node *n) {
+  double w = (double)n->count;
+  for (size_t k = 0; k < n->shape_rank; k++)
+    w *= (double)n->shape[k];
+  return w;
+}
+
+/* Sets each node's representative flag (model.h's rule): one pass per
+ * distinct operator (a model lists two or three), so linear in nodes. */
+static void mark_representatives(model_info *m) {
+  const char *done[8]; /* the operators done: a model lists MatMul and ReduceSum */
+  size_t ndone = 0;
+  for (size_t i = 0; i < m->node_count; i++) {
+    const char *op = m->nodes[i].operator_name;
+    int seen = 0;
+    for (size_t j = 0; j < ndone && !seen; j++)
+      seen = !strcmp(done[j], op);
+    if (seen || ndone == sizeof done / sizeof done[0])
+      continue;
+    done[ndone++] = op;
+    size_t best = i;
+    double best_work = -1;
+    for (size_t k = i; k < m->node_count; k++) {
+      const model_node *n = &m->nodes[k];
+      if (n->first != k || strcmp(n->operator_name, op))
+        continue;
+      double w = structure_work(n);
+      if (w > best_work) {
+        best_work = w;
+        best = k;
+      }
+    }
+    for (size_t k = i; k < m->node_count; k++)
+      if (!strcmp(m->nodes[k].operator_name, op))
+        m->nodes[k].representative = m->nodes[k].first == best;
+  }
+}
+
+/* Appends c to buf as the key_name escape writes it (model.h). */
+static size_t escape_byte(unsigned char c, char *buf, size_t n) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+      c == '.') {
+    buf[n++] = (char)c;
+  } else if (c == '-' || c == '/' || c == ':') {
+    buf[n++] = '-';
+    buf[n++] = c == '-' ? '-' : c == '/' ? 's' : 'c';
+  } else {
+    n += (size_t)sprintf(buf + n, "-x%02x", c);
+  }
+  return n;
+}
+
+/* Gives each structure's first node its key_name (model.h): escaped, or
+ * "OP-nINDEX" when unnamed, "-iINDEX" added when an earlier structure took
+ * the name. A hash set of the names given: linear in structures. */
+static int name_structures(builder *b) {
+  model_info *m = b->m;
+  shape_table taken;
+  if (table_init(&taken, m->structure_count))
+    return fail(b->err, b->cap, b->path, "out of memory");
+  int rc = 0;
+  for (size_t i = 0; !rc && i < m->node_count; i++) {
+    model_node *x = &m->nodes[i];
+    if (x->first != i)
+      continue;
+    size_t len = x->unnamed ? strlen(x->onnx_operator) + 24 : strlen(x->name) * 4 + 24;
+    char *k = malloc(len + 24);
+    if (!k) {
+      rc = fail(b->err, b->cap, b->path, "out of memory");
+      break;
+    }
+    size_t n = 0;
+    if (x->unnamed) {
+      n = (size_t)sprintf(k, "%s-n%zu", x->onnx_operator, x->graph_index);
+    } else {
+      for (const char *c = x->name; *c; c++)
+        n = escape_byte((unsigned char)*c, k, n);
+      k[n] = '\0';
+    }
+    if (table_find(&taken, k))
+      sprintf(k + n, "-i%zu", x->graph_index);
+    x->key_name = k;
+    tensor_type e = {k, 0, 0, 0, NULL};
+    table_add(&taken, &e);
+  }
+  table_free(&taken);
+  return rc;
 }
 
 /* Counts the nodes of each structure (first, count). */
@@ -567,6 +804,7 @@ static int count_structures(builder *b) {
   for (size_t i = 0; i < m->node_count; i++)
     m->nodes[i].count = m->nodes[m->nodes[i].first].count;
   table_free(&seen);
+  mark_representatives(m);
   return 0;
 }
 
@@ -594,13 +832,32 @@ static int list_nodes(builder *b, const Onnx__ModelProto *mp) {
       continue;
     char buf[64];
     const char *name = node_label(n, i, buf, sizeof buf);
+    int unnamed = !n->name || !*n->name;
     if (!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"))
-      rc = matmul_node(b, &t, n, name);
+      rc = matmul_node(b, &t, n, name, unnamed, i);
     else if (!strcmp(n->op_type, "ReduceSum"))
-      rc = reducesum_node(b, &t, n, name);
+      rc = reducesum_node(b, &t, n, name, unnamed, i);
   }
   table_free(&t);
-  return rc ? rc : count_structures(b);
+  if (!rc)
+    rc = count_structures(b);
+  return rc ? rc : name_structures(b);
+}
+
+/* The binding's canonical text, of the symbols the listed nodes used. */
+static int binding_text(builder *b) {
+  config_dim *used = b->dim_count ? calloc(b->dim_count, sizeof *used) : NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < b->dim_count; i++)
+    if (b->dim_used[i])
+      used[n++] = b->dims[i];
+  size_t len = config_dims_canonical(used, n, NULL, 0);
+  b->m->binding = malloc(len + 1);
+  b->m->unbound = base_str_dup(b->unbound);
+  if (b->m->binding)
+    config_dims_canonical(used, n, b->m->binding, len + 1);
+  free(used);
+  return b->m->binding && b->m->unbound ? 0 : fail(b->err, b->cap, b->path, "out of memory");
 }
 
 void model_info_free(model_info *m) {
@@ -609,7 +866,7 @@ void model_info_free(model_info *m) {
   for (size_t i = 0; i < m->node_count; i++) {
     model_node *n = &m->nodes[i];
     free(n->name), free(n->onnx_operator), free(n->operator_name), free(n->dtype);
-    free(n->inputs), free(n->structure);
+    free(n->inputs), free(n->structure), free(n->key_name);
     for (size_t k = 0; k < n->property_count; k++) {
       free((char *)n->properties[k].name);
       free((char *)n->properties[k].value);
@@ -619,8 +876,12 @@ void model_info_free(model_info *m) {
   free(m->nodes);
   for (size_t i = 0; i < m->skipped_count; i++) {
     free(m->skipped[i].name), free(m->skipped[i].onnx_operator), free(m->skipped[i].reason);
+    free(m->skipped[i].symbol);
   }
   free(m->skipped);
+  free(m->binding);
+  free(m->unbound);
+  free(m->key_digest);
   free(m->path);
   free(m->producer);
   memset(m, 0, sizeof *m);
@@ -655,8 +916,12 @@ static int read_decoded(const void *data, size_t size, const char *name, const m
     if (!out->path || !out->producer)
       rc = fail(err, cap, name, "out of memory");
     else {
-      builder b = {out, name, dims, dim_count, 0, 0, err, cap};
-      rc = list_nodes(&b, mp);
+      builder b = {out, name, dims, dim_count, 0, 0, err, cap, NULL, "", NULL};
+      b.dim_used = calloc(dim_count + 1, 1);
+      rc = b.dim_used ? list_nodes(&b, mp) : fail(err, cap, name, "out of memory");
+      if (!rc)
+        rc = binding_text(&b);
+      free(b.dim_used);
     }
   }
   onnx__model_proto__free_unpacked(mp, NULL);
@@ -672,9 +937,38 @@ int model_read_bytes(const void *data, size_t size, const char *name, const mode
     model_info_free(out);
     return -1;
   }
+  out->key_digest = out->binding[0] ? base_str_format("%s;dims=%s", out->digest, out->binding)
+                                    : base_str_dup(out->digest);
+  if (!out->key_digest) {
+    model_info_free(out);
+    return fail(err, cap, name, "out of memory");
+  }
   return 0;
 }
 
+size_t model_bind_hint(const char *symbol, int ini, char *buf, size_t cap) {
+  char q[600];
+  config_dim_name_quoted(symbol, q, sizeof q);
+  if (ini)
+    return (size_t)snprintf(buf, cap, "dims = %s=N", q);
+  /* the shell's single quotes around it; a ' inside written as '\'' */
+  char sh[1300];
+  size_t n = 0;
+  for (const char *c = q; *c && n + 5 < sizeof sh; c++) {
+    if (*c == '\'') {
+      memcpy(sh + n, "'\\''", 4);
+      n += 4;
+    } else {
+      sh[n++] = *c;
+    }
+  }
+  sh[n] = '\0';
+  return (size_t)snprintf(buf, cap, "--dims '%s=N'", sh);
+}
+
+/* Reads the whole file into memory (never mapped: a file truncated while it
+ * is read is a short read here, an error naming it, where a mapping would
+ * raise SIGBUS in whatever program reads it). */
 int model_read(const char *path, const model_dim *dims, size_t dim_count, model_info *out,
                char *err, size_t cap) {
   memset(out, 0, sizeof *out);
@@ -691,18 +985,41 @@ int model_read(const char *path, const model_dim *dims, size_t dim_count, model_
     close(fd);
     return fail(err, cap, path, "not an ONNX model: the file is empty");
   }
-  if ((uint64_t)st.st_size > SIZE_MAX / 2) {
+  if ((uint64_t)st.st_size > SIZE_MAX / 4) {
     close(fd);
-    return fail(err, cap, path, "too large to map (%jd bytes)", (intmax_t)st.st_size);
+    return fail(err, cap, path, "too large to read (%jd bytes)", (intmax_t)st.st_size);
   }
-  size_t size = (size_t)st.st_size;
-  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
+  size_t size = (size_t)st.st_size, got = 0;
+  unsigned char *data = malloc(size + 1);
+  if (!data) {
+    close(fd);
+    return fail(err, cap, path, "out of memory (%zu bytes)", size);
+  }
+  int e = 0;
+  /* size + 1: one byte more than stat said tells a file that grew */
+  while (got < size + 1) {
+    ssize_t r = read(fd, data + got, size + 1 - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      e = errno;
+      break;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
   close(fd);
-  if (map == MAP_FAILED)
-    return fail(err, cap, path, "cannot map the file: %s", strerror(e));
-  madvise(map, size, MADV_SEQUENTIAL);
-  int rc = model_read_bytes(map, size, path, dims, dim_count, out, err, cap);
-  munmap(map, size);
+  int rc;
+  if (e)
+    rc = fail(err, cap, path, "read failed: %s", strerror(e));
+  else if (got != size)
+    rc = fail(err, cap, path,
+              "the file changed while it was read (%zu bytes at the start, %s%zu read): written "
+              "or truncated by another program; read it again once it is complete",
+              size, got > size ? "more than " : "", got > size ? size : got);
+  else
+    rc = model_read_bytes(data, size, path, dims, dim_count, out, err, cap);
+  free(data);
   return rc;
 }

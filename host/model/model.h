@@ -46,17 +46,25 @@ typedef struct model_node {
                                    alpha, beta, trans_a, trans_b when not MatMul's; MatMul's
                                    batch; ReduceSum's axes, keepdims */
   size_t property_count;
-  char *inputs;    /* the input shapes as read, for people: "A[8,128,512] B[512,512]" */
-  char *structure; /* operator, dtype, shape and properties in one canonical string */
-  size_t first;    /* index (in nodes) of the first node of the same structure */
-  size_t count;    /* nodes of this structure (on each of them) */
+  char *inputs;       /* the input shapes as read, for people: "A[8,128,512] B[512,512]" */
+  char *structure;    /* operator, dtype, shape and properties in one canonical string */
+  size_t first;       /* index (in nodes) of the first node of the same structure */
+  size_t count;       /* nodes of this structure (on each of them) */
+  int unnamed;        /* the node has no name in the file (name is "OP#INDEX") */
+  size_t graph_index; /* its index among the main graph's nodes */
+  int representative; /* its structure is its operator's representative (the key rule) */
+  char *key_name;     /* the node part of its structure's workload name (on the first node
+                         of a structure; model_workload_name) */
 } model_node;
 
 /* A node of a served operator that is not listed, and why. */
 typedef struct model_skip {
   char *name;
   char *onnx_operator;
-  char *reason; /* "input X: dimension 'batch' is symbolic (bind it: --dims batch=N)" */
+  char *reason; /* "input A (x): dimension 0 is symbolic 'batch'" (model_bind_hint says how to
+                   bind it in the caller's form) */
+  char *symbol; /* the unbound symbolic dimension that made it skip, or NULL */
+  int identity; /* 1: an identity (ReduceSum noop_with_empty_axes): nothing to tune */
 } model_skip;
 
 typedef struct model_info {
@@ -72,22 +80,29 @@ typedef struct model_info {
   size_t structure_count; /* distinct structures among nodes */
   model_skip *skipped;
   size_t skipped_count;
+  char *binding;    /* the canonical binding (config_dims_canonical) of the symbols the listed
+                       nodes use: "" when they use none */
+  char *unbound;    /* the symbols left unbound that made nodes skip, quoted as dims takes
+                       them, ", "-separated: "" when none (the model needs no more dims) */
+  char *key_digest; /* the representative's exact model digest (the key rule below) */
 } model_info;
 
 /* Reads the ONNX model at path. dims binds symbolic dimensions (dim_count
  * entries, may be NULL/0). The file must be a regular file (a FIFO or
- * device is refused without blocking); it is mapped, hashed and decoded
- * once: the private memory at the peak is the decoded message (about the
- * file's size, weights included, as protobuf-c copies bytes fields) beside
- * the file-backed mapping, which is released before returning; the result
- * keeps only names and shapes.
+ * device is refused without blocking); it is read whole into memory (never
+ * mapped: a file truncated or rewritten while it is read is an error
+ * naming it, never SIGBUS), hashed and decoded once: the memory at the
+ * peak is the file's bytes and the decoded message (about the file's
+ * size, weights included, as protobuf-c copies bytes fields), both
+ * released before returning; the result keeps only names and shapes.
  * Returns 0 with *out filled (free with model_info_free), or -1 with *out
  * zeroed and "PATH: reason" (naming the node where one is at fault: "PATH:
  * node NAME (MatMul): ...") in err. Broken input is an error: not a
  * regular file, empty, a protobuf that does not parse as a ModelProto
  * (not ONNX, truncated), no graph, a served node with missing inputs or
- * shapes that do not agree, a dimension of 0 or below, a rank over
- * MODEL_ABSURD_RANK. */
+ * shapes that do not agree, batch dimensions or a Gemm bias that do not
+ * broadcast, a dimension of 0 or below, a rank over MODEL_ABSURD_RANK, a
+ * file whose size changed while it was read. */
 int model_read(const char *path, const model_dim *dims, size_t dim_count, model_info *out,
                char *err, size_t cap);
 
@@ -95,6 +110,12 @@ int model_read(const char *path, const model_dim *dims, size_t dim_count, model_
  * the file in messages and in out->path. */
 int model_read_bytes(const void *data, size_t size, const char *name, const model_dim *dims,
                      size_t dim_count, model_info *out, char *err, size_t cap);
+
+/* How to bind an unbound symbol, in the form the user types: "--dims
+ * 'batch=N'" (ini 0: a command line) or "dims = batch=N" (ini 1: a [model]
+ * section); a name that is not a plain word is quoted ("past_sequence_length
+ * + 1"=N). Returns the length like snprintf. */
+size_t model_bind_hint(const char *symbol, int ini, char *buf, size_t cap);
 
 /* Frees what *m owns and zeroes it. NULL-safe. */
 void model_info_free(model_info *m);
@@ -105,20 +126,32 @@ void model_info_free(model_info *m);
  * The exact key names the model (one exact profile per model and operator):
  * the structure of each operator with the largest share of the model's work
  * (nodes x the product of the shape; the first in graph order on a tie) is
- * the operator's *representative*, and its workload's model digest is the
- * model file's SHA-256. Every other structure keeps its own exact profile
- * under the digest of its canonical description (config_workload_canonical,
- * as a [workload] of that shape without a model file), so no node loses its
- * per-shape tuning on this machine and no two structures of one model share
- * a key. Portable profiles stay one per structure. */
+ * the operator's *representative*, and its workload's model digest is
+ * key_digest: the model file's SHA-256 ("sha256:HEX", as sha256sum prints
+ * it) when the listed nodes use no symbolic dimension, else that digest
+ * followed by ";dims=" and the binding's canonical text
+ * ("sha256:HEX;dims=batch=8,seq=128"), so that each binding of one file
+ * has its own exact profile and the file's hash stays its first 71 bytes.
+ * Every other structure keeps its own exact profile under the digest of its
+ * canonical description (config_workload_canonical, as a [workload] of that
+ * shape without a model file): its shape already says the binding. So no
+ * node loses its per-shape tuning on this machine and no two structures of
+ * one model, nor two bindings' representatives, share a key. Portable
+ * profiles stay one per structure. */
 
 /* Whether node i's structure is its operator's representative in m. */
 int model_node_is_representative(const model_info *m, size_t i);
 
-/* The workload name of node i: "MODEL.NODE" with every byte outside
- * [A-Za-z0-9_.-] of NODE written as '_' (a workload name also names record
- * files), the first node of i's structure naming it. Returns the length like
- * snprintf. */
+/* The workload name of node i: "MODEL.NODE", the first node of i's
+ * structure naming it, NODE its key_name: the node's name with the bytes of
+ * [A-Za-z0-9_.] as they are and the others escaped by '-' ("--" for '-',
+ * "-s" for '/', "-c" for ':', "-xHH" for any other byte), so that two
+ * distinct names never give one (/enc/MatMul is "-senc-sMatMul",
+ * _enc_MatMul stays itself); an unnamed node is "OP-nINDEX" (its index in
+ * the graph) and a name that two structures' first nodes share (an invalid
+ * model's) gets "-iINDEX" on the later one: neither form can come from
+ * escaping a name, so the workloads of one model never collide. (A workload
+ * name also names record files.) Returns the length like snprintf. */
 size_t model_workload_name(const model_info *m, size_t i, const char *model_name, char *buf,
                            size_t cap);
 

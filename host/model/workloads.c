@@ -4,6 +4,7 @@
  * digest (the model file's SHA-256 for each operator's representative
  * structure, the structure's canonical digest for the others).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,36 +13,11 @@
 #include "base/str.h"
 #include "model.h"
 
-/* The work of a structure in the model: nodes x product of the shape (as a
- * double: only compared). */
-static double structure_work(const model_node *n) {
-  double w = (double)n->count;
-  for (size_t k = 0; k < n->shape_rank; k++)
-    w *= (double)n->shape[k];
-  return w;
-}
-
 int model_node_is_representative(const model_info *m, size_t i) {
-  if (i >= m->node_count)
-    return 0;
-  const model_node *self = &m->nodes[m->nodes[i].first];
-  size_t best = SIZE_MAX;
-  double best_work = -1;
-  for (size_t k = 0; k < m->node_count; k++) {
-    const model_node *n = &m->nodes[k];
-    if (n->first != k || strcmp(n->operator_name, self->operator_name))
-      continue;
-    double w = structure_work(n);
-    if (w > best_work) {
-      best_work = w;
-      best = k;
-    }
-  }
-  return best == m->nodes[i].first;
+  return i < m->node_count && m->nodes[m->nodes[i].first].representative;
 }
 
-/* A byte of a workload or model name as itself, or '_' (outside
- * [A-Za-z0-9_.-]). */
+/* A byte of a model name as itself, or '_' (outside [A-Za-z0-9_.-]). */
 static char name_byte(unsigned char c) {
   int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '.' || c == '-';
@@ -50,14 +26,39 @@ static char name_byte(unsigned char c) {
 
 size_t model_workload_name(const model_info *m, size_t i, const char *model_name, char *buf,
                            size_t cap) {
-  const char *node = m->nodes[m->nodes[i].first].name;
-  size_t n = (size_t)snprintf(buf, cap, "%s.", model_name);
-  for (const char *p = node; *p; p++, n++)
-    if (n + 1 < cap) {
-      buf[n] = name_byte((unsigned char)*p);
-      buf[n + 1] = '\0';
-    }
-  return n;
+  return (size_t)snprintf(buf, cap, "%s.%s", model_name, m->nodes[m->nodes[i].first].key_name);
+}
+
+/* A set of names (open addressing, FNV-1a): the configuration's workload
+ * names, so that adding S structures to W workloads costs W + S. */
+typedef struct name_set {
+  const char **slots;
+  size_t capacity;
+} name_set;
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static int set_init(name_set *s, size_t expected) {
+  s->capacity = 16;
+  while (s->capacity < expected * 2 + 16)
+    s->capacity *= 2;
+  s->slots = calloc(s->capacity, sizeof *s->slots);
+  return s->slots ? 0 : -1;
+}
+
+/* Adds name (borrowed); 1 when it was there already. */
+static int set_add(name_set *s, const char *name) {
+  size_t i = name_hash(name) & (s->capacity - 1);
+  for (; s->slots[i]; i = (i + 1) & (s->capacity - 1))
+    if (!strcmp(s->slots[i], name))
+      return 1;
+  s->slots[i] = name;
+  return 0;
 }
 
 static void workload_free(config_workload *w) {
@@ -102,7 +103,7 @@ static int workload_of(const model_info *m, size_t i, const char *model_name, co
   if (ok && model_node_is_representative(m, i)) {
     w->model_file = base_str_dup(m->path);
     w->model_origin = origin;
-    w->model_digest = base_str_dup(m->digest);
+    w->model_digest = base_str_dup(m->key_digest);
     ok = w->model_file && w->model_digest;
   } else if (ok) {
     /* the canonical digest: computed from the description, no file */
@@ -116,6 +117,11 @@ static int workload_of(const model_info *m, size_t i, const char *model_name, co
 long model_workloads_add(config_settings *cfg, const model_info *m, const char *model_name,
                          config_origin origin, char *err, size_t cap) {
   size_t before = cfg->workload_count;
+  name_set taken;
+  if (set_init(&taken, before + m->structure_count) != 0)
+    return base_str_fail(err, cap, "out of memory");
+  for (size_t i = 0; i < before; i++)
+    set_add(&taken, cfg->workloads[i].name);
   for (size_t i = 0; i < m->node_count; i++) {
     if (m->nodes[i].first != i)
       continue;
@@ -124,11 +130,19 @@ long model_workloads_add(config_settings *cfg, const model_info *m, const char *
       base_str_fail(err, cap, "out of memory");
       goto undo;
     }
-    if (config_workload_named(cfg, w.name)) {
-      base_str_fail(err, cap,
-                    "model %s: workload %s exists already (two nodes or sections give "
-                    "the same name)",
-                    model_name, w.name);
+    /* the model's own names never collide (model_workload_name); another
+     * section's can */
+    if (set_add(&taken, w.name)) {
+      const config_workload *other = config_workload_named(cfg, w.name);
+      if (other && other->origin.file)
+        base_str_fail(err, cap,
+                      "model %s: workload %s (node %s) exists already: %s:%u names it too",
+                      model_name, w.name, m->nodes[i].name, other->origin.file, other->origin.line);
+      else
+        base_str_fail(err, cap,
+                      "model %s: workload %s (node %s) exists already (another model of the "
+                      "run gives the same name: name the models apart)",
+                      model_name, w.name, m->nodes[i].name);
       workload_free(&w);
       goto undo;
     }
@@ -140,10 +154,12 @@ long model_workloads_add(config_settings *cfg, const model_info *m, const char *
       goto undo;
     }
     cfg->workloads = grown;
-    cfg->workloads[cfg->workload_count++] = w;
+    cfg->workloads[cfg->workload_count++] = w; /* the set's pointer is w.name's heap copy */
   }
+  free(taken.slots);
   return (long)(cfg->workload_count - before);
 undo:
+  free(taken.slots);
   while (cfg->workload_count > before)
     workload_free(&cfg->workloads[--cfg->workload_count]);
   return -1;

@@ -47,6 +47,12 @@ struct calhost_runtime {
   char *device; /* the options' device (copied), or NULL */
   calhost_runtime_plugin *plugins;
   struct runtime_model *models; /* calhost_runtime_add_model's (since 0.3) */
+  /* the processor's targets by thread count, described once (runtime_targets) */
+  struct target_cache_entry {
+    uint32_t tc;
+    processor_target_list list;
+  } target_cache[8];
+  size_t target_cache_count;
   /* calhost_runtime_serving_backends's (since 0.4): a discovery of every
    * enabled plugin when no loaded plugin's serves, and its answer */
   loader_plugin_list every;
@@ -235,6 +241,8 @@ void calhost_runtime_close(calhost_runtime **runtime) {
   free_strings(rt->extra_dirs, rt->extra_dir_count);
   free(rt->device);
   runtime_models_free(rt->models);
+  for (size_t i = 0; i < rt->target_cache_count; i++)
+    processor_target_list_free(&rt->target_cache[i].list);
   loader_plugin_list_free(&rt->every);
   free(rt->serving);
   config_free(&rt->cfg);
@@ -657,6 +665,34 @@ static char *dup_or_null(const char *s, int *oom) {
   return d;
 }
 
+/* The targets of thread count tc (0: every PU), described once per
+ * runtime: hwloc's topology load is the costly part of building a key.
+ * NULL with why when the CPU set or count is not available here. */
+static const processor_target_list *runtime_targets(calhost_runtime *rt, uint32_t tc, char *why,
+                                                    size_t cap) {
+  for (size_t i = 0; i < rt->target_cache_count; i++)
+    if (rt->target_cache[i].tc == tc)
+      return &rt->target_cache[i].list;
+  if (rt->target_cache_count == sizeof rt->target_cache / sizeof rt->target_cache[0]) {
+    processor_target_list_free(&rt->target_cache[0].list); /* the oldest goes */
+    memmove(&rt->target_cache[0], &rt->target_cache[1],
+            (rt->target_cache_count - 1) * sizeof rt->target_cache[0]);
+    rt->target_cache_count--;
+  }
+  struct target_cache_entry *e = &rt->target_cache[rt->target_cache_count];
+  memset(e, 0, sizeof *e);
+  if (runtime_binding_targets(&rt->cfg, &tc, 1, &e->list, why, cap) != 0)
+    return NULL;
+  e->tc = tc;
+  rt->target_cache_count++;
+  return &e->list;
+}
+
+/* The end of a use of the cached targets (the cache keeps them). */
+static void targets_done(processor_target_list *t) {
+  (void)t;
+}
+
 calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_runtime_plugin *p,
                                                   const char *workload, uint32_t threads,
                                                   calhost_runtime_selection **out, char *err,
@@ -675,10 +711,12 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
   uint32_t tc = threads == 0 ? (rt->cfg.thread_count_count ? rt->cfg.thread_counts[0] : 1)
                 : threads == CALHOST_RUNTIME_THREADS_MAX ? 0
                                                          : threads;
-  processor_target_list targets;
-  memset(&targets, 0, sizeof targets);
-  if (runtime_binding_targets(&rt->cfg, &tc, 1, &targets, why, sizeof why) != 0)
+  /* the processor described once per runtime and thread count (a model's
+   * nodes build their keys one after another): the cache owns the list */
+  const processor_target_list *cached = runtime_targets(rt, tc, why, sizeof why);
+  if (!cached)
     FAIL(CALHOST_RUNTIME_TARGET, "%s", why);
+  processor_target_list targets = *cached;
   calhost_workload wl;
   calhost_target tg;
   calhost_built_key key;
@@ -689,7 +727,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
   if (runtime_devices_supported(p->p)) {
     if (!p->devices_listed) {
       if (runtime_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
-        processor_target_list_free(&targets);
+        targets_done(&targets);
         FAIL(CALHOST_RUNTIME_PLUGIN, "%s: %s", p->p->backend, why);
       }
       p->devices_listed = 1;
@@ -712,11 +750,11 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
       named = 1;
     free(pos);
     if (!dev) {
-      processor_target_list_free(&targets);
+      targets_done(&targets);
       FAIL(CALHOST_RUNTIME_TARGET, "%s%s%s", named ? "" : p->p->backend, named ? "" : ": ", why);
     }
   } else if (rt->device) {
-    processor_target_list_free(&targets);
+    targets_done(&targets);
     FAIL(CALHOST_RUNTIME_TARGET, "%s drives no devices (it runs on the host's CPUs): no --device",
          p->p->backend);
   }
@@ -733,14 +771,14 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: build_key failed for workload '%s': %s%s%s", p->p->backend,
                workload, calhost_status_name(cs), why[0] ? ": " : "", why);
-    processor_target_list_free(&targets);
+    targets_done(&targets);
     return d == RUNTIME_BINDING_KEY_UNSUPPORTED ? CALHOST_RUNTIME_UNSUPPORTED
                                                 : CALHOST_RUNTIME_PLUGIN;
   }
   if (d != RUNTIME_BINDING_KEY_USABLE) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "%s: workload '%s': %s", p->p->backend, workload, why);
-    processor_target_list_free(&targets);
+    targets_done(&targets);
     return CALHOST_RUNTIME_PLUGIN;
   }
   /* Copy the key (valid only until the plugin's next call) into the
@@ -765,7 +803,7 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
     }
   }
   uint32_t target_threads = tg.thread_count;
-  processor_target_list_free(&targets);
+  targets_done(&targets);
   if (oom) {
     calhost_runtime_selection *tmp = b ? &b->sel : NULL;
     calhost_runtime_selection_free(&tmp);
@@ -816,7 +854,8 @@ calhost_runtime_status calhost_runtime_select(calhost_runtime *rt, calhost_runti
 /* A model added to the runtime: the public view and what it points into. */
 struct runtime_model {
   calhost_runtime_model pub;
-  char *path, *name, *digest;
+  char *path, *name, *digest, *dims; /* dims: the given binding, canonical */
+  char *binding, *unbound, *key_digest;
   calhost_runtime_model_node *nodes;
   char **strings; /* every node's name, operator and workload */
   size_t string_count;
@@ -830,9 +869,8 @@ static void runtime_models_free(struct runtime_model *m) {
       free(m->strings[i]);
     free(m->strings);
     free(m->nodes);
-    free(m->path);
-    free(m->name);
-    free(m->digest);
+    free(m->path), free(m->name), free(m->digest), free(m->dims);
+    free(m->binding), free(m->unbound), free(m->key_digest);
     free(m);
     m = next;
   }
@@ -845,45 +883,104 @@ static const char *model_keep(struct runtime_model *m, const char *s) {
   return copy;
 }
 
+static int model_name_taken(const calhost_runtime *rt, const char *name) {
+  for (const struct runtime_model *m = rt->models; m; m = m->next)
+    if (!strcmp(m->name, name))
+      return 1;
+  return 0;
+}
+
+static int model_name_valid(const char *s) {
+  if (!*s)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_' || *s == '.' || *s == '-'))
+      return 0;
+  return 1;
+}
+
+void calhost_runtime_model_options_init(calhost_runtime_model_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+}
+
 calhost_runtime_status calhost_runtime_add_model(calhost_runtime *runtime, const char *path,
                                                  const char *dims,
                                                  const calhost_runtime_model **out, char *err,
                                                  size_t err_capacity) {
+  calhost_runtime_model_options o;
+  calhost_runtime_model_options_init(&o);
+  o.path = path;
+  o.dims = dims;
+  return calhost_runtime_add_model_with(runtime, &o, out, err, err_capacity);
+}
+
+calhost_runtime_status calhost_runtime_add_model_with(calhost_runtime *runtime,
+                                                      const calhost_runtime_model_options *o,
+                                                      const calhost_runtime_model **out, char *err,
+                                                      size_t err_capacity) {
   if (out)
     *out = NULL;
-  if (!runtime || !path || !out)
+  if (!runtime || !o || !o->path || !out)
     FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "calhost_runtime_add_model: NULL argument");
+  if (o->struct_size < offsetof(calhost_runtime_model_options, name) + sizeof o->name ||
+      o->struct_size > 4096)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "calhost_runtime_add_model_with: bad struct_size %zu (call "
+         "calhost_runtime_model_options_init)",
+         o->struct_size);
+  const char *path = o->path, *given = o->name;
+  if (given && !model_name_valid(given))
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT,
+         "%s: bad model name '%s' (letters, digits, '_', '.', '-')", path, given);
+  char why[1400], name[256], wname[1024], canon[1024];
+  config_dim *d = NULL;
+  size_t nd = 0;
+  if (config_value_dims(o->dims, &d, &nd, why, sizeof why) != 0)
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "%s: bad dims '%s': %s", path, o->dims, why);
+  config_dims_canonical(d, nd, canon, sizeof canon);
+  /* a file and a binding are one model */
   for (struct runtime_model *m = runtime->models; m; m = m->next)
-    if (!strcmp(m->path, path)) {
+    if (!strcmp(m->path, path) && !strcmp(m->dims, canon) && (!given || !strcmp(m->name, given))) {
+      config_dims_free(d, nd);
       *out = &m->pub;
       return CALHOST_RUNTIME_OK;
     }
-  char why[1400], name[256], wname[512];
-  config_dim *d = NULL;
-  size_t nd = 0;
-  if (config_value_dims(dims, &d, &nd, why, sizeof why) != 0)
-    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "bad dims '%s': %s", dims, why);
+  if (given && model_name_taken(runtime, given)) {
+    config_dims_free(d, nd);
+    FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "%s: another model named %s was added", path, given);
+  }
   model_info mi;
   int rc = model_read(path, d, nd, &mi, why, sizeof why);
   config_dims_free(d, nd);
   if (rc != 0)
     FAIL(CALHOST_RUNTIME_MODEL, "%s", why);
-  model_name_of_file(path, name, sizeof name);
-  for (struct runtime_model *m = runtime->models; m; m = m->next)
-    if (!strcmp(m->name, name)) {
-      model_info_free(&mi);
-      FAIL(CALHOST_RUNTIME_INVALID_ARGUMENT, "%s: another model named %s was added (%s)", path,
-           name, m->path);
-    }
+  if (given) {
+    snprintf(name, sizeof name, "%s", given);
+  } else {
+    char base[200];
+    model_name_of_file(path, base, sizeof base);
+    snprintf(name, sizeof name, "%s", base);
+    for (unsigned k = 2; model_name_taken(runtime, name); k++)
+      snprintf(name, sizeof name, "%s-%u", base, k);
+  }
   struct runtime_model *m = calloc(1, sizeof *m);
   int ok = m != NULL;
   if (ok) {
     m->path = base_str_dup(path);
     m->name = base_str_dup(name);
     m->digest = base_str_dup(mi.digest);
+    m->dims = base_str_dup(canon);
+    m->binding = base_str_dup(mi.binding);
+    m->unbound = base_str_dup(mi.unbound);
+    m->key_digest = base_str_dup(mi.key_digest);
     m->nodes = calloc(mi.node_count + 1, sizeof *m->nodes);
     m->strings = calloc(3 * mi.node_count + 1, sizeof *m->strings);
-    ok = m->path && m->name && m->digest && m->nodes && m->strings;
+    ok = m->path && m->name && m->digest && m->dims && m->binding && m->unbound && m->key_digest &&
+         m->nodes && m->strings;
   }
   for (size_t i = 0; ok && i < mi.node_count; i++) {
     model_workload_name(&mi, i, name, wname, sizeof wname);
@@ -906,8 +1003,9 @@ calhost_runtime_status calhost_runtime_add_model(calhost_runtime *runtime, const
     runtime_models_free(m);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
   }
-  m->pub = (calhost_runtime_model){m->path,  m->name,       m->digest,
-                                   m->nodes, mi.node_count, mi.skipped_count};
+  m->pub =
+      (calhost_runtime_model){m->path,          m->name,    m->digest,  m->nodes,     mi.node_count,
+                              mi.skipped_count, m->binding, m->unbound, m->key_digest};
   model_info_free(&mi);
   m->next = runtime->models;
   runtime->models = m;

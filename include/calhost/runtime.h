@@ -126,7 +126,7 @@ extern "C" {
 /* The library's version (semantic versioning; MAJOR is the ABI and the
  * soname). */
 #define CALHOST_RUNTIME_VERSION_MAJOR 0
-#define CALHOST_RUNTIME_VERSION_MINOR 4
+#define CALHOST_RUNTIME_VERSION_MINOR 5
 #define CALHOST_RUNTIME_VERSION_PATCH 0
 #define CALHOST_RUNTIME_VERSION_NUMBER                                                             \
   (CALHOST_RUNTIME_VERSION_MAJOR * 1000000 + CALHOST_RUNTIME_VERSION_MINOR * 1000 +                \
@@ -345,8 +345,10 @@ CALHOST_RUNTIME_API void calhost_runtime_selection_free(calhost_runtime_selectio
  * config/README.md ("Models"), exactly as `calibrate --model` stored them:
  * nodes of one structure share a workload; each operator's representative
  * structure (the largest share of the model's work) has the model's exact
- * key (model digest = the file's SHA-256), every other structure the exact
- * key of its canonical description; each structure has its portable key.
+ * key (model digest = the file's SHA-256, followed since 0.5 by ";dims="
+ * and the binding when the nodes use symbolic dimensions: key_digest), every
+ * other structure the exact key of its canonical description; each
+ * structure has its portable key.
  * So a node gets the policy calibrated for its own shape on this machine
  * (exact), else the portable one of its structure (another machine, or
  * force_portable), else none (the backend's default). */
@@ -364,20 +366,61 @@ typedef struct calhost_runtime_model {
   const calhost_runtime_model_node *nodes; /* every node listed, in graph order */
   size_t node_count;
   size_t skipped_count; /* nodes of a served operator whose shapes are not static */
+  /* since 0.5: */
+  const char *binding;    /* the binding the listed nodes use, canonical ("batch=8,seq=128":
+                             names sorted, a name that is not a plain word quoted); "" none */
+  const char *unbound;    /* the symbolic dimensions left unbound that made nodes skip
+                             ("batch, seq"); "" none. Not "": the model needs dims, and its
+                             calibrated policies are those of a binding */
+  const char *key_digest; /* the representative's exact model digest: digest, then
+                             ";dims=" and binding when binding is not "" */
 } calhost_runtime_model;
 
-/* Since 0.3. Reads the ONNX model at path (dims: its symbolic dimensions,
- * "batch=8, seq=128", or NULL) and adds its nodes to the runtime as
- * workloads (named after the file: encoder.onnx gives "encoder.NODE").
- * Adding the same path again returns the model added first. Returns
+/* Since 0.3. calhost_runtime_add_model_with (below) with path, dims and no
+ * name: the model's name is the file's base name without ".onnx"
+ * (encoder.onnx gives "encoder", its workloads "encoder.NODE"), or
+ * "encoder-2", "encoder-3", ... when another model took it (since 0.5:
+ * two files of one base name coexist). Adding the same path with the same
+ * dims again returns the model added first; other dims add another model
+ * (since 0.5). Returns
  * CALHOST_RUNTIME_OK with *out (owned by the runtime, valid until
  * calhost_runtime_close); CALHOST_RUNTIME_MODEL ("PATH: reason", naming
- * the node at fault: not ONNX, truncated, a node with missing inputs, ...),
- * CALHOST_RUNTIME_INVALID_ARGUMENT (bad dims, or another model of the same
- * name), CALHOST_RUNTIME_NO_MEMORY. */
+ * the node at fault: not ONNX, truncated or truncated while it is read, a
+ * node with missing inputs, ...), CALHOST_RUNTIME_INVALID_ARGUMENT (bad
+ * dims; a '|' of several bindings is refused: one model is one binding),
+ * CALHOST_RUNTIME_NO_MEMORY. */
 CALHOST_RUNTIME_API calhost_runtime_status
 calhost_runtime_add_model(calhost_runtime *runtime, const char *path, const char *dims,
                           const calhost_runtime_model **out, char *err, size_t err_capacity);
+
+/* How to add a model (since 0.5). Sized: call
+ * calhost_runtime_model_options_init first; fields are only appended. */
+typedef struct calhost_runtime_model_options {
+  size_t struct_size; /* sizeof(calhost_runtime_model_options), set by _init */
+  const char *path;   /* the ONNX file (required) */
+  const char *dims;   /* its symbolic dimensions, "batch=8, seq=128" (a name that is not a
+                         plain word in double quotes: "\"past_sequence_length + 1\"=129"),
+                         or NULL */
+  const char *name;   /* the model's name ([A-Za-z0-9_.-]+; its workloads are NAME.NODE), or
+                         NULL: the file's base name, made unique as add_model does */
+} calhost_runtime_model_options;
+
+/* Since 0.5. Sets every field to its default (NULL) and struct_size. */
+CALHOST_RUNTIME_API void calhost_runtime_model_options_init(calhost_runtime_model_options *options);
+
+/* Since 0.5. Reads the ONNX model at options->path bound by options->dims
+ * and adds its nodes to the runtime as workloads under options->name. A
+ * model is a file and a binding: the same path with the same dims (and
+ * no name, or the same name) returns the model added first; the same path
+ * with other dims is another model, with its own nodes, workloads and
+ * exact key (key_digest). A name another model has is refused
+ * (INVALID_ARGUMENT); without a name the file's base name is made unique
+ * ("model", "model-2", ...), so files of one base name coexist. Returns
+ * as calhost_runtime_add_model; INVALID_ARGUMENT also for a bad
+ * struct_size or name. */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_add_model_with(
+    calhost_runtime *runtime, const calhost_runtime_model_options *options,
+    const calhost_runtime_model **out, char *err, size_t err_capacity);
 
 #ifdef __cplusplus
 }

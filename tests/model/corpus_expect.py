@@ -3,7 +3,8 @@
 # written with Debian's python3-onnx (run with /usr/bin/python3): for every
 # *.onnx under DIR (Debian's libonnx-testdata), one line "PATH<TAB>N" where N
 # counts the main graph's MatMul and Gemm nodes (default domain) whose two
-# inputs have static shapes (every dimension a positive value) and an element
+# inputs (and a Gemm's C with beta != 0, its bias) have static shapes (every
+# dimension a positive value) and an element
 # type calhost names, found in the graph's inputs, initializers, value_info
 # or outputs (the first that names the tensor). calhost must list exactly
 # those nodes.
@@ -47,6 +48,12 @@ with open(out, "w") as f:
             for node in g.node:
                 if node.domain not in ("", "ai.onnx") or node.op_type not in ("MatMul", "Gemm"):
                     continue
-                if len(node.input) >= 2 and static(node.input[0]) and static(node.input[1]):
-                    n += 1
+                if len(node.input) < 2 or not static(node.input[0]) or not static(node.input[1]):
+                    continue
+                # a Gemm's C (with beta != 0) is its bias: its shape is structure too
+                beta = next((a.f for a in node.attribute if a.name == "beta"), 1.0)
+                if (node.op_type == "Gemm" and len(node.input) >= 3 and node.input[2]
+                        and beta != 0 and not static(node.input[2])):
+                    continue
+                n += 1
             f.write("%s\t%d\n" % (path, n))

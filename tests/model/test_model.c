@@ -4,7 +4,10 @@
  * the nodes listed with shapes and structure, symbolic dimensions, nodes of
  * one structure counted, unknown shapes skipped with the reason, broken
  * files refused naming file and node, the digest as sha256sum prints it,
- * and the --dims syntax.
+ * and the --dims syntax; models as exporters write them (issue 37): Gemm's
+ * bias forms, batch broadcasting, injective workload names, any dim_param
+ * bound, a binding in the key, ReduceSum's identity, a file truncated while
+ * it is read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,10 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "config/config.h"
 #include "config/values.h"
 #include "model/model.h"
 
@@ -84,14 +90,15 @@ static void mlp_lists_matmul_gemm_and_reducesum_with_structure(void **state) {
   assert_string_equal(fc1->operator_name, "MatMul");
   assert_string_equal(fc1->dtype, "float32");
   assert_int_equal(fc1->property_count, 0);
-  /* Gemm with a bias: MatMul plus beta */
+  /* Gemm with a bias C[N] and beta 1: MatMul plus bias=n (CONTRACT37: beta
+   * only when it is not 1) */
   const model_node *fc2 = node_named(&m, "fc2");
   assert_shape(fc2, 8, 64, 256);
   assert_string_equal(fc2->onnx_operator, "Gemm");
   assert_string_equal(fc2->operator_name, "MatMul");
   assert_int_equal(fc2->property_count, 1);
-  assert_string_equal(fc2->properties[0].name, "beta");
-  assert_string_equal(fc2->properties[0].value, "1");
+  assert_string_equal(fc2->properties[0].name, "bias");
+  assert_string_equal(fc2->properties[0].value, "n");
   /* transB: N comes from B's first dimension; alpha kept */
   const model_node *fc3 = node_named(&m, "fc3");
   assert_shape(fc3, 8, 32, 64);
@@ -233,6 +240,279 @@ static void dims_parse_accepts_bindings_and_refuses_bad_ones(void **state) {
   }
 }
 
+/* The value of property name of n, or NULL. */
+static const char *prop(const model_node *n, const char *name) {
+  for (size_t i = 0; i < n->property_count; i++)
+    if (!strcmp(n->properties[i].name, name))
+      return n->properties[i].value;
+  return NULL;
+}
+
+static void gemm_bias_takes_each_broadcast_form_and_beta_only_when_not_one(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("gemm_bias.onnx", NULL, &m);
+  static const struct {
+    const char *node, *structure;
+  } want[] = {
+      {"scalar", "operator=MatMul;dtype=float32;shape=8,16,32;bias=scalar"},
+      {"scalar1", "operator=MatMul;dtype=float32;shape=8,16,32;bias=scalar"},
+      {"n", "operator=MatMul;dtype=float32;shape=8,16,32;bias=n"},
+      {"one_n", "operator=MatMul;dtype=float32;shape=8,16,32;bias=n"},
+      {"m", "operator=MatMul;dtype=float32;shape=8,16,32;bias=m"},
+      {"mn", "operator=MatMul;dtype=float32;shape=8,16,32;bias=mn"},
+      {"half", "operator=MatMul;dtype=float32;shape=8,16,32;beta=0.5;bias=n"},
+      /* beta 0: C adds nothing, a plain product */
+      {"zero", "operator=MatMul;dtype=float32;shape=8,16,32"},
+      {"alpha_t", "operator=MatMul;dtype=float32;shape=8,16,32;alpha=2;bias=n;trans_a=1"},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const model_node *n = node_named(&m, want[i].node);
+    assert_non_null(n);
+    assert_string_equal(n->structure, want[i].structure);
+  }
+  model_info_free(&m);
+  /* a C that does not broadcast to the output is refused, naming the node */
+  char err[512] = "";
+  assert_int_equal(model_read(model_path("bad_bias.onnx"), NULL, 0, &m, err, sizeof err), -1);
+  assert_non_null(strstr(err, "bad_bias.onnx: node /bad/Gemm (Gemm): C does not broadcast"));
+}
+
+static void batched_matmul_broadcasts_as_onnx_and_folds_a_shared_b(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("broadcast.onnx", NULL, &m);
+  /* A[4,1,16,32] x B[1,5,32,8]: 20 products of 4 As and 5 Bs */
+  const model_node *n = node_named(&m, "cross");
+  assert_shape(n, 16, 8, 32);
+  assert_string_equal(prop(n, "batch"), "20");
+  assert_string_equal(prop(n, "batch_a"), "4");
+  assert_string_equal(prop(n, "batch_b"), "5");
+  /* one B for the whole batch: (6 x 16) rows, no batch */
+  n = node_named(&m, "shared_b");
+  assert_shape(n, 96, 8, 32);
+  assert_null(prop(n, "batch"));
+  assert_int_equal(n->count, 2); /* shared_b2: the same weight again */
+  /* one A, six Bs */
+  n = node_named(&m, "shared_a");
+  assert_shape(n, 16, 8, 32);
+  assert_string_equal(prop(n, "batch"), "6");
+  assert_string_equal(prop(n, "batch_a"), "1");
+  assert_null(prop(n, "batch_b"));
+  /* B's batch dimensions all 1: a shared B too */
+  n = node_named(&m, "ones_b");
+  assert_shape(n, 64, 8, 32);
+  assert_null(prop(n, "batch"));
+  model_info_free(&m);
+  char err[512] = "";
+  assert_int_equal(model_read(model_path("no_broadcast.onnx"), NULL, 0, &m, err, sizeof err), -1);
+  assert_non_null(strstr(err, "node /bad/MatMul (MatMul): batch dimensions do not broadcast"));
+}
+
+static void workload_names_of_one_model_never_collide(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("names.onnx", NULL, &m);
+  assert_int_equal(m.structure_count, 6);
+  char names[6][128];
+  for (size_t i = 0; i < 6; i++)
+    model_workload_name(&m, i, "names", names[i], sizeof names[i]);
+  assert_string_equal(names[0], "names.-senc-sMatMul");
+  assert_string_equal(names[1], "names._enc_MatMul");
+  assert_string_equal(names[2], "names.MatMul-n2"); /* unnamed, index 2 */
+  assert_string_equal(names[3], "names.MatMul_2");
+  assert_string_equal(names[4], "names.a--b");
+  assert_string_equal(names[5], "names.a----b");
+  /* all of them added: no "exists already" */
+  config_settings cfg;
+  memset(&cfg, 0, sizeof cfg);
+  char err[512] = "";
+  if (model_workloads_add(&cfg, &m, "names", (config_origin){NULL, 0}, err, sizeof err) != 6)
+    fail_msg("%s", err);
+  config_free(&cfg);
+  model_info_free(&m);
+}
+
+static void any_dim_param_binds_quoted_and_every_unbound_one_is_named(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("decoder.onnx", NULL, &m);
+  assert_string_equal(m.unbound, "batch, \"past_sequence_length + 1\"");
+  assert_int_equal(m.skipped_count, 2);
+  assert_string_equal(m.skipped[0].symbol, "batch");
+  char hint[200];
+  model_bind_hint("past_sequence_length + 1", 0, hint, sizeof hint);
+  assert_string_equal(hint, "--dims '\"past_sequence_length + 1\"=N'");
+  model_bind_hint("past_sequence_length + 1", 1, hint, sizeof hint);
+  assert_string_equal(hint, "dims = \"past_sequence_length + 1\"=N");
+  model_info_free(&m);
+  read_ok("decoder.onnx", "batch=2, \"past_sequence_length + 1\"=129", &m);
+  assert_int_equal(m.skipped_count, 0);
+  assert_string_equal(m.unbound, "");
+  const model_node *n = node_named(&m, "/h.0/attn/MatMul");
+  assert_shape(n, 1, 129, 64);
+  assert_string_equal(prop(n, "batch"), "24");
+  assert_string_equal(m.binding, "batch=2,\"past_sequence_length + 1\"=129");
+  model_info_free(&m);
+}
+
+static void a_binding_enters_the_representatives_key_and_the_file_hash_stays(void **state) {
+  (void)state;
+  model_info a, b, none;
+  /* an unused binding (rows) is not part of it: the same key */
+  read_ok("encoder.onnx", "seq=32, batch=2, rows=7", &a);
+  read_ok("encoder.onnx", "batch=1,seq=64", &b);
+  assert_string_equal(a.digest, b.digest); /* the file's sha256 */
+  assert_string_equal(a.binding, "batch=2,seq=32");
+  char want[200];
+  snprintf(want, sizeof want, "%s;dims=batch=2,seq=32", a.digest);
+  assert_string_equal(a.key_digest, want);
+  snprintf(want, sizeof want, "%s;dims=batch=1,seq=64", b.digest);
+  assert_string_equal(b.key_digest, want);
+  /* the two bindings' workloads: the representative's digests differ */
+  config_settings cfg;
+  memset(&cfg, 0, sizeof cfg);
+  char err[512] = "";
+  assert_true(model_workloads_add(&cfg, &a, "enc-1", (config_origin){NULL, 0}, err, sizeof err) >
+              0);
+  assert_true(model_workloads_add(&cfg, &b, "enc-2", (config_origin){NULL, 0}, err, sizeof err) >
+              0);
+  size_t keyed = 0;
+  for (size_t i = 0; i < cfg.workload_count; i++)
+    if (cfg.workloads[i].model_file) {
+      keyed++;
+      assert_non_null(strstr(cfg.workloads[i].model_digest, ";dims=batch="));
+    }
+  assert_int_equal(keyed, 2);
+  config_free(&cfg);
+  /* a model that uses no binding keeps the file's digest as the key */
+  read_ok("three.onnx", "batch=4", &none);
+  assert_string_equal(none.binding, "");
+  assert_string_equal(none.key_digest, none.digest);
+  model_info_free(&none);
+  model_info_free(&a);
+  model_info_free(&b);
+}
+
+static void reducesum_noop_with_empty_axes_is_an_identity(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("noop.onnx", NULL, &m);
+  assert_int_equal(m.node_count, 1);
+  assert_string_equal(m.nodes[0].name, "full");
+  assert_int_equal(m.skipped_count, 1);
+  assert_string_equal(m.skipped[0].name, "identity");
+  assert_int_equal(m.skipped[0].identity, 1);
+  model_info_free(&m);
+}
+
+/* A file truncated and rewritten by another process while it is read (cp
+ * over it): each read succeeds or fails naming the file, never a signal
+ * (a mapping of the file raised SIGBUS here). */
+static void a_file_truncated_while_read_is_an_error_never_a_signal(void **state) {
+  (void)state;
+  char src[4200], victim[4200], cmd[9000];
+  snprintf(src, sizeof src, "%s", model_path("big.onnx"));
+  snprintf(victim, sizeof victim, "%s", model_path("victim.onnx"));
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, victim);
+  assert_int_equal(system(cmd), 0);
+  FILE *f = fopen(src, "rb");
+  assert_non_null(f);
+  static char data[8 << 20];
+  size_t size = fread(data, 1, sizeof data, f);
+  fclose(f);
+  pid_t writer = fork();
+  assert_true(writer >= 0);
+  if (writer == 0) { /* truncate, then write it back in pieces, for ever */
+    for (;;) {
+      FILE *w = fopen(victim, "r+b");
+      if (!w)
+        _exit(1);
+      if (ftruncate(fileno(w), 0) != 0)
+        _exit(1);
+      for (size_t k = 0; k < size; k += 65536)
+        fwrite(data + k, 1, size - k < 65536 ? size - k : 65536, w), fflush(w);
+      fclose(w);
+    }
+  }
+  size_t ok = 0, failed = 0;
+  for (int i = 0; i < 300; i++) {
+    model_info m;
+    char err[512] = "";
+    if (model_read(victim, NULL, 0, &m, err, sizeof err) == 0) {
+      ok++;
+      model_info_free(&m);
+    } else {
+      failed++;
+      if (!strstr(err, victim))
+        fail_msg("the error does not name the file: %s", err);
+    }
+  }
+  kill(writer, SIGKILL);
+  int st;
+  waitpid(writer, &st, 0);
+  assert_int_equal(ok + failed, 300);
+}
+
+static void dims_take_quoted_names_and_several_bindings(void **state) {
+  (void)state;
+  config_binding *b;
+  size_t n;
+  char why[256], canon[256];
+  assert_int_equal(config_value_bindings("seq=128, batch=1 | batch=8, \"a \\\"b\\\" + 1\"=3", &b,
+                                         &n, why, sizeof why),
+                   0);
+  assert_int_equal(n, 2);
+  config_dims_canonical(b[0].dims, b[0].count, canon, sizeof canon);
+  assert_string_equal(canon, "batch=1,seq=128");
+  assert_string_equal(b[1].dims[1].name, "a \"b\" + 1");
+  config_dims_canonical(b[1].dims, b[1].count, canon, sizeof canon);
+  assert_string_equal(canon, "\"a \\\"b\\\" + 1\"=3,batch=8");
+  config_bindings_free(b, n);
+  /* the canonical text parses back as the binding */
+  model_dim *d;
+  assert_int_equal(config_value_dims(canon, &d, &n, why, sizeof why), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(d[0].name, "a \"b\" + 1");
+  config_dims_free(d, n);
+  assert_int_equal(config_value_bindings("", &b, &n, why, sizeof why), 0);
+  assert_int_equal(n, 0);
+  const char *bad[] = {"batch=1 |", "| batch=1", "batch=1 | batch=1", "\"unterminated=1", "\"\"=1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (config_value_bindings(bad[i], &b, &n, why, sizeof why) != -1)
+      fail_msg("'%s' was accepted", bad[i]);
+  /* one binding only where one is taken */
+  assert_int_equal(config_value_dims("batch=1 | batch=2", &d, &n, why, sizeof why), -1);
+}
+
+/* config_workload_named through its index: every name found after the
+ * workloads grew, none after an add that failed and was undone. */
+static void workloads_are_found_by_name_as_they_grow_and_shrink(void **state) {
+  (void)state;
+  model_info m;
+  read_ok("gemm_bias.onnx", NULL, &m); /* 7 structures */
+  config_settings cfg;
+  memset(&cfg, 0, sizeof cfg);
+  char err[512], name[300];
+  for (int k = 0; k < 4; k++) {
+    snprintf(name, sizeof name, "g%d", k);
+    assert_int_equal(model_workloads_add(&cfg, &m, name, (config_origin){NULL, 0}, err, sizeof err),
+                     7);
+    for (size_t i = 0; i < cfg.workload_count; i++)
+      assert_ptr_equal(config_workload_named(&cfg, cfg.workloads[i].name), &cfg.workloads[i]);
+  }
+  assert_null(config_workload_named(&cfg, "g9.n"));
+  /* a second g1: refused, the configuration as it was, and still indexed */
+  assert_int_equal(model_workloads_add(&cfg, &m, "g1", (config_origin){NULL, 0}, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "exists already"));
+  assert_int_equal(cfg.workload_count, 28);
+  assert_non_null(config_workload_named(&cfg, "g3.mn"));
+  assert_null(config_workload_named(&cfg, "g4.mn"));
+  config_free(&cfg);
+  model_info_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mlp_lists_matmul_gemm_and_reducesum_with_structure),
@@ -242,6 +522,15 @@ int main(void) {
       cmocka_unit_test(node_without_a_shape_is_skipped_with_the_reason),
       cmocka_unit_test(broken_files_are_refused_naming_the_file_and_node),
       cmocka_unit_test(dims_parse_accepts_bindings_and_refuses_bad_ones),
+      cmocka_unit_test(gemm_bias_takes_each_broadcast_form_and_beta_only_when_not_one),
+      cmocka_unit_test(batched_matmul_broadcasts_as_onnx_and_folds_a_shared_b),
+      cmocka_unit_test(workload_names_of_one_model_never_collide),
+      cmocka_unit_test(any_dim_param_binds_quoted_and_every_unbound_one_is_named),
+      cmocka_unit_test(a_binding_enters_the_representatives_key_and_the_file_hash_stays),
+      cmocka_unit_test(reducesum_noop_with_empty_axes_is_an_identity),
+      cmocka_unit_test(a_file_truncated_while_read_is_an_error_never_a_signal),
+      cmocka_unit_test(dims_take_quoted_names_and_several_bindings),
+      cmocka_unit_test(workloads_are_found_by_name_as_they_grow_and_shrink),
   };
   return cmocka_run_group_tests_name("model", tests, setup, teardown);
 }
