@@ -121,14 +121,20 @@ int gemm_kernel_find(const char *name, size_t len) {
 }
 
 gemm_isa gemm_isa_detect(void) {
+  gemm_isa isa = GEMM_ISA_PORTABLE;
 #if GEMM_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f"))
-    return GEMM_ISA_AVX512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return GEMM_ISA_AVX2;
+    isa = GEMM_ISA_AVX512;
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    isa = GEMM_ISA_AVX2;
 #endif
-  return GEMM_ISA_PORTABLE;
+  const char *cap = getenv("CALHOST_CPU_GEMM_MAX_ISA");
+  if (cap)
+    for (int c = GEMM_ISA_PORTABLE; c < (int)isa; c++)
+      if (strcmp(cap, gemm_isa_name((gemm_isa)c)) == 0)
+        isa = (gemm_isa)c;
+  return isa;
 }
 
 const char *gemm_isa_name(gemm_isa isa) {

@@ -65,7 +65,12 @@ GEMM_HIDDEN const gemm_kernel_info *gemm_kernel_at(int i);
 GEMM_HIDDEN int gemm_kernel_find(const char *name, size_t len);
 
 /* The best instruction-set class this processor (and its OS) supports,
- * from __builtin_cpu_supports; GEMM_ISA_PORTABLE off x86. */
+ * from __builtin_cpu_supports; GEMM_ISA_PORTABLE off x86. The environment
+ * variable CALHOST_CPU_GEMM_MAX_ISA (portable, avx2 or avx512) caps it, as
+ * oneDNN's ONEDNN_MAX_CPU_ISA does: cpu_gemm then behaves everywhere (space,
+ * keys, validator) as on a processor without the wider classes, which is
+ * how the test suite proves it does not depend on the machine it runs on.
+ * An unknown value is ignored. */
 GEMM_HIDDEN gemm_isa gemm_isa_detect(void);
 
 /* Stable word for an ISA class: "portable", "avx2", "avx512". */
