@@ -35,8 +35,12 @@
                         float *restrict c, size_t ldc, int overwrite) {                            \
     VT acc[MR][NV];                                                                                \
     const VT *bp = (const VT *)__builtin_assume_aligned(b, GEMM_ALIGN);                            \
-    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                          \
-        _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] = (VT){0};                  \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
+      /* C's rows are touched only after the kc loop: fetch them now */                            \
+      __builtin_prefetch(c + (size_t)i * ldc, 1, 3);                                               \
+      __builtin_prefetch(c + (size_t)i * ldc + (NV) * (W)-1, 1, 3);                                \
+      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] = (VT){0};                    \
+    }                                                                                              \
     _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++) {                                      \
       VT bv[NV];                                                                                   \
       _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) bv[j] = bp[j];                          \
