@@ -431,14 +431,28 @@ void matmul_data_reset(matmul_data *d) {
 
 void matmul_bias_apply(const matmul_data *d, float *c, int add) {
   const matmul_shape *s = &d->shape;
+  const float beta = s->beta;
   if (!d->bias)
     return;
   for (size_t q = 0; q < s->batch; q++)
     for (size_t i = 0; i < s->m; i++) {
       float *row = c + (q * s->m + i) * s->n;
-      for (size_t j = 0; j < s->n; j++) {
-        float v = s->beta * matmul_bias_at(s, d->bias, i, j);
-        row[j] = add ? row[j] + v : v;
+      if (s->bias == MATMUL_BIAS_N || s->bias == MATMUL_BIAS_MN) { /* a row of values */
+        const float *src = d->bias + (s->bias == MATMUL_BIAS_MN ? i * s->n : 0);
+        if (add)
+          for (size_t j = 0; j < s->n; j++)
+            row[j] += beta * src[j];
+        else
+          for (size_t j = 0; j < s->n; j++)
+            row[j] = beta * src[j];
+      } else { /* one value per row */
+        const float v = beta * d->bias[s->bias == MATMUL_BIAS_M ? i : 0];
+        if (add)
+          for (size_t j = 0; j < s->n; j++)
+            row[j] += v;
+        else
+          for (size_t j = 0; j < s->n; j++)
+            row[j] = v;
       }
     }
 }

@@ -291,22 +291,31 @@ static void pack_b(size_t kcur, size_t ncur, const float *b, size_t ldb, int nr,
 }
 
 /* The same packed layout from a transposed B: the block's element (p, j)
- * is at bt[j * ldb + p] (B stored N x K). Each column j of a panel is read
- * along its contiguous row of B^T and scattered with stride nr inside the
- * panel (kcur x nr floats, cache-resident). */
+ * is at bt[j * ldb + p] (B stored N x K). A full panel is read in steps of
+ * 8 p: each of its nr rows of B^T gives 8 consecutive floats (one cache
+ * line's worth), written 8 panel rows apart; a partial panel is
+ * zero-padded. */
 static void pack_b_trans(size_t kcur, size_t ncur, const float *bt, size_t ldb, int nr,
                          float *dst) {
   for (size_t jr = 0; jr < ncur; jr += (size_t)nr) {
-    size_t cols = min_sz((size_t)nr, ncur - jr);
-    for (size_t j = 0; j < cols; j++) {
-      const float *src = bt + (jr + j) * ldb;
-      float *d = dst + j;
-      for (size_t p = 0; p < kcur; p++)
-        d[p * (size_t)nr] = src[p];
+    size_t cols = min_sz((size_t)nr, ncur - jr), p = 0;
+    const float *src = bt + jr * ldb;
+    if (cols == (size_t)nr)
+      for (; p + 8 <= kcur; p += 8)
+        for (size_t j = 0; j < cols; j++) {
+          const float *s = src + j * ldb + p;
+          float *d = dst + p * (size_t)nr + j;
+          for (size_t q = 0; q < 8; q++)
+            d[q * (size_t)nr] = s[q];
+        }
+    for (; p < kcur; p++) {
+      float *d = dst + p * (size_t)nr;
+      size_t j = 0;
+      for (; j < cols; j++)
+        d[j] = src[j * ldb + p];
+      for (; j < (size_t)nr; j++)
+        d[j] = 0.0f;
     }
-    for (size_t j = cols; j < (size_t)nr; j++)
-      for (size_t p = 0; p < kcur; p++)
-        dst[p * (size_t)nr + j] = 0.0f;
     dst += (size_t)nr * kcur;
   }
 }
