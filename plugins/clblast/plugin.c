@@ -181,11 +181,17 @@ struct calhost_session {
   device_db *db;
   xset *cands;
   int prepared;
+  size_t *offsets; /* a batch's: A's, B's and C's offset of each product (3 x batch) */
+  float *scalars;  /* a batch's: alpha, then the GEMM's beta, of each product (2 x batch) */
 };
 
 static calhost_status cb_create(const calhost_host_services *host, const calhost_property *settings,
                                 size_t setting_count, calhost_plugin_instance **out) {
-  return ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
+  calhost_status st =
+      ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
+  if (st == CALHOST_OK) /* CLBlast's transposes, alpha and batched GEMM; a bias before it */
+    (*out)->ocl.mm.caps = MATMUL_CAN_ALL;
+  return st;
 }
 
 static void cb_destroy(calhost_plugin_instance *inst) {
@@ -224,6 +230,8 @@ static void cb_close_session(calhost_session *s) {
     return;
   ocl_session_release(&s->ocl);
   free(s->cands);
+  free(s->offsets);
+  free(s->scalars);
   matmul_session_close(s);
 }
 
@@ -255,9 +263,25 @@ static calhost_status cb_open_session(calhost_plugin_instance *inst, const calho
     s->db->have = 1;
   }
   s->cands = malloc(CURATED_COUNT * sizeof *s->cands);
-  if (!s->cands || ocl_session_data(&s->ocl, &sh, sh.m, sh.n, sh.k, BACKEND) != CALHOST_OK) {
+  if (!s->cands || ocl_session_data(&s->ocl, &sh, sh.m, sh.n, sh.k, 1, BACKEND) != CALHOST_OK) {
     cb_close_session(s);
     return CALHOST_NO_MEMORY;
+  }
+  if (sh.batch > 1) { /* GemmBatched's per-product offsets and scalars */
+    const float beta = sh.accumulate || sh.bias != MATMUL_BIAS_NONE ? 1.0f : 0.0f;
+    s->offsets = malloc(3 * sh.batch * sizeof *s->offsets);
+    s->scalars = malloc(2 * sh.batch * sizeof *s->scalars);
+    if (!s->offsets || !s->scalars) {
+      cb_close_session(s);
+      return CALHOST_NO_MEMORY;
+    }
+    for (size_t p = 0; p < sh.batch; p++) {
+      s->offsets[p] = matmul_a_index(&sh, p) * sh.m * sh.k;
+      s->offsets[sh.batch + p] = matmul_b_index(&sh, p) * sh.k * sh.n;
+      s->offsets[2 * sh.batch + p] = p * sh.m * sh.n;
+      s->scalars[p] = sh.alpha;
+      s->scalars[sh.batch + p] = beta;
+    }
   }
   for (size_t i = 0; i < CURATED_COUNT; i++)
     if (xset_valid(&curated[i], NULL, 0) == 0 && xset_fits(&curated[i], dev, NULL, 0) == 0)
@@ -296,15 +320,49 @@ static int override(calhost_session *s, const char *kernel, const clb_params *p)
   return 0;
 }
 
-/* One CLBlastSgemm call on the session's buffers (C = A*B + beta C). */
+/* One product of the session's structure on its buffers: the bias first
+ * (copied into C, or added to it with CLBlastSaxpy when accumulating; the
+ * expanded beta*bias of ocl_session_data), then CLBlastSgemm with the
+ * transposes and alpha (beta 1 onto the bias or the accumulated C, else 0),
+ * or for a batch CLBlastSgemmBatched with each product's offsets (the
+ * contract's operand mapping, which a single stride cannot express when
+ * batch_a or batch_b differs from batch and from 1). */
 static int sgemm(calhost_session *s, cl_event *event) {
   const matmul_shape *sh = &s->ocl.mm.data.shape;
-  CLBlastStatusCode st =
-      CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, sh->m, sh->n,
-                   sh->k, 1.0f, s->ocl.buf.a, 0, sh->k, s->ocl.buf.b, 0, sh->n,
-                   sh->accumulate ? 1.0f : 0.0f, s->ocl.buf.c, 0, sh->n, &s->ocl.dev->queue, event);
+  const ocl_matmul_buffers *b = &s->ocl.buf;
+  const CLBlastTranspose ta = sh->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
+  const CLBlastTranspose tb = sh->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+  const size_t lda = sh->trans_a ? sh->m : sh->k, ldb = sh->trans_b ? sh->k : sh->n;
+  const size_t cs = matmul_c_size(sh);
+  CLBlastStatusCode st;
+  if (b->bias) {
+    if (sh->accumulate) {
+      st = CLBlastSaxpy(cs, 1.0f, b->bias, 0, 1, b->c, 0, 1, &s->ocl.dev->queue, NULL);
+      if (st != CLBlastSuccess) {
+        matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastSaxpy: status %d", (int)st);
+        return -1;
+      }
+    } else {
+      cl_int e = clEnqueueCopyBuffer(s->ocl.dev->queue, b->bias, b->c, 0, 0, cs * sizeof(float), 0,
+                                     NULL, NULL);
+      if (e != CL_SUCCESS) {
+        matmul_set_error(s->ocl.mm.host, BACKEND ": copying the bias: %s", ocl_error_name(e));
+        return -1;
+      }
+    }
+  }
+  if (sh->batch > 1)
+    st = CLBlastSgemmBatched(CLBlastLayoutRowMajor, ta, tb, sh->m, sh->n, sh->k, s->scalars, b->a,
+                             s->offsets, lda, b->b, s->offsets + sh->batch, ldb,
+                             s->scalars + sh->batch, b->c, s->offsets + 2 * sh->batch, sh->n,
+                             sh->batch, &s->ocl.dev->queue, event);
+  else
+    st = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, sh->m, sh->n, sh->k, sh->alpha, b->a, 0, lda,
+                      b->b, 0, ldb, sh->accumulate || b->bias ? 1.0f : 0.0f, b->c, 0, sh->n,
+                      &s->ocl.dev->queue, event);
   if (st != CLBlastSuccess) {
-    matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastSgemm: status %d", (int)st);
+    matmul_set_error(s->ocl.mm.host, BACKEND ": CLBlastSgemm%s: status %d",
+                     sh->batch > 1 ? "Batched" : "", (int)st);
     return -1;
   }
   return 0;

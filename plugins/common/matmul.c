@@ -82,8 +82,126 @@ int matmul_parse_params(const char *p, size_t len, size_t max, const matmul_para
   return 0;
 }
 
+size_t matmul_a_index(const matmul_shape *s, size_t p) {
+  return s->batch > 1 ? p * s->batch_a / s->batch : 0;
+}
+
+size_t matmul_b_index(const matmul_shape *s, size_t p) {
+  return s->batch_b > 1 ? p % s->batch_b : 0;
+}
+
+size_t matmul_bias_count(const matmul_shape *s) {
+  switch (s->bias) {
+  case MATMUL_BIAS_SCALAR:
+    return 1;
+  case MATMUL_BIAS_N:
+    return s->n;
+  case MATMUL_BIAS_M:
+    return s->m;
+  case MATMUL_BIAS_MN:
+    return s->m * s->n;
+  default:
+    return 0;
+  }
+}
+
+float matmul_bias_at(const matmul_shape *s, const float *bias, size_t i, size_t j) {
+  switch (s->bias) {
+  case MATMUL_BIAS_SCALAR:
+    return bias[0];
+  case MATMUL_BIAS_N:
+    return bias[j];
+  case MATMUL_BIAS_M:
+    return bias[i];
+  case MATMUL_BIAS_MN:
+    return bias[i * s->n + j];
+  default:
+    return 0.0f;
+  }
+}
+
+size_t matmul_a_size(const matmul_shape *s) {
+  return s->batch_a * s->m * s->k;
+}
+size_t matmul_b_size(const matmul_shape *s) {
+  return s->batch_b * s->k * s->n;
+}
+size_t matmul_c_size(const matmul_shape *s) {
+  return s->batch * s->m * s->n;
+}
+
+/* The structure's properties: name, MATMUL_CAN_ bit (0: every backend). */
+enum {
+  P_ACCUMULATE,
+  P_ALPHA,
+  P_BATCH,
+  P_BATCH_A,
+  P_BATCH_B,
+  P_BETA,
+  P_BIAS,
+  P_TRANS_A,
+  P_TRANS_B,
+  P_COUNT
+};
+static const struct {
+  const char *name;
+  unsigned cap;
+} structure_props[P_COUNT] = {
+    {"accumulate", 0},
+    {"alpha", MATMUL_CAN_ALPHA},
+    {"batch", MATMUL_CAN_BATCH},
+    {"batch_a", MATMUL_CAN_BATCH},
+    {"batch_b", MATMUL_CAN_BATCH},
+    {"beta", MATMUL_CAN_BIAS},
+    {"bias", MATMUL_CAN_BIAS},
+    {"trans_a", MATMUL_CAN_TRANS_A},
+    {"trans_b", MATMUL_CAN_TRANS_B},
+};
+static const char *const bias_words[] = {"none", "scalar", "n", "m", "mn"};
+
+/* A finite decimal (strtod's syntax, the whole text) representable as a
+ * float, into *out. 0 or -1. */
+static int parse_real(const char *text, float *out) {
+  char *end = NULL;
+  double v;
+  if (!text[0] || text[0] == ' ')
+    return -1;
+  v = strtod(text, &end);
+  if (!end || *end || !isfinite(v) || fabs(v) > 3.0e38)
+    return -1;
+  *out = (float)v;
+  return 0;
+}
+
+/* A decimal integer in [lo, hi] without sign or leading zero, into *out. */
+static int parse_count(const char *text, size_t lo, size_t hi, size_t *out) {
+  size_t v = 0, len = strlen(text);
+  if (len == 0 || len > 9 || (len > 1 && text[0] == '0'))
+    return -1;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] < '0' || text[i] > '9')
+      return -1;
+    v = v * 10 + (size_t)(text[i] - '0');
+  }
+  if (v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* The property names that caps runs, for a decline's message. */
+static void runs_list(unsigned caps, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "accumulate");
+  for (int i = 1; i < P_COUNT && n < cap; i++)
+    if (caps & structure_props[i].cap)
+      n += (size_t)snprintf(buf + n, cap - n, ", %s", structure_props[i].name);
+}
+
 calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
-                                     const calhost_workload *w, matmul_shape *s) {
+                                     unsigned caps, const calhost_workload *w, matmul_shape *s) {
+  const matmul_shape dflt = MATMUL_SHAPE(0, 0, 0, 0);
+  int seen[P_COUNT] = {0}, beta_given = 0;
+  uint64_t a_size, b_size, c_size;
   if (!w || !w->operator_name || strcmp(w->operator_name, "MatMul") != 0) {
     matmul_set_error(host, "%s serves operator MatMul only", backend);
     return CALHOST_UNSUPPORTED;
@@ -103,36 +221,124 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
                        (long long)w->shape[i], MATMUL_DIM_MAX);
       return CALHOST_UNSUPPORTED;
     }
+  *s = dflt;
   s->m = (size_t)w->shape[0];
   s->n = (size_t)w->shape[1];
   s->k = (size_t)w->shape[2];
-  s->accumulate = 0;
-  if ((uint64_t)s->m * s->k > MATMUL_MATRIX_MAX || (uint64_t)s->k * s->n > MATMUL_MATRIX_MAX ||
-      (uint64_t)s->m * s->n > MATMUL_MATRIX_MAX || (uint64_t)s->m * s->n * s->k > MATMUL_WORK_MAX) {
-    matmul_set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n,
-                     s->k);
-    return CALHOST_UNSUPPORTED;
-  }
+  s->batch_a = s->batch_b = 0; /* = batch unless given */
   for (size_t i = 0; i < w->property_count; i++) {
     const calhost_property *p = &w->properties[i];
+    const char *v;
+    int f, bad = 0, is_default = 0;
     if (!p->name || !p->value) {
       matmul_set_error(host, "%s: workload property without name or value", backend);
       return CALHOST_INVALID_ARGUMENT;
     }
-    if (strcmp(p->name, "accumulate") == 0) {
-      if (strcmp(p->value, "0") == 0)
-        s->accumulate = 0;
-      else if (strcmp(p->value, "1") == 0)
-        s->accumulate = 1;
-      else {
-        matmul_set_error(host, "%s: accumulate must be 0 or 1 (got '%s')", backend, p->value);
-        return CALHOST_INVALID_ARGUMENT;
-      }
-    } else {
-      matmul_set_error(host, "%s: unknown MatMul property '%s' (known: accumulate)", backend,
-                       p->name);
+    v = p->value;
+    for (f = 0; f < P_COUNT; f++)
+      if (strcmp(p->name, structure_props[f].name) == 0)
+        break;
+    if (f == P_COUNT) {
+      matmul_set_error(host,
+                       "%s: unknown MatMul property '%s' (known: accumulate, alpha, batch, "
+                       "batch_a, batch_b, beta, bias, trans_a, trans_b)",
+                       backend, p->name);
       return CALHOST_UNSUPPORTED;
     }
+    if (seen[f]++) {
+      matmul_set_error(host, "%s: MatMul property '%s' given twice", backend, p->name);
+      return CALHOST_INVALID_ARGUMENT;
+    }
+    switch (f) {
+    case P_ACCUMULATE:
+    case P_TRANS_A:
+    case P_TRANS_B: {
+      int *dst = f == P_ACCUMULATE ? &s->accumulate : f == P_TRANS_A ? &s->trans_a : &s->trans_b;
+      bad = strcmp(v, "0") != 0 && strcmp(v, "1") != 0;
+      *dst = v[0] == '1';
+      is_default = !*dst;
+      if (bad) {
+        matmul_set_error(host, "%s: %s must be 0 or 1 (got '%s')", backend, p->name, v);
+        return CALHOST_INVALID_ARGUMENT;
+      }
+      break;
+    }
+    case P_ALPHA:
+    case P_BETA:
+      if (parse_real(v, f == P_ALPHA ? &s->alpha : &s->beta) != 0) {
+        matmul_set_error(host, "%s: %s must be a finite decimal number (got '%s')", backend,
+                         p->name, v);
+        return CALHOST_INVALID_ARGUMENT;
+      }
+      is_default = (f == P_ALPHA ? s->alpha : s->beta) == 1.0f;
+      beta_given |= f == P_BETA;
+      break;
+    case P_BATCH:
+    case P_BATCH_A:
+    case P_BATCH_B: {
+      size_t *dst = f == P_BATCH ? &s->batch : f == P_BATCH_A ? &s->batch_a : &s->batch_b;
+      if (parse_count(v, 1, MATMUL_DIM_MAX, dst) != 0) {
+        matmul_set_error(host, "%s: %s must be an integer in [1, %d] (got '%s')", backend, p->name,
+                         MATMUL_DIM_MAX, v);
+        return CALHOST_INVALID_ARGUMENT;
+      }
+      is_default = f == P_BATCH && *dst == 1; /* batch_a/batch_b: compared with batch below */
+      break;
+    }
+    default: { /* P_BIAS */
+      int form = -1;
+      for (int b = MATMUL_BIAS_SCALAR; b <= MATMUL_BIAS_MN; b++)
+        if (strcmp(v, bias_words[b]) == 0)
+          form = b;
+      if (form < 0) {
+        matmul_set_error(host, "%s: bias must be scalar, n, m or mn (got '%s')", backend, v);
+        return CALHOST_INVALID_ARGUMENT;
+      }
+      s->bias = (matmul_bias)form;
+      break;
+    }
+    }
+    if (!is_default && f != P_BATCH_A && f != P_BATCH_B && !(caps & structure_props[f].cap) &&
+        structure_props[f].cap) {
+      char runs[160];
+      runs_list(caps, runs, sizeof runs);
+      matmul_set_error(host, "%s does not run MatMul property '%s' (it runs: %s)", backend, p->name,
+                       runs);
+      return CALHOST_UNSUPPORTED;
+    }
+  }
+  if (beta_given && s->bias == MATMUL_BIAS_NONE) {
+    matmul_set_error(host, "%s: beta without bias (beta is the factor of the bias C)", backend);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  if (!s->batch_a)
+    s->batch_a = s->batch;
+  if (!s->batch_b)
+    s->batch_b = s->batch;
+  if (s->batch_a > s->batch || s->batch_b > s->batch) {
+    matmul_set_error(host, "%s: batch_a=%zu and batch_b=%zu must not exceed batch=%zu", backend,
+                     s->batch_a, s->batch_b, s->batch);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  if ((s->batch_a != s->batch || s->batch_b != s->batch) && !(caps & MATMUL_CAN_BATCH)) {
+    char runs[160];
+    runs_list(caps, runs, sizeof runs);
+    matmul_set_error(host, "%s does not run MatMul property '%s' (it runs: %s)", backend,
+                     s->batch_a != s->batch ? "batch_a" : "batch_b", runs);
+    return CALHOST_UNSUPPORTED;
+  }
+  a_size = (uint64_t)s->batch_a * s->m * s->k;
+  b_size = (uint64_t)s->batch_b * s->k * s->n;
+  c_size = (uint64_t)s->batch * s->m * s->n;
+  if (a_size > MATMUL_MATRIX_MAX || b_size > MATMUL_MATRIX_MAX || c_size > MATMUL_MATRIX_MAX ||
+      c_size * s->k > MATMUL_WORK_MAX) {
+    if (s->batch > 1)
+      matmul_set_error(host, "%s: %zu products of %zux%zux%zu too large to calibrate", backend,
+                       s->batch, s->m, s->n, s->k);
+    else
+      matmul_set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n,
+                       s->k);
+    return CALHOST_UNSUPPORTED;
   }
   return CALHOST_OK;
 }
@@ -146,43 +352,61 @@ static void fill_random(float *x, size_t count, uint64_t seed) {
   }
 }
 
-/* ref = A*B and mag = |A|*|B| (m x n), in double: the trusted triple loop. */
-static void reference(const float *a, const float *b, size_t m, size_t n, size_t k, double *ref,
-                      double *mag) {
-  for (size_t i = 0; i < m; i++) {
-    double *r = ref + i * n, *g = mag + i * n;
-    for (size_t j = 0; j < n; j++)
-      r[j] = g[j] = 0.0;
-    for (size_t p = 0; p < k; p++) {
-      double av = a[i * k + p], aa = fabs(av);
-      const float *brow = b + p * n;
+/* ref = alpha*op(A)*op(B) + beta*bias and mag = |alpha| |op(A)|*|op(B)| +
+ * |beta*bias| for each product (m x n each), in double: the trusted triple
+ * loop, reading the operands through the structure's layout. */
+static void reference(const matmul_data *d) {
+  const matmul_shape *s = &d->shape;
+  const size_t m = s->m, n = s->n, k = s->k;
+  const double alpha = s->alpha, beta = s->beta;
+  for (size_t q = 0; q < s->batch; q++) {
+    const float *a = d->a + matmul_a_index(s, q) * m * k;
+    const float *b = d->b + matmul_b_index(s, q) * k * n;
+    for (size_t i = 0; i < m; i++) {
+      double *r = d->ref + (q * m + i) * n, *g = d->mag + (q * m + i) * n;
+      for (size_t j = 0; j < n; j++)
+        r[j] = g[j] = 0.0;
+      for (size_t p = 0; p < k; p++) {
+        double av = s->trans_a ? a[p * m + i] : a[i * k + p], aa = fabs(av);
+        for (size_t j = 0; j < n; j++) {
+          double bv = s->trans_b ? b[j * k + p] : b[p * n + j];
+          r[j] += av * bv;
+          g[j] += aa * fabs(bv);
+        }
+      }
       for (size_t j = 0; j < n; j++) {
-        r[j] += av * (double)brow[j];
-        g[j] += aa * fabs((double)brow[j]);
+        double bias = d->bias ? beta * matmul_bias_at(s, d->bias, i, j) : 0.0;
+        r[j] = alpha * r[j] + bias;
+        g[j] = fabs(alpha) * g[j] + fabs(bias);
       }
     }
   }
 }
 
 int matmul_data_init(matmul_data *d, const matmul_shape *s) {
-  size_t mk = s->m * s->k, kn = s->k * s->n, mn = s->m * s->n;
+  size_t as = matmul_a_size(s), bs = matmul_b_size(s), cs = matmul_c_size(s);
+  size_t nb = matmul_bias_count(s);
   memset(d, 0, sizeof *d);
   d->shape = *s;
-  d->a = malloc(mk * sizeof(float));
-  d->b = malloc(kn * sizeof(float));
-  d->c = calloc(mn, sizeof(float));
-  d->c0 = s->accumulate ? malloc(mn * sizeof(float)) : NULL;
-  d->ref = malloc(mn * sizeof(double));
-  d->mag = malloc(mn * sizeof(double));
-  if (!d->a || !d->b || !d->c || (s->accumulate && !d->c0) || !d->ref || !d->mag) {
+  d->a = malloc(as * sizeof(float));
+  d->b = malloc(bs * sizeof(float));
+  d->c = calloc(cs, sizeof(float));
+  d->c0 = s->accumulate ? malloc(cs * sizeof(float)) : NULL;
+  d->bias = nb ? malloc(nb * sizeof(float)) : NULL;
+  d->ref = malloc(cs * sizeof(double));
+  d->mag = malloc(cs * sizeof(double));
+  if (!d->a || !d->b || !d->c || (s->accumulate && !d->c0) || (nb && !d->bias) || !d->ref ||
+      !d->mag) {
     matmul_data_free(d);
     return -1;
   }
-  fill_random(d->a, mk, 1);
-  fill_random(d->b, kn, 2);
+  fill_random(d->a, as, 1);
+  fill_random(d->b, bs, 2);
   if (d->c0)
-    fill_random(d->c0, mn, 3);
-  reference(d->a, d->b, s->m, s->n, s->k, d->ref, d->mag);
+    fill_random(d->c0, cs, 3);
+  if (d->bias)
+    fill_random(d->bias, nb, 4);
+  reference(d);
   return 0;
 }
 
@@ -193,42 +417,83 @@ void matmul_data_free(matmul_data *d) {
   free(d->b);
   free(d->c);
   free(d->c0);
+  free(d->bias);
   free(d->ref);
   free(d->mag);
-  d->a = d->b = d->c = d->c0 = NULL;
+  d->a = d->b = d->c = d->c0 = d->bias = NULL;
   d->ref = d->mag = NULL;
 }
 
 void matmul_data_reset(matmul_data *d) {
   if (d->c0)
-    memcpy(d->c, d->c0, d->shape.m * d->shape.n * sizeof(float));
+    memcpy(d->c, d->c0, matmul_c_size(&d->shape) * sizeof(float));
+}
+
+void matmul_bias_apply(const matmul_data *d, float *c, int add) {
+  const matmul_shape *s = &d->shape;
+  const float beta = s->beta;
+  if (!d->bias)
+    return;
+  for (size_t q = 0; q < s->batch; q++)
+    for (size_t i = 0; i < s->m; i++) {
+      float *row = c + (q * s->m + i) * s->n;
+      if (s->bias == MATMUL_BIAS_N || s->bias == MATMUL_BIAS_MN) { /* a row of values */
+        const float *src = d->bias + (s->bias == MATMUL_BIAS_MN ? i * s->n : 0);
+        if (add)
+          for (size_t j = 0; j < s->n; j++)
+            row[j] += beta * src[j];
+        else
+          for (size_t j = 0; j < s->n; j++)
+            row[j] = beta * src[j];
+      } else { /* one value per row */
+        const float v = beta * d->bias[s->bias == MATMUL_BIAS_M ? i : 0];
+        if (add)
+          for (size_t j = 0; j < s->n; j++)
+            row[j] += v;
+        else
+          for (size_t j = 0; j < s->n; j++)
+            row[j] = v;
+      }
+    }
+}
+
+/* "C[i][j]" of output element x, or "C[p][i][j]" in a batch. */
+static void element_name(const matmul_shape *s, size_t x, char *buf, size_t cap) {
+  size_t mn = s->m * s->n;
+  if (s->batch > 1)
+    snprintf(buf, cap, "C[%zu][%zu][%zu]", x / mn, x % mn / s->n, x % s->n);
+  else
+    snprintf(buf, cap, "C[%zu][%zu]", x / s->n, x % s->n);
 }
 
 calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err, size_t cap) {
   const double u = 1.0 / 16777216.0;
-  size_t mn = d->shape.m * d->shape.n, n = d->shape.n;
+  size_t cs = matmul_c_size(&d->shape);
   double it = d->c0 ? (double)iterations : 1.0;
   double scale = 16.0 * u * sqrt((double)d->shape.k + it);
+  char where[80];
   if (iterations == 0) {
     if (err && cap)
       snprintf(err, cap, "no completed run to check");
     return CALHOST_CHECK_FAILED;
   }
-  for (size_t x = 0; x < mn; x++) {
+  for (size_t x = 0; x < cs; x++) {
     double got = d->c[x], want = it * d->ref[x], mag = it * d->mag[x];
     if (d->c0) {
       want += d->c0[x];
       mag += fabs((double)d->c0[x]);
     }
     if (!isfinite(got)) {
+      element_name(&d->shape, x, where, sizeof where);
       if (err && cap)
-        snprintf(err, cap, "C[%zu][%zu] is %s", x / n, x % n, isnan(got) ? "NaN" : "Inf");
+        snprintf(err, cap, "%s is %s", where, isnan(got) ? "NaN" : "Inf");
       return CALHOST_CHECK_FAILED;
     }
     if (fabs(got - want) > scale * mag + 1e-30) {
+      element_name(&d->shape, x, where, sizeof where);
       if (err && cap)
-        snprintf(err, cap, "C[%zu][%zu] = %.9g, reference %.9g (tolerance %.3g)", x / n, x % n, got,
-                 want, scale * mag);
+        snprintf(err, cap, "%s = %.9g, reference %.9g (tolerance %.3g)", where, got, want,
+                 scale * mag);
       return CALHOST_CHECK_FAILED;
     }
   }
@@ -236,14 +501,42 @@ calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err
 }
 
 void matmul_structure_fill(matmul_structure *out, const matmul_shape *s) {
+  size_t c = 0;
   snprintf(out->m, sizeof out->m, "%zu", s->m);
   snprintf(out->n, sizeof out->n, "%zu", s->n);
   snprintf(out->k, sizeof out->k, "%zu", s->k);
-  out->props[0] = (calhost_property){"dtype", "float32"};
-  out->props[1] = (calhost_property){"m", out->m};
-  out->props[2] = (calhost_property){"n", out->n};
-  out->props[3] = (calhost_property){"k", out->k};
-  out->props[4] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
+  out->props[c++] = (calhost_property){"dtype", "float32"};
+  out->props[c++] = (calhost_property){"m", out->m};
+  out->props[c++] = (calhost_property){"n", out->n};
+  out->props[c++] = (calhost_property){"k", out->k};
+  out->props[c++] = (calhost_property){"accumulate", s->accumulate ? "1" : "0"};
+  if (s->alpha != 1.0f) {
+    snprintf(out->alpha, sizeof out->alpha, "%.7g", (double)s->alpha);
+    out->props[c++] = (calhost_property){"alpha", out->alpha};
+  }
+  if (s->batch > 1) {
+    snprintf(out->batch, sizeof out->batch, "%zu", s->batch);
+    out->props[c++] = (calhost_property){"batch", out->batch};
+  }
+  if (s->batch_a != s->batch) {
+    snprintf(out->batch_a, sizeof out->batch_a, "%zu", s->batch_a);
+    out->props[c++] = (calhost_property){"batch_a", out->batch_a};
+  }
+  if (s->batch_b != s->batch) {
+    snprintf(out->batch_b, sizeof out->batch_b, "%zu", s->batch_b);
+    out->props[c++] = (calhost_property){"batch_b", out->batch_b};
+  }
+  if (s->bias != MATMUL_BIAS_NONE && s->beta != 1.0f) {
+    snprintf(out->beta, sizeof out->beta, "%.7g", (double)s->beta);
+    out->props[c++] = (calhost_property){"beta", out->beta};
+  }
+  if (s->bias != MATMUL_BIAS_NONE)
+    out->props[c++] = (calhost_property){"bias", bias_words[s->bias]};
+  if (s->trans_a)
+    out->props[c++] = (calhost_property){"trans_a", "1"};
+  if (s->trans_b)
+    out->props[c++] = (calhost_property){"trans_b", "1"};
+  out->count = c;
 }
 
 void *matmul_instance_new(const calhost_host_services *host, const char *backend, size_t size) {
@@ -265,7 +558,7 @@ static calhost_status parse_request(const matmul_instance *mi, const calhost_wor
                                     const calhost_target *t, const void *out, matmul_shape *s) {
   if (!mi || !w || !t || !out)
     return CALHOST_INVALID_ARGUMENT;
-  return matmul_parse_workload(mi->host, mi->backend, w, s);
+  return matmul_parse_workload(mi->host, mi->backend, mi->caps, w, s);
 }
 
 calhost_status matmul_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
@@ -279,7 +572,7 @@ calhost_status matmul_build_key(calhost_plugin_instance *inst, const calhost_wor
   out->processor = t->processor;
   out->thread_count = t->thread_count;
   out->structure = mi->shape.props;
-  out->structure_count = MATMUL_STRUCTURE_COUNT;
+  out->structure_count = mi->shape.count;
   return CALHOST_OK;
 }
 

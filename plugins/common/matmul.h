@@ -69,19 +69,77 @@ MATMUL_HIDDEN extern const char *const matmul_operators[];
 #define MATMUL_MATRIX_MAX ((uint64_t)1 << 27)
 #define MATMUL_WORK_MAX ((uint64_t)1 << 34)
 
+/* The broadcast form of a Gemm bias C (ONNX Gemm's third input): a
+ * scalar ([], [1], [1,1]), a row of N ([N], [1,N]), a column of M ([M,1]) or
+ * a full M x N matrix. */
+typedef enum matmul_bias {
+  MATMUL_BIAS_NONE = 0,
+  MATMUL_BIAS_SCALAR,
+  MATMUL_BIAS_N,
+  MATMUL_BIAS_M,
+  MATMUL_BIAS_MN,
+} matmul_bias;
+
+/* The structure of a MatMul workload (the model reader's contract,
+ * plugin-sdk/README.md "MatMul structure"): `batch` products, product p
+ * (0 <= p < batch) computing
+ *   C_p (+)= alpha * op(A_[p*batch_a/batch]) * op(B_[p mod batch_b])
+ *            + beta * bias (broadcast to M x N)
+ * with op(A) = A (M x K) or A^T (A stored K x M, trans_a), op(B) = B (K x N)
+ * or B^T (B stored N x K, trans_b); every matrix dense, row-major and
+ * contiguous (strides the matrix sizes); the `+=` when accumulate. An
+ * unbatched shape has batch = batch_a = batch_b = 1; MATMUL_SHAPE gives the
+ * defaults. */
 typedef struct matmul_shape {
   size_t m, n, k;
-  int accumulate; /* C += A*B instead of C = A*B */
+  int accumulate;       /* C += ... instead of C = ... */
+  int trans_a, trans_b; /* 0/1 */
+  float alpha;          /* 1 by default */
+  float beta;           /* the bias's factor; 1 by default, meaningful with a bias */
+  matmul_bias bias;
+  size_t batch, batch_a, batch_b; /* products, distinct A, distinct B (each >= 1) */
 } matmul_shape;
 
+/* A shape of defaults: C (+)= A*B, M x N x K, one product. */
+#define MATMUL_SHAPE(M, N, K, ACC)                                                                 \
+  { (M), (N), (K), (ACC), 0, 0, 1.0f, 1.0f, MATMUL_BIAS_NONE, 1, 1, 1 }
+
+/* What a backend runs beyond the plain (accumulating) product: the bits
+ * of a matmul_instance's caps. The parser declines a workload whose
+ * property is not the default and whose bit the backend lacks
+ * (CALHOST_UNSUPPORTED, naming the property). */
+#define MATMUL_CAN_TRANS_A 0x1u /* trans_a=1 */
+#define MATMUL_CAN_TRANS_B 0x2u /* trans_b=1 */
+#define MATMUL_CAN_ALPHA 0x4u   /* alpha != 1 */
+#define MATMUL_CAN_BIAS 0x8u    /* bias in each form, with beta */
+#define MATMUL_CAN_BATCH 0x10u  /* batch, batch_a, batch_b */
+#define MATMUL_CAN_ALL 0x1fu
+
+/* Index of the A matrix of product p (floor(p * batch_a / batch)) and of
+ * its B matrix (p mod batch_b). */
+MATMUL_HIDDEN size_t matmul_a_index(const matmul_shape *s, size_t p);
+MATMUL_HIDDEN size_t matmul_b_index(const matmul_shape *s, size_t p);
+
+/* Number of bias values of s's form (0 without a bias): 1, N, M or M*N. */
+MATMUL_HIDDEN size_t matmul_bias_count(const matmul_shape *s);
+
+/* The bias value at output element (i, j) of raw bias values `bias` in s's
+ * broadcast form (0 without a bias); beta not applied. */
+MATMUL_HIDDEN float matmul_bias_at(const matmul_shape *s, const float *bias, size_t i, size_t j);
+
 /* Checks that w is a float32 MatMul with shape {M, N, K} (each in
- * [1, MATMUL_DIM_MAX], within the size limits) and only the property
- * accumulate=0|1; fills *s. On failure returns CALHOST_UNSUPPORTED or
- * CALHOST_INVALID_ARGUMENT after host->set_error (host may be NULL),
+ * [1, MATMUL_DIM_MAX], within the size limits, counting every matrix of a
+ * batch) and only the properties of the MatMul structure (accumulate,
+ * alpha, batch, batch_a, batch_b, beta, bias, trans_a, trans_b; each at
+ * most once, beta only with a bias, 1 <= batch_a, batch_b <= batch); fills
+ * *s. A property whose value is not the default and whose MATMUL_CAN_ bit
+ * is not in caps is declined: CALHOST_UNSUPPORTED with "BACKEND does not
+ * run MatMul property 'NAME' (...)". On failure returns CALHOST_UNSUPPORTED
+ * or CALHOST_INVALID_ARGUMENT after host->set_error (host may be NULL),
  * messages prefixed with backend. */
 MATMUL_HIDDEN calhost_status matmul_parse_workload(const calhost_host_services *host,
-                                                   const char *backend, const calhost_workload *w,
-                                                   matmul_shape *s);
+                                                   const char *backend, unsigned caps,
+                                                   const calhost_workload *w, matmul_shape *s);
 
 /* The initializer of a static float32 MatMul sample workload (for the
  * vtable's sample_workloads): its name, its {M, N, K} (a static
@@ -93,29 +151,41 @@ MATMUL_HIDDEN calhost_status matmul_parse_workload(const calhost_host_services *
   }
 
 /* The portable key's structural properties of a MatMul shape, in storage
- * the caller owns (it must outlive the build_key call that returns them). */
-#define MATMUL_STRUCTURE_COUNT 5
+ * the caller owns (it must outlive the build_key call that returns them):
+ * dtype, m, n, k and accumulate always (the keys of plain products are
+ * those of earlier releases), then, only where they differ from their
+ * defaults and in name order, alpha, batch, batch_a, batch_b, beta, bias,
+ * trans_a, trans_b: two structures never share a key. */
+#define MATMUL_STRUCTURE_MAX 13
 typedef struct matmul_structure {
-  char m[24], n[24], k[24];
-  calhost_property props[MATMUL_STRUCTURE_COUNT]; /* dtype, m, n, k, accumulate */
+  char m[24], n[24], k[24], alpha[32], beta[32], batch[24], batch_a[24], batch_b[24];
+  calhost_property props[MATMUL_STRUCTURE_MAX];
+  size_t count; /* props used */
 } matmul_structure;
 
-/* Fills *out with dtype=float32, m, n, k and accumulate=0|1 for s; its
- * props point into *out. */
+/* Fills *out with s's properties (above); its props point into *out. */
 MATMUL_HIDDEN void matmul_structure_fill(matmul_structure *out, const matmul_shape *s);
 
-/* A session's matrices, row-major and dense: A (m x k), B (k x n), C (m x n);
- * C0 the starting C when accumulating (else NULL); ref = A*B and
- * mag = |A|*|B| in double. */
+/* A session's matrices, row-major and dense: the batch_a A matrices (each
+ * m x k, or k x m with trans_a), the batch_b B matrices (k x n, or n x k
+ * with trans_b), the batch outputs C (m x n each), back to back; bias the
+ * raw bias values (matmul_bias_count, NULL without a bias); C0 the starting
+ * C when accumulating (else NULL); ref = alpha*op(A)*op(B) + beta*bias and
+ * mag = |alpha| |op(A)|*|op(B)| + |beta*bias| per output, in double. */
 typedef struct matmul_data {
   matmul_shape shape;
-  float *a, *b, *c, *c0;
+  float *a, *b, *c, *c0, *bias;
   double *ref, *mag;
 } matmul_data;
 
+/* Element counts of all A matrices, all B matrices and all outputs. */
+MATMUL_HIDDEN size_t matmul_a_size(const matmul_shape *s);
+MATMUL_HIDDEN size_t matmul_b_size(const matmul_shape *s);
+MATMUL_HIDDEN size_t matmul_c_size(const matmul_shape *s);
+
 /* Allocates and fills d for shape s: deterministic inputs in [-1, 1) and the
- * reference (a triple loop in double). Returns 0, or -1 when out of memory
- * (d is then freed). */
+ * reference (a triple loop in double per product). Returns 0, or -1 when
+ * out of memory (d is then freed). */
 MATMUL_HIDDEN int matmul_data_init(matmul_data *d, const matmul_shape *s);
 
 /* Frees d's buffers; safe on a zeroed or freed d. */
@@ -125,12 +195,19 @@ MATMUL_HIDDEN void matmul_data_free(matmul_data *d);
  * starts from the same C); no-op otherwise. */
 MATMUL_HIDDEN void matmul_data_reset(matmul_data *d);
 
+/* Writes beta*bias, broadcast, into each of the batch m x n outputs at c
+ * (adds it when add is nonzero): the first step of a Gemm with bias on a
+ * library whose GEMM then adds alpha*op(A)*op(B) (beta 1), as ONNX
+ * runtimes do. No-op without a bias. */
+MATMUL_HIDDEN void matmul_bias_apply(const matmul_data *d, float *c, int add);
+
 /* Compares C, the output of a run of `iterations` products (C = C0 +
- * iterations*A*B when accumulating, else A*B), with the reference. The
- * tolerance per element is 16 u sqrt(K + it) (sum |a||b| + |C0|), u = 2^-24:
+ * iterations*ref when accumulating, else ref), with the reference. The
+ * tolerance per element is 16 u sqrt(K + it) (mag + |C0|), u = 2^-24:
  * a statistical bound for float sums of these uniform inputs, far below one
  * missing or doubled product. NaN/Inf fail. Returns CALHOST_OK or
- * CALHOST_CHECK_FAILED with the first bad element in err. */
+ * CALHOST_CHECK_FAILED with the first bad element ("C[p][i][j]" in a batch)
+ * in err. */
 MATMUL_HIDDEN calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err,
                                           size_t err_capacity);
 
@@ -142,11 +219,13 @@ typedef struct matmul_instance {
   const char *backend;    /* its name, the prefix of its messages */
   matmul_structure shape; /* storage behind the last built key */
   unsigned thread_cap;    /* the most threads the backend uses, 0: no cap (matmul_key) */
+  unsigned caps;          /* MATMUL_CAN_ bits: the structures it runs (0: plain products) */
 } matmul_instance;
 
 /* Allocates `size` zeroed bytes (at least a matmul_instance) for a
- * backend's instance and sets its host and backend; NULL when out of
- * memory. The caller completes it and frees it in destroy. */
+ * backend's instance and sets its host and backend (caps 0: the backend
+ * sets the structures it runs); NULL when out of memory. The caller completes it and frees it in
+ * destroy. */
 MATMUL_HIDDEN void *matmul_instance_new(const calhost_host_services *host, const char *backend,
                                         size_t size);
 
@@ -156,10 +235,11 @@ MATMUL_HIDDEN void matmul_instance_free(calhost_plugin_instance *inst);
 
 /* The common part of build_key for an instance starting with a
  * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL, else
- * parses w (matmul_parse_workload) into *s and fills *out: the workload's
- * model digest, t->processor and t->thread_count (the backend adjusts
- * those two where its key differs), and the portable structure of s (dtype,
- * m, n, k, accumulate), stored in the instance's shape. */
+ * parses w (matmul_parse_workload with the instance's caps: what it does
+ * not run is declined here, with the reason) into *s and fills *out: the
+ * workload's model digest, t->processor and t->thread_count (the backend
+ * adjusts those two where its key differs), and the portable structure of
+ * s (matmul_structure_fill), stored in the instance's shape. */
 MATMUL_HIDDEN calhost_status matmul_build_key(calhost_plugin_instance *inst,
                                               const calhost_workload *w, const calhost_target *t,
                                               calhost_built_key *out, matmul_shape *s);
@@ -181,7 +261,8 @@ typedef struct matmul_session {
 
 /* The common start of open_session for an instance starting with a
  * matmul_instance: CALHOST_INVALID_ARGUMENT when an argument is NULL; else
- * sets *out = NULL, parses w into *s (matmul_parse_workload) and allocates
+ * sets *out = NULL, parses w into *s (matmul_parse_workload, the
+ * instance's caps) and allocates
  * `size` zeroed bytes for the backend's session, a struct whose first
  * member is a matmul_session, with its host set (CALHOST_NO_MEMORY).
  * Returns the allocation with *status = CALHOST_OK, or NULL with the
@@ -204,8 +285,8 @@ MATMUL_HIDDEN calhost_status matmul_candidate_count(calhost_session *s, uint32_t
  * and compute C in data.c: matmul_check of the last completed run. */
 MATMUL_HIDDEN calhost_status matmul_session_check(calhost_session *s, char *err, size_t cap);
 
-/* One product C (+)= A*B of session s: CALHOST_OK, or a failure after
- * host->set_error. */
+/* One product of session s (all of a batch: C (+)= the structure's
+ * formula): CALHOST_OK, or a failure after host->set_error. */
 typedef calhost_status matmul_product_fn(calhost_session *s);
 
 /* The run loop of a backend whose sessions start with a matmul_session and

@@ -1,13 +1,16 @@
 /*
  * gemm.h: a tunable blocked single-precision matrix multiply (SGEMM), usable
- * outside the calhost plugin. Row-major float32, C = A*B or C += A*B, any
- * M, N, K >= 1.
+ * outside the calhost plugin. Row-major float32, C = alpha*op(A)*op(B) or
+ * C += alpha*op(A)*op(B) with op(X) = X or X^T, any M, N, K >= 1, one
+ * product or a batch of them (gemm_run).
  *
  * The algorithm is the Goto/BLIS one: the N dimension is cut into NC-wide
  * column blocks, K into KC-deep slices, M into MC-tall row blocks; each
  * KC x NC slice of B and each MC x KC block of A is packed into contiguous,
  * zero-padded micro-panels, and a register-blocked MR x NR micro-kernel
- * multiplies one A micro-panel by one B micro-panel. Micro-kernels are
+ * multiplies one A micro-panel by one B micro-panel. A transposed operand is
+ * read by its own packing routine (the packed layout, and so the
+ * micro-kernels, are the same), and alpha is applied when A is packed. Micro-kernels are
  * written with GCC vector extensions in three instruction-set classes
  * (portable 128-bit, AVX2+FMA 256-bit, AVX-512 512-bit), selected at run time.
  * Threads (a persistent pthread pool, pinned) claim contiguous slabs of the
@@ -79,6 +82,8 @@ typedef enum gemm_split {
   GEMM_SPLIT_M = 1,      /* each thread takes a slab of rows of A and C */
   GEMM_SPLIT_SERIAL = 2, /* the caller alone, whatever the context's threads: on a
                             busy machine or a small product one thread can win */
+  GEMM_SPLIT_BATCH = 3,  /* each thread takes whole products of a batch (one
+                            product: the caller alone, as serial) */
 } gemm_split;
 
 /* A blocking configuration. Valid when: kernel is a known index, mc is a
@@ -130,5 +135,33 @@ GEMM_HIDDEN int gemm_ctx_reserve(gemm_ctx *ctx, const gemm_config *cfg, size_t m
 GEMM_HIDDEN int gemm_sgemm(gemm_ctx *ctx, const gemm_config *cfg, size_t m, size_t n, size_t k,
                            const float *a, size_t lda, const float *b, size_t ldb, float *c,
                            size_t ldc, int accumulate);
+
+/* A general problem: `batch` products (0 counts as 1), product p computing
+ *   C_p (+)= alpha * op(A_ia) * op(B_ib),  ia = p*batch_a/batch, ib = p mod batch_b
+ * where A_i = a + i*stride_a is m x k (row stride lda), or with trans_a
+ * stored k x m (A^T, row stride lda >= m); B_i = b + i*stride_b is k x n
+ * (ldb), or with trans_b stored n x k (ldb >= k); C_p = c + p*stride_c is
+ * m x n (ldc); `+=` when accumulate. batch_a and batch_b in [1, batch]
+ * (0 counts as 1). */
+typedef struct gemm_problem {
+  size_t m, n, k;
+  const float *a;
+  size_t lda, stride_a;
+  int trans_a;
+  const float *b;
+  size_t ldb, stride_b;
+  int trans_b;
+  float *c;
+  size_t ldc, stride_c;
+  float alpha;
+  int accumulate;
+  size_t batch, batch_a, batch_b;
+} gemm_problem;
+
+/* Runs problem p with configuration cfg on ctx's threads (as gemm_sgemm;
+ * split=b gives each thread whole products, the other splits share each
+ * product in turn). Returns 0, or -1 when a packing buffer cannot be
+ * allocated. */
+GEMM_HIDDEN int gemm_run(gemm_ctx *ctx, const gemm_config *cfg, const gemm_problem *p);
 
 #endif /* CALHOST_CPU_GEMM_GEMM_H */

@@ -27,7 +27,7 @@
 struct calhost_plugin_instance {
   matmul_instance mm; /* first: host, name, the last key's MatMul properties */
   int max_isa;        /* min(this processor, setting "max_isa") */
-  calhost_property structure[MATMUL_STRUCTURE_COUNT + 1]; /* the last key's: + isa */
+  calhost_property structure[MATMUL_STRUCTURE_MAX + 1]; /* the last key's: + isa */
 };
 
 struct calhost_session {
@@ -78,10 +78,11 @@ static int target_isa(const calhost_plugin_instance *inst, const calhost_target 
   return isa < inst->max_isa ? isa : inst->max_isa;
 }
 
-/* Threads worth using: one per CPU_GEMM_WORK_PER_THREAD multiply-adds, at
- * least 1, at most the target's and CPU_GEMM_THREADS_MAX. */
+/* Threads worth using: one per CPU_GEMM_WORK_PER_THREAD multiply-adds (of
+ * the whole batch), at least 1, at most the target's and
+ * CPU_GEMM_THREADS_MAX. */
 static unsigned useful_threads(const matmul_shape *s, uint32_t target_threads) {
-  uint64_t t = (uint64_t)s->m * s->n * s->k / CPU_GEMM_WORK_PER_THREAD;
+  uint64_t t = (uint64_t)s->batch * s->m * s->n * s->k / CPU_GEMM_WORK_PER_THREAD;
   if (t < 1)
     t = 1;
   if (t > CPU_GEMM_THREADS_MAX)
@@ -122,13 +123,15 @@ static calhost_status cg_create(const calhost_host_services *host, const calhost
   if (!inst)
     return CALHOST_NO_MEMORY;
   inst->max_isa = max_isa;
+  inst->mm.caps = MATMUL_CAN_ALL; /* transposes, alpha, bias, batches: see product() */
   *out = inst;
   return CALHOST_OK;
 }
 
 /* Exact key: the workload's digest, the target's processor, and the threads
- * the plugin will really use. Portable key: dtype, m, n, k, accumulate and
- * the ISA class (a policy names a kernel of one class). */
+ * the plugin will really use. Portable key: the MatMul structure
+ * (matmul_structure_fill) and the ISA class (a policy names a kernel of one
+ * class). */
 static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_workload *w,
                                    const calhost_target *t, calhost_built_key *out) {
   matmul_shape s;
@@ -136,12 +139,12 @@ static calhost_status cg_build_key(calhost_plugin_instance *inst, const calhost_
   st = matmul_build_key(inst, w, t, out, &s);
   if (st != CALHOST_OK)
     return st;
-  memcpy(inst->structure, inst->mm.shape.props, sizeof inst->mm.shape.props);
-  inst->structure[MATMUL_STRUCTURE_COUNT] =
+  memcpy(inst->structure, inst->mm.shape.props, inst->mm.shape.count * sizeof *inst->structure);
+  inst->structure[inst->mm.shape.count] =
       (calhost_property){"isa", gemm_isa_name((gemm_isa)target_isa(inst, t))};
   out->thread_count = useful_threads(&s, t->thread_count);
   out->structure = inst->structure;
-  out->structure_count = MATMUL_STRUCTURE_COUNT + 1;
+  out->structure_count = inst->mm.shape.count + 1;
   return CALHOST_OK;
 }
 
@@ -174,8 +177,8 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   s->isa = target_isa(inst, t);
   if (s->isa > (int)gemm_isa_detect())
     s->isa = (int)gemm_isa_detect(); /* never run what this processor lacks */
-  s->mm.candidates =
-      (uint32_t)cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, NULL, 0);
+  s->mm.candidates = (uint32_t)cpu_gemm_candidates_batched(s->isa, shape.m, shape.n, shape.k,
+                                                           shape.batch, s->threads, NULL, 0);
   s->candidates = malloc(s->mm.candidates * sizeof *s->candidates);
   s->ctx = gemm_ctx_create(s->threads, t->cpus, t->cpu_count);
   if (!s->candidates || !s->ctx || matmul_data_init(&s->mm.data, &shape) != 0) {
@@ -185,8 +188,8 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
     cg_close_session(s);
     return CALHOST_NO_MEMORY;
   }
-  cpu_gemm_candidates(s->isa, shape.m, shape.n, shape.k, s->threads, s->candidates,
-                      s->mm.candidates);
+  cpu_gemm_candidates_batched(s->isa, shape.m, shape.n, shape.k, shape.batch, s->threads,
+                              s->candidates, s->mm.candidates);
   *out = s;
   return CALHOST_OK;
 }
@@ -238,12 +241,34 @@ static calhost_status cg_prepare(calhost_session *s, const char *policy, size_t 
   return CALHOST_OK;
 }
 
-/* One product with the prepared configuration. */
+/* One product (a whole batch) with the prepared configuration: the
+ * transposes, alpha and the batch's operands are gemm_run's; a bias is
+ * written (or added, when accumulating) into C first and the product then
+ * accumulates onto it. */
 static calhost_status product(calhost_session *s) {
   const matmul_shape *sh = &s->mm.data.shape;
   const matmul_data *d = &s->mm.data;
-  if (gemm_sgemm(s->ctx, &s->prepared, sh->m, sh->n, sh->k, d->a, sh->k, d->b, sh->n, d->c, sh->n,
-                 sh->accumulate) != 0) {
+  gemm_problem p = {sh->m,
+                    sh->n,
+                    sh->k,
+                    d->a,
+                    sh->trans_a ? sh->m : sh->k,
+                    sh->m * sh->k,
+                    sh->trans_a,
+                    d->b,
+                    sh->trans_b ? sh->k : sh->n,
+                    sh->k * sh->n,
+                    sh->trans_b,
+                    d->c,
+                    sh->n,
+                    sh->m * sh->n,
+                    sh->alpha,
+                    sh->accumulate || sh->bias != MATMUL_BIAS_NONE,
+                    sh->batch,
+                    sh->batch_a,
+                    sh->batch_b};
+  matmul_bias_apply(d, d->c, sh->accumulate);
+  if (gemm_run(s->ctx, &s->prepared, &p) != 0) {
     matmul_set_error(s->mm.host, "cpu_gemm: out of memory");
     return CALHOST_NO_MEMORY;
   }

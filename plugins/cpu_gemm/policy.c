@@ -96,11 +96,11 @@ int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa, gemm_config
         return -1;
       break;
     default: {
-      int sp = GEMM_SPLIT_SERIAL;
+      int sp = GEMM_SPLIT_BATCH;
       while (sp >= 0 && !(val_len == 1 && val[0] == cpu_gemm_split_word((gemm_split)sp)[0]))
         sp--;
       if (sp < 0)
-        return matmul_fail(err, cap, "split: expected 'n', 'm' or 's'");
+        return matmul_fail(err, cap, "split: expected 'n', 'm', 's' or 'b'");
       cfg.split = (gemm_split)sp;
       break;
     }
@@ -133,8 +133,10 @@ int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity) {
 }
 
 const char *cpu_gemm_split_word(gemm_split split) {
-  static const char *const words[] = {
-      [GEMM_SPLIT_N] = "n", [GEMM_SPLIT_M] = "m", [GEMM_SPLIT_SERIAL] = "s"};
+  static const char *const words[] = {[GEMM_SPLIT_N] = "n",
+                                      [GEMM_SPLIT_M] = "m",
+                                      [GEMM_SPLIT_SERIAL] = "s",
+                                      [GEMM_SPLIT_BATCH] = "b"};
   return (unsigned)split < sizeof words / sizeof *words ? words[split] : "n";
 }
 
@@ -178,6 +180,11 @@ static size_t kc_at(const size_t *t, size_t a, size_t k) {
 
 size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned threads,
                            gemm_config *out, size_t capacity) {
+  return cpu_gemm_candidates_batched(max_isa, m, n, k, 1, threads, out, capacity);
+}
+
+size_t cpu_gemm_candidates_batched(int max_isa, size_t m, size_t n, size_t k, size_t batch,
+                                   unsigned threads, gemm_config *out, size_t capacity) {
   /* Most plausible values first within each list, so that any prefix of the
    * space (a sweep stopped by its time budget) already covers every kernel
    * of the best ISA class with a typical blocking. */
@@ -185,8 +192,9 @@ size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned t
   static const size_t mc_targets[] = {128, 64, 256};
   static const size_t nc_targets[] = {1024, 4096, 256};
   size_t count = 0;
-  static const gemm_split split_values[] = {GEMM_SPLIT_N, GEMM_SPLIT_M, GEMM_SPLIT_SERIAL};
-  int splits = threads > 1 ? 3 : 1;
+  static const gemm_split split_values[] = {GEMM_SPLIT_N, GEMM_SPLIT_M, GEMM_SPLIT_SERIAL,
+                                            GEMM_SPLIT_BATCH};
+  int splits = threads > 1 ? (batch > 1 ? 4 : 3) : 1;
   for (int isa = max_isa; isa >= GEMM_ISA_PORTABLE; isa--)
     for (size_t c = 0; c < 4; c++) {
       size_t kc = kc_at(kc_values, c, k);

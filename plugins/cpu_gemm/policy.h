@@ -1,6 +1,6 @@
 /*
  * policy.h: the cpu_gemm policy: its text form ("kernel=K;mc=N;nc=N;kc=N;
- * split=n|m|s"), the strict parser/validator, the serializer, the untuned
+ * split=n|m|s|b"), the strict parser/validator, the serializer, the untuned
  * default and the candidate space of a shape. Internal to the plugin; tests
  * link policy.c and gemm.c directly.
  */
@@ -29,7 +29,7 @@ GEMM_HIDDEN int cpu_gemm_policy_parse(const char *text, size_t len, int max_isa,
  * when buf is too small, or -1 for an invalid cfg. */
 GEMM_HIDDEN int cpu_gemm_policy_format(const gemm_config *cfg, char *buf, size_t capacity);
 
-/* The policy word of a split: "n", "m" or "s". */
+/* The policy word of a split: "n", "m", "s" or "b". */
 GEMM_HIDDEN const char *cpu_gemm_split_word(gemm_split split);
 
 /* The documented untuned default: the portable kernel gen_4x8 with
@@ -52,5 +52,12 @@ GEMM_HIDDEN void cpu_gemm_policy_default(gemm_config *out);
  * count. */
 GEMM_HIDDEN size_t cpu_gemm_candidates(int max_isa, size_t m, size_t n, size_t k, unsigned threads,
                                        gemm_config *out, size_t capacity);
+
+/* The candidate space of a batch of `batch` m x n x k products: as
+ * cpu_gemm_candidates, with split b (threads take whole products) as a
+ * fourth split when batch > 1 and threads > 1 (one product: the same list). */
+GEMM_HIDDEN size_t cpu_gemm_candidates_batched(int max_isa, size_t m, size_t n, size_t k,
+                                               size_t batch, unsigned threads, gemm_config *out,
+                                               size_t capacity);
 
 #endif /* CALHOST_CPU_GEMM_POLICY_H */

@@ -114,6 +114,7 @@ static calhost_status ob_create(const calhost_host_services *host, const calhost
   if (!inst)
     return CALHOST_NO_MEMORY;
   inst->mm.thread_cap = OB_THREADS_MAX; /* the key's threads are target_threads() */
+  inst->mm.caps = MATMUL_CAN_ALL;       /* CBLAS's transposes and alpha, a bias, a loop */
   if (library) {
     inst->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   } else {
@@ -230,13 +231,23 @@ static calhost_status ob_prepare(calhost_session *s, const char *policy, size_t 
   return CALHOST_OK;
 }
 
-/* One cblas_sgemm with the session's matrices. */
+/* One product of the session's structure: cblas_sgemm with CBLAS's
+ * transposes and alpha for each product of the batch (its operands by the
+ * contract's mapping); a bias is written (or added, when accumulating)
+ * into C first, and the GEMM's beta 1 then adds onto it, as ONNX runtimes
+ * run Gemm on a BLAS. */
 static calhost_status product(calhost_session *s) {
   const matmul_shape *sh = &s->mm.data.shape;
   const matmul_data *d = &s->mm.data;
-  s->inst->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
-                 (blasint)sh->k, 1.0f, d->a, (blasint)sh->k, d->b, (blasint)sh->n,
-                 sh->accumulate ? 1.0f : 0.0f, d->c, (blasint)sh->n);
+  const float beta = sh->accumulate || sh->bias != MATMUL_BIAS_NONE ? 1.0f : 0.0f;
+  const size_t mk = sh->m * sh->k, kn = sh->k * sh->n, mn = sh->m * sh->n;
+  matmul_bias_apply(d, d->c, sh->accumulate);
+  for (size_t p = 0; p < sh->batch; p++)
+    s->inst->sgemm(CblasRowMajor, sh->trans_a ? CblasTrans : CblasNoTrans,
+                   sh->trans_b ? CblasTrans : CblasNoTrans, (blasint)sh->m, (blasint)sh->n,
+                   (blasint)sh->k, sh->alpha, d->a + matmul_a_index(sh, p) * mk,
+                   (blasint)(sh->trans_a ? sh->m : sh->k), d->b + matmul_b_index(sh, p) * kn,
+                   (blasint)(sh->trans_b ? sh->k : sh->n), beta, d->c + p * mn, (blasint)sh->n);
   return CALHOST_OK;
 }
 
@@ -253,8 +264,8 @@ static calhost_status ob_run(calhost_session *s, uint32_t iterations, calhost_ru
  * thread pool is not reliably safe, and another instance may use it. */
 #define ob_destroy matmul_instance_free
 /* Exact key: digest, processor, the target's thread count (the budget the
- * policy divides, capped as target_threads). Portable key: dtype, m, n, k,
- * accumulate. */
+ * policy divides, capped as target_threads). Portable key: the MatMul
+ * structure (matmul_structure_fill). */
 #define ob_build_key matmul_key
 #define ob_close_session matmul_session_close
 #define ob_candidate_count matmul_candidate_count

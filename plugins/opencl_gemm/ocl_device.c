@@ -360,29 +360,63 @@ void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_workload *w
   return s;
 }
 
-/* A rows x cols device buffer holding src (src_rows x src_cols) padded with
- * zeros; src NULL: an uninitialised buffer. */
-static cl_mem upload(const ocl_device *dev, const float *src, size_t src_rows, size_t src_cols,
-                     size_t rows, size_t cols, cl_mem_flags flags, cl_int *err) {
+/* A device buffer of `count` rows x cols matrices, back to back, each
+ * holding its src matrix (src_rows x src_cols, the src matrices back to
+ * back) padded with zeros; src NULL: an uninitialised buffer. */
+static cl_mem upload(const ocl_device *dev, const float *src, size_t count, size_t src_rows,
+                     size_t src_cols, size_t rows, size_t cols, cl_mem_flags flags, cl_int *err) {
   float *pad;
   cl_mem m;
   if (!src)
-    return clCreateBuffer(dev->context, flags, rows * cols * sizeof(float), NULL, err);
-  pad = calloc(rows * cols, sizeof *pad);
+    return clCreateBuffer(dev->context, flags, count * rows * cols * sizeof(float), NULL, err);
+  pad = calloc(count * rows * cols, sizeof *pad);
   if (!pad) {
     *err = CL_OUT_OF_HOST_MEMORY;
     return NULL;
   }
-  for (size_t r = 0; r < src_rows; r++)
-    memcpy(pad + r * cols, src + r * src_cols, src_cols * sizeof *pad);
-  m = clCreateBuffer(dev->context, flags | CL_MEM_COPY_HOST_PTR, rows * cols * sizeof *pad, pad,
-                     err);
+  for (size_t q = 0; q < count; q++)
+    for (size_t r = 0; r < src_rows; r++)
+      memcpy(pad + (q * rows + r) * cols, src + (q * src_rows + r) * src_cols,
+             src_cols * sizeof *pad);
+  m = clCreateBuffer(dev->context, flags | CL_MEM_COPY_HOST_PTR, count * rows * cols * sizeof *pad,
+                     pad, err);
   free(pad);
   return m;
 }
 
+/* The bias buffer: beta*bias broadcast to every output (batch x mp x np,
+ * expanded) or the raw values padded to their form (1, np, mp or mp x np). */
+static cl_mem upload_bias(const ocl_session *s, int expanded, cl_int *err) {
+  const matmul_data *d = &s->mm.data;
+  const matmul_shape *sh = &d->shape;
+  const ocl_matmul_buffers *b = &s->buf;
+  cl_mem m;
+  float *full;
+  if (!expanded) {
+    switch (sh->bias) {
+    case MATMUL_BIAS_SCALAR:
+      return upload(s->dev, d->bias, 1, 1, 1, 1, 1, CL_MEM_READ_ONLY, err);
+    case MATMUL_BIAS_N:
+      return upload(s->dev, d->bias, 1, 1, sh->n, 1, b->np, CL_MEM_READ_ONLY, err);
+    case MATMUL_BIAS_M:
+      return upload(s->dev, d->bias, 1, 1, sh->m, 1, b->mp, CL_MEM_READ_ONLY, err);
+    default:
+      return upload(s->dev, d->bias, 1, sh->m, sh->n, b->mp, b->np, CL_MEM_READ_ONLY, err);
+    }
+  }
+  full = calloc(matmul_c_size(sh), sizeof *full);
+  if (!full) {
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  matmul_bias_apply(d, full, 0);
+  m = upload(s->dev, full, sh->batch, sh->m, sh->n, b->mp, b->np, CL_MEM_READ_ONLY, err);
+  free(full);
+  return m;
+}
+
 calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_t mp, size_t np,
-                                size_t kp, const char *backend) {
+                                size_t kp, int bias_expanded, const char *backend) {
   ocl_matmul_buffers *b = &s->buf;
   const matmul_data *d = &s->mm.data;
   const matmul_shape *sh = &d->shape;
@@ -396,18 +430,24 @@ calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_
   b->np = np;
   b->kp = kp;
   if (mp != sh->m || np != sh->n) {
-    b->staging = malloc(mp * np * sizeof *b->staging);
+    b->staging = malloc(sh->batch * mp * np * sizeof *b->staging);
     if (!b->staging)
       err = CL_OUT_OF_HOST_MEMORY;
   }
   if (err == CL_SUCCESS)
-    b->a = upload(s->dev, d->a, sh->m, sh->k, mp, kp, CL_MEM_READ_ONLY, &err);
+    b->a = sh->trans_a
+               ? upload(s->dev, d->a, sh->batch_a, sh->k, sh->m, kp, mp, CL_MEM_READ_ONLY, &err)
+               : upload(s->dev, d->a, sh->batch_a, sh->m, sh->k, mp, kp, CL_MEM_READ_ONLY, &err);
   if (b->a)
-    b->b = upload(s->dev, d->b, sh->k, sh->n, kp, np, CL_MEM_READ_ONLY, &err);
-  if (b->b && sh->accumulate)
-    b->c0 = upload(s->dev, d->c0, sh->m, sh->n, mp, np, CL_MEM_READ_ONLY, &err);
-  if (b->b && (!sh->accumulate || b->c0))
-    b->c = upload(s->dev, NULL, mp, np, mp, np, CL_MEM_READ_WRITE, &err);
+    b->b = sh->trans_b
+               ? upload(s->dev, d->b, sh->batch_b, sh->n, sh->k, np, kp, CL_MEM_READ_ONLY, &err)
+               : upload(s->dev, d->b, sh->batch_b, sh->k, sh->n, kp, np, CL_MEM_READ_ONLY, &err);
+  if (b->b && d->bias)
+    b->bias = upload_bias(s, bias_expanded, &err);
+  if (b->b && (!d->bias || b->bias) && sh->accumulate)
+    b->c0 = upload(s->dev, d->c0, sh->batch, sh->m, sh->n, mp, np, CL_MEM_READ_ONLY, &err);
+  if (b->b && (!d->bias || b->bias) && (!sh->accumulate || b->c0))
+    b->c = upload(s->dev, NULL, sh->batch, mp, np, mp, np, CL_MEM_READ_WRITE, &err);
   if (!b->c) {
     matmul_set_error(s->mm.host, "%s: allocating device buffers: %s", backend, ocl_error_name(err));
     return CALHOST_NO_MEMORY;
@@ -417,7 +457,7 @@ calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_
 
 void ocl_session_release(ocl_session *s) {
   ocl_matmul_buffers *b = &s->buf;
-  cl_mem *mems[] = {&b->a, &b->b, &b->c, &b->c0};
+  cl_mem *mems[] = {&b->a, &b->b, &b->c, &b->c0, &b->bias};
   for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) {
     if (*mems[i])
       clReleaseMemObject(*mems[i]);
@@ -431,8 +471,8 @@ cl_int ocl_session_reset(const ocl_session *s) {
   const ocl_matmul_buffers *b = &s->buf;
   if (!b->c0)
     return CL_SUCCESS;
-  return clEnqueueCopyBuffer(s->dev->queue, b->c0, b->c, 0, 0, b->mp * b->np * sizeof(float), 0,
-                             NULL, NULL);
+  return clEnqueueCopyBuffer(s->dev->queue, b->c0, b->c, 0, 0,
+                             s->mm.data.shape.batch * b->mp * b->np * sizeof(float), 0, NULL, NULL);
 }
 
 calhost_status ocl_session_check(calhost_session *session, char *err, size_t cap) {
@@ -445,15 +485,18 @@ calhost_status ocl_session_check(calhost_session *session, char *err, size_t cap
   d = &s->mm.data;
   if (s->mm.last_iterations) {
     float *dst = b->staging ? b->staging : d->c;
-    cl_int e = clEnqueueReadBuffer(s->dev->queue, b->c, CL_TRUE, 0, b->mp * b->np * sizeof(float),
-                                   dst, 0, NULL, NULL);
+    size_t batch = d->shape.batch;
+    cl_int e = clEnqueueReadBuffer(s->dev->queue, b->c, CL_TRUE, 0,
+                                   batch * b->mp * b->np * sizeof(float), dst, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
       snprintf(err, cap, "reading C back: %s", ocl_error_name(e));
       return CALHOST_CHECK_FAILED;
     }
     if (b->staging)
-      for (size_t r = 0; r < d->shape.m; r++)
-        memcpy(d->c + r * d->shape.n, b->staging + r * b->np, d->shape.n * sizeof(float));
+      for (size_t q = 0; q < batch; q++)
+        for (size_t r = 0; r < d->shape.m; r++)
+          memcpy(d->c + (q * d->shape.m + r) * d->shape.n, b->staging + (q * b->mp + r) * b->np,
+                 d->shape.n * sizeof(float));
   }
   return matmul_check(d, s->mm.last_iterations, err, cap);
 }

@@ -129,18 +129,22 @@ OCL_HIDDEN calhost_status ocl_instance_list_device(calhost_plugin_instance *inst
 /* The build_key entry: matmul_build_key, then the target's device
  * (ocl_target_device): the exact key's processor is the device's identity
  * (which includes its driver version), its thread count 1 (one host thread
- * feeds the device). Portable key: dtype, m, n, k, accumulate. */
+ * feeds the device). Portable key: the MatMul structure
+ * (matmul_structure_fill). */
 OCL_HIDDEN calhost_status ocl_instance_build_key(calhost_plugin_instance *inst,
                                                  const calhost_workload *w, const calhost_target *t,
                                                  calhost_built_key *out);
 
-/* A MatMul session's matrices on the device: A (mp x kp), B (kp x np), C
- * and, when accumulating, C0 (mp x np), each the host matrix padded with
- * zeros to those sizes; staging (mp x np floats, only when padded) is where
- * C is read back. */
+/* A MatMul session's matrices on the device, each host matrix padded with
+ * zeros, the matrices of a batch back to back (strides the padded sizes):
+ * the batch_a A (mp x kp, or kp x mp with trans_a), the batch_b B (kp x np,
+ * or np x kp with trans_b), the batch C and, when accumulating, C0 (mp x np
+ * each); bias (with a bias only) either the raw values padded to their form
+ * (1, np, mp or mp x np floats) or beta*bias expanded to every output
+ * (batch x mp x np); staging (only when padded) is where C is read back. */
 typedef struct ocl_matmul_buffers {
   size_t mp, np, kp;
-  cl_mem a, b, c, c0;
+  cl_mem a, b, c, c0, bias;
   float *staging;
 } ocl_matmul_buffers;
 
@@ -164,12 +168,14 @@ OCL_HIDDEN void *ocl_session_alloc(calhost_plugin_instance *inst, const calhost_
 
 /* Fills s's matrices for shape (matmul_data_init: inputs and reference),
  * then creates s->buf on s->dev padded to mp, np, kp (each at least the
- * shape's m, n, k): uploads A, B and C0, allocates C. Returns CALHOST_OK,
+ * shape's m, n, k): uploads A, B, C0 and the bias (expanded when
+ * bias_expanded, else raw), allocates C. Returns CALHOST_OK,
  * or CALHOST_NO_MEMORY after set_error ("BACKEND: out of memory opening a
  * MxNxK session" or "BACKEND: allocating device buffers: CL_...") with what
  * was made left for ocl_session_release and matmul_session_close. */
 OCL_HIDDEN calhost_status ocl_session_data(ocl_session *s, const matmul_shape *shape, size_t mp,
-                                           size_t np, size_t kp, const char *backend);
+                                           size_t np, size_t kp, int bias_expanded,
+                                           const char *backend);
 
 /* Releases s's device buffers; safe on a zeroed or released s (the
  * caller then closes it with matmul_session_close). */

@@ -51,7 +51,7 @@ struct calhost_session {
   uint32_t default_assignment[XG_COUNT];
   /* prepared candidate */
   cl_kernel kernel;
-  size_t gws[2], lws[2];
+  size_t gws[3], lws[3]; /* the third dimension: the products of a batch */
 };
 
 static double now_seconds(void) {
@@ -64,6 +64,8 @@ static calhost_status og_create(const calhost_host_services *host, const calhost
                                 size_t setting_count, calhost_plugin_instance **out) {
   calhost_status st =
       ocl_instance_create(host, BACKEND, settings, setting_count, out, sizeof **out);
+  if (st == CALHOST_OK) /* transposed reads, alpha and bias in the kernel, the batch in the grid */
+    (*out)->ocl.mm.caps = MATMUL_CAN_ALL;
   for (int k = 0; st == CALHOST_OK && k < XG_COUNT; k++)
     (*out)->params[k] = (calhost_parameter){xgemm_params[k].name, xgemm_params[k].texts,
                                             xgemm_params[k].count, CALHOST_PARAMETER_ORDERED};
@@ -117,15 +119,16 @@ static calhost_status og_open_session(calhost_plugin_instance *inst, const calho
   mp = round_up(shape.m, XGEMM_PAD_MN);
   np = round_up(shape.n, XGEMM_PAD_MN);
   kp = round_up(shape.k, XGEMM_PAD_K);
-  if ((uint64_t)mp * kp * 4 > dev->max_alloc || (uint64_t)kp * np * 4 > dev->max_alloc ||
-      (uint64_t)mp * np * 4 > dev->max_alloc) {
+  if ((uint64_t)shape.batch_a * mp * kp * 4 > dev->max_alloc ||
+      (uint64_t)shape.batch_b * kp * np * 4 > dev->max_alloc ||
+      (uint64_t)shape.batch * mp * np * 4 > dev->max_alloc) {
     matmul_set_error(inst->ocl.mm.host, BACKEND ": %zux%zux%zu exceeds the device's largest buffer",
                      shape.m, shape.n, shape.k);
     free(s);
     return CALHOST_UNSUPPORTED;
   }
   s->cands = malloc(xgemm_curated_count * sizeof *s->cands);
-  if (!s->cands || ocl_session_data(&s->ocl, &shape, mp, np, kp, BACKEND) != CALHOST_OK) {
+  if (!s->cands || ocl_session_data(&s->ocl, &shape, mp, np, kp, 0, BACKEND) != CALHOST_OK) {
     og_close_session(s);
     return CALHOST_NO_MEMORY;
   }
@@ -174,12 +177,17 @@ static calhost_status og_default_policy(calhost_session *s, char *buf, size_t ca
  * compiled now. NULL after set_error. */
 static cl_program program_for(calhost_session *s, const xgemm_config *c) {
   calhost_plugin_instance *inst = s->inst;
+  const matmul_shape *sh = &s->ocl.mm.data.shape;
   char options[192];
   const char *src = xgemm_source;
   cl_int err = CL_SUCCESS;
   cl_program prog;
   double t0;
+  size_t len;
   xgemm_build_options(c, options, sizeof options);
+  len = strlen(options); /* the structure's variant of the kernel */
+  snprintf(options + len, sizeof options - len, " -DTA=%d -DTB=%d -DBIAS=%d", sh->trans_a,
+           sh->trans_b, sh->bias != MATMUL_BIAS_NONE);
   for (size_t i = 0; i < inst->program_count; i++)
     if (inst->programs[i].dev == s->ocl.dev && strcmp(inst->programs[i].options, options) == 0)
       return inst->programs[i].program;
@@ -264,14 +272,33 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
     s->kernel = NULL;
     return CALHOST_UNSUPPORTED;
   }
-  cl_int k = (cl_int)s->ocl.buf.kp, nv = (cl_int)(s->ocl.buf.np / c.v[XG_VW]);
-  float beta = s->ocl.mm.data.shape.accumulate ? 1.0f : 0.0f;
+  const matmul_shape *sh = &s->ocl.mm.data.shape;
+  const ocl_matmul_buffers *b = &s->ocl.buf;
+  cl_int k = (cl_int)b->kp, nv = (cl_int)(b->np / c.v[XG_VW]), mp = (cl_int)b->mp;
+  cl_int brs = 0, bcs = 0, batch = (cl_int)sh->batch, batch_a = (cl_int)sh->batch_a,
+         batch_b = (cl_int)sh->batch_b;
+  float beta = sh->accumulate ? 1.0f : 0.0f, alpha = sh->alpha, bbeta = sh->beta;
+  if (sh->bias == MATMUL_BIAS_N || sh->bias == MATMUL_BIAS_MN)
+    bcs = 1;
+  if (sh->bias == MATMUL_BIAS_M)
+    brs = 1;
+  if (sh->bias == MATMUL_BIAS_MN)
+    brs = (cl_int)b->np;
   e = clSetKernelArg(s->kernel, 0, sizeof k, &k);
   e |= clSetKernelArg(s->kernel, 1, sizeof nv, &nv);
   e |= clSetKernelArg(s->kernel, 2, sizeof beta, &beta);
-  e |= clSetKernelArg(s->kernel, 3, sizeof s->ocl.buf.a, &s->ocl.buf.a);
-  e |= clSetKernelArg(s->kernel, 4, sizeof s->ocl.buf.b, &s->ocl.buf.b);
-  e |= clSetKernelArg(s->kernel, 5, sizeof s->ocl.buf.c, &s->ocl.buf.c);
+  e |= clSetKernelArg(s->kernel, 3, sizeof b->a, &b->a);
+  e |= clSetKernelArg(s->kernel, 4, sizeof b->b, &b->b);
+  e |= clSetKernelArg(s->kernel, 5, sizeof b->c, &b->c);
+  e |= clSetKernelArg(s->kernel, 6, sizeof mp, &mp);
+  e |= clSetKernelArg(s->kernel, 7, sizeof alpha, &alpha);
+  e |= clSetKernelArg(s->kernel, 8, sizeof b->bias, &b->bias); /* NULL without a bias */
+  e |= clSetKernelArg(s->kernel, 9, sizeof brs, &brs);
+  e |= clSetKernelArg(s->kernel, 10, sizeof bcs, &bcs);
+  e |= clSetKernelArg(s->kernel, 11, sizeof bbeta, &bbeta);
+  e |= clSetKernelArg(s->kernel, 12, sizeof batch, &batch);
+  e |= clSetKernelArg(s->kernel, 13, sizeof batch_a, &batch_a);
+  e |= clSetKernelArg(s->kernel, 14, sizeof batch_b, &batch_b);
   if (e != CL_SUCCESS) {
     matmul_set_error(s->ocl.mm.host, BACKEND ": clSetKernelArg failed");
     clReleaseKernel(s->kernel);
@@ -280,12 +307,15 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   }
   s->lws[0] = c.v[XG_MDIMC];
   s->lws[1] = c.v[XG_NDIMC];
-  s->gws[0] = s->ocl.buf.mp / c.v[XG_MWG] * c.v[XG_MDIMC];
-  s->gws[1] = s->ocl.buf.np / c.v[XG_NWG] * c.v[XG_NDIMC];
+  s->lws[2] = 1;
+  s->gws[0] = b->mp / c.v[XG_MWG] * c.v[XG_MDIMC];
+  s->gws[1] = b->np / c.v[XG_NWG] * c.v[XG_NDIMC];
+  s->gws[2] = sh->batch;
   return CALHOST_OK;
 }
 
-/* Runs `iterations` kernels (C = A*B, or C += A*B from C0 when
+/* Runs `iterations` kernels (each the whole structure: C = alpha op(A)
+ * op(B) + beta bias for every product of the batch, or C += from C0 when
  * accumulating) and reports the sum of their profiled durations. */
 static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
   const calhost_host_services *host;
@@ -306,7 +336,7 @@ static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_ru
     uint32_t batch = iterations - done < RUN_BATCH ? iterations - done : RUN_BATCH, n = 0;
     int ok;
     for (; n < batch; n++) {
-      e = clEnqueueNDRangeKernel(s->ocl.dev->queue, s->kernel, 2, NULL, s->gws, s->lws, 0, NULL,
+      e = clEnqueueNDRangeKernel(s->ocl.dev->queue, s->kernel, 3, NULL, s->gws, s->lws, 0, NULL,
                                  &events[n]);
       if (e != CL_SUCCESS)
         break;

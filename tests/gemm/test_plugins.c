@@ -413,10 +413,157 @@ static void openblas_validates_threads_and_computes_odd_shapes(void **state) {
   unload(&l);
 }
 
+/* ---- the MatMul structures (plugin-sdk/README.md) ------------------------ */
+
+typedef struct structure_case {
+  const char *label;
+  calhost_property props[4];
+  size_t count;
+} structure_case;
+
+/* What exporters write: Gemm's transposes, alpha, beta with a bias in each
+ * broadcast form, batched MatMuls (one A shared, both broadcast, one B
+ * shared), some with accumulate. */
+static const structure_case structures[] = {
+    {"trans_a", {{"trans_a", "1"}}, 1},
+    {"linear", {{"bias", "n"}, {"trans_b", "1"}}, 2},
+    {"trans_ab_alpha", {{"alpha", "0.5"}, {"trans_a", "1"}, {"trans_b", "1"}}, 3},
+    {"bias_scalar_beta", {{"beta", "2"}, {"bias", "scalar"}}, 2},
+    {"bias_m_alpha", {{"alpha", "-1.5"}, {"bias", "m"}}, 2},
+    {"bias_mn_acc", {{"accumulate", "1"}, {"beta", "0.25"}, {"bias", "mn"}}, 3},
+    {"batch", {{"batch", "3"}}, 1},
+    {"batch_shared_a", {{"batch", "6"}, {"batch_a", "1"}}, 2},
+    {"batch_broadcast", {{"batch", "6"}, {"batch_a", "2"}, {"batch_b", "3"}}, 3},
+    {"batch_shared_b_trans_acc",
+     {{"accumulate", "1"}, {"batch", "4"}, {"batch_b", "1"}, {"trans_b", "1"}},
+     4},
+};
+#define STRUCTURE_COUNT (sizeof structures / sizeof structures[0])
+
+static const int64_t structure_shapes[][3] = {{17, 31, 13}, {5, 40, 1}, {33, 9, 70}};
+
+/* Every structure on odd shapes, a sample of the candidates of each (and
+ * the default) run and checked against the reference. */
+static void sweep_structures(loaded *l, uint32_t stride) {
+  for (size_t c = 0; c < STRUCTURE_COUNT; c++)
+    for (size_t i = 0; i < sizeof structure_shapes / sizeof structure_shapes[0]; i++) {
+      calhost_workload w = workload("MatMul", "float32", structure_shapes[i], 3,
+                                    structures[c].props, structures[c].count);
+      calhost_target t = target(1, NULL);
+      calhost_built_key k;
+      if (l->vt->build_key(l->inst, &w, &t, &k) != CALHOST_OK)
+        fail_msg("%s declined %s: %s", l->vt->backend_name, structures[c].label, test_host_error);
+      sweep(l, &w, &t, stride);
+    }
+}
+
+static void cpu_gemm_runs_every_structure(void **state) {
+  loaded l;
+  int64_t shape[] = {96, 130, 200};
+  calhost_property bcast[] = {{"batch", "6"}, {"batch_a", "2"}, {"batch_b", "3"}};
+  calhost_workload w = workload("MatMul", "float32", shape, 3, bcast, 3);
+  calhost_target t = target(2, NULL);
+  calhost_session *s = NULL;
+  char policy[256];
+  size_t len;
+  uint32_t count = 0, with_b = 0;
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  sweep_structures(&l, 11);
+  /* a batch worth two threads: split b (whole products per thread) among
+   * the candidates, and a sample of them (every residue of the splits) */
+  assert_int_equal(l.vt->open_session(l.inst, &w, &t, &s), CALHOST_OK);
+  assert_int_equal(l.vt->candidate_count(s, &count), CALHOST_OK);
+  for (uint32_t i = 0; i < count; i++) {
+    assert_int_equal(l.vt->serialize_candidate(s, i, policy, sizeof policy, &len), CALHOST_OK);
+    with_b += strstr(policy, "split=b") != NULL;
+  }
+  assert_int_equal(with_b * 4, count);
+  l.vt->close_session(s);
+  sweep(&l, &w, &t, 13);
+  unload(&l);
+}
+
+static void openblas_runs_every_structure(void **state) {
+  loaded l;
+  (void)state;
+  if (load("openblas", &l) != 0) {
+    if (CALHOST_OPENBLAS_BUILT)
+      fail_msg("cannot load the openblas plugin (built: CALHOST_OPENBLAS=ON)");
+    skip();
+  }
+  sweep_structures(&l, 1);
+  unload(&l);
+}
+
+/* The portable key of each structure: distinct from every other and from
+ * the plain product's, which stays as before; properties at their default
+ * leave the key alone; numbers are canonical; names in order. */
+static void structures_never_share_a_key(void **state) {
+  loaded l;
+  int64_t shape[] = {64, 48, 32};
+  calhost_target t = target(1, "avx2 fma");
+  char keys[STRUCTURE_COUNT + 1][512];
+  calhost_built_key k;
+  (void)state;
+  assert_int_equal(load("cpu_gemm", &l), 0);
+  for (size_t c = 0; c <= STRUCTURE_COUNT; c++) {
+    calhost_workload w =
+        workload("MatMul", "float32", shape, 3, c < STRUCTURE_COUNT ? structures[c].props : NULL,
+                 c < STRUCTURE_COUNT ? structures[c].count : 0);
+    assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_OK);
+    keys[c][0] = '\0';
+    for (size_t i = 0; i < k.structure_count; i++) {
+      snprintf(keys[c] + strlen(keys[c]), sizeof keys[c] - strlen(keys[c]), "|%s=%s",
+               k.structure[i].name, k.structure[i].value);
+      if (i > 5)
+        assert_true(strcmp(k.structure[i - 1].name, k.structure[i].name) < 0 ||
+                    strcmp(k.structure[i].name, "isa") == 0);
+    }
+    for (size_t d = 0; d < c; d++)
+      if (strcmp(keys[c], keys[d]) == 0)
+        fail_msg("%s and %s share the key %s", structures[c].label, structures[d].label, keys[c]);
+  }
+  { /* the plain key as before; the structures' properties before isa
+     * (whatever class this processor, or CALHOST_CPU_GEMM_MAX_ISA, gives) */
+    static const char plain[] = "|dtype=float32|m=64|n=48|k=32|accumulate=0";
+    const char *isa = keys[STRUCTURE_COUNT] + strlen(plain);
+    char want[1024];
+    assert_memory_equal(keys[STRUCTURE_COUNT], plain, strlen(plain));
+    assert_true(!strncmp(isa, "|isa=", 5) && !strchr(isa + 1, '|'));
+    snprintf(want, sizeof want, "%s|alpha=0.5|trans_a=1|trans_b=1%s", plain, isa);
+    assert_string_equal(keys[2], want);
+    snprintf(want, sizeof want, "|dtype=float32|m=64|n=48|k=32|accumulate=1|beta=0.25|bias=mn%s",
+             isa);
+    assert_string_equal(keys[5], want);
+    snprintf(want, sizeof want, "%s|batch=6|batch_a=2|batch_b=3%s", plain, isa);
+    assert_string_equal(keys[8], want);
+  }
+  { /* defaults written out: the plain key; "1.0", "0.50" canonical */
+    calhost_property dflt[] = {
+        {"alpha", "1.0"}, {"batch", "1"}, {"trans_a", "0"}, {"trans_b", "0"}};
+    calhost_property same[] = {{"batch", "6"}, {"batch_a", "6"}, {"batch_b", "6"}};
+    calhost_property half[] = {{"alpha", "0.50"}, {"beta", "1"}, {"bias", "n"}};
+    calhost_workload w = workload("MatMul", "float32", shape, 3, dflt, 4);
+    assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_OK);
+    assert_int_equal(k.structure_count, 6);
+    w = workload("MatMul", "float32", shape, 3, same, 3);
+    assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_OK);
+    assert_int_equal(k.structure_count, 7);
+    assert_string_equal(k.structure[5].name, "batch");
+    w = workload("MatMul", "float32", shape, 3, half, 3);
+    assert_int_equal(l.vt->build_key(l.inst, &w, &t, &k), CALHOST_OK);
+    assert_int_equal(k.structure_count, 8);
+    assert_string_equal(k.structure[5].value, "0.5");
+    assert_string_equal(k.structure[6].name, "bias");
+  }
+  unload(&l);
+}
+
 /* ---- the shared reference check ----------------------------------------- */
 
 static void reference_check_catches_wrong_outputs(void **state) {
-  matmul_shape shape = {7, 9, 300, 1};
+  matmul_shape shape = MATMUL_SHAPE(7, 9, 300, 1);
   matmul_data d;
   char err[256];
   (void)state;
@@ -537,13 +684,168 @@ static void shared_build_key_fills_the_portable_structure(void **state) {
   assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_OK);
   assert_string_equal(k.processor, "cpu-x");
   assert_int_equal(k.thread_count, 4);
-  assert_int_equal(k.structure_count, MATMUL_STRUCTURE_COUNT);
+  assert_int_equal(k.structure_count, 5);
   assert_string_equal(k.structure[1].name, "m");
   assert_string_equal(k.structure[1].value, "5");
   assert_string_equal(k.structure[3].value, "7");
   assert_string_equal(k.structure[4].value, "1");
   assert_int_equal(sh.k, 7);
   free(inst);
+}
+
+/* The shared parser: a backend that lacks a capability declines the
+ * property by name (CALHOST_UNSUPPORTED) and lists what it runs; defaults
+ * written out pass everywhere; bad values are invalid arguments naming the
+ * property. */
+static void shared_parser_declines_what_a_backend_cannot_run(void **state) {
+  static const int64_t mnk[] = {8, 6, 4};
+  static const struct {
+    calhost_property p[3];
+    size_t n;
+    unsigned cap;
+    const char *named;
+  } declined[] = {
+      {{{"trans_a", "1"}}, 1, MATMUL_CAN_TRANS_A, "'trans_a'"},
+      {{{"trans_b", "1"}}, 1, MATMUL_CAN_TRANS_B, "'trans_b'"},
+      {{{"alpha", "2"}}, 1, MATMUL_CAN_ALPHA, "'alpha'"},
+      {{{"bias", "n"}}, 1, MATMUL_CAN_BIAS, "'bias'"},
+      {{{"beta", "3"}, {"bias", "mn"}}, 2, MATMUL_CAN_BIAS, "'beta'"},
+      {{{"batch", "4"}}, 1, MATMUL_CAN_BATCH, "'batch'"},
+  };
+  static const struct {
+    calhost_property p[3];
+    size_t n;
+    const char *named;
+  } invalid[] = {
+      {{{"trans_a", "2"}}, 1, "trans_a must be 0 or 1"},
+      {{{"alpha", "x"}}, 1, "alpha must be a finite"},
+      {{{"alpha", "inf"}}, 1, "alpha must be a finite"},
+      {{{"alpha", "1e40"}}, 1, "alpha must be a finite"},
+      {{{"bias", "row"}}, 1, "bias must be scalar, n, m or mn"},
+      {{{"beta", "2"}}, 1, "beta without bias"},
+      {{{"batch", "0"}}, 1, "batch must be an integer"},
+      {{{"batch", "02"}}, 1, "batch must be an integer"},
+      {{{"batch", "4"}, {"batch_a", "5"}}, 2, "must not exceed batch=4"},
+      {{{"batch_b", "2"}}, 1, "must not exceed batch=1"},
+      {{{"trans_b", "1"}, {"trans_b", "1"}}, 2, "'trans_b' given twice"},
+  };
+  calhost_target t = {{CALHOST_STRUCT_TARGET, 1, sizeof t}, "cpu-x", 1, NULL, 0, "", NULL, 0};
+  calhost_built_key k;
+  matmul_shape sh;
+  fake_host h;
+  calhost_plugin_instance *inst;
+  (void)state;
+  fake_host_init(&h);
+  inst = matmul_instance_new(&h.services, "fake", sizeof *inst);
+  assert_non_null(inst);
+  assert_int_equal(inst->mm.caps, 0); /* plain products unless the backend says more */
+  for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++) {
+    calhost_workload w = MATMUL_SAMPLE("w", mnk, declined[i].p, declined[i].n);
+    inst->mm.caps = MATMUL_CAN_ALL & ~declined[i].cap;
+    h.error[0] = '\0';
+    assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_UNSUPPORTED);
+    assert_non_null(strstr(h.error, "fake does not run MatMul property"));
+    if (!strstr(h.error, declined[i].named))
+      fail_msg("decline of %s does not name it: %s", declined[i].named, h.error);
+    inst->mm.caps = MATMUL_CAN_ALL;
+    assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_OK);
+  }
+  { /* batch_a alone, of a backend without batches: declined by name */
+    static const calhost_property shared_a[] = {{"batch", "1"}, {"batch_a", "1"}};
+    calhost_workload w = MATMUL_SAMPLE("w", mnk, shared_a, 2);
+    inst->mm.caps = 0;
+    assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_OK); /* defaults */
+    assert_int_equal(k.structure_count, 5);
+  }
+  { /* the message lists what the backend runs */
+    static const calhost_property tb[] = {{"trans_b", "1"}};
+    calhost_workload w = MATMUL_SAMPLE("w", mnk, tb, 1);
+    inst->mm.caps = MATMUL_CAN_TRANS_A | MATMUL_CAN_BATCH;
+    assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_UNSUPPORTED);
+    assert_string_equal(h.error, "fake does not run MatMul property 'trans_b' (it runs: "
+                                 "accumulate, batch, batch_a, batch_b, trans_a)");
+  }
+  { /* defaults written out pass a backend of plain products */
+    static const calhost_property dflt[] = {{"alpha", "1"}, {"batch", "1"}, {"trans_a", "0"}};
+    calhost_workload w = MATMUL_SAMPLE("w", mnk, dflt, 3);
+    inst->mm.caps = 0;
+    assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_OK);
+  }
+  inst->mm.caps = MATMUL_CAN_ALL;
+  for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+    calhost_workload w = MATMUL_SAMPLE("w", mnk, invalid[i].p, invalid[i].n);
+    h.error[0] = '\0';
+    assert_int_equal(matmul_build_key(inst, &w, &t, &k, &sh), CALHOST_INVALID_ARGUMENT);
+    if (!strstr(h.error, invalid[i].named))
+      fail_msg("'%s=%s': expected '%s' in '%s'", invalid[i].p[0].name, invalid[i].p[0].value,
+               invalid[i].named, h.error);
+  }
+  free(inst);
+}
+
+/* The contract's product, computed here independently (double sums), with
+ * one deliberate fault: 0 none, 1 transposes ignored, 2 bias left out, 3
+ * A of product p taken as p mod batch_a, 4 alpha ignored. */
+static void contract_product(matmul_data *d, int fault) {
+  const matmul_shape *s = &d->shape;
+  for (size_t q = 0; q < s->batch; q++) {
+    size_t ia = fault == 3 ? q % s->batch_a : q * s->batch_a / s->batch, ib = q % s->batch_b;
+    const float *a = d->a + ia * s->m * s->k, *b = d->b + ib * s->k * s->n;
+    for (size_t i = 0; i < s->m; i++)
+      for (size_t j = 0; j < s->n; j++) {
+        double acc = 0, bias = 0;
+        for (size_t p = 0; p < s->k; p++) {
+          int ta = s->trans_a && fault != 1, tb = s->trans_b && fault != 1;
+          acc += (double)(ta ? a[p * s->m + i] : a[i * s->k + p]) *
+                 (tb ? b[j * s->k + p] : b[p * s->n + j]);
+        }
+        if (d->bias && fault != 2) {
+          size_t x = s->bias == MATMUL_BIAS_SCALAR ? 0
+                     : s->bias == MATMUL_BIAS_N    ? j
+                     : s->bias == MATMUL_BIAS_M    ? i
+                                                   : i * s->n + j;
+          bias = (double)s->beta * d->bias[x];
+        }
+        d->c[(q * s->m + i) * s->n + j] =
+            (float)((fault == 4 ? 1.0 : (double)s->alpha) * acc + bias +
+                    (s->accumulate ? d->c0[(q * s->m + i) * s->n + j] : 0.0));
+      }
+  }
+}
+
+/* The shared reference covers each structure: the contract's product
+ * passes, each fault of a structure is caught. */
+static void reference_check_covers_every_structure(void **state) {
+  static const struct {
+    matmul_shape shape;
+    int faults[3];
+  } cases[] = {
+      {{9, 7, 30, 0, 1, 0, 1.0f, 1.0f, MATMUL_BIAS_NONE, 1, 1, 1}, {1}},
+      {{9, 7, 30, 0, 0, 1, 1.0f, 1.0f, MATMUL_BIAS_NONE, 1, 1, 1}, {1}},
+      {{9, 7, 30, 0, 0, 1, -0.5f, 1.0f, MATMUL_BIAS_N, 1, 1, 1}, {1, 2, 4}},
+      {{9, 7, 30, 1, 0, 0, 1.0f, 2.0f, MATMUL_BIAS_SCALAR, 1, 1, 1}, {2}},
+      {{9, 7, 30, 0, 0, 0, 1.0f, 1.0f, MATMUL_BIAS_M, 1, 1, 1}, {2}},
+      {{9, 7, 30, 0, 1, 1, 3.0f, 0.5f, MATMUL_BIAS_MN, 1, 1, 1}, {1, 2, 4}},
+      {{5, 6, 20, 0, 0, 0, 1.0f, 1.0f, MATMUL_BIAS_NONE, 6, 2, 3}, {3}},
+      {{5, 6, 20, 1, 1, 0, 1.0f, 1.0f, MATMUL_BIAS_NONE, 4, 4, 1}, {1}},
+  };
+  char err[256];
+  (void)state;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    matmul_data d;
+    assert_int_equal(matmul_data_init(&d, &cases[c].shape), 0);
+    contract_product(&d, 0);
+    if (matmul_check(&d, 1, err, sizeof err) != CALHOST_OK)
+      fail_msg("case %zu: the contract's product refused: %s", c, err);
+    for (int f = 0; f < 3 && cases[c].faults[f]; f++) {
+      contract_product(&d, cases[c].faults[f]);
+      if (matmul_check(&d, 1, err, sizeof err) != CALHOST_CHECK_FAILED)
+        fail_msg("case %zu: fault %d not caught", c, cases[c].faults[f]);
+      if (cases[c].shape.batch > 1)
+        assert_non_null(strstr(err, "C[")); /* C[p][i][j] */
+    }
+    matmul_data_free(&d);
+  }
 }
 
 static void shared_run_loop_resets_checks_cancels_and_fails(void **state) {
@@ -616,6 +918,11 @@ int main(void) {
       cmocka_unit_test(policy_text_preconditions_name_the_first_fault),
       cmocka_unit_test(shared_build_key_fills_the_portable_structure),
       cmocka_unit_test(shared_run_loop_resets_checks_cancels_and_fails),
+      cmocka_unit_test(shared_parser_declines_what_a_backend_cannot_run),
+      cmocka_unit_test(reference_check_covers_every_structure),
+      cmocka_unit_test(cpu_gemm_runs_every_structure),
+      cmocka_unit_test(openblas_runs_every_structure),
+      cmocka_unit_test(structures_never_share_a_key),
   };
   return cmocka_run_group_tests_name("gemm_plugins", tests, NULL, NULL);
 }

@@ -195,6 +195,41 @@ static void random_bytes_never_crash_the_parser(void **state) {
   }
 }
 
+/* split=b (threads take whole products of a batch) parses and round-trips;
+ * a batch's candidates are the single product's plus split b, and only
+ * with several threads. */
+static void split_b_is_a_batch_candidate_and_round_trips(void **state) {
+  gemm_config cfg;
+  char text[CPU_GEMM_POLICY_MAX + 1];
+  size_t one, batched, single_thread;
+  gemm_config *list;
+  int with_b = 0;
+  (void)state;
+  assert_int_equal(
+      cpu_gemm_policy_parse("kernel=gen_4x8;mc=64;nc=512;kc=128;split=b", 42, -1, &cfg, NULL, 0),
+      0);
+  assert_int_equal(cfg.split, GEMM_SPLIT_BATCH);
+  assert_true(cpu_gemm_policy_format(&cfg, text, sizeof text) > 0);
+  assert_string_equal(text, "kernel=gen_4x8;mc=64;nc=512;kc=128;split=b");
+  one = cpu_gemm_candidates(GEMM_ISA_PORTABLE, 128, 128, 64, 2, NULL, 0);
+  assert_int_equal(cpu_gemm_candidates_batched(GEMM_ISA_PORTABLE, 128, 128, 64, 1, 2, NULL, 0),
+                   one);
+  batched = cpu_gemm_candidates_batched(GEMM_ISA_PORTABLE, 128, 128, 64, 12, 2, NULL, 0);
+  assert_int_equal(batched, one / 3 * 4);
+  single_thread = cpu_gemm_candidates_batched(GEMM_ISA_PORTABLE, 128, 128, 64, 12, 1, NULL, 0);
+  assert_int_equal(single_thread, one / 3);
+  list = malloc(batched * sizeof *list);
+  assert_non_null(list);
+  cpu_gemm_candidates_batched(GEMM_ISA_PORTABLE, 128, 128, 64, 12, 2, list, batched);
+  for (size_t i = 0; i < batched; i++) {
+    assert_true(cpu_gemm_policy_format(&list[i], text, sizeof text) > 0);
+    assert_int_equal(cpu_gemm_policy_parse(text, strlen(text), -1, &cfg, NULL, 0), 0);
+    with_b += cfg.split == GEMM_SPLIT_BATCH;
+  }
+  assert_int_equal(with_b, (int)(one / 3));
+  free(list);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_policies_are_refused_with_a_reason),
@@ -203,6 +238,7 @@ int main(void) {
       cmocka_unit_test(every_candidate_is_accepted_and_round_trips),
       cmocka_unit_test(the_default_is_valid_for_every_shape),
       cmocka_unit_test(random_bytes_never_crash_the_parser),
+      cmocka_unit_test(split_b_is_a_batch_candidate_and_round_trips),
   };
   return cmocka_run_group_tests_name("gemm_policy", tests, NULL, NULL);
 }

@@ -15,6 +15,10 @@
  *  - runs are checked against the reference (a sample workload, accumulate
  *    included); opencl_gemm reports device_seconds; a build of it with a
  *    wrong kernel fails the check;
+ *  - every MatMul structure (transposes, alpha, a bias in each form with
+ *    beta, batches with a shared or broadcast operand) runs on both and
+ *    passes the reference check, a sample of opencl_gemm's kernels
+ *    (vector widths, local-memory caching) included; each has its own key;
  *  - `calhost plugin check` passes on both.
  * Skips (exit 77 is not used by this project: each test skips itself) when
  * no OpenCL device is present.
@@ -326,6 +330,96 @@ static void runs_checked_and_device_timed(void **state) {
   }
 }
 
+/* What exporters write (plugin-sdk/README.md "MatMul structure"). */
+static const struct {
+  const char *label;
+  calhost_property props[4];
+  size_t count;
+} structures[] = {
+    {"trans_a", {{"trans_a", "1"}}, 1},
+    {"linear", {{"bias", "n"}, {"trans_b", "1"}}, 2},
+    {"trans_ab_alpha", {{"alpha", "0.5"}, {"trans_a", "1"}, {"trans_b", "1"}}, 3},
+    {"bias_scalar_beta", {{"beta", "2"}, {"bias", "scalar"}}, 2},
+    {"bias_m_alpha", {{"alpha", "-1.5"}, {"bias", "m"}}, 2},
+    {"bias_mn_acc", {{"accumulate", "1"}, {"beta", "0.25"}, {"bias", "mn"}}, 3},
+    {"batch", {{"batch", "3"}}, 1},
+    {"batch_shared_a", {{"batch", "6"}, {"batch_a", "1"}}, 2},
+    {"batch_broadcast", {{"batch", "6"}, {"batch_a", "2"}, {"batch_b", "3"}}, 3},
+    {"batch_shared_b_trans_acc",
+     {{"accumulate", "1"}, {"batch", "4"}, {"batch_b", "1"}, {"trans_b", "1"}},
+     4},
+};
+#define STRUCTURE_COUNT (sizeof structures / sizeof structures[0])
+
+/* Each structure on two odd shapes, on both backends: the default and a
+ * sample of the candidates on the first shape (opencl_gemm: three of
+ * different vector widths and caching; clblast: one Xgemm set) run 2
+ * iterations and pass the reference check; the structures' keys all
+ * differ. */
+static void structures_run_and_check(void **state) {
+  static const int64_t shapes[][3] = {{17, 31, 13}, {33, 9, 70}};
+  (void)state;
+  for (int b = 0; backends[b]; b++) {
+    plug p;
+    char keys[STRUCTURE_COUNT][512];
+    open_plugin(&p, "plugins", backends[b]);
+    calhost_target t = device_target(&p);
+    for (size_t c = 0; c < STRUCTURE_COUNT; c++)
+      for (size_t sh = 0; sh < 2; sh++) {
+        calhost_workload w = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof w},
+                              structures[c].label,
+                              "MatMul",
+                              "float32",
+                              shapes[sh],
+                              3,
+                              structures[c].props,
+                              structures[c].count,
+                              NULL};
+        calhost_built_key k;
+        calhost_session *s = NULL;
+        uint32_t n = 0;
+        char pol[512], err[256];
+        size_t len;
+        double dev;
+        if (p.vt->build_key(p.inst, &w, &t, &k) != CALHOST_OK)
+          fail_msg("%s declined %s: %s", backends[b], structures[c].label, test_host_error);
+        if (sh == 0) {
+          keys[c][0] = '\0';
+          for (size_t i = 0; i < k.structure_count; i++)
+            snprintf(keys[c] + strlen(keys[c]), sizeof keys[c] - strlen(keys[c]), "|%s=%s",
+                     k.structure[i].name, k.structure[i].value);
+          for (size_t d = 0; d < c; d++)
+            assert_string_not_equal(keys[c], keys[d]);
+        }
+        if (p.vt->open_session(p.inst, &w, &t, &s) != CALHOST_OK)
+          fail_msg("%s %s: open_session: %s", backends[b], structures[c].label, test_host_error);
+        assert_int_equal(p.vt->candidate_count(s, &n), CALHOST_OK);
+        int opencl_gemm = !strcmp(backends[b], "opencl_gemm");
+        /* the default; on the first shape also a sample of the candidates:
+         * opencl_gemm's curated 1 (vw=8, B gathered into registers), 19
+         * (vw=2, into local memory) and 22 (vw=4, A in local memory, B
+         * not), so each lane count of a transposed B's gather runs;
+         * clblast's 1 (an Xgemm set; 0 is its database) */
+        static const uint32_t picks[] = {UINT32_MAX, 1, 19, 22};
+        for (size_t q = 0; q < (sh == 0 ? (opencl_gemm ? 4u : 2u) : 1u); q++) {
+          uint32_t i = picks[q];
+          if (i == UINT32_MAX)
+            assert_int_equal(p.vt->default_policy(s, pol, sizeof pol, &len), CALHOST_OK);
+          else if (i < n)
+            assert_int_equal(p.vt->serialize_candidate(s, i, pol, sizeof pol, &len), CALHOST_OK);
+          else
+            continue; /* a device that fits fewer configurations */
+          if (run_checked(&p, s, pol, 2, &dev, err, sizeof err) != CALHOST_OK)
+            fail_msg("%s %s %lldx%lldx%lld '%s': %s", backends[b], structures[c].label,
+                     (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
+                     pol, err);
+        }
+        p.vt->close_session(s);
+      }
+    close_plugin(&p);
+  }
+}
+
 static void wrong_kernel_fails_check(void **state) {
   plug p;
   char pol[512], err[256] = "";
@@ -370,6 +464,7 @@ int main(void) {
       cmocka_unit_test(validators_refuse_with_reasons),
       cmocka_unit_test(candidates_valid_for_device),
       cmocka_unit_test(runs_checked_and_device_timed),
+      cmocka_unit_test(structures_run_and_check),
       cmocka_unit_test(wrong_kernel_fails_check),
       cmocka_unit_test(plugin_check_passes),
   };

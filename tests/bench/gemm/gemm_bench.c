@@ -8,12 +8,18 @@
  * and OpenBLAS side by side (interleaved samples, median). With the host's
  * sweep engine linked it also runs `measure` and `exhaustive` sweeps to give
  * regret_pct and sweep_time_ratio. Prints key=value lines and a table.
+ * --openblas-level measures only cpu_gemm's calibrated winner against
+ * OpenBLAS on one thread, at 1024^3 and on a BERT-base layer's dense
+ * MatMuls (batch 8 x seq 128 = 1024 rows: QKV/output 768x768, FFN
+ * 768->3072 and 3072->768), and names the kernel OpenBLAS picked.
  *
- *   gemm-bench [--quick] [--no-regret | --regret-only] [--plugin-dir DIR] [--fma-units N]
+ *   gemm-bench [--quick] [--no-regret | --regret-only | --openblas-level] [--plugin-dir DIR]
+ *              [--fma-units N]
  */
 #define _GNU_SOURCE
 #include <calhost/plugin.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -39,7 +45,8 @@ static struct {
   int regret_only; /* skip the table: only regret_pct and sweep_time_ratio */
   int fma_units;
   char plugin_dir[PATH_MAX];
-} opt = {0, 1, 0, 2, ""};
+  int level; /* --openblas-level */
+} opt = {0, 1, 0, 2, "", 0};
 
 static double now(void) {
   struct timespec ts;
@@ -312,6 +319,13 @@ static void read_machine(machine *m) {
   }
   if (f)
     fclose(f);
+  { /* cpu_gemm's cap (gemm_isa_detect): the figures of the capped class */
+    const char *cap = getenv("CALHOST_CPU_GEMM_MAX_ISA");
+    if (cap && !strcmp(cap, "avx2"))
+      avx512 = 0;
+    else if (cap && !strcmp(cap, "portable"))
+      avx512 = avx2 = 0;
+  }
   f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
   if (f) {
     long khz = 0;
@@ -519,6 +533,55 @@ static int cmp_result_gain(const void *a, const void *b) {
   return cmp_double(&((const result *)a)->gain, &((const result *)b)->gain);
 }
 
+/* The core OpenBLAS chose (openblas_get_corename of the library the
+ * openblas plugin loaded), or "unknown". */
+static const char *openblas_core(void) {
+  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  char *(*corename)(void) = NULL;
+  const char *name = "unknown";
+  if (lib) {
+    *(void **)&corename = dlsym(lib, "openblas_get_corename");
+    if (corename && corename())
+      name = corename();
+  }
+  return name;
+}
+
+/* --openblas-level: one thread, 1024^3 and the BERT-base layer's shapes:
+ * calibrated cpu_gemm against OpenBLAS, side by side. */
+static void openblas_level(plugin *cg, plugin *ob, const machine *m) {
+  static const int64_t shapes[][3] = {
+      {1024, 1024, 1024}, {1024, 768, 768}, {1024, 3072, 768}, {1024, 768, 3072}};
+  static const char *const names[] = {"square", "bert_qkv_out", "bert_ffn_up", "bert_ffn_down"};
+  double work = 0, t_cg = 0, t_ob = 0;
+  if (!ob->vt)
+    die("--openblas-level needs the openblas plugin");
+  printf("openblas_core=%s (openblas_get_corename; OPENBLAS_CORETYPE=%s)\n", openblas_core(),
+         getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "unset");
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    result r;
+    double flop = 2.0 * (double)shapes[i][0] * (double)shapes[i][1] * (double)shapes[i][2];
+    bench_one(cg, ob, m, shapes[i], 1, &r);
+    printf("level shape=%lldx%lldx%lld (%s) calibrated_gflops=%.1f openblas_gflops=%.1f "
+           "pct_of_openblas=%.1f winner=%s\n",
+           (long long)shapes[i][0], (long long)shapes[i][1], (long long)shapes[i][2], names[i],
+           r.gf_winner, r.gf_openblas, 100.0 * r.gf_winner / r.gf_openblas, r.winner);
+    fflush(stdout);
+    if (i == 0)
+      printf("pct_of_openblas=%.1f (calibrated cpu_gemm vs OpenBLAS sgemm, 1 thread, 1024^3)\n",
+             100.0 * r.gf_winner / r.gf_openblas);
+    else { /* the layer: its three shapes once each (QKV and output are 4 of the first) */
+      double count = i == 1 ? 4.0 : 1.0;
+      work += count * flop;
+      t_cg += count * flop / (r.gf_winner * 1e9);
+      t_ob += count * flop / (r.gf_openblas * 1e9);
+    }
+  }
+  printf("bert_layer_pct_of_openblas=%.1f (one layer's dense MatMuls, 4 x 768x768 + 768x3072 + "
+         "3072x768 at 1024 rows, %.1f GFLOP: OpenBLAS time / cpu_gemm time)\n",
+         100.0 * t_ob / t_cg, work * 1e-9);
+}
+
 int main(int argc, char **argv) {
   static const int64_t shapes[][3] = {{32, 32, 32},    {48, 48, 48},    {64, 64, 64},
                                       {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
@@ -538,14 +601,16 @@ int main(int argc, char **argv) {
       opt.regret = 0;
     else if (!strcmp(argv[i], "--regret-only"))
       opt.regret_only = 1;
+    else if (!strcmp(argv[i], "--openblas-level"))
+      opt.level = 1;
     else if (!strcmp(argv[i], "--plugin-dir") && i + 1 < argc)
       snprintf(opt.plugin_dir, sizeof opt.plugin_dir, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--fma-units") && i + 1 < argc)
       opt.fma_units = atoi(argv[++i]);
     else {
       fprintf(stderr,
-              "usage: gemm-bench [--quick] [--no-regret | --regret-only] [--plugin-dir DIR] "
-              "[--fma-units N]\n");
+              "usage: gemm-bench [--quick] [--no-regret | --regret-only | --openblas-level] "
+              "[--plugin-dir DIR] [--fma-units N]\n");
       return 2;
     }
   }
@@ -588,6 +653,10 @@ int main(int argc, char **argv) {
          m.peak_core, m.lanes, opt.fma_units, m.mhz / 1000.0);
   printf("mode=%s\n", opt.quick ? "quick" : "full");
   fflush(stdout);
+  if (opt.level) {
+    openblas_level(&cg, &ob, &m);
+    return 0;
+  }
 
   for (unsigned threads = 1; threads <= max_threads && !opt.regret_only; threads++)
     for (size_t i = 0; i < nshapes; i++) {
