@@ -52,6 +52,26 @@ CS_HIDDEN calstore_status cs_fail(calstore_error *err, calstore_status status, u
  * items and *cap are then unchanged and still the caller's. */
 CS_HIDDEN void *cs_grow(void *items, size_t need, size_t *cap, size_t size, size_t first);
 
+/* Fault-injection builds (CALHOST_FAULT_INJECTION): every allocation of the
+ * store's .c files (each includes this header after the C library's) goes
+ * through cs_fault_alloc, so a test can make the N-th one fail (the rule
+ * "alloc:N" of CALSTORE_FAULT, platform.h) and walk each allocation's error
+ * path in turn, as SQLite's out-of-memory tests do. Other builds call the C
+ * library directly. */
+#ifdef CALHOST_FAULT_INJECTION
+#include <stdlib.h>
+#include <string.h>
+/* fault.c: counts one allocation; nonzero when CALSTORE_FAULT says it fails. */
+CS_HIDDEN int cs_fault_alloc(void);
+/* fault.c: the allocations counted since the last reset; restarts the count. */
+CS_HIDDEN size_t cs_fault_alloc_reset(void);
+#undef strdup
+#define malloc(n) (cs_fault_alloc() ? NULL : malloc(n))
+#define calloc(n, size) (cs_fault_alloc() ? NULL : calloc(n, size))
+#define realloc(p, n) (cs_fault_alloc() ? NULL : realloc(p, n))
+#define strdup(s) (cs_fault_alloc() ? NULL : strdup(s))
+#endif
+
 /* ---- records ----------------------------------------------------------- */
 
 /* A loaded file's bytes, shared by the records whose canonical text lies in

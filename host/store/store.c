@@ -691,6 +691,15 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
 
 /* ---- files without a store ------------------------------------------------- */
 
+/* An allocation failed reading a file without a store: told to the
+ * diagnostic callback like every other problem. */
+static calstore_status detached_no_memory(calstore_diagnostic_fn diagnostic,
+                                          void *diagnostic_user) {
+  if (diagnostic)
+    diagnostic(diagnostic_user, CALSTORE_NO_MEMORY, 0, "out of memory while reading");
+  return CALSTORE_NO_MEMORY;
+}
+
 /* Parses buf[0..len) (malloc'ed, buf[len] writable; freed here) without a
  * store: the visit and count of calstore_read_buffer and calstore_read_file. */
 static calstore_status read_detached(char *buf, size_t len, calstore_visit_fn visit,
@@ -699,10 +708,12 @@ static calstore_status read_detached(char *buf, size_t len, calstore_visit_fn vi
   cs_set *set = cs_set_new();
   if (!set) {
     free(buf);
-    return CALSTORE_NO_MEMORY;
+    return detached_no_memory(diagnostic, diagnostic_user);
   }
   calstore_status st = cs_parse(buf, len, 1, set, NULL, diagnostic, diagnostic_user, NULL);
   free(buf);
+  if (st == CALSTORE_NO_MEMORY)
+    detached_no_memory(diagnostic, diagnostic_user);
   if (st == CALSTORE_OK) {
     if (profile_count)
       *profile_count = set->live;
@@ -723,7 +734,7 @@ calstore_status calstore_read_buffer(const char *data, size_t length, calstore_v
     return CALSTORE_INVALID_ARGUMENT;
   char *copy = malloc(length + 1);
   if (!copy)
-    return CALSTORE_NO_MEMORY;
+    return detached_no_memory(diagnostic, diagnostic_user);
   if (length)
     memcpy(copy, data, length);
   copy[length] = '\0';
