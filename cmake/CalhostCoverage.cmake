@@ -5,6 +5,8 @@
 # script only when it is run). Off by default: nothing in the normal build
 # or the test job depends on it.
 if(NOT CALHOST_COVERAGE)
+  function(calhost_coverage_program target)
+  endfunction()
   return()
 endif()
 if(NOT CMAKE_C_COMPILER_ID STREQUAL "GNU")
@@ -18,3 +20,11 @@ endif()
 # atomic counters: the store's threads would otherwise lose counts.
 add_compile_options(--coverage -O0 -fprofile-update=atomic)
 add_link_options(--coverage)
+
+# calhost_coverage_program(TARGET): a program whose forked children end with
+# _exit writes their counters too (coverage_exit.c). tests/CMakeLists.txt's
+# calhost_add_test calls it for each test program.
+function(calhost_coverage_program target)
+  target_sources(${target} PRIVATE "${PROJECT_SOURCE_DIR}/cmake/coverage_exit.c")
+  target_link_options(${target} PRIVATE "-Wl,--wrap=_exit")
+endfunction()

@@ -5,6 +5,7 @@
  * platform file maps the error names to its own error codes and does the
  * killing.
  */
+#define CS_FAULT_ALLOCATOR /* the C library's allocator itself, not internal.h's */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -82,12 +83,30 @@ static int match_alloc(const char *rule, size_t n, const void *user) {
   return v == *number;
 }
 
-int cs_fault_alloc(void) {
+/* Counts one allocation; nonzero (errno ENOMEM, as the C library's
+ * allocator sets it) when CALSTORE_FAULT says it fails. */
+static int alloc_fails(void) {
   size_t number = atomic_fetch_add(&alloc_count, 1) + 1;
   if (!each_rule(match_alloc, &number))
     return 0;
-  errno = ENOMEM; /* as the C library's allocator sets it */
+  errno = ENOMEM;
   return 1;
+}
+
+void *cs_fault_malloc(size_t n) {
+  return alloc_fails() ? NULL : malloc(n);
+}
+
+void *cs_fault_calloc(size_t n, size_t size) {
+  return alloc_fails() ? NULL : calloc(n, size);
+}
+
+void *cs_fault_realloc(void *p, size_t n) {
+  return alloc_fails() ? NULL : realloc(p, n);
+}
+
+char *cs_fault_strdup(const char *s) {
+  return alloc_fails() ? NULL : strdup(s);
 }
 
 size_t cs_fault_alloc_reset(void) {
