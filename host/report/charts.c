@@ -102,107 +102,97 @@ static void point_title(FILE *o, const rpt_cand *c) {
   fputs("</title>", o);
 }
 
-void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_median,
-                          int have_default) {
-  const rpt_cand **pts = malloc((n ? n : 1) * sizeof *pts);
-  size_t m = 0;
-  if (!pts)
-    return;
-  for (size_t i = 0; i < n; i++) /* what a scale can hold: (0, 1e12] us */
-    if (c[i].median > 0 && c[i].median <= 1e12)
-      pts[m++] = &c[i];
-  if (!m) {
-    fputs("<p class=\"muted\">No candidate was measured.</p>\n", o);
-    free(pts);
-    return;
-  }
-  qsort(pts, m, sizeof *pts, cmp_median_idx);
-  const double W = 680, H = 270, ml = 56, mr = 84, mt = 34, mb = 40;
-  scale s = {.top = mt, .px = H - mt - mb, .unit = 1, .uname = "\xC2\xB5s"};
+/* The candidates chart's frame (pixels): width, height, margins. */
+#define CAND_W 680.0
+#define CAND_H 270.0
+#define CAND_ML 56.0
+#define CAND_MR 84.0
+#define CAND_MT 34.0
+#define CAND_MB 40.0
+
+/* The y scale of the candidates chart: log when the medians (with their
+ * spread, and the default's) span more than 20x, else linear from 0 in
+ * *step-sized grid steps; labels in ms from 10 ms up. */
+static scale candidate_scale(const rpt_cand *const *pts, size_t m, double default_median,
+                             int have_default, double *step) {
+  scale s = {.top = CAND_MT, .px = CAND_H - CAND_MT - CAND_MB, .unit = 1, .uname = "\xC2\xB5s"};
   double hi = 0, lo = INFINITY;
   for (size_t i = 0; i < m; i++) {
     double sp = pts[i]->spread >= 0 && pts[i]->spread <= 1e12 ? pts[i]->spread : 0;
     hi = pts[i]->median + sp > hi ? pts[i]->median + sp : hi;
     lo = pts[i]->median < lo ? pts[i]->median : lo;
   }
-  have_default = have_default && default_median > 0 && default_median <= 1e12;
   if (have_default && default_median > hi)
     hi = default_median;
   if (!(hi > 0))
     hi = 1;
   s.log = lo >= 1e-9 && hi / lo > 20; /* at most 21 decades */
-  double step = 0;
+  *step = 0;
   if (s.log) {
     s.lo = pow(10, floor(log10(lo * 0.95)));
     s.hi = pow(10, ceil(log10(hi * 1.05)));
   } else {
-    step = nice_step(hi * 1.08 / 5);
+    *step = nice_step(hi * 1.08 / 5);
     s.lo = 0;
-    s.hi = ceil(hi * 1.08 / step) * step;
+    s.hi = ceil(hi * 1.08 / *step) * *step;
   }
   if (s.hi >= 10000) {
     s.unit = 1000;
     s.uname = "ms";
   }
-  double pw = W - ml - mr, x0 = ml;
-  fprintf(o,
-          "<svg class=\"chart candidates\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
-          "height=\"%.0f\" role=\"img\" aria-label=\"candidate medians, fastest first\">\n",
-          W, H, W, H);
-  /* grid and y labels */
-  if (s.log) {
-    for (double d = s.lo; d > 0 && d <= s.hi * 1.0001; d *= 10)
+  return s;
+}
+
+/* The grid, the axis and its labels, the x ticks (first, last and a few
+ * between) of m candidates. */
+static void candidate_axes(FILE *o, const scale *s, double step, size_t m) {
+  double pw = CAND_W - CAND_ML - CAND_MR;
+  if (s->log) {
+    for (double d = s->lo; d > 0 && d <= s->hi * 1.0001; d *= 10)
       for (int k = 1; k <= 5; k += (k == 1 ? 1 : 3)) {
         double v = d * k;
-        if (v > s.hi * 1.0001)
+        if (v > s->hi * 1.0001)
           break;
-        grid_line(o, &s, v, ml, W - mr);
+        grid_line(o, s, v, CAND_ML, CAND_W - CAND_MR);
       }
   } else {
-    for (double v = 0; v <= s.hi * 1.0001; v += step) {
-      grid_line(o, &s, v, ml, W - mr);
+    for (double v = 0; v <= s->hi * 1.0001; v += step) {
+      grid_line(o, s, v, CAND_ML, CAND_W - CAND_MR);
     }
   }
-  double base = s.top + s.px;
-  fprintf(o, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>\n", ml, W - mr,
-          base, base);
+  double base = s->top + s->px;
+  fprintf(o, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>\n", CAND_ML,
+          CAND_W - CAND_MR, base, base);
   fprintf(o,
           "<text class=\"label\" transform=\"translate(16 %.1f) rotate(-90)\" "
           "text-anchor=\"middle\">median latency (%s%s)</text>\n",
-          s.top + s.px / 2, s.uname, s.log ? ", log scale" : "");
+          s->top + s->px / 2, s->uname, s->log ? ", log scale" : "");
   fprintf(o,
           "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%zu candidate%s "
           "with samples, fastest first</text>\n",
-          ml + pw / 2, H - 8, m, m == 1 ? "" : "s");
-  /* x ticks: first, last and a few between */
+          CAND_ML + pw / 2, CAND_H - 8, m, m == 1 ? "" : "s");
   size_t xt = m < 6 ? m : 6;
   for (size_t k = 0; k < xt; k++) {
     size_t i = xt == 1 ? 0 : k * (m - 1) / (xt - 1);
-    double x = x0 + (i + 0.5) * pw / (double)m;
+    double x = CAND_ML + (i + 0.5) * pw / (double)m;
     fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%zu</text>", x,
             base + 15, i + 1);
   }
   fputc('\n', o);
-  /* the default's median */
-  if (have_default) {
-    double y = ypix(&s, default_median);
-    char dm[32];
-    fprintf(o, "<line class=\"defline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ml,
-            W - mr, y, y);
-    fprintf(o,
-            "<text class=\"deflabel\" x=\"%.1f\" y=\"%.1f\">default</text>"
-            "<text class=\"deflabel\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-            W - mr + 6, y - 2, W - mr + 6, y + 11, rpt_us(dm, sizeof dm, default_median));
-  }
-  /* the points */
+}
+
+/* One point per candidate (fastest first), its spread as an error bar, the
+ * default as a square, the winner larger, a ring around a noisy one. */
+static void candidate_points(FILE *o, const scale *s, const rpt_cand *const *pts, size_t m) {
+  double pw = CAND_W - CAND_ML - CAND_MR;
   double r = pw / (double)m / 2.6;
   r = r > 5 ? 5 : r < 1.6 ? 1.6 : r;
   for (size_t i = 0; i < m; i++) {
     const rpt_cand *p = pts[i];
-    double x = x0 + (i + 0.5) * pw / (double)m, y = ypix(&s, p->median);
+    double x = CAND_ML + (i + 0.5) * pw / (double)m, y = ypix(s, p->median);
     const char *cls = cand_class(p);
     if (p->spread > 0 && p->spread <= 1e12) {
-      double y1 = ypix(&s, p->median - p->spread), y2 = ypix(&s, p->median + p->spread);
+      double y1 = ypix(s, p->median - p->spread), y2 = ypix(s, p->median + p->spread);
       fprintf(o, "<line class=\"err %s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", cls, x,
               x, y1, y2);
     }
@@ -218,7 +208,10 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
       fprintf(o, "<circle class=\"noisy\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"/>\n", x, y,
               (p->is_winner ? r * 1.35 : r) + 2.5);
   }
-  /* the legend */
+}
+
+/* The candidates chart's legend, along its top. */
+static void candidate_legend(FILE *o) {
   static const struct {
     const char *cls, *text;
   } legend[] = {{"winner", "winner"},
@@ -226,7 +219,7 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
                 {"pruned", "pruned (few samples)"},
                 {"default", "default"},
                 {"noisy", "noisy"}};
-  double lx = ml;
+  double lx = CAND_ML;
   for (size_t k = 0; k < 5; k++) {
     if (!strcmp(legend[k].cls, "default"))
       fprintf(o, "<rect class=\"lg default\" x=\"%.1f\" y=\"10\" width=\"8\" height=\"8\"/>",
@@ -242,6 +235,44 @@ void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_m
   fprintf(o, "<line class=\"lg err measured\" x1=\"%.1f\" x2=\"%.1f\" y1=\"8\" y2=\"20\"/>", lx + 4,
           lx + 4);
   fprintf(o, "<text class=\"legend\" x=\"%.1f\" y=\"18\">\xC2\xB1 spread (MAD)</text>\n", lx + 12);
+}
+
+void rpt_chart_candidates(FILE *o, const rpt_cand *c, size_t n, double default_median,
+                          int have_default) {
+  const rpt_cand **pts = malloc((n ? n : 1) * sizeof *pts);
+  size_t m = 0;
+  if (!pts)
+    return;
+  for (size_t i = 0; i < n; i++) /* what a scale can hold: (0, 1e12] us */
+    if (c[i].median > 0 && c[i].median <= 1e12)
+      pts[m++] = &c[i];
+  if (!m) {
+    fputs("<p class=\"muted\">No candidate was measured.</p>\n", o);
+    free(pts);
+    return;
+  }
+  qsort(pts, m, sizeof *pts, cmp_median_idx);
+  have_default = have_default && default_median > 0 && default_median <= 1e12;
+  double step;
+  scale s = candidate_scale(pts, m, default_median, have_default, &step);
+  fprintf(o,
+          "<svg class=\"chart candidates\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+          "height=\"%.0f\" role=\"img\" aria-label=\"candidate medians, fastest first\">\n",
+          CAND_W, CAND_H, CAND_W, CAND_H);
+  candidate_axes(o, &s, step, m);
+  if (have_default) { /* the default's median */
+    double y = ypix(&s, default_median);
+    char dm[32];
+    fprintf(o, "<line class=\"defline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", CAND_ML,
+            CAND_W - CAND_MR, y, y);
+    fprintf(o,
+            "<text class=\"deflabel\" x=\"%.1f\" y=\"%.1f\">default</text>"
+            "<text class=\"deflabel\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+            CAND_W - CAND_MR + 6, y - 2, CAND_W - CAND_MR + 6, y + 11,
+            rpt_us(dm, sizeof dm, default_median));
+  }
+  candidate_points(o, &s, (const rpt_cand *const *)pts, m);
+  candidate_legend(o);
   fputs("</svg>\n", o);
   free(pts);
 }
