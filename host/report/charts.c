@@ -354,17 +354,26 @@ static void cell_title(FILE *o, const rpt_effect *a, size_t x, const rpt_effect 
   }
 }
 
-void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const rpt_cand *c,
-                       size_t n, double best, size_t id) {
-  size_t nc = a->nvalues < HEAT_MAX ? a->nvalues : HEAT_MAX;
-  size_t nr = b ? (b->nvalues < HEAT_MAX ? b->nvalues : HEAT_MAX) : 1;
-  double *cell = malloc(nc * nr * sizeof *cell);
-  size_t *cnt = calloc(nc * nr, sizeof *cnt);
-  unsigned char *win = calloc(nc * nr, 1);
-  if (!cell || !cnt || !win)
-    goto out;
+/* A heat map's cells (nc columns of a's values by nr rows of b's): the
+ * best median of each (INFINITY: none), its candidate count, whether it
+ * holds the winner; the fastest cell's median and the slowest's ratio to it
+ * (the colour scale); the layout. */
+typedef struct heat {
+  size_t nc, nr;
+  double *cell;
+  size_t *cnt;
+  unsigned char *win;
+  double best, maxr;
+  double cw, ch, lw, mt; /* cell width and height, left and top margins */
+} heat;
+
+/* Fills h's cells from the candidates that count (rpt_in_effects); best
+ * (not a positive number: none) is the run's fastest median. */
+static void heat_fill(heat *h, const rpt_effect *a, const rpt_effect *b, const rpt_cand *c,
+                      size_t n, double best) {
+  size_t nc = h->nc, nr = h->nr;
   for (size_t i = 0; i < nc * nr; i++)
-    cell[i] = INFINITY;
+    h->cell[i] = INFINITY;
   for (size_t i = 0; i < n; i++) {
     if (!rpt_in_effects(&c[i]))
       continue;
@@ -372,30 +381,109 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
     size_t y = b ? rpt_effect_value(b, rpt_policy_get(&c[i].params, b->name)) : 0;
     if (x >= nc || y >= nr)
       continue;
-    cnt[y * nc + x]++;
-    win[y * nc + x] |= c[i].is_winner;
-    if (c[i].median < cell[y * nc + x])
-      cell[y * nc + x] = c[i].median;
+    h->cnt[y * nc + x]++;
+    h->win[y * nc + x] |= c[i].is_winner;
+    if (c[i].median < h->cell[y * nc + x])
+      h->cell[y * nc + x] = c[i].median;
   }
   if (!(best > 0) || !isfinite(best))
     best = INFINITY;
-  double maxr = 1.05;
+  h->maxr = 1.05;
   for (size_t i = 0; i < nc * nr; i++) {
-    if (isfinite(cell[i]) && cell[i] < best)
-      best = cell[i];
+    if (isfinite(h->cell[i]) && h->cell[i] < best)
+      best = h->cell[i];
   }
   for (size_t i = 0; i < nc * nr; i++)
-    if (isfinite(cell[i]) && cell[i] / best > maxr)
-      maxr = cell[i] / best;
+    if (isfinite(h->cell[i]) && h->cell[i] / best > h->maxr)
+      h->maxr = h->cell[i] / best;
+  h->best = best;
+}
+
+/* The axis titles and the column labels (rotated when they do not fit). */
+static void heat_labels(FILE *o, const heat *h, const rpt_effect *a, const rpt_effect *b,
+                        int rotate) {
+  fprintf(o, "<text class=\"axisname\" x=\"%.1f\" y=\"14\">", h->lw);
+  rpt_text(o, a->name, 40);
+  fputs(" \xE2\x86\x92</text>", o);
+  fprintf(o, "<text class=\"axisname\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", h->lw - 8,
+          h->mt - 6);
+  if (b) {
+    rpt_text(o, b->name, 16);
+    fputs(" \xE2\x86\x93", o);
+  }
+  fputs("</text>\n", o);
+  for (size_t x = 0; x < h->nc; x++) {
+    double cx = h->lw + (x + 0.5) * h->cw;
+    if (rotate)
+      fprintf(o,
+              "<text class=\"tick\" transform=\"translate(%.1f %.1f) rotate(-45)\" "
+              "text-anchor=\"start\">",
+              cx - 2, h->mt - 6);
+    else
+      fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx,
+              h->mt - 6);
+    rpt_text(o, a->values[x], 14);
+    fputs("</text>", o);
+  }
+  fputc('\n', o);
+}
+
+/* The cell in column x of row y: its colour (its ratio to the fastest),
+ * its title, its ratio written in it when it is wide enough. */
+static void heat_cell(FILE *o, const heat *h, const rpt_effect *a, const rpt_effect *b, size_t x,
+                      size_t y) {
+  size_t i = y * h->nc + x;
+  double cx = h->lw + x * h->cw, cy = h->mt + y * h->ch, cw = h->cw, ch = h->ch;
+  if (!isfinite(h->cell[i])) {
+    fprintf(o,
+            "<rect class=\"cell empty\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
+            "<title>",
+            cx + 1, cy + 1, cw - 2, ch - 2);
+    cell_title(o, a, x, b, y);
+    fputs(": not measured</title></rect>\n", o);
+    return;
+  }
+  double ratio = h->cell[i] / h->best;
+  int rgb[3];
+  ramp(log(ratio) / log(h->maxr), rgb);
+  double lum = (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]) / 255;
+  char m[32];
+  fprintf(o,
+          "<g><rect class=\"cell%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+          "fill=\"rgb(%d,%d,%d)\"/><title>",
+          h->win[i] ? " win" : "", cx + 1, cy + 1, cw - 2, ch - 2, rgb[0], rgb[1], rgb[2]);
+  cell_title(o, a, x, b, y);
+  fprintf(o, ": best %s, \xC3\x97%.2f the fastest (%zu candidate%s)%s</title>",
+          rpt_us(m, sizeof m, h->cell[i]), ratio, h->cnt[i], h->cnt[i] == 1 ? "" : "s",
+          h->win[i] ? ", holds the winner" : "");
+  if (cw >= 40)
+    fprintf(o,
+            "<text class=\"cellval\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+            "fill=\"%s\">%.2f</text>",
+            cx + cw / 2, cy + ch / 2 + 4, lum > 0.55 ? "#1d232b" : "#ffffff", ratio);
+  fputs("</g>\n", o);
+}
+
+void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const rpt_cand *c,
+                       size_t n, double best, size_t id) {
+  heat h = {.nc = a->nvalues < HEAT_MAX ? a->nvalues : HEAT_MAX,
+            .nr = b ? (b->nvalues < HEAT_MAX ? b->nvalues : HEAT_MAX) : 1};
+  size_t nc = h.nc, nr = h.nr;
+  h.cell = malloc(nc * nr * sizeof *h.cell);
+  h.cnt = calloc(nc * nr, sizeof *h.cnt);
+  h.win = calloc(nc * nr, 1);
+  if (!h.cell || !h.cnt || !h.win)
+    goto out;
+  heat_fill(&h, a, b, c, n, best);
   size_t cchars = label_chars(a, 14, nc), rchars = b ? label_chars(b, 14, nr) : 3;
-  double cw = 560.0 / (double)nc;
-  cw = cw > 76 ? 76 : cw < 26 ? 26 : cw;
-  const double ch = 28;
-  int rotate = cw < 6.6 * (double)cchars + 6;
-  double lw = 14 + 7.0 * (double)rchars;
-  lw = lw < 60 ? 60 : lw;
-  double mt = 22 + (rotate ? 6.0 * (double)cchars + 8 : 16);
-  double W = lw + nc * cw + 16, H = mt + nr * ch + 52;
+  h.cw = 560.0 / (double)nc;
+  h.cw = h.cw > 76 ? 76 : h.cw < 26 ? 26 : h.cw;
+  h.ch = 28;
+  int rotate = h.cw < 6.6 * (double)cchars + 6;
+  h.lw = 14 + 7.0 * (double)rchars;
+  h.lw = h.lw < 60 ? 60 : h.lw;
+  h.mt = 22 + (rotate ? 6.0 * (double)cchars + 8 : 16);
+  double W = h.lw + nc * h.cw + 16, H = h.mt + nr * h.ch + 52;
   W = W < 300 ? 300 : W;
   fprintf(o,
           "<svg class=\"chart heatmap\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
@@ -407,84 +495,29 @@ void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b, const 
           "<stop offset=\"0.5\" stop-color=\"rgb(254,224,139)\"/>"
           "<stop offset=\"1\" stop-color=\"rgb(215,48,39)\"/></linearGradient></defs>\n",
           id);
-  /* axis titles */
-  fprintf(o, "<text class=\"axisname\" x=\"%.1f\" y=\"14\">", lw);
-  rpt_text(o, a->name, 40);
-  fputs(" \xE2\x86\x92</text>", o);
-  fprintf(o, "<text class=\"axisname\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", lw - 8, mt - 6);
-  if (b) {
-    rpt_text(o, b->name, 16);
-    fputs(" \xE2\x86\x93", o);
-  }
-  fputs("</text>\n", o);
-  /* column labels */
-  for (size_t x = 0; x < nc; x++) {
-    double cx = lw + (x + 0.5) * cw;
-    if (rotate)
-      fprintf(o,
-              "<text class=\"tick\" transform=\"translate(%.1f %.1f) rotate(-45)\" "
-              "text-anchor=\"start\">",
-              cx - 2, mt - 6);
-    else
-      fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, mt - 6);
-    rpt_text(o, a->values[x], 14);
-    fputs("</text>", o);
-  }
-  fputc('\n', o);
-  /* rows */
+  heat_labels(o, &h, a, b, rotate);
   for (size_t y = 0; y < nr; y++) {
-    double cy = mt + y * ch;
-    fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", lw - 8,
-            cy + ch / 2 + 4);
+    fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", h.lw - 8,
+            h.mt + y * h.ch + h.ch / 2 + 4);
     rpt_text(o, b ? b->values[y] : "all", 14);
     fputs("</text>\n", o);
-    for (size_t x = 0; x < nc; x++) {
-      size_t i = y * nc + x;
-      double cx = lw + x * cw;
-      if (!isfinite(cell[i])) {
-        fprintf(o,
-                "<rect class=\"cell empty\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
-                "<title>",
-                cx + 1, cy + 1, cw - 2, ch - 2);
-        cell_title(o, a, x, b, y);
-        fputs(": not measured</title></rect>\n", o);
-        continue;
-      }
-      double ratio = cell[i] / best;
-      int rgb[3];
-      ramp(log(ratio) / log(maxr), rgb);
-      double lum = (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]) / 255;
-      char m[32];
-      fprintf(o,
-              "<g><rect class=\"cell%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-              "fill=\"rgb(%d,%d,%d)\"/><title>",
-              win[i] ? " win" : "", cx + 1, cy + 1, cw - 2, ch - 2, rgb[0], rgb[1], rgb[2]);
-      cell_title(o, a, x, b, y);
-      fprintf(o, ": best %s, \xC3\x97%.2f the fastest (%zu candidate%s)%s</title>",
-              rpt_us(m, sizeof m, cell[i]), ratio, cnt[i], cnt[i] == 1 ? "" : "s",
-              win[i] ? ", holds the winner" : "");
-      if (cw >= 40)
-        fprintf(o,
-                "<text class=\"cellval\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                "fill=\"%s\">%.2f</text>",
-                cx + cw / 2, cy + ch / 2 + 4, lum > 0.55 ? "#1d232b" : "#ffffff", ratio);
-      fputs("</g>\n", o);
-    }
+    for (size_t x = 0; x < nc; x++)
+      heat_cell(o, &h, a, b, x, y);
   }
   /* the colour legend */
-  double ly = mt + nr * ch + 18;
+  double ly = h.mt + nr * h.ch + 18;
   fprintf(o,
           "<rect x=\"%.1f\" y=\"%.1f\" width=\"160\" height=\"10\" fill=\"url(#hm%zu)\"/>"
           "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">\xC3\x97"
           "1.00 (fastest)</text>"
           "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">\xC3\x97%.2f</text>\n",
-          lw, ly, id, lw, ly + 24, lw + 160, ly + 24, maxr);
+          h.lw, ly, id, h.lw, ly + 24, h.lw + 160, ly + 24, h.maxr);
   if (a->nvalues > nc || (b && b->nvalues > nr))
     fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">first %d values per axis</text>\n",
-            lw + 176, ly + 9, HEAT_MAX);
+            h.lw + 176, ly + 9, HEAT_MAX);
   fputs("</svg>\n", o);
 out:
-  free(cell);
-  free(cnt);
-  free(win);
+  free(h.cell);
+  free(h.cnt);
+  free(h.win);
 }
