@@ -343,6 +343,12 @@ static void each_field_error_is_refused_with_its_reason(void **state) {
   expect_read(HDR "profile portables calibrated\n", CALSTORE_MALFORMED, 2, NULL);
   expect_read(HDR "profile exact overrides\n", CALSTORE_MALFORMED, 2, NULL);
   expect_read("onnx_light_calibration_profile 1\n", CALSTORE_MALFORMED, 1, NULL);
+  /* words of the right length that are not the word */
+  expect_read(HDR "profile portablx calibrated\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read(HDR "profile exact calibratex\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read(HDR "profile exact overridx\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read("onnx_light_calibration_profilez 1\n", CALSTORE_MALFORMED, 1, NULL);
+  expect_read("", CALSTORE_MALFORMED, 1, NULL); /* no header: reported at line 1 */
 }
 
 static void escapes_and_values_read_exactly(void **state) {
