@@ -189,6 +189,12 @@ static void each_refused_part_says_what_is_wrong(void **state) {
   calstore_close(&s);
 }
 
+/* A validator that refuses every policy and says nothing. */
+static int refuse_silently(void *user, const char *policy, size_t length, char *err, size_t cap) {
+  (void)user, (void)policy, (void)length, (void)err, (void)cap;
+  return 0;
+}
+
 /* A portable key of more than 16 properties (past the lookups' stack
  * copy): stored, found in any order, by get too, and a structure that
  * differs in one value is a rejection naming both structures. */
@@ -196,11 +202,11 @@ static void a_wide_structure_is_stored_and_found_in_any_order(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
   enum { N = 24 };
-  char names[N][8], values[N][8];
+  char names[N][8], values[N][24];
   calstore_property wide[N], reversed[N];
   for (int i = 0; i < N; i++) {
     snprintf(names[i], sizeof names[i], "p%02d", i);
-    snprintf(values[i], sizeof values[i], "%d", i * 3);
+    snprintf(values[i], sizeof values[i], "%d-of-a-long-value", i * 3); /* past 384 bytes */
     wide[i] = (calstore_property){names[i], values[i]};
     reversed[N - 1 - i] = wide[i];
   }
@@ -216,6 +222,16 @@ static void a_wide_structure_is_stored_and_found_in_any_order(void **state) {
   k.structure = wide;
   assert_int_equal(calstore_get(s, &k, CALSTORE_SOURCE_CALIBRATED, &r, NULL), CALSTORE_OK);
   calstore_lookup_result_free(&r);
+  /* an override of it, validated without a reason given: refused */
+  assert_int_equal(tu_override(s, &k, "wide-override"), CALSTORE_OK);
+  assert_int_equal(calstore_get(s, &k, CALSTORE_SOURCE_OVERRIDE, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_OVERRIDE);
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_lookup(s, &o, refuse_silently, NULL, &r, NULL), CALSTORE_NOT_FOUND);
+  assert_int_equal(r->rejection_count, 2);
+  assert_non_null(strstr(r->rejections[0].message, "no reason given"));
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_clear_override(s, &k, NULL), CALSTORE_OK);
   char other[8] = "999";
   wide[N - 1].value = other;
   assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, NULL), CALSTORE_NOT_FOUND);

@@ -177,6 +177,18 @@ static void the_default_path_follows_xdg_then_home(void **state) {
   assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_INVALID_ARGUMENT);
   unsetenv("HOME");
   assert_int_equal(calstore_default_path(buf, sizeof buf), CALSTORE_INVALID_ARGUMENT);
+  /* no options at all: the defaults, the default path included */
+  char *dir = tu_mkdtemp(), want[PATH_MAX];
+  setenv("HOME", dir, 1);
+  calstore *d = NULL;
+  calstore_error derr = {0};
+  assert_int_equal(calstore_open(NULL, &d, &derr), CALSTORE_OK);
+  snprintf(want, sizeof want, "%s/.cache/calhost/profiles.txt", dir);
+  assert_string_equal(calstore_path(d), want);
+  calstore_close(&d);
+  tu_rmtree(dir);
+  free(dir);
+  unsetenv("HOME");
   /* and a store opened without a path then has no place to live */
   calstore_options o;
   calstore_options_init(&o);
