@@ -195,6 +195,68 @@ static int refuse_silently(void *user, const char *policy, size_t length, char *
   return 0;
 }
 
+/* A visit that counts. */
+static int count_profiles(void *user, const calstore_profile *p) {
+  (void)p;
+  ++*(size_t *)user;
+  return 0;
+}
+
+/* The documented answers at the edges of the arguments: an exact level is
+ * consulted only with model_digest, processor and thread_count >= 1 (the
+ * others walk the portable levels and their rejections say "(none)"), a
+ * structure of other names differs, an empty backend is refused, a store's
+ * silent validator is "no reason given", a hole left by a clear is skipped by
+ * inspect, and the file readers work without a diagnostic callback. */
+static void edge_arguments_give_their_documented_answers(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_property a1[] = {{"a", "1"}}, b1[] = {{"b", "1"}};
+  calstore_key e = tu_exact("gpu", "1", "d", "p", 4), pk = tu_portable("gpu", "1", a1, 1);
+  assert_int_equal(tu_store(s, &e, "exact", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &pk, "portable", 1), CALSTORE_OK);
+  calstore_lookup_result *r = NULL;
+  calstore_lookup_options no_proc = {"gpu", "MatMul", "1", "d", NULL, 4, a1, 1, 0};
+  assert_int_equal(calstore_lookup(s, &no_proc, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  assert_int_equal(r->rejection_count, 1); /* the exact one: processor "(none)" */
+  assert_non_null(strstr(r->rejections[0].message, "(none)"));
+  calstore_lookup_result_free(&r);
+  calstore_lookup_options no_threads = {"gpu", "MatMul", "1", "d", "p", 0, a1, 1, 0};
+  assert_int_equal(calstore_lookup(s, &no_threads, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  calstore_lookup_result_free(&r);
+  calstore_lookup_options other = {"gpu", "MatMul", "1", NULL, NULL, 0, b1, 1, 0};
+  assert_int_equal(calstore_lookup(s, &other, NULL, NULL, &r, NULL), CALSTORE_NOT_FOUND);
+  int structure = 0;
+  for (size_t i = 0; i < r->rejection_count; i++)
+    structure += r->rejections[i].reason == CALSTORE_REJECT_DIFFERENT_STRUCTURE;
+  assert_int_equal(structure, 1);
+  calstore_lookup_result_free(&r);
+  calstore_error err = {0};
+  assert_int_equal(calstore_invalidate(s, "", NULL, NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  tu_policy p = {"x", 0, 0};
+  calstore_key k2 = tu_exact("gpu", "1", "d2", "p", 4);
+  assert_int_equal(calstore_store(s, &k2, NULL, 0, tu_serialize, &p, refuse_silently, NULL, &err),
+                   CALSTORE_POLICY_REJECTED);
+  assert_non_null(strstr(err.message, "no reason given"));
+  /* a hole: three profiles, one override cleared */
+  assert_int_equal(tu_override(s, &k2, "o"), CALSTORE_OK);
+  assert_int_equal(calstore_clear_override(s, &k2, NULL), CALSTORE_OK);
+  size_t visits = 0;
+  assert_int_equal(calstore_inspect(s, count_profiles, &visits), CALSTORE_OK);
+  assert_int_equal(visits, 2);
+  calstore_close(&s);
+  /* the readers without a diagnostic callback */
+  char *missing = tu_path(f->dir, "missing.txt");
+  assert_int_equal(calstore_read_file(missing, NULL, NULL, NULL, NULL, NULL), CALSTORE_NOT_FOUND);
+  free(missing);
+  assert_int_equal(calstore_read_buffer(NULL, 0, NULL, NULL, NULL, NULL, NULL),
+                   CALSTORE_MALFORMED); /* empty: no header */
+  assert_int_equal(calstore_read_buffer(NULL, 1, NULL, NULL, NULL, NULL, NULL),
+                   CALSTORE_INVALID_ARGUMENT);
+}
+
 /* A portable key of more than 16 properties (past the lookups' stack
  * copy): stored, found in any order, by get too, and a structure that
  * differs in one value is a rejection naming both structures. */
@@ -1028,6 +1090,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(unrepresentable_values_are_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(each_refused_part_says_what_is_wrong, setup, teardown),
       cmocka_unit_test_setup_teardown(a_wide_structure_is_stored_and_found_in_any_order, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(edge_arguments_give_their_documented_answers, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(store_serializes_once_and_runs_the_validator, setup,
                                       teardown),
