@@ -349,6 +349,20 @@ static void each_field_error_is_refused_with_its_reason(void **state) {
   expect_read(HDR "profile exact overridx\n", CALSTORE_MALFORMED, 2, NULL);
   expect_read("onnx_light_calibration_profilez 1\n", CALSTORE_MALFORMED, 1, NULL);
   expect_read("", CALSTORE_MALFORMED, 1, NULL); /* no header: reported at line 1 */
+  expect_read(HDR "profile exact calibrated\nbackend \"ab\\\n", CALSTORE_MALFORMED, 3,
+              "unterminated quoted string"); /* a backslash ends the line */
+  /* NUL bytes: in an unquoted value, after a backslash */
+  static const char unquoted[] = HDR "profile exact calibrated\nbackend ab\0c\n";
+  static const char escaped[] = HDR "profile exact calibrated\nbackend \"a\\\0\"\n";
+  const char *nuls[] = {unquoted, escaped};
+  size_t lens[] = {sizeof unquoted - 1, sizeof escaped - 1};
+  for (int i = 0; i < 2; i++) {
+    diags d = {0};
+    assert_int_equal(calstore_read_buffer(nuls[i], lens[i], NULL, NULL, on_diag, &d, NULL),
+                     CALSTORE_MALFORMED);
+    assert_int_equal(d.first_line, 3);
+    assert_non_null(strstr(d.first_msg, "NUL byte"));
+  }
 }
 
 static void escapes_and_values_read_exactly(void **state) {

@@ -159,6 +159,34 @@ static void a_store_named_relative_to_the_current_folder_works(void **state) {
   free(dir);
 }
 
+/* A store path that is a loop of symbolic links: the open says so, and a
+ * commit through the handle fails the same way, creating nothing. */
+static void a_link_loop_is_unreadable_and_never_written(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp(), *one = tu_path(dir, "one"), *two = tu_path(dir, "two");
+  assert_int_equal(symlink(two, one), 0);
+  assert_int_equal(symlink(one, two), 0);
+  calstore_error err = {0};
+  calstore_status st;
+  calstore *s = open_with(one, 1000, &st, &err);
+  assert_int_equal(st, CALSTORE_UNREADABLE);
+  assert_non_null(s); /* a usable handle, empty */
+  assert_non_null(strstr(err.message, "symbolic links"));
+  calstore_key k = tu_exact("gpu", "1", "d", "p", 1);
+  tu_policy p = {"x", 0, 0};
+  st = calstore_store(s, &k, NULL, 0, tu_serialize, &p, NULL, NULL, &err);
+  if (st != CALSTORE_UNREADABLE || !strstr(err.message, "symbolic links"))
+    fail_msg("store through a loop: %s (%s)", calstore_status_name(st), err.message);
+  calstore_close(&s);
+  struct stat lst;
+  assert_int_equal(lstat(one, &lst), 0);
+  assert_true(S_ISLNK(lst.st_mode)); /* both links are left as they were */
+  tu_rmtree(dir);
+  free(two);
+  free(one);
+  free(dir);
+}
+
 static void the_default_path_follows_xdg_then_home(void **state) {
   (void)state;
   char *xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
@@ -211,6 +239,7 @@ int main(void) {
       cmocka_unit_test(a_lock_file_that_is_a_link_or_a_folder_is_refused),
       cmocka_unit_test(a_lock_held_past_the_timeout_fails_the_commit),
       cmocka_unit_test(a_store_named_relative_to_the_current_folder_works),
+      cmocka_unit_test(a_link_loop_is_unreadable_and_never_written),
       cmocka_unit_test(the_default_path_follows_xdg_then_home),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
