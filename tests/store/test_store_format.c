@@ -237,6 +237,7 @@ static void each_field_error_is_refused_with_its_reason(void **state) {
       {"008", NULL},
       {"99999999999x", "not a number"},
       {"99999999999", "too large"},
+      {"-0x", "is negative"},
       {"8 x", "unexpected text"},
   };
   for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
@@ -266,6 +267,10 @@ static void each_field_error_is_refused_with_its_reason(void **state) {
       {"0x10", NAN},
       {"--1", NAN},
       {"1e999", NAN},
+      {"+", NAN},
+      {"1e5x", NAN},
+      {"+1", 1},
+      {"-.25", -0.25},
       {"inf", NAN},
       {"nan", NAN},
       {"0.1000000000000000055511151231257827021181583404541015625000000000000000000000000000000"
