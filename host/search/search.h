@@ -144,7 +144,6 @@ int search_run(const search_space *space, const search_options *options, search_
 /* Frees what *r owns and zeroes it. NULL-safe. */
 void search_result_free(search_result *r);
 
-
 /* The strategy DEFAULT resolves to for a budget of `budget` evaluations in a
  * space of `space_size` valid configurations (0: unknown): exhaustive when
  * the budget covers the space, else the best strategy for that share of the
