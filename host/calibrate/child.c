@@ -345,13 +345,13 @@ static void sweep_key(child_ctx *c, const child_item *it, const calhost_built_ke
   /* The key stays valid only until the next plugin call: copy it. */
   sweep_record_key kc;
   double deadline;
-  if (sweep_record_key_copy(k, &kc) != 0)
+  if (base_key_copy(k, &kc) != 0)
     child_fail(c, "out of memory");
   else if (sweep_deadline(c, it, &deadline) != 0)
     child_fail(c, "time budget exhausted before this sweep");
   else
     run_sweep(c, it, &kc, plan, deadline);
-  sweep_record_key_free(&kc);
+  base_key_free(&kc);
   calstore_lookup_result_free(&plan->stored);
 }
 

@@ -141,7 +141,7 @@ static const char *strategies_used(const cal_run *r, char *buf, size_t cap) {
       continue;
     seen |= 1u << s->strategy;
     int k = snprintf(buf + n, cap - n, "%s%s", n ? ", " : "; search ",
-                     search_strategy_name((search_strategy)s->strategy));
+                     base_strategy_name((search_strategy)s->strategy));
     if (k < 0 || (size_t)k >= cap - n)
       break;
     n += (size_t)k;
@@ -274,7 +274,7 @@ static void print_rejected_and_recorded(cal_run *r, FILE *o) {
     if (x->recorded)
       base_text_printf(o, "%s %s t=%u: recorded %u evaluated candidates (%s) to %s\n",
                        nz(x->backend, "?"), cal_workload_name(r, x->workload), x->threads,
-                       x->sweep.evaluated, search_strategy_name((search_strategy)x->sweep.strategy),
+                       x->sweep.evaluated, base_strategy_name((search_strategy)x->sweep.strategy),
                        x->recorded);
   }
 }
@@ -385,7 +385,7 @@ static const char *stop_word(uint32_t stop) {
  * stopped), "seconds"}: which candidates the search chose to run. */
 static void json_search(const sweep_result *s, FILE *o) {
   fputs(",\"search\":{", o);
-  base_json_member_string(o, 1, "strategy", search_strategy_name((search_strategy)s->strategy));
+  base_json_member_string(o, 1, "strategy", base_strategy_name((search_strategy)s->strategy));
   base_json_member_string(o, 0, "space", s->numbered ? "numbered" : "parameters");
   calibrate_json_member_count(o, 0, "space_size", s->space_size != 0, s->space_size);
   calibrate_json_member_count(o, 0, "budget_evaluations", s->budget_evaluations != 0,

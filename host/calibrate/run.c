@@ -122,7 +122,7 @@ static void result_free(cal_result *x) {
   free(x->device_name);
   free(x->device_identity);
   free(x->recorded);
-  sweep_record_key_free(&x->key);
+  base_key_free(&x->key);
   sweep_result_free(&x->sweep);
 }
 

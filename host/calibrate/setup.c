@@ -233,7 +233,7 @@ int cal_setup_open(cal_run *r, cal_setup *set, const cal_mode *m, int *print,
   *print = 0;
   *store_failed = CALSTORE_OK;
   sweep_rigor_params_init(set->cfg->rigor, set->cfg->repetitions, &set->params);
-  snprintf(set->rigor_name, sizeof set->rigor_name, "%s", sweep_rigor_name(set->cfg->rigor));
+  snprintf(set->rigor_name, sizeof set->rigor_name, "%s", base_rigor_name(set->cfg->rigor));
   int status = 0;
   if (m->runs_plugins)
     status = open_store(set, m, store_failed, err, cap);

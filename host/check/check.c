@@ -441,7 +441,7 @@ static int ck_devices(checker *c) {
 }
 
 /* Builds the key again on inst and compares it with *a (the host's one
- * rule, sweep_record_key_differs); fails with the difference. */
+ * rule, base_key_differs); fails with the difference. */
 static int same_again(checker *c, calhost_plugin_instance *inst, const sweep_record_key *a,
                       const char *what) {
   calhost_built_key key;
@@ -452,7 +452,7 @@ static int same_again(checker *c, calhost_plugin_instance *inst, const sweep_rec
   if (build_failed(d))
     return fail_said(c, diff, "build_key(%s) returned %s the second time", workload_text(c),
                      calhost_status_name(st));
-  if (sweep_record_key_differs(a, &key, diff, sizeof diff))
+  if (base_key_differs(a, &key, diff, sizeof diff))
     return fail(c, "%s gave different keys for the same workload and target: %s", what, diff);
   return 0;
 }
@@ -477,7 +477,7 @@ static int ck_key_deterministic(checker *c) {
   if (d == RUNTIME_BINDING_KEY_NO_MEMORY)
     return fail(c, "out of memory");
   sweep_record_key a; /* the key to compare the other instance's with */
-  if (sweep_record_key_copy(&k, &a) != 0)
+  if (base_key_copy(&k, &a) != 0)
     return fail(c, "out of memory");
   /* an unusable key (key_complete says what it lacks) is not compared by
    * the binding: compare it here */
@@ -489,7 +489,7 @@ static int ck_key_deterministic(checker *c) {
     rc = same_again(c, other, &a, "two instances");
     c->vt.destroy(other);
   }
-  sweep_record_key_free(&a);
+  base_key_free(&a);
   if (rc)
     return -1;
   snprintf(c->msg, sizeof c->msg, "%s", workload_text(c));

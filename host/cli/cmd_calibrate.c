@@ -39,7 +39,7 @@ int cli_sweep_config(const cli_context *cli, cli_args *a, config_settings *cfg,
   *rigor_origin = *threads_origin = NULL;
   if (rigor) {
     sweep_rigor rg;
-    if (sweep_rigor_parse(rigor, &rg) != 0) {
+    if (base_rigor_parse(rigor, &rg) != 0) {
       config_free(cfg);
       return cli_usage(a, "bad --rigor '%s' (quick|measure|exhaustive)", rigor);
     }

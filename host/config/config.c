@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "processor/processor.h" /* processor_cpulist_format */
-#include "search/search.h"       /* search_strategy_name */
 #include "base/array.h"
 #include "base/str.h"
 #include "parser.h"
@@ -429,8 +428,8 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     if ((rc = emit_text(cfg, fn, user, "calibration", "calibration", "threads", &t)) != 0)
       return rc;
   }
-  EMIT("calibration", "rigor", sweep_rigor_name(cfg->rigor));
-  EMIT("calibration", "strategy", search_strategy_name((search_strategy)cfg->strategy));
+  EMIT("calibration", "rigor", base_rigor_name(cfg->rigor));
+  EMIT("calibration", "strategy", base_strategy_name((base_strategy)cfg->strategy));
   if (cfg->budget_seconds > 0)
     snprintf(num, sizeof num, "%gs", cfg->budget_seconds);
   else

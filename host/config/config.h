@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h" /* calhost_property */
-#include "sweep/plan.h"     /* sweep_rigor: the engine owns its vocabulary */
+#include "base/tuning.h"    /* base_rigor: the rigor levels' words, shared with the engine */
 
 /* Where a value came from: a file and line, or a built-in default (file
  * NULL, line 0). The configuration records no other origin: a command-line
@@ -116,7 +116,7 @@ typedef struct config_settings {
   int cpus_all;
   uint32_t *thread_counts; /* threads = 1,2,max ; 0 stands for max */
   size_t thread_count_count;
-  sweep_rigor rigor;             /* rigor = quick|measure|exhaustive */
+  base_rigor rigor;              /* rigor = quick|measure|exhaustive */
   double time_budget_seconds;    /* time_budget = 60 (seconds, per plugin; 0: none;
                                     units s, m, h accepted; values.h) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */

@@ -325,7 +325,7 @@ int cfg_key(parser *p, const char *name, const char *value) {
     if (!strcmp(name, "threads"))
       return parse_threads(p, value);
     if (!strcmp(name, "rigor")) {
-      if (sweep_rigor_parse(value, &c->rigor) != 0)
+      if (base_rigor_parse(value, &c->rigor) != 0)
         return bad_value(p, name, value, "quick, measure or exhaustive");
       return 1;
     }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "search/search.h"
+#include "base/tuning.h"
 
 #define THREADS_EXPECTED "expected 1 to 4096 or 'max'"
 #define THREAD_LIST_EXPECTED                                                                       \
@@ -404,11 +404,11 @@ int config_value_devices(const char *text, char ***out, size_t *count, int *all,
 int config_value_strategy(const char *text, int *out, char *why, size_t why_capacity) {
   const char *b, *e;
   char word[24], buf[48];
-  search_strategy st;
+  base_strategy st;
   if (whole(text, &b, &e) == 0 && (size_t)(e - b) < sizeof word) {
     memcpy(word, b, (size_t)(e - b));
     word[e - b] = '\0';
-    if (search_strategy_parse(word, &st) == 0) {
+    if (base_strategy_parse(word, &st) == 0) {
       *out = (int)st;
       return 0;
     }

@@ -10,7 +10,7 @@
 
 #include "base/str.h"
 #include "base/text.h"
-#include "sweep/records.h"
+#include "base/key.h"
 
 /* calhost_property (the plugin ABI) and calstore_property (the store) are
  * two types with one shape; keys are converted between them field by field
@@ -239,16 +239,16 @@ runtime_binding_build_key(loader_plugin *p, calhost_plugin_instance *inst,
   if (!check_twice)
     return answer(RUNTIME_BINDING_KEY_USABLE, "", why, cap);
   /* the key stays valid only until the plugin's next call: copy it first */
-  sweep_record_key first;
-  if (sweep_record_key_copy(out, &first) != 0)
+  base_key first;
+  if (base_key_copy(out, &first) != 0)
     return answer(RUNTIME_BINDING_KEY_NO_MEMORY, "out of memory", why, cap);
   runtime_binding_built_key_init(out);
   st = loader_plugin_build_key(p, inst, w, t, out);
   if (status)
     *status = st;
   char diff[480] = "";
-  int differs = st != CALHOST_OK || sweep_record_key_differs(&first, out, diff, sizeof diff);
-  sweep_record_key_free(&first);
+  int differs = st != CALHOST_OK || base_key_differs(&first, out, diff, sizeof diff);
+  base_key_free(&first);
   if (!differs)
     return answer(RUNTIME_BINDING_KEY_USABLE, "", why, cap);
   return answer(RUNTIME_BINDING_KEY_NOT_DETERMINISTIC, diff[0] ? diff : "a key, then a failure",

@@ -12,7 +12,7 @@
  *     converting calhost_property to calstore_property (never a cast);
  *   - building and judging a key (runtime_binding_build_key: build_key,
  *     the plugin's error, the rule of a usable key, the build-twice
- *     determinism check with host/sweep's key copy and comparison);
+ *     determinism check with base's key copy and comparison, base/key.h);
  *   - the plugin's validate_policy as a calstore_validator_fn;
  *   - creating a plugin instance with its [plugin NAME] settings.
  * Internal to the host (the public face is include/calhost/runtime.h).
@@ -154,7 +154,7 @@ int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap
  * check_twice, built a second time and compared (a key must be a function
  * of the workload and the target: one that changes between calls would
  * store a profile no lookup finds). The comparison is the one rule of
- * host/sweep/records.c (sweep_record_key_differs: every field, structure
+ * host/base/key.c (base_key_differs: every field, structure
  * properties by name in any order; a second call that fails counts as a
  * difference). The second call is made only for a usable key.
  * Returns RUNTIME_BINDING_KEY_USABLE or what is wrong, the first in this
@@ -162,7 +162,7 @@ int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap
  * key (1-5), NO_MEMORY (the copy the comparison needs), NOT_DETERMINISTIC.
  * *out: the key as last built (runtime_binding_built_key_init'ed first;
  * its strings are the plugin's, valid only until its next call: the caller
- * copies what it keeps, e.g. sweep_record_key_copy). *status (may be
+ * copies what it keeps, e.g. base_key_copy). *status (may be
  * NULL): the status of the last build_key call (CALHOST_OK when it
  * returned OK; after NOT_DETERMINISTIC, the second call's: not CALHOST_OK
  * when it failed). why (may be NULL, cap 0) receives only the detail, each
@@ -171,7 +171,7 @@ int runtime_binding_key_usable(const calhost_built_key *k, char *why, size_t cap
  *                              slot, loader_plugin_take_error), "" when none;
  *   1-5                        runtime_binding_key_usable's text ("build_key
  *                              returned an incomplete exact key", ...);
- *   NOT_DETERMINISTIC          the first difference as sweep_record_key_differs
+ *   NOT_DETERMINISTIC          the first difference as base_key_differs
  *                              words it ("processor 'x', then 'y'"), or "a
  *                              key, then a failure" (the second call's
  *                              message, if any, is left in p's error slot

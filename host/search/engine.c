@@ -432,29 +432,19 @@ void search_options_init(search_options *o) {
   o->seed = 1;
 }
 
-/* The strategies by number: the word that names each and the function that
- * runs it (none for the default, which is resolved to another first). */
+/* The strategies by number: the function that runs each (none for the
+ * default, which is resolved to another first; their words: base/tuning.c). */
 static const struct {
-  const char *name;
   int (*run)(search_ctx *c);
 } strategies[CALHOST_SEARCH_STRATEGY_COUNT] = {
-    {"default", NULL},       {"exhaustive", search_exhaustive}, {"random", search_random},
-    {"local", search_local}, {"annealing", search_annealing},   {"genetic", search_genetic},
-    {"model", search_model},
+    [CALHOST_SEARCH_DEFAULT] = {NULL},
+    [CALHOST_SEARCH_EXHAUSTIVE] = {search_exhaustive},
+    [CALHOST_SEARCH_RANDOM] = {search_random},
+    [CALHOST_SEARCH_LOCAL] = {search_local},
+    [CALHOST_SEARCH_ANNEALING] = {search_annealing},
+    [CALHOST_SEARCH_GENETIC] = {search_genetic},
+    [CALHOST_SEARCH_MODEL] = {search_model},
 };
-
-const char *search_strategy_name(search_strategy s) {
-  return (unsigned)s < CALHOST_SEARCH_STRATEGY_COUNT ? strategies[s].name : "?";
-}
-
-int search_strategy_parse(const char *word, search_strategy *out) {
-  for (int i = 0; word && i < CALHOST_SEARCH_STRATEGY_COUNT; i++)
-    if (strcmp(word, strategies[i].name) == 0) {
-      *out = (search_strategy)i;
-      return 0;
-    }
-  return -1;
-}
 
 search_strategy search_default_strategy(uint64_t budget, uint64_t space_size) {
   if (space_size && (budget == 0 || budget >= space_size))

@@ -24,18 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The strategies (append-only numbering). */
-typedef enum search_strategy {
-  CALHOST_SEARCH_DEFAULT = 0, /* choose by budget: search_default_strategy */
-  CALHOST_SEARCH_EXHAUSTIVE =
-      1,                     /* every valid configuration: the plausible order, then code order */
-  CALHOST_SEARCH_RANDOM = 2, /* uniform sampling without replacement (the baseline) */
-  CALHOST_SEARCH_LOCAL = 3,  /* hill climbing over neighbours with restarts (iterated) */
-  CALHOST_SEARCH_ANNEALING = 4, /* simulated annealing over neighbours */
-  CALHOST_SEARCH_GENETIC = 5,   /* steady (mu+lambda) genetic algorithm */
-  CALHOST_SEARCH_MODEL = 6,     /* regression forests (cost, feasibility): Thompson + local steps */
-} search_strategy;
-#define CALHOST_SEARCH_STRATEGY_COUNT 7
+#include "base/tuning.h"
+
+/* The strategies (base/tuning.h: the enum and its words, which the
+ * configuration holds without linking the search). */
+typedef base_strategy search_strategy;
 
 /* One parameter. `values` are the words of its values (no whitespace), in
  * order. ordered = 1: the values are a scale (numbers ascending), so the
@@ -150,13 +143,6 @@ int search_run(const search_space *space, const search_options *options, search_
 
 /* Frees what *r owns and zeroes it. NULL-safe. */
 void search_result_free(search_result *r);
-
-/* The word of a strategy ("default", "exhaustive", "random", "local",
- * "annealing", "genetic", "model"); "?" for an unknown value. */
-const char *search_strategy_name(search_strategy s);
-
-/* Parses a strategy word; returns 0 and sets *out, or -1. */
-int search_strategy_parse(const char *word, search_strategy *out);
 
 /* The strategy DEFAULT resolves to for a budget of `budget` evaluations in a
  * space of `space_size` valid configurations (0: unknown): exhaustive when

@@ -1,9 +1,13 @@
 /*
  * fault.c: the platform-neutral half of the store's fault injection
  * (CALHOST_FAULT_INJECTION builds only; see platform.h): reading the
- * CALSTORE_FAULT rules. Each platform file maps the error names to its own
- * error codes and does the killing.
+ * CALSTORE_FAULT rules and counting the allocations ("alloc:N"). Each
+ * platform file maps the error names to its own error codes and does the
+ * killing.
  */
+#define CS_FAULT_ALLOCATOR /* the C library's allocator itself, not internal.h's */
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +63,54 @@ int cs_fault_error_index(const char *step, const char *const *names, size_t coun
 
 int cs_fault_crash_after(const char *step) {
   return each_rule(match_crash, step);
+}
+
+/* The allocations counted since the last cs_fault_alloc_reset (the store's
+ * threads allocate concurrently while a large file loads). */
+static atomic_size_t alloc_count;
+
+/* "alloc:N" with N the number of the allocation being made. */
+static int match_alloc(const char *rule, size_t n, const void *user) {
+  const size_t *number = user;
+  if (n <= 6 || strncmp(rule, "alloc:", 6) != 0)
+    return 0;
+  size_t v = 0;
+  for (size_t i = 6; i < n; i++) {
+    if (rule[i] < '0' || rule[i] > '9')
+      return 0;
+    v = v * 10 + (size_t)(rule[i] - '0');
+  }
+  return v == *number;
+}
+
+/* Counts one allocation; nonzero (errno ENOMEM, as the C library's
+ * allocator sets it) when CALSTORE_FAULT says it fails. */
+static int alloc_fails(void) {
+  size_t number = atomic_fetch_add(&alloc_count, 1) + 1;
+  if (!each_rule(match_alloc, &number))
+    return 0;
+  errno = ENOMEM;
+  return 1;
+}
+
+void *cs_fault_malloc(size_t n) {
+  return alloc_fails() ? NULL : malloc(n);
+}
+
+void *cs_fault_calloc(size_t n, size_t size) {
+  return alloc_fails() ? NULL : calloc(n, size);
+}
+
+void *cs_fault_realloc(void *p, size_t n) {
+  return alloc_fails() ? NULL : realloc(p, n);
+}
+
+char *cs_fault_strdup(const char *s) {
+  return alloc_fails() ? NULL : strdup(s);
+}
+
+size_t cs_fault_alloc_reset(void) {
+  return atomic_exchange(&alloc_count, 0);
 }
 #else
 typedef int cs_fault_unused; /* an ISO C translation unit may not be empty */

@@ -425,25 +425,156 @@ static char *number_end(char *p, char *le) {
   return p;
 }
 
-/* One line inside a record; word [w, we) is its first token; the line
- * ends at le, the next one starts at next. */
-static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, char *next) {
-  field f = field_of(w, (size_t)(we - w));
-  const char *why = NULL, *name = f < F_UNKNOWN ? field_name[f] : "";
-  int portable = ps->key.kind == CALSTORE_KEY_PORTABLE;
-  char *p = we;
-  size_t len;
-#define FAIL(...)                                                                                  \
+/* A record line that breaks the grammar: reported, the rest of the record
+ * skipped, and the function (void, with ps in scope) returns. */
+#define LINE_FAIL(...)                                                                             \
   do {                                                                                             \
     report(ps, CALSTORE_MALFORMED, ps->line, __VA_ARGS__);                                         \
     ps->st = ST_SKIP;                                                                              \
     return;                                                                                        \
   } while (0)
+
+/* `thread_count N`; p: after the field's word, the line ends at le. */
+static void threads_line(parser *ps, char *p, char *le) {
+  char *n = skip_ws(p, le), *ne = word_end(n, le);
+  uint32_t v = 0;
+  if (n == ne)
+    LINE_FAIL("thread_count: missing value");
+  if (!one_space(p, n) || *n == '0' || *n == '+' || *n == '-')
+    ps->canon = 0; /* the writer prints no sign and no leading zero */
+  switch (cs_read_count(n, (size_t)(ne - n), &v)) {
+  case CS_COUNT_OK:
+    break;
+  case CS_COUNT_NEGATIVE:
+    LINE_FAIL("thread_count: %.*s is negative", (int)(ne - n), n);
+  case CS_COUNT_TOO_LARGE:
+    LINE_FAIL("thread_count: %.*s is too large", (int)(ne - n), n);
+  default:
+    LINE_FAIL("thread_count: '%.*s' is not a number", (int)(ne - n), n);
+  }
+  if (!at_end_c(ps, ne, le))
+    LINE_FAIL("thread_count: unexpected text after the value");
+  if (ps->key.kind == CALSTORE_KEY_PORTABLE) {
+    if (v)
+      LINE_FAIL("'thread_count' in a portable record");
+    ps->canon = 0; /* 0: absent, dropped by the writer */
+    return;
+  }
+  if (v < 1)
+    LINE_FAIL("thread_count must be at least 1");
+  ps->key.thread_count = v;
+}
+
+/* `structure "NAME" "VALUE"`. */
+static void structure_line(parser *ps, char *p, char *le) {
+  const char *why = NULL;
+  size_t len, vlen;
+  if (ps->key.kind != CALSTORE_KEY_PORTABLE)
+    LINE_FAIL("'structure' in an exact record");
+  char *sname = read_quoted(ps, &p, le, &len, &why), *value;
+  if (!sname)
+    LINE_FAIL("structure name: %s", why);
+  if (!len)
+    LINE_FAIL("structure name is empty");
+  if (!(value = read_quoted(ps, &p, le, &vlen, &why)))
+    LINE_FAIL("structure value: %s", why);
+  if (!at_end_c(ps, p, le))
+    LINE_FAIL("structure: unexpected text after the value");
+  for (size_t i = 0; i < ps->sn; i++)
+    if (!strcmp(ps->s[i].name, sname))
+      LINE_FAIL("the record has structure '%s' twice", sname);
+  if (ps->sn && strcmp(ps->s[ps->sn - 1].name, sname) > 0)
+    ps->canon = 0; /* the writer sorts them by name */
+  calstore_property *sv = parser_grow(ps, ps->s, ps->sn + 1, &ps->scap, sizeof *sv);
+  if (!sv)
+    return;
+  ps->s = sv;
+  ps->s[ps->sn++] = (calstore_property){.name = sname, .value = value};
+}
+
+/* `measurement "NAME" NUMBER "UNIT"`. */
+static void measurement_line(parser *ps, char *p, char *le) {
+  const char *why = NULL;
+  size_t len;
+  char *mname = read_quoted(ps, &p, le, &len, &why), *unit;
+  if (!mname)
+    LINE_FAIL("measurement name: %s", why);
+  if (!len)
+    LINE_FAIL("measurement name is empty");
+  char *n = skip_ws(p, le), *ne = number_end(n, le);
+  if (n == ne)
+    LINE_FAIL("measurement '%s': missing value", mname);
+  double v;
+  int r = cs_read_double(n, (size_t)(ne - n), &v);
+  if (r < 0) {
+    ps->oom = 1;
+    return;
+  }
+  if (!r)
+    LINE_FAIL("measurement '%s': '%.*s' is not a decimal number", mname, (int)(ne - n), n);
+  if (!isfinite(v))
+    LINE_FAIL("measurement '%s': value %.*s is not finite", mname, (int)(ne - n), n);
+  if (ps->canon) {
+    char num[64];
+    int nl = cs_format_double(num, sizeof num, v);
+    if (!one_space(p, n) || (size_t)nl != (size_t)(ne - n) || memcmp(num, n, (size_t)nl))
+      ps->canon = 0;
+  }
+  p = ne;
+  if (!(unit = read_quoted(ps, &p, le, &len, &why)))
+    LINE_FAIL("measurement '%s' unit: %s", mname, why);
+  if (!at_end_c(ps, p, le))
+    LINE_FAIL("measurement '%s': unexpected text after the unit", mname);
+  calstore_measurement *mv = parser_grow(ps, ps->m, ps->mn + 1, &ps->mcap, sizeof *mv);
+  if (!mv)
+    return;
+  ps->m = mv;
+  ps->m[ps->mn++] = (calstore_measurement){.name = mname, .value = v, .unit = unit};
+}
+
+/* backend, operator, implementation, model_digest, processor, policy: one
+ * quoted string. */
+static void string_line(parser *ps, field f, char *p, char *le) {
+  const char *why = NULL, *name = field_name[f];
+  size_t len;
+  int portable = ps->key.kind == CALSTORE_KEY_PORTABLE;
+  char *v = read_quoted(ps, &p, le, &len, &why);
+  if (!v)
+    LINE_FAIL("%s: %s", name, why);
+  if (!at_end_c(ps, p, le))
+    LINE_FAIL("%s: unexpected text after the value", name);
+  if (f == F_DIGEST || f == F_PROC) {
+    if (portable && len)
+      LINE_FAIL("'%s' in a portable record", name);
+    if (portable) {
+      ps->canon = 0; /* empty: absent, dropped by the writer */
+      return;
+    }
+  }
+  if (!len)
+    LINE_FAIL("%s is empty", name);
+  if (f == F_POLICY) {
+    ps->policy = v;
+    ps->policy_len = len;
+    return;
+  }
+  const char **key_string[] = {
+      [F_BACKEND] = &ps->key.backend,     [F_OPERATOR] = &ps->key.operator_name,
+      [F_IMPL] = &ps->key.implementation, [F_DIGEST] = &ps->key.model_digest,
+      [F_PROC] = &ps->key.processor,
+  };
+  *key_string[f] = v;
+}
+
+/* One line inside a record; word [w, we) is its first token; the line
+ * ends at le, the next one starts at next. */
+static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, char *next) {
+  field f = field_of(w, (size_t)(we - w));
   if (f == F_UNKNOWN)
-    FAIL("unknown field '%.*s'", (int)(we - w), w);
+    LINE_FAIL("unknown field '%.*s'", (int)(we - w), w);
   if (f < F_SINGLE) {
     if (ps->seen_line[f])
-      FAIL("a record has one '%s' (line %u has it already)", name, ps->seen_line[f]);
+      LINE_FAIL("a record has one '%s' (line %u has it already)", field_name[f], ps->seen_line[f]);
     ps->seen_line[f] = ps->line;
   }
   if (field_rank[f] < ps->rank)
@@ -451,134 +582,25 @@ static void record_line(parser *ps, cs_set *set, char *w, char *we, char *le, ch
   ps->rank = field_rank[f];
   switch (f) {
   case F_END:
-    if (!at_end_c(ps, p, le))
-      FAIL("unexpected text after 'end'");
+    if (!at_end_c(ps, we, le))
+      LINE_FAIL("unexpected text after 'end'");
     end_record(ps, set, next);
     return;
-  case F_THREADS: {
-    char *n = skip_ws(p, le), *ne = word_end(n, le);
-    uint32_t v = 0;
-    if (n == ne)
-      FAIL("thread_count: missing value");
-    if (!one_space(p, n) || *n == '0' || *n == '+' || *n == '-')
-      ps->canon = 0; /* the writer prints no sign and no leading zero */
-    switch (cs_read_count(n, (size_t)(ne - n), &v)) {
-    case CS_COUNT_OK:
-      break;
-    case CS_COUNT_NEGATIVE:
-      FAIL("thread_count: %.*s is negative", (int)(ne - n), n);
-    case CS_COUNT_TOO_LARGE:
-      FAIL("thread_count: %.*s is too large", (int)(ne - n), n);
-    default:
-      FAIL("thread_count: '%.*s' is not a number", (int)(ne - n), n);
-    }
-    if (!at_end_c(ps, ne, le))
-      FAIL("thread_count: unexpected text after the value");
-    if (portable) {
-      if (v)
-        FAIL("'thread_count' in a portable record");
-      ps->canon = 0; /* 0: absent, dropped by the writer */
-      return;
-    }
-    if (v < 1)
-      FAIL("thread_count must be at least 1");
-    ps->key.thread_count = v;
+  case F_THREADS:
+    threads_line(ps, we, le);
+    return;
+  case F_STRUCTURE:
+    structure_line(ps, we, le);
+    return;
+  case F_MEASUREMENT:
+    measurement_line(ps, we, le);
+    return;
+  default:
+    string_line(ps, f, we, le);
     return;
   }
-  case F_STRUCTURE: {
-    if (!portable)
-      FAIL("'structure' in an exact record");
-    char *sname = read_quoted(ps, &p, le, &len, &why), *value;
-    if (!sname)
-      FAIL("structure name: %s", why);
-    if (!len)
-      FAIL("structure name is empty");
-    size_t vlen;
-    if (!(value = read_quoted(ps, &p, le, &vlen, &why)))
-      FAIL("structure value: %s", why);
-    if (!at_end_c(ps, p, le))
-      FAIL("structure: unexpected text after the value");
-    for (size_t i = 0; i < ps->sn; i++)
-      if (!strcmp(ps->s[i].name, sname))
-        FAIL("the record has structure '%s' twice", sname);
-    if (ps->sn && strcmp(ps->s[ps->sn - 1].name, sname) > 0)
-      ps->canon = 0; /* the writer sorts them by name */
-    calstore_property *sv = parser_grow(ps, ps->s, ps->sn + 1, &ps->scap, sizeof *sv);
-    if (!sv)
-      return;
-    ps->s = sv;
-    ps->s[ps->sn++] = (calstore_property){.name = sname, .value = value};
-    return;
-  }
-  case F_MEASUREMENT: {
-    char *mname = read_quoted(ps, &p, le, &len, &why), *unit;
-    if (!mname)
-      FAIL("measurement name: %s", why);
-    if (!len)
-      FAIL("measurement name is empty");
-    char *n = skip_ws(p, le), *ne = number_end(n, le);
-    if (n == ne)
-      FAIL("measurement '%s': missing value", mname);
-    double v;
-    int r = cs_read_double(n, (size_t)(ne - n), &v);
-    if (r < 0) {
-      ps->oom = 1;
-      return;
-    }
-    if (!r)
-      FAIL("measurement '%s': '%.*s' is not a decimal number", mname, (int)(ne - n), n);
-    if (!isfinite(v))
-      FAIL("measurement '%s': value %.*s is not finite", mname, (int)(ne - n), n);
-    if (ps->canon) {
-      char num[64];
-      int nl = cs_format_double(num, sizeof num, v);
-      if (!one_space(p, n) || (size_t)nl != (size_t)(ne - n) || memcmp(num, n, (size_t)nl))
-        ps->canon = 0;
-    }
-    p = ne;
-    if (!(unit = read_quoted(ps, &p, le, &len, &why)))
-      FAIL("measurement '%s' unit: %s", mname, why);
-    if (!at_end_c(ps, p, le))
-      FAIL("measurement '%s': unexpected text after the unit", mname);
-    calstore_measurement *mv = parser_grow(ps, ps->m, ps->mn + 1, &ps->mcap, sizeof *mv);
-    if (!mv)
-      return;
-    ps->m = mv;
-    ps->m[ps->mn++] = (calstore_measurement){.name = mname, .value = v, .unit = unit};
-    return;
-  }
-  default: { /* backend, operator, implementation, model_digest, processor, policy */
-    char *v = read_quoted(ps, &p, le, &len, &why);
-    if (!v)
-      FAIL("%s: %s", name, why);
-    if (!at_end_c(ps, p, le))
-      FAIL("%s: unexpected text after the value", name);
-    if (f == F_DIGEST || f == F_PROC) {
-      if (portable && len)
-        FAIL("'%s' in a portable record", name);
-      if (portable) {
-        ps->canon = 0; /* empty: absent, dropped by the writer */
-        return;
-      }
-    }
-    if (!len)
-      FAIL("%s is empty", name);
-    if (f == F_POLICY) {
-      ps->policy = v;
-      ps->policy_len = len;
-      return;
-    }
-    const char **key_string[] = {
-        [F_BACKEND] = &ps->key.backend,     [F_OPERATOR] = &ps->key.operator_name,
-        [F_IMPL] = &ps->key.implementation, [F_DIGEST] = &ps->key.model_digest,
-        [F_PROC] = &ps->key.processor,
-    };
-    *key_string[f] = v;
-    return;
-  }
-  }
-#undef FAIL
 }
+#undef LINE_FAIL
 
 /* The header line: [w, we) is its first word. Returns 0, or -1 when parsing
  * stops (reported). */

@@ -52,6 +52,29 @@ CS_HIDDEN calstore_status cs_fail(calstore_error *err, calstore_status status, u
  * items and *cap are then unchanged and still the caller's. */
 CS_HIDDEN void *cs_grow(void *items, size_t need, size_t *cap, size_t size, size_t first);
 
+/* Fault-injection builds (CALHOST_FAULT_INJECTION): every allocation of the
+ * store's .c files (each includes this header after the C library's) goes
+ * through fault.c, so a test can make the N-th one fail (the rule "alloc:N"
+ * of CALSTORE_FAULT, platform.h) and walk each allocation's error path in
+ * turn, as SQLite's out-of-memory tests do. A call, not a test at each call
+ * site: the store's own branches stay the ones a coverage build counts.
+ * Other builds call the C library directly. */
+#if defined(CALHOST_FAULT_INJECTION) && !defined(CS_FAULT_ALLOCATOR)
+#include <stdlib.h>
+#include <string.h>
+CS_HIDDEN void *cs_fault_malloc(size_t n);
+CS_HIDDEN void *cs_fault_calloc(size_t n, size_t size);
+CS_HIDDEN void *cs_fault_realloc(void *p, size_t n);
+CS_HIDDEN char *cs_fault_strdup(const char *s);
+/* fault.c: the allocations counted since the last reset; restarts the count. */
+CS_HIDDEN size_t cs_fault_alloc_reset(void);
+#undef strdup
+#define malloc(n) cs_fault_malloc(n)
+#define calloc(n, size) cs_fault_calloc(n, size)
+#define realloc(p, n) cs_fault_realloc(p, n)
+#define strdup(s) cs_fault_strdup(s)
+#endif
+
 /* ---- records ----------------------------------------------------------- */
 
 /* A loaded file's bytes, shared by the records whose canonical text lies in

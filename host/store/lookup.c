@@ -136,40 +136,66 @@ static calstore_reject_reason reason_for(const calstore_profile *p,
   return 0;
 }
 
-static calstore_status do_lookup(calstore *store, const calstore_lookup_options *o,
-                                 calstore_validator_fn validator, void *validator_user, int report,
-                                 calstore_lookup_result **out, calstore_error *err) {
-  if (out)
-    *out = NULL;
-  if (!store || !o || !out)
-    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
-                   "lookup needs a store, options and out");
+/* The precedence, in walk order. */
+static const struct {
+  calstore_level level;
+  int exact;
+  calstore_source source;
+} levels[4] = {{CALSTORE_LEVEL_EXACT_OVERRIDE, 1, CALSTORE_SOURCE_OVERRIDE},
+               {CALSTORE_LEVEL_PORTABLE_OVERRIDE, 0, CALSTORE_SOURCE_OVERRIDE},
+               {CALSTORE_LEVEL_EXACT_CALIBRATED, 1, CALSTORE_SOURCE_CALIBRATED},
+               {CALSTORE_LEVEL_PORTABLE_CALIBRATED, 0, CALSTORE_SOURCE_CALIBRATED}};
+
+/* One lookup's state, from the request to the result: the request's
+ * structure sorted by name, the candidate of each level and, for the
+ * rejection report, every profile of the backend and operator (each held by
+ * a reference, so the walk runs without the store's lock), and the
+ * candidates the validator refused. */
+typedef struct lookup_walk {
+  const calstore_lookup_options *o;
+  calstore_property local[16], *sorted;
+  size_t sn;
+  cs_prof *cand[4];
+  cs_prof **group;
+  size_t gn;
+  cs_prof *refused[4];
+  size_t nrefused;
+} lookup_walk;
+
+/* Checks the request and sorts its structure into w (w->sorted: w->local,
+ * or malloc'ed past 16 properties). */
+static calstore_status walk_request(lookup_walk *w, const calstore_lookup_options *o,
+                                    calstore_error *err) {
+  w->o = o;
+  w->sorted = w->local;
   if (!o->backend || !o->operator_name || !o->implementation)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
                    "lookup needs backend, operator_name and implementation");
   if (o->structure_count && !o->structure)
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "structure is NULL with a count");
-  calstore_property local[16], *sorted = local;
-  size_t sn = o->structure_count;
-  if (sn > 16 && !(sorted = malloc(sn * sizeof *sorted)))
+  w->sn = o->structure_count;
+  if (w->sn > 16 && !(w->sorted = malloc(w->sn * sizeof *w->sorted))) {
+    w->sorted = w->local;
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, NULL, "out of memory");
-  for (size_t i = 0; i < sn; i++) {
-    sorted[i] = o->structure[i];
-    if (!sorted[i].name || !sorted[i].value) {
-      if (sorted != local)
-        free(sorted);
+  }
+  for (size_t i = 0; i < w->sn; i++) {
+    w->sorted[i] = o->structure[i];
+    if (!w->sorted[i].name || !w->sorted[i].value)
       return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL, "structural property %lu is NULL",
                      (unsigned long)i);
-    }
   }
-  if (cs_sort_properties(sorted, sn)) {
-    if (sorted != local)
-      free(sorted);
+  if (cs_sort_properties(w->sorted, w->sn))
     return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
                    "a structural property name appears twice");
-  }
+  return CALSTORE_OK;
+}
+
+/* Under the store's read lock: the candidate of each level the request can
+ * reach and, with report, the profiles of its backend and operator. */
+static calstore_status walk_gather(lookup_walk *w, calstore *store, int report) {
+  const calstore_lookup_options *o = w->o;
   int exact_ok = o->model_digest && o->processor && o->thread_count >= 1 && !o->force_portable;
-  int portable_ok = sn > 0;
+  int portable_ok = w->sn > 0;
   calstore_key ek = {CALSTORE_KEY_EXACT,
                      o->backend,
                      o->operator_name,
@@ -186,21 +212,9 @@ static calstore_status do_lookup(calstore *store, const calstore_lookup_options 
                      NULL,
                      NULL,
                      0,
-                     sorted,
-                     sn};
-  static const struct {
-    calstore_level level;
-    int exact;
-    calstore_source source;
-  } levels[4] = {{CALSTORE_LEVEL_EXACT_OVERRIDE, 1, CALSTORE_SOURCE_OVERRIDE},
-                 {CALSTORE_LEVEL_PORTABLE_OVERRIDE, 0, CALSTORE_SOURCE_OVERRIDE},
-                 {CALSTORE_LEVEL_EXACT_CALIBRATED, 1, CALSTORE_SOURCE_CALIBRATED},
-                 {CALSTORE_LEVEL_PORTABLE_CALIBRATED, 0, CALSTORE_SOURCE_CALIBRATED}};
-  cs_prof *cand[4] = {0};
-  cs_prof **group = NULL;
-  size_t gn = 0;
+                     w->sorted,
+                     w->sn};
   calstore_status st = CALSTORE_OK;
-
   const cs_set *set = cs_store_read_begin(store);
   for (int l = 0; l < 4; l++) {
     if (levels[l].exact ? !exact_ok : !portable_ok)
@@ -208,74 +222,106 @@ static calstore_status do_lookup(calstore *store, const calstore_lookup_options 
     const calstore_key *k = levels[l].exact ? &ek : &pk;
     long pos = cs_set_find(set, k, levels[l].source, cs_identity_hash(k, levels[l].source));
     if (pos >= 0) {
-      cand[l] = set->items[pos];
-      cs_prof_ref(cand[l]);
+      w->cand[l] = set->items[pos];
+      cs_prof_ref(w->cand[l]);
     }
   }
-  if (report) {
-    const cs_group *g = cs_set_group(set, o->backend, o->operator_name);
-    if (g && g->n) {
-      group = malloc(g->n * sizeof *group);
-      if (!group)
-        st = CALSTORE_NO_MEMORY;
-      for (size_t i = 0; group && i < g->n; i++) {
-        cs_prof *p = set->items[g->pos[i]];
-        if (p) {
-          cs_prof_ref(p);
-          group[gn++] = p;
-        }
+  const cs_group *g = report ? cs_set_group(set, o->backend, o->operator_name) : NULL;
+  if (g && g->n) {
+    w->group = malloc(g->n * sizeof *w->group);
+    if (!w->group)
+      st = CALSTORE_NO_MEMORY;
+    for (size_t i = 0; w->group && i < g->n; i++) {
+      cs_prof *p = set->items[g->pos[i]];
+      if (p) {
+        cs_prof_ref(p);
+        w->group[w->gn++] = p;
       }
     }
   }
   cs_store_read_end(store);
+  return st;
+}
 
-  cs_result *r = NULL;
-  if (st == CALSTORE_OK && !(r = calloc(1, sizeof *r)))
-    st = CALSTORE_NO_MEMORY;
-  cs_prof *refused[4];
-  size_t nrefused = 0;
+/* Walks the levels: the first candidate the validator accepts is selected;
+ * each refusal is remembered (and, with report, recorded). */
+static calstore_status walk_levels(lookup_walk *w, cs_result *r, calstore_validator_fn validator,
+                                   void *validator_user, int report) {
   char msg[1024];
-  for (int l = 0; r && l < 4 && st == CALSTORE_OK; l++) {
-    if (!cand[l] || r->selected)
+  for (int l = 0; l < 4; l++) {
+    cs_prof *c = w->cand[l];
+    if (!c || r->selected)
       continue;
-    if (validator) {
-      msg[0] = '\0';
-      if (!validator(validator_user, cand[l]->v.policy, cand[l]->v.policy_length, msg,
-                     sizeof msg)) {
-        msg[sizeof msg - 1] = '\0';
-        char full[1100];
-        snprintf(full, sizeof full, "the backend's validator refused the policy: %s",
-                 msg[0] ? msg : "no reason given");
-        refused[nrefused++] = cand[l];
-        if (report && add_rejection(r, cand[l], CALSTORE_REJECT_POLICY_REJECTED, full) != 0)
-          st = CALSTORE_NO_MEMORY;
-        continue;
-      }
+    msg[0] = '\0';
+    if (validator && !validator(validator_user, c->v.policy, c->v.policy_length, msg, sizeof msg)) {
+      msg[sizeof msg - 1] = '\0';
+      char full[1100];
+      snprintf(full, sizeof full, "the backend's validator refused the policy: %s",
+               msg[0] ? msg : "no reason given");
+      w->refused[w->nrefused++] = c;
+      if (report && add_rejection(r, c, CALSTORE_REJECT_POLICY_REJECTED, full) != 0)
+        return CALSTORE_NO_MEMORY;
+      continue;
     }
-    r->selected = cand[l];
+    r->selected = c;
     cs_prof_ref(r->selected);
     r->pub.level = levels[l].level;
   }
-  for (size_t i = 0; r && i < gn && st == CALSTORE_OK; i++) {
-    cs_prof *p = group[i];
-    if (p == r->selected)
-      continue;
-    int skip = 0;
-    for (size_t j = 0; j < nrefused; j++)
-      skip |= refused[j] == p;
+  return CALSTORE_OK;
+}
+
+/* Records why each other profile of the backend and operator was not
+ * selected (the selected one and the validator's refusals aside). */
+static calstore_status walk_reject_rest(lookup_walk *w, cs_result *r) {
+  char msg[1024];
+  for (size_t i = 0; i < w->gn; i++) {
+    cs_prof *p = w->group[i];
+    int skip = p == r->selected;
+    for (size_t j = 0; j < w->nrefused; j++)
+      skip |= w->refused[j] == p;
     if (skip)
       continue;
-    calstore_reject_reason why = reason_for(&p->v, o, sorted, sn, msg, sizeof msg);
+    calstore_reject_reason why = reason_for(&p->v, w->o, w->sorted, w->sn, msg, sizeof msg);
     if (why && add_rejection(r, p, why, msg) != 0)
-      st = CALSTORE_NO_MEMORY;
+      return CALSTORE_NO_MEMORY;
   }
+  return CALSTORE_OK;
+}
+
+/* Drops what the walk holds. */
+static void walk_free(lookup_walk *w) {
   for (int l = 0; l < 4; l++)
-    cs_prof_unref(cand[l]);
-  for (size_t i = 0; i < gn; i++)
-    cs_prof_unref(group[i]);
-  free(group);
-  if (sorted != local)
-    free(sorted);
+    cs_prof_unref(w->cand[l]);
+  for (size_t i = 0; i < w->gn; i++)
+    cs_prof_unref(w->group[i]);
+  free(w->group);
+  if (w->sorted != w->local)
+    free(w->sorted);
+}
+
+static calstore_status do_lookup(calstore *store, const calstore_lookup_options *o,
+                                 calstore_validator_fn validator, void *validator_user, int report,
+                                 calstore_lookup_result **out, calstore_error *err) {
+  if (out)
+    *out = NULL;
+  if (!store || !o || !out)
+    return cs_fail(err, CALSTORE_INVALID_ARGUMENT, 0, NULL,
+                   "lookup needs a store, options and out");
+  lookup_walk w = {0};
+  calstore_status st = walk_request(&w, o, err);
+  if (st != CALSTORE_OK) {
+    walk_free(&w);
+    return st;
+  }
+  st = walk_gather(&w, store, report);
+  cs_result *r = NULL;
+  if (st == CALSTORE_OK && !(r = calloc(1, sizeof *r)))
+    st = CALSTORE_NO_MEMORY;
+  if (st == CALSTORE_OK)
+    st = walk_levels(&w, r, validator, validator_user, report);
+  if (st == CALSTORE_OK)
+    st = walk_reject_rest(&w, r);
+  walk_free(&w);
   if (st != CALSTORE_OK) {
     calstore_lookup_result *pr = r ? &r->pub : NULL;
     calstore_lookup_result_free(&pr);

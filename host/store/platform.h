@@ -11,7 +11,9 @@
  * (EIO, ENOSPC, EFBIG, EXDEV, EAGAIN, EACCES, EROFS, EINTR), and
  * "crash_after:STEP" kills the process (SIGKILL / TerminateProcess) right
  * after STEP succeeded. Steps: mkdir, lock, open_tmp, write, fsync, rename,
- * fsync_dir, read.
+ * fsync_dir, read. "alloc:N" makes the N-th allocation counted since
+ * cs_fault_alloc_reset fail (internal.h: every malloc, calloc, realloc and
+ * strdup of the store).
  */
 #ifndef CALHOST_STORE_PLATFORM_H
 #define CALHOST_STORE_PLATFORM_H

@@ -572,6 +572,100 @@ static int replace_file(const wchar_t *tmp, const wchar_t *path, DWORD *e) {
   }
 }
 
+/* Refuses a destination that is a directory, or read-only: MoveFileExW
+ * refuses a read-only one (ERROR_ACCESS_DENIED), so say why up front,
+ * before any temporary file is made. */
+static calstore_status check_destination(const char *path, const wchar_t *wpath,
+                                         calstore_error *err) {
+  DWORD attr = GetFileAttributesW(wpath);
+  if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY))
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "cannot replace %s: it is a directory, not a regular file", path);
+  if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_READONLY))
+    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
+                   "%s is read-only (its read-only attribute is set); refusing to replace it",
+                   path);
+  return CALSTORE_OK;
+}
+
+/* Creates the temporary file (CREATE_NEW: another process's file is never
+ * touched): at tmp_path, whatever sits there removed first (a read-only one
+ * too: POSIX unlink ignores the file's mode, DeleteFileW refuses the
+ * read-only attribute), or, tmp_path NULL, at a unique name written into
+ * made (`<path>.<pid>-<n>.tmp`, made_cap bytes). *wtmp receives the wide
+ * name (NULL: out of memory), *h the handle. Returns 0 or the error; *stale
+ * is set when the error is the removal's. */
+static DWORD open_temporary(const char *path, const char *tmp_path, char *made, size_t made_cap,
+                            wchar_t **wtmp, HANDLE *h, int *stale) {
+  DWORD e = 0;
+  *stale = 0;
+  if (tmp_path) {
+    *wtmp = widen(tmp_path);
+    if (*wtmp && !DeleteFileW(*wtmp)) {
+      e = GetLastError();
+      if (e == ERROR_ACCESS_DENIED && SetFileAttributesW(*wtmp, FILE_ATTRIBUTE_NORMAL))
+        e = DeleteFileW(*wtmp) ? 0 : GetLastError();
+      if (e && !is_missing(e))
+        return *stale = 1, e;
+      e = 0;
+    }
+    if (*wtmp && (e = FAULT("open_tmp")) == 0) {
+      *h = CreateFileW(*wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
+                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+      if (*h == INVALID_HANDLE_VALUE)
+        e = GetLastError();
+    }
+    return e;
+  }
+  if ((e = FAULT("open_tmp")) != 0)
+    return e;
+  static volatile LONG counter;
+  for (int tries = 0; tries < 100 && *h == INVALID_HANDLE_VALUE; tries++) {
+    snprintf(made, made_cap, "%s.%lu-%ld.tmp", path, (unsigned long)GetCurrentProcessId(),
+             (long)InterlockedIncrement(&counter));
+    free(*wtmp);
+    *wtmp = widen(made);
+    if (!*wtmp)
+      break;
+    *h = CreateFileW(*wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
+                     FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    e = *h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+    if (e && e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS)
+      break;
+  }
+  return e;
+}
+
+/* Writes the chunks to h, flushes them and reads the file's identity into
+ * *fi. Returns 0, or the error with *what naming the step that failed. */
+static DWORD write_temporary(HANDLE h, const cs_chunk *chunks, size_t nchunks,
+                             BY_HANDLE_FILE_INFORMATION *fi, const char **what) {
+  DWORD e;
+  *what = "write";
+  if ((e = FAULT("write")) != 0)
+    return e;
+  for (size_t c = 0; c < nchunks; c++) {
+    const char *data = chunks[c].data;
+    size_t len = chunks[c].len;
+    for (size_t off = 0; off < len;) {
+      DWORD piece = (DWORD)((len - off) > 0x40000000 ? 0x40000000 : (len - off)), wrote = 0;
+      if (!WriteFile(h, data + off, piece, &wrote, NULL) || wrote == 0)
+        return (e = GetLastError()) != 0 ? e : ERROR_WRITE_FAULT;
+      off += wrote;
+    }
+  }
+  CRASH_AFTER("write");
+  *what = "flush";
+  if ((e = FAULT("fsync")) != 0)
+    return e;
+  if (!FlushFileBuffers(h))
+    return GetLastError();
+  CRASH_AFTER("fsync");
+  if (!GetFileInformationByHandle(h, fi))
+    return GetLastError();
+  return 0;
+}
+
 calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs_chunk *chunks,
                                 size_t nchunks, cs_file_id *id, intptr_t *pin, int *replaced,
                                 calstore_error *err) {
@@ -581,10 +675,7 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
   calstore_status st = CALSTORE_OK;
   HANDLE h = INVALID_HANDLE_VALUE;
   const char *what = "create";
-  DWORD e = 0;
-  /* the caller's own temp name, or a unique one (`<path>.<pid>-<n>.tmp`,
-   * created with CREATE_NEW: another process's file is never touched) */
-  char *made = NULL;
+  char *made = NULL; /* the unique temp name when the caller has none */
   if (!tmp_path) {
     made = malloc(strlen(path) + 48);
     if (!made)
@@ -595,59 +686,17 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     free(made);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "cannot convert %s", path);
   }
-  DWORD attr = GetFileAttributesW(wpath);
-  if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY)) {
+  if ((st = check_destination(path, wpath, err)) != CALSTORE_OK) {
     free(made);
     free(wpath);
-    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
-                   "cannot replace %s: it is a directory, not a regular file", path);
+    return st;
   }
-  /* MoveFileExW refuses a read-only destination (ERROR_ACCESS_DENIED):
-   * say why up front, before any temporary file is made */
-  if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_READONLY)) {
-    free(made);
+  int stale;
+  DWORD e = open_temporary(path, tmp_path, made, strlen(path) + 48, &wtmp, &h, &stale);
+  if (stale) {
+    free(wtmp);
     free(wpath);
-    return cs_fail(err, CALSTORE_WRITE_FAILED, 0, path,
-                   "%s is read-only (its read-only attribute is set); refusing to replace it",
-                   path);
-  }
-  if (tmp_path) {
-    wtmp = widen(tmp_path);
-    /* never write through whatever sits at the store's own temp name; a
-     * read-only one is removed too (POSIX unlink ignores the file's mode,
-     * DeleteFileW refuses the read-only attribute) */
-    if (wtmp && !DeleteFileW(wtmp)) {
-      e = GetLastError();
-      if (e == ERROR_ACCESS_DENIED && SetFileAttributesW(wtmp, FILE_ATTRIBUTE_NORMAL))
-        e = DeleteFileW(wtmp) ? 0 : GetLastError();
-      if (e && !is_missing(e)) {
-        free(wtmp);
-        free(wpath);
-        return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
-      }
-      e = 0;
-    }
-    if (wtmp && (e = FAULT("open_tmp")) == 0) {
-      h = CreateFileW(wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
-                      FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-      if (h == INVALID_HANDLE_VALUE)
-        e = GetLastError();
-    }
-  } else if ((e = FAULT("open_tmp")) == 0) {
-    static volatile LONG counter;
-    for (int tries = 0; tries < 100 && h == INVALID_HANDLE_VALUE; tries++) {
-      snprintf(made, strlen(path) + 48, "%s.%lu-%ld.tmp", path,
-               (unsigned long)GetCurrentProcessId(), (long)InterlockedIncrement(&counter));
-      free(wtmp);
-      wtmp = widen(made);
-      if (!wtmp)
-        break;
-      h = CreateFileW(wtmp, GENERIC_WRITE | DELETE, 0, NULL, CREATE_NEW,
-                      FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-      e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
-      if (e && e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS)
-        break;
-    }
+    return fail_win(err, CALSTORE_WRITE_FAILED, tmp_path, "cannot remove stale", e);
   }
   if (made)
     tmp_path = made;
@@ -666,37 +715,9 @@ calstore_status cs_plat_replace(const char *path, const char *tmp_path, const cs
     return st;
   }
   CRASH_AFTER("open_tmp");
-  what = "write";
-  if ((e = FAULT("write")) != 0)
-    goto fail;
-  for (size_t c = 0; c < nchunks; c++) {
-    const char *data = chunks[c].data;
-    size_t len = chunks[c].len;
-    for (size_t off = 0; off < len;) {
-      DWORD piece = (DWORD)((len - off) > 0x40000000 ? 0x40000000 : (len - off)), wrote = 0;
-      if (!WriteFile(h, data + off, piece, &wrote, NULL) || wrote == 0) {
-        e = GetLastError();
-        if (!e)
-          e = ERROR_WRITE_FAULT;
-        goto fail;
-      }
-      off += wrote;
-    }
-  }
-  CRASH_AFTER("write");
-  what = "flush";
-  if ((e = FAULT("fsync")) != 0)
-    goto fail;
-  if (!FlushFileBuffers(h)) {
-    e = GetLastError();
-    goto fail;
-  }
-  CRASH_AFTER("fsync");
   BY_HANDLE_FILE_INFORMATION fi;
-  if (!GetFileInformationByHandle(h, &fi)) {
-    e = GetLastError();
+  if ((e = write_temporary(h, chunks, nchunks, &fi, &what)) != 0)
     goto fail;
-  }
   what = "rename";
   if ((e = FAULT("rename")) != 0)
     goto fail;

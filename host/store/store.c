@@ -397,134 +397,165 @@ static int changes_empty_store(const cs_op *ops, size_t n) {
   return 0;
 }
 
+/* One commit's state: the inter-process lock, the base the operations
+ * apply to (the reloaded file, or a copy of the snapshot), the identity of
+ * the file version it came from and the pin on it. */
+typedef struct commit {
+  calstore *s;
+  intptr_t lock;
+  int locked, fresh, exists; /* fresh: base is the file as reloaded under the lock */
+  cs_set *base;
+  cs_file_id id;
+  intptr_t pin;
+} commit;
+
+/* No file, and nothing to write into an empty one (clear, invalidate):
+ * what the locked reload would do, without creating the directory or a
+ * lock file for a file that does not exist. */
+static calstore_status commit_without_file(calstore *s, calstore_error *err) {
+  cs_set *empty = cs_set_new();
+  if (!empty)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+  forget_disk(s);
+  swap_snapshot(s, empty); /* the snapshot follows the file: empty */
+  return CALSTORE_OK;      /* nothing happened: every affected stays 0 */
+}
+
+/* Takes the inter-process lock and, unless the snapshot is the file,
+ * reloads the latest file into c->base (c->fresh). */
+static calstore_status commit_lock_and_reload(commit *c, calstore_error *err) {
+  calstore *s = c->s;
+  calstore_status st;
+  if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
+    return st;
+  if ((st = cs_plat_lock(s->lock_path, s->path, s->lock_timeout_ms, &c->lock, err)) != CALSTORE_OK)
+    return st;
+  c->locked = 1;
+  st = cs_plat_stat(s->path, &c->id, err);
+  if (st == CALSTORE_OK && s->disk_known && same_id(&c->id, &s->disk))
+    return CALSTORE_OK; /* our snapshot is the file: no reload */
+  if (st != CALSTORE_NOT_FOUND && st != CALSTORE_OK)
+    return st;
+  st = load_file(s->path, s->threads, &c->base, &c->id, &c->pin, &c->exists, err);
+  if (st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION) {
+    char m[sizeof err->message];
+    if (err) {
+      snprintf(m, sizeof m, "%s", err->message);
+      snprintf(err->message, sizeof err->message,
+               "refusing to overwrite the store file, which is %s (%.800s); the file is kept "
+               "unchanged: repair or remove it",
+               calstore_status_name(st), m);
+    }
+  }
+  c->fresh = st == CALSTORE_OK;
+  return st;
+}
+
+/* Writes c->base over the file; *replaced says whether the rename took
+ * place (also when only the directory sync after it failed). */
+static calstore_status commit_replace(commit *c, int *replaced, calstore_error *err) {
+  calstore *s = c->s;
+  size_t nchunks;
+  cs_chunk *chunks = cs_set_chunks(c->base, &nchunks);
+  *replaced = 0;
+  if (!chunks)
+    return cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+  cs_plat_unpin(c->pin); /* the reloaded version is being replaced */
+  c->pin = CS_NO_PIN;
+  calstore_status st =
+      cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &c->id, &c->pin, replaced, err);
+  free(chunks);
+  if (st == CALSTORE_OK) {
+    know_disk(s, &c->id, 1, c->pin);
+    c->pin = CS_NO_PIN;
+  } else {
+    forget_disk(s); /* reload at the next commit */
+    /* When renamed but the directory sync failed, other processes already
+     * see the change: the snapshot follows the file; st stays
+     * CALSTORE_WRITE_FAILED (its durability is in doubt). */
+  }
+  return st;
+}
+
+/* The file now holds base, made from a copy of the live snapshot: makes the
+ * live snapshot equal by applying the same operations to it (few changes,
+ * under the write lock); out of memory half-way, resynchronises from the
+ * file. */
+static calstore_status commit_follow(commit *c, cs_op *ops, size_t n, calstore_error *err) {
+  calstore *s = c->s;
+  cs_rwlock_lock(&s->rw, CS_EXCLUSIVE);
+  int rc = apply_ops(s->snap, ops, n);
+  cs_rwlock_unlock(&s->rw, CS_EXCLUSIVE);
+  if (rc >= 0)
+    return CALSTORE_OK;
+  cs_set *again;
+  forget_disk(s);
+  if (s->persistence &&
+      load_file(s->path, s->threads, &again, &c->id, &c->pin, &c->exists, NULL) == CALSTORE_OK) {
+    know_disk(s, &c->id, c->exists, c->pin);
+    c->pin = CS_NO_PIN;
+    swap_snapshot(s, again);
+    return CALSTORE_OK;
+  }
+  return cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path,
+                 "the change was written but the in-memory snapshot could not be updated "
+                 "(out of memory); reload the store");
+}
+
 calstore_status cs_commit(calstore *s, cs_op *ops, size_t n, calstore_error *err) {
   calstore_status st = CALSTORE_OK;
-  intptr_t lock = 0;
-  int locked = 0, fresh = 0, exists = 0, took = 0;
-  cs_set *base = NULL;
-  cs_file_id id = {0};
-  intptr_t pin = CS_NO_PIN;
-  cs_chunk *chunks = NULL;
+  commit c = {.s = s, .pin = CS_NO_PIN};
+  int took = 0;
   cs_rwlock_lock(&s->commit, CS_EXCLUSIVE);
   if (s->persistence && !changes_empty_store(ops, n) &&
-      cs_plat_stat(s->path, &id, NULL) == CALSTORE_NOT_FOUND) {
-    /* No file, and nothing to write into an empty one (clear, invalidate):
-     * what the locked reload would do, without creating the directory or a
-     * lock file for a file that does not exist. */
-    if (!(base = cs_set_new())) {
-      st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
-      goto out;
-    }
-    forget_disk(s);
-    swap_snapshot(s, base); /* the snapshot follows the file: empty */
-    base = NULL;
-    goto out; /* nothing happened: every affected stays 0 */
+      cs_plat_stat(s->path, &c.id, NULL) == CALSTORE_NOT_FOUND) {
+    st = commit_without_file(s, err);
+    goto out;
   }
-  if (s->persistence) {
-    if ((st = cs_plat_mkdir_parent(s->path, err)) != CALSTORE_OK)
-      goto out;
-    if ((st = cs_plat_lock(s->lock_path, s->path, s->lock_timeout_ms, &lock, err)) != CALSTORE_OK)
-      goto out;
-    locked = 1;
-    st = cs_plat_stat(s->path, &id, err);
-    if (st == CALSTORE_OK && s->disk_known && same_id(&id, &s->disk)) {
-      st = CALSTORE_OK; /* our snapshot is the file: no reload */
-    } else if (st == CALSTORE_NOT_FOUND || st == CALSTORE_OK) {
-      st = load_file(s->path, s->threads, &base, &id, &pin, &exists, err);
-      if (st != CALSTORE_OK) {
-        if (st == CALSTORE_MALFORMED || st == CALSTORE_UNSUPPORTED_VERSION) {
-          char m[sizeof err->message];
-          if (err) {
-            snprintf(m, sizeof m, "%s", err->message);
-            snprintf(err->message, sizeof err->message,
-                     "refusing to overwrite the store file, which is %s (%.800s); the file is kept "
-                     "unchanged: repair or remove it",
-                     calstore_status_name(st), m);
-          }
-        }
-        goto out;
-      }
-      fresh = 1;
-    } else {
-      goto out;
-    }
-  }
-  if (!base) {
+  if (s->persistence && (st = commit_lock_and_reload(&c, err)) != CALSTORE_OK)
+    goto out;
+  if (!c.base) {
     /* Only commits change the live snapshot and we hold the commit lock: a
      * borrowed copy (no reference counting) is safe until we apply the ops
      * to the live snapshot itself below. */
     cs_rwlock_lock(&s->rw, CS_SHARED);
-    base = cs_set_clone(s->snap, 1);
+    c.base = cs_set_clone(s->snap, 1);
     cs_rwlock_unlock(&s->rw, CS_SHARED);
-    if (!base) {
+    if (!c.base) {
       st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
       goto out;
     }
   }
-  int changed = apply_ops(base, ops, n);
+  int changed = apply_ops(c.base, ops, n);
   if (changed < 0) {
     st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
     goto out;
   }
   if (changed && s->persistence) {
-    size_t nchunks;
-    chunks = cs_set_chunks(base, &nchunks);
-    if (!chunks) {
-      st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path, "out of memory");
+    int replaced;
+    if ((st = commit_replace(&c, &replaced, err)) != CALSTORE_OK && !replaced)
       goto out;
-    }
-    int replaced = 0;
-    cs_plat_unpin(pin); /* the reloaded version is being replaced */
-    st = cs_plat_replace(s->path, s->tmp_path, chunks, nchunks, &id, &pin, &replaced, err);
-    if (st == CALSTORE_OK) {
-      know_disk(s, &id, 1, pin);
-      pin = CS_NO_PIN;
-    } else {
-      forget_disk(s); /* reload at the next commit */
-      if (!replaced)
-        goto out;
-      /* Renamed, but the directory sync failed: other processes already see
-       * the change, so the snapshot follows the file; st stays
-       * CALSTORE_WRITE_FAILED (its durability is in doubt). */
-    }
-  } else if (fresh) {
-    know_disk(s, &id, exists, pin); /* adopt the reloaded file even when nothing changed */
-    pin = CS_NO_PIN;
+  } else if (c.fresh) {
+    know_disk(s, &c.id, c.exists, c.pin); /* adopt the reloaded file even when nothing changed */
+    c.pin = CS_NO_PIN;
   }
   took = 1; /* the file (and next the snapshot) holds the change */
-  if (fresh) {
-    swap_snapshot(s, base);
-    base = NULL;
+  if (c.fresh) {
+    swap_snapshot(s, c.base);
+    c.base = NULL;
   } else if (changed) {
-    /* the file now holds base: make the live snapshot equal by applying the
-     * same operations to it (few changes, under the write lock) */
-    cs_rwlock_lock(&s->rw, CS_EXCLUSIVE);
-    int rc = apply_ops(s->snap, ops, n);
-    cs_rwlock_unlock(&s->rw, CS_EXCLUSIVE);
-    if (rc < 0) { /* out of memory half-way: resynchronise from the file */
-      cs_set *again;
-      forget_disk(s);
-      if (s->persistence &&
-          load_file(s->path, s->threads, &again, &id, &pin, &exists, NULL) == CALSTORE_OK) {
-        know_disk(s, &id, exists, pin);
-        pin = CS_NO_PIN;
-        swap_snapshot(s, again);
-      } else {
-        st = cs_fail(err, CALSTORE_NO_MEMORY, 0, s->path,
-                     "the change was written but the in-memory snapshot could not be updated "
-                     "(out of memory); reload the store");
-      }
-    }
+    calstore_status follow = commit_follow(&c, ops, n, err);
+    if (follow != CALSTORE_OK)
+      st = follow;
   }
 out:
   if (!took)
     for (size_t i = 0; i < n; i++)
       ops[i].affected = 0; /* nothing of it happened */
-  cs_plat_unpin(pin);      /* one this commit took and did not hand to the store */
-  free(chunks);
-  cs_set_free(base);
-  if (locked)
-    cs_plat_unlock(lock);
+  cs_plat_unpin(c.pin);    /* one this commit took and did not hand to the store */
+  cs_set_free(c.base);
+  if (c.locked)
+    cs_plat_unlock(c.lock);
   cs_rwlock_unlock(&s->commit, CS_EXCLUSIVE);
   return st;
 }
@@ -691,6 +722,15 @@ calstore_status calstore_export(calstore *store, const char *path, calstore_erro
 
 /* ---- files without a store ------------------------------------------------- */
 
+/* An allocation failed reading a file without a store: told to the
+ * diagnostic callback like every other problem. */
+static calstore_status detached_no_memory(calstore_diagnostic_fn diagnostic,
+                                          void *diagnostic_user) {
+  if (diagnostic)
+    diagnostic(diagnostic_user, CALSTORE_NO_MEMORY, 0, "out of memory while reading");
+  return CALSTORE_NO_MEMORY;
+}
+
 /* Parses buf[0..len) (malloc'ed, buf[len] writable; freed here) without a
  * store: the visit and count of calstore_read_buffer and calstore_read_file. */
 static calstore_status read_detached(char *buf, size_t len, calstore_visit_fn visit,
@@ -699,10 +739,12 @@ static calstore_status read_detached(char *buf, size_t len, calstore_visit_fn vi
   cs_set *set = cs_set_new();
   if (!set) {
     free(buf);
-    return CALSTORE_NO_MEMORY;
+    return detached_no_memory(diagnostic, diagnostic_user);
   }
   calstore_status st = cs_parse(buf, len, 1, set, NULL, diagnostic, diagnostic_user, NULL);
   free(buf);
+  if (st == CALSTORE_NO_MEMORY)
+    detached_no_memory(diagnostic, diagnostic_user);
   if (st == CALSTORE_OK) {
     if (profile_count)
       *profile_count = set->live;
@@ -723,7 +765,7 @@ calstore_status calstore_read_buffer(const char *data, size_t length, calstore_v
     return CALSTORE_INVALID_ARGUMENT;
   char *copy = malloc(length + 1);
   if (!copy)
-    return CALSTORE_NO_MEMORY;
+    return detached_no_memory(diagnostic, diagnostic_user);
   if (length)
     memcpy(copy, data, length);
   copy[length] = '\0';

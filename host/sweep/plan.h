@@ -12,13 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The rigor levels: the engine's vocabulary. The configuration and the
- * command line hold this enum and parse words with sweep_rigor_parse. */
-typedef enum sweep_rigor {
-  CALHOST_RIGOR_QUICK = 0,
-  CALHOST_RIGOR_MEASURE = 1, /* the default */
-  CALHOST_RIGOR_EXHAUSTIVE = 2,
-} sweep_rigor;
+#include "base/tuning.h"
+
+/* The rigor levels (base/tuning.h: the enum and its words, which the
+ * configuration and the command line share without linking the engine). */
+typedef base_rigor sweep_rigor;
 
 /* The parameters of one rigor level. */
 typedef struct sweep_rigor_params {
@@ -42,12 +40,5 @@ typedef struct sweep_rigor_params {
  * repetitions > 0 overrides the level's repetitions (raised to prune_after
  * when pruning is on). */
 void sweep_rigor_params_init(sweep_rigor rigor, uint32_t repetitions, sweep_rigor_params *out);
-
-/* "quick", "measure", "exhaustive" (static strings; "?" when out of range). */
-const char *sweep_rigor_name(sweep_rigor rigor);
-
-/* Parses a rigor word ("quick", "measure", "exhaustive"; the one parser of
- * them); returns 0 and sets *out, or -1 for an unknown word (*out unchanged). */
-int sweep_rigor_parse(const char *word, sweep_rigor *out);
 
 #endif /* CALHOST_SWEEP_PLAN_H */

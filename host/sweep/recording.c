@@ -143,7 +143,7 @@ void sweep_recording_start(sweep_recording *r, const sweep_search_info *info) {
       search_space_add_meta(&r->space, "default_median", v);
     }
   }
-  search_space_add_meta(&r->space, "strategy", search_strategy_name(info->strategy));
+  search_space_add_meta(&r->space, "strategy", base_strategy_name(info->strategy));
   if (info->budget_seconds > 0)
     snprintf(v, sizeof v, "%g seconds", info->budget_seconds);
   else if (info->budget_evaluations)

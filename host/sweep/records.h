@@ -37,6 +37,7 @@
 #ifndef CALHOST_SWEEP_RECORDS_H
 #define CALHOST_SWEEP_RECORDS_H
 
+#include "base/key.h"
 #include "measure.h"
 #include "proto.h"
 
@@ -73,38 +74,17 @@ enum sweep_record_type {
 /* At most this many structure properties travel in a key. */
 #define CALHOST_RECORD_MAX_STRUCTURE 4096
 
-/* A key as the plugin built it, owned (strings malloc'd). */
-typedef struct sweep_record_key {
-  char *model_digest;
-  char *processor;
-  uint32_t thread_count;
-  calhost_property *structure; /* names and values malloc'd */
-  size_t structure_count;
-} sweep_record_key;
+/* A key as the plugin built it, owned (base/key.h: copied, compared and
+ * freed there). */
+typedef base_key sweep_record_key;
 
 /* Appends a key (borrowed fields) to a frame being built. */
 void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const char *processor,
                           uint32_t thread_count, const calhost_property *structure,
                           size_t structure_count);
-/* Reads a key into *k (owned; free with sweep_record_key_free). Returns 0,
+/* Reads a key into *k (owned; free with base_key_free). Returns 0,
  * or -1 on a malformed payload (c->failed) or allocation failure. */
 int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k);
-void sweep_record_key_free(sweep_record_key *k);
-
-/* Copies a key as the plugin built it (valid only until its next call)
- * into *out (owned; free with sweep_record_key_free). Returns 0, or -1 when
- * out of memory (*out then empty). */
-int sweep_record_key_copy(const calhost_built_key *k, sweep_record_key *out);
-
-/* Whether the key b, built again for the same workload and target, differs
- * from the copy a of an earlier build (structure properties compared by
- * name, in any order). On a difference, returns 1 with the first one in why
- * ("processor '...x', then '...y'"); else 0. A key must be a function of
- * the workload and the target: the host's one comparison rule, behind
- * runtime_binding_build_key's build-twice check (calibrate, the runtime,
- * plugin check) and plugin check's two-instance check. */
-int sweep_record_key_differs(const sweep_record_key *a, const calhost_built_key *b, char *why,
-                             size_t cap);
 
 /* Appends a sweep result (at most CALHOST_RECORD_MAX_REJECTIONS rejections;
  * candidates as CALHOST_RECORD_CANDIDATE_ROOM allows). */

@@ -24,7 +24,7 @@
 #include "config/config.h"
 #include "config/digest.h"
 #include "config/values.h"
-#include "search/search.h"
+#include "base/tuning.h"
 
 /* sha256("abc") and sha256("") as printed by sha256sum (FIPS 180-2 vectors). */
 #define SHA256_ABC "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -613,7 +613,7 @@ static void a_full_file_is_read_with_origins(void **state) {
   assert_int_equal(cfg.thread_count_count, 3);
   assert_int_equal(cfg.thread_counts[2], 0);
   assert_int_equal(cfg.rigor, CALHOST_RIGOR_EXHAUSTIVE);
-  assert_string_equal(sweep_rigor_name(cfg.rigor), "exhaustive");
+  assert_string_equal(base_rigor_name(cfg.rigor), "exhaustive");
 
   w = config_workload_named(&cfg, "sq");
   assert_non_null(w);

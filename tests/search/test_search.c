@@ -140,7 +140,7 @@ static void each_strategy_finds_the_known_optimum(void **state) {
       assert_int_equal(r.strategy, st);
       if (r.best[0] != 6 || r.best[1] != 2 || r.best[2] != 3)
         fail_msg("%s seed %u: best a=%u b=%u c=%u cost %g after %u evaluations",
-                 search_strategy_name(st), (unsigned)seed, r.best[0], r.best[1], r.best[2],
+                 base_strategy_name(st), (unsigned)seed, r.best[0], r.best[1], r.best[2],
                  r.best_cost, r.evaluations);
       assert_true(r.best_cost == 1.0);
       search_result_free(&r);
@@ -316,11 +316,11 @@ static void bad_spaces_and_strategy_names_are_refused_with_a_message(void **stat
   assert_non_null(strstr(r.error, "'x' has no values"));
   for (int i = 0; i < CALHOST_SEARCH_STRATEGY_COUNT; i++) {
     search_strategy st;
-    assert_int_equal(search_strategy_parse(search_strategy_name((search_strategy)i), &st), 0);
+    assert_int_equal(base_strategy_parse(base_strategy_name((search_strategy)i), &st), 0);
     assert_int_equal(st, i);
   }
   search_strategy st;
-  assert_int_equal(search_strategy_parse("hill", &st), -1);
+  assert_int_equal(base_strategy_parse("hill", &st), -1);
 }
 
 static void each_rigor_maps_to_its_documented_strategy_and_budget(void **state) {

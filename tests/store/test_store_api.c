@@ -114,6 +114,196 @@ static void bad_keys_are_refused(void **state) {
   calstore_close(&s); /* NULL-safe */
 }
 
+/* What each refusal of a key, a measurement, a policy or a queued profile
+ * says (the store keeps nothing of a refused call). */
+static void each_refused_part_says_what_is_wrong(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_property no_value[] = {{"m", NULL}};
+  calstore_property broken[] = {{"m\nn", "1"}};
+  calstore_property one[] = {{"m", "1"}};
+  static const struct {
+    calstore_key key;
+    const char *says;
+  } keys[] = {
+      {{CALSTORE_KEY_EXACT, "gpu", NULL, "1", "d", "p", 1, NULL, 0}, "operator_name"},
+      {{CALSTORE_KEY_EXACT, "gpu", "MatMul", "1", "d", "p", 1, NULL, 1}, "structural"},
+      {{CALSTORE_KEY_PORTABLE, "gpu", "MatMul", "1", "d", NULL, 0, NULL, 0}, NULL},
+  };
+  calstore_error err = {0};
+  tu_policy pol = {"x", 0, 0};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    calstore_status st =
+        calstore_store(s, &keys[i].key, NULL, 0, tu_serialize, &pol, NULL, NULL, &err);
+    if (st != CALSTORE_INVALID_ARGUMENT || (keys[i].says && !strstr(err.message, keys[i].says)))
+      fail_msg("key %zu: %s (%s)", i, calstore_status_name(st), err.message);
+  }
+  calstore_key portable = tu_portable("gpu", "1", one, 1);
+  portable.model_digest = "d"; /* a portable key carries no exact field */
+  assert_int_equal(calstore_store(s, &portable, NULL, 0, tu_serialize, &pol, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  calstore_key k = tu_portable("gpu", "1", no_value, 1);
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &pol, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "no name or value"));
+  k = tu_portable("gpu", "1", broken, 1);
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &pol, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "line break"));
+  k = tu_exact("gpu", "1", "d", "p", 1);
+  calstore_measurement m[] = {{"a\nb", 1, "us"}};
+  assert_int_equal(calstore_store(s, &k, m, 1, tu_serialize, &pol, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "line break"));
+  tu_policy empty = {"x", 0, 0};
+  empty.text = "";
+  assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &empty, NULL, NULL, &err),
+                   CALSTORE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "the policy is empty"));
+  /* a queued profile: its source must be one of the two; its length may be
+   * left 0 (the policy's strlen) */
+  calstore_batch *b = NULL;
+  assert_int_equal(calstore_batch_begin(s, &b, NULL), CALSTORE_OK);
+  calstore_profile put = {k, (calstore_source)0, NULL, 0, "x", 1};
+  assert_int_equal(calstore_batch_put(b, &put, &err), CALSTORE_INVALID_ARGUMENT);
+  put.source = CALSTORE_SOURCE_OVERRIDE;
+  put.policy_length = 0;
+  assert_int_equal(calstore_batch_put(b, &put, &err), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&b, &err), CALSTORE_OK);
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_get(s, &k, CALSTORE_SOURCE_OVERRIDE, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->profile->policy_length, 1);
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_count(s), 1);
+  /* a lookup without an operator or an implementation, or with a NULL value */
+  calstore_lookup_options o = {"gpu", NULL, "1", "d", "p", 1, NULL, 0, 0};
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, &err), CALSTORE_INVALID_ARGUMENT);
+  o.operator_name = "MatMul";
+  o.implementation = NULL;
+  assert_int_equal(calstore_select(s, &o, NULL, NULL, &r, &err), CALSTORE_INVALID_ARGUMENT);
+  o.implementation = "1";
+  o.structure = no_value;
+  o.structure_count = 1;
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, &err), CALSTORE_INVALID_ARGUMENT);
+  assert_null(r);
+  calstore_close(&s);
+}
+
+/* A validator that refuses every policy and says nothing. */
+static int refuse_silently(void *user, const char *policy, size_t length, char *err, size_t cap) {
+  (void)user, (void)policy, (void)length, (void)err, (void)cap;
+  return 0;
+}
+
+/* A visit that counts. */
+static int count_profiles(void *user, const calstore_profile *p) {
+  (void)p;
+  ++*(size_t *)user;
+  return 0;
+}
+
+/* The documented answers at the edges of the arguments: an exact level is
+ * consulted only with model_digest, processor and thread_count >= 1 (the
+ * others walk the portable levels and their rejections say "(none)"), a
+ * structure of other names differs, an empty backend is refused, a store's
+ * silent validator is "no reason given", a hole left by a clear is skipped by
+ * inspect, and the file readers work without a diagnostic callback. */
+static void edge_arguments_give_their_documented_answers(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  calstore_property a1[] = {{"a", "1"}}, b1[] = {{"b", "1"}};
+  calstore_key e = tu_exact("gpu", "1", "d", "p", 4), pk = tu_portable("gpu", "1", a1, 1);
+  assert_int_equal(tu_store(s, &e, "exact", 1), CALSTORE_OK);
+  assert_int_equal(tu_store(s, &pk, "portable", 1), CALSTORE_OK);
+  calstore_lookup_result *r = NULL;
+  calstore_lookup_options no_proc = {"gpu", "MatMul", "1", "d", NULL, 4, a1, 1, 0};
+  assert_int_equal(calstore_lookup(s, &no_proc, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  assert_int_equal(r->rejection_count, 1); /* the exact one: processor "(none)" */
+  assert_non_null(strstr(r->rejections[0].message, "(none)"));
+  calstore_lookup_result_free(&r);
+  calstore_lookup_options no_threads = {"gpu", "MatMul", "1", "d", "p", 0, a1, 1, 0};
+  assert_int_equal(calstore_lookup(s, &no_threads, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_CALIBRATED);
+  calstore_lookup_result_free(&r);
+  calstore_lookup_options other = {"gpu", "MatMul", "1", NULL, NULL, 0, b1, 1, 0};
+  assert_int_equal(calstore_lookup(s, &other, NULL, NULL, &r, NULL), CALSTORE_NOT_FOUND);
+  int structure = 0;
+  for (size_t i = 0; i < r->rejection_count; i++)
+    structure += r->rejections[i].reason == CALSTORE_REJECT_DIFFERENT_STRUCTURE;
+  assert_int_equal(structure, 1);
+  calstore_lookup_result_free(&r);
+  calstore_error err = {0};
+  assert_int_equal(calstore_invalidate(s, "", NULL, NULL, &err), CALSTORE_INVALID_ARGUMENT);
+  tu_policy p = {"x", 0, 0};
+  calstore_key k2 = tu_exact("gpu", "1", "d2", "p", 4);
+  assert_int_equal(calstore_store(s, &k2, NULL, 0, tu_serialize, &p, refuse_silently, NULL, &err),
+                   CALSTORE_POLICY_REJECTED);
+  assert_non_null(strstr(err.message, "no reason given"));
+  /* a hole: three profiles, one override cleared */
+  assert_int_equal(tu_override(s, &k2, "o"), CALSTORE_OK);
+  assert_int_equal(calstore_clear_override(s, &k2, NULL), CALSTORE_OK);
+  size_t visits = 0;
+  assert_int_equal(calstore_inspect(s, count_profiles, &visits), CALSTORE_OK);
+  assert_int_equal(visits, 2);
+  calstore_close(&s);
+  /* the readers without a diagnostic callback */
+  char *missing = tu_path(f->dir, "missing.txt");
+  assert_int_equal(calstore_read_file(missing, NULL, NULL, NULL, NULL, NULL), CALSTORE_NOT_FOUND);
+  free(missing);
+  assert_int_equal(calstore_read_buffer(NULL, 0, NULL, NULL, NULL, NULL, NULL),
+                   CALSTORE_MALFORMED); /* empty: no header */
+  assert_int_equal(calstore_read_buffer(NULL, 1, NULL, NULL, NULL, NULL, NULL),
+                   CALSTORE_INVALID_ARGUMENT);
+}
+
+/* A portable key of more than 16 properties (past the lookups' stack
+ * copy): stored, found in any order, by get too, and a structure that
+ * differs in one value is a rejection naming both structures. */
+static void a_wide_structure_is_stored_and_found_in_any_order(void **state) {
+  fixture *f = *state;
+  calstore *s = tu_open(f->path, NULL);
+  enum { N = 24 };
+  char names[N][8], values[N][24];
+  calstore_property wide[N], reversed[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "p%02d", i);
+    snprintf(values[i], sizeof values[i], "%d-of-a-long-value", i * 3); /* past 384 bytes */
+    wide[i] = (calstore_property){names[i], values[i]};
+    reversed[N - 1 - i] = wide[i];
+  }
+  calstore_key k = tu_portable("gpu", "1", reversed, N);
+  assert_int_equal(tu_store(s, &k, "wide", 1), CALSTORE_OK);
+  calstore_lookup_options o = {"gpu", "MatMul", "1", NULL, NULL, 0, wide, N, 0};
+  calstore_lookup_result *r = NULL;
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, NULL), CALSTORE_OK);
+  assert_string_equal(r->profile->policy, "wide");
+  assert_int_equal(r->profile->key.structure_count, N);
+  assert_string_equal(r->profile->key.structure[0].name, "p00"); /* sorted by name */
+  calstore_lookup_result_free(&r);
+  k.structure = wide;
+  assert_int_equal(calstore_get(s, &k, CALSTORE_SOURCE_CALIBRATED, &r, NULL), CALSTORE_OK);
+  calstore_lookup_result_free(&r);
+  /* an override of it, validated without a reason given: refused */
+  assert_int_equal(tu_override(s, &k, "wide-override"), CALSTORE_OK);
+  assert_int_equal(calstore_get(s, &k, CALSTORE_SOURCE_OVERRIDE, &r, NULL), CALSTORE_OK);
+  assert_int_equal(r->level, CALSTORE_LEVEL_PORTABLE_OVERRIDE);
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_lookup(s, &o, refuse_silently, NULL, &r, NULL), CALSTORE_NOT_FOUND);
+  assert_int_equal(r->rejection_count, 2);
+  assert_non_null(strstr(r->rejections[0].message, "no reason given"));
+  calstore_lookup_result_free(&r);
+  assert_int_equal(calstore_clear_override(s, &k, NULL), CALSTORE_OK);
+  char other[8] = "999";
+  wide[N - 1].value = other;
+  assert_int_equal(calstore_lookup(s, &o, NULL, NULL, &r, NULL), CALSTORE_NOT_FOUND);
+  assert_int_equal(r->rejection_count, 1);
+  assert_int_equal(r->rejections[0].reason, CALSTORE_REJECT_DIFFERENT_STRUCTURE);
+  assert_non_null(strstr(r->rejections[0].message, "wanted"));
+  calstore_lookup_result_free(&r);
+  calstore_close(&s);
+}
+
 static void unrepresentable_values_are_refused(void **state) {
   fixture *f = *state;
   calstore *s = tu_open(f->path, NULL);
@@ -898,6 +1088,11 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(bad_keys_are_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(unrepresentable_values_are_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(each_refused_part_says_what_is_wrong, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_wide_structure_is_stored_and_found_in_any_order, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(edge_arguments_give_their_documented_answers, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(store_serializes_once_and_runs_the_validator, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(profiles_round_trip_between_instances, setup, teardown),

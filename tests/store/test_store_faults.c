@@ -92,6 +92,15 @@ static void each_failing_write_step_reports_and_keeps_the_store(void **state) {
   expect_failure(f, "open_tmp:EACCES", CALSTORE_WRITE_FAILED, "Permission denied");
   expect_failure(f, "mkdir:EROFS", CALSTORE_WRITE_FAILED, "Read-only file system");
   expect_failure(f, "lock:EAGAIN", CALSTORE_LOCK_FAILED, "Resource temporarily unavailable");
+  /* an export's temporary file that cannot be created: nothing written */
+  char *out = tu_path(f->dir, "export.txt");
+  setenv("CALSTORE_FAULT", "open_tmp:EACCES", 1);
+  calstore_error xerr = {0};
+  assert_int_equal(calstore_export(f->s, out, &xerr), CALSTORE_WRITE_FAILED);
+  unsetenv("CALSTORE_FAULT");
+  assert_non_null(strstr(xerr.message, "Permission denied"));
+  assert_false(tu_exists(out));
+  free(out);
   /* a reload that cannot read keeps the snapshot */
   setenv("CALSTORE_FAULT", "other:EIO,read:EIO", 1);
   calstore_error err = {0};

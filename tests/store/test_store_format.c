@@ -198,6 +198,178 @@ static int capture_first(void *user, const calstore_profile *p) {
   return 1;
 }
 
+/* An exact record's lines up to (not including) its measurement and
+ * policy; a portable record's first lines. */
+#define EXACT_HEAD                                                                                 \
+  HDR "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"            \
+      "model_digest \"d\"\nprocessor \"p\"\n"
+#define PORTABLE_HEAD                                                                              \
+  HDR "profile portable override\nbackend \"b\"\noperator \"o\"\nimplementation \"1\"\n"
+
+/* Reads text expecting status (its first diagnostic at line, naming
+ * `says` when not NULL). */
+static void expect_read(const char *text, calstore_status status, unsigned line, const char *says) {
+  diags d = {0};
+  calstore_status st = calstore_read_buffer(text, strlen(text), NULL, NULL, on_diag, &d, NULL);
+  if (st != status || (status != CALSTORE_OK && d.first_line != line) ||
+      (says && !strstr(d.first_msg, says)))
+    fail_msg("got %s line %u (%s), want %s line %u ('%s') for:\n%s", calstore_status_name(st),
+             d.first_line, d.first_msg, calstore_status_name(status), line, says ? says : "", text);
+}
+
+/* Each line kind's every way of breaking the grammar is refused at its line
+ * with what is wrong, and each lenient form the spec allows is read (the
+ * record's fields, the counts and the decimal numbers of section 4). */
+static void each_field_error_is_refused_with_its_reason(void **state) {
+  (void)state;
+  char text[1024];
+  /* thread_count: value forms (line 8) */
+  static const struct {
+    const char *value, *says; /* says NULL: read */
+  } counts[] = {
+      {"", "missing value"},
+      {"x", "is not a number"},
+      {"+", "is not a number"},
+      {"-3", "is negative"},
+      {"-00", "at least 1"},
+      {"0", "at least 1"},
+      {"+8", NULL},
+      {"008", NULL},
+      {"99999999999x", "not a number"},
+      {"99999999999", "too large"},
+      {"-0x", "is negative"},
+      {"8 x", "unexpected text"},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+    snprintf(text, sizeof text,
+             EXACT_HEAD "thread_count %s\nmeasurement \"m\" 1 \"u\"\npolicy \"p\"\nend\n",
+             counts[i].value);
+    expect_read(text, counts[i].says ? CALSTORE_MALFORMED : CALSTORE_OK, 8, counts[i].says);
+  }
+  /* measurement values (line 9): [+-]? (digits (. digits*)? | . digits) ([eE] [+-]? digits)? */
+  static const struct {
+    const char *value;
+    double want; /* NAN: refused */
+  } numbers[] = {
+      {"1", 1},
+      {"-2.5", -2.5},
+      {"+.5", 0.5},
+      {"7.", 7},
+      {"1e3", 1000},
+      {"1E+3", 1000},
+      {"25e-1", 2.5},
+      {"-0", 0},
+      {".", NAN},
+      {"e5", NAN},
+      {"1e", NAN},
+      {"1e+", NAN},
+      {"1.5.2", NAN},
+      {"0x10", NAN},
+      {"--1", NAN},
+      {"1e999", NAN},
+      {"+", NAN},
+      {"1e5x", NAN},
+      {"+1", 1},
+      {"-.25", -0.25},
+      {"inf", NAN},
+      {"nan", NAN},
+      {"0.1000000000000000055511151231257827021181583404541015625000000000000000000000000000000"
+       "0000000000000000000000000000000000000000001",
+       0.1},
+  };
+  for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++) {
+    snprintf(text, sizeof text,
+             EXACT_HEAD "thread_count 1\nmeasurement \"m\" %s \"u\"\npolicy \"p\"\nend\n",
+             numbers[i].value);
+    capture c = {0};
+    calstore_status st =
+        calstore_read_buffer(text, strlen(text), capture_first, &c, NULL, NULL, NULL);
+    if (isnan(numbers[i].want) ? st != CALSTORE_MALFORMED
+                               : st != CALSTORE_OK || c.value != numbers[i].want)
+      fail_msg("measurement %s: %s, value %g", numbers[i].value, calstore_status_name(st), c.value);
+  }
+  /* a measurement's other parts (line 9) */
+  static const struct {
+    const char *line, *says;
+  } measurements[] = {
+      {"measurement", "measurement name"},
+      {"measurement \"m\"", "missing value"},
+      {"measurement \"m\" 1", "unit"},
+      {"measurement \"m\" 1 \"u\" x", "unexpected text after the unit"},
+      {"measurement \"m\" 1\"u\"", NULL}, /* a quote ends the number */
+  };
+  for (size_t i = 0; i < sizeof measurements / sizeof *measurements; i++) {
+    snprintf(text, sizeof text, EXACT_HEAD "thread_count 1\n%s\npolicy \"p\"\nend\n",
+             measurements[i].line);
+    expect_read(text, measurements[i].says ? CALSTORE_MALFORMED : CALSTORE_OK, 9,
+                measurements[i].says);
+  }
+  /* a portable record's lines (line 6) */
+  static const struct {
+    const char *line, *says;
+  } portable[] = {
+      {"structure", "structure name"},
+      {"structure \"\" \"1\"", "structure name is empty"},
+      {"structure \"a\"", "structure value"},
+      {"structure \"a\" \"1\" x", "unexpected text after the value"},
+      {"model_digest \"d\"", "in a portable record"},
+      {"processor \"p\"", "in a portable record"},
+      {"thread_count 2", "in a portable record"},
+      {"thread_count 0\nstructure \"a\" \"1\"", NULL}, /* 0 and "" are absent */
+      {"model_digest \"\"\nstructure \"a\" \"1\"", NULL},
+  };
+  for (size_t i = 0; i < sizeof portable / sizeof *portable; i++) {
+    snprintf(text, sizeof text, PORTABLE_HEAD "%s\npolicy \"p\"\nend\n", portable[i].line);
+    expect_read(text, portable[i].says ? CALSTORE_MALFORMED : CALSTORE_OK, 6, portable[i].says);
+  }
+  /* the other lines of a record */
+  expect_read(EXACT_HEAD "structure \"a\" \"1\"\n", CALSTORE_MALFORMED, 8, "in an exact record");
+  expect_read(EXACT_HEAD "colour \"red\"\n", CALSTORE_MALFORMED, 8, "unknown field");
+  expect_read(EXACT_HEAD "processor \"q\"\n", CALSTORE_MALFORMED, 8, "line 7 has it already");
+  expect_read(EXACT_HEAD "policy \"\"\n", CALSTORE_MALFORMED, 8, "policy is empty");
+  expect_read(EXACT_HEAD "policy \"p\" x\n", CALSTORE_MALFORMED, 8, "unexpected text");
+  expect_read(EXACT_HEAD "thread_count 1\npolicy \"p\"\nend x\n", CALSTORE_MALFORMED, 10,
+              "after 'end'");
+  expect_read(HDR "profile exact calibrated\nend\n", CALSTORE_MALFORMED, 3, "no 'backend' line");
+  expect_read(HDR "profile exact calibrated\nbackend \"b\"\nend\n", CALSTORE_MALFORMED, 4,
+              "no 'operator' line");
+  expect_read(HDR "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nend\n",
+              CALSTORE_MALFORMED, 5, "no 'implementation' line");
+  expect_read(HDR "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation "
+                  "\"1\"\nend\n",
+              CALSTORE_MALFORMED, 6, "no 'model_digest' line");
+  expect_read(HDR "profile exact calibrated\nbackend \"b\"\noperator \"o\"\nimplementation "
+                  "\"1\"\nmodel_digest \"d\"\nend\n",
+              CALSTORE_MALFORMED, 7, "no 'processor' line");
+  expect_read(EXACT_HEAD "end\n", CALSTORE_MALFORMED, 8, "no 'thread_count' line");
+  expect_read(EXACT_HEAD "thread_count 1\nend\n", CALSTORE_MALFORMED, 9, "no 'policy' line");
+  expect_read(HDR "profile exact override\n", CALSTORE_MALFORMED, 2, NULL); /* unfinished */
+  expect_read(HDR "profile exact calibrate\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read(HDR "profile portables calibrated\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read(HDR "profile exact overrides\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read("onnx_light_calibration_profile 1\n", CALSTORE_MALFORMED, 1, NULL);
+  /* words of the right length that are not the word */
+  expect_read(HDR "profile portablx calibrated\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read(HDR "profile exact calibratex\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read(HDR "profile exact overridx\n", CALSTORE_MALFORMED, 2, NULL);
+  expect_read("onnx_light_calibration_profilez 1\n", CALSTORE_MALFORMED, 1, NULL);
+  expect_read("", CALSTORE_MALFORMED, 1, NULL); /* no header: reported at line 1 */
+  expect_read(HDR "profile exact calibrated\nbackend \"ab\\\n", CALSTORE_MALFORMED, 3,
+              "unterminated quoted string"); /* a backslash ends the line */
+  /* NUL bytes: in an unquoted value, after a backslash */
+  static const char unquoted[] = HDR "profile exact calibrated\nbackend ab\0c\n";
+  static const char escaped[] = HDR "profile exact calibrated\nbackend \"a\\\0\"\n";
+  const char *nuls[] = {unquoted, escaped};
+  size_t lens[] = {sizeof unquoted - 1, sizeof escaped - 1};
+  for (int i = 0; i < 2; i++) {
+    diags d = {0};
+    assert_int_equal(calstore_read_buffer(nuls[i], lens[i], NULL, NULL, on_diag, &d, NULL),
+                     CALSTORE_MALFORMED);
+    assert_int_equal(d.first_line, 3);
+    assert_non_null(strstr(d.first_msg, "NUL byte"));
+  }
+}
+
 static void escapes_and_values_read_exactly(void **state) {
   (void)state;
   char path[PATH_MAX + 300];
@@ -763,6 +935,7 @@ int main(void) {
       cmocka_unit_test(every_diagnostic_of_a_file_is_reported),
       cmocka_unit_test(malformed_records_are_refused_at_their_line),
       cmocka_unit_test(escapes_and_values_read_exactly),
+      cmocka_unit_test(each_field_error_is_refused_with_its_reason),
       cmocka_unit_test(each_reference_deviation_behaves_as_documented),
       cmocka_unit_test(deviation_table_is_documented),
       cmocka_unit_test(commit_rewrites_kept_records_canonically),

@@ -38,12 +38,12 @@ static void repetitions_override_is_kept_above_prune_minimum(void **state) {
 static void rigor_words_round_trip(void **state) {
   (void)state;
   sweep_rigor r;
-  assert_int_equal(sweep_rigor_parse("quick", &r), 0);
+  assert_int_equal(base_rigor_parse("quick", &r), 0);
   assert_int_equal(r, CALHOST_RIGOR_QUICK);
-  assert_string_equal(sweep_rigor_name(CALHOST_RIGOR_EXHAUSTIVE), "exhaustive");
-  assert_int_equal(sweep_rigor_parse("measure", &r), 0);
+  assert_string_equal(base_rigor_name(CALHOST_RIGOR_EXHAUSTIVE), "exhaustive");
+  assert_int_equal(base_rigor_parse("measure", &r), 0);
   assert_int_equal(r, CALHOST_RIGOR_MEASURE);
-  assert_int_equal(sweep_rigor_parse("fast", &r), -1);
+  assert_int_equal(base_rigor_parse("fast", &r), -1);
 }
 
 int main(void) {

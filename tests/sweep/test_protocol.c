@@ -195,7 +195,7 @@ static void sweep_result_round_trips(void **state) {
   assert_string_equal(out.rejections[0].reason, "wrong output: 2 != 3");
   assert_null(out.rejections[1].policy);
   sweep_result_free(&out);
-  sweep_record_key_free(&k);
+  base_key_free(&k);
 
   /* the same payload cut short: decoding fails softly, nothing leaks */
   for (size_t cut = 0; cut < m.length; cut += 7) {
@@ -204,7 +204,7 @@ static void sweep_result_round_trips(void **state) {
     isolate_proto_cursor_init(&c, &part);
     if (sweep_record_get_key(&c, &k) == 0) {
       assert_int_equal(sweep_record_get_result(&c, &out), -1);
-      sweep_record_key_free(&k);
+      base_key_free(&k);
     }
   }
   isolate_proto_reader_free(&rd);
@@ -271,7 +271,7 @@ static void the_largest_result_fits_in_a_frame(void **state) {
   assert_int_equal(out.rejections[N - 1].index, N - 1);
   assert_string_equal(out.winner_policy, policy);
   sweep_result_free(&out);
-  sweep_record_key_free(&k);
+  base_key_free(&k);
   isolate_proto_reader_free(&rd);
   isolate_proto_buf_free(&b);
   free(rej);
@@ -458,7 +458,7 @@ static void every_record_type_round_trips_through_its_codec(void **state) {
   res.ok = 1;
   res.winner_policy = "mc=64";
   sweep_record_put_result_record(&b, it, &key, &res);
-  sweep_record_key_free(&key);
+  base_key_free(&key);
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_RESULT);
   assert_int_equal(sweep_record_get_item(&c, &got), 0);
@@ -466,7 +466,7 @@ static void every_record_type_round_trips_through_its_codec(void **state) {
   assert_string_equal(key.model_digest, "sha256:ab");
   assert_string_equal(back.winner_policy, "mc=64");
   assert_int_equal(c.left, 0);
-  sweep_record_key_free(&key);
+  base_key_free(&key);
   sweep_result_free(&back);
 
   sweep_record_put_failed(&b, it, "build_key failed");

@@ -198,7 +198,7 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
         ran[ri] = (int)rep + 1;
         if (!r->ok) {
           fprintf(stderr, "search-bench: %s %s %s: %s\n", p->backend, name,
-                  sweep_rigor_name(order[ri]), r->error);
+                  base_rigor_name(order[ri]), r->error);
           failed = 1;
           break;
         }
@@ -226,8 +226,8 @@ static int live_plugin(const char *path, const long long (*shapes)[3], size_t ns
              "strategy=%s evaluated=%u repeats=%u seconds=%.2f time_vs_exhaustive=%.3f "
              "winner_vs_exhaustive=%.3f\n",
              p->backend, name, threads, r->candidate_count, r->numbered ? "numbered" : "parameters",
-             (unsigned long long)r->space_size, sweep_rigor_name(order[ri]),
-             search_strategy_name((search_strategy)r->strategy), r->evaluated, n, secs,
+             (unsigned long long)r->space_size, base_rigor_name(order[ri]),
+             base_strategy_name((search_strategy)r->strategy), r->evaluated, n, secs,
              ex ? secs / took[2 * repeats] : NAN, ex ? median_of(quality, n) : NAN);
       fflush(stdout);
     }
@@ -510,7 +510,7 @@ int main(int argc, char **argv) {
       return reader_bench();
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
       search_strategy s;
-      if (search_strategy_parse(argv[++i], &s) != 0) {
+      if (base_strategy_parse(argv[++i], &s) != 0) {
         fprintf(stderr, "search-bench: unknown strategy '%s'\n", argv[i]);
         return 2;
       }
@@ -630,7 +630,7 @@ int main(int argc, char **argv) {
       free(v99);
       printf("strategy=%s space=%s size=%llu order=%s curated=%d seeds=%d quick_evals=%u "
              "measure_evals=%u",
-             search_strategy_name(strat), sp.name, (unsigned long long)size,
+             base_strategy_name(strat), sp.name, (unsigned long long)size,
              sp.order_plausible ? "plausible" : "none", sp.curated, seeds, budgets[B_QUICK],
              budgets[B_MEASURE]);
       print_fracs(budgets, frac);
@@ -658,7 +658,7 @@ int main(int argc, char **argv) {
     memset(&nv, 0, sizeof nv);
     if (numbered && only_strategy < 0 && size <= NAMED_SPACES_MAX && numbered_view(&sp, &nv) == 0 &&
         replay_fractions(&nv, quick, seeds, use_start, budgets, v, nfrac, n90, n99) == 0) {
-      printf("numbered strategy=%s space=%s seeds=%d", search_strategy_name(quick), sp.name, seeds);
+      printf("numbered strategy=%s space=%s seeds=%d", base_strategy_name(quick), sp.name, seeds);
       print_fracs(budgets, nfrac);
       printf("\n");
     }
@@ -671,7 +671,7 @@ int main(int argc, char **argv) {
   for (int s = CALHOST_SEARCH_LOCAL; s < CALHOST_SEARCH_STRATEGY_COUNT; s++)
     if (isfinite(worst_margin_vs_random[s]))
       printf("summary: strategy=%s min_frac_minus_random=%+.3f (over spaces and budgets)\n",
-             search_strategy_name((search_strategy)s), worst_margin_vs_random[s]);
+             base_strategy_name((search_strategy)s), worst_margin_vs_random[s]);
   for (size_t i = 0; i < nfiles; i++)
     free(files[i]);
   free(files);
