@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/str.h"
+#include "race.h"
 #include "run.h"
 
 /* A key already calibrated is skipped (the commit decides again against
@@ -98,6 +99,8 @@ static int calibrate_status(cal_run *r) {
 
 static int calibrate_run(cal_run *r) {
   cal_run_plugins(r);
+  if (!r->interrupted)
+    cal_race_run(r); /* the backends of each structure, timed side by side (race.c) */
   cal_progress_end(r);
   if (r->interrupted)
     return 128 + r->interrupted;
@@ -112,8 +115,11 @@ static void calibrate_print(cal_run *r, int status) {
     cal_print_json(r, r->set->out, status);
   else
     cal_print_summary(r, r->set->out);
+  if (!o->json && !o->quiet)
+    cal_race_print(r, r->set->out);
   if (o->json_out)
     cal_print_json(r, o->json_out, status);
+  cal_race_free();
 }
 
 static const cal_mode calibrate_mode = {

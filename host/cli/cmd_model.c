@@ -212,9 +212,40 @@ typedef struct node_answer {
   calhost_runtime_selection *sel; /* NULL: no plugin or no key (why) */
   char why[600];
   const char *backend;
+  /* without --plugin: how the runtime chose the backend, and why */
+  const char *rule;
+  char reason[1200];
 } node_answer;
 
-static void answer_text(const calhost_runtime_model_node *n, const node_answer *x) {
+static const char *rule_word(calhost_runtime_rule r) {
+  return r == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
+         : r == CALHOST_RUNTIME_RULE_RACE     ? "race"
+         : r == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
+                                              : "nothing";
+}
+
+/* Without --plugin: every enabled plugin serving the node answers and the
+ * runtime chooses (calhost_runtime_choose: [model NAME] / [lookup]
+ * backends, else the race, else the first with a profile). */
+static calhost_runtime_status choose_node(calhost_runtime *rt, const char *workload, uint32_t tc,
+                                          node_answer *x) {
+  calhost_runtime_choice *ch = NULL;
+  calhost_runtime_status rs = calhost_runtime_choose(rt, workload, tc, &ch, x->why, sizeof x->why);
+  if (rs != CALHOST_RUNTIME_OK)
+    return rs;
+  x->sel = ch->selection;
+  ch->selection = NULL;
+  x->backend = ch->backend;
+  for (size_t i = 0; !x->backend && i < ch->candidate_count; i++)
+    if (!ch->candidates[i].note || !strcmp(ch->candidates[i].note, "no profile"))
+      x->backend = ch->candidates[i].backend; /* the first answer's "none" */
+  x->rule = rule_word(ch->rule);
+  snprintf(x->reason, sizeof x->reason, "%s", ch->reason);
+  calhost_runtime_choice_free(&ch);
+  return x->sel ? CALHOST_RUNTIME_OK : CALHOST_RUNTIME_NOT_FOUND;
+}
+
+static void answer_text(const calhost_runtime_model_node *n, const node_answer *x, int explain) {
   base_text_printf(stdout, "%s  %s  ", n->name, n->onnx_operator);
   if (!x->sel) {
     base_text_printf(stdout, "none: %s\n", x->why);
@@ -228,6 +259,8 @@ static void answer_text(const calhost_runtime_model_node *n, const node_answer *
     base_text_printf(stdout, "none: no acceptable profile of %s (%zu rejected)", x->backend,
                      r ? r->rejection_count : 0);
   base_text_printf(stdout, "  [exact model %s]\n", x->sel->exact.model_digest);
+  if (explain && x->rule)
+    base_text_printf(stdout, "    backend chosen by %s: %s\n", x->rule, x->reason);
 }
 
 static void answer_json(const calhost_runtime_model_node *n, const node_answer *x, int first) {
@@ -244,13 +277,18 @@ static void answer_json(const calhost_runtime_model_node *n, const node_answer *
                           r && r->profile ? calstore_level_name(r->level) : NULL);
   base_json_member_string(stdout, 0, "policy", r && r->profile ? r->profile->policy : NULL);
   base_json_member_string(stdout, 0, "message", x->sel ? NULL : x->why);
+  if (x->rule) {
+    base_json_member_string(stdout, 0, "chosen_by", x->rule);
+    base_json_member_string(stdout, 0, "reason", x->reason);
+  }
   fputc('}', stdout);
 }
 
 int cli_lookup_model(cli_context *cli, cli_args *a) {
-  if (cli_has(a, FL_WORKLOAD) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE) ||
-      cli_has(a, FL_BACKEND) || cli_has(a, FL_OPERATOR) || cli_has(a, FL_MODEL_DIGEST))
-    return cli_usage(a, "--model takes --node, --dims, --plugin, --threads and --force-portable");
+  if (cli_has(a, FL_WORKLOAD) || cli_has(a, FL_DEVICE) || cli_has(a, FL_BACKEND) ||
+      cli_has(a, FL_OPERATOR) || cli_has(a, FL_MODEL_DIGEST))
+    return cli_usage(
+        a, "--model takes --node, --dims, --plugin, --threads, --explain and --force-portable");
   const char *file = a->value[FL_MODEL], *only = a->value[FL_NODE];
   char why[4608];
   uint32_t tc = 0;
@@ -310,11 +348,15 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
       continue;
     node_answer *x = &ans[i];
     calhost_runtime_plugin *p = NULL;
-    rs = calhost_runtime_load_plugin(rt, a->value[FL_PLUGIN], n->workload, &p, x->why,
-                                     sizeof x->why);
-    if (rs == CALHOST_RUNTIME_OK) {
-      x->backend = calhost_runtime_plugin_backend(p);
-      rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
+    if (!a->value[FL_PLUGIN]) {
+      rs = choose_node(rt, n->workload, tc, x);
+    } else {
+      rs = calhost_runtime_load_plugin(rt, a->value[FL_PLUGIN], n->workload, &p, x->why,
+                                       sizeof x->why);
+      if (rs == CALHOST_RUNTIME_OK) {
+        x->backend = calhost_runtime_plugin_backend(p);
+        rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
+      }
     }
     if (rs != CALHOST_RUNTIME_OK)
       x->sel = NULL;
@@ -322,7 +364,7 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     if (cli->json)
       answer_json(n, x, first);
     else
-      answer_text(n, x);
+      answer_text(n, x, cli_has(a, FL_EXPLAIN));
     first = 0;
   }
   if (cli->json)

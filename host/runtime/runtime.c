@@ -23,6 +23,7 @@
 #include "devices.h"
 #include "loader/loader.h"
 #include "model/model.h"
+#include "race.h"
 
 struct calhost_runtime_plugin {
   loader_plugin_list list; /* the loader's records (this plugin and what it probed) */
@@ -54,6 +55,10 @@ struct calhost_runtime {
 };
 
 static void runtime_models_free(struct runtime_model *m);
+
+const config_settings *runtime_settings_of(const calhost_runtime *rt) {
+  return &rt->cfg;
+}
 static calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device);
 
 #define FAIL(code, ...)                                                                            \
