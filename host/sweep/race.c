@@ -155,7 +155,10 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
   for (uint32_t round = 0; round < p->warmup_samples + reps; round++) {
     if (cancelled && cancelled(user))
       break;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < n; k++) {
+      /* each round starts one entrant later (A B C, B C A, C A B, ...): a
+       * machine's periodic interruptions cannot fall on one entrant alone */
+      size_t i = (k + round) % n;
       runner *r = &rs[i];
       double t;
       if (!e[i].ok)

@@ -36,8 +36,8 @@ typedef struct sweep_race_entrant {
 /* Runs the race of the n entrants with params p (min_sample_seconds,
  * warmup_samples, repetitions, noise_threshold; pruning does not apply):
  * opens a session per entrant, prepares and checks each, sizes its sample,
- * then takes p->repetitions rounds, each running every entrant once in
- * order. An entrant that fails anywhere is dropped (ok 0, error) and the
+ * then takes p->repetitions rounds, each running every entrant once, each
+ * round starting one entrant later than the one before (A B C, B C A, ...). An entrant that fails anywhere is dropped (ok 0, error) and the
  * others go on. cancelled (may be NULL) stops the race between samples.
  * Returns how many entrants were timed. */
 size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p,
