@@ -107,8 +107,10 @@ static void print_json(FILE *out, const model_info *m) {
 }
 
 static int run_model(cli_context *cli, cli_args *a) {
+  if (!strcmp(a->positional[0], "bench"))
+    return cli_model_bench(cli, a);
   if (strcmp(a->positional[0], "show"))
-    return cli_usage(a, "unknown subcommand '%s' (show)", a->positional[0]);
+    return cli_usage(a, "unknown subcommand '%s' (show, bench)", a->positional[0]);
   if (a->positional_count < 2)
     return cli_usage(a, "show needs a model file");
   const char *path = a->positional[1];
@@ -135,8 +137,9 @@ static int run_model(cli_context *cli, cli_args *a) {
 
 const cli_command cli_cmd_model = {
     "model",
-    "show FILE [--dims NAME=N,...]",
-    "what calhost reads from an ONNX model: nodes, shapes, digest",
+    "show FILE [--dims NAME=N,...]\n"
+    "   or: calhost model bench FILE [--dims NAME=N,...] [--json]",
+    "what calhost reads from an ONNX model; the model's total time (bench)",
     "show: the nodes calhost would calibrate (MatMul, Gemm as MatMul, ReduceSum)\n"
     "with their static shapes, the nodes skipped with the reason (a symbolic\n"
     "dimension --dims does not bind, a shape the file does not give), and the\n"
@@ -144,7 +147,15 @@ const cli_command cli_cmd_model = {
     "when the file is not a readable ONNX model (the error names the file and\n"
     "node). --json prints {status, file, digest, ..., nodes: [{name,\n"
     "onnx_operator, operator, dtype, shape, properties, structure, inputs,\n"
-    "count, same_as}], skipped: [{name, onnx_operator, reason}]}.\n",
+    "count, same_as}], skipped: [{name, onnx_operator, reason}]}.\n"
+    "bench: the model's total over its calibrated nodes (each structure's time\n"
+    "x its node count), timed interleaved with the configuration's rigor on its\n"
+    "first thread count: calhost's selection (lookup --model's choice per node),\n"
+    "each backend tuned, each backend's default, and each node's share. --json\n"
+    "prints {status, file, digest, rigor, threads, node_count, calibrated_nodes,\n"
+    "nodes: [{name, workload, backend, policy, time_us, share}], totals: [{name,\n"
+    "backend, kind, total_us, structures_missing}]} (calhost report --model-bench\n"
+    "FILE draws it).\n",
     model_flags,
     1,
     2,

@@ -101,6 +101,7 @@ static void reason_of(choice_box *b, long chosen, const char *rule, const char *
 static void box_free(choice_box *b) {
   if (!b)
     return;
+  calhost_runtime_selection_free(&b->pub.selection); /* unless the caller took it */
   for (size_t i = 0; i < b->n; i++) {
     calhost_runtime_selection_free(&b->sels[i]);
     free(b->notes[i]);
@@ -192,11 +193,19 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
   reason_of(b, chosen, rule, origin);
   for (size_t i = 0; i < n; i++) {
     const runtime_race_entry *e = &b->entries[i];
-    b->cands[i] =
-        (calhost_runtime_candidate){e->backend,         e->has_profile,     e->raced,   e->race.id,
-                                    e->race.latency_us, e->race.default_us, b->notes[i]};
+    b->cands[i] = (calhost_runtime_candidate){.backend = e->backend,
+                                              .has_profile = e->has_profile,
+                                              .raced = e->raced,
+                                              .race_id = e->race.id,
+                                              .race_latency_us = e->race.latency_us,
+                                              .race_default_latency_us = e->race.default_us,
+                                              .note = b->notes[i]};
     if (!e->raced)
       b->cands[i].race_latency_us = NAN;
+    if (e->has_profile) {
+      b->cands[i].policy = b->sels[i]->result->profile->policy;
+      b->cands[i].level = b->sels[i]->result->level;
+    }
   }
   calhost_runtime_choice *c = &b->pub;
   c->struct_size = (uint32_t)sizeof *c;
@@ -218,7 +227,7 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
   }
   if (shown >= 0) {
     c->selection = b->sels[shown];
-    b->sels[shown] = NULL; /* moved into the choice: freed with it below */
+    b->sels[shown] = NULL; /* moved into the choice (box_free frees it) */
   }
   *out = c;
   return CALHOST_RUNTIME_OK;

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "calhost/calstore.h"
+#include "calhost/plugin.h"
 #include "config/config.h"
 
 #define RUNTIME_RACE_ID "race_id"
@@ -90,5 +91,13 @@ void runtime_race_order(const config_settings *cfg, const char *model, const cha
 struct calhost_runtime;
 /* The runtime's configuration (runtime.c; valid until it is closed). */
 const config_settings *runtime_settings_of(const struct calhost_runtime *rt);
+
+struct calhost_runtime_plugin;
+/* A loaded plugin's vtable, negotiated ABI version and instance (runtime.c;
+ * valid until the runtime is closed), for timing its policies in this
+ * process (calhost model bench). Returns 0; 1 for a device backend (its
+ * targets are devices); -1 when p is not usable. */
+int runtime_plugin_parts(struct calhost_runtime_plugin *p, const calhost_plugin_vtable **vtable,
+                         uint32_t *abi_version, calhost_plugin_instance **instance);
 
 #endif /* CALHOST_RUNTIME_RACE_H */

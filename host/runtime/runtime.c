@@ -908,3 +908,15 @@ calhost_runtime_status calhost_runtime_add_model(calhost_runtime *runtime, const
   *out = &m->pub;
   return CALHOST_RUNTIME_OK;
 }
+
+/* ---- for calhost model bench (race.h) ------------------------------------ */
+
+int runtime_plugin_parts(calhost_runtime_plugin *p, const calhost_plugin_vtable **vtable,
+                         uint32_t *abi_version, calhost_plugin_instance **instance) {
+  if (!p || !p->p || !p->inst)
+    return -1;
+  *vtable = &p->p->vtable;
+  *abi_version = p->p->abi_version;
+  *instance = p->inst;
+  return runtime_devices_supported(p->p) ? 1 : 0;
+}

@@ -363,6 +363,8 @@ typedef struct calhost_runtime_candidate {
   double race_latency_us;         /* its winner's median in that race */
   double race_default_latency_us; /* its default's median in that race; NAN: none */
   const char *note;               /* why it could not answer (no profile, load failure) */
+  const char *policy;             /* its selected policy, NULL when none */
+  calstore_level level;           /* where that policy came from */
 } calhost_runtime_candidate;
 
 /* The backend chosen for one workload, with the policy. Allocated by the
@@ -374,7 +376,9 @@ typedef struct calhost_runtime_choice {
   const char *backend;            /* chosen, NULL when none has a profile */
   calhost_runtime_plugin *plugin; /* its plugin (owned by the runtime), or NULL */
   /* the chosen backend's selection (keys, profile, rejections); none
-   * chosen: the first backend's answer ("none"), or NULL */
+   * chosen: the first backend's answer ("none"), or NULL. Freed with the
+   * choice; a caller may take it (set the member NULL, then free it with
+   * calhost_runtime_selection_free) */
   calhost_runtime_selection *selection;
   calhost_runtime_rule rule;
   const char *reason; /* one line: why this backend, with the race's figures */
