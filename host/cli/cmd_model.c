@@ -154,8 +154,8 @@ const cli_command cli_cmd_model = {
     "each backend tuned, each backend's default, and each node's share. --json\n"
     "prints {status, file, digest, rigor, threads, node_count, calibrated_nodes,\n"
     "nodes: [{name, workload, backend, policy, time_us, share}], totals: [{name,\n"
-    "backend, kind, total_us, structures_missing}]} (calhost report --model-bench\n"
-    "FILE draws it).\n",
+    "backend, kind, total_us, structures_missing}]} (calhost report BENCH.json --html\n"
+    "OUT draws it).\n",
     model_flags,
     1,
     2,

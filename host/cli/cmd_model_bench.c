@@ -217,6 +217,7 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
   if (s && cli->json) {
     fputc('{', o);
     base_json_member_string(o, 1, "status", "ok");
+    base_json_member_string(o, 0, "command", "model bench");
     base_json_member_string(o, 0, "file", m->path);
     base_json_member_string(o, 0, "digest", m->digest);
     base_json_member_string(o, 0, "rigor", sweep_rigor_name(params.rigor));
