@@ -266,11 +266,89 @@ static void model_section_pins_a_backend(void **state) {
   write_config(NULL);
 }
 
+/* model bench: every total measured, the selection's total, each node's
+ * share; then its model view in headless Chromium (not blank, every SVG
+ * element parsed). */
+static void model_bench_and_its_report(void **state) {
+  (void)state;
+  char *out;
+  write_config(NULL);
+  int rc = RUN(&out, "model", "bench", g_model, "--json");
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"command\":\"model bench\""));
+  assert_non_null(strstr(out, "\"calibrated_nodes\":3"));
+  assert_int_equal(count(out, "\"kind\":\"selection\""), 1);
+  assert_int_equal(count(out, "\"kind\":\"tuned\""), 2);
+  assert_int_equal(count(out, "\"kind\":\"default\""), 2);
+  assert_int_equal(count(out, "\"share\":"), 3);
+  assert_null(strstr(out, "\"total_us\":null"));
+  char bench[600], html[600], png[600], dom[600], cmd[4096];
+  snprintf(bench, sizeof bench, "%s/bench.json", g_dir);
+  FILE *f = fopen(bench, "w");
+  assert_non_null(f);
+  fputs(out, f);
+  fclose(f);
+  free(out);
+  /* the text form: the totals side by side */
+  rc = RUN(&out, "model", "bench", g_model);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "calhost selection"));
+  assert_non_null(strstr(out, "cpu_gemm default"));
+  assert_non_null(strstr(out, "openblas tuned"));
+  free(out);
+  snprintf(html, sizeof html, "%s/model.html", g_dir);
+  rc = RUN(&out, "report", bench, "--html", html);
+  assert_int_equal(rc, 0);
+  free(out);
+  char *page = slurp(html);
+  assert_non_null(strstr(page, "Model report"));
+  assert_non_null(strstr(page, "calhost selection"));
+  assert_int_equal(count(page, "<tr><td><code>"), 3); /* one row per node */
+  if (access("/usr/bin/chromium", X_OK) != 0)
+    fail_msg("no chromium: install the Debian package `chromium` (scripts/setup.sh deps)");
+  snprintf(png, sizeof png, "%s/model.png", g_dir);
+  snprintf(dom, sizeof dom, "%s/model.dom", g_dir);
+  const char *flags = "--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run "
+                      "--disable-extensions --disable-dev-shm-usage";
+  snprintf(cmd, sizeof cmd,
+           "timeout 120 /usr/bin/chromium %s --user-data-dir='%s/chromium-profile' "
+           "--screenshot='%s' --window-size=1200,900 'file://%s' >/dev/null 2>&1",
+           flags, g_dir, png, html);
+  assert_int_equal(system(cmd), 0);
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  snprintf(cmd, sizeof cmd, "python3 '%s/tests/report/png_check.py' '%s'", src ? src : ".", png);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  unsigned w = 0, h = 0, colours = 0;
+  int top = -1;
+  double nonwhite = 0;
+  assert_int_equal(fscanf(p, "%u %u %lf %u %d", &w, &h, &nonwhite, &colours, &top), 5);
+  assert_int_equal(pclose(p), 0);
+  assert_int_equal(w, 1200);
+  assert_true(nonwhite > 0.01 && nonwhite < 0.6);
+  assert_true(colours > 20); /* the bars' colours beside the text */
+  assert_true(top >= 0 && top < 200);
+  snprintf(cmd, sizeof cmd,
+           "timeout 120 /usr/bin/chromium %s --user-data-dir='%s/chromium-profile' --dump-dom "
+           "'file://%s' >'%s' 2>/dev/null",
+           flags, g_dir, html, dom);
+  assert_int_equal(system(cmd), 0);
+  char *parsed = slurp(dom);
+  assert_true(count(parsed, "<svg") >= 4); /* the totals chart and a share bar per node */
+  assert_int_equal(count(parsed, "<svg"), count(page, "<svg"));
+  assert_int_equal(count(parsed, "<rect"), count(page, "<rect"));
+  free(parsed);
+  free(page);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lookup_model_asks_every_plugin),
       cmocka_unit_test(lookup_model_follows_the_race),
       cmocka_unit_test(model_section_pins_a_backend),
+      cmocka_unit_test(model_bench_and_its_report),
   };
   return cmocka_run_group_tests_name("race_model", tests, setup, teardown);
 }
