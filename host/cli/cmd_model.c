@@ -248,7 +248,7 @@ static calhost_runtime_status choose_node(calhost_runtime *rt, const char *workl
   ch->selection = NULL;
   x->backend = ch->backend;
   for (size_t i = 0; !x->backend && i < ch->candidate_count; i++)
-    if (!ch->candidates[i].note || !strcmp(ch->candidates[i].note, "no profile"))
+    if (!ch->candidates[i].note)
       x->backend = ch->candidates[i].backend; /* the first answer's "none" */
   x->rule = rule_word(ch->rule);
   snprintf(x->reason, sizeof x->reason, "%s", ch->reason);

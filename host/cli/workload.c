@@ -99,8 +99,10 @@ static calhost_runtime_status select_any(wl_ctx *c, const char *workload, uint32
       snprintf(what, sizeof what, "selected");
     else if (x->has_profile)
       snprintf(what, sizeof what, "has a profile, not chosen");
+    else if (x->note)
+      snprintf(what, sizeof what, "%s", x->note);
     else
-      snprintf(what, sizeof what, "%s", x->note ? x->note : "none");
+      snprintf(what, sizeof what, "none, %zu rejected", x->rejection_count);
     asked(c, x->backend, what);
   }
   c->sel = c->choice->selection;
@@ -109,8 +111,7 @@ static calhost_runtime_status select_any(wl_ctx *c, const char *workload, uint32
     c->plugin = c->choice->plugin;
   else if (c->sel) /* none chosen: the plugin of the first answer */
     for (size_t i = 0; i < c->choice->candidate_count; i++)
-      if (!c->choice->candidates[i].note ||
-          !strcmp(c->choice->candidates[i].note, "no profile")) {
+      if (!c->choice->candidates[i].note) {
         calhost_runtime_load_plugin(c->rt, c->choice->candidates[i].backend, NULL, &c->plugin, NULL,
                                     0);
         break;

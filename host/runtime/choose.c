@@ -176,7 +176,7 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
     if (e->has_profile)
       e->raced = runtime_race_read(res->profile, &e->race);
     else
-      runtime_race_read(NULL, &e->race), b->notes[i] = strdup("no profile");
+      runtime_race_read(NULL, &e->race);
   }
   if (!answered) {
     snprintf(err, cap, "%s", first_err);
@@ -202,6 +202,8 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
                                               .note = b->notes[i]};
     if (!e->raced)
       b->cands[i].race_latency_us = NAN;
+    if (b->sels[i] && b->sels[i]->result)
+      b->cands[i].rejection_count = b->sels[i]->result->rejection_count;
     if (e->has_profile) {
       b->cands[i].policy = b->sels[i]->result->profile->policy;
       b->cands[i].level = b->sels[i]->result->level;

@@ -362,9 +362,11 @@ typedef struct calhost_runtime_candidate {
   double race_id;                 /* microseconds since the epoch; 0: none */
   double race_latency_us;         /* its winner's median in that race */
   double race_default_latency_us; /* its default's median in that race; NAN: none */
-  const char *note;               /* why it could not answer (no profile, load failure) */
+  const char *note;               /* why it could not answer (a load or key failure); NULL
+                                     when it answered, with a profile or without */
   const char *policy;             /* its selected policy, NULL when none */
   calstore_level level;           /* where that policy came from */
+  size_t rejection_count;         /* its lookup's rejected candidates */
 } calhost_runtime_candidate;
 
 /* The backend chosen for one workload, with the policy. Allocated by the
