@@ -238,6 +238,8 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
 calhost_runtime_status calhost_runtime_choose(calhost_runtime *runtime, const char *workload,
                                               uint32_t threads, calhost_runtime_choice **out,
                                               char *err, size_t err_capacity) {
+  if (out)
+    *out = NULL;
   if (!runtime || !workload || !out) {
     if (err && err_capacity)
       snprintf(err, err_capacity, "calhost_runtime_choose: NULL argument");
@@ -279,6 +281,8 @@ calhost_runtime_status calhost_runtime_choose_model(calhost_runtime *runtime,
   char scratch[8];
   if (!err || !err_capacity)
     err = scratch, err_capacity = sizeof scratch;
+  if (out)
+    *out = NULL;
   if (!runtime || !model || !out) {
     snprintf(err, err_capacity, "calhost_runtime_choose_model: NULL argument");
     return CALHOST_RUNTIME_INVALID_ARGUMENT;
