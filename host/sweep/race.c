@@ -1,7 +1,9 @@
 /*
- * race.c: the race runner (race.h): sessions per entrant, the reference
- * check, sample sizing, then interleaved rounds and each entrant's figures
- * (stats.h).
+ * race.c: the race runner (race.h): one session per backend and workload
+ * (its entrants share it: the backend's reference is computed once, and
+ * the session is prepared again with an entrant's policy before each of
+ * its samples, untimed), the reference check, sample sizing, then
+ * interleaved rounds and each entrant's figures (stats.h).
  */
 #include "race.h"
 
@@ -16,11 +18,18 @@
 
 typedef struct runner {
   sweep_race_entrant *e;
-  calhost_session *session;
+  calhost_session *session; /* its own, or NULL when it shares owner's */
+  struct runner *owner;     /* the runner that opened the session it uses (itself or earlier) */
+  struct runner *prepared;  /* on the owner: the runner whose policy the session holds */
+  char *policy;             /* what prepare takes: the entrant's policy, or its default */
   uint32_t iterations;
   double *samples;
   uint32_t n;
 } runner;
+
+static calhost_session *session_of(runner *r) {
+  return r->owner->session;
+}
 
 /* One run() of `iterations`; *seconds the device's time when reported,
  * else the host's clock. Returns 0, or -1 with the entrant's error set. */
@@ -32,7 +41,7 @@ static int timed(runner *r, uint32_t iterations, double *seconds) {
   rr.header.struct_size = sizeof rr;
   rr.device_seconds = -1.0;
   double t0 = sweep_now();
-  calhost_status st = r->e->vtable->run(r->session, iterations, &rr);
+  calhost_status st = r->e->vtable->run(session_of(r), iterations, &rr);
   double t1 = sweep_now();
   if (st != CALHOST_OK) {
     snprintf(r->e->error, sizeof r->e->error, "run failed: %s", calhost_status_name(st));
@@ -49,7 +58,21 @@ static int timed(runner *r, uint32_t iterations, double *seconds) {
   return 0;
 }
 
-/* The default policy of the entrant's session into a fresh string. */
+/* Prepares the shared session with r's policy unless it holds it. */
+static int prepared(runner *r) {
+  if (r->owner->prepared == r)
+    return 0;
+  calhost_status st = r->e->vtable->prepare(session_of(r), r->policy, strlen(r->policy));
+  if (st != CALHOST_OK) {
+    r->owner->prepared = NULL;
+    snprintf(r->e->error, sizeof r->e->error, "prepare failed: %s", calhost_status_name(st));
+    return -1;
+  }
+  r->owner->prepared = r;
+  return 0;
+}
+
+/* The default policy of r's session into a fresh string. */
 static char *default_of(runner *r) {
   const calhost_plugin_vtable *vt = r->e->vtable;
   if (!CALHOST_VTABLE_CALLABLE(vt, r->e->abi_version, default_policy)) {
@@ -61,7 +84,7 @@ static char *default_of(runner *r) {
     char *buf = malloc(cap);
     if (!buf)
       break;
-    calhost_status st = vt->default_policy(r->session, buf, cap, &len);
+    calhost_status st = vt->default_policy(session_of(r), buf, cap, &len);
     if (st == CALHOST_OK && len < cap) {
       buf[len] = '\0';
       return buf;
@@ -75,35 +98,45 @@ static char *default_of(runner *r) {
   return NULL;
 }
 
-/* Opens, prepares, checks and sizes one entrant. Returns 0 or -1. */
-static int ready(runner *r, const sweep_rigor_params *p) {
+/* Opens (or shares), validates, prepares, checks and sizes one runner.
+ * Returns 0 or -1. */
+static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
+  runner *r = &rs[i];
   sweep_race_entrant *e = r->e;
   const calhost_plugin_vtable *vt = e->vtable;
-  calhost_status st = vt->open_session(e->instance, e->workload, e->target, &r->session);
-  if (st != CALHOST_OK || !r->session) {
-    r->session = NULL;
-    snprintf(e->error, sizeof e->error, "open_session failed: %s", calhost_status_name(st));
+  r->owner = r;
+  for (size_t j = 0; j < i; j++) /* an earlier runner of the same backend and workload */
+    if (rs[j].owner == &rs[j] && rs[j].session && rs[j].e->vtable == vt &&
+        rs[j].e->instance == e->instance && rs[j].e->workload == e->workload &&
+        rs[j].e->target == e->target)
+      r->owner = &rs[j];
+  if (r->owner == r) {
+    calhost_status st = vt->open_session(e->instance, e->workload, e->target, &r->session);
+    if (st != CALHOST_OK || !r->session) {
+      r->session = NULL;
+      snprintf(e->error, sizeof e->error, "open_session failed: %s", calhost_status_name(st));
+      return -1;
+    }
+  }
+  r->policy = e->policy ? base_str_dup(e->policy) : default_of(r);
+  if (!r->policy) {
+    if (e->policy)
+      snprintf(e->error, sizeof e->error, "out of memory");
     return -1;
   }
-  char *owned = e->policy ? NULL : default_of(r);
-  const char *policy = e->policy ? e->policy : owned;
-  if (!policy)
-    return -1;
   char err[256] = "";
-  st = vt->validate_policy(e->instance, policy, strlen(policy), err, sizeof err);
-  if (st == CALHOST_OK)
-    st = vt->prepare(r->session, policy, strlen(policy));
-  free(owned);
+  calhost_status st =
+      vt->validate_policy(e->instance, r->policy, strlen(r->policy), err, sizeof err);
   if (st != CALHOST_OK) {
     snprintf(e->error, sizeof e->error, "refused: %s", err[0] ? err : calhost_status_name(st));
     return -1;
   }
   double t;
-  if (timed(r, 1, &t) != 0)
+  if (prepared(r) != 0 || timed(r, 1, &t) != 0)
     return -1;
   if (CALHOST_VTABLE_CALLABLE(vt, e->abi_version, check)) {
     err[0] = '\0';
-    st = vt->check(r->session, err, sizeof err);
+    st = vt->check(session_of(r), err, sizeof err);
     err[sizeof err - 1] = '\0';
     if (st != CALHOST_OK) {
       snprintf(e->error, sizeof e->error, "wrong output: %s",
@@ -145,25 +178,26 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
   }
   for (size_t i = 0; i < n; i++) {
     rs[i].e = &e[i];
+    rs[i].owner = &rs[i];
     rs[i].samples = calloc(reps, sizeof *rs[i].samples);
     if (!rs[i].samples)
       snprintf(e[i].error, sizeof e[i].error, "out of memory");
     else
-      e[i].ok = ready(&rs[i], p) == 0;
+      e[i].ok = ready(rs, i, p) == 0;
   }
-  /* warm-up rounds, then the timed rounds: A B C A B C ... */
+  /* warm-up rounds, then the timed rounds; each round starts one entrant
+   * later (A B C, B C A, C A B, ...): a machine's periodic interruptions
+   * cannot fall on one entrant alone */
   for (uint32_t round = 0; round < p->warmup_samples + reps; round++) {
     if (cancelled && cancelled(user))
       break;
     for (size_t k = 0; k < n; k++) {
-      /* each round starts one entrant later (A B C, B C A, C A B, ...): a
-       * machine's periodic interruptions cannot fall on one entrant alone */
       size_t i = (k + round) % n;
       runner *r = &rs[i];
       double t;
       if (!e[i].ok)
         continue;
-      if (timed(r, r->iterations, &t) != 0) {
+      if (prepared(r) != 0 || timed(r, r->iterations, &t) != 0) {
         e[i].ok = 0;
         continue;
       }
@@ -182,10 +216,12 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       timed_count++;
     else
       e[i].ok = 0;
-    if (r->session)
-      e[i].vtable->close_session(r->session);
     free(r->samples);
+    free(r->policy);
   }
+  for (size_t i = 0; i < n; i++) /* sessions last: others shared them */
+    if (rs[i].session)
+      e[i].vtable->close_session(rs[i].session);
   free(rs);
   return timed_count;
 }

@@ -5,7 +5,11 @@
  * rounds, `repetitions` rounds), so that their medians are comparable
  * (measured over the same minutes of the machine, unlike sweeps that ran
  * one after the other). Each entrant is checked against its backend's
- * reference before it is timed. Runs in the calling thread (pinned by the
+ * reference before it is timed. Entrants of one backend instance on one
+ * workload and target share a session (one reference, not one per policy):
+ * the session is prepared again, untimed, before each sample of another
+ * entrant than the last (a backend's prepare may also set process-wide
+ * state, such as OpenBLAS's thread count). Runs in the calling thread (pinned by the
  * caller), no I/O. Internal to the host.
  */
 #ifndef CALHOST_SWEEP_RACE_H
@@ -37,9 +41,9 @@ typedef struct sweep_race_entrant {
  * warmup_samples, repetitions, noise_threshold; pruning does not apply):
  * opens a session per entrant, prepares and checks each, sizes its sample,
  * then takes p->repetitions rounds, each running every entrant once, each
- * round starting one entrant later than the one before (A B C, B C A, ...). An entrant that fails anywhere is dropped (ok 0, error) and the
- * others go on. cancelled (may be NULL) stops the race between samples.
- * Returns how many entrants were timed. */
+ * round starting one entrant later than the one before (A B C, B C A, ...). An entrant that fails
+ * anywhere is dropped (ok 0, error) and the others go on. cancelled (may be NULL) stops the race
+ * between samples. Returns how many entrants were timed. */
 size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p,
                       int (*cancelled)(void *user), void *user);
 
