@@ -9,7 +9,9 @@
  * workload and target share a session (one reference, not one per policy):
  * the session is prepared again, untimed, before each sample of another
  * entrant than the last (a backend's prepare may also set process-wide
- * state, such as OpenBLAS's thread count). Runs in the calling thread (pinned by the
+ * state, such as OpenBLAS's thread count); an entrant whose policy is an
+ * earlier one's on the same session (a default that is the winner) is
+ * timed once and gets its figures. Runs in the calling thread (pinned by the
  * caller), no I/O. Internal to the host.
  */
 #ifndef CALHOST_SWEEP_RACE_H
