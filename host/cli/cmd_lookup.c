@@ -35,7 +35,8 @@ static const cli_flag lookup_flags[] = {
     {FL_PLUGIN, "--plugin", NULL, "BACKEND",
      "with --workload/--model: the plugin to ask (default: every one serving it; the "
      "configured order, else the race, chooses)"},
-    {FL_EXPLAIN, "--explain", NULL, NULL, "with --workload: show every precedence level"},
+    {FL_EXPLAIN, "--explain", NULL, NULL,
+     "with --workload: every precedence level; both forms: why the backend was chosen"},
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
     {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
      "with --workload: the device of a device backend (see calhost devices)"},
