@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "calhost/runtime.h"
 #include "race.h"
@@ -75,12 +76,19 @@ static void reason_of(choice_box *b, long chosen, const char *rule, const char *
   }
   if (!strcmp(rule, "race")) {
     const runtime_race *x = &b->entries[chosen].race;
-    append(r, cap, "%s: fastest of %u in the race of its %s profile (race %.0f: ",
+    char when[64];
+    time_t secs = (time_t)(x->id / 1e6);
+    struct tm tm;
+    if (gmtime_r(&secs, &tm))
+      strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    else
+      snprintf(when, sizeof when, "%.0f", x->id);
+    append(r, cap, "%s: fastest of %u in the race of its %s profile (race of %s: ",
            b->entries[chosen].backend, (unsigned)x->entrants,
            b->sels[chosen]->result->level == CALSTORE_LEVEL_EXACT_CALIBRATED      ? "exact"
            : b->sels[chosen]->result->level == CALSTORE_LEVEL_PORTABLE_CALIBRATED ? "portable"
                                                                                   : "selected",
-           x->id);
+           when);
     race_figures(b, x->id, r, cap);
     append(r, cap, ")");
     return;
