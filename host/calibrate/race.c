@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/json.h"
 #include "base/str.h"
 #include "isolate/isolate.h"
 #include "runtime/binding.h"
@@ -40,6 +41,7 @@ typedef struct race_entrant {
   int ok[2];
   double median[2], mad[2];
   char error[2][256];
+  uint32_t rank; /* its place in the settled race, 0: not ranked */
 } race_entrant;
 
 /* One structure on one target, with its entrants. */
@@ -49,6 +51,7 @@ typedef struct race_group {
   size_t target;    /* its index in the target list */
   race_entrant e[8];
   size_t n;
+  double id; /* the settled race's id, 0: not raced (or fewer than two timed) */
 } race_group;
 
 typedef struct race_state {
@@ -345,8 +348,10 @@ static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id
   if (n < 2)
     return; /* no race: nothing recorded (the earlier one, if any, stays) */
   uint32_t smallest = smallest_threads(r);
+  g->id = id;
   for (size_t k = 0; k < n; k++) {
     race_entrant *e = &g->e[order[k]];
+    e->rank = (uint32_t)k + 1;
     runtime_race race = {id, e->median[0], e->ok[1] ? e->median[1] : NAN, (uint32_t)n,
                          (uint32_t)k + 1};
     calstore_lookup_result *ex = stored_profile(r, e->x, CALSTORE_KEY_EXACT);
@@ -405,6 +410,37 @@ void cal_race_print(const cal_run *r, FILE *o) {
   if (g_race.nlines)
     fprintf(o, "races: %zu structure%s in %.2f s\n", g_race.nlines, g_race.nlines == 1 ? "" : "s",
             g_race.seconds);
+}
+
+void cal_race_json(const cal_run *r, FILE *o) {
+  fputs("\"races\":[", o);
+  for (size_t i = 0, first = 1; i < g_race.count; i++) {
+    const race_group *g = &g_race.groups[i];
+    if (!group_needs_race(g))
+      continue;
+    fputs(first ? "{" : ",{", o);
+    first = 0;
+    base_json_member_string(o, 1, "workload", cal_workload_name(r, g->workload));
+    base_json_member_uint(o, 0, "threads", g->threads);
+    if (g->id > 0)
+      base_json_member_number(o, 0, "race_id", g->id);
+    else
+      base_json_member_null(o, 0, "race_id");
+    fputs(",\"entrants\":[", o);
+    for (size_t j = 0; j < g->n; j++) {
+      const race_entrant *e = &g->e[j];
+      fputs(j ? ",{" : "{", o);
+      base_json_member_string(o, 1, "backend", e->x->backend);
+      base_json_member_string(o, 0, "policy", e->policy);
+      base_json_member_number(o, 0, "median_us", e->ok[0] ? e->median[0] : NAN);
+      base_json_member_number(o, 0, "default_median_us", e->ok[1] ? e->median[1] : NAN);
+      base_json_member_uint(o, 0, "rank", e->rank);
+      base_json_member_string(o, 0, "error", e->ok[0] ? NULL : e->error[0]);
+      fputc('}', o);
+    }
+    fputs("]}", o);
+  }
+  fprintf(o, "],\"race_seconds\":%.3f,", g_race.seconds);
 }
 
 void cal_race_free(void) {

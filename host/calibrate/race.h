@@ -22,6 +22,12 @@ void cal_race_run(cal_run *r);
  * and the phase's time, on o; nothing when no race ran. */
 void cal_race_print(const cal_run *r, FILE *o);
 
+/* The JSON members "races": [{workload, threads, race_id (null: not
+ * settled), entrants: [{backend, policy, median_us, default_median_us,
+ * rank (0: not ranked), error}]}] and "race_seconds", each followed by a
+ * comma (calibrate --json, before its failures). */
+void cal_race_json(const cal_run *r, FILE *o);
+
 /* Frees what the phase kept. */
 void cal_race_free(void);
 

@@ -196,6 +196,17 @@ static void calibrate_races_and_lookup_chooses_the_faster(void **state) {
   free(out);
   free(err);
 
+  /* --json: the races after the results */
+  rc = RUN(&out, &err, "calibrate", "--force", "--json");
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"races\":[{\"workload\":\"spin\",\"threads\":1,\"race_id\":"));
+  assert_non_null(strstr(out, "\"backend\":\"race_beta\",\"policy\":\"work=1\""));
+  assert_non_null(strstr(out, "\"rank\":1"));
+  assert_non_null(strstr(out, "\"race_seconds\":"));
+  free(out);
+  free(err);
+  read_races(&s, 1, NULL); /* the forced run raced again: a later race */
+
   /* a second calibrate has nothing new: no race again */
   rc = RUN(&out, &err, "calibrate");
   assert_int_equal(rc, 0);
