@@ -99,8 +99,10 @@ static int calibrate_status(cal_run *r) {
 
 static int calibrate_run(cal_run *r) {
   cal_run_plugins(r);
-  if (!r->interrupted)
+  if (!r->interrupted) {
     cal_race_run(r); /* the backends of each structure, timed side by side (race.c) */
+    r->interrupted = cal_cancel_signal(); /* a signal during the race stops the run too */
+  }
   cal_progress_end(r);
   if (r->interrupted)
     return 128 + r->interrupted;
