@@ -212,10 +212,11 @@ calhost_runtime_load_plugin(calhost_runtime *runtime, const char *backend, const
 /* Since 0.4. The backends of every enabled plugin that serves the operator
  * of the configured workload `workload`, in the order
  * calhost_runtime_load_plugin (backend NULL) tries them, the search order
- * above (the first is the one it loads): what `calhost lookup --workload W`
- * without --plugin asks in turn (calhost_runtime_load_plugin(runtime, NAME,
- * NULL, ...) and calhost_runtime_select for each until one selects a
- * profile). Only plugins that load here are listed (probed, checked and
+ * above (the first is the one it loads): the backends `calhost lookup
+ * --workload W` without --plugin asks (calhost_runtime_load_plugin(runtime,
+ * NAME, NULL, ...) and calhost_runtime_select for each); to choose among
+ * them as calhost does (the configured order, else the race calibrate
+ * recorded, else the first with a profile), call calhost_runtime_choose. Only plugins that load here are listed (probed, checked and
  * loaded as load_plugin does; none is created). The discovery that loaded
  * a plugin for a workload serves, else the runtime makes one (once).
  * Returns CALHOST_RUNTIME_OK with *backends (*count names, possibly 0;
