@@ -318,7 +318,7 @@ const cli_command cli_cmd_lookup = {
     "[--force-portable] "
     "[--explain]\n"
     "   or: calhost lookup --model FILE [--node NAME] [--dims NAME=N,...] [--plugin B]\n"
-    "       [--threads N|max] [--force-portable]",
+    "       [--threads N|max] [--force-portable] [--explain]",
     "select a profile for a key, a configured workload or a model's nodes",
     "Walks the precedence: exact override, portable override, exact calibrated,\n"
     "portable calibrated; --force-portable or [lookup] force_portable skips the\n"
