@@ -273,7 +273,7 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
                        c.choice->rule == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
                        : c.choice->rule == CALHOST_RUNTIME_RULE_RACE     ? "race"
                        : c.choice->rule == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
-                                                                          : "nothing",
+                                                                         : "nothing",
                        c.choice->reason);
     explain(cli->json ? stderr : stdout, c.sel, res, cli->verbose);
   }

@@ -368,9 +368,9 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
   snprintf(num, sizeof num, "%g", cfg->plugin_timeout_seconds);
   EMIT("calibration", "plugin_timeout", num);
   EMIT("lookup", "force_portable", cfg->force_portable ? "true" : "false");
-  if (cfg->lookup_backend_count && (rc = emit_list(cfg, fn, user, "lookup", "lookup", "backends",
-                                                   cfg->lookup_backends,
-                                                   cfg->lookup_backend_count, ", ")) != 0)
+  if (cfg->lookup_backend_count &&
+      (rc = emit_list(cfg, fn, user, "lookup", "lookup", "backends", cfg->lookup_backends,
+                      cfg->lookup_backend_count, ", ")) != 0)
     return rc;
 #undef EMIT
 #undef EMIT_PLUGINS_LIST

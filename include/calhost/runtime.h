@@ -216,13 +216,14 @@ calhost_runtime_load_plugin(calhost_runtime *runtime, const char *backend, const
  * --workload W` without --plugin asks (calhost_runtime_load_plugin(runtime,
  * NAME, NULL, ...) and calhost_runtime_select for each); to choose among
  * them as calhost does (the configured order, else the race calibrate
- * recorded, else the first with a profile), call calhost_runtime_choose. Only plugins that load here are listed (probed, checked and
- * loaded as load_plugin does; none is created). The discovery that loaded
- * a plugin for a workload serves, else the runtime makes one (once).
- * Returns CALHOST_RUNTIME_OK with *backends (*count names, possibly 0;
- * owned by the runtime: the array is valid until the next call of this
- * function, the names until calhost_runtime_close); NOT_FOUND (no such
- * workload), NO_MEMORY. */
+ * recorded, else the first with a profile), call calhost_runtime_choose.
+ * Only plugins that load here are listed (probed, checked and loaded as
+ * load_plugin does; none is created). The discovery that loaded a plugin
+ * for a workload serves, else the runtime makes one (once). Returns
+ * CALHOST_RUNTIME_OK with *backends (*count names, possibly 0; owned by the
+ * runtime: the array is valid until the next call of this function, the
+ * names until calhost_runtime_close); NOT_FOUND (no such workload),
+ * NO_MEMORY. */
 CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_serving_backends(
     calhost_runtime *runtime, const char *workload, const char *const **backends, size_t *count,
     char *err, size_t err_capacity);
@@ -397,19 +398,21 @@ typedef struct calhost_runtime_choice {
  * serves it), NO_MEMORY; a plugin that fails to load or select is a
  * candidate with a note, not an error, unless every one fails (then its
  * status and message). */
-CALHOST_RUNTIME_API calhost_runtime_status
-calhost_runtime_choose(calhost_runtime *runtime, const char *workload, uint32_t threads,
-                       calhost_runtime_choice **out, char *err, size_t err_capacity);
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_choose(calhost_runtime *runtime,
+                                                                  const char *workload,
+                                                                  uint32_t threads,
+                                                                  calhost_runtime_choice **out,
+                                                                  char *err, size_t err_capacity);
 
 /* Frees a choice and sets *choice to NULL. NULL-safe. */
 CALHOST_RUNTIME_API void calhost_runtime_choice_free(calhost_runtime_choice **choice);
 
 /* One node of a model with its chosen backend and policy. */
 typedef struct calhost_runtime_node_choice {
-  uint32_t struct_size; /* sizeof(calhost_runtime_node_choice) of the library */
-  const char *node;     /* the node's name */
-  const char *workload; /* its runtime workload */
-  const char *backend;  /* NULL: no backend has a profile (use a backend's default) */
+  uint32_t struct_size;           /* sizeof(calhost_runtime_node_choice) of the library */
+  const char *node;               /* the node's name */
+  const char *workload;           /* its runtime workload */
+  const char *backend;            /* NULL: no backend has a profile (use a backend's default) */
   calhost_runtime_plugin *plugin; /* the chosen backend's plugin, or NULL */
   const char *policy;             /* the chosen policy (NUL-terminated), or NULL */
   calstore_level level;           /* where the policy came from */
