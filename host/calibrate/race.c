@@ -2,7 +2,9 @@
  * race.c: calibrate's race phase (issue 38; runtime/race.h says what a race
  * records). After the sweeps, every structure (workload x CPU target) that
  * two or more backends calibrated on this machine, now or before, gets a
- * race: one isolated child times each backend's stored winner and its
+ * race (a backend not among the run's results joins with the exact profile
+ * it stored for the same key; a run narrowed by --plugin loads the
+ * configuration's other enabled plugins for that): one isolated child times each backend's stored winner and its
  * default interleaved (sweep/race.h) with the run's rigor; the parent writes
  * the outcome into each entrant's exact profile, and into its portable
  * profile when that holds the very policy raced at the smallest thread
@@ -24,6 +26,7 @@
 #include "base/str.h"
 #include "isolate/isolate.h"
 #include "runtime/binding.h"
+#include "runtime/devices.h"
 #include "runtime/race.h"
 #include "sweep/race.h"
 
@@ -51,12 +54,21 @@ typedef struct race_group {
   size_t target;    /* its index in the target list */
   race_entrant e[8];
   size_t n;
+  /* the results that stand for backends not in this run's results (their
+   * stored profiles of the same key: calibrated earlier, or narrowed out
+   * by --plugin); keys borrowed from the group's first entrant */
+  cal_result extra[8];
+  size_t nextra;
   double id; /* the settled race's id, 0: not raced (or fewer than two timed) */
 } race_group;
 
 typedef struct race_state {
   race_group *groups;
   size_t count, cap;
+  /* a run narrowed by --plugin: the configuration's other enabled plugins,
+   * loaded for the race only (their stored profiles are raced) */
+  loader_plugin_list more;
+  int more_loaded;
   double seconds; /* the phase's wall time */
   char **lines;   /* printed after the summary */
   size_t nlines;
@@ -86,7 +98,32 @@ static loader_plugin *plugin_named(const cal_run *r, const char *backend) {
     if (p->loaded && !strcmp(p->backend, backend))
       return p;
   }
+  for (size_t i = 0; i < g_race.more.count; i++) {
+    loader_plugin *p = g_race.more.items[i];
+    if (p->loaded && p->backend && !strcmp(p->backend, backend))
+      return p;
+  }
   return NULL;
+}
+
+/* A run narrowed by --plugin loaded only those: the configuration's other
+ * enabled plugins are loaded too (probed in children first, as setup does),
+ * for the race of their stored profiles. */
+static void load_more_plugins(cal_run *r) {
+  if (g_race.more_loaded || !r->set->o->plugin_count)
+    return;
+  g_race.more_loaded = 1;
+  const config_settings *cfg = r->set->cfg;
+  loader_options lo;
+  loader_options_init(&lo);
+  runtime_binding_loader_options(cfg, &lo);
+  lo.enabled = cfg->enabled_backends;
+  lo.enabled_count = cfg->enabled_count;
+  lo.services.user = r;
+  lo.services.cancel_flag = cal_cancel_flag();
+  lo.services.is_cancelled = cal_budget_over;
+  if (loader_discover(&lo, &g_race.more) < 0)
+    loader_plugin_list_free(&g_race.more);
 }
 
 /* The stored calibrated profile of x's exact (or portable) key, or NULL. */
@@ -115,6 +152,29 @@ static size_t target_of(const cal_run *r, uint32_t threads) {
   return 0;
 }
 
+/* Adds backend x (a result, or a group's extra) to group g with its
+ * stored exact profile; none stored: not an entrant. */
+static void add_entrant(cal_run *r, race_group *g, const cal_result *x) {
+  if (g->n == sizeof g->e / sizeof g->e[0])
+    return;
+  loader_plugin *p = plugin_named(r, x->backend);
+  calstore_lookup_result *res = p ? stored_profile(r, x, CALSTORE_KEY_EXACT) : NULL;
+  if (!res || !res->profile) {
+    calstore_lookup_result_free(&res);
+    return;
+  }
+  race_entrant *e = &g->e[g->n];
+  memset(e, 0, sizeof *e);
+  e->x = x;
+  e->plugin = p;
+  e->policy = base_str_dup(res->profile->policy);
+  e->fresh = x->kind == CAL_STORED;
+  runtime_race_read(res->profile, &e->before);
+  calstore_lookup_result_free(&res);
+  if (e->policy)
+    g->n++;
+}
+
 /* Adds x to its group (found or made). */
 static void group_add(cal_run *r, const cal_result *x) {
   race_group *g = NULL;
@@ -137,24 +197,72 @@ static void group_add(cal_run *r, const cal_result *x) {
       g->e[i].fresh |= x->kind == CAL_STORED;
       return;
     }
-  if (g->n == sizeof g->e / sizeof g->e[0])
+  add_entrant(r, g, x);
+}
+
+/* The backends with a calibrated exact profile of a group's key (the same
+ * operator, model digest, processor and thread count as its first
+ * entrant's), of their loaded plugin's implementation, on the CPU. */
+typedef struct scan_ctx {
+  const cal_run *r;
+  const race_group *g;
+  const char *op;
+  const cal_result *first;
+  const char *names[8];
+  size_t n;
+} scan_ctx;
+
+static int same_str(const char *a, const char *b) {
+  return !strcmp(a ? a : "", b ? b : "");
+}
+
+static int scan_visit(void *user, const calstore_profile *p) {
+  scan_ctx *c = user;
+  const calstore_key *k = &p->key;
+  if (k->kind != CALSTORE_KEY_EXACT || p->source != CALSTORE_SOURCE_CALIBRATED ||
+      c->n == sizeof c->names / sizeof c->names[0] || !same_str(k->operator_name, c->op) ||
+      !same_str(k->model_digest, c->first->key.model_digest) ||
+      !same_str(k->processor, c->first->key.processor) ||
+      k->thread_count != c->first->key.thread_count)
+    return 0;
+  loader_plugin *pl = plugin_named(c->r, k->backend);
+  if (!pl || runtime_devices_supported(pl) ||
+      !same_str(pl->implementation_version, k->implementation))
+    return 0;
+  for (size_t i = 0; i < c->g->n; i++)
+    if (!strcmp(c->g->e[i].x->backend, pl->backend))
+      return 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (!strcmp(c->names[i], pl->backend))
+      return 0;
+  c->names[c->n++] = pl->backend; /* the plugin's string: lives through the run */
+  return 0;
+}
+
+/* Adds to g the backends calibrated for its key but not among the run's
+ * results (their profiles are raced as they are stored). */
+static void group_add_stored(cal_run *r, race_group *g) {
+  if (!g->n)
     return;
-  loader_plugin *p = plugin_named(r, x->backend);
-  calstore_lookup_result *res = p ? stored_profile(r, x, CALSTORE_KEY_EXACT) : NULL;
-  if (!res || !res->profile) {
-    calstore_lookup_result_free(&res);
-    return;
+  scan_ctx c = {r, g, cal_workload_operator(r, g->workload), g->e[0].x, {0}, 0};
+  if (r->store_lock)
+    pthread_mutex_lock(r->store_lock);
+  calstore_inspect(r->set->store, scan_visit, &c);
+  if (r->store_lock)
+    pthread_mutex_unlock(r->store_lock);
+  for (size_t i = 0; i < c.n && g->nextra < sizeof g->extra / sizeof g->extra[0]; i++) {
+    loader_plugin *p = plugin_named(r, c.names[i]);
+    cal_result *x = &g->extra[g->nextra];
+    memset(x, 0, sizeof *x);
+    x->backend = p->backend;
+    x->implementation = p->implementation_version;
+    x->workload = g->workload;
+    x->threads = g->threads;
+    x->kind = CAL_SKIPPED;
+    x->key = c.first->key; /* borrowed: never freed here */
+    g->nextra++;
+    add_entrant(r, g, x);
   }
-  race_entrant *e = &g->e[g->n];
-  memset(e, 0, sizeof *e);
-  e->x = x;
-  e->plugin = p;
-  e->policy = base_str_dup(res->profile->policy);
-  e->fresh = x->kind == CAL_STORED;
-  runtime_race_read(res->profile, &e->before);
-  calstore_lookup_result_free(&res);
-  if (e->policy)
-    g->n++;
 }
 
 /* Whether the group needs a race: two or more entrants, and something new
@@ -376,6 +484,10 @@ void cal_race_run(cal_run *r) {
       continue;
     group_add(r, x);
   }
+  if (g_race.count)
+    load_more_plugins(r);
+  for (size_t i = 0; i < g_race.count; i++)
+    group_add_stored(r, &g_race.groups[i]);
   size_t raced = 0;
   for (size_t i = 0; i < g_race.count; i++)
     raced += group_needs_race(&g_race.groups[i]);
@@ -444,6 +556,7 @@ void cal_race_json(const cal_run *r, FILE *o) {
 }
 
 void cal_race_free(void) {
+  loader_plugin_list_free(&g_race.more);
   for (size_t i = 0; i < g_race.count; i++)
     for (size_t j = 0; j < g_race.groups[i].n; j++)
       free(g_race.groups[i].e[j].policy);

@@ -381,6 +381,35 @@ static void without_a_race_the_first_answers_and_says_so(void **state) {
   assert_string_equal(rule, "configured");
 }
 
+/* A run narrowed to one backend races it against the profiles another
+ * backend stored earlier for the same key. */
+static void a_backend_calibrated_earlier_joins_the_race(void **state) {
+  (void)state;
+  char *out, *err;
+  write_config(NULL);
+  remove(g_store);
+  int rc = RUN(&out, &err, "calibrate", "--plugin", "race_beta");
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "race spin")); /* one backend: no race */
+  free(out);
+  free(err);
+  rc = RUN(&out, &err, "calibrate", "--plugin", "race_alpha");
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "race spin threads=1:"));
+  assert_non_null(strstr(out, "-> race_beta"));
+  free(out);
+  free(err);
+  seen s;
+  read_races(&s, 1, NULL);
+  assert_true(s.race[0].id > 0 && s.race[0].id == s.race[1].id);
+  assert_int_equal(s.race[1].rank, 1);
+  rc = RUN(&out, &err, "lookup", "--workload", "spin");
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "exact_calibrated race_beta:"));
+  free(out);
+  free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(calibrate_races_and_lookup_chooses_the_faster),
@@ -388,6 +417,7 @@ int main(void) {
       cmocka_unit_test(configuration_pins_a_backend),
       cmocka_unit_test(a_merged_store_keeps_each_machines_race),
       cmocka_unit_test(without_a_race_the_first_answers_and_says_so),
+      cmocka_unit_test(a_backend_calibrated_earlier_joins_the_race),
   };
   return cmocka_run_group_tests_name("race_selection", tests, setup, teardown);
 }
