@@ -4,14 +4,15 @@
  * two or more backends calibrated on this machine, now or before, gets a
  * race (a backend not among the run's results joins with the exact profile
  * it stored for the same key; a run narrowed by --plugin loads the
- * configuration's other enabled plugins for that): one isolated child times each backend's stored winner and its
- * default interleaved (sweep/race.h) with the run's rigor; the parent writes
- * the outcome into each entrant's exact profile, and into its portable
- * profile when that holds the very policy raced at the smallest thread
- * count, in one batch. A structure whose entrants already share a race and
- * were all skipped (nothing new) is not raced again. Device backends are
- * not raced (their devices are compared only among themselves: a later
- * step). The phase's lines are printed after calibrate's summary.
+ * configuration's other enabled plugins for that): one isolated child
+ * times each backend's stored winner and its default interleaved
+ * (sweep/race.h) with the run's rigor; the parent writes the outcome into
+ * each entrant's exact profile, and into its portable profile when that
+ * holds the very policy raced at the smallest thread count, in one batch.
+ * A structure whose entrants already share a race and were all skipped
+ * (nothing new) is not raced again. Device backends are not raced (their
+ * devices are compared only among themselves: a later step). The phase's
+ * lines are printed after calibrate's summary.
  */
 #include "race.h"
 
