@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/str.h"
+#include "race.h"
 #include "run.h"
 
 /* A key already calibrated is skipped (the commit decides again against
@@ -106,6 +107,10 @@ static int calibrate_run(cal_run *r) {
     if (served[x->workload] < 2)
       served[x->workload] = done ? 2 : 1;
   }
+  if (!r->interrupted) {
+    cal_race_run(r); /* the backends of each structure, timed side by side (race.c) */
+    r->interrupted = cal_cancel_signal(); /* a signal during the race stops the run too */
+  }
   cal_progress_end(r);
   if (r->interrupted)
     return 128 + r->interrupted;
@@ -120,8 +125,11 @@ static void calibrate_print(cal_run *r, int status) {
     cal_print_json(r, r->set->out, status);
   else
     cal_print_summary(r, r->set->out);
+  if (!o->json && !o->quiet)
+    cal_race_print(r, r->set->out);
   if (o->json_out)
     cal_print_json(r, o->json_out, status);
+  cal_race_free();
 }
 
 static const cal_mode calibrate_mode = {

@@ -20,6 +20,12 @@
  * --force; otherwise the existing one is kept (so a fleet sharing a store
  * keeps a stable portable profile until someone recalibrates on purpose).
  *
+ * The race (race.c): after the sweeps, each structure (workload x CPU
+ * target) with exact profiles of two or more backends is raced: their
+ * winners and defaults timed interleaved in one child, the outcome stored
+ * as race_* measurements in their profiles (runtime/race.h) in one batch,
+ * one line per race printed after the summary.
+ *
  * Durability: results are committed in one batch per workload (after every
  * thread count of it is done), again when a child dies (its finished sweeps
  * are kept) and on SIGINT/SIGTERM, which stop the run (exit 130 / 143).

@@ -35,6 +35,10 @@ volatile sig_atomic_t *cal_cancel_flag(void) {
   return &g_cancel;
 }
 
+int cal_cancel_signal(void) {
+  return g_cancel ? (g_signal ? (int)g_signal : SIGINT) : 0;
+}
+
 /* ---- the store under a wave's lock ------------------------------------ */
 
 /* The store is shared by the threads that calibrate devices at once:

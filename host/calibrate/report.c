@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "base/words.h"
 #include "isolate/isolate.h"
+#include "race.h"
 #include "run.h"
 
 #ifndef CALHOST_VERSION_STRING
@@ -513,6 +514,7 @@ void cal_print_json(cal_run *r, FILE *o, int exit_status) {
     json_result(r, &r->sink->results[i], o);
   }
   fputs("],", o);
+  cal_race_json(r, o); /* race.c: the races after the sweeps */
   cal_json_failures_and_end(r, o, exit_status);
 }
 

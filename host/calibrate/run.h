@@ -277,6 +277,8 @@ void cal_run_plugins(cal_run *r);
 
 /* The flag the signal handlers set (the plugins' cancellation flag). */
 volatile sig_atomic_t *cal_cancel_flag(void);
+/* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), 0: none. */
+int cal_cancel_signal(void);
 
 /* Lists device plugin p's devices (in a child) into *devices and selects
  * those the configuration names: *sel (calloc'd, NULL when out of memory)

@@ -9,8 +9,10 @@
  *       builds the exact and portable keys of a configured workload through
  *       the plugin's key-builder for this machine and walks the precedence
  *       with the plugin's validator; without --plugin, every enabled plugin
- *       serving the workload's operator in turn (the loader's order) until
- *       one selects a profile;
+ *       serving the workload's operator answers and the runtime chooses
+ *       (calhost_runtime_choose: [model NAME] / [lookup] backends, else the
+ *       race calibrate recorded between them, else the first in the
+ *       loader's order with a profile);
  *   both through the deployment runtime (workload.c, host/runtime): its
  *   store, its force_portable (--force-portable, else [lookup]) and its
  *   plugin loading; --explain (workload form) shows every level.
@@ -31,8 +33,10 @@
 static const cli_flag lookup_flags[] = {
     {FL_WORKLOAD, "--workload", NULL, "NAME", "the configured workload (deployment form)"},
     {FL_PLUGIN, "--plugin", NULL, "BACKEND",
-     "with --workload: the plugin to ask (default: every one serving it, first answer)"},
-    {FL_EXPLAIN, "--explain", NULL, NULL, "with --workload: show every precedence level"},
+     "with --workload/--model: the plugin to ask (default: every one serving it; the "
+     "configured order, else the race, chooses)"},
+    {FL_EXPLAIN, "--explain", NULL, NULL,
+     "with --workload: every precedence level; both forms: why the backend was chosen"},
     {FL_THREADS, "--threads", NULL, "N", "thread count of the exact key (--workload: N or max)"},
     {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
      "with --workload: the device of a device backend (see calhost devices)"},
@@ -264,6 +268,13 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
   if (cli_has(a, FL_EXPLAIN)) {
     if (c.asked_count > 1) /* without --plugin: which plugins were asked */
       base_text_printf(cli->json ? stderr : stdout, "plugins asked: %s\n", c.asked);
+    if (c.choice) /* without --plugin: why this backend (the race's figures) */
+      base_text_printf(cli->json ? stderr : stdout, "backend chosen by %s: %s\n",
+                       c.choice->rule == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
+                       : c.choice->rule == CALHOST_RUNTIME_RULE_RACE     ? "race"
+                       : c.choice->rule == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
+                                                                         : "nothing",
+                       c.choice->reason);
     explain(cli->json ? stderr : stdout, c.sel, res, cli->verbose);
   }
   if (cli->json)
@@ -309,13 +320,15 @@ const cli_command cli_cmd_lookup = {
     "[--force-portable] "
     "[--explain]\n"
     "   or: calhost lookup --model FILE [--node NAME] [--dims NAME=N,...] [--plugin B]\n"
-    "       [--threads N|max] [--force-portable]",
+    "       [--threads N|max] [--force-portable] [--explain]",
     "select a profile for a key, a configured workload or a model's nodes",
     "Walks the precedence: exact override, portable override, exact calibrated,\n"
     "portable calibrated; --force-portable or [lookup] force_portable skips the\n"
     "exact levels. With --workload the plugin builds the keys for this machine;\n"
     "without --plugin every enabled plugin serving the workload's operator is\n"
-    "asked in turn, and the first that selects a profile answers;\n"
+    "asked and the backend is chosen: [model NAME] / [lookup] backends when\n"
+    "configured, else the fastest in the race calibrate recorded between them,\n"
+    "else the first in the loader's order with a profile (--explain says which);\n"
     "either form checks each candidate policy with the validator of the plugin\n"
     "serving the backend. When the key form cannot find or load that plugin it\n"
     "still answers, unvalidated, with a warning on stderr and a \"not_validated\"\n"

@@ -125,8 +125,10 @@ static void print_json(FILE *out, const model_info *m) {
 }
 
 static int run_model(cli_context *cli, cli_args *a) {
+  if (!strcmp(a->positional[0], "bench"))
+    return cli_model_bench(cli, a);
   if (strcmp(a->positional[0], "show"))
-    return cli_usage(a, "unknown subcommand '%s' (show)", a->positional[0]);
+    return cli_usage(a, "unknown subcommand '%s' (show, bench)", a->positional[0]);
   if (a->positional_count < 2)
     return cli_usage(a, "show needs a model file");
   const char *path = a->positional[1];
@@ -153,8 +155,9 @@ static int run_model(cli_context *cli, cli_args *a) {
 
 const cli_command cli_cmd_model = {
     "model",
-    "show FILE [--dims NAME=N,...]",
-    "what calhost reads from an ONNX model: nodes, shapes, digest",
+    "show FILE [--dims NAME=N,...]\n"
+    "   or: calhost model bench FILE [--dims NAME=N,...] [--json]",
+    "what calhost reads from an ONNX model; the model's total time (bench)",
     "show: the nodes calhost would calibrate (MatMul, Gemm as MatMul, ReduceSum)\n"
     "with their static shapes, the nodes skipped with the reason (a symbolic\n"
     "dimension --dims does not bind, a shape the file does not give), and the\n"
@@ -166,7 +169,15 @@ const cli_command cli_cmd_model = {
     "node). --json prints {status, file, digest, binding, key_digest, unbound,\n"
     "..., nodes: [{name, onnx_operator, operator, dtype, shape, properties,\n"
     "structure, inputs, count, same_as}], skipped: [{name, onnx_operator,\n"
-    "reason, symbol, identity}]}.\n",
+    "reason, symbol, identity}]}.\n"
+    "bench: the model's total over its calibrated nodes (each structure's time\n"
+    "x its node count), timed interleaved with the configuration's rigor on its\n"
+    "first thread count: calhost's selection (lookup --model's choice per node),\n"
+    "each backend tuned, each backend's default, and each node's share. --json\n"
+    "prints {status, file, digest, rigor, threads, node_count, calibrated_nodes,\n"
+    "nodes: [{name, workload, backend, policy, time_us, share}], totals: [{name,\n"
+    "backend, kind, total_us, structures_missing}]} (calhost report BENCH.json --html\n"
+    "OUT draws it).\n",
     model_flags,
     1,
     2,
@@ -511,9 +522,40 @@ typedef struct node_answer {
   calhost_runtime_selection *sel; /* NULL: no plugin or no key (why) */
   char why[600];
   const char *backend;
+  /* without --plugin: how the runtime chose the backend, and why */
+  const char *rule;
+  char reason[1200];
 } node_answer;
 
-static void answer_text(const calhost_runtime_model_node *n, const node_answer *x) {
+static const char *rule_word(calhost_runtime_rule r) {
+  return r == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
+         : r == CALHOST_RUNTIME_RULE_RACE     ? "race"
+         : r == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
+                                              : "nothing";
+}
+
+/* Without --plugin: every enabled plugin serving the node answers and the
+ * runtime chooses (calhost_runtime_choose: [model NAME] / [lookup]
+ * backends, else the race, else the first with a profile). */
+static calhost_runtime_status choose_node(calhost_runtime *rt, const char *workload, uint32_t tc,
+                                          node_answer *x) {
+  calhost_runtime_choice *ch = NULL;
+  calhost_runtime_status rs = calhost_runtime_choose(rt, workload, tc, &ch, x->why, sizeof x->why);
+  if (rs != CALHOST_RUNTIME_OK)
+    return rs;
+  x->sel = ch->selection;
+  ch->selection = NULL;
+  x->backend = ch->backend;
+  for (size_t i = 0; !x->backend && i < ch->candidate_count; i++)
+    if (!ch->candidates[i].note)
+      x->backend = ch->candidates[i].backend; /* the first answer's "none" */
+  x->rule = rule_word(ch->rule);
+  snprintf(x->reason, sizeof x->reason, "%s", ch->reason);
+  calhost_runtime_choice_free(&ch);
+  return x->sel ? CALHOST_RUNTIME_OK : CALHOST_RUNTIME_NOT_FOUND;
+}
+
+static void answer_text(const calhost_runtime_model_node *n, const node_answer *x, int explain) {
   base_text_printf(stdout, "%s  %s  ", n->name, n->onnx_operator);
   if (!x->sel) {
     base_text_printf(stdout, "none: %s\n", x->why);
@@ -527,6 +569,8 @@ static void answer_text(const calhost_runtime_model_node *n, const node_answer *
     base_text_printf(stdout, "none: no acceptable profile of %s (%zu rejected)", x->backend,
                      r ? r->rejection_count : 0);
   base_text_printf(stdout, "  [exact model %s]\n", x->sel->exact.model_digest);
+  if (explain && x->rule)
+    base_text_printf(stdout, "    backend chosen by %s: %s\n", x->rule, x->reason);
 }
 
 static void answer_json(const calhost_runtime_model_node *n, const node_answer *x, int first) {
@@ -543,13 +587,18 @@ static void answer_json(const calhost_runtime_model_node *n, const node_answer *
                           r && r->profile ? calstore_level_name(r->level) : NULL);
   base_json_member_string(stdout, 0, "policy", r && r->profile ? r->profile->policy : NULL);
   base_json_member_string(stdout, 0, "message", x->sel ? NULL : x->why);
+  if (x->rule) {
+    base_json_member_string(stdout, 0, "chosen_by", x->rule);
+    base_json_member_string(stdout, 0, "reason", x->reason);
+  }
   fputc('}', stdout);
 }
 
 int cli_lookup_model(cli_context *cli, cli_args *a) {
-  if (cli_has(a, FL_WORKLOAD) || cli_has(a, FL_EXPLAIN) || cli_has(a, FL_DEVICE) ||
-      cli_has(a, FL_BACKEND) || cli_has(a, FL_OPERATOR) || cli_has(a, FL_MODEL_DIGEST))
-    return cli_usage(a, "--model takes --node, --dims, --plugin, --threads and --force-portable");
+  if (cli_has(a, FL_WORKLOAD) || cli_has(a, FL_DEVICE) || cli_has(a, FL_BACKEND) ||
+      cli_has(a, FL_OPERATOR) || cli_has(a, FL_MODEL_DIGEST))
+    return cli_usage(
+        a, "--model takes --node, --dims, --plugin, --threads, --explain and --force-portable");
   const char *file = a->value[FL_MODEL], *only = a->value[FL_NODE];
   char why[4608];
   config_dim *dims = NULL;
@@ -643,6 +692,9 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
       slot = (slot + 1) & (slots - 1);
     if (asked[slot]) {
       x = &ans[asked[slot] - 1]; /* answered for this structure already */
+    } else if (!a->value[FL_PLUGIN]) {
+      asked[slot] = i + 1;
+      rs = choose_node(rt, n->workload, tc, x);
     } else {
       asked[slot] = i + 1;
       calhost_runtime_plugin *p = NULL;
@@ -659,7 +711,7 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     if (cli->json)
       answer_json(n, x, first);
     else
-      answer_text(n, x);
+      answer_text(n, x, cli_has(a, FL_EXPLAIN));
     first = 0;
   }
   if (cli->json)

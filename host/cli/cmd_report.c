@@ -36,10 +36,11 @@ static int run_report(cli_context *cli, cli_args *a) {
 
 const cli_command cli_cmd_report = {
     "report",
-    "RUN.json|SPACE --html OUT.html",
-    "write the HTML page of a calibrate run or a recorded space",
+    "RUN.json|SPACE|BENCH.json --html OUT.html",
+    "write the HTML page of a calibrate run, a recorded space or a model bench",
     "RUN.json: what `calhost calibrate --json` printed ('-': standard input);\n"
-    "SPACE: a recorded search space (calibrate --record, search-record).\n",
+    "SPACE: a recorded search space (calibrate --record, search-record);\n"
+    "BENCH.json: what `calhost model bench --json` printed (the model view).\n",
     report_flags,
     1,
     1,

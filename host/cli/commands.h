@@ -238,6 +238,12 @@ size_t cli_model_report_unserved(const cli_model_set *models, const struct confi
  * selected, 1 some have none, 2 an error. */
 int cli_lookup_model(cli_context *cli, cli_args *a);
 
+/* `model bench FILE [--dims ...] [--json]` (cmd_model_bench.c): the
+ * model's total over its calibrated nodes with calhost's selection, each
+ * backend tuned and each default, timed interleaved; exit 0, 1 when a
+ * figure is missing, 2 on errors. */
+int cli_model_bench(cli_context *cli, cli_args *a);
+
 /* The two steps of `calibrate --report DIR` (cmd_report.c): report_open
  * creates DIR (and its parents) and opens a temporary file there for the
  * run's JSON, its name into tmp (NULL after printing the error);

@@ -68,6 +68,7 @@ calhost_runtime_status wl_open_key(cli_context *cli, const char *cmd, const char
 }
 
 void wl_close(wl_ctx *c) {
+  calhost_runtime_choice_free(&c->choice);
   calhost_runtime_selection_free(&c->sel);
   calhost_runtime_close(&c->rt);
   c->plugin = NULL;
@@ -81,67 +82,41 @@ static void asked(wl_ctx *c, const char *name, const char *what) {
 }
 
 /* A lookup without --plugin: every enabled plugin serving the workload's
- * operator, in the loader's order (c->plugin, loaded by the workload, is the
- * first), until one selects a profile; a plugin that cannot build the key
- * here (no device, a failing create) is passed over and named in c->asked.
- * Without any selection the answer is the first plugin's "none". */
+ * operator answers and the runtime chooses (calhost_runtime_choose: the
+ * configured order, else the race recorded between them, else the first in
+ * the loader's order with a profile); a plugin that cannot answer here (no
+ * device, a failing create) is passed over and named in c->asked. Without
+ * any profile the answer is the first plugin's "none". */
 static calhost_runtime_status select_any(wl_ctx *c, const char *workload, uint32_t tc, char *err,
                                          size_t cap) {
-  const char *const *names;
-  size_t n;
-  calhost_runtime_status listed =
-      calhost_runtime_serving_backends(c->rt, workload, &names, &n, err, cap);
-  if (listed != CALHOST_RUNTIME_OK)
-    return listed;
-  calhost_runtime_status first = CALHOST_RUNTIME_OK;
-  char first_err[4608] = "";
-  calhost_runtime_plugin *none_plugin = NULL;
-  calhost_runtime_selection *none = NULL;
-  for (size_t i = 0; i < n; i++) {
-    const char *name = names[i];
-    calhost_runtime_plugin *p = NULL;
-    calhost_runtime_selection *sel = NULL;
-    char why[4608];
-    calhost_runtime_status st = calhost_runtime_load_plugin(c->rt, name, NULL, &p, why, sizeof why);
-    if (st == CALHOST_RUNTIME_OK)
-      st = calhost_runtime_select(c->rt, p, workload, tc, &sel, why, sizeof why);
-    if (st != CALHOST_RUNTIME_OK) {
-      if (first == CALHOST_RUNTIME_OK) {
-        first = st;
-        snprintf(first_err, sizeof first_err, "%s", why);
+  calhost_runtime_status st = calhost_runtime_choose(c->rt, workload, tc, &c->choice, err, cap);
+  if (st != CALHOST_RUNTIME_OK)
+    return st;
+  for (size_t i = 0; i < c->choice->candidate_count; i++) {
+    const calhost_runtime_candidate *x = &c->choice->candidates[i];
+    char what[4700];
+    if (c->choice->backend && !strcmp(x->backend, c->choice->backend))
+      snprintf(what, sizeof what, "selected");
+    else if (x->has_profile)
+      snprintf(what, sizeof what, "has a profile, not chosen");
+    else if (x->note)
+      snprintf(what, sizeof what, "%s", x->note);
+    else
+      snprintf(what, sizeof what, "none, %zu rejected", x->rejection_count);
+    asked(c, x->backend, what);
+  }
+  c->sel = c->choice->selection;
+  c->choice->selection = NULL; /* c->sel owns it now */
+  if (c->choice->plugin)
+    c->plugin = c->choice->plugin;
+  else if (c->sel) /* none chosen: the plugin of the first answer */
+    for (size_t i = 0; i < c->choice->candidate_count; i++)
+      if (!c->choice->candidates[i].note) {
+        calhost_runtime_load_plugin(c->rt, c->choice->candidates[i].backend, NULL, &c->plugin, NULL,
+                                    0);
+        break;
       }
-      asked(c, name, why);
-      continue;
-    }
-    if (sel->result && sel->result->profile) {
-      asked(c, name, "selected");
-      calhost_runtime_selection_free(&none);
-      c->plugin = p;
-      c->sel = sel;
-      return CALHOST_RUNTIME_OK;
-    }
-    char what[64];
-    snprintf(what, sizeof what, "none, %zu rejected",
-             sel->result ? sel->result->rejection_count : 0);
-    asked(c, name, what);
-    if (!none) {
-      none = sel;
-      none_plugin = p;
-    } else {
-      calhost_runtime_selection_free(&sel);
-    }
-  }
-  if (none) {
-    c->plugin = none_plugin;
-    c->sel = none;
-    return CALHOST_RUNTIME_OK;
-  }
-  if (first == CALHOST_RUNTIME_OK) { /* cannot be: the workload loaded c->plugin */
-    snprintf(err, cap, "no plugin serves workload '%s'", workload);
-    return CALHOST_RUNTIME_NOT_FOUND;
-  }
-  snprintf(err, cap, "%s", first_err);
-  return first;
+  return CALHOST_RUNTIME_OK;
 }
 
 int wl_open(cli_context *cli, const char *workload, const char *plugin, const char *threads,

@@ -22,6 +22,9 @@ typedef struct wl_ctx {
    * rejected|why not)", ", "-separated, and how many */
   char asked[2048];
   size_t asked_count;
+  /* a lookup without --plugin: the runtime's choice among them (its
+   * reason, the race's figures); sel is its selection */
+  calhost_runtime_choice *choice;
 } wl_ctx;
 
 /* The key form's flags of lookup and override, as entries of a cli_flag
@@ -69,9 +72,11 @@ int wl_refuse_key_flags(const cli_args *a);
 /* Loads the configuration (the command's rule) and opens a runtime over it
  * with --store (force_portable 1: forced, -1: the configuration's), loads
  * `plugin` (else the first enabled plugin serving the workload's operator;
- * with select, every enabled plugin serving it, in the loader's order, until
- * one selects a profile: c->plugin and c->sel are that one's, or the first
- * one's "none", and c->asked names each plugin asked and its answer)
+ * with select, every enabled plugin serving it, and the runtime chooses
+ * among them (calhost_runtime_choose: the configured order, else the
+ * race, else the first with a profile): c->plugin and c->sel are the
+ * chosen one's, or the first one's "none", c->choice says why, and
+ * c->asked names each plugin asked and its answer)
  * and builds the keys of `workload` for `threads` ("N" or "max"; NULL: the
  * first configured thread count) on `device` (--device INDEX|IDENTITY of
  * a device backend; NULL: the first of its [plugin NAME] devices, as calibrate

@@ -205,6 +205,7 @@ void config_free(config_settings *cfg) {
   cfg_strv_free(&cfg->plugin_dirs, &cfg->plugin_dir_count);
   cfg_strv_free(&cfg->plugin_paths, &cfg->plugin_path_count);
   cfg_strv_free(&cfg->enabled_backends, &cfg->enabled_count);
+  cfg_strv_free(&cfg->lookup_backends, &cfg->lookup_backend_count);
   cfg_strv_free(&cfg->disabled_backends, &cfg->disabled_count);
   free(cfg->cpus);
   free(cfg->thread_counts);
@@ -230,6 +231,7 @@ void config_free(config_settings *cfg) {
     free(cfg->models[i].name);
     free(cfg->models[i].file);
     config_bindings_free(cfg->models[i].bindings, cfg->models[i].binding_count);
+    cfg_strv_free(&cfg->models[i].backends, &cfg->models[i].backend_count);
   }
   free(cfg->models);
   origins_free(cfg->origins);
@@ -442,6 +444,10 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
   snprintf(num, sizeof num, "%g", cfg->plugin_timeout_seconds);
   EMIT("calibration", "plugin_timeout", num);
   EMIT("lookup", "force_portable", cfg->force_portable ? "true" : "false");
+  if (cfg->lookup_backend_count &&
+      (rc = emit_list(cfg, fn, user, "lookup", "lookup", "backends", cfg->lookup_backends,
+                      cfg->lookup_backend_count, ", ")) != 0)
+    return rc;
 #undef EMIT
 #undef EMIT_PLUGINS_LIST
 
@@ -491,6 +497,9 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
       if ((rc = emit_text(cfg, fn, user, section, osec, "dims", &t)) != 0)
         return rc;
     }
+    if (m->backend_count && (rc = emit_list(cfg, fn, user, section, osec, "backends", m->backends,
+                                            m->backend_count, ", ")) != 0)
+      return rc;
   }
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     const config_plugin_section *s = &cfg->plugin_sections[i];

@@ -72,6 +72,11 @@ typedef struct config_model {
   size_t binding_count;
   config_origin dims_origin; /* the dims key's line */
   config_origin origin;      /* the section header's line */
+  /* backends = a, b: the backends the model's nodes are served by, in this
+   * order of preference (one name: a pin), instead of [lookup] backends
+   * and the race (issue 38); NULL and 0 when not set */
+  char **backends;
+  size_t backend_count;
 } config_model;
 
 typedef struct config_plugin_section {
@@ -129,6 +134,12 @@ typedef struct config_settings {
 
   /* [lookup] */
   int force_portable; /* force_portable = true|false */
+  /* backends = a, b: the default order of backends for a lookup without a
+   * plugin (one name: a pin), instead of the race; a [model NAME]'s own
+   * backends replaces it for that model's nodes; NULL and 0: the race
+   * decides, else the loader's order (the selection rule, README) */
+  char **lookup_backends;
+  size_t lookup_backend_count;
 
   config_workload *workloads;
   size_t workload_count, workload_capacity;

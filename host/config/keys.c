@@ -358,7 +358,9 @@ int cfg_key(parser *p, const char *name, const char *value) {
       return config_value_bool(value, &c->force_portable, why, sizeof why) == 0
                  ? 1
                  : refused(p, name, value, why);
-    return unknown_key(p, name, "force_portable");
+    if (!strcmp(name, "backends"))
+      return set_list(p, name, value, &c->lookup_backends, &c->lookup_backend_count, ",", 0, 1);
+    return unknown_key(p, name, "force_portable, backends");
   case SEC_WORKLOAD: {
     config_workload *w = &c->workloads[p->index];
     if (!strcmp(name, "operator"))
@@ -407,7 +409,9 @@ int cfg_key(parser *p, const char *name, const char *value) {
       m->dims_origin = (config_origin){c->source_path, p->line};
       return 1;
     }
-    return unknown_key(p, name, "file, dims");
+    if (!strcmp(name, "backends"))
+      return set_list(p, name, value, &m->backends, &m->backend_count, ",", 0, 1);
+    return unknown_key(p, name, "file, dims, backends");
   }
   case SEC_PLUGIN: {
     config_plugin_section *s = &c->plugin_sections[p->index];

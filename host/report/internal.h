@@ -131,4 +131,14 @@ RPT_HIDDEN void rpt_chart_effects(FILE *o, const rpt_effect *e, size_t n);
 RPT_HIDDEN void rpt_chart_heatmap(FILE *o, const rpt_effect *a, const rpt_effect *b,
                                   const rpt_cand *c, size_t n, double best, size_t id);
 
+/* ---- model.c ------------------------------------------------------------ */
+
+/* Whether root is the JSON of `calhost model bench --json` ("command":
+ * "model bench", "totals" and "nodes" arrays). */
+RPT_HIDDEN int rpt_is_model_bench(const json_t *root);
+/* The model view of such a root on o with the report's stylesheet.
+ * Returns 0, or -1 with err when writing failed. */
+RPT_HIDDEN int rpt_model_page(const json_t *bench, const char *source, const char *style, FILE *o,
+                              char *err, size_t cap);
+
 #endif /* CALHOST_REPORT_INTERNAL_H */

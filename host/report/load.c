@@ -69,6 +69,8 @@ json_t *report_load(const char *path, char *err, size_t cap) {
     snprintf(err, cap, "%s:%d:%d: not valid JSON: %s", name, je.line, je.column, je.text);
     return NULL;
   }
+  if (rpt_is_model_bench(root)) /* calhost model bench --json: the model view */
+    return root;
   if (!json_is_object(root) || !json_is_array(json_object_get(root, "results"))) {
     snprintf(err, cap,
              "%s: not the JSON report of `calhost calibrate --json` (no \"results\" array)", name);

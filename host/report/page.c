@@ -831,6 +831,8 @@ static void environment(FILE *o, const json_t *run, const char *source) {
 }
 
 int report_write_html(const json_t *run, const char *source, FILE *o, char *err, size_t cap) {
+  if (rpt_is_model_bench(run)) /* the model view (model.c) */
+    return rpt_model_page(run, source, STYLE, o, err, cap);
   const json_t *res = json_object_get(run, "results");
   if (!json_is_object(run) || !json_is_array(res))
     return base_str_fail(

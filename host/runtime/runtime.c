@@ -24,6 +24,7 @@
 #include "loader/loader.h"
 #include "loader/module.h"
 #include "model/model.h"
+#include "race.h"
 
 struct calhost_runtime_plugin {
   loader_plugin_list list; /* the loader's records (this plugin and what it probed) */
@@ -61,6 +62,10 @@ struct calhost_runtime {
 };
 
 static void runtime_models_free(struct runtime_model *m);
+
+const config_settings *runtime_settings_of(const calhost_runtime *rt) {
+  return &rt->cfg;
+}
 static calhost_runtime_status runtime_set_device(calhost_runtime *runtime, const char *device);
 
 #define FAIL(code, ...)                                                                            \
@@ -1011,4 +1016,16 @@ calhost_runtime_status calhost_runtime_add_model_with(calhost_runtime *runtime,
   runtime->models = m;
   *out = &m->pub;
   return CALHOST_RUNTIME_OK;
+}
+
+/* ---- for calhost model bench (race.h) ------------------------------------ */
+
+int runtime_plugin_parts(calhost_runtime_plugin *p, const calhost_plugin_vtable **vtable,
+                         uint32_t *abi_version, calhost_plugin_instance **instance) {
+  if (!p || !p->p || !p->inst)
+    return -1;
+  *vtable = &p->p->vtable;
+  *abi_version = p->p->abi_version;
+  *instance = p->inst;
+  return runtime_devices_supported(p->p) ? 1 : 0;
 }

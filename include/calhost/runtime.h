@@ -261,16 +261,18 @@ calhost_runtime_load_plugin(calhost_runtime *runtime, const char *backend, const
 /* Since 0.4. The backends of every enabled plugin that serves the operator
  * of the configured workload `workload`, in the order
  * calhost_runtime_load_plugin (backend NULL) tries them, the search order
- * above (the first is the one it loads): what `calhost lookup --workload W`
- * without --plugin asks in turn (calhost_runtime_load_plugin(runtime, NAME,
- * NULL, ...) and calhost_runtime_select for each until one selects a
- * profile). Only plugins that load here are listed (probed, checked and
- * loaded as load_plugin does; none is created). The discovery that loaded
- * a plugin for a workload serves, else the runtime makes one (once).
- * Returns CALHOST_RUNTIME_OK with *backends (*count names, possibly 0;
- * owned by the runtime: the array is valid until the next call of this
- * function, the names until calhost_runtime_close); NOT_FOUND (no such
- * workload), NO_MEMORY. */
+ * above (the first is the one it loads): the backends `calhost lookup
+ * --workload W` without --plugin asks (calhost_runtime_load_plugin(runtime,
+ * NAME, NULL, ...) and calhost_runtime_select for each); to choose among
+ * them as calhost does (the configured order, else the race calibrate
+ * recorded, else the first with a profile), call calhost_runtime_choose.
+ * Only plugins that load here are listed (probed, checked and loaded as
+ * load_plugin does; none is created). The discovery that loaded a plugin
+ * for a workload serves, else the runtime makes one (once). Returns
+ * CALHOST_RUNTIME_OK with *backends (*count names, possibly 0; owned by the
+ * runtime: the array is valid until the next call of this function, the
+ * names until calhost_runtime_close); NOT_FOUND (no such workload),
+ * NO_MEMORY. */
 CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_serving_backends(
     calhost_runtime *runtime, const char *workload, const char *const **backends, size_t *count,
     char *err, size_t err_capacity);
@@ -421,6 +423,121 @@ CALHOST_RUNTIME_API void calhost_runtime_model_options_init(calhost_runtime_mode
 CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_add_model_with(
     calhost_runtime *runtime, const calhost_runtime_model_options *options,
     const calhost_runtime_model **out, char *err, size_t err_capacity);
+
+/* ---- choosing the backend (since 0.5) -------------------------------------
+ *
+ * A workload (or a model's node) served by several backends gets the one
+ * calibrate measured fastest on this machine: `calhost calibrate` races
+ * the backends' winners of each structure interleaved in one child and
+ * records the race in each entrant's profile (race_id, race_latency,
+ * race_default_latency, race_entrants, race_rank; README, "Selection").
+ * The rule, in order: the configured order ([model NAME] backends for a
+ * model's nodes, else [lookup] backends: the first listed backend with a
+ * profile; one name pins it); else the fastest of the latest race recorded
+ * between two or more backends with a profile (exact profiles: this
+ * machine's race; portable ones: the race of the machine they came from);
+ * else (no race: one backend, or profiles from runs before races) the
+ * first backend in calhost_runtime_serving_backends's order with a
+ * profile; else none (use a backend's default). */
+
+/* How the backend of a choice was chosen. */
+typedef enum calhost_runtime_rule {
+  CALHOST_RUNTIME_RULE_NONE = 0,       /* no backend has a profile */
+  CALHOST_RUNTIME_RULE_CONFIGURED = 1, /* the configured order (a pin) */
+  CALHOST_RUNTIME_RULE_RACE = 2,       /* the fastest in the latest race */
+  CALHOST_RUNTIME_RULE_FIRST = 3,      /* no race: the first with a profile */
+} calhost_runtime_rule;
+
+/* One backend that was asked. */
+typedef struct calhost_runtime_candidate {
+  const char *backend;
+  int has_profile;                /* its lookup selected a profile */
+  int raced;                      /* ... that carries a race */
+  double race_id;                 /* microseconds since the epoch; 0: none */
+  double race_latency_us;         /* its winner's median in that race */
+  double race_default_latency_us; /* its default's median in that race; NAN: none */
+  const char *note;               /* why it could not answer (a load or key failure); NULL
+                                     when it answered, with a profile or without */
+  const char *policy;             /* its selected policy, NULL when none */
+  calstore_level level;           /* where that policy came from */
+  size_t rejection_count;         /* its lookup's rejected candidates */
+} calhost_runtime_candidate;
+
+/* The backend chosen for one workload, with the policy. Allocated by the
+ * library, freed with calhost_runtime_choice_free; struct_size is
+ * sizeof(calhost_runtime_choice) of the library (fields are only
+ * appended). */
+typedef struct calhost_runtime_choice {
+  uint32_t struct_size;
+  const char *backend;            /* chosen, NULL when none has a profile */
+  calhost_runtime_plugin *plugin; /* its plugin (owned by the runtime), or NULL */
+  /* the chosen backend's selection (keys, profile, rejections); none
+   * chosen: the first backend's answer ("none"), or NULL. Freed with the
+   * choice; a caller may take it (set the member NULL, then free it with
+   * calhost_runtime_selection_free) */
+  calhost_runtime_selection *selection;
+  calhost_runtime_rule rule;
+  const char *reason; /* one line: why this backend, with the race's figures */
+  const calhost_runtime_candidate *candidates; /* every backend asked, loader order */
+  size_t candidate_count;
+} calhost_runtime_choice;
+
+/* Since 0.5. Asks every enabled plugin serving the workload's operator
+ * (calhost_runtime_serving_backends) for its selection with `threads` (as
+ * calhost_runtime_select) and chooses the backend by the rule above.
+ * Returns CALHOST_RUNTIME_OK with *out whether or not a backend was chosen
+ * ((*out)->backend NULL: none); NOT_FOUND (no such workload, or no plugin
+ * serves it), NO_MEMORY; a plugin that fails to load or select is a
+ * candidate with a note, not an error, unless every one fails (then its
+ * status and message). */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_choose(calhost_runtime *runtime,
+                                                                  const char *workload,
+                                                                  uint32_t threads,
+                                                                  calhost_runtime_choice **out,
+                                                                  char *err, size_t err_capacity);
+
+/* Frees a choice and sets *choice to NULL. NULL-safe. */
+CALHOST_RUNTIME_API void calhost_runtime_choice_free(calhost_runtime_choice **choice);
+
+/* One node of a model with its chosen backend and policy. */
+typedef struct calhost_runtime_node_choice {
+  uint32_t struct_size;           /* sizeof(calhost_runtime_node_choice) of the library */
+  const char *node;               /* the node's name */
+  const char *workload;           /* its runtime workload */
+  const char *backend;            /* NULL: no backend has a profile (use a backend's default) */
+  calhost_runtime_plugin *plugin; /* the chosen backend's plugin, or NULL */
+  const char *policy;             /* the chosen policy (NUL-terminated), or NULL */
+  calstore_level level;           /* where the policy came from */
+  calhost_runtime_rule rule;
+  const char *reason;             /* as calhost_runtime_choice's */
+  double race_latency_us;         /* the chosen backend's figure in the race; NAN: no race */
+  double race_default_latency_us; /* its default's; NAN: none */
+} calhost_runtime_node_choice;
+
+/* The choice of every node of a model. */
+typedef struct calhost_runtime_model_choice {
+  uint32_t struct_size; /* sizeof(calhost_runtime_model_choice) of the library */
+  const calhost_runtime_model *model;
+  /* node_count entries of node_stride bytes each (node_stride is the
+   * library's sizeof(calhost_runtime_node_choice): step by it) */
+  const calhost_runtime_node_choice *nodes;
+  size_t node_count;
+  size_t node_stride;
+  size_t chosen_count; /* nodes with a backend */
+} calhost_runtime_model_choice;
+
+/* Since 0.5. calhost_runtime_choose for every node of a model added with
+ * calhost_runtime_add_model (once per structure: nodes of one structure
+ * share a workload), with the model's [model NAME] backends as the
+ * configured order when the configuration has that section. Returns
+ * CALHOST_RUNTIME_OK with *out (free with calhost_runtime_model_choice_free)
+ * whether or not every node has a backend; errors as calhost_runtime_choose. */
+CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_choose_model(
+    calhost_runtime *runtime, const calhost_runtime_model *model, uint32_t threads,
+    calhost_runtime_model_choice **out, char *err, size_t err_capacity);
+
+/* Frees a model choice and sets *choice to NULL. NULL-safe. */
+CALHOST_RUNTIME_API void calhost_runtime_model_choice_free(calhost_runtime_model_choice **choice);
 
 #ifdef __cplusplus
 }

@@ -130,6 +130,21 @@ static int c_handles(void) {
   EXPECT(calhost_runtime_serving_backends(rt, "w", &names, NULL, NULL, 0) == INVALID);
   EXPECT(calhost_runtime_serving_backends(rt, "w", &names, &n, err, sizeof err) ==
          CALHOST_RUNTIME_NOT_FOUND); /* the empty configuration has no workload */
+  /* since 0.5: the choice of a backend */
+  calhost_runtime_choice *ch = (calhost_runtime_choice *)&n; /* reset to NULL on misuse */
+  EXPECT(calhost_runtime_choose(NULL, "w", 0, &ch, err, sizeof err) == INVALID);
+  EXPECT(ch == NULL);
+  EXPECT(calhost_runtime_choose(rt, NULL, 0, &ch, NULL, 0) == INVALID);
+  EXPECT(calhost_runtime_choose(rt, "w", 0, NULL, err, sizeof err) == INVALID);
+  EXPECT(calhost_runtime_choose(rt, "w", 0, &ch, err, sizeof err) == CALHOST_RUNTIME_NOT_FOUND);
+  calhost_runtime_choice_free(NULL);
+  calhost_runtime_choice_free(&ch);
+  calhost_runtime_model_choice *mc = NULL;
+  EXPECT(calhost_runtime_choose_model(rt, NULL, 0, &mc, err, sizeof err) == INVALID);
+  EXPECT(calhost_runtime_choose_model(NULL, NULL, 0, NULL, NULL, 0) == INVALID);
+  EXPECT(mc == NULL);
+  calhost_runtime_model_choice_free(NULL);
+  calhost_runtime_model_choice_free(&mc);
   calhost_runtime_close(&rt);
   return 0;
 }
@@ -138,7 +153,7 @@ static const misuse_row rows[] = {
     {"version, status_name, options_init", c_names},
     {"calhost_runtime_open: arrays, counts, struct_size, err capacity", c_open_arrays},
     {"close, store, force_portable, plugins, validate, load, build_keys, select, "
-     "serving_backends",
+     "serving_backends, choose, choose_model",
      c_handles},
 };
 

@@ -1,0 +1,245 @@
+/*
+ * race.c: the race runner (race.h): one session per backend and workload
+ * (its entrants share it: the backend's reference is computed once, and
+ * the session is prepared again with an entrant's policy before each of
+ * its samples, untimed), the reference check, sample sizing, then
+ * interleaved rounds and each entrant's figures (stats.h).
+ */
+#include "race.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/str.h"
+#include "loader/entries.h"
+#include "measure.h"
+
+typedef struct runner {
+  sweep_race_entrant *e;
+  calhost_session *session; /* its own, or NULL when it shares owner's */
+  struct runner *owner;     /* the runner that opened the session it uses (itself or earlier) */
+  struct runner *prepared;  /* on the owner: the runner whose policy the session holds */
+  char *policy;             /* what prepare takes: the entrant's policy, or its default */
+  struct runner *alias;     /* an earlier runner with the same session and policy: timed once,
+                               its figures copied (a default that is the winner) */
+  uint32_t iterations;
+  double *samples;
+  uint32_t n;
+} runner;
+
+static calhost_session *session_of(runner *r) {
+  return r->owner->session;
+}
+
+/* One run() of `iterations`; *seconds the device's time when reported,
+ * else the host's clock. Returns 0, or -1 with the entrant's error set. */
+static int timed(runner *r, uint32_t iterations, double *seconds) {
+  calhost_run_result rr;
+  memset(&rr, 0, sizeof rr);
+  rr.header.struct_type = CALHOST_STRUCT_RUN_RESULT;
+  rr.header.struct_version = 1;
+  rr.header.struct_size = sizeof rr;
+  rr.device_seconds = -1.0;
+  double t0 = sweep_now();
+  calhost_status st = r->e->vtable->run(session_of(r), iterations, &rr);
+  double t1 = sweep_now();
+  if (st != CALHOST_OK) {
+    snprintf(r->e->error, sizeof r->e->error, "run failed: %s", calhost_status_name(st));
+    return -1;
+  }
+  if (rr.device_seconds > 0 && isfinite(rr.device_seconds))
+    *seconds = rr.device_seconds;
+  else if (rr.device_seconds < 0)
+    *seconds = t1 - t0;
+  else {
+    snprintf(r->e->error, sizeof r->e->error, "run() reported no usable device time");
+    return -1;
+  }
+  return 0;
+}
+
+/* Prepares the shared session with r's policy unless it holds it. */
+static int prepared(runner *r) {
+  if (r->owner->prepared == r)
+    return 0;
+  calhost_status st = r->e->vtable->prepare(session_of(r), r->policy, strlen(r->policy));
+  if (st != CALHOST_OK) {
+    r->owner->prepared = NULL;
+    snprintf(r->e->error, sizeof r->e->error, "prepare failed: %s", calhost_status_name(st));
+    return -1;
+  }
+  r->owner->prepared = r;
+  return 0;
+}
+
+/* The default policy of r's session into a fresh string. */
+static char *default_of(runner *r) {
+  const calhost_plugin_vtable *vt = r->e->vtable;
+  if (!CALHOST_VTABLE_CALLABLE(vt, r->e->abi_version, default_policy)) {
+    snprintf(r->e->error, sizeof r->e->error, "the backend has no default policy");
+    return NULL;
+  }
+  size_t cap = 256, len = 0;
+  for (int attempt = 0; attempt < 4; attempt++) {
+    char *buf = malloc(cap);
+    if (!buf)
+      break;
+    calhost_status st = vt->default_policy(session_of(r), buf, cap, &len);
+    if (st == CALHOST_OK && len < cap) {
+      buf[len] = '\0';
+      return buf;
+    }
+    free(buf);
+    if (st != CALHOST_BUFFER_TOO_SMALL || len > CALHOST_SWEEP_MAX_POLICY)
+      break;
+    cap = len > cap ? len : cap * 2;
+  }
+  snprintf(r->e->error, sizeof r->e->error, "default_policy failed");
+  return NULL;
+}
+
+/* Opens (or shares), validates, prepares, checks and sizes one runner.
+ * Returns 0 or -1. */
+static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
+  runner *r = &rs[i];
+  sweep_race_entrant *e = r->e;
+  const calhost_plugin_vtable *vt = e->vtable;
+  r->owner = r;
+  for (size_t j = 0; j < i; j++) /* an earlier runner of the same backend and workload */
+    if (rs[j].owner == &rs[j] && rs[j].session && rs[j].e->vtable == vt &&
+        rs[j].e->instance == e->instance && rs[j].e->workload == e->workload &&
+        rs[j].e->target == e->target)
+      r->owner = &rs[j];
+  if (r->owner == r) {
+    calhost_status st = vt->open_session(e->instance, e->workload, e->target, &r->session);
+    if (st != CALHOST_OK || !r->session) {
+      r->session = NULL;
+      snprintf(e->error, sizeof e->error, "open_session failed: %s", calhost_status_name(st));
+      return -1;
+    }
+  }
+  r->policy = e->policy ? base_str_dup(e->policy) : default_of(r);
+  if (!r->policy) {
+    if (e->policy)
+      snprintf(e->error, sizeof e->error, "out of memory");
+    return -1;
+  }
+  for (size_t j = 0; j < i; j++) /* the same policy on the same session: timed once */
+    if (rs[j].owner == r->owner && rs[j].policy && !rs[j].alias && rs[j].e->ok &&
+        !strcmp(rs[j].policy, r->policy)) {
+      r->alias = &rs[j];
+      return 0;
+    }
+  char err[256] = "";
+  calhost_status st =
+      vt->validate_policy(e->instance, r->policy, strlen(r->policy), err, sizeof err);
+  if (st != CALHOST_OK) {
+    snprintf(e->error, sizeof e->error, "refused: %s", err[0] ? err : calhost_status_name(st));
+    return -1;
+  }
+  double t;
+  if (prepared(r) != 0 || timed(r, 1, &t) != 0)
+    return -1;
+  if (CALHOST_VTABLE_CALLABLE(vt, e->abi_version, check)) {
+    err[0] = '\0';
+    st = vt->check(session_of(r), err, sizeof err);
+    err[sizeof err - 1] = '\0';
+    if (st != CALHOST_OK) {
+      snprintf(e->error, sizeof e->error, "wrong output: %s",
+               err[0] ? err : calhost_status_name(st));
+      return -1;
+    }
+  }
+  /* size a sample to the rigor's minimum time (as the sweep does) */
+  uint32_t iters = 1;
+  for (int step = 0; step < 24 && t < p->min_sample_seconds; step++) {
+    double grow = t > 0 ? p->min_sample_seconds / t * 1.2 : 10.0;
+    grow = grow > 10.0 ? 10.0 : grow < 1.5 ? 1.5 : grow;
+    double next = ceil((double)iters * grow);
+    iters = next > (double)(1u << 24) ? (1u << 24) : (uint32_t)next;
+    if (timed(r, iters, &t) != 0)
+      return -1;
+    if (iters == (1u << 24))
+      break;
+  }
+  r->iterations = iters;
+  return 0;
+}
+
+size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p,
+                      int (*cancelled)(void *user), void *user) {
+  runner *rs = calloc(n ? n : 1, sizeof *rs);
+  uint32_t reps = p->repetitions ? p->repetitions : 1;
+  size_t timed_count = 0;
+  for (size_t i = 0; i < n; i++) {
+    e[i].ok = 0;
+    e[i].error[0] = '\0';
+    memset(&e[i].figures, 0, sizeof e[i].figures);
+    e[i].figures.median_us = NAN;
+  }
+  if (!rs) {
+    for (size_t i = 0; i < n; i++)
+      snprintf(e[i].error, sizeof e[i].error, "out of memory");
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    rs[i].e = &e[i];
+    rs[i].owner = &rs[i];
+    rs[i].samples = calloc(reps, sizeof *rs[i].samples);
+    if (!rs[i].samples)
+      snprintf(e[i].error, sizeof e[i].error, "out of memory");
+    else
+      e[i].ok = ready(rs, i, p) == 0;
+  }
+  /* warm-up rounds, then the timed rounds; each round starts one entrant
+   * later (A B C, B C A, C A B, ...): a machine's periodic interruptions
+   * cannot fall on one entrant alone */
+  for (uint32_t round = 0; round < p->warmup_samples + reps; round++) {
+    if (cancelled && cancelled(user))
+      break;
+    for (size_t k = 0; k < n; k++) {
+      size_t i = (k + round) % n;
+      runner *r = &rs[i];
+      double t;
+      if (!e[i].ok || r->alias)
+        continue;
+      if (prepared(r) != 0 || timed(r, r->iterations, &t) != 0) {
+        e[i].ok = 0;
+        continue;
+      }
+      if (round >= p->warmup_samples)
+        r->samples[r->n++] = t / (double)r->iterations * 1e6;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    runner *r = &rs[i];
+    if (r->alias) { /* its twin's figures (the twin comes first: already settled) */
+      e[i].ok = r->alias->e->ok;
+      e[i].figures = r->alias->e->figures;
+      if (!e[i].ok)
+        snprintf(e[i].error, sizeof e[i].error, "%s", r->alias->e->error);
+      timed_count += (size_t)e[i].ok;
+      free(r->samples);
+      free(r->policy);
+      continue;
+    }
+    if (e[i].ok && r->n == 0) {
+      e[i].ok = 0;
+      snprintf(e[i].error, sizeof e[i].error, "stopped before its first sample");
+    }
+    if (e[i].ok &&
+        sweep_figures_fill(r->samples, r->n, r->iterations, p->noise_threshold, &e[i].figures) == 0)
+      timed_count++;
+    else
+      e[i].ok = 0;
+    free(r->samples);
+    free(r->policy);
+  }
+  for (size_t i = 0; i < n; i++) /* sessions last: others shared them */
+    if (rs[i].session)
+      e[i].vtable->close_session(rs[i].session);
+  free(rs);
+  return timed_count;
+}

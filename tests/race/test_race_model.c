@@ -1,0 +1,354 @@
+/*
+ * test_race_model.c: a model's nodes chosen across backends (issue 38),
+ * with cpu_gemm (limited to its portable kernels) and openblas: lookup
+ * --model without --plugin asks every enabled plugin (cpu_gemm sorts first;
+ * a model calibrated by openblas alone still answers openblas), calibrate
+ * races the two on each structure, lookup --model and
+ * calhost_runtime_choose_model follow the race recorded in the store (set
+ * both ways here, so nothing depends on this machine's speeds), and
+ * [model NAME] backends pins a backend.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "calhost/calstore.h"
+#include "calhost/runtime.h"
+#include "runtime/race.h"
+
+static char g_build[1024];
+static char g_dir[256];
+static char g_cfg[512], g_store[512], g_model[512];
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return calloc(1, 1);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  size_t got = fread(b, 1, (size_t)n, f);
+  b[got] = '\0';
+  fclose(f);
+  return b;
+}
+
+static int run(char **out, const char *const *args) {
+  char o[512], bin[1200];
+  snprintf(o, sizeof o, "%s/out.txt", g_dir);
+  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
+  const char *argv[32];
+  size_t n = 0;
+  argv[n++] = bin;
+  argv[n++] = "--config";
+  argv[n++] = g_cfg;
+  for (size_t i = 0; args[i] && n < 31; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fo, 1);
+    dup2(fo, 2);
+    setenv("XDG_CACHE_HOME", g_dir, 1);
+    unsetenv("CALHOST_PLUGIN_PATH");
+    execv(bin, (char *const *)argv);
+    _exit(127);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  *out = slurp(o);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define RUN(out, ...) run(out, (const char *const[]){__VA_ARGS__, NULL})
+
+static void write_config(const char *extra) {
+  FILE *f = fopen(g_cfg, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/plugins\n"
+          "enabled = cpu_gemm, openblas\n[calibration]\nthreads = 1\nrigor = quick\n"
+          "[plugin cpu_gemm]\nmax_isa = portable\n%s",
+          g_store, g_build, extra ? extra : "");
+  fclose(f);
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *b = getenv("CALHOST_BUILD_DIR"), *src = getenv("CALHOST_SOURCE_DIR");
+  snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
+  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-race-model-XXXXXX");
+  if (!mkdtemp(g_dir))
+    return -1;
+  snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
+  snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
+  snprintf(g_model, sizeof g_model, "%s/pair.onnx", g_dir);
+  char cmd[2400];
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/race/make_model.py' '%s'", src ? src : ".",
+           g_model);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static size_t count(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+/* Rewrites the race of every exact profile in the store: `fast` wins. */
+typedef struct rig {
+  const char *fast;
+  calstore_batch *b;
+  size_t raced;
+} rig;
+
+static int rig_visit(void *user, const calstore_profile *p) {
+  rig *c = user;
+  runtime_race old;
+  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
+    return 0;
+  calstore_measurement m[40];
+  size_t n =
+      runtime_race_strip(p->measurements, p->measurement_count < 34 ? p->measurement_count : 34, m);
+  int won = !strcmp(p->key.backend, c->fast);
+  runtime_race r = {old.id, won ? 10.0 : 30.0, 40.0, 2, won ? 1u : 2u};
+  runtime_race_append(&r, m, &n);
+  calstore_profile q = *p;
+  q.measurements = m;
+  q.measurement_count = n;
+  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
+  c->raced++;
+  return 0;
+}
+
+static size_t rig_races(const char *fast) {
+  calstore_options so;
+  calstore_options_init(&so);
+  so.path = g_store;
+  calstore *s = NULL;
+  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
+  rig c = {fast, NULL, 0};
+  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_read_file(g_store, rig_visit, &c, NULL, NULL, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
+  calstore_close(&s);
+  return c.raced;
+}
+
+/* The runtime's choice of every node: each is `backend`. */
+static void runtime_nodes_are(const char *backend, calhost_runtime_rule rule) {
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = g_cfg;
+  calhost_runtime *rt = NULL;
+  char err[1024];
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+  const calhost_runtime_model *m = NULL;
+  assert_int_equal(calhost_runtime_add_model(rt, g_model, NULL, &m, err, sizeof err),
+                   CALHOST_RUNTIME_OK);
+  calhost_runtime_model_choice *c = NULL;
+  assert_int_equal(calhost_runtime_choose_model(rt, m, 0, &c, err, sizeof err), CALHOST_RUNTIME_OK);
+  assert_int_equal(c->struct_size, sizeof *c);
+  assert_int_equal(c->node_count, 3);
+  assert_int_equal(c->chosen_count, 3);
+  for (size_t i = 0; i < c->node_count; i++) {
+    const calhost_runtime_node_choice *n =
+        (const calhost_runtime_node_choice *)((const char *)c->nodes + i * c->node_stride);
+    assert_int_equal(n->struct_size, sizeof *n);
+    assert_string_equal(n->node, m->nodes[i].name);
+    assert_non_null(n->backend);
+    assert_string_equal(n->backend, backend);
+    assert_non_null(n->policy);
+    assert_non_null(n->plugin);
+    assert_int_equal(n->level, CALSTORE_LEVEL_EXACT_CALIBRATED);
+    assert_int_equal(n->rule, rule);
+    if (rule == CALHOST_RUNTIME_RULE_RACE)
+      assert_true(n->race_latency_us == 10.0);
+  }
+  calhost_runtime_model_choice_free(&c);
+  assert_null(c);
+  calhost_runtime_close(&rt);
+}
+
+static void lookup_model_asks_every_plugin(void **state) {
+  (void)state;
+  char *out;
+  write_config(NULL);
+  int rc = RUN(&out, "calibrate", "--model", g_model, "--plugin", "openblas");
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  free(out);
+  /* cpu_gemm sorts first and has no profile: openblas answers each node */
+  rc = RUN(&out, "lookup", "--model", g_model, "--explain");
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_int_equal(count(out, "exact_calibrated openblas:"), 3);
+  assert_int_equal(count(out, "backend chosen by loader order: openblas: no race recorded"), 3);
+  free(out);
+  runtime_nodes_are("openblas", CALHOST_RUNTIME_RULE_FIRST);
+}
+
+static void lookup_model_follows_the_race(void **state) {
+  (void)state;
+  char *out;
+  write_config(NULL);
+  int rc = RUN(&out, "calibrate", "--model", g_model);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  /* both structures raced: openblas calibrated before, cpu_gemm now */
+  assert_non_null(strstr(out, "race pair.q threads=1: "));
+  assert_non_null(strstr(out, "race pair.out threads=1: "));
+  free(out);
+  /* 2 structures x 2 backends carry a race */
+  assert_int_equal(rig_races("cpu_gemm"), 4);
+  rc = RUN(&out, "lookup", "--model", g_model, "--explain");
+  assert_int_equal(rc, 0);
+  assert_int_equal(count(out, "exact_calibrated cpu_gemm:"), 3);
+  assert_int_equal(count(out, "backend chosen by race: cpu_gemm: fastest of 2"), 3);
+  free(out);
+  runtime_nodes_are("cpu_gemm", CALHOST_RUNTIME_RULE_RACE);
+  assert_int_equal(rig_races("openblas"), 4);
+  rc = RUN(&out, "lookup", "--model", g_model, "--json");
+  assert_int_equal(rc, 0);
+  assert_int_equal(count(out, "\"backend\":\"openblas\""), 3);
+  assert_int_equal(count(out, "\"chosen_by\":\"race\""), 3);
+  free(out);
+  runtime_nodes_are("openblas", CALHOST_RUNTIME_RULE_RACE);
+  /* --plugin still asks that plugin alone */
+  rc = RUN(&out, "lookup", "--model", g_model, "--plugin", "cpu_gemm");
+  assert_int_equal(rc, 0);
+  assert_int_equal(count(out, "exact_calibrated cpu_gemm:"), 3);
+  free(out);
+}
+
+static void model_section_pins_a_backend(void **state) {
+  (void)state;
+  char *out, extra[800];
+  snprintf(extra, sizeof extra, "[model pair]\nfile = %s\nbackends = cpu_gemm\n", g_model);
+  write_config(extra); /* openblas won the race last (above) */
+  int rc = RUN(&out, "lookup", "--model", g_model, "--explain");
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_int_equal(count(out, "exact_calibrated cpu_gemm:"), 3);
+  assert_int_equal(
+      count(out, "backend chosen by configuration: cpu_gemm: the first backend of [model pair] "
+                 "backends with a profile"),
+      3);
+  free(out);
+  runtime_nodes_are("cpu_gemm", CALHOST_RUNTIME_RULE_CONFIGURED);
+  write_config(NULL);
+}
+
+/* model bench: every total measured, the selection's total, each node's
+ * share; then its model view in headless Chromium (not blank, every SVG
+ * element parsed). */
+static void model_bench_and_its_report(void **state) {
+  (void)state;
+  char *out;
+  write_config(NULL);
+  int rc = RUN(&out, "model", "bench", g_model, "--json");
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"command\":\"model bench\""));
+  assert_non_null(strstr(out, "\"calibrated_nodes\":3"));
+  assert_int_equal(count(out, "\"kind\":\"selection\""), 1);
+  assert_int_equal(count(out, "\"kind\":\"tuned\""), 2);
+  assert_int_equal(count(out, "\"kind\":\"default\""), 2);
+  assert_int_equal(count(out, "\"share\":"), 3);
+  assert_null(strstr(out, "\"total_us\":null"));
+  char bench[600], html[600], png[600], dom[600], cmd[4096];
+  snprintf(bench, sizeof bench, "%s/bench.json", g_dir);
+  FILE *f = fopen(bench, "w");
+  assert_non_null(f);
+  fputs(out, f);
+  fclose(f);
+  free(out);
+  /* the text form: the totals side by side */
+  rc = RUN(&out, "model", "bench", g_model);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "calhost selection"));
+  assert_non_null(strstr(out, "cpu_gemm default"));
+  assert_non_null(strstr(out, "openblas tuned"));
+  free(out);
+  snprintf(html, sizeof html, "%s/model.html", g_dir);
+  rc = RUN(&out, "report", bench, "--html", html);
+  assert_int_equal(rc, 0);
+  free(out);
+  char *page = slurp(html);
+  assert_non_null(strstr(page, "Model report"));
+  assert_non_null(strstr(page, "calhost selection"));
+  assert_int_equal(count(page, "<tr><td><code>"), 3); /* one row per node */
+  if (access("/usr/bin/chromium", X_OK) != 0)
+    fail_msg("no chromium: install the Debian package `chromium` (scripts/setup.sh deps)");
+  snprintf(png, sizeof png, "%s/model.png", g_dir);
+  snprintf(dom, sizeof dom, "%s/model.dom", g_dir);
+  const char *flags = "--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run "
+                      "--disable-extensions --disable-dev-shm-usage";
+  snprintf(cmd, sizeof cmd,
+           "timeout 120 /usr/bin/chromium %s --user-data-dir='%s/chromium-profile' "
+           "--screenshot='%s' --window-size=1200,900 'file://%s' >/dev/null 2>&1",
+           flags, g_dir, png, html);
+  assert_int_equal(system(cmd), 0);
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  snprintf(cmd, sizeof cmd, "python3 '%s/tests/report/png_check.py' '%s'", src ? src : ".", png);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  unsigned w = 0, h = 0, colours = 0;
+  int top = -1;
+  double nonwhite = 0;
+  assert_int_equal(fscanf(p, "%u %u %lf %u %d", &w, &h, &nonwhite, &colours, &top), 5);
+  assert_int_equal(pclose(p), 0);
+  assert_int_equal(w, 1200);
+  assert_true(nonwhite > 0.01 && nonwhite < 0.6);
+  assert_true(colours > 20); /* the bars' colours beside the text */
+  assert_true(top >= 0 && top < 200);
+  snprintf(cmd, sizeof cmd,
+           "timeout 120 /usr/bin/chromium %s --user-data-dir='%s/chromium-profile' --dump-dom "
+           "'file://%s' >'%s' 2>/dev/null",
+           flags, g_dir, html, dom);
+  assert_int_equal(system(cmd), 0);
+  char *parsed = slurp(dom);
+  assert_true(count(parsed, "<svg") >= 4); /* the totals chart and a share bar per node */
+  assert_int_equal(count(parsed, "<svg"), count(page, "<svg"));
+  assert_int_equal(count(parsed, "<rect"), count(page, "<rect"));
+  free(parsed);
+  free(page);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(lookup_model_asks_every_plugin),
+      cmocka_unit_test(lookup_model_follows_the_race),
+      cmocka_unit_test(model_section_pins_a_backend),
+      cmocka_unit_test(model_bench_and_its_report),
+  };
+  return cmocka_run_group_tests_name("race_model", tests, setup, teardown);
+}

@@ -1,0 +1,195 @@
+/*
+ * test_race_runner.c: the race runner (host/sweep/race.c) against an
+ * in-test fake backend: the entrants of one instance share one session
+ * (opened once), each entrant is prepared again before its samples, the
+ * rounds interleave and rotate (A B C, B C A, ...), a default that is the
+ * winner is timed once, an entrant the backend refuses or gets wrong fails
+ * alone. Nothing here depends on the clock.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sweep/race.h"
+
+struct calhost_plugin_instance {
+  int id;
+};
+struct calhost_session {
+  calhost_plugin_instance *inst;
+  int work;
+  int wrong;
+  double out;
+};
+
+static int g_opens, g_closes;
+static char g_log[4096]; /* "I:work " per timed-size run (iterations > 0) */
+
+static calhost_status f_open(calhost_plugin_instance *i, const calhost_workload *w,
+                             const calhost_target *t, calhost_session **out) {
+  (void)w, (void)t;
+  *out = calloc(1, sizeof **out);
+  (*out)->inst = i;
+  g_opens++;
+  return CALHOST_OK;
+}
+static void f_close(calhost_session *s) {
+  g_closes++;
+  free(s);
+}
+static calhost_status f_validate(calhost_plugin_instance *i, const char *p, size_t n, char *err,
+                                 size_t cap) {
+  (void)i;
+  if (n > 5 && !strncmp(p, "work=", 5) && atoi(p + 5) > 0)
+    return CALHOST_OK;
+  snprintf(err, cap, "not work=N");
+  return CALHOST_INVALID_ARGUMENT;
+}
+static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
+  (void)n;
+  s->work = atoi(p + 5);
+  s->wrong = strstr(p, "wrong") != NULL;
+  return CALHOST_OK;
+}
+static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
+  (void)r;
+  volatile double acc = 0;
+  for (uint32_t it = 0; it < iters; it++)
+    for (int k = 0; k < s->work * 200; k++)
+      acc = acc + 1;
+  s->out = s->wrong ? -1 : (double)s->work;
+  size_t n = strlen(g_log);
+  snprintf(g_log + n, sizeof g_log - n, "%d:%d ", s->inst->id, s->work);
+  return CALHOST_OK;
+}
+static calhost_status f_check(calhost_session *s, char *err, size_t cap) {
+  if (s->out == (double)s->work)
+    return CALHOST_OK;
+  snprintf(err, cap, "differs");
+  return CALHOST_CHECK_FAILED;
+}
+static calhost_status f_default(calhost_session *s, char *buf, size_t cap, size_t *len) {
+  (void)s;
+  return calhost_copy_out("work=2", buf, cap, len);
+}
+
+static calhost_plugin_vtable vt;
+static calhost_plugin_instance inst_a = {1}, inst_b = {2};
+static calhost_workload wl;
+static calhost_target tg;
+
+static void setup_vt(void) {
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.abi_version = CALHOST_ABI_VERSION;
+  vt.validate_policy = f_validate;
+  vt.open_session = f_open;
+  vt.close_session = f_close;
+  vt.prepare = f_prepare;
+  vt.run = f_run;
+  vt.check = f_check;
+  vt.default_policy = f_default;
+  g_opens = g_closes = 0;
+  g_log[0] = '\0';
+}
+
+static sweep_race_entrant entrant(calhost_plugin_instance *i, const char *policy) {
+  return (sweep_race_entrant){.vtable = &vt,
+                              .abi_version = CALHOST_ABI_VERSION,
+                              .instance = i,
+                              .workload = &wl,
+                              .target = &tg,
+                              .policy = policy};
+}
+
+static sweep_rigor_params params(void) {
+  sweep_rigor_params p;
+  sweep_rigor_params_init(CALHOST_RIGOR_QUICK, 4, &p);
+  p.min_sample_seconds = 0; /* one iteration per sample: the log stays short */
+  p.warmup_samples = 0;
+  return p;
+}
+
+static void shares_sessions_and_interleaves(void **state) {
+  (void)state;
+  setup_vt();
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=1"), entrant(&inst_a, NULL),
+                             entrant(&inst_b, "work=4"), entrant(&inst_b, NULL)};
+  sweep_rigor_params p = params();
+  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 4);
+  assert_int_equal(g_opens, 2); /* one session per instance */
+  assert_int_equal(g_closes, 2);
+  for (int i = 0; i < 4; i++) {
+    assert_true(e[i].ok);
+    assert_int_equal(e[i].figures.samples, 4);
+    assert_true(e[i].figures.median_us > 0);
+  }
+  /* after the four ready runs, the rounds: A1 A2 B4 B2, then rotated */
+  const char *rounds = strstr(g_log, "1:1 1:2 2:4 2:2 ");
+  assert_non_null(rounds);
+  rounds += strlen("1:1 1:2 2:4 2:2 ");
+  assert_string_equal(rounds, "1:1 1:2 2:4 2:2 "
+                              "1:2 2:4 2:2 1:1 "
+                              "2:4 2:2 1:1 1:2 "
+                              "2:2 1:1 1:2 2:4 ");
+}
+
+static void a_default_that_is_the_winner_is_timed_once(void **state) {
+  (void)state;
+  setup_vt();
+  sweep_race_entrant e[2] = {entrant(&inst_a, "work=2"), entrant(&inst_a, NULL)};
+  sweep_rigor_params p = params();
+  assert_int_equal(sweep_race_run(e, 2, &p, NULL, NULL), 2);
+  assert_true(e[1].ok);
+  assert_true(e[1].figures.median_us == e[0].figures.median_us);
+  assert_string_equal(g_log, "1:2 1:2 1:2 1:2 1:2 "); /* ready, then four samples */
+}
+
+static void a_refused_or_wrong_entrant_fails_alone(void **state) {
+  (void)state;
+  setup_vt();
+  sweep_race_entrant e[3] = {entrant(&inst_a, "bogus"), entrant(&inst_a, "work=3;wrong"),
+                             entrant(&inst_b, "work=1")};
+  sweep_rigor_params p = params();
+  assert_int_equal(sweep_race_run(e, 3, &p, NULL, NULL), 1);
+  assert_false(e[0].ok);
+  assert_non_null(strstr(e[0].error, "refused: not work=N"));
+  assert_false(e[1].ok);
+  assert_non_null(strstr(e[1].error, "wrong output: differs"));
+  assert_true(e[2].ok);
+  assert_true(isnan(e[0].figures.median_us));
+  assert_int_equal(g_opens, g_closes);
+}
+
+static int stop_now(void *user) {
+  (void)user;
+  return 1;
+}
+
+static void cancelled_before_a_sample(void **state) {
+  (void)state;
+  setup_vt();
+  sweep_race_entrant e[1] = {entrant(&inst_a, "work=1")};
+  sweep_rigor_params p = params();
+  assert_int_equal(sweep_race_run(e, 1, &p, stop_now, NULL), 0);
+  assert_false(e[0].ok);
+  assert_non_null(strstr(e[0].error, "stopped"));
+  assert_int_equal(g_opens, g_closes);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(shares_sessions_and_interleaves),
+      cmocka_unit_test(a_default_that_is_the_winner_is_timed_once),
+      cmocka_unit_test(a_refused_or_wrong_entrant_fails_alone),
+      cmocka_unit_test(cancelled_before_a_sample),
+  };
+  return cmocka_run_group_tests_name("sweep_race", tests, NULL, NULL);
+}
