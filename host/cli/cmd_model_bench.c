@@ -220,7 +220,7 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
     base_json_member_string(o, 0, "command", "model bench");
     base_json_member_string(o, 0, "file", m->path);
     base_json_member_string(o, 0, "digest", m->digest);
-    base_json_member_string(o, 0, "rigor", sweep_rigor_name(params.rigor));
+    base_json_member_string(o, 0, "rigor", base_rigor_name(params.rigor));
     fprintf(o, ",\"threads\":%u,\"node_count\":%zu,\"calibrated_nodes\":%zu", (unsigned)tc,
             m->node_count, calibrated);
     fputs(",\"nodes\":[", o);
@@ -269,7 +269,7 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
                      "model %s: %zu node%s, %zu calibrated, %zu structure%s (rigor %s, %u "
                      "thread%s, interleaved)\n",
                      m->path, m->node_count, m->node_count == 1 ? "" : "s", calibrated, ns,
-                     ns == 1 ? "" : "s", sweep_rigor_name(params.rigor), (unsigned)tc,
+                     ns == 1 ? "" : "s", base_rigor_name(params.rigor), (unsigned)tc,
                      tc == 1 ? "" : "s");
     base_text_printf(o, "%-24s %-12s %12s %7s  %s\n", "node", "backend", "time", "share", "policy");
     for (size_t i = 0; i < mc->node_count; i++) {
