@@ -48,6 +48,8 @@
 #define INITIAL_DIV 5
 #define INITIAL_MIN 4
 #define INITIAL_MAX 12
+/* a warm start takes at most the evaluations left / WARM_DIV */
+#define WARM_DIV 4
 #define SPREAD_TRIES 24 /* random candidates per space-filling pick */
 /* The space-filling picks (not on a plugin's curated list) also spread the
  * values of the short parameters (at most BALANCE_MAX_VALUES values): a
@@ -110,6 +112,9 @@
 #define RIDGE_EVERY 4
 #define RIDGE_LAMBDA 0.3
 #define RIDGE_MAX_D 128
+#ifndef CLIP_LOG
+#define CLIP_LOG 1.0
+#endif
 
 typedef struct node {
   int feature; /* -1: leaf */
@@ -135,6 +140,7 @@ typedef struct model {
   size_t *ok;     /* the successful rows */
   size_t n, nok, cap;
   size_t *idx;          /* scratch */
+  double *clip_tmp;     /* scratch: the successful log costs, sorted */
   const double *target; /* what the tree being grown fits */
   forest *cur;          /* the forest being grown */
   forest f;             /* cost: log of the median, successful rows only */
@@ -157,6 +163,9 @@ typedef struct model {
   uint64_t *list_code;
   float *list_pos;
   size_t list_n;
+  /* the warm start (search_space.warm): the next position, the arm's
+   * evaluations left */
+  size_t warm_next, warm_left;
 } model;
 
 /* The number of times 2 divides the parameter's value word (an integer),
@@ -318,6 +327,30 @@ static double tree_value(const forest *f, int t, const float *x) {
   return f->nodes[k].value;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Clips the successful log costs at their median + CLIP_LOG: how much
+ * slower than the typical configuration a slow one is says nothing about
+ * where the fast ones are, and one extreme point (a configuration 50x
+ * slower than the rest, or a donor's winner that is this device's worst)
+ * would otherwise take the trees' splits and the main effects' weights
+ * from the structure of the rest. */
+static void clip_slow(model *m) {
+  if (m->nok < 2 || !(CLIP_LOG > 0))
+    return;
+  double *tmp = m->clip_tmp;
+  for (size_t i = 0; i < m->nok; i++)
+    tmp[i] = m->y[m->ok[i]];
+  qsort(tmp, m->nok, sizeof *tmp, cmp_double);
+  double cap = tmp[(m->nok - 1) / 2] + CLIP_LOG;
+  for (size_t i = 0; i < m->nok; i++)
+    if (m->y[m->ok[i]] > cap)
+      m->y[m->ok[i]] = cap;
+}
+
 /* Rebuilds the training set from every evaluation so far and fits the
  * forests: the cost forest to the successful ones (a rejected
  * configuration says nothing about the cost of its neighbours, and scoring
@@ -341,9 +374,12 @@ static int refit(model *m) {
     if (ok)
       m->ok = ok;
     size_t *idx = ok ? realloc(m->idx, cap * sizeof *idx) : NULL;
-    if (!idx)
+    if (idx)
+      m->idx = idx;
+    double *ct = idx ? realloc(m->clip_tmp, cap * sizeof *ct) : NULL;
+    if (!ct)
       return -1;
-    m->idx = idx;
+    m->clip_tmp = ct;
     m->cap = cap;
   }
   m->n = c->eval_count;
@@ -356,6 +392,7 @@ static int refit(model *m) {
     if (!c->evals[i].rejected)
       m->ok[m->nok++] = i;
   }
+  clip_slow(m);
   if (m->nok && fit(m, &m->f, m->y, m->ok, m->nok) != 0)
     return -1;
   m->have_g = m->nok > 0 && m->nok < m->n;
@@ -433,37 +470,43 @@ static int spread_unseen(model *m) {
   return have;
 }
 
-/* Whether the best configuration so far is one of the first n of the
- * plausible order. */
-static int best_is_plausible(search_ctx *c, size_t n) {
-  const search_space *sp = c->space;
-  for (size_t i = 0; i < n && i < sp->start_count; i++)
-    if (search_is_valid(c, sp->starts + i * c->np) &&
-        search_encode(c, sp->starts + i * c->np) == c->best_code)
+/* Whether code is one of the first n configurations of list (count of
+ * them, c's positions each). */
+static int in_list(search_ctx *c, const uint32_t *list, size_t count, size_t n, uint64_t code) {
+  for (size_t i = 0; i < n && i < count; i++)
+    if (search_is_valid(c, list + i * c->np) && search_encode(c, list + i * c->np) == code)
       return 1;
   return 0;
 }
 
-/* Whether the plausible order's configurations taken so far (the first n)
- * did better on average (mean log cost, a rejected one counted as twice the
- * worst) than the other evaluations: a useful prior does, a product order's
- * corner does not. */
-static int prior_pays(search_ctx *c, size_t n) {
-  const search_space *sp = c->space;
+/* Whether the first n configurations of list (the plausible order, a warm
+ * start) taken so far did better on average (mean log cost, a rejected one
+ * counted as twice the worst) than the other evaluations: a useful prior
+ * does, a product order's corner or a misleading donor does not. */
+static int list_pays(search_ctx *c, const uint32_t *list, size_t count, size_t n) {
   double worst = 0, sum[2] = {0, 0};
-  size_t count[2] = {0, 0};
+  size_t k[2] = {0, 0};
   for (size_t i = 0; i < c->eval_count; i++)
     if (!c->evals[i].rejected && log(c->evals[i].cost) > worst)
       worst = log(c->evals[i].cost);
   for (size_t i = 0; i < c->eval_count; i++) {
-    int plausible = 0;
-    for (size_t k = 0; k < n && k < sp->start_count && !plausible; k++)
-      plausible = search_is_valid(c, sp->starts + k * c->np) &&
-                  search_encode(c, sp->starts + k * c->np) == c->evals[i].code;
-    sum[plausible] += c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
-    count[plausible]++;
+    int member = in_list(c, list, count, n, c->evals[i].code);
+    sum[member] += c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
+    k[member]++;
   }
-  return count[1] && (!count[0] || sum[1] / (double)count[1] < sum[0] / (double)count[0]);
+  return k[1] && (!k[0] || sum[1] / (double)k[1] < sum[0] / (double)k[0]);
+}
+
+/* Whether the best configuration so far is one of the first n of the
+ * plausible order. */
+static int best_is_plausible(search_ctx *c, size_t n) {
+  return in_list(c, c->space->starts, c->space->start_count, n, c->best_code);
+}
+
+/* Whether the plausible order's configurations taken so far (the first n)
+ * did better on average than the other evaluations (list_pays). */
+static int prior_pays(search_ctx *c, size_t n) {
+  return list_pays(c, c->space->starts, c->space->start_count, n);
 }
 
 /* Fits the main-effects model: one effect per parameter value (every
@@ -691,6 +734,7 @@ static void model_free(model *m) {
   free(m->yf);
   free(m->ok);
   free(m->idx);
+  free(m->clip_tmp);
   free(m->base);
   free(m->valuation);
   free(m->cfg);
@@ -712,6 +756,41 @@ static size_t plausible_first(const search_ctx *c) {
   return c->space->starts_curated ? PLAUSIBLE_CURATED : PLAUSIBLE;
 }
 
+/* The warm start (search_space.warm): its next valid unseen
+ * configuration from position *next on into m->cand (*next then past it);
+ * 0 when there is none. */
+static int next_warm(model *m, size_t *next) {
+  search_ctx *c = m->c;
+  const search_space *sp = m->c->space;
+  while (*next < sp->warm_count) {
+    memcpy(m->cand, sp->warm + (*next)++ * c->np, c->np * sizeof *m->cand);
+    if (search_is_valid(c, m->cand) && !search_lookup(c, search_encode(c, m->cand)))
+      return 1;
+  }
+  return 0;
+}
+
+/* The warm start as an arm: the initial design begins with its first
+ * configuration; after that, on every other step, its next one while its
+ * configurations did better on average than the others (list_pays) or
+ * hold the best so far, at most *left (a quarter of the budget, at most
+ * SEARCH_WARM_MAX, in all). A donor whose winners are bad here loses the
+ * test after its first and costs one evaluation; a good one's winners
+ * are all taken early, and the local steps climb from the best of them.
+ * *next: the next position; 1 when it chose one into m->cand. */
+static int warm_pick(model *m, unsigned steps, size_t *next, size_t *left) {
+  search_ctx *c = m->c;
+  const search_space *sp = c->space;
+  if (!*left || (steps & 1) != 0 ||
+      (*next > 0 && !(c->found && in_list(c, sp->warm, sp->warm_count, *next, c->best_code)) &&
+       !list_pays(c, sp->warm, sp->warm_count, *next)))
+    return 0;
+  if (!next_warm(m, next))
+    return 0;
+  (*left)--;
+  return 1;
+}
+
 /* The initial design: the first PLAUSIBLE configurations of the plugin's
  * order (its guess, which may mean nothing: a product order;
  * PLAUSIBLE_CURATED of a curated list), then
@@ -720,8 +799,12 @@ static size_t plausible_first(const search_ctx *c) {
  * search_try's result (SEARCH_NEW when it evaluated nothing). */
 static int initial_design(model *m) {
   search_ctx *c = m->c;
-  size_t initial = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   int r = SEARCH_NEW;
+  if (m->warm_left && next_warm(m, &m->warm_next)) { /* the warm start's first */
+    m->warm_left--;
+    r = search_try(c, m->cand, NULL);
+  }
+  size_t initial = c->eval_count + search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   for (size_t i = 0; i < plausible_first(c) && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, m->cand))
       r = search_try(c, m->cand, NULL);
@@ -866,6 +949,7 @@ int search_model(search_ctx *c) {
     rc = -1;
     goto out;
   }
+  m.warm_left = c->space->warm ? search_evals_share(c, WARM_DIV, 1, SEARCH_WARM_MAX) : 0;
   int r = initial_design(&m);
   size_t next_plausible = plausible_first(c);
   size_t arm_left =
@@ -879,6 +963,11 @@ int search_model(search_ctx *c) {
   unsigned turn = 0;
   while (r != SEARCH_STOPPED && !search_done(c)) {
     if (walk && (turn++ & 1) == 0 && walk_pick(&m, &walk_next)) {
+      r = search_try(c, m.cand, NULL);
+      continue;
+    }
+    if (warm_pick(&m, steps, &m.warm_next, &m.warm_left)) {
+      steps++;
       r = search_try(c, m.cand, NULL);
       continue;
     }

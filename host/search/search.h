@@ -95,7 +95,21 @@ typedef struct search_space {
    * product and the size is unknown). NULL / 0: none. */
   const uint32_t *listed;
   size_t listed_count;
+  /* Optionally a warm start: configurations that did well elsewhere (the
+   * store's winners of the same kernel on other devices, in the order of
+   * their recorded medians, fastest first), warm_count of param_count
+   * positions each, flattened; NULL / 0: none. The model-based strategy
+   * evaluates the valid ones first (at most a quarter of the budget, at
+   * most SEARCH_WARM_MAX), before its own initial design, and learns from
+   * where they land; the other strategies ignore them. A bad donor costs
+   * those evaluations and no more: the rest of the search is the cold one
+   * with those points in its evidence. */
+  const uint32_t *warm;
+  size_t warm_count;
 } search_space;
+
+/* The most warm-start configurations the model evaluates. */
+#define SEARCH_WARM_MAX 8
 
 /* Why a search stopped. */
 typedef enum search_stop {
