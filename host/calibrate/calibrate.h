@@ -81,6 +81,9 @@ typedef struct calibrate_options {
    * space file (sweep/recording.h: FILE for a run of one sweep, else
    * FILE-BACKEND-WORKLOAD[-dD]-tN.space); NULL: no recording */
   const char *record_path;
+  /* --no-warm-start: each sweep's search starts cold, without the store's
+   * policies of the same kernel from other devices (warm.h) */
+  int no_warm_start;
 } calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep
