@@ -1491,8 +1491,8 @@ static void a_warm_start_from_another_device_reaches_the_optimum_sooner(void **s
       taken[pick] = 1;
       for (size_t p = 0; p < t.param_count; p++) {
         assert_string_equal(from->params[p].name, t.params[p].name);
-        int64_t v = search_space_value_index(
-            &t, p, from->params[p].values[from->entries[pick].config[p]]);
+        int64_t v =
+            search_space_value_index(&t, p, from->params[p].values[from->entries[pick].config[p]]);
         assert_true(v >= 0);
         out[k * t.param_count + p] = (uint32_t)v;
       }

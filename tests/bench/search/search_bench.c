@@ -34,7 +34,8 @@
  * numbered-view line per space (quick's strategy on one ordered parameter, the
  * recorded order: what describing the parameters is worth; spaces of at
  * most 4096) and a summary of the goals. --reader times the reader on a
- * 194 481-configuration space in order and reversed. --rigor-only runs
+ * 194 481-configuration space in order and reversed. --step-cost prints
+ * the default's processor time per evaluation at measure's budget. --rigor-only runs
  * quick's and measure's budgets (and --budget) alone, without the
  * evals_to trace (nan): the quick way to compare versions of a strategy;
  * --no-trace leaves out only the trace.
@@ -77,6 +78,7 @@
  *                [--space NAME] [--budget N] [--max-evals N] [--no-start]
  *                [--no-numbered] [--rigor-only] [--no-trace]
  *   search-bench --transfer [--spaces DIR] [--seeds N] [--space NAME] [--warm N]
+ *   search-bench --step-cost [--spaces DIR] [--space NAME]
  *   search-bench --reader
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
  *                [--max-exhaustive N] [--repeat N]
@@ -507,7 +509,7 @@ static size_t kernel_len(const char *name) {
  * an entry with a value the target lacks is left out), fastest first,
  * into out (n * target's params); returns how many. */
 static size_t donor_configs(const search_space_file *target, const search_space_file *donor,
-                           size_t n, int slow, uint32_t *out) {
+                            size_t n, int slow, uint32_t *out) {
   size_t ok = 0, *order = malloc(donor->entry_count * sizeof *order);
   if (!order)
     return 0;
@@ -642,6 +644,39 @@ static int transfer_bench(char **files, size_t nfiles, int seeds, uint32_t nwarm
   return 0;
 }
 
+/* --step-cost: the default's processor time per evaluation on each space
+ * at measure's budget (256 on the large spaces), one seed, the replay's
+ * own cost (reading the recording) included: what the search adds to a
+ * sweep per candidate, to set beside a GPU kernel's compile (0.2-1.5 s in
+ * the real spaces' COMPILE_S column). */
+static int step_cost_bench(char **files, size_t nfiles, const char *only_space) {
+  for (size_t fi = 0; fi < nfiles; fi++) {
+    search_space_file sp;
+    char err[512];
+    if (search_space_load(files[fi], &sp, err, sizeof err) != 0) {
+      fprintf(stderr, "search-bench: %s\n", err);
+      search_space_free(&sp);
+      return 1;
+    }
+    if (only_space && strcmp(sp.name, only_space) != 0) {
+      search_space_free(&sp);
+      continue;
+    }
+    search_strategy st;
+    uint32_t measure;
+    search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, sp.entry_count, &st, &measure);
+    clock_t t0 = clock();
+    double f = replay_once(&sp, CALHOST_SEARCH_MODEL, 1, measure, 1, NULL);
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    printf("step_cost space=%s size=%zu evaluations=%u cpu_seconds=%.3f ms_per_step=%.2f "
+           "frac=%.3f\n",
+           sp.name, sp.entry_count, measure, cpu, 1000 * cpu / measure, f);
+    fflush(stdout);
+    search_space_free(&sp);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
 #ifdef CALHOST_SEARCH_BENCH_LIVE
   for (int i = 1; i < argc; i++)
@@ -650,7 +685,7 @@ int main(int argc, char **argv) {
 #endif
   const char *dir = CALHOST_SEARCH_SPACES_DIR, *only_space = NULL;
   int seeds = 31, use_start = 1, only_strategy = -1, numbered = 1, rigor_only = 0;
-  int transfer = 0, no_trace = 0;
+  int transfer = 0, no_trace = 0, step_cost = 0;
   uint32_t nwarm = 1;
   uint32_t user_budget = 0, max_evals = 1000;
   for (int i = 1; i < argc; i++) {
@@ -672,6 +707,8 @@ int main(int argc, char **argv) {
       numbered = 0;
     else if (strcmp(argv[i], "--rigor-only") == 0)
       rigor_only = 1;
+    else if (strcmp(argv[i], "--step-cost") == 0)
+      step_cost = 1;
     else if (strcmp(argv[i], "--no-trace") == 0)
       no_trace = 1;
     else if (strcmp(argv[i], "--transfer") == 0)
@@ -689,10 +726,11 @@ int main(int argc, char **argv) {
       }
       only_strategy = (int)s;
     } else {
-      fprintf(stderr, "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
-                      "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
-                      "[--no-start] [--no-numbered] [--rigor-only] [--no-trace] | --transfer [--warm N] "
-                      "| --reader\n");
+      fprintf(stderr,
+              "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
+              "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
+              "[--no-start] [--no-numbered] [--rigor-only] [--no-trace] | --transfer [--warm N] "
+              "| --step-cost | --reader\n");
       return 2;
     }
   }
@@ -723,8 +761,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "search-bench: no .space files in %s\n", dir);
     return 1;
   }
-  if (transfer) {
-    int rc = transfer_bench(files, nfiles, seeds, nwarm, only_space);
+  if (transfer || step_cost) {
+    int rc = transfer ? transfer_bench(files, nfiles, seeds, nwarm, only_space)
+                      : step_cost_bench(files, nfiles, only_space);
     for (size_t i = 0; i < nfiles; i++)
       free(files[i]);
     free(files);
