@@ -112,9 +112,6 @@
 #define RIDGE_EVERY 4
 #define RIDGE_LAMBDA 0.3
 #define RIDGE_MAX_D 128
-#ifndef CLIP_LOG
-#define CLIP_LOG 1.0
-#endif
 
 typedef struct node {
   int feature; /* -1: leaf */
@@ -140,7 +137,6 @@ typedef struct model {
   size_t *ok;     /* the successful rows */
   size_t n, nok, cap;
   size_t *idx;          /* scratch */
-  double *clip_tmp;     /* scratch: the successful log costs, sorted */
   const double *target; /* what the tree being grown fits */
   forest *cur;          /* the forest being grown */
   forest f;             /* cost: log of the median, successful rows only */
@@ -327,30 +323,6 @@ static double tree_value(const forest *f, int t, const float *x) {
   return f->nodes[k].value;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Clips the successful log costs at their median + CLIP_LOG: how much
- * slower than the typical configuration a slow one is says nothing about
- * where the fast ones are, and one extreme point (a configuration 50x
- * slower than the rest, or a donor's winner that is this device's worst)
- * would otherwise take the trees' splits and the main effects' weights
- * from the structure of the rest. */
-static void clip_slow(model *m) {
-  if (m->nok < 2 || !(CLIP_LOG > 0))
-    return;
-  double *tmp = m->clip_tmp;
-  for (size_t i = 0; i < m->nok; i++)
-    tmp[i] = m->y[m->ok[i]];
-  qsort(tmp, m->nok, sizeof *tmp, cmp_double);
-  double cap = tmp[(m->nok - 1) / 2] + CLIP_LOG;
-  for (size_t i = 0; i < m->nok; i++)
-    if (m->y[m->ok[i]] > cap)
-      m->y[m->ok[i]] = cap;
-}
-
 /* Rebuilds the training set from every evaluation so far and fits the
  * forests: the cost forest to the successful ones (a rejected
  * configuration says nothing about the cost of its neighbours, and scoring
@@ -374,12 +346,9 @@ static int refit(model *m) {
     if (ok)
       m->ok = ok;
     size_t *idx = ok ? realloc(m->idx, cap * sizeof *idx) : NULL;
-    if (idx)
-      m->idx = idx;
-    double *ct = idx ? realloc(m->clip_tmp, cap * sizeof *ct) : NULL;
-    if (!ct)
+    if (!idx)
       return -1;
-    m->clip_tmp = ct;
+    m->idx = idx;
     m->cap = cap;
   }
   m->n = c->eval_count;
@@ -392,7 +361,6 @@ static int refit(model *m) {
     if (!c->evals[i].rejected)
       m->ok[m->nok++] = i;
   }
-  clip_slow(m);
   if (m->nok && fit(m, &m->f, m->y, m->ok, m->nok) != 0)
     return -1;
   m->have_g = m->nok > 0 && m->nok < m->n;
@@ -428,12 +396,18 @@ static int list_draw(model *m, uint32_t *out) {
   return search_random_unseen(c, out);
 }
 
+static int in_list(search_ctx *c, const uint32_t *list, size_t count, size_t n, uint64_t code);
+
 /* The initial design's next pick into m->cand. On a curated list, a draw
  * that favours the list's head (list_draw). Otherwise space-filling: of
  * SPREAD_TRIES random unseen ones, the farthest (L1 over the features)
  * from its nearest evaluated one, less BALANCE_WEIGHT times the mean
  * number of short parameters' values it shares with the evaluated ones
- * (the balance of values, above). 1, or 0 when none is left. */
+ * (the balance of values, above). The warm start's configurations are left
+ * out of both: the design covers the space as it would without them (a
+ * misleading donor's winner, this device's slowest, would otherwise push
+ * the design away from its values, and the optimum may share some). 1,
+ * or 0 when none is left. */
 static int spread_unseen(model *m) {
   search_ctx *c = m->c;
   if (c->space->starts_curated)
@@ -447,7 +421,12 @@ static int spread_unseen(model *m) {
       break;
     features(m, tmp, xf);
     double nearest = INFINITY, shared = 0;
+    size_t design = 0; /* the evaluations the design spreads from */
     for (size_t i = 0; i < c->eval_count; i++) {
+      if (m->warm_next &&
+          in_list(c, c->space->warm, c->space->warm_count, m->warm_next, c->evals[i].code))
+        continue; /* a warm start's: the design covers the space without it */
+      design++;
       search_decode(c, c->evals[i].code, m->cfg);
       features(m, m->cfg, xe);
       double d = 0;
@@ -459,8 +438,8 @@ static int spread_unseen(model *m) {
         shared += m->cfg[p] == tmp[p] && c->space->params[p].value_count <= BALANCE_MAX_VALUES;
     }
     double score = nearest; /* INFINITY before the first evaluation */
-    if (c->eval_count)
-      score -= BALANCE_WEIGHT * shared / (double)c->eval_count;
+    if (design)
+      score -= BALANCE_WEIGHT * shared / (double)design;
     if (score > best) {
       best = score;
       memcpy(out, tmp, c->np * sizeof *out);
@@ -734,7 +713,6 @@ static void model_free(model *m) {
   free(m->yf);
   free(m->ok);
   free(m->idx);
-  free(m->clip_tmp);
   free(m->base);
   free(m->valuation);
   free(m->cfg);

@@ -44,7 +44,9 @@
  * per pair, the default at quick's budget and at 8 evaluations cold, warm
  * from the donor's --warm N (1) fastest and misled by the N slowest
  * configurations of the target, and
- * cold again over other seeds (1001..): the noise of a median of seeds.
+ * cold again over other seeds (1001..): the noise of a median of seeds;
+ * then the mean at quick over the seeds with its standard error, cold,
+ * warm and misled.
  *
  * --live (instead of the replay) runs the live plugins (cpu_gemm, and
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
@@ -608,7 +610,7 @@ static int transfer_bench(char **files, size_t nfiles, int seeds, uint32_t nwarm
       const uint32_t budgets[2] = {quick, 8};
       /* mode 0 cold, 1 warm, 2 misled, 3 cold on other seeds (1001..): the
        * noise of the median between two sets of seeds */
-      double frac[4][2];
+      double frac[4][2], mean[4][2], se[4][2];
       int s95 = 0;
       for (int mode = 0; mode < 4; mode++)
         for (int b = 0; b < 2; b++) {
@@ -625,14 +627,25 @@ static int transfer_bench(char **files, size_t nfiles, int seeds, uint32_t nwarm
           if (mode == 1 && b == 0)
             for (int seed = 0; seed < seeds; seed++)
               s95 += v[seed] >= 0.95;
+          /* the mean and its standard error: the medians of these spaces
+           * jump between the modes of a bimodal outcome */
+          double sum = 0, sq = 0;
+          for (int seed = 0; seed < seeds; seed++)
+            sum += v[seed], sq += v[seed] * v[seed];
+          mean[mode][b] = sum / seeds;
+          se[mode][b] =
+              seeds > 1 ? sqrt(fmax(0, sq / seeds - mean[mode][b] * mean[mode][b]) / (seeds - 1))
+                        : 0;
           frac[mode][b] = median_of(v, (size_t)seeds);
         }
       printf("transfer target=%s donor=%s warm=%zu seeds=%d donor_best_here=%.3f quick_evals=%u "
              "cold_quick=%.3f warm_quick=%.3f misled_quick=%.3f cold_8=%.3f warm_8=%.3f "
              "misled_8=%.3f seeds_95_warm_quick=%d cold_other_seeds_quick=%.3f "
-             "cold_other_seeds_8=%.3f\n",
+             "cold_other_seeds_8=%.3f mean_quick cold=%.3f+-%.3f warm=%.3f+-%.3f "
+             "misled=%.3f+-%.3f\n",
              t.name, d.name, ng, seeds, donor_best, quick, frac[0][0], frac[1][0], frac[2][0],
-             frac[0][1], frac[1][1], frac[2][1], s95, frac[3][0], frac[3][1]);
+             frac[0][1], frac[1][1], frac[2][1], s95, frac[3][0], frac[3][1], mean[0][0], se[0][0],
+             mean[1][0], se[1][0], mean[2][0], se[2][0]);
       fflush(stdout);
       free(good);
       free(bad);
