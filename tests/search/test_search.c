@@ -1450,7 +1450,9 @@ static void the_model_begins_with_the_warm_start_and_drops_a_misleading_one(void
     assert_int_equal(search_run(&sp, &o, &r), 0);
     const uint32_t bad_first[3] = {0, 6, 0};
     assert_memory_equal(w.first, bad_first, sizeof bad_first);
-    assert_int_equal(w.warm_seen, 1); /* dropped after its first */
+    /* dropped after its first (the space-filling design, which ignores
+     * the warm start, may land on one of these far corners by itself) */
+    assert_true(w.warm_seen <= 2);
     assert_true(r.found && r.best_cost <= 2.0);
     search_result_free(&r);
   }
