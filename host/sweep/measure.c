@@ -844,41 +844,55 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
  * when none is usable). 0, or -1 when out of memory. */
 static int warm_configs(sweep *s, uint32_t **out, size_t *n) {
   const sweep_request *req = s->req;
+  size_t nw = req->warm_count;
   *out = NULL;
   *n = 0;
-  if (!req->warm_count || !req->warm_policies || req->policy_count)
+  if (!nw || !req->warm_policies || req->policy_count)
     return 0;
   if (s->named && !VT_HAS(s, policy_assignment))
     return 0;
-  *out = malloc(req->warm_count * s->np * sizeof **out);
-  if (!*out)
+  /* per warm policy: its configuration and whether the plugin took it */
+  uint32_t *cfg = malloc(nw * s->np * sizeof *cfg);
+  unsigned char *ok = calloc(nw, 1);
+  if (!cfg || !ok) {
+    free(cfg);
+    free(ok);
     return -1;
-  for (size_t w = 0; w < req->warm_count; w++) {
-    const char *pol = req->warm_policies[w];
-    uint32_t *cfg = *out + *n * s->np;
-    int ok = 0;
-    if (!pol || !*pol)
-      continue;
-    if (s->named) {
-      ok = s->vt->policy_assignment(s->session, pol, strlen(pol), cfg, s->np) == CALHOST_OK &&
-           named_valid(s, cfg);
-      plugin_message(s);
-    } else {
-      uint32_t most = s->count < SWEEP_WARM_NUMBERED_MAX ? s->count : SWEEP_WARM_NUMBERED_MAX;
-      for (uint32_t i = 0; i < most && !ok; i++) {
-        char *cand = NULL, why[640];
-        size_t len = 0;
-        if (serialize(s, i, NULL, &cand, &len, why, sizeof why) == 0 && len == strlen(pol) &&
-            !memcmp(cand, pol, len)) {
-          cfg[0] = i;
-          ok = 1;
-        }
-        free(cand);
-        plugin_message(s);
-      }
-    }
-    *n += (size_t)ok;
   }
+  if (s->named) {
+    for (size_t w = 0; w < nw; w++) {
+      const char *pol = req->warm_policies[w];
+      ok[w] = pol && *pol &&
+              s->vt->policy_assignment(s->session, pol, strlen(pol), cfg + w * s->np, s->np) ==
+                  CALHOST_OK &&
+              named_valid(s, cfg + w * s->np);
+      plugin_message(s);
+    }
+  } else { /* each candidate serialized once, matched against every policy */
+    uint32_t most = s->count < SWEEP_WARM_NUMBERED_MAX ? s->count : SWEEP_WARM_NUMBERED_MAX;
+    for (uint32_t i = 0; i < most; i++) {
+      char *cand = NULL, why[640];
+      size_t len = 0;
+      if (serialize(s, i, NULL, &cand, &len, why, sizeof why) == 0)
+        for (size_t w = 0; w < nw; w++) {
+          const char *pol = req->warm_policies[w];
+          if (!ok[w] && pol && strlen(pol) == len && !memcmp(cand, pol, len)) {
+            cfg[w] = i;
+            ok[w] = 1;
+          }
+        }
+      free(cand);
+      plugin_message(s);
+    }
+  }
+  for (size_t w = 0; w < nw; w++) /* the plugin's, in the request's order */
+    if (ok[w])
+      memmove(cfg + (*n)++ * s->np, cfg + w * s->np, s->np * sizeof *cfg);
+  free(ok);
+  if (*n)
+    *out = cfg;
+  else
+    free(cfg);
   return 0;
 }
 

@@ -4,7 +4,8 @@
  * MatMul, in a temporary directory): the search begins with the policy of
  * an exact profile of the same model on another processor; a stored policy
  * the plugin refuses is left out; --no-warm-start starts cold (the
- * plugin's own order first).
+ * plugin's own order first). On a described space (cpu_gemm) and on
+ * numbered candidates (the test plugin test_good).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,18 +44,23 @@ static void in_dir(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-/* The build tree's cpu_gemm, one thread, quick rigor, one 48x48x48 MatMul. */
-static void write_config(void) {
+/* The build tree's cpu_gemm (described parameters), one thread, quick
+ * rigor, one 48x48x48 MatMul; numbered: the test plugin test_good (four
+ * numbered candidates) on a ReduceSum instead. A fresh store. */
+static void write_config(int numbered) {
   char path[512], store[512];
   in_dir(path, sizeof path, "calhost.ini");
   in_dir(store, sizeof store, "store.txt");
+  remove(store);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   fprintf(f,
-          "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/plugins\n"
-          "enabled = cpu_gemm\n[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 0\n"
-          "repetitions = 3\n[workload tiny]\noperator = MatMul\nshape = 48,48,48\n",
-          store, g_build);
+          "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/%s\n"
+          "enabled = %s\n[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 0\n"
+          "repetitions = 3\n[workload tiny]\noperator = %s\nshape = %s\n",
+          store, g_build, numbered ? "test-plugins" : "plugins",
+          numbered ? "test_good" : "cpu_gemm", numbered ? "ReduceSum" : "MatMul",
+          numbered ? "1024" : "48,48,48");
   fclose(f);
 }
 
@@ -137,9 +143,10 @@ static void fake_fleet(const char *policy) {
   free(text);
 }
 
-static void calibrate_begins_with_the_fleets_winner(void **state) {
-  (void)state;
-  write_config();
+/* The fleet's winner first, the refused one never, cold without it: on
+ * cpu_gemm's described space, or test_good's numbered candidates. */
+static void begins_with_the_fleets_winner(int numbered) {
+  write_config(numbered);
   char all_path[512], warm_path[512], cold_path[512];
   in_dir(all_path, sizeof all_path, "all.space");
   in_dir(warm_path, sizeof warm_path, "warm.space");
@@ -159,7 +166,10 @@ static void calibrate_begins_with_the_fleets_winner(void **state) {
   fake_fleet(donor);
 
   /* warm: the other processor's policy first; the refused one never */
-  assert_int_equal(calhost("calibrate", "--budget", "4", "--record", warm_path, NULL), 0);
+  const char *budget = numbered ? "2" : "4";
+  assert_int_equal(
+      calhost("calibrate", "--strategy", "model", "--budget", budget, "--record", warm_path, NULL),
+      0);
   search_space_file warm;
   load_record("warm.space", &warm);
   assert_true(warm.entry_count >= 1);
@@ -168,8 +178,8 @@ static void calibrate_begins_with_the_fleets_winner(void **state) {
     assert_null(strstr(warm.entries[i].policy ? warm.entries[i].policy : "", "nonsense"));
 
   /* cold: the plugin's own first candidate, as in the exhaustive order */
-  assert_int_equal(calhost("calibrate", "--force", "--no-warm-start", "--budget", "4", "--record",
-                           cold_path, NULL),
+  assert_int_equal(calhost("calibrate", "--force", "--no-warm-start", "--strategy", "model",
+                           "--budget", budget, "--record", cold_path, NULL),
                    0);
   search_space_file cold;
   load_record("cold.space", &cold);
@@ -179,6 +189,16 @@ static void calibrate_begins_with_the_fleets_winner(void **state) {
   search_space_free(&all);
   search_space_free(&warm);
   search_space_free(&cold);
+}
+
+static void calibrate_begins_with_the_fleets_winner(void **state) {
+  (void)state;
+  begins_with_the_fleets_winner(0);
+}
+
+static void a_numbered_space_begins_with_the_fleets_winner(void **state) {
+  (void)state;
+  begins_with_the_fleets_winner(1);
 }
 
 static int setup(void **state) {
@@ -201,6 +221,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(calibrate_begins_with_the_fleets_winner),
+      cmocka_unit_test(a_numbered_space_begins_with_the_fleets_winner),
   };
   return cmocka_run_group_tests_name("calibrate's warm start", tests, setup, teardown);
 }
