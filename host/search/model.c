@@ -23,7 +23,11 @@
  * crossover), the one the forest's mean and a main-effects model (ridge
  * regression on the one-hot values) predict fastest together; every
  * fourth step the main-effects model alone, fitted to a bootstrap sample,
- * takes the drawn tree's place. Figures and what was tried: README.md.
+ * takes the drawn tree's place. A warm start (search_space.warm: other
+ * devices' winners) is an arm like the plausible order: its first begins
+ * the initial design, its next ones are taken on every other step while
+ * they pay, and the space-filling picks ignore its points. Design and
+ * figures: README.md; what was tried: tests/bench/search/LOG.md.
  */
 #include "internal.h"
 

@@ -99,11 +99,12 @@ typedef struct search_space {
    * store's winners of the same kernel on other devices, in the order of
    * their recorded medians, fastest first), warm_count of param_count
    * positions each, flattened; NULL / 0: none. The model-based strategy
-   * evaluates the valid ones first (at most a quarter of the budget, at
-   * most SEARCH_WARM_MAX), before its own initial design, and learns from
-   * where they land; the other strategies ignore them. A bad donor costs
-   * those evaluations and no more: the rest of the search is the cold one
-   * with those points in its evidence. */
+   * begins with the first valid one, then takes the next on every other
+   * step while they do better on average than its own picks or hold the
+   * best (at most a quarter of the budget and SEARCH_WARM_MAX in all), and
+   * learns from where they land; its space-filling design ignores them. A
+   * donor whose winners are bad here costs one evaluation. The other
+   * strategies ignore them. */
   const uint32_t *warm;
   size_t warm_count;
 } search_space;
