@@ -94,6 +94,9 @@ typedef struct calibrate_options {
    * structure, or failed); 0 no plugin of the run serves its operator. The
    * CLI names a model's nodes below 2 (cmd_model.c). */
   unsigned char *served;
+  /* --no-warm-start: each sweep's search starts cold, without the store's
+   * policies of the same kernel from other devices (warm.h) */
+  int no_warm_start;
 } calibrate_options;
 
 /* Runs the calibration and returns the process exit status: 0 every sweep

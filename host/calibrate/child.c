@@ -21,6 +21,7 @@
 #include "isolate/isolate.h"
 #include "runtime/binding.h"
 #include "sweep/recording.h"
+#include "warm.h"
 
 /* An exact key built in this child, remembered so that it is calibrated
  * once, at its first item in the run's order. */
@@ -318,6 +319,14 @@ static void run_sweep(child_ctx *c, const child_item *it, const sweep_record_key
       *avoid_why[CAL_SWEEP_CRASHES + CAL_MAX_HANGS];
   sweep_request req;
   sweep_request_of(c, it, plan, deadline, avoid, avoid_why, &req);
+  /* the warm start: the store's policies of this kernel from other
+   * devices (warm.h), validated by the plugin in the sweep */
+  cal_warm warm = {0};
+  if (!plan->explicit_policy && !c->r->set->o->no_warm_start &&
+      cal_warm_collect(c->r->set->store, c->p->backend, it->cw->operator_name, kc, &warm) == 0) {
+    req.warm_policies = (const char *const *)warm.policies;
+    req.warm_count = warm.count;
+  }
   sweep_recording rec;
   char meta[9][320];
   const char *metap[9];
@@ -326,6 +335,7 @@ static void run_sweep(child_ctx *c, const child_item *it, const sweep_record_key
   c->r->cur.child_deadline = deadline;
   sweep_result res;
   sweep_run(&req, &res);
+  cal_warm_free(&warm);
   c->r->cur.child_deadline = 0;
   if (c->rec) { /* the parent reports the outcome with the sweep's result */
     int failed = sweep_recording_finish(c->rec) != 0;

@@ -61,6 +61,8 @@ typedef enum cli_flag_id {
   FL_MODEL,   /* calibrate, lookup: an ONNX model file */
   FL_NODE,    /* lookup --model: one node */
   FL_SETTING, /* plugin check: KEY=VALUE */
+  /* calibrate: no warm start from the store */
+  FL_NO_WARM_START,
   FL_COUNT
 } cli_flag_id;
 

@@ -24,6 +24,8 @@ static const cli_flag calibrate_flags[] = {
     {FL_THREADS, "--threads", NULL, "LIST", "thread counts, e.g. 1,2,max"},
     CALHOST_CLI_FLAGS_CALIBRATE_MEASURE,
     {FL_SHARD, "--shard", NULL, "I/N", "only shard I of N of the work items (calhost plan)"},
+    {FL_NO_WARM_START, "--no-warm-start", NULL, NULL,
+     "start each search cold, not from the store's winners on other devices"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -159,6 +161,7 @@ int cli_calibrate_run(cli_context *cli, cli_args *a, calibrate_work_list *plan) 
   o.shard = sh;
   o.record_path = record;
   o.served = served;
+  o.no_warm_start = cli_has(a, FL_NO_WARM_START);
   char report_tmp[4096];
   if (report && !(o.json_out = cli_report_open(report, report_tmp, sizeof report_tmp))) {
     free(model_only);
@@ -191,12 +194,16 @@ const cli_command cli_cmd_calibrate = {
     "[--plugin B]... [--workload W]... [--rigor quick|measure|exhaustive]\n"
     "       [--strategy NAME] [--budget N|Ts] [--record FILE]\n"
     "       [--threads LIST] [--time-budget S] [--timeout S] [--repetitions N] [--force]\n"
-    "       [--report DIR] [--shard I/N] [--model FILE [--dims NAME=N,...]]",
+    "       [--report DIR] [--shard I/N] [--model FILE [--dims NAME=N,...]] [--no-warm-start]",
     "run calibration sweeps and store the winners",
     "Flags win over the configuration. The rigor level decides which candidates\n"
     "run (quick: 2% of the space, 8 to 32, model search; measure: the plugin's\n"
     "curated list whole, a larger described space 10%, 32 to 256; exhaustive:\n"
     "every one); --strategy and --budget override it.\n"
+    "Each search begins with the store's policies of the same kernel found on\n"
+    "other devices or processors (exact profiles of the same model, portable\n"
+    "ones of the same structure), fastest first, each validated by the plugin\n"
+    "here (a warm start); --no-warm-start starts it cold.\n"
     "--record FILE writes each sweep's evaluated candidates as a space file\n"
     "(FILE-BACKEND-WORKLOAD-tN.space when the run has several sweeps,\n"
     "FILE-BACKEND-WORKLOAD-dD-tN.space for a sweep on device D).\n"

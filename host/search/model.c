@@ -23,7 +23,11 @@
  * crossover), the one the forest's mean and a main-effects model (ridge
  * regression on the one-hot values) predict fastest together; every
  * fourth step the main-effects model alone, fitted to a bootstrap sample,
- * takes the drawn tree's place. Figures and what was tried: README.md.
+ * takes the drawn tree's place. A warm start (search_space.warm: other
+ * devices' winners) is an arm like the plausible order: its first begins
+ * the initial design, its next ones are taken on every other step while
+ * they pay, and the space-filling picks ignore its points. Design and
+ * figures: README.md; what was tried: tests/bench/search/LOG.md.
  */
 #include "internal.h"
 
@@ -48,6 +52,8 @@
 #define INITIAL_DIV 5
 #define INITIAL_MIN 4
 #define INITIAL_MAX 12
+/* a warm start takes at most the evaluations left / WARM_DIV */
+#define WARM_DIV 4
 #define SPREAD_TRIES 24 /* random candidates per space-filling pick */
 /* The space-filling picks (not on a plugin's curated list) also spread the
  * values of the short parameters (at most BALANCE_MAX_VALUES values): a
@@ -157,6 +163,9 @@ typedef struct model {
   uint64_t *list_code;
   float *list_pos;
   size_t list_n;
+  /* the warm start (search_space.warm): the next position, the arm's
+   * evaluations left */
+  size_t warm_next, warm_left;
 } model;
 
 /* The number of times 2 divides the parameter's value word (an integer),
@@ -391,12 +400,18 @@ static int list_draw(model *m, uint32_t *out) {
   return search_random_unseen(c, out);
 }
 
+static int in_list(search_ctx *c, const uint32_t *list, size_t count, size_t n, uint64_t code);
+
 /* The initial design's next pick into m->cand. On a curated list, a draw
  * that favours the list's head (list_draw). Otherwise space-filling: of
  * SPREAD_TRIES random unseen ones, the farthest (L1 over the features)
  * from its nearest evaluated one, less BALANCE_WEIGHT times the mean
  * number of short parameters' values it shares with the evaluated ones
- * (the balance of values, above). 1, or 0 when none is left. */
+ * (the balance of values, above). The warm start's configurations are left
+ * out of both: the design covers the space as it would without them (a
+ * misleading donor's winner, this device's slowest, would otherwise push
+ * the design away from its values, and the optimum may share some). 1,
+ * or 0 when none is left. */
 static int spread_unseen(model *m) {
   search_ctx *c = m->c;
   if (c->space->starts_curated)
@@ -410,7 +425,12 @@ static int spread_unseen(model *m) {
       break;
     features(m, tmp, xf);
     double nearest = INFINITY, shared = 0;
+    size_t design = 0; /* the evaluations the design spreads from */
     for (size_t i = 0; i < c->eval_count; i++) {
+      if (m->warm_next &&
+          in_list(c, c->space->warm, c->space->warm_count, m->warm_next, c->evals[i].code))
+        continue; /* a warm start's: the design covers the space without it */
+      design++;
       search_decode(c, c->evals[i].code, m->cfg);
       features(m, m->cfg, xe);
       double d = 0;
@@ -422,8 +442,8 @@ static int spread_unseen(model *m) {
         shared += m->cfg[p] == tmp[p] && c->space->params[p].value_count <= BALANCE_MAX_VALUES;
     }
     double score = nearest; /* INFINITY before the first evaluation */
-    if (c->eval_count)
-      score -= BALANCE_WEIGHT * shared / (double)c->eval_count;
+    if (design)
+      score -= BALANCE_WEIGHT * shared / (double)design;
     if (score > best) {
       best = score;
       memcpy(out, tmp, c->np * sizeof *out);
@@ -433,37 +453,43 @@ static int spread_unseen(model *m) {
   return have;
 }
 
-/* Whether the best configuration so far is one of the first n of the
- * plausible order. */
-static int best_is_plausible(search_ctx *c, size_t n) {
-  const search_space *sp = c->space;
-  for (size_t i = 0; i < n && i < sp->start_count; i++)
-    if (search_is_valid(c, sp->starts + i * c->np) &&
-        search_encode(c, sp->starts + i * c->np) == c->best_code)
+/* Whether code is one of the first n configurations of list (count of
+ * them, c's positions each). */
+static int in_list(search_ctx *c, const uint32_t *list, size_t count, size_t n, uint64_t code) {
+  for (size_t i = 0; i < n && i < count; i++)
+    if (search_is_valid(c, list + i * c->np) && search_encode(c, list + i * c->np) == code)
       return 1;
   return 0;
 }
 
-/* Whether the plausible order's configurations taken so far (the first n)
- * did better on average (mean log cost, a rejected one counted as twice the
- * worst) than the other evaluations: a useful prior does, a product order's
- * corner does not. */
-static int prior_pays(search_ctx *c, size_t n) {
-  const search_space *sp = c->space;
+/* Whether the first n configurations of list (the plausible order, a warm
+ * start) taken so far did better on average (mean log cost, a rejected one
+ * counted as twice the worst) than the other evaluations: a useful prior
+ * does, a product order's corner or a misleading donor does not. */
+static int list_pays(search_ctx *c, const uint32_t *list, size_t count, size_t n) {
   double worst = 0, sum[2] = {0, 0};
-  size_t count[2] = {0, 0};
+  size_t k[2] = {0, 0};
   for (size_t i = 0; i < c->eval_count; i++)
     if (!c->evals[i].rejected && log(c->evals[i].cost) > worst)
       worst = log(c->evals[i].cost);
   for (size_t i = 0; i < c->eval_count; i++) {
-    int plausible = 0;
-    for (size_t k = 0; k < n && k < sp->start_count && !plausible; k++)
-      plausible = search_is_valid(c, sp->starts + k * c->np) &&
-                  search_encode(c, sp->starts + k * c->np) == c->evals[i].code;
-    sum[plausible] += c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
-    count[plausible]++;
+    int member = in_list(c, list, count, n, c->evals[i].code);
+    sum[member] += c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
+    k[member]++;
   }
-  return count[1] && (!count[0] || sum[1] / (double)count[1] < sum[0] / (double)count[0]);
+  return k[1] && (!k[0] || sum[1] / (double)k[1] < sum[0] / (double)k[0]);
+}
+
+/* Whether the best configuration so far is one of the first n of the
+ * plausible order. */
+static int best_is_plausible(search_ctx *c, size_t n) {
+  return in_list(c, c->space->starts, c->space->start_count, n, c->best_code);
+}
+
+/* Whether the plausible order's configurations taken so far (the first n)
+ * did better on average than the other evaluations (list_pays). */
+static int prior_pays(search_ctx *c, size_t n) {
+  return list_pays(c, c->space->starts, c->space->start_count, n);
 }
 
 /* Fits the main-effects model: one effect per parameter value (every
@@ -712,6 +738,41 @@ static size_t plausible_first(const search_ctx *c) {
   return c->space->starts_curated ? PLAUSIBLE_CURATED : PLAUSIBLE;
 }
 
+/* The warm start (search_space.warm): its next valid unseen
+ * configuration from position *next on into m->cand (*next then past it);
+ * 0 when there is none. */
+static int next_warm(model *m, size_t *next) {
+  search_ctx *c = m->c;
+  const search_space *sp = m->c->space;
+  while (*next < sp->warm_count) {
+    memcpy(m->cand, sp->warm + (*next)++ * c->np, c->np * sizeof *m->cand);
+    if (search_is_valid(c, m->cand) && !search_lookup(c, search_encode(c, m->cand)))
+      return 1;
+  }
+  return 0;
+}
+
+/* The warm start as an arm: the initial design begins with its first
+ * configuration; after that, on every other step, its next one while its
+ * configurations did better on average than the others (list_pays) or
+ * hold the best so far, at most *left (a quarter of the budget, at most
+ * SEARCH_WARM_MAX, in all). A donor whose winners are bad here loses the
+ * test after its first and costs one evaluation; a good one's winners
+ * are all taken early, and the local steps climb from the best of them.
+ * *next: the next position; 1 when it chose one into m->cand. */
+static int warm_pick(model *m, unsigned steps, size_t *next, size_t *left) {
+  search_ctx *c = m->c;
+  const search_space *sp = c->space;
+  if (!*left || (steps & 1) != 0 ||
+      (*next > 0 && !(c->found && in_list(c, sp->warm, sp->warm_count, *next, c->best_code)) &&
+       !list_pays(c, sp->warm, sp->warm_count, *next)))
+    return 0;
+  if (!next_warm(m, next))
+    return 0;
+  (*left)--;
+  return 1;
+}
+
 /* The initial design: the first PLAUSIBLE configurations of the plugin's
  * order (its guess, which may mean nothing: a product order;
  * PLAUSIBLE_CURATED of a curated list), then
@@ -720,8 +781,12 @@ static size_t plausible_first(const search_ctx *c) {
  * search_try's result (SEARCH_NEW when it evaluated nothing). */
 static int initial_design(model *m) {
   search_ctx *c = m->c;
-  size_t initial = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   int r = SEARCH_NEW;
+  if (m->warm_left && next_warm(m, &m->warm_next)) { /* the warm start's first */
+    m->warm_left--;
+    r = search_try(c, m->cand, NULL);
+  }
+  size_t initial = c->eval_count + search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   for (size_t i = 0; i < plausible_first(c) && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, m->cand))
       r = search_try(c, m->cand, NULL);
@@ -866,6 +931,7 @@ int search_model(search_ctx *c) {
     rc = -1;
     goto out;
   }
+  m.warm_left = c->space->warm ? search_evals_share(c, WARM_DIV, 1, SEARCH_WARM_MAX) : 0;
   int r = initial_design(&m);
   size_t next_plausible = plausible_first(c);
   size_t arm_left =
@@ -879,6 +945,11 @@ int search_model(search_ctx *c) {
   unsigned turn = 0;
   while (r != SEARCH_STOPPED && !search_done(c)) {
     if (walk && (turn++ & 1) == 0 && walk_pick(&m, &walk_next)) {
+      r = search_try(c, m.cand, NULL);
+      continue;
+    }
+    if (warm_pick(&m, steps, &m.warm_next, &m.warm_left)) {
+      steps++;
       r = search_try(c, m.cand, NULL);
       continue;
     }

@@ -88,7 +88,22 @@ typedef struct search_space {
    * product and the size is unknown). NULL / 0: none. */
   const uint32_t *listed;
   size_t listed_count;
+  /* Optionally a warm start: configurations that did well elsewhere (the
+   * store's winners of the same kernel on other devices, in the order of
+   * their recorded medians, fastest first), warm_count of param_count
+   * positions each, flattened; NULL / 0: none. The model-based strategy
+   * begins with the first valid one, then takes the next on every other
+   * step while they do better on average than its own picks or hold the
+   * best (at most a quarter of the budget and SEARCH_WARM_MAX in all), and
+   * learns from where they land; its space-filling design ignores them. A
+   * donor whose winners are bad here costs one evaluation. The other
+   * strategies ignore them. */
+  const uint32_t *warm;
+  size_t warm_count;
 } search_space;
+
+/* The most warm-start configurations the model evaluates. */
+#define SEARCH_WARM_MAX 8
 
 /* Why a search stopped. */
 typedef enum search_stop {

@@ -838,6 +838,64 @@ static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nsta
   return 1;
 }
 
+/* The request's warm policies (sweep_request.warm_policies) as
+ * configurations of the search's space, each validated by the plugin in
+ * this session, into *out (malloc'd, *n of s->np positions each; NULL / 0
+ * when none is usable). 0, or -1 when out of memory. */
+static int warm_configs(sweep *s, uint32_t **out, size_t *n) {
+  const sweep_request *req = s->req;
+  size_t nw = req->warm_count;
+  *out = NULL;
+  *n = 0;
+  if (!nw || !req->warm_policies || req->policy_count)
+    return 0;
+  if (s->named && !VT_HAS(s, policy_assignment))
+    return 0;
+  /* per warm policy: its configuration and whether the plugin took it */
+  uint32_t *cfg = malloc(nw * s->np * sizeof *cfg);
+  unsigned char *ok = calloc(nw, 1);
+  if (!cfg || !ok) {
+    free(cfg);
+    free(ok);
+    return -1;
+  }
+  if (s->named) {
+    for (size_t w = 0; w < nw; w++) {
+      const char *pol = req->warm_policies[w];
+      ok[w] = pol && *pol &&
+              s->vt->policy_assignment(s->session, pol, strlen(pol), cfg + w * s->np, s->np) ==
+                  CALHOST_OK &&
+              named_valid(s, cfg + w * s->np);
+      plugin_message(s);
+    }
+  } else { /* each candidate serialized once, matched against every policy */
+    uint32_t most = s->count < SWEEP_WARM_NUMBERED_MAX ? s->count : SWEEP_WARM_NUMBERED_MAX;
+    for (uint32_t i = 0; i < most; i++) {
+      char *cand = NULL, why[640];
+      size_t len = 0;
+      if (serialize(s, i, NULL, &cand, &len, why, sizeof why) == 0)
+        for (size_t w = 0; w < nw; w++) {
+          const char *pol = req->warm_policies[w];
+          if (!ok[w] && pol && strlen(pol) == len && !memcmp(cand, pol, len)) {
+            cfg[w] = i;
+            ok[w] = 1;
+          }
+        }
+      free(cand);
+      plugin_message(s);
+    }
+  }
+  for (size_t w = 0; w < nw; w++) /* the plugin's, in the request's order */
+    if (ok[w])
+      memmove(cfg + (*n)++ * s->np, cfg + w * s->np, s->np * sizeof *cfg);
+  free(ok);
+  if (*n)
+    *out = cfg;
+  else
+    free(cfg);
+  return 0;
+}
+
 int sweep_run(const sweep_request *req, sweep_result *out) {
   memset(out, 0, sizeof *out);
   out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
@@ -849,7 +907,7 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
   sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
   s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
   const calhost_plugin_vtable *vt = req->vtable;
-  uint32_t *starts = NULL;
+  uint32_t *starts = NULL, *warm = NULL;
   int rc = -1;
 
   calhost_status st = vt->open_session(req->instance, req->workload, req->target, &s.session);
@@ -910,6 +968,11 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
                         .start_count = nstart};
   if (named)
     space.valid = named_valid;
+  if (warm_configs(&s, &warm, &space.warm_count) != 0) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
+  }
+  space.warm = warm;
   uint64_t size = named ? search_count_valid(&space, 1u << 20) : count;
   search_options so;
   search_options_init(&so);
@@ -1118,6 +1181,7 @@ done:
   record_candidates(&s, s.es, s.ne);
   free_entries(s.es, s.ne);
   free(starts);
+  free(warm);
   free(s.named_params);
   search_numbered_free(s.words, s.words ? count : 0);
   vt->close_session(s.session);

@@ -126,7 +126,20 @@ typedef struct sweep_request {
   const char *const *avoid_policies;
   const char *const *avoid_reasons;
   size_t avoid_count;
+  /* A warm start (calibrate: the store's policies of the same backend and
+   * kernel from other devices or processors, fastest recorded median
+   * first): each is validated by the plugin in this session (a described
+   * space: policy_assignment, then assignment_valid; numbered candidates:
+   * the candidate whose policy it is, among the first
+   * SWEEP_WARM_NUMBERED_MAX) and handed to the search as its warm start
+   * (search_space.warm), in this order; a refused one is left out.
+   * Borrowed; warm_count 0: none. */
+  const char *const *warm_policies;
+  size_t warm_count;
 } sweep_request;
+
+/* The most numbered candidates a warm policy is looked for among. */
+#define SWEEP_WARM_NUMBERED_MAX 4096u
 
 /* The most candidates a sweep numbers (a space the plugin does not
  * describe is one ordered parameter of candidate_count values, a word

@@ -34,9 +34,19 @@
  * numbered-view line per space (quick's strategy on one ordered parameter, the
  * recorded order: what describing the parameters is worth; spaces of at
  * most 4096) and a summary of the goals. --reader times the reader on a
- * 194 481-configuration space in order and reversed. --rigor-only runs
+ * 194 481-configuration space in order and reversed. --step-cost prints
+ * the default's processor time per evaluation at measure's budget. --rigor-only runs
  * quick's and measure's budgets (and --budget) alone, without the
- * evals_to trace (nan): the quick way to compare versions of a strategy.
+ * evals_to trace (nan): the quick way to compare versions of a strategy;
+ * --no-trace leaves out only the trace.
+ * --transfer measures the warm start (search_space.warm) between devices
+ * of one kernel (transfer_bench): one `transfer target=... donor=...` line
+ * per pair, the default at quick's budget and at 8 evaluations cold, warm
+ * from the donor's --warm N (1) fastest and misled by the N slowest
+ * configurations of the target, and
+ * cold again over other seeds (1001..): the noise of a median of seeds;
+ * then the mean at quick over the seeds with its standard error, cold,
+ * warm and misled.
  *
  * --live (instead of the replay) runs the live plugins (cpu_gemm, and
  * opencl_gemm when built; or --plugin PATH, repeatable) through the host's
@@ -68,7 +78,9 @@
  *
  *   search-bench [--replay] [--spaces DIR] [--seeds N] [--strategy NAME]
  *                [--space NAME] [--budget N] [--max-evals N] [--no-start]
- *                [--no-numbered] [--rigor-only]
+ *                [--no-numbered] [--rigor-only] [--no-trace]
+ *   search-bench --transfer [--spaces DIR] [--seeds N] [--space NAME] [--warm N]
+ *   search-bench --step-cost [--spaces DIR] [--space NAME]
  *   search-bench --reader
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
  *                [--max-exhaustive N] [--repeat N]
@@ -331,17 +343,21 @@ static void observe(void *user, const uint32_t *cfg, const search_outcome *o, ui
     t->at99 = evaluation;
 }
 
-/* One replay of sp: strategy strat, seed, a budget of `budget` evaluations;
- * the fraction of the optimum found (0: none). With t (target 99%), the
- * trace of evaluations to 95/99%. -1 on error. */
-static double replay_once(const search_space_file *sp, search_strategy strat, uint64_t seed,
-                          uint32_t budget, int use_start, trace *t) {
+/* One replay of sp: strategy strat, seed, a budget of `budget` evaluations,
+ * the warm start warm (warm_count configurations; NULL: none); the fraction
+ * of the optimum found (0: none). With t (target 99%), the trace of
+ * evaluations to 95/99%. -1 on error. */
+static double replay_once_warm(const search_space_file *sp, search_strategy strat, uint64_t seed,
+                               uint32_t budget, int use_start, trace *t, const uint32_t *warm,
+                               size_t warm_count) {
   search_space_replay rp;
   search_space ss;
   search_options o;
   search_result res;
   if (search_space_replay_init(sp, use_start, &rp, &ss) != 0)
     return -1;
+  ss.warm = warm;
+  ss.warm_count = warm_count;
   search_options_init(&o);
   o.strategy = strat;
   o.seed = seed;
@@ -363,6 +379,11 @@ static double replay_once(const search_space_file *sp, search_strategy strat, ui
   search_result_free(&res);
   search_space_replay_free(&rp);
   return f;
+}
+
+static double replay_once(const search_space_file *sp, search_strategy strat, uint64_t seed,
+                          uint32_t budget, int use_start, trace *t) {
+  return replay_once_warm(sp, strat, seed, budget, use_start, t, NULL, 0);
 }
 
 /* The fraction of the optimum strat reaches on sp at each budget of
@@ -478,6 +499,197 @@ static int reader_bench(void) {
   return 0;
 }
 
+/* The kernel of a space: its name up to the first '-' (convolution-RTX_Titan:
+ * convolution). */
+static size_t kernel_len(const char *name) {
+  const char *dash = strchr(name, '-');
+  return dash ? (size_t)(dash - name) : strlen(name);
+}
+
+/* The donor's n fastest (slow 0) or n slowest (slow 1) successful entries
+ * as configurations of target (matched by parameter name and value word;
+ * an entry with a value the target lacks is left out), fastest first,
+ * into out (n * target's params); returns how many. */
+static size_t donor_configs(const search_space_file *target, const search_space_file *donor,
+                            size_t n, int slow, uint32_t *out) {
+  size_t ok = 0, *order = malloc(donor->entry_count * sizeof *order);
+  if (!order)
+    return 0;
+  for (size_t i = 0; i < donor->entry_count; i++)
+    if (!donor->entries[i].rejected)
+      order[ok++] = i;
+  /* selection of the n fastest / slowest (n is small) */
+  size_t got = 0;
+  for (size_t k = 0; k < ok && got < n; k++) {
+    size_t best = k;
+    for (size_t i = k + 1; i < ok; i++) {
+      double a = donor->entries[order[i]].median, b = donor->entries[order[best]].median;
+      if (slow ? a > b : a < b)
+        best = i;
+    }
+    size_t t = order[k];
+    order[k] = order[best];
+    order[best] = t;
+    const search_space_entry *e = &donor->entries[order[k]];
+    uint32_t *cfg = out + got * target->param_count;
+    int mapped = 1;
+    for (size_t p = 0; p < target->param_count && mapped; p++) {
+      mapped = 0;
+      for (size_t q = 0; q < donor->param_count; q++)
+        if (strcmp(donor->params[q].name, target->params[p].name) == 0) {
+          int64_t v = search_space_value_index(target, p, donor->params[q].values[e->config[q]]);
+          if (v >= 0) {
+            cfg[p] = (uint32_t)v;
+            mapped = 1;
+          }
+        }
+    }
+    got += mapped;
+  }
+  free(order);
+  return got;
+}
+
+/* --transfer: the warm start between devices of one kernel. For every
+ * space and every other space of the same kernel (name up to the first
+ * '-') and the same parameters, the default strategy at quick's budget
+ * and at 8 evaluations, median of the seeds: cold (no warm start), warm
+ * (the donor's `nwarm` fastest configurations: what the store holds of
+ * another device) and misled (a deliberately misleading donor: the
+ * `nwarm` configurations that are the slowest here, as if another device's
+ * winners were this device's worst), and the donor's best configuration
+ * here. */
+static int transfer_bench(char **files, size_t nfiles, int seeds, uint32_t nwarm,
+                          const char *only_space) {
+  double *v = malloc((size_t)seeds * sizeof *v);
+  if (!v)
+    return 1;
+  printf("# transfer: warm = the donor's %u fastest configurations, misled = the %u slowest here; "
+         "fraction of the target's optimum at the median of %d seeds\n",
+         nwarm, nwarm, seeds);
+  for (size_t ti = 0; ti < nfiles; ti++) {
+    search_space_file t;
+    char err[512];
+    if (search_space_load(files[ti], &t, err, sizeof err) != 0) {
+      fprintf(stderr, "search-bench: %s\n", err);
+      search_space_free(&t);
+      free(v);
+      return 1;
+    }
+    if (only_space && strcmp(t.name, only_space) != 0) {
+      search_space_free(&t);
+      continue;
+    }
+    for (size_t di = 0; di < nfiles; di++) {
+      const char *base = strrchr(files[di], '/');
+      base = base ? base + 1 : files[di];
+      size_t kl = kernel_len(t.name);
+      if (di == ti || strncmp(base, t.name, kl) != 0 || base[kl] != '-')
+        continue;
+      search_space_file d;
+      if (search_space_load(files[di], &d, err, sizeof err) != 0 ||
+          d.param_count != t.param_count) {
+        search_space_free(&d);
+        continue;
+      }
+      uint32_t *good = calloc((size_t)nwarm * t.param_count + 1, sizeof *good);
+      uint32_t *bad = calloc((size_t)nwarm * t.param_count + 1, sizeof *bad);
+      size_t ng = good ? donor_configs(&t, &d, nwarm, 0, good) : 0;
+      /* the misleading donor: configurations that were another device's
+       * winners but are the slowest here (the target's own slowest) */
+      size_t nb = bad ? donor_configs(&t, &t, nwarm, 1, bad) : 0;
+      search_strategy qs;
+      uint32_t quick;
+      search_sweep_rigor_plan(CALHOST_SEARCH_RIGOR_QUICK, t.entry_count, t.curated, &qs, &quick);
+      double donor_best = 0;
+      for (size_t i = 0; i < ng; i++) {
+        const search_space_entry *e = search_space_find(&t, good + i * t.param_count);
+        if (e && !e->rejected && search_space_best(&t) / e->median > donor_best)
+          donor_best = search_space_best(&t) / e->median;
+      }
+      const uint32_t budgets[2] = {quick, 8};
+      /* mode 0 cold, 1 warm, 2 misled, 3 cold on other seeds (1001..): the
+       * noise of the median between two sets of seeds */
+      double frac[4][2], mean[4][2], se[4][2];
+      int s95 = 0;
+      for (int mode = 0; mode < 4; mode++)
+        for (int b = 0; b < 2; b++) {
+          const uint32_t *w = mode == 1 ? good : mode == 2 ? bad : NULL;
+          size_t nw = mode == 1 ? ng : mode == 2 ? nb : 0;
+          uint64_t seed0 = mode == 3 ? 1001 : 1;
+          for (int seed = 0; seed < seeds; seed++)
+            if ((v[seed] = replay_once_warm(&t, qs, seed0 + (uint64_t)seed, budgets[b], 1, NULL, w,
+                                            nw)) < 0) {
+              free(good), free(bad), free(v);
+              search_space_free(&d), search_space_free(&t);
+              return 1;
+            }
+          if (mode == 1 && b == 0)
+            for (int seed = 0; seed < seeds; seed++)
+              s95 += v[seed] >= 0.95;
+          /* the mean and its standard error: the medians of these spaces
+           * jump between the modes of a bimodal outcome */
+          double sum = 0, sq = 0;
+          for (int seed = 0; seed < seeds; seed++)
+            sum += v[seed], sq += v[seed] * v[seed];
+          mean[mode][b] = sum / seeds;
+          se[mode][b] =
+              seeds > 1 ? sqrt(fmax(0, sq / seeds - mean[mode][b] * mean[mode][b]) / (seeds - 1))
+                        : 0;
+          frac[mode][b] = median_of(v, (size_t)seeds);
+        }
+      printf("transfer target=%s donor=%s warm=%zu seeds=%d donor_best_here=%.3f quick_evals=%u "
+             "cold_quick=%.3f warm_quick=%.3f misled_quick=%.3f cold_8=%.3f warm_8=%.3f "
+             "misled_8=%.3f seeds_95_warm_quick=%d cold_other_seeds_quick=%.3f "
+             "cold_other_seeds_8=%.3f mean_quick cold=%.3f+-%.3f warm=%.3f+-%.3f "
+             "misled=%.3f+-%.3f\n",
+             t.name, d.name, ng, seeds, donor_best, quick, frac[0][0], frac[1][0], frac[2][0],
+             frac[0][1], frac[1][1], frac[2][1], s95, frac[3][0], frac[3][1], mean[0][0], se[0][0],
+             mean[1][0], se[1][0], mean[2][0], se[2][0]);
+      fflush(stdout);
+      free(good);
+      free(bad);
+      search_space_free(&d);
+    }
+    search_space_free(&t);
+  }
+  free(v);
+  return 0;
+}
+
+/* --step-cost: the default's processor time per evaluation on each space
+ * at measure's budget (256 on the large spaces), one seed, the replay's
+ * own cost (reading the recording) included: what the search adds to a
+ * sweep per candidate, to set beside a GPU kernel's compile (0.2-1.5 s in
+ * the real spaces' COMPILE_S column). */
+static int step_cost_bench(char **files, size_t nfiles, const char *only_space) {
+  for (size_t fi = 0; fi < nfiles; fi++) {
+    search_space_file sp;
+    char err[512];
+    if (search_space_load(files[fi], &sp, err, sizeof err) != 0) {
+      fprintf(stderr, "search-bench: %s\n", err);
+      search_space_free(&sp);
+      return 1;
+    }
+    if (only_space && strcmp(sp.name, only_space) != 0) {
+      search_space_free(&sp);
+      continue;
+    }
+    search_strategy st;
+    uint32_t measure;
+    search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, sp.entry_count, &st, &measure);
+    clock_t t0 = clock();
+    double f = replay_once(&sp, CALHOST_SEARCH_MODEL, 1, measure, 1, NULL);
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    printf("step_cost space=%s size=%zu evaluations=%u cpu_seconds=%.3f ms_per_step=%.2f "
+           "frac=%.3f\n",
+           sp.name, sp.entry_count, measure, cpu, 1000 * cpu / measure, f);
+    fflush(stdout);
+    search_space_free(&sp);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
 #ifdef CALHOST_SEARCH_BENCH_LIVE
   for (int i = 1; i < argc; i++)
@@ -486,6 +698,8 @@ int main(int argc, char **argv) {
 #endif
   const char *dir = CALHOST_SEARCH_SPACES_DIR, *only_space = NULL;
   int seeds = 31, use_start = 1, only_strategy = -1, numbered = 1, rigor_only = 0;
+  int transfer = 0, no_trace = 0, step_cost = 0;
+  uint32_t nwarm = 1;
   uint32_t user_budget = 0, max_evals = 1000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--replay") == 0)
@@ -506,6 +720,15 @@ int main(int argc, char **argv) {
       numbered = 0;
     else if (strcmp(argv[i], "--rigor-only") == 0)
       rigor_only = 1;
+    else if (strcmp(argv[i], "--step-cost") == 0)
+      step_cost = 1;
+    else if (strcmp(argv[i], "--no-trace") == 0)
+      no_trace = 1;
+    else if (strcmp(argv[i], "--transfer") == 0)
+      transfer = 1;
+    else if (strcmp(argv[i], "--warm") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0 &&
+             atol(argv[i + 1]) <= 64)
+      nwarm = (uint32_t)atol(argv[++i]);
     else if (strcmp(argv[i], "--reader") == 0)
       return reader_bench();
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
@@ -516,9 +739,11 @@ int main(int argc, char **argv) {
       }
       only_strategy = (int)s;
     } else {
-      fprintf(stderr, "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
-                      "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
-                      "[--no-start] [--no-numbered] [--rigor-only] | --reader\n");
+      fprintf(stderr,
+              "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
+              "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
+              "[--no-start] [--no-numbered] [--rigor-only] [--no-trace] | --transfer [--warm N] "
+              "| --step-cost | --reader\n");
       return 2;
     }
   }
@@ -548,6 +773,14 @@ int main(int argc, char **argv) {
   if (!nfiles) {
     fprintf(stderr, "search-bench: no .space files in %s\n", dir);
     return 1;
+  }
+  if (transfer || step_cost) {
+    int rc = transfer ? transfer_bench(files, nfiles, seeds, nwarm, only_space)
+                      : step_cost_bench(files, nfiles, only_space);
+    for (size_t i = 0; i < nfiles; i++)
+      free(files[i]);
+    free(files);
+    return rc;
   }
   printf("# budgets count evaluations, rejected configurations included (a sweep's rejected "
          "candidate costs its check); quick/measure: what a sweep spends on the space "
@@ -616,7 +849,7 @@ int main(int argc, char **argv) {
       if (replay_fractions(&sp, strat, seeds, use_start, budgets, v, frac, s90, s99) != 0)
         return 1;
       double *v99 = malloc((size_t)seeds * sizeof *v99);
-      for (int seed = 0; v99 && seed < seeds && !rigor_only; seed++) {
+      for (int seed = 0; v99 && seed < seeds && !rigor_only && !no_trace; seed++) {
         trace t = {.optimum = optimum};
         if (replay_once(&sp, strat, (uint64_t)seed + 1, cap, use_start, &t) < 0)
           return 1;
@@ -625,8 +858,8 @@ int main(int argc, char **argv) {
       }
       if (!v99)
         return 1;
-      double e95 = rigor_only ? NAN : median_of(v, (size_t)seeds);
-      double e99 = rigor_only ? NAN : median_of(v99, (size_t)seeds);
+      double e95 = rigor_only || no_trace ? NAN : median_of(v, (size_t)seeds);
+      double e99 = rigor_only || no_trace ? NAN : median_of(v99, (size_t)seeds);
       free(v99);
       printf("strategy=%s space=%s size=%llu order=%s curated=%d seeds=%d quick_evals=%u "
              "measure_evals=%u",
