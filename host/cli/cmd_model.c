@@ -396,7 +396,7 @@ int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cf
         break;
       }
       if (count > 1)
-        snprintf(label, sizeof label, "[model %s] dims %s", cm->name, canon);
+        snprintf(label, sizeof label, "[model %.200s] dims %.300s", cm->name, canon);
       else
         snprintf(label, sizeof label, "[model %s]", cm->name);
       note_skipped(cli, cmd, label, &m, 1);
@@ -433,7 +433,7 @@ int cli_model_workloads(const cli_context *cli, cli_args *a, config_settings *cf
       break;
     }
     if (nb > 1)
-      snprintf(label, sizeof label, "--model %s --dims %s", file, canon);
+      snprintf(label, sizeof label, "--model %.200s --dims %.300s", file, canon);
     else
       snprintf(label, sizeof label, "--model %s", file);
     note_skipped(cli, cmd, label, &m, 0);

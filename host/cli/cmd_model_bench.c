@@ -107,7 +107,7 @@ static void time_structure(calhost_runtime *rt, const calhost_runtime_choice *c,
     s->tuned_us[k] = e[2 * k].ok ? e[2 * k].figures.median_us : NAN;
     s->default_us[k] = e[2 * k + 1].ok ? e[2 * k + 1].figures.median_us : NAN;
     if (!e[2 * k].ok && !s->error[0])
-      snprintf(s->error, sizeof s->error, "%s: %s", s->backend[k], e[2 * k].error);
+      snprintf(s->error, sizeof s->error, "%.60s: %.190s", s->backend[k], e[2 * k].error);
   }
 }
 

@@ -570,7 +570,7 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
                     "node %s (Gemm): C does not broadcast to the %" PRId64 "x%" PRId64
                     " output (%s %s %s)",
                     name, m, nn, da, db, dc);
-      snprintf(l.inputs, sizeof l.inputs, "%s %s %s", da, db, dc);
+      snprintf(l.inputs, sizeof l.inputs, "%.132s %.132s %.132s", da, db, dc); /* shown, may be cut */
       mark_used(b, &c);
     }
     /* what makes it more than C = A x B, in name order */

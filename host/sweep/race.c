@@ -136,7 +136,7 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
   calhost_status st =
       vt->validate_policy(e->instance, r->policy, strlen(r->policy), err, sizeof err);
   if (st != CALHOST_OK) {
-    snprintf(e->error, sizeof e->error, "refused: %s", err[0] ? err : calhost_status_name(st));
+    snprintf(e->error, sizeof e->error, "refused: %.200s", err[0] ? err : calhost_status_name(st));
     return -1;
   }
   double t;
@@ -147,7 +147,7 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
     st = vt->check(session_of(r), err, sizeof err);
     err[sizeof err - 1] = '\0';
     if (st != CALHOST_OK) {
-      snprintf(e->error, sizeof e->error, "wrong output: %s",
+      snprintf(e->error, sizeof e->error, "wrong output: %.200s",
                err[0] ? err : calhost_status_name(st));
       return -1;
     }
