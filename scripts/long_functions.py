@@ -2,15 +2,22 @@
 """long_functions.py: lists the C functions longer than a limit (issue 42
 item 2: no function in host/ or plugins/ over 120 lines).
 
-    scripts/long_functions.py [--limit N] [--fail] [PATH...]
+    scripts/long_functions.py [--limit N] [--fail] [--allow FILE] [PATH...]
 
 PATH: files or folders (default: host plugins, under the source tree); every
 *.c below a folder is read. A function's length is its lines from the first
 line of its definition (return type included) to its closing brace. Prints
 "FILE:LINE: NAME: N lines" for each function over the limit (default 120),
-longest first, then a count. Exits 1 with --fail when any is listed, else 0
-(the ctest long_functions reports without failing until the splits are
-done). The reader knows C's comments, strings, character constants and
+longest first, then a count. Exits 1 with --fail when any is listed, else 0.
+
+--allow FILE: functions let through for now, one "PATH NAME" a line (PATH
+relative to the source tree, as printed; '#' starts a comment, which should
+say who shortens it). An allowed function over the limit is printed with
+"(allowed)" and does not fail; an entry no longer over the limit (or gone)
+is printed as stale, to be removed. The ctest long_functions runs with
+--fail --allow scripts/long_functions.allow.
+
+The reader knows C's comments, strings, character constants and
 preprocessor lines, which is all a brace count needs.
 """
 import argparse
@@ -109,12 +116,28 @@ def functions(path):
     return found
 
 
+def read_allow(path):
+    """The set of (PATH, NAME) pairs an allow-list file names."""
+    allowed = set()
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            words = text.split("#", 1)[0].split()
+            if not words:
+                continue
+            if len(words) != 2:
+                raise SystemExit(f"{path}:{number}: expected 'PATH NAME', got {text.strip()!r}")
+            allowed.add((words[0], words[1]))
+    return allowed
+
+
 def main():
     ap = argparse.ArgumentParser(description="list C functions over a length limit")
     ap.add_argument("--limit", type=int, default=120)
     ap.add_argument("--fail", action="store_true", help="exit 1 when any function is listed")
+    ap.add_argument("--allow", metavar="FILE", help="functions let through: 'PATH NAME' lines")
     ap.add_argument("paths", nargs="*")
     a = ap.parse_args()
+    allowed = read_allow(a.allow) if a.allow else set()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = a.paths or [os.path.join(root, "host"), os.path.join(root, "plugins")]
     files = []
@@ -130,10 +153,16 @@ def main():
             if length > a.limit:
                 over.append((length, os.path.relpath(path, root), first, name))
     over.sort(key=lambda x: (-x[0], x[1], x[2]))
+    failing = 0
     for length, path, first, name in over:
-        print(f"{path}:{first}: {name}: {length} lines")
-    print(f"{len(over)} function(s) over {a.limit} lines in {len(files)} files")
-    return 1 if (a.fail and over) else 0
+        let = (path, name) in allowed
+        failing += not let
+        print(f"{path}:{first}: {name}: {length} lines{' (allowed)' if let else ''}")
+    for path, name in sorted(allowed - {(p, n) for _, p, _, n in over}):
+        print(f"{a.allow}: {path} {name}: stale (not over {a.limit} lines): remove it")
+    print(f"{len(over)} function(s) over {a.limit} lines in {len(files)} files"
+          f"{f', {len(over) - failing} allowed' if allowed else ''}")
+    return 1 if (a.fail and failing) else 0
 
 
 if __name__ == "__main__":

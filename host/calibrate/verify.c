@@ -4,11 +4,13 @@
  * the stored exact profile's policy against the default, as explicit
  * candidates; nothing is stored) and, with --recalibrate, a second pass
  * that verify drives itself over exactly the failed keys (a search, forced,
- * committed in one batch, exact profiles only). Here: the verdict rule, the
- * rows (one per exact key), and the output (table or JSON). The driver
+ * committed in one batch, exact profiles only: verify_recal.c). Here: the
+ * verdict rule, the rows (one per exact key) and the measuring pass; the
+ * progress line and the output (table or JSON) are verify_output.c's. The driver
  * knows nothing of verdicts; the engine (host/sweep/measure.c) measures.
  */
 #include "verify.h"
+#include "verify_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -24,10 +26,6 @@
 #include "isolate/isolate.h"
 #include "run.h"
 #include "runtime/binding.h"
-
-#ifndef CALHOST_VERSION_STRING
-#define CALHOST_VERSION_STRING "unknown"
-#endif
 
 /* ---- the rule --------------------------------------------------------- */
 
@@ -78,33 +76,6 @@ calibrate_verdict calibrate_verify_judge(const calibrate_verify_numbers *n, doub
 
 /* ---- rows ------------------------------------------------------------- */
 
-typedef struct verify_row {
-  calibrate_verdict verdict;
-  size_t result; /* index into the results (the measuring pass) */
-  char *reason;  /* why the verdict (every one but ok, which has NULL) */
-  char *stored_policy, *stored_implementation;
-  double stored_median, stored_spread;
-  double current_median, current_spread, current_cv, current_min;
-  uint32_t current_samples;
-  int noisy;
-  char *default_policy;
-  double default_median, default_spread, default_min;
-  /* --recalibrate */
-  int recal_tried;
-  size_t recal_result; /* index into the results when recal_tried */
-} verify_row;
-
-/* verify's state (the modes' r->mode_state): the options and the rows. */
-typedef struct cal_verify {
-  const calibrate_verify_options *v;
-  verify_row *rows; /* NULL until the measuring pass is judged (judge_all) */
-  size_t count;
-  int recalibrated;         /* the second pass ran */
-  size_t keys_tried;        /* keys the second pass was to recalibrate */
-  size_t keys_recalibrated; /* of them, stored anew (an interrupt leaves some not_run) */
-  size_t commits_before;
-} cal_verify;
-
 static double measurement(const calstore_profile *p, const char *name) {
   for (size_t i = 0; p && i < p->measurement_count; i++)
     if (p->measurements[i].name && !strcmp(p->measurements[i].name, name))
@@ -112,7 +83,7 @@ static double measurement(const calstore_profile *p, const char *name) {
   return NAN;
 }
 
-static int has_key(const cal_result *x) {
+int verify_has_key(const cal_result *x) {
   return x->key.model_digest && x->key.processor && x->key.thread_count;
 }
 
@@ -160,7 +131,7 @@ static void set_reason(verify_row *row, const char *fmt, ...) {
 }
 
 /* a / b, NAN when either is unknown or b is not positive. */
-static double ratio(double a, double b) {
+double verify_ratio(double a, double b) {
   return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
@@ -294,12 +265,14 @@ static void judge_numbers(verify_row *row, int default_same, double threshold) {
   row->verdict = calibrate_verify_judge(&n, threshold);
   char q[32], m[32];
   if (row->verdict == CALHOST_VERDICT_SLOWER)
-    set_reason(row, "%sx the stored median",
-               base_text_figure(q, sizeof q, ratio(row->current_median, row->stored_median), 3));
+    set_reason(
+        row, "%sx the stored median",
+        base_text_figure(q, sizeof q, verify_ratio(row->current_median, row->stored_median), 3));
   else if (row->verdict == CALHOST_VERDICT_LOST_TO_DEFAULT)
-    set_reason(row, "%sx the default's median (default %.60s)",
-               base_text_figure(q, sizeof q, ratio(row->current_median, row->default_median), 3),
-               row->default_policy ? row->default_policy : "?");
+    set_reason(
+        row, "%sx the default's median (default %.60s)",
+        base_text_figure(q, sizeof q, verify_ratio(row->current_median, row->default_median), 3),
+        row->default_policy ? row->default_policy : "?");
   else if (row->verdict == CALHOST_VERDICT_INVALID)
     set_reason(row,
                "the stored profile's median_latency is %s: nothing to compare with (recalibrate "
@@ -310,14 +283,14 @@ static void judge_numbers(verify_row *row, int default_same, double threshold) {
 }
 
 /* Judges one result of the measuring pass into *row (zeroed here). */
-static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
+void verify_judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   const cal_result *x = &r->sink->results[index];
   memset(row, 0, sizeof *row);
   row->result = index;
   row->stored_median = row->stored_spread = NAN;
   row->current_median = row->current_spread = row->current_cv = row->current_min = NAN;
   row->default_median = row->default_spread = row->default_min = NAN;
-  if (!has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
+  if (!verify_has_key(x)) { /* build_key failed, or the budget ran out before the sweep */
     row->verdict = CALHOST_VERDICT_ERROR;
     set_reason(row, "%s", x->message ? x->message : "not measured");
     return;
@@ -328,7 +301,7 @@ static void judge(cal_run *r, size_t index, double threshold, verify_row *row) {
   judge_numbers(row, default_same, threshold);
 }
 
-static void free_row(verify_row *row) {
+void verify_free_row(verify_row *row) {
   free(row->reason);
   free(row->stored_policy);
   free(row->stored_implementation);
@@ -340,79 +313,10 @@ static void free_row(verify_row *row) {
 /* a and b (both with a key) are one exact key: the same backend, workload
  * (its model), thread count and processor (a device backend's processor is
  * its device: each device has keys of its own) */
-static int same_key(const cal_result *a, const cal_result *b) {
+int verify_same_key(const cal_result *a, const cal_result *b) {
   return a->workload == b->workload && a->key.thread_count == b->key.thread_count && a->backend &&
          b->backend && !strcmp(a->backend, b->backend) && a->key.processor && b->key.processor &&
          !strcmp(a->key.processor, b->key.processor);
-}
-
-/* y (of the recalibration pass) is x's key recalibrated: the same key, or
- * a failure without a key at the same target */
-static int recal_of(const cal_result *x, const cal_result *y) {
-  if (has_key(y))
-    return same_key(x, y);
-  return x->workload == y->workload && x->threads == y->threads && x->on_device == y->on_device &&
-         (!x->on_device || x->device_index == y->device_index) && x->backend && y->backend &&
-         !strcmp(x->backend, y->backend);
-}
-
-/* ---- progress --------------------------------------------------------- */
-
-/* the device column: the device's index, "-" for a CPU sweep */
-static const char *device_word(const cal_result *x, char *buf, size_t cap) {
-  if (x->on_device)
-    snprintf(buf, cap, "%u", x->device_index);
-  else
-    snprintf(buf, cap, "-");
-  return buf;
-}
-
-/* " device N" for a device's sweep, "" for a CPU sweep */
-static const char *device_suffix(const cal_result *x, char *buf, size_t cap) {
-  if (x->on_device)
-    snprintf(buf, cap, " device %u", x->device_index);
-  else if (cap)
-    buf[0] = '\0';
-  return buf;
-}
-
-/* a latency (4 significant digits), "-" when unknown */
-static const char *us(char *buf, size_t cap, double v) {
-  return base_text_figure(buf, cap, v, 4);
-}
-
-/* The measuring pass's progress line of key x: its verdict now. */
-static void verify_announce(cal_run *r, const cal_result *x) {
-  const cal_verify *cv = r->mode_state;
-  const cal_setup *set = r->set;
-  if (set->o->quiet || set->o->json || (x->kind == CAL_SKIPPED && !has_key(x)))
-    return;
-  if (set->bar) {
-    cal_progress(r);
-    return;
-  }
-  char on[32];
-  base_text_printf(set->err, "calhost: [%zu/%zu] %s %s t=%u%s: ", cal_sweeps_shown(r),
-                   r->sweeps_total, x->backend ? x->backend : "?",
-                   cal_workload_name(r, x->workload), x->threads, device_suffix(x, on, sizeof on));
-  for (const cal_result *y = r->sink->results; y < x; y++)
-    if (has_key(y) && same_key(x, y)) { /* one key for several targets */
-      base_text_printf(set->err, "%s\n", x->message ? x->message : "same key as before");
-      return;
-    }
-  verify_row row;
-  char a[32], b[32], c[32];
-  judge(r, (size_t)(x - r->sink->results), cv->v->threshold, &row);
-  base_text_printf(set->err, "%s", calibrate_verdict_name(row.verdict));
-  if (isfinite(row.current_median))
-    base_text_printf(set->err, " (%s us, stored %s us, default %s us)",
-                     us(a, sizeof a, row.current_median), us(b, sizeof b, row.stored_median),
-                     us(c, sizeof c, row.default_median));
-  else if (row.reason)
-    base_text_printf(set->err, ": %s", row.reason);
-  fputc('\n', set->err);
-  fflush(set->err);
-  free_row(&row);
 }
 
 /* ---- the two passes --------------------------------------------------- */
@@ -431,96 +335,21 @@ static cal_key_action verify_choose(const cal_run *r, size_t workload, const cha
   return CAL_KEY_SWEEP;
 }
 
-/* The recalibration pass: only the failed keys, searched as calibrate
- * searches (the pass forces: the failed profiles are replaced). */
-static cal_key_action recal_choose(const cal_run *r, size_t workload, const char *op,
-                                   const calhost_built_key *k, cal_key_plan *plan) {
-  (void)op, (void)plan;
-  if (!cal_pass_wants(r, r->cur.plugin->backend, workload, k->thread_count,
-                      k->processor ? k->processor : ""))
-    return CAL_KEY_IGNORE;
-  return CAL_KEY_SWEEP;
-}
-
-/* The recalibration pass's mode: run by recalibrate() with cal_run_plugins;
- * its commits are held and made in one batch at the end, exact profiles
- * only; it counts and shows only the keys it recalibrates (a target that
- * builds one of them again, a capped thread count, is a skip of neither). */
-static const cal_mode recal_mode = {
-    .command = "verify",
-    .runs_plugins = 1,
-    .reload_store = 0,
-    .choose = recal_choose,
-    .duplicate_keyed = 1,
-    .measured = CAL_PENDING,
-    .counts_skips = 0,
-    .announce = cal_progress_line,
-    .commit = NULL,
-};
-
-/* Recalibrates the failed keys of cv's rows in a second pass of the
- * driver, committed in one batch (also after an interrupt: what finished
- * is kept). */
-static void recalibrate(cal_run *r, cal_verify *cv) {
-  cal_key_ref *keys = calloc(cv->count + 1, sizeof *keys);
-  size_t n = 0;
-  if (!keys)
-    return;
-  for (size_t i = 0; i < cv->count; i++) {
-    const cal_result *x = &r->sink->results[cv->rows[i].result];
-    if (calibrate_verdict_failed(cv->rows[i].verdict) && has_key(x)) {
-      keys[n++] = (cal_key_ref){x->backend, x->workload, x->key.thread_count, x->key.processor};
-      cv->rows[i].recal_tried = 1;
-      cv->rows[i].recal_result = (size_t)-1;
-    }
-  }
-  if (n) {
-    size_t before = r->sink->result_count;
-    const cal_mode *measuring = r->mode;
-    r->mode = &recal_mode;
-    r->pass = (cal_pass){.force = 1, .only_keys = keys, .only_key_count = n};
-    r->sweeps_done = 0;
-    r->sweeps_total = n;
-    cv->commits_before = r->sink->commits;
-    if (!r->set->o->quiet && !r->set->o->json)
-      base_text_printf(r->set->err, "calhost: verify: recalibrating %zu key%s\n", n,
-                       n == 1 ? "" : "s");
-    cal_run_plugins(r);
-    cal_progress_end(r);
-    cal_commit_pending(r, 0);
-    cv->recalibrated = 1;
-    cv->keys_tried = n;
-    /* the keys of the rows point into the results, which the pass grew:
-     * match by (backend, workload, exact thread count, processor) */
-    for (size_t j = before; j < r->sink->result_count; j++)
-      for (size_t i = 0; i < cv->count; i++)
-        if (cv->rows[i].recal_tried && r->sink->results[j].kind != CAL_SKIPPED &&
-            recal_of(&r->sink->results[cv->rows[i].result], &r->sink->results[j]))
-          cv->rows[i].recal_result = j;
-    for (size_t i = 0; i < cv->count; i++)
-      cv->keys_recalibrated += cv->rows[i].recal_tried && cv->rows[i].recal_result != (size_t)-1 &&
-                               r->sink->results[cv->rows[i].recal_result].kind == CAL_STORED;
-    r->pass = (cal_pass){0};
-    r->mode = measuring;
-  }
-  free(keys);
-}
-
 /* One row per exact key the measuring pass reached (a key built by
  * several targets once). Returns 0, -1 when out of memory. */
-static int judge_all(cal_run *r, cal_verify *cv) {
+int verify_judge_all(cal_run *r, cal_verify *cv) {
   cv->rows = calloc(r->sink->result_count + 1, sizeof *cv->rows);
   if (!cv->rows)
     return -1;
   for (size_t i = 0; i < r->sink->result_count; i++) {
     const cal_result *x = &r->sink->results[i];
-    if (x->kind == CAL_SKIPPED && !has_key(x))
+    if (x->kind == CAL_SKIPPED && !verify_has_key(x))
       continue; /* unsupported: the plugin does not serve this workload */
     int dup = 0;
     for (size_t j = 0; j < cv->count && !dup; j++)
-      dup = has_key(x) && same_key(&r->sink->results[cv->rows[j].result], x);
+      dup = verify_has_key(x) && verify_same_key(&r->sink->results[cv->rows[j].result], x);
     if (!dup)
-      judge(r, i, cv->v->threshold, &cv->rows[cv->count++]);
+      verify_judge(r, i, cv->v->threshold, &cv->rows[cv->count++]);
   }
   return 0;
 }
@@ -612,253 +441,15 @@ static int verify_run(cal_run *r) {
   cal_run_plugins(r);
   cal_progress_end(r);
   fail_keys_of_failed_plugins(r);
-  if (judge_all(r, cv) != 0)
+  if (verify_judge_all(r, cv) != 0)
     return 2;
   if (r->interrupted)
     return 128 + r->interrupted;
   if (cv->v->recalibrate)
-    recalibrate(r, cv);
+    verify_recalibrate(r, cv);
   if (r->interrupted)
     return 128 + r->interrupted;
   return verify_status(r, cv);
-}
-
-/* ---- output ----------------------------------------------------------- */
-
-static const char *recal_word(const cal_run *r, const verify_row *row) {
-  if (!row->recal_tried)
-    return NULL;
-  if (row->recal_result == (size_t)-1)
-    return "not_run";
-  switch (r->sink->results[row->recal_result].kind) {
-  case CAL_STORED:
-    return "stored";
-  case CAL_FAILED:
-    return "failed";
-  default:
-    return "not_stored";
-  }
-}
-
-static void print_json(cal_run *r, FILE *o, const cal_verify *cv, int status) {
-  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
-  fputc('{', o);
-  base_json_member_string(o, 1, "calhost_version", CALHOST_VERSION_STRING);
-  base_json_member_string(o, 0, "command", "verify");
-  base_json_member_string(o, 0, "rigor", r->set->rigor_name);
-  base_json_member_number(o, 0, "threshold", cv ? cv->v->threshold : NAN);
-  base_json_member_string(o, 0, "store", r->set->store ? calstore_path(r->set->store) : NULL);
-  base_json_member_string(
-      o, 0, "processor",
-      r->set->targets.processor.description[0] ? r->set->targets.processor.description : NULL);
-  fputs(",\"results\":[", o);
-  for (size_t i = 0; cv && i < cv->count; i++) {
-    const verify_row *row = &cv->rows[i];
-    const cal_result *x = &r->sink->results[row->result];
-    counts[row->verdict]++;
-    fputs(i ? ",{" : "{", o);
-    base_json_member_string(o, 1, "verdict", calibrate_verdict_name(row->verdict));
-    base_json_member_string(o, 0, "backend", x->backend);
-    base_json_member_string(o, 0, "operator", cal_workload_operator(r, x->workload));
-    base_json_member_string(o, 0, "workload", cal_workload_name(r, x->workload));
-    base_json_member_uint(o, 0, "threads", x->threads);
-    cal_json_member_device(o, x);
-    calibrate_json_member_count(o, 0, "thread_count", has_key(x), x->key.thread_count);
-    base_json_member_string(o, 0, "implementation", x->implementation);
-    base_json_member_string(o, 0, "stored_implementation", row->stored_implementation);
-    base_json_member_string(o, 0, "stored_policy", row->stored_policy);
-    base_json_member_number(o, 0, "stored_median", row->stored_median);
-    base_json_member_number(o, 0, "stored_spread", row->stored_spread);
-    base_json_member_number(o, 0, "current_median", row->current_median);
-    base_json_member_number(o, 0, "current_spread", row->current_spread);
-    base_json_member_number(o, 0, "current_min", row->current_min);
-    base_json_member_number(o, 0, "current_cv", row->current_cv);
-    base_json_member_uint(o, 0, "samples", row->current_samples);
-    base_json_member_bool(o, 0, "noisy", row->noisy);
-    base_json_member_number(o, 0, "ratio", ratio(row->current_median, row->stored_median));
-    base_json_member_string(o, 0, "default_policy", row->default_policy);
-    base_json_member_number(o, 0, "default_median", row->default_median);
-    base_json_member_number(o, 0, "default_min", row->default_min);
-    base_json_member_number(o, 0, "default_ratio", ratio(row->current_median, row->default_median));
-    base_json_member_string(o, 0, "reason", row->reason);
-    if (!row->recal_tried) {
-      base_json_member_null(o, 0, "recalibration");
-    } else {
-      const cal_result *y =
-          row->recal_result != (size_t)-1 ? &r->sink->results[row->recal_result] : NULL;
-      base_json_key(o, 0, "recalibration");
-      fputc('{', o);
-      base_json_member_string(o, 1, "status", recal_word(r, row));
-      base_json_member_string(o, 0, "policy", y && y->sweep.ok ? y->sweep.winner_policy : NULL);
-      base_json_member_number(o, 0, "median", y && y->sweep.ok ? y->sweep.figures.median_us : NAN);
-      base_json_member_string(o, 0, "message",
-                              y ? y->message : "the recalibration did not reach this key");
-      fputc('}', o);
-    }
-    fputc('}', o);
-  }
-  fputs("],\"counts\":{", o);
-  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
-    base_json_member_uint(o, i == 0, calibrate_verdict_name((calibrate_verdict)i), counts[i]);
-  fputc('}', o);
-  if (cv && cv->recalibrated) {
-    base_json_key(o, 0, "recalibrated");
-    fputc('{', o);
-    base_json_member_uint(o, 1, "keys", cv->keys_recalibrated);
-    base_json_member_uint(o, 0, "tried", cv->keys_tried);
-    base_json_member_uint(o, 0, "commits", r->sink->commits - cv->commits_before);
-    fputc('}', o);
-  } else {
-    base_json_member_null(o, 0, "recalibrated");
-  }
-  fputc(',', o);
-  cal_json_failures_and_end(r, o, status);
-}
-
-/* One row per key: the verdict and the figures. */
-static void print_rows(cal_run *r, FILE *o, const cal_verify *cv) {
-  size_t bw = 7, ww = 8;
-  for (size_t i = 0; i < cv->count; i++) {
-    const cal_result *x = &r->sink->results[cv->rows[i].result];
-    size_t n = x->backend ? strlen(x->backend) : 1;
-    bw = n > bw ? n : bw;
-    n = strlen(cal_workload_name(r, x->workload));
-    ww = n > ww ? n : ww;
-  }
-  base_text_printf(o, "%-*s  %-*s  %7s  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %s\n", (int)bw,
-                   "backend", (int)ww, "workload", "threads", "device", "verdict", "stored us",
-                   "current us", "fastest us", "ratio", "default us", "stored policy");
-  for (size_t i = 0; i < cv->count; i++) {
-    const verify_row *row = &cv->rows[i];
-    const cal_result *x = &r->sink->results[row->result];
-    char a[32], b[32], c[32], d[32], e[32], dev[16];
-    const char *pol = row->stored_policy ? row->stored_policy : "-";
-    base_text_figure(c, sizeof c, ratio(row->current_median, row->stored_median), 3);
-    device_word(x, dev, sizeof dev);
-    base_text_printf(o, "%-*s  %-*s  %7u  %6s  %-15s  %11s  %11s  %11s  %6s  %11s  %.48s%s\n",
-                     (int)bw, x->backend ? x->backend : "-", (int)ww,
-                     cal_workload_name(r, x->workload), x->threads, dev,
-                     calibrate_verdict_name(row->verdict), us(a, sizeof a, row->stored_median),
-                     us(b, sizeof b, row->current_median), us(e, sizeof e, row->current_min), c,
-                     us(d, sizeof d, row->default_median), pol, strlen(pol) > 48 ? "..." : "");
-  }
-}
-
-/* "why:": every verdict but ok, with its reason. */
-static void print_why(cal_run *r, FILE *o, const cal_verify *cv) {
-  int any = 0;
-  for (size_t i = 0; i < cv->count; i++) {
-    const verify_row *row = &cv->rows[i];
-    if (row->verdict == CALHOST_VERDICT_OK)
-      continue;
-    const cal_result *x = &r->sink->results[row->result];
-    char on[32];
-    if (!any++)
-      fprintf(o, "\nwhy:\n");
-    base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
-                     x->threads, device_suffix(x, on, sizeof on),
-                     calibrate_verdict_name(row->verdict));
-    if (row->reason)
-      base_text_printf(o, ": %s", row->reason);
-    fputc('\n', o);
-  }
-}
-
-/* --recalibrate: what became of each key it tried. */
-static void print_recalibrated(cal_run *r, FILE *o, const cal_verify *cv) {
-  size_t commits = r->sink->commits - cv->commits_before;
-  fprintf(o, "\nrecalibrated %zu of %zu key%s (%zu commit%s):\n", cv->keys_recalibrated,
-          cv->keys_tried, cv->keys_tried == 1 ? "" : "s", commits, commits == 1 ? "" : "s");
-  for (size_t i = 0; i < cv->count; i++) {
-    const verify_row *row = &cv->rows[i];
-    if (!row->recal_tried)
-      continue;
-    const cal_result *x = &r->sink->results[row->result];
-    const cal_result *y =
-        row->recal_result != (size_t)-1 ? &r->sink->results[row->recal_result] : NULL;
-    char a[32], on[32];
-    base_text_printf(o, "  %s %s t=%u%s: %s", x->backend, cal_workload_name(r, x->workload),
-                     x->threads, device_suffix(x, on, sizeof on), recal_word(r, row));
-    if (y && y->sweep.ok)
-      base_text_printf(o, " %.60s %s us", y->sweep.winner_policy,
-                       us(a, sizeof a, y->sweep.figures.median_us));
-    if (y && y->message && y->kind != CAL_STORED)
-      base_text_printf(o, ": %s", y->message);
-    fputc('\n', o);
-  }
-}
-
-/* The count of each verdict, the threshold, rigor and store. */
-static void print_counts(cal_run *r, FILE *o, const cal_verify *cv) {
-  size_t counts[CALHOST_VERDICT_OVERRIDE + 1] = {0};
-  for (size_t i = 0; i < cv->count; i++)
-    counts[cv->rows[i].verdict]++;
-  fprintf(o, "\nverify: %zu key%s:", cv->count, cv->count == 1 ? "" : "s");
-  int first = 1;
-  for (int i = 0; i <= CALHOST_VERDICT_OVERRIDE; i++)
-    if (counts[i]) {
-      base_text_printf(o, "%s %zu %s", first ? "" : ",", counts[i],
-                       calibrate_verdict_name((calibrate_verdict)i));
-      first = 0;
-    }
-  char why[400];
-  if (!cv->count)
-    base_text_printf(o, " nothing to verify (%s)", cal_nothing_reason(r, why, sizeof why));
-  fputc('\n', o);
-  base_text_printf(o, "threshold %g%% (median and fastest sample); rigor %s; store %s\n",
-                   cv->v->threshold * 100.0, r->set->rigor_name,
-                   r->set->store ? calstore_path(r->set->store) : "-");
-}
-
-/* The human output: rows, why, the recalibration, failures (on err with
- * --quiet), warnings and counts. */
-static void print_table(cal_run *r, const cal_verify *cv) {
-  FILE *o = r->set->out;
-  int quiet = r->set->o->quiet;
-  if (!quiet && cv && cv->count)
-    print_rows(r, o, cv);
-  if (!quiet && cv) {
-    print_why(r, o, cv);
-    if (cv->recalibrated)
-      print_recalibrated(r, o, cv);
-  }
-  FILE *f = quiet ? r->set->err : o;
-  if (r->sink->failure_count) {
-    fprintf(f, "\nfailures:\n");
-    for (size_t i = 0; i < r->sink->failure_count; i++) {
-      const cal_failure *x = &r->sink->failures[i];
-      base_text_printf(f, "  %s", x->backend ? x->backend : "calhost");
-      if (x->workload)
-        base_text_printf(f, " workload %s t=%u", x->workload, x->threads);
-      base_text_printf(f, ": %s\n", x->message ? x->message : "failed");
-    }
-  }
-  if (!quiet) {
-    if (r->sink->warning_count) {
-      fprintf(o, "\nwarnings:\n");
-      for (size_t i = 0; i < r->sink->warning_count; i++)
-        base_text_printf(o, "  %s\n", r->sink->warnings[i]);
-    }
-    if (cv)
-      print_counts(r, o, cv);
-  }
-  if (r->interrupted)
-    base_text_printf(r->set->err, "calhost: verify: interrupted by %s\n",
-                     isolate_signal_name(r->interrupted));
-}
-
-/* The table (or --json) on out, and the JSON into --report's file. */
-static void verify_print(cal_run *r, int status) {
-  cal_verify *cv = r->mode_state;
-  if (!cv->rows && judge_all(r, cv) != 0) /* the set-up failed: no key */
-    cv = NULL;
-  const calibrate_options *o = r->set->o;
-  if (o->json)
-    print_json(r, r->set->out, cv, status);
-  else
-    print_table(r, cv);
-  if (o->json_out)
-    print_json(r, o->json_out, cv, status);
 }
 
 static const cal_mode verify_mode = {
@@ -886,7 +477,7 @@ int calibrate_verify(const calibrate_options *o, const calibrate_verify_options 
   cal_verify cv = {.v = &vo};
   int rc = cal_execute(&copy, &mode, &cv);
   for (size_t i = 0; i < cv.count; i++)
-    free_row(&cv.rows[i]);
+    verify_free_row(&cv.rows[i]);
   free(cv.rows);
   return rc;
 }

@@ -594,6 +594,61 @@ static void answer_json(const calhost_runtime_model_node *n, const node_answer *
   fputc('}', stdout);
 }
 
+/* The answer for node i of m: the one already given for its structure
+ * (asked: a hash of the workload names, slots a power of two, node index +
+ * 1 of each workload's first), else the runtime's choice, or plugin's
+ * selection with --plugin. */
+static node_answer *answer_node(calhost_runtime *rt, const calhost_runtime_model *m, size_t i,
+                                const char *plugin, uint32_t tc, node_answer *ans, size_t *asked,
+                                size_t slots) {
+  const calhost_runtime_model_node *n = &m->nodes[i];
+  calhost_runtime_status rs;
+  node_answer *x = &ans[i];
+  size_t h = 1469598103934665603ull;
+  for (const char *c = n->workload; *c; c++)
+    h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  size_t slot = h & (slots - 1);
+  while (asked[slot] && strcmp(m->nodes[asked[slot] - 1].workload, n->workload))
+    slot = (slot + 1) & (slots - 1);
+  if (asked[slot]) {
+    x = &ans[asked[slot] - 1]; /* answered for this structure already */
+  } else if (!plugin) {
+    asked[slot] = i + 1;
+    rs = choose_node(rt, n->workload, tc, x);
+  } else {
+    asked[slot] = i + 1;
+    calhost_runtime_plugin *p = NULL;
+    rs = calhost_runtime_load_plugin(rt, plugin, n->workload, &p, x->why, sizeof x->why);
+    if (rs == CALHOST_RUNTIME_OK) {
+      x->backend = calhost_runtime_plugin_backend(p);
+      rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
+    }
+    if (rs != CALHOST_RUNTIME_OK)
+      x->sel = NULL;
+  }
+  return x;
+}
+
+/* The lookup's header: the model, its binding and force_portable (JSON:
+ * the object's opening members, up to the nodes array). */
+static void model_header(const cli_context *cli, calhost_runtime *rt,
+                         const calhost_runtime_model *m) {
+  if (cli->json) {
+    fputc('{', stdout);
+    base_json_member_string(stdout, 1, "status", "ok");
+    base_json_member_string(stdout, 0, "file", m->path);
+    base_json_member_string(stdout, 0, "digest", m->digest);
+    base_json_member_string(stdout, 0, "binding", m->binding);
+    base_json_member_string(stdout, 0, "key_digest", m->key_digest);
+    base_json_member_bool(stdout, 0, "force_portable", calhost_runtime_force_portable(rt));
+    fputs(",\"nodes\":[", stdout);
+  } else if (!cli->quiet) {
+    base_text_printf(stdout, "model %s (%s)%s%s%s\n", m->path, m->digest,
+                     m->binding[0] ? ", dims " : "", m->binding,
+                     calhost_runtime_force_portable(rt) ? ", force_portable" : "");
+  }
+}
+
 int cli_lookup_model(cli_context *cli, cli_args *a) {
   if (cli_has(a, FL_WORKLOAD) || cli_has(a, FL_DEVICE) || cli_has(a, FL_BACKEND) ||
       cli_has(a, FL_OPERATOR) || cli_has(a, FL_MODEL_DIGEST))
@@ -664,49 +719,13 @@ int cli_lookup_model(cli_context *cli, cli_args *a) {
     calhost_runtime_close(&rt);
     return cli_error("lookup: out of memory");
   }
-  if (cli->json) {
-    fputc('{', stdout);
-    base_json_member_string(stdout, 1, "status", "ok");
-    base_json_member_string(stdout, 0, "file", m->path);
-    base_json_member_string(stdout, 0, "digest", m->digest);
-    base_json_member_string(stdout, 0, "binding", m->binding);
-    base_json_member_string(stdout, 0, "key_digest", m->key_digest);
-    base_json_member_bool(stdout, 0, "force_portable", calhost_runtime_force_portable(rt));
-    fputs(",\"nodes\":[", stdout);
-  } else if (!cli->quiet) {
-    base_text_printf(stdout, "model %s (%s)%s%s%s\n", m->path, m->digest,
-                     m->binding[0] ? ", dims " : "", m->binding,
-                     calhost_runtime_force_portable(rt) ? ", force_portable" : "");
-  }
+  model_header(cli, rt, m);
   int none = 0, first = 1;
   for (size_t i = 0; i < m->node_count; i++) {
     const calhost_runtime_model_node *n = &m->nodes[i];
     if (only && strcmp(n->name, only))
       continue;
-    node_answer *x = &ans[i];
-    size_t h = 1469598103934665603ull;
-    for (const char *c = n->workload; *c; c++)
-      h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    size_t slot = h & (slots - 1);
-    while (asked[slot] && strcmp(m->nodes[asked[slot] - 1].workload, n->workload))
-      slot = (slot + 1) & (slots - 1);
-    if (asked[slot]) {
-      x = &ans[asked[slot] - 1]; /* answered for this structure already */
-    } else if (!a->value[FL_PLUGIN]) {
-      asked[slot] = i + 1;
-      rs = choose_node(rt, n->workload, tc, x);
-    } else {
-      asked[slot] = i + 1;
-      calhost_runtime_plugin *p = NULL;
-      rs = calhost_runtime_load_plugin(rt, a->value[FL_PLUGIN], n->workload, &p, x->why,
-                                       sizeof x->why);
-      if (rs == CALHOST_RUNTIME_OK) {
-        x->backend = calhost_runtime_plugin_backend(p);
-        rs = calhost_runtime_select(rt, p, n->workload, tc, &x->sel, x->why, sizeof x->why);
-      }
-      if (rs != CALHOST_RUNTIME_OK)
-        x->sel = NULL;
-    }
+    node_answer *x = answer_node(rt, m, i, a->value[FL_PLUGIN], tc, ans, asked, slots);
     none += !x->sel || !x->sel->result || !x->sel->result->profile;
     if (cli->json)
       answer_json(n, x, first);

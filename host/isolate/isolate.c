@@ -134,6 +134,97 @@ static void close_pair(int p[2]) {
   p[0] = p[1] = -1;
 }
 
+/* Reads the child's streams (records dispatched to on_record as they
+ * come) until it is reaped and its record stream is closed, killing it
+ * when cancelled or past the timeout (*killed_for: CALHOST_CHILD_CANCELLED
+ * or CALHOST_CHILD_TIMEOUT, else 0). Returns its wait status. */
+static int watch_child(const isolate_options *o, pid_t pid, double t0, stream st[3],
+                       isolate_proto_reader *rdp, isolate_record_fn on_record, void *parent_user,
+                       isolate_child_outcome *out, int *killed_for_out) {
+  int reaped = 0, status = 0, killed_for = 0;
+  double deadline = o->timeout_seconds > 0 ? t0 + o->timeout_seconds : 0;
+  while (!reaped || st[0].open) {
+    if (!killed_for && o->cancel_flag && *o->cancel_flag) {
+      kill(pid, SIGKILL);
+      killed_for = CALHOST_CHILD_CANCELLED;
+    } else if (!killed_for && deadline > 0 && isolate_monotonic_seconds() >= deadline) {
+      kill(pid, SIGKILL);
+      killed_for = CALHOST_CHILD_TIMEOUT;
+    }
+    struct pollfd pf[3];
+    stream *ps[3];
+    nfds_t np = 0;
+    for (int i = 0; i < 3; i++)
+      if (st[i].open) {
+        ps[np] = &st[i];
+        pf[np++] = (struct pollfd){.fd = st[i].fd, .events = POLLIN};
+      }
+    if (np > 0) {
+      int pr = poll(pf, np, reaped ? 0 : 50);
+      for (nfds_t i = 0; pr > 0 && i < np; i++) {
+        if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+          continue;
+        int d;
+        while ((d = drain(ps[i])) == 1)
+          if (ps[i]->rd)
+            dispatch(rdp, o, on_record, parent_user, out);
+        if (d == 0)
+          ps[i]->open = 0;
+      }
+      if (pr == 0 && reaped)
+        break; /* child gone and nothing more to read (a grandchild may hold the pipe) */
+    } else if (!reaped) {
+      struct timespec ts = {0, 20 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+    if (!reaped) {
+      pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid)
+        reaped = 1;
+      else if (w < 0 && errno != EINTR)
+        reaped = 1;
+    }
+  }
+  *killed_for_out = killed_for;
+  return status;
+}
+
+/* The child's end (out->end and out->message) from how it was killed or
+ * ended and from its record stream's state. */
+static void classify_end(const isolate_options *o, int status, int killed_for,
+                         const isolate_proto_reader *rdp, isolate_child_outcome *out) {
+  int corrupt = rdp->corrupt;
+  if (killed_for == CALHOST_CHILD_CANCELLED) {
+    out->end = CALHOST_CHILD_CANCELLED;
+    snprintf(out->message, sizeof out->message, "cancelled");
+  } else if (killed_for == CALHOST_CHILD_TIMEOUT) {
+    out->end = CALHOST_CHILD_TIMEOUT;
+    snprintf(out->message, sizeof out->message, "timed out after %.3g s (killed)",
+             o->timeout_seconds);
+  } else if (WIFSIGNALED(status)) {
+    out->end = CALHOST_CHILD_SIGNALED;
+    out->signal = WTERMSIG(status);
+    snprintf(out->message, sizeof out->message, "killed by signal %d (%s)", out->signal,
+             isolate_signal_name(out->signal));
+  } else if (WIFEXITED(status) && (WEXITSTATUS(status) != 0 || !out->saw_done)) {
+    out->end = CALHOST_CHILD_EXITED;
+    out->exit_code = WEXITSTATUS(status);
+    snprintf(out->message, sizeof out->message, "exited with status %d before finishing%s",
+             out->exit_code, out->exit_code == 0 ? " (exit() called by the plugin?)" : "");
+  } else if (corrupt || out->truncated) {
+    out->end = CALHOST_CHILD_PROTOCOL;
+    snprintf(out->message, sizeof out->message, "record stream %s",
+             corrupt ? rdp->error : "truncated");
+  } else {
+    out->end = CALHOST_CHILD_OK;
+  }
+  if (out->end != CALHOST_CHILD_PROTOCOL && (corrupt || out->truncated)) {
+    size_t l = strlen(out->message);
+    snprintf(out->message + l, sizeof out->message - l, "; record stream %s",
+             corrupt ? "corrupt" : "truncated");
+  }
+}
+
 int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_user,
                 isolate_record_fn on_record, void *parent_user, isolate_child_outcome *out) {
   memset(out, 0, sizeof *out);
@@ -175,50 +266,8 @@ int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_us
   for (int i = 0; i < 3; i++)
     if (st[i].open)
       set_nonblock(st[i].fd);
-  int reaped = 0, status = 0, killed_for = 0;
-  double deadline = o->timeout_seconds > 0 ? t0 + o->timeout_seconds : 0;
-  while (!reaped || st[0].open) {
-    if (!killed_for && o->cancel_flag && *o->cancel_flag) {
-      kill(pid, SIGKILL);
-      killed_for = CALHOST_CHILD_CANCELLED;
-    } else if (!killed_for && deadline > 0 && isolate_monotonic_seconds() >= deadline) {
-      kill(pid, SIGKILL);
-      killed_for = CALHOST_CHILD_TIMEOUT;
-    }
-    struct pollfd pf[3];
-    stream *ps[3];
-    nfds_t np = 0;
-    for (int i = 0; i < 3; i++)
-      if (st[i].open) {
-        ps[np] = &st[i];
-        pf[np++] = (struct pollfd){.fd = st[i].fd, .events = POLLIN};
-      }
-    if (np > 0) {
-      int pr = poll(pf, np, reaped ? 0 : 50);
-      for (nfds_t i = 0; pr > 0 && i < np; i++) {
-        if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-          continue;
-        int d;
-        while ((d = drain(ps[i])) == 1)
-          if (ps[i]->rd)
-            dispatch(&rd, o, on_record, parent_user, out);
-        if (d == 0)
-          ps[i]->open = 0;
-      }
-      if (pr == 0 && reaped)
-        break; /* child gone and nothing more to read (a grandchild may hold the pipe) */
-    } else if (!reaped) {
-      struct timespec ts = {0, 20 * 1000 * 1000};
-      nanosleep(&ts, NULL);
-    }
-    if (!reaped) {
-      pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w == pid)
-        reaped = 1;
-      else if (w < 0 && errno != EINTR)
-        reaped = 1;
-    }
-  }
+  int killed_for = 0;
+  int status = watch_child(o, pid, t0, st, &rd, on_record, parent_user, out, &killed_for);
   /* Last bytes of output, without blocking. */
   for (int i = 1; i < 3; i++)
     if (st[i].open)
@@ -229,37 +278,8 @@ int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_us
       close(st[i].fd);
   out->seconds = isolate_monotonic_seconds() - t0;
   out->truncated = isolate_proto_reader_pending(&rd) > 0;
-  int corrupt = rd.corrupt;
 
-  if (killed_for == CALHOST_CHILD_CANCELLED) {
-    out->end = CALHOST_CHILD_CANCELLED;
-    snprintf(out->message, sizeof out->message, "cancelled");
-  } else if (killed_for == CALHOST_CHILD_TIMEOUT) {
-    out->end = CALHOST_CHILD_TIMEOUT;
-    snprintf(out->message, sizeof out->message, "timed out after %.3g s (killed)",
-             o->timeout_seconds);
-  } else if (WIFSIGNALED(status)) {
-    out->end = CALHOST_CHILD_SIGNALED;
-    out->signal = WTERMSIG(status);
-    snprintf(out->message, sizeof out->message, "killed by signal %d (%s)", out->signal,
-             isolate_signal_name(out->signal));
-  } else if (WIFEXITED(status) && (WEXITSTATUS(status) != 0 || !out->saw_done)) {
-    out->end = CALHOST_CHILD_EXITED;
-    out->exit_code = WEXITSTATUS(status);
-    snprintf(out->message, sizeof out->message, "exited with status %d before finishing%s",
-             out->exit_code, out->exit_code == 0 ? " (exit() called by the plugin?)" : "");
-  } else if (corrupt || out->truncated) {
-    out->end = CALHOST_CHILD_PROTOCOL;
-    snprintf(out->message, sizeof out->message, "record stream %s",
-             corrupt ? rd.error : "truncated");
-  } else {
-    out->end = CALHOST_CHILD_OK;
-  }
-  if (out->end != CALHOST_CHILD_PROTOCOL && (corrupt || out->truncated)) {
-    size_t l = strlen(out->message);
-    snprintf(out->message + l, sizeof out->message - l, "; record stream %s",
-             corrupt ? "corrupt" : "truncated");
-  }
+  classify_end(o, status, killed_for, &rd, out);
   isolate_proto_reader_free(&rd);
   return out->end == CALHOST_CHILD_OK ? 0 : -1;
 }

@@ -507,6 +507,48 @@ static int broadcast_batch(const resolved *a, const resolved *bb, int64_t *batch
   return 0;
 }
 
+/* MatMul's dimensions (numpy's matmul, the batch broadcast) into *m, *nn,
+ * *k and its batch properties into l (da, db: the inputs' dims as text,
+ * for the messages). 0, or -1 with b's error set. */
+static int matmul_dims(builder *b, const char *name, const resolved *a, const resolved *bb,
+                       listed *l, const char *da, const char *db, int64_t *m, int64_t *nn,
+                       int64_t *k) {
+  if (!a->rank || !bb->rank)
+    return fail(b->err, b->cap, b->path, "node %s (MatMul): an input is a scalar (%s %s)", name, da,
+                db);
+  /* numpy's matmul: a vector A is [1,K], a vector B is [K,1] */
+  *m = a->rank >= 2 ? a->d[a->rank - 2] : 1;
+  *k = a->d[a->rank - 1];
+  int64_t kb = bb->rank >= 2 ? bb->d[bb->rank - 2] : bb->d[0];
+  *nn = bb->rank >= 2 ? bb->d[bb->rank - 1] : 1;
+  if (*k != kb)
+    return fail(b->err, b->cap, b->path, "node %s (MatMul): inner dimensions differ (%s %s)", name,
+                da, db);
+  int64_t batch, batch_a, batch_b;
+  char why[200];
+  int rc = broadcast_batch(a, bb, &batch, &batch_a, &batch_b, why, sizeof why);
+  if (rc == -1)
+    return fail(b->err, b->cap, b->path, "node %s (MatMul): %s (%s %s)", name, why, da, db);
+  if (rc)
+    return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s %s)", name, da,
+                db);
+  if (batch_b == 1) {
+    /* one B shared by every product: the A matrices stacked are exactly
+     * one GEMM of (batch x M) rows */
+    if (mul(m, batch))
+      return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, da);
+  } else {
+    /* a batched product (CONTRACT37): the broadcast batch, and the
+     * distinct A and B matrices when fewer */
+    listed_prop(l, "batch", "%" PRId64, batch);
+    if (batch_a != batch)
+      listed_prop(l, "batch_a", "%" PRId64, batch_a);
+    if (batch_b != batch)
+      listed_prop(l, "batch_b", "%" PRId64, batch_b);
+  }
+  return 0;
+}
+
 static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *n, const char *name,
                        int unnamed, size_t index) {
   const char *op = n->op_type;
@@ -541,7 +583,7 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
   format_dims(da, sizeof da, "A", &a);
   format_dims(db, sizeof db, "B", &bb);
   snprintf(l.inputs, sizeof l.inputs, "%s %s", da, db);
-  int64_t m, nn, k;
+  int64_t m = 0, nn = 0, k = 0; /* set by each form below */
   if (gemm) {
     if (a.rank != 2 || bb.rank != 2)
       return fail(b->err, b->cap, b->path, "node %s (Gemm): inputs must be matrices (%s %s)", name,
@@ -584,40 +626,8 @@ static int matmul_node(builder *b, const shape_table *t, const Onnx__NodeProto *
       listed_prop(&l, "trans_a", "1");
     if (tb)
       listed_prop(&l, "trans_b", "1");
-  } else {
-    if (!a.rank || !bb.rank)
-      return fail(b->err, b->cap, b->path, "node %s (MatMul): an input is a scalar (%s %s)", name,
-                  da, db);
-    /* numpy's matmul: a vector A is [1,K], a vector B is [K,1] */
-    m = a.rank >= 2 ? a.d[a.rank - 2] : 1;
-    k = a.d[a.rank - 1];
-    int64_t kb = bb.rank >= 2 ? bb.d[bb.rank - 2] : bb.d[0];
-    nn = bb.rank >= 2 ? bb.d[bb.rank - 1] : 1;
-    if (k != kb)
-      return fail(b->err, b->cap, b->path, "node %s (MatMul): inner dimensions differ (%s %s)",
-                  name, da, db);
-    int64_t batch, batch_a, batch_b;
-    char why[200];
-    int rc = broadcast_batch(&a, &bb, &batch, &batch_a, &batch_b, why, sizeof why);
-    if (rc == -1)
-      return fail(b->err, b->cap, b->path, "node %s (MatMul): %s (%s %s)", name, why, da, db);
-    if (rc)
-      return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s %s)", name, da,
-                  db);
-    if (batch_b == 1) {
-      /* one B shared by every product: the A matrices stacked are exactly
-       * one GEMM of (batch x M) rows */
-      if (mul(&m, batch))
-        return fail(b->err, b->cap, b->path, "node %s (MatMul): absurd dimensions (%s)", name, da);
-    } else {
-      /* a batched product (CONTRACT37): the broadcast batch, and the
-       * distinct A and B matrices when fewer */
-      listed_prop(&l, "batch", "%" PRId64, batch);
-      if (batch_a != batch)
-        listed_prop(&l, "batch_a", "%" PRId64, batch_a);
-      if (batch_b != batch)
-        listed_prop(&l, "batch_b", "%" PRId64, batch_b);
-    }
+  } else if (matmul_dims(b, name, &a, &bb, &l, da, db, &m, &nn, &k) != 0) {
+    return -1;
   }
   int64_t work = m;
   if (mul(&work, nn) || mul(&work, k))

@@ -247,25 +247,16 @@ static const char *info_of(hwloc_topology_t topo, hwloc_const_cpuset_t set, cons
   return hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), name);
 }
 
-/* Fills everything but features and description from a loaded topology. */
-static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_count, int live,
-                             processor_info *out, char *err, size_t cap) {
-  static const hwloc_obj_type_t cache_types[] = {
-      HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,  HWLOC_OBJ_L3CACHE,  HWLOC_OBJ_L4CACHE,
-      HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3ICACHE};
-  hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  hwloc_obj_t obj;
-  const char *v;
-  int rc = 0;
-  if (!set)
-    return base_str_fail(err, cap, "out of memory");
+/* The PUs to describe into set: cpus (each must be online), else the
+ * allowed CPUs (live) or the whole topology; only PUs the topology knows.
+ * 0, or -1 with err set (set is the caller's to free either way). */
+static int select_pus(hwloc_topology_t topo, const int *cpus, size_t cpu_count, int live,
+                      hwloc_bitmap_t set, char *err, size_t cap) {
   if (cpu_count == 0 && live) {
     int *allowed = NULL;
     size_t n = 0;
-    if (processor_allowed_cpus(&allowed, &n, err, cap) != 0) {
-      hwloc_bitmap_free(set);
+    if (processor_allowed_cpus(&allowed, &n, err, cap) != 0)
       return -1;
-    }
     for (size_t i = 0; i < n; i++)
       hwloc_bitmap_set(set, (unsigned)allowed[i]);
     free(allowed);
@@ -273,29 +264,24 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
     hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(topo));
   } else {
     for (size_t i = 0; i < cpu_count; i++) {
-      if (cpus[i] < 0 || !hwloc_get_pu_obj_by_os_index(topo, (unsigned)cpus[i])) {
-        hwloc_bitmap_free(set);
+      if (cpus[i] < 0 || !hwloc_get_pu_obj_by_os_index(topo, (unsigned)cpus[i]))
         return base_str_fail(err, cap, "CPU %d is not online on this machine", cpus[i]);
-      }
       hwloc_bitmap_set(set, (unsigned)cpus[i]);
     }
   }
   /* only PUs the topology knows */
   hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(topo));
-  if (hwloc_bitmap_iszero(set)) {
-    hwloc_bitmap_free(set);
+  if (hwloc_bitmap_iszero(set))
     return base_str_fail(err, cap, "the CPU set is empty");
-  }
+  return 0;
+}
 
-  out->pus = (unsigned)hwloc_bitmap_weight(set);
-  out->cores = 0;
-  obj = NULL;
-  while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, obj)) != NULL)
-    if (obj->cpuset && hwloc_bitmap_intersects(obj->cpuset, set))
-      out->cores++;
-  if (out->cores == 0)
-    out->cores = out->pus;
-
+/* The caches of the PUs in set into out->caches. */
+static void describe_caches(hwloc_topology_t topo, hwloc_const_bitmap_t set, processor_info *out) {
+  static const hwloc_obj_type_t cache_types[] = {
+      HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,  HWLOC_OBJ_L3CACHE,  HWLOC_OBJ_L4CACHE,
+      HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3ICACHE};
+  hwloc_obj_t obj;
   /* One entry per cache type and distinct (size, sharing): a hybrid set
    * (big and little cores with different L2s) lists each kind. */
   out->cache_count = 0;
@@ -329,7 +315,13 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
     }
   }
   qsort(out->caches, out->cache_count, sizeof out->caches[0], cmp_cache);
+}
 
+/* The vendor, model and architecture of the PUs in set (live: the
+ * running machine, whose cpuid fills what hwloc does not know). */
+static void describe_names(hwloc_topology_t topo, hwloc_const_bitmap_t set, int live,
+                           processor_info *out) {
+  const char *v;
   v = info_of(topo, set, "CPUVendor");
   if (!v)
     v = info_of(topo, set, "CPUImplementer");
@@ -368,6 +360,31 @@ static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_
     }
   }
 #endif
+}
+
+/* Fills everything but features and description from a loaded topology. */
+static int describe_topology(hwloc_topology_t topo, const int *cpus, size_t cpu_count, int live,
+                             processor_info *out, char *err, size_t cap) {
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  hwloc_obj_t obj;
+  int rc = 0;
+  if (!set)
+    return base_str_fail(err, cap, "out of memory");
+  if (select_pus(topo, cpus, cpu_count, live, set, err, cap) != 0) {
+    hwloc_bitmap_free(set);
+    return -1;
+  }
+  out->pus = (unsigned)hwloc_bitmap_weight(set);
+  out->cores = 0;
+  obj = NULL;
+  while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, obj)) != NULL)
+    if (obj->cpuset && hwloc_bitmap_intersects(obj->cpuset, set))
+      out->cores++;
+  if (out->cores == 0)
+    out->cores = out->pus;
+
+  describe_caches(topo, set, out);
+  describe_names(topo, set, live, out);
   hwloc_bitmap_free(set);
   return rc;
 }

@@ -373,23 +373,10 @@ static void cand_table(FILE *o, const cands *cs, int all) {
   fputs("</tbody></table>\n", o);
 }
 
-static void result_section(FILE *o, const json_t *r, size_t idx) {
-  const json_t *m = json_object_get(r, "measurements");
+/* The result's cards: speedup, winner median, candidates tried. */
+static void result_cards(FILE *o, const json_t *r, const json_t *m) {
   const json_t *counts = json_object_get(r, "counts");
-  cands cs;
-  cands_read(r, &cs);
   char a[48], b[48], line[256];
-  fprintf(o, "<section class=\"result\" id=\"r%zu\">\n<div class=\"rhead\"><h3>", idx);
-  rpt_text(o, S(r, "workload") ? S(r, "workload") : "?", 80);
-  fputs("</h3><span class=\"muted\">", o);
-  rpt_text(o, S(r, "operator"), 40);
-  long t = I(r, "threads");
-  if (t >= 0)
-    fprintf(o, " \xC2\xB7 %ld thread%s", t, t == 1 ? "" : "s");
-  fputs("</span>", o);
-  pill(o, status_class(S(r, "status")), S(r, "status") ? S(r, "status") : "unknown");
-  result_pills(o, r, m, "budget exhausted");
-  fputs("</div>\n<div class=\"cards\">", o);
   double sp = N(m, "speedup_vs_default"), med = N(m, "median_latency_us");
   if (isfinite(sp) && sp > 0) {
     snprintf(a, sizeof a, "%.2f\xC3\x97", sp);
@@ -431,7 +418,12 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
                rj);
     card(o, "candidates tried", "", a, line);
   }
-  fputs("</div>\n<dl class=\"facts\">", o);
+}
+
+/* The result's facts: winning policy, default, plugin, key structure,
+ * portable profile. */
+static void result_facts(FILE *o, const json_t *r) {
+  fputs("<dl class=\"facts\">", o);
   if (S(r, "winner")) {
     fputs("<dt>winning policy</dt><dd><code>", o);
     rpt_text_wbr(o, S(r, "winner"), 600, ";");
@@ -470,7 +462,11 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     fputs("</dd>", o);
   }
   fputs("</dl>\n", o);
-  /* notes: failures and noise */
+}
+
+/* The result's notes: failures, noise, unchecked, budget, old run files. */
+static void result_notes(FILE *o, const json_t *r, const json_t *m, const cands *cs) {
+  double med = N(m, "median_latency_us");
   if (S(r, "message")) {
     fputs("<div class=\"note bad\">", o);
     rpt_text(o, S(r, "message"), 1000);
@@ -482,11 +478,11 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
             "above the noise threshold. Its lead may not hold: rerun on a quieter machine, or with "
             "more samples (<code>--repetitions N</code>, <code>--rigor exhaustive</code>).</div>\n",
             isfinite(med) && med > 0 ? N(m, "spread_us") / med * 100 : NAN, N(m, "cv") * 100);
-  if (cs.noisy && cs.recorded)
+  if (cs->noisy && cs->recorded)
     fprintf(
         o,
         "<div class=\"note\">%zu of the candidates with samples are noisy (orange ring).</div>\n",
-        cs.noisy);
+        cs->noisy);
   if (B(m, "unchecked"))
     fputs("<div class=\"note\">Unchecked: the plugin has no check(), so the candidates' outputs "
           "were not compared with a reference.</div>\n",
@@ -495,18 +491,22 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     fprintf(
         o,
         "<div class=\"note\">The time budget ran out: %zu planned candidate%s never ran.</div>\n",
-        cs.unmeasured, cs.unmeasured == 1 ? "" : "s");
-  if (!cs.recorded)
+        cs->unmeasured, cs->unmeasured == 1 ? "" : "s");
+  if (!cs->recorded)
     fputs("<div class=\"note\">This run file has no per-candidate data (written by an older "
           "calhost): only the winner and the default are shown.</div>\n",
           o);
-  /* charts */
+}
+
+/* The result's charts: every candidate, the parameters' influence, the
+ * heat map of the two most influential. */
+static void result_charts(FILE *o, const json_t *m, const cands *cs, size_t idx) {
   double best = INFINITY;
-  for (size_t i = 0; i < cs.n; i++)
-    if (isfinite(cs.c[i].median) && cs.c[i].median < best)
-      best = cs.c[i].median;
+  for (size_t i = 0; i < cs->n; i++)
+    if (isfinite(cs->c[i].median) && cs->c[i].median < best)
+      best = cs->c[i].median;
   fputs("<div class=\"charts\">\n<figure class=\"curve\">\n", o);
-  rpt_chart_candidates(o, cs.c, cs.n, latency(m, "default_median_latency_us"),
+  rpt_chart_candidates(o, cs->c, cs->n, latency(m, "default_median_latency_us"),
                        isfinite(latency(m, "default_median_latency_us")));
   fputs("<figcaption>Every candidate with samples, fastest first: the dot is its median "
         "latency, the bar its spread (median absolute deviation). Pruned candidates (hollow) "
@@ -514,7 +514,7 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
         "default.</figcaption>\n</figure>\n",
         o);
   rpt_effect *ef = NULL;
-  size_t ne = rpt_effects(cs.c, cs.n, &ef);
+  size_t ne = rpt_effects(cs->c, cs->n, &ef);
   if (ne) {
     fputs("<figure class=\"side\">\n", o);
     rpt_chart_effects(o, ef, ne);
@@ -524,7 +524,7 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
           "(<code>name=value;\xE2\x80\xA6</code>).</figcaption>\n</figure>\n<figure "
           "class=\"heat\">\n",
           o);
-    rpt_chart_heatmap(o, &ef[0], ne > 1 ? &ef[1] : NULL, cs.c, cs.n, best, idx);
+    rpt_chart_heatmap(o, &ef[0], ne > 1 ? &ef[1] : NULL, cs->c, cs->n, best, idx);
     fputs("<figcaption>", o);
     if (ne > 1) {
       fputs("The two most influential parameters, <code>", o);
@@ -541,22 +541,25 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
           "fastest candidate; the framed cell holds the winner; grey cells were not "
           "measured. The backend's default is left out unless it won.</figcaption>\n</figure>\n",
           o);
-  } else if (cs.n) {
+  } else if (cs->n) {
     fputs("<p class=\"muted\">No parameter varies among the measured candidates.</p>\n", o);
   }
   rpt_effects_free(ef, ne);
   fputs("</div>\n", o);
-  /* tables */
-  size_t off = cs.pruned + cs.rejected;
-  for (size_t i = 0; i < cs.n; i++) /* a rejected default counts too */
-    off += cs.c[i].is_default && cs.c[i].status && !strcmp(cs.c[i].status, "rejected");
+}
+
+/* The result's tables: pruned and rejected candidates, every candidate. */
+static void result_tables(FILE *o, const json_t *r, const cands *cs) {
+  size_t off = cs->pruned + cs->rejected;
+  for (size_t i = 0; i < cs->n; i++) /* a rejected default counts too */
+    off += cs->c[i].is_default && cs->c[i].status && !strcmp(cs->c[i].status, "rejected");
   const json_t *rej = json_object_get(r, "rejected");
   if (off) {
     fprintf(o, "<details%s><summary>Pruned and rejected candidates (%zu)</summary>\n",
-            off <= 12 || cs.rejected ? " open" : "", off);
-    cand_table(o, &cs, 0);
+            off <= 12 || cs->rejected ? " open" : "", off);
+    cand_table(o, cs, 0);
     fputs("</details>\n", o);
-  } else if (!cs.recorded && json_array_size(rej)) {
+  } else if (!cs->recorded && json_array_size(rej)) {
     fprintf(o,
             "<details open><summary>Rejected candidates (%zu)</summary><table><thead><tr>"
             "<th>policy</th><th>reason</th></tr></thead><tbody>\n",
@@ -571,12 +574,35 @@ static void result_section(FILE *o, const json_t *r, size_t idx) {
     }
     fputs("</tbody></table></details>\n", o);
   }
-  if (cs.recorded && cs.n) {
+  if (cs->recorded && cs->n) {
     fprintf(o, "<details><summary>Every candidate that ran (%zu)</summary>\n",
-            cs.n - cs.unmeasured);
-    cand_table(o, &cs, 1);
+            cs->n - cs->unmeasured);
+    cand_table(o, cs, 1);
     fputs("</details>\n", o);
   }
+}
+
+static void result_section(FILE *o, const json_t *r, size_t idx) {
+  const json_t *m = json_object_get(r, "measurements");
+  cands cs;
+  cands_read(r, &cs);
+  fprintf(o, "<section class=\"result\" id=\"r%zu\">\n<div class=\"rhead\"><h3>", idx);
+  rpt_text(o, S(r, "workload") ? S(r, "workload") : "?", 80);
+  fputs("</h3><span class=\"muted\">", o);
+  rpt_text(o, S(r, "operator"), 40);
+  long t = I(r, "threads");
+  if (t >= 0)
+    fprintf(o, " \xC2\xB7 %ld thread%s", t, t == 1 ? "" : "s");
+  fputs("</span>", o);
+  pill(o, status_class(S(r, "status")), S(r, "status") ? S(r, "status") : "unknown");
+  result_pills(o, r, m, "budget exhausted");
+  fputs("</div>\n<div class=\"cards\">", o);
+  result_cards(o, r, m);
+  fputs("</div>\n", o);
+  result_facts(o, r);
+  result_notes(o, r, m, &cs);
+  result_charts(o, m, &cs, idx);
+  result_tables(o, r, &cs);
   fputs("</section>\n", o);
   cands_free(&cs);
 }
@@ -697,18 +723,8 @@ static void env_row(FILE *o, const char *k) {
   fprintf(o, "<tr><td>%s</td><td>", k);
 }
 
-static void environment(FILE *o, const json_t *run, const char *source) {
-  const json_t *env = json_object_get(run, "environment");
-  const json_t *res = json_object_get(run, "results");
-  fputs("<h2 id=\"environment\">Environment</h2>\n<table class=\"env\"><tbody>\n", o);
-  /* what the run knows, row by row: a recorded space knows the plugin and
-   * the processor, not calhost's version, the load or the CPUs (those rows
-   * are left out, never shown as placeholders) */
-  if (S(run, "calhost_version")) {
-    env_row(o, "calhost");
-    rpt_text(o, S(run, "calhost_version"), 40);
-    fputs("</td></tr>\n", o);
-  }
+/* The environment's plugins row: each plugin once, with its implementation. */
+static void env_plugins(FILE *o, const json_t *res) {
   env_row(o, "plugins");
   for (size_t i = 0; i < json_array_size(res); i++) {
     const json_t *r = json_array_get(res, i);
@@ -728,12 +744,10 @@ static void environment(FILE *o, const json_t *run, const char *source) {
     fputs("<br>", o);
   }
   fputs("</td></tr>\n", o);
-  if (S(env, "processor")) {
-    env_row(o, "processor");
-    identity(o, S(env, "processor"));
-    fputs("</td></tr>\n", o);
-  }
-  /* device identities: key processors other than the host's */
+}
+
+/* The environment's device identities: key processors other than the host's. */
+static void env_devices(FILE *o, const json_t *env, const json_t *res) {
   for (size_t i = 0; i < json_array_size(res); i++) {
     const json_t *r = json_array_get(res, i);
     const char *d = S(json_object_get(r, "key"), "processor");
@@ -752,23 +766,11 @@ static void environment(FILE *o, const json_t *run, const char *source) {
     identity(o, d);
     fputs("</td></tr>\n", o);
   }
-  if (S(env, "governor")) {
-    env_row(o, "governor");
-    rpt_text(o, S(env, "governor"), 80);
-    fputs("</td></tr>\n", o);
-  }
-  const json_t *la = json_object_get(env, "load_average");
-  if (json_array_size(la) >= 3) {
-    env_row(o, "load average");
-    for (size_t i = 0; i < 3; i++) {
-      const json_t *v = json_array_get(la, i);
-      if (json_is_number(v))
-        fprintf(o, "%s%.2f", i ? " / " : "", json_number_value(v));
-      else
-        fprintf(o, "%s?", i ? " / " : "");
-    }
-    fputs(" <span class=\"muted\">(1 / 5 / 15 minutes, at the start)</span></td></tr>\n", o);
-  }
+}
+
+/* The environment's CPUs row: online, targets, thread counts (left out
+ * when the run knows none). */
+static void env_cpus(FILE *o, const json_t *env) {
   const json_t *tc = json_object_get(env, "target_cpus"),
                *th = json_object_get(env, "thread_counts");
   if (I(env, "online_cpus") >= 0 || json_array_size(tc) || json_array_size(th)) {
@@ -788,6 +790,10 @@ static void environment(FILE *o, const json_t *run, const char *source) {
     }
     fputs("</td></tr>\n", o);
   }
+}
+
+/* The environment's rigor row, with where the rigor and threads came from. */
+static void env_rigor(FILE *o, const json_t *run) {
   if (S(run, "rigor")) {
     env_row(o, "rigor");
     rpt_text(o, S(run, "rigor"), 40);
@@ -805,6 +811,46 @@ static void environment(FILE *o, const json_t *run, const char *source) {
     }
     fprintf(o, "%s</td></tr>\n", B(run, "force") ? " \xC2\xB7 --force" : "");
   }
+}
+
+static void environment(FILE *o, const json_t *run, const char *source) {
+  const json_t *env = json_object_get(run, "environment");
+  const json_t *res = json_object_get(run, "results");
+  fputs("<h2 id=\"environment\">Environment</h2>\n<table class=\"env\"><tbody>\n", o);
+  /* what the run knows, row by row: a recorded space knows the plugin and
+   * the processor, not calhost's version, the load or the CPUs (those rows
+   * are left out, never shown as placeholders) */
+  if (S(run, "calhost_version")) {
+    env_row(o, "calhost");
+    rpt_text(o, S(run, "calhost_version"), 40);
+    fputs("</td></tr>\n", o);
+  }
+  env_plugins(o, res);
+  if (S(env, "processor")) {
+    env_row(o, "processor");
+    identity(o, S(env, "processor"));
+    fputs("</td></tr>\n", o);
+  }
+  env_devices(o, env, res);
+  if (S(env, "governor")) {
+    env_row(o, "governor");
+    rpt_text(o, S(env, "governor"), 80);
+    fputs("</td></tr>\n", o);
+  }
+  const json_t *la = json_object_get(env, "load_average");
+  if (json_array_size(la) >= 3) {
+    env_row(o, "load average");
+    for (size_t i = 0; i < 3; i++) {
+      const json_t *v = json_array_get(la, i);
+      if (json_is_number(v))
+        fprintf(o, "%s%.2f", i ? " / " : "", json_number_value(v));
+      else
+        fprintf(o, "%s?", i ? " / " : "");
+    }
+    fputs(" <span class=\"muted\">(1 / 5 / 15 minutes, at the start)</span></td></tr>\n", o);
+  }
+  env_cpus(o, env);
+  env_rigor(o, run);
   if (json_object_get(run, "store")) { /* a recorded space has none: left out */
     env_row(o, "store");
     fputs("<code>", o);

@@ -1,17 +1,13 @@
 /*
  * runtime.c: the deployment runtime (include/calhost/runtime.h): a
  * configuration, its store, the plugins a program loaded (searched where
- * runtime.h says, the shared library's own prefix included), and the
+ * runtime.h says, the shared library's own prefix included: places.c), and the
  * selection of a workload's policy on this machine, built on the binding
  * (binding.h) that calibrate uses, so the keys are the ones it stored.
  */
-#define _GNU_SOURCE /* dladdr, secure_getenv */
-#include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/str.h"
 #include "base/words.h"
@@ -24,6 +20,7 @@
 #include "loader/loader.h"
 #include "loader/module.h"
 #include "model/model.h"
+#include "places.h"
 #include "race.h"
 
 struct calhost_runtime_plugin {
@@ -299,186 +296,6 @@ int calhost_runtime_validate_policy(void *plugin, const char *policy, size_t len
   return runtime_binding_validate(&v, policy, length, err, err_capacity);
 }
 
-/* ---- where plugins are searched ---------------------------------------- */
-
-/* The plugin directory of the prefix the shared library was loaded from:
- * <directory of libcalhost_runtime.so>/calhost/plugins (the file found with
- * dladdr on an object inside the library, then made canonical), malloc'd.
- * NULL in the static library and the host's own copy of the runtime (the
- * program's directory stands for the prefix there: the loader's default)
- * or when dladdr cannot tell. */
-static char *library_plugin_dir(void) {
-#if defined(CALHOST_RUNTIME_BUILDING_DLL)
-  static const char anchor = 0;
-  Dl_info info;
-  if (!dladdr(&anchor, &info) || !info.dli_fname || !strchr(info.dli_fname, '/'))
-    return NULL;
-  char *real = realpath(info.dli_fname, NULL);
-  const char *file = real ? real : info.dli_fname;
-  const char *slash = strrchr(file, '/');
-  char *dir = base_str_format("%.*s/calhost/plugins", (int)(slash - file), file);
-  free(real);
-  return dir;
-#else
-  return NULL;
-#endif
-}
-
-static int is_dir(const char *path) {
-  struct stat st;
-  return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Appends printf-style text to buf (capacity cap, *used so far), silently
- * truncated. */
-static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...) {
-  if (!buf || *used + 1 >= cap)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *used, cap - *used, fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    *used = *used + (size_t)n < cap ? *used + (size_t)n : cap - 1;
-}
-
-/* The directories already named in a message (canonical where they exist),
- * so a directory reached twice (the build tree: the library's and the
- * program's) is named once. */
-typedef struct dir_seen {
-  char *v[64];
-  size_t n;
-} dir_seen;
-
-/* One searched directory for a message: its canonical path (as given when
- * it does not exist, then marked missing) and what it is (NULL: nothing
- * to say). */
-static void append_dir(char *buf, size_t cap, size_t *used, dir_seen *seen, const char *dir,
-                       const char *what) {
-  char *real = realpath(dir, NULL);
-  const char *name = real ? real : dir;
-  for (size_t i = 0; i < seen->n; i++)
-    if (!strcmp(seen->v[i], name)) {
-      free(real);
-      return;
-    }
-  int missing = !is_dir(dir);
-  append(buf, cap, used, "%s%s", *used ? "; " : "", name);
-  if (what || missing)
-    append(buf, cap, used, " (%s%s%s)", what ? what : "", what && missing ? ", " : "",
-           missing ? "missing" : "");
-  if (seen->n < sizeof seen->v / sizeof seen->v[0] && (seen->v[seen->n] = base_str_dup(name)))
-    seen->n++;
-  free(real);
-}
-
-/* The places load_plugin searched, in the loader's order (runtime.h):
- * plugin files, CALHOST_PLUGIN_PATH, the directories given (the
- * configuration's, the options', then the library's own), the program's
- * prefix and the build's install prefix. */
-static void describe_search(char *buf, size_t cap, const char *const *paths, size_t np,
-                            const char *const *dirs, size_t nd, const char *library_dir) {
-  size_t used = 0;
-  dir_seen seen = {.n = 0};
-  buf[0] = '\0';
-  for (size_t i = 0; i < np; i++)
-    append(buf, cap, &used, "%sfile %s", used ? "; " : "", paths[i]);
-  const char *env = secure_getenv("CALHOST_PLUGIN_PATH");
-  if (env && *env)
-    append(buf, cap, &used, "%sCALHOST_PLUGIN_PATH=%s", used ? "; " : "", env);
-  for (size_t i = 0; i < nd; i++)
-    append_dir(buf, cap, &used, &seen, dirs[i],
-               dirs[i] == library_dir ? "libcalhost_runtime's prefix" : NULL);
-  if (library_dir && !is_dir(library_dir))
-    append_dir(buf, cap, &used, &seen, library_dir, "libcalhost_runtime's prefix");
-  loader_default_dir defaults[LOADER_DEFAULT_DIR_COUNT]; /* the loader's own list */
-  loader_default_dirs(defaults);
-  for (int i = 0; i < LOADER_DEFAULT_DIR_COUNT; i++)
-    if (defaults[i].path)
-      append_dir(buf, cap, &used, &seen, defaults[i].path, defaults[i].what);
-  loader_default_dirs_free(defaults);
-  for (size_t i = 0; i < seen.n; i++)
-    free(seen.v[i]);
-}
-
-/* Where load_plugin searches besides the loader's own places (runtime.h):
- * the configuration's and the options' directories, the shared library's
- * own prefix (when it has the directory: the loader warns about a missing
- * configured one), and the configuration's and the options' files. */
-typedef struct search_places {
-  char *library_dir; /* malloc'd, or NULL */
-  const char **dirs; /* nd, the strings borrowed */
-  const char **paths;
-  size_t nd, np;
-} search_places;
-
-static void places_free(search_places *sp) {
-  free(sp->dirs);
-  free(sp->paths);
-  free(sp->library_dir);
-  memset(sp, 0, sizeof *sp);
-}
-
-#define DISCOVER_NO_MEMORY -2 /* the places could not be listed */
-#define DISCOVER_FAILED -1    /* the loader ran out of memory */
-
-/* Discovers (checks and loads, in this process) the plugins where load_plugin
- * searches into *list: the backend given only, else every enabled plugin.
- * Returns the loader's count of loaded plugins with *sp filled (free with
- * places_free; the messages name it), or DISCOVER_NO_MEMORY /
- * DISCOVER_FAILED with *list and *sp empty. */
-static int discover(calhost_runtime *rt, const char *backend, loader_plugin_list *list,
-                    search_places *sp) {
-  memset(sp, 0, sizeof *sp);
-  memset(list, 0, sizeof *list);
-  sp->library_dir = library_plugin_dir();
-  sp->dirs = calloc(rt->cfg.plugin_dir_count + rt->extra_dir_count + 2, sizeof *sp->dirs);
-  sp->paths = calloc(rt->cfg.plugin_path_count + rt->extra_path_count + 1, sizeof *sp->paths);
-  if (!sp->dirs || !sp->paths) {
-    places_free(sp);
-    return DISCOVER_NO_MEMORY;
-  }
-  for (size_t i = 0; i < rt->cfg.plugin_dir_count; i++)
-    sp->dirs[sp->nd++] = rt->cfg.plugin_dirs[i];
-  for (size_t i = 0; i < rt->extra_dir_count; i++)
-    sp->dirs[sp->nd++] = rt->extra_dirs[i];
-  if (is_dir(sp->library_dir))
-    sp->dirs[sp->nd++] = sp->library_dir;
-  for (size_t i = 0; i < rt->cfg.plugin_path_count; i++)
-    sp->paths[sp->np++] = rt->cfg.plugin_paths[i];
-  for (size_t i = 0; i < rt->extra_path_count; i++)
-    sp->paths[sp->np++] = rt->extra_paths[i];
-  loader_options lo;
-  loader_options_init(&lo);
-  runtime_binding_loader_options(&rt->cfg, &lo);
-  /* no probe child: the runtime lives in its program's threads, where fork
-   * is unsafe (runtime.h, "Processes and threads"); each file is checked,
-   * then loaded and negotiated in the calling thread */
-  lo.probe = 0;
-  /* ... and a file of a directory named after a backend the filters (the
-   * configuration's, or the one backend asked for) refuse is not loaded:
-   * loading it only to learn its name would run its code here */
-  lo.filter_by_file_name = 1;
-  lo.config_dirs = (char *const *)sp->dirs;
-  lo.config_dir_count = sp->nd;
-  lo.explicit_paths = (char *const *)sp->paths;
-  lo.explicit_path_count = sp->np;
-  char *only[1] = {(char *)backend};
-  if (backend) { /* only that plugin is loaded */
-    lo.enabled = only;
-    lo.enabled_count = 1;
-  }
-  int found = loader_discover(&lo, list);
-  if (found < 0) {
-    places_free(sp);
-    loader_plugin_list_free(list);
-    return DISCOVER_FAILED;
-  }
-  return found;
-}
-
 calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const char *backend,
                                                    const char *workload,
                                                    calhost_runtime_plugin **out, char *err,
@@ -502,12 +319,15 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
   calhost_runtime_plugin *rp = calloc(1, sizeof *rp);
   if (!rp)
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "out of memory");
-  search_places sp;
-  int found = discover(rt, backend, &rp->list, &sp);
+  runtime_places sp;
+  int found =
+      runtime_places_discover(&rt->cfg, rt->extra_dirs, rt->extra_dir_count, rt->extra_paths,
+                              rt->extra_path_count, backend, &rp->list, &sp);
   if (found < 0) {
     free(rp);
     FAIL(CALHOST_RUNTIME_NO_MEMORY, "%s",
-         found == DISCOVER_NO_MEMORY ? "out of memory" : "out of memory while loading plugins");
+         found == RUNTIME_PLACES_NO_MEMORY ? "out of memory"
+                                           : "out of memory while loading plugins");
   }
   rp->every_enabled = !backend;
   for (size_t i = 0; i < rp->list.count && !rp->p; i++) {
@@ -517,60 +337,14 @@ calhost_runtime_status calhost_runtime_load_plugin(calhost_runtime *rt, const ch
       rp->p = p;
   }
   if (!rp->p) {
-    /* what was found: loaded (serving something else), refused (unsafe,
-     * unloadable, duplicate) and filtered out by the configuration (or,
-     * with a backend given, every other backend) */
-    size_t loaded = 0, refused = 0, disabled = 0;
-    for (size_t i = 0; i < rp->list.count; i++) {
-      const loader_plugin *q = rp->list.items[i];
-      if (q->loaded)
-        loaded++;
-      else if (q->state == CALHOST_PLUGIN_DISABLED)
-        disabled++;
-      else
-        refused++;
-    }
-    char counts[192];
-    if (backend)
-      snprintf(counts, sizeof counts, "%zu other plugin%s", loaded + disabled,
-               loaded + disabled == 1 ? "" : "s");
-    else if (disabled)
-      snprintf(counts, sizeof counts, "%zu plugin%s loaded, %zu disabled by the configuration",
-               loaded, loaded == 1 ? "" : "s", disabled);
-    else
-      snprintf(counts, sizeof counts, "%zu plugin%s loaded", loaded, loaded == 1 ? "" : "s");
-    if (refused)
-      snprintf(counts + strlen(counts), sizeof counts - strlen(counts),
-               ", %zu refused (`calhost plugins` says why)", refused);
-    /* the backend asked for, found but refused: its file and the reason */
-    char named_path[1024] = "", named_reason[1024] = "";
-    const char *named = NULL;
-    for (size_t i = 0; backend && i < rp->list.count && !named; i++) {
-      const loader_plugin *q = rp->list.items[i];
-      if (q->backend && !strcmp(q->backend, backend)) {
-        snprintf(named_path, sizeof named_path, "%s", q->path ? q->path : "?");
-        snprintf(named_reason, sizeof named_reason, "%s", q->reason ? q->reason : "");
-        named = named_path;
-      }
-    }
-    char where[3072];
-    describe_search(where, sizeof where, sp.paths, sp.np, sp.dirs, sp.nd, sp.library_dir);
-    places_free(&sp);
+    runtime_places_not_found(&sp, &rp->list, backend, w ? w->operator_name : NULL, workload, err,
+                             err_capacity);
+    runtime_places_free(&sp);
     loader_plugin_list_free(&rp->list);
     free(rp);
-    if (backend && named)
-      FAIL(CALHOST_RUNTIME_NOT_FOUND, "plugin '%s' not found or not loadable: %s: %s", backend,
-           named, named_reason[0] ? named_reason : "refused");
-    if (backend)
-      FAIL(CALHOST_RUNTIME_NOT_FOUND,
-           "plugin '%s' not found or not loadable (%s; searched: %s; in a directory only %s%s "
-           "is loaded for it)",
-           backend, counts, where, backend, loader_module_suffix());
-    FAIL(CALHOST_RUNTIME_NOT_FOUND,
-         "no plugin serves operator %s of workload '%s' (%s; searched: %s)", w->operator_name,
-         workload, counts, where);
+    return CALHOST_RUNTIME_NOT_FOUND;
   }
-  places_free(&sp);
+  runtime_places_free(&sp);
   calhost_status cs = runtime_binding_create(&rt->cfg, rp->p, &rp->inst);
   if (cs != CALHOST_OK || !rp->inst) {
     char failure[900];
@@ -609,12 +383,15 @@ calhost_runtime_status calhost_runtime_serving_backends(calhost_runtime *rt, con
     if (q->every_enabled)
       list = &q->list;
   if (!list && !rt->every_listed) {
-    search_places sp;
-    int found = discover(rt, NULL, &rt->every, &sp);
+    runtime_places sp;
+    int found =
+        runtime_places_discover(&rt->cfg, rt->extra_dirs, rt->extra_dir_count, rt->extra_paths,
+                                rt->extra_path_count, NULL, &rt->every, &sp);
     if (found < 0)
       FAIL(CALHOST_RUNTIME_NO_MEMORY, "%s",
-           found == DISCOVER_NO_MEMORY ? "out of memory" : "out of memory while loading plugins");
-    places_free(&sp);
+           found == RUNTIME_PLACES_NO_MEMORY ? "out of memory"
+                                             : "out of memory while loading plugins");
+    runtime_places_free(&sp);
     rt->every_listed = 1;
   }
   if (!list)
@@ -698,6 +475,73 @@ static void targets_done(processor_target_list *t) {
   (void)t;
 }
 
+/* The device p's key is built for (*dev; NULL for a host backend): the
+ * options' device, else the first of the [plugin NAME] devices selection
+ * (the target calibrate built for that device). Lists p's devices once.
+ * CALHOST_RUNTIME_OK, or the failure with err set. */
+static calhost_runtime_status key_device(calhost_runtime *rt, calhost_runtime_plugin *p,
+                                         const runtime_device **dev, char *err,
+                                         size_t err_capacity) {
+  char why[2048];
+  *dev = NULL;
+  if (runtime_devices_supported(p->p)) {
+    if (!p->devices_listed) {
+      if (runtime_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0)
+        FAIL(CALHOST_RUNTIME_PLUGIN, "%s: %s", p->p->backend, why);
+      p->devices_listed = 1;
+    }
+    size_t *pos = p->devices.count ? calloc(p->devices.count, sizeof *pos) : NULL;
+    size_t npos = 0;
+    int named = 0; /* why names the plugin already ("[plugin NAME] devices: ...") */
+    if (rt->device)
+      *dev = runtime_devices_find(&p->devices, rt->device, why, sizeof why);
+    else if (!p->devices.count)
+      snprintf(why, sizeof why, "no device on this machine");
+    else if (!pos)
+      snprintf(why, sizeof why, "out of memory");
+    /* no device asked for: the first that calibrate calibrates, i.e. of
+     * the [plugin NAME] devices selection (all when absent) */
+    else if (runtime_devices_selected(&rt->cfg, p->p->backend, &p->devices, pos, &npos, why,
+                                      sizeof why) == 0)
+      *dev = npos ? &p->devices.items[pos[0]] : NULL;
+    else
+      named = 1;
+    free(pos);
+    if (!*dev)
+      FAIL(CALHOST_RUNTIME_TARGET, "%s%s%s", named ? "" : p->p->backend, named ? "" : ": ", why);
+  } else if (rt->device) {
+    FAIL(CALHOST_RUNTIME_TARGET, "%s drives no devices (it runs on the host's CPUs): no --device",
+         p->p->backend);
+  }
+  return CALHOST_RUNTIME_OK;
+}
+
+/* A selection box holding copies of the built key's strings (valid only
+ * until the plugin's next call), w's and dev's; *oom set when out of
+ * memory (the box, possibly NULL, is still returned for freeing). */
+static selection_box *box_key(const calhost_runtime_plugin *p, const config_workload *w,
+                              const calhost_built_key *key, const runtime_device *dev, int *oom) {
+  selection_box *b = calloc(1, sizeof *b);
+  *oom = !b;
+  if (b) {
+    b->strings[0] = dup_or_null(p->p->backend, oom);
+    b->strings[1] = dup_or_null(w->operator_name, oom);
+    b->strings[2] = dup_or_null(p->p->implementation_version, oom);
+    b->strings[3] = dup_or_null(key->model_digest, oom);
+    b->strings[4] = dup_or_null(key->processor, oom);
+    b->strings[5] = dup_or_null(w->name, oom);
+    b->strings[6] = dup_or_null(dev ? dev->identity : NULL, oom);
+    b->structure = calloc(key->structure_count, sizeof *b->structure);
+    *oom |= !b->structure;
+    for (size_t i = 0; !*oom && i < key->structure_count; i++) {
+      b->structure[i].name = dup_or_null(key->structure[i].name, oom);
+      b->structure[i].value = dup_or_null(key->structure[i].value, oom);
+      b->structure_count = i + 1;
+    }
+  }
+  return b;
+}
+
 calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_runtime_plugin *p,
                                                   const char *workload, uint32_t threads,
                                                   calhost_runtime_selection **out, char *err,
@@ -729,39 +573,10 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
   /* a device backend: the options' device, else its first listed one (the
    * target calibrate built for that device) */
   const runtime_device *dev = NULL;
-  if (runtime_devices_supported(p->p)) {
-    if (!p->devices_listed) {
-      if (runtime_devices_list(p->p, p->inst, &p->devices, why, sizeof why) != 0) {
-        targets_done(&targets);
-        FAIL(CALHOST_RUNTIME_PLUGIN, "%s: %s", p->p->backend, why);
-      }
-      p->devices_listed = 1;
-    }
-    size_t *pos = p->devices.count ? calloc(p->devices.count, sizeof *pos) : NULL;
-    size_t npos = 0;
-    int named = 0; /* why names the plugin already ("[plugin NAME] devices: ...") */
-    if (rt->device)
-      dev = runtime_devices_find(&p->devices, rt->device, why, sizeof why);
-    else if (!p->devices.count)
-      snprintf(why, sizeof why, "no device on this machine");
-    else if (!pos)
-      snprintf(why, sizeof why, "out of memory");
-    /* no device asked for: the first that calibrate calibrates, i.e. of
-     * the [plugin NAME] devices selection (all when absent) */
-    else if (runtime_devices_selected(&rt->cfg, p->p->backend, &p->devices, pos, &npos, why,
-                                      sizeof why) == 0)
-      dev = npos ? &p->devices.items[pos[0]] : NULL;
-    else
-      named = 1;
-    free(pos);
-    if (!dev) {
-      targets_done(&targets);
-      FAIL(CALHOST_RUNTIME_TARGET, "%s%s%s", named ? "" : p->p->backend, named ? "" : ": ", why);
-    }
-  } else if (rt->device) {
+  calhost_runtime_status dst = key_device(rt, p, &dev, err, err_capacity);
+  if (dst != CALHOST_RUNTIME_OK) {
     targets_done(&targets);
-    FAIL(CALHOST_RUNTIME_TARGET, "%s drives no devices (it runs on the host's CPUs): no --device",
-         p->p->backend);
+    return dst;
   }
   if (dev)
     runtime_binding_device_target(&targets, 0, dev->identity, dev->index, &tg);
@@ -789,24 +604,8 @@ calhost_runtime_status calhost_runtime_build_keys(calhost_runtime *rt, calhost_r
   /* Copy the key (valid only until the plugin's next call) into the
    * selection, then make the store keys of it (binding: the conversion
    * calibrate uses). */
-  selection_box *b = calloc(1, sizeof *b);
-  int oom = !b;
-  if (b) {
-    b->strings[0] = dup_or_null(p->p->backend, &oom);
-    b->strings[1] = dup_or_null(w->operator_name, &oom);
-    b->strings[2] = dup_or_null(p->p->implementation_version, &oom);
-    b->strings[3] = dup_or_null(key.model_digest, &oom);
-    b->strings[4] = dup_or_null(key.processor, &oom);
-    b->strings[5] = dup_or_null(w->name, &oom);
-    b->strings[6] = dup_or_null(dev ? dev->identity : NULL, &oom);
-    b->structure = calloc(key.structure_count, sizeof *b->structure);
-    oom |= !b->structure;
-    for (size_t i = 0; !oom && i < key.structure_count; i++) {
-      b->structure[i].name = dup_or_null(key.structure[i].name, &oom);
-      b->structure[i].value = dup_or_null(key.structure[i].value, &oom);
-      b->structure_count = i + 1;
-    }
-  }
+  int oom = 0;
+  selection_box *b = box_key(p, w, &key, dev, &oom);
   uint32_t target_threads = tg.thread_count;
   targets_done(&targets);
   if (oom) {

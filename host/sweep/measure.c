@@ -22,9 +22,11 @@
  * plausible order). With explicit candidate policies in the request
  * (calhost verify) the space is those policies, every one measured, and the
  * default. Under the time budget, measure's search stops at 70% of the
- * sweep's share so that the racing has time.
+ * sweep's share so that the racing has time. The space, its plausible
+ * order, warm start and budget are built in space.c.
  */
 #include "measure.h"
+#include "measure_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -39,61 +41,6 @@
 #include "isolate.h"
 #include "loader/entries.h"
 #include "stats.h"
-
-/* May the sweep call optional entry `field`? (the loader's one rule) */
-#define VT_HAS(s, field) CALHOST_VTABLE_CALLABLE((s)->vt, (s)->req->abi_version, field)
-
-enum entry_state { ENTRY_ACTIVE, ENTRY_PRUNED, ENTRY_REJECTED };
-
-typedef struct entry {
-  uint32_t index;
-  uint32_t *config; /* the search's configuration (param_count positions), NULL for the default */
-  char *policy;
-  size_t policy_length;
-  enum entry_state state;
-  double *samples;
-  uint32_t n;
-  uint32_t iterations;
-  double median;
-  const char *why;        /* why it was pruned (for the report), or NULL */
-  char *reason;           /* why it was rejected, or NULL */
-  double compile_seconds; /* its first prepare */
-} entry;
-
-typedef struct sweep {
-  const sweep_request *req;
-  const calhost_plugin_vtable *vt;
-  calhost_session *session;
-  sweep_result *out;
-  size_t rejection_cap; /* allocated in out->rejections */
-  size_t max_policy;
-  int any_device_timing;
-  int all_device_timing;
-  /* the candidates run so far: the default first, then in search order */
-  entry *es;
-  size_t ne, cap;
-  uint32_t reps, first; /* samples per candidate; in round one */
-  /* the search's space: the numbered candidates (param, words), or the
-   * plugin's named parameters (ABI 2 describe_space) */
-  search_param param; /* numbered: the one parameter "index" */
-  char **words;
-  uint32_t count;
-  const search_param *params;
-  size_t np;
-  int named;
-  search_param *named_params; /* named: allocated here, strings the plugin's */
-  size_t last;                /* the entry evaluate filled last */
-  uint32_t shown;             /* runs announced ahead of the search's (the default: 1) */
-  int oom;                    /* evaluate ran out of memory */
-  /* the plugin reported a device time of zero or not finite: the sweep
-   * stops at once (every later time would be as wrong), timer_why says so */
-  int bad_timer;
-  char timer_why[512];
-  const uint32_t *default_config; /* named: the default's assignment (plugin's), or NULL */
-  size_t default_entry;           /* the default's entry in es, when have_default_entry */
-  int have_default_entry;
-  int last_is_default; /* the search's last evaluation was the default (not re-run) */
-} sweep;
 
 double sweep_now(void) {
   return isolate_monotonic_seconds();
@@ -112,7 +59,7 @@ static const char *status_word(calhost_status st) {
   return BASE_WORD(words, CALHOST_ABI_MISMATCH, st, "unknown status");
 }
 
-static const char *plugin_message(sweep *s) {
+const char *sweep_plugin_message(sweep *s) {
   const sweep_hooks *h = &s->req->hooks;
   const char *m = h->take_plugin_error ? h->take_plugin_error(h->user) : NULL;
   return m && *m ? m : NULL;
@@ -120,7 +67,7 @@ static const char *plugin_message(sweep *s) {
 
 /* "what: status (plugin message)" into buf. */
 static void describe_failure(sweep *s, char *buf, size_t cap, const char *what, calhost_status st) {
-  const char *m = plugin_message(s);
+  const char *m = sweep_plugin_message(s);
   if (m)
     snprintf(buf, cap, "%s: %s (%s)", what, status_word(st), m);
   else
@@ -177,8 +124,7 @@ static void add_rejection(sweep *s, entry *e, const char *reason) {
 
 /* Appends a warning about the plugin (out->warning, "; "-joined): what the
  * sweep noticed without failing, for calibrate to show once per plugin. */
-static void add_warning(sweep *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_warning(sweep *s, const char *fmt, ...) {
+void sweep_add_warning(sweep *s, const char *fmt, ...) {
   char text[768];
   va_list ap;
   va_start(ap, fmt);
@@ -210,8 +156,8 @@ static int policy_text_ok(const char *p, size_t n, char *why, size_t cap) {
 
 /* Serializes candidate `index` (or the default) into a fresh string.
  * Returns 0, or -1 with the reason in why. */
-static int serialize(sweep *s, uint32_t index, const uint32_t *config, char **policy,
-                     size_t *length, char *why, size_t cap) {
+int sweep_serialize(sweep *s, uint32_t index, const uint32_t *config, char **policy, size_t *length,
+                    char *why, size_t cap) {
   size_t bufcap = 256, len = 0;
   *policy = NULL;
   for (int attempt = 0; attempt < 4; attempt++) {
@@ -352,7 +298,9 @@ static int ready_entry(sweep *s, entry *e, int first_round) {
     if (st != CALHOST_OK) {
       if (st == CALHOST_CHECK_FAILED)
         snprintf(why, sizeof why, "wrong output: %s",
-                 err[0] ? err : (plugin_message(s) ? plugin_message(s) : "differs from reference"));
+                 err[0] ? err
+                        : (sweep_plugin_message(s) ? sweep_plugin_message(s)
+                                                   : "differs from reference"));
       else
         describe_failure(s, why, sizeof why, "check failed", st);
       add_rejection(s, e, why);
@@ -512,8 +460,8 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
   const sweep_rigor_params *p = &s->req->params;
   int is_default = e->index == CALHOST_SWEEP_DEFAULT_INDEX;
   char why[640];
-  if (!e->policy &&
-      serialize(s, e->index, e->config, &e->policy, &e->policy_length, why, sizeof why) != 0) {
+  if (!e->policy && sweep_serialize(s, e->index, e->config, &e->policy, &e->policy_length, why,
+                                    sizeof why) != 0) {
     if (!is_default)
       s->out->tried++;
     add_rejection(s, e, why);
@@ -570,8 +518,8 @@ static int search_evaluate(void *user, const uint32_t *config, search_outcome *o
   char *policy = NULL, why[640];
   size_t length = 0;
   s->last_is_default = 0;
-  if (s->have_default_entry &&
-      serialize(s, s->named ? 0 : config[0], config, &policy, &length, why, sizeof why) == 0) {
+  if (s->have_default_entry && sweep_serialize(s, s->named ? 0 : config[0], config, &policy,
+                                               &length, why, sizeof why) == 0) {
     const entry *d = &s->es[s->default_entry];
     if (d->policy && d->policy_length == length && !memcmp(d->policy, policy, length)) {
       free(policy);
@@ -636,436 +584,122 @@ static void search_observe(void *user, const uint32_t *config, const search_outc
   h->evaluated(h->user, &ev);
 }
 
-/* The search's strategy and budget for this sweep (see measure.h); curated:
- * the space is the plugin's candidate list, which the rigor measure runs
- * whole when it has at most CALHOST_SEARCH_CURATED_WHOLE_MAX candidates
- * (search_sweep_rigor_plan): the plugin curated it to be affordable, the
- * engine's pruning keeps it so, and on cpu_gemm a 10% model search chose
- * winners up to 1.2x slower than the whole list's (search-bench --live). A
- * larger space (an OpenCL backend's described space) gets the search's
- * measure budget. */
-static void search_plan(const sweep_request *req, uint64_t size, int curated,
-                        search_strategy *strategy, uint32_t *evaluations, double *seconds) {
-  search_rigor rg = req->params.rigor == CALHOST_RIGOR_QUICK ? CALHOST_SEARCH_RIGOR_QUICK
-                    : req->params.rigor == CALHOST_RIGOR_EXHAUSTIVE
-                        ? CALHOST_SEARCH_RIGOR_EXHAUSTIVE
-                        : CALHOST_SEARCH_RIGOR_MEASURE;
-  search_strategy rigor_strategy;
-  uint32_t rigor_budget;
-  search_sweep_rigor_plan(rg, size, curated, &rigor_strategy, &rigor_budget);
-  *seconds = req->budget_seconds > 0 ? req->budget_seconds : 0;
-  if (req->budget_evaluations)
-    *evaluations =
-        size && req->budget_evaluations > size ? (uint32_t)size : req->budget_evaluations;
-  else if (*seconds > 0)
-    *evaluations = 0; /* the seconds alone bound it */
-  else
-    *evaluations = rigor_budget;
-  if (size && *evaluations >= size)
-    *evaluations = 0;      /* the whole space: the search ends exhausted */
-  if (req->policy_count) { /* explicit candidates (verify): every one */
-    *evaluations = 0;
-    *seconds = 0;
-    *strategy = CALHOST_SEARCH_EXHAUSTIVE;
-    return;
-  }
-  if (req->strategy != CALHOST_SEARCH_DEFAULT)
-    *strategy = req->strategy;
-  else if (rg == CALHOST_SEARCH_RIGOR_EXHAUSTIVE) /* a budget with it: the first N, in order */
-    *strategy = CALHOST_SEARCH_EXHAUSTIVE;
-  else if (!req->budget_evaluations && *seconds == 0)
-    *strategy = rigor_strategy;
-  else if (!*evaluations && *seconds > 0) /* a time alone: presumed below the space */
-    *strategy = search_default_strategy(size > 1 ? size - 1 : 1, size);
-  else
-    *strategy = search_default_strategy(*evaluations, size);
-}
-
-/* The named space's validity test: the plugin's assignment_valid. */
-static int named_valid(void *user, const uint32_t *config) {
-  sweep *s = user;
-  char err[256];
-  if (s->default_config && !memcmp(s->default_config, config, s->np * sizeof *config))
-    return 0; /* the default's point: measured as the default, never proposed */
-  return s->vt->assignment_valid(s->session, config, s->np, err, sizeof err) == CALHOST_OK;
-}
-
-/* Appends config to the plausible order unless invalid or already there. */
-static int add_start(sweep *s, uint32_t **starts, size_t *n, size_t cap, const uint32_t *config) {
-  if (*n >= cap || !named_valid(s, config))
-    return 0;
-  if (s->default_config && !memcmp(s->default_config, config, s->np * sizeof *config))
-    return 0; /* the default's point: measured as the default */
-  for (size_t i = 0; i < *n; i++)
-    if (!memcmp(*starts + i * s->np, config, s->np * sizeof *config))
-      return 0;
-  memcpy(*starts + *n * s->np, config, s->np * sizeof *config);
-  (*n)++;
-  return 0;
-}
-
-/* Whether assignment a serializes to the default policy (then the default
- * is measured once, as the default, and never as a search candidate). */
-static int default_is_assignment(sweep *s, const uint32_t *a) {
-  char *p = NULL, *d = NULL, why[640];
-  size_t lp = 0, ld = 0;
-  if (!VT_HAS(s, default_policy))
-    return 0;
-  int same = serialize(s, 0, a, &p, &lp, why, sizeof why) == 0 &&
-             serialize(s, CALHOST_SWEEP_DEFAULT_INDEX, NULL, &d, &ld, why, sizeof why) == 0 &&
-             lp == ld && !memcmp(p, d, lp);
-  free(p);
-  free(d);
-  plugin_message(s);
-  return same;
-}
-
-/* [A-Za-z0-9_]+ */
-static int parameter_name_ok(const char *s) {
-  if (!s || !*s)
-    return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-          *s == '_'))
-      return 0;
-  return 1;
-}
-
-int sweep_space_defect(const calhost_parameter_space *ps, char *why, size_t cap) {
-  size_t np = ps->parameter_count;
-  if (!ps->parameters || np < 1 || np > 64)
-    return base_str_fail(why, cap, "describe_space gave %zu parameters (1 to 64 allowed)", np);
-  for (size_t i = 0; i < np; i++) {
-    const calhost_parameter *q = &ps->parameters[i];
-    if (!parameter_name_ok(q->name))
-      return base_str_fail(why, cap, "parameter %zu: the name must be [A-Za-z0-9_]+", i);
-    for (size_t j = 0; j < i; j++)
-      if (!strcmp(ps->parameters[j].name, q->name))
-        return base_str_fail(why, cap, "parameter '%s' appears twice", q->name);
-    if (q->value_count < 1 || !q->values)
-      return base_str_fail(why, cap, "parameter '%s' has no values", q->name);
-    for (uint32_t v = 0; v < q->value_count; v++) {
-      if (!base_str_is_word(q->values[v]))
-        return base_str_fail(why, cap,
-                             "parameter '%s': value %u is empty, NULL or not a printable word",
-                             q->name, v);
-      for (uint32_t w = 0; w < v; w++)
-        if (!strcmp(q->values[w], q->values[v]))
-          return base_str_fail(why, cap, "parameter '%s': value '%s' appears twice", q->name,
-                               q->values[v]);
-    }
-  }
-  return 0;
-}
-
-/* The plugin's named parameters (ABI 2: describe_space, assignment_valid,
- * serialize_assignment) as the search's space, with the plausible order:
- * the default's assignment, then the numbered candidates (the plugin's
- * curated list, in its order) mapped through policy_assignment when the
- * plugin has it. Returns 1 when set up, 0 when the session has only
- * numbered candidates or describes a space sweep_space_defect refuses
- * (`plugin check` names the defect), -1 when out of memory. */
-static int named_space(sweep *s, uint32_t count, uint32_t **starts, size_t *nstart) {
-  if (!VT_HAS(s, describe_space) || !VT_HAS(s, assignment_valid) ||
-      !VT_HAS(s, serialize_assignment))
-    return 0;
-  calhost_parameter_space ps;
-  memset(&ps, 0, sizeof ps);
-  ps.header.struct_type = CALHOST_STRUCT_PARAMETER_SPACE;
-  ps.header.struct_version = 1;
-  ps.header.struct_size = sizeof ps;
-  if (s->vt->describe_space(s->session, &ps) != CALHOST_OK) {
-    plugin_message(s); /* CALHOST_UNSUPPORTED: numbered only */
-    return 0;
-  }
-  char defect[512];
-  if (sweep_space_defect(&ps, defect, sizeof defect) != 0) {
-    add_warning(s,
-                "its described parameter space is unusable (%s), so the %u numbered candidates "
-                "were searched instead (`calhost plugin check` names the defect too)",
-                defect, count);
-    return 0;
-  }
-  s->named_params = calloc(ps.parameter_count, sizeof *s->named_params);
-  if (!s->named_params)
-    return -1;
-  for (uint32_t i = 0; i < ps.parameter_count; i++) {
-    s->named_params[i].name = ps.parameters[i].name;
-    s->named_params[i].values = ps.parameters[i].values;
-    s->named_params[i].value_count = ps.parameters[i].value_count;
-    s->named_params[i].ordered = (ps.parameters[i].flags & CALHOST_PARAMETER_ORDERED) != 0;
-  }
-  s->params = s->named_params;
-  s->np = ps.parameter_count;
-  s->named = 1;
-  size_t cap = 1 + (count < 1024 ? count : 1024), n = 0;
-  uint32_t *a = malloc(s->np * sizeof *a);
-  *starts = malloc(cap * s->np * sizeof **starts);
-  if (!a || !*starts) {
-    free(a);
-    return -1;
-  }
-  if (ps.default_assignment) {
-    char err[256] = "";
-    if (s->vt->assignment_valid(s->session, ps.default_assignment, s->np, err, sizeof err) !=
-        CALHOST_OK) {
-      const char *m = plugin_message(s);
-      add_warning(s,
-                  "the default assignment of its described space is refused by its own "
-                  "assignment_valid (%s), so the speedup is measured against a default outside "
-                  "the space",
-                  err[0] ? err
-                  : m    ? m
-                         : "no reason given");
-    } else if (default_is_assignment(s, ps.default_assignment)) {
-      s->default_config = ps.default_assignment; /* measured as the default only */
-    } else {
-      add_start(s, starts, &n, cap, ps.default_assignment);
-    }
-  }
-  if (VT_HAS(s, policy_assignment))
-    for (uint32_t i = 0; i < count && n < cap; i++) {
-      char *policy = NULL, why[640];
-      size_t len = 0;
-      if (serialize(s, i, NULL, &policy, &len, why, sizeof why) == 0 &&
-          s->vt->policy_assignment(s->session, policy, len, a, s->np) == CALHOST_OK)
-        add_start(s, starts, &n, cap, a);
-      free(policy);
-      plugin_message(s);
-    }
-  free(a);
-  *nstart = n;
-  return 1;
-}
-
-/* The request's warm policies (sweep_request.warm_policies) as
- * configurations of the search's space, each validated by the plugin in
- * this session, into *out (malloc'd, *n of s->np positions each; NULL / 0
- * when none is usable). 0, or -1 when out of memory. */
-static int warm_configs(sweep *s, uint32_t **out, size_t *n) {
+/* Opens the session and counts the candidates (the request's explicit
+ * policies, else the plugin's candidate_count) into s->count, with the
+ * samples per candidate. 0, or -1 with out->error set (s->session NULL when
+ * open_session failed). */
+static int open_sweep(sweep *s) {
   const sweep_request *req = s->req;
-  size_t nw = req->warm_count;
-  *out = NULL;
-  *n = 0;
-  if (!nw || !req->warm_policies || req->policy_count)
-    return 0;
-  if (s->named && !VT_HAS(s, policy_assignment))
-    return 0;
-  /* per warm policy: its configuration and whether the plugin took it */
-  uint32_t *cfg = malloc(nw * s->np * sizeof *cfg);
-  unsigned char *ok = calloc(nw, 1);
-  if (!cfg || !ok) {
-    free(cfg);
-    free(ok);
-    return -1;
-  }
-  if (s->named) {
-    for (size_t w = 0; w < nw; w++) {
-      const char *pol = req->warm_policies[w];
-      ok[w] = pol && *pol &&
-              s->vt->policy_assignment(s->session, pol, strlen(pol), cfg + w * s->np, s->np) ==
-                  CALHOST_OK &&
-              named_valid(s, cfg + w * s->np);
-      plugin_message(s);
-    }
-  } else { /* each candidate serialized once, matched against every policy */
-    uint32_t most = s->count < SWEEP_WARM_NUMBERED_MAX ? s->count : SWEEP_WARM_NUMBERED_MAX;
-    for (uint32_t i = 0; i < most; i++) {
-      char *cand = NULL, why[640];
-      size_t len = 0;
-      if (serialize(s, i, NULL, &cand, &len, why, sizeof why) == 0)
-        for (size_t w = 0; w < nw; w++) {
-          const char *pol = req->warm_policies[w];
-          if (!ok[w] && pol && strlen(pol) == len && !memcmp(cand, pol, len)) {
-            cfg[w] = i;
-            ok[w] = 1;
-          }
-        }
-      free(cand);
-      plugin_message(s);
-    }
-  }
-  for (size_t w = 0; w < nw; w++) /* the plugin's, in the request's order */
-    if (ok[w])
-      memmove(cfg + (*n)++ * s->np, cfg + w * s->np, s->np * sizeof *cfg);
-  free(ok);
-  if (*n)
-    *out = cfg;
-  else
-    free(cfg);
-  return 0;
-}
-
-int sweep_run(const sweep_request *req, sweep_result *out) {
-  memset(out, 0, sizeof *out);
-  out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
-  if (!req || !req->vtable || !req->workload || !req->target) {
-    snprintf(out->error, sizeof out->error, "invalid sweep request");
-    return -1;
-  }
   const sweep_rigor_params *p = &req->params;
-  sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
-  s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
-  const calhost_plugin_vtable *vt = req->vtable;
-  uint32_t *starts = NULL, *warm = NULL;
-  int rc = -1;
-
-  calhost_status st = vt->open_session(req->instance, req->workload, req->target, &s.session);
-  if (st != CALHOST_OK || !s.session) {
-    describe_failure(&s, out->error, sizeof out->error, "open_session failed",
+  sweep_result *out = s->out;
+  calhost_status st = s->vt->open_session(req->instance, req->workload, req->target, &s->session);
+  if (st != CALHOST_OK || !s->session) {
+    describe_failure(s, out->error, sizeof out->error, "open_session failed",
                      st == CALHOST_OK ? CALHOST_ERROR : st);
+    s->session = NULL;
     return -1;
   }
   uint32_t count = (uint32_t)req->policy_count;
-  st = count ? CALHOST_OK : vt->candidate_count(s.session, &count);
+  st = count ? CALHOST_OK : s->vt->candidate_count(s->session, &count);
   if (st != CALHOST_OK || count == 0) {
     if (st == CALHOST_OK)
       snprintf(out->error, sizeof out->error, "the plugin offers no candidates");
     else
-      describe_failure(&s, out->error, sizeof out->error, "candidate_count failed", st);
-    goto done;
+      describe_failure(s, out->error, sizeof out->error, "candidate_count failed", st);
+    return -1;
   }
   out->candidate_count = count;
-  s.count = count;
-  s.reps = p->repetitions ? p->repetitions : 1;
-  s.first = p->prune ? (p->prune_after < s.reps ? p->prune_after : s.reps) : s.reps;
+  s->count = count;
+  s->reps = p->repetitions ? p->repetitions : 1;
+  s->first = p->prune ? (p->prune_after < s->reps ? p->prune_after : s->reps) : s->reps;
+  return 0;
+}
 
-  /* The search's space: the plugin's named parameters when it describes
-   * them (ABI 2), else the numbered candidates in the plugin's order. */
-  size_t nstart = 0;
-  int named = 0;
-  if (!req->policy_count) /* explicit candidates (verify): numbered */
-    named = named_space(&s, count, &starts, &nstart);
-  if (named < 0) {
-    snprintf(out->error, sizeof out->error, "out of memory");
-    goto done;
-  }
-  if (!named && count > SWEEP_MAX_NUMBERED) {
-    snprintf(out->error, sizeof out->error,
-             "candidate_count %u is more than a numbered space holds (at most %u): describe the "
-             "parameters (describe_space) so that the search need not number every candidate",
-             count, SWEEP_MAX_NUMBERED);
-    goto done;
-  }
-  if (!named) {
-    nstart = count < 1024 ? count : 1024;
-    starts = malloc(nstart * sizeof *starts);
-    if (!starts || search_numbered(count, &s.param, &s.words) != 0) {
-      snprintf(out->error, sizeof out->error, "out of memory");
-      goto done;
-    }
-    for (size_t i = 0; i < nstart; i++)
-      starts[i] = (uint32_t)i;
-    s.params = &s.param;
-    s.np = 1;
-  }
-  search_space space = {.name = req->workload->name,
-                        .params = s.params,
-                        .param_count = s.np,
-                        .evaluate = search_evaluate,
-                        .user = &s,
-                        .starts = starts,
-                        .start_count = nstart};
-  if (named)
-    space.valid = named_valid;
-  if (warm_configs(&s, &warm, &space.warm_count) != 0) {
-    snprintf(out->error, sizeof out->error, "out of memory");
-    goto done;
-  }
-  space.warm = warm;
-  uint64_t size = named ? search_count_valid(&space, 1u << 20) : count;
-  search_options so;
-  search_options_init(&so);
-  /* size 0: a described space too large to count, never a curated list */
-  int curated = !named || (size && size <= count);
-  space.starts_curated = curated && starts != NULL; /* the plugin's list, ranked */
-  search_plan(req, size, curated, &so.strategy, &so.max_evaluations, &so.max_seconds);
-  so.seed = req->seed ? req->seed : 1;
-  so.observe = search_observe;
-  so.observe_user = &s;
-  out->numbered = !named;
-  out->space_size = size;
-  out->strategy = (uint32_t)so.strategy;
-  out->budget_evaluations = so.max_evaluations;
-  out->budget_seconds = so.max_seconds;
-  out->planned = so.max_evaluations                     ? so.max_evaluations
-                 : size && size <= (uint64_t)UINT32_MAX ? (uint32_t)size
-                                                        : 0;
+/* The default first: it is the first leader, and never pruned. 0, or -1
+ * when out of memory. */
+static int measure_default(sweep *s) {
+  if (!VT_HAS(s, default_policy))
+    return 0;
+  entry *e = add_entry(s, CALHOST_SWEEP_DEFAULT_INDEX);
+  if (!e)
+    return -1;
+  s->shown = 1;
+  first_round(s, e, 1, s->out->planned + 1);
+  s->have_default_entry = 1;
+  s->default_entry = 0;
+  return 0;
+}
 
-  /* The default first: it is the first leader, and never pruned. */
-  if (VT_HAS(&s, default_policy)) {
-    entry *e = add_entry(&s, CALHOST_SWEEP_DEFAULT_INDEX);
-    if (!e) {
-      snprintf(out->error, sizeof out->error, "out of memory");
-      goto done;
-    }
-    s.shown = 1;
-    first_round(&s, e, 1, out->planned + 1);
-    s.have_default_entry = 1;
-    s.default_entry = 0;
+/* Tells hooks.search_start what the search is about to do. */
+static void announce_search(sweep *s, const sweep_space *sp) {
+  const sweep_hooks *h = &s->req->hooks;
+  if (!h->search_start)
+    return;
+  sweep_search_info info = {.params = s->params,
+                            .param_count = s->np,
+                            .numbered = !sp->named,
+                            .space_size = sp->size,
+                            .curated = sp->curated,
+                            .strategy = sp->so.strategy,
+                            .budget_evaluations = sp->so.max_evaluations,
+                            .budget_seconds = sp->so.max_seconds,
+                            .request = s->req,
+                            .default_median_us = NAN};
+  if (s->have_default_entry) {
+    const entry *d = &s->es[s->default_entry];
+    info.default_policy = d->policy;
+    if (d->state == ENTRY_ACTIVE && d->n > 0)
+      info.default_median_us = d->median;
   }
+  h->search_start(h->user, &info);
+}
 
-  /* Round one: the search chooses the candidates. */
-  if (!stopped(&s)) {
-    const sweep_hooks *h = &req->hooks;
-    if (h->search_start) {
-      sweep_search_info info = {.params = s.params,
-                                .param_count = s.np,
-                                .numbered = !named,
-                                .space_size = size,
-                                .curated = curated,
-                                .strategy = so.strategy,
-                                .budget_evaluations = so.max_evaluations,
-                                .budget_seconds = so.max_seconds,
-                                .request = req,
-                                .default_median_us = NAN};
-      if (s.have_default_entry) {
-        const entry *d = &s.es[s.default_entry];
-        info.default_policy = d->policy;
-        if (d->state == ENTRY_ACTIVE && d->n > 0)
-          info.default_median_us = d->median;
-      }
-      h->search_start(h->user, &info);
-    }
-    /* Under the time budget, racing (halving, then round two) needs time
-     * after the search: the search gets 70% of what is left of the sweep's
-     * share, and stops there as on a seconds budget. */
-    if (req->deadline > 0 && p->halving) {
-      double left = (req->deadline - sweep_now()) * 0.7;
-      if (left > 0 && (so.max_seconds == 0 || left < so.max_seconds))
-        so.max_seconds = left;
-    }
-    search_result sr;
-    if (search_run(&space, &so, &sr) != 0) {
-      snprintf(out->error, sizeof out->error, "search: %s", sr.error);
-      goto done;
-    }
-    out->search_stop = (uint32_t)sr.stop;
-    out->search_seconds = sr.seconds;
-    search_result_free(&sr);
+/* Round one: the search chooses the candidates (search_evaluate runs each).
+ * 0, or -1 with out->error set when the search itself failed. */
+static int round_one(sweep *s, sweep_space *sp) {
+  const sweep_request *req = s->req;
+  announce_search(s, sp);
+  /* Under the time budget, racing (halving, then round two) needs time
+   * after the search: the search gets 70% of what is left of the sweep's
+   * share, and stops there as on a seconds budget. */
+  if (req->deadline > 0 && req->params.halving) {
+    double left = (req->deadline - sweep_now()) * 0.7;
+    if (left > 0 && (sp->so.max_seconds == 0 || left < sp->so.max_seconds))
+      sp->so.max_seconds = left;
   }
-  if (s.oom) {
+  search_result sr;
+  if (search_run(&sp->space, &sp->so, &sr) != 0) {
+    snprintf(s->out->error, sizeof s->out->error, "search: %s", sr.error);
+    return -1;
+  }
+  s->out->search_stop = (uint32_t)sr.stop;
+  s->out->search_seconds = sr.seconds;
+  search_result_free(&sr);
+  return 0;
+}
+
+/* Whether the sweep must end here (a bad device timer, cancelled; with
+ * oom, out of memory in evaluate): 1 with out->error set, else 0. */
+static int ended(sweep *s, int oom) {
+  sweep_result *out = s->out;
+  if (oom && s->oom)
     snprintf(out->error, sizeof out->error, "out of memory");
-    goto done;
-  }
-  if (s.bad_timer) {
-    snprintf(out->error, sizeof out->error, "%s", s.timer_why);
-    goto done;
-  }
-  if (out->cancelled) {
+  else if (s->bad_timer)
+    snprintf(out->error, sizeof out->error, "%s", s->timer_why);
+  else if (out->cancelled)
     snprintf(out->error, sizeof out->error, "cancelled");
-    goto done;
-  }
+  else
+    return 0;
+  return 1;
+}
 
-  /* Prune again against the final leader of round one, then halve. */
-  entry *es = s.es;
-  size_t ne = s.ne;
-  entry **act = malloc((ne ? ne : 1) * sizeof *act);
-  size_t nact = 0;
-  if (!act) {
-    snprintf(out->error, sizeof out->error, "out of memory");
-    goto done;
-  }
+/* Prunes again against the final leader of round one, then (halving) keeps
+ * the faster half: the survivors into act (room for s->ne), their number
+ * into *nact. */
+static void prune_and_halve(sweep *s, entry **act, size_t *nact) {
+  const sweep_rigor_params *p = &s->req->params;
+  entry *es = s->es;
+  size_t ne = s->ne, n = 0;
   if (p->prune) {
     double lead = leader_median(es, ne);
     for (size_t i = 0; i < ne; i++) {
@@ -1075,56 +709,98 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
           sweep_stats_should_prune(e->samples, e->n, lead, p->prune_margin, p->prune_after)) {
         e->state = ENTRY_PRUNED;
         e->why = PRUNE_WHY;
-        out->pruned++;
+        s->out->pruned++;
       }
     }
   }
   for (size_t i = 0; i < ne; i++)
     if (es[i].state == ENTRY_ACTIVE && es[i].n > 0 && es[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
-      act[nact++] = &es[i];
-  if (p->halving && nact > 2) {
-    qsort(act, nact, sizeof *act, cmp_median);
-    size_t keep = (nact + 1) / 2;
-    for (size_t i = keep; i < nact; i++) {
+      act[n++] = &es[i];
+  if (p->halving && n > 2) {
+    qsort(act, n, sizeof *act, cmp_median);
+    size_t keep = (n + 1) / 2;
+    for (size_t i = keep; i < n; i++) {
       act[i]->state = ENTRY_PRUNED;
       act[i]->why = "in the slower half after round one (successive halving)";
-      out->pruned++;
+      s->out->pruned++;
     }
-    nact = keep;
+    n = keep;
   }
+  *nact = n;
+}
 
-  /* Round two: complete the survivors' samples. */
+/* Round two: completes the survivors' samples (re-prepared), within the
+ * budget and until cancelled. */
+static void round_two(sweep *s, entry **act, size_t nact) {
+  sweep_result *out = s->out;
   for (size_t i = 0; i < nact && !out->budget_exhausted; i++) {
     entry *e = act[i];
-    if (e->n >= s.reps)
+    if (e->n >= s->reps)
       continue;
-    if (cancelled(&s))
+    if (cancelled(s))
       break;
-    if (over_budget(&s)) {
+    if (over_budget(s)) {
       out->budget_exhausted = 1;
       out->budget_after = out->tried;
       break;
     }
-    notify(&s, e, (uint32_t)i + 1, (uint32_t)nact);
-    int failed = ready_entry(&s, e, 0) != 0 || take_samples(&s, e, s.reps) != 0;
-    notify_end(&s);
-    if (failed && stopped(&s))
+    notify(s, e, (uint32_t)i + 1, (uint32_t)nact);
+    int failed = ready_entry(s, e, 0) != 0 || take_samples(s, e, s->reps) != 0;
+    notify_end(s);
+    if (failed && stopped(s))
       break;
   }
-  free(act);
-  if (s.bad_timer) {
-    snprintf(out->error, sizeof out->error, "%s", s.timer_why);
-    goto done;
-  }
-  if (out->cancelled) {
-    snprintf(out->error, sizeof out->error, "cancelled");
-    goto done;
-  }
+}
 
-  /* The winner: the lowest median; the default when nothing beats it. */
+/* Races round one's candidates: prune, halve, round two. 0, or -1 with
+ * out->error set. */
+static int race(sweep *s) {
+  entry **act = malloc((s->ne ? s->ne : 1) * sizeof *act);
+  size_t nact = 0;
+  if (!act)
+    return base_str_fail(s->out->error, sizeof s->out->error, "out of memory");
+  prune_and_halve(s, act, &nact);
+  round_two(s, act, nact);
+  free(act);
+  return ended(s, 0) ? -1 : 0;
+}
+
+/* Why no winner may be stored, into out->error: every candidate refused
+ * (best is the default only because nothing else ran; a plugin bug, or a
+ * space this shape cannot run: storing it would pass the default off as
+ * measured against its alternatives), or nothing valid at all. 1 when so. */
+static int no_winner(sweep *s, const entry *best, const entry *def) {
+  sweep_result *out = s->out;
+  if (best && best == def && !s->req->policy_count && out->tried > 0 &&
+      out->rejected == out->tried) {
+    const char *first_why = NULL;
+    for (size_t i = 0; i < out->rejection_count && !first_why; i++)
+      if (out->rejections[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
+        first_why = out->rejections[i].reason;
+    snprintf(out->error, sizeof out->error,
+             "every candidate was rejected (%u of %u tried), so the default was compared with "
+             "nothing%s%.400s",
+             out->rejected, out->tried, first_why ? "; first: " : "", first_why ? first_why : "");
+    return 1;
+  }
+  if (!best) {
+    const char *first_why =
+        out->rejection_count && out->rejections[0].reason ? out->rejections[0].reason : NULL;
+    snprintf(out->error, sizeof out->error, "no valid candidate (%u tried, %u rejected%s)%s%.400s",
+             out->tried, out->rejected, out->budget_exhausted ? ", budget exhausted" : "",
+             first_why ? "; first: " : "", first_why ? first_why : "");
+    return 1;
+  }
+  return 0;
+}
+
+/* The winner: the lowest median; the default when nothing beats it. Fills
+ * out's winner, default and figures. 0, or -1 with out->error set. */
+static int choose_winner(sweep *s) {
+  sweep_result *out = s->out;
   entry *best = NULL, *def = NULL;
-  for (size_t i = 0; i < ne; i++) {
-    entry *e = &es[i];
+  for (size_t i = 0; i < s->ne; i++) {
+    entry *e = &s->es[i];
     if (e->state != ENTRY_ACTIVE || e->n == 0)
       continue;
     if (e->index == CALHOST_SWEEP_DEFAULT_INDEX) {
@@ -1141,50 +817,60 @@ int sweep_run(const sweep_request *req, sweep_result *out) {
     if (!best || def->median < best->median)
       best = def;
   }
-  /* A default that only "won" because every candidate was refused is no
-   * calibration (a plugin bug, or a space this shape cannot run): storing
-   * it would pass the default off as measured against its alternatives. */
-  if (best && best == def && !req->policy_count && out->tried > 0 && out->rejected == out->tried) {
-    const char *first_why = NULL;
-    for (size_t i = 0; i < out->rejection_count && !first_why; i++)
-      if (out->rejections[i].index != CALHOST_SWEEP_DEFAULT_INDEX)
-        first_why = out->rejections[i].reason;
-    snprintf(out->error, sizeof out->error,
-             "every candidate was rejected (%u of %u tried), so the default was compared with "
-             "nothing%s%.400s",
-             out->rejected, out->tried, first_why ? "; first: " : "", first_why ? first_why : "");
-    goto done;
-  }
-  if (!best) {
-    const char *first_why =
-        out->rejection_count && out->rejections[0].reason ? out->rejections[0].reason : NULL;
-    snprintf(out->error, sizeof out->error, "no valid candidate (%u tried, %u rejected%s)%s%.400s",
-             out->tried, out->rejected, out->budget_exhausted ? ", budget exhausted" : "",
-             first_why ? "; first: " : "", first_why ? first_why : "");
-    goto done;
-  }
+  if (no_winner(s, best, def))
+    return -1;
   sweep_figures fig;
-  if (sweep_figures_fill(best->samples, best->n, best->iterations, p->noise_threshold, &fig) != 0) {
-    snprintf(out->error, sizeof out->error, "out of memory");
-    goto done;
-  }
+  if (sweep_figures_fill(best->samples, best->n, best->iterations, s->req->params.noise_threshold,
+                         &fig) != 0)
+    return base_str_fail(out->error, sizeof out->error, "out of memory");
   out->winner_policy = base_str_dup(best->policy);
   out->winner_index = best->index;
   out->figures = fig;
-  out->device_timed = s.any_device_timing && s.all_device_timing;
+  out->device_timed = s->any_device_timing && s->all_device_timing;
   out->speedup =
       out->have_default && fig.median_us > 0 ? out->default_median_us / fig.median_us : 0;
   out->ok = out->winner_policy != NULL;
-  rc = out->ok ? 0 : -1;
+  return out->ok ? 0 : -1;
+}
+
+int sweep_run(const sweep_request *req, sweep_result *out) {
+  memset(out, 0, sizeof *out);
+  out->winner_index = CALHOST_SWEEP_DEFAULT_INDEX;
+  if (!req || !req->vtable || !req->workload || !req->target) {
+    snprintf(out->error, sizeof out->error, "invalid sweep request");
+    return -1;
+  }
+  sweep s = {.req = req, .vt = req->vtable, .out = out, .all_device_timing = 1};
+  s.max_policy = req->max_policy_length ? req->max_policy_length : CALHOST_SWEEP_MAX_POLICY;
+  sweep_space sp;
+  memset(&sp, 0, sizeof sp);
+  int rc = -1;
+  if (open_sweep(&s) != 0) {
+    if (!s.session)
+      return -1;
+    goto done;
+  }
+  if (sweep_space_build(&s, &sp) != 0)
+    goto done;
+  sp.space.evaluate = search_evaluate;
+  sp.space.user = &s;
+  sp.so.observe = search_observe;
+  sp.so.observe_user = &s;
+  if (measure_default(&s) != 0) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    goto done;
+  }
+  if (!stopped(&s) && round_one(&s, &sp) != 0)
+    goto done;
+  if (ended(&s, 1) || race(&s) != 0)
+    goto done;
+  rc = choose_winner(&s);
 
 done:
   record_candidates(&s, s.es, s.ne);
   free_entries(s.es, s.ne);
-  free(starts);
-  free(warm);
-  free(s.named_params);
-  search_numbered_free(s.words, s.words ? count : 0);
-  vt->close_session(s.session);
+  sweep_space_free(&s, &sp);
+  req->vtable->close_session(s.session);
   return rc;
 }
 
