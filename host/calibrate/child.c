@@ -6,7 +6,7 @@
  * or workload is calibrated once), ask the mode what its sweep measures
  * (cal_mode.choose: the search, one explicit policy, a skip), give it its
  * share of the plugin's time budget, run the measurement engine's sweep
- * and send every outcome to the parent as framed records (records.h). The
+ * and send every outcome to the parent as framed records (isolate/codec.h). The
  * only place the driver runs plugin code.
  */
 #include "run.h"
@@ -95,7 +95,7 @@ static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32
                             const char *policy) {
   child_ctx *c = user;
   isolate_rec_put_candidate(&c->buf, (isolate_rec_item){c->workload, c->threads}, index, ordinal,
-                             total, policy);
+                            total, policy);
   send(c);
 }
 

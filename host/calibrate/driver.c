@@ -3,7 +3,7 @@
  * run's skeleton (cal_execute: set up, the mode's run, the mode's print),
  * one child per plugin (device backends: one per device, in waves of
  * devices that do not share hardware), the records a child sends
- * (decoded by host/sweep/records.c's codecs), restarts after a candidate
+ * (decoded by the child protocol codec, host/isolate/codec.c), restarts after a candidate
  * killed a child, and commits through the mode. It knows no mode by name:
  * what differs between calibrate, plan and verify is in their cal_mode.
  */
@@ -219,7 +219,7 @@ static void on_sweep_record(cal_run *r, const isolate_proto_msg *m, isolate_prot
   sweep_finished(r, x);
 }
 
-/* The records of a child's stream, each by its codec (records.h). */
+/* The records of a child's stream, each by its codec (isolate/codec.h). */
 static void on_record(void *user, const isolate_proto_msg *m) {
   cal_run *r = user;
   isolate_proto_cursor c;

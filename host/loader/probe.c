@@ -43,8 +43,8 @@ static int probe_child(void *arg, int fd) {
     if (rc != 0)
       isolate_rec_put_probe_reason(&b, err);
     else
-      isolate_rec_put_probe_identity(&b, vt.backend_name, vt.implementation_version,
-                                     vt.description, vt.operators);
+      isolate_rec_put_probe_identity(&b, vt.backend_name, vt.implementation_version, vt.description,
+                                     vt.operators);
     isolate_proto_send(fd, &b);
   }
   isolate_rec_put_empty(&b, CALHOST_REC_PROBE_DONE);
@@ -77,8 +77,8 @@ static void on_record(void *user, const isolate_proto_msg *msg) {
            "the probe's record stream held a second identity (plugin code wrote to it)");
       break;
     }
-    if (isolate_rec_get_probe_identity(msg, &backend, &implementation, &description,
-                                       &r->operators, &r->operator_count) != 0)
+    if (isolate_rec_get_probe_identity(msg, &backend, &implementation, &description, &r->operators,
+                                       &r->operator_count) != 0)
       break;
     copy(r->backend, sizeof r->backend, backend);
     copy(r->implementation_version, sizeof r->implementation_version, implementation);

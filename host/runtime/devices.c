@@ -172,8 +172,8 @@ static int list_child(void *user, int fd) {
   }
   for (size_t i = 0; i < l.count; i++) {
     const runtime_device *d = &l.items[i];
-    isolate_rec_device w = {d->index,         d->kind,   d->identity,    d->name,
-                            d->hardware,      d->details, d->detail_count};
+    isolate_rec_device w = {d->index,    d->kind,    d->identity,    d->name,
+                            d->hardware, d->details, d->detail_count};
     isolate_rec_put_dev_device(&b, &w);
     isolate_proto_send(fd, &b);
   }

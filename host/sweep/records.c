@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* The plain fields of a result and of a candidate, in record order: one
  * description that both the encoder and the decoder follow. */
 typedef enum field_kind {
@@ -227,7 +226,7 @@ void sweep_record_put_result_record(isolate_proto_buf *b, isolate_rec_item it,
                                     const sweep_record_key *k, const sweep_result *r) {
   isolate_rec_put_item(b, CALHOST_REC_RESULT, it);
   isolate_rec_put_key(b, k->model_digest, k->processor, k->thread_count, k->structure,
-                       k->structure_count);
+                      k->structure_count);
   sweep_record_put_result(b, r);
 }
 

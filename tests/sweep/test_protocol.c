@@ -391,8 +391,8 @@ static void reframe(isolate_proto_buf *b, isolate_proto_reader *rd, isolate_prot
   isolate_proto_cursor_init(c, m);
 }
 
-/* Every record type has one encoder and one decoder (records.h) that
- * agree, and nothing of a payload is left unread. */
+/* Every sweep record type has one encoder and one decoder (isolate/codec.h, the result records.h)
+ * that agree, and nothing of a payload is left unread. */
 static void every_record_type_round_trips_through_its_codec(void **state) {
   (void)state;
   isolate_proto_buf b = {0};
