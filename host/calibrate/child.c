@@ -6,7 +6,7 @@
  * or workload is calibrated once), ask the mode what its sweep measures
  * (cal_mode.choose: the search, one explicit policy, a skip), give it its
  * share of the plugin's time budget, run the measurement engine's sweep
- * and send every outcome to the parent as framed records (records.h). The
+ * and send every outcome to the parent as framed records (isolate/codec.h). The
  * only place the driver runs plugin code.
  */
 #include "run.h"
@@ -68,12 +68,12 @@ static void send(child_ctx *c) {
 }
 
 static void child_skip(child_ctx *c, const char *reason, const calhost_built_key *k) {
-  sweep_record_put_skipped(&c->buf, (sweep_record_item){c->workload, c->threads}, reason, k);
+  isolate_rec_put_skipped(&c->buf, (isolate_rec_item){c->workload, c->threads}, reason, k);
   send(c);
 }
 
 static void child_fail(child_ctx *c, const char *message) {
-  sweep_record_put_failed(&c->buf, (sweep_record_item){c->workload, c->threads}, message);
+  isolate_rec_put_failed(&c->buf, (isolate_rec_item){c->workload, c->threads}, message);
   send(c);
 }
 
@@ -94,14 +94,14 @@ static void child_evaluated(void *user, const sweep_evaluation *ev) {
 static void child_candidate(void *user, uint32_t index, uint32_t ordinal, uint32_t total,
                             const char *policy) {
   child_ctx *c = user;
-  sweep_record_put_candidate(&c->buf, (sweep_record_item){c->workload, c->threads}, index, ordinal,
-                             total, policy);
+  isolate_rec_put_candidate(&c->buf, (isolate_rec_item){c->workload, c->threads}, index, ordinal,
+                            total, policy);
   send(c);
 }
 
 static void child_candidate_end(void *user) {
   child_ctx *c = user;
-  sweep_record_put_candidate_end(&c->buf);
+  isolate_rec_put_empty(&c->buf, CALHOST_REC_CANDIDATE_END);
   send(c);
 }
 
@@ -122,13 +122,13 @@ static int child_start(child_ctx *c) {
   size_t setting_count;
   char why[1024];
   runtime_binding_plugin_settings(r->set->cfg, c->p->backend, &settings, &setting_count);
-  sweep_record_put_hello(&c->buf, c->p->backend);
+  isolate_rec_put_hello(&c->buf, c->p->backend);
   send(c);
   calhost_status st = c->p->vtable.create(&c->p->services, settings, setting_count, &c->inst);
   if (st != CALHOST_OK || !c->inst) {
     runtime_binding_create_failure(r->set->cfg, c->p, st == CALHOST_OK ? CALHOST_ERROR : st, 1, why,
                                    sizeof why);
-    sweep_record_put_plugin_failed(&c->buf, why);
+    isolate_rec_put_plugin_failed(&c->buf, why);
     send(c);
     return -1;
   }
@@ -137,7 +137,7 @@ static int child_start(child_ctx *c) {
   double budget = config_plugin_time_budget(r->set->cfg, c->p->backend); /* its own, or shared */
   if (c->plugin_deadline == 0 && budget > 0) {
     c->plugin_deadline = sweep_now() + budget;
-    sweep_record_put_budget(&c->buf, c->plugin_deadline);
+    isolate_rec_put_budget(&c->buf, c->plugin_deadline);
     send(c);
   }
   c->sweeps_left = cal_sweeps_of(r, c->p);
@@ -339,11 +339,11 @@ static void run_sweep(child_ctx *c, const child_item *it, const sweep_record_key
   c->r->cur.child_deadline = 0;
   if (c->rec) { /* the parent reports the outcome with the sweep's result */
     int failed = sweep_recording_finish(c->rec) != 0;
-    sweep_record_put_recording(&c->buf, failed ? c->rec->error : "");
+    isolate_rec_put_recording(&c->buf, failed ? c->rec->error : "");
     send(c);
     c->rec = NULL;
   }
-  sweep_record_put_result_record(&c->buf, (sweep_record_item){c->workload, c->threads}, kc, &res);
+  sweep_record_put_result_record(&c->buf, (isolate_rec_item){c->workload, c->threads}, kc, &res);
   if (isolate_proto_send(c->fd, &c->buf) != 0)
     child_fail(c, "the sweep's result could not be sent to calhost (its record is too large)");
   sweep_result_free(&res);
@@ -409,7 +409,7 @@ static void child_workload(child_ctx *c, size_t i) {
       it.mine = 0;
     child_item_run(c, &it);
   }
-  sweep_record_put_workload_done(&c->buf, c->workload);
+  isolate_rec_put_workload_done(&c->buf, c->workload);
   send(c);
 }
 
@@ -429,7 +429,7 @@ int cal_child_main(void *user, int fd) {
   }
   free(c.built);
   c.p->vtable.destroy(c.inst);
-  sweep_record_put_done(&c.buf);
+  isolate_rec_put_empty(&c.buf, CALHOST_REC_DONE);
   send(&c);
   isolate_proto_buf_free(&c.buf);
   return 0;

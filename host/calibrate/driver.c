@@ -3,7 +3,7 @@
  * run's skeleton (cal_execute: set up, the mode's run, the mode's print),
  * one child per plugin (device backends: one per device, in waves of
  * devices that do not share hardware), the records a child sends
- * (decoded by host/sweep/records.c's codecs), restarts after a candidate
+ * (decoded by the child protocol codec, host/isolate/codec.c), restarts after a candidate
  * killed a child, and commits through the mode. It knows no mode by name:
  * what differs between calibrate, plan and verify is in their cal_mode.
  */
@@ -110,10 +110,10 @@ static void sweep_finished(cal_run *r, const cal_result *x) {
 
 /* The candidate the child announced: the one in the plugin's hands. */
 static void on_candidate(cal_run *r, isolate_proto_cursor *c) {
-  sweep_record_item it;
+  isolate_rec_item it;
   uint32_t index, ordinal, total;
   const char *policy;
-  if (sweep_record_get_candidate(c, &it, &index, &ordinal, &total, &policy) != 0)
+  if (isolate_rec_get_candidate(c, &it, &index, &ordinal, &total, &policy) != 0)
     return;
   r->cur.in_workload = 1;
   r->cur.workload = it.workload;
@@ -188,8 +188,8 @@ static void settle_recording(cal_run *r, cal_result *x) {
 
 /* RESULT, SKIPPED, FAILED: one finished sweep of (workload, threads). */
 static void on_sweep_record(cal_run *r, const isolate_proto_msg *m, isolate_proto_cursor *c) {
-  sweep_record_item it;
-  if (sweep_record_get_item(c, &it) != 0 || it.workload >= r->set->cfg->workload_count)
+  isolate_rec_item it;
+  if (isolate_rec_get_item(c, &it) != 0 || it.workload >= r->set->cfg->workload_count)
     return;
   cal_result *x = cal_add_result(r);
   if (!x)
@@ -208,18 +208,18 @@ static void on_sweep_record(cal_run *r, const isolate_proto_msg *m, isolate_prot
   } else if (m->type == CALHOST_REC_SKIPPED) {
     const char *reason = NULL;
     x->kind = CAL_SKIPPED;
-    sweep_record_get_skipped_body(c, &reason, &x->key);
+    isolate_rec_get_skipped_body(c, &reason, &x->key);
     x->message = base_str_dup(reason);
   } else {
     const char *message = NULL;
     x->kind = CAL_FAILED;
-    sweep_record_get_failed_body(c, &message);
+    isolate_rec_get_failed_body(c, &message);
     x->message = base_str_dup(message);
   }
   sweep_finished(r, x);
 }
 
-/* The records of a child's stream, each by its codec (records.h). */
+/* The records of a child's stream, each by its codec (isolate/codec.h). */
 static void on_record(void *user, const isolate_proto_msg *m) {
   cal_run *r = user;
   isolate_proto_cursor c;
@@ -230,7 +230,7 @@ static void on_record(void *user, const isolate_proto_msg *m) {
   case CALHOST_REC_HELLO: { /* the first record: the stream's protocol version */
     const char *backend;
     char why[200];
-    r->cur.records_refused = sweep_record_get_hello(&c, &backend, why, sizeof why) != 0;
+    r->cur.records_refused = isolate_rec_get_hello(&c, &backend, why, sizeof why) != 0;
     if (r->cur.records_refused)
       cal_add_failure(r, r->cur.plugin->backend, NULL, 0, NULL, why, NULL);
     break;
@@ -245,13 +245,13 @@ static void on_record(void *user, const isolate_proto_msg *m) {
   case CALHOST_REC_RECORDING: { /* this sweep's --record outcome, before its result */
     const char *error;
     free(r->cur.record_error);
-    r->cur.record_error = sweep_record_get_recording(&c, &error) == 0 ? base_str_dup(error) : NULL;
+    r->cur.record_error = isolate_rec_get_recording(&c, &error) == 0 ? base_str_dup(error) : NULL;
     r->cur.record_reported = 1;
     break;
   }
   case CALHOST_REC_BUDGET: {
     double deadline;
-    if (sweep_record_get_budget(&c, &deadline) == 0 && r->cur.plugin_deadline == 0 && deadline > 0)
+    if (isolate_rec_get_budget(&c, &deadline) == 0 && r->cur.plugin_deadline == 0 && deadline > 0)
       r->cur.plugin_deadline = deadline;
     break;
   }
@@ -266,7 +266,7 @@ static void on_record(void *user, const isolate_proto_msg *m) {
     break;
   case CALHOST_REC_PLUGIN_FAILED: {
     const char *msg = NULL;
-    sweep_record_get_plugin_failed(&c, &msg);
+    isolate_rec_get_plugin_failed(&c, &msg);
     cal_add_failure(r, r->cur.plugin->backend, NULL, 0, NULL, msg ? msg : "plugin failed", NULL);
     break;
   }

@@ -398,7 +398,7 @@ calstore_lookup_result *cal_stored_exact(const cal_run *r, const char *op,
 /* The child of one plugin (r->cur.plugin; user is the cal_run): creates
  * the instance with the plugin's [plugin NAME] settings, runs every
  * selected (workload, target) sweep the mode chooses and writes the
- * records of records.h to fd. Returns the child's exit status (isolate_run's
+ * records of isolate/codec.h to fd. Returns the child's exit status (isolate_run's
  * child function). */
 int cal_child_main(void *user, int fd);
 

@@ -1,7 +1,7 @@
 /*
  * probe.c: probing a plugin in an isolated child (probe.h). After
  * GStreamer's plugin scanner: the child loads and negotiates and sends the
- * answer as framed records (proto.h); the parent runs it through
+ * answer as the codec's PROBE_* records (isolate/codec.h); the parent runs it through
  * isolate_run, which reports a signal, an early exit or a hang.
  */
 #define _GNU_SOURCE
@@ -10,16 +10,9 @@
 #include <string.h>
 
 #include "isolate.h"
+#include "isolate/codec.h"
 #include "module.h"
 #include "probe.h"
-
-/* The probe's record types. */
-enum {
-  PROBE_REC_ABI = 1,      /* u64 chosen, u64 plugin min, u64 plugin max */
-  PROBE_REC_REASON = 2,   /* str: why the plugin cannot be used */
-  PROBE_REC_IDENTITY = 3, /* str backend, str implementation, str description, u64 n, n str */
-  PROBE_REC_DONE = 4,
-};
 
 typedef struct probe_args {
   const char *path;
@@ -40,35 +33,21 @@ static int probe_child(void *arg, int fd) {
   if (!m) {
     char msg[1200];
     snprintf(msg, sizeof msg, "cannot load: %s", err);
-    isolate_proto_begin(&b, PROBE_REC_REASON);
-    isolate_proto_put_str(&b, msg);
+    isolate_rec_put_probe_reason(&b, msg);
     isolate_proto_send(fd, &b);
   } else {
     int rc = loader_negotiate(m, a->host_min, a->host_max, &svc, &vt, &chosen, &pmin, &pmax, err,
                               sizeof err);
-    isolate_proto_begin(&b, PROBE_REC_ABI);
-    isolate_proto_put_u64(&b, chosen);
-    isolate_proto_put_u64(&b, pmin);
-    isolate_proto_put_u64(&b, pmax);
+    isolate_rec_put_probe_abi(&b, chosen, pmin, pmax);
     isolate_proto_send(fd, &b);
-    if (rc != 0) {
-      isolate_proto_begin(&b, PROBE_REC_REASON);
-      isolate_proto_put_str(&b, err);
-    } else {
-      size_t n = 0;
-      while (vt.operators[n])
-        n++;
-      isolate_proto_begin(&b, PROBE_REC_IDENTITY);
-      isolate_proto_put_str(&b, vt.backend_name);
-      isolate_proto_put_str(&b, vt.implementation_version);
-      isolate_proto_put_str(&b, vt.description);
-      isolate_proto_put_u64(&b, n);
-      for (size_t i = 0; i < n; i++)
-        isolate_proto_put_str(&b, vt.operators[i]);
-    }
+    if (rc != 0)
+      isolate_rec_put_probe_reason(&b, err);
+    else
+      isolate_rec_put_probe_identity(&b, vt.backend_name, vt.implementation_version, vt.description,
+                                     vt.operators);
     isolate_proto_send(fd, &b);
   }
-  isolate_proto_begin(&b, PROBE_REC_DONE);
+  isolate_rec_put_empty(&b, CALHOST_REC_PROBE_DONE);
   isolate_proto_send(fd, &b);
   isolate_proto_buf_free(&b);
   return 0;
@@ -80,18 +59,16 @@ static void copy(char *dst, size_t cap, const char *src) {
 
 static void on_record(void *user, const isolate_proto_msg *msg) {
   loader_probe_result *r = user;
-  isolate_proto_cursor c;
-  isolate_proto_cursor_init(&c, msg);
+  const char *reason, *backend, *implementation, *description;
   switch (msg->type) {
-  case PROBE_REC_ABI:
-    r->chosen = (uint32_t)isolate_proto_get_u64(&c);
-    r->plugin_min = (uint32_t)isolate_proto_get_u64(&c);
-    r->plugin_max = (uint32_t)isolate_proto_get_u64(&c);
+  case CALHOST_REC_PROBE_ABI:
+    isolate_rec_get_probe_abi(msg, &r->chosen, &r->plugin_min, &r->plugin_max);
     break;
-  case PROBE_REC_REASON:
-    copy(r->reason, sizeof r->reason, isolate_proto_get_str(&c));
+  case CALHOST_REC_PROBE_REASON:
+    isolate_rec_get_probe_reason(msg, &reason);
+    copy(r->reason, sizeof r->reason, reason);
     break;
-  case PROBE_REC_IDENTITY: {
+  case CALHOST_REC_PROBE_IDENTITY:
     /* the child is plugin code: a second identity is a protocol error,
      * never a second list written over the first */
     if (r->operators) {
@@ -100,22 +77,14 @@ static void on_record(void *user, const isolate_proto_msg *msg) {
            "the probe's record stream held a second identity (plugin code wrote to it)");
       break;
     }
-    copy(r->backend, sizeof r->backend, isolate_proto_get_str(&c));
-    copy(r->implementation_version, sizeof r->implementation_version, isolate_proto_get_str(&c));
-    copy(r->description, sizeof r->description, isolate_proto_get_str(&c));
-    uint64_t n = isolate_proto_get_u64(&c);
-    if (c.failed || n > 256)
+    if (isolate_rec_get_probe_identity(msg, &backend, &implementation, &description, &r->operators,
+                                       &r->operator_count) != 0)
       break;
-    r->operators = calloc(n ? n : 1, sizeof *r->operators);
-    for (uint64_t i = 0; r->operators && i < n; i++) {
-      char *op = isolate_proto_dup_str(&c);
-      if (!op)
-        break;
-      r->operators[r->operator_count++] = op;
-    }
-    r->ok = !c.failed && r->operator_count == n && r->operator_count > 0;
+    copy(r->backend, sizeof r->backend, backend);
+    copy(r->implementation_version, sizeof r->implementation_version, implementation);
+    copy(r->description, sizeof r->description, description);
+    r->ok = r->operator_count > 0;
     break;
-  }
   default:
     break;
   }
@@ -125,7 +94,7 @@ void loader_probe(const char *path, uint32_t host_min, uint32_t host_max, double
                   const loader_services_hooks *hooks, loader_probe_result *r) {
   probe_args a = {path, host_min, host_max, hooks};
   isolate_options io = {.timeout_seconds = timeout_seconds > 0 ? timeout_seconds : 10,
-                        .done_type = PROBE_REC_DONE};
+                        .done_type = CALHOST_REC_PROBE_DONE};
   isolate_child_outcome oc;
   memset(r, 0, sizeof *r);
   isolate_run(&io, probe_child, &a, on_record, r, &oc);

@@ -1,7 +1,8 @@
 /*
  * devices.c: listing, checking and choosing a device backend's devices
  * (devices.h). The isolated listing is a child (isolate.h) that creates an
- * instance, lists its devices and sends one record per device.
+ * instance, lists its devices and sends one record per device (the codec's
+ * DEV_* records, isolate/codec.h).
  */
 #include "devices.h"
 
@@ -14,17 +15,10 @@
 #include "base/words.h"
 #include "binding.h"
 #include "config/values.h"
+#include "isolate/codec.h"
 #include "isolate/isolate.h"
 
 #define IDENTITY_MAX 512u
-
-/* The listing child's records. */
-enum {
-  DEV_REC_DEVICE = 1, /* u index, u kind, s identity, s name, s hardware, u n, n x (s, s) */
-  DEV_REC_FAILED = 2, /* s message */
-  DEV_REC_DONE = 3,
-  DEV_REC_CREATED = 4, /* create() returned an instance: a later death is the listing's */
-};
 
 /* A malloc'd copy of s, "" for NULL (NULL only when memory ran out). */
 static char *dup_or_empty(const char *s) {
@@ -165,33 +159,27 @@ static int list_child(void *user, int fd) {
     char failure[900];
     runtime_binding_create_failure(j->cfg, j->p, st, !j->bare, failure, sizeof failure);
     snprintf(why, sizeof why, "%s", failure);
-    isolate_proto_begin(&b, DEV_REC_FAILED);
-    isolate_proto_put_str(&b, why);
+    isolate_rec_put_dev_failed(&b, why);
     isolate_proto_send(fd, &b);
     isolate_proto_buf_free(&b);
     return 3;
   }
-  isolate_proto_begin(&b, DEV_REC_CREATED);
+  isolate_rec_put_empty(&b, CALHOST_REC_DEV_CREATED);
   isolate_proto_send(fd, &b);
   if (runtime_devices_list(j->p, inst, &l, why, sizeof why) != 0) {
-    isolate_proto_begin(&b, DEV_REC_FAILED);
-    isolate_proto_put_str(&b, why);
+    isolate_rec_put_dev_failed(&b, why);
     isolate_proto_send(fd, &b);
   }
   for (size_t i = 0; i < l.count; i++) {
     const runtime_device *d = &l.items[i];
-    isolate_proto_begin(&b, DEV_REC_DEVICE);
-    isolate_proto_put_u64(&b, d->index);
-    isolate_proto_put_u64(&b, d->kind);
-    isolate_proto_put_str(&b, d->identity);
-    isolate_proto_put_str(&b, d->name);
-    isolate_proto_put_str(&b, d->hardware);
-    isolate_proto_put_props(&b, d->details, d->detail_count);
+    isolate_rec_device w = {d->index,    d->kind,    d->identity,    d->name,
+                            d->hardware, d->details, d->detail_count};
+    isolate_rec_put_dev_device(&b, &w);
     isolate_proto_send(fd, &b);
   }
   runtime_device_list_free(&l);
   loader_plugin_destroy(j->p, inst);
-  isolate_proto_begin(&b, DEV_REC_DONE);
+  isolate_rec_put_empty(&b, CALHOST_REC_DEV_DONE);
   isolate_proto_send(fd, &b);
   isolate_proto_buf_free(&b);
   return 0;
@@ -199,36 +187,25 @@ static int list_child(void *user, int fd) {
 
 static void list_record(void *user, const isolate_proto_msg *m) {
   list_job *j = user;
-  isolate_proto_cursor c;
-  isolate_proto_cursor_init(&c, m);
   if (j->bad)
     return;
-  if (m->type == DEV_REC_CREATED) {
+  if (m->type == CALHOST_REC_DEV_CREATED) {
     j->created = 1;
-  } else if (m->type == DEV_REC_FAILED) {
-    const char *s = isolate_proto_get_str(&c);
+  } else if (m->type == CALHOST_REC_DEV_FAILED) {
+    const char *s = NULL;
+    isolate_rec_get_dev_failed(m, &s);
     snprintf(j->failed, sizeof j->failed, "%s", s ? s : "device listing failed");
     j->bad = 1;
-  } else if (m->type == DEV_REC_DEVICE) {
-    uint32_t index = (uint32_t)isolate_proto_get_u64(&c);
-    uint32_t kind = (uint32_t)isolate_proto_get_u64(&c);
-    char *identity = isolate_proto_dup_str(&c);
-    char *name = isolate_proto_dup_str(&c);
-    char *hardware = isolate_proto_dup_str(&c);
-    calhost_property *det;
-    size_t nd;
-    isolate_proto_get_props(&c, 1024, &det, &nd);
-    if (c.failed || !identity || !name || !hardware) {
+  } else if (m->type == CALHOST_REC_DEV_DEVICE) {
+    isolate_rec_device d;
+    if (isolate_rec_get_dev_device(m, &d) != 0) {
       snprintf(j->failed, sizeof j->failed, "malformed device record");
       j->bad = 1;
-    } else if (add_device(j->out, index, kind, identity, name, hardware, det, nd, j->failed,
-                          sizeof j->failed) != 0) {
+    } else if (add_device(j->out, d.index, d.kind, d.identity, d.name, d.hardware, d.details,
+                          d.detail_count, j->failed, sizeof j->failed) != 0) {
       j->bad = 1;
     }
-    isolate_props_free(det, nd);
-    free(identity);
-    free(name);
-    free(hardware);
+    isolate_rec_device_free(&d);
   }
 }
 
@@ -239,7 +216,7 @@ static int list_isolated(const config_settings *cfg, loader_plugin *p, double ti
                          int bare, runtime_device_list *out, char *why, size_t cap) {
   memset(out, 0, sizeof *out);
   list_job j = {.cfg = cfg, .p = p, .bare = bare, .out = out};
-  isolate_options io = {.timeout_seconds = timeout_seconds, .done_type = DEV_REC_DONE};
+  isolate_options io = {.timeout_seconds = timeout_seconds, .done_type = CALHOST_REC_DEV_DONE};
   isolate_child_outcome oc;
   isolate_run(&io, list_child, &j, list_record, &j, &oc);
   if (j.bad) {

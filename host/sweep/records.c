@@ -1,6 +1,7 @@
 /*
- * records.c: the encoder and decoder of every record of the
- * child-to-parent stream, keys and sweep results included (see records.h).
+ * records.c: the sweep result's payload on the child protocol (records.h):
+ * the one part of a record's layout that is the measurement engine's, not
+ * the codec's (isolate/codec.c owns every other record and field).
  */
 #include "records.h"
 
@@ -8,30 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "base/str.h"
-
-void sweep_record_put_key(isolate_proto_buf *b, const char *model_digest, const char *processor,
-                          uint32_t thread_count, const calhost_property *structure,
-                          size_t structure_count) {
-  isolate_proto_put_str(b, model_digest);
-  isolate_proto_put_str(b, processor);
-  isolate_proto_put_u64(b, thread_count);
-  isolate_proto_put_props(b, structure, structure_count);
-}
-
-int sweep_record_get_key(isolate_proto_cursor *c, sweep_record_key *k) {
-  memset(k, 0, sizeof *k);
-  k->model_digest = isolate_proto_dup_str(c);
-  k->processor = isolate_proto_dup_str(c);
-  k->thread_count = (uint32_t)isolate_proto_get_u64(c);
-  if (isolate_proto_get_props(c, CALHOST_RECORD_MAX_STRUCTURE, &k->structure,
-                              &k->structure_count) != 0) {
-    base_key_free(k);
-    return -1;
-  }
-  return 0;
-}
 
 /* The plain fields of a result and of a candidate, in record order: one
  * description that both the encoder and the decoder follow. */
@@ -243,145 +220,18 @@ bad:
   return -1;
 }
 
-/* ---- one encoder and one decoder per record type ------------------------ */
+/* ---- the RESULT record -------------------------------------------------- */
 
-static int cursor_ok(const isolate_proto_cursor *c) {
-  return c->failed ? -1 : 0;
-}
-
-void sweep_record_put_hello(isolate_proto_buf *b, const char *backend) {
-  isolate_proto_begin(b, CALHOST_REC_HELLO);
-  isolate_proto_put_u64(b, CALHOST_RECORD_PROTOCOL_VERSION);
-  isolate_proto_put_str(b, backend);
-}
-
-int sweep_record_get_hello(isolate_proto_cursor *c, const char **backend, char *why, size_t cap) {
-  uint64_t version = isolate_proto_get_u64(c);
-  *backend = isolate_proto_get_str(c);
-  if (c->failed)
-    return base_str_fail(why, cap, "malformed HELLO record");
-  if (version != CALHOST_RECORD_PROTOCOL_VERSION)
-    return base_str_fail(why, cap, "record protocol version %llu, this calhost speaks %u",
-                         (unsigned long long)version, CALHOST_RECORD_PROTOCOL_VERSION);
-  return 0;
-}
-
-void sweep_record_put_budget(isolate_proto_buf *b, double deadline) {
-  isolate_proto_begin(b, CALHOST_REC_BUDGET);
-  isolate_proto_put_f64(b, deadline);
-}
-
-int sweep_record_get_budget(isolate_proto_cursor *c, double *deadline) {
-  *deadline = isolate_proto_get_f64(c);
-  return cursor_ok(c);
-}
-
-static void put_item(isolate_proto_buf *b, uint32_t type, sweep_record_item it) {
-  isolate_proto_begin(b, type);
-  isolate_proto_put_u64(b, it.workload);
-  isolate_proto_put_u64(b, it.threads);
-}
-
-int sweep_record_get_item(isolate_proto_cursor *c, sweep_record_item *it) {
-  it->workload = (size_t)isolate_proto_get_u64(c);
-  it->threads = (uint32_t)isolate_proto_get_u64(c);
-  return cursor_ok(c);
-}
-
-void sweep_record_put_candidate(isolate_proto_buf *b, sweep_record_item it, uint32_t index,
-                                uint32_t ordinal, uint32_t total, const char *policy) {
-  put_item(b, CALHOST_REC_CANDIDATE, it);
-  isolate_proto_put_u64(b, index);
-  isolate_proto_put_u64(b, ordinal);
-  isolate_proto_put_u64(b, total);
-  isolate_proto_put_str(b, policy);
-}
-
-int sweep_record_get_candidate(isolate_proto_cursor *c, sweep_record_item *it, uint32_t *index,
-                               uint32_t *ordinal, uint32_t *total, const char **policy) {
-  sweep_record_get_item(c, it);
-  *index = (uint32_t)isolate_proto_get_u64(c);
-  *ordinal = (uint32_t)isolate_proto_get_u64(c);
-  *total = (uint32_t)isolate_proto_get_u64(c);
-  *policy = isolate_proto_get_str(c);
-  return cursor_ok(c);
-}
-
-void sweep_record_put_candidate_end(isolate_proto_buf *b) {
-  isolate_proto_begin(b, CALHOST_REC_CANDIDATE_END);
-}
-
-void sweep_record_put_recording(isolate_proto_buf *b, const char *error) {
-  isolate_proto_begin(b, CALHOST_REC_RECORDING);
-  isolate_proto_put_str(b, error ? error : "");
-}
-
-int sweep_record_get_recording(isolate_proto_cursor *c, const char **error) {
-  *error = isolate_proto_get_str(c);
-  return cursor_ok(c);
-}
-
-void sweep_record_put_result_record(isolate_proto_buf *b, sweep_record_item it,
+void sweep_record_put_result_record(isolate_proto_buf *b, isolate_rec_item it,
                                     const sweep_record_key *k, const sweep_result *r) {
-  put_item(b, CALHOST_REC_RESULT, it);
-  sweep_record_put_key(b, k->model_digest, k->processor, k->thread_count, k->structure,
-                       k->structure_count);
+  isolate_rec_put_item(b, CALHOST_REC_RESULT, it);
+  isolate_rec_put_key(b, k->model_digest, k->processor, k->thread_count, k->structure,
+                      k->structure_count);
   sweep_record_put_result(b, r);
 }
 
 int sweep_record_get_result_body(isolate_proto_cursor *c, sweep_record_key *k, sweep_result *r) {
-  int bad = sweep_record_get_key(c, k) != 0;
+  int bad = isolate_rec_get_key(c, k) != 0;
   bad |= sweep_record_get_result(c, r) != 0;
   return bad || c->failed ? -1 : 0;
-}
-
-void sweep_record_put_skipped(isolate_proto_buf *b, sweep_record_item it, const char *reason,
-                              const calhost_built_key *k) {
-  put_item(b, CALHOST_REC_SKIPPED, it);
-  isolate_proto_put_str(b, reason);
-  if (k)
-    sweep_record_put_key(b, k->model_digest, k->processor, k->thread_count, k->structure,
-                         k->structure_count);
-  else
-    sweep_record_put_key(b, NULL, NULL, 0, NULL, 0);
-}
-
-int sweep_record_get_skipped_body(isolate_proto_cursor *c, const char **reason,
-                                  sweep_record_key *k) {
-  *reason = isolate_proto_get_str(c);
-  return sweep_record_get_key(c, k) != 0 || c->failed ? -1 : 0;
-}
-
-void sweep_record_put_failed(isolate_proto_buf *b, sweep_record_item it, const char *message) {
-  put_item(b, CALHOST_REC_FAILED, it);
-  isolate_proto_put_str(b, message);
-}
-
-int sweep_record_get_failed_body(isolate_proto_cursor *c, const char **message) {
-  *message = isolate_proto_get_str(c);
-  return cursor_ok(c);
-}
-
-void sweep_record_put_workload_done(isolate_proto_buf *b, size_t workload) {
-  isolate_proto_begin(b, CALHOST_REC_WORKLOAD_DONE);
-  isolate_proto_put_u64(b, workload);
-}
-
-int sweep_record_get_workload_done(isolate_proto_cursor *c, size_t *workload) {
-  *workload = (size_t)isolate_proto_get_u64(c);
-  return cursor_ok(c);
-}
-
-void sweep_record_put_plugin_failed(isolate_proto_buf *b, const char *message) {
-  isolate_proto_begin(b, CALHOST_REC_PLUGIN_FAILED);
-  isolate_proto_put_str(b, message);
-}
-
-int sweep_record_get_plugin_failed(isolate_proto_cursor *c, const char **message) {
-  *message = isolate_proto_get_str(c);
-  return cursor_ok(c);
-}
-
-void sweep_record_put_done(isolate_proto_buf *b) {
-  isolate_proto_begin(b, CALHOST_REC_DONE);
 }

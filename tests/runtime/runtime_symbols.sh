@@ -9,7 +9,9 @@
 #    the runtime uses itself (the loader probes a plugin in a child, the
 #    device listing runs in one): isolate_run, isolate_in_child,
 #    isolate_signal_name, isolate_monotonic_seconds (its timeout clock),
-#    isolate_proto_*, isolate_props_free;
+#    isolate_proto_*, isolate_props_free, and the child protocol's codec,
+#    isolate_rec_* (isolate/codec.c: one file with every child's records,
+#    linked whole; the sweeps' records in it carry no engine code);
 #  - nm -D: the dynamic exports are exactly the functions that
 #    include/calhost/runtime.h declares CALHOST_RUNTIME_API.
 set -eu
@@ -30,14 +32,14 @@ nm "$lib" | awk 'NF == 3 { print $3 }' | sort -u >"$work/all"
 test -s "$work/all" || fail "nm lists no symbols in $lib (stripped?): cannot check it"
 grep -E '^(sweep|search)_' "$work/all" >"$work/tuner" || true
 grep -E '^isolate_' "$work/all" |
-  grep -vE '^isolate_(run|in_child|signal_name|monotonic_seconds|props_free|proto_[a-z0-9_]+)$' \
+  grep -vE '^isolate_(run|in_child|signal_name|monotonic_seconds|props_free|proto_[a-z0-9_]+|rec_[a-z0-9_]+)$' \
     >>"$work/tuner" || true
 if [ -s "$work/tuner" ]; then
   echo "the runtime links tuner code ($(wc -l <"$work/tuner") symbols):" >&2
   cat "$work/tuner" >&2
   fail "libcalhost_runtime.so holds sweep_/search_ symbols or isolate_ ones beyond the child runner"
 fi
-echo "no sweep_ or search_ symbol; isolate_: $(grep -cE '^isolate_' "$work/all" || true) (child runner, protocol)"
+echo "no sweep_ or search_ symbol; isolate_: $(grep -cE '^isolate_' "$work/all" || true) (child runner, protocol, codec)"
 
 nm -D --defined-only "$lib" | awk 'NF == 3 { print $3 }' | sed 's/@.*//' | sort -u >"$work/exported"
 # each declaration, joined across lines: CALHOST_RUNTIME_API ... NAME(

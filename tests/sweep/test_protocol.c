@@ -168,7 +168,7 @@ static void sweep_result_round_trips(void **state) {
   calhost_property st[2] = {{"dtype", "float32"}, {"elements", "4096"}};
   isolate_proto_buf b = {0};
   isolate_proto_begin(&b, CALHOST_REC_RESULT);
-  sweep_record_put_key(&b, "sha256:ab", "x86_64;cores=2", 2, st, 2);
+  isolate_rec_put_key(&b, "sha256:ab", "x86_64;cores=2", 2, st, 2);
   sweep_record_put_result(&b, &r);
   assert_int_equal(isolate_proto_finish(&b), 0);
 
@@ -180,7 +180,7 @@ static void sweep_result_round_trips(void **state) {
   isolate_proto_cursor_init(&c, &m);
   sweep_record_key k;
   sweep_result out;
-  assert_int_equal(sweep_record_get_key(&c, &k), 0);
+  assert_int_equal(isolate_rec_get_key(&c, &k), 0);
   assert_int_equal(sweep_record_get_result(&c, &out), 0);
   assert_string_equal(k.model_digest, "sha256:ab");
   assert_int_equal(k.thread_count, 2);
@@ -202,7 +202,7 @@ static void sweep_result_round_trips(void **state) {
     isolate_proto_msg part = m;
     part.length = cut;
     isolate_proto_cursor_init(&c, &part);
-    if (sweep_record_get_key(&c, &k) == 0) {
+    if (isolate_rec_get_key(&c, &k) == 0) {
       assert_int_equal(sweep_record_get_result(&c, &out), -1);
       base_key_free(&k);
     }
@@ -248,7 +248,7 @@ static void the_largest_result_fits_in_a_frame(void **state) {
   r.candidate_entries = N;
   isolate_proto_buf b = {0};
   isolate_proto_begin(&b, CALHOST_REC_RESULT);
-  sweep_record_put_key(&b, "sha256:ab", "x86_64", 1, NULL, 0);
+  isolate_rec_put_key(&b, "sha256:ab", "x86_64", 1, NULL, 0);
   sweep_record_put_result(&b, &r);
   assert_int_equal(isolate_proto_finish(&b), 0);
   assert_true(b.len <= CALHOST_PROTO_MAX_FRAME + 64);
@@ -261,7 +261,7 @@ static void the_largest_result_fits_in_a_frame(void **state) {
   isolate_proto_cursor_init(&c, &m);
   sweep_record_key k;
   sweep_result out;
-  assert_int_equal(sweep_record_get_key(&c, &k), 0);
+  assert_int_equal(isolate_rec_get_key(&c, &k), 0);
   assert_int_equal(sweep_record_get_result(&c, &out), 0);
   assert_int_equal(out.rejection_count, N);
   assert_string_equal(out.rejections[0].policy, policy);
@@ -391,50 +391,50 @@ static void reframe(isolate_proto_buf *b, isolate_proto_reader *rd, isolate_prot
   isolate_proto_cursor_init(c, m);
 }
 
-/* Every record type has one encoder and one decoder (records.h) that
- * agree, and nothing of a payload is left unread. */
+/* Every sweep record type has one encoder and one decoder (isolate/codec.h, the result records.h)
+ * that agree, and nothing of a payload is left unread. */
 static void every_record_type_round_trips_through_its_codec(void **state) {
   (void)state;
   isolate_proto_buf b = {0};
   isolate_proto_reader rd = {0};
   isolate_proto_msg m;
   isolate_proto_cursor c;
-  sweep_record_item it = {3, 8}, got;
+  isolate_rec_item it = {3, 8}, got;
   char why[200];
   const char *s;
 
-  sweep_record_put_hello(&b, "cpu_gemm");
+  isolate_rec_put_hello(&b, "cpu_gemm");
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_HELLO);
-  assert_int_equal(sweep_record_get_hello(&c, &s, why, sizeof why), 0);
+  assert_int_equal(isolate_rec_get_hello(&c, &s, why, sizeof why), 0);
   assert_string_equal(s, "cpu_gemm");
   assert_int_equal(c.left, 0);
 
-  sweep_record_put_budget(&b, 123.5);
+  isolate_rec_put_budget(&b, 123.5);
   reframe(&b, &rd, &m, &c);
   double deadline;
   assert_int_equal(m.type, CALHOST_REC_BUDGET);
-  assert_int_equal(sweep_record_get_budget(&c, &deadline), 0);
+  assert_int_equal(isolate_rec_get_budget(&c, &deadline), 0);
   assert_float_equal(deadline, 123.5, 0);
 
   uint32_t index, ordinal, total;
-  sweep_record_put_candidate(&b, it, 17, 2, 32, "mc=64");
+  isolate_rec_put_candidate(&b, it, 17, 2, 32, "mc=64");
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_CANDIDATE);
-  assert_int_equal(sweep_record_get_candidate(&c, &got, &index, &ordinal, &total, &s), 0);
+  assert_int_equal(isolate_rec_get_candidate(&c, &got, &index, &ordinal, &total, &s), 0);
   assert_true(got.workload == 3 && got.threads == 8 && index == 17 && ordinal == 2 && total == 32);
   assert_string_equal(s, "mc=64");
   assert_int_equal(c.left, 0);
 
-  sweep_record_put_candidate_end(&b);
+  isolate_rec_put_empty(&b, CALHOST_REC_CANDIDATE_END);
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_CANDIDATE_END);
   assert_int_equal(c.left, 0);
 
-  sweep_record_put_recording(&b, "disk full");
+  isolate_rec_put_recording(&b, "disk full");
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_RECORDING);
-  assert_int_equal(sweep_record_get_recording(&c, &s), 0);
+  assert_int_equal(isolate_rec_get_recording(&c, &s), 0);
   assert_string_equal(s, "disk full");
 
   calhost_built_key k = {0};
@@ -442,12 +442,12 @@ static void every_record_type_round_trips_through_its_codec(void **state) {
   k.processor = "x86_64";
   k.thread_count = 2;
   sweep_record_key key;
-  sweep_record_put_skipped(&b, it, "already calibrated", &k);
+  isolate_rec_put_skipped(&b, it, "already calibrated", &k);
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_SKIPPED);
-  assert_int_equal(sweep_record_get_item(&c, &got), 0);
+  assert_int_equal(isolate_rec_get_item(&c, &got), 0);
   assert_true(got.workload == 3 && got.threads == 8);
-  assert_int_equal(sweep_record_get_skipped_body(&c, &s, &key), 0);
+  assert_int_equal(isolate_rec_get_skipped_body(&c, &s, &key), 0);
   assert_string_equal(s, "already calibrated");
   assert_string_equal(key.processor, "x86_64");
   assert_int_equal(key.thread_count, 2);
@@ -461,7 +461,7 @@ static void every_record_type_round_trips_through_its_codec(void **state) {
   base_key_free(&key);
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_RESULT);
-  assert_int_equal(sweep_record_get_item(&c, &got), 0);
+  assert_int_equal(isolate_rec_get_item(&c, &got), 0);
   assert_int_equal(sweep_record_get_result_body(&c, &key, &back), 0);
   assert_string_equal(key.model_digest, "sha256:ab");
   assert_string_equal(back.winner_policy, "mc=64");
@@ -469,27 +469,27 @@ static void every_record_type_round_trips_through_its_codec(void **state) {
   base_key_free(&key);
   sweep_result_free(&back);
 
-  sweep_record_put_failed(&b, it, "build_key failed");
+  isolate_rec_put_failed(&b, it, "build_key failed");
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_FAILED);
-  assert_int_equal(sweep_record_get_item(&c, &got), 0);
-  assert_int_equal(sweep_record_get_failed_body(&c, &s), 0);
+  assert_int_equal(isolate_rec_get_item(&c, &got), 0);
+  assert_int_equal(isolate_rec_get_failed_body(&c, &s), 0);
   assert_string_equal(s, "build_key failed");
 
   size_t w;
-  sweep_record_put_workload_done(&b, 5);
+  isolate_rec_put_workload_done(&b, 5);
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_WORKLOAD_DONE);
-  assert_int_equal(sweep_record_get_workload_done(&c, &w), 0);
+  assert_int_equal(isolate_rec_get_workload_done(&c, &w), 0);
   assert_int_equal(w, 5);
 
-  sweep_record_put_plugin_failed(&b, "create failed");
+  isolate_rec_put_plugin_failed(&b, "create failed");
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_PLUGIN_FAILED);
-  assert_int_equal(sweep_record_get_plugin_failed(&c, &s), 0);
+  assert_int_equal(isolate_rec_get_plugin_failed(&c, &s), 0);
   assert_string_equal(s, "create failed");
 
-  sweep_record_put_done(&b);
+  isolate_rec_put_empty(&b, CALHOST_REC_DONE);
   reframe(&b, &rd, &m, &c);
   assert_int_equal(m.type, CALHOST_REC_DONE);
   assert_int_equal(c.left, 0);
@@ -497,7 +497,7 @@ static void every_record_type_round_trips_through_its_codec(void **state) {
   /* a truncated payload is refused by its decoder */
   isolate_proto_begin(&b, CALHOST_REC_WORKLOAD_DONE);
   reframe(&b, &rd, &m, &c);
-  assert_int_equal(sweep_record_get_workload_done(&c, &w), -1);
+  assert_int_equal(isolate_rec_get_workload_done(&c, &w), -1);
   isolate_proto_reader_free(&rd);
   isolate_proto_buf_free(&b);
 }
@@ -516,7 +516,7 @@ static void a_stream_of_another_protocol_version_is_refused(void **state) {
   isolate_proto_put_u64(&b, CALHOST_RECORD_PROTOCOL_VERSION + 1);
   isolate_proto_put_str(&b, "cpu_gemm");
   reframe(&b, &rd, &m, &c);
-  assert_int_equal(sweep_record_get_hello(&c, &s, why, sizeof why), -1);
+  assert_int_equal(isolate_rec_get_hello(&c, &s, why, sizeof why), -1);
   char want[120];
   snprintf(want, sizeof want, "record protocol version %u, this calhost speaks %u",
            CALHOST_RECORD_PROTOCOL_VERSION + 1, CALHOST_RECORD_PROTOCOL_VERSION);
@@ -525,7 +525,7 @@ static void a_stream_of_another_protocol_version_is_refused(void **state) {
   isolate_proto_begin(&b, CALHOST_REC_HELLO);
   isolate_proto_put_str(&b, "cpu_gemm");
   reframe(&b, &rd, &m, &c);
-  assert_int_equal(sweep_record_get_hello(&c, &s, why, sizeof why), -1);
+  assert_int_equal(isolate_rec_get_hello(&c, &s, why, sizeof why), -1);
   assert_string_equal(why, "malformed HELLO record");
   isolate_proto_reader_free(&rd);
   isolate_proto_buf_free(&b);
