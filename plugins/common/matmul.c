@@ -49,39 +49,6 @@ int matmul_policy_text(const char *p, size_t len, size_t max, char *err, size_t 
   return 0;
 }
 
-int matmul_parse_params(const char *p, size_t len, size_t max, const matmul_param *params,
-                        int count, uint32_t *out, char *err, size_t cap) {
-  size_t pos = 0;
-  if (matmul_policy_text(p, len, max, err, cap) != 0)
-    return -1;
-  for (int k = 0; k < count; k++) {
-    const matmul_param *par = &params[k];
-    size_t nl = strlen(par->name), vl = 0;
-    uint32_t i;
-    if (k > 0) {
-      if (pos >= len || p[pos] != ',')
-        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", par->name, pos);
-      pos++;
-    }
-    if (len - pos < nl + 1 || memcmp(p + pos, par->name, nl) != 0 || p[pos + nl] != '=')
-      return matmul_fail(err, cap, "expected %s= at offset %zu", par->name, pos);
-    pos += nl + 1;
-    while (pos + vl < len && p[pos + vl] != ',')
-      vl++;
-    for (i = 0; i < par->count; i++)
-      if (strlen(par->texts[i]) == vl && memcmp(p + pos, par->texts[i], vl) == 0)
-        break;
-    if (i == par->count)
-      return matmul_fail(err, cap, "%s: '%.*s' is not one of the allowed values", par->name,
-                         (int)(vl > 16 ? 16 : vl), p + pos);
-    out[k] = par->values[i];
-    pos += vl;
-  }
-  if (pos != len)
-    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
-  return 0;
-}
-
 size_t matmul_a_index(const matmul_shape *s, size_t p) {
   return s->batch > 1 ? p * s->batch_a / s->batch : 0;
 }
