@@ -4,13 +4,14 @@
  * CLBlast's own tuned parameters for the device (read once per device with
  * retrieve.cpp, before any override, and restored for this policy); the
  * other candidates are Xgemm parameter sets
- * "xgemm:GEMMK=0,KREG=1,KWG=32,...,VWN=2" applied with
+ * "xgemm:GEMMK=0;KREG=1;KWG=32;...;VWN=2" (',' before issue 42, still read)
+ * applied with
  * CLBlastOverrideParameters, with CLBlast's indirect GEMM forced for them
  * (GemmRoutine XGEMM_MIN_INDIRECT_SIZE=0, otherwise small shapes take the
  * direct kernel and Xgemm's parameters would not matter).
  *
  * Devices, targets and session memory as in opencl_gemm (shares
- * ../opencl_gemm/ocl_device.c): OpenCL is touched lazily, never in create()
+ * ../common/opencl/ocl_device.c): OpenCL is touched lazily, never in create()
  * or validate_policy(). prepare() runs the routine once so CLBlast compiles
  * its kernels there, not in the timed runs. run() is timed by the host (a
  * CLBlast call may enqueue several kernels; its one event covers the last).
