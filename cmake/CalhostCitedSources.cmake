@@ -26,6 +26,6 @@ calhost_install_cited(calhost
 # cited by the plugin guide (share/doc/calhost/plugin-sdk.md) and plugin.h
 calhost_install_cited(plugin_dev
   plugins/example plugins/cpu_gemm/space.c plugins/clblast plugins/opencl_gemm tests/plugins/abi1
-  plugins/cuda_gemm plugins/cublaslt plugins/common/matmul.c plugins/common/matmul.h)
+  plugins/cuda_gemm plugins/cublaslt plugins/common)
 # cited by calstore.h
 calhost_install_cited(calstore_dev host/store/README.md)

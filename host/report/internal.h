@@ -56,7 +56,9 @@ RPT_HIDDEN const char *rpt_us(char *buf, size_t cap, double us);
 
 /* ---- params.c ---------------------------------------------------------- */
 
-/* A policy split into parameters: "name=value;name=value". A part without
+/* A policy split into parameters: "name=value;name=value" (or, without any
+ * ';' and every part a "name=value", the GPU plugins' earlier stored form
+ * "name=value,name=value"). A part without
  * '=' is named by its position ("#1", "#2", ...); a policy with no '=' at
  * all is one parameter named "policy". Names and values are malloc'd. */
 typedef struct rpt_policy {

@@ -1,5 +1,6 @@
 /*
- * params.c: policies as parameters ("name=value;name=value") and the
+ * params.c: policies as parameters ("name=value;name=value", or the GPU
+ * plugins' stored form before issue 42, "name=value,name=value") and the
  * effect of each parameter on the measured medians (what the report's
  * influence bars and heat map show). When plugins describe their
  * parameters, the description replaces the parsing here.
@@ -32,13 +33,31 @@ void rpt_policy_free(rpt_policy *p) {
   memset(p, 0, sizeof *p);
 }
 
+/* The separator of policy's parameters: ';' (every plugin writes it), or
+ * ',' in a text without ';' whose every ','-separated part is a
+ * "name=value" (the GPU plugins' policies stored before issue 42,
+ * plugins/common/policy_text.h); else ';' (the text is one part). */
+static char policy_separator(const char *policy) {
+  if (strchr(policy, ';') || !strchr(policy, ','))
+    return ';';
+  for (const char *p = policy;;) {
+    size_t len = strcspn(p, ",");
+    if (!memchr(p, '=', len))
+      return ';';
+    if (!p[len])
+      return ',';
+    p += len + 1;
+  }
+}
+
 int rpt_policy_parse(const char *policy, rpt_policy *out) {
   memset(out, 0, sizeof *out);
   if (!policy || !*policy)
     return 0;
+  const char sep = policy_separator(policy), seps[2] = {sep, '\0'};
   size_t parts = 1;
   for (const char *q = policy; *q; q++)
-    parts += *q == ';';
+    parts += *q == sep;
   out->names = calloc(parts, sizeof *out->names);
   out->values = calloc(parts, sizeof *out->values);
   if (!out->names || !out->values)
@@ -46,7 +65,7 @@ int rpt_policy_parse(const char *policy, rpt_policy *out) {
   int any_eq = strchr(policy, '=') != NULL;
   const char *p = policy;
   for (size_t i = 0; i < parts; i++) {
-    size_t len = strcspn(p, ";");
+    size_t len = strcspn(p, seps);
     if (len) {
       const char *eq = memchr(p, '=', len);
       char pos[32];
@@ -62,7 +81,7 @@ int rpt_policy_parse(const char *policy, rpt_policy *out) {
       if (!name || !value)
         goto oom;
     }
-    p += len + (p[len] == ';');
+    p += len + (p[len] == sep);
   }
   return 0;
 oom:

@@ -4,13 +4,14 @@
  * CLBlast's own tuned parameters for the device (read once per device with
  * retrieve.cpp, before any override, and restored for this policy); the
  * other candidates are Xgemm parameter sets
- * "xgemm:GEMMK=0,KREG=1,KWG=32,...,VWN=2" applied with
+ * "xgemm:GEMMK=0;KREG=1;KWG=32;...;VWN=2" (',' before issue 42, still read)
+ * applied with
  * CLBlastOverrideParameters, with CLBlast's indirect GEMM forced for them
  * (GemmRoutine XGEMM_MIN_INDIRECT_SIZE=0, otherwise small shapes take the
  * direct kernel and Xgemm's parameters would not matter).
  *
  * Devices, targets and session memory as in opencl_gemm (shares
- * ../opencl_gemm/ocl_device.c): OpenCL is touched lazily, never in create()
+ * ../common/opencl/ocl_device.c): OpenCL is touched lazily, never in create()
  * or validate_policy(). prepare() runs the routine once so CLBlast compiles
  * its kernels there, not in the timed runs. run() is timed by the host (a
  * CLBlast call may enqueue several kernels; its one event covers the last).
@@ -22,8 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_timing.h"
 #include "matmul.h"
 #include "ocl_device.h"
+#include "policy_text.h"
 #include "retrieve.h"
 
 #define BACKEND "clblast"
@@ -107,11 +110,20 @@ static int xset_fits(const xset *x, const ocl_device *d, char *err, size_t cap) 
   return 0;
 }
 
-/* Parses "database" (*is_db = 1) or "xgemm:NAME=V,..." with the sixteen
- * names in order. 0 or -1 with a reason. */
+/* The parameters' names, in the policy's order (policy_text_split). */
+static const char *const param_names[P_COUNT] = {
+#define CLB_PARAM(name, ...) #name,
+#include "xgemm_params.def"
+#undef CLB_PARAM
+};
+
+/* Parses "database" (*is_db = 1) or "xgemm:NAME=V;..." (or the earlier
+ * stored "xgemm:NAME=V,...": policy_text.h) with the sixteen names in
+ * order. 0 or -1 with a reason. */
 static int parse_policy(const char *p, size_t len, int *is_db, xset *x, char *err, size_t cap) {
   static const char prefix[] = "xgemm:";
   size_t pos = sizeof prefix - 1;
+  policy_value v[P_COUNT];
   if (matmul_policy_text(p, len, 256, err, cap) != 0)
     return -1;
   *is_db = 0;
@@ -121,31 +133,20 @@ static int parse_policy(const char *p, size_t len, int *is_db, xset *x, char *er
   }
   if (len < pos || memcmp(p, prefix, pos) != 0)
     return matmul_fail(err, cap, "expected 'database' or 'xgemm:GEMMK=...'");
+  if (policy_text_split(p, len, pos, param_names, P_COUNT, v, err, cap) != 0)
+    return -1;
   for (int k = 0; k < P_COUNT; k++) {
-    size_t nl = strlen(params[k].name), digits = 0, val = 0, i;
-    if (k > 0) {
-      if (pos >= len || p[pos] != ',')
-        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", params[k].name, pos);
-      pos++;
-    }
-    if (len - pos < nl + 1 || memcmp(p + pos, params[k].name, nl) != 0 || p[pos + nl] != '=')
-      return matmul_fail(err, cap, "expected %s= at offset %zu", params[k].name, pos);
-    pos += nl + 1;
-    while (pos + digits < len && p[pos + digits] >= '0' && p[pos + digits] <= '9' && digits < 4)
-      val = val * 10 + (size_t)(p[pos + digits++] - '0');
-    if (digits == 0 || (digits > 1 && p[pos] == '0') ||
-        (pos + digits < len && p[pos + digits] != ','))
+    uint64_t val = 0;
+    size_t i;
+    if (policy_text_number(&v[k], 9999, &val) != 0)
       return matmul_fail(err, cap, "%s: not a decimal number", params[k].name);
     for (i = 0; i < params[k].count; i++)
       if (params[k].v[i] == val)
         break;
     if (i == params[k].count)
-      return matmul_fail(err, cap, "%s=%zu is not an allowed value", params[k].name, val);
-    x->v[k] = val;
-    pos += digits;
+      return matmul_fail(err, cap, "%s=%zu is not an allowed value", params[k].name, (size_t)val);
+    x->v[k] = (size_t)val;
   }
-  if (pos != len)
-    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
   return xset_valid(x, err, cap);
 }
 
@@ -157,9 +158,8 @@ static calhost_status policy_out(const xset *x, char *buf, size_t capacity, size
   if (!x)
     return calhost_copy_out("database", buf, capacity, length);
   n = (size_t)snprintf(text, sizeof text, "xgemm:");
-  for (int k = 0; k < P_COUNT && n < sizeof text; k++)
-    n += (size_t)snprintf(text + n, sizeof text - n, "%s%s=%zu", k ? "," : "", params[k].name,
-                          x->v[k]);
+  for (int k = 0; k < P_COUNT; k++)
+    policy_text_put(text, sizeof text, &n, k, params[k].name, x->v[k]);
   return calhost_copy_out(text, buf, capacity, length);
 }
 
@@ -412,29 +412,51 @@ static calhost_status cb_prepare(calhost_session *s, const char *policy, size_t 
   return CALHOST_OK;
 }
 
+/* The device loop's callbacks (device_timing.h): C reset, batches of 64
+ * SGEMM calls, each waited for; untimed (the host times the call). */
+static int cb_start(void *ctx, uint32_t iterations) {
+  (void)iterations;
+  return ocl_session_reset(&((calhost_session *)ctx)->ocl);
+}
+
+static uint32_t cb_batch_size(void *ctx, uint32_t remaining) {
+  (void)ctx;
+  return remaining < 64 ? remaining : 64;
+}
+
+#define CB_SGEMM_FAILED 1 /* sgemm failed (its message set): not an OpenCL code */
+
+static int cb_batch(void *ctx, uint32_t count, double *seconds, int *timed) {
+  calhost_session *s = ctx;
+  (void)seconds;
+  *timed = 0;
+  for (uint32_t i = 0; i < count; i++)
+    if (sgemm(s, NULL) != 0)
+      return CB_SGEMM_FAILED;
+  return clFinish(s->ocl.dev->queue);
+}
+
+static const device_timing_ops cb_timing = {cb_start, cb_batch_size, cb_batch};
+
 static calhost_status cb_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
-  const calhost_host_services *host;
+  double device = 0;
+  int timed = 0, e = 0;
   (void)result; /* the host times the call */
   if (!s || !s->prepared)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->ocl.mm.host;
   s->ocl.mm.last_iterations = 0;
-  if (ocl_session_reset(&s->ocl) != CL_SUCCESS) {
-    matmul_set_error(host, BACKEND ": resetting C failed");
+  switch (device_timing_run(&cb_timing, s, s->ocl.mm.host, iterations, &device, &timed, &e)) {
+  case DEVICE_TIMING_START_FAILED:
+    matmul_set_error(s->ocl.mm.host, BACKEND ": resetting C failed");
     return CALHOST_ERROR;
-  }
-  for (uint32_t i = 0; i < iterations; i++) {
-    if (sgemm(s, NULL) != 0)
-      return CALHOST_ERROR;
-    if ((i & 63) == 63) {
-      clFinish(s->ocl.dev->queue);
-      if (i + 1 < iterations && matmul_cancelled(host))
-        return CALHOST_CANCELLED;
-    }
-  }
-  if (clFinish(s->ocl.dev->queue) != CL_SUCCESS) {
-    matmul_set_error(host, BACKEND ": clFinish failed");
+  case DEVICE_TIMING_BATCH_FAILED:
+    if (e != CB_SGEMM_FAILED)
+      matmul_set_error(s->ocl.mm.host, BACKEND ": clFinish failed");
     return CALHOST_ERROR;
+  case DEVICE_TIMING_CANCELLED:
+    return CALHOST_CANCELLED;
+  default:
+    break;
   }
   s->ocl.mm.last_iterations = iterations;
   return CALHOST_OK;

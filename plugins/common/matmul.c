@@ -49,39 +49,6 @@ int matmul_policy_text(const char *p, size_t len, size_t max, char *err, size_t 
   return 0;
 }
 
-int matmul_parse_params(const char *p, size_t len, size_t max, const matmul_param *params,
-                        int count, uint32_t *out, char *err, size_t cap) {
-  size_t pos = 0;
-  if (matmul_policy_text(p, len, max, err, cap) != 0)
-    return -1;
-  for (int k = 0; k < count; k++) {
-    const matmul_param *par = &params[k];
-    size_t nl = strlen(par->name), vl = 0;
-    uint32_t i;
-    if (k > 0) {
-      if (pos >= len || p[pos] != ',')
-        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", par->name, pos);
-      pos++;
-    }
-    if (len - pos < nl + 1 || memcmp(p + pos, par->name, nl) != 0 || p[pos + nl] != '=')
-      return matmul_fail(err, cap, "expected %s= at offset %zu", par->name, pos);
-    pos += nl + 1;
-    while (pos + vl < len && p[pos + vl] != ',')
-      vl++;
-    for (i = 0; i < par->count; i++)
-      if (strlen(par->texts[i]) == vl && memcmp(p + pos, par->texts[i], vl) == 0)
-        break;
-    if (i == par->count)
-      return matmul_fail(err, cap, "%s: '%.*s' is not one of the allowed values", par->name,
-                         (int)(vl > 16 ? 16 : vl), p + pos);
-    out[k] = par->values[i];
-    pos += vl;
-  }
-  if (pos != len)
-    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
-  return 0;
-}
-
 size_t matmul_a_index(const matmul_shape *s, size_t p) {
   return s->batch > 1 ? p * s->batch_a / s->batch : 0;
 }
@@ -197,11 +164,12 @@ static void runs_list(unsigned caps, char *buf, size_t cap) {
       n += (size_t)snprintf(buf + n, cap - n, ", %s", structure_props[i].name);
 }
 
-calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
-                                     unsigned caps, const calhost_workload *w, matmul_shape *s) {
+/* The operator, dtype and {M, N, K} of w: CALHOST_OK with *s the default
+ * structure of that shape (batch_a, batch_b 0: batch unless given), or the
+ * failure after host->set_error. */
+static calhost_status parse_head(const calhost_host_services *host, const char *backend,
+                                 const calhost_workload *w, matmul_shape *s) {
   const matmul_shape dflt = MATMUL_SHAPE(0, 0, 0, 0);
-  int seen[P_COUNT] = {0}, beta_given = 0;
-  uint64_t a_size, b_size, c_size;
   if (!w || !w->operator_name || strcmp(w->operator_name, "MatMul") != 0) {
     matmul_set_error(host, "%s serves operator MatMul only", backend);
     return CALHOST_UNSUPPORTED;
@@ -226,87 +194,115 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
   s->n = (size_t)w->shape[1];
   s->k = (size_t)w->shape[2];
   s->batch_a = s->batch_b = 0; /* = batch unless given */
-  for (size_t i = 0; i < w->property_count; i++) {
-    const calhost_property *p = &w->properties[i];
-    const char *v;
-    int f, bad = 0, is_default = 0;
-    if (!p->name || !p->value) {
-      matmul_set_error(host, "%s: workload property without name or value", backend);
+  return CALHOST_OK;
+}
+
+/* The value v of property f into *s; *is_default says whether it is the
+ * property's default. CALHOST_OK, or CALHOST_INVALID_ARGUMENT after
+ * host->set_error. */
+static calhost_status parse_value(const calhost_host_services *host, const char *backend, int f,
+                                  const char *v, matmul_shape *s, int *is_default) {
+  const char *name = structure_props[f].name;
+  *is_default = 0;
+  switch (f) {
+  case P_ACCUMULATE:
+  case P_TRANS_A:
+  case P_TRANS_B: {
+    int *dst = f == P_ACCUMULATE ? &s->accumulate : f == P_TRANS_A ? &s->trans_a : &s->trans_b;
+    int bad = strcmp(v, "0") != 0 && strcmp(v, "1") != 0;
+    *dst = v[0] == '1';
+    *is_default = !*dst;
+    if (bad) {
+      matmul_set_error(host, "%s: %s must be 0 or 1 (got '%s')", backend, name, v);
       return CALHOST_INVALID_ARGUMENT;
     }
-    v = p->value;
-    for (f = 0; f < P_COUNT; f++)
-      if (strcmp(p->name, structure_props[f].name) == 0)
-        break;
-    if (f == P_COUNT) {
-      matmul_set_error(host,
-                       "%s: unknown MatMul property '%s' (known: accumulate, alpha, batch, "
-                       "batch_a, batch_b, beta, bias, trans_a, trans_b)",
-                       backend, p->name);
-      return CALHOST_UNSUPPORTED;
-    }
-    if (seen[f]++) {
-      matmul_set_error(host, "%s: MatMul property '%s' given twice", backend, p->name);
-      return CALHOST_INVALID_ARGUMENT;
-    }
-    switch (f) {
-    case P_ACCUMULATE:
-    case P_TRANS_A:
-    case P_TRANS_B: {
-      int *dst = f == P_ACCUMULATE ? &s->accumulate : f == P_TRANS_A ? &s->trans_a : &s->trans_b;
-      bad = strcmp(v, "0") != 0 && strcmp(v, "1") != 0;
-      *dst = v[0] == '1';
-      is_default = !*dst;
-      if (bad) {
-        matmul_set_error(host, "%s: %s must be 0 or 1 (got '%s')", backend, p->name, v);
-        return CALHOST_INVALID_ARGUMENT;
-      }
-      break;
-    }
-    case P_ALPHA:
-    case P_BETA:
-      if (parse_real(v, f == P_ALPHA ? &s->alpha : &s->beta) != 0) {
-        matmul_set_error(host, "%s: %s must be a finite decimal number (got '%s')", backend,
-                         p->name, v);
-        return CALHOST_INVALID_ARGUMENT;
-      }
-      is_default = (f == P_ALPHA ? s->alpha : s->beta) == 1.0f;
-      beta_given |= f == P_BETA;
-      break;
-    case P_BATCH:
-    case P_BATCH_A:
-    case P_BATCH_B: {
-      size_t *dst = f == P_BATCH ? &s->batch : f == P_BATCH_A ? &s->batch_a : &s->batch_b;
-      if (parse_count(v, 1, MATMUL_DIM_MAX, dst) != 0) {
-        matmul_set_error(host, "%s: %s must be an integer in [1, %d] (got '%s')", backend, p->name,
-                         MATMUL_DIM_MAX, v);
-        return CALHOST_INVALID_ARGUMENT;
-      }
-      is_default = f == P_BATCH && *dst == 1; /* batch_a/batch_b: compared with batch below */
-      break;
-    }
-    default: { /* P_BIAS */
-      int form = -1;
-      for (int b = MATMUL_BIAS_SCALAR; b <= MATMUL_BIAS_MN; b++)
-        if (strcmp(v, bias_words[b]) == 0)
-          form = b;
-      if (form < 0) {
-        matmul_set_error(host, "%s: bias must be scalar, n, m or mn (got '%s')", backend, v);
-        return CALHOST_INVALID_ARGUMENT;
-      }
-      s->bias = (matmul_bias)form;
-      break;
-    }
-    }
-    if (!is_default && f != P_BATCH_A && f != P_BATCH_B && !(caps & structure_props[f].cap) &&
-        structure_props[f].cap) {
-      char runs[160];
-      runs_list(caps, runs, sizeof runs);
-      matmul_set_error(host, "%s does not run MatMul property '%s' (it runs: %s)", backend, p->name,
-                       runs);
-      return CALHOST_UNSUPPORTED;
-    }
+    return CALHOST_OK;
   }
+  case P_ALPHA:
+  case P_BETA:
+    if (parse_real(v, f == P_ALPHA ? &s->alpha : &s->beta) != 0) {
+      matmul_set_error(host, "%s: %s must be a finite decimal number (got '%s')", backend, name, v);
+      return CALHOST_INVALID_ARGUMENT;
+    }
+    *is_default = (f == P_ALPHA ? s->alpha : s->beta) == 1.0f;
+    return CALHOST_OK;
+  case P_BATCH:
+  case P_BATCH_A:
+  case P_BATCH_B: {
+    size_t *dst = f == P_BATCH ? &s->batch : f == P_BATCH_A ? &s->batch_a : &s->batch_b;
+    if (parse_count(v, 1, MATMUL_DIM_MAX, dst) != 0) {
+      matmul_set_error(host, "%s: %s must be an integer in [1, %d] (got '%s')", backend, name,
+                       MATMUL_DIM_MAX, v);
+      return CALHOST_INVALID_ARGUMENT;
+    }
+    *is_default = f == P_BATCH && *dst == 1; /* batch_a/batch_b: compared with batch later */
+    return CALHOST_OK;
+  }
+  default: { /* P_BIAS */
+    int form = -1;
+    for (int b = MATMUL_BIAS_SCALAR; b <= MATMUL_BIAS_MN; b++)
+      if (strcmp(v, bias_words[b]) == 0)
+        form = b;
+    if (form < 0) {
+      matmul_set_error(host, "%s: bias must be scalar, n, m or mn (got '%s')", backend, v);
+      return CALHOST_INVALID_ARGUMENT;
+    }
+    s->bias = (matmul_bias)form;
+    return CALHOST_OK;
+  }
+  }
+}
+
+/* Declines property `name` that caps does not run: CALHOST_UNSUPPORTED
+ * after host->set_error, naming what the backend runs. */
+static calhost_status decline(const calhost_host_services *host, const char *backend, unsigned caps,
+                              const char *name) {
+  char runs[160];
+  runs_list(caps, runs, sizeof runs);
+  matmul_set_error(host, "%s does not run MatMul property '%s' (it runs: %s)", backend, name, runs);
+  return CALHOST_UNSUPPORTED;
+}
+
+/* Workload property p into *s: known, given once (seen), a valid value,
+ * and run by caps unless it is its default. *beta_given set for beta. */
+static calhost_status parse_property(const calhost_host_services *host, const char *backend,
+                                     unsigned caps, const calhost_property *p, int *seen,
+                                     int *beta_given, matmul_shape *s) {
+  calhost_status st;
+  int f, is_default;
+  if (!p->name || !p->value) {
+    matmul_set_error(host, "%s: workload property without name or value", backend);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  for (f = 0; f < P_COUNT; f++)
+    if (strcmp(p->name, structure_props[f].name) == 0)
+      break;
+  if (f == P_COUNT) {
+    matmul_set_error(host,
+                     "%s: unknown MatMul property '%s' (known: accumulate, alpha, batch, "
+                     "batch_a, batch_b, beta, bias, trans_a, trans_b)",
+                     backend, p->name);
+    return CALHOST_UNSUPPORTED;
+  }
+  if (seen[f]++) {
+    matmul_set_error(host, "%s: MatMul property '%s' given twice", backend, p->name);
+    return CALHOST_INVALID_ARGUMENT;
+  }
+  if ((st = parse_value(host, backend, f, p->value, s, &is_default)) != CALHOST_OK)
+    return st;
+  *beta_given |= f == P_BETA;
+  if (!is_default && f != P_BATCH_A && f != P_BATCH_B && !(caps & structure_props[f].cap) &&
+      structure_props[f].cap)
+    return decline(host, backend, caps, p->name);
+  return CALHOST_OK;
+}
+
+/* After the properties: beta only with a bias, batch_a and batch_b (batch
+ * unless given) within batch and run by caps, every matrix within the size
+ * limits. */
+static calhost_status check_structure(const calhost_host_services *host, const char *backend,
+                                      unsigned caps, int beta_given, matmul_shape *s) {
+  uint64_t a_size, b_size, c_size;
   if (beta_given && s->bias == MATMUL_BIAS_NONE) {
     matmul_set_error(host, "%s: beta without bias (beta is the factor of the bias C)", backend);
     return CALHOST_INVALID_ARGUMENT;
@@ -320,13 +316,8 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
                      s->batch_a, s->batch_b, s->batch);
     return CALHOST_INVALID_ARGUMENT;
   }
-  if ((s->batch_a != s->batch || s->batch_b != s->batch) && !(caps & MATMUL_CAN_BATCH)) {
-    char runs[160];
-    runs_list(caps, runs, sizeof runs);
-    matmul_set_error(host, "%s does not run MatMul property '%s' (it runs: %s)", backend,
-                     s->batch_a != s->batch ? "batch_a" : "batch_b", runs);
-    return CALHOST_UNSUPPORTED;
-  }
+  if ((s->batch_a != s->batch || s->batch_b != s->batch) && !(caps & MATMUL_CAN_BATCH))
+    return decline(host, backend, caps, s->batch_a != s->batch ? "batch_a" : "batch_b");
   a_size = (uint64_t)s->batch_a * s->m * s->k;
   b_size = (uint64_t)s->batch_b * s->k * s->n;
   c_size = (uint64_t)s->batch * s->m * s->n;
@@ -341,6 +332,15 @@ calhost_status matmul_parse_workload(const calhost_host_services *host, const ch
     return CALHOST_UNSUPPORTED;
   }
   return CALHOST_OK;
+}
+
+calhost_status matmul_parse_workload(const calhost_host_services *host, const char *backend,
+                                     unsigned caps, const calhost_workload *w, matmul_shape *s) {
+  int seen[P_COUNT] = {0}, beta_given = 0;
+  calhost_status st = parse_head(host, backend, w, s);
+  for (size_t i = 0; st == CALHOST_OK && i < w->property_count; i++)
+    st = parse_property(host, backend, caps, &w->properties[i], seen, &beta_given, s);
+  return st == CALHOST_OK ? check_structure(host, backend, caps, beta_given, s) : st;
 }
 
 /* Deterministic values in [-1, 1): a 64-bit LCG, 24 high bits. */

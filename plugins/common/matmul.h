@@ -1,6 +1,7 @@
 /*
  * matmul.h: what the MatMul backends (cpu_gemm, openblas, opencl_gemm,
- * clblast) share, compiled into each of them (hidden, never exported):
+ * clblast, cuda_gemm, cublaslt) share, linked into each of them
+ * (calhost_matmul_common; hidden, never exported):
  * error reporting, the policy-text preconditions, parsing a float32 MatMul
  * workload, the common parts of build_key and open_session, the session's
  * deterministic inputs, and the trusted double-precision reference with its
@@ -53,9 +54,10 @@ typedef struct matmul_param {
   const char *const *texts; /* the values as words, for the ABI's space */
 } matmul_param;
 
-/* Parses "NAME=WORD,NAME=WORD,..." with exactly params' names in their
- * order (at most `max` bytes of printable text) into out[i] = the value
- * of params[i]'s word. Returns 0, or -1 with the reason in err. */
+/* Parses "NAME=WORD;NAME=WORD;..." (or the earlier stored form with ',':
+ * policy_text.h) with exactly params' names in their order (at most `max`
+ * bytes of printable text) into out[i] = the value of params[i]'s word.
+ * Returns 0, or -1 with the reason in err. Defined in policy_text.c. */
 MATMUL_HIDDEN int matmul_parse_params(const char *policy, size_t length, size_t max,
                                       const matmul_param *params, int count, uint32_t *out,
                                       char *err, size_t cap);

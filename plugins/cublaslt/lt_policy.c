@@ -4,6 +4,7 @@
 #include "lt_policy.h"
 
 #include "matmul.h"
+#include "policy_text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,40 +15,29 @@ const char *const lt_field_names[LT_COUNT] = {"algo",    "tile",   "stages", "sp
 void lt_format(const lt_config *c, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = '\0';
-  for (int k = 0; k < LT_COUNT && n < cap; k++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s=%u", k ? "," : "", lt_field_names[k], c->v[k]);
+  for (int k = 0; k < LT_COUNT; k++)
+    policy_text_put(buf, cap, &n, k, lt_field_names[k], c->v[k]);
 }
 
 int lt_parse(const char *p, size_t len, lt_config *out, char *err, size_t cap) {
-  size_t pos = 0;
-  if (matmul_policy_text(p, len, 160, err, cap) != 0)
+  policy_value v[LT_COUNT];
+  if (matmul_policy_text(p, len, 160, err, cap) != 0 ||
+      policy_text_split(p, len, 0, lt_field_names, LT_COUNT, v, err, cap) != 0)
     return -1;
   for (int k = 0; k < LT_COUNT; k++) {
-    const char *name = lt_field_names[k];
-    size_t nl = strlen(name), digits = 0;
-    uint32_t v = 0;
-    if (k > 0) {
-      if (pos >= len || p[pos] != ',')
-        return matmul_fail(err, cap, "expected ',' before %s at offset %zu", name, pos);
-      pos++;
+    uint64_t x = 0;
+    switch (policy_text_number(&v[k], 65535, &x)) {
+    case 1:
+      return matmul_fail(err, cap, "%s: expected a number at offset %zu", lt_field_names[k],
+                         v[k].offset);
+    case 2:
+      return matmul_fail(err, cap, "%s: leading zero", lt_field_names[k]);
+    case 3:
+      return matmul_fail(err, cap, "%s: value out of range [0, 65535]", lt_field_names[k]);
+    default:
+      out->v[k] = (uint32_t)x;
     }
-    if (len - pos < nl + 1 || memcmp(p + pos, name, nl) != 0 || p[pos + nl] != '=')
-      return matmul_fail(err, cap, "expected %s= at offset %zu", name, pos);
-    pos += nl + 1;
-    while (pos < len && p[pos] >= '0' && p[pos] <= '9') {
-      v = v * 10 + (uint32_t)(p[pos] - '0');
-      pos++;
-      if (++digits > 5 || v > 65535)
-        return matmul_fail(err, cap, "%s: value out of range [0, 65535]", name);
-    }
-    if (digits == 0)
-      return matmul_fail(err, cap, "%s: expected a number at offset %zu", name, pos);
-    if (digits > 1 && p[pos - digits] == '0')
-      return matmul_fail(err, cap, "%s: leading zero", name);
-    out->v[k] = v;
   }
-  if (pos != len)
-    return matmul_fail(err, cap, "trailing text at offset %zu", pos);
   if (out->v[LT_SPLITK] == 0)
     return matmul_fail(err, cap, "splitk=0: at least 1");
   return 0;

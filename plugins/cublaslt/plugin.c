@@ -8,7 +8,7 @@
  * workload; the policy is the serialized configuration (lt_policy.h), the
  * default the heuristic's first choice, and prepare refuses what
  * cublasLtMatmulAlgoCheck refuses. Timed with CUDA events, checked
- * against the on-device reference of ../cuda_gemm/cu_driver.c. libcuda and
+ * against the on-device reference of ../common/cuda/cu_driver.c. libcuda and
  * libcublasLt are opened with dlopen: without them the plugin lists no
  * device. As CLBlast is to opencl_gemm: the baseline for cuda_gemm.
  */

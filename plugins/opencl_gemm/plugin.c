@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "device_timing.h"
 #include "matmul.h"
 #include "ocl_device.h"
 #include "xgemm.h"
@@ -314,44 +315,59 @@ static calhost_status og_prepare(calhost_session *s, const char *policy, size_t 
   return CALHOST_OK;
 }
 
+/* The device loop's callbacks (device_timing.h): C reset, batches of
+ * RUN_BATCH kernels, each waited for and timed by its profiling events. */
+static int og_start(void *ctx, uint32_t iterations) {
+  (void)iterations;
+  return ocl_session_reset(&((calhost_session *)ctx)->ocl);
+}
+
+static uint32_t og_batch_size(void *ctx, uint32_t remaining) {
+  (void)ctx;
+  return remaining < RUN_BATCH ? remaining : RUN_BATCH;
+}
+
+static int og_batch(void *ctx, uint32_t count, double *seconds, int *timed) {
+  calhost_session *s = ctx;
+  cl_event events[RUN_BATCH];
+  cl_int e = CL_SUCCESS;
+  uint32_t n = 0;
+  int ok;
+  for (; n < count; n++) {
+    e = clEnqueueNDRangeKernel(s->ocl.dev->queue, s->kernel, 3, NULL, s->gws, s->lws, 0, NULL,
+                               &events[n]);
+    if (e != CL_SUCCESS)
+      break;
+  }
+  if (clFinish(s->ocl.dev->queue) != CL_SUCCESS && e == CL_SUCCESS)
+    e = CL_OUT_OF_RESOURCES;
+  *seconds += ocl_events_seconds(events, n, &ok);
+  *timed &= ok;
+  return e;
+}
+
+static const device_timing_ops og_timing = {og_start, og_batch_size, og_batch};
+
 /* Runs `iterations` kernels (each the whole structure: C = alpha op(A)
  * op(B) + beta bias for every product of the batch, or C += from C0 when
  * accumulating) and reports the sum of their profiled durations. */
 static calhost_status og_run(calhost_session *s, uint32_t iterations, calhost_run_result *result) {
-  const calhost_host_services *host;
-  cl_event events[RUN_BATCH];
-  cl_int e;
   double device = 0;
-  int timed = 1;
+  int timed = 1, e = 0;
   if (!s || !s->kernel)
     return CALHOST_INVALID_ARGUMENT;
-  host = s->ocl.mm.host;
   s->ocl.mm.last_iterations = 0;
-  e = ocl_session_reset(&s->ocl);
-  if (e != CL_SUCCESS) {
-    matmul_set_error(host, BACKEND ": resetting C: %s", ocl_error_name(e));
+  switch (device_timing_run(&og_timing, s, s->ocl.mm.host, iterations, &device, &timed, &e)) {
+  case DEVICE_TIMING_START_FAILED:
+    matmul_set_error(s->ocl.mm.host, BACKEND ": resetting C: %s", ocl_error_name(e));
     return CALHOST_ERROR;
-  }
-  for (uint32_t done = 0; done < iterations;) {
-    uint32_t batch = iterations - done < RUN_BATCH ? iterations - done : RUN_BATCH, n = 0;
-    int ok;
-    for (; n < batch; n++) {
-      e = clEnqueueNDRangeKernel(s->ocl.dev->queue, s->kernel, 3, NULL, s->gws, s->lws, 0, NULL,
-                                 &events[n]);
-      if (e != CL_SUCCESS)
-        break;
-    }
-    if (clFinish(s->ocl.dev->queue) != CL_SUCCESS && e == CL_SUCCESS)
-      e = CL_OUT_OF_RESOURCES;
-    device += ocl_events_seconds(events, n, &ok);
-    timed &= ok;
-    if (e != CL_SUCCESS) {
-      matmul_set_error(host, BACKEND ": running the kernel: %s", ocl_error_name(e));
-      return CALHOST_ERROR;
-    }
-    done += batch;
-    if (done < iterations && matmul_cancelled(host))
-      return CALHOST_CANCELLED;
+  case DEVICE_TIMING_BATCH_FAILED:
+    matmul_set_error(s->ocl.mm.host, BACKEND ": running the kernel: %s", ocl_error_name(e));
+    return CALHOST_ERROR;
+  case DEVICE_TIMING_CANCELLED:
+    return CALHOST_CANCELLED;
+  default:
+    break;
   }
   s->ocl.mm.last_iterations = iterations;
   if (result && timed && CALHOST_HAS_FIELD(result, calhost_run_result, device_seconds))

@@ -5,6 +5,7 @@
 #include "xgemm.h"
 
 #include "matmul.h"
+#include "policy_text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,8 +73,8 @@ int xgemm_parse(const char *p, size_t len, xgemm_config *out, char *err, size_t 
 void xgemm_format(const xgemm_config *c, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = '\0';
-  for (int k = 0; k < XG_COUNT && n < cap; k++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s=%u", k ? "," : "", xgemm_params[k].name, c->v[k]);
+  for (int k = 0; k < XG_COUNT; k++)
+    policy_text_put(buf, cap, &n, k, xgemm_params[k].name, c->v[k]);
 }
 
 void xgemm_build_options(const xgemm_config *c, char *buf, size_t cap) {

@@ -2,7 +2,8 @@
  * xgemm.h: opencl_gemm's tuning parameters (after CLBlast's Xgemm: work-group
  * tile MWG x NWG, K tile KWG, work-group shape MDIMC x NDIMC, vector width VW
  * along N, local-memory caching SA/SB, K unrolling KU), their policy text
- * "mwg=64,nwg=64,kwg=16,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=4", the rules a
+ * "mwg=64;nwg=64;kwg=16;mdimc=8;ndimc=8;vw=4;sa=1;sb=1;ku=4" (the ',' form
+ * stored before issue 42 still read: policy_text.h), the rules a
  * configuration must obey on every device and on a given one, and the
  * OpenCL C source of the kernel. Internal (hidden).
  */

@@ -34,15 +34,22 @@ static void policy_text_round_trips_and_refuses_garbage(void **state) {
   char text[128], err[256];
   cgemm_config c = cfg(128, 64, 32, 64, 32, 3, 4, 2, 8), back;
   cgemm_format(&c, text, sizeof text);
-  assert_string_equal(text, "bm=128,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8");
+  assert_string_equal(text, "bm=128;bn=64;bk=32;wm=64;wn=32;stages=3;vec=4;splitk=2;swizzle=8");
   assert_int_equal(cgemm_parse(text, strlen(text), CG_F32, &back, err, sizeof err), 0);
+  assert_memory_equal(&c, &back, sizeof c);
+  /* the form stored before issue 42 (',') still validates, to the same configuration */
+  static const char old[] = "bm=128,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8";
+  memset(&back, 0, sizeof back);
+  assert_int_equal(cgemm_parse(old, strlen(old), CG_F32, &back, err, sizeof err), 0);
   assert_memory_equal(&c, &back, sizeof c);
   const char *bad[] = {"",
                        "bm=128",
                        "bm=96,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8",
                        "bn=64,bm=128,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8",
                        "bm=128,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8,",
-                       "bm=128,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8 "};
+                       "bm=128,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8 ",
+                       "bm=128;bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,splitk=2,swizzle=8",
+                       "bm=128;bn=64;bk=32;wm=64;wn=32;stages=3;vec=4;splitk=2;swizzle=8;"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = '\0';
     assert_int_equal(cgemm_parse(bad[i], strlen(bad[i]), CG_F32, &back, err, sizeof err), -1);
@@ -193,9 +200,15 @@ static void cublaslt_policy_round_trips_and_refuses_garbage(void **state) {
   lt_config c = {{21, 18, 13, 4, 2, 1, 0, 0, 0}}, back;
   lt_format(&c, text, sizeof text);
   assert_string_equal(text,
-                      "algo=21,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,"
+                      "algo=21;tile=18;stages=13;splitk=4;reduction=2;swizzle=1;custom=0;inner=0;"
                       "cluster=0");
   assert_int_equal(lt_parse(text, strlen(text), &back, err, sizeof err), 0);
+  assert_memory_equal(&c, &back, sizeof c);
+  /* the form stored before issue 42 (',') still validates, to the same configuration */
+  static const char old[] =
+      "algo=21,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0";
+  memset(&back, 0, sizeof back);
+  assert_int_equal(lt_parse(old, strlen(old), &back, err, sizeof err), 0);
   assert_memory_equal(&c, &back, sizeof c);
   const char *bad[] = {
       "algo=21",
@@ -204,7 +217,10 @@ static void cublaslt_policy_round_trips_and_refuses_garbage(void **state) {
       "algo=021,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
       "algo=21,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0,",
       "tile=18,algo=21,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
-      "algo=-1,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0"};
+      "algo=-1,tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
+      "algo=21;tile=18,stages=13,splitk=4,reduction=2,swizzle=1,custom=0,inner=0,cluster=0",
+      "algo=21;tile=18;stages=13;splitk=4;reduction=2;swizzle=1;custom=0;inner=0;cluster=123456",
+      "algo=21;tile=18;stages=13;splitk=4;reduction=2;swizzle=1;custom=0;inner=0;cluster=0;"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = '\0';
     if (lt_parse(bad[i], strlen(bad[i]), &back, err, sizeof err) != -1)

@@ -106,8 +106,34 @@ static void clblast_curated_round_trips(void **state) {
   ocl_devices_free(&real);
 }
 
+/* clblast writes its parameters separated by ';' (issue 42) and still
+ * reads the ',' form stored before, to the same set; one separator
+ * throughout. */
+static void clblast_policy_reads_the_old_and_new_separators(void **state) {
+  char text[256], old[256], err[256] = "";
+  size_t len;
+  xset back;
+  int db = 1;
+  (void)state;
+  assert_int_equal(policy_out(&curated[0], text, sizeof text, &len), CALHOST_OK);
+  assert_non_null(strchr(text, ';'));
+  assert_null(strchr(text, ','));
+  snprintf(old, sizeof old, "%s", text);
+  for (char *p = old; *p; p++)
+    if (*p == ';')
+      *p = ',';
+  if (parse_policy(old, len, &db, &back, err, sizeof err) != 0)
+    fail_msg("stored form '%s' refused: %s", old, err);
+  assert_int_equal(db, 0);
+  assert_memory_equal(&back, &curated[0], sizeof back);
+  *strchr(old, ',') = ';'; /* mixed */
+  assert_int_equal(parse_policy(old, len, &db, &back, err, sizeof err), -1);
+  assert_non_null(strstr(err, "expected ';' before"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(clblast_policy_reads_the_old_and_new_separators),
       cmocka_unit_test(opencl_gemm_curated_round_trips),
       cmocka_unit_test(clblast_curated_round_trips),
   };

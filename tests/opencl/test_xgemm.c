@@ -20,7 +20,7 @@ static void bad_policies_refused_with_reason(void **state) {
     const char *policy, *reason;
   } bad[] = {
       {"", "empty policy"},
-      {"mwg=64", "expected ',' before nwg"},
+      {"mwg=64", "expected ';' before nwg"},
       {"nwg=64,mwg=64,kwg=16,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=4", "expected mwg="},
       {"mwg=48,nwg=64,kwg=16,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=4", "mwg: '48' is not one"},
       {"mwg=64,nwg=64,kwg=16,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=4,", "trailing text"},
@@ -36,6 +36,11 @@ static void bad_policies_refused_with_reason(void **state) {
       {"mwg=64,nwg=64,kwg=16,mdimc=4,ndimc=4,vw=4,sa=1,sb=1,ku=4", "work-item tile 16x16 exceeds"},
       {"mwg=32,nwg=32,kwg=8,mdimc=8,ndimc=8,vw=1,sa=1,sb=1,ku=16", "ku: '16' is not one"},
       {"mwg=64,nwg=64,kwg=8,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=8\n", "invalid byte 0x0a"},
+      /* ';' written since issue 42, ',' the stored form before: one of them throughout */
+      {"mwg=32;nwg=64;kwg=8;mdimc=8;ndimc=8;vw=4;sa=1;sb=1;ku=8", NULL},
+      {"mwg=32;nwg=64,kwg=8,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=8", "expected ';' before kwg"},
+      {"mwg=32,nwg=64;kwg=8,mdimc=8,ndimc=8,vw=4,sa=1,sb=1,ku=8", "expected ',' before kwg"},
+      {"mwg=32;nwg=64;kwg=8;mdimc=8;ndimc=8;vw=4;sa=1;sb=1;ku=8;", "trailing text"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char err[256] = "";

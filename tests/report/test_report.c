@@ -321,6 +321,42 @@ static void policies_parse_into_parameters(void **state) {
   assert_int_equal(p.count, 0);
 }
 
+/* The GPU plugins wrote ',' between parameters before issue 42 (and ';'
+ * since): the report reads the stored old forms of each as parameters. */
+static void policies_of_the_gpu_plugins_old_and_new_forms_parse(void **state) {
+  static const struct {
+    const char *policy, *name, *value;
+    size_t count;
+  } c[] = {
+      /* opencl_gemm (xgemm), old and new */
+      {"GEMMK=0,MWG=64,NWG=64,KWG=16,MDIMC=8", "MWG", "64", 5},
+      {"GEMMK=0;MWG=64;NWG=64;KWG=16;MDIMC=8", "KWG", "16", 5},
+      /* cuda_gemm (cgemm) */
+      {"BM=128,BN=64,BK=32,WM=64,WN=32,STAGES=3,VEC=4", "STAGES", "3", 7},
+      {"BM=128;BN=64;BK=32;WM=64;WN=32;STAGES=3;VEC=4", "VEC", "4", 7},
+      /* cublaslt */
+      {"algo=6,tile=20,stages=8,splitk=1,reduction=0,swizzle=0,custom=0,inner=0,cluster=0",
+       "splitk", "1", 9},
+      {"algo=6;tile=20;stages=8;splitk=1;reduction=0;swizzle=0;custom=0;inner=0;cluster=0", "tile",
+       "20", 9},
+      /* clblast: its "xgemm:" prefix stays on the first name */
+      {"xgemm:GEMMK=0,KREG=1,KWG=32", "KREG", "1", 3},
+      {"xgemm:GEMMK=0;KREG=1;KWG=32", "xgemm:GEMMK", "0", 3},
+      /* commas that are not separators: one parameter */
+      {"shape=1,2", "shape", "1,2", 1},
+      {"a=1;b=2,3", "b", "2,3", 2},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    rpt_policy p;
+    assert_int_equal(rpt_policy_parse(c[i].policy, &p), 0);
+    assert_int_equal(p.count, c[i].count);
+    assert_non_null(rpt_policy_get(&p, c[i].name));
+    assert_string_equal(rpt_policy_get(&p, c[i].name), c[i].value);
+    rpt_policy_free(&p);
+  }
+}
+
 static void heat_map_has_a_cell_per_pair_of_values(void **state) {
   (void)state;
   /* a in {1, 2, 10} matters a lot, b in {x, y} a little, c never varies;
@@ -754,6 +790,7 @@ int main(void) {
       cmocka_unit_test(hostile_strings_are_escaped),
       cmocka_unit_test(absurd_numbers_are_not_drawn),
       cmocka_unit_test(policies_parse_into_parameters),
+      cmocka_unit_test(policies_of_the_gpu_plugins_old_and_new_forms_parse),
       cmocka_unit_test(heat_map_has_a_cell_per_pair_of_values),
       cmocka_unit_test(recorded_space_reads_as_a_run),
       cmocka_unit_test(broken_run_files_are_refused_by_name),

@@ -6,6 +6,7 @@
 #include "cgemm.h"
 
 #include "matmul.h"
+#include "policy_text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -161,8 +162,8 @@ int cgemm_parse(const char *p, size_t len, cgemm_dtype t, cgemm_config *out, cha
 void cgemm_format(const cgemm_config *c, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = '\0';
-  for (int k = 0; k < CG_COUNT && n < cap; k++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s=%u", k ? "," : "", cgemm_params[k].name, c->v[k]);
+  for (int k = 0; k < CG_COUNT; k++)
+    policy_text_put(buf, cap, &n, k, cgemm_params[k].name, c->v[k]);
 }
 
 void cgemm_defines(const cgemm_config *c, cgemm_dtype t, char *buf, size_t cap) {

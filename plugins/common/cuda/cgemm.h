@@ -3,7 +3,8 @@
  * parameters (block tile bm x bn, K step bk, warp tile wm x wn, pipeline
  * stages, vector width of the global->shared copies, split-K slices,
  * block-swizzle group), their policy text
- * "bm=64,bn=64,bk=16,wm=32,wn=32,stages=2,vec=4,splitk=1,swizzle=1", the
+ * "bm=64;bn=64;bk=16;wm=32;wn=32;stages=2;vec=4;splitk=1;swizzle=1" (the
+ * ',' form stored before issue 42 still read: policy_text.h), the
  * validity rule against a device's limits (cgemm_limits, fakeable in
  * tests), the NVRTC options of a configuration (one module per distinct
  * compile-time part; split-K and swizzle are kernel arguments) and the

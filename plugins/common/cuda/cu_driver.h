@@ -6,7 +6,7 @@
  * MatMul workload in float32, float16 or bfloat16 (fp32 C), the key, and a
  * session's device matrices (padded with zeros) with the reference check
  * computed on the device (kernels.cu's reference kernel, double
- * accumulation). Errors go through matmul_set_error (../common/matmul.h).
+ * accumulation). Errors go through matmul_set_error (../matmul.h).
  * Internal (hidden).
  *
  * Nothing here touches the driver before the first call that needs a
@@ -300,7 +300,8 @@ CUD_HIDDEN CUresult cu_session_prepared(cu_session *s, cu_launch_fn launch, void
  * s->no_graph); *seconds the sum of the pairs. The operand sets rotate
  * across products. CUDA_SUCCESS, CUDA_ERROR_NOT_READY when the host
  * cancelled between batches, or the failing call's error. start/stop are
- * the session's events. */
+ * the session's events. The loop is device_timing_run's (../device_timing.h),
+ * this the CUDA side of it. */
 CUD_HIDDEN CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx,
                                     uint32_t iterations, CUevent start, CUevent stop,
                                     double *seconds);

@@ -6,6 +6,7 @@
 #include "cu_driver.h"
 
 #include "cu_nvrtc.h"
+#include "device_timing.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -871,55 +872,90 @@ static CUresult capture(cu_session *s, cu_launch_fn launch, void *ctx) {
   return e;
 }
 
-CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx, uint32_t iterations,
-                         CUevent start, CUevent stop, double *seconds) {
-  const cu_api *api = s->inst->devs.api;
+/* One timed run of cu_session_time: the device loop's context. */
+typedef struct time_ctx {
+  cu_session *s;
+  cu_launch_fn launch;
+  void *ctx;
+  CUevent start, stop;
+} time_ctx;
+
+/* The device loop's start (device_timing.h): C reset, then the graph
+ * captured when the run holds one (a warning and no_graph when it cannot
+ * be). */
+static int time_start(void *user, uint32_t iterations) {
+  time_ctx *t = user;
+  cu_session *s = t->s;
   CUresult e;
-  double total = 0, secs;
-  uint32_t done = 0;
-  *seconds = 0;
   if ((e = cu_session_reset(s)) != CUDA_SUCCESS)
-    return e;
+    return (int)e;
   if (iterations >= cu_graph_batch(s->sets) && !s->graph && !s->no_graph &&
-      (e = capture(s, launch, ctx)) != CUDA_SUCCESS) {
+      (e = capture(s, t->launch, t->ctx)) != CUDA_SUCCESS) {
     if (cu_error_sticky(e))
-      return e;
+      return (int)e;
     s->no_graph = 1; /* not capturable here: launched one by one from now on */
     if (s->mm.host && s->mm.host->log) {
       char msg[200];
       snprintf(msg, sizeof msg, "%s: capturing a CUDA graph failed (%s): launching one by one",
-               s->inst->mm.backend, cu_error_name(api, e));
+               s->inst->mm.backend, cu_error_name(s->inst->devs.api, e));
       s->mm.host->log(s->mm.host->context, CALHOST_LOG_WARNING, msg);
     }
   }
-  while (done < iterations) {
-    int whole = s->graph && iterations - done >= s->graph_launches;
-    uint32_t batch = whole ? s->graph_launches
-                           : (iterations - done < CU_GRAPH_MIN ? iterations - done : CU_GRAPH_MIN);
-    if ((e = api->cuEventRecord(start, s->stream)) != CUDA_SUCCESS)
-      return e;
-    if (whole) {
-      e = api->cuGraphLaunch(s->graph, s->stream);
-    } else {
-      for (uint32_t i = 0; i < batch && e == CUDA_SUCCESS; i++) {
-        e = launch(s, s->next_set, ctx);
-        s->next_set = (s->next_set + 1) % s->sets;
-      }
-    }
-    if (e != CUDA_SUCCESS || (e = api->cuEventRecord(stop, s->stream)) != CUDA_SUCCESS)
-      return e;
-    if ((secs = cu_events_seconds(api, start, stop)) < 0)
-      return api->cuStreamSynchronize(s->stream) != CUDA_SUCCESS ? api->cuCtxSynchronize()
-                                                                 : CUDA_ERROR_UNKNOWN;
-    total += secs;
-    done += batch;
-    if (done < iterations && matmul_cancelled(s->mm.host)) {
-      *seconds = total;
-      return CUDA_ERROR_NOT_READY;
+  return CUDA_SUCCESS;
+}
+
+/* A whole graph when one is captured and fits, else at most CU_GRAPH_MIN
+ * products launched one by one. */
+static uint32_t time_batch_size(void *user, uint32_t remaining) {
+  const cu_session *s = ((time_ctx *)user)->s;
+  if (s->graph && remaining >= s->graph_launches)
+    return s->graph_launches;
+  return remaining < CU_GRAPH_MIN ? remaining : CU_GRAPH_MIN;
+}
+
+/* One batch between the event pair: the graph (a batch of graph_launches
+ * when there is one: time_batch_size gives less only when it does not
+ * fit) or `count` launches rotating the operand sets. */
+static int time_batch(void *user, uint32_t count, double *seconds, int *timed) {
+  time_ctx *t = user;
+  cu_session *s = t->s;
+  const cu_api *api = s->inst->devs.api;
+  CUresult e;
+  double secs;
+  (void)timed;
+  if ((e = api->cuEventRecord(t->start, s->stream)) != CUDA_SUCCESS)
+    return (int)e;
+  if (s->graph && count == s->graph_launches) {
+    e = api->cuGraphLaunch(s->graph, s->stream);
+  } else {
+    for (uint32_t i = 0; i < count && e == CUDA_SUCCESS; i++) {
+      e = t->launch(s, s->next_set, t->ctx);
+      s->next_set = (s->next_set + 1) % s->sets;
     }
   }
-  *seconds = total;
+  if (e != CUDA_SUCCESS || (e = api->cuEventRecord(t->stop, s->stream)) != CUDA_SUCCESS)
+    return (int)e;
+  if ((secs = cu_events_seconds(api, t->start, t->stop)) < 0)
+    return (int)(api->cuStreamSynchronize(s->stream) != CUDA_SUCCESS ? api->cuCtxSynchronize()
+                                                                     : CUDA_ERROR_UNKNOWN);
+  *seconds += secs;
   return CUDA_SUCCESS;
+}
+
+static const device_timing_ops time_ops = {time_start, time_batch_size, time_batch};
+
+CUresult cu_session_time(cu_session *s, cu_launch_fn launch, void *ctx, uint32_t iterations,
+                         CUevent start, CUevent stop, double *seconds) {
+  time_ctx t = {s, launch, ctx, start, stop};
+  int timed = 1, code = 0;
+  switch (device_timing_run(&time_ops, &t, s->mm.host, iterations, seconds, &timed, &code)) {
+  case DEVICE_TIMING_OK:
+    return CUDA_SUCCESS;
+  case DEVICE_TIMING_CANCELLED:
+    return CUDA_ERROR_NOT_READY;
+  default:
+    return (CUresult)code;
+  }
 }
 
 CUresult cu_session_work(cu_session *s, size_t bytes) {
