@@ -18,7 +18,6 @@ cd "$dir" || exit 2
 PENDING="
 race/test_race.c
 race/test_race_model.c
-config/test_config_cli.c
 cuda/test_cuda_zero_device.c
 fleet/test_fleet_cli.c
 integration/test_calibrate.c
