@@ -87,6 +87,14 @@ char *harness_slurp(const char *path, size_t *len) {
   return buf;
 }
 
+char *harness_slurp_or_empty(const char *path) {
+  char *s = harness_slurp(path, NULL);
+  if (!s)
+    s = calloc(1, 1);
+  assert_non_null(s);
+  return s;
+}
+
 char *harness_slurp_source(const char *rel, size_t *len) {
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/%s", harness_source_dir(), rel);

@@ -76,6 +76,10 @@ void harness_result_free(harness_result *r);
  * (when len is not NULL); NULL when it cannot be read (errno set). */
 char *harness_slurp(const char *path, size_t *len);
 
+/* harness_slurp, but "" (malloc'd) for a file that cannot be read: for a
+ * test where a missing file is an empty one. Never NULL. */
+char *harness_slurp_or_empty(const char *path);
+
 /* harness_slurp of CALHOST_SOURCE_DIR/rel. */
 char *harness_slurp_source(const char *rel, size_t *len);
 

@@ -19,7 +19,6 @@ PENDING="
 race/test_race.c
 race/test_race_model.c
 cuda/test_cuda_zero_device.c
-fleet/test_fleet_cli.c
 integration/test_calibrate.c
 integration/test_devices.c
 loader/test_check.c
@@ -28,7 +27,6 @@ model/test_model_cli.c
 model/test_model_e2e.c
 opencl/test_opencl_devices.c
 reliability/load_test.c
-report/test_report_cli.c
 runtime/test_runtime_keys.c
 runtime/test_runtime_threads.c
 search/test_calibrate_search.c
