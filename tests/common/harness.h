@@ -20,7 +20,7 @@
  * every test shares; a test that needs another environment says so here. */
 typedef struct harness_opts {
   const char *cwd;             /* the command's working directory (NULL: the test's) */
-  const char *home;            /* HOME (NULL: cwd, else the scratch directory) */
+  const char *home;            /* HOME (NULL: cwd, else the scratch directory, else unchanged) */
   const char *xdg_config_home; /* XDG_CONFIG_HOME (NULL: HOME) */
   const char *xdg_cache_home;  /* XDG_CACHE_HOME (NULL: HOME) */
   const char *term;            /* TERM (NULL: "dumb") */

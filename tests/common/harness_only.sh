@@ -21,8 +21,6 @@ race/test_race_model.c
 cuda/test_cuda_zero_device.c
 integration/test_calibrate.c
 integration/test_devices.c
-loader/test_check.c
-loader/test_guard.c
 model/test_model_cli.c
 model/test_model_e2e.c
 opencl/test_opencl_devices.c
