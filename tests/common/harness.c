@@ -87,10 +87,13 @@ char *harness_slurp(const char *path, size_t *len) {
   return buf;
 }
 
-char *harness_slurp_or_empty(const char *path) {
-  char *s = harness_slurp(path, NULL);
-  if (!s)
+char *harness_slurp_or_empty(const char *path, size_t *len) {
+  char *s = harness_slurp(path, len);
+  if (!s) {
     s = calloc(1, 1);
+    if (len)
+      *len = 0;
+  }
   assert_non_null(s);
   return s;
 }
@@ -156,6 +159,7 @@ static void child_env(const harness_opts *o) {
     setenv("XDG_CACHE_HOME", o->xdg_cache_home ? o->xdg_cache_home : home, 1);
   }
   setenv("TERM", o->term ? o->term : "dumb", 1);
+  setenv("CALHOST", harness_calhost(), 1);
   if (o->plugin_path)
     setenv("CALHOST_PLUGIN_PATH", o->plugin_path, 1);
   else
@@ -226,6 +230,7 @@ static int run_on_pty(const char *prog, const harness_opts *o, harness_result *r
     if (errno != EINTR)
       fail_msg("waitpid: %s", strerror(errno));
   harness_result_free(r);
+  r->pid = pid;
   r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r->out = buf;
   r->out_len = n;
@@ -234,12 +239,11 @@ static int run_on_pty(const char *prog, const harness_opts *o, harness_result *r
   return r->code;
 }
 
-int harness_run_program(const char *prog, const harness_opts *o, harness_result *r,
-                        const char *const *argv) {
+void harness_start(const char *prog, const harness_opts *o, const char *const *argv,
+                   harness_child *c) {
   static const harness_opts defaults;
   const char *args[256];
-  int argc = 0, status, out, err;
-  pid_t pid;
+  int argc = 0;
   if (!o)
     o = &defaults;
   if (!prog)
@@ -249,18 +253,19 @@ int harness_run_program(const char *prog, const harness_opts *o, harness_result 
     args[argc++] = *argv;
   args[argc] = NULL;
   if (o->pty)
-    return run_on_pty(prog, o, r, args);
-  out = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  err = o->merge_output ? -1 : open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (out < 0 || (!o->merge_output && err < 0))
+    fail_msg("harness_start: a pty run is harness_run_program's");
+  c->out = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  c->err = o->merge_output ? -1 : open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (c->out < 0 || (!o->merge_output && c->err < 0))
     fail_msg("no capture file for a command: %s", strerror(errno));
   fflush(NULL);
-  pid = fork();
-  if (pid < 0)
+  c->pid = fork();
+  if (c->pid < 0)
     fail_msg("fork: %s", strerror(errno));
-  if (pid == 0) {
+  if (c->pid == 0) {
     int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err < 0 ? out : err, 2) < 0)
+    if (in < 0 || dup2(in, 0) < 0 || dup2(c->out, 1) < 0 ||
+        dup2(c->err < 0 ? c->out : c->err, 2) < 0)
       _exit(126);
     if (o->cwd && chdir(o->cwd) != 0)
       _exit(126);
@@ -269,23 +274,49 @@ int harness_run_program(const char *prog, const harness_opts *o, harness_result 
     execv(prog, (char *const *)args);
     _exit(127);
   }
-  while (waitpid(pid, &status, 0) < 0)
+}
+
+char *harness_child_stderr(const harness_child *c) {
+  return read_back(c->err >= 0 ? c->err : c->out, NULL);
+}
+
+int harness_wait(harness_child *c, harness_result *r) {
+  int status;
+  while (waitpid(c->pid, &status, 0) < 0)
     if (errno != EINTR)
       fail_msg("waitpid: %s", strerror(errno));
   harness_result_free(r);
+  r->pid = c->pid;
   r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r->out = read_back(out, &r->out_len);
-  if (err >= 0) {
-    r->err = read_back(err, &r->err_len);
+  r->out = read_back(c->out, &r->out_len);
+  if (c->err >= 0) {
+    r->err = read_back(c->err, &r->err_len);
   } else {
     r->err = calloc(1, 1);
     r->err_len = 0;
     assert_non_null(r->err);
   }
-  close(out);
-  if (err >= 0)
-    close(err);
+  close(c->out);
+  if (c->err >= 0)
+    close(c->err);
+  c->out = c->err = -1;
   return r->code;
+}
+
+int harness_run_program(const char *prog, const harness_opts *o, harness_result *r,
+                        const char *const *argv) {
+  harness_child c;
+  if (o && o->pty) {
+    const char *args[256];
+    int argc = 0;
+    args[argc++] = prog ? prog : harness_calhost();
+    for (; argv && *argv && argc < 255; argv++)
+      args[argc++] = *argv;
+    args[argc] = NULL;
+    return run_on_pty(args[0], o, r, args);
+  }
+  harness_start(prog, o, argv, &c);
+  return harness_wait(&c, r);
 }
 
 int harness_run(const harness_opts *o, harness_result *r, const char *first, ...) {
@@ -311,4 +342,9 @@ int harness_run_sh(const harness_opts *o, harness_result *r, const char *args) {
   }
   free(script);
   return rc;
+}
+
+int harness_shell(const harness_opts *o, harness_result *r, const char *cmdline) {
+  const char *argv[] = {"-c", cmdline, NULL};
+  return harness_run_program("/bin/sh", o, r, argv);
 }

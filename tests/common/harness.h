@@ -15,6 +15,7 @@
 #define CALHOST_TESTS_HARNESS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* How a command runs. Zero-initialised fields take the defaults, which
  * every test shares; a test that needs another environment says so here. */
@@ -38,7 +39,8 @@ typedef struct harness_opts {
 /* What a command did. out and err are malloc'd and NUL-terminated (also
  * when empty); harness_result_free releases them. */
 typedef struct harness_result {
-  int code; /* the exit status, or 128 + the signal that ended it */
+  int code;  /* the exit status, or 128 + the signal that ended it */
+  pid_t pid; /* the process it ran as */
   char *out;
   size_t out_len;
   char *err; /* "" with merge_output */
@@ -70,7 +72,31 @@ int harness_run(const harness_opts *o, harness_result *r, const char *first, ...
  * /bin/sh: "config check 'my file.ini'"), run as `exec calhost ARGS`. */
 int harness_run_sh(const harness_opts *o, harness_result *r, const char *args);
 
+/* A shell command line (/bin/sh -c) with the harness's environment and
+ * CALHOST naming bin/calhost: "CALHOST_LOG_LEVEL=info \"$CALHOST\" list
+ * 2>&1", for a test whose commands carry their own redirections or
+ * variables. */
+int harness_shell(const harness_opts *o, harness_result *r, const char *cmdline);
+
 void harness_result_free(harness_result *r);
+
+/* A command started and not yet waited for (to signal it, to watch its
+ * progress). */
+typedef struct harness_child {
+  pid_t pid;
+  int out, err; /* its capture files */
+} harness_child;
+
+/* Starts prog as harness_run_program would, without waiting (no pty). */
+void harness_start(const char *prog, const harness_opts *o, const char *const *argv,
+                   harness_child *c);
+
+/* What the running child has written to stderr so far (stdout too with
+ * merge_output), malloc'd. */
+char *harness_child_stderr(const harness_child *c);
+
+/* Waits for the child and fills *r as harness_run_program; returns r->code. */
+int harness_wait(harness_child *c, harness_result *r);
 
 /* The whole file at path, malloc'd and NUL-terminated, its length in *len
  * (when len is not NULL); NULL when it cannot be read (errno set). */
@@ -78,7 +104,7 @@ char *harness_slurp(const char *path, size_t *len);
 
 /* harness_slurp, but "" (malloc'd) for a file that cannot be read: for a
  * test where a missing file is an empty one. Never NULL. */
-char *harness_slurp_or_empty(const char *path);
+char *harness_slurp_or_empty(const char *path, size_t *len);
 
 /* harness_slurp of CALHOST_SOURCE_DIR/rel. */
 char *harness_slurp_source(const char *rel, size_t *len);

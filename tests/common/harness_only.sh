@@ -30,8 +30,6 @@ runtime/test_runtime_threads.c
 search/test_calibrate_search.c
 search/test_warm_start.c
 store/test_store_cli.c
-verify/test_verify_cli.c
-verify/test_verify_devices.c
 "
 
 pending() {

@@ -501,7 +501,7 @@ static void write_store(const char *name, const char *a, const char *b, const ch
 /* The policy of the only profile of a kind ("portable"/proc name) in the
  * store, as its quoted text in the file. */
 static int file_has(const char *name, const char *needle) {
-  char *t = harness_slurp_or_empty(in_dir(name));
+  char *t = harness_slurp_or_empty(in_dir(name), NULL);
   int has = strstr(t, needle) != NULL;
   free(t);
   return has;

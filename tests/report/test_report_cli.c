@@ -67,7 +67,7 @@ static void report_command_writes_the_page(void **state) {
   snprintf(out, sizeof out, "%s/page.html", g_dir);
   const char *ok[] = {"report", g_data, "--html", out, NULL};
   assert_int_equal(calhost(ok), 0);
-  char *html = harness_slurp_or_empty(out);
+  char *html = harness_slurp_or_empty(out, NULL);
   assert_true(count(html, "<svg class=\"chart candidates\"") >= 4);
   free(html);
 
@@ -94,17 +94,17 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   snprintf(page, sizeof page, "%s/own.html", g_dir);
   snprintf(verify, sizeof verify, "%s/verify.json", g_dir);
   copy_file(g_data, run);
-  char *before = harness_slurp_or_empty(run);
+  char *before = harness_slurp_or_empty(run, NULL);
   const char *self[] = {"report", run, "--html", run, NULL};
   assert_int_equal(calhost(self), 2);
-  char *e = err_text(), *after = harness_slurp_or_empty(run);
+  char *e = err_text(), *after = harness_slurp_or_empty(run, NULL);
   assert_non_null(strstr(e, "is the input itself"));
   assert_string_equal(after, before); /* the run file is intact */
   free(e);
   free(after);
   const char *ok[] = {"report", run, "--html", page, NULL};
   assert_int_equal(calhost(ok), 0);
-  char *good = harness_slurp_or_empty(page);
+  char *good = harness_slurp_or_empty(page, NULL);
   FILE *f = fopen(verify, "w");
   assert_non_null(f);
   fputs("{\"command\": \"verify\", \"results\": []}\n", f);
@@ -113,7 +113,7 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   assert_int_equal(calhost(other), 2);
   e = err_text();
   assert_non_null(strstr(e, "the JSON report of `calhost verify`, not of `calhost calibrate"));
-  after = harness_slurp_or_empty(page);
+  after = harness_slurp_or_empty(page, NULL);
   assert_string_equal(after, good); /* the last page stays */
   free(e);
   free(after);
@@ -127,7 +127,7 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   assert_int_equal(calhost(from_fifo), 2);
   e = err_text();
   assert_non_null(strstr(e, "nobody.fifo: empty (nothing was written to it)"));
-  after = harness_slurp_or_empty(page);
+  after = harness_slurp_or_empty(page, NULL);
   assert_string_equal(after, good);
   free(e);
   free(after);
@@ -223,7 +223,7 @@ static void calibrate_report_keeps_every_candidate(void **state) {
   json_decref(run);
 
   snprintf(path, sizeof path, "%s/report.html", dir);
-  char *html = harness_slurp_or_empty(path);
+  char *html = harness_slurp_or_empty(path, NULL);
   /* a chart for test_good; the failed sweep has no point to draw: a note */
   assert_int_equal(count(html, "<svg class=\"chart candidates\""), 1);
   assert_non_null(strstr(html, "No candidate was measured"));
@@ -265,7 +265,7 @@ static void page_renders_in_headless_chromium(void **state) {
   if (rc != 0 || stat(png, &st) != 0 || st.st_size == 0) {
     char log[500];
     snprintf(log, sizeof log, "%s/chromium.log", g_dir);
-    char *text = harness_slurp_or_empty(log);
+    char *text = harness_slurp_or_empty(log, NULL);
     fprintf(stderr, "chromium could not start (status %d): %.600s\n", rc, text);
     free(text);
     fail_msg("chromium did not render the page");
@@ -293,7 +293,7 @@ static void page_renders_in_headless_chromium(void **state) {
            ">'%s' 2>/dev/null",
            chromium, flags, g_dir, html, dom);
   assert_int_equal(system(cmd), 0);
-  char *src = harness_slurp_or_empty(html), *parsed = harness_slurp_or_empty(dom);
+  char *src = harness_slurp_or_empty(html, NULL), *parsed = harness_slurp_or_empty(dom, NULL);
   assert_true(count(parsed, "<svg") >= 4);
   assert_int_equal(count(parsed, "<svg"), count(src, "<svg"));
   assert_int_equal(count(parsed, "<circle"), count(src, "<circle"));
