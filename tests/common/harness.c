@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -232,6 +234,7 @@ static int run_on_pty(const char *prog, const harness_opts *o, harness_result *r
   harness_result_free(r);
   r->pid = pid;
   r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   r->out = buf;
   r->out_len = n;
   r->err = calloc(1, 1);
@@ -269,6 +272,12 @@ void harness_start(const char *prog, const harness_opts *o, const char *const *a
       _exit(126);
     if (o->cwd && chdir(o->cwd) != 0)
       _exit(126);
+    if (o->fsize_limit) {
+      struct rlimit rl = {o->fsize_limit, o->fsize_limit};
+      signal(SIGXFSZ, SIG_DFL);
+      if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        _exit(126);
+    }
     child_env(o);
     alarm(o->timeout_s ? o->timeout_s : 120); /* kept across exec */
     execv(prog, (char *const *)args);
@@ -288,6 +297,7 @@ int harness_wait(harness_child *c, harness_result *r) {
   harness_result_free(r);
   r->pid = c->pid;
   r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   r->out = read_back(c->out, &r->out_len);
   if (c->err >= 0) {
     r->err = read_back(c->err, &r->err_len);

@@ -31,6 +31,9 @@ typedef struct harness_opts {
   int merge_output;            /* nonzero: stderr goes to stdout (as 2>&1) */
   int pty; /* nonzero: stdin, stdout and stderr a pseudo-terminal; out is all it wrote there */
   int keep_log_level; /* nonzero: CALHOST_LOG_LEVEL is inherited */
+  /* nonzero: RLIMIT_FSIZE of the command, SIGXFSZ at its default (as a
+   * shell's ulimit -f) */
+  unsigned long fsize_limit;
   /* more variables, applied last: "NAME=VALUE" sets, "NAME" unsets;
    * NULL-terminated (NULL: none) */
   const char *const *env;
@@ -39,8 +42,9 @@ typedef struct harness_opts {
 /* What a command did. out and err are malloc'd and NUL-terminated (also
  * when empty); harness_result_free releases them. */
 typedef struct harness_result {
-  int code;  /* the exit status, or 128 + the signal that ended it */
-  pid_t pid; /* the process it ran as */
+  int code;   /* the exit status, or 128 + the signal that ended it */
+  int signal; /* the signal that ended it, 0 when it exited */
+  pid_t pid;  /* the process it ran as */
   char *out;
   size_t out_len;
   char *err; /* "" with merge_output */

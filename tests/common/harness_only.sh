@@ -29,7 +29,6 @@ runtime/test_runtime_keys.c
 runtime/test_runtime_threads.c
 search/test_calibrate_search.c
 search/test_warm_start.c
-store/test_store_cli.c
 "
 
 pending() {
