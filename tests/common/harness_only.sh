@@ -25,8 +25,6 @@ model/test_model_cli.c
 model/test_model_e2e.c
 opencl/test_opencl_devices.c
 reliability/load_test.c
-runtime/test_runtime_keys.c
-runtime/test_runtime_threads.c
 search/test_calibrate_search.c
 search/test_warm_start.c
 "
