@@ -19,14 +19,10 @@ PENDING="
 race/test_race.c
 race/test_race_model.c
 cuda/test_cuda_zero_device.c
-integration/test_calibrate.c
-integration/test_devices.c
 model/test_model_cli.c
 model/test_model_e2e.c
 opencl/test_opencl_devices.c
 reliability/load_test.c
-search/test_calibrate_search.c
-search/test_warm_start.c
 "
 
 pending() {
