@@ -19,10 +19,7 @@ PENDING="
 race/test_race.c
 race/test_race_model.c
 cuda/test_cuda_zero_device.c
-model/test_model_cli.c
-model/test_model_e2e.c
 opencl/test_opencl_devices.c
-reliability/load_test.c
 "
 
 pending() {
