@@ -18,8 +18,6 @@ cd "$dir" || exit 2
 PENDING="
 race/test_race.c
 race/test_race_model.c
-cuda/test_cuda_zero_device.c
-opencl/test_opencl_devices.c
 "
 
 pending() {
