@@ -94,7 +94,7 @@ static void export_never_deletes_an_unrelated_tmp(void **state) {
   if (rc != 0)
     fprintf(stderr, "%s%s", out, err);
   assert_int_equal(rc, 0);
-  char *kept = tu_read(other, NULL);
+  char *kept = harness_slurp(other, NULL);
   assert_non_null(kept);
   assert_string_equal(kept, "an editor's swap file\n");
   assert_int_equal(calstore_read_file(out_path, NULL, NULL, NULL, NULL, NULL), CALSTORE_OK);
@@ -154,7 +154,7 @@ static void file_size_limit_is_write_failed_not_a_kill(void **state) {
   assert_non_null(strstr(err, "File too large"));
   assert_non_null(strstr(err, store));
   assert_false(tu_exists(tmp));
-  char *now = tu_read(store, NULL);
+  char *now = harness_slurp(store, NULL);
   assert_string_equal(now, HDR PROFILE("d", "x"));
   free(now);
   free(out);
@@ -166,7 +166,7 @@ static void file_size_limit_is_write_failed_not_a_kill(void **state) {
 
 static void copy_file(const char *from, const char *to) {
   size_t n;
-  char *data = tu_read(from, &n);
+  char *data = harness_slurp(from, &n);
   if (!data)
     fail_msg("missing %s", from);
   FILE *f = fopen(to, "wb");
