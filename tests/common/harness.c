@@ -161,7 +161,8 @@ static void child_env(const harness_opts *o) {
     setenv("XDG_CACHE_HOME", o->xdg_cache_home ? o->xdg_cache_home : home, 1);
   }
   setenv("TERM", o->term ? o->term : "dumb", 1);
-  setenv("CALHOST", harness_calhost(), 1);
+  if (getenv("CALHOST_BUILD_DIR") && *getenv("CALHOST_BUILD_DIR"))
+    setenv("CALHOST", harness_calhost(), 1);
   if (o->plugin_path)
     setenv("CALHOST_PLUGIN_PATH", o->plugin_path, 1);
   else
