@@ -15,6 +15,7 @@
 #include "processor/processor.h" /* processor_cpulist_format */
 #include "base/array.h"
 #include "base/str.h"
+#include "config_keys.h"
 #include "parser.h"
 #include "values.h"
 
@@ -379,126 +380,244 @@ static int emit_text(const config_settings *cfg, config_visit_fn fn, void *user,
   return rc;
 }
 
-static int emit_list(const config_settings *cfg, config_visit_fn fn, void *user,
-                     const char *section, const char *okey_section, const char *key,
-                     char *const *items, size_t n, const char *sep) {
-  text t;
-  if (text_open(&t) != 0)
-    return -1;
+/* ---- the formatters: show_SECTION_KEY for each line of config_keys.h --
+ * Each writes one key's value as text to f (lists joined as they would be
+ * written in the file) for the section record i ([workload NAME],
+ * [model NAME], [plugin NAME]; unused elsewhere) and says what to visit: */
+enum {
+  SHOW_SKIP = 0, /* nothing: the key is unset and has no value to show */
+  SHOW_TEXT,     /* what was written to f */
+  SHOW_NULL,     /* the key with value NULL (unset, no default) */
+};
+
+static int put_text(FILE *f, const char *s) {
+  if (!s)
+    return SHOW_NULL;
+  fputs(s, f);
+  return SHOW_TEXT;
+}
+
+static int put_list(FILE *f, char *const *items, size_t n, const char *sep) {
   for (size_t i = 0; i < n; i++)
-    fprintf(t.f, "%s%s", i ? sep : "", items[i]);
-  return emit_text(cfg, fn, user, section, okey_section, key, &t);
+    fprintf(f, "%s%s", i ? sep : "", items[i]);
+  return SHOW_TEXT;
+}
+
+static int show_store_path(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_text(f, cfg->store_path);
+}
+
+static int show_store_persistence_enabled(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_text(f, cfg->persistence_enabled ? "true" : "false");
+}
+
+static int show_plugins_directories(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_list(f, cfg->plugin_dirs, cfg->plugin_dir_count, ":");
+}
+
+static int show_plugins_paths(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_list(f, cfg->plugin_paths, cfg->plugin_path_count, ":");
+}
+
+static int show_plugins_enabled(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_list(f, cfg->enabled_backends, cfg->enabled_count, ",");
+}
+
+static int show_plugins_disabled(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_list(f, cfg->disabled_backends, cfg->disabled_count, ",");
+}
+
+static int show_calibration_cpus(const config_settings *cfg, size_t i, FILE *f) {
+  char cpus[4096];
+  (void)i;
+  if (cfg->cpus_all || cfg->cpu_count == 0)
+    snprintf(cpus, sizeof cpus, "all");
+  else
+    processor_cpulist_format(cfg->cpus, cfg->cpu_count, cpus, sizeof cpus);
+  return put_text(f, cpus);
+}
+
+static int show_calibration_threads(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  for (size_t k = 0; k < cfg->thread_count_count; k++) {
+    if (cfg->thread_counts[k] == 0)
+      fprintf(f, "%smax", k ? "," : "");
+    else
+      fprintf(f, "%s%u", k ? "," : "", (unsigned)cfg->thread_counts[k]);
+  }
+  return SHOW_TEXT;
+}
+
+static int show_calibration_rigor(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_text(f, base_rigor_name(cfg->rigor));
+}
+
+static int show_calibration_strategy(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_text(f, base_strategy_name((base_strategy)cfg->strategy));
+}
+
+static int show_calibration_budget(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  if (cfg->budget_seconds > 0)
+    fprintf(f, "%gs", cfg->budget_seconds);
+  else
+    fprintf(f, "%u", (unsigned)cfg->budget_evaluations);
+  return SHOW_TEXT;
+}
+
+static int show_calibration_time_budget(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  fprintf(f, "%g", cfg->time_budget_seconds);
+  return SHOW_TEXT;
+}
+
+static int show_calibration_repetitions(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  fprintf(f, "%u", (unsigned)cfg->repetitions);
+  return SHOW_TEXT;
+}
+
+static int show_calibration_plugin_timeout(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  fprintf(f, "%g", cfg->plugin_timeout_seconds);
+  return SHOW_TEXT;
+}
+
+static int show_lookup_force_portable(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return put_text(f, cfg->force_portable ? "true" : "false");
+}
+
+static int show_lookup_backends(const config_settings *cfg, size_t i, FILE *f) {
+  (void)i;
+  return cfg->lookup_backend_count
+             ? put_list(f, cfg->lookup_backends, cfg->lookup_backend_count, ", ")
+             : SHOW_SKIP;
+}
+
+static int show_workload_operator(const config_settings *cfg, size_t i, FILE *f) {
+  return put_text(f, cfg->workloads[i].operator_name);
+}
+
+static int show_workload_dtype(const config_settings *cfg, size_t i, FILE *f) {
+  return put_text(f, cfg->workloads[i].dtype);
+}
+
+static int show_workload_shape(const config_settings *cfg, size_t i, FILE *f) {
+  const config_workload *w = &cfg->workloads[i];
+  for (size_t d = 0; d < w->shape_rank; d++)
+    fprintf(f, "%s%lld", d ? "," : "", (long long)w->shape[d]);
+  return SHOW_TEXT;
+}
+
+static int show_workload_model(const config_settings *cfg, size_t i, FILE *f) {
+  return cfg->workloads[i].model_file ? put_text(f, cfg->workloads[i].model_file) : SHOW_SKIP;
+}
+
+static int show_model_file(const config_settings *cfg, size_t i, FILE *f) {
+  return put_text(f, cfg->models[i].file);
+}
+
+static int show_model_dims(const config_settings *cfg, size_t i, FILE *f) {
+  const config_model *m = &cfg->models[i];
+  for (size_t b = 0; b < m->binding_count; b++) {
+    char canon[2048];
+    config_dims_canonical(m->bindings[b].dims, m->bindings[b].count, canon, sizeof canon);
+    fprintf(f, "%s%s", b ? " | " : "", canon);
+  }
+  return m->binding_count ? SHOW_TEXT : SHOW_SKIP;
+}
+
+static int show_model_backends(const config_settings *cfg, size_t i, FILE *f) {
+  const config_model *m = &cfg->models[i];
+  return m->backend_count ? put_list(f, m->backends, m->backend_count, ", ") : SHOW_SKIP;
+}
+
+static int show_plugin_devices(const config_settings *cfg, size_t i, FILE *f) {
+  const config_plugin_section *s = &cfg->plugin_sections[i];
+  return s->device_count ? put_list(f, s->devices, s->device_count, ", ") : SHOW_SKIP;
+}
+
+static int show_plugin_time_budget(const config_settings *cfg, size_t i, FILE *f) {
+  const config_plugin_section *s = &cfg->plugin_sections[i];
+  if (s->time_budget_seconds <= 0)
+    return SHOW_SKIP;
+  fprintf(f, "%g", s->time_budget_seconds);
+  return SHOW_TEXT;
+}
+
+typedef int key_formatter(const config_settings *cfg, size_t i, FILE *f);
+
+static const struct {
+  const char *section;
+  const char *key;
+  key_formatter *show;
+} show_table[] = {
+#define KEY(kind, section, key) {#section, #key, show_##section##_##key},
+    CALHOST_CONFIG_KEYS(KEY)
+#undef KEY
+};
+
+/* Visits the table's keys of the section word (record i of a named one):
+ * section and okey_section as emit's. */
+static int visit_table(const config_settings *cfg, config_visit_fn fn, void *user, const char *word,
+                       size_t i, const char *section, const char *okey_section) {
+  for (size_t k = 0; k < sizeof show_table / sizeof show_table[0]; k++) {
+    text t;
+    int shown, rc;
+    if (strcmp(show_table[k].section, word) != 0)
+      continue;
+    if (text_open(&t) != 0)
+      return -1;
+    shown = show_table[k].show(cfg, i, t.f);
+    if (shown == SHOW_TEXT) {
+      rc = emit_text(cfg, fn, user, section, okey_section, show_table[k].key, &t);
+    } else {
+      fclose(t.f);
+      free(t.s);
+      rc = shown == SHOW_NULL ? emit(cfg, fn, user, section, okey_section, show_table[k].key, NULL)
+                              : 0;
+    }
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
 }
 
 int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
-  char num[64];
+  static const char *const plain[] = {"store", "plugins", "calibration", "lookup"};
   int rc;
-#define EMIT(sec, key, val)                                                                        \
-  do {                                                                                             \
-    if ((rc = emit(cfg, fn, user, sec, sec, key, val)) != 0)                                       \
-      return rc;                                                                                   \
-  } while (0)
-  EMIT("store", "path", cfg->store_path);
-  EMIT("store", "persistence_enabled", cfg->persistence_enabled ? "true" : "false");
-#define EMIT_PLUGINS_LIST(key, list, count, sep)                                                   \
-  do {                                                                                             \
-    if ((rc = emit_list(cfg, fn, user, "plugins", "plugins", key, list, count, sep)) != 0)         \
-      return rc;                                                                                   \
-  } while (0)
-  EMIT_PLUGINS_LIST("directories", cfg->plugin_dirs, cfg->plugin_dir_count, ":");
-  EMIT_PLUGINS_LIST("paths", cfg->plugin_paths, cfg->plugin_path_count, ":");
-  EMIT_PLUGINS_LIST("enabled", cfg->enabled_backends, cfg->enabled_count, ",");
-  EMIT_PLUGINS_LIST("disabled", cfg->disabled_backends, cfg->disabled_count, ",");
-  {
-    char cpus[4096];
-    if (cfg->cpus_all || cfg->cpu_count == 0)
-      snprintf(cpus, sizeof cpus, "all");
-    else
-      processor_cpulist_format(cfg->cpus, cfg->cpu_count, cpus, sizeof cpus);
-    EMIT("calibration", "cpus", cpus);
-  }
-  {
-    text t;
-    if (text_open(&t) != 0)
-      return -1;
-    for (size_t i = 0; i < cfg->thread_count_count; i++) {
-      if (cfg->thread_counts[i] == 0)
-        fprintf(t.f, "%smax", i ? "," : "");
-      else
-        fprintf(t.f, "%s%u", i ? "," : "", (unsigned)cfg->thread_counts[i]);
-    }
-    if ((rc = emit_text(cfg, fn, user, "calibration", "calibration", "threads", &t)) != 0)
+  for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++)
+    if ((rc = visit_table(cfg, fn, user, plain[k], 0, plain[k], plain[k])) != 0)
       return rc;
-  }
-  EMIT("calibration", "rigor", base_rigor_name(cfg->rigor));
-  EMIT("calibration", "strategy", base_strategy_name((base_strategy)cfg->strategy));
-  if (cfg->budget_seconds > 0)
-    snprintf(num, sizeof num, "%gs", cfg->budget_seconds);
-  else
-    snprintf(num, sizeof num, "%u", (unsigned)cfg->budget_evaluations);
-  EMIT("calibration", "budget", num);
-  snprintf(num, sizeof num, "%g", cfg->time_budget_seconds);
-  EMIT("calibration", "time_budget", num);
-  snprintf(num, sizeof num, "%u", (unsigned)cfg->repetitions);
-  EMIT("calibration", "repetitions", num);
-  snprintf(num, sizeof num, "%g", cfg->plugin_timeout_seconds);
-  EMIT("calibration", "plugin_timeout", num);
-  EMIT("lookup", "force_portable", cfg->force_portable ? "true" : "false");
-  if (cfg->lookup_backend_count &&
-      (rc = emit_list(cfg, fn, user, "lookup", "lookup", "backends", cfg->lookup_backends,
-                      cfg->lookup_backend_count, ", ")) != 0)
-    return rc;
-#undef EMIT
-#undef EMIT_PLUGINS_LIST
-
   for (size_t i = 0; i < cfg->workload_count; i++) {
     const config_workload *w = &cfg->workloads[i];
     char section[300], osec[300];
-    text t;
-    config_origin o = w->origin;
     snprintf(section, sizeof section, "workload %s", w->name);
     snprintf(osec, sizeof osec, "workload.%s", w->name);
-    if ((rc = emit(cfg, fn, user, section, osec, "operator", w->operator_name)) != 0)
-      return rc;
-    if ((rc = emit(cfg, fn, user, section, osec, "dtype", w->dtype)) != 0)
-      return rc;
-    if (text_open(&t) != 0)
-      return -1;
-    for (size_t d = 0; d < w->shape_rank; d++)
-      fprintf(t.f, "%s%lld", d ? "," : "", (long long)w->shape[d]);
-    if ((rc = emit_text(cfg, fn, user, section, osec, "shape", &t)) != 0)
-      return rc;
-    if (w->model_file && (rc = emit(cfg, fn, user, section, osec, "model", w->model_file)) != 0)
+    if ((rc = visit_table(cfg, fn, user, "workload", i, section, osec)) != 0)
       return rc;
     for (size_t k = 0; k < w->property_count; k++)
       if ((rc = emit(cfg, fn, user, section, osec, w->properties[k].name,
                      w->properties[k].value)) != 0)
         return rc;
     /* Computed, not read: its origin is the section header. */
-    if ((rc = fn(user, section, "model_digest", w->model_digest, o)) != 0)
+    if ((rc = fn(user, section, "model_digest", w->model_digest, w->origin)) != 0)
       return rc;
   }
   for (size_t i = 0; i < cfg->model_count; i++) {
-    const config_model *m = &cfg->models[i];
     char section[300], osec[300];
-    text t;
-    snprintf(section, sizeof section, "model %s", m->name);
-    snprintf(osec, sizeof osec, "model.%s", m->name);
-    if ((rc = emit(cfg, fn, user, section, osec, "file", m->file)) != 0)
-      return rc;
-    if (m->binding_count) {
-      if (text_open(&t) != 0)
-        return -1;
-      for (size_t b = 0; b < m->binding_count; b++) {
-        char canon[2048];
-        config_dims_canonical(m->bindings[b].dims, m->bindings[b].count, canon, sizeof canon);
-        fprintf(t.f, "%s%s", b ? " | " : "", canon);
-      }
-      if ((rc = emit_text(cfg, fn, user, section, osec, "dims", &t)) != 0)
-        return rc;
-    }
-    if (m->backend_count && (rc = emit_list(cfg, fn, user, section, osec, "backends", m->backends,
-                                            m->backend_count, ", ")) != 0)
+    snprintf(section, sizeof section, "model %s", cfg->models[i].name);
+    snprintf(osec, sizeof osec, "model.%s", cfg->models[i].name);
+    if ((rc = visit_table(cfg, fn, user, "model", i, section, osec)) != 0)
       return rc;
   }
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
@@ -506,14 +625,8 @@ int config_visit(const config_settings *cfg, config_visit_fn fn, void *user) {
     char section[300], osec[300];
     snprintf(section, sizeof section, "plugin %s", s->name);
     snprintf(osec, sizeof osec, "plugin.%s", s->name);
-    if (s->device_count && (rc = emit_list(cfg, fn, user, section, osec, "devices", s->devices,
-                                           s->device_count, ", ")) != 0)
+    if ((rc = visit_table(cfg, fn, user, "plugin", i, section, osec)) != 0)
       return rc;
-    if (s->time_budget_seconds > 0) {
-      snprintf(num, sizeof num, "%g", s->time_budget_seconds);
-      if ((rc = emit(cfg, fn, user, section, osec, "time_budget", num)) != 0)
-        return rc;
-    }
     for (size_t k = 0; k < s->setting_count; k++)
       if ((rc = emit(cfg, fn, user, section, osec, s->settings[k].name, s->settings[k].value)) != 0)
         return rc;

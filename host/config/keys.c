@@ -1,9 +1,11 @@
 /*
  * keys.c: the rules of calhost.ini: which sections exist, which keys each
- * takes, what a key means in the typed config_settings and which values it
- * accepts (through the value parsers of values.c, shared with the command
- * line), how paths resolve, which keys are required and which combinations
- * are refused. The reader that feeds it lines and keys is parse.c.
+ * takes (the table of config_keys.h: one setter per key, and the "known
+ * keys" of the unknown-key message), what a key means in the typed
+ * config_settings and which values it accepts (through the value parsers
+ * of values.c, shared with the command line), how paths resolve, which
+ * keys are required and which combinations are refused. The reader that
+ * feeds it lines and keys is parse.c.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -14,6 +16,7 @@
 #include "processor/processor.h" /* processor_cpulist_parse */
 #include "base/array.h"
 #include "base/str.h"
+#include "config_keys.h"
 #include "parser.h"
 #include "values.h"
 
@@ -288,163 +291,243 @@ static int set_string(parser *p, char **dst, const char *value) {
   return 1;
 }
 
-int cfg_key(parser *p, const char *name, const char *value) {
+/* ---- the setters: set_SECTION_KEY for each line of config_keys.h ------
+ * Each reads one key's value into p->cfg (the current section's record
+ * for [workload NAME], [model NAME], [plugin NAME]) and returns 1, or
+ * reports the error through cfg_perr and returns 0 (as cfg_key). */
+
+#define WHY char why[300]
+#define CHECKED(call) ((call) == 0 ? 1 : refused(p, name, value, why))
+
+static int set_store_path(parser *p, const char *name, const char *value) {
+  return set_path(p, name, value, &p->cfg->store_path);
+}
+
+static int set_store_persistence_enabled(parser *p, const char *name, const char *value) {
+  WHY;
+  return CHECKED(config_value_bool(value, &p->cfg->persistence_enabled, why, sizeof why));
+}
+
+static int set_plugins_directories(parser *p, const char *name, const char *value) {
   config_settings *c = p->cfg;
-  char why[300];
-  switch (p->kind) {
-  case SEC_STORE:
-    if (!strcmp(name, "path"))
-      return set_path(p, name, value, &c->store_path);
-    if (!strcmp(name, "persistence_enabled"))
-      return config_value_bool(value, &c->persistence_enabled, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    return unknown_key(p, name, "path, persistence_enabled");
-  case SEC_PLUGINS:
-    if (!strcmp(name, "directories"))
-      return set_list(p, name, value, &c->plugin_dirs, &c->plugin_dir_count, ":,", 1, 0);
-    if (!strcmp(name, "paths"))
-      return set_list(p, name, value, &c->plugin_paths, &c->plugin_path_count, ":,", 1, 0);
-    if (!strcmp(name, "enabled"))
-      return set_list(p, name, value, &c->enabled_backends, &c->enabled_count, ",", 0, 1);
-    if (!strcmp(name, "disabled"))
-      return set_list(p, name, value, &c->disabled_backends, &c->disabled_count, ",", 0, 1);
-    return unknown_key(p, name, "directories, paths, enabled, disabled");
-  case SEC_CALIBRATION:
-    if (!strcmp(name, "cpus")) {
-      int *cpus = NULL, all = 0;
-      size_t n = 0;
-      if (processor_cpulist_parse(value, &cpus, &n, &all, why, sizeof why) != 0)
-        return cfg_perr(p, p->line, "bad value for 'cpus' in %s: %s", p->section, why);
-      free(c->cpus);
-      c->cpus = cpus;
-      c->cpu_count = n;
-      c->cpus_all = all;
-      return 1;
-    }
-    if (!strcmp(name, "threads"))
-      return parse_threads(p, value);
-    if (!strcmp(name, "rigor")) {
-      if (base_rigor_parse(value, &c->rigor) != 0)
-        return bad_value(p, name, value, "quick, measure or exhaustive");
-      return 1;
-    }
-    if (!strcmp(name, "time_budget"))
-      return config_value_duration(value, 1, &c->time_budget_seconds, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    if (!strcmp(name, "plugin_timeout"))
-      return config_value_duration(value, 0, &c->plugin_timeout_seconds, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    if (!strcmp(name, "repetitions"))
-      return config_value_repetitions(value, &c->repetitions, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    if (!strcmp(name, "strategy"))
-      return config_value_strategy(value, &c->strategy, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    if (!strcmp(name, "budget"))
-      return config_value_search_budget(value, &c->budget_evaluations, &c->budget_seconds, why,
-                                        sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    return unknown_key(
-        p, name,
-        "cpus, threads, rigor, strategy, budget, time_budget, repetitions, plugin_timeout");
-  case SEC_LOOKUP:
-    if (!strcmp(name, "force_portable"))
-      return config_value_bool(value, &c->force_portable, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    if (!strcmp(name, "backends"))
-      return set_list(p, name, value, &c->lookup_backends, &c->lookup_backend_count, ",", 0, 1);
-    return unknown_key(p, name, "force_portable, backends");
-  case SEC_WORKLOAD: {
-    config_workload *w = &c->workloads[p->index];
-    if (!strcmp(name, "operator"))
-      return cfg_valid_name(value) ? set_string(p, &w->operator_name, value)
-                                   : bad_value(p, name, value, "an operator name such as MatMul");
-    if (!strcmp(name, "dtype"))
-      return cfg_valid_name(value) ? set_string(p, &w->dtype, value)
-                                   : bad_value(p, name, value, "a type name such as float32");
-    if (!strcmp(name, "shape"))
-      return parse_shape(p, w, value);
-    if (!strcmp(name, "model")) {
-      w->model_origin.file = c->source_path;
-      w->model_origin.line = p->line;
-      return set_path(p, name, value, &w->model_file);
-    }
-    if (!cfg_valid_name(name))
-      return cfg_perr(p, p->line,
-                      "bad property name '%s' in %s (use letters, digits, '_', '.', '-')", name,
-                      p->section);
-    if (!strcmp(name, "model_digest") || !strcmp(name, "name"))
-      return cfg_perr(p, p->line, "'%s' is reserved and cannot be set in %s", name, p->section);
-    if (!*value || strpbrk(value, ";\"\\"))
-      return cfg_perr(p, p->line,
-                      "bad value for property '%s' in %s: '%s' (non-empty, without ';', '\"' or "
-                      "'\\')",
-                      name, p->section, value);
-    if (!base_str_one_line(value))
-      return cfg_perr(p, p->line, "bad value for property '%s' in %s: control character", name,
-                      p->section);
-    return cfg_props_push(&w->properties, &w->property_count, name, value) == 0 ? 1 : cfg_oom(p);
-  }
-  case SEC_MODEL: {
-    config_model *m = &c->models[p->index];
-    if (!strcmp(name, "file")) {
-      m->file_origin = (config_origin){c->source_path, p->line};
-      return set_path(p, name, value, &m->file);
-    }
-    if (!strcmp(name, "dims")) {
-      config_binding *b;
-      size_t n;
-      if (config_value_bindings(value, &b, &n, why, sizeof why) != 0)
-        return !strcmp(why, "out of memory") ? cfg_oom(p) : refused(p, name, value, why);
-      config_bindings_free(m->bindings, m->binding_count);
-      m->bindings = b;
-      m->binding_count = n;
-      m->dims_origin = (config_origin){c->source_path, p->line};
-      return 1;
-    }
-    if (!strcmp(name, "backends"))
-      return set_list(p, name, value, &m->backends, &m->backend_count, ",", 0, 1);
-    return unknown_key(p, name, "file, dims, backends");
-  }
-  case SEC_PLUGIN: {
-    config_plugin_section *s = &c->plugin_sections[p->index];
-    if (!strcmp(name, "devices")) { /* the host's key: which devices to calibrate */
-      char dwhy[300], **list;
-      size_t n;
-      int all;
-      if (config_value_devices(value, &list, &n, &all, dwhy, sizeof dwhy) != 0)
-        return !strcmp(dwhy, "out of memory") ? cfg_oom(p) : refused(p, name, value, dwhy);
-      config_value_strings_free(s->devices, s->device_count);
-      s->devices = list;
-      s->device_count = n;
-      return 1;
-    }
-    if (!strcmp(name, "time_budget")) /* the host's key: this plugin's budget */
-      return config_value_duration(value, 1, &s->time_budget_seconds, why, sizeof why) == 0
-                 ? 1
-                 : refused(p, name, value, why);
-    if (!cfg_valid_name(name))
-      return cfg_perr(p, p->line,
-                      "bad setting name '%s' in %s (use letters, digits, '_', '.', '-')", name,
-                      p->section);
-    return cfg_props_push(&s->settings, &s->setting_count, name, value) == 0 ? 1 : cfg_oom(p);
-  }
-  case SEC_NONE:
+  return set_list(p, name, value, &c->plugin_dirs, &c->plugin_dir_count, ":,", 1, 0);
+}
+
+static int set_plugins_paths(parser *p, const char *name, const char *value) {
+  config_settings *c = p->cfg;
+  return set_list(p, name, value, &c->plugin_paths, &c->plugin_path_count, ":,", 1, 0);
+}
+
+static int set_plugins_enabled(parser *p, const char *name, const char *value) {
+  config_settings *c = p->cfg;
+  return set_list(p, name, value, &c->enabled_backends, &c->enabled_count, ",", 0, 1);
+}
+
+static int set_plugins_disabled(parser *p, const char *name, const char *value) {
+  config_settings *c = p->cfg;
+  return set_list(p, name, value, &c->disabled_backends, &c->disabled_count, ",", 0, 1);
+}
+
+static int set_calibration_cpus(parser *p, const char *name, const char *value) {
+  config_settings *c = p->cfg;
+  int *cpus = NULL, all = 0;
+  size_t n = 0;
+  WHY;
+  (void)name;
+  if (processor_cpulist_parse(value, &cpus, &n, &all, why, sizeof why) != 0)
+    return cfg_perr(p, p->line, "bad value for 'cpus' in %s: %s", p->section, why);
+  free(c->cpus);
+  c->cpus = cpus;
+  c->cpu_count = n;
+  c->cpus_all = all;
+  return 1;
+}
+
+static int set_calibration_threads(parser *p, const char *name, const char *value) {
+  (void)name;
+  return parse_threads(p, value);
+}
+
+static int set_calibration_rigor(parser *p, const char *name, const char *value) {
+  if (base_rigor_parse(value, &p->cfg->rigor) != 0)
+    return bad_value(p, name, value, "quick, measure or exhaustive");
+  return 1;
+}
+
+static int set_calibration_strategy(parser *p, const char *name, const char *value) {
+  WHY;
+  return CHECKED(config_value_strategy(value, &p->cfg->strategy, why, sizeof why));
+}
+
+static int set_calibration_budget(parser *p, const char *name, const char *value) {
+  config_settings *c = p->cfg;
+  WHY;
+  return CHECKED(config_value_search_budget(value, &c->budget_evaluations, &c->budget_seconds, why,
+                                            sizeof why));
+}
+
+static int set_calibration_time_budget(parser *p, const char *name, const char *value) {
+  WHY;
+  return CHECKED(config_value_duration(value, 1, &p->cfg->time_budget_seconds, why, sizeof why));
+}
+
+static int set_calibration_repetitions(parser *p, const char *name, const char *value) {
+  WHY;
+  return CHECKED(config_value_repetitions(value, &p->cfg->repetitions, why, sizeof why));
+}
+
+static int set_calibration_plugin_timeout(parser *p, const char *name, const char *value) {
+  WHY;
+  return CHECKED(config_value_duration(value, 0, &p->cfg->plugin_timeout_seconds, why, sizeof why));
+}
+
+static int set_lookup_force_portable(parser *p, const char *name, const char *value) {
+  WHY;
+  return CHECKED(config_value_bool(value, &p->cfg->force_portable, why, sizeof why));
+}
+
+static int set_lookup_backends(parser *p, const char *name, const char *value) {
+  config_settings *c = p->cfg;
+  return set_list(p, name, value, &c->lookup_backends, &c->lookup_backend_count, ",", 0, 1);
+}
+
+static int set_workload_operator(parser *p, const char *name, const char *value) {
+  config_workload *w = &p->cfg->workloads[p->index];
+  return cfg_valid_name(value) ? set_string(p, &w->operator_name, value)
+                               : bad_value(p, name, value, "an operator name such as MatMul");
+}
+
+static int set_workload_dtype(parser *p, const char *name, const char *value) {
+  config_workload *w = &p->cfg->workloads[p->index];
+  return cfg_valid_name(value) ? set_string(p, &w->dtype, value)
+                               : bad_value(p, name, value, "a type name such as float32");
+}
+
+static int set_workload_shape(parser *p, const char *name, const char *value) {
+  (void)name;
+  return parse_shape(p, &p->cfg->workloads[p->index], value);
+}
+
+static int set_workload_model(parser *p, const char *name, const char *value) {
+  config_workload *w = &p->cfg->workloads[p->index];
+  w->model_origin.file = p->cfg->source_path;
+  w->model_origin.line = p->line;
+  return set_path(p, name, value, &w->model_file);
+}
+
+static int set_model_file(parser *p, const char *name, const char *value) {
+  config_model *m = &p->cfg->models[p->index];
+  m->file_origin = (config_origin){p->cfg->source_path, p->line};
+  return set_path(p, name, value, &m->file);
+}
+
+static int set_model_dims(parser *p, const char *name, const char *value) {
+  config_model *m = &p->cfg->models[p->index];
+  config_binding *b;
+  size_t n;
+  WHY;
+  if (config_value_bindings(value, &b, &n, why, sizeof why) != 0)
+    return !strcmp(why, "out of memory") ? cfg_oom(p) : refused(p, name, value, why);
+  config_bindings_free(m->bindings, m->binding_count);
+  m->bindings = b;
+  m->binding_count = n;
+  m->dims_origin = (config_origin){p->cfg->source_path, p->line};
+  return 1;
+}
+
+static int set_model_backends(parser *p, const char *name, const char *value) {
+  config_model *m = &p->cfg->models[p->index];
+  return set_list(p, name, value, &m->backends, &m->backend_count, ",", 0, 1);
+}
+
+/* the host's key: which devices of the plugin to calibrate */
+static int set_plugin_devices(parser *p, const char *name, const char *value) {
+  config_plugin_section *s = &p->cfg->plugin_sections[p->index];
+  char **list;
+  size_t n;
+  int all;
+  WHY;
+  if (config_value_devices(value, &list, &n, &all, why, sizeof why) != 0)
+    return !strcmp(why, "out of memory") ? cfg_oom(p) : refused(p, name, value, why);
+  config_value_strings_free(s->devices, s->device_count);
+  s->devices = list;
+  s->device_count = n;
+  return 1;
+}
+
+/* the host's key: this plugin's time budget */
+static int set_plugin_time_budget(parser *p, const char *name, const char *value) {
+  config_plugin_section *s = &p->cfg->plugin_sections[p->index];
+  WHY;
+  return CHECKED(config_value_duration(value, 1, &s->time_budget_seconds, why, sizeof why));
+}
+
+#undef WHY
+#undef CHECKED
+
+/* Any other key of [workload NAME]: a structural property. */
+static int set_workload_property(parser *p, const char *name, const char *value) {
+  config_workload *w = &p->cfg->workloads[p->index];
+  if (!cfg_valid_name(name))
+    return cfg_perr(p, p->line, "bad property name '%s' in %s (use letters, digits, '_', '.', '-')",
+                    name, p->section);
+  if (!strcmp(name, "model_digest") || !strcmp(name, "name"))
+    return cfg_perr(p, p->line, "'%s' is reserved and cannot be set in %s", name, p->section);
+  if (!*value || strpbrk(value, ";\"\\"))
+    return cfg_perr(p, p->line,
+                    "bad value for property '%s' in %s: '%s' (non-empty, without ';', '\"' or "
+                    "'\\')",
+                    name, p->section, value);
+  if (!base_str_one_line(value))
+    return cfg_perr(p, p->line, "bad value for property '%s' in %s: control character", name,
+                    p->section);
+  return cfg_props_push(&w->properties, &w->property_count, name, value) == 0 ? 1 : cfg_oom(p);
+}
+
+/* Any other key of [plugin NAME]: a setting passed to the plugin. */
+static int set_plugin_setting(parser *p, const char *name, const char *value) {
+  config_plugin_section *s = &p->cfg->plugin_sections[p->index];
+  if (!cfg_valid_name(name))
+    return cfg_perr(p, p->line, "bad setting name '%s' in %s (use letters, digits, '_', '.', '-')",
+                    name, p->section);
+  return cfg_props_push(&s->settings, &s->setting_count, name, value) == 0 ? 1 : cfg_oom(p);
+}
+
+typedef int key_setter(parser *p, const char *name, const char *value);
+
+static const struct {
+  section_kind kind;
+  const char *key;
+  key_setter *set;
+} key_table[] = {
+#define KEY(kind, section, key) {kind, #key, set_##section##_##key},
+    CALHOST_CONFIG_KEYS(KEY)
+#undef KEY
+};
+
+int cfg_key(parser *p, const char *name, const char *value) {
+  char known[512];
+  size_t used = 0;
+  if (p->kind == SEC_NONE)
     return cfg_perr(p, p->line,
                     "key '%s' outside any section (put it under [store], [plugins], "
                     "[calibration], [lookup], [workload NAME], [model NAME] or [plugin NAME])",
                     name);
-  case SEC_BAD:
+  if (p->kind == SEC_BAD)
     return 1; /* the header's error was already reported */
-  }
-  return 1;
+  for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
+    if (key_table[i].kind == p->kind && !strcmp(name, key_table[i].key))
+      return key_table[i].set(p, name, value);
+  if (p->kind == SEC_WORKLOAD)
+    return set_workload_property(p, name, value);
+  if (p->kind == SEC_PLUGIN)
+    return set_plugin_setting(p, name, value);
+  known[0] = '\0';
+  for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
+    if (key_table[i].kind == p->kind && used < sizeof known)
+      used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
+                               key_table[i].key);
+  return unknown_key(p, name, known);
 }
 
 int cfg_finish(parser *p) {

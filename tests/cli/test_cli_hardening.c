@@ -33,38 +33,11 @@
  * wrote there (stdout and stderr). */
 static const char *run_pty(const char *term, const char *const *args) {
   static char buf[65536];
-  const char *argv[32];
-  int argc = 0, master;
-  argv[argc++] = calhost;
-  for (size_t i = 0; args[i] && argc < 31; i++)
-    argv[argc++] = args[i];
-  argv[argc] = NULL;
-  pid_t pid = forkpty(&master, NULL, NULL, NULL);
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    if (chdir(dir) != 0)
-      _exit(126);
-    setenv("XDG_CONFIG_HOME", dir, 1);
-    setenv("XDG_CACHE_HOME", dir, 1);
-    setenv("HOME", dir, 1);
-    setenv("TERM", term, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(calhost, (char *const *)argv);
-    _exit(127);
-  }
-  size_t n = 0;
-  for (;;) {
-    ssize_t r = read(master, buf + n, sizeof buf - 1 - n);
-    if (r <= 0)
-      break; /* EIO once the child is gone */
-    n += (size_t)r;
-    if (n + 1 >= sizeof buf)
-      break;
-  }
-  buf[n] = '\0';
-  close(master);
-  int status;
-  waitpid(pid, &status, 0);
+  harness_opts o = {.cwd = dir, .term = term, .pty = 1, .timeout_s = 20};
+  harness_result h = {0};
+  harness_run_program(calhost, &o, &h, args);
+  cli_harness_copy(buf, sizeof buf, h.out, h.out_len);
+  harness_result_free(&h);
   return buf;
 }
 

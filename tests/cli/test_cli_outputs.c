@@ -223,19 +223,16 @@ static void recordings_of_long_workload_names_never_collide(void **state) {
   }
 }
 
-/* Runs "cd DIR && ENV calhost ARGS" through the shell; stdout and stderr
- * into r. */
-static run_result *run_sh(const char *env, const char *args) {
+/* Runs calhost ARGS (a shell fragment) in DIR with the harness's
+ * environment and then env (harness_opts.env); stdout and stderr into r. */
+static run_result *run_sh(const char *const *env, const char *args) {
   static run_result r;
-  char cmd[PATH_MAX * 4];
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && env -u CALHOST_PLUGIN_PATH %s XDG_CONFIG_HOME='%s' XDG_CACHE_HOME='%s' "
-           "timeout 60 '%s' %s >sh.out 2>sh.err",
-           dir, env, dir, dir, calhost, args);
-  int st = system(cmd);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  cli_harness_read(path("sh.out"), r.out, sizeof r.out);
-  cli_harness_read(path("sh.err"), r.err, sizeof r.err);
+  harness_opts o = {.cwd = dir, .timeout_s = 60, .env = env};
+  harness_result h = {0};
+  r.code = harness_run_sh(&o, &h, args);
+  cli_harness_copy(r.out, sizeof r.out, h.out, h.out_len);
+  cli_harness_copy(r.err, sizeof r.err, h.err, h.err_len);
+  harness_result_free(&h);
   return &r;
 }
 
@@ -243,12 +240,10 @@ static run_result *run_sh(const char *env, const char *args) {
 
 static void a_failed_directory_sync_is_stored_with_a_warning(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR");
-  char env[PATH_MAX * 2];
-  snprintf(env, sizeof env,
-           "HOME='%s' ASAN_OPTIONS=verify_asan_link_order=0 "
-           "LD_PRELOAD='%s/lib/calhost/test-shims/fsync_dir_fails.so'",
-           dir, b);
+  char preload[PATH_MAX];
+  snprintf(preload, sizeof preload, "LD_PRELOAD=%s/lib/calhost/test-shims/fsync_dir_fails.so",
+           harness_build_dir());
+  const char *const env[] = {"ASAN_OPTIONS=verify_asan_link_order=0", preload, NULL};
   config("one.ini", "w1 4096");
   run_result *r =
       run_sh(env, "--json --config one.ini --store s10.txt calibrate --plugin test_good");
@@ -270,14 +265,11 @@ static void a_failed_directory_sync_is_stored_with_a_warning(void **state) {
  * exit 0, with the durability warning on stderr and in --json. */
 static void store_commands_report_a_failed_directory_sync_as_applied(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR");
-  char env[PATH_MAX * 2];
-  snprintf(env, sizeof env,
-           "HOME='%s' ASAN_OPTIONS=verify_asan_link_order=0 "
-           "LD_PRELOAD='%s/lib/calhost/test-shims/fsync_dir_fails.so'",
-           dir, b);
-  char home[PATH_MAX];
-  snprintf(home, sizeof home, "HOME='%s'", dir);
+  char preload[PATH_MAX];
+  snprintf(preload, sizeof preload, "LD_PRELOAD=%s/lib/calhost/test-shims/fsync_dir_fails.so",
+           harness_build_dir());
+  const char *const env[] = {"ASAN_OPTIONS=verify_asan_link_order=0", preload, NULL};
+  const char *const *home = NULL; /* HOME: the scratch directory, as always */
 #define SYNC_KEY                                                                                   \
   "--backend b --operator o --implementation 1 --model-digest d --processor p --threads "
   /* a store file to import, written normally */
@@ -337,7 +329,8 @@ static void a_tilde_path_with_home_unset_is_refused(void **state) {
   snprintf(text, sizeof text,
            "[plugins]\ndirectories = %s/p_good\n[store]\npath = ~/profiles.txt\n", dir);
   write_file("tilde.ini", text);
-  static const char *const envs[] = {"-u HOME", "HOME="};
+  static const char *const unset[] = {"HOME", NULL}, *const empty[] = {"HOME=", NULL};
+  static const char *const *const envs[] = {unset, empty};
   for (int i = 0; i < 2; i++) {
     run_result *r = run_sh(envs[i], "--config tilde.ini list");
     assert_int_equal(r->code, 2);
@@ -346,8 +339,7 @@ static void a_tilde_path_with_home_unset_is_refused(void **state) {
     assert_false(is_kind("~", S_IFDIR));
   }
   /* with HOME set it expands as before */
-  char env[PATH_MAX];
-  snprintf(env, sizeof env, "HOME='%s'", dir);
+  const char *const *env = NULL; /* HOME: the scratch directory */
   run_result *r = run_sh(env, "--config tilde.ini list");
   assert_int_equal(r->code, 0);
   /* another user's home is not expanded */

@@ -24,59 +24,55 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness.h"
+
 static char tmpdir[PATH_MAX];
-static char calhost[PATH_MAX];
 static char output[65536];
 
 static int setup(void **state) {
-  const char *build = getenv("CALHOST_BUILD_DIR");
+  const char *dir = harness_scratch("config-cli");
   (void)state;
-  if (!build)
+  if (!dir || !getenv("CALHOST_BUILD_DIR"))
     return -1;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build);
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/calhost-config-cli-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
+  snprintf(tmpdir, sizeof tmpdir, "%s", dir);
+  return 0;
 }
 
 static int teardown(void **state) {
-  char cmd[PATH_MAX + 16];
   (void)state;
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  return harness_scratch_remove();
 }
 
 static const char *write_file(const char *name, const char *text) {
   static char path[PATH_MAX];
-  FILE *f;
   if (snprintf(path, sizeof path, "%s/%s", tmpdir, name) >= (int)sizeof path)
     fail_msg("path too long");
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  assert_int_equal(harness_write(path, text), 0);
   return path;
 }
 
 /* Runs calhost with args (a shell fragment) in tmpdir/sub, stdout and
- * stderr into output; returns the exit status. */
+ * stderr into output; returns the exit status. HOME is tmpdir, the XDG
+ * directories below it (xdg, cache). */
 static int run_in(const char *sub, const char *args) {
-  char cmd[PATH_MAX * 6];
-  FILE *p;
-  size_t n;
-  int st;
+  char cwd[PATH_MAX + 80], xdg[PATH_MAX + 8], cache[PATH_MAX + 8];
+  harness_result r = {0};
+  int code;
   if (strlen(args) > PATH_MAX || strlen(sub) > 64)
     fail_msg("arguments too long");
-  snprintf(
-      cmd, sizeof cmd,
-      "cd '%s/%s' && HOME='%s' XDG_CONFIG_HOME='%s/xdg' XDG_CACHE_HOME='%s/cache' '%s' %s 2>&1",
-      tmpdir, sub, tmpdir, tmpdir, tmpdir, calhost, args);
-  p = popen(cmd, "r");
-  assert_non_null(p);
-  n = fread(output, 1, sizeof output - 1, p);
-  output[n] = '\0';
-  st = pclose(p);
-  assert_true(WIFEXITED(st));
-  return WEXITSTATUS(st);
+  snprintf(cwd, sizeof cwd, "%s/%s", tmpdir, sub);
+  snprintf(xdg, sizeof xdg, "%s/xdg", tmpdir);
+  snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+  harness_opts o = {.cwd = cwd,
+                    .home = tmpdir,
+                    .xdg_config_home = xdg,
+                    .xdg_cache_home = cache,
+                    .merge_output = 1};
+  code = harness_run_sh(&o, &r, args);
+  assert_true(code < 128); /* exited, not killed */
+  snprintf(output, sizeof output, "%s", r.out);
+  harness_result_free(&r);
+  return code;
 }
 
 static int run(const char *args) {

@@ -20,31 +20,25 @@
 
 #include <cmocka.h>
 
-static char g_dir[256], g_bin[1200], g_cfg[600], g_store[600], g_plugins[1200];
+#include "harness.h"
 
+static char g_dir[256], g_cfg[600], g_store[600], g_plugins[1200];
+
+/* Runs a shell command line (harness_shell: "$CALHOST" is bin/calhost)
+ * in the temp dir; its stdout (malloc'd) in *out; returns the exit
+ * status. */
 static int run(char **out, const char *fmt, ...) {
   char cmd[8192];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t cap = 1 << 16, n = 0, k;
-  char *buf = malloc(cap);
-  assert_non_null(buf);
-  while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-    n += k;
-    if (n + 1 == cap) {
-      cap *= 2;
-      buf = realloc(buf, cap);
-      assert_non_null(buf);
-    }
-  }
-  buf[n] = '\0';
-  int st = pclose(p);
-  *out = buf;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  harness_opts o = {.cwd = g_dir, .timeout_s = 600};
+  harness_result r = {0};
+  int code = harness_shell(&o, &r, cmd);
+  *out = r.out;
+  free(r.err);
+  return code;
 }
 
 static size_t count_of(const char *text, const char *needle) {
@@ -60,7 +54,6 @@ static int setup(void **state) {
   assert_non_null(b);
   snprintf(g_dir, sizeof g_dir, "%s", "/tmp/calhost-cuda-zero-XXXXXX");
   assert_non_null(mkdtemp(g_dir));
-  snprintf(g_bin, sizeof g_bin, "%s/bin/calhost", b);
   snprintf(g_plugins, sizeof g_plugins, "%s/lib/calhost/plugins", b);
   snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
   snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
@@ -86,7 +79,7 @@ static int teardown(void **state) {
 /* 1 when this machine has a usable NVIDIA device (then the test skips). */
 static int has_gpu(void) {
   char *out;
-  run(&out, "'%s' --config '%s' devices 2>/dev/null", g_bin, g_cfg);
+  run(&out, "\"$CALHOST\" --config '%s' devices 2>/dev/null", g_cfg);
   int gpu = strstr(out, "cuda_gemm: 0 devices") == NULL;
   free(out);
   return gpu;
@@ -96,27 +89,28 @@ static void zero_device_path(const char *env) {
   char *out;
   if (!*env && has_gpu())
     skip();
-  assert_int_equal(run(&out, "%s '%s' --config '%s' devices 2>&1", env, g_bin, g_cfg), 0);
+  assert_int_equal(run(&out, "%s \"$CALHOST\" --config '%s' devices 2>&1", env, g_cfg), 0);
   assert_non_null(strstr(out, "cuda_gemm: 0 devices"));
   free(out);
 
   assert_int_equal(
-      run(&out, "%s '%s' --config '%s' --store '%s' calibrate 2>&1", env, g_bin, g_cfg, g_store),
+      run(&out, "%s \"$CALHOST\" --config '%s' --store '%s' calibrate 2>&1", env, g_cfg, g_store),
       0);
   assert_int_equal(count_of(out, "no NVIDIA device"), 1);
   assert_non_null(strstr(out, "cuda_gemm has no device on this machine"));
   free(out);
 
   assert_int_equal(
-      run(&out, "%s '%s' --config '%s' --store '%s' plan 2>&1", env, g_bin, g_cfg, g_store), 0);
+      run(&out, "%s \"$CALHOST\" --config '%s' --store '%s' plan 2>&1", env, g_cfg, g_store), 0);
   assert_non_null(strstr(out, "0 items"));
   free(out);
 
-  assert_int_not_equal(run(&out,
-                           "%s '%s' --config '%s' --store '%s' lookup --workload mm_bf16 --plugin "
-                           "cuda_gemm --device 0 2>&1",
-                           env, g_bin, g_cfg, g_store),
-                       0);
+  assert_int_not_equal(
+      run(&out,
+          "%s \"$CALHOST\" --config '%s' --store '%s' lookup --workload mm_bf16 --plugin "
+          "cuda_gemm --device 0 2>&1",
+          env, g_cfg, g_store),
+      0);
   assert_non_null(strstr(out, "no device 0"));
   free(out);
 }
@@ -135,7 +129,7 @@ static void stub_driver_lists_no_device_and_calibrate_succeeds(void **state) {
   snprintf(env, sizeof env, "CALHOST_CUDA_DRIVER=%s", stub);
   zero_device_path(env);
   char *out;
-  run(&out, "%s '%s' --config '%s' --store '%s' calibrate 2>&1", env, g_bin, g_cfg, g_store);
+  run(&out, "%s \"$CALHOST\" --config '%s' --store '%s' calibrate 2>&1", env, g_cfg, g_store);
   assert_non_null(strstr(out, "CUDA_ERROR_STUB_LIBRARY"));
   free(out);
 }
@@ -150,7 +144,7 @@ static void plugin_check_passes_without_a_device(void **state) {
     snprintf(path, sizeof path, "%s/%s.so", g_plugins, plugins[i]);
     if (i == 1 && access(path, R_OK) != 0)
       continue; /* cublaslt not built */
-    int rc = run(&out, "'%s' plugin check -v '%s' 2>&1", g_bin, path);
+    int rc = run(&out, "\"$CALHOST\" plugin check -v '%s' 2>&1", path);
     if (rc != 0)
       fail_msg("plugin check %s: %s", plugins[i], out);
     assert_non_null(strstr(out, "has no device on this machine"));

@@ -29,27 +29,10 @@
 #include <cmocka.h>
 
 #include "calhost/calstore.h"
+#include "harness.h"
 
 static char g_build[1024];
 static char g_dir[256];
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *b = NULL;
-  long n = 0;
-  if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    b = malloc((size_t)n + 1);
-    size_t got = b ? fread(b, 1, (size_t)n, f) : 0;
-    if (b)
-      b[got] = '\0';
-  }
-  if (f)
-    fclose(f);
-  if (!b && (b = malloc(1)))
-    b[0] = '\0';
-  assert_non_null(b);
-  return b;
-}
 
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -66,43 +49,16 @@ static const char *in_dir(const char *name) {
   return b;
 }
 
-/* Runs bin/calhost with args (NULL-terminated); returns the exit status,
- * *out / *err its output (the caller frees). */
+/* Runs bin/calhost with args (NULL-terminated) in g_dir (HOME and XDG
+ * there); returns the exit status, *out / *err its output (the caller
+ * frees). */
 static int run(char **out, char **err, const char *const *args) {
-  char bin[1200];
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
-  const char *argv[40];
-  size_t n = 0;
-  argv[n++] = bin;
-  for (size_t i = 0; args[i] && n < 39; i++)
-    argv[n++] = args[i];
-  argv[n] = NULL;
-  char o[512], e[512];
-  snprintf(o, sizeof o, "%s", in_dir("out.txt"));
-  snprintf(e, sizeof e, "%s", in_dir("err.txt"));
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fo < 0 || fe < 0)
-      _exit(126);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    setenv("XDG_CONFIG_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    if (chdir(g_dir) != 0)
-      _exit(126);
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  *out = slurp(o);
-  *err = slurp(e);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  harness_opts o = {.cwd = g_dir};
+  harness_result r = {0};
+  int code = harness_run_program(NULL, &o, &r, args);
+  *out = r.out;
+  *err = r.err;
+  return code;
 }
 
 #define RUN(out, err, ...) run(out, err, (const char *const[]){__VA_ARGS__, NULL})
@@ -545,7 +501,7 @@ static void write_store(const char *name, const char *a, const char *b, const ch
 /* The policy of the only profile of a kind ("portable"/proc name) in the
  * store, as its quoted text in the file. */
 static int file_has(const char *name, const char *needle) {
-  char *t = slurp(in_dir(name));
+  char *t = harness_slurp_or_empty(in_dir(name), NULL);
   int has = strstr(t, needle) != NULL;
   free(t);
   return has;

@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "calhost/calstore.h"
+#include "harness.h"
 
 static char g_build[1024];
 static char g_dir[256];
@@ -40,24 +41,6 @@ static char g_dir[256];
 static void die_with(const char *what) {
   fprintf(stderr, "%s\n", what);
   fail();
-}
-
-/* Reads a whole file (malloc'd, NUL-terminated); "" when missing. */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    char *e = malloc(1);
-    e[0] = '\0';
-    return e;
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  size_t got = fread(b, 1, (size_t)n, f);
-  b[got] = '\0';
-  fclose(f);
-  return b;
 }
 
 static void write_file(const char *path, const char *text) {
@@ -71,51 +54,21 @@ static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-/* Starts bin/calhost with args (NULL-terminated) and stdout/stderr to
- * files in the temp dir; returns the pid. */
-static pid_t start(const char *const *args) {
-  char out[512], err[512], bin[1200];
-  path_in(out, sizeof out, "out.txt");
-  path_in(err, sizeof err, "err.txt");
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
-  const char *argv[32];
-  size_t n = 0;
-  argv[n++] = bin;
-  for (size_t i = 0; args[i] && n < 31; i++)
-    argv[n++] = args[i];
-  argv[n] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-static int wait_exit(pid_t pid) {
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED(st))
-    return WEXITSTATUS(st);
-  return 128 + WTERMSIG(st);
+/* Starts bin/calhost with args (NULL-terminated) in the temp dir (HOME
+ * and XDG there; a calibration may take minutes on a loaded machine). */
+static void start(const char *const *args, harness_child *c) {
+  harness_opts o = {.cwd = g_dir, .timeout_s = 300};
+  harness_start(NULL, &o, args, c);
 }
 
 /* Runs calhost; returns its exit status; *out / *err receive its output. */
 static int run(char **out, char **err, const char *const *args) {
-  int rc = wait_exit(start(args));
-  char p[512];
-  path_in(p, sizeof p, "out.txt");
-  *out = slurp(p);
-  path_in(p, sizeof p, "err.txt");
-  *err = slurp(p);
+  harness_child c;
+  harness_result r = {0};
+  start(args, &c);
+  int rc = harness_wait(&c, &r);
+  *out = r.out;
+  *err = r.err;
   return rc;
 }
 
@@ -427,12 +380,16 @@ static void plugin_instances_are_created_only_in_children(void **state) {
   path_in(cfg, sizeof cfg, "children.ini");
   const char *args[] = {"calibrate", "--config", cfg, NULL};
   setenv("CALHOST_TEST_CREATE_LOG", log, 1);
-  pid_t pid = start(args);
-  int rc = wait_exit(pid);
+  harness_child child;
+  harness_result r = {0};
+  start(args, &child);
+  int rc = harness_wait(&child, &r);
+  pid_t pid = r.pid;
+  harness_result_free(&r);
   unsetenv("CALHOST_TEST_CREATE_LOG");
   assert_int_equal(rc, 0);
   assert_int_equal(read_store(store).exact, 2); /* the commit happened */
-  char *pids = slurp(log);
+  char *pids = harness_slurp_or_empty(log, NULL);
   size_t creates = 0;
   for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
     creates++;
@@ -445,9 +402,8 @@ static void plugin_instances_are_created_only_in_children(void **state) {
 
 static void sigint_commits_finished_workloads(void **state) {
   (void)state;
-  char cfg[512], store[512], err_path[512], mark[512];
+  char cfg[512], store[512], mark[512];
   path_in(store, sizeof store, "store.txt");
-  path_in(err_path, sizeof err_path, "err.txt");
   path_in(mark, sizeof mark, "hang-running");
   unlink(store);
   unlink(mark);
@@ -456,7 +412,9 @@ static void sigint_commits_finished_workloads(void **state) {
   path_in(cfg, sizeof cfg, "sigint.ini");
   const char *args[] = {"calibrate", "--config", cfg, NULL};
   setenv("CALHOST_TEST_RUNNING_MARK", mark, 1); /* test_hang creates it when running */
-  pid_t pid = start(args);
+  harness_child child;
+  harness_result r = {0};
+  start(args, &child);
   unsetenv("CALHOST_TEST_RUNNING_MARK");
   int seen = 0;
   for (int i = 0; i < 400 && !seen; i++) { /* up to 40 s */
@@ -478,15 +436,14 @@ static void sigint_commits_finished_workloads(void **state) {
     }
   }
   assert_true(running);
-  kill(pid, SIGINT);
-  int rc = wait_exit(pid);
+  kill(child.pid, SIGINT);
+  int rc = harness_wait(&child, &r);
   assert_int_equal(rc, 130);
   store_count c = read_store(store);
   assert_int_equal(c.exact, 2); /* both workloads of test_good */
   assert_null(strstr(c.backends, "test_hang"));
-  char *e = slurp(err_path);
-  assert_non_null(strstr(e, "interrupted"));
-  free(e);
+  assert_non_null(strstr(r.err, "interrupted"));
+  harness_result_free(&r);
   /* no leftover temporary file */
   char tmp[600];
   snprintf(tmp, sizeof tmp, "%s.tmp", store);

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "runtime/devices.h"
 
 static char g_dir[256];
@@ -50,29 +51,20 @@ static void schedule_groups_devices_that_do_not_share_hardware(void **state) {
   assert_true(runtime_device_on_cpu(&cpu));
 }
 
+/* Runs a shell command line (harness_shell: "$CALHOST" is bin/calhost)
+ * in the temp dir; *out gets its stdout (and stderr with 2>&1). */
 static int run(char **out, const char *fmt, ...) {
   char cmd[8192];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t cap = 1 << 20, n = 0, k;
-  char *buf = malloc(cap);
-  assert_non_null(buf);
-  while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0)
-    n += k;
-  buf[n] = '\0';
-  int st = pclose(p);
-  *out = buf;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static const char *bin(void) {
-  static char b[1200];
-  snprintf(b, sizeof b, "%s/bin/calhost", getenv("CALHOST_BUILD_DIR"));
-  return b;
+  harness_opts o = {.cwd = g_dir, .timeout_s = 300};
+  harness_result r = {0};
+  int code = harness_shell(&o, &r, cmd);
+  *out = r.out;
+  free(r.err);
+  return code;
 }
 
 /* A configuration with test_devices and its [plugin] body; cpu_backend
@@ -111,9 +103,10 @@ static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
   snprintf(mdir, sizeof mdir, "%s/markers", g_dir);
   assert_int_equal(run(&out, "mkdir -p '%s'", mdir), 0);
   free(out);
-  assert_int_equal(
-      run(&out, "CALHOST_TEST_DEVICE_DIR='%s' '%s' --config '%s' calibrate 2>&1", mdir, bin(), cfg),
-      0);
+  assert_int_equal(run(&out,
+                       "CALHOST_TEST_DEVICE_DIR='%s' \"$CALHOST\" --config '%s' calibrate 2>&1",
+                       mdir, cfg),
+                   0);
   /* one row per device (thread counts do not multiply device sweeps) */
   assert_non_null(strstr(out, "test_devices w device 0: "));
   assert_non_null(strstr(out, "test_devices w device 1: "));
@@ -136,16 +129,17 @@ static void calibrate_runs_gpus_at_once_and_the_cpu_device_alone(void **state) {
   assert_true(marker(mdir, "done", 2));
 
   /* the stored keys: one per device, processor = the identity */
-  assert_int_equal(run(&out, "'%s' --config '%s' list --json", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' list --json", cfg), 0);
   assert_non_null(strstr(out, "\"fake-gpu-a v1\""));
   assert_non_null(strstr(out, "\"fake-gpu-b v1\""));
   assert_non_null(strstr(out, "\"fake-cpu v1\""));
   free(out);
-  assert_int_equal(run(&out,
-                       "'%s' --config '%s' lookup --workload w --plugin test_devices --device "
-                       "'fake-gpu-b v1'",
-                       bin(), cfg),
-                   0);
+  assert_int_equal(
+      run(&out,
+          "\"$CALHOST\" --config '%s' lookup --workload w --plugin test_devices --device "
+          "'fake-gpu-b v1'",
+          cfg),
+      0);
   assert_non_null(strstr(out, "exact_calibrated test_devices"));
   free(out);
 }
@@ -154,13 +148,13 @@ static void configured_devices_select_by_index_and_identity(void **state) {
   (void)state;
   char cfg[600], *out;
   write_config("some", NULL, "devices = 2, fake-gpu-a v1", cfg, sizeof cfg);
-  assert_int_equal(run(&out, "'%s' --config '%s' --json calibrate 2>/dev/null", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' --json calibrate 2>/dev/null", cfg), 0);
   assert_non_null(strstr(out, "\"identity\":\"fake-gpu-a v1\""));
   assert_non_null(strstr(out, "\"identity\":\"fake-cpu v1\""));
   assert_null(strstr(out, "fake-gpu-b"));
   assert_non_null(strstr(out, "\"clock\":\"host\""));
   free(out);
-  assert_int_equal(run(&out, "'%s' --config '%s' devices --json", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' devices --json", cfg), 0);
   assert_non_null(strstr(out, "\"index\":1,\"kind\":\"gpu\""));
   assert_non_null(strstr(out, "\"index\":2,\"kind\":\"cpu\""));
   free(out);
@@ -174,7 +168,7 @@ static void a_wave_of_many_devices_calibrates_every_one(void **state) {
   char cfg[600], *out;
   write_config("wide", NULL, NULL, cfg, sizeof cfg);
   assert_int_equal(
-      run(&out, "CALHOST_TEST_DEVICE_COUNT=70 '%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+      run(&out, "CALHOST_TEST_DEVICE_COUNT=70 \"$CALHOST\" --config '%s' calibrate 2>&1", cfg), 0);
   /* each device's sweep is announced once, numbered out of 70 */
   for (int i = 0; i < 70; i++) {
     char row[64];
@@ -193,7 +187,7 @@ static void plan_and_shards_have_the_device_dimension(void **state) {
   (void)state;
   char cfg[600], *out;
   write_config("shards", NULL, NULL, cfg, sizeof cfg);
-  assert_int_equal(run(&out, "'%s' --config '%s' plan --shards 2 --json", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' plan --shards 2 --json", cfg), 0);
   int shard_of[3] = {-1, -1, -1};
   const char *q = out;
   for (int i = 0; i < 3; i++) {
@@ -208,7 +202,7 @@ static void plan_and_shards_have_the_device_dimension(void **state) {
   free(out);
   for (int s = 0; s < 2; s++) {
     assert_int_equal(
-        run(&out, "'%s' --config '%s' --json calibrate --shard %d/2 2>/dev/null", bin(), cfg, s),
+        run(&out, "\"$CALHOST\" --config '%s' --json calibrate --shard %d/2 2>/dev/null", cfg, s),
         0);
     for (int i = 0; i < 3; i++) {
       char needle[64];
@@ -235,9 +229,10 @@ static void a_wave_device_sees_its_own_time_budget(void **state) {
   assert_int_equal(run(&out, "mkdir -p '%s'", mdir), 0);
   free(out);
   run(&out,
-      "CALHOST_TEST_DEVICE_DIR='%s' CALHOST_TEST_DEVICE_UNTIL_CANCELLED=1 '%s' --config '%s' "
+      "CALHOST_TEST_DEVICE_DIR='%s' CALHOST_TEST_DEVICE_UNTIL_CANCELLED=1 \"$CALHOST\" --config "
+      "'%s' "
       "calibrate 2>&1",
-      mdir, bin(), cfg);
+      mdir, cfg);
   free(out);
   for (int i = 0; i < 3; i++) {
     assert_true(marker(mdir, "cancelled", i));
@@ -266,8 +261,9 @@ static void record_writes_one_space_file_per_device(void **state) {
   (void)state;
   char cfg[600], *out;
   write_config("rec", NULL, NULL, cfg, sizeof cfg);
-  assert_int_equal(run(&out, "'%s' --config '%s' calibrate --force --record '%s/rec.space' 2>&1",
-                       bin(), cfg, g_dir),
+  assert_int_equal(run(&out,
+                       "\"$CALHOST\" --config '%s' calibrate --force --record '%s/rec.space' 2>&1",
+                       cfg, g_dir),
                    0);
   free(out);
   const char *ids[] = {"fake-gpu-a v1", "fake-gpu-b v1", "fake-cpu v1"};
@@ -290,7 +286,7 @@ static void progress_counts_device_sweeps_from_the_first_line(void **state) {
   (void)state;
   char cfg[600], *out;
   write_config("mixed", "test_good", NULL, cfg, sizeof cfg);
-  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' calibrate 2>&1", cfg), 0);
   /* test_good's sweep first (its folder is listed first), then the three
    * devices' */
   assert_non_null(strstr(out, "calhost: [1/4] test_good w t=1"));

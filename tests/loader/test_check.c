@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "loader.h"
+#include "harness.h"
 #include "loader_test_util.h"
 
 /* Runs the checker on path with options (NULL: defaults) and a timeout;
@@ -130,42 +131,42 @@ static void bad_plugins_fail_with_report(void **state) {
   }
 }
 
-/* Runs a shell command; returns its exit status and output (malloc'd). */
-static int run(const char *cmd, char **output) {
-  FILE *p = popen(cmd, "r");
-  size_t n = 0, cap = 65536;
-  int status;
-  assert_non_null(p);
-  *output = calloc(1, cap);
-  for (size_t got; (got = fread(*output + n, 1, cap - n - 1, p)) > 0;)
-    n += got;
-  status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+/* Runs calhost ARGS (a shell fragment) as o says (its output merged into
+ * one stream unless o says otherwise); returns its exit status and output
+ * (malloc'd). */
+static int run_with(const harness_opts *o, const char *args, char **output) {
+  harness_result r = {0};
+  int code = harness_run_sh(o, &r, args);
+  *output = r.out;
+  free(r.err);
+  return code < 128 ? code : -1;
+}
+
+/* run_with the harness's environment, stderr merged into stdout. */
+static int run(const char *args, char **output) {
+  static const harness_opts merged = {.merge_output = 1};
+  return run_with(&merged, args, output);
 }
 
 static void cli_plugin_check_and_plugins_json(void **state) {
-  char calhost[4096], cmd[16384], path[4096], *out;
+  char cmd[16384], path[4096], *out;
   (void)state;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
-  if (access(calhost, X_OK) != 0)
-    fail_msg("%s is not built", calhost);
-  snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' 2>&1", calhost,
-           example_plugin(path, sizeof path));
+  if (access(harness_calhost(), X_OK) != 0)
+    fail_msg("%s is not built", harness_calhost());
+  snprintf(cmd, sizeof cmd, "plugin check '%s'", example_plugin(path, sizeof path));
   assert_int_equal(run(cmd, &out), 0);
   assert_non_null(strstr(out, "PASS tiny_sweep"));
   free(out);
-  snprintf(cmd, sizeof cmd, "'%s' plugin check --timeout 2 '%s' 2>&1", calhost,
+  snprintf(cmd, sizeof cmd, "plugin check --timeout 2 '%s'",
            test_plugin(path, sizeof path, "test_crash_run"));
   assert_int_equal(run(cmd, &out), 1);
   assert_non_null(strstr(out, "FAIL tiny_sweep: killed by signal 11 (SIGSEGV)"));
   free(out);
   /* The build tree's plugins are found from bin/../lib/calhost/plugins, and a
    * plugin that prints while loading does not corrupt the JSON on stdout. */
-  snprintf(cmd, sizeof cmd,
-           "cd /tmp && CALHOST_PLUGIN_PATH='%s' '%s' --config /dev/null plugins --json "
-           "2>/dev/null",
-           test_plugin(path, sizeof path, "test_stdout"), calhost);
-  assert_int_equal(run(cmd, &out), 0);
+  harness_opts in_tmp = {.cwd = "/tmp",
+                         .plugin_path = test_plugin(path, sizeof path, "test_stdout")};
+  assert_int_equal(run_with(&in_tmp, "--config /dev/null plugins --json", &out), 0);
   assert_true(!strncmp(out, "{\"plugins\":[", 12));
   assert_null(strstr(out, "garbage"));
   assert_non_null(strstr(out, "\"backend\":\"example\""));
@@ -241,28 +242,29 @@ static void a_dying_childs_stderr_is_shown_with_v(void **state) {
  * are hidden unless CALHOST_LOG_LEVEL lowers the level; --threads N sets
  * the target's thread count. */
 static void cli_logs_and_threads(void **state) {
-  char calhost[4096], cmd[16384], path[4096], *out;
+  char cmd[16384], path[4096], *out;
   (void)state;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
-  if (access(calhost, X_OK) != 0)
-    fail_msg("%s is not built", calhost);
+  if (access(harness_calhost(), X_OK) != 0)
+    fail_msg("%s is not built", harness_calhost());
   test_plugin(path, sizeof path, "test_good");
-  snprintf(cmd, sizeof cmd, "'%s' plugin check -v --threads 3 '%s' 2>&1", calhost, path);
+  snprintf(cmd, sizeof cmd, "plugin check -v --threads 3 '%s'", path);
   assert_int_equal(run(cmd, &out), 0);
   assert_non_null(strstr(out, "log debug: debug message from create"));
   assert_non_null(strstr(out, "log info: info message from create"));
   assert_non_null(strstr(out, "PASS key_complete (1 structural properties, 3 threads)"));
   free(out);
-  snprintf(cmd, sizeof cmd, "env -u CALHOST_LOG_LEVEL '%s' plugin check '%s' 2>&1", calhost, path);
+  snprintf(cmd, sizeof cmd, "plugin check '%s'", path); /* CALHOST_LOG_LEVEL unset */
   assert_int_equal(run(cmd, &out), 0);
   assert_null(strstr(out, "message from create"));
   free(out);
-  snprintf(cmd, sizeof cmd, "CALHOST_LOG_LEVEL=info '%s' plugin check '%s' 2>&1", calhost, path);
-  assert_int_equal(run(cmd, &out), 0);
+  static const char *const info[] = {"CALHOST_LOG_LEVEL=info", NULL};
+  harness_opts at_info = {.merge_output = 1, .env = info};
+  snprintf(cmd, sizeof cmd, "plugin check '%s'", path);
+  assert_int_equal(run_with(&at_info, cmd, &out), 0);
   assert_non_null(strstr(out, "log info: info message from create"));
   assert_null(strstr(out, "debug message"));
   free(out);
-  snprintf(cmd, sizeof cmd, "'%s' plugin check --threads 0 '%s' 2>&1", calhost, path);
+  snprintf(cmd, sizeof cmd, "plugin check --threads 0 '%s'", path);
   assert_int_equal(run(cmd, &out), 2);
   free(out);
 }
@@ -382,15 +384,13 @@ static void settings_reach_create(void **state) {
     fail_msg("unexpected report:\n%s", report);
   free(report);
   /* the command line's --setting KEY=VALUE (repeatable), and its usage errors */
-  char calhost[4096], cmd[16384], *out;
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
-  snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' --setting scale=2 --setting fail=x 2>&1",
-           calhost, path);
+  char cmd[16384], *out;
+  snprintf(cmd, sizeof cmd, "plugin check '%s' --setting scale=2 --setting fail=x", path);
   assert_int_equal(run(cmd, &out), 1);
   if (!strstr(out, "create() with the settings scale=2, fail=x returned CALHOST_ERROR"))
     fail_msg("unexpected output:\n%s", out);
   free(out);
-  snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' --setting scale=2 2>&1", calhost, path);
+  snprintf(cmd, sizeof cmd, "plugin check '%s' --setting scale=2", path);
   assert_int_equal(run(cmd, &out), 0);
   free(out);
   static const char *const usage[][2] = {
@@ -399,7 +399,7 @@ static void settings_reach_create(void **state) {
       {"--setting 'a b=1'", "the key must be [A-Za-z0-9_.-]+"},
       {"--setting a=1 --setting a=2", "--setting a is given twice"}};
   for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
-    snprintf(cmd, sizeof cmd, "'%s' plugin check '%s' %s 2>&1", calhost, path, usage[i][0]);
+    snprintf(cmd, sizeof cmd, "plugin check '%s' %s", path, usage[i][0]);
     assert_int_equal(run(cmd, &out), 2);
     if (!strstr(out, usage[i][1]))
       fail_msg("%s: unexpected output:\n%s", usage[i][0], out);

@@ -24,19 +24,8 @@
 #include <sys/wait.h>
 
 #include "loader.h"
+#include "harness.h"
 #include "loader_test_util.h"
-
-/* The bytes of a file (malloc'd, NUL-terminated). */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *buf = calloc(1, 65536);
-  assert_non_null(f);
-  assert_non_null(buf);
-  size_t n = fread(buf, 1, 65535, f);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
 
 static void in_process_calls_keep_stdout_clean(void **state) {
   char dir[256], out_path[512], err_path[512], path[4096];
@@ -75,7 +64,9 @@ static void in_process_calls_keep_stdout_clean(void **state) {
 
   assert_int_equal(st, CALHOST_OK);
   assert_int_equal(vs, CALHOST_OK);
-  char *got_out = slurp(out_path), *got_err = slurp(err_path);
+  char *got_out = harness_slurp(out_path, NULL), *got_err = harness_slurp(err_path, NULL);
+  assert_non_null(got_out);
+  assert_non_null(got_err);
   assert_string_equal(got_out, "");
   assert_non_null(strstr(got_err, "garbage from create"));
   free(got_out);
@@ -89,10 +80,9 @@ static void in_process_calls_keep_stdout_clean(void **state) {
  * status and what went to stdout (stderr too when with_stderr). */
 static int run_lookup(const char *env, const char *flags, const char *plugin, int with_stderr,
                       char *out, size_t cap) {
-  char calhost[4096], dir[256], cfg[512], cmd[16384], path[4096];
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
-  if (access(calhost, X_OK) != 0)
-    fail_msg("%s is not built", calhost);
+  char dir[256], cfg[512], cmd[16384], path[4096];
+  if (access(harness_calhost(), X_OK) != 0)
+    fail_msg("%s is not built", harness_calhost());
   assert_non_null(make_tmpdir(dir, sizeof dir));
   snprintf(cfg, sizeof cfg, "%s/c.ini", dir);
   FILE *f = fopen(cfg, "w");
@@ -102,18 +92,17 @@ static int run_lookup(const char *env, const char *flags, const char *plugin, in
           "[workload sum]\noperator = ReduceSum\nshape = 4096\n",
           dir, test_plugin(path, sizeof path, plugin), plugin);
   fclose(f);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && env -u CALHOST_LOG_LEVEL CALHOST_PLUGIN_PATH= %s '%s' %s --config '%s' "
-           "lookup --workload sum --json %s",
-           dir, env, calhost, flags, cfg, with_stderr ? "2>&1" : "2>/dev/null");
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, cap - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
+  snprintf(cmd, sizeof cmd, "%s --config '%s' lookup --workload sum --json", flags, cfg);
+  const char *const env_list[] = {env, NULL};
+  harness_opts o = {
+      .cwd = dir, .plugin_path = "", .merge_output = with_stderr, .env = env[0] ? env_list : NULL};
+  harness_result r = {0};
+  int code = harness_run_sh(&o, &r, cmd);
+  snprintf(out, cap, "%s", r.out);
+  harness_result_free(&r);
   remove_tmpdir(dir);
-  assert_true(WIFEXITED(status));
-  return WEXITSTATUS(status);
+  assert_true(code < 128); /* exited, not killed */
+  return code;
 }
 
 static void lookup_json_is_clean_with_a_printing_plugin(void **state) {
@@ -241,24 +230,18 @@ static void guard_survives_two_threads(void **state) {
  * none); returns the exit status, stdout and stderr in out and err. */
 static int run_exit_in(const char *dir, const char *exit_in, const char *args, char *out,
                        size_t out_cap, char *err, size_t err_cap) {
-  char calhost[4096], cmd[16384];
-  snprintf(calhost, sizeof calhost, "%s/bin/calhost", build_dir());
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && env -u CALHOST_LOG_LEVEL CALHOST_PLUGIN_PATH= CALHOST_TEST_EXIT_IN='%s' "
-           "'%s' --config c.ini %s >out.txt 2>err.txt",
-           dir, exit_in, calhost, args);
-  int status = system(cmd);
-  assert_true(WIFEXITED(status));
-  char p[600];
-  snprintf(p, sizeof p, "%s/out.txt", dir);
-  char *o = slurp(p);
-  snprintf(p, sizeof p, "%s/err.txt", dir);
-  char *e = slurp(p);
-  snprintf(out, out_cap, "%s", o);
-  snprintf(err, err_cap, "%s", e);
-  free(o);
-  free(e);
-  return WEXITSTATUS(status);
+  char cmd[16384], exit_env[4200];
+  snprintf(cmd, sizeof cmd, "--config c.ini %s", args);
+  snprintf(exit_env, sizeof exit_env, "CALHOST_TEST_EXIT_IN=%s", exit_in);
+  const char *const env[] = {exit_env, NULL};
+  harness_opts o = {.cwd = dir, .plugin_path = "", .env = env};
+  harness_result r = {0};
+  int code = harness_run_sh(&o, &r, cmd);
+  assert_true(code < 128); /* exited, not killed */
+  snprintf(out, out_cap, "%s", r.out);
+  snprintf(err, err_cap, "%s", r.err);
+  harness_result_free(&r);
+  return code;
 }
 
 /* The store file's bytes ("" when it does not exist). */
@@ -268,7 +251,8 @@ static void store_text(const char *dir, char *buf, size_t cap) {
   buf[0] = '\0';
   if (access(p, F_OK) != 0)
     return;
-  char *t = slurp(p);
+  char *t = harness_slurp(p, NULL);
+  assert_non_null(t);
   snprintf(buf, cap, "%s", t);
   free(t);
 }

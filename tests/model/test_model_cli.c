@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "calhost/runtime.h"
+#include "harness.h"
 
 static char dir[] = "/tmp/calhost-model-cli-XXXXXX";
 static char calhost[PATH_MAX];
@@ -38,8 +39,17 @@ static int setup(void **state) {
   snprintf(calhost, sizeof calhost, "%s/bin/calhost", build);
   char cmd[3 * PATH_MAX];
   snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/model/make_models.py' '%s'", src, dir);
-  if (system(cmd) != 0)
-    return -1;
+  {
+    const char *const argv[] = {"-c", cmd, NULL};
+    harness_result r = {0};
+    int code =
+        harness_run_program("/bin/sh", &(harness_opts){.cwd = dir, .timeout_s = 600}, &r, argv);
+    if (code != 0)
+      fprintf(stderr, "setup: exit %d:\n%s%s", code, r.out, r.err);
+    harness_result_free(&r);
+    if (code != 0)
+      return -1;
+  }
   snprintf(cmd, sizeof cmd, "%s/calhost.ini", dir);
   FILE *f = fopen(cmd, "w");
   if (!f)
@@ -55,28 +65,31 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[PATH_MAX];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return harness_remove_tree(dir);
 }
 
-/* Runs `sh -c` in dir with calhost as $C; stdout (and stderr when
- * with_stderr) into output; returns the exit status. */
+/* Runs `sh -c` in dir (HOME there, XDG_CONFIG_HOME dir/xdg) with calhost
+ * as $C; stdout (and stderr when with_stderr) into output; returns the
+ * exit status. */
 static int sh(int with_stderr, const char *fmt, ...) {
-  char script[8192], cmd[16384];
+  char script[8192], cmd[16384], xdg[PATH_MAX], cache[PATH_MAX], c[PATH_MAX + 8];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(script, sizeof script, fmt, ap);
   va_end(ap);
-  snprintf(cmd, sizeof cmd, "cd '%s' && C='%s' HOME='%s' XDG_CONFIG_HOME='%s/xdg' && %s %s", dir,
-           calhost, dir, dir, script, with_stderr ? "2>&1" : "2>/dev/null");
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(output, 1, sizeof output - 1, p);
-  output[n] = '\0';
-  int st = pclose(p);
-  assert_true(WIFEXITED(st));
-  return WEXITSTATUS(st);
+  snprintf(cmd, sizeof cmd, "%s %s", script, with_stderr ? "2>&1" : "2>/dev/null");
+  snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+  snprintf(cache, sizeof cache, "%s/.cache", dir);
+  snprintf(c, sizeof c, "C=%s", calhost);
+  const char *const env[] = {c, NULL};
+  harness_opts o = {
+      .cwd = dir, .home = dir, .xdg_config_home = xdg, .xdg_cache_home = cache, .env = env};
+  harness_result r = {0};
+  int code = harness_shell(&o, &r, cmd);
+  snprintf(output, sizeof output, "%s", r.out);
+  harness_result_free(&r);
+  assert_true(code < 128); /* exited, not killed */
+  return code;
 }
 
 static void has(const char *needle) {

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "calhost/runtime.h"
+#include "harness.h"
 
 static char dir[] = "/tmp/calhost-model-e2e-XXXXXX";
 static char calhost[PATH_MAX], plugins[PATH_MAX];
@@ -45,8 +46,17 @@ static int setup(void **state) {
            "cmake --install '%s' --prefix '%s/prefix' >'%s/install.log' 2>&1 && "
            "/usr/bin/python3 '%s/tests/model/make_models.py' '%s'",
            build, dir, dir, src, dir);
-  if (system(cmd) != 0)
-    return -1;
+  {
+    const char *const argv[] = {"-c", cmd, NULL};
+    harness_result r = {0};
+    int code =
+        harness_run_program("/bin/sh", &(harness_opts){.cwd = dir, .timeout_s = 600}, &r, argv);
+    if (code != 0)
+      fprintf(stderr, "setup: exit %d:\n%s%s", code, r.out, r.err);
+    harness_result_free(&r);
+    if (code != 0)
+      return -1;
+  }
   snprintf(calhost, sizeof calhost, "%s/prefix/bin/calhost", dir);
   snprintf(plugins, sizeof plugins, "%s/prefix/lib/calhost/plugins", dir);
   /* one configuration per CPU backend */
@@ -67,28 +77,35 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[PATH_MAX];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return harness_remove_tree(dir);
 }
 
-/* Runs `sh -c` in dir with the installed calhost as $C; stdout and stderr
- * into output; returns the exit status. */
+/* Runs `sh -c` in dir (HOME there, XDG_CONFIG_HOME dir/xdg) with the
+ * installed calhost as $C; stdout and stderr into output; returns the exit
+ * status. */
 static int sh(const char *fmt, ...) {
-  char script[8192], cmd[16384];
+  char script[8192], cmd[16384], xdg[PATH_MAX], cache[PATH_MAX], c[PATH_MAX + 8];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(script, sizeof script, fmt, ap);
   va_end(ap);
-  snprintf(cmd, sizeof cmd, "cd '%s' && C='%s' HOME='%s' XDG_CONFIG_HOME='%s/xdg' && %s 2>&1", dir,
-           calhost, dir, dir, script);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(output, 1, sizeof output - 1, p);
-  output[n] = '\0';
-  int st = pclose(p);
-  assert_true(WIFEXITED(st));
-  return WEXITSTATUS(st);
+  snprintf(cmd, sizeof cmd, "%s 2>&1", script);
+  snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+  snprintf(cache, sizeof cache, "%s/.cache", dir);
+  snprintf(c, sizeof c, "C=%s", calhost);
+  const char *const env[] = {c, NULL};
+  harness_opts o = {.cwd = dir,
+                    .home = dir,
+                    .xdg_config_home = xdg,
+                    .xdg_cache_home = cache,
+                    .timeout_s = 600,
+                    .env = env};
+  harness_result r = {0};
+  int code = harness_shell(&o, &r, cmd);
+  snprintf(output, sizeof output, "%s", r.out);
+  harness_result_free(&r);
+  assert_true(code < 128); /* exited, not killed */
+  return code;
 }
 
 /* calibrate --model FILE [--dims D] with backend: exit 0 and no node left

@@ -23,12 +23,15 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "harness.h"
 #include <jansson.h>
 
 static char g_dir[256];
-static char g_bin[1200], g_cfg[1200], g_store[600];
+static char g_cfg[1200], g_store[600];
 
-/* Runs a shell command; its stdout (malloc'd) in *out; returns the exit
+/* Runs a shell command line (harness_shell: "$CALHOST" is bin/calhost)
+ * in the temp dir; its stdout (malloc'd) in *out; returns the exit
  * status. */
 static int run(char **out, const char *fmt, ...) {
   char cmd[8192];
@@ -36,24 +39,12 @@ static int run(char **out, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  assert_non_null(buf);
-  size_t k;
-  while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-    n += k;
-    if (n + 1 == cap) {
-      cap *= 2;
-      buf = realloc(buf, cap);
-      assert_non_null(buf);
-    }
-  }
-  buf[n] = '\0';
-  int st = pclose(p);
-  *out = buf;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  harness_opts o = {.cwd = g_dir, .timeout_s = 600};
+  harness_result r = {0};
+  int code = harness_shell(&o, &r, cmd);
+  *out = r.out;
+  free(r.err);
+  return code;
 }
 
 static json_t *parse(const char *text) {
@@ -80,7 +71,7 @@ static const char *device_of(json_t *devices, const char *backend, int *enabled)
 static void default_config_calibrates_and_looks_up_per_device(void **state) {
   (void)state;
   char *out;
-  assert_int_equal(run(&out, "'%s' --config '%s' devices --json", g_bin, g_cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' devices --json", g_cfg), 0);
   json_t *devices = parse(out);
   free(out);
   int enabled = -1;
@@ -109,16 +100,16 @@ static void default_config_calibrates_and_looks_up_per_device(void **state) {
   }
   json_decref(devices);
   /* the human listing names the device too */
-  assert_int_equal(run(&out, "'%s' --config '%s' devices", g_bin, g_cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' devices", g_cfg), 0);
   assert_non_null(strstr(out, "opencl_gemm: "));
   assert_non_null(strstr(out, id));
   free(out);
 
   /* calibrate: one workload, quick, opencl_gemm only */
   assert_int_equal(run(&out,
-                       "'%s' --config '%s' --store '%s' calibrate --plugin opencl_gemm "
+                       "\"$CALHOST\" --config '%s' --store '%s' calibrate --plugin opencl_gemm "
                        "--workload matmul_small_64 --rigor quick --json 2>/dev/null",
-                       g_bin, g_cfg, g_store),
+                       g_cfg, g_store),
                    0);
   json_t *rep = parse(out);
   free(out);
@@ -137,38 +128,38 @@ static void default_config_calibrates_and_looks_up_per_device(void **state) {
 
   /* lookup on the device: the exact profile; by identity: the same */
   assert_int_equal(run(&out,
-                       "'%s' --config '%s' --store '%s' lookup --workload matmul_small_64 "
+                       "\"$CALHOST\" --config '%s' --store '%s' lookup --workload matmul_small_64 "
                        "--plugin opencl_gemm --device 0",
-                       g_bin, g_cfg, g_store),
+                       g_cfg, g_store),
                    0);
   assert_non_null(strstr(out, "exact_calibrated opencl_gemm: "));
   free(out);
   assert_int_equal(run(&out,
-                       "'%s' --config '%s' --store '%s' lookup --workload matmul_small_64 "
+                       "\"$CALHOST\" --config '%s' --store '%s' lookup --workload matmul_small_64 "
                        "--plugin opencl_gemm --device '%s'",
-                       g_bin, g_cfg, g_store, id),
+                       g_cfg, g_store, id),
                    0);
   assert_non_null(strstr(out, "exact_calibrated opencl_gemm: "));
   free(out);
   assert_int_equal(run(&out,
-                       "'%s' --config '%s' --store '%s' lookup --workload matmul_small_64 "
+                       "\"$CALHOST\" --config '%s' --store '%s' lookup --workload matmul_small_64 "
                        "--plugin opencl_gemm --device 0 --force-portable",
-                       g_bin, g_cfg, g_store),
+                       g_cfg, g_store),
                    0);
   assert_non_null(strstr(out, "portable_calibrated opencl_gemm: "));
   free(out);
   /* a device the backend lacks; a device for a CPU backend */
   assert_int_equal(run(&out,
-                       "'%s' --config '%s' --store '%s' lookup --workload matmul_small_64 "
+                       "\"$CALHOST\" --config '%s' --store '%s' lookup --workload matmul_small_64 "
                        "--plugin opencl_gemm --device 4096 2>&1",
-                       g_bin, g_cfg, g_store),
+                       g_cfg, g_store),
                    2);
   assert_non_null(strstr(out, "no device 4096"));
   free(out);
   assert_int_equal(run(&out,
-                       "'%s' --config '%s' --store '%s' lookup --workload matmul_small_64 "
+                       "\"$CALHOST\" --config '%s' --store '%s' lookup --workload matmul_small_64 "
                        "--plugin cpu_gemm --device 0 2>&1",
-                       g_bin, g_cfg, g_store),
+                       g_cfg, g_store),
                    2);
   assert_non_null(strstr(out, "drives no devices"));
   free(out);
@@ -186,8 +177,9 @@ static void a_configured_device_the_machine_lacks_is_a_failure(void **state) {
              "[plugin opencl_gemm]\ndevices = 4096\n");
   fclose(f);
   int rc =
-      run(&out, "'%s' --config '%s' --store '%s/missing.txt' calibrate --plugin opencl_gemm 2>&1",
-          g_bin, cfg, g_dir);
+      run(&out,
+          "\"$CALHOST\" --config '%s' --store '%s/missing.txt' calibrate --plugin opencl_gemm 2>&1",
+          cfg, g_dir);
   if (strstr(out, "not found")) { /* opencl_gemm not built */
     free(out);
     skip();
@@ -206,7 +198,6 @@ static int setup(void **state) {
   snprintf(g_dir, sizeof g_dir, "/tmp/calhost-devices-XXXXXX");
   if (!mkdtemp(g_dir))
     return -1;
-  snprintf(g_bin, sizeof g_bin, "%s/bin/calhost", b);
   snprintf(g_cfg, sizeof g_cfg, "%s/config/calhost.ini", s);
   snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
   return 0;

@@ -35,6 +35,7 @@
 
 #include <calhost/plugin.h>
 
+#include "harness.h"
 #include "test_host.h"
 
 static const char *build_dir(void) {
@@ -441,17 +442,15 @@ static void plugin_check_passes(void **state) {
   open_plugin(&p, "plugins", "opencl_gemm"); /* skips without a device */
   close_plugin(&p);
   for (int b = 0; backends[b]; b++) {
-    char cmd[8192], out[16384];
-    snprintf(cmd, sizeof cmd,
-             "'%s/bin/calhost' plugin check '%s/lib/calhost/plugins/%s.so' --timeout 600 2>&1",
-             build_dir(), build_dir(), backends[b]);
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    size_t n = fread(out, 1, sizeof out - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-      fail_msg("%s:\n%s", cmd, out);
+    char plugin[4096], out[16384];
+    snprintf(plugin, sizeof plugin, "%s/lib/calhost/plugins/%s.so", build_dir(), backends[b]);
+    harness_opts o = {.merge_output = 1, .timeout_s = 900, .keep_log_level = 1};
+    harness_result r = {0};
+    int code = harness_run(&o, &r, "plugin", "check", plugin, "--timeout", "600", NULL);
+    snprintf(out, sizeof out, "%s", r.out);
+    harness_result_free(&r);
+    if (code != 0)
+      fail_msg("calhost plugin check %s --timeout 600: exit %d:\n%s", plugin, code, out);
     assert_non_null(strstr(out, " checks passed")); /* "N of N", every check */
     assert_null(strstr(out, "FAIL "));
   }

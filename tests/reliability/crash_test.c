@@ -148,7 +148,7 @@ static void writer(int round, int fd, unsigned nth) {
 /* ---- the parent -------------------------------------------------------- */
 
 static int file_has(const char *p, const char *needle) {
-  char *t = rel_read_file(p, NULL);
+  char *t = harness_slurp(p, NULL);
   int has = t && strstr(t, needle);
   free(t);
   return has;

@@ -57,7 +57,7 @@ static void store_one(calstore *s, const char *proc, const char *policy) {
 static void remember(fx *f) {
   free(f->file_before);
   free(f->snap_before);
-  f->file_before = rel_read_file(f->path, &f->file_len);
+  f->file_before = harness_slurp(f->path, &f->file_len);
   assert_non_null(f->file_before);
   f->snap_before = rel_snapshot(f->store);
 }
@@ -110,7 +110,7 @@ static void expect_unchanged(fx *f, calstore_status got, calstore_status want,
   if (!err->message[0])
     fail_msg("%s: %s without a message", what, calstore_status_name(got));
   size_t len = 0;
-  char *now = rel_read_file(f->path, &len);
+  char *now = harness_slurp(f->path, &len);
   if (!now || len != f->file_len || memcmp(now, f->file_before, len) != 0)
     fail_msg("%s: the store file changed", what);
   free(now);
@@ -245,7 +245,7 @@ static void efbig_under_rlimit_fsize_is_reported(void **state) {
              "4 snapshot changed)",
              status);
   size_t len;
-  char *now = rel_read_file(f->path, &len);
+  char *now = harness_slurp(f->path, &len);
   assert_true(now && len == f->file_len && memcmp(now, f->file_before, len) == 0);
   free(now);
   faults_survived++;
@@ -298,7 +298,7 @@ static void parent_that_is_a_file_is_reported(void **state) {
   assert_true(err.message[0] != '\0');
   assert_int_equal(calstore_count(s), 0);
   calstore_close(&s);
-  char *t = rel_read_file(blocker, NULL);
+  char *t = harness_slurp(blocker, NULL);
   assert_string_equal(t, "plain file\n");
   free(t);
   faults_survived++;

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include "harness.h"
 #include "rel_common.h"
 
 #define KEYS 6
@@ -47,7 +48,9 @@ static int op_kind(int w, int i) {
   return r < 40 ? 0 : r < 60 ? 1 : r < 72 ? 2 : r < 86 ? 3 : 4;
 }
 
-static void key_name(char *buf, size_t cap, int i) { snprintf(buf, cap, "k%d", (i * 7) % KEYS); }
+static void key_name(char *buf, size_t cap, int i) {
+  snprintf(buf, cap, "k%d", (i * 7) % KEYS);
+}
 
 static void apply(rel_model *m, int w, int i) {
   char backend[32], proc[16], policy[64], needle[256];
@@ -55,14 +58,20 @@ static void apply(rel_model *m, int w, int i) {
   key_name(proc, sizeof proc, i);
   snprintf(policy, sizeof policy, "w%dc%d", w, i);
   switch (op_kind(w, i)) {
-  case 0: rel_model_set(m, "calibrated", backend, "1", proc, 1, policy); break;
-  case 1: rel_model_set(m, "override", backend, "1", proc, 1, policy); break;
+  case 0:
+    rel_model_set(m, "calibrated", backend, "1", proc, 1, policy);
+    break;
+  case 1:
+    rel_model_set(m, "override", backend, "1", proc, 1, policy);
+    break;
   case 2:
     snprintf(needle, sizeof needle, "override exact %s|MatMul|1|sha256:reliability|%s|", backend,
              proc);
     rel_model_remove(m, needle);
     break;
-  case 3: rel_model_set(m, "calibrated", backend, "old", proc, 1, policy); break;
+  case 3:
+    rel_model_set(m, "calibrated", backend, "old", proc, 1, policy);
+    break;
   case 4:
     snprintf(needle, sizeof needle, " %s|MatMul|old|", backend);
     rel_model_remove(m, needle);
@@ -93,20 +102,17 @@ static int cli_import(int w, int i, char *why, size_t cap) {
             src ? "" : "onnx_light_calibration_profiles 1\n", src ? "override" : "calibrated", w,
             i % 3, w, i);
   fclose(f);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0)
-      dup2(null, 1);
-    execl(calhost_bin, calhost_bin, "--store", path, "import", file, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const char *const argv[] = {"--store", path, "import", file, NULL};
+  harness_opts o = {.timeout_s = 300}; /* a storm of processes on two cores */
+  harness_result r = {0};
+  int code = harness_run_program(calhost_bin, &o, &r, argv);
+  if (code != 0)
+    fputs(r.err, stderr);
+  harness_result_free(&r);
   unlink(file);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    snprintf(why, cap, "`%s --store %s import %s` exited with status 0x%x", calhost_bin, path,
-             file, status);
+  if (code != 0) {
+    snprintf(why, cap, "`%s --store %s import %s` exited with status %d", calhost_bin, path, file,
+             code);
     return -1;
   }
   return 0;
@@ -139,7 +145,9 @@ static void writer(int w) {
       if (st == CALSTORE_NOT_FOUND)
         st = CALSTORE_OK;
       break;
-    case 4: st = calstore_invalidate(s, backend, "old", NULL, &err); break;
+    case 4:
+      st = calstore_invalidate(s, backend, "old", NULL, &err);
+      break;
     case 6:
       if (cli_import(w, i, why, sizeof why) != 0) {
         fprintf(stderr, "load: writer %d commit %d: %s\n", w, i, why);
@@ -177,8 +185,8 @@ static void reader(int r) {
       st = calstore_reload(s, &err);
       n = (long)calstore_count(s);
       if (st != CALSTORE_OK)
-        fprintf(stderr, "load: reader %d: reload: %s: %s (line %u)\n", r,
-                calstore_status_name(st), err.message, err.line);
+        fprintf(stderr, "load: reader %d: reload: %s: %s (line %u)\n", r, calstore_status_name(st),
+                err.message, err.line);
     } else {
       st = calstore_read_file(path, count_visit, &n, NULL, NULL, NULL);
       if (st == CALSTORE_NOT_FOUND && sh->loads[r] == 0)

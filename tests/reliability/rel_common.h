@@ -1,9 +1,10 @@
 /*
  * rel_common.h: helpers shared by the reliability test programs: scratch
- * directories (removed afterwards), whole-file reads, exact keys, a policy
- * serializer, and a canonical text "snapshot" of a store or a file (one line
- * per profile: identity and policy, sorted) with which a test compares the
- * state before and after a fault, or against the state it expects.
+ * directories (removed afterwards), exact keys, a policy serializer, and a
+ * canonical text "snapshot" of a store or a file (one line per profile:
+ * identity and policy, sorted) with which a test compares the state before
+ * and after a fault, or against the state it expects. Whole files are read
+ * with the harness's harness_slurp (tests/common/harness.h).
  * Header-only; every helper is static and may go unused in a given test.
  */
 #ifndef CALHOST_RELIABILITY_COMMON_H
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "calhost/calstore.h"
+#include "harness.h" /* harness_slurp: the tests' one whole-file reader */
 
 #define REL_UNUSED __attribute__((unused))
 
@@ -62,41 +64,6 @@ REL_UNUSED static int rel_mkdtemp(char *buf, size_t cap, const char *name) {
   const char *base = getenv("TMPDIR");
   snprintf(buf, cap, "%s/calhost-rel-%s-XXXXXX", base && *base ? base : "/tmp", name);
   return mkdtemp(buf) ? 0 : -1;
-}
-
-/* Reads a whole file; NULL (errno set) when it cannot. *len may be NULL. */
-REL_UNUSED static char *rel_read_file(const char *path, size_t *len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return NULL;
-  size_t cap = 8192, n = 0;
-  char *buf = malloc(cap + 1);
-  for (;;) {
-    if (!buf)
-      break;
-    if (n == cap) {
-      char *nb = realloc(buf, (cap *= 2) + 1);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-    }
-    ssize_t k = read(fd, buf + n, cap - n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      break;
-    n += (size_t)k;
-  }
-  close(fd);
-  if (buf) {
-    buf[n] = '\0';
-    if (len)
-      *len = n;
-  }
-  return buf;
 }
 
 REL_UNUSED static int rel_write_file(const char *path, const char *text) {

@@ -50,7 +50,7 @@ static int teardown(void **state) {
 
 static void check_victim(const fx *f) {
   struct stat st;
-  char *t = rel_read_file(f->victim, NULL);
+  char *t = harness_slurp(f->victim, NULL);
   assert_non_null(t);
   assert_string_equal(t, VICTIM_TEXT);
   free(t);

@@ -25,21 +25,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-static char g_build[1024], g_source[1024], g_dir[256], g_data[1200];
+#include "harness.h"
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return strdup("");
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  size_t got = fread(b, 1, (size_t)n, f);
-  b[got] = '\0';
-  fclose(f);
-  return b;
-}
+static char g_build[1024], g_source[1024], g_dir[256], g_data[1200];
 
 static size_t count(const char *hay, const char *needle) {
   size_t n = 0, k = strlen(needle);
@@ -48,37 +36,20 @@ static size_t count(const char *hay, const char *needle) {
   return n;
 }
 
-/* Runs bin/calhost with args (NULL-terminated), stdout and stderr into
- * files of the temp dir; returns the exit status. */
+static harness_result g_last; /* the last command's output */
+
+/* Runs bin/calhost with args (NULL-terminated) with the harness's
+ * environment (HOME and XDG in the temp dir); returns the exit status. */
 static int calhost(const char *const *args) {
-  char bin[1200], out[400], err[400];
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
-  snprintf(out, sizeof out, "%s/out.txt", g_dir);
-  snprintf(err, sizeof err, "%s/err.txt", g_dir);
-  const char *argv[32] = {bin};
-  size_t n = 1;
-  for (; args[n - 1] && n < 31; n++)
-    argv[n] = args[n - 1];
-  argv[n] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  harness_opts o = {.cwd = g_dir};
+  return harness_run_program(NULL, &o, &g_last, args);
 }
 
+/* The last command's stderr (the caller frees). */
 static char *err_text(void) {
-  char p[400];
-  snprintf(p, sizeof p, "%s/err.txt", g_dir);
-  return slurp(p);
+  char *e = strdup(g_last.err ? g_last.err : "");
+  assert_non_null(e);
+  return e;
 }
 
 static void copy_file(const char *from, const char *to) {
@@ -96,7 +67,7 @@ static void report_command_writes_the_page(void **state) {
   snprintf(out, sizeof out, "%s/page.html", g_dir);
   const char *ok[] = {"report", g_data, "--html", out, NULL};
   assert_int_equal(calhost(ok), 0);
-  char *html = slurp(out);
+  char *html = harness_slurp_or_empty(out, NULL);
   assert_true(count(html, "<svg class=\"chart candidates\"") >= 4);
   free(html);
 
@@ -123,17 +94,17 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   snprintf(page, sizeof page, "%s/own.html", g_dir);
   snprintf(verify, sizeof verify, "%s/verify.json", g_dir);
   copy_file(g_data, run);
-  char *before = slurp(run);
+  char *before = harness_slurp_or_empty(run, NULL);
   const char *self[] = {"report", run, "--html", run, NULL};
   assert_int_equal(calhost(self), 2);
-  char *e = err_text(), *after = slurp(run);
+  char *e = err_text(), *after = harness_slurp_or_empty(run, NULL);
   assert_non_null(strstr(e, "is the input itself"));
   assert_string_equal(after, before); /* the run file is intact */
   free(e);
   free(after);
   const char *ok[] = {"report", run, "--html", page, NULL};
   assert_int_equal(calhost(ok), 0);
-  char *good = slurp(page);
+  char *good = harness_slurp_or_empty(page, NULL);
   FILE *f = fopen(verify, "w");
   assert_non_null(f);
   fputs("{\"command\": \"verify\", \"results\": []}\n", f);
@@ -142,7 +113,7 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   assert_int_equal(calhost(other), 2);
   e = err_text();
   assert_non_null(strstr(e, "the JSON report of `calhost verify`, not of `calhost calibrate"));
-  after = slurp(page);
+  after = harness_slurp_or_empty(page, NULL);
   assert_string_equal(after, good); /* the last page stays */
   free(e);
   free(after);
@@ -156,7 +127,7 @@ static void report_never_destroys_its_input_or_the_last_page(void **state) {
   assert_int_equal(calhost(from_fifo), 2);
   e = err_text();
   assert_non_null(strstr(e, "nobody.fifo: empty (nothing was written to it)"));
-  after = slurp(page);
+  after = harness_slurp_or_empty(page, NULL);
   assert_string_equal(after, good);
   free(e);
   free(after);
@@ -252,7 +223,7 @@ static void calibrate_report_keeps_every_candidate(void **state) {
   json_decref(run);
 
   snprintf(path, sizeof path, "%s/report.html", dir);
-  char *html = slurp(path);
+  char *html = harness_slurp_or_empty(path, NULL);
   /* a chart for test_good; the failed sweep has no point to draw: a note */
   assert_int_equal(count(html, "<svg class=\"chart candidates\""), 1);
   assert_non_null(strstr(html, "No candidate was measured"));
@@ -294,7 +265,7 @@ static void page_renders_in_headless_chromium(void **state) {
   if (rc != 0 || stat(png, &st) != 0 || st.st_size == 0) {
     char log[500];
     snprintf(log, sizeof log, "%s/chromium.log", g_dir);
-    char *text = slurp(log);
+    char *text = harness_slurp_or_empty(log, NULL);
     fprintf(stderr, "chromium could not start (status %d): %.600s\n", rc, text);
     free(text);
     fail_msg("chromium did not render the page");
@@ -322,7 +293,7 @@ static void page_renders_in_headless_chromium(void **state) {
            ">'%s' 2>/dev/null",
            chromium, flags, g_dir, html, dom);
   assert_int_equal(system(cmd), 0);
-  char *src = slurp(html), *parsed = slurp(dom);
+  char *src = harness_slurp_or_empty(html, NULL), *parsed = harness_slurp_or_empty(dom, NULL);
   assert_true(count(parsed, "<svg") >= 4);
   assert_int_equal(count(parsed, "<svg"), count(src, "<svg"));
   assert_int_equal(count(parsed, "<circle"), count(src, "<circle"));
@@ -340,6 +311,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   char cmd[512];
+  harness_result_free(&g_last);
   if (getenv("CALHOST_KEEP_TEST_DIR"))
     return 0;
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

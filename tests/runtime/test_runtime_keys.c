@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "calhost/runtime.h"
+#include "harness.h"
 
 static char g_dir[256];
 
@@ -66,21 +67,15 @@ static void write_case(const key_case *c, size_t n, char *cfg, size_t cap) {
   fclose(f);
 }
 
+/* `calhost --config cfg --quiet calibrate`; its stderr is shown when it
+ * fails. Returns the exit status. */
 static int calibrate(const char *cfg) {
-  char bin[1400];
-  snprintf(bin, sizeof bin, "%s/bin/calhost", build_dir());
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout))
-      _exit(126);
-    execl(bin, bin, "--config", cfg, "--quiet", "calibrate", (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  harness_result r = {0};
+  int code = harness_run(NULL, &r, "--config", cfg, "--quiet", "calibrate", NULL);
+  if (code != 0)
+    fprintf(stderr, "calhost calibrate: exit %d:\n%s", code, r.err);
+  harness_result_free(&r);
+  return code;
 }
 
 /* Opens the runtime of cfg, loads the backend and builds (select: and

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "calhost/runtime.h"
+#include "harness.h"
 
 static char g_dir[256], g_cfg[600], g_dl_library[1400];
 static int g_rounds = 1;
@@ -301,18 +302,13 @@ static int setup(void **state) {
           "[workload sum]\noperator = ReduceSum\nshape = 4096\n",
           g_dir, build_dir());
   fclose(f);
-  char bin[1400];
-  snprintf(bin, sizeof bin, "%s/bin/calhost", build_dir());
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    execl(bin, bin, "--config", g_cfg, "--quiet", "override", "set", "--workload", "sum",
-          "--portable", "--policy", "p=2", (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  harness_result run = {0};
+  int code = harness_run(NULL, &run, "--config", g_cfg, "--quiet", "override", "set", "--workload",
+                         "sum", "--portable", "--policy", "p=2", NULL);
+  if (code != 0)
+    fprintf(stderr, "calhost override set: exit %d:\n%s", code, run.err);
+  harness_result_free(&run);
+  assert_true(code == 0);
   /* from here on, every fork() of this process is counted */
   assert_int_equal(pthread_atfork(count_fork, NULL, NULL), 0);
   return 0;

@@ -38,28 +38,11 @@
 #include "search/spacefile.h"
 
 #include "gemm.h"
+#include "harness.h"
 #include "policy.h"
 
 static char g_build[1024];
 static char g_dir[256];
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *b;
-  if (!f) {
-    b = malloc(1);
-    b[0] = '\0';
-    return b;
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = malloc((size_t)n + 1);
-  size_t got = fread(b, 1, (size_t)n, f);
-  b[got] = '\0';
-  fclose(f);
-  return b;
-}
 
 static void in_dir(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
@@ -102,18 +85,14 @@ static long quick_evaluations(long size, search_strategy *strategy) {
   return n && n < size ? (long)n : size;
 }
 
-/* Runs bin/calhost --config DIR/calhost.ini ARGS...; returns the exit
- * status, *out and *err its output (malloc'd). */
+/* Runs bin/calhost --config DIR/calhost.ini ARGS... in DIR (HOME and XDG
+ * there); returns the exit status, *out and *err its output (malloc'd). */
 static int calhost(char **out, char **err, ...) {
-  char bin[1200], cfg[512], o[512], e[512];
+  char cfg[512];
   const char *argv[40];
   size_t n = 0;
   va_list ap;
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
   in_dir(cfg, sizeof cfg, "calhost.ini");
-  in_dir(o, sizeof o, "out.txt");
-  in_dir(e, sizeof e, "err.txt");
-  argv[n++] = bin;
   argv[n++] = "--config";
   argv[n++] = cfg;
   va_start(ap, err);
@@ -121,24 +100,12 @@ static int calhost(char **out, char **err, ...) {
     argv[n++] = a;
   va_end(ap);
   argv[n] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  *out = slurp(o);
-  *err = slurp(e);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  harness_opts o = {.cwd = g_dir};
+  harness_result r = {0};
+  int code = harness_run_program(NULL, &o, &r, argv);
+  *out = r.out;
+  *err = r.err;
+  return code;
 }
 
 /* The unsigned number after `"key":` in the first "search" object of json

@@ -21,24 +21,11 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "search/spacefile.h"
 
 static char g_build[1024];
 static char g_dir[256];
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  size_t got = fread(b, 1, (size_t)n, f);
-  b[got] = '\0';
-  fclose(f);
-  return b;
-}
 
 static void in_dir(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
@@ -64,18 +51,15 @@ static void write_config(int numbered) {
   fclose(f);
 }
 
-/* Runs bin/calhost --config DIR/calhost.ini ARGS... (NULL-terminated) and
- * returns its exit status; its stderr goes to DIR/err.txt. */
+/* Runs bin/calhost --config DIR/calhost.ini ARGS... (NULL-terminated) in
+ * DIR (HOME and XDG there) and returns its exit status; its stderr is
+ * shown when it fails. */
 static int calhost(const char *first, ...) {
-  char bin[1200], cfg[512], o[512], e[512];
+  char cfg[512];
   const char *argv[40];
   size_t n = 0;
   va_list ap;
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
   in_dir(cfg, sizeof cfg, "calhost.ini");
-  in_dir(o, sizeof o, "out.txt");
-  in_dir(e, sizeof e, "err.txt");
-  argv[n++] = bin;
   argv[n++] = "--config";
   argv[n++] = cfg;
   argv[n++] = first;
@@ -84,27 +68,12 @@ static int calhost(const char *first, ...) {
     argv[n++] = a;
   va_end(ap);
   argv[n] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  if (rc != 0) {
-    char *err = slurp(e);
-    fprintf(stderr, "calhost exited %d: %s\n", rc, err ? err : "");
-    free(err);
-  }
+  harness_opts o = {.cwd = g_dir};
+  harness_result r = {0};
+  int rc = harness_run_program(NULL, &o, &r, argv);
+  if (rc != 0)
+    fprintf(stderr, "calhost exited %d: %s\n", rc, r.err);
+  harness_result_free(&r);
   return rc;
 }
 
@@ -122,7 +91,7 @@ static void load_record(const char *name, search_space_file *s) {
 static void fake_fleet(const char *policy) {
   char path[512];
   in_dir(path, sizeof path, "store.txt");
-  char *text = slurp(path);
+  char *text = harness_slurp(path, NULL);
   assert_non_null(text);
   FILE *f = fopen(path, "w");
   assert_non_null(f);

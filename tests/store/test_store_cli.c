@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "harness.h"
 #include "util.h"
 
 static char g_build[1024];
@@ -51,69 +52,29 @@ static char *in_dir(const char *name) {
   return tu_path(g_dir, name);
 }
 
-/* Starts bin/calhost with args (NULL-terminated), stdout/stderr to files in
- * the temp dir; fsize > 0 sets RLIMIT_FSIZE in the child (SIGXFSZ left at
- * its default, as a shell's ulimit -f does). */
-static pid_t start(const char *const *args, rlim_t fsize) {
-  char bin[1200];
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
-  const char *argv[32];
-  size_t n = 0;
-  argv[n++] = bin;
-  for (size_t i = 0; args[i] && n < 31; i++)
-    argv[n++] = args[i];
-  argv[n] = NULL;
-  char *out = in_dir("out.txt"), *err = in_dir("err.txt");
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    signal(SIGXFSZ, SIG_DFL);
-    if (fsize) {
-      struct rlimit rl = {fsize, fsize};
-      setrlimit(RLIMIT_FSIZE, &rl);
-    }
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  free(out);
-  free(err);
-  return pid;
+/* Starts bin/calhost with args (NULL-terminated) in the temp dir (HOME
+ * and XDG there), with a limit of 30 s; fsize > 0 sets RLIMIT_FSIZE in the
+ * child (SIGXFSZ left at its default, as a shell's ulimit -f does). */
+static void start(const char *const *args, rlim_t fsize, harness_child *c) {
+  harness_opts o = {.cwd = g_dir, .timeout_s = 30, .fsize_limit = fsize};
+  harness_start(NULL, &o, args, c);
 }
 
-/* Waits at most 30 s (a blocked calhost is killed and reported as -1).
- * Returns the exit status, or 256 + the signal that killed it (so a
- * handled signal's exit 129 differs from a death by SIGHUP). */
-static int wait_exit(pid_t pid) {
-  int st = 0;
-  for (int i = 0; i < 3000; i++) {
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid)
-      return WIFEXITED(st) ? WEXITSTATUS(st) : 256 + WTERMSIG(st);
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &st, 0);
-  return -1;
+/* Waits for c. Returns the exit status, or 256 + the signal that killed it
+ * (so a handled signal's exit 129 differs from a death by SIGHUP), or -1
+ * when it blocked past its 30 s (killed); r its output. */
+static int wait_exit(harness_child *c, harness_result *r) {
+  harness_wait(c, r);
+  return r->signal == SIGALRM ? -1 : r->signal ? 256 + r->signal : r->code;
 }
 
 static int run(char **out, char **err, rlim_t fsize, const char *const *args) {
-  int rc = wait_exit(start(args, fsize));
-  char *o = in_dir("out.txt"), *e = in_dir("err.txt");
-  *out = tu_read(o, NULL);
-  *err = tu_read(e, NULL);
-  free(o);
-  free(e);
-  if (!*out)
-    *out = strdup("");
-  if (!*err)
-    *err = strdup("");
+  harness_child c;
+  harness_result r = {0};
+  start(args, fsize, &c);
+  int rc = wait_exit(&c, &r);
+  *out = r.out;
+  *err = r.err;
   return rc;
 }
 
@@ -133,7 +94,7 @@ static void export_never_deletes_an_unrelated_tmp(void **state) {
   if (rc != 0)
     fprintf(stderr, "%s%s", out, err);
   assert_int_equal(rc, 0);
-  char *kept = tu_read(other, NULL);
+  char *kept = harness_slurp(other, NULL);
   assert_non_null(kept);
   assert_string_equal(kept, "an editor's swap file\n");
   assert_int_equal(calstore_read_file(out_path, NULL, NULL, NULL, NULL, NULL), CALSTORE_OK);
@@ -193,7 +154,7 @@ static void file_size_limit_is_write_failed_not_a_kill(void **state) {
   assert_non_null(strstr(err, "File too large"));
   assert_non_null(strstr(err, store));
   assert_false(tu_exists(tmp));
-  char *now = tu_read(store, NULL);
+  char *now = harness_slurp(store, NULL);
   assert_string_equal(now, HDR PROFILE("d", "x"));
   free(now);
   free(out);
@@ -205,7 +166,7 @@ static void file_size_limit_is_write_failed_not_a_kill(void **state) {
 
 static void copy_file(const char *from, const char *to) {
   size_t n;
-  char *data = tu_read(from, &n);
+  char *data = harness_slurp(from, &n);
   if (!data)
     fail_msg("missing %s", from);
   FILE *f = fopen(to, "wb");
@@ -268,7 +229,9 @@ static void sighup_commits_finished_workloads(void **state) {
   char *store = in_dir("store.txt"), *tmp = in_dir("store.txt.tmp");
   char *cfg = write_config("hup.ini", "test_good, test_hang", store);
   const char *args[] = {"calibrate", "--config", cfg, NULL};
-  pid_t pid = start(args, 0);
+  harness_child child;
+  harness_result r = {0};
+  start(args, 0, &child);
   int seen = 0;
   for (int i = 0; i < 400 && !seen; i++) { /* up to 40 s */
     struct timespec ts = {0, 100 * 1000 * 1000};
@@ -278,13 +241,10 @@ static void sighup_commits_finished_workloads(void **state) {
       seen = c.exact == 2; /* both workloads of test_good committed */
   }
   assert_true(seen);
-  kill(pid, SIGHUP);                     /* the terminal went away while test_hang runs */
-  assert_int_equal(wait_exit(pid), 129); /* exited 128 + SIGHUP, not killed by it */
-  char *e = in_dir("err.txt"), *text = tu_read(e, NULL);
-  assert_non_null(text);
-  assert_non_null(strstr(text, "interrupted"));
-  free(text);
-  free(e);
+  kill(child.pid, SIGHUP);                      /* the terminal went away while test_hang runs */
+  assert_int_equal(wait_exit(&child, &r), 129); /* exited 128 + SIGHUP, not killed by it */
+  assert_non_null(strstr(r.err, "interrupted"));
+  harness_result_free(&r);
   counts c = {0};
   assert_int_equal(calstore_read_file(store, count_visit, &c, NULL, NULL, NULL), CALSTORE_OK);
   assert_int_equal(c.exact, 2);

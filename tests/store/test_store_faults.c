@@ -35,7 +35,7 @@ static int setup(void **state) {
   calstore_key k = tu_exact("gpu", "3", "first", "p", 8);
   if (tu_store(f->s, &k, "first", 1) != CALSTORE_OK)
     return -1;
-  f->before = tu_read(f->path, NULL);
+  f->before = harness_slurp(f->path, NULL);
   *state = f;
   return 0;
 }
@@ -66,7 +66,7 @@ static void expect_failure(fixture *f, const char *fault, calstore_status want, 
     fail_msg("%s: message '%s' lacks '%s'", fault, err.message, text);
   assert_true(err.path[0] != '\0');
   assert_int_equal(calstore_count(f->s), 1);
-  char *now = tu_read(f->path, NULL);
+  char *now = harness_slurp(f->path, NULL);
   assert_string_equal(now, f->before);
   free(now);
   assert_false(tu_exists(f->tmp));
@@ -80,7 +80,7 @@ static void expect_failure(fixture *f, const char *fault, calstore_status want, 
   calstore_key k1 = tu_exact("gpu", "3", "first", "p", 8);
   assert_int_equal(tu_store(f->s, &k1, "first", 1), CALSTORE_OK);
   free(f->before);
-  f->before = tu_read(f->path, NULL);
+  f->before = harness_slurp(f->path, NULL);
 }
 
 static void each_failing_write_step_reports_and_keeps_the_store(void **state) {
@@ -133,7 +133,7 @@ static void a_failing_batch_commit_changes_nothing(void **state) {
   unsetenv("CALSTORE_FAULT");
   assert_null(b);
   assert_int_equal(calstore_count(f->s), 1);
-  char *now = tu_read(f->path, NULL);
+  char *now = harness_slurp(f->path, NULL);
   assert_string_equal(now, f->before);
   free(now);
 }
@@ -194,7 +194,7 @@ static void a_failed_directory_sync_is_applied_not_lost(void **state) {
 static void a_crash_mid_write_leaves_the_store_intact(void **state) {
   fixture *f = *state;
   crash_child(f, "crash_after:write");
-  char *now = tu_read(f->path, NULL);
+  char *now = harness_slurp(f->path, NULL);
   assert_string_equal(now, f->before); /* the store is intact */
   free(now);
   assert_true(tu_exists(f->tmp)); /* only an ignored temp remains */

@@ -592,7 +592,7 @@ static void deviation_table_is_documented(void **state) {
   const char *src = getenv("CALHOST_SOURCE_DIR");
   char path[PATH_MAX + 64];
   snprintf(path, sizeof path, "%s/host/store/README.md", src);
-  char *text = tu_read(path, NULL);
+  char *text = harness_slurp(path, NULL);
   assert_non_null(text);
   char *sec = strstr(text, "## Reading files written by hand");
   assert_non_null(sec);
@@ -666,10 +666,10 @@ static void commit_rewrites_kept_records_canonically(void **state) {
     char in[PATH_MAX + 300], canon[PATH_MAX + 300];
     snprintf(in, sizeof in, "%s/%s", vec_dir, files[i]);
     snprintf(canon, sizeof canon, "%s/canonical/%s", vec_dir, files[i]);
-    char *text = tu_read(in, NULL), *want = tu_read(canon, NULL);
+    char *text = harness_slurp(in, NULL), *want = harness_slurp(canon, NULL);
     size_t text_len = 0;
     free(text);
-    text = tu_read(in, &text_len);
+    text = harness_slurp(in, &text_len);
     FILE *f = fopen(store, "wb");
     fwrite(text, 1, text_len, f);
     fclose(f);
@@ -677,7 +677,7 @@ static void commit_rewrites_kept_records_canonically(void **state) {
     assert_non_null(s);
     calstore_key k = tu_exact("zz_new", "1", "d", "p", 2);
     assert_int_equal(tu_store(s, &k, "new", 1.5), CALSTORE_OK);
-    char *got = tu_read(store, NULL);
+    char *got = harness_slurp(store, NULL);
     const char *added = "profile exact calibrated\nbackend \"zz_new\"\noperator \"MatMul\"\n"
                         "implementation \"1\"\nmodel_digest \"d\"\nprocessor \"p\"\n"
                         "thread_count 2\nmeasurement \"median_latency\" 1.5 \"us\"\n"
@@ -705,7 +705,7 @@ static void a_noop_commit_leaves_the_file_untouched(void **state) {
   char in[PATH_MAX + 300];
   snprintf(in, sizeof in, "%s/ok_tabs.txt", vec_dir);
   size_t len = 0;
-  char *text = tu_read(in, &len);
+  char *text = harness_slurp(in, &len);
   FILE *f = fopen(store, "wb");
   fwrite(text, 1, len, f);
   fclose(f);
@@ -716,13 +716,13 @@ static void a_noop_commit_leaves_the_file_untouched(void **state) {
   assert_int_equal(calstore_invalidate(s, "nobody", NULL, &removed, NULL), CALSTORE_OK);
   assert_int_equal(removed, 0);
   size_t now_len = 0;
-  char *now = tu_read(store, &now_len);
+  char *now = harness_slurp(store, &now_len);
   assert_int_equal(now_len, len);
   assert_memory_equal(now, text, len);
   free(now);
   /* a change rewrites it */
   assert_int_equal(tu_store(s, &absent, "new", 1), CALSTORE_OK);
-  now = tu_read(store, &now_len);
+  now = harness_slurp(store, &now_len);
   assert_true(now_len != len || memcmp(now, text, len));
   free(now);
   calstore_close(&s);
@@ -740,7 +740,7 @@ static void crlf_line_ends_read_like_lf_and_rewrite_as_lf(void **state) {
   snprintf(path, sizeof path, "%s/ok_mixed_sources.txt", vec_dir);
   snprintf(canon, sizeof canon, "%s/canonical/ok_mixed_sources.txt", vec_dir);
   size_t len = 0;
-  char *text = tu_read(path, &len);
+  char *text = harness_slurp(path, &len);
   char *crlf = malloc(2 * len + 1);
   size_t n = 0;
   for (size_t i = 0; i < len; i++) {
@@ -755,7 +755,7 @@ static void crlf_line_ends_read_like_lf_and_rewrite_as_lf(void **state) {
   calstore *s = tu_open(in, NULL);
   assert_int_equal(calstore_count(s), 4);
   assert_int_equal(calstore_export(s, out, NULL), CALSTORE_OK);
-  char *a = tu_read(out, NULL), *b = tu_read(canon, NULL);
+  char *a = harness_slurp(out, NULL), *b = harness_slurp(canon, NULL);
   assert_string_equal(a, b);
   calstore_close(&s);
   free(a);
@@ -862,14 +862,14 @@ static void a_large_file_round_trips_and_noncanonical_text_is_rewritten(void **s
     calstore_error err = {0};
     assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
     size_t olen = 0;
-    char *got = tu_read(out, &olen);
+    char *got = harness_slurp(out, &olen);
     assert_int_equal(olen, clen);
     assert_true(!memcmp(got, canon, clen)); /* canonical, in file order */
     free(got);
     /* a commit rewrites it byte for byte plus the new profile */
     calstore_key k = tu_exact("zz", "1", "d", "p", 1);
     assert_int_equal(tu_store(s, &k, "new", 1), CALSTORE_OK);
-    got = tu_read(in, &olen);
+    got = harness_slurp(in, &olen);
     assert_true(olen > clen && !memcmp(got, canon, clen));
     free(got);
     calstore_close(&s);

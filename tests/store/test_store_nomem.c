@@ -60,12 +60,12 @@ static int setup(void **state) {
   calstore *s = tu_open(f->path, NULL);
   seed_store(s);
   calstore_close(&s);
-  f->seed = tu_read(f->path, NULL);
+  f->seed = harness_slurp(f->path, NULL);
   s = tu_open(f->path, NULL);
   calstore_key k = tu_exact("cpu", "2", "model-z", "proc", 2);
   assert_int_equal(tu_store(s, &k, "threads=2", 1), CALSTORE_OK);
   calstore_close(&s);
-  f->seed_plus = tu_read(f->path, NULL);
+  f->seed_plus = harness_slurp(f->path, NULL);
   *state = f;
   return 0;
 }
@@ -123,7 +123,7 @@ static size_t walk(fixture *f, const char *what, op_fn op, int writes) {
     calstore_status st = op(f, &err, &changes);
     size_t made = cs_fault_alloc_reset();
     unsetenv("CALSTORE_FAULT");
-    char *now = tu_read(f->path, NULL);
+    char *now = harness_slurp(f->path, NULL);
     if (made < n) { /* no allocation failed: the operation's own result */
       if (st != CALSTORE_OK)
         fail_msg("%s without a failure: %s (%s)", what, calstore_status_name(st), err.message);
@@ -335,7 +335,7 @@ static calstore_status op_export(fixture *f, calstore_error *err, int *changes) 
   char *out = tu_path(f->dir, "export.txt");
   unlink(out);
   calstore_status st = calstore_export(f->s, out, err);
-  char *text = tu_read(out, NULL);
+  char *text = harness_slurp(out, NULL);
   if (st == CALSTORE_OK || strstr(err->message, "could not sync its directory"))
     assert_string_equal(text, f->seed);
   else if (text)

@@ -74,7 +74,7 @@ static void a_store_below_a_regular_file_cannot_be_written(void **state) {
   if (st != CALSTORE_WRITE_FAILED || !strstr(err.message, "Not a directory"))
     fail_msg("store below a file: %s (%s)", calstore_status_name(st), err.message);
   calstore_close(&s);
-  char *text = tu_read(file, NULL);
+  char *text = harness_slurp(file, NULL);
   assert_string_equal(text, "not a folder\n");
   free(text);
   tu_rmtree(dir);

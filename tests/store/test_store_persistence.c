@@ -82,7 +82,7 @@ static void malformed_file_is_reported_and_kept(void **state) {
                    CALSTORE_MALFORMED);
   assert_int_equal(err.line, 5);
   assert_non_null(strstr(err.message, "refusing to overwrite"));
-  char *now = tu_read(f->path, NULL);
+  char *now = harness_slurp(f->path, NULL);
   assert_string_equal(now, BAD_LINE5);
   free(now);
   assert_int_equal(calstore_count(s), 0);
@@ -92,7 +92,7 @@ static void malformed_file_is_reported_and_kept(void **state) {
   tu_write(f->path, v2);
   assert_int_equal(calstore_invalidate(s, "gpu", NULL, NULL, &err), CALSTORE_UNSUPPORTED_VERSION);
   assert_int_equal(err.line, 1);
-  now = tu_read(f->path, NULL);
+  now = harness_slurp(f->path, NULL);
   assert_string_equal(now, v2);
   free(now);
   calstore_close(&s);
@@ -148,7 +148,7 @@ static void stray_tmp_never_replaces_the_store(void **state) {
   calstore_close(&s);
   s = tu_open(f->path, NULL);
   assert_int_equal(calstore_count(s), 2);
-  char *text = tu_read(f->path, NULL);
+  char *text = harness_slurp(f->path, NULL);
   assert_null(strstr(text, "stray"));
   assert_non_null(strstr(text, "on disk"));
   free(text);
@@ -163,7 +163,7 @@ static void planted_tmp_symlink_is_not_followed(void **state) {
   calstore *s = tu_open(f->path, NULL);
   calstore_key k = tu_exact("gpu", "3", "d", "p", 8);
   assert_int_equal(tu_store(s, &k, "x", 1), CALSTORE_OK);
-  char *v = tu_read(victim, NULL);
+  char *v = harness_slurp(victim, NULL);
   assert_string_equal(v, "precious\n");
   free(v);
   struct stat st;
@@ -173,7 +173,7 @@ static void planted_tmp_symlink_is_not_followed(void **state) {
   /* a hard link at the temp name is not written through either */
   assert_int_equal(link(victim, f->tmp), 0);
   assert_int_equal(tu_store(s, &k, "y", 1), CALSTORE_OK);
-  v = tu_read(victim, NULL);
+  v = harness_slurp(victim, NULL);
   assert_string_equal(v, "precious\n");
   free(v);
   calstore_close(&s);
@@ -245,7 +245,7 @@ static void unreadable_and_unwritable_paths_are_reported(void **state) {
   assert_int_equal(calstore_store(s, &k, NULL, 0, tu_serialize, &p, NULL, NULL, &err),
                    CALSTORE_WRITE_FAILED);
   assert_non_null(strstr(err.message, f->tmp));
-  char *text = tu_read(f->path, NULL);
+  char *text = harness_slurp(f->path, NULL);
   assert_string_equal(text, GOOD);
   free(text);
   assert_int_equal(calstore_count(s), 1);
@@ -263,7 +263,7 @@ static void an_external_change_is_merged_at_commit(void **state) {
   calstore_key k1 = tu_exact("gpu", "3", "d1", "p", 8);
   assert_int_equal(tu_store(a, &k1, "aaaa", 1), CALSTORE_OK);
   /* another process rewrites the file by hand (same length, new content) */
-  char *text = tu_read(f->path, NULL);
+  char *text = harness_slurp(f->path, NULL);
   char *pos = strstr(text, "aaaa");
   memcpy(pos, "bbbb", 4);
   char *other = tu_path(f->dir, "other.txt");
@@ -272,7 +272,7 @@ static void an_external_change_is_merged_at_commit(void **state) {
   calstore_key k2 = tu_exact("gpu", "3", "d2", "p", 8);
   assert_int_equal(tu_store(a, &k2, "second", 1), CALSTORE_OK);
   free(text);
-  text = tu_read(f->path, NULL);
+  text = harness_slurp(f->path, NULL);
   assert_non_null(strstr(text, "bbbb"));
   assert_null(strstr(text, "aaaa"));
   assert_non_null(strstr(text, "second"));
@@ -308,7 +308,7 @@ static void commit_keeps_mode_and_owner(void **state) {
     } else {
       assert_int_equal(st.st_uid, geteuid());
     }
-    char *text = tu_read(f->path, NULL);
+    char *text = harness_slurp(f->path, NULL);
     assert_non_null(strstr(text, digest));
     free(text);
   }
@@ -336,7 +336,7 @@ static void symlinked_store_follows_the_link(void **state) {
   assert_true(S_ISLNK(st.st_mode));
   assert_int_equal(lstat(link2, &st), 0);
   assert_true(S_ISLNK(st.st_mode));
-  char *text = tu_read(shared, NULL);
+  char *text = harness_slurp(shared, NULL);
   assert_non_null(strstr(text, "via-link"));
   assert_non_null(strstr(text, "on disk"));
   free(text);
@@ -437,7 +437,7 @@ static void export_leaves_other_files_alone(void **state) {
   calstore *s = tu_open(f->path, NULL);
   calstore_error err = {0};
   assert_int_equal(calstore_export(s, out, &err), CALSTORE_OK);
-  char *kept = tu_read(out_tmp, NULL);
+  char *kept = harness_slurp(out_tmp, NULL);
   assert_string_equal(kept, "somebody else's file\n");
   free(kept);
   assert_int_equal(calstore_read_file(out, NULL, NULL, NULL, NULL, NULL), CALSTORE_OK);
@@ -500,7 +500,7 @@ static void file_size_limit_is_reported(void **state) {
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
   assert_false(tu_exists(f->tmp));
-  char *text = tu_read(f->path, NULL);
+  char *text = harness_slurp(f->path, NULL);
   assert_string_equal(text, GOOD);
   free(text);
 }
@@ -579,10 +579,10 @@ static void write_protected_store_is_never_replaced(void **state) {
   }
   assert_int_equal(WEXITSTATUS(status), 0);
   assert_false(tu_exists(f->tmp));
-  char *text = tu_read(f->path, NULL);
+  char *text = harness_slurp(f->path, NULL);
   assert_non_null(strstr(text, "new")); /* written once the child made it writable */
   free(text);
-  text = tu_read(out, NULL);
+  text = harness_slurp(out, NULL);
   assert_string_equal(text, GOOD);
   free(text);
   /* the caller's own commit: refused unless it is root */
@@ -594,7 +594,7 @@ static void write_protected_store_is_never_replaced(void **state) {
   struct stat st;
   assert_int_equal(stat(f->path, &st), 0);
   assert_int_equal(st.st_mode & 07777, 0444);
-  text = tu_read(f->path, NULL);
+  text = harness_slurp(f->path, NULL);
   assert_true(as_root == (strstr(text, "mine") != NULL));
   free(text);
   free(out);
@@ -837,13 +837,13 @@ static void export_onto_the_store_itself_keeps_concurrent_commits(void **state) 
   calstore_close(&c);
   /* a hard link and the lock file: refused, the store untouched */
   assert_int_equal(link(f->path, hard), 0);
-  char *before = tu_read(f->path, NULL);
+  char *before = harness_slurp(f->path, NULL);
   assert_int_equal(calstore_export(a, hard, &err), CALSTORE_INVALID_ARGUMENT);
   assert_non_null(strstr(err.message, "hard link"));
   assert_non_null(strstr(err.message, f->path));
   assert_int_equal(calstore_export(a, f->lock, &err), CALSTORE_INVALID_ARGUMENT);
   assert_non_null(strstr(err.message, "lock file"));
-  char *now = tu_read(f->path, NULL);
+  char *now = harness_slurp(f->path, NULL);
   assert_string_equal(now, before);
   free(now);
   free(before);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "calhost/calstore.h"
+#include "harness.h" /* harness_slurp: the tests' one whole-file reader */
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -90,23 +91,6 @@ static inline char *tu_path(const char *dir, const char *name) {
   char *p = malloc(n);
   snprintf(p, n, "%s/%s", dir, name);
   return p;
-}
-
-/* Reads a whole file (NUL-terminated); NULL when absent. */
-static inline char *tu_read(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  size_t r = fread(b, 1, (size_t)n, f);
-  fclose(f);
-  b[r] = '\0';
-  if (len)
-    *len = r;
-  return b;
 }
 
 static inline void tu_write(const char *path, const char *text) {

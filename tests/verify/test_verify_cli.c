@@ -41,68 +41,27 @@
 #include <jansson.h>
 
 #include "calhost/calstore.h"
+#include "harness.h"
 
 static char g_build[1024];
 static char g_dir[256];
 static char g_cfg[512], g_store[512];
 static pid_t g_last_pid; /* the calhost process of the last run() */
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    char *e = calloc(1, 1);
-    if (len)
-      *len = 0;
-    return e;
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  size_t got = fread(b, 1, (size_t)n, f);
-  b[got] = '\0';
-  fclose(f);
-  if (len)
-    *len = got;
-  return b;
-}
-
 static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-/* Runs bin/calhost with args (NULL-terminated); returns the exit status,
- * *out / *err its output (malloc'd). */
+/* Runs bin/calhost with args (NULL-terminated) in g_dir (HOME and XDG
+ * there); returns the exit status, *out / *err its output (malloc'd). */
 static int run(char **out, char **err, const char *const *args) {
-  char o[512], e[512], bin[1200];
-  path_in(o, sizeof o, "out.txt");
-  path_in(e, sizeof e, "err.txt");
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
-  const char *argv[32];
-  size_t n = 0;
-  argv[n++] = bin;
-  for (size_t i = 0; args[i] && n < 31; i++)
-    argv[n++] = args[i];
-  argv[n] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  g_last_pid = pid;
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  *out = slurp(o, NULL);
-  *err = slurp(e, NULL);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  harness_opts o = {.cwd = g_dir};
+  harness_result r = {0};
+  int code = harness_run_program(NULL, &o, &r, args);
+  g_last_pid = r.pid;
+  *out = r.out;
+  *err = r.err;
+  return code;
 }
 
 static void copy_file(const char *from, const char *to) {
@@ -112,7 +71,7 @@ static void copy_file(const char *from, const char *to) {
     fprintf(stderr, "missing %s\n", from);
     fail();
   }
-  char *b = slurp(from, &n);
+  char *b = harness_slurp_or_empty(from, &n);
   FILE *f = fopen(to, "wb");
   assert_non_null(f);
   assert_int_equal(fwrite(b, 1, n, f), n);
@@ -325,7 +284,7 @@ static void verdicts_exit_status_and_an_untouched_store(void **state) {
   (void)state;
   build_store();
   size_t before_len, after_len;
-  char *before = slurp(g_store, &before_len);
+  char *before = harness_slurp_or_empty(g_store, &before_len);
   char *out, *err;
 
   /* the table */
@@ -343,7 +302,7 @@ static void verdicts_exit_status_and_an_untouched_store(void **state) {
                               "4 invalid, 2 missing"));
   free(out);
   free(err);
-  char *after = slurp(g_store, &after_len);
+  char *after = harness_slurp_or_empty(g_store, &after_len);
   assert_int_equal(before_len, after_len);
   assert_memory_equal(before, after, before_len);
   free(after);
@@ -410,7 +369,7 @@ static void verdicts_exit_status_and_an_untouched_store(void **state) {
   json_decref(doc);
   free(out);
   free(err);
-  after = slurp(g_store, &after_len);
+  after = harness_slurp_or_empty(g_store, &after_len);
   assert_int_equal(before_len, after_len);
   assert_memory_equal(before, after, before_len);
   free(after);
@@ -479,7 +438,7 @@ static void recalibrate_replaces_exactly_the_failed_keys_in_one_commit(void **st
   /* the one commit across both plugins needs no plugin instance in the
    * calhost process: every instance was created in a child (measuring and
    * recalibrating, each plugin: at least four) */
-  char *pids = slurp(log, NULL);
+  char *pids = harness_slurp_or_empty(log, NULL);
   assert_non_null(pids);
   size_t creates = 0;
   for (char *line = strtok(pids, "\n"); line; line = strtok(NULL, "\n")) {
@@ -574,7 +533,7 @@ static void errors_read_only_stores_and_one_row_per_key(void **state) {
 
   /* a store (and folder) nobody may write: verify only reads */
   size_t n, m;
-  char *before = slurp(g_store, &n);
+  char *before = harness_slurp_or_empty(g_store, &n);
   assert_int_equal(chmod(g_store, 0444), 0);
   assert_int_equal(chmod(g_dir, 0555), 0);
   /* a backend that builds one key for several thread counts is judged once */
@@ -592,7 +551,7 @@ static void errors_read_only_stores_and_one_row_per_key(void **state) {
   json_decref(doc);
   free(out);
   free(err);
-  char *text = slurp(g_store, &m);
+  char *text = harness_slurp_or_empty(g_store, &m);
   assert_int_equal(m, n);
   assert_memory_equal(before, text, n);
   free(text);
@@ -607,7 +566,7 @@ static void a_plugin_that_fails_create_lists_its_keys_as_errors(void **state) {
   build_store();
   char cfg[600], *out, *err;
   path_in(cfg, sizeof cfg, "fail-create.ini");
-  char *text = slurp(g_cfg, NULL);
+  char *text = harness_slurp_or_empty(g_cfg, NULL);
   FILE *f = fopen(cfg, "w");
   assert_non_null(f);
   fprintf(f, "%s[plugin test_speed2]\nfail_create = 1\n", text);
@@ -716,44 +675,26 @@ static void keys_served_by_an_override_are_named_so(void **state) {
 static void interrupt_verify(int sig, const char *name) {
   build_store();
   size_t n, m;
-  char *before = slurp(g_store, &n);
-  char o[512], e[512], bin[1200];
-  path_in(o, sizeof o, "out.txt");
-  path_in(e, sizeof e, "err.txt");
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
-  /* the previous run's progress must not be read as this one's (on a busy
-   * machine the child may not have truncated err.txt yet when it is first
-   * read: the signal then came before calhost's handlers) */
-  unlink(o);
-  unlink(e);
+  char *before = harness_slurp_or_empty(g_store, &n);
   /* exhaustive: 20 samples of 5 ms per policy and key, seconds in all */
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    execl(bin, bin, "verify", "--config", g_cfg, "--rigor", "exhaustive", "--recalibrate",
-          (char *)NULL);
-    _exit(127);
-  }
+  const char *const args[] = {"verify",     "--config",      g_cfg, "--rigor",
+                              "exhaustive", "--recalibrate", NULL};
+  harness_opts opts = {.cwd = g_dir};
+  harness_child child;
+  harness_result r = {0};
+  harness_start(NULL, &opts, args, &child);
   /* interrupt once the first key was measured (up to 40 s: a busy machine) */
   for (int i = 0; i < 4000; i++) {
     usleep(10000);
-    char *progress = slurp(e, NULL);
+    char *progress = harness_child_stderr(&child);
     int started = strstr(progress, "[1/") != NULL || strstr(progress, "[2/") != NULL;
     free(progress);
     if (started)
       break;
   }
-  kill(pid, sig);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  assert_true(WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 128 + sig);
-  char *out = slurp(o, NULL), *err = slurp(e, NULL);
+  kill(child.pid, sig);
+  assert_int_equal(harness_wait(&child, &r), 128 + sig); /* exited so, not killed */
+  char *out = r.out, *err = r.err;
   char said[64];
   snprintf(said, sizeof said, "interrupted by %s\n", name);
   if (!strstr(err, said))
@@ -763,7 +704,7 @@ static void interrupt_verify(int sig, const char *name) {
   assert_non_null(strstr(out, "verify: "));  /* what was measured is listed */
   free(out);
   free(err);
-  char *after = slurp(g_store, &m);
+  char *after = harness_slurp_or_empty(g_store, &m);
   assert_int_equal(m, n);
   assert_memory_equal(before, after, n);
   free(after);

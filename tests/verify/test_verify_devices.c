@@ -35,34 +35,25 @@
 #include <jansson.h>
 
 #include "calhost/calstore.h"
+#include "harness.h"
 
 static char g_dir[256];
 static char g_store[600];
 
-/* Runs a shell command; *out gets its stdout (and stderr with 2>&1). */
+/* Runs a shell command line (harness_shell: "$CALHOST" is bin/calhost)
+ * in g_dir; *out gets its stdout (and stderr with 2>&1). */
 static int run(char **out, const char *fmt, ...) {
   char cmd[8192];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t cap = 1 << 20, n = 0, k;
-  char *buf = malloc(cap);
-  assert_non_null(buf);
-  while ((k = fread(buf + n, 1, cap - n - 1, p)) > 0)
-    n += k;
-  buf[n] = '\0';
-  int st = pclose(p);
-  *out = buf;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static const char *bin(void) {
-  static char b[1200];
-  snprintf(b, sizeof b, "%s/bin/calhost", getenv("CALHOST_BUILD_DIR"));
-  return b;
+  harness_opts o = {.cwd = g_dir};
+  harness_result r = {0};
+  int code = harness_shell(&o, &r, cmd);
+  *out = r.out;
+  free(r.err);
+  return code;
 }
 
 /* A configuration of test_devices alone with one ReduceSum workload and
@@ -140,13 +131,13 @@ static void verify_judges_every_device_and_names_it(void **state) {
   char cfg[700], *out;
   write_config("two", "0, 1", cfg, sizeof cfg);
   remove(g_store);
-  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' calibrate 2>&1", cfg), 0);
   free(out);
   /* device 0 generous (1000x slower stored: ok), device 1 made 1000x too
    * good (slower) */
   scale_median("fake-gpu-a v1", 1000.0);
   scale_median("fake-gpu-b v1", 1.0 / 1000.0);
-  int rc = run(&out, "'%s' --config '%s' verify --threshold 3 --json 2>/dev/null", bin(), cfg);
+  int rc = run(&out, "\"$CALHOST\" --config '%s' verify --threshold 3 --json 2>/dev/null", cfg);
   json_t *doc = json_loads(out, 0, NULL);
   if (rc != 1 || !doc)
     fprintf(stderr, "rc %d\n%s\n", rc, out);
@@ -165,7 +156,7 @@ static void verify_judges_every_device_and_names_it(void **state) {
   free(out);
 
   /* the text: a device column, one progress line per device, none "same key" */
-  rc = run(&out, "'%s' --config '%s' verify --threshold 3 2>&1", bin(), cfg);
+  rc = run(&out, "\"$CALHOST\" --config '%s' verify --threshold 3 2>&1", cfg);
   assert_int_equal(rc, 1);
   assert_null(strstr(out, "same key as before"));
   assert_non_null(strstr(out, "test_devices w t=1 device 1: slower"));
@@ -176,7 +167,7 @@ static void verify_judges_every_device_and_names_it(void **state) {
 
   /* item 17: a stored median of 0 compares nothing: invalid, not ok */
   scale_median("fake-gpu-a v1", 0.0);
-  rc = run(&out, "'%s' --config '%s' verify --threshold 3 --json 2>/dev/null", bin(), cfg);
+  rc = run(&out, "\"$CALHOST\" --config '%s' verify --threshold 3 --json 2>/dev/null", cfg);
   assert_int_equal(rc, 1);
   doc = json_loads(out, 0, NULL);
   assert_non_null(doc);
@@ -188,7 +179,7 @@ static void verify_judges_every_device_and_names_it(void **state) {
   free(out);
 
   /* --recalibrate recalibrates exactly the two failed devices' keys */
-  rc = run(&out, "'%s' --config '%s' verify --threshold 3 --recalibrate --json 2>/dev/null", bin(),
+  rc = run(&out, "\"$CALHOST\" --config '%s' verify --threshold 3 --recalibrate --json 2>/dev/null",
            cfg);
   doc = json_loads(out, 0, NULL);
   if (rc != 0 || !doc)
@@ -203,8 +194,9 @@ static void verify_judges_every_device_and_names_it(void **state) {
 /* The processor of the exact profile `lookup --workload w --json` selects. */
 static char *looked_up_processor(const char *cfg, const char *extra) {
   char *out;
-  int rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_devices %s --json",
-               bin(), cfg, extra);
+  int rc =
+      run(&out, "\"$CALHOST\" --config '%s' lookup --workload w --plugin test_devices %s --json",
+          cfg, extra);
   json_t *doc = json_loads(out, 0, NULL);
   if (rc != 0 || !doc)
     fprintf(stderr, "rc %d\n%s\n", rc, out);
@@ -224,7 +216,7 @@ static void lookup_builds_the_key_of_the_configured_device(void **state) {
   write_config("all", NULL, all, sizeof all);
   write_config("one", "1", one, sizeof one);
   remove(g_store);
-  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), all), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' calibrate 2>&1", all), 0);
   free(out);
   char *p = looked_up_processor(all, "");
   assert_string_equal(p, "fake-gpu-a v1"); /* no selection: the first device */
@@ -239,9 +231,9 @@ static void lookup_builds_the_key_of_the_configured_device(void **state) {
   /* item 32: --explain shows the rejections of the asked key and counts the
    * backend's profiles for other keys (the other devices'), listed with -v */
   int rc = run(&out,
-               "'%s' --config '%s' lookup --workload w --plugin test_devices --explain "
+               "\"$CALHOST\" --config '%s' lookup --workload w --plugin test_devices --explain "
                "--force-portable 2>&1",
-               bin(), all);
+               all);
   assert_int_equal(rc, 0);
   const char *mine = strstr(out, "rejected [force_portable]");
   assert_non_null(mine);
@@ -249,15 +241,17 @@ static void lookup_builds_the_key_of_the_configured_device(void **state) {
   assert_non_null(strstr(out, "  2 other profiles of test_devices ReduceSum, for other keys "
                               "(force_portable 2); --verbose lists them\n"));
   free(out);
-  rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_devices --explain 2>&1",
-           bin(), all);
+  rc = run(&out,
+           "\"$CALHOST\" --config '%s' lookup --workload w --plugin test_devices --explain 2>&1",
+           all);
   assert_int_equal(rc, 0);
   assert_null(strstr(out, "rejected [different_processor]"));
   assert_non_null(strstr(out, "(different_processor 2)"));
   free(out);
   rc = run(&out,
-           "'%s' -v --config '%s' lookup --workload w --plugin test_devices --explain 2>/dev/null",
-           bin(), all);
+           "\"$CALHOST\" -v --config '%s' lookup --workload w --plugin test_devices --explain "
+           "2>/dev/null",
+           all);
   assert_int_equal(rc, 0);
   const char *first = strstr(out, "rejected [different_processor]");
   assert_non_null(first);
@@ -271,7 +265,7 @@ static void no_device_is_a_clear_skip(void **state) {
   char cfg[700], *out;
   write_config("none", "1", cfg, sizeof cfg);
   remove(g_store);
-  int rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 '%s' --config '%s' calibrate 2>&1", bin(), cfg);
+  int rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 \"$CALHOST\" --config '%s' calibrate 2>&1", cfg);
   if (!strstr(out, "nothing was calibrated: test_devices has no device on this machine"))
     fprintf(stderr, "rc %d\n%s\n", rc, out);
   assert_int_equal(rc, 0); /* a skip, not a failure (issue 26: never fails the run) */
@@ -281,19 +275,19 @@ static void no_device_is_a_clear_skip(void **state) {
   assert_null(strstr(out, "no configured workload"));
   assert_null(strstr(out, "failures:")); /* devices = 1 names no device here: no failure */
   free(out);
-  rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 '%s' --config '%s' plan 2>&1", bin(), cfg);
+  rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 \"$CALHOST\" --config '%s' plan 2>&1", cfg);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, "nothing to calibrate: test_devices has no device on this machine"));
   free(out);
-  rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 '%s' --config '%s' verify 2>&1", bin(), cfg);
+  rc = run(&out, "CALHOST_TEST_DEVICE_COUNT=0 \"$CALHOST\" --config '%s' verify 2>&1", cfg);
   assert_non_null(strstr(out, "nothing to verify (test_devices has no device on this machine)"));
   free(out);
   /* plugin check: the checks that run the plugin are skipped, saying why
    * (they failed, 8 of them advising --operator/--shape) */
   rc = run(&out,
-           "CALHOST_TEST_DEVICE_COUNT=0 '%s' plugin check "
+           "CALHOST_TEST_DEVICE_COUNT=0 \"$CALHOST\" plugin check "
            "'%s/lib/calhost/test-plugins/devices/test_devices.so' 2>&1",
-           bin(), getenv("CALHOST_BUILD_DIR"));
+           getenv("CALHOST_BUILD_DIR"));
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
@@ -303,9 +297,9 @@ static void no_device_is_a_clear_skip(void **state) {
       strstr(out, "checks passed, 10 skipped: test_devices has no device on this machine\n"));
   free(out);
   rc = run(&out,
-           "CALHOST_TEST_DEVICE_COUNT=0 '%s' --json plugin check "
+           "CALHOST_TEST_DEVICE_COUNT=0 \"$CALHOST\" --json plugin check "
            "'%s/lib/calhost/test-plugins/devices/test_devices.so'",
-           bin(), getenv("CALHOST_BUILD_DIR"));
+           getenv("CALHOST_BUILD_DIR"));
   assert_int_equal(rc, 0);
   json_t *doc = json_loads(out, 0, NULL);
   assert_non_null(doc);
@@ -340,17 +334,17 @@ static void figures_are_formatted_for_a_person(void **state) {
   write_config("fig", "0", cfg, sizeof cfg);
   remove(g_store);
   int rc =
-      run(&out, "CALHOST_TEST_DEVICE_SECONDS=1e300 '%s' --config '%s' calibrate 2>&1", bin(), cfg);
+      run(&out, "CALHOST_TEST_DEVICE_SECONDS=1e300 \"$CALHOST\" --config '%s' calibrate 2>&1", cfg);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, " 1e+306 us (device clock)"));
   assert_non_null(strstr(out, "  1e+306  "));
   assert_true(lines_within(out, 200));
   free(out);
   remove(g_store);
-  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cfg), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' calibrate 2>&1", cfg), 0);
   free(out);
   scale_median("fake-gpu-a v1", 1e-300);
-  rc = run(&out, "'%s' --config '%s' verify 2>&1", bin(), cfg);
+  rc = run(&out, "\"$CALHOST\" --config '%s' verify 2>&1", cfg);
   assert_int_equal(rc, 1);
   assert_non_null(strstr(out, "slower: "));
   assert_non_null(strstr(out, "e+")); /* the ratio, in scientific notation */
@@ -365,28 +359,30 @@ static void a_device_failure_names_the_backend_once(void **state) {
   char cfg[700], *out;
   write_config("noid", NULL, cfg, sizeof cfg);
   int rc =
-      run(&out, "CALHOST_TEST_DEVICE_NO_IDENTITY=1 '%s' --config '%s' devices 2>&1", bin(), cfg);
+      run(&out, "CALHOST_TEST_DEVICE_NO_IDENTITY=1 \"$CALHOST\" --config '%s' devices 2>&1", cfg);
   assert_int_equal(rc, 1);
   assert_non_null(
       strstr(out, "test_devices: cannot list devices: device 0 has no usable identity"));
   assert_null(strstr(out, "test_devices: test_devices"));
   free(out);
-  rc = run(&out, "CALHOST_TEST_DEVICE_NO_IDENTITY=1 '%s' --config '%s' calibrate 2>&1", bin(), cfg);
+  rc =
+      run(&out, "CALHOST_TEST_DEVICE_NO_IDENTITY=1 \"$CALHOST\" --config '%s' calibrate 2>&1", cfg);
   assert_int_not_equal(rc, 0);
   assert_non_null(strstr(out, "  test_devices: device 0 has no usable identity"));
   assert_null(strstr(out, "test_devices: test_devices"));
   free(out);
-  rc = run(&out,
-           "CALHOST_TEST_DEVICE_NO_IDENTITY=1 '%s' --config '%s' lookup --workload w --plugin "
-           "test_devices 2>&1",
-           bin(), cfg);
+  rc = run(
+      &out,
+      "CALHOST_TEST_DEVICE_NO_IDENTITY=1 \"$CALHOST\" --config '%s' lookup --workload w --plugin "
+      "test_devices 2>&1",
+      cfg);
   assert_int_equal(rc, 2);
   assert_non_null(strstr(out, "calhost: test_devices: device 0 has no usable identity"));
   assert_null(strstr(out, "test_devices: test_devices"));
   free(out);
   /* the [plugin NAME] devices key names the plugin: no "test_devices: " before it */
   write_config("seven", "7", cfg, sizeof cfg);
-  rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_devices 2>&1", bin(), cfg);
+  rc = run(&out, "\"$CALHOST\" --config '%s' lookup --workload w --plugin test_devices 2>&1", cfg);
   assert_int_equal(rc, 2);
   assert_non_null(strstr(out, "calhost: [plugin test_devices] devices: no device 7 (the backend "
                               "has 3 devices"));
@@ -413,27 +409,27 @@ static void lookup_without_plugin_asks_every_plugin_serving_the_operator(void **
     fclose(f);
   }
   remove(g_store);
-  assert_int_equal(run(&out, "'%s' --config '%s' calibrate 2>&1", bin(), cal), 0);
+  assert_int_equal(run(&out, "\"$CALHOST\" --config '%s' calibrate 2>&1", cal), 0);
   free(out);
-  int rc = run(&out, "'%s' --config '%s' lookup --workload w 2>&1", bin(), dep);
+  int rc = run(&out, "\"$CALHOST\" --config '%s' lookup --workload w 2>&1", dep);
   if (rc != 0)
     fprintf(stderr, "rc %d\n%s\n", rc, out);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, "portable_calibrated test_devices: p="));
   free(out);
-  rc = run(&out, "'%s' --config '%s' lookup --workload w --explain 2>&1", bin(), dep);
+  rc = run(&out, "\"$CALHOST\" --config '%s' lookup --workload w --explain 2>&1", dep);
   assert_int_equal(rc, 0);
   assert_non_null(
       strstr(out, "plugins asked: test_good (none, 0 rejected), test_devices (selected)"));
   free(out);
   /* --plugin still asks that plugin alone */
-  rc = run(&out, "'%s' --config '%s' lookup --workload w --plugin test_good 2>&1", bin(), dep);
+  rc = run(&out, "\"$CALHOST\" --config '%s' lookup --workload w --plugin test_good 2>&1", dep);
   assert_int_equal(rc, 1);
   assert_non_null(strstr(out, "none: no acceptable profile for workload w of test_good"));
   free(out);
   /* nothing anywhere: each plugin asked is named */
   remove(g_store);
-  rc = run(&out, "'%s' --config '%s' lookup --workload w 2>&1", bin(), dep);
+  rc = run(&out, "\"$CALHOST\" --config '%s' lookup --workload w 2>&1", dep);
   assert_int_equal(rc, 1);
   assert_non_null(strstr(out, "from any plugin serving ReduceSum (asked: test_good (none, 0 "
                               "rejected), test_devices (none, 0 rejected))"));

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "harness.h"
 #include "loader.h"
 #include "loader_test_util.h"
 
@@ -92,19 +93,19 @@ static void abi2_half_group_refused(void **state) {
   loader_plugin_free(p);
 }
 
-/* Runs a shell command line; returns its exit status and its stdout in out. */
+/* Runs a shell command line (harness_shell: "$CALHOST" is bin/calhost);
+ * returns its exit status and its stdout in out. */
 static int sh(char *out, size_t cap, const char *fmt, ...) {
   char cmd[8192];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
-  FILE *f = popen(cmd, "r");
-  assert_non_null(f);
-  size_t n = fread(out, 1, cap - 1, f);
-  out[n] = '\0';
-  int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  harness_result r = {0};
+  int code = harness_shell(NULL, &r, cmd);
+  snprintf(out, cap, "%s", r.out);
+  harness_result_free(&r);
+  return code < 128 ? code : -1;
 }
 
 static void abi1_plugin_calibrates_and_looks_up(void **state) {
@@ -120,21 +121,20 @@ static void abi1_plugin_calibrates_and_looks_up(void **state) {
           "[workload sum_4k]\noperator = ReduceSum\nshape = 4096\n",
           dir, build_dir());
   fclose(f);
-  int rc =
-      sh(out, sizeof out, "'%s/bin/calhost' calibrate --config '%s' --json 2>&1", build_dir(), cfg);
+  int rc = sh(out, sizeof out, "\"$CALHOST\" calibrate --config '%s' --json 2>&1", cfg);
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, "test_abi1"));
-  rc = sh(out, sizeof out,
-          "'%s/bin/calhost' --config '%s' lookup --workload sum_4k --plugin test_abi1 --json 2>&1",
-          build_dir(), cfg);
+  rc =
+      sh(out, sizeof out,
+         "\"$CALHOST\" --config '%s' lookup --workload sum_4k --plugin test_abi1 --json 2>&1", cfg);
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, "\"level\":\"exact_calibrated\""));
   assert_non_null(strstr(out, "p="));
-  sh(out, sizeof out, "rm -rf '%s'", dir);
+  harness_remove_tree(dir);
 }
 
 int main(void) {

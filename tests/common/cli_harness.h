@@ -1,24 +1,24 @@
 /*
- * cli_harness.h: the one way the command-line tests (test_cli_store.c,
- * test_cli_hardening.c, test_cli_contracts.c) run bin/calhost: a scratch
- * directory per program, the command run there with its stdout and stderr
- * captured in files, the user's configuration and cache kept out (XDG_*,
- * HOME), no plugin path or log level from the environment, and a 20 s
- * limit so a command that blocks fails its test instead of hanging it.
- * Header-only (static inline) so each test stays one program; define
- * _GNU_SOURCE and include cmocka.h before it.
+ * cli_harness.h: the short names the command-line tests (tests/cli) use
+ * for the harness (harness.h): a scratch directory per program, bin/calhost
+ * run there with the harness's environment (HOME and XDG_* the scratch
+ * directory, TERM cli_harness_term, no plugin path or log level from the
+ * environment) and a 20 s limit, so a command that blocks fails its test
+ * instead of hanging it; output into fixed buffers. Header-only (static
+ * inline) so each test stays one program; define _GNU_SOURCE and include
+ * cmocka.h before it.
  */
 #ifndef CALHOST_TESTS_CLI_HARNESS_H
 #define CALHOST_TESTS_CLI_HARNESS_H
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "harness.h"
 
 static char calhost[PATH_MAX];                         /* bin/calhost of CALHOST_BUILD_DIR */
 static char plugins[PATH_MAX] __attribute__((unused)); /* its lib/calhost/test-plugins */
@@ -32,16 +32,21 @@ typedef struct run_result {
   char err[65536];
 } run_result;
 
+/* Copies at most cap - 1 bytes of s into buf, NUL-terminated. */
+static inline void cli_harness_copy(char *buf, size_t cap, const char *s, size_t n) {
+  if (n > cap - 1)
+    n = cap - 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+}
+
 /* Reads the file at path into buf (NUL-terminated, at most cap - 1 bytes). */
 static inline void cli_harness_read(const char *path, char *buf, size_t cap) {
-  size_t n = 0;
-  ssize_t r;
-  int fd = open(path, O_RDONLY);
-  assert_true(fd >= 0);
-  while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-    n += (size_t)r;
-  buf[n] = '\0';
-  close(fd);
+  size_t n;
+  char *s = harness_slurp(path, &n);
+  assert_non_null(s);
+  cli_harness_copy(buf, cap, s, n);
+  free(s);
 }
 
 /* Runs calhost with the arguments (NULL-terminated) in dir; returns its
@@ -50,41 +55,19 @@ static inline void cli_harness_read(const char *path, char *buf, size_t cap) {
 static inline run_result *run(const char *first, ...) {
   const char *argv[64];
   int argc = 0;
-  argv[argc++] = calhost;
   va_list ap;
   va_start(ap, first);
   for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
     argv[argc++] = a;
   va_end(ap);
   argv[argc] = NULL;
-  char outp[PATH_MAX], errp[PATH_MAX];
-  snprintf(outp, sizeof outp, "%s/stdout", dir);
-  snprintf(errp, sizeof errp, "%s/stderr", dir);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(o, 1);
-    dup2(e, 2);
-    if (chdir(dir) != 0)
-      _exit(126);
-    setenv("XDG_CONFIG_HOME", dir, 1);
-    setenv("XDG_CACHE_HOME", dir, 1);
-    setenv("HOME", dir, 1);
-    setenv("TERM", cli_harness_term, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    unsetenv("CALHOST_LOG_LEVEL");
-    alarm(20); /* kept across exec */
-    execv(calhost, (char *const *)argv);
-    _exit(127);
-  }
-  int status;
-  waitpid(pid, &status, 0);
+  harness_opts o = {.cwd = dir, .term = cli_harness_term, .timeout_s = 20};
+  harness_result h = {0};
   static run_result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  cli_harness_read(outp, r.out, sizeof r.out);
-  cli_harness_read(errp, r.err, sizeof r.err);
+  r.code = harness_run_program(calhost, &o, &h, argv);
+  cli_harness_copy(r.out, sizeof r.out, h.out, h.out_len);
+  cli_harness_copy(r.err, sizeof r.err, h.err, h.err_len);
+  harness_result_free(&h);
   return &r;
 }
 
@@ -99,10 +82,7 @@ static inline const char *path(const char *name) {
 
 /* Writes text to dir/name. */
 static inline void write_file(const char *name, const char *text) {
-  FILE *f = fopen(path(name), "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  assert_int_equal(harness_write(path(name), text), 0);
 }
 
 #define HAS(hay, needle)                                                                           \
@@ -119,22 +99,21 @@ static inline void write_file(const char *name, const char *text) {
 /* The group setup: calhost and plugins from CALHOST_BUILD_DIR, a fresh
  * scratch directory /tmp/calhost-<tag>-XXXXXX. Returns 0, or -1. */
 static inline int cli_harness_setup(const char *tag) {
-  const char *b = getenv("CALHOST_BUILD_DIR");
+  const char *b = getenv("CALHOST_BUILD_DIR"), *s;
   if (!b)
     return -1;
   snprintf(calhost, sizeof calhost, "%s/bin/calhost", b);
   snprintf(plugins, sizeof plugins, "%s/lib/calhost/test-plugins", b);
-  snprintf(dir, sizeof dir, "/tmp/calhost-%s-XXXXXX", tag);
-  if (!mkdtemp(dir))
+  s = harness_scratch(tag);
+  if (!s || strlen(s) >= sizeof dir)
     return -1;
+  snprintf(dir, sizeof dir, "%s", s);
   return access(calhost, X_OK);
 }
 
 /* The group teardown: removes the scratch directory. */
 static inline int cli_harness_teardown(void) {
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return harness_scratch_remove();
 }
 
 #endif /* CALHOST_TESTS_CLI_HARNESS_H */
