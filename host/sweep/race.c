@@ -1,8 +1,9 @@
 /*
  * race.c: the race runner (race.h): one session per backend and workload
- * (its entrants share it: the backend's reference is computed once, and
- * the session is prepared again with an entrant's policy before each of
- * its samples, untimed), the reference check, sample sizing, then
+ * (its entrants share it: the backend's reference, when a check needs it,
+ * is computed once, and the session is prepared again with an entrant's
+ * policy before each of its samples, untimed), the reference check of what
+ * this run's sweeps did not check, sample sizing, then
  * interleaved rounds and each entrant's figures (stats.h).
  */
 #include "race.h"
@@ -142,7 +143,7 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
   double t;
   if (prepared(r) != 0 || timed(r, 1, &t) != 0)
     return -1;
-  if (CALHOST_VTABLE_CALLABLE(vt, e->abi_version, check)) {
+  if (!e->checked && CALHOST_VTABLE_CALLABLE(vt, e->abi_version, check)) {
     err[0] = '\0';
     st = vt->check(session_of(r), err, sizeof err);
     err[sizeof err - 1] = '\0';
@@ -193,10 +194,12 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
     else
       e[i].ok = ready(rs, i, p) == 0;
   }
-  /* warm-up rounds, then the timed rounds; each round starts one entrant
-   * later (A B C, B C A, C A B, ...): a machine's periodic interruptions
-   * cannot fall on one entrant alone */
-  for (uint32_t round = 0; round < p->warmup_samples + reps; round++) {
+  /* warm-up rounds (ready's sized runs were each entrant's first warm-up
+   * sample: its one-off costs are paid), then the timed rounds; each round
+   * starts one entrant later (A B C, B C A, C A B, ...): a machine's
+   * periodic interruptions cannot fall on one entrant alone */
+  uint32_t warmup = p->warmup_samples ? p->warmup_samples - 1 : 0;
+  for (uint32_t round = 0; round < warmup + reps; round++) {
     if (cancelled && cancelled(user))
       break;
     for (size_t k = 0; k < n; k++) {
@@ -209,7 +212,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
         e[i].ok = 0;
         continue;
       }
-      if (round >= p->warmup_samples)
+      if (round >= warmup)
         r->samples[r->n++] = t / (double)r->iterations * 1e6;
     }
   }
