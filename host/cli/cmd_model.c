@@ -527,13 +527,6 @@ typedef struct node_answer {
   char reason[1200];
 } node_answer;
 
-static const char *rule_word(calhost_runtime_rule r) {
-  return r == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
-         : r == CALHOST_RUNTIME_RULE_RACE     ? "race"
-         : r == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
-                                              : "nothing";
-}
-
 /* Without --plugin: every enabled plugin serving the node answers and the
  * runtime chooses (calhost_runtime_choose: [model NAME] / [lookup]
  * backends, else the race, else the first with a profile). */
@@ -549,7 +542,7 @@ static calhost_runtime_status choose_node(calhost_runtime *rt, const char *workl
   for (size_t i = 0; !x->backend && i < ch->candidate_count; i++)
     if (!ch->candidates[i].note)
       x->backend = ch->candidates[i].backend; /* the first answer's "none" */
-  x->rule = rule_word(ch->rule);
+  x->rule = wl_rule_word(ch->rule);
   snprintf(x->reason, sizeof x->reason, "%s", ch->reason);
   calhost_runtime_choice_free(&ch);
   return x->sel ? CALHOST_RUNTIME_OK : CALHOST_RUNTIME_NOT_FOUND;
