@@ -28,6 +28,7 @@ typedef struct runner {
   uint32_t iterations;
   double *samples;
   uint32_t n;
+  int pruned; /* clearly slower than the leader after prune_after samples: no more samples */
 } runner;
 
 static calhost_session *session_of(runner *r) {
@@ -169,6 +170,25 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
   return 0;
 }
 
+/* The rigor's pruning, as the sweep prunes its candidates: after
+ * prune_after samples, an entrant whose lower quartile is above the
+ * leader's median x (1 + prune_margin) takes no more samples (its figures
+ * are those samples'; a race's order is unchanged by it: it is clearly
+ * behind). */
+static void prune(runner *rs, size_t n, const sweep_rigor_params *p) {
+  double lead = NAN;
+  for (size_t i = 0; i < n; i++)
+    if (rs[i].e->ok && !rs[i].alias && rs[i].n) {
+      double m = sweep_stats_median(rs[i].samples, rs[i].n);
+      if (!(lead <= m))
+        lead = m;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (rs[i].e->ok && !rs[i].alias &&
+        sweep_stats_should_prune(rs[i].samples, rs[i].n, lead, p->prune_margin, p->prune_after))
+      rs[i].pruned = 1;
+}
+
 size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p,
                       int (*cancelled)(void *user), void *user) {
   runner *rs = calloc(n ? n : 1, sizeof *rs);
@@ -206,7 +226,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       size_t i = (k + round) % n;
       runner *r = &rs[i];
       double t;
-      if (!e[i].ok || r->alias)
+      if (!e[i].ok || r->alias || r->pruned)
         continue;
       if (prepared(r) != 0 || timed(r, r->iterations, &t) != 0) {
         e[i].ok = 0;
@@ -215,6 +235,8 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       if (round >= warmup)
         r->samples[r->n++] = t / (double)r->iterations * 1e6;
     }
+    if (p->prune && round + 1 == warmup + p->prune_after && p->prune_after < reps)
+      prune(rs, n, p);
   }
   for (size_t i = 0; i < n; i++) {
     runner *r = &rs[i];

@@ -44,7 +44,10 @@ typedef struct sweep_race_entrant {
 } sweep_race_entrant;
 
 /* Runs the race of the n entrants with params p (min_sample_seconds,
- * warmup_samples, repetitions, noise_threshold; pruning does not apply):
+ * warmup_samples, repetitions, noise_threshold, and pruning as the sweep
+ * prunes: with p->prune, after prune_after samples an entrant clearly
+ * slower than the leader (sweep_stats_should_prune, prune_margin) takes
+ * no more samples; its figures are those it took):
  * opens a session per entrant, prepares and checks each (unless
  * `checked`), sizes its sample (those runs are its first warm-up sample:
  * p->warmup_samples - 1 warm-up rounds follow), then takes p->repetitions

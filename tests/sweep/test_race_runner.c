@@ -58,8 +58,11 @@ static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
   s->wrong = strstr(p, "wrong") != NULL;
   return CALHOST_OK;
 }
+static int g_device_time; /* f_run reports work x 1 ms per iteration as the device's time */
+
 static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
-  (void)r;
+  if (g_device_time)
+    r->device_seconds = 1e-3 * s->work * iters;
   volatile double acc = 0;
   for (uint32_t it = 0; it < iters; it++)
     for (int k = 0; k < s->work * 200; k++)
@@ -98,6 +101,7 @@ static void setup_vt(void) {
   vt.check = f_check;
   vt.default_policy = f_default;
   g_opens = g_closes = g_checks = 0;
+  g_device_time = 0;
   g_log[0] = '\0';
 }
 
@@ -115,6 +119,7 @@ static sweep_rigor_params params(void) {
   sweep_rigor_params_init(CALHOST_RIGOR_QUICK, 4, &p);
   p.min_sample_seconds = 0; /* one iteration per sample: the log stays short */
   p.warmup_samples = 0;
+  p.prune = 0; /* the clock decides pruning: only where the fake reports device time */
   return p;
 }
 
@@ -206,6 +211,35 @@ static void the_sizing_run_is_the_first_warmup(void **state) {
                              "1:1 2:2 2:2 1:1 1:1 2:2 2:2 1:1 1:1 2:2 ");
 }
 
+/* The rigor's pruning applies as in the sweep: after prune_after samples,
+ * an entrant clearly slower than the leader takes no more; its figures are
+ * those samples'. (Device time: the fake's figures are exact.) */
+static void a_clearly_slower_entrant_is_pruned(void **state) {
+  (void)state;
+  setup_vt();
+  g_device_time = 1;
+  sweep_race_entrant e[3] = {entrant(&inst_a, "work=2"), entrant(&inst_a, "work=9"),
+                             entrant(&inst_b, "work=1")};
+  sweep_rigor_params p = params();
+  p.prune = 1;
+  p.prune_after = 2;
+  p.prune_margin = 0.25;
+  assert_int_equal(sweep_race_run(e, 3, &p, NULL, NULL), 3);
+  assert_int_equal(e[2].figures.samples, 4); /* the leader */
+  assert_int_equal(e[0].figures.samples, 2); /* 2 ms > 1 ms x 1.25 */
+  assert_int_equal(e[1].figures.samples, 2);
+  assert_true(fabs(e[0].figures.median_us - 2000.0) < 1e-6);
+  assert_true(fabs(e[1].figures.median_us - 9000.0) < 1e-6);
+  assert_true(fabs(e[2].figures.median_us - 1000.0) < 1e-6);
+  /* within the margin: never pruned */
+  setup_vt();
+  g_device_time = 1;
+  sweep_race_entrant f[2] = {entrant(&inst_a, "work=5"), entrant(&inst_b, "work=4")};
+  assert_int_equal(sweep_race_run(f, 2, &p, NULL, NULL), 2);
+  assert_int_equal(f[0].figures.samples, 4);
+  assert_int_equal(f[1].figures.samples, 4);
+}
+
 static int stop_now(void *user) {
   (void)user;
   return 1;
@@ -230,6 +264,7 @@ int main(void) {
       cmocka_unit_test(cancelled_before_a_sample),
       cmocka_unit_test(a_swept_entrant_is_not_checked_again),
       cmocka_unit_test(the_sizing_run_is_the_first_warmup),
+      cmocka_unit_test(a_clearly_slower_entrant_is_pruned),
   };
   return cmocka_run_group_tests_name("sweep_race", tests, NULL, NULL);
 }
