@@ -195,6 +195,19 @@ static void calibrate_races_and_lookup_chooses_the_faster(void **state) {
   assert_non_null(strstr(out, "(default "));
   free(out);
   free(err);
+  /* --json: the choice's backend, rule and reason too (as lookup --model
+   * --json per node); with --plugin there is no choice */
+  rc = RUN(&out, &err, "lookup", "--workload", "spin", "--json");
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"backend\":\"race_beta\",\"chosen_by\":\"race\","
+                              "\"reason\":\"race_beta: fastest of 2"));
+  free(out);
+  free(err);
+  rc = RUN(&out, &err, "lookup", "--workload", "spin", "--plugin", "race_alpha", "--json");
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "\"chosen_by\""));
+  free(out);
+  free(err);
 
   /* --json: the races after the results */
   rc = RUN(&out, &err, "calibrate", "--force", "--json");
