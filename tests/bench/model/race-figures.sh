@@ -24,6 +24,9 @@ plugins="$build/lib/calhost/plugins"
 : "${BATCH:=8}" "${SEQ:=128}" "${RIGOR:=measure}" "${THREADS:=1}" "${ROUNDS:=5}"
 /usr/bin/python3 "$here/race_models.py" "$work" "$BATCH" "$SEQ"
 echo "batch $BATCH, seq $SEQ, rigor $RIGOR, threads $THREADS, rounds $ROUNDS, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# the kernel OpenBLAS picks in this environment (the plugin dlopens libopenblas.so.0)
+/usr/bin/python3 -c 'import ctypes; l = ctypes.CDLL("libopenblas.so.0"); l.openblas_get_corename.restype = ctypes.c_char_p; print("openblas core:", l.openblas_get_corename().decode())' || true
+echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} CALHOST_CPU_GEMM_MAX_ISA=${CALHOST_CPU_GEMM_MAX_ISA:-(unset)}"
 printf '%-8s %6s %7s %7s %6s | %11s %11s %11s %11s %11s | %-21s %s\n' model nodes cal_s race_s race% \
   selection cpu_gemm cpu_gemm_def openblas openblas_def "sel / best tuned" "openblas_def / sel"
 for m in mlp encoder decoder; do
