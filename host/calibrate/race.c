@@ -346,6 +346,7 @@ static int race_child(void *user, int fd) {
         s->workload = &w;
         s->target = &tg;
         s->policy = d ? NULL : g->e[i].policy;
+        s->prunable = d; /* a default's figure does not decide the race */
         swept_policy(&g->e[i], d, s);
       }
     }

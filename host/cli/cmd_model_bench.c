@@ -112,7 +112,8 @@ static void time_structure(calhost_runtime *rt, mb_structure *s, uint32_t round,
                                     .workload = &w,
                                     .target = tg,
                                     .policy = d ? NULL : s->policy[k],
-                                    .checked = round > 0};
+                                    .checked = round > 0,
+                                    .prunable = d};
   sweep_race_run(e, n, params, NULL, NULL);
   double *tu = s->tuned_us + (size_t)round * MB_MAX_BACKENDS;
   double *du = s->default_us + (size_t)round * MB_MAX_BACKENDS;

@@ -171,10 +171,11 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
 }
 
 /* The rigor's pruning, as the sweep prunes its candidates: after
- * prune_after samples, an entrant whose lower quartile is above the
- * leader's median x (1 + prune_margin) takes no more samples (its figures
- * are those samples'; a race's order is unchanged by it: it is clearly
- * behind). */
+ * prune_after samples, a prunable entrant (one whose figure does not decide
+ * the race: a default) whose lower quartile is above the leader's median x
+ * (1 + prune_margin) takes no more samples (its figures are those
+ * samples'). The entrants that decide the race take every sample: a few
+ * disturbed samples cannot prune the true winner. */
 static void prune(runner *rs, size_t n, const sweep_rigor_params *p) {
   double lead = NAN;
   for (size_t i = 0; i < n; i++)
@@ -184,7 +185,7 @@ static void prune(runner *rs, size_t n, const sweep_rigor_params *p) {
         lead = m;
     }
   for (size_t i = 0; i < n; i++)
-    if (rs[i].e->ok && !rs[i].alias &&
+    if (rs[i].e->ok && !rs[i].alias && rs[i].e->prunable &&
         sweep_stats_should_prune(rs[i].samples, rs[i].n, lead, p->prune_margin, p->prune_after))
       rs[i].pruned = 1;
 }

@@ -37,6 +37,9 @@ typedef struct sweep_race_entrant {
   int checked;        /* its output on this workload and target was checked in this run (by
                          the sweep that measured it): the race does not check it again (a
                          MatMul backend then never computes its reference) */
+  int prunable;       /* the rigor's pruning may stop its samples early (a default: its figure
+                         does not decide the race; the entrants that do always take every
+                         sample) */
   /* out */
   int ok;          /* timed: figures hold its samples */
   char error[256]; /* why not (refused, failed, wrong output, no default) */
@@ -45,9 +48,9 @@ typedef struct sweep_race_entrant {
 
 /* Runs the race of the n entrants with params p (min_sample_seconds,
  * warmup_samples, repetitions, noise_threshold, and pruning as the sweep
- * prunes: with p->prune, after prune_after samples an entrant clearly
- * slower than the leader (sweep_stats_should_prune, prune_margin) takes
- * no more samples; its figures are those it took):
+ * prunes: with p->prune, after prune_after samples a `prunable` entrant
+ * clearly slower than the leader (sweep_stats_should_prune, prune_margin)
+ * takes no more samples; its figures are those it took):
  * opens a session per entrant, prepares and checks each (unless
  * `checked`), sizes its sample (those runs are its first warm-up sample:
  * p->warmup_samples - 1 warm-up rounds follow), then takes p->repetitions

@@ -212,20 +212,23 @@ static void the_sizing_run_is_the_first_warmup(void **state) {
 }
 
 /* The rigor's pruning applies as in the sweep: after prune_after samples,
- * an entrant clearly slower than the leader takes no more; its figures are
- * those samples'. (Device time: the fake's figures are exact.) */
+ * a prunable entrant (a default) clearly slower than the leader takes no
+ * more; its figures are those samples'. An entrant that decides the race
+ * takes every sample. (Device time: the fake's figures are exact.) */
 static void a_clearly_slower_entrant_is_pruned(void **state) {
   (void)state;
   setup_vt();
   g_device_time = 1;
-  sweep_race_entrant e[3] = {entrant(&inst_a, "work=2"), entrant(&inst_a, "work=9"),
-                             entrant(&inst_b, "work=1")};
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=2"), entrant(&inst_a, "work=9"),
+                             entrant(&inst_b, "work=1"), entrant(&inst_b, "work=7")};
+  e[0].prunable = e[1].prunable = e[2].prunable = 1;
   sweep_rigor_params p = params();
   p.prune = 1;
   p.prune_after = 2;
   p.prune_margin = 0.25;
-  assert_int_equal(sweep_race_run(e, 3, &p, NULL, NULL), 3);
+  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 4);
   assert_int_equal(e[2].figures.samples, 4); /* the leader */
+  assert_int_equal(e[3].figures.samples, 4); /* not prunable */
   assert_int_equal(e[0].figures.samples, 2); /* 2 ms > 1 ms x 1.25 */
   assert_int_equal(e[1].figures.samples, 2);
   assert_true(fabs(e[0].figures.median_us - 2000.0) < 1e-6);
@@ -235,6 +238,7 @@ static void a_clearly_slower_entrant_is_pruned(void **state) {
   setup_vt();
   g_device_time = 1;
   sweep_race_entrant f[2] = {entrant(&inst_a, "work=5"), entrant(&inst_b, "work=4")};
+  f[0].prunable = f[1].prunable = 1;
   assert_int_equal(sweep_race_run(f, 2, &p, NULL, NULL), 2);
   assert_int_equal(f[0].figures.samples, 4);
   assert_int_equal(f[1].figures.samples, 4);
