@@ -285,6 +285,24 @@ static int race_cancelled(void *user) {
   return *cal_cancel_flag() != 0;
 }
 
+/* Where this run's sweep of e's backend measured the policy of entrant d
+ * (0 its winner, 1 its default) on this very workload and target, its
+ * output was checked there: s is marked checked (and the default named by
+ * the sweep's text), so the race checks it no more and a MatMul backend
+ * never computes its reference. A profile stored by an earlier run is
+ * checked once in the race. */
+static void swept_policy(const race_entrant *e, int d, sweep_race_entrant *s) {
+  const sweep_result *sw = &e->x->sweep;
+  if (e->x->kind != CAL_STORED || !sw->ok || sw->unchecked)
+    return;
+  if (!d)
+    s->checked = sw->winner_policy && !strcmp(sw->winner_policy, e->policy);
+  else if (sw->have_default && sw->default_policy) {
+    s->policy = sw->default_policy;
+    s->checked = 1;
+  }
+}
+
 static int race_child(void *user, int fd) {
   cal_run *r = user;
   isolate_proto_buf buf = {0};
@@ -328,6 +346,8 @@ static int race_child(void *user, int fd) {
         s->workload = &w;
         s->target = &tg;
         s->policy = d ? NULL : g->e[i].policy;
+        s->prunable = d; /* a default's figure does not decide the race */
+        swept_policy(&g->e[i], d, s);
       }
     }
     /* an entrant without an instance fails alone */

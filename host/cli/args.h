@@ -63,6 +63,7 @@ typedef enum cli_flag_id {
   FL_SETTING, /* plugin check: KEY=VALUE */
   /* calibrate: no warm start from the store */
   FL_NO_WARM_START,
+  FL_ROUNDS, /* model bench: rounds over every structure */
   FL_COUNT
 } cli_flag_id;
 

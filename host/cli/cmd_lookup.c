@@ -270,14 +270,14 @@ static int lookup_workload(cli_context *cli, cli_args *a) {
       base_text_printf(cli->json ? stderr : stdout, "plugins asked: %s\n", c.asked);
     if (c.choice) /* without --plugin: why this backend (the race's figures) */
       base_text_printf(cli->json ? stderr : stdout, "backend chosen by %s: %s\n",
-                       c.choice->rule == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
-                       : c.choice->rule == CALHOST_RUNTIME_RULE_RACE     ? "race"
-                       : c.choice->rule == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
-                                                                         : "nothing",
-                       c.choice->reason);
+                       wl_rule_word(c.choice->rule), c.choice->reason);
     explain(cli->json ? stderr : stdout, c.sel, res, cli->verbose);
   }
-  if (cli->json)
+  if (cli->json && c.choice) /* without --plugin: the choice's rule and reason too */
+    cli_json_lookup_chosen(stdout, res, st,
+                           c.choice->backend ? c.choice->backend : c.sel->exact.backend,
+                           wl_rule_word(c.choice->rule), c.choice->reason);
+  else if (cli->json)
     cli_json_lookup_result(stdout, res, st, NULL, NULL, NULL);
   else if (!cli_has(a, FL_EXPLAIN)) {
     if (res->profile)

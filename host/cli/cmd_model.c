@@ -24,6 +24,8 @@
 static const cli_flag model_flags[] = {
     {FL_DIMS, "--dims", NULL, "NAME=N,...",
      "bind symbolic dimensions, e.g. batch=8,seq=128 or '\"past_sequence_length + 1\"=129'"},
+    {FL_ROUNDS, "--rounds", NULL, "N",
+     "bench: rounds over every structure (1): median totals, each ratio's spread"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -129,6 +131,8 @@ static int run_model(cli_context *cli, cli_args *a) {
     return cli_model_bench(cli, a);
   if (strcmp(a->positional[0], "show"))
     return cli_usage(a, "unknown subcommand '%s' (show, bench)", a->positional[0]);
+  if (cli_has(a, FL_ROUNDS))
+    return cli_usage(a, "--rounds is bench's");
   if (a->positional_count < 2)
     return cli_usage(a, "show needs a model file");
   const char *path = a->positional[1];
@@ -156,7 +160,7 @@ static int run_model(cli_context *cli, cli_args *a) {
 const cli_command cli_cmd_model = {
     "model",
     "show FILE [--dims NAME=N,...]\n"
-    "   or: calhost model bench FILE [--dims NAME=N,...] [--json]",
+    "   or: calhost model bench FILE [--dims NAME=N,...] [--rounds N] [--json]",
     "what calhost reads from an ONNX model; the model's total time (bench)",
     "show: the nodes calhost would calibrate (MatMul, Gemm as MatMul, ReduceSum)\n"
     "with their static shapes, the nodes skipped with the reason (a symbolic\n"
@@ -173,11 +177,16 @@ const cli_command cli_cmd_model = {
     "bench: the model's total over its calibrated nodes (each structure's time\n"
     "x its node count), timed interleaved with the configuration's rigor on its\n"
     "first thread count: calhost's selection (lookup --model's choice per node),\n"
-    "each backend tuned, each backend's default, and each node's share. --json\n"
-    "prints {status, file, digest, rigor, threads, node_count, calibrated_nodes,\n"
-    "nodes: [{name, workload, backend, policy, time_us, share}], totals: [{name,\n"
-    "backend, kind, total_us, structures_missing}]} (calhost report BENCH.json --html\n"
-    "OUT draws it).\n",
+    "each backend tuned, each backend's default, and each node's share. With\n"
+    "--rounds N every structure is timed N times over (round after round): each\n"
+    "total is the median of its rounds' totals, and its ratio to the selection's\n"
+    "total the median of the rounds' ratios with their min-max (the run's noise);\n"
+    "the line 'selection / best single backend tuned' says the same of the best.\n"
+    "--json prints {status, file, digest, rigor, threads, rounds, node_count,\n"
+    "calibrated_nodes, nodes: [{name, workload, backend, policy, time_us, share}],\n"
+    "totals: [{name, backend, kind, total_us, structures_missing, vs_selection,\n"
+    "vs_selection_min, vs_selection_max, round_totals_us}], selection_vs_best_tuned:\n"
+    "{median, min, max}} (calhost report BENCH.json --html OUT draws it).\n",
     model_flags,
     1,
     2,
@@ -527,13 +536,6 @@ typedef struct node_answer {
   char reason[1200];
 } node_answer;
 
-static const char *rule_word(calhost_runtime_rule r) {
-  return r == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
-         : r == CALHOST_RUNTIME_RULE_RACE     ? "race"
-         : r == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
-                                              : "nothing";
-}
-
 /* Without --plugin: every enabled plugin serving the node answers and the
  * runtime chooses (calhost_runtime_choose: [model NAME] / [lookup]
  * backends, else the race, else the first with a profile). */
@@ -549,7 +551,7 @@ static calhost_runtime_status choose_node(calhost_runtime *rt, const char *workl
   for (size_t i = 0; !x->backend && i < ch->candidate_count; i++)
     if (!ch->candidates[i].note)
       x->backend = ch->candidates[i].backend; /* the first answer's "none" */
-  x->rule = rule_word(ch->rule);
+  x->rule = wl_rule_word(ch->rule);
   snprintf(x->reason, sizeof x->reason, "%s", ch->reason);
   calhost_runtime_choice_free(&ch);
   return x->sel ? CALHOST_RUNTIME_OK : CALHOST_RUNTIME_NOT_FOUND;

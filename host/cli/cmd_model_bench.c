@@ -21,6 +21,7 @@
 #include "calhost/runtime.h"
 #include "commands.h"
 #include "config/config.h"
+#include "config/values.h"
 #include "processor/processor.h"
 #include "runtime/binding.h"
 #include "runtime/race.h"
@@ -28,6 +29,7 @@
 #include "workload.h"
 
 #define MB_MAX_BACKENDS 8
+#define MB_MAX_ROUNDS 100
 
 /* One structure (workload) of the model's calibrated nodes. */
 typedef struct mb_structure {
@@ -37,8 +39,12 @@ typedef struct mb_structure {
   size_t nb;          /* backends timed */
   const char *backend[MB_MAX_BACKENDS];
   const char *policy[MB_MAX_BACKENDS]; /* tuned (NULL: no profile: its default stands in) */
-  double tuned_us[MB_MAX_BACKENDS];    /* NAN: not timed */
-  double default_us[MB_MAX_BACKENDS];
+  const calhost_plugin_vtable *vt[MB_MAX_BACKENDS];
+  uint32_t abi[MB_MAX_BACKENDS];
+  calhost_plugin_instance *inst[MB_MAX_BACKENDS];
+  /* per round r: [r * MB_MAX_BACKENDS + k], NAN when not timed */
+  double *tuned_us;
+  double *default_us;
   char error[256];
 } mb_structure;
 
@@ -63,11 +69,34 @@ static long index_of(const mb_structure *s, const char *backend) {
   return -1;
 }
 
-/* Times structure s: each backend with a profile (tuned and default),
- * interleaved. */
-static void time_structure(calhost_runtime *rt, const calhost_runtime_choice *c, mb_structure *s,
-                           const sweep_rigor_params *params, const calhost_target *tg,
-                           mb_names *skipped) {
+/* The backends of structure s with a profile (c's candidates) that run on
+ * the host: s->backend, policy, vt, abi, inst. */
+static void pick_backends(calhost_runtime *rt, const calhost_runtime_choice *c, mb_structure *s,
+                          mb_names *skipped) {
+  for (size_t i = 0; i < c->candidate_count && s->nb < MB_MAX_BACKENDS; i++) {
+    const calhost_runtime_candidate *x = &c->candidates[i];
+    calhost_runtime_plugin *p = NULL;
+    if (!x->has_profile)
+      continue;
+    if (calhost_runtime_load_plugin(rt, x->backend, NULL, &p, NULL, 0) != CALHOST_RUNTIME_OK)
+      continue;
+    size_t k = s->nb;
+    int parts = runtime_plugin_parts(p, &s->vt[k], &s->abi[k], &s->inst[k]);
+    if (parts != 0) {
+      if (parts == 1)
+        names_add(skipped, x->backend);
+      continue;
+    }
+    s->backend[k] = x->backend;
+    s->policy[k] = x->policy;
+    s->nb++;
+  }
+}
+
+/* Round `round` of structure s: each of its backends tuned and default,
+ * interleaved. Each entrant's output is checked in round 0 only. */
+static void time_structure(calhost_runtime *rt, mb_structure *s, uint32_t round,
+                           const sweep_rigor_params *params, const calhost_target *tg) {
   const config_settings *cfg = runtime_settings_of(rt);
   const config_workload *cw = config_workload_named(cfg, s->workload);
   calhost_workload w;
@@ -75,55 +104,40 @@ static void time_structure(calhost_runtime *rt, const calhost_runtime_choice *c,
   sweep_race_entrant e[2 * MB_MAX_BACKENDS];
   size_t n = 0;
   memset(e, 0, sizeof e);
-  for (size_t i = 0; i < c->candidate_count && s->nb < MB_MAX_BACKENDS; i++) {
-    const calhost_runtime_candidate *x = &c->candidates[i];
-    calhost_runtime_plugin *p = NULL;
-    const calhost_plugin_vtable *vt;
-    uint32_t abi;
-    calhost_plugin_instance *inst;
-    if (!x->has_profile)
-      continue;
-    if (calhost_runtime_load_plugin(rt, x->backend, NULL, &p, NULL, 0) != CALHOST_RUNTIME_OK)
-      continue;
-    int parts = runtime_plugin_parts(p, &vt, &abi, &inst);
-    if (parts != 0) {
-      if (parts == 1)
-        names_add(skipped, x->backend);
-      continue;
-    }
-    size_t k = s->nb++;
-    s->backend[k] = x->backend;
-    s->policy[k] = x->policy;
+  for (size_t k = 0; k < s->nb; k++)
     for (int d = 0; d < 2; d++)
-      e[n++] = (sweep_race_entrant){.vtable = vt,
-                                    .abi_version = abi,
-                                    .instance = inst,
+      e[n++] = (sweep_race_entrant){.vtable = s->vt[k],
+                                    .abi_version = s->abi[k],
+                                    .instance = s->inst[k],
                                     .workload = &w,
                                     .target = tg,
-                                    .policy = d ? NULL : x->policy};
-  }
+                                    .policy = d ? NULL : s->policy[k],
+                                    .checked = round > 0,
+                                    .prunable = d};
   sweep_race_run(e, n, params, NULL, NULL);
+  double *tu = s->tuned_us + (size_t)round * MB_MAX_BACKENDS;
+  double *du = s->default_us + (size_t)round * MB_MAX_BACKENDS;
   for (size_t k = 0; k < s->nb; k++) {
-    s->tuned_us[k] = e[2 * k].ok ? e[2 * k].figures.median_us : NAN;
-    s->default_us[k] = e[2 * k + 1].ok ? e[2 * k + 1].figures.median_us : NAN;
+    tu[k] = e[2 * k].ok ? e[2 * k].figures.median_us : NAN;
+    du[k] = e[2 * k + 1].ok ? e[2 * k + 1].figures.median_us : NAN;
     if (!e[2 * k].ok && !s->error[0])
       snprintf(s->error, sizeof s->error, "%.60s: %.190s", s->backend[k], e[2 * k].error);
   }
 }
 
-/* The total of one configuration over the structures: tuned (1) or
- * default (0) of backend (NULL: the selection). NAN when a structure has
- * no figure for it; *partial counts the structures where backend's default
- * stood in for a missing profile. */
+/* The total of one configuration over the structures in one round: tuned
+ * (1) or default (0) of backend (NULL: the selection). NAN when a
+ * structure has no figure for it; *partial counts the structures where the
+ * backend has no profile (not timed there). */
 static double total_of(const mb_structure *s, size_t ns, const char *backend, int tuned,
-                       size_t *partial) {
+                       uint32_t round, size_t *partial) {
   double t = 0;
   *partial = 0;
   for (size_t i = 0; i < ns; i++) {
     long k = index_of(&s[i], backend ? backend : s[i].chosen);
     double v = NAN;
     if (k >= 0)
-      v = tuned ? s[i].tuned_us[k] : s[i].default_us[k];
+      v = (tuned ? s[i].tuned_us : s[i].default_us)[(size_t)round * MB_MAX_BACKENDS + (size_t)k];
     if (k < 0 && backend) {
       /* no profile of this backend here: it is not timed for this structure */
       (*partial)++;
@@ -136,6 +150,64 @@ static double total_of(const mb_structure *s, size_t ns, const char *backend, in
   return t;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of the n finite values of v (NAN when none); v is reordered. */
+static double median_of(double *v, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(v[i]))
+      v[k++] = v[i];
+  if (!k)
+    return NAN;
+  qsort(v, k, sizeof *v, cmp_double);
+  return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* A total of the bench: its name, backend (NULL: the selection), kind,
+ * each round's total, the median, and its ratio to the selection's total
+ * per round (median, min, max). */
+typedef struct mb_total {
+  char name[300];
+  const char *backend;
+  int tuned;
+  size_t partial;
+  double round_us[MB_MAX_ROUNDS];
+  double median_us;
+  double ratio, ratio_min, ratio_max; /* this / selection, over the rounds */
+} mb_total;
+
+/* The ratio's median and range over the rounds of a[r] / b[r]. */
+static void ratio_of(const double *a, const double *b, uint32_t rounds, double *median, double *lo,
+                     double *hi) {
+  double v[MB_MAX_ROUNDS];
+  size_t n = 0;
+  *lo = *hi = NAN;
+  for (uint32_t r = 0; r < rounds; r++)
+    if (isfinite(a[r]) && isfinite(b[r]) && b[r] > 0) {
+      v[n] = a[r] / b[r];
+      if (!n || v[n] < *lo)
+        *lo = v[n];
+      if (!n || v[n] > *hi)
+        *hi = v[n];
+      n++;
+    }
+  *median = median_of(v, n);
+}
+
+/* The node time of backend k of structure s: the median over the rounds. */
+static double node_us(const mb_structure *s, long k, uint32_t rounds) {
+  double v[MB_MAX_ROUNDS];
+  if (k < 0)
+    return NAN;
+  for (uint32_t r = 0; r < rounds; r++)
+    v[r] = s->tuned_us[(size_t)r * MB_MAX_BACKENDS + (size_t)k];
+  return median_of(v, rounds);
+}
+
 static void fmt_ms(char *buf, size_t cap, double us) {
   if (!isfinite(us))
     snprintf(buf, cap, "-");
@@ -145,11 +217,143 @@ static void fmt_ms(char *buf, size_t cap, double us) {
     snprintf(buf, cap, "%.2f us", us);
 }
 
+/* The selection's time for node n (the median over the rounds), NAN when
+ * not timed. */
+static double selection_node_us(const calhost_runtime_node_choice *n, const mb_structure *s,
+                                size_t ns, uint32_t rounds) {
+  for (size_t j = 0; n->backend && j < ns; j++)
+    if (!strcmp(s[j].workload, n->workload))
+      return node_us(&s[j], index_of(&s[j], n->backend), rounds);
+  return NAN;
+}
+
+static const calhost_runtime_node_choice *node_at(const calhost_runtime_model_choice *mc,
+                                                  size_t i) {
+  return (const calhost_runtime_node_choice *)((const char *)mc->nodes + i * mc->node_stride);
+}
+
+/* Prints the bench as JSON (cli_model_bench's contract). */
+static void print_json(FILE *o, const calhost_runtime_model *m,
+                       const calhost_runtime_model_choice *mc, const mb_structure *s, size_t ns,
+                       const mb_total *t, size_t nt, uint32_t rounds, uint32_t tc,
+                       size_t calibrated, const sweep_rigor_params *params, const mb_total *best) {
+  double sel = t[0].median_us;
+  fputc('{', o);
+  base_json_member_string(o, 1, "status", "ok");
+  base_json_member_string(o, 0, "command", "model bench");
+  base_json_member_string(o, 0, "file", m->path);
+  base_json_member_string(o, 0, "digest", m->digest);
+  base_json_member_string(o, 0, "rigor", base_rigor_name(params->rigor));
+  fprintf(o, ",\"threads\":%u,\"rounds\":%u,\"node_count\":%zu,\"calibrated_nodes\":%zu",
+          (unsigned)tc, (unsigned)rounds, m->node_count, calibrated);
+  fputs(",\"nodes\":[", o);
+  for (size_t i = 0; i < mc->node_count; i++) {
+    const calhost_runtime_node_choice *n = node_at(mc, i);
+    fputs(i ? ",\n{" : "\n{", o);
+    base_json_member_string(o, 1, "name", n->node);
+    base_json_member_string(o, 0, "workload", n->workload);
+    base_json_member_string(o, 0, "backend", n->backend);
+    base_json_member_string(o, 0, "policy", n->policy);
+    double us = selection_node_us(n, s, ns, rounds);
+    base_json_member_number(o, 0, "time_us", us);
+    base_json_member_number(o, 0, "share", isfinite(us) && sel > 0 ? us / sel : NAN);
+    fputc('}', o);
+  }
+  fputs("],\"totals\":[", o);
+  for (size_t c = 0; c < nt; c++) {
+    fputs(c ? ",\n{" : "\n{", o);
+    base_json_member_string(o, 1, "name", t[c].name);
+    base_json_member_string(o, 0, "backend", t[c].backend);
+    base_json_member_string(o, 0, "kind",
+                            !t[c].backend ? "selection"
+                            : t[c].tuned  ? "tuned"
+                                          : "default");
+    base_json_member_number(o, 0, "total_us", t[c].partial ? NAN : t[c].median_us);
+    if (t[c].backend)
+      fprintf(o, ",\"structures_missing\":%zu", t[c].partial);
+    base_json_member_number(o, 0, "vs_selection", t[c].partial ? NAN : t[c].ratio);
+    base_json_member_number(o, 0, "vs_selection_min", t[c].partial ? NAN : t[c].ratio_min);
+    base_json_member_number(o, 0, "vs_selection_max", t[c].partial ? NAN : t[c].ratio_max);
+    fputs(",\"round_totals_us\":[", o);
+    for (uint32_t r = 0; r < rounds; r++) {
+      if (r)
+        fputc(',', o);
+      if (isfinite(t[c].round_us[r]) && !t[c].partial)
+        fprintf(o, "%.17g", t[c].round_us[r]);
+      else
+        fputs("null", o);
+    }
+    fputs("]}", o);
+  }
+  fputs("],\"selection_vs_best_tuned\":{", o);
+  base_json_member_number(o, 1, "median", best->ratio);
+  base_json_member_number(o, 0, "min", best->ratio_min);
+  base_json_member_number(o, 0, "max", best->ratio_max);
+  fputs("}}\n", o);
+}
+
+/* Prints the bench as text (cli_model_bench's contract). */
+static void print_text(FILE *o, const calhost_runtime_model *m,
+                       const calhost_runtime_model_choice *mc, const mb_structure *s, size_t ns,
+                       const mb_total *t, size_t nt, uint32_t rounds, uint32_t tc,
+                       size_t calibrated, const sweep_rigor_params *params, const mb_total *best,
+                       const mb_names *skipped) {
+  double sel = t[0].median_us;
+  base_text_printf(o,
+                   "model %s: %zu node%s, %zu calibrated, %zu structure%s (rigor %s, %u "
+                   "thread%s, interleaved, %u round%s)\n",
+                   m->path, m->node_count, m->node_count == 1 ? "" : "s", calibrated, ns,
+                   ns == 1 ? "" : "s", base_rigor_name(params->rigor), (unsigned)tc,
+                   tc == 1 ? "" : "s", (unsigned)rounds, rounds == 1 ? "" : "s");
+  base_text_printf(o, "%-24s %-12s %12s %7s  %s\n", "node", "backend", "time", "share", "policy");
+  for (size_t i = 0; i < mc->node_count; i++) {
+    const calhost_runtime_node_choice *n = node_at(mc, i);
+    double us = selection_node_us(n, s, ns, rounds);
+    char tm[32], share[16];
+    fmt_ms(tm, sizeof tm, us);
+    snprintf(share, sizeof share, isfinite(us) && sel > 0 ? "%.1f%%" : "-", 100.0 * us / sel);
+    base_text_printf(o, "%-24s %-12s %12s %7s  %s\n", n->node, n->backend ? n->backend : "none", tm,
+                     share, n->policy ? n->policy : "(not calibrated)");
+  }
+  base_text_printf(o, "totals (each node's time x its count, over the calibrated nodes%s):\n",
+                   rounds > 1 ? "; the median of the rounds, and the ratio to the selection's "
+                                "total: median (min-max of the rounds)"
+                              : "");
+  for (size_t c = 0; c < nt; c++) {
+    char tm[32];
+    fmt_ms(tm, sizeof tm, t[c].partial ? NAN : t[c].median_us);
+    if (t[c].partial)
+      base_text_printf(o, "  %-26s %12s  (no profile for %zu structure%s)\n", t[c].name, tm,
+                       t[c].partial, t[c].partial == 1 ? "" : "s");
+    else if (rounds > 1)
+      base_text_printf(o, "  %-26s %12s  %.3fx (%.3f-%.3f)\n", t[c].name, tm, t[c].ratio,
+                       t[c].ratio_min, t[c].ratio_max);
+    else
+      base_text_printf(o, "  %-26s %12s  %.2fx\n", t[c].name, tm, t[c].ratio);
+  }
+  if (isfinite(best->ratio))
+    base_text_printf(
+        o, "selection / best single backend tuned: %.3fx (%.3f-%.3f over %u round%s)\n",
+        best->ratio, best->ratio_min, best->ratio_max, (unsigned)rounds, rounds == 1 ? "" : "s");
+  for (size_t j = 0; j < ns; j++)
+    if (s[j].error[0])
+      base_text_printf(o, "note: %s: %s\n", s[j].workload, s[j].error);
+  for (size_t b = 0; b < skipped->n; b++)
+    base_text_printf(o, "note: %s drives devices: not timed by model bench\n", skipped->name[b]);
+}
+
 int cli_model_bench(cli_context *cli, cli_args *a) {
   if (a->positional_count < 2)
     return cli_usage(a, "bench needs a model file");
   const char *file = a->positional[1];
   char why[4608];
+  uint32_t rounds = 1;
+  if (cli_has(a, FL_ROUNDS)) {
+    unsigned long long v;
+    if (config_value_uint(a->value[FL_ROUNDS], 1, MB_MAX_ROUNDS, &v, why, sizeof why) != 0)
+      return cli_usage(a, "--rounds: '%s': %s", a->value[FL_ROUNDS], why);
+    rounds = (uint32_t)v;
+  }
   calhost_runtime *rt = NULL;
   calhost_runtime_status rs = wl_runtime_open(cli, -1, NULL, &rt, why, sizeof why);
   if (rs == CALHOST_RUNTIME_CONFIG && !why[0])
@@ -181,12 +385,12 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
 
   /* the structures of the calibrated nodes, in graph order */
   mb_structure *s = calloc(m->node_count ? m->node_count : 1, sizeof *s);
-  size_t ns = 0, calibrated = 0;
+  mb_total *t = calloc(1 + 2 * MB_MAX_BACKENDS, sizeof *t);
+  size_t ns = 0, nt = 0, calibrated = 0;
   mb_names seen = {{0}, 0}, skipped = {{0}, 0};
-  int rc = s ? 0 : cli_error("model bench: out of memory");
-  for (size_t i = 0; s && i < mc->node_count; i++) {
-    const calhost_runtime_node_choice *n =
-        (const calhost_runtime_node_choice *)((const char *)mc->nodes + i * mc->node_stride);
+  int rc = s && t ? 0 : cli_error("model bench: out of memory");
+  for (size_t i = 0; !rc && i < mc->node_count; i++) {
+    const calhost_runtime_node_choice *n = node_at(mc, i);
     if (!n->backend)
       continue;
     calibrated++;
@@ -196,123 +400,82 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
     if (j == ns) {
       s[ns].workload = n->workload;
       s[ns].chosen = n->backend;
+      s[ns].tuned_us = malloc((size_t)rounds * MB_MAX_BACKENDS * sizeof(double));
+      s[ns].default_us = malloc((size_t)rounds * MB_MAX_BACKENDS * sizeof(double));
       ns++;
+      if (!s[j].tuned_us || !s[j].default_us)
+        rc = cli_error("model bench: out of memory");
+      for (size_t x = 0; !rc && x < (size_t)rounds * MB_MAX_BACKENDS; x++)
+        s[j].tuned_us[x] = s[j].default_us[x] = NAN;
     }
     s[j].nodes++;
   }
-  for (size_t j = 0; s && j < ns; j++) {
+  for (size_t j = 0; !rc && j < ns; j++) {
     calhost_runtime_choice *c = NULL;
     if (calhost_runtime_choose(rt, s[j].workload, 0, &c, why, sizeof why) != CALHOST_RUNTIME_OK) {
       snprintf(s[j].error, sizeof s[j].error, "%.200s", why);
       continue;
     }
-    time_structure(rt, c, &s[j], &params, &tg, &skipped);
+    pick_backends(rt, c, &s[j], &skipped);
     for (size_t k = 0; k < s[j].nb; k++)
       names_add(&seen, s[j].backend[k]);
     calhost_runtime_choice_free(&c);
   }
-  size_t part;
-  double sel = s ? total_of(s, ns, NULL, 1, &part) : NAN;
-  FILE *o = stdout;
-  if (s && cli->json) {
-    fputc('{', o);
-    base_json_member_string(o, 1, "status", "ok");
-    base_json_member_string(o, 0, "command", "model bench");
-    base_json_member_string(o, 0, "file", m->path);
-    base_json_member_string(o, 0, "digest", m->digest);
-    base_json_member_string(o, 0, "rigor", base_rigor_name(params.rigor));
-    fprintf(o, ",\"threads\":%u,\"node_count\":%zu,\"calibrated_nodes\":%zu", (unsigned)tc,
-            m->node_count, calibrated);
-    fputs(",\"nodes\":[", o);
-    for (size_t i = 0, first = 1; i < mc->node_count; i++) {
-      const calhost_runtime_node_choice *n =
-          (const calhost_runtime_node_choice *)((const char *)mc->nodes + i * mc->node_stride);
-      fputs(first ? "\n{" : ",\n{", o);
-      first = 0;
-      base_json_member_string(o, 1, "name", n->node);
-      base_json_member_string(o, 0, "workload", n->workload);
-      base_json_member_string(o, 0, "backend", n->backend);
-      base_json_member_string(o, 0, "policy", n->policy);
-      double us = NAN;
-      for (size_t j = 0; n->backend && j < ns; j++)
-        if (!strcmp(s[j].workload, n->workload)) {
-          long k = index_of(&s[j], n->backend);
-          us = k >= 0 ? s[j].tuned_us[k] : NAN;
-        }
-      base_json_member_number(o, 0, "time_us", us);
-      base_json_member_number(o, 0, "share", isfinite(us) && sel > 0 ? us / sel : NAN);
-      fputc('}', o);
-    }
-    fputs("],\"totals\":[", o);
-    fputs("\n{", o);
-    base_json_member_string(o, 1, "name", "calhost selection");
-    base_json_member_string(o, 0, "backend", NULL);
-    base_json_member_string(o, 0, "kind", "selection");
-    base_json_member_number(o, 0, "total_us", sel);
-    fputc('}', o);
-    for (size_t b = 0; b < seen.n; b++)
-      for (int tuned = 1; tuned >= 0; tuned--) {
-        char name[300];
-        double t = total_of(s, ns, seen.name[b], tuned, &part);
-        snprintf(name, sizeof name, "%s %s", seen.name[b], tuned ? "tuned" : "default");
-        fputs(",\n{", o);
-        base_json_member_string(o, 1, "name", name);
-        base_json_member_string(o, 0, "backend", seen.name[b]);
-        base_json_member_string(o, 0, "kind", tuned ? "tuned" : "default");
-        base_json_member_number(o, 0, "total_us", part ? NAN : t);
-        fprintf(o, ",\"structures_missing\":%zu", part);
-        fputc('}', o);
-      }
-    fputs("]}\n", o);
-  } else if (s) {
-    base_text_printf(o,
-                     "model %s: %zu node%s, %zu calibrated, %zu structure%s (rigor %s, %u "
-                     "thread%s, interleaved)\n",
-                     m->path, m->node_count, m->node_count == 1 ? "" : "s", calibrated, ns,
-                     ns == 1 ? "" : "s", base_rigor_name(params.rigor), (unsigned)tc,
-                     tc == 1 ? "" : "s");
-    base_text_printf(o, "%-24s %-12s %12s %7s  %s\n", "node", "backend", "time", "share", "policy");
-    for (size_t i = 0; i < mc->node_count; i++) {
-      const calhost_runtime_node_choice *n =
-          (const calhost_runtime_node_choice *)((const char *)mc->nodes + i * mc->node_stride);
-      double us = NAN;
-      for (size_t j = 0; n->backend && j < ns; j++)
-        if (!strcmp(s[j].workload, n->workload)) {
-          long k = index_of(&s[j], n->backend);
-          us = k >= 0 ? s[j].tuned_us[k] : NAN;
-        }
-      char t[32], share[16];
-      fmt_ms(t, sizeof t, us);
-      snprintf(share, sizeof share, isfinite(us) && sel > 0 ? "%.1f%%" : "-", 100.0 * us / sel);
-      base_text_printf(o, "%-24s %-12s %12s %7s  %s\n", n->node, n->backend ? n->backend : "none",
-                       t, share, n->policy ? n->policy : "(not calibrated)");
-    }
-    char t[32];
-    fmt_ms(t, sizeof t, sel);
-    base_text_printf(o, "totals (each node's time x its count, over the calibrated nodes):\n");
-    base_text_printf(o, "  %-26s %12s  1.00x\n", "calhost selection", t);
-    for (size_t b = 0; b < seen.n; b++)
-      for (int tuned = 1; tuned >= 0; tuned--) {
-        char name[300];
-        double v = total_of(s, ns, seen.name[b], tuned, &part);
-        snprintf(name, sizeof name, "%s %s", seen.name[b], tuned ? "tuned" : "default");
-        fmt_ms(t, sizeof t, part ? NAN : v);
-        if (part)
-          base_text_printf(o, "  %-26s %12s  (no profile for %zu structure%s)\n", name, t, part,
-                           part == 1 ? "" : "s");
-        else
-          base_text_printf(o, "  %-26s %12s  %.2fx\n", name, t, v / sel);
-      }
+  /* rounds over every structure: a total's rounds are comparable with the
+   * other totals' same rounds (the same minutes of the machine) */
+  for (uint32_t r = 0; !rc && r < rounds; r++)
     for (size_t j = 0; j < ns; j++)
-      if (s[j].error[0])
-        base_text_printf(o, "note: %s: %s\n", s[j].workload, s[j].error);
-    for (size_t b = 0; b < skipped.n; b++)
-      base_text_printf(o, "note: %s drives devices: not timed by model bench\n", skipped.name[b]);
+      if (s[j].nb)
+        time_structure(rt, &s[j], r, &params, &tg);
+  if (!rc) {
+    snprintf(t[nt].name, sizeof t[nt].name, "calhost selection");
+    t[nt].tuned = 1;
+    nt++;
+    for (size_t b = 0; b < seen.n; b++)
+      for (int tuned = 1; tuned >= 0; tuned--) {
+        snprintf(t[nt].name, sizeof t[nt].name, "%s %s", seen.name[b], tuned ? "tuned" : "default");
+        t[nt].backend = seen.name[b];
+        t[nt].tuned = tuned;
+        nt++;
+      }
   }
-  if (s && !calibrated)
+  mb_total best = {.ratio = NAN, .ratio_min = NAN, .ratio_max = NAN};
+  for (size_t c = 0; c < nt; c++) {
+    double v[MB_MAX_ROUNDS];
+    for (uint32_t r = 0; r < rounds; r++) {
+      size_t part;
+      t[c].round_us[r] = total_of(s, ns, t[c].backend, t[c].tuned, r, &part);
+      t[c].partial = part;
+      v[r] = t[c].round_us[r];
+    }
+    t[c].median_us = median_of(v, rounds);
+  }
+  for (size_t c = 0; c < nt; c++)
+    ratio_of(t[c].round_us, t[0].round_us, rounds, &t[c].ratio, &t[c].ratio_min, &t[c].ratio_max);
+  /* the best single backend tuned, per round (complete totals only) */
+  for (uint32_t r = 0; !rc && r < rounds; r++) {
+    best.round_us[r] = NAN;
+    for (size_t c = 1; c < nt; c++)
+      if (t[c].tuned && !t[c].partial && isfinite(t[c].round_us[r]) &&
+          !(best.round_us[r] <= t[c].round_us[r]))
+        best.round_us[r] = t[c].round_us[r];
+  }
+  if (!rc)
+    ratio_of(t[0].round_us, best.round_us, rounds, &best.ratio, &best.ratio_min, &best.ratio_max);
+  if (!rc && cli->json)
+    print_json(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best);
+  else if (!rc)
+    print_text(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best, &skipped);
+  if (!rc && !calibrated)
     rc = cli_error("model bench: no node of %s has a profile (calhost calibrate --model %s)", file,
                    file);
+  double sel = nt ? t[0].median_us : NAN;
+  for (size_t j = 0; s && j < ns; j++) {
+    free(s[j].tuned_us);
+    free(s[j].default_us);
+  }
   free(s);
+  free(t);
   processor_target_list_free(&targets);
   calhost_runtime_model_choice_free(&mc);
   calhost_runtime_close(&rt);

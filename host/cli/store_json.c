@@ -47,9 +47,10 @@ void cli_json_profile(FILE *out, const calstore_profile *p) {
   fputc('}', out);
 }
 
-void cli_json_lookup_result(FILE *o, const calstore_lookup_result *r, calstore_status st,
-                            const char *path, const char *unvalidated_backend,
-                            const char *unvalidated) {
+/* cli_json_lookup_result's members, without the closing brace. */
+static void lookup_result_members(FILE *o, const calstore_lookup_result *r, calstore_status st,
+                                  const char *path, const char *unvalidated_backend,
+                                  const char *unvalidated) {
   fputc('{', o);
   base_json_member_string(o, 1, "status", calstore_status_name(r ? r->status : st));
   base_json_member_string(o, 0, "level", calstore_level_name(r ? r->level : CALSTORE_LEVEL_NONE));
@@ -81,7 +82,23 @@ void cli_json_lookup_result(FILE *o, const calstore_lookup_result *r, calstore_s
     base_json_member_string(o, 0, "message", unvalidated);
     fputc('}', o);
   }
-  fputs("]}\n", o);
+  fputc(']', o);
+}
+
+void cli_json_lookup_result(FILE *o, const calstore_lookup_result *r, calstore_status st,
+                            const char *path, const char *unvalidated_backend,
+                            const char *unvalidated) {
+  lookup_result_members(o, r, st, path, unvalidated_backend, unvalidated);
+  fputs("}\n", o);
+}
+
+void cli_json_lookup_chosen(FILE *o, const calstore_lookup_result *r, calstore_status st,
+                            const char *backend, const char *chosen_by, const char *reason) {
+  lookup_result_members(o, r, st, NULL, NULL, NULL);
+  base_json_member_string(o, 0, "backend", backend);
+  base_json_member_string(o, 0, "chosen_by", chosen_by);
+  base_json_member_string(o, 0, "reason", reason);
+  fputs("}\n", o);
 }
 
 void cli_text_profile(FILE *out, const calstore_profile *p) {

@@ -29,6 +29,14 @@ void cli_json_lookup_result(FILE *out, const calstore_lookup_result *r, calstore
                             const char *path, const char *unvalidated_backend,
                             const char *unvalidated);
 
+/* cli_json_lookup_result of a lookup without --plugin (r and st as
+ * there, no diagnostics) with the runtime's choice, as `lookup --model
+ * --json` gives it per node: "backend" (the chosen one's, or the first
+ * answer's; null when none), "chosen_by" ("configuration", "race",
+ * "loader order" or "nothing") and "reason" (the race's figures). */
+void cli_json_lookup_chosen(FILE *out, const calstore_lookup_result *r, calstore_status st,
+                            const char *backend, const char *chosen_by, const char *reason);
+
 /* Writes a profile as one line of text: "exact|portable calibrated|override
  * backend=\"...\" ... policy=\"...\"", the values as JSON strings (so control
  * characters are escaped), measurement names and units escaped. The text

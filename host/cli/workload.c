@@ -151,3 +151,10 @@ int wl_open(cli_context *cli, const char *workload, const char *plugin, const ch
   }
   return 0;
 }
+
+const char *wl_rule_word(calhost_runtime_rule r) {
+  return r == CALHOST_RUNTIME_RULE_CONFIGURED ? "configuration"
+         : r == CALHOST_RUNTIME_RULE_RACE     ? "race"
+         : r == CALHOST_RUNTIME_RULE_FIRST    ? "loader order"
+                                              : "nothing";
+}

@@ -89,4 +89,8 @@ int wl_open(cli_context *cli, const char *workload, const char *plugin, const ch
 /* Releases everything wl_open acquired. */
 void wl_close(wl_ctx *c);
 
+/* How the runtime chose a backend, as lookup prints it: "configuration",
+ * "race", "loader order" or "nothing". */
+const char *wl_rule_word(calhost_runtime_rule rule);
+
 #endif /* CALHOST_CLI_WORKLOAD_H */

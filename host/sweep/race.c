@@ -1,8 +1,9 @@
 /*
  * race.c: the race runner (race.h): one session per backend and workload
- * (its entrants share it: the backend's reference is computed once, and
- * the session is prepared again with an entrant's policy before each of
- * its samples, untimed), the reference check, sample sizing, then
+ * (its entrants share it: the backend's reference, when a check needs it,
+ * is computed once, and the session is prepared again with an entrant's
+ * policy before each of its samples, untimed), the reference check of what
+ * this run's sweeps did not check, sample sizing, then
  * interleaved rounds and each entrant's figures (stats.h).
  */
 #include "race.h"
@@ -27,6 +28,7 @@ typedef struct runner {
   uint32_t iterations;
   double *samples;
   uint32_t n;
+  int pruned; /* clearly slower than the leader after prune_after samples: no more samples */
 } runner;
 
 static calhost_session *session_of(runner *r) {
@@ -142,7 +144,7 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
   double t;
   if (prepared(r) != 0 || timed(r, 1, &t) != 0)
     return -1;
-  if (CALHOST_VTABLE_CALLABLE(vt, e->abi_version, check)) {
+  if (!e->checked && CALHOST_VTABLE_CALLABLE(vt, e->abi_version, check)) {
     err[0] = '\0';
     st = vt->check(session_of(r), err, sizeof err);
     err[sizeof err - 1] = '\0';
@@ -166,6 +168,26 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
   }
   r->iterations = iters;
   return 0;
+}
+
+/* The rigor's pruning, as the sweep prunes its candidates: after
+ * prune_after samples, a prunable entrant (one whose figure does not decide
+ * the race: a default) whose lower quartile is above the leader's median x
+ * (1 + prune_margin) takes no more samples (its figures are those
+ * samples'). The entrants that decide the race take every sample: a few
+ * disturbed samples cannot prune the true winner. */
+static void prune(runner *rs, size_t n, const sweep_rigor_params *p) {
+  double lead = NAN;
+  for (size_t i = 0; i < n; i++)
+    if (rs[i].e->ok && !rs[i].alias && rs[i].n) {
+      double m = sweep_stats_median(rs[i].samples, rs[i].n);
+      if (!(lead <= m))
+        lead = m;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (rs[i].e->ok && !rs[i].alias && rs[i].e->prunable &&
+        sweep_stats_should_prune(rs[i].samples, rs[i].n, lead, p->prune_margin, p->prune_after))
+      rs[i].pruned = 1;
 }
 
 size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p,
@@ -193,25 +215,29 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
     else
       e[i].ok = ready(rs, i, p) == 0;
   }
-  /* warm-up rounds, then the timed rounds; each round starts one entrant
-   * later (A B C, B C A, C A B, ...): a machine's periodic interruptions
-   * cannot fall on one entrant alone */
-  for (uint32_t round = 0; round < p->warmup_samples + reps; round++) {
+  /* warm-up rounds (ready's sized runs were each entrant's first warm-up
+   * sample: its one-off costs are paid), then the timed rounds; each round
+   * starts one entrant later (A B C, B C A, C A B, ...): a machine's
+   * periodic interruptions cannot fall on one entrant alone */
+  uint32_t warmup = p->warmup_samples ? p->warmup_samples - 1 : 0;
+  for (uint32_t round = 0; round < warmup + reps; round++) {
     if (cancelled && cancelled(user))
       break;
     for (size_t k = 0; k < n; k++) {
       size_t i = (k + round) % n;
       runner *r = &rs[i];
       double t;
-      if (!e[i].ok || r->alias)
+      if (!e[i].ok || r->alias || r->pruned)
         continue;
       if (prepared(r) != 0 || timed(r, r->iterations, &t) != 0) {
         e[i].ok = 0;
         continue;
       }
-      if (round >= p->warmup_samples)
+      if (round >= warmup)
         r->samples[r->n++] = t / (double)r->iterations * 1e6;
     }
+    if (p->prune && round + 1 == warmup + p->prune_after && p->prune_after < reps)
+      prune(rs, n, p);
   }
   for (size_t i = 0; i < n; i++) {
     runner *r = &rs[i];

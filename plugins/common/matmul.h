@@ -173,7 +173,8 @@ MATMUL_HIDDEN void matmul_structure_fill(matmul_structure *out, const matmul_sha
  * with trans_b), the batch outputs C (m x n each), back to back; bias the
  * raw bias values (matmul_bias_count, NULL without a bias); C0 the starting
  * C when accumulating (else NULL); ref = alpha*op(A)*op(B) + beta*bias and
- * mag = |alpha| |op(A)|*|op(B)| + |beta*bias| per output, in double. */
+ * mag = |alpha| |op(A)|*|op(B)| + |beta*bias| per output, in double
+ * (NULL until the first check: matmul_data_reference). */
 typedef struct matmul_data {
   matmul_shape shape;
   float *a, *b, *c, *c0, *bias;
@@ -185,10 +186,19 @@ MATMUL_HIDDEN size_t matmul_a_size(const matmul_shape *s);
 MATMUL_HIDDEN size_t matmul_b_size(const matmul_shape *s);
 MATMUL_HIDDEN size_t matmul_c_size(const matmul_shape *s);
 
-/* Allocates and fills d for shape s: deterministic inputs in [-1, 1) and the
- * reference (a triple loop in double per product). Returns 0, or -1 when
- * out of memory (d is then freed). */
+/* Allocates and fills d for shape s: deterministic inputs in [-1, 1); the
+ * reference is NOT computed here (ref and mag stay NULL) but on the first
+ * matmul_check, or by matmul_data_reference: a session that is only timed
+ * (a race of policies its sweep checked, a model bench) never pays for the
+ * double-precision triple loop, which costs far more than the products.
+ * Returns 0, or -1 when out of memory (d is then freed). */
 MATMUL_HIDDEN int matmul_data_init(matmul_data *d, const matmul_shape *s);
+
+/* Computes d's reference (ref, mag: a triple loop in double per product)
+ * unless it is already there; d's inputs must not have changed since
+ * matmul_data_init. Returns 0, or -1 when out of memory (ref and mag then
+ * NULL). */
+MATMUL_HIDDEN int matmul_data_reference(matmul_data *d);
 
 /* Frees d's buffers; safe on a zeroed or freed d. */
 MATMUL_HIDDEN void matmul_data_free(matmul_data *d);
@@ -204,12 +214,13 @@ MATMUL_HIDDEN void matmul_data_reset(matmul_data *d);
 MATMUL_HIDDEN void matmul_bias_apply(const matmul_data *d, float *c, int add);
 
 /* Compares C, the output of a run of `iterations` products (C = C0 +
- * iterations*ref when accumulating, else ref), with the reference. The
+ * iterations*ref when accumulating, else ref), with the reference
+ * (computed on the first call and kept in d: matmul_data_reference). The
  * tolerance per element is 16 u sqrt(K + it) (mag + |C0|), u = 2^-24:
  * a statistical bound for float sums of these uniform inputs, far below one
  * missing or doubled product. NaN/Inf fail. Returns CALHOST_OK or
  * CALHOST_CHECK_FAILED with the first bad element ("C[p][i][j]" in a batch)
- * in err. */
+ * in err; CALHOST_NO_MEMORY when the reference cannot be allocated. */
 MATMUL_HIDDEN calhost_status matmul_check(const matmul_data *d, uint32_t iterations, char *err,
                                           size_t err_capacity);
 

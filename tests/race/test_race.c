@@ -195,6 +195,19 @@ static void calibrate_races_and_lookup_chooses_the_faster(void **state) {
   assert_non_null(strstr(out, "(default "));
   free(out);
   free(err);
+  /* --json: the choice's backend, rule and reason too (as lookup --model
+   * --json per node); with --plugin there is no choice */
+  rc = RUN(&out, &err, "lookup", "--workload", "spin", "--json");
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "\"backend\":\"race_beta\",\"chosen_by\":\"race\","
+                              "\"reason\":\"race_beta: fastest of 2"));
+  free(out);
+  free(err);
+  rc = RUN(&out, &err, "lookup", "--workload", "spin", "--plugin", "race_alpha", "--json");
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "\"chosen_by\""));
+  free(out);
+  free(err);
 
   /* --json: the races after the results */
   rc = RUN(&out, &err, "calibrate", "--force", "--json");
@@ -410,6 +423,51 @@ static void a_backend_calibrated_earlier_joins_the_race(void **state) {
   free(err);
 }
 
+/* Makes race_beta's exact calibrated profile in the store file run its
+ * policy with ";wrong" appended (the speed plugin's wrong output). */
+static void make_beta_wrong(void) {
+  FILE *f = fopen(g_store, "rb");
+  assert_non_null(f);
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  char *prof = strstr(text, "profile exact calibrated\nbackend \"race_beta\"");
+  assert_non_null(prof);
+  char *pol = strstr(prof, "\npolicy \"");
+  assert_non_null(pol);
+  char *close = strchr(pol + 10, '"');
+  assert_non_null(close);
+  f = fopen(g_store, "wb");
+  assert_non_null(f);
+  fwrite(text, 1, (size_t)(close - text), f);
+  fputs(";wrong", f);
+  fputs(close, f);
+  fclose(f);
+}
+
+/* The race checks only what this run's sweeps did not: a profile another
+ * run stored (here: one whose output is wrong) is checked in the race and
+ * not timed, while the freshly swept backend is raced without a second
+ * check. */
+static void a_stored_profile_is_still_checked(void **state) {
+  (void)state;
+  char *out, *err;
+  write_config(NULL);
+  remove(g_store);
+  int rc = RUN(&out, &err, "calibrate", "--plugin", "race_beta");
+  assert_int_equal(rc, 0);
+  free(out);
+  free(err);
+  make_beta_wrong();
+  rc = RUN(&out, &err, "calibrate", "--plugin", "race_alpha");
+  if (!strstr(out, "race_beta not timed: wrong output"))
+    fail_msg("the stored wrong policy was not checked in the race:\n%s\n%s", out, err);
+  assert_null(strstr(out, "-> race_beta"));
+  free(out);
+  free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(calibrate_races_and_lookup_chooses_the_faster),
@@ -418,6 +476,7 @@ int main(void) {
       cmocka_unit_test(a_merged_store_keeps_each_machines_race),
       cmocka_unit_test(without_a_race_the_first_answers_and_says_so),
       cmocka_unit_test(a_backend_calibrated_earlier_joins_the_race),
+      cmocka_unit_test(a_stored_profile_is_still_checked),
   };
   return cmocka_run_group_tests_name("race_selection", tests, setup, teardown);
 }

@@ -343,12 +343,88 @@ static void model_bench_and_its_report(void **state) {
   free(page);
 }
 
+/* Issue 38's "done when", on this machine's own race (nothing rigged):
+ * calibrate --model races both backends per structure; the runtime hands
+ * each node the backend whose winner was fastest in the recorded race
+ * (calhost_runtime_choose_model, rule race); model bench times that very
+ * selection (its nodes' backends are the runtime's), and with --rounds
+ * states each total as the median of its rounds with the ratio's spread. */
+static void calibrate_then_bench_hands_the_race_winner(void **state) {
+  (void)state;
+  char *out;
+  write_config(NULL);
+  unlink(g_store);
+  int rc = RUN(&out, "calibrate", "--model", g_model);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  assert_int_equal(count(out, " threads=1: "), 2); /* one race per structure */
+  free(out);
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = g_cfg;
+  calhost_runtime *rt = NULL;
+  char err[1024];
+  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
+  const calhost_runtime_model *m = NULL;
+  assert_int_equal(calhost_runtime_add_model(rt, g_model, NULL, &m, err, sizeof err),
+                   CALHOST_RUNTIME_OK);
+  calhost_runtime_model_choice *mc = NULL;
+  assert_int_equal(calhost_runtime_choose_model(rt, m, 0, &mc, err, sizeof err),
+                   CALHOST_RUNTIME_OK);
+  assert_int_equal(mc->chosen_count, 3);
+  char expect[3][64];
+  for (size_t i = 0; i < mc->node_count; i++) {
+    const calhost_runtime_node_choice *n =
+        (const calhost_runtime_node_choice *)((const char *)mc->nodes + i * mc->node_stride);
+    assert_non_null(n->backend);
+    assert_int_equal(n->rule, CALHOST_RUNTIME_RULE_RACE);
+    assert_true(n->race_latency_us > 0);
+    /* the fastest of the race the store records for the node's structure */
+    calhost_runtime_choice *c = NULL;
+    assert_int_equal(calhost_runtime_choose(rt, n->workload, 0, &c, err, sizeof err),
+                     CALHOST_RUNTIME_OK);
+    assert_int_equal(c->candidate_count, 2);
+    for (size_t k = 0; k < c->candidate_count; k++) {
+      assert_true(c->candidates[k].raced);
+      assert_true(c->candidates[k].race_id == c->candidates[0].race_id);
+      assert_true(n->race_latency_us <= c->candidates[k].race_latency_us);
+    }
+    calhost_runtime_choice_free(&c);
+    snprintf(expect[i], sizeof expect[i], "\"name\":\"%s\",\"workload\":\"%s\",\"backend\":\"%s\"",
+             n->node, n->workload, n->backend);
+  }
+  calhost_runtime_model_choice_free(&mc);
+  calhost_runtime_close(&rt);
+  rc = RUN(&out, "model", "bench", g_model, "--rounds", "2", "--json");
+  if (rc != 0)
+    fprintf(stderr, "%s\n", out);
+  assert_int_equal(rc, 0);
+  for (size_t i = 0; i < 3; i++)
+    if (!strstr(out, expect[i]))
+      fail_msg("model bench does not time the runtime's choice %s:\n%s", expect[i], out);
+  assert_non_null(strstr(out, "\"rounds\":2"));
+  assert_int_equal(count(out, "\"round_totals_us\":["), 5);
+  assert_null(strstr(out, "\"round_totals_us\":[null"));
+  assert_non_null(strstr(out, "\"selection_vs_best_tuned\":{\"median\":"));
+  assert_null(strstr(out, "\"selection_vs_best_tuned\":{\"median\":null"));
+  free(out);
+  rc = RUN(&out, "model", "bench", g_model, "--rounds", "0");
+  assert_int_equal(rc, 2);
+  assert_non_null(strstr(out, "--rounds"));
+  free(out);
+  rc = RUN(&out, "model", "show", g_model, "--rounds", "2");
+  assert_int_equal(rc, 2);
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lookup_model_asks_every_plugin),
       cmocka_unit_test(lookup_model_follows_the_race),
       cmocka_unit_test(model_section_pins_a_backend),
       cmocka_unit_test(model_bench_and_its_report),
+      cmocka_unit_test(calibrate_then_bench_hands_the_race_winner),
   };
   return cmocka_run_group_tests_name("race_model", tests, setup, teardown);
 }

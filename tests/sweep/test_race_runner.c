@@ -29,7 +29,7 @@ struct calhost_session {
   double out;
 };
 
-static int g_opens, g_closes;
+static int g_opens, g_closes, g_checks;
 static char g_log[4096]; /* "I:work " per timed-size run (iterations > 0) */
 
 static calhost_status f_open(calhost_plugin_instance *i, const calhost_workload *w,
@@ -58,8 +58,11 @@ static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
   s->wrong = strstr(p, "wrong") != NULL;
   return CALHOST_OK;
 }
+static int g_device_time; /* f_run reports work x 1 ms per iteration as the device's time */
+
 static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
-  (void)r;
+  if (g_device_time)
+    r->device_seconds = 1e-3 * s->work * iters;
   volatile double acc = 0;
   for (uint32_t it = 0; it < iters; it++)
     for (int k = 0; k < s->work * 200; k++)
@@ -70,6 +73,7 @@ static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_resu
   return CALHOST_OK;
 }
 static calhost_status f_check(calhost_session *s, char *err, size_t cap) {
+  g_checks++;
   if (s->out == (double)s->work)
     return CALHOST_OK;
   snprintf(err, cap, "differs");
@@ -96,7 +100,8 @@ static void setup_vt(void) {
   vt.run = f_run;
   vt.check = f_check;
   vt.default_policy = f_default;
-  g_opens = g_closes = 0;
+  g_opens = g_closes = g_checks = 0;
+  g_device_time = 0;
   g_log[0] = '\0';
 }
 
@@ -114,6 +119,7 @@ static sweep_rigor_params params(void) {
   sweep_rigor_params_init(CALHOST_RIGOR_QUICK, 4, &p);
   p.min_sample_seconds = 0; /* one iteration per sample: the log stays short */
   p.warmup_samples = 0;
+  p.prune = 0; /* the clock decides pruning: only where the fake reports device time */
   return p;
 }
 
@@ -168,6 +174,76 @@ static void a_refused_or_wrong_entrant_fails_alone(void **state) {
   assert_int_equal(g_opens, g_closes);
 }
 
+/* What this run's sweep checked is not checked again (the reference of a
+ * MatMul backend is then never computed); the rest is checked once per
+ * entrant, before its samples. */
+static void a_swept_entrant_is_not_checked_again(void **state) {
+  (void)state;
+  setup_vt();
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=1"), entrant(&inst_a, NULL),
+                             entrant(&inst_b, "work=3;wrong"), entrant(&inst_b, "work=4;wrong")};
+  e[0].checked = e[2].checked = 1;
+  sweep_rigor_params p = params();
+  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 3);
+  assert_int_equal(g_checks, 2); /* the default and work=4, once each */
+  assert_true(e[0].ok && e[1].ok && e[2].ok);
+  assert_false(e[3].ok);
+  assert_non_null(strstr(e[3].error, "wrong output"));
+}
+
+/* The run that sizes an entrant's sample is its first warm-up sample: a
+ * rigor of one warm-up sample adds no warm-up round. */
+static void the_sizing_run_is_the_first_warmup(void **state) {
+  (void)state;
+  setup_vt();
+  sweep_race_entrant e[2] = {entrant(&inst_a, "work=1"), entrant(&inst_b, "work=2")};
+  sweep_rigor_params p = params();
+  p.warmup_samples = 1;
+  assert_int_equal(sweep_race_run(e, 2, &p, NULL, NULL), 2);
+  assert_int_equal(e[0].figures.samples, 4);
+  assert_string_equal(g_log, "1:1 2:2 "
+                             "1:1 2:2 2:2 1:1 1:1 2:2 2:2 1:1 ");
+  setup_vt();
+  p.warmup_samples = 2; /* one warm-up round */
+  assert_int_equal(sweep_race_run(e, 2, &p, NULL, NULL), 2);
+  assert_int_equal(e[1].figures.samples, 4);
+  assert_string_equal(g_log, "1:1 2:2 "
+                             "1:1 2:2 2:2 1:1 1:1 2:2 2:2 1:1 1:1 2:2 ");
+}
+
+/* The rigor's pruning applies as in the sweep: after prune_after samples,
+ * a prunable entrant (a default) clearly slower than the leader takes no
+ * more; its figures are those samples'. An entrant that decides the race
+ * takes every sample. (Device time: the fake's figures are exact.) */
+static void a_clearly_slower_entrant_is_pruned(void **state) {
+  (void)state;
+  setup_vt();
+  g_device_time = 1;
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=2"), entrant(&inst_a, "work=9"),
+                             entrant(&inst_b, "work=1"), entrant(&inst_b, "work=7")};
+  e[0].prunable = e[1].prunable = e[2].prunable = 1;
+  sweep_rigor_params p = params();
+  p.prune = 1;
+  p.prune_after = 2;
+  p.prune_margin = 0.25;
+  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 4);
+  assert_int_equal(e[2].figures.samples, 4); /* the leader */
+  assert_int_equal(e[3].figures.samples, 4); /* not prunable */
+  assert_int_equal(e[0].figures.samples, 2); /* 2 ms > 1 ms x 1.25 */
+  assert_int_equal(e[1].figures.samples, 2);
+  assert_true(fabs(e[0].figures.median_us - 2000.0) < 1e-6);
+  assert_true(fabs(e[1].figures.median_us - 9000.0) < 1e-6);
+  assert_true(fabs(e[2].figures.median_us - 1000.0) < 1e-6);
+  /* within the margin: never pruned */
+  setup_vt();
+  g_device_time = 1;
+  sweep_race_entrant f[2] = {entrant(&inst_a, "work=5"), entrant(&inst_b, "work=4")};
+  f[0].prunable = f[1].prunable = 1;
+  assert_int_equal(sweep_race_run(f, 2, &p, NULL, NULL), 2);
+  assert_int_equal(f[0].figures.samples, 4);
+  assert_int_equal(f[1].figures.samples, 4);
+}
+
 static int stop_now(void *user) {
   (void)user;
   return 1;
@@ -190,6 +266,9 @@ int main(void) {
       cmocka_unit_test(a_default_that_is_the_winner_is_timed_once),
       cmocka_unit_test(a_refused_or_wrong_entrant_fails_alone),
       cmocka_unit_test(cancelled_before_a_sample),
+      cmocka_unit_test(a_swept_entrant_is_not_checked_again),
+      cmocka_unit_test(the_sizing_run_is_the_first_warmup),
+      cmocka_unit_test(a_clearly_slower_entrant_is_pruned),
   };
   return cmocka_run_group_tests_name("sweep_race", tests, NULL, NULL);
 }
