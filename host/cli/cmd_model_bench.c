@@ -342,6 +342,81 @@ static void print_text(FILE *o, const calhost_runtime_model *m,
     base_text_printf(o, "note: %s drives devices: not timed by model bench\n", skipped->name[b]);
 }
 
+/* The structures of a model's calibrated nodes, in graph order, into s
+ * (room for every node): each with its node count and `rounds` x
+ * MB_MAX_BACKENDS figures set to NAN. Sets *ns and *calibrated (nodes with
+ * a backend). Returns 0, or the status of an out-of-memory error. */
+static int collect_structures(const calhost_runtime_model_choice *mc, uint32_t rounds,
+                              mb_structure *s, size_t *ns_out, size_t *calibrated) {
+  size_t ns = 0;
+  int rc = 0;
+  for (size_t i = 0; !rc && i < mc->node_count; i++) {
+    const calhost_runtime_node_choice *n = node_at(mc, i);
+    if (!n->backend)
+      continue;
+    (*calibrated)++;
+    size_t j = 0;
+    while (j < ns && strcmp(s[j].workload, n->workload))
+      j++;
+    if (j == ns) {
+      s[ns].workload = n->workload;
+      s[ns].chosen = n->backend;
+      s[ns].tuned_us = malloc((size_t)rounds * MB_MAX_BACKENDS * sizeof(double));
+      s[ns].default_us = malloc((size_t)rounds * MB_MAX_BACKENDS * sizeof(double));
+      ns++;
+      if (!s[j].tuned_us || !s[j].default_us)
+        rc = cli_error("model bench: out of memory");
+      for (size_t x = 0; !rc && x < (size_t)rounds * MB_MAX_BACKENDS; x++)
+        s[j].tuned_us[x] = s[j].default_us[x] = NAN;
+    }
+    s[j].nodes++;
+  }
+  *ns_out = ns;
+  return rc;
+}
+
+/* The totals of a bench into t (room for 1 + 2 * MB_MAX_BACKENDS): calhost's
+ * selection first, then each backend seen tuned and default, each with its
+ * rounds, median and ratio to the selection; *best the best complete single
+ * backend tuned per round and the selection's ratio to it. Returns the
+ * number of totals. */
+static size_t compute_totals(const mb_structure *s, size_t ns, const mb_names *seen,
+                             uint32_t rounds, mb_total *t, mb_total *best) {
+  size_t nt = 0;
+  snprintf(t[nt].name, sizeof t[nt].name, "calhost selection");
+  t[nt].tuned = 1;
+  nt++;
+  for (size_t b = 0; b < seen->n; b++)
+    for (int tuned = 1; tuned >= 0; tuned--) {
+      snprintf(t[nt].name, sizeof t[nt].name, "%s %s", seen->name[b], tuned ? "tuned" : "default");
+      t[nt].backend = seen->name[b];
+      t[nt].tuned = tuned;
+      nt++;
+    }
+  for (size_t c = 0; c < nt; c++) {
+    double v[MB_MAX_ROUNDS];
+    for (uint32_t r = 0; r < rounds; r++) {
+      size_t part;
+      t[c].round_us[r] = total_of(s, ns, t[c].backend, t[c].tuned, r, &part);
+      t[c].partial = part;
+      v[r] = t[c].round_us[r];
+    }
+    t[c].median_us = median_of(v, rounds);
+  }
+  for (size_t c = 0; c < nt; c++)
+    ratio_of(t[c].round_us, t[0].round_us, rounds, &t[c].ratio, &t[c].ratio_min, &t[c].ratio_max);
+  /* the best single backend tuned, per round (complete totals only) */
+  for (uint32_t r = 0; r < rounds; r++) {
+    best->round_us[r] = NAN;
+    for (size_t c = 1; c < nt; c++)
+      if (t[c].tuned && !t[c].partial && isfinite(t[c].round_us[r]) &&
+          !(best->round_us[r] <= t[c].round_us[r]))
+        best->round_us[r] = t[c].round_us[r];
+  }
+  ratio_of(t[0].round_us, best->round_us, rounds, &best->ratio, &best->ratio_min, &best->ratio_max);
+  return nt;
+}
+
 int cli_model_bench(cli_context *cli, cli_args *a) {
   if (a->positional_count < 2)
     return cli_usage(a, "bench needs a model file");
@@ -389,27 +464,8 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
   size_t ns = 0, nt = 0, calibrated = 0;
   mb_names seen = {{0}, 0}, skipped = {{0}, 0};
   int rc = s && t ? 0 : cli_error("model bench: out of memory");
-  for (size_t i = 0; !rc && i < mc->node_count; i++) {
-    const calhost_runtime_node_choice *n = node_at(mc, i);
-    if (!n->backend)
-      continue;
-    calibrated++;
-    size_t j = 0;
-    while (j < ns && strcmp(s[j].workload, n->workload))
-      j++;
-    if (j == ns) {
-      s[ns].workload = n->workload;
-      s[ns].chosen = n->backend;
-      s[ns].tuned_us = malloc((size_t)rounds * MB_MAX_BACKENDS * sizeof(double));
-      s[ns].default_us = malloc((size_t)rounds * MB_MAX_BACKENDS * sizeof(double));
-      ns++;
-      if (!s[j].tuned_us || !s[j].default_us)
-        rc = cli_error("model bench: out of memory");
-      for (size_t x = 0; !rc && x < (size_t)rounds * MB_MAX_BACKENDS; x++)
-        s[j].tuned_us[x] = s[j].default_us[x] = NAN;
-    }
-    s[j].nodes++;
-  }
+  if (!rc)
+    rc = collect_structures(mc, rounds, s, &ns, &calibrated);
   for (size_t j = 0; !rc && j < ns; j++) {
     calhost_runtime_choice *c = NULL;
     if (calhost_runtime_choose(rt, s[j].workload, 0, &c, why, sizeof why) != CALHOST_RUNTIME_OK) {
@@ -427,41 +483,9 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
     for (size_t j = 0; j < ns; j++)
       if (s[j].nb)
         time_structure(rt, &s[j], r, &params, &tg);
-  if (!rc) {
-    snprintf(t[nt].name, sizeof t[nt].name, "calhost selection");
-    t[nt].tuned = 1;
-    nt++;
-    for (size_t b = 0; b < seen.n; b++)
-      for (int tuned = 1; tuned >= 0; tuned--) {
-        snprintf(t[nt].name, sizeof t[nt].name, "%s %s", seen.name[b], tuned ? "tuned" : "default");
-        t[nt].backend = seen.name[b];
-        t[nt].tuned = tuned;
-        nt++;
-      }
-  }
   mb_total best = {.ratio = NAN, .ratio_min = NAN, .ratio_max = NAN};
-  for (size_t c = 0; c < nt; c++) {
-    double v[MB_MAX_ROUNDS];
-    for (uint32_t r = 0; r < rounds; r++) {
-      size_t part;
-      t[c].round_us[r] = total_of(s, ns, t[c].backend, t[c].tuned, r, &part);
-      t[c].partial = part;
-      v[r] = t[c].round_us[r];
-    }
-    t[c].median_us = median_of(v, rounds);
-  }
-  for (size_t c = 0; c < nt; c++)
-    ratio_of(t[c].round_us, t[0].round_us, rounds, &t[c].ratio, &t[c].ratio_min, &t[c].ratio_max);
-  /* the best single backend tuned, per round (complete totals only) */
-  for (uint32_t r = 0; !rc && r < rounds; r++) {
-    best.round_us[r] = NAN;
-    for (size_t c = 1; c < nt; c++)
-      if (t[c].tuned && !t[c].partial && isfinite(t[c].round_us[r]) &&
-          !(best.round_us[r] <= t[c].round_us[r]))
-        best.round_us[r] = t[c].round_us[r];
-  }
   if (!rc)
-    ratio_of(t[0].round_us, best.round_us, rounds, &best.ratio, &best.ratio_min, &best.ratio_max);
+    nt = compute_totals(s, ns, &seen, rounds, t, &best);
   if (!rc && cli->json)
     print_json(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best);
   else if (!rc)
