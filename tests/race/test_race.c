@@ -27,59 +27,32 @@
 
 #include "calhost/calstore.h"
 #include "calhost/runtime.h"
+#include "harness.h"
 #include "runtime/race.h"
 
 static char g_build[1024];
 static char g_dir[256];
 static char g_cfg[512], g_store[512];
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return calloc(1, 1);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  size_t got = fread(b, 1, (size_t)n, f);
-  b[got] = '\0';
-  fclose(f);
-  return b;
-}
-
-/* Runs bin/calhost --config g_cfg with args (NULL-terminated); returns
- * the exit status, *out and *err the output (caller frees). */
+/* Runs bin/calhost --config g_cfg with args (NULL-terminated) through the
+ * tests' harness (XDG_CACHE_HOME the test's directory); returns the exit
+ * status, *out and *err the output (caller frees). */
 static int run(char **out, char **err, const char *const *args) {
-  char o[512], e[512], bin[1200];
-  snprintf(o, sizeof o, "%s/out.txt", g_dir);
-  snprintf(e, sizeof e, "%s/err.txt", g_dir);
-  snprintf(bin, sizeof bin, "%s/bin/calhost", g_build);
   const char *argv[32];
   size_t n = 0;
-  argv[n++] = bin;
   argv[n++] = "--config";
   argv[n++] = g_cfg;
   for (size_t i = 0; args[i] && n < 31; i++)
     argv[n++] = args[i];
   argv[n] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    setenv("XDG_CACHE_HOME", g_dir, 1);
-    unsetenv("CALHOST_PLUGIN_PATH");
-    execv(bin, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  *out = slurp(o);
-  *err = slurp(e);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  harness_opts o = {.cwd = g_dir, .xdg_cache_home = g_dir, .timeout_s = 600};
+  harness_result r = {0};
+  int code = harness_run_program(NULL, &o, &r, argv);
+  *out = r.out;
+  *err = r.err;
+  r.out = r.err = NULL;
+  harness_result_free(&r);
+  return code;
 }
 
 #define RUN(out, err, ...) run(out, err, (const char *const[]){__VA_ARGS__, NULL})
