@@ -22,7 +22,8 @@ endfunction()
 calhost_install_cited(calhost
   host/config/values.c host/processor/processor.h host/search/README.md host/calibrate/shard.h
   tests/fleet/measure.sh tests/fleet/test_fleet_slurm.sh tests/fleet/test_shard.c
-  host/model/README.md tests/model/make_models.py tests/cli/shipped_configs.sh)
+  host/model/README.md tests/model/make_models.py tests/cli/shipped_configs.sh
+  host/config/config_keys.h)
 # cited by the plugin guide (share/doc/calhost/plugin-sdk.md) and plugin.h
 calhost_install_cited(plugin_dev
   plugins/example plugins/cpu_gemm/space.c plugins/clblast plugins/opencl_gemm tests/plugins/abi1
