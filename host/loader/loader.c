@@ -121,7 +121,8 @@ static int scan_dir(cands *c, const char *dir, loader_plugin_origin origin, int 
       warn(hooks, "plugin directory %s: %s", dir, strerror(errno));
     return 0;
   }
-  qsort(names, n, sizeof *names, cmp_str);
+  if (n) /* an empty directory may give no array: qsort(NULL, 0) is undefined */
+    qsort(names, n, sizeof *names, cmp_str);
   for (size_t i = 0; i < n; i++) {
     if (rc == 0 && names[i][0] != '.' && has_suffix(names[i], loader_module_suffix())) {
       char *p = base_str_format("%s/%s", dir, names[i]);
