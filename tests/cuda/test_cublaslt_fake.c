@@ -316,7 +316,7 @@ static void setup(fixture *f, const cgemm_limits *l) {
   f->s.ab_type = CUDA_R_16BF;
   f->s.cu.inst = &f->inst->cu;
   f->s.cu.dev = &f->dev;
-  f->s.cu.shape = (cu_shape){1024, 1024, 1024, 0, CG_BF16};
+  f->s.cu.shape = (cu_shape){1024, 1024, 1024, 0, CG_BF16, MATMUL_SHAPE(1024, 1024, 1024, 0), 0};
   f->s.cu.stream = (CUstream)(uintptr_t)0x5757;
   f->s.cu.sets = 4;
   for (int i = 0; i < 4; i++) {
