@@ -800,7 +800,7 @@ static void structures_run_and_check_against_the_shared_reference(void **state) 
     char err[256], text[200];
     size_t len = 0;
     assert_int_equal(lt_open_session(inst, &w, &t, &s), CALHOST_OK);
-    const matmul_shape *st = &s->cu.shape.st;
+    const matmul_shape shape = s->cu.shape.st, *st = &shape; /* kept past the close */
     assert_int_equal(s->cu.shape.structured, 1);
     /* the descriptor: cuBLASLt's A is our B, its B our A */
     assert_int_equal(g_desc.trans[0], st->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
@@ -821,10 +821,9 @@ static void structures_run_and_check_against_the_shared_reference(void **state) 
       fail_msg("case %zu: %s", ci, err);
     /* a wrong alpha is caught: the check is the structure's */
     if (st->alpha != 1.0f) {
-      float saved = s->cu.shape.st.alpha;
       s->cu.shape.st.alpha = 1.0f;
       assert_int_equal(lt_run(s, 1, &r), CALHOST_OK);
-      s->cu.shape.st.alpha = saved;
+      s->cu.shape.st.alpha = st->alpha;
       assert_int_equal(cu_session_check(s, err, sizeof err), CALHOST_CHECK_FAILED);
     }
     lt_close_session(s);
