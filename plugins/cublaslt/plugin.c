@@ -40,8 +40,10 @@
   X(cublasLtDestroy)                                                                               \
   X(cublasLtMatmulDescCreate)                                                                      \
   X(cublasLtMatmulDescDestroy)                                                                     \
+  X(cublasLtMatmulDescSetAttribute)                                                                \
   X(cublasLtMatrixLayoutCreate)                                                                    \
   X(cublasLtMatrixLayoutDestroy)                                                                   \
+  X(cublasLtMatrixLayoutSetAttribute)                                                              \
   X(cublasLtMatmulPreferenceCreate)                                                                \
   X(cublasLtMatmulPreferenceDestroy)                                                               \
   X(cublasLtMatmulPreferenceSetAttribute)                                                          \
@@ -174,6 +176,9 @@ static calhost_status lt_create(const calhost_host_services *host, const calhost
   if (st == CALHOST_OK) {
     pthread_mutex_init(&(*out)->lock, NULL);
     (*out)->cu.devs.versions = lt_versions;
+    /* every structure: TRANSA/TRANSB, alpha and beta, the bias as C,
+     * strided batches (cu_parse_workload declines what one call cannot) */
+    (*out)->cu.mm.caps = MATMUL_CAN_ALL;
   }
   return st;
 }
@@ -414,6 +419,51 @@ done:
   free(nkept);
 }
 
+/* The matmul descriptor and layouts of s's structure (s->cu.shape.st and
+ * the stored matrices' ld and strides) in cuBLASLt's column-major terms:
+ * the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
+ * so cuBLASLt's A is our B and its B our A. Our B (k x n, row-major) reads
+ * as the column-major n x k it needs (TRANSA N); stored n x k (trans_b)
+ * it reads as k x n: TRANSA T. Likewise our A (m x k reads as k x m,
+ * TRANSB N; stored k x m, trans_a: TRANSB T). C is n x m, ld np. A batch
+ * sets BATCH_COUNT on the three layouts and STRIDED_BATCH_OFFSET to each
+ * operand's matrix stride, 0 for one shared by every product (batch_a or
+ * batch_b 1). 0, or -1 when a call failed. */
+static int lt_describe(calhost_session *s) {
+  const lt_api *lt = s->lt;
+  const cu_session *cs = &s->cu;
+  const matmul_shape *st = &cs->shape.st;
+  const cublasStatus_t ok = CUBLAS_STATUS_SUCCESS;
+  uint64_t m = cs->shape.n, n = cs->shape.m, k = cs->shape.k; /* C^T = B^T A^T */
+  int32_t ta = st->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+          tb = st->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (lt->cublasLtMatmulDescCreate(&s->desc, s->compute, CUDA_R_32F) != ok ||
+      lt->cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) !=
+          ok ||
+      lt->cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) !=
+          ok ||
+      lt->cublasLtMatrixLayoutCreate(&s->la, s->ab_type, st->trans_b ? k : m, st->trans_b ? m : k,
+                                     (int64_t)cs->b_ld) != ok ||
+      lt->cublasLtMatrixLayoutCreate(&s->lb, s->ab_type, st->trans_a ? n : k, st->trans_a ? k : n,
+                                     (int64_t)cs->a_ld) != ok ||
+      lt->cublasLtMatrixLayoutCreate(&s->lc, CUDA_R_32F, m, n, (int64_t)cs->np) != ok)
+    return -1;
+  if (st->batch > 1) {
+    int32_t count = (int32_t)st->batch;
+    int64_t strides[3] = {st->batch_b == 1 ? 0 : (int64_t)cs->b_stride,
+                          st->batch_a == 1 ? 0 : (int64_t)cs->a_stride, (int64_t)cs->c_stride};
+    cublasLtMatrixLayout_t layouts[3] = {s->la, s->lb, s->lc};
+    for (int i = 0; i < 3; i++)
+      if (lt->cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                               &count, sizeof count) != ok ||
+          lt->cublasLtMatrixLayoutSetAttribute(layouts[i],
+                                               CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                               &strides[i], sizeof strides[i]) != ok)
+        return -1;
+  }
+  return 0;
+}
+
 static void lt_close_session(calhost_session *s) {
   if (!s)
     return;
@@ -479,15 +529,8 @@ static calhost_status lt_open_session(calhost_plugin_instance *inst, const calho
   cgemm_dtype dt = s->cu.shape.dtype;
   s->ab_type = dt == CG_F32 ? CUDA_R_32F : dt == CG_F16 ? CUDA_R_16F : CUDA_R_16BF;
   s->compute = CUBLAS_COMPUTE_32F; /* fp32 accumulation, no TF32 for float32 */
-  uint64_t m = s->cu.shape.n, n = s->cu.shape.m, k = s->cu.shape.k; /* C^T = B^T A^T */
   uint64_t workspace = WORKSPACE_BYTES;
-  if (lt->cublasLtMatmulDescCreate(&s->desc, s->compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS ||
-      lt->cublasLtMatrixLayoutCreate(&s->la, s->ab_type, m, k, (int64_t)s->cu.np) !=
-          CUBLAS_STATUS_SUCCESS ||
-      lt->cublasLtMatrixLayoutCreate(&s->lb, s->ab_type, k, n, (int64_t)s->cu.kp) !=
-          CUBLAS_STATUS_SUCCESS ||
-      lt->cublasLtMatrixLayoutCreate(&s->lc, CUDA_R_32F, m, n, (int64_t)s->cu.np) !=
-          CUBLAS_STATUS_SUCCESS ||
+  if (lt_describe(s) != 0 ||
       lt->cublasLtMatmulPreferenceCreate(&s->pref) != CUBLAS_STATUS_SUCCESS ||
       lt->cublasLtMatmulPreferenceSetAttribute(s->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                &workspace,
@@ -559,17 +602,23 @@ static int lt_is_default(const calhost_session *s, const lt_config *c) {
   return memcmp(c, &s->heuristic_first, sizeof *c) == 0;
 }
 
-/* One product on the session's stream with operand set `set` (C^T = B^T
- * A^T in cuBLASLt's column-major terms). A failed call returns
+/* One product (all of a batch) on the session's stream with operand set
+ * `set` (C^T = B^T A^T in cuBLASLt's column-major terms: lt_describe):
+ * D = C = alpha op(A) op(B) + beta C, with the input C the output itself
+ * (beta 1 accumulating, else 0), or with a bias the session's broadcast
+ * bias (laid out as C) and beta the structure's. A failed call returns
  * CUDA_ERROR_UNKNOWN, its status in s->last_status. */
 static CUresult lt_launch(cu_session *cs, uint32_t set, void *unused) {
   calhost_session *s = (calhost_session *)(void *)cs;
-  const float alpha = 1.0f, beta = cs->shape.accumulate ? 1.0f : 0.0f;
+  const matmul_shape *shape = &cs->shape.st;
+  const float alpha = cs->shape.structured ? shape->alpha : 1.0f;
+  const float beta = cs->bias ? shape->beta : cs->shape.accumulate ? 1.0f : 0.0f;
+  const CUdeviceptr in = cs->bias ? cs->bias : cs->c;
   (void)unused;
   cublasStatus_t st = s->lt->cublasLtMatmul(
       s->handle, s->desc, &alpha, (const void *)cs->rot_b[set], s->la, (const void *)cs->rot_a[set],
-      s->lb, &beta, (const void *)cs->c, s->lc, (void *)cs->c, s->lc, &s->algo,
-      (void *)s->workspace, s->algo_workspace, cs->stream);
+      s->lb, &beta, (const void *)in, s->lc, (void *)cs->c, s->lc, &s->algo, (void *)s->workspace,
+      s->algo_workspace, cs->stream);
   if (st != CUBLAS_STATUS_SUCCESS) {
     s->last_status = st;
     return CUDA_ERROR_UNKNOWN;

@@ -137,7 +137,7 @@ static calhost_status cg_open_session(calhost_plugin_instance *inst, const calho
   if (!out)
     return CALHOST_INVALID_ARGUMENT;
   *out = NULL;
-  if (inst && w && cu_parse_workload(NULL, BACKEND, w, &shape) == CALHOST_OK &&
+  if (inst && w && cu_parse_workload(NULL, BACKEND, inst->cu.mm.caps, w, &shape) == CALHOST_OK &&
       shape.dtype != CG_F32) { /* the tensor-core kernels include mma.h (WMMA) */
     char why[256];
     const cu_nvrtc *nv = cu_nvrtc_load(why, sizeof why);

@@ -8,7 +8,11 @@
  * option, interleaves the algorithm ids, and every candidate round-trips
  * through the validator; the default policy runs the heuristic's own
  * algorithm; run times whole CUDA graphs on the session's stream with the
- * operand sets rotating; a sticky error ends the process.
+ * operand sets rotating; a sticky error ends the process; every MatMul
+ * structure (transposes, alpha, bias forms with beta, batches with a
+ * shared operand) opens, runs and checks against the shared reference
+ * over a fake cuBLASLt that computes from the descriptor and layouts the
+ * plugin set.
  */
 #define _GNU_SOURCE /* the plugin's dladdr */
 #include <stdarg.h>
@@ -316,7 +320,7 @@ static void setup(fixture *f, const cgemm_limits *l) {
   f->s.ab_type = CUDA_R_16BF;
   f->s.cu.inst = &f->inst->cu;
   f->s.cu.dev = &f->dev;
-  f->s.cu.shape = (cu_shape){1024, 1024, 1024, 0, CG_BF16};
+  f->s.cu.shape = (cu_shape){1024, 1024, 1024, 0, CG_BF16, MATMUL_SHAPE(1024, 1024, 1024, 0), 0};
   f->s.cu.stream = (CUstream)(uintptr_t)0x5757;
   f->s.cu.sets = 4;
   for (int i = 0; i < 4; i++) {
@@ -519,6 +523,347 @@ static void versions_enter_the_identity(void **state) {
   lt_version_of = saved;
 }
 
+/* ---- structures: a fake that computes ------------------------------------ */
+
+/* Host memory stands for device memory; the fake descriptor and layouts
+ * record what the plugin set, and the fake cublasLtMatmul computes
+ * cuBLASLt's column-major D = alpha op(A) op(B) + beta C from them (float32
+ * and bfloat16 operands), so that the shared reference judges the
+ * convention. */
+typedef struct fake_layout {
+  cudaDataType_t type;
+  uint64_t rows, cols;
+  int64_t ld, stride;
+  int32_t batch;
+} fake_layout;
+typedef struct fake_desc {
+  int32_t trans[2];
+} fake_desc;
+
+static fake_desc g_desc; /* the last descriptor set up */
+static fake_layout g_layouts[3];
+static int g_layout_count;
+static float g_alpha, g_beta;
+static const void *g_c_in;
+
+static cublasStatus_t f_desc_create(cublasLtMatmulDesc_t *d, cublasComputeType_t c,
+                                    cudaDataType_t scale) {
+  assert_int_equal(c, CUBLAS_COMPUTE_32F);
+  assert_int_equal(scale, CUDA_R_32F);
+  *d = (cublasLtMatmulDesc_t)calloc(1, sizeof(fake_desc));
+  g_layout_count = 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_desc_set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t at,
+                                 const void *buf, size_t size) {
+  fake_desc *fd = (fake_desc *)(void *)d;
+  assert_int_equal(size, sizeof(int32_t));
+  assert_true(at == CUBLASLT_MATMUL_DESC_TRANSA || at == CUBLASLT_MATMUL_DESC_TRANSB);
+  memcpy(&fd->trans[at == CUBLASLT_MATMUL_DESC_TRANSB], buf, size);
+  g_desc = *fd;
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_desc_destroy(cublasLtMatmulDesc_t d) {
+  free(d);
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_layout_create(cublasLtMatrixLayout_t *l, cudaDataType t, uint64_t rows,
+                                      uint64_t cols, int64_t ld) {
+  fake_layout *fl = calloc(1, sizeof *fl);
+  *fl = (fake_layout){t, rows, cols, ld, 0, 1};
+  assert_true(ld >= (int64_t)rows); /* column-major: ld spans a column */
+  *l = (cublasLtMatrixLayout_t)fl;
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t at,
+                                   const void *buf, size_t size) {
+  fake_layout *fl = (fake_layout *)(void *)l;
+  if (at == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT) {
+    assert_int_equal(size, sizeof(int32_t));
+    memcpy(&fl->batch, buf, size);
+  } else {
+    assert_int_equal(at, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET);
+    assert_int_equal(size, sizeof(int64_t));
+    memcpy(&fl->stride, buf, size);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_layout_destroy(cublasLtMatrixLayout_t l) {
+  fake_layout *fl = (fake_layout *)(void *)l;
+  if (g_layout_count < 3)
+    g_layouts[g_layout_count++] = *fl; /* la, lb, lc in creation order */
+  free(fl);
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_pref_create(cublasLtMatmulPreference_t *p) {
+  *p = (cublasLtMatmulPreference_t)(uintptr_t)0x77;
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_pref_set(cublasLtMatmulPreference_t p,
+                                 cublasLtMatmulPreferenceAttributes_t a, const void *b, size_t n) {
+  (void)p, (void)a, (void)b, (void)n;
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_pref_destroy(cublasLtMatmulPreference_t p) {
+  (void)p;
+  return CUBLAS_STATUS_SUCCESS;
+}
+static cublasStatus_t f_heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
+                                  cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                  cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dd,
+                                  cublasLtMatmulPreference_t p, int requested,
+                                  cublasLtMatmulHeuristicResult_t r[], int *found) {
+  (void)h, (void)d, (void)a, (void)b, (void)c, (void)dd, (void)p, (void)requested;
+  memset(r, 0, sizeof *r);
+  f_init(NULL, 0, 0, 0, 0, 0, 0, 21, &r[0].algo);
+  uint32_t tile = 8;
+  f_set(&r[0].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile);
+  *found = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+static double element(const fake_layout *l, const void *base, int64_t index) {
+  if (l->type == CUDA_R_32F)
+    return ((const float *)base)[index];
+  assert_int_equal(l->type, CUDA_R_16BF);
+  uint32_t u = (uint32_t)((const uint16_t *)base)[index] << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* op(X)(i, j) of product p: X stored rows x cols column-major. */
+static double op_at(const fake_layout *l, const void *x, int32_t trans, int64_t p, int64_t i,
+                    int64_t j) {
+  int64_t at = trans == CUBLAS_OP_N ? i + j * l->ld : j + i * l->ld;
+  return element(l, x, p * l->stride + at);
+}
+
+static cublasStatus_t f_matmul_compute(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
+                                       const void *alpha, const void *A, cublasLtMatrixLayout_t la,
+                                       const void *B, cublasLtMatrixLayout_t lb, const void *beta,
+                                       const void *C, cublasLtMatrixLayout_t lc, void *D,
+                                       cublasLtMatrixLayout_t ld, const cublasLtMatmulAlgo_t *algo,
+                                       void *ws, size_t wss, cudaStream_t stream) {
+  const fake_desc *fd = (const fake_desc *)(const void *)d;
+  const fake_layout *a = (const fake_layout *)(const void *)la,
+                    *b = (const fake_layout *)(const void *)lb,
+                    *c = (const fake_layout *)(const void *)lc;
+  (void)h, (void)algo, (void)ws, (void)wss;
+  assert_ptr_equal(lc, ld);
+  assert_ptr_equal(stream, (cudaStream_t)(uintptr_t)0x5757);
+  g_alpha = *(const float *)alpha;
+  g_beta = *(const float *)beta;
+  g_c_in = C;
+  g_matmuls++;
+  int64_t m = fd->trans[0] == CUBLAS_OP_N ? (int64_t)a->rows : (int64_t)a->cols,
+          k = fd->trans[0] == CUBLAS_OP_N ? (int64_t)a->cols : (int64_t)a->rows,
+          n = fd->trans[1] == CUBLAS_OP_N ? (int64_t)b->cols : (int64_t)b->rows;
+  assert_int_equal(k, fd->trans[1] == CUBLAS_OP_N ? (int64_t)b->rows : (int64_t)b->cols);
+  assert_int_equal(m, (int64_t)c->rows);
+  assert_int_equal(n, (int64_t)c->cols);
+  assert_true(a->batch == c->batch && b->batch == c->batch);
+  for (int64_t p = 0; p < c->batch; p++)
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) {
+        double sum = 0;
+        for (int64_t l = 0; l < k; l++)
+          sum += op_at(a, A, fd->trans[0], p, i, l) * op_at(b, B, fd->trans[1], p, l, j);
+        int64_t at = p * c->stride + i + j * c->ld;
+        ((float *)D)[at] = (float)(g_alpha * sum + g_beta * ((const float *)C)[at]);
+      }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+static CUresult CUDAAPI h_alloc(CUdeviceptr *p, size_t n) {
+  *p = (CUdeviceptr)(uintptr_t)calloc(1, n ? n : 1);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult CUDAAPI h_free(CUdeviceptr p) {
+  free((void *)(uintptr_t)p);
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_htod(CUdeviceptr d, const void *s, size_t n) {
+  memcpy((void *)(uintptr_t)d, s, n);
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_dtoh(void *d, CUdeviceptr s, size_t n) {
+  memcpy(d, (const void *)(uintptr_t)s, n);
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_dtod_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  assert_ptr_equal(st, (CUstream)(uintptr_t)0x5757);
+  memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_info(size_t *f, size_t *t) {
+  *f = *t = 1ull << 30;
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_stream(CUstream *s, unsigned flags) {
+  (void)flags;
+  *s = (CUstream)(uintptr_t)0x5757;
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_stream_destroy(CUstream s) {
+  (void)s;
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_event(CUevent *e, unsigned flags) {
+  (void)flags;
+  *e = (CUevent)(uintptr_t)0x99;
+  return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI h_event_destroy(CUevent e) {
+  (void)e;
+  return CUDA_SUCCESS;
+}
+
+/* An instance with one fake sm_90 device whose memory is the host's, and
+ * the computing fake cuBLASLt. */
+static calhost_plugin_instance *structure_instance(void) {
+  fixture f;
+  setup(&f, &cgemm_limits_sm90);
+  calhost_plugin_instance *inst = f.inst;
+  g_lt.cublasLtMatmulDescCreate = f_desc_create;
+  g_lt.cublasLtMatmulDescSetAttribute = f_desc_set;
+  g_lt.cublasLtMatmulDescDestroy = f_desc_destroy;
+  g_lt.cublasLtMatrixLayoutCreate = f_layout_create;
+  g_lt.cublasLtMatrixLayoutSetAttribute = f_layout_set;
+  g_lt.cublasLtMatrixLayoutDestroy = f_layout_destroy;
+  g_lt.cublasLtMatmulPreferenceCreate = f_pref_create;
+  g_lt.cublasLtMatmulPreferenceSetAttribute = f_pref_set;
+  g_lt.cublasLtMatmulPreferenceDestroy = f_pref_destroy;
+  g_lt.cublasLtMatmulAlgoGetHeuristic = f_heuristic;
+  g_lt.cublasLtMatmul = f_matmul_compute;
+  g_fake_api.cuMemAlloc = h_alloc;
+  g_fake_api.cuMemFree = h_free;
+  g_fake_api.cuMemcpyHtoD = h_htod;
+  g_fake_api.cuMemcpyDtoH = h_dtoh;
+  g_fake_api.cuMemcpyDtoDAsync = h_dtod_async;
+  g_fake_api.cuMemGetInfo = h_info;
+  g_fake_api.cuStreamCreate = h_stream;
+  g_fake_api.cuStreamDestroy = h_stream_destroy;
+  g_fake_api.cuEventCreate = h_event;
+  g_fake_api.cuEventDestroy = h_event_destroy;
+  cu_device *dev = calloc(1, sizeof *dev);
+  dev->limits = cgemm_limits_sm90;
+  dev->ctx = (CUcontext)(uintptr_t)0x31;
+  snprintf(dev->name, sizeof dev->name, "fake");
+  snprintf(dev->identity, sizeof dev->identity, "cuda:fake");
+  inst->cu.devs.initialised = 1;
+  inst->cu.devs.items = dev;
+  inst->cu.devs.count = 1;
+  return inst;
+}
+
+typedef struct structure_case {
+  const char *dtype;
+  int64_t mnk[3];
+  calhost_property props[6];
+  size_t count;
+} structure_case;
+
+/* Opens, runs once and checks each structure through the plugin's entries
+ * over the computing fake; the descriptor and layouts asserted for each. */
+static void structures_run_and_check_against_the_shared_reference(void **state) {
+  (void)state;
+  static const structure_case cases[] = {
+      {"float32", {24, 20, 12}, {{"trans_a", "1"}}, 1},
+      {"float32", {24, 20, 12}, {{"trans_b", "1"}}, 1},
+      {"bfloat16", {17, 33, 9}, {{"trans_a", "1"}, {"trans_b", "1"}, {"alpha", "-0.5"}}, 3},
+      {"float32", {24, 20, 12}, {{"bias", "scalar"}, {"beta", "0.5"}}, 2},
+      {"float32", {24, 20, 12}, {{"bias", "n"}, {"trans_b", "1"}}, 2},
+      {"float32", {24, 20, 12}, {{"bias", "m"}, {"beta", "-2"}}, 2},
+      {"float32", {24, 20, 12}, {{"bias", "mn"}, {"alpha", "3"}}, 2},
+      {"float32", {8, 20, 12}, {{"batch", "5"}, {"trans_a", "1"}}, 2},
+      {"float32", {8, 20, 12}, {{"batch", "5"}, {"batch_a", "1"}, {"bias", "n"}}, 3},
+      {"bfloat16", {8, 20, 12}, {{"batch", "4"}, {"batch_b", "1"}, {"trans_b", "1"}}, 3},
+      {"float32", {8, 20, 12}, {{"accumulate", "1"}, {"batch", "3"}, {"alpha", "2"}}, 3},
+  };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const structure_case *c = &cases[ci];
+    calhost_plugin_instance *inst = structure_instance();
+    calhost_workload w = {{CALHOST_STRUCT_WORKLOAD, 1, sizeof w},
+                          "w",
+                          "MatMul",
+                          c->dtype,
+                          c->mnk,
+                          3,
+                          c->props,
+                          c->count,
+                          NULL};
+    calhost_target t = {
+        {CALHOST_STRUCT_TARGET, 1, sizeof t}, "cuda:fake", 1, NULL, 0, "", "cuda:fake", 0};
+    calhost_session *s = NULL;
+    calhost_run_result r = {{CALHOST_STRUCT_RUN_RESULT, 1, sizeof r}, -1};
+    char err[256], text[200];
+    size_t len = 0;
+    assert_int_equal(lt_open_session(inst, &w, &t, &s), CALHOST_OK);
+    const matmul_shape shape = s->cu.shape.st, *st = &shape; /* kept past the close */
+    assert_int_equal(s->cu.shape.structured, 1);
+    /* the descriptor: cuBLASLt's A is our B, its B our A */
+    assert_int_equal(g_desc.trans[0], st->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
+    assert_int_equal(g_desc.trans[1], st->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N);
+    assert_int_equal(lt_default_policy(s, text, sizeof text, &len), CALHOST_OK);
+    assert_int_equal(lt_prepare(s, text, len), CALHOST_OK);
+    /* cu_session_prepared ran products; a run of one from a reset C */
+    assert_int_equal(lt_run(s, 1, &r), CALHOST_OK);
+    assert_true(g_alpha == st->alpha);
+    if (st->bias != MATMUL_BIAS_NONE) {
+      assert_true(g_beta == st->beta);
+      assert_ptr_equal(g_c_in, (const void *)(uintptr_t)s->cu.bias);
+    } else {
+      assert_true(g_beta == (st->accumulate ? 1.0f : 0.0f));
+      assert_ptr_equal(g_c_in, (const void *)(uintptr_t)s->cu.c);
+    }
+    if (cu_session_check(s, err, sizeof err) != CALHOST_OK)
+      fail_msg("case %zu: %s", ci, err);
+    /* a wrong alpha is caught: the check is the structure's */
+    if (st->alpha != 1.0f) {
+      s->cu.shape.st.alpha = 1.0f;
+      assert_int_equal(lt_run(s, 1, &r), CALHOST_OK);
+      s->cu.shape.st.alpha = st->alpha;
+      assert_int_equal(cu_session_check(s, err, sizeof err), CALHOST_CHECK_FAILED);
+    }
+    lt_close_session(s);
+    /* the layouts (destroyed la, lb, lc in order) */
+    assert_int_equal(g_layout_count, 3);
+    uint64_t m = (uint64_t)c->mnk[1], n = (uint64_t)c->mnk[0], k = (uint64_t)c->mnk[2];
+    assert_int_equal(g_layouts[0].rows, st->trans_b ? k : m);
+    assert_int_equal(g_layouts[0].cols, st->trans_b ? m : k);
+    assert_int_equal(g_layouts[1].rows, st->trans_a ? n : k);
+    assert_int_equal(g_layouts[1].cols, st->trans_a ? k : n);
+    assert_int_equal(g_layouts[2].rows, m);
+    assert_int_equal(g_layouts[2].cols, n);
+    assert_int_equal(g_layouts[0].type, strcmp(c->dtype, "float32") ? CUDA_R_16BF : CUDA_R_32F);
+    assert_int_equal(g_layouts[2].type, CUDA_R_32F);
+    for (int i = 0; i < 3; i++)
+      assert_int_equal(g_layouts[i].batch, (int32_t)st->batch);
+    if (st->batch > 1) {
+      assert_int_equal(g_layouts[0].stride == 0, st->batch_b == 1);
+      assert_int_equal(g_layouts[1].stride == 0, st->batch_a == 1);
+      assert_true(g_layouts[2].stride >= (int64_t)(m * n));
+    }
+    inst->cu.devs.api = NULL;
+    lt_destroy(inst);
+  }
+  /* and what one strided call cannot express is declined before any
+   * device work */
+  calhost_plugin_instance *inst = structure_instance();
+  int64_t mnk[] = {8, 8, 8};
+  calhost_property mid[] = {{"batch", "4"}, {"batch_a", "2"}};
+  calhost_workload w = {
+      {CALHOST_STRUCT_WORKLOAD, 1, sizeof w}, "w", "MatMul", "float32", mnk, 3, mid, 2, NULL};
+  calhost_target t = {
+      {CALHOST_STRUCT_TARGET, 1, sizeof t}, "cuda:fake", 1, NULL, 0, "", "cuda:fake", 0};
+  calhost_session *s = NULL;
+  assert_int_equal(lt_open_session(inst, &w, &t, &s), CALHOST_UNSUPPORTED);
+  assert_null(s);
+  inst->cu.devs.api = NULL;
+  lt_destroy(inst);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(enumeration_spreads_over_the_capabilities),
@@ -528,6 +873,7 @@ int main(void) {
       cmocka_unit_test(a_sticky_error_ends_the_child),
       cmocka_unit_test(one_handle_per_device),
       cmocka_unit_test(versions_enter_the_identity),
+      cmocka_unit_test(structures_run_and_check_against_the_shared_reference),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,19 +155,101 @@ static void workload_parser_takes_three_dtypes_and_refuses_others(void **state) 
   calhost_workload w = {
       {CALHOST_STRUCT_WORKLOAD, 1, sizeof w}, "w", "MatMul", "bfloat16", shape, 3, &acc, 1, NULL};
   cu_shape s;
-  assert_int_equal(cu_parse_workload(NULL, "t", &w, &s), CALHOST_OK);
+  assert_int_equal(cu_parse_workload(NULL, "t", 0, &w, &s), CALHOST_OK);
   assert_int_equal(s.dtype, CG_BF16);
   assert_int_equal(s.m, 8192);
   assert_int_equal(s.k, 4096);
   assert_int_equal(s.accumulate, 1);
   w.dtype = "float64";
-  assert_int_equal(cu_parse_workload(NULL, "t", &w, &s), CALHOST_UNSUPPORTED);
+  assert_int_equal(cu_parse_workload(NULL, "t", 0, &w, &s), CALHOST_UNSUPPORTED);
   w.dtype = "float16";
-  w.properties = &bad;
-  assert_int_equal(cu_parse_workload(NULL, "t", &w, &s), CALHOST_INVALID_ARGUMENT);
+  w.properties = &bad; /* the shared parser's answer to an unknown property */
+  assert_int_equal(cu_parse_workload(NULL, "t", 0, &w, &s), CALHOST_UNSUPPORTED);
   w.property_count = 0;
   w.operator_name = "Conv";
-  assert_int_equal(cu_parse_workload(NULL, "t", &w, &s), CALHOST_UNSUPPORTED);
+  assert_int_equal(cu_parse_workload(NULL, "t", 0, &w, &s), CALHOST_UNSUPPORTED);
+}
+
+static char g_error[512];
+static void record_error(void *ctx, const char *message) {
+  (void)ctx;
+  snprintf(g_error, sizeof g_error, "%s", message);
+}
+
+/* Parses shape {M, N, K} float16 with `count` properties under caps;
+ * the status, the message in g_error. */
+static calhost_status parse_with(unsigned caps, const calhost_property *p, size_t count,
+                                 cu_shape *s) {
+  static const int64_t shape[] = {96, 80, 64};
+  calhost_host_services host;
+  memset(&host, 0, sizeof host);
+  host.set_error = record_error;
+  calhost_workload w = {
+      {CALHOST_STRUCT_WORKLOAD, 1, sizeof w}, "w", "MatMul", "float16", shape, 3, p, count, NULL};
+  g_error[0] = '\0';
+  return cu_parse_workload(&host, "cublaslt", caps, &w, s);
+}
+
+/* The MatMul structure: without the capabilities (cuda_gemm) each
+ * non-default property is declined by name; with them (cublaslt) each is
+ * run, except what one strided cuBLASLt call cannot express. */
+static void structure_rules_decline_by_capability_and_stride(void **state) {
+  (void)state;
+  cu_shape s;
+  static const calhost_property one[][1] = {{{"trans_a", "1"}},
+                                            {{"trans_b", "1"}},
+                                            {{"alpha", "0.5"}},
+                                            {{"bias", "n"}},
+                                            {{"batch", "4"}}};
+  static const char *const names[] = {"trans_a", "trans_b", "alpha", "bias", "batch"};
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(parse_with(0, one[i], 1, &s), CALHOST_UNSUPPORTED);
+    if (!strstr(g_error, "does not run MatMul property") || !strstr(g_error, names[i]))
+      fail_msg("%s: %s", names[i], g_error);
+    assert_int_equal(parse_with(MATMUL_CAN_ALL, one[i], 1, &s), CALHOST_OK);
+    assert_int_equal(s.structured, 1);
+    assert_int_equal(s.m, 96);
+    assert_int_equal(s.st.m, 96);
+    assert_int_equal(s.st.k, 64);
+    assert_int_equal(s.dtype, CG_F16);
+  }
+  /* defaults written out, and accumulate, stay plain products for both */
+  const calhost_property dflt[] = {
+      {"accumulate", "1"}, {"alpha", "1"}, {"batch", "1"}, {"trans_a", "0"}};
+  assert_int_equal(parse_with(0, dflt, 4, &s), CALHOST_OK);
+  assert_int_equal(s.structured, 0);
+  assert_int_equal(s.accumulate, 1);
+  /* a full Gemm: every field */
+  const calhost_property gemm[] = {{"alpha", "0.25"}, {"batch", "6"}, {"batch_a", "1"},
+                                   {"beta", "-2"},    {"bias", "mn"}, {"trans_a", "1"},
+                                   {"trans_b", "1"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, gemm, 7, &s), CALHOST_OK);
+  assert_true(s.st.trans_a && s.st.trans_b);
+  assert_true(s.st.alpha == 0.25f && s.st.beta == -2.0f);
+  assert_int_equal(s.st.bias, MATMUL_BIAS_MN);
+  assert_int_equal(s.st.batch, 6);
+  assert_int_equal(s.st.batch_a, 1);
+  assert_int_equal(s.st.batch_b, 6);
+  /* one stride per operand: batch_a/batch_b strictly between 1 and batch */
+  const calhost_property mid_a[] = {{"batch", "6"}, {"batch_a", "3"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, mid_a, 2, &s), CALHOST_UNSUPPORTED);
+  assert_non_null(strstr(g_error, "'batch_a' between 1 and batch (6)"));
+  const calhost_property mid_b[] = {{"batch", "6"}, {"batch_b", "2"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, mid_b, 2, &s), CALHOST_UNSUPPORTED);
+  assert_non_null(strstr(g_error, "'batch_b' between 1 and batch (6)"));
+  const calhost_property shared_b[] = {{"batch", "6"}, {"batch_b", "1"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, shared_b, 2, &s), CALHOST_OK);
+  /* C is the accumulator or the bias, not both */
+  const calhost_property acc_bias[] = {{"accumulate", "1"}, {"bias", "scalar"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, acc_bias, 2, &s), CALHOST_UNSUPPORTED);
+  assert_non_null(strstr(g_error, "'bias' with accumulate=1"));
+  /* bad values are refused as by every MatMul backend */
+  const calhost_property bad[] = {{"bias", "row"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, bad, 1, &s), CALHOST_INVALID_ARGUMENT);
+  /* a batch too large for the shared reference */
+  const calhost_property huge[] = {{"batch", "60000"}};
+  assert_int_equal(parse_with(MATMUL_CAN_ALL, huge, 1, &s), CALHOST_UNSUPPORTED);
+  assert_non_null(strstr(g_error, "too large"));
 }
 
 static void identity_is_the_model_not_the_board(void **state) {
@@ -268,6 +350,30 @@ static void key_builder_keys_by_the_device_identity(void **state) {
   assert_string_equal(k.structure[0].value, "bfloat16");
   assert_string_equal(k.structure[1].value, "4096");
   assert_string_equal(k.structure[4].value, "0");
+  /* a structure: its non-default properties in name order, then the
+   * library; declined by the instance's capabilities */
+  calhost_property props[] = {{"trans_b", "1"}, {"bias", "n"}, {"batch", "3"}, {"alpha", "2"}};
+  int64_t small[] = {512, 256, 128}; /* within the shared reference's work */
+  w.properties = props;
+  w.property_count = 4;
+  w.shape = small;
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_UNSUPPORTED);
+  inst.mm.caps = MATMUL_CAN_ALL;
+  snprintf(inst.library_key, sizeof inst.library_key, "cublasLt 130100");
+  assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_OK);
+  static const char *const want[][2] = {{"dtype", "bfloat16"}, {"m", "512"},
+                                        {"n", "256"},          {"k", "128"},
+                                        {"accumulate", "0"},   {"alpha", "2"},
+                                        {"batch", "3"},        {"bias", "n"},
+                                        {"trans_b", "1"},      {"library", "cublasLt 130100"}};
+  assert_int_equal(k.structure_count, 10);
+  for (int i = 0; i < 10; i++) {
+    assert_string_equal(k.structure[i].name, want[i][0]);
+    assert_string_equal(k.structure[i].value, want[i][1]);
+  }
+  w.property_count = 0;
+  w.shape = shape;
+  inst.library_key[0] = '\0';
   /* a target without a device: device 0, the same key */
   t.device_identity = NULL;
   assert_int_equal(cu_instance_build_key(pi, &w, &t, &k), CALHOST_OK);
@@ -291,6 +397,7 @@ int main(void) {
       cmocka_unit_test(defaults_and_curated_candidates_fit_both_architectures),
       cmocka_unit_test(every_parameter_value_is_reachable),
       cmocka_unit_test(workload_parser_takes_three_dtypes_and_refuses_others),
+      cmocka_unit_test(structure_rules_decline_by_capability_and_stride),
       cmocka_unit_test(identity_is_the_model_not_the_board),
       cmocka_unit_test(stub_driver_lists_no_device_and_says_why),
       cmocka_unit_test(cublaslt_policy_round_trips_and_refuses_garbage),

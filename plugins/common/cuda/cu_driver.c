@@ -343,7 +343,7 @@ calhost_status cu_instance_list_device(calhost_plugin_instance *inst, uint32_t p
 }
 
 calhost_status cu_parse_workload(const calhost_host_services *host, const char *backend,
-                                 const calhost_workload *w, cu_shape *s) {
+                                 unsigned caps, const calhost_workload *w, cu_shape *s) {
   if (!w || !w->operator_name || strcmp(w->operator_name, "MatMul") != 0) {
     matmul_set_error(host, "%s serves operator MatMul only", backend);
     return CALHOST_UNSUPPORTED;
@@ -363,26 +363,47 @@ calhost_status cu_parse_workload(const calhost_host_services *host, const char *
                        (long long)w->shape[i]);
       return CALHOST_UNSUPPORTED;
     }
-  s->m = (size_t)w->shape[0];
-  s->n = (size_t)w->shape[1];
-  s->k = (size_t)w->shape[2];
-  s->accumulate = 0;
-  if ((uint64_t)s->m * s->k > (1ull << 28) || (uint64_t)s->k * s->n > (1ull << 28) ||
-      (uint64_t)s->m * s->n > (1ull << 28)) {
-    matmul_set_error(host, "%s: shape %zux%zux%zu too large to calibrate", backend, s->m, s->n,
-                     s->k);
+  /* the properties alone, on a 1x1x1 float32 stand-in: the shared
+   * parser's size limits are its host reference's, which only structured
+   * workloads use (checked below) */
+  static const int64_t unit[3] = {1, 1, 1};
+  calhost_workload props = *w;
+  props.dtype = "float32";
+  props.shape = unit;
+  calhost_status st = matmul_parse_workload(host, backend, caps, &props, &s->st);
+  if (st != CALHOST_OK)
+    return st;
+  s->m = s->st.m = (size_t)w->shape[0];
+  s->n = s->st.n = (size_t)w->shape[1];
+  s->k = s->st.k = (size_t)w->shape[2];
+  s->accumulate = s->st.accumulate;
+  s->structured = s->st.trans_a || s->st.trans_b || s->st.alpha != 1.0f ||
+                  s->st.bias != MATMUL_BIAS_NONE || s->st.batch > 1;
+  /* what one cuBLASLt call per product cannot express: its C input is
+   * either the accumulator or the bias, and a batch's operands are one
+   * stride apart (0 for a shared one) */
+  if (s->st.accumulate && s->st.bias != MATMUL_BIAS_NONE) {
+    matmul_set_error(host, "%s does not run MatMul property 'bias' with accumulate=1", backend);
     return CALHOST_UNSUPPORTED;
   }
-  for (size_t i = 0; i < w->property_count; i++) {
-    const calhost_property *p = &w->properties[i];
-    if (p->name && strcmp(p->name, "accumulate") == 0 && p->value &&
-        (strcmp(p->value, "0") == 0 || strcmp(p->value, "1") == 0)) {
-      s->accumulate = p->value[0] == '1';
-      continue;
-    }
-    matmul_set_error(host, "%s: unknown workload property '%s' (only accumulate=0|1)", backend,
-                     p->name ? p->name : "(null)");
-    return CALHOST_INVALID_ARGUMENT;
+  if ((s->st.batch_a > 1 && s->st.batch_a < s->st.batch) ||
+      (s->st.batch_b > 1 && s->st.batch_b < s->st.batch)) {
+    matmul_set_error(host,
+                     "%s does not run MatMul property '%s' between 1 and batch (%zu): its "
+                     "products' operands are one stride apart, 0 for a shared one",
+                     backend,
+                     s->st.batch_a > 1 && s->st.batch_a < s->st.batch ? "batch_a" : "batch_b",
+                     s->st.batch);
+    return CALHOST_UNSUPPORTED;
+  }
+  uint64_t a = (uint64_t)s->st.batch_a * s->m * s->k, b = (uint64_t)s->st.batch_b * s->k * s->n,
+           c = (uint64_t)s->st.batch * s->m * s->n;
+  if (a > (1ull << 28) || b > (1ull << 28) || c > (1ull << 28) ||
+      (s->structured && (a > MATMUL_MATRIX_MAX || b > MATMUL_MATRIX_MAX || c > MATMUL_MATRIX_MAX ||
+                         c * s->k > MATMUL_WORK_MAX))) {
+    matmul_set_error(host, "%s: %zu product%s of %zux%zux%zu too large to calibrate", backend,
+                     s->st.batch, s->st.batch == 1 ? "" : "s", s->m, s->n, s->k);
+    return CALHOST_UNSUPPORTED;
   }
   return CALHOST_OK;
 }
@@ -424,22 +445,20 @@ calhost_status cu_instance_build_key(calhost_plugin_instance *inst, const calhos
   calhost_status st;
   if (!inst || !w || !t || !out)
     return CALHOST_INVALID_ARGUMENT;
-  st = cu_parse_workload(ci->mm.host, ci->mm.backend, w, &s);
+  st = cu_parse_workload(ci->mm.host, ci->mm.backend, ci->mm.caps, w, &s);
   if (st != CALHOST_OK)
     return st;
   dev = cu_target_device(&ci->devs, t, ci->mm.host, ci->mm.backend);
   if (!dev)
     return CALHOST_UNSUPPORTED;
+  /* the shared structure (dtype, m, n, k, accumulate, then the non-default
+   * properties in name order), its dtype the workload's */
+  matmul_structure_fill(&ci->mm.shape, &s.st);
   snprintf(ci->key_dtype, sizeof ci->key_dtype, "%s", cgemm_dtype_name(s.dtype));
-  snprintf(ci->key_m, sizeof ci->key_m, "%zu", s.m);
-  snprintf(ci->key_n, sizeof ci->key_n, "%zu", s.n);
-  snprintf(ci->key_k, sizeof ci->key_k, "%zu", s.k);
+  out->structure_count = 0;
+  for (size_t i = 0; i < ci->mm.shape.count && i < CU_KEY_PROPS - 1; i++)
+    ci->key_props[out->structure_count++] = ci->mm.shape.props[i];
   ci->key_props[0] = (calhost_property){"dtype", ci->key_dtype};
-  ci->key_props[1] = (calhost_property){"m", ci->key_m};
-  ci->key_props[2] = (calhost_property){"n", ci->key_n};
-  ci->key_props[3] = (calhost_property){"k", ci->key_k};
-  ci->key_props[4] = (calhost_property){"accumulate", s.accumulate ? "1" : "0"};
-  out->structure_count = 5;
   if (ci->library_key[0]) /* a policy that means another kernel under another version */
     ci->key_props[out->structure_count++] = (calhost_property){"library", ci->library_key};
   out->model_digest = w->model_digest;
@@ -506,6 +525,58 @@ static void *make_matrix(size_t rows, size_t cols, size_t prow, size_t pcol, cge
         memcpy(buf + i * 2, &h, 2);
       }
     }
+  return buf;
+}
+
+static float from_half(uint16_t h) {
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  float f = exp == 0 ? ldexpf((float)mant, -24) : ldexpf((float)(mant | 0x400u), (int)exp - 25);
+  return (h & 0x8000u) ? -f : f;
+}
+
+/* `count` dense row-major rows x cols matrices at src into a zeroed
+ * buffer of count matrices of prow x pcol elements of the dtype; src's
+ * values rounded to the dtype in place (the inputs the device multiplies,
+ * for the shared reference). NULL when out of memory. */
+static void *pack_matrices(float *src, size_t count, size_t rows, size_t cols, size_t prow,
+                           size_t pcol, cgemm_dtype t) {
+  size_t es = cgemm_dtype_size(t);
+  unsigned char *buf = calloc(count * prow * pcol, es);
+  if (!buf)
+    return NULL;
+  for (size_t p = 0; p < count; p++)
+    for (size_t r = 0; r < rows; r++)
+      for (size_t c = 0; c < cols; c++) {
+        float *v = &src[(p * rows + r) * cols + c];
+        size_t i = (p * prow + r) * pcol + c;
+        if (t == CG_F32) {
+          memcpy(buf + i * 4, v, 4);
+          continue;
+        }
+        uint16_t h = t == CG_BF16 ? to_bf16(*v) : to_half(*v);
+        memcpy(buf + i * 2, &h, 2);
+        if (t == CG_BF16) {
+          uint32_t u = (uint32_t)h << 16;
+          memcpy(v, &u, 4);
+        } else {
+          *v = from_half(h);
+        }
+      }
+  return buf;
+}
+
+/* The raw bias of a structured session broadcast to each of its batch
+ * outputs, laid out as C (mp x np each, zero padding); NULL when out of
+ * memory. */
+static float *expand_bias(const cu_session *s) {
+  const matmul_shape *st = &s->shape.st;
+  float *buf = calloc(st->batch * s->c_stride, sizeof *buf);
+  if (!buf)
+    return NULL;
+  for (size_t p = 0; p < st->batch; p++)
+    for (size_t i = 0; i < st->m; i++)
+      for (size_t j = 0; j < st->n; j++)
+        buf[p * s->c_stride + i * s->np + j] = matmul_bias_at(st, s->data.bias, i, j);
   return buf;
 }
 
@@ -618,7 +689,8 @@ long cu_warmup(double seconds, uint32_t max_steps, double (*clock)(void *),
  * with the device's L2 and a quarter of its free memory, at most 4 GiB). */
 static CUresult rotate(cu_session *s, size_t es) {
   const cu_api *api = s->inst->devs.api;
-  size_t free_b = 0, total_b = 0, abytes = s->mp * s->kp * es, bbytes = s->kp * s->np * es;
+  size_t free_b = 0, total_b = 0, abytes = s->shape.st.batch_a * s->a_stride * es,
+         bbytes = s->shape.st.batch_b * s->b_stride * es;
   CUresult e = api->cuMemGetInfo(&free_b, &total_b);
   uint64_t budget = e == CUDA_SUCCESS ? free_b / 4 : 0;
   if (budget > (4ull << 30))
@@ -667,12 +739,12 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
   const cu_api *api;
   CUresult e = CUDA_SUCCESS;
   void *a = NULL, *b = NULL;
-  float *c0p = NULL;
+  float *c0p = NULL, *biasp = NULL;
   if (!inst || !w || !t) {
     *status = CALHOST_INVALID_ARGUMENT;
     return NULL;
   }
-  *status = cu_parse_workload(ci->mm.host, ci->mm.backend, w, &shape);
+  *status = cu_parse_workload(ci->mm.host, ci->mm.backend, ci->mm.caps, w, &shape);
   if (*status != CALHOST_OK)
     return NULL;
   dev = cu_target_device(&ci->devs, t, ci->mm.host, ci->mm.backend);
@@ -714,28 +786,50 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
   s->mp = round_up(shape.m, pad_mn);
   s->np = round_up(shape.n, pad_mn);
   s->kp = round_up(shape.k, pad_k);
-  s->ref = malloc(shape.m * shape.n * sizeof *s->ref);
-  s->mag = malloc(shape.m * shape.n * sizeof *s->mag);
-  a = make_matrix(shape.m, shape.k, s->mp, s->kp, shape.dtype, 1);
-  b = make_matrix(shape.k, shape.n, s->kp, s->np, shape.dtype, 2);
-  if (shape.accumulate) {
-    c0p = make_matrix(shape.m, shape.n, s->mp, s->np, CG_F32, 3);
-    s->c0_host = malloc(shape.m * shape.n * sizeof *s->c0_host);
-    if (c0p && s->c0_host)
-      for (size_t r = 0; r < shape.m; r++)
-        memcpy(s->c0_host + r * shape.n, c0p + r * s->np, shape.n * sizeof(float));
+  const matmul_shape *st = &shape.st;
+  size_t a_rows = st->trans_a ? s->kp : s->mp, b_rows = st->trans_b ? s->np : s->kp;
+  s->a_ld = st->trans_a ? s->mp : s->kp;
+  s->b_ld = st->trans_b ? s->kp : s->np;
+  s->a_stride = a_rows * s->a_ld;
+  s->b_stride = b_rows * s->b_ld;
+  s->c_stride = s->mp * s->np;
+  if (shape.structured) { /* the shared inputs, rounded to the dtype, and reference */
+    if (matmul_data_init(&s->data, st) == 0) {
+      a = pack_matrices(s->data.a, st->batch_a, st->trans_a ? shape.k : shape.m,
+                        st->trans_a ? shape.m : shape.k, a_rows, s->a_ld, shape.dtype);
+      b = pack_matrices(s->data.b, st->batch_b, st->trans_b ? shape.n : shape.k,
+                        st->trans_b ? shape.k : shape.n, b_rows, s->b_ld, shape.dtype);
+      if (shape.accumulate)
+        c0p = pack_matrices(s->data.c0, st->batch, shape.m, shape.n, s->mp, s->np, CG_F32);
+      if (st->bias != MATMUL_BIAS_NONE)
+        biasp = expand_bias(s);
+    }
+  } else {
+    s->ref = malloc(shape.m * shape.n * sizeof *s->ref);
+    s->mag = malloc(shape.m * shape.n * sizeof *s->mag);
+    a = make_matrix(shape.m, shape.k, s->mp, s->kp, shape.dtype, 1);
+    b = make_matrix(shape.k, shape.n, s->kp, s->np, shape.dtype, 2);
+    if (shape.accumulate) {
+      c0p = make_matrix(shape.m, shape.n, s->mp, s->np, CG_F32, 3);
+      s->c0_host = malloc(shape.m * shape.n * sizeof *s->c0_host);
+      if (c0p && s->c0_host)
+        for (size_t r = 0; r < shape.m; r++)
+          memcpy(s->c0_host + r * shape.n, c0p + r * s->np, shape.n * sizeof(float));
+    }
   }
-  if (!s->ref || !s->mag || !a || !b || (shape.accumulate && (!c0p || !s->c0_host))) {
+  if ((!shape.structured && (!s->ref || !s->mag || (shape.accumulate && !s->c0_host))) || !a ||
+      !b || (shape.accumulate && !c0p) || (st->bias != MATMUL_BIAS_NONE && !biasp)) {
     matmul_set_error(ci->mm.host, "%s: out of memory opening a %zux%zux%zu session", ci->mm.backend,
                      shape.m, shape.n, shape.k);
     *status = CALHOST_NO_MEMORY;
     goto fail;
   }
-  size_t es = cgemm_dtype_size(shape.dtype);
-  if ((e = upload(api, &s->a, a, s->mp * s->kp * es)) != CUDA_SUCCESS ||
-      (e = upload(api, &s->b, b, s->kp * s->np * es)) != CUDA_SUCCESS ||
-      (e = upload(api, &s->c, NULL, s->mp * s->np * 4)) != CUDA_SUCCESS ||
-      (shape.accumulate && (e = upload(api, &s->c0, c0p, s->mp * s->np * 4)) != CUDA_SUCCESS)) {
+  size_t es = cgemm_dtype_size(shape.dtype), cbytes = st->batch * s->c_stride * 4;
+  if ((e = upload(api, &s->a, a, st->batch_a * s->a_stride * es)) != CUDA_SUCCESS ||
+      (e = upload(api, &s->b, b, st->batch_b * s->b_stride * es)) != CUDA_SUCCESS ||
+      (e = upload(api, &s->c, NULL, cbytes)) != CUDA_SUCCESS ||
+      (shape.accumulate && (e = upload(api, &s->c0, c0p, cbytes)) != CUDA_SUCCESS) ||
+      (biasp && (e = upload(api, &s->bias, biasp, cbytes)) != CUDA_SUCCESS)) {
     matmul_set_error(ci->mm.host, "%s: allocating device buffers: %s", ci->mm.backend,
                      cu_error_name(api, e));
     *status = e == CUDA_ERROR_OUT_OF_MEMORY ? CALHOST_NO_MEMORY : CALHOST_ERROR;
@@ -749,17 +843,19 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
     *status = e == CUDA_ERROR_OUT_OF_MEMORY ? CALHOST_NO_MEMORY : CALHOST_ERROR;
     goto fail;
   }
-  *status = run_reference(s);
+  *status = shape.structured ? CALHOST_OK : run_reference(s);
   if (*status != CALHOST_OK)
     goto fail;
   free(a);
   free(b);
   free(c0p);
+  free(biasp);
   return s;
 fail:
   free(a);
   free(b);
   free(c0p);
+  free(biasp);
   cu_session_release(s);
   free(s);
   return NULL;
@@ -784,7 +880,7 @@ void cu_session_release(cu_session *s) {
   if (api && s->stream)
     api->cuStreamDestroy(s->stream);
   s->stream = NULL;
-  CUdeviceptr *bufs[] = {&s->a, &s->b, &s->c, &s->c0, &s->work};
+  CUdeviceptr *bufs[] = {&s->a, &s->b, &s->c, &s->c0, &s->work, &s->bias};
   for (size_t i = 0; api && i < sizeof bufs / sizeof bufs[0]; i++) {
     if (*bufs[i])
       api->cuMemFree(*bufs[i]);
@@ -795,15 +891,17 @@ void cu_session_release(cu_session *s) {
   free(s->c0_host);
   s->ref = s->mag = NULL;
   s->c0_host = NULL;
+  matmul_data_free(&s->data);
 }
 
 CUresult cu_session_reset(cu_session *s) {
   const cu_api *api = s->inst->devs.api;
   if (!s->c0)
     return CUDA_SUCCESS;
+  size_t bytes = (s->shape.st.batch ? s->shape.st.batch : 1) * s->mp * s->np * 4;
   if (s->stream)
-    return api->cuMemcpyDtoDAsync(s->c, s->c0, s->mp * s->np * 4, s->stream);
-  return api->cuMemcpyDtoD(s->c, s->c0, s->mp * s->np * 4);
+    return api->cuMemcpyDtoDAsync(s->c, s->c0, bytes, s->stream);
+  return api->cuMemcpyDtoD(s->c, s->c0, bytes);
 }
 
 void cu_session_drop_graph(cu_session *s) {
@@ -987,19 +1085,28 @@ calhost_status cu_session_check(calhost_session *session, char *err, size_t cap)
     return CALHOST_CHECK_FAILED;
   }
   api = s->inst->devs.api;
-  c = malloc(s->mp * s->np * sizeof *c);
+  size_t batch = s->shape.structured ? s->shape.st.batch : 1;
+  c = malloc(batch * s->mp * s->np * sizeof *c);
   if (!c) {
     snprintf(err, cap, "out of memory reading C back");
     return CALHOST_CHECK_FAILED;
   }
   CUresult e = cu_make_current(api, s->mm.host, s->inst->mm.backend, s->dev);
   if (e == CUDA_SUCCESS)
-    e = api->cuMemcpyDtoH(c, s->c, s->mp * s->np * sizeof *c);
+    e = api->cuMemcpyDtoH(c, s->c, batch * s->mp * s->np * sizeof *c);
   if (e != CUDA_SUCCESS) {
     free(c);
     snprintf(err, cap, "reading C back: %s", cu_error_name(api, e));
     cu_end_if_sticky(api, s->mm.host, s->inst->mm.backend, "check", e);
     return CALHOST_CHECK_FAILED;
+  }
+  if (s->shape.structured) { /* the shared reference of the structure, on the host */
+    for (size_t p = 0; p < batch; p++)
+      for (size_t r = 0; r < s->shape.m; r++)
+        memcpy(s->data.c + (p * s->shape.m + r) * s->shape.n, c + (p * s->mp + r) * s->np,
+               s->shape.n * sizeof *c);
+    free(c);
+    return matmul_check(&s->data, it, err, cap);
   }
   double scale = 32.0 * u * sqrt((double)s->shape.k + it);
   double times = s->shape.accumulate ? (double)it : 1.0; /* C = C0 + it A*B, or A*B */

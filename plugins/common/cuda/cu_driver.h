@@ -167,11 +167,12 @@ CUD_HIDDEN CUresult cu_make_current(const cu_api *api, const calhost_host_servic
 typedef struct cu_instance {
   matmul_instance mm; /* host, backend name */
   cu_devices devs;
-  char key_dtype[16], key_m[24], key_n[24], key_k[24];
+  char key_dtype[16];
   /* non-empty: the portable key gets structure "library" = this (cublaslt:
    * its policy is valid for one cuBLASLt version only) */
   char library_key[32];
-  calhost_property key_props[6];
+#define CU_KEY_PROPS (MATMUL_STRUCTURE_MAX + 1)
+  calhost_property key_props[CU_KEY_PROPS]; /* the structure (mm.shape's), then library */
 } cu_instance;
 
 /* create() of a backend without settings (as ocl_instance_create). */
@@ -185,17 +186,28 @@ CUD_HIDDEN calhost_status cu_instance_list_device(calhost_plugin_instance *inst,
                                                   calhost_device_info *out);
 
 /* A CUDA MatMul: dtype float32, float16 or bfloat16 (A and B; C fp32),
- * shape {M, N, K} each in [1, 65535] (the reference grid), accumulate=0|1. */
+ * shape {M, N, K} each in [1, 65535] (the reference grid), accumulate=0|1,
+ * and the MatMul structure (../matmul.h: transposes, alpha, bias with beta,
+ * batches) in st, its m, n, k and accumulate those above. structured: a
+ * property other than accumulate differs from its default; such a session
+ * keeps its inputs on the host too (st's matmul_data) and is checked
+ * against the shared reference (matmul_check) instead of the device's. */
 typedef struct cu_shape {
   size_t m, n, k;
   int accumulate;
   cgemm_dtype dtype;
+  matmul_shape st;
+  int structured;
 } cu_shape;
 
-/* Parses w into *s; CALHOST_UNSUPPORTED / CALHOST_INVALID_ARGUMENT after
- * set_error otherwise. */
+/* Parses w into *s: the properties with the shared parser
+ * (matmul_parse_workload) under the backend's MATMUL_CAN_ bits `caps`,
+ * which declines the structures the backend does not run, naming the
+ * property; a structured workload must also fit the shared reference's
+ * limits. CALHOST_UNSUPPORTED / CALHOST_INVALID_ARGUMENT after set_error
+ * otherwise. */
 CUD_HIDDEN calhost_status cu_parse_workload(const calhost_host_services *host, const char *backend,
-                                            const calhost_workload *w, cu_shape *s);
+                                            unsigned caps, const calhost_workload *w, cu_shape *s);
 
 /* The device a target names (device 0 without one), NULL after set_error
  * ("no NVIDIA device ...", index out of range, identity changed). */
@@ -203,7 +215,8 @@ CUD_HIDDEN cu_device *cu_target_device(cu_devices *d, const calhost_target *t,
                                        const calhost_host_services *host, const char *backend);
 
 /* build_key: exact key = (digest, device identity, 1 thread); portable =
- * dtype, m, n, k, accumulate. */
+ * dtype, m, n, k, accumulate, then the structure's non-default properties
+ * (matmul_structure_fill's, in name order), then library when set. */
 CUD_HIDDEN calhost_status cu_instance_build_key(calhost_plugin_instance *inst,
                                                 const calhost_workload *w, const calhost_target *t,
                                                 calhost_built_key *out);
@@ -255,6 +268,13 @@ typedef struct cu_session {
   uint32_t next_set;          /* the set of the next product */
   double *ref, *mag;          /* host copies of R and G */
   float *c0_host;             /* for the check of accumulating runs */
+  /* The matrices as stored (shape.st): A batch_a matrices of a_rows x
+   * a_cols (m x k, or k x m with trans_a) padded to a_ld columns and
+   * a_stride elements each; B likewise; C batch matrices of mp x np
+   * (c_stride = mp * np); plain sessions: one each, mp x kp, kp x np. */
+  size_t a_ld, b_ld, a_stride, b_stride, c_stride;
+  CUdeviceptr bias; /* structured with a bias: raw bias broadcast, laid out as C */
+  matmul_data data; /* structured: the host inputs (rounded to the dtype) and reference */
 } cu_session;
 
 /* open_session's common part: parses w, finds the target's device, makes
