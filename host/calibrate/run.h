@@ -275,10 +275,24 @@ int cal_execute(const calibrate_options *o, const cal_mode *m, void *mode_state)
  * r->interrupted when a signal stopped it. */
 void cal_run_plugins(cal_run *r);
 
+/* ---- signals.c ---- */
+
 /* The flag the signal handlers set (the plugins' cancellation flag). */
 volatile sig_atomic_t *cal_cancel_flag(void);
 /* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), 0: none. */
 int cal_cancel_signal(void);
+
+/* The handlers cal_signals_catch replaced, for cal_signals_restore. */
+typedef struct {
+  struct sigaction intr, term, hup;
+} cal_signals;
+
+/* Clears the cancellation flag and catches SIGINT, SIGTERM and SIGHUP
+ * (each sets the flag and records the signal); *saved receives the
+ * handlers they had. */
+void cal_signals_catch(cal_signals *saved);
+/* Puts back the handlers *saved holds. */
+void cal_signals_restore(const cal_signals *saved);
 
 /* Lists device plugin p's devices (in a child) into *devices and selects
  * those the configuration names: *sel (calloc'd, NULL when out of memory)
