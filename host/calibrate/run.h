@@ -20,7 +20,7 @@
  *
  * Files: setup.c (selection), driver.c (children, records, waves,
  * cal_execute), child.c (the child's pipeline), commit.c (batches and the
- * portable rule), run.c (sink, cursor, small lookups), report.c (calibrate's
+ * portable rule), run.c (sink, cursor, small lookups), output.c (calibrate's
  * output), calibrate.c / plan.c / verify.c (the modes).
  * Internal to host/calibrate.
  */
@@ -430,7 +430,7 @@ int cal_budget_over(void *user);
  * or the one backend of every pending result). */
 void cal_commit_pending(cal_run *r, int portable);
 
-/* ---- report.c (calibrate's output) ---- */
+/* ---- output.c (calibrate's output) ---- */
 
 /* The finished sweeps a progress line shows: the run's count, or in a wave
  * of devices the count over all its threads at this thread's last sweep. */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h"
-#include "plan.h"
+#include "rigor.h"
 #include "search/search.h"
 #include "stats.h"
 

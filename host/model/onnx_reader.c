@@ -1,5 +1,5 @@
 /*
- * model.c: reading an ONNX file (read whole into memory, never mapped, then
+ * onnx_reader.c: reading an ONNX file (read whole into memory, never mapped, then
  * hashed and decoded by protobuf-c's onnx__model_proto__unpack) and listing its served
  * nodes with their shapes (model.h). Owns the shape table (every named
  * tensor of the main graph with a known type: inputs, initializers,
