@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/clock.h"
 #include "base/str.h"
 #include "base/words.h"
 #include "isolate.h"
@@ -43,7 +44,7 @@
 #include "stats.h"
 
 double sweep_now(void) {
-  return isolate_monotonic_seconds();
+  return base_monotonic_seconds();
 }
 
 static const char *status_word(calhost_status st) {
