@@ -3,8 +3,13 @@
  * calhost reads from an ONNX model (host/model/model.h): the nodes it would
  * calibrate (name, ONNX operator, the operator a plugin serves, dtype,
  * shape, structure, how many nodes share the structure), the nodes it
- * skips with the reason, and the model's digest. Reads no configuration,
- * store or plugin.
+ * skips with the reason, and the model's digest; `model show` reads no
+ * configuration, store or plugin. The file also holds the models of a run
+ * (cli_model_workloads: a calibrate, plan or verify run's --model and
+ * [model NAME] sections as workloads of the configuration) and
+ * `lookup --model` (cli_lookup_model: each node's policy through the
+ * deployment runtime, which reads the configuration and the store and
+ * loads the plugins).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/array.h"
 #include "base/json.h"
 #include "base/str.h"
 #include "base/text.h"
@@ -258,14 +264,10 @@ static int record_model(cli_model_set *ms, const model_info *m, const char *mode
                         size_t before, const char *label, int ini, int in_run) {
   if (!ms)
     return 0;
-  if (ms->count == ms->cap) {
-    size_t nc = ms->cap ? ms->cap * 2 : 4;
-    read_model *g = realloc(ms->models, nc * sizeof *g);
-    if (!g)
-      return -1;
-    ms->models = g;
-    ms->cap = nc;
-  }
+  read_model *g = base_array_grow(ms->models, ms->count, &ms->cap, sizeof *g, 4);
+  if (!g)
+    return -1;
+  ms->models = g;
   read_model *r = &ms->models[ms->count++];
   memset(r, 0, sizeof *r);
   size_t n = m->node_count + m->skipped_count;
