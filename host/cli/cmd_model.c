@@ -83,13 +83,20 @@ static void print_text(FILE *out, const model_info *m) {
   }
 }
 
-static void print_json(FILE *out, const model_info *m) {
+/* Opens the JSON object of a model's answer (`model show --json`,
+ * `lookup --model --json`): status, file, digest, binding and key digest. */
+static void json_model_head(FILE *out, const char *path, const char *digest, const char *binding,
+                            const char *key_digest) {
   fputc('{', out);
   base_json_member_string(out, 1, "status", "ok");
-  base_json_member_string(out, 0, "file", m->path);
-  base_json_member_string(out, 0, "digest", m->digest);
-  base_json_member_string(out, 0, "binding", m->binding);
-  base_json_member_string(out, 0, "key_digest", m->key_digest);
+  base_json_member_string(out, 0, "file", path);
+  base_json_member_string(out, 0, "digest", digest);
+  base_json_member_string(out, 0, "binding", binding);
+  base_json_member_string(out, 0, "key_digest", key_digest);
+}
+
+static void print_json(FILE *out, const model_info *m) {
+  json_model_head(out, m->path, m->digest, m->binding, m->key_digest);
   base_json_member_string(out, 0, "unbound", m->unbound);
   base_json_member_uint(out, 0, "file_size", m->file_size);
   base_json_member_int(out, 0, "ir_version", m->ir_version);
@@ -608,9 +615,7 @@ static node_answer *answer_node(calhost_runtime *rt, const calhost_runtime_model
   const calhost_runtime_model_node *n = &m->nodes[i];
   calhost_runtime_status rs;
   node_answer *x = &ans[i];
-  size_t h = 1469598103934665603ull;
-  for (const char *c = n->workload; *c; c++)
-    h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  size_t h = (size_t)base_str_fnv1a(BASE_STR_FNV_OFFSET, n->workload, strlen(n->workload));
   size_t slot = h & (slots - 1);
   while (asked[slot] && strcmp(m->nodes[asked[slot] - 1].workload, n->workload))
     slot = (slot + 1) & (slots - 1);
@@ -638,12 +643,7 @@ static node_answer *answer_node(calhost_runtime *rt, const calhost_runtime_model
 static void model_header(const cli_context *cli, calhost_runtime *rt,
                          const calhost_runtime_model *m) {
   if (cli->json) {
-    fputc('{', stdout);
-    base_json_member_string(stdout, 1, "status", "ok");
-    base_json_member_string(stdout, 0, "file", m->path);
-    base_json_member_string(stdout, 0, "digest", m->digest);
-    base_json_member_string(stdout, 0, "binding", m->binding);
-    base_json_member_string(stdout, 0, "key_digest", m->key_digest);
+    json_model_head(stdout, m->path, m->digest, m->binding, m->key_digest);
     base_json_member_bool(stdout, 0, "force_portable", calhost_runtime_force_portable(rt));
     fputs(",\"nodes\":[", stdout);
   } else if (!cli->quiet) {

@@ -54,10 +54,7 @@ typedef struct shape_table {
 } shape_table;
 
 static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  return base_str_fnv1a(BASE_STR_FNV_OFFSET, s, strlen(s));
 }
 
 static void table_free(shape_table *t) {

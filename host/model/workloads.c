@@ -37,10 +37,7 @@ typedef struct name_set {
 } name_set;
 
 static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  return base_str_fnv1a(BASE_STR_FNV_OFFSET, s, strlen(s));
 }
 
 static int set_init(name_set *s, size_t expected) {
