@@ -5,7 +5,7 @@
  * every array of the host keeps a capacity: short lists read once (the
  * configuration's string lists, dims and properties, the race's groups and
  * lines, the runtime's serving plugins) grow by one element per realloc; the
- * search's surrogate (host/search/model.c) grows its parallel training
+ * search's surrogate (host/search/surrogate.c) grows its parallel training
  * arrays together to twice the evaluations; the child protocol's byte
  * buffers (isolate/proto.c) double on their own. Part of the base layer:
  * depends on nothing but libc. libcalstore, which links no host part, keeps
