@@ -5,7 +5,9 @@ Owns the parts' order and their dependencies, the same map as
 host/CMakeLists.txt's comment and README.md's layout: a file of a part may
 include its own headers and those of the parts it depends on (directly or
 through them), all of which come earlier in the order. Anything else fails:
-a part including one above it, or one it does not depend on.
+a part including one above it, or one it does not depend on, or a header
+of another part included bare ("isolate.h" for "isolate/isolate.h": the
+parts' include folders make it compile, but it hides which part it names).
 
 An include is resolved by which part's folder holds the header:
 "PART/name.h" names the part; a bare "name.h" is the including part's own
@@ -116,10 +118,15 @@ def check(root):
                             continue
                         target = m.group(2)
                         other = resolve(part, m.group(1), target, owners, host)
-                        if other is None or other in allowed[part]:
+                        if other is None or other == part:
+                            continue
+                        bare = m.group(1) == '"' and "/" not in target and other in rank
+                        if other in allowed[part] and not bare:
                             continue
                         rel = os.path.relpath(path, root)
-                        if other not in rank:
+                        if other in allowed[part]:
+                            why = f"a bare include of another part's header; write \"{other}/{target}\""
+                        elif other not in rank:
                             why = f"held by several parts ({other}); qualify it as PART/{target}"
                         elif rank[other] > rank[part]:
                             why = f"part {other} is above {part}"

@@ -39,7 +39,7 @@
 #include "base/clock.h"
 #include "base/str.h"
 #include "base/words.h"
-#include "isolate.h"
+#include "isolate/isolate.h"
 #include "loader/entries.h"
 #include "stats.h"
 

@@ -66,7 +66,11 @@ expect("a bare include of a part above fails",
 expect("a part below that is no dependency fails",
        {"search/x.c": '#include "isolate/isolate.h"\n'}, 1, "search does not depend on isolate")
 expect("a dependency's dependency passes",
-       {"calibrate/y.c": '#include "isolate.h"\n#include "search/search.h"\n'}, 0)
+       {"calibrate/y.c": '#include "isolate/isolate.h"\n#include "search/search.h"\n'}, 0)
+expect("a bare include of a dependency's header fails",
+       {"sweep/m.c": '#include "isolate.h"\n'}, 1,
+       'host/sweep/m.c:1: includes "isolate.h" of isolate: a bare include of another part\'s header; '
+       'write "isolate/isolate.h"')
 expect("the public store header from base fails",
        {"base/z.c": "#include <calhost/calstore.h>\n"}, 1, "part store is above base")
 expect("the including part's own bare header wins",
