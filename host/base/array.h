@@ -1,8 +1,15 @@
 /*
- * array.h: the one way calhost grows a dynamic array (a pointer, a count and
- * a capacity kept by the caller). Part of the base layer: depends on nothing
- * but libc. libcalstore, which links no host part, keeps its own copy of the
- * rule in host/store (a separate library).
+ * array.h: the host's growth rule for a dynamic array that keeps a
+ * capacity (a pointer, a count and a capacity kept by the caller): doubling,
+ * used wherever the host grows such an array one element at a time. Not
+ * every array of the host keeps a capacity: short lists read once (the
+ * configuration's string lists, dims and properties, the race's groups and
+ * lines, the runtime's serving plugins) grow by one element per realloc; the
+ * search's surrogate (host/search/surrogate.c) grows its parallel training
+ * arrays together to twice the evaluations; the child protocol's byte
+ * buffers (isolate/proto.c) double on their own. Part of the base layer:
+ * depends on nothing but libc. libcalstore, which links no host part, keeps
+ * its own copy of the rule in host/store (a separate library).
  */
 #ifndef CALHOST_BASE_ARRAY_H
 #define CALHOST_BASE_ARRAY_H

@@ -2,7 +2,7 @@
  * tuning.h: the tuner's vocabulary that the configuration and the command
  * line hold: the rigor levels and the search strategies (the enums and
  * their words). What a level means for a measurement is the engine's
- * (sweep/plan.h, whose sweep_rigor is base_rigor) and what a strategy does
+ * (sweep/rigor.h, whose sweep_rigor is base_rigor) and what a strategy does
  * is the search's (search/search.h, whose search_strategy is
  * base_strategy). Here, below the configuration, so that what reads a
  * configuration (the deployment runtime) links neither. Part of the base

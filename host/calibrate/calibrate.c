@@ -3,7 +3,7 @@
  * (run.h's cal_mode): each key's sweep searches the plugin's candidates
  * (a key already calibrated is skipped unless --force), winners are
  * committed per workload with the portable rule (commit.c), progress lines
- * and the summary or JSON report come from report.c, and the exit status
+ * and the summary or JSON report come from output.c, and the exit status
  * says what was calibrated. The driver (driver.c, child.c) runs it.
  */
 #include "calibrate.h"

@@ -1,5 +1,6 @@
 /*
- * driver.c: the calibrate driver (run.h), for every mode: signals, the
+ * driver.c: the calibrate driver (run.h), for every mode: the signals
+ * caught (signals.c) around the
  * run's skeleton (cal_execute: set up, the mode's run, the mode's print),
  * one child per plugin (device backends: one per device, in waves of
  * devices that do not share hardware), the records a child sends
@@ -20,24 +21,6 @@
 #include "base/text.h"
 #include "isolate/isolate.h"
 #include "run.h"
-
-/* ---- signals --------------------------------------------------------- */
-
-static volatile sig_atomic_t g_cancel;
-static volatile sig_atomic_t g_signal;
-
-static void on_signal(int sig) {
-  g_cancel = 1;
-  g_signal = sig;
-}
-
-volatile sig_atomic_t *cal_cancel_flag(void) {
-  return &g_cancel;
-}
-
-int cal_cancel_signal(void) {
-  return g_cancel ? (g_signal ? (int)g_signal : SIGINT) : 0;
-}
 
 /* ---- the store under a wave's lock ------------------------------------ */
 
@@ -378,7 +361,7 @@ static void start_child(cal_run *r, loader_plugin *p, isolate_child_outcome *oc)
     store_end(r);
   }
   isolate_options io = {.timeout_seconds = r->set->cfg->plugin_timeout_seconds,
-                        .cancel_flag = &g_cancel,
+                        .cancel_flag = cal_cancel_flag(),
                         .done_type = CALHOST_REC_DONE};
   isolate_run(&io, cal_child_main, r, on_record, r, oc);
 }
@@ -408,7 +391,7 @@ static void run_child(cal_run *r, loader_plugin *p, const runtime_device *d) {
     int died = oc.end != CALHOST_CHILD_OK && oc.end != CALHOST_CHILD_CANCELLED;
     if (died && !reported) {
       commit(r); /* finished sweeps of a workload in progress are kept */
-      if (!g_cancel && restart_after(r, p, &oc, restarts, max_restarts)) {
+      if (!*cal_cancel_flag() && restart_after(r, p, &oc, restarts, max_restarts)) {
         if (oc.output_total > 0)
           cal_warn(r, "%s printed %zu bytes on stdout before its child died: %.200s", p->backend,
                    oc.output_total, oc.output);
@@ -594,7 +577,7 @@ static void calibrate_devices(cal_run *r, loader_plugin *p, const cal_listed *l)
   } else if (nsel) {
     cal_add_failure(r, p->backend, NULL, 0, NULL, "out of memory", NULL);
   }
-  for (size_t w = 0; w < waves && !g_cancel; w++) {
+  for (size_t w = 0; w < waves && !*cal_cancel_flag(); w++) {
     size_t n = 0;
     for (size_t i = 0; i < nsel; i++)
       if (wave[i] == w)
@@ -627,10 +610,10 @@ void cal_run_plugins(cal_run *r) {
     return;
   }
   /* the device backends' devices first: the total is then known */
-  for (size_t i = 0; i < n && !g_cancel; i++)
+  for (size_t i = 0; i < n && !*cal_cancel_flag(); i++)
     if (runtime_devices_supported(plugins[i]) && runs_plugin(r, plugins[i]))
       list_devices(r, plugins[i], &listed[i]);
-  for (size_t i = 0; i < n && !g_cancel; i++) {
+  for (size_t i = 0; i < n && !*cal_cancel_flag(); i++) {
     if (!runs_plugin(r, plugins[i]))
       continue;
     if (!runtime_devices_supported(plugins[i]))
@@ -643,8 +626,8 @@ void cal_run_plugins(cal_run *r) {
     free(listed[i].sel);
   }
   free(listed);
-  if (g_cancel && !r->interrupted)
-    r->interrupted = g_signal ? g_signal : SIGINT;
+  if (cal_cancel_signal() && !r->interrupted)
+    r->interrupted = cal_cancel_signal();
 }
 
 /* Plugins' entry points run in this process while they load
@@ -690,17 +673,10 @@ int cal_execute(const calibrate_options *o, const cal_mode *m, void *mode_state)
   r->mode_state = mode_state;
   r->pass.force = o->force;
 
-  g_cancel = 0;
-  g_signal = 0;
   /* SIGINT, SIGTERM and SIGHUP (the terminal went away) stop the run; the
    * finished work is committed and the exit status is 128 + the signal */
-  struct sigaction sa, old_int, old_term, old_hup;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
+  cal_signals saved_signals;
+  cal_signals_catch(&saved_signals);
   int saved_stdout = stdout_aside(set.out);
 
   char err[4608];
@@ -716,9 +692,7 @@ int cal_execute(const calibrate_options *o, const cal_mode *m, void *mode_state)
     m->print(r, status);
   if (store_failed != CALSTORE_OK && o->json) /* no run report: the reason, in JSON */
     base_json_status_message(set.out, calstore_status_name(store_failed), err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  sigaction(SIGHUP, &old_hup, NULL);
+  cal_signals_restore(&saved_signals);
   cal_sink_free(&sink);
   cal_cursor_free(&r->cur);
   cal_setup_close(&set);

@@ -20,7 +20,7 @@
  *
  * Files: setup.c (selection), driver.c (children, records, waves,
  * cal_execute), child.c (the child's pipeline), commit.c (batches and the
- * portable rule), run.c (sink, cursor, small lookups), report.c (calibrate's
+ * portable rule), run.c (sink, cursor, small lookups), output.c (calibrate's
  * output), calibrate.c / plan.c / verify.c (the modes).
  * Internal to host/calibrate.
  */
@@ -275,10 +275,24 @@ int cal_execute(const calibrate_options *o, const cal_mode *m, void *mode_state)
  * r->interrupted when a signal stopped it. */
 void cal_run_plugins(cal_run *r);
 
+/* ---- signals.c ---- */
+
 /* The flag the signal handlers set (the plugins' cancellation flag). */
 volatile sig_atomic_t *cal_cancel_flag(void);
 /* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), 0: none. */
 int cal_cancel_signal(void);
+
+/* The handlers cal_signals_catch replaced, for cal_signals_restore. */
+typedef struct {
+  struct sigaction intr, term, hup;
+} cal_signals;
+
+/* Clears the cancellation flag and catches SIGINT, SIGTERM and SIGHUP
+ * (each sets the flag and records the signal); *saved receives the
+ * handlers they had. */
+void cal_signals_catch(cal_signals *saved);
+/* Puts back the handlers *saved holds. */
+void cal_signals_restore(const cal_signals *saved);
 
 /* Lists device plugin p's devices (in a child) into *devices and selects
  * those the configuration names: *sel (calloc'd, NULL when out of memory)
@@ -416,7 +430,7 @@ int cal_budget_over(void *user);
  * or the one backend of every pending result). */
 void cal_commit_pending(cal_run *r, int portable);
 
-/* ---- report.c (calibrate's output) ---- */
+/* ---- output.c (calibrate's output) ---- */
 
 /* The finished sweeps a progress line shows: the run's count, or in a wave
  * of devices the count over all its threads at this thread's last sweep. */

@@ -13,7 +13,7 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "calibrate/calibrate.h"
-#include "sweep/plan.h"
+#include "sweep/rigor.h"
 
 #define MAX_FILTERS 64
 

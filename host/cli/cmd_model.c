@@ -3,8 +3,13 @@
  * calhost reads from an ONNX model (host/model/model.h): the nodes it would
  * calibrate (name, ONNX operator, the operator a plugin serves, dtype,
  * shape, structure, how many nodes share the structure), the nodes it
- * skips with the reason, and the model's digest. Reads no configuration,
- * store or plugin.
+ * skips with the reason, and the model's digest; `model show` reads no
+ * configuration, store or plugin. The file also holds the models of a run
+ * (cli_model_workloads: a calibrate, plan or verify run's --model and
+ * [model NAME] sections as workloads of the configuration) and
+ * `lookup --model` (cli_lookup_model: each node's policy through the
+ * deployment runtime, which reads the configuration and the store and
+ * loads the plugins).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/array.h"
 #include "base/json.h"
 #include "base/str.h"
 #include "base/text.h"
@@ -77,13 +83,20 @@ static void print_text(FILE *out, const model_info *m) {
   }
 }
 
-static void print_json(FILE *out, const model_info *m) {
+/* Opens the JSON object of a model's answer (`model show --json`,
+ * `lookup --model --json`): status, file, digest, binding and key digest. */
+static void json_model_head(FILE *out, const char *path, const char *digest, const char *binding,
+                            const char *key_digest) {
   fputc('{', out);
   base_json_member_string(out, 1, "status", "ok");
-  base_json_member_string(out, 0, "file", m->path);
-  base_json_member_string(out, 0, "digest", m->digest);
-  base_json_member_string(out, 0, "binding", m->binding);
-  base_json_member_string(out, 0, "key_digest", m->key_digest);
+  base_json_member_string(out, 0, "file", path);
+  base_json_member_string(out, 0, "digest", digest);
+  base_json_member_string(out, 0, "binding", binding);
+  base_json_member_string(out, 0, "key_digest", key_digest);
+}
+
+static void print_json(FILE *out, const model_info *m) {
+  json_model_head(out, m->path, m->digest, m->binding, m->key_digest);
   base_json_member_string(out, 0, "unbound", m->unbound);
   base_json_member_uint(out, 0, "file_size", m->file_size);
   base_json_member_int(out, 0, "ir_version", m->ir_version);
@@ -258,14 +271,10 @@ static int record_model(cli_model_set *ms, const model_info *m, const char *mode
                         size_t before, const char *label, int ini, int in_run) {
   if (!ms)
     return 0;
-  if (ms->count == ms->cap) {
-    size_t nc = ms->cap ? ms->cap * 2 : 4;
-    read_model *g = realloc(ms->models, nc * sizeof *g);
-    if (!g)
-      return -1;
-    ms->models = g;
-    ms->cap = nc;
-  }
+  read_model *g = base_array_grow(ms->models, ms->count, &ms->cap, sizeof *g, 4);
+  if (!g)
+    return -1;
+  ms->models = g;
   read_model *r = &ms->models[ms->count++];
   memset(r, 0, sizeof *r);
   size_t n = m->node_count + m->skipped_count;
@@ -606,9 +615,7 @@ static node_answer *answer_node(calhost_runtime *rt, const calhost_runtime_model
   const calhost_runtime_model_node *n = &m->nodes[i];
   calhost_runtime_status rs;
   node_answer *x = &ans[i];
-  size_t h = 1469598103934665603ull;
-  for (const char *c = n->workload; *c; c++)
-    h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  size_t h = (size_t)base_str_fnv1a(BASE_STR_FNV_OFFSET, n->workload, strlen(n->workload));
   size_t slot = h & (slots - 1);
   while (asked[slot] && strcmp(m->nodes[asked[slot] - 1].workload, n->workload))
     slot = (slot + 1) & (slots - 1);
@@ -636,12 +643,7 @@ static node_answer *answer_node(calhost_runtime *rt, const calhost_runtime_model
 static void model_header(const cli_context *cli, calhost_runtime *rt,
                          const calhost_runtime_model *m) {
   if (cli->json) {
-    fputc('{', stdout);
-    base_json_member_string(stdout, 1, "status", "ok");
-    base_json_member_string(stdout, 0, "file", m->path);
-    base_json_member_string(stdout, 0, "digest", m->digest);
-    base_json_member_string(stdout, 0, "binding", m->binding);
-    base_json_member_string(stdout, 0, "key_digest", m->key_digest);
+    json_model_head(stdout, m->path, m->digest, m->binding, m->key_digest);
     base_json_member_bool(stdout, 0, "force_portable", calhost_runtime_force_portable(rt));
     fputs(",\"nodes\":[", stdout);
   } else if (!cli->quiet) {

@@ -1,7 +1,10 @@
 /*
  * workload.c: the workload forms of `lookup` and `override` over the
- * deployment runtime (see workload.h), through its public API
- * (calhost/runtime.h) alone, as a deployment uses it.
+ * deployment runtime (see workload.h): the lookup itself goes through the
+ * public API (calhost/runtime.h) as a deployment's does; the command also
+ * uses the internal configuration code, to read the file first with its
+ * own search and messages (then the runtime reads it again) and to parse
+ * --threads.
  */
 #include "workload.h"
 

@@ -1,8 +1,9 @@
 /*
  * workload.h: the workload forms of `lookup` and `override` over the
- * deployment runtime (host/runtime), through its public API
- * (include/calhost/runtime.h) alone, as a deployment uses it: the
- * command's configuration file (its search rule) and --store open a
+ * deployment runtime (host/runtime), the lookup through its public API
+ * (include/calhost/runtime.h) as a deployment uses it: the command's
+ * configuration file (its search rule, read once by the command through
+ * host/config for its messages, then again by the runtime) and --store open a
  * runtime (calhost_runtime_open), which loads the plugin that serves the
  * workload (with its [plugin NAME] settings) and builds the keys for this
  * machine, exactly as a deployment and calibrate do.

@@ -197,6 +197,17 @@ int config_defaults(config_settings *cfg) {
 
 static void index_free(config_settings *cfg);
 
+void config_workload_free(config_workload *w) {
+  free(w->name);
+  free(w->operator_name);
+  free(w->dtype);
+  free(w->shape);
+  free(w->model_file);
+  free(w->model_digest);
+  props_free(&w->properties, &w->property_count);
+  memset(w, 0, sizeof *w);
+}
+
 void config_free(config_settings *cfg) {
   if (!cfg)
     return;
@@ -210,16 +221,8 @@ void config_free(config_settings *cfg) {
   cfg_strv_free(&cfg->disabled_backends, &cfg->disabled_count);
   free(cfg->cpus);
   free(cfg->thread_counts);
-  for (size_t i = 0; i < cfg->workload_count; i++) {
-    config_workload *w = &cfg->workloads[i];
-    free(w->name);
-    free(w->operator_name);
-    free(w->dtype);
-    free(w->shape);
-    free(w->model_file);
-    free(w->model_digest);
-    props_free(&w->properties, &w->property_count);
-  }
+  for (size_t i = 0; i < cfg->workload_count; i++)
+    config_workload_free(&cfg->workloads[i]);
   free(cfg->workloads);
   for (size_t i = 0; i < cfg->plugin_section_count; i++) {
     free(cfg->plugin_sections[i].name);
@@ -260,10 +263,7 @@ typedef struct workload_index {
 } workload_index;
 
 static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  return base_str_fnv1a(BASE_STR_FNV_OFFSET, s, strlen(s));
 }
 
 static void index_free(config_settings *cfg) {

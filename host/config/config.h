@@ -222,6 +222,9 @@ size_t config_search_places(char *buf, size_t capacity);
 /* Frees everything *cfg owns and zeroes it. NULL-safe. */
 void config_free(config_settings *cfg);
 
+/* Frees what workload w owns (its strings and properties) and zeroes it. */
+void config_workload_free(config_workload *w);
+
 /* Finds a workload / plugin section by name; NULL when absent. A workload
  * is found through a hash index of the names, a cache kept in cfg (built on
  * first use, extended when workloads were appended, rebuilt when some were

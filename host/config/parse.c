@@ -16,7 +16,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ini.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,24 +24,6 @@
 #include "base/files.h"
 #include "base/str.h"
 #include "parser.h"
-
-int cfg_perr(parser *p, unsigned line, const char *fmt, ...) {
-  va_list ap;
-  if (p->has_error)
-    return 0;
-  p->has_error = 1;
-  p->err_line = line;
-  p->err_detect = p->line;
-  va_start(ap, fmt);
-  vsnprintf(p->err, sizeof p->err, fmt, ap);
-  va_end(ap);
-  return 0; /* inih: this line failed */
-}
-
-int cfg_oom(parser *p) {
-  p->out_of_memory = 1;
-  return cfg_perr(p, p->line, "out of memory");
-}
 
 /* Ends the current section: the key rules check it, its keys are forgotten. */
 static void end_section(parser *p) {

@@ -63,6 +63,8 @@ typedef struct parser {
   char err[900];
 } parser;
 
+/* ---- parse_error.c: the parse's first error ---------------------------- */
+
 /* Records the first error ("message" at line) and returns 0 (inih: this
  * line failed); later errors are ignored. */
 int cfg_perr(parser *p, unsigned line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -1,6 +1,6 @@
 /*
  * isolate.c: the host's one fork-and-timeout runtime for plugin code (see
- * isolate.h), its signal-name table and its monotonic clock.
+ * isolate.h) and its signal-name table (the clock: base/clock.c).
  */
 #define _GNU_SOURCE
 #include "isolate.h"
@@ -19,11 +19,7 @@
 #include <sys/prctl.h>
 #endif
 
-double isolate_monotonic_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "base/clock.h"
 
 const char *isolate_signal_name(int sig) {
   static const struct {
@@ -147,7 +143,7 @@ static int watch_child(const isolate_options *o, pid_t pid, double t0, stream st
     if (!killed_for && o->cancel_flag && *o->cancel_flag) {
       kill(pid, SIGKILL);
       killed_for = CALHOST_CHILD_CANCELLED;
-    } else if (!killed_for && deadline > 0 && isolate_monotonic_seconds() >= deadline) {
+    } else if (!killed_for && deadline > 0 && base_monotonic_seconds() >= deadline) {
       kill(pid, SIGKILL);
       killed_for = CALHOST_CHILD_TIMEOUT;
     }
@@ -235,7 +231,7 @@ int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_us
   if (pipe2(rec, O_CLOEXEC) == 0 && pipe2(cap, O_CLOEXEC) == 0 &&
       (!o->capture_stderr || pipe2(ecap, O_CLOEXEC) == 0)) {
     fflush(NULL);
-    t0 = isolate_monotonic_seconds();
+    t0 = base_monotonic_seconds();
     step = "fork";
     pid = fork();
   }
@@ -276,7 +272,7 @@ int isolate_run(const isolate_options *o, isolate_child_fn child, void *child_us
   for (int i = 0; i < 3; i++)
     if (st[i].fd >= 0)
       close(st[i].fd);
-  out->seconds = isolate_monotonic_seconds() - t0;
+  out->seconds = base_monotonic_seconds() - t0;
   out->truncated = isolate_proto_reader_pending(&rd) > 0;
 
   classify_end(o, status, killed_for, &rd, out);

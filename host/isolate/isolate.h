@@ -9,8 +9,8 @@
  * dedicated pipe. The parent reads records and output until the child ends,
  * the time limit passes or the cancel flag is raised (then SIGKILL), and
  * reports how it ended as an enum with a one-line message beside it: callers
- * decide on the enum, never on the message. Also the host's one monotonic
- * clock and one signal-name table. Internal to the host (POSIX only).
+ * decide on the enum, never on the message. Also the host's one
+ * signal-name table (its monotonic clock is base/clock.h's). Internal to the host (POSIX only).
  */
 #ifndef CALHOST_ISOLATE_H
 #define CALHOST_ISOLATE_H
@@ -80,8 +80,5 @@ int isolate_in_child(void);
 /* "SIGSEGV"-style name of a signal number (static), "signal" when unknown. */
 const char *isolate_signal_name(int sig);
 
-/* The current CLOCK_MONOTONIC time in seconds (the host's one clock for
- * deadlines and timings). */
-double isolate_monotonic_seconds(void);
 
 #endif /* CALHOST_ISOLATE_H */

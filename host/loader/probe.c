@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isolate.h"
+#include "isolate/isolate.h"
 #include "isolate/codec.h"
 #include "module.h"
 #include "probe.h"

@@ -12,7 +12,7 @@
  * never guessed. The model's digest is the SHA-256 of the file as given
  * (config_digest_bytes: the same hex as sha256sum).
  *
- * Files: model.c (reading, the shape table, the nodes), workloads.c (a
+ * Files: onnx_reader.c (reading, the shape table, the nodes), workloads.c (a
  * model's nodes as configured workloads, and their key rule).
  */
 #ifndef CALHOST_MODEL_H

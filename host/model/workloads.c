@@ -37,10 +37,7 @@ typedef struct name_set {
 } name_set;
 
 static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  return base_str_fnv1a(BASE_STR_FNV_OFFSET, s, strlen(s));
 }
 
 static int set_init(name_set *s, size_t expected) {
@@ -59,21 +56,6 @@ static int set_add(name_set *s, const char *name) {
       return 1;
   s->slots[i] = name;
   return 0;
-}
-
-static void workload_free(config_workload *w) {
-  free(w->name);
-  free(w->operator_name);
-  free(w->dtype);
-  free(w->shape);
-  free(w->model_file);
-  free(w->model_digest);
-  for (size_t k = 0; k < w->property_count; k++) {
-    free((char *)w->properties[k].name);
-    free((char *)w->properties[k].value);
-  }
-  free(w->properties);
-  memset(w, 0, sizeof *w);
 }
 
 /* Fills *w from node i (a structure's first node). 0, or -1 out of memory. */
@@ -110,7 +92,7 @@ static int workload_of(const model_info *m, size_t i, const char *model_name, co
     ok = config_workload_digest(w, NULL, 0) != NULL;
   }
   if (!ok)
-    workload_free(w);
+    config_workload_free(w);
   return ok ? 0 : -1;
 }
 
@@ -143,13 +125,13 @@ long model_workloads_add(config_settings *cfg, const model_info *m, const char *
                       "model %s: workload %s (node %s) exists already (another model of the "
                       "run gives the same name: name the models apart)",
                       model_name, w.name, m->nodes[i].name);
-      workload_free(&w);
+      config_workload_free(&w);
       goto undo;
     }
     config_workload *grown = base_array_grow(cfg->workloads, cfg->workload_count,
                                              &cfg->workload_capacity, sizeof *grown, 4);
     if (!grown) {
-      workload_free(&w);
+      config_workload_free(&w);
       base_str_fail(err, cap, "out of memory");
       goto undo;
     }
@@ -161,7 +143,7 @@ long model_workloads_add(config_settings *cfg, const model_info *m, const char *
 undo:
   free(taken.slots);
   while (cfg->workload_count > before)
-    workload_free(&cfg->workloads[--cfg->workload_count]);
+    config_workload_free(&cfg->workloads[--cfg->workload_count]);
   return -1;
 }
 

@@ -1,6 +1,6 @@
 /*
  * internal.h: what the search engine (engine.c) shares with the strategies
- * (strategies.c, model.c): the search context, its PRNG, the evaluation
+ * (strategies.c, surrogate.c): the search context, its PRNG, the evaluation
  * cache and budget, and the moves on configurations. Internal to host/search.
  */
 #ifndef CALHOST_SEARCH_INTERNAL_H

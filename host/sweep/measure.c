@@ -36,14 +36,15 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/clock.h"
 #include "base/str.h"
 #include "base/words.h"
-#include "isolate.h"
+#include "isolate/isolate.h"
 #include "loader/entries.h"
 #include "stats.h"
 
 double sweep_now(void) {
-  return isolate_monotonic_seconds();
+  return base_monotonic_seconds();
 }
 
 static const char *status_word(calhost_status st) {
@@ -217,16 +218,23 @@ int sweep_serialize(sweep *s, uint32_t index, const uint32_t *config, char **pol
  * OpenCL queue without CL_QUEUE_PROFILING_ENABLE reads 0): it sets
  * s->bad_timer with the reason and returns CALHOST_ERROR, and the sweep
  * stops at once, saying what to fix. Returns run()'s status. */
+calhost_status sweep_run_timed(const calhost_plugin_vtable *vt, calhost_session *session,
+                               uint32_t iterations, calhost_run_result *rr, double *host_seconds) {
+  memset(rr, 0, sizeof *rr);
+  rr->header.struct_type = CALHOST_STRUCT_RUN_RESULT;
+  rr->header.struct_version = 1;
+  rr->header.struct_size = sizeof *rr;
+  rr->device_seconds = -1.0;
+  double t0 = sweep_now();
+  calhost_status st = vt->run(session, iterations, rr);
+  *host_seconds = sweep_now() - t0;
+  return st;
+}
+
 static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) {
   calhost_run_result rr;
-  memset(&rr, 0, sizeof rr);
-  rr.header.struct_type = CALHOST_STRUCT_RUN_RESULT;
-  rr.header.struct_version = 1;
-  rr.header.struct_size = sizeof rr;
-  rr.device_seconds = -1.0;
-  double t0 = sweep_now();
-  calhost_status st = s->vt->run(s->session, iterations, &rr);
-  double t1 = sweep_now();
+  double host_seconds;
+  calhost_status st = sweep_run_timed(s->vt, s->session, iterations, &rr, &host_seconds);
   if (st != CALHOST_OK)
     return st;
   if (rr.device_seconds == 0 || !isfinite(rr.device_seconds)) {
@@ -246,7 +254,7 @@ static calhost_status timed_run(sweep *s, uint32_t iterations, double *seconds) 
     *seconds = rr.device_seconds;
     s->any_device_timing = 1;
   } else {
-    *seconds = t1 - t0;
+    *seconds = host_seconds;
     s->all_device_timing = 0;
   }
   return CALHOST_OK;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h"
-#include "plan.h"
+#include "rigor.h"
 #include "search/search.h"
 #include "stats.h"
 
@@ -215,6 +215,13 @@ typedef struct sweep_result {
 
 /* Current CLOCK_MONOTONIC time in seconds. */
 double sweep_now(void);
+
+/* One run() of `iterations` on session through vt: *rr is set up (device
+ * time -1: not reported) and filled by run(); *host_seconds is the host's
+ * clock around the call. Returns run()'s status. The timing of a sweep's
+ * candidate and of a race's entrant. */
+calhost_status sweep_run_timed(const calhost_plugin_vtable *vt, calhost_session *session,
+                               uint32_t iterations, calhost_run_result *rr, double *host_seconds);
 
 /* Runs one sweep and fills *out (zeroed first). Returns 0 when a winner was
  * chosen, -1 otherwise (out->error says why; out->cancelled when stopped).

@@ -39,14 +39,8 @@ static calhost_session *session_of(runner *r) {
  * else the host's clock. Returns 0, or -1 with the entrant's error set. */
 static int timed(runner *r, uint32_t iterations, double *seconds) {
   calhost_run_result rr;
-  memset(&rr, 0, sizeof rr);
-  rr.header.struct_type = CALHOST_STRUCT_RUN_RESULT;
-  rr.header.struct_version = 1;
-  rr.header.struct_size = sizeof rr;
-  rr.device_seconds = -1.0;
-  double t0 = sweep_now();
-  calhost_status st = r->e->vtable->run(session_of(r), iterations, &rr);
-  double t1 = sweep_now();
+  double host_seconds;
+  calhost_status st = sweep_run_timed(r->e->vtable, session_of(r), iterations, &rr, &host_seconds);
   if (st != CALHOST_OK) {
     snprintf(r->e->error, sizeof r->e->error, "run failed: %s", calhost_status_name(st));
     return -1;
@@ -54,7 +48,7 @@ static int timed(runner *r, uint32_t iterations, double *seconds) {
   if (rr.device_seconds > 0 && isfinite(rr.device_seconds))
     *seconds = rr.device_seconds;
   else if (rr.device_seconds < 0)
-    *seconds = t1 - t0;
+    *seconds = host_seconds;
   else {
     snprintf(r->e->error, sizeof r->e->error, "run() reported no usable device time");
     return -1;

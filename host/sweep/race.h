@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "calhost/plugin.h"
-#include "plan.h"
+#include "rigor.h"
 #include "stats.h"
 
 /* One policy of one backend in a race. */

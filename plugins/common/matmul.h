@@ -1,7 +1,8 @@
 /*
  * matmul.h: what the MatMul backends (cpu_gemm, openblas, opencl_gemm,
  * clblast, cuda_gemm, cublaslt) share, linked into each of them
- * (calhost_matmul_common; hidden, never exported):
+ * (calhost_matmul_common; hidden, never exported), and compiled into the
+ * tests of its reference and parsing (tests/gemm, tests/race, tests/opencl):
  * error reporting, the policy-text preconditions, parsing a float32 MatMul
  * workload, the common parts of build_key and open_session, the session's
  * deterministic inputs, and the trusted double-precision reference with its

@@ -8,7 +8,7 @@
 #    isolate_ symbol only of the child runner and its framed protocol, which
 #    the runtime uses itself (the loader probes a plugin in a child, the
 #    device listing runs in one): isolate_run, isolate_in_child,
-#    isolate_signal_name, isolate_monotonic_seconds (its timeout clock),
+#    isolate_signal_name,
 #    isolate_proto_*, isolate_props_free, and the child protocol's codec,
 #    isolate_rec_* (isolate/codec.c: one file with every child's records,
 #    linked whole; the sweeps' records in it carry no engine code);
@@ -32,7 +32,7 @@ nm "$lib" | awk 'NF == 3 { print $3 }' | sort -u >"$work/all"
 test -s "$work/all" || fail "nm lists no symbols in $lib (stripped?): cannot check it"
 grep -E '^(sweep|search)_' "$work/all" >"$work/tuner" || true
 grep -E '^isolate_' "$work/all" |
-  grep -vE '^isolate_(run|in_child|signal_name|monotonic_seconds|props_free|proto_[a-z0-9_]+|rec_[a-z0-9_]+)$' \
+  grep -vE '^isolate_(run|in_child|signal_name|props_free|proto_[a-z0-9_]+|rec_[a-z0-9_]+)$' \
     >>"$work/tuner" || true
 if [ -s "$work/tuner" ]; then
   echo "the runtime links tuner code ($(wc -l <"$work/tuner") symbols):" >&2

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "sweep/plan.h"
+#include "sweep/rigor.h"
 
 static void quick_measures_few_short_samples(void **state) {
   (void)state;

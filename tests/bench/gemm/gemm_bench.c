@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "sweep/measure.h"
-#include "sweep/plan.h"
+#include "sweep/rigor.h"
 #include "test_host.h"
 
 /* ---- options (the host: tests/common/test_host.c) ----------------------------------------- */

@@ -40,7 +40,7 @@
 #include "processor/processor.h"
 #include "search/spacefile.h"
 #include "sweep/measure.h"
-#include "sweep/plan.h"
+#include "sweep/rigor.h"
 
 /* ---- the one-candidate view of a session ----------------------------------- */
 

@@ -117,7 +117,7 @@ static double median_of(double *v, size_t n) {
 #include "loader/loader.h"
 #include "processor/processor.h"
 #include "sweep/measure.h"
-#include "sweep/plan.h"
+#include "sweep/rigor.h"
 
 /* One plugin's live sweeps: per shape, exhaustive then quick and measure. */
 static int live_plugin(const char *path, const long long (*shapes)[3], size_t nshapes,

@@ -1,5 +1,5 @@
 /*
- * model.c: reading an ONNX file (read whole into memory, never mapped, then
+ * onnx_reader.c: reading an ONNX file (read whole into memory, never mapped, then
  * hashed and decoded by protobuf-c's onnx__model_proto__unpack) and listing its served
  * nodes with their shapes (model.h). Owns the shape table (every named
  * tensor of the main graph with a known type: inputs, initializers,
@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/files.h"
 #include "base/str.h"
 #include "config/values.h"
@@ -53,10 +54,7 @@ typedef struct shape_table {
 } shape_table;
 
 static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  return base_str_fnv1a(BASE_STR_FNV_OFFSET, s, strlen(s));
 }
 
 static void table_free(shape_table *t) {
@@ -317,14 +315,10 @@ static int resolve(const builder *b, const shape_table *t, const char *node, con
 static int skip_as(builder *b, const char *name, const char *op, const char *reason,
                    const char *symbol, int identity) {
   model_info *m = b->m;
-  if (m->skipped_count == b->skip_cap) {
-    size_t nc = b->skip_cap ? b->skip_cap * 2 : 8;
-    model_skip *n = realloc(m->skipped, nc * sizeof *n);
-    if (!n)
-      return fail(b->err, b->cap, b->path, "out of memory");
-    m->skipped = n;
-    b->skip_cap = nc;
-  }
+  model_skip *grown = base_array_grow(m->skipped, m->skipped_count, &b->skip_cap, sizeof *grown, 8);
+  if (!grown)
+    return fail(b->err, b->cap, b->path, "out of memory");
+  m->skipped = grown;
   model_skip *s = &m->skipped[m->skipped_count];
   memset(s, 0, sizeof *s);
   s->name = base_str_dup(name);
@@ -414,14 +408,10 @@ static void listed_prop(listed *l, const char *name, const char *fmt, ...) {
 static int node_add(builder *b, const char *name, const char *onnx_op, const listed *l, int unnamed,
                     size_t index) {
   model_info *m = b->m;
-  if (m->node_count == b->node_cap) {
-    size_t nc = b->node_cap ? b->node_cap * 2 : 16;
-    model_node *n = realloc(m->nodes, nc * sizeof *n);
-    if (!n)
-      return fail(b->err, b->cap, b->path, "out of memory");
-    m->nodes = n;
-    b->node_cap = nc;
-  }
+  model_node *grown = base_array_grow(m->nodes, m->node_count, &b->node_cap, sizeof *grown, 16);
+  if (!grown)
+    return fail(b->err, b->cap, b->path, "out of memory");
+  m->nodes = grown;
   model_node *x = &m->nodes[m->node_count];
   memset(x, 0, sizeof *x);
   char structure[1024];

@@ -1,11 +1,11 @@
 /*
- * plan.c: rigor levels' parameters (see plan.h; their words: base/tuning.c).
+ * rigor.c: rigor levels' parameters (see rigor.h; their words: base/tuning.c).
  */
-#include "plan.h"
+#include "rigor.h"
 
 #include <string.h>
 
-/* The rigor levels by number: what each one's plan sets (plan.h); every
+/* The rigor levels by number: what each one's plan sets (rigor.h); every
  * level samples at least 3 times before pruning and flags a CV above 0.05
  * noisy. */
 static const struct {

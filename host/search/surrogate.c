@@ -1,5 +1,5 @@
 /*
- * model.c: the model-based strategy (the default): two small regression
+ * surrogate.c: the model-based strategy (the default): two small regression
  * forests (bagged CART trees on random feature subsets), one fitted to the
  * log of the successful costs, one to which evaluations were rejected.
  * Each step draws one tree of each and evaluates the unseen configuration

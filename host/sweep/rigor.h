@@ -1,13 +1,13 @@
 /*
- * plan.h: what each rigor level means for the measurement of a candidate
+ * rigor.h: what each rigor level means for the measurement of a candidate
  * (how long each sample lasts, how many repetitions, whether to prune).
  * Which candidates a sweep measures is the search part's to decide
  * (host/search: search_sweep_rigor_plan maps the rigor levels onto
  * strategies and budgets; measure.c asks it). Pure functions, testable
  * without plugins. Internal to the host.
  */
-#ifndef CALHOST_SWEEP_PLAN_H
-#define CALHOST_SWEEP_PLAN_H
+#ifndef CALHOST_SWEEP_RIGOR_H
+#define CALHOST_SWEEP_RIGOR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,4 +41,4 @@ typedef struct sweep_rigor_params {
  * when pruning is on). */
 void sweep_rigor_params_init(sweep_rigor rigor, uint32_t repetitions, sweep_rigor_params *out);
 
-#endif /* CALHOST_SWEEP_PLAN_H */
+#endif /* CALHOST_SWEEP_RIGOR_H */

@@ -1,5 +1,5 @@
 /*
- * report.c: what `calhost calibrate` prints: the progress bar (a terminal
+ * output.c: what `calhost calibrate` prints: the progress bar (a terminal
  * that understands cursor escapes) or plain progress lines, the summary
  * table with the failures and warnings after it, and the full JSON report
  * (--json). Every text line goes through base/text.h (store and plugin
