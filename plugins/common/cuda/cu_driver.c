@@ -729,6 +729,44 @@ static CUresult upload(const cu_api *api, CUdeviceptr *dst, const void *src, siz
   return e;
 }
 
+/* The device of a session of shape on target t, made current (its
+ * primary context retained once): NULL with *status (and the reason told
+ * to the host) when the target names no device of the instance, the
+ * dtype's headers are missing, or the context cannot be had. */
+static cu_device *session_device(cu_instance *ci, const cu_shape *shape, const calhost_target *t,
+                                 calhost_status *status) {
+  cu_device *dev = cu_target_device(&ci->devs, t, ci->mm.host, ci->mm.backend);
+  if (!dev) {
+    *status = CALHOST_UNSUPPORTED;
+    return NULL;
+  }
+  const cu_api *api = ci->devs.api;
+  CUresult e;
+  if (shape->dtype != CG_F32) { /* the reference kernel includes cuda_fp16.h / cuda_bf16.h */
+    char why[256];
+    const cu_nvrtc *nv = cu_nvrtc_load(why, sizeof why);
+    const char *missing =
+        nv ? cu_headers_missing(cu_nvrtc_headers(nv), (int)shape->dtype, 0) : NULL;
+    if (missing) {
+      matmul_set_error(ci->mm.host, "%s: %s", ci->mm.backend, missing);
+      *status = CALHOST_UNSUPPORTED;
+      return NULL;
+    }
+  }
+  if (!dev->ctx && (e = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->dev)) != CUDA_SUCCESS) {
+    dev->ctx = NULL;
+    matmul_set_error(ci->mm.host, "%s: no context on '%s': %s", ci->mm.backend, dev->name,
+                     cu_error_name(api, e));
+    *status = CALHOST_ERROR;
+    return NULL;
+  }
+  if (cu_make_current(api, ci->mm.host, ci->mm.backend, dev) != CUDA_SUCCESS) {
+    *status = CALHOST_ERROR;
+    return NULL;
+  }
+  return dev;
+}
+
 void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
                       const calhost_target *t, size_t size, size_t pad_mn, size_t pad_k,
                       calhost_status *status) {
@@ -747,33 +785,10 @@ void *cu_session_open(calhost_plugin_instance *inst, const calhost_workload *w,
   *status = cu_parse_workload(ci->mm.host, ci->mm.backend, ci->mm.caps, w, &shape);
   if (*status != CALHOST_OK)
     return NULL;
-  dev = cu_target_device(&ci->devs, t, ci->mm.host, ci->mm.backend);
-  if (!dev) {
-    *status = CALHOST_UNSUPPORTED;
+  dev = session_device(ci, &shape, t, status);
+  if (!dev)
     return NULL;
-  }
   api = ci->devs.api;
-  if (shape.dtype != CG_F32) { /* the reference kernel includes cuda_fp16.h / cuda_bf16.h */
-    char why[256];
-    const cu_nvrtc *nv = cu_nvrtc_load(why, sizeof why);
-    const char *missing = nv ? cu_headers_missing(cu_nvrtc_headers(nv), (int)shape.dtype, 0) : NULL;
-    if (missing) {
-      matmul_set_error(ci->mm.host, "%s: %s", ci->mm.backend, missing);
-      *status = CALHOST_UNSUPPORTED;
-      return NULL;
-    }
-  }
-  if (!dev->ctx && (e = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->dev)) != CUDA_SUCCESS) {
-    dev->ctx = NULL;
-    matmul_set_error(ci->mm.host, "%s: no context on '%s': %s", ci->mm.backend, dev->name,
-                     cu_error_name(api, e));
-    *status = CALHOST_ERROR;
-    return NULL;
-  }
-  if (cu_make_current(api, ci->mm.host, ci->mm.backend, dev) != CUDA_SUCCESS) {
-    *status = CALHOST_ERROR;
-    return NULL;
-  }
   s = calloc(1, size < sizeof *s ? sizeof *s : size);
   if (!s) {
     *status = CALHOST_NO_MEMORY;
