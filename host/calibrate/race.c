@@ -443,6 +443,12 @@ static void fmt_us(char *buf, size_t cap, double us) {
     snprintf(buf, cap, "%.4g us", us);
 }
 
+/* The tail of line (a char array) after len written, and its room, as
+ * snprintf's first two arguments: never past the array's end. */
+#define LINE_AT(line, len)                                                                         \
+  (line) + ((len) < (int)sizeof(line) ? (len) : (int)sizeof(line)),                                \
+      ((len) < (int)sizeof(line) ? sizeof(line) - (size_t)(len) : 0)
+
 /* Ranks a raced group, queues its profiles, and says the outcome. */
 static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id) {
   size_t order[8], n = 0;
@@ -463,16 +469,14 @@ static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id
     char w[32], d[32];
     fmt_us(w, sizeof w, e->median[0]);
     fmt_us(d, sizeof d, e->ok[1] ? e->median[1] : NAN);
-    len += snprintf(line + len, len < (int)sizeof line ? sizeof line - (size_t)len : 0,
-                    "%s %s %s (default %s)", k ? "," : "", e->x->backend, w, d);
+    len += snprintf(LINE_AT(line, len), "%s %s %s (default %s)", k ? "," : "", e->x->backend, w, d);
   }
   for (size_t i = 0; i < g->n; i++)
     if (!g->e[i].ok[0])
-      len += snprintf(line + len, len < (int)sizeof line ? sizeof line - (size_t)len : 0,
-                      "; %s not timed: %s", g->e[i].x->backend, g->e[i].error[0]);
+      len +=
+          snprintf(LINE_AT(line, len), "; %s not timed: %s", g->e[i].x->backend, g->e[i].error[0]);
   if (n >= 2)
-    snprintf(line + len, len < (int)sizeof line ? sizeof line - (size_t)len : 0, " -> %s",
-             g->e[order[0]].x->backend);
+    snprintf(LINE_AT(line, len), " -> %s", g->e[order[0]].x->backend);
   add_line("%s", line);
   if (n < 2)
     return; /* no race: nothing recorded (the earlier one, if any, stays) */

@@ -241,18 +241,23 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const config_dim *)a)->name, ((const config_dim *)b)->name);
 }
 
+/* The tail of buf (cap bytes) after n written, and its room, as snprintf's
+ * first two arguments; a NULL buf (cap 0: only measuring) stays NULL, since
+ * even NULL + 0 is undefined in C. */
+#define AT(buf, n, cap)                                                                            \
+  ((buf) ? (buf) + ((n) < (cap) ? (n) : (cap)) : NULL), ((n) < (cap) ? (cap) - (n) : 0)
+
 /* A name as written in dims: itself when a plain word, else quoted. */
 static size_t put_name(const char *name, char *buf, size_t cap, size_t n) {
   int plain = *name != '\0';
   for (const char *c = name; *c; c++)
     plain = plain && name_char((unsigned char)*c);
   if (plain)
-    return n + (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "%s", name);
-  n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "\"");
+    return n + (size_t)snprintf(AT(buf, n, cap), "%s", name);
+  n += (size_t)snprintf(AT(buf, n, cap), "\"");
   for (const char *c = name; *c; c++)
-    n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "%s%c",
-                          *c == '"' || *c == '\\' ? "\\" : "", *c);
-  return n + (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "\"");
+    n += (size_t)snprintf(AT(buf, n, cap), "%s%c", *c == '"' || *c == '\\' ? "\\" : "", *c);
+  return n + (size_t)snprintf(AT(buf, n, cap), "\"");
 }
 
 size_t config_dims_canonical(const config_dim *dims, size_t count, char *buf, size_t cap) {
@@ -268,10 +273,9 @@ size_t config_dims_canonical(const config_dim *dims, size_t count, char *buf, si
   size_t n = 0;
   for (size_t i = 0; i < count; i++) {
     if (i)
-      n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, ",");
+      n += (size_t)snprintf(AT(buf, n, cap), ",");
     n = put_name(s[i].name, buf, cap, n);
-    n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "=%lld",
-                          (long long)s[i].value);
+    n += (size_t)snprintf(AT(buf, n, cap), "=%lld", (long long)s[i].value);
   }
   free(s);
   return n;
