@@ -382,6 +382,12 @@ static int setup(void **state) {
   (void)state;
   const char *b = getenv("CALHOST_BUILD_DIR");
   snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
+  /* calhost (a child, run natively) and this process must see the same
+   * kernels: under valgrind this process sees no AVX-512 (valgrind does
+   * not emulate it) while the child does, so the child is capped at what
+   * this process detects (a no-op natively; an explicit cap is kept) */
+  if (!getenv("CALHOST_CPU_GEMM_MAX_ISA"))
+    setenv("CALHOST_CPU_GEMM_MAX_ISA", gemm_isa_name(gemm_isa_detect()), 1);
   snprintf(g_dir, sizeof g_dir, "/tmp/calhost-search-XXXXXX");
   return mkdtemp(g_dir) ? 0 : -1;
 }
