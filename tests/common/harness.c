@@ -330,6 +330,20 @@ int harness_run_program(const char *prog, const harness_opts *o, harness_result 
   return harness_wait(&c, r);
 }
 
+int harness_run_config(const harness_opts *o, harness_result *r, const char *config,
+                       const char *const *args) {
+  const char *argv[64];
+  size_t n = 0;
+  argv[n++] = "--config";
+  argv[n++] = config;
+  for (size_t i = 0; args && args[i]; i++) {
+    assert_true(n < 63);
+    argv[n++] = args[i];
+  }
+  argv[n] = NULL;
+  return harness_run_program(NULL, o, r, argv);
+}
+
 int harness_run(const harness_opts *o, harness_result *r, const char *first, ...) {
   const char *argv[256];
   int argc = 0;

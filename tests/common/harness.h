@@ -68,6 +68,12 @@ const char *harness_calhost(void);
 int harness_run_program(const char *prog, const harness_opts *o, harness_result *r,
                         const char *const *argv);
 
+/* harness_run_program for bin/calhost --config CONFIG ARGS... (args
+ * NULL-terminated, at most 60): the usual way a test runs calhost on a
+ * configuration it wrote. */
+int harness_run_config(const harness_opts *o, harness_result *r, const char *config,
+                       const char *const *args);
+
 /* harness_run_program for bin/calhost with the arguments as a list. */
 int harness_run(const harness_opts *o, harness_result *r, const char *first, ...)
     __attribute__((sentinel));

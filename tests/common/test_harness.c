@@ -181,6 +181,21 @@ static void slurp_reads_whole_files_and_says_when_it_cannot(void **state) {
   free(s);
 }
 
+/* harness_run_config runs calhost --config FILE with the arguments: the
+ * configuration's store path is the one config show reports. */
+static void run_config_passes_the_configuration_first(void **state) {
+  (void)state;
+  char cfg[PATH_MAX], text[2 * PATH_MAX];
+  snprintf(cfg, sizeof cfg, "%s/run-config.ini", harness_scratch_dir());
+  snprintf(text, sizeof text, "[store]\npath = %s/run-config-store.txt\n", harness_scratch_dir());
+  assert_int_equal(harness_write(cfg, text), 0);
+  harness_result r = {0};
+  const char *const args[] = {"config", "show", NULL};
+  assert_int_equal(harness_run_config(NULL, &r, cfg, args), 0);
+  assert_non_null(strstr(r.out, "run-config-store.txt"));
+  harness_result_free(&r);
+}
+
 static int setup(void **state) {
   (void)state;
   return harness_scratch("harness") ? 0 : -1;
@@ -201,6 +216,7 @@ int main(void) {
       cmocka_unit_test(a_pty_run_is_a_terminal),
       cmocka_unit_test(a_started_child_is_watched_signalled_and_waited_for),
       cmocka_unit_test(slurp_reads_whole_files_and_says_when_it_cannot),
+      cmocka_unit_test(run_config_passes_the_configuration_first),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -36,16 +36,9 @@ static char g_cfg[512], g_store[512], g_model[512];
  * tests' harness (stderr merged into stdout; XDG_CACHE_HOME the test's
  * directory); returns the exit status, *out the output (caller frees). */
 static int run(char **out, const char *const *args) {
-  const char *argv[32];
-  size_t n = 0;
-  argv[n++] = "--config";
-  argv[n++] = g_cfg;
-  for (size_t i = 0; args[i] && n < 31; i++)
-    argv[n++] = args[i];
-  argv[n] = NULL;
   harness_opts o = {.cwd = g_dir, .xdg_cache_home = g_dir, .merge_output = 1, .timeout_s = 600};
   harness_result r = {0};
-  int code = harness_run_program(NULL, &o, &r, argv);
+  int code = harness_run_config(&o, &r, g_cfg, args);
   *out = r.out;
   r.out = NULL;
   harness_result_free(&r);
