@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "base/json.h"
+#include "base/policy.h"
 #include "base/str.h"
 #include "isolate/isolate.h"
 #include "runtime/binding.h"
@@ -296,7 +297,7 @@ static void swept_policy(const race_entrant *e, int d, sweep_race_entrant *s) {
   if (e->x->kind != CAL_STORED || !sw->ok || sw->unchecked)
     return;
   if (!d)
-    s->checked = sw->winner_policy && !strcmp(sw->winner_policy, e->policy);
+    s->checked = base_policy_same(sw->winner_policy, e->policy);
   else if (sw->have_default && sw->default_policy) {
     s->policy = sw->default_policy;
     s->checked = 1;
@@ -488,13 +489,13 @@ static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id
     runtime_race race = {id, e->median[0], e->ok[1] ? e->median[1] : NAN, (uint32_t)n,
                          (uint32_t)k + 1};
     calstore_lookup_result *ex = stored_profile(r, e->x, CALSTORE_KEY_EXACT);
-    if (ex && ex->profile && !strcmp(ex->profile->policy, e->policy))
+    if (ex && ex->profile && base_policy_same(ex->profile->policy, e->policy))
       queue_raced(b, ex->profile, &race);
     calstore_lookup_result_free(&ex);
     if (g->threads != smallest)
       continue;
     calstore_lookup_result *po = stored_profile(r, e->x, CALSTORE_KEY_PORTABLE);
-    if (po && po->profile && !strcmp(po->profile->policy, e->policy))
+    if (po && po->profile && base_policy_same(po->profile->policy, e->policy))
       queue_raced(b, po->profile, &race);
     calstore_lookup_result_free(&po);
   }

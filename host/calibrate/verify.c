@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/policy.h"
 #include "base/str.h"
 #include "base/text.h"
 #include "base/words.h"
@@ -229,7 +230,7 @@ static int judge_measured(const cal_result *x, verify_row *row, int *default_sam
   /* a stored policy that is the default's is measured once, as the
    * default (the engine never runs a candidate equal to the default again) */
   *default_same =
-      def && def->policy && row->stored_policy && !strcmp(def->policy, row->stored_policy);
+      def && base_policy_same(def->policy, row->stored_policy);
   if (!mine && *default_same)
     mine = def;
   if (x->kind == CAL_SKIPPED || !mine) {

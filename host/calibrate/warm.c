@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/policy.h"
 #include "base/str.h"
 
 typedef struct warm_item {
@@ -63,7 +64,7 @@ static int visit(void *user, const calstore_profile *p) {
     if (same(p->measurements[i].name, "median_latency"))
       median = p->measurements[i].value;
   for (size_t i = 0; i < s->count; i++)
-    if (strcmp(s->items[i].policy, p->policy) == 0) {
+    if (base_policy_same(s->items[i].policy, p->policy)) {
       if (median < s->items[i].median)
         s->items[i].median = median;
       return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/policy.h"
 #include "internal.h"
 
 static char *dup_n(const char *s, size_t n) {
@@ -33,28 +34,11 @@ void rpt_policy_free(rpt_policy *p) {
   memset(p, 0, sizeof *p);
 }
 
-/* The separator of policy's parameters: ';' (every plugin writes it), or
- * ',' in a text without ';' whose every ','-separated part is a
- * "name=value" (the GPU plugins' policies stored before issue 42,
- * plugins/common/policy_text.h); else ';' (the text is one part). */
-static char policy_separator(const char *policy) {
-  if (strchr(policy, ';') || !strchr(policy, ','))
-    return ';';
-  for (const char *p = policy;;) {
-    size_t len = strcspn(p, ",");
-    if (!memchr(p, '=', len))
-      return ';';
-    if (!p[len])
-      return ',';
-    p += len + 1;
-  }
-}
-
 int rpt_policy_parse(const char *policy, rpt_policy *out) {
   memset(out, 0, sizeof *out);
   if (!policy || !*policy)
     return 0;
-  const char sep = policy_separator(policy), seps[2] = {sep, '\0'};
+  const char sep = base_policy_separator(policy, strlen(policy)), seps[2] = {sep, '\0'};
   size_t parts = 1;
   for (const char *q = policy; *q; q++)
     parts += *q == sep;

@@ -37,6 +37,7 @@
 
 #include "base/array.h"
 #include "base/clock.h"
+#include "base/policy.h"
 #include "base/str.h"
 #include "base/words.h"
 #include "isolate/isolate.h"
@@ -478,7 +479,7 @@ static int first_round(sweep *s, entry *e, uint32_t ordinal, uint32_t total) {
   if (!is_default)
     s->out->tried++;
   for (size_t i = 0; i < s->req->avoid_count; i++)
-    if (!strcmp(e->policy, s->req->avoid_policies[i])) {
+    if (base_policy_same(e->policy, s->req->avoid_policies[i])) {
       add_rejection(s, e, s->req->avoid_reasons[i]);
       return 0;
     }
@@ -529,7 +530,7 @@ static int search_evaluate(void *user, const uint32_t *config, search_outcome *o
   if (s->have_default_entry && sweep_serialize(s, s->named ? 0 : config[0], config, &policy,
                                                &length, why, sizeof why) == 0) {
     const entry *d = &s->es[s->default_entry];
-    if (d->policy && d->policy_length == length && !memcmp(d->policy, policy, length)) {
+    if (base_policy_same_n(d->policy, d->policy_length, policy, length)) {
       free(policy);
       s->last_is_default = 1;
       s->last = s->default_entry;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/policy.h"
 #include "base/str.h"
 #include "loader/entries.h"
 #include "measure.h"
@@ -124,7 +125,7 @@ static int ready(runner *rs, size_t i, const sweep_rigor_params *p) {
   }
   for (size_t j = 0; j < i; j++) /* the same policy on the same session: timed once */
     if (rs[j].owner == r->owner && rs[j].policy && !rs[j].alias && rs[j].e->ok &&
-        !strcmp(rs[j].policy, r->policy)) {
+        base_policy_same(rs[j].policy, r->policy)) {
       r->alias = &rs[j];
       return 0;
     }

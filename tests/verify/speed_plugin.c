@@ -10,6 +10,11 @@
  * CALHOST_TEST_CREATE_LOG=FILE: create appends the creating process's id
  * (a test checks that instances are created in calhost's children only).
  * The setting fail_create (any value) makes create() fail with a message.
+ * SEPARATED (test_speed_sep): every policy has a second parameter,
+ * "work=N;unit=1", and the validator also reads "work=N,unit=1", as the
+ * GPU backends read the ',' they wrote before issue 42.
+ * CALHOST_TEST_PREPARE_LOG=FILE: prepare appends the policy it runs, one
+ * a line (a test counts the policies measured).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,11 @@
 
 #ifndef BACKEND
 #define BACKEND "test_speed"
+#endif
+#ifdef SEPARATED
+#define SECOND ";unit=1" /* what serialize and default write */
+#else
+#define SECOND ""
 #endif
 #ifndef UNIT
 #define UNIT 2000u /* loop steps per unit of work (tests/race builds a slower one) */
@@ -78,6 +88,12 @@ static int parse(const char *p, size_t n, unsigned *work, int *wrong) {
     *wrong = 1;
     buf[n - 6] = '\0';
   }
+#ifdef SEPARATED
+  size_t m = strlen(buf);
+  if (m <= 7 || (strcmp(buf + m - 7, ";unit=1") && strcmp(buf + m - 7, ",unit=1")))
+    return -1;
+  buf[m - 7] = '\0';
+#endif
   if (sscanf(buf, "work=%u%c", work, &tail) != 1 || *work < 1 || *work > 64)
     return -1;
   char canon[32];
@@ -117,21 +133,27 @@ static calhost_status candidate_count(calhost_session *s, uint32_t *count) {
 
 static calhost_status serialize_candidate(calhost_session *s, uint32_t index, char *buf,
                                           size_t capacity, size_t *length) {
-  char text[16];
+  char text[32];
   (void)s;
   if (index >= 4)
     return CALHOST_INVALID_ARGUMENT;
-  snprintf(text, sizeof text, "work=%u", 1u << index);
+  snprintf(text, sizeof text, "work=%u" SECOND, 1u << index);
   return calhost_copy_out(text, buf, capacity, length);
 }
 
 static calhost_status default_policy(calhost_session *s, char *buf, size_t capacity,
                                      size_t *length) {
   (void)s;
-  return calhost_copy_out("work=2", buf, capacity, length);
+  return calhost_copy_out("work=2" SECOND, buf, capacity, length);
 }
 
 static calhost_status prepare(calhost_session *s, const char *policy, size_t length) {
+  const char *log = getenv("CALHOST_TEST_PREPARE_LOG");
+  FILE *lf = log && *log ? fopen(log, "a") : NULL;
+  if (lf) {
+    fprintf(lf, "%.*s\n", (int)length, policy);
+    fclose(lf);
+  }
   return parse(policy, length, &s->work, &s->wrong) == 0 ? CALHOST_OK : CALHOST_INVALID_ARGUMENT;
 }
 
