@@ -2,7 +2,8 @@
  * verify_internal.h: what the parts of `calhost verify` share (private to
  * host/calibrate): the rows and verify's state, the verdict rule applied to
  * one result (verify.c), the --recalibrate pass (verify_recal.c), the
- * progress line and the output (verify_output.c).
+ * progress line and the output (verify_output.c); the key and row helpers
+ * all three call are verify_verdict.c's.
  */
 #ifndef CALHOST_CALIBRATE_VERIFY_INTERNAL_H
 #define CALHOST_CALIBRATE_VERIFY_INTERNAL_H

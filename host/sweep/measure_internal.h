@@ -1,7 +1,9 @@
 /*
  * measure_internal.h: what measure.c (the run: rounds, racing, the winner)
  * and space.c (the search's space and budget for one sweep) share: the
- * sweep's state and the few helpers both call. Private to host/sweep.
+ * sweep's state and the few helpers both call (texts.c: policy, failure
+ * and warning texts; so space.c calls nothing of measure.c). Private to
+ * host/sweep.
  */
 #ifndef CALHOST_SWEEP_MEASURE_INTERNAL_H
 #define CALHOST_SWEEP_MEASURE_INTERNAL_H
@@ -70,6 +72,13 @@ typedef struct sweep {
 /* The plugin's pending error message (hooks.take_plugin_error), or NULL;
  * taking it clears it. */
 const char *sweep_plugin_message(sweep *s);
+
+/* A plugin call's status as a word of the sweep's messages ("invalid
+ * argument"). */
+const char *sweep_status_word(calhost_status st);
+
+/* "what: status (plugin message)" into buf. */
+void sweep_describe_failure(sweep *s, char *buf, size_t cap, const char *what, calhost_status st);
 
 /* Appends a warning about the plugin (out->warning, "; "-joined): what the
  * sweep noticed without failing, for calibrate to show once per plugin. */
