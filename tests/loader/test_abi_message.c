@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "loader.h"
+#include "loader/loader.h"
 
 /* Opens ABI_TEST_PLUGIN_DIR/NAME.so with the host's own range. */
 static loader_plugin *open_plugin(const char *name, int probe) {

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <sys/wait.h>
 
-#include "check.h"
-#include "loader.h"
+#include "check/check.h"
+#include "loader/loader.h"
 #include "harness.h"
 #include "loader_test_util.h"
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "loader.h"
+#include "loader/loader.h"
 #include "loader_test_util.h"
 
 static loader_plugin *find_file(const loader_plugin_list *l, const char *base) {

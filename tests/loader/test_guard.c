@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "loader.h"
+#include "loader/loader.h"
 #include "harness.h"
 #include "loader_test_util.h"
 

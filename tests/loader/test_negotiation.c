@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "loader.h"
+#include "loader/loader.h"
 #include "loader_test_util.h"
-#include "module.h"
+#include "loader/module.h"
 
 static loader_plugin *open_with_range(const char *name, uint32_t lo, uint32_t hi, int probe) {
   loader_options o;

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <sys/resource.h>
 
-#include "loader.h"
+#include "loader/loader.h"
 #include "loader_test_util.h"
 
 typedef struct fixture {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader.h"
+#include "loader/loader.h"
 
 enum { WRITERS = 3, LENGTH = 1000 };
 

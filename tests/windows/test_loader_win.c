@@ -16,8 +16,8 @@
  */
 #include <stdint.h>
 
-#include "loader.h"
-#include "module.h"
+#include "loader/loader.h"
+#include "loader/module.h"
 #include "win_test.h"
 
 static char dll_dir[4096];

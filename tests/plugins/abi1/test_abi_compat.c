@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
-#include "loader.h"
+#include "loader/loader.h"
 #include "loader_test_util.h"
 
 static const char *abi_plugin(char *buf, size_t cap, const char *name) {
