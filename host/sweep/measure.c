@@ -489,7 +489,7 @@ static int open_sweep(sweep *s) {
   calhost_status st = s->vt->open_session(req->instance, req->workload, req->target, &s->session);
   if (st != CALHOST_OK || !s->session) {
     sweep_describe_failure(s, out->error, sizeof out->error, "open_session failed",
-                     st == CALHOST_OK ? CALHOST_ERROR : st);
+                           st == CALHOST_OK ? CALHOST_ERROR : st);
     s->session = NULL;
     return -1;
   }
