@@ -80,6 +80,20 @@ CS_HIDDEN void cs_plat_unpin(intptr_t pin);
  * with cs_plat_unpin); otherwise it is CS_NO_PIN. */
 CS_HIDDEN calstore_status cs_plat_read_file(const char *path, char **data, size_t *len,
                                             cs_file_id *id, intptr_t *pin, calstore_error *err);
+/* One read of an open file (each platform layer's): up to want bytes into
+ * buf, their count in *got (0 at the end of the file). OK, or UNREADABLE
+ * with the reason, naming path, in err. */
+typedef calstore_status (*cs_plat_read_fn)(void *file, char *buf, size_t want, size_t *got,
+                                           const char *path, calstore_error *err);
+/* The read loop of cs_plat_read_file, the same on every platform
+ * (platform_read.c): reads the open file through read_some to its end into
+ * a fresh buffer sized for `size` bytes and grown when the file grew since
+ * it was measured, NUL-terminated; *data and *len on OK. NO_MEMORY ("out of
+ * memory reading PATH") or read_some's failure otherwise, nothing
+ * allocated. The caller opens and closes the file. */
+CS_HIDDEN calstore_status cs_plat_read_loop(void *file, cs_plat_read_fn read_some, uint64_t size,
+                                            const char *path, char **data, size_t *len,
+                                            calstore_error *err);
 /* Identity of the file now: OK, NOT_FOUND or UNREADABLE. */
 CS_HIDDEN calstore_status cs_plat_stat(const char *path, cs_file_id *id, calstore_error *err);
 /* Resolves a symbolic link at path (the last component, link after link,

@@ -112,6 +112,22 @@ void cs_plat_unpin(intptr_t pin) {
     close((int)pin);
 }
 
+/* cs_plat_read_loop's read on POSIX (file: the descriptor), again after a
+ * signal. */
+static calstore_status read_fd(void *file, char *buf, size_t want, size_t *got, const char *path,
+                               calstore_error *err) {
+  for (;;) {
+    ssize_t r = read(*(int *)file, buf, want);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path,
+                     strerror(errno));
+    *got = (size_t)r;
+    return CALSTORE_OK;
+  }
+}
+
 calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
                                   intptr_t *pin, calstore_error *err) {
   int e;
@@ -145,36 +161,12 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
     close(fd);
     return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
   }
-  /* room for the file and its terminator; cap counts the file's bytes only */
-  size_t alloc = (size_t)st.st_size + 2, cap = alloc - 1, n = 0;
-  char *buf = malloc(alloc);
-  if (!buf) {
+  char *buf;
+  size_t n;
+  calstore_status rs = cs_plat_read_loop(&fd, read_fd, (uint64_t)st.st_size, path, &buf, &n, err);
+  if (rs != CALSTORE_OK) {
     close(fd);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
-  }
-  for (;;) {
-    if (n == cap) { /* the file grew since it was measured */
-      char *nb = cs_grow(buf, alloc + 1, &alloc, 1, 0);
-      if (!nb) {
-        free(buf);
-        close(fd);
-        return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
-      }
-      buf = nb;
-      cap = alloc - 1;
-    }
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0) {
-      e = errno;
-      free(buf);
-      close(fd);
-      return cs_fail(err, CALSTORE_UNREADABLE, 0, path, "cannot read %s: %s", path, strerror(e));
-    }
-    if (r == 0)
-      break;
-    n += (size_t)r;
+    return rs;
   }
   if (id)
     fill_id(&st, id);
@@ -182,7 +174,6 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
     *pin = fd; /* the descriptor keeps this inode from being reused */
   else
     close(fd);
-  buf[n] = '\0';
   *data = buf;
   *len = n;
   return CALSTORE_OK;

@@ -251,6 +251,17 @@ void cs_plat_unpin(intptr_t pin) {
   (void)pin; /* a placeholder: see platform.h */
 }
 
+/* cs_plat_read_loop's read on Windows (file: the handle), at most 1 GiB a
+ * call (ReadFile counts in a DWORD). */
+static calstore_status read_handle(void *file, char *buf, size_t want, size_t *got,
+                                   const char *path, calstore_error *err) {
+  DWORD w = (DWORD)(want > 0x40000000 ? 0x40000000 : want), g = 0;
+  if (!ReadFile(*(HANDLE *)file, buf, w, &g, NULL))
+    return fail_win(err, CALSTORE_UNREADABLE, path, "cannot read", GetLastError());
+  *got = g;
+  return CALSTORE_OK;
+}
+
 calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs_file_id *id,
                                   intptr_t *pin, calstore_error *err) {
   if (pin)
@@ -287,41 +298,18 @@ calstore_status cs_plat_read_file(const char *path, char **data, size_t *len, cs
     CloseHandle(h);
     return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "%s is too large", path);
   }
-  /* room for the file and its terminator; cap counts the file's bytes only */
-  size_t alloc = (size_t)size + 2, cap = alloc - 1, n = 0;
-  char *buf = malloc(alloc);
-  if (!buf) {
+  char *buf;
+  size_t n;
+  calstore_status rs = cs_plat_read_loop(&h, read_handle, size, path, &buf, &n, err);
+  if (rs != CALSTORE_OK) {
     CloseHandle(h);
-    return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
-  }
-  for (;;) {
-    if (n == cap) { /* the file grew since it was measured */
-      char *nb = cs_grow(buf, alloc + 1, &alloc, 1, 0);
-      if (!nb) {
-        free(buf);
-        CloseHandle(h);
-        return cs_fail(err, CALSTORE_NO_MEMORY, 0, path, "out of memory reading %s", path);
-      }
-      buf = nb;
-      cap = alloc - 1;
-    }
-    DWORD want = (DWORD)((cap - n) > 0x40000000 ? 0x40000000 : (cap - n)), got = 0;
-    if (!ReadFile(h, buf + n, want, &got, NULL)) {
-      DWORD e = GetLastError();
-      free(buf);
-      CloseHandle(h);
-      return fail_win(err, CALSTORE_UNREADABLE, path, "cannot read", e);
-    }
-    if (got == 0)
-      break;
-    n += got;
+    return rs;
   }
   if (id)
     fill_id(&fi, id);
   if (pin)
     *pin = 0; /* a placeholder: see platform.h */
   CloseHandle(h);
-  buf[n] = '\0';
   *data = buf;
   *len = n;
   return CALSTORE_OK;
