@@ -308,17 +308,27 @@ static int build_failed(runtime_binding_key_defect d) {
 
 /* build_key of the checker's workload and target on inst into *k (the
  * plugin's, valid until its next call; usable or not: key_complete judges
- * it) through the binding's one key builder, or fail. */
+ * it) through the binding's one key builder (twice: with its build-twice
+ * check), the binding's answer in *d, the plugin's status in *st and its
+ * words in said. When build_key itself failed, fails the check with
+ * "build_key(WORKLOAD) returned STATUS" and `after`, and returns -1. */
+static int build_as(checker *c, calhost_plugin_instance *inst, int twice, calhost_built_key *k,
+                    runtime_binding_key_defect *d, calhost_status *st, char *said, size_t cap,
+                    const char *after) {
+  *d = runtime_binding_build_key(record(c), inst, &c->w, &c->t, twice, k, st, said, cap);
+  if (build_failed(*d))
+    return fail_said(c, said, "build_key(%s) returned %s%s", workload_text(c),
+                     calhost_status_name(*st), after);
+  return 0;
+}
+
+/* build_as once, with the hint a failure on the default workload needs. */
 static int build(checker *c, calhost_plugin_instance *inst, calhost_built_key *k) {
   char said[1024];
   calhost_status st;
-  runtime_binding_key_defect d =
-      runtime_binding_build_key(record(c), inst, &c->w, &c->t, 0, k, &st, said, sizeof said);
-  if (build_failed(d))
-    return fail_said(c, said,
-                     "build_key(%s) returned %s (choose a workload with --operator/--shape)",
-                     workload_text(c), calhost_status_name(st));
-  return 0;
+  runtime_binding_key_defect d;
+  return build_as(c, inst, 0, k, &d, &st, said, sizeof said,
+                  " (choose a workload with --operator/--shape)");
 }
 
 /* A device backend's devices (ABI 2 device_count and list_device): listed
@@ -384,11 +394,9 @@ static int same_again(checker *c, calhost_plugin_instance *inst, const sweep_rec
   calhost_built_key key;
   char diff[480] = "";
   calhost_status st;
-  runtime_binding_key_defect d =
-      runtime_binding_build_key(record(c), inst, &c->w, &c->t, 0, &key, &st, diff, sizeof diff);
-  if (build_failed(d))
-    return fail_said(c, diff, "build_key(%s) returned %s the second time", workload_text(c),
-                     calhost_status_name(st));
+  runtime_binding_key_defect d;
+  if (build_as(c, inst, 0, &key, &d, &st, diff, sizeof diff, " the second time"))
+    return -1;
   if (base_key_differs(a, &key, diff, sizeof diff))
     return fail(c, "%s gave different keys for the same workload and target: %s", what, diff);
   return 0;
@@ -400,12 +408,10 @@ static int ck_key_deterministic(checker *c) {
   calhost_built_key k;
   calhost_status st;
   char why[480];
-  runtime_binding_key_defect d =
-      runtime_binding_build_key(record(c), c->inst, &c->w, &c->t, 1, &k, &st, why, sizeof why);
-  if (build_failed(d))
-    return fail_said(c, why,
-                     "build_key(%s) returned %s (choose a workload with --operator/--shape)",
-                     workload_text(c), calhost_status_name(st));
+  runtime_binding_key_defect d;
+  if (build_as(c, c->inst, 1, &k, &d, &st, why, sizeof why,
+               " (choose a workload with --operator/--shape)"))
+    return -1;
   if (d == RUNTIME_BINDING_KEY_NOT_DETERMINISTIC && st != CALHOST_OK)
     return fail(c, "build_key(%s) returned %s the second time", workload_text(c),
                 calhost_status_name(st)); /* the plugin's message is still in its slot */
@@ -437,11 +443,9 @@ static int ck_key_complete(checker *c) {
   calhost_built_key k;
   calhost_status st;
   char said[1024];
-  runtime_binding_key_defect defect =
-      runtime_binding_build_key(record(c), c->inst, &c->w, &c->t, 0, &k, &st, said, sizeof said);
-  if (build_failed(defect))
-    return fail_said(c, said, "build_key(%s) returned %s", workload_text(c),
-                     calhost_status_name(st));
+  runtime_binding_key_defect defect;
+  if (build_as(c, c->inst, 0, &k, &defect, &st, said, sizeof said, ""))
+    return -1;
   /* the binding's rule of a usable key, each defect in its own words; what
    * a run does not require (one line, unique names) is checked here */
   size_t empty = 0;
