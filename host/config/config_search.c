@@ -29,6 +29,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The installation's paths the build does not set (a relative one under an
+ * absolute install directory): none. */
+#ifndef CALHOST_RELATIVE_CONFIG
+#define CALHOST_RELATIVE_CONFIG NULL
+#endif
+#ifndef CALHOST_RELATIVE_SYSTEM_CONFIG
+#define CALHOST_RELATIVE_SYSTEM_CONFIG NULL
+#endif
+#ifndef CALHOST_SYSTEM_CONFIG
+#define CALHOST_SYSTEM_CONFIG NULL
+#endif
+#ifndef CALHOST_INSTALLED_CONFIG
+#define CALHOST_INSTALLED_CONFIG NULL
+#endif
+
 static int is_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -90,6 +105,19 @@ static void add_place(char places[MAX_PLACES][PATH_MAX], enum place_kind kinds[M
   *n = k + 1;
 }
 
+/* An installation's file of kind: relative to the executable first (an
+ * installation moved with its prefix), then at its compiled-in path (the
+ * same place in its own prefix: once). NULL: not set by the build. */
+static void add_installed(char places[MAX_PLACES][PATH_MAX], enum place_kind kinds[MAX_PLACES],
+                          size_t *n, const char *relative, const char *absolute,
+                          enum place_kind kind) {
+  char path[PATH_MAX];
+  if (relative && exe_relative(relative, path) == 0)
+    add_place(places, kinds, n, path, kind);
+  if (absolute)
+    add_place(places, kinds, n, absolute, kind);
+}
+
 /* The places of the default search, in order (see config.h); each is
  * written into its own row of places, its kind into kinds. Returns how
  * many. */
@@ -107,20 +135,10 @@ static size_t search_places(char places[MAX_PLACES][PATH_MAX], enum place_kind k
     if (snprintf(path, PATH_MAX, "%s/.config/calhost/calhost.ini", home) < PATH_MAX)
       add_place(places, kinds, &n, path, PLACE_USER);
   }
-#ifdef CALHOST_RELATIVE_SYSTEM_CONFIG
-  if (exe_relative(CALHOST_RELATIVE_SYSTEM_CONFIG, path) == 0)
-    add_place(places, kinds, &n, path, PLACE_SYSTEM);
-#endif
-#ifdef CALHOST_SYSTEM_CONFIG
-  add_place(places, kinds, &n, CALHOST_SYSTEM_CONFIG, PLACE_SYSTEM);
-#endif
-#ifdef CALHOST_RELATIVE_CONFIG
-  if (exe_relative(CALHOST_RELATIVE_CONFIG, path) == 0)
-    add_place(places, kinds, &n, path, PLACE_PACKAGED);
-#endif
-#ifdef CALHOST_INSTALLED_CONFIG
-  add_place(places, kinds, &n, CALHOST_INSTALLED_CONFIG, PLACE_PACKAGED);
-#endif
+  add_installed(places, kinds, &n, CALHOST_RELATIVE_SYSTEM_CONFIG, CALHOST_SYSTEM_CONFIG,
+                PLACE_SYSTEM);
+  add_installed(places, kinds, &n, CALHOST_RELATIVE_CONFIG, CALHOST_INSTALLED_CONFIG,
+                PLACE_PACKAGED);
 #ifdef CALHOST_SOURCE_CONFIG
   if (running_from_build_tree())
     add_place(places, kinds, &n, CALHOST_SOURCE_CONFIG, PLACE_SOURCE);
