@@ -29,6 +29,11 @@ static int each_rule(int (*match)(const char *rule, size_t n, const void *user),
   return 0;
 }
 
+/* The error names of "STEP:NAME" (platform.h), in the order of every
+ * platform layer's table of error codes. */
+static const char *const error_names[CS_FAULT_ERRORS] = {"EIO",    "ENOSPC", "EFBIG", "EXDEV",
+                                                         "EAGAIN", "EACCES", "EROFS", "EINTR"};
+
 typedef struct error_query {
   const char *step;
   const char *const *names;
@@ -56,8 +61,8 @@ static int match_crash(const char *rule, size_t n, const void *user) {
   return n == 12 + sl && !strncmp(rule, "crash_after:", 12) && !strncmp(rule + 12, step, sl);
 }
 
-int cs_fault_error_index(const char *step, const char *const *names, size_t count) {
-  error_query q = {step, names, count};
+int cs_fault_error_index(const char *step) {
+  error_query q = {step, error_names, CS_FAULT_ERRORS};
   return each_rule(match_error, &q) - 1;
 }
 

@@ -24,11 +24,23 @@
 #include "internal.h"
 
 #ifdef CALHOST_FAULT_INJECTION
-/* fault.c: the index in names[0..count) of the error CALSTORE_FAULT
+/* How many error names a "STEP:NAME" rule may use (fault.c's list, in the
+ * order above); each platform layer maps them, in that order, to its own
+ * error codes. */
+#define CS_FAULT_ERRORS 8
+/* fault.c: the index (0..CS_FAULT_ERRORS) of the error CALSTORE_FAULT
  * injects at step ("STEP:NAME"), or -1. */
-CS_HIDDEN int cs_fault_error_index(const char *step, const char *const *names, size_t count);
+CS_HIDDEN int cs_fault_error_index(const char *step);
 /* fault.c: nonzero when CALSTORE_FAULT says "crash_after:STEP". */
 CS_HIDDEN int cs_fault_crash_after(const char *step);
+/* The hooks of a platform layer, which defines fault_at (its error code
+ * CALSTORE_FAULT injects at step, else 0) and crash_after (kills the
+ * process when a rule says so): FAULT(step), CRASH_AFTER(step). */
+#define FAULT(step) fault_at(step)
+#define CRASH_AFTER(step) crash_after(step)
+#else
+#define FAULT(step) 0
+#define CRASH_AFTER(step) ((void)0)
 #endif
 
 #ifdef _WIN32

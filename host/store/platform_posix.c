@@ -29,27 +29,21 @@
 /* ---- fault injection ----------------------------------------------------- */
 
 #ifdef CALHOST_FAULT_INJECTION
-/* The error names CALSTORE_FAULT may use, and their errno values. */
-static const char *const fault_names[] = {"EIO",    "ENOSPC", "EFBIG", "EXDEV",
-                                          "EAGAIN", "EACCES", "EROFS", "EINTR"};
-static const int fault_errnos[] = {EIO, ENOSPC, EFBIG, EXDEV, EAGAIN, EACCES, EROFS, EINTR};
+/* The errno of each of the error names CALSTORE_FAULT may use (platform.h). */
+static const int fault_errnos[CS_FAULT_ERRORS] = {EIO,    ENOSPC, EFBIG, EXDEV,
+                                                  EAGAIN, EACCES, EROFS, EINTR};
 
-/* Returns the errno CALSTORE_FAULT injects at step, else 0. */
+/* Returns the errno CALSTORE_FAULT injects at step, else 0 (FAULT). */
 static int fault_at(const char *step) {
-  int i = cs_fault_error_index(step, fault_names, sizeof fault_names / sizeof fault_names[0]);
+  int i = cs_fault_error_index(step);
   return i < 0 ? 0 : fault_errnos[i];
 }
 
-/* Kills the process when CALSTORE_FAULT says crash_after:step. */
+/* Kills the process when CALSTORE_FAULT says crash_after:step (CRASH_AFTER). */
 static void crash_after(const char *step) {
   if (cs_fault_crash_after(step))
     kill(getpid(), SIGKILL);
 }
-#define FAULT(step) fault_at(step)
-#define CRASH_AFTER(step) crash_after(step)
-#else
-#define FAULT(step) 0
-#define CRASH_AFTER(step) ((void)0)
 #endif
 
 /* ---- threads ------------------------------------------------------------- */

@@ -23,27 +23,23 @@
 /* ---- fault injection ----------------------------------------------------- */
 
 #ifdef CALHOST_FAULT_INJECTION
-/* The error names CALSTORE_FAULT may use, and the Windows errors they mean. */
-static const char *const fault_names[] = {"EIO",    "ENOSPC", "EFBIG", "EXDEV",
-                                          "EAGAIN", "EACCES", "EROFS", "EINTR"};
-static const DWORD fault_errors[] = {
+/* The Windows error each of the error names CALSTORE_FAULT may use
+ * (platform.h) means. */
+static const DWORD fault_errors[CS_FAULT_ERRORS] = {
     ERROR_IO_DEVICE,      ERROR_DISK_FULL,     ERROR_FILE_TOO_LARGE, ERROR_NOT_SAME_DEVICE,
     ERROR_LOCK_VIOLATION, ERROR_ACCESS_DENIED, ERROR_WRITE_PROTECT,  ERROR_OPERATION_ABORTED};
 
+/* The Windows error CALSTORE_FAULT injects at step, else 0 (FAULT). */
 static DWORD fault_at(const char *step) {
-  int i = cs_fault_error_index(step, fault_names, sizeof fault_names / sizeof fault_names[0]);
+  int i = cs_fault_error_index(step);
   return i < 0 ? 0 : fault_errors[i];
 }
 
+/* TerminateProcess when CALSTORE_FAULT says crash_after:step (CRASH_AFTER). */
 static void crash_after(const char *step) {
   if (cs_fault_crash_after(step))
     TerminateProcess(GetCurrentProcess(), 9);
 }
-#define FAULT(step) fault_at(step)
-#define CRASH_AFTER(step) crash_after(step)
-#else
-#define FAULT(step) 0
-#define CRASH_AFTER(step) ((void)0)
 #endif
 
 /* ---- threads ------------------------------------------------------------- */
