@@ -275,12 +275,52 @@ static void pack_a_trans(size_t mcur, size_t kcur, const float *at, size_t lda, 
   }
 }
 
+/* Packs one full micro-panel of NR columns of B (row stride ldb) over kcur
+ * rows: a copy of NR floats per row, of a size known at compile time so
+ * that it is a few vector moves instead of a call to memcpy. */
+#define GEMM_DEFINE_PACK_B(NR)                                                                     \
+  static void pack_b_panel_##NR(size_t kcur, const float *restrict src, size_t ldb,                \
+                                float *restrict dst) {                                             \
+    for (size_t p = 0; p < kcur; p++) {                                                            \
+      memcpy(dst, src + p * ldb, (NR) * sizeof(float));                                            \
+      dst += (NR);                                                                                 \
+    }                                                                                              \
+  }
+GEMM_DEFINE_PACK_B(8)
+GEMM_DEFINE_PACK_B(12)
+GEMM_DEFINE_PACK_B(16)
+GEMM_DEFINE_PACK_B(24)
+GEMM_DEFINE_PACK_B(32)
+GEMM_DEFINE_PACK_B(48)
+
+typedef void pack_b_panel_fn(size_t kcur, const float *restrict src, size_t ldb,
+                             float *restrict dst);
+
+/* The panel packer for NR = nr, or NULL for a kernel width without one. */
+static pack_b_panel_fn *pack_b_panel_for(int nr) {
+  static const struct {
+    int nr;
+    pack_b_panel_fn *fn;
+  } panels[] = {{8, pack_b_panel_8},   {12, pack_b_panel_12}, {16, pack_b_panel_16},
+                {24, pack_b_panel_24}, {32, pack_b_panel_32}, {48, pack_b_panel_48}};
+  for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
+    if (panels[i].nr == nr)
+      return panels[i].fn;
+  return NULL;
+}
+
 /* Packs the kcur x ncur block of B at b (row stride ldb) into micro-panels
  * of nr columns: panel j holds, for each p, nr consecutive floats. */
 static void pack_b(size_t kcur, size_t ncur, const float *b, size_t ldb, int nr, float *dst) {
+  pack_b_panel_fn *panel = pack_b_panel_for(nr);
   for (size_t jr = 0; jr < ncur; jr += (size_t)nr) {
     size_t cols = min_sz((size_t)nr, ncur - jr);
     const float *src = b + jr;
+    if (panel && cols == (size_t)nr) {
+      panel(kcur, src, ldb, dst);
+      dst += (size_t)nr * kcur;
+      continue;
+    }
     for (size_t p = 0; p < kcur; p++) {
       memcpy(dst, src + p * ldb, cols * sizeof(float));
       if (cols < (size_t)nr)
