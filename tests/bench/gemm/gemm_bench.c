@@ -417,7 +417,9 @@ static void bench_one(plugin *cg, plugin *ob, const machine *m, const int64_t *s
   calhost_built_key key;
   calhost_session *s = NULL, *so = NULL;
   double min_s = opt.quick ? 0.004 : 0.01;
-  int reps = opt.quick ? 5 : 9;
+  /* --openblas-level: 21 repeats whatever the mode, as a product of these
+   * shapes is one iteration of about 30 ms and 5 left the ratio +-1-2% */
+  int reps = opt.level ? 21 : opt.quick ? 5 : 9;
   contender c[6];
   size_t n = 0, len;
   memset(r, 0, sizeof *r);
