@@ -29,28 +29,40 @@
  * GEMM_DEFINE_KERNEL(name, attributes, vector type, lanes, MR, NV) defines a
  * kernel of MR rows and NV vectors (NR = NV * lanes) columns. The MR x NV
  * accumulators live in registers: the constant loops are fully unrolled and
- * the compiler contracts a*b+c into FMA where the target has it. */
+ * the compiler contracts a*b+c into FMA where the target has it. C's
+ * tile, touched only after the k loop, is prefetched GEMM_C_PREFETCH_STEPS
+ * steps before its end (at the start when kc is shorter): with kc 1024 a
+ * prefetch at the start is evicted by the B micro-panel streaming through
+ * L1 before the tile is used (+0.7-0.9% for avx2_6x16 at kc 1024, level
+ * elsewhere, in paired A/B runs). */
+#define GEMM_C_PREFETCH_STEPS 64
+/* One k step: NV vectors of B times the MR broadcasts of A. */
+#define GEMM_KERNEL_STEP(VT, MR, NV)                                                               \
+  do {                                                                                             \
+    VT bv[NV];                                                                                     \
+    _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) bv[j] = bp[j];                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
+      VT av = a[i] - (VT){0}; /* x - 0 == x: folds to a memory broadcast */                        \
+      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] += av * bv[j];                \
+    }                                                                                              \
+    a += MR;                                                                                       \
+    bp += NV;                                                                                      \
+  } while (0)
 #define GEMM_DEFINE_KERNEL(NAME, ATTR, VT, W, MR, NV)                                              \
   ATTR static void NAME(size_t kc, const float *restrict a, const float *restrict b,               \
                         float *restrict c, size_t ldc, int overwrite) {                            \
     VT acc[MR][NV];                                                                                \
     const VT *bp = (const VT *)__builtin_assume_aligned(b, GEMM_ALIGN);                            \
+    size_t p = 0, tail = kc > GEMM_C_PREFETCH_STEPS ? kc - GEMM_C_PREFETCH_STEPS : 0;              \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
-      /* C's rows are touched only after the kc loop: fetch them now */                            \
-      __builtin_prefetch(c + (size_t)i * ldc, 1, 3);                                               \
-      __builtin_prefetch(c + (size_t)i * ldc + (NV) * (W)-1, 1, 3);                                \
       _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] = (VT){0};                    \
     }                                                                                              \
-    _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++) {                                      \
-      VT bv[NV];                                                                                   \
-      _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) bv[j] = bp[j];                          \
-      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                      \
-        VT av = a[i] - (VT){0}; /* x - 0 == x: folds to a memory broadcast */                      \
-        _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) acc[i][j] += av * bv[j];              \
-      }                                                                                            \
-      a += MR;                                                                                     \
-      bp += NV;                                                                                    \
+    _Pragma("GCC unroll 2") for (; p < tail; p++) GEMM_KERNEL_STEP(VT, MR, NV);                    \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
+      __builtin_prefetch(c + (size_t)i * ldc, 1, 3);                                               \
+      __builtin_prefetch(c + (size_t)i * ldc + (NV) * (W)-1, 1, 3);                                \
     }                                                                                              \
+    _Pragma("GCC unroll 2") for (; p < kc; p++) GEMM_KERNEL_STEP(VT, MR, NV);                      \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
       _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {                                       \
         float *cp = c + (size_t)i * ldc + (size_t)j * (W);                                         \
@@ -214,9 +226,63 @@ GEMM_DEFINE_PACK_A(14)
 typedef void pack_a_panel_fn(size_t kcur, const float *restrict src, size_t lda,
                              float *restrict dst);
 
-/* The unrolled panel packer for MR = mr, or NULL for a kernel height
- * without one. */
-static pack_a_panel_fn *pack_a_panel_for(int mr) {
+#if GEMM_X86
+/* The same panel with AVX2, for MR 6 and 8 (used with the AVX2 and AVX-512
+ * kernels, which imply AVX2; for them GCC's code of the portable packer is
+ * a scalar load per float): 8 steps p at a time, one 8-float load from each
+ * row, an 8x8 transpose in registers (the rows past MR repeat row 0) and,
+ * for each p, its first MR floats stored: 8 floats for MR 8, and for MR 6
+ * an 8-float store whose last two floats the next p's store overwrites (the
+ * block's last p: a masked store, so nothing is written past the panel).
+ * The k steps left over are copied as by the portable packer. (MR 4 keeps
+ * the portable packer: GCC makes it SSE 4x4 transposes, as fast.) */
+#define GEMM_DEFINE_PACK_A_AVX2(MR)                                                                \
+  GEMM_AVX2_ATTR static void pack_a_panel_avx2_##MR(size_t kcur, const float *restrict src,        \
+                                                    size_t lda, float *restrict dst) {             \
+    const float *row[8];                                                                           \
+    size_t p = 0;                                                                                  \
+    const __m256i last_mask = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);                     \
+    for (int i = 0; i < 8; i++)                                                                    \
+      row[i] = src + (i < (MR) ? (size_t)i * lda : 0);                                             \
+    for (; p + 8 <= kcur; p += 8) {                                                                \
+      __m256 r0 = _mm256_loadu_ps(row[0] + p), r1 = _mm256_loadu_ps(row[1] + p);                   \
+      __m256 r2 = _mm256_loadu_ps(row[2] + p), r3 = _mm256_loadu_ps(row[3] + p);                   \
+      __m256 r4 = _mm256_loadu_ps(row[4] + p), r5 = _mm256_loadu_ps(row[5] + p);                   \
+      __m256 r6 = _mm256_loadu_ps(row[6] + p), r7 = _mm256_loadu_ps(row[7] + p);                   \
+      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                     \
+      __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                     \
+      __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                     \
+      __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                     \
+      __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);           \
+      __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);           \
+      __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);           \
+      __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);           \
+      __m256 col[8] = {                                                                            \
+          _mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),              \
+          _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),              \
+          _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),              \
+          _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31)};             \
+      float *d = dst + p * (MR);                                                                   \
+      for (int j = 0; j < 8; j++) {                                                                \
+        if ((MR) == 8 || j < 7)                                                                    \
+          _mm256_storeu_ps(d + j * (MR), col[j]);                                                  \
+        else                                                                                       \
+          _mm256_maskstore_ps(d + j * (MR), last_mask, col[j]);                                    \
+      }                                                                                            \
+    }                                                                                              \
+    for (; p < kcur; p++)                                                                          \
+      for (int i = 0; i < (MR); i++)                                                               \
+        dst[p * (MR) + (size_t)i] = src[(size_t)i * lda + p];                                      \
+  }
+GEMM_DEFINE_PACK_A_AVX2(6)
+GEMM_DEFINE_PACK_A_AVX2(8)
+#endif
+
+/* The panel packer for kern's MR: the AVX2 one for the AVX2 and AVX-512
+ * kernels where it has one, else the unrolled portable one, or NULL for a
+ * kernel height without one. */
+static pack_a_panel_fn *pack_a_panel_for(const gemm_kernel_info *kern) {
+  const int mr = kern->mr;
   static const struct {
     int mr;
     pack_a_panel_fn *fn;
@@ -225,6 +291,10 @@ static pack_a_panel_fn *pack_a_panel_for(int mr) {
                 {8, pack_a_panel_8},
                 {12, pack_a_panel_12},
                 {14, pack_a_panel_14}};
+#if GEMM_X86
+  if (kern->isa >= GEMM_ISA_AVX2 && (mr == 6 || mr == 8))
+    return mr == 6 ? pack_a_panel_avx2_6 : pack_a_panel_avx2_8;
+#endif
   for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
     if (panels[i].mr == mr)
       return panels[i].fn;
@@ -233,8 +303,10 @@ static pack_a_panel_fn *pack_a_panel_for(int mr) {
 
 /* Packs the mcur x kcur block of A at a (row stride lda) into micro-panels
  * of mr rows: panel r holds, for each p, rows r*mr..r*mr+mr-1 (zero-padded). */
-static void pack_a(size_t mcur, size_t kcur, const float *a, size_t lda, int mr, float *dst) {
-  pack_a_panel_fn *panel = pack_a_panel_for(mr);
+static void pack_a(size_t mcur, size_t kcur, const float *a, size_t lda,
+                   const gemm_kernel_info *kern, float *dst) {
+  const int mr = kern->mr;
+  pack_a_panel_fn *panel = pack_a_panel_for(kern);
   for (size_t ir = 0; ir < mcur; ir += (size_t)mr) {
     size_t rows = min_sz((size_t)mr, mcur - ir);
     const float *src = a + ir * lda;
@@ -275,10 +347,58 @@ static void pack_a_trans(size_t mcur, size_t kcur, const float *at, size_t lda, 
   }
 }
 
+/* Packs one full micro-panel of NR columns of B (row stride ldb) over kcur
+ * rows: a copy of NR floats per row, of a size known at compile time so
+ * that it is a few vector moves instead of a call to memcpy. */
+#define GEMM_DEFINE_PACK_B(NR)                                                                     \
+  static void pack_b_panel_##NR(size_t kcur, const float *restrict src, size_t ldb,                \
+                                float *restrict dst) {                                             \
+    for (size_t p = 0; p < kcur; p++) {                                                            \
+      memcpy(dst, src + p * ldb, (NR) * sizeof(float));                                            \
+      dst += (NR);                                                                                 \
+    }                                                                                              \
+  }
+GEMM_DEFINE_PACK_B(8)
+GEMM_DEFINE_PACK_B(12)
+GEMM_DEFINE_PACK_B(16)
+GEMM_DEFINE_PACK_B(24)
+GEMM_DEFINE_PACK_B(32)
+GEMM_DEFINE_PACK_B(48)
+
+typedef void pack_b_panel_fn(size_t kcur, const float *restrict src, size_t ldb,
+                             float *restrict dst);
+
+/* The panel packer for NR = nr, or NULL for a kernel width without one. */
+static pack_b_panel_fn *pack_b_panel_for(int nr) {
+  static const struct {
+    int nr;
+    pack_b_panel_fn *fn;
+  } panels[] = {{8, pack_b_panel_8},   {12, pack_b_panel_12}, {16, pack_b_panel_16},
+                {24, pack_b_panel_24}, {32, pack_b_panel_32}, {48, pack_b_panel_48}};
+  for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
+    if (panels[i].nr == nr)
+      return panels[i].fn;
+  return NULL;
+}
+
+/* Rows of B packed into every full panel before the next rows: the reads
+ * go along B's rows (each cache line of B read once, in order) instead of
+ * down a column panel of kc rows, whose lines, shared with the next panel,
+ * had left L1 by the time that panel read them (+1.5-2%, paired A/B). */
+#define GEMM_PACK_B_ROWS 8
+
 /* Packs the kcur x ncur block of B at b (row stride ldb) into micro-panels
  * of nr columns: panel j holds, for each p, nr consecutive floats. */
 static void pack_b(size_t kcur, size_t ncur, const float *b, size_t ldb, int nr, float *dst) {
-  for (size_t jr = 0; jr < ncur; jr += (size_t)nr) {
+  pack_b_panel_fn *panel = pack_b_panel_for(nr);
+  const size_t full = panel ? ncur / (size_t)nr : 0, step = (size_t)nr * kcur;
+  for (size_t p0 = 0; p0 < kcur && full; p0 += GEMM_PACK_B_ROWS) {
+    size_t rows = min_sz(GEMM_PACK_B_ROWS, kcur - p0);
+    for (size_t q = 0; q < full; q++)
+      panel(rows, b + p0 * ldb + q * (size_t)nr, ldb, dst + q * step + p0 * (size_t)nr);
+  }
+  dst += full * step;
+  for (size_t jr = full * (size_t)nr; jr < ncur; jr += (size_t)nr) { /* the partial panel */
     size_t cols = min_sz((size_t)nr, ncur - jr);
     const float *src = b + jr;
     for (size_t p = 0; p < kcur; p++) {
@@ -431,7 +551,7 @@ static void gemm_slab(const gemm_job *job, gemm_workspace *ws, const float *a, c
         if (pr->trans_a)
           pack_a_trans(mcur, kcur, a + pc * lda + ic, lda, kern->mr, ws->a_pack);
         else
-          pack_a(mcur, kcur, a + ic * lda + pc, lda, kern->mr, ws->a_pack);
+          pack_a(mcur, kcur, a + ic * lda + pc, lda, kern, ws->a_pack);
         if (pr->alpha != 1.0f)
           scale_floats(ws->a_pack, round_up(mcur, mr) * kcur, pr->alpha);
         for (size_t jr = 0; jr < ncur; jr += nr) {

@@ -148,6 +148,10 @@ void cpu_gemm_policy_default(gemm_config *out) {
   out->split = GEMM_SPLIT_N;
 }
 
+/* The deep kc value, tried on fewer tiles (cpu_gemm_candidates_batched). */
+#define KC_DEEP 1024
+#define KC_DEEP_MC_TARGETS 2 /* the first two mc targets: 128 and 64 */
+
 static size_t clamp_tile(size_t target, size_t tile, size_t dim) {
   size_t v = (target + tile / 2) / tile * tile; /* nearest multiple */
   size_t whole = (dim + tile - 1) / tile * tile;
@@ -188,7 +192,16 @@ size_t cpu_gemm_candidates_batched(int max_isa, size_t m, size_t n, size_t k, si
   /* Most plausible values first within each list, so that any prefix of the
    * space (a sweep stopped by its time budget) already covers every kernel
    * of the best ISA class with a typical blocking. */
-  static const size_t kc_values[] = {256, 128, 512, 384};
+  /* kc 1024 last (the list of before is unchanged up to the end of the best
+   * class's entries, where these come): deep products
+   * gain from it (B's micro-panel then streams from L2, but C is read and
+   * written once per 1024 of K instead of once per 256-512); for k < 1024
+   * it is the whole of K, for k <= 512 a duplicate that is dropped. Only
+   * with the best ISA class's kernels (the others are there for a sweep cut
+   * short) and mc targets 128 and 64 (a 256 x 1024 block of A is 1 MiB,
+   * a whole L2 cache), so the list grows by about a tenth, not a quarter. */
+  static const size_t kc_values[] = {256, 128, 512, 384, KC_DEEP};
+  enum { KC_VALUES = sizeof kc_values / sizeof kc_values[0] };
   static const size_t mc_targets[] = {128, 64, 256};
   static const size_t nc_targets[] = {1024, 4096, 256};
   size_t count = 0;
@@ -196,11 +209,14 @@ size_t cpu_gemm_candidates_batched(int max_isa, size_t m, size_t n, size_t k, si
                                             GEMM_SPLIT_BATCH};
   int splits = threads > 1 ? (batch > 1 ? 4 : 3) : 1;
   for (int isa = max_isa; isa >= GEMM_ISA_PORTABLE; isa--)
-    for (size_t c = 0; c < 4; c++) {
+    for (size_t c = 0; c < KC_VALUES; c++) {
       size_t kc = kc_at(kc_values, c, k);
       if (!kc)
         continue;
-      for (size_t a = 0; a < 3; a++)
+      int deep = kc_values[c] == KC_DEEP;
+      if (deep && isa != max_isa)
+        continue;
+      for (size_t a = 0; a < (deep ? (size_t)KC_DEEP_MC_TARGETS : 3); a++)
         for (size_t b = 0; b < 3; b++)
           for (int ki = 0; ki < gemm_kernel_count(); ki++) {
             const gemm_kernel_info *kern = gemm_kernel_at(ki);
@@ -211,6 +227,11 @@ size_t cpu_gemm_candidates_batched(int max_isa, size_t m, size_t n, size_t k, si
             nc = mc_at(nc_targets, b, (size_t)kern->nr, n);
             if (!mc || !nc)
               continue;
+            { /* a panel over the packing limits (nc 4096 x kc 1024 on wide tiles) */
+              gemm_config probe = {ki, (int)mc, (int)nc, (int)kc, GEMM_SPLIT_N};
+              if (gemm_config_check(&probe, NULL, 0) != 0)
+                continue;
+            }
             for (int sp = 0; sp < splits; sp++) {
               if (out && count < capacity) {
                 out[count].kernel = ki;

@@ -40,8 +40,11 @@ GEMM_HIDDEN void cpu_gemm_policy_default(gemm_config *out);
  * kernels up to max_isa: every kernel the processor supports x kc
  * {256, 128, 512, 384} x mc targets {128, 64, 256} (rounded to a multiple of
  * MR) x nc targets {1024, 4096, 256} (rounded to a multiple of NR) x split
- * {n, m, s} (split only when threads > 1): 432 points on one thread, 1296 on
- * more, for an AVX-512 processor and a product of N >= 4096 (312 / 936 at
+ * {n, m, s} (split only when threads > 1), then, after the best ISA class's
+ * entries, its kernels x kc 1024 x mc targets {128, 64} x the nc targets
+ * (deep products only: for k <= 512 it collapses onto kc 512; a panel over
+ * the packing limits is left out): 462 points on one thread, 1386 on more,
+ * for an AVX-512 processor and a product of N and K >= 4096 (334 / 1002 at
  * 1024^3, where nc 4096 collapses onto 1024). Values that exceed
  * the problem collapse to the problem's size (rounded up to the tile) and
  * duplicates are dropped, so small problems get small spaces. Order: best

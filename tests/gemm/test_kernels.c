@@ -3,7 +3,8 @@
  * sample of tile combinations, against a double-precision triple loop on odd
  * shapes: 1x1x1, K=1, primes, tiles larger than the matrix, non-multiples of
  * the tiles, accumulate mode, 1 to 4 threads with both splits, more threads
- * than panels and many more slabs than threads; gemm_run's structures
+ * than panels and many more slabs than threads; the vector packing of A and
+ * B at every remainder of K; gemm_run's structures
  * (transposed A and B through their packing routines, alpha, batches with
  * shared and broadcast operands, split b) on every kernel.
  */
@@ -164,6 +165,33 @@ static void many_more_slabs_than_threads_stay_exact(void **state) {
   gemm_ctx_destroy(ctx);
 }
 
+/* The packing of A and B by whole vectors (blocks of 8 k steps of A for
+ * the AVX2 and AVX-512 kernels, whole NR-wide panels of B) and what they
+ * leave to the element-wise copies: K just below, at and above multiples
+ * of 8 and of kc, kc below 8, two full row panels and a partial one, a full
+ * column panel and a partial one, on every kernel this processor runs. */
+static void packing_blocks_and_their_remainders_match_the_reference(void **state) {
+  static const size_t ks[] = {1, 7, 8, 9, 16, 23, 40};
+  static const int kcs[] = {5, 8, 24, 512};
+  gemm_ctx *ctx = gemm_ctx_create(1, NULL, 0);
+  gemm_isa isa = gemm_isa_detect();
+  (void)state;
+  assert_non_null(ctx);
+  for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+    const gemm_kernel_info *kern = gemm_kernel_at(ki);
+    if (kern->isa > isa)
+      continue;
+    for (size_t c = 0; c < sizeof kcs / sizeof kcs[0]; c++) {
+      gemm_config cfg = {ki, kern->mr * 3, kern->nr * 2, kcs[c], GEMM_SPLIT_N};
+      for (size_t x = 0; x < sizeof ks / sizeof ks[0]; x++) {
+        check_product(ctx, &cfg, (size_t)kern->mr * 2 + 1, (size_t)kern->nr + 3, ks[x], 0);
+        check_product(ctx, &cfg, (size_t)kern->mr * 3, (size_t)kern->nr * 2, ks[x], 1);
+      }
+    }
+  }
+  gemm_ctx_destroy(ctx);
+}
+
 static void invalid_configurations_are_refused_with_a_reason(void **state) {
   char err[128];
   int ki = gemm_kernel_find("gen_4x8", 7);
@@ -299,6 +327,7 @@ int main(void) {
       cmocka_unit_test(sampled_candidates_match_the_reference_on_one_and_three_threads),
       cmocka_unit_test(more_threads_than_panels_leave_slabs_empty_and_stay_exact),
       cmocka_unit_test(many_more_slabs_than_threads_stay_exact),
+      cmocka_unit_test(packing_blocks_and_their_remainders_match_the_reference),
       cmocka_unit_test(invalid_configurations_are_refused_with_a_reason),
       cmocka_unit_test(every_kernel_runs_transposed_operands_and_alpha),
       cmocka_unit_test(batches_map_their_operands_on_every_split),

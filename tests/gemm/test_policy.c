@@ -16,6 +16,7 @@
 
 #include "gemm.h"
 #include "policy.h"
+#include "space.h"
 
 typedef struct bad_policy {
   const char *text;
@@ -230,6 +231,69 @@ static void split_b_is_a_batch_candidate_and_round_trips(void **state) {
   free(list);
 }
 
+/* How many of the list's candidates have kc == kc_value; fails the test
+ * when one of them is not a kernel of class isa with an mc near 128 or 64. */
+static size_t deep_candidates(const gemm_config *list, size_t count, int kc_value, int isa) {
+  size_t deep = 0;
+  for (size_t i = 0; i < count; i++) {
+    const gemm_kernel_info *kern = gemm_kernel_at(list[i].kernel);
+    if (list[i].kc != kc_value)
+      continue;
+    if ((int)kern->isa != isa || list[i].mc > 128 + kern->mr)
+      fail_msg("kc=%d with %s mc=%d: the deep kc is for the best class's kernels and mc "
+               "targets 128 and 64 only",
+               kc_value, kern->name, list[i].mc);
+    deep++;
+  }
+  return deep;
+}
+
+/* kc 1024 (the whole of K below it) is a candidate of deep products, with
+ * the best class's kernels and the mc targets 128 and 64 only; the kc values
+ * of before are all still there (stored policies stay points of the space),
+ * and a product with k <= 512 gets no new candidate. */
+static void deep_products_get_kc_1024_on_the_best_class(void **state) {
+  static const size_t dims[][3] = {{1024, 768, 3072}, {1024, 3072, 768}, {200, 100, 1000}};
+  static const int deep_kc[] = {1024, 768, 1000};
+  int isa = (int)gemm_isa_detect();
+  (void)state;
+  for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+    size_t count = cpu_gemm_candidates(isa, dims[d][0], dims[d][1], dims[d][2], 1, NULL, 0);
+    gemm_config *list = malloc(count * sizeof *list);
+    size_t shallow[4] = {0};
+    static const int kcs[4] = {128, 256, 384, 512};
+    cpu_gemm_space sp;
+    uint32_t point[CPU_GEMM_SPACE_PARAMS];
+    assert_non_null(list);
+    cpu_gemm_candidates(isa, dims[d][0], dims[d][1], dims[d][2], 1, list, count);
+    assert_true(deep_candidates(list, count, deep_kc[d], isa) > 0);
+    for (size_t i = 0; i < count; i++)
+      for (int v = 0; v < 4; v++)
+        shallow[v] += list[i].kc == kcs[v];
+    for (int v = 1; v < 4; v++) /* every class, every tile, at each kc of before */
+      assert_int_equal(shallow[v], shallow[0]);
+    assert_int_equal(shallow[0] * 4 + deep_candidates(list, count, deep_kc[d], isa), count);
+    /* a policy of the old list (mc target 256, kc 384) is still a point */
+    assert_int_equal(cpu_gemm_space_init(&sp, list, count), 0);
+    for (size_t i = 0; i < count; i++)
+      if (list[i].kc == 384 && list[i].mc > 200) {
+        assert_int_equal(cpu_gemm_space_assignment(&sp, &list[i], point), 0);
+        break;
+      }
+    cpu_gemm_space_free(&sp);
+    free(list);
+  }
+  { /* k <= 512: 512 and 1024 both collapse onto k, one candidate each */
+    size_t count = cpu_gemm_candidates(isa, 256, 256, 512, 1, NULL, 0);
+    gemm_config *list = malloc(count * sizeof *list);
+    assert_non_null(list);
+    cpu_gemm_candidates(isa, 256, 256, 512, 1, list, count);
+    for (size_t i = 0; i < count; i++)
+      assert_true(list[i].kc <= 512);
+    free(list);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_policies_are_refused_with_a_reason),
@@ -239,6 +303,7 @@ int main(void) {
       cmocka_unit_test(the_default_is_valid_for_every_shape),
       cmocka_unit_test(random_bytes_never_crash_the_parser),
       cmocka_unit_test(split_b_is_a_batch_candidate_and_round_trips),
+      cmocka_unit_test(deep_products_get_kc_1024_on_the_best_class),
   };
   return cmocka_run_group_tests_name("gemm_policy", tests, NULL, NULL);
 }
