@@ -360,7 +360,7 @@ static int race_child(void *user, int fd) {
       } else {
         snprintf(se[s].error, sizeof se[s].error, "create failed");
       }
-    sweep_race_run(live, nl, &r->set->params, race_cancelled, NULL);
+    sweep_race_run(live, nl, &r->set->params, 1, race_cancelled, NULL);
     for (size_t l = 0; l < nl; l++)
       se[map[l]] = live[l];
     for (size_t s = 0; s < ns; s++) {

@@ -4,7 +4,8 @@
  * is computed once, and the session is prepared again with an entrant's
  * policy before each of its samples, untimed), the reference check of what
  * this run's sweeps did not check, sample sizing, then
- * interleaved rounds and each entrant's figures (stats.h).
+ * interleaved rounds (racing: drops, extra rounds, ties) and each
+ * entrant's figures (stats.h).
  */
 #include "race.h"
 
@@ -28,7 +29,7 @@ typedef struct runner {
   uint32_t iterations;
   double *samples;
   uint32_t n;
-  int pruned; /* clearly slower than the leader after prune_after samples: no more samples */
+  int pruned; /* dropped (racing) or pruned: no more samples */
 } runner;
 
 static calhost_session *session_of(runner *r) {
@@ -181,19 +182,90 @@ static void prune(runner *rs, size_t n, const sweep_rigor_params *p) {
   for (size_t i = 0; i < n; i++)
     if (rs[i].e->ok && !rs[i].alias && rs[i].e->prunable &&
         sweep_stats_should_prune(rs[i].samples, rs[i].n, lead, p->prune_margin, p->prune_after))
-      rs[i].pruned = 1;
+      rs[i].pruned = rs[i].e->dropped = 1;
 }
 
-size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p,
+/* The fastest sample of r. */
+static double best_of(const runner *r) {
+  double b = r->samples[0];
+  for (uint32_t i = 1; i < r->n; i++)
+    if (r->samples[i] < b)
+      b = r->samples[i];
+  return b;
+}
+
+/* Whether r still takes samples. */
+static int active(const runner *r) {
+  return r->e->ok && !r->alias && !r->pruned;
+}
+
+/* The lowest median of the active runners with samples (contenders only:
+ * the non-prunable ones), NAN when none. */
+static double leader(const runner *rs, size_t n, int contenders_only) {
+  double lead = NAN;
+  for (size_t i = 0; i < n; i++)
+    if (active(&rs[i]) && rs[i].n && !(contenders_only && rs[i].e->prunable)) {
+      double m = sweep_stats_median(rs[i].samples, rs[i].n);
+      if (!(lead <= m))
+        lead = m;
+    }
+  return lead;
+}
+
+/* The racing rule (race.h): drops the entrants clearly behind. */
+static void race_drop(runner *rs, size_t n, const sweep_rigor_params *p) {
+  double lead_all = leader(rs, n, 0), lead = leader(rs, n, 1);
+  double margin = p->prune_margin > p->noise_threshold ? p->prune_margin : p->noise_threshold;
+  for (size_t i = 0; i < n; i++) {
+    runner *r = &rs[i];
+    if (!active(r) || !r->n)
+      continue;
+    double best = best_of(r);
+    if (r->e->prunable ? best > lead_all * (1 + margin)
+                       : r->n >= SWEEP_RACE_MIN_ROUNDS && best > lead * (1 + p->noise_threshold))
+      r->pruned = r->e->dropped = 1;
+  }
+}
+
+static size_t contenders_active(const runner *rs, size_t n) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++)
+    c += active(&rs[i]) && !rs[i].e->prunable;
+  return c;
+}
+
+/* The contenders that end within the noise of the leading one: a tie
+ * (race.h) when two or more. */
+static void mark_ties(runner *rs, size_t n, const sweep_rigor_params *p) {
+  double lead = leader(rs, n, 1);
+  uint32_t count = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n; i++) {
+      runner *r = &rs[i];
+      if (!active(r) || !r->n || r->e->prunable || best_of(r) > lead * (1 + p->noise_threshold))
+        continue;
+      if (!pass)
+        count++;
+      else
+        r->e->tied = count >= 2 ? count : 0;
+    }
+}
+
+size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params *p, int racing,
                       int (*cancelled)(void *user), void *user) {
   runner *rs = calloc(n ? n : 1, sizeof *rs);
   uint32_t reps = p->repetitions ? p->repetitions : 1;
+  racing = racing && p->prune; /* a rigor without pruning times every entrant every round */
+  uint32_t cap = racing ? reps * SWEEP_RACE_ROUND_CAP : reps;
   size_t timed_count = 0;
   for (size_t i = 0; i < n; i++) {
     e[i].ok = 0;
     e[i].error[0] = '\0';
     memset(&e[i].figures, 0, sizeof e[i].figures);
     e[i].figures.median_us = NAN;
+    e[i].rounds = 0;
+    e[i].dropped = 0;
+    e[i].tied = 0;
   }
   if (!rs) {
     for (size_t i = 0; i < n; i++)
@@ -203,41 +275,60 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
   for (size_t i = 0; i < n; i++) {
     rs[i].e = &e[i];
     rs[i].owner = &rs[i];
-    rs[i].samples = calloc(reps, sizeof *rs[i].samples);
+    rs[i].samples = calloc(cap, sizeof *rs[i].samples);
     if (!rs[i].samples)
       snprintf(e[i].error, sizeof e[i].error, "out of memory");
     else
       e[i].ok = ready(rs, i, p) == 0;
   }
+  /* racing: the samples the planned rounds would take, which the
+   * contenders still close after them may spend */
+  size_t budget = 0, used = 0;
+  for (size_t i = 0; i < n; i++)
+    budget += active(&rs[i]) ? reps : 0;
   /* warm-up rounds (ready's sized runs were each entrant's first warm-up
    * sample: its one-off costs are paid), then the timed rounds; each round
    * starts one entrant later (A B C, B C A, C A B, ...): a machine's
    * periodic interruptions cannot fall on one entrant alone */
   uint32_t warmup = p->warmup_samples ? p->warmup_samples - 1 : 0;
-  for (uint32_t round = 0; round < warmup + reps; round++) {
+  for (uint32_t round = 0; round < warmup + cap; round++) {
     if (cancelled && cancelled(user))
+      break;
+    int extra = round >= warmup + reps; /* racing: a round past the plan */
+    if (extra && (contenders_active(rs, n) < 2 || used + contenders_active(rs, n) > budget))
       break;
     for (size_t k = 0; k < n; k++) {
       size_t i = (k + round) % n;
       runner *r = &rs[i];
       double t;
-      if (!e[i].ok || r->alias || r->pruned)
+      if (!active(r) || (extra && e[i].prunable))
         continue;
       if (prepared(r) != 0 || timed(r, r->iterations, &t) != 0) {
         e[i].ok = 0;
         continue;
       }
-      if (round >= warmup)
+      if (round >= warmup) {
         r->samples[r->n++] = t / (double)r->iterations * 1e6;
+        used++;
+      }
     }
-    if (p->prune && round + 1 == warmup + p->prune_after && p->prune_after < reps)
+    if (racing && round >= warmup) {
+      race_drop(rs, n, p);
+      if (round + 1 - warmup >= SWEEP_RACE_MIN_ROUNDS && contenders_active(rs, n) <= 1)
+        break; /* decided */
+    } else if (!racing && p->prune && round + 1 == warmup + p->prune_after &&
+               p->prune_after < reps)
       prune(rs, n, p);
   }
+  mark_ties(rs, n, p);
   for (size_t i = 0; i < n; i++) {
     runner *r = &rs[i];
     if (r->alias) { /* its twin's figures (the twin comes first: already settled) */
       e[i].ok = r->alias->e->ok;
       e[i].figures = r->alias->e->figures;
+      e[i].rounds = r->alias->e->rounds;
+      e[i].dropped = r->alias->e->dropped;
+      e[i].tied = e[i].prunable ? 0 : r->alias->e->tied;
       if (!e[i].ok)
         snprintf(e[i].error, sizeof e[i].error, "%s", r->alias->e->error);
       timed_count += (size_t)e[i].ok;
@@ -245,6 +336,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       free(r->policy);
       continue;
     }
+    e[i].rounds = r->n;
     if (e[i].ok && r->n == 0) {
       e[i].ok = 0;
       snprintf(e[i].error, sizeof e[i].error, "stopped before its first sample");

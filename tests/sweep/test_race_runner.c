@@ -79,9 +79,13 @@ static calhost_status f_check(calhost_session *s, char *err, size_t cap) {
   snprintf(err, cap, "differs");
   return CALHOST_CHECK_FAILED;
 }
+static int g_default_work; /* the fake's default policy: work=N (2 unless a test sets it) */
+
 static calhost_status f_default(calhost_session *s, char *buf, size_t cap, size_t *len) {
   (void)s;
-  return calhost_copy_out("work=2", buf, cap, len);
+  char text[32];
+  snprintf(text, sizeof text, "work=%d", g_default_work);
+  return calhost_copy_out(text, buf, cap, len);
 }
 
 static calhost_plugin_vtable vt;
@@ -102,6 +106,7 @@ static void setup_vt(void) {
   vt.default_policy = f_default;
   g_opens = g_closes = g_checks = 0;
   g_device_time = 0;
+  g_default_work = 2;
   g_log[0] = '\0';
 }
 
@@ -129,7 +134,7 @@ static void shares_sessions_and_interleaves(void **state) {
   sweep_race_entrant e[4] = {entrant(&inst_a, "work=1"), entrant(&inst_a, NULL),
                              entrant(&inst_b, "work=4"), entrant(&inst_b, NULL)};
   sweep_rigor_params p = params();
-  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 4);
+  assert_int_equal(sweep_race_run(e, 4, &p, 0, NULL, NULL), 4);
   assert_int_equal(g_opens, 2); /* one session per instance */
   assert_int_equal(g_closes, 2);
   for (int i = 0; i < 4; i++) {
@@ -152,7 +157,7 @@ static void a_default_that_is_the_winner_is_timed_once(void **state) {
   setup_vt();
   sweep_race_entrant e[2] = {entrant(&inst_a, "work=2"), entrant(&inst_a, NULL)};
   sweep_rigor_params p = params();
-  assert_int_equal(sweep_race_run(e, 2, &p, NULL, NULL), 2);
+  assert_int_equal(sweep_race_run(e, 2, &p, 0, NULL, NULL), 2);
   assert_true(e[1].ok);
   assert_true(e[1].figures.median_us == e[0].figures.median_us);
   assert_string_equal(g_log, "1:2 1:2 1:2 1:2 1:2 "); /* ready, then four samples */
@@ -164,7 +169,7 @@ static void a_refused_or_wrong_entrant_fails_alone(void **state) {
   sweep_race_entrant e[3] = {entrant(&inst_a, "bogus"), entrant(&inst_a, "work=3;wrong"),
                              entrant(&inst_b, "work=1")};
   sweep_rigor_params p = params();
-  assert_int_equal(sweep_race_run(e, 3, &p, NULL, NULL), 1);
+  assert_int_equal(sweep_race_run(e, 3, &p, 0, NULL, NULL), 1);
   assert_false(e[0].ok);
   assert_non_null(strstr(e[0].error, "refused: not work=N"));
   assert_false(e[1].ok);
@@ -184,7 +189,7 @@ static void a_swept_entrant_is_not_checked_again(void **state) {
                              entrant(&inst_b, "work=3;wrong"), entrant(&inst_b, "work=4;wrong")};
   e[0].checked = e[2].checked = 1;
   sweep_rigor_params p = params();
-  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 3);
+  assert_int_equal(sweep_race_run(e, 4, &p, 0, NULL, NULL), 3);
   assert_int_equal(g_checks, 2); /* the default and work=4, once each */
   assert_true(e[0].ok && e[1].ok && e[2].ok);
   assert_false(e[3].ok);
@@ -199,13 +204,13 @@ static void the_sizing_run_is_the_first_warmup(void **state) {
   sweep_race_entrant e[2] = {entrant(&inst_a, "work=1"), entrant(&inst_b, "work=2")};
   sweep_rigor_params p = params();
   p.warmup_samples = 1;
-  assert_int_equal(sweep_race_run(e, 2, &p, NULL, NULL), 2);
+  assert_int_equal(sweep_race_run(e, 2, &p, 0, NULL, NULL), 2);
   assert_int_equal(e[0].figures.samples, 4);
   assert_string_equal(g_log, "1:1 2:2 "
                              "1:1 2:2 2:2 1:1 1:1 2:2 2:2 1:1 ");
   setup_vt();
   p.warmup_samples = 2; /* one warm-up round */
-  assert_int_equal(sweep_race_run(e, 2, &p, NULL, NULL), 2);
+  assert_int_equal(sweep_race_run(e, 2, &p, 0, NULL, NULL), 2);
   assert_int_equal(e[1].figures.samples, 4);
   assert_string_equal(g_log, "1:1 2:2 "
                              "1:1 2:2 2:2 1:1 1:1 2:2 2:2 1:1 1:1 2:2 ");
@@ -226,7 +231,7 @@ static void a_clearly_slower_entrant_is_pruned(void **state) {
   p.prune = 1;
   p.prune_after = 2;
   p.prune_margin = 0.25;
-  assert_int_equal(sweep_race_run(e, 4, &p, NULL, NULL), 4);
+  assert_int_equal(sweep_race_run(e, 4, &p, 0, NULL, NULL), 4);
   assert_int_equal(e[2].figures.samples, 4); /* the leader */
   assert_int_equal(e[3].figures.samples, 4); /* not prunable */
   assert_int_equal(e[0].figures.samples, 2); /* 2 ms > 1 ms x 1.25 */
@@ -239,9 +244,82 @@ static void a_clearly_slower_entrant_is_pruned(void **state) {
   g_device_time = 1;
   sweep_race_entrant f[2] = {entrant(&inst_a, "work=5"), entrant(&inst_b, "work=4")};
   f[0].prunable = f[1].prunable = 1;
-  assert_int_equal(sweep_race_run(f, 2, &p, NULL, NULL), 2);
+  assert_int_equal(sweep_race_run(f, 2, &p, 0, NULL, NULL), 2);
   assert_int_equal(f[0].figures.samples, 4);
   assert_int_equal(f[1].figures.samples, 4);
+}
+
+/* The racing rule (race.h): a default clearly behind is dropped after its
+ * first round, a contender clearly behind the leading one after
+ * SWEEP_RACE_MIN_ROUNDS, and then the race is decided: the leader stops
+ * too (the uniform race took 4 samples of each). Device time: exact. */
+static void racing_drops_the_clearly_behind_and_stops_when_decided(void **state) {
+  (void)state;
+  setup_vt();
+  g_device_time = 1;
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=1"), entrant(&inst_a, NULL),
+                             entrant(&inst_b, "work=2"), entrant(&inst_b, NULL)};
+  e[1].prunable = e[3].prunable = 1; /* the defaults (work=2; inst_b's is its winner) */
+  sweep_rigor_params p = params();
+  p.prune = 1;
+  assert_int_equal(sweep_race_run(e, 4, &p, 1, NULL, NULL), 4);
+  assert_int_equal(e[0].rounds, SWEEP_RACE_MIN_ROUNDS); /* the leader: decided */
+  assert_false(e[0].dropped);
+  assert_int_equal(e[1].rounds, 1); /* 2 ms > 1 ms x 1.25 after one round */
+  assert_true(e[1].dropped);
+  assert_int_equal(e[2].rounds, SWEEP_RACE_MIN_ROUNDS); /* 2 ms > 1 ms x 1.05 */
+  assert_true(e[2].dropped);
+  assert_int_equal(e[3].rounds, e[2].rounds); /* its winner's twin */
+  assert_int_equal(e[0].figures.samples, SWEEP_RACE_MIN_ROUNDS);
+  assert_true(fabs(e[2].figures.median_us - 2000.0) < 1e-6);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(e[i].tied, 0);
+  /* without racing (model bench), the same entrants take every round */
+  setup_vt();
+  g_device_time = 1;
+  p.prune = 0;
+  assert_int_equal(sweep_race_run(e, 4, &p, 1, NULL, NULL), 4);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(e[i].rounds, 4);
+    assert_false(e[i].dropped);
+  }
+}
+
+/* Contenders level within the noise keep the rounds: the planned ones,
+ * then those the dropped defaults saved (budget 4 rounds x 4 entrants = 16
+ * samples: 2 by the defaults, 2 x 7 by the contenders), and end tied. */
+static void racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie(void **state) {
+  (void)state;
+  setup_vt();
+  g_device_time = 1;
+  g_default_work = 9;
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=3"), entrant(&inst_a, NULL),
+                             entrant(&inst_b, "work=3"), entrant(&inst_b, NULL)};
+  e[1].prunable = e[3].prunable = 1;
+  sweep_rigor_params p = params();
+  p.prune = 1;
+  assert_int_equal(sweep_race_run(e, 4, &p, 1, NULL, NULL), 4);
+  assert_int_equal(e[1].rounds, 1);
+  assert_int_equal(e[3].rounds, 1);
+  assert_true(e[1].dropped && e[3].dropped);
+  assert_int_equal(e[0].rounds, 7);
+  assert_int_equal(e[2].rounds, 7);
+  assert_false(e[0].dropped || e[2].dropped);
+  assert_int_equal(e[0].tied, 2);
+  assert_int_equal(e[2].tied, 2);
+  assert_int_equal(e[1].tied, 0); /* a default is never in a tie */
+  /* never past the cap: 4 x SWEEP_RACE_ROUND_CAP rounds, whatever the budget */
+  setup_vt();
+  g_device_time = 1;
+  g_default_work = 9;
+  sweep_race_entrant f[6] = {entrant(&inst_a, "work=3"), entrant(&inst_b, "work=3"),
+                             entrant(&inst_a, "work=8"), entrant(&inst_b, "work=8"),
+                             entrant(&inst_a, NULL),     entrant(&inst_b, NULL)};
+  f[2].prunable = f[3].prunable = f[4].prunable = f[5].prunable = 1;
+  assert_int_equal(sweep_race_run(f, 6, &p, 1, NULL, NULL), 6);
+  assert_int_equal(f[0].rounds, 4 * SWEEP_RACE_ROUND_CAP);
+  assert_int_equal(f[1].rounds, 4 * SWEEP_RACE_ROUND_CAP);
+  assert_int_equal(f[0].tied, 2);
 }
 
 static int stop_now(void *user) {
@@ -254,7 +332,7 @@ static void cancelled_before_a_sample(void **state) {
   setup_vt();
   sweep_race_entrant e[1] = {entrant(&inst_a, "work=1")};
   sweep_rigor_params p = params();
-  assert_int_equal(sweep_race_run(e, 1, &p, stop_now, NULL), 0);
+  assert_int_equal(sweep_race_run(e, 1, &p, 0, stop_now, NULL), 0);
   assert_false(e[0].ok);
   assert_non_null(strstr(e[0].error, "stopped"));
   assert_int_equal(g_opens, g_closes);
@@ -269,6 +347,8 @@ int main(void) {
       cmocka_unit_test(a_swept_entrant_is_not_checked_again),
       cmocka_unit_test(the_sizing_run_is_the_first_warmup),
       cmocka_unit_test(a_clearly_slower_entrant_is_pruned),
+      cmocka_unit_test(racing_drops_the_clearly_behind_and_stops_when_decided),
+      cmocka_unit_test(racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie),
   };
   return cmocka_run_group_tests_name("sweep_race", tests, NULL, NULL);
 }
