@@ -316,8 +316,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       race_drop(rs, n, p);
       if (round + 1 - warmup >= SWEEP_RACE_MIN_ROUNDS && contenders_active(rs, n) <= 1)
         break; /* decided */
-    } else if (!racing && p->prune && round + 1 == warmup + p->prune_after &&
-               p->prune_after < reps)
+    } else if (!racing && p->prune && round + 1 == warmup + p->prune_after && p->prune_after < reps)
       prune(rs, n, p);
   }
   mark_ties(rs, n, p);

@@ -45,9 +45,9 @@ typedef struct sweep_race_entrant {
   char error[256]; /* why not (refused, failed, wrong output, no default) */
   sweep_figures figures;
   uint32_t rounds; /* timed samples it took (its twin's when it was timed as another entrant) */
-  int dropped;     /* it stopped early: clearly behind the leader (racing, or the rigor's pruning) */
-  uint32_t tied;   /* racing, a contender: how many contenders (itself included, >= 2) ended
-                      within the noise of the fastest contender; 0: none (a clear race) */
+  int dropped;   /* it stopped early: clearly behind the leader (racing, or the rigor's pruning) */
+  uint32_t tied; /* racing, a contender: how many contenders (itself included, >= 2) ended
+                    within the noise of the fastest contender; 0: none (a clear race) */
 } sweep_race_entrant;
 
 /* The racing rule (calibrate's race; issue 38): samples go where the
