@@ -281,7 +281,11 @@ static int put_other(void *user, const calstore_profile *p) {
   size_t n =
       runtime_race_strip(p->measurements, p->measurement_count < 27 ? p->measurement_count : 27, m);
   int alpha = !strcmp(p->key.backend, "race_alpha");
-  runtime_race r = {1.5e15, alpha ? 10.0 : 20.0, NAN, 2, alpha ? 1u : 2u};
+  runtime_race r = {.id = 1.5e15,
+                    .latency_us = alpha ? 10.0 : 20.0,
+                    .default_us = NAN,
+                    .entrants = 2,
+                    .rank = alpha ? 1u : 2u};
   runtime_race_append(&r, m, &n);
   calstore_profile q = *p;
   q.key.processor = "other machine";
@@ -321,8 +325,8 @@ static void a_merged_store_keeps_each_machines_race(void **state) {
   read_races(&here, 1, NULL);
   assert_int_equal(here.found[0], 2); /* both machines' profiles */
   /* each machine's rule: its own race */
-  runtime_race_entry e[2] = {{"race_alpha", 1, there.race[0], 1},
-                             {"race_beta", 1, there.race[1], 1}};
+  runtime_race_entry e[2] = {{"race_alpha", 1, there.race[0], 1, NULL},
+                             {"race_beta", 1, there.race[1], 1, NULL}};
   const char *rule;
   assert_int_equal(runtime_race_choose(e, 2, NULL, 0, &rule), 0);
   assert_string_equal(rule, "race");
@@ -334,20 +338,26 @@ static void a_merged_store_keeps_each_machines_race(void **state) {
 
 static void without_a_race_the_first_answers_and_says_so(void **state) {
   (void)state;
-  runtime_race none = {0, 0, NAN, 0, 0};
-  runtime_race_entry e[2] = {{"race_alpha", 1, none, 0}, {"race_beta", 1, none, 0}};
+  runtime_race none = {.default_us = NAN};
+  runtime_race_entry e[2] = {{"race_alpha", 1, none, 0, NULL}, {"race_beta", 1, none, 0, NULL}};
   const char *rule;
   assert_int_equal(runtime_race_choose(e, 2, NULL, 0, &rule), 0);
   assert_string_equal(rule, "first");
   /* a race between only one of them is no race */
-  e[1].race = (runtime_race){5, 1.0, NAN, 2, 1};
+  e[1].race =
+      (runtime_race){.id = 5, .latency_us = 1.0, .default_us = NAN, .entrants = 2, .rank = 1};
   e[1].raced = 1;
   assert_int_equal(runtime_race_choose(e, 2, NULL, 0, &rule), 0);
   assert_string_equal(rule, "first");
   /* the later race supersedes an earlier one */
-  runtime_race_entry f[3] = {{"a", 1, {10, 5.0, NAN, 2, 2}, 1},
-                             {"b", 1, {20, 9.0, NAN, 2, 1}, 1},
-                             {"c", 1, {20, 12.0, NAN, 2, 2}, 1}};
+  runtime_race_entry f[3] = {
+      {"a", 1, {.id = 10, .latency_us = 5.0, .default_us = NAN, .entrants = 2, .rank = 2}, 1, NULL},
+      {"b", 1, {.id = 20, .latency_us = 9.0, .default_us = NAN, .entrants = 2, .rank = 1}, 1, NULL},
+      {"c",
+       1,
+       {.id = 20, .latency_us = 12.0, .default_us = NAN, .entrants = 2, .rank = 2},
+       1,
+       NULL}};
   f[0].race.id = 20; /* a and b and c: race 20, b is fastest */
   f[0].race.latency_us = 30.0;
   assert_int_equal(runtime_race_choose(f, 3, NULL, 0, &rule), 1);
