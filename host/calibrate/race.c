@@ -53,6 +53,7 @@ typedef struct race_entrant {
   uint32_t rounds[2]; /* samples taken */
   int dropped[2];     /* dropped by the racing rule */
   uint32_t tied;      /* the winner: in a tie of this many (>= 2), 0: none */
+  int device_clock;   /* the winner's figures are the device's time */
   char error[2][256];
   uint32_t rank; /* its place in the settled race, 0: not ranked */
 } race_entrant;
@@ -396,6 +397,7 @@ static int race_child(void *user, int fd) {
       isolate_proto_put_u64(&buf, se[s].rounds);
       isolate_proto_put_u64(&buf, (uint64_t)se[s].dropped);
       isolate_proto_put_u64(&buf, se[s].tied);
+      isolate_proto_put_u64(&buf, (uint64_t)se[s].device_clock);
       isolate_proto_put_str(&buf, se[s].error);
       isolate_proto_send(fd, &buf);
     }
@@ -419,7 +421,7 @@ static void race_record(void *user, const isolate_proto_msg *msg) {
            d = isolate_proto_get_u64(&c), ok = isolate_proto_get_u64(&c);
   double median = isolate_proto_get_f64(&c), mad = isolate_proto_get_f64(&c);
   uint64_t rounds = isolate_proto_get_u64(&c), dropped = isolate_proto_get_u64(&c),
-           tied = isolate_proto_get_u64(&c);
+           tied = isolate_proto_get_u64(&c), device_clock = isolate_proto_get_u64(&c);
   const char *error = isolate_proto_get_str(&c);
   if (c.failed || gi >= g_race.count || ei >= g_race.groups[gi].n || d > 1)
     return;
@@ -429,8 +431,10 @@ static void race_record(void *user, const isolate_proto_msg *msg) {
   e->mad[d] = mad;
   e->rounds[d] = rounds < 1000000 ? (uint32_t)rounds : 0;
   e->dropped[d] = dropped != 0;
-  if (!d)
+  if (!d) {
     e->tied = tied < 1000 ? (uint32_t)tied : 0;
+    e->device_clock = device_clock != 0;
+  }
   snprintf(e->error[d], sizeof e->error[d], "%s", error ? error : "");
 }
 
@@ -545,8 +549,10 @@ static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id
   char line[1024];
   int len;
   if (g->device)
-    len = snprintf(line, sizeof line, "race %s device %s:", cal_workload_name(r, g->workload),
-                   g->device_name ? g->device_name : g->device);
+    len = snprintf(line, sizeof line,
+                   "race %s device %s (%s clock):", cal_workload_name(r, g->workload),
+                   g->device_name ? g->device_name : g->device,
+                   n && g->e[order[0]].device_clock ? "device" : "host");
   else
     len = snprintf(line, sizeof line, "race %s threads=%u:", cal_workload_name(r, g->workload),
                    (unsigned)g->threads);

@@ -29,15 +29,18 @@ typedef struct runner {
   uint32_t iterations;
   double *samples;
   uint32_t n;
-  int pruned; /* dropped (racing) or pruned: no more samples */
+  int pruned;       /* dropped (racing) or pruned: no more samples */
+  int device_clock; /* its runs report the device's time */
+  int host_clock;   /* the race's clock is the host's (the entrants' clocks differ) */
 } runner;
 
 static calhost_session *session_of(runner *r) {
   return r->owner->session;
 }
 
-/* One run() of `iterations`; *seconds the device's time when reported,
- * else the host's clock. Returns 0, or -1 with the entrant's error set. */
+/* One run() of `iterations`; *seconds the device's time when reported
+ * (unless the race's clock is the host's), else the host's clock. Returns
+ * 0, or -1 with the entrant's error set. */
 static int timed(runner *r, uint32_t iterations, double *seconds) {
   calhost_run_result rr;
   double host_seconds;
@@ -46,9 +49,10 @@ static int timed(runner *r, uint32_t iterations, double *seconds) {
     snprintf(r->e->error, sizeof r->e->error, "run failed: %s", calhost_status_name(st));
     return -1;
   }
-  if (rr.device_seconds > 0 && isfinite(rr.device_seconds))
-    *seconds = rr.device_seconds;
-  else if (rr.device_seconds < 0)
+  if (rr.device_seconds > 0 && isfinite(rr.device_seconds)) {
+    *seconds = r->host_clock ? host_seconds : rr.device_seconds;
+    r->device_clock = 1;
+  } else if (rr.device_seconds < 0)
     *seconds = host_seconds;
   else {
     snprintf(r->e->error, sizeof r->e->error, "run() reported no usable device time");
@@ -266,6 +270,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
     e[i].rounds = 0;
     e[i].dropped = 0;
     e[i].tied = 0;
+    e[i].device_clock = 0;
   }
   if (!rs) {
     for (size_t i = 0; i < n; i++)
@@ -281,6 +286,14 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
     else
       e[i].ok = ready(rs, i, p) == 0;
   }
+  /* one clock: the device's when every entrant reports it, else the
+   * host's for all (a device time against a host time is no comparison) */
+  int mixed = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      mixed |= active(&rs[i]) && active(&rs[j]) && rs[i].device_clock != rs[j].device_clock;
+  for (size_t i = 0; i < n && mixed; i++)
+    rs[i].host_clock = 1;
   /* racing: the samples the planned rounds would take, which the
    * contenders still close after them may spend */
   size_t budget = 0, used = 0;
@@ -326,6 +339,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       e[i].ok = r->alias->e->ok;
       e[i].figures = r->alias->e->figures;
       e[i].rounds = r->alias->e->rounds;
+      e[i].device_clock = r->alias->e->device_clock;
       e[i].dropped = r->alias->e->dropped;
       e[i].tied = e[i].prunable ? 0 : r->alias->e->tied;
       if (!e[i].ok)
@@ -336,6 +350,7 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
       continue;
     }
     e[i].rounds = r->n;
+    e[i].device_clock = r->device_clock && !r->host_clock;
     if (e[i].ok && r->n == 0) {
       e[i].ok = 0;
       snprintf(e[i].error, sizeof e[i].error, "stopped before its first sample");

@@ -44,7 +44,9 @@ typedef struct sweep_race_entrant {
   int ok;          /* timed: figures hold its samples */
   char error[256]; /* why not (refused, failed, wrong output, no default) */
   sweep_figures figures;
-  uint32_t rounds; /* timed samples it took (its twin's when it was timed as another entrant) */
+  int device_clock; /* its figures are the device's time (every entrant reported one); 0: the
+                       host's clock (a race whose entrants' clocks differ is timed by the host) */
+  uint32_t rounds;  /* timed samples it took (its twin's when it was timed as another entrant) */
   int dropped;   /* it stopped early: clearly behind the leader (racing, or the rigor's pruning) */
   uint32_t tied; /* racing, a contender: how many contenders (itself included, >= 2) ended
                     within the noise of the fastest contender; 0: none (a clear race) */

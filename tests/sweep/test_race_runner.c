@@ -58,10 +58,11 @@ static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
   s->wrong = strstr(p, "wrong") != NULL;
   return CALHOST_OK;
 }
-static int g_device_time; /* f_run reports work x 1 ms per iteration as the device's time */
+static int g_device_time; /* f_run reports work x 1 ms per iteration as the device's time (1:
+                            every instance, 2: inst_a only) */
 
 static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
-  if (g_device_time)
+  if (g_device_time == 1 || (g_device_time == 2 && s->inst->id == 1)) /* 2: inst_a only */
     r->device_seconds = 1e-3 * s->work * iters;
   volatile double acc = 0;
   for (uint32_t it = 0; it < iters; it++)
@@ -322,6 +323,25 @@ static void racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie(void 
   assert_int_equal(f[0].tied, 2);
 }
 
+/* One clock per race: the device's when every entrant reports it, else
+ * the host's for all (inst_a reports device time, inst_b does not: a
+ * device millisecond against a host microsecond would be no comparison). */
+static void a_race_of_mixed_clocks_is_timed_by_the_host(void **state) {
+  (void)state;
+  setup_vt();
+  g_device_time = 1;
+  sweep_race_entrant e[2] = {entrant(&inst_a, "work=1"), entrant(&inst_b, "work=2")};
+  sweep_rigor_params p = params();
+  assert_int_equal(sweep_race_run(e, 2, &p, 1, NULL, NULL), 2);
+  assert_true(e[0].device_clock && e[1].device_clock);
+  assert_true(fabs(e[0].figures.median_us - 1000.0) < 1e-6);
+  setup_vt();
+  g_device_time = 2;
+  assert_int_equal(sweep_race_run(e, 2, &p, 1, NULL, NULL), 2);
+  assert_false(e[0].device_clock || e[1].device_clock);
+  assert_true(e[0].figures.median_us < 500.0); /* the host's time of the fake's loop */
+}
+
 static int stop_now(void *user) {
   (void)user;
   return 1;
@@ -349,6 +369,7 @@ int main(void) {
       cmocka_unit_test(a_clearly_slower_entrant_is_pruned),
       cmocka_unit_test(racing_drops_the_clearly_behind_and_stops_when_decided),
       cmocka_unit_test(racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie),
+      cmocka_unit_test(a_race_of_mixed_clocks_is_timed_by_the_host),
   };
   return cmocka_run_group_tests_name("sweep_race", tests, NULL, NULL);
 }
