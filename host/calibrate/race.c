@@ -530,22 +530,24 @@ static size_t wins_of(const race_group *g, const char *backend) {
  * same device first (one library's threads and caches stay warm across the
  * model), then the lower median; the rest by median. */
 static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id) {
-  size_t order[8], n = by_median(g, order), wins[8] = {0}, tied = 0;
-  for (size_t k = 0; k < n; k++)
-    if (g->e[order[k]].tied >= 2) {
-      wins[order[k]] = wins_of(g, g->e[order[k]].x->backend);
-      tied++;
+  size_t timed[8], n = 0, wins[8] = {0}, tied = 0, rel[8], order[8];
+  double median[8];
+  uint32_t ties[8];
+  for (size_t i = 0; i < g->n; i++)
+    if (g->e[i].ok[0]) {
+      const race_entrant *e = &g->e[i];
+      median[n] = e->median[0];
+      ties[n] = e->tied;
+      wins[n] = e->tied >= 2 ? wins_of(g, e->x->backend) : 0;
+      tied += e->tied >= 2;
+      timed[n++] = i;
     }
-  for (size_t i = 1; i < n && tied >= 2; i++) /* the tied first, by wins then median */
-    for (size_t j = i; j > 0; j--) {
-      const race_entrant *x = &g->e[order[j]], *y = &g->e[order[j - 1]];
-      int before = x->tied >= 2 && (y->tied < 2 || wins[order[j]] > wins[order[j - 1]]);
-      if (!before)
-        break;
-      size_t t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
+  runtime_race_rank(median, ties, wins, n, rel);
+  size_t wins_in_order[8];
+  for (size_t k = 0; k < n; k++) {
+    order[k] = timed[rel[k]];
+    wins_in_order[k] = wins[rel[k]];
+  }
   char line[1024];
   int len;
   if (g->device)
@@ -576,12 +578,10 @@ static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id
     len += snprintf(LINE_AT(line, len), " -> %s", g->e[order[0]].x->backend);
   if (n >= 2 && tied >= 2) {
     len += snprintf(LINE_AT(line, len),
-                    " (tie of %zu within the noise; won of the run's other "
-                    "races:",
-                    tied);
+                    " (tie of %zu within the noise; won of the run's other races:", tied);
     for (size_t k = 0; k < tied; k++)
       len += snprintf(LINE_AT(line, len), "%s %s %zu", k ? "," : "", g->e[order[k]].x->backend,
-                      wins[order[k]]);
+                      wins_in_order[k]);
     snprintf(LINE_AT(line, len), ")");
   }
   add_line("%s", line);

@@ -89,6 +89,16 @@ size_t runtime_race_strip(const calstore_measurement *in, size_t n, calstore_mea
  * more) after *n entries; updates *n. */
 void runtime_race_append(const runtime_race *race, calstore_measurement *m, size_t *n);
 
+/* The order of a settled race (calibrate): order (room for n) receives
+ * 0..n-1 sorted by median (ascending), except that the entrants in the
+ * tie (tied[i] >= 2: the winners the racing rule could not separate) come
+ * first, ordered by the tie rule: more wins first (wins[i]: the other
+ * races of the same calibrate run on the same device, or the CPU, that
+ * entrant i won clearly; one library's threads and caches stay warm across
+ * a model), then the lower median. */
+void runtime_race_rank(const double *median, const uint32_t *tied, const size_t *wins, size_t n,
+                       size_t *order);
+
 /* One backend that could answer a lookup, as the rule sees it. */
 typedef struct runtime_race_entry {
   const char *backend;

@@ -277,9 +277,9 @@ static int put_other(void *user, const calstore_profile *p) {
   other_ctx *c = user;
   if (p->key.kind != CALSTORE_KEY_EXACT)
     return 0;
-  calstore_measurement m[32];
+  calstore_measurement m[40];
   size_t n =
-      runtime_race_strip(p->measurements, p->measurement_count < 27 ? p->measurement_count : 27, m);
+      runtime_race_strip(p->measurements, p->measurement_count < 30 ? p->measurement_count : 30, m);
   int alpha = !strcmp(p->key.backend, "race_alpha");
   runtime_race r = {.id = 1.5e15,
                     .latency_us = alpha ? 10.0 : 20.0,
@@ -444,6 +444,87 @@ static void a_stored_profile_is_still_checked(void **state) {
   free(err);
 }
 
+/* The tie rule (runtime_race_rank): the entrants the racing rule could
+ * not separate come first, the one that won more of the run's other races
+ * first, then the lower median; the rest by median. */
+static void the_tie_rule_orders_a_tie(void **state) {
+  (void)state;
+  size_t order[3];
+  double median[3] = {10.0, 10.2, 9.0};
+  uint32_t tied[3] = {2, 2, 0}, none[3] = {0, 0, 0};
+  size_t wins[3] = {0, 3, 5}, level[3] = {1, 1, 0};
+  runtime_race_rank(median, tied, wins, 3, order); /* 9.0 is not in the tie */
+  assert_int_equal(order[0], 1);
+  assert_int_equal(order[1], 0);
+  assert_int_equal(order[2], 2);
+  runtime_race_rank(median, tied, level, 3, order); /* as many wins: the lower median */
+  assert_int_equal(order[0], 0);
+  assert_int_equal(order[1], 1);
+  runtime_race_rank(median, none, wins, 3, order); /* no tie: by median */
+  assert_int_equal(order[0], 2);
+  assert_int_equal(order[1], 0);
+  assert_int_equal(order[2], 1);
+}
+
+/* Rewrites this machine's race: race_alpha and race_beta tied, race_alpha
+ * first by the tie rule although its median is higher. */
+typedef struct tie_ctx {
+  calstore_batch *b;
+} tie_ctx;
+
+static int put_tie(void *user, const calstore_profile *p) {
+  tie_ctx *c = user;
+  runtime_race old;
+  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
+    return 0;
+  calstore_measurement m[40];
+  size_t n =
+      runtime_race_strip(p->measurements, p->measurement_count < 30 ? p->measurement_count : 30, m);
+  int alpha = !strcmp(p->key.backend, "race_alpha");
+  runtime_race r = {.id = old.id,
+                    .latency_us = alpha ? 10.1 : 10.0,
+                    .default_us = NAN,
+                    .entrants = 2,
+                    .rank = alpha ? 1u : 2u,
+                    .rounds = 10,
+                    .tie = 2};
+  runtime_race_append(&r, m, &n);
+  calstore_profile q = *p;
+  q.measurements = m;
+  q.measurement_count = n;
+  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
+  return 0;
+}
+
+static void a_tie_is_chosen_by_rank_and_explained(void **state) {
+  (void)state;
+  char *out, *err;
+  write_config(NULL);
+  remove(g_store);
+  assert_int_equal(RUN(&out, &err, "calibrate"), 0);
+  free(out);
+  free(err);
+  calstore_options so;
+  calstore_options_init(&so);
+  so.path = g_store;
+  calstore *s = NULL;
+  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
+  tie_ctx c = {NULL};
+  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_read_file(g_store, put_tie, &c, NULL, NULL, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
+  calstore_close(&s);
+  int rc = RUN(&out, &err, "lookup", "--workload", "spin", "--explain");
+  assert_int_equal(rc, 0);
+  if (!strstr(out,
+              "backend chosen by race: race_alpha: tied with 1 other within the race's noise") ||
+      !strstr(out, "chosen by the tie rule") || !strstr(out, "10 rounds, tied"))
+    fail_msg("the tie is not told:\n%s", out);
+  assert_non_null(strstr(out, "lookup race_alpha "));
+  free(out);
+  free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(calibrate_races_and_lookup_chooses_the_faster),
@@ -453,6 +534,8 @@ int main(void) {
       cmocka_unit_test(without_a_race_the_first_answers_and_says_so),
       cmocka_unit_test(a_backend_calibrated_earlier_joins_the_race),
       cmocka_unit_test(a_stored_profile_is_still_checked),
+      cmocka_unit_test(the_tie_rule_orders_a_tie),
+      cmocka_unit_test(a_tie_is_chosen_by_rank_and_explained),
   };
   return cmocka_run_group_tests_name("race_selection", tests, setup, teardown);
 }
