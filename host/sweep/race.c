@@ -189,44 +189,40 @@ static void prune(runner *rs, size_t n, const sweep_rigor_params *p) {
       rs[i].pruned = rs[i].e->dropped = 1;
 }
 
-/* The fastest sample of r. */
-static double best_of(const runner *r) {
-  double b = r->samples[0];
-  for (uint32_t i = 1; i < r->n; i++)
-    if (r->samples[i] < b)
-      b = r->samples[i];
-  return b;
-}
-
 /* Whether r still takes samples. */
 static int active(const runner *r) {
   return r->e->ok && !r->alias && !r->pruned;
 }
 
-/* The lowest median of the active runners with samples (contenders only:
- * the non-prunable ones), NAN when none. */
-static double leader(const runner *rs, size_t n, int contenders_only) {
-  double lead = NAN;
+static double median_of(const runner *r) {
+  return sweep_stats_median(r->samples, r->n);
+}
+
+/* The active runner with samples of the lowest median (contenders only:
+ * the non-prunable ones), NULL when none. */
+static const runner *leader(const runner *rs, size_t n, int contenders_only) {
+  const runner *lead = NULL;
   for (size_t i = 0; i < n; i++)
-    if (active(&rs[i]) && rs[i].n && !(contenders_only && rs[i].e->prunable)) {
-      double m = sweep_stats_median(rs[i].samples, rs[i].n);
-      if (!(lead <= m))
-        lead = m;
-    }
+    if (active(&rs[i]) && rs[i].n && !(contenders_only && rs[i].e->prunable) &&
+        (!lead || median_of(&rs[i]) < median_of(lead)))
+      lead = &rs[i];
   return lead;
 }
 
-/* The racing rule (race.h): drops the entrants clearly behind. */
+/* The racing rule (race.h): drops the entrants clearly behind: their lower
+ * quartile (their optimistic case, robust to one lucky sample) above the
+ * leader's median by more than the margin. */
 static void race_drop(runner *rs, size_t n, const sweep_rigor_params *p) {
-  double lead_all = leader(rs, n, 0), lead = leader(rs, n, 1);
+  const runner *la = leader(rs, n, 0), *lc = leader(rs, n, 1);
   double margin = p->prune_margin > p->noise_threshold ? p->prune_margin : p->noise_threshold;
+  double lead_all = la ? median_of(la) : NAN, lead = lc ? median_of(lc) : NAN;
   for (size_t i = 0; i < n; i++) {
     runner *r = &rs[i];
     if (!active(r) || !r->n)
       continue;
-    double best = best_of(r);
-    if (r->e->prunable ? best > lead_all * (1 + margin)
-                       : r->n >= SWEEP_RACE_MIN_ROUNDS && best > lead * (1 + p->noise_threshold))
+    double q1 = sweep_stats_quantile(r->samples, r->n, 0.25);
+    if (r->e->prunable ? q1 > lead_all * (1 + margin)
+                       : r->n >= SWEEP_RACE_MIN_ROUNDS && q1 > lead * (1 + p->noise_threshold))
       r->pruned = r->e->dropped = 1;
   }
 }
@@ -238,15 +234,32 @@ static size_t contenders_active(const runner *rs, size_t n) {
   return c;
 }
 
+/* Whether active contender r is close to the leading contender lc: its
+ * median within the noise of the leader's (a tie, if the race ends so). */
+static int close_to(const runner *r, const runner *lc, const sweep_rigor_params *p) {
+  return median_of(r) <= median_of(lc) * (1 + p->noise_threshold);
+}
+
+/* The undecided contenders: active, neither clearly behind (dropped) nor
+ * close to the leader; a race past its planned rounds times them (and the
+ * leader) while there are any. */
+static size_t undecided(const runner *rs, size_t n, const sweep_rigor_params *p) {
+  const runner *lc = leader(rs, n, 1);
+  size_t u = 0;
+  for (size_t i = 0; i < n && lc; i++)
+    u += active(&rs[i]) && !rs[i].e->prunable && rs[i].n && !close_to(&rs[i], lc, p);
+  return u;
+}
+
 /* The contenders that end within the noise of the leading one: a tie
  * (race.h) when two or more. */
 static void mark_ties(runner *rs, size_t n, const sweep_rigor_params *p) {
-  double lead = leader(rs, n, 1);
+  const runner *lc = leader(rs, n, 1);
   uint32_t count = 0;
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 2 && lc; pass++)
     for (size_t i = 0; i < n; i++) {
       runner *r = &rs[i];
-      if (!active(r) || !r->n || r->e->prunable || best_of(r) > lead * (1 + p->noise_threshold))
+      if (!active(r) || !r->n || r->e->prunable || !close_to(r, lc, p))
         continue;
       if (!pass)
         count++;
@@ -308,14 +321,15 @@ size_t sweep_race_run(sweep_race_entrant *e, size_t n, const sweep_rigor_params 
     if (cancelled && cancelled(user))
       break;
     int extra = round >= warmup + reps; /* racing: a round past the plan */
-    if (extra && (contenders_active(rs, n) < 2 || used + contenders_active(rs, n) > budget))
+    const runner *lc = extra ? leader(rs, n, 1) : NULL;
+    if (extra && (!undecided(rs, n, p) || used + 1 + undecided(rs, n, p) > budget))
       break;
     for (size_t k = 0; k < n; k++) {
       size_t i = (k + round) % n;
       runner *r = &rs[i];
       double t;
-      if (!active(r) || (extra && e[i].prunable))
-        continue;
+      if (!active(r) || (extra && (e[i].prunable || (r != lc && close_to(r, lc, p)))))
+        continue; /* past the plan: the leader and the undecided only */
       if (prepared(r) != 0 || timed(r, r->iterations, &t) != 0) {
         e[i].ok = 0;
         continue;

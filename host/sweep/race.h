@@ -53,20 +53,23 @@ typedef struct sweep_race_entrant {
 } sweep_race_entrant;
 
 /* The racing rule (calibrate's race; issue 38): samples go where the
- * decision is close (F-race, Hoeffding races). After
- * SWEEP_RACE_MIN_ROUNDS timed rounds a contender (not `prunable`) whose
- * fastest sample is slower than the leading contender's median by more than
- * the rigor's noise_threshold is dropped; a default (`prunable`), whose only
- * use is its figure, is dropped after its first timed round when its
- * fastest sample is slower than the leader's median (of every entrant) by
- * more than max(noise_threshold, prune_margin). When one contender is left
- * the race is decided and stops. Contenders still close after
- * `repetitions` rounds take more rounds, with the samples the dropped
- * entrants saved (repetitions x the entrants timed), up to
- * SWEEP_RACE_ROUND_CAP x repetitions rounds. Contenders that end within the
- * noise of the leader (fastest sample <= its median x (1 + noise)) are a
- * tie (`tied`). A rigor without pruning (exhaustive) drops nothing and
- * extends nothing: every entrant takes every round; ties are still told. */
+ * decision is close (F-race, Hoeffding races). An entrant is clearly
+ * behind when its lower quartile (its optimistic case, robust to one lucky
+ * sample) is above the leader's median by more than a margin: a contender
+ * (not `prunable`) after SWEEP_RACE_MIN_ROUNDS timed rounds, against the
+ * leading contender, by the rigor's noise_threshold; a default
+ * (`prunable`), whose only use is its figure, after its first timed round,
+ * against the leader of every entrant, by max(noise_threshold,
+ * prune_margin). It is dropped (no more samples). When one contender is
+ * left the race is decided and stops. Past the `repetitions` planned
+ * rounds, the leader and the undecided contenders (neither dropped nor
+ * with a median within the noise of the leader's) take more rounds, with
+ * the samples the dropped entrants saved (repetitions x the entrants
+ * timed), up to SWEEP_RACE_ROUND_CAP x repetitions rounds. Contenders that
+ * end with a median within the noise of the leader's are a tie (`tied`;
+ * more rounds would not separate what the noise bound calls level). A
+ * rigor without pruning (exhaustive) drops nothing and extends nothing:
+ * every entrant takes every round; ties are still told. */
 #define SWEEP_RACE_MIN_ROUNDS 2
 #define SWEEP_RACE_ROUND_CAP 2
 

@@ -25,6 +25,8 @@ struct calhost_plugin_instance {
 struct calhost_session {
   calhost_plugin_instance *inst;
   int work;
+  int cyc[3]; /* "work=N;cyc=A,B,C": the session's runs take A, B, C, A, ... units */
+  unsigned runs;
   int wrong;
   double out;
 };
@@ -56,14 +58,19 @@ static calhost_status f_prepare(calhost_session *s, const char *p, size_t n) {
   (void)n;
   s->work = atoi(p + 5);
   s->wrong = strstr(p, "wrong") != NULL;
+  const char *cyc = strstr(p, ";cyc=");
+  memset(s->cyc, 0, sizeof s->cyc);
+  if (cyc)
+    sscanf(cyc + 5, "%d,%d,%d", &s->cyc[0], &s->cyc[1], &s->cyc[2]);
   return CALHOST_OK;
 }
 static int g_device_time; /* f_run reports work x 1 ms per iteration as the device's time (1:
                             every instance, 2: inst_a only) */
 
 static calhost_status f_run(calhost_session *s, uint32_t iters, calhost_run_result *r) {
+  int units = s->cyc[0] ? s->cyc[s->runs++ % 3] : s->work;
   if (g_device_time == 1 || (g_device_time == 2 && s->inst->id == 1)) /* 2: inst_a only */
-    r->device_seconds = 1e-3 * s->work * iters;
+    r->device_seconds = 1e-3 * units * iters;
   volatile double acc = 0;
   for (uint32_t it = 0; it < iters; it++)
     for (int k = 0; k < s->work * 200; k++)
@@ -286,10 +293,10 @@ static void racing_drops_the_clearly_behind_and_stops_when_decided(void **state)
   }
 }
 
-/* Contenders level within the noise keep the rounds: the planned ones,
- * then those the dropped defaults saved (budget 4 rounds x 4 entrants = 16
- * samples: 2 by the defaults, 2 x 7 by the contenders), and end tied. */
-static void racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie(void **state) {
+/* Contenders level within the noise are a tie after the planned rounds
+ * (more rounds would not separate what the noise bound calls level); the
+ * defaults clearly behind are dropped after one round. */
+static void racing_calls_a_tie_of_level_contenders(void **state) {
   (void)state;
   setup_vt();
   g_device_time = 1;
@@ -303,24 +310,50 @@ static void racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie(void 
   assert_int_equal(e[1].rounds, 1);
   assert_int_equal(e[3].rounds, 1);
   assert_true(e[1].dropped && e[3].dropped);
-  assert_int_equal(e[0].rounds, 7);
-  assert_int_equal(e[2].rounds, 7);
+  assert_int_equal(e[0].rounds, 4);
+  assert_int_equal(e[2].rounds, 4);
   assert_false(e[0].dropped || e[2].dropped);
   assert_int_equal(e[0].tied, 2);
   assert_int_equal(e[2].tied, 2);
   assert_int_equal(e[1].tied, 0); /* a default is never in a tie */
+}
+
+/* An undecided contender, neither clearly behind nor level (samples 120
+ * 100 106 120 ... ms against the leader's 100: its median above 105, its
+ * lower quartile not), takes the rounds the dropped defaults saved, with
+ * the leader (budget 4 rounds x 4 entrants = 16 samples: 2 by the
+ * defaults, 2 x 7 by the leader and it); never past the cap. */
+static void racing_gives_an_undecided_contender_the_saved_rounds(void **state) {
+  (void)state;
+  setup_vt();
+  g_device_time = 1;
+  g_default_work = 600;
+  /* the sizing run takes the cycle's first value: the samples start at 120 */
+  const char *undecided = "work=100;cyc=106,120,100";
+  sweep_race_entrant e[4] = {entrant(&inst_a, "work=100"), entrant(&inst_a, NULL),
+                             entrant(&inst_b, undecided), entrant(&inst_b, NULL)};
+  e[1].prunable = e[3].prunable = 1;
+  sweep_rigor_params p = params();
+  p.prune = 1;
+  assert_int_equal(sweep_race_run(e, 4, &p, 1, NULL, NULL), 4);
+  assert_int_equal(e[1].rounds, 1);
+  assert_int_equal(e[3].rounds, 1);
+  assert_int_equal(e[0].rounds, 7);
+  assert_int_equal(e[2].rounds, 7);
+  assert_false(e[2].dropped);
+  assert_int_equal(e[2].tied, 0); /* it ends at 106 ms: behind the noise, no tie */
+  assert_true(fabs(e[2].figures.median_us - 106000.0) < 1e-6);
   /* never past the cap: 4 x SWEEP_RACE_ROUND_CAP rounds, whatever the budget */
   setup_vt();
   g_device_time = 1;
-  g_default_work = 9;
-  sweep_race_entrant f[6] = {entrant(&inst_a, "work=3"), entrant(&inst_b, "work=3"),
-                             entrant(&inst_a, "work=8"), entrant(&inst_b, "work=8"),
-                             entrant(&inst_a, NULL),     entrant(&inst_b, NULL)};
+  g_default_work = 600;
+  sweep_race_entrant f[6] = {entrant(&inst_a, "work=100"), entrant(&inst_b, undecided),
+                             entrant(&inst_a, "work=500"), entrant(&inst_b, "work=500"),
+                             entrant(&inst_a, NULL),       entrant(&inst_b, NULL)};
   f[2].prunable = f[3].prunable = f[4].prunable = f[5].prunable = 1;
   assert_int_equal(sweep_race_run(f, 6, &p, 1, NULL, NULL), 6);
   assert_int_equal(f[0].rounds, 4 * SWEEP_RACE_ROUND_CAP);
   assert_int_equal(f[1].rounds, 4 * SWEEP_RACE_ROUND_CAP);
-  assert_int_equal(f[0].tied, 2);
 }
 
 /* One clock per race: the device's when every entrant reports it, else
@@ -368,7 +401,8 @@ int main(void) {
       cmocka_unit_test(the_sizing_run_is_the_first_warmup),
       cmocka_unit_test(a_clearly_slower_entrant_is_pruned),
       cmocka_unit_test(racing_drops_the_clearly_behind_and_stops_when_decided),
-      cmocka_unit_test(racing_gives_close_contenders_the_saved_rounds_and_calls_a_tie),
+      cmocka_unit_test(racing_calls_a_tie_of_level_contenders),
+      cmocka_unit_test(racing_gives_an_undecided_contender_the_saved_rounds),
       cmocka_unit_test(a_race_of_mixed_clocks_is_timed_by_the_host),
   };
   return cmocka_run_group_tests_name("sweep_race", tests, NULL, NULL);
