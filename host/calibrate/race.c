@@ -624,8 +624,11 @@ void cal_race_run(cal_run *r) {
       continue;
     group_add(r, x);
   }
-  if (g_race.count)
-    load_more_plugins(r);
+  for (size_t i = 0; i < g_race.count; i++)
+    if (!g_race.groups[i].device) { /* a CPU group: others' stored profiles may join */
+      load_more_plugins(r);
+      break;
+    }
   for (size_t i = 0; i < g_race.count; i++)
     group_add_stored(r, &g_race.groups[i]);
   size_t raced = 0;
