@@ -50,7 +50,8 @@ static void fmt_us(char *buf, size_t cap, double us) {
     snprintf(buf, cap, "%.3g us", us);
 }
 
-/* The race's figures: "A 1.2 ms (default 3 ms), B 2 ms (default 2.1 ms)". */
+/* The race's figures: "A 1.2 ms (default 3 ms; 2 rounds), B 2 ms (default
+ * 2.1 ms; 2 rounds, dropped)" (rounds when the race recorded them). */
 static void race_figures(const choice_box *b, double id, char *buf, size_t cap) {
   for (size_t i = 0, k = 0; i < b->n; i++) {
     if (!b->entries[i].raced || b->entries[i].race.id != id)
@@ -59,10 +60,11 @@ static void race_figures(const choice_box *b, double id, char *buf, size_t cap) 
     fmt_us(w, sizeof w, b->entries[i].race.latency_us);
     fmt_us(d, sizeof d, b->entries[i].race.default_us);
     const runtime_race *x = &b->entries[i].race;
-    append(buf, cap, "%s%s %s (default %s)", k++ ? ", " : "", b->entries[i].backend, w, d);
+    append(buf, cap, "%s%s %s (default %s", k++ ? ", " : "", b->entries[i].backend, w, d);
     if (x->rounds)
-      append(buf, cap, " %u round%s%s%s", (unsigned)x->rounds, x->rounds == 1 ? "" : "s",
+      append(buf, cap, "; %u round%s%s%s", (unsigned)x->rounds, x->rounds == 1 ? "" : "s",
              x->dropped ? ", dropped" : "", x->tie >= 2 ? ", tied" : "");
+    append(buf, cap, ")");
   }
 }
 
