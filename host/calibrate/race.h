@@ -22,8 +22,7 @@ void cal_race_run(cal_run *r);
 
 /* The race lines ("race W threads=N: A 1 ms x2 (default 3 ms x1 dropped),
  * B 1.2 ms x2 dropped (...) -> A", "race W device NAME: ...", a tie:
- * "-> A (tie of 2 within the noise; won of the run's other races: A 3,
- * B 1)")
+ * "-> A (tie of 2 within the noise: the lower median)")
  * and the phase's time, on o; nothing when no race ran. */
 void cal_race_print(const cal_run *r, FILE *o);
 

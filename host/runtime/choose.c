@@ -96,10 +96,8 @@ static void reason_of(choice_box *b, long chosen, const char *rule, const char *
     if (x->tie >= 2)
       append(r, cap,
              "%s: tied with %u other%s within the race's noise in the race of its %s profile; "
-             "chosen by the tie rule (the backend that won more of that calibrate run's other "
-             "races on %s, then the lower median)",
-             b->entries[chosen].backend, (unsigned)x->tie - 1, x->tie == 2 ? "" : "s", level,
-             b->entries[chosen].device ? "the device" : "the CPU");
+             "chosen by the tie rule (the lower median; the others are as good within the noise)",
+             b->entries[chosen].backend, (unsigned)x->tie - 1, x->tie == 2 ? "" : "s", level);
     else
       append(r, cap, "%s: fastest of %u in the race of its %s profile", b->entries[chosen].backend,
              (unsigned)x->entrants, level);

@@ -87,29 +87,6 @@ void runtime_race_append(const runtime_race *race, calstore_measurement *m, size
     m[(*n)++] = (calstore_measurement){RUNTIME_RACE_TIE, (double)race->tie, "count"};
 }
 
-/* Whether entrant a goes before b in a settled race (runtime_race_rank). */
-static int ranks_before(const double *median, const uint32_t *tied, const size_t *wins, size_t a,
-                        size_t b) {
-  int ta = tied[a] >= 2, tb = tied[b] >= 2;
-  if (ta != tb)
-    return ta;
-  if (ta && wins[a] != wins[b])
-    return wins[a] > wins[b];
-  return median[a] < median[b];
-}
-
-void runtime_race_rank(const double *median, const uint32_t *tied, const size_t *wins, size_t n,
-                       size_t *order) {
-  for (size_t i = 0; i < n; i++)
-    order[i] = i;
-  for (size_t i = 1; i < n; i++) /* insertion: stable */
-    for (size_t j = i; j > 0 && ranks_before(median, tied, wins, order[j], order[j - 1]); j--) {
-      size_t t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
-}
-
 static int same_device(const runtime_race_entry *a, const runtime_race_entry *b) {
   return !strcmp(a->device ? a->device : "", b->device ? b->device : "");
 }

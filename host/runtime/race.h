@@ -13,9 +13,7 @@
  *   race_default_latency  its default's median in the race (us; absent
  *                         when the backend has no default)
  *   race_entrants         how many backends ran (count)
- *   race_rank             its place, 1 = the chosen one (count): the
- *                         fastest, or in a tie the one the tie rule
- *                         chose
+ *   race_rank             its place, 1 = the fastest (count)
  *   race_rounds           the samples its winner took (count): the racing
  *                         rule (sweep/race.h) spends them where the race
  *                         is close
@@ -25,9 +23,10 @@
  *                         without a default)
  *   race_default_dropped  1 when its default was dropped (count; absent
  *                         without a default)
- *   race_tie              in a tie: how many backends ended within the
- *                         race's noise of the fastest (count, >= 2);
- *                         absent otherwise
+ *   race_tie              in a tie: how many backends ended with a median
+ *                         within the race's noise of the fastest's
+ *                         (count, >= 2; the tie rule: the lower median
+ *                         still decides); absent otherwise
  *
  * A race compares backends on one processor or one device only: the CPU
  * backends of a CPU target, or the device backends on one device (the
@@ -88,16 +87,6 @@ size_t runtime_race_strip(const calstore_measurement *in, size_t n, calstore_mea
 /* Appends race's measurements to m (room for RUNTIME_RACE_MEASUREMENTS
  * more) after *n entries; updates *n. */
 void runtime_race_append(const runtime_race *race, calstore_measurement *m, size_t *n);
-
-/* The order of a settled race (calibrate): order (room for n) receives
- * 0..n-1 sorted by median (ascending), except that the entrants in the
- * tie (tied[i] >= 2: the winners the racing rule could not separate) come
- * first, ordered by the tie rule: more wins first (wins[i]: the other
- * races of the same calibrate run on the same device, or the CPU, that
- * entrant i won clearly; one library's threads and caches stay warm across
- * a model), then the lower median. */
-void runtime_race_rank(const double *median, const uint32_t *tied, const size_t *wins, size_t n,
-                       size_t *order);
 
 /* One backend that could answer a lookup, as the rule sees it. */
 typedef struct runtime_race_entry {

@@ -436,9 +436,8 @@ CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_add_model_with(
  * profile; one name pins it); else the first-ranked backend of the latest
  * race recorded between two or more backends with a profile (exact
  * profiles: this machine's race; portable ones: the race of the machine
- * they came from): the fastest, or in a tie within the race's noise the
- * one that won more of that calibrate run's other races, then the lower
- * median. A race compares the CPU backends, or the device backends of one
+ * they came from): the fastest (also in a tie within the race's noise,
+ * which the reason tells). A race compares the CPU backends, or the device backends of one
  * device, never both: when races of several devices answer (the CPU's and
  * a device's), the device of the first backend in
  * calhost_runtime_serving_backends's order that ran in its device's latest
