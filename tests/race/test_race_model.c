@@ -104,7 +104,11 @@ static int rig_visit(void *user, const calstore_profile *p) {
   size_t n =
       runtime_race_strip(p->measurements, p->measurement_count < 34 ? p->measurement_count : 34, m);
   int won = !strcmp(p->key.backend, c->fast);
-  runtime_race r = {.id = old.id, .latency_us = won ? 10.0 : 30.0, .default_us = 40.0, .entrants = 2, .rank = won ? 1u : 2u};
+  runtime_race r = {.id = old.id,
+                    .latency_us = won ? 10.0 : 30.0,
+                    .default_us = 40.0,
+                    .entrants = 2,
+                    .rank = won ? 1u : 2u};
   runtime_race_append(&r, m, &n);
   calstore_profile q = *p;
   q.measurements = m;
