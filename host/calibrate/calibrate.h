@@ -21,8 +21,11 @@
  * keeps a stable portable profile until someone recalibrates on purpose).
  *
  * The race (race.c): after the sweeps, each structure (workload x CPU
- * target) with exact profiles of two or more backends is raced: their
- * winners and defaults timed interleaved in one child, the outcome stored
+ * target, or workload x device for the device backends on one device)
+ * with exact profiles of two or more backends is raced: their winners and
+ * defaults timed interleaved in one child with the racing rule
+ * (sweep/race.h: the clearly behind dropped, close ones given more
+ * rounds, ties settled by a stated rule), the outcome stored
  * as race_* measurements in their profiles (runtime/race.h) in one batch,
  * one line per race printed after the summary.
  *

@@ -10,9 +10,14 @@
  * each entrant's exact profile, and into its portable profile when that
  * holds the very policy raced at the smallest thread count, in one batch.
  * A structure whose entrants already share a race and were all skipped
- * (nothing new) is not raced again. Device backends are not raced (their
- * devices are compared only among themselves: a later step). The phase's
- * lines are printed after calibrate's summary.
+ * (nothing new) is not raced again. Device backends race on their device:
+ * the backends this run calibrated (or found calibrated) on one device
+ * (the same device identity) are a group of their own, timed by the
+ * device's clock as their sweeps were; a CPU group and a device group never
+ * share an entrant. The racing rule (sweep/race.h) spends the samples where
+ * a race is close; a tie within the noise is told, and the lower median
+ * still decides it. The phase's lines are printed after calibrate's
+ * summary.
  */
 #include "race.h"
 
@@ -45,6 +50,10 @@ typedef struct race_entrant {
   /* the child's figures: [0] the winner, [1] the default */
   int ok[2];
   double median[2], mad[2];
+  uint32_t rounds[2]; /* samples taken */
+  int dropped[2];     /* dropped by the racing rule */
+  uint32_t tied;      /* the winner: in a tie of this many (>= 2), 0: none */
+  int device_clock;   /* the winner's figures are the device's time */
   char error[2][256];
   uint32_t rank; /* its place in the settled race, 0: not ranked */
 } race_entrant;
@@ -52,8 +61,11 @@ typedef struct race_entrant {
 /* One structure on one target, with its entrants. */
 typedef struct race_group {
   size_t workload;
-  uint32_t threads; /* the target's thread count */
-  size_t target;    /* its index in the target list */
+  uint32_t threads;   /* the target's thread count */
+  const char *device; /* the device identity of a device group (its first result's), NULL: the
+                         CPU */
+  const char *device_name;
+  size_t target; /* its index in the target list */
   race_entrant e[8];
   size_t n;
   /* the results that stand for backends not in this run's results (their
@@ -177,11 +189,18 @@ static void add_entrant(cal_run *r, race_group *g, const cal_result *x) {
     g->n++;
 }
 
-/* Adds x to its group (found or made). */
+static int same_str(const char *a, const char *b) {
+  return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Adds x to its group (found or made): the same workload and thread count
+ * on the CPU, or the same workload on the same device. */
 static void group_add(cal_run *r, const cal_result *x) {
   race_group *g = NULL;
+  const char *device = x->on_device ? x->device_identity : NULL;
   for (size_t i = 0; i < g_race.count && !g; i++)
-    if (g_race.groups[i].workload == x->workload && g_race.groups[i].threads == x->threads)
+    if (g_race.groups[i].workload == x->workload && g_race.groups[i].threads == x->threads &&
+        same_str(g_race.groups[i].device, device))
       g = &g_race.groups[i];
   if (!g) {
     race_group *grown = realloc(g_race.groups, (g_race.count + 1) * sizeof *grown);
@@ -193,6 +212,8 @@ static void group_add(cal_run *r, const cal_result *x) {
     g->workload = x->workload;
     g->threads = x->threads;
     g->target = target_of(r, x->threads);
+    g->device = device;
+    g->device_name = x->on_device ? x->device_name : NULL;
   }
   for (size_t i = 0; i < g->n; i++)
     if (!strcmp(g->e[i].x->backend, x->backend)) {
@@ -213,10 +234,6 @@ typedef struct scan_ctx {
   const char *names[8];
   size_t n;
 } scan_ctx;
-
-static int same_str(const char *a, const char *b) {
-  return !strcmp(a ? a : "", b ? b : "");
-}
 
 static int scan_visit(void *user, const calstore_profile *p) {
   scan_ctx *c = user;
@@ -244,7 +261,7 @@ static int scan_visit(void *user, const calstore_profile *p) {
 /* Adds to g the backends calibrated for its key but not among the run's
  * results (their profiles are raced as they are stored). */
 static void group_add_stored(cal_run *r, race_group *g) {
-  if (!g->n)
+  if (!g->n || g->device) /* a device group: the backends this run calibrated on it */
     return;
   scan_ctx c = {r, g, cal_workload_operator(r, g->workload), g->e[0].x, {0}, 0};
   if (r->store_lock)
@@ -322,10 +339,14 @@ static int race_child(void *user, int fd) {
     runtime_binding_workload(cw, &w);
     runtime_binding_target(&r->set->targets, g->target, &tg);
     sweep_race_entrant se[16];
+    calhost_target dtg[8]; /* a device group: each backend's target names its device */
     size_t ns = 0;
     memset(se, 0, sizeof se);
     for (size_t i = 0; i < g->n; i++) {
       loader_plugin *p = g->e[i].plugin;
+      if (g->device)
+        runtime_binding_device_target(&r->set->targets, g->target, g->device,
+                                      g->e[i].x->device_index, &dtg[i]);
       calhost_plugin_instance *inst = NULL;
       for (size_t m = 0; m < made; m++)
         if (made_p[m] == p)
@@ -345,7 +366,7 @@ static int race_child(void *user, int fd) {
         s->abi_version = p->abi_version;
         s->instance = inst;
         s->workload = &w;
-        s->target = &tg;
+        s->target = g->device ? &dtg[i] : &tg;
         s->policy = d ? NULL : g->e[i].policy;
         s->prunable = d; /* a default's figure does not decide the race */
         swept_policy(&g->e[i], d, s);
@@ -361,7 +382,7 @@ static int race_child(void *user, int fd) {
       } else {
         snprintf(se[s].error, sizeof se[s].error, "create failed");
       }
-    sweep_race_run(live, nl, &r->set->params, race_cancelled, NULL);
+    sweep_race_run(live, nl, &r->set->params, 1, race_cancelled, NULL);
     for (size_t l = 0; l < nl; l++)
       se[map[l]] = live[l];
     for (size_t s = 0; s < ns; s++) {
@@ -372,6 +393,10 @@ static int race_child(void *user, int fd) {
       isolate_proto_put_u64(&buf, (uint64_t)se[s].ok);
       isolate_proto_put_f64(&buf, se[s].ok ? se[s].figures.median_us : 0);
       isolate_proto_put_f64(&buf, se[s].ok ? se[s].figures.mad_us : 0);
+      isolate_proto_put_u64(&buf, se[s].rounds);
+      isolate_proto_put_u64(&buf, (uint64_t)se[s].dropped);
+      isolate_proto_put_u64(&buf, se[s].tied);
+      isolate_proto_put_u64(&buf, (uint64_t)se[s].device_clock);
       isolate_proto_put_str(&buf, se[s].error);
       isolate_proto_send(fd, &buf);
     }
@@ -394,6 +419,8 @@ static void race_record(void *user, const isolate_proto_msg *msg) {
   uint64_t gi = isolate_proto_get_u64(&c), ei = isolate_proto_get_u64(&c),
            d = isolate_proto_get_u64(&c), ok = isolate_proto_get_u64(&c);
   double median = isolate_proto_get_f64(&c), mad = isolate_proto_get_f64(&c);
+  uint64_t rounds = isolate_proto_get_u64(&c), dropped = isolate_proto_get_u64(&c),
+           tied = isolate_proto_get_u64(&c), device_clock = isolate_proto_get_u64(&c);
   const char *error = isolate_proto_get_str(&c);
   if (c.failed || gi >= g_race.count || ei >= g_race.groups[gi].n || d > 1)
     return;
@@ -401,6 +428,12 @@ static void race_record(void *user, const isolate_proto_msg *msg) {
   e->ok[d] = ok && median > 0 && isfinite(median);
   e->median[d] = median;
   e->mad[d] = mad;
+  e->rounds[d] = rounds < 1000000 ? (uint32_t)rounds : 0;
+  e->dropped[d] = dropped != 0;
+  if (!d) {
+    e->tied = tied < 1000 ? (uint32_t)tied : 0;
+    e->device_clock = device_clock != 0;
+  }
   snprintf(e->error[d], sizeof e->error[d], "%s", error ? error : "");
 }
 
@@ -450,34 +483,64 @@ static void fmt_us(char *buf, size_t cap, double us) {
   (line) + ((len) < (int)sizeof(line) ? (len) : (int)sizeof(line)),                                \
       ((len) < (int)sizeof(line) ? sizeof(line) - (size_t)(len) : 0)
 
-/* Ranks a raced group, queues its profiles, and says the outcome. */
-static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id) {
-  size_t order[8], n = 0;
+/* A group's timed winners (ok[0]) by the winner's race median, into order;
+ * returns how many. */
+static size_t by_median(const race_group *g, size_t *order) {
+  size_t n = 0;
   for (size_t i = 0; i < g->n; i++)
     if (g->e[i].ok[0])
       order[n++] = i;
-  for (size_t i = 1; i < n; i++) /* by the winner's race median */
+  for (size_t i = 1; i < n; i++)
     for (size_t j = i; j > 0 && g->e[order[j]].median[0] < g->e[order[j - 1]].median[0]; j--) {
       size_t t = order[j];
       order[j] = order[j - 1];
       order[j - 1] = t;
     }
+  return n;
+}
+
+/* Ranks a raced group, queues its profiles, and says the outcome. The
+ * order is the winners' race medians, also in a tie (the winners whose
+ * medians ended within the noise of the fastest's: `tied`): the tie rule
+ * is the lower median, the best estimate the race has. (Measured against
+ * the rule "the backend that won more of the run's other races", which
+ * keeps one library warm: on the encoder of race-figures.sh it gave all
+ * four ties to the backend with one clear win while the other was 1 to 4%
+ * ahead in each, 1.045x of the best single backend.) */
+static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id) {
+  size_t order[8], n = by_median(g, order), tied = 0;
+  for (size_t k = 0; k < n; k++)
+    tied += g->e[order[k]].tied >= 2;
   char line[1024];
-  int len = snprintf(line, sizeof line, "race %s threads=%u:", cal_workload_name(r, g->workload),
-                     (unsigned)g->threads);
+  int len;
+  if (g->device)
+    len = snprintf(line, sizeof line,
+                   "race %s device %s (%s clock):", cal_workload_name(r, g->workload),
+                   g->device_name ? g->device_name : g->device,
+                   n && g->e[order[0]].device_clock ? "device" : "host");
+  else
+    len = snprintf(line, sizeof line, "race %s threads=%u:", cal_workload_name(r, g->workload),
+                   (unsigned)g->threads);
   for (size_t k = 0; k < n; k++) {
     race_entrant *e = &g->e[order[k]];
     char w[32], d[32];
     fmt_us(w, sizeof w, e->median[0]);
     fmt_us(d, sizeof d, e->ok[1] ? e->median[1] : NAN);
-    len += snprintf(LINE_AT(line, len), "%s %s %s (default %s)", k ? "," : "", e->x->backend, w, d);
+    len += snprintf(LINE_AT(line, len), "%s %s %s x%u%s (default %s", k ? "," : "", e->x->backend,
+                    w, (unsigned)e->rounds[0], e->dropped[0] ? " dropped" : "", d);
+    if (e->ok[1])
+      len += snprintf(LINE_AT(line, len), " x%u%s", (unsigned)e->rounds[1],
+                      e->dropped[1] ? " dropped" : "");
+    len += snprintf(LINE_AT(line, len), ")");
   }
   for (size_t i = 0; i < g->n; i++)
     if (!g->e[i].ok[0])
       len +=
           snprintf(LINE_AT(line, len), "; %s not timed: %s", g->e[i].x->backend, g->e[i].error[0]);
   if (n >= 2)
-    snprintf(LINE_AT(line, len), " -> %s", g->e[order[0]].x->backend);
+    len += snprintf(LINE_AT(line, len), " -> %s", g->e[order[0]].x->backend);
+  if (n >= 2 && tied >= 2)
+    snprintf(LINE_AT(line, len), " (tie of %zu within the noise: the lower median)", tied);
   add_line("%s", line);
   if (n < 2)
     return; /* no race: nothing recorded (the earlier one, if any, stays) */
@@ -486,8 +549,16 @@ static void settle_group(cal_run *r, calstore_batch *b, race_group *g, double id
   for (size_t k = 0; k < n; k++) {
     race_entrant *e = &g->e[order[k]];
     e->rank = (uint32_t)k + 1;
-    runtime_race race = {id, e->median[0], e->ok[1] ? e->median[1] : NAN, (uint32_t)n,
-                         (uint32_t)k + 1};
+    runtime_race race = {.id = id,
+                         .latency_us = e->median[0],
+                         .default_us = e->ok[1] ? e->median[1] : NAN,
+                         .entrants = (uint32_t)n,
+                         .rank = (uint32_t)k + 1,
+                         .rounds = e->rounds[0],
+                         .dropped = e->dropped[0],
+                         .default_rounds = e->ok[1] ? e->rounds[1] : 0,
+                         .default_dropped = e->ok[1] && e->dropped[1],
+                         .tie = tied >= 2 && e->tied >= 2 ? (uint32_t)tied : 0};
     calstore_lookup_result *ex = stored_profile(r, e->x, CALSTORE_KEY_EXACT);
     if (ex && ex->profile && base_policy_same(ex->profile->policy, e->policy))
       queue_raced(b, ex->profile, &race);
@@ -505,13 +576,16 @@ void cal_race_run(cal_run *r) {
   double t0 = sweep_now();
   for (size_t i = 0; i < r->sink->result_count; i++) {
     const cal_result *x = &r->sink->results[i];
-    if (x->on_device || !x->key.processor || !x->backend ||
+    if ((x->on_device && !x->device_identity) || !x->key.processor || !x->backend ||
         (x->kind != CAL_STORED && x->kind != CAL_SKIPPED))
       continue;
     group_add(r, x);
   }
-  if (g_race.count)
-    load_more_plugins(r);
+  for (size_t i = 0; i < g_race.count; i++)
+    if (!g_race.groups[i].device) { /* a CPU group: others' stored profiles may join */
+      load_more_plugins(r);
+      break;
+    }
   for (size_t i = 0; i < g_race.count; i++)
     group_add_stored(r, &g_race.groups[i]);
   size_t raced = 0;
@@ -564,6 +638,10 @@ void cal_race_json(const cal_run *r, FILE *o) {
       base_json_member_number(o, 0, "race_id", g->id);
     else
       base_json_member_null(o, 0, "race_id");
+    if (g->device)
+      base_json_member_string(o, 0, "device", g->device);
+    else
+      base_json_member_null(o, 0, "device");
     fputs(",\"entrants\":[", o);
     for (size_t j = 0; j < g->n; j++) {
       const race_entrant *e = &g->e[j];
@@ -573,6 +651,11 @@ void cal_race_json(const cal_run *r, FILE *o) {
       base_json_member_number(o, 0, "median_us", e->ok[0] ? e->median[0] : NAN);
       base_json_member_number(o, 0, "default_median_us", e->ok[1] ? e->median[1] : NAN);
       base_json_member_uint(o, 0, "rank", e->rank);
+      base_json_member_uint(o, 0, "rounds", e->rounds[0]);
+      base_json_member_bool(o, 0, "dropped", e->dropped[0]);
+      base_json_member_uint(o, 0, "default_rounds", e->ok[1] ? e->rounds[1] : 0);
+      base_json_member_bool(o, 0, "default_dropped", e->ok[1] && e->dropped[1]);
+      base_json_member_uint(o, 0, "tied", e->tied >= 2 ? e->tied : 0);
       base_json_member_string(o, 0, "error", e->ok[0] ? NULL : e->error[0]);
       fputc('}', o);
     }

@@ -11,20 +11,26 @@
 
 #include "run.h"
 
-/* Races every structure (workload x CPU target) with a stored exact
- * profile of two or more backends among the run's results, in one child,
+/* Races every structure (workload x CPU target, or workload x device)
+ * with a stored exact profile of two or more backends among the run's
+ * results (a device: of two or more device backends on that device), in
+ * one child, with the racing rule (sweep/race.h),
  * unless they already share a race and nothing of them is new; stores the
  * outcome in one batch (a failure is a warning). Keeps the lines that
  * cal_race_print prints. */
 void cal_race_run(cal_run *r);
 
-/* The race lines ("race W threads=N: A 1 ms (default 3 ms), B ... -> A")
+/* The race lines ("race W threads=N: A 1 ms x2 (default 3 ms x1 dropped),
+ * B 1.2 ms x2 dropped (...) -> A", "race W device NAME: ...", a tie:
+ * "-> A (tie of 2 within the noise: the lower median)")
  * and the phase's time, on o; nothing when no race ran. */
 void cal_race_print(const cal_run *r, FILE *o);
 
 /* The JSON members "races": [{workload, threads, race_id (null: not
- * settled), entrants: [{backend, policy, median_us, default_median_us,
- * rank (0: not ranked), error}]}] and "race_seconds", each followed by a
+ * settled), device (identity, null: the CPU), entrants: [{backend, policy,
+ * median_us, default_median_us, rank (0: not ranked), rounds, dropped,
+ * default_rounds, default_dropped, tied (0: no tie), error}]}] and
+ * "race_seconds", each followed by a
  * comma (calibrate --json, before its failures). */
 void cal_race_json(const cal_run *r, FILE *o);
 

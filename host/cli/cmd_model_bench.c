@@ -114,7 +114,7 @@ static void time_structure(calhost_runtime *rt, mb_structure *s, uint32_t round,
                                     .policy = d ? NULL : s->policy[k],
                                     .checked = round > 0,
                                     .prunable = d};
-  sweep_race_run(e, n, params, NULL, NULL);
+  sweep_race_run(e, n, params, 0, NULL, NULL);
   double *tu = s->tuned_us + (size_t)round * MB_MAX_BACKENDS;
   double *du = s->default_us + (size_t)round * MB_MAX_BACKENDS;
   for (size_t k = 0; k < s->nb; k++) {

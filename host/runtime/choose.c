@@ -50,7 +50,8 @@ static void fmt_us(char *buf, size_t cap, double us) {
     snprintf(buf, cap, "%.3g us", us);
 }
 
-/* The race's figures: "A 1.2 ms (default 3 ms), B 2 ms (default 2.1 ms)". */
+/* The race's figures: "A 1.2 ms (default 3 ms; 2 rounds), B 2 ms (default
+ * 2.1 ms; 2 rounds, dropped)" (rounds when the race recorded them). */
 static void race_figures(const choice_box *b, double id, char *buf, size_t cap) {
   for (size_t i = 0, k = 0; i < b->n; i++) {
     if (!b->entries[i].raced || b->entries[i].race.id != id)
@@ -58,7 +59,12 @@ static void race_figures(const choice_box *b, double id, char *buf, size_t cap) 
     char w[32], d[32];
     fmt_us(w, sizeof w, b->entries[i].race.latency_us);
     fmt_us(d, sizeof d, b->entries[i].race.default_us);
-    append(buf, cap, "%s%s %s (default %s)", k++ ? ", " : "", b->entries[i].backend, w, d);
+    const runtime_race *x = &b->entries[i].race;
+    append(buf, cap, "%s%s %s (default %s", k++ ? ", " : "", b->entries[i].backend, w, d);
+    if (x->rounds)
+      append(buf, cap, "; %u round%s%s%s", (unsigned)x->rounds, x->rounds == 1 ? "" : "s",
+             x->dropped ? ", dropped" : "", x->tie >= 2 ? ", tied" : "");
+    append(buf, cap, ")");
   }
 }
 
@@ -83,12 +89,20 @@ static void reason_of(choice_box *b, long chosen, const char *rule, const char *
       strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     else
       snprintf(when, sizeof when, "%.0f", x->id);
-    append(r, cap, "%s: fastest of %u in the race of its %s profile (race of %s: ",
-           b->entries[chosen].backend, (unsigned)x->entrants,
-           b->sels[chosen]->result->level == CALSTORE_LEVEL_EXACT_CALIBRATED      ? "exact"
-           : b->sels[chosen]->result->level == CALSTORE_LEVEL_PORTABLE_CALIBRATED ? "portable"
-                                                                                  : "selected",
-           when);
+    const char *level = b->sels[chosen]->result->level == CALSTORE_LEVEL_EXACT_CALIBRATED ? "exact"
+                        : b->sels[chosen]->result->level == CALSTORE_LEVEL_PORTABLE_CALIBRATED
+                            ? "portable"
+                            : "selected";
+    if (x->tie >= 2)
+      append(r, cap,
+             "%s: tied with %u other%s within the race's noise in the race of its %s profile; "
+             "chosen by the tie rule (the lower median; the others are as good within the noise)",
+             b->entries[chosen].backend, (unsigned)x->tie - 1, x->tie == 2 ? "" : "s", level);
+    else
+      append(r, cap, "%s: fastest of %u in the race of its %s profile", b->entries[chosen].backend,
+             (unsigned)x->entrants, level);
+    append(r, cap, " (race of %s%s%s: ", when, b->entries[chosen].device ? " on device " : "",
+           b->entries[chosen].device ? b->entries[chosen].device : "");
     race_figures(b, x->id, r, cap);
     append(r, cap, ")");
     return;
@@ -179,6 +193,7 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
       continue;
     }
     answered++;
+    e->device = b->sels[i]->device_identity; /* races compare one device's backends */
     const calstore_lookup_result *res = b->sels[i]->result;
     e->has_profile = res && res->profile;
     if (e->has_profile)
@@ -207,7 +222,9 @@ static calhost_runtime_status choose(calhost_runtime *rt, const char *workload, 
                                               .race_id = e->race.id,
                                               .race_latency_us = e->race.latency_us,
                                               .race_default_latency_us = e->race.default_us,
-                                              .note = b->notes[i]};
+                                              .note = b->notes[i],
+                                              .race_rank = e->race.rank,
+                                              .race_tie = e->race.tie};
     if (!e->raced)
       b->cands[i].race_latency_us = NAN;
     if (b->sels[i] && b->sels[i]->result)

@@ -14,6 +14,24 @@
  *                         when the backend has no default)
  *   race_entrants         how many backends ran (count)
  *   race_rank             its place, 1 = the fastest (count)
+ *   race_rounds           the samples its winner took (count): the racing
+ *                         rule (sweep/race.h) spends them where the race
+ *                         is close
+ *   race_dropped          1 when its winner was dropped, clearly behind
+ *                         the leader, before the planned rounds (count)
+ *   race_default_rounds   the samples its default took (count; absent
+ *                         without a default)
+ *   race_default_dropped  1 when its default was dropped (count; absent
+ *                         without a default)
+ *   race_tie              in a tie: how many backends ended with a median
+ *                         within the race's noise of the fastest's
+ *                         (count, >= 2; the tie rule: the lower median
+ *                         still decides); absent otherwise
+ *
+ * A race compares backends on one processor or one device only: the CPU
+ * backends of a CPU target, or the device backends on one device (the
+ * same device identity); a CPU race and a device race never share an
+ * entrant.
  *
  * Exact profiles are per machine, so a store merged from several machines
  * keeps each machine's race; a portable profile carries the race of the
@@ -34,8 +52,13 @@
 #define RUNTIME_RACE_DEFAULT "race_default_latency"
 #define RUNTIME_RACE_ENTRANTS "race_entrants"
 #define RUNTIME_RACE_RANK "race_rank"
+#define RUNTIME_RACE_ROUNDS "race_rounds"
+#define RUNTIME_RACE_DROPPED "race_dropped"
+#define RUNTIME_RACE_DEFAULT_ROUNDS "race_default_rounds"
+#define RUNTIME_RACE_DEFAULT_DROPPED "race_default_dropped"
+#define RUNTIME_RACE_TIE "race_tie"
 /* how many race measurements a profile may carry */
-#define RUNTIME_RACE_MEASUREMENTS 5
+#define RUNTIME_RACE_MEASUREMENTS 10
 
 /* What a profile records of the last race it ran in. */
 typedef struct runtime_race {
@@ -44,6 +67,11 @@ typedef struct runtime_race {
   double default_us; /* race_default_latency; NAN when absent */
   uint32_t entrants;
   uint32_t rank;
+  uint32_t rounds;         /* race_rounds; 0: not recorded (a race before racing) */
+  int dropped;             /* race_dropped */
+  uint32_t default_rounds; /* race_default_rounds; 0: none */
+  int default_dropped;     /* race_default_dropped */
+  uint32_t tie;            /* race_tie; 0: not in a tie */
 } runtime_race;
 
 /* Reads the race measurements of profile p into *out. Returns 1 when p
@@ -65,7 +93,9 @@ typedef struct runtime_race_entry {
   const char *backend;
   int has_profile; /* the backend's lookup selected a profile */
   runtime_race race;
-  int raced; /* has_profile and its profile carries a race */
+  int raced;          /* has_profile and its profile carries a race */
+  const char *device; /* the device identity its keys were built for (a device backend), NULL:
+                         the CPU; races are compared only among entries of one device */
 } runtime_race_entry;
 
 /* The rule of a lookup without a plugin (README, "Selection"): the entries
@@ -73,10 +103,13 @@ typedef struct runtime_race_entry {
  * backends ([model NAME] backends, else [lookup] backends). Returns the
  * index of the chosen entry, or -1 when none has a profile; *rule receives
  * how: "configured" (the first entry of the configured order with a
- * profile; -1 when none of them has one), "race" (the latest race recorded
- * between two or more of the entries with a profile: its fastest), "first"
- * (no such race: the first with a profile, the rule before races), or
- * "none". */
+ * profile; -1 when none of them has one), "race" (a race recorded
+ * between two or more of the entries with a profile on one device, or the
+ * CPU: the latest such race of each device; the device of the first entry
+ * in the loader's order that ran in its device's latest race, since races
+ * on different devices were never compared; that race's first-ranked
+ * entry, else its fastest), "first" (no such race: the first with a
+ * profile, the rule before races), or "none". */
 long runtime_race_choose(const runtime_race_entry *e, size_t n, char *const *order, size_t n_order,
                          const char **rule);
 

@@ -433,9 +433,15 @@ CALHOST_RUNTIME_API calhost_runtime_status calhost_runtime_add_model_with(
  * race_default_latency, race_entrants, race_rank; README, "Selection").
  * The rule, in order: the configured order ([model NAME] backends for a
  * model's nodes, else [lookup] backends: the first listed backend with a
- * profile; one name pins it); else the fastest of the latest race recorded
- * between two or more backends with a profile (exact profiles: this
- * machine's race; portable ones: the race of the machine they came from);
+ * profile; one name pins it); else the first-ranked backend of the latest
+ * race recorded between two or more backends with a profile (exact
+ * profiles: this machine's race; portable ones: the race of the machine
+ * they came from): the fastest (also in a tie within the race's noise,
+ * which the reason tells). A race compares the CPU backends, or the device backends of one
+ * device, never both: when races of several devices answer (the CPU's and
+ * a device's), the device of the first backend in
+ * calhost_runtime_serving_backends's order that ran in its device's latest
+ * race decides;
  * else (no race: one backend, or profiles from runs before races) the
  * first backend in calhost_runtime_serving_backends's order with a
  * profile; else none (use a backend's default). */
@@ -461,6 +467,9 @@ typedef struct calhost_runtime_candidate {
   const char *policy;             /* its selected policy, NULL when none */
   calstore_level level;           /* where that policy came from */
   size_t rejection_count;         /* its lookup's rejected candidates */
+  uint32_t race_rank;             /* its place in that race (1: chosen by it); 0: none */
+  uint32_t race_tie;              /* in a tie: how many backends ended within the race's
+                                     noise of the fastest (>= 2); 0: none */
 } calhost_runtime_candidate;
 
 /* The backend chosen for one workload, with the policy. Allocated by the

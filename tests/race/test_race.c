@@ -277,11 +277,15 @@ static int put_other(void *user, const calstore_profile *p) {
   other_ctx *c = user;
   if (p->key.kind != CALSTORE_KEY_EXACT)
     return 0;
-  calstore_measurement m[32];
+  calstore_measurement m[40];
   size_t n =
-      runtime_race_strip(p->measurements, p->measurement_count < 27 ? p->measurement_count : 27, m);
+      runtime_race_strip(p->measurements, p->measurement_count < 30 ? p->measurement_count : 30, m);
   int alpha = !strcmp(p->key.backend, "race_alpha");
-  runtime_race r = {1.5e15, alpha ? 10.0 : 20.0, NAN, 2, alpha ? 1u : 2u};
+  runtime_race r = {.id = 1.5e15,
+                    .latency_us = alpha ? 10.0 : 20.0,
+                    .default_us = NAN,
+                    .entrants = 2,
+                    .rank = alpha ? 1u : 2u};
   runtime_race_append(&r, m, &n);
   calstore_profile q = *p;
   q.key.processor = "other machine";
@@ -321,8 +325,8 @@ static void a_merged_store_keeps_each_machines_race(void **state) {
   read_races(&here, 1, NULL);
   assert_int_equal(here.found[0], 2); /* both machines' profiles */
   /* each machine's rule: its own race */
-  runtime_race_entry e[2] = {{"race_alpha", 1, there.race[0], 1},
-                             {"race_beta", 1, there.race[1], 1}};
+  runtime_race_entry e[2] = {{"race_alpha", 1, there.race[0], 1, NULL},
+                             {"race_beta", 1, there.race[1], 1, NULL}};
   const char *rule;
   assert_int_equal(runtime_race_choose(e, 2, NULL, 0, &rule), 0);
   assert_string_equal(rule, "race");
@@ -334,20 +338,26 @@ static void a_merged_store_keeps_each_machines_race(void **state) {
 
 static void without_a_race_the_first_answers_and_says_so(void **state) {
   (void)state;
-  runtime_race none = {0, 0, NAN, 0, 0};
-  runtime_race_entry e[2] = {{"race_alpha", 1, none, 0}, {"race_beta", 1, none, 0}};
+  runtime_race none = {.default_us = NAN};
+  runtime_race_entry e[2] = {{"race_alpha", 1, none, 0, NULL}, {"race_beta", 1, none, 0, NULL}};
   const char *rule;
   assert_int_equal(runtime_race_choose(e, 2, NULL, 0, &rule), 0);
   assert_string_equal(rule, "first");
   /* a race between only one of them is no race */
-  e[1].race = (runtime_race){5, 1.0, NAN, 2, 1};
+  e[1].race =
+      (runtime_race){.id = 5, .latency_us = 1.0, .default_us = NAN, .entrants = 2, .rank = 1};
   e[1].raced = 1;
   assert_int_equal(runtime_race_choose(e, 2, NULL, 0, &rule), 0);
   assert_string_equal(rule, "first");
   /* the later race supersedes an earlier one */
-  runtime_race_entry f[3] = {{"a", 1, {10, 5.0, NAN, 2, 2}, 1},
-                             {"b", 1, {20, 9.0, NAN, 2, 1}, 1},
-                             {"c", 1, {20, 12.0, NAN, 2, 2}, 1}};
+  runtime_race_entry f[3] = {
+      {"a", 1, {.id = 10, .latency_us = 5.0, .default_us = NAN, .entrants = 2, .rank = 2}, 1, NULL},
+      {"b", 1, {.id = 20, .latency_us = 9.0, .default_us = NAN, .entrants = 2, .rank = 1}, 1, NULL},
+      {"c",
+       1,
+       {.id = 20, .latency_us = 12.0, .default_us = NAN, .entrants = 2, .rank = 2},
+       1,
+       NULL}};
   f[0].race.id = 20; /* a and b and c: race 20, b is fastest */
   f[0].race.latency_us = 30.0;
   assert_int_equal(runtime_race_choose(f, 3, NULL, 0, &rule), 1);
@@ -434,6 +444,67 @@ static void a_stored_profile_is_still_checked(void **state) {
   free(err);
 }
 
+/* Rewrites this machine's race: race_alpha and race_beta tied within the
+ * noise, race_alpha (8 times slower by construction) first with the lower
+ * median: the recorded race decides, and --explain tells the tie. */
+typedef struct tie_ctx {
+  calstore_batch *b;
+} tie_ctx;
+
+static int put_tie(void *user, const calstore_profile *p) {
+  tie_ctx *c = user;
+  runtime_race old;
+  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
+    return 0;
+  calstore_measurement m[40];
+  size_t n =
+      runtime_race_strip(p->measurements, p->measurement_count < 30 ? p->measurement_count : 30, m);
+  int alpha = !strcmp(p->key.backend, "race_alpha");
+  runtime_race r = {.id = old.id,
+                    .latency_us = alpha ? 10.0 : 10.1,
+                    .default_us = NAN,
+                    .entrants = 2,
+                    .rank = alpha ? 1u : 2u,
+                    .rounds = 10,
+                    .tie = 2};
+  runtime_race_append(&r, m, &n);
+  calstore_profile q = *p;
+  q.measurements = m;
+  q.measurement_count = n;
+  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
+  return 0;
+}
+
+static void a_tie_is_chosen_by_rank_and_explained(void **state) {
+  (void)state;
+  char *out, *err;
+  write_config(NULL);
+  remove(g_store);
+  assert_int_equal(RUN(&out, &err, "calibrate"), 0);
+  free(out);
+  free(err);
+  calstore_options so;
+  calstore_options_init(&so);
+  so.path = g_store;
+  calstore *s = NULL;
+  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
+  tie_ctx c = {NULL};
+  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_read_file(g_store, put_tie, &c, NULL, NULL, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
+  calstore_close(&s);
+  int rc = RUN(&out, &err, "lookup", "--workload", "spin", "--explain");
+  assert_int_equal(rc, 0);
+  if (!strstr(out,
+              "backend chosen by race: race_alpha: tied with 1 other within the race's noise") ||
+      !strstr(out, "chosen by the tie rule (the lower median") ||
+      !strstr(out, "; 10 rounds, tied)"))
+    fail_msg("the tie is not told:\n%s", out);
+  assert_non_null(strstr(out, "lookup race_alpha "));
+  free(out);
+  free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(calibrate_races_and_lookup_chooses_the_faster),
@@ -443,6 +514,7 @@ int main(void) {
       cmocka_unit_test(without_a_race_the_first_answers_and_says_so),
       cmocka_unit_test(a_backend_calibrated_earlier_joins_the_race),
       cmocka_unit_test(a_stored_profile_is_still_checked),
+      cmocka_unit_test(a_tie_is_chosen_by_rank_and_explained),
   };
   return cmocka_run_group_tests_name("race_selection", tests, setup, teardown);
 }

@@ -1,0 +1,322 @@
+/*
+ * test_race_device.c: race_device: the race of device backends (issue 38:
+ * "on a device, compare only backends on that device"), end to end through
+ * bin/calhost and the runtime with the two OpenCL backends on this
+ * machine's OpenCL device (PoCL in CI) and cpu_gemm (portable kernels) on
+ * the CPU:
+ *   - calibrate races opencl_gemm and clblast on their device (a line
+ *     "race mm device NAME (... clock):", one race_id shared by both
+ *     exact profiles, which name the device), and cpu_gemm, alone on the
+ *     CPU, is in no race: a device race never takes a CPU backend;
+ *   - lookup --workload --device 0 (no --plugin), --explain and
+ *     calhost_runtime_choose on that device follow the race's first-ranked
+ *     backend, and follow it the other way when the store's race is
+ *     rewritten (the test does not depend on which backend is faster here);
+ *   - the rule compares races per device (runtime_race_choose, unit cases).
+ * A machine without an OpenCL device skips.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "calhost/calstore.h"
+#include "calhost/runtime.h"
+#include "harness.h"
+#include "runtime/race.h"
+
+static char g_build[1024];
+static char g_dir[256];
+static char g_cfg[512], g_store[512];
+static int g_have_device;
+
+static char g_pocl_cache[1100];
+
+static int run(char **out, char **err, const char *const *args) {
+  /* PoCL's kernel cache in the build tree: it compiles each kernel once
+   * for every run of the test, not in every calibrate (minutes on a loaded
+   * machine) */
+  const char *env[] = {g_pocl_cache, NULL};
+  harness_opts o = {.cwd = g_dir, .xdg_cache_home = g_dir, .timeout_s = 600, .env = env};
+  harness_result r = {0};
+  int code = harness_run_config(&o, &r, g_cfg, args);
+  *out = r.out;
+  *err = r.err;
+  r.out = r.err = NULL;
+  harness_result_free(&r);
+  return code;
+}
+
+#define RUN(out, err, ...) run(out, err, (const char *const[]){__VA_ARGS__, NULL})
+
+static int setup(void **state) {
+  (void)state;
+  const char *b = getenv("CALHOST_BUILD_DIR");
+  snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
+  snprintf(g_pocl_cache, sizeof g_pocl_cache, "POCL_CACHE_DIR=%s/pocl-cache", g_build);
+  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-race-device-XXXXXX");
+  if (!mkdtemp(g_dir))
+    return -1;
+  snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
+  snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
+  FILE *f = fopen(g_cfg, "w");
+  if (!f)
+    return -1;
+  const char *pl = "lib/calhost/plugins";
+  fprintf(f,
+          "[store]\npath = %s\n[plugins]\npaths = %s/%s/cpu_gemm.so, %s/%s/opencl_gemm.so, "
+          "%s/%s/clblast.so\nenabled = cpu_gemm, opencl_gemm, clblast\n[plugin cpu_gemm]\n"
+          "max_isa = portable\n[calibration]\nthreads = 1\nrigor = quick\n[workload mm]\n"
+          "operator = MatMul\ndtype = float32\nshape = 64,64,64\n",
+          g_store, g_build, pl, g_build, pl, g_build, pl);
+  fclose(f);
+  /* an OpenCL device for both backends, or the device tests skip */
+  char *out, *err;
+  int rc = RUN(&out, &err, "devices", "--json");
+  g_have_device = rc == 0 && out && strstr(out, "\"backend\":\"opencl_gemm\"") &&
+                  strstr(out, "\"backend\":\"clblast\"") && strstr(out, "\"identity\":");
+  free(out);
+  free(err);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- the store's races -------------------------------------------------- */
+
+enum { CPU_GEMM, OPENCL_GEMM, CLBLAST, NB };
+static const char *const names[NB] = {"cpu_gemm", "opencl_gemm", "clblast"};
+
+typedef struct seen {
+  int found[NB];
+  int raced[NB];
+  runtime_race race[NB];
+  char processor[NB][600];
+} seen;
+
+static int index_of(const char *backend) {
+  for (int i = 0; i < NB; i++)
+    if (!strcmp(backend, names[i]))
+      return i;
+  return -1;
+}
+
+static int visit(void *user, const calstore_profile *p) {
+  seen *s = user;
+  int i = index_of(p->key.backend);
+  if (p->key.kind != CALSTORE_KEY_EXACT || p->source != CALSTORE_SOURCE_CALIBRATED || i < 0)
+    return 0;
+  s->found[i]++;
+  s->raced[i] = runtime_race_read(p, &s->race[i]);
+  snprintf(s->processor[i], sizeof s->processor[i], "%s", p->key.processor);
+  return 0;
+}
+
+static void read_races(seen *s) {
+  memset(s, 0, sizeof *s);
+  assert_int_equal(calstore_read_file(g_store, visit, s, NULL, NULL, NULL), CALSTORE_OK);
+}
+
+/* Rewrites the device race in the store: `first` ranks first (and is the
+ * faster), the other second. */
+typedef struct rig {
+  const char *first;
+  calstore_batch *b;
+  size_t raced;
+} rig;
+
+static int rig_visit(void *user, const calstore_profile *p) {
+  rig *c = user;
+  runtime_race old;
+  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
+    return 0;
+  calstore_measurement m[48];
+  size_t n =
+      runtime_race_strip(p->measurements, p->measurement_count < 38 ? p->measurement_count : 38, m);
+  int won = !strcmp(p->key.backend, c->first);
+  runtime_race r = {.id = old.id,
+                    .latency_us = won ? 10.0 : 30.0,
+                    .default_us = 40.0,
+                    .entrants = 2,
+                    .rank = won ? 1u : 2u,
+                    .rounds = 2,
+                    .dropped = !won};
+  runtime_race_append(&r, m, &n);
+  calstore_profile q = *p;
+  q.measurements = m;
+  q.measurement_count = n;
+  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
+  c->raced++;
+  return 0;
+}
+
+static size_t rig_race(const char *first) {
+  calstore_options so;
+  calstore_options_init(&so);
+  so.path = g_store;
+  calstore *s = NULL;
+  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
+  rig c = {first, NULL, 0};
+  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_read_file(g_store, rig_visit, &c, NULL, NULL, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
+  calstore_close(&s);
+  return c.raced;
+}
+
+/* lookup --workload mm --device 0 (no --plugin) answers `backend` by the
+ * race, and so does the runtime on device 0. */
+static void device_choice_is(const char *backend) {
+  char *out, *err, want[64];
+  int rc = RUN(&out, &err, "lookup", "--workload", "mm", "--device", "0", "--explain");
+  if (rc != 0)
+    fail_msg("lookup: %d\n%s\n%s", rc, out, err);
+  snprintf(want, sizeof want, "lookup %s MatMul", backend);
+  if (!strstr(out, want) || !strstr(out, "backend chosen by race") || !strstr(out, "on device "))
+    fail_msg("lookup --device 0 did not follow the device race to %s:\n%s", backend, out);
+  free(out);
+  free(err);
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = g_cfg;
+  o.device = "0";
+  calhost_runtime *rt = NULL;
+  char e[2048];
+  assert_int_equal(calhost_runtime_open(&o, &rt, e, sizeof e), CALHOST_RUNTIME_OK);
+  calhost_runtime_choice *c = NULL;
+  assert_int_equal(calhost_runtime_choose(rt, "mm", 1, &c, e, sizeof e), CALHOST_RUNTIME_OK);
+  assert_non_null(c->backend);
+  assert_string_equal(c->backend, backend);
+  assert_int_equal(c->rule, CALHOST_RUNTIME_RULE_RACE);
+  for (size_t i = 0; i < c->candidate_count; i++)
+    if (!strcmp(c->candidates[i].backend, backend))
+      assert_int_equal(c->candidates[i].race_rank, 1);
+  calhost_runtime_choice_free(&c);
+  calhost_runtime_close(&rt);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void device_backends_race_on_their_device(void **state) {
+  (void)state;
+  if (!g_have_device)
+    skip(); /* no OpenCL device on this machine */
+  char *out, *err;
+  int rc = RUN(&out, &err, "calibrate");
+  if (rc != 0)
+    fail_msg("calibrate: %d\n%s\n%s", rc, out, err);
+  const char *line = strstr(out, "race mm device ");
+  if (!line)
+    fail_msg("no device race:\n%s\n%s", out, err);
+  const char *end = strchr(line, '\n');
+  assert_non_null(end);
+  char race_line[2048];
+  snprintf(race_line, sizeof race_line, "%.*s", (int)(end - line), line);
+  assert_non_null(strstr(race_line, " clock):"));
+  assert_non_null(strstr(race_line, "opencl_gemm "));
+  assert_non_null(strstr(race_line, "clblast "));
+  assert_null(strstr(race_line, "cpu_gemm"));   /* a CPU backend is never a device's entrant */
+  assert_null(strstr(out, "race mm threads=")); /* cpu_gemm alone on the CPU: no race */
+  free(out);
+  free(err);
+
+  seen s;
+  read_races(&s);
+  for (int i = 0; i < NB; i++)
+    assert_int_equal(s.found[i], 1);
+  assert_false(s.raced[CPU_GEMM]);
+  assert_true(s.raced[OPENCL_GEMM] && s.raced[CLBLAST]);
+  assert_true(s.race[OPENCL_GEMM].id == s.race[CLBLAST].id);
+  assert_int_equal(s.race[OPENCL_GEMM].entrants, 2);
+  assert_int_equal(s.race[OPENCL_GEMM].rank + s.race[CLBLAST].rank, 3); /* 1 and 2 */
+  /* the racing rule's record: the rounds each winner took */
+  assert_true(s.race[OPENCL_GEMM].rounds >= 1 && s.race[CLBLAST].rounds >= 1);
+  /* both keys name the one device (clblast's adds its version after it) */
+  assert_true(
+      !strncmp(s.processor[CLBLAST], s.processor[OPENCL_GEMM], strlen(s.processor[OPENCL_GEMM])));
+  assert_true(!strncmp(s.processor[OPENCL_GEMM], "opencl:", 7));
+
+  const char *first = s.race[OPENCL_GEMM].rank == 1 ? "opencl_gemm" : "clblast";
+  const char *second = s.race[OPENCL_GEMM].rank == 1 ? "clblast" : "opencl_gemm";
+  device_choice_is(first);
+  /* the store's race the other way: the choice follows it */
+  assert_int_equal(rig_race(second), 2);
+  device_choice_is(second);
+  assert_int_equal(rig_race(first), 2);
+  device_choice_is(first);
+
+  /* calibrate again: nothing new, no race again */
+  rc = RUN(&out, &err, "calibrate");
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "race mm device "));
+  free(out);
+  free(err);
+}
+
+/* The rule compares races per device: a CPU race and a device race are
+ * never compared (the device of the first raced entry in the loader's
+ * order decides), a race id shared across devices is no race, and the
+ * first-ranked entry of a race is chosen, not the lowest latency (a tie
+ * settled by the tie rule). */
+static void races_are_compared_per_device(void **state) {
+  (void)state;
+  const char *dev = "opencl:PoCL/cpu";
+  runtime_race cpu_a = {.id = 10, .latency_us = 5, .default_us = NAN, .entrants = 2, .rank = 1};
+  runtime_race cpu_b = {.id = 10, .latency_us = 6, .default_us = NAN, .entrants = 2, .rank = 2};
+  runtime_race dev_c = {.id = 20, .latency_us = 9, .default_us = NAN, .entrants = 2, .rank = 2};
+  runtime_race dev_d = {.id = 20, .latency_us = 3, .default_us = NAN, .entrants = 2, .rank = 1};
+  runtime_race_entry e[4] = {{"c", 1, dev_c, 1, dev},
+                             {"d", 1, dev_d, 1, dev},
+                             {"a", 1, cpu_a, 1, NULL},
+                             {"b", 1, cpu_b, 1, NULL}};
+  const char *rule;
+  /* c sorts first: its device's race (20) decides: d; the CPU's race
+   * (older, and never compared with it) does not */
+  assert_int_equal(runtime_race_choose(e, 4, NULL, 0, &rule), 1);
+  assert_string_equal(rule, "race");
+  /* the CPU backends first: the CPU's race decides, although the device's
+   * is later (the old rule: the latest race, d) */
+  runtime_race_entry f[4] = {e[2], e[3], e[0], e[1]};
+  assert_int_equal(runtime_race_choose(f, 4, NULL, 0, &rule), 0);
+  assert_string_equal(rule, "race");
+  /* one race id on two devices is no race between them */
+  runtime_race_entry g[3] = {
+      {"x", 1, dev_c, 1, dev}, {"y", 1, dev_d, 1, "opencl:other"}, {"z", 1, cpu_a, 1, NULL}};
+  assert_int_equal(runtime_race_choose(g, 3, NULL, 0, &rule), 0);
+  assert_string_equal(rule, "first");
+  /* a tie settled by the tie rule: rank 1 is chosen though slower */
+  runtime_race t1 = {
+      .id = 30, .latency_us = 10.1, .default_us = NAN, .entrants = 2, .rank = 1, .tie = 2};
+  runtime_race t2 = {
+      .id = 30, .latency_us = 10.0, .default_us = NAN, .entrants = 2, .rank = 2, .tie = 2};
+  runtime_race_entry h[2] = {{"p", 1, t2, 1, NULL}, {"q", 1, t1, 1, NULL}};
+  assert_int_equal(runtime_race_choose(h, 2, NULL, 0, &rule), 1);
+  /* the tie is recorded and read back */
+  calstore_measurement m[RUNTIME_RACE_MEASUREMENTS];
+  size_t n = 0;
+  runtime_race_append(&t1, m, &n);
+  calstore_profile p = {.measurements = m, .measurement_count = n};
+  runtime_race back;
+  assert_int_equal(runtime_race_read(&p, &back), 1);
+  assert_int_equal(back.tie, 2);
+  assert_int_equal(back.rank, 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(device_backends_race_on_their_device),
+      cmocka_unit_test(races_are_compared_per_device),
+  };
+  return cmocka_run_group_tests_name("race_device", tests, setup, teardown);
+}
