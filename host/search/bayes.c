@@ -49,7 +49,7 @@
 #define V_MAX ((size_t)4 << 20)
 #define GP_MAX 1024
 /* the kernel's length scale over [0, 1] features and the jitter */
-#define LENGTH 0.5
+#define LENGTH 1.0
 #define JITTER 1e-6
 /* the initial design: the evaluations left / INITIAL_DIV, clamped */
 #define INITIAL_DIV 5
