@@ -485,9 +485,9 @@ static size_t nearest(const gp *g, const double *x) {
   return pick;
 }
 
-/* Evaluates pool candidate i (or cfg when i is pool_n and cfg is given)
- * and adds it to the process. Returns the engine's answer, or -2 when out
- * of memory... never: the process is preallocated. */
+/* Evaluates cfg (search_try) and, when it was evaluated now, adds it to
+ * the process (preallocated: nothing to fail). Returns the engine's
+ * answer; *cost as search_try's. */
 static int try_and_observe(gp *g, const uint32_t *cfg, double *cost) {
   int r = search_try(g->c, cfg, cost);
   if (r == SEARCH_NEW)
