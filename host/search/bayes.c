@@ -48,7 +48,9 @@
 #define POOL_MAX 16384
 #define V_MAX ((size_t)4 << 20)
 #define GP_MAX 1024
-/* the kernel's length scale over [0, 1] features and the jitter */
+/* the kernel's length scale over [0, 1] features (0.25, 0.5 and Kernel
+ * Tuner's 1.5 did worse on the real GPU spaces: tests/bench/search/LOG.md)
+ * and the jitter */
 #define LENGTH 1.0
 #define JITTER 1e-6
 /* the initial design: the evaluations left / INITIAL_DIV, clamped */
