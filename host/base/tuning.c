@@ -18,7 +18,7 @@ static const char *const strategy_words[] = {
     [CALHOST_SEARCH_DEFAULT] = "default",     [CALHOST_SEARCH_EXHAUSTIVE] = "exhaustive",
     [CALHOST_SEARCH_RANDOM] = "random",       [CALHOST_SEARCH_LOCAL] = "local",
     [CALHOST_SEARCH_ANNEALING] = "annealing", [CALHOST_SEARCH_GENETIC] = "genetic",
-    [CALHOST_SEARCH_MODEL] = "model",
+    [CALHOST_SEARCH_MODEL] = "model",         [CALHOST_SEARCH_BAYES] = "bayes",
 };
 
 /* The index of word in words[0..n), or -1. */

@@ -34,11 +34,12 @@ typedef enum base_strategy {
   CALHOST_SEARCH_ANNEALING = 4, /* simulated annealing over neighbours */
   CALHOST_SEARCH_GENETIC = 5,   /* steady (mu+lambda) genetic algorithm */
   CALHOST_SEARCH_MODEL = 6,     /* regression forests (cost, feasibility): Thompson + local steps */
+  CALHOST_SEARCH_BAYES = 7,     /* Gaussian process, rotating acquisition functions */
 } base_strategy;
-#define CALHOST_SEARCH_STRATEGY_COUNT 7
+#define CALHOST_SEARCH_STRATEGY_COUNT 8
 
 /* The word of a strategy ("default", "exhaustive", "random", "local",
- * "annealing", "genetic", "model"); "?" for an unknown value. */
+ * "annealing", "genetic", "model", "bayes"); "?" for an unknown value. */
 const char *base_strategy_name(base_strategy s);
 
 /* Parses a strategy word; returns 0 and sets *out, or -1. */

@@ -166,7 +166,7 @@ int cli_sweep_config(const cli_context *cli, cli_args *a, struct config_settings
 #define CALHOST_CLI_FLAGS_CALIBRATE_MEASURE                                                \
   CALHOST_CLI_FLAG_RIGOR,                                                                  \
   {FL_STRATEGY, "--strategy", NULL, "NAME",                                                \
-   "search: default, exhaustive, random, local, annealing, genetic, model"},               \
+   "search: default, exhaustive, random, local, annealing, genetic, model, bayes"},        \
   {FL_BUDGET, "--budget", NULL, "N|Ts", "candidates evaluated per sweep, or seconds (30s)"}, \
   {FL_RECORD, "--record", NULL, "FILE", "write every evaluated candidate to a space file"}, \
   {FL_TIME_BUDGET, "--time-budget", NULL, "SECONDS", "per-plugin time budget (0: none)"},  \

@@ -126,7 +126,7 @@ typedef struct config_settings {
                                     units s, m, h accepted; values.h) */
   uint32_t repetitions;          /* repetitions = N (0: rigor's default) */
   int strategy;                  /* strategy = default|exhaustive|random|local|annealing|genetic|
-                                    model: the search (a search_strategy; 0: the rigor's) */
+                                    model|bayes: the search (a search_strategy; 0: the rigor's) */
   uint32_t budget_evaluations;   /* budget = N: candidates the search evaluates per sweep */
   double budget_seconds;         /* budget = 30s: or seconds of search per sweep (0/0: the
                                     rigor's budget) */

@@ -416,7 +416,7 @@ int config_value_strategy(const char *text, int *out, char *why, size_t why_capa
   return base_str_fail(
       why, why_capacity,
       "'%s' is not a search strategy (expected default, exhaustive, random, local, "
-      "annealing, genetic or model)",
+      "annealing, genetic, model or bayes)",
       shown(b, e, buf));
 }
 

@@ -444,6 +444,7 @@ static const struct {
     [CALHOST_SEARCH_ANNEALING] = {search_annealing},
     [CALHOST_SEARCH_GENETIC] = {search_genetic},
     [CALHOST_SEARCH_MODEL] = {search_model},
+    [CALHOST_SEARCH_BAYES] = {search_bayes},
 };
 
 search_strategy search_default_strategy(uint64_t budget, uint64_t space_size) {

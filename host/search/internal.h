@@ -118,6 +118,7 @@ SEARCH_HIDDEN int search_local(search_ctx *c);
 SEARCH_HIDDEN int search_annealing(search_ctx *c);
 SEARCH_HIDDEN int search_genetic(search_ctx *c);
 SEARCH_HIDDEN int search_model(search_ctx *c);
+SEARCH_HIDDEN int search_bayes(search_ctx *c);
 
 /* The evaluation budget left (UINT32_MAX when unlimited) and the fraction of
  * the budget used so far in [0, 1] (evaluations or seconds, whichever is

@@ -106,7 +106,8 @@ static void run_search(search_space *sp, search_strategy st, uint64_t seed, uint
 
 static const search_strategy all_strategies[] = {
     CALHOST_SEARCH_EXHAUSTIVE, CALHOST_SEARCH_RANDOM,  CALHOST_SEARCH_LOCAL,
-    CALHOST_SEARCH_ANNEALING,  CALHOST_SEARCH_GENETIC, CALHOST_SEARCH_MODEL};
+    CALHOST_SEARCH_ANNEALING,  CALHOST_SEARCH_GENETIC, CALHOST_SEARCH_MODEL,
+    CALHOST_SEARCH_BAYES};
 #define NSTRAT (sizeof all_strategies / sizeof *all_strategies)
 
 static void count_valid_skips_invalid_points_and_gives_up_over_the_limit(void **state) {
@@ -1533,6 +1534,124 @@ static void a_warm_start_from_another_device_reaches_the_optimum_sooner(void **s
   search_space_free(&d);
 }
 
+/* ---- the Gaussian-process strategy (bayes.c) ------------------------------ */
+
+/* The seeds of 1..n on which strategy st finds the synthetic space's
+ * optimum (cost 1) within budget evaluations. */
+static int optimum_found(search_strategy st, uint32_t budget, int n) {
+  int found = 0;
+  for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
+    synth s = {0};
+    search_space sp = synth_space(&s);
+    search_result r;
+    run_search(&sp, st, seed, budget, &r);
+    assert_int_equal(s.duplicates, 0);
+    assert_int_equal(s.invalid_evaluated, 0);
+    found += r.found && r.best_cost == 1.0;
+    search_result_free(&r);
+  }
+  return found;
+}
+
+/* The synthetic space is smooth in a and b: the process finds its optimum
+ * (1 of 340 valid configurations) within 30 evaluations on most seeds,
+ * where uniform sampling finds it on about one in ten. */
+static void bayes_finds_the_optimum_where_random_does_not(void **state) {
+  (void)state;
+  int bayes = optimum_found(CALHOST_SEARCH_BAYES, 30, 10);
+  int random = optimum_found(CALHOST_SEARCH_RANDOM, 30, 10);
+  print_message("optimum within 30 evaluations on 10 seeds: bayes %d, random %d\n", bayes, random);
+  if (bayes < 8 || random > 3)
+    fail_msg("optimum within 30 evaluations on 10 seeds: bayes %d, random %d", bayes, random);
+}
+
+/* A space whose half fails: every configuration with a < 5 is rejected
+ * (its check fails), the rest costs as the synthetic space. */
+static int half_evaluate(void *user, const uint32_t *x, search_outcome *o) {
+  synth *s = user;
+  s->calls++;
+  if (s->seen[x[0]][x[1]][x[2]]++)
+    s->duplicates++;
+  if (!synth_valid(NULL, x))
+    s->invalid_evaluated++;
+  if (x[0] < 5) {
+    o->rejected = 1;
+    return 0;
+  }
+  o->cost = synth_cost(x);
+  return 0;
+}
+
+/* Rejected evaluations enter the process at the slowest success: after
+ * the initial design it steers away from the failing half, so it spends
+ * less than three fifths of what uniform sampling spends there (half of
+ * its evaluations), and still finds the optimum (one step from the
+ * failures) on most seeds. */
+static void bayes_steers_away_from_failures(void **state) {
+  (void)state;
+  uint32_t rejected[2] = {0, 0};
+  int found = 0;
+  for (int k = 0; k < 2; k++)
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+      synth s = {0};
+      search_space sp = synth_space(&s);
+      sp.evaluate = half_evaluate;
+      search_result r;
+      run_search(&sp, k ? CALHOST_SEARCH_RANDOM : CALHOST_SEARCH_BAYES, seed, 40, &r);
+      assert_int_equal(s.duplicates, 0);
+      assert_int_equal(s.invalid_evaluated, 0);
+      assert_int_equal(r.evaluations, 40);
+      assert_true(r.found);
+      rejected[k] += r.rejected;
+      if (!k)
+        found += r.best_cost == 1.0;
+      search_result_free(&r);
+    }
+  if (rejected[0] * 5 > rejected[1] * 3 || found < 5)
+    fail_msg("rejected of 6 x 40: bayes %u, random %u; bayes found the optimum on %d of 6",
+             rejected[0], rejected[1], found);
+}
+
+/* Numbered candidates with a cost that has one minimum: a budget larger
+ * than the process holds (it holds at most 1024 observations) goes on with
+ * the model, still never twice, never past the budget. */
+static double valley(uint32_t i) {
+  double d = (double)i - 777;
+  return 1 + d * d / 1000;
+}
+
+typedef struct numbered_user {
+  unsigned char *seen;
+  uint32_t duplicates, calls;
+} numbered_user;
+
+static int valley_evaluate(void *user, const uint32_t *x, search_outcome *o) {
+  numbered_user *u = user;
+  u->calls++;
+  if (u->seen[x[0]]++)
+    u->duplicates++;
+  o->cost = valley(x[0]);
+  return 0;
+}
+
+static void bayes_beyond_its_capacity_goes_on_with_the_model(void **state) {
+  (void)state;
+  search_param p;
+  char **words;
+  assert_int_equal(search_numbered(1300, &p, &words), 0);
+  numbered_user u = {.seen = calloc(1300, 1)};
+  search_space sp = {.params = &p, .param_count = 1, .evaluate = valley_evaluate, .user = &u};
+  search_result r;
+  run_search(&sp, CALHOST_SEARCH_BAYES, 5, 1200, &r);
+  assert_int_equal(r.evaluations, 1200);
+  assert_int_equal(u.calls, 1200);
+  assert_int_equal(u.duplicates, 0);
+  assert_true(r.best_cost == 1.0);
+  search_result_free(&r);
+  free(u.seen);
+  search_numbered_free(words, 1300);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(count_valid_skips_invalid_points_and_gives_up_over_the_limit),
@@ -1565,6 +1684,9 @@ int main(void) {
       cmocka_unit_test(the_initial_design_of_a_curated_list_favours_its_head),
       cmocka_unit_test(the_model_learns_a_curated_lists_order),
       cmocka_unit_test(a_budget_over_half_a_curated_list_walks_it),
+      cmocka_unit_test(bayes_finds_the_optimum_where_random_does_not),
+      cmocka_unit_test(bayes_steers_away_from_failures),
+      cmocka_unit_test(bayes_beyond_its_capacity_goes_on_with_the_model),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
 }

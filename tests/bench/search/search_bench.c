@@ -80,7 +80,7 @@
  *                [--space NAME] [--budget N] [--max-evals N] [--no-start]
  *                [--no-numbered] [--rigor-only] [--no-trace]
  *   search-bench --transfer [--spaces DIR] [--seeds N] [--space NAME] [--warm N]
- *   search-bench --step-cost [--spaces DIR] [--space NAME]
+ *   search-bench --step-cost [--spaces DIR] [--space NAME] [--strategy NAME]
  *   search-bench --reader
  *   search-bench --live [--plugin PATH]... [--shape MxNxK]... [--threads N]
  *                [--max-exhaustive N] [--repeat N]
@@ -657,12 +657,13 @@ static int transfer_bench(char **files, size_t nfiles, int seeds, uint32_t nwarm
   return 0;
 }
 
-/* --step-cost: the default's processor time per evaluation on each space
+/* --step-cost: the default's (--strategy: that one's) processor time per
+ * evaluation on each space
  * at measure's budget (256 on the large spaces), one seed, the replay's
  * own cost (reading the recording) included: what the search adds to a
  * sweep per candidate, to set beside a GPU kernel's compile (0.2-1.5 s in
  * the real spaces' COMPILE_S column). */
-static int step_cost_bench(char **files, size_t nfiles, const char *only_space) {
+static int step_cost_bench(char **files, size_t nfiles, const char *only_space, int strategy) {
   for (size_t fi = 0; fi < nfiles; fi++) {
     search_space_file sp;
     char err[512];
@@ -679,11 +680,13 @@ static int step_cost_bench(char **files, size_t nfiles, const char *only_space) 
     uint32_t measure;
     search_rigor_plan(CALHOST_SEARCH_RIGOR_MEASURE, sp.entry_count, &st, &measure);
     clock_t t0 = clock();
-    double f = replay_once(&sp, CALHOST_SEARCH_MODEL, 1, measure, 1, NULL);
+    search_strategy run = strategy >= 0 ? (search_strategy)strategy : CALHOST_SEARCH_MODEL;
+    double f = replay_once(&sp, run, 1, measure, 1, NULL);
     double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    printf("step_cost space=%s size=%zu evaluations=%u cpu_seconds=%.3f ms_per_step=%.2f "
-           "frac=%.3f\n",
-           sp.name, sp.entry_count, measure, cpu, 1000 * cpu / measure, f);
+    printf(
+        "step_cost strategy=%s space=%s size=%zu evaluations=%u cpu_seconds=%.3f ms_per_step=%.2f "
+        "frac=%.3f\n",
+        base_strategy_name(run), sp.name, sp.entry_count, measure, cpu, 1000 * cpu / measure, f);
     fflush(stdout);
     search_space_free(&sp);
   }
@@ -776,7 +779,7 @@ int main(int argc, char **argv) {
   }
   if (transfer || step_cost) {
     int rc = transfer ? transfer_bench(files, nfiles, seeds, nwarm, only_space)
-                      : step_cost_bench(files, nfiles, only_space);
+                      : step_cost_bench(files, nfiles, only_space, only_strategy);
     for (size_t i = 0; i < nfiles; i++)
       free(files[i]);
     free(files);
