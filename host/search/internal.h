@@ -83,6 +83,8 @@ SEARCH_HIDDEN const search_eval *search_lookup(const search_ctx *c, uint64_t cod
  * *cost may be NULL. */
 SEARCH_HIDDEN int search_try(search_ctx *c, const uint32_t *config, double *cost);
 /* Nonzero when no budget is left or the caller stopped (checks the clock). */
+/* The search's clock now: the options' injected clock, else CLOCK_MONOTONIC. */
+SEARCH_HIDDEN double search_now(const search_ctx *c);
 SEARCH_HIDDEN int search_done(search_ctx *c);
 /* A uniformly random valid configuration that has not been evaluated, into
  * out. Returns 1, or 0 when none is left (or none was found in many tries,
