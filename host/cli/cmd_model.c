@@ -32,6 +32,8 @@ static const cli_flag model_flags[] = {
      "bind symbolic dimensions, e.g. batch=8,seq=128 or '\"past_sequence_length + 1\"=129'"},
     {FL_ROUNDS, "--rounds", NULL, "N",
      "bench: rounds over every structure (1): median totals, each ratio's spread"},
+    {FL_DEVICE, "--device", NULL, "INDEX|IDENTITY",
+     "bench: time the device backends on this device (see calhost devices)"},
     {FL_NONE, NULL, NULL, NULL, NULL},
 };
 
@@ -144,8 +146,8 @@ static int run_model(cli_context *cli, cli_args *a) {
     return cli_model_bench(cli, a);
   if (strcmp(a->positional[0], "show"))
     return cli_usage(a, "unknown subcommand '%s' (show, bench)", a->positional[0]);
-  if (cli_has(a, FL_ROUNDS))
-    return cli_usage(a, "--rounds is bench's");
+  if (cli_has(a, FL_ROUNDS) || cli_has(a, FL_DEVICE))
+    return cli_usage(a, "%s is bench's", cli_has(a, FL_ROUNDS) ? "--rounds" : "--device");
   if (a->positional_count < 2)
     return cli_usage(a, "show needs a model file");
   const char *path = a->positional[1];
@@ -173,7 +175,7 @@ static int run_model(cli_context *cli, cli_args *a) {
 const cli_command cli_cmd_model = {
     "model",
     "show FILE [--dims NAME=N,...]\n"
-    "   or: calhost model bench FILE [--dims NAME=N,...] [--rounds N] [--json]",
+    "   or: calhost model bench FILE [--dims NAME=N,...] [--rounds N] [--device N] [--json]",
     "what calhost reads from an ONNX model; the model's total time (bench)",
     "show: the nodes calhost would calibrate (MatMul, Gemm as MatMul, ReduceSum)\n"
     "with their static shapes, the nodes skipped with the reason (a symbolic\n"
@@ -195,8 +197,14 @@ const cli_command cli_cmd_model = {
     "total is the median of its rounds' totals, and its ratio to the selection's\n"
     "total the median of the rounds' ratios with their min-max (the run's noise);\n"
     "the line 'selection / best single backend tuned' says the same of the best.\n"
+    "The CPU backends are timed (a device backend is named in a note); with\n"
+    "--device INDEX|IDENTITY (as lookup --device) the backends serving that\n"
+    "device instead, each on its device as calibrate's race times them, by the\n"
+    "device's clock where every one reports it (else the host's, said), and the\n"
+    "selection is the runtime's choice for that device.\n"
     "--json prints {status, file, digest, rigor, threads, rounds, node_count,\n"
-    "calibrated_nodes, nodes: [{name, workload, backend, policy, time_us, share}],\n"
+    "calibrated_nodes, device_spec, device, clock, not_timed: [{backend, why}],\n"
+    "nodes: [{name, workload, backend, policy, time_us, share}],\n"
     "totals: [{name, backend, kind, total_us, structures_missing, vs_selection,\n"
     "vs_selection_min, vs_selection_max, round_totals_us}], selection_vs_best_tuned:\n"
     "{median, min, max}} (calhost report BENCH.json --html OUT draws it).\n",

@@ -9,7 +9,13 @@
  * times its node count, summed over the calibrated nodes, for: calhost's
  * selection, each backend tuned (its default where it has no profile),
  * each backend's default; with each node's share of the selection's
- * total. Device backends are not timed here (named in a note).
+ * total. Without --device the CPU backends are timed (a device backend is
+ * named in a note that says how to time it); with --device INDEX|IDENTITY
+ * (the runtime's `device` option, as lookup --device) the backends that
+ * serve that device, each with a target naming its device (as calibrate's
+ * race builds it), by the device's clock where every entrant reports one
+ * (else the host's, said), and the selection is the runtime's choice for
+ * that device.
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +40,7 @@
 /* One structure (workload) of the model's calibrated nodes. */
 typedef struct mb_structure {
   const char *workload;
+  char device[520];   /* --device: the device identity its backends' keys name ("": none) */
   size_t nodes;       /* how many nodes share it */
   const char *chosen; /* the selection's backend */
   size_t nb;          /* backends timed */
@@ -42,6 +49,8 @@ typedef struct mb_structure {
   const calhost_plugin_vtable *vt[MB_MAX_BACKENDS];
   uint32_t abi[MB_MAX_BACKENDS];
   calhost_plugin_instance *inst[MB_MAX_BACKENDS];
+  uint32_t device_index[MB_MAX_BACKENDS]; /* --device: each backend's index of s->device */
+  uint32_t clock[2];                      /* rounds timed by the host's [0], the device's [1] */
   /* per round r: [r * MB_MAX_BACKENDS + k], NAN when not timed */
   double *tuned_us;
   double *default_us;
@@ -53,6 +62,16 @@ typedef struct mb_names {
   const char *name[MB_MAX_BACKENDS];
   size_t n;
 } mb_names;
+
+/* The run: --device (NULL: the CPU), the backends not timed and why, the
+ * device timed (the first structure's) and the clocks of its rounds. */
+typedef struct mb_run {
+  const char *device_spec;
+  mb_names skipped;   /* drive devices (CPU run), run on the CPUs (device run) */
+  mb_names elsewhere; /* --device: their index names another device than the selection's */
+  const char *device; /* the first timed structure's device identity, NULL: none */
+  uint32_t clock[2];  /* rounds of structures timed by the host's, the device's clock */
+} mb_run;
 
 static void names_add(mb_names *b, const char *name) {
   for (size_t i = 0; i < b->n; i++)
@@ -69,10 +88,31 @@ static long index_of(const mb_structure *s, const char *backend) {
   return -1;
 }
 
-/* The backends of structure s with a profile (c's candidates) that run on
- * the host: s->backend, policy, vt, abi, inst. */
+/* Whether device backend p's keys for s (on the runtime's device) name
+ * s's device: its index into s->device_index[k]; s->device set from it
+ * when still empty. */
+static int on_device(calhost_runtime *rt, calhost_runtime_plugin *p, mb_structure *s, size_t k) {
+  calhost_runtime_selection *sel = NULL;
+  int same = 0;
+  if (calhost_runtime_build_keys(rt, p, s->workload, 0, &sel, NULL, 0) == CALHOST_RUNTIME_OK &&
+      sel->device_identity) {
+    if (!s->device[0])
+      snprintf(s->device, sizeof s->device, "%s", sel->device_identity);
+    same = !strcmp(s->device, sel->device_identity);
+    s->device_index[k] = sel->device_index;
+  }
+  calhost_runtime_selection_free(&sel);
+  return same;
+}
+
+/* The backends of structure s with a profile (c's candidates) that run
+ * where the bench times (the host's CPUs; --device: that device, the one
+ * the selection's keys name, else the first's): s->backend, policy, vt,
+ * abi, inst (and device, device_index). */
 static void pick_backends(calhost_runtime *rt, const calhost_runtime_choice *c, mb_structure *s,
-                          mb_names *skipped) {
+                          mb_run *run) {
+  if (run->device_spec && c->selection && c->selection->device_identity)
+    snprintf(s->device, sizeof s->device, "%s", c->selection->device_identity);
   for (size_t i = 0; i < c->candidate_count && s->nb < MB_MAX_BACKENDS; i++) {
     const calhost_runtime_candidate *x = &c->candidates[i];
     calhost_runtime_plugin *p = NULL;
@@ -82,9 +122,14 @@ static void pick_backends(calhost_runtime *rt, const calhost_runtime_choice *c, 
       continue;
     size_t k = s->nb;
     int parts = runtime_plugin_parts(p, &s->vt[k], &s->abi[k], &s->inst[k]);
-    if (parts != 0) {
-      if (parts == 1)
-        names_add(skipped, x->backend);
+    if (parts < 0)
+      continue;
+    if (parts != (run->device_spec != NULL)) {
+      names_add(&run->skipped, x->backend);
+      continue;
+    }
+    if (parts == 1 && !on_device(rt, p, s, k)) {
+      names_add(&run->elsewhere, x->backend);
       continue;
     }
     s->backend[k] = x->backend;
@@ -94,27 +139,42 @@ static void pick_backends(calhost_runtime *rt, const calhost_runtime_choice *c, 
 }
 
 /* Round `round` of structure s: each of its backends tuned and default,
- * interleaved. Each entrant's output is checked in round 0 only. */
+ * interleaved, on target 0 of targets (s->device: each backend's target
+ * names its device, as calibrate's race builds it). Each entrant's output
+ * is checked in round 0 only. */
 static void time_structure(calhost_runtime *rt, mb_structure *s, uint32_t round,
-                           const sweep_rigor_params *params, const calhost_target *tg) {
+                           const sweep_rigor_params *params, const processor_target_list *targets) {
   const config_settings *cfg = runtime_settings_of(rt);
   const config_workload *cw = config_workload_named(cfg, s->workload);
   calhost_workload w;
   runtime_binding_workload(cw, &w);
+  calhost_target tg[MB_MAX_BACKENDS];
   sweep_race_entrant e[2 * MB_MAX_BACKENDS];
   size_t n = 0;
   memset(e, 0, sizeof e);
+  for (size_t k = 0; k < s->nb; k++) {
+    if (s->device[0])
+      runtime_binding_device_target(targets, 0, s->device, s->device_index[k], &tg[k]);
+    else
+      runtime_binding_target(targets, 0, &tg[k]);
+  }
   for (size_t k = 0; k < s->nb; k++)
     for (int d = 0; d < 2; d++)
       e[n++] = (sweep_race_entrant){.vtable = s->vt[k],
                                     .abi_version = s->abi[k],
                                     .instance = s->inst[k],
                                     .workload = &w,
-                                    .target = tg,
+                                    .target = &tg[k],
                                     .policy = d ? NULL : s->policy[k],
                                     .checked = round > 0,
                                     .prunable = d};
   sweep_race_run(e, n, params, 0, NULL, NULL);
+  /* the race's clock: the device's when every entrant reported one */
+  for (size_t i = 0; i < n; i++)
+    if (e[i].ok) {
+      s->clock[e[i].device_clock ? 1 : 0]++;
+      break;
+    }
   double *tu = s->tuned_us + (size_t)round * MB_MAX_BACKENDS;
   double *du = s->default_us + (size_t)round * MB_MAX_BACKENDS;
   for (size_t k = 0; k < s->nb; k++) {
@@ -227,6 +287,30 @@ static double selection_node_us(const calhost_runtime_node_choice *n, const mb_s
   return NAN;
 }
 
+/* The clock of the run's figures: "device" when every structure's race
+ * was timed by the device's clock, "host" when none, else "mixed". */
+static const char *clock_word(const mb_run *run) {
+  return !run->clock[1] ? "host" : run->clock[0] ? "mixed" : "device";
+}
+
+/* The backends not timed, as JSON members "not_timed":[{backend, why}]. */
+static void json_not_timed(FILE *o, const mb_run *run) {
+  fputs(",\"not_timed\":[", o);
+  for (int l = 0; l < 2; l++) {
+    const mb_names *b = l ? &run->elsewhere : &run->skipped;
+    for (size_t i = 0; i < b->n; i++) {
+      fputs(l || i ? ",{" : "{", o);
+      base_json_member_string(o, 1, "backend", b->name[i]);
+      base_json_member_string(o, 0, "why",
+                              l                  ? "another device"
+                              : run->device_spec ? "runs on the host's CPUs"
+                                                 : "drives devices (--device)");
+      fputc('}', o);
+    }
+  }
+  fputc(']', o);
+}
+
 static const calhost_runtime_node_choice *node_at(const calhost_runtime_model_choice *mc,
                                                   size_t i) {
   return (const calhost_runtime_node_choice *)((const char *)mc->nodes + i * mc->node_stride);
@@ -236,7 +320,8 @@ static const calhost_runtime_node_choice *node_at(const calhost_runtime_model_ch
 static void print_json(FILE *o, const calhost_runtime_model *m,
                        const calhost_runtime_model_choice *mc, const mb_structure *s, size_t ns,
                        const mb_total *t, size_t nt, uint32_t rounds, uint32_t tc,
-                       size_t calibrated, const sweep_rigor_params *params, const mb_total *best) {
+                       size_t calibrated, const sweep_rigor_params *params, const mb_total *best,
+                       const mb_run *run) {
   double sel = t[0].median_us;
   fputc('{', o);
   base_json_member_string(o, 1, "status", "ok");
@@ -246,6 +331,10 @@ static void print_json(FILE *o, const calhost_runtime_model *m,
   base_json_member_string(o, 0, "rigor", base_rigor_name(params->rigor));
   fprintf(o, ",\"threads\":%u,\"rounds\":%u,\"node_count\":%zu,\"calibrated_nodes\":%zu",
           (unsigned)tc, (unsigned)rounds, m->node_count, calibrated);
+  base_json_member_string(o, 0, "device_spec", run->device_spec);
+  base_json_member_string(o, 0, "device", run->device);
+  base_json_member_string(o, 0, "clock", clock_word(run));
+  json_not_timed(o, run);
   fputs(",\"nodes\":[", o);
   for (size_t i = 0; i < mc->node_count; i++) {
     const calhost_runtime_node_choice *n = node_at(mc, i);
@@ -297,14 +386,21 @@ static void print_text(FILE *o, const calhost_runtime_model *m,
                        const calhost_runtime_model_choice *mc, const mb_structure *s, size_t ns,
                        const mb_total *t, size_t nt, uint32_t rounds, uint32_t tc,
                        size_t calibrated, const sweep_rigor_params *params, const mb_total *best,
-                       const mb_names *skipped) {
+                       const mb_run *run) {
   double sel = t[0].median_us;
+  char where[700];
+  if (run->device_spec)
+    snprintf(where, sizeof where, "device %.520s, %s clock", run->device_spec, clock_word(run));
+  else
+    snprintf(where, sizeof where, "%u thread%s", (unsigned)tc, tc == 1 ? "" : "s");
   base_text_printf(o,
-                   "model %s: %zu node%s, %zu calibrated, %zu structure%s (rigor %s, %u "
-                   "thread%s, interleaved, %u round%s)\n",
+                   "model %s: %zu node%s, %zu calibrated, %zu structure%s (rigor %s, %s, "
+                   "interleaved, %u round%s)\n",
                    m->path, m->node_count, m->node_count == 1 ? "" : "s", calibrated, ns,
-                   ns == 1 ? "" : "s", base_rigor_name(params->rigor), (unsigned)tc,
-                   tc == 1 ? "" : "s", (unsigned)rounds, rounds == 1 ? "" : "s");
+                   ns == 1 ? "" : "s", base_rigor_name(params->rigor), where, (unsigned)rounds,
+                   rounds == 1 ? "" : "s");
+  if (run->device)
+    base_text_printf(o, "device %s: %s\n", run->device_spec, run->device);
   base_text_printf(o, "%-24s %-12s %12s %7s  %s\n", "node", "backend", "time", "share", "policy");
   for (size_t i = 0; i < mc->node_count; i++) {
     const calhost_runtime_node_choice *n = node_at(mc, i);
@@ -325,11 +421,13 @@ static void print_text(FILE *o, const calhost_runtime_model *m,
     if (t[c].partial)
       base_text_printf(o, "  %-26s %12s  (no profile for %zu structure%s)\n", t[c].name, tm,
                        t[c].partial, t[c].partial == 1 ? "" : "s");
-    else if (rounds > 1)
+    else if (rounds > 1 && isfinite(t[c].ratio))
       base_text_printf(o, "  %-26s %12s  %.3fx (%.3f-%.3f)\n", t[c].name, tm, t[c].ratio,
                        t[c].ratio_min, t[c].ratio_max);
-    else
+    else if (isfinite(t[c].ratio))
       base_text_printf(o, "  %-26s %12s  %.2fx\n", t[c].name, tm, t[c].ratio);
+    else
+      base_text_printf(o, "  %-26s %12s  -\n", t[c].name, tm);
   }
   if (isfinite(best->ratio))
     base_text_printf(
@@ -338,8 +436,21 @@ static void print_text(FILE *o, const calhost_runtime_model *m,
   for (size_t j = 0; j < ns; j++)
     if (s[j].error[0])
       base_text_printf(o, "note: %s: %s\n", s[j].workload, s[j].error);
-  for (size_t b = 0; b < skipped->n; b++)
-    base_text_printf(o, "note: %s drives devices: not timed by model bench\n", skipped->name[b]);
+  for (size_t b = 0; b < run->skipped.n; b++)
+    base_text_printf(o,
+                     run->device_spec
+                         ? "note: %s runs on the host's CPUs: not timed on a device (model bench "
+                           "without --device times it)\n"
+                         : "note: %s drives devices: not timed on the CPUs (time its device with "
+                           "model bench --device N, see calhost devices)\n",
+                     run->skipped.name[b]);
+  if (run->device_spec && !run->device)
+    base_text_printf(
+        o, "note: no backend with a profile here serves device %s (see calhost devices)\n",
+        run->device_spec);
+  for (size_t b = 0; b < run->elsewhere.n; b++)
+    base_text_printf(o, "note: %s: its device %s is not %s: not timed with it\n",
+                     run->elsewhere.name[b], run->device_spec, run->device ? run->device : "");
 }
 
 /* The structures of a model's calibrated nodes, in graph order, into s
@@ -417,6 +528,27 @@ static size_t compute_totals(const mb_structure *s, size_t ns, const mb_names *s
   return nt;
 }
 
+/* The backends of each structure (the runtime's candidates with a
+ * profile, pick_backends), the backends seen into *seen, and run->device
+ * the first structure's device with a backend. */
+static void plan_structures(calhost_runtime *rt, mb_structure *s, size_t ns, mb_names *seen,
+                            mb_run *run) {
+  char why[4608];
+  for (size_t j = 0; j < ns; j++) {
+    calhost_runtime_choice *c = NULL;
+    if (calhost_runtime_choose(rt, s[j].workload, 0, &c, why, sizeof why) != CALHOST_RUNTIME_OK) {
+      snprintf(s[j].error, sizeof s[j].error, "%.200s", why);
+      continue;
+    }
+    pick_backends(rt, c, &s[j], run);
+    for (size_t k = 0; k < s[j].nb; k++)
+      names_add(seen, s[j].backend[k]);
+    if (!run->device && s[j].nb && s[j].device[0])
+      run->device = s[j].device;
+    calhost_runtime_choice_free(&c);
+  }
+}
+
 int cli_model_bench(cli_context *cli, cli_args *a) {
   if (a->positional_count < 2)
     return cli_usage(a, "bench needs a model file");
@@ -429,8 +561,9 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
       return cli_usage(a, "--rounds: '%s': %s", a->value[FL_ROUNDS], why);
     rounds = (uint32_t)v;
   }
+  mb_run run = {.device_spec = a->value[FL_DEVICE]};
   calhost_runtime *rt = NULL;
-  calhost_runtime_status rs = wl_runtime_open(cli, -1, NULL, &rt, why, sizeof why);
+  calhost_runtime_status rs = wl_runtime_open(cli, -1, run.device_spec, &rt, why, sizeof why);
   if (rs == CALHOST_RUNTIME_CONFIG && !why[0])
     return 2;
   const calhost_runtime_model *m = NULL;
@@ -454,42 +587,34 @@ int cli_model_bench(cli_context *cli, cli_args *a) {
     calhost_runtime_close(&rt);
     return cli_error("model bench: %s", why);
   }
-  calhost_target tg;
-  runtime_binding_target(&targets, 0, &tg);
   processor_pin_thread(targets.cpus, targets.cpu_count, NULL, 0);
 
   /* the structures of the calibrated nodes, in graph order */
   mb_structure *s = calloc(m->node_count ? m->node_count : 1, sizeof *s);
   mb_total *t = calloc(1 + 2 * MB_MAX_BACKENDS, sizeof *t);
   size_t ns = 0, nt = 0, calibrated = 0;
-  mb_names seen = {{0}, 0}, skipped = {{0}, 0};
+  mb_names seen = {{0}, 0};
   int rc = s && t ? 0 : cli_error("model bench: out of memory");
   if (!rc)
     rc = collect_structures(mc, rounds, s, &ns, &calibrated);
-  for (size_t j = 0; !rc && j < ns; j++) {
-    calhost_runtime_choice *c = NULL;
-    if (calhost_runtime_choose(rt, s[j].workload, 0, &c, why, sizeof why) != CALHOST_RUNTIME_OK) {
-      snprintf(s[j].error, sizeof s[j].error, "%.200s", why);
-      continue;
-    }
-    pick_backends(rt, c, &s[j], &skipped);
-    for (size_t k = 0; k < s[j].nb; k++)
-      names_add(&seen, s[j].backend[k]);
-    calhost_runtime_choice_free(&c);
-  }
+  if (!rc)
+    plan_structures(rt, s, ns, &seen, &run);
   /* rounds over every structure: a total's rounds are comparable with the
    * other totals' same rounds (the same minutes of the machine) */
   for (uint32_t r = 0; !rc && r < rounds; r++)
     for (size_t j = 0; j < ns; j++)
       if (s[j].nb)
-        time_structure(rt, &s[j], r, &params, &tg);
+        time_structure(rt, &s[j], r, &params, &targets);
+  for (size_t j = 0; !rc && j < ns; j++)
+    for (int k = 0; k < 2; k++)
+      run.clock[k] += s[j].clock[k];
   mb_total best = {.ratio = NAN, .ratio_min = NAN, .ratio_max = NAN};
   if (!rc)
     nt = compute_totals(s, ns, &seen, rounds, t, &best);
   if (!rc && cli->json)
-    print_json(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best);
+    print_json(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best, &run);
   else if (!rc)
-    print_text(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best, &skipped);
+    print_text(stdout, m, mc, s, ns, t, nt, rounds, tc, calibrated, &params, &best, &run);
   if (!rc && !calibrated)
     rc = cli_error("model bench: no node of %s has a profile (calhost calibrate --model %s)", file,
                    file);

@@ -12,7 +12,12 @@
  *     calhost_runtime_choose on that device follow the race's first-ranked
  *     backend, and follow it the other way when the store's race is
  *     rewritten (the test does not depend on which backend is faster here);
- *   - the rule compares races per device (runtime_race_choose, unit cases).
+ *   - the rule compares races per device (runtime_race_choose, unit cases);
+ *   - model bench --device 0 on a model calibrated with them
+ *     (tests/race/make_model.py) times both on the device, each node on
+ *     the race's first-ranked backend (the runtime's choice there), and
+ *     names the device and the clock; without --device the note says how
+ *     to time the device.
  * A machine without an OpenCL device skips.
  */
 #include <math.h>
@@ -33,7 +38,7 @@
 
 static char g_build[1024];
 static char g_dir[256];
-static char g_cfg[512], g_store[512];
+static char g_cfg[512], g_store[512], g_model[512];
 static int g_have_device;
 
 static char g_pocl_cache[1100];
@@ -65,6 +70,7 @@ static int setup(void **state) {
     return -1;
   snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
   snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
+  snprintf(g_model, sizeof g_model, "%s/pair.onnx", g_dir);
   FILE *f = fopen(g_cfg, "w");
   if (!f)
     return -1;
@@ -313,10 +319,120 @@ static void races_are_compared_per_device(void **state) {
   assert_int_equal(back.rank, 1);
 }
 
+/* The backend of node `node` in model bench's JSON (into buf). */
+static void bench_node_backend(const char *json, const char *node, char *buf, size_t cap) {
+  char want[128];
+  snprintf(want, sizeof want, "\"name\":\"%s\",\"workload\":\"pair.%s\",\"backend\":\"", node,
+           node);
+  const char *p = strstr(json, want);
+  if (!p)
+    fail_msg("model bench names no node %s:\n%s", node, json);
+  p += strlen(want);
+  const char *e = strchr(p, '"');
+  assert_non_null(e);
+  snprintf(buf, cap, "%.*s", (int)(e - p), p);
+}
+
+/* model bench --device 0 (issue 38 item 3, "on a device, the device's
+ * time"): a model calibrated with opencl_gemm and clblast on the OpenCL
+ * device; the bench times both there (each tuned total measured), each
+ * node's backend is the race's first-ranked one (the runtime's choice on
+ * device 0, rule race), the device and the clock are named; without
+ * --device the CPU bench's note names --device. */
+static void model_bench_on_the_device(void **state) {
+  (void)state;
+  if (!g_have_device)
+    skip(); /* no OpenCL device on this machine */
+  const char *src = getenv("CALHOST_SOURCE_DIR");
+  char cmd[2400];
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/race/make_model.py' '%s'", src ? src : ".",
+           g_model);
+  assert_int_equal(system(cmd), 0);
+  char *out, *err;
+  int rc = RUN(&out, &err, "calibrate", "--model", g_model);
+  if (rc != 0 || !strstr(out, "race pair.q device ") || !strstr(out, "race pair.out device "))
+    fail_msg("calibrate --model: %d\n%s\n%s", rc, out, err);
+  free(out);
+  free(err);
+
+  rc = RUN(&out, &err, "model", "bench", g_model, "--device", "0", "--json");
+  if (rc != 0)
+    fail_msg("model bench --device 0: %d\n%s\n%s", rc, out, err);
+  assert_non_null(strstr(out, "\"device_spec\":\"0\""));
+  assert_non_null(strstr(out, "\"device\":\"opencl:"));
+  if (!strstr(out, "\"clock\":\"host\"") && !strstr(out, "\"clock\":\"device\""))
+    fail_msg("model bench names no clock:\n%s", out);
+  const char *const timed[] = {"opencl_gemm", "clblast"};
+  for (int i = 0; i < 2; i++) {
+    char want[160];
+    snprintf(want, sizeof want,
+             "\"name\":\"%s tuned\",\"backend\":\"%s\",\"kind\":\"tuned\",\"total_us\":", timed[i],
+             timed[i]);
+    const char *p = strstr(out, want);
+    if (!p || !(p[strlen(want)] >= '0' && p[strlen(want)] <= '9'))
+      fail_msg("model bench --device 0 did not time %s:\n%s", timed[i], out);
+  }
+  assert_null(strstr(out, "\"name\":\"cpu_gemm tuned\"")); /* a CPU backend: not on the device */
+  assert_non_null(strstr(out, "\"name\":\"calhost selection\",\"backend\":null,"
+                              "\"kind\":\"selection\",\"total_us\":"));
+
+  /* each node's backend: the race's first-ranked on device 0 */
+  calhost_runtime_options o;
+  calhost_runtime_options_init(&o);
+  o.config_path = g_cfg;
+  o.device = "0";
+  calhost_runtime *rt = NULL;
+  char e[2048];
+  assert_int_equal(calhost_runtime_open(&o, &rt, e, sizeof e), CALHOST_RUNTIME_OK);
+  const calhost_runtime_model *m = NULL;
+  assert_int_equal(calhost_runtime_add_model(rt, g_model, NULL, &m, e, sizeof e),
+                   CALHOST_RUNTIME_OK);
+  const char *const nodes[] = {"q", "k", "out"};
+  const char *const workloads[] = {"pair.q", "pair.q", "pair.out"};
+  for (int i = 0; i < 3; i++) {
+    calhost_runtime_choice *c = NULL;
+    assert_int_equal(calhost_runtime_choose(rt, workloads[i], 0, &c, e, sizeof e),
+                     CALHOST_RUNTIME_OK);
+    assert_non_null(c->backend);
+    assert_int_equal(c->rule, CALHOST_RUNTIME_RULE_RACE);
+    const char *first = NULL;
+    for (size_t k = 0; k < c->candidate_count; k++)
+      if (c->candidates[k].race_rank == 1)
+        first = c->candidates[k].backend;
+    assert_non_null(first);
+    assert_string_equal(c->backend, first);
+    char got[64];
+    bench_node_backend(out, nodes[i], got, sizeof got);
+    if (strcmp(got, first))
+      fail_msg("model bench gives node %s %s, the race ranked %s first:\n%s", nodes[i], got, first,
+               out);
+    calhost_runtime_choice_free(&c);
+  }
+  calhost_runtime_close(&rt);
+  free(out);
+  free(err);
+
+  /* text: the device named; without --device the note says how */
+  rc = RUN(&out, &err, "model", "bench", g_model, "--device", "0");
+  assert_int_equal(rc, 0);
+  if (!strstr(out, "device 0, ") || !strstr(out, " clock, interleaved") ||
+      !strstr(out, "\ndevice 0: opencl:"))
+    fail_msg("model bench --device 0 does not name the device and clock:\n%s", out);
+  free(out);
+  free(err);
+  rc = RUN(&out, &err, "model", "bench", g_model);
+  if (rc == 2 || !strstr(out, "note: opencl_gemm drives devices: not timed on the CPUs (time its "
+                              "device with model bench --device N"))
+    fail_msg("model bench without --device: %d\n%s\n%s", rc, out, err);
+  free(out);
+  free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(device_backends_race_on_their_device),
       cmocka_unit_test(races_are_compared_per_device),
+      cmocka_unit_test(model_bench_on_the_device),
   };
   return cmocka_run_group_tests_name("race_device", tests, setup, teardown);
 }
