@@ -238,9 +238,10 @@ size_t cli_model_report_unserved(const cli_model_set *models, const struct confi
  * selected, 1 some have none, 2 an error. */
 int cli_lookup_model(cli_context *cli, cli_args *a);
 
-/* `model bench FILE [--dims ...] [--json]` (cmd_model_bench.c): the
- * model's total over its calibrated nodes with calhost's selection, each
- * backend tuned and each default, timed interleaved; exit 0, 1 when a
+/* `model bench FILE [--dims ...] [--device N] [--json]` (cmd_model_bench.c):
+ * the model's total over its calibrated nodes with calhost's selection, each
+ * backend tuned and each default, timed interleaved (on the CPUs, or with
+ * --device on that device); exit 0, 1 when a
  * figure is missing, 2 on errors. */
 int cli_model_bench(cli_context *cli, cli_args *a);
 

@@ -319,11 +319,12 @@ static void races_are_compared_per_device(void **state) {
   assert_int_equal(back.rank, 1);
 }
 
-/* The backend of node `node` in model bench's JSON (into buf). */
-static void bench_node_backend(const char *json, const char *node, char *buf, size_t cap) {
+/* The backend of node `node` (of workload `workload`) in model bench's
+ * JSON (into buf). */
+static void bench_node_backend(const char *json, const char *node, const char *workload, char *buf,
+                               size_t cap) {
   char want[128];
-  snprintf(want, sizeof want, "\"name\":\"%s\",\"workload\":\"pair.%s\",\"backend\":\"", node,
-           node);
+  snprintf(want, sizeof want, "\"name\":\"%s\",\"workload\":\"%s\",\"backend\":\"", node, workload);
   const char *p = strstr(json, want);
   if (!p)
     fail_msg("model bench names no node %s:\n%s", node, json);
@@ -402,7 +403,7 @@ static void model_bench_on_the_device(void **state) {
     assert_non_null(first);
     assert_string_equal(c->backend, first);
     char got[64];
-    bench_node_backend(out, nodes[i], got, sizeof got);
+    bench_node_backend(out, nodes[i], workloads[i], got, sizeof got);
     if (strcmp(got, first))
       fail_msg("model bench gives node %s %s, the race ranked %s first:\n%s", nodes[i], got, first,
                out);
