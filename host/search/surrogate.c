@@ -146,6 +146,7 @@ typedef struct model {
   forest f;             /* cost: log of the median, successful rows only */
   forest g;             /* feasibility: the share of rejected ones */
   int have_g;           /* g is fitted (there are both outcomes) */
+  int gtree;            /* the feasibility tree drawn for the process's step */
   uint32_t *cfg;
   uint32_t *cand, *tmp; /* scratch configurations */
   float *xf, *xe;       /* scratch feature rows */
@@ -924,14 +925,25 @@ static int choose(model *m, int local, unsigned steps) {
   return 1;
 }
 
+/* The drawn feasibility tree's verdict on config (search_gp_accept). */
+static int gp_feasible(void *arg, const uint32_t *config) {
+  model *m = arg;
+  if (!m->have_g)
+    return 1;
+  features(m, config, m->xf);
+  return tree_value(&m->g, m->gtree, m->xf) < 0.5;
+}
+
 int search_model(search_ctx *c) {
   model m;
   int rc = 0;
+  search_gp *gproc = NULL;
   if (model_init(&m, c) != 0) {
     rc = -1;
     goto out;
   }
   m.warm_left = c->space->warm ? search_evals_share(c, WARM_DIV, 1, SEARCH_WARM_MAX) : 0;
+  gproc = search_gp_open(c); /* NULL (out of memory): the trees take its steps */
   int r = initial_design(&m);
   size_t next_plausible = plausible_first(c);
   size_t arm_left =
@@ -977,6 +989,14 @@ int search_model(search_ctx *c) {
      * of the budget (EXPLOIT_FROM) */
     steps++;
     int local = steps % LOCAL_EVERY == 0 || search_progress(c) >= EXPLOIT_FROM;
+    /* the Gaussian process's step: the global steps that are not the
+     * main-effects model's (GP_EVERY) */
+    if (gproc && !local && steps % RIDGE_EVERY != 1 &&
+        (m.gtree = (int)search_rng_below(&c->rng, TREES),
+         search_gp_propose(gproc, m.cand, gp_feasible, &m))) {
+      r = search_try(c, m.cand, NULL);
+      continue;
+    }
     if (build_pool(&m, local) != 0) {
       rc = -1;
       goto out;
@@ -986,6 +1006,7 @@ int search_model(search_ctx *c) {
     r = search_try(c, m.cand, NULL);
   }
 out:
+  search_gp_close(gproc);
   model_free(&m);
   return rc;
 }
