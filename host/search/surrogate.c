@@ -934,10 +934,36 @@ static int gp_feasible(void *arg, const uint32_t *config) {
   return tree_value(&m->g, m->gtree, m->xf) < 0.5;
 }
 
+/* The process (0) and the drawn cost tree (1) take the global steps that
+ * are not the main-effects model's as two arms: each one's picks score
+ * their log cost (a rejection: the slowest success's), discounted by
+ * DUEL_DISCOUNT per pick of its own; the arm with the lower discounted
+ * mean takes the step (each takes one first; ties: the process). */
+#define DUEL_DISCOUNT 0.9
+static int duel_gp(const double *sum, const double *w) {
+  if (w[0] == 0)
+    return 1;
+  if (w[1] == 0)
+    return 0;
+  return sum[0] / w[0] <= sum[1] / w[1];
+}
+
+static void duel_note(const search_ctx *c, double *sum, double *w, int arm, double cost) {
+  if (!isfinite(cost)) {
+    cost = c->found ? c->best_cost : 1;
+    for (size_t i = 0; i < c->eval_count; i++)
+      if (!c->evals[i].rejected && c->evals[i].cost > cost)
+        cost = c->evals[i].cost;
+  }
+  sum[arm] = sum[arm] * DUEL_DISCOUNT + log(cost);
+  w[arm] = w[arm] * DUEL_DISCOUNT + 1;
+}
+
 int search_model(search_ctx *c) {
   model m;
   int rc = 0;
   search_gp *gproc = NULL;
+  double duel_sum[2] = {0, 0}, duel_w[2] = {0, 0};
   if (model_init(&m, c) != 0) {
     rc = -1;
     goto out;
@@ -991,10 +1017,14 @@ int search_model(search_ctx *c) {
     int local = steps % LOCAL_EVERY == 0 || search_progress(c) >= EXPLOIT_FROM;
     /* the Gaussian process's step: the global steps that are not the
      * main-effects model's (GP_EVERY) */
-    if (gproc && !local && steps % RIDGE_EVERY != 1 &&
+    int duel = !local && steps % RIDGE_EVERY != 1;
+    if (gproc && duel && duel_gp(duel_sum, duel_w) &&
         (m.gtree = (int)search_rng_below(&c->rng, TREES),
          search_gp_propose(gproc, m.cand, gp_feasible, &m))) {
-      r = search_try(c, m.cand, NULL);
+      double cost;
+      r = search_try(c, m.cand, &cost);
+      if (r == SEARCH_NEW)
+        duel_note(c, duel_sum, duel_w, 0, cost);
       continue;
     }
     if (build_pool(&m, local) != 0) {
@@ -1003,7 +1033,10 @@ int search_model(search_ctx *c) {
     }
     if (!choose(&m, local, steps))
       break;
-    r = search_try(c, m.cand, NULL);
+    double cost;
+    r = search_try(c, m.cand, &cost);
+    if (r == SEARCH_NEW && duel && gproc)
+      duel_note(c, duel_sum, duel_w, 1, cost);
   }
 out:
   search_gp_close(gproc);
