@@ -23,7 +23,10 @@
  * crossover), the one the forest's mean and a main-effects model (ridge
  * regression on the one-hot values) predict fastest together; every
  * fourth step the main-effects model alone, fitted to a bootstrap sample,
- * takes the drawn tree's place. A warm start (search_space.warm: other
+ * takes the drawn tree's place; the other global steps are a duel of the
+ * drawn tree and bayes.c's Gaussian process (search_gp_propose, vetoed by
+ * the drawn feasibility tree): the arm whose picks have the lower
+ * discounted mean log cost takes the step. A warm start (search_space.warm: other
  * devices' winners) is an arm like the plausible order: its first begins
  * the initial design, its next ones are taken on every other step while
  * they pay, and the space-filling picks ignore its points. Design and

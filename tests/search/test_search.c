@@ -1565,16 +1565,16 @@ static void bayes_finds_the_optimum_where_random_does_not(void **state) {
     fail_msg("optimum within 30 evaluations on 10 seeds: bayes %d, random %d", bayes, random);
 }
 
-/* The model's global steps take turns between its trees and the Gaussian
+/* The model's global steps are a duel of its trees and the Gaussian
  * process (bayes.c), which a smooth scale suits: on the synthetic space
- * it finds the optimum within 18 evaluations on 31 of 40 seeds, where the
- * trees alone found it on 21. */
+ * it finds the optimum within 18 evaluations on 28 of 40 seeds, where the
+ * trees alone (the model before the duel) found it on 21. */
 static void model_takes_the_process_steps_on_a_smooth_space(void **state) {
   (void)state;
   int found = optimum_found(CALHOST_SEARCH_MODEL, 18, 40);
   print_message("optimum within 18 evaluations on 40 seeds: model %d\n", found);
-  if (found < 27)
-    fail_msg("optimum within 18 evaluations on 40 seeds: model %d (at least 27)", found);
+  if (found < 25)
+    fail_msg("optimum within 18 evaluations on 40 seeds: model %d (at least 25)", found);
 }
 
 /* A space whose half fails: every configuration with a < 5 is rejected
