@@ -388,12 +388,19 @@ static double mean_sigma(const gp *g) {
   return k ? s / k : 0;
 }
 
-/* The candidate acquisition function af ranks first (pool_n: none left). */
+/* The candidate acquisition function af ranks first (pool_n: none left);
+ * with accept, the first of those it accepts, when it accepts any. */
+static size_t acquire_where(gp *g, int af, double explore, search_gp_accept accept, void *arg);
+
 static size_t acquire(gp *g, int af, double explore) {
+  return acquire_where(g, af, explore, NULL, NULL);
+}
+
+static size_t acquire_where(gp *g, int af, double explore, search_gp_accept accept, void *arg) {
   double best;
   targets(g, &best);
-  size_t n = g->n, pick = g->pool_n;
-  double top = -INFINITY;
+  size_t n = g->n, pick = g->pool_n, pick_ok = g->pool_n;
+  double top = -INFINITY, top_ok = -INFINITY;
   double xi = af == AF_PI ? 0.1 * explore : 0.01 * explore;
   double kappa = 0.5 + 2.5 * explore;
   for (size_t i = 0; i < g->pool_n; i++) {
@@ -421,8 +428,13 @@ static size_t acquire(gp *g, int af, double explore) {
       top = a;
       pick = i;
     }
+    if (accept && a > top_ok) {
+      search_decode(g->c, g->pool[i], g->cfg);
+      if (accept(arg, g->cfg))
+        top_ok = a, pick_ok = i;
+    }
   }
-  return pick;
+  return pick_ok < g->pool_n ? pick_ok : pick;
 }
 
 /* Kernel Tuner's multi-advanced bookkeeping after af's pick cost cost
@@ -543,6 +555,91 @@ static int initial_design(gp *g, uint32_t *perm) {
   return r;
 }
 
+/* ---- the process as a component of another strategy ---------------------- */
+
+struct search_gp {
+  gp g;
+  size_t synced; /* c->evals taken into the process */
+  int pending;   /* the last proposal's function awaits its cost */
+  int af;
+  uint64_t code;
+  int full;
+};
+
+search_gp *search_gp_open(search_ctx *c) {
+  search_gp *h = calloc(1, sizeof *h);
+  if (!h)
+    return NULL;
+  if (gp_init(&h->g, c) != 0) {
+    gp_free(&h->g);
+    free(h);
+    return NULL;
+  }
+  for (size_t i = 0; i < h->g.pool_n; i++) /* observed by the sync instead */
+    h->g.gone[i] = 0;
+  return h;
+}
+
+void search_gp_close(search_gp *h) {
+  if (!h)
+    return;
+  gp_free(&h->g);
+  free(h);
+}
+
+/* Takes the evaluations made since the last call into the process (and
+ * the last proposal's cost into the portfolio). */
+static void gp_sync(search_gp *h) {
+  search_ctx *c = h->g.c;
+  for (; h->synced < c->eval_count && !h->full; h->synced++) {
+    const search_eval *e = &c->evals[h->synced];
+    search_decode(c, e->code, h->g.cfg);
+    if (observe(&h->g, h->g.cfg, e->rejected ? INFINITY : e->cost) != 0) {
+      h->full = 1;
+      break;
+    }
+    if (h->pending && e->code == h->code) {
+      portfolio(&h->g, h->af, e->rejected ? INFINITY : e->cost);
+      h->pending = 0;
+    }
+  }
+}
+
+int search_gp_propose(search_gp *h, uint32_t *out, search_gp_accept accept, void *arg) {
+  search_ctx *c = h->g.c;
+  gp *g = &h->g;
+  gp_sync(h);
+  if (h->full || !c->found || g->n < 2)
+    return 0;
+  for (;;) {
+    double sigma = mean_sigma(g);
+    if (!(g->sigma0 > 0)) {
+      g->sigma0 = sigma > 0 ? sigma : 1;
+      double sum = 0;
+      size_t k = 0;
+      for (size_t i = 0; i < g->n; i++)
+        if (isfinite(g->ocost[i]))
+          sum += log(g->ocost[i]), k++;
+      g->init_mean_cost = k ? exp(sum / k) : INFINITY;
+    }
+    double gain = isfinite(g->init_mean_cost) ? g->init_mean_cost / c->best_cost : 1;
+    double explore = sigma / g->sigma0 / (gain > 1 ? gain : 1);
+    int af = next_af(g);
+    size_t at = acquire_where(g, af, explore, accept, arg);
+    if (at >= g->pool_n)
+      return 0;
+    search_decode(c, g->pool[at], out);
+    if (search_lookup(c, g->pool[at]) || !search_is_valid(c, out)) {
+      g->gone[at] = 1; /* seen (outside the process) or refused */
+      continue;
+    }
+    h->pending = 1;
+    h->af = af;
+    h->code = g->pool[at];
+    return 1;
+  }
+}
+
 int search_bayes(search_ctx *c) {
   gp g;
   uint32_t *perm = NULL;
@@ -559,8 +656,8 @@ int search_bayes(search_ctx *c) {
   int r = initial_design(&g, perm);
   double cost;
   while (r != SEARCH_STOPPED && !search_done(c)) {
-    if (g.n >= g.cap) { /* the process is full: the model goes on */
-      rc = search_model(c);
+    if (g.n >= g.cap) { /* the process is full: the model goes on (engine.c) */
+      rc = 1;
       break;
     }
     if (!c->found) { /* nothing succeeded yet: nothing to model */

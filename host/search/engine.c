@@ -229,7 +229,10 @@ int search_run(const search_space *space, const search_options *options, search_
     ctx_free(&c);
     return -1;
   }
-  if (strategies[st].run(&c) != 0)
+  int rc = strategies[st].run(&c);
+  if (rc > 0) /* the strategy hands the rest of the budget to the model */
+    rc = search_model(&c);
+  if (rc != 0)
     goto oom;
   if (!c.stopped) {
     c.stop = CALHOST_SEARCH_STOP_EXHAUSTED;

@@ -113,7 +113,10 @@ SEARCH_HIDDEN int search_plausible(search_ctx *c, size_t i, uint32_t *out);
 SEARCH_HIDDEN int search_start(search_ctx *c, uint32_t *out);
 
 /* The strategies: run until search_done or the space is exhausted. Return
- * 0, or -1 when out of memory. */
+ * 0, or -1 when out of memory; bayes returns 1 when its process is full
+ * and the model is to go on with the rest of the budget (engine.c runs
+ * it, so that the model, which uses the process, and bayes do not call
+ * each other). */
 SEARCH_HIDDEN int search_exhaustive(search_ctx *c);
 SEARCH_HIDDEN int search_random(search_ctx *c);
 SEARCH_HIDDEN int search_local(search_ctx *c);
@@ -121,6 +124,19 @@ SEARCH_HIDDEN int search_annealing(search_ctx *c);
 SEARCH_HIDDEN int search_genetic(search_ctx *c);
 SEARCH_HIDDEN int search_model(search_ctx *c);
 SEARCH_HIDDEN int search_bayes(search_ctx *c);
+
+/* The Gaussian process of bayes.c as a component of another strategy:
+ * search_gp_open builds it over the search's pool (NULL when out of
+ * memory); search_gp_propose takes every evaluation made since its last
+ * call into the process and writes the valid unseen configuration the
+ * acquisition function whose turn it is ranks first into out (1), or
+ * returns 0 (nothing succeeded yet, the process is full or the pool spent). */
+typedef struct search_gp search_gp;
+typedef int (*search_gp_accept)(void *arg, const uint32_t *config);
+SEARCH_HIDDEN search_gp *search_gp_open(search_ctx *c);
+SEARCH_HIDDEN int search_gp_propose(search_gp *h, uint32_t *out, search_gp_accept accept,
+                                    void *arg);
+SEARCH_HIDDEN void search_gp_close(search_gp *h);
 
 /* The evaluation budget left (UINT32_MAX when unlimited) and the fraction of
  * the budget used so far in [0, 1] (evaluations or seconds, whichever is
