@@ -100,17 +100,6 @@ typedef struct gp {
 
 /* ---- features and kernel ------------------------------------------------- */
 
-static int two_adic(const char *w) {
-  char *end;
-  long v = strtol(w, &end, 10);
-  if (end == w || *end || v <= 0)
-    return -1;
-  int k = 0;
-  while (v % 2 == 0 && k < 20)
-    v /= 2, k++;
-  return k;
-}
-
 static void features(const gp *g, const uint32_t *cfg, double *out) {
   const search_ctx *c = g->c;
   memset(out, 0, g->nd * sizeof *out);
@@ -122,7 +111,7 @@ static void features(const gp *g, const uint32_t *cfg, double *out) {
     }
     out[g->base[p]] = par->value_count > 1 ? (double)cfg[p] / (par->value_count - 1) : 0;
     if (g->comb[p] > 0)
-      out[g->base[p] + 1] = two_adic(par->values[cfg[p]]) * g->comb[p];
+      out[g->base[p] + 1] = search_two_adic(par->values[cfg[p]], 20) * g->comb[p];
   }
 }
 
@@ -168,14 +157,8 @@ static int gp_init(gp *g, search_ctx *c) {
       g->nd += par->value_count;
       continue;
     }
-    int integers = 1, differs = 0, top = 0;
-    for (uint32_t v = 0; v < par->value_count && integers; v++) {
-      int k = two_adic(par->values[v]);
-      integers = k >= 0;
-      differs |= (uint32_t)k != v;
-      top = k > top ? k : top;
-    }
-    if (integers && differs && par->value_count > 2 && top > 0)
+    int top = 0;
+    if (search_comb_applies(par, 20, &top) && top > 0)
       g->comb[p] = 1.0 / top;
     g->nd += 1 + (g->comb[p] > 0);
   }

@@ -3,7 +3,8 @@
  * the PRNG, configuration codes, the evaluation cache that makes "never
  * evaluate twice" hold for every strategy, the budget (evaluations, seconds
  * on an injectable clock, target) and the moves the strategies share
- * (random valid configurations, neighbours, repair, the plausible starts).
+ * (random valid configurations, neighbours, repair, the plausible starts),
+ * and the power-of-two ("comb") feature the surrogates share.
  * Below the strategies and the engine: it calls neither.
  */
 #include "internal.h"
@@ -422,3 +423,29 @@ int search_start(search_ctx *c, uint32_t *out) {
 }
 
 /* ---- the run ------------------------------------------------------------- */
+
+/* ---- the power-of-two ("comb") feature -------------------------------- */
+
+int search_two_adic(const char *w, int cap) {
+  char *end;
+  long v = strtol(w, &end, 10);
+  if (end == w || *end || v <= 0)
+    return -1;
+  int k = 0;
+  while (v % 2 == 0 && k < cap)
+    v /= 2, k++;
+  return k;
+}
+
+int search_comb_applies(const search_param *par, int cap, int *top) {
+  int integers = 1, differs = 0, hi = 0;
+  for (uint32_t v = 0; v < par->value_count && integers; v++) {
+    int k = search_two_adic(par->values[v], cap);
+    integers = k >= 0;
+    differs |= (uint32_t)k != v;
+    hi = k > hi ? k : hi;
+  }
+  if (top)
+    *top = hi;
+  return integers && differs && par->value_count > 2;
+}

@@ -85,6 +85,16 @@ SEARCH_HIDDEN int search_try(search_ctx *c, const uint32_t *config, double *cost
 /* Nonzero when no budget is left or the caller stopped (checks the clock). */
 /* The search's clock now: the options' injected clock, else CLOCK_MONOTONIC. */
 SEARCH_HIDDEN double search_now(const search_ctx *c);
+/* The number of times 2 divides the value word w (an integer), capped at
+ * cap: the "comb" feature, so a block size that is fast only at powers of
+ * two is one split (or one kernel length) away. -1 when w is not a
+ * positive integer. */
+SEARCH_HIDDEN int search_two_adic(const char *w, int cap);
+/* Nonzero when the comb feature tells par's values apart beyond their
+ * position: more than two values, all positive integers, whose valuations
+ * are not simply 0 1 2 ... (not 1 2 4 8 ...). *top (may be NULL) receives
+ * the largest valuation seen (capped at cap). */
+SEARCH_HIDDEN int search_comb_applies(const search_param *par, int cap, int *top);
 SEARCH_HIDDEN int search_done(search_ctx *c);
 /* A uniformly random valid configuration that has not been evaluated, into
  * out. Returns 1, or 0 when none is left (or none was found in many tries,

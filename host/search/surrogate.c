@@ -172,21 +172,6 @@ typedef struct model {
   size_t warm_next, warm_left;
 } model;
 
-/* The number of times 2 divides the parameter's value word (an integer),
- * capped at 10: the "comb" feature, so a block size that is fast only at
- * powers of two is one split away. -1 when the word is not a positive
- * integer. */
-static int two_adic(const char *w) {
-  char *end;
-  long v = strtol(w, &end, 10);
-  if (end == w || *end || v <= 0)
-    return -1;
-  int k = 0;
-  while (v % 2 == 0 && k < 10)
-    v /= 2, k++;
-  return k;
-}
-
 /* cfg's position in the curated list scaled to [0, 1] (0 the plugin's
  * first); 1, the end, for a configuration the list does not have (a
  * described space may have more valid ones than the list, never more than
@@ -214,7 +199,7 @@ static void features(const model *m, const uint32_t *cfg, float *out) {
     if (par->ordered || par->value_count > 16) {
       out[m->base[p]] = par->value_count > 1 ? (float)cfg[p] / (float)(par->value_count - 1) : 0;
       if (m->valuation[p])
-        out[m->base[p] + 1] = (float)two_adic(par->values[cfg[p]]);
+        out[m->base[p] + 1] = (float)search_two_adic(par->values[cfg[p]], 10);
     } else {
       out[m->base[p] + cfg[p]] = 1;
     }
@@ -648,13 +633,7 @@ static int model_init(model *m, search_ctx *c) {
     if (par->ordered || par->value_count > 16) {
       /* the power-of-two feature when the values are integers that it
        * tells apart from their position (not 1 2 4 8 ...) */
-      int integers = 1, differs = 0;
-      for (uint32_t v = 0; v < par->value_count && integers; v++) {
-        int k = two_adic(par->values[v]);
-        integers = k >= 0;
-        differs |= (uint32_t)k != v;
-      }
-      m->valuation[p] = integers && differs && par->value_count > 2;
+      m->valuation[p] = search_comb_applies(par, 10, NULL);
       m->nf += 1 + (size_t)m->valuation[p];
     } else {
       m->nf += par->value_count;
