@@ -80,7 +80,7 @@ void wl_close(wl_ctx *c) {
 /* Appends "NAME (WHAT)" to c->asked, ", "-separated. */
 static void asked(wl_ctx *c, const char *name, const char *what) {
   size_t n = strlen(c->asked);
-  snprintf(c->asked + n, sizeof c->asked - n, "%s%s (%s)", n ? ", " : "", name, what);
+  snprintf(c->asked + n, sizeof c->asked - n, "%s%.200s (%.1000s)", n ? ", " : "", name, what);
   c->asked_count++;
 }
 

@@ -245,7 +245,7 @@ static int by_name(const void *a, const void *b) {
  * first two arguments; a NULL buf (cap 0: only measuring) stays NULL, since
  * even NULL + 0 is undefined in C. */
 #define AT(buf, n, cap)                                                                            \
-  ((buf) ? (buf) + ((n) < (cap) ? (n) : (cap)) : NULL), ((n) < (cap) ? (cap) - (n) : 0)
+  ((buf) ? (buf) + ((n) < (cap) ? (n) : (cap)) : NULL), ((buf) && (n) < (cap) ? (cap) - (n) : 0)
 
 /* A name as written in dims: itself when a plain word, else quoted. */
 static size_t put_name(const char *name, char *buf, size_t cap, size_t n) {

@@ -105,7 +105,7 @@ int config_value_bool(const char *text, int *out, char *why, size_t why_capacity
 int config_value_uint(const char *text, unsigned long long min, unsigned long long max,
                       unsigned long long *out, char *why, size_t why_capacity) {
   const char *b, *e;
-  unsigned long long x;
+  unsigned long long x = 0;
   if (whole(text, &b, &e) != 0 || digits(b, e, &x) != 0 || x < min || x > max)
     return base_str_fail(why, why_capacity, "expected a decimal integer from %llu to %llu", min,
                          max);
@@ -114,7 +114,7 @@ int config_value_uint(const char *text, unsigned long long min, unsigned long lo
 }
 
 int config_value_repetitions(const char *text, uint32_t *out, char *why, size_t why_capacity) {
-  unsigned long long x;
+  unsigned long long x = 0;
   if (config_value_uint(text, 0, CALHOST_MAX_REPETITIONS, &x, NULL, 0) != 0)
     return base_str_fail(why, why_capacity,
                          "expected a decimal integer from 0 (the rigor's default) to %u",

@@ -134,7 +134,7 @@ static void lt_versions(char *libs, size_t libs_cap, char *found, size_t found_c
   else
     snprintf(libs, libs_cap, "cublasLt none");
   cu_nvrtc_describe(nvrtc, sizeof nvrtc);
-  snprintf(found, found_cap, "cublasLt %zu (%s); %s", v, g_lt_path[0] ? g_lt_path : g_lt_why,
+  snprintf(found, found_cap, "cublasLt %zu (%.400s); %.560s", v, g_lt_path[0] ? g_lt_path : g_lt_why,
            nvrtc);
 }
 

@@ -112,7 +112,7 @@ static void every_valid_assignment_round_trips_through_its_policy(void **state) 
   for (;;) {
     if (cg_assignment_valid(&f.s, a, CG_COUNT, NULL, 0) == CALHOST_OK) {
       char policy[256], err[256];
-      size_t len;
+      size_t len = 0;
       valid++;
       assert_int_equal(cg_serialize_assignment(&f.s, a, CG_COUNT, policy, sizeof policy, &len),
                        CALHOST_OK);

@@ -78,7 +78,8 @@ static inline int vc_same_file(const char *got, const char *want, char *why, siz
     size_t at = 0;
     while (a && b && at < la && at < lb && a[at] == b[at])
       at++;
-    snprintf(why, cap, "%s differs from %s at byte %zu (%zu vs %zu bytes)", got, want, at, la, lb);
+    snprintf(why, cap, "%.400s differs from %.400s at byte %zu (%zu vs %zu bytes)", got, want, at,
+             la, lb);
   }
   free(a);
   free(b);
