@@ -9,7 +9,7 @@
  * position scaled to [0, 1], plus the power of two dividing an integer
  * value (a "comb": block sizes fast only at powers of two); a categorical
  * one is one-hot; on a plugin's curated list, the position in the list.
- * The initial design is the first two configurations of the plugin's
+ * The initial design is the first configuration of the plugin's
  * plausible order (three of a curated list), then space-filling random
  * ones (far from what was evaluated, spreading the values of each
  * parameter of at most four; on a curated list, draws favouring its
@@ -43,18 +43,30 @@
 #define TREES 16
 #define MAX_DEPTH 14
 #define POOL_RANDOM 1500
-/* the initial design begins with this many of the plausible order, or
+/* the initial design begins with this many of the plausible order (its
+ * first, the plugin's guess; the next ones are the arm's, taken only while
+ * the order pays: a product order's second configuration is its first's
+ * twin, and spent one of eight evaluations on the corner), or
  * PLAUSIBLE_CURATED of a plugin's curated list (a hand-picked, ranked
  * prior: on the ten cpu_gemm lists, 61 seeds, quick rose on four,
  * 512x512x512-t2 from 38 to 60 seeds at 0.90, and the 2% budget rose to
  * the plugin's third; three on every space cost gen-large and
  * gen-feasibility-edge: README.md) */
-#define PLAUSIBLE 2
+#define PLAUSIBLE 1
 #define PLAUSIBLE_CURATED 3
-/* the initial design: the evaluations left / INITIAL_DIV, clamped */
+/* the initial design: the evaluations left / INITIAL_DIV, clamped to
+ * INITIAL_MIN .. INITIAL_MAX; but the models take at most TINY_STEPS
+ * steps of a budget of at most TINY_BUDGET (quick's floor, every space of
+ * up to 400 configurations) on a space that is not a curated list: on a
+ * budget of 8, four design points left four steps to models fitted to
+ * three or four points, which went to the corners and fell below uniform
+ * sampling on the convolution spaces; six on every budget cost the smooth
+ * synthetic space of the tests at 18 evaluations (README.md) */
 #define INITIAL_DIV 5
 #define INITIAL_MIN 4
 #define INITIAL_MAX 12
+#define TINY_BUDGET 8
+#define TINY_STEPS 2
 /* a warm start takes at most the evaluations left / WARM_DIV */
 #define WARM_DIV 4
 #define SPREAD_TRIES 24 /* random candidates per space-filling pick */
@@ -453,8 +465,13 @@ static int in_list(search_ctx *c, const uint32_t *list, size_t count, size_t n, 
 
 /* Whether the first n configurations of list (the plausible order, a warm
  * start) taken so far did better on average (mean log cost, a rejected one
- * counted as twice the worst) than the other evaluations: a useful prior
- * does, a product order's corner or a misleading donor does not. */
+ * of the list's counted as twice the worst) than the other successful
+ * evaluations: a useful prior does, a product order's corner or a
+ * misleading donor does not. Against no measured other it does not pay:
+ * the others' rejections say where things fail, not that the list is
+ * fast (on gen-product-order, whose random picks fail two times in five,
+ * the corner's slow successes otherwise "paid" and took a budget of 8:
+ * 0.058 of the optimum against uniform sampling's 0.600). */
 static int list_pays(search_ctx *c, const uint32_t *list, size_t count, size_t n) {
   double worst = 0, sum[2] = {0, 0};
   size_t k[2] = {0, 0};
@@ -463,10 +480,12 @@ static int list_pays(search_ctx *c, const uint32_t *list, size_t count, size_t n
       worst = log(c->evals[i].cost);
   for (size_t i = 0; i < c->eval_count; i++) {
     int member = in_list(c, list, count, n, c->evals[i].code);
+    if (!member && c->evals[i].rejected)
+      continue;
     sum[member] += c->evals[i].rejected ? worst + log(2.0) : log(c->evals[i].cost);
     k[member]++;
   }
-  return k[1] && (!k[0] || sum[1] / (double)k[1] < sum[0] / (double)k[0]);
+  return k[1] && k[0] && sum[1] / (double)k[1] < sum[0] / (double)k[0];
 }
 
 /* Whether the best configuration so far is one of the first n of the
@@ -769,7 +788,11 @@ static int initial_design(model *m) {
     m->warm_left--;
     r = search_try(c, m->cand, NULL);
   }
-  size_t initial = c->eval_count + search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
+  size_t design = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
+  uint32_t left = search_evals_left(c);
+  if (!c->space->starts_curated && left <= TINY_BUDGET && left > TINY_STEPS + design)
+    design = left - TINY_STEPS;
+  size_t initial = c->eval_count + design;
   for (size_t i = 0; i < plausible_first(c) && r != SEARCH_STOPPED && c->eval_count < initial; i++)
     if (search_plausible(c, i, m->cand))
       r = search_try(c, m->cand, NULL);

@@ -38,7 +38,8 @@
  * the default's processor time per evaluation at measure's budget. --rigor-only runs
  * quick's and measure's budgets (and --budget) alone, without the
  * evals_to trace (nan): the quick way to compare versions of a strategy;
- * --no-trace leaves out only the trace.
+ * --no-trace leaves out only the trace. --first-seed N (1) replays seeds
+ * N..N+seeds-1: another sample of seeds, the noise of a median.
  * --transfer measures the warm start (search_space.warm) between devices
  * of one kernel (transfer_bench): one `transfer target=... donor=...` line
  * per pair, the default at quick's budget and at 8 evaluations cold, warm
@@ -387,18 +388,19 @@ static double replay_once(const search_space_file *sp, search_strategy strat, ui
 }
 
 /* The fraction of the optimum strat reaches on sp at each budget of
- * budgets (0: not run, NAN), at the median of `seeds` seeds (v: scratch of
+ * budgets (0: not run, NAN), at the median of `seeds` seeds from first_seed on (v: scratch of
  * seeds doubles), and how many seeds reached 0.90 and 0.99 at each. 0, or
  * -1 on error. */
 static int replay_fractions(const search_space_file *sp, search_strategy strat, int seeds,
-                            int use_start, const uint32_t budgets[NB], double *v, double frac[NB],
-                            int seeds90[NB], int seeds99[NB]) {
+                            uint64_t first_seed, int use_start, const uint32_t budgets[NB],
+                            double *v, double frac[NB], int seeds90[NB], int seeds99[NB]) {
   for (int bi = 0; bi < NB; bi++) {
     frac[bi] = NAN;
     if (!budgets[bi])
       continue;
     for (int seed = 0; seed < seeds; seed++)
-      if ((v[seed] = replay_once(sp, strat, (uint64_t)seed + 1, budgets[bi], use_start, NULL)) < 0)
+      if ((v[seed] = replay_once(sp, strat, first_seed + (uint64_t)seed, budgets[bi], use_start,
+                                 NULL)) < 0)
         return -1;
     frac[bi] = median_of(v, (size_t)seeds);
     /* how many seeds reached 0.90 and 0.99 (the median hides a bimodal
@@ -704,6 +706,7 @@ int main(int argc, char **argv) {
   int transfer = 0, no_trace = 0, step_cost = 0;
   uint32_t nwarm = 1;
   uint32_t user_budget = 0, max_evals = 1000;
+  uint64_t first_seed = 1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--replay") == 0)
       continue;
@@ -725,6 +728,8 @@ int main(int argc, char **argv) {
       rigor_only = 1;
     else if (strcmp(argv[i], "--step-cost") == 0)
       step_cost = 1;
+    else if (strcmp(argv[i], "--first-seed") == 0 && i + 1 < argc)
+      first_seed = (uint64_t)atoll(argv[++i]);
     else if (strcmp(argv[i], "--no-trace") == 0)
       no_trace = 1;
     else if (strcmp(argv[i], "--transfer") == 0)
@@ -743,7 +748,7 @@ int main(int argc, char **argv) {
       only_strategy = (int)s;
     } else {
       fprintf(stderr,
-              "usage: search-bench [--replay] [--spaces DIR] [--seeds N] "
+              "usage: search-bench [--replay] [--spaces DIR] [--seeds N] [--first-seed N] "
               "[--strategy NAME] [--space NAME] [--budget N] [--max-evals N] "
               "[--no-start] [--no-numbered] [--rigor-only] [--no-trace] | --transfer [--warm N] "
               "| --step-cost | --reader\n");
@@ -849,12 +854,13 @@ int main(int argc, char **argv) {
         continue;
       double frac[NB];
       int s90[NB], s99[NB];
-      if (replay_fractions(&sp, strat, seeds, use_start, budgets, v, frac, s90, s99) != 0)
+      if (replay_fractions(&sp, strat, seeds, first_seed, use_start, budgets, v, frac, s90, s99) !=
+          0)
         return 1;
       double *v99 = malloc((size_t)seeds * sizeof *v99);
       for (int seed = 0; v99 && seed < seeds && !rigor_only && !no_trace; seed++) {
         trace t = {.optimum = optimum};
-        if (replay_once(&sp, strat, (uint64_t)seed + 1, cap, use_start, &t) < 0)
+        if (replay_once(&sp, strat, first_seed + (uint64_t)seed, cap, use_start, &t) < 0)
           return 1;
         v[seed] = t.at95 ? t.at95 : (double)cap + 1;
         v99[seed] = t.at99 ? t.at99 : (double)cap + 1;
@@ -893,7 +899,8 @@ int main(int argc, char **argv) {
     int n90[NB], n99[NB];
     memset(&nv, 0, sizeof nv);
     if (numbered && only_strategy < 0 && size <= NAMED_SPACES_MAX && numbered_view(&sp, &nv) == 0 &&
-        replay_fractions(&nv, quick, seeds, use_start, budgets, v, nfrac, n90, n99) == 0) {
+        replay_fractions(&nv, quick, seeds, first_seed, use_start, budgets, v, nfrac, n90, n99) ==
+            0) {
       printf("numbered strategy=%s space=%s seeds=%d", base_strategy_name(quick), sp.name, seeds);
       print_fracs(budgets, nfrac);
       printf("\n");
