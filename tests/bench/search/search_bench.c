@@ -9,7 +9,8 @@
  *   quick_evals=N measure_evals=N frac_at_quick=F frac_at_measure=F
  *   frac_at_25=F frac_at_50=F frac_at_100=F frac_at_200=F frac_at_2pct=F
  *   frac_at_5pct=F frac_at_10pct=F frac_at_20pct=F [frac_at_budget=F]
- *   seeds_90_at_quick=N seeds_99_at_measure=N evals_to_95pct=N evals_to_99pct=N
+ *   seeds_90_at_quick=N seeds_99_at_measure=N mean_at_quick=F+-SE
+ *   mean_at_measure=F+-SE evals_to_95pct=N evals_to_99pct=N
  *
  * frac_at_B: best recorded median / the median of the best configuration
  * found with a budget of B evaluations, at the median seed. The budgets
@@ -26,7 +27,10 @@
  * except quick's and measure's (a curated list's measure: its size).
  * seeds_90_at_quick, seeds_99_at_measure: how many of the seeds reached
  * the goals (0.90 at quick, 0.99 at measure): the median alone hides an
- * outcome that is bimodal by seed.
+ * outcome that is bimodal by seed. mean_at_quick, mean_at_measure: the
+ * mean fraction over the seeds and its standard error: two strategies
+ * whose means are within about two standard errors are level, whatever
+ * their medians.
  * evals_to_Ypct: evaluations until a configuration within Y% of the
  * optimum (median / found >= Y/100) was found, at the median seed, at most
  * --max-evals (that + 1: not reached). `default=1` marks the strategy the
@@ -390,12 +394,15 @@ static double replay_once(const search_space_file *sp, search_strategy strat, ui
 /* The fraction of the optimum strat reaches on sp at each budget of
  * budgets (0: not run, NAN), at the median of `seeds` seeds from first_seed on (v: scratch of
  * seeds doubles), and how many seeds reached 0.90 and 0.99 at each. 0, or
- * -1 on error. */
+ * -1 on error; mean and se: the mean over the seeds and its standard error
+ * (a median of a bimodal outcome is a coin toss; two strategies are level
+ * when their means are within the noise). */
 static int replay_fractions(const search_space_file *sp, search_strategy strat, int seeds,
                             uint64_t first_seed, int use_start, const uint32_t budgets[NB],
-                            double *v, double frac[NB], int seeds90[NB], int seeds99[NB]) {
+                            double *v, double frac[NB], int seeds90[NB], int seeds99[NB],
+                            double mean[NB], double se[NB]) {
   for (int bi = 0; bi < NB; bi++) {
-    frac[bi] = NAN;
+    frac[bi] = mean[bi] = se[bi] = NAN;
     if (!budgets[bi])
       continue;
     for (int seed = 0; seed < seeds; seed++)
@@ -406,8 +413,15 @@ static int replay_fractions(const search_space_file *sp, search_strategy strat, 
     /* how many seeds reached 0.90 and 0.99 (the median hides a bimodal
      * outcome) */
     seeds90[bi] = seeds99[bi] = 0;
-    for (int seed = 0; seed < seeds; seed++)
+    double sum = 0, sq = 0;
+    for (int seed = 0; seed < seeds; seed++) {
       seeds90[bi] += v[seed] >= 0.90, seeds99[bi] += v[seed] >= 0.99;
+      sum += v[seed];
+    }
+    mean[bi] = sum / seeds;
+    for (int seed = 0; seed < seeds; seed++)
+      sq += (v[seed] - mean[bi]) * (v[seed] - mean[bi]);
+    se[bi] = seeds > 1 ? sqrt(sq / (seeds - 1) / seeds) : 0;
   }
   return 0;
 }
@@ -852,10 +866,10 @@ int main(int argc, char **argv) {
       if (only_strategy >= 0 && (int)strat != only_strategy && strat != CALHOST_SEARCH_RANDOM &&
           strat != def && strat != quick)
         continue;
-      double frac[NB];
+      double frac[NB], mean[NB], se[NB];
       int s90[NB], s99[NB];
-      if (replay_fractions(&sp, strat, seeds, first_seed, use_start, budgets, v, frac, s90, s99) !=
-          0)
+      if (replay_fractions(&sp, strat, seeds, first_seed, use_start, budgets, v, frac, s90, s99,
+                           mean, se) != 0)
         return 1;
       double *v99 = malloc((size_t)seeds * sizeof *v99);
       for (int seed = 0; v99 && seed < seeds && !rigor_only && !no_trace; seed++) {
@@ -877,6 +891,10 @@ int main(int argc, char **argv) {
              budgets[B_MEASURE]);
       print_fracs(budgets, frac);
       printf(" seeds_90_at_quick=%d seeds_99_at_measure=%d", s90[B_QUICK], s99[B_MEASURE]);
+      if (budgets[B_QUICK])
+        printf(" mean_at_quick=%.3f+-%.3f", mean[B_QUICK], se[B_QUICK]);
+      if (budgets[B_MEASURE])
+        printf(" mean_at_measure=%.3f+-%.3f", mean[B_MEASURE], se[B_MEASURE]);
       printf(" evals_to_95pct=%.0f evals_to_99pct=%.0f%s%s\n", e95, e99,
              strat == def ? " default=1" : "", strat == quick ? " quick=1" : "");
       fflush(stdout);
@@ -895,12 +913,12 @@ int main(int argc, char **argv) {
      * a curated list) on the numbered view of the same space: what
      * describing the parameters is worth */
     search_space_file nv;
-    double nfrac[NB];
+    double nfrac[NB], nmean[NB], nse[NB];
     int n90[NB], n99[NB];
     memset(&nv, 0, sizeof nv);
     if (numbered && only_strategy < 0 && size <= NAMED_SPACES_MAX && numbered_view(&sp, &nv) == 0 &&
-        replay_fractions(&nv, quick, seeds, first_seed, use_start, budgets, v, nfrac, n90, n99) ==
-            0) {
+        replay_fractions(&nv, quick, seeds, first_seed, use_start, budgets, v, nfrac, n90, n99,
+                         nmean, nse) == 0) {
       printf("numbered strategy=%s space=%s seeds=%d", base_strategy_name(quick), sp.name, seeds);
       print_fracs(budgets, nfrac);
       printf("\n");
