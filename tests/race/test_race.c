@@ -384,8 +384,8 @@ static void a_backend_calibrated_earlier_joins_the_race(void **state) {
   free(err);
   rc = RUN(&out, &err, "calibrate", "--plugin", "race_alpha");
   assert_int_equal(rc, 0);
-  assert_non_null(strstr(out, "race spin threads=1:"));
-  assert_non_null(strstr(out, "-> race_beta"));
+  if (!strstr(out, "race spin threads=1:") || !strstr(out, "-> race_beta"))
+    fail_msg("race_beta (8 times faster) did not win the race; calibrate said:\n%s%s", out, err);
   free(out);
   free(err);
   seen s;
