@@ -45,9 +45,11 @@ typedef struct synth {
   unsigned char seen[10][8][5];
   uint32_t calls;
   uint32_t duplicates, invalid_evaluated;
-  double clock;       /* advanced by 1 s per evaluation */
-  uint32_t stop_at;   /* evaluate returns nonzero at this call (0: never) */
-  int reject_optimum; /* the optimum a=6 b=2 c=3 is rejected */
+  double clock;            /* advanced by 1 s per evaluation */
+  uint32_t stop_at;        /* evaluate returns nonzero at this call (0: never) */
+  int reject_optimum;      /* the optimum a=6 b=2 c=3 is rejected */
+  uint32_t reject_a_below; /* every configuration with a below it is rejected */
+  uint32_t reject_a_from;  /* nonzero: every configuration with a at or above it is */
 } synth;
 
 static int synth_valid(void *user, const uint32_t *x) {
@@ -70,7 +72,8 @@ static int synth_evaluate(void *user, const uint32_t *x, search_outcome *o) {
   if (s->seen[x[0]][x[1]][x[2]]++)
     s->duplicates++;
   s->clock += 1.0;
-  if (s->reject_optimum && x[0] == 6 && x[1] == 2 && x[2] == 3) {
+  if ((s->reject_optimum && x[0] == 6 && x[1] == 2 && x[2] == 3) || x[0] < s->reject_a_below ||
+      (s->reject_a_from && x[0] >= s->reject_a_from)) {
     o->rejected = 1;
     return 0;
   }
@@ -485,22 +488,6 @@ static void the_model_begins_with_three_of_a_curated_list(void **state) {
   }
 }
 
-/* The synthetic space where everything with a >= 2 fails: a random pick
- * fails four times in five, the plausible order's corner (a = 0) succeeds
- * slowly. */
-static int corner_evaluate(void *user, const uint32_t *x, search_outcome *o) {
-  synth *s = user;
-  s->calls++;
-  if (s->seen[x[0]][x[1]][x[2]]++)
-    s->duplicates++;
-  if (x[0] >= 2) {
-    o->rejected = 1;
-    return 0;
-  }
-  o->cost = synth_cost(x);
-  return 0;
-}
-
 /* A prior pays only against something measured: the others' failures say
  * where things fail, not that the order is fast. On a budget of 8 the
  * plausible order (eight slow successes at a = 0) gets its first; beyond
@@ -513,9 +500,10 @@ static void a_prior_pays_only_against_a_measured_success(void **state) {
   const uint32_t starts[] = {0, 1, 0, 0, 2, 0, 0, 3, 0, 0, 4, 0,
                              0, 5, 0, 0, 6, 0, 0, 1, 1, 0, 2, 1};
   for (uint64_t seed = 1; seed <= 5; seed++) {
-    synth s = {0};
+    /* everything with a >= 2 fails: a random pick fails four times in
+     * five, the plausible order's corner (a = 0) succeeds slowly */
+    synth s = {.reject_a_from = 2};
     search_space sp = synth_space(&s);
-    sp.evaluate = corner_evaluate;
     sp.starts = starts;
     sp.start_count = 8;
     tape t;
@@ -1636,23 +1624,6 @@ static void model_takes_the_process_steps_on_a_smooth_space(void **state) {
     fail_msg("optimum within 18 evaluations on 40 seeds: model %d (at least 25)", found);
 }
 
-/* A space whose half fails: every configuration with a < 5 is rejected
- * (its check fails), the rest costs as the synthetic space. */
-static int half_evaluate(void *user, const uint32_t *x, search_outcome *o) {
-  synth *s = user;
-  s->calls++;
-  if (s->seen[x[0]][x[1]][x[2]]++)
-    s->duplicates++;
-  if (!synth_valid(NULL, x))
-    s->invalid_evaluated++;
-  if (x[0] < 5) {
-    o->rejected = 1;
-    return 0;
-  }
-  o->cost = synth_cost(x);
-  return 0;
-}
-
 /* Rejected evaluations enter the process at the slowest success: after
  * the initial design it steers away from the failing half, so it spends
  * less than three fifths of what uniform sampling spends there (half of
@@ -1664,9 +1635,8 @@ static void bayes_steers_away_from_failures(void **state) {
   int found = 0;
   for (int k = 0; k < 2; k++)
     for (uint64_t seed = 1; seed <= 6; seed++) {
-      synth s = {0};
+      synth s = {.reject_a_below = 5}; /* half the space fails its check */
       search_space sp = synth_space(&s);
-      sp.evaluate = half_evaluate;
       search_result r;
       run_search(&sp, k ? CALHOST_SEARCH_RANDOM : CALHOST_SEARCH_BAYES, seed, 40, &r);
       assert_int_equal(s.duplicates, 0);
