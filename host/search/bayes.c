@@ -487,6 +487,26 @@ static int next_af(gp *g) {
   return AF_EI;
 }
 
+/* The exploration of this step (contextual variance): the pool's mean
+ * posterior deviation relative to what it was when the first proposal
+ * was made (sigma0, set then, with init_mean_cost: the geometric mean of
+ * the successful costs observed so far, the design's), over the gain on
+ * that mean so far. */
+static double exploration(gp *g) {
+  double sigma = mean_sigma(g);
+  if (!(g->sigma0 > 0)) {
+    g->sigma0 = sigma > 0 ? sigma : 1;
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++)
+      if (isfinite(g->ocost[i]))
+        sum += log(g->ocost[i]), k++;
+    g->init_mean_cost = k ? exp(sum / k) : INFINITY;
+  }
+  double gain = isfinite(g->init_mean_cost) ? g->init_mean_cost / g->c->best_cost : 1;
+  return sigma / g->sigma0 / (gain > 1 ? gain : 1);
+}
+
 /* ---- the initial design --------------------------------------------------- */
 
 /* The unseen pool candidate nearest to x (pool_n: none). */
@@ -519,16 +539,12 @@ static int initial_design(gp *g, uint32_t *perm) {
   size_t want = search_evals_share(c, INITIAL_DIV, INITIAL_MIN, INITIAL_MAX);
   size_t plausible = c->space->starts_curated ? PLAUSIBLE_CURATED : PLAUSIBLE;
   int r = SEARCH_NEW;
-  double cost, sum = 0;
-  size_t succeeded = 0, done = 0;
+  double cost;
+  size_t done = 0;
   for (size_t i = 0; i < c->space->start_count && done < plausible && r != SEARCH_STOPPED; i++)
     if (search_plausible(c, i, g->cfg)) {
       r = try_and_observe(g, g->cfg, &cost);
-      if (r == SEARCH_NEW) {
-        done++;
-        if (isfinite(cost))
-          sum += log(cost), succeeded++;
-      }
+      done += r == SEARCH_NEW;
     }
   size_t m = want > done ? want - done : 1;
   /* one permutation of the m strata per feature */
@@ -551,10 +567,7 @@ static int initial_design(gp *g, uint32_t *perm) {
     else if (!search_random_unseen(c, g->cfg))
       break;
     r = try_and_observe(g, g->cfg, &cost);
-    if (r == SEARCH_NEW && isfinite(cost))
-      sum += log(cost), succeeded++;
   }
-  g->init_mean_cost = succeeded ? exp(sum / succeeded) : INFINITY;
   return r;
 }
 
@@ -615,18 +628,7 @@ int search_gp_propose(search_gp *h, uint32_t *out, search_gp_accept accept, void
   if (h->full || !c->found || g->n < 2)
     return 0;
   for (;;) {
-    double sigma = mean_sigma(g);
-    if (!(g->sigma0 > 0)) {
-      g->sigma0 = sigma > 0 ? sigma : 1;
-      double sum = 0;
-      size_t k = 0;
-      for (size_t i = 0; i < g->n; i++)
-        if (isfinite(g->ocost[i]))
-          sum += log(g->ocost[i]), k++;
-      g->init_mean_cost = k ? exp(sum / k) : INFINITY;
-    }
-    double gain = isfinite(g->init_mean_cost) ? g->init_mean_cost / c->best_cost : 1;
-    double explore = sigma / g->sigma0 / (gain > 1 ? gain : 1);
+    double explore = exploration(g);
     int af = next_af(g);
     size_t at = acquire_where(g, af, explore, accept, arg);
     if (at >= g->pool_n)
@@ -669,12 +671,7 @@ int search_bayes(search_ctx *c) {
       r = try_and_observe(&g, g.cfg, &cost);
       continue;
     }
-    double sigma = mean_sigma(&g);
-    if (!(g.sigma0 > 0))
-      g.sigma0 = sigma > 0 ? sigma : 1;
-    /* contextual variance: the deviation left, over the gain so far */
-    double gain = isfinite(g.init_mean_cost) ? g.init_mean_cost / c->best_cost : 1;
-    double explore = sigma / g.sigma0 / (gain > 1 ? gain : 1);
+    double explore = exploration(&g);
     int af = next_af(&g);
     size_t at = acquire(&g, af, explore);
     if (at >= g.pool_n) { /* the pool is spent: random goes on */

@@ -1025,8 +1025,8 @@ int search_model(search_ctx *c) {
      * of the budget (EXPLOIT_FROM) */
     steps++;
     int local = steps % LOCAL_EVERY == 0 || search_progress(c) >= EXPLOIT_FROM;
-    /* the Gaussian process's step: the global steps that are not the
-     * main-effects model's (GP_EVERY) */
+    /* the duel's steps (the process against the drawn tree): the global
+     * steps that are not the main-effects model's (RIDGE_EVERY) */
     int duel = !local && steps % RIDGE_EVERY != 1;
     if (gproc && duel && duel_gp(duel_sum, duel_w) &&
         (m.gtree = (int)search_rng_below(&c->rng, TREES),
