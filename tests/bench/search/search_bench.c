@@ -113,6 +113,20 @@ static double median_of(double *v, size_t n) {
   return v[(n - 1) / 2];
 }
 
+/* The mean of the n seeds' values and its standard error (the medians of
+ * these spaces jump between the modes of a bimodal outcome; two
+ * strategies whose means are within about two standard errors are
+ * level). */
+static void mean_and_se(const double *v, int n, double *mean, double *se) {
+  double sum = 0, sq = 0;
+  for (int i = 0; i < n; i++)
+    sum += v[i];
+  *mean = n ? sum / n : NAN;
+  for (int i = 0; i < n; i++)
+    sq += (v[i] - *mean) * (v[i] - *mean);
+  *se = n > 1 ? sqrt(sq / (n - 1) / n) : 0;
+}
+
 #ifdef CALHOST_SEARCH_BENCH_LIVE
 #include <libgen.h>
 #include <limits.h>
@@ -413,15 +427,9 @@ static int replay_fractions(const search_space_file *sp, search_strategy strat, 
     /* how many seeds reached 0.90 and 0.99 (the median hides a bimodal
      * outcome) */
     seeds90[bi] = seeds99[bi] = 0;
-    double sum = 0, sq = 0;
-    for (int seed = 0; seed < seeds; seed++) {
-      seeds90[bi] += v[seed] >= 0.90, seeds99[bi] += v[seed] >= 0.99;
-      sum += v[seed];
-    }
-    mean[bi] = sum / seeds;
     for (int seed = 0; seed < seeds; seed++)
-      sq += (v[seed] - mean[bi]) * (v[seed] - mean[bi]);
-    se[bi] = seeds > 1 ? sqrt(sq / (seeds - 1) / seeds) : 0;
+      seeds90[bi] += v[seed] >= 0.90, seeds99[bi] += v[seed] >= 0.99;
+    mean_and_se(v, seeds, &mean[bi], &se[bi]);
   }
   return 0;
 }
@@ -643,15 +651,7 @@ static int transfer_bench(char **files, size_t nfiles, int seeds, uint32_t nwarm
           if (mode == 1 && b == 0)
             for (int seed = 0; seed < seeds; seed++)
               s95 += v[seed] >= 0.95;
-          /* the mean and its standard error: the medians of these spaces
-           * jump between the modes of a bimodal outcome */
-          double sum = 0, sq = 0;
-          for (int seed = 0; seed < seeds; seed++)
-            sum += v[seed], sq += v[seed] * v[seed];
-          mean[mode][b] = sum / seeds;
-          se[mode][b] =
-              seeds > 1 ? sqrt(fmax(0, sq / seeds - mean[mode][b] * mean[mode][b]) / (seeds - 1))
-                        : 0;
+          mean_and_se(v, seeds, &mean[mode][b], &se[mode][b]);
           frac[mode][b] = median_of(v, (size_t)seeds);
         }
       printf("transfer target=%s donor=%s warm=%zu seeds=%d donor_best_here=%.3f quick_evals=%u "
