@@ -27,60 +27,22 @@
 
 #include "calhost/calstore.h"
 #include "calhost/runtime.h"
-#include "harness.h"
+#include "race_common.h"
 #include "runtime/race.h"
-
-static char g_build[1024];
-static char g_dir[256];
-static char g_cfg[512], g_store[512];
-
-/* Runs bin/calhost --config g_cfg with args (NULL-terminated) through the
- * tests' harness (XDG_CACHE_HOME the test's directory); returns the exit
- * status, *out and *err the output (caller frees). */
-static int run(char **out, char **err, const char *const *args) {
-  harness_opts o = {.cwd = g_dir, .xdg_cache_home = g_dir, .timeout_s = 600};
-  harness_result r = {0};
-  int code = harness_run_config(&o, &r, g_cfg, args);
-  *out = r.out;
-  *err = r.err;
-  r.out = r.err = NULL;
-  harness_result_free(&r);
-  return code;
-}
-
-#define RUN(out, err, ...) run(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
 /* The configuration: the two race plugins, one workload, threads 1,
  * rigor quick; extra appended (a [lookup] section, ...). */
 static void write_config(const char *extra) {
-  FILE *f = fopen(g_cfg, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/race-plugins\n"
-          "[calibration]\nthreads = 1\nrigor = quick\n[workload spin]\noperator = Spin\n"
-          "shape = 64\n%s",
-          g_store, g_build, extra ? extra : "");
-  fclose(f);
+  assert_int_equal(race_write_config("[plugins]\ndirectories = %s/lib/calhost/race-plugins\n"
+                                     "[calibration]\nthreads = 1\nrigor = quick\n[workload spin]\n"
+                                     "operator = Spin\nshape = 64\n%s",
+                                     race_build, extra ? extra : ""),
+                   0);
 }
 
-/* Calibrates once for the group (the race included). */
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR");
-  snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
-  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-race-XXXXXX");
-  if (!mkdtemp(g_dir))
-    return -1;
-  snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
-  snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return race_setup("race", NULL);
 }
 
 /* ---- the store's races -------------------------------------------------- */
@@ -113,7 +75,7 @@ static void read_races(seen *s, int exact, const char *processor) {
   memset(s, 0, sizeof *s);
   s->exact = exact;
   s->processor = processor;
-  assert_int_equal(calstore_read_file(g_store, visit, s, NULL, NULL, NULL), CALSTORE_OK);
+  assert_int_equal(calstore_read_file(race_store, visit, s, NULL, NULL, NULL), CALSTORE_OK);
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -201,7 +163,7 @@ static void runtime_chooses_by_the_race(void **state) {
   (void)state;
   calhost_runtime_options o;
   calhost_runtime_options_init(&o);
-  o.config_path = g_cfg;
+  o.config_path = race_cfg;
   calhost_runtime *rt = NULL;
   char err[1024];
   assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
@@ -267,48 +229,34 @@ static void configuration_pins_a_backend(void **state) {
   write_config(NULL);
 }
 
+/* What a rigged race that race_alpha won records for p's backend: race id,
+ * race_alpha first of 2 in 10 us, race_beta second in beta_us, no
+ * defaults. */
+static runtime_race alpha_first(const calstore_profile *p, double id, double beta_us) {
+  int alpha = !strcmp(p->key.backend, "race_alpha");
+  return (runtime_race){.id = id,
+                        .latency_us = alpha ? 10.0 : beta_us,
+                        .default_us = NAN,
+                        .entrants = 2,
+                        .rank = alpha ? 1u : 2u};
+}
+
 /* Another machine's copy of each exact profile: processor "other machine",
  * a race of its own where race_alpha won. */
-typedef struct other_ctx {
-  calstore_batch *b;
-} other_ctx;
-
-static int put_other(void *user, const calstore_profile *p) {
-  other_ctx *c = user;
-  if (p->key.kind != CALSTORE_KEY_EXACT)
-    return 0;
-  calstore_measurement m[40];
-  size_t n =
-      runtime_race_strip(p->measurements, p->measurement_count < 30 ? p->measurement_count : 30, m);
-  int alpha = !strcmp(p->key.backend, "race_alpha");
-  runtime_race r = {.id = 1.5e15,
-                    .latency_us = alpha ? 10.0 : 20.0,
-                    .default_us = NAN,
-                    .entrants = 2,
-                    .rank = alpha ? 1u : 2u};
-  runtime_race_append(&r, m, &n);
-  calstore_profile q = *p;
-  q.key.processor = "other machine";
-  q.measurements = m;
-  q.measurement_count = n;
-  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
-  return 0;
+static int put_other(void *user, const calstore_profile *p, const runtime_race *old,
+                     runtime_race *r, calstore_profile *q) {
+  (void)user;
+  (void)old;
+  *r = alpha_first(p, 1.5e15, 20.0);
+  q->key.processor = "other machine";
+  return 1;
 }
 
 static void a_merged_store_keeps_each_machines_race(void **state) {
   (void)state;
   char other[600];
-  snprintf(other, sizeof other, "%s/other.txt", g_dir);
-  calstore_options so;
-  calstore_options_init(&so);
-  so.path = other;
-  calstore *s = NULL;
-  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
-  other_ctx c = {NULL};
-  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_read_file(g_store, put_other, &c, NULL, NULL, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
-  calstore_close(&s);
+  snprintf(other, sizeof other, "%s/other.txt", race_dir);
+  race_rig(other, 0, put_other, NULL); /* every exact profile, raced or not */
   /* the fleet's merge: import the other node's store into this one */
   char *out, *err;
   int rc = RUN(&out, &err, "import", other);
@@ -376,7 +324,7 @@ static void a_backend_calibrated_earlier_joins_the_race(void **state) {
   (void)state;
   char *out, *err;
   write_config(NULL);
-  remove(g_store);
+  remove(race_store);
   int rc = RUN(&out, &err, "calibrate", "--plugin", "race_beta");
   assert_int_equal(rc, 0);
   assert_null(strstr(out, "race spin")); /* one backend: no race */
@@ -402,7 +350,7 @@ static void a_backend_calibrated_earlier_joins_the_race(void **state) {
 /* Makes race_beta's exact calibrated profile in the store file run its
  * policy with ";wrong" appended (the speed plugin's wrong output). */
 static void make_beta_wrong(void) {
-  FILE *f = fopen(g_store, "rb");
+  FILE *f = fopen(race_store, "rb");
   assert_non_null(f);
   static char text[1 << 16];
   size_t n = fread(text, 1, sizeof text - 1, f);
@@ -414,7 +362,7 @@ static void make_beta_wrong(void) {
   assert_non_null(pol);
   char *close = strchr(pol + 10, '"');
   assert_non_null(close);
-  f = fopen(g_store, "wb");
+  f = fopen(race_store, "wb");
   assert_non_null(f);
   fwrite(text, 1, (size_t)(close - text), f);
   fputs(";wrong", f);
@@ -430,7 +378,7 @@ static void a_stored_profile_is_still_checked(void **state) {
   (void)state;
   char *out, *err;
   write_config(NULL);
-  remove(g_store);
+  remove(race_store);
   int rc = RUN(&out, &err, "calibrate", "--plugin", "race_beta");
   assert_int_equal(rc, 0);
   free(out);
@@ -447,52 +395,25 @@ static void a_stored_profile_is_still_checked(void **state) {
 /* Rewrites this machine's race: race_alpha and race_beta tied within the
  * noise, race_alpha (8 times slower by construction) first with the lower
  * median: the recorded race decides, and --explain tells the tie. */
-typedef struct tie_ctx {
-  calstore_batch *b;
-} tie_ctx;
-
-static int put_tie(void *user, const calstore_profile *p) {
-  tie_ctx *c = user;
-  runtime_race old;
-  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
-    return 0;
-  calstore_measurement m[40];
-  size_t n =
-      runtime_race_strip(p->measurements, p->measurement_count < 30 ? p->measurement_count : 30, m);
-  int alpha = !strcmp(p->key.backend, "race_alpha");
-  runtime_race r = {.id = old.id,
-                    .latency_us = alpha ? 10.0 : 10.1,
-                    .default_us = NAN,
-                    .entrants = 2,
-                    .rank = alpha ? 1u : 2u,
-                    .rounds = 10,
-                    .tie = 2};
-  runtime_race_append(&r, m, &n);
-  calstore_profile q = *p;
-  q.measurements = m;
-  q.measurement_count = n;
-  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
-  return 0;
+static int put_tie(void *user, const calstore_profile *p, const runtime_race *old, runtime_race *r,
+                   calstore_profile *q) {
+  (void)user;
+  (void)q;
+  *r = alpha_first(p, old->id, 10.1);
+  r->rounds = 10;
+  r->tie = 2;
+  return 1;
 }
 
 static void a_tie_is_chosen_by_rank_and_explained(void **state) {
   (void)state;
   char *out, *err;
   write_config(NULL);
-  remove(g_store);
+  remove(race_store);
   assert_int_equal(RUN(&out, &err, "calibrate"), 0);
   free(out);
   free(err);
-  calstore_options so;
-  calstore_options_init(&so);
-  so.path = g_store;
-  calstore *s = NULL;
-  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
-  tie_ctx c = {NULL};
-  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_read_file(g_store, put_tie, &c, NULL, NULL, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
-  calstore_close(&s);
+  race_rig(race_store, 1, put_tie, NULL);
   int rc = RUN(&out, &err, "lookup", "--workload", "spin", "--explain");
   assert_int_equal(rc, 0);
   if (!strstr(out,
@@ -516,5 +437,5 @@ int main(void) {
       cmocka_unit_test(a_stored_profile_is_still_checked),
       cmocka_unit_test(a_tie_is_chosen_by_rank_and_explained),
   };
-  return cmocka_run_group_tests_name("race_selection", tests, setup, teardown);
+  return cmocka_run_group_tests_name("race_selection", tests, setup, race_teardown);
 }

@@ -33,60 +33,34 @@
 
 #include "calhost/calstore.h"
 #include "calhost/runtime.h"
-#include "harness.h"
+#include "race_common.h"
 #include "runtime/race.h"
 
-static char g_build[1024];
-static char g_dir[256];
-static char g_cfg[512], g_store[512], g_model[512];
 static int g_have_device;
 
+/* PoCL's kernel cache in the build tree: it compiles each kernel once for
+ * every run of the test, not in every calibrate (minutes on a loaded
+ * machine) */
 static char g_pocl_cache[1100];
-
-static int run(char **out, char **err, const char *const *args) {
-  /* PoCL's kernel cache in the build tree: it compiles each kernel once
-   * for every run of the test, not in every calibrate (minutes on a loaded
-   * machine) */
-  const char *env[] = {g_pocl_cache, NULL};
-  harness_opts o = {.cwd = g_dir, .xdg_cache_home = g_dir, .timeout_s = 600, .env = env};
-  harness_result r = {0};
-  int code = harness_run_config(&o, &r, g_cfg, args);
-  *out = r.out;
-  *err = r.err;
-  r.out = r.err = NULL;
-  harness_result_free(&r);
-  return code;
-}
-
-#define RUN(out, err, ...) run(out, err, (const char *const[]){__VA_ARGS__, NULL})
+static const char *const g_env[] = {g_pocl_cache, NULL};
 
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR");
-  snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
-  snprintf(g_pocl_cache, sizeof g_pocl_cache, "POCL_CACHE_DIR=%s/pocl-cache", g_build);
-  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-race-device-XXXXXX");
-  if (!mkdtemp(g_dir))
+  if (race_setup("race-device", g_env))
     return -1;
-  snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
-  snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
-  snprintf(g_model, sizeof g_model, "%s/pair.onnx", g_dir);
-  FILE *f = fopen(g_cfg, "w");
-  if (!f)
-    return -1;
+  snprintf(g_pocl_cache, sizeof g_pocl_cache, "POCL_CACHE_DIR=%s/pocl-cache", race_build);
   const char *pl = "lib/calhost/plugins";
   /* time_budget: the default 60 s a plugin is an operator's choice, not
    * what this test checks; on a loaded 2-core machine (CI with the other
    * core busy) PoCL's compiles for two nodes' sweeps took more, and
    * opencl_gemm's second node was left "time budget exhausted" */
-  fprintf(f,
-          "[store]\npath = %s\n[plugins]\npaths = %s/%s/cpu_gemm.so, %s/%s/opencl_gemm.so, "
-          "%s/%s/clblast.so\nenabled = cpu_gemm, opencl_gemm, clblast\n[plugin cpu_gemm]\n"
-          "max_isa = portable\n[calibration]\nthreads = 1\nrigor = quick\ntime_budget = 300s\n"
-          "[workload mm]\n"
-          "operator = MatMul\ndtype = float32\nshape = 64,64,64\n",
-          g_store, g_build, pl, g_build, pl, g_build, pl);
-  fclose(f);
+  if (race_write_config("[plugins]\npaths = %s/%s/cpu_gemm.so, %s/%s/opencl_gemm.so, "
+                        "%s/%s/clblast.so\nenabled = cpu_gemm, opencl_gemm, clblast\n"
+                        "[plugin cpu_gemm]\nmax_isa = portable\n[calibration]\nthreads = 1\n"
+                        "rigor = quick\ntime_budget = 300s\n[workload mm]\n"
+                        "operator = MatMul\ndtype = float32\nshape = 64,64,64\n",
+                        race_build, pl, race_build, pl, race_build, pl))
+    return -1;
   /* an OpenCL device for both backends, or the device tests skip */
   char *out, *err;
   int rc = RUN(&out, &err, "devices", "--json");
@@ -95,13 +69,6 @@ static int setup(void **state) {
   free(out);
   free(err);
   return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 /* ---- the store's races -------------------------------------------------- */
@@ -136,54 +103,7 @@ static int visit(void *user, const calstore_profile *p) {
 
 static void read_races(seen *s) {
   memset(s, 0, sizeof *s);
-  assert_int_equal(calstore_read_file(g_store, visit, s, NULL, NULL, NULL), CALSTORE_OK);
-}
-
-/* Rewrites the device race in the store: `first` ranks first (and is the
- * faster), the other second. */
-typedef struct rig {
-  const char *first;
-  calstore_batch *b;
-  size_t raced;
-} rig;
-
-static int rig_visit(void *user, const calstore_profile *p) {
-  rig *c = user;
-  runtime_race old;
-  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
-    return 0;
-  calstore_measurement m[48];
-  size_t n =
-      runtime_race_strip(p->measurements, p->measurement_count < 38 ? p->measurement_count : 38, m);
-  int won = !strcmp(p->key.backend, c->first);
-  runtime_race r = {.id = old.id,
-                    .latency_us = won ? 10.0 : 30.0,
-                    .default_us = 40.0,
-                    .entrants = 2,
-                    .rank = won ? 1u : 2u,
-                    .rounds = 2,
-                    .dropped = !won};
-  runtime_race_append(&r, m, &n);
-  calstore_profile q = *p;
-  q.measurements = m;
-  q.measurement_count = n;
-  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
-  c->raced++;
-  return 0;
-}
-
-static size_t rig_race(const char *first) {
-  calstore_options so;
-  calstore_options_init(&so);
-  so.path = g_store;
-  calstore *s = NULL;
-  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
-  rig c = {first, NULL, 0};
-  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_read_file(g_store, rig_visit, &c, NULL, NULL, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
-  calstore_close(&s);
-  return c.raced;
+  assert_int_equal(calstore_read_file(race_store, visit, s, NULL, NULL, NULL), CALSTORE_OK);
 }
 
 /* lookup --workload mm --device 0 (no --plugin) answers `backend` by the
@@ -198,13 +118,8 @@ static void device_choice_is(const char *backend) {
     fail_msg("lookup --device 0 did not follow the device race to %s:\n%s", backend, out);
   free(out);
   free(err);
-  calhost_runtime_options o;
-  calhost_runtime_options_init(&o);
-  o.config_path = g_cfg;
-  o.device = "0";
-  calhost_runtime *rt = NULL;
+  calhost_runtime *rt = race_runtime_open("0", NULL);
   char e[2048];
-  assert_int_equal(calhost_runtime_open(&o, &rt, e, sizeof e), CALHOST_RUNTIME_OK);
   calhost_runtime_choice *c = NULL;
   assert_int_equal(calhost_runtime_choose(rt, "mm", 1, &c, e, sizeof e), CALHOST_RUNTIME_OK);
   assert_non_null(c->backend);
@@ -262,9 +177,9 @@ static void device_backends_race_on_their_device(void **state) {
   const char *second = s.race[OPENCL_GEMM].rank == 1 ? "clblast" : "opencl_gemm";
   device_choice_is(first);
   /* the store's race the other way: the choice follows it */
-  assert_int_equal(rig_race(second), 2);
+  assert_int_equal(race_rig_first(second, 2), 2);
   device_choice_is(second);
-  assert_int_equal(rig_race(first), 2);
+  assert_int_equal(race_rig_first(first, 2), 2);
   device_choice_is(first);
 
   /* calibrate again: nothing new, no race again */
@@ -349,19 +264,15 @@ static void model_bench_on_the_device(void **state) {
   (void)state;
   if (!g_have_device)
     skip(); /* no OpenCL device on this machine */
-  const char *src = getenv("CALHOST_SOURCE_DIR");
-  char cmd[2400];
-  snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/race/make_model.py' '%s'", src ? src : ".",
-           g_model);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(race_make_model(), 0);
   char *out, *err;
-  int rc = RUN(&out, &err, "calibrate", "--model", g_model);
+  int rc = RUN(&out, &err, "calibrate", "--model", race_model);
   if (rc != 0 || !strstr(out, "race pair.q device ") || !strstr(out, "race pair.out device "))
     fail_msg("calibrate --model: %d\n%s\n%s", rc, out, err);
   free(out);
   free(err);
 
-  rc = RUN(&out, &err, "model", "bench", g_model, "--device", "0", "--json");
+  rc = RUN(&out, &err, "model", "bench", race_model, "--device", "0", "--json");
   if (rc != 0)
     fail_msg("model bench --device 0: %d\n%s\n%s", rc, out, err);
   assert_non_null(strstr(out, "\"device_spec\":\"0\""));
@@ -383,16 +294,9 @@ static void model_bench_on_the_device(void **state) {
                               "\"kind\":\"selection\",\"total_us\":"));
 
   /* each node's backend: the race's first-ranked on device 0 */
-  calhost_runtime_options o;
-  calhost_runtime_options_init(&o);
-  o.config_path = g_cfg;
-  o.device = "0";
-  calhost_runtime *rt = NULL;
-  char e[2048];
-  assert_int_equal(calhost_runtime_open(&o, &rt, e, sizeof e), CALHOST_RUNTIME_OK);
   const calhost_runtime_model *m = NULL;
-  assert_int_equal(calhost_runtime_add_model(rt, g_model, NULL, &m, e, sizeof e),
-                   CALHOST_RUNTIME_OK);
+  calhost_runtime *rt = race_runtime_open("0", &m);
+  char e[2048];
   const char *const nodes[] = {"q", "k", "out"};
   const char *const workloads[] = {"pair.q", "pair.q", "pair.out"};
   for (int i = 0; i < 3; i++) {
@@ -419,14 +323,14 @@ static void model_bench_on_the_device(void **state) {
   free(err);
 
   /* text: the device named; without --device the note says how */
-  rc = RUN(&out, &err, "model", "bench", g_model, "--device", "0");
+  rc = RUN(&out, &err, "model", "bench", race_model, "--device", "0");
   assert_int_equal(rc, 0);
   if (!strstr(out, "device 0, ") || !strstr(out, " clock, interleaved") ||
       !strstr(out, "\ndevice 0: opencl:"))
     fail_msg("model bench --device 0 does not name the device and clock:\n%s", out);
   free(out);
   free(err);
-  rc = RUN(&out, &err, "model", "bench", g_model);
+  rc = RUN(&out, &err, "model", "bench", race_model);
   if (rc == 2 || !strstr(out, "note: opencl_gemm drives devices: not timed on the CPUs (time its "
                               "device with model bench --device N"))
     fail_msg("model bench without --device: %d\n%s\n%s", rc, out, err);
@@ -440,5 +344,5 @@ int main(void) {
       cmocka_unit_test(races_are_compared_per_device),
       cmocka_unit_test(model_bench_on_the_device),
   };
-  return cmocka_run_group_tests_name("race_device", tests, setup, teardown);
+  return cmocka_run_group_tests_name("race_device", tests, setup, race_teardown);
 }

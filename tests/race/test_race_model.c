@@ -26,59 +26,22 @@
 #include "calhost/calstore.h"
 #include "calhost/runtime.h"
 #include "harness.h"
+#include "race_common.h"
 #include "runtime/race.h"
 
-static char g_build[1024];
-static char g_dir[256];
-static char g_cfg[512], g_store[512], g_model[512];
-
-/* Runs bin/calhost --config g_cfg with args (NULL-terminated) through the
- * tests' harness (stderr merged into stdout; XDG_CACHE_HOME the test's
- * directory); returns the exit status, *out the output (caller frees). */
-static int run(char **out, const char *const *args) {
-  harness_opts o = {.cwd = g_dir, .xdg_cache_home = g_dir, .merge_output = 1, .timeout_s = 600};
-  harness_result r = {0};
-  int code = harness_run_config(&o, &r, g_cfg, args);
-  *out = r.out;
-  r.out = NULL;
-  harness_result_free(&r);
-  return code;
-}
-
-#define RUN(out, ...) run(out, (const char *const[]){__VA_ARGS__, NULL})
-
 static void write_config(const char *extra) {
-  FILE *f = fopen(g_cfg, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "[store]\npath = %s\n[plugins]\ndirectories = %s/lib/calhost/plugins\n"
-          "enabled = cpu_gemm, openblas\n[calibration]\nthreads = 1\nrigor = quick\n"
-          "[plugin cpu_gemm]\nmax_isa = portable\n%s",
-          g_store, g_build, extra ? extra : "");
-  fclose(f);
+  assert_int_equal(race_write_config("[plugins]\ndirectories = %s/lib/calhost/plugins\n"
+                                     "enabled = cpu_gemm, openblas\n[calibration]\nthreads = 1\n"
+                                     "rigor = quick\n[plugin cpu_gemm]\nmax_isa = portable\n%s",
+                                     race_build, extra ? extra : ""),
+                   0);
 }
 
 static int setup(void **state) {
   (void)state;
-  const char *b = getenv("CALHOST_BUILD_DIR"), *src = getenv("CALHOST_SOURCE_DIR");
-  snprintf(g_build, sizeof g_build, "%s", b ? b : ".");
-  snprintf(g_dir, sizeof g_dir, "/tmp/calhost-race-model-XXXXXX");
-  if (!mkdtemp(g_dir))
+  if (race_setup("race-model", NULL))
     return -1;
-  snprintf(g_cfg, sizeof g_cfg, "%s/calhost.ini", g_dir);
-  snprintf(g_store, sizeof g_store, "%s/store.txt", g_dir);
-  snprintf(g_model, sizeof g_model, "%s/pair.onnx", g_dir);
-  char cmd[2400];
-  snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/race/make_model.py' '%s'", src ? src : ".",
-           g_model);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return race_make_model();
 }
 
 static size_t count(const char *hay, const char *needle) {
@@ -88,61 +51,11 @@ static size_t count(const char *hay, const char *needle) {
   return n;
 }
 
-/* Rewrites the race of every exact profile in the store: `fast` wins. */
-typedef struct rig {
-  const char *fast;
-  calstore_batch *b;
-  size_t raced;
-} rig;
-
-static int rig_visit(void *user, const calstore_profile *p) {
-  rig *c = user;
-  runtime_race old;
-  if (p->key.kind != CALSTORE_KEY_EXACT || !runtime_race_read(p, &old))
-    return 0;
-  calstore_measurement m[40];
-  size_t n =
-      runtime_race_strip(p->measurements, p->measurement_count < 34 ? p->measurement_count : 34, m);
-  int won = !strcmp(p->key.backend, c->fast);
-  runtime_race r = {.id = old.id,
-                    .latency_us = won ? 10.0 : 30.0,
-                    .default_us = 40.0,
-                    .entrants = 2,
-                    .rank = won ? 1u : 2u};
-  runtime_race_append(&r, m, &n);
-  calstore_profile q = *p;
-  q.measurements = m;
-  q.measurement_count = n;
-  assert_int_equal(calstore_batch_put(c->b, &q, NULL), CALSTORE_OK);
-  c->raced++;
-  return 0;
-}
-
-static size_t rig_races(const char *fast) {
-  calstore_options so;
-  calstore_options_init(&so);
-  so.path = g_store;
-  calstore *s = NULL;
-  assert_int_equal(calstore_open(&so, &s, NULL), CALSTORE_OK);
-  rig c = {fast, NULL, 0};
-  assert_int_equal(calstore_batch_begin(s, &c.b, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_read_file(g_store, rig_visit, &c, NULL, NULL, NULL), CALSTORE_OK);
-  assert_int_equal(calstore_batch_commit(&c.b, NULL), CALSTORE_OK);
-  calstore_close(&s);
-  return c.raced;
-}
-
 /* The runtime's choice of every node: each is `backend`. */
 static void runtime_nodes_are(const char *backend, calhost_runtime_rule rule) {
-  calhost_runtime_options o;
-  calhost_runtime_options_init(&o);
-  o.config_path = g_cfg;
-  calhost_runtime *rt = NULL;
-  char err[1024];
-  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
   const calhost_runtime_model *m = NULL;
-  assert_int_equal(calhost_runtime_add_model(rt, g_model, NULL, &m, err, sizeof err),
-                   CALHOST_RUNTIME_OK);
+  calhost_runtime *rt = race_runtime_open(NULL, &m);
+  char err[1024];
   calhost_runtime_model_choice *c = NULL;
   assert_int_equal(calhost_runtime_choose_model(rt, m, 0, &c, err, sizeof err), CALHOST_RUNTIME_OK);
   assert_int_equal(c->struct_size, sizeof *c);
@@ -171,13 +84,13 @@ static void lookup_model_asks_every_plugin(void **state) {
   (void)state;
   char *out;
   write_config(NULL);
-  int rc = RUN(&out, "calibrate", "--model", g_model, "--plugin", "openblas");
+  int rc = RUN(&out, NULL, "calibrate", "--model", race_model, "--plugin", "openblas");
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
   free(out);
   /* cpu_gemm sorts first and has no profile: openblas answers each node */
-  rc = RUN(&out, "lookup", "--model", g_model, "--explain");
+  rc = RUN(&out, NULL, "lookup", "--model", race_model, "--explain");
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
@@ -191,7 +104,7 @@ static void lookup_model_follows_the_race(void **state) {
   (void)state;
   char *out;
   write_config(NULL);
-  int rc = RUN(&out, "calibrate", "--model", g_model);
+  int rc = RUN(&out, NULL, "calibrate", "--model", race_model);
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
@@ -200,22 +113,22 @@ static void lookup_model_follows_the_race(void **state) {
   assert_non_null(strstr(out, "race pair.out threads=1: "));
   free(out);
   /* 2 structures x 2 backends carry a race */
-  assert_int_equal(rig_races("cpu_gemm"), 4);
-  rc = RUN(&out, "lookup", "--model", g_model, "--explain");
+  assert_int_equal(race_rig_first("cpu_gemm", 0), 4);
+  rc = RUN(&out, NULL, "lookup", "--model", race_model, "--explain");
   assert_int_equal(rc, 0);
   assert_int_equal(count(out, "exact_calibrated cpu_gemm:"), 3);
   assert_int_equal(count(out, "backend chosen by race: cpu_gemm: fastest of 2"), 3);
   free(out);
   runtime_nodes_are("cpu_gemm", CALHOST_RUNTIME_RULE_RACE);
-  assert_int_equal(rig_races("openblas"), 4);
-  rc = RUN(&out, "lookup", "--model", g_model, "--json");
+  assert_int_equal(race_rig_first("openblas", 0), 4);
+  rc = RUN(&out, NULL, "lookup", "--model", race_model, "--json");
   assert_int_equal(rc, 0);
   assert_int_equal(count(out, "\"backend\":\"openblas\""), 3);
   assert_int_equal(count(out, "\"chosen_by\":\"race\""), 3);
   free(out);
   runtime_nodes_are("openblas", CALHOST_RUNTIME_RULE_RACE);
   /* --plugin still asks that plugin alone */
-  rc = RUN(&out, "lookup", "--model", g_model, "--plugin", "cpu_gemm");
+  rc = RUN(&out, NULL, "lookup", "--model", race_model, "--plugin", "cpu_gemm");
   assert_int_equal(rc, 0);
   assert_int_equal(count(out, "exact_calibrated cpu_gemm:"), 3);
   free(out);
@@ -224,9 +137,9 @@ static void lookup_model_follows_the_race(void **state) {
 static void model_section_pins_a_backend(void **state) {
   (void)state;
   char *out, extra[800];
-  snprintf(extra, sizeof extra, "[model pair]\nfile = %s\nbackends = cpu_gemm\n", g_model);
+  snprintf(extra, sizeof extra, "[model pair]\nfile = %s\nbackends = cpu_gemm\n", race_model);
   write_config(extra); /* openblas won the race last (above) */
-  int rc = RUN(&out, "lookup", "--model", g_model, "--explain");
+  int rc = RUN(&out, NULL, "lookup", "--model", race_model, "--explain");
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
@@ -247,7 +160,7 @@ static void model_bench_and_its_report(void **state) {
   (void)state;
   char *out;
   write_config(NULL);
-  int rc = RUN(&out, "model", "bench", g_model, "--json");
+  int rc = RUN(&out, NULL, "model", "bench", race_model, "--json");
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
@@ -259,21 +172,21 @@ static void model_bench_and_its_report(void **state) {
   assert_int_equal(count(out, "\"share\":"), 3);
   assert_null(strstr(out, "\"total_us\":null"));
   char bench[600], html[600], png[600], dom[600], cmd[4096];
-  snprintf(bench, sizeof bench, "%s/bench.json", g_dir);
+  snprintf(bench, sizeof bench, "%s/bench.json", race_dir);
   FILE *f = fopen(bench, "w");
   assert_non_null(f);
   fputs(out, f);
   fclose(f);
   free(out);
   /* the text form: the totals side by side */
-  rc = RUN(&out, "model", "bench", g_model);
+  rc = RUN(&out, NULL, "model", "bench", race_model);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, "calhost selection"));
   assert_non_null(strstr(out, "cpu_gemm default"));
   assert_non_null(strstr(out, "openblas tuned"));
   free(out);
-  snprintf(html, sizeof html, "%s/model.html", g_dir);
-  rc = RUN(&out, "report", bench, "--html", html);
+  snprintf(html, sizeof html, "%s/model.html", race_dir);
+  rc = RUN(&out, NULL, "report", bench, "--html", html);
   assert_int_equal(rc, 0);
   free(out);
   char *page = harness_slurp_or_empty(html, NULL);
@@ -282,14 +195,14 @@ static void model_bench_and_its_report(void **state) {
   assert_int_equal(count(page, "<tr><td><code>"), 3); /* one row per node */
   if (access("/usr/bin/chromium", X_OK) != 0)
     fail_msg("no chromium: install the Debian package `chromium` (scripts/setup.sh deps)");
-  snprintf(png, sizeof png, "%s/model.png", g_dir);
-  snprintf(dom, sizeof dom, "%s/model.dom", g_dir);
+  snprintf(png, sizeof png, "%s/model.png", race_dir);
+  snprintf(dom, sizeof dom, "%s/model.dom", race_dir);
   const char *flags = "--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run "
                       "--disable-extensions --disable-dev-shm-usage";
   snprintf(cmd, sizeof cmd,
            "timeout 120 /usr/bin/chromium %s --user-data-dir='%s/chromium-profile' "
            "--screenshot='%s' --window-size=1200,900 'file://%s' >/dev/null 2>&1",
-           flags, g_dir, png, html);
+           flags, race_dir, png, html);
   assert_int_equal(system(cmd), 0);
   const char *src = getenv("CALHOST_SOURCE_DIR");
   snprintf(cmd, sizeof cmd, "python3 '%s/tests/report/png_check.py' '%s'", src ? src : ".", png);
@@ -307,7 +220,7 @@ static void model_bench_and_its_report(void **state) {
   snprintf(cmd, sizeof cmd,
            "timeout 120 /usr/bin/chromium %s --user-data-dir='%s/chromium-profile' --dump-dom "
            "'file://%s' >'%s' 2>/dev/null",
-           flags, g_dir, html, dom);
+           flags, race_dir, html, dom);
   assert_int_equal(system(cmd), 0);
   char *parsed = harness_slurp_or_empty(dom, NULL);
   assert_true(count(parsed, "<svg") >= 4); /* the totals chart and a share bar per node */
@@ -327,22 +240,16 @@ static void calibrate_then_bench_hands_the_race_winner(void **state) {
   (void)state;
   char *out;
   write_config(NULL);
-  unlink(g_store);
-  int rc = RUN(&out, "calibrate", "--model", g_model);
+  unlink(race_store);
+  int rc = RUN(&out, NULL, "calibrate", "--model", race_model);
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
   assert_int_equal(count(out, " threads=1: "), 2); /* one race per structure */
   free(out);
-  calhost_runtime_options o;
-  calhost_runtime_options_init(&o);
-  o.config_path = g_cfg;
-  calhost_runtime *rt = NULL;
-  char err[1024];
-  assert_int_equal(calhost_runtime_open(&o, &rt, err, sizeof err), CALHOST_RUNTIME_OK);
   const calhost_runtime_model *m = NULL;
-  assert_int_equal(calhost_runtime_add_model(rt, g_model, NULL, &m, err, sizeof err),
-                   CALHOST_RUNTIME_OK);
+  calhost_runtime *rt = race_runtime_open(NULL, &m);
+  char err[1024];
   calhost_runtime_model_choice *mc = NULL;
   assert_int_equal(calhost_runtime_choose_model(rt, m, 0, &mc, err, sizeof err),
                    CALHOST_RUNTIME_OK);
@@ -375,7 +282,7 @@ static void calibrate_then_bench_hands_the_race_winner(void **state) {
   }
   calhost_runtime_model_choice_free(&mc);
   calhost_runtime_close(&rt);
-  rc = RUN(&out, "model", "bench", g_model, "--rounds", "2", "--json");
+  rc = RUN(&out, NULL, "model", "bench", race_model, "--rounds", "2", "--json");
   if (rc != 0)
     fprintf(stderr, "%s\n", out);
   assert_int_equal(rc, 0);
@@ -388,11 +295,11 @@ static void calibrate_then_bench_hands_the_race_winner(void **state) {
   assert_non_null(strstr(out, "\"selection_vs_best_tuned\":{\"median\":"));
   assert_null(strstr(out, "\"selection_vs_best_tuned\":{\"median\":null"));
   free(out);
-  rc = RUN(&out, "model", "bench", g_model, "--rounds", "0");
+  rc = RUN(&out, NULL, "model", "bench", race_model, "--rounds", "0");
   assert_int_equal(rc, 2);
   assert_non_null(strstr(out, "--rounds"));
   free(out);
-  rc = RUN(&out, "model", "show", g_model, "--rounds", "2");
+  rc = RUN(&out, NULL, "model", "show", race_model, "--rounds", "2");
   assert_int_equal(rc, 2);
   free(out);
 }
@@ -405,5 +312,5 @@ int main(void) {
       cmocka_unit_test(model_bench_and_its_report),
       cmocka_unit_test(calibrate_then_bench_hands_the_race_winner),
   };
-  return cmocka_run_group_tests_name("race_model", tests, setup, teardown);
+  return cmocka_run_group_tests_name("race_model", tests, setup, race_teardown);
 }
