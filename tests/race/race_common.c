@@ -52,11 +52,11 @@ int race_run(char **out, char **err, const char *const *args) {
   harness_result r = {0};
   int code = harness_run_config(&o, &r, race_cfg, args);
   *out = r.out;
-  if (err)
-    *err = r.err;
   r.out = NULL;
-  if (err)
+  if (err) {
+    *err = r.err;
     r.err = NULL;
+  }
   harness_result_free(&r);
   return code;
 }
