@@ -8,8 +8,15 @@
  * 1), plus, for an ordered parameter of integers that are not a plain
  * doubling, the power of two dividing the value scaled to [0, 1] (the
  * "comb" of block sizes fast only at powers of two; surrogate.c's feature).
- * Kernel: Matern 5/2 of one length scale over the features, unit signal
- * variance, targets the log of the successful costs, standardised; a
+ * Kernel: Matern 5/2 with a length scale per parameter's feature (one for
+ * a categorical parameter's one-hot block), unit signal variance, targets
+ * the log of the successful costs, standardised. The length scales start
+ * at LENGTH and, from FIT_MIN observations on, are fitted to them (the
+ * maximum of the log marginal likelihood plus a log-normal prior around
+ * LENGTH, by FIT_STEPS steps of Adam) whenever the observations grew by a
+ * quarter, up to FIT_MAX: the process learns which parameters matter and
+ * how sharply (a comb's power-of-two feature, a parameter that does not
+ * matter). A
  * rejected evaluation enters the process as a pseudo-observation at the
  * slowest success so far, so the process steers away from where things
  * fail without a second model. The initial design is the first
@@ -48,11 +55,26 @@
 #define POOL_MAX 16384
 #define V_MAX ((size_t)4 << 20)
 #define GP_MAX 1024
-/* the kernel's length scale over [0, 1] features (0.25, 0.5 and Kernel
- * Tuner's 1.5 did worse on the real GPU spaces: tests/bench/search/LOG.md)
- * and the jitter */
+/* the length scales' start and their prior's centre over [0, 1] features
+ * (as one fixed scale, 0.25, 0.5 and Kernel Tuner's 1.5 did worse on the
+ * real GPU spaces: tests/bench/search/LOG.md) and the jitter */
 #define LENGTH 1.0
 #define JITTER 1e-6
+/* the length scales' fit: from FIT_MIN observations, again whenever they
+ * grew by FIT_GROW, up to FIT_MAX (the O(n^3) step's bound); FIT_STEPS
+ * steps of Adam of rate FIT_RATE on the log scales, each within
+ * [FIT_LO, FIT_HI], under a normal prior of deviation FIT_PRIOR_SD
+ * around log LENGTH. Fitted from 4 observations, the scales chased the
+ * first few points (convhip-W7800 at quick 0.653 against 0.909 from 16);
+ * a prior of 0.5 was level with 1 (tests/bench/search/LOG.md). */
+#define FIT_MIN 16
+#define FIT_GROW 1.25
+#define FIT_MAX 100
+#define FIT_STEPS 30
+#define FIT_RATE 0.1
+#define FIT_PRIOR_SD 1.0
+#define FIT_LO 0.05
+#define FIT_HI 20.0
 /* the initial design: the evaluations left / INITIAL_DIV, clamped */
 #define INITIAL_DIV 5
 #define INITIAL_MIN 4
@@ -89,6 +111,13 @@ typedef struct gp {
   double *ocost; /* cap: cost, INFINITY when rejected */
   double *y, *beta, *row, *fx;
   double *ys; /* cap: scratch for the targets' median */
+  /* the length scales: one per parameter's feature group */
+  double *w;                                          /* nd: each feature's 1 / length^2 */
+  size_t *grp;                                        /* nd: the group of each feature */
+  size_t nh;                                          /* groups */
+  double *th;                                         /* nh: log length scales */
+  size_t fit_n;                                       /* observations at the last fit */
+  double *fk, *fki, *fa, *fgr, *fm1, *fm2, *fth, *fw; /* the fit's scratch */
   uint32_t *cfg;
   /* the portfolio */
   int active[AF_COUNT];
@@ -117,20 +146,28 @@ static void features(const gp *g, const uint32_t *cfg, double *out) {
 }
 
 static double matern52(double d2) {
-  double r = sqrt(d2) / LENGTH * sqrt(5.0);
+  double r = sqrt(5.0 * d2);
   return (1 + r + r * r / 3) * exp(-r);
 }
 
-static double dist2_fd(const float *a, const double *b, size_t nd) {
+static double dist2_fd(const double *w, const float *a, const double *b, size_t nd) {
   double s = 0;
   for (size_t i = 0; i < nd; i++) {
     double d = a[i] - b[i];
-    s += d * d;
+    s += w[i] * d * d;
   }
   return s;
 }
 
-static double dist2_dd(const double *a, const double *b, size_t nd) {
+static double dist2_dd(const double *w, const double *a, const double *b, size_t nd) {
+  double s = 0;
+  for (size_t i = 0; i < nd; i++) {
+    double d = a[i] - b[i];
+    s += w[i] * d * d;
+  }
+  return s;
+}
+static double dist2_plain(const float *a, const double *b, size_t nd) {
   double s = 0;
   for (size_t i = 0; i < nd; i++) {
     double d = a[i] - b[i];
@@ -163,6 +200,27 @@ static int gp_init(gp *g, search_ctx *c) {
       g->comb[p] = 1.0 / top;
     g->nd += 1 + (g->comb[p] > 0);
   }
+  g->w = malloc(g->nd * sizeof *g->w);
+  g->grp = malloc(g->nd * sizeof *g->grp);
+  g->th = malloc(g->nd * sizeof *g->th);
+  if (!g->w || !g->grp || !g->th)
+    return -1;
+  for (size_t p = 0; p < c->np; p++) {
+    const search_param *par = &c->space->params[p];
+    if (g->onehot[p]) {
+      for (size_t k = 0; k < par->value_count; k++)
+        g->grp[g->base[p] + k] = g->nh;
+      g->nh++;
+      continue;
+    }
+    g->grp[g->base[p]] = g->nh++;
+    if (g->comb[p] > 0)
+      g->grp[g->base[p] + 1] = g->nh++;
+  }
+  for (size_t k = 0; k < g->nd; k++)
+    g->w[k] = 1.0 / (LENGTH * LENGTH);
+  for (size_t h = 0; h < g->nh; h++)
+    g->th[h] = log(LENGTH);
   /* the pool: the valid list, or a sample of it, or of the product */
   size_t want = c->valid_listed ? c->valid_count : POOL_MAX;
   if (want > POOL_MAX)
@@ -217,6 +275,19 @@ static int gp_init(gp *g, search_ctx *c) {
   g->beta = malloc(g->cap * sizeof *g->beta);
   g->row = malloc(g->cap * sizeof *g->row);
   g->fx = malloc(g->nd * sizeof *g->fx);
+  size_t fn = g->cap < FIT_MAX ? g->cap : FIT_MAX;
+  if (fn >= FIT_MIN) { /* the fit's scratch; without it, the scales stay LENGTH */
+    g->fk = malloc(fn * fn * sizeof *g->fk);
+    g->fki = malloc(fn * fn * sizeof *g->fki);
+    g->fa = malloc(fn * sizeof *g->fa);
+    g->fgr = malloc(g->nh * sizeof *g->fgr);
+    g->fm1 = malloc(g->nh * sizeof *g->fm1);
+    g->fm2 = malloc(g->nh * sizeof *g->fm2);
+    g->fth = malloc(g->nh * sizeof *g->fth);
+    g->fw = malloc(g->nd * sizeof *g->fw);
+    if (!g->fk || !g->fki || !g->fa || !g->fgr || !g->fm1 || !g->fm2 || !g->fth || !g->fw)
+      return -1;
+  }
   if (!g->px || !g->gone || !g->v || !g->vv || !g->L || !g->ox || !g->ocost || !g->y || !g->ys ||
       !g->beta || !g->row || !g->fx)
     return -1;
@@ -250,6 +321,17 @@ static void gp_free(gp *g) {
   free(g->beta);
   free(g->row);
   free(g->fx);
+  free(g->w);
+  free(g->grp);
+  free(g->th);
+  free(g->fk);
+  free(g->fki);
+  free(g->fa);
+  free(g->fgr);
+  free(g->fm1);
+  free(g->fm2);
+  free(g->fth);
+  free(g->fw);
 }
 
 /* ---- the process --------------------------------------------------------- */
@@ -290,14 +372,14 @@ static int observe(gp *g, const uint32_t *cfg, double cost) {
   double *x = g->ox + n * nd;
   features(g, cfg, x);
   double *l = g->L + n * g->cap, ll;
-  if (at < g->pool_n) { /* its v is kept */
+  if (at < g->pool_n && !g->gone[at]) { /* its v is kept */
     memcpy(l, g->v + at * g->cap, n * sizeof *l);
     ll = 1 + JITTER - g->vv[at];
     g->gone[at] = 1;
   } else { /* L l = k(X, x) by forward substitution */
     ll = 1 + JITTER;
     for (size_t j = 0; j < n; j++) {
-      double s = matern52(dist2_dd(g->ox + j * nd, x, nd));
+      double s = matern52(dist2_dd(g->w, g->ox + j * nd, x, nd));
       for (size_t k = 0; k < j; k++)
         s -= g->L[j * g->cap + k] * l[k];
       l[j] = s / g->L[j * g->cap + j];
@@ -310,7 +392,7 @@ static int observe(gp *g, const uint32_t *cfg, double cost) {
     if (g->gone[i])
       continue;
     double *vi = g->v + i * g->cap;
-    double s = matern52(dist2_fd(g->px + i * nd, x, nd));
+    double s = matern52(dist2_fd(g->w, g->px + i * nd, x, nd));
     for (size_t k = 0; k < n; k++)
       s -= vi[k] * l[k];
     vi[n] = s / ll;
@@ -319,6 +401,148 @@ static int observe(gp *g, const uint32_t *cfg, double cost) {
   g->ocost[n] = cost;
   g->n++;
   return 0;
+}
+
+/* ---- the length scales' fit --------------------------------------------- */
+
+/* In-place Cholesky factor of the n x n matrix a (row-major, lower
+ * triangle; the upper one zeroed). 0, or -1 when a is not positive
+ * definite. */
+static int cholesky(double *a, size_t n) {
+  for (size_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    for (size_t k = 0; k < j; k++)
+      d -= a[j * n + k] * a[j * n + k];
+    if (!(d > 0))
+      return -1;
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (size_t i = j + 1; i < n; i++) {
+      double s = a[i * n + j];
+      for (size_t k = 0; k < j; k++)
+        s -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = s / d;
+    }
+    for (size_t k = j + 1; k < n; k++)
+      a[j * n + k] = 0;
+  }
+  return 0;
+}
+
+/* Rebuilds L and every candidate's v and |v|^2 under the current weights. */
+static void rebuild(gp *g) {
+  size_t n = g->n, nd = g->nd, cap = g->cap;
+  for (size_t i = 0; i < n; i++) {
+    double *l = g->L + i * cap, ll = 1 + JITTER;
+    for (size_t j = 0; j < i; j++) {
+      double s = matern52(dist2_dd(g->w, g->ox + j * nd, g->ox + i * nd, nd));
+      for (size_t k = 0; k < j; k++)
+        s -= g->L[j * cap + k] * l[k];
+      l[j] = s / g->L[j * cap + j];
+      ll -= l[j] * l[j];
+    }
+    l[i] = sqrt(ll > JITTER ? ll : JITTER);
+  }
+  for (size_t i = 0; i < g->pool_n; i++) {
+    if (g->gone[i])
+      continue;
+    double *vi = g->v + i * cap, vv = 0;
+    for (size_t k = 0; k < nd; k++)
+      g->fx[k] = g->px[i * nd + k];
+    for (size_t j = 0; j < n; j++) {
+      double s = matern52(dist2_dd(g->w, g->ox + j * nd, g->fx, nd));
+      for (size_t k = 0; k < j; k++)
+        s -= g->L[j * cap + k] * vi[k];
+      vi[j] = s / g->L[j * cap + j];
+      vv += vi[j] * vi[j];
+    }
+    g->vv[i] = vv;
+  }
+}
+
+/* The gradient of the log posterior of the log length scales th (weights
+ * w) given the standardised targets g->y, into gr; 0, or -1 when the
+ * kernel matrix is not positive definite. With K's Cholesky factor,
+ * alpha = K^-1 y and K^-1: d/dth_h = 1/2 sum_ij (alpha_i alpha_j -
+ * K^-1_ij) dK_ij/dth_h, and for Matern 5/2 (s = sqrt(5) r) dk/dth_k =
+ * 5/3 (1 + s) e^-s w_k d_k^2 summed over the group's features. */
+static int fit_gradient(gp *g, const double *th, const double *w, double *gr) {
+  size_t n = g->n, nd = g->nd;
+  double *K = g->fk, *Li = g->fki, *a = g->fa;
+  for (size_t i = 0; i < n; i++) {
+    K[i * n + i] = 1 + JITTER;
+    for (size_t j = 0; j < i; j++)
+      K[i * n + j] = K[j * n + i] = matern52(dist2_dd(w, g->ox + i * nd, g->ox + j * nd, nd));
+  }
+  if (cholesky(K, n) != 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) { /* alpha: L z = y, then L^T alpha = z */
+    double s = g->y[i];
+    for (size_t k = 0; k < i; k++)
+      s -= K[i * n + k] * a[k];
+    a[i] = s / K[i * n + i];
+  }
+  for (size_t i = n; i-- > 0;) {
+    double s = a[i];
+    for (size_t k = i + 1; k < n; k++)
+      s -= K[k * n + i] * a[k];
+    a[i] = s / K[i * n + i];
+  }
+  memset(Li, 0, n * n * sizeof *Li); /* L^-1, lower triangular */
+  for (size_t j = 0; j < n; j++) {
+    Li[j * n + j] = 1 / K[j * n + j];
+    for (size_t i = j + 1; i < n; i++) {
+      double s = 0;
+      for (size_t k = j; k < i; k++)
+        s -= K[i * n + k] * Li[k * n + j];
+      Li[i * n + j] = s / K[i * n + i];
+    }
+  }
+  for (size_t h = 0; h < g->nh; h++)
+    gr[h] = -(th[h] - log(LENGTH)) / (FIT_PRIOR_SD * FIT_PRIOR_SD);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < i; j++) {
+      double kinv = 0; /* K^-1_ij = sum_k Li_ki Li_kj over k >= i */
+      for (size_t k = i; k < n; k++)
+        kinv += Li[k * n + i] * Li[k * n + j];
+      double sv = sqrt(5.0 * dist2_dd(w, g->ox + i * nd, g->ox + j * nd, nd));
+      double f = (a[i] * a[j] - kinv) * (5.0 / 3.0) * (1 + sv) * exp(-sv);
+      for (size_t k = 0; k < nd; k++) {
+        double d = g->ox[i * nd + k] - g->ox[j * nd + k];
+        gr[g->grp[k]] += f * w[k] * d * d;
+      }
+    }
+  return 0;
+}
+
+/* Fits the log length scales to the standardised targets g->y when it is
+ * time (FIT_MIN, FIT_GROW, FIT_MAX) and rebuilds the process under them. */
+static void fit_length_scales(gp *g) {
+  size_t n = g->n, nd = g->nd, nh = g->nh;
+  if (!g->fk || n < FIT_MIN || n > FIT_MAX || (g->fit_n && (double)n < g->fit_n * FIT_GROW))
+    return;
+  g->fit_n = n;
+  double *th = g->fth, *w = g->fw, *gr = g->fgr, *m1 = g->fm1, *m2 = g->fm2;
+  memcpy(th, g->th, nh * sizeof *th);
+  memset(m1, 0, nh * sizeof *m1);
+  memset(m2, 0, nh * sizeof *m2);
+  for (int it = 1; it <= FIT_STEPS; it++) {
+    for (size_t k = 0; k < nd; k++)
+      w[k] = exp(-2 * th[g->grp[k]]);
+    if (fit_gradient(g, th, w, gr) != 0)
+      break;
+    for (size_t h = 0; h < nh; h++) { /* Adam, ascending */
+      m1[h] = 0.9 * m1[h] + 0.1 * gr[h];
+      m2[h] = 0.999 * m2[h] + 0.001 * gr[h] * gr[h];
+      double mh = m1[h] / (1 - pow(0.9, it)), vh = m2[h] / (1 - pow(0.999, it));
+      th[h] += FIT_RATE * mh / (sqrt(vh) + 1e-8);
+      th[h] = th[h] < log(FIT_LO) ? log(FIT_LO) : th[h] > log(FIT_HI) ? log(FIT_HI) : th[h];
+    }
+  }
+  memcpy(g->th, th, nh * sizeof *th);
+  for (size_t k = 0; k < nd; k++)
+    g->w[k] = exp(-2 * g->th[g->grp[k]]);
+  rebuild(g);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -362,6 +586,7 @@ static void targets(gp *g, double *best) {
     if (isfinite(g->ocost[i]) && g->y[i] < *best)
       *best = g->y[i];
   }
+  fit_length_scales(g);
   for (size_t j = 0; j < n; j++) {
     double s = g->y[j];
     for (size_t k = 0; k < j; k++)
@@ -515,7 +740,7 @@ static size_t nearest(const gp *g, const double *x) {
   double d = INFINITY;
   for (size_t i = 0; i < g->pool_n; i++)
     if (!g->gone[i]) {
-      double e = dist2_fd(g->px + i * g->nd, x, g->nd);
+      double e = dist2_plain(g->px + i * g->nd, x, g->nd);
       if (e < d)
         d = e, pick = i;
     }
@@ -619,6 +844,11 @@ static void gp_sync(search_gp *h) {
       h->pending = 0;
     }
   }
+}
+
+int search_gp_covers(const search_gp *h) {
+  const search_ctx *c = h->g.c;
+  return c->valid_listed && h->g.pool_n == c->valid_count;
 }
 
 int search_gp_propose(search_gp *h, uint32_t *out, search_gp_accept accept, void *arg) {

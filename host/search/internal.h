@@ -147,6 +147,9 @@ SEARCH_HIDDEN search_gp *search_gp_open(search_ctx *c);
 SEARCH_HIDDEN int search_gp_propose(search_gp *h, uint32_t *out, search_gp_accept accept,
                                     void *arg);
 SEARCH_HIDDEN void search_gp_close(search_gp *h);
+/* Whether the process's pool holds every valid configuration (1), or a
+ * sample of them (0): a list or product larger than it scores. */
+SEARCH_HIDDEN int search_gp_covers(const search_gp *h);
 
 /* The evaluation budget left (UINT32_MAX when unlimited) and the fraction of
  * the budget used so far in [0, 1] (evaluations or seconds, whichever is

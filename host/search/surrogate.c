@@ -23,10 +23,13 @@
  * crossover), the one the forest's mean and a main-effects model (ridge
  * regression on the one-hot values) predict fastest together; every
  * fourth step the main-effects model alone, fitted to a bootstrap sample,
- * takes the drawn tree's place; the other global steps are a duel of the
- * drawn tree and bayes.c's Gaussian process (search_gp_propose, vetoed by
- * the drawn feasibility tree): the arm whose picks have the lower
- * discounted mean log cost takes the step. A warm start (search_space.warm: other
+ * takes the drawn tree's place. bayes.c's Gaussian process, with length
+ * scales fitted to the evaluations (search_gp_propose, vetoed by the drawn
+ * feasibility tree), takes the steps the arms leave in their place: every
+ * global step, and the local ones too before the last 30% when its pool
+ * holds every valid configuration and the space is not a curated list
+ * (where the trees' local steps reach beyond its sample or learn from the
+ * list's order); the trees take what it cannot propose. A warm start (search_space.warm: other
  * devices' winners) is an arm like the plausible order: its first begins
  * the initial design, its next ones are taken on every other step while
  * they pay, and the space-filling picks ignore its points. Design and
@@ -939,41 +942,25 @@ static int gp_feasible(void *arg, const uint32_t *config) {
   return tree_value(&m->g, m->gtree, m->xf) < 0.5;
 }
 
-/* The process (0) and the drawn cost tree (1) take the global steps that
- * are not the main-effects model's as two arms: each one's picks score
- * their log cost (a rejection: the slowest success's), discounted by
- * DUEL_DISCOUNT per pick of its own; the process takes the step unless its
- * discounted mean is more than DUEL_MARGIN (in log cost: 5%) above the
- * tree's (each takes one first). The margin: the process's acquisition
- * functions spend some picks on what they learn from, not on the fastest
- * guess; 0.05 against 0 took dedisp-W6600 at measure from 14 to 16 seeds of
- * 31 and lost nothing at 0.90 / 0.99 elsewhere (tests/bench/search/LOG.md). */
-#define DUEL_DISCOUNT 0.9
-#define DUEL_MARGIN 0.05
-static int duel_gp(const double *sum, const double *w) {
-  if (w[0] == 0)
+/* Whether the process takes this step (local: the schedule's local step,
+ * every LOCAL_EVERY-th): every other step, the last EXPLOIT_FROM of the
+ * budget included; the local ones too before that when its pool holds
+ * every valid configuration (else the trees' local steps reach beyond its
+ * sample: gen-large) and the space is not a curated list (whose order the
+ * trees learn as a feature). Against the duel of the process and the
+ * trees on a quarter of the steps that it replaces, 31 seeds: the real GPU
+ * spaces' seeds at 0.90 at quick 168 -> 186, at 0.99 at measure 214 ->
+ * 242; the nineteen's 519 -> 528 and 556 -> 568 (tests/bench/search/LOG.md). */
+static int process_step(search_ctx *c, const search_gp *gproc, int local) {
+  if (!local)
     return 1;
-  if (w[1] == 0)
-    return 0;
-  return sum[0] / w[0] <= sum[1] / w[1] + DUEL_MARGIN;
-}
-
-static void duel_note(const search_ctx *c, double *sum, double *w, int arm, double cost) {
-  if (!isfinite(cost)) {
-    cost = c->found ? c->best_cost : 1;
-    for (size_t i = 0; i < c->eval_count; i++)
-      if (!c->evals[i].rejected && c->evals[i].cost > cost)
-        cost = c->evals[i].cost;
-  }
-  sum[arm] = sum[arm] * DUEL_DISCOUNT + log(cost);
-  w[arm] = w[arm] * DUEL_DISCOUNT + 1;
+  return search_gp_covers(gproc) && !c->space->starts_curated && search_progress(c) < EXPLOIT_FROM;
 }
 
 int search_model(search_ctx *c) {
   model m;
   int rc = 0;
   search_gp *gproc = NULL;
-  double duel_sum[2] = {0, 0}, duel_w[2] = {0, 0};
   if (model_init(&m, c) != 0) {
     rc = -1;
     goto out;
@@ -1025,16 +1012,10 @@ int search_model(search_ctx *c) {
      * of the budget (EXPLOIT_FROM) */
     steps++;
     int local = steps % LOCAL_EVERY == 0 || search_progress(c) >= EXPLOIT_FROM;
-    /* the duel's steps (the process against the drawn tree): the global
-     * steps that are not the main-effects model's (RIDGE_EVERY) */
-    int duel = !local && steps % RIDGE_EVERY != 1;
-    if (gproc && duel && duel_gp(duel_sum, duel_w) &&
+    if (gproc && process_step(c, gproc, steps % LOCAL_EVERY == 0) &&
         (m.gtree = (int)search_rng_below(&c->rng, TREES),
          search_gp_propose(gproc, m.cand, gp_feasible, &m))) {
-      double cost;
-      r = search_try(c, m.cand, &cost);
-      if (r == SEARCH_NEW)
-        duel_note(c, duel_sum, duel_w, 0, cost);
+      r = search_try(c, m.cand, NULL);
       continue;
     }
     if (build_pool(&m, local) != 0) {
@@ -1043,10 +1024,7 @@ int search_model(search_ctx *c) {
     }
     if (!choose(&m, local, steps))
       break;
-    double cost;
-    r = search_try(c, m.cand, &cost);
-    if (r == SEARCH_NEW && duel && gproc)
-      duel_note(c, duel_sum, duel_w, 1, cost);
+    r = search_try(c, m.cand, NULL);
   }
 out:
   search_gp_close(gproc);

@@ -1103,12 +1103,13 @@ static int cmp_frac(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The median over seeds 1..seeds of the fraction of the optimum st finds
- * on s with a budget of `budget` evaluations. */
-static double median_fraction(const search_space_file *s, search_strategy st, uint32_t budget,
-                              int seeds) {
-  double f[16];
-  assert_true(seeds <= 16);
+/* The median (or, with mean, the mean) over seeds 1..seeds of the
+ * fraction of the optimum st finds on s with a budget of `budget`
+ * evaluations. */
+static double seeds_fraction(const search_space_file *s, search_strategy st, uint32_t budget,
+                             int seeds, int mean) {
+  double f[32];
+  assert_true(seeds <= 32);
   for (int k = 0; k < seeds; k++) {
     search_space_replay rp;
     search_space sp;
@@ -1127,8 +1128,19 @@ static double median_fraction(const search_space_file *s, search_strategy st, ui
     search_result_free(&r);
     search_space_replay_free(&rp);
   }
+  if (mean) {
+    double sum = 0;
+    for (int k = 0; k < seeds; k++)
+      sum += f[k];
+    return sum / seeds;
+  }
   qsort(f, (size_t)seeds, sizeof *f, cmp_frac);
   return f[(seeds - 1) / 2];
+}
+
+static double median_fraction(const search_space_file *s, search_strategy st, uint32_t budget,
+                              int seeds) {
+  return seeds_fraction(s, st, budget, seeds, 0);
 }
 
 /* Loads the repository's generated space NAME (tests/bench/search/spaces)
@@ -1169,6 +1181,38 @@ static void the_default_beats_random_on_a_generated_space(void **state) {
   assert_true(model_quick >= 0.90);
   assert_true(model_quick >= random_quick + 0.1);
   assert_true(model_measure >= 0.99);
+  search_space_free(&s);
+}
+
+/* The process fits its length scales to what it has measured (one per
+ * parameter's feature, by maximum a posteriori): on gen-comb, whose block
+ * size is fast only at its powers of two, it learns that the comb feature
+ * matters and stops smoothing across it. With one fixed length scale its
+ * median at quick's 32 evaluations was 0.873 of the optimum (11 seeds;
+ * 0.873 at 31 in search-bench); fitted, 1.000. */
+static void the_process_learns_a_comb(void **state) {
+  (void)state;
+  search_space_file s;
+  load_generated_space("gen-comb", &s);
+  double bayes = median_fraction(&s, CALHOST_SEARCH_BAYES, 32, 11);
+  print_message("gen-comb at 32: bayes %.3f\n", bayes);
+  assert_true(bayes >= 0.95);
+  search_space_free(&s);
+}
+
+/* The default on a real GPU space (2-D convolution measured on a TITAN
+ * RTX, 6 768 configurations, a fifth failing): at quick's budget (32),
+ * with the process taking every step the arms and the trees' share
+ * leave, the mean of 31 seeds is 0.908 of the optimum (search-bench's
+ * figure); when the trees took three steps in four (the process one, in
+ * a duel) it was 0.826. */
+static void the_default_nears_the_process_on_a_real_convolution_at_quick(void **state) {
+  (void)state;
+  search_space_file s;
+  load_generated_space("convolution-RTX_Titan", &s);
+  double model = seeds_fraction(&s, CALHOST_SEARCH_MODEL, 32, 31, 1);
+  print_message("convolution-RTX_Titan at 32: model's mean %.3f\n", model);
+  assert_true(model >= 0.87);
   search_space_free(&s);
 }
 
@@ -1612,10 +1656,11 @@ static void bayes_finds_the_optimum_where_random_does_not(void **state) {
     fail_msg("optimum within 30 evaluations on 10 seeds: bayes %d, random %d", bayes, random);
 }
 
-/* The model's global steps are a duel of its trees and the Gaussian
- * process (bayes.c), which a smooth scale suits: on the synthetic space
- * it finds the optimum within 18 evaluations on 28 of 40 seeds, where the
- * trees alone (the model before the duel) found it on 21. */
+/* The model gives the Gaussian process (bayes.c), which a smooth scale
+ * suits, most of its steps: on the synthetic space it finds the optimum
+ * within 18 evaluations on 35 of 40 seeds; the trees alone (the model
+ * before the process) found it on 21, the duel of the two on a quarter
+ * of the steps on 28. */
 static void model_takes_the_process_steps_on_a_smooth_space(void **state) {
   (void)state;
   int found = optimum_found(CALHOST_SEARCH_MODEL, 18, 40);
@@ -1730,6 +1775,8 @@ int main(void) {
       cmocka_unit_test(bayes_finds_the_optimum_where_random_does_not),
       cmocka_unit_test(bayes_steers_away_from_failures),
       cmocka_unit_test(bayes_beyond_its_capacity_goes_on_with_the_model),
+      cmocka_unit_test(the_process_learns_a_comb),
+      cmocka_unit_test(the_default_nears_the_process_on_a_real_convolution_at_quick),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
 }
