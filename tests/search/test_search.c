@@ -1143,6 +1143,15 @@ static double median_fraction(const search_space_file *s, search_strategy st, ui
   return seeds_fraction(s, st, budget, seeds, 0);
 }
 
+/* Nonzero under valgrind (tests/reliability/run.sh sets
+ * CALHOST_UNDER_VALGRIND): the tests of a search's figures over many
+ * seeds then run a few seeds for memory checking and leave the figures
+ * to the native run, so that the program stays within its time-out. */
+static int under_valgrind(void) {
+  const char *e = getenv("CALHOST_UNDER_VALGRIND");
+  return e && e[0] && strcmp(e, "0") != 0;
+}
+
 /* Loads the repository's generated space NAME (tests/bench/search/spaces)
  * into *s, or skips the test when the source tree is not known. */
 static void load_generated_space(const char *name, search_space_file *s) {
@@ -1194,9 +1203,11 @@ static void the_process_learns_a_comb(void **state) {
   (void)state;
   search_space_file s;
   load_generated_space("gen-comb", &s);
-  double bayes = median_fraction(&s, CALHOST_SEARCH_BAYES, 32, 11);
+  int figures = !under_valgrind();
+  double bayes = median_fraction(&s, CALHOST_SEARCH_BAYES, 32, figures ? 11 : 3);
   print_message("gen-comb at 32: bayes %.3f\n", bayes);
-  assert_true(bayes >= 0.95);
+  if (figures)
+    assert_true(bayes >= 0.95);
   search_space_free(&s);
 }
 
@@ -1210,9 +1221,11 @@ static void the_default_nears_the_process_on_a_real_convolution_at_quick(void **
   (void)state;
   search_space_file s;
   load_generated_space("convolution-RTX_Titan", &s);
-  double model = seeds_fraction(&s, CALHOST_SEARCH_MODEL, 32, 31, 1);
+  int figures = !under_valgrind();
+  double model = seeds_fraction(&s, CALHOST_SEARCH_MODEL, 32, figures ? 31 : 2, 1);
   print_message("convolution-RTX_Titan at 32: model's mean %.3f\n", model);
-  assert_true(model >= 0.87);
+  if (figures)
+    assert_true(model >= 0.87);
   search_space_free(&s);
 }
 
