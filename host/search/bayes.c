@@ -150,6 +150,7 @@ static double matern52(double d2) {
   return (1 + r + r * r / 3) * exp(-r);
 }
 
+/* Squared distances weighted by w (each feature's 1 / length^2). */
 static double dist2_fd(const double *w, const float *a, const double *b, size_t nd) {
   double s = 0;
   for (size_t i = 0; i < nd; i++) {
@@ -164,14 +165,6 @@ static double dist2_dd(const double *w, const double *a, const double *b, size_t
   for (size_t i = 0; i < nd; i++) {
     double d = a[i] - b[i];
     s += w[i] * d * d;
-  }
-  return s;
-}
-static double dist2_plain(const float *a, const double *b, size_t nd) {
-  double s = 0;
-  for (size_t i = 0; i < nd; i++) {
-    double d = a[i] - b[i];
-    s += d * d;
   }
   return s;
 }
@@ -734,13 +727,14 @@ static double exploration(gp *g) {
 
 /* ---- the initial design --------------------------------------------------- */
 
-/* The unseen pool candidate nearest to x (pool_n: none). */
+/* The unseen pool candidate nearest to x (pool_n: none), under the
+ * current weights (the initial design's: every scale still LENGTH). */
 static size_t nearest(const gp *g, const double *x) {
   size_t pick = g->pool_n;
   double d = INFINITY;
   for (size_t i = 0; i < g->pool_n; i++)
     if (!g->gone[i]) {
-      double e = dist2_plain(g->px + i * g->nd, x, g->nd);
+      double e = dist2_fd(g->w, g->px + i * g->nd, x, g->nd);
       if (e < d)
         d = e, pick = i;
     }
