@@ -1182,11 +1182,16 @@ static void the_default_beats_random_on_a_generated_space(void **state) {
   assert_int_equal(st, CALHOST_SEARCH_MODEL);
   assert_int_equal(quick, 32);
   assert_int_equal(measure, 256);
-  double model_quick = median_fraction(&s, CALHOST_SEARCH_MODEL, quick, 11);
-  double random_quick = median_fraction(&s, CALHOST_SEARCH_RANDOM, quick, 11);
-  double model_measure = median_fraction(&s, CALHOST_SEARCH_MODEL, measure, 5);
+  int figures = !under_valgrind();
+  double model_quick = median_fraction(&s, CALHOST_SEARCH_MODEL, quick, figures ? 11 : 2);
+  double random_quick = median_fraction(&s, CALHOST_SEARCH_RANDOM, quick, figures ? 11 : 2);
+  double model_measure = median_fraction(&s, CALHOST_SEARCH_MODEL, measure, figures ? 5 : 1);
   print_message("gen-feasibility-edge: model %.3f random %.3f at %u, model %.3f at %u\n",
                 model_quick, random_quick, quick, model_measure, measure);
+  if (!figures) {
+    search_space_free(&s);
+    return;
+  }
   assert_true(model_quick >= 0.90);
   assert_true(model_quick >= random_quick + 0.1);
   assert_true(model_measure >= 0.99);
@@ -1259,7 +1264,8 @@ static int needle_found(search_strategy st, uint32_t budget) {
   search_space sp = {
       .name = "needle", .params = params, .param_count = NEEDLE_P, .evaluate = needle_eval};
   int found = 0;
-  for (uint64_t seed = 1; seed <= 21; seed++) {
+  uint64_t seeds = under_valgrind() ? 3 : 21;
+  for (uint64_t seed = 1; seed <= seeds; seed++) {
     search_result r;
     run_search(&sp, st, seed, budget, &r);
     assert_int_equal(r.evaluations, budget);
@@ -1279,6 +1285,8 @@ static void the_model_puts_each_parameters_best_value_together(void **state) {
   int random = needle_found(CALHOST_SEARCH_RANDOM, 32);
   print_message("separable needle at 32 evaluations, found on seeds of 21: model %d random %d\n",
                 model, random);
+  if (under_valgrind())
+    return;
   assert_true(model >= 7);
   assert_true(random <= 1);
 }
@@ -1375,7 +1383,8 @@ enum { LATE_SEEDS = 20 };
  * the best cost; seeds 1..LATE_SEEDS. */
 static double late_local_share(const search_space_file *s, search_strategy st) {
   unsigned near = 0, late = 0;
-  for (uint64_t seed = 1; seed <= LATE_SEEDS; seed++) {
+  uint64_t seeds = under_valgrind() ? 3 : LATE_SEEDS;
+  for (uint64_t seed = 1; seed <= seeds; seed++) {
     late_tape t;
     memset(&t, 0, sizeof t);
     search_space_replay rp;
@@ -1442,6 +1451,10 @@ static void the_model_spends_the_end_of_its_budget_near_the_best(void **state) {
   double model = late_local_share(&s, CALHOST_SEARCH_MODEL);
   double random = late_local_share(&s, CALHOST_SEARCH_RANDOM);
   print_message("late evaluations near the best: model %.2f, random %.2f\n", model, random);
+  if (under_valgrind()) {
+    search_space_free(&s);
+    return;
+  }
   assert_true(model >= 0.45);
   assert_true(random <= 0.2);
   search_space_free(&s);
