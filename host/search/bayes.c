@@ -171,6 +171,50 @@ static double dist2_dd(const double *w, const double *a, const double *b, size_t
 
 /* ---- set-up -------------------------------------------------------------- */
 
+/* The length scales' groups (one per ordered parameter's feature, one per
+ * categorical parameter's one-hot block), each scale at LENGTH, and the
+ * fit's scratch for min(cap, FIT_MAX) observations (none below FIT_MIN:
+ * the scales then stay LENGTH). After cap is set; 0, or -1 when out of
+ * memory. */
+static int scales_init(gp *g) {
+  const search_ctx *c = g->c;
+  g->w = malloc(g->nd * sizeof *g->w);
+  g->grp = malloc(g->nd * sizeof *g->grp);
+  g->th = malloc(g->nd * sizeof *g->th);
+  if (!g->w || !g->grp || !g->th)
+    return -1;
+  for (size_t p = 0; p < c->np; p++) {
+    const search_param *par = &c->space->params[p];
+    if (g->onehot[p]) {
+      for (size_t k = 0; k < par->value_count; k++)
+        g->grp[g->base[p] + k] = g->nh;
+      g->nh++;
+      continue;
+    }
+    g->grp[g->base[p]] = g->nh++;
+    if (g->comb[p] > 0)
+      g->grp[g->base[p] + 1] = g->nh++;
+  }
+  for (size_t k = 0; k < g->nd; k++)
+    g->w[k] = 1.0 / (LENGTH * LENGTH);
+  for (size_t h = 0; h < g->nh; h++)
+    g->th[h] = log(LENGTH);
+  size_t fn = g->cap < FIT_MAX ? g->cap : FIT_MAX;
+  if (fn >= FIT_MIN) { /* the fit's scratch; without it, the scales stay LENGTH */
+    g->fk = malloc(fn * fn * sizeof *g->fk);
+    g->fki = malloc(fn * fn * sizeof *g->fki);
+    g->fa = malloc(fn * sizeof *g->fa);
+    g->fgr = malloc(g->nh * sizeof *g->fgr);
+    g->fm1 = malloc(g->nh * sizeof *g->fm1);
+    g->fm2 = malloc(g->nh * sizeof *g->fm2);
+    g->fth = malloc(g->nh * sizeof *g->fth);
+    g->fw = malloc(g->nd * sizeof *g->fw);
+    if (!g->fk || !g->fki || !g->fa || !g->fgr || !g->fm1 || !g->fm2 || !g->fth || !g->fw)
+      return -1;
+  }
+  return 0;
+}
+
 static int gp_init(gp *g, search_ctx *c) {
   memset(g, 0, sizeof *g);
   g->c = c;
@@ -193,27 +237,6 @@ static int gp_init(gp *g, search_ctx *c) {
       g->comb[p] = 1.0 / top;
     g->nd += 1 + (g->comb[p] > 0);
   }
-  g->w = malloc(g->nd * sizeof *g->w);
-  g->grp = malloc(g->nd * sizeof *g->grp);
-  g->th = malloc(g->nd * sizeof *g->th);
-  if (!g->w || !g->grp || !g->th)
-    return -1;
-  for (size_t p = 0; p < c->np; p++) {
-    const search_param *par = &c->space->params[p];
-    if (g->onehot[p]) {
-      for (size_t k = 0; k < par->value_count; k++)
-        g->grp[g->base[p] + k] = g->nh;
-      g->nh++;
-      continue;
-    }
-    g->grp[g->base[p]] = g->nh++;
-    if (g->comb[p] > 0)
-      g->grp[g->base[p] + 1] = g->nh++;
-  }
-  for (size_t k = 0; k < g->nd; k++)
-    g->w[k] = 1.0 / (LENGTH * LENGTH);
-  for (size_t h = 0; h < g->nh; h++)
-    g->th[h] = log(LENGTH);
   /* the pool: the valid list, or a sample of it, or of the product */
   size_t want = c->valid_listed ? c->valid_count : POOL_MAX;
   if (want > POOL_MAX)
@@ -268,19 +291,8 @@ static int gp_init(gp *g, search_ctx *c) {
   g->beta = malloc(g->cap * sizeof *g->beta);
   g->row = malloc(g->cap * sizeof *g->row);
   g->fx = malloc(g->nd * sizeof *g->fx);
-  size_t fn = g->cap < FIT_MAX ? g->cap : FIT_MAX;
-  if (fn >= FIT_MIN) { /* the fit's scratch; without it, the scales stay LENGTH */
-    g->fk = malloc(fn * fn * sizeof *g->fk);
-    g->fki = malloc(fn * fn * sizeof *g->fki);
-    g->fa = malloc(fn * sizeof *g->fa);
-    g->fgr = malloc(g->nh * sizeof *g->fgr);
-    g->fm1 = malloc(g->nh * sizeof *g->fm1);
-    g->fm2 = malloc(g->nh * sizeof *g->fm2);
-    g->fth = malloc(g->nh * sizeof *g->fth);
-    g->fw = malloc(g->nd * sizeof *g->fw);
-    if (!g->fk || !g->fki || !g->fa || !g->fgr || !g->fm1 || !g->fm2 || !g->fth || !g->fw)
-      return -1;
-  }
+  if (scales_init(g) != 0)
+    return -1;
   if (!g->px || !g->gone || !g->v || !g->vv || !g->L || !g->ox || !g->ocost || !g->y || !g->ys ||
       !g->beta || !g->row || !g->fx)
     return -1;
