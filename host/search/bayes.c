@@ -857,6 +857,10 @@ int search_gp_covers(const search_gp *h) {
   return c->valid_listed && h->g.pool_n == c->valid_count;
 }
 
+int search_gp_fitted(const search_gp *h) {
+  return h->g.fit_n > 0;
+}
+
 int search_gp_propose(search_gp *h, uint32_t *out, search_gp_accept accept, void *arg) {
   search_ctx *c = h->g.c;
   gp *g = &h->g;

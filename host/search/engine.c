@@ -124,7 +124,7 @@ static void ctx_free(search_ctx *c) {
   free(c->scratch);
 }
 
-static int cmp_code(const void *a, const void *b) {
+int search_cmp_code(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
 }
@@ -142,7 +142,7 @@ static int list_given(search_ctx *c) {
     if (search_is_valid(c, cfg))
       c->valid_list[c->valid_count++] = search_encode(c, cfg);
   }
-  qsort(c->valid_list, c->valid_count, sizeof *c->valid_list, cmp_code);
+  qsort(c->valid_list, c->valid_count, sizeof *c->valid_list, search_cmp_code);
   size_t n = 0;
   for (size_t i = 0; i < c->valid_count; i++)
     if (n == 0 || c->valid_list[i] != c->valid_list[n - 1])

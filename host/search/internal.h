@@ -76,6 +76,8 @@ enum {
 
 SEARCH_HIDDEN uint64_t search_encode(const search_ctx *c, const uint32_t *config);
 SEARCH_HIDDEN void search_decode(const search_ctx *c, uint64_t code, uint32_t *config);
+/* qsort's and bsearch's order of codes (uint64_t), ascending. */
+SEARCH_HIDDEN int search_cmp_code(const void *a, const void *b);
 SEARCH_HIDDEN int search_is_valid(search_ctx *c, const uint32_t *config);
 /* The cached evaluation of a code, or NULL. */
 SEARCH_HIDDEN const search_eval *search_lookup(const search_ctx *c, uint64_t code);
@@ -150,6 +152,10 @@ SEARCH_HIDDEN void search_gp_close(search_gp *h);
 /* Whether the process's pool holds every valid configuration (1), or a
  * sample of them (0): a list or product larger than it scores. */
 SEARCH_HIDDEN int search_gp_covers(const search_gp *h);
+/* Whether the process's length scales have been fitted to its
+ * observations (1; from bayes.c's FIT_MIN on), or are still the fixed
+ * starting scale (0). */
+SEARCH_HIDDEN int search_gp_fitted(const search_gp *h);
 
 /* The evaluation budget left (UINT32_MAX when unlimited) and the fraction of
  * the budget used so far in [0, 1] (evaluations or seconds, whichever is
