@@ -94,7 +94,8 @@ typedef struct search_space {
    * positions each, flattened; NULL / 0: none. The model-based strategy
    * begins with the first valid one, then takes the next on every other
    * step while they do better on average than its own picks or hold the
-   * best (at most a quarter of the budget and SEARCH_WARM_MAX in all), and
+   * best (at most an eighth of the budget, at least two, and
+   * SEARCH_WARM_MAX in all), and
    * learns from where they land; its space-filling design ignores them. A
    * donor whose winners are bad here costs one evaluation. The other
    * strategies ignore them. */

@@ -70,8 +70,16 @@
 #define INITIAL_MAX 12
 #define TINY_BUDGET 8
 #define TINY_STEPS 2
-/* a warm start takes at most the evaluations left / WARM_DIV */
-#define WARM_DIV 4
+/* a warm start takes at most the evaluations left / WARM_DIV, at least
+ * WARM_MIN (and SEARCH_WARM_MAX): a donor's winners beyond its first few
+ * lie where its first ones do on the donor, and each one taken is a step
+ * the process does not take. With a quarter (eight at quick), a donor
+ * whose winners are mediocre here (convhip, 0.72-0.86 of the W7800's
+ * optimum from the A6000) kept taking steps while its points beat the
+ * cold ones on average: 13 of 31 seeds at 0.95 at quick, against 18 with
+ * an eighth (four), and no pair lost (README.md, "the warm start"). */
+#define WARM_DIV 8
+#define WARM_MIN 2
 #define SPREAD_TRIES 24 /* random candidates per space-filling pick */
 /* The space-filling picks (not on a plugin's curated list) also spread the
  * values of the short parameters (at most BALANCE_MAX_VALUES values): a
@@ -760,8 +768,8 @@ static int next_warm(model *m, size_t *next) {
 /* The warm start as an arm: the initial design begins with its first
  * configuration; after that, on every other step, its next one while its
  * configurations did better on average than the others (list_pays) or
- * hold the best so far, at most *left (a quarter of the budget, at most
- * SEARCH_WARM_MAX, in all). A donor whose winners are bad here loses the
+ * hold the best so far, at most *left (an eighth of the budget, at least
+ * WARM_MIN and at most SEARCH_WARM_MAX, in all). A donor whose winners are bad here loses the
  * test after its first and costs one evaluation; a good one's winners
  * are all taken early, and the local steps climb from the best of them.
  * *next: the next position; 1 when it chose one into m->cand. */
@@ -968,8 +976,8 @@ static int gp_local(void *arg, const uint32_t *config) {
  * it chose one, 0 when the trees take the step, -1 when out of memory. */
 static int process_local_step(model *m, search_gp *gproc) {
   search_ctx *c = m->c;
-  if (!gproc || !search_gp_fitted(gproc) || !search_gp_covers(gproc) ||
-      c->space->starts_curated || search_progress(c) < EXPLOIT_FROM)
+  if (!gproc || !search_gp_fitted(gproc) || !search_gp_covers(gproc) || c->space->starts_curated ||
+      search_progress(c) < EXPLOIT_FROM)
     return 0;
   if (build_pool(m, 1) != 0)
     return -1;
@@ -1001,7 +1009,7 @@ int search_model(search_ctx *c) {
     rc = -1;
     goto out;
   }
-  m.warm_left = c->space->warm ? search_evals_share(c, WARM_DIV, 1, SEARCH_WARM_MAX) : 0;
+  m.warm_left = c->space->warm ? search_evals_share(c, WARM_DIV, WARM_MIN, SEARCH_WARM_MAX) : 0;
   gproc = search_gp_open(c); /* NULL (out of memory): the trees take its steps */
   int r = initial_design(&m);
   size_t next_plausible = plausible_first(c);
