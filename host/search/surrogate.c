@@ -29,7 +29,9 @@
  * global step, and the local ones too before the last 30% when its pool
  * holds every valid configuration and the space is not a curated list
  * (where the trees' local steps reach beyond its sample or learn from the
- * list's order); the trees take what it cannot propose. A warm start (search_space.warm: other
+ * list's order); in the last 30%, once its scales are fitted, it ranks
+ * the local steps' candidates too (there, not in the curated or sampled
+ * cases); the trees take what it cannot propose. A warm start (search_space.warm: other
  * devices' winners) is an arm like the plausible order: its first begins
  * the initial design, its next ones are taken on every other step while
  * they pay, and the space-filling picks ignore its points. Design and
@@ -972,7 +974,8 @@ static int gp_local(void *arg, const uint32_t *config) {
  * the best, as the trees' local steps keep it, but is ranked by the
  * better model: 31 seeds, the real spaces' seeds at 0.90 at quick 186 ->
  * 195 (dedisp-W6600's median 0.977 -> 1.000, convhip-W7800's 0.909 ->
- * 0.952), the nineteen's 528 -> 531 (tests/bench/search/LOG.md). 1 when
+ * 0.952; on seeds 101-131 level, 178 -> 179), the nineteen's 528 -> 531
+ * (tests/bench/search/LOG.md). 1 when
  * it chose one, 0 when the trees take the step, -1 when out of memory. */
 static int process_local_step(model *m, search_gp *gproc) {
   search_ctx *c = m->c;
