@@ -62,6 +62,11 @@ double search_rng_unit(search_rng *r) {
 
 /* ---- codes and validity ------------------------------------------------ */
 
+int search_cmp_code(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
 uint64_t search_encode(const search_ctx *c, const uint32_t *config) {
   uint64_t code = 0;
   for (size_t i = 0; i < c->np; i++)

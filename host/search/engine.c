@@ -124,11 +124,6 @@ static void ctx_free(search_ctx *c) {
   free(c->scratch);
 }
 
-int search_cmp_code(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Lists the caller's valid configurations (space->listed) in code order,
  * as the enumeration would: out-of-range, invalid and repeated ones are
  * dropped. */
