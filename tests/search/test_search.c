@@ -1208,6 +1208,23 @@ static void the_default_beats_random_on_a_generated_space(void **state) {
   search_space_free(&s);
 }
 
+/* The figure of st at quick's budget (32) on the repository's space name,
+ * over seeds 1..seeds (mean: the mean, else the median), asserted to be
+ * at least floor. Under valgrind it runs valgrind_seeds and asserts
+ * nothing: the native run holds the figure. */
+static void assert_quick_figure(const char *name, search_strategy st, int seeds, int valgrind_seeds,
+                                int mean, double floor) {
+  search_space_file s;
+  load_generated_space(name, &s);
+  int figures = !under_valgrind();
+  double f = seeds_fraction(&s, st, 32, figures ? seeds : valgrind_seeds, mean);
+  print_message("%s at 32: %s's %s %.3f\n", name, st == CALHOST_SEARCH_BAYES ? "bayes" : "model",
+                mean ? "mean" : "median", f);
+  if (figures)
+    assert_true(f >= floor);
+  search_space_free(&s);
+}
+
 /* The process fits its length scales to what it has measured (one per
  * parameter's feature, by maximum a posteriori): on gen-comb, whose block
  * size is fast only at its powers of two, it learns that the comb feature
@@ -1216,14 +1233,7 @@ static void the_default_beats_random_on_a_generated_space(void **state) {
  * 0.873 at 31 in search-bench); fitted, 1.000. */
 static void the_process_learns_a_comb(void **state) {
   (void)state;
-  search_space_file s;
-  load_generated_space("gen-comb", &s);
-  int figures = !under_valgrind();
-  double bayes = median_fraction(&s, CALHOST_SEARCH_BAYES, 32, figures ? 11 : 3);
-  print_message("gen-comb at 32: bayes %.3f\n", bayes);
-  if (figures)
-    assert_true(bayes >= 0.95);
-  search_space_free(&s);
+  assert_quick_figure("gen-comb", CALHOST_SEARCH_BAYES, 11, 3, 0, 0.95);
 }
 
 /* The default on a real GPU space (2-D convolution measured on a TITAN
@@ -1234,14 +1244,7 @@ static void the_process_learns_a_comb(void **state) {
  * a duel) it was 0.826. */
 static void the_default_nears_the_process_on_a_real_convolution_at_quick(void **state) {
   (void)state;
-  search_space_file s;
-  load_generated_space("convolution-RTX_Titan", &s);
-  int figures = !under_valgrind();
-  double model = seeds_fraction(&s, CALHOST_SEARCH_MODEL, 32, figures ? 31 : 2, 1);
-  print_message("convolution-RTX_Titan at 32: model's mean %.3f\n", model);
-  if (figures)
-    assert_true(model >= 0.87);
-  search_space_free(&s);
+  assert_quick_figure("convolution-RTX_Titan", CALHOST_SEARCH_MODEL, 31, 2, 1, 0.87);
 }
 
 /* The end of the budget is ranked by the process: on dedispersion
@@ -1252,14 +1255,7 @@ static void the_default_nears_the_process_on_a_real_convolution_at_quick(void **
  * corner reaches 1.000 (search-bench's figures). */
 static void the_process_ranks_the_end_of_the_budget_on_a_real_space(void **state) {
   (void)state;
-  search_space_file s;
-  load_generated_space("dedisp-W6600", &s);
-  int figures = !under_valgrind();
-  double model = seeds_fraction(&s, CALHOST_SEARCH_MODEL, 32, figures ? 31 : 2, 0);
-  print_message("dedisp-W6600 at 32: model's median %.3f\n", model);
-  if (figures)
-    assert_true(model >= 0.99);
-  search_space_free(&s);
+  assert_quick_figure("dedisp-W6600", CALHOST_SEARCH_MODEL, 31, 2, 0, 0.99);
 }
 
 /* ---- a separable needle --------------------------------------------------
