@@ -975,8 +975,8 @@ static int gp_local(void *arg, const uint32_t *config) {
  * better model: 31 seeds, the real spaces' seeds at 0.90 at quick 186 ->
  * 195 (dedisp-W6600's median 0.977 -> 1.000, convhip-W7800's 0.909 ->
  * 0.952; on seeds 101-131 level, 178 -> 179), the nineteen's 528 -> 531
- * (tests/bench/search/LOG.md). 1 when
- * it chose one, 0 when the trees take the step, -1 when out of memory. */
+ * (tests/bench/search/LOG.md). 1 when it chose one, 0 when the trees
+ * take the step, -1 when out of memory. */
 static int process_local_step(model *m, search_gp *gproc) {
   search_ctx *c = m->c;
   if (!gproc || !search_gp_fitted(gproc) || !search_gp_covers(gproc) || c->space->starts_curated ||
