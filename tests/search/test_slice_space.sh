@@ -2,7 +2,7 @@
 # test_slice_space.sh: tests/bench/search/slice-space.awk keeps exactly the
 # slice's configurations of a recording, narrows the sliced parameter, names
 # the space, and refuses a recording that ends inside the slice (not proof
-# that the slice is complete).
+# that the slice is complete) unless the recording says it is complete.
 set -eu
 awk_script="$1/tests/bench/search/slice-space.awk"
 dir=$(mktemp -d)
@@ -33,4 +33,15 @@ if "$awk_script" -v slice=a=0 -v name=x "$dir/cut.space" > /dev/null 2> "$dir/er
   fail "an incomplete slice was accepted"
 fi
 grep -q 'not complete' "$dir/err" || fail "no reason given: $(cat "$dir/err")"
+# the same cut recording that says it is complete: any slice of it is
+sed 's/^meta plugin fake$/meta complete 1/' "$dir/cut.space" > "$dir/complete.space"
+"$awk_script" -v slice=a=0 -v name=x "$dir/complete.space" > "$dir/out2.space" ||
+  fail "a slice of a complete recording was refused"
+[ "$(grep -c '^config' "$dir/out2.space")" = 1 ] || fail "expected the 1 recorded configuration with a=0"
+# a slice over a trailing parameter of a complete recording
+sed 's/^meta plugin fake$/meta complete 1/' "$dir/rec.space" > "$dir/complete.space"
+"$awk_script" -v slice=b=1 -v name=x "$dir/complete.space" > "$dir/out3.space" ||
+  fail "a slice over b of a complete recording was refused"
+[ "$(grep -c '^config' "$dir/out3.space")" = 2 ] || fail "expected the 2 configurations with b=1"
+grep -q '^config 0 1 4 ' "$dir/out3.space" || fail "lost a=0,b=1"
 echo "slice-space: PASS"

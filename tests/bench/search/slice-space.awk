@@ -4,9 +4,12 @@
 # values of -v slice="NAME=VALUE[,NAME=VALUE]"; each sliced parameter's
 # `param` line keeps only its slice value, the space is renamed to
 # -v name=NAME and a `meta slice` line says what was cut. The slice must be
-# over the leading parameters of an exhaustive recording in the plugin's
-# order: the last configuration recorded must lie past the slice (proof
-# that the recording covered all of it), else the script fails.
+# complete: either the recording says `meta complete 1` (every valid
+# configuration recorded: a Kernel Tuner cache, so any slice of it is
+# complete), or the slice is over the leading parameters of an exhaustive
+# recording in the plugin's order and the last configuration recorded lies
+# past it (proof that the recording covered all of it); else the script
+# fails.
 BEGIN {
   n = split(slice, parts, ",")
   for (i = 1; i <= n; i++) {
@@ -18,6 +21,7 @@ BEGIN {
   last_in = 1
 }
 /^space / { print "space " name; next }
+/^meta complete 1$/ { complete = 1; print; next }
 /^param / {
   if (!meta_done) {
     print "meta slice " slice " (the complete slice of the recorded space)"
@@ -46,7 +50,7 @@ BEGIN {
 }
 { print }
 END {
-  if (last_in) {
+  if (last_in && !complete) {
     print "slice-space: the recording ends inside the slice " slice ": it is not complete" > "/dev/stderr"
     exit 1
   }
