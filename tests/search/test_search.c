@@ -1178,8 +1178,9 @@ static void load_generated_space(const char *name, search_space_file *s) {
  * failed ones (gen-feasibility-edge: 4 896 configurations, a third of them
  * rejected, one within 1% of the optimum): at quick's budget (32) well
  * ahead of random sampling and at 0.90 of the optimum, at measure's (256)
- * at 0.99 (medians of 11 and 5 seeds; search-bench has the figures over
- * 31). */
+ * at 0.99 (at quick the median of 31 seeds, search-bench's figure: the
+ * space's plateau at 0.901 holds 17 of 31 seeds, so the median of 11
+ * turned on one seed, 6 or 5 of 11; at measure the median of 5). */
 static void the_default_beats_random_on_a_generated_space(void **state) {
   (void)state;
   search_space_file s;
@@ -1193,7 +1194,7 @@ static void the_default_beats_random_on_a_generated_space(void **state) {
   assert_int_equal(quick, 32);
   assert_int_equal(measure, 256);
   int figures = !under_valgrind();
-  double model_quick = median_fraction(&s, CALHOST_SEARCH_MODEL, quick, figures ? 11 : 2);
+  double model_quick = median_fraction(&s, CALHOST_SEARCH_MODEL, quick, figures ? 31 : 2);
   double random_quick = median_fraction(&s, CALHOST_SEARCH_RANDOM, quick, figures ? 11 : 2);
   double model_measure = median_fraction(&s, CALHOST_SEARCH_MODEL, measure, figures ? 5 : 1);
   print_message("gen-feasibility-edge: model %.3f random %.3f at %u, model %.3f at %u\n",
@@ -1237,14 +1238,33 @@ static void the_process_learns_a_comb(void **state) {
 }
 
 /* The default on a real GPU space (2-D convolution measured on a TITAN
- * RTX, 6 768 configurations, a fifth failing): at quick's budget (32),
- * with the process taking every step the arms and the trees' share
- * leave, the mean of 31 seeds is 0.908 of the optimum (search-bench's
- * figure); when the trees took three steps in four (the process one, in
- * a duel) it was 0.826. */
-static void the_default_nears_the_process_on_a_real_convolution_at_quick(void **state) {
+ * RTX, 6 768 configurations, a fifth failing) at quick's budget (32), 31
+ * seeds (search-bench's figures):
+ * - with the process taking every step the arms and the trees' share
+ *   leave, the mean is 0.920 of the optimum; when the trees took three
+ *   steps in four (the process one, in a duel) it was 0.826;
+ * - with the best's second neighbours among the end of the budget's local
+ *   candidates, the median is 0.998, level with the process alone
+ *   (`bayes`, 0.962); with the first neighbours only it was 0.902: the
+ *   seeds stopped at block_size_x 32, whose neighbour 48 is slower and
+ *   whose second neighbour 64 is the optimum (block_size_x's comb). */
+static void the_default_is_level_with_the_process_on_a_real_convolution_at_quick(void **state) {
   (void)state;
-  assert_quick_figure("convolution-RTX_Titan", CALHOST_SEARCH_MODEL, 31, 2, 1, 0.87);
+  search_space_file s;
+  load_generated_space("convolution-RTX_Titan", &s);
+  int seeds = under_valgrind() ? 2 : 31;
+  double f[31], sum = 0;
+  seeds_fractions(&s, CALHOST_SEARCH_MODEL, 32, seeds, NULL, 0, f);
+  for (int k = 0; k < seeds; k++)
+    sum += f[k];
+  qsort(f, (size_t)seeds, sizeof *f, cmp_frac);
+  double mean = sum / seeds, median = f[(seeds - 1) / 2];
+  print_message("convolution-RTX_Titan at 32: model's mean %.3f, median %.3f\n", mean, median);
+  if (!under_valgrind()) {
+    assert_true(mean >= 0.87);
+    assert_true(median >= 0.95);
+  }
+  search_space_free(&s);
 }
 
 /* The end of the budget is ranked by the process: on dedispersion
@@ -1850,7 +1870,7 @@ int main(void) {
       cmocka_unit_test(bayes_steers_away_from_failures),
       cmocka_unit_test(bayes_beyond_its_capacity_goes_on_with_the_model),
       cmocka_unit_test(the_process_learns_a_comb),
-      cmocka_unit_test(the_default_nears_the_process_on_a_real_convolution_at_quick),
+      cmocka_unit_test(the_default_is_level_with_the_process_on_a_real_convolution_at_quick),
       cmocka_unit_test(the_process_ranks_the_end_of_the_budget_on_a_real_space),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
