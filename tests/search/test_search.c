@@ -1133,19 +1133,23 @@ static void seeds_fractions(const search_space_file *s, search_strategy st, uint
 /* The median (or, with mean, the mean) over seeds 1..seeds of the
  * fraction of the optimum st finds on s with a budget of `budget`
  * evaluations. */
+/* The mean and the median of the n fractions f (sorted in place). */
+static void mean_and_median(double *f, int n, double *mean, double *median) {
+  double sum = 0;
+  for (int k = 0; k < n; k++)
+    sum += f[k];
+  *mean = sum / n;
+  qsort(f, (size_t)n, sizeof *f, cmp_frac);
+  *median = f[(n - 1) / 2];
+}
+
 static double seeds_fraction(const search_space_file *s, search_strategy st, uint32_t budget,
                              int seeds, int mean) {
-  double f[32];
+  double f[32], m, med;
   assert_true(seeds <= 32);
   seeds_fractions(s, st, budget, seeds, NULL, 0, f);
-  if (mean) {
-    double sum = 0;
-    for (int k = 0; k < seeds; k++)
-      sum += f[k];
-    return sum / seeds;
-  }
-  qsort(f, (size_t)seeds, sizeof *f, cmp_frac);
-  return f[(seeds - 1) / 2];
+  mean_and_median(f, seeds, &m, &med);
+  return mean ? m : med;
 }
 
 static double median_fraction(const search_space_file *s, search_strategy st, uint32_t budget,
@@ -1253,12 +1257,9 @@ static void the_default_is_level_with_the_process_on_a_real_convolution_at_quick
   search_space_file s;
   load_generated_space("convolution-RTX_Titan", &s);
   int seeds = under_valgrind() ? 2 : 31;
-  double f[31], sum = 0;
+  double f[31], mean, median;
   seeds_fractions(&s, CALHOST_SEARCH_MODEL, 32, seeds, NULL, 0, f);
-  for (int k = 0; k < seeds; k++)
-    sum += f[k];
-  qsort(f, (size_t)seeds, sizeof *f, cmp_frac);
-  double mean = sum / seeds, median = f[(seeds - 1) / 2];
+  mean_and_median(f, seeds, &mean, &median);
   print_message("convolution-RTX_Titan at 32: model's mean %.3f, median %.3f\n", mean, median);
   if (!under_valgrind()) {
     assert_true(mean >= 0.87);
