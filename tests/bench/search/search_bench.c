@@ -9,7 +9,8 @@
  *   quick_evals=N measure_evals=N frac_at_quick=F frac_at_measure=F
  *   frac_at_25=F frac_at_50=F frac_at_100=F frac_at_200=F frac_at_2pct=F
  *   frac_at_5pct=F frac_at_10pct=F frac_at_20pct=F [frac_at_budget=F]
- *   seeds_90_at_quick=N seeds_99_at_measure=N mean_at_quick=F+-SE
+ *   seeds_90_at_quick=N seeds_99_at_measure=N
+ *   [seeds_90_at_budget=N mean_at_budget=F+-SE] mean_at_quick=F+-SE
  *   mean_at_measure=F+-SE evals_to_95pct=N evals_to_99pct=N
  *
  * frac_at_B: best recorded median / the median of the best configuration
@@ -27,7 +28,10 @@
  * except quick's and measure's (a curated list's measure: its size).
  * seeds_90_at_quick, seeds_99_at_measure: how many of the seeds reached
  * the goals (0.90 at quick, 0.99 at measure): the median alone hides an
- * outcome that is bimodal by seed. mean_at_quick, mean_at_measure: the
+ * outcome that is bimodal by seed (with --budget, seeds_90_at_budget and
+ * mean_at_budget too: on a space where the seeds split between a plateau
+ * and the optimum, the median at a budget is a coin toss and the count
+ * says more). mean_at_quick, mean_at_measure: the
  * mean fraction over the seeds and its standard error: two strategies
  * whose means are within about two standard errors are level, whatever
  * their medians.
@@ -891,6 +895,9 @@ int main(int argc, char **argv) {
              budgets[B_MEASURE]);
       print_fracs(budgets, frac);
       printf(" seeds_90_at_quick=%d seeds_99_at_measure=%d", s90[B_QUICK], s99[B_MEASURE]);
+      if (budgets[B_USER])
+        printf(" seeds_90_at_budget=%d mean_at_budget=%.3f+-%.3f", s90[B_USER], mean[B_USER],
+               se[B_USER]);
       if (budgets[B_QUICK])
         printf(" mean_at_quick=%.3f+-%.3f", mean[B_QUICK], se[B_QUICK]);
       if (budgets[B_MEASURE])
