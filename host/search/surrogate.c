@@ -135,6 +135,13 @@
 #define EXPLOIT_FROM 0.7
 #define RECOMBINE 32
 #define RECOMBINE_OF 8
+/* The switch check: from SWITCH_FROM of the budget on, every fourth step
+ * (the second of each four) evaluates the best with one two-valued
+ * parameter flipped, where none of the RECOMBINE_OF best configurations
+ * has the other value (the search has given that value up), at most a
+ * SWITCH_DIV-th of the budget in all (switch_pick). */
+#define SWITCH_FROM 0.5
+#define SWITCH_DIV 4
 /* The main-effects model (ridge regression on one-hot values): it scores
  * every local step beside the forest's mean (their sum), and every
  * RIDGE_EVERY-th step (1 modulo it, never a local one) alone, in place of
@@ -671,6 +678,49 @@ static int second_neighbours(model *m) {
   return 0;
 }
 
+/* The switch check (SWITCH_*): into m->cand, the best with the next
+ * two-valued parameter (in turn from *turn) flipped whose other value
+ * none of the RECOMBINE_OF best configurations has, when that flip is
+ * valid and unseen; on the second of every four steps from SWITCH_FROM of
+ * the budget on, while *left. A switch acts with the other parameters:
+ * on convhip-A6000, use_shmem=0 is fast only with read_only=0,
+ * tile_size_y 4 and block_size_y at most 2, and a seed whose initial
+ * design drew it only elsewhere ranks it last for the rest of the budget
+ * and climbs use_shmem=1's plateau (0.778 of the optimum); the best with
+ * use_shmem flipped, once its other values are good, is the way off. 31
+ * seeds: convhip-A6000 at quick 0.778 -> 0.964, the nineteen's seeds at
+ * 0.90 at quick 532 -> 537; 186 seeds at 50 evaluations: 73 -> 93 at
+ * 0.90 (tests/bench/search/LOG.md). 1 when it chose one, else 0. */
+static int switch_pick(model *m, unsigned steps, unsigned *turn, size_t *left) {
+  search_ctx *c = m->c;
+  if (!*left || !c->found || (steps & 3) != 2 || search_progress(c) < SWITCH_FROM)
+    return 0;
+  uint64_t top[RECOMBINE_OF];
+  size_t nt = top_codes(c, RECOMBINE_OF, top);
+  search_decode(c, c->best_code, m->cfg);
+  for (size_t k = 0; k < c->np; k++) {
+    size_t p = (*turn + k) % c->np;
+    if (c->space->params[p].value_count != 2)
+      continue;
+    size_t i = 0;
+    for (; i < nt; i++) {
+      search_decode(c, top[i], m->tmp);
+      if (m->tmp[p] != m->cfg[p])
+        break;
+    }
+    if (i < nt) /* one of the best has the other value: not given up */
+      continue;
+    memcpy(m->cand, m->cfg, c->np * sizeof *m->cand);
+    m->cand[p] ^= 1;
+    if (search_is_valid(c, m->cand) && !search_lookup(c, search_encode(c, m->cand))) {
+      *turn = (unsigned)(p + 1);
+      (*left)--;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Orders (code, position) pairs by code, then position. */
 static int cmp_code_position(const void *a, const void *b) {
   const uint64_t *x = a, *y = b;
@@ -1060,6 +1110,8 @@ int search_model(search_ctx *c) {
              2 * (size_t)(search_evals_left(c) + c->eval_count) > c->valid_count;
   size_t walk_next = 0;
   unsigned turn = 0;
+  size_t switch_left = search_evals_share(c, SWITCH_DIV, 1, SIZE_MAX);
+  unsigned switch_turn = 0;
   while (r != SEARCH_STOPPED && !search_done(c)) {
     if (walk && (turn++ & 1) == 0 && walk_pick(&m, &walk_next)) {
       r = search_try(c, m.cand, NULL);
@@ -1094,6 +1146,10 @@ int search_model(search_ctx *c) {
      * of the budget (EXPLOIT_FROM) */
     steps++;
     int local = steps % LOCAL_EVERY == 0 || search_progress(c) >= EXPLOIT_FROM;
+    if (switch_pick(&m, steps, &switch_turn, &switch_left)) {
+      r = search_try(c, m.cand, NULL);
+      continue;
+    }
     if (gproc && process_step(c, gproc, steps % LOCAL_EVERY == 0) &&
         (m.gtree = (int)search_rng_below(&c->rng, TREES),
          search_gp_propose(gproc, m.cand, gp_feasible, &m))) {
