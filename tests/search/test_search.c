@@ -1314,13 +1314,13 @@ static int switch_eval(void *user, const uint32_t *x, search_outcome *o) {
 
 typedef struct switch_watch {
   uint32_t best[SWITCH_P]; /* the best so far */
-  double best_cost;     /* its cost */
-  uint32_t budget;      /* the search's budget */
-  int flipped;          /* the best with the switch flipped was evaluated past half the budget */
+  double best_cost;        /* its cost */
+  uint32_t budget;         /* the search's budget */
+  int flipped;             /* the best with the switch flipped was evaluated past half the budget */
 } switch_watch;
 
-static void watch_switch(void *user, const uint32_t *x, const search_outcome *o, uint32_t evaluation,
-                         double best) {
+static void watch_switch(void *user, const uint32_t *x, const search_outcome *o,
+                         uint32_t evaluation, double best) {
   switch_watch *w = user;
   (void)best;
   int differ = 0;
