@@ -698,17 +698,17 @@ static int switch_pick(model *m, unsigned steps, unsigned *turn, size_t *left) {
   uint64_t top[RECOMBINE_OF];
   size_t nt = top_codes(c, RECOMBINE_OF, top);
   search_decode(c, c->best_code, m->cfg);
+  /* m->tmp[p]: 1 when one of the best has another value of p than the
+   * best (not given up) */
+  memset(m->tmp, 0, c->np * sizeof *m->tmp);
+  for (size_t i = 0; i < nt; i++) {
+    search_decode(c, top[i], m->cand);
+    for (size_t p = 0; p < c->np; p++)
+      m->tmp[p] |= m->cand[p] != m->cfg[p];
+  }
   for (size_t k = 0; k < c->np; k++) {
     size_t p = (*turn + k) % c->np;
-    if (c->space->params[p].value_count != 2)
-      continue;
-    size_t i = 0;
-    for (; i < nt; i++) {
-      search_decode(c, top[i], m->tmp);
-      if (m->tmp[p] != m->cfg[p])
-        break;
-    }
-    if (i < nt) /* one of the best has the other value: not given up */
+    if (c->space->params[p].value_count != 2 || m->tmp[p])
       continue;
     memcpy(m->cand, m->cfg, c->np * sizeof *m->cand);
     m->cand[p] ^= 1;
