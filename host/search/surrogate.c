@@ -136,9 +136,10 @@
 #define RECOMBINE 32
 #define RECOMBINE_OF 8
 /* The switch check: from SWITCH_FROM of the budget on, every fourth step
- * (the second of each four) evaluates the best with one two-valued
- * parameter flipped, where none of the RECOMBINE_OF best configurations
- * has the other value (the search has given that value up), at most a
+ * (the second of each four) evaluates the best (or, when that flip is
+ * seen, the next of the RECOMBINE_OF best) with one two-valued parameter
+ * flipped, where none of the RECOMBINE_OF best configurations has the
+ * other value (the search has given that value up), at most a
  * SWITCH_DIV-th of the budget in all (switch_pick). */
 #define SWITCH_FROM 0.5
 #define SWITCH_DIV 4
@@ -678,19 +679,22 @@ static int second_neighbours(model *m) {
   return 0;
 }
 
-/* The switch check (SWITCH_*): into m->cand, the best with the next
- * two-valued parameter (in turn from *turn) flipped whose other value
- * none of the RECOMBINE_OF best configurations has, when that flip is
+/* The switch check (SWITCH_*): into m->cand, one of the RECOMBINE_OF
+ * best configurations (the best first, then the next when its flip is
+ * seen or invalid) with the next two-valued parameter (in turn from
+ * *turn) flipped whose other value none of them has, when that flip is
  * valid and unseen; on the second of every four steps from SWITCH_FROM of
  * the budget on, while *left. A switch acts with the other parameters:
  * on convhip-A6000, use_shmem=0 is fast only with read_only=0,
  * tile_size_y 4 and block_size_y at most 2, and a seed whose initial
  * design drew it only elsewhere ranks it last for the rest of the budget
  * and climbs use_shmem=1's plateau (0.778 of the optimum); the best with
- * use_shmem flipped, once its other values are good, is the way off. 31
- * seeds: convhip-A6000 at quick 0.778 -> 0.964, the nineteen's seeds at
- * 0.90 at quick 532 -> 537; 186 seeds at 50 evaluations: 73 -> 93 at
- * 0.90 (tests/bench/search/LOG.md). 1 when it chose one, else 0. */
+ * use_shmem flipped, once its other values are good, is the way off.
+ * When the best is the plateau's own optimum (read_only=1, so its flip is
+ * slow), a runner-up with read_only=0 is. 186 seeds at 50 evaluations:
+ * 68 at 0.90 without the check, 102 with the best's flip alone, 120 with
+ * the runners-up's (tests/bench/search/LOG.md). 1 when it chose one,
+ * else 0. */
 static int switch_pick(model *m, unsigned steps, unsigned *turn, size_t *left) {
   search_ctx *c = m->c;
   if (!*left || !c->found || (steps & 3) != 2 || search_progress(c) < SWITCH_FROM)
@@ -710,12 +714,14 @@ static int switch_pick(model *m, unsigned steps, unsigned *turn, size_t *left) {
     size_t p = (*turn + k) % c->np;
     if (c->space->params[p].value_count != 2 || m->tmp[p])
       continue;
-    memcpy(m->cand, m->cfg, c->np * sizeof *m->cand);
-    m->cand[p] ^= 1;
-    if (search_is_valid(c, m->cand) && !search_lookup(c, search_encode(c, m->cand))) {
-      *turn = (unsigned)(p + 1);
-      (*left)--;
-      return 1;
+    for (size_t i = 0; i < nt; i++) { /* top[0] is the best */
+      search_decode(c, top[i], m->cand);
+      m->cand[p] ^= 1;
+      if (search_is_valid(c, m->cand) && !search_lookup(c, search_encode(c, m->cand))) {
+        *turn = (unsigned)(p + 1);
+        (*left)--;
+        return 1;
+      }
     }
   }
   return 0;

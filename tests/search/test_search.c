@@ -1279,17 +1279,41 @@ static void the_process_ranks_the_end_of_the_budget_on_a_real_space(void **state
   assert_quick_figure("dedisp-W6600", CALHOST_SEARCH_MODEL, 31, 2, 0, 0.99);
 }
 
+/* Seeds of 1..31 whose fraction of the optimum at budget on s is at
+ * least 0.90 (under valgrind, of seeds 1..2). */
+static int seeds_at_90(const search_space_file *s, uint32_t budget) {
+  double f[31];
+  int seeds = under_valgrind() ? 2 : 31, n = 0;
+  seeds_fractions(s, CALHOST_SEARCH_MODEL, budget, seeds, NULL, 0, f);
+  for (int k = 0; k < seeds; k++)
+    n += f[k] >= 0.90;
+  return n;
+}
+
 /* The switch check on a real needle space (2-D convolution in HIP on an
  * RTX A6000, 4 362 configurations, 8 of 3 889 within 10% of the
  * optimum): use_shmem=0 is fast only with read_only=0, tile_size_y 4 and
  * block_size_y at most 2, and a seed whose initial design drew it only
  * elsewhere used to climb use_shmem=1's plateau (0.778 of the optimum) to
- * the end of the budget: the median at quick's 32 evaluations was 0.778
- * (12 seeds of 31 at 0.90). With the best's given-up switches flipped
- * from half the budget on it is 0.964 (16 seeds). */
-static void the_model_leaves_a_plateau_by_a_switch_at_quick(void **state) {
+ * the end of the budget. Seeds of 31 at 0.90: without the check 12 at
+ * quick's 32 evaluations and 8 at 50; with the best's given-up switch
+ * flipped, 16 and 13 (the plateau's best, 16x2 tiles 2x4 with
+ * read_only=1, flips to a slow configuration, and the seed stays); with
+ * the flip also tried at the next of the eight best when the best's is
+ * seen, 15 and 19 (a runner-up with read_only=0, 32x2 tiles 2x4, flips
+ * to 0.84 of the optimum, off the plateau). The median at 50 is then
+ * above 0.90, where the published best strategies reach about 0.79. */
+static void the_model_leaves_a_plateau_by_a_switch(void **state) {
   (void)state;
-  assert_quick_figure("convhip-A6000", CALHOST_SEARCH_MODEL, 31, 2, 0, 0.90);
+  search_space_file s;
+  load_generated_space("convhip-A6000", &s);
+  int at_quick = seeds_at_90(&s, 32), at_50 = seeds_at_90(&s, 50);
+  print_message("convhip-A6000: seeds at 0.90 %d at 32 evaluations, %d at 50\n", at_quick, at_50);
+  if (!under_valgrind()) {
+    assert_true(at_quick >= 14);
+    assert_true(at_50 >= 16);
+  }
+  search_space_free(&s);
 }
 
 /* ---- the switch check ------------------------------------------------------
@@ -1961,7 +1985,7 @@ int main(void) {
       cmocka_unit_test(the_process_learns_a_comb),
       cmocka_unit_test(the_default_is_level_with_the_process_on_a_real_convolution_at_quick),
       cmocka_unit_test(the_process_ranks_the_end_of_the_budget_on_a_real_space),
-      cmocka_unit_test(the_model_leaves_a_plateau_by_a_switch_at_quick),
+      cmocka_unit_test(the_model_leaves_a_plateau_by_a_switch),
       cmocka_unit_test(the_model_checks_a_given_up_switch_at_the_best),
   };
   return cmocka_run_group_tests_name("search", tests, setup_dir, teardown_dir);
