@@ -185,6 +185,7 @@ typedef struct model {
   int gtree;            /* the feasibility tree drawn for the process's step */
   uint32_t *cfg;
   uint32_t *cand, *tmp; /* scratch configurations */
+  uint32_t *top;        /* scratch: RECOMBINE_OF configurations (switch_pick) */
   float *xf, *xe;       /* scratch feature rows */
   uint64_t *pool;       /* the step's candidates (codes) */
   size_t pool_n, pool_cap;
@@ -702,20 +703,21 @@ static int switch_pick(model *m, unsigned steps, unsigned *turn, size_t *left) {
   uint64_t top[RECOMBINE_OF];
   size_t nt = top_codes(c, RECOMBINE_OF, top);
   search_decode(c, c->best_code, m->cfg);
-  /* m->tmp[p]: 1 when one of the best has another value of p than the
-   * best (not given up) */
+  /* m->top: the best configurations, decoded once; m->tmp[p]: 1 when
+   * one of them has another value of p than the best (not given up) */
   memset(m->tmp, 0, c->np * sizeof *m->tmp);
   for (size_t i = 0; i < nt; i++) {
-    search_decode(c, top[i], m->cand);
+    uint32_t *t = m->top + i * c->np;
+    search_decode(c, top[i], t);
     for (size_t p = 0; p < c->np; p++)
-      m->tmp[p] |= m->cand[p] != m->cfg[p];
+      m->tmp[p] |= t[p] != m->cfg[p];
   }
   for (size_t k = 0; k < c->np; k++) {
     size_t p = (*turn + k) % c->np;
     if (c->space->params[p].value_count != 2 || m->tmp[p])
       continue;
     for (size_t i = 0; i < nt; i++) { /* top[0] is the best */
-      search_decode(c, top[i], m->cand);
+      memcpy(m->cand, m->top + i * c->np, c->np * sizeof *m->cand);
       m->cand[p] ^= 1;
       if (search_is_valid(c, m->cand) && !search_lookup(c, search_encode(c, m->cand))) {
         *turn = (unsigned)(p + 1);
@@ -746,7 +748,8 @@ static int model_init(model *m, search_ctx *c) {
   m->cfg = malloc(c->np * sizeof *m->cfg);
   m->cand = malloc(c->np * sizeof *m->cand);
   m->tmp = malloc(c->np * sizeof *m->tmp);
-  if (!m->base || !m->valuation || !m->cfg || !m->cand || !m->tmp)
+  m->top = malloc(RECOMBINE_OF * c->np * sizeof *m->top);
+  if (!m->base || !m->valuation || !m->cfg || !m->cand || !m->tmp || !m->top)
     return -1;
   for (size_t p = 0; p < c->np; p++) {
     const search_param *par = &c->space->params[p];
@@ -830,6 +833,7 @@ static void model_free(model *m) {
   free(m->ata);
   free(m->cand);
   free(m->tmp);
+  free(m->top);
   free(m->xf);
   free(m->xe);
   free(m->pool);
